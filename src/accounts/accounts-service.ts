@@ -1,0 +1,158 @@
+import { AppError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { Account, User, UserRole } from '../domain/model.ts';
+import { userRoles } from '../domain/model.ts';
+import { effectiveMonthlyLimit, isPlanName, planNames, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
+import { isUniqueViolation } from '../store/constraint-errors.ts';
+import type { Store } from '../store/database.ts';
+import { findAccountById, insertAccount, listAccounts, updateAccount } from '../store/repositories/accounts.ts';
+import { countOperators, findUserById, insertUser, listUsers } from '../store/repositories/users.ts';
+import { monthlyUsed } from '../store/repositories/usage.ts';
+import { generatePassword, hashPassword } from './passwords.ts';
+
+export interface CreateAccountInput {
+  name: string;
+  plan?: string;
+  customMonthlyLimit?: number | null;
+}
+
+export interface CreateUserInput {
+  email: string;
+  accountId?: string;
+  role?: string;
+  isOperator?: boolean;
+  password?: string;
+}
+
+export interface CreatedUser {
+  user: User;
+  /** Set only when the gateway generated the password; it is shown once. */
+  generatedPassword?: string;
+}
+
+export interface AccountUsage {
+  plan: PlanName;
+  used: number;
+  limit: number | null;
+  resetsAt: Date;
+}
+
+const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MINIMUM_PASSWORD_LENGTH = 12;
+
+/** Accounts and their users: what the operator manages. */
+export class AccountsService {
+  constructor(private readonly store: Store) {}
+
+  async createAccount(input: CreateAccountInput): Promise<Account> {
+    const name = input.name.trim();
+    if (name === '') throw new AppError('invalid_argument', 'An account needs a name.');
+    const account: Account = {
+      id: newId('account'),
+      name,
+      plan: parsePlan(input.plan ?? 'starter'),
+      customMonthlyLimit: parseMonthlyLimit(input.customMonthlyLimit ?? null),
+      createdAt: new Date(),
+    };
+    await insertAccount(this.store.db, account);
+    return account;
+  }
+
+  listAccounts(): Promise<Account[]> {
+    return listAccounts(this.store.db);
+  }
+
+  async getAccount(id: string): Promise<Account> {
+    const account = await findAccountById(this.store.db, id);
+    if (account === undefined) throw new AppError('account_not_found', `There is no account ${id}.`);
+    return account;
+  }
+
+  async updateAccount(id: string, changes: { plan?: string; customMonthlyLimit?: number | null }): Promise<Account> {
+    await this.getAccount(id);
+    const updated = await updateAccount(this.store.db, id, {
+      ...(changes.plan !== undefined && { plan: parsePlan(changes.plan) }),
+      ...(changes.customMonthlyLimit !== undefined && { customMonthlyLimit: parseMonthlyLimit(changes.customMonthlyLimit) }),
+    });
+    return updated!;
+  }
+
+  async usage(accountId: string, at = new Date()): Promise<AccountUsage> {
+    const account = await this.getAccount(accountId);
+    return {
+      plan: account.plan,
+      used: await monthlyUsed(this.store.db, accountId, usagePeriod(at)),
+      limit: effectiveMonthlyLimit(account.plan, account.customMonthlyLimit),
+      resetsAt: usagePeriodResetAt(at),
+    };
+  }
+
+  async createUser(input: CreateUserInput): Promise<CreatedUser> {
+    const email = normalizeEmail(input.email);
+    const isOperator = input.isOperator ?? false;
+    if (input.accountId === undefined && !isOperator) {
+      throw new AppError('invalid_argument', 'A user needs an account, unless the user is an operator.');
+    }
+    if (input.accountId !== undefined) await this.getAccount(input.accountId);
+    const role = input.role ?? (input.accountId === undefined ? 'admin' : 'member');
+    if (!(userRoles as readonly string[]).includes(role)) {
+      throw new AppError('invalid_argument', `Role must be one of ${userRoles.join(', ')}; got "${role}".`);
+    }
+    if (input.password !== undefined && input.password.length < MINIMUM_PASSWORD_LENGTH) {
+      throw new AppError('invalid_argument', `A password needs at least ${MINIMUM_PASSWORD_LENGTH} characters.`);
+    }
+    const password = input.password ?? generatePassword();
+    const user: User = {
+      id: newId('user'),
+      accountId: input.accountId ?? null,
+      email,
+      role: role as UserRole,
+      isOperator,
+      createdAt: new Date(),
+    };
+    try {
+      await insertUser(this.store.db, user, await hashPassword(password));
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new AppError('email_already_registered', `A user with email ${email} already exists.`);
+      throw error;
+    }
+    return input.password === undefined ? { user, generatedPassword: password } : { user };
+  }
+
+  async getUser(id: string): Promise<User> {
+    const user = await findUserById(this.store.db, id);
+    if (user === undefined) throw new AppError('user_not_found', `There is no user ${id}.`);
+    return user;
+  }
+
+  listUsers(accountId?: string): Promise<User[]> {
+    return listUsers(this.store.db, accountId);
+  }
+
+  /**
+   * Creates the first operator on first start, so that a fresh gateway can be signed into.
+   * Returns the created user, or undefined when an operator already exists.
+   */
+  async ensureOperator(email: string | undefined, password: string | undefined): Promise<CreatedUser | undefined> {
+    if ((await countOperators(this.store.db)) > 0) return undefined;
+    return this.createUser({ email: email ?? 'admin@wagw.local', isOperator: true, role: 'admin', ...(password !== undefined && { password }) });
+  }
+}
+
+export function normalizeEmail(raw: string): string {
+  const email = raw.trim().toLowerCase();
+  if (!EMAIL_PATTERN.test(email)) throw new AppError('invalid_argument', `"${raw}" is not an email address.`);
+  return email;
+}
+
+function parsePlan(plan: string): PlanName {
+  if (!isPlanName(plan)) throw new AppError('invalid_argument', `Plan must be one of ${planNames.join(', ')}; got "${plan}".`);
+  return plan;
+}
+
+function parseMonthlyLimit(limit: number | null): number | null {
+  if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) {
+    throw new AppError('invalid_argument', `A monthly limit must be a whole number of at least 0; got ${limit}.`);
+  }
+  return limit;
+}

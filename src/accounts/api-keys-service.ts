@@ -1,0 +1,70 @@
+import { generateApiKey } from '../domain/api-key.ts';
+import { AppError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { ApiKey } from '../domain/model.ts';
+import type { Store } from '../store/database.ts';
+import { findAccountById } from '../store/repositories/accounts.ts';
+import { findApiKeyById, insertApiKey, listApiKeys, revokeApiKey } from '../store/repositories/api-keys.ts';
+import { findUserById } from '../store/repositories/users.ts';
+
+export interface CreateApiKeyInput {
+  accountId: string;
+  name?: string;
+  createdByUserId?: string;
+}
+
+export interface CreatedApiKey {
+  apiKey: ApiKey;
+  /** The full key: returned here once and never stored. */
+  plaintext: string;
+}
+
+export class ApiKeysService {
+  constructor(
+    private readonly store: Store,
+    private readonly keyPrefix: string,
+  ) {}
+
+  async createKey(input: CreateApiKeyInput): Promise<CreatedApiKey> {
+    if ((await findAccountById(this.store.db, input.accountId)) === undefined) {
+      throw new AppError('account_not_found', `There is no account ${input.accountId}.`);
+    }
+    if (input.createdByUserId !== undefined) {
+      const user = await findUserById(this.store.db, input.createdByUserId);
+      if (user === undefined || (user.accountId !== input.accountId && !user.isOperator)) {
+        throw new AppError('user_not_found', `There is no user ${input.createdByUserId} in account ${input.accountId}.`);
+      }
+    }
+    const generated = generateApiKey(this.keyPrefix);
+    const apiKey: ApiKey = {
+      id: newId('apiKey'),
+      accountId: input.accountId,
+      name: input.name?.trim() || 'default',
+      hint: generated.hint,
+      createdByUserId: input.createdByUserId ?? null,
+      createdAt: new Date(),
+      revokedAt: null,
+      lastUsedAt: null,
+    };
+    await insertApiKey(this.store.db, apiKey, generated.hash);
+    return { apiKey, plaintext: generated.plaintext };
+  }
+
+  listKeys(accountId: string): Promise<ApiKey[]> {
+    return listApiKeys(this.store.db, accountId);
+  }
+
+  /**
+   * Revokes a key. `accountId`, when given, must own the key, so that no account can revoke
+   * another's. Revoking twice is harmless.
+   */
+  async revokeKey(id: string, accountId?: string): Promise<ApiKey> {
+    const key = await findApiKeyById(this.store.db, id);
+    if (key === undefined || (accountId !== undefined && key.accountId !== accountId)) {
+      throw new AppError('api_key_not_found', `There is no API key ${id}.`);
+    }
+    const at = key.revokedAt ?? new Date();
+    if (key.revokedAt === null) await revokeApiKey(this.store.db, id, at);
+    return { ...key, revokedAt: at };
+  }
+}

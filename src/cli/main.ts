@@ -1,0 +1,66 @@
+import { Command, CommanderError } from 'commander';
+import { ConfigError, describeDatabase, loadConfig } from '../config.ts';
+import { AppError } from '../domain/errors.ts';
+import { startServer } from '../http/server.ts';
+import { createGateway, createLogger } from '../main.ts';
+import { migrateToLatest } from '../store/migrate.ts';
+import { registerAccountCommands, registerUserCommands } from './commands/accounts.ts';
+import { registerKeyCommands, registerNumberCommands } from './commands/numbers.ts';
+import { CliInputError, withGateway } from './context.ts';
+
+const program = new Command('wagw')
+  .description('wa-gateway: a self-hosted WhatsApp messaging gateway')
+  .option('--json', 'print exactly one JSON object on stdout')
+  .showHelpAfterError()
+  .exitOverride();
+
+program
+  .command('serve')
+  .description('Run the gateway (HTTP API and sessions); what `npm start` runs')
+  .action(async () => {
+    const config = loadConfig();
+    const logger = createLogger(config);
+    const gateway = await createGateway(config, logger);
+    const created = await gateway.accounts.ensureOperator(config.admin.email, config.admin.password);
+    if (created !== undefined) {
+      const password = created.generatedPassword ?? '(from WAGW_ADMIN_PASSWORD)';
+      process.stdout.write(`\nFirst start: created the operator ${created.user.email}\nPassword (shown once): ${password}\n\n`);
+    }
+    const server = await startServer(gateway);
+    logger.info({ address: server.address, database: describeDatabase(config.database), version: config.version }, 'wa-gateway is listening');
+  });
+
+program
+  .command('migrate')
+  .description('Bring the database schema to the latest version (every command also does this on start)')
+  .action(async (_options: object, command: Command) => {
+    await withGateway(command, async (gateway, output) => {
+      const applied = await migrateToLatest(gateway.store.db);
+      output.print({ applied, database: describeDatabase(gateway.config.database) }, `Schema is up to date${applied.length ? ` (applied ${applied.join(', ')})` : ''}.`);
+    });
+  });
+
+registerAccountCommands(program);
+registerUserCommands(program);
+registerNumberCommands(program);
+registerKeyCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  process.exitCode = reportFailure(error);
+}
+
+/** Prints a failure for a person on stderr and returns the exit code. */
+function reportFailure(error: unknown): number {
+  if (error instanceof CommanderError) {
+    // Commander has already printed its message (or the help, which is not a failure).
+    return error.exitCode === 0 ? 0 : 1;
+  }
+  if (error instanceof AppError || error instanceof CliInputError || error instanceof ConfigError) {
+    process.stderr.write(`error: ${error.message}${error instanceof AppError && error.details ? ` (${error.details})` : ''}\n`);
+    return 1;
+  }
+  process.stderr.write(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  return 2;
+}

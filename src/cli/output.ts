@@ -1,0 +1,75 @@
+import type { Account, ApiKey, User, WhatsAppNumber } from '../domain/model.ts';
+import { effectiveMonthlyLimit } from '../domain/plans.ts';
+
+/** How a command's result is shown: one JSON object with --json, readable lines without. */
+export interface Output {
+  json: boolean;
+  print(result: object, humanText: string): void;
+}
+
+export function createOutput(json: boolean): Output {
+  return {
+    json,
+    print(result, humanText) {
+      process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${humanText}\n`);
+    },
+  };
+}
+
+const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+
+export function accountJson(account: Account) {
+  return {
+    id: account.id,
+    name: account.name,
+    plan: account.plan,
+    monthly_limit: account.customMonthlyLimit,
+    effective_monthly_limit: effectiveMonthlyLimit(account.plan, account.customMonthlyLimit),
+    created_at: iso(account.createdAt),
+  };
+}
+
+export function userJson(user: User) {
+  return {
+    id: user.id,
+    email: user.email,
+    account_id: user.accountId,
+    role: user.role,
+    is_operator: user.isOperator,
+    created_at: iso(user.createdAt),
+  };
+}
+
+export function numberJson(number: WhatsAppNumber) {
+  return {
+    id: number.id,
+    phone: number.phone,
+    engine: number.engine,
+    status: number.status,
+    account_id: number.accountId,
+    holder_user_id: number.holderUserId,
+    created_at: iso(number.createdAt),
+  };
+}
+
+export function apiKeyJson(key: ApiKey) {
+  return {
+    id: key.id,
+    name: key.name,
+    hint: key.hint,
+    account_id: key.accountId,
+    created_by_user_id: key.createdByUserId,
+    created_at: iso(key.createdAt),
+    revoked_at: iso(key.revokedAt),
+    last_used_at: iso(key.lastUsedAt),
+  };
+}
+
+/** Renders rows as aligned columns for a terminal. */
+export function table(rows: Record<string, unknown>[], columns: string[]): string {
+  if (rows.length === 0) return '(none)';
+  const cells = rows.map((row) => columns.map((column) => String(row[column] ?? '-')));
+  const widths = columns.map((column, index) => Math.max(column.length, ...cells.map((cell) => cell[index]!.length)));
+  const line = (values: string[]) => values.map((value, index) => value.padEnd(widths[index]!)).join('  ').trimEnd();
+  return [line(columns), ...cells.map(line)].join('\n');
+}

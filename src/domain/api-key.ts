@@ -1,0 +1,36 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+const KEY_SECRET_BYTES = 32;
+
+export interface GeneratedApiKey {
+  /** The full key. It is shown once and never stored. */
+  plaintext: string;
+  /** SHA-256 of the key, hex: the only form the store ever sees. */
+  hash: string;
+  /** A display hint such as "wagw_live_sk_…3f9a". */
+  hint: string;
+}
+
+export function generateApiKey(prefix: string): GeneratedApiKey {
+  const plaintext = `${prefix}_live_sk_${randomBytes(KEY_SECRET_BYTES).toString('hex')}`;
+  return { plaintext, hash: hashApiKey(plaintext), hint: apiKeyHint(plaintext) };
+}
+
+/**
+ * A fast hash is right here, unlike for passwords: the key carries 256 random bits, so there
+ * is nothing to brute-force, and the lookup runs on every request.
+ */
+export function hashApiKey(plaintext: string): string {
+  return createHash('sha256').update(plaintext).digest('hex');
+}
+
+export function apiKeyHint(plaintext: string): string {
+  const marker = '_live_sk_';
+  const head = plaintext.slice(0, plaintext.indexOf(marker) + marker.length);
+  return `${head}…${plaintext.slice(-4)}`;
+}
+
+export function apiKeyPattern(prefix: string): RegExp {
+  const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^${escaped}_live_sk_[0-9a-f]{64}$`);
+}

@@ -1,0 +1,59 @@
+/**
+ * The one error type of the gateway and its code table. Every failure that reaches a client is an
+ * AppError, and its HTTP status comes from `httpStatusFor`, never from the throw site.
+ */
+export const errorCodes = {
+  invalid_json: 400,
+  invalid_request: 400,
+  invalid_phone_number: 400,
+  empty_message: 400,
+  message_too_long: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  phone_not_owned: 403,
+  not_found: 404,
+  payload_too_large: 413,
+  quota_exceeded: 429,
+  number_not_connected: 503,
+  service_unavailable: 503,
+  internal_error: 500,
+  // Used by the operator CLI and the dashboard rather than the public send API.
+  invalid_argument: 400,
+  account_not_found: 404,
+  user_not_found: 404,
+  number_not_found: 404,
+  api_key_not_found: 404,
+  phone_already_registered: 409,
+  email_already_registered: 409,
+} as const satisfies Record<string, number>;
+
+export type ErrorCode = keyof typeof errorCodes;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: string | undefined;
+
+  constructor(code: ErrorCode, message: string, details?: string) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+export function httpStatusFor(code: ErrorCode): number {
+  return errorCodes[code];
+}
+
+/** The JSON body of every error response. */
+export interface ErrorEnvelope {
+  error: ErrorCode;
+  message: string;
+  details?: string;
+}
+
+export function toEnvelope(error: AppError): ErrorEnvelope {
+  const envelope: ErrorEnvelope = { error: error.code, message: error.message };
+  if (error.details !== undefined) envelope.details = error.details;
+  return envelope;
+}

@@ -1,0 +1,86 @@
+import type { EngineKind, Message, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
+import type { E164 } from '../domain/phone.ts';
+
+/**
+ * The engine port: what the gateway needs from a WhatsApp connection, in domain types only.
+ * An engine serves many numbers; the session supervisor decides which engine serves which.
+ */
+export interface Engine {
+  readonly kind: EngineKind;
+  readonly capabilities: EngineCapabilities;
+  /** The status a newly added number of this engine starts in. */
+  readonly initialStatus: SessionStatus;
+  start(number: WhatsAppNumber): Promise<void>;
+  stop(number: WhatsAppNumber): Promise<void>;
+  /** The live status of the number's session, as the engine sees it now. */
+  sessionStatus(number: WhatsAppNumber): SessionStatus;
+  sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText>;
+  /** Present only where `capabilities.simulatedInbound` is true. */
+  readonly simulator?: InboundSimulator;
+}
+
+export interface EngineCapabilities {
+  /** Incoming messages can be produced on demand, for tests and demos (the sandbox). */
+  simulatedInbound: boolean;
+  /** The operator may set the session status by hand, to rehearse outages. */
+  simulatedSessionStatus: boolean;
+}
+
+export interface OutgoingText {
+  toPhone: E164;
+  text: string;
+}
+
+export interface SentText {
+  engineMessageId: string;
+}
+
+export interface InboundSimulator {
+  /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
+  deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string): Promise<Message>;
+}
+
+/** Why an engine refused a send. The messaging service turns these into API errors. */
+export type EngineSendFailure = 'not_connected' | 'rejected';
+
+export class EngineSendError extends Error {
+  constructor(
+    readonly failure: EngineSendFailure,
+    message: string,
+    readonly sessionStatus?: SessionStatus,
+  ) {
+    super(message);
+    this.name = 'EngineSendError';
+  }
+}
+
+export interface IncomingMessageEvent {
+  /** Our number, the one the message was sent to. */
+  toPhone: E164;
+  fromPhone: E164;
+  text: string;
+  engineMessageId: string;
+  receivedAt: Date;
+}
+
+export interface SessionStatusEvent {
+  phone: E164;
+  status: SessionStatus;
+  reason: string | null;
+}
+
+export interface ReceiptEvent {
+  engineMessageId: string;
+  status: 'delivered' | 'read' | 'failed';
+  at: Date;
+}
+
+/**
+ * Where engines report what happens on the network. `incomingMessage` resolves once the message
+ * is durably stored, so an engine may acknowledge it to the network only then.
+ */
+export interface EngineEvents {
+  incomingMessage(event: IncomingMessageEvent): Promise<Message>;
+  sessionStatusChanged(event: SessionStatusEvent): Promise<void>;
+  receipt(event: ReceiptEvent): Promise<void>;
+}

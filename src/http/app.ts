@@ -1,0 +1,56 @@
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import type { Gateway } from '../main.ts';
+import { registerErrorHandling } from './plugins/errors.ts';
+import { registerJsonBodyParser } from './plugins/json-body.ts';
+import { registerRequestContext, requestIdFor } from './plugins/request-context.ts';
+import { registerHealthRoute } from './routes/health.ts';
+import { registerMessageRoutes } from './routes/messages.ts';
+import { errorEnvelopeSchema } from './schemas.ts';
+
+/**
+ * Builds the HTTP app from a gateway. It never listens: server.ts does, and tests call
+ * `inject` on what this returns.
+ */
+export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
+  const { config } = gateway;
+  const app = Fastify({
+    loggerInstance: gateway.logger as FastifyBaseLogger,
+    // request-context.ts writes the one log line per request.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.http.bodyLimitBytes,
+    genReqId: requestIdFor,
+    // In-flight and keep-alive requests finish normally during shutdown instead of getting a
+    // framework 503 outside our envelope.
+    return503OnClosing: false,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  });
+  app.decorateRequest('apiKey', null);
+  app.addSchema(errorEnvelopeSchema);
+
+  registerRequestContext(app);
+  registerErrorHandling(app, config.http.bodyLimitBytes);
+  registerJsonBodyParser(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'wa-gateway',
+        version: config.version,
+        description: 'Send WhatsApp messages with one HTTP call; receive them on your webhook.',
+      },
+      components: {
+        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: <prefix>_live_sk_<64 hex>.' } },
+      },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `schema${index}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  registerHealthRoute(app, gateway.store);
+  registerMessageRoutes(app, gateway);
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,54 @@
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError, httpStatusFor, toEnvelope } from '../../domain/errors.ts';
+
+/**
+ * The one place where failures become responses. Everything, from a thrown AppError to a
+ * framework error or an unknown path, leaves as the documented envelope; 500s are masked and
+ * carry the request id instead of a stack.
+ */
+export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: number): void {
+  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
+    const appError = toAppError(error, request, bodyLimitBytes);
+    if (appError.code === 'internal_error') {
+      request.log.error({ err: error }, 'request failed unexpectedly');
+    }
+    void reply.status(httpStatusFor(appError.code)).send(toEnvelope(appError));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const error = new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]}.`, 'See /docs for the API.');
+    void reply.status(404).send(toEnvelope(error));
+  });
+}
+
+function toAppError(error: FastifyError | AppError, request: FastifyRequest, bodyLimitBytes: number): AppError {
+  if (error instanceof AppError) return error;
+  if (error.validation) return fromValidation(error);
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new AppError('payload_too_large', 'The request body is too large.', `The limit is ${bodyLimitBytes} bytes.`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_TYPE':
+      return new AppError('invalid_request', 'The body must be JSON.', 'Send Content-Type: application/json.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new AppError('invalid_json', 'The body is empty; a JSON object was expected.');
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new AppError('invalid_request', 'The Content-Length header does not match the body.');
+  }
+  // Other client errors the framework raises keep their status class but speak our envelope.
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return new AppError('invalid_request', 'The request could not be read.', error.message);
+  }
+  return new AppError('internal_error', 'Something went wrong on our side.', `request_id ${request.id}`);
+}
+
+function fromValidation(error: FastifyError): AppError {
+  const issue = error.validation?.[0];
+  const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
+  const field = missing ?? issue?.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (field === undefined || field === '') {
+    return new AppError('invalid_request', 'The body must be a JSON object.', 'Expected {"from_phone", "to_phone", "message"}.');
+  }
+  if (missing !== undefined) return new AppError('invalid_request', `The field ${field} is missing.`, field);
+  return new AppError('invalid_request', `The field ${field} must be a string.`, field);
+}

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../domain/errors.ts';
+import type { Gateway } from '../../main.ts';
+import { parseMessageInput, presentMessage } from '../message-input.ts';
+import { apiKeyAuthHook, authenticatedKey } from '../plugins/api-key-auth.ts';
+import { errorResponses, messageRequestSchema, messageResponseSchema, type MessageRequestBody } from '../schemas.ts';
+
+const bearer = [{ apiKey: [] }];
+
+/** POST /send_message, its /api alias, and the sandbox's POST /sandbox/receive. */
+export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): void {
+  const onRequest = apiKeyAuthHook(gateway.authenticator);
+  const maxLength = gateway.config.maxMessageLength;
+
+  for (const url of ['/send_message', '/api/send_message']) {
+    app.post<{ Body: MessageRequestBody }>(
+      url,
+      {
+        onRequest,
+        schema: {
+          summary: 'Send a WhatsApp text message',
+          description:
+            'Sends from one of your account\'s numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation.',
+          tags: ['messages'],
+          security: bearer,
+          body: messageRequestSchema,
+          response: { 200: messageResponseSchema('sent'), ...errorResponses(400, 401, 403, 413, 429, 500, 503) },
+        },
+      },
+      async (request) => {
+        const input = parseMessageInput(request.body, maxLength);
+        const message = await gateway.sender.send({ accountId: authenticatedKey(request).accountId, ...input });
+        return presentMessage(message);
+      },
+    );
+  }
+
+  app.post<{ Body: MessageRequestBody }>(
+    '/sandbox/receive',
+    {
+      onRequest,
+      schema: {
+        summary: 'Simulate an incoming message on a sandbox number',
+        description:
+          'Produces an incoming message on one of your sandbox numbers exactly as a real one would arrive: stored with status "received". Incoming messages do not count against the monthly volume.',
+        tags: ['sandbox'],
+        security: bearer,
+        body: messageRequestSchema,
+        response: { 200: messageResponseSchema('received'), ...errorResponses(400, 401, 403, 413, 500) },
+      },
+    },
+    async (request) => {
+      const input = parseMessageInput(request.body, maxLength);
+      const accountId = authenticatedKey(request).accountId;
+      const number = await gateway.numbers.findNumber(input.toPhone).catch(() => undefined);
+      const simulator = number?.accountId === accountId ? gateway.supervisor.simulatorFor(number) : undefined;
+      if (number === undefined || simulator === undefined) {
+        throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', `to_phone ${input.toPhone}`);
+      }
+      return presentMessage(await simulator.deliverIncoming(number, input.fromPhone, input.text));
+    },
+  );
+}

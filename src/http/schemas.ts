@@ -1,0 +1,57 @@
+import { errorCodes } from '../domain/errors.ts';
+
+/**
+ * JSON schemas of the public API. They drive validation, the response serializers and the
+ * OpenAPI document, so the docs cannot drift from what the server does.
+ */
+export const errorEnvelopeSchema = {
+  $id: 'ErrorEnvelope',
+  type: 'object',
+  required: ['error', 'message'],
+  properties: {
+    error: { type: 'string', enum: Object.keys(errorCodes), description: 'A stable, machine-readable code.' },
+    message: { type: 'string', description: 'What went wrong, for a person.' },
+    details: { type: 'string', description: 'Which field, which limit, or the request id of a 500.' },
+  },
+} as const;
+
+const phoneField = {
+  type: 'string',
+  description: 'An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored.',
+  examples: ['+447700900123'],
+} as const;
+
+export const messageRequestSchema = {
+  type: 'object',
+  required: ['from_phone', 'to_phone', 'message'],
+  properties: {
+    from_phone: phoneField,
+    to_phone: phoneField,
+    message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default).' },
+  },
+} as const;
+
+export function messageResponseSchema(status: 'sent' | 'received') {
+  return {
+    type: 'object',
+    required: ['message_id', 'created_at', 'from_phone', 'to_phone', 'message', 'status'],
+    properties: {
+      message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
+      created_at: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' },
+      from_phone: { type: 'string', description: 'E.164.' },
+      to_phone: { type: 'string', description: 'E.164.' },
+      message: { type: 'string', description: 'The text exactly as it was sent.' },
+      status: { type: 'string', enum: [status] },
+    },
+  } as const;
+}
+
+export function errorResponses(...statuses: number[]) {
+  return Object.fromEntries(statuses.map((status) => [status, { $ref: 'ErrorEnvelope#' }]));
+}
+
+export interface MessageRequestBody {
+  from_phone: string;
+  to_phone: string;
+  message: string;
+}

@@ -1,0 +1,48 @@
+import closeWithGrace from 'close-with-grace';
+import type { FastifyInstance } from 'fastify';
+import type { Gateway } from '../main.ts';
+import { buildApp } from './app.ts';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  address: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Listens and owns the process's shutdown. No timer cuts a request short: slow automated
+ * senders may trickle a body for as long as they need (docs/adr/0003). What bounds the cost of
+ * that is WAGW_MAX_CONNECTIONS, enforced by the server socket itself.
+ */
+export async function startServer(gateway: Gateway): Promise<RunningServer> {
+  const app = await buildApp(gateway);
+  const server = app.server;
+  server.requestTimeout = 0;
+  server.headersTimeout = 0;
+  server.timeout = 0;
+  server.maxConnections = gateway.config.http.maxConnections;
+
+  await gateway.supervisor.startAll();
+  const interrupted = await gateway.sender.failInterruptedSends(gateway.startedAt);
+  if (interrupted > 0) gateway.logger.warn({ count: interrupted }, 'marked sends cut off by the last shutdown as failed');
+
+  const address = await app.listen({ host: gateway.config.http.host, port: gateway.config.http.port });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    // Order matters: stop taking requests and let in-flight ones finish, then stop the
+    // sessions, then flush the commits those requests queued, then close the database.
+    stopping ??= (async () => {
+      await app.close();
+      await gateway.supervisor.stopAll();
+      await gateway.close();
+    })();
+    return stopping;
+  };
+  closeWithGrace({ delay: gateway.config.http.shutdownGraceMs }, async ({ signal, err }) => {
+    if (err) gateway.logger.error({ err }, 'stopping after an unexpected error');
+    else gateway.logger.info({ signal }, 'stopping');
+    await stop();
+  });
+  return { app, address, stop };
+}

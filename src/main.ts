@@ -1,0 +1,100 @@
+import { pino, type Logger } from 'pino';
+import { AccountsService } from './accounts/accounts-service.ts';
+import { ApiKeyAuthenticator } from './accounts/api-key-auth.ts';
+import { ApiKeysService } from './accounts/api-keys-service.ts';
+import { NumbersService } from './accounts/numbers-service.ts';
+import type { Config } from './config.ts';
+import type { EngineEvents } from './engines/engine.ts';
+import { EngineRegistry } from './engines/registry.ts';
+import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
+import { ReceiveMessageService } from './messaging/receive-message.ts';
+import { SendMessageService } from './messaging/send-message.ts';
+import { SessionSupervisor } from './messaging/session-supervisor.ts';
+import { openStore, type Store } from './store/database.ts';
+import { GroupCommitter } from './store/group-commit.ts';
+import { migrateToLatest } from './store/migrate.ts';
+import { findNumberByPhone } from './store/repositories/numbers.ts';
+
+/** Everything the HTTP app, the CLI and the workers are built from. */
+export interface Gateway {
+  config: Config;
+  logger: Logger;
+  store: Store;
+  committer: GroupCommitter;
+  supervisor: SessionSupervisor;
+  accounts: AccountsService;
+  numbers: NumbersService;
+  apiKeys: ApiKeysService;
+  authenticator: ApiKeyAuthenticator;
+  sender: SendMessageService;
+  receiver: ReceiveMessageService;
+  startedAt: Date;
+  /** Flushes pending commits and closes the database. Sessions must be stopped first. */
+  close(): Promise<void>;
+}
+
+export function createLogger(config: Config, destination?: NodeJS.WritableStream): Logger {
+  return pino(
+    {
+      level: config.logLevel,
+      // Secrets never reach the log, whichever object carries them.
+      redact: {
+        paths: ['req.headers.authorization', 'headers.authorization', 'authorization', '*.password', 'password', '*.key', 'apiKey'],
+        censor: '[redacted]',
+      },
+    },
+    destination as pino.DestinationStream | undefined,
+  );
+}
+
+/**
+ * The composition root: config → store → engines → services. Every entry point (the server,
+ * the CLI, the tests) builds its gateway here, so there is one wiring to trust.
+ */
+export async function createGateway(config: Config, logger: Logger): Promise<Gateway> {
+  const store = openStore(config.database);
+  try {
+    await migrateToLatest(store.db);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize);
+  const receiver = new ReceiveMessageService(store, committer);
+
+  // The supervisor needs the engines and the engines report to the supervisor; the events
+  // object closes over a variable so that both can be built in one pass.
+  let supervisor: SessionSupervisor | undefined;
+  const events: EngineEvents = {
+    incomingMessage: (event) => receiver.receive(event),
+    sessionStatusChanged: (event) => supervisor!.recordSessionStatus(event),
+    receipt: async () => {},
+  };
+  const sandbox = new SandboxEngine({
+    events,
+    findSandboxNumber: async (phone) => {
+      const number = await findNumberByPhone(store.db, phone);
+      return number?.engine === 'sandbox' ? number : undefined;
+    },
+  });
+  supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox]), logger);
+
+  return {
+    config,
+    logger,
+    store,
+    committer,
+    supervisor,
+    accounts: new AccountsService(store),
+    numbers: new NumbersService(store, supervisor),
+    apiKeys: new ApiKeysService(store, config.apiKeyPrefix),
+    authenticator: new ApiKeyAuthenticator(store, config.apiKeyPrefix, logger),
+    sender: new SendMessageService(store, committer, supervisor),
+    receiver,
+    startedAt: new Date(),
+    async close() {
+      await committer.drain();
+      await store.close();
+    },
+  };
+}

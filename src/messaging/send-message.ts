@@ -1,0 +1,146 @@
+import { AppError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { Message, WhatsAppNumber } from '../domain/model.ts';
+import type { E164 } from '../domain/phone.ts';
+import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
+import { EngineSendError } from '../engines/engine.ts';
+import type { Store } from '../store/database.ts';
+import type { GroupCommitter } from '../store/group-commit.ts';
+import { insertMessage, updateMessageStatus } from '../store/repositories/messages.ts';
+import { findNumberWithPlanByPhone, listInterruptedSends } from '../store/repositories/numbers.ts';
+import { monthlyUsed, releaseMonthlyUnit, reserveMonthlyUnit } from '../store/repositories/usage.ts';
+import type { SessionSupervisor } from './session-supervisor.ts';
+
+export interface SendRequest {
+  accountId: string;
+  fromPhone: E164;
+  toPhone: E164;
+  text: string;
+}
+
+interface QuotaTerms {
+  accountId: string;
+  plan: PlanName;
+  limit: number | null;
+  period: string;
+  at: Date;
+}
+
+/**
+ * The send use case, after authentication and body validation. Its order of checks is the API's
+ * documented order: ownership (403), quota (429), session (503).
+ */
+export class SendMessageService {
+  constructor(
+    private readonly store: Store,
+    private readonly committer: GroupCommitter,
+    private readonly supervisor: SessionSupervisor,
+  ) {}
+
+  async send(request: SendRequest): Promise<Message> {
+    const found = await findNumberWithPlanByPhone(this.store.db, request.fromPhone);
+    if (found === undefined || found.number.accountId !== request.accountId) {
+      throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', `from_phone ${request.fromPhone}`);
+    }
+    const at = new Date();
+    const plan = found.plan as PlanName;
+    const terms: QuotaTerms = {
+      accountId: request.accountId,
+      plan,
+      limit: effectiveMonthlyLimit(plan, found.customMonthlyLimit),
+      period: usagePeriod(at),
+      at,
+    };
+    const number = found.number;
+    const status = this.supervisor.sessionStatus(number);
+    if (status !== 'connected') {
+      // Quota outranks the session in the error order, so look at it before saying 503.
+      await this.assertQuotaLeft(terms);
+      throw notConnected(number, status);
+    }
+
+    const message: Message = {
+      id: newId('message'),
+      accountId: request.accountId,
+      numberId: number.id,
+      direction: 'outbound',
+      fromPhone: number.phone,
+      toPhone: request.toPhone,
+      text: request.text,
+      status: 'queued',
+      engineMessageId: null,
+      createdAt: at,
+    };
+    // The unit and the row commit together: a reserved unit always has its message, and the
+    // row is durable before the engine is asked, so a crash never leaves a send unaccounted.
+    const reserved = await this.committer.run(async (trx) => {
+      if (!(await reserveMonthlyUnit(trx, terms.accountId, terms.period, terms.limit))) return false;
+      await insertMessage(trx, message);
+      return true;
+    });
+    if (!reserved) throw quotaExceeded(terms, terms.limit ?? 0);
+
+    const engineMessageId = await this.handOverToEngine(number, message, terms);
+    // The 200 waits for this commit too, so that a message the client was told is sent is
+    // never found `queued` (and failed as interrupted) after a crash.
+    await this.committer.run((trx) =>
+      updateMessageStatus(trx, message.id, { status: 'sent', engineMessageId, at: new Date() }),
+    );
+    return { ...message, status: 'sent', engineMessageId };
+  }
+
+  /**
+   * Marks sends that a crash cut off between the row's commit and the engine's answer. Their
+   * clients never got a 200, so they are failed, and their units go back to the account.
+   */
+  async failInterruptedSends(startedAt: Date): Promise<number> {
+    const interrupted = await listInterruptedSends(this.store.db, startedAt);
+    for (const send of interrupted) {
+      await this.committer.run(async (trx) => {
+        await updateMessageStatus(trx, send.id, { status: 'failed', errorCode: 'interrupted', at: new Date() });
+        await releaseMonthlyUnit(trx, send.accountId, usagePeriod(new Date(send.createdAt)));
+      });
+    }
+    return interrupted.length;
+  }
+
+  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms): Promise<string> {
+    try {
+      const sent = await this.supervisor.sendText(number, { toPhone: message.toPhone, text: message.text });
+      return sent.engineMessageId;
+    } catch (error) {
+      const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
+      await this.committer.run(async (trx) => {
+        await updateMessageStatus(trx, message.id, { status: 'failed', errorCode, at: new Date() });
+        await releaseMonthlyUnit(trx, terms.accountId, terms.period);
+      });
+      if (error instanceof EngineSendError) {
+        throw notConnected(number, error.sessionStatus ?? this.supervisor.sessionStatus(number));
+      }
+      throw error;
+    }
+  }
+
+  private async assertQuotaLeft(terms: QuotaTerms): Promise<void> {
+    if (terms.limit === null) return;
+    const used = await monthlyUsed(this.store.db, terms.accountId, terms.period);
+    if (used >= terms.limit) throw quotaExceeded(terms, used);
+  }
+}
+
+function quotaExceeded(terms: QuotaTerms, used: number): AppError {
+  const resetAt = usagePeriodResetAt(terms.at).toISOString();
+  return new AppError(
+    'quota_exceeded',
+    'This account has used its monthly message volume.',
+    `plan=${terms.plan} used=${used} limit=${terms.limit} resets_at=${resetAt}`,
+  );
+}
+
+function notConnected(number: WhatsAppNumber, status: string): AppError {
+  return new AppError(
+    'number_not_connected',
+    'The WhatsApp session of from_phone is not connected.',
+    `from_phone ${number.phone} has status ${status}`,
+  );
+}

@@ -1,0 +1,72 @@
+import type { Logger } from 'pino';
+import type { SessionStatus, WhatsAppNumber } from '../domain/model.ts';
+import type { Engine, InboundSimulator, OutgoingText, SentText, SessionStatusEvent } from '../engines/engine.ts';
+import { EngineSendError } from '../engines/engine.ts';
+import type { EngineRegistry } from '../engines/registry.ts';
+import type { Store } from '../store/database.ts';
+import { findNumberByPhone, listNumbers, updateNumberStatus } from '../store/repositories/numbers.ts';
+
+/**
+ * The one place that knows which engine instance serves a number. Everything that talks to a
+ * WhatsApp session goes through here, so that routing numbers to nodes can be added in one spot.
+ */
+export class SessionSupervisor {
+  constructor(
+    private readonly store: Store,
+    private readonly engines: EngineRegistry,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts a session for every number the gateway holds. */
+  async startAll(): Promise<void> {
+    const numbers = await listNumbers(this.store.db);
+    for (const number of numbers) {
+      try {
+        await this.engineFor(number)?.start(number);
+      } catch (error) {
+        this.logger.error({ err: error, phone: number.phone }, 'could not start the session of a number');
+      }
+    }
+  }
+
+  async stopAll(): Promise<void> {
+    const numbers = await listNumbers(this.store.db);
+    await Promise.allSettled(numbers.map((number) => this.engineFor(number)?.stop(number)));
+  }
+
+  sessionStatus(number: WhatsAppNumber): SessionStatus {
+    return this.engineFor(number)?.sessionStatus(number) ?? 'disconnected';
+  }
+
+  sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText> {
+    const engine = this.engineFor(number);
+    if (engine === undefined) {
+      return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
+    }
+    return engine.sendText(number, request);
+  }
+
+  simulatorFor(number: WhatsAppNumber): InboundSimulator | undefined {
+    const engine = this.engineFor(number);
+    return engine?.capabilities.simulatedInbound ? engine.simulator : undefined;
+  }
+
+  initialStatusFor(engineKind: WhatsAppNumber['engine']): SessionStatus | undefined {
+    return this.engines.get(engineKind)?.initialStatus;
+  }
+
+  allowsSimulatedStatus(number: WhatsAppNumber): boolean {
+    return this.engineFor(number)?.capabilities.simulatedSessionStatus ?? false;
+  }
+
+  /** Records a status an engine reported, so that every process sees it. */
+  async recordSessionStatus(event: SessionStatusEvent): Promise<void> {
+    const number = await findNumberByPhone(this.store.db, event.phone);
+    if (number === undefined) return;
+    await updateNumberStatus(this.store.db, number.id, event.status, event.reason, new Date());
+  }
+
+  private engineFor(number: WhatsAppNumber): Engine | undefined {
+    return this.engines.get(number.engine);
+  }
+}

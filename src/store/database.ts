@@ -1,0 +1,68 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../config.ts';
+import type { Database } from './schema.ts';
+
+/** A query runner: the database itself or an open transaction. Repositories take either. */
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: DatabaseConfig['dialect'];
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const PG_INT8_OID = 20;
+
+export function openStore(config: DatabaseConfig): Store {
+  const db = config.dialect === 'sqlite' ? openSqlite(config.path) : openPostgres(config.connectionString, config.poolSize);
+  return {
+    db,
+    dialect: config.dialect,
+    async ping() {
+      try {
+        await sql`select 1`.execute(db);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => db.destroy(),
+  };
+}
+
+function openSqlite(file: string): Kysely<Database> {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  return new Kysely<Database>({
+    dialect: new SqliteDialect({
+      database: async () => {
+        const connection = new SqliteDatabase(file);
+        // WAL with synchronous=FULL fsyncs the log on every commit, so a committed row
+        // survives kill -9 and power loss; group commit keeps that cost per batch, not per row.
+        connection.pragma('journal_mode = WAL');
+        connection.pragma('synchronous = FULL');
+        connection.pragma('foreign_keys = ON');
+        // The CLI writes to the same file while the server runs; wait rather than fail.
+        connection.pragma('busy_timeout = 5000');
+        return connection;
+      },
+    }),
+  });
+}
+
+function openPostgres(connectionString: string, poolSize: number): Kysely<Database> {
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    // Instants are stored as bigint milliseconds; read them back as numbers, not strings.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === PG_INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}

@@ -1,0 +1,89 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from './schema.ts';
+
+type Work<T> = (trx: Transaction<Database>) => Promise<T>;
+
+interface PendingWork {
+  work: Work<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (reason: unknown) => void;
+}
+
+/**
+ * Batches concurrent writes into one transaction, so that many requests share one fsync.
+ *
+ * A 200 from the send API promises that the row is on disk, which costs a durable commit. Paid
+ * per request, that commit would cap throughput at the disk's fsync rate. Instead, every write
+ * that arrives while a commit is in flight waits for the next batch, and each caller's promise
+ * settles only after the batch that holds its write has committed.
+ *
+ * If a batch fails, its items are retried one transaction each, so that one bad write cannot
+ * fail its neighbours. Items must therefore be safe to run again after a rollback.
+ */
+export class GroupCommitter {
+  private queue: PendingWork[] = [];
+  private flushing: Promise<void> | undefined;
+  private scheduled = false;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly maxBatchSize: number,
+  ) {}
+
+  run<T>(work: Work<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves once every write queued so far has committed or failed. */
+  async drain(): Promise<void> {
+    while (this.queue.length > 0 || this.flushing || this.scheduled) {
+      if (this.flushing) await this.flushing;
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.flushing) return;
+    this.scheduled = true;
+    // setImmediate lets every request already read off the sockets join the same batch.
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flushing = this.flush().finally(() => {
+        this.flushing = undefined;
+        if (this.queue.length > 0) this.schedule();
+      });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.queue.splice(0, this.maxBatchSize);
+    if (batch.length === 0) return;
+    if (batch.length === 1) {
+      await this.runAlone(batch[0]!);
+      return;
+    }
+    let results: unknown[];
+    try {
+      results = await this.db.transaction().execute(async (trx) => {
+        const outputs: unknown[] = [];
+        for (const item of batch) outputs.push(await item.work(trx));
+        return outputs;
+      });
+    } catch {
+      for (const item of batch) await this.runAlone(item);
+      return;
+    }
+    batch.forEach((item, index) => item.resolve(results[index]));
+  }
+
+  private async runAlone(item: PendingWork): Promise<void> {
+    try {
+      item.resolve(await this.db.transaction().execute(item.work));
+    } catch (error) {
+      item.reject(error);
+    }
+  }
+}

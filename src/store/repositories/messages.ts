@@ -1,0 +1,78 @@
+import type { Message, MessageDirection, MessageStatus } from '../../domain/model.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { Executor } from '../database.ts';
+import type { MessageRow } from '../schema.ts';
+
+export function toMessage(row: MessageRow): Message {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    numberId: row.number_id ?? '',
+    direction: row.direction as MessageDirection,
+    fromPhone: row.from_phone as E164,
+    toPhone: row.to_phone as E164,
+    text: row.text,
+    status: row.status as MessageStatus,
+    engineMessageId: row.engine_message_id,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+export async function insertMessage(db: Executor, message: Message): Promise<void> {
+  const at = message.createdAt.getTime();
+  await db
+    .insertInto('messages')
+    .values({
+      id: message.id,
+      account_id: message.accountId,
+      number_id: message.numberId,
+      direction: message.direction,
+      from_phone: message.fromPhone,
+      to_phone: message.toPhone,
+      text: message.text,
+      status: message.status,
+      engine_message_id: message.engineMessageId,
+      error_code: null,
+      created_at: at,
+      updated_at: at,
+    })
+    .execute();
+}
+
+export async function updateMessageStatus(
+  db: Executor,
+  id: string,
+  change: { status: MessageStatus; engineMessageId?: string; errorCode?: string; at: Date },
+): Promise<void> {
+  await db
+    .updateTable('messages')
+    .set({
+      status: change.status,
+      updated_at: change.at.getTime(),
+      ...(change.engineMessageId !== undefined && { engine_message_id: change.engineMessageId }),
+      ...(change.errorCode !== undefined && { error_code: change.errorCode }),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function findMessageById(db: Executor, id: string): Promise<Message | undefined> {
+  const row = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toMessage(row);
+}
+
+export interface MessageFilter {
+  accountId: string;
+  numberId?: string;
+  direction?: MessageDirection;
+  limit: number;
+}
+
+/** Newest first. */
+export async function listMessages(db: Executor, filter: MessageFilter): Promise<Message[]> {
+  let query = db.selectFrom('messages').selectAll().where('account_id', '=', filter.accountId);
+  if (filter.numberId !== undefined) query = query.where('number_id', '=', filter.numberId);
+  if (filter.direction !== undefined) query = query.where('direction', '=', filter.direction);
+  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+  return rows.map(toMessage);
+}

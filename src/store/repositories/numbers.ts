@@ -1,0 +1,101 @@
+import type { EngineKind, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { Executor } from '../database.ts';
+import type { NumberRow } from '../schema.ts';
+
+export function toNumber(row: NumberRow): WhatsAppNumber {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    holderUserId: row.holder_user_id,
+    phone: row.phone as E164,
+    engine: row.engine as EngineKind,
+    status: row.status as SessionStatus,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+export async function insertNumber(db: Executor, number: WhatsAppNumber): Promise<void> {
+  await db
+    .insertInto('whatsapp_numbers')
+    .values({
+      id: number.id,
+      account_id: number.accountId,
+      holder_user_id: number.holderUserId,
+      phone: number.phone,
+      engine: number.engine,
+      status: number.status,
+      status_reason: null,
+      created_at: number.createdAt.getTime(),
+      updated_at: number.updatedAt.getTime(),
+    })
+    .execute();
+}
+
+export async function findNumberByPhone(db: Executor, phone: E164): Promise<WhatsAppNumber | undefined> {
+  const row = await db.selectFrom('whatsapp_numbers').selectAll().where('phone', '=', phone).executeTakeFirst();
+  return row && toNumber(row);
+}
+
+export async function findNumberById(db: Executor, id: string): Promise<WhatsAppNumber | undefined> {
+  const row = await db.selectFrom('whatsapp_numbers').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toNumber(row);
+}
+
+export async function listNumbers(db: Executor, accountId?: string): Promise<WhatsAppNumber[]> {
+  let query = db.selectFrom('whatsapp_numbers').selectAll().orderBy('created_at').orderBy('id');
+  if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+  return (await query.execute()).map(toNumber);
+}
+
+export async function deleteNumber(db: Executor, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('whatsapp_numbers').where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function updateNumberStatus(
+  db: Executor,
+  id: string,
+  status: SessionStatus,
+  reason: string | null,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('whatsapp_numbers')
+    .set({ status, status_reason: reason, updated_at: at.getTime() })
+    .where('id', '=', id)
+    .execute();
+}
+
+export interface NumberWithPlan {
+  number: WhatsAppNumber;
+  plan: string;
+  customMonthlyLimit: number | null;
+}
+
+/** The send path's one read: the sending number together with its account's volume terms. */
+export async function findNumberWithPlanByPhone(db: Executor, phone: E164): Promise<NumberWithPlan | undefined> {
+  const row = await db
+    .selectFrom('whatsapp_numbers')
+    .innerJoin('accounts', 'accounts.id', 'whatsapp_numbers.account_id')
+    .selectAll('whatsapp_numbers')
+    .select(['accounts.plan', 'accounts.custom_monthly_limit'])
+    .where('whatsapp_numbers.phone', '=', phone)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  const { plan, custom_monthly_limit, ...numberRow } = row;
+  return { number: toNumber(numberRow), plan, customMonthlyLimit: custom_monthly_limit };
+}
+
+/** Outbound rows still `queued`: sends that a crash interrupted before the engine answered. */
+export async function listInterruptedSends(db: Executor, createdBefore: Date): Promise<{ id: string; accountId: string; createdAt: number }[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .select(['id', 'account_id', 'created_at'])
+    .where('direction', '=', 'outbound')
+    .where('status', '=', 'queued')
+    .where('created_at', '<', createdBefore.getTime())
+    .execute();
+  return rows.map((row) => ({ id: row.id, accountId: row.account_id, createdAt: row.created_at }));
+}

@@ -1,0 +1,55 @@
+import type { User, UserRole } from '../../domain/model.ts';
+import type { Executor } from '../database.ts';
+import type { UserRow } from '../schema.ts';
+
+export function toUser(row: UserRow): User {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    email: row.email,
+    role: row.role as UserRole,
+    isOperator: row.is_operator === 1,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+export async function insertUser(db: Executor, user: User, passwordHash: string): Promise<void> {
+  await db
+    .insertInto('users')
+    .values({
+      id: user.id,
+      account_id: user.accountId,
+      email: user.email,
+      password_hash: passwordHash,
+      role: user.role,
+      is_operator: user.isOperator ? 1 : 0,
+      created_at: user.createdAt.getTime(),
+    })
+    .execute();
+}
+
+export async function findUserById(db: Executor, id: string): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toUser(row);
+}
+
+/** `email` must already be normalised (trimmed, lower-cased). */
+export async function findUserByEmail(db: Executor, email: string): Promise<User | undefined> {
+  const row = await db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+  return row && toUser(row);
+}
+
+export async function countOperators(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('is_operator', '=', 1)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function listUsers(db: Executor, accountId?: string): Promise<User[]> {
+  let query = db.selectFrom('users').selectAll().orderBy('created_at').orderBy('id');
+  if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+  return (await query.execute()).map(toUser);
+}
