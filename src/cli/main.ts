@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, describeDatabase, loadConfig } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
-import { startServer } from '../http/server.ts';
+import { startServer, stopOnSignals } from '../http/server.ts';
 import { createGateway, createLogger } from '../main.ts';
 import { migrateToLatest } from '../store/migrate.ts';
 import { registerAccountCommands, registerUserCommands } from './commands/accounts.ts';
@@ -27,6 +27,7 @@ program
       process.stdout.write(`\nFirst start: created the operator ${created.user.email}\nPassword (shown once): ${password}\n\n`);
     }
     const server = await startServer(gateway);
+    stopOnSignals(server, gateway);
     logger.info({ address: server.address, database: describeDatabase(config.database), version: config.version }, 'wa-gateway is listening');
   });
 

@@ -19,6 +19,15 @@ export function codePointLength(text: string): number {
 }
 
 export function assertSendableText(text: string, maxLength: number): void {
+  // Neither can be stored and read back unchanged (PostgreSQL text refuses U+0000, and a lone
+  // surrogate has no UTF-8 form), so both are refused up front, on every database alike.
+  if (text.includes('\u0000') || !text.isWellFormed()) {
+    throw new AppError(
+      'invalid_request',
+      'The message contains a character that cannot be sent: U+0000 or an unpaired surrogate.',
+      'message',
+    );
+  }
   if (text.trim().length === 0) {
     throw new AppError('empty_message', 'The message is empty or only whitespace.');
   }

@@ -39,10 +39,14 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     })();
     return stopping;
   };
+  return { app, address, stop };
+}
+
+/** On SIGTERM or SIGINT: stop taking requests, finish the in-flight ones, flush, exit. */
+export function stopOnSignals(server: RunningServer, gateway: Gateway): void {
   closeWithGrace({ delay: gateway.config.http.shutdownGraceMs }, async ({ signal, err }) => {
     if (err) gateway.logger.error({ err }, 'stopping after an unexpected error');
     else gateway.logger.info({ signal }, 'stopping');
-    await stop();
+    await server.stop();
   });
-  return { app, address, stop };
 }

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs the test suite. Every storage and API test runs on SQLite and on a real PostgreSQL
+# server, so this brings up a throwaway PostgreSQL cluster unless WAGW_TEST_POSTGRES_URL
+# points at one already.
+#   npm test                          all tests
+#   npm test -- test/http/send.test.ts  some files
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -z "${WAGW_TEST_POSTGRES_URL:-}" ]; then
+  # shellcheck source=scripts/postgres.sh
+  source scripts/postgres.sh
+  start_throwaway_postgres
+  trap stop_throwaway_postgres EXIT
+fi
+
+if [ "$#" -gt 0 ]; then
+  files=("$@")
+else
+  mapfile -t files < <(find test -name '*.test.ts' | sort)
+fi
+
+# Test files share one PostgreSQL server but each makes its own databases, so files may run
+# side by side; two at a time suits a two-core machine.
+node --import tsx --test --test-concurrency=2 --test-reporter=spec "${files[@]}"

@@ -1,0 +1,51 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+
+export type Dialect = 'sqlite' | 'postgres';
+export const dialects: readonly Dialect[] = ['sqlite', 'postgres'];
+
+export interface TestDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * A fresh, empty database of the dialect: a new SQLite file, or a new database on the
+ * PostgreSQL server that scripts/test.sh started. A missing server fails the test run rather
+ * than skipping, because every storage test must run on both dialects.
+ */
+export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-test-'));
+    return {
+      url: `sqlite:${path.join(directory, 'wagw.db')}`,
+      drop: async () => fs.rmSync(directory, { recursive: true, force: true }),
+    };
+  }
+  const serverUrl = process.env.WAGW_TEST_POSTGRES_URL;
+  if (!serverUrl) {
+    throw new Error('WAGW_TEST_POSTGRES_URL is not set: run the tests with `npm test`, which starts PostgreSQL.');
+  }
+  const name = `wagw_test_${randomBytes(6).toString('hex')}`;
+  await withAdminClient(serverUrl, (client) => client.query(`create database ${name}`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () =>
+      withAdminClient(serverUrl, (client) => client.query(`drop database if exists ${name} with (force)`)).then(() => {}),
+  };
+}
+
+async function withAdminClient<T>(serverUrl: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
