@@ -46,7 +46,7 @@ export async function startTestGateway(dialect: Dialect, env: Record<string, str
           ...(apiKey !== undefined && { authorization: `Bearer ${apiKey}` }),
           ...headers,
         },
-        payload: typeof body === 'string' ? body : JSON.stringify(body),
+        payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
       }),
     async close() {
       await app.close();

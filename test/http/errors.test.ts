@@ -1,0 +1,178 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { dialects } from '../support/databases.ts';
+import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
+
+const TO = '+14155550100';
+
+/** Asserts the documented envelope: exactly error, message and, optionally, details. */
+function assertError(response: { statusCode: number; json(): any; headers: Record<string, unknown> }, status: number, code: string) {
+  assert.equal(response.statusCode, status, JSON.stringify(response.json()));
+  const body = response.json();
+  assert.equal(body.error, code);
+  assert.equal(typeof body.message, 'string');
+  assert.ok(body.message.length > 0);
+  for (const key of Object.keys(body)) assert.ok(['error', 'message', 'details'].includes(key), `unexpected key ${key}`);
+  assert.ok(!JSON.stringify(body).includes('    at '), 'no stack trace');
+  assert.match(String(response.headers['x-request-id']), /.+/);
+  return body;
+}
+
+for (const dialect of dialects) {
+  describe(`every row of the error table (${dialect})`, () => {
+    let test: TestGateway;
+    let caller: SeededAccount;
+    let from: string;
+
+    before(async () => {
+      test = await startTestGateway(dialect, { WAGW_MAX_MESSAGE_LENGTH: '100' });
+      caller = await seedAccount(test.gateway, { numbers: 2 });
+      from = caller.phones[0]!;
+    });
+    after(() => test.close());
+
+    const send = (body: unknown, key: string | null = caller.apiKey, headers?: Record<string, string>) =>
+      test.post('/send_message', body, key ?? undefined, headers);
+
+    it('400 invalid_json: the body is not valid JSON', async () => {
+      assertError(await send('{"from_phone": '), 400, 'invalid_json');
+      assertError(await send(''), 400, 'invalid_json');
+      assertError(await send(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) ), 400, 'invalid_json');
+    });
+
+    it('400 invalid_request: not an object, a field missing or not a string, or not JSON', async () => {
+      assert.equal(assertError(await send([]), 400, 'invalid_request').error, 'invalid_request');
+      assertError(await send('"a string"'), 400, 'invalid_request');
+      assert.equal(assertError(await send({ from_phone: from, message: 'x' }), 400, 'invalid_request').details, 'to_phone');
+      assert.equal(assertError(await send({ from_phone: 447700900123, to_phone: TO, message: 'x' }), 400, 'invalid_request').details, 'from_phone');
+      assert.equal(assertError(await send({ from_phone: from, to_phone: TO, message: null }), 400, 'invalid_request').details, 'message');
+      assert.equal(assertError(await send({ from_phone: from, to_phone: TO, message: ['x'] }), 400, 'invalid_request').details, 'message');
+      const plain = await test.inject({
+        method: 'POST',
+        url: '/send_message',
+        headers: { authorization: `Bearer ${caller.apiKey}`, 'content-type': 'text/plain' },
+        payload: 'hello',
+      });
+      assert.match(assertError(plain, 400, 'invalid_request').details, /application\/json/);
+      const noBody = await test.inject({ method: 'POST', url: '/send_message', headers: { authorization: `Bearer ${caller.apiKey}` } });
+      assertError(noBody, 400, 'invalid_request');
+    });
+
+    it('400 invalid_phone_number: details names the field', async () => {
+      for (const bad of ['12', 'abc', '+44 7700 900123 ext 5', '++447700900123', '+999123456789', '']) {
+        const body = assertError(await send({ from_phone: from, to_phone: bad, message: 'x' }), 400, 'invalid_phone_number');
+        assert.equal(body.details, 'to_phone', `for "${bad}"`);
+      }
+      assert.equal(assertError(await send({ from_phone: '0800 123', to_phone: TO, message: 'x' }), 400, 'invalid_phone_number').details, 'from_phone');
+    });
+
+    it('400 empty_message: empty or only whitespace', async () => {
+      for (const message of ['', '   ', '\n\t \r\n']) {
+        assertError(await send({ from_phone: from, to_phone: TO, message }), 400, 'empty_message');
+      }
+    });
+
+    it('400 message_too_long: details gives the limit', async () => {
+      const body = assertError(await send({ from_phone: from, to_phone: TO, message: 'a'.repeat(101) }), 400, 'message_too_long');
+      assert.match(body.details, /100/);
+      const atLimit = await send({ from_phone: from, to_phone: TO, message: '€'.repeat(100) });
+      assert.equal(atLimit.statusCode, 200, 'exactly the limit is accepted');
+    });
+
+    it('401 missing_api_key: no Authorization header, or not Bearer', async () => {
+      assertError(await send({ from_phone: from, to_phone: TO, message: 'x' }, null), 401, 'missing_api_key');
+      assertError(await send({ from_phone: from, to_phone: TO, message: 'x' }, null, { authorization: `Basic ${caller.apiKey}` }), 401, 'missing_api_key');
+      assertError(await send({ from_phone: from, to_phone: TO, message: 'x' }, null, { authorization: caller.apiKey }), 401, 'missing_api_key');
+    });
+
+    it('401 invalid_api_key: malformed, unknown or revoked', async () => {
+      const body = { from_phone: from, to_phone: TO, message: 'x' };
+      assertError(await send(body, 'wagw_live_sk_short'), 401, 'invalid_api_key');
+      assertError(await send(body, caller.apiKey.toUpperCase()), 401, 'invalid_api_key');
+      assertError(await send(body, `wagw_live_sk_${'0'.repeat(64)}`), 401, 'invalid_api_key');
+      const revoked = await test.gateway.apiKeys.createKey({ accountId: caller.accountId });
+      await test.gateway.apiKeys.revokeKey(revoked.apiKey.id);
+      assertError(await send(body, revoked.plaintext), 401, 'invalid_api_key');
+    });
+
+    it('403 phone_not_owned: from_phone is not a number of the caller\'s account', async () => {
+      const other = await seedAccount(test.gateway);
+      assertError(await send({ from_phone: other.phones[0], to_phone: TO, message: 'x' }), 403, 'phone_not_owned');
+      assertError(await send({ from_phone: '+12025550123', to_phone: TO, message: 'x' }), 403, 'phone_not_owned');
+    });
+
+    it('404 not_found: an unknown path, in the envelope', async () => {
+      assertError(await test.inject({ method: 'GET', url: '/nowhere' }), 404, 'not_found');
+      assertError(await test.inject({ method: 'GET', url: '/send_message' }), 404, 'not_found');
+    });
+
+    it('413 payload_too_large: the body is over the limit', async () => {
+      const body = assertError(await send({ from_phone: from, to_phone: TO, message: 'a'.repeat(1024 * 1024) }), 413, 'payload_too_large');
+      assert.match(body.details, /1048576/);
+    });
+
+    it('429 quota_exceeded: details gives plan, used, limit and the reset instant', async () => {
+      const capped = await seedAccount(test.gateway, { monthlyLimit: 1 });
+      const body = { from_phone: capped.phones[0], to_phone: TO, message: 'x' };
+      assert.equal((await send(body, capped.apiKey)).statusCode, 200);
+      const refused = assertError(await send(body, capped.apiKey), 429, 'quota_exceeded');
+      assert.match(refused.details, /plan=starter/);
+      assert.match(refused.details, /used=1/);
+      assert.match(refused.details, /limit=1/);
+      assert.match(refused.details, /resets_at=\d{4}-\d{2}-01T00:00:00\.000Z/);
+    });
+
+    it('503 number_not_connected: details gives the session status', async () => {
+      await test.gateway.numbers.setSimulatedStatus(caller.phones[1]!, 'disconnected');
+      const body = assertError(await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' }), 503, 'number_not_connected');
+      assert.match(body.details, /disconnected/);
+      await test.gateway.numbers.setSimulatedStatus(caller.phones[1]!, 'connected');
+      assert.equal((await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' })).statusCode, 200);
+    });
+
+    it('500 internal_error: masked, with the request id in details', async () => {
+      const broken = await startTestGateway(dialect);
+      const account = await seedAccount(broken.gateway);
+      await broken.gateway.store.close();
+      const response = await broken.post('/send_message', { from_phone: account.phones[0], to_phone: TO, message: 'x' }, account.apiKey);
+      const body = assertError(response, 500, 'internal_error');
+      assert.equal(body.details, `request_id ${response.headers['x-request-id']}`);
+      const health = await broken.inject({ method: 'GET', url: '/health' });
+      assert.equal(health.statusCode, 503);
+      assert.deepEqual(health.json(), { ok: false });
+      await broken.app.close();
+      await broken.database.drop();
+    });
+  });
+
+  describe(`the order of checks: auth, body, ownership, quota, engine (${dialect})`, () => {
+    let test: TestGateway;
+    let caller: SeededAccount;
+    let other: SeededAccount;
+
+    before(async () => {
+      test = await startTestGateway(dialect);
+      caller = await seedAccount(test.gateway, { monthlyLimit: 0 });
+      other = await seedAccount(test.gateway);
+      await test.gateway.numbers.setSimulatedStatus(caller.phones[0]!, 'disconnected');
+    });
+    after(() => test.close());
+
+    it('a bad key outranks a bad body', async () => {
+      assertError(await test.post('/send_message', '{broken', 'nope'), 401, 'invalid_api_key');
+      assertError(await test.post('/send_message', '{broken', undefined), 401, 'missing_api_key');
+    });
+
+    it('a bad body outranks a number of another account', async () => {
+      assertError(await test.post('/send_message', { from_phone: other.phones[0], to_phone: TO, message: ' ' }, caller.apiKey), 400, 'empty_message');
+    });
+
+    it('another account\'s number outranks an exhausted quota', async () => {
+      assertError(await test.post('/send_message', { from_phone: other.phones[0], to_phone: TO, message: 'x' }, caller.apiKey), 403, 'phone_not_owned');
+    });
+
+    it('an exhausted quota outranks a disconnected session', async () => {
+      assertError(await test.post('/send_message', { from_phone: caller.phones[0], to_phone: TO, message: 'x' }, caller.apiKey), 429, 'quota_exceeded');
+    });
+  });
+}

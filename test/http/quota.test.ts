@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/config.ts';
+import { buildApp } from '../../src/http/app.ts';
+import { createGateway, createLogger } from '../../src/main.ts';
+import { listMessages } from '../../src/store/repositories/messages.ts';
+import { dialects } from '../support/databases.ts';
+import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
+
+const LIMIT = 10;
+
+for (const dialect of dialects) {
+  describe(`monthly volume (${dialect})`, () => {
+    let test: TestGateway;
+
+    before(async () => {
+      test = await startTestGateway(dialect);
+    });
+    after(() => test.close());
+
+    it(`at limit ${LIMIT}, ${LIMIT + 20} concurrent sends admit exactly ${LIMIT}`, async () => {
+      const account = await seedAccount(test.gateway, { monthlyLimit: LIMIT });
+      const responses = await Promise.all(
+        Array.from({ length: LIMIT + 20 }, (_, index) =>
+          test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: `n${index}` }, account.apiKey),
+        ),
+      );
+      const statuses = responses.map((response) => response.statusCode);
+      assert.equal(statuses.filter((status) => status === 200).length, LIMIT);
+      assert.equal(statuses.filter((status) => status === 429).length, 20);
+      const usage = await test.gateway.accounts.usage(account.accountId);
+      assert.equal(usage.used, LIMIT);
+      const stored = await listMessages(test.gateway.store.db, { accountId: account.accountId, direction: 'outbound', limit: 100 });
+      assert.equal(stored.length, LIMIT, 'only admitted sends are stored');
+    });
+
+    it('two gateway processes on one database still admit exactly the limit', async () => {
+      const account = await seedAccount(test.gateway, { monthlyLimit: LIMIT });
+      const config = loadConfig({ DATABASE_URL: test.database.url, LOG_LEVEL: 'silent' });
+      const secondGateway = await createGateway(config, createLogger(config));
+      const secondApp = await buildApp(secondGateway);
+      try {
+        const send = (app: typeof secondApp, index: number) =>
+          app.inject({
+            method: 'POST',
+            url: '/send_message',
+            headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
+            payload: { from_phone: account.phones[0], to_phone: '+14155550100', message: `n${index}` },
+          });
+        const responses = await Promise.all(
+          Array.from({ length: LIMIT + 20 }, (_, index) => send(index % 2 === 0 ? test.app : secondApp, index)),
+        );
+        assert.equal(responses.filter((response) => response.statusCode === 200).length, LIMIT);
+        assert.equal(responses.filter((response) => response.statusCode === 429).length, 20);
+      } finally {
+        await secondApp.close();
+        await secondGateway.close();
+      }
+    });
+
+    it('incoming messages do not count against the volume', async () => {
+      const account = await seedAccount(test.gateway, { monthlyLimit: 1 });
+      for (let index = 0; index < 3; index++) {
+        const response = await test.post('/sandbox/receive', { from_phone: uniquePhone(), to_phone: account.phones[0], message: 'in' }, account.apiKey);
+        assert.equal(response.statusCode, 200);
+      }
+      assert.equal((await test.gateway.accounts.usage(account.accountId)).used, 0);
+      const send = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'out' }, account.apiKey);
+      assert.equal(send.statusCode, 200);
+    });
+
+    it('the plans carry their volumes, and a custom limit replaces the plan\'s', async () => {
+      const expectations: [string, number | undefined, number | null][] = [
+        ['starter', undefined, 10_000],
+        ['pro', undefined, 60_000],
+        ['enterprise', undefined, null],
+        ['pro', 5, 5],
+        ['enterprise', 7, 7],
+      ];
+      for (const [plan, monthlyLimit, expected] of expectations) {
+        const account = await seedAccount(test.gateway, { plan, ...(monthlyLimit !== undefined && { monthlyLimit }), numbers: 0 });
+        assert.equal((await test.gateway.accounts.usage(account.accountId)).limit, expected, `${plan} ${monthlyLimit}`);
+      }
+    });
+
+    it('raising the limit of an exhausted account lets it send again at once', async () => {
+      const account = await seedAccount(test.gateway, { monthlyLimit: 1 });
+      const body = { from_phone: account.phones[0], to_phone: '+14155550100', message: 'x' };
+      assert.equal((await test.post('/send_message', body, account.apiKey)).statusCode, 200);
+      assert.equal((await test.post('/send_message', body, account.apiKey)).statusCode, 429);
+      await test.gateway.accounts.updateAccount(account.accountId, { customMonthlyLimit: null });
+      assert.equal((await test.post('/send_message', body, account.apiKey)).statusCode, 200);
+    });
+  });
+}
