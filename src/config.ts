@@ -38,15 +38,17 @@ type Environment = Record<string, string | undefined>;
 
 export const DEFAULT_SQLITE_PATH = './data/wagw.db';
 const VERSION = '0.1.0';
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Environment = process.env): Config {
   const problems: string[] = [];
-  const integer = (name: string, fallback: number, minimum: number): number => {
+  const integer = (name: string, fallback: number, minimum: number, maximum = Number.MAX_SAFE_INTEGER): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return fallback;
-    const value = Number(raw);
-    if (!Number.isSafeInteger(value) || value < minimum) {
-      problems.push(`${name} must be a whole number of at least ${minimum}, got "${raw}".`);
+    // Only plain decimal digits: Number() would also read " " as 0 and "0x10" as 16.
+    const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < minimum || value > maximum) {
+      problems.push(`${name} must be a whole number from ${minimum} to ${maximum}, got "${raw}".`);
       return fallback;
     }
     return value;
@@ -57,11 +59,14 @@ export function loadConfig(env: Environment = process.env): Config {
     problems.push(`WAGW_KEY_PREFIX must be 1-16 lowercase letters or digits, starting with a letter; got "${apiKeyPrefix}".`);
   }
 
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}".`);
+
   const config: Config = {
     database: parseDatabaseUrl(env.DATABASE_URL, integer('WAGW_DATABASE_POOL_SIZE', 10, 1), problems),
     http: {
       host: env.HOST || '127.0.0.1',
-      port: integer('PORT', 3000, 0),
+      port: integer('PORT', 3000, 0, 65_535),
       bodyLimitBytes: integer('WAGW_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
       maxConnections: integer('WAGW_MAX_CONNECTIONS', 4096, 1),
       shutdownGraceMs: integer('WAGW_SHUTDOWN_GRACE_MS', 10_000, 0),
@@ -69,7 +74,7 @@ export function loadConfig(env: Environment = process.env): Config {
     apiKeyPrefix,
     maxMessageLength: integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1),
     admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel,
     groupCommit: { maxBatchSize: integer('WAGW_GROUP_COMMIT_MAX_BATCH', 256, 1) },
     version: VERSION,
   };
@@ -102,5 +107,12 @@ function deepFreeze<T>(value: T): T {
 /** The database URL with any password masked, for logs and the system page. */
 export function describeDatabase(database: DatabaseConfig): string {
   if (database.dialect === 'sqlite') return `sqlite:${database.path}`;
-  return database.url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
+  try {
+    const url = new URL(database.url);
+    if (url.password !== '') url.password = '***';
+    if (url.searchParams.has('password')) url.searchParams.set('password', '***');
+    return url.toString();
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
 }

@@ -70,7 +70,8 @@ export interface ApiKey {
 export interface Message {
   id: string;
   accountId: string;
-  numberId: string;
+  /** Null once the number has been removed; the history stays with the account. */
+  numberId: string | null;
   direction: MessageDirection;
   fromPhone: E164;
   toPhone: E164;

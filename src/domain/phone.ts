@@ -5,23 +5,23 @@ export type E164 = string & { readonly __brand: 'E164' };
 
 // Only what people actually write between digits is tolerated; letters, extensions and
 // anything else are refused rather than guessed at.
-const ALLOWED_CHARACTERS = /^\+?[0-9 ().-]+$/;
 const SEPARATORS = /[ ().-]/g;
+const DIGITS_WITH_OPTIONAL_PLUS = /^\+?[0-9]+$/;
 
 /**
  * Parses an international phone number. A leading plus is optional, the country code is not:
- * "447700900123", "+44 7700 900123" and "+44 (7700) 900-123" are the same number.
+ * "447700900123", "+44 7700 900123", "(+44) 7700 900123" and "+44 (7700) 900-123" are the
+ * same number. Separators are dropped first; what remains must be digits after one optional plus.
  * Returns undefined unless the country code exists and the number has a length that country
  * uses. Allocation is deliberately not checked (docs/adr/0002-phone-validation.md): the
  * metadata lags new number ranges, and refusing a real recipient loses a message, while the
  * ranges reserved for fiction, such as +44 7700 900xxx, are what sandbox users test with.
  */
 export function parseE164(input: string): E164 | undefined {
-  const trimmed = input.trim();
-  if (!ALLOWED_CHARACTERS.test(trimmed)) return undefined;
-  const digits = trimmed.replace(SEPARATORS, '');
-  const candidate = digits.startsWith('+') ? digits : `+${digits}`;
-  if (candidate.indexOf('+', 1) !== -1 || candidate.length < 4) return undefined;
+  const compact = input.trim().replace(SEPARATORS, '');
+  if (!DIGITS_WITH_OPTIONAL_PLUS.test(compact)) return undefined;
+  const candidate = compact.startsWith('+') ? compact : `+${compact}`;
+  if (candidate.length < 4) return undefined;
   const parsed = parsePhoneNumberFromString(candidate);
   if (parsed === undefined || !parsed.isPossible()) return undefined;
   return parsed.number as E164;

@@ -24,6 +24,8 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     // In-flight and keep-alive requests finish normally during shutdown instead of getting a
     // framework 503 outside our envelope.
     return503OnClosing: false,
+    // "/send_message/" is a common slip; answering it costs nothing and saves a confusing 404.
+    routerOptions: { ignoreTrailingSlash: true },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
   app.decorateRequest('apiKey', null);

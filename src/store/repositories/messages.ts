@@ -7,7 +7,7 @@ export function toMessage(row: MessageRow): Message {
   return {
     id: row.id,
     accountId: row.account_id,
-    numberId: row.number_id ?? '',
+    numberId: row.number_id,
     direction: row.direction as MessageDirection,
     fromPhone: row.from_phone as E164,
     toPhone: row.to_phone as E164,

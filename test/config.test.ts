@@ -1,0 +1,212 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, DEFAULT_SQLITE_PATH, describeDatabase, loadConfig } from '../src/config.ts';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+    return error.message.split('\n').slice(1).map((line) => line.replace(/^\s*- /, ''));
+  }
+  assert.fail(`expected ${JSON.stringify(env)} to be refused`);
+}
+
+describe('loadConfig defaults', () => {
+  const config = loadConfig({});
+
+  it('an empty environment gives SQLite at ./data/wagw.db, resolved to an absolute path', () => {
+    assert.equal(DEFAULT_SQLITE_PATH, './data/wagw.db');
+    assert.equal(config.database.dialect, 'sqlite');
+    assert.ok(config.database.dialect === 'sqlite');
+    assert.ok(path.isAbsolute(config.database.path));
+    assert.equal(config.database.path, path.resolve('data/wagw.db'));
+  });
+
+  it('an empty environment listens on 127.0.0.1:3000, not on every interface', () => {
+    assert.equal(config.http.host, '127.0.0.1');
+    assert.equal(config.http.port, 3000);
+  });
+
+  it('an empty environment gives the documented limits and key prefix', () => {
+    assert.equal(config.apiKeyPrefix, 'wagw');
+    assert.equal(config.maxMessageLength, 65_536);
+    assert.equal(config.http.bodyLimitBytes, 1_048_576);
+    assert.equal(config.http.maxConnections, 4096);
+    assert.equal(config.http.shutdownGraceMs, 10_000);
+    assert.equal(config.groupCommit.maxBatchSize, 256);
+    assert.equal(config.logLevel, 'info');
+    assert.deepEqual(config.admin, { email: undefined, password: undefined });
+  });
+
+  it('empty strings count as unset and take the defaults', () => {
+    const blank = loadConfig({ DATABASE_URL: '', PORT: '', HOST: '', WAGW_KEY_PREFIX: '', WAGW_MAX_MESSAGE_LENGTH: '' });
+    assert.deepEqual(blank, config);
+  });
+
+  it('set values replace the defaults', () => {
+    const custom = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      WAGW_KEY_PREFIX: 'acme2',
+      WAGW_MAX_MESSAGE_LENGTH: '4096',
+      WAGW_BODY_LIMIT_BYTES: '2048',
+      WAGW_GROUP_COMMIT_MAX_BATCH: '5',
+    });
+    assert.equal(custom.http.port, 8080);
+    assert.equal(custom.http.host, '0.0.0.0');
+    assert.equal(custom.apiKeyPrefix, 'acme2');
+    assert.equal(custom.maxMessageLength, 4096);
+    assert.equal(custom.http.bodyLimitBytes, 2048);
+    assert.equal(custom.groupCommit.maxBatchSize, 5);
+  });
+});
+
+describe('DATABASE_URL chooses the dialect', () => {
+  it('sqlite:PATH is SQLite at PATH resolved absolute, keeping the URL as given', () => {
+    const relative = loadConfig({ DATABASE_URL: 'sqlite:./var/gateway.db' }).database;
+    assert.deepEqual(relative, { dialect: 'sqlite', path: path.resolve('var/gateway.db'), url: 'sqlite:./var/gateway.db' });
+    const absolute = loadConfig({ DATABASE_URL: 'sqlite:/srv/wagw/data.db' }).database;
+    assert.ok(absolute.dialect === 'sqlite');
+    assert.equal(absolute.path, '/srv/wagw/data.db');
+  });
+
+  it('postgres:// and postgresql:// are both PostgreSQL, with the URL as the connection string', () => {
+    for (const url of ['postgres://wagw:secret@db.internal:5432/wagw', 'postgresql://wagw@localhost/wagw']) {
+      const database = loadConfig({ DATABASE_URL: url }).database;
+      assert.ok(database.dialect === 'postgres', url);
+      assert.equal(database.connectionString, url);
+      assert.equal(database.url, url);
+      assert.equal(database.poolSize, 10);
+    }
+  });
+
+  it('WAGW_DATABASE_POOL_SIZE sizes the PostgreSQL pool', () => {
+    const database = loadConfig({ DATABASE_URL: 'postgres://localhost/wagw', WAGW_DATABASE_POOL_SIZE: '3' }).database;
+    assert.ok(database.dialect === 'postgres');
+    assert.equal(database.poolSize, 3);
+  });
+
+  it('"sqlite:" without a path is refused rather than silently using the default file', () => {
+    const problems = problemsOf({ DATABASE_URL: 'sqlite:' });
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /DATABASE_URL/);
+  });
+
+  for (const url of ['mysql://localhost/wagw', 'postgres:/localhost/wagw', 'SQLITE:./x.db', './data/wagw.db', 'http://db']) {
+    it(`${JSON.stringify(url)} is refused with a DATABASE_URL problem`, () => {
+      const problems = problemsOf({ DATABASE_URL: url });
+      assert.equal(problems.length, 1);
+      assert.match(problems[0]!, /DATABASE_URL must start with sqlite:, postgres:\/\/ or postgresql:\/\//);
+    });
+  }
+});
+
+describe('invalid settings are refused', () => {
+  for (const port of ['abc', '-1', '3000.5', '80 80']) {
+    it(`PORT ${JSON.stringify(port)} is refused, naming the variable and the value`, () => {
+      const problems = problemsOf({ PORT: port });
+      assert.equal(problems.length, 1);
+      assert.match(problems[0]!, /^PORT /);
+      assert.ok(problems[0]!.includes(`"${port}"`), problems[0]);
+    });
+  }
+
+  it('PORT 65535 is accepted and PORT 65536, which no socket can bind, is refused', () => {
+    assert.equal(loadConfig({ PORT: '65535' }).http.port, 65_535);
+    const problems = problemsOf({ PORT: '65536' });
+    assert.match(problems[0]!, /^PORT /);
+  });
+
+  it('a PORT of only spaces is refused, not read as port 0 (a random port)', () => {
+    const problems = problemsOf({ PORT: ' ' });
+    assert.match(problems[0]!, /^PORT /);
+  });
+
+  for (const prefix of ['Bad!', 'Wagw', '1wagw', 'wa_gw', 'a'.repeat(17)]) {
+    it(`WAGW_KEY_PREFIX ${JSON.stringify(prefix)} is refused`, () => {
+      const problems = problemsOf({ WAGW_KEY_PREFIX: prefix });
+      assert.equal(problems.length, 1);
+      assert.match(problems[0]!, /^WAGW_KEY_PREFIX /);
+    });
+  }
+
+  it('every problem is reported at once, not only the first', () => {
+    const problems = problemsOf({
+      DATABASE_URL: 'mysql://localhost/wagw',
+      PORT: 'abc',
+      WAGW_KEY_PREFIX: 'Bad!',
+      WAGW_MAX_MESSAGE_LENGTH: '0',
+      WAGW_BODY_LIMIT_BYTES: '10',
+    });
+    assert.equal(problems.length, 5, problems.join('\n'));
+    for (const name of ['DATABASE_URL', 'PORT', 'WAGW_KEY_PREFIX', 'WAGW_MAX_MESSAGE_LENGTH', 'WAGW_BODY_LIMIT_BYTES']) {
+      assert.ok(
+        problems.some((problem) => problem.startsWith(name)),
+        `${name} is missing from:\n${problems.join('\n')}`,
+      );
+    }
+  });
+
+  it('a ConfigError is an Error named ConfigError', () => {
+    const error = new ConfigError(['one', 'two']);
+    assert.ok(error instanceof Error);
+    assert.equal(error.name, 'ConfigError');
+    assert.match(error.message, /one[\s\S]*two/);
+  });
+});
+
+describe('the loaded config cannot be changed', () => {
+  it('the object and every nested object are frozen', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://localhost/wagw' });
+    assert.ok(Object.isFrozen(config));
+    for (const inner of [config.http, config.database, config.admin, config.groupCommit]) assert.ok(Object.isFrozen(inner));
+  });
+
+  it('an attempt to change a nested value throws and leaves it unchanged', () => {
+    const config = loadConfig({});
+    assert.throws(() => {
+      (config.http as { port: number }).port = 1;
+    }, TypeError);
+    assert.throws(() => {
+      (config as { apiKeyPrefix: string }).apiKeyPrefix = 'evil';
+    }, TypeError);
+    assert.equal(config.http.port, 3000);
+    assert.equal(config.apiKeyPrefix, 'wagw');
+  });
+
+  it('each call returns its own config, so one caller cannot see another\'s values', () => {
+    assert.notEqual(loadConfig({}), loadConfig({}));
+    assert.equal(loadConfig({ PORT: '1234' }).http.port, 1234);
+    assert.equal(loadConfig({}).http.port, 3000);
+  });
+});
+
+describe('describeDatabase never shows a password', () => {
+  const describe_ = (url: string) => describeDatabase(loadConfig({ DATABASE_URL: url }).database);
+
+  it('masks the password of user:password@host and keeps the rest', () => {
+    assert.equal(describe_('postgres://wagw:s3cret@db.internal:5432/wagw'), 'postgres://wagw:***@db.internal:5432/wagw');
+    assert.equal(describe_('postgresql://wagw:p%40ss%3Aword@localhost/wagw'), 'postgresql://wagw:***@localhost/wagw');
+  });
+
+  it('leaves a URL without a password as it is', () => {
+    assert.equal(describe_('postgres://wagw@localhost:5432/wagw'), 'postgres://wagw@localhost:5432/wagw');
+    assert.equal(describe_('postgres://localhost:5432/wagw'), 'postgres://localhost:5432/wagw');
+  });
+
+  it('masks a password given with an empty user name', () => {
+    const described = describe_('postgres://:s3cret@localhost/wagw');
+    assert.ok(!described.includes('s3cret'), described);
+  });
+
+  it('masks a password given as a query parameter, which pg also accepts', () => {
+    const described = describe_('postgres://wagw@localhost/wagw?password=s3cret&sslmode=require');
+    assert.ok(!described.includes('s3cret'), described);
+  });
+
+  it('shows SQLite as its absolute path', () => {
+    assert.equal(describe_('sqlite:./data/x.db'), `sqlite:${path.resolve('data/x.db')}`);
+  });
+});

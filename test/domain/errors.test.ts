@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { AppError, errorCodes, httpStatusFor, toEnvelope, type ErrorCode } from '../../src/domain/errors.ts';
+
+describe('error codes and their HTTP statuses', () => {
+  it('every code maps to a client or server error status', () => {
+    const codes = Object.keys(errorCodes) as ErrorCode[];
+    assert.ok(codes.length > 0);
+    for (const code of codes) {
+      const status = httpStatusFor(code);
+      assert.ok(Number.isInteger(status) && status >= 400 && status <= 599, `${code} → ${status}`);
+    }
+  });
+
+  it('every code is a lower snake_case identifier', () => {
+    for (const code of Object.keys(errorCodes)) assert.match(code, /^[a-z]+(_[a-z]+)*$/);
+  });
+
+  describe('the send API codes have the statuses docs/api.md and the README promise', () => {
+    const documented: [ErrorCode, number][] = [
+      ['invalid_json', 400],
+      ['invalid_request', 400],
+      ['invalid_phone_number', 400],
+      ['empty_message', 400],
+      ['message_too_long', 400],
+      ['missing_api_key', 401],
+      ['invalid_api_key', 401],
+      ['phone_not_owned', 403],
+      ['not_found', 404],
+      ['payload_too_large', 413],
+      ['quota_exceeded', 429],
+      ['number_not_connected', 503],
+      ['internal_error', 500],
+    ];
+    for (const [code, status] of documented) {
+      it(`${code} is ${status}`, () => {
+        assert.equal(httpStatusFor(code), status);
+      });
+    }
+  });
+
+  it('the CLI-only conflicts are 409 and its missing things 404', () => {
+    assert.equal(httpStatusFor('phone_already_registered'), 409);
+    assert.equal(httpStatusFor('email_already_registered'), 409);
+    for (const code of ['account_not_found', 'user_not_found', 'number_not_found', 'api_key_not_found'] as const) {
+      assert.equal(httpStatusFor(code), 404, code);
+    }
+  });
+});
+
+describe('AppError and its envelope', () => {
+  it('an AppError is an Error carrying its code, message and details', () => {
+    const error = new AppError('quota_exceeded', 'No volume left.', 'plan starter');
+    assert.ok(error instanceof Error);
+    assert.equal(error.name, 'AppError');
+    assert.equal(error.code, 'quota_exceeded');
+    assert.equal(error.message, 'No volume left.');
+    assert.equal(error.details, 'plan starter');
+  });
+
+  it('the envelope leaves details out entirely when there are none', () => {
+    const envelope = toEnvelope(new AppError('not_found', 'No such route.'));
+    assert.deepEqual(envelope, { error: 'not_found', message: 'No such route.' });
+    assert.equal(Object.hasOwn(envelope, 'details'), false);
+    assert.equal(JSON.stringify(envelope), '{"error":"not_found","message":"No such route."}');
+  });
+
+  it('the envelope carries details when they are set, even when empty', () => {
+    assert.deepEqual(toEnvelope(new AppError('invalid_phone_number', 'Bad phone.', 'to_phone')), {
+      error: 'invalid_phone_number',
+      message: 'Bad phone.',
+      details: 'to_phone',
+    });
+    assert.deepEqual(toEnvelope(new AppError('invalid_request', 'Bad.', '')), { error: 'invalid_request', message: 'Bad.', details: '' });
+  });
+
+  it('the envelope holds only error, message and details, never a stack', () => {
+    const envelope = toEnvelope(new AppError('internal_error', 'Something went wrong.', 'req_1'));
+    assert.deepEqual(Object.keys(envelope).sort(), ['details', 'error', 'message']);
+  });
+});

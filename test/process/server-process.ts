@@ -1,0 +1,169 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../../src/config.ts';
+import { createGateway, createLogger } from '../../src/main.ts';
+import { openStore, type Store } from '../../src/store/database.ts';
+import { seedAccount, type SeededAccount } from '../support/gateway.ts';
+import { request, waitFor, withTimeout } from './raw-http.ts';
+
+const REPOSITORY_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const STARTUP_TIMEOUT_MS = 30_000;
+
+export interface ExitStatus {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/** `wagw serve` running as a child process, exactly as an operator starts it. */
+export interface ServerProcess {
+  pid: number;
+  port: number;
+  exited: Promise<ExitStatus>;
+  /** Undefined while the process runs. */
+  exitStatus(): ExitStatus | undefined;
+  /** Sends a signal to the server's whole process group. */
+  signalGroup(signal: NodeJS.Signals): void;
+  /** stdout and stderr so far, for assertion messages. */
+  output(): string;
+}
+
+const running = new Set<ServerProcess>();
+
+/** A port that was free a moment ago; the server binds it itself, as in production. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const port = (probe.address() as net.AddressInfo).port;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Starts `node bin/wagw serve` on the database in its own process group, and resolves once
+ * GET /health answers 200. The environment is built from scratch so that nothing of the test
+ * runner's (NODE_OPTIONS, NODE_TEST_CONTEXT, WAGW_* of the developer) leaks into the server.
+ */
+export async function startServerProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  for (let attempt = 1; ; attempt++) {
+    const server = spawnServer(databaseUrl, await freePort(), env);
+    try {
+      await waitUntilHealthy(server);
+      return server;
+    } catch (error) {
+      killGroup(server, 'SIGKILL');
+      await withTimeout(server.exited, 5_000, 'a server that failed to start to exit').catch(() => {});
+      // Another test file may take the probed port between probing and binding; try another.
+      if (attempt < 3 && server.output().includes('EADDRINUSE')) continue;
+      throw error;
+    }
+  }
+}
+
+function spawnServer(databaseUrl: string, port: number, env: Record<string, string>): ServerProcess {
+  const child: ChildProcess = spawn(process.execPath, ['bin/wagw', 'serve'], {
+    cwd: REPOSITORY_ROOT,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      ...(process.env.TMPDIR !== undefined && { TMPDIR: process.env.TMPDIR }),
+      DATABASE_URL: databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  let status: ExitStatus | undefined;
+  const exited = new Promise<ExitStatus>((resolve) => {
+    child.once('exit', (code, signal) => {
+      status = { code, signal };
+      resolve(status);
+    });
+  });
+  if (child.pid === undefined) throw new Error('The server process could not be spawned');
+  const server: ServerProcess = {
+    pid: child.pid,
+    port,
+    exited,
+    exitStatus: () => status,
+    signalGroup: (signal) => killGroup(server, signal),
+    output: () => output,
+  };
+  running.add(server);
+  void exited.then(() => running.delete(server));
+  return server;
+}
+
+async function waitUntilHealthy(server: ServerProcess): Promise<void> {
+  await waitFor(
+    async () => {
+      const status = server.exitStatus();
+      if (status !== undefined) {
+        throw new Error(`wagw serve exited (${JSON.stringify(status)}) before listening:\n${server.output()}`);
+      }
+      const response = await request(server.port, { method: 'GET', path: '/health', timeoutMs: 2_000 }).catch(() => undefined);
+      return response?.statusCode === 200;
+    },
+    STARTUP_TIMEOUT_MS,
+    'wagw serve to answer GET /health with 200',
+    100,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}\n--- server output ---\n${server.output()}`);
+  });
+}
+
+function killGroup(server: ServerProcess, signal: NodeJS.Signals): void {
+  try {
+    // A negative pid addresses the process group that `detached: true` gave the server.
+    process.kill(-server.pid, signal);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+/** SIGKILLs every server still running; for `after`, so a failed test leaves no process behind. */
+export async function killAllServerProcesses(): Promise<void> {
+  const servers = [...running];
+  for (const server of servers) killGroup(server, 'SIGKILL');
+  await Promise.all(servers.map((server) => withTimeout(server.exited, 5_000, `server ${server.pid} to exit`)));
+}
+
+// Belt and braces: if the test process itself dies, its servers die with it.
+process.once('exit', () => {
+  for (const server of running) {
+    try {
+      process.kill(-server.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+});
+
+/**
+ * Migrates the database and seeds an account through the real services, in this process; the
+ * gateway is closed again before any server process starts.
+ */
+export async function seedDatabase(databaseUrl: string): Promise<SeededAccount> {
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' });
+  const gateway = await createGateway(config, createLogger(config));
+  try {
+    return await seedAccount(gateway);
+  } finally {
+    await gateway.close();
+  }
+}
+
+/** A plain connection to the database, to read what the server stored. */
+export function openDatabase(databaseUrl: string): Store {
+  return openStore(loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' }).database);
+}

@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { findMessageById } from '../../src/store/repositories/messages.ts';
+import { dialects } from '../support/databases.ts';
+import { startListeningGateway, type ListeningGateway } from './listening-gateway.ts';
+import { jsonPostHead, RawHttpConnection, waitFor, withTimeout } from './raw-http.ts';
+
+const BODY_TRICKLE_MS = 6_000;
+const HEADER_TRICKLE_MS = 2_500;
+const MAX_CONNECTIONS = 5;
+
+function sendBody(test: ListeningGateway, text: string): Buffer {
+  return Buffer.from(JSON.stringify({ from_phone: test.sender.phones[0], to_phone: '+14155550100', message: text }));
+}
+
+function healthRequest(port: number): string {
+  return `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`;
+}
+
+for (const dialect of dialects) {
+  describe(`slow senders are never cut off (${dialect})`, () => {
+    let test: ListeningGateway;
+    const connections: RawHttpConnection[] = [];
+
+    before(async () => {
+      test = await startListeningGateway(dialect);
+    });
+    after(async () => {
+      for (const connection of connections) connection.close();
+      await test.close();
+    });
+
+    it('no request, header or socket timer is armed on the listening server', () => {
+      // The trickle tests below can only afford seconds; Node's own defaults would cut a sender
+      // off after minutes, which only the server's settings can show.
+      const server = test.server.app.server;
+      assert.equal(server.requestTimeout, 0);
+      assert.equal(server.headersTimeout, 0);
+      assert.equal(server.timeout, 0);
+    });
+
+    it('a body trickled three bytes at a time over six seconds is answered 200 and sent', async () => {
+      // The emoji's four bytes straddle pieces, so the body is reassembled before decoding.
+      const text = `slow body 😀 ${randomBytes(4).toString('hex')}`;
+      const body = sendBody(test, text);
+      const connection = await RawHttpConnection.open(test.port);
+      connections.push(connection);
+      await connection.write(jsonPostHead(test.port, '/send_message', body, test.sender.apiKey));
+
+      const startedAt = Date.now();
+      await connection.trickle(body.subarray(0, -1), 3, BODY_TRICKLE_MS);
+      assert.equal(connection.bytesReceived, 0, 'the server said nothing while the body was arriving');
+      assert.equal(connection.isClosed, false, 'the server kept the connection open');
+      await connection.write(body.subarray(-1));
+
+      const response = await connection.nextResponse(5_000);
+      assert.ok(Date.now() - startedAt >= BODY_TRICKLE_MS - 500, 'the body really took its time');
+      assert.equal(response.statusCode, 200, response.body);
+      const answer = JSON.parse(response.body);
+      assert.equal(answer.status, 'sent');
+      assert.equal(answer.message, text);
+      assert.equal((await findMessageById(test.gateway.store.db, answer.message_id))?.status, 'sent');
+    });
+
+    it('a request whose headers arrive a few bytes at a time is answered 200 and sent', async () => {
+      const text = `slow headers ${randomBytes(4).toString('hex')}`;
+      const body = sendBody(test, text);
+      const connection = await RawHttpConnection.open(test.port);
+      connections.push(connection);
+
+      await connection.trickle(jsonPostHead(test.port, '/send_message', body, test.sender.apiKey), 8, HEADER_TRICKLE_MS);
+      assert.equal(connection.bytesReceived, 0, 'the server said nothing while the headers were arriving');
+      await connection.write(body);
+
+      const response = await connection.nextResponse(5_000);
+      assert.equal(response.statusCode, 200, response.body);
+      assert.equal(JSON.parse(response.body).status, 'sent');
+      assert.equal(JSON.parse(response.body).message, text);
+    });
+  });
+
+  describe(`WAGW_MAX_CONNECTIONS bounds open sockets (${dialect})`, () => {
+    let test: ListeningGateway;
+    const connections: RawHttpConnection[] = [];
+
+    before(async () => {
+      test = await startListeningGateway(dialect, { WAGW_MAX_CONNECTIONS: String(MAX_CONNECTIONS) });
+    });
+    after(async () => {
+      for (const connection of connections) connection.close();
+      await test.close();
+    });
+
+    it('with the bound reached by idle sockets, a new connection is closed unanswered while the held ones still work', async () => {
+      // Idle sockets that never send a byte are what a slow-loris client holds.
+      for (let index = 0; index < MAX_CONNECTIONS; index++) connections.push(await RawHttpConnection.open(test.port));
+      await waitFor(async () => (await test.openConnections()) === MAX_CONNECTIONS, 5_000, 'the server to hold the idle sockets');
+
+      const excess = await RawHttpConnection.open(test.port);
+      connections.push(excess);
+      await excess.write(healthRequest(test.port)).catch(() => {});
+      await withTimeout(excess.closed, 5_000, 'the server to close the connection over the bound');
+      assert.equal(excess.bytesReceived, 0, 'the excess connection got no response');
+      assert.equal(await test.openConnections(), MAX_CONNECTIONS);
+
+      const held = connections[0]!;
+      const text = `within the bound ${randomBytes(4).toString('hex')}`;
+      const body = sendBody(test, text);
+      await held.write(jsonPostHead(test.port, '/send_message', body, test.sender.apiKey));
+      await held.write(body);
+      const response = await held.nextResponse(5_000);
+      assert.equal(response.statusCode, 200, response.body);
+      assert.equal(JSON.parse(response.body).message, text);
+    });
+
+    it('once a held socket closes, a new connection is served again', async () => {
+      const leaving = connections[MAX_CONNECTIONS - 1]!;
+      leaving.close();
+      await waitFor(async () => (await test.openConnections()) < MAX_CONNECTIONS, 5_000, 'the server to notice the closed socket');
+
+      const newcomer = await RawHttpConnection.open(test.port);
+      connections.push(newcomer);
+      await newcomer.write(healthRequest(test.port));
+      const response = await newcomer.nextResponse(5_000);
+      assert.equal(response.statusCode, 200);
+      assert.deepEqual(JSON.parse(response.body), { ok: true });
+    });
+  });
+}
