@@ -3,6 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../main.ts';
 import { buildApp } from './app.ts';
 
+/** How often shutdown closes connections that have gone idle since the last sweep. */
+const IDLE_SWEEP_MS = 100;
+
 export interface RunningServer {
   app: FastifyInstance;
   address: string;
@@ -22,6 +25,14 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
   server.timeout = 0;
   server.maxConnections = gateway.config.http.maxConnections;
 
+  // Once shutdown starts, every answer closes its connection. Fastify only does this for
+  // requests that arrive after closing began, so an answer to a request already in flight
+  // would otherwise keep a pooled client's connection alive and hold the shutdown open.
+  let stopRequested = false;
+  app.addHook('onSend', async (_request, reply) => {
+    if (stopRequested) void reply.header('Connection', 'close');
+  });
+
   await gateway.supervisor.startAll();
   const interrupted = await gateway.sender.failInterruptedSends(gateway.startedAt);
   if (interrupted > 0) gateway.logger.warn({ count: interrupted }, 'marked sends cut off by the last shutdown as failed');
@@ -33,7 +44,13 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     // Order matters: stop taking requests and let in-flight ones finish, then stop the
     // sessions, then flush the commits those requests queued, then close the database.
     stopping ??= (async () => {
-      await app.close();
+      stopRequested = true;
+      const closeIdle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+      try {
+        await app.close();
+      } finally {
+        clearInterval(closeIdle);
+      }
       await gateway.supervisor.stopAll();
       await gateway.close();
     })();

@@ -87,25 +87,28 @@ for (const dialect of dialects) {
       }
     });
 
-    it('a client that keeps its connection open after the answer does not hold the shutdown: the process exits 0 within seconds', async () => {
-      const server = await startServerProcess(database.url);
-      const { connection, rest } = await startHalfWrittenSend(server, sender, `keep-alive ${randomBytes(4).toString('hex')}`);
-      connections.push(connection);
+    it(
+      'a client that keeps its connection open after the answer does not hold the shutdown: the process exits 0 within seconds',
+      async () => {
+        const server = await startServerProcess(database.url);
+        const { connection, rest } = await startHalfWrittenSend(server, sender, `keep-alive ${randomBytes(4).toString('hex')}`);
+        connections.push(connection);
 
-      server.signalGroup('SIGTERM');
-      await waitFor(() => isConnectionRefused(server.port), STOP_LISTENING_TIMEOUT_MS, 'the server to stop listening');
-      await connection.write(rest);
-      assert.equal((await connection.nextResponse()).statusCode, 200);
+        server.signalGroup('SIGTERM');
+        await waitFor(() => isConnectionRefused(server.port), STOP_LISTENING_TIMEOUT_MS, 'the server to stop listening');
+        await connection.write(rest);
+        assert.equal((await connection.nextResponse()).statusCode, 200);
 
-      // The connection stays open, as a pooling HTTP client leaves it. The answer should have
-      // said `Connection: close`, or the idle connection should be closed by the server.
-      const exit = await withTimeout(
-        server.exited,
-        EXIT_TIMEOUT_MS,
-        `the server to exit while the client holds its connection (it was still up ${EXIT_TIMEOUT_MS} ms after the answer)`,
-      );
-      assert.deepEqual(exit, { code: 0, signal: null }, server.output());
-    });
+        // The connection stays open, as a pooling HTTP client leaves it. The answer should have
+        // said `Connection: close`, or the idle connection should be closed by the server.
+        const exit = await withTimeout(
+          server.exited,
+          EXIT_TIMEOUT_MS,
+          `the server to exit while the client holds its connection (it was still up ${EXIT_TIMEOUT_MS} ms after the answer)`,
+        );
+        assert.deepEqual(exit, { code: 0, signal: null }, server.output());
+      },
+    );
 
     it('a request that never finishes its body cannot hold the process past WAGW_SHUTDOWN_GRACE_MS', async () => {
       const graceMs = 1_000;

@@ -4,9 +4,10 @@ import { after, before, describe, it } from 'node:test';
 import { findMessageById } from '../../src/store/repositories/messages.ts';
 import { dialects } from '../support/databases.ts';
 import { startListeningGateway, type ListeningGateway } from './listening-gateway.ts';
-import { jsonPostHead, RawHttpConnection, waitFor, withTimeout } from './raw-http.ts';
+import { jsonPostHead, RawHttpConnection, sleep, waitFor, withTimeout } from './raw-http.ts';
 
 const BODY_TRICKLE_MS = 6_000;
+const BODY_SILENCE_MS = 2_000;
 const HEADER_TRICKLE_MS = 2_500;
 const MAX_CONNECTIONS = 5;
 
@@ -32,15 +33,15 @@ for (const dialect of dialects) {
     });
 
     it('no request, header or socket timer is armed on the listening server', () => {
-      // The trickle tests below can only afford seconds; Node's own defaults would cut a sender
-      // off after minutes, which only the server's settings can show.
+      // Node checks request and header deadlines on a 30-second sweep, and its defaults are
+      // minutes, so trickles of a few seconds cannot reveal them; only the settings can.
       const server = test.server.app.server;
       assert.equal(server.requestTimeout, 0);
       assert.equal(server.headersTimeout, 0);
       assert.equal(server.timeout, 0);
     });
 
-    it('a body trickled three bytes at a time over six seconds is answered 200 and sent', async () => {
+    it('a body trickled three bytes at a time over six seconds, with a two-second silence, is answered 200 and sent', async () => {
       // The emoji's four bytes straddle pieces, so the body is reassembled before decoding.
       const text = `slow body 😀 ${randomBytes(4).toString('hex')}`;
       const body = sendBody(test, text);
@@ -48,8 +49,12 @@ for (const dialect of dialects) {
       connections.push(connection);
       await connection.write(jsonPostHead(test.port, '/send_message', body, test.sender.apiKey));
 
+      // A steady trickle resets any idle timer at every piece; the silence is what would trip one.
       const startedAt = Date.now();
-      await connection.trickle(body.subarray(0, -1), 3, BODY_TRICKLE_MS);
+      const half = Math.floor(body.length / 2);
+      await connection.trickle(body.subarray(0, half), 3, BODY_TRICKLE_MS / 2);
+      await sleep(BODY_SILENCE_MS);
+      await connection.trickle(body.subarray(half, -1), 3, BODY_TRICKLE_MS / 2 - BODY_SILENCE_MS);
       assert.equal(connection.bytesReceived, 0, 'the server said nothing while the body was arriving');
       assert.equal(connection.isClosed, false, 'the server kept the connection open');
       await connection.write(body.subarray(-1));
@@ -92,10 +97,20 @@ for (const dialect of dialects) {
       await test.close();
     });
 
+    /** Opens idle sockets until the server holds as many as the bound allows. */
+    async function holdEverySlot(): Promise<RawHttpConnection[]> {
+      const held: RawHttpConnection[] = [];
+      for (let open = await test.openConnections(); open < MAX_CONNECTIONS; open++) {
+        held.push(await RawHttpConnection.open(test.port));
+      }
+      connections.push(...held);
+      await waitFor(async () => (await test.openConnections()) === MAX_CONNECTIONS, 5_000, 'the server to hold every slot');
+      return held;
+    }
+
     it('with the bound reached by idle sockets, a new connection is closed unanswered while the held ones still work', async () => {
       // Idle sockets that never send a byte are what a slow-loris client holds.
-      for (let index = 0; index < MAX_CONNECTIONS; index++) connections.push(await RawHttpConnection.open(test.port));
-      await waitFor(async () => (await test.openConnections()) === MAX_CONNECTIONS, 5_000, 'the server to hold the idle sockets');
+      const held = await holdEverySlot();
 
       const excess = await RawHttpConnection.open(test.port);
       connections.push(excess);
@@ -104,19 +119,18 @@ for (const dialect of dialects) {
       assert.equal(excess.bytesReceived, 0, 'the excess connection got no response');
       assert.equal(await test.openConnections(), MAX_CONNECTIONS);
 
-      const held = connections[0]!;
       const text = `within the bound ${randomBytes(4).toString('hex')}`;
       const body = sendBody(test, text);
-      await held.write(jsonPostHead(test.port, '/send_message', body, test.sender.apiKey));
-      await held.write(body);
-      const response = await held.nextResponse(5_000);
+      await held[0]!.write(jsonPostHead(test.port, '/send_message', body, test.sender.apiKey));
+      await held[0]!.write(body);
+      const response = await held[0]!.nextResponse(5_000);
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(JSON.parse(response.body).message, text);
     });
 
     it('once a held socket closes, a new connection is served again', async () => {
-      const leaving = connections[MAX_CONNECTIONS - 1]!;
-      leaving.close();
+      await holdEverySlot();
+      connections.find((connection) => !connection.isClosed)!.close();
       await waitFor(async () => (await test.openConnections()) < MAX_CONNECTIONS, 5_000, 'the server to notice the closed socket');
 
       const newcomer = await RawHttpConnection.open(test.port);

@@ -36,8 +36,31 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
   return {
     url: url.toString(),
     drop: () =>
-      withAdminClient(serverUrl, (client) => client.query(`drop database if exists ${name} with (force)`)).then(() => {}),
+      withAdminClient(serverUrl, async (client) => {
+        await waitForBackendsToLeave(client, name);
+        await client.query(`drop database if exists ${name} with (force)`);
+      }),
   };
+}
+
+const BACKENDS_GONE_TIMEOUT_MS = 5_000;
+
+/**
+ * pg's Pool.end() resolves once it has asked its clients to disconnect, not once they have. A
+ * forced drop in that gap terminates a closing backend, and its client raises an uncaught
+ * "terminating connection due to administrator command" in whatever test runs next. Waiting
+ * for the database's backends to leave closes the gap; the forced drop handles stragglers.
+ */
+async function waitForBackendsToLeave(client: pg.Client, database: string): Promise<void> {
+  const deadline = Date.now() + BACKENDS_GONE_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const result = await client.query<{ backends: number }>(
+      'select count(*)::int as backends from pg_stat_activity where datname = $1',
+      [database],
+    );
+    if (result.rows[0]?.backends === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 async function withAdminClient<T>(serverUrl: string, run: (client: pg.Client) => Promise<T>): Promise<T> {
