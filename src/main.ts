@@ -29,6 +29,8 @@ export interface Gateway {
   sender: SendMessageService;
   receiver: ReceiveMessageService;
   startedAt: Date;
+  /** The migrations this start applied (empty when the schema was already current). */
+  appliedMigrations: string[];
   /** Flushes pending commits and closes the database. Sessions must be stopped first. */
   close(): Promise<void>;
 }
@@ -53,8 +55,9 @@ export function createLogger(config: Config, destination?: NodeJS.WritableStream
  */
 export async function createGateway(config: Config, logger: Logger): Promise<Gateway> {
   const store = openStore(config.database);
+  let appliedMigrations: string[];
   try {
-    await migrateToLatest(store.db);
+    appliedMigrations = await migrateToLatest(store.db);
   } catch (error) {
     await store.close();
     throw error;
@@ -92,6 +95,7 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     sender: new SendMessageService(store, committer, supervisor),
     receiver,
     startedAt: new Date(),
+    appliedMigrations,
     async close() {
       await committer.drain();
       await store.close();

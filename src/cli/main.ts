@@ -3,7 +3,6 @@ import { ConfigError, describeDatabase, loadConfig } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
 import { startServer, stopOnSignals } from '../http/server.ts';
 import { createGateway, createLogger } from '../main.ts';
-import { migrateToLatest } from '../store/migrate.ts';
 import { registerAccountCommands, registerUserCommands } from './commands/accounts.ts';
 import { registerKeyCommands, registerNumberCommands } from './commands/numbers.ts';
 import { CliInputError, withGateway } from './context.ts';
@@ -36,7 +35,8 @@ program
   .description('Bring the database schema to the latest version (every command also does this on start)')
   .action(async (_options: object, command: Command) => {
     await withGateway(command, async (gateway, output) => {
-      const applied = await migrateToLatest(gateway.store.db);
+      // Opening the gateway has already migrated; report what that start applied.
+      const applied = gateway.appliedMigrations;
       output.print({ applied, database: describeDatabase(gateway.config.database) }, `Schema is up to date${applied.length ? ` (applied ${applied.join(', ')})` : ''}.`);
     });
   });
