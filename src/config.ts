@@ -20,7 +20,25 @@ export interface Config {
   admin: { email: string | undefined; password: string | undefined };
   logLevel: string;
   groupCommit: { maxBatchSize: number };
+  /** Where the gateway keeps files of its own, such as a generated secret key. */
+  dataDirectory: string;
+  /** 32 bytes that encrypt secrets at rest; undefined means use (or create) the key file. */
+  secretKey: Buffer | undefined;
+  webhooks: WebhookConfig;
   version: string;
+}
+
+export interface WebhookConfig {
+  timeoutMs: number;
+  /** Delays before the second, third, … attempt; after the last, a delivery is failed. */
+  retryDelaysSeconds: readonly number[];
+  /** Lifts the SSRF guard, for local development only. */
+  allowPrivateAddresses: boolean;
+  maxInFlight: number;
+  maxInFlightPerEndpoint: number;
+  pollIntervalMs: number;
+  attemptRetentionDays: number;
+  disableAfterFailingDays: number;
 }
 
 export type DatabaseConfig =
@@ -76,6 +94,18 @@ export function loadConfig(env: Environment = process.env): Config {
     admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
     logLevel,
     groupCommit: { maxBatchSize: integer('WAGW_GROUP_COMMIT_MAX_BATCH', 256, 1) },
+    dataDirectory: path.resolve(env.WAGW_DATA_DIR || './data'),
+    secretKey: parseSecretKey(env.WAGW_SECRET_KEY, problems),
+    webhooks: {
+      timeoutMs: integer('WAGW_WEBHOOK_TIMEOUT_MS', 15_000, 100),
+      retryDelaysSeconds: parseRetrySchedule(env.WAGW_WEBHOOK_RETRY_SCHEDULE, problems),
+      allowPrivateAddresses: parseBoolean('WAGW_WEBHOOK_ALLOW_PRIVATE', env.WAGW_WEBHOOK_ALLOW_PRIVATE, problems),
+      maxInFlight: integer('WAGW_WEBHOOK_MAX_IN_FLIGHT', 256, 1),
+      maxInFlightPerEndpoint: integer('WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 16, 1),
+      pollIntervalMs: integer('WAGW_WEBHOOK_POLL_INTERVAL_MS', 1_000, 10),
+      attemptRetentionDays: integer('WAGW_WEBHOOK_ATTEMPT_RETENTION_DAYS', 30, 1),
+      disableAfterFailingDays: integer('WAGW_WEBHOOK_DISABLE_AFTER_FAILING_DAYS', 5, 1),
+    },
     version: VERSION,
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -96,8 +126,37 @@ function parseDatabaseUrl(raw: string | undefined, poolSize: number, problems: s
   return { dialect: 'sqlite', path: path.resolve(DEFAULT_SQLITE_PATH), url };
 }
 
+const DEFAULT_RETRY_DELAYS_SECONDS = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000];
+
+function parseRetrySchedule(raw: string | undefined, problems: string[]): number[] {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_RETRY_DELAYS_SECONDS;
+  const delays = raw.split(',').map((part) => part.trim());
+  if (delays.some((delay) => !/^\d+(\.\d+)?$/.test(delay))) {
+    problems.push(`WAGW_WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, e.g. "5,300,1800"; got "${raw}".`);
+    return DEFAULT_RETRY_DELAYS_SECONDS;
+  }
+  return delays.map(Number);
+}
+
+function parseBoolean(name: string, raw: string | undefined, problems: string[]): boolean {
+  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  problems.push(`${name} must be true or false; got "${raw}".`);
+  return false;
+}
+
+function parseSecretKey(raw: string | undefined, problems: string[]): Buffer | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) {
+    problems.push('WAGW_SECRET_KEY must be 32 bytes, as 64 hex digits or base64 (e.g. `openssl rand -hex 32`).');
+    return undefined;
+  }
+  return key;
+}
+
 function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object') {
+  if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) {
     for (const inner of Object.values(value)) deepFreeze(inner);
     Object.freeze(value);
   }

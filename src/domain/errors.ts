@@ -25,6 +25,11 @@ export const errorCodes = {
   api_key_not_found: 404,
   phone_already_registered: 409,
   email_already_registered: 409,
+  webhook_not_found: 404,
+  delivery_not_found: 404,
+  invalid_webhook_url: 400,
+  webhook_url_blocked: 400,
+  invalid_event_type: 400,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorCodes;

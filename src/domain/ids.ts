@@ -9,6 +9,8 @@ export const idPrefixes = {
   message: 'msg',
   webhook: 'wh',
   delivery: 'dlv',
+  event: 'evt',
+  attempt: 'att',
   request: 'req',
 } as const;
 

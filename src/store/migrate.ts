@@ -1,10 +1,12 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as core from './migrations/0001-core.ts';
+import * as webhooks from './migrations/0002-webhooks.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
 const migrations: Record<string, Migration> = {
   '0001-core': core,
+  '0002-webhooks': webhooks,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

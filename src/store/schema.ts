@@ -11,6 +11,10 @@ export interface Database {
   api_keys: ApiKeysTable;
   messages: MessagesTable;
   monthly_usage: MonthlyUsageTable;
+  webhooks: WebhooksTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export interface AccountsTable {
@@ -84,3 +88,61 @@ export type NumberRow = Selectable<WhatsAppNumbersTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type MessageRow = Selectable<MessagesTable>;
 export type NewMessageRow = Insertable<MessagesTable>;
+
+export interface WebhooksTable {
+  id: string;
+  account_id: string;
+  url: string;
+  /** Comma-separated event types. */
+  event_types: string;
+  enabled: number;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: number | null;
+  disabled_reason: string | null;
+  /** When the current run of consecutive failures began; null while healthy. */
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  account_id: string;
+  event_type: string;
+  /** The event's JSON, without the per-webhook webhook_id that is added when it is sent. */
+  payload: string;
+  created_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  account_id: string;
+  state: string;
+  attempt_count: number;
+  next_attempt_at: number;
+  /** A lease: the worker that claimed it owns it until then; after, anyone may retry it. */
+  claimed_until: number | null;
+  last_attempt_at: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  webhook_id: string;
+  attempted_at: number;
+  duration_ms: number;
+  status_code: number | null;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
+export type WebhookRow = Selectable<WebhooksTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;

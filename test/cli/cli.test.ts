@@ -23,46 +23,43 @@ let emailCounter = 0;
 const uniqueEmail = (name: string) => `${name}-${++emailCounter}@example.com`;
 
 for (const dialect of dialects) {
+  // Each test makes its own accounts, so tests may run side by side: each CLI start costs
+  // about a second of CPU, and overlapping them is what keeps the file near a minute.
   describe(`operator CLI (${dialect})`, { concurrency: CONCURRENT_TESTS }, () => {
     let test: TestGateway;
     const wagw = (...args: string[]) => runCli(test.database.url, args);
     const newAccount = (plan?: string, customMonthlyLimit?: number) =>
-      test.gateway.accounts.createAccount({ name: 'CLI test', ...(plan !== undefined && { plan }), ...(customMonthlyLimit !== undefined && { customMonthlyLimit }) });
+      test.gateway.accounts.createAccount({
+        name: 'CLI test',
+        ...(plan !== undefined && { plan }),
+        ...(customMonthlyLimit !== undefined && { customMonthlyLimit }),
+      });
     const newNumber = (accountId: string) => test.gateway.numbers.addNumber({ accountId, phone: uniquePhone() });
-    const send = (fromPhone: string, apiKey: string) => test.post('/send_message', { from_phone: fromPhone, to_phone: RECIPIENT, message: 'hi' }, apiKey);
+    const send = (fromPhone: string, apiKey: string) =>
+      test.post('/send_message', { from_phone: fromPhone, to_phone: RECIPIENT, message: 'hi' }, apiKey);
 
-    // Each test makes its own accounts, so tests may run side by side: each CLI start costs
-    // about a second of CPU, and overlapping them is what keeps the file near a minute.
     before(async () => {
       test = await startTestGateway(dialect);
     });
     after(() => test.close());
 
     describe('every command prints exactly one JSON object with --json and exits 0', { concurrency: CONCURRENT_TESTS }, () => {
-      it('migrate --json brings a fresh database to the latest schema and names the database', async () => {
-        const fresh = await createTestDatabase(dialect);
+      it('migrate --json on a fresh database applies every migration, lists them, and names the database', async () => {
+        // A second fresh database, migrated in this process, says what "every migration" is.
+        const [fresh, reference] = await Promise.all([createTestDatabase(dialect), createTestDatabase(dialect)]);
+        const openFresh = (url: string) => openStore(loadConfig({ DATABASE_URL: url }).database);
+        const [freshStore, referenceStore] = [openFresh(fresh.url), openFresh(reference.url)];
         try {
           const result = expectJsonObject(await runCli(fresh.url, ['migrate', '--json']));
           assert.deepEqual(Object.keys(result).sort(), ['applied', 'database']);
-          assert.ok(Array.isArray(result.applied));
           assert.equal(result.database, fresh.url);
-          const store = openStore(loadConfig({ DATABASE_URL: fresh.url }).database);
-          try {
-            assert.deepEqual(await migrateToLatest(store.db), [], 'nothing is left to apply');
-          } finally {
-            await store.close();
-          }
+          const everyMigration = await migrateToLatest(referenceStore.db);
+          assert.ok(everyMigration.includes('0001-core'));
+          assert.deepEqual(result.applied, everyMigration);
+          assert.deepEqual(await migrateToLatest(freshStore.db), [], 'nothing is left to apply');
         } finally {
-          await fresh.drop();
-        }
-      });
-
-      it('migrate --json on a fresh database lists the migrations it applied', async () => {
-        const fresh = await createTestDatabase(dialect);
-        try {
-          assert.deepEqual(expectJsonObject(await runCli(fresh.url, ['migrate', '--json'])).applied, ['0001-core']);
-        } finally {
-          await fresh.drop();
+          await Promise.all([freshStore.close(), referenceStore.close()]);
+          await Promise.all([fresh.drop(), reference.drop()]);
         }
       });
 
@@ -85,7 +82,10 @@ for (const dialect of dialects) {
           { name: 'Plain Co', plan: 'starter', monthly_limit: null, effective_monthly_limit: 10_000 },
         );
         const stored = await test.gateway.accounts.getAccount(customAccount.id);
-        assert.deepEqual({ plan: stored.plan, limit: stored.customMonthlyLimit, createdAt: stored.createdAt.toISOString() }, { plan: 'pro', limit: 5, createdAt: customAccount.created_at });
+        assert.deepEqual(
+          { plan: stored.plan, limit: stored.customMonthlyLimit, createdAt: stored.createdAt.toISOString() },
+          { plan: 'pro', limit: 5, createdAt: customAccount.created_at },
+        );
       });
 
       it('account update --json changes the plan alone, and "--monthly-limit none" clears the custom limit', async () => {
@@ -96,7 +96,10 @@ for (const dialect of dialects) {
           { id: account.id, plan: 'enterprise', monthly_limit: 5, effective_monthly_limit: 5 },
         );
         const limitCleared = expectJsonObject(await wagw('account', 'update', account.id, '--monthly-limit', 'none', '--json'));
-        assert.deepEqual({ plan: limitCleared.plan, monthly_limit: limitCleared.monthly_limit, effective_monthly_limit: limitCleared.effective_monthly_limit }, { plan: 'enterprise', monthly_limit: null, effective_monthly_limit: null });
+        assert.deepEqual(
+          { plan: limitCleared.plan, monthly_limit: limitCleared.monthly_limit, effective_monthly_limit: limitCleared.effective_monthly_limit },
+          { plan: 'enterprise', monthly_limit: null, effective_monthly_limit: null },
+        );
         assert.equal((await test.gateway.accounts.getAccount(account.id)).customMonthlyLimit, null);
       });
 
@@ -130,7 +133,10 @@ for (const dialect of dialects) {
         assert.ok(!run.stdout.includes('operator secret 1'));
         const operator = expectJsonObject(run);
         assert.ok(!('password' in operator));
-        assert.deepEqual({ account_id: operator.account_id, role: operator.role, is_operator: operator.is_operator }, { account_id: null, role: 'admin', is_operator: true });
+        assert.deepEqual(
+          { account_id: operator.account_id, role: operator.role, is_operator: operator.is_operator },
+          { account_id: null, role: 'admin', is_operator: true },
+        );
       });
 
       it('user list --json wraps the users in {"users": [...]} and never shows a password or its hash', async () => {
@@ -140,7 +146,14 @@ for (const dialect of dialects) {
         const listed = expectJsonObject(run);
         assert.deepEqual(Object.keys(listed), ['users']);
         const row = listed.users.find((user: { id: string }) => user.id === created.user.id);
-        assert.deepEqual(row, { id: created.user.id, email: created.user.email, account_id: account.id, role: 'admin', is_operator: false, created_at: created.user.createdAt.toISOString() });
+        assert.deepEqual(row, {
+          id: created.user.id,
+          email: created.user.email,
+          account_id: account.id,
+          role: 'admin',
+          is_operator: false,
+          created_at: created.user.createdAt.toISOString(),
+        });
         assert.ok(!run.stdout.includes(created.generatedPassword!));
         assert.ok(!run.stdout.includes('scrypt$'));
       });
@@ -148,7 +161,8 @@ for (const dialect of dialects) {
       it('number list --json lists every number, or only one account\'s with --account; --json may also come first', async () => {
         const [first, second] = [await newAccount(), await newAccount()];
         const [firstNumber, secondNumber] = [await newNumber(first.id), await newNumber(second.id)];
-        const [all, one] = (await Promise.all([wagw('--json', 'number', 'list'), wagw('number', 'list', '--account', first.id, '--json')])).map(expectJsonObject);
+        const runs = await Promise.all([wagw('--json', 'number', 'list'), wagw('number', 'list', '--account', first.id, '--json')]);
+        const [all, one] = runs.map(expectJsonObject);
         assert.deepEqual(Object.keys(all!), ['numbers']);
         const allPhones = all!.numbers.map((number: { phone: string }) => number.phone);
         assert.ok(allPhones.includes(firstNumber.phone) && allPhones.includes(secondNumber.phone));
@@ -159,7 +173,8 @@ for (const dialect of dialects) {
       it('number remove --json removes a number by phone or by id and says removed: true', async () => {
         const account = await newAccount();
         const [byPhone, byId] = [await newNumber(account.id), await newNumber(account.id)];
-        const results = (await Promise.all([wagw('number', 'remove', byPhone.phone, '--json'), wagw('number', 'remove', byId.id, '--json')])).map(expectJsonObject);
+        const runs = await Promise.all([wagw('number', 'remove', byPhone.phone, '--json'), wagw('number', 'remove', byId.id, '--json')]);
+        const results = runs.map(expectJsonObject);
         for (const [result, number] of [[results[0]!, byPhone], [results[1]!, byId]] as const) {
           assert.deepEqual({ id: result.id, phone: result.phone, removed: result.removed }, { id: number.id, phone: number.phone, removed: true });
           assert.equal(await findNumberById(test.gateway.store.db, number.id), undefined);
@@ -193,7 +208,6 @@ for (const dialect of dialects) {
         assert.ok(!run.stdout.includes(created.plaintext), 'the key never appears');
         assert.ok(!run.stdout.includes(created.plaintext.slice('wagw_live_sk_'.length)), 'nor its secret part');
       });
-
     });
 
     describe('mistakes exit 1 with a message on stderr naming what was wrong, and nothing on stdout', { concurrency: CONCURRENT_TESTS }, () => {
@@ -211,7 +225,14 @@ for (const dialect of dialects) {
       it('a phone that is already a number of the gateway is refused, in any spelling', async () => {
         const account = await newAccount();
         const existing = await newNumber(account.id);
-        expectRefusal(await wagw('number', 'add', '--account', account.id, '--phone', spaced(existing.phone), '--json'), existing.phone, 'already');
+        const run = await wagw('number', 'add', '--account', account.id, '--phone', spaced(existing.phone), '--json');
+        expectRefusal(run, existing.phone, 'already');
+      });
+
+      it('a missing required option is named, and the command does nothing', async () => {
+        const account = await newAccount();
+        expectRefusal(await wagw('number', 'add', '--account', account.id, '--json'), '--phone');
+        assert.deepEqual(await test.gateway.numbers.listNumbers(account.id), []);
       });
 
       it('an invalid phone is refused and quoted', async () => {
@@ -233,11 +254,13 @@ for (const dialect of dialects) {
         const account = await newAccount();
         const email = uniqueEmail('Foo').replace('example.com', 'X.com');
         await test.gateway.accounts.createUser({ email, accountId: account.id, password: 'first user password' });
-        expectRefusal(await wagw('user', 'create', '--email', email.toLowerCase(), '--account', account.id, '--json'), email.toLowerCase(), 'already');
+        const run = await wagw('user', 'create', '--email', email.toLowerCase(), '--account', account.id, '--json');
+        expectRefusal(run, email.toLowerCase(), 'already');
       });
 
       it('an unknown plan is refused with the plans there are, and no account is created', async () => {
-        expectRefusal(await wagw('account', 'create', '--name', 'Gold Co', '--plan', 'gold', '--json'), '"gold"', 'starter, pro, enterprise');
+        const run = await wagw('account', 'create', '--name', 'Gold Co', '--plan', 'gold', '--json');
+        expectRefusal(run, '"gold"', 'starter, pro, enterprise');
         assert.ok(!(await test.gateway.accounts.listAccounts()).some((account) => account.name === 'Gold Co'));
       });
 
@@ -256,7 +279,8 @@ for (const dialect of dialects) {
       it('a --password shorter than 12 characters is refused and no user is created', async () => {
         const account = await newAccount();
         const email = uniqueEmail('short');
-        expectRefusal(await wagw('user', 'create', '--email', email, '--account', account.id, '--password', 'elevenchars', '--json'), '12 characters');
+        const run = await wagw('user', 'create', '--email', email, '--account', account.id, '--password', 'elevenchars', '--json');
+        expectRefusal(run, '12 characters');
         assert.equal(await findUserByEmail(test.gateway.store.db, email), undefined);
       });
 
@@ -301,8 +325,11 @@ for (const dialect of dialects) {
         const seeded = await seedAccount(test.gateway);
         const phone = seeded.phones[0]!;
         const updated = expectJsonObject(await wagw('number', 'set-status', spaced(phone), 'disconnected', '--json'));
-        assert.deepEqual({ phone: updated.phone, status: updated.status, account_id: updated.account_id }, { phone, status: 'disconnected', account_id: seeded.accountId });
-        const response = await send(seeded.phones[0]!, seeded.apiKey);
+        assert.deepEqual(
+          { phone: updated.phone, status: updated.status, account_id: updated.account_id },
+          { phone, status: 'disconnected', account_id: seeded.accountId },
+        );
+        const response = await send(phone, seeded.apiKey);
         assert.equal(response.statusCode, 503, response.body);
         assert.equal(response.json().error, 'number_not_connected');
       });

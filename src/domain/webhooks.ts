@@ -1,0 +1,105 @@
+import type { Message, SessionStatus } from './model.ts';
+
+export const webhookEventTypes = ['message', 'message.status', 'session.status'] as const;
+export type WebhookEventType = (typeof webhookEventTypes)[number];
+/** What a delivery can carry: a subscribable event, or the test event an operator sends. */
+export type DeliveredEventType = WebhookEventType | 'test';
+
+export function isWebhookEventType(value: string): value is WebhookEventType {
+  return (webhookEventTypes as readonly string[]).includes(value);
+}
+
+export interface Webhook {
+  id: string;
+  accountId: string;
+  url: string;
+  eventTypes: WebhookEventType[];
+  enabled: boolean;
+  disabledReason: string | null;
+  failingSince: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed';
+
+export interface WebhookDelivery {
+  id: string;
+  eventId: string;
+  eventType: DeliveredEventType;
+  webhookId: string;
+  accountId: string;
+  state: DeliveryState;
+  attemptCount: number;
+  nextAttemptAt: Date;
+  lastAttemptAt: Date | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  createdAt: Date;
+}
+
+/** Why an attempt failed without an HTTP answer, as recorded in the attempt log. */
+export type AttemptError = 'timeout' | 'dns' | 'refused' | 'reset' | 'tls' | 'blocked_address' | 'redirect' | 'network';
+
+export interface WebhookAttempt {
+  id: string;
+  deliveryId: string;
+  webhookId: string;
+  attemptedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
+}
+
+/** An event's body before the per-webhook `webhook_id` is added. */
+export type EventPayload = { event: DeliveredEventType } & Record<string, unknown>;
+
+/**
+ * The incoming-message payload. It satisfies receivers written for either published shape: the
+ * flat fields, and the nested `data` object with `from`, `message` and `timestamp`.
+ */
+export function incomingMessagePayload(message: Message): EventPayload {
+  const createdAt = message.createdAt.toISOString();
+  return {
+    event: 'message',
+    message_id: message.id,
+    created_at: createdAt,
+    from_phone: message.fromPhone,
+    to_phone: message.toPhone,
+    message: message.text,
+    status: 'received',
+    data: { from: message.fromPhone, message: message.text, timestamp: createdAt },
+  };
+}
+
+export function messageStatusPayload(
+  message: Pick<Message, 'id' | 'fromPhone' | 'toPhone'>,
+  status: 'sent' | 'delivered' | 'read' | 'failed',
+  errorCode: string | null,
+  at: Date,
+): EventPayload {
+  return {
+    event: 'message.status',
+    message_id: message.id,
+    from_phone: message.fromPhone,
+    to_phone: message.toPhone,
+    status,
+    error_code: errorCode,
+    timestamp: at.toISOString(),
+  };
+}
+
+export function sessionStatusPayload(phone: string, status: SessionStatus, reason: string | null, at: Date): EventPayload {
+  return { event: 'session.status', phone, status, reason, timestamp: at.toISOString() };
+}
+
+export function testEventPayload(at: Date): EventPayload {
+  return { event: 'test', message: 'This is a test event from wa-gateway.', timestamp: at.toISOString() };
+}
+
+/** The bytes that are signed and sent: the event with the receiving webhook's id second. */
+export function renderPayload(payload: EventPayload, webhookId: string): string {
+  const { event, ...rest } = payload;
+  return JSON.stringify({ event, webhook_id: webhookId, ...rest });
+}

@@ -1,0 +1,269 @@
+import type { DeliveredEventType, DeliveryState, WebhookAttempt, WebhookDelivery } from '../../domain/webhooks.ts';
+import type { Executor } from '../database.ts';
+
+export interface NewEvent {
+  id: string;
+  accountId: string;
+  eventType: DeliveredEventType;
+  payload: string;
+  createdAt: Date;
+}
+
+export async function insertEvent(db: Executor, event: NewEvent): Promise<void> {
+  await db
+    .insertInto('webhook_events')
+    .values({
+      id: event.id,
+      account_id: event.accountId,
+      event_type: event.eventType,
+      payload: event.payload,
+      created_at: event.createdAt.getTime(),
+    })
+    .execute();
+}
+
+export async function insertDeliveries(
+  db: Executor,
+  deliveries: { id: string; eventId: string; webhookId: string; accountId: string; at: Date }[],
+): Promise<void> {
+  if (deliveries.length === 0) return;
+  await db
+    .insertInto('webhook_deliveries')
+    .values(
+      deliveries.map((delivery) => ({
+        id: delivery.id,
+        event_id: delivery.eventId,
+        webhook_id: delivery.webhookId,
+        account_id: delivery.accountId,
+        state: 'pending',
+        attempt_count: 0,
+        next_attempt_at: delivery.at.getTime(),
+        claimed_until: null,
+        last_attempt_at: null,
+        last_status_code: null,
+        last_error: null,
+        created_at: delivery.at.getTime(),
+        updated_at: delivery.at.getTime(),
+      })),
+    )
+    .execute();
+}
+
+/** Everything the worker needs to make one attempt. */
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  url: string;
+  eventType: DeliveredEventType;
+  payload: string;
+  attemptCount: number;
+  createdAt: number;
+}
+
+export interface ClaimOptions {
+  now: number;
+  leaseUntil: number;
+  limit: number;
+  /** Webhooks already at their in-flight limit: their work waits so others are not blocked. */
+  excludeWebhookIds: string[];
+  /** PostgreSQL: skip rows another worker has locked; SQLite serialises writers anyway. */
+  skipLocked: boolean;
+}
+
+/**
+ * Claims due deliveries of enabled webhooks by setting a lease. A worker that dies mid-attempt
+ * simply lets its lease lapse, and the delivery is claimed again: at least once, never lost.
+ */
+export async function claimDueDeliveries(db: Executor, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  let candidates = db
+    .selectFrom('webhook_deliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
+    .select('webhook_deliveries.id')
+    .where('webhook_deliveries.state', '=', 'pending')
+    .where('webhook_deliveries.next_attempt_at', '<=', options.now)
+    .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', options.now)]))
+    .where('webhooks.enabled', '=', 1)
+    .orderBy('webhook_deliveries.next_attempt_at')
+    .limit(options.limit);
+  if (options.excludeWebhookIds.length > 0) {
+    candidates = candidates.where('webhook_deliveries.webhook_id', 'not in', options.excludeWebhookIds);
+  }
+  if (options.skipLocked) candidates = candidates.forUpdate('webhook_deliveries').skipLocked();
+  const ids = (await candidates.execute()).map((row) => row.id);
+  if (ids.length === 0) return [];
+
+  await db.updateTable('webhook_deliveries').set({ claimed_until: options.leaseUntil }).where('id', 'in', ids).execute();
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
+    .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+    .select([
+      'webhook_deliveries.id',
+      'webhook_deliveries.webhook_id',
+      'webhook_deliveries.attempt_count',
+      'webhook_deliveries.created_at',
+      'webhooks.url',
+      'webhook_events.event_type',
+      'webhook_events.payload',
+    ])
+    .where('webhook_deliveries.id', 'in', ids)
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    webhookId: row.webhook_id,
+    url: row.url,
+    eventType: row.event_type as DeliveredEventType,
+    payload: row.payload,
+    attemptCount: row.attempt_count,
+    createdAt: row.created_at,
+  }));
+}
+
+/** Gives claimed deliveries back untouched, for work claimed beyond an endpoint's limit. */
+export async function releaseClaims(db: Executor, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('webhook_deliveries').set({ claimed_until: null }).where('id', 'in', ids).execute();
+}
+
+export interface AttemptOutcome {
+  attempt: WebhookAttempt;
+  state: DeliveryState;
+  nextAttemptAt: Date | null;
+}
+
+/** The attempt row and the delivery's new state, written together. */
+export async function recordAttempt(db: Executor, outcome: AttemptOutcome): Promise<void> {
+  const { attempt } = outcome;
+  await db
+    .insertInto('webhook_attempts')
+    .values({
+      id: attempt.id,
+      delivery_id: attempt.deliveryId,
+      webhook_id: attempt.webhookId,
+      attempted_at: attempt.attemptedAt.getTime(),
+      duration_ms: attempt.durationMs,
+      status_code: attempt.statusCode,
+      response_excerpt: attempt.responseExcerpt,
+      error: attempt.error,
+    })
+    .execute();
+  await db
+    .updateTable('webhook_deliveries')
+    .set((eb) => ({
+      state: outcome.state,
+      attempt_count: eb('attempt_count', '+', 1),
+      next_attempt_at: (outcome.nextAttemptAt ?? attempt.attemptedAt).getTime(),
+      claimed_until: null,
+      last_attempt_at: attempt.attemptedAt.getTime(),
+      last_status_code: attempt.statusCode,
+      last_error: attempt.error,
+      updated_at: Date.now(),
+    }))
+    .where('id', '=', attempt.deliveryId)
+    .execute();
+}
+
+const deliveryColumns = [
+  'webhook_deliveries.id',
+  'webhook_deliveries.event_id',
+  'webhook_events.event_type',
+  'webhook_deliveries.webhook_id',
+  'webhook_deliveries.account_id',
+  'webhook_deliveries.state',
+  'webhook_deliveries.attempt_count',
+  'webhook_deliveries.next_attempt_at',
+  'webhook_deliveries.last_attempt_at',
+  'webhook_deliveries.last_status_code',
+  'webhook_deliveries.last_error',
+  'webhook_deliveries.created_at',
+] as const;
+
+function deliveriesQuery(db: Executor) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+    .select(deliveryColumns);
+}
+
+type DeliverySelection = Awaited<ReturnType<ReturnType<typeof deliveriesQuery>['executeTakeFirstOrThrow']>>;
+
+function toDelivery(row: DeliverySelection): WebhookDelivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.event_type as DeliveredEventType,
+    webhookId: row.webhook_id,
+    accountId: row.account_id,
+    state: row.state as DeliveryState,
+    attemptCount: row.attempt_count,
+    nextAttemptAt: new Date(row.next_attempt_at),
+    lastAttemptAt: row.last_attempt_at === null ? null : new Date(row.last_attempt_at),
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    createdAt: new Date(row.created_at),
+  };
+}
+
+export async function findDelivery(db: Executor, id: string, accountId?: string): Promise<WebhookDelivery | undefined> {
+  let query = deliveriesQuery(db).where('webhook_deliveries.id', '=', id);
+  if (accountId !== undefined) query = query.where('webhook_deliveries.account_id', '=', accountId);
+  const row = await query.executeTakeFirst();
+  return row && toDelivery(row);
+}
+
+/** Newest first. */
+export async function listDeliveries(db: Executor, webhookId: string, limit: number): Promise<WebhookDelivery[]> {
+  const rows = await deliveriesQuery(db)
+    .where('webhook_deliveries.webhook_id', '=', webhookId)
+    .orderBy('webhook_deliveries.created_at', 'desc')
+    .orderBy('webhook_deliveries.id', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.map(toDelivery);
+}
+
+export async function listAttempts(db: Executor, deliveryId: string): Promise<WebhookAttempt[]> {
+  const rows = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempted_at').orderBy('id').execute();
+  return rows.map((row) => ({
+    id: row.id,
+    deliveryId: row.delivery_id,
+    webhookId: row.webhook_id,
+    attemptedAt: new Date(row.attempted_at),
+    durationMs: row.duration_ms,
+    statusCode: row.status_code,
+    responseExcerpt: row.response_excerpt,
+    error: row.error,
+  }));
+}
+
+/** Puts a delivery back in line for an attempt now, whatever its state. */
+export async function scheduleRedelivery(db: Executor, id: string, at: Date): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ state: 'pending', next_attempt_at: at.getTime(), claimed_until: null, updated_at: at.getTime() })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function countPendingDeliveries(db: Executor): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('state', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Deletes attempts, finished deliveries and their events older than the cutoff. */
+export async function pruneDeliveryHistory(db: Executor, cutoff: Date): Promise<void> {
+  const before = cutoff.getTime();
+  await db.deleteFrom('webhook_attempts').where('attempted_at', '<', before).execute();
+  await db.deleteFrom('webhook_deliveries').where('state', 'in', ['delivered', 'failed']).where('updated_at', '<', before).execute();
+  await db
+    .deleteFrom('webhook_events')
+    .where('created_at', '<', before)
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('webhook_deliveries').select('webhook_deliveries.id').whereRef('webhook_deliveries.event_id', '=', 'webhook_events.id'))),
+    )
+    .execute();
+}

@@ -1,0 +1,131 @@
+import type { Webhook, WebhookEventType } from '../../domain/webhooks.ts';
+import type { Executor } from '../database.ts';
+import type { WebhookRow } from '../schema.ts';
+
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    url: row.url,
+    eventTypes: row.event_types.split(',').filter(Boolean) as WebhookEventType[],
+    enabled: row.enabled === 1,
+    disabledReason: row.disabled_reason,
+    failingSince: row.failing_since === null ? null : new Date(row.failing_since),
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+export interface WebhookSecrets {
+  current: string;
+  previous: string | null;
+  previousExpiresAt: number | null;
+}
+
+export async function insertWebhook(db: Executor, webhook: Webhook, sealedSecret: string): Promise<void> {
+  await db
+    .insertInto('webhooks')
+    .values({
+      id: webhook.id,
+      account_id: webhook.accountId,
+      url: webhook.url,
+      event_types: webhook.eventTypes.join(','),
+      enabled: webhook.enabled ? 1 : 0,
+      secret_ciphertext: sealedSecret,
+      previous_secret_ciphertext: null,
+      previous_secret_expires_at: null,
+      disabled_reason: null,
+      failing_since: null,
+      created_at: webhook.createdAt.getTime(),
+      updated_at: webhook.updatedAt.getTime(),
+    })
+    .execute();
+}
+
+/** With `accountId`, a webhook of another account is not found: tenants never see each other. */
+export async function findWebhook(db: Executor, id: string, accountId?: string): Promise<Webhook | undefined> {
+  let query = db.selectFrom('webhooks').selectAll().where('id', '=', id);
+  if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+  const row = await query.executeTakeFirst();
+  return row && toWebhook(row);
+}
+
+export async function findWebhookSecrets(db: Executor, id: string): Promise<WebhookSecrets | undefined> {
+  const row = await db
+    .selectFrom('webhooks')
+    .select(['secret_ciphertext', 'previous_secret_ciphertext', 'previous_secret_expires_at'])
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return (
+    row && {
+      current: row.secret_ciphertext,
+      previous: row.previous_secret_ciphertext,
+      previousExpiresAt: row.previous_secret_expires_at,
+    }
+  );
+}
+
+export async function listWebhooks(db: Executor, accountId: string): Promise<Webhook[]> {
+  const rows = await db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  return rows.map(toWebhook);
+}
+
+export async function listEnabledWebhooks(db: Executor, accountId: string): Promise<Webhook[]> {
+  const rows = await db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).where('enabled', '=', 1).execute();
+  return rows.map(toWebhook);
+}
+
+export interface WebhookChanges {
+  url?: string;
+  eventTypes?: WebhookEventType[];
+  enabled?: boolean;
+  disabledReason?: string | null;
+}
+
+export async function updateWebhook(db: Executor, id: string, changes: WebhookChanges, at: Date): Promise<void> {
+  await db
+    .updateTable('webhooks')
+    .set({
+      updated_at: at.getTime(),
+      ...(changes.url !== undefined && { url: changes.url }),
+      ...(changes.eventTypes !== undefined && { event_types: changes.eventTypes.join(',') }),
+      ...(changes.enabled !== undefined && { enabled: changes.enabled ? 1 : 0 }),
+      ...(changes.enabled === true && { failing_since: null }),
+      ...(changes.disabledReason !== undefined && { disabled_reason: changes.disabledReason }),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function rotateWebhookSecret(
+  db: Executor,
+  id: string,
+  sealedSecret: string,
+  previousSealedSecret: string,
+  previousExpiresAt: Date,
+  at: Date,
+): Promise<void> {
+  await db
+    .updateTable('webhooks')
+    .set({
+      secret_ciphertext: sealedSecret,
+      previous_secret_ciphertext: previousSealedSecret,
+      previous_secret_expires_at: previousExpiresAt.getTime(),
+      updated_at: at.getTime(),
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function deleteWebhook(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('webhooks').where('id', '=', id).execute();
+}
+
+/** Records the outcome of an attempt on the webhook's health: success clears the failing run. */
+export async function recordWebhookHealth(db: Executor, id: string, succeeded: boolean, at: Date): Promise<void> {
+  if (succeeded) {
+    await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', id).where('failing_since', 'is not', null).execute();
+  } else {
+    await db.updateTable('webhooks').set({ failing_since: at.getTime() }).where('id', '=', id).where('failing_since', 'is', null).execute();
+  }
+}

@@ -1,0 +1,209 @@
+import type { Logger } from 'pino';
+import type { WebhookConfig } from '../config.ts';
+import { newId } from '../domain/ids.ts';
+import type { EventPayload, WebhookAttempt } from '../domain/webhooks.ts';
+import { renderPayload } from '../domain/webhooks.ts';
+import type { SecretBox } from '../secrets/secret-box.ts';
+import type { Store } from '../store/database.ts';
+import type { GroupCommitter } from '../store/group-commit.ts';
+import { claimDueDeliveries, pruneDeliveryHistory, recordAttempt, releaseClaims, type ClaimedDelivery } from '../store/repositories/deliveries.ts';
+import { findWebhook, findWebhookSecrets, recordWebhookHealth, updateWebhook } from '../store/repositories/webhooks.ts';
+import type { DeliveryNotifier } from './outbox.ts';
+import { applyRetryAfter, retryDelayMs } from './retry-policy.ts';
+import { signatureHeaders } from './signing.ts';
+import type { AttemptResult, WebhookHttpClient } from './webhook-http.ts';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/** How long a claim outlives the request timeout before another worker may take the delivery. */
+const LEASE_MARGIN_MS = 5_000;
+
+export interface DeliveryWorkerOptions {
+  store: Store;
+  committer: GroupCommitter;
+  client: WebhookHttpClient;
+  secretBox: SecretBox;
+  config: WebhookConfig;
+  logger: Logger;
+}
+
+/**
+ * Sends queued deliveries. It claims due work in batches, keeps many requests in flight, and
+ * bounds them per endpoint as well as overall, so a hanging endpoint only ever holds its own
+ * slots: the claim skips webhooks already at their limit, and other endpoints' work flows past.
+ * All state lives in the database; the worker holds nothing that a crash could lose.
+ */
+export class DeliveryWorker implements DeliveryNotifier {
+  private readonly inFlightByWebhook = new Map<string, number>();
+  private inFlight = 0;
+  private running = false;
+  private claiming = false;
+  private wakeRequested = false;
+  private timer: NodeJS.Timeout | undefined;
+  private lastPruneAt = 0;
+  private readonly settled = new Set<Promise<void>>();
+
+  constructor(private readonly options: DeliveryWorkerOptions) {}
+
+  start(): void {
+    this.running = true;
+    this.deliveriesQueued();
+  }
+
+  /** Stops claiming and waits for the attempts in flight (each bounded by the timeout). */
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    await Promise.allSettled([...this.settled]);
+  }
+
+  deliveriesQueued(): void {
+    if (!this.running) return;
+    if (this.claiming) {
+      this.wakeRequested = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.claimAndDispatch(), 0);
+  }
+
+  private async claimAndDispatch(): Promise<void> {
+    if (!this.running || this.claiming) return;
+    this.claiming = true;
+    this.wakeRequested = false;
+    let claimedFullBatch = false;
+    try {
+      await this.pruneIfDue();
+      const room = this.options.config.maxInFlight - this.inFlight;
+      if (room > 0) {
+        const claimed = await this.claim(room);
+        claimedFullBatch = claimed.length === room;
+        const accepted = await this.withinEndpointLimits(claimed);
+        for (const delivery of accepted) this.track(this.attempt(delivery), delivery.webhookId);
+      }
+    } catch (error) {
+      this.options.logger.error({ err: error }, 'the webhook worker could not claim deliveries');
+    } finally {
+      this.claiming = false;
+    }
+    if (!this.running) return;
+    const again = this.wakeRequested || claimedFullBatch;
+    this.timer = setTimeout(() => void this.claimAndDispatch(), again ? 0 : this.options.config.pollIntervalMs);
+  }
+
+  private claim(limit: number): Promise<ClaimedDelivery[]> {
+    const now = Date.now();
+    const saturated = [...this.inFlightByWebhook].filter(([, count]) => count >= this.options.config.maxInFlightPerEndpoint).map(([id]) => id);
+    return this.options.store.db.transaction().execute((trx) =>
+      claimDueDeliveries(trx, {
+        now,
+        leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
+        limit,
+        excludeWebhookIds: saturated,
+        skipLocked: this.options.store.dialect === 'postgres',
+      }),
+    );
+  }
+
+  /** Keeps what fits under each endpoint's limit and hands the rest back at once. */
+  private async withinEndpointLimits(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
+    const accepted: ClaimedDelivery[] = [];
+    const returned: string[] = [];
+    const planned = new Map(this.inFlightByWebhook);
+    for (const delivery of claimed) {
+      const count = planned.get(delivery.webhookId) ?? 0;
+      if (count < this.options.config.maxInFlightPerEndpoint) {
+        planned.set(delivery.webhookId, count + 1);
+        accepted.push(delivery);
+      } else {
+        returned.push(delivery.id);
+      }
+    }
+    await releaseClaims(this.options.store.db, returned);
+    return accepted;
+  }
+
+  private track(work: Promise<void>, webhookId: string): void {
+    this.inFlight += 1;
+    this.inFlightByWebhook.set(webhookId, (this.inFlightByWebhook.get(webhookId) ?? 0) + 1);
+    const settled = work
+      .catch((error: unknown) => this.options.logger.error({ err: error, webhookId }, 'a webhook attempt could not be recorded'))
+      .finally(() => {
+        this.inFlight -= 1;
+        const remaining = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
+        if (remaining === 0) this.inFlightByWebhook.delete(webhookId);
+        else this.inFlightByWebhook.set(webhookId, remaining);
+        this.settled.delete(settled);
+        this.deliveriesQueued();
+      });
+    this.settled.add(settled);
+  }
+
+  private async attempt(delivery: ClaimedDelivery): Promise<void> {
+    const attemptedAt = new Date();
+    const body = renderPayload(JSON.parse(delivery.payload) as EventPayload, delivery.webhookId);
+    const secrets = await this.signingSecrets(delivery.webhookId, attemptedAt);
+    // webhook-id is the delivery id, the same on every retry, so receivers can deduplicate.
+    const headers = signatureHeaders(delivery.id, attemptedAt, body, secrets);
+    const result = await this.options.client.post(delivery.url, body, { ...headers });
+    await this.record(delivery, attemptedAt, result);
+  }
+
+  private async signingSecrets(webhookId: string, at: Date): Promise<string[]> {
+    const sealed = await findWebhookSecrets(this.options.store.db, webhookId);
+    if (sealed === undefined) return [];
+    const secrets = [this.options.secretBox.open(sealed.current)];
+    if (sealed.previous !== null && (sealed.previousExpiresAt ?? 0) > at.getTime()) {
+      secrets.push(this.options.secretBox.open(sealed.previous));
+    }
+    return secrets;
+  }
+
+  private async record(delivery: ClaimedDelivery, attemptedAt: Date, result: AttemptResult): Promise<void> {
+    const succeeded = result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const gone = result.statusCode === 410;
+    const attemptsMade = delivery.attemptCount + 1;
+    const scheduled = succeeded || gone ? null : retryDelayMs(attemptsMade, this.options.config.retryDelaysSeconds);
+    const delayMs = scheduled === null ? null : applyRetryAfter(scheduled, result.retryAfterMs);
+    const attempt: WebhookAttempt = {
+      id: newId('attempt'),
+      deliveryId: delivery.id,
+      webhookId: delivery.webhookId,
+      attemptedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      responseExcerpt: result.responseExcerpt,
+      error: result.error === null ? null : `${result.error}${result.errorDetail ? `: ${result.errorDetail}` : ''}`,
+    };
+    await this.options.committer.run(async (trx) => {
+      await recordAttempt(trx, {
+        attempt,
+        state: succeeded ? 'delivered' : delayMs === null ? 'failed' : 'pending',
+        nextAttemptAt: delayMs === null ? null : new Date(attemptedAt.getTime() + delayMs),
+      });
+      await recordWebhookHealth(trx, delivery.webhookId, succeeded, attemptedAt);
+      if (gone) {
+        await updateWebhook(trx, delivery.webhookId, { enabled: false, disabledReason: 'The endpoint answered 410 Gone.' }, attemptedAt);
+      }
+    });
+    if (!succeeded && !gone) await this.disableIfFailingTooLong(delivery.webhookId, attemptedAt);
+  }
+
+  /** A webhook that has failed without a single success for days is switched off, with the reason. */
+  private async disableIfFailingTooLong(webhookId: string, at: Date): Promise<void> {
+    const webhook = await findWebhook(this.options.store.db, webhookId);
+    const limitMs = this.options.config.disableAfterFailingDays * DAY_MS;
+    if (webhook?.enabled && webhook.failingSince !== null && at.getTime() - webhook.failingSince.getTime() >= limitMs) {
+      const reason = `Every attempt has failed since ${webhook.failingSince.toISOString()} (${this.options.config.disableAfterFailingDays} days).`;
+      await updateWebhook(this.options.store.db, webhookId, { enabled: false, disabledReason: reason }, at);
+      this.options.logger.warn({ webhookId, reason }, 'disabled a failing webhook');
+    }
+  }
+
+  private async pruneIfDue(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastPruneAt < PRUNE_INTERVAL_MS) return;
+    this.lastPruneAt = now;
+    await pruneDeliveryHistory(this.options.store.db, new Date(now - this.options.config.attemptRetentionDays * DAY_MS));
+  }
+}

@@ -1,0 +1,179 @@
+import { AppError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { Webhook, WebhookAttempt, WebhookDelivery, WebhookEventType } from '../domain/webhooks.ts';
+import { isWebhookEventType, testEventPayload, webhookEventTypes } from '../domain/webhooks.ts';
+import type { SecretBox } from '../secrets/secret-box.ts';
+import type { Store } from '../store/database.ts';
+import type { GroupCommitter } from '../store/group-commit.ts';
+import { findAccountById } from '../store/repositories/accounts.ts';
+import { findDelivery, listAttempts, listDeliveries, scheduleRedelivery } from '../store/repositories/deliveries.ts';
+import * as webhooks from '../store/repositories/webhooks.ts';
+import { isBlockedAddress, resolveHost } from './address-guard.ts';
+import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
+import { generateWebhookSecret } from './signing.ts';
+
+/** After a rotation, the old secret keeps signing alongside the new one for this long. */
+const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+export interface WebhookInput {
+  url?: string;
+  eventTypes?: string[];
+  enabled?: boolean;
+}
+
+export interface DeliveryWithAttempts {
+  delivery: WebhookDelivery;
+  attempts: WebhookAttempt[];
+}
+
+/**
+ * Webhooks as customers and operators manage them. Every method that takes `accountId` acts
+ * only on that account's webhooks: another account's id is simply not found.
+ */
+export class WebhooksService {
+  constructor(
+    private readonly store: Store,
+    private readonly committer: GroupCommitter,
+    private readonly secretBox: SecretBox,
+    private readonly notifier: DeliveryNotifier,
+    private readonly allowPrivateAddresses: boolean,
+  ) {}
+
+  async createWebhook(accountId: string, input: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
+    if ((await findAccountById(this.store.db, accountId)) === undefined) {
+      throw new AppError('account_not_found', `There is no account ${accountId}.`);
+    }
+    const now = new Date();
+    const webhook: Webhook = {
+      id: newId('webhook'),
+      accountId,
+      url: await this.checkUrl(input.url ?? ''),
+      eventTypes: parseEventTypes(input.eventTypes ?? ['message']),
+      enabled: input.enabled ?? true,
+      disabledReason: null,
+      failingSince: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const secret = generateWebhookSecret();
+    await webhooks.insertWebhook(this.store.db, webhook, this.secretBox.seal(secret));
+    return { webhook, secret };
+  }
+
+  listWebhooks(accountId: string): Promise<Webhook[]> {
+    return webhooks.listWebhooks(this.store.db, accountId);
+  }
+
+  async getWebhook(id: string, accountId?: string): Promise<Webhook> {
+    const webhook = await webhooks.findWebhook(this.store.db, id, accountId);
+    if (webhook === undefined) throw new AppError('webhook_not_found', `There is no webhook ${id}.`);
+    return webhook;
+  }
+
+  async updateWebhook(id: string, input: WebhookInput, accountId?: string): Promise<Webhook> {
+    await this.getWebhook(id, accountId);
+    await webhooks.updateWebhook(
+      this.store.db,
+      id,
+      {
+        ...(input.url !== undefined && { url: await this.checkUrl(input.url) }),
+        ...(input.eventTypes !== undefined && { eventTypes: parseEventTypes(input.eventTypes) }),
+        ...(input.enabled !== undefined && { enabled: input.enabled, disabledReason: input.enabled ? null : 'Disabled by a user.' }),
+      },
+      new Date(),
+    );
+    if (input.enabled) this.notifier.deliveriesQueued();
+    return this.getWebhook(id, accountId);
+  }
+
+  async deleteWebhook(id: string, accountId?: string): Promise<Webhook> {
+    const webhook = await this.getWebhook(id, accountId);
+    await webhooks.deleteWebhook(this.store.db, id);
+    return webhook;
+  }
+
+  async revealSecret(id: string, accountId?: string): Promise<string> {
+    await this.getWebhook(id, accountId);
+    const sealed = await webhooks.findWebhookSecrets(this.store.db, id);
+    return this.secretBox.open(sealed!.current);
+  }
+
+  /** A new secret; the old one keeps signing too for 24 hours, so receivers can switch over. */
+  async rotateSecret(id: string, accountId?: string): Promise<{ webhook: Webhook; secret: string; previousValidUntil: Date }> {
+    const webhook = await this.getWebhook(id, accountId);
+    const sealed = await webhooks.findWebhookSecrets(this.store.db, id);
+    const secret = generateWebhookSecret();
+    const now = new Date();
+    const previousValidUntil = new Date(now.getTime() + ROTATION_OVERLAP_MS);
+    await webhooks.rotateWebhookSecret(this.store.db, id, this.secretBox.seal(secret), sealed!.current, previousValidUntil, now);
+    return { webhook, secret, previousValidUntil };
+  }
+
+  async sendTestEvent(id: string, accountId?: string): Promise<void> {
+    const webhook = await this.getWebhook(id, accountId);
+    const now = new Date();
+    await this.committer.run((trx) => enqueueTestEvent(trx, webhook, testEventPayload(now), now));
+    this.notifier.deliveriesQueued();
+  }
+
+  async listDeliveries(webhookId: string, accountId?: string, limit = 50): Promise<DeliveryWithAttempts[]> {
+    await this.getWebhook(webhookId, accountId);
+    const deliveries = await listDeliveries(this.store.db, webhookId, limit);
+    return Promise.all(deliveries.map(async (delivery) => ({ delivery, attempts: await listAttempts(this.store.db, delivery.id) })));
+  }
+
+  async getDelivery(id: string, accountId?: string): Promise<DeliveryWithAttempts> {
+    const delivery = await findDelivery(this.store.db, id, accountId);
+    if (delivery === undefined) throw new AppError('delivery_not_found', `There is no delivery ${id}.`);
+    return { delivery, attempts: await listAttempts(this.store.db, id) };
+  }
+
+  /** Sends a delivery again now, whatever its state, with the same webhook-id. */
+  async redeliver(id: string, accountId?: string): Promise<WebhookDelivery> {
+    const { delivery } = await this.getDelivery(id, accountId);
+    await scheduleRedelivery(this.store.db, id, new Date());
+    this.notifier.deliveriesQueued();
+    return (await this.getDelivery(id, accountId)).delivery ?? delivery;
+  }
+
+  /**
+   * A webhook URL must be http(s), and its host must resolve to at least one address the
+   * delivery worker may reach. The worker checks again on every connection, because DNS can
+   * change after this.
+   */
+  private async checkUrl(raw: string): Promise<string> {
+    let url: URL;
+    try {
+      url = new URL(raw.trim());
+    } catch {
+      throw new AppError('invalid_webhook_url', `"${raw}" is not a URL.`, 'Use an absolute http:// or https:// URL.');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new AppError('invalid_webhook_url', `Webhook URLs must use http or https, not ${url.protocol.replace(':', '')}.`);
+    }
+    let addresses: string[];
+    try {
+      addresses = await resolveHost(url.hostname);
+    } catch {
+      throw new AppError('invalid_webhook_url', `The host ${url.hostname} does not resolve.`);
+    }
+    if (!this.allowPrivateAddresses && addresses.every(isBlockedAddress)) {
+      throw new AppError(
+        'webhook_url_blocked',
+        `${url.hostname} resolves only to private, loopback or reserved addresses, which webhooks may not reach.`,
+        `Resolved to ${addresses.join(', ')}. For local development, set WAGW_WEBHOOK_ALLOW_PRIVATE=true.`,
+      );
+    }
+    return url.toString();
+  }
+}
+
+function parseEventTypes(eventTypes: string[]): WebhookEventType[] {
+  const cleaned = [...new Set(eventTypes.map((type) => type.trim()).filter(Boolean))];
+  if (cleaned.length === 0) throw new AppError('invalid_event_type', 'A webhook needs at least one event type.');
+  const unknown = cleaned.filter((type) => !isWebhookEventType(type));
+  if (unknown.length > 0) {
+    throw new AppError('invalid_event_type', `Unknown event type ${unknown.join(', ')}; use ${webhookEventTypes.join(', ')}.`);
+  }
+  return cleaned as WebhookEventType[];
+}
