@@ -14,6 +14,10 @@ if [ -z "${WAGW_TEST_POSTGRES_URL:-}" ]; then
   trap stop_throwaway_postgres EXIT
 fi
 
+# One fixed key for every process of a test run, so that a secret sealed by the CLI can be
+# opened by a server the test started, and no key file is written into the working tree.
+export WAGW_SECRET_KEY="${WAGW_SECRET_KEY:-7e57000000000000000000000000000000000000000000000000000000007e57}"
+
 if [ "$#" -gt 0 ]; then
   files=("$@")
 else

@@ -14,6 +14,10 @@ import { openStore, type Store } from './store/database.ts';
 import { GroupCommitter } from './store/group-commit.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { findNumberByPhone } from './store/repositories/numbers.ts';
+import { loadSecretKey, SecretBox } from './secrets/secret-box.ts';
+import { DeliveryWorker } from './webhooks/delivery-worker.ts';
+import { WebhookHttpClient } from './webhooks/webhook-http.ts';
+import { WebhooksService } from './webhooks/webhooks-service.ts';
 
 /** Everything the HTTP app, the CLI and the workers are built from. */
 export interface Gateway {
@@ -28,6 +32,9 @@ export interface Gateway {
   authenticator: ApiKeyAuthenticator;
   sender: SendMessageService;
   receiver: ReceiveMessageService;
+  webhooks: WebhooksService;
+  /** Sends webhook deliveries; started by the server only, never by the CLI. */
+  deliveryWorker: DeliveryWorker;
   startedAt: Date;
   /** The migrations this start applied (empty when the schema was already current). */
   appliedMigrations: string[];
@@ -63,7 +70,14 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     throw error;
   }
   const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize);
-  const receiver = new ReceiveMessageService(store, committer);
+  const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDirectory, logger));
+  const webhookClient = new WebhookHttpClient({
+    timeoutMs: config.webhooks.timeoutMs,
+    allowPrivateAddresses: config.webhooks.allowPrivateAddresses,
+    userAgent: `wa-gateway/${config.version}`,
+  });
+  const deliveryWorker = new DeliveryWorker({ store, committer, client: webhookClient, secretBox, config: config.webhooks, logger });
+  const receiver = new ReceiveMessageService(store, committer, deliveryWorker);
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
   // object closes over a variable so that both can be built in one pass.
@@ -71,7 +85,7 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
   const events: EngineEvents = {
     incomingMessage: (event) => receiver.receive(event),
     sessionStatusChanged: (event) => supervisor!.recordSessionStatus(event),
-    receipt: async () => {},
+    receipt: (event) => receiver.recordReceipt(event),
   };
   const sandbox = new SandboxEngine({
     events,
@@ -80,7 +94,7 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
       return number?.engine === 'sandbox' ? number : undefined;
     },
   });
-  supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox]), logger);
+  supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox]), committer, deliveryWorker, logger);
 
   return {
     config,
@@ -92,11 +106,15 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     numbers: new NumbersService(store, supervisor),
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix),
     authenticator: new ApiKeyAuthenticator(store, config.apiKeyPrefix, logger),
-    sender: new SendMessageService(store, committer, supervisor),
+    sender: new SendMessageService(store, committer, supervisor, deliveryWorker),
     receiver,
+    webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, config.webhooks.allowPrivateAddresses),
+    deliveryWorker,
     startedAt: new Date(),
     appliedMigrations,
     async close() {
+      await deliveryWorker.stop();
+      webhookClient.close();
       await committer.drain();
       await store.close();
     },

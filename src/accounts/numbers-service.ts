@@ -12,7 +12,6 @@ import {
   findNumberByPhone,
   insertNumber,
   listNumbers,
-  updateNumberStatus,
 } from '../store/repositories/numbers.ts';
 import { findUserById } from '../store/repositories/users.ts';
 
@@ -99,9 +98,8 @@ export class NumbersService {
     if (!this.supervisor.allowsSimulatedStatus(number)) {
       throw new AppError('invalid_argument', `The ${number.engine} engine reports its own status; it cannot be set by hand.`);
     }
-    const at = new Date();
-    await updateNumberStatus(this.store.db, number.id, status as SessionStatus, 'set by the operator', at);
-    return { ...number, status: status as SessionStatus, updatedAt: at };
+    await this.supervisor.recordSessionStatus({ phone: number.phone, status: status as SessionStatus, reason: 'set by the operator' });
+    return this.findNumber(number.id);
   }
 }
 

@@ -5,6 +5,7 @@ import { startServer, stopOnSignals } from '../http/server.ts';
 import { createGateway, createLogger } from '../main.ts';
 import { registerAccountCommands, registerUserCommands } from './commands/accounts.ts';
 import { registerKeyCommands, registerNumberCommands } from './commands/numbers.ts';
+import { registerWebhookCommands } from './commands/webhooks.ts';
 import { CliInputError, withGateway } from './context.ts';
 
 const program = new Command('wagw')
@@ -45,6 +46,7 @@ registerAccountCommands(program);
 registerUserCommands(program);
 registerNumberCommands(program);
 registerKeyCommands(program);
+registerWebhookCommands(program);
 
 try {
   await program.parseAsync(process.argv);

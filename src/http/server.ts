@@ -38,11 +38,14 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
   if (interrupted > 0) gateway.logger.warn({ count: interrupted }, 'marked sends cut off by the last shutdown as failed');
 
   const address = await app.listen({ host: gateway.config.http.host, port: gateway.config.http.port });
+  gateway.deliveryWorker.start();
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
     // Order matters: stop taking requests and let in-flight ones finish, then stop the
-    // sessions, then flush the commits those requests queued, then close the database.
+    // sessions, then (in gateway.close) let webhook attempts in flight finish, flush the
+    // commits all of them queued, and close the database. Deliveries not yet attempted stay
+    // in the outbox for the next start.
     stopping ??= (async () => {
       stopRequested = true;
       const closeIdle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);

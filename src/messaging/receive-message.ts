@@ -1,16 +1,31 @@
 import { newId } from '../domain/ids.ts';
-import type { Message } from '../domain/model.ts';
-import type { IncomingMessageEvent } from '../engines/engine.ts';
+import type { Message, MessageStatus } from '../domain/model.ts';
+import { incomingMessagePayload, messageStatusPayload } from '../domain/webhooks.ts';
+import type { IncomingMessageEvent, ReceiptEvent } from '../engines/engine.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { insertMessage } from '../store/repositories/messages.ts';
+import { advanceOutboundStatus, findOutboundStatus, insertMessage } from '../store/repositories/messages.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
+import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
+
+/** The statuses a receipt may move a message from: receipts only ever move it forward. */
+const RECEIPT_TRANSITIONS: Record<ReceiptEvent['status'], MessageStatus[]> = {
+  delivered: ['sent'],
+  read: ['sent', 'delivered'],
+  failed: ['queued', 'sent'],
+};
+/**
+ * A receipt can overtake the commit that records the engine's message id (the network is
+ * faster than our fsync), so an unknown id is retried for a few seconds before giving up.
+ */
+const RECEIPT_RETRY_DELAYS_MS = [20, 100, 500, 1_000, 2_000];
 
 /** Stores what engines receive. Incoming messages never count against the monthly volume. */
 export class ReceiveMessageService {
   constructor(
     private readonly store: Store,
     private readonly committer: GroupCommitter,
+    private readonly notifier: DeliveryNotifier,
   ) {}
 
   async receive(event: IncomingMessageEvent): Promise<Message> {
@@ -30,7 +45,30 @@ export class ReceiveMessageService {
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,
     };
-    await this.committer.run((trx) => insertMessage(trx, message));
+    // The message and its deliveries commit together: the outbox promise.
+    const queued = await this.committer.run(async (trx) => {
+      await insertMessage(trx, message);
+      return enqueueEvent(trx, message.accountId, incomingMessagePayload(message), message.createdAt);
+    });
+    if (queued > 0) this.notifier.deliveriesQueued();
     return message;
+  }
+
+  async recordReceipt(event: ReceiptEvent): Promise<void> {
+    for (const delayMs of [0, ...RECEIPT_RETRY_DELAYS_MS]) {
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+      const applied = await this.committer.run(async (trx) => {
+        const message = await advanceOutboundStatus(trx, event.engineMessageId, event.status, RECEIPT_TRANSITIONS[event.status], event.at);
+        if (message === undefined) return undefined;
+        return enqueueEvent(trx, message.accountId, messageStatusPayload(message, event.status, null, event.at), event.at);
+      });
+      if (applied !== undefined) {
+        if (applied > 0) this.notifier.deliveriesQueued();
+        return;
+      }
+      // Known and past `queued` but not movable: a stale receipt, with nothing to wait for.
+      const current = await findOutboundStatus(this.store.db, event.engineMessageId);
+      if (current !== undefined && current !== 'queued') return;
+    }
   }
 }

@@ -9,6 +9,8 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { insertMessage, updateMessageStatus } from '../store/repositories/messages.ts';
 import { findNumberWithPlanByPhone, listInterruptedSends } from '../store/repositories/numbers.ts';
 import { monthlyUsed, releaseMonthlyUnit, reserveMonthlyUnit } from '../store/repositories/usage.ts';
+import { messageStatusPayload } from '../domain/webhooks.ts';
+import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
 export interface SendRequest {
@@ -35,6 +37,7 @@ export class SendMessageService {
     private readonly store: Store,
     private readonly committer: GroupCommitter,
     private readonly supervisor: SessionSupervisor,
+    private readonly notifier: DeliveryNotifier,
   ) {}
 
   async send(request: SendRequest): Promise<Message> {
@@ -83,9 +86,12 @@ export class SendMessageService {
     const engineMessageId = await this.handOverToEngine(number, message, terms);
     // The 200 waits for this commit too, so that a message the client was told is sent is
     // never found `queued` (and failed as interrupted) after a crash.
-    await this.committer.run((trx) =>
-      updateMessageStatus(trx, message.id, { status: 'sent', engineMessageId, at: new Date() }),
-    );
+    const sentAt = new Date();
+    const queued = await this.committer.run(async (trx) => {
+      await updateMessageStatus(trx, message.id, { status: 'sent', engineMessageId, at: sentAt });
+      return enqueueEvent(trx, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
+    });
+    if (queued > 0) this.notifier.deliveriesQueued();
     return { ...message, status: 'sent', engineMessageId };
   }
 
@@ -96,10 +102,7 @@ export class SendMessageService {
   async failInterruptedSends(startedAt: Date): Promise<number> {
     const interrupted = await listInterruptedSends(this.store.db, startedAt);
     for (const send of interrupted) {
-      await this.committer.run(async (trx) => {
-        await updateMessageStatus(trx, send.id, { status: 'failed', errorCode: 'interrupted', at: new Date() });
-        await releaseMonthlyUnit(trx, send.accountId, usagePeriod(new Date(send.createdAt)));
-      });
+      await this.markFailed(send, 'interrupted', usagePeriod(new Date(send.createdAt)));
     }
     return interrupted.length;
   }
@@ -110,15 +113,23 @@ export class SendMessageService {
       return sent.engineMessageId;
     } catch (error) {
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
-      await this.committer.run(async (trx) => {
-        await updateMessageStatus(trx, message.id, { status: 'failed', errorCode, at: new Date() });
-        await releaseMonthlyUnit(trx, terms.accountId, terms.period);
-      });
+      await this.markFailed(message, errorCode, terms.period);
       if (error instanceof EngineSendError) {
         throw notConnected(number, error.sessionStatus ?? this.supervisor.sessionStatus(number));
       }
       throw error;
     }
+  }
+
+  /** Fails a send the engine never accepted: its unit goes back, and subscribers hear of it. */
+  private async markFailed(message: Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone'>, errorCode: string, period: string): Promise<void> {
+    const at = new Date();
+    const queued = await this.committer.run(async (trx) => {
+      await updateMessageStatus(trx, message.id, { status: 'failed', errorCode, at });
+      await releaseMonthlyUnit(trx, message.accountId, period);
+      return enqueueEvent(trx, message.accountId, messageStatusPayload(message, 'failed', errorCode, at), at);
+    });
+    if (queued > 0) this.notifier.deliveriesQueued();
   }
 
   private async assertQuotaLeft(terms: QuotaTerms): Promise<void> {

@@ -4,7 +4,10 @@ import type { Engine, InboundSimulator, OutgoingText, SentText, SessionStatusEve
 import { EngineSendError } from '../engines/engine.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
+import { sessionStatusPayload } from '../domain/webhooks.ts';
+import type { GroupCommitter } from '../store/group-commit.ts';
 import { findNumberByPhone, listNumbers, updateNumberStatus } from '../store/repositories/numbers.ts';
+import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
 /**
  * The one place that knows which engine instance serves a number. Everything that talks to a
@@ -14,6 +17,8 @@ export class SessionSupervisor {
   constructor(
     private readonly store: Store,
     private readonly engines: EngineRegistry,
+    private readonly committer: GroupCommitter,
+    private readonly notifier: DeliveryNotifier,
     private readonly logger: Logger,
   ) {}
 
@@ -59,11 +64,19 @@ export class SessionSupervisor {
     return this.engineFor(number)?.capabilities.simulatedSessionStatus ?? false;
   }
 
-  /** Records a status an engine reported, so that every process sees it. */
+  /**
+   * Records a session's new status, so that every process sees it, and tells the account's
+   * `session.status` subscribers in the same commit.
+   */
   async recordSessionStatus(event: SessionStatusEvent): Promise<void> {
     const number = await findNumberByPhone(this.store.db, event.phone);
-    if (number === undefined) return;
-    await updateNumberStatus(this.store.db, number.id, event.status, event.reason, new Date());
+    if (number === undefined || number.status === event.status) return;
+    const at = new Date();
+    const queued = await this.committer.run(async (trx) => {
+      await updateNumberStatus(trx, number.id, event.status, event.reason, at);
+      return enqueueEvent(trx, number.accountId, sessionStatusPayload(number.phone, event.status, event.reason, at), at);
+    });
+    if (queued > 0) this.notifier.deliveriesQueued();
   }
 
   private engineFor(number: WhatsAppNumber): Engine | undefined {

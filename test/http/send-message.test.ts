@@ -35,12 +35,23 @@ for (const dialect of dialects) {
 
         const stored = await findMessageById(test.gateway.store.db, body.message_id);
         assert.ok(stored, 'the message is in the database');
-        assert.equal(stored.status, 'sent');
+        assert.ok(['sent', 'delivered'].includes(stored.status), stored.status);
         assert.equal(stored.direction, 'outbound');
         assert.equal(stored.createdAt.toISOString(), body.created_at);
         assert.ok(stored.engineMessageId, 'the engine message id is stored');
       });
     }
+
+    it('the sandbox acknowledges each send: the message moves from sent to delivered', async () => {
+      const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: '+14155550100', message: 'receipt please' }, sender.apiKey);
+      assert.equal(response.statusCode, 200);
+      let status: string | undefined;
+      for (let attempt = 0; attempt < 100 && status !== 'delivered'; attempt++) {
+        status = (await findMessageById(test.gateway.store.db, response.json().message_id))?.status;
+        if (status !== 'delivered') await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal(status, 'delivered');
+    });
 
     it('a 65,536-character message of four-byte characters round-trips byte for byte', async () => {
       const text = '😀'.repeat(65_535) + '\n';

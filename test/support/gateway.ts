@@ -19,7 +19,12 @@ export interface TestGateway {
 /** A gateway on a fresh database of the dialect, with the real HTTP app on top. */
 export async function startTestGateway(dialect: Dialect, env: Record<string, string> = {}): Promise<TestGateway> {
   const database = await createTestDatabase(dialect);
-  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'info', ...env });
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'info',
+    WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
+    ...env,
+  });
   const logLines: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {

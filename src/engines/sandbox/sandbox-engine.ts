@@ -16,7 +16,8 @@ const nextUlid = monotonicFactory();
  * The simulated WhatsApp network, and the embedded default engine.
  *
  * Every sandbox number in the gateway is a device on one shared network: a send to another
- * sandbox number, of any account, arrives there as an incoming message. It keeps no session
+ * sandbox number, of any account, arrives there as an incoming message, and every send is
+ * acknowledged with a `delivered` receipt. It keeps no session
  * state of its own; a number's
  * stored status is its status, so an operator can rehearse an outage by setting it.
  */
@@ -53,6 +54,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
         receivedAt: new Date(),
       });
     }
+    // The simulated network acknowledges every send, as a handset's delivery receipt would.
+    setImmediate(() => {
+      void this.options.events.receipt({ engineMessageId, status: 'delivered', at: new Date() }).catch(() => {});
+    });
     return { engineMessageId };
   }
 

@@ -76,3 +76,36 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
   const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
   return rows.map(toMessage);
 }
+
+/**
+ * Moves an outbound message's status forward, never back: a late `delivered` receipt must not
+ * undo `read`. Returns the message when the change applied, undefined when it was not allowed
+ * or the engine id is not known (yet).
+ */
+export async function advanceOutboundStatus(
+  db: Executor,
+  engineMessageId: string,
+  status: MessageStatus,
+  allowedFrom: MessageStatus[],
+  at: Date,
+): Promise<Message | undefined> {
+  const row = await db
+    .selectFrom('messages')
+    .selectAll()
+    .where('engine_message_id', '=', engineMessageId)
+    .where('direction', '=', 'outbound')
+    .executeTakeFirst();
+  if (row === undefined || !allowedFrom.includes(row.status as MessageStatus)) return undefined;
+  await db.updateTable('messages').set({ status, updated_at: at.getTime() }).where('id', '=', row.id).execute();
+  return { ...toMessage(row), status };
+}
+
+export async function findOutboundStatus(db: Executor, engineMessageId: string): Promise<MessageStatus | undefined> {
+  const row = await db
+    .selectFrom('messages')
+    .select('status')
+    .where('engine_message_id', '=', engineMessageId)
+    .where('direction', '=', 'outbound')
+    .executeTakeFirst();
+  return row?.status as MessageStatus | undefined;
+}
