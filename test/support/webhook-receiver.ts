@@ -1,0 +1,79 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  receivedAt: number;
+}
+
+/** What the receiver answers; by default 200. Return `'hang'` to never answer. */
+export type Responder = (request: ReceivedRequest, index: number) => { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+
+/**
+ * A real HTTP server standing in for a customer's webhook endpoint: it records every request
+ * as it arrived and answers as the test tells it to.
+ */
+export class WebhookReceiver {
+  readonly requests: ReceivedRequest[] = [];
+  private readonly server: http.Server;
+  private readonly hanging = new Set<http.ServerResponse>();
+  responder: Responder = () => ({ status: 200, body: 'ok' });
+
+  private constructor() {
+    this.server = http.createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const received: ReceivedRequest = {
+          method: request.method ?? '',
+          path: request.url ?? '',
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          receivedAt: Date.now(),
+        };
+        const index = this.requests.push(received) - 1;
+        const answer = this.responder(received, index);
+        if (answer === 'hang') {
+          this.hanging.add(response);
+          return;
+        }
+        response.writeHead(answer.status, answer.headers ?? {});
+        response.end(answer.body ?? '');
+      });
+    });
+  }
+
+  static async start(port = 0): Promise<WebhookReceiver> {
+    const receiver = new WebhookReceiver();
+    await new Promise<void>((resolve) => receiver.server.listen(port, '127.0.0.1', resolve));
+    return receiver;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  url(path = '/hook'): string {
+    return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  /** Resolves once `count` requests (optionally matching) have arrived, or fails after the timeout. */
+  async waitForRequests(count: number, timeoutMs = 10_000, match: (request: ReceivedRequest) => boolean = () => true): Promise<ReceivedRequest[]> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const matching = this.requests.filter(match);
+      if (matching.length >= count) return matching;
+      if (Date.now() > deadline) throw new Error(`Expected ${count} webhook requests within ${timeoutMs} ms; got ${matching.length}.`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.hanging) response.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
