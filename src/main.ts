@@ -64,7 +64,7 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
   const store = openStore(config.database);
   let appliedMigrations: string[];
   try {
-    appliedMigrations = await migrateToLatest(store.db);
+    appliedMigrations = await migrateToLatest(store.db, store.dialect);
   } catch (error) {
     await store.close();
     throw error;

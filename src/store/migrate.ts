@@ -1,4 +1,4 @@
-import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as core from './migrations/0001-core.ts';
 import * as webhooks from './migrations/0002-webhooks.ts';
 
@@ -11,8 +11,28 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
-/** Brings the schema to the latest version. Every entry point calls this on start. */
-export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
+/**
+ * Brings the schema to the latest version. Every entry point calls this on start, so a server
+ * and a CLI may well do it at the same moment. PostgreSQL's migrator takes a lock of its own;
+ * on SQLite the whole migration runs under BEGIN IMMEDIATE, SQLite's write lock, so a second
+ * process waits (busy_timeout) and then finds the work done instead of racing it.
+ */
+export async function migrateToLatest(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<string[]> {
+  if (dialect === 'postgres') return runMigrator(db);
+  return db.connection().execute(async (connection) => {
+    await sql`begin immediate`.execute(connection);
+    try {
+      const applied = await runMigrator(connection);
+      await sql`commit`.execute(connection);
+      return applied;
+    } catch (error) {
+      await sql`rollback`.execute(connection);
+      throw error;
+    }
+  });
+}
+
+async function runMigrator(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

@@ -6,8 +6,8 @@ import { renderPayload } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { claimDueDeliveries, pruneDeliveryHistory, recordAttempt, releaseClaims, type ClaimedDelivery } from '../store/repositories/deliveries.ts';
-import { findWebhook, findWebhookSecrets, recordWebhookHealth, updateWebhook } from '../store/repositories/webhooks.ts';
+import { claimDueDeliveries, pruneDeliveryHistory, releaseClaims, type ClaimedDelivery } from '../store/repositories/deliveries.ts';
+import { AttemptRecorder } from './attempt-recorder.ts';
 import type { DeliveryNotifier } from './outbox.ts';
 import { applyRetryAfter, retryDelayMs } from './retry-policy.ts';
 import { signatureHeaders } from './signing.ts';
@@ -42,8 +42,13 @@ export class DeliveryWorker implements DeliveryNotifier {
   private timer: NodeJS.Timeout | undefined;
   private lastPruneAt = 0;
   private readonly settled = new Set<Promise<void>>();
+  private readonly recorder: AttemptRecorder;
+  /** Opened secrets by their sealed form: exact, so a rotation is seen on the next claim. */
+  private readonly openedSecrets = new Map<string, string>();
 
-  constructor(private readonly options: DeliveryWorkerOptions) {}
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    this.recorder = new AttemptRecorder(options.store, options.committer, options.config, options.logger);
+  }
 
   start(): void {
     this.running = true;
@@ -79,7 +84,7 @@ export class DeliveryWorker implements DeliveryNotifier {
         const claimed = await this.claim(room);
         claimedFullBatch = claimed.length === room;
         const accepted = await this.withinEndpointLimits(claimed);
-        for (const delivery of accepted) this.track(this.attempt(delivery), delivery.webhookId);
+        for (const delivery of accepted) this.track(delivery);
       }
     } catch (error) {
       this.options.logger.error({ err: error }, 'the webhook worker could not claim deliveries');
@@ -94,15 +99,13 @@ export class DeliveryWorker implements DeliveryNotifier {
   private claim(limit: number): Promise<ClaimedDelivery[]> {
     const now = Date.now();
     const saturated = [...this.inFlightByWebhook].filter(([, count]) => count >= this.options.config.maxInFlightPerEndpoint).map(([id]) => id);
-    return this.options.store.db.transaction().execute((trx) =>
-      claimDueDeliveries(trx, {
-        now,
-        leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
-        limit,
-        excludeWebhookIds: saturated,
-        skipLocked: this.options.store.dialect === 'postgres',
-      }),
-    );
+    return claimDueDeliveries(this.options.store.db, {
+      now,
+      leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
+      limit,
+      perWebhookLimit: this.options.config.maxInFlightPerEndpoint,
+      excludeWebhookIds: saturated,
+    });
   }
 
   /** Keeps what fits under each endpoint's limit and hands the rest back at once. */
@@ -123,47 +126,68 @@ export class DeliveryWorker implements DeliveryNotifier {
     return accepted;
   }
 
-  private track(work: Promise<void>, webhookId: string): void {
+  /**
+   * Runs one attempt. The endpoint's slot is freed when the HTTP answer is in; writing the
+   * outcome continues in the background (batched), while the delivery's lease keeps it from
+   * being claimed again.
+   */
+  private track(delivery: ClaimedDelivery): void {
+    const { webhookId } = delivery;
     this.inFlight += 1;
     this.inFlightByWebhook.set(webhookId, (this.inFlightByWebhook.get(webhookId) ?? 0) + 1);
-    const settled = work
-      .catch((error: unknown) => this.options.logger.error({ err: error, webhookId }, 'a webhook attempt could not be recorded'))
-      .finally(() => {
-        this.inFlight -= 1;
-        const remaining = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
-        if (remaining === 0) this.inFlightByWebhook.delete(webhookId);
-        else this.inFlightByWebhook.set(webhookId, remaining);
-        this.settled.delete(settled);
-        this.deliveriesQueued();
-      });
+    const freeSlot = () => {
+      this.inFlight -= 1;
+      const remaining = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
+      if (remaining === 0) this.inFlightByWebhook.delete(webhookId);
+      else this.inFlightByWebhook.set(webhookId, remaining);
+      this.deliveriesQueued();
+    };
+    const settled = this.attempt(delivery, freeSlot)
+      .catch((error: unknown) => {
+        this.options.logger.error({ err: error, webhookId }, 'a webhook attempt failed unexpectedly');
+      })
+      .finally(() => this.settled.delete(settled));
     this.settled.add(settled);
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<void> {
-    const attemptedAt = new Date();
-    const body = renderPayload(JSON.parse(delivery.payload) as EventPayload, delivery.webhookId);
-    const secrets = await this.signingSecrets(delivery.webhookId, attemptedAt);
-    // webhook-id is the delivery id, the same on every retry, so receivers can deduplicate.
-    const headers = signatureHeaders(delivery.id, attemptedAt, body, secrets);
-    const result = await this.options.client.post(delivery.url, body, { ...headers });
-    await this.record(delivery, attemptedAt, result);
+  private async attempt(delivery: ClaimedDelivery, freeSlot: () => void): Promise<void> {
+    let slotFreed = false;
+    try {
+      const attemptedAt = new Date();
+      const body = renderPayload(JSON.parse(delivery.payload) as EventPayload, delivery.webhookId);
+      // webhook-id is the delivery id, the same on every retry, so receivers can deduplicate.
+      const headers = signatureHeaders(delivery.id, attemptedAt, body, this.signingSecrets(delivery, attemptedAt));
+      const result = await this.options.client.post(delivery.url, body, { ...headers });
+      freeSlot();
+      slotFreed = true;
+      await this.record(delivery, attemptedAt, result);
+    } finally {
+      if (!slotFreed) freeSlot();
+    }
   }
 
-  private async signingSecrets(webhookId: string, at: Date): Promise<string[]> {
-    const sealed = await findWebhookSecrets(this.options.store.db, webhookId);
-    if (sealed === undefined) return [];
-    const secrets = [this.options.secretBox.open(sealed.current)];
-    if (sealed.previous !== null && (sealed.previousExpiresAt ?? 0) > at.getTime()) {
-      secrets.push(this.options.secretBox.open(sealed.previous));
+  private signingSecrets(delivery: ClaimedDelivery, at: Date): string[] {
+    const secrets = [this.open(delivery.sealedSecret)];
+    if (delivery.sealedPreviousSecret !== null && (delivery.previousSecretExpiresAt ?? 0) > at.getTime()) {
+      secrets.push(this.open(delivery.sealedPreviousSecret));
     }
     return secrets;
+  }
+
+  private open(sealed: string): string {
+    let secret = this.openedSecrets.get(sealed);
+    if (secret === undefined) {
+      if (this.openedSecrets.size > 10_000) this.openedSecrets.clear();
+      secret = this.options.secretBox.open(sealed);
+      this.openedSecrets.set(sealed, secret);
+    }
+    return secret;
   }
 
   private async record(delivery: ClaimedDelivery, attemptedAt: Date, result: AttemptResult): Promise<void> {
     const succeeded = result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const gone = result.statusCode === 410;
-    const attemptsMade = delivery.attemptCount + 1;
-    const scheduled = succeeded || gone ? null : retryDelayMs(attemptsMade, this.options.config.retryDelaysSeconds);
+    const scheduled = succeeded || gone ? null : retryDelayMs(delivery.attemptCount + 1, this.options.config.retryDelaysSeconds);
     const delayMs = scheduled === null ? null : applyRetryAfter(scheduled, result.retryAfterMs);
     const attempt: WebhookAttempt = {
       id: newId('attempt'),
@@ -175,29 +199,9 @@ export class DeliveryWorker implements DeliveryNotifier {
       responseExcerpt: result.responseExcerpt,
       error: result.error === null ? null : `${result.error}${result.errorDetail ? `: ${result.errorDetail}` : ''}`,
     };
-    await this.options.committer.run(async (trx) => {
-      await recordAttempt(trx, {
-        attempt,
-        state: succeeded ? 'delivered' : delayMs === null ? 'failed' : 'pending',
-        nextAttemptAt: delayMs === null ? null : new Date(attemptedAt.getTime() + delayMs),
-      });
-      await recordWebhookHealth(trx, delivery.webhookId, succeeded, attemptedAt);
-      if (gone) {
-        await updateWebhook(trx, delivery.webhookId, { enabled: false, disabledReason: 'The endpoint answered 410 Gone.' }, attemptedAt);
-      }
-    });
-    if (!succeeded && !gone) await this.disableIfFailingTooLong(delivery.webhookId, attemptedAt);
-  }
-
-  /** A webhook that has failed without a single success for days is switched off, with the reason. */
-  private async disableIfFailingTooLong(webhookId: string, at: Date): Promise<void> {
-    const webhook = await findWebhook(this.options.store.db, webhookId);
-    const limitMs = this.options.config.disableAfterFailingDays * DAY_MS;
-    if (webhook?.enabled && webhook.failingSince !== null && at.getTime() - webhook.failingSince.getTime() >= limitMs) {
-      const reason = `Every attempt has failed since ${webhook.failingSince.toISOString()} (${this.options.config.disableAfterFailingDays} days).`;
-      await updateWebhook(this.options.store.db, webhookId, { enabled: false, disabledReason: reason }, at);
-      this.options.logger.warn({ webhookId, reason }, 'disabled a failing webhook');
-    }
+    const state = succeeded ? 'delivered' : delayMs === null ? 'failed' : 'pending';
+    const nextAttemptAt = delayMs === null ? null : new Date(attemptedAt.getTime() + delayMs);
+    await this.recorder.record({ attempt, state, nextAttemptAt }, gone);
   }
 
   private async pruneIfDue(): Promise<void> {

@@ -53,10 +53,10 @@ for (const dialect of dialects) {
           const result = expectJsonObject(await runCli(fresh.url, ['migrate', '--json']));
           assert.deepEqual(Object.keys(result).sort(), ['applied', 'database']);
           assert.equal(result.database, fresh.url);
-          const everyMigration = await migrateToLatest(referenceStore.db);
+          const everyMigration = await migrateToLatest(referenceStore.db, referenceStore.dialect);
           assert.ok(everyMigration.includes('0001-core'));
           assert.deepEqual(result.applied, everyMigration);
-          assert.deepEqual(await migrateToLatest(freshStore.db), [], 'nothing is left to apply');
+          assert.deepEqual(await migrateToLatest(freshStore.db, freshStore.dialect), [], 'nothing is left to apply');
         } finally {
           await Promise.all([freshStore.close(), referenceStore.close()]);
           await Promise.all([fresh.drop(), reference.drop()]);

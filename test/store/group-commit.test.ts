@@ -42,7 +42,7 @@ for (const dialect of dialects) {
       database = await createTestDatabase(dialect);
       url = database.url;
       const migrating = openStore(loadConfig({ DATABASE_URL: url }).database);
-      await migrateToLatest(migrating.db);
+      await migrateToLatest(migrating.db, migrating.dialect);
       await migrating.close();
     });
 

@@ -38,7 +38,7 @@ for (const dialect of dialects) {
     before(async () => {
       database = await createTestDatabase(dialect);
       store = openStore(loadConfig({ DATABASE_URL: database.url }).database);
-      await migrateToLatest(store.db);
+      await migrateToLatest(store.db, store.dialect);
     });
 
     after(async () => {

@@ -1,4 +1,5 @@
 import type { DeliveredEventType, DeliveryState, WebhookAttempt, WebhookDelivery } from '../../domain/webhooks.ts';
+import { sql } from 'kysely';
 import type { Executor } from '../database.ts';
 
 export interface NewEvent {
@@ -49,7 +50,7 @@ export async function insertDeliveries(
     .execute();
 }
 
-/** Everything the worker needs to make one attempt. */
+/** Everything the worker needs to make one attempt, sealed secrets included. */
 export interface ClaimedDelivery {
   id: string;
   webhookId: string;
@@ -58,41 +59,69 @@ export interface ClaimedDelivery {
   payload: string;
   attemptCount: number;
   createdAt: number;
+  sealedSecret: string;
+  sealedPreviousSecret: string | null;
+  previousSecretExpiresAt: number | null;
 }
+
+const CLAIM_SCAN_MINIMUM = 512;
 
 export interface ClaimOptions {
   now: number;
   leaseUntil: number;
   limit: number;
+  /** At most this many per webhook in one claim: one endpoint's backlog cannot fill a batch. */
+  perWebhookLimit: number;
   /** Webhooks already at their in-flight limit: their work waits so others are not blocked. */
   excludeWebhookIds: string[];
-  /** PostgreSQL: skip rows another worker has locked; SQLite serialises writers anyway. */
-  skipLocked: boolean;
 }
 
 /**
- * Claims due deliveries of enabled webhooks by setting a lease. A worker that dies mid-attempt
- * simply lets its lease lapse, and the delivery is claimed again: at least once, never lost.
+ * Claims due deliveries of enabled webhooks by setting a lease. The conditional update is the
+ * claim itself: of two workers racing for a row, the second finds the lease already set and
+ * skips it. A worker that dies mid-attempt lets its lease lapse, and the delivery is claimed
+ * again: at least once, never lost.
  */
 export async function claimDueDeliveries(db: Executor, options: ClaimOptions): Promise<ClaimedDelivery[]> {
-  let candidates = db
+  // Only the oldest due rows are ranked, found through the (state, next_attempt_at) index, so
+  // a claim costs the same whatever the size of the backlog.
+  let oldestDue = db
     .selectFrom('webhook_deliveries')
     .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
-    .select('webhook_deliveries.id')
+    .select(['webhook_deliveries.id', 'webhook_deliveries.webhook_id', 'webhook_deliveries.next_attempt_at'])
     .where('webhook_deliveries.state', '=', 'pending')
     .where('webhook_deliveries.next_attempt_at', '<=', options.now)
     .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', options.now)]))
     .where('webhooks.enabled', '=', 1)
     .orderBy('webhook_deliveries.next_attempt_at')
-    .limit(options.limit);
+    .limit(Math.max(options.limit * 4, CLAIM_SCAN_MINIMUM));
   if (options.excludeWebhookIds.length > 0) {
-    candidates = candidates.where('webhook_deliveries.webhook_id', 'not in', options.excludeWebhookIds);
+    oldestDue = oldestDue.where('webhook_deliveries.webhook_id', 'not in', options.excludeWebhookIds);
   }
-  if (options.skipLocked) candidates = candidates.forUpdate('webhook_deliveries').skipLocked();
-  const ids = (await candidates.execute()).map((row) => row.id);
-  if (ids.length === 0) return [];
+  const ranked = db
+    .selectFrom(oldestDue.as('due'))
+    .select([
+      'due.id',
+      'due.next_attempt_at',
+      sql<number>`row_number() over (partition by due.webhook_id order by due.next_attempt_at)`.as('rank'),
+    ]);
+  const candidates = await db
+    .selectFrom(ranked.as('ranked'))
+    .select('ranked.id')
+    .where('ranked.rank', '<=', options.perWebhookLimit)
+    .orderBy('ranked.next_attempt_at')
+    .limit(options.limit)
+    .execute();
+  if (candidates.length === 0) return [];
 
-  await db.updateTable('webhook_deliveries').set({ claimed_until: options.leaseUntil }).where('id', 'in', ids).execute();
+  const claimed = await db
+    .updateTable('webhook_deliveries')
+    .set({ claimed_until: options.leaseUntil })
+    .where('id', 'in', candidates.map((row) => row.id))
+    .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', options.now)]))
+    .returning('id')
+    .execute();
+  if (claimed.length === 0) return [];
   const rows = await db
     .selectFrom('webhook_deliveries')
     .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
@@ -103,10 +132,14 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
       'webhook_deliveries.attempt_count',
       'webhook_deliveries.created_at',
       'webhooks.url',
+      'webhooks.secret_ciphertext',
+      'webhooks.previous_secret_ciphertext',
+      'webhooks.previous_secret_expires_at',
       'webhook_events.event_type',
       'webhook_events.payload',
     ])
-    .where('webhook_deliveries.id', 'in', ids)
+    .where('webhook_deliveries.id', 'in', claimed.map((row) => row.id))
+    .orderBy('webhook_deliveries.next_attempt_at')
     .execute();
   return rows.map((row) => ({
     id: row.id,
@@ -116,6 +149,9 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     payload: row.payload,
     attemptCount: row.attempt_count,
     createdAt: row.created_at,
+    sealedSecret: row.secret_ciphertext,
+    sealedPreviousSecret: row.previous_secret_ciphertext,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
   }));
 }
 
@@ -131,36 +167,68 @@ export interface AttemptOutcome {
   nextAttemptAt: Date | null;
 }
 
-/** The attempt row and the delivery's new state, written together. */
-export async function recordAttempt(db: Executor, outcome: AttemptOutcome): Promise<void> {
-  const { attempt } = outcome;
+/**
+ * Writes a batch of attempts and the new states of their deliveries. The attempts go in one
+ * multi-row insert, and successes, the common case, in one update per status code, so a burst
+ * of deliveries costs a handful of statements rather than several per delivery.
+ */
+export async function recordAttempts(db: Executor, outcomes: AttemptOutcome[]): Promise<void> {
+  if (outcomes.length === 0) return;
   await db
     .insertInto('webhook_attempts')
-    .values({
-      id: attempt.id,
-      delivery_id: attempt.deliveryId,
-      webhook_id: attempt.webhookId,
-      attempted_at: attempt.attemptedAt.getTime(),
-      duration_ms: attempt.durationMs,
-      status_code: attempt.statusCode,
-      response_excerpt: attempt.responseExcerpt,
-      error: attempt.error,
-    })
+    .values(
+      outcomes.map(({ attempt }) => ({
+        id: attempt.id,
+        delivery_id: attempt.deliveryId,
+        webhook_id: attempt.webhookId,
+        attempted_at: attempt.attemptedAt.getTime(),
+        duration_ms: attempt.durationMs,
+        status_code: attempt.statusCode,
+        response_excerpt: attempt.responseExcerpt,
+        error: attempt.error,
+      })),
+    )
     .execute();
-  await db
-    .updateTable('webhook_deliveries')
-    .set((eb) => ({
-      state: outcome.state,
-      attempt_count: eb('attempt_count', '+', 1),
-      next_attempt_at: (outcome.nextAttemptAt ?? attempt.attemptedAt).getTime(),
-      claimed_until: null,
-      last_attempt_at: attempt.attemptedAt.getTime(),
-      last_status_code: attempt.statusCode,
-      last_error: attempt.error,
-      updated_at: Date.now(),
-    }))
-    .where('id', '=', attempt.deliveryId)
-    .execute();
+  const now = Date.now();
+  const deliveredByStatus = new Map<number | null, AttemptOutcome[]>();
+  for (const outcome of outcomes) {
+    if (outcome.state === 'delivered') {
+      const group = deliveredByStatus.get(outcome.attempt.statusCode) ?? [];
+      group.push(outcome);
+      deliveredByStatus.set(outcome.attempt.statusCode, group);
+      continue;
+    }
+    await db
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        state: outcome.state,
+        attempt_count: eb('attempt_count', '+', 1),
+        next_attempt_at: (outcome.nextAttemptAt ?? outcome.attempt.attemptedAt).getTime(),
+        claimed_until: null,
+        last_attempt_at: outcome.attempt.attemptedAt.getTime(),
+        last_status_code: outcome.attempt.statusCode,
+        last_error: outcome.attempt.error,
+        updated_at: now,
+      }))
+      .where('id', '=', outcome.attempt.deliveryId)
+      .execute();
+  }
+  for (const [statusCode, group] of deliveredByStatus) {
+    await db
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({
+        state: 'delivered',
+        attempt_count: eb('attempt_count', '+', 1),
+        claimed_until: null,
+        // The batch's latest attempt time: each attempt row keeps its exact one.
+        last_attempt_at: Math.max(...group.map((outcome) => outcome.attempt.attemptedAt.getTime())),
+        last_status_code: statusCode,
+        last_error: null,
+        updated_at: now,
+      }))
+      .where('id', 'in', group.map((outcome) => outcome.attempt.deliveryId))
+      .execute();
+  }
 }
 
 const deliveryColumns = [

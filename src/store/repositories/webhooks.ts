@@ -121,11 +121,15 @@ export async function deleteWebhook(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('webhooks').where('id', '=', id).execute();
 }
 
-/** Records the outcome of an attempt on the webhook's health: success clears the failing run. */
-export async function recordWebhookHealth(db: Executor, id: string, succeeded: boolean, at: Date): Promise<void> {
-  if (succeeded) {
-    await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', id).where('failing_since', 'is not', null).execute();
-  } else {
-    await db.updateTable('webhooks').set({ failing_since: at.getTime() }).where('id', '=', id).where('failing_since', 'is', null).execute();
+/**
+ * Records attempts' outcomes on their webhooks' health: a success ends a failing run, and the
+ * first failure after a success starts one.
+ */
+export async function recordWebhookHealth(db: Executor, succeededIds: string[], failedIds: string[], at: Date): Promise<void> {
+  if (succeededIds.length > 0) {
+    await db.updateTable('webhooks').set({ failing_since: null }).where('id', 'in', succeededIds).where('failing_since', 'is not', null).execute();
+  }
+  if (failedIds.length > 0) {
+    await db.updateTable('webhooks').set({ failing_since: at.getTime() }).where('id', 'in', failedIds).where('failing_since', 'is', null).execute();
   }
 }
