@@ -20,10 +20,11 @@ export async function withGateway(command: Command, run: (gateway: Gateway, outp
   }
 }
 
-export function parseWholeNumber(raw: string, option: string): number {
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < 0 || raw.trim() === '') {
-    throw new CliInputError(`${option} must be a whole number of at least 0; got "${raw}".`);
+export function parseWholeNumber(raw: string, option: string, minimum = 0): number {
+  // Decimal digits only: Number() would also read "0x10" as 16 and "1e3" as 1000.
+  const value = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(value) || value < minimum) {
+    throw new CliInputError(`${option} must be a whole number of at least ${minimum}; got "${raw}".`);
   }
   return value;
 }

@@ -45,12 +45,17 @@ export function loadSecretKey(configured: Buffer | undefined, dataDirectory: str
   if (fs.existsSync(file)) return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'hex');
   fs.mkdirSync(dataDirectory, { recursive: true });
   const key = randomBytes(32);
+  // Written aside and then linked into place, so another process (the CLI starting beside the
+  // server) never reads a half-written file: it sees no file, or the whole key.
+  const draft = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(draft, `${key.toString('hex')}\n`, { mode: 0o600 });
   try {
-    fs.writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+    fs.linkSync(draft, file);
   } catch (error) {
-    // Another process (the CLI beside the server) created it first: use theirs.
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'hex');
     throw error;
+  } finally {
+    fs.rmSync(draft, { force: true });
   }
   logger.warn({ file }, 'WAGW_SECRET_KEY is not set: generated a secret key file. Back it up with the database; without it, stored secrets cannot be read.');
   return key;

@@ -48,9 +48,35 @@ function openSqlite(file: string): Kysely<Database> {
         connection.pragma('foreign_keys = ON');
         // The CLI writes to the same file while the server runs; wait rather than fail.
         connection.pragma('busy_timeout = 5000');
-        return connection;
+        return withStatementCache(connection);
       },
     }),
+  });
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely's SQLite driver prepares every query afresh, and preparing costs more than running a
+ * small statement. The queries are a fixed set of shapes, so their prepared statements are kept
+ * (bounded, oldest dropped first) and reused.
+ */
+function withStatementCache(connection: SqliteDatabase.Database): SqliteDatabase.Database {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  const prepare = connection.prepare.bind(connection);
+  return new Proxy(connection, {
+    get(target, property, receiver) {
+      if (property !== 'prepare') return Reflect.get(target, property, receiver);
+      return (source: string) => {
+        let statement = cache.get(source);
+        if (statement === undefined) {
+          statement = prepare(source);
+          if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+          cache.set(source, statement);
+        }
+        return statement;
+      };
+    },
   });
 }
 

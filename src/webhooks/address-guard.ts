@@ -6,7 +6,9 @@ import ipaddr from 'ipaddr.js';
  * The SSRF guard: webhook URLs are customer input, so the worker must never be steered at the
  * gateway's own network. Only globally routable unicast addresses are allowed; loopback,
  * private, link-local (cloud metadata), CGNAT, multicast, broadcast, reserved and documentation
- * ranges are refused, and IPv6 forms that embed an IPv4 address are judged by that address.
+ * ranges are refused. IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it
+ * maps; other IPv6 forms that embed an IPv4 address (NAT64, 6to4, Teredo) are refused outright,
+ * since where they lead depends on gateways we cannot see.
  */
 export function isBlockedAddress(address: string): boolean {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;

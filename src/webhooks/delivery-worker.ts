@@ -15,6 +15,8 @@ import type { AttemptResult, WebhookHttpClient } from './webhook-http.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+/** How long a freed slot waits for its neighbours before they are refilled by one claim. */
+const SLOT_REFILL_DELAY_MS = 3;
 /** How long a claim outlives the request timeout before another worker may take the delivery. */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -39,6 +41,7 @@ export class DeliveryWorker implements DeliveryNotifier {
   private running = false;
   private claiming = false;
   private wakeRequested = false;
+  private wakeDueAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastPruneAt = 0;
   private readonly settled = new Set<Promise<void>>();
@@ -59,17 +62,33 @@ export class DeliveryWorker implements DeliveryNotifier {
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
+    this.wakeDueAt = undefined;
     await Promise.allSettled([...this.settled]);
   }
 
   deliveriesQueued(): void {
+    this.wake(0);
+  }
+
+  /**
+   * Claims again after `delayMs`. A freed slot waits a moment so that the slots freed around
+   * it are filled by the same claim, instead of one claim per answer.
+   */
+  private wake(delayMs: number): void {
     if (!this.running) return;
     if (this.claiming) {
       this.wakeRequested = true;
       return;
     }
+    const dueAt = Date.now() + delayMs;
+    // An earlier wake already scheduled serves this one too.
+    if (this.wakeDueAt !== undefined && this.wakeDueAt <= dueAt) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.claimAndDispatch(), 0);
+    this.wakeDueAt = dueAt;
+    this.timer = setTimeout(() => {
+      this.wakeDueAt = undefined;
+      void this.claimAndDispatch();
+    }, delayMs);
   }
 
   private async claimAndDispatch(): Promise<void> {
@@ -93,18 +112,19 @@ export class DeliveryWorker implements DeliveryNotifier {
     }
     if (!this.running) return;
     const again = this.wakeRequested || claimedFullBatch;
-    this.timer = setTimeout(() => void this.claimAndDispatch(), again ? 0 : this.options.config.pollIntervalMs);
+    this.wake(again ? SLOT_REFILL_DELAY_MS : this.options.config.pollIntervalMs);
   }
 
   private claim(limit: number): Promise<ClaimedDelivery[]> {
     const now = Date.now();
-    const saturated = [...this.inFlightByWebhook].filter(([, count]) => count >= this.options.config.maxInFlightPerEndpoint).map(([id]) => id);
+    const perWebhookLimit = this.options.config.maxInFlightPerEndpoint;
+    const freeSlotsByWebhook = new Map([...this.inFlightByWebhook].map(([id, count]) => [id, perWebhookLimit - count]));
     return claimDueDeliveries(this.options.store.db, {
       now,
       leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
       limit,
-      perWebhookLimit: this.options.config.maxInFlightPerEndpoint,
-      excludeWebhookIds: saturated,
+      perWebhookLimit,
+      freeSlotsByWebhook,
     });
   }
 
@@ -140,7 +160,7 @@ export class DeliveryWorker implements DeliveryNotifier {
       const remaining = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
       if (remaining === 0) this.inFlightByWebhook.delete(webhookId);
       else this.inFlightByWebhook.set(webhookId, remaining);
-      this.deliveriesQueued();
+      this.wake(SLOT_REFILL_DELAY_MS);
     };
     const settled = this.attempt(delivery, freeSlot)
       .catch((error: unknown) => {

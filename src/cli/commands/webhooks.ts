@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Webhook } from '../../domain/webhooks.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
-import { withGateway } from '../context.ts';
+import { parseWholeNumber, withGateway } from '../context.ts';
 import { table } from '../output.ts';
 
 const iso = (date: Date | null) => (date === null ? null : date.toISOString());
@@ -119,7 +119,7 @@ export function registerWebhookCommands(program: Command): void {
     .option('--limit <n>', 'how many deliveries', '50')
     .action(async (id: string, options: { limit: string }, command: Command) => {
       await withGateway(command, async (gateway, output) => {
-        const deliveries = (await gateway.webhooks.listDeliveries(id, undefined, Math.max(1, Number(options.limit) || 50))).map(deliveryJson);
+        const deliveries = (await gateway.webhooks.listDeliveries(id, undefined, parseWholeNumber(options.limit, '--limit', 1))).map(deliveryJson);
         output.print({ deliveries }, table(deliveries, ['id', 'event_type', 'state', 'attempt_count', 'last_status_code', 'last_error', 'created_at']));
       });
     });

@@ -64,7 +64,7 @@ export interface ClaimedDelivery {
   previousSecretExpiresAt: number | null;
 }
 
-const CLAIM_SCAN_MINIMUM = 512;
+const CLAIM_SCAN_MINIMUM = 64;
 
 export interface ClaimOptions {
   now: number;
@@ -72,8 +72,8 @@ export interface ClaimOptions {
   limit: number;
   /** At most this many per webhook in one claim: one endpoint's backlog cannot fill a batch. */
   perWebhookLimit: number;
-  /** Webhooks already at their in-flight limit: their work waits so others are not blocked. */
-  excludeWebhookIds: string[];
+  /** Webhooks with requests in flight, and how many more each may take now (0: none). */
+  freeSlotsByWebhook: Map<string, number>;
 }
 
 /**
@@ -94,21 +94,29 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', options.now)]))
     .where('webhooks.enabled', '=', 1)
     .orderBy('webhook_deliveries.next_attempt_at')
-    .limit(Math.max(options.limit * 4, CLAIM_SCAN_MINIMUM));
-  if (options.excludeWebhookIds.length > 0) {
-    oldestDue = oldestDue.where('webhook_deliveries.webhook_id', 'not in', options.excludeWebhookIds);
+    .limit(Math.max(options.limit * 2, CLAIM_SCAN_MINIMUM));
+  const saturated = [...options.freeSlotsByWebhook].filter(([, free]) => free <= 0).map(([id]) => id);
+  if (saturated.length > 0) {
+    oldestDue = oldestDue.where('webhook_deliveries.webhook_id', 'not in', saturated);
   }
+  // Each webhook gets at most its own free slots; webhooks with nothing in flight, the full share.
+  const partlyBusy = [...options.freeSlotsByWebhook].filter(([, free]) => free > 0);
+  const slotsFor =
+    partlyBusy.length === 0
+      ? sql<number>`${options.perWebhookLimit}`
+      : sql<number>`case ${sql.join(partlyBusy.map(([id, free]) => sql`when ranked.webhook_id = ${id} then ${free}`), sql` `)} else ${options.perWebhookLimit} end`;
   const ranked = db
     .selectFrom(oldestDue.as('due'))
     .select([
       'due.id',
+      'due.webhook_id',
       'due.next_attempt_at',
       sql<number>`row_number() over (partition by due.webhook_id order by due.next_attempt_at)`.as('rank'),
     ]);
   const candidates = await db
     .selectFrom(ranked.as('ranked'))
     .select('ranked.id')
-    .where('ranked.rank', '<=', options.perWebhookLimit)
+    .where('ranked.rank', '<=', slotsFor)
     .orderBy('ranked.next_attempt_at')
     .limit(options.limit)
     .execute();
