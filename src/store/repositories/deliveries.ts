@@ -103,8 +103,9 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
   const partlyBusy = [...options.freeSlotsByWebhook].filter(([, free]) => free > 0);
   const slotsFor =
     partlyBusy.length === 0
-      ? sql<number>`${options.perWebhookLimit}`
-      : sql<number>`case ${sql.join(partlyBusy.map(([id, free]) => sql`when ranked.webhook_id = ${id} then ${free}`), sql` `)} else ${options.perWebhookLimit} end`;
+      ? sql<number>`cast(${options.perWebhookLimit} as integer)`
+      : // The casts type the parameters; PostgreSQL would otherwise read them as text.
+        sql<number>`case ${sql.join(partlyBusy.map(([id, free]) => sql`when ranked.webhook_id = ${id} then cast(${free} as integer)`), sql` `)} else cast(${options.perWebhookLimit} as integer) end`;
   const ranked = db
     .selectFrom(oldestDue.as('due'))
     .select([
