@@ -69,7 +69,9 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     await store.close();
     throw error;
   }
-  const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize);
+  // PostgreSQL commits a few batches side by side, leaving pool connections for reads.
+  const concurrentBatches = store.dialect === 'postgres' ? Math.max(1, Math.floor(config.database.dialect === 'postgres' ? config.database.poolSize / 2 : 1)) : 1;
+  const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize, concurrentBatches);
   const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDirectory, logger));
   const webhookClient = new WebhookHttpClient({
     timeoutMs: config.webhooks.timeoutMs,

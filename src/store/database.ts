@@ -12,6 +12,12 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 export interface Store {
   db: Kysely<Database>;
   dialect: DatabaseConfig['dialect'];
+  /**
+   * Runs a transaction whose commit survives a crash of the process but may be lost on power
+   * loss, skipping the fsync. Only for writes whose loss is harmless, such as a delivery's
+   * lease: lost, it lapses early and the delivery is claimed again.
+   */
+  transactionWithoutSync<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -31,8 +37,18 @@ export function openStore(config: DatabaseConfig): Store {
         return false;
       }
     },
+    // SQLite has one connection: lowering its sync for one transaction would mean holding every
+    // other writer off meanwhile, which costs more than the fsync saved. It gets a plain one.
+    transactionWithoutSync: (work) => (config.dialect === 'postgres' ? postgresWithoutSync(db, work) : db.transaction().execute(work)),
     close: () => db.destroy(),
   };
+}
+
+function postgresWithoutSync<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    await sql`set local synchronous_commit = off`.execute(trx);
+    return work(trx);
+  });
 }
 
 function openSqlite(file: string): Kysely<Database> {

@@ -22,12 +22,17 @@ interface PendingWork {
  */
 export class GroupCommitter {
   private queue: PendingWork[] = [];
-  private flushing: Promise<void> | undefined;
+  private readonly flushing = new Set<Promise<void>>();
   private scheduled = false;
 
+  /**
+   * `concurrentBatches` above 1 lets batches commit side by side on a connection pool
+   * (PostgreSQL), hiding each statement's round trip; SQLite has one writer and takes 1.
+   */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly maxBatchSize: number,
+    private readonly concurrentBatches = 1,
   ) {}
 
   run<T>(work: Work<T>): Promise<T> {
@@ -39,22 +44,24 @@ export class GroupCommitter {
 
   /** Resolves once every write queued so far has committed or failed. */
   async drain(): Promise<void> {
-    while (this.queue.length > 0 || this.flushing || this.scheduled) {
-      if (this.flushing) await this.flushing;
+    while (this.queue.length > 0 || this.flushing.size > 0 || this.scheduled) {
+      if (this.flushing.size > 0) await Promise.allSettled([...this.flushing]);
       else await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
   private schedule(): void {
-    if (this.scheduled || this.flushing) return;
+    if (this.scheduled || this.flushing.size >= this.concurrentBatches) return;
     this.scheduled = true;
     // setImmediate lets every request already read off the sockets join the same batch.
     setImmediate(() => {
       this.scheduled = false;
-      this.flushing = this.flush().finally(() => {
-        this.flushing = undefined;
+      const flush: Promise<void> = this.flush().finally(() => {
+        this.flushing.delete(flush);
         if (this.queue.length > 0) this.schedule();
       });
+      this.flushing.add(flush);
+      if (this.queue.length > 0) this.schedule();
     });
   }
 

@@ -16,7 +16,7 @@ import type { AttemptResult, WebhookHttpClient } from './webhook-http.ts';
 const DAY_MS = 24 * 60 * 60 * 1000;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 /** How long a freed slot waits for its neighbours before they are refilled by one claim. */
-const SLOT_REFILL_DELAY_MS = 3;
+const SLOT_REFILL_DELAY_MS = 1;
 /** How long a claim outlives the request timeout before another worker may take the delivery. */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -119,13 +119,15 @@ export class DeliveryWorker implements DeliveryNotifier {
     const now = Date.now();
     const perWebhookLimit = this.options.config.maxInFlightPerEndpoint;
     const freeSlotsByWebhook = new Map([...this.inFlightByWebhook].map(([id, count]) => [id, perWebhookLimit - count]));
-    return claimDueDeliveries(this.options.store.db, {
+    // A lease lost to a power cut only lapses early, so the claim skips the fsync and does not
+    // wait for the group commit either: it is the worker's heartbeat.
+    return this.options.store.transactionWithoutSync((trx) => claimDueDeliveries(trx, {
       now,
       leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
       limit,
       perWebhookLimit,
       freeSlotsByWebhook,
-    });
+    }));
   }
 
   /** Keeps what fits under each endpoint's limit and hands the rest back at once. */

@@ -64,7 +64,10 @@ export interface ClaimedDelivery {
   previousSecretExpiresAt: number | null;
 }
 
+// How many of the oldest due rows one claim ranks; a claim that finds no usable row among
+// them tries again on the next wake, after the rows it passed over have been claimed.
 const CLAIM_SCAN_MINIMUM = 64;
+const CLAIM_SCAN_MAXIMUM = 256;
 
 export interface ClaimOptions {
   now: number;
@@ -94,7 +97,7 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', options.now)]))
     .where('webhooks.enabled', '=', 1)
     .orderBy('webhook_deliveries.next_attempt_at')
-    .limit(Math.max(options.limit * 2, CLAIM_SCAN_MINIMUM));
+    .limit(Math.min(Math.max(options.limit * 2, CLAIM_SCAN_MINIMUM), CLAIM_SCAN_MAXIMUM));
   const saturated = [...options.freeSlotsByWebhook].filter(([, free]) => free <= 0).map(([id]) => id);
   if (saturated.length > 0) {
     oldestDue = oldestDue.where('webhook_deliveries.webhook_id', 'not in', saturated);
