@@ -7,7 +7,6 @@
  *    stopped, then drained against a fast local endpoint.
  * Both on SQLite and on PostgreSQL (WAGW_TEST_POSTGRES_URL, which `npm run bench:webhooks` sets).
  */
-import http from 'node:http';
 import { loadConfig } from '../src/config.ts';
 import { startServer } from '../src/http/server.ts';
 import { createGateway, createLogger } from '../src/main.ts';
@@ -54,38 +53,15 @@ async function benchmark(dialect: Dialect): Promise<Result> {
   const server = await startServer(gateway);
   const port = Number(new URL(server.address).port);
 
-  // Phase 1: open-loop load at a fixed rate; latency runs from just before the request to the
-  // moment the endpoint has the delivery.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-  const sentAt = new Map<string, number>();
-  const answeredAt = new Map<string, number>();
-  const total = RATE_PER_SECOND * LATENCY_SECONDS;
-  const tickMs = 10;
-  const perTick = (RATE_PER_SECOND * tickMs) / 1000;
-  let sent = 0;
+  // Phase 1: open-loop load at a fixed rate from another process; latency runs from just
+  // before the request to the moment the endpoint has the delivery.
+  const load = await runLoadProcess({ port, apiKey: key.plaintext, toPhone: number.phone, ratePerSecond: RATE_PER_SECOND, total: RATE_PER_SECOND * LATENCY_SECONDS });
+  const sentAt = new Map(load.map((entry) => [entry.text, entry.sentAt]));
+  const answeredAt = new Map(load.map((entry) => [entry.text, entry.answeredAt]));
   const statuses = new Map<number, number>();
-  progress = () => `sent ${sent}, answers ${JSON.stringify([...statuses])}, arrived ${arrivals.size}`;
-  await new Promise<void>((resolve) => {
-    const started = performance.now();
-    const tick = () => {
-      const due = Math.min(total, Math.floor(((performance.now() - started) / tickMs) * perTick) + perTick);
-      while (sent < due) {
-        const text = `bench-${sent}`;
-        sent += 1;
-        sentAt.set(text, performance.timeOrigin + performance.now());
-        const request = http.request({ host: '127.0.0.1', port, path: '/sandbox/receive', method: 'POST', agent, headers: { authorization: `Bearer ${key.plaintext}`, 'content-type': 'application/json' } });
-        request.on('response', (response) => {
-          answeredAt.set(text, performance.timeOrigin + performance.now());
-          statuses.set(response.statusCode ?? 0, (statuses.get(response.statusCode ?? 0) ?? 0) + 1);
-          response.resume();
-        });
-        request.end(JSON.stringify({ from_phone: '+14155550100', to_phone: number.phone, message: text }));
-      }
-      if (sent < total) setTimeout(tick, tickMs);
-      else resolve();
-    };
-    tick();
-  });
+  for (const entry of load) statuses.set(entry.status, (statuses.get(entry.status) ?? 0) + 1);
+  const total = load.length;
+  progress = () => `answers ${JSON.stringify([...statuses])}, arrived ${arrivals.size}`;
   await waitUntil(() => arrivals.size >= total, 30_000);
   const answerLatencies = [...sentAt].map(([text, at]) => (answeredAt.get(text) ?? Number.NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
   const latencies = [...sentAt].map(([text, at]) => (arrivals.get(text) ?? Number.NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
@@ -110,7 +86,6 @@ async function benchmark(dialect: Dialect): Promise<Result> {
   await waitUntil(() => arrivals.size >= BACKLOG, 120_000);
   const drainSeconds = (performance.now() - drainStarted) / 1000;
 
-  agent.destroy();
   await server.stop();
   await receiver.close();
   await database.drop();
@@ -126,6 +101,21 @@ async function benchmark(dialect: Dialect): Promise<Result> {
 }
 
 let progress = () => '';
+
+interface LoadReport {
+  text: string;
+  sentAt: number;
+  answeredAt: number;
+  status: number;
+}
+
+/** Runs bench/load-process.ts to completion and returns what it measured. */
+async function runLoadProcess(order: { port: number; apiKey: string; toPhone: string; ratePerSecond: number; total: number }): Promise<LoadReport[]> {
+  const child = fork(new URL('./load-process.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'] });
+  const done = new Promise<LoadReport[]>((resolve) => child.once('message', (message: { report: LoadReport[] }) => resolve(message.report)));
+  child.send(order);
+  return done;
+}
 
 /** Starts bench/receiver-process.ts and collects the arrival times it reports. */
 async function startReceiverProcess(arrivals: Map<string, number>): Promise<{ url: string; close(): Promise<void> }> {
@@ -165,7 +155,7 @@ writeReportSection(
   `## Webhook delivery (\`npm run bench:webhooks\`)
 
 Measured ${new Date().toISOString().slice(0, 10)} at commit \`${currentCommit()}\` on ${machineDescription()}.
-The endpoint runs in a process of its own; the gateway and the load generator share one process, and all share the machine's two cores.
+The load generator and the endpoint each run in a process of their own; all share the machine's two cores with the gateway and, for PostgreSQL, its server.
 
 | database | incoming → endpoint p50 at ${RATE_PER_SECOND}/s | p99 | messages | sustained deliveries |
 |---|---|---|---|---|
