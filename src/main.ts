@@ -70,7 +70,7 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     throw error;
   }
   // PostgreSQL commits a few batches side by side, leaving pool connections for reads.
-  const concurrentBatches = store.dialect === 'postgres' ? Math.max(1, Math.floor(config.database.dialect === 'postgres' ? config.database.poolSize / 2 : 1)) : 1;
+  const concurrentBatches = config.database.dialect === 'postgres' ? Math.max(1, Math.floor(config.database.poolSize / 2)) : 1;
   const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize, concurrentBatches);
   const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDirectory, logger));
   const webhookClient = new WebhookHttpClient({
@@ -107,7 +107,7 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     accounts: new AccountsService(store),
     numbers: new NumbersService(store, supervisor),
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix),
-    authenticator: new ApiKeyAuthenticator(store, config.apiKeyPrefix, logger),
+    authenticator: new ApiKeyAuthenticator(store, logger),
     sender: new SendMessageService(store, committer, supervisor, deliveryWorker),
     receiver,
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, config.webhooks.allowPrivateAddresses),

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { apiKeyPattern, hashApiKey } from '../domain/api-key.ts';
+import { API_KEY_PATTERN, hashApiKey } from '../domain/api-key.ts';
 import { AppError } from '../domain/errors.ts';
 import type { ApiKey } from '../domain/model.ts';
 import type { Store } from '../store/database.ts';
@@ -13,16 +13,12 @@ const LAST_USED_WRITE_INTERVAL_MS = 60_000;
  * any process. The lookup is by SHA-256 through a unique index: one point read.
  */
 export class ApiKeyAuthenticator {
-  private readonly pattern: RegExp;
   private readonly lastUsedWrites = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
-    prefix: string,
     private readonly logger: Logger,
-  ) {
-    this.pattern = apiKeyPattern(prefix);
-  }
+  ) {}
 
   async authenticate(authorization: string | undefined): Promise<ApiKey> {
     const match = authorization === undefined ? null : /^Bearer[ \t]+(\S*)[ \t]*$/i.exec(authorization);
@@ -30,7 +26,7 @@ export class ApiKeyAuthenticator {
       throw new AppError('missing_api_key', 'Send your API key as "Authorization: Bearer <key>".');
     }
     const candidate = match[1] ?? '';
-    if (!this.pattern.test(candidate)) {
+    if (!API_KEY_PATTERN.test(candidate)) {
       throw new AppError('invalid_api_key', 'The API key is malformed.', 'Keys look like <prefix>_live_sk_ followed by 64 hex digits.');
     }
     const key = await findActiveApiKeyByHash(this.store.db, hashApiKey(candidate));

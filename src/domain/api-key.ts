@@ -30,7 +30,8 @@ export function apiKeyHint(plaintext: string): string {
   return `${head}…${plaintext.slice(-4)}`;
 }
 
-export function apiKeyPattern(prefix: string): RegExp {
-  const escaped = prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${escaped}_live_sk_[0-9a-f]{64}$`);
-}
+/**
+ * The shape of a key under any prefix this gateway allows: WAGW_KEY_PREFIX names the prefix of
+ * new keys, and changing it must not make the keys already handed out unusable.
+ */
+export const API_KEY_PATTERN = /^[a-z][a-z0-9]{0,15}_live_sk_[0-9a-f]{64}$/;

@@ -15,7 +15,6 @@ export const errorCodes = {
   payload_too_large: 413,
   quota_exceeded: 429,
   number_not_connected: 503,
-  service_unavailable: 503,
   internal_error: 500,
   // Used by the operator CLI and the dashboard rather than the public send API.
   invalid_argument: 400,

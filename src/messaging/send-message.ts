@@ -81,7 +81,7 @@ export class SendMessageService {
       await insertMessage(trx, message);
       return true;
     });
-    if (!reserved) throw quotaExceeded(terms, terms.limit ?? 0);
+    if (!reserved) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
     const engineMessageId = await this.handOverToEngine(number, message, terms);
     // The 200 waits for this commit too, so that a message the client was told is sent is

@@ -106,5 +106,12 @@ function openPostgres(connectionString: string, poolSize: number): Kysely<Databa
         oid === PG_INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });
+  // An idle client can die (a server restart, a proxy timeout); the pool replaces it. Without a
+  // listener that error would be uncaught and take the whole gateway down.
+  pool.on('error', () => {});
+  // A 200 promises a durable commit, so it must not depend on how the server is configured.
+  pool.on('connect', (client) => {
+    client.query('set synchronous_commit = on').catch(() => {});
+  });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

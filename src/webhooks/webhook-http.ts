@@ -72,7 +72,8 @@ export class WebhookHttpClient {
       });
       const timer = setTimeout(() => request.destroy(new AttemptTimeout()), this.options.timeoutMs);
       request.on('socket', (socket: Socket) => {
-        if (this.options.allowPrivateAddresses) return;
+        // A reused keep-alive socket was checked when it connected, and will not connect again.
+        if (this.options.allowPrivateAddresses || !socket.connecting) return;
         socket.once('connect', () => {
           if (socket.remoteAddress && isBlockedAddress(socket.remoteAddress)) {
             request.destroy(new BlockedAddressError(target.hostname, [socket.remoteAddress]));

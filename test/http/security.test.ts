@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { loadConfig } from '../../src/config.ts';
+import { buildApp } from '../../src/http/app.ts';
+import { createGateway, createLogger } from '../../src/main.ts';
 import { findApiKeyById } from '../../src/store/repositories/api-keys.ts';
 import { dialects, type Dialect } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
@@ -58,6 +61,30 @@ for (const dialect of dialects) {
       assert.equal(refused.statusCode, 401);
       assert.equal(refused.json().error, 'invalid_api_key');
       assert.equal((await sendWith(caller.apiKey)).statusCode, 200, 'other keys of the account still work');
+    });
+
+    it('keys handed out keep working after WAGW_KEY_PREFIX changes; new keys take the new prefix', async () => {
+      // A second gateway on the same database, restarted with another prefix.
+      const config = loadConfig({ DATABASE_URL: test.database.url, LOG_LEVEL: 'silent', WAGW_KEY_PREFIX: 'acme', WAGW_SECRET_KEY: '7e57'.repeat(16) });
+      const renamed = await createGateway(config, createLogger(config));
+      const app = await buildApp(renamed);
+      try {
+        const send = (key: string) =>
+          app.inject({
+            method: 'POST',
+            url: '/send_message',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            payload: { from_phone: caller.phones[0], to_phone: '+14155550100', message: 'hi' },
+          });
+        assert.match(caller.apiKey, /^wagw_live_sk_/);
+        assert.equal((await send(caller.apiKey)).statusCode, 200, 'the key made under the old prefix');
+        const fresh = await renamed.apiKeys.createKey({ accountId: caller.accountId });
+        assert.match(fresh.plaintext, /^acme_live_sk_/);
+        assert.equal((await send(fresh.plaintext)).statusCode, 200);
+      } finally {
+        await app.close();
+        await renamed.close();
+      }
     });
 
     it('any key of an account may send from any number of that account', async () => {

@@ -52,7 +52,10 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
     async (request) => {
       const input = parseMessageInput(request.body, maxLength);
       const accountId = authenticatedKey(request).accountId;
-      const number = await gateway.numbers.findNumber(input.toPhone).catch(() => undefined);
+      const number = await gateway.numbers.findNumber(input.toPhone).catch((error: unknown) => {
+        if (error instanceof AppError && error.code === 'number_not_found') return undefined;
+        throw error;
+      });
       const simulator = number?.accountId === accountId ? gateway.supervisor.simulatorFor(number) : undefined;
       if (number === undefined || simulator === undefined) {
         throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', `to_phone ${input.toPhone}`);

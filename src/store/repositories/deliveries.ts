@@ -184,7 +184,14 @@ export interface AttemptOutcome {
  * multi-row insert, and successes, the common case, in one update per status code, so a burst
  * of deliveries costs a handful of statements rather than several per delivery.
  */
-export async function recordAttempts(db: Executor, outcomes: AttemptOutcome[]): Promise<void> {
+export async function recordAttempts(db: Executor, allOutcomes: AttemptOutcome[]): Promise<void> {
+  if (allOutcomes.length === 0) return;
+  // A webhook deleted while its requests were in flight takes its deliveries with it; their
+  // outcomes have nothing left to record, and must not fail the rest of the batch.
+  const surviving = new Set(
+    (await db.selectFrom('webhook_deliveries').select('id').where('id', 'in', allOutcomes.map((outcome) => outcome.attempt.deliveryId)).execute()).map((row) => row.id),
+  );
+  const outcomes = allOutcomes.filter((outcome) => surviving.has(outcome.attempt.deliveryId));
   if (outcomes.length === 0) return;
   await db
     .insertInto('webhook_attempts')

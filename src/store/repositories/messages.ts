@@ -96,8 +96,15 @@ export async function advanceOutboundStatus(
     .where('direction', '=', 'outbound')
     .executeTakeFirst();
   if (row === undefined || !allowedFrom.includes(row.status as MessageStatus)) return undefined;
-  await db.updateTable('messages').set({ status, updated_at: at.getTime() }).where('id', '=', row.id).execute();
-  return { ...toMessage(row), status };
+  // The status is checked again in the update itself: two receipts racing in concurrent
+  // transactions must not both apply, or the later-read one could move the status back.
+  const updated = await db
+    .updateTable('messages')
+    .set({ status, updated_at: at.getTime() })
+    .where('id', '=', row.id)
+    .where('status', 'in', allowedFrom)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1 ? { ...toMessage(row), status } : undefined;
 }
 
 export async function findOutboundStatus(db: Executor, engineMessageId: string): Promise<MessageStatus | undefined> {
