@@ -116,7 +116,6 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     appliedMigrations,
     async close() {
       await deliveryWorker.stop();
-      webhookClient.close();
       await committer.drain();
       await store.close();
     },

@@ -39,7 +39,7 @@ export interface WebhookDelivery {
 }
 
 /** Why an attempt failed without an HTTP answer, as recorded in the attempt log. */
-export type AttemptError = 'timeout' | 'dns' | 'refused' | 'reset' | 'tls' | 'blocked_address' | 'redirect' | 'network';
+export type AttemptError = 'timeout' | 'dns' | 'refused' | 'reset' | 'tls' | 'blocked_address' | 'redirect' | 'network' | 'internal';
 
 export interface WebhookAttempt {
   id: string;

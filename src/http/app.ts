@@ -26,6 +26,8 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     return503OnClosing: false,
     // "/send_message/" is a common slip; answering it costs nothing and saves a confusing 404.
     routerOptions: { ignoreTrailingSlash: true },
+    // Requests too malformed to reach a route still get the documented envelope.
+    clientErrorHandler: answerMalformedRequest,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
   app.decorateRequest('apiKey', null);
@@ -55,4 +57,15 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerMessageRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
+}
+
+function answerMalformedRequest(error: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
+  if (!socket.writable) return;
+  const body = JSON.stringify({
+    error: 'invalid_request',
+    message: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP.',
+  });
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

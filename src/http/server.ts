@@ -3,6 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../main.ts';
 import { buildApp } from './app.ts';
 
+/**
+ * A send still `queued` this long after its row was written was cut off by a crash: no engine
+ * takes this long to answer. The age keeps the sweep away from sends that another gateway on
+ * the same database is still making; it runs at start and then once per period.
+ */
+const INTERRUPTED_SEND_AGE_MS = 60_000;
+
 /** How often shutdown closes connections that have gone idle since the last sweep. */
 const IDLE_SWEEP_MS = 100;
 
@@ -34,11 +41,19 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
   });
 
   await gateway.supervisor.startAll();
-  const interrupted = await gateway.sender.failInterruptedSends(gateway.startedAt);
-  if (interrupted > 0) gateway.logger.warn({ count: interrupted }, 'marked sends cut off by the last shutdown as failed');
-
   const address = await app.listen({ host: gateway.config.http.host, port: gateway.config.http.port });
   gateway.deliveryWorker.start();
+  const sweepInterruptedSends = async () => {
+    const olderThan = new Date(Date.now() - INTERRUPTED_SEND_AGE_MS);
+    const interrupted = await gateway.sender.failInterruptedSends(olderThan).catch((error: unknown) => {
+      gateway.logger.error({ err: error }, 'could not sweep interrupted sends');
+      return 0;
+    });
+    if (interrupted > 0) gateway.logger.warn({ count: interrupted }, 'failed sends that a crash cut off before the engine answered');
+  };
+  await sweepInterruptedSends();
+  const sweeper = setInterval(() => void sweepInterruptedSends(), INTERRUPTED_SEND_AGE_MS);
+  sweeper.unref();
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -48,6 +63,7 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     // in the outbox for the next start.
     stopping ??= (async () => {
       stopRequested = true;
+      clearInterval(sweeper);
       const closeIdle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
       try {
         await app.close();

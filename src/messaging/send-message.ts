@@ -97,10 +97,12 @@ export class SendMessageService {
 
   /**
    * Marks sends that a crash cut off between the row's commit and the engine's answer. Their
-   * clients never got a 200, so they are failed, and their units go back to the account.
+   * clients never got a 200, so they are failed, and their units go back to the account. Only
+   * rows older than `olderThan` are touched, so that a send still in flight in another process
+   * sharing the database is left to finish.
    */
-  async failInterruptedSends(startedAt: Date): Promise<number> {
-    const interrupted = await listInterruptedSends(this.store.db, startedAt);
+  async failInterruptedSends(olderThan: Date): Promise<number> {
+    const interrupted = await listInterruptedSends(this.store.db, olderThan);
     for (const send of interrupted) {
       await this.markFailed(send, 'interrupted', usagePeriod(new Date(send.createdAt)));
     }
@@ -125,7 +127,9 @@ export class SendMessageService {
   private async markFailed(message: Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone'>, errorCode: string, period: string): Promise<void> {
     const at = new Date();
     const queued = await this.committer.run(async (trx) => {
-      await updateMessageStatus(trx, message.id, { status: 'failed', errorCode, at });
+      // Only a send still queued is failed, and only then is its unit returned: a row another
+      // path has already settled is left as it is, and the quota is never given back twice.
+      if (!(await updateMessageStatus(trx, message.id, { status: 'failed', errorCode, at, onlyFrom: 'queued' }))) return 0;
       await releaseMonthlyUnit(trx, message.accountId, period);
       return enqueueEvent(trx, message.accountId, messageStatusPayload(message, 'failed', errorCode, at), at);
     });

@@ -17,6 +17,11 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 /** How long a freed slot waits for its neighbours before they are refilled by one claim. */
 const SLOT_REFILL_DELAY_MS = 1;
+/**
+ * How often a claim ranks the whole due backlog rather than its oldest rows. It bounds how long
+ * one endpoint's backlog can keep other endpoints waiting, at the cost of one larger query.
+ */
+const WHOLE_BACKLOG_CLAIM_INTERVAL_MS = 250;
 /** How long a claim outlives the request timeout before another worker may take the delivery. */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -44,6 +49,8 @@ export class DeliveryWorker implements DeliveryNotifier {
   private wakeDueAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastPruneAt = 0;
+  private lastWholeBacklogClaimAt = 0;
+  private currentClaim: Promise<void> | undefined;
   private readonly settled = new Set<Promise<void>>();
   private readonly recorder: AttemptRecorder;
   /** Opened secrets by their sealed form: exact, so a rotation is seen on the next claim. */
@@ -59,10 +66,17 @@ export class DeliveryWorker implements DeliveryNotifier {
   }
 
   /** Stops claiming and waits for the attempts in flight (each bounded by the timeout). */
+  /**
+   * Stops claiming, cuts the requests in flight short (they are recorded as failed and retried
+   * after the restart, so a hanging endpoint cannot hold up a shutdown), and waits until every
+   * outcome is written.
+   */
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
     this.wakeDueAt = undefined;
+    await this.currentClaim;
+    this.options.client.close();
     await Promise.allSettled([...this.settled]);
   }
 
@@ -91,7 +105,14 @@ export class DeliveryWorker implements DeliveryNotifier {
     }, delayMs);
   }
 
-  private async claimAndDispatch(): Promise<void> {
+  private claimAndDispatch(): Promise<void> {
+    this.currentClaim = this.claimOnce().finally(() => {
+      this.currentClaim = undefined;
+    });
+    return this.currentClaim;
+  }
+
+  private async claimOnce(): Promise<void> {
     if (!this.running || this.claiming) return;
     this.claiming = true;
     this.wakeRequested = false;
@@ -103,7 +124,9 @@ export class DeliveryWorker implements DeliveryNotifier {
         const claimed = await this.claim(room);
         claimedFullBatch = claimed.length === room;
         const accepted = await this.withinEndpointLimits(claimed);
-        for (const delivery of accepted) this.track(delivery);
+        // Claimed just as a stop began: handed back untouched rather than started.
+        if (this.running) for (const delivery of accepted) this.track(delivery);
+        else await releaseClaims(this.options.store.db, accepted.map((delivery) => delivery.id));
       }
     } catch (error) {
       this.options.logger.error({ err: error }, 'the webhook worker could not claim deliveries');
@@ -121,8 +144,11 @@ export class DeliveryWorker implements DeliveryNotifier {
     const freeSlotsByWebhook = new Map([...this.inFlightByWebhook].map(([id, count]) => [id, perWebhookLimit - count]));
     // A lease lost to a power cut only lapses early, so the claim skips the fsync and does not
     // wait for the group commit either: it is the worker's heartbeat.
+    const scanWholeBacklog = now - this.lastWholeBacklogClaimAt >= WHOLE_BACKLOG_CLAIM_INTERVAL_MS;
+    if (scanWholeBacklog) this.lastWholeBacklogClaimAt = now;
     return this.options.store.transactionWithoutSync((trx) => claimDueDeliveries(trx, {
       now,
+      scanWholeBacklog,
       leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
       limit,
       perWebhookLimit,
@@ -173,19 +199,28 @@ export class DeliveryWorker implements DeliveryNotifier {
   }
 
   private async attempt(delivery: ClaimedDelivery, freeSlot: () => void): Promise<void> {
-    let slotFreed = false;
+    const attemptedAt = new Date();
+    let result: AttemptResult;
     try {
-      const attemptedAt = new Date();
       const body = renderPayload(JSON.parse(delivery.payload) as EventPayload, delivery.webhookId);
       // webhook-id is the delivery id, the same on every retry, so receivers can deduplicate.
       const headers = signatureHeaders(delivery.id, attemptedAt, body, this.signingSecrets(delivery, attemptedAt));
-      const result = await this.options.client.post(delivery.url, body, { ...headers });
-      freeSlot();
-      slotFreed = true;
-      await this.record(delivery, attemptedAt, result);
+      result = await this.options.client.post(delivery.url, body, { ...headers });
+    } catch (error) {
+      // Something on our side (a secret sealed under another key, say) stopped the request.
+      // It is recorded like any failure, so the schedule and the disabling rules still apply.
+      result = {
+        statusCode: null,
+        responseExcerpt: null,
+        error: 'internal',
+        errorDetail: error instanceof Error ? error.message : String(error),
+        durationMs: 0,
+        retryAfterMs: null,
+      };
     } finally {
-      if (!slotFreed) freeSlot();
+      freeSlot();
     }
+    await this.record(delivery, attemptedAt, result);
   }
 
   private signingSecrets(delivery: ClaimedDelivery, at: Date): string[] {
@@ -223,7 +258,7 @@ export class DeliveryWorker implements DeliveryNotifier {
     };
     const state = succeeded ? 'delivered' : delayMs === null ? 'failed' : 'pending';
     const nextAttemptAt = delayMs === null ? null : new Date(attemptedAt.getTime() + delayMs);
-    await this.recorder.record({ attempt, state, nextAttemptAt }, gone);
+    await this.recorder.record({ attempt, state, nextAttemptAt, leaseUntil: delivery.leaseUntil }, gone);
   }
 
   private async pruneIfDue(): Promise<void> {

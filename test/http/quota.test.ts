@@ -3,7 +3,11 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createGateway, createLogger } from '../../src/main.ts';
-import { listMessages } from '../../src/store/repositories/messages.ts';
+import { newId } from '../../src/domain/ids.ts';
+import type { E164 } from '../../src/domain/phone.ts';
+import { usagePeriod } from '../../src/domain/plans.ts';
+import { insertMessage, listMessages } from '../../src/store/repositories/messages.ts';
+import { reserveMonthlyUnit } from '../../src/store/repositories/usage.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
 
@@ -56,6 +60,38 @@ for (const dialect of dialects) {
         await secondApp.close();
         await secondGateway.close();
       }
+    });
+
+    it('a send a crash cut off before the engine answered is failed by the sweep, and its unit is given back once', async () => {
+      const account = await seedAccount(test.gateway, { monthlyLimit: 5 });
+      const at = new Date(Date.now() - 120_000);
+      const number = (await test.gateway.numbers.findNumber(account.phones[0]!));
+      await test.gateway.committer.run(async (trx) => {
+        await reserveMonthlyUnit(trx, account.accountId, usagePeriod(at), 5);
+        await insertMessage(trx, {
+          id: newId('message'), accountId: account.accountId, numberId: number.id, direction: 'outbound',
+          fromPhone: number.phone, toPhone: '+14155550100' as E164, text: 'cut off', status: 'queued', engineMessageId: null, createdAt: at,
+        });
+      });
+      assert.equal((await test.gateway.accounts.usage(account.accountId, at)).used, 1);
+      assert.equal(await test.gateway.sender.failInterruptedSends(new Date(Date.now() - 60_000)), 1);
+      const [stored] = await listMessages(test.gateway.store.db, { accountId: account.accountId, direction: 'outbound', limit: 5 });
+      assert.equal(stored?.status, 'failed');
+      assert.equal((await test.gateway.accounts.usage(account.accountId, at)).used, 0);
+      assert.equal(await test.gateway.sender.failInterruptedSends(new Date()), 0, 'nothing is failed, or given back, twice');
+      assert.equal((await test.gateway.accounts.usage(account.accountId, at)).used, 0);
+    });
+
+    it('a send younger than the sweep\'s age is left to the gateway making it', async () => {
+      const account = await seedAccount(test.gateway);
+      const number = await test.gateway.numbers.findNumber(account.phones[0]!);
+      await insertMessage(test.gateway.store.db, {
+        id: newId('message'), accountId: account.accountId, numberId: number.id, direction: 'outbound',
+        fromPhone: number.phone, toPhone: '+14155550100' as E164, text: 'in flight elsewhere', status: 'queued', engineMessageId: null, createdAt: new Date(),
+      });
+      assert.equal(await test.gateway.sender.failInterruptedSends(new Date(Date.now() - 60_000)), 0);
+      const [stored] = await listMessages(test.gateway.store.db, { accountId: account.accountId, direction: 'outbound', limit: 5 });
+      assert.equal(stored?.status, 'queued');
     });
 
     it('incoming messages do not count against the volume', async () => {

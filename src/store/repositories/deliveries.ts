@@ -62,6 +62,8 @@ export interface ClaimedDelivery {
   sealedSecret: string;
   sealedPreviousSecret: string | null;
   previousSecretExpiresAt: number | null;
+  /** The lease this claim set; an outcome is written only while the lease is still this one. */
+  leaseUntil: number;
 }
 
 // How many of the oldest due rows one claim ranks; a claim that finds no usable row among
@@ -77,6 +79,12 @@ export interface ClaimOptions {
   perWebhookLimit: number;
   /** Webhooks with requests in flight, and how many more each may take now (0: none). */
   freeSlotsByWebhook: Map<string, number>;
+  /**
+   * Rank every due row instead of only the oldest few hundred. The worker asks for this now
+   * and then, so that one endpoint's backlog at the head of the queue cannot keep other
+   * endpoints' newer work out of every claim.
+   */
+  scanWholeBacklog: boolean;
 }
 
 /**
@@ -97,7 +105,7 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', options.now)]))
     .where('webhooks.enabled', '=', 1)
     .orderBy('webhook_deliveries.next_attempt_at')
-    .limit(Math.min(Math.max(options.limit * 2, CLAIM_SCAN_MINIMUM), CLAIM_SCAN_MAXIMUM));
+    .$if(!options.scanWholeBacklog, (query) => query.limit(Math.min(Math.max(options.limit * 2, CLAIM_SCAN_MINIMUM), CLAIM_SCAN_MAXIMUM)));
   const saturated = [...options.freeSlotsByWebhook].filter(([, free]) => free <= 0).map(([id]) => id);
   if (saturated.length > 0) {
     oldestDue = oldestDue.where('webhook_deliveries.webhook_id', 'not in', saturated);
@@ -130,6 +138,10 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     .updateTable('webhook_deliveries')
     .set({ claimed_until: options.leaseUntil })
     .where('id', 'in', candidates.map((row) => row.id))
+    // Everything the candidates were chosen by is checked again here, where it counts: a row
+    // another worker claimed or finished since the select is left alone.
+    .where('state', '=', 'pending')
+    .where('next_attempt_at', '<=', options.now)
     .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', options.now)]))
     .returning('id')
     .execute();
@@ -164,6 +176,7 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     sealedSecret: row.secret_ciphertext,
     sealedPreviousSecret: row.previous_secret_ciphertext,
     previousSecretExpiresAt: row.previous_secret_expires_at,
+    leaseUntil: options.leaseUntil,
   }));
 }
 
@@ -177,6 +190,8 @@ export interface AttemptOutcome {
   attempt: WebhookAttempt;
   state: DeliveryState;
   nextAttemptAt: Date | null;
+  /** The claim's lease: if it has lapsed and been replaced, another attempt owns the state. */
+  leaseUntil: number;
 }
 
 /**
@@ -209,12 +224,11 @@ export async function recordAttempts(db: Executor, allOutcomes: AttemptOutcome[]
     )
     .execute();
   const now = Date.now();
-  const deliveredByStatus = new Map<number | null, AttemptOutcome[]>();
+  const deliveredByStatus = new Map<string, AttemptOutcome[]>();
   for (const outcome of outcomes) {
     if (outcome.state === 'delivered') {
-      const group = deliveredByStatus.get(outcome.attempt.statusCode) ?? [];
-      group.push(outcome);
-      deliveredByStatus.set(outcome.attempt.statusCode, group);
+      const key = `${outcome.attempt.statusCode}:${outcome.leaseUntil}`;
+      deliveredByStatus.set(key, [...(deliveredByStatus.get(key) ?? []), outcome]);
       continue;
     }
     await db
@@ -230,9 +244,11 @@ export async function recordAttempts(db: Executor, allOutcomes: AttemptOutcome[]
         updated_at: now,
       }))
       .where('id', '=', outcome.attempt.deliveryId)
+      .where('claimed_until', '=', outcome.leaseUntil)
       .execute();
   }
-  for (const [statusCode, group] of deliveredByStatus) {
+  for (const group of deliveredByStatus.values()) {
+    const { statusCode } = group[0]!.attempt;
     await db
       .updateTable('webhook_deliveries')
       .set((eb) => ({
@@ -246,6 +262,7 @@ export async function recordAttempts(db: Executor, allOutcomes: AttemptOutcome[]
         updated_at: now,
       }))
       .where('id', 'in', group.map((outcome) => outcome.attempt.deliveryId))
+      .where('claimed_until', '=', group[0]!.leaseUntil)
       .execute();
   }
 }
@@ -323,11 +340,19 @@ export async function listAttempts(db: Executor, deliveryId: string): Promise<We
   }));
 }
 
-/** Puts a delivery back in line for an attempt now, whatever its state. */
+/**
+ * Puts a delivery back in line for an attempt now, whatever its state. A live lease is kept:
+ * a delivery in flight is not sent twice at once, and its current attempt decides its state.
+ */
 export async function scheduleRedelivery(db: Executor, id: string, at: Date): Promise<void> {
   await db
     .updateTable('webhook_deliveries')
-    .set({ state: 'pending', next_attempt_at: at.getTime(), claimed_until: null, updated_at: at.getTime() })
+    .set({
+      state: 'pending',
+      next_attempt_at: at.getTime(),
+      claimed_until: sql<number | null>`case when claimed_until > ${at.getTime()} then claimed_until else null end`,
+      updated_at: at.getTime(),
+    })
     .where('id', '=', id)
     .execute();
 }

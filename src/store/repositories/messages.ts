@@ -39,12 +39,13 @@ export async function insertMessage(db: Executor, message: Message): Promise<voi
     .execute();
 }
 
+/** Returns whether the row changed; `onlyFrom` makes the change conditional on the current status. */
 export async function updateMessageStatus(
   db: Executor,
   id: string,
-  change: { status: MessageStatus; engineMessageId?: string; errorCode?: string; at: Date },
-): Promise<void> {
-  await db
+  change: { status: MessageStatus; engineMessageId?: string; errorCode?: string; at: Date; onlyFrom?: MessageStatus },
+): Promise<boolean> {
+  const result = await db
     .updateTable('messages')
     .set({
       status: change.status,
@@ -53,7 +54,9 @@ export async function updateMessageStatus(
       ...(change.errorCode !== undefined && { error_code: change.errorCode }),
     })
     .where('id', '=', id)
-    .execute();
+    .$if(change.onlyFrom !== undefined, (query) => query.where('status', '=', change.onlyFrom!))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 export async function findMessageById(db: Executor, id: string): Promise<Message | undefined> {
