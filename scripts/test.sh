@@ -1,18 +1,11 @@
 #!/usr/bin/env bash
 # Runs the test suite. Every storage and API test runs on SQLite and on a real PostgreSQL
-# server, so this brings up a throwaway PostgreSQL cluster unless WAGW_TEST_POSTGRES_URL
-# points at one already.
-#   npm test                          all tests
+# server, so this runs under scripts/with-postgres.sh, which brings up a throwaway cluster
+# unless WAGW_TEST_POSTGRES_URL points at one already.
+#   npm test                            all tests
 #   npm test -- test/http/send.test.ts  some files
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-if [ -z "${WAGW_TEST_POSTGRES_URL:-}" ]; then
-  # shellcheck source=scripts/postgres.sh
-  source scripts/postgres.sh
-  start_throwaway_postgres
-  trap stop_throwaway_postgres EXIT
-fi
 
 # One fixed key for every process of a test run, so that a secret sealed by the CLI can be
 # opened by a server the test started, and no key file is written into the working tree.
@@ -26,4 +19,4 @@ fi
 
 # Test files share one PostgreSQL server but each makes its own databases, so files may run
 # side by side; two at a time suits a two-core machine.
-node --import tsx --test --test-concurrency=2 --test-reporter=spec "${files[@]}"
+exec bash scripts/with-postgres.sh node --import tsx --test --test-concurrency=2 --test-reporter=spec "${files[@]}"
