@@ -106,6 +106,11 @@ export class DeliveryWorker implements DeliveryNotifier {
   }
 
   private claimAndDispatch(): Promise<void> {
+    // A claim already running keeps its promise, which stop() waits for.
+    if (this.claiming && this.currentClaim) {
+      this.wakeRequested = true;
+      return this.currentClaim;
+    }
     this.currentClaim = this.claimOnce().finally(() => {
       this.currentClaim = undefined;
     });
@@ -142,8 +147,8 @@ export class DeliveryWorker implements DeliveryNotifier {
     const now = Date.now();
     const perWebhookLimit = this.options.config.maxInFlightPerEndpoint;
     const freeSlotsByWebhook = new Map([...this.inFlightByWebhook].map(([id, count]) => [id, perWebhookLimit - count]));
-    // A lease lost to a power cut only lapses early, so the claim skips the fsync and does not
-    // wait for the group commit either: it is the worker's heartbeat.
+    // A lease lost to a power cut only lapses early, so the claim may skip the fsync (it does on
+    // PostgreSQL), and it does not wait for the group commit: it is the worker's heartbeat.
     const scanWholeBacklog = now - this.lastWholeBacklogClaimAt >= WHOLE_BACKLOG_CLAIM_INTERVAL_MS;
     if (scanWholeBacklog) this.lastWholeBacklogClaimAt = now;
     return this.options.store.transactionWithoutSync((trx) => claimDueDeliveries(trx, {
