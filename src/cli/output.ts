@@ -16,7 +16,7 @@ export function createOutput(json: boolean): Output {
   };
 }
 
-const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+export const iso = (date: Date | null) => (date === null ? null : date.toISOString());
 
 export function accountJson(account: Account) {
   return {

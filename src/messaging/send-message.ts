@@ -6,8 +6,8 @@ import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt }
 import { EngineSendError } from '../engines/engine.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { insertMessage, updateMessageStatus } from '../store/repositories/messages.ts';
-import { findNumberWithPlanByPhone, listInterruptedSends } from '../store/repositories/numbers.ts';
+import { insertMessage, listInterruptedSends, updateMessageStatus } from '../store/repositories/messages.ts';
+import { findNumberWithPlanByPhone } from '../store/repositories/numbers.ts';
 import { monthlyUsed, releaseMonthlyUnit, reserveMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
 import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';

@@ -130,10 +130,10 @@ export class WebhooksService {
 
   /** Sends a delivery again now, whatever its state, with the same webhook-id. */
   async redeliver(id: string, accountId?: string): Promise<WebhookDelivery> {
-    const { delivery } = await this.getDelivery(id, accountId);
+    await this.getDelivery(id, accountId);
     await scheduleRedelivery(this.store.db, id, new Date());
     this.notifier.deliveriesQueued();
-    return (await this.getDelivery(id, accountId)).delivery ?? delivery;
+    return (await this.getDelivery(id, accountId)).delivery;
   }
 
   /**

@@ -2,9 +2,7 @@ import type { Command } from 'commander';
 import type { Webhook } from '../../domain/webhooks.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
 import { parseWholeNumber, withGateway } from '../context.ts';
-import { table } from '../output.ts';
-
-const iso = (date: Date | null) => (date === null ? null : date.toISOString());
+import { iso, table } from '../output.ts';
 
 function webhookJson(webhook: Webhook) {
   return {

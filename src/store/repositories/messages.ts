@@ -119,3 +119,24 @@ export async function findOutboundStatus(db: Executor, engineMessageId: string):
     .executeTakeFirst();
   return row?.status as MessageStatus | undefined;
 }
+
+/** Outbound rows still `queued`: sends that a crash interrupted before the engine answered. */
+export async function listInterruptedSends(
+  db: Executor,
+  createdBefore: Date,
+): Promise<{ id: string; accountId: string; fromPhone: E164; toPhone: E164; createdAt: number }[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .select(['id', 'account_id', 'from_phone', 'to_phone', 'created_at'])
+    .where('direction', '=', 'outbound')
+    .where('status', '=', 'queued')
+    .where('created_at', '<', createdBefore.getTime())
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    accountId: row.account_id,
+    fromPhone: row.from_phone as E164,
+    toPhone: row.to_phone as E164,
+    createdAt: row.created_at,
+  }));
+}
