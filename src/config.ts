@@ -14,6 +14,14 @@ export interface Config {
     /** Bounds open sockets, since no timer ever cuts a slow request (see docs/adr). */
     maxConnections: number;
     shutdownGraceMs: number;
+    /** Believe X-Forwarded-For/-Proto from a reverse proxy: client IPs and HTTPS detection. */
+    trustProxy: boolean;
+  };
+  dashboard: {
+    /** A session unused for this long is over. */
+    sessionIdleTimeoutMs: number;
+    /** A session is over this long after sign-in, however busy. */
+    sessionAbsoluteTimeoutMs: number;
   };
   apiKeyPrefix: string;
   maxMessageLength: number;
@@ -88,6 +96,11 @@ export function loadConfig(env: Environment = process.env): Config {
       bodyLimitBytes: integer('WAGW_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
       maxConnections: integer('WAGW_MAX_CONNECTIONS', 4096, 1),
       shutdownGraceMs: integer('WAGW_SHUTDOWN_GRACE_MS', 10_000, 0),
+      trustProxy: parseBoolean('WAGW_TRUST_PROXY', env.WAGW_TRUST_PROXY, problems),
+    },
+    dashboard: {
+      sessionIdleTimeoutMs: integer('WAGW_SESSION_IDLE_MINUTES', 60, 1, 10_080) * 60_000,
+      sessionAbsoluteTimeoutMs: integer('WAGW_SESSION_MAX_HOURS', 12, 1, 8_760) * 3_600_000,
     },
     apiKeyPrefix,
     maxMessageLength: integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1),

@@ -1,12 +1,17 @@
+import { createHmac } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import { AccountsService } from './accounts/accounts-service.ts';
 import { ApiKeyAuthenticator } from './accounts/api-key-auth.ts';
 import { ApiKeysService } from './accounts/api-keys-service.ts';
 import { NumbersService } from './accounts/numbers-service.ts';
+import { SignInService } from './accounts/sign-in-service.ts';
+import { TeamService } from './accounts/team-service.ts';
 import type { Config } from './config.ts';
 import type { EngineEvents } from './engines/engine.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
+import { MessageHistoryService } from './messaging/message-history.ts';
+import { SystemStatusService } from './operations/system-status.ts';
 import { ReceiveMessageService } from './messaging/receive-message.ts';
 import { SendMessageService } from './messaging/send-message.ts';
 import { SessionSupervisor } from './messaging/session-supervisor.ts';
@@ -33,6 +38,12 @@ export interface Gateway {
   sender: SendMessageService;
   receiver: ReceiveMessageService;
   webhooks: WebhooksService;
+  signIn: SignInService;
+  team: TeamService;
+  history: MessageHistoryService;
+  system: SystemStatusService;
+  /** Keys the dashboard's CSRF tokens; derived from the secret key, so it survives restarts. */
+  dashboardSigningKey: Buffer;
   /** Sends webhook deliveries; started by the server only, never by the CLI. */
   deliveryWorker: DeliveryWorker;
   startedAt: Date;
@@ -72,7 +83,8 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
   // PostgreSQL commits a few batches side by side, leaving pool connections for reads.
   const concurrentBatches = config.database.dialect === 'postgres' ? Math.max(1, Math.floor(config.database.poolSize / 2)) : 1;
   const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize, concurrentBatches);
-  const secretBox = new SecretBox(loadSecretKey(config.secretKey, config.dataDirectory, logger));
+  const secretKey = loadSecretKey(config.secretKey, config.dataDirectory, logger);
+  const secretBox = new SecretBox(secretKey);
   const webhookClient = new WebhookHttpClient({
     timeoutMs: config.webhooks.timeoutMs,
     allowPrivateAddresses: config.webhooks.allowPrivateAddresses,
@@ -97,6 +109,8 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     },
   });
   supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox]), committer, deliveryWorker, logger);
+  const accounts = new AccountsService(store);
+  const startedAt = new Date();
 
   return {
     config,
@@ -104,15 +118,23 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     store,
     committer,
     supervisor,
-    accounts: new AccountsService(store),
+    accounts,
     numbers: new NumbersService(store, supervisor),
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix),
     authenticator: new ApiKeyAuthenticator(store, logger),
     sender: new SendMessageService(store, committer, supervisor, deliveryWorker),
     receiver,
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, config.webhooks.allowPrivateAddresses),
+    signIn: new SignInService(store, {
+      idleTimeoutMs: config.dashboard.sessionIdleTimeoutMs,
+      absoluteTimeoutMs: config.dashboard.sessionAbsoluteTimeoutMs,
+    }),
+    team: new TeamService(store, accounts),
+    history: new MessageHistoryService(store),
+    system: new SystemStatusService(store, config, startedAt),
+    dashboardSigningKey: createHmac('sha256', secretKey).update('wa-gateway dashboard csrf').digest(),
     deliveryWorker,
-    startedAt: new Date(),
+    startedAt,
     appliedMigrations,
     async close() {
       await deliveryWorker.stop();

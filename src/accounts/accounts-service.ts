@@ -38,7 +38,7 @@ export interface AccountUsage {
 }
 
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const MINIMUM_PASSWORD_LENGTH = 12;
+export const MINIMUM_PASSWORD_LENGTH = 12;
 
 /** Accounts and their users: what the operator manages. */
 export class AccountsService {

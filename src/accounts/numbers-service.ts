@@ -12,6 +12,7 @@ import {
   findNumberByPhone,
   insertNumber,
   listNumbers,
+  reassignNumber,
 } from '../store/repositories/numbers.ts';
 import { findUserById } from '../store/repositories/users.ts';
 
@@ -58,6 +59,7 @@ export class NumbersService {
       phone,
       engine: engine as EngineKind,
       status: initialStatus,
+      statusReason: null,
       createdAt: now,
       updatedAt: now,
     };
@@ -74,24 +76,39 @@ export class NumbersService {
     return listNumbers(this.store.db, accountId);
   }
 
-  /** Finds a number by its id or by its phone, in any common spelling. */
-  async findNumber(phoneOrId: string): Promise<WhatsAppNumber> {
+  /**
+   * Finds a number by its id or by its phone, in any common spelling. With an accountId, a number
+   * of another account is reported as not existing, so ids cannot be probed across accounts.
+   */
+  async findNumber(phoneOrId: string, accountId?: string): Promise<WhatsAppNumber> {
     const number = hasIdPrefix('number', phoneOrId)
       ? await findNumberById(this.store.db, phoneOrId)
       : await lookupPhone(this.store, phoneOrId);
-    if (number === undefined) throw new AppError('number_not_found', `There is no number ${phoneOrId}.`);
+    if (number === undefined || (accountId !== undefined && number.accountId !== accountId)) {
+      throw new AppError('number_not_found', `There is no number ${phoneOrId}.`);
+    }
     return number;
   }
 
-  async removeNumber(phoneOrId: string): Promise<WhatsAppNumber> {
-    const number = await this.findNumber(phoneOrId);
+  async removeNumber(phoneOrId: string, accountId?: string): Promise<WhatsAppNumber> {
+    const number = await this.findNumber(phoneOrId, accountId);
     await deleteNumber(this.store.db, number.id);
     return number;
   }
 
-  /** Sets a session status by hand, on engines that allow rehearsing outages (the sandbox). */
-  async setSimulatedStatus(phoneOrId: string, status: string): Promise<WhatsAppNumber> {
+  /** Moves a number to another account; its message history stays with the old account. */
+  async reassignNumber(phoneOrId: string, toAccountId: string): Promise<WhatsAppNumber> {
     const number = await this.findNumber(phoneOrId);
+    if ((await findAccountById(this.store.db, toAccountId)) === undefined) {
+      throw new AppError('account_not_found', `There is no account ${toAccountId}.`);
+    }
+    await reassignNumber(this.store.db, number.id, toAccountId, new Date());
+    return this.findNumber(number.id);
+  }
+
+  /** Sets a session status by hand, on engines that allow rehearsing outages (the sandbox). */
+  async setSimulatedStatus(phoneOrId: string, status: string, accountId?: string): Promise<WhatsAppNumber> {
+    const number = await this.findNumber(phoneOrId, accountId);
     if (!(sessionStatuses as readonly string[]).includes(status)) {
       throw new AppError('invalid_argument', `Status must be one of ${sessionStatuses.join(', ')}; got "${status}".`);
     }

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sha256Hex } from './secret-token.ts';
 
 const KEY_SECRET_BYTES = 32;
 
@@ -16,12 +17,9 @@ export function generateApiKey(prefix: string): GeneratedApiKey {
   return { plaintext, hash: hashApiKey(plaintext), hint: apiKeyHint(plaintext) };
 }
 
-/**
- * A fast hash is right here, unlike for passwords: the key carries 256 random bits, so there
- * is nothing to brute-force, and the lookup runs on every request.
- */
+/** Unlike a password, a key needs no slow hash: see sha256Hex. */
 export function hashApiKey(plaintext: string): string {
-  return createHash('sha256').update(plaintext).digest('hex');
+  return sha256Hex(plaintext);
 }
 
 export function apiKeyHint(plaintext: string): string {

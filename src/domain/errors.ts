@@ -29,6 +29,13 @@ export const errorCodes = {
   invalid_webhook_url: 400,
   webhook_url_blocked: 400,
   invalid_event_type: 400,
+  // The dashboard's own failures.
+  sign_in_failed: 401,
+  sign_in_throttled: 429,
+  forbidden: 403,
+  invalid_csrf_token: 403,
+  invite_not_found: 404,
+  last_owner: 409,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -12,6 +12,8 @@ export const idPrefixes = {
   event: 'evt',
   attempt: 'att',
   request: 'req',
+  session: 'ses',
+  invite: 'inv',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

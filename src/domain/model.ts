@@ -52,6 +52,8 @@ export interface WhatsAppNumber {
   phone: E164;
   engine: EngineKind;
   status: SessionStatus;
+  /** Why the status is what it is, when there is more to say (e.g. "set by the operator"). */
+  statusReason: string | null;
   createdAt: Date;
   updatedAt: Date;
 }

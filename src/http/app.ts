@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Gateway } from '../main.ts';
+import { registerDashboard } from '../dashboard/plugin.ts';
 import { registerErrorHandling } from './plugins/errors.ts';
 import { registerJsonBodyParser } from './plugins/json-body.ts';
 import { registerRequestContext, requestIdFor } from './plugins/request-context.ts';
@@ -20,6 +21,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     // request-context.ts writes the one log line per request.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.http.bodyLimitBytes,
+    trustProxy: config.http.trustProxy,
     genReqId: requestIdFor,
     // In-flight and keep-alive requests finish normally during shutdown instead of getting a
     // framework 503 outside our envelope.
@@ -56,6 +58,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerHealthRoute(app, gateway.store);
   registerMessageRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await registerDashboard(app, gateway);
   return app;
 }
 

@@ -1,12 +1,14 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import * as core from './migrations/0001-core.ts';
 import * as webhooks from './migrations/0002-webhooks.ts';
+import * as dashboard from './migrations/0003-dashboard.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
 const migrations: Record<string, Migration> = {
   '0001-core': core,
   '0002-webhooks': webhooks,
+  '0003-dashboard': dashboard,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -15,6 +15,9 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  dashboard_sessions: DashboardSessionsTable;
+  sign_in_failures: SignInFailuresTable;
+  user_invites: UserInvitesTable;
 }
 
 export interface AccountsTable {
@@ -146,3 +149,34 @@ export interface WebhookAttemptsTable {
 export type WebhookRow = Selectable<WebhooksTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
+
+export interface DashboardSessionsTable {
+  id: string;
+  token_hash: string;
+  user_id: string;
+  created_at: number;
+  last_seen_at: number;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface SignInFailuresTable {
+  throttle_key: string;
+  failures: number;
+  window_started_at: number;
+}
+
+export interface UserInvitesTable {
+  id: string;
+  account_id: string;
+  token_hash: string;
+  role: string;
+  created_by_user_id: string | null;
+  created_at: number;
+  expires_at: number;
+  accepted_at: number | null;
+  accepted_user_id: string | null;
+}
+
+export type DashboardSessionRow = Selectable<DashboardSessionsTable>;
+export type UserInviteRow = Selectable<UserInvitesTable>;

@@ -61,6 +61,7 @@ for (const dialect of dialects) {
         phone,
         engine: 'sandbox',
         status: 'connected',
+        statusReason: null,
         createdAt: at,
         updatedAt: at,
       };

@@ -68,6 +68,10 @@ export interface MessageFilter {
   accountId: string;
   numberId?: string;
   direction?: MessageDirection;
+  /** Matches either end of the conversation. */
+  phone?: string;
+  /** Keyset pagination: only messages older than this one. */
+  before?: { createdAt: Date; id: string };
   limit: number;
 }
 
@@ -76,6 +80,13 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
   let query = db.selectFrom('messages').selectAll().where('account_id', '=', filter.accountId);
   if (filter.numberId !== undefined) query = query.where('number_id', '=', filter.numberId);
   if (filter.direction !== undefined) query = query.where('direction', '=', filter.direction);
+  const phone = filter.phone;
+  if (phone !== undefined) query = query.where((eb) => eb.or([eb('from_phone', '=', phone), eb('to_phone', '=', phone)]));
+  const before = filter.before;
+  if (before !== undefined) {
+    const at = before.createdAt.getTime();
+    query = query.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('id', '<', before.id)])]));
+  }
   const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
   return rows.map(toMessage);
 }

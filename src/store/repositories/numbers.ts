@@ -11,6 +11,7 @@ export function toNumber(row: NumberRow): WhatsAppNumber {
     phone: row.phone as E164,
     engine: row.engine as EngineKind,
     status: row.status as SessionStatus,
+    statusReason: row.status_reason,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -26,7 +27,7 @@ export async function insertNumber(db: Executor, number: WhatsAppNumber): Promis
       phone: number.phone,
       engine: number.engine,
       status: number.status,
-      status_reason: null,
+      status_reason: number.statusReason,
       created_at: number.createdAt.getTime(),
       updated_at: number.updatedAt.getTime(),
     })
@@ -86,4 +87,13 @@ export async function findNumberWithPlanByPhone(db: Executor, phone: E164): Prom
   if (row === undefined) return undefined;
   const { plan, custom_monthly_limit, ...numberRow } = row;
   return { number: toNumber(numberRow), plan, customMonthlyLimit: custom_monthly_limit };
+}
+
+/** The holder belonged to the old account, so it is cleared with the move. */
+export async function reassignNumber(db: Executor, id: string, accountId: string, at: Date): Promise<void> {
+  await db
+    .updateTable('whatsapp_numbers')
+    .set({ account_id: accountId, holder_user_id: null, updated_at: at.getTime() })
+    .where('id', '=', id)
+    .execute();
 }

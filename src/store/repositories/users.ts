@@ -53,3 +53,37 @@ export async function listUsers(db: Executor, accountId?: string): Promise<User[
   if (accountId !== undefined) query = query.where('account_id', '=', accountId);
   return (await query.execute()).map(toUser);
 }
+
+/** A user with the stored password hash, for sign-in only. */
+export async function findUserCredentials(db: Executor, by: { email: string } | { id: string }): Promise<{ user: User; passwordHash: string } | undefined> {
+  let query = db.selectFrom('users').selectAll();
+  query = 'email' in by ? query.where('email', '=', by.email) : query.where('id', '=', by.id);
+  const row = await query.executeTakeFirst();
+  return row && { user: toUser(row), passwordHash: row.password_hash };
+}
+
+export async function updatePasswordHash(db: Executor, id: string, passwordHash: string): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', id).execute();
+}
+
+export async function updateUserRole(db: Executor, id: string, role: UserRole): Promise<void> {
+  await db.updateTable('users').set({ role }).where('id', '=', id).execute();
+}
+
+export async function updateUserOperator(db: Executor, id: string, isOperator: boolean): Promise<void> {
+  await db.updateTable('users').set({ is_operator: isOperator ? 1 : 0 }).where('id', '=', id).execute();
+}
+
+export async function deleteUser(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', id).execute();
+}
+
+export async function countOwners(db: Executor, accountId: string): Promise<number> {
+  const row = await db
+    .selectFrom('users')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('account_id', '=', accountId)
+    .where('role', '=', 'owner')
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}

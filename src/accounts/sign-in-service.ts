@@ -1,0 +1,123 @@
+import { AppError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import type { User } from '../domain/model.ts';
+import { generateSecretToken, sha256Hex } from '../domain/secret-token.ts';
+import type { Store } from '../store/database.ts';
+import {
+  deleteExpiredSessions,
+  deleteSession,
+  deleteSessionsOfUser,
+  findSessionByTokenHash,
+  insertSession,
+  touchSession,
+  type DashboardSession,
+} from '../store/repositories/sessions.ts';
+import { findUserCredentials, updatePasswordHash } from '../store/repositories/users.ts';
+import { MINIMUM_PASSWORD_LENGTH } from './accounts-service.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
+import { SignInThrottle } from './sign-in-throttle.ts';
+
+export interface SessionTimeouts {
+  idleTimeoutMs: number;
+  absoluteTimeoutMs: number;
+}
+
+export interface SignInAttempt {
+  email: string;
+  password: string;
+  ip: string;
+  userAgent: string | undefined;
+}
+
+export interface SignedIn {
+  /** The cookie value: shown to the browser only, stored as a hash. */
+  token: string;
+  session: DashboardSession;
+  user: User;
+}
+
+/** The same words for every failure, so a response never tells whether an email exists. */
+const GENERIC_FAILURE = 'The email or password is incorrect.';
+
+// Last-seen times are written at most this often, so that reading pages does not mean writing.
+const TOUCH_INTERVAL_MS = 60_000;
+
+// Verified when the email is unknown, so an unknown email costs as long as a wrong password.
+let decoyHash: Promise<string> | undefined;
+
+/**
+ * Dashboard sign-in and server-side sessions. A session is a row keyed by the hash of a random
+ * token; each sign-in makes a new one, so a token planted before sign-in is worth nothing after.
+ */
+export class SignInService {
+  private readonly throttle: SignInThrottle;
+
+  constructor(
+    private readonly store: Store,
+    private readonly timeouts: SessionTimeouts,
+  ) {
+    this.throttle = new SignInThrottle(store);
+  }
+
+  async signIn(attempt: SignInAttempt, now = new Date()): Promise<SignedIn> {
+    const email = attempt.email.trim().toLowerCase();
+    const blockedUntil = await this.throttle.blockedUntil(email, attempt.ip, now);
+    if (blockedUntil !== undefined) {
+      const minutes = Math.max(1, Math.ceil((blockedUntil.getTime() - now.getTime()) / 60_000));
+      throw new AppError('sign_in_throttled', `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
+    }
+    const credentials = email === '' ? undefined : await findUserCredentials(this.store.db, { email });
+    const passwordMatches = await verifyPassword(attempt.password, credentials?.passwordHash ?? (await decoy()));
+    if (credentials === undefined || !passwordMatches) {
+      await this.throttle.recordFailure(email, attempt.ip, now);
+      throw new AppError('sign_in_failed', GENERIC_FAILURE);
+    }
+    await this.throttle.recordSuccess(email);
+    await deleteExpiredSessions(this.store.db, new Date(now.getTime() - this.timeouts.idleTimeoutMs), new Date(now.getTime() - this.timeouts.absoluteTimeoutMs));
+    const { token, hash } = generateSecretToken();
+    const session: DashboardSession = { id: newId('session'), userId: credentials.user.id, createdAt: now, lastSeenAt: now };
+    await insertSession(this.store.db, { ...session, tokenHash: hash, ip: attempt.ip, userAgent: attempt.userAgent?.slice(0, 300) ?? null });
+    return { token, session, user: credentials.user };
+  }
+
+  /** The live session behind a cookie value, or undefined when it is unknown or timed out. */
+  async resume(token: string, now = new Date()): Promise<{ session: DashboardSession; user: User } | undefined> {
+    const found = await findSessionByTokenHash(this.store.db, sha256Hex(token));
+    if (found === undefined) return undefined;
+    const { session } = found;
+    const idle = now.getTime() - session.lastSeenAt.getTime() > this.timeouts.idleTimeoutMs;
+    const expired = now.getTime() - session.createdAt.getTime() > this.timeouts.absoluteTimeoutMs;
+    if (idle || expired) {
+      await deleteSession(this.store.db, session.id);
+      return undefined;
+    }
+    if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
+      await touchSession(this.store.db, session.id, now);
+      session.lastSeenAt = now;
+    }
+    return found;
+  }
+
+  async signOut(token: string): Promise<void> {
+    const found = await findSessionByTokenHash(this.store.db, sha256Hex(token));
+    if (found !== undefined) await deleteSession(this.store.db, found.session.id);
+  }
+
+  /** Changes the user's own password and ends the user's other sessions. */
+  async changePassword(userId: string, currentPassword: string, newPassword: string, keepSessionId: string): Promise<void> {
+    const credentials = await findUserCredentials(this.store.db, { id: userId });
+    if (credentials === undefined || !(await verifyPassword(currentPassword, credentials.passwordHash))) {
+      throw new AppError('invalid_argument', 'The current password is incorrect.');
+    }
+    if (newPassword.length < MINIMUM_PASSWORD_LENGTH) {
+      throw new AppError('invalid_argument', `A password needs at least ${MINIMUM_PASSWORD_LENGTH} characters.`);
+    }
+    await updatePasswordHash(this.store.db, userId, await hashPassword(newPassword));
+    await deleteSessionsOfUser(this.store.db, userId, keepSessionId);
+  }
+}
+
+function decoy(): Promise<string> {
+  decoyHash ??= hashPassword('decoy password for unknown emails');
+  return decoyHash;
+}

@@ -1,0 +1,51 @@
+// Progressive enhancement only: every page works without this file.
+
+// Copy buttons: <button data-copy-target="input-id">.
+document.addEventListener('click', async (event) => {
+  const button = event.target instanceof Element ? event.target.closest('[data-copy-target]') : null;
+  if (button === null) return;
+  const target = document.getElementById(button.getAttribute('data-copy-target'));
+  if (target === null) return;
+  const text = 'value' in target ? target.value : target.textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    // Clipboard access can be refused (plain HTTP off localhost); selecting lets the user copy.
+    if (typeof target.select === 'function') target.select();
+    return;
+  }
+  const label = button.textContent;
+  button.textContent = 'Copied';
+  setTimeout(() => { button.textContent = label; }, 1500);
+});
+
+// Destructive forms ask first: <form data-confirm="Delete this webhook?">.
+document.addEventListener('submit', (event) => {
+  const form = event.target;
+  if (!(form instanceof HTMLFormElement)) return;
+  const question = form.getAttribute('data-confirm');
+  if (question && !window.confirm(question)) event.preventDefault();
+});
+
+// Live number status: pages with <main data-status-source="/numbers/status.json"> refresh the
+// badges marked data-number-status="num_…" every few seconds.
+const statusSource = document.querySelector('[data-status-source]');
+if (statusSource !== null) {
+  const url = statusSource.getAttribute('data-status-source');
+  const refresh = async () => {
+    try {
+      const response = await fetch(url, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+      if (!response.ok) return;
+      const body = await response.json();
+      for (const number of body.numbers) {
+        for (const badge of document.querySelectorAll(`[data-number-status="${CSS.escape(number.id)}"]`)) {
+          badge.textContent = number.status.replace(/_/g, ' ');
+          badge.className = `badge status-${number.status}`;
+        }
+      }
+    } catch {
+      // A failed refresh leaves the last known status on screen; the next one may succeed.
+    }
+  };
+  setInterval(refresh, 5000);
+}

@@ -1,0 +1,37 @@
+import { AppError } from '../domain/errors.ts';
+
+/** A urlencoded form body: every field a string, or a list when the name repeats (checkboxes). */
+export type FormBody = Record<string, string | string[] | undefined>;
+
+export function formText(body: unknown, name: string): string {
+  const value = (body as FormBody | undefined)?.[name];
+  if (Array.isArray(value)) return value[0] ?? '';
+  return typeof value === 'string' ? value : '';
+}
+
+export function formList(body: unknown, name: string): string[] {
+  const value = (body as FormBody | undefined)?.[name];
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+/** A query string value, or undefined when missing or blank. */
+export function queryText(query: unknown, name: string): string | undefined {
+  const value = (query as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined;
+}
+
+/** Runs a form's action; an AppError becomes the message to show beside the form again. */
+export async function attempt<T>(action: () => Promise<T>): Promise<{ ok: true; value: T } | { ok: false; error: AppError }> {
+  try {
+    return { ok: true, value: await action() };
+  } catch (error) {
+    if (error instanceof AppError && error.code !== 'internal_error') return { ok: false, error };
+    throw error;
+  }
+}
+
+/** Only same-site paths may follow sign-in, so the login form cannot redirect off-site. */
+export function safeNextPath(raw: string): string {
+  return raw.startsWith('/') && !raw.startsWith('//') && !raw.startsWith('/\\') ? raw : '/';
+}

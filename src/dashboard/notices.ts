@@ -1,0 +1,47 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/**
+ * One-line confirmations shown on the page a form redirects to. The cookie carries only a code
+ * from this table, never text, so nothing a user typed can be reflected through it.
+ */
+export const notices = {
+  signed_out: 'You are signed out.',
+  password_changed: 'Your password is changed. Your other sessions were signed out.',
+  key_revoked: 'The key is revoked. Requests with it are refused from now on.',
+  webhook_created: 'The webhook is created.',
+  webhook_updated: 'The webhook is saved.',
+  webhook_deleted: 'The webhook is deleted.',
+  webhook_enabled: 'The webhook is enabled.',
+  webhook_disabled: 'The webhook is disabled. Its deliveries wait until it is enabled again.',
+  test_event_sent: 'A test event is on its way. Its delivery appears in the log below.',
+  redelivery_scheduled: 'The delivery is scheduled again.',
+  incoming_simulated: 'The simulated message arrived. It is in Messages, and webhooks are notified.',
+  role_changed: 'The role is changed.',
+  member_removed: 'The user is removed from the account.',
+  invite_revoked: 'The invite is revoked.',
+  account_created: 'The account is created.',
+  account_updated: 'The account is saved.',
+  user_created: 'The user is created.',
+  operator_changed: 'Operator rights are changed.',
+  number_added: 'The number is added.',
+  number_reassigned: 'The number is moved to the other account.',
+  number_removed: 'The number is removed.',
+  welcome: 'Welcome! Your account is ready.',
+} as const;
+
+export type NoticeCode = keyof typeof notices;
+
+const COOKIE = 'wagw_notice';
+
+export function redirectWithNotice(reply: FastifyReply, location: string, code: NoticeCode): FastifyReply {
+  void reply.setCookie(COOKIE, code, { path: '/', httpOnly: true, sameSite: 'lax', secure: 'auto', maxAge: 60 });
+  return reply.redirect(location, 303);
+}
+
+/** The notice waiting for this page, consumed so that it shows once. */
+export function takeNotice(request: FastifyRequest, reply: FastifyReply): string | undefined {
+  const code = request.cookies[COOKIE];
+  if (code === undefined) return undefined;
+  void reply.clearCookie(COOKIE, { path: '/' });
+  return Object.hasOwn(notices, code) ? notices[code as NoticeCode] : undefined;
+}

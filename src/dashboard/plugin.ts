@@ -1,0 +1,101 @@
+import { fileURLToPath } from 'node:url';
+import cookie from '@fastify/cookie';
+import csrfProtection from '@fastify/csrf-protection';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import fastifyStatic from '@fastify/static';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, httpStatusFor } from '../domain/errors.ts';
+import type { Gateway } from '../main.ts';
+import { csrfUserInfo, pageContext, sendPage } from './context.ts';
+import { registerAuthRoutes } from './routes/auth.ts';
+import { registerOverviewRoutes } from './routes/overview.ts';
+import { sessionTokenFrom } from './session-cookie.ts';
+import { ErrorPage } from './views/auth-pages.tsx';
+
+const ASSETS_DIRECTORY = fileURLToPath(new URL('./assets/', import.meta.url));
+
+/**
+ * The web dashboard, registered as its own encapsulated plugin: form parsing, cookies, CSRF,
+ * security headers and the HTML error pages apply to its routes only, so the public JSON API
+ * behaves exactly as it does without it.
+ */
+export async function registerDashboard(app: FastifyInstance, gateway: Gateway): Promise<void> {
+  await app.register(async (dashboard) => {
+    await dashboard.register(cookie);
+    await dashboard.register(formbody, { bodyLimit: 64 * 1024 });
+    await dashboard.register(helmet, {
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'"],
+          imgSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+          baseUri: ["'none'"],
+          objectSrc: ["'none'"],
+        },
+      },
+      // Plain HTTP on a LAN address is a supported setup; forcing HTTPS subresources would break it.
+      strictTransportSecurity: false,
+    });
+    await dashboard.register(csrfProtection, {
+      sessionPlugin: '@fastify/cookie',
+      cookieKey: 'wagw_csrf',
+      cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, secure: 'auto' },
+      getUserInfo: csrfUserInfo,
+      csrfOpts: { hmacKey: gateway.dashboardSigningKey },
+    });
+    await dashboard.register(fastifyStatic, { root: ASSETS_DIRECTORY, prefix: '/assets/', decorateReply: false, maxAge: '1h' });
+
+    dashboard.decorateRequest('viewer', null);
+    dashboard.addHook('onRequest', async (request) => {
+      const token = sessionTokenFrom(request);
+      if (token === undefined) return;
+      const resumed = await gateway.signIn.resume(token);
+      if (resumed === undefined) return;
+      const account = resumed.user.accountId === null ? null : await gateway.accounts.getAccount(resumed.user.accountId);
+      request.viewer = { user: resumed.user, sessionId: resumed.session.id, account };
+    });
+    dashboard.addHook('preHandler', (request, reply, done) => {
+      if (request.method === 'POST') dashboard.csrfProtection(request, reply, done);
+      else done();
+    });
+    dashboard.addHook('onSend', async (_request, reply) => {
+      // Pages can hold a secret shown once; no cache should keep a copy.
+      if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) void reply.header('cache-control', 'no-store');
+    });
+    dashboard.setErrorHandler((error: FastifyError | AppError, request, reply) => renderError(error, request, reply));
+
+    registerAuthRoutes(dashboard, gateway);
+    registerOverviewRoutes(dashboard, gateway);
+  });
+}
+
+async function renderError(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  let status: number;
+  let message: string;
+  if (error instanceof AppError && error.code !== 'internal_error') {
+    status = httpStatusFor(error.code);
+    message = error.message;
+  } else if (error.code === 'FST_CSRF_INVALID_TOKEN' || error.code === 'FST_CSRF_MISSING_SECRET') {
+    status = 403;
+    message = 'This form has expired or did not come from this dashboard. Go back, reload the page and try again.';
+  } else if (isClientError(error)) {
+    status = error.statusCode;
+    message = 'The request could not be read.';
+  } else {
+    request.log.error({ err: error }, 'dashboard page failed');
+    status = 500;
+    message = `Something went wrong on our side. The request id is ${request.id}.`;
+  }
+  return sendPage(reply, ErrorPage({ context: pageContext(request, reply, 'Error', 'none'), status, message }), status);
+}
+
+function isClientError(error: FastifyError | AppError): error is FastifyError & { statusCode: number } {
+  const statusCode = (error as FastifyError).statusCode;
+  return typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500;
+}

@@ -1,0 +1,46 @@
+import type { Account } from '../../domain/model.ts';
+import type { Gateway } from '../../main.ts';
+import { planLabel, toMessageRow, toNumberRow, usersById, type MessageRowView, type NumberRowView } from './shared.ts';
+
+export interface UsageView {
+  plan: string;
+  used: number;
+  /** Null when the plan is unlimited. */
+  limit: number | null;
+  /** 0–100, for the bar; null when unlimited. */
+  percent: number | null;
+  resetsAt: Date;
+  isCustomLimit: boolean;
+}
+
+export interface OverviewView {
+  accountName: string;
+  usage: UsageView;
+  numbers: NumberRowView[];
+  latestMessages: MessageRowView[];
+}
+
+const LATEST_MESSAGES = 10;
+
+export async function presentOverview(gateway: Gateway, account: Account): Promise<OverviewView> {
+  const [usage, numbers, users, history] = await Promise.all([
+    gateway.accounts.usage(account.id),
+    gateway.numbers.listNumbers(account.id),
+    gateway.accounts.listUsers(account.id),
+    gateway.history.page(account.id, { limit: LATEST_MESSAGES }),
+  ]);
+  const holders = usersById(users);
+  return {
+    accountName: account.name,
+    usage: {
+      plan: planLabel(usage.plan),
+      used: usage.used,
+      limit: usage.limit,
+      percent: usage.limit === null ? null : usage.limit === 0 ? 100 : Math.min(100, Math.round((usage.used / usage.limit) * 100)),
+      resetsAt: usage.resetsAt,
+      isCustomLimit: account.customMonthlyLimit !== null,
+    },
+    numbers: numbers.map((number) => toNumberRow(number, holders)),
+    latestMessages: history.messages.map(toMessageRow),
+  };
+}

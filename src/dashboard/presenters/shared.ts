@@ -1,0 +1,59 @@
+import type { Message, User, WhatsAppNumber } from '../../domain/model.ts';
+
+/** A message as every page lists it. */
+export interface MessageRowView {
+  id: string;
+  direction: 'outbound' | 'inbound';
+  counterpart: string;
+  ownPhone: string;
+  text: string;
+  status: string;
+  at: Date;
+}
+
+export function toMessageRow(message: Message): MessageRowView {
+  const outbound = message.direction === 'outbound';
+  return {
+    id: message.id,
+    direction: message.direction,
+    counterpart: outbound ? message.toPhone : message.fromPhone,
+    ownPhone: outbound ? message.fromPhone : message.toPhone,
+    text: message.text,
+    status: message.status,
+    at: message.createdAt,
+  };
+}
+
+export interface NumberRowView {
+  id: string;
+  phone: string;
+  engine: string;
+  status: string;
+  statusReason: string | null;
+  holder: string | null;
+  isSandbox: boolean;
+}
+
+export function toNumberRow(number: WhatsAppNumber, usersById: Map<string, User>): NumberRowView {
+  return {
+    id: number.id,
+    phone: number.phone,
+    engine: number.engine,
+    status: number.status,
+    statusReason: number.statusReason,
+    holder: number.holderUserId === null ? null : (usersById.get(number.holderUserId)?.email ?? null),
+    isSandbox: number.engine === 'sandbox',
+  };
+}
+
+export function usersById(users: User[]): Map<string, User> {
+  return new Map(users.map((user) => [user.id, user]));
+}
+
+export function planLabel(plan: string): string {
+  return plan.charAt(0).toUpperCase() + plan.slice(1);
+}
+
+export function formatCount(value: number): string {
+  return value.toLocaleString('en-US');
+}

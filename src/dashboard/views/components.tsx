@@ -1,0 +1,102 @@
+import type { Children } from '@kitajs/html';
+/** Small building blocks shared by the pages. Every piece of user text passes through `safe`. */
+
+export function PageHeader(props: { title: string; children?: Children }): JSX.Element {
+  return (
+    <div class="page-header">
+      <h1 safe>{props.title}</h1>
+      {props.children ?? ''}
+    </div>
+  );
+}
+
+/** A form that changes state: POST with the session's CSRF token. */
+export function PostForm(props: { action: string; csrfToken: string; class?: string; children?: Children; confirm?: string }): JSX.Element {
+  return (
+    <form method="post" action={props.action} class={props.class} data-confirm={props.confirm}>
+      <input type="hidden" name="_csrf" value={props.csrfToken} />
+      {props.children ?? ''}
+    </form>
+  );
+}
+
+/** A one-button form, such as Revoke or Delete. */
+export function ActionButton(props: { action: string; csrfToken: string; label: string; danger?: boolean; confirm?: string }): JSX.Element {
+  return (
+    <PostForm action={props.action} csrfToken={props.csrfToken} class="inline" confirm={props.confirm}>
+      <button type="submit" class={props.danger === true ? 'button danger small' : 'button small'} safe>
+        {props.label}
+      </button>
+    </PostForm>
+  );
+}
+
+export function ErrorSummary(props: { error: string | undefined }): JSX.Element {
+  if (props.error === undefined) return '';
+  return (
+    <p class="form-error" role="alert" safe>
+      {props.error}
+    </p>
+  );
+}
+
+/** What a list shows when it has nothing, with the next step as a link when there is one. */
+export interface Empty {
+  text: string;
+  action?: { href: string; label: string };
+}
+
+export function EmptyState(props: { empty: Empty }): JSX.Element {
+  const { text, action } = props.empty;
+  return (
+    <p class="empty">
+      <span safe>{text}</span>
+      {action === undefined ? (
+        ''
+      ) : (
+        <>
+          {' — '}
+          <a href={action.href} safe>
+            {action.label}
+          </a>
+        </>
+      )}
+    </p>
+  );
+}
+
+export function StatusBadge(props: { status: string; id?: string }): JSX.Element {
+  return (
+    <span class={`badge status-${props.status.replace(/[^a-z_]/g, '')}`} data-number-status={props.id} safe>
+      {props.status.replace(/_/g, ' ')}
+    </span>
+  );
+}
+
+/** A time in UTC, readable, with the exact instant for machines and tooltips. */
+export function Time(props: { at: Date | null; empty?: string }): JSX.Element {
+  if (props.at === null) return <span class="muted" safe>{props.empty ?? 'never'}</span>;
+  const iso = props.at.toISOString();
+  return (
+    <time datetime={iso} title={iso} safe>
+      {`${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`}
+    </time>
+  );
+}
+
+/** A secret shown once, with a copy button that app.js wires up. */
+export function SecretReveal(props: { id: string; label: string; value: string }): JSX.Element {
+  return (
+    <div class="secret">
+      <label for={props.id} safe>
+        {props.label}
+      </label>
+      <div class="secret-row">
+        <input id={props.id} type="text" readonly value={props.value} class="mono" />
+        <button type="button" class="button" data-copy-target={props.id}>
+          Copy
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,77 @@
+import type { MessageRowView, NumberRowView } from '../presenters/shared.ts';
+import { EmptyState, StatusBadge, Time, type Empty } from './components.tsx';
+
+export function MessagesTable(props: { messages: MessageRowView[]; empty: Empty }): JSX.Element {
+  if (props.messages.length === 0) return <EmptyState empty={props.empty} />;
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Direction</th>
+            <th scope="col">Number</th>
+            <th scope="col">With</th>
+            <th scope="col">Message</th>
+            <th scope="col">Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.messages.map((message) => (
+            <tr>
+              <td>
+                <Time at={message.at} />
+              </td>
+              <td>{message.direction === 'outbound' ? 'Sent' : 'Received'}</td>
+              <td class="mono" safe>
+                {message.ownPhone}
+              </td>
+              <td class="mono" safe>
+                {message.counterpart}
+              </td>
+              <td class="text" safe>
+                {message.text}
+              </td>
+              <td>
+                <StatusBadge status={message.status} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function NumbersTable(props: { numbers: NumberRowView[]; empty: Empty }): JSX.Element {
+  if (props.numbers.length === 0) return <EmptyState empty={props.empty} />;
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Number</th>
+            <th scope="col">Holder</th>
+            <th scope="col">Engine</th>
+            <th scope="col">Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.numbers.map((number) => (
+            <tr>
+              <td class="mono" safe>
+                {number.phone}
+              </td>
+              <td safe>{number.holder ?? '—'}</td>
+              <td safe>{number.engine}</td>
+              <td>
+                <StatusBadge status={number.status} id={number.id} />
+                {number.statusReason === null ? '' : <div class="muted small" safe>{number.statusReason}</div>}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
