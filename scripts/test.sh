@@ -11,6 +11,17 @@ cd "$(dirname "$0")/.."
 # opened by a server the test started, and no key file is written into the working tree.
 export WAGW_SECRET_KEY="${WAGW_SECRET_KEY:-7e57000000000000000000000000000000000000000000000000000000007e57}"
 
+# The dashboard's end-to-end tests drive Debian's Chromium; install it the way postgres.sh
+# installs PostgreSQL, so that the test command works on a fresh machine.
+if [ ! -x "${WAGW_CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "Chromium is not installed; installing Debian's chromium package for the browser tests." >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  else
+    echo "The browser tests need Chromium: install it (apt-get install chromium) or set WAGW_CHROMIUM_PATH." >&2
+  fi
+fi
+
 if [ "$#" -gt 0 ]; then
   files=("$@")
 else

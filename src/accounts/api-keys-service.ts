@@ -7,6 +7,9 @@ import { findAccountById } from '../store/repositories/accounts.ts';
 import { findApiKeyById, insertApiKey, listApiKeys, revokeApiKey } from '../store/repositories/api-keys.ts';
 import { findUserById } from '../store/repositories/users.ts';
 
+/** Long enough for any sensible label, short enough to list in a table. */
+export const MAX_API_KEY_NAME_LENGTH = 100;
+
 export interface CreateApiKeyInput {
   accountId: string;
   name?: string;
@@ -26,6 +29,10 @@ export class ApiKeysService {
   ) {}
 
   async createKey(input: CreateApiKeyInput): Promise<CreatedApiKey> {
+    const name = input.name?.trim() || 'default';
+    if (name.length > MAX_API_KEY_NAME_LENGTH) {
+      throw new AppError('invalid_argument', `A key name can be at most ${MAX_API_KEY_NAME_LENGTH} characters; this one has ${name.length}.`);
+    }
     if ((await findAccountById(this.store.db, input.accountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${input.accountId}.`);
     }
@@ -39,7 +46,7 @@ export class ApiKeysService {
     const apiKey: ApiKey = {
       id: newId('apiKey'),
       accountId: input.accountId,
-      name: input.name?.trim() || 'default',
+      name,
       hint: generated.hint,
       createdByUserId: input.createdByUserId ?? null,
       createdAt: new Date(),

@@ -82,8 +82,10 @@ export class TeamService {
     return { ...user, role: newRole };
   }
 
-  async removeMember(accountId: string, userId: string): Promise<User> {
+  /** `actingUserId` is who asks: nobody removes themselves, since they would be cut off mid-page. */
+  async removeMember(accountId: string, userId: string, actingUserId?: string): Promise<User> {
     const user = await this.memberOf(accountId, userId);
+    if (userId === actingUserId) throw new AppError('invalid_argument', 'You cannot remove yourself; ask another owner.');
     if (user.role === 'owner') await this.keepAnOwner(accountId);
     await deleteUser(this.store.db, userId);
     return user;

@@ -27,6 +27,8 @@ export const notices = {
   number_reassigned: 'The number is moved to the other account.',
   number_removed: 'The number is removed.',
   welcome: 'Welcome! Your account is ready.',
+  joined_sign_in: 'You joined the account. Sign in with your email and new password.',
+  number_status_set: 'The number’s status is set. Sending through it behaves as that status would.',
 } as const;
 
 export type NoticeCode = keyof typeof notices;

@@ -9,7 +9,14 @@ import { AppError, httpStatusFor } from '../domain/errors.ts';
 import type { Gateway } from '../main.ts';
 import { csrfUserInfo, pageContext, sendPage } from './context.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
+import { registerInviteRoutes } from './routes/invite.ts';
+import { registerOperatorRoutes } from './routes/operator-console.ts';
+import { registerTeamRoutes } from './routes/team.ts';
+import { registerKeyRoutes } from './routes/keys.ts';
 import { registerOverviewRoutes } from './routes/overview.ts';
+import { registerWebhookRoutes } from './routes/webhooks.ts';
+import { registerMessagesRoutes } from './routes/messages.ts';
+import { registerNumbersRoutes } from './routes/numbers.ts';
 import { sessionTokenFrom } from './session-cookie.ts';
 import { ErrorPage } from './views/auth-pages.tsx';
 
@@ -72,6 +79,13 @@ export async function registerDashboard(app: FastifyInstance, gateway: Gateway):
 
     registerAuthRoutes(dashboard, gateway);
     registerOverviewRoutes(dashboard, gateway);
+    registerTeamRoutes(dashboard, gateway);
+    registerInviteRoutes(dashboard, gateway);
+    registerOperatorRoutes(dashboard, gateway);
+    registerKeyRoutes(dashboard, gateway);
+    registerWebhookRoutes(dashboard, gateway);
+    registerNumbersRoutes(dashboard, gateway);
+    registerMessagesRoutes(dashboard, gateway);
   });
 }
 

@@ -28,7 +28,7 @@ export class MessageHistoryService {
     let phone: string | undefined;
     if (query.phone !== undefined) {
       phone = parseE164(query.phone);
-      if (phone === undefined) throw new AppError('invalid_phone_number', `"${query.phone}" is not a phone number.`);
+      if (phone === undefined) throw new AppError('invalid_phone_number', `"${query.phone}" is not a phone number; include the country code, e.g. +447700900123.`);
     }
     // One extra row tells whether another page exists without a count query.
     const rows = await listMessages(this.store.db, {

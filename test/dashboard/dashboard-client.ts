@@ -48,6 +48,11 @@ export class DashboardClient {
     return this.submit('/login', '/login', { email, password });
   }
 
+  /** Sets a cookie by hand, as an attacker planting one would. */
+  setCookie(name: string, value: string): void {
+    this.cookies.set(name, value);
+  }
+
   cookie(name: string): string | undefined {
     return this.cookies.get(name);
   }

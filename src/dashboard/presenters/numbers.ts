@@ -1,0 +1,35 @@
+import type { Account } from '../../domain/model.ts';
+import type { Gateway } from '../../main.ts';
+import { toNumberRow, usersById, type NumberRowView } from './shared.ts';
+
+/** What the user typed into one number's "Simulate an incoming message" form, kept on a failure. */
+export interface SimulationDraft {
+  numberId: string;
+  fromPhone: string;
+  message: string;
+  error: string | undefined;
+}
+
+export interface NumbersView {
+  numbers: NumberRowView[];
+  /** The numbers that can simulate incoming messages, each with its own form. */
+  sandboxNumbers: NumberRowView[];
+  draft: SimulationDraft | undefined;
+}
+
+/** The live-refresh payload of app.js: only what a badge needs, only the viewer's account. */
+export interface NumberStatusesView {
+  numbers: Array<{ id: string; phone: string; status: string }>;
+}
+
+export async function presentNumbers(gateway: Gateway, account: Account, draft?: SimulationDraft): Promise<NumbersView> {
+  const [numbers, users] = await Promise.all([gateway.numbers.listNumbers(account.id), gateway.accounts.listUsers(account.id)]);
+  const holders = usersById(users);
+  const rows = numbers.map((number) => toNumberRow(number, holders));
+  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft };
+}
+
+export async function presentNumberStatuses(gateway: Gateway, account: Account): Promise<NumberStatusesView> {
+  const numbers = await gateway.numbers.listNumbers(account.id);
+  return { numbers: numbers.map((number) => ({ id: number.id, phone: number.phone, status: number.status })) };
+}

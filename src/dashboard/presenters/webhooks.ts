@@ -1,0 +1,136 @@
+import type { Account } from '../../domain/model.ts';
+import { webhookEventTypes, type Webhook, type WebhookAttempt, type WebhookEventType } from '../../domain/webhooks.ts';
+import type { Gateway } from '../../main.ts';
+import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
+
+/** What each event means to someone choosing what to subscribe to. */
+const EVENT_EXPLANATIONS = {
+  message: 'A message arrived on one of your numbers.',
+  'message.status': 'A message you sent changed status: sent, delivered, read or failed.',
+  'session.status': 'One of your numbers connected, disconnected or needs to be linked again.',
+} as const satisfies Record<WebhookEventType, string>;
+
+export interface EventTypeOption {
+  type: WebhookEventType;
+  explanation: string;
+}
+
+export const eventTypeOptions: EventTypeOption[] = webhookEventTypes.map((type) => ({ type, explanation: EVENT_EXPLANATIONS[type] }));
+
+/** Response bodies are stored up to 2 KB; the log shows the start and keeps the rest in a tooltip. */
+const EXCERPT_DISPLAY_CHARS = 200;
+
+export interface WebhookRowView {
+  id: string;
+  url: string;
+  eventTypes: string[];
+  enabled: boolean;
+  disabledReason: string | null;
+  failingSince: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface WebhookListView {
+  webhooks: WebhookRowView[];
+  canManage: boolean;
+}
+
+export interface AttemptView {
+  at: Date;
+  statusCode: number | null;
+  durationMs: number;
+  excerpt: string | null;
+  /** The whole stored excerpt when the display is cut short, else null. */
+  fullExcerpt: string | null;
+  error: string | null;
+}
+
+export interface DeliveryView {
+  id: string;
+  eventType: string;
+  state: string;
+  createdAt: Date;
+  attemptCount: number;
+  /** Only a pending delivery has a next attempt. */
+  nextAttemptAt: Date | null;
+  lastError: string | null;
+  attempts: AttemptView[];
+}
+
+export interface WebhookDetailView {
+  webhook: WebhookRowView;
+  deliveries: DeliveryView[];
+  canManage: boolean;
+}
+
+/** The webhook form's content: what is stored, or what the user typed before an error. */
+export interface WebhookFormView {
+  /** Null for a new webhook. */
+  webhookId: string | null;
+  url: string;
+  eventTypes: string[];
+  error: string | undefined;
+  options: EventTypeOption[];
+}
+
+export function toWebhookRow(webhook: Webhook): WebhookRowView {
+  return {
+    id: webhook.id,
+    url: webhook.url,
+    eventTypes: webhook.eventTypes,
+    enabled: webhook.enabled,
+    disabledReason: webhook.disabledReason,
+    failingSince: webhook.failingSince,
+    createdAt: webhook.createdAt,
+    updatedAt: webhook.updatedAt,
+  };
+}
+
+export async function presentWebhookList(gateway: Gateway, account: Account, canManage: boolean): Promise<WebhookListView> {
+  const webhooks = await gateway.webhooks.listWebhooks(account.id);
+  return { webhooks: webhooks.map(toWebhookRow), canManage };
+}
+
+/** The webhook and its delivery log; another account's webhook id is not found. */
+export async function presentWebhookDetail(gateway: Gateway, account: Account, webhookId: string, canManage: boolean): Promise<WebhookDetailView> {
+  const webhook = await gateway.webhooks.getWebhook(webhookId, account.id);
+  const deliveries = await gateway.webhooks.listDeliveries(webhookId, account.id);
+  return { webhook: toWebhookRow(webhook), deliveries: deliveries.map(toDeliveryView), canManage };
+}
+
+export function newWebhookForm(): WebhookFormView {
+  return { webhookId: null, url: '', eventTypes: [...webhookEventTypes], error: undefined, options: eventTypeOptions };
+}
+
+export async function presentWebhookForm(gateway: Gateway, account: Account, webhookId: string): Promise<WebhookFormView> {
+  const webhook = await gateway.webhooks.getWebhook(webhookId, account.id);
+  return { webhookId: webhook.id, url: webhook.url, eventTypes: webhook.eventTypes, error: undefined, options: eventTypeOptions };
+}
+
+function toDeliveryView(entry: DeliveryWithAttempts): DeliveryView {
+  const { delivery } = entry;
+  return {
+    id: delivery.id,
+    eventType: delivery.eventType,
+    state: delivery.state,
+    createdAt: delivery.createdAt,
+    attemptCount: delivery.attemptCount,
+    nextAttemptAt: delivery.state === 'pending' ? delivery.nextAttemptAt : null,
+    lastError: delivery.lastError,
+    attempts: entry.attempts.map(toAttemptView),
+  };
+}
+
+function toAttemptView(attempt: WebhookAttempt): AttemptView {
+  const excerpt = attempt.responseExcerpt;
+  const cut = excerpt !== null && excerpt.length > EXCERPT_DISPLAY_CHARS;
+  return {
+    at: attempt.attemptedAt,
+    statusCode: attempt.statusCode,
+    durationMs: attempt.durationMs,
+    excerpt: cut ? `${excerpt.slice(0, EXCERPT_DISPLAY_CHARS)}…` : excerpt,
+    fullExcerpt: cut ? excerpt : null,
+    error: attempt.error,
+  };
+}

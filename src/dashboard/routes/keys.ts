@@ -1,0 +1,34 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { httpStatusFor } from '../../domain/errors.ts';
+import type { Gateway } from '../../main.ts';
+import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
+import { attempt, formText } from '../forms.ts';
+import { redirectWithNotice } from '../notices.ts';
+import { presentKeys } from '../presenters/keys.ts';
+import { EMPTY_KEY_FORM, KeysPage, type KeyFormState } from '../views/keys-page.tsx';
+
+/** `/keys`: the account's API keys; owners and admins create and revoke them. */
+export function registerKeyRoutes(app: FastifyInstance, gateway: Gateway): void {
+  async function renderKeys(request: FastifyRequest, reply: FastifyReply, form: KeyFormState, status = 200): Promise<FastifyReply> {
+    const view = await presentKeys(gateway, accountOf(request), canManage(viewerOf(request)));
+    return sendPage(reply, KeysPage({ context: pageContext(request, reply, 'API keys', 'keys'), view, form }), status);
+  }
+
+  app.get('/keys', { preHandler: requireAccountMember }, (request, reply) => renderKeys(request, reply, EMPTY_KEY_FORM));
+
+  // The new key is rendered in the answer to this POST rather than after a redirect: it exists
+  // only in this response (the page is no-store) and is never kept anywhere to show later.
+  app.post('/keys', { preHandler: requireManager }, async (request, reply) => {
+    const name = formText(request.body, 'name');
+    const result = await attempt(() =>
+      gateway.apiKeys.createKey({ accountId: accountOf(request).id, name, createdByUserId: viewerOf(request).user.id }),
+    );
+    if (!result.ok) return renderKeys(request, reply, { name, error: result.error.message, newKey: undefined }, httpStatusFor(result.error.code));
+    return renderKeys(request, reply, { ...EMPTY_KEY_FORM, newKey: result.value.plaintext }, 201);
+  });
+
+  app.post<{ Params: { id: string } }>('/keys/:id/revoke', { preHandler: requireManager }, async (request, reply) => {
+    await gateway.apiKeys.revokeKey(request.params.id, accountOf(request).id);
+    return redirectWithNotice(reply, '/keys', 'key_revoked');
+  });
+}

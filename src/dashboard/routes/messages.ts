@@ -1,0 +1,14 @@
+import type { FastifyInstance } from 'fastify';
+import type { Gateway } from '../../main.ts';
+import { accountOf, pageContext, requireAccountMember, sendPage } from '../context.ts';
+import { presentMessages, readMessageFilters } from '../presenters/messages.ts';
+import { MessagesPage } from '../views/messages-page.tsx';
+
+/** `/messages`: the account's sent and received messages, filtered and a page at a time. */
+export function registerMessagesRoutes(app: FastifyInstance, gateway: Gateway): void {
+  app.get('/messages', { preHandler: requireAccountMember }, async (request, reply) => {
+    const view = await presentMessages(gateway, accountOf(request), readMessageFilters(request.query));
+    const context = pageContext(request, reply, 'Messages', 'messages');
+    return sendPage(reply, MessagesPage({ context, view }), view.error === undefined ? 200 : 400);
+  });
+}

@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify';
+import type { Gateway } from '../../main.ts';
+import { requireOperator } from '../context.ts';
+import { registerOperatorAccountRoutes } from './operator-accounts.ts';
+import { registerOperatorNumberRoutes } from './operator-numbers.ts';
+import { registerOperatorSystemRoutes } from './operator-system.ts';
+import { registerOperatorUserRoutes } from './operator-users.ts';
+
+/**
+ * `/operator/*`: the operator console. Its routes live in a child context whose one hook admits
+ * operators only, so no route of the console can be added without that check.
+ */
+export function registerOperatorRoutes(app: FastifyInstance, gateway: Gateway): void {
+  void app.register(async (operator) => {
+    operator.addHook('preHandler', requireOperator);
+    operator.get('/operator', async (_request, reply) => reply.redirect('/operator/accounts', 303));
+    registerOperatorAccountRoutes(operator, gateway);
+    registerOperatorUserRoutes(operator, gateway);
+    registerOperatorNumberRoutes(operator, gateway);
+    registerOperatorSystemRoutes(operator, gateway);
+  });
+}

@@ -1,0 +1,47 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { httpStatusFor, type AppError } from '../../domain/errors.ts';
+import type { Gateway } from '../../main.ts';
+import { pageContext, sendPage } from '../context.ts';
+import { attempt, formText } from '../forms.ts';
+import { redirectWithNotice } from '../notices.ts';
+import { presentOperatorNumber, presentOperatorNumbers } from '../presenters/operator.ts';
+import { OperatorNumberPage, OperatorNumbersPage } from '../views/operator-numbers-page.tsx';
+
+interface NumberParams {
+  numberId: string;
+}
+
+/** `/operator/numbers`: every number, moving and removing them, and sandbox outage rehearsal. */
+export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Gateway): void {
+  const render = async (request: FastifyRequest, reply: FastifyReply, error?: AppError) => {
+    const view = await presentOperatorNumbers(gateway);
+    const context = pageContext(request, reply, 'Numbers', 'operator');
+    return sendPage(reply, OperatorNumbersPage({ context, ...view, error: error?.message }), error === undefined ? 200 : httpStatusFor(error.code));
+  };
+
+  app.get('/operator/numbers', async (request, reply) => render(request, reply));
+
+  app.get<{ Params: NumberParams }>('/operator/numbers/:numberId', async (request, reply) => {
+    const number = await presentOperatorNumber(gateway, request.params.numberId);
+    return sendPage(reply, OperatorNumberPage({ context: pageContext(request, reply, number.phone, 'operator'), number }));
+  });
+
+  app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/reassign', async (request, reply) => {
+    const result = await attempt(() => gateway.numbers.reassignNumber(request.params.numberId, formText(request.body, 'account_id')));
+    if (!result.ok) return render(request, reply, result.error);
+    return redirectWithNotice(reply, '/operator/numbers', 'number_reassigned');
+  });
+
+  app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/remove', async (request, reply) => {
+    const result = await attempt(() => gateway.numbers.removeNumber(request.params.numberId));
+    if (!result.ok) return render(request, reply, result.error);
+    return redirectWithNotice(reply, '/operator/numbers', 'number_removed');
+  });
+
+  app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/status', async (request, reply) => {
+    const result = await attempt(() => gateway.numbers.setSimulatedStatus(request.params.numberId, formText(request.body, 'status')));
+    if (!result.ok) return render(request, reply, result.error);
+    return redirectWithNotice(reply, '/operator/numbers', 'number_status_set');
+  });
+}
+

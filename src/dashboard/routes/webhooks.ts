@@ -1,0 +1,121 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, httpStatusFor } from '../../domain/errors.ts';
+import type { Gateway } from '../../main.ts';
+import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
+import { attempt, formList, formText } from '../forms.ts';
+import { redirectWithNotice, type NoticeCode } from '../notices.ts';
+import { eventTypeOptions, newWebhookForm, presentWebhookDetail, presentWebhookForm, presentWebhookList, type WebhookFormView } from '../presenters/webhooks.ts';
+import { WebhookDetailPage, type ShownSecret } from '../views/webhook-detail-page.tsx';
+import { WebhookFormPage } from '../views/webhook-form-page.tsx';
+import { WebhookListPage } from '../views/webhook-list-page.tsx';
+
+type WebhookRequest = FastifyRequest<{ Params: { id: string } }>;
+type DeliveryRequest = FastifyRequest<{ Params: { id: string; deliveryId: string } }>;
+
+/**
+ * `/webhooks`: members see the webhooks and their delivery logs; owners and admins create,
+ * change and test them and see their secrets. Every lookup is scoped to the viewer's account,
+ * so another account's webhook or delivery id is simply not found.
+ */
+export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): void {
+  const member = { preHandler: requireAccountMember };
+  const manager = { preHandler: requireManager };
+
+  app.get('/webhooks', member, async (request, reply) => {
+    const view = await presentWebhookList(gateway, accountOf(request), canManage(viewerOf(request)));
+    return sendPage(reply, WebhookListPage({ context: pageContext(request, reply, 'Webhooks', 'webhooks'), view }));
+  });
+
+  app.get('/webhooks/new', manager, (request, reply) => renderForm(request, reply, newWebhookForm()));
+
+  app.post('/webhooks', manager, async (request, reply) => {
+    const input = webhookInput(request.body);
+    const result = await attempt(() => gateway.webhooks.createWebhook(accountOf(request).id, input));
+    if (!result.ok) return renderForm(request, reply, { ...newWebhookForm(), ...input, error: errorText(result.error) }, httpStatusFor(result.error.code));
+    return redirectWithNotice(reply, `/webhooks/${encodeURIComponent(result.value.webhook.id)}`, 'webhook_created');
+  });
+
+  app.get('/webhooks/:id', member, (request: WebhookRequest, reply) => renderDetail(request, reply));
+
+  app.get('/webhooks/:id/edit', manager, async (request: WebhookRequest, reply) =>
+    renderForm(request, reply, await presentWebhookForm(gateway, accountOf(request), request.params.id)),
+  );
+
+  app.post('/webhooks/:id', manager, async (request: WebhookRequest, reply) => {
+    const { id } = request.params;
+    const input = webhookInput(request.body);
+    const result = await attempt(() => gateway.webhooks.updateWebhook(id, input, accountOf(request).id));
+    if (!result.ok) {
+      // A webhook that is not there (any more, or not in this account) is a 404 page, not a form error.
+      if (result.error.code === 'webhook_not_found') throw result.error;
+      const form: WebhookFormView = { webhookId: id, ...input, error: errorText(result.error), options: eventTypeOptions };
+      return renderForm(request, reply, form, httpStatusFor(result.error.code));
+    }
+    return redirectToWebhook(reply, id, 'webhook_updated');
+  });
+
+  app.post('/webhooks/:id/enable', manager, async (request: WebhookRequest, reply) => {
+    await gateway.webhooks.updateWebhook(request.params.id, { enabled: true }, accountOf(request).id);
+    return redirectToWebhook(reply, request.params.id, 'webhook_enabled');
+  });
+
+  app.post('/webhooks/:id/disable', manager, async (request: WebhookRequest, reply) => {
+    await gateway.webhooks.updateWebhook(request.params.id, { enabled: false }, accountOf(request).id);
+    return redirectToWebhook(reply, request.params.id, 'webhook_disabled');
+  });
+
+  app.post('/webhooks/:id/delete', manager, async (request: WebhookRequest, reply) => {
+    await gateway.webhooks.deleteWebhook(request.params.id, accountOf(request).id);
+    return redirectWithNotice(reply, '/webhooks', 'webhook_deleted');
+  });
+
+  app.post('/webhooks/:id/test', manager, async (request: WebhookRequest, reply) => {
+    await gateway.webhooks.sendTestEvent(request.params.id, accountOf(request).id);
+    return redirectToWebhook(reply, request.params.id, 'test_event_sent');
+  });
+
+  // Revealing and rotating answer the POST with the page itself: the secret is in this one
+  // no-store response only, and a POST carries the CSRF token that a GET link could not.
+  app.post('/webhooks/:id/secret', manager, async (request: WebhookRequest, reply) => {
+    const value = await gateway.webhooks.revealSecret(request.params.id, accountOf(request).id);
+    return renderDetail(request, reply, { kind: 'revealed', value });
+  });
+
+  app.post('/webhooks/:id/rotate-secret', manager, async (request: WebhookRequest, reply) => {
+    const rotated = await gateway.webhooks.rotateSecret(request.params.id, accountOf(request).id);
+    return renderDetail(request, reply, { kind: 'rotated', value: rotated.secret, previousValidUntil: rotated.previousValidUntil });
+  });
+
+  app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', manager, async (request: DeliveryRequest, reply) => {
+    const { id, deliveryId } = request.params;
+    const accountId = accountOf(request).id;
+    const { delivery } = await gateway.webhooks.getDelivery(deliveryId, accountId);
+    // The URL names the webhook too; a delivery of another webhook must not be reachable through it.
+    if (delivery.webhookId !== id) throw new AppError('delivery_not_found', `There is no delivery ${deliveryId} for this webhook.`);
+    await gateway.webhooks.redeliver(deliveryId, accountId);
+    return redirectToWebhook(reply, id, 'redelivery_scheduled');
+  });
+
+  async function renderDetail(request: WebhookRequest, reply: FastifyReply, secret?: ShownSecret): Promise<FastifyReply> {
+    const view = await presentWebhookDetail(gateway, accountOf(request), request.params.id, canManage(viewerOf(request)));
+    return sendPage(reply, WebhookDetailPage({ context: pageContext(request, reply, 'Webhook', 'webhooks'), view, secret }));
+  }
+
+  function renderForm(request: FastifyRequest, reply: FastifyReply, view: WebhookFormView, status = 200): Promise<FastifyReply> {
+    const title = view.webhookId === null ? 'New webhook' : 'Edit webhook';
+    return sendPage(reply, WebhookFormPage({ context: pageContext(request, reply, title, 'webhooks'), view }), status);
+  }
+}
+
+/** The form's fields as the service takes them; no checkbox ticked is an empty list, which it refuses. */
+function webhookInput(body: unknown): { url: string; eventTypes: string[] } {
+  return { url: formText(body, 'url').trim(), eventTypes: formList(body, 'event_types') };
+}
+
+function errorText(error: AppError): string {
+  return error.details === undefined ? error.message : `${error.message} ${error.details}`;
+}
+
+function redirectToWebhook(reply: FastifyReply, id: string, notice: NoticeCode): FastifyReply {
+  return redirectWithNotice(reply, `/webhooks/${encodeURIComponent(id)}`, notice);
+}

@@ -1,0 +1,142 @@
+import type { PageContext } from '../context.ts';
+import type { AccountRef, OperatorNumberView } from '../presenters/operator.ts';
+import { ActionButton, EmptyState, ErrorSummary, PostForm, StatusBadge, Time } from './components.tsx';
+import { AccountLink, AccountOptions, OperatorFrame } from './operator-shared.tsx';
+
+interface NumbersPageProps {
+  context: PageContext;
+  numbers: OperatorNumberView[];
+  accounts: AccountRef[];
+  statuses: readonly string[];
+  error: string | undefined;
+}
+
+export function OperatorNumbersPage(props: NumbersPageProps): JSX.Element {
+  const { context } = props;
+  return (
+    <OperatorFrame context={context} section="numbers" title="Numbers">
+      <ErrorSummary error={props.error} />
+      {props.numbers.length === 0 ? (
+        <EmptyState empty={{ text: 'No numbers yet. Numbers are added on an account’s page', action: { href: '/operator/accounts', label: 'open Accounts' } }} />
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Number</th>
+                <th scope="col">Account</th>
+                <th scope="col">Engine</th>
+                <th scope="col">Status</th>
+                <th scope="col">Manage</th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.numbers.map((number) => (
+                <NumberRow number={number} accounts={props.accounts} statuses={props.statuses} csrfToken={context.csrfToken} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </OperatorFrame>
+  );
+}
+
+function NumberRow(props: { number: OperatorNumberView; accounts: AccountRef[]; statuses: readonly string[]; csrfToken: string }): JSX.Element {
+  const { number, csrfToken } = props;
+  const base = `/operator/numbers/${encodeURIComponent(number.id)}`;
+  return (
+    <tr>
+      <td class="mono">
+        <a href={base} safe>
+          {number.phone}
+        </a>
+      </td>
+      <td>
+        <AccountLink account={number.account} />
+      </td>
+      <td safe>{number.engine}</td>
+      <td>
+        <StatusBadge status={number.status} id={number.id} />
+        {number.statusReason === null ? '' : <div class="muted small" safe>{number.statusReason}</div>}
+      </td>
+      <td>
+        <div class="actions">
+          <PostForm action={`${base}/reassign`} csrfToken={csrfToken} class="inline">
+            <select name="account_id" aria-label={`Account for ${number.phone}`}>
+              <AccountOptions accounts={props.accounts} selected={number.account.id} />
+            </select>{' '}
+            <button type="submit" class="button small">
+              Reassign
+            </button>
+          </PostForm>
+          {number.canSetStatus ? (
+            <PostForm action={`${base}/status`} csrfToken={csrfToken} class="inline">
+              <select name="status" aria-label={`Simulated status for ${number.phone}`}>
+                {props.statuses.map((status) => (
+                  <option value={status} selected={status === number.status} safe>
+                    {status.replace(/_/g, ' ')}
+                  </option>
+                ))}
+              </select>{' '}
+              <button type="submit" class="button small">
+                Set status
+              </button>
+            </PostForm>
+          ) : (
+            ''
+          )}
+          <ActionButton
+            action={`${base}/remove`}
+            csrfToken={csrfToken}
+            label="Remove"
+            danger
+            confirm={`Remove ${number.phone}? It stops sending and receiving; its message history stays with the account.`}
+          />
+        </div>
+      </td>
+    </tr>
+  );
+}
+
+export function OperatorNumberPage(props: { context: PageContext; number: OperatorNumberView }): JSX.Element {
+  const { number } = props;
+  return (
+    <OperatorFrame context={props.context} section="numbers" title={number.phone}>
+      <p>
+        <a href="/operator/numbers">← All numbers</a>
+      </p>
+      <section class="card" aria-label="Number facts">
+        <dl class="facts">
+          <dt>Id</dt>
+          <dd class="mono" safe>{number.id}</dd>
+          <dt>Account</dt>
+          <dd>
+            <AccountLink account={number.account} />
+          </dd>
+          <dt>Engine</dt>
+          <dd safe>{number.engine}</dd>
+          <dt>Status</dt>
+          <dd>
+            <StatusBadge status={number.status} id={number.id} />
+            {number.statusReason === null ? '' : <span class="muted small" safe>{` ${number.statusReason}`}</span>}
+          </dd>
+          <dt>Holder</dt>
+          <dd safe>{number.holder ?? '—'}</dd>
+          <dt>Added</dt>
+          <dd>
+            <Time at={number.createdAt} />
+          </dd>
+          <dt>Updated</dt>
+          <dd>
+            <Time at={number.updatedAt} />
+          </dd>
+        </dl>
+      </section>
+      <h2 id="link-heading">Link to WhatsApp</h2>
+      <section class="qr-placeholder" id="link-panel" aria-labelledby="link-heading">
+        <p>Linking a real WhatsApp number by QR code or pairing code arrives with the Baileys engine; sandbox numbers are connected at once.</p>
+      </section>
+    </OperatorFrame>
+  );
+}

@@ -1,0 +1,180 @@
+import type { PageContext } from '../context.ts';
+import type { OpenInviteView, TeamMemberView, TeamPageState, TeamView } from '../presenters/team.ts';
+import { ActionButton, EmptyState, ErrorSummary, PageHeader, PostForm, SecretReveal, Time } from './components.tsx';
+import { Layout } from './layout.tsx';
+
+/** What each role may do, in the words the role pickers show. */
+export const ROLE_CHOICES: ReadonlyArray<{ value: string; label: string }> = [
+  { value: 'member', label: 'Member — sees everything, uses the sandbox' },
+  { value: 'admin', label: 'Admin — also manages API keys and webhooks' },
+  { value: 'owner', label: 'Owner — also manages the team' },
+];
+
+export function RoleOptions(props: { selected: string }): JSX.Element {
+  return (
+    <>
+      {ROLE_CHOICES.map((choice) => (
+        <option value={choice.value} selected={choice.value === props.selected} safe>
+          {choice.label}
+        </option>
+      ))}
+    </>
+  );
+}
+
+export function TeamPage(props: { context: PageContext; view: TeamView; state: TeamPageState }): JSX.Element {
+  const { context, view, state } = props;
+  return (
+    <Layout context={context}>
+      <PageHeader title="Team" />
+      <p class="muted" safe>{`The users of ${view.accountName}.`}</p>
+      <ErrorSummary error={state.error} />
+      {state.inviteLink === undefined ? (
+        ''
+      ) : (
+        <section class="card" aria-labelledby="new-invite-heading">
+          <h2 id="new-invite-heading">Invite link created</h2>
+          <SecretReveal id="invite-link" label="Send this link to the new user" value={state.inviteLink} />
+          <p class="hint">It works once and expires in 7 days. It is shown only now; if it gets lost, revoke it and create another.</p>
+        </section>
+      )}
+      <MembersTable members={view.members} viewerIsOwner={view.viewerIsOwner} csrfToken={context.csrfToken} />
+      {view.viewerIsOwner ? <InviteSection invites={view.invites} state={state} csrfToken={context.csrfToken} /> : <p class="muted small">Only owners can invite users and change roles.</p>}
+    </Layout>
+  );
+}
+
+function MembersTable(props: { members: TeamMemberView[]; viewerIsOwner: boolean; csrfToken: string }): JSX.Element {
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Email</th>
+            <th scope="col">Role</th>
+            <th scope="col">Added</th>
+            {props.viewerIsOwner ? <th scope="col">Manage</th> : ''}
+          </tr>
+        </thead>
+        <tbody>
+          {props.members.map((member) => (
+            <tr>
+              <td>
+                <span safe>{member.email}</span>
+                {member.isViewer ? <> <span class="badge">you</span></> : ''}
+              </td>
+              <td>
+                <span class={`badge role-${member.role}`}>
+                  {member.role}
+                </span>
+              </td>
+              <td>
+                <Time at={member.createdAt} />
+              </td>
+              {props.viewerIsOwner ? (
+                <td>
+                  <MemberActions member={member} csrfToken={props.csrfToken} />
+                </td>
+              ) : (
+                ''
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function MemberActions(props: { member: TeamMemberView; csrfToken: string }): JSX.Element {
+  const { member } = props;
+  const path = `/team/${encodeURIComponent(member.id)}`;
+  return (
+    <div class="actions">
+      <PostForm action={`${path}/role`} csrfToken={props.csrfToken} class="inline">
+        <select name="role" aria-label={`Role for ${member.email}`}>
+          {['owner', 'admin', 'member'].map((role) => (
+            <option value={role} selected={role === member.role} safe>
+              {role}
+            </option>
+          ))}
+        </select>{' '}
+        <button type="submit" class="button small">
+          Change role
+        </button>
+      </PostForm>
+      {member.isViewer ? (
+        ''
+      ) : (
+        <ActionButton
+          action={`${path}/remove`}
+          csrfToken={props.csrfToken}
+          label="Remove"
+          danger
+          confirm={`Remove ${member.email} from the account? They are signed out and can no longer sign in.`}
+        />
+      )}
+    </div>
+  );
+}
+
+function InviteSection(props: { invites: OpenInviteView[]; state: TeamPageState; csrfToken: string }): JSX.Element {
+  return (
+    <>
+      <h2>Invite a user</h2>
+      <section class="card">
+        <PostForm action="/team/invites" csrfToken={props.csrfToken} class="row">
+          <div class="field">
+            <label for="invite-role">Role</label>
+            <select id="invite-role" name="role">
+              <RoleOptions selected={props.state.inviteRole} />
+            </select>
+          </div>
+          <button type="submit" class="button primary">
+            Create invite link
+          </button>
+        </PostForm>
+        <p class="hint">The new user opens the link, picks a password and is in. No email is sent: you pass the link on.</p>
+      </section>
+      <h2>Open invites</h2>
+      {props.invites.length === 0 ? (
+        <EmptyState empty={{ text: 'No open invites. Create an invite link above to add someone.' }} />
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Role</th>
+                <th scope="col">Created</th>
+                <th scope="col">Expires</th>
+                <th scope="col">Manage</th>
+              </tr>
+            </thead>
+            <tbody>
+              {props.invites.map((invite) => (
+                <tr>
+                  <td>{invite.role}</td>
+                  <td>
+                    <Time at={invite.createdAt} />
+                  </td>
+                  <td>
+                    <Time at={invite.expiresAt} />
+                  </td>
+                  <td>
+                    <ActionButton
+                      action={`/team/invites/${encodeURIComponent(invite.id)}/revoke`}
+                      csrfToken={props.csrfToken}
+                      label="Revoke"
+                      danger
+                      confirm="Revoke this invite? Its link stops working."
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,58 @@
+import type { PageContext } from '../context.ts';
+import type { WebhookFormView } from '../presenters/webhooks.ts';
+import { ErrorSummary, PageHeader, PostForm } from './components.tsx';
+import { Layout } from './layout.tsx';
+
+/** Creating a webhook and editing one share this form. */
+export function WebhookFormPage(props: { context: PageContext; view: WebhookFormView }): JSX.Element {
+  const { context, view } = props;
+  const isNew = view.webhookId === null;
+  const webhookPath = view.webhookId === null ? '/webhooks' : `/webhooks/${encodeURIComponent(view.webhookId)}`;
+  return (
+    <Layout context={context}>
+      <PageHeader title={isNew ? 'New webhook' : 'Edit webhook'} />
+      <section class="card">
+        <ErrorSummary error={view.error} />
+        <PostForm action={webhookPath} csrfToken={context.csrfToken} class="stack">
+          <label for="webhook-url">Endpoint URL</label>
+          <input
+            id="webhook-url"
+            name="url"
+            type="url"
+            required
+            placeholder="https://example.com/whatsapp/webhook"
+            aria-describedby="webhook-url-hint"
+            value={view.url}
+          />
+          <p id="webhook-url-hint" class="hint">
+            Your server's address for the POST requests, http:// or https://. It must be reachable from the internet, not a private
+            address.
+          </p>
+          <fieldset>
+            <legend>Events</legend>
+            {view.options.map((option) => {
+              const id = `event-${option.type.replace(/\./g, '-')}`;
+              return (
+                <div>
+                  <label for={id}>
+                    <input id={id} type="checkbox" name="event_types" value={option.type} checked={view.eventTypes.includes(option.type)} />
+                    <code>{option.type}</code>
+                    <span class="muted" safe>
+                      {`— ${option.explanation}`}
+                    </span>
+                  </label>
+                </div>
+              );
+            })}
+          </fieldset>
+          <button type="submit" class="button primary">
+            {isNew ? 'Create webhook' : 'Save webhook'}
+          </button>
+        </PostForm>
+        <p>
+          <a href={isNew ? '/webhooks' : webhookPath}>Cancel</a>
+        </p>
+      </section>
+    </Layout>
+  );
+}

@@ -1,0 +1,215 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { SIGN_IN_LIMITS } from '../../src/accounts/sign-in-throttle.ts';
+import { dialects } from '../support/databases.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { DashboardClient } from './dashboard-client.ts';
+
+const PASSWORD = 'correct horse battery';
+
+for (const dialect of dialects) {
+  describe(`dashboard sessions and sign-in security (${dialect})`, () => {
+    let test: TestGateway;
+    let accountId: string;
+    let emailCounter = 0;
+
+    async function newUser(role: 'owner' | 'admin' | 'member' = 'owner'): Promise<string> {
+      emailCounter += 1;
+      const email = `user${emailCounter}@sessions.test`;
+      await test.gateway.accounts.createUser({ accountId, email, password: PASSWORD, role });
+      return email;
+    }
+
+    before(async () => {
+      test = await startTestGateway(dialect, { WAGW_TRUST_PROXY: 'true' });
+      accountId = (await test.gateway.accounts.createAccount({ name: 'Sessions Ltd', plan: 'starter' })).id;
+    });
+    after(() => test.close());
+
+    it('gives one generic message for an unknown email and for a wrong password', async () => {
+      const email = await newUser();
+      const unknown = await new DashboardClient(test).signIn('nobody@sessions.test', PASSWORD);
+      const wrong = await new DashboardClient(test).signIn(email, 'not the password');
+      assert.equal(unknown.statusCode, 401);
+      assert.equal(wrong.statusCode, 401);
+      const message = (body: string) => /role="alert">([^<]*)</.exec(body)?.[1];
+      assert.equal(message(unknown.body), 'The email or password is incorrect.');
+      assert.equal(message(wrong.body), message(unknown.body));
+    });
+
+    it('throttles an email after repeated wrong passwords, even when the right one follows', async () => {
+      const email = await newUser();
+      for (let failure = 0; failure < SIGN_IN_LIMITS.failuresPerEmail; failure += 1) {
+        assert.equal((await new DashboardClient(test).signIn(email, `wrong ${failure}`)).statusCode, 401);
+      }
+      const blocked = await new DashboardClient(test).signIn(email, PASSWORD);
+      assert.equal(blocked.statusCode, 429);
+      assert.match(blocked.body, /Too many failed sign-ins\. Try again in \d+ minutes?\./);
+      assert.equal(blocked.cookies.find((cookie) => cookie.name === 'wagw_session'), undefined);
+    });
+
+    it('throttles one address spraying many emails, and not other addresses', async () => {
+      const sprayer = { 'x-forwarded-for': '203.0.113.77' };
+      for (let failure = 0; failure < SIGN_IN_LIMITS.failuresPerAddress; failure += 1) {
+        const client = new DashboardClient(test);
+        await client.get('/login');
+        const response = await test.inject({
+          method: 'POST',
+          url: '/login',
+          headers: { ...sprayer, 'content-type': 'application/x-www-form-urlencoded', cookie: `wagw_csrf=${client.cookie('wagw_csrf')}` },
+          payload: new URLSearchParams({ _csrf: client.csrfToken!, email: `spray${failure}@sessions.test`, password: 'guess' }).toString(),
+        });
+        assert.equal(response.statusCode, 401);
+      }
+      const email = await newUser();
+      const client = new DashboardClient(test);
+      await client.get('/login');
+      const fromSprayer = await test.inject({
+        method: 'POST',
+        url: '/login',
+        headers: { ...sprayer, 'content-type': 'application/x-www-form-urlencoded', cookie: `wagw_csrf=${client.cookie('wagw_csrf')}` },
+        payload: new URLSearchParams({ _csrf: client.csrfToken!, email, password: PASSWORD }).toString(),
+      });
+      assert.equal(fromSprayer.statusCode, 429);
+      assert.equal((await new DashboardClient(test).signIn(email, PASSWORD)).statusCode, 303, 'another address signs in');
+    });
+
+    it('refuses a sign-in form without its CSRF token', async () => {
+      const email = await newUser();
+      const client = new DashboardClient(test);
+      await client.get('/login');
+      const response = await client.post('/login', { email, password: PASSWORD }, { csrf: false });
+      assert.equal(response.statusCode, 403);
+      assert.equal(client.cookie('wagw_session'), undefined);
+    });
+
+    it('rotates the session at sign-in: a planted token is ignored and the token held before dies', async () => {
+      const email = await newUser();
+      const client = new DashboardClient(test);
+      await client.get('/login');
+      client.setCookie('wagw_session', 'planted-by-someone-else');
+      await client.post('/login', { email, password: PASSWORD });
+      const first = client.cookie('wagw_session')!;
+      assert.notEqual(first, 'planted-by-someone-else');
+      // Signing in again from a signed-in page replaces the session rather than reusing it.
+      await client.get('/');
+      await client.post('/login', { email, password: PASSWORD });
+      const second = client.cookie('wagw_session')!;
+      assert.notEqual(second, first);
+      assert.equal(await test.gateway.signIn.resume(first), undefined);
+      assert.ok(await test.gateway.signIn.resume(second));
+    });
+
+    it('ends a session after the idle timeout and after the absolute timeout', async () => {
+      const email = await newUser();
+      const config = test.gateway.config.dashboard;
+      const idle = await test.gateway.signIn.signIn({ email, password: PASSWORD, ip: '127.0.0.1', userAgent: undefined });
+      const start = idle.session.createdAt.getTime();
+      assert.ok(await test.gateway.signIn.resume(idle.token, new Date(start + config.sessionIdleTimeoutMs - 1_000)));
+      const later = start + config.sessionIdleTimeoutMs - 1_000 + config.sessionIdleTimeoutMs + 1_000;
+      assert.equal(await test.gateway.signIn.resume(idle.token, new Date(later)), undefined, 'idle too long');
+
+      const busy = await test.gateway.signIn.signIn({ email, password: PASSWORD, ip: '127.0.0.1', userAgent: undefined });
+      let at = busy.session.createdAt.getTime();
+      // Active every half idle-period, the session still ends at the absolute limit.
+      while (at + config.sessionIdleTimeoutMs / 2 < start + config.sessionAbsoluteTimeoutMs) {
+        at += config.sessionIdleTimeoutMs / 2;
+        assert.ok(await test.gateway.signIn.resume(busy.token, new Date(at)), 'still active');
+      }
+      assert.equal(await test.gateway.signIn.resume(busy.token, new Date(busy.session.createdAt.getTime() + config.sessionAbsoluteTimeoutMs + 1)), undefined);
+    });
+
+    it('signs out: the cookie is cleared and the session no longer opens pages', async () => {
+      const email = await newUser();
+      const client = new DashboardClient(test);
+      await client.signIn(email, PASSWORD);
+      const token = client.cookie('wagw_session')!;
+      await client.get('/');
+      const response = await client.post('/logout', {});
+      assert.equal(response.statusCode, 303);
+      assert.equal(response.headers.location, '/login');
+      assert.equal(client.cookie('wagw_session'), undefined);
+      assert.equal(await test.gateway.signIn.resume(token), undefined);
+      assert.equal((await client.get('/')).statusCode, 303);
+    });
+
+    it('changes the password, keeps this session and ends the others', async () => {
+      const email = await newUser();
+      const here = new DashboardClient(test);
+      const elsewhere = new DashboardClient(test);
+      await here.signIn(email, PASSWORD);
+      await elsewhere.signIn(email, PASSWORD);
+      const wrongCurrent = await here.submit('/account/password', '/account/password', { current_password: 'nope', new_password: 'a brand new password' });
+      assert.equal(wrongCurrent.statusCode, 400);
+      assert.match(wrongCurrent.body, /The current password is incorrect\./);
+      const changed = await here.submit('/account/password', '/account/password', { current_password: PASSWORD, new_password: 'a brand new password' });
+      assert.equal(changed.statusCode, 303);
+      assert.equal((await here.get('/')).statusCode, 200);
+      assert.equal((await elsewhere.get('/')).statusCode, 303, 'the other session is over');
+      assert.equal((await new DashboardClient(test).signIn(email, 'a brand new password')).statusCode, 303);
+    });
+
+    it('uses a __Host- Secure cookie when served over HTTPS', async () => {
+      const email = await newUser();
+      const page = await test.inject({ method: 'GET', url: '/login', headers: { 'x-forwarded-proto': 'https' } });
+      const csrfCookie = page.cookies.find((cookie) => cookie.name === 'wagw_csrf')!;
+      assert.equal(csrfCookie.secure, true);
+      const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!;
+      const response = await test.inject({
+        method: 'POST',
+        url: '/login',
+        headers: { 'x-forwarded-proto': 'https', 'content-type': 'application/x-www-form-urlencoded', cookie: `wagw_csrf=${csrfCookie.value}` },
+        payload: new URLSearchParams({ _csrf: token, email, password: PASSWORD }).toString(),
+      });
+      assert.equal(response.statusCode, 303);
+      const session = response.cookies.find((cookie) => cookie.name === '__Host-wagw_session');
+      assert.ok(session, 'the __Host- cookie is set');
+      assert.equal(session.secure, true);
+      assert.equal(session.path, '/');
+      assert.equal(session.domain, undefined);
+      assert.equal(response.cookies.find((cookie) => cookie.name === 'wagw_session'), undefined);
+    });
+
+    it('follows only same-site paths after sign-in', async () => {
+      const email = await newUser();
+      const client = new DashboardClient(test);
+      await client.get('/login?next=//evil.example/steal');
+      const response = await client.post('/login', { email, password: PASSWORD, next: '//evil.example/steal' });
+      assert.equal(response.headers.location, '/');
+      const inside = new DashboardClient(test);
+      await inside.get('/login?next=%2Fmessages');
+      assert.equal((await inside.post('/login', { email, password: PASSWORD, next: '/messages' })).headers.location, '/messages');
+    });
+
+    it('serves pages under a strict Content-Security-Policy with no inline script or style', async () => {
+      const email = await newUser();
+      const client = new DashboardClient(test);
+      await client.signIn(email, PASSWORD);
+      const page = await client.get('/');
+      const policy = String(page.headers['content-security-policy']);
+      assert.match(policy, /default-src 'self'/);
+      assert.match(policy, /script-src 'self'(;|$)/);
+      assert.match(policy, /frame-ancestors 'none'/);
+      assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval/);
+      assert.equal(page.headers['cache-control'], 'no-store');
+      assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'every script has a src');
+      assert.doesNotMatch(page.body, /\sstyle=/);
+      assert.doesNotMatch(page.body, /<style/);
+    });
+
+    it('leaves the public API exactly as it was: JSON only, no dashboard headers', async () => {
+      const response = await test.inject({
+        method: 'POST',
+        url: '/send_message',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'from_phone=%2B1&to_phone=%2B2&message=hi',
+      });
+      assert.equal(response.statusCode, 401);
+      assert.equal(response.json().error, 'missing_api_key');
+      assert.equal(response.headers['content-security-policy'], undefined);
+      const unknown = await test.inject({ method: 'GET', url: '/no/such/path' });
+      assert.equal(unknown.statusCode, 404);
+      assert.equal(unknown.json().error, 'not_found');
+    });
+  });
+}

@@ -1,0 +1,229 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { User } from '../../src/domain/model.ts';
+import { dialects } from '../support/databases.ts';
+import { startTestGateway, type TestGateway } from '../support/gateway.ts';
+import { DashboardClient } from './dashboard-client.ts';
+
+const PASSWORD = 'correct horse battery';
+const DAY_MS = 24 * 3_600_000;
+
+interface Team {
+  accountId: string;
+  owner: User;
+  admin: User;
+  member: User;
+}
+
+let teamCounter = 0;
+
+/** A fresh account with one user of each role, so that no test depends on another's changes. */
+async function createTeam(test: TestGateway, name: string): Promise<Team> {
+  teamCounter += 1;
+  const accountId = (await test.gateway.accounts.createAccount({ name })).id;
+  const make = async (role: string) =>
+    (await test.gateway.accounts.createUser({ accountId, email: `${role}${teamCounter}@${name.toLowerCase()}.test`, password: PASSWORD, role })).user;
+  return { accountId, owner: await make('owner'), admin: await make('admin'), member: await make('member') };
+}
+
+async function signedIn(test: TestGateway, user: User): Promise<DashboardClient> {
+  const client = new DashboardClient(test);
+  const response = await client.signIn(user.email, PASSWORD);
+  assert.equal(response.statusCode, 303, `${user.email} signs in`);
+  return client;
+}
+
+/** The value of a SecretReveal input, as a browser would show it. */
+function revealed(body: string, id: string): string | undefined {
+  return new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(body)?.[1];
+}
+
+async function createInviteLink(client: DashboardClient, role: string): Promise<string> {
+  const response = await client.submit('/team', '/team/invites', { role });
+  assert.equal(response.statusCode, 201);
+  const link = revealed(response.body, 'invite-link');
+  assert.ok(link, 'the page shows the invite link');
+  return link;
+}
+
+for (const dialect of dialects) {
+  describe(`dashboard team and invites (${dialect})`, () => {
+    let test: TestGateway;
+
+    before(async () => {
+      test = await startTestGateway(dialect);
+    });
+    after(() => test.close());
+
+    it('sends a signed-out visitor of /team to the sign-in page', async () => {
+      const response = await new DashboardClient(test).get('/team');
+      assert.equal(response.statusCode, 303);
+      assert.equal(response.headers.location, '/login?next=%2Fteam');
+    });
+
+    it('shows owners the role controls and the invite form, and members the list only', async () => {
+      const team = await createTeam(test, 'Acme');
+      const owner = await signedIn(test, team.owner);
+      const ownerPage = await owner.get('/team');
+      assert.equal(ownerPage.statusCode, 200);
+      for (const user of [team.owner, team.admin, team.member]) assert.ok(ownerPage.body.includes(user.email));
+      assert.ok(ownerPage.body.includes(`aria-label="Role for ${team.member.email}"`));
+      assert.ok(ownerPage.body.includes(`action="/team/${team.member.id}/remove"`));
+      assert.ok(!ownerPage.body.includes(`action="/team/${team.owner.id}/remove"`), 'no button to remove yourself');
+      assert.match(ownerPage.body, /Create invite link/);
+      assert.match(ownerPage.body, /<span class="badge">you<\/span>/);
+
+      const member = await signedIn(test, team.member);
+      const memberPage = await member.get('/team');
+      assert.equal(memberPage.statusCode, 200);
+      assert.ok(memberPage.body.includes(team.owner.email));
+      assert.doesNotMatch(memberPage.body, /Create invite link|Change role|\/remove"/);
+    });
+
+    it('lets an invited user join once through the link and lands them signed in with the invited role', async () => {
+      const team = await createTeam(test, 'Acme');
+      const owner = await signedIn(test, team.owner);
+      const link = await createInviteLink(owner, 'admin');
+      assert.match(link, /^http:\/\/localhost(:\d+)?\/invite\/[A-Za-z0-9_-]{43}$/);
+      const path = new URL(link).pathname;
+      const teamPage = await owner.get('/team');
+      assert.match(teamPage.body, /Open invites[\s\S]*<td>admin<\/td>/);
+
+      // A second tab opened the link too, before the first one joined.
+      const secondTab = new DashboardClient(test);
+      assert.equal((await secondTab.get(path)).statusCode, 200);
+
+      const visitor = new DashboardClient(test);
+      const invitePage = await visitor.get(path);
+      assert.equal(invitePage.statusCode, 200);
+      assert.match(invitePage.body, /Join Acme/);
+      assert.match(invitePage.body, /as an admin/);
+      const joined = await visitor.post(path, { email: 'New.Admin@Acme.test', password: 'a long new password' });
+      assert.equal(joined.statusCode, 303);
+      assert.equal(joined.headers.location, '/');
+      assert.ok(visitor.cookie('wagw_session'), 'the new user is signed in');
+      const overview = await visitor.get('/');
+      assert.equal(overview.statusCode, 200);
+      assert.match(overview.body, /Welcome! Your account is ready\./);
+      assert.match(overview.body, /new\.admin@acme\.test · Acme/);
+
+      const users = await test.gateway.accounts.listUsers(team.accountId);
+      const created = users.find((user) => user.email === 'new.admin@acme.test');
+      assert.equal(created?.role, 'admin');
+      assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 0, 'the invite is used up');
+
+      const secondJoin = await secondTab.post(path, { email: 'second@acme.test', password: 'a long new password' });
+      assert.equal(secondJoin.statusCode, 404);
+      assert.match(secondJoin.body, /not valid/);
+      assert.equal(secondTab.cookie('wagw_session'), undefined);
+      const again = await new DashboardClient(test).get(path);
+      assert.equal(again.statusCode, 404);
+      assert.equal((await test.gateway.accounts.listUsers(team.accountId)).length, 4, 'a link makes one user');
+    });
+
+    it('re-renders the join form with the error and the email typed, and keeps the invite usable', async () => {
+      const team = await createTeam(test, 'Acme');
+      const { token } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id);
+      const visitor = new DashboardClient(test);
+      await visitor.get(`/invite/${token}`);
+      const short = await visitor.post(`/invite/${token}`, { email: 'typed@acme.test', password: 'short' });
+      assert.equal(short.statusCode, 400);
+      assert.match(short.body, /role="alert"[^>]*>A password needs at least 12 characters/);
+      assert.match(short.body, /value="typed@acme\.test"/);
+      const taken = await visitor.post(`/invite/${token}`, { email: team.admin.email, password: 'a long new password' });
+      assert.equal(taken.statusCode, 400);
+      assert.match(taken.body, /already exists/);
+      assert.equal(visitor.cookie('wagw_session'), undefined, 'nobody is signed in');
+      assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 1, 'the invite still works');
+    });
+
+    it('answers 404 for an expired or unknown invite link', async () => {
+      const team = await createTeam(test, 'Acme');
+      const { token } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id, new Date(Date.now() - 8 * DAY_MS));
+      const visitor = new DashboardClient(test);
+      const expired = await visitor.get(`/invite/${token}`);
+      assert.equal(expired.statusCode, 404);
+      assert.match(expired.body, /It may have expired or been used/);
+      await visitor.get('/login'); // a form token, as a tab opened before the link expired would hold
+      const joinExpired = await visitor.post(`/invite/${token}`, { email: 'late@acme.test', password: 'a long new password' });
+      assert.equal(joinExpired.statusCode, 404);
+      assert.equal((await new DashboardClient(test).get('/invite/not-a-real-token')).statusCode, 404);
+      assert.equal((await test.gateway.accounts.listUsers(team.accountId)).length, 3);
+    });
+
+    it('refuses invites, role changes, removal and revoking to admins and members, and changes nothing', async () => {
+      const team = await createTeam(test, 'Acme');
+      const { invite } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id);
+      for (const user of [team.admin, team.member]) {
+        const client = await signedIn(test, user);
+        await client.get('/team');
+        const attempts = [
+          await client.post('/team/invites', { role: 'owner' }),
+          await client.post(`/team/${team.member.id}/role`, { role: 'owner' }),
+          await client.post(`/team/${team.owner.id}/remove`, {}),
+          await client.post(`/team/invites/${invite.id}/revoke`, {}),
+        ];
+        for (const response of attempts) {
+          assert.equal(response.statusCode, 403);
+          assert.match(response.body, /Only owners can manage the team/);
+        }
+      }
+      const users = await test.gateway.accounts.listUsers(team.accountId);
+      assert.deepEqual(users.map((user) => user.role).sort(), ['admin', 'member', 'owner']);
+      const invites = await test.gateway.team.listOpenInvites(team.accountId);
+      assert.deepEqual(invites.map((open) => open.id), [invite.id]);
+    });
+
+    it('lets the owner change roles, remove a member (ending their sessions) and revoke an invite', async () => {
+      const team = await createTeam(test, 'Acme');
+      const owner = await signedIn(test, team.owner);
+      const member = await signedIn(test, team.member);
+
+      const promoted = await owner.submit('/team', `/team/${team.admin.id}/role`, { role: 'owner' });
+      assert.equal(promoted.statusCode, 303);
+      assert.equal((await test.gateway.accounts.getUser(team.admin.id)).role, 'owner');
+      assert.match((await owner.get('/team')).body, /The role is changed\./);
+
+      const removed = await owner.submit('/team', `/team/${team.member.id}/remove`, {});
+      assert.equal(removed.statusCode, 303);
+      await assert.rejects(test.gateway.accounts.getUser(team.member.id), /There is no user/);
+      assert.equal((await member.get('/')).statusCode, 303, 'the removed user is signed out');
+
+      const { invite } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id);
+      const revoked = await owner.submit('/team', `/team/invites/${invite.id}/revoke`, {});
+      assert.equal(revoked.statusCode, 303);
+      assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 0);
+    });
+
+    it('keeps the last owner: demoting them answers 409, and nobody removes themselves', async () => {
+      const team = await createTeam(test, 'Acme');
+      const owner = await signedIn(test, team.owner);
+      const demoted = await owner.submit('/team', `/team/${team.owner.id}/role`, { role: 'admin' });
+      assert.equal(demoted.statusCode, 409);
+      assert.match(demoted.body, /role="alert"[^>]*>An account needs at least one owner/);
+      const selfRemoval = await owner.submit('/team', `/team/${team.owner.id}/remove`, {});
+      assert.equal(selfRemoval.statusCode, 400);
+      assert.match(selfRemoval.body, /You cannot remove yourself/);
+      assert.equal((await test.gateway.accounts.getUser(team.owner.id)).role, 'owner');
+      const badRole = await owner.submit('/team', `/team/${team.member.id}/role`, { role: 'emperor' });
+      assert.equal(badRole.statusCode, 400);
+      assert.equal((await test.gateway.accounts.getUser(team.member.id)).role, 'member');
+    });
+
+    it("answers 404 when an owner reaches for another account's users or invites by id", async () => {
+      const teamA = await createTeam(test, 'Acme');
+      const teamB = await createTeam(test, 'Beta');
+      const { invite } = await test.gateway.team.createInvite(teamB.accountId, 'member', teamB.owner.id);
+      const ownerA = await signedIn(test, teamA.owner);
+      const role = await ownerA.submit('/team', `/team/${teamB.member.id}/role`, { role: 'owner' });
+      assert.equal(role.statusCode, 404);
+      const remove = await ownerA.submit('/team', `/team/${teamB.member.id}/remove`, {});
+      assert.equal(remove.statusCode, 404);
+      const revoke = await ownerA.submit('/team', `/team/invites/${invite.id}/revoke`, {});
+      assert.equal(revoke.statusCode, 404);
+      assert.equal((await test.gateway.accounts.getUser(teamB.member.id)).role, 'member');
+      assert.equal((await test.gateway.team.listOpenInvites(teamB.accountId)).length, 1);
+      assert.ok(!(await ownerA.get('/team')).body.includes(teamB.member.email), 'the team page lists only its own account');
+    });
+  });
+}
