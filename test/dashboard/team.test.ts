@@ -137,6 +137,20 @@ for (const dialect of dialects) {
       assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 1, 'the invite still works');
     });
 
+    it('signs out whoever was signed in on the browser when an invite is accepted', async () => {
+      const team = await createTeam(test, 'Acme');
+      const other = await createTeam(test, 'Beta');
+      const browser = await signedIn(test, other.member);
+      const previousToken = browser.cookie('wagw_session')!;
+      const { token } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id);
+      const page = await browser.get(`/invite/${token}`);
+      assert.ok(page.body.includes(`You are signed in as ${other.member.email}`));
+      const joined = await browser.post(`/invite/${token}`, { email: 'switch@acme.test', password: 'a long new password' });
+      assert.equal(joined.statusCode, 303);
+      assert.equal(await test.gateway.signIn.resume(previousToken), undefined, 'the earlier session is ended');
+      assert.match((await browser.get('/')).body, /switch@acme\.test · Acme/);
+    });
+
     it('answers 404 for an expired or unknown invite link', async () => {
       const team = await createTeam(test, 'Acme');
       const { token } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id, new Date(Date.now() - 8 * DAY_MS));

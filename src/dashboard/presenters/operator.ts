@@ -1,8 +1,8 @@
 import type { AccountUsage } from '../../accounts/accounts-service.ts';
-import type { SystemStatus } from '../../operations/system-status.ts';
-import { effectiveMonthlyLimit, planNames } from '../../domain/plans.ts';
 import { sessionStatuses, type Account, type UserRole, type WhatsAppNumber } from '../../domain/model.ts';
+import { effectiveMonthlyLimit, planNames } from '../../domain/plans.ts';
 import type { Gateway } from '../../main.ts';
+import type { SystemStatus } from '../../operations/system-status.ts';
 import { formatCount, planLabel } from './shared.ts';
 
 /** A value and the words a select shows for it. */
@@ -159,7 +159,7 @@ export async function presentOperatorNumbers(gateway: Gateway): Promise<{ number
 export async function presentOperatorNumber(gateway: Gateway, numberId: string): Promise<OperatorNumberView> {
   const number = await gateway.numbers.findNumber(numberId);
   const account = await gateway.accounts.getAccount(number.accountId);
-  const holder = number.holderUserId === null ? undefined : await gateway.accounts.getUser(number.holderUserId).catch(() => undefined);
+  const holder = number.holderUserId === null ? undefined : await gateway.accounts.getUser(number.holderUserId);
   const emails = new Map(holder === undefined ? [] : [[holder.id, holder.email]]);
   return toOperatorNumber(gateway, number, accountsById([account]), emails);
 }
