@@ -43,7 +43,8 @@ for (const dialect of dialects) {
       baseUrl = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
       receiver = await WebhookReceiver.start();
       browser = await launchChromium();
-      page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      page = await context.newPage();
       // Destructive buttons ask for confirmation; the walk-through says yes.
       page.on('dialog', (dialog) => void dialog.accept());
     });
@@ -102,6 +103,11 @@ for (const dialect of dialects) {
       await page.getByRole('button', { name: 'Create key' }).click();
       apiKey = await page.locator('#new-api-key').inputValue();
       assert.match(apiKey, API_KEY_PATTERN);
+      // Granted for this origin only, so that the copy button can be checked through the clipboard.
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: baseUrl });
+      await page.getByRole('button', { name: 'Copy' }).click();
+      await page.getByRole('button', { name: 'Copied' }).waitFor();
+      assert.equal(await page.evaluate('navigator.clipboard.readText()'), apiKey, 'the copy button copies the key');
       await saveScreenshot(page, `${dialect}-api-key-created`);
     });
 
@@ -129,6 +135,14 @@ for (const dialect of dialects) {
       await page.getByRole('button', { name: 'Simulate incoming message' }).click();
       await page.waitForLoadState('load');
       await saveScreenshot(page, `${dialect}-numbers`);
+
+      // The status badge follows the session without a reload (app.js polls status.json).
+      const badge = page.locator('[data-status-source] .badge').first();
+      assert.equal((await badge.innerText()).trim(), 'connected');
+      await gateway.numbers.setSimulatedStatus(numberPhone, 'disconnected');
+      // Locators run outside the page's CSP; a string predicate would be refused by it, rightly.
+      await page.locator('[data-status-source] .badge', { hasText: 'disconnected' }).waitFor({ timeout: 15_000 });
+      await gateway.numbers.setSimulatedStatus(numberPhone, 'connected');
 
       const [delivered] = await receiver.waitForRequests(1, 15_000, (request) => request.body.includes('is my order on its way'));
       assert.ok(delivered, 'the receiver got the incoming message');
