@@ -14,8 +14,11 @@ export interface Config {
     /** Bounds open sockets, since no timer ever cuts a slow request (see docs/adr). */
     maxConnections: number;
     shutdownGraceMs: number;
-    /** Believe X-Forwarded-For/-Proto from a reverse proxy: client IPs and HTTPS detection. */
-    trustProxy: boolean;
+    /**
+     * Which reverse proxies' X-Forwarded-For/-Proto to believe, for client addresses and HTTPS
+     * detection: false (none), a number of hops, or a comma-separated list of addresses/CIDRs.
+     */
+    trustProxy: false | number | string;
   };
   dashboard: {
     /** A session unused for this long is over. */
@@ -96,7 +99,7 @@ export function loadConfig(env: Environment = process.env): Config {
       bodyLimitBytes: integer('WAGW_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
       maxConnections: integer('WAGW_MAX_CONNECTIONS', 4096, 1),
       shutdownGraceMs: integer('WAGW_SHUTDOWN_GRACE_MS', 10_000, 0),
-      trustProxy: parseBoolean('WAGW_TRUST_PROXY', env.WAGW_TRUST_PROXY, problems),
+      trustProxy: parseTrustProxy(env.WAGW_TRUST_PROXY),
     },
     dashboard: {
       sessionIdleTimeoutMs: integer('WAGW_SESSION_IDLE_MINUTES', 60, 1, 10_080) * 60_000,
@@ -156,6 +159,16 @@ function parseBoolean(name: string, raw: string | undefined, problems: string[])
   if (raw === 'true' || raw === '1') return true;
   problems.push(`${name} must be true or false; got "${raw}".`);
   return false;
+}
+
+// "true" means one proxy in front, not "believe every hop": with every hop believed, a client
+// could name its own address in X-Forwarded-For and slip past the sign-in throttle.
+function parseTrustProxy(raw: string | undefined): false | number | string {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true') return 1;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
 }
 
 function parseSecretKey(raw: string | undefined, problems: string[]): Buffer | undefined {

@@ -4,7 +4,7 @@ import type { Account, User, UserRole } from '../domain/model.ts';
 import { userRoles } from '../domain/model.ts';
 import { effectiveMonthlyLimit, isPlanName, planNames, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
 import { isUniqueViolation } from '../store/constraint-errors.ts';
-import type { Store } from '../store/database.ts';
+import type { Executor, Store } from '../store/database.ts';
 import { findAccountById, insertAccount, listAccounts, updateAccount } from '../store/repositories/accounts.ts';
 import { countOperators, findUserById, insertUser, listUsers } from '../store/repositories/users.ts';
 import { monthlyUsed } from '../store/repositories/usage.ts';
@@ -22,6 +22,12 @@ export interface CreateUserInput {
   role?: string;
   isOperator?: boolean;
   password?: string;
+}
+
+export interface PreparedUser {
+  user: User;
+  passwordHash: string;
+  generatedPassword?: string;
 }
 
 export interface CreatedUser {
@@ -88,6 +94,16 @@ export class AccountsService {
   }
 
   async createUser(input: CreateUserInput): Promise<CreatedUser> {
+    const prepared = await this.prepareUser(input);
+    await this.insertPreparedUser(this.store.db, prepared);
+    return prepared.generatedPassword === undefined ? { user: prepared.user } : { user: prepared.user, generatedPassword: prepared.generatedPassword };
+  }
+
+  /**
+   * Checks a new user and hashes the password, without writing. Split from the insert so that a
+   * caller can insert inside its own transaction without holding it through the slow hash.
+   */
+  async prepareUser(input: CreateUserInput): Promise<PreparedUser> {
     const email = normalizeEmail(input.email);
     const isOperator = input.isOperator ?? false;
     if (input.accountId === undefined && !isOperator) {
@@ -102,21 +118,17 @@ export class AccountsService {
       throw new AppError('invalid_argument', `A password needs at least ${MINIMUM_PASSWORD_LENGTH} characters.`);
     }
     const password = input.password ?? generatePassword();
-    const user: User = {
-      id: newId('user'),
-      accountId: input.accountId ?? null,
-      email,
-      role: role as UserRole,
-      isOperator,
-      createdAt: new Date(),
-    };
+    const user: User = { id: newId('user'), accountId: input.accountId ?? null, email, role: role as UserRole, isOperator, createdAt: new Date() };
+    return { user, passwordHash: await hashPassword(password), ...(input.password === undefined && { generatedPassword: password }) };
+  }
+
+  async insertPreparedUser(db: Executor, prepared: PreparedUser): Promise<void> {
     try {
-      await insertUser(this.store.db, user, await hashPassword(password));
+      await insertUser(db, prepared.user, prepared.passwordHash);
     } catch (error) {
-      if (isUniqueViolation(error)) throw new AppError('email_already_registered', `A user with email ${email} already exists.`);
+      if (isUniqueViolation(error)) throw new AppError('email_already_registered', `A user with email ${prepared.user.email} already exists.`);
       throw error;
     }
-    return input.password === undefined ? { user, generatedPassword: password } : { user };
   }
 
   async getUser(id: string): Promise<User> {

@@ -61,18 +61,15 @@ export class SignInService {
 
   async signIn(attempt: SignInAttempt, now = new Date()): Promise<SignedIn> {
     const email = attempt.email.trim().toLowerCase();
-    const blockedUntil = await this.throttle.blockedUntil(email, attempt.ip, now);
+    const blockedUntil = await this.throttle.admit(email, attempt.ip, now);
     if (blockedUntil !== undefined) {
       const minutes = Math.max(1, Math.ceil((blockedUntil.getTime() - now.getTime()) / 60_000));
       throw new AppError('sign_in_throttled', `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
     }
     const credentials = email === '' ? undefined : await findUserCredentials(this.store.db, { email });
     const passwordMatches = await verifyPassword(attempt.password, credentials?.passwordHash ?? (await decoy()));
-    if (credentials === undefined || !passwordMatches) {
-      await this.throttle.recordFailure(email, attempt.ip, now);
-      throw new AppError('sign_in_failed', GENERIC_FAILURE);
-    }
-    await this.throttle.recordSuccess(email);
+    if (credentials === undefined || !passwordMatches) throw new AppError('sign_in_failed', GENERIC_FAILURE);
+    await this.throttle.succeeded(email, attempt.ip);
     await deleteExpiredSessions(this.store.db, new Date(now.getTime() - this.timeouts.idleTimeoutMs), new Date(now.getTime() - this.timeouts.absoluteTimeoutMs));
     const { token, hash } = generateSecretToken();
     const session: DashboardSession = { id: newId('session'), userId: credentials.user.id, createdAt: now, lastSeenAt: now };
@@ -80,8 +77,11 @@ export class SignInService {
     return { token, session, user: credentials.user };
   }
 
-  /** The live session behind a cookie value, or undefined when it is unknown or timed out. */
-  async resume(token: string, now = new Date()): Promise<{ session: DashboardSession; user: User } | undefined> {
+  /**
+   * The live session behind a cookie value, or undefined when it is unknown or timed out.
+   * `touch: false` reads it without extending the idle timeout.
+   */
+  async resume(token: string, now = new Date(), options: { touch: boolean } = { touch: true }): Promise<{ session: DashboardSession; user: User } | undefined> {
     const found = await findSessionByTokenHash(this.store.db, sha256Hex(token));
     if (found === undefined) return undefined;
     const { session } = found;
@@ -91,7 +91,7 @@ export class SignInService {
       await deleteSession(this.store.db, session.id);
       return undefined;
     }
-    if (now.getTime() - session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
+    if (options.touch && now.getTime() - session.lastSeenAt.getTime() >= TOUCH_INTERVAL_MS) {
       await touchSession(this.store.db, session.id, now);
       session.lastSeenAt = now;
     }

@@ -2,10 +2,19 @@ import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { userRoles, type User, type UserRole } from '../domain/model.ts';
 import { generateSecretToken, sha256Hex } from '../domain/secret-token.ts';
-import type { Store } from '../store/database.ts';
+import type { Executor, Store } from '../store/database.ts';
 import { deleteInvite, findInviteByTokenHash, insertInvite, listOpenInvites, markInviteAccepted, type UserInvite } from '../store/repositories/invites.ts';
 import { deleteSessionsOfUser } from '../store/repositories/sessions.ts';
-import { countOwners, deleteUser, findUserById, updatePasswordHash, updateUserOperator, updateUserRole } from '../store/repositories/users.ts';
+import {
+  countOperators,
+  countOwners,
+  deleteUser,
+  findUserById,
+  lockMembershipChanges,
+  updatePasswordHash,
+  updateUserOperator,
+  updateUserRole,
+} from '../store/repositories/users.ts';
 import type { AccountsService } from './accounts-service.ts';
 import { generatePassword, hashPassword } from './passwords.ts';
 
@@ -63,36 +72,49 @@ export class TeamService {
     return invite;
   }
 
-  /** Creates the invited user. An invite makes exactly one user, even when two tabs race. */
+  /**
+   * Creates the invited user. The user's insert and the invite's use are one transaction, so an
+   * invite makes exactly one user, even when two tabs race or the process dies in between.
+   */
   async acceptInvite(token: string, email: string, password: string, now = new Date()): Promise<User> {
     const invite = await this.findUsableInvite(token, now);
-    const { user } = await this.accounts.createUser({ accountId: invite.accountId, email, password, role: invite.role });
-    if (!(await markInviteAccepted(this.store.db, invite.id, user.id, now))) {
-      await deleteUser(this.store.db, user.id);
-      throw new AppError('invite_not_found', 'This invite link has just been used; ask for a new one.');
-    }
-    return user;
+    const prepared = await this.accounts.prepareUser({ accountId: invite.accountId, email, password, role: invite.role });
+    await this.store.db.transaction().execute(async (trx) => {
+      await this.accounts.insertPreparedUser(trx, prepared);
+      if (!(await markInviteAccepted(trx, invite.id, prepared.user.id, now))) {
+        throw new AppError('invite_not_found', 'This invite link has just been used; ask for a new one.');
+      }
+    });
+    return prepared.user;
   }
 
   async changeRole(accountId: string, userId: string, role: string): Promise<User> {
-    const user = await this.memberOf(accountId, userId);
     const newRole = parseRole(role);
-    if (user.role === 'owner' && newRole !== 'owner') await this.keepAnOwner(accountId);
-    await updateUserRole(this.store.db, userId, newRole);
-    return { ...user, role: newRole };
+    return this.changeMembership(async (trx) => {
+      const user = await memberOf(trx, accountId, userId);
+      if (user.role === 'owner' && newRole !== 'owner') await keepAnOwner(trx, accountId);
+      await updateUserRole(trx, userId, newRole);
+      return { ...user, role: newRole };
+    });
   }
 
   /** `actingUserId` is who asks: nobody removes themselves, since they would be cut off mid-page. */
   async removeMember(accountId: string, userId: string, actingUserId?: string): Promise<User> {
-    const user = await this.memberOf(accountId, userId);
-    if (userId === actingUserId) throw new AppError('invalid_argument', 'You cannot remove yourself; ask another owner.');
-    if (user.role === 'owner') await this.keepAnOwner(accountId);
-    await deleteUser(this.store.db, userId);
-    return user;
+    return this.changeMembership(async (trx) => {
+      const user = await memberOf(trx, accountId, userId);
+      if (userId === actingUserId) throw new AppError('invalid_argument', 'You cannot remove yourself; ask another owner.');
+      // An operator runs the whole gateway; an account's owner must not be able to delete one.
+      if (user.isOperator) throw new AppError('forbidden', 'This user is an operator of the gateway; only an operator can remove them.');
+      if (user.role === 'owner') await keepAnOwner(trx, accountId);
+      await deleteUser(trx, userId);
+      return user;
+    });
   }
 
   /** The operator's reset: a new generated password, shown once, and every session ended. */
-  async resetPassword(userId: string): Promise<{ user: User; password: string }> {
+  async resetPassword(userId: string, actingUserId?: string): Promise<{ user: User; password: string }> {
+    // A reset ends every session, the acting one too; one's own password is changed knowing the old one.
+    if (userId === actingUserId) throw new AppError('invalid_argument', 'Change your own password on the Password page instead.');
     const user = await this.accounts.getUser(userId);
     const password = generatePassword();
     await updatePasswordHash(this.store.db, userId, await hashPassword(password));
@@ -101,27 +123,41 @@ export class TeamService {
   }
 
   async setOperator(userId: string, isOperator: boolean, actingUserId: string): Promise<User> {
-    const user = await this.accounts.getUser(userId);
     if (!isOperator && userId === actingUserId) {
       throw new AppError('invalid_argument', 'You cannot remove your own operator rights; ask another operator.');
     }
-    if (!isOperator && user.accountId === null) {
-      throw new AppError('invalid_argument', 'This user belongs to no account, so it would be left with nothing to open.');
-    }
-    await updateUserOperator(this.store.db, userId, isOperator);
-    return { ...user, isOperator };
+    return this.changeMembership(async (trx) => {
+      const user = await findUserById(trx, userId);
+      if (user === undefined) throw new AppError('user_not_found', `There is no user ${userId}.`);
+      if (!isOperator && user.accountId === null) {
+        throw new AppError('invalid_argument', 'This user belongs to no account, so it would be left with nothing to open.');
+      }
+      if (!isOperator && user.isOperator && (await countOperators(trx)) <= 1) {
+        throw new AppError('invalid_argument', 'The gateway needs at least one operator.');
+      }
+      await updateUserOperator(trx, userId, isOperator);
+      return { ...user, isOperator };
+    });
   }
 
-  private async memberOf(accountId: string, userId: string): Promise<User> {
-    const user = await findUserById(this.store.db, userId);
-    if (user === undefined || user.accountId !== accountId) throw new AppError('user_not_found', `There is no user ${userId} in this account.`);
-    return user;
+  /** Runs a change to roles or operator rights under the membership lock (see lockMembershipChanges). */
+  private changeMembership<T>(work: (trx: Executor) => Promise<T>): Promise<T> {
+    return this.store.db.transaction().execute(async (trx) => {
+      await lockMembershipChanges(trx, this.store.dialect);
+      return work(trx);
+    });
   }
+}
 
-  private async keepAnOwner(accountId: string): Promise<void> {
-    if ((await countOwners(this.store.db, accountId)) <= 1) {
-      throw new AppError('last_owner', 'An account needs at least one owner. Make someone else an owner first.');
-    }
+async function memberOf(db: Executor, accountId: string, userId: string): Promise<User> {
+  const user = await findUserById(db, userId);
+  if (user === undefined || user.accountId !== accountId) throw new AppError('user_not_found', `There is no user ${userId} in this account.`);
+  return user;
+}
+
+async function keepAnOwner(db: Executor, accountId: string): Promise<void> {
+  if ((await countOwners(db, accountId)) <= 1) {
+    throw new AppError('last_owner', 'An account needs at least one owner. Make someone else an owner first.');
   }
 }
 

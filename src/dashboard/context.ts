@@ -15,6 +15,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     viewer: Viewer | null;
   }
+  interface FastifyContextConfig {
+    /** The route reads the session without counting as activity (background polling). */
+    passiveSession?: boolean;
+  }
 }
 
 export type NavSection = 'overview' | 'numbers' | 'messages' | 'keys' | 'webhooks' | 'team' | 'password' | 'operator' | 'none';
@@ -78,8 +82,7 @@ export const requireAccountMember: preHandlerAsyncHookHandler = async (request, 
 export const requireManager: preHandlerAsyncHookHandler = async (request, reply) => {
   await requireAccountMember.call(reply.server, request, reply);
   if (reply.sent) return reply;
-  const role = request.viewer?.user.role;
-  if (role !== 'owner' && role !== 'admin') throw new AppError('forbidden', 'Only owners and admins can do this. Ask an owner of your account.');
+  if (request.viewer === null || !canManage(request.viewer)) throw new AppError('forbidden', 'Only owners and admins can do this. Ask an owner of your account.');
 };
 
 export const requireOwner: preHandlerAsyncHookHandler = async (request, reply) => {

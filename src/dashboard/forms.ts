@@ -31,7 +31,25 @@ export async function attempt<T>(action: () => Promise<T>): Promise<{ ok: true; 
   }
 }
 
-/** Only same-site paths may follow sign-in, so the login form cannot redirect off-site. */
+const SAME_ORIGIN_PROBE = 'http://wagw.invalid';
+
+/**
+ * Only a path on this site may follow sign-in, so a crafted login link cannot send anyone
+ * elsewhere. The candidate is resolved the way a browser would (which ignores tabs and
+ * newlines and reads "/\\" as "//"), and anything that leaves the origin falls back to "/".
+ */
 export function safeNextPath(raw: string): string {
-  return raw.startsWith('/') && !raw.startsWith('//') && !raw.startsWith('/\\') ? raw : '/';
+  if (!raw.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(raw)) return '/';
+  try {
+    const resolved = new URL(raw, SAME_ORIGIN_PROBE);
+    if (resolved.origin !== SAME_ORIGIN_PROBE) return '/';
+    return `${resolved.pathname}${resolved.search}${resolved.hash}`;
+  } catch {
+    return '/';
+  }
+}
+
+/** An error's message and, when it has one, its detail, as one line beside a form. */
+export function formErrorText(error: AppError): string {
+  return error.details === undefined ? error.message : `${error.message} ${error.details}`;
 }

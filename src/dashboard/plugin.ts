@@ -62,7 +62,7 @@ export async function registerDashboard(app: FastifyInstance, gateway: Gateway):
     dashboard.addHook('onRequest', async (request) => {
       const token = sessionTokenFrom(request);
       if (token === undefined) return;
-      const resumed = await gateway.signIn.resume(token);
+      const resumed = await gateway.signIn.resume(token, new Date(), { touch: request.routeOptions.config.passiveSession !== true });
       if (resumed === undefined) return;
       const account = resumed.user.accountId === null ? null : await gateway.accounts.getAccount(resumed.user.accountId);
       request.viewer = { user: resumed.user, sessionId: resumed.session.id, account };

@@ -1,3 +1,4 @@
+import type { SignInService } from '../accounts/sign-in-service.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 // Over HTTPS the cookie takes the __Host- prefix, which browsers accept only with Secure, Path=/
@@ -28,4 +29,20 @@ export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, t
 export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
   const secure = isHttps(request);
   void reply.clearCookie(secure ? SECURE_NAME : PLAIN_NAME, { path: '/', httpOnly: true, sameSite: 'lax', secure });
+}
+
+/**
+ * Hands the browser a freshly signed-in session. Whatever session it held before is ended, so
+ * a sign-in never continues an earlier (possibly planted) session.
+ */
+export async function startBrowserSession(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  signIn: SignInService,
+  token: string,
+  maxAgeMs: number,
+): Promise<void> {
+  const previous = sessionTokenFrom(request);
+  if (previous !== undefined) await signIn.signOut(previous);
+  setSessionCookie(request, reply, token, maxAgeMs);
 }

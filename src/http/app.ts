@@ -21,7 +21,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     // request-context.ts writes the one log line per request.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.http.bodyLimitBytes,
-    trustProxy: config.http.trustProxy,
+    trustProxy: trustProxyOption(config.http.trustProxy),
     genReqId: requestIdFor,
     // In-flight and keep-alive requests finish normally during shutdown instead of getting a
     // framework 503 outside our envelope.
@@ -60,6 +60,12 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await registerDashboard(app, gateway);
   return app;
+}
+
+/** Fastify's form of WAGW_TRUST_PROXY: a hop count becomes "believe the nearest n hops". */
+function trustProxyOption(trustProxy: false | number | string): boolean | string | ((address: string, hop: number) => boolean) {
+  if (typeof trustProxy === 'number') return (_address, hop) => hop < trustProxy;
+  return trustProxy;
 }
 
 function answerMalformedRequest(error: NodeJS.ErrnoException, socket: import('node:net').Socket): void {

@@ -10,10 +10,14 @@ export class DashboardClient {
   /** The CSRF token of the last page that had a form. */
   csrfToken: string | undefined;
 
-  constructor(private readonly test: TestGateway) {}
+  /** `headers` go with every request, e.g. an X-Forwarded-For to act as another client address. */
+  constructor(
+    private readonly test: TestGateway,
+    private readonly headers: Record<string, string> = {},
+  ) {}
 
   async get(url: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-    const response = await this.test.inject({ method: 'GET', url, headers: { ...this.cookieHeader(), ...headers } });
+    const response = await this.test.inject({ method: 'GET', url, headers: { ...this.headers, ...this.cookieHeader(), ...headers } });
     this.remember(response);
     return response;
   }
@@ -31,7 +35,7 @@ export class DashboardClient {
     const response = await this.test.inject({
       method: 'POST',
       url,
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...this.cookieHeader() },
+      headers: { ...this.headers, 'content-type': 'application/x-www-form-urlencoded', ...this.cookieHeader() },
       payload: form.toString(),
     });
     this.remember(response);

@@ -48,15 +48,17 @@ for (const dialect of dialects) {
       assert.equal(blocked.cookies.find((cookie) => cookie.name === 'wagw_session'), undefined);
     });
 
-    it('throttles one address spraying many emails, and not other addresses', async () => {
+    it('throttles one address spraying many emails, however it forges X-Forwarded-For, and not other addresses', async () => {
       const sprayer = { 'x-forwarded-for': '203.0.113.77' };
       for (let failure = 0; failure < SIGN_IN_LIMITS.failuresPerAddress; failure += 1) {
         const client = new DashboardClient(test);
         await client.get('/login');
+        // Only the one trusted proxy hop is believed, so a forged first entry changes nothing.
+        const forged = { 'x-forwarded-for': `198.51.100.${failure}, 203.0.113.77` };
         const response = await test.inject({
           method: 'POST',
           url: '/login',
-          headers: { ...sprayer, 'content-type': 'application/x-www-form-urlencoded', cookie: `wagw_csrf=${client.cookie('wagw_csrf')}` },
+          headers: { ...forged, 'content-type': 'application/x-www-form-urlencoded', cookie: `wagw_csrf=${client.cookie('wagw_csrf')}` },
           payload: new URLSearchParams({ _csrf: client.csrfToken!, email: `spray${failure}@sessions.test`, password: 'guess' }).toString(),
         });
         assert.equal(response.statusCode, 401);
@@ -72,6 +74,22 @@ for (const dialect of dialects) {
       });
       assert.equal(fromSprayer.statusCode, 429);
       assert.equal((await new DashboardClient(test).signIn(email, PASSWORD)).statusCode, 303, 'another address signs in');
+    });
+
+    it('holds the email limit against a burst of parallel guesses', async () => {
+      const email = await newUser();
+      const clients = await Promise.all(
+        Array.from({ length: 12 }, async () => {
+          // Its own address, so that the burst does not use up the address limit of other tests.
+          const client = new DashboardClient(test, { 'x-forwarded-for': '192.0.2.12' });
+          await client.get('/login');
+          return client;
+        }),
+      );
+      const responses = await Promise.all(clients.map((client, index) => client.post('/login', { email, password: `guess ${index}` })));
+      const checked = responses.filter((response) => response.statusCode === 401).length;
+      assert.equal(checked, SIGN_IN_LIMITS.failuresPerEmail, 'only the allowed number of guesses had their password checked');
+      assert.equal(responses.filter((response) => response.statusCode === 429).length, 12 - SIGN_IN_LIMITS.failuresPerEmail);
     });
 
     it('refuses a sign-in form without its CSRF token', async () => {
@@ -108,6 +126,12 @@ for (const dialect of dialects) {
       assert.ok(await test.gateway.signIn.resume(idle.token, new Date(start + config.sessionIdleTimeoutMs - 1_000)));
       const later = start + config.sessionIdleTimeoutMs - 1_000 + config.sessionIdleTimeoutMs + 1_000;
       assert.equal(await test.gateway.signIn.resume(idle.token, new Date(later)), undefined, 'idle too long');
+
+      // Background polling reads the session without keeping it alive.
+      const polled = await test.gateway.signIn.signIn({ email, password: PASSWORD, ip: '127.0.0.1', userAgent: undefined });
+      const polledStart = polled.session.createdAt.getTime();
+      assert.ok(await test.gateway.signIn.resume(polled.token, new Date(polledStart + config.sessionIdleTimeoutMs - 1_000), { touch: false }));
+      assert.equal(await test.gateway.signIn.resume(polled.token, new Date(polledStart + config.sessionIdleTimeoutMs + 1_000)), undefined);
 
       const busy = await test.gateway.signIn.signIn({ email, password: PASSWORD, ip: '127.0.0.1', userAgent: undefined });
       let at = busy.session.createdAt.getTime();
@@ -176,6 +200,12 @@ for (const dialect of dialects) {
       await client.get('/login?next=//evil.example/steal');
       const response = await client.post('/login', { email, password: PASSWORD, next: '//evil.example/steal' });
       assert.equal(response.headers.location, '/');
+      for (const crafted of ['/\t/evil.example', '/\\evil.example', '/\n/evil.example', 'https://evil.example/']) {
+        const client = new DashboardClient(test);
+        await client.get('/login');
+        const crafty = await client.post('/login', { email, password: PASSWORD, next: crafted });
+        assert.equal(crafty.headers.location, '/', `${JSON.stringify(crafted)} does not leave the site`);
+      }
       const inside = new DashboardClient(test);
       await inside.get('/login?next=%2Fmessages');
       assert.equal((await inside.post('/login', { email, password: PASSWORD, next: '/messages' })).headers.location, '/messages');

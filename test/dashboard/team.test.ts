@@ -131,7 +131,7 @@ for (const dialect of dialects) {
       assert.match(short.body, /role="alert"[^>]*>A password needs at least 12 characters/);
       assert.match(short.body, /value="typed@acme\.test"/);
       const taken = await visitor.post(`/invite/${token}`, { email: team.admin.email, password: 'a long new password' });
-      assert.equal(taken.statusCode, 400);
+      assert.equal(taken.statusCode, 409);
       assert.match(taken.body, /already exists/);
       assert.equal(visitor.cookie('wagw_session'), undefined, 'nobody is signed in');
       assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 1, 'the invite still works');
@@ -238,6 +238,38 @@ for (const dialect of dialects) {
       assert.equal((await test.gateway.accounts.getUser(teamB.member.id)).role, 'member');
       assert.equal((await test.gateway.team.listOpenInvites(teamB.accountId)).length, 1);
       assert.ok(!(await ownerA.get('/team')).body.includes(teamB.member.email), 'the team page lists only its own account');
+    });
+
+    it('keeps an owner when two owners demote each other at the same moment', async () => {
+      const team = await createTeam(test, 'Duel');
+      const second = (await test.gateway.accounts.createUser({ accountId: team.accountId, email: `second${teamCounter}@duel.test`, password: PASSWORD, role: 'owner' })).user;
+      const outcomes = await Promise.allSettled([
+        test.gateway.team.changeRole(team.accountId, second.id, 'member'),
+        test.gateway.team.changeRole(team.accountId, team.owner.id, 'member'),
+      ]);
+      assert.equal(outcomes.filter((outcome) => outcome.status === 'fulfilled').length, 1, 'exactly one demotion applies');
+      const rejected = outcomes.find((outcome) => outcome.status === 'rejected');
+      assert.equal((rejected?.reason as { code?: string } | undefined)?.code, 'last_owner');
+      const owners = (await test.gateway.accounts.listUsers(team.accountId)).filter((user) => user.role === 'owner');
+      assert.equal(owners.length, 1);
+    });
+
+    it('does not let an account owner remove a gateway operator who belongs to the account', async () => {
+      const team = await createTeam(test, 'Hosted');
+      const operator = (await test.gateway.accounts.createUser({ accountId: team.accountId, email: `op${teamCounter}@hosted.test`, password: PASSWORD, role: 'member', isOperator: true })).user;
+      const owner = await signedIn(test, team.owner);
+      const response = await owner.submit('/team', `/team/${operator.id}/remove`, {});
+      assert.equal(response.statusCode, 403);
+      assert.ok(await test.gateway.accounts.getUser(operator.id), 'the operator still exists');
+    });
+
+    it('keeps invite links out of the request log', async () => {
+      const team = await createTeam(test, 'Quiet');
+      const { token } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id);
+      await new DashboardClient(test).get(`/invite/${token}`);
+      const lines = test.logLines.filter((line) => line.includes('/invite/'));
+      assert.ok(lines.length > 0, 'the request was logged');
+      assert.ok(lines.every((line) => !line.includes(token)), 'the token is not in the log');
     });
   });
 }

@@ -3,7 +3,7 @@ import type { Gateway } from '../../main.ts';
 import { pageContext, requireSignedIn, sendPage, viewerOf } from '../context.ts';
 import { attempt, formText, queryText, safeNextPath } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
-import { clearSessionCookie, sessionTokenFrom, setSessionCookie } from '../session-cookie.ts';
+import { clearSessionCookie, sessionTokenFrom, startBrowserSession } from '../session-cookie.ts';
 import { ChangePasswordPage, SignInPage } from '../views/auth-pages.tsx';
 
 /** Sign-in, sign-out and changing one's own password. */
@@ -26,10 +26,7 @@ export function registerAuthRoutes(app: FastifyInstance, gateway: Gateway): void
       const context = pageContext(request, reply, 'Sign in', 'none');
       return sendPage(reply, SignInPage({ context, view: { email, next, error: result.error.message } }), result.error.code === 'sign_in_throttled' ? 429 : 401);
     }
-    // Rotation: whatever session the browser held before is ended, and a new token is issued.
-    const previous = sessionTokenFrom(request);
-    if (previous !== undefined) await gateway.signIn.signOut(previous);
-    setSessionCookie(request, reply, result.value.token, sessionMaxAgeMs);
+    await startBrowserSession(request, reply, gateway.signIn, result.value.token, sessionMaxAgeMs);
     return reply.redirect(next, 303);
   });
 

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
+import { httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { pageContext, sendPage } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentInvite } from '../presenters/team.ts';
-import { sessionTokenFrom, setSessionCookie } from '../session-cookie.ts';
+import { startBrowserSession } from '../session-cookie.ts';
 import { InvitePage } from '../views/invite-page.tsx';
 
 interface InviteParams {
@@ -34,15 +35,12 @@ export function registerInviteRoutes(app: FastifyInstance, gateway: Gateway): vo
     if (!joined.ok) {
       if (joined.error.code === 'invite_not_found') throw joined.error;
       const context = pageContext(request, reply, 'Join an account', 'none');
-      return sendPage(reply, InvitePage({ context, token, view, form: { email, error: joined.error.message } }), 400);
+      return sendPage(reply, InvitePage({ context, token, view, form: { email, error: joined.error.message } }), httpStatusFor(joined.error.code));
     }
-    // Whoever was signed in on this browser before is signed out, as at any sign-in.
-    const previous = sessionTokenFrom(request);
-    if (previous !== undefined) await gateway.signIn.signOut(previous);
     const signedIn = await attempt(() => gateway.signIn.signIn({ email, password, ip: request.ip, userAgent: request.headers['user-agent'] }));
     // The user exists either way; a throttled address signs in by hand a little later.
     if (!signedIn.ok) return redirectWithNotice(reply, '/login', 'joined_sign_in');
-    setSessionCookie(request, reply, signedIn.value.token, sessionMaxAgeMs);
+    await startBrowserSession(request, reply, gateway.signIn, signedIn.value.token, sessionMaxAgeMs);
     return redirectWithNotice(reply, '/', 'welcome');
   });
 }

@@ -5,7 +5,7 @@ import type { Message, WhatsAppNumber } from '../../domain/model.ts';
 import { parseE164 } from '../../domain/phone.ts';
 import type { Gateway } from '../../main.ts';
 import { accountOf, pageContext, requireAccountMember, sendPage } from '../context.ts';
-import { attempt, formText } from '../forms.ts';
+import { attempt, formErrorText, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentNumbers, presentNumberStatuses } from '../presenters/numbers.ts';
 import { NumbersPage } from '../views/numbers-page.tsx';
@@ -17,7 +17,8 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
     return sendPage(reply, NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }));
   });
 
-  app.get('/numbers/status.json', { preHandler: requireAccountMember }, async (request, reply) => {
+  // Polled by open pages: it must not count as activity, or an open tab would never go idle.
+  app.get('/numbers/status.json', { preHandler: requireAccountMember, config: { passiveSession: true } }, async (request, reply) => {
     const view = await presentNumberStatuses(gateway, accountOf(request));
     return reply.header('cache-control', 'no-store').send(view);
   });
@@ -55,5 +56,5 @@ async function simulateIncoming(gateway: Gateway, number: WhatsAppNumber, rawFro
 
 function describeInputError(error: AppError): string {
   // The length limit is in the details; without it "too long" gives nothing to aim for.
-  return error.code === 'message_too_long' && error.details !== undefined ? `${error.message} ${error.details}` : error.message;
+  return error.code === 'message_too_long' ? formErrorText(error) : error.message;
 }

@@ -43,7 +43,9 @@ export function registerOperatorUserRoutes(app: FastifyInstance, gateway: Gatewa
   });
 
   app.post<{ Params: UserParams }>('/operator/users/:userId/reset-password', async (request, reply) => {
-    const { user, password } = await gateway.team.resetPassword(request.params.userId);
+    const reset = await attempt(() => gateway.team.resetPassword(request.params.userId, viewerOf(request).user.id));
+    if (!reset.ok) return render(request, reply, { error: reset.error.message }, httpStatusFor(reset.error.code));
+    const { user, password } = reset.value;
     return render(request, reply, { reveal: { id: 'reset-password', label: `New password for ${user.email}`, value: password } });
   });
 

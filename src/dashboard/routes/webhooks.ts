@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
-import { attempt, formList, formText } from '../forms.ts';
+import { attempt, formErrorText, formList, formText } from '../forms.ts';
 import { redirectWithNotice, type NoticeCode } from '../notices.ts';
 import { eventTypeOptions, newWebhookForm, presentWebhookDetail, presentWebhookForm, presentWebhookList, type WebhookFormView } from '../presenters/webhooks.ts';
 import { WebhookDetailPage, type ShownSecret } from '../views/webhook-detail-page.tsx';
@@ -31,7 +31,7 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
   app.post('/webhooks', manager, async (request, reply) => {
     const input = webhookInput(request.body);
     const result = await attempt(() => gateway.webhooks.createWebhook(accountOf(request).id, input));
-    if (!result.ok) return renderForm(request, reply, { ...newWebhookForm(), ...input, error: errorText(result.error) }, httpStatusFor(result.error.code));
+    if (!result.ok) return renderForm(request, reply, { ...newWebhookForm(), ...input, error: formErrorText(result.error) }, httpStatusFor(result.error.code));
     return redirectWithNotice(reply, `/webhooks/${encodeURIComponent(result.value.webhook.id)}`, 'webhook_created');
   });
 
@@ -48,7 +48,7 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
     if (!result.ok) {
       // A webhook that is not there (any more, or not in this account) is a 404 page, not a form error.
       if (result.error.code === 'webhook_not_found') throw result.error;
-      const form: WebhookFormView = { webhookId: id, ...input, error: errorText(result.error), options: eventTypeOptions };
+      const form: WebhookFormView = { webhookId: id, ...input, error: formErrorText(result.error), options: eventTypeOptions };
       return renderForm(request, reply, form, httpStatusFor(result.error.code));
     }
     return redirectToWebhook(reply, id, 'webhook_updated');
@@ -110,10 +110,6 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
 /** The form's fields as the service takes them; no checkbox ticked is an empty list, which it refuses. */
 function webhookInput(body: unknown): { url: string; eventTypes: string[] } {
   return { url: formText(body, 'url').trim(), eventTypes: formList(body, 'event_types') };
-}
-
-function errorText(error: AppError): string {
-  return error.details === undefined ? error.message : `${error.message} ${error.details}`;
 }
 
 function redirectToWebhook(reply: FastifyReply, id: string, notice: NoticeCode): FastifyReply {

@@ -20,11 +20,19 @@ export function registerRequestContext(app: FastifyInstance): void {
       {
         method: request.method,
         route: request.routeOptions.url,
-        url: request.url,
+        url: loggableUrl(request.url),
         status: reply.statusCode,
         durationMs: Math.round(reply.elapsedTime * 100) / 100,
       },
       'request',
     );
   });
+}
+
+// An invite link's path is a bearer secret: whoever reads it can join the account.
+const SECRET_PATH = /^(\/invite\/)[^/?#]+/;
+
+/** The request URL with any secret path segment masked. */
+export function loggableUrl(url: string): string {
+  return url.replace(SECRET_PATH, '$1[redacted]');
 }

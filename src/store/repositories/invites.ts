@@ -59,18 +59,25 @@ export async function listOpenInvites(db: Executor, accountId: string, now: Date
   return rows.map(toInvite);
 }
 
-/** Uses up an invite. False when another request used it first: an invite makes one user. */
+/** Uses up an invite. False when it was used first or has expired: an invite makes one user. */
 export async function markInviteAccepted(db: Executor, id: string, userId: string, at: Date): Promise<boolean> {
   const result = await db
     .updateTable('user_invites')
     .set({ accepted_at: at.getTime(), accepted_user_id: userId })
     .where('id', '=', id)
     .where('accepted_at', 'is', null)
+    .where('expires_at', '>', at.getTime())
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
 
+/** Revokes an unused invite; a used one stays, as the record of who joined through it. */
 export async function deleteInvite(db: Executor, id: string, accountId: string): Promise<boolean> {
-  const result = await db.deleteFrom('user_invites').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
+  const result = await db
+    .deleteFrom('user_invites')
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('accepted_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }

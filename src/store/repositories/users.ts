@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { User, UserRole } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
 import type { UserRow } from '../schema.ts';
@@ -87,3 +88,15 @@ export async function countOwners(db: Executor, accountId: string): Promise<numb
     .executeTakeFirstOrThrow();
   return Number(row.count);
 }
+
+/**
+ * Serializes changes to who owns an account and who operates the gateway, until the transaction
+ * ends, so that two "demote the other owner" requests cannot both pass the last-owner check.
+ * SQLite runs one write transaction at a time already; PostgreSQL needs an explicit lock.
+ */
+export async function lockMembershipChanges(trx: Executor, dialect: 'sqlite' | 'postgres'): Promise<void> {
+  if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${MEMBERSHIP_LOCK_KEY})`.execute(trx);
+}
+
+// Any fixed number works; it names this one lock among the database's advisory locks.
+const MEMBERSHIP_LOCK_KEY = 720_401;
