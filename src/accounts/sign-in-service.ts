@@ -60,6 +60,7 @@ export class SignInService {
   }
 
   async signIn(attempt: SignInAttempt, now = new Date()): Promise<SignedIn> {
+    // Not normalizeEmail: a malformed email must fail like any other, with the generic message.
     const email = attempt.email.trim().toLowerCase();
     const blockedUntil = await this.throttle.admit(email, attempt.ip, now);
     if (blockedUntil !== undefined) {

@@ -3,13 +3,9 @@ import { sessionStatuses, type Account, type UserRole, type WhatsAppNumber } fro
 import { effectiveMonthlyLimit, planNames } from '../../domain/plans.ts';
 import type { Gateway } from '../../main.ts';
 import type { SystemStatus } from '../../operations/system-status.ts';
-import { formatCount, planLabel } from './shared.ts';
+import { formatCount, planLabel, type Choice } from './shared.ts';
 
 /** A value and the words a select shows for it. */
-export interface Choice {
-  value: string;
-  label: string;
-}
 
 export interface AccountRef {
   id: string;
@@ -24,6 +20,8 @@ export interface AccountSummaryView extends AccountRef {
   used: number;
   createdAt: Date;
 }
+
+export type { Choice };
 
 export function planChoices(): Choice[] {
   return planNames.map((plan) => {

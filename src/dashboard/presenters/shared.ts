@@ -57,3 +57,9 @@ export function planLabel(plan: string): string {
 export function formatCount(value: number): string {
   return value.toLocaleString('en-US');
 }
+
+/** One option of a select: the value sent and the words shown. */
+export interface Choice {
+  value: string;
+  label: string;
+}

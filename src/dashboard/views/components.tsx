@@ -1,4 +1,5 @@
 import type { Children } from '@kitajs/html';
+import type { Choice } from '../presenters/shared.ts';
 /** Small building blocks shared by the pages. Every piece of user text passes through `safe`. */
 
 export function PageHeader(props: { title: string; children?: Children }): JSX.Element {
@@ -98,5 +99,19 @@ export function SecretReveal(props: { id: string; label: string; value: string }
         </button>
       </div>
     </div>
+  );
+}
+
+export type { Choice };
+
+export function ChoiceOptions(props: { choices: readonly Choice[]; selected: string }): JSX.Element {
+  return (
+    <>
+      {props.choices.map((choice) => (
+        <option value={choice.value} selected={choice.value === props.selected} safe>
+          {choice.label}
+        </option>
+      ))}
+    </>
   );
 }

@@ -1,7 +1,7 @@
 import type { Children } from '@kitajs/html';
 import type { PageContext } from '../context.ts';
-import type { AccountRef, Choice } from '../presenters/operator.ts';
-import { PageHeader } from './components.tsx';
+import type { AccountRef } from '../presenters/operator.ts';
+import { ChoiceOptions, PageHeader } from './components.tsx';
 import { Layout } from './layout.tsx';
 
 export type OperatorSection = 'accounts' | 'users' | 'numbers' | 'system';
@@ -30,17 +30,7 @@ export function OperatorFrame(props: { context: PageContext; section: OperatorSe
   );
 }
 
-export function ChoiceOptions(props: { choices: readonly Choice[]; selected: string }): JSX.Element {
-  return (
-    <>
-      {props.choices.map((choice) => (
-        <option value={choice.value} selected={choice.value === props.selected} safe>
-          {choice.label}
-        </option>
-      ))}
-    </>
-  );
-}
+export { ChoiceOptions };
 
 export function AccountOptions(props: { accounts: AccountRef[]; selected: string }): JSX.Element {
   return <ChoiceOptions choices={props.accounts.map((account) => ({ value: account.id, label: account.name }))} selected={props.selected} />;

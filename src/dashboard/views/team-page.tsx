@@ -1,26 +1,22 @@
 import type { PageContext } from '../context.ts';
 import type { OpenInviteView, TeamMemberView, TeamPageState, TeamView } from '../presenters/team.ts';
-import { ActionButton, EmptyState, ErrorSummary, PageHeader, PostForm, SecretReveal, Time } from './components.tsx';
+import { userRoles } from '../../domain/model.ts';
+import { ActionButton, ChoiceOptions, EmptyState, ErrorSummary, PageHeader, PostForm, SecretReveal, Time, type Choice } from './components.tsx';
 import { Layout } from './layout.tsx';
 
 /** What each role may do, in the words the role pickers show. */
-export const ROLE_CHOICES: ReadonlyArray<{ value: string; label: string }> = [
+export const ROLE_CHOICES: readonly Choice[] = [
   { value: 'member', label: 'Member — sees everything, uses the sandbox' },
   { value: 'admin', label: 'Admin — also manages API keys and webhooks' },
   { value: 'owner', label: 'Owner — also manages the team' },
 ];
 
 export function RoleOptions(props: { selected: string }): JSX.Element {
-  return (
-    <>
-      {ROLE_CHOICES.map((choice) => (
-        <option value={choice.value} selected={choice.value === props.selected} safe>
-          {choice.label}
-        </option>
-      ))}
-    </>
-  );
+  return <ChoiceOptions choices={ROLE_CHOICES} selected={props.selected} />;
 }
+
+// The table's compact picker shows bare role names; the explanations are in the invite form.
+const SHORT_ROLE_CHOICES: readonly Choice[] = userRoles.map((role) => ({ value: role, label: role }));
 
 export function TeamPage(props: { context: PageContext; view: TeamView; state: TeamPageState }): JSX.Element {
   const { context, view, state } = props;
@@ -93,11 +89,7 @@ function MemberActions(props: { member: TeamMemberView; csrfToken: string }): JS
     <div class="actions">
       <PostForm action={`${path}/role`} csrfToken={props.csrfToken} class="inline">
         <select name="role" aria-label={`Role for ${member.email}`}>
-          {['owner', 'admin', 'member'].map((role) => (
-            <option value={role} selected={role === member.role} safe>
-              {role}
-            </option>
-          ))}
+          <ChoiceOptions choices={SHORT_ROLE_CHOICES} selected={member.role} />
         </select>{' '}
         <button type="submit" class="button small">
           Change role
