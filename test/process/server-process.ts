@@ -48,9 +48,9 @@ export function freePort(): Promise<number> {
  * GET /health answers 200. The environment is built from scratch so that nothing of the test
  * runner's (NODE_OPTIONS, NODE_TEST_CONTEXT, WAGW_* of the developer) leaks into the server.
  */
-export async function startServerProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServerProcess(databaseUrl: string, env: Record<string, string> = {}, cwd = REPOSITORY_ROOT): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
-    const server = spawnServer(databaseUrl, await freePort(), env);
+    const server = spawnServer(databaseUrl, await freePort(), env, cwd);
     try {
       await waitUntilHealthy(server);
       return server;
@@ -64,9 +64,9 @@ export async function startServerProcess(databaseUrl: string, env: Record<string
   }
 }
 
-function spawnServer(databaseUrl: string, port: number, env: Record<string, string>): ServerProcess {
-  const child: ChildProcess = spawn(process.execPath, ['bin/wagw', 'serve'], {
-    cwd: REPOSITORY_ROOT,
+function spawnServer(databaseUrl: string, port: number, env: Record<string, string>, cwd: string): ServerProcess {
+  const child: ChildProcess = spawn(process.execPath, [path.join(REPOSITORY_ROOT, 'bin/wagw'), 'serve'], {
+    cwd,
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
