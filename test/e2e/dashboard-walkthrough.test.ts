@@ -178,5 +178,16 @@ for (const dialect of dialects) {
       assert.equal(response.status, 401);
       await saveScreenshot(page, `${dialect}-api-key-revoked`);
     });
+
+    it('fits a phone screen without sideways scrolling', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      for (const path of ['/', '/numbers', '/keys']) {
+        await page.goto(`${baseUrl}${path}`);
+        const overflow = await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+        assert.ok(Number(overflow) <= 0, `${path} is ${String(overflow)} px too wide on a phone`);
+      }
+      await page.goto(`${baseUrl}/`);
+      await saveScreenshot(page, `${dialect}-overview-phone`);
+    });
   });
 }
