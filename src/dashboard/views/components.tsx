@@ -115,3 +115,16 @@ export function ChoiceOptions(props: { choices: readonly Choice[]; selected: str
     </>
   );
 }
+
+/** The password field of forms that make a user for someone else: blank means "generate one". */
+export function GeneratedPasswordField(props: { id: string }): JSX.Element {
+  return (
+    <div class="field">
+      <label for={props.id}>Password</label>
+      <input id={props.id} name="password" type="password" autocomplete="new-password" minlength="12" aria-describedby={`${props.id}-hint`} />
+      <p id={`${props.id}-hint`} class="hint">
+        Leave blank to generate one
+      </p>
+    </div>
+  );
+}

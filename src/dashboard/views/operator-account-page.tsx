@@ -1,7 +1,7 @@
 import type { PageContext } from '../context.ts';
 import type { AccountKeyView, AccountNumberView, AccountUserView, Choice, OperatorAccountView } from '../presenters/operator.ts';
 import { formatCount } from '../presenters/shared.ts';
-import { EmptyState, ErrorSummary, PostForm, SecretReveal, StatusBadge, Time } from './components.tsx';
+import { EmptyState, ErrorSummary, PostForm, SecretReveal, StatusBadge, Time, GeneratedPasswordField } from './components.tsx';
 import { limitText } from './operator-accounts-page.tsx';
 import { ChoiceOptions, OperatorFrame } from './operator-shared.tsx';
 import { RoleOptions } from './team-page.tsx';
@@ -161,13 +161,7 @@ function AddUserForm(props: { action: string; suggestedRole: string; state: Oper
             <RoleOptions selected={values.role} />
           </select>
         </div>
-        <div class="field">
-          <label for="user-password">Password</label>
-          <input id="user-password" name="password" type="password" autocomplete="new-password" minlength="12" aria-describedby="user-password-hint" />
-          <p id="user-password-hint" class="hint">
-            Leave blank to generate one
-          </p>
-        </div>
+        <GeneratedPasswordField id="user-password" />
         <button type="submit" class="button primary">
           Create user
         </button>

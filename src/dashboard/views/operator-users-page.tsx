@@ -1,6 +1,6 @@
 import type { PageContext } from '../context.ts';
 import type { AccountRef, OperatorUserView } from '../presenters/operator.ts';
-import { ActionButton, EmptyState, ErrorSummary, PostForm, SecretReveal, Time } from './components.tsx';
+import { ActionButton, EmptyState, ErrorSummary, PostForm, SecretReveal, Time, GeneratedPasswordField } from './components.tsx';
 import { AccountLink, AccountOptions, OperatorFrame } from './operator-shared.tsx';
 import { RoleOptions } from './team-page.tsx';
 
@@ -131,13 +131,7 @@ function CreateUserSection(props: { accounts: AccountRef[]; form: CreateUserForm
               <RoleOptions selected={form.role} />
             </select>
           </div>
-          <div class="field">
-            <label for="new-user-password">Password</label>
-            <input id="new-user-password" name="password" type="password" autocomplete="new-password" minlength="12" aria-describedby="new-user-password-hint" />
-            <p id="new-user-password-hint" class="hint">
-              Leave blank to generate one
-            </p>
-          </div>
+          <GeneratedPasswordField id="new-user-password" />
           <fieldset>
             <legend class="small">Operator console</legend>
             <label>
