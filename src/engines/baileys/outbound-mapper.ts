@@ -1,0 +1,66 @@
+/**
+ * From the gateway's outgoing side to Baileys and back: the recipient's jid, the content of a
+ * text, and the receipts WhatsApp reports for what we sent. Pure, so every status is a unit test.
+ */
+import { jidEncode, proto } from 'baileys';
+import type { AnyMessageContent, WAMessageUpdate } from 'baileys';
+import type { E164 } from '../../domain/phone.ts';
+
+export type ReceiptStatus = 'sent' | 'delivered' | 'read' | 'failed';
+
+export interface ReceiptUpdate {
+  engineMessageId: string;
+  status: ReceiptStatus;
+  /** WhatsApp's error code for a failed message, e.g. "463" when the account is restricted. */
+  errorCode?: string;
+}
+
+const Status = proto.WebMessageInfo.Status;
+
+// PENDING is our own socket's bookkeeping, not news from WhatsApp, so it maps to nothing.
+// PLAYED is the read receipt of voice and video notes.
+const receiptStatuses: ReadonlyMap<proto.WebMessageInfo.Status, ReceiptStatus> = new Map<
+  proto.WebMessageInfo.Status,
+  ReceiptStatus
+>([
+  [Status.SERVER_ACK, 'sent'],
+  [Status.DELIVERY_ACK, 'delivered'],
+  [Status.READ, 'read'],
+  [Status.PLAYED, 'read'],
+  [Status.ERROR, 'failed'],
+]);
+
+export function toRecipientJid(phone: E164): string {
+  return jidEncode(phone.slice(1), 's.whatsapp.net');
+}
+
+export function toTextContent(text: string): AnyMessageContent {
+  return { text };
+}
+
+/** One `messages.update` entry as a receipt for a message we sent, or undefined if it is none. */
+export function mapReceiptUpdate(update: WAMessageUpdate): ReceiptUpdate | undefined {
+  // Updates about messages we received (read on another of our devices, edits, deletions) say
+  // nothing about delivery of ours.
+  if (!update.key.fromMe || !update.key.id) return undefined;
+  const statusCode = update.update.status;
+  if (statusCode === undefined || statusCode === null) return undefined;
+  const status = receiptStatuses.get(statusCode);
+  if (status === undefined) return undefined;
+  const receipt: ReceiptUpdate = { engineMessageId: update.key.id, status };
+  if (status === 'failed') {
+    const errorCode = errorCodeOf(update.update.messageStubParameters);
+    if (errorCode !== undefined) receipt.errorCode = errorCode;
+  }
+  return receipt;
+}
+
+// Baileys puts the ack's error attribute first in `messageStubParameters` (then, for 463, a
+// human sentence); the field is typed `any` on WAMessage, so it is checked here.
+function errorCodeOf(parameters: unknown): string | undefined {
+  if (!Array.isArray(parameters)) return undefined;
+  const first: unknown = parameters[0];
+  if (typeof first === 'string' && first.length > 0) return first;
+  if (typeof first === 'number') return String(first);
+  return undefined;
+}

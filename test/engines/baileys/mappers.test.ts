@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { proto } from 'baileys';
+import type { WAMessage, WAMessageKey, WAMessageUpdate } from 'baileys';
+import type { E164 } from '../../../src/domain/phone.ts';
+import { lidNeedingLookup, mapIncomingMessage } from '../../../src/engines/baileys/inbound-mapper.ts';
+import type { LidResolver } from '../../../src/engines/baileys/inbound-mapper.ts';
+import { mapReceiptUpdate, toRecipientJid, toTextContent } from '../../../src/engines/baileys/outbound-mapper.ts';
+
+const SENDER_PN_JID = '447700900123@s.whatsapp.net';
+const SENDER_PHONE = '+447700900123';
+const SENDER_LID_JID = '123456789012345@lid';
+const SENT_AT_SECONDS = 1_700_000_000;
+
+const noMapping: LidResolver = () => undefined;
+
+/**
+ * A message as Baileys emits it in `messages.upsert`. The body goes through proto's own
+ * `fromObject`; the key stays a plain object, because proto's MessageKey has no `remoteJidAlt`
+ * or `participantAlt` and Baileys sets them on the decoded key exactly like this.
+ */
+function received(body: Record<string, unknown>, key: Partial<WAMessageKey> = {}): WAMessage {
+  const info = proto.WebMessageInfo.fromObject({ message: body, messageTimestamp: SENT_AT_SECONDS });
+  return Object.assign(info, { key: { remoteJid: SENDER_PN_JID, fromMe: false, id: '3EB0C0FFEE', ...key } });
+}
+
+function receiptUpdate(status: proto.WebMessageInfo.Status, extra: Partial<WAMessageUpdate['update']> = {}, fromMe = true): WAMessageUpdate {
+  return { key: { remoteJid: SENDER_PN_JID, fromMe, id: '3EB0SENT' }, update: { status, ...extra } };
+}
+
+describe('inbound mapper: what counts as a text from a person', () => {
+  it('a plain conversation text is taken with its sender, id and timestamp', () => {
+    const decision = mapIncomingMessage(received({ conversation: 'hello' }), noMapping);
+    assert.deepEqual(decision, {
+      kind: 'message',
+      fromPhone: SENDER_PHONE,
+      fromLid: null,
+      text: 'hello',
+      contentKind: 'text',
+      engineMessageId: '3EB0C0FFEE',
+      timestamp: new Date(SENT_AT_SECONDS * 1000),
+    });
+  });
+
+  it('an extended text (a reply, a link preview) is taken as text', () => {
+    const decision = mapIncomingMessage(
+      received({ extendedTextMessage: { text: 'see https://example.org', matchedText: 'https://example.org' } }),
+      noMapping,
+    );
+    assert.equal(decision.kind, 'message');
+    assert.equal(decision.kind === 'message' && decision.text, 'see https://example.org');
+    assert.equal(decision.kind === 'message' && decision.contentKind, 'text');
+  });
+
+  const captions: [string, Record<string, unknown>, string][] = [
+    ['an image caption', { imageMessage: { caption: 'a photo', mimetype: 'image/jpeg' } }, 'image_caption'],
+    ['a video caption', { videoMessage: { caption: 'a clip', mimetype: 'video/mp4' } }, 'video_caption'],
+    ['a document caption', { documentMessage: { caption: 'the invoice', fileName: 'invoice.pdf' } }, 'document_caption'],
+    [
+      'a document caption inside its wrapper',
+      { documentWithCaptionMessage: { message: { documentMessage: { caption: 'the invoice' } } } },
+      'document_caption',
+    ],
+  ];
+  for (const [name, body, kind] of captions) {
+    it(`${name} counts as text, with the kind noted as ${kind}`, () => {
+      const decision = mapIncomingMessage(received(body), noMapping);
+      assert.equal(decision.kind, 'message');
+      assert.equal(decision.kind === 'message' && decision.contentKind, kind);
+    });
+  }
+
+  it('a disappearing-message wrapper is unwrapped', () => {
+    const decision = mapIncomingMessage(received({ ephemeralMessage: { message: { conversation: 'gone soon' } } }), noMapping);
+    assert.equal(decision.kind === 'message' && decision.text, 'gone soon');
+  });
+
+  it('nested view-once and device-sent wrappers are unwrapped too', () => {
+    const body = {
+      ephemeralMessage: {
+        message: { viewOnceMessage: { message: { imageMessage: { caption: 'once only' } } } },
+      },
+    };
+    const decision = mapIncomingMessage(received(body), noMapping);
+    assert.equal(decision.kind === 'message' && decision.contentKind, 'image_caption');
+    const deviceSent = { deviceSentMessage: { destinationJid: SENDER_PN_JID, message: { conversation: 'copied' } } };
+    assert.equal(mapIncomingMessage(received(deviceSent), noMapping).kind, 'message');
+  });
+});
+
+describe('inbound mapper: what is skipped, with the reason', () => {
+  const skipped: [string, WAMessage, string][] = [
+    ['our own message (from another of our devices)', received({ conversation: 'mine' }, { fromMe: true }), 'from_me'],
+    ['a status update', received({ conversation: 'my story' }, { remoteJid: 'status@broadcast' }), 'status_broadcast'],
+    [
+      'a group message',
+      received({ conversation: 'hi all' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_PN_JID }),
+      'group',
+    ],
+    ['a channel post', received({ conversation: 'news' }, { remoteJid: '120363144038483540@newsletter' }), 'newsletter'],
+    ['a protocol message (a deletion)', received({ protocolMessage: { type: 0, key: { id: 'X' } } }), 'protocol'],
+    [
+      'an edit, which arrives as a protocol message',
+      received({ protocolMessage: { type: 14, editedMessage: { conversation: 'fixed' } } }),
+      'protocol',
+    ],
+    ['a reaction', received({ reactionMessage: { key: { id: 'X' }, text: '👍' } }), 'reaction'],
+    ['a poll vote', received({ pollUpdateMessage: { pollCreationMessageKey: { id: 'X' } } }), 'poll_update'],
+    ['a sticker', received({ stickerMessage: { mimetype: 'image/webp' } }), 'no_text'],
+    ['an image without a caption', received({ imageMessage: { mimetype: 'image/jpeg' } }), 'no_text'],
+    ['a blank text', received({ conversation: '   ' }), 'no_text'],
+    ['a message without content (a stub)', received({}), 'no_text'],
+    ['a sender on a server we cannot address', received({ conversation: 'beep' }, { remoteJid: '867051314767696@bot' }), 'unaddressable'],
+  ];
+  for (const [name, message, reason] of skipped) {
+    it(`${name} is skipped as ${reason}`, () => {
+      assert.deepEqual(mapIncomingMessage(message, noMapping), { kind: 'skip', reason });
+    });
+  }
+});
+
+describe('inbound mapper: who sent it, by phone and by LID', () => {
+  it('a PN-addressed sender gets its phone as E.164 and no LID', () => {
+    const decision = mapIncomingMessage(received({ conversation: 'hi' }), noMapping);
+    assert.equal(decision.kind === 'message' && decision.fromPhone, SENDER_PHONE);
+    assert.equal(decision.kind === 'message' && decision.fromLid, null);
+  });
+
+  it('a PN-addressed sender whose alternative is a LID carries both', () => {
+    const decision = mapIncomingMessage(received({ conversation: 'hi' }, { remoteJidAlt: SENDER_LID_JID }), noMapping);
+    assert.equal(decision.kind === 'message' && decision.fromPhone, SENDER_PHONE);
+    assert.equal(decision.kind === 'message' && decision.fromLid, SENDER_LID_JID);
+  });
+
+  it('a LID sender is resolved from remoteJidAlt without asking the mapping store', () => {
+    const asked: string[] = [];
+    const message = received({ conversation: 'hi' }, { remoteJid: SENDER_LID_JID, remoteJidAlt: SENDER_PN_JID });
+    const decision = mapIncomingMessage(message, (lid) => {
+      asked.push(lid);
+      return undefined;
+    });
+    assert.equal(decision.kind === 'message' && decision.fromPhone, SENDER_PHONE);
+    assert.equal(decision.kind === 'message' && decision.fromLid, SENDER_LID_JID);
+    assert.deepEqual(asked, []);
+    assert.equal(lidNeedingLookup(message), undefined);
+  });
+
+  it('a LID sender is resolved from participantAlt when that is what WhatsApp sent', () => {
+    const message = received({ conversation: 'hi' }, { remoteJid: SENDER_LID_JID, participantAlt: SENDER_PN_JID });
+    const decision = mapIncomingMessage(message, noMapping);
+    assert.equal(decision.kind === 'message' && decision.fromPhone, SENDER_PHONE);
+  });
+
+  it('a LID sender without an alternative is resolved through the injected LID mapping', () => {
+    const message = received({ conversation: 'hi' }, { remoteJid: SENDER_LID_JID });
+    assert.equal(lidNeedingLookup(message), SENDER_LID_JID);
+    const mapping = new Map([[SENDER_LID_JID, SENDER_PN_JID]]);
+    const decision = mapIncomingMessage(message, (lid) => mapping.get(lid));
+    assert.equal(decision.kind === 'message' && decision.fromPhone, SENDER_PHONE);
+    assert.equal(decision.kind === 'message' && decision.fromLid, SENDER_LID_JID);
+  });
+
+  it('a LID sender that cannot be resolved is still taken: no phone, the LID set', () => {
+    const decision = mapIncomingMessage(received({ conversation: 'hi' }, { remoteJid: SENDER_LID_JID }), noMapping);
+    assert.equal(decision.kind, 'message');
+    assert.equal(decision.kind === 'message' && decision.fromPhone, null);
+    assert.equal(decision.kind === 'message' && decision.fromLid, SENDER_LID_JID);
+  });
+
+  it('a mapping that answers something other than a phone jid leaves the phone unresolved', () => {
+    const decision = mapIncomingMessage(received({ conversation: 'hi' }, { remoteJid: SENDER_LID_JID }), () => '999@lid');
+    assert.equal(decision.kind === 'message' && decision.fromPhone, null);
+  });
+
+  it('a device suffix on a jid does not leak into the phone or the LID', () => {
+    const decision = mapIncomingMessage(
+      received({ conversation: 'hi' }, { remoteJid: '123456789012345:7@lid', remoteJidAlt: '447700900123:7@s.whatsapp.net' }),
+      noMapping,
+    );
+    assert.equal(decision.kind === 'message' && decision.fromPhone, SENDER_PHONE);
+    assert.equal(decision.kind === 'message' && decision.fromLid, SENDER_LID_JID);
+  });
+});
+
+describe('outbound mapper: what we send', () => {
+  it('an E.164 recipient becomes its digits at s.whatsapp.net', () => {
+    assert.equal(toRecipientJid('+447700900123' as E164), '447700900123@s.whatsapp.net');
+  });
+
+  it('a text becomes Baileys text content', () => {
+    assert.deepEqual(toTextContent('hello'), { text: 'hello' });
+  });
+});
+
+describe('outbound mapper: receipts for what we sent', () => {
+  const Status = proto.WebMessageInfo.Status;
+  const mapped: [string, proto.WebMessageInfo.Status, string][] = [
+    ['SERVER_ACK', Status.SERVER_ACK, 'sent'],
+    ['DELIVERY_ACK', Status.DELIVERY_ACK, 'delivered'],
+    ['READ', Status.READ, 'read'],
+    ['PLAYED', Status.PLAYED, 'read'],
+  ];
+  for (const [name, status, expected] of mapped) {
+    it(`${name} becomes ${expected}`, () => {
+      assert.deepEqual(mapReceiptUpdate(receiptUpdate(status)), { engineMessageId: '3EB0SENT', status: expected });
+    });
+  }
+
+  it('ERROR becomes failed, with the code WhatsApp gave', () => {
+    const update = receiptUpdate(Status.ERROR, { messageStubParameters: ['463', 'Your account has been restricted'] });
+    assert.deepEqual(mapReceiptUpdate(update), { engineMessageId: '3EB0SENT', status: 'failed', errorCode: '463' });
+  });
+
+  it('ERROR without a code still becomes failed', () => {
+    assert.deepEqual(mapReceiptUpdate(receiptUpdate(Status.ERROR)), { engineMessageId: '3EB0SENT', status: 'failed' });
+  });
+
+  it('PENDING is no receipt', () => {
+    assert.equal(mapReceiptUpdate(receiptUpdate(Status.PENDING)), undefined);
+  });
+
+  it('an update without a status (an edit, a reaction) is no receipt', () => {
+    const update: WAMessageUpdate = { key: { remoteJid: SENDER_PN_JID, fromMe: true, id: '3EB0SENT' }, update: { starred: true } };
+    assert.equal(mapReceiptUpdate(update), undefined);
+  });
+
+  it('an update about a message we received is ignored, whatever its status', () => {
+    for (const status of [Status.SERVER_ACK, Status.DELIVERY_ACK, Status.READ, Status.PLAYED, Status.ERROR]) {
+      assert.equal(mapReceiptUpdate(receiptUpdate(status, {}, false)), undefined);
+    }
+  });
+});
