@@ -2,6 +2,7 @@ import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } fr
 import * as core from './migrations/0001-core.ts';
 import * as webhooks from './migrations/0002-webhooks.ts';
 import * as dashboard from './migrations/0003-dashboard.ts';
+import * as baileysAuth from './migrations/0004-baileys-auth.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -9,6 +10,7 @@ const migrations: Record<string, Migration> = {
   '0001-core': core,
   '0002-webhooks': webhooks,
   '0003-dashboard': dashboard,
+  '0004-baileys-auth': baileysAuth,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

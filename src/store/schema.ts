@@ -18,6 +18,8 @@ export interface Database {
   dashboard_sessions: DashboardSessionsTable;
   sign_in_failures: SignInFailuresTable;
   user_invites: UserInvitesTable;
+  baileys_auth_creds: BaileysAuthCredsTable;
+  baileys_auth_keys: BaileysAuthKeysTable;
 }
 
 export interface AccountsTable {
@@ -180,3 +182,19 @@ export interface UserInvitesTable {
 
 export type DashboardSessionRow = Selectable<DashboardSessionsTable>;
 export type UserInviteRow = Selectable<UserInvitesTable>;
+
+/** A Baileys session's creds, as BufferJSON sealed by the secret box. */
+export interface BaileysAuthCredsTable {
+  number_id: string;
+  creds_ciphertext: string;
+  updated_at: number;
+}
+
+/** One Signal key of a Baileys session: its category (pre-key, session, …), id and sealed value. */
+export interface BaileysAuthKeysTable {
+  number_id: string;
+  category: string;
+  key_id: string;
+  value_ciphertext: string;
+  updated_at: number;
+}

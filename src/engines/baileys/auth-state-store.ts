@@ -1,0 +1,139 @@
+import {
+  BufferJSON,
+  initAuthCreds,
+  makeCacheableSignalKeyStore,
+  proto,
+  type AuthenticationCreds,
+  type AuthenticationState,
+  type SignalDataSet,
+  type SignalDataTypeMap,
+  type SignalKeyStore,
+} from 'baileys';
+import type { Logger } from 'pino';
+import type { SecretBox } from '../../secrets/secret-box.ts';
+import type { Store } from '../../store/database.ts';
+import {
+  deleteAuthState,
+  readCreds,
+  readKeys,
+  writeCreds,
+  writeKeys,
+  type AuthKeyAddress,
+  type SealedAuthKey,
+} from '../../store/repositories/baileys-auth.ts';
+
+export interface DatabaseAuthState {
+  /** What `makeWASocket` takes as `auth`; wrap `state.keys` with {@link cachedKeys} first. */
+  state: AuthenticationState;
+  /** Stores the current creds; call it on every `creds.update`. Resolves once durable. */
+  saveCreds(): Promise<void>;
+  /** Forgets the session (creds and keys), as after a logout. The state is unusable afterwards. */
+  clear(): Promise<void>;
+}
+
+type KeyCategory = keyof SignalDataTypeMap;
+
+/**
+ * A Baileys auth state kept in the database, sealed with the secret box, so that a copied
+ * database or backup does not hand out the WhatsApp session. Without stored creds it starts a
+ * fresh identity, which is what linking a number needs.
+ */
+export async function createDatabaseAuthState(store: Store, secretBox: SecretBox, numberId: string, logger: Logger): Promise<DatabaseAuthState> {
+  const creds = await loadCreds(store, secretBox, numberId);
+  const seal = (value: unknown): string => secretBox.seal(JSON.stringify(value, BufferJSON.replacer));
+  // Once cleared, late writes from a socket that is still closing must not bring the session back.
+  let cleared = false;
+  // Writes run one after another, each serializing when it starts, so an older snapshot of the
+  // creds never commits after a newer one, and nothing written after clear() outlives it.
+  let writes: Promise<void> = Promise.resolve();
+  const inTurn = (work: () => Promise<void>): Promise<void> => {
+    const run = writes.then(work, work);
+    writes = run.catch(() => {});
+    return run;
+  };
+
+  const keys: SignalKeyStore = {
+    async get<T extends KeyCategory>(category: T, keyIds: string[]) {
+      const sealed = await readKeys(store.db, numberId, category, keyIds);
+      const found: { [id: string]: SignalDataTypeMap[T] } = {};
+      for (const [keyId, ciphertext] of sealed) {
+        const value = openKey(secretBox, ciphertext, category, keyId, logger);
+        if (value !== undefined) found[keyId] = value as SignalDataTypeMap[T];
+      }
+      return found;
+    },
+    set: (data: SignalDataSet) =>
+      inTurn(async () => {
+        if (cleared) return;
+        const { upserts, deletions } = sealChanges(data, seal);
+        if (upserts.length === 0 && deletions.length === 0) return;
+        // Commit is durable here (synchronous=FULL on SQLite, synchronous_commit on PostgreSQL),
+        // so a pre-key Baileys has used or a session it has ratcheted stays so after a crash.
+        await store.db.transaction().execute((trx) => writeKeys(trx, numberId, upserts, deletions, new Date()));
+      }),
+  };
+
+  return {
+    state: { creds, keys },
+    saveCreds: () =>
+      inTurn(async () => {
+        if (!cleared) await writeCreds(store.db, numberId, seal(creds), new Date());
+      }),
+    clear: () =>
+      inTurn(async () => {
+        cleared = true;
+        await store.db.transaction().execute((trx) => deleteAuthState(trx, numberId));
+      }),
+  };
+}
+
+async function loadCreds(store: Store, secretBox: SecretBox, numberId: string): Promise<AuthenticationCreds> {
+  const sealed = await readCreds(store.db, numberId);
+  if (sealed === undefined) return initAuthCreds();
+  let text: string;
+  try {
+    text = secretBox.open(sealed);
+  } catch (error) {
+    // Starting afresh here would silently unlink the number; the operator must fix the key instead.
+    throw new Error(`The stored WhatsApp session of ${numberId} cannot be opened: was the secret key changed?`, { cause: error });
+  }
+  return JSON.parse(text, BufferJSON.reviver) as AuthenticationCreds;
+}
+
+/**
+ * The key store the socket should use: Baileys' cache in front of the database, so that the
+ * hot keys (sessions, sender keys) are not read back from the database for every message.
+ */
+export function cachedKeys(keys: SignalKeyStore, logger: Logger): SignalKeyStore {
+  return makeCacheableSignalKeyStore(keys, logger);
+}
+
+function sealChanges(data: SignalDataSet, seal: (value: unknown) => string): { upserts: SealedAuthKey[]; deletions: AuthKeyAddress[] } {
+  const upserts: SealedAuthKey[] = [];
+  const deletions: AuthKeyAddress[] = [];
+  for (const [category, values] of Object.entries(data)) {
+    for (const [keyId, value] of Object.entries(values ?? {})) {
+      if (value === null || value === undefined) deletions.push({ category, keyId });
+      else upserts.push({ category, keyId, valueCiphertext: seal(value) });
+    }
+  }
+  return { upserts, deletions };
+}
+
+/**
+ * A key that cannot be opened (tampered with, or sealed under another secret key) is treated as
+ * missing and logged: Baileys recovers from a missing key by building a new session, whereas an
+ * error would fail every message from that contact.
+ */
+function openKey(secretBox: SecretBox, ciphertext: string, category: KeyCategory, keyId: string, logger: Logger): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(secretBox.open(ciphertext), BufferJSON.reviver);
+  } catch (error) {
+    logger.error({ err: error, category, keyId }, 'A stored WhatsApp key could not be opened; treating it as missing.');
+    return undefined;
+  }
+  // Baileys expects the protobuf class here, as its own file store gives it.
+  if (category === 'app-state-sync-key') return proto.Message.AppStateSyncKeyData.fromObject(value as object);
+  return value;
+}

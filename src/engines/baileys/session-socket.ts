@@ -1,0 +1,46 @@
+import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, proto, UserFacingSocketConfig, WAVersion } from 'baileys';
+import makeWASocket from 'baileys';
+import type { Logger } from 'pino';
+import { cachedKeys } from './auth-state-store.ts';
+
+/**
+ * The part of a Baileys socket the session uses. Naming it lets the adapter tests inject a socket
+ * that emits Baileys-shaped events, since WhatsApp itself cannot be reached from a test.
+ */
+export interface SessionSocket {
+  ev: Pick<BaileysEventEmitter, 'on' | 'removeAllListeners'>;
+  user?: { id: string; lid?: string } | undefined;
+  end(error: Error | undefined): void;
+  logout(): Promise<void>;
+  sendMessage(jid: string, content: AnyMessageContent): Promise<proto.IWebMessageInfo | undefined>;
+  onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
+  requestPairingCode(phoneNumber: string): Promise<string>;
+  signalRepository: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } };
+}
+
+export interface SocketOptions {
+  auth: AuthenticationState;
+  logger: Logger;
+  /** Looks up a message we sent, for WhatsApp's retry requests. */
+  getMessage(id: string): proto.IMessage | undefined;
+  /** The WhatsApp Web version to announce; undefined uses Baileys' default. */
+  version: WAVersion | undefined;
+}
+
+export type SocketFactory = (options: SocketOptions) => SessionSocket;
+
+/** The real socket, configured against the failure modes other gateways' users report. */
+export const createBaileysSocket: SocketFactory = (options) => {
+  const config: UserFacingSocketConfig = {
+    auth: { creds: options.auth.creds, keys: cachedKeys(options.auth.keys, options.logger) },
+    logger: options.logger,
+    // Online presence would silence the phone's own notifications; a gateway is not a person.
+    markOnlineOnConnect: false,
+    // No history: a gateway relays new messages, and a full sync is what makes memory grow.
+    syncFullHistory: false,
+    shouldSyncHistoryMessage: () => false,
+    getMessage: async (key) => (key.id ? options.getMessage(key.id) : undefined),
+    ...(options.version !== undefined && { version: options.version }),
+  };
+  return makeWASocket(config) as unknown as SessionSocket;
+};
