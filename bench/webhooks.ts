@@ -74,7 +74,7 @@ async function benchmark(dialect: Dialect): Promise<Result> {
       for (let index = offset; index < Math.min(BACKLOG, offset + 500); index++) {
         const message: Message = {
           id: newId('message'), accountId: account.id, numberId: number.id, direction: 'inbound',
-          fromPhone: '+14155550100' as E164, toPhone: number.phone, text: `backlog-${index}`,
+          fromPhone: '+14155550100' as E164, fromLid: null, toPhone: number.phone, text: `backlog-${index}`, contentKind: 'text',
           status: 'received', engineMessageId: null, createdAt: new Date(),
         };
         await enqueueEvent(trx, account.id, incomingMessagePayload(message), message.createdAt);

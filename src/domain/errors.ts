@@ -7,6 +7,7 @@ export const errorCodes = {
   invalid_request: 400,
   invalid_phone_number: 400,
   empty_message: 400,
+  recipient_not_on_whatsapp: 400,
   message_too_long: 400,
   missing_api_key: 401,
   invalid_api_key: 401,

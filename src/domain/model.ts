@@ -26,6 +26,8 @@ export type UserRole = 'owner' | 'admin' | 'member';
 export const userRoles: readonly UserRole[] = ['owner', 'admin', 'member'];
 
 export type MessageDirection = 'outbound' | 'inbound';
+/** Plain text, or the caption of a media message; the media itself is not carried. */
+export type MessageContentKind = 'text' | 'image_caption' | 'video_caption' | 'document_caption';
 export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
 
 export interface Account {
@@ -75,10 +77,22 @@ export interface Message {
   /** Null once the number has been removed; the history stays with the account. */
   numberId: string | null;
   direction: MessageDirection;
-  fromPhone: E164;
+  /** Null only for an inbound message whose LID-addressed sender could not be resolved to a phone. */
+  fromPhone: E164 | null;
+  /** The sender's LID (`<digits>@lid`) when WhatsApp addressed the sender by LID; null otherwise. */
+  fromLid: string | null;
   toPhone: E164;
   text: string;
+  contentKind: MessageContentKind;
   status: MessageStatus;
   engineMessageId: string | null;
   createdAt: Date;
+}
+
+/**
+ * The sender as WhatsApp addressed them: the phone when it is known, otherwise the LID. Every
+ * stored message has one or the other, which the receive path guarantees.
+ */
+export function senderAddress(message: Pick<Message, 'fromPhone' | 'fromLid'>): string {
+  return message.fromPhone ?? message.fromLid ?? '';
 }

@@ -1,4 +1,4 @@
-import type { Message, SessionStatus } from './model.ts';
+import { senderAddress, type Message, type SessionStatus } from './model.ts';
 
 export const webhookEventTypes = ['message', 'message.status', 'session.status'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
@@ -57,7 +57,8 @@ export type EventPayload = { event: DeliveredEventType } & Record<string, unknow
 
 /**
  * The incoming-message payload. It satisfies receivers written for either published shape: the
- * flat fields, and the nested `data` object with `from`, `message` and `timestamp`.
+ * flat fields, and the nested `data` object with `from`, `message` and `timestamp`. The nested
+ * `from` is never null, so it falls back to the LID when the sender's phone is unknown.
  */
 export function incomingMessagePayload(message: Message): EventPayload {
   const createdAt = message.createdAt.toISOString();
@@ -66,10 +67,12 @@ export function incomingMessagePayload(message: Message): EventPayload {
     message_id: message.id,
     created_at: createdAt,
     from_phone: message.fromPhone,
+    from_lid: message.fromLid,
     to_phone: message.toPhone,
     message: message.text,
+    content_kind: message.contentKind,
     status: 'received',
-    data: { from: message.fromPhone, message: message.text, timestamp: createdAt },
+    data: { from: senderAddress(message), message: message.text, timestamp: createdAt },
   };
 }
 

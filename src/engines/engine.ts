@@ -1,4 +1,4 @@
-import type { EngineKind, Message, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
+import type { EngineKind, Message, MessageContentKind, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 
 /**
@@ -41,7 +41,7 @@ export interface InboundSimulator {
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
-export type EngineSendFailure = 'not_connected' | 'rejected';
+export type EngineSendFailure = 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp';
 
 export class EngineSendError extends Error {
   constructor(
@@ -57,8 +57,16 @@ export class EngineSendError extends Error {
 export interface IncomingMessageEvent {
   /** Our number, the one the message was sent to. */
   toPhone: E164;
-  fromPhone: E164;
+  /**
+   * The sender's phone. WhatsApp may address a sender by LID only; the engine resolves the
+   * phone where it can, and passes null when it cannot, rather than guessing.
+   */
+  fromPhone: E164 | null;
+  /** The sender's LID as `<digits>@lid`, without a device suffix, when the message was LID-addressed. */
+  fromLid: string | null;
+  /** The text is the message's own, or the caption of a media message of this kind. */
   text: string;
+  contentKind: MessageContentKind;
   engineMessageId: string;
   receivedAt: Date;
 }
@@ -72,6 +80,8 @@ export interface SessionStatusEvent {
 export interface ReceiptEvent {
   engineMessageId: string;
   status: 'delivered' | 'read' | 'failed';
+  /** WhatsApp's reason for a failed receipt, such as '463'; null when it gave none. */
+  errorCode: string | null;
   at: Date;
 }
 

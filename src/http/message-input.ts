@@ -30,12 +30,16 @@ function parsePhoneField(value: string, field: 'from_phone' | 'to_phone'): E164 
   return phone;
 }
 
-/** The wire shape of a stored message, as both send and receive answer it. */
+/**
+ * The wire shape of a stored message, as both send and receive answer it. Only an inbound
+ * message can come from a LID-addressed sender, so only it carries from_lid.
+ */
 export function presentMessage(message: Message) {
   return {
     message_id: message.id,
     created_at: message.createdAt.toISOString(),
     from_phone: message.fromPhone,
+    ...(message.direction === 'inbound' && { from_lid: message.fromLid }),
     to_phone: message.toPhone,
     message: message.text,
     status: message.status,

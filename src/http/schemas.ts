@@ -31,20 +31,35 @@ export const messageRequestSchema = {
   },
 } as const;
 
-export function messageResponseSchema(status: 'sent' | 'received') {
-  return {
-    type: 'object',
-    required: ['message_id', 'created_at', 'from_phone', 'to_phone', 'message', 'status'],
-    properties: {
-      message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
-      created_at: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' },
-      from_phone: { type: 'string', description: 'E.164.' },
-      to_phone: { type: 'string', description: 'E.164.' },
-      message: { type: 'string', description: 'The text exactly as it was sent.' },
-      status: { type: 'string', enum: [status] },
-    },
-  } as const;
-}
+const messageResponseFields = {
+  message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
+  created_at: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' },
+  to_phone: { type: 'string', description: 'E.164.' },
+  message: { type: 'string', description: 'The text exactly as it was sent.' },
+} as const;
+
+/** The answer of /send_message: our own number is always the sender. */
+export const sentMessageResponseSchema = {
+  type: 'object',
+  required: ['message_id', 'created_at', 'from_phone', 'to_phone', 'message', 'status'],
+  properties: {
+    ...messageResponseFields,
+    from_phone: { type: 'string', description: 'E.164.' },
+    status: { type: 'string', enum: ['sent'] },
+  },
+} as const;
+
+/** An inbound message: its sender may be known only by LID, and then from_phone is null. */
+export const receivedMessageResponseSchema = {
+  type: 'object',
+  required: ['message_id', 'created_at', 'from_phone', 'from_lid', 'to_phone', 'message', 'status'],
+  properties: {
+    ...messageResponseFields,
+    from_phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gave only the sender\'s LID.' },
+    from_lid: { type: ['string', 'null'], description: 'The sender\'s LID ("<digits>@lid") when the message was LID-addressed; otherwise null.' },
+    status: { type: 'string', enum: ['received'] },
+  },
+} as const;
 
 export function errorResponses(...statuses: number[]) {
   return Object.fromEntries(statuses.map((status) => [status, { $ref: 'ErrorEnvelope#' }]));

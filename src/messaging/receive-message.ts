@@ -33,14 +33,19 @@ export class ReceiveMessageService {
     if (number === undefined) {
       throw new Error(`An engine reported a message for ${event.toPhone}, which this gateway does not hold.`);
     }
+    if (event.fromPhone === null && event.fromLid === null) {
+      throw new Error(`An engine reported a message for ${event.toPhone} with neither a sender phone nor a LID.`);
+    }
     const message: Message = {
       id: newId('message'),
       accountId: number.accountId,
       numberId: number.id,
       direction: 'inbound',
       fromPhone: event.fromPhone,
+      fromLid: event.fromLid,
       toPhone: number.phone,
       text: event.text,
+      contentKind: event.contentKind,
       status: 'received',
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,
@@ -55,12 +60,15 @@ export class ReceiveMessageService {
   }
 
   async recordReceipt(event: ReceiptEvent): Promise<void> {
+    // Only a failure has a reason; a code on a delivered or read receipt would mean nothing.
+    const errorCode = event.status === 'failed' ? event.errorCode : null;
     for (const delayMs of [0, ...RECEIPT_RETRY_DELAYS_MS]) {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const applied = await this.committer.run(async (trx) => {
-        const message = await advanceOutboundStatus(trx, event.engineMessageId, event.status, RECEIPT_TRANSITIONS[event.status], event.at);
+        const transitions = RECEIPT_TRANSITIONS[event.status];
+        const message = await advanceOutboundStatus(trx, event.engineMessageId, event.status, transitions, event.at, errorCode);
         if (message === undefined) return undefined;
-        return enqueueEvent(trx, message.accountId, messageStatusPayload(message, event.status, null, event.at), event.at);
+        return enqueueEvent(trx, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
       });
       if (applied !== undefined) {
         if (applied > 0) this.notifier.deliveriesQueued();

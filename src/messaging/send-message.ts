@@ -68,8 +68,10 @@ export class SendMessageService {
       numberId: number.id,
       direction: 'outbound',
       fromPhone: number.phone,
+      fromLid: null,
       toPhone: request.toPhone,
       text: request.text,
+      contentKind: 'text',
       status: 'queued',
       engineMessageId: null,
       createdAt: at,
@@ -116,6 +118,9 @@ export class SendMessageService {
     } catch (error) {
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
       await this.markFailed(message, errorCode, terms.period);
+      if (error instanceof EngineSendError && error.failure === 'recipient_not_on_whatsapp') {
+        throw new AppError('recipient_not_on_whatsapp', `${message.toPhone} does not use WhatsApp, so the message cannot be delivered.`, `to_phone ${message.toPhone}`);
+      }
       if (error instanceof EngineSendError) {
         throw notConnected(number, error.sessionStatus ?? this.supervisor.sessionStatus(number));
       }

@@ -3,6 +3,7 @@ import * as core from './migrations/0001-core.ts';
 import * as webhooks from './migrations/0002-webhooks.ts';
 import * as dashboard from './migrations/0003-dashboard.ts';
 import * as baileysAuth from './migrations/0004-baileys-auth.ts';
+import * as messageSenders from './migrations/0005-message-senders.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -11,6 +12,7 @@ const migrations: Record<string, Migration> = {
   '0002-webhooks': webhooks,
   '0003-dashboard': dashboard,
   '0004-baileys-auth': baileysAuth,
+  '0005-message-senders': messageSenders,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

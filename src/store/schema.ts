@@ -70,9 +70,13 @@ export interface MessagesTable {
   account_id: string;
   number_id: string | null;
   direction: string;
-  from_phone: string;
+  /** Null for an inbound message from a LID-addressed sender whose phone was not resolved. */
+  from_phone: string | null;
+  from_lid: string | null;
   to_phone: string;
   text: string;
+  /** 'text', or the media kind whose caption `text` holds. */
+  content_kind: string;
   status: string;
   engine_message_id: string | null;
   error_code: string | null;

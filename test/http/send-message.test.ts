@@ -105,6 +105,7 @@ for (const dialect of dialects) {
       const body = response.json();
       assert.equal(body.status, 'received');
       assert.equal(body.from_phone, from);
+      assert.equal(body.from_lid, null, 'a phone-addressed sender has no LID');
       assert.equal(body.to_phone, sender.phones[0]);
       assert.equal(body.message, 'ping ✅');
       assert.match(body.created_at, ISO_UTC_MILLISECONDS);

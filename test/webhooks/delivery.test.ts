@@ -84,8 +84,10 @@ for (const dialect of dialects) {
         message_id: received.message_id,
         created_at: received.created_at,
         from_phone: from,
+        from_lid: null,
         to_phone: account.phones[0],
         message: 'Hello webhook ✅ "quoted"\n',
+        content_kind: 'text',
         status: 'received',
         data: { from, message: 'Hello webhook ✅ "quoted"\n', timestamp: received.created_at },
       });
@@ -116,8 +118,10 @@ for (const dialect of dialects) {
         message_id: inbound.id,
         created_at: createdAt,
         from_phone: sender.phones[0],
+        from_lid: null,
         to_phone: recipient.phones[0],
         message: 'across 🌍',
+        content_kind: 'text',
         status: 'received',
         data: { from: sender.phones[0], message: 'across 🌍', timestamp: createdAt },
       });

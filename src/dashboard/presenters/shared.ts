@@ -1,4 +1,4 @@
-import type { Message, User, WhatsAppNumber } from '../../domain/model.ts';
+import { senderAddress, type Message, type User, type WhatsAppNumber } from '../../domain/model.ts';
 
 /** A message as every page lists it. */
 export interface MessageRowView {
@@ -16,8 +16,9 @@ export function toMessageRow(message: Message): MessageRowView {
   return {
     id: message.id,
     direction: message.direction,
-    counterpart: outbound ? message.toPhone : message.fromPhone,
-    ownPhone: outbound ? message.fromPhone : message.toPhone,
+    // An inbound sender known only by LID is shown by its LID.
+    counterpart: outbound ? message.toPhone : senderAddress(message),
+    ownPhone: outbound ? senderAddress(message) : message.toPhone,
     text: message.text,
     status: message.status,
     at: message.createdAt,

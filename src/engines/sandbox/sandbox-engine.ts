@@ -49,14 +49,16 @@ export class SandboxEngine implements Engine, InboundSimulator {
       await this.options.events.incomingMessage({
         toPhone: recipient.phone,
         fromPhone: number.phone,
+        fromLid: null,
         text: request.text,
+        contentKind: 'text',
         engineMessageId: newSandboxMessageId(),
         receivedAt: new Date(),
       });
     }
     // The simulated network acknowledges every send, as a handset's delivery receipt would.
     setImmediate(() => {
-      void this.options.events.receipt({ engineMessageId, status: 'delivered', at: new Date() }).catch(() => {});
+      void this.options.events.receipt({ engineMessageId, status: 'delivered', errorCode: null, at: new Date() }).catch(() => {});
     });
     return { engineMessageId };
   }
@@ -65,7 +67,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return this.options.events.incomingMessage({
       toPhone: number.phone,
       fromPhone,
+      fromLid: null,
       text,
+      contentKind: 'text',
       engineMessageId: newSandboxMessageId(),
       receivedAt: new Date(),
     });

@@ -3,7 +3,13 @@ import { AppError } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { parseMessageInput, presentMessage } from '../message-input.ts';
 import { apiKeyAuthHook, authenticatedKey } from '../plugins/api-key-auth.ts';
-import { errorResponses, messageRequestSchema, messageResponseSchema, type MessageRequestBody } from '../schemas.ts';
+import {
+  errorResponses,
+  messageRequestSchema,
+  receivedMessageResponseSchema,
+  sentMessageResponseSchema,
+  type MessageRequestBody,
+} from '../schemas.ts';
 
 const bearer = [{ apiKey: [] }];
 
@@ -24,7 +30,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
           tags: ['messages'],
           security: bearer,
           body: messageRequestSchema,
-          response: { 200: messageResponseSchema('sent'), ...errorResponses(400, 401, 403, 413, 429, 500, 503) },
+          response: { 200: sentMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 429, 500, 503) },
         },
       },
       async (request) => {
@@ -46,7 +52,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
         tags: ['sandbox'],
         security: bearer,
         body: messageRequestSchema,
-        response: { 200: messageResponseSchema('received'), ...errorResponses(400, 401, 403, 413, 500) },
+        response: { 200: receivedMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 500) },
       },
     },
     async (request) => {

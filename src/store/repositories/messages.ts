@@ -1,4 +1,4 @@
-import type { Message, MessageDirection, MessageStatus } from '../../domain/model.ts';
+import type { Message, MessageContentKind, MessageDirection, MessageStatus } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { Executor } from '../database.ts';
 import type { MessageRow } from '../schema.ts';
@@ -9,9 +9,11 @@ export function toMessage(row: MessageRow): Message {
     accountId: row.account_id,
     numberId: row.number_id,
     direction: row.direction as MessageDirection,
-    fromPhone: row.from_phone as E164,
+    fromPhone: row.from_phone as E164 | null,
+    fromLid: row.from_lid,
     toPhone: row.to_phone as E164,
     text: row.text,
+    contentKind: row.content_kind as MessageContentKind,
     status: row.status as MessageStatus,
     engineMessageId: row.engine_message_id,
     createdAt: new Date(row.created_at),
@@ -28,8 +30,10 @@ export async function insertMessage(db: Executor, message: Message): Promise<voi
       number_id: message.numberId,
       direction: message.direction,
       from_phone: message.fromPhone,
+      from_lid: message.fromLid,
       to_phone: message.toPhone,
       text: message.text,
+      content_kind: message.contentKind,
       status: message.status,
       engine_message_id: message.engineMessageId,
       error_code: null,
@@ -68,7 +72,7 @@ export interface MessageFilter {
   accountId: string;
   numberId?: string;
   direction?: MessageDirection;
-  /** Matches either end of the conversation. */
+  /** Matches either end of the conversation by phone; a sender known only by LID never matches. */
   phone?: string;
   /** Keyset pagination: only messages older than this one. */
   before?: { createdAt: Date; id: string };
@@ -94,7 +98,7 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
 /**
  * Moves an outbound message's status forward, never back: a late `delivered` receipt must not
  * undo `read`. Returns the message when the change applied, undefined when it was not allowed
- * or the engine id is not known (yet).
+ * or the engine id is not known (yet). A non-null `errorCode` is recorded with the change.
  */
 export async function advanceOutboundStatus(
   db: Executor,
@@ -102,6 +106,7 @@ export async function advanceOutboundStatus(
   status: MessageStatus,
   allowedFrom: MessageStatus[],
   at: Date,
+  errorCode: string | null = null,
 ): Promise<Message | undefined> {
   const row = await db
     .selectFrom('messages')
@@ -114,7 +119,7 @@ export async function advanceOutboundStatus(
   // transactions must not both apply, or the later-read one could move the status back.
   const updated = await db
     .updateTable('messages')
-    .set({ status, updated_at: at.getTime() })
+    .set({ status, updated_at: at.getTime(), ...(errorCode !== null && { error_code: errorCode }) })
     .where('id', '=', row.id)
     .where('status', 'in', allowedFrom)
     .executeTakeFirst();
@@ -146,6 +151,7 @@ export async function listInterruptedSends(
   return rows.map((row) => ({
     id: row.id,
     accountId: row.account_id,
+    // Outbound rows always carry our own number as the sender; only inbound ones may lack it.
     fromPhone: row.from_phone as E164,
     toPhone: row.to_phone as E164,
     createdAt: row.created_at,

@@ -1,0 +1,109 @@
+import type { Logger } from 'pino';
+import type { SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { Store } from '../../store/database.ts';
+import type { SecretBox } from '../../secrets/secret-box.ts';
+import { EngineSendError, type Engine, type EngineEvents, type OutgoingText, type SentText } from '../engine.ts';
+import { createDatabaseAuthState } from './auth-state-store.ts';
+import { BaileysSession, type SessionTimings } from './baileys-session.ts';
+import { toRecipientJid, toTextContent } from './outbound-mapper.ts';
+import { RecipientDirectory } from './recipient-directory.ts';
+import { SendPacer, type PacingOptions } from './send-pacer.ts';
+import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
+import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
+
+export interface BaileysEngineOptions {
+  store: Store;
+  secretBox: SecretBox;
+  events: EngineEvents;
+  logger: Logger;
+  pacing: PacingOptions;
+  /** WhatsApp Web version override, e.g. [2, 3000, 1023223821]; undefined uses Baileys' own. */
+  version: [number, number, number] | undefined;
+  socketFactory?: SocketFactory;
+  timings?: Partial<SessionTimings>;
+}
+
+const DEFAULT_TIMINGS: SessionTimings = {
+  reconnect: DEFAULT_RECONNECT_POLICY,
+  watchdogIdleMs: 10 * 60_000,
+  watchdogIntervalMs: 60_000,
+  probeTimeoutMs: 20_000,
+};
+
+// WhatsApp answers 463 when it has restricted the account; retrying only deepens the trouble.
+const ACCOUNT_RESTRICTED = 463;
+
+/** Real WhatsApp numbers through Baileys: one session, and one socket, per number. */
+export class BaileysEngine implements Engine {
+  readonly kind = 'baileys' as const;
+  readonly capabilities = { simulatedInbound: false, simulatedSessionStatus: false };
+  readonly initialStatus: SessionStatus = 'connecting';
+  private readonly sessions = new Map<string, BaileysSession>();
+  private readonly directory = new RecipientDirectory();
+  private readonly pacer: SendPacer;
+  private readonly timings: SessionTimings;
+
+  constructor(private readonly options: BaileysEngineOptions) {
+    this.pacer = new SendPacer(options.pacing);
+    this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
+  }
+
+  async start(number: WhatsAppNumber): Promise<void> {
+    // One socket per number: whatever ran before is ended first.
+    await this.stop(number);
+    const session = new BaileysSession({
+      number,
+      socketFactory: this.options.socketFactory ?? createBaileysSocket,
+      loadAuthState: () => createDatabaseAuthState(this.options.store, this.options.secretBox, number.id, this.options.logger),
+      events: this.options.events,
+      logger: this.options.logger.child({ engine: 'baileys', phone: number.phone }),
+      timings: this.timings,
+      version: this.options.version,
+    });
+    this.sessions.set(number.id, session);
+    await session.start();
+  }
+
+  async stop(number: WhatsAppNumber): Promise<void> {
+    const session = this.sessions.get(number.id);
+    this.sessions.delete(number.id);
+    await session?.stop();
+  }
+
+  session(number: WhatsAppNumber): BaileysSession | undefined {
+    return this.sessions.get(number.id);
+  }
+
+  sessionStatus(number: WhatsAppNumber): SessionStatus {
+    return this.sessions.get(number.id)?.status ?? 'disconnected';
+  }
+
+  async sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText> {
+    const session = this.sessions.get(number.id);
+    const socket = session?.socketForSending;
+    if (session === undefined || socket === undefined) {
+      throw new EngineSendError('not_connected', `${number.phone} is not connected to WhatsApp.`, session?.status ?? 'disconnected');
+    }
+    if (!(await this.directory.isOnWhatsApp(request.toPhone, (phone: E164) => socket.onWhatsApp(phone.slice(1))))) {
+      throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
+    }
+    await this.pacer.waitTurn(number.id);
+    const content = toTextContent(request.text);
+    try {
+      const sent = await socket.sendMessage(toRecipientJid(request.toPhone), content);
+      const id = sent?.key?.id;
+      if (id === undefined || id === null) throw new Error('WhatsApp accepted the message without an id.');
+      if (sent?.message) session.sentMessages.remember(id, sent.message);
+      session.markTraffic();
+      return { engineMessageId: id };
+    } catch (error) {
+      const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode;
+      if (statusCode === ACCOUNT_RESTRICTED) {
+        await session.report('failed', 'WhatsApp restricted this account (463); sends are paused until it is lifted');
+        throw new EngineSendError('rejected', 'WhatsApp restricted this account (463).', 'failed');
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,792 @@
+/**
+ * Adapter tests at the WhatsApp boundary. The network cannot be reached from a test, so an
+ * injected socket factory hands the session fake sockets that emit Baileys-shaped events, built
+ * with Baileys' own `proto` types; everything from the session inwards is the real code.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Boom } from '@hapi/boom';
+import { initAuthCreds, proto } from 'baileys';
+import type {
+  AnyMessageContent,
+  BaileysEventMap,
+  SignalDataSet,
+  SignalDataTypeMap,
+  SignalKeyStore,
+  WAMessage,
+  WAMessageKey,
+  WAMessageUpdate,
+} from 'baileys';
+import { pino, type Logger } from 'pino';
+import { loadConfig } from '../../../src/config.ts';
+import { newId } from '../../../src/domain/ids.ts';
+import type { Message, SessionStatus, WhatsAppNumber } from '../../../src/domain/model.ts';
+import type { E164 } from '../../../src/domain/phone.ts';
+import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
+import { BaileysEngine } from '../../../src/engines/baileys/baileys-engine.ts';
+import { BaileysSession, type LinkUpdate, type SessionTimings } from '../../../src/engines/baileys/baileys-session.ts';
+import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
+import {
+  EngineSendError,
+  type EngineEvents,
+  type EngineSendFailure,
+  type IncomingMessageEvent,
+  type ReceiptEvent,
+  type SessionStatusEvent,
+} from '../../../src/engines/engine.ts';
+import { SecretBox } from '../../../src/secrets/secret-box.ts';
+import { openStore, type Store } from '../../../src/store/database.ts';
+import { migrateToLatest } from '../../../src/store/migrate.ts';
+import { createTestDatabase, type TestDatabase } from '../../support/databases.ts';
+
+const OUR_PHONE = '+447700900100' as E164;
+const OUR_DIGITS = '447700900100';
+const OTHER_PHONE = '+447700900999';
+const SENDER_PN_JID = '447700900123@s.whatsapp.net';
+const SENDER_PHONE = '+447700900123';
+const SENDER_LID_JID = '123456789012345@lid';
+const RECIPIENT = '+447700900200' as E164;
+
+const BASE_DELAY_MS = 5;
+const MAX_DELAY_MS = 40;
+/** Long enough for any backoff of these timings to have fired, had one been scheduled. */
+const LONGER_THAN_ANY_BACKOFF_MS = 3 * MAX_DELAY_MS;
+
+const reconnect = { baseDelayMs: BASE_DELAY_MS, maxDelayMs: MAX_DELAY_MS, jitterRatio: 0, maxConsecutiveFailures: 3 };
+/** The watchdog stays out of the way in tests that are not about it. */
+const QUIET_TIMINGS: SessionTimings = { reconnect, watchdogIdleMs: 60_000, watchdogIntervalMs: 60_000, probeTimeoutMs: 20 };
+const WATCHDOG_TIMINGS: SessionTimings = { reconnect, watchdogIdleMs: 20, watchdogIntervalMs: 10, probeTimeoutMs: 20 };
+
+// ---------------------------------------------------------------------------------------------
+// The fake WhatsApp side
+// ---------------------------------------------------------------------------------------------
+
+type EventName = keyof BaileysEventMap;
+const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update'];
+
+/** A socket whose every method is a stub that records its calls; the test emits its events. */
+class FakeSocket implements SessionSocket {
+  private readonly emitter = new EventEmitter();
+  readonly ev: SessionSocket['ev'] = {
+    on: <T extends EventName>(event: T, listener: (arg: BaileysEventMap[T]) => void) => void this.emitter.on(event, listener),
+    removeAllListeners: <T extends EventName>(event: T) => void this.emitter.removeAllListeners(event),
+  };
+  user: { id: string; lid?: string } | undefined;
+  readonly createdAt = Date.now();
+  readonly endCalls: (Error | undefined)[] = [];
+  logoutCalls = 0;
+  readonly sendCalls: { jid: string; content: AnyMessageContent; at: number }[] = [];
+  readonly onWhatsAppCalls: string[][] = [];
+  readonly pairingCodeCalls: string[] = [];
+  readonly lidLookups: string[] = [];
+  /** LID jid → PN jid, as Baileys' LID mapping store would answer. */
+  readonly lidMapping = new Map<string, string>();
+  answerOnWhatsApp: (phones: string[]) => Promise<Array<{ jid: string; exists: boolean }> | undefined> = async (phones) =>
+    phones.map((phone) => ({ jid: `${phone}@s.whatsapp.net`, exists: true }));
+  answerSend: (jid: string, content: AnyMessageContent) => Promise<proto.IWebMessageInfo | undefined> = async (jid, content) =>
+    proto.WebMessageInfo.fromObject({
+      key: { remoteJid: jid, fromMe: true, id: `3EB0OUT${this.sendCalls.length}` },
+      message: { conversation: 'text' in content ? content.text : '' },
+    });
+
+  readonly signalRepository = {
+    lidMapping: {
+      getPNForLID: async (lid: string): Promise<string | null> => {
+        this.lidLookups.push(lid);
+        return this.lidMapping.get(lid) ?? null;
+      },
+    },
+  };
+
+  emit<T extends EventName>(event: T, arg: BaileysEventMap[T]): void {
+    this.emitter.emit(event, arg);
+  }
+
+  listenerCount(): number {
+    return SESSION_EVENTS.reduce((sum, event) => sum + this.emitter.listenerCount(event), 0);
+  }
+
+  closeWith(statusCode: number): void {
+    this.emit('connection.update', { connection: 'close', lastDisconnect: { error: new Boom('closed', { statusCode }), date: new Date() } });
+  }
+
+  openAs(phoneDigits: string): void {
+    this.user = { id: `${phoneDigits}:1@s.whatsapp.net` };
+    this.emit('connection.update', { connection: 'open' });
+  }
+
+  end(error: Error | undefined): void {
+    this.endCalls.push(error);
+  }
+
+  async logout(): Promise<void> {
+    this.logoutCalls += 1;
+  }
+
+  async sendMessage(jid: string, content: AnyMessageContent): Promise<proto.IWebMessageInfo | undefined> {
+    this.sendCalls.push({ jid, content, at: Date.now() });
+    return this.answerSend(jid, content);
+  }
+
+  async onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> {
+    this.onWhatsAppCalls.push(phoneNumbers);
+    return this.answerOnWhatsApp(phoneNumbers);
+  }
+
+  async requestPairingCode(phoneNumber: string): Promise<string> {
+    this.pairingCodeCalls.push(phoneNumber);
+    return 'WAGW2345';
+  }
+}
+
+/** Records every socket it makes, and what the earlier sockets looked like at that moment. */
+class RecordingSocketFactory {
+  readonly sockets: FakeSocket[] = [];
+  readonly options: SocketOptions[] = [];
+  /** Per socket: had every earlier socket been ended, with no listeners left, when it was made? */
+  readonly earlierSocketsClosedAtCreation: boolean[] = [];
+  /** Lets a test shape a socket as it is made, e.g. one whose probe never answers. */
+  prepare: (socket: FakeSocket, index: number) => void = () => {};
+
+  readonly create: SocketFactory = (options) => {
+    this.earlierSocketsClosedAtCreation.push(this.sockets.every((socket) => socket.endCalls.length > 0 && socket.listenerCount() === 0));
+    const socket = new FakeSocket();
+    this.prepare(socket, this.sockets.length);
+    this.sockets.push(socket);
+    this.options.push(options);
+    return socket;
+  };
+
+  get latest(): FakeSocket {
+    const socket = this.sockets.at(-1);
+    assert.ok(socket, 'a socket was made');
+    return socket;
+  }
+}
+
+/** The auth state in memory: the same object on every load, as the database would give back. */
+class MemoryAuthState implements DatabaseAuthState {
+  saveCalls = 0;
+  clearCalls = 0;
+  private readonly stored = new Map<string, unknown>();
+  readonly state: DatabaseAuthState['state'];
+
+  constructor() {
+    const stored = this.stored;
+    const keys: SignalKeyStore = {
+      async get<T extends keyof SignalDataTypeMap>(category: T, ids: string[]) {
+        const found: { [id: string]: SignalDataTypeMap[T] } = {};
+        for (const id of ids) {
+          const value = stored.get(`${category}/${id}`);
+          if (value !== undefined) found[id] = value as SignalDataTypeMap[T];
+        }
+        return found;
+      },
+      async set(data: SignalDataSet) {
+        for (const [category, entries] of Object.entries(data)) {
+          for (const [id, value] of Object.entries(entries ?? {})) {
+            if (value === null || value === undefined) stored.delete(`${category}/${id}`);
+            else stored.set(`${category}/${id}`, value);
+          }
+        }
+      },
+    };
+    this.state = { creds: initAuthCreds(), keys };
+  }
+
+  markLinked(phoneDigits: string): void {
+    this.state.creds.me = { id: `${phoneDigits}:1@s.whatsapp.net` };
+  }
+
+  async saveCreds(): Promise<void> {
+    this.saveCalls += 1;
+  }
+
+  async clear(): Promise<void> {
+    this.clearCalls += 1;
+    this.stored.clear();
+  }
+}
+
+class RecordingEvents implements EngineEvents {
+  readonly incoming: IncomingMessageEvent[] = [];
+  readonly statuses: SessionStatusEvent[] = [];
+  readonly receipts: ReceiptEvent[] = [];
+
+  async incomingMessage(event: IncomingMessageEvent): Promise<Message> {
+    this.incoming.push(event);
+    return {
+      id: newId('message'),
+      accountId: newId('account'),
+      numberId: null,
+      direction: 'inbound',
+      fromPhone: event.fromPhone,
+      fromLid: event.fromLid,
+      toPhone: event.toPhone,
+      text: event.text,
+      contentKind: event.contentKind,
+      status: 'received',
+      engineMessageId: event.engineMessageId,
+      createdAt: event.receivedAt,
+    };
+  }
+
+  async sessionStatusChanged(event: SessionStatusEvent): Promise<void> {
+    this.statuses.push(event);
+  }
+
+  async receipt(event: ReceiptEvent): Promise<void> {
+    this.receipts.push(event);
+  }
+
+  statusNames(): SessionStatus[] {
+    return this.statuses.map((event) => event.status);
+  }
+}
+
+/** A real pino logger whose lines land in an array, so a test can count the warnings. */
+function recordingLogger(): { logger: Logger; lines: { level: number; msg: string }[] } {
+  const lines: { level: number; msg: string }[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as { level: number; msg: string });
+      done();
+    },
+  });
+  return { logger: pino({ level: 'debug' }, sink), lines };
+}
+
+const WARN_LEVEL = 40;
+
+async function waitFor(what: string, condition: () => boolean, timeoutMs = 1_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await delay(2);
+  }
+}
+
+function ourNumber(): WhatsAppNumber {
+  const at = new Date();
+  return {
+    id: newId('number'),
+    accountId: newId('account'),
+    holderUserId: null,
+    phone: OUR_PHONE,
+    engine: 'baileys',
+    status: 'connecting',
+    statusReason: null,
+    createdAt: at,
+    updatedAt: at,
+  };
+}
+
+/** A message as Baileys emits it: proto for the body, a plain key (proto's has no `remoteJidAlt`). */
+function received(body: Record<string, unknown>, key: Partial<WAMessageKey> = {}): WAMessage {
+  const info = proto.WebMessageInfo.fromObject({ message: body, messageTimestamp: 1_700_000_000 });
+  return Object.assign(info, { key: { remoteJid: SENDER_PN_JID, fromMe: false, id: '3EB0C0FFEE', ...key } });
+}
+
+function receiptUpdate(id: string, status: proto.WebMessageInfo.Status, extra: Partial<WAMessageUpdate['update']> = {}): WAMessageUpdate {
+  return { key: { remoteJid: SENDER_PN_JID, fromMe: true, id }, update: { status, ...extra } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A session under test
+// ---------------------------------------------------------------------------------------------
+
+interface Harness {
+  session: BaileysSession;
+  factory: RecordingSocketFactory;
+  auth: MemoryAuthState;
+  events: RecordingEvents;
+  logLines: { level: number; msg: string }[];
+  linkUpdates: LinkUpdate[];
+}
+
+const running: BaileysSession[] = [];
+
+afterEach(async () => {
+  for (const session of running.splice(0)) await session.stop();
+});
+
+async function startSession(options: { timings?: SessionTimings; prepare?: RecordingSocketFactory['prepare']; linked?: boolean } = {}): Promise<Harness> {
+  const factory = new RecordingSocketFactory();
+  if (options.prepare) factory.prepare = options.prepare;
+  const auth = new MemoryAuthState();
+  if (options.linked) auth.markLinked(OUR_DIGITS);
+  const events = new RecordingEvents();
+  const { logger, lines } = recordingLogger();
+  const session = new BaileysSession({
+    number: ourNumber(),
+    socketFactory: factory.create,
+    loadAuthState: async () => auth,
+    events,
+    logger,
+    timings: options.timings ?? QUIET_TIMINGS,
+    version: undefined,
+  });
+  const linkUpdates: LinkUpdate[] = [];
+  session.onLinkUpdate((update) => linkUpdates.push(update));
+  running.push(session);
+  await session.start();
+  return { session, factory, auth, events, logLines: lines, linkUpdates };
+}
+
+async function connected(harness: Harness): Promise<FakeSocket> {
+  const socket = harness.factory.latest;
+  socket.openAs(OUR_DIGITS);
+  await waitFor('the session is connected', () => harness.session.status === 'connected');
+  return socket;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------------------------
+
+describe('Baileys session: each disconnect reason gets its own answer', () => {
+  for (const code of [401, 403]) {
+    it(`a ${code} close logs the number out, wipes the creds and does not reconnect`, async () => {
+      const harness = await startSession({ linked: true });
+      harness.factory.latest.closeWith(code);
+      await waitFor('the session is logged out', () => harness.session.status === 'logged_out');
+      await delay(LONGER_THAN_ANY_BACKOFF_MS);
+      assert.equal(harness.auth.clearCalls, 1);
+      assert.equal(harness.factory.sockets.length, 1, 'no new socket');
+      assert.equal(harness.factory.sockets[0]?.endCalls.length, 1, 'the closed socket is ended');
+      assert.deepEqual(harness.events.statusNames(), ['connecting', 'logged_out']);
+      assert.match(harness.events.statuses.at(-1)?.reason ?? '', new RegExp(String(code)));
+    });
+  }
+
+  it('a 515 (restart required after pairing) makes a new socket at once, without backoff or a status change', async () => {
+    const harness = await startSession();
+    harness.factory.latest.closeWith(515);
+    await waitFor('a second socket exists', () => harness.factory.sockets.length === 2);
+    assert.equal(harness.session.status, 'connecting');
+    assert.equal(harness.auth.clearCalls, 0);
+    await delay(LONGER_THAN_ANY_BACKOFF_MS);
+    assert.equal(harness.factory.sockets.length, 2);
+  });
+
+  it('a 440 (another client replaced the session) is reported as a conflict and not fought', async () => {
+    const harness = await startSession({ linked: true });
+    harness.factory.latest.closeWith(440);
+    await waitFor('the session is in conflict', () => harness.session.status === 'conflict');
+    await delay(LONGER_THAN_ANY_BACKOFF_MS);
+    assert.equal(harness.factory.sockets.length, 1);
+    assert.equal(harness.auth.clearCalls, 0, 'the creds are kept');
+  });
+
+  it('a 408 while linking means the QR codes expired: link_expired, and no new socket', async () => {
+    const harness = await startSession();
+    assert.equal(harness.auth.state.creds.me, undefined);
+    harness.factory.latest.emit('connection.update', { qr: 'qr-one' });
+    harness.factory.latest.closeWith(408);
+    await waitFor('the link expired', () => harness.session.status === 'link_expired');
+    await delay(LONGER_THAN_ANY_BACKOFF_MS);
+    assert.equal(harness.factory.sockets.length, 1);
+    assert.deepEqual(harness.linkUpdates.at(-1), { status: 'link_expired' });
+  });
+
+  for (const code of [408, 428, 500]) {
+    it(`a ${code} close of a linked number reports disconnected, then reconnects after the backoff`, async () => {
+      const harness = await startSession({ linked: true });
+      const closedAt = Date.now();
+      harness.factory.latest.closeWith(code);
+      await waitFor('the session is disconnected', () => harness.session.status === 'disconnected');
+      await waitFor('a new socket exists', () => harness.factory.sockets.length === 2);
+      const [first, second] = harness.factory.sockets;
+      assert.ok(second!.createdAt - closedAt >= BASE_DELAY_MS - 1, 'the new socket waited for the backoff');
+      assert.equal(first!.endCalls.length, 1);
+      assert.match(harness.events.statuses.at(-1)?.reason ?? '', new RegExp(`\\(${code}\\)`));
+      assert.equal(harness.auth.clearCalls, 0);
+    });
+  }
+
+  it('repeated failures back off, then give up as failed after the bound, with one warning per backoff step', async () => {
+    const harness = await startSession({ linked: true });
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      harness.factory.latest.closeWith(500);
+      await waitFor(`socket ${attempt + 1} exists`, () => harness.factory.sockets.length === attempt + 1);
+    }
+    harness.factory.latest.closeWith(500);
+    await waitFor('the session failed', () => harness.session.status === 'failed');
+    await delay(LONGER_THAN_ANY_BACKOFF_MS);
+    assert.equal(harness.factory.sockets.length, 3, 'no socket after giving up');
+    assert.deepEqual(harness.events.statusNames(), ['connecting', 'disconnected', 'failed']);
+    const warnings = harness.logLines.filter((line) => line.level === WARN_LEVEL);
+    assert.ok(warnings.length <= 2, `at most one warning per backoff step (2 steps), got ${warnings.length}`);
+    const [, second, third] = harness.factory.sockets;
+    assert.ok(third!.createdAt - second!.createdAt >= 2 * BASE_DELAY_MS - 1, 'the second backoff is longer than the first');
+  });
+});
+
+describe('Baileys session: one live socket at a time', () => {
+  for (const [name, code] of [
+    ['a restart (515)', 515],
+    ['a backoff reconnect (500)', 500],
+  ] as const) {
+    it(`on ${name}, the old socket is ended and its listeners removed before the new one is made`, async () => {
+      const harness = await startSession({ linked: true });
+      const old = harness.factory.latest;
+      old.closeWith(code);
+      await waitFor('a new socket exists', () => harness.factory.sockets.length === 2);
+      assert.deepEqual(harness.factory.earlierSocketsClosedAtCreation, [true, true]);
+      assert.equal(old.listenerCount(), 0);
+
+      const statusesBefore = harness.events.statuses.length;
+      old.closeWith(401);
+      old.openAs(OUR_DIGITS);
+      old.emit('messages.upsert', { messages: [received({ conversation: 'late' })], type: 'notify' });
+      await delay(LONGER_THAN_ANY_BACKOFF_MS);
+      assert.equal(harness.events.statuses.length, statusesBefore, 'the old socket changes no status');
+      assert.equal(harness.events.incoming.length, 0);
+      assert.equal(harness.auth.clearCalls, 0);
+      assert.equal(harness.factory.sockets.length, 2);
+    });
+  }
+});
+
+describe('Baileys session: linking', () => {
+  it('rotating QR codes reach the link listeners in order', async () => {
+    const harness = await startSession();
+    harness.factory.latest.emit('connection.update', { qr: 'qr-one' });
+    harness.factory.latest.emit('connection.update', { qr: 'qr-two' });
+    await waitFor('both codes arrived', () => harness.linkUpdates.filter((update) => update.qr).length === 2);
+    assert.deepEqual(
+      harness.linkUpdates.filter((update) => update.qr !== undefined),
+      [
+        { qr: 'qr-one', status: 'connecting' },
+        { qr: 'qr-two', status: 'connecting' },
+      ],
+    );
+  });
+
+  it('a pairing code is asked for only once the socket is ready to link, with the phone digits, and reaches the link listeners', async () => {
+    const harness = await startSession();
+    const code = harness.session.requestPairingCode(1_000);
+    await delay(20);
+    assert.deepEqual(harness.factory.latest.pairingCodeCalls, [], 'not asked before the first QR');
+    harness.factory.latest.emit('connection.update', { qr: 'qr-one' });
+    assert.equal(await code, 'WAGW2345');
+    assert.deepEqual(harness.factory.latest.pairingCodeCalls, [OUR_DIGITS]);
+    assert.ok(harness.linkUpdates.some((update) => update.pairingCode === 'WAGW2345'));
+  });
+
+  it('a different phone completing the link is logged out, its creds wiped, and the reason names both phones', async () => {
+    const harness = await startSession();
+    const socket = harness.factory.latest;
+    socket.openAs(OTHER_PHONE.slice(1));
+    await waitFor('the session is logged out', () => harness.session.status === 'logged_out');
+    assert.equal(socket.logoutCalls, 1);
+    assert.equal(harness.auth.clearCalls, 1);
+    assert.ok(!harness.events.statusNames().includes('connected'), 'never reported as connected');
+    const reason = harness.events.statuses.at(-1)?.reason ?? '';
+    assert.ok(reason.includes(OTHER_PHONE) && reason.includes(OUR_PHONE), reason);
+    assert.equal(harness.session.socketForSending, undefined);
+  });
+
+  it('the right phone completing the link makes the session connected', async () => {
+    const harness = await startSession();
+    const socket = await connected(harness);
+    assert.equal(socket.logoutCalls, 0);
+    assert.deepEqual(harness.events.statusNames(), ['connecting', 'connected']);
+    assert.equal(harness.session.socketForSending, socket);
+  });
+});
+
+describe('Baileys session: incoming messages', () => {
+  async function receive(harness: Harness, ...messages: WAMessage[]): Promise<void> {
+    harness.factory.latest.emit('messages.upsert', { messages, type: 'notify' });
+    await waitFor('the message is handed on', () => harness.events.incoming.length > 0);
+  }
+
+  it('a phone-addressed sender arrives with its E.164 phone and no LID', async () => {
+    const harness = await startSession();
+    await connected(harness);
+    await receive(harness, received({ conversation: 'hello' }));
+    assert.deepEqual(harness.events.incoming, [
+      {
+        toPhone: OUR_PHONE,
+        fromPhone: SENDER_PHONE,
+        fromLid: null,
+        contentKind: 'text',
+        text: 'hello',
+        engineMessageId: '3EB0C0FFEE',
+        receivedAt: new Date(1_700_000_000_000),
+      },
+    ]);
+  });
+
+  it('a LID-addressed sender with its phone in remoteJidAlt arrives with both, without a mapping lookup', async () => {
+    const harness = await startSession();
+    const socket = await connected(harness);
+    await receive(harness, received({ conversation: 'hi' }, { remoteJid: SENDER_LID_JID, remoteJidAlt: SENDER_PN_JID }));
+    assert.equal(harness.events.incoming[0]?.fromPhone, SENDER_PHONE);
+    assert.equal(harness.events.incoming[0]?.fromLid, SENDER_LID_JID);
+    assert.deepEqual(socket.lidLookups, []);
+  });
+
+  it("a LID-addressed sender is resolved to a phone through Baileys' LID mapping", async () => {
+    const harness = await startSession();
+    const socket = await connected(harness);
+    socket.lidMapping.set(SENDER_LID_JID, SENDER_PN_JID);
+    await receive(harness, received({ conversation: 'hi' }, { remoteJid: SENDER_LID_JID }));
+    assert.deepEqual(socket.lidLookups, [SENDER_LID_JID]);
+    assert.equal(harness.events.incoming[0]?.fromPhone, SENDER_PHONE);
+    assert.equal(harness.events.incoming[0]?.fromLid, SENDER_LID_JID);
+  });
+
+  it('an unresolvable LID sender arrives with no phone and its LID, rather than a guess', async () => {
+    const harness = await startSession();
+    await connected(harness);
+    await receive(harness, received({ conversation: 'hi' }, { remoteJid: SENDER_LID_JID }));
+    assert.equal(harness.events.incoming[0]?.fromPhone, null);
+    assert.equal(harness.events.incoming[0]?.fromLid, SENDER_LID_JID);
+  });
+
+  it('appended history, our own messages and group messages are not handed on', async () => {
+    const harness = await startSession();
+    const socket = await connected(harness);
+    socket.emit('messages.upsert', { messages: [received({ conversation: 'old' }, { id: 'APPENDED' })], type: 'append' });
+    socket.emit('messages.upsert', { messages: [received({ conversation: 'mine' }, { id: 'OWN', fromMe: true })], type: 'notify' });
+    socket.emit('messages.upsert', {
+      messages: [received({ conversation: 'hi all' }, { id: 'GROUP', remoteJid: '120363025246125486@g.us', participant: SENDER_PN_JID })],
+      type: 'notify',
+    });
+    await receive(harness, received({ conversation: 'marker' }, { id: 'MARKER' }));
+    await delay(20);
+    assert.deepEqual(
+      harness.events.incoming.map((event) => event.engineMessageId),
+      ['MARKER'],
+    );
+  });
+});
+
+describe('Baileys session: receipts for what we sent', () => {
+  const Status = proto.WebMessageInfo.Status;
+
+  it('delivery, read, played and error acks become delivered, read, read and failed (with the code)', async () => {
+    const harness = await startSession();
+    const socket = await connected(harness);
+    socket.emit('messages.update', [
+      receiptUpdate('DELIVERED', Status.DELIVERY_ACK),
+      receiptUpdate('READ', Status.READ),
+      receiptUpdate('PLAYED', Status.PLAYED),
+      receiptUpdate('FAILED', Status.ERROR, { messageStubParameters: ['463', 'the account is restricted'] }),
+    ]);
+    await waitFor('four receipts', () => harness.events.receipts.length === 4);
+    assert.deepEqual(
+      harness.events.receipts.map(({ engineMessageId, status, errorCode }) => ({ engineMessageId, status, errorCode })),
+      [
+        { engineMessageId: 'DELIVERED', status: 'delivered', errorCode: null },
+        { engineMessageId: 'READ', status: 'read', errorCode: null },
+        { engineMessageId: 'PLAYED', status: 'read', errorCode: null },
+        { engineMessageId: 'FAILED', status: 'failed', errorCode: '463' },
+      ],
+    );
+  });
+
+  it("a server ack is no receipt event: the send's own answer already said sent", async () => {
+    const harness = await startSession();
+    const socket = await connected(harness);
+    socket.emit('messages.update', [receiptUpdate('SERVER', Status.SERVER_ACK)]);
+    socket.emit('messages.update', [receiptUpdate('MARKER', Status.DELIVERY_ACK)]);
+    await waitFor('the marker receipt', () => harness.events.receipts.length > 0);
+    await delay(20);
+    assert.deepEqual(
+      harness.events.receipts.map((receipt) => receipt.engineMessageId),
+      ['MARKER'],
+    );
+  });
+});
+
+describe('Baileys session: the watchdog', () => {
+  it('a connected session with no traffic is probed with a cheap query about its own number', async () => {
+    const harness = await startSession({ timings: WATCHDOG_TIMINGS });
+    const socket = await connected(harness);
+    await waitFor('a probe', () => socket.onWhatsAppCalls.length > 0);
+    assert.deepEqual(socket.onWhatsAppCalls[0], [OUR_DIGITS]);
+  });
+
+  it('a probe that answers keeps the socket', async () => {
+    const harness = await startSession({ timings: WATCHDOG_TIMINGS });
+    const socket = await connected(harness);
+    await waitFor('a probe', () => socket.onWhatsAppCalls.length > 0);
+    await delay(100);
+    assert.equal(harness.factory.sockets.length, 1);
+    assert.equal(socket.endCalls.length, 0);
+  });
+
+  it('a probe that never answers restarts the session on a new socket, ending the old one', async () => {
+    const harness = await startSession({
+      timings: WATCHDOG_TIMINGS,
+      prepare: (socket, index) => {
+        if (index === 0) socket.answerOnWhatsApp = () => new Promise(() => {});
+      },
+    });
+    const hung = await connected(harness);
+    await waitFor('a new socket', () => harness.factory.sockets.length >= 2);
+    assert.equal(hung.endCalls.length, 1);
+    assert.equal(hung.listenerCount(), 0);
+    assert.equal(harness.factory.earlierSocketsClosedAtCreation[1], true);
+  });
+
+  it('one probe that never answers restarts the session once, not once per watchdog tick', async () => {
+    const harness = await startSession({
+      timings: WATCHDOG_TIMINGS,
+      prepare: (socket, index) => {
+        if (index === 0) socket.answerOnWhatsApp = () => new Promise(() => {});
+      },
+    });
+    await connected(harness);
+    await waitFor('a new socket', () => harness.factory.sockets.length >= 2);
+    await delay(100);
+    assert.equal(harness.factory.sockets.length, 2, `sockets made: ${harness.factory.sockets.length}`);
+  });
+
+  it('a session stopped while a probe is pending makes no socket afterwards', async () => {
+    const harness = await startSession({
+      timings: WATCHDOG_TIMINGS,
+      prepare: (socket) => {
+        socket.answerOnWhatsApp = () => new Promise(() => {});
+      },
+    });
+    const socket = await connected(harness);
+    await waitFor('a probe', () => socket.onWhatsAppCalls.length > 0);
+    await harness.session.stop();
+    await delay(3 * WATCHDOG_TIMINGS.probeTimeoutMs);
+    assert.equal(harness.factory.sockets.length, 1, `sockets made: ${harness.factory.sockets.length}`);
+  });
+
+  it('after a watchdog restart the session does not claim to be connected until the new socket opens', async () => {
+    const harness = await startSession({
+      timings: WATCHDOG_TIMINGS,
+      prepare: (socket, index) => {
+        if (index === 0) socket.answerOnWhatsApp = () => new Promise(() => {});
+      },
+    });
+    await connected(harness);
+    await waitFor('a new socket', () => harness.factory.sockets.length >= 2);
+    assert.notEqual(harness.session.status, 'connected');
+    assert.equal(harness.session.socketForSending, undefined);
+  });
+});
+
+describe('Baileys engine: sending', () => {
+  // The engine loads its auth state from the store itself, so these tests give it a fresh SQLite
+  // file; no row is written, since the fake sockets never update the creds.
+  let database: TestDatabase;
+  let store: Store;
+  const secretBox = new SecretBox(randomBytes(32));
+  const engines: { engine: BaileysEngine; number: WhatsAppNumber }[] = [];
+
+  before(async () => {
+    database = await createTestDatabase('sqlite');
+    store = openStore(loadConfig({ DATABASE_URL: database.url }).database);
+    await migrateToLatest(store.db, store.dialect);
+  });
+
+  afterEach(async () => {
+    for (const { engine, number } of engines.splice(0)) await engine.stop(number);
+  });
+
+  after(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  async function startEngine(minimumGapMs = 0) {
+    const factory = new RecordingSocketFactory();
+    const events = new RecordingEvents();
+    const engine = new BaileysEngine({
+      store,
+      secretBox,
+      events,
+      logger: pino({ level: 'silent' }),
+      pacing: { minimumGapMs, jitterMs: 0 },
+      version: undefined,
+      socketFactory: factory.create,
+      timings: QUIET_TIMINGS,
+    });
+    const number = ourNumber();
+    engines.push({ engine, number });
+    await engine.start(number);
+    return { engine, number, factory, events };
+  }
+
+  async function connect(engine: BaileysEngine, number: WhatsAppNumber, factory: RecordingSocketFactory): Promise<FakeSocket> {
+    const socket = factory.latest;
+    socket.openAs(OUR_DIGITS);
+    await waitFor('the number is connected', () => engine.sessionStatus(number) === 'connected');
+    return socket;
+  }
+
+  function refusedWith(failure: EngineSendFailure, sessionStatus?: SessionStatus) {
+    return (error: unknown) => {
+      assert.ok(error instanceof EngineSendError, `an EngineSendError, got ${String(error)}`);
+      assert.equal(error.failure, failure);
+      if (sessionStatus !== undefined) assert.equal(error.sessionStatus, sessionStatus);
+      return true;
+    };
+  }
+
+  it('a number that is not connected refuses the send with not_connected and its status', async () => {
+    const { engine, number, factory } = await startEngine();
+    await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('not_connected', 'connecting'));
+    assert.equal(factory.latest.sendCalls.length, 0);
+  });
+
+  it('a recipient without WhatsApp is refused, and the answer is remembered rather than asked again', async () => {
+    const { engine, number, factory } = await startEngine();
+    const socket = await connect(engine, number, factory);
+    socket.answerOnWhatsApp = async (phones) => phones.map((phone) => ({ jid: `${phone}@s.whatsapp.net`, exists: false }));
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('recipient_not_on_whatsapp'));
+    }
+    assert.deepEqual(socket.onWhatsAppCalls, [[RECIPIENT.slice(1)]]);
+    assert.equal(socket.sendCalls.length, 0);
+  });
+
+  it("a send answers WhatsApp's id and keeps the message for Baileys' retry requests", async () => {
+    const { engine, number, factory } = await startEngine();
+    const socket = await connect(engine, number, factory);
+    const sent = await engine.sendText(number, { toPhone: RECIPIENT, text: 'hello there' });
+    assert.equal(sent.engineMessageId, '3EB0OUT1');
+    assert.deepEqual(socket.sendCalls.map(({ jid, content }) => ({ jid, content })), [
+      { jid: `${RECIPIENT.slice(1)}@s.whatsapp.net`, content: { text: 'hello there' } },
+    ]);
+    assert.equal(factory.options[0]?.getMessage('3EB0OUT1')?.conversation, 'hello there');
+  });
+
+  it('a 463 (account restricted) is not retried: the send is rejected and the number reported failed', async () => {
+    const { engine, number, factory, events } = await startEngine();
+    const socket = await connect(engine, number, factory);
+    socket.answerSend = async () => {
+      throw new Boom('account restricted', { statusCode: 463 });
+    };
+    await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('rejected', 'failed'));
+    assert.equal(socket.sendCalls.length, 1, 'not retried');
+    assert.equal(engine.sessionStatus(number), 'failed');
+    const failed = events.statuses.find((event) => event.status === 'failed');
+    assert.ok(failed, 'a failed status is reported');
+    assert.match(failed.reason ?? '', /463/);
+    await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'again' }), refusedWith('not_connected', 'failed'));
+  });
+
+  it('with pacing on, a burst of sends from one number is spaced by the minimum gap', async () => {
+    const gapMs = 30;
+    const { engine, number, factory } = await startEngine(gapMs);
+    const socket = await connect(engine, number, factory);
+    await Promise.all(['one', 'two', 'three'].map((text) => engine.sendText(number, { toPhone: RECIPIENT, text })));
+    const times = socket.sendCalls.map((call) => call.at);
+    assert.equal(times.length, 3);
+    // Timers have a millisecond's grain, so each wait may end a millisecond short of its nominal gap.
+    assert.ok(times[2]! - times[0]! >= 2 * gapMs - 2, `first to last send took ${times[2]! - times[0]!} ms`);
+  });
+});
