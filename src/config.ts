@@ -36,6 +36,14 @@ export interface Config {
   /** 32 bytes that encrypt secrets at rest; undefined means use (or create) the key file. */
   secretKey: Buffer | undefined;
   webhooks: WebhookConfig;
+  baileys: {
+    /** The least time between two sends from one number; 0 means no pacing. */
+    sendGapMs: number;
+    /** Up to this much extra, at random, on top of the gap. */
+    sendJitterMs: number;
+    /** The WhatsApp Web version to announce, when Baileys' built-in one is refused. */
+    webVersion: [number, number, number] | undefined;
+  };
   version: string;
 }
 
@@ -122,6 +130,11 @@ export function loadConfig(env: Environment = process.env): Config {
       attemptRetentionDays: integer('WAGW_WEBHOOK_ATTEMPT_RETENTION_DAYS', 30, 1),
       disableAfterFailingDays: integer('WAGW_WEBHOOK_DISABLE_AFTER_FAILING_DAYS', 5, 1),
     },
+    baileys: {
+      sendGapMs: integer('WAGW_BAILEYS_SEND_GAP_MS', 0, 0),
+      sendJitterMs: integer('WAGW_BAILEYS_SEND_JITTER_MS', 0, 0),
+      webVersion: parseWebVersion(env.WAGW_WA_WEB_VERSION, problems),
+    },
     version: VERSION,
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -169,6 +182,16 @@ function parseTrustProxy(raw: string | undefined): false | number | string {
   if (value === 'true') return 1;
   if (/^\d+$/.test(value)) return Number(value);
   return value;
+}
+
+function parseWebVersion(raw: string | undefined, problems: string[]): [number, number, number] | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const match = /^(\d+)\.(\d+)\.(\d+)$/.exec(raw.trim());
+  if (match === null) {
+    problems.push(`WAGW_WA_WEB_VERSION must look like 2.3000.1023223821; got "${raw}".`);
+    return undefined;
+  }
+  return [Number(match[1]), Number(match[2]), Number(match[3])];
 }
 
 function parseSecretKey(raw: string | undefined, problems: string[]): Buffer | undefined {

@@ -9,6 +9,7 @@ import { TeamService } from './accounts/team-service.ts';
 import type { Config } from './config.ts';
 import type { EngineEvents } from './engines/engine.ts';
 import { EngineRegistry } from './engines/registry.ts';
+import { BaileysEngine } from './engines/baileys/baileys-engine.ts';
 import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
 import { SystemStatusService } from './operations/system-status.ts';
@@ -108,7 +109,15 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
       return number?.engine === 'sandbox' ? number : undefined;
     },
   });
-  supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox]), committer, deliveryWorker, logger);
+  const baileys = new BaileysEngine({
+    store,
+    secretBox,
+    events,
+    logger,
+    pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
+    version: config.baileys.webVersion,
+  });
+  supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, deliveryWorker, logger);
   const accounts = new AccountsService(store);
   const startedAt = new Date();
 

@@ -87,6 +87,12 @@ export async function createDatabaseAuthState(store: Store, secretBox: SecretBox
   };
 }
 
+/** True when the number completed pairing once and its creds are stored: it can reconnect by itself. */
+export async function isLinked(store: Store, secretBox: SecretBox, numberId: string): Promise<boolean> {
+  if ((await readCreds(store.db, numberId)) === undefined) return false;
+  return (await loadCreds(store, secretBox, numberId)).me !== undefined;
+}
+
 async function loadCreds(store: Store, secretBox: SecretBox, numberId: string): Promise<AuthenticationCreds> {
   const sealed = await readCreds(store.db, numberId);
   if (sealed === undefined) return initAuthCreds();

@@ -4,7 +4,7 @@ import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import { EngineSendError, type Engine, type EngineEvents, type OutgoingText, type SentText } from '../engine.ts';
-import { createDatabaseAuthState } from './auth-state-store.ts';
+import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import { toRecipientJid, toTextContent } from './outbound-mapper.ts';
 import { RecipientDirectory } from './recipient-directory.ts';
@@ -49,7 +49,17 @@ export class BaileysEngine implements Engine {
     this.timings = { ...DEFAULT_TIMINGS, ...options.timings };
   }
 
+  /**
+   * Resumes a linked number's session. A number that was never linked waits for an operator to
+   * link it: opening a socket for it would only show QR codes nobody scans.
+   */
   async start(number: WhatsAppNumber): Promise<void> {
+    if (!(await isLinked(this.options.store, this.options.secretBox, number.id))) return;
+    await this.link(number);
+  }
+
+  /** Starts the number's session whether or not it was linked; an unlinked one shows QR codes. */
+  async link(number: WhatsAppNumber): Promise<BaileysSession> {
     // One socket per number: whatever ran before is ended first.
     await this.stop(number);
     const session = new BaileysSession({
@@ -63,6 +73,7 @@ export class BaileysEngine implements Engine {
     });
     this.sessions.set(number.id, session);
     await session.start();
+    return session;
   }
 
   async stop(number: WhatsAppNumber): Promise<void> {

@@ -147,9 +147,12 @@ export class BaileysSession {
     if (update.qr !== undefined) this.emitLink({ qr: update.qr, status: this.status });
     if (update.connection === 'open') await this.onOpen();
     if (update.connection === 'close') {
-      const statusCode = (update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined)?.output?.statusCode;
+      const error = update.lastDisconnect?.error as { message?: string; output?: { statusCode?: number } } | undefined;
       const linking = this.auth?.state.creds.me === undefined;
-      await this.act(decideReconnect({ statusCode, linking, consecutiveFailures: this.consecutiveFailures }, this.deps.timings.reconnect));
+      const decision = decideReconnect({ statusCode: error?.output?.statusCode, linking, consecutiveFailures: this.consecutiveFailures }, this.deps.timings.reconnect);
+      // The code alone rarely says why ("408"); the error's own words do ("ENOTFOUND web.whatsapp.com").
+      const detail = error?.message === undefined || error.message === '' ? '' : `: ${error.message}`;
+      await this.act({ ...decision, reason: `${decision.reason}${detail}` });
     }
   }
 
@@ -177,13 +180,13 @@ export class BaileysSession {
   private async act(decision: ReconnectDecision): Promise<void> {
     switch (decision.action) {
       case 'restart_now':
-        this.deps.logger.info({ phone: this.deps.number.phone }, decision.reason);
+        this.deps.logger.info(decision.reason);
         await this.openSocket();
         return;
       case 'retry':
         this.consecutiveFailures += 1;
         // One line per backoff step, so an offline gateway does not flood its log.
-        this.deps.logger.warn({ phone: this.deps.number.phone, retryInMs: decision.delayMs }, decision.reason);
+        this.deps.logger.warn({ retryInMs: decision.delayMs }, decision.reason);
         await this.report('disconnected', decision.reason);
         this.endSocket();
         this.reconnectTimer = setTimeout(() => void this.openSocket().catch((error: unknown) => this.failToOpen(error)), decision.delayMs);
@@ -207,7 +210,7 @@ export class BaileysSession {
   }
 
   private async failToOpen(error: unknown): Promise<void> {
-    this.deps.logger.error({ err: error, phone: this.deps.number.phone }, 'could not open a WhatsApp socket');
+    this.deps.logger.error({ err: error }, 'could not open a WhatsApp socket');
     await this.act(decideReconnect({ statusCode: undefined, linking: false, consecutiveFailures: this.consecutiveFailures }, this.deps.timings.reconnect));
   }
 
@@ -264,7 +267,7 @@ export class BaileysSession {
     } catch (error) {
       // Only the socket that was probed is restarted, and only while the session still runs.
       if (this.stopped || socket !== this.socket) return;
-      this.deps.logger.warn({ err: error, phone: this.deps.number.phone }, 'an open WhatsApp session did not answer a probe; restarting it');
+      this.deps.logger.warn({ err: error }, 'an open WhatsApp session did not answer a probe; restarting it');
       // Sends get 503 until the new socket opens, rather than going to a socket that is not up.
       await this.report('connecting', 'the session did not answer a probe; reconnecting');
       await this.openSocket();

@@ -33,12 +33,14 @@ export type SocketFactory = (options: SocketOptions) => SessionSocket;
 export const createBaileysSocket: SocketFactory = (options) => {
   const config: UserFacingSocketConfig = {
     auth: { creds: options.auth.creds, keys: cachedKeys(options.auth.keys, options.logger) },
-    logger: options.logger,
+    // Baileys narrates every connection attempt at info level; the session logs what matters,
+    // one line per reconnect step, so only Baileys' warnings and errors pass through.
+    logger: options.logger.child({ component: 'baileys' }, { level: 'warn' }),
     // Online presence would silence the phone's own notifications; a gateway is not a person.
     markOnlineOnConnect: false,
-    // No history: a gateway relays new messages, and a full sync is what makes memory grow.
+    // No full history: a gateway relays new messages, and a full sync is what makes memory grow.
+    // The smaller initial syncs stay on (Baileys' default): they carry the LID-to-phone mappings.
     syncFullHistory: false,
-    shouldSyncHistoryMessage: () => false,
     getMessage: async (key) => (key.id ? options.getMessage(key.id) : undefined),
     ...(options.version !== undefined && { version: options.version }),
   };

@@ -716,7 +716,8 @@ describe('Baileys engine: sending', () => {
     });
     const number = ourNumber();
     engines.push({ engine, number });
-    await engine.start(number);
+    // Linking opens the socket; start() alone would wait, since the number was never linked.
+    await engine.link(number);
     return { engine, number, factory, events };
   }
 
@@ -735,6 +736,25 @@ describe('Baileys engine: sending', () => {
       return true;
     };
   }
+
+  it('does not open a socket at boot for a number that was never linked, and refuses its sends', async () => {
+    const factory = new RecordingSocketFactory();
+    const engine = new BaileysEngine({
+      store,
+      secretBox,
+      events: new RecordingEvents(),
+      logger: pino({ level: 'silent' }),
+      pacing: { minimumGapMs: 0, jitterMs: 0 },
+      version: undefined,
+      socketFactory: factory.create,
+      timings: QUIET_TIMINGS,
+    });
+    const number = ourNumber();
+    engines.push({ engine, number });
+    await engine.start(number);
+    assert.equal(factory.sockets.length, 0, 'no socket, so no QR codes that nobody scans');
+    await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('not_connected', 'disconnected'));
+  });
 
   it('a number that is not connected refuses the send with not_connected and its status', async () => {
     const { engine, number, factory } = await startEngine();
