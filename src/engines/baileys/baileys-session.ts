@@ -78,6 +78,9 @@ export class BaileysSession {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.watchdogTimer);
     this.watchdogTimer = undefined;
+    // Writes are queued in order, so saving once more waits for every pending one: the creds on
+    // disk are the latest when the process exits.
+    await this.auth?.saveCreds().catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not save WhatsApp creds at shutdown'));
     this.endSocket();
   }
 

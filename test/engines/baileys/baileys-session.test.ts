@@ -810,3 +810,14 @@ describe('Baileys engine: sending', () => {
     assert.ok(times[2]! - times[0]! >= 2 * gapMs - 2, `first to last send took ${times[2]! - times[0]!} ms`);
   });
 });
+
+describe('Baileys session: graceful shutdown', () => {
+  it('saves the creds once more and ends the socket when the session stops', async () => {
+    const harness = await startSession({ linked: true });
+    const socket = await connected(harness);
+    const savesBefore = harness.auth.saveCalls;
+    await harness.session.stop();
+    assert.equal(harness.auth.saveCalls, savesBefore + 1, 'the creds were flushed');
+    assert.ok(socket.endCalls.length > 0, 'the socket was ended');
+  });
+});
