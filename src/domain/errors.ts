@@ -37,6 +37,8 @@ export const errorCodes = {
   invalid_csrf_token: 403,
   invite_not_found: 404,
   last_owner: 409,
+  // The operator CLI's linking of a real number.
+  link_failed: 409,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorCodes;

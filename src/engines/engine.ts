@@ -17,6 +17,27 @@ export interface Engine {
   sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText>;
   /** Present only where `capabilities.simulatedInbound` is true. */
   readonly simulator?: InboundSimulator;
+  /** Present only where `capabilities.linking` is true: starts linking a number to a phone. */
+  readonly linker?: SessionLinker;
+}
+
+/** What a linking operator sees, as it changes: a QR to scan, or a pairing code, and the status. */
+export interface LinkUpdate {
+  qr?: string;
+  pairingCode?: string;
+  status: SessionStatus;
+  reason?: string | null;
+}
+
+export interface LinkSession {
+  onUpdate(listener: (update: LinkUpdate) => void): () => void;
+  /** An 8-character code to type on the phone, instead of scanning the QR. */
+  requestPairingCode(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface SessionLinker {
+  link(number: WhatsAppNumber): Promise<LinkSession>;
 }
 
 export interface EngineCapabilities {
@@ -24,6 +45,8 @@ export interface EngineCapabilities {
   simulatedInbound: boolean;
   /** The operator may set the session status by hand, to rehearse outages. */
   simulatedSessionStatus: boolean;
+  /** Numbers are linked to a phone (QR or pairing code) before they connect. */
+  linking: boolean;
 }
 
 export interface OutgoingText {

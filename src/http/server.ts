@@ -52,7 +52,8 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     if (interrupted > 0) gateway.logger.warn({ count: interrupted }, 'failed sends that a crash cut off before the engine answered');
   };
   await sweepInterruptedSends();
-  const sweeper = setInterval(() => void sweepInterruptedSends(), INTERRUPTED_SEND_AGE_MS);
+  // The same minute also picks up numbers linked from the CLI while this server was running.
+  const sweeper = setInterval(() => void sweepInterruptedSends().then(() => gateway.supervisor.resumeLinkedSessions()), INTERRUPTED_SEND_AGE_MS);
   sweeper.unref();
 
   let stopping: Promise<void> | undefined;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { SessionStatus, WhatsAppNumber } from '../domain/model.ts';
-import type { Engine, InboundSimulator, OutgoingText, SentText, SessionStatusEvent } from '../engines/engine.ts';
+import { AppError } from '../domain/errors.ts';
+import type { Engine, InboundSimulator, LinkSession, OutgoingText, SentText, SessionStatusEvent } from '../engines/engine.ts';
 import { EngineSendError } from '../engines/engine.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
@@ -34,6 +35,19 @@ export class SessionSupervisor {
     }
   }
 
+  /**
+   * Starts the sessions of linked numbers that have none here, such as a number just linked by
+   * `wagw number link` in another process. Engines ignore numbers whose session already runs.
+   */
+  async resumeLinkedSessions(): Promise<void> {
+    const numbers = await listNumbers(this.store.db);
+    for (const number of numbers) {
+      const engine = this.engineFor(number);
+      if (engine?.capabilities.linking !== true) continue;
+      await engine.start(number).catch((error: unknown) => this.logger.error({ err: error, phone: number.phone }, 'could not resume the session of a number'));
+    }
+  }
+
   async stopAll(): Promise<void> {
     const numbers = await listNumbers(this.store.db);
     await Promise.allSettled(numbers.map((number) => this.engineFor(number)?.stop(number)));
@@ -49,6 +63,15 @@ export class SessionSupervisor {
       return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
     }
     return engine.sendText(number, request);
+  }
+
+  /** Starts linking a number to a phone, on engines that link (not the sandbox). */
+  async link(number: WhatsAppNumber): Promise<LinkSession> {
+    const engine = this.engineFor(number);
+    if (engine === undefined || !engine.capabilities.linking || engine.linker === undefined) {
+      throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which connects without linking.`);
+    }
+    return engine.linker.link(number);
   }
 
   simulatorFor(number: WhatsAppNumber): InboundSimulator | undefined {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { apiKeyJson, numberJson, table } from '../output.ts';
 import { withGateway } from '../context.ts';
+import { registerLinkCommand } from './link.ts';
 
 export function registerNumberCommands(program: Command): void {
   const number = program.command('number').description('Manage WhatsApp numbers');
@@ -45,6 +46,8 @@ export function registerNumberCommands(program: Command): void {
         output.print({ ...numberJson(removed), removed: true }, `Removed ${removed.phone} (${removed.id}).`);
       });
     });
+
+  registerLinkCommand(number);
 
   number
     .command('set-status <phoneOrId> <status>')

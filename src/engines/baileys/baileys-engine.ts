@@ -3,7 +3,7 @@ import type { SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
-import { EngineSendError, type Engine, type EngineEvents, type OutgoingText, type SentText } from '../engine.ts';
+import { EngineSendError, type Engine, type EngineEvents, type OutgoingText, type SentText, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import { toRecipientJid, toTextContent } from './outbound-mapper.ts';
@@ -37,7 +37,17 @@ const ACCOUNT_RESTRICTED = 463;
 /** Real WhatsApp numbers through Baileys: one session, and one socket, per number. */
 export class BaileysEngine implements Engine {
   readonly kind = 'baileys' as const;
-  readonly capabilities = { simulatedInbound: false, simulatedSessionStatus: false };
+  readonly capabilities = { simulatedInbound: false, simulatedSessionStatus: false, linking: true };
+  readonly linker: SessionLinker = {
+    link: async (number) => {
+      const session = await this.link(number);
+      return {
+        onUpdate: (listener) => session.onLinkUpdate(listener),
+        requestPairingCode: () => session.requestPairingCode(),
+        stop: () => this.stop(number),
+      };
+    },
+  };
   readonly initialStatus: SessionStatus = 'connecting';
   private readonly sessions = new Map<string, BaileysSession>();
   private readonly directory = new RecipientDirectory();
@@ -54,6 +64,9 @@ export class BaileysEngine implements Engine {
    * link it: opening a socket for it would only show QR codes nobody scans.
    */
   async start(number: WhatsAppNumber): Promise<void> {
+    // Idempotent: the server calls this again periodically, to pick up numbers linked elsewhere
+    // (by `wagw number link`). A session that exists, even one that gave up, is left alone.
+    if (this.sessions.has(number.id)) return;
     if (!(await isLinked(this.options.store, this.options.secretBox, number.id))) return;
     await this.link(number);
   }

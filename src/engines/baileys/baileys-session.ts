@@ -2,7 +2,9 @@ import type { BaileysEventMap, WAMessage, WAMessageUpdate } from 'baileys';
 import { jidDecode } from 'baileys';
 import type { Logger } from 'pino';
 import type { SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
-import type { EngineEvents } from '../engine.ts';
+import type { EngineEvents, LinkUpdate } from '../engine.ts';
+
+export type { LinkUpdate };
 import type { DatabaseAuthState } from './auth-state-store.ts';
 import { lidNeedingLookup, mapIncomingMessage } from './inbound-mapper.ts';
 import { mapReceiptUpdate } from './outbound-mapper.ts';
@@ -30,13 +32,6 @@ export interface SessionDependencies {
   version: [number, number, number] | undefined;
 }
 
-/** What a linking operator needs to see: the QR to scan, or a pairing code, as they change. */
-export interface LinkUpdate {
-  qr?: string;
-  pairingCode?: string;
-  status: SessionStatus;
-}
-
 /**
  * One number's WhatsApp session: one socket at a time, reconnected by the policy, watched for
  * silence, and reporting its status. The old socket is always ended, and its listeners removed,
@@ -55,6 +50,8 @@ export class BaileysSession {
   private watchdogTimer: NodeJS.Timeout | undefined;
   private lastTrafficAt = Date.now();
   private probing = false;
+  /** Whether the current socket has shown a QR: tells expired codes from a connection that never came up. */
+  private qrShown = false;
   private readonly linkListeners = new Set<(update: LinkUpdate) => void>();
   readonly sentMessages = new SentMessageStore(1_000);
 
@@ -118,6 +115,7 @@ export class BaileysSession {
     // stop() may have come while the auth state loaded: no socket may outlive the session.
     if (this.stopped) return;
     const generation = ++this.generation;
+    this.qrShown = false;
     const socket = this.deps.socketFactory({
       auth: this.auth.state,
       logger: this.deps.logger,
@@ -147,12 +145,16 @@ export class BaileysSession {
 
   private async onConnectionUpdate(update: BaileysEventMap['connection.update']): Promise<void> {
     this.markTraffic();
-    if (update.qr !== undefined) this.emitLink({ qr: update.qr, status: this.status });
+    if (update.qr !== undefined) {
+      this.qrShown = true;
+      this.emitLink({ qr: update.qr, status: this.status });
+    }
     if (update.connection === 'open') await this.onOpen();
     if (update.connection === 'close') {
       const error = update.lastDisconnect?.error as { message?: string; output?: { statusCode?: number } } | undefined;
       const linking = this.auth?.state.creds.me === undefined;
-      const decision = decideReconnect({ statusCode: error?.output?.statusCode, linking, consecutiveFailures: this.consecutiveFailures }, this.deps.timings.reconnect);
+      const facts = { statusCode: error?.output?.statusCode, linking, qrShown: this.qrShown, consecutiveFailures: this.consecutiveFailures };
+      const decision = decideReconnect(facts, this.deps.timings.reconnect);
       // The code alone rarely says why ("408"); the error's own words do ("ENOTFOUND web.whatsapp.com").
       const detail = error?.message === undefined || error.message === '' ? '' : `: ${error.message}`;
       await this.act({ ...decision, reason: `${decision.reason}${detail}` });
@@ -283,7 +285,7 @@ export class BaileysSession {
   async report(status: SessionStatus, reason: string | null): Promise<void> {
     const changed = status !== this.status;
     this.status = status;
-    this.emitLink({ status });
+    this.emitLink({ status, reason });
     if (changed || status === 'connecting') await this.deps.events.sessionStatusChanged({ phone: this.deps.number.phone, status, reason });
   }
 

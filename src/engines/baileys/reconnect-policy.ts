@@ -37,6 +37,11 @@ export interface DisconnectFacts {
   statusCode: number | undefined;
   /** True until the number has completed pairing once (no `me` in the creds yet). */
   linking: boolean;
+  /**
+   * Whether this linking attempt showed a QR. A 408 before any QR is a connection that never
+   * came up (no network), not codes that ran out, and is reported as such.
+   */
+  qrShown?: boolean;
   /** Failed connections in a row before this one; reset by a connection that opened. */
   consecutiveFailures: number;
 }
@@ -46,7 +51,7 @@ export function decideReconnect(facts: DisconnectFacts, options: ReconnectPolicy
   if (code === 401 || code === 403) return { action: 'logged_out', reason: `WhatsApp ended the session (${code}); link the number again` };
   if (code === 515) return { action: 'restart_now', reason: 'WhatsApp asked for a restart (515)' };
   if (code === 440) return { action: 'conflict', reason: 'another client replaced this session (440); restart it once that client is gone' };
-  if (code === 408 && facts.linking) return { action: 'link_expired', reason: 'the QR codes expired before the phone scanned one (408)' };
+  if (code === 408 && facts.linking && facts.qrShown !== false) return { action: 'link_expired', reason: 'the QR codes expired before the phone scanned one (408)' };
   const failures = facts.consecutiveFailures + 1;
   const described = code === undefined ? 'the connection closed' : `the connection closed (${code})`;
   if (failures >= options.maxConsecutiveFailures) {

@@ -23,7 +23,7 @@ const nextUlid = monotonicFactory();
  */
 export class SandboxEngine implements Engine, InboundSimulator {
   readonly kind = 'sandbox' as const;
-  readonly capabilities = { simulatedInbound: true, simulatedSessionStatus: true };
+  readonly capabilities = { simulatedInbound: true, simulatedSessionStatus: true, linking: false };
   readonly initialStatus: SessionStatus = 'connected';
   readonly simulator: InboundSimulator = this;
 

@@ -390,7 +390,15 @@ describe('Baileys session: each disconnect reason gets its own answer', () => {
     await waitFor('the link expired', () => harness.session.status === 'link_expired');
     await delay(LONGER_THAN_ANY_BACKOFF_MS);
     assert.equal(harness.factory.sockets.length, 1);
-    assert.deepEqual(harness.linkUpdates.at(-1), { status: 'link_expired' });
+    assert.equal(harness.linkUpdates.at(-1)?.status, 'link_expired');
+    assert.match(harness.linkUpdates.at(-1)?.reason ?? '', /QR codes expired/);
+  });
+
+  it('a 408 while linking before any QR is a connection that never came up, not an expired QR', async () => {
+    const harness = await startSession();
+    harness.factory.latest.closeWith(408);
+    await waitFor('the session is disconnected', () => harness.session.status === 'disconnected');
+    assert.doesNotMatch(harness.linkUpdates.at(-1)?.reason ?? '', /QR/);
   });
 
   for (const code of [408, 428, 500]) {

@@ -23,7 +23,11 @@ describe('the reconnect policy', () => {
   });
 
   it('ends a linking attempt whose QR codes ran out (408 while linking), instead of looping', () => {
-    assert.equal(decideReconnect({ statusCode: 408, linking: true, consecutiveFailures: 0 }).action, 'link_expired');
+    assert.equal(decideReconnect({ statusCode: 408, linking: true, qrShown: true, consecutiveFailures: 0 }).action, 'link_expired');
+  });
+
+  it('does not call a connection that never came up while linking an expired QR', () => {
+    assert.equal(decideReconnect({ statusCode: 408, linking: true, qrShown: false, consecutiveFailures: 0 }).action, 'retry');
   });
 
   it('retries a lost connection of a linked number (408 after linking) and other codes with backoff', () => {

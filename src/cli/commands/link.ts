@@ -1,0 +1,60 @@
+import type { Command } from 'commander';
+import QRCode from 'qrcode';
+import { AppError } from '../../domain/errors.ts';
+import type { LinkSession, LinkUpdate } from '../../engines/engine.ts';
+import { withGateway } from '../context.ts';
+import type { Output } from '../output.ts';
+
+// Statuses that end a linking attempt for good. `disconnected` counts too: while linking, the
+// gateway does not retry on its own, so that a bad network never turns into a QR loop.
+const ENDS_LINKING = new Set(['link_expired', 'logged_out', 'conflict', 'failed', 'disconnected']);
+
+export function registerLinkCommand(numberCommand: Command): void {
+  numberCommand
+    .command('link <phoneOrId>')
+    .description('Link a real WhatsApp number: shows a QR to scan (or a pairing code) until the phone is linked')
+    .option('--pairing-code', 'print an 8-character code to type on the phone instead of a QR')
+    .action(async (phoneOrId: string, options: { pairingCode?: boolean }, command: Command) => {
+      await withGateway(command, async (gateway, output) => {
+        const number = await gateway.numbers.findNumber(phoneOrId);
+        const session = await gateway.supervisor.link(number);
+        try {
+          const final = await followLink(session, options.pairingCode === true, output);
+          if (final.status !== 'connected') {
+            throw new AppError('link_failed', `${number.phone} was not linked: ${final.reason ?? final.status}.`, `status ${final.status}`);
+          }
+          output.print({ id: number.id, phone: number.phone, status: final.status }, `Linked: ${number.phone} is connected. A running gateway picks it up within a minute.`);
+        } finally {
+          await session.stop();
+        }
+      });
+    });
+}
+
+/** Shows each QR (or the pairing code) as it comes, until linking succeeds or ends. */
+function followLink(session: LinkSession, usePairingCode: boolean, output: Output): Promise<LinkUpdate> {
+  return new Promise((resolve, reject) => {
+    let codeRequested = false;
+    const unsubscribe = session.onUpdate((update) => {
+      if (update.qr !== undefined && !usePairingCode) void showQr(update.qr, output);
+      if (update.qr !== undefined && usePairingCode && !codeRequested) {
+        codeRequested = true;
+        session.requestPairingCode().then((code) => notice(output, `Pairing code: ${code.slice(0, 4)}-${code.slice(4)}\nOn the phone: WhatsApp → Linked devices → Link a device → Link with phone number instead.`), reject);
+      }
+      if (update.status === 'connected' || ENDS_LINKING.has(update.status)) {
+        unsubscribe();
+        resolve(update);
+      }
+    });
+  });
+}
+
+async function showQr(qr: string, output: Output): Promise<void> {
+  const drawing = await QRCode.toString(qr, { type: 'terminal', small: true });
+  notice(output, `${drawing}\nScan with WhatsApp on the phone: Linked devices → Link a device. The code changes every 20 seconds.`);
+}
+
+// With --json, stdout carries only the final JSON object; the QR and hints go to stderr.
+function notice(output: Output, text: string): void {
+  (output.json ? process.stderr : process.stdout).write(`${text}\n`);
+}
