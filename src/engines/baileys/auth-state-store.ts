@@ -5,10 +5,12 @@ import {
   proto,
   type AuthenticationCreds,
   type AuthenticationState,
+  type CacheStore,
   type SignalDataSet,
   type SignalDataTypeMap,
   type SignalKeyStore,
 } from 'baileys';
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import type { Store } from '../../store/database.ts';
@@ -111,7 +113,26 @@ async function loadCreds(store: Store, secretBox: SecretBox, numberId: string): 
  * hot keys (sessions, sender keys) are not read back from the database for every message.
  */
 export function cachedKeys(keys: SignalKeyStore, logger: Logger): SignalKeyStore {
-  return makeCacheableSignalKeyStore(keys, logger);
+  return makeCacheableSignalKeyStore(keys, logger, boundedKeyCache(KEY_CACHE_ENTRIES, KEY_CACHE_TTL_MS));
+}
+
+// Baileys' own cache has a time limit but no size limit; a number talking to many contacts would
+// grow it without end. The bound keeps memory flat; a key that falls out is read from the database.
+const KEY_CACHE_ENTRIES = 5_000;
+const KEY_CACHE_TTL_MS = 5 * 60_000;
+
+/** A size- and time-bounded cache in the shape Baileys' key store takes. */
+export function boundedKeyCache(maxEntries: number, ttlMs: number): CacheStore {
+  const cache = new LRUCache<string, object>({ max: maxEntries, ttl: ttlMs });
+  return {
+    get: <T>(key: string) => cache.get(key) as T | undefined,
+    set: (key: string, value: unknown) => {
+      // Baileys caches only objects and buffers; anything else is simply not cached.
+      if (typeof value === 'object' && value !== null) cache.set(key, value);
+    },
+    del: (key: string) => cache.delete(key),
+    flushAll: () => cache.clear(),
+  };
 }
 
 function sealChanges(data: SignalDataSet, seal: (value: unknown) => string): { upserts: SealedAuthKey[]; deletions: AuthKeyAddress[] } {

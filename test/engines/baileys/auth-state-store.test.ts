@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../../src/config.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
-import { cachedKeys, createDatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
+import { boundedKeyCache, cachedKeys, createDatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import { SecretBox } from '../../../src/secrets/secret-box.ts';
 import { openStore, type Store } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrate.ts';
@@ -285,3 +285,18 @@ for (const dialect of dialects) {
     });
   });
 }
+
+describe('the key cache in front of the database', () => {
+  it('holds at most its bound, dropping the least recently used key first', () => {
+    const cache = boundedKeyCache(2, 60_000);
+    cache.set('session:a', { a: 1 });
+    cache.set('session:b', { b: 1 });
+    assert.deepEqual(cache.get('session:a'), { a: 1 }, 'reading a makes b the oldest');
+    cache.set('session:c', { c: 1 });
+    assert.equal(cache.get('session:b'), undefined, 'b fell out');
+    assert.deepEqual(cache.get('session:a'), { a: 1 });
+    assert.deepEqual(cache.get('session:c'), { c: 1 });
+    cache.del('session:a');
+    assert.equal(cache.get('session:a'), undefined);
+  });
+});
