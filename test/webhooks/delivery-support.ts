@@ -3,7 +3,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { DeliveryWithAttempts } from '../../src/webhooks/webhooks-service.ts';
 import type { Dialect } from '../support/databases.ts';
 import { startTestGateway, uniquePhone, type SeededAccount, type TestGateway } from '../support/gateway.ts';
-import type { ReceivedRequest } from '../support/webhook-receiver.ts';
+import type { ReceivedRequest, WebhookReceiver } from '../support/webhook-receiver.ts';
 
 export const ISO_UTC_MILLISECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -97,4 +97,17 @@ export async function onlyDelivery(
 /** The gap between two requests' arrivals, in milliseconds. */
 export function gapMs(requests: ReceivedRequest[], from: number, to: number): number {
   return requests[to]!.receivedAt - requests[from]!.receivedAt;
+}
+
+let hookPathCounter = 0;
+
+/**
+ * A webhook of the account on a path of its own at the receiver, so that tests sharing one
+ * receiver never see each other's requests.
+ */
+export async function subscribeFresh(test: TestGateway, receiver: WebhookReceiver, accountId: string, eventTypes: string[]) {
+  hookPathCounter += 1;
+  const path = `/hook-${hookPathCounter}`;
+  const created = await test.gateway.webhooks.createWebhook(accountId, { url: receiver.url(path), eventTypes });
+  return { ...created, path };
 }

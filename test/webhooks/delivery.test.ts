@@ -15,6 +15,7 @@ import {
   sleep,
   startDeliveringGateway,
   verifiedPayload,
+  subscribeFresh,
   webhookEnv,
 } from './delivery-support.ts';
 
@@ -23,12 +24,6 @@ const packageVersion = (JSON.parse(fs.readFileSync(new URL('../../package.json',
 const QUIET_PERIOD_MS = 900;
 const WAIT_MS = 5_000;
 
-let pathCounter = 0;
-/** A path of its own for each webhook, so that tests sharing a receiver never see each other's requests. */
-function freshPath(): string {
-  pathCounter += 1;
-  return `/hook-${pathCounter}`;
-}
 
 function onPath(path: string, match: (request: ReceivedRequest) => boolean = () => true): (request: ReceivedRequest) => boolean {
   return (request) => request.path === path && match(request);
@@ -52,11 +47,7 @@ for (const dialect of dialects) {
       await test.close();
     });
 
-    async function subscribe(accountId: string, eventTypes: string[]) {
-      const path = freshPath();
-      const created = await test.gateway.webhooks.createWebhook(accountId, { url: receiver.url(path), eventTypes });
-      return { ...created, path };
-    }
+    const subscribe = (accountId: string, eventTypes: string[]) => subscribeFresh(test, receiver, accountId, eventTypes);
 
     it('an incoming message arrives signed per Standard Webhooks, with every field of both payload shapes', async () => {
       const account = await seedAccount(test.gateway);

@@ -6,16 +6,11 @@ import { findMessageById, insertMessage } from '../../src/store/repositories/mes
 import { dialects } from '../support/databases.ts';
 import { seedAccount, uniquePhone, type TestGateway } from '../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';
-import { startDeliveringGateway, verifiedPayload, webhookEnv } from './delivery-support.ts';
+import { startDeliveringGateway, subscribeFresh, verifiedPayload, webhookEnv } from './delivery-support.ts';
 
 const WAIT_MS = 5_000;
 const LID = '123456789012345@lid';
 
-let pathCounter = 0;
-function freshPath(): string {
-  pathCounter += 1;
-  return `/lid-hook-${pathCounter}`;
-}
 
 function onPath(path: string): (request: ReceivedRequest) => boolean {
   return (request) => request.path === path;
@@ -37,11 +32,7 @@ for (const dialect of dialects) {
       await test.close();
     });
 
-    async function subscribe(accountId: string, eventTypes: string[]) {
-      const path = freshPath();
-      const created = await test.gateway.webhooks.createWebhook(accountId, { url: receiver.url(path), eventTypes });
-      return { ...created, path };
-    }
+    const subscribe = (accountId: string, eventTypes: string[]) => subscribeFresh(test, receiver, accountId, eventTypes);
 
     it('a sender whose phone could not be resolved is stored and delivered with from_phone null and from_lid set', async () => {
       const account = await seedAccount(test.gateway);

@@ -74,6 +74,16 @@ export function StatusBadge(props: { status: string; id?: string }): JSX.Element
   );
 }
 
+/** A number's session status, with its reason underneath when there is one. */
+export function NumberStatus(props: { id: string; status: string; reason: string | null }): JSX.Element {
+  return (
+    <>
+      <StatusBadge status={props.status} id={props.id} />
+      {props.reason === null ? '' : <div class="muted small" safe>{props.reason}</div>}
+    </>
+  );
+}
+
 /** A time in UTC, readable, with the exact instant for machines and tooltips. */
 export function Time(props: { at: Date | null; empty?: string }): JSX.Element {
   if (props.at === null) return <span class="muted" safe>{props.empty ?? 'never'}</span>;

@@ -1,7 +1,7 @@
 import type { PageContext } from '../context.ts';
 import type { AccountKeyView, AccountNumberView, AccountUserView, Choice, OperatorAccountView } from '../presenters/operator.ts';
 import { formatCount } from '../presenters/shared.ts';
-import { EmptyState, ErrorSummary, PostForm, SecretReveal, StatusBadge, Time, GeneratedPasswordField } from './components.tsx';
+import { EmptyState, ErrorSummary, GeneratedPasswordField, NumberStatus, PostForm, SecretReveal, Time } from './components.tsx';
 import { limitText } from './operator-accounts-page.tsx';
 import { ChoiceOptions, OperatorFrame } from './operator-shared.tsx';
 import { RoleOptions } from './team-page.tsx';
@@ -192,8 +192,7 @@ function NumbersTable(props: { numbers: AccountNumberView[] }): JSX.Element {
               </td>
               <td safe>{number.engine}</td>
               <td>
-                <StatusBadge status={number.status} id={number.id} />
-                {number.statusReason === null ? '' : <div class="muted small" safe>{number.statusReason}</div>}
+                <NumberStatus id={number.id} status={number.status} reason={number.statusReason} />
               </td>
             </tr>
           ))}

@@ -1,6 +1,6 @@
 import type { PageContext } from '../context.ts';
 import type { AccountRef, OperatorNumberView } from '../presenters/operator.ts';
-import { ActionButton, EmptyState, ErrorSummary, PostForm, StatusBadge, Time } from './components.tsx';
+import { ActionButton, EmptyState, ErrorSummary, NumberStatus, PostForm, StatusBadge, Time } from './components.tsx';
 import { AccountLink, AccountOptions, OperatorFrame } from './operator-shared.tsx';
 
 interface NumbersPageProps {
@@ -57,8 +57,7 @@ function NumberRow(props: { number: OperatorNumberView; accounts: AccountRef[]; 
       </td>
       <td safe>{number.engine}</td>
       <td>
-        <StatusBadge status={number.status} id={number.id} />
-        {number.statusReason === null ? '' : <div class="muted small" safe>{number.statusReason}</div>}
+        <NumberStatus id={number.id} status={number.status} reason={number.statusReason} />
       </td>
       <td>
         <div class="actions">

@@ -1,5 +1,5 @@
 import type { MessageRowView, NumberRowView } from '../presenters/shared.ts';
-import { EmptyState, StatusBadge, Time, type Empty } from './components.tsx';
+import { EmptyState, NumberStatus, StatusBadge, Time, type Empty } from './components.tsx';
 
 export function MessagesTable(props: { messages: MessageRowView[]; empty: Empty }): JSX.Element {
   if (props.messages.length === 0) return <EmptyState empty={props.empty} />;
@@ -65,8 +65,7 @@ export function NumbersTable(props: { numbers: NumberRowView[]; empty: Empty }):
               <td safe>{number.holder ?? '—'}</td>
               <td safe>{number.engine}</td>
               <td>
-                <StatusBadge status={number.status} id={number.id} />
-                {number.statusReason === null ? '' : <div class="muted small" safe>{number.statusReason}</div>}
+                <NumberStatus id={number.id} status={number.status} reason={number.statusReason} />
               </td>
             </tr>
           ))}
