@@ -10,6 +10,7 @@ import type { Config } from './config.ts';
 import type { EngineEvents } from './engines/engine.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { BaileysEngine } from './engines/baileys/baileys-engine.ts';
+import type { SocketFactory } from './engines/baileys/session-socket.ts';
 import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
 import { SystemStatusService } from './operations/system-status.ts';
@@ -68,11 +69,17 @@ export function createLogger(config: Config, destination?: NodeJS.WritableStream
   );
 }
 
+/** What a test may swap at the composition root: only the boundary we cannot reach. */
+export interface GatewayBoundaries {
+  /** Stands in for WhatsApp's servers behind the Baileys engine. */
+  baileysSocketFactory?: SocketFactory;
+}
+
 /**
  * The composition root: config → store → engines → services. Every entry point (the server,
  * the CLI, the tests) builds its gateway here, so there is one wiring to trust.
  */
-export async function createGateway(config: Config, logger: Logger): Promise<Gateway> {
+export async function createGateway(config: Config, logger: Logger, boundaries: GatewayBoundaries = {}): Promise<Gateway> {
   const store = openStore(config.database);
   let appliedMigrations: string[];
   try {
@@ -116,6 +123,7 @@ export async function createGateway(config: Config, logger: Logger): Promise<Gat
     logger,
     pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
     version: config.baileys.webVersion,
+    socketFactory: boundaries.baileysSocketFactory,
   });
   supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, deliveryWorker, logger);
   const accounts = new AccountsService(store);

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
-import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
+import { createGateway, createLogger, type Gateway, type GatewayBoundaries } from '../../src/main.ts';
 import { createTestDatabase, type Dialect, type TestDatabase } from './databases.ts';
 
 export interface TestGateway {
@@ -17,7 +17,7 @@ export interface TestGateway {
 }
 
 /** A gateway on a fresh database of the dialect, with the real HTTP app on top. */
-export async function startTestGateway(dialect: Dialect, env: Record<string, string> = {}): Promise<TestGateway> {
+export async function startTestGateway(dialect: Dialect, env: Record<string, string> = {}, boundaries: GatewayBoundaries = {}): Promise<TestGateway> {
   const database = await createTestDatabase(dialect);
   const config = loadConfig({
     DATABASE_URL: database.url,
@@ -32,7 +32,7 @@ export async function startTestGateway(dialect: Dialect, env: Record<string, str
       done();
     },
   });
-  const gateway = await createGateway(config, createLogger(config, sink));
+  const gateway = await createGateway(config, createLogger(config, sink), boundaries);
   const app = await buildApp(gateway);
   await app.ready();
   const inject = (options: InjectOptions) => app.inject(options);
