@@ -48,6 +48,18 @@ export class SessionSupervisor {
     }
   }
 
+  /**
+   * Ends the number's session and starts it again: how an operator retries a number that gave
+   * up (`failed`) or was replaced by another device (`conflict`). An engine that links only
+   * starts numbers that are linked, so an unlinked number needs `link` instead.
+   */
+  async restart(number: WhatsAppNumber): Promise<void> {
+    const engine = this.engineFor(number);
+    if (engine === undefined) throw new AppError('invalid_argument', `No ${number.engine} engine runs in this gateway.`);
+    await engine.stop(number);
+    await engine.start(number);
+  }
+
   async stopAll(): Promise<void> {
     const numbers = await listNumbers(this.store.db);
     await Promise.allSettled(numbers.map((number) => this.engineFor(number)?.stop(number)));
