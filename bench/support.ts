@@ -1,7 +1,11 @@
-import { execSync } from 'node:child_process';
+import { execSync, fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import type autocannon from 'autocannon';
+import type { AutocannonOrder } from './autocannon-process.ts';
 
 /** A percentile of already sorted numbers. */
 export function percentile(sorted: number[], fraction: number): number {
@@ -34,4 +38,154 @@ export function writeReportSection(name: string, markdown: string): void {
   const section = `${start}\n${markdown.trim()}\n${end}`;
   const pattern = new RegExp(`${start}[\\s\\S]*?${end}`);
   fs.writeFileSync(file, pattern.test(current) ? current.replace(pattern, section) : `${current.trimEnd()}\n\n${section}\n`);
+}
+
+/** A port that was free a moment ago, for a process that binds it itself. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const port = (probe.address() as net.AddressInfo).port;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+export interface GatewayProcess {
+  port: number;
+  pid: number;
+  /** Ends the server as an operator would (SIGTERM) and waits for it to exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `wagw serve` in a process of its own, exactly as an operator starts it, so that the load tool
+ * does not share its event loop. Its log goes to a file, as it would in production, rather than
+ * through a pipe that the benchmark's own process would have to read.
+ */
+export async function startGatewayProcess(options: {
+  databaseUrl: string;
+  directory: string;
+  env?: Record<string, string>;
+  nodeArgs?: string[];
+}): Promise<GatewayProcess> {
+  const port = await freePort();
+  const log = fs.openSync(path.join(options.directory, `gateway-${port}.log`), 'a');
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), path.resolve('bin/wagw'), 'serve'], {
+    stdio: ['ignore', log, log],
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      DATABASE_URL: options.databaseUrl,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      WAGW_DATA_DIR: options.directory,
+      WAGW_SECRET_KEY: BENCH_SECRET_KEY,
+      ...options.env,
+    },
+  });
+  fs.closeSync(log);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 30_000;
+  while (!(await isHealthy(port))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`wagw serve did not come up; see ${path.join(options.directory, `gateway-${port}.log`)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return {
+    port,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      const code = await exited;
+      if (code !== 0) throw new Error(`wagw serve exited with ${code} on SIGTERM`);
+    },
+  };
+}
+
+/** The key the benchmark's processes share, so that none writes a key file. */
+export const BENCH_SECRET_KEY = 'be'.repeat(32);
+
+function isHealthy(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const request = http.get({ host: '127.0.0.1', port, path: '/health', timeout: 2_000 }, (response) => {
+      response.resume();
+      resolve(response.statusCode === 200);
+    });
+    request.on('error', () => resolve(false));
+    request.on('timeout', () => request.destroy());
+  });
+}
+
+/** A helper script (such as bench/ceiling-server.ts) in its own process, listening on the port it reports. */
+export async function startForkedServer(script: string): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const child = fork(path.resolve(script), [], { execArgv: ['--import', 'tsx'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('message', (message: { port: number }) => resolve(message.port));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
+  });
+  return {
+    port,
+    pid: child.pid!,
+    stop: async () => {
+      child.disconnect();
+      if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+    },
+  };
+}
+
+export type LoadOptions = AutocannonOrder;
+
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/**
+ * The CPU time (user and system) a process has used so far, from /proc. Unlike throughput, CPU
+ * time per request hardly moves when other work shares the cores, which makes it the steadier
+ * measure of what a change to the hot path saved. NaN where /proc is not available.
+ */
+export function processCpuSeconds(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces, so fields are counted from the closing parenthesis.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+export interface LoadResult {
+  requestsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  total2xx: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+/**
+ * One autocannon run in a process of its own (bench/autocannon-process.ts). At a fixed rate,
+ * autocannon corrects the latencies for coordinated omission, so a server that falls behind the
+ * rate shows it in its percentiles. Autocannon records latencies in whole milliseconds.
+ */
+export async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
+  const child = fork(path.resolve('bench/autocannon-process.ts'), [], { execArgv: ['--import', 'tsx'] });
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    child.once('message', (message: { result: autocannon.Result }) => resolve(message.result));
+    child.once('exit', (code) => reject(new Error(`the load process exited with ${code} before reporting`)));
+    child.send(options);
+  });
+  return {
+    requestsPerSecond: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    total2xx: result['2xx'],
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
 }

@@ -5,11 +5,14 @@
  *    driven over real HTTP against a listening gateway.
  * 2. The most deliveries per second the worker sustains: a backlog is queued with the worker
  *    stopped, then drained against a fast local endpoint.
- * Both on SQLite and on PostgreSQL (WAGW_TEST_POSTGRES_URL, which `npm run bench:webhooks` sets).
+ * 3. Isolation: a healthy endpoint's drain rate alone, against the same with a second account's
+ *    endpoint that never answers taking an equal share of the backlog at the same time.
+ * All on SQLite and on PostgreSQL (WAGW_TEST_POSTGRES_URL, which `npm run bench:webhooks` sets).
+ * BENCH_DIALECTS=sqlite and BENCH_PHASES=isolation narrow a run down while working on one part.
  */
 import { loadConfig } from '../src/config.ts';
 import { startServer } from '../src/http/server.ts';
-import { createGateway, createLogger } from '../src/main.ts';
+import { createGateway, createLogger, type Gateway } from '../src/main.ts';
 import { incomingMessagePayload } from '../src/domain/webhooks.ts';
 import { newId } from '../src/domain/ids.ts';
 import type { Message } from '../src/domain/model.ts';
@@ -22,9 +25,14 @@ import { currentCommit, machineDescription, percentile, writeReportSection } fro
 const RATE_PER_SECOND = 1_000;
 const LATENCY_SECONDS = 5;
 const BACKLOG = 20_000;
+/** Per endpoint; large enough that the hung requests time out and are retried during a drain. */
+const ISOLATION_BACKLOG = Number(process.env.BENCH_ISOLATION_BACKLOG ?? 30_000);
+/** Baseline and hanging runs alternate, so that drift on a shared machine hits both alike. */
+const ISOLATION_ROUNDS = Number(process.env.BENCH_ISOLATION_ROUNDS ?? 2);
+const ISOLATION_TARGET = 0.95;
+const DEFAULTS = loadConfig({}).webhooks;
 
-interface Result {
-  dialect: Dialect;
+interface LatencyResult {
   /** From the request to its 200: the durable commit of the message with its deliveries. */
   answerP50Ms: number;
   answerP99Ms: number;
@@ -34,7 +42,28 @@ interface Result {
   deliveriesPerSecond: number;
 }
 
-async function benchmark(dialect: Dialect): Promise<Result> {
+interface IsolationResult {
+  baselinePerSecond: number[];
+  withHangingPerSecond: number[];
+  /** Requests the hanging endpoint received and held, and the most it held at once. */
+  hungRequests: number;
+  mostHungAtOnce: number;
+  ratio: number;
+}
+
+interface Result {
+  dialect: Dialect;
+  latency?: LatencyResult;
+  isolation?: IsolationResult;
+}
+
+interface BenchGateway {
+  gateway: Gateway;
+  /** Drops the database; the gateway must be closed first. */
+  drop(): Promise<void>;
+}
+
+async function benchGateway(dialect: Dialect): Promise<BenchGateway> {
   const database = await createTestDatabase(dialect);
   const config = loadConfig({
     DATABASE_URL: database.url,
@@ -44,18 +73,56 @@ async function benchmark(dialect: Dialect): Promise<Result> {
     WAGW_SECRET_KEY: '5e'.repeat(32),
   });
   const gateway = await createGateway(config, createLogger(config));
+  return { gateway, drop: () => database.drop() };
+}
+
+interface Share {
+  accountId: string;
+  numberId: string;
+  phone: E164;
+}
+
+/** An account with one sandbox number and one `message` webhook pointing at `url`. */
+async function accountWithWebhook(gateway: Gateway, name: string, phone: string, url: string): Promise<Share> {
+  const account = await gateway.accounts.createAccount({ name, plan: 'enterprise' });
+  const number = await gateway.numbers.addNumber({ accountId: account.id, phone });
+  await gateway.webhooks.createWebhook(account.id, { url, eventTypes: ['message'] });
+  return { accountId: account.id, numberId: number.id, phone: number.phone };
+}
+
+/**
+ * Queues `count` incoming messages for each share, interleaved, through the outbox as the
+ * receive path does, so the deliveries of all shares come due side by side.
+ */
+async function queueBacklog(gateway: Gateway, shares: Share[], count: number): Promise<void> {
+  for (let offset = 0; offset < count; offset += 500) {
+    await gateway.committer.run(async (trx) => {
+      for (let index = offset; index < Math.min(count, offset + 500); index++) {
+        for (const share of shares) {
+          const message: Message = {
+            id: newId('message'), accountId: share.accountId, numberId: share.numberId, direction: 'inbound',
+            fromPhone: '+14155550100' as E164, fromLid: null, toPhone: share.phone, text: `backlog-${index}`, contentKind: 'text',
+            status: 'received', engineMessageId: null, createdAt: new Date(),
+          };
+          await enqueueEvent(trx, share.accountId, incomingMessagePayload(message), message.createdAt);
+        }
+      }
+    });
+  }
+}
+
+async function latencyAndThroughput(dialect: Dialect): Promise<LatencyResult> {
+  const { gateway, drop } = await benchGateway(dialect);
   const arrivals = new Map<string, number>();
   const receiver = await startReceiverProcess(arrivals);
-  const account = await gateway.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
-  const number = await gateway.numbers.addNumber({ accountId: account.id, phone: '+447700900001' });
-  const key = await gateway.apiKeys.createKey({ accountId: account.id });
-  await gateway.webhooks.createWebhook(account.id, { url: receiver.url, eventTypes: ['message'] });
+  const share = await accountWithWebhook(gateway, 'bench', '+447700900001', receiver.url);
+  const key = await gateway.apiKeys.createKey({ accountId: share.accountId });
   const server = await startServer(gateway);
   const port = Number(new URL(server.address).port);
 
   // Phase 1: open-loop load at a fixed rate from another process; latency runs from just
   // before the request to the moment the endpoint has the delivery.
-  const load = await runLoadProcess({ port, apiKey: key.plaintext, toPhone: number.phone, ratePerSecond: RATE_PER_SECOND, total: RATE_PER_SECOND * LATENCY_SECONDS });
+  const load = await runLoadProcess({ port, apiKey: key.plaintext, toPhone: share.phone, ratePerSecond: RATE_PER_SECOND, total: RATE_PER_SECOND * LATENCY_SECONDS });
   const sentAt = new Map(load.map((entry) => [entry.text, entry.sentAt]));
   const answeredAt = new Map(load.map((entry) => [entry.text, entry.answeredAt]));
   const statuses = new Map<number, number>();
@@ -69,28 +136,18 @@ async function benchmark(dialect: Dialect): Promise<Result> {
   // Phase 2: a backlog drained by the worker alone.
   await gateway.deliveryWorker.stop();
   arrivals.clear();
-  for (let offset = 0; offset < BACKLOG; offset += 500) {
-    await gateway.committer.run(async (trx) => {
-      for (let index = offset; index < Math.min(BACKLOG, offset + 500); index++) {
-        const message: Message = {
-          id: newId('message'), accountId: account.id, numberId: number.id, direction: 'inbound',
-          fromPhone: '+14155550100' as E164, fromLid: null, toPhone: number.phone, text: `backlog-${index}`, contentKind: 'text',
-          status: 'received', engineMessageId: null, createdAt: new Date(),
-        };
-        await enqueueEvent(trx, account.id, incomingMessagePayload(message), message.createdAt);
-      }
-    });
-  }
+  await queueBacklog(gateway, [share], BACKLOG);
   const drainStarted = performance.now();
   gateway.deliveryWorker.start();
+  progress = () => `arrived ${arrivals.size} of ${BACKLOG}`;
   await waitUntil(() => arrivals.size >= BACKLOG, 120_000);
   const drainSeconds = (performance.now() - drainStarted) / 1000;
 
+  // Stopping the server closes the gateway too.
   await server.stop();
   await receiver.close();
-  await database.drop();
+  await drop();
   return {
-    dialect,
     answerP50Ms: percentile(answerLatencies, 0.5),
     answerP99Ms: percentile(answerLatencies, 0.99),
     p50Ms: percentile(latencies, 0.5),
@@ -98,6 +155,55 @@ async function benchmark(dialect: Dialect): Promise<Result> {
     latencyMessages: latencies.length,
     deliveriesPerSecond: BACKLOG / drainSeconds,
   };
+}
+
+/**
+ * One drain of the healthy account's backlog, alone or with the hanging account's equal share
+ * queued alongside it. Both accounts and webhooks exist in either case, so the runs differ only
+ * in the hanging endpoint's traffic.
+ */
+async function healthyDrain(dialect: Dialect, withHanging: boolean): Promise<{ perSecond: number; hungRequests: number; mostHungAtOnce: number }> {
+  const { gateway, drop } = await benchGateway(dialect);
+  const arrivals = new Map<string, number>();
+  const healthy = await startReceiverProcess(arrivals);
+  const hanging = await startReceiverProcess(new Map(), 'hang');
+  const healthyShare = await accountWithWebhook(gateway, 'healthy', '+447700900011', healthy.url);
+  const hangingShare = await accountWithWebhook(gateway, 'hanging', '+447700900012', hanging.url);
+  await queueBacklog(gateway, withHanging ? [hangingShare, healthyShare] : [healthyShare], ISOLATION_BACKLOG);
+
+  const started = performance.now();
+  gateway.deliveryWorker.start();
+  progress = () => `healthy endpoint has ${arrivals.size} of ${ISOLATION_BACKLOG}; hanging endpoint holds ${JSON.stringify(hanging.stats)}`;
+  await waitUntil(() => arrivals.size >= ISOLATION_BACKLOG, 300_000);
+  const seconds = (performance.now() - started) / 1000;
+  const { hungRequests, mostHungAtOnce } = hanging.stats;
+
+  await gateway.close();
+  await drop();
+  await healthy.close();
+  await hanging.close();
+  return { perSecond: ISOLATION_BACKLOG / seconds, hungRequests, mostHungAtOnce };
+}
+
+async function isolation(dialect: Dialect): Promise<IsolationResult> {
+  const baselinePerSecond: number[] = [];
+  const withHangingPerSecond: number[] = [];
+  let hungRequests = 0;
+  let mostHungAtOnce = 0;
+  for (let round = 0; round < ISOLATION_ROUNDS; round++) {
+    const baseline = await healthyDrain(dialect, false);
+    baselinePerSecond.push(baseline.perSecond);
+    const loaded = await healthyDrain(dialect, true);
+    withHangingPerSecond.push(loaded.perSecond);
+    hungRequests += loaded.hungRequests;
+    mostHungAtOnce = Math.max(mostHungAtOnce, loaded.mostHungAtOnce);
+    console.log(JSON.stringify({ dialect, round, baseline: Math.round(baseline.perSecond), withHanging: Math.round(loaded.perSecond), hung: loaded.hungRequests, mostHungAtOnce: loaded.mostHungAtOnce }));
+  }
+  return { baselinePerSecond, withHangingPerSecond, hungRequests, mostHungAtOnce, ratio: sum(withHangingPerSecond) / sum(baselinePerSecond) };
+}
+
+function sum(values: number[]): number {
+  return values.reduce((total, value) => total + value, 0);
 }
 
 let progress = () => '';
@@ -117,17 +223,28 @@ async function runLoadProcess(order: { port: number; apiKey: string; toPhone: st
   return done;
 }
 
+interface ReceiverProcess {
+  url: string;
+  /** What a hanging endpoint has held so far. */
+  stats: { hungRequests: number; mostHungAtOnce: number };
+  close(): Promise<void>;
+}
+
 /** Starts bench/receiver-process.ts and collects the arrival times it reports. */
-async function startReceiverProcess(arrivals: Map<string, number>): Promise<{ url: string; close(): Promise<void> }> {
-  const child = fork(new URL('./receiver-process.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'] });
+async function startReceiverProcess(arrivals: Map<string, number>, mode: 'answer' | 'hang' = 'answer'): Promise<ReceiverProcess> {
+  const child = fork(new URL('./receiver-process.ts', import.meta.url).pathname, mode === 'hang' ? ['hang'] : [], { execArgv: ['--import', 'tsx'] });
+  const stats = { hungRequests: 0, mostHungAtOnce: 0 };
   const port = await new Promise<number>((resolve) => {
-    child.on('message', (message: { port?: number; arrivals?: [string, number][] }) => {
+    child.on('message', (message: { port?: number; arrivals?: [string, number][]; hungRequests?: number; mostHungAtOnce?: number }) => {
       if (message.port !== undefined) resolve(message.port);
       for (const [text, at] of message.arrivals ?? []) arrivals.set(text, at);
+      if (message.hungRequests !== undefined) stats.hungRequests = message.hungRequests;
+      if (message.mostHungAtOnce !== undefined) stats.mostHungAtOnce = message.mostHungAtOnce;
     });
   });
   return {
     url: `http://127.0.0.1:${port}/hook`,
+    stats,
     close: async () => {
       child.disconnect();
       await new Promise((resolve) => child.once('exit', resolve));
@@ -143,28 +260,54 @@ async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<v
   }
 }
 
+const phases = process.env.BENCH_PHASES?.split(',') ?? ['latency', 'isolation'];
 const results: Result[] = [];
 for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'postgres']) as Dialect[]) {
-  results.push(await benchmark(dialect));
-  console.log(JSON.stringify(results.at(-1)));
+  const result: Result = { dialect };
+  if (phases.includes('latency')) {
+    result.latency = await latencyAndThroughput(dialect);
+    console.log(JSON.stringify({ dialect, ...result.latency }));
+  }
+  if (phases.includes('isolation')) result.isolation = await isolation(dialect);
+  results.push(result);
 }
-const row = (result: Result) =>
-  `| ${result.dialect} | ${result.answerP50Ms.toFixed(1)} / ${result.answerP99Ms.toFixed(1)} ms | ${result.p50Ms.toFixed(1)} ms | ${result.p99Ms.toFixed(1)} ms | ${result.latencyMessages} | ${Math.round(result.deliveriesPerSecond).toLocaleString('en')} /s |`;
-writeReportSection(
-  'bench:webhooks',
-  `## Webhook delivery (\`npm run bench:webhooks\`)
+if (process.env.BENCH_NO_REPORT === undefined) writeReport(results);
+process.exit(0);
+
+function writeReport(all: Result[]): void {
+  const perSecond = (value: number) => `${Math.round(value).toLocaleString('en')} /s`;
+  const latencyRow = ({ dialect, latency: l }: Result) =>
+    l && `| ${dialect} | ${l.answerP50Ms.toFixed(1)} / ${l.answerP99Ms.toFixed(1)} ms | ${l.p50Ms.toFixed(1)} ms | ${l.p99Ms.toFixed(1)} ms | ${l.latencyMessages} | ${perSecond(l.deliveriesPerSecond)} |`;
+  const isolationRow = ({ dialect, isolation: i }: Result) =>
+    i && `| ${dialect} | ${i.baselinePerSecond.map(perSecond).join(', ')} | ${i.withHangingPerSecond.map(perSecond).join(', ')} | ${(i.ratio * 100).toFixed(1)} % | ${i.ratio >= ISOLATION_TARGET ? 'yes' : 'no'} | ${i.hungRequests} (${i.mostHungAtOnce} at once) |`;
+  writeReportSection(
+    'bench:webhooks',
+    `## Webhook delivery (\`npm run bench:webhooks\`)
 
 Measured ${new Date().toISOString().slice(0, 10)} at commit \`${currentCommit()}\` on ${machineDescription()}.
-The load generator and the endpoint each run in a process of their own; all share the machine's two cores with the gateway and, for PostgreSQL, its server.
+The load generator and the endpoints each run in a process of their own; all share the machine's two cores with the gateway and, for PostgreSQL, its server.
 
 | database | incoming 200, p50 / p99 | incoming → endpoint p50 at ${RATE_PER_SECOND}/s | p99 | messages | sustained deliveries |
 |---|---|---|---|---|---|
-${results.map(row).join('\n')}
+${all.map(latencyRow).filter(Boolean).join('\n')}
 
 Targets: p99 ≤ 50 ms at 1,000 messages/s, and ≥ 5,000 deliveries/s.
 Latency runs from just before \`POST /sandbox/receive\` to the endpoint having the signed delivery:
 it includes the durable commit of the message with its delivery, the worker's wake-up, signing
 and the HTTP request. Throughput drains a backlog of ${BACKLOG.toLocaleString('en')} queued deliveries with the
-default concurrency (${loadConfig({}).webhooks.maxInFlight} in flight, ${loadConfig({}).webhooks.maxInFlightPerEndpoint} per endpoint) to one endpoint.`,
-);
-process.exit(0);
+default concurrency (${DEFAULTS.maxInFlight} in flight, ${DEFAULTS.maxInFlightPerEndpoint} per endpoint) to one endpoint.
+
+### A hanging endpoint beside a healthy one
+
+| database | healthy endpoint alone | with the hanging endpoint | ratio | ≥ ${ISOLATION_TARGET * 100} %? | requests the hanging endpoint held |
+|---|---|---|---|---|---|
+${all.map(isolationRow).filter(Boolean).join('\n')}
+
+Two accounts, each with one webhook: one endpoint answers 204 at once, the other reads each
+request and never answers, so every request to it lasts the gateway's full timeout
+(${DEFAULTS.timeoutMs / 1000} s, the default) and is then retried on the schedule. Each run queues
+${ISOLATION_BACKLOG.toLocaleString('en')} deliveries for the healthy endpoint, alone (baseline) or
+interleaved with as many for the hanging one, and times the healthy endpoint until it has all of
+them. Baseline and hanging runs alternate, ${ISOLATION_ROUNDS} of each on fresh databases; the ratio is of their means.`,
+  );
+}

@@ -30,7 +30,11 @@ export interface Config {
   maxMessageLength: number;
   admin: { email: string | undefined; password: string | undefined };
   logLevel: string;
-  groupCommit: { maxBatchSize: number };
+  /**
+   * `enabled` false commits every write in a transaction of its own, as durable but dearer; it
+   * exists to measure what group commit saves (docs/benchmarks.md).
+   */
+  groupCommit: { enabled: boolean; maxBatchSize: number };
   /** Where the gateway keeps files of its own, such as a generated secret key. */
   dataDirectory: string;
   /** 32 bytes that encrypt secrets at rest; undefined means use (or create) the key file. */
@@ -43,6 +47,10 @@ export interface Config {
     sendJitterMs: number;
     /** The WhatsApp Web version to announce, when Baileys' built-in one is refused. */
     webVersion: [number, number, number] | undefined;
+  };
+  metrics: {
+    /** The bearer token `GET /metrics` asks for; undefined means there are no metrics to scrape. */
+    token: string | undefined;
   };
   version: string;
 }
@@ -117,7 +125,10 @@ export function loadConfig(env: Environment = process.env): Config {
     maxMessageLength: integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1),
     admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
     logLevel,
-    groupCommit: { maxBatchSize: integer('WAGW_GROUP_COMMIT_MAX_BATCH', 256, 1) },
+    groupCommit: {
+      enabled: env.WAGW_GROUP_COMMIT === undefined || env.WAGW_GROUP_COMMIT === '' || parseBoolean('WAGW_GROUP_COMMIT', env.WAGW_GROUP_COMMIT, problems),
+      maxBatchSize: integer('WAGW_GROUP_COMMIT_MAX_BATCH', 256, 1),
+    },
     dataDirectory: path.resolve(env.WAGW_DATA_DIR || './data'),
     secretKey: parseSecretKey(env.WAGW_SECRET_KEY, problems),
     webhooks: {
@@ -135,6 +146,7 @@ export function loadConfig(env: Environment = process.env): Config {
       sendJitterMs: integer('WAGW_BAILEYS_SEND_JITTER_MS', 0, 0),
       webVersion: parseWebVersion(env.WAGW_WA_WEB_VERSION, problems),
     },
+    metrics: { token: parseMetricsToken(env.WAGW_METRICS_TOKEN, problems) },
     version: VERSION,
   };
   if (problems.length > 0) throw new ConfigError(problems);
@@ -192,6 +204,16 @@ function parseWebVersion(raw: string | undefined, problems: string[]): [number, 
     return undefined;
   }
   return [Number(match[1]), Number(match[2]), Number(match[3])];
+}
+
+// A short token could be guessed by anyone who can reach the port; 16 characters is the floor.
+function parseMetricsToken(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,}$/.test(raw)) {
+    problems.push('WAGW_METRICS_TOKEN must be at least 16 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`).');
+    return undefined;
+  }
+  return raw;
 }
 
 function parseSecretKey(raw: string | undefined, problems: string[]): Buffer | undefined {

@@ -8,15 +8,19 @@ import { SignInService } from './accounts/sign-in-service.ts';
 import { TeamService } from './accounts/team-service.ts';
 import type { Config } from './config.ts';
 import type { EngineEvents } from './engines/engine.ts';
+import type { EngineKind } from './domain/model.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { BaileysEngine } from './engines/baileys/baileys-engine.ts';
 import type { SocketFactory } from './engines/baileys/session-socket.ts';
 import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
 import { SystemStatusService } from './operations/system-status.ts';
+import { GatewayMetrics } from './operations/metrics.ts';
 import { ReceiveMessageService } from './messaging/receive-message.ts';
 import { SendMessageService } from './messaging/send-message.ts';
+import { IdempotentSendService } from './messaging/idempotent-send.ts';
 import { SessionSupervisor } from './messaging/session-supervisor.ts';
+import { NumberLinkingService } from './messaging/number-linking.ts';
 import { openStore, type Store } from './store/database.ts';
 import { GroupCommitter } from './store/group-commit.ts';
 import { migrateToLatest } from './store/migrate.ts';
@@ -33,17 +37,23 @@ export interface Gateway {
   store: Store;
   committer: GroupCommitter;
   supervisor: SessionSupervisor;
+  /** Linking attempts started from the operator console. */
+  linking: NumberLinkingService;
   accounts: AccountsService;
   numbers: NumbersService;
   apiKeys: ApiKeysService;
   authenticator: ApiKeyAuthenticator;
   sender: SendMessageService;
+  /** Sends that carry an Idempotency-Key. */
+  idempotentSender: IdempotentSendService;
   receiver: ReceiveMessageService;
   webhooks: WebhooksService;
   signIn: SignInService;
   team: TeamService;
   history: MessageHistoryService;
   system: SystemStatusService;
+  /** The Prometheus metrics that GET /metrics serves (when a metrics token is configured). */
+  metrics: GatewayMetrics;
   /** Keys the dashboard's CSRF tokens; derived from the secret key, so it survives restarts. */
   dashboardSigningKey: Buffer;
   /** Sends webhook deliveries; started by the server only, never by the CLI. */
@@ -90,7 +100,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   }
   // PostgreSQL commits a few batches side by side, leaving pool connections for reads.
   const concurrentBatches = config.database.dialect === 'postgres' ? Math.max(1, Math.floor(config.database.poolSize / 2)) : 1;
-  const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize, concurrentBatches);
+  const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize, concurrentBatches, config.groupCommit.enabled);
+  const metrics = new GatewayMetrics(store, { processMetrics: config.metrics.token !== undefined });
   const secretKey = loadSecretKey(config.secretKey, config.dataDirectory, logger);
   const secretBox = new SecretBox(secretKey);
   const webhookClient = new WebhookHttpClient({
@@ -98,7 +109,15 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     allowPrivateAddresses: config.webhooks.allowPrivateAddresses,
     userAgent: `wa-gateway/${config.version}`,
   });
-  const deliveryWorker = new DeliveryWorker({ store, committer, client: webhookClient, secretBox, config: config.webhooks, logger });
+  const deliveryWorker = new DeliveryWorker({
+    store,
+    committer,
+    client: webhookClient,
+    secretBox,
+    config: config.webhooks,
+    logger,
+    onAttempt: (state, durationSeconds) => metrics.webhookAttempted(state, durationSeconds),
+  });
   const receiver = new ReceiveMessageService(store, committer, deliveryWorker);
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
@@ -109,8 +128,17 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     sessionStatusChanged: (event) => supervisor!.recordSessionStatus(event),
     receipt: (event) => receiver.recordReceipt(event),
   };
+  // Each engine gets its own view of the events, so that what it receives is counted under its name.
+  const eventsFrom = (engine: EngineKind): EngineEvents => ({
+    ...events,
+    incomingMessage: async (event) => {
+      const message = await receiver.receive(event);
+      metrics.messageReceived(engine);
+      return message;
+    },
+  });
   const sandbox = new SandboxEngine({
-    events,
+    events: eventsFrom('sandbox'),
     findSandboxNumber: async (phone) => {
       const number = await findNumberByPhone(store.db, phone);
       return number?.engine === 'sandbox' ? number : undefined;
@@ -119,14 +147,16 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const baileys = new BaileysEngine({
     store,
     secretBox,
-    events,
+    events: eventsFrom('baileys'),
     logger,
     pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
     version: config.baileys.webVersion,
     socketFactory: boundaries.baileysSocketFactory,
   });
-  supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, deliveryWorker, logger);
+  supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, deliveryWorker, logger, metrics);
   const accounts = new AccountsService(store);
+  const authenticator = new ApiKeyAuthenticator(store, logger);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker);
   const startedAt = new Date();
 
   return {
@@ -135,11 +165,13 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     store,
     committer,
     supervisor,
+    linking: new NumberLinkingService(supervisor, logger),
     accounts,
     numbers: new NumbersService(store, supervisor),
-    apiKeys: new ApiKeysService(store, config.apiKeyPrefix),
-    authenticator: new ApiKeyAuthenticator(store, logger),
-    sender: new SendMessageService(store, committer, supervisor, deliveryWorker),
+    apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),
+    authenticator,
+    sender,
+    idempotentSender: new IdempotentSendService(store, committer, sender, logger),
     receiver,
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, config.webhooks.allowPrivateAddresses),
     signIn: new SignInService(store, {
@@ -149,6 +181,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     team: new TeamService(store, accounts),
     history: new MessageHistoryService(store),
     system: new SystemStatusService(store, config, startedAt),
+    metrics,
     dashboardSigningKey: createHmac('sha256', secretKey).update('wa-gateway dashboard csrf').digest(),
     deliveryWorker,
     startedAt,

@@ -36,6 +36,7 @@ describe('loadConfig defaults', () => {
     assert.equal(config.http.maxConnections, 4096);
     assert.equal(config.http.shutdownGraceMs, 10_000);
     assert.equal(config.groupCommit.maxBatchSize, 256);
+    assert.equal(config.groupCommit.enabled, true);
     assert.equal(config.logLevel, 'info');
     assert.deepEqual(config.admin, { email: undefined, password: undefined });
   });
@@ -53,6 +54,7 @@ describe('loadConfig defaults', () => {
       WAGW_MAX_MESSAGE_LENGTH: '4096',
       WAGW_BODY_LIMIT_BYTES: '2048',
       WAGW_GROUP_COMMIT_MAX_BATCH: '5',
+      WAGW_GROUP_COMMIT: 'false',
     });
     assert.equal(custom.http.port, 8080);
     assert.equal(custom.http.host, '0.0.0.0');
@@ -60,6 +62,8 @@ describe('loadConfig defaults', () => {
     assert.equal(custom.maxMessageLength, 4096);
     assert.equal(custom.http.bodyLimitBytes, 2048);
     assert.equal(custom.groupCommit.maxBatchSize, 5);
+    assert.equal(custom.groupCommit.enabled, false);
+    assert.throws(() => loadConfig({ WAGW_GROUP_COMMIT: 'off' }), /WAGW_GROUP_COMMIT must be true or false/);
   });
 });
 
@@ -155,6 +159,27 @@ describe('invalid settings are refused', () => {
     assert.equal(error.name, 'ConfigError');
     assert.match(error.message, /one[\s\S]*two/);
   });
+});
+
+describe('WAGW_METRICS_TOKEN', () => {
+  it('is unset by default, so there are no metrics to scrape', () => {
+    assert.equal(loadConfig({}).metrics.token, undefined);
+    assert.equal(loadConfig({ WAGW_METRICS_TOKEN: '' }).metrics.token, undefined);
+  });
+
+  it('a token of 16 or more visible characters is kept as given', () => {
+    const token = 'f3a1c0de9b7e4d21aa55';
+    assert.equal(loadConfig({ WAGW_METRICS_TOKEN: token }).metrics.token, token);
+  });
+
+  for (const token of ['short-token', 'has a space in the middle', 'tab\tinside-the-token-x']) {
+    it(`${JSON.stringify(token)} is refused, without echoing the token`, () => {
+      const problems = problemsOf({ WAGW_METRICS_TOKEN: token });
+      assert.equal(problems.length, 1);
+      assert.match(problems[0]!, /^WAGW_METRICS_TOKEN /);
+      assert.ok(!problems[0]!.includes(token), problems[0]);
+    });
+  }
 });
 
 describe('the loaded config cannot be changed', () => {

@@ -26,6 +26,8 @@ export class ApiKeysService {
   constructor(
     private readonly store: Store,
     private readonly keyPrefix: string,
+    /** Told of each revocation once it has committed, so that no cache keeps trusting the key. */
+    private readonly keyRevoked: (keyId: string) => void = () => {},
   ) {}
 
   async createKey(input: CreateApiKeyInput): Promise<CreatedApiKey> {
@@ -72,6 +74,7 @@ export class ApiKeysService {
     }
     const at = key.revokedAt ?? new Date();
     if (key.revokedAt === null) await revokeApiKey(this.store.db, id, at);
+    this.keyRevoked(id);
     return { ...key, revokedAt: at };
   }
 }

@@ -28,6 +28,9 @@ export const notices = {
   number_removed: 'The number is removed.',
   welcome: 'Welcome! Your account is ready.',
   joined_sign_in: 'You joined the account. Sign in with your email and new password.',
+  link_started: 'Linking started. The QR code (or pairing code) appears below as soon as WhatsApp offers it.',
+  link_cancelled: 'Linking is cancelled.',
+  session_restarted: 'The session is restarting. Its status below changes as it connects.',
   number_status_set: 'The number’s status is set. Sending through it behaves as that status would.',
 } as const;
 

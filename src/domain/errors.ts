@@ -17,6 +17,11 @@ export const errorCodes = {
   quota_exceeded: 429,
   number_not_connected: 503,
   internal_error: 500,
+  // Sends with an Idempotency-Key (docs/adr/0010).
+  invalid_idempotency_key: 400,
+  request_in_progress: 409,
+  send_outcome_unknown: 409,
+  idempotency_key_reused: 422,
   // Used by the operator CLI and the dashboard rather than the public send API.
   invalid_argument: 400,
   account_not_found: 404,
@@ -39,6 +44,8 @@ export const errorCodes = {
   last_owner: 409,
   // The operator CLI's linking of a real number.
   link_failed: 409,
+  // GET /metrics, for the monitoring system rather than API clients.
+  invalid_metrics_token: 401,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -1,4 +1,5 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import { LRUCache } from 'lru-cache';
 
 /** A phone number in E.164: a plus sign and up to fifteen digits. */
 export type E164 = string & { readonly __brand: 'E164' };
@@ -22,7 +23,17 @@ export function parseE164(input: string): E164 | undefined {
   if (!DIGITS_WITH_OPTIONAL_PLUS.test(compact)) return undefined;
   const candidate = compact.startsWith('+') ? compact : `+${compact}`;
   if (candidate.length < 4) return undefined;
+  const known = recentlyParsed.get(candidate);
+  if (known !== undefined) return known;
   const parsed = parsePhoneNumberFromString(candidate);
   if (parsed === undefined || !parsed.isPossible()) return undefined;
+  recentlyParsed.set(candidate, parsed.number as E164);
   return parsed.number as E164;
 }
+
+/**
+ * Parsing costs tens of microseconds (the library compiles its patterns on every call), and a
+ * sender's own numbers come back on every send. Only numbers that parsed are kept, so every key
+ * is a short digit string and the cache's memory stays bounded whatever clients send.
+ */
+const recentlyParsed = new LRUCache<string, E164>({ max: 10_000 });

@@ -29,6 +29,15 @@ export interface LinkUpdate {
   reason?: string | null;
 }
 
+/**
+ * Statuses that end a linking attempt for good. `disconnected` counts too: while linking, the
+ * gateway does not retry on its own, so that a bad network never turns into a QR loop; the
+ * operator starts again.
+ */
+export function endsLinking(status: SessionStatus): boolean {
+  return status === 'link_expired' || status === 'logged_out' || status === 'conflict' || status === 'failed' || status === 'disconnected';
+}
+
 export interface LinkSession {
   onUpdate(listener: (update: LinkUpdate) => void): () => void;
   /** An 8-character code to type on the phone, instead of scanning the QR. */

@@ -3,10 +3,13 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Gateway } from '../main.ts';
 import { registerDashboard } from '../dashboard/plugin.ts';
-import { registerErrorHandling } from './plugins/errors.ts';
+import { answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
+import { registerHttpConformance } from './plugins/http-conformance.ts';
 import { registerJsonBodyParser } from './plugins/json-body.ts';
 import { registerRequestContext, requestIdFor } from './plugins/request-context.ts';
+import { registerRequestMetrics } from './plugins/metrics.ts';
 import { registerHealthRoute } from './routes/health.ts';
+import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerMessageRoutes } from './routes/messages.ts';
 import { errorEnvelopeSchema } from './schemas.ts';
 
@@ -30,12 +33,17 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     routerOptions: { ignoreTrailingSlash: true },
     // Requests too malformed to reach a route still get the documented envelope.
     clientErrorHandler: answerMalformedRequest,
+    frameworkErrors: answerFrameworkError,
+    // plugins/http-conformance.ts refuses a missing Host in the envelope instead of Node.
+    http: { requireHostHeader: false },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
   app.decorateRequest('apiKey', null);
   app.addSchema(errorEnvelopeSchema);
 
   registerRequestContext(app);
+  registerHttpConformance(app);
+  registerRequestMetrics(app, gateway.metrics);
   registerErrorHandling(app, config.http.bodyLimitBytes);
   registerJsonBodyParser(app);
 
@@ -56,6 +64,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   registerHealthRoute(app, gateway.store);
+  registerMetricsRoute(app, gateway.metrics, config.metrics.token);
   registerMessageRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await registerDashboard(app, gateway);

@@ -49,6 +49,31 @@ export const sentMessageResponseSchema = {
   },
 } as const;
 
+/**
+ * The send's optional Idempotency-Key header. Only its type is checked here, so that every
+ * header passes the schema; its rules (1–255 printable ASCII) give their own error code.
+ */
+export const idempotencyKeyHeadersSchema = {
+  type: 'object',
+  properties: {
+    'idempotency-key': {
+      type: 'string',
+      description:
+        'Makes retries safe: the same key with the same body within 24 hours answers the first request\'s response, and sends nothing more. 1 to 255 printable ASCII characters, unique per message; shared by /send_message and /api/send_message.',
+      examples: ['order-7731-reminder'],
+    },
+  },
+} as const;
+
+/** Present, as "true", only on an answer replayed for an Idempotency-Key. */
+export const idempotentReplayedHeaderSchema = {
+  'Idempotent-Replayed': {
+    type: 'string',
+    enum: ['true'],
+    description: 'The response is the stored answer of an earlier request with the same Idempotency-Key; nothing was sent again.',
+  },
+} as const;
+
 /** An inbound message: its sender may be known only by LID, and then from_phone is null. */
 export const receivedMessageResponseSchema = {
   type: 'object',

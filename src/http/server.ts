@@ -50,6 +50,10 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
       return 0;
     });
     if (interrupted > 0) gateway.logger.warn({ count: interrupted }, 'failed sends that a crash cut off before the engine answered');
+    // Idempotency keys past their 24 hours go in the same sweep; until then they are only ignored.
+    await gateway.idempotentSender.purgeExpired().catch((error: unknown) => {
+      gateway.logger.error({ err: error }, 'could not purge expired idempotency keys');
+    });
   };
   await sweepInterruptedSends();
   // The same minute also picks up numbers linked from the CLI while this server was running.
@@ -71,6 +75,7 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
       } finally {
         clearInterval(closeIdle);
       }
+      await gateway.linking.stopAll();
       await gateway.supervisor.stopAll();
       await gateway.close();
     })();

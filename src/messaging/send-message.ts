@@ -18,6 +18,8 @@ export interface SendRequest {
   fromPhone: E164;
   toPhone: E164;
   text: string;
+  /** The message's id, when the caller chose it beforehand (an idempotent send does). */
+  messageId?: string;
 }
 
 interface QuotaTerms {
@@ -63,7 +65,7 @@ export class SendMessageService {
     }
 
     const message: Message = {
-      id: newId('message'),
+      id: request.messageId ?? newId('message'),
       accountId: request.accountId,
       numberId: number.id,
       direction: 'outbound',

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { SessionStatus, WhatsAppNumber } from '../domain/model.ts';
+import type { EngineKind, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
-import type { Engine, InboundSimulator, LinkSession, OutgoingText, SentText, SessionStatusEvent } from '../engines/engine.ts';
+import type { Engine, EngineSendFailure, InboundSimulator, LinkSession, OutgoingText, SentText, SessionStatusEvent } from '../engines/engine.ts';
 import { EngineSendError } from '../engines/engine.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
@@ -9,6 +9,16 @@ import { sessionStatusPayload } from '../domain/webhooks.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { findNumberByPhone, listNumbers, updateNumberStatus } from '../store/repositories/numbers.ts';
 import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
+
+const RESTARTABLE: ReadonlySet<SessionStatus> = new Set(['failed', 'conflict', 'disconnected']);
+
+export type SendFailureReason = EngineSendFailure | 'engine_error';
+
+/** Hears how each send the supervisor routed went, per engine (the metrics listen here). */
+export interface SendObserver {
+  messageSent(engine: EngineKind): void;
+  messageSendFailed(engine: EngineKind, reason: SendFailureReason): void;
+}
 
 /**
  * The one place that knows which engine instance serves a number. Everything that talks to a
@@ -21,6 +31,7 @@ export class SessionSupervisor {
     private readonly committer: GroupCommitter,
     private readonly notifier: DeliveryNotifier,
     private readonly logger: Logger,
+    private readonly sendObserver?: SendObserver,
   ) {}
 
   /** Starts a session for every number the gateway holds. */
@@ -50,14 +61,29 @@ export class SessionSupervisor {
 
   /**
    * Ends the number's session and starts it again: how an operator retries a number that gave
-   * up (`failed`) or was replaced by another device (`conflict`). An engine that links only
-   * starts numbers that are linked, so an unlinked number needs `link` instead.
+   * up (`failed`), was replaced by another device (`conflict`) or is waiting out a backoff
+   * (`disconnected`). Other statuses need linking (`logged_out`, `link_expired`) or nothing.
    */
   async restart(number: WhatsAppNumber): Promise<void> {
     const engine = this.engineFor(number);
-    if (engine === undefined) throw new AppError('invalid_argument', `No ${number.engine} engine runs in this gateway.`);
+    if (engine === undefined || !engine.capabilities.linking) {
+      throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which has no session to restart.`);
+    }
+    if (!this.restartable(number)) {
+      throw new AppError('invalid_argument', `${number.phone} is ${number.status.replace(/_/g, ' ')}; only a failed, conflicting or disconnected session is restarted. Link it instead.`);
+    }
     await engine.stop(number);
     await engine.start(number);
+  }
+
+  /** Whether `restart` would act on the number as it stands. */
+  restartable(number: WhatsAppNumber): boolean {
+    return this.links(number) && RESTARTABLE.has(number.status);
+  }
+
+  /** Whether the number is linked to a phone (QR or pairing code) before it connects. */
+  links(number: WhatsAppNumber): boolean {
+    return this.engineFor(number)?.capabilities.linking === true;
   }
 
   async stopAll(): Promise<void> {
@@ -72,9 +98,19 @@ export class SessionSupervisor {
   sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText> {
     const engine = this.engineFor(number);
     if (engine === undefined) {
+      this.sendObserver?.messageSendFailed(number.engine, 'not_connected');
       return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
     }
-    return engine.sendText(number, request);
+    return engine.sendText(number, request).then(
+      (sent) => {
+        this.sendObserver?.messageSent(number.engine);
+        return sent;
+      },
+      (error: unknown) => {
+        this.sendObserver?.messageSendFailed(number.engine, error instanceof EngineSendError ? error.failure : 'engine_error');
+        throw error;
+      },
+    );
   }
 
   /** Starts linking a number to a phone, on engines that link (not the sandbox). */

@@ -4,6 +4,8 @@ import * as webhooks from './migrations/0002-webhooks.ts';
 import * as dashboard from './migrations/0003-dashboard.ts';
 import * as baileysAuth from './migrations/0004-baileys-auth.ts';
 import * as messageSenders from './migrations/0005-message-senders.ts';
+import * as idempotencyKeys from './migrations/0006-idempotency-keys.ts';
+import * as deliveryClaimIndex from './migrations/0007-delivery-claim-index.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -13,6 +15,8 @@ const migrations: Record<string, Migration> = {
   '0003-dashboard': dashboard,
   '0004-baileys-auth': baileysAuth,
   '0005-message-senders': messageSenders,
+  '0006-idempotency-keys': idempotencyKeys,
+  '0007-delivery-claim-index': deliveryClaimIndex,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -20,6 +20,7 @@ export interface Database {
   user_invites: UserInvitesTable;
   baileys_auth_creds: BaileysAuthCredsTable;
   baileys_auth_keys: BaileysAuthKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export interface AccountsTable {
@@ -202,3 +203,24 @@ export interface BaileysAuthKeysTable {
   value_ciphertext: string;
   updated_at: number;
 }
+
+/** An Idempotency-Key of the send API: claimed while its request runs, then its answer. */
+export interface IdempotencyKeysTable {
+  account_id: string;
+  idempotency_key: string;
+  /** SHA-256 (hex) of the request's normalised content. */
+  request_fingerprint: string;
+  /** The id the claiming request gives its message; the row may not exist (yet). */
+  message_id: string;
+  /** 'in_flight' while a request holds the claim, 'completed' once its answer is stored. */
+  state: string;
+  response_status: number | null;
+  /** The JSON body answered, replayed as is. */
+  response_body: string | null;
+  /** When the key was first claimed; the key expires 24 hours later. */
+  created_at: number;
+  /** When the current holder claimed it: an in-flight claim whose lease ran out is abandoned. */
+  locked_at: number;
+}
+
+export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
 import { newId } from '../domain/ids.ts';
-import type { EventPayload, WebhookAttempt } from '../domain/webhooks.ts';
+import type { DeliveryState, EventPayload, WebhookAttempt } from '../domain/webhooks.ts';
 import { renderPayload } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Store } from '../store/database.ts';
@@ -17,11 +17,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 /** How long a freed slot waits for its neighbours before they are refilled by one claim. */
 const SLOT_REFILL_DELAY_MS = 1;
-/**
- * How often a claim ranks the whole due backlog rather than its oldest rows. It bounds how long
- * one endpoint's backlog can keep other endpoints waiting, at the cost of one larger query.
- */
-const WHOLE_BACKLOG_CLAIM_INTERVAL_MS = 250;
 /** How long a claim outlives the request timeout before another worker may take the delivery. */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -32,6 +27,8 @@ export interface DeliveryWorkerOptions {
   secretBox: SecretBox;
   config: WebhookConfig;
   logger: Logger;
+  /** Told of every attempt: the delivery's state after it, and how long the request took. */
+  onAttempt?: (state: DeliveryState, durationSeconds: number) => void;
 }
 
 /**
@@ -49,7 +46,6 @@ export class DeliveryWorker implements DeliveryNotifier {
   private wakeDueAt: number | undefined;
   private timer: NodeJS.Timeout | undefined;
   private lastPruneAt = 0;
-  private lastWholeBacklogClaimAt = 0;
   private currentClaim: Promise<void> | undefined;
   private readonly settled = new Set<Promise<void>>();
   private readonly recorder: AttemptRecorder;
@@ -149,11 +145,8 @@ export class DeliveryWorker implements DeliveryNotifier {
     const freeSlotsByWebhook = new Map([...this.inFlightByWebhook].map(([id, count]) => [id, perWebhookLimit - count]));
     // A lease lost to a power cut only lapses early, so the claim may skip the fsync (it does on
     // PostgreSQL), and it does not wait for the group commit: it is the worker's heartbeat.
-    const scanWholeBacklog = now - this.lastWholeBacklogClaimAt >= WHOLE_BACKLOG_CLAIM_INTERVAL_MS;
-    if (scanWholeBacklog) this.lastWholeBacklogClaimAt = now;
     return this.options.store.transactionWithoutSync((trx) => claimDueDeliveries(trx, {
       now,
-      scanWholeBacklog,
       leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
       limit,
       perWebhookLimit,
@@ -262,6 +255,7 @@ export class DeliveryWorker implements DeliveryNotifier {
       error: result.error === null ? null : `${result.error}${result.errorDetail ? `: ${result.errorDetail}` : ''}`,
     };
     const state = succeeded ? 'delivered' : delayMs === null ? 'failed' : 'pending';
+    this.options.onAttempt?.(state, result.durationMs / 1000);
     const nextAttemptAt = delayMs === null ? null : new Date(attemptedAt.getTime() + delayMs);
     await this.recorder.record({ attempt, state, nextAttemptAt, leaseUntil: delivery.leaseUntil }, gone);
   }

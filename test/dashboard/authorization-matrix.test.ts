@@ -27,7 +27,9 @@ function allRoutes(app: FastifyInstance): Route[] {
     const depth = match[1]!.length / 4;
     stack.length = depth;
     const parent = stack.at(-1) ?? '';
-    const path = parent === '' ? match[2]! : `${parent}${parent.endsWith('/') || match[2]!.startsWith('/') ? '' : '/'}${match[2]}`;
+    // Each line holds the rest of its path after its parent's, separator included ("/cancel",
+    // ".json" and "-qr.svg" under "/link"), so the path is the plain concatenation.
+    const path = `${parent}${match[2]}`;
     stack.push(path);
     for (const method of match[3]!.split(', ')) {
       if (method === 'GET' || method === 'POST') routes.push({ method, path });

@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.ts';
-import { createGateway, createLogger } from '../../src/main.ts';
+import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { seedAccount, type SeededAccount } from '../support/gateway.ts';
 import { request, waitFor, withTimeout } from './raw-http.ts';
@@ -150,17 +150,22 @@ process.once('exit', () => {
 });
 
 /**
- * Migrates the database and seeds an account through the real services, in this process; the
- * gateway is closed again before any server process starts.
+ * Runs `work` on a gateway in this process on the database (migrated first), through the real
+ * services, and closes the gateway again; its server and workers never start.
  */
-export async function seedDatabase(databaseUrl: string): Promise<SeededAccount> {
-  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' });
+export async function withGateway<T>(databaseUrl: string, work: (gateway: Gateway) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
+  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env });
   const gateway = await createGateway(config, createLogger(config));
   try {
-    return await seedAccount(gateway);
+    return await work(gateway);
   } finally {
     await gateway.close();
   }
+}
+
+/** Migrates the database and seeds an account, before any server process starts. */
+export function seedDatabase(databaseUrl: string): Promise<SeededAccount> {
+  return withGateway(databaseUrl, (gateway) => seedAccount(gateway));
 }
 
 /** A plain connection to the database, to read what the server stored. */

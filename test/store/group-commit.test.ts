@@ -191,5 +191,36 @@ for (const dialect of dialects) {
       for (const size of writesPerTransaction.values()) assert.ok(size <= 5, `a transaction held ${size} writes`);
       assert.equal([...writesPerTransaction.values()].reduce((sum, size) => sum + size, 0), 20);
     });
+
+    it('with grouping off (WAGW_GROUP_COMMIT=false), every write commits in a transaction of its own', async () => {
+      const committer = new GroupCommitter(store.db, 256, 1, false);
+      const accounts = Array.from({ length: 20 }, (_, index) => newAccount(`alone ${index}`));
+      const transactionsSeen = new Set<Transaction<Database>>();
+      await Promise.all(
+        accounts.map((account) =>
+          committer.run(async (trx) => {
+            transactionsSeen.add(trx);
+            await insertAccount(trx, account);
+          }),
+        ),
+      );
+      assert.equal(transactions.count, 20);
+      assert.equal(transactionsSeen.size, 20);
+      for (const account of accounts) assert.equal((await findAccountById(store.db, account.id))?.name, account.name);
+    });
+
+    it('with grouping off, a failing write rejects only its caller, and drain() waits for writes in flight', async () => {
+      const committer = new GroupCommitter(store.db, 256, 1, false);
+      const duplicate = newAccount('duplicate');
+      await committer.run((trx) => insertAccount(trx, duplicate));
+      const failing = committer.run((trx) => insertAccount(trx, duplicate));
+      const fine = newAccount('fine');
+      let settled = false;
+      void committer.run((trx) => insertAccount(trx, fine)).then(() => (settled = true));
+      await committer.drain();
+      assert.ok(settled, 'drain() resolved before a write in flight had committed');
+      await assert.rejects(failing, (error: unknown) => isUniqueViolation(error));
+      assert.equal((await findAccountById(store.db, fine.id))?.name, 'fine');
+    });
   });
 }

@@ -1,13 +1,9 @@
 import type { Command } from 'commander';
 import QRCode from 'qrcode';
 import { AppError } from '../../domain/errors.ts';
-import type { LinkSession, LinkUpdate } from '../../engines/engine.ts';
+import { endsLinking, type LinkSession, type LinkUpdate } from '../../engines/engine.ts';
 import { withGateway } from '../context.ts';
 import type { Output } from '../output.ts';
-
-// Statuses that end a linking attempt for good. `disconnected` counts too: while linking, the
-// gateway does not retry on its own, so that a bad network never turns into a QR loop.
-const ENDS_LINKING = new Set(['link_expired', 'logged_out', 'conflict', 'failed', 'disconnected']);
 
 export function registerLinkCommand(numberCommand: Command): void {
   numberCommand
@@ -41,7 +37,7 @@ function followLink(session: LinkSession, usePairingCode: boolean, output: Outpu
         codeRequested = true;
         session.requestPairingCode().then((code) => notice(output, `Pairing code: ${code.slice(0, 4)}-${code.slice(4)}\nOn the phone: WhatsApp → Linked devices → Link a device → Link with phone number instead.`), reject);
       }
-      if (update.status === 'connected' || ENDS_LINKING.has(update.status)) {
+      if (update.status === 'connected' || endsLinking(update.status)) {
         unsubscribe();
         resolve(update);
       }

@@ -49,3 +49,40 @@ if (statusSource !== null) {
   };
   setInterval(refresh, 5000);
 }
+
+// Linking a number (operator console): while an attempt is under way the panel carries
+// data-link-state; each new QR is fetched as an image as WhatsApp rotates it, without a reload.
+// When the attempt ends, the page reloads once so that its status and buttons are current.
+const linkPanel = document.querySelector('[data-link-state]');
+if (linkPanel !== null) {
+  const stateUrl = linkPanel.getAttribute('data-link-state');
+  const qrUrl = linkPanel.getAttribute('data-link-qr');
+  const qrImage = document.getElementById('link-qr');
+  const statusLine = document.getElementById('link-status');
+  const pairingCode = document.getElementById('link-pairing-code');
+  let shownVersion = Number(new URL(qrImage.src || qrUrl, location.href).searchParams.get('v') ?? 0);
+  const poll = async () => {
+    try {
+      const response = await fetch(stateUrl, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+      if (!response.ok) return;
+      const { attempt } = await response.json();
+      if (attempt === null || !attempt.active) {
+        clearInterval(timer);
+        location.reload();
+        return;
+      }
+      statusLine.textContent = attempt.message;
+      const showQr = attempt.method === 'qr' && attempt.qr_version > 0;
+      if (showQr && attempt.qr_version !== shownVersion) {
+        shownVersion = attempt.qr_version;
+        qrImage.src = `${qrUrl}?v=${attempt.qr_version}`;
+      }
+      qrImage.hidden = !showQr;
+      pairingCode.textContent = attempt.pairing_code ?? '';
+      pairingCode.hidden = attempt.pairing_code === null;
+    } catch {
+      // The next poll may succeed; the QR on screen stays until then.
+    }
+  };
+  const timer = setInterval(poll, 2000);
+}

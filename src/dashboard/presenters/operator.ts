@@ -4,6 +4,7 @@ import { effectiveMonthlyLimit, planNames } from '../../domain/plans.ts';
 import type { Gateway } from '../../main.ts';
 import type { SystemStatus } from '../../operations/system-status.ts';
 import { formatCount, planLabel, type Choice } from './shared.ts';
+import { presentLinkPanel, type LinkPanelView } from './number-linking.ts';
 
 /** A value and the words a select shows for it. */
 
@@ -154,12 +155,12 @@ export async function presentOperatorNumbers(gateway: Gateway): Promise<{ number
   };
 }
 
-export async function presentOperatorNumber(gateway: Gateway, numberId: string): Promise<OperatorNumberView> {
+export async function presentOperatorNumber(gateway: Gateway, numberId: string): Promise<{ number: OperatorNumberView; panel: LinkPanelView }> {
   const number = await gateway.numbers.findNumber(numberId);
   const account = await gateway.accounts.getAccount(number.accountId);
   const holder = number.holderUserId === null ? undefined : await gateway.accounts.getUser(number.holderUserId);
   const emails = new Map(holder === undefined ? [] : [[holder.id, holder.email]]);
-  return toOperatorNumber(gateway, number, accountsById([account]), emails);
+  return { number: toOperatorNumber(gateway, number, accountsById([account]), emails), panel: presentLinkPanel(gateway, number) };
 }
 
 function toOperatorNumber(gateway: Gateway, number: WhatsAppNumber, accounts: Map<string, AccountRef>, emails: Map<string, string>): OperatorNumberView {

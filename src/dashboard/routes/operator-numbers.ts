@@ -6,8 +6,9 @@ import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentOperatorNumber, presentOperatorNumbers } from '../presenters/operator.ts';
 import { OperatorNumberPage, OperatorNumbersPage } from '../views/operator-numbers-page.tsx';
+import { registerLinkRoutes } from './operator-number-link.ts';
 
-interface NumberParams {
+export interface NumberParams {
   numberId: string;
 }
 
@@ -21,10 +22,15 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Gate
 
   app.get('/operator/numbers', async (request, reply) => render(request, reply));
 
-  app.get<{ Params: NumberParams }>('/operator/numbers/:numberId', async (request, reply) => {
-    const number = await presentOperatorNumber(gateway, request.params.numberId);
-    return sendPage(reply, OperatorNumberPage({ context: pageContext(request, reply, number.phone, 'operator'), number }));
-  });
+  const renderNumber = async (request: FastifyRequest<{ Params: NumberParams }>, reply: FastifyReply, error?: AppError) => {
+    const { number, panel } = await presentOperatorNumber(gateway, request.params.numberId);
+    const context = pageContext(request, reply, number.phone, 'operator');
+    return sendPage(reply, OperatorNumberPage({ context, number, panel, error: error?.message }), error === undefined ? 200 : httpStatusFor(error.code));
+  };
+
+  app.get<{ Params: NumberParams }>('/operator/numbers/:numberId', renderNumber);
+
+  registerLinkRoutes(app, gateway, renderNumber);
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/reassign', async (request, reply) => {
     const result = await attempt(() => gateway.numbers.reassignNumber(request.params.numberId, formText(request.body, 'account_id')));

@@ -1,6 +1,8 @@
 import type { PageContext } from '../context.ts';
+import type { LinkPanelView } from '../presenters/number-linking.ts';
 import type { AccountRef, OperatorNumberView } from '../presenters/operator.ts';
 import { ActionButton, EmptyState, ErrorSummary, NumberStatus, PostForm, StatusBadge, Time } from './components.tsx';
+import { LinkPanel } from './operator-link-panel.tsx';
 import { AccountLink, AccountOptions, OperatorFrame } from './operator-shared.tsx';
 
 interface NumbersPageProps {
@@ -98,13 +100,14 @@ function NumberRow(props: { number: OperatorNumberView; accounts: AccountRef[]; 
   );
 }
 
-export function OperatorNumberPage(props: { context: PageContext; number: OperatorNumberView }): JSX.Element {
+export function OperatorNumberPage(props: { context: PageContext; number: OperatorNumberView; panel: LinkPanelView; error?: string }): JSX.Element {
   const { number } = props;
   return (
     <OperatorFrame context={props.context} section="numbers" title={number.phone}>
       <p>
         <a href="/operator/numbers">← All numbers</a>
       </p>
+      <ErrorSummary error={props.error} />
       <section class="card" aria-label="Number facts">
         <dl class="facts">
           <dt>Id</dt>
@@ -133,9 +136,7 @@ export function OperatorNumberPage(props: { context: PageContext; number: Operat
         </dl>
       </section>
       <h2 id="link-heading">Link to WhatsApp</h2>
-      <section class="qr-placeholder" id="link-panel" aria-labelledby="link-heading">
-        <p>Linking a real WhatsApp number by QR code or pairing code arrives with the Baileys engine; sandbox numbers are connected at once.</p>
-      </section>
+      <LinkPanel panel={props.panel} csrfToken={props.context.csrfToken} />
     </OperatorFrame>
   );
 }

@@ -1,3 +1,4 @@
+import { randomFraction } from '../../domain/ids.ts';
 import type { Message, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import { monotonicFactory } from 'ulid';
@@ -10,7 +11,7 @@ export interface SandboxEngineOptions {
   findSandboxNumber(phone: E164): Promise<WhatsAppNumber | undefined>;
 }
 
-const nextUlid = monotonicFactory();
+const nextUlid = monotonicFactory(randomFraction);
 
 /**
  * The simulated WhatsApp network, and the embedded default engine.

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor, toEnvelope } from '../../domain/errors.ts';
 
 /**
@@ -16,12 +16,31 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: numb
   });
 
   app.setNotFoundHandler((request, reply) => {
-    const error = new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]}.`, 'See /docs for the API.');
-    void reply.status(404).send(toEnvelope(error));
+    void reply.status(404).send(toEnvelope(notFound(request)));
   });
 }
 
+function notFound(request: FastifyRequest): AppError {
+  return new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]}.`, 'See /docs for the API.');
+}
+
+/**
+ * Fastify's own answer to a URL it cannot decode (a broken %-escape) bypasses the error handler;
+ * given as the `frameworkErrors` option, this answers it in the envelope instead.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  let appError: AppError;
+  if (error.code === 'FST_ERR_BAD_URL') appError = new AppError('invalid_request', 'The URL is not valid: it holds a malformed %-escape.');
+  else if (typeof error.statusCode === 'number' && error.statusCode < 500) appError = new AppError('invalid_request', 'The request could not be read.', error.message);
+  else appError = new AppError('internal_error', 'Something went wrong on our side.', `request_id ${request.id}`);
+  if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed unexpectedly');
+  void reply.header('X-Request-Id', request.id).status(httpStatusFor(appError.code)).send(toEnvelope(appError));
+}
+
 function toAppError(error: FastifyError | AppError, request: FastifyRequest, bodyLimitBytes: number): AppError {
+  // On a path no route serves, the body cannot matter: whatever went wrong reading it, the
+  // answer is the 404, as it is for a body that was read without fault.
+  if (request.is404) return notFound(request);
   if (error instanceof AppError) return error;
   if (error.validation) return fromValidation(error);
   switch (error.code) {

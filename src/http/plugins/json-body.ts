@@ -1,18 +1,29 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.ts';
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+// The BOM is left in, for the JSON parser to drop exactly one; the decoder would drop one too.
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Replaces the JSON body parser with one that refuses what the default would quietly accept:
  * bytes that are not UTF-8 (which would otherwise turn into U+FFFD and change the message)
- * and prototype-poisoning keys. Every failure is `invalid_json`.
+ * and prototype-poisoning keys, both `invalid_json`, and compressed bodies, `invalid_request`.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
   // Without this, text/plain bodies would be parsed too and fail later with a vaguer error.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    // No route serves the path, so the body is never looked at: the answer is the 404.
+    if (request.is404) {
+      done(null, undefined);
+      return;
+    }
+    const coding = unsupportedContentCoding(request.headers['content-encoding']);
+    if (coding !== undefined) {
+      done(new AppError('invalid_request', 'The body must not be compressed.', `Content-Encoding ${coding} is not supported; send the JSON as it is.`), undefined);
+      return;
+    }
     let text: string;
     try {
       text = strictUtf8.decode(body as Buffer);
@@ -25,17 +36,29 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       return;
     }
     parseJson(request, text, (error, value) => {
-      if (error) done(new AppError('invalid_json', 'The body is not valid JSON.', describeJsonError(text, error)), undefined);
+      if (error) done(new AppError('invalid_json', 'The body is not valid JSON.', describeJsonError(text)), undefined);
       else done(null, value);
     });
   });
 }
 
-/** JSON.parse names the position of a syntax error; the framework's own message does not. */
-function describeJsonError(text: string, parserError: Error): string {
+/**
+ * The first content coding other than identity, if any. Reading compressed bytes as JSON would
+ * fail with a misleading error, and a body merely labelled compressed would be taken on trust.
+ */
+function unsupportedContentCoding(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  return header.split(',').map((coding) => coding.trim()).find((coding) => coding !== '' && coding.toLowerCase() !== 'identity');
+}
+
+/**
+ * JSON.parse names the position of a syntax error; the framework's own message does not. Text
+ * that JSON.parse reads was refused for a prototype key.
+ */
+function describeJsonError(text: string): string {
   try {
-    JSON.parse(text);
-    return parserError.message;
+    JSON.parse(text.replace(/^\uFEFF/, ''));
+    return 'A "__proto__" key, or a "constructor" object with a "prototype" key, is not accepted anywhere in the body.';
   } catch (syntaxError) {
     return (syntaxError as Error).message;
   }

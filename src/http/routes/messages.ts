@@ -3,8 +3,11 @@ import { AppError } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { parseMessageInput, presentMessage } from '../message-input.ts';
 import { apiKeyAuthHook, authenticatedKey } from '../plugins/api-key-auth.ts';
+import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import {
   errorResponses,
+  idempotencyKeyHeadersSchema,
+  idempotentReplayedHeaderSchema,
   messageRequestSchema,
   receivedMessageResponseSchema,
   sentMessageResponseSchema,
@@ -26,17 +29,26 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
         schema: {
           summary: 'Send a WhatsApp text message',
           description:
-            'Sends from one of your account\'s numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation.',
+            'Sends from one of your account\'s numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.',
           tags: ['messages'],
           security: bearer,
           body: messageRequestSchema,
-          response: { 200: sentMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 429, 500, 503) },
+          headers: idempotencyKeyHeadersSchema,
+          response: {
+            200: { ...sentMessageResponseSchema, headers: idempotentReplayedHeaderSchema },
+            ...errorResponses(400, 401, 403, 409, 413, 422, 429, 500, 503),
+          },
         },
       },
-      async (request) => {
+      async (request, reply) => {
         const input = parseMessageInput(request.body, maxLength);
-        const message = await gateway.sender.send({ accountId: authenticatedKey(request).accountId, ...input });
-        return presentMessage(message);
+        const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
+        const sendRequest = { accountId: authenticatedKey(request).accountId, ...input };
+        // Without a key the send takes its usual path, with no idempotency work at all.
+        if (idempotencyKey === undefined) return presentMessage(await gateway.sender.send(sendRequest));
+        const outcome = await gateway.idempotentSender.send(sendRequest, idempotencyKey, presentMessage);
+        if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
+        return reply.status(outcome.statusCode).send(outcome.body);
       },
     );
   }

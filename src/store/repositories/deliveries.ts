@@ -66,10 +66,8 @@ export interface ClaimedDelivery {
   leaseUntil: number;
 }
 
-// How many of the oldest due rows one claim ranks; a claim that finds no usable row among
-// them tries again on the next wake, after the rows it passed over have been claimed.
-const CLAIM_SCAN_MINIMUM = 64;
-const CLAIM_SCAN_MAXIMUM = 256;
+/** Per-webhook selects joined into one statement, well under SQLite's limit on compound selects. */
+const WEBHOOKS_PER_STATEMENT = 50;
 
 export interface ClaimOptions {
   now: number;
@@ -79,12 +77,6 @@ export interface ClaimOptions {
   perWebhookLimit: number;
   /** Webhooks with requests in flight, and how many more each may take now (0: none). */
   freeSlotsByWebhook: Map<string, number>;
-  /**
-   * Rank every due row instead of only the oldest few hundred. The worker asks for this now
-   * and then, so that one endpoint's backlog at the head of the queue cannot keep other
-   * endpoints' newer work out of every claim.
-   */
-  scanWholeBacklog: boolean;
 }
 
 /**
@@ -92,46 +84,19 @@ export interface ClaimOptions {
  * claim itself: of two workers racing for a row, the second finds the lease already set and
  * skips it. A worker that dies mid-attempt lets its lease lapse, and the delivery is claimed
  * again: at least once, never lost.
+ *
+ * Work is chosen per webhook, never by walking the queue: each webhook with due work is found
+ * and read through the (state, webhook_id, next_attempt_at) index. A claim therefore costs the
+ * same however large any one endpoint's backlog is, and a hanging endpoint's queue, however
+ * deep, is never read while its slots are full.
  */
 export async function claimDueDeliveries(db: Executor, options: ClaimOptions): Promise<ClaimedDelivery[]> {
-  // Only the oldest due rows are ranked, found through the (state, next_attempt_at) index, so
-  // a claim costs the same whatever the size of the backlog.
-  let oldestDue = db
-    .selectFrom('webhook_deliveries')
-    .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
-    .select(['webhook_deliveries.id', 'webhook_deliveries.webhook_id', 'webhook_deliveries.next_attempt_at'])
-    .where('webhook_deliveries.state', '=', 'pending')
-    .where('webhook_deliveries.next_attempt_at', '<=', options.now)
-    .where((eb) => eb.or([eb('webhook_deliveries.claimed_until', 'is', null), eb('webhook_deliveries.claimed_until', '<', options.now)]))
-    .where('webhooks.enabled', '=', 1)
-    .orderBy('webhook_deliveries.next_attempt_at')
-    .$if(!options.scanWholeBacklog, (query) => query.limit(Math.min(Math.max(options.limit * 2, CLAIM_SCAN_MINIMUM), CLAIM_SCAN_MAXIMUM)));
-  const saturated = [...options.freeSlotsByWebhook].filter(([, free]) => free <= 0).map(([id]) => id);
-  if (saturated.length > 0) {
-    oldestDue = oldestDue.where('webhook_deliveries.webhook_id', 'not in', saturated);
+  const shares = planShares(await webhooksWithDueWork(db, options.now), options);
+  if (shares.length === 0) return [];
+  const candidates: { id: string }[] = [];
+  for (let offset = 0; offset < shares.length; offset += WEBHOOKS_PER_STATEMENT) {
+    candidates.push(...(await oldestDueOfEach(db, shares.slice(offset, offset + WEBHOOKS_PER_STATEMENT), options.now)));
   }
-  // Each webhook gets at most its own free slots; webhooks with nothing in flight, the full share.
-  const partlyBusy = [...options.freeSlotsByWebhook].filter(([, free]) => free > 0);
-  const slotsFor =
-    partlyBusy.length === 0
-      ? sql<number>`cast(${options.perWebhookLimit} as integer)`
-      : // The casts type the parameters; PostgreSQL would otherwise read them as text.
-        sql<number>`case ${sql.join(partlyBusy.map(([id, free]) => sql`when ranked.webhook_id = ${id} then cast(${free} as integer)`), sql` `)} else cast(${options.perWebhookLimit} as integer) end`;
-  const ranked = db
-    .selectFrom(oldestDue.as('due'))
-    .select([
-      'due.id',
-      'due.webhook_id',
-      'due.next_attempt_at',
-      sql<number>`row_number() over (partition by due.webhook_id order by due.next_attempt_at)`.as('rank'),
-    ]);
-  const candidates = await db
-    .selectFrom(ranked.as('ranked'))
-    .select('ranked.id')
-    .where('ranked.rank', '<=', slotsFor)
-    .orderBy('ranked.next_attempt_at')
-    .limit(options.limit)
-    .execute();
   if (candidates.length === 0) return [];
 
   const claimed = await db
@@ -178,6 +143,85 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     previousSecretExpiresAt: row.previous_secret_expires_at,
     leaseUntil: options.leaseUntil,
   }));
+}
+
+interface WebhookWithDueWork {
+  webhook_id: string;
+  oldest_due_at: number;
+}
+
+/**
+ * Every enabled webhook with a due delivery that no one holds, and its oldest such delivery's
+ * time. The webhooks with pending deliveries are listed by skipping through the index from one
+ * webhook id to the next (one seek each, as PostgreSQL has no skip scan of its own), so the
+ * cost follows the number of webhooks with work, not the number of deliveries queued.
+ */
+async function webhooksWithDueWork(db: Executor, now: number): Promise<WebhookWithDueWork[]> {
+  const result = await sql<WebhookWithDueWork>`
+    with recursive pending_webhooks(webhook_id) as (
+      select (select webhook_id from webhook_deliveries where state = 'pending' order by webhook_id limit 1)
+      union all
+      select (
+        select next_webhook.webhook_id from webhook_deliveries next_webhook
+        where next_webhook.state = 'pending' and next_webhook.webhook_id > pending_webhooks.webhook_id
+        order by next_webhook.webhook_id limit 1
+      )
+      from pending_webhooks where pending_webhooks.webhook_id is not null
+    )
+    select due.webhook_id, due.oldest_due_at from (
+      select pending_webhooks.webhook_id, (
+        select oldest.next_attempt_at from webhook_deliveries oldest
+        where oldest.state = 'pending' and oldest.webhook_id = pending_webhooks.webhook_id
+          and oldest.next_attempt_at <= ${now}
+          and (oldest.claimed_until is null or oldest.claimed_until < ${now})
+        order by oldest.next_attempt_at limit 1
+      ) as oldest_due_at
+      from pending_webhooks
+      inner join webhooks on webhooks.id = pending_webhooks.webhook_id
+      where webhooks.enabled = 1
+    ) as due
+    where due.oldest_due_at is not null
+    order by due.oldest_due_at`.execute(db);
+  return result.rows.map((row) => ({ webhook_id: row.webhook_id, oldest_due_at: Number(row.oldest_due_at) }));
+}
+
+/**
+ * How many deliveries each webhook may take in this claim: its free slots, oldest waiting work
+ * first, until the claim's limit is reached. Webhooks at their limit take nothing.
+ */
+function planShares(webhooks: WebhookWithDueWork[], options: ClaimOptions): { webhookId: string; count: number }[] {
+  const shares: { webhookId: string; count: number }[] = [];
+  let budget = options.limit;
+  for (const { webhook_id: webhookId } of webhooks) {
+    if (budget <= 0) break;
+    const count = Math.min(options.freeSlotsByWebhook.get(webhookId) ?? options.perWebhookLimit, budget);
+    if (count <= 0) continue;
+    shares.push({ webhookId, count });
+    budget -= count;
+  }
+  return shares;
+}
+
+/** Each webhook's oldest due, unheld deliveries, as many as its share: one index range each. */
+async function oldestDueOfEach(db: Executor, shares: { webhookId: string; count: number }[], now: number) {
+  const oldestDue = (share: { webhookId: string; count: number }, index: number) =>
+    db
+      .selectFrom(
+        db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('state', '=', 'pending')
+          .where('webhook_id', '=', share.webhookId)
+          .where('next_attempt_at', '<=', now)
+          .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+          .orderBy('next_attempt_at')
+          .limit(share.count)
+          .as(`share_${index}`),
+      )
+      .selectAll();
+  let query = oldestDue(shares[0]!, 0);
+  for (let index = 1; index < shares.length; index++) query = query.unionAll(oldestDue(shares[index]!, index));
+  return query.execute();
 }
 
 /** Gives claimed deliveries back untouched, for work claimed beyond an endpoint's limit. */
@@ -378,4 +422,20 @@ export async function pruneDeliveryHistory(db: Executor, cutoff: Date): Promise<
       not(exists(selectFrom('webhook_deliveries').select('webhook_deliveries.id').whereRef('webhook_deliveries.event_id', '=', 'webhook_events.id'))),
     )
     .execute();
+}
+
+/**
+ * The outbox's depth for the metrics scrape: pending deliveries, and how many of them are due.
+ * Both read only the (state, next_attempt_at) index, so a scrape stays cheap with a backlog.
+ */
+export async function countQueuedDeliveries(db: Executor, now: number): Promise<{ pending: number; due: number }> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('pending'),
+      eb.fn.sum<number | string | null>(eb.case().when('next_attempt_at', '<=', now).then(eb.lit(1)).else(eb.lit(0)).end()).as('due'),
+    ])
+    .where('state', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return { pending: Number(row.pending), due: Number(row.due ?? 0) };
 }

@@ -108,22 +108,18 @@ export async function advanceOutboundStatus(
   at: Date,
   errorCode: string | null = null,
 ): Promise<Message | undefined> {
+  if (allowedFrom.length === 0) return undefined;
+  // One statement that checks and moves the status: two receipts racing in concurrent
+  // transactions cannot both apply, and every receipt costs one round trip, not two.
   const row = await db
-    .selectFrom('messages')
-    .selectAll()
-    .where('engine_message_id', '=', engineMessageId)
-    .where('direction', '=', 'outbound')
-    .executeTakeFirst();
-  if (row === undefined || !allowedFrom.includes(row.status as MessageStatus)) return undefined;
-  // The status is checked again in the update itself: two receipts racing in concurrent
-  // transactions must not both apply, or the later-read one could move the status back.
-  const updated = await db
     .updateTable('messages')
     .set({ status, updated_at: at.getTime(), ...(errorCode !== null && { error_code: errorCode }) })
-    .where('id', '=', row.id)
+    .where('engine_message_id', '=', engineMessageId)
+    .where('direction', '=', 'outbound')
     .where('status', 'in', allowedFrom)
+    .returningAll()
     .executeTakeFirst();
-  return Number(updated.numUpdatedRows) === 1 ? { ...toMessage(row), status } : undefined;
+  return row && toMessage(row);
 }
 
 export async function findOutboundStatus(db: Executor, engineMessageId: string): Promise<MessageStatus | undefined> {

@@ -97,3 +97,13 @@ export async function reassignNumber(db: Executor, id: string, accountId: string
     .where('id', '=', id)
     .execute();
 }
+
+/** How many numbers each engine has in each session status, for the metrics scrape. */
+export async function countNumbersByEngineAndStatus(db: Executor): Promise<{ engine: EngineKind; status: SessionStatus; count: number }[]> {
+  const rows = await db
+    .selectFrom('whatsapp_numbers')
+    .select(['engine', 'status', (eb) => eb.fn.countAll<number | string>().as('count')])
+    .groupBy(['engine', 'status'])
+    .execute();
+  return rows.map((row) => ({ engine: row.engine as EngineKind, status: row.status as SessionStatus, count: Number(row.count) }));
+}

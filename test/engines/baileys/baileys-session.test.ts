@@ -1,47 +1,27 @@
 /**
- * Adapter tests at the WhatsApp boundary. The network cannot be reached from a test, so an
- * injected socket factory hands the session fake sockets that emit Baileys-shaped events, built
- * with Baileys' own `proto` types; everything from the session inwards is the real code.
+ * Adapter tests at the WhatsApp boundary: fake sockets (fake-whatsapp.ts) emit Baileys-shaped
+ * events built with Baileys' own `proto` types; everything from the session inwards is real.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { EventEmitter } from 'node:events';
-import { Writable } from 'node:stream';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
-import { initAuthCreds, proto } from 'baileys';
-import type {
-  AnyMessageContent,
-  BaileysEventMap,
-  SignalDataSet,
-  SignalDataTypeMap,
-  SignalKeyStore,
-  WAMessage,
-  WAMessageKey,
-  WAMessageUpdate,
-} from 'baileys';
-import { pino, type Logger } from 'pino';
+import { proto } from 'baileys';
+import { pino } from 'pino';
+import type { WAMessage, WAMessageKey, WAMessageUpdate } from 'baileys';
 import { loadConfig } from '../../../src/config.ts';
 import { newId } from '../../../src/domain/ids.ts';
-import type { Message, SessionStatus, WhatsAppNumber } from '../../../src/domain/model.ts';
+import type { SessionStatus, WhatsAppNumber } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
-import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import { BaileysEngine } from '../../../src/engines/baileys/baileys-engine.ts';
 import { BaileysSession, type LinkUpdate, type SessionTimings } from '../../../src/engines/baileys/baileys-session.ts';
-import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
-import {
-  EngineSendError,
-  type EngineEvents,
-  type EngineSendFailure,
-  type IncomingMessageEvent,
-  type ReceiptEvent,
-  type SessionStatusEvent,
-} from '../../../src/engines/engine.ts';
+import { EngineSendError, type EngineSendFailure } from '../../../src/engines/engine.ts';
 import { SecretBox } from '../../../src/secrets/secret-box.ts';
 import { openStore, type Store } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrate.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.ts';
+import { FakeSocket, MemoryAuthState, RecordingEvents, RecordingSocketFactory, recordingLogger, waitFor, WARN_LEVEL } from './fake-whatsapp.ts';
 
 const OUR_PHONE = '+447700900100' as E164;
 const OUR_DIGITS = '447700900100';
@@ -60,215 +40,6 @@ const reconnect = { baseDelayMs: BASE_DELAY_MS, maxDelayMs: MAX_DELAY_MS, jitter
 /** The watchdog stays out of the way in tests that are not about it. */
 const QUIET_TIMINGS: SessionTimings = { reconnect, watchdogIdleMs: 60_000, watchdogIntervalMs: 60_000, probeTimeoutMs: 20 };
 const WATCHDOG_TIMINGS: SessionTimings = { reconnect, watchdogIdleMs: 20, watchdogIntervalMs: 10, probeTimeoutMs: 20 };
-
-// ---------------------------------------------------------------------------------------------
-// The fake WhatsApp side
-// ---------------------------------------------------------------------------------------------
-
-type EventName = keyof BaileysEventMap;
-const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update'];
-
-/** A socket whose every method is a stub that records its calls; the test emits its events. */
-class FakeSocket implements SessionSocket {
-  private readonly emitter = new EventEmitter();
-  readonly ev: SessionSocket['ev'] = {
-    on: <T extends EventName>(event: T, listener: (arg: BaileysEventMap[T]) => void) => void this.emitter.on(event, listener),
-    removeAllListeners: <T extends EventName>(event: T) => void this.emitter.removeAllListeners(event),
-  };
-  user: { id: string; lid?: string } | undefined;
-  readonly createdAt = Date.now();
-  readonly endCalls: (Error | undefined)[] = [];
-  logoutCalls = 0;
-  readonly sendCalls: { jid: string; content: AnyMessageContent; at: number }[] = [];
-  readonly onWhatsAppCalls: string[][] = [];
-  readonly pairingCodeCalls: string[] = [];
-  readonly lidLookups: string[] = [];
-  /** LID jid → PN jid, as Baileys' LID mapping store would answer. */
-  readonly lidMapping = new Map<string, string>();
-  answerOnWhatsApp: (phones: string[]) => Promise<Array<{ jid: string; exists: boolean }> | undefined> = async (phones) =>
-    phones.map((phone) => ({ jid: `${phone}@s.whatsapp.net`, exists: true }));
-  answerSend: (jid: string, content: AnyMessageContent) => Promise<proto.IWebMessageInfo | undefined> = async (jid, content) =>
-    proto.WebMessageInfo.fromObject({
-      key: { remoteJid: jid, fromMe: true, id: `3EB0OUT${this.sendCalls.length}` },
-      message: { conversation: 'text' in content ? content.text : '' },
-    });
-
-  readonly signalRepository = {
-    lidMapping: {
-      getPNForLID: async (lid: string): Promise<string | null> => {
-        this.lidLookups.push(lid);
-        return this.lidMapping.get(lid) ?? null;
-      },
-    },
-  };
-
-  emit<T extends EventName>(event: T, arg: BaileysEventMap[T]): void {
-    this.emitter.emit(event, arg);
-  }
-
-  listenerCount(): number {
-    return SESSION_EVENTS.reduce((sum, event) => sum + this.emitter.listenerCount(event), 0);
-  }
-
-  closeWith(statusCode: number): void {
-    this.emit('connection.update', { connection: 'close', lastDisconnect: { error: new Boom('closed', { statusCode }), date: new Date() } });
-  }
-
-  openAs(phoneDigits: string): void {
-    this.user = { id: `${phoneDigits}:1@s.whatsapp.net` };
-    this.emit('connection.update', { connection: 'open' });
-  }
-
-  end(error: Error | undefined): void {
-    this.endCalls.push(error);
-  }
-
-  async logout(): Promise<void> {
-    this.logoutCalls += 1;
-  }
-
-  async sendMessage(jid: string, content: AnyMessageContent): Promise<proto.IWebMessageInfo | undefined> {
-    this.sendCalls.push({ jid, content, at: Date.now() });
-    return this.answerSend(jid, content);
-  }
-
-  async onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> {
-    this.onWhatsAppCalls.push(phoneNumbers);
-    return this.answerOnWhatsApp(phoneNumbers);
-  }
-
-  async requestPairingCode(phoneNumber: string): Promise<string> {
-    this.pairingCodeCalls.push(phoneNumber);
-    return 'WAGW2345';
-  }
-}
-
-/** Records every socket it makes, and what the earlier sockets looked like at that moment. */
-class RecordingSocketFactory {
-  readonly sockets: FakeSocket[] = [];
-  readonly options: SocketOptions[] = [];
-  /** Per socket: had every earlier socket been ended, with no listeners left, when it was made? */
-  readonly earlierSocketsClosedAtCreation: boolean[] = [];
-  /** Lets a test shape a socket as it is made, e.g. one whose probe never answers. */
-  prepare: (socket: FakeSocket, index: number) => void = () => {};
-
-  readonly create: SocketFactory = (options) => {
-    this.earlierSocketsClosedAtCreation.push(this.sockets.every((socket) => socket.endCalls.length > 0 && socket.listenerCount() === 0));
-    const socket = new FakeSocket();
-    this.prepare(socket, this.sockets.length);
-    this.sockets.push(socket);
-    this.options.push(options);
-    return socket;
-  };
-
-  get latest(): FakeSocket {
-    const socket = this.sockets.at(-1);
-    assert.ok(socket, 'a socket was made');
-    return socket;
-  }
-}
-
-/** The auth state in memory: the same object on every load, as the database would give back. */
-class MemoryAuthState implements DatabaseAuthState {
-  saveCalls = 0;
-  clearCalls = 0;
-  private readonly stored = new Map<string, unknown>();
-  readonly state: DatabaseAuthState['state'];
-
-  constructor() {
-    const stored = this.stored;
-    const keys: SignalKeyStore = {
-      async get<T extends keyof SignalDataTypeMap>(category: T, ids: string[]) {
-        const found: { [id: string]: SignalDataTypeMap[T] } = {};
-        for (const id of ids) {
-          const value = stored.get(`${category}/${id}`);
-          if (value !== undefined) found[id] = value as SignalDataTypeMap[T];
-        }
-        return found;
-      },
-      async set(data: SignalDataSet) {
-        for (const [category, entries] of Object.entries(data)) {
-          for (const [id, value] of Object.entries(entries ?? {})) {
-            if (value === null || value === undefined) stored.delete(`${category}/${id}`);
-            else stored.set(`${category}/${id}`, value);
-          }
-        }
-      },
-    };
-    this.state = { creds: initAuthCreds(), keys };
-  }
-
-  markLinked(phoneDigits: string): void {
-    this.state.creds.me = { id: `${phoneDigits}:1@s.whatsapp.net` };
-  }
-
-  async saveCreds(): Promise<void> {
-    this.saveCalls += 1;
-  }
-
-  async clear(): Promise<void> {
-    this.clearCalls += 1;
-    this.stored.clear();
-  }
-}
-
-class RecordingEvents implements EngineEvents {
-  readonly incoming: IncomingMessageEvent[] = [];
-  readonly statuses: SessionStatusEvent[] = [];
-  readonly receipts: ReceiptEvent[] = [];
-
-  async incomingMessage(event: IncomingMessageEvent): Promise<Message> {
-    this.incoming.push(event);
-    return {
-      id: newId('message'),
-      accountId: newId('account'),
-      numberId: null,
-      direction: 'inbound',
-      fromPhone: event.fromPhone,
-      fromLid: event.fromLid,
-      toPhone: event.toPhone,
-      text: event.text,
-      contentKind: event.contentKind,
-      status: 'received',
-      engineMessageId: event.engineMessageId,
-      createdAt: event.receivedAt,
-    };
-  }
-
-  async sessionStatusChanged(event: SessionStatusEvent): Promise<void> {
-    this.statuses.push(event);
-  }
-
-  async receipt(event: ReceiptEvent): Promise<void> {
-    this.receipts.push(event);
-  }
-
-  statusNames(): SessionStatus[] {
-    return this.statuses.map((event) => event.status);
-  }
-}
-
-/** A real pino logger whose lines land in an array, so a test can count the warnings. */
-function recordingLogger(): { logger: Logger; lines: { level: number; msg: string }[] } {
-  const lines: { level: number; msg: string }[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(line) as { level: number; msg: string });
-      done();
-    },
-  });
-  return { logger: pino({ level: 'debug' }, sink), lines };
-}
-
-const WARN_LEVEL = 40;
-
-async function waitFor(what: string, condition: () => boolean, timeoutMs = 1_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await delay(2);
-  }
-}
 
 function ourNumber(): WhatsAppNumber {
   const at = new Date();

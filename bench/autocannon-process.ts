@@ -1,0 +1,50 @@
+/**
+ * Autocannon in a process of its own, so that generating load does not take the event loop of
+ * the benchmark's own process. It takes its orders over IPC, runs once and reports autocannon's
+ * result. Each request's body is a send to a different recipient, as real traffic is, so that
+ * nothing keyed by the recipient is warmer than it would be in production.
+ */
+import autocannon from 'autocannon';
+
+export interface AutocannonOrder {
+  url: string;
+  headers: Record<string, string>;
+  fromPhone: string;
+  text: string;
+  connections: number;
+  durationSeconds: number;
+  overallRate?: number;
+}
+
+/** 90,000 distinct UK mobile numbers, none of them a sandbox number; the sandbox sends nowhere. */
+const RECIPIENT_COUNT = 90_000;
+
+process.once('message', (order: AutocannonOrder) => {
+  let sent = 0;
+  const instance = autocannon(
+    {
+      url: order.url,
+      connections: order.connections,
+      duration: order.durationSeconds,
+      ...(order.overallRate !== undefined && { overallRate: Math.max(1, Math.round(order.overallRate)) }),
+      requests: [
+        {
+          method: 'POST',
+          headers: order.headers,
+          setupRequest: (request) => {
+            const recipient = `+4477009${10_000 + (sent++ % RECIPIENT_COUNT)}`;
+            return { ...request, body: JSON.stringify({ from_phone: order.fromPhone, to_phone: recipient, message: order.text }) };
+          },
+        },
+      ],
+    },
+    (error, result) => {
+      if (error) {
+        console.error(error);
+        process.exit(1);
+      }
+      process.send!({ result }, () => process.exit(0));
+    },
+  );
+  process.once('disconnect', () => instance.stop());
+});

@@ -1,0 +1,64 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import QRCode from 'qrcode';
+import { AppError } from '../../domain/errors.ts';
+import type { Gateway } from '../../main.ts';
+import type { LinkMethod } from '../../messaging/number-linking.ts';
+import { attempt, formText } from '../forms.ts';
+import { redirectWithNotice } from '../notices.ts';
+import { presentLinkState } from '../presenters/number-linking.ts';
+import type { NumberParams } from './operator-numbers.ts';
+
+type NumberRequest = FastifyRequest<{ Params: NumberParams }>;
+type RenderNumber = (request: NumberRequest, reply: FastifyReply, error?: AppError) => Promise<FastifyReply>;
+
+const LINK_METHODS: readonly LinkMethod[] = ['qr', 'pairing_code'];
+
+/**
+ * Linking a real number from its console page: start (QR or pairing code), the state the page
+ * polls, the QR as an SVG image, cancel, and restarting a session that gave up.
+ */
+export function registerLinkRoutes(app: FastifyInstance, gateway: Gateway, renderNumber: RenderNumber): void {
+  const numberPage = (number: { id: string }) => `/operator/numbers/${encodeURIComponent(number.id)}`;
+
+  app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/link', async (request, reply) => {
+    const number = await gateway.numbers.findNumber(request.params.numberId);
+    const method = formText(request.body, 'method') as LinkMethod;
+    const result = await attempt(async () => {
+      if (!LINK_METHODS.includes(method)) throw new AppError('invalid_argument', 'Choose to link with a QR code or with a pairing code.');
+      return gateway.linking.start(number, method);
+    });
+    if (!result.ok) return renderNumber(request, reply, result.error);
+    return redirectWithNotice(reply, `${numberPage(number)}#link-panel`, 'link_started');
+  });
+
+  app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/link/cancel', async (request, reply) => {
+    const number = await gateway.numbers.findNumber(request.params.numberId);
+    await gateway.linking.cancel(number.id);
+    return redirectWithNotice(reply, numberPage(number), 'link_cancelled');
+  });
+
+  app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/restart', async (request, reply) => {
+    const number = await gateway.numbers.findNumber(request.params.numberId);
+    const result = await attempt(() => gateway.supervisor.restart(number));
+    if (!result.ok) return renderNumber(request, reply, result.error);
+    return redirectWithNotice(reply, numberPage(number), 'session_restarted');
+  });
+
+  // Polled every two seconds while the QR is on screen; an operator waiting to scan is not
+  // "activity" any more than the status poll is.
+  app.get<{ Params: NumberParams }>('/operator/numbers/:numberId/link.json', { config: { passiveSession: true } }, async (request, reply) => {
+    const number = await gateway.numbers.findNumber(request.params.numberId);
+    const current = gateway.linking.current(number.id);
+    void reply.header('cache-control', 'no-store');
+    return { number_status: number.status, attempt: current === undefined ? null : presentLinkState(current) };
+  });
+
+  app.get<{ Params: NumberParams }>('/operator/numbers/:numberId/link-qr.svg', { config: { passiveSession: true } }, async (request, reply) => {
+    const number = await gateway.numbers.findNumber(request.params.numberId);
+    const qr = gateway.linking.current(number.id)?.qr ?? null;
+    if (qr === null) throw new AppError('not_found', 'There is no QR code to show: start linking first, or the attempt has ended.');
+    const svg = await QRCode.toString(qr, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
+    // The QR grants access to the WhatsApp account while it is valid, so no cache may keep it.
+    return reply.header('cache-control', 'no-store').type('image/svg+xml').send(svg);
+  });
+}

@@ -1,0 +1,179 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { engineKinds, sessionStatuses, type EngineKind } from '../domain/model.ts';
+import type { DeliveryState } from '../domain/webhooks.ts';
+import type { SendFailureReason, SendObserver } from '../messaging/session-supervisor.ts';
+import type { Store } from '../store/database.ts';
+import { countQueuedDeliveries } from '../store/repositories/deliveries.ts';
+import { countNumbersByEngineAndStatus } from '../store/repositories/numbers.ts';
+
+/** What a webhook attempt led to, named by the delivery's state after it. */
+const webhookAttemptOutcomes: Record<DeliveryState, string> = { delivered: 'delivered', pending: 'retrying', failed: 'given_up' };
+
+// Spelled out as a record so that a new refusal of the engine port cannot be left out here.
+const sendFailureReasons = Object.keys({
+  not_connected: true,
+  rejected: true,
+  recipient_not_on_whatsapp: true,
+  engine_error: true,
+} satisfies Record<SendFailureReason, true>) as SendFailureReason[];
+
+/** The route label of requests that matched no route, so that random paths add no series. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+/** Suited to an API whose answers take a millisecond or two, with room for slow commits. */
+const HTTP_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** A receiver may take up to the webhook timeout (15 s by default) to answer. */
+const WEBHOOK_DURATION_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
+
+export interface GatewayMetricsOptions {
+  /**
+   * Also export the process's CPU, memory, event loop and GC figures. They start monitors that
+   * live as long as the process, so they are only worth it where metrics are scraped.
+   */
+  processMetrics: boolean;
+}
+
+/**
+ * The gateway's Prometheus metrics. Each gateway owns its registry, never prom-client's global
+ * one, so that several gateways in one process (as in the tests) count apart. Counters tick in
+ * memory; the gauges that describe the database (queue depth, sessions) are read when scraped.
+ */
+export class GatewayMetrics implements SendObserver {
+  readonly registry = new Registry();
+  private readonly httpRequests: Counter<'method' | 'route' | 'status_code'>;
+  private readonly httpDuration: Histogram<'method' | 'route'>;
+  private readonly messagesSent: Counter<'engine'>;
+  private readonly messageSendFailures: Counter<'engine' | 'reason'>;
+  private readonly messagesReceived: Counter<'engine'>;
+  private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly webhookAttemptDuration: Histogram<'outcome'>;
+
+  constructor(store: Store, options: GatewayMetricsOptions) {
+    const registers = [this.registry];
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'wagw_' });
+
+    this.httpRequests = new Counter({
+      name: 'wagw_http_requests_total',
+      help: 'HTTP requests answered, by method, route pattern and status code.',
+      labelNames: ['method', 'route', 'status_code'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'wagw_http_request_duration_seconds',
+      help: 'Time from receiving a request to the end of its answer, by method and route pattern.',
+      labelNames: ['method', 'route'],
+      buckets: HTTP_DURATION_BUCKETS_SECONDS,
+      registers,
+    });
+    this.messagesSent = new Counter({
+      name: 'wagw_messages_sent_total',
+      help: 'Outgoing messages an engine accepted, by engine.',
+      labelNames: ['engine'],
+      registers,
+    });
+    this.messageSendFailures = new Counter({
+      name: 'wagw_message_send_failures_total',
+      help: 'Outgoing messages an engine refused, by engine and reason.',
+      labelNames: ['engine', 'reason'],
+      registers,
+    });
+    this.messagesReceived = new Counter({
+      name: 'wagw_messages_received_total',
+      help: 'Incoming messages stored, by engine.',
+      labelNames: ['engine'],
+      registers,
+    });
+    this.webhookAttempts = new Counter({
+      name: 'wagw_webhook_attempts_total',
+      help: 'Webhook delivery attempts, by what they led to: delivered, retrying or given_up.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    this.webhookAttemptDuration = new Histogram({
+      name: 'wagw_webhook_attempt_duration_seconds',
+      help: 'Time a webhook attempt took, from sending the request to the answer or the error.',
+      labelNames: ['outcome'],
+      buckets: WEBHOOK_DURATION_BUCKETS_SECONDS,
+      registers,
+    });
+    this.registerDatabaseGauges(store, registers);
+    this.startAtZero();
+  }
+
+  /** Called once per answered request, so on the send path: it does two label lookups and nothing else. */
+  observeRequest(method: string, route: string | undefined, statusCode: number, durationSeconds: number): void {
+    const routeLabel = route ?? UNMATCHED_ROUTE;
+    this.httpRequests.inc({ method, route: routeLabel, status_code: statusCode });
+    this.httpDuration.observe({ method, route: routeLabel }, durationSeconds);
+  }
+
+  messageSent(engine: EngineKind): void {
+    this.messagesSent.inc({ engine });
+  }
+
+  messageSendFailed(engine: EngineKind, reason: SendFailureReason): void {
+    this.messageSendFailures.inc({ engine, reason });
+  }
+
+  messageReceived(engine: EngineKind): void {
+    this.messagesReceived.inc({ engine });
+  }
+
+  /** `state` is the delivery's state after the attempt: delivered, pending (a retry is due) or failed. */
+  webhookAttempted(state: DeliveryState, durationSeconds: number): void {
+    const outcome = webhookAttemptOutcomes[state];
+    this.webhookAttempts.inc({ outcome });
+    this.webhookAttemptDuration.observe({ outcome }, durationSeconds);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The text exposition of every metric; runs the scrape-time queries. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /**
+   * Both queries are cheap: the queue depth reads only the (state, next_attempt_at) index, and
+   * the numbers table holds one row per WhatsApp number. A failing query fails the scrape, which
+   * Prometheus reports as the target being down rather than as stale figures.
+   */
+  private registerDatabaseGauges(store: Store, registers: Registry[]): void {
+    const queueDepth = new Gauge({
+      name: 'wagw_webhook_queue_depth',
+      help: 'Webhook deliveries not yet delivered or given up: due now, or waiting for their retry time.',
+      labelNames: ['status'],
+      registers,
+      collect: async () => {
+        const queued = await countQueuedDeliveries(store.db, Date.now());
+        queueDepth.set({ status: 'due' }, queued.due);
+        queueDepth.set({ status: 'waiting_retry' }, queued.pending - queued.due);
+      },
+    });
+    const sessions = new Gauge({
+      name: 'wagw_sessions',
+      help: 'WhatsApp numbers by engine and session status.',
+      labelNames: ['engine', 'status'],
+      registers,
+      collect: async () => {
+        const counts = await countNumbersByEngineAndStatus(store.db);
+        // Every pair is written, zeros included, so that a status that empties reads 0 instead
+        // of vanishing from the scrape.
+        for (const engine of engineKinds) for (const status of sessionStatuses) sessions.set({ engine, status }, 0);
+        for (const { engine, status, count } of counts) sessions.set({ engine, status }, count);
+      },
+    });
+  }
+
+  /** Counters exist from the start, so `rate()` and `increase()` see their first event. */
+  private startAtZero(): void {
+    for (const engine of engineKinds) {
+      this.messagesSent.inc({ engine }, 0);
+      this.messagesReceived.inc({ engine }, 0);
+      for (const reason of sendFailureReasons) this.messageSendFailures.inc({ engine, reason }, 0);
+    }
+    for (const outcome of Object.values(webhookAttemptOutcomes)) this.webhookAttempts.inc({ outcome }, 0);
+  }
+}

@@ -1,0 +1,208 @@
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { errorCodes, type ErrorCode } from '../../src/domain/errors.ts';
+import { type FuzzRequest, type FuzzWorld, IMPOSSIBLE_PHONE_DIGITS, RECIPIENT_PHONES } from './fuzz-requests.ts';
+
+/**
+ * What a request must get, worked out from its bytes by the documented rules alone (the README's
+ * error table and docs/api.md's order of checks), never by calling the gateway's own code.
+ */
+
+export type Outcome = 200 | ErrorCode;
+export type RouteName = 'send' | 'receive' | 'health' | 'unknown' | 'bad-url';
+
+export interface Expectation {
+  route: RouteName;
+  /**
+   * Every answer the request may get. More than one where the rules leave it open: which of two
+   * broken things is reported first, or whether libphonenumber deems a digit string possible.
+   */
+  allowed: Set<Outcome>;
+  /** For codes that name something, the values `details` may take. */
+  details: Map<ErrorCode, Set<string>>;
+  /** What a 200 must echo; a phone is undefined when only the server's metadata knows it. */
+  success?: { fromPhone: string | undefined; toPhone: string | undefined; text: string };
+}
+
+/** Accumulates the answers that may come before the first check that surely fails. */
+class Verdict {
+  private readonly allowed = new Set<Outcome>();
+  private readonly details = new Map<ErrorCode, Set<string>>();
+
+  constructor(private readonly route: RouteName) {}
+
+  mayFail(code: ErrorCode, details?: string[]): void {
+    this.allowed.add(code);
+    if (details !== undefined) this.details.set(code, new Set([...(this.details.get(code) ?? []), ...details]));
+  }
+
+  fail(codes: ErrorCode | ErrorCode[], details?: string[]): Expectation {
+    for (const code of [codes].flat()) this.mayFail(code, details);
+    return { route: this.route, allowed: this.allowed, details: this.details };
+  }
+
+  succeed(success?: Expectation['success']): Expectation {
+    this.allowed.add(200);
+    return { route: this.route, allowed: this.allowed, details: this.details, ...(success !== undefined && { success }) };
+  }
+}
+
+export function routeOf(method: string, url: string): RouteName {
+  let path: string;
+  try {
+    path = decodeURIComponent(url.split('?')[0] ?? '');
+  } catch {
+    return 'bad-url';
+  }
+  // A trailing slash is forgiven.
+  if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+  if (path === '/health') return method === 'GET' || method === 'HEAD' ? 'health' : 'unknown';
+  if (path === '/send_message' || path === '/api/send_message') return method === 'POST' ? 'send' : 'unknown';
+  if (path === '/sandbox/receive') return method === 'POST' ? 'receive' : 'unknown';
+  return 'unknown';
+}
+
+function firstValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+type PhoneClass = { kind: 'valid'; e164: string } | { kind: 'invalid' } | { kind: 'unknown' };
+
+/** Spaces, dashes, dots and parentheses are ignored; a plus may lead; nothing else is allowed. */
+function classifyPhone(value: string, world: FuzzWorld): PhoneClass {
+  const compact = value.trim().replace(/[ ().-]/g, '');
+  if (!/^\+?[0-9]+$/.test(compact)) return { kind: 'invalid' };
+  const digits = compact.replace('+', '');
+  const known = [...RECIPIENT_PHONES, ...world.ownedPhones, ...world.foreignPhones].find((phone) => phone.slice(1) === digits);
+  if (known !== undefined) return { kind: 'valid', e164: known };
+  if (digits.length < 3 || IMPOSSIBLE_PHONE_DIGITS.includes(digits)) return { kind: 'invalid' };
+  return { kind: 'unknown' };
+}
+
+/** A `__proto__` key, or a `constructor` object with a `prototype`, at any depth. */
+function hasPrototypeKey(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Object.hasOwn(node, '__proto__')) return true;
+    const constructorValue: unknown = Object.hasOwn(node, 'constructor') ? (node as { constructor: unknown }).constructor : undefined;
+    if (constructorValue !== null && typeof constructorValue === 'object' && Object.hasOwn(constructorValue, 'prototype')) return true;
+    pending.push(...Object.values(node));
+  }
+  return false;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+const FIELDS = ['from_phone', 'to_phone', 'message'] as const;
+
+export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectation {
+  const route = routeOf(request.method, request.url);
+  const verdict = new Verdict(route);
+  if (route === 'bad-url') return verdict.fail('invalid_request');
+  if (route === 'unknown') return verdict.fail('not_found');
+  if (route === 'health') return verdict.succeed();
+
+  // 1. auth, before the body is read
+  if (request.authIntent === 'missing') return verdict.fail('missing_api_key');
+  if (request.authIntent === 'invalid') return verdict.fail('invalid_api_key');
+  if (request.authIntent === 'missing-or-invalid') return verdict.fail(['missing_api_key', 'invalid_api_key']);
+
+  // 2. the body: media type, size, coding, UTF-8, JSON, shape
+  const contentType = firstValue(request.headers['content-type']);
+  const isJson = contentType !== undefined && contentType.split(';')[0]!.trim().toLowerCase() === 'application/json';
+  const bytes = request.payload ?? Buffer.alloc(0);
+  if (bytes.length === 0) return verdict.fail(isJson ? ['invalid_json', 'invalid_request'] : 'invalid_request');
+  if (!isJson) return verdict.fail('invalid_request');
+  if (bytes.length > world.bodyLimitBytes) return verdict.fail('payload_too_large');
+  const codings = [request.headers['content-encoding'] ?? []].flat().join(',').split(',').map((coding) => coding.trim().toLowerCase());
+  if (codings.some((coding) => coding !== '' && coding !== 'identity')) return verdict.fail('invalid_request');
+  let value: unknown;
+  try {
+    // A leading byte order mark is tolerated, as the decoder's default does.
+    value = JSON.parse(strictUtf8.decode(bytes));
+  } catch {
+    return verdict.fail('invalid_json');
+  }
+  if (hasPrototypeKey(value)) return verdict.fail('invalid_json');
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return verdict.fail('invalid_request');
+  const body = value as Record<string, unknown>;
+  const wrongFields = FIELDS.filter((field) => typeof body[field] !== 'string');
+  if (wrongFields.length > 0) return verdict.fail('invalid_request', wrongFields);
+
+  // 3. from_phone, then to_phone
+  const phones = { from_phone: classifyPhone(body.from_phone as string, world), to_phone: classifyPhone(body.to_phone as string, world) };
+  for (const field of ['from_phone', 'to_phone'] as const) {
+    if (phones[field].kind === 'invalid') return verdict.fail('invalid_phone_number', [field]);
+    if (phones[field].kind === 'unknown') verdict.mayFail('invalid_phone_number', [field]);
+  }
+
+  // 4. the message
+  const text = body.message as string;
+  if (text.includes('\u0000') || /\p{Cs}/u.test(text)) return verdict.fail('invalid_request', ['message']);
+  if (text.trim() === '') return verdict.fail('empty_message');
+  if ([...text].length > world.maxMessageLength) return verdict.fail('message_too_long');
+
+  // 5. ownership: the sender of a send, the sandbox number of a receive
+  const ownedField = route === 'send' ? phones.from_phone : phones.to_phone;
+  if (ownedField.kind !== 'valid' || !world.ownedPhones.includes(ownedField.e164)) return verdict.fail('phone_not_owned');
+
+  // The account is on an unlimited plan and sandbox numbers are always connected: no 429, no 503.
+  const e164 = (phone: PhoneClass) => (phone.kind === 'valid' ? phone.e164 : undefined);
+  return verdict.succeed({ fromPhone: e164(phones.from_phone), toPhone: e164(phones.to_phone), text });
+}
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const E164_PATTERN = /^\+[1-9][0-9]{3,14}$/;
+
+/**
+ * Checks one answer against its expectation and the documented contract. `documentedStatuses`
+ * are the statuses the OpenAPI document lists for the route.
+ */
+export function assertAnswer(request: FuzzRequest, expected: Expectation, response: LightMyRequestResponse, documentedStatuses: Set<number>): void {
+  const status = response.statusCode;
+  assert.ok(status < 500, `a ${status}, never a 5xx: ${response.body}`);
+  const suppliedId = request.headers['x-request-id'];
+  const echoedId = String(response.headers['x-request-id']);
+  if (typeof suppliedId === 'string' && SAFE_REQUEST_ID.test(suppliedId)) assert.equal(echoedId, suppliedId, 'a safe X-Request-Id is echoed');
+  else assert.match(echoedId, /^req_[0-9a-z]{26}$/, 'a missing or unsafe X-Request-Id is replaced');
+  if (request.method === 'HEAD') {
+    assert.equal(status, expected.allowed.has(200) ? 200 : 404);
+    return;
+  }
+  assert.match(String(response.headers['content-type']), /^application\/json/);
+  if (status === 200) {
+    assert.ok(expected.allowed.has(200), `200, but expected one of ${[...expected.allowed].join(', ')}: ${response.body}`);
+    assertSuccessBody(expected, response.json());
+    return;
+  }
+  const envelope = response.json() as Record<string, unknown>;
+  assert.deepEqual(Object.keys(envelope).filter((key) => !['error', 'message', 'details'].includes(key)), [], 'the envelope has only error, message and details');
+  const code = envelope.error as ErrorCode;
+  assert.ok(Object.hasOwn(errorCodes, code), `an error code from the table: ${String(code)}`);
+  assert.equal(status, errorCodes[code], `the status of ${code} is the table's`);
+  assert.ok(documentedStatuses.has(status), `${status} is documented for ${expected.route}`);
+  assert.ok(expected.allowed.has(code), `${code} (${String(envelope.details)}), but expected one of ${[...expected.allowed].join(', ')}`);
+  assert.equal(typeof envelope.message, 'string');
+  assert.ok((envelope.message as string).length > 0);
+  assert.ok(envelope.details === undefined || typeof envelope.details === 'string', 'details is a string when present');
+  const namedFields = expected.details.get(code);
+  if (namedFields !== undefined) assert.ok(namedFields.has(envelope.details as string), `${code} names one of ${[...namedFields].join(', ')}, not ${String(envelope.details)}`);
+}
+
+function assertSuccessBody(expected: Expectation, answer: Record<string, unknown>): void {
+  if (expected.route === 'health') {
+    assert.deepEqual(answer, { ok: true });
+    return;
+  }
+  const success = expected.success!;
+  assert.match(String(answer.message_id), /^msg_[0-9a-z]{26}$/);
+  assert.equal(new Date(String(answer.created_at)).toISOString(), answer.created_at);
+  assert.equal(answer.message, success.text, 'the text comes back byte for byte');
+  assert.equal(answer.status, expected.route === 'send' ? 'sent' : 'received');
+  for (const [field, phone] of [['from_phone', success.fromPhone], ['to_phone', success.toPhone]] as const) {
+    if (phone !== undefined) assert.equal(answer[field], phone, `${field} in E.164`);
+    else assert.match(String(answer[field]), E164_PATTERN, `${field} in E.164`);
+  }
+  if (expected.route === 'receive') assert.equal(answer.from_lid, null);
+}
