@@ -13,6 +13,8 @@ export interface Config {
     bodyLimitBytes: number;
     /** Bounds open sockets, since no timer ever cuts a slow request (see docs/adr). */
     maxConnections: number;
+    /** Bounds the open sockets of one client address (an IPv6 /64), so that no one takes them all. */
+    maxConnectionsPerAddress: number;
     shutdownGraceMs: number;
     /**
      * Which reverse proxies' X-Forwarded-For/-Proto to believe, for client addresses and HTTPS
@@ -114,6 +116,7 @@ export function loadConfig(env: Environment = process.env): Config {
       port: integer('PORT', 3000, 0, 65_535),
       bodyLimitBytes: integer('WAGW_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
       maxConnections: integer('WAGW_MAX_CONNECTIONS', 4096, 1),
+      maxConnectionsPerAddress: integer('WAGW_MAX_CONNECTIONS_PER_IP', 256, 1),
       shutdownGraceMs: integer('WAGW_SHUTDOWN_GRACE_MS', 10_000, 0),
       trustProxy: parseTrustProxy(env.WAGW_TRUST_PROXY),
     },

@@ -34,6 +34,7 @@ describe('loadConfig defaults', () => {
     assert.equal(config.maxMessageLength, 65_536);
     assert.equal(config.http.bodyLimitBytes, 1_048_576);
     assert.equal(config.http.maxConnections, 4096);
+    assert.equal(config.http.maxConnectionsPerAddress, 256);
     assert.equal(config.http.shutdownGraceMs, 10_000);
     assert.equal(config.groupCommit.maxBatchSize, 256);
     assert.equal(config.groupCommit.enabled, true);
@@ -55,6 +56,7 @@ describe('loadConfig defaults', () => {
       WAGW_BODY_LIMIT_BYTES: '2048',
       WAGW_GROUP_COMMIT_MAX_BATCH: '5',
       WAGW_GROUP_COMMIT: 'false',
+      WAGW_MAX_CONNECTIONS_PER_IP: '8',
     });
     assert.equal(custom.http.port, 8080);
     assert.equal(custom.http.host, '0.0.0.0');
@@ -63,7 +65,9 @@ describe('loadConfig defaults', () => {
     assert.equal(custom.http.bodyLimitBytes, 2048);
     assert.equal(custom.groupCommit.maxBatchSize, 5);
     assert.equal(custom.groupCommit.enabled, false);
+    assert.equal(custom.http.maxConnectionsPerAddress, 8);
     assert.throws(() => loadConfig({ WAGW_GROUP_COMMIT: 'off' }), /WAGW_GROUP_COMMIT must be true or false/);
+    assert.throws(() => loadConfig({ WAGW_MAX_CONNECTIONS_PER_IP: '0' }), /WAGW_MAX_CONNECTIONS_PER_IP must be a whole number from 1/);
   });
 });
 

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Gateway } from '../main.ts';
+import { newId } from '../domain/ids.ts';
 import { registerDashboard } from '../dashboard/plugin.ts';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpConformance } from './plugins/http-conformance.ts';
@@ -84,6 +85,6 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: import('no
     message: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP.',
   });
   socket.end(
-    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 400 Bad Request\r\nX-Request-Id: ${newId('request')}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -1,5 +1,9 @@
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { addressKey } from '../accounts/sign-in-throttle.ts';
 import type { Gateway } from '../main.ts';
 import { buildApp } from './app.ts';
 
@@ -22,7 +26,8 @@ export interface RunningServer {
 /**
  * Listens and owns the process's shutdown. No timer cuts a request short: slow automated
  * senders may trickle a body for as long as they need (docs/adr/0003). What bounds the cost of
- * that is WAGW_MAX_CONNECTIONS, enforced by the server socket itself.
+ * that is WAGW_MAX_CONNECTIONS, enforced by the server socket itself, and
+ * WAGW_MAX_CONNECTIONS_PER_IP, so that one client cannot take every slot.
  */
 export async function startServer(gateway: Gateway): Promise<RunningServer> {
   const app = await buildApp(gateway);
@@ -31,6 +36,7 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
   server.headersTimeout = 0;
   server.timeout = 0;
   server.maxConnections = gateway.config.http.maxConnections;
+  boundConnectionsPerAddress(server, gateway.config.http.maxConnectionsPerAddress, gateway.logger);
 
   // Once shutdown starts, every answer closes its connection. Fastify only does this for
   // requests that arrive after closing began, so an answer to a request already in flight
@@ -90,5 +96,36 @@ export function stopOnSignals(server: RunningServer, gateway: Gateway): void {
     if (err) gateway.logger.error({ err }, 'stopping after an unexpected error');
     else gateway.logger.info({ signal }, 'stopping');
     await server.stop();
+  });
+}
+
+/**
+ * Destroys a new connection at once when its address already holds `maxPerAddress` open ones,
+ * as the total bound does. The address is the socket's own: X-Forwarded-For is not known until
+ * a request arrives, so behind a reverse proxy every client shares the proxy's count
+ * (docs/operations.md). IPv6 clients are counted per /64, since one client usually holds a
+ * whole /64, and IPv4-mapped IPv6 addresses as the IPv4 address they are.
+ */
+function boundConnectionsPerAddress(server: Server, maxPerAddress: number, logger: Logger): void {
+  const open = new Map<string, number>();
+  // Addresses refused since they were last below the bound: one warning per episode, not per socket.
+  const saturated = new Set<string>();
+  server.on('connection', (socket: Socket) => {
+    if (socket.remoteAddress === undefined) return; // already gone
+    const key = addressKey(socket.remoteAddress);
+    const count = open.get(key) ?? 0;
+    if (count >= maxPerAddress) {
+      socket.destroy();
+      if (!saturated.has(key)) logger.warn({ address: key, maxPerAddress }, 'refusing connections from an address at its bound');
+      saturated.add(key);
+      return;
+    }
+    open.set(key, count + 1);
+    socket.once('close', () => {
+      const left = (open.get(key) ?? 1) - 1;
+      if (left === 0) open.delete(key);
+      else open.set(key, left);
+      saturated.delete(key);
+    });
   });
 }

@@ -18,7 +18,7 @@ const sendFailureReasons = Object.keys({
 } satisfies Record<SendFailureReason, true>) as SendFailureReason[];
 
 /** The route label of requests that matched no route, so that random paths add no series. */
-export const UNMATCHED_ROUTE = 'unmatched';
+const UNMATCHED_ROUTE = 'unmatched';
 
 /** Suited to an API whose answers take a millisecond or two, with room for slow commits. */
 const HTTP_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -136,7 +136,7 @@ export class GatewayMetrics implements SendObserver {
   }
 
   /**
-   * Both queries are cheap: the queue depth reads only the (state, next_attempt_at) index, and
+   * Both queries are cheap: the queue depth is answered from an index led by the state, and
    * the numbers table holds one row per WhatsApp number. A failing query fails the scrape, which
    * Prometheus reports as the target being down rather than as stale figures.
    */

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
+import { QueuedSqliteDialect } from './sqlite-queued-driver.ts';
 
 /** A query runner: the database itself or an open transaction. Repositories take either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -54,7 +55,7 @@ function postgresWithoutSync<T>(db: Kysely<Database>, work: (trx: Transaction<Da
 function openSqlite(file: string): Kysely<Database> {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   return new Kysely<Database>({
-    dialect: new SqliteDialect({
+    dialect: new QueuedSqliteDialect({
       database: async () => {
         const connection = new SqliteDatabase(file);
         // WAL with synchronous=FULL fsyncs the log on every commit, so a committed row

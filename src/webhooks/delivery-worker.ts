@@ -6,8 +6,10 @@ import { renderPayload } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { claimDueDeliveries, pruneDeliveryHistory, releaseClaims, type ClaimedDelivery } from '../store/repositories/deliveries.ts';
+import { claimDueDeliveries, releaseClaims, type ClaimedDelivery } from '../store/repositories/delivery-claims.ts';
+import { pruneDeliveryHistory } from '../store/repositories/deliveries.ts';
 import { AttemptRecorder } from './attempt-recorder.ts';
+import { EndpointSlots, type SlotOutcome } from './endpoint-slots.ts';
 import type { DeliveryNotifier } from './outbox.ts';
 import { applyRetryAfter, retryDelayMs } from './retry-policy.ts';
 import { signatureHeaders } from './signing.ts';
@@ -19,6 +21,11 @@ const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 const SLOT_REFILL_DELAY_MS = 1;
 /** How long a claim outlives the request timeout before another worker may take the delivery. */
 const LEASE_MARGIN_MS = 5_000;
+/**
+ * After this long unanswered (or half the timeout, if that is shorter) a request stops counting
+ * against the overall in-flight limit. Healthy endpoints answer well within it.
+ */
+const SLOW_REQUEST_MS = 1_000;
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -33,13 +40,13 @@ export interface DeliveryWorkerOptions {
 
 /**
  * Sends queued deliveries. It claims due work in batches, keeps many requests in flight, and
- * bounds them per endpoint as well as overall, so a hanging endpoint only ever holds its own
- * slots: the claim skips webhooks already at their limit, and other endpoints' work flows past.
- * All state lives in the database; the worker holds nothing that a crash could lose.
+ * bounds them per endpoint as well as overall (EndpointSlots), so a hanging endpoint only ever
+ * holds its own slots: the claim skips webhooks already at their limit, and other endpoints'
+ * work flows past. All state lives in the database; the worker holds nothing that a crash
+ * could lose.
  */
 export class DeliveryWorker implements DeliveryNotifier {
-  private readonly inFlightByWebhook = new Map<string, number>();
-  private inFlight = 0;
+  private readonly slots: EndpointSlots;
   private running = false;
   private claiming = false;
   private wakeRequested = false;
@@ -54,6 +61,11 @@ export class DeliveryWorker implements DeliveryNotifier {
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.recorder = new AttemptRecorder(options.store, options.committer, options.config, options.logger);
+    const { maxInFlight, maxInFlightPerEndpoint, timeoutMs } = options.config;
+    this.slots = new EndpointSlots(
+      { maxInFlight, maxInFlightPerEndpoint, slowAfterMs: Math.min(SLOW_REQUEST_MS, timeoutMs / 2) },
+      () => this.wake(SLOT_REFILL_DELAY_MS),
+    );
   }
 
   start(): void {
@@ -61,7 +73,6 @@ export class DeliveryWorker implements DeliveryNotifier {
     this.deliveriesQueued();
   }
 
-  /** Stops claiming and waits for the attempts in flight (each bounded by the timeout). */
   /**
    * Stops claiming, cuts the requests in flight short (they are recorded as failed and retried
    * after the restart, so a hanging endpoint cannot hold up a shutdown), and waits until every
@@ -120,7 +131,7 @@ export class DeliveryWorker implements DeliveryNotifier {
     let claimedFullBatch = false;
     try {
       await this.pruneIfDue();
-      const room = this.options.config.maxInFlight - this.inFlight;
+      const room = this.slots.room();
       if (room > 0) {
         const claimed = await this.claim(room);
         claimedFullBatch = claimed.length === room;
@@ -141,34 +152,21 @@ export class DeliveryWorker implements DeliveryNotifier {
 
   private claim(limit: number): Promise<ClaimedDelivery[]> {
     const now = Date.now();
-    const perWebhookLimit = this.options.config.maxInFlightPerEndpoint;
-    const freeSlotsByWebhook = new Map([...this.inFlightByWebhook].map(([id, count]) => [id, perWebhookLimit - count]));
     // A lease lost to a power cut only lapses early, so the claim may skip the fsync (it does on
     // PostgreSQL), and it does not wait for the group commit: it is the worker's heartbeat.
     return this.options.store.transactionWithoutSync((trx) => claimDueDeliveries(trx, {
       now,
       leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
       limit,
-      perWebhookLimit,
-      freeSlotsByWebhook,
+      perWebhookLimit: this.options.config.maxInFlightPerEndpoint,
+      freeSlotsByWebhook: this.slots.freeSlotsByWebhook(),
     }));
   }
 
   /** Keeps what fits under each endpoint's limit and hands the rest back at once. */
   private async withinEndpointLimits(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
-    const accepted: ClaimedDelivery[] = [];
-    const returned: string[] = [];
-    const planned = new Map(this.inFlightByWebhook);
-    for (const delivery of claimed) {
-      const count = planned.get(delivery.webhookId) ?? 0;
-      if (count < this.options.config.maxInFlightPerEndpoint) {
-        planned.set(delivery.webhookId, count + 1);
-        accepted.push(delivery);
-      } else {
-        returned.push(delivery.id);
-      }
-    }
-    await releaseClaims(this.options.store.db, returned);
+    const { accepted, rejected } = this.slots.fit(claimed);
+    await releaseClaims(this.options.store.db, rejected.map((delivery) => delivery.id));
     return accepted;
   }
 
@@ -179,15 +177,7 @@ export class DeliveryWorker implements DeliveryNotifier {
    */
   private track(delivery: ClaimedDelivery): void {
     const { webhookId } = delivery;
-    this.inFlight += 1;
-    this.inFlightByWebhook.set(webhookId, (this.inFlightByWebhook.get(webhookId) ?? 0) + 1);
-    const freeSlot = () => {
-      this.inFlight -= 1;
-      const remaining = (this.inFlightByWebhook.get(webhookId) ?? 1) - 1;
-      if (remaining === 0) this.inFlightByWebhook.delete(webhookId);
-      else this.inFlightByWebhook.set(webhookId, remaining);
-      this.wake(SLOT_REFILL_DELAY_MS);
-    };
+    const freeSlot = this.slots.take(webhookId);
     const settled = this.attempt(delivery, freeSlot)
       .catch((error: unknown) => {
         this.options.logger.error({ err: error, webhookId }, 'a webhook attempt failed unexpectedly');
@@ -196,9 +186,9 @@ export class DeliveryWorker implements DeliveryNotifier {
     this.settled.add(settled);
   }
 
-  private async attempt(delivery: ClaimedDelivery, freeSlot: () => void): Promise<void> {
+  private async attempt(delivery: ClaimedDelivery, freeSlot: (outcome: SlotOutcome) => void): Promise<void> {
     const attemptedAt = new Date();
-    let result: AttemptResult;
+    let result: AttemptResult | undefined;
     try {
       const body = renderPayload(JSON.parse(delivery.payload) as EventPayload, delivery.webhookId);
       // webhook-id is the delivery id, the same on every retry, so receivers can deduplicate.
@@ -216,7 +206,7 @@ export class DeliveryWorker implements DeliveryNotifier {
         retryAfterMs: null,
       };
     } finally {
-      freeSlot();
+      freeSlot(slotOutcomeOf(result));
     }
     await this.record(delivery, attemptedAt, result);
   }
@@ -266,4 +256,10 @@ export class DeliveryWorker implements DeliveryNotifier {
     this.lastPruneAt = now;
     await pruneDeliveryHistory(this.options.store.db, new Date(now - this.options.config.attemptRetentionDays * DAY_MS));
   }
+}
+
+/** Any HTTP answer, even an error status, shows the endpoint responsive; a timeout, that it is not. */
+function slotOutcomeOf(result: AttemptResult | undefined): SlotOutcome {
+  if (result?.error === 'timeout') return 'timed_out';
+  return result?.statusCode != null ? 'answered' : 'failed';
 }

@@ -45,7 +45,7 @@ const MAX_DIGITS = 15;
  * Numbers written the many ways people write them: separators anywhere, with or without +. The
  * layout is drawn apart from the number, so that no arbitrary is built per generated value.
  */
-export function formattedPhone(phones: readonly string[]): fc.Arbitrary<string> {
+function formattedPhone(phones: readonly string[]): fc.Arbitrary<string> {
   const layout = fc.record({
     opening: fc.constantFrom('', '', '('),
     plus: fc.boolean(),
@@ -87,7 +87,7 @@ const ODD_CHARACTERS = [
 ];
 const WHITESPACE = [' ', '\t', '\n', '\r', '\u00a0', '\u3000', '\u2028', '\ufeff', '\u000b', '\u000c'];
 
-export function messageText(world: FuzzWorld): fc.Arbitrary<string> {
+function messageText(world: FuzzWorld): fc.Arbitrary<string> {
   const max = world.maxMessageLength;
   return fc.oneof(
     { weight: 4, arbitrary: fc.string({ unit: 'grapheme', minLength: 1, maxLength: 80 }) },
@@ -319,7 +319,9 @@ export function fuzzRequest(world: FuzzWorld): fc.Arbitrary<FuzzRequest> {
         if (type !== undefined) headers['content-type'] = type;
         if (encoding !== undefined) headers['content-encoding'] = encoding;
         if (id !== undefined) headers['x-request-id'] = id;
-        return { method, url: path, headers, payload: bytes, authIntent: auth.intent, family: `${method} ${path}` };
+        const request: FuzzRequest = { method, url: path, headers, payload: bytes, authIntent: auth.intent, family: `${method} ${path}` };
+        // A failure report shows this summary rather than every byte of a 100 KiB body.
+        return Object.assign(request, { [fc.toStringMethod]: () => describeRequest(request) });
       }),
   );
 }

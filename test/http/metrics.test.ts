@@ -4,7 +4,7 @@ import { engineKinds, sessionStatuses } from '../../src/domain/model.ts';
 import type { E164 } from '../../src/domain/phone.ts';
 import { EngineSendError } from '../../src/engines/engine.ts';
 import { dialects } from '../support/databases.ts';
-import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
+import { seedAccount, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 import { eventually, onlyDelivery, receiveIncoming, startDeliveringGateway, subscribeFresh, webhookEnv } from '../webhooks/delivery-support.ts';
 
@@ -202,7 +202,7 @@ for (const dialect of dialects) {
       const waits = [];
       for (const [, prefix] of outcomes) {
         const account = await seedAccount(test.gateway);
-        const { webhook } = await test.gateway.webhooks.createWebhook(account.accountId, { url: receiver.url(`${prefix}-${uniquePhone()}`), eventTypes: ['message'] });
+        const { webhook } = await test.gateway.webhooks.createWebhook(account.accountId, { url: receiver.url(`${prefix}/${account.accountId}`), eventTypes: ['message'] });
         await receiveIncoming(test, account, `to ${prefix}`);
         // The counters move as the answer arrives, before the attempt row is written.
         waits.push(onlyDelivery(test, webhook.id, (entry) => entry.attempts.length === 1));

@@ -138,8 +138,9 @@ export class RawHttpConnection {
     );
   }
 
-  static open(port: number, timeoutMs = 5_000): Promise<RawHttpConnection> {
-    const socket = net.connect({ host: '127.0.0.1', port });
+  /** `from` picks the client's end: another loopback address such as 127.0.0.2, or ::1 for IPv6. */
+  static open(port: number, timeoutMs = 5_000, from: { host?: string; localAddress?: string } = {}): Promise<RawHttpConnection> {
+    const socket = net.connect({ host: from.host ?? '127.0.0.1', port, ...(from.localAddress !== undefined && { localAddress: from.localAddress }) });
     const connection = new RawHttpConnection(socket);
     return withTimeout(
       new Promise((resolve, reject) => {

@@ -10,6 +10,7 @@ const BODY_TRICKLE_MS = 6_000;
 const BODY_SILENCE_MS = 2_000;
 const HEADER_TRICKLE_MS = 2_500;
 const MAX_CONNECTIONS = 5;
+const MAX_CONNECTIONS_PER_IP = 3;
 
 function sendBody(test: ListeningGateway, text: string): Buffer {
   return Buffer.from(JSON.stringify({ from_phone: test.sender.phones[0], to_phone: '+14155550100', message: text }));
@@ -139,6 +140,68 @@ for (const dialect of dialects) {
       const response = await newcomer.nextResponse(5_000);
       assert.equal(response.statusCode, 200);
       assert.deepEqual(JSON.parse(response.body), { ok: true });
+    });
+  });
+
+  describe(`WAGW_MAX_CONNECTIONS_PER_IP bounds one address's sockets (${dialect})`, () => {
+    let test: ListeningGateway;
+    const connections: RawHttpConnection[] = [];
+    const open = async (from: { host?: string; localAddress?: string } = {}) => {
+      const connection = await RawHttpConnection.open(test.port, 5_000, from);
+      connections.push(connection);
+      return connection;
+    };
+
+    before(async () => {
+      // Listening on every IPv6 and IPv4 address, so that IPv4 clients arrive IPv4-mapped.
+      test = await startListeningGateway(dialect, { HOST: '::', WAGW_MAX_CONNECTIONS_PER_IP: String(MAX_CONNECTIONS_PER_IP) });
+    });
+    after(async () => {
+      for (const connection of connections) connection.close();
+      await test.close();
+    });
+
+    async function assertServed(connection: RawHttpConnection): Promise<void> {
+      await connection.write(healthRequest(test.port));
+      const response = await connection.nextResponse(5_000);
+      assert.equal(response.statusCode, 200);
+      assert.deepEqual(JSON.parse(response.body), { ok: true });
+    }
+
+    async function assertRefused(connection: RawHttpConnection): Promise<void> {
+      await connection.write(healthRequest(test.port)).catch(() => {});
+      await withTimeout(connection.closed, 5_000, 'the server to close a connection over the per-address bound');
+      assert.equal(connection.bytesReceived, 0, 'the refused connection got no response');
+    }
+
+    it('with one address at its bound, its next connection is closed unanswered, another address is served, and the held ones still work', async () => {
+      const held: RawHttpConnection[] = [];
+      for (let index = 0; index < MAX_CONNECTIONS_PER_IP; index++) held.push(await open());
+      await waitFor(async () => (await test.openConnections()) === MAX_CONNECTIONS_PER_IP, 5_000, 'the server to hold the idle sockets');
+
+      await assertRefused(await open());
+      await assertServed(await open({ localAddress: '127.0.0.2' }));
+      await assertServed(await open({ host: '::1' }));
+
+      const text = `within the per-address bound ${randomBytes(4).toString('hex')}`;
+      const body = sendBody(test, text);
+      await held[0]!.write(jsonPostHead(test.port, '/send_message', body, test.sender.apiKey));
+      await held[0]!.write(body);
+      const response = await held[0]!.nextResponse(5_000);
+      assert.equal(response.statusCode, 200, response.body);
+      assert.equal(JSON.parse(response.body).message, text);
+      for (const connection of held) assert.equal(connection.isClosed, false, 'held sockets stay open');
+    });
+
+    it('once one of its sockets closes, the address is served again', async () => {
+      const fromFirst = connections.filter((connection) => !connection.isClosed && connection.socket.localAddress?.endsWith('127.0.0.1'));
+      assert.equal(fromFirst.length, MAX_CONNECTIONS_PER_IP, 'the address is still at its bound');
+      await assertRefused(await open());
+
+      const openBefore = await test.openConnections();
+      fromFirst[0]!.close();
+      await waitFor(async () => (await test.openConnections()) < openBefore, 5_000, 'the server to notice the closed socket');
+      await assertServed(await open());
     });
   });
 }

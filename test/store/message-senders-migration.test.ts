@@ -45,7 +45,8 @@ for (const dialect of dialects) {
         insert into messages (id, account_id, number_id, direction, from_phone, to_phone, text, status, engine_message_id, error_code, created_at, updated_at)
         values (${oldMessageId}, ${accountId}, ${numberId}, 'inbound', '+14155550100', '+447700900001', 'from before', 'received', 'engine-old', null, 1000, 1000)
       `.execute(store.db);
-      assert.deepEqual(await migrateToLatest(store.db, store.dialect), ['0005-message-senders']);
+      // Later migrations run too; this one must be the first of them.
+      assert.equal((await migrateToLatest(store.db, store.dialect))[0], '0005-message-senders');
     });
 
     after(async () => {

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor, toEnvelope } from '../../domain/errors.ts';
+import { loggableUrl } from './request-context.ts';
 
 /**
  * The one place where failures become responses. Everything, from a thrown AppError to a
@@ -34,7 +35,10 @@ export function answerFrameworkError(error: FastifyError, request: FastifyReques
   else if (typeof error.statusCode === 'number' && error.statusCode < 500) appError = new AppError('invalid_request', 'The request could not be read.', error.message);
   else appError = new AppError('internal_error', 'Something went wrong on our side.', `request_id ${request.id}`);
   if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed unexpectedly');
-  void reply.header('X-Request-Id', request.id).status(httpStatusFor(appError.code)).send(toEnvelope(appError));
+  const status = httpStatusFor(appError.code);
+  // No hook runs for such a request, so its one log line is written here.
+  request.log.info({ method: request.method, url: loggableUrl(request.url), status }, 'request');
+  void reply.header('X-Request-Id', request.id).status(status).send(toEnvelope(appError));
 }
 
 function toAppError(error: FastifyError | AppError, request: FastifyRequest, bodyLimitBytes: number): AppError {

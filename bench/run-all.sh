@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# npm run bench: every benchmark in turn, each rewriting its own section of docs/benchmarks.md.
+# package.json runs this under scripts/with-postgres.sh, so all of them share one throwaway
+# PostgreSQL server. Set BENCH_DIALECTS=sqlite (or postgres) to measure one dialect only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+run() {
+  echo "== $1" >&2
+  node --import tsx "$1"
+}
+
+run bench/send.ts        # send throughput and latency against the ceiling; durability cost
+run bench/webhooks.ts    # incoming → endpoint latency; sustained deliveries
+# The many-numbers benchmark joins the run as soon as its script exists.
+if [ -f bench/many-numbers.ts ]; then
+  run bench/many-numbers.ts
+else
+  echo "== bench/many-numbers.ts does not exist yet; skipped" >&2
+fi

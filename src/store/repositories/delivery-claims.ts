@@ -1,0 +1,185 @@
+import type { DeliveredEventType } from '../../domain/webhooks.ts';
+import { sql } from 'kysely';
+import type { Executor } from '../database.ts';
+
+/** Everything the worker needs to make one attempt, sealed secrets included. */
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  url: string;
+  eventType: DeliveredEventType;
+  payload: string;
+  attemptCount: number;
+  createdAt: number;
+  sealedSecret: string;
+  sealedPreviousSecret: string | null;
+  previousSecretExpiresAt: number | null;
+  /** The lease this claim set; an outcome is written only while the lease is still this one. */
+  leaseUntil: number;
+}
+
+/** Per-webhook selects joined into one statement, well under SQLite's limit on compound selects. */
+const WEBHOOKS_PER_STATEMENT = 50;
+
+export interface ClaimOptions {
+  now: number;
+  leaseUntil: number;
+  limit: number;
+  /** At most this many per webhook in one claim: one endpoint's backlog cannot fill a batch. */
+  perWebhookLimit: number;
+  /** Webhooks whose share is not `perWebhookLimit` now, and how many more each may take (0: none). */
+  freeSlotsByWebhook: Map<string, number>;
+}
+
+/**
+ * Claims due deliveries of enabled webhooks by setting a lease. The conditional update is the
+ * claim itself: of two workers racing for a row, the second finds the lease already set and
+ * skips it. A worker that dies mid-attempt lets its lease lapse, and the delivery is claimed
+ * again: at least once, never lost.
+ *
+ * Work is chosen per webhook, never by walking the queue: each webhook with due work is found
+ * and read through the (state, webhook_id, next_attempt_at) index. A claim therefore costs the
+ * same however large any one endpoint's backlog is, and a hanging endpoint's queue, however
+ * deep, is never read while its slots are full.
+ */
+export async function claimDueDeliveries(db: Executor, options: ClaimOptions): Promise<ClaimedDelivery[]> {
+  const shares = planShares(await webhooksWithDueWork(db, options.now), options);
+  if (shares.length === 0) return [];
+  const candidates: { id: string }[] = [];
+  for (let offset = 0; offset < shares.length; offset += WEBHOOKS_PER_STATEMENT) {
+    candidates.push(...(await oldestDueOfEach(db, shares.slice(offset, offset + WEBHOOKS_PER_STATEMENT), options.now)));
+  }
+  if (candidates.length === 0) return [];
+
+  const claimed = await db
+    .updateTable('webhook_deliveries')
+    .set({ claimed_until: options.leaseUntil })
+    .where('id', 'in', candidates.map((row) => row.id))
+    // Everything the candidates were chosen by is checked again here, where it counts: a row
+    // another worker claimed or finished since the select is left alone. The checks form one
+    // expression so that SQLite finds the rows by id: given them as separate terms, its planner
+    // ranges over the due index instead, a cost that grows with every delivery queued.
+    .where(
+      sql<boolean>`(case when state = 'pending' and next_attempt_at <= ${options.now} and (claimed_until is null or claimed_until < ${options.now}) then 1 else 0 end) = 1`,
+    )
+    .returning('id')
+    .execute();
+  if (claimed.length === 0) return [];
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
+    .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+    .select([
+      'webhook_deliveries.id',
+      'webhook_deliveries.webhook_id',
+      'webhook_deliveries.attempt_count',
+      'webhook_deliveries.created_at',
+      'webhooks.url',
+      'webhooks.secret_ciphertext',
+      'webhooks.previous_secret_ciphertext',
+      'webhooks.previous_secret_expires_at',
+      'webhook_events.event_type',
+      'webhook_events.payload',
+    ])
+    .where('webhook_deliveries.id', 'in', claimed.map((row) => row.id))
+    .orderBy('webhook_deliveries.next_attempt_at')
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    webhookId: row.webhook_id,
+    url: row.url,
+    eventType: row.event_type as DeliveredEventType,
+    payload: row.payload,
+    attemptCount: row.attempt_count,
+    createdAt: row.created_at,
+    sealedSecret: row.secret_ciphertext,
+    sealedPreviousSecret: row.previous_secret_ciphertext,
+    previousSecretExpiresAt: row.previous_secret_expires_at,
+    leaseUntil: options.leaseUntil,
+  }));
+}
+
+interface WebhookWithDueWork {
+  webhook_id: string;
+  oldest_due_at: number;
+}
+
+/**
+ * Every enabled webhook with a due delivery that no one holds, and its oldest such delivery's
+ * time. The webhooks with pending deliveries are listed by skipping through the index from one
+ * webhook id to the next (one seek each, as PostgreSQL has no skip scan of its own), so the
+ * cost follows the number of webhooks with work, not the number of deliveries queued.
+ */
+async function webhooksWithDueWork(db: Executor, now: number): Promise<WebhookWithDueWork[]> {
+  const result = await sql<WebhookWithDueWork>`
+    with recursive pending_webhooks(webhook_id) as (
+      select (select webhook_id from webhook_deliveries where state = 'pending' order by webhook_id limit 1)
+      union all
+      select (
+        select next_webhook.webhook_id from webhook_deliveries next_webhook
+        where next_webhook.state = 'pending' and next_webhook.webhook_id > pending_webhooks.webhook_id
+        order by next_webhook.webhook_id limit 1
+      )
+      from pending_webhooks where pending_webhooks.webhook_id is not null
+    )
+    select due.webhook_id, due.oldest_due_at from (
+      select pending_webhooks.webhook_id, (
+        select oldest.next_attempt_at from webhook_deliveries oldest
+        where oldest.state = 'pending' and oldest.webhook_id = pending_webhooks.webhook_id
+          and oldest.next_attempt_at <= ${now}
+          and (oldest.claimed_until is null or oldest.claimed_until < ${now})
+        order by oldest.next_attempt_at limit 1
+      ) as oldest_due_at
+      from pending_webhooks
+      inner join webhooks on webhooks.id = pending_webhooks.webhook_id
+      where webhooks.enabled = 1
+    ) as due
+    where due.oldest_due_at is not null
+    order by due.oldest_due_at`.execute(db);
+  return result.rows.map((row) => ({ webhook_id: row.webhook_id, oldest_due_at: Number(row.oldest_due_at) }));
+}
+
+/**
+ * How many deliveries each webhook may take in this claim: its free slots, oldest waiting work
+ * first, until the claim's limit is reached. Webhooks at their limit take nothing.
+ */
+function planShares(webhooks: WebhookWithDueWork[], options: ClaimOptions): { webhookId: string; count: number }[] {
+  const shares: { webhookId: string; count: number }[] = [];
+  let budget = options.limit;
+  for (const { webhook_id: webhookId } of webhooks) {
+    if (budget <= 0) break;
+    const count = Math.min(options.freeSlotsByWebhook.get(webhookId) ?? options.perWebhookLimit, budget);
+    if (count <= 0) continue;
+    shares.push({ webhookId, count });
+    budget -= count;
+  }
+  return shares;
+}
+
+/** Each webhook's oldest due, unheld deliveries, as many as its share: one index range each. */
+async function oldestDueOfEach(db: Executor, shares: { webhookId: string; count: number }[], now: number) {
+  const oldestDue = (share: { webhookId: string; count: number }, index: number) =>
+    db
+      .selectFrom(
+        db
+          .selectFrom('webhook_deliveries')
+          .select('id')
+          .where('state', '=', 'pending')
+          .where('webhook_id', '=', share.webhookId)
+          .where('next_attempt_at', '<=', now)
+          .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+          .orderBy('next_attempt_at')
+          .limit(share.count)
+          .as(`share_${index}`),
+      )
+      .selectAll();
+  let query = oldestDue(shares[0]!, 0);
+  for (let index = 1; index < shares.length; index++) query = query.unionAll(oldestDue(shares[index]!, index));
+  return query.execute();
+}
+
+/** Gives claimed deliveries back untouched, for work claimed beyond an endpoint's limit. */
+export async function releaseClaims(db: Executor, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('webhook_deliveries').set({ claimed_until: null }).where('id', 'in', ids).execute();
+}
