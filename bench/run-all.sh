@@ -12,9 +12,4 @@ run() {
 
 run bench/send.ts        # send throughput and latency against the ceiling; durability cost
 run bench/webhooks.ts    # incoming → endpoint latency; sustained deliveries
-# The many-numbers benchmark joins the run as soon as its script exists.
-if [ -f bench/many-numbers.ts ]; then
-  run bench/many-numbers.ts
-else
-  echo "== bench/many-numbers.ts does not exist yet; skipped" >&2
-fi
+run bench/many-numbers.ts  # start-up time and memory with 10,000 numbers

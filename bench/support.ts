@@ -18,9 +18,12 @@ export function machineDescription(): string {
   return `${os.cpus().length} × ${cpu}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${os.platform()} ${os.release()}`;
 }
 
+/** The short commit hash, marked when the working tree differs from it. */
 export function currentCommit(): string {
   try {
-    return execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+    const commit = execSync('git rev-parse --short HEAD', { encoding: 'utf8' }).trim();
+    const changed = execSync('git status --porcelain --untracked-files=no', { encoding: 'utf8' }).trim() !== '';
+    return changed ? `${commit}, with uncommitted changes` : commit;
   } catch {
     return 'unknown';
   }

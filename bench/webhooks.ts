@@ -20,6 +20,7 @@ import type { E164 } from '../src/domain/phone.ts';
 import { enqueueEvent } from '../src/webhooks/outbox.ts';
 import { createTestDatabase, type Dialect } from '../test/support/databases.ts';
 import { fork } from 'node:child_process';
+import { sql } from 'kysely';
 import { currentCommit, machineDescription, percentile, writeReportSection } from './support.ts';
 
 const RATE_PER_SECOND = 1_000;
@@ -45,6 +46,9 @@ interface LatencyResult {
 interface IsolationResult {
   baselinePerSecond: number[];
   withHangingPerSecond: number[];
+  /** The gateway's CPU time per healthy delivery: steadier than rates on a shared machine. */
+  baselineCpuMicroseconds: number[];
+  withHangingCpuMicroseconds: number[];
   /** Requests the hanging endpoint received and held, and the most it held at once. */
   hungRequests: number;
   mostHungAtOnce: number;
@@ -162,7 +166,7 @@ async function latencyAndThroughput(dialect: Dialect): Promise<LatencyResult> {
  * queued alongside it. Both accounts and webhooks exist in either case, so the runs differ only
  * in the hanging endpoint's traffic.
  */
-async function healthyDrain(dialect: Dialect, withHanging: boolean): Promise<{ perSecond: number; hungRequests: number; mostHungAtOnce: number }> {
+async function healthyDrain(dialect: Dialect, withHanging: boolean): Promise<{ perSecond: number; cpuMicroseconds: number; hungRequests: number; mostHungAtOnce: number }> {
   const { gateway, drop } = await benchGateway(dialect);
   const arrivals = new Map<string, number>();
   const healthy = await startReceiverProcess(arrivals);
@@ -170,36 +174,52 @@ async function healthyDrain(dialect: Dialect, withHanging: boolean): Promise<{ p
   const healthyShare = await accountWithWebhook(gateway, 'healthy', '+447700900011', healthy.url);
   const hangingShare = await accountWithWebhook(gateway, 'hanging', '+447700900012', hanging.url);
   await queueBacklog(gateway, withHanging ? [hangingShare, healthyShare] : [healthyShare], ISOLATION_BACKLOG);
+  // Autovacuum would have analysed a table this size in a running PostgreSQL; whether it got to
+  // it before one run and not another would decide the plans, so both runs start analysed.
+  if (dialect === 'postgres') await sql`analyze`.execute(gateway.store.db);
 
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   gateway.deliveryWorker.start();
   progress = () => `healthy endpoint has ${arrivals.size} of ${ISOLATION_BACKLOG}; hanging endpoint holds ${JSON.stringify(hanging.stats)}`;
   await waitUntil(() => arrivals.size >= ISOLATION_BACKLOG, 300_000);
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   const { hungRequests, mostHungAtOnce } = hanging.stats;
 
   await gateway.close();
   await drop();
   await healthy.close();
   await hanging.close();
-  return { perSecond: ISOLATION_BACKLOG / seconds, hungRequests, mostHungAtOnce };
+  return { perSecond: ISOLATION_BACKLOG / seconds, cpuMicroseconds: (cpu.user + cpu.system) / ISOLATION_BACKLOG, hungRequests, mostHungAtOnce };
 }
 
 async function isolation(dialect: Dialect): Promise<IsolationResult> {
   const baselinePerSecond: number[] = [];
   const withHangingPerSecond: number[] = [];
+  const baselineCpuMicroseconds: number[] = [];
+  const withHangingCpuMicroseconds: number[] = [];
   let hungRequests = 0;
   let mostHungAtOnce = 0;
   for (let round = 0; round < ISOLATION_ROUNDS; round++) {
     const baseline = await healthyDrain(dialect, false);
     baselinePerSecond.push(baseline.perSecond);
+    baselineCpuMicroseconds.push(baseline.cpuMicroseconds);
     const loaded = await healthyDrain(dialect, true);
     withHangingPerSecond.push(loaded.perSecond);
+    withHangingCpuMicroseconds.push(loaded.cpuMicroseconds);
     hungRequests += loaded.hungRequests;
     mostHungAtOnce = Math.max(mostHungAtOnce, loaded.mostHungAtOnce);
-    console.log(JSON.stringify({ dialect, round, baseline: Math.round(baseline.perSecond), withHanging: Math.round(loaded.perSecond), hung: loaded.hungRequests, mostHungAtOnce: loaded.mostHungAtOnce }));
+    console.log(JSON.stringify({
+      dialect, round, baseline: Math.round(baseline.perSecond), withHanging: Math.round(loaded.perSecond),
+      baselineCpuMicroseconds: Math.round(baseline.cpuMicroseconds), withHangingCpuMicroseconds: Math.round(loaded.cpuMicroseconds),
+      hung: loaded.hungRequests, mostHungAtOnce: loaded.mostHungAtOnce,
+    }));
   }
-  return { baselinePerSecond, withHangingPerSecond, hungRequests, mostHungAtOnce, ratio: sum(withHangingPerSecond) / sum(baselinePerSecond) };
+  return {
+    baselinePerSecond, withHangingPerSecond, baselineCpuMicroseconds, withHangingCpuMicroseconds, hungRequests, mostHungAtOnce,
+    ratio: sum(withHangingPerSecond) / sum(baselinePerSecond),
+  };
 }
 
 function sum(values: number[]): number {
@@ -278,8 +298,9 @@ function writeReport(all: Result[]): void {
   const perSecond = (value: number) => `${Math.round(value).toLocaleString('en')} /s`;
   const latencyRow = ({ dialect, latency: l }: Result) =>
     l && `| ${dialect} | ${l.answerP50Ms.toFixed(1)} / ${l.answerP99Ms.toFixed(1)} ms | ${l.p50Ms.toFixed(1)} ms | ${l.p99Ms.toFixed(1)} ms | ${l.latencyMessages} | ${perSecond(l.deliveriesPerSecond)} |`;
+  const microseconds = (values: number[]) => `${Math.round(sum(values) / values.length)} µs`;
   const isolationRow = ({ dialect, isolation: i }: Result) =>
-    i && `| ${dialect} | ${i.baselinePerSecond.map(perSecond).join(', ')} | ${i.withHangingPerSecond.map(perSecond).join(', ')} | ${(i.ratio * 100).toFixed(1)} % | ${i.ratio >= ISOLATION_TARGET ? 'yes' : 'no'} | ${i.hungRequests} (${i.mostHungAtOnce} at once) |`;
+    i && `| ${dialect} | ${i.baselinePerSecond.map(perSecond).join(', ')} | ${i.withHangingPerSecond.map(perSecond).join(', ')} | **${(i.ratio * 100).toFixed(1)} %** | ${i.ratio >= ISOLATION_TARGET ? 'yes' : 'no'} | ${microseconds(i.baselineCpuMicroseconds)} / ${microseconds(i.withHangingCpuMicroseconds)} | ${i.hungRequests} (${i.mostHungAtOnce} at once) |`;
   writeReportSection(
     'bench:webhooks',
     `## Webhook delivery (\`npm run bench:webhooks\`)
@@ -299,8 +320,8 @@ default concurrency (${DEFAULTS.maxInFlight} in flight, ${DEFAULTS.maxInFlightPe
 
 ### A hanging endpoint beside a healthy one
 
-| database | healthy endpoint alone | with the hanging endpoint | ratio | ≥ ${ISOLATION_TARGET * 100} %? | requests the hanging endpoint held |
-|---|---|---|---|---|---|
+| database | healthy endpoint alone | with the hanging endpoint | ratio | ≥ ${ISOLATION_TARGET * 100} %? | gateway CPU per healthy delivery, alone / with | requests the hanging endpoint held |
+|---|---|---|---|---|---|---|
 ${all.map(isolationRow).filter(Boolean).join('\n')}
 
 Two accounts, each with one webhook: one endpoint answers 204 at once, the other reads each

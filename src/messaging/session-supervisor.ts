@@ -7,7 +7,7 @@ import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
 import { sessionStatusPayload } from '../domain/webhooks.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { findNumberByPhone, listNumbers, updateNumberStatus } from '../store/repositories/numbers.ts';
+import { findNumberByPhone, listNumbers, listNumbersOfEngines, updateNumberStatus } from '../store/repositories/numbers.ts';
 import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
 const RESTARTABLE: ReadonlySet<SessionStatus> = new Set(['failed', 'conflict', 'disconnected']);
@@ -49,12 +49,15 @@ export class SessionSupervisor {
   /**
    * Starts the sessions of linked numbers that have none here, such as a number just linked by
    * `wagw number link` in another process. Engines ignore numbers whose session already runs.
+   * The server runs this every minute, so it reads only the numbers of engines that link: the
+   * sandbox's numbers, however many, cost it nothing.
    */
   async resumeLinkedSessions(): Promise<void> {
-    const numbers = await listNumbers(this.store.db);
+    const linkingEngines = this.engines.kinds().filter((kind) => this.engines.get(kind)?.capabilities.linking === true);
+    const numbers = await listNumbersOfEngines(this.store.db, linkingEngines);
     for (const number of numbers) {
       const engine = this.engineFor(number);
-      if (engine?.capabilities.linking !== true) continue;
+      if (engine === undefined) continue;
       await engine.start(number).catch((error: unknown) => this.logger.error({ err: error, phone: number.phone }, 'could not resume the session of a number'));
     }
   }

@@ -3,7 +3,8 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const WAGW_BIN = fileURLToPath(new URL('../../bin/wagw', import.meta.url));
-const CLI_TIMEOUT_MS = 60_000;
+// Generous: a CLI start costs a few seconds of CPU, and a loaded two-core CI machine runs several at once.
+const CLI_TIMEOUT_MS = 180_000;
 
 export interface CliRun {
   args: string[];

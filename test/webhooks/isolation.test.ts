@@ -90,6 +90,26 @@ for (const dialect of dialects) {
       assert.equal(claimed.filter((delivery) => delivery.webhookId === busyWebhook.id).length, 2, 'the busy endpoint gets only its free slots');
       assert.equal(claimed.filter((delivery) => delivery.webhookId === quietWebhook.id).length, 1, 'the quiet endpoint is served in the same claim');
     });
+
+    it('one claim fills its whole room from many endpoints with a delivery each, oldest first', async () => {
+      const endpoints = 60;
+      const limit = 55;
+      const start = Date.now() - 120_000;
+      const webhookIdsOldestFirst: string[] = [];
+      for (let index = 0; index < endpoints; index++) {
+        const account = await test.gateway.accounts.createAccount({ name: `Endpoint ${index}` });
+        const { webhook } = await test.gateway.webhooks.createWebhook(account.id, { url: `http://127.0.0.1:9/${index}`, eventTypes: ['session.status'] });
+        webhookIdsOldestFirst.push(webhook.id);
+        // Queued newest first, so that neither insertion order nor id order gives the answer away.
+        const at = new Date(start + (endpoints - index) * 10);
+        await test.gateway.committer.run((trx) => enqueueEvent(trx, account.id, sessionStatusPayload('+447700900123', 'connected', null, at), at));
+      }
+      webhookIdsOldestFirst.reverse();
+
+      const now = Date.now();
+      const claimed = await claimDueDeliveries(test.gateway.store.db, { now, leaseUntil: now + 60_000, limit, perWebhookLimit: 4, freeSlotsByWebhook: new Map() });
+      assert.deepEqual(new Set(claimed.map((delivery) => delivery.webhookId)), new Set(webhookIdsOldestFirst.slice(0, limit)));
+    });
   });
 
   describe(`hanging endpoints cannot use up the worker (${dialect})`, () => {

@@ -18,7 +18,10 @@ export interface ClaimedDelivery {
   leaseUntil: number;
 }
 
-/** Per-webhook selects joined into one statement, well under SQLite's limit on compound selects. */
+/**
+ * Per-webhook selects joined into one statement, well under SQLite's limit on compound selects.
+ * A claim reads further groups only while it still has room.
+ */
 const WEBHOOKS_PER_STATEMENT = 50;
 
 export interface ClaimOptions {
@@ -43,12 +46,13 @@ export interface ClaimOptions {
  * deep, is never read while its slots are full.
  */
 export async function claimDueDeliveries(db: Executor, options: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const shares = planShares(await webhooksWithDueWork(db, options.now), options);
-  if (shares.length === 0) return [];
-  const candidates: { id: string }[] = [];
-  for (let offset = 0; offset < shares.length; offset += WEBHOOKS_PER_STATEMENT) {
-    candidates.push(...(await oldestDueOfEach(db, shares.slice(offset, offset + WEBHOOKS_PER_STATEMENT), options.now)));
+  const shares = sharesOf(await webhooksWithDueWork(db, options.now), options);
+  const found: { id: string; next_attempt_at: number }[] = [];
+  for (let offset = 0; offset < shares.length && found.length < options.limit; offset += WEBHOOKS_PER_STATEMENT) {
+    found.push(...(await oldestDueOfEach(db, shares.slice(offset, offset + WEBHOOKS_PER_STATEMENT), options.now)));
   }
+  // The last group read may overshoot the limit; the oldest work goes first.
+  const candidates = found.sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at)).slice(0, options.limit);
   if (candidates.length === 0) return [];
 
   const claimed = await db
@@ -99,30 +103,27 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
   }));
 }
 
-interface WebhookWithDueWork {
-  webhook_id: string;
-  oldest_due_at: number;
-}
-
 /**
- * Every enabled webhook with a due delivery that no one holds, and its oldest such delivery's
- * time. The webhooks with pending deliveries are listed by skipping through the index from one
+ * Every enabled webhook with a due delivery that no one holds, the one with the oldest such
+ * delivery first. The webhooks with pending deliveries are listed by skipping through the index from one
  * webhook id to the next (one seek each, as PostgreSQL has no skip scan of its own), so the
- * cost follows the number of webhooks with work, not the number of deliveries queued.
+ * cost follows the number of webhooks with work, not the number of deliveries queued. Ordering
+ * by next_attempt_at as well changes no answer, but only the claim index yields that order, and
+ * PostgreSQL otherwise may walk the (webhook_id, created_at) index past every delivered row.
  */
-async function webhooksWithDueWork(db: Executor, now: number): Promise<WebhookWithDueWork[]> {
-  const result = await sql<WebhookWithDueWork>`
+async function webhooksWithDueWork(db: Executor, now: number): Promise<string[]> {
+  const result = await sql<{ webhook_id: string }>`
     with recursive pending_webhooks(webhook_id) as (
-      select (select webhook_id from webhook_deliveries where state = 'pending' order by webhook_id limit 1)
+      select (select webhook_id from webhook_deliveries where state = 'pending' order by webhook_id, next_attempt_at limit 1)
       union all
       select (
         select next_webhook.webhook_id from webhook_deliveries next_webhook
         where next_webhook.state = 'pending' and next_webhook.webhook_id > pending_webhooks.webhook_id
-        order by next_webhook.webhook_id limit 1
+        order by next_webhook.webhook_id, next_webhook.next_attempt_at limit 1
       )
       from pending_webhooks where pending_webhooks.webhook_id is not null
     )
-    select due.webhook_id, due.oldest_due_at from (
+    select due.webhook_id from (
       select pending_webhooks.webhook_id, (
         select oldest.next_attempt_at from webhook_deliveries oldest
         where oldest.state = 'pending' and oldest.webhook_id = pending_webhooks.webhook_id
@@ -136,24 +137,17 @@ async function webhooksWithDueWork(db: Executor, now: number): Promise<WebhookWi
     ) as due
     where due.oldest_due_at is not null
     order by due.oldest_due_at`.execute(db);
-  return result.rows.map((row) => ({ webhook_id: row.webhook_id, oldest_due_at: Number(row.oldest_due_at) }));
+  return result.rows.map((row) => row.webhook_id);
 }
 
 /**
- * How many deliveries each webhook may take in this claim: its free slots, oldest waiting work
- * first, until the claim's limit is reached. Webhooks at their limit take nothing.
+ * How many deliveries each webhook may take in this claim: its free slots, and never more than
+ * the claim's limit. Webhooks at their limit take nothing; the oldest waiting work stays first.
  */
-function planShares(webhooks: WebhookWithDueWork[], options: ClaimOptions): { webhookId: string; count: number }[] {
-  const shares: { webhookId: string; count: number }[] = [];
-  let budget = options.limit;
-  for (const { webhook_id: webhookId } of webhooks) {
-    if (budget <= 0) break;
-    const count = Math.min(options.freeSlotsByWebhook.get(webhookId) ?? options.perWebhookLimit, budget);
-    if (count <= 0) continue;
-    shares.push({ webhookId, count });
-    budget -= count;
-  }
-  return shares;
+function sharesOf(webhookIds: string[], options: ClaimOptions): { webhookId: string; count: number }[] {
+  return webhookIds
+    .map((webhookId) => ({ webhookId, count: Math.min(options.freeSlotsByWebhook.get(webhookId) ?? options.perWebhookLimit, options.limit) }))
+    .filter((share) => share.count > 0);
 }
 
 /** Each webhook's oldest due, unheld deliveries, as many as its share: one index range each. */
@@ -163,7 +157,7 @@ async function oldestDueOfEach(db: Executor, shares: { webhookId: string; count:
       .selectFrom(
         db
           .selectFrom('webhook_deliveries')
-          .select('id')
+          .select(['id', 'next_attempt_at'])
           .where('state', '=', 'pending')
           .where('webhook_id', '=', share.webhookId)
           .where('next_attempt_at', '<=', now)

@@ -50,6 +50,13 @@ export async function listNumbers(db: Executor, accountId?: string): Promise<Wha
   return (await query.execute()).map(toNumber);
 }
 
+/** The numbers that the given engines serve, oldest first; none when no engine is given. */
+export async function listNumbersOfEngines(db: Executor, engines: EngineKind[]): Promise<WhatsAppNumber[]> {
+  if (engines.length === 0) return [];
+  const rows = await db.selectFrom('whatsapp_numbers').selectAll().where('engine', 'in', engines).orderBy('created_at').orderBy('id').execute();
+  return rows.map(toNumber);
+}
+
 export async function deleteNumber(db: Executor, id: string): Promise<boolean> {
   const result = await db.deleteFrom('whatsapp_numbers').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
