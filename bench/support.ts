@@ -1,10 +1,10 @@
 import { execSync, fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type autocannon from 'autocannon';
+import { freePort } from '../test/process/server-process.ts';
 import type { AutocannonOrder } from './autocannon-process.ts';
 
 /** A percentile of already sorted numbers. */
@@ -43,17 +43,7 @@ export function writeReportSection(name: string, markdown: string): void {
   fs.writeFileSync(file, pattern.test(current) ? current.replace(pattern, section) : `${current.trimEnd()}\n\n${section}\n`);
 }
 
-/** A port that was free a moment ago, for a process that binds it itself. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const port = (probe.address() as net.AddressInfo).port;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface GatewayProcess {
   port: number;

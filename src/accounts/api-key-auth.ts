@@ -31,7 +31,9 @@ export class ApiKeyAuthenticator {
   ) {}
 
   async authenticate(authorization: string | undefined): Promise<ApiKey> {
-    const match = authorization === undefined ? null : /^Bearer[ \t]+(.*)$/is.exec(authorization);
+    // "Bearer" with nothing after it is a missing key: HTTP trims a header's trailing blanks on
+    // the wire, so "Bearer " and "Bearer" cannot be told apart and must get the same answer.
+    const match = authorization === undefined ? null : /^Bearer[ \t]+(\S.*)$/is.exec(authorization);
     if (match === null) {
       throw new AppError('missing_api_key', 'Send your API key as "Authorization: Bearer <key>".');
     }

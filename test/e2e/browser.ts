@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { loadConfig, type Config } from '../../src/config.ts';
 
 /** Debian's Chromium, which .ci/run and scripts/test.sh install; Playwright's own download is not used. */
 export const CHROMIUM_PATH = process.env.WAGW_CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -22,3 +23,16 @@ export async function saveScreenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOT_DIRECTORY, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIRECTORY, `${name}.png`), fullPage: true });
 }
+
+/** The config of a gateway that a browser test starts: its own database, any free port, quiet. */
+export function browserTestConfig(databaseUrl: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
+    ...env,
+  });
+}
+

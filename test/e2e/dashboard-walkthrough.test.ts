@@ -2,14 +2,13 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.ts';
 import { API_KEY_PATTERN } from '../../src/domain/api-key.ts';
 import { startServer, type RunningServer } from '../../src/http/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
 import { uniquePhone } from '../support/gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
-import { launchChromium, saveScreenshot } from './browser.ts';
+import { browserTestConfig, launchChromium, saveScreenshot } from './browser.ts';
 
 const OPERATOR = { email: 'operator@walkthrough.test', password: 'operator password 1' };
 const OWNER = { email: 'owner@walkthrough.test', password: 'owner password 123' };
@@ -28,14 +27,7 @@ for (const dialect of dialects) {
 
     before(async () => {
       database = await createTestDatabase(dialect);
-      const config = loadConfig({
-        DATABASE_URL: database.url,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'silent',
-        WAGW_WEBHOOK_ALLOW_PRIVATE: 'true',
-        WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
-      });
+      const config = browserTestConfig(database.url, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
       gateway = await createGateway(config, createLogger(config));
       // What `wagw serve` does on a first start, with the password given instead of generated.
       await gateway.accounts.ensureOperator(OPERATOR.email, OPERATOR.password);

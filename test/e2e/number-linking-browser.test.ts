@@ -6,14 +6,13 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { loadConfig } from '../../src/config.ts';
 import type { WhatsAppNumber } from '../../src/domain/model.ts';
 import { startServer, type RunningServer } from '../../src/http/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import { RecordingSocketFactory } from '../engines/baileys/fake-whatsapp.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
 import { uniquePhone } from '../support/gateway.ts';
-import { launchChromium, saveScreenshot } from './browser.ts';
+import { browserTestConfig, launchChromium, saveScreenshot } from './browser.ts';
 
 const OPERATOR = { email: 'operator@linking-browser.test', password: 'operator password 1' };
 /** The page polls every two seconds; this leaves room for a slow machine. */
@@ -32,13 +31,7 @@ for (const dialect of dialects) {
 
     before(async () => {
       database = await createTestDatabase(dialect);
-      const config = loadConfig({
-        DATABASE_URL: database.url,
-        HOST: '127.0.0.1',
-        PORT: '0',
-        LOG_LEVEL: 'silent',
-        WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
-      });
+      const config = browserTestConfig(database.url);
       gateway = await createGateway(config, createLogger(config), { baileysSocketFactory: whatsapp.create });
       await gateway.accounts.ensureOperator(OPERATOR.email, OPERATOR.password);
       const account = await gateway.accounts.createAccount({ name: 'Linking in a browser' });

@@ -254,11 +254,11 @@ function authorization(world: FuzzWorld): fc.Arbitrary<AuthHeader> {
   return fc.oneof(
     { weight: 30, arbitrary: fc.constant(header(`Bearer ${key}`, 'valid')) },
     { weight: 2, arbitrary: fc.constantFrom(`bearer ${key}`, `BEARER ${key}`, `Bearer  ${key}`, `Bearer\t${key} `).map((value) => header(value, 'valid')) },
-    { weight: 1, arbitrary: fc.constantFrom(undefined, '', 'Basic dXNlcjpwYXNz', 'Bearer', key, `Token ${key}`, `Bearer${key}`).map((value) => header(value, 'missing')) },
+    { weight: 1, arbitrary: fc.constantFrom(undefined, '', 'Basic dXNlcjpwYXNz', 'Bearer', 'Bearer ', 'Bearer \t', key, `Token ${key}`, `Bearer${key}`).map((value) => header(value, 'missing')) },
     {
       weight: 2,
       arbitrary: fc.oneof(
-        fc.constantFrom('Bearer ', `Bearer ${key.toUpperCase()}`, `Bearer ${key}x`, `Bearer ${key.slice(0, -1)}`, `Bearer ${world.revokedApiKey}`, `Bearer ${key} ${key}`, `Bearer wagw_live_sk_${'é'.repeat(64)}`),
+        fc.constantFrom(`Bearer ${key.toUpperCase()}`, `Bearer ${key}x`, `Bearer ${key.slice(0, -1)}`, `Bearer ${world.revokedApiKey}`, `Bearer ${key} ${key}`, `Bearer wagw_live_sk_${'é'.repeat(64)}`),
         fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 64, maxLength: 64 }).map((hex) => `Bearer wagw_live_sk_${hex}`),
         fc.string({ maxLength: 80 }).map((junk) => `Bearer ${junk.replace(/\s/g, '')}x`),
       ).map((value) => header(value, 'invalid')),
