@@ -29,7 +29,7 @@ const BACKLOG = 20_000;
 /** Per endpoint; large enough that the hung requests time out and are retried during a drain. */
 const ISOLATION_BACKLOG = Number(process.env.BENCH_ISOLATION_BACKLOG ?? 30_000);
 /** Baseline and hanging runs alternate, so that drift on a shared machine hits both alike. */
-const ISOLATION_ROUNDS = Number(process.env.BENCH_ISOLATION_ROUNDS ?? 2);
+const ISOLATION_ROUNDS = Number(process.env.BENCH_ISOLATION_ROUNDS ?? 3);
 const ISOLATION_TARGET = 0.95;
 const DEFAULTS = loadConfig({}).webhooks;
 
