@@ -19,7 +19,8 @@ export interface Store {
    * lease: lost, it lapses early and the delivery is claimed again.
    */
   transactionWithoutSync<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
-  ping(): Promise<boolean>;
+  /** Undefined when the database answers a trivial query, otherwise what went wrong. */
+  ping(): Promise<Error | undefined>;
   close(): Promise<void>;
 }
 
@@ -33,9 +34,9 @@ export function openStore(config: DatabaseConfig): Store {
     async ping() {
       try {
         await sql`select 1`.execute(db);
-        return true;
-      } catch {
-        return false;
+        return undefined;
+      } catch (error) {
+        return error instanceof Error ? error : new Error(String(error));
       }
     },
     // SQLite has one connection: lowering its sync for one transaction would mean holding every

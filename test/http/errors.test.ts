@@ -140,6 +140,11 @@ for (const dialect of dialects) {
       const health = await broken.inject({ method: 'GET', url: '/health' });
       assert.equal(health.statusCode, 503);
       assert.deepEqual(health.json(), { ok: false });
+      const logged = broken.logLines.map((line) => JSON.parse(line) as { level: number; msg: string; err?: { message: string } });
+      const healthFailure = logged.find((line) => line.msg === 'the database did not answer the health check');
+      assert.ok(healthFailure, 'a failing health check logs why');
+      assert.equal(healthFailure.level, 50);
+      assert.ok(healthFailure.err?.message, 'the log line carries the database error');
       await broken.app.close();
       await broken.database.drop();
     });

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
+import pg from 'pg';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../src/config.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
@@ -9,7 +10,9 @@ import { seedAccount, type SeededAccount } from '../support/gateway.ts';
 import { request, waitFor, withTimeout } from './raw-http.ts';
 
 const REPOSITORY_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const STARTUP_TIMEOUT_MS = 30_000;
+// Generous: CI runs two test files at once on two cores, and a start there has been seen to
+// take far longer than the second or two it takes on an idle machine.
+const STARTUP_TIMEOUT_MS = 60_000;
 
 export interface ExitStatus {
   code: number | null;
@@ -52,7 +55,7 @@ export async function startServerProcess(databaseUrl: string, env: Record<string
   for (let attempt = 1; ; attempt++) {
     const server = spawnServer(databaseUrl, await freePort(), env, cwd);
     try {
-      await waitUntilHealthy(server);
+      await waitUntilHealthy(server, databaseUrl);
       return server;
     } catch (error) {
       killGroup(server, 'SIGKILL');
@@ -104,22 +107,48 @@ function spawnServer(databaseUrl: string, port: number, env: Record<string, stri
   return server;
 }
 
-async function waitUntilHealthy(server: ServerProcess): Promise<void> {
+async function waitUntilHealthy(server: ServerProcess, databaseUrl: string): Promise<void> {
+  let lastProbe = 'no probe answered yet';
   await waitFor(
     async () => {
       const status = server.exitStatus();
       if (status !== undefined) {
         throw new Error(`wagw serve exited (${JSON.stringify(status)}) before listening:\n${server.output()}`);
       }
-      const response = await request(server.port, { method: 'GET', path: '/health', timeoutMs: 2_000 }).catch(() => undefined);
+      const response = await request(server.port, { method: 'GET', path: '/health', timeoutMs: 2_000 }).catch((error: Error) => {
+        lastProbe = `the last probe failed: ${error.message}`;
+        return undefined;
+      });
+      if (response !== undefined) lastProbe = `the last probe got ${response.statusCode} ${response.body}`;
       return response?.statusCode === 200;
     },
     STARTUP_TIMEOUT_MS,
     'wagw serve to answer GET /health with 200',
     100,
-  ).catch((error: Error) => {
-    throw new Error(`${error.message}\n--- server output ---\n${server.output()}`);
+  ).catch(async (error: Error) => {
+    // A start that hangs is a product bug worth a precise report: what the server answered, and
+    // on PostgreSQL what its connections were doing at that moment.
+    const activity = await databaseActivity(databaseUrl);
+    throw new Error(`${error.message}; ${lastProbe}\n--- database activity ---\n${activity}\n--- server output ---\n${server.output()}`);
   });
+}
+
+async function databaseActivity(databaseUrl: string): Promise<string> {
+  if (!databaseUrl.startsWith('postgres')) return '(SQLite: none to show)';
+  const client = new pg.Client({ connectionString: databaseUrl });
+  try {
+    await client.connect();
+    const { rows } = await client.query(
+      `select pid, state, wait_event_type, wait_event, pg_blocking_pids(pid) as blocked_by,
+              round(extract(epoch from now() - coalesce(xact_start, query_start))::numeric, 1) as seconds, left(query, 160) as query
+         from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`,
+    );
+    return rows.length === 0 ? '(no other connections)' : rows.map((row) => JSON.stringify(row)).join('\n');
+  } catch (error) {
+    return `(could not read pg_stat_activity: ${(error as Error).message})`;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 function killGroup(server: ServerProcess, signal: NodeJS.Signals): void {

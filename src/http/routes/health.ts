@@ -14,9 +14,11 @@ export function registerHealthRoute(app: FastifyInstance, store: Store): void {
         },
       },
     },
-    async (_request, reply) => {
-      const ok = await store.ping();
-      return reply.status(ok ? 200 : 503).send({ ok });
+    async (request, reply) => {
+      const failure = await store.ping();
+      // A 503 alone tells the operator's monitor that something is wrong, the log says what.
+      if (failure !== undefined) request.log.error({ err: failure }, 'the database did not answer the health check');
+      return reply.status(failure === undefined ? 200 : 503).send({ ok: failure === undefined });
     },
   );
 }
