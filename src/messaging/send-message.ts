@@ -6,7 +6,7 @@ import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt }
 import { EngineSendError } from '../engines/engine.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { insertMessage, listInterruptedSends, updateMessageStatus } from '../store/repositories/messages.ts';
+import { insertMessage, listInterruptedSends, markMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
 import { findNumberWithPlanByPhone } from '../store/repositories/numbers.ts';
 import { monthlyUsed, releaseMonthlyUnit, reserveMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
@@ -92,7 +92,7 @@ export class SendMessageService {
     // never found `queued` (and failed as interrupted) after a crash.
     const sentAt = new Date();
     const queued = await this.committer.run(async (trx) => {
-      await updateMessageStatus(trx, message.id, { status: 'sent', engineMessageId, at: sentAt });
+      await markMessageSent(trx, message.id, engineMessageId, sentAt);
       return enqueueEvent(trx, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
     });
     if (queued > 0) this.notifier.deliveriesQueued();

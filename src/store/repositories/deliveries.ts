@@ -1,5 +1,6 @@
 import type { DeliveredEventType, DeliveryState, WebhookAttempt, WebhookDelivery } from '../../domain/webhooks.ts';
 import { sql } from 'kysely';
+import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 
 export interface NewEvent {
@@ -10,17 +11,18 @@ export interface NewEvent {
   createdAt: Date;
 }
 
+// An event and its delivery are written for every message and status change an account's
+// webhook hears of; these fixed shapes are compiled once.
+const insertEventRow = compiledStatement((db, v: { id: string; accountId: string; eventType: string; payload: string; at: number }) =>
+  db.insertInto('webhook_events').values({ id: v.id, account_id: v.accountId, event_type: v.eventType, payload: v.payload, created_at: v.at }),
+);
+
+const insertOneDelivery = compiledStatement((db, v: { id: string; eventId: string; webhookId: string; accountId: string; at: number }) =>
+  db.insertInto('webhook_deliveries').values(pendingDelivery(v)),
+);
+
 export async function insertEvent(db: Executor, event: NewEvent): Promise<void> {
-  await db
-    .insertInto('webhook_events')
-    .values({
-      id: event.id,
-      account_id: event.accountId,
-      event_type: event.eventType,
-      payload: event.payload,
-      created_at: event.createdAt.getTime(),
-    })
-    .execute();
+  await insertEventRow(db, { id: event.id, accountId: event.accountId, eventType: event.eventType, payload: event.payload, at: event.createdAt.getTime() });
 }
 
 export async function insertDeliveries(
@@ -28,26 +30,34 @@ export async function insertDeliveries(
   deliveries: { id: string; eventId: string; webhookId: string; accountId: string; at: Date }[],
 ): Promise<void> {
   if (deliveries.length === 0) return;
+  if (deliveries.length === 1) {
+    // The common case, an account with one webhook, takes the compiled statement.
+    const [delivery] = deliveries as [(typeof deliveries)[number]];
+    await insertOneDelivery(db, { ...delivery, at: delivery.at.getTime() });
+    return;
+  }
   await db
     .insertInto('webhook_deliveries')
-    .values(
-      deliveries.map((delivery) => ({
-        id: delivery.id,
-        event_id: delivery.eventId,
-        webhook_id: delivery.webhookId,
-        account_id: delivery.accountId,
-        state: 'pending',
-        attempt_count: 0,
-        next_attempt_at: delivery.at.getTime(),
-        claimed_until: null,
-        last_attempt_at: null,
-        last_status_code: null,
-        last_error: null,
-        created_at: delivery.at.getTime(),
-        updated_at: delivery.at.getTime(),
-      })),
-    )
+    .values(deliveries.map((delivery) => pendingDelivery({ ...delivery, at: delivery.at.getTime() })))
     .execute();
+}
+
+function pendingDelivery(delivery: { id: string; eventId: string; webhookId: string; accountId: string; at: number }) {
+  return {
+    id: delivery.id,
+    event_id: delivery.eventId,
+    webhook_id: delivery.webhookId,
+    account_id: delivery.accountId,
+    state: 'pending',
+    attempt_count: 0,
+    next_attempt_at: delivery.at,
+    claimed_until: null,
+    last_attempt_at: null,
+    last_status_code: null,
+    last_error: null,
+    created_at: delivery.at,
+    updated_at: delivery.at,
+  };
 }
 
 export interface AttemptOutcome {

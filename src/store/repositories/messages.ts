@@ -1,5 +1,6 @@
 import type { Message, MessageContentKind, MessageDirection, MessageStatus } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
+import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { MessageRow } from '../schema.ts';
 
@@ -20,27 +21,50 @@ export function toMessage(row: MessageRow): Message {
   };
 }
 
+// Every send and every incoming message writes a row, and every send marks it sent: compiled once.
+const insertMessageRow = compiledStatement((db, row: Omit<MessageRow, 'error_code' | 'updated_at'>) =>
+  db.insertInto('messages').values({
+    id: row.id,
+    account_id: row.account_id,
+    number_id: row.number_id,
+    direction: row.direction,
+    from_phone: row.from_phone,
+    from_lid: row.from_lid,
+    to_phone: row.to_phone,
+    text: row.text,
+    content_kind: row.content_kind,
+    status: row.status,
+    engine_message_id: row.engine_message_id,
+    error_code: null,
+    created_at: row.created_at,
+    updated_at: row.created_at,
+  }),
+);
+
 export async function insertMessage(db: Executor, message: Message): Promise<void> {
-  const at = message.createdAt.getTime();
-  await db
-    .insertInto('messages')
-    .values({
-      id: message.id,
-      account_id: message.accountId,
-      number_id: message.numberId,
-      direction: message.direction,
-      from_phone: message.fromPhone,
-      from_lid: message.fromLid,
-      to_phone: message.toPhone,
-      text: message.text,
-      content_kind: message.contentKind,
-      status: message.status,
-      engine_message_id: message.engineMessageId,
-      error_code: null,
-      created_at: at,
-      updated_at: at,
-    })
-    .execute();
+  await insertMessageRow(db, {
+    id: message.id,
+    account_id: message.accountId,
+    number_id: message.numberId,
+    direction: message.direction,
+    from_phone: message.fromPhone,
+    from_lid: message.fromLid,
+    to_phone: message.toPhone,
+    text: message.text,
+    content_kind: message.contentKind,
+    status: message.status,
+    engine_message_id: message.engineMessageId,
+    created_at: message.createdAt.getTime(),
+  });
+}
+
+const updateToSent = compiledStatement((db, v: { id: string; engineMessageId: string; at: number }) =>
+  db.updateTable('messages').set({ status: 'sent', engine_message_id: v.engineMessageId, updated_at: v.at }).where('id', '=', v.id),
+);
+
+/** The engine accepted the send: the row records WhatsApp's id for it. */
+export async function markMessageSent(db: Executor, id: string, engineMessageId: string, at: Date): Promise<void> {
+  await updateToSent(db, { id, engineMessageId, at: at.getTime() });
 }
 
 /** Returns whether the row changed; `onlyFrom` makes the change conditional on the current status. */
@@ -109,17 +133,43 @@ export async function advanceOutboundStatus(
   errorCode: string | null = null,
 ): Promise<Message | undefined> {
   if (allowedFrom.length === 0) return undefined;
+  const values: Record<string, string | number> = { engineMessageId, status, at: at.getTime() };
+  allowedFrom.forEach((from, index) => (values[`from${index}`] = from));
+  if (errorCode !== null) values.errorCode = errorCode;
+  const row = (await advanceStatement(allowedFrom.length, errorCode !== null)(db, values)).rows[0];
+  return row && toMessage(row);
+}
+
+// Every send's receipts run this, in a few shapes (how many statuses it may move from, and
+// whether a code comes with it), each compiled once.
+const advanceStatements = new Map<string, ReturnType<typeof compileAdvance>>();
+
+function advanceStatement(allowedCount: number, withErrorCode: boolean) {
+  const shape = `${allowedCount}:${withErrorCode}`;
+  let statement = advanceStatements.get(shape);
+  if (statement === undefined) {
+    statement = compileAdvance(allowedCount, withErrorCode);
+    advanceStatements.set(shape, statement);
+  }
+  return statement;
+}
+
+function compileAdvance(allowedCount: number, withErrorCode: boolean) {
   // One statement that checks and moves the status: two receipts racing in concurrent
   // transactions cannot both apply, and every receipt costs one round trip, not two.
-  const row = await db
-    .updateTable('messages')
-    .set({ status, updated_at: at.getTime(), ...(errorCode !== null && { error_code: errorCode }) })
-    .where('engine_message_id', '=', engineMessageId)
-    .where('direction', '=', 'outbound')
-    .where('status', 'in', allowedFrom)
-    .returningAll()
-    .executeTakeFirst();
-  return row && toMessage(row);
+  return compiledStatement((db, v: Record<string, string | number>) =>
+    db
+      .updateTable('messages')
+      .set({ status: v.status as string, updated_at: v.at as number, ...(withErrorCode && { error_code: v.errorCode as string }) })
+      .where('engine_message_id', '=', v.engineMessageId as string)
+      .where('direction', '=', 'outbound')
+      .where(
+        'status',
+        'in',
+        Array.from({ length: allowedCount }, (_unused, index) => v[`from${index}`] as string),
+      )
+      .returningAll(),
+  );
 }
 
 export async function findOutboundStatus(db: Executor, engineMessageId: string): Promise<MessageStatus | undefined> {

@@ -1,5 +1,6 @@
 import type { EngineKind, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
+import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { NumberRow } from '../schema.ts';
 
@@ -34,8 +35,20 @@ export async function insertNumber(db: Executor, number: WhatsAppNumber): Promis
     .execute();
 }
 
+// Both run on every send and every incoming message, so they are compiled once.
+const selectNumberByPhone = compiledStatement((db, v: { phone: string }) => db.selectFrom('whatsapp_numbers').selectAll().where('phone', '=', v.phone));
+
+const selectNumberWithPlanByPhone = compiledStatement((db, v: { phone: string }) =>
+  db
+    .selectFrom('whatsapp_numbers')
+    .innerJoin('accounts', 'accounts.id', 'whatsapp_numbers.account_id')
+    .selectAll('whatsapp_numbers')
+    .select(['accounts.plan', 'accounts.custom_monthly_limit'])
+    .where('whatsapp_numbers.phone', '=', v.phone),
+);
+
 export async function findNumberByPhone(db: Executor, phone: E164): Promise<WhatsAppNumber | undefined> {
-  const row = await db.selectFrom('whatsapp_numbers').selectAll().where('phone', '=', phone).executeTakeFirst();
+  const row = (await selectNumberByPhone(db, { phone })).rows[0];
   return row && toNumber(row);
 }
 
@@ -84,13 +97,7 @@ export interface NumberWithPlan {
 
 /** The send path's one read: the sending number together with its account's volume terms. */
 export async function findNumberWithPlanByPhone(db: Executor, phone: E164): Promise<NumberWithPlan | undefined> {
-  const row = await db
-    .selectFrom('whatsapp_numbers')
-    .innerJoin('accounts', 'accounts.id', 'whatsapp_numbers.account_id')
-    .selectAll('whatsapp_numbers')
-    .select(['accounts.plan', 'accounts.custom_monthly_limit'])
-    .where('whatsapp_numbers.phone', '=', phone)
-    .executeTakeFirst();
+  const row = (await selectNumberWithPlanByPhone(db, { phone })).rows[0];
   if (row === undefined) return undefined;
   const { plan, custom_monthly_limit, ...numberRow } = row;
   return { number: toNumber(numberRow), plan, customMonthlyLimit: custom_monthly_limit };

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 
 /**
@@ -15,17 +16,31 @@ export async function reserveMonthlyUnit(
   limit: number | null,
 ): Promise<boolean> {
   if (limit !== null && limit <= 0) return false;
-  const reserved = await db
-    .insertInto('monthly_usage')
-    .values({ account_id: accountId, period, used: 1 })
-    .onConflict((conflict) => {
-      const update = conflict.columns(['account_id', 'period']).doUpdateSet({ used: sql`monthly_usage.used + 1` });
-      return limit === null ? update : update.where('monthly_usage.used', '<', limit);
-    })
-    .returning('used')
-    .executeTakeFirst();
-  return reserved !== undefined;
+  const { rows } = limit === null ? await reserveUnlimitedUnit(db, { accountId, period }) : await reserveLimitedUnit(db, { accountId, period, limit });
+  return rows.length > 0;
 }
+
+// Every send takes a unit, so both forms are compiled once.
+const reserveUnlimitedUnit = compiledStatement((db, v: { accountId: string; period: string }) =>
+  db
+    .insertInto('monthly_usage')
+    .values({ account_id: v.accountId, period: v.period, used: 1 })
+    .onConflict((conflict) => conflict.columns(['account_id', 'period']).doUpdateSet({ used: sql`monthly_usage.used + 1` }))
+    .returning('used'),
+);
+
+const reserveLimitedUnit = compiledStatement((db, v: { accountId: string; period: string; limit: number }) =>
+  db
+    .insertInto('monthly_usage')
+    .values({ account_id: v.accountId, period: v.period, used: 1 })
+    .onConflict((conflict) =>
+      conflict
+        .columns(['account_id', 'period'])
+        .doUpdateSet({ used: sql`monthly_usage.used + 1` })
+        .where('monthly_usage.used', '<', v.limit),
+    )
+    .returning('used'),
+);
 
 /** Gives a unit back when a reserved send was not accepted by the engine. */
 export async function releaseMonthlyUnit(db: Executor, accountId: string, period: string): Promise<void> {

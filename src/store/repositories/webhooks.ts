@@ -1,4 +1,5 @@
 import type { Webhook, WebhookEventType } from '../../domain/webhooks.ts';
+import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { WebhookRow } from '../schema.ts';
 
@@ -70,9 +71,13 @@ export async function listWebhooks(db: Executor, accountId: string): Promise<Web
   return rows.map(toWebhook);
 }
 
+// Every stored message and every status change looks its account's webhooks up.
+const selectEnabledWebhooks = compiledStatement((db, v: { accountId: string }) =>
+  db.selectFrom('webhooks').selectAll().where('account_id', '=', v.accountId).where('enabled', '=', 1),
+);
+
 export async function listEnabledWebhooks(db: Executor, accountId: string): Promise<Webhook[]> {
-  const rows = await db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).where('enabled', '=', 1).execute();
-  return rows.map(toWebhook);
+  return (await selectEnabledWebhooks(db, { accountId })).rows.map(toWebhook);
 }
 
 export interface WebhookChanges {

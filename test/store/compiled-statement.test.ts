@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/config.ts';
+import { newId } from '../../src/domain/ids.ts';
+import { compiledStatement } from '../../src/store/compiled-statement.ts';
+import { openStore, type Store } from '../../src/store/database.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
+import { insertAccount } from '../../src/store/repositories/accounts.ts';
+import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
+
+async function openMigrated(database: TestDatabase): Promise<Store> {
+  const store = openStore(loadConfig({ DATABASE_URL: database.url }).database);
+  await migrateToLatest(store.db, store.dialect);
+  return store;
+}
+
+async function addAccount(store: Store, name: string, plan: 'starter' | 'pro'): Promise<string> {
+  const id = newId('account');
+  await insertAccount(store.db, { id, name, plan, customMonthlyLimit: null, createdAt: new Date() });
+  return id;
+}
+
+describe('statements compiled once', () => {
+  const databases: TestDatabase[] = [];
+  const stores: Store[] = [];
+  let builds = 0;
+  const accountByNameAndPlan = compiledStatement((db, v: { name: string; plan: string }) => {
+    builds++;
+    // 'enterprise' is a constant of the statement, not one of its values: it must survive.
+    return db.selectFrom('accounts').select(['id', 'name']).where('name', '=', v.name).where('plan', '=', v.plan).where('plan', '!=', 'enterprise');
+  });
+
+  before(async () => {
+    for (const dialect of dialects) {
+      const database = await createTestDatabase(dialect);
+      databases.push(database);
+      stores.push(await openMigrated(database));
+    }
+  });
+
+  after(async () => {
+    for (const store of stores) await store.close();
+    for (const database of databases) await database.drop();
+  });
+
+  it('each run binds its own values, on every database, inside transactions too, and each database compiles it once', async () => {
+    builds = 0;
+    for (const store of stores) {
+      const ada = await addAccount(store, 'Ada', 'pro');
+      const grace = await addAccount(store, 'Grace', 'starter');
+      assert.deepEqual((await accountByNameAndPlan(store.db, { name: 'Ada', plan: 'pro' })).rows, [{ id: ada, name: 'Ada' }]);
+      assert.deepEqual((await accountByNameAndPlan(store.db, { name: 'Grace', plan: 'starter' })).rows, [{ id: grace, name: 'Grace' }]);
+      assert.deepEqual((await accountByNameAndPlan(store.db, { name: 'Grace', plan: 'pro' })).rows, []);
+      const inTransaction = await store.db.transaction().execute((trx) => accountByNameAndPlan(trx, { name: 'Ada', plan: 'pro' }));
+      assert.deepEqual(inTransaction.rows, [{ id: ada, name: 'Ada' }]);
+    }
+    assert.equal(builds, stores.length, 'one build per database, however many runs');
+  });
+
+  it('a value used to compute another value is refused when the statement is first compiled', async () => {
+    const misuse = compiledStatement((db, v: { name: string }) => db.selectFrom('accounts').select('id').where('name', '=', `${v.name}%`));
+    for (const store of stores) {
+      await assert.rejects(misuse(store.db, { name: 'Ada' }), /used a value inside another value/);
+    }
+  });
+});
