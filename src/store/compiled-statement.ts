@@ -59,7 +59,21 @@ function compileTemplate<Values extends Record<string, unknown>, Row>(
     }
     return parameter.slice(MARKER_START.length, -MARKER_END.length);
   });
+  if (!preparedNames.has(compiled.sql)) preparedNames.set(compiled.sql, `wagw_${preparedNames.size + 1}`);
   return { compiled, valueAt };
+}
+
+/**
+ * A name for each compiled statement's SQL. On PostgreSQL, a query sent with a name is parsed and
+ * planned once per connection and then only bound and run, which saves the server more work than
+ * the compiling above saves the gateway. Only compiled statements get names: they are a fixed,
+ * small set, while naming every query (IN lists, multi-row inserts) would grow each connection's
+ * prepared statements without bound.
+ */
+const preparedNames = new Map<string, string>();
+
+export function preparedStatementName(sqlText: string): string | undefined {
+  return preparedNames.get(sqlText);
 }
 
 /**

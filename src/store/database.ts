@@ -4,6 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
+import { preparedStatementName } from './compiled-statement.ts';
 import type { Database } from './schema.ts';
 import { QueuedSqliteDialect } from './sqlite-queued-driver.ts';
 
@@ -114,6 +115,21 @@ function openPostgres(connectionString: string, poolSize: number): Kysely<Databa
   // A 200 promises a durable commit, so it must not depend on how the server is configured.
   pool.on('connect', (client) => {
     client.query('set synchronous_commit = on').catch(() => {});
+    prepareCompiledStatements(client);
   });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/**
+ * Sends the compiled statements (src/store/compiled-statement.ts) as named queries, which the
+ * server prepares once per connection. Kysely passes every query as (text, values); the others
+ * go through unchanged.
+ */
+function prepareCompiledStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((...args: unknown[]) => {
+    const [text, values] = args;
+    const name = typeof text === 'string' && args.length === 2 && Array.isArray(values) ? preparedStatementName(text) : undefined;
+    return name === undefined ? query(...args) : query({ name, text, values });
+  }) as typeof client.query;
 }

@@ -6,6 +6,9 @@ import { compiledStatement } from '../../src/store/compiled-statement.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { insertAccount } from '../../src/store/repositories/accounts.ts';
+import { findNumberByPhone } from '../../src/store/repositories/numbers.ts';
+import type { E164 } from '../../src/domain/phone.ts';
+import { sql } from 'kysely';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
 
 async function openMigrated(database: TestDatabase): Promise<Store> {
@@ -62,5 +65,33 @@ describe('statements compiled once', () => {
     for (const store of stores) {
       await assert.rejects(misuse(store.db, { name: 'Ada' }), /used a value inside another value/);
     }
+  });
+});
+
+describe('compiled statements on PostgreSQL are prepared once per connection', () => {
+  let database: TestDatabase;
+  let store: Store;
+
+  before(async () => {
+    database = await createTestDatabase('postgres');
+    // One connection, so that the statements the test looks for are on the one it asks.
+    store = openStore(loadConfig({ DATABASE_URL: database.url, WAGW_DATABASE_POOL_SIZE: '1' }).database);
+    await migrateToLatest(store.db, store.dialect);
+  });
+
+  after(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it('a compiled statement runs as a named prepared statement, and an ordinary query does not', async () => {
+    await findNumberByPhone(store.db, '+447700900123' as E164);
+    await findNumberByPhone(store.db, '+447700900124' as E164);
+    await sql`select count(*) from accounts where name = ${'not compiled'}`.execute(store.db);
+    const prepared = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(store.db);
+    const numberLookups = prepared.rows.filter((row) => row.statement.includes('from "whatsapp_numbers"'));
+    assert.equal(numberLookups.length, 1, `one prepared number lookup: ${JSON.stringify(prepared.rows)}`);
+    assert.match(numberLookups[0]!.name, /^wagw_\d+$/);
+    assert.ok(!prepared.rows.some((row) => row.statement.includes('not compiled') || row.statement.includes('count(*)')), 'an ordinary query is not prepared');
   });
 });
