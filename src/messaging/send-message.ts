@@ -6,9 +6,9 @@ import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt }
 import { EngineSendError } from '../engines/engine.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { insertMessage, listInterruptedSends, markMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
+import { insertMessageWithUnit, listInterruptedSends, markMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
 import { findNumberWithPlanByPhone } from '../store/repositories/numbers.ts';
-import { monthlyUsed, releaseMonthlyUnit, reserveMonthlyUnit } from '../store/repositories/usage.ts';
+import { monthlyUsed, releaseMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
 import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
@@ -80,11 +80,7 @@ export class SendMessageService {
     };
     // The unit and the row commit together: a reserved unit always has its message, and the
     // row is durable before the engine is asked, so a crash never leaves a send unaccounted.
-    const reserved = await this.committer.run(async (trx) => {
-      if (!(await reserveMonthlyUnit(trx, terms.accountId, terms.period, terms.limit))) return false;
-      await insertMessage(trx, message);
-      return true;
-    });
+    const reserved = await this.committer.run((trx) => insertMessageWithUnit(trx, this.store.dialect, message, terms));
     if (!reserved) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
     const engineMessageId = await this.handOverToEngine(number, message, terms);

@@ -8,7 +8,7 @@ import { isUniqueViolation } from '../../src/store/constraint-errors.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { insertAccount } from '../../src/store/repositories/accounts.ts';
-import { findMessageById, insertMessage, listMessages } from '../../src/store/repositories/messages.ts';
+import { findMessageById, insertMessage, insertMessageWithUnit, listMessages } from '../../src/store/repositories/messages.ts';
 import { deleteNumber, findNumberById, findNumberByPhone, insertNumber } from '../../src/store/repositories/numbers.ts';
 import { monthlyUsed, releaseMonthlyUnit, reserveMonthlyUnit } from '../../src/store/repositories/usage.ts';
 import { findUserByEmail, insertUser } from '../../src/store/repositories/users.ts';
@@ -155,6 +155,29 @@ for (const dialect of dialects) {
         const results = await Promise.all(Array.from({ length: 30 }, () => reserveMonthlyUnit(store.db, id, '2026-03', 10)));
         assert.equal(results.filter(Boolean).length, 10);
         assert.equal(await monthlyUsed(store.db, id, '2026-03'), 10);
+      });
+
+      it('a message is stored with its unit only while the limit has room, and concurrently never past it', async () => {
+        const { id } = await seedAccount();
+        const number = await seedNumber(id);
+        const outbound = (text: string): Message => ({
+          id: newId('message'), accountId: id, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null,
+          toPhone: nextPhone(), text, contentKind: 'text', status: 'queued', engineMessageId: null, createdAt: new Date(),
+        });
+        const first = outbound('first of the month');
+        assert.equal(await insertMessageWithUnit(store.db, store.dialect, first, { period: '2026-05', limit: 2 }), true);
+        assert.deepEqual(await findMessageById(store.db, first.id), first, 'the row is stored exactly as given');
+        const racing = Array.from({ length: 6 }, (_unused, index) => outbound(`racing ${index}`));
+        const admitted = await Promise.all(racing.map((message) => insertMessageWithUnit(store.db, store.dialect, message, { period: '2026-05', limit: 2 })));
+        assert.equal(admitted.filter(Boolean).length, 1, 'one unit was left');
+        for (const [index, message] of racing.entries()) {
+          assert.equal((await findMessageById(store.db, message.id)) !== undefined, admitted[index], 'a row exists exactly when its unit was taken');
+        }
+        assert.equal(await monthlyUsed(store.db, id, '2026-05'), 2);
+        const unlimited = outbound('enterprise');
+        assert.equal(await insertMessageWithUnit(store.db, store.dialect, unlimited, { period: '2026-05', limit: null }), true);
+        assert.equal(await monthlyUsed(store.db, id, '2026-05'), 3, 'unlimited still counts');
+        assert.equal(await insertMessageWithUnit(store.db, store.dialect, outbound('none'), { period: '2026-06', limit: 0 }), false);
       });
     });
 

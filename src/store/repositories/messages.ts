@@ -1,8 +1,10 @@
 import type { Message, MessageContentKind, MessageDirection, MessageStatus } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
+import { sql, type Kysely } from 'kysely';
 import { compiledStatement } from '../compiled-statement.ts';
+import { reserveMonthlyUnit, takeUnitStatement } from './usage.ts';
 import type { Executor } from '../database.ts';
-import type { MessageRow } from '../schema.ts';
+import type { Database, MessageRow } from '../schema.ts';
 
 export function toMessage(row: MessageRow): Message {
   return {
@@ -42,7 +44,11 @@ const insertMessageRow = compiledStatement((db, row: Omit<MessageRow, 'error_cod
 );
 
 export async function insertMessage(db: Executor, message: Message): Promise<void> {
-  await insertMessageRow(db, {
+  await insertMessageRow(db, messageRow(message));
+}
+
+function messageRow(message: Message): Omit<MessageRow, 'error_code' | 'updated_at'> {
+  return {
     id: message.id,
     account_id: message.accountId,
     number_id: message.numberId,
@@ -55,7 +61,70 @@ export async function insertMessage(db: Executor, message: Message): Promise<voi
     status: message.status,
     engine_message_id: message.engineMessageId,
     created_at: message.createdAt.getTime(),
-  });
+  };
+}
+
+/**
+ * Takes a unit of the account's monthly volume and, only if one was left, stores the message:
+ * returns whether it did. On PostgreSQL the two are one statement (the message is inserted from
+ * the upsert's returned row, so no unit means no row), which saves a round trip on every send;
+ * SQLite runs in-process, where two statements cost no more.
+ */
+export async function insertMessageWithUnit(
+  db: Executor,
+  dialect: 'sqlite' | 'postgres',
+  message: Message,
+  unit: { period: string; limit: number | null },
+): Promise<boolean> {
+  if (dialect === 'sqlite' || (unit.limit !== null && unit.limit <= 0)) {
+    if (!(await reserveMonthlyUnit(db, message.accountId, unit.period, unit.limit))) return false;
+    await insertMessage(db, message);
+    return true;
+  }
+  const row = messageRow(message);
+  const { rows } = unit.limit === null
+    ? await insertWithUnlimitedUnit(db, { ...row, period: unit.period })
+    : await insertWithLimitedUnit(db, { ...row, period: unit.period, limit: unit.limit });
+  return rows.length > 0;
+}
+
+type RowWithUnit = Omit<MessageRow, 'error_code' | 'updated_at'> & { period: string };
+
+const insertWithUnlimitedUnit = compiledStatement((db, v: RowWithUnit) => insertFromUnit(db, v, false));
+const insertWithLimitedUnit = compiledStatement((db, v: RowWithUnit & { limit: number }) => insertFromUnit(db, v, true));
+
+function insertFromUnit(db: Kysely<Database>, v: RowWithUnit & { limit?: number }, limited: boolean) {
+  return db
+    .with('unit', (cte) => takeUnitStatement(cte, { accountId: v.account_id, period: v.period, limit: v.limit }, limited))
+    .insertInto('messages')
+    .columns(MESSAGE_COLUMNS)
+    .expression((eb) => eb.selectFrom('unit').select(messageSelection(v)))
+    .returning('id');
+}
+
+const MESSAGE_COLUMNS = [
+  'id', 'account_id', 'number_id', 'direction', 'from_phone', 'from_lid', 'to_phone', 'text',
+  'content_kind', 'status', 'engine_message_id', 'error_code', 'created_at', 'updated_at',
+] as const;
+
+/** The values as a select list, in MESSAGE_COLUMNS' order; PostgreSQL reads an untyped value there as text, so the instants are cast. */
+function messageSelection(v: RowWithUnit) {
+  return [
+    sql<string>`${v.id}`.as('id'),
+    sql<string>`${v.account_id}`.as('account_id'),
+    sql<string>`${v.number_id}`.as('number_id'),
+    sql<string>`${v.direction}`.as('direction'),
+    sql<string | null>`${v.from_phone}`.as('from_phone'),
+    sql<string | null>`${v.from_lid}`.as('from_lid'),
+    sql<string>`${v.to_phone}`.as('to_phone'),
+    sql<string>`${v.text}`.as('text'),
+    sql<string>`${v.content_kind}`.as('content_kind'),
+    sql<string>`${v.status}`.as('status'),
+    sql<string | null>`${v.engine_message_id}`.as('engine_message_id'),
+    sql<string | null>`null`.as('error_code'),
+    sql<number>`cast(${v.created_at} as bigint)`.as('created_at'),
+    sql<number>`cast(${v.created_at} as bigint)`.as('updated_at'),
+  ];
 }
 
 const updateToSent = compiledStatement((db, v: { id: string; engineMessageId: string; at: number }) =>

@@ -1,6 +1,7 @@
-import { sql } from 'kysely';
+import { sql, type QueryCreator } from 'kysely';
 import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
+import type { Database } from '../schema.ts';
 
 /**
  * Takes one unit of an account's monthly volume, or reports that none is left.
@@ -20,27 +21,24 @@ export async function reserveMonthlyUnit(
   return rows.length > 0;
 }
 
-// Every send takes a unit, so both forms are compiled once.
-const reserveUnlimitedUnit = compiledStatement((db, v: { accountId: string; period: string }) =>
-  db
+/**
+ * The upsert that takes a unit, for the statements that take one; with `limited`, only while
+ * the count is below `limit`. It returns the new count, or no row when no unit was left.
+ */
+export function takeUnitStatement(db: QueryCreator<Database>, v: { accountId: string; period: string; limit?: number }, limited: boolean) {
+  return db
     .insertInto('monthly_usage')
     .values({ account_id: v.accountId, period: v.period, used: 1 })
-    .onConflict((conflict) => conflict.columns(['account_id', 'period']).doUpdateSet({ used: sql`monthly_usage.used + 1` }))
-    .returning('used'),
-);
+    .onConflict((conflict) => {
+      const update = conflict.columns(['account_id', 'period']).doUpdateSet({ used: sql`monthly_usage.used + 1` });
+      return limited ? update.where('monthly_usage.used', '<', v.limit!) : update;
+    })
+    .returning('used');
+}
 
-const reserveLimitedUnit = compiledStatement((db, v: { accountId: string; period: string; limit: number }) =>
-  db
-    .insertInto('monthly_usage')
-    .values({ account_id: v.accountId, period: v.period, used: 1 })
-    .onConflict((conflict) =>
-      conflict
-        .columns(['account_id', 'period'])
-        .doUpdateSet({ used: sql`monthly_usage.used + 1` })
-        .where('monthly_usage.used', '<', v.limit),
-    )
-    .returning('used'),
-);
+// Every send takes a unit, so both forms are compiled once.
+const reserveUnlimitedUnit = compiledStatement((db, v: { accountId: string; period: string }) => takeUnitStatement(db, v, false));
+const reserveLimitedUnit = compiledStatement((db, v: { accountId: string; period: string; limit: number }) => takeUnitStatement(db, v, true));
 
 /** Gives a unit back when a reserved send was not accepted by the engine. */
 export async function releaseMonthlyUnit(db: Executor, accountId: string, period: string): Promise<void> {
