@@ -4,9 +4,9 @@ import { incomingMessagePayload, messageStatusPayload } from '../domain/webhooks
 import type { IncomingMessageEvent, ReceiptEvent } from '../engines/engine.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { advanceOutboundStatus, findOutboundStatus, insertMessage } from '../store/repositories/messages.ts';
+import { advanceOutboundStatus, findOutboundStatus } from '../store/repositories/messages.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
-import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
+import { enqueueEvent, insertMessageAndEnqueue, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
 /** The statuses a receipt may move a message from: receipts only ever move it forward. */
 const RECEIPT_TRANSITIONS: Record<ReceiptEvent['status'], MessageStatus[]> = {
@@ -52,8 +52,7 @@ export class ReceiveMessageService {
     };
     // The message and its deliveries commit together: the outbox promise.
     const queued = await this.committer.run(async (trx) => {
-      await insertMessage(trx, message);
-      return enqueueEvent(trx, message.accountId, incomingMessagePayload(message), message.createdAt);
+      return insertMessageAndEnqueue(trx, message, incomingMessagePayload(message));
     });
     if (queued > 0) this.notifier.deliveriesQueued();
     return message;

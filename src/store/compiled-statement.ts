@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
+import { PostgresAdapter, type Compilable, type CompiledQuery, type Kysely, type QueryResult } from 'kysely';
 import type { Database } from './schema.ts';
 import type { Executor } from './database.ts';
 
@@ -11,9 +11,10 @@ import type { Executor } from './database.ts';
  * unique marker standing in for each named value, and each later call swaps its values in for
  * the markers. Kysely stays the only SQL builder; this only skips rebuilding the same query.
  *
- * The rule for `build`: it may use the values only whole (in `where`, `values`, `set`), never to
- * choose the query's shape or to compute another value, since at compile time each one is a
- * marker. A marker found inside a larger value breaks that rule and throws.
+ * The rules for `build`: the values are one flat object, and it may use them only whole (in
+ * `where`, `values`, `set`), never to choose the query's shape or to compute another value,
+ * since at compile time each one is a marker string. A marker found inside a larger value, or a
+ * parameter that is undefined (a property read of a marker), breaks the rules and throws.
  */
 export function compiledStatement<Values extends Record<string, unknown>, Row>(
   build: (db: Kysely<Database>, values: Values) => Compilable<Row>,
@@ -53,6 +54,7 @@ function compileTemplate<Values extends Record<string, unknown>, Row>(
   });
   const compiled = build(db, markers).compile();
   const valueAt = compiled.parameters.map((parameter) => {
+    if (parameter === undefined) throw new Error(`A compiled statement read a value that is not one of its top-level names: ${compiled.sql}`);
     if (typeof parameter !== 'string' || !parameter.includes(MARKER_START)) return undefined;
     if (!parameter.startsWith(MARKER_START) || parameter.indexOf(MARKER_END, MARKER_START.length) !== parameter.length - 1) {
       throw new Error(`A compiled statement used a value inside another value: ${compiled.sql}`);
@@ -84,4 +86,14 @@ export function preparedStatementName(sqlText: string): string | undefined {
 function dialectKeyOf(db: Executor): object | undefined {
   const withExecutor = db as unknown as { getExecutor?: () => { adapter?: object } };
   return withExecutor.getExecutor?.().adapter;
+}
+
+/**
+ * Whether statements on `db` run on PostgreSQL, for the repositories that write several tables
+ * in one statement there (a round trip saved) and in several on SQLite, which has no writing
+ * CTEs and no round trips to save. Unknown counts as no: the several-statement form is correct
+ * on both.
+ */
+export function runsOnPostgres(db: Executor): boolean {
+  return dialectKeyOf(db) instanceof PostgresAdapter;
 }

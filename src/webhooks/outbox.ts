@@ -1,7 +1,9 @@
 import { newId } from '../domain/ids.ts';
 import type { EventPayload, Webhook } from '../domain/webhooks.ts';
 import type { Executor } from '../store/database.ts';
-import { insertDeliveries, insertEvent } from '../store/repositories/deliveries.ts';
+import type { Message } from '../domain/model.ts';
+import { insertEventWithDeliveries, type NewDelivery, type NewEvent } from '../store/repositories/deliveries.ts';
+import { insertMessage, insertMessageWithEvent } from '../store/repositories/messages.ts';
 import { listEnabledWebhooks } from '../store/repositories/webhooks.ts';
 
 /**
@@ -11,26 +13,36 @@ import { listEnabledWebhooks } from '../store/repositories/webhooks.ts';
  * Returns how many deliveries were queued, so the caller can wake the worker.
  */
 export async function enqueueEvent(db: Executor, accountId: string, payload: EventPayload, at: Date): Promise<number> {
-  const webhooks = (await listEnabledWebhooks(db, accountId)).filter((webhook) =>
-    webhook.eventTypes.includes(payload.event as Webhook['eventTypes'][number]),
-  );
-  return enqueueFor(db, accountId, payload, webhooks, at);
+  const { event, deliveries } = eventFor(accountId, payload, await subscribedWebhooks(db, accountId, payload), at);
+  if (deliveries.length > 0) await insertEventWithDeliveries(db, event, deliveries);
+  return deliveries.length;
+}
+
+/** Stores a message together with the event that reports it, as enqueueEvent would, in as few statements as the database allows. */
+export async function insertMessageAndEnqueue(db: Executor, message: Message, payload: EventPayload): Promise<number> {
+  const { event, deliveries } = eventFor(message.accountId, payload, await subscribedWebhooks(db, message.accountId, payload), message.createdAt);
+  if (deliveries.length === 0) await insertMessage(db, message);
+  else await insertMessageWithEvent(db, message, event, deliveries);
+  return deliveries.length;
+}
+
+async function subscribedWebhooks(db: Executor, accountId: string, payload: EventPayload): Promise<Webhook[]> {
+  return (await listEnabledWebhooks(db, accountId)).filter((webhook) => webhook.eventTypes.includes(payload.event as Webhook['eventTypes'][number]));
+}
+
+function eventFor(accountId: string, payload: EventPayload, webhooks: Webhook[], at: Date): { event: NewEvent; deliveries: NewDelivery[] } {
+  const eventId = newId('event');
+  return {
+    event: { id: eventId, accountId, eventType: payload.event, payload: JSON.stringify(payload), createdAt: at },
+    deliveries: webhooks.map((webhook) => ({ id: newId('delivery'), eventId, webhookId: webhook.id, accountId, at })),
+  };
 }
 
 /** The operator's test event goes to one webhook, subscribed or not. */
-export function enqueueTestEvent(db: Executor, webhook: Webhook, payload: EventPayload, at: Date): Promise<number> {
-  return enqueueFor(db, webhook.accountId, payload, [webhook], at);
-}
-
-async function enqueueFor(db: Executor, accountId: string, payload: EventPayload, webhooks: Webhook[], at: Date): Promise<number> {
-  if (webhooks.length === 0) return 0;
-  const eventId = newId('event');
-  await insertEvent(db, { id: eventId, accountId, eventType: payload.event, payload: JSON.stringify(payload), createdAt: at });
-  await insertDeliveries(
-    db,
-    webhooks.map((webhook) => ({ id: newId('delivery'), eventId, webhookId: webhook.id, accountId, at })),
-  );
-  return webhooks.length;
+export async function enqueueTestEvent(db: Executor, webhook: Webhook, payload: EventPayload, at: Date): Promise<number> {
+  const { event, deliveries } = eventFor(webhook.accountId, payload, [webhook], at);
+  await insertEventWithDeliveries(db, event, deliveries);
+  return 1;
 }
 
 /** Lets writers tell the delivery worker that work is waiting, without knowing the worker. */

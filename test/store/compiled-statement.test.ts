@@ -1,21 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../../src/config.ts';
 import { newId } from '../../src/domain/ids.ts';
 import { compiledStatement } from '../../src/store/compiled-statement.ts';
-import { openStore, type Store } from '../../src/store/database.ts';
-import { migrateToLatest } from '../../src/store/migrate.ts';
+import type { Store } from '../../src/store/database.ts';
 import { insertAccount } from '../../src/store/repositories/accounts.ts';
 import { findNumberByPhone } from '../../src/store/repositories/numbers.ts';
 import type { E164 } from '../../src/domain/phone.ts';
 import { sql } from 'kysely';
-import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
-
-async function openMigrated(database: TestDatabase): Promise<Store> {
-  const store = openStore(loadConfig({ DATABASE_URL: database.url }).database);
-  await migrateToLatest(store.db, store.dialect);
-  return store;
-}
+import { dialects, openMigratedTestStore, type MigratedTestStore } from '../support/databases.ts';
 
 async function addAccount(store: Store, name: string, plan: 'starter' | 'pro'): Promise<string> {
   const id = newId('account');
@@ -24,7 +16,7 @@ async function addAccount(store: Store, name: string, plan: 'starter' | 'pro'): 
 }
 
 describe('statements compiled once', () => {
-  const databases: TestDatabase[] = [];
+  const opened: MigratedTestStore[] = [];
   const stores: Store[] = [];
   let builds = 0;
   const accountByNameAndPlan = compiledStatement((db, v: { name: string; plan: string }) => {
@@ -34,16 +26,12 @@ describe('statements compiled once', () => {
   });
 
   before(async () => {
-    for (const dialect of dialects) {
-      const database = await createTestDatabase(dialect);
-      databases.push(database);
-      stores.push(await openMigrated(database));
-    }
+    for (const dialect of dialects) opened.push(await openMigratedTestStore(dialect));
+    stores.push(...opened.map((each) => each.store));
   });
 
   after(async () => {
-    for (const store of stores) await store.close();
-    for (const database of databases) await database.drop();
+    for (const each of opened) await each.close();
   });
 
   it('each run binds its own values, on every database, inside transactions too, and each database compiles it once', async () => {
@@ -65,24 +53,25 @@ describe('statements compiled once', () => {
     for (const store of stores) {
       await assert.rejects(misuse(store.db, { name: 'Ada' }), /used a value inside another value/);
     }
+    // Values are one flat object: a nested read would bind undefined for good.
+    const nested = compiledStatement((db, v: { account: { name: string } }) => db.selectFrom('accounts').select('id').where('name', '=', v.account.name));
+    for (const store of stores) {
+      await assert.rejects(nested(store.db, { account: { name: 'Ada' } }), /not one of its top-level names/);
+    }
   });
 });
 
 describe('compiled statements on PostgreSQL are prepared once per connection', () => {
-  let database: TestDatabase;
+  let opened: MigratedTestStore;
   let store: Store;
 
   before(async () => {
-    database = await createTestDatabase('postgres');
     // One connection, so that the statements the test looks for are on the one it asks.
-    store = openStore(loadConfig({ DATABASE_URL: database.url, WAGW_DATABASE_POOL_SIZE: '1' }).database);
-    await migrateToLatest(store.db, store.dialect);
+    opened = await openMigratedTestStore('postgres', { WAGW_DATABASE_POOL_SIZE: '1' });
+    store = opened.store;
   });
 
-  after(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  after(() => opened?.close());
 
   it('a compiled statement runs as a named prepared statement, and an ordinary query does not', async () => {
     await findNumberByPhone(store.db, '+447700900123' as E164);

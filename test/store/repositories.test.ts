@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../../src/config.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { Account, Message, User, WhatsAppNumber } from '../../src/domain/model.ts';
 import type { E164 } from '../../src/domain/phone.ts';
 import { isUniqueViolation } from '../../src/store/constraint-errors.ts';
-import { openStore, type Store } from '../../src/store/database.ts';
-import { migrateToLatest } from '../../src/store/migrate.ts';
+import type { Store } from '../../src/store/database.ts';
 import { insertAccount } from '../../src/store/repositories/accounts.ts';
 import { findMessageById, insertMessage, insertMessageWithUnit, listMessages } from '../../src/store/repositories/messages.ts';
 import { deleteNumber, findNumberById, findNumberByPhone, insertNumber } from '../../src/store/repositories/numbers.ts';
 import { monthlyUsed, releaseMonthlyUnit, reserveMonthlyUnit } from '../../src/store/repositories/usage.ts';
 import { findUserByEmail, insertUser } from '../../src/store/repositories/users.ts';
-import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
+import { dialects, openMigratedTestStore, type MigratedTestStore } from '../support/databases.ts';
 
 let phoneCounter = 0;
 /** A distinct, possible UK number per call, in the range reserved for fiction. */
@@ -32,19 +30,15 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 
 for (const dialect of dialects) {
   describe(`repositories (${dialect})`, () => {
-    let database: TestDatabase;
+    let opened: MigratedTestStore;
     let store: Store;
 
     before(async () => {
-      database = await createTestDatabase(dialect);
-      store = openStore(loadConfig({ DATABASE_URL: database.url }).database);
-      await migrateToLatest(store.db, store.dialect);
+      opened = await openMigratedTestStore(dialect);
+      store = opened.store;
     });
 
-    after(async () => {
-      await store?.close();
-      await database?.drop();
-    });
+    after(() => opened?.close());
 
     async function seedAccount(): Promise<Account> {
       const account: Account = { id: newId('account'), name: 'Acme', plan: 'starter', customMonthlyLimit: null, createdAt: new Date() };

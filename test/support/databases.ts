@@ -3,6 +3,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { loadConfig } from '../../src/config.ts';
+import { openStore, type Store } from '../../src/store/database.ts';
+import { migrateToLatest } from '../../src/store/migrate.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export const dialects: readonly Dialect[] = ['sqlite', 'postgres'];
@@ -71,4 +74,26 @@ async function withAdminClient<T>(serverUrl: string, run: (client: pg.Client) =>
   } finally {
     await client.end();
   }
+}
+
+export interface MigratedTestStore {
+  database: TestDatabase;
+  store: Store;
+  /** Closes the store and drops the database. */
+  close(): Promise<void>;
+}
+
+/** A fresh database of the dialect, migrated, with a store open on it: what repository tests start from. */
+export async function openMigratedTestStore(dialect: Dialect, env: Record<string, string> = {}): Promise<MigratedTestStore> {
+  const database = await createTestDatabase(dialect);
+  const store = openStore(loadConfig({ DATABASE_URL: database.url, ...env }).database);
+  await migrateToLatest(store.db, store.dialect);
+  return {
+    database,
+    store,
+    close: async () => {
+      await store.close();
+      await database.drop();
+    },
+  };
 }

@@ -1,7 +1,8 @@
 import type { DeliveredEventType, DeliveryState, WebhookAttempt, WebhookDelivery } from '../../domain/webhooks.ts';
-import { sql } from 'kysely';
-import { compiledStatement } from '../compiled-statement.ts';
+import { sql, type QueryCreator } from 'kysely';
+import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
+import type { Database } from '../schema.ts';
 
 export interface NewEvent {
   id: string;
@@ -13,21 +14,62 @@ export interface NewEvent {
 
 // An event and its delivery are written for every message and status change an account's
 // webhook hears of; these fixed shapes are compiled once.
-const insertEventRow = compiledStatement((db, v: { id: string; accountId: string; eventType: string; payload: string; at: number }) =>
-  db.insertInto('webhook_events').values({ id: v.id, account_id: v.accountId, event_type: v.eventType, payload: v.payload, created_at: v.at }),
-);
+const insertEventRow = compiledStatement((db, v: EventValues) => eventInsert(db, v));
 
-const insertOneDelivery = compiledStatement((db, v: { id: string; eventId: string; webhookId: string; accountId: string; at: number }) =>
+const insertOneDelivery = compiledStatement((db, v: DeliveryValues) =>
   db.insertInto('webhook_deliveries').values(pendingDelivery(v)),
 );
 
 export async function insertEvent(db: Executor, event: NewEvent): Promise<void> {
-  await insertEventRow(db, { id: event.id, accountId: event.accountId, eventType: event.eventType, payload: event.payload, at: event.createdAt.getTime() });
+  await insertEventRow(db, eventValues(event));
+}
+
+function eventValues(event: NewEvent) {
+  return { id: event.id, accountId: event.accountId, eventType: event.eventType, payload: event.payload, at: event.createdAt.getTime() };
+}
+
+export interface NewDelivery {
+  id: string;
+  eventId: string;
+  webhookId: string;
+  accountId: string;
+  at: Date;
+}
+
+/**
+ * Writes an event and its deliveries. On PostgreSQL an event with one delivery, the usual case,
+ * is one statement (the event inserted in a CTE), a round trip less for every message and
+ * status change a webhook hears of.
+ */
+export async function insertEventWithDeliveries(db: Executor, event: NewEvent, deliveries: NewDelivery[]): Promise<void> {
+  const only = deliveries.length === 1 ? deliveries[0]! : undefined;
+  if (only !== undefined && only.eventId === event.id && only.accountId === event.accountId && only.at.getTime() === event.createdAt.getTime() && runsOnPostgres(db)) {
+    await insertEventAndDelivery(db, { ...eventValues(event), deliveryId: only.id, webhookId: only.webhookId });
+    return;
+  }
+  await insertEvent(db, event);
+  await insertDeliveries(db, deliveries);
+}
+
+type EventValues = ReturnType<typeof eventValues>;
+type DeliveryValues = { id: string; eventId: string; webhookId: string; accountId: string; at: number };
+
+// The event's values, and of its delivery the id and the webhook: the rest they share.
+const insertEventAndDelivery = compiledStatement((db, v: EventValues & { deliveryId: string; webhookId: string }) =>
+  db
+    .with('event', (cte) => eventInsert(cte, v))
+    .insertInto('webhook_deliveries')
+    .values(pendingDelivery({ id: v.deliveryId, eventId: v.id, webhookId: v.webhookId, accountId: v.accountId, at: v.at })),
+);
+
+/** The event's insert, for the statements that write one; a CTE too, hence the QueryCreator. */
+export function eventInsert(db: QueryCreator<Database>, v: EventValues) {
+  return db.insertInto('webhook_events').values({ id: v.id, account_id: v.accountId, event_type: v.eventType, payload: v.payload, created_at: v.at });
 }
 
 export async function insertDeliveries(
   db: Executor,
-  deliveries: { id: string; eventId: string; webhookId: string; accountId: string; at: Date }[],
+  deliveries: NewDelivery[],
 ): Promise<void> {
   if (deliveries.length === 0) return;
   if (deliveries.length === 1) {
@@ -42,7 +84,7 @@ export async function insertDeliveries(
     .execute();
 }
 
-function pendingDelivery(delivery: { id: string; eventId: string; webhookId: string; accountId: string; at: number }) {
+export function pendingDelivery(delivery: DeliveryValues) {
   return {
     id: delivery.id,
     event_id: delivery.eventId,

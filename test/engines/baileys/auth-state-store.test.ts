@@ -5,16 +5,14 @@ import { after, before, describe, it } from 'node:test';
 import { proto, type SignalDataSet, type SignalDataTypeMap } from 'baileys';
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from 'kysely';
 import { pino } from 'pino';
-import { loadConfig } from '../../../src/config.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { boundedKeyCache, cachedKeys, createDatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import { SecretBox } from '../../../src/secrets/secret-box.ts';
-import { openStore, type Store } from '../../../src/store/database.ts';
-import { migrateToLatest } from '../../../src/store/migrate.ts';
+import type { Store } from '../../../src/store/database.ts';
 import { insertAccount } from '../../../src/store/repositories/accounts.ts';
 import { deleteNumber, insertNumber } from '../../../src/store/repositories/numbers.ts';
-import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
+import { dialects, openMigratedTestStore, type MigratedTestStore } from '../../support/databases.ts';
 
 type KeyCategory = keyof SignalDataTypeMap;
 
@@ -79,21 +77,17 @@ class StatementSpy implements KyselyPlugin {
 
 for (const dialect of dialects) {
   describe(`the Baileys auth-state store (${dialect})`, () => {
-    let database: TestDatabase;
+    let opened: MigratedTestStore;
     let store: Store;
     const secretBox = new SecretBox(randomBytes(32));
     let phoneCounter = 0;
 
     before(async () => {
-      database = await createTestDatabase(dialect);
-      store = openStore(loadConfig({ DATABASE_URL: database.url }).database);
-      await migrateToLatest(store.db, store.dialect);
+      opened = await openMigratedTestStore(dialect);
+      store = opened.store;
     });
 
-    after(async () => {
-      await store?.close();
-      await database?.drop();
-    });
+    after(() => opened?.close());
 
     async function seedNumber(): Promise<string> {
       const at = new Date();

@@ -1,0 +1,119 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import { newId } from '../../src/domain/ids.ts';
+import type { Message, WhatsAppNumber } from '../../src/domain/model.ts';
+import type { E164 } from '../../src/domain/phone.ts';
+import { incomingMessagePayload, messageStatusPayload, type Webhook, type WebhookEventType } from '../../src/domain/webhooks.ts';
+import { runsOnPostgres } from '../../src/store/compiled-statement.ts';
+import type { Store } from '../../src/store/database.ts';
+import { insertAccount } from '../../src/store/repositories/accounts.ts';
+import { findMessageById } from '../../src/store/repositories/messages.ts';
+import { insertNumber } from '../../src/store/repositories/numbers.ts';
+import { insertWebhook } from '../../src/store/repositories/webhooks.ts';
+import { enqueueEvent, insertMessageAndEnqueue } from '../../src/webhooks/outbox.ts';
+import { dialects, openMigratedTestStore, type MigratedTestStore } from '../support/databases.ts';
+
+// An incoming message and its event are written in one statement on PostgreSQL and in several
+// on SQLite; either way the rows must be the same, and all or nothing.
+for (const dialect of dialects) {
+  describe(`a message and its webhook event are written together (${dialect})`, () => {
+    let opened: MigratedTestStore;
+    let store: Store;
+    let phoneSuffix = 100;
+
+    before(async () => {
+      opened = await openMigratedTestStore(dialect);
+      store = opened.store;
+    });
+
+    after(() => opened?.close());
+
+    async function accountWithWebhooks(eventTypesPerWebhook: WebhookEventType[][]): Promise<{ number: WhatsAppNumber; webhooks: Webhook[] }> {
+      const accountId = newId('account');
+      const at = new Date();
+      await insertAccount(store.db, { id: accountId, name: 'Outbox', plan: 'pro', customMonthlyLimit: null, createdAt: at });
+      const number: WhatsAppNumber = {
+        id: newId('number'), accountId, holderUserId: null, phone: `+4477009005${phoneSuffix++}` as E164, engine: 'sandbox',
+        status: 'connected', statusReason: null, createdAt: at, updatedAt: at,
+      };
+      await insertNumber(store.db, number);
+      const webhooks: Webhook[] = [];
+      for (const eventTypes of eventTypesPerWebhook) {
+        const webhook: Webhook = {
+          id: newId('webhook'), accountId, url: 'https://receiver.example/hook', eventTypes, enabled: true,
+          disabledReason: null, failingSince: null, createdAt: at, updatedAt: at,
+        };
+        await insertWebhook(store.db, webhook, 'sealed-secret');
+        webhooks.push(webhook);
+      }
+      return { number, webhooks };
+    }
+
+    function incoming(number: WhatsAppNumber): Message {
+      return {
+        id: newId('message'), accountId: number.accountId, numberId: number.id, direction: 'inbound', fromPhone: '+447700900999' as E164,
+        fromLid: null, toPhone: number.phone, text: 'hello', contentKind: 'text', status: 'received', engineMessageId: `sbx_${newId('event')}`,
+        createdAt: new Date(),
+      };
+    }
+
+    async function queued(accountId: string) {
+      const { rows } = await sql<{ webhook_id: string; event_type: string; payload: string; state: string; next_attempt_at: number; created_at: number }>`
+        select d.webhook_id, e.event_type, e.payload, d.state, d.next_attempt_at, e.created_at
+        from webhook_deliveries d join webhook_events e on e.id = d.event_id where d.account_id = ${accountId} order by d.webhook_id`.execute(store.db);
+      return rows;
+    }
+
+    it('the dialect is told apart, so PostgreSQL takes the one-statement path and SQLite the other', () => {
+      assert.equal(runsOnPostgres(store.db), dialect === 'postgres');
+    });
+
+    it('with one subscribed webhook: the message, one event and one pending delivery, due at once', async () => {
+      const { number, webhooks } = await accountWithWebhooks([['message'], ['message.status']]);
+      const message = incoming(number);
+      const payload = incomingMessagePayload(message);
+      assert.equal(await store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, message, payload)), 1);
+      assert.deepEqual(await findMessageById(store.db, message.id), message);
+      const rows = await queued(number.accountId);
+      assert.equal(rows.length, 1, 'only the webhook subscribed to message');
+      assert.equal(rows[0]!.webhook_id, webhooks[0]!.id);
+      assert.equal(rows[0]!.event_type, 'message');
+      assert.deepEqual(JSON.parse(rows[0]!.payload), JSON.parse(JSON.stringify(payload)));
+      assert.equal(rows[0]!.state, 'pending');
+      assert.equal(Number(rows[0]!.next_attempt_at), message.createdAt.getTime());
+      assert.equal(Number(rows[0]!.created_at), message.createdAt.getTime());
+    });
+
+    it('with two subscribed webhooks, two deliveries of one event; with none, the message alone', async () => {
+      const two = await accountWithWebhooks([['message'], ['message', 'message.status']]);
+      assert.equal(await insertMessageAndEnqueue(store.db, incoming(two.number), incomingMessagePayload(incoming(two.number))), 2);
+      assert.deepEqual((await queued(two.number.accountId)).map((row) => row.webhook_id), two.webhooks.map((webhook) => webhook.id).sort());
+      const none = await accountWithWebhooks([['message.status']]);
+      const alone = incoming(none.number);
+      assert.equal(await insertMessageAndEnqueue(store.db, alone, incomingMessagePayload(alone)), 0);
+      assert.ok(await findMessageById(store.db, alone.id), 'the message is stored without subscribers');
+      assert.deepEqual(await queued(none.number.accountId), []);
+    });
+
+    it('a status event alone takes the same path and writes the same rows', async () => {
+      const { number, webhooks } = await accountWithWebhooks([['message.status']]);
+      const message = incoming(number);
+      const at = new Date();
+      assert.equal(await enqueueEvent(store.db, number.accountId, messageStatusPayload(message, 'delivered', null, at), at), 1);
+      const rows = await queued(number.accountId);
+      assert.deepEqual(rows.map((row) => [row.webhook_id, row.event_type]), [[webhooks[0]!.id, 'message.status']]);
+    });
+
+    it('all or nothing: when a write fails, neither the message nor its event stays', async () => {
+      const { number } = await accountWithWebhooks([['message']]);
+      const first = incoming(number);
+      await insertMessageAndEnqueue(store.db, first, incomingMessagePayload(first));
+      // The same message id again: its insert fails, and the transaction takes the event with it.
+      const again = { ...first, text: 'again' };
+      await assert.rejects(store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, again, incomingMessagePayload(again))));
+      assert.equal((await findMessageById(store.db, first.id))?.text, 'hello');
+      assert.equal((await queued(number.accountId)).length, 1, 'no second event or delivery');
+    });
+  });
+}
