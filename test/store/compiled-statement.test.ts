@@ -4,7 +4,8 @@ import { newId } from '../../src/domain/ids.ts';
 import { compiledStatement } from '../../src/store/compiled-statement.ts';
 import type { Store } from '../../src/store/database.ts';
 import { insertAccount } from '../../src/store/repositories/accounts.ts';
-import { findNumberByPhone } from '../../src/store/repositories/numbers.ts';
+import { findNumberByPhone, insertNumber } from '../../src/store/repositories/numbers.ts';
+import { listEnabledWebhooks } from '../../src/store/repositories/webhooks.ts';
 import type { E164 } from '../../src/domain/phone.ts';
 import { sql } from 'kysely';
 import { dialects, openMigratedTestStore, type MigratedTestStore } from '../support/databases.ts';
@@ -82,5 +83,21 @@ describe('compiled statements on PostgreSQL are prepared once per connection', (
     assert.equal(numberLookups.length, 1, `one prepared number lookup: ${JSON.stringify(prepared.rows)}`);
     assert.match(numberLookups[0]!.name, /^wagw_\d+$/);
     assert.ok(!prepared.rows.some((row) => row.statement.includes('not compiled') || row.statement.includes('count(*)')), 'an ordinary query is not prepared');
+  });
+
+  it('a prepared statement keeps working after a migration adds a column, as in a rolling upgrade', async () => {
+    const accountId = await addAccount(store, 'Upgrade', 'pro');
+    const at = new Date();
+    await insertNumber(store.db, {
+      id: newId('number'), accountId, holderUserId: null, phone: '+447700900125' as E164, engine: 'sandbox',
+      status: 'connected', statusReason: null, createdAt: at, updatedAt: at,
+    });
+    assert.equal((await findNumberByPhone(store.db, '+447700900125' as E164))?.accountId, accountId);
+    assert.deepEqual(await listEnabledWebhooks(store.db, accountId), []);
+    // What a newer gateway's migration would do while this one keeps running.
+    await sql`alter table whatsapp_numbers add column added_by_a_later_version text`.execute(store.db);
+    await sql`alter table webhooks add column added_by_a_later_version text`.execute(store.db);
+    assert.equal((await findNumberByPhone(store.db, '+447700900125' as E164))?.accountId, accountId);
+    assert.deepEqual(await listEnabledWebhooks(store.db, accountId), []);
   });
 });

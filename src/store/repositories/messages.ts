@@ -277,7 +277,8 @@ function compileAdvance(allowedCount: number, withErrorCode: boolean) {
         'in',
         Array.from({ length: allowedCount }, (_unused, index) => v[`from${index}`] as string),
       )
-      .returningAll(),
+      // Named, not *, so that the prepared statement survives a migration adding a column.
+      .returning(MESSAGE_COLUMNS),
   );
 }
 

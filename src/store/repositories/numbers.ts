@@ -35,14 +35,18 @@ export async function insertNumber(db: Executor, number: WhatsAppNumber): Promis
     .execute();
 }
 
-// Both run on every send and every incoming message, so they are compiled once.
-const selectNumberByPhone = compiledStatement((db, v: { phone: string }) => db.selectFrom('whatsapp_numbers').selectAll().where('phone', '=', v.phone));
+// Both run on every send and every incoming message, so they are compiled once. They name
+// their columns rather than select *: a statement PostgreSQL has prepared fails once a
+// migration adds a column to what * means, so a running gateway would break during an upgrade.
+const NUMBER_COLUMNS = ['id', 'account_id', 'holder_user_id', 'phone', 'engine', 'status', 'status_reason', 'created_at', 'updated_at'] as const;
+
+const selectNumberByPhone = compiledStatement((db, v: { phone: string }) => db.selectFrom('whatsapp_numbers').select(NUMBER_COLUMNS).where('phone', '=', v.phone));
 
 const selectNumberWithPlanByPhone = compiledStatement((db, v: { phone: string }) =>
   db
     .selectFrom('whatsapp_numbers')
     .innerJoin('accounts', 'accounts.id', 'whatsapp_numbers.account_id')
-    .selectAll('whatsapp_numbers')
+    .select(NUMBER_COLUMNS.map((column) => `whatsapp_numbers.${column}` as const))
     .select(['accounts.plan', 'accounts.custom_monthly_limit'])
     .where('whatsapp_numbers.phone', '=', v.phone),
 );

@@ -71,9 +71,15 @@ export async function listWebhooks(db: Executor, accountId: string): Promise<Web
   return rows.map(toWebhook);
 }
 
-// Every stored message and every status change looks its account's webhooks up.
+// Every stored message and every status change looks its account's webhooks up. The columns are
+// named, not *, so that a prepared statement survives a migration adding one (ADR 0011).
+const WEBHOOK_COLUMNS = [
+  'id', 'account_id', 'url', 'event_types', 'enabled', 'secret_ciphertext', 'previous_secret_ciphertext',
+  'previous_secret_expires_at', 'disabled_reason', 'failing_since', 'created_at', 'updated_at',
+] as const;
+
 const selectEnabledWebhooks = compiledStatement((db, v: { accountId: string }) =>
-  db.selectFrom('webhooks').selectAll().where('account_id', '=', v.accountId).where('enabled', '=', 1),
+  db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('account_id', '=', v.accountId).where('enabled', '=', 1),
 );
 
 export async function listEnabledWebhooks(db: Executor, accountId: string): Promise<Webhook[]> {
