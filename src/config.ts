@@ -72,7 +72,14 @@ export interface WebhookConfig {
 
 export type DatabaseConfig =
   | { dialect: 'sqlite'; path: string; url: string }
-  | { dialect: 'postgres'; connectionString: string; url: string; poolSize: number };
+  | {
+      dialect: 'postgres';
+      connectionString: string;
+      url: string;
+      poolSize: number;
+      /** Off for poolers that do not keep a client on one server connection (PgBouncer in transaction mode). */
+      preparedStatements: boolean;
+    };
 
 export class ConfigError extends Error {
   constructor(problems: string[]) {
@@ -110,7 +117,17 @@ export function loadConfig(env: Environment = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}".`);
 
   const config: Config = {
-    database: parseDatabaseUrl(env.DATABASE_URL, integer('WAGW_DATABASE_POOL_SIZE', 10, 1), problems),
+    database: parseDatabaseUrl(
+      env.DATABASE_URL,
+      {
+        poolSize: integer('WAGW_DATABASE_POOL_SIZE', 10, 1),
+        preparedStatements:
+          env.WAGW_DATABASE_PREPARED_STATEMENTS === undefined ||
+          env.WAGW_DATABASE_PREPARED_STATEMENTS === '' ||
+          parseBoolean('WAGW_DATABASE_PREPARED_STATEMENTS', env.WAGW_DATABASE_PREPARED_STATEMENTS, problems),
+      },
+      problems,
+    ),
     http: {
       host: env.HOST || '127.0.0.1',
       port: integer('PORT', 3000, 0, 65_535),
@@ -156,7 +173,11 @@ export function loadConfig(env: Environment = process.env): Config {
   return deepFreeze(config);
 }
 
-function parseDatabaseUrl(raw: string | undefined, poolSize: number, problems: string[]): DatabaseConfig {
+function parseDatabaseUrl(
+  raw: string | undefined,
+  postgres: { poolSize: number; preparedStatements: boolean },
+  problems: string[],
+): DatabaseConfig {
   const url = raw === undefined || raw === '' ? `sqlite:${DEFAULT_SQLITE_PATH}` : raw;
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length);
@@ -164,7 +185,7 @@ function parseDatabaseUrl(raw: string | undefined, poolSize: number, problems: s
     return { dialect: 'sqlite', path: path.resolve(file || DEFAULT_SQLITE_PATH), url };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return { dialect: 'postgres', connectionString: url, url, poolSize };
+    return { dialect: 'postgres', connectionString: url, url, ...postgres };
   }
   problems.push('DATABASE_URL must start with sqlite:, postgres:// or postgresql://.');
   return { dialect: 'sqlite', path: path.resolve(DEFAULT_SQLITE_PATH), url };

@@ -96,6 +96,16 @@ describe('DATABASE_URL chooses the dialect', () => {
     assert.equal(database.poolSize, 3);
   });
 
+  it('prepared statements are on unless WAGW_DATABASE_PREPARED_STATEMENTS=false, for poolers that move clients between connections', () => {
+    const on = loadConfig({ DATABASE_URL: 'postgres://localhost/wagw' }).database;
+    assert.ok(on.dialect === 'postgres');
+    assert.equal(on.preparedStatements, true);
+    const off = loadConfig({ DATABASE_URL: 'postgres://localhost/wagw', WAGW_DATABASE_PREPARED_STATEMENTS: 'false' }).database;
+    assert.ok(off.dialect === 'postgres');
+    assert.equal(off.preparedStatements, false);
+    assert.throws(() => loadConfig({ WAGW_DATABASE_PREPARED_STATEMENTS: 'no' }), /WAGW_DATABASE_PREPARED_STATEMENTS must be true or false/);
+  });
+
   it('"sqlite:" without a path is refused rather than silently using the default file', () => {
     const problems = problemsOf({ DATABASE_URL: 'sqlite:' });
     assert.equal(problems.length, 1);

@@ -53,6 +53,7 @@ function compileTemplate<Values extends Record<string, unknown>, Row>(
     get: (_target, name) => `${MARKER_START}${String(name)}${MARKER_END}`,
   });
   const compiled = build(db, markers).compile();
+  if (compiled.sql.includes(MARKER_START)) throw new Error(`A compiled statement put a value into its SQL text: ${compiled.sql}`);
   const valueAt = compiled.parameters.map((parameter) => {
     if (parameter === undefined) throw new Error(`A compiled statement read a value that is not one of its top-level names: ${compiled.sql}`);
     if (typeof parameter !== 'string' || !parameter.includes(MARKER_START)) return undefined;
@@ -80,7 +81,8 @@ export function preparedStatementName(sqlText: string): string | undefined {
 
 /**
  * Transactions compile exactly like the database they belong to, and share its dialect adapter,
- * so the adapter keys the cache. `getExecutor` is marked internal in Kysely (pinned through the
+ * so the adapter keys the cache. (`withSchema` or `withPlugin` would share it too while compiling
+ * differently; the gateway uses neither, and a compiled statement must not be run through them.) `getExecutor` is marked internal in Kysely (pinned through the
  * lockfile); without it every call compiles afresh, which is slower but still correct.
  */
 function dialectKeyOf(db: Executor): object | undefined {

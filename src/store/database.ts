@@ -28,7 +28,7 @@ export interface Store {
 const PG_INT8_OID = 20;
 
 export function openStore(config: DatabaseConfig): Store {
-  const db = config.dialect === 'sqlite' ? openSqlite(config.path) : openPostgres(config.connectionString, config.poolSize);
+  const db = config.dialect === 'sqlite' ? openSqlite(config.path) : openPostgres(config.connectionString, config.poolSize, config.preparedStatements);
   return {
     db,
     dialect: config.dialect,
@@ -99,7 +99,7 @@ function withStatementCache(connection: SqliteDatabase.Database): SqliteDatabase
   });
 }
 
-function openPostgres(connectionString: string, poolSize: number): Kysely<Database> {
+function openPostgres(connectionString: string, poolSize: number, preparedStatements: boolean): Kysely<Database> {
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
@@ -115,7 +115,7 @@ function openPostgres(connectionString: string, poolSize: number): Kysely<Databa
   // A 200 promises a durable commit, so it must not depend on how the server is configured.
   pool.on('connect', (client) => {
     client.query('set synchronous_commit = on').catch(() => {});
-    prepareCompiledStatements(client);
+    if (preparedStatements) prepareCompiledStatements(client);
   });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }

@@ -54,6 +54,11 @@ describe('statements compiled once', () => {
     for (const store of stores) {
       await assert.rejects(misuse(store.db, { name: 'Ada' }), /used a value inside another value/);
     }
+    // A value put into the SQL text itself (a name, a raw fragment) would be frozen there.
+    const inText = compiledStatement((db, v: { column: string }) => db.selectFrom('accounts').select('id').where(sql.ref(v.column), '=', 'x'));
+    for (const store of stores) {
+      await assert.rejects(inText(store.db, { column: 'name' }), /put a value into its SQL text/);
+    }
     // Values are one flat object: a nested read would bind undefined for good.
     const nested = compiledStatement((db, v: { account: { name: string } }) => db.selectFrom('accounts').select('id').where('name', '=', v.account.name));
     for (const store of stores) {
@@ -83,6 +88,19 @@ describe('compiled statements on PostgreSQL are prepared once per connection', (
     assert.equal(numberLookups.length, 1, `one prepared number lookup: ${JSON.stringify(prepared.rows)}`);
     assert.match(numberLookups[0]!.name, /^wagw_\d+$/);
     assert.ok(!prepared.rows.some((row) => row.statement.includes('not compiled') || row.statement.includes('count(*)')), 'an ordinary query is not prepared');
+  });
+
+  it('with WAGW_DATABASE_PREPARED_STATEMENTS=false nothing is prepared, and the statements still answer', async () => {
+    const unprepared = await openMigratedTestStore('postgres', { WAGW_DATABASE_POOL_SIZE: '1', WAGW_DATABASE_PREPARED_STATEMENTS: 'false' });
+    try {
+      const accountId = await addAccount(unprepared.store, 'Pooled', 'pro');
+      assert.deepEqual(await listEnabledWebhooks(unprepared.store.db, accountId), []);
+      assert.equal(await findNumberByPhone(unprepared.store.db, '+447700900126' as E164), undefined);
+      const prepared = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(unprepared.store.db);
+      assert.deepEqual(prepared.rows, []);
+    } finally {
+      await unprepared.close();
+    }
   });
 
   it('a prepared statement keeps working after a migration adds a column, as in a rolling upgrade', async () => {

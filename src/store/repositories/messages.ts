@@ -147,7 +147,7 @@ const MESSAGE_COLUMNS = [
   'content_kind', 'status', 'engine_message_id', 'error_code', 'created_at', 'updated_at',
 ] as const;
 
-/** The values as a select list, in MESSAGE_COLUMNS' order; PostgreSQL reads an untyped value there as text, so the instants are cast. */
+/** The values as a select list, in MESSAGE_COLUMNS' order; the casts only make the instants' type plain to a reader. */
 function messageSelection(v: RowWithUnit) {
   return [
     sql<string>`${v.id}`.as('id'),
