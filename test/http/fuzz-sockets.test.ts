@@ -6,7 +6,7 @@ import { errorCodes, type ErrorCode } from '../../src/domain/errors.ts';
 import { startListeningGateway, type ListeningGateway } from '../process/listening-gateway.ts';
 import { RawHttpConnection, request, sleep, waitFor, withTimeout, type RawResponse } from '../process/raw-http.ts';
 import { dialects } from '../support/databases.ts';
-import { seedAccount } from '../support/gateway.ts';
+import { seedFuzzCaller } from './fuzz-world.ts';
 import { assertAnswer, expectationFor, routeOf, type Expectation } from './fuzz-oracle.ts';
 import { describeRequest, fuzzRequest, type FuzzRequest, type FuzzWorld } from './fuzz-requests.ts';
 
@@ -111,17 +111,7 @@ for (const dialect of dialects) {
 
     before(async () => {
       test = await startListeningGateway(dialect, { WAGW_BODY_LIMIT_BYTES: String(BODY_LIMIT_BYTES), WAGW_MAX_MESSAGE_LENGTH: String(MAX_MESSAGE_LENGTH) });
-      const caller = await seedAccount(test.gateway, { plan: 'enterprise', numbers: 2 });
-      const revoked = await test.gateway.apiKeys.createKey({ accountId: caller.accountId, name: 'revoked' });
-      await test.gateway.apiKeys.revokeKey(revoked.apiKey.id);
-      world = {
-        apiKey: caller.apiKey,
-        revokedApiKey: revoked.plaintext,
-        ownedPhones: caller.phones,
-        foreignPhones: test.sender.phones,
-        bodyLimitBytes: BODY_LIMIT_BYTES,
-        maxMessageLength: MAX_MESSAGE_LENGTH,
-      };
+      ({ world } = await seedFuzzCaller(test.gateway, { foreignPhones: test.sender.phones, bodyLimitBytes: BODY_LIMIT_BYTES, maxMessageLength: MAX_MESSAGE_LENGTH }));
     });
     after(() => test.close());
 

@@ -6,6 +6,7 @@ import { listMessages } from '../../src/store/repositories/messages.ts';
 import { withTimeout } from '../process/raw-http.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
+import { seedFuzzCaller } from './fuzz-world.ts';
 import { assertAnswer, expectationFor, type Outcome, type RouteName } from './fuzz-oracle.ts';
 import { describeRequest, fuzzRequest, type FuzzRequest, type FuzzWorld } from './fuzz-requests.ts';
 
@@ -59,18 +60,8 @@ for (const dialect of dialects) {
         WAGW_MAX_MESSAGE_LENGTH: String(MAX_MESSAGE_LENGTH),
         LOG_LEVEL: 'warn',
       });
-      caller = await seedAccount(test.gateway, { plan: 'enterprise', numbers: 2 });
       other = await seedAccount(test.gateway, { numbers: 1 });
-      const revoked = await test.gateway.apiKeys.createKey({ accountId: caller.accountId, name: 'revoked' });
-      await test.gateway.apiKeys.revokeKey(revoked.apiKey.id);
-      world = {
-        apiKey: caller.apiKey,
-        revokedApiKey: revoked.plaintext,
-        ownedPhones: caller.phones,
-        foreignPhones: other.phones,
-        bodyLimitBytes: BODY_LIMIT_BYTES,
-        maxMessageLength: MAX_MESSAGE_LENGTH,
-      };
+      ({ caller, world } = await seedFuzzCaller(test.gateway, { foreignPhones: other.phones, bodyLimitBytes: BODY_LIMIT_BYTES, maxMessageLength: MAX_MESSAGE_LENGTH }));
       const openapi = test.app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
       for (const [route, path] of Object.entries(OPENAPI_PATHS)) {
         const operation = Object.values(openapi.paths[path] ?? {})[0];
