@@ -80,7 +80,7 @@ export class SendMessageService {
     };
     // The unit and the row commit together: a reserved unit always has its message, and the
     // row is durable before the engine is asked, so a crash never leaves a send unaccounted.
-    const reserved = await this.committer.run((trx) => insertMessageWithUnit(trx, this.store.dialect, message, terms));
+    const reserved = await this.committer.run((trx) => insertMessageWithUnit(trx, message, terms));
     if (!reserved) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
     const engineMessageId = await this.handOverToEngine(number, message, terms);

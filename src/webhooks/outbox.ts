@@ -2,7 +2,7 @@ import { newId } from '../domain/ids.ts';
 import type { EventPayload, Webhook } from '../domain/webhooks.ts';
 import type { Executor } from '../store/database.ts';
 import type { Message } from '../domain/model.ts';
-import { insertEventWithDeliveries, type NewDelivery, type NewEvent } from '../store/repositories/deliveries.ts';
+import { insertEventWithDeliveries, type EventDelivery, type NewEvent } from '../store/repositories/deliveries.ts';
 import { insertMessage, insertMessageWithEvent } from '../store/repositories/messages.ts';
 import { listEnabledWebhooks } from '../store/repositories/webhooks.ts';
 
@@ -30,11 +30,10 @@ async function subscribedWebhooks(db: Executor, accountId: string, payload: Even
   return (await listEnabledWebhooks(db, accountId)).filter((webhook) => webhook.eventTypes.includes(payload.event as Webhook['eventTypes'][number]));
 }
 
-function eventFor(accountId: string, payload: EventPayload, webhooks: Webhook[], at: Date): { event: NewEvent; deliveries: NewDelivery[] } {
-  const eventId = newId('event');
+function eventFor(accountId: string, payload: EventPayload, webhooks: Webhook[], at: Date): { event: NewEvent; deliveries: EventDelivery[] } {
   return {
-    event: { id: eventId, accountId, eventType: payload.event, payload: JSON.stringify(payload), createdAt: at },
-    deliveries: webhooks.map((webhook) => ({ id: newId('delivery'), eventId, webhookId: webhook.id, accountId, at })),
+    event: { id: newId('event'), accountId, eventType: payload.event, payload: JSON.stringify(payload), createdAt: at },
+    deliveries: webhooks.map((webhook) => ({ id: newId('delivery'), webhookId: webhook.id })),
   };
 }
 

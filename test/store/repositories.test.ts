@@ -159,19 +159,19 @@ for (const dialect of dialects) {
           toPhone: nextPhone(), text, contentKind: 'text', status: 'queued', engineMessageId: null, createdAt: new Date(),
         });
         const first = outbound('first of the month');
-        assert.equal(await insertMessageWithUnit(store.db, store.dialect, first, { period: '2026-05', limit: 2 }), true);
+        assert.equal(await insertMessageWithUnit(store.db, first, { period: '2026-05', limit: 2 }), true);
         assert.deepEqual(await findMessageById(store.db, first.id), first, 'the row is stored exactly as given');
         const racing = Array.from({ length: 6 }, (_unused, index) => outbound(`racing ${index}`));
-        const admitted = await Promise.all(racing.map((message) => insertMessageWithUnit(store.db, store.dialect, message, { period: '2026-05', limit: 2 })));
+        const admitted = await Promise.all(racing.map((message) => insertMessageWithUnit(store.db, message, { period: '2026-05', limit: 2 })));
         assert.equal(admitted.filter(Boolean).length, 1, 'one unit was left');
         for (const [index, message] of racing.entries()) {
           assert.equal((await findMessageById(store.db, message.id)) !== undefined, admitted[index], 'a row exists exactly when its unit was taken');
         }
         assert.equal(await monthlyUsed(store.db, id, '2026-05'), 2);
         const unlimited = outbound('enterprise');
-        assert.equal(await insertMessageWithUnit(store.db, store.dialect, unlimited, { period: '2026-05', limit: null }), true);
+        assert.equal(await insertMessageWithUnit(store.db, unlimited, { period: '2026-05', limit: null }), true);
         assert.equal(await monthlyUsed(store.db, id, '2026-05'), 3, 'unlimited still counts');
-        assert.equal(await insertMessageWithUnit(store.db, store.dialect, outbound('none'), { period: '2026-06', limit: 0 }), false);
+        assert.equal(await insertMessageWithUnit(store.db, outbound('none'), { period: '2026-06', limit: 0 }), false);
       });
     });
 

@@ -20,7 +20,7 @@ const insertOneDelivery = compiledStatement((db, v: DeliveryValues) =>
   db.insertInto('webhook_deliveries').values(pendingDelivery(v)),
 );
 
-export async function insertEvent(db: Executor, event: NewEvent): Promise<void> {
+async function insertEvent(db: Executor, event: NewEvent): Promise<void> {
   await insertEventRow(db, eventValues(event));
 }
 
@@ -28,12 +28,10 @@ function eventValues(event: NewEvent) {
   return { id: event.id, accountId: event.accountId, eventType: event.eventType, payload: event.payload, at: event.createdAt.getTime() };
 }
 
-export interface NewDelivery {
+/** A delivery of an event to one webhook; it belongs to the event's account and is due when the event happened. */
+export interface EventDelivery {
   id: string;
-  eventId: string;
   webhookId: string;
-  accountId: string;
-  at: Date;
 }
 
 /**
@@ -41,14 +39,13 @@ export interface NewDelivery {
  * is one statement (the event inserted in a CTE), a round trip less for every message and
  * status change a webhook hears of.
  */
-export async function insertEventWithDeliveries(db: Executor, event: NewEvent, deliveries: NewDelivery[]): Promise<void> {
-  const only = deliveries.length === 1 ? deliveries[0]! : undefined;
-  if (only !== undefined && only.eventId === event.id && only.accountId === event.accountId && only.at.getTime() === event.createdAt.getTime() && runsOnPostgres(db)) {
-    await insertEventAndDelivery(db, { ...eventValues(event), deliveryId: only.id, webhookId: only.webhookId });
+export async function insertEventWithDeliveries(db: Executor, event: NewEvent, deliveries: EventDelivery[]): Promise<void> {
+  if (deliveries.length === 1 && runsOnPostgres(db)) {
+    await insertEventAndDelivery(db, { ...eventValues(event), deliveryId: deliveries[0]!.id, webhookId: deliveries[0]!.webhookId });
     return;
   }
   await insertEvent(db, event);
-  await insertDeliveries(db, deliveries);
+  await insertDeliveries(db, event, deliveries);
 }
 
 type EventValues = ReturnType<typeof eventValues>;
@@ -67,21 +64,12 @@ export function eventInsert(db: QueryCreator<Database>, v: EventValues) {
   return db.insertInto('webhook_events').values({ id: v.id, account_id: v.accountId, event_type: v.eventType, payload: v.payload, created_at: v.at });
 }
 
-export async function insertDeliveries(
-  db: Executor,
-  deliveries: NewDelivery[],
-): Promise<void> {
-  if (deliveries.length === 0) return;
-  if (deliveries.length === 1) {
-    // The common case, an account with one webhook, takes the compiled statement.
-    const [delivery] = deliveries as [(typeof deliveries)[number]];
-    await insertOneDelivery(db, { ...delivery, at: delivery.at.getTime() });
-    return;
-  }
-  await db
-    .insertInto('webhook_deliveries')
-    .values(deliveries.map((delivery) => pendingDelivery({ ...delivery, at: delivery.at.getTime() })))
-    .execute();
+async function insertDeliveries(db: Executor, event: NewEvent, deliveries: EventDelivery[]): Promise<void> {
+  const rows = deliveries.map((delivery) => ({ id: delivery.id, eventId: event.id, webhookId: delivery.webhookId, accountId: event.accountId, at: event.createdAt.getTime() }));
+  if (rows.length === 0) return;
+  // The common case, an account with one webhook, takes the compiled statement.
+  if (rows.length === 1) await insertOneDelivery(db, rows[0]!);
+  else await db.insertInto('webhook_deliveries').values(rows.map(pendingDelivery)).execute();
 }
 
 export function pendingDelivery(delivery: DeliveryValues) {

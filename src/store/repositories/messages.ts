@@ -2,7 +2,7 @@ import type { Message, MessageContentKind, MessageDirection, MessageStatus } fro
 import type { E164 } from '../../domain/phone.ts';
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
-import { eventInsert, insertEventWithDeliveries, pendingDelivery, type NewDelivery, type NewEvent } from './deliveries.ts';
+import { eventInsert, insertEventWithDeliveries, pendingDelivery, type EventDelivery, type NewEvent } from './deliveries.ts';
 import { reserveMonthlyUnit, takeUnitStatement } from './usage.ts';
 import type { Executor } from '../database.ts';
 import type { Database, MessageRow } from '../schema.ts';
@@ -54,10 +54,19 @@ function messageInsert(db: QueryCreator<Database>, row: NewMessageValues) {
  * this is one statement, three round trips fewer for every incoming message a webhook hears of;
  * elsewhere, and with any other number of deliveries, the writes are made one by one.
  */
-export async function insertMessageWithEvent(db: Executor, message: Message, event: NewEvent, deliveries: NewDelivery[]): Promise<void> {
-  const only = deliveries.length === 1 ? deliveries[0]! : undefined;
-  if (only !== undefined && runsOnPostgres(db) && only.eventId === event.id && only.accountId === event.accountId && only.at.getTime() === event.createdAt.getTime()) {
-    await insertMessageEventAndDelivery(db, { ...messageRow(message), event: event.id, eventAccountId: event.accountId, eventType: event.eventType, payload: event.payload, eventAt: event.createdAt.getTime(), deliveryId: only.id, webhookId: only.webhookId });
+export async function insertMessageWithEvent(db: Executor, message: Message, event: NewEvent, deliveries: EventDelivery[]): Promise<void> {
+  if (deliveries.length === 1 && runsOnPostgres(db)) {
+    const [delivery] = deliveries as [EventDelivery];
+    await insertMessageEventAndDelivery(db, {
+      ...messageRow(message),
+      event: event.id,
+      eventAccountId: event.accountId,
+      eventType: event.eventType,
+      payload: event.payload,
+      eventAt: event.createdAt.getTime(),
+      deliveryId: delivery.id,
+      webhookId: delivery.webhookId,
+    });
     return;
   }
   await insertMessage(db, message);
@@ -87,7 +96,7 @@ export async function insertMessage(db: Executor, message: Message): Promise<voi
   await insertMessageRow(db, messageRow(message));
 }
 
-function messageRow(message: Message): Omit<MessageRow, 'error_code' | 'updated_at'> {
+function messageRow(message: Message): NewMessageValues {
   return {
     id: message.id,
     account_id: message.accountId,
@@ -110,13 +119,8 @@ function messageRow(message: Message): Omit<MessageRow, 'error_code' | 'updated_
  * the upsert's returned row, so no unit means no row), which saves a round trip on every send;
  * SQLite runs in-process, where two statements cost no more.
  */
-export async function insertMessageWithUnit(
-  db: Executor,
-  dialect: 'sqlite' | 'postgres',
-  message: Message,
-  unit: { period: string; limit: number | null },
-): Promise<boolean> {
-  if (dialect === 'sqlite' || (unit.limit !== null && unit.limit <= 0)) {
+export async function insertMessageWithUnit(db: Executor, message: Message, unit: { period: string; limit: number | null }): Promise<boolean> {
+  if (!runsOnPostgres(db) || (unit.limit !== null && unit.limit <= 0)) {
     if (!(await reserveMonthlyUnit(db, message.accountId, unit.period, unit.limit))) return false;
     await insertMessage(db, message);
     return true;
@@ -128,7 +132,7 @@ export async function insertMessageWithUnit(
   return rows.length > 0;
 }
 
-type RowWithUnit = Omit<MessageRow, 'error_code' | 'updated_at'> & { period: string };
+type RowWithUnit = NewMessageValues & { period: string };
 
 const insertWithUnlimitedUnit = compiledStatement((db, v: RowWithUnit) => insertFromUnit(db, v, false));
 const insertWithLimitedUnit = compiledStatement((db, v: RowWithUnit & { limit: number }) => insertFromUnit(db, v, true));
