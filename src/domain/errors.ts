@@ -50,11 +50,19 @@ export const errorCodes = {
 
 export type ErrorCode = keyof typeof errorCodes;
 
+/**
+ * Machine-readable facts about an error: which field, which limit, when to retry. Each code's
+ * keys are fixed, so a client can read them without parsing prose. (A plain string is the older
+ * form, being retired code by code.)
+ */
+export type ErrorDetailValue = string | number | boolean | null | readonly string[];
+export type ErrorDetails = Readonly<Record<string, ErrorDetailValue>>;
+
 export class AppError extends Error {
   readonly code: ErrorCode;
-  readonly details: string | undefined;
+  readonly details: ErrorDetails | string | undefined;
 
-  constructor(code: ErrorCode, message: string, details?: string) {
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails | string) {
     super(message);
     this.name = 'AppError';
     this.code = code;
@@ -70,7 +78,7 @@ export function httpStatusFor(code: ErrorCode): number {
 export interface ErrorEnvelope {
   error: ErrorCode;
   message: string;
-  details?: string;
+  details?: ErrorDetails | string;
 }
 
 export function toEnvelope(error: AppError): ErrorEnvelope {

@@ -11,7 +11,7 @@ export const errorEnvelopeSchema = {
   properties: {
     error: { type: 'string', enum: Object.keys(errorCodes), description: 'A stable, machine-readable code.' },
     message: { type: 'string', description: 'What went wrong, for a person.' },
-    details: { type: 'string', description: 'Which field, which limit, or the request id of a 500.' },
+    details: { type: ['string', 'object'], description: 'Which field, which limit, or the request id of a 500.' },
   },
 } as const;
 

@@ -82,7 +82,7 @@ describe('assertSendableText', () => {
   it('a message over the limit in code points is message_too_long, and details give the limit', () => {
     const error = refusal('x'.repeat(11), 10);
     assert.equal(error.code, 'message_too_long');
-    assert.ok(error.details !== undefined && error.details.includes('10'), `details: ${error.details}`);
+    assert.ok(JSON.stringify(error.details ?? '').includes('10'), `details: ${JSON.stringify(error.details)}`);
   });
 
   it('astral characters past the limit are message_too_long', () => {

@@ -131,7 +131,7 @@ for (const dialect of dialects) {
       await assert.rejects(guarded.gateway.webhooks.createWebhook(guardedAccountId, { url: 'http://169.254.169.254/latest/meta-data' }), (error: unknown) => {
         assert.ok(error instanceof AppError && error.code === 'webhook_url_blocked', String(error));
         assert.match(error.message, /169\.254\.169\.254/);
-        assert.match(error.details ?? '', /WAGW_WEBHOOK_ALLOW_PRIVATE=true/);
+        assert.match(JSON.stringify(error.details ?? ''), /WAGW_WEBHOOK_ALLOW_PRIVATE=true/);
         return true;
       });
     });
