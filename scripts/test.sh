@@ -9,6 +9,8 @@ cd "$(dirname "$0")/.."
 
 # One fixed key for every process of a test run, so that a secret sealed by the CLI can be
 # opened by a server the test started, and no key file is written into the working tree.
+# The full suite always runs every storage and API test on both databases.
+unset WAGW_TEST_DIALECTS
 export WAGW_SECRET_KEY="${WAGW_SECRET_KEY:-7e57000000000000000000000000000000000000000000000000000000007e57}"
 
 # The dashboard's end-to-end tests drive Debian's Chromium; install it the way postgres.sh

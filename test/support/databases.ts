@@ -8,7 +8,12 @@ import { openStore, type Store } from '../../src/store/database.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
-export const dialects: readonly Dialect[] = ['sqlite', 'postgres'];
+/**
+ * Both dialects, always, for `npm test`. Only `npm run test:fast` narrows this to SQLite (through
+ * WAGW_TEST_DIALECTS, which scripts/test.sh clears), trading PostgreSQL coverage for a loop of
+ * seconds while editing; CI runs the full suite.
+ */
+export const dialects: readonly Dialect[] = process.env.WAGW_TEST_DIALECTS === 'sqlite' ? ['sqlite'] : ['sqlite', 'postgres'];
 
 export interface TestDatabase {
   url: string;
