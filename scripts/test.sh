@@ -32,4 +32,9 @@ fi
 
 # Test files share one PostgreSQL server but each makes its own databases, so files may run
 # side by side; two at a time suits a two-core machine.
-exec bash scripts/with-postgres.sh node --import tsx --test --test-concurrency=2 --test-reporter=spec "${files[@]}"
+# Besides the usual report, each file's wall time goes to test-artifacts/file-times.md.
+mkdir -p test-artifacts
+exec bash scripts/with-postgres.sh node --import tsx --test --test-concurrency=2 \
+  --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination=test-artifacts/file-times.md \
+  "${files[@]}"
