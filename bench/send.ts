@@ -1,3 +1,4 @@
+import { operatorScope } from '../src/domain/tenant-scope.ts';
 /**
  * npm run bench:send
  *
@@ -113,7 +114,7 @@ async function seededDatabase(dialect: Dialect, databases: TestDatabase[]): Prom
   const gateway = await createGateway(config, createLogger(config));
   try {
     const account = await gateway.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
-    await gateway.numbers.addNumber({ accountId: account.id, phone: SENDER });
+    await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: SENDER });
     const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'bench' });
     return { url: database.url, apiKey: key.plaintext };
   } finally {

@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
 /**
  * npm run bench:webhooks
  *
@@ -91,8 +92,8 @@ interface Share {
 /** An account with one sandbox number and one `message` webhook pointing at `url`. */
 async function accountWithWebhook(gateway: Gateway, name: string, phone: string, url: string): Promise<Share> {
   const account = await gateway.accounts.createAccount({ name, plan: 'enterprise' });
-  const number = await gateway.numbers.addNumber({ accountId: account.id, phone });
-  await gateway.webhooks.createWebhook(account.id, { url, eventTypes: ['message'] });
+  const number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone });
+  await gateway.webhooks.createWebhook(accountScope(account.id), { url, eventTypes: ['message'] });
   return { accountId: account.id, numberId: number.id, phone: number.phone };
 }
 

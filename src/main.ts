@@ -21,6 +21,7 @@ import { SendMessageService } from './messaging/send-message.ts';
 import { IdempotentSendService } from './messaging/idempotent-send.ts';
 import { SessionSupervisor } from './messaging/session-supervisor.ts';
 import { NumberLinkingService } from './messaging/number-linking.ts';
+import { SandboxInbox } from './messaging/sandbox-inbox.ts';
 import { openStore, type Store } from './store/database.ts';
 import { GroupCommitter } from './store/group-commit.ts';
 import { migrateToLatest } from './store/migrate.ts';
@@ -47,6 +48,8 @@ export interface Gateway {
   /** Sends that carry an Idempotency-Key. */
   idempotentSender: IdempotentSendService;
   receiver: ReceiveMessageService;
+  /** Simulated incoming messages on sandbox numbers, from the API and the dashboard. */
+  sandboxInbox: SandboxInbox;
   webhooks: WebhooksService;
   signIn: SignInService;
   team: TeamService;
@@ -157,6 +160,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const accounts = new AccountsService(store);
   const authenticator = new ApiKeyAuthenticator(store, logger);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker);
+  const numbers = new NumbersService(store, supervisor);
   const startedAt = new Date();
 
   return {
@@ -167,12 +171,13 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     supervisor,
     linking: new NumberLinkingService(supervisor, logger),
     accounts,
-    numbers: new NumbersService(store, supervisor),
+    numbers,
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),
     authenticator,
     sender,
     idempotentSender: new IdempotentSendService(store, committer, sender, logger),
     receiver,
+    sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength),
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, config.webhooks.allowPrivateAddresses),
     signIn: new SignInService(store, {
       idleTimeoutMs: config.dashboard.sessionIdleTimeoutMs,

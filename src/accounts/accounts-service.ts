@@ -9,6 +9,7 @@ import { findAccountById, insertAccount, listAccounts, updateAccount } from '../
 import { countOperators, findUserById, insertUser, listUsers } from '../store/repositories/users.ts';
 import { monthlyUsed } from '../store/repositories/usage.ts';
 import { generatePassword, hashPassword } from './passwords.ts';
+import type { TenantScope } from '../domain/tenant-scope.ts';
 
 export interface CreateAccountInput {
   name: string;
@@ -137,8 +138,8 @@ export class AccountsService {
     return user;
   }
 
-  listUsers(accountId?: string): Promise<User[]> {
-    return listUsers(this.store.db, accountId);
+  listUsers(scope: TenantScope): Promise<User[]> {
+    return listUsers(this.store.db, scope);
   }
 
   /**

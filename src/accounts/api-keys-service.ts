@@ -6,6 +6,7 @@ import type { Store } from '../store/database.ts';
 import { findAccountById } from '../store/repositories/accounts.ts';
 import { findApiKeyById, insertApiKey, listApiKeys, revokeApiKey } from '../store/repositories/api-keys.ts';
 import { findUserById } from '../store/repositories/users.ts';
+import { scopeCovers, type TenantScope } from '../domain/tenant-scope.ts';
 
 /** Long enough for any sensible label, short enough to list in a table. */
 export const MAX_API_KEY_NAME_LENGTH = 100;
@@ -64,12 +65,12 @@ export class ApiKeysService {
   }
 
   /**
-   * Revokes a key. `accountId`, when given, must own the key, so that no account can revoke
+   * Revokes a key. A key outside the scope is not found, so that no account can revoke
    * another's. Revoking twice is harmless.
    */
-  async revokeKey(id: string, accountId?: string): Promise<ApiKey> {
+  async revokeKey(scope: TenantScope, id: string): Promise<ApiKey> {
     const key = await findApiKeyById(this.store.db, id);
-    if (key === undefined || (accountId !== undefined && key.accountId !== accountId)) {
+    if (key === undefined || !scopeCovers(scope, key.accountId)) {
       throw new AppError('api_key_not_found', `There is no API key ${id}.`);
     }
     const at = key.revokedAt ?? new Date();

@@ -15,6 +15,7 @@ import {
   reassignNumber,
 } from '../store/repositories/numbers.ts';
 import { findUserById } from '../store/repositories/users.ts';
+import { scopeCovers, type OperatorScope, type TenantScope } from '../domain/tenant-scope.ts';
 
 export interface AddNumberInput {
   accountId: string;
@@ -23,14 +24,18 @@ export interface AddNumberInput {
   holderUserId?: string;
 }
 
-/** The WhatsApp numbers that the operator links to accounts. */
+/**
+ * The WhatsApp numbers that the operator links to accounts. Adding and moving numbers is the
+ * operator's alone, so those methods take the operator scope; reads and the sandbox's simulated
+ * status take any scope, and a number outside it is simply not found.
+ */
 export class NumbersService {
   constructor(
     private readonly store: Store,
     private readonly supervisor: SessionSupervisor,
   ) {}
 
-  async addNumber(input: AddNumberInput): Promise<WhatsAppNumber> {
+  async addNumber(_operator: OperatorScope, input: AddNumberInput): Promise<WhatsAppNumber> {
     const phone = parseE164(input.phone);
     if (phone === undefined) {
       throw new AppError('invalid_phone_number', `"${input.phone}" is not a valid international phone number.`, 'Use a country code, e.g. +447700900123.');
@@ -72,43 +77,43 @@ export class NumbersService {
     return number;
   }
 
-  listNumbers(accountId?: string): Promise<WhatsAppNumber[]> {
-    return listNumbers(this.store.db, accountId);
+  listNumbers(scope: TenantScope): Promise<WhatsAppNumber[]> {
+    return listNumbers(this.store.db, scope);
   }
 
   /**
-   * Finds a number by its id or by its phone, in any common spelling. With an accountId, a number
-   * of another account is reported as not existing, so ids cannot be probed across accounts.
+   * Finds a number by its id or by its phone, in any common spelling. A number outside the scope
+   * is reported as not existing, so ids and phones cannot be probed across accounts.
    */
-  async findNumber(phoneOrId: string, accountId?: string): Promise<WhatsAppNumber> {
+  async findNumber(scope: TenantScope, phoneOrId: string): Promise<WhatsAppNumber> {
     const number = hasIdPrefix('number', phoneOrId)
       ? await findNumberById(this.store.db, phoneOrId)
       : await lookupPhone(this.store, phoneOrId);
-    if (number === undefined || (accountId !== undefined && number.accountId !== accountId)) {
+    if (number === undefined || !scopeCovers(scope, number.accountId)) {
       throw new AppError('number_not_found', `There is no number ${phoneOrId}.`);
     }
     return number;
   }
 
-  async removeNumber(phoneOrId: string, accountId?: string): Promise<WhatsAppNumber> {
-    const number = await this.findNumber(phoneOrId, accountId);
+  async removeNumber(operator: OperatorScope, phoneOrId: string): Promise<WhatsAppNumber> {
+    const number = await this.findNumber(operator, phoneOrId);
     await deleteNumber(this.store.db, number.id);
     return number;
   }
 
   /** Moves a number to another account; its message history stays with the old account. */
-  async reassignNumber(phoneOrId: string, toAccountId: string): Promise<WhatsAppNumber> {
-    const number = await this.findNumber(phoneOrId);
+  async reassignNumber(operator: OperatorScope, phoneOrId: string, toAccountId: string): Promise<WhatsAppNumber> {
+    const number = await this.findNumber(operator, phoneOrId);
     if ((await findAccountById(this.store.db, toAccountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${toAccountId}.`);
     }
     await reassignNumber(this.store.db, number.id, toAccountId, new Date());
-    return this.findNumber(number.id);
+    return this.findNumber(operator, number.id);
   }
 
   /** Sets a session status by hand, on engines that allow rehearsing outages (the sandbox). */
-  async setSimulatedStatus(phoneOrId: string, status: string, accountId?: string): Promise<WhatsAppNumber> {
-    const number = await this.findNumber(phoneOrId, accountId);
+  async setSimulatedStatus(scope: TenantScope, phoneOrId: string, status: string): Promise<WhatsAppNumber> {
+    const number = await this.findNumber(scope, phoneOrId);
     if (!(sessionStatuses as readonly string[]).includes(status)) {
       throw new AppError('invalid_argument', `Status must be one of ${sessionStatuses.join(', ')}; got "${status}".`);
     }
@@ -116,7 +121,7 @@ export class NumbersService {
       throw new AppError('invalid_argument', `The ${number.engine} engine reports its own status; it cannot be set by hand.`);
     }
     await this.supervisor.recordSessionStatus({ phone: number.phone, status: status as SessionStatus, reason: 'set by the operator' });
-    return this.findNumber(number.id);
+    return this.findNumber(scope, number.id);
   }
 }
 

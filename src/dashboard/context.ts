@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from '../domain/errors.ts';
 import type { Account, User } from '../domain/model.ts';
+import { accountScope, operatorScope, type AccountScope, type OperatorScope } from '../domain/tenant-scope.ts';
 import { takeNotice } from './notices.ts';
 
 /** Who is signed in, resolved once per request from the session cookie. */
@@ -57,11 +58,25 @@ export function viewerOf(request: FastifyRequest): Viewer {
   return request.viewer;
 }
 
-/** The account the viewer works in, for pages that exist only inside an account. */
-export function accountOf(request: FastifyRequest): Account {
+/** An account page's account, with the scope that its session grants. */
+export interface ScopedAccount extends Account {
+  scope: AccountScope;
+}
+
+/**
+ * The account the viewer works in, for pages that exist only inside an account. Its scope is
+ * minted here, from the signed-in session, and is what every read of the page goes through.
+ */
+export function accountOf(request: FastifyRequest): ScopedAccount {
   const account = viewerOf(request).account;
   if (account === null) throw new AppError('forbidden', 'This page belongs to an account, and you are not a member of one.');
-  return account;
+  return { ...account, scope: accountScope(account.id) };
+}
+
+/** The operator scope of a console page, minted from an operator's signed-in session only. */
+export function operatorScopeOf(request: FastifyRequest): OperatorScope {
+  if (!viewerOf(request).user.isOperator) throw new AppError('forbidden', 'This is the operator console; your user is not an operator.');
+  return operatorScope();
 }
 
 export const requireSignedIn: preHandlerAsyncHookHandler = async (request, reply) => {

@@ -3,6 +3,7 @@ import type { Message, MessageDirection } from '../domain/model.ts';
 import { parseE164 } from '../domain/phone.ts';
 import type { Store } from '../store/database.ts';
 import { listMessages } from '../store/repositories/messages.ts';
+import type { AccountScope } from '../domain/tenant-scope.ts';
 
 export interface HistoryQuery {
   numberId?: string;
@@ -24,7 +25,7 @@ export interface HistoryPage {
 export class MessageHistoryService {
   constructor(private readonly store: Store) {}
 
-  async page(accountId: string, query: HistoryQuery): Promise<HistoryPage> {
+  async page(scope: AccountScope, query: HistoryQuery): Promise<HistoryPage> {
     let phone: string | undefined;
     if (query.phone !== undefined) {
       phone = parseE164(query.phone);
@@ -32,7 +33,7 @@ export class MessageHistoryService {
     }
     // One extra row tells whether another page exists without a count query.
     const rows = await listMessages(this.store.db, {
-      accountId,
+      accountId: scope.accountId,
       ...(query.numberId !== undefined && { numberId: query.numberId }),
       ...(query.direction !== undefined && { direction: query.direction }),
       ...(phone !== undefined && { phone }),

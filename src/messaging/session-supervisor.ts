@@ -7,7 +7,7 @@ import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
 import { sessionStatusPayload } from '../domain/webhooks.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { findNumberByPhone, listNumbers, listNumbersOfEngines, updateNumberStatus } from '../store/repositories/numbers.ts';
+import { findNumberByPhone, listEveryNumber, listNumbersOfEngines, updateNumberStatus } from '../store/repositories/numbers.ts';
 import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
 const RESTARTABLE: ReadonlySet<SessionStatus> = new Set(['failed', 'conflict', 'disconnected']);
@@ -36,7 +36,7 @@ export class SessionSupervisor {
 
   /** Starts a session for every number the gateway holds. */
   async startAll(): Promise<void> {
-    const numbers = await listNumbers(this.store.db);
+    const numbers = await listEveryNumber(this.store.db);
     for (const number of numbers) {
       try {
         await this.engineFor(number)?.start(number);
@@ -90,7 +90,7 @@ export class SessionSupervisor {
   }
 
   async stopAll(): Promise<void> {
-    const numbers = await listNumbers(this.store.db);
+    const numbers = await listEveryNumber(this.store.db);
     await Promise.allSettled(numbers.map((number) => this.engineFor(number)?.stop(number)));
   }
 

@@ -3,7 +3,7 @@ import type { WebhookConfig } from '../config.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { recordAttempts, type AttemptOutcome } from '../store/repositories/deliveries.ts';
-import { findWebhook, recordWebhookHealth, updateWebhook } from '../store/repositories/webhooks.ts';
+import { findWebhookForDelivery, recordWebhookHealth, updateWebhook } from '../store/repositories/webhooks.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const OUTCOME_BATCH_WINDOW_MS = 5;
@@ -67,7 +67,7 @@ export class AttemptRecorder {
 
   /** A webhook that has failed without a single success for days is switched off, with the reason. */
   private async disableIfFailingTooLong(webhookId: string, at: Date): Promise<void> {
-    const webhook = await findWebhook(this.store.db, webhookId);
+    const webhook = await findWebhookForDelivery(this.store.db, webhookId);
     const limitMs = this.config.disableAfterFailingDays * DAY_MS;
     if (webhook?.enabled && webhook.failingSince !== null && at.getTime() - webhook.failingSince.getTime() >= limitMs) {
       const reason = `Every attempt has failed since ${webhook.failingSince.toISOString()} (${this.config.disableAfterFailingDays} days).`;

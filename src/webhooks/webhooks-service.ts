@@ -11,6 +11,7 @@ import * as webhooks from '../store/repositories/webhooks.ts';
 import { isBlockedAddress, resolveHost } from './address-guard.ts';
 import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
 import { generateWebhookSecret } from './signing.ts';
+import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
 
 /** After a rotation, the old secret keeps signing alongside the new one for this long. */
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -27,8 +28,8 @@ export interface DeliveryWithAttempts {
 }
 
 /**
- * Webhooks as customers and operators manage them. Every method that takes `accountId` acts
- * only on that account's webhooks: another account's id is simply not found.
+ * Webhooks as customers and operators manage them. Every method takes the caller's scope and
+ * acts only inside it: another account's webhook or delivery is simply not found.
  */
 export class WebhooksService {
   constructor(
@@ -39,7 +40,8 @@ export class WebhooksService {
     private readonly allowPrivateAddresses: boolean,
   ) {}
 
-  async createWebhook(accountId: string, input: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
+  async createWebhook(scope: AccountScope, input: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
+    const { accountId } = scope;
     if ((await findAccountById(this.store.db, accountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${accountId}.`);
     }
@@ -60,18 +62,18 @@ export class WebhooksService {
     return { webhook, secret };
   }
 
-  listWebhooks(accountId: string): Promise<Webhook[]> {
-    return webhooks.listWebhooks(this.store.db, accountId);
+  listWebhooks(scope: AccountScope): Promise<Webhook[]> {
+    return webhooks.listWebhooks(this.store.db, scope.accountId);
   }
 
-  async getWebhook(id: string, accountId?: string): Promise<Webhook> {
-    const webhook = await webhooks.findWebhook(this.store.db, id, accountId);
+  async getWebhook(scope: TenantScope, id: string): Promise<Webhook> {
+    const webhook = await webhooks.findWebhook(this.store.db, scope, id);
     if (webhook === undefined) throw new AppError('webhook_not_found', `There is no webhook ${id}.`);
     return webhook;
   }
 
-  async updateWebhook(id: string, input: WebhookInput, accountId?: string): Promise<Webhook> {
-    await this.getWebhook(id, accountId);
+  async updateWebhook(scope: TenantScope, id: string, input: WebhookInput): Promise<Webhook> {
+    await this.getWebhook(scope, id);
     await webhooks.updateWebhook(
       this.store.db,
       id,
@@ -83,24 +85,24 @@ export class WebhooksService {
       new Date(),
     );
     if (input.enabled) this.notifier.deliveriesQueued();
-    return this.getWebhook(id, accountId);
+    return this.getWebhook(scope, id);
   }
 
-  async deleteWebhook(id: string, accountId?: string): Promise<Webhook> {
-    const webhook = await this.getWebhook(id, accountId);
+  async deleteWebhook(scope: TenantScope, id: string): Promise<Webhook> {
+    const webhook = await this.getWebhook(scope, id);
     await webhooks.deleteWebhook(this.store.db, id);
     return webhook;
   }
 
-  async revealSecret(id: string, accountId?: string): Promise<string> {
-    await this.getWebhook(id, accountId);
+  async revealSecret(scope: TenantScope, id: string): Promise<string> {
+    await this.getWebhook(scope, id);
     const sealed = await webhooks.findWebhookSecrets(this.store.db, id);
     return this.secretBox.open(sealed!.current);
   }
 
   /** A new secret; the old one keeps signing too for 24 hours, so receivers can switch over. */
-  async rotateSecret(id: string, accountId?: string): Promise<{ webhook: Webhook; secret: string; previousValidUntil: Date }> {
-    const webhook = await this.getWebhook(id, accountId);
+  async rotateSecret(scope: TenantScope, id: string): Promise<{ webhook: Webhook; secret: string; previousValidUntil: Date }> {
+    const webhook = await this.getWebhook(scope, id);
     const sealed = await webhooks.findWebhookSecrets(this.store.db, id);
     const secret = generateWebhookSecret();
     const now = new Date();
@@ -109,31 +111,38 @@ export class WebhooksService {
     return { webhook, secret, previousValidUntil };
   }
 
-  async sendTestEvent(id: string, accountId?: string): Promise<void> {
-    const webhook = await this.getWebhook(id, accountId);
+  async sendTestEvent(scope: TenantScope, id: string): Promise<void> {
+    const webhook = await this.getWebhook(scope, id);
     const now = new Date();
     await this.committer.run((trx) => enqueueTestEvent(trx, webhook, testEventPayload(now), now));
     this.notifier.deliveriesQueued();
   }
 
-  async listDeliveries(webhookId: string, accountId?: string, limit = 50): Promise<DeliveryWithAttempts[]> {
-    await this.getWebhook(webhookId, accountId);
+  async listDeliveries(scope: TenantScope, webhookId: string, limit = 50): Promise<DeliveryWithAttempts[]> {
+    await this.getWebhook(scope, webhookId);
     const deliveries = await listDeliveries(this.store.db, webhookId, limit);
     return Promise.all(deliveries.map(async (delivery) => ({ delivery, attempts: await listAttempts(this.store.db, delivery.id) })));
   }
 
-  async getDelivery(id: string, accountId?: string): Promise<DeliveryWithAttempts> {
-    const delivery = await findDelivery(this.store.db, id, accountId);
+  async getDelivery(scope: TenantScope, id: string): Promise<DeliveryWithAttempts> {
+    const delivery = await findDelivery(this.store.db, scope, id);
     if (delivery === undefined) throw new AppError('delivery_not_found', `There is no delivery ${id}.`);
     return { delivery, attempts: await listAttempts(this.store.db, id) };
   }
 
-  /** Sends a delivery again now, whatever its state, with the same webhook-id. */
-  async redeliver(id: string, accountId?: string): Promise<WebhookDelivery> {
-    await this.getDelivery(id, accountId);
+  /**
+   * Sends a delivery again now, whatever its state, with the same webhook-id. Given the webhook
+   * a caller named beside the delivery (a URL that holds both), a delivery of another webhook is
+   * not found through it.
+   */
+  async redeliver(scope: TenantScope, id: string, ofWebhookId?: string): Promise<WebhookDelivery> {
+    const { delivery } = await this.getDelivery(scope, id);
+    if (ofWebhookId !== undefined && delivery.webhookId !== ofWebhookId) {
+      throw new AppError('delivery_not_found', `There is no delivery ${id} for this webhook.`);
+    }
     await scheduleRedelivery(this.store.db, id, new Date());
     this.notifier.deliveriesQueued();
-    return (await this.getDelivery(id, accountId)).delivery;
+    return (await this.getDelivery(scope, id)).delivery;
   }
 
   /**

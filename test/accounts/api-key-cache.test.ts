@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KyselyPlugin, PluginTransformResultArgs, QueryResult, UnknownRow } from 'kysely';
@@ -46,7 +47,7 @@ for (const dialect of dialects) {
       const config = loadConfig({ DATABASE_URL: test.database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: '7e57'.repeat(16) });
       const cli = await createGateway(config, createLogger(config));
       try {
-        await cli.apiKeys.revokeKey(created.apiKey.id);
+        await cli.apiKeys.revokeKey(operatorScope(), created.apiKey.id);
       } finally {
         await cli.close();
       }

@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyPassword } from '../../src/accounts/passwords.ts';
@@ -34,7 +35,7 @@ for (const dialect of dialects) {
         ...(plan !== undefined && { plan }),
         ...(customMonthlyLimit !== undefined && { customMonthlyLimit }),
       });
-    const newNumber = (accountId: string) => test.gateway.numbers.addNumber({ accountId, phone: uniquePhone() });
+    const newNumber = (accountId: string) => test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone() });
     const send = (fromPhone: string, apiKey: string) =>
       test.post('/send_message', { from_phone: fromPhone, to_phone: RECIPIENT, message: 'hi' }, apiKey);
 
@@ -232,13 +233,13 @@ for (const dialect of dialects) {
       it('a missing required option is named, and the command does nothing', async () => {
         const account = await newAccount();
         expectRefusal(await wagw('number', 'add', '--account', account.id, '--json'), '--phone');
-        assert.deepEqual(await test.gateway.numbers.listNumbers(account.id), []);
+        assert.deepEqual(await test.gateway.numbers.listNumbers(accountScope(account.id)), []);
       });
 
       it('an invalid phone is refused and quoted', async () => {
         const account = await newAccount();
         expectRefusal(await wagw('number', 'add', '--account', account.id, '--phone', '12ab', '--json'), '"12ab"');
-        assert.deepEqual(await test.gateway.numbers.listNumbers(account.id), []);
+        assert.deepEqual(await test.gateway.numbers.listNumbers(accountScope(account.id)), []);
       });
 
       it('an unknown key id on revoke, and an unknown number on remove, are named', async () => {
@@ -287,7 +288,7 @@ for (const dialect of dialects) {
       it('set-status refuses an unknown status, names it, and leaves the number as it was', async () => {
         const number = await newNumber((await newAccount()).id);
         expectRefusal(await wagw('number', 'set-status', number.phone, 'sleepy', '--json'), '"sleepy"', 'disconnected');
-        assert.equal((await test.gateway.numbers.findNumber(number.id)).status, 'connected');
+        assert.equal((await test.gateway.numbers.findNumber(operatorScope(), number.id)).status, 'connected');
       });
     });
 

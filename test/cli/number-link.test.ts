@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
@@ -24,7 +25,7 @@ for (const dialect of dialects) {
     });
 
     it('ends at once with the network error when WhatsApp cannot be reached, instead of looping', async () => {
-      const number = await gateway.numbers.addNumber({ accountId, phone: uniquePhone(), engine: 'baileys' });
+      const number = await gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
       const run = await runCli(database.url, ['number', 'link', number.phone]);
       assert.equal(run.exitCode, 1, run.stderr);
       assert.match(run.stderr, new RegExp(`${number.phone.replace('+', '\\+')} was not linked: the connection closed`));
@@ -33,7 +34,7 @@ for (const dialect of dialects) {
     });
 
     it('explains that a sandbox number has nothing to link', async () => {
-      const number = await gateway.numbers.addNumber({ accountId, phone: uniquePhone(), engine: 'sandbox' });
+      const number = await gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'sandbox' });
       const run = await runCli(database.url, ['number', 'link', number.phone]);
       assert.equal(run.exitCode, 1);
       assert.match(run.stderr, /runs on the sandbox engine, which connects without linking/);

@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
@@ -61,12 +62,12 @@ async function seedTenant(test: TestGateway, name: string): Promise<AccountObjec
   const owner = (await gateway.accounts.createUser({ accountId, email: ownerEmail, password: PASSWORD, role: 'owner' })).user;
   const member = (await gateway.accounts.createUser({ accountId, email: `member@${name}.test`, password: PASSWORD, role: 'member' })).user;
   const phone = uniquePhone();
-  const number = await gateway.numbers.addNumber({ accountId, phone, engine: 'sandbox' });
+  const number = await gateway.numbers.addNumber(operatorScope(), { accountId, phone, engine: 'sandbox' });
   const key = await gateway.apiKeys.createKey({ accountId, name: `${name} key` });
   const webhookUrl = `http://127.0.0.1:9/${name}-secret-path`;
-  const { webhook } = await gateway.webhooks.createWebhook(accountId, { url: webhookUrl, eventTypes: ['message'] });
-  await gateway.webhooks.sendTestEvent(webhook.id, accountId);
-  const [delivery] = await gateway.webhooks.listDeliveries(webhook.id, accountId);
+  const { webhook } = await gateway.webhooks.createWebhook(accountScope(accountId), { url: webhookUrl, eventTypes: ['message'] });
+  await gateway.webhooks.sendTestEvent(accountScope(accountId), webhook.id);
+  const [delivery] = await gateway.webhooks.listDeliveries(accountScope(accountId), webhook.id);
   const invite = await gateway.team.createInvite(accountId, 'member', owner.id);
   await gateway.supervisor.simulatorFor(number)!.deliverIncoming(number, parseE164('+14155550123')!, `private words of ${name}`);
   return {
@@ -154,8 +155,8 @@ for (const dialect of dialects) {
     });
 
     it("gives an owner of A a 404 for every route aimed at B's objects, and changes nothing of B", async () => {
-      const secretBefore = await test.gateway.webhooks.revealSecret(b.webhookId, b.accountId);
-      const attemptsBefore = (await test.gateway.webhooks.getDelivery(b.deliveryId, b.accountId)).attempts.length;
+      const secretBefore = await test.gateway.webhooks.revealSecret(accountScope(b.accountId), b.webhookId);
+      const attemptsBefore = (await test.gateway.webhooks.getDelivery(accountScope(b.accountId), b.deliveryId)).attempts.length;
       const client = new DashboardClient(test);
       await client.signIn(a.ownerEmail, PASSWORD);
       const checked: string[] = [];
@@ -175,17 +176,17 @@ for (const dialect of dialects) {
       // B is untouched: its key works, its webhook, secret, users, invite, number and delivery stand.
       const sent = await test.post('/send_message', { from_phone: b.phone, to_phone: '+14155550100', message: 'still mine' }, b.apiKey);
       assert.equal(sent.statusCode, 200);
-      const webhook = await test.gateway.webhooks.getWebhook(b.webhookId, b.accountId);
+      const webhook = await test.gateway.webhooks.getWebhook(accountScope(b.accountId), b.webhookId);
       assert.equal(webhook.url, b.webhookUrl);
       assert.equal(webhook.enabled, true);
       assert.deepEqual(webhook.eventTypes, ['message']);
-      assert.equal(await test.gateway.webhooks.revealSecret(b.webhookId, b.accountId), secretBefore);
-      const users = await test.gateway.accounts.listUsers(b.accountId);
+      assert.equal(await test.gateway.webhooks.revealSecret(accountScope(b.accountId), b.webhookId), secretBefore);
+      const users = await test.gateway.accounts.listUsers(accountScope(b.accountId));
       assert.deepEqual(users.map((user) => [user.id, user.role]).sort(), [[b.ownerId, 'owner'], [b.memberId, 'member']].sort());
       assert.ok(await test.gateway.team.findUsableInvite(b.inviteToken));
-      assert.equal((await test.gateway.numbers.findNumber(b.numberId, b.accountId)).status, 'connected');
-      assert.equal((await test.gateway.webhooks.getDelivery(b.deliveryId, b.accountId)).attempts.length, attemptsBefore);
-      const history = await test.gateway.history.page(b.accountId, { limit: 50 });
+      assert.equal((await test.gateway.numbers.findNumber(accountScope(b.accountId), b.numberId)).status, 'connected');
+      assert.equal((await test.gateway.webhooks.getDelivery(accountScope(b.accountId), b.deliveryId)).attempts.length, attemptsBefore);
+      const history = await test.gateway.history.page(accountScope(b.accountId), { limit: 50 });
       assert.ok(!history.messages.some((message) => message.text === 'planted message'), 'no message was planted in B');
     });
 

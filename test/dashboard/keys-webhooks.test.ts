@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { API_KEY_PATTERN, apiKeyHint } from '../../src/domain/api-key.ts';
@@ -51,7 +52,7 @@ for (const dialect of dialects) {
       receiver.responder = (request) => (request.path.endsWith('-html') ? { status: 200, body: '<script>alert(1)</script>' } : { status: 200, body: 'ok' });
       accountId = (await test.gateway.accounts.createAccount({ name: 'Acme', plan: 'pro' })).id;
       rivalAccountId = (await test.gateway.accounts.createAccount({ name: 'Rival', plan: 'pro' })).id;
-      sandboxPhone = (await test.gateway.numbers.addNumber({ accountId, phone: uniquePhone() })).phone;
+      sandboxPhone = (await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone() })).phone;
       owner = await signedIn(test, accountId, 'owner@acme.test', 'owner');
       member = await signedIn(test, accountId, 'member@acme.test', 'member');
     });
@@ -80,7 +81,7 @@ for (const dialect of dialects) {
 
         const [stored] = await test.gateway.apiKeys.listKeys(accountId);
         assert.equal(stored?.name, 'Production <server>');
-        assert.equal(stored?.createdByUserId, (await test.gateway.accounts.listUsers(accountId)).find((user) => user.role === 'owner')?.id);
+        assert.equal(stored?.createdByUserId, (await test.gateway.accounts.listUsers(accountScope(accountId))).find((user) => user.role === 'owner')?.id);
 
         const sent = await send(plaintext);
         assert.equal(sent.statusCode, 200, sent.body);
@@ -140,7 +141,7 @@ for (const dialect of dialects) {
       });
 
       it("another account's key id is not found, and that key keeps working", async () => {
-        const rivalNumber = await test.gateway.numbers.addNumber({ accountId: rivalAccountId, phone: uniquePhone() });
+        const rivalNumber = await test.gateway.numbers.addNumber(operatorScope(), { accountId: rivalAccountId, phone: uniquePhone() });
         const { apiKey, plaintext } = await test.gateway.apiKeys.createKey({ accountId: rivalAccountId, name: 'rival' });
         await owner.get('/keys');
         const response = await owner.post(`/keys/${apiKey.id}/revoke`, {});
@@ -179,7 +180,7 @@ for (const dialect of dialects) {
 
         const path = freshPath();
         const id = await createThroughForm(path, ['message', 'session.status']);
-        const webhook = await test.gateway.webhooks.getWebhook(id, accountId);
+        const webhook = await test.gateway.webhooks.getWebhook(accountScope(accountId), id);
         assert.deepEqual(webhook.eventTypes, ['message', 'session.status']);
         assert.equal(webhook.url, receiver.url(path));
 
@@ -193,7 +194,7 @@ for (const dialect of dialects) {
       });
 
       it('an invalid URL or no event type re-renders the form with 400, keeping the input', async () => {
-        const before = (await test.gateway.webhooks.listWebhooks(accountId)).length;
+        const before = (await test.gateway.webhooks.listWebhooks(accountScope(accountId))).length;
         const invalid = await owner.submit('/webhooks/new', '/webhooks', { url: 'not a url', event_types: ['message.status'] });
         assert.equal(invalid.statusCode, 400);
         assert.match(invalid.body, /role="alert">&#34;not a url&#34; is not a URL\./);
@@ -206,7 +207,7 @@ for (const dialect of dialects) {
         assert.equal(noEvents.statusCode, 400);
         assert.match(noEvents.body, /A webhook needs at least one event type/);
         assert.equal(inputValue(noEvents.body, 'webhook-url'), url);
-        assert.equal((await test.gateway.webhooks.listWebhooks(accountId)).length, before);
+        assert.equal((await test.gateway.webhooks.listWebhooks(accountScope(accountId))).length, before);
       });
 
       it('edit, disable, enable and delete work through the detail page', async () => {
@@ -219,18 +220,18 @@ for (const dialect of dialects) {
         const saved = await owner.post(`/webhooks/${id}`, { url: newUrl, event_types: ['message.status'] });
         assert.equal(saved.statusCode, 303);
         assert.equal(saved.headers.location, `/webhooks/${id}`);
-        let webhook = await test.gateway.webhooks.getWebhook(id, accountId);
+        let webhook = await test.gateway.webhooks.getWebhook(accountScope(accountId), id);
         assert.equal(webhook.url, newUrl);
         assert.deepEqual(webhook.eventTypes, ['message.status']);
 
         const badEdit = await owner.submit(`/webhooks/${id}/edit`, `/webhooks/${id}`, { url: 'ftp://example.com/', event_types: ['message'] });
         assert.equal(badEdit.statusCode, 400);
         assert.match(badEdit.body, /must use http or https/);
-        assert.equal((await test.gateway.webhooks.getWebhook(id, accountId)).url, newUrl);
+        assert.equal((await test.gateway.webhooks.getWebhook(accountScope(accountId), id)).url, newUrl);
 
         await owner.get(`/webhooks/${id}`);
         assert.equal((await owner.post(`/webhooks/${id}/disable`, {})).statusCode, 303);
-        webhook = await test.gateway.webhooks.getWebhook(id, accountId);
+        webhook = await test.gateway.webhooks.getWebhook(accountScope(accountId), id);
         assert.equal(webhook.enabled, false);
         const disabledPage = await owner.get(`/webhooks/${id}`);
         assert.match(disabledPage.body, /status-disabled/);
@@ -238,12 +239,12 @@ for (const dialect of dialects) {
         assert.ok(disabledPage.body.includes(`action="/webhooks/${id}/enable"`));
 
         assert.equal((await owner.post(`/webhooks/${id}/enable`, {})).statusCode, 303);
-        assert.equal((await test.gateway.webhooks.getWebhook(id, accountId)).enabled, true);
+        assert.equal((await test.gateway.webhooks.getWebhook(accountScope(accountId), id)).enabled, true);
 
         const deleted = await owner.post(`/webhooks/${id}/delete`, {});
         assert.equal(deleted.statusCode, 303);
         assert.equal(deleted.headers.location, '/webhooks');
-        await assert.rejects(test.gateway.webhooks.getWebhook(id, accountId), (error: AppError) => error.code === 'webhook_not_found');
+        await assert.rejects(test.gateway.webhooks.getWebhook(accountScope(accountId), id), (error: AppError) => error.code === 'webhook_not_found');
         assert.equal((await owner.get(`/webhooks/${id}`)).statusCode, 404);
       });
 
@@ -255,14 +256,14 @@ for (const dialect of dialects) {
         assert.equal(revealed.headers['cache-control'], 'no-store');
         const secret = inputValue(revealed.body, 'webhook-secret');
         assert.match(secret ?? '', /^whsec_[A-Za-z0-9+/]+=*$/);
-        assert.equal(secret, await test.gateway.webhooks.revealSecret(id, accountId));
+        assert.equal(secret, await test.gateway.webhooks.revealSecret(accountScope(accountId), id));
         assert.equal(inputValue((await owner.get(`/webhooks/${id}`)).body, 'webhook-secret'), undefined, 'shown only on request');
 
         const rotated = await owner.post(`/webhooks/${id}/rotate-secret`, {});
         assert.equal(rotated.statusCode, 200);
         const newSecret = inputValue(rotated.body, 'webhook-secret');
         assert.notEqual(newSecret, secret);
-        assert.equal(newSecret, await test.gateway.webhooks.revealSecret(id, accountId));
+        assert.equal(newSecret, await test.gateway.webhooks.revealSecret(accountScope(accountId), id));
         assert.match(rotated.body, /The old secret keeps signing too until/);
       });
 
@@ -274,7 +275,7 @@ for (const dialect of dialects) {
         await receiver.waitForRequests(1, WAIT_MS, (request) => request.path === path);
         const [entry] = await eventually(
           async () => {
-            const entries = await test.gateway.webhooks.listDeliveries(id, accountId);
+            const entries = await test.gateway.webhooks.listDeliveries(accountScope(accountId), id);
             return entries[0]?.delivery.state === 'delivered' ? entries : undefined;
           },
           WAIT_MS,
@@ -303,7 +304,7 @@ for (const dialect of dialects) {
         assert.equal(second?.headers['webhook-id'], first?.headers['webhook-id'], 'a redelivery keeps its webhook-id');
         const redone = await eventually(
           async () => {
-            const again = await test.gateway.webhooks.getDelivery(entry.delivery.id, accountId);
+            const again = await test.gateway.webhooks.getDelivery(accountScope(accountId), entry.delivery.id);
             return again.attempts.length === 2 && again.delivery.state === 'delivered' ? again : undefined;
           },
           WAIT_MS,
@@ -316,16 +317,16 @@ for (const dialect of dialects) {
       it('a member sees the log but cannot reveal, rotate, delete, test or redeliver', async () => {
         const path = freshPath();
         const id = await createThroughForm(path, ['message']);
-        await test.gateway.webhooks.sendTestEvent(id, accountId);
+        await test.gateway.webhooks.sendTestEvent(accountScope(accountId), id);
         const [entry] = await eventually(
           async () => {
-            const entries = await test.gateway.webhooks.listDeliveries(id, accountId);
+            const entries = await test.gateway.webhooks.listDeliveries(accountScope(accountId), id);
             return entries[0]?.delivery.state === 'delivered' ? entries : undefined;
           },
           WAIT_MS,
           'the test delivery to succeed',
         );
-        const secret = await test.gateway.webhooks.revealSecret(id, accountId);
+        const secret = await test.gateway.webhooks.revealSecret(accountScope(accountId), id);
 
         const page = await member.get(`/webhooks/${id}`);
         assert.equal(page.statusCode, 200);
@@ -340,20 +341,20 @@ for (const dialect of dialects) {
         }
         assert.equal((await member.post('/webhooks', { url: receiver.url(freshPath()), event_types: 'message' })).statusCode, 403);
         assert.equal((await member.get('/webhooks/new')).statusCode, 403);
-        assert.equal(await test.gateway.webhooks.revealSecret(id, accountId), secret, 'the secret is unchanged');
-        assert.equal((await test.gateway.webhooks.getWebhook(id, accountId)).enabled, true);
-        assert.equal((await test.gateway.webhooks.listDeliveries(id, accountId))[0]?.attempts.length, entry!.attempts.length, 'nothing was redelivered');
+        assert.equal(await test.gateway.webhooks.revealSecret(accountScope(accountId), id), secret, 'the secret is unchanged');
+        assert.equal((await test.gateway.webhooks.getWebhook(accountScope(accountId), id)).enabled, true);
+        assert.equal((await test.gateway.webhooks.listDeliveries(accountScope(accountId), id))[0]?.attempts.length, entry!.attempts.length, 'nothing was redelivered');
       });
 
       it("another account's webhook and delivery ids are not found", async () => {
-        const rival = await test.gateway.webhooks.createWebhook(rivalAccountId, { url: receiver.url(freshPath()), eventTypes: ['message'] });
-        await test.gateway.webhooks.sendTestEvent(rival.webhook.id, rivalAccountId);
-        const [rivalEntry] = await test.gateway.webhooks.listDeliveries(rival.webhook.id, rivalAccountId);
+        const rival = await test.gateway.webhooks.createWebhook(accountScope(rivalAccountId), { url: receiver.url(freshPath()), eventTypes: ['message'] });
+        await test.gateway.webhooks.sendTestEvent(accountScope(rivalAccountId), rival.webhook.id);
+        const [rivalEntry] = await test.gateway.webhooks.listDeliveries(accountScope(rivalAccountId), rival.webhook.id);
         assert.ok(rivalEntry);
         const ownId = await createThroughForm(freshPath(), ['message']);
         const otherOwnId = await createThroughForm(freshPath(), ['message']);
-        await test.gateway.webhooks.sendTestEvent(ownId, accountId);
-        const [ownEntry] = await test.gateway.webhooks.listDeliveries(ownId, accountId);
+        await test.gateway.webhooks.sendTestEvent(accountScope(accountId), ownId);
+        const [ownEntry] = await test.gateway.webhooks.listDeliveries(accountScope(accountId), ownId);
         assert.ok(ownEntry);
 
         const rivalPath = `/webhooks/${rival.webhook.id}`;
@@ -369,10 +370,10 @@ for (const dialect of dialects) {
         assert.equal((await owner.post(`/webhooks/${ownId}/deliveries/${rivalEntry.delivery.id}/redeliver`, {})).statusCode, 404);
         assert.equal((await owner.post(`/webhooks/${otherOwnId}/deliveries/${ownEntry.delivery.id}/redeliver`, {})).statusCode, 404);
 
-        const untouched = await test.gateway.webhooks.getWebhook(rival.webhook.id, rivalAccountId);
+        const untouched = await test.gateway.webhooks.getWebhook(accountScope(rivalAccountId), rival.webhook.id);
         assert.equal(untouched.url, rival.webhook.url);
         assert.equal(untouched.enabled, true);
-        assert.equal(await test.gateway.webhooks.revealSecret(rival.webhook.id, rivalAccountId), rival.secret);
+        assert.equal(await test.gateway.webhooks.revealSecret(accountScope(rivalAccountId), rival.webhook.id), rival.secret);
       });
     });
   });
@@ -394,7 +395,7 @@ for (const dialect of dialects) {
       assert.equal(response.statusCode, 400);
       assert.match(response.body, /169\.254\.169\.254 resolves only to private, loopback or reserved addresses/);
       assert.equal(inputValue(response.body, 'webhook-url'), 'http://169.254.169.254/latest/meta-data');
-      assert.deepEqual(await test.gateway.webhooks.listWebhooks(accountId), []);
+      assert.deepEqual(await test.gateway.webhooks.listWebhooks(accountScope(accountId)), []);
     });
   });
 }

@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 /**
  * Linking a real number from the operator console, through the real HTTP stack and the real
  * Baileys engine, with only WhatsApp's servers replaced by fake sockets (fake-whatsapp.ts).
@@ -34,7 +35,7 @@ for (const dialect of dialects) {
       await test.close();
     });
 
-    const addBaileysNumber = () => test.gateway.numbers.addNumber({ accountId, phone: uniquePhone(), engine: 'baileys' });
+    const addBaileysNumber = () => test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
     const page = (number: WhatsAppNumber) => `/operator/numbers/${number.id}`;
     const linkState = async (number: WhatsAppNumber) => {
       const response = await operator.get(`${page(number)}/link.json`);
@@ -165,7 +166,7 @@ for (const dialect of dialects) {
       const wrong = await operator.submit(page(number), `${page(number)}/link`, { method: 'carrier-pigeon' });
       assert.equal(wrong.statusCode, 400);
       assert.match(wrong.body, /Choose to link with a QR code or with a pairing code/);
-      const sandbox = await test.gateway.numbers.addNumber({ accountId, phone: uniquePhone() });
+      const sandbox = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone() });
       const sandboxPage = await operator.get(page(sandbox));
       assert.match(sandboxPage.body, /Sandbox numbers are connected at once/);
       const refused = await operator.submit(page(sandbox), `${page(sandbox)}/link`, { method: 'qr' });

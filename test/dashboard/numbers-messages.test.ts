@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { WhatsAppNumber } from '../../src/domain/model.ts';
@@ -42,7 +43,7 @@ for (const dialect of dialects) {
       const email = `owner@${name.toLowerCase().replace(/\W/g, '')}.test`;
       await test.gateway.accounts.createUser({ accountId, email, password, role: 'owner' });
       const numbers: WhatsAppNumber[] = [];
-      for (const phone of phones) numbers.push(await test.gateway.numbers.addNumber({ accountId, phone }));
+      for (const phone of phones) numbers.push(await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone }));
       return { accountId, numbers, client: await signedIn(email) };
     }
 
@@ -57,9 +58,9 @@ for (const dialect of dialects) {
       const owner = await test.gateway.accounts.createUser({ accountId: acmeId, email: 'owner@acme.test', password, role: 'owner' });
       await test.gateway.accounts.createUser({ accountId: acmeId, email: 'member@acme.test', password, role: 'member' });
       await test.gateway.accounts.createUser({ accountId: globexId, email: 'owner@globex.test', password, role: 'owner' });
-      acmeOne = await test.gateway.numbers.addNumber({ accountId: acmeId, phone: '+447700900001', holderUserId: owner.user.id });
-      acmeTwo = await test.gateway.numbers.addNumber({ accountId: acmeId, phone: '+447700900002' });
-      globexOne = await test.gateway.numbers.addNumber({ accountId: globexId, phone: '+447700900101' });
+      acmeOne = await test.gateway.numbers.addNumber(operatorScope(), { accountId: acmeId, phone: '+447700900001', holderUserId: owner.user.id });
+      acmeTwo = await test.gateway.numbers.addNumber(operatorScope(), { accountId: acmeId, phone: '+447700900002' });
+      globexOne = await test.gateway.numbers.addNumber(operatorScope(), { accountId: globexId, phone: '+447700900101' });
       await receive(globexOne, '+447700900199', 'globex-secret');
     });
     after(() => test.close());
@@ -98,7 +99,7 @@ for (const dialect of dialects) {
         assert.equal(response.headers.location, '/numbers');
         const page = await client.get('/numbers');
         assert.match(page.body, /The simulated message arrived\./);
-        const stored = await test.gateway.history.page(acmeId, { phone: '+447700900555', limit: 10 });
+        const stored = await test.gateway.history.page(accountScope(acmeId), { phone: '+447700900555', limit: 10 });
         assert.equal(stored.messages.length, 1);
         const [message] = stored.messages;
         assert.equal(message!.text, 'Hello from a member');
@@ -114,7 +115,7 @@ for (const dialect of dialects) {
         assert.equal(response.statusCode, 404);
         assert.match(response.headers['content-type'] as string, /text\/html/);
         for (const accountId of [acmeId, globexId]) {
-          const stored = await test.gateway.history.page(accountId, { phone: '+447700900556', limit: 10 });
+          const stored = await test.gateway.history.page(accountScope(accountId), { phone: '+447700900556', limit: 10 });
           assert.equal(stored.messages.length, 0);
         }
       });
@@ -124,7 +125,7 @@ for (const dialect of dialects) {
         await client.get('/numbers');
         const response = await client.post(`/numbers/${acmeOne.id}/simulate`, { from_phone: '+447700900557', message: 'Forged' }, { csrf: false });
         assert.equal(response.statusCode, 403);
-        const stored = await test.gateway.history.page(acmeId, { phone: '+447700900557', limit: 10 });
+        const stored = await test.gateway.history.page(accountScope(acmeId), { phone: '+447700900557', limit: 10 });
         assert.equal(stored.messages.length, 0);
       });
 
@@ -138,12 +139,12 @@ for (const dialect of dialects) {
         const blank = await client.submit('/numbers', `/numbers/${acmeTwo.id}/simulate`, { from_phone: '+447700900558', message: '   ' });
         assert.equal(blank.statusCode, 400);
         assert.match(blank.body, /The message is empty or only whitespace\./);
-        const stored = await test.gateway.history.page(acmeId, { numberId: acmeTwo.id, limit: 10 });
+        const stored = await test.gateway.history.page(accountScope(acmeId), { numberId: acmeTwo.id, limit: 10 });
         assert.equal(stored.messages.length, 0);
       });
 
       it("serves status.json with the viewer's own numbers only, uncached", async () => {
-        await test.gateway.numbers.setSimulatedStatus(acmeTwo.id, 'disconnected');
+        await test.gateway.numbers.setSimulatedStatus(operatorScope(), acmeTwo.id, 'disconnected');
         const client = await signedIn('member@acme.test');
         const response = await client.get('/numbers/status.json');
         assert.equal(response.statusCode, 200);

@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { User } from '../../src/domain/model.ts';
@@ -40,7 +41,7 @@ for (const dialect of dialects) {
 
     it('refuses every operator page and action to a non-operator with 403, and changes nothing', async () => {
       const { account, owner } = await createAccountWithOwner('Acme');
-      const number = await test.gateway.numbers.addNumber({ accountId: account.id, phone: uniquePhone() });
+      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone() });
       const client = await signedIn(owner.email);
       const pages = ['/operator', '/operator/accounts', `/operator/accounts/${account.id}`, '/operator/users', '/operator/numbers', `/operator/numbers/${number.id}`, '/operator/system'];
       for (const page of pages) {
@@ -67,10 +68,10 @@ for (const dialect of dialects) {
         assert.match(response.body, /your user is not an operator/);
       }
       assert.equal((await test.gateway.accounts.getAccount(account.id)).plan, 'starter');
-      assert.equal((await test.gateway.accounts.listUsers(account.id)).length, 1);
+      assert.equal((await test.gateway.accounts.listUsers(accountScope(account.id))).length, 1);
       assert.equal((await test.gateway.accounts.getUser(owner.id)).isOperator, false);
-      assert.equal((await test.gateway.numbers.findNumber(number.id)).status, 'connected');
-      assert.equal((await test.gateway.numbers.listNumbers(account.id)).length, 1);
+      assert.equal((await test.gateway.numbers.findNumber(operatorScope(), number.id)).status, 'connected');
+      assert.equal((await test.gateway.numbers.listNumbers(accountScope(account.id))).length, 1);
       assert.ok(!(await test.gateway.accounts.listAccounts()).some((each) => each.name === 'Sneaky'));
       assert.equal((await new DashboardClient(test).get('/operator/users')).statusCode, 303, 'a visitor is sent to sign in');
     });
@@ -111,7 +112,7 @@ for (const dialect of dialects) {
       assert.ok(generated !== undefined && generated.length >= 12, 'the generated password is shown');
       const ownerClient = await signedIn(ownerEmail, generated);
       assert.match((await ownerClient.get('/')).body, /Gamma Ltd/);
-      const users = await test.gateway.accounts.listUsers(accountId);
+      const users = await test.gateway.accounts.listUsers(accountScope(accountId));
       assert.deepEqual(users.map((user) => [user.email, user.role]), [[ownerEmail, 'owner']]);
 
       const withPassword = await operator.submit(accountPath, `${accountPath}/users`, { email: email('gamma-member'), role: 'member', password: 'a long chosen password' });
@@ -121,7 +122,7 @@ for (const dialect of dialects) {
       const phone = uniquePhone();
       const added = await operator.post(`${accountPath}/numbers`, { phone, engine: 'sandbox' });
       assert.equal(added.statusCode, 303);
-      const numbers = await test.gateway.numbers.listNumbers(accountId);
+      const numbers = await test.gateway.numbers.listNumbers(accountScope(accountId));
       assert.deepEqual(numbers.map((number) => [number.phone, number.engine, number.status]), [[phone, 'sandbox', 'connected']]);
       assert.match((await operator.get(accountPath)).body, /The number is added\./);
     });
@@ -136,11 +137,11 @@ for (const dialect of dialects) {
       assert.match(badPhone.body, /id="number-phone"[^>]*value="12"/);
       const duplicate = await operator.post(`${accountPath}/users`, { email: operatorUser.email, role: 'member', password: '' });
       assert.equal(duplicate.statusCode, 409);
-      assert.equal((await test.gateway.numbers.listNumbers(account.id)).length, 0);
+      assert.equal((await test.gateway.numbers.listNumbers(accountScope(account.id))).length, 0);
       // A real WhatsApp number starts out connecting; it waits to be linked and opens no socket.
       const baileys = await operator.post(`${accountPath}/numbers`, { phone: uniquePhone(), engine: 'baileys' });
       assert.equal(baileys.statusCode, 303);
-      const [added] = await test.gateway.numbers.listNumbers(account.id);
+      const [added] = await test.gateway.numbers.listNumbers(accountScope(account.id));
       assert.equal(added?.engine, 'baileys');
       assert.equal(added?.status, 'connecting');
 
@@ -202,35 +203,35 @@ for (const dialect of dialects) {
       const opCreated = await operator.post('/operator/users', { email: lonely, account_id: 'none', is_operator: 'true', password: '' });
       assert.equal(opCreated.statusCode, 201);
       assert.ok(revealed(opCreated.body, 'generated-password'));
-      const users = await test.gateway.accounts.listUsers();
+      const users = await test.gateway.accounts.listUsers(operatorScope());
       const lonelyUser = users.find((user) => user.email === lonely);
       assert.deepEqual([lonelyUser?.accountId, lonelyUser?.isOperator], [null, true]);
 
       const member = email('member');
       const memberCreated = await operator.post('/operator/users', { email: member, account_id: account.id, role: 'admin', password: 'a long chosen password' });
       assert.equal(memberCreated.statusCode, 303);
-      const created = (await test.gateway.accounts.listUsers(account.id)).find((user) => user.email === member);
+      const created = (await test.gateway.accounts.listUsers(accountScope(account.id))).find((user) => user.email === member);
       assert.deepEqual([created?.role, created?.isOperator], ['admin', false]);
     });
 
     it('reassigns, sets the simulated status of and removes numbers; a number has its linking panel', async () => {
       const from = await createAccountWithOwner('Theta');
       const to = await createAccountWithOwner('Iota');
-      const number = await test.gateway.numbers.addNumber({ accountId: from.account.id, phone: uniquePhone() });
+      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: from.account.id, phone: uniquePhone() });
       const listing = await operator.get('/operator/numbers');
       assert.match(listing.body, new RegExp(`data-number-status="${number.id}"`));
       assert.ok(listing.body.includes(`action="/operator/numbers/${number.id}/status"`), 'sandbox numbers offer Set status');
 
       const moved = await operator.post(`/operator/numbers/${number.id}/reassign`, { account_id: to.account.id });
       assert.equal(moved.statusCode, 303);
-      assert.equal((await test.gateway.numbers.findNumber(number.id)).accountId, to.account.id);
+      assert.equal((await test.gateway.numbers.findNumber(operatorScope(), number.id)).accountId, to.account.id);
       const nowhere = await operator.post(`/operator/numbers/${number.id}/reassign`, { account_id: 'acc_missing' });
       assert.equal(nowhere.statusCode, 404);
 
       await operator.get('/operator/numbers');
       const outage = await operator.post(`/operator/numbers/${number.id}/status`, { status: 'disconnected' });
       assert.equal(outage.statusCode, 303);
-      assert.equal((await test.gateway.numbers.findNumber(number.id)).status, 'disconnected');
+      assert.equal((await test.gateway.numbers.findNumber(operatorScope(), number.id)).status, 'disconnected');
 
       const page = await operator.get(`/operator/numbers/${number.id}`);
       assert.equal(page.statusCode, 200);
@@ -240,7 +241,7 @@ for (const dialect of dialects) {
 
       const removed = await operator.post(`/operator/numbers/${number.id}/remove`, {});
       assert.equal(removed.statusCode, 303);
-      await assert.rejects(test.gateway.numbers.findNumber(number.id), /There is no number/);
+      await assert.rejects(test.gateway.numbers.findNumber(operatorScope(), number.id), /There is no number/);
       assert.match((await operator.get('/operator/numbers')).body, /The number is removed\./);
       assert.equal((await operator.get(`/operator/numbers/${number.id}`)).statusCode, 404);
     });

@@ -1,3 +1,4 @@
+import { accountScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { User } from '../../src/domain/model.ts';
@@ -107,7 +108,7 @@ for (const dialect of dialects) {
       assert.match(overview.body, /Welcome! Your account is ready\./);
       assert.match(overview.body, /new\.admin@acme\.test · Acme/);
 
-      const users = await test.gateway.accounts.listUsers(team.accountId);
+      const users = await test.gateway.accounts.listUsers(accountScope(team.accountId));
       const created = users.find((user) => user.email === 'new.admin@acme.test');
       assert.equal(created?.role, 'admin');
       assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 0, 'the invite is used up');
@@ -118,7 +119,7 @@ for (const dialect of dialects) {
       assert.equal(secondTab.cookie('wagw_session'), undefined);
       const again = await new DashboardClient(test).get(path);
       assert.equal(again.statusCode, 404);
-      assert.equal((await test.gateway.accounts.listUsers(team.accountId)).length, 4, 'a link makes one user');
+      assert.equal((await test.gateway.accounts.listUsers(accountScope(team.accountId))).length, 4, 'a link makes one user');
     });
 
     it('re-renders the join form with the error and the email typed, and keeps the invite usable', async () => {
@@ -162,7 +163,7 @@ for (const dialect of dialects) {
       const joinExpired = await visitor.post(`/invite/${token}`, { email: 'late@acme.test', password: 'a long new password' });
       assert.equal(joinExpired.statusCode, 404);
       assert.equal((await new DashboardClient(test).get('/invite/not-a-real-token')).statusCode, 404);
-      assert.equal((await test.gateway.accounts.listUsers(team.accountId)).length, 3);
+      assert.equal((await test.gateway.accounts.listUsers(accountScope(team.accountId))).length, 3);
     });
 
     it('refuses invites, role changes, removal and revoking to admins and members, and changes nothing', async () => {
@@ -182,7 +183,7 @@ for (const dialect of dialects) {
           assert.match(response.body, /Only owners can manage the team/);
         }
       }
-      const users = await test.gateway.accounts.listUsers(team.accountId);
+      const users = await test.gateway.accounts.listUsers(accountScope(team.accountId));
       assert.deepEqual(users.map((user) => user.role).sort(), ['admin', 'member', 'owner']);
       const invites = await test.gateway.team.listOpenInvites(team.accountId);
       assert.deepEqual(invites.map((open) => open.id), [invite.id]);
@@ -250,7 +251,7 @@ for (const dialect of dialects) {
       assert.equal(outcomes.filter((outcome) => outcome.status === 'fulfilled').length, 1, 'exactly one demotion applies');
       const rejected = outcomes.find((outcome) => outcome.status === 'rejected');
       assert.equal((rejected?.reason as { code?: string } | undefined)?.code, 'last_owner');
-      const owners = (await test.gateway.accounts.listUsers(team.accountId)).filter((user) => user.role === 'owner');
+      const owners = (await test.gateway.accounts.listUsers(accountScope(team.accountId))).filter((user) => user.role === 'owner');
       assert.equal(owners.length, 1);
     });
 

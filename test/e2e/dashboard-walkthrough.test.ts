@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
@@ -131,10 +132,10 @@ for (const dialect of dialects) {
       // The status badge follows the session without a reload (app.js polls status.json).
       const badge = page.locator('[data-status-source] .badge').first();
       assert.equal((await badge.innerText()).trim(), 'connected');
-      await gateway.numbers.setSimulatedStatus(numberPhone, 'disconnected');
+      await gateway.numbers.setSimulatedStatus(operatorScope(), numberPhone, 'disconnected');
       // Locators run outside the page's CSP; a string predicate would be refused by it, rightly.
       await page.locator('[data-status-source] .badge', { hasText: 'disconnected' }).waitFor({ timeout: 15_000 });
-      await gateway.numbers.setSimulatedStatus(numberPhone, 'connected');
+      await gateway.numbers.setSimulatedStatus(operatorScope(), numberPhone, 'connected');
 
       const [delivered] = await receiver.waitForRequests(1, 15_000, (request) => request.body.includes('is my order on its way'));
       assert.ok(delivered, 'the receiver got the incoming message');

@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 /**
  * The live QR in Chromium: the operator starts linking, and each QR WhatsApp offers replaces the
  * one on screen without a reload. WhatsApp's servers are fake sockets; the rest is real.
@@ -35,7 +36,7 @@ for (const dialect of dialects) {
       gateway = await createGateway(config, createLogger(config), { baileysSocketFactory: whatsapp.create });
       await gateway.accounts.ensureOperator(OPERATOR.email, OPERATOR.password);
       const account = await gateway.accounts.createAccount({ name: 'Linking in a browser' });
-      number = await gateway.numbers.addNumber({ accountId: account.id, phone: uniquePhone(), engine: 'baileys' });
+      number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone(), engine: 'baileys' });
       server = await startServer(gateway);
       baseUrl = `http://127.0.0.1:${(server.app.server.address() as AddressInfo).port}`;
       browser = await launchChromium();

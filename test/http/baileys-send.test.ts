@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 /**
  * The public send API over the real Baileys engine: the HTTP stack, the services, the database
  * and the engine are real; only WhatsApp's servers are fake sockets (fake-whatsapp.ts).
@@ -36,7 +37,7 @@ for (const dialect of dialects) {
 
     const waitForStatus = async (number: WhatsAppNumber, status: string) => {
       for (let tries = 0; tries < 300; tries++) {
-        if ((await test.gateway.numbers.findNumber(number.id)).status === status) return;
+        if ((await test.gateway.numbers.findNumber(operatorScope(), number.id)).status === status) return;
         await delay(10);
       }
       assert.fail(`${number.phone} never reached ${status}`);
@@ -44,7 +45,7 @@ for (const dialect of dialects) {
 
     /** A number whose creds are in the database, as after a scan, and whose session is open. */
     const connectedNumber = async (): Promise<{ number: WhatsAppNumber; socket: FakeSocket }> => {
-      const number = await test.gateway.numbers.addNumber({ accountId, phone: uniquePhone(), engine: 'baileys' });
+      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
       const auth = await createDatabaseAuthState(test.gateway.store, new SecretBox(test.gateway.config.secretKey!), number.id, test.gateway.logger);
       auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
       await auth.saveCreds();

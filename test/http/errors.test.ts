@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dialects } from '../support/databases.ts';
@@ -91,7 +92,7 @@ for (const dialect of dialects) {
       assertError(await send(body, caller.apiKey.toUpperCase()), 401, 'invalid_api_key');
       assertError(await send(body, `wagw_live_sk_${'0'.repeat(64)}`), 401, 'invalid_api_key');
       const revoked = await test.gateway.apiKeys.createKey({ accountId: caller.accountId });
-      await test.gateway.apiKeys.revokeKey(revoked.apiKey.id);
+      await test.gateway.apiKeys.revokeKey(operatorScope(), revoked.apiKey.id);
       assertError(await send(body, revoked.plaintext), 401, 'invalid_api_key');
     });
 
@@ -123,10 +124,10 @@ for (const dialect of dialects) {
     });
 
     it('503 number_not_connected: details gives the session status', async () => {
-      await test.gateway.numbers.setSimulatedStatus(caller.phones[1]!, 'disconnected');
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), caller.phones[1]!, 'disconnected');
       const body = assertError(await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' }), 503, 'number_not_connected');
       assert.match(body.details, /disconnected/);
-      await test.gateway.numbers.setSimulatedStatus(caller.phones[1]!, 'connected');
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), caller.phones[1]!, 'connected');
       assert.equal((await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' })).statusCode, 200);
     });
 
@@ -159,7 +160,7 @@ for (const dialect of dialects) {
       test = await startTestGateway(dialect);
       caller = await seedAccount(test.gateway, { monthlyLimit: 0 });
       other = await seedAccount(test.gateway);
-      await test.gateway.numbers.setSimulatedStatus(caller.phones[0]!, 'disconnected');
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), caller.phones[0]!, 'disconnected');
     });
     after(() => test.close());
 

@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import type { Gateway } from '../../src/main.ts';
 import { seedAccount, type SeededAccount } from '../support/gateway.ts';
 import type { FuzzWorld } from './fuzz-requests.ts';
@@ -12,6 +13,6 @@ export async function seedFuzzCaller(
 ): Promise<{ caller: SeededAccount; world: FuzzWorld }> {
   const caller = await seedAccount(gateway, { plan: 'enterprise', numbers: 2 });
   const revoked = await gateway.apiKeys.createKey({ accountId: caller.accountId, name: 'revoked' });
-  await gateway.apiKeys.revokeKey(revoked.apiKey.id);
+  await gateway.apiKeys.revokeKey(operatorScope(), revoked.apiKey.id);
   return { caller, world: { apiKey: caller.apiKey, revokedApiKey: revoked.plaintext, ownedPhones: caller.phones, ...world } };
 }

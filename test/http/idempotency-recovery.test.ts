@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 /**
  * Idempotent sends across time, crashes and processes: an original still in flight, a claim
  * left behind by a crash, keys past their 24 hours, and a gateway restarted on the same
@@ -84,18 +85,18 @@ for (const dialect of dialects) {
 
     /** Links the number to a new fake socket, opens it, and holds its sends. */
     async function connect(phone: string): Promise<{ socket: FakeSocket; sends: HeldSends }> {
-      await test.gateway.supervisor.link(await test.gateway.numbers.findNumber(phone));
+      await test.gateway.supervisor.link(await test.gateway.numbers.findNumber(operatorScope(), phone));
       const socket = whatsapp.latest;
       const sends = holdSends(socket);
       socket.openAs(phone.slice(1));
-      await waitFor('the number is connected', async () => (await test.gateway.numbers.findNumber(phone)).status === 'connected');
+      await waitFor('the number is connected', async () => (await test.gateway.numbers.findNumber(operatorScope(), phone)).status === 'connected');
       return { socket, sends };
     }
 
     /** An account whose one number is a real (Baileys) one, linked to a held socket. */
     async function accountWithHeldNumber(): Promise<{ account: SeededAccount; socket: FakeSocket; sends: HeldSends }> {
       const account = await seedAccount(test.gateway, { numbers: 0 });
-      const number = await test.gateway.numbers.addNumber({ accountId: account.accountId, phone: uniquePhone(), engine: 'baileys' });
+      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: account.accountId, phone: uniquePhone(), engine: 'baileys' });
       return { account: { ...account, phones: [number.phone] }, ...(await connect(number.phone)) };
     }
 
@@ -182,7 +183,7 @@ interface PlantedSend {
 async function plantSend(gateway: Gateway, account: SeededAccount, key: string, planted: PlantedSend): Promise<string> {
   const at = new Date(Date.now() - planted.ageMs);
   const messageId = newId('message');
-  const number = await gateway.numbers.findNumber(account.phones[0]!);
+  const number = await gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
   const text = planted.text ?? TEXT;
   const fingerprint = requestFingerprint({ fromPhone: number.phone, toPhone: RECIPIENT as E164, text });
   await gateway.committer.run(async (trx) => {

@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
@@ -168,12 +169,12 @@ for (const dialect of dialects) {
     it('a failure that sent nothing frees the key: after a 503, the retry with the same key sends', async () => {
       const account = await seedAccount(test.gateway);
       const key = newKey();
-      await test.gateway.numbers.setSimulatedStatus(account.phones[0]!, 'disconnected');
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'disconnected');
       const refused = await send(account, key);
       assert.equal(refused.statusCode, 503, refused.body);
       assert.equal(await findIdempotencyKey(test.gateway.store.db, account.accountId, key), undefined, 'the key was released');
 
-      await test.gateway.numbers.setSimulatedStatus(account.phones[0]!, 'connected');
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'connected');
       const retried = await send(account, key);
       assert.equal(retried.statusCode, 200, retried.body);
       assert.equal(retried.headers['idempotent-replayed'], undefined, 'a real send, not a replay of the 503');

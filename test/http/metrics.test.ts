@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { engineKinds, sessionStatuses } from '../../src/domain/model.ts';
@@ -135,7 +136,7 @@ for (const dialect of dialects) {
 
     it('a send the engine refuses counts as a failure with its reason, not as sent', async () => {
       const account = await seedAccount(test.gateway);
-      const number = await test.gateway.numbers.findNumber(account.phones[0]!);
+      const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
       const labels = { engine: 'sandbox', reason: 'not_connected' };
       const before = await scrape(test);
       await assert.rejects(
@@ -182,10 +183,10 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const before = await scrape(test);
       const total = before.all('wagw_sessions', { engine: 'sandbox' }).reduce((sum, sample) => sum + sample.value, 0);
-      assert.equal(total, (await test.gateway.numbers.listNumbers()).length);
+      assert.equal(total, (await test.gateway.numbers.listNumbers(operatorScope())).length);
       assert.ok(before.value('wagw_sessions', { engine: 'sandbox', status: 'connected' }) >= 1, 'a new sandbox number is connected');
 
-      await test.gateway.numbers.setSimulatedStatus(account.phones[0]!, 'disconnected');
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'disconnected');
       const after = await scrape(test);
       const change = (status: string) => after.value('wagw_sessions', { engine: 'sandbox', status }) - before.value('wagw_sessions', { engine: 'sandbox', status });
       assert.equal(change('connected'), -1);
@@ -202,7 +203,7 @@ for (const dialect of dialects) {
       const waits = [];
       for (const [, prefix] of outcomes) {
         const account = await seedAccount(test.gateway);
-        const { webhook } = await test.gateway.webhooks.createWebhook(account.accountId, { url: receiver.url(`${prefix}/${account.accountId}`), eventTypes: ['message'] });
+        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url(`${prefix}/${account.accountId}`), eventTypes: ['message'] });
         await receiveIncoming(test, account, `to ${prefix}`);
         // The counters move as the answer arrives, before the attempt row is written.
         waits.push(onlyDelivery(test, webhook.id, (entry) => entry.attempts.length === 1));

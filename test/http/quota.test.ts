@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
@@ -65,7 +66,7 @@ for (const dialect of dialects) {
     it('a send a crash cut off before the engine answered is failed by the sweep, and its unit is given back once', async () => {
       const account = await seedAccount(test.gateway, { monthlyLimit: 5 });
       const at = new Date(Date.now() - 120_000);
-      const number = (await test.gateway.numbers.findNumber(account.phones[0]!));
+      const number = (await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!));
       await test.gateway.committer.run(async (trx) => {
         await reserveMonthlyUnit(trx, account.accountId, usagePeriod(at), 5);
         await insertMessage(trx, {
@@ -84,7 +85,7 @@ for (const dialect of dialects) {
 
     it('a send younger than the sweep\'s age is left to the gateway making it', async () => {
       const account = await seedAccount(test.gateway);
-      const number = await test.gateway.numbers.findNumber(account.phones[0]!);
+      const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
       await insertMessage(test.gateway.store.db, {
         id: newId('message'), accountId: account.accountId, numberId: number.id, direction: 'outbound',
         fromPhone: number.phone, fromLid: null, toPhone: '+14155550100' as E164, text: 'in flight elsewhere', contentKind: 'text', status: 'queued', engineMessageId: null, createdAt: new Date(),

@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -56,7 +57,7 @@ for (const dialect of dialects) {
     it('a revoked key is refused on the very next request', async () => {
       const created = await test.gateway.apiKeys.createKey({ accountId: caller.accountId, name: 'to revoke' });
       assert.equal((await sendWith(created.plaintext)).statusCode, 200);
-      await test.gateway.apiKeys.revokeKey(created.apiKey.id);
+      await test.gateway.apiKeys.revokeKey(operatorScope(), created.apiKey.id);
       const refused = await sendWith(created.plaintext);
       assert.equal(refused.statusCode, 401);
       assert.equal(refused.json().error, 'invalid_api_key');
@@ -106,7 +107,7 @@ for (const dialect of dialects) {
 
     it('an account cannot revoke another account\'s key', async () => {
       const other = await seedAccount(test.gateway);
-      await assert.rejects(test.gateway.apiKeys.revokeKey(other.apiKeyId, caller.accountId), { code: 'api_key_not_found' });
+      await assert.rejects(test.gateway.apiKeys.revokeKey(accountScope(caller.accountId), other.apiKeyId), { code: 'api_key_not_found' });
       assert.equal((await sendWith(other.apiKey, other.phones[0])).statusCode, 200);
     });
 

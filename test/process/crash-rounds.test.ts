@@ -1,3 +1,4 @@
+import { accountScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
@@ -156,7 +157,7 @@ for (const dialect of dialects) {
         async (gateway) => {
           // Unlimited volume, so that the quota never answers for the server under test.
           account = await seedAccount(gateway, { plan: 'enterprise', numbers: 2 });
-          const { secret } = await gateway.webhooks.createWebhook(account.accountId, { url: receiver.url(), eventTypes: ['message'] });
+          const { secret } = await gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url(), eventTypes: ['message'] });
           return secret;
         },
         SERVER_ENV,

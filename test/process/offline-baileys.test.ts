@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
@@ -17,7 +18,7 @@ async function seedLinkedBaileysNumber(databaseUrl: string): Promise<{ phone: st
   const gateway = await createGateway(config, createLogger(config));
   try {
     const account = await gateway.accounts.createAccount({ name: 'Offline', plan: 'pro' });
-    const number = await gateway.numbers.addNumber({ accountId: account.id, phone: uniquePhone(), engine: 'baileys' });
+    const number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone(), engine: 'baileys' });
     const auth = await createDatabaseAuthState(gateway.store, new SecretBox(Buffer.from(SECRET_KEY, 'hex')), number.id, gateway.logger);
     auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
     auth.state.creds.registered = true;

@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
@@ -88,7 +89,7 @@ export async function seedAccount(
   });
   const phones: string[] = [];
   for (let index = 0; index < (options.numbers ?? 1); index++) {
-    const number = await gateway.numbers.addNumber({ accountId: account.id, phone: uniquePhone() });
+    const number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone() });
     phones.push(number.phone);
   }
   const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'test' });

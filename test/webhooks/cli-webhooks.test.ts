@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AppError } from '../../src/domain/errors.ts';
@@ -30,7 +31,7 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
       const wagw = (...args: string[]) => runCli(test.database.url, [...args, '--json']);
       const newAccount = async () => (await seedAccount(test.gateway, { numbers: 0 })).accountId;
       const newWebhook = async (accountId?: string) =>
-        (await test.gateway.webhooks.createWebhook(accountId ?? (await newAccount()), { url: PUBLIC_URL })).webhook;
+        (await test.gateway.webhooks.createWebhook(accountScope(accountId ?? (await newAccount())), { url: PUBLIC_URL })).webhook;
 
       before(async () => {
         test = await startTestGateway(dialect);
@@ -49,9 +50,9 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
             { account_id: created.account_id, url: created.url, events: created.events, enabled: created.enabled, disabled_reason: created.disabled_reason, failing_since: created.failing_since },
             { account_id: accountId, url: PUBLIC_URL, events: ['message', 'session.status'], enabled: true, disabled_reason: null, failing_since: null },
           );
-          const stored = await test.gateway.webhooks.getWebhook(created.id, accountId);
+          const stored = await test.gateway.webhooks.getWebhook(accountScope(accountId), created.id);
           assert.deepEqual(stored.eventTypes, ['message', 'session.status']);
-          assert.equal(await test.gateway.webhooks.revealSecret(created.id), created.secret);
+          assert.equal(await test.gateway.webhooks.revealSecret(operatorScope(), created.id), created.secret);
         });
 
         it('list prints {"webhooks": [...]} with exactly the account\'s webhooks', async () => {
@@ -75,21 +76,21 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
             { id: webhook.id, enabled: false, events: ['message.status', 'session.status'] },
           );
           assert.match(updated.disabled_reason, /\S/);
-          const stored = await test.gateway.webhooks.getWebhook(webhook.id);
+          const stored = await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id);
           assert.deepEqual({ enabled: stored.enabled, eventTypes: stored.eventTypes }, { enabled: false, eventTypes: ['message.status', 'session.status'] });
         });
 
         it('update --enable turns a disabled webhook back on and clears the reason', async () => {
           const webhook = await newWebhook();
-          await test.gateway.webhooks.updateWebhook(webhook.id, { enabled: false });
+          await test.gateway.webhooks.updateWebhook(operatorScope(), webhook.id, { enabled: false });
           const updated = expectJsonObject(await wagw('webhook', 'update', webhook.id, '--enable'));
           assert.deepEqual({ enabled: updated.enabled, disabled_reason: updated.disabled_reason, events: updated.events }, { enabled: true, disabled_reason: null, events: ['message'] });
-          assert.equal((await test.gateway.webhooks.getWebhook(webhook.id)).enabled, true);
+          assert.equal((await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).enabled, true);
         });
 
         it('rotate-secret prints a new secret, which signs from now on, and keeps the old one valid for 24 hours', async () => {
           const webhook = await newWebhook();
-          const oldSecret = await test.gateway.webhooks.revealSecret(webhook.id);
+          const oldSecret = await test.gateway.webhooks.revealSecret(operatorScope(), webhook.id);
           const startedAt = Date.now();
           const rotated = expectJsonObject(await wagw('webhook', 'rotate-secret', webhook.id));
           const finishedAt = Date.now();
@@ -97,7 +98,7 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           assert.equal(rotated.id, webhook.id);
           assert.match(rotated.secret, SECRET);
           assert.notEqual(rotated.secret, oldSecret);
-          assert.equal(await test.gateway.webhooks.revealSecret(webhook.id), rotated.secret);
+          assert.equal(await test.gateway.webhooks.revealSecret(operatorScope(), webhook.id), rotated.secret);
           assert.match(rotated.previous_secret_valid_until, ISO_UTC_MILLISECONDS);
           const validUntil = Date.parse(rotated.previous_secret_valid_until);
           assert.ok(validUntil >= startedAt + DAY_MS && validUntil <= finishedAt + DAY_MS, rotated.previous_secret_valid_until);
@@ -107,15 +108,15 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           const webhook = await newWebhook();
           const queued = expectJsonObject(await wagw('webhook', 'test', webhook.id));
           assert.deepEqual(queued, { webhook_id: webhook.id, queued: true });
-          const deliveries = await test.gateway.webhooks.listDeliveries(webhook.id);
+          const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
           assert.deepEqual(deliveries.map(({ delivery }) => [delivery.eventType, delivery.state]), [['test', 'pending']]);
         });
 
         it('deliveries prints {"deliveries": [...]} newest first, each with its attempts', async () => {
           const webhook = await newWebhook();
-          await test.gateway.webhooks.sendTestEvent(webhook.id);
-          await test.gateway.webhooks.sendTestEvent(webhook.id);
-          const expected = (await test.gateway.webhooks.listDeliveries(webhook.id)).map(({ delivery }) => delivery.id);
+          await test.gateway.webhooks.sendTestEvent(operatorScope(), webhook.id);
+          await test.gateway.webhooks.sendTestEvent(operatorScope(), webhook.id);
+          const expected = (await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id)).map(({ delivery }) => delivery.id);
           const listed = expectJsonObject(await wagw('webhook', 'deliveries', webhook.id));
           assert.deepEqual(Object.keys(listed), ['deliveries']);
           assert.deepEqual(listed.deliveries.map((delivery: { id: string }) => delivery.id), expected);
@@ -139,12 +140,12 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           receiver.responder = () => ({ status: 500, body: 'boom' });
           try {
             const { accountId } = await seedAccount(isolated.gateway, { numbers: 0 });
-            const { webhook } = await isolated.gateway.webhooks.createWebhook(accountId, { url: receiver.url() });
-            await isolated.gateway.webhooks.sendTestEvent(webhook.id);
+            const { webhook } = await isolated.gateway.webhooks.createWebhook(accountScope(accountId), { url: receiver.url() });
+            await isolated.gateway.webhooks.sendTestEvent(operatorScope(), webhook.id);
             isolated.gateway.deliveryWorker.start();
             const failed = await waitFor(
               async () => {
-                const [entry] = await isolated.gateway.webhooks.listDeliveries(webhook.id);
+                const [entry] = await isolated.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
                 return entry?.delivery.state === 'failed' && entry;
               },
               10_000,
@@ -166,7 +167,7 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
             );
             const nextAttemptAt = Date.parse(redelivered.next_attempt_at);
             assert.ok(nextAttemptAt >= startedAt - 1_000 && nextAttemptAt <= Date.now(), `due now, not ${redelivered.next_attempt_at}`);
-            assert.equal((await isolated.gateway.webhooks.getDelivery(failed.delivery.id)).delivery.state, 'pending');
+            assert.equal((await isolated.gateway.webhooks.getDelivery(operatorScope(), failed.delivery.id)).delivery.state, 'pending');
           } finally {
             await receiver.close();
             await isolated.close();
@@ -175,14 +176,14 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
 
         it('delete prints the deleted webhook and removes it with its delivery history', async () => {
           const webhook = await newWebhook();
-          await test.gateway.webhooks.sendTestEvent(webhook.id);
-          const [queued] = await test.gateway.webhooks.listDeliveries(webhook.id);
+          await test.gateway.webhooks.sendTestEvent(operatorScope(), webhook.id);
+          const [queued] = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
           assert.ok(queued !== undefined);
           const deleted = expectJsonObject(await wagw('webhook', 'delete', webhook.id));
           assert.deepEqual(Object.keys(deleted).sort(), [...WEBHOOK_KEYS, 'deleted'].sort());
           assert.deepEqual({ id: deleted.id, deleted: deleted.deleted }, { id: webhook.id, deleted: true });
-          await assert.rejects(test.gateway.webhooks.getWebhook(webhook.id), (error: unknown) => error instanceof AppError && error.code === 'webhook_not_found');
-          await assert.rejects(test.gateway.webhooks.getDelivery(queued.delivery.id), (error: unknown) => error instanceof AppError && error.code === 'delivery_not_found');
+          await assert.rejects(test.gateway.webhooks.getWebhook(operatorScope(), webhook.id), (error: unknown) => error instanceof AppError && error.code === 'webhook_not_found');
+          await assert.rejects(test.gateway.webhooks.getDelivery(operatorScope(), queued.delivery.id), (error: unknown) => error instanceof AppError && error.code === 'delivery_not_found');
         });
       });
 
@@ -218,7 +219,7 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           // The operator is told why, and how to allow it for local development.
           expectRefusal(blocked, '127.0.0.1', 'WAGW_WEBHOOK_ALLOW_PRIVATE=true');
           expectRefusal(badEvent, 'bogus', 'message.status');
-          assert.deepEqual(await test.gateway.webhooks.listWebhooks(accountId), []);
+          assert.deepEqual(await test.gateway.webhooks.listWebhooks(accountScope(accountId)), []);
         });
       });
     });

@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { randomBytes, randomInt } from 'node:crypto';
 import net from 'node:net';
@@ -56,14 +57,14 @@ async function seedWebhook(databaseUrl: string, receiverPort: number): Promise<{
   const gateway = await openGateway(databaseUrl);
   try {
     const account = await seedAccount(gateway);
-    const { webhook } = await gateway.webhooks.createWebhook(account.accountId, { url: `http://127.0.0.1:${receiverPort}/hook` });
+    const { webhook } = await gateway.webhooks.createWebhook(accountScope(account.accountId), { url: `http://127.0.0.1:${receiverPort}/hook` });
     return { account, webhookId: webhook.id };
   } finally {
     await gateway.close();
   }
 }
 
-const deliveriesOf = (gateway: Gateway, webhookId: string) => gateway.webhooks.listDeliveries(webhookId, undefined, 1_000);
+const deliveriesOf = (gateway: Gateway, webhookId: string) => gateway.webhooks.listDeliveries(operatorScope(), webhookId, 1_000);
 
 for (const dialect of dialects) {
   describe(`webhook deliveries survive kill -9 (${dialect})`, () => {

@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dialects } from '../support/databases.ts';
@@ -24,7 +25,7 @@ async function endpoint(test: TestGateway, receivers: WebhookReceiver[]): Promis
   const receiver = await WebhookReceiver.start();
   receivers.push(receiver);
   const account = await seedAccount(test.gateway);
-  const { webhook, secret } = await test.gateway.webhooks.createWebhook(account.accountId, { url: receiver.url('/hook'), eventTypes: ['message'] });
+  const { webhook, secret } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url('/hook'), eventTypes: ['message'] });
   return { account, webhookId: webhook.id, secret, receiver };
 }
 
@@ -139,14 +140,14 @@ for (const dialect of dialects) {
       assert.equal(settled.delivery.state, 'failed');
       assert.deepEqual(settled.attempts.map((attempt) => attempt.statusCode), [410]);
 
-      const webhook = await test.gateway.webhooks.getWebhook(webhookId);
+      const webhook = await test.gateway.webhooks.getWebhook(operatorScope(), webhookId);
       assert.equal(webhook.enabled, false);
       assert.match(webhook.disabledReason ?? '', /410/);
       // A later message is not queued for the disabled webhook either.
       await receiveIncoming(test, account, 'still there?');
       await sleep(1_000);
       assert.equal(receiver.requests.length, 1, 'one attempt, no retry, nothing after');
-      assert.equal((await test.gateway.webhooks.listDeliveries(webhookId)).length, 1);
+      assert.equal((await test.gateway.webhooks.listDeliveries(operatorScope(), webhookId)).length, 1);
     });
 
     it('a redirect is not followed: the attempt is logged as a redirect failure and retried at the same URL', async () => {
@@ -216,7 +217,7 @@ for (const dialect of dialects) {
         hanging.receiver.responder = () => 'hang';
         const healthy = await WebhookReceiver.start();
         receivers.push(healthy);
-        const { webhook } = await test.gateway.webhooks.createWebhook(hanging.account.accountId, { url: healthy.url('/fast'), eventTypes: ['message'] });
+        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(hanging.account.accountId), { url: healthy.url('/fast'), eventTypes: ['message'] });
 
         const sentAt = new Map<string, number>();
         for (let index = 0; index < messageCount; index++) {

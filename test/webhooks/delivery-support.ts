@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { DeliveryWithAttempts } from '../../src/webhooks/webhooks-service.ts';
@@ -85,7 +86,7 @@ export async function onlyDelivery(
 ): Promise<DeliveryWithAttempts> {
   return eventually(
     async () => {
-      const entries = await test.gateway.webhooks.listDeliveries(webhookId);
+      const entries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhookId);
       assert.ok(entries.length <= 1, `expected one delivery for ${webhookId}, found ${entries.length}`);
       return entries[0] !== undefined && ready(entries[0]) ? entries[0] : undefined;
     },
@@ -108,6 +109,6 @@ let hookPathCounter = 0;
 export async function subscribeFresh(test: TestGateway, receiver: WebhookReceiver, accountId: string, eventTypes: string[]) {
   hookPathCounter += 1;
   const path = `/hook-${hookPathCounter}`;
-  const created = await test.gateway.webhooks.createWebhook(accountId, { url: receiver.url(path), eventTypes });
+  const created = await test.gateway.webhooks.createWebhook(accountScope(accountId), { url: receiver.url(path), eventTypes });
   return { ...created, path };
 }

@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -126,7 +127,7 @@ for (const dialect of dialects) {
       const second = await subscribe(recipient.accountId, ['message', 'session.status']);
       const statusOnly = await subscribe(recipient.accountId, ['message.status']);
       const disabled = await subscribe(recipient.accountId, ['message']);
-      await test.gateway.webhooks.updateWebhook(disabled.webhook.id, { enabled: false });
+      await test.gateway.webhooks.updateWebhook(operatorScope(), disabled.webhook.id, { enabled: false });
 
       const received = await receiveIncoming(test, recipient, 'via /sandbox/receive');
       await receiver.waitForRequests(1, WAIT_MS, onPath(first.path));
@@ -145,10 +146,10 @@ for (const dialect of dialects) {
       assert.deepEqual(receiver.requests.filter(onPath(statusOnly.path)), [], 'a message.status-only webhook gets no message event');
       assert.deepEqual(receiver.requests.filter(onPath(disabled.path)), [], 'a disabled webhook gets nothing');
       // Nothing is even queued for them, so re-enabling the webhook later cannot flush old events.
-      assert.deepEqual(await test.gateway.webhooks.listDeliveries(statusOnly.webhook.id), []);
-      assert.deepEqual(await test.gateway.webhooks.listDeliveries(disabled.webhook.id), []);
+      assert.deepEqual(await test.gateway.webhooks.listDeliveries(operatorScope(), statusOnly.webhook.id), []);
+      assert.deepEqual(await test.gateway.webhooks.listDeliveries(operatorScope(), disabled.webhook.id), []);
       for (const { webhook } of [first, second]) {
-        const deliveries = await test.gateway.webhooks.listDeliveries(webhook.id);
+        const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
         assert.deepEqual(deliveries.map((entry) => entry.delivery.state), ['delivered', 'delivered']);
         assert.deepEqual(deliveries.map((entry) => entry.attempts.length), [1, 1]);
       }
@@ -192,9 +193,9 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const { webhook, secret, path } = await subscribe(account.accountId, ['session.status']);
       const phone = account.phones[0]!;
-      await test.gateway.numbers.setSimulatedStatus(phone, 'disconnected');
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), phone, 'disconnected');
       const [down] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
-      await test.gateway.numbers.setSimulatedStatus(phone, 'connected');
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), phone, 'connected');
       const [, up] = await receiver.waitForRequests(2, WAIT_MS, onPath(path));
 
       for (const [request, status] of [[down!, 'disconnected'], [up!, 'connected']] as const) {
@@ -216,7 +217,7 @@ for (const dialect of dialects) {
       const [before] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
       assert.equal((before!.headers['webhook-signature'] as string).split(' ').length, 1, 'one signature before a rotation');
 
-      const { secret: newSecret } = await test.gateway.webhooks.rotateSecret(webhook.id);
+      const { secret: newSecret } = await test.gateway.webhooks.rotateSecret(operatorScope(), webhook.id);
       assert.notEqual(newSecret, oldSecret);
       await receiveIncoming(test, account, 'after rotation');
       const [, rotated] = await receiver.waitForRequests(2, WAIT_MS, onPath(path));
@@ -236,7 +237,7 @@ for (const dialect of dialects) {
       const [original] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
       const { delivery } = await onlyDelivery(test, webhook.id, (entry) => entry.delivery.state === 'delivered');
 
-      await test.gateway.webhooks.redeliver(delivery.id, account.accountId);
+      await test.gateway.webhooks.redeliver(accountScope(account.accountId), delivery.id);
       const [, again] = await receiver.waitForRequests(2, WAIT_MS, onPath(path));
       assert.equal(again!.headers['webhook-id'], original!.headers['webhook-id']);
       assert.equal(again!.body, original!.body);
@@ -251,7 +252,7 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const { webhook, secret, path } = await subscribe(account.accountId, ['session.status']);
       const before = Date.now();
-      await test.gateway.webhooks.sendTestEvent(webhook.id, account.accountId);
+      await test.gateway.webhooks.sendTestEvent(accountScope(account.accountId), webhook.id);
       const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
       const payload = verifiedPayload(request!, secret);
       assert.equal(payload.event, 'test');
@@ -273,26 +274,26 @@ for (const dialect of dialects) {
       const service = test.gateway.webhooks;
 
       // The owner's own id works, so each refusal below is about the account, not the call.
-      assert.equal((await service.getWebhook(webhook.id, owner.accountId)).id, webhook.id);
-      assert.equal((await service.listDeliveries(webhook.id, owner.accountId)).length, 1);
+      assert.equal((await service.getWebhook(accountScope(owner.accountId), webhook.id)).id, webhook.id);
+      assert.equal((await service.listDeliveries(accountScope(owner.accountId), webhook.id)).length, 1);
 
       const notFound = { code: 'webhook_not_found' };
-      await assert.rejects(service.getWebhook(webhook.id, stranger.accountId), notFound);
-      await assert.rejects(service.listDeliveries(webhook.id, stranger.accountId), notFound);
-      await assert.rejects(service.updateWebhook(webhook.id, { enabled: false }, stranger.accountId), notFound);
-      await assert.rejects(service.rotateSecret(webhook.id, stranger.accountId), notFound);
-      await assert.rejects(service.revealSecret(webhook.id, stranger.accountId), notFound);
-      await assert.rejects(service.sendTestEvent(webhook.id, stranger.accountId), notFound);
-      await assert.rejects(service.deleteWebhook(webhook.id, stranger.accountId), notFound);
-      await assert.rejects(service.getDelivery(delivery.id, stranger.accountId), { code: 'delivery_not_found' });
-      await assert.rejects(service.redeliver(delivery.id, stranger.accountId), { code: 'delivery_not_found' });
+      await assert.rejects(service.getWebhook(accountScope(stranger.accountId), webhook.id), notFound);
+      await assert.rejects(service.listDeliveries(accountScope(stranger.accountId), webhook.id), notFound);
+      await assert.rejects(service.updateWebhook(accountScope(stranger.accountId), webhook.id, { enabled: false }), notFound);
+      await assert.rejects(service.rotateSecret(accountScope(stranger.accountId), webhook.id), notFound);
+      await assert.rejects(service.revealSecret(accountScope(stranger.accountId), webhook.id), notFound);
+      await assert.rejects(service.sendTestEvent(accountScope(stranger.accountId), webhook.id), notFound);
+      await assert.rejects(service.deleteWebhook(accountScope(stranger.accountId), webhook.id), notFound);
+      await assert.rejects(service.getDelivery(accountScope(stranger.accountId), delivery.id), { code: 'delivery_not_found' });
+      await assert.rejects(service.redeliver(accountScope(stranger.accountId), delivery.id), { code: 'delivery_not_found' });
 
       await sleep(QUIET_PERIOD_MS);
       assert.equal(receiver.requests.filter(onPath(path)).length, 1, 'no redelivery and no test event went out');
-      const unchanged = await service.getWebhook(webhook.id, owner.accountId);
+      const unchanged = await service.getWebhook(accountScope(owner.accountId), webhook.id);
       assert.equal(unchanged.enabled, true);
-      assert.equal(await service.revealSecret(webhook.id, owner.accountId), secret);
-      const [entry] = await service.listDeliveries(webhook.id, owner.accountId);
+      assert.equal(await service.revealSecret(accountScope(owner.accountId), webhook.id), secret);
+      const [entry] = await service.listDeliveries(accountScope(owner.accountId), webhook.id);
       assert.equal(entry!.attempts.length, 1);
     });
 

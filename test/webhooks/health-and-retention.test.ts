@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { countPendingDeliveries, listAttempts, pruneDeliveryHistory } from '../../src/store/repositories/deliveries.ts';
@@ -29,7 +30,7 @@ for (const dialect of dialects) {
 
     it('a webhook that has failed without a success for five days is disabled, with the reason', async () => {
       receiver.responder = () => ({ status: 500 });
-      const { webhook } = await test.gateway.webhooks.createWebhook(account.accountId, { url: receiver.url('/failing') });
+      const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url('/failing') });
       // The failing run began six days ago; the next failure must end it.
       await test.gateway.store.db
         .updateTable('webhooks')
@@ -38,40 +39,40 @@ for (const dialect of dialects) {
         .execute();
       assert.equal((await receive()).statusCode, 200);
       const disabled = await eventually(async () => {
-        const current = await test.gateway.webhooks.getWebhook(webhook.id);
+        const current = await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id);
         return current.enabled ? undefined : current;
       }, 5_000, 'the webhook to be disabled');
       assert.match(disabled.disabledReason ?? '', /failed since .* \(5 days\)/);
-      await test.gateway.webhooks.deleteWebhook(webhook.id);
+      await test.gateway.webhooks.deleteWebhook(operatorScope(), webhook.id);
     });
 
     it('a failure starts a failing run and a success ends it, so a webhook that recovers is never disabled', async () => {
       let answer = 500;
       receiver.responder = () => ({ status: answer });
-      const { webhook } = await test.gateway.webhooks.createWebhook(account.accountId, { url: receiver.url('/flaky') });
+      const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url('/flaky') });
       assert.equal((await receive()).statusCode, 200);
-      const failing = await eventually(async () => (await test.gateway.webhooks.getWebhook(webhook.id)).failingSince ?? undefined, 5_000, 'a failing run');
+      const failing = await eventually(async () => (await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).failingSince ?? undefined, 5_000, 'a failing run');
       assert.ok(Date.now() - failing.getTime() < 60_000);
       answer = 200;
       assert.equal((await receive()).statusCode, 200);
-      await eventually(async () => ((await test.gateway.webhooks.getWebhook(webhook.id)).failingSince === null ? true : undefined), 5_000, 'the run to end');
-      assert.equal((await test.gateway.webhooks.getWebhook(webhook.id)).enabled, true);
-      await test.gateway.webhooks.deleteWebhook(webhook.id);
+      await eventually(async () => ((await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).failingSince === null ? true : undefined), 5_000, 'the run to end');
+      assert.equal((await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).enabled, true);
+      await test.gateway.webhooks.deleteWebhook(operatorScope(), webhook.id);
     });
 
     it('attempts, finished deliveries and their events older than the retention are pruned; pending work is kept', async () => {
       receiver.responder = () => ({ status: 200 });
-      const { webhook } = await test.gateway.webhooks.createWebhook(account.accountId, { url: receiver.url('/kept') });
+      const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url('/kept') });
       assert.equal((await receive()).statusCode, 200);
       const [delivered] = await eventually(async () => {
-        const deliveries = await test.gateway.webhooks.listDeliveries(webhook.id);
+        const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
         return deliveries[0]?.delivery.state === 'delivered' ? deliveries : undefined;
       }, 5_000, 'a delivered delivery');
       // A failure with a 60 s retry delay leaves a delivery pending for the rest of the test.
       receiver.responder = () => ({ status: 503 });
       assert.equal((await receive()).statusCode, 200);
       await eventually(async () => {
-        const deliveries = await test.gateway.webhooks.listDeliveries(webhook.id);
+        const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
         return deliveries.some((entry) => entry.delivery.state === 'pending' && entry.attempts.length === 1) ? true : undefined;
       }, 5_000, 'a failed first attempt');
       const pendingBefore = await countPendingDeliveries(test.gateway.store.db);
@@ -82,7 +83,7 @@ for (const dialect of dialects) {
 
       await pruneDeliveryHistory(test.gateway.store.db, new Date(Date.now() + DAY_MS));
       assert.equal((await listAttempts(test.gateway.store.db, delivered!.delivery.id)).length, 0);
-      const remaining = await test.gateway.webhooks.listDeliveries(webhook.id);
+      const remaining = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
       assert.deepEqual(remaining.map((entry) => entry.delivery.state), ['pending'], 'only the pending delivery is left');
       assert.equal(await countPendingDeliveries(test.gateway.store.db), pendingBefore);
     });

@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -48,7 +49,7 @@ class ScriptedEndpoint {
 }
 
 async function attemptsOf(test: TestGateway, webhookId: string): Promise<WebhookAttempt[]> {
-  const deliveries = await test.gateway.webhooks.listDeliveries(webhookId);
+  const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhookId);
   return deliveries.flatMap((entry) => entry.attempts).sort((a, b) => a.attemptedAt.getTime() - b.attemptedAt.getTime());
 }
 
@@ -66,8 +67,8 @@ for (const dialect of dialects) {
     it('one claim takes a newer delivery of a quiet endpoint past hundreds of older ones of a busy endpoint', async () => {
       const busy = await seedAccount(test.gateway);
       const quiet = await seedAccount(test.gateway);
-      const busyWebhook = (await test.gateway.webhooks.createWebhook(busy.accountId, { url: 'http://127.0.0.1:9/busy', eventTypes: ['session.status'] })).webhook;
-      const quietWebhook = (await test.gateway.webhooks.createWebhook(quiet.accountId, { url: 'http://127.0.0.1:9/quiet', eventTypes: ['session.status'] })).webhook;
+      const busyWebhook = (await test.gateway.webhooks.createWebhook(accountScope(busy.accountId), { url: 'http://127.0.0.1:9/busy', eventTypes: ['session.status'] })).webhook;
+      const quietWebhook = (await test.gateway.webhooks.createWebhook(accountScope(quiet.accountId), { url: 'http://127.0.0.1:9/quiet', eventTypes: ['session.status'] })).webhook;
       const start = Date.now() - 60_000;
       await test.gateway.committer.run(async (trx) => {
         for (let index = 0; index < 400; index++) {
@@ -98,7 +99,7 @@ for (const dialect of dialects) {
       const webhookIdsOldestFirst: string[] = [];
       for (let index = 0; index < endpoints; index++) {
         const account = await test.gateway.accounts.createAccount({ name: `Endpoint ${index}` });
-        const { webhook } = await test.gateway.webhooks.createWebhook(account.id, { url: `http://127.0.0.1:9/${index}`, eventTypes: ['session.status'] });
+        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.id), { url: `http://127.0.0.1:9/${index}`, eventTypes: ['session.status'] });
         webhookIdsOldestFirst.push(webhook.id);
         // Queued newest first, so that neither insertion order nor id order gives the answer away.
         const at = new Date(start + (endpoints - index) * 10);
@@ -180,7 +181,7 @@ for (const dialect of dialects) {
       endpoint = new ScriptedEndpoint();
       const url = await endpoint.start();
       const account = await seedAccount(test.gateway);
-      const { webhook } = await test.gateway.webhooks.createWebhook(account.accountId, { url, eventTypes: ['message'] });
+      const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url, eventTypes: ['message'] });
       for (let index = 0; index < messageCount; index++) await receiveIncoming(test, account, `message ${index}`);
 
       // The first wave, and then three requests sent after it was cut off.
@@ -205,7 +206,7 @@ for (const dialect of dialects) {
       endpoint.mode = 'answer_slowly';
       const entries = await eventually(
         async () => {
-          const all = await test.gateway.webhooks.listDeliveries(webhook.id);
+          const all = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
           return all.length === messageCount && all.every((entry) => entry.delivery.state === 'delivered') ? all : undefined;
         },
         15_000,

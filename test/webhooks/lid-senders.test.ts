@@ -1,3 +1,4 @@
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../src/domain/ids.ts';
@@ -124,7 +125,7 @@ for (const dialect of dialects) {
     it('a failed receipt with a code stores it on the message and carries it in message.status', async () => {
       const account = await seedAccount(test.gateway);
       const { webhook, secret, path } = await subscribe(account.accountId, ['message.status']);
-      const number = await test.gateway.numbers.findNumber(account.phones[0]!);
+      const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
       // A sent message written directly: a sandbox send would race its own delivered receipt.
       const engineMessageId = `engine-${newId('message')}`;
       const messageId = newId('message');

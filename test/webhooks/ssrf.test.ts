@@ -1,3 +1,4 @@
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
 import { after, before, describe, it } from 'node:test';
@@ -116,19 +117,19 @@ for (const dialect of dialects) {
     for (const host of BLOCKED_HOSTS) {
       it(`a webhook on ${host} is refused with webhook_url_blocked by default and accepted with WAGW_WEBHOOK_ALLOW_PRIVATE=true`, async () => {
         const url = `http://${host}:8080/x`;
-        const storedBefore = (await guarded.gateway.webhooks.listWebhooks(guardedAccountId)).length;
-        await assert.rejects(guarded.gateway.webhooks.createWebhook(guardedAccountId, { url }), rejectsWith('webhook_url_blocked'));
-        assert.equal((await guarded.gateway.webhooks.listWebhooks(guardedAccountId)).length, storedBefore, 'nothing is stored');
+        const storedBefore = (await guarded.gateway.webhooks.listWebhooks(accountScope(guardedAccountId))).length;
+        await assert.rejects(guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url }), rejectsWith('webhook_url_blocked'));
+        assert.equal((await guarded.gateway.webhooks.listWebhooks(accountScope(guardedAccountId))).length, storedBefore, 'nothing is stored');
 
-        const { webhook } = await permissive.gateway.webhooks.createWebhook(permissiveAccountId, { url });
+        const { webhook } = await permissive.gateway.webhooks.createWebhook(accountScope(permissiveAccountId), { url });
         assert.equal(webhook.url, new URL(url).toString());
-        const stored = await permissive.gateway.webhooks.getWebhook(webhook.id, permissiveAccountId);
+        const stored = await permissive.gateway.webhooks.getWebhook(accountScope(permissiveAccountId), webhook.id);
         assert.equal(stored.url, webhook.url);
       });
     }
 
     it('the refusal says why and names the switch for local development', async () => {
-      await assert.rejects(guarded.gateway.webhooks.createWebhook(guardedAccountId, { url: 'http://169.254.169.254/latest/meta-data' }), (error: unknown) => {
+      await assert.rejects(guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url: 'http://169.254.169.254/latest/meta-data' }), (error: unknown) => {
         assert.ok(error instanceof AppError && error.code === 'webhook_url_blocked', String(error));
         assert.match(error.message, /169\.254\.169\.254/);
         assert.match(JSON.stringify(error.details ?? ''), /WAGW_WEBHOOK_ALLOW_PRIVATE=true/);
@@ -138,23 +139,23 @@ for (const dialect of dialects) {
 
     it('public addresses are accepted without the switch', async () => {
       for (const url of ['http://8.8.8.8/hook', 'https://[2606:4700:4700::1111]/hook']) {
-        const { webhook } = await guarded.gateway.webhooks.createWebhook(guardedAccountId, { url });
+        const { webhook } = await guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url });
         assert.equal(webhook.url, url);
       }
     });
 
     it('changing a webhook\'s URL to a blocked host is refused too, and the old URL stays', async () => {
-      const { webhook } = await guarded.gateway.webhooks.createWebhook(guardedAccountId, { url: 'https://8.8.4.4/hook' });
+      const { webhook } = await guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url: 'https://8.8.4.4/hook' });
       for (const url of ['http://127.0.0.1/hook', 'http://[::ffff:10.0.0.1]/hook', 'http://localhost:3000/hook']) {
-        await assert.rejects(guarded.gateway.webhooks.updateWebhook(webhook.id, { url }, guardedAccountId), rejectsWith('webhook_url_blocked'), url);
+        await assert.rejects(guarded.gateway.webhooks.updateWebhook(accountScope(guardedAccountId), webhook.id, { url }), rejectsWith('webhook_url_blocked'), url);
       }
-      assert.equal((await guarded.gateway.webhooks.getWebhook(webhook.id)).url, 'https://8.8.4.4/hook');
+      assert.equal((await guarded.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).url, 'https://8.8.4.4/hook');
     });
 
     it('a malformed or non-http URL is refused with invalid_webhook_url, with or without the switch', async () => {
       for (const url of ['not a url', 'ftp://x', '', 'http://', 'file:///etc/passwd', 'javascript:alert(1)']) {
         for (const [test, accountId] of [[guarded, guardedAccountId], [permissive, permissiveAccountId]] as const) {
-          await assert.rejects(test.gateway.webhooks.createWebhook(accountId, { url }), rejectsWith('invalid_webhook_url'), JSON.stringify(url));
+          await assert.rejects(test.gateway.webhooks.createWebhook(accountScope(accountId), { url }), rejectsWith('invalid_webhook_url'), JSON.stringify(url));
         }
       }
     });
@@ -221,7 +222,7 @@ async function openGateway(database: TestDatabase, env: Record<string, string>):
 }
 
 async function deliveryOf(gateway: Gateway, webhookId: string) {
-  const [only, ...others] = await gateway.webhooks.listDeliveries(webhookId);
+  const [only, ...others] = await gateway.webhooks.listDeliveries(operatorScope(), webhookId);
   assert.equal(others.length, 0);
   return only?.delivery;
 }
@@ -248,10 +249,10 @@ for (const dialect of dialects) {
 
     it('a worker without the switch logs blocked_address for a webhook saved with it, and the receiver gets nothing', async () => {
       const { accountId } = await seedAccount(permissive, { numbers: 0 });
-      const byAddress = await permissive.webhooks.createWebhook(accountId, { url: receiver.url('/by-address') });
-      const byName = await permissive.webhooks.createWebhook(accountId, { url: `http://localhost:${receiver.port}/by-name` });
-      await permissive.webhooks.sendTestEvent(byAddress.webhook.id);
-      await permissive.webhooks.sendTestEvent(byName.webhook.id);
+      const byAddress = await permissive.webhooks.createWebhook(accountScope(accountId), { url: receiver.url('/by-address') });
+      const byName = await permissive.webhooks.createWebhook(accountScope(accountId), { url: `http://localhost:${receiver.port}/by-name` });
+      await permissive.webhooks.sendTestEvent(operatorScope(), byAddress.webhook.id);
+      await permissive.webhooks.sendTestEvent(operatorScope(), byName.webhook.id);
 
       guarded.deliveryWorker.start();
       const attempted = await waitFor(
@@ -268,7 +269,7 @@ for (const dialect of dialects) {
         assert.equal(delivery!.state, 'pending', 'a blocked attempt is retried on schedule, like any failure');
         assert.equal(delivery!.lastStatusCode, null);
         assert.match(delivery!.lastError ?? '', /^blocked_address/);
-        const { attempts } = await guarded.webhooks.getDelivery(delivery!.id);
+        const { attempts } = await guarded.webhooks.getDelivery(operatorScope(), delivery!.id);
         assert.equal(attempts.length, 1);
         assert.equal(attempts[0]!.statusCode, null);
         assert.match(attempts[0]!.error ?? '', /^blocked_address: /);
@@ -278,7 +279,7 @@ for (const dialect of dialects) {
       // The same deliveries, sent by a worker with the switch, do arrive: the address alone
       // was what stopped them.
       permissive.deliveryWorker.start();
-      for (const delivery of attempted) await permissive.webhooks.redeliver(delivery!.id);
+      for (const delivery of attempted) await permissive.webhooks.redeliver(operatorScope(), delivery!.id);
       await receiver.waitForRequests(2, DELIVERY_TIMEOUT_MS);
       await permissive.deliveryWorker.stop();
       assert.deepEqual(receiver.requests.map((request) => request.path).sort(), ['/by-address', '/by-name']);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { accountJson, table, userJson } from '../output.ts';
 import { parseWholeNumber, withGateway } from '../context.ts';
+import { withinAccount } from '../../domain/tenant-scope.ts';
 
 export function registerAccountCommands(program: Command): void {
   const account = program.command('account').description('Manage accounts');
@@ -80,9 +81,9 @@ export function registerUserCommands(program: Command): void {
     .description('List users')
     .option('--account <id>', 'only the users of this account')
     .action(async (options: { account?: string }, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
+      await withGateway(command, async (gateway, output, operator) => {
         if (options.account !== undefined) await gateway.accounts.getAccount(options.account);
-        const users = (await gateway.accounts.listUsers(options.account)).map(userJson);
+        const users = (await gateway.accounts.listUsers(options.account === undefined ? operator : withinAccount(operator, options.account))).map(userJson);
         output.print({ users }, table(users, ['id', 'email', 'account_id', 'role', 'is_operator']));
       });
     });

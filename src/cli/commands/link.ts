@@ -11,8 +11,8 @@ export function registerLinkCommand(numberCommand: Command): void {
     .description('Link a real WhatsApp number: shows a QR to scan (or a pairing code) until the phone is linked')
     .option('--pairing-code', 'print an 8-character code to type on the phone instead of a QR')
     .action(async (phoneOrId: string, options: { pairingCode?: boolean }, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const number = await gateway.numbers.findNumber(phoneOrId);
+      await withGateway(command, async (gateway, output, operator) => {
+        const number = await gateway.numbers.findNumber(operator, phoneOrId);
         const session = await gateway.supervisor.link(number);
         try {
           const final = await followLink(session, options.pairingCode === true, output);

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { apiKeyJson, numberJson, table } from '../output.ts';
 import { withGateway } from '../context.ts';
 import { registerLinkCommand } from './link.ts';
+import { withinAccount } from '../../domain/tenant-scope.ts';
 
 export function registerNumberCommands(program: Command): void {
   const number = program.command('number').description('Manage WhatsApp numbers');
@@ -14,8 +15,8 @@ export function registerNumberCommands(program: Command): void {
     .option('--engine <engine>', 'the engine that serves it', 'sandbox')
     .option('--user <id>', 'the user who holds the number')
     .action(async (options: { account: string; phone: string; engine: string; user?: string }, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const added = await gateway.numbers.addNumber({
+      await withGateway(command, async (gateway, output, operator) => {
+        const added = await gateway.numbers.addNumber(operator, {
           accountId: options.account,
           phone: options.phone,
           engine: options.engine,
@@ -30,9 +31,9 @@ export function registerNumberCommands(program: Command): void {
     .description('List numbers')
     .option('--account <id>', 'only the numbers of this account')
     .action(async (options: { account?: string }, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
+      await withGateway(command, async (gateway, output, operator) => {
         if (options.account !== undefined) await gateway.accounts.getAccount(options.account);
-        const numbers = (await gateway.numbers.listNumbers(options.account)).map(numberJson);
+        const numbers = (await gateway.numbers.listNumbers(options.account === undefined ? operator : withinAccount(operator, options.account))).map(numberJson);
         output.print({ numbers }, table(numbers, ['id', 'phone', 'engine', 'status', 'account_id']));
       });
     });
@@ -41,8 +42,8 @@ export function registerNumberCommands(program: Command): void {
     .command('remove <phoneOrId>')
     .description('Remove a number; its message history stays with the account')
     .action(async (phoneOrId: string, _options: object, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const removed = await gateway.numbers.removeNumber(phoneOrId);
+      await withGateway(command, async (gateway, output, operator) => {
+        const removed = await gateway.numbers.removeNumber(operator, phoneOrId);
         output.print({ ...numberJson(removed), removed: true }, `Removed ${removed.phone} (${removed.id}).`);
       });
     });
@@ -53,8 +54,8 @@ export function registerNumberCommands(program: Command): void {
     .command('set-status <phoneOrId> <status>')
     .description('Set a sandbox number\'s session status, to rehearse an outage (e.g. disconnected)')
     .action(async (phoneOrId: string, status: string, _options: object, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const updated = await gateway.numbers.setSimulatedStatus(phoneOrId, status);
+      await withGateway(command, async (gateway, output, operator) => {
+        const updated = await gateway.numbers.setSimulatedStatus(operator, phoneOrId, status);
         output.print(numberJson(updated), `${updated.phone} is now ${updated.status}.`);
       });
     });
@@ -99,8 +100,8 @@ export function registerKeyCommands(program: Command): void {
     .command('revoke <id>')
     .description('Revoke an API key; it is refused from the very next request')
     .action(async (id: string, _options: object, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const revoked = await gateway.apiKeys.revokeKey(id);
+      await withGateway(command, async (gateway, output, operator) => {
+        const revoked = await gateway.apiKeys.revokeKey(operator, id);
         output.print(apiKeyJson(revoked), `Revoked API key ${revoked.id}.`);
       });
     });

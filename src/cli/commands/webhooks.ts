@@ -3,6 +3,7 @@ import type { Webhook } from '../../domain/webhooks.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
 import { parseWholeNumber, withGateway } from '../context.ts';
 import { iso, table } from '../output.ts';
+import { withinAccount } from '../../domain/tenant-scope.ts';
 
 function webhookJson(webhook: Webhook) {
   return {
@@ -51,8 +52,8 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption('--url <url>', 'where to POST events (http or https)')
     .option('--events <types>', 'comma-separated: message, message.status, session.status', 'message')
     .action(async (options: { account: string; url: string; events: string }, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const { webhook: created, secret } = await gateway.webhooks.createWebhook(options.account, { url: options.url, eventTypes: splitEvents(options.events)! });
+      await withGateway(command, async (gateway, output, operator) => {
+        const { webhook: created, secret } = await gateway.webhooks.createWebhook(withinAccount(operator, options.account), { url: options.url, eventTypes: splitEvents(options.events)! });
         output.print({ ...webhookJson(created), secret }, `Created webhook ${created.id} → ${created.url} (${created.eventTypes.join(', ')}).\nSigning secret: ${secret}`);
       });
     });
@@ -62,9 +63,9 @@ export function registerWebhookCommands(program: Command): void {
     .description('List an account\'s webhooks')
     .requiredOption('--account <id>', 'the account')
     .action(async (options: { account: string }, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
+      await withGateway(command, async (gateway, output, operator) => {
         await gateway.accounts.getAccount(options.account);
-        const webhooks = (await gateway.webhooks.listWebhooks(options.account)).map(webhookJson);
+        const webhooks = (await gateway.webhooks.listWebhooks(withinAccount(operator, options.account))).map(webhookJson);
         output.print({ webhooks }, table(webhooks.map((row) => ({ ...row, events: row.events.join(',') })), ['id', 'url', 'events', 'enabled', 'disabled_reason']));
       });
     });
@@ -77,9 +78,9 @@ export function registerWebhookCommands(program: Command): void {
     .option('--enable', 'enable it (also after it was disabled for failing)')
     .option('--disable', 'disable it; its deliveries wait until it is enabled again')
     .action(async (id: string, options: { url?: string; events?: string; enable?: boolean; disable?: boolean }, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
+      await withGateway(command, async (gateway, output, operator) => {
         const enabled = options.enable ? true : options.disable ? false : undefined;
-        const updated = await gateway.webhooks.updateWebhook(id, {
+        const updated = await gateway.webhooks.updateWebhook(operator, id, {
           ...(options.url !== undefined && { url: options.url }),
           ...(options.events !== undefined && { eventTypes: splitEvents(options.events)! }),
           ...(enabled !== undefined && { enabled }),
@@ -92,8 +93,8 @@ export function registerWebhookCommands(program: Command): void {
     .command('delete <id>')
     .description('Delete a webhook and its delivery history')
     .action(async (id: string, _options: object, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const deleted = await gateway.webhooks.deleteWebhook(id);
+      await withGateway(command, async (gateway, output, operator) => {
+        const deleted = await gateway.webhooks.deleteWebhook(operator, id);
         output.print({ ...webhookJson(deleted), deleted: true }, `Deleted webhook ${deleted.id}.`);
       });
     });
@@ -102,8 +103,8 @@ export function registerWebhookCommands(program: Command): void {
     .command('rotate-secret <id>')
     .description('Give a webhook a new secret; the old one also signs for 24 hours')
     .action(async (id: string, _options: object, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const rotated = await gateway.webhooks.rotateSecret(id);
+      await withGateway(command, async (gateway, output, operator) => {
+        const rotated = await gateway.webhooks.rotateSecret(operator, id);
         output.print(
           { id: rotated.webhook.id, secret: rotated.secret, previous_secret_valid_until: rotated.previousValidUntil.toISOString() },
           `New signing secret for ${rotated.webhook.id}: ${rotated.secret}\nThe old secret also signs until ${rotated.previousValidUntil.toISOString()}.`,
@@ -116,8 +117,8 @@ export function registerWebhookCommands(program: Command): void {
     .description('Show a webhook\'s latest deliveries and their attempts')
     .option('--limit <n>', 'how many deliveries', '50')
     .action(async (id: string, options: { limit: string }, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const deliveries = (await gateway.webhooks.listDeliveries(id, undefined, parseWholeNumber(options.limit, '--limit', 1))).map(deliveryJson);
+      await withGateway(command, async (gateway, output, operator) => {
+        const deliveries = (await gateway.webhooks.listDeliveries(operator, id, parseWholeNumber(options.limit, '--limit', 1))).map(deliveryJson);
         output.print({ deliveries }, table(deliveries, ['id', 'event_type', 'state', 'attempt_count', 'last_status_code', 'last_error', 'created_at']));
       });
     });
@@ -126,9 +127,9 @@ export function registerWebhookCommands(program: Command): void {
     .command('redeliver <deliveryId>')
     .description('Send a delivery again now, whatever its state')
     .action(async (deliveryId: string, _options: object, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        await gateway.webhooks.redeliver(deliveryId);
-        const delivery = deliveryJson(await gateway.webhooks.getDelivery(deliveryId));
+      await withGateway(command, async (gateway, output, operator) => {
+        await gateway.webhooks.redeliver(operator, deliveryId);
+        const delivery = deliveryJson(await gateway.webhooks.getDelivery(operator, deliveryId));
         output.print(delivery, `Delivery ${delivery.id} is queued to be sent again.`);
       });
     });
@@ -137,8 +138,8 @@ export function registerWebhookCommands(program: Command): void {
     .command('test <id>')
     .description('Send a test event to a webhook')
     .action(async (id: string, _options: object, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        await gateway.webhooks.sendTestEvent(id);
+      await withGateway(command, async (gateway, output, operator) => {
+        await gateway.webhooks.sendTestEvent(operator, id);
         output.print({ webhook_id: id, queued: true }, `A test event is queued for ${id}; see \`wagw webhook deliveries ${id}\`.`);
       });
     });

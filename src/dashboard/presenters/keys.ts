@@ -1,6 +1,7 @@
 import type { Account } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import { usersById } from './shared.ts';
+import type { ScopedAccount } from '../context.ts';
 
 /** An API key as the keys page lists it: never the key itself, only its hint. */
 export interface KeyRowView {
@@ -19,8 +20,8 @@ export interface KeysView {
   canManage: boolean;
 }
 
-export async function presentKeys(gateway: Gateway, account: Account, canManage: boolean): Promise<KeysView> {
-  const [keys, users] = await Promise.all([gateway.apiKeys.listKeys(account.id), gateway.accounts.listUsers(account.id)]);
+export async function presentKeys(gateway: Gateway, account: ScopedAccount, canManage: boolean): Promise<KeysView> {
+  const [keys, users] = await Promise.all([gateway.apiKeys.listKeys(account.id), gateway.accounts.listUsers(account.scope)]);
   const holders = usersById(users);
   return {
     canManage,

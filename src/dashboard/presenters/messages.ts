@@ -4,6 +4,7 @@ import type { Gateway } from '../../main.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
 import { attempt, queryText } from '../forms.ts';
 import { toMessageRow, type MessageRowView } from './shared.ts';
+import type { ScopedAccount } from '../context.ts';
 
 export const MESSAGES_PER_PAGE = 50;
 
@@ -40,15 +41,15 @@ export function readMessageFilters(query: unknown): MessageFilters {
   };
 }
 
-export async function presentMessages(gateway: Gateway, account: Account, filters: MessageFilters): Promise<MessagesView> {
-  const numbers: NumberOption[] = (await gateway.numbers.listNumbers(account.id)).map((number) => ({ id: number.id, phone: number.phone }));
+export async function presentMessages(gateway: Gateway, account: ScopedAccount, filters: MessageFilters): Promise<MessagesView> {
+  const numbers: NumberOption[] = (await gateway.numbers.listNumbers(account.scope)).map((number) => ({ id: number.id, phone: number.phone }));
   const base = {
     filters,
     numbers,
     filtering: filters.numberId !== '' || filters.direction !== '' || filters.phone !== '',
     newestHref: filters.cursor === undefined ? undefined : messagesHref(filters, undefined),
   };
-  const page = await attempt(() => gateway.history.page(account.id, historyQuery(numbers, filters)));
+  const page = await attempt(() => gateway.history.page(account.scope, historyQuery(numbers, filters)));
   if (!page.ok) return { ...base, messages: [], olderHref: undefined, error: page.error.message };
   return {
     ...base,

@@ -1,6 +1,7 @@
 import type { Account } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import { toNumberRow, usersById, type NumberRowView } from './shared.ts';
+import type { ScopedAccount } from '../context.ts';
 
 /** What the user typed into one number's "Simulate an incoming message" form, kept on a failure. */
 export interface SimulationDraft {
@@ -22,14 +23,14 @@ export interface NumberStatusesView {
   numbers: Array<{ id: string; phone: string; status: string }>;
 }
 
-export async function presentNumbers(gateway: Gateway, account: Account, draft?: SimulationDraft): Promise<NumbersView> {
-  const [numbers, users] = await Promise.all([gateway.numbers.listNumbers(account.id), gateway.accounts.listUsers(account.id)]);
+export async function presentNumbers(gateway: Gateway, account: ScopedAccount, draft?: SimulationDraft): Promise<NumbersView> {
+  const [numbers, users] = await Promise.all([gateway.numbers.listNumbers(account.scope), gateway.accounts.listUsers(account.scope)]);
   const holders = usersById(users);
   const rows = numbers.map((number) => toNumberRow(number, holders));
   return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft };
 }
 
-export async function presentNumberStatuses(gateway: Gateway, account: Account): Promise<NumberStatusesView> {
-  const numbers = await gateway.numbers.listNumbers(account.id);
+export async function presentNumberStatuses(gateway: Gateway, account: ScopedAccount): Promise<NumberStatusesView> {
+  const numbers = await gateway.numbers.listNumbers(account.scope);
   return { numbers: numbers.map((number) => ({ id: number.id, phone: number.phone, status: number.status })) };
 }

@@ -5,6 +5,7 @@ import type { Gateway } from '../../main.ts';
 import type { SystemStatus } from '../../operations/system-status.ts';
 import { formatCount, planLabel, type Choice } from './shared.ts';
 import { presentLinkPanel, type LinkPanelView } from './number-linking.ts';
+import { withinAccount, type OperatorScope } from '../../domain/tenant-scope.ts';
 
 /** A value and the words a select shows for it. */
 
@@ -84,12 +85,13 @@ export interface OperatorAccountView {
   apiKeys: AccountKeyView[];
 }
 
-export async function presentOperatorAccount(gateway: Gateway, accountId: string): Promise<OperatorAccountView> {
+export async function presentOperatorAccount(gateway: Gateway, operator: OperatorScope, accountId: string): Promise<OperatorAccountView> {
   const account = await gateway.accounts.getAccount(accountId);
+  const inAccount = withinAccount(operator, account.id);
   const [usage, users, numbers, keys] = await Promise.all([
     gateway.accounts.usage(account.id),
-    gateway.accounts.listUsers(account.id),
-    gateway.numbers.listNumbers(account.id),
+    gateway.accounts.listUsers(inAccount),
+    gateway.numbers.listNumbers(inAccount),
     gateway.apiKeys.listKeys(account.id),
   ]);
   return {
@@ -118,8 +120,8 @@ export interface OperatorUserView extends AccountUserView {
   isViewer: boolean;
 }
 
-export async function presentOperatorUsers(gateway: Gateway, viewerId: string): Promise<{ users: OperatorUserView[]; accounts: AccountRef[] }> {
-  const [users, accounts] = await Promise.all([gateway.accounts.listUsers(), gateway.accounts.listAccounts()]);
+export async function presentOperatorUsers(gateway: Gateway, operator: OperatorScope, viewerId: string): Promise<{ users: OperatorUserView[]; accounts: AccountRef[] }> {
+  const [users, accounts] = await Promise.all([gateway.accounts.listUsers(operator), gateway.accounts.listAccounts()]);
   const byId = accountsById(accounts);
   return {
     users: users.map((user) => ({
@@ -144,8 +146,8 @@ export interface OperatorNumberView extends AccountNumberView {
   updatedAt: Date;
 }
 
-export async function presentOperatorNumbers(gateway: Gateway): Promise<{ numbers: OperatorNumberView[]; accounts: AccountRef[]; statuses: readonly string[] }> {
-  const [numbers, accounts, users] = await Promise.all([gateway.numbers.listNumbers(), gateway.accounts.listAccounts(), gateway.accounts.listUsers()]);
+export async function presentOperatorNumbers(gateway: Gateway, operator: OperatorScope): Promise<{ numbers: OperatorNumberView[]; accounts: AccountRef[]; statuses: readonly string[] }> {
+  const [numbers, accounts, users] = await Promise.all([gateway.numbers.listNumbers(operator), gateway.accounts.listAccounts(), gateway.accounts.listUsers(operator)]);
   const byId = accountsById(accounts);
   const emails = new Map(users.map((user) => [user.id, user.email]));
   return {
@@ -155,8 +157,8 @@ export async function presentOperatorNumbers(gateway: Gateway): Promise<{ number
   };
 }
 
-export async function presentOperatorNumber(gateway: Gateway, numberId: string): Promise<{ number: OperatorNumberView; panel: LinkPanelView }> {
-  const number = await gateway.numbers.findNumber(numberId);
+export async function presentOperatorNumber(gateway: Gateway, operator: OperatorScope, numberId: string): Promise<{ number: OperatorNumberView; panel: LinkPanelView }> {
+  const number = await gateway.numbers.findNumber(operator, numberId);
   const account = await gateway.accounts.getAccount(number.accountId);
   const holder = number.holderUserId === null ? undefined : await gateway.accounts.getUser(number.holderUserId);
   const emails = new Map(holder === undefined ? [] : [[holder.id, holder.email]]);

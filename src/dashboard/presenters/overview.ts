@@ -1,6 +1,7 @@
 import type { Account } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import { planLabel, toMessageRow, toNumberRow, usersById, type MessageRowView, type NumberRowView } from './shared.ts';
+import type { ScopedAccount } from '../context.ts';
 
 export interface UsageView {
   plan: string;
@@ -22,12 +23,12 @@ export interface OverviewView {
 
 const LATEST_MESSAGES = 10;
 
-export async function presentOverview(gateway: Gateway, account: Account): Promise<OverviewView> {
+export async function presentOverview(gateway: Gateway, account: ScopedAccount): Promise<OverviewView> {
   const [usage, numbers, users, history] = await Promise.all([
     gateway.accounts.usage(account.id),
-    gateway.numbers.listNumbers(account.id),
-    gateway.accounts.listUsers(account.id),
-    gateway.history.page(account.id, { limit: LATEST_MESSAGES }),
+    gateway.numbers.listNumbers(account.scope),
+    gateway.accounts.listUsers(account.scope),
+    gateway.history.page(account.scope, { limit: LATEST_MESSAGES }),
   ]);
   const holders = usersById(users);
   return {

@@ -1,6 +1,6 @@
 import type { Account, UserRole } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
-import type { Viewer } from '../context.ts';
+import type { Viewer, ScopedAccount } from '../context.ts';
 
 export interface TeamMemberView {
   id: string;
@@ -33,10 +33,10 @@ export interface TeamPageState {
   inviteRole: string;
 }
 
-export async function presentTeam(gateway: Gateway, viewer: Viewer, account: Account): Promise<TeamView> {
+export async function presentTeam(gateway: Gateway, viewer: Viewer, account: ScopedAccount): Promise<TeamView> {
   const viewerIsOwner = viewer.user.role === 'owner';
   const [users, invites] = await Promise.all([
-    gateway.accounts.listUsers(account.id),
+    gateway.accounts.listUsers(account.scope),
     viewerIsOwner ? gateway.team.listOpenInvites(account.id) : Promise.resolve([]),
   ]);
   return {

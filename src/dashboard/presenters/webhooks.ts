@@ -2,6 +2,7 @@ import type { Account } from '../../domain/model.ts';
 import { webhookEventTypes, type Webhook, type WebhookAttempt, type WebhookEventType } from '../../domain/webhooks.ts';
 import type { Gateway } from '../../main.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
+import type { ScopedAccount } from '../context.ts';
 
 /** What each event means to someone choosing what to subscribe to. */
 const EVENT_EXPLANATIONS = {
@@ -87,15 +88,15 @@ export function toWebhookRow(webhook: Webhook): WebhookRowView {
   };
 }
 
-export async function presentWebhookList(gateway: Gateway, account: Account, canManage: boolean): Promise<WebhookListView> {
-  const webhooks = await gateway.webhooks.listWebhooks(account.id);
+export async function presentWebhookList(gateway: Gateway, account: ScopedAccount, canManage: boolean): Promise<WebhookListView> {
+  const webhooks = await gateway.webhooks.listWebhooks(account.scope);
   return { webhooks: webhooks.map(toWebhookRow), canManage };
 }
 
 /** The webhook and its delivery log; another account's webhook id is not found. */
-export async function presentWebhookDetail(gateway: Gateway, account: Account, webhookId: string, canManage: boolean): Promise<WebhookDetailView> {
-  const webhook = await gateway.webhooks.getWebhook(webhookId, account.id);
-  const deliveries = await gateway.webhooks.listDeliveries(webhookId, account.id);
+export async function presentWebhookDetail(gateway: Gateway, account: ScopedAccount, webhookId: string, canManage: boolean): Promise<WebhookDetailView> {
+  const webhook = await gateway.webhooks.getWebhook(account.scope, webhookId);
+  const deliveries = await gateway.webhooks.listDeliveries(account.scope, webhookId);
   return { webhook: toWebhookRow(webhook), deliveries: deliveries.map(toDeliveryView), canManage };
 }
 
@@ -103,8 +104,8 @@ export function newWebhookForm(): WebhookFormView {
   return { webhookId: null, url: '', eventTypes: [...webhookEventTypes], error: undefined, options: eventTypeOptions };
 }
 
-export async function presentWebhookForm(gateway: Gateway, account: Account, webhookId: string): Promise<WebhookFormView> {
-  const webhook = await gateway.webhooks.getWebhook(webhookId, account.id);
+export async function presentWebhookForm(gateway: Gateway, account: ScopedAccount, webhookId: string): Promise<WebhookFormView> {
+  const webhook = await gateway.webhooks.getWebhook(account.scope, webhookId);
   return { webhookId: webhook.id, url: webhook.url, eventTypes: webhook.eventTypes, error: undefined, options: eventTypeOptions };
 }
 

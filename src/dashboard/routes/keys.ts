@@ -28,7 +28,7 @@ export function registerKeyRoutes(app: FastifyInstance, gateway: Gateway): void 
   });
 
   app.post<{ Params: { id: string } }>('/keys/:id/revoke', { preHandler: requireManager }, async (request, reply) => {
-    await gateway.apiKeys.revokeKey(request.params.id, accountOf(request).id);
+    await gateway.apiKeys.revokeKey(accountOf(request).scope, request.params.id);
     return redirectWithNotice(reply, '/keys', 'key_revoked');
   });
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
-import { pageContext, sendPage } from '../context.ts';
+import { pageContext, sendPage, operatorScopeOf } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { engineChoices, planChoices, presentAccountList, presentOperatorAccount } from '../presenters/operator.ts';
@@ -19,7 +19,7 @@ export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Gat
     return sendPage(reply, OperatorAccountsPage({ context: pageContext(request, reply, 'Accounts', 'operator'), accounts, plans: planChoices(), form }), status);
   };
   const renderAccount = async (request: FastifyRequest<{ Params: AccountParams }>, reply: FastifyReply, state: OperatorAccountState, status = 200) => {
-    const view = await presentOperatorAccount(gateway, request.params.accountId);
+    const view = await presentOperatorAccount(gateway, operatorScopeOf(request), request.params.accountId);
     const context = pageContext(request, reply, view.summary.name, 'operator');
     return sendPage(reply, OperatorAccountPage({ context, view, plans: planChoices(), engines: engineChoices(gateway), state }), status);
   };
@@ -62,7 +62,7 @@ export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Gat
   app.post<{ Params: AccountParams }>('/operator/accounts/:accountId/numbers', async (request, reply) => {
     const phone = formText(request.body, 'phone');
     const engine = formText(request.body, 'engine') || 'sandbox';
-    const result = await attempt(() => gateway.numbers.addNumber({ accountId: request.params.accountId, phone, engine }));
+    const result = await attempt(() => gateway.numbers.addNumber(operatorScopeOf(request), { accountId: request.params.accountId, phone, engine }));
     if (!result.ok) return renderFailure(request, reply, 'number', result.error, { number: { phone, engine } });
     return redirectWithNotice(reply, accountPath(request.params.accountId), 'number_added');
   });

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { AppError } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
+import { operatorScopeOf } from '../context.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
@@ -21,7 +22,7 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Gateway, rende
   const numberPage = (number: { id: string }) => `/operator/numbers/${encodeURIComponent(number.id)}`;
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/link', async (request, reply) => {
-    const number = await gateway.numbers.findNumber(request.params.numberId);
+    const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
     const method = formText(request.body, 'method') as LinkMethod;
     const result = await attempt(async () => {
       if (!LINK_METHODS.includes(method)) throw new AppError('invalid_argument', 'Choose to link with a QR code or with a pairing code.');
@@ -32,13 +33,13 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Gateway, rende
   });
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/link/cancel', async (request, reply) => {
-    const number = await gateway.numbers.findNumber(request.params.numberId);
+    const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
     await gateway.linking.cancel(number.id);
     return redirectWithNotice(reply, numberPage(number), 'link_cancelled');
   });
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/restart', async (request, reply) => {
-    const number = await gateway.numbers.findNumber(request.params.numberId);
+    const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
     const result = await attempt(() => gateway.supervisor.restart(number));
     if (!result.ok) return renderNumber(request, reply, result.error);
     return redirectWithNotice(reply, numberPage(number), 'session_restarted');
@@ -47,14 +48,14 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Gateway, rende
   // Polled every two seconds while the QR is on screen; an operator waiting to scan is not
   // "activity" any more than the status poll is.
   app.get<{ Params: NumberParams }>('/operator/numbers/:numberId/link.json', { config: { passiveSession: true } }, async (request, reply) => {
-    const number = await gateway.numbers.findNumber(request.params.numberId);
+    const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
     const current = gateway.linking.current(number.id);
     void reply.header('cache-control', 'no-store');
     return { number_status: number.status, attempt: current === undefined ? null : presentLinkState(current) };
   });
 
   app.get<{ Params: NumberParams }>('/operator/numbers/:numberId/link-qr.svg', { config: { passiveSession: true } }, async (request, reply) => {
-    const number = await gateway.numbers.findNumber(request.params.numberId);
+    const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
     const qr = gateway.linking.current(number.id)?.qr ?? null;
     if (qr === null) throw new AppError('not_found', 'There is no QR code to show: start linking first, or the attempt has ended.');
     const svg = await QRCode.toString(qr, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });

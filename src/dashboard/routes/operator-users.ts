@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
-import { pageContext, sendPage, viewerOf } from '../context.ts';
+import { pageContext, sendPage, viewerOf, operatorScopeOf } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentOperatorUsers } from '../presenters/operator.ts';
@@ -14,7 +14,7 @@ interface UserParams {
 /** `/operator/users`: every user of the gateway, password resets, operator rights, new users. */
 export function registerOperatorUserRoutes(app: FastifyInstance, gateway: Gateway): void {
   const render = async (request: FastifyRequest, reply: FastifyReply, state: Partial<OperatorUsersState>, status = 200) => {
-    const { users, accounts } = await presentOperatorUsers(gateway, viewerOf(request).user.id);
+    const { users, accounts } = await presentOperatorUsers(gateway, operatorScopeOf(request), viewerOf(request).user.id);
     // A fresh form suggests the first account, since most new users belong to one.
     const form = state.form ?? { email: '', accountId: accounts[0]?.id ?? NO_ACCOUNT, role: 'member', isOperator: false };
     const context = pageContext(request, reply, 'Users', 'operator');

@@ -30,7 +30,7 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
 
   app.post('/webhooks', manager, async (request, reply) => {
     const input = webhookInput(request.body);
-    const result = await attempt(() => gateway.webhooks.createWebhook(accountOf(request).id, input));
+    const result = await attempt(() => gateway.webhooks.createWebhook(accountOf(request).scope, input));
     if (!result.ok) return renderForm(request, reply, { ...newWebhookForm(), ...input, error: formErrorText(result.error) }, httpStatusFor(result.error.code));
     return redirectWithNotice(reply, `/webhooks/${encodeURIComponent(result.value.webhook.id)}`, 'webhook_created');
   });
@@ -44,7 +44,7 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
   app.post('/webhooks/:id', manager, async (request: WebhookRequest, reply) => {
     const { id } = request.params;
     const input = webhookInput(request.body);
-    const result = await attempt(() => gateway.webhooks.updateWebhook(id, input, accountOf(request).id));
+    const result = await attempt(() => gateway.webhooks.updateWebhook(accountOf(request).scope, id, input));
     if (!result.ok) {
       // A webhook that is not there (any more, or not in this account) is a 404 page, not a form error.
       if (result.error.code === 'webhook_not_found') throw result.error;
@@ -55,44 +55,41 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
   });
 
   app.post('/webhooks/:id/enable', manager, async (request: WebhookRequest, reply) => {
-    await gateway.webhooks.updateWebhook(request.params.id, { enabled: true }, accountOf(request).id);
+    await gateway.webhooks.updateWebhook(accountOf(request).scope, request.params.id, { enabled: true });
     return redirectToWebhook(reply, request.params.id, 'webhook_enabled');
   });
 
   app.post('/webhooks/:id/disable', manager, async (request: WebhookRequest, reply) => {
-    await gateway.webhooks.updateWebhook(request.params.id, { enabled: false }, accountOf(request).id);
+    await gateway.webhooks.updateWebhook(accountOf(request).scope, request.params.id, { enabled: false });
     return redirectToWebhook(reply, request.params.id, 'webhook_disabled');
   });
 
   app.post('/webhooks/:id/delete', manager, async (request: WebhookRequest, reply) => {
-    await gateway.webhooks.deleteWebhook(request.params.id, accountOf(request).id);
+    await gateway.webhooks.deleteWebhook(accountOf(request).scope, request.params.id);
     return redirectWithNotice(reply, '/webhooks', 'webhook_deleted');
   });
 
   app.post('/webhooks/:id/test', manager, async (request: WebhookRequest, reply) => {
-    await gateway.webhooks.sendTestEvent(request.params.id, accountOf(request).id);
+    await gateway.webhooks.sendTestEvent(accountOf(request).scope, request.params.id);
     return redirectToWebhook(reply, request.params.id, 'test_event_sent');
   });
 
   // Revealing and rotating answer the POST with the page itself: the secret is in this one
   // no-store response only, and a POST carries the CSRF token that a GET link could not.
   app.post('/webhooks/:id/secret', manager, async (request: WebhookRequest, reply) => {
-    const value = await gateway.webhooks.revealSecret(request.params.id, accountOf(request).id);
+    const value = await gateway.webhooks.revealSecret(accountOf(request).scope, request.params.id);
     return renderDetail(request, reply, { kind: 'revealed', value });
   });
 
   app.post('/webhooks/:id/rotate-secret', manager, async (request: WebhookRequest, reply) => {
-    const rotated = await gateway.webhooks.rotateSecret(request.params.id, accountOf(request).id);
+    const rotated = await gateway.webhooks.rotateSecret(accountOf(request).scope, request.params.id);
     return renderDetail(request, reply, { kind: 'rotated', value: rotated.secret, previousValidUntil: rotated.previousValidUntil });
   });
 
   app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', manager, async (request: DeliveryRequest, reply) => {
     const { id, deliveryId } = request.params;
-    const accountId = accountOf(request).id;
-    const { delivery } = await gateway.webhooks.getDelivery(deliveryId, accountId);
-    // The URL names the webhook too; a delivery of another webhook must not be reachable through it.
-    if (delivery.webhookId !== id) throw new AppError('delivery_not_found', `There is no delivery ${deliveryId} for this webhook.`);
-    await gateway.webhooks.redeliver(deliveryId, accountId);
+    // The URL names the webhook too; the service refuses a delivery of another webhook through it.
+    await gateway.webhooks.redeliver(accountOf(request).scope, deliveryId, id);
     return redirectToWebhook(reply, id, 'redelivery_scheduled');
   });
 

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ApiKeyAuthenticator } from '../../accounts/api-key-auth.ts';
 import type { ApiKey } from '../../domain/model.ts';
+import { accountScope, type AccountScope } from '../../domain/tenant-scope.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -16,6 +17,11 @@ export function apiKeyAuthHook(authenticator: ApiKeyAuthenticator) {
   return async (request: FastifyRequest): Promise<void> => {
     request.apiKey = await authenticator.authenticate(request.headers.authorization);
   };
+}
+
+/** The account scope a request's API key grants: the only way the public API reads tenant data. */
+export function keyScope(request: FastifyRequest): AccountScope {
+  return accountScope(authenticatedKey(request).accountId);
 }
 
 export function authenticatedKey(request: FastifyRequest): ApiKey {

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { parseMessageInput, presentMessage } from '../message-input.ts';
-import { apiKeyAuthHook, authenticatedKey } from '../plugins/api-key-auth.ts';
+import { apiKeyAuthHook, authenticatedKey, keyScope } from '../plugins/api-key-auth.ts';
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import {
   errorResponses,
@@ -69,16 +68,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
     },
     async (request) => {
       const input = parseMessageInput(request.body, maxLength);
-      const accountId = authenticatedKey(request).accountId;
-      const number = await gateway.numbers.findNumber(input.toPhone).catch((error: unknown) => {
-        if (error instanceof AppError && error.code === 'number_not_found') return undefined;
-        throw error;
-      });
-      const simulator = number?.accountId === accountId ? gateway.supervisor.simulatorFor(number) : undefined;
-      if (number === undefined || simulator === undefined) {
-        throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', `to_phone ${input.toPhone}`);
-      }
-      return presentMessage(await simulator.deliverIncoming(number, input.fromPhone, input.text));
+      return presentMessage(await gateway.sandboxInbox.receiveOnPhone(keyScope(request), input.toPhone, input.fromPhone, input.text));
     },
   );
 }

@@ -3,6 +3,7 @@ import { sql, type QueryCreator } from 'kysely';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { Database } from '../schema.ts';
+import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
 export interface NewEvent {
   id: string;
@@ -212,8 +213,10 @@ function toDelivery(row: DeliverySelection): WebhookDelivery {
   };
 }
 
-export async function findDelivery(db: Executor, id: string, accountId?: string): Promise<WebhookDelivery | undefined> {
+/** A delivery the scope may see; another account's is not found. */
+export async function findDelivery(db: Executor, scope: TenantScope, id: string): Promise<WebhookDelivery | undefined> {
   let query = deliveriesQuery(db).where('webhook_deliveries.id', '=', id);
+  const accountId = scopedAccountId(scope);
   if (accountId !== undefined) query = query.where('webhook_deliveries.account_id', '=', accountId);
   const row = await query.executeTakeFirst();
   return row && toDelivery(row);

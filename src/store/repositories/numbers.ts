@@ -3,6 +3,7 @@ import type { E164 } from '../../domain/phone.ts';
 import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { NumberRow } from '../schema.ts';
+import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
 export function toNumber(row: NumberRow): WhatsAppNumber {
   return {
@@ -61,10 +62,20 @@ export async function findNumberById(db: Executor, id: string): Promise<WhatsApp
   return row && toNumber(row);
 }
 
-export async function listNumbers(db: Executor, accountId?: string): Promise<WhatsAppNumber[]> {
+/** The numbers the scope may see: one account's, or all of them for the operator. */
+export async function listNumbers(db: Executor, scope: TenantScope): Promise<WhatsAppNumber[]> {
   let query = db.selectFrom('whatsapp_numbers').selectAll().orderBy('created_at').orderBy('id');
+  const accountId = scopedAccountId(scope);
   if (accountId !== undefined) query = query.where('account_id', '=', accountId);
   return (await query.execute()).map(toNumber);
+}
+
+/**
+ * Every number of the gateway, for its own session management at start and stop. Not for
+ * anything a tenant or operator reads: those go through `listNumbers` with a scope.
+ */
+export async function listEveryNumber(db: Executor): Promise<WhatsAppNumber[]> {
+  return (await db.selectFrom('whatsapp_numbers').selectAll().orderBy('created_at').orderBy('id').execute()).map(toNumber);
 }
 
 /** The numbers that the given engines serve, oldest first; none when no engine is given. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { User, UserRole } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
 import type { UserRow } from '../schema.ts';
+import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
 export function toUser(row: UserRow): User {
   return {
@@ -49,8 +50,10 @@ export async function countOperators(db: Executor): Promise<number> {
   return Number(row.count);
 }
 
-export async function listUsers(db: Executor, accountId?: string): Promise<User[]> {
+/** The users the scope may see: one account's, or every user for the operator. */
+export async function listUsers(db: Executor, scope: TenantScope): Promise<User[]> {
   let query = db.selectFrom('users').selectAll().orderBy('created_at').orderBy('id');
+  const accountId = scopedAccountId(scope);
   if (accountId !== undefined) query = query.where('account_id', '=', accountId);
   return (await query.execute()).map(toUser);
 }

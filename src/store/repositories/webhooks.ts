@@ -2,6 +2,7 @@ import type { Webhook, WebhookEventType } from '../../domain/webhooks.ts';
 import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { WebhookRow } from '../schema.ts';
+import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
 export function toWebhook(row: WebhookRow): Webhook {
   return {
@@ -43,11 +44,18 @@ export async function insertWebhook(db: Executor, webhook: Webhook, sealedSecret
     .execute();
 }
 
-/** With `accountId`, a webhook of another account is not found: tenants never see each other. */
-export async function findWebhook(db: Executor, id: string, accountId?: string): Promise<Webhook | undefined> {
+/** A webhook the scope may see; another account's is not found, so tenants never see each other. */
+export async function findWebhook(db: Executor, scope: TenantScope, id: string): Promise<Webhook | undefined> {
   let query = db.selectFrom('webhooks').selectAll().where('id', '=', id);
+  const accountId = scopedAccountId(scope);
   if (accountId !== undefined) query = query.where('account_id', '=', accountId);
   const row = await query.executeTakeFirst();
+  return row && toWebhook(row);
+}
+
+/** A webhook by id alone, for the delivery worker's own bookkeeping; tenant reads use `findWebhook`. */
+export async function findWebhookForDelivery(db: Executor, id: string): Promise<Webhook | undefined> {
+  const row = await db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
   return row && toWebhook(row);
 }
 

@@ -1,0 +1,52 @@
+import { AppError } from '../domain/errors.ts';
+import { assertSendableText } from '../domain/message-text.ts';
+import type { Message } from '../domain/model.ts';
+import { parseE164, type E164 } from '../domain/phone.ts';
+import type { AccountScope } from '../domain/tenant-scope.ts';
+import type { NumbersService } from '../accounts/numbers-service.ts';
+import type { SessionSupervisor } from './session-supervisor.ts';
+
+/**
+ * Simulated incoming messages on an account's sandbox numbers, from the API and from the
+ * dashboard's form. The account check lives here rather than in either route, so both ask the
+ * same question the same way: is this a sandbox number inside the caller's scope?
+ */
+export class SandboxInbox {
+  constructor(
+    private readonly numbers: NumbersService,
+    private readonly supervisor: SessionSupervisor,
+    private readonly maxMessageLength: number,
+  ) {}
+
+  /**
+   * POST /sandbox/receive: the number named by phone. A phone that is no number of the account,
+   * or not a sandbox one, gets the same 403 whether or not it exists elsewhere, so nothing about
+   * other accounts can be learnt from it.
+   */
+  async receiveOnPhone(scope: AccountScope, toPhone: E164, fromPhone: E164, text: string): Promise<Message> {
+    const number = await this.numbers.findNumber(scope, toPhone).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'number_not_found') return undefined;
+      throw error;
+    });
+    const simulator = number === undefined ? undefined : this.supervisor.simulatorFor(number);
+    if (number === undefined || simulator === undefined) {
+      throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', { field: 'to_phone' });
+    }
+    return simulator.deliverIncoming(number, fromPhone, text);
+  }
+
+  /** The dashboard's form: the number by id (another account's is not found), the rest as typed. */
+  async receiveOnNumber(scope: AccountScope, numberId: string, rawFromPhone: string, text: string): Promise<Message> {
+    const number = await this.numbers.findNumber(scope, numberId);
+    const simulator = this.supervisor.simulatorFor(number);
+    if (simulator === undefined) {
+      throw new AppError('invalid_argument', `${number.phone} is a ${number.engine} number; only sandbox numbers can simulate incoming messages.`);
+    }
+    const fromPhone = parseE164(rawFromPhone);
+    if (fromPhone === undefined) {
+      throw new AppError('invalid_phone_number', 'From phone is not a valid international phone number; include the country code, e.g. +447700900123.', { field: 'from_phone' });
+    }
+    assertSendableText(text, this.maxMessageLength);
+    return simulator.deliverIncoming(number, fromPhone, text);
+  }
+}
