@@ -61,8 +61,13 @@ export interface WebhookConfig {
   timeoutMs: number;
   /** Delays before the second, third, … attempt; after the last, a delivery is failed. */
   retryDelaysSeconds: readonly number[];
-  /** Lifts the SSRF guard, for local development only. */
+  /**
+   * WAGW_WEBHOOK_ALLOW_PRIVATE: lifts the SSRF guard for every private address and every tenant.
+   * Kept for old setups, with a warning at start; the allow-list below is the way to do it.
+   */
   allowPrivateAddresses: boolean;
+  /** WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: the private `host:port`s webhooks may reach, each exactly. */
+  allowedPrivateHosts: readonly { host: string; port: number }[];
   maxInFlight: number;
   maxInFlightPerEndpoint: number;
   pollIntervalMs: number;
@@ -155,6 +160,7 @@ export function loadConfig(env: Environment = process.env): Config {
       timeoutMs: integer('WAGW_WEBHOOK_TIMEOUT_MS', 15_000, 100),
       retryDelaysSeconds: parseRetrySchedule(env.WAGW_WEBHOOK_RETRY_SCHEDULE, problems),
       allowPrivateAddresses: parseBoolean('WAGW_WEBHOOK_ALLOW_PRIVATE', env.WAGW_WEBHOOK_ALLOW_PRIVATE, problems),
+      allowedPrivateHosts: parseHostPorts('WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS', env.WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS, problems),
       maxInFlight: integer('WAGW_WEBHOOK_MAX_IN_FLIGHT', 256, 1),
       maxInFlightPerEndpoint: integer('WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 16, 1),
       pollIntervalMs: integer('WAGW_WEBHOOK_POLL_INTERVAL_MS', 1_000, 10),
@@ -201,6 +207,25 @@ function parseRetrySchedule(raw: string | undefined, problems: string[]): number
     return DEFAULT_RETRY_DELAYS_SECONDS;
   }
   return delays.map(Number);
+}
+
+/**
+ * `host:port,…` where host is an IPv4 address, a bracketed IPv6 address or a name. The port is
+ * required: an entry opens one service, never a whole host.
+ */
+function parseHostPorts(name: string, raw: string | undefined, problems: string[]): { host: string; port: number }[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const entries: { host: string; port: number }[] = [];
+  for (const entry of raw.split(',').map((part) => part.trim()).filter(Boolean)) {
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
+    const port = match === null ? 0 : Number(match[2]);
+    if (match === null || port < 1 || port > 65_535) {
+      problems.push(`${name} must be comma-separated host:port entries, e.g. "127.0.0.1:4000,[::1]:4000"; "${entry}" is not one.`);
+      continue;
+    }
+    entries.push({ host: match[1]!.replace(/^\[|\]$/g, '').toLowerCase(), port });
+  }
+  return entries;
 }
 
 function parseBoolean(name: string, raw: string | undefined, problems: string[]): boolean {

@@ -107,9 +107,10 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const metrics = new GatewayMetrics(store, { processMetrics: config.metrics.token !== undefined });
   const secretKey = loadSecretKey(config.secretKey, config.dataDirectory, logger);
   const secretBox = new SecretBox(secretKey);
+  const addressPolicy = { everything: config.webhooks.allowPrivateAddresses, hosts: config.webhooks.allowedPrivateHosts };
   const webhookClient = new WebhookHttpClient({
     timeoutMs: config.webhooks.timeoutMs,
-    allowPrivateAddresses: config.webhooks.allowPrivateAddresses,
+    addressPolicy,
     userAgent: `wa-gateway/${config.version}`,
   });
   const deliveryWorker = new DeliveryWorker({
@@ -178,7 +179,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     idempotentSender: new IdempotentSendService(store, committer, sender, logger),
     receiver,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength),
-    webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, config.webhooks.allowPrivateAddresses),
+    webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy),
     signIn: new SignInService(store, {
       idleTimeoutMs: config.dashboard.sessionIdleTimeoutMs,
       absoluteTimeoutMs: config.dashboard.sessionAbsoluteTimeoutMs,

@@ -46,6 +46,7 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     if (stopRequested) void reply.header('Connection', 'close');
   });
 
+  warnAboutUnsafeSettings(gateway);
   await gateway.supervisor.startAll();
   const address = await app.listen({ host: gateway.config.http.host, port: gateway.config.http.port });
   gateway.deliveryWorker.start();
@@ -88,6 +89,15 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     return stopping;
   };
   return { app, address, stop };
+}
+
+/** Settings that weaken a guard are said out loud at every start, so that none is left on by mistake. */
+function warnAboutUnsafeSettings(gateway: Gateway): void {
+  if (gateway.config.webhooks.allowPrivateAddresses) {
+    gateway.logger.warn(
+      'WAGW_WEBHOOK_ALLOW_PRIVATE=true lets every tenant\'s webhooks reach every private and loopback address of this network, and shows their answers in the delivery log; list the receivers you need in WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS instead',
+    );
+  }
 }
 
 /** On SIGTERM or SIGINT: stop taking requests, finish the in-flight ones, flush, exit. */

@@ -2,25 +2,77 @@ import dns from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 
+const GLOBAL_UNICAST_IPV6 = ipaddr.parseCIDR('2000::/3');
+
 /**
  * The SSRF guard: webhook URLs are customer input, so the worker must never be steered at the
- * gateway's own network. Only globally routable unicast addresses are allowed; loopback,
- * private, link-local (cloud metadata), CGNAT, multicast, broadcast, reserved and documentation
- * ranges are refused. IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it
- * maps; other IPv6 forms that embed an IPv4 address (NAT64, 6to4, Teredo) are refused outright,
- * since where they lead depends on gateways we cannot see.
+ * gateway's own network. Only global unicast is allowed, by allow-list rather than deny-list:
+ * IPv4 outside every special-purpose range (loopback, private, link-local and cloud metadata,
+ * CGNAT, multicast, broadcast, reserved, documentation, benchmarking), and IPv6 inside 2000::/3
+ * outside its special blocks. So all of ::/8 is refused, IPv4-compatible forms such as
+ * ::7f00:1 included, as is any range defined after this was written outside 2000::/3.
+ * IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it maps; other IPv6 forms
+ * that embed an IPv4 address (NAT64, 6to4, Teredo) are refused outright, since where they lead
+ * depends on gateways we cannot see.
  */
 export function isBlockedAddress(address: string): boolean {
+  const parsed = parseAddress(address);
+  if (parsed === undefined) return true;
+  if (parsed.kind() === 'ipv4') return parsed.range() !== 'unicast';
+  return !(parsed as ipaddr.IPv6).match(GLOBAL_UNICAST_IPV6) || parsed.range() !== 'unicast';
+}
+
+/** An address as ipaddr.js reads it, URL brackets and zone dropped, IPv4-mapped IPv6 unwrapped. */
+function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
     parsed = ipaddr.parse(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''));
   } catch {
-    return true;
+    return undefined;
   }
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  }
-  return parsed.range() !== 'unicast';
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) return (parsed as ipaddr.IPv6).toIPv4Address();
+  return parsed;
+}
+
+/** One `host:port` of WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: an address or a name, and a port. */
+export interface AllowedPrivateHost {
+  host: string;
+  port: number;
+}
+
+/**
+ * Which blocked addresses webhooks may reach anyway. `everything` is the old
+ * WAGW_WEBHOOK_ALLOW_PRIVATE=true; `hosts` is the explicit allow-list, which opens exactly one
+ * port of one host each, so that a receiver on the operator's own network does not open every
+ * other service beside it to every tenant.
+ */
+export interface AddressPolicy {
+  everything: boolean;
+  hosts: readonly AllowedPrivateHost[];
+}
+
+export const STRICT_ADDRESS_POLICY: AddressPolicy = Object.freeze({ everything: false, hosts: [] });
+
+/**
+ * Whether a connection to `address` on `port`, for a URL whose host is `urlHost`, may be made.
+ * An allow-list entry that names an address matches the address dialled; one that names a host
+ * matches the URL's host, since the operator who listed the name vouches for what it resolves to.
+ */
+export function mayConnect(policy: AddressPolicy, address: string, port: number, urlHost: string): boolean {
+  if (policy.everything || !isBlockedAddress(address)) return true;
+  const dialled = parseAddress(address)?.toNormalizedString();
+  const host = urlHost.replace(/^\[|\]$/g, '').toLowerCase();
+  return policy.hosts.some((entry) => {
+    if (entry.port !== port) return false;
+    const listed = parseAddress(entry.host);
+    return listed === undefined ? entry.host.toLowerCase() === host : listed.toNormalizedString() === dialled;
+  });
+}
+
+/** The port a URL connects to, written or implied by its scheme. */
+export function portOf(url: URL): number {
+  if (url.port !== '') return Number(url.port);
+  return url.protocol === 'https:' ? 443 : 80;
 }
 
 export class BlockedAddressError extends Error {
@@ -34,17 +86,18 @@ export class BlockedAddressError extends Error {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
- * A `lookup` for http.request that drops blocked addresses after DNS resolution, so the check
- * applies to the address actually dialled and a rebinding DNS answer cannot slip past it.
+ * A `lookup` for one http.request that drops the addresses the policy does not allow after DNS
+ * resolution, so the check applies to the address actually dialled and a rebinding DNS answer
+ * cannot slip past it. It is made per request because the port and the URL's host matter.
  */
-export function guardedLookup(allowPrivateAddresses: boolean) {
+export function guardedLookup(policy: AddressPolicy, port: number, urlHost: string) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) {
         callback(error, []);
         return;
       }
-      const allowed = allowPrivateAddresses ? addresses : addresses.filter((entry) => !isBlockedAddress(entry.address));
+      const allowed = addresses.filter((entry) => mayConnect(policy, entry.address, port, urlHost));
       if (allowed.length === 0) {
         callback(new BlockedAddressError(hostname, addresses.map((entry) => entry.address)), []);
         return;

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { AttemptError } from '../domain/webhooks.ts';
-import { BlockedAddressError, guardedLookup, isBlockedAddress } from './address-guard.ts';
+import { BlockedAddressError, guardedLookup, mayConnect, portOf, type AddressPolicy } from './address-guard.ts';
 import { parseRetryAfter } from './retry-policy.ts';
 
 const EXCERPT_BYTES = 2048;
@@ -21,7 +21,8 @@ export interface AttemptResult {
 
 export interface WebhookHttpOptions {
   timeoutMs: number;
-  allowPrivateAddresses: boolean;
+  /** Which private addresses the SSRF guard lets through (none by default). */
+  addressPolicy: AddressPolicy;
   userAgent: string;
 }
 
@@ -33,11 +34,8 @@ export interface WebhookHttpOptions {
 export class WebhookHttpClient {
   private readonly httpAgent = new http.Agent({ keepAlive: true });
   private readonly httpsAgent = new https.Agent({ keepAlive: true });
-  private readonly lookup: ReturnType<typeof guardedLookup>;
 
-  constructor(private readonly options: WebhookHttpOptions) {
-    this.lookup = guardedLookup(options.allowPrivateAddresses);
-  }
+  constructor(private readonly options: WebhookHttpOptions) {}
 
   post(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
     const startedAt = performance.now();
@@ -53,8 +51,10 @@ export class WebhookHttpClient {
         resolve(finish(failure('network', 'The webhook URL cannot be parsed.')));
         return;
       }
+      const policy = this.options.addressPolicy;
+      const port = portOf(target);
       const literal = target.hostname.replace(/^\[|\]$/g, '');
-      if (!this.options.allowPrivateAddresses && /^[\d.]+$|:/.test(literal) && isBlockedAddress(literal)) {
+      if (/^[\d.]+$|:/.test(literal) && !mayConnect(policy, literal, port, target.hostname)) {
         resolve(finish(failure('blocked_address', `${literal} is not an address webhooks may reach.`)));
         return;
       }
@@ -62,7 +62,7 @@ export class WebhookHttpClient {
       const request = transport.request(target, {
         method: 'POST',
         agent: target.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
-        lookup: this.lookup as never,
+        lookup: guardedLookup(policy, port, target.hostname) as never,
         headers: {
           'content-type': 'application/json',
           'user-agent': this.options.userAgent,
@@ -73,9 +73,9 @@ export class WebhookHttpClient {
       const timer = setTimeout(() => request.destroy(new AttemptTimeout()), this.options.timeoutMs);
       request.on('socket', (socket: Socket) => {
         // A reused keep-alive socket was checked when it connected, and will not connect again.
-        if (this.options.allowPrivateAddresses || !socket.connecting) return;
+        if (policy.everything || !socket.connecting) return;
         socket.once('connect', () => {
-          if (socket.remoteAddress && isBlockedAddress(socket.remoteAddress)) {
+          if (socket.remoteAddress && !mayConnect(policy, socket.remoteAddress, socket.remotePort ?? port, target.hostname)) {
             request.destroy(new BlockedAddressError(target.hostname, [socket.remoteAddress]));
           }
         });

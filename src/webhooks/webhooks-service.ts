@@ -8,7 +8,7 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { findAccountById } from '../store/repositories/accounts.ts';
 import { findDelivery, listAttempts, listDeliveries, scheduleRedelivery } from '../store/repositories/deliveries.ts';
 import * as webhooks from '../store/repositories/webhooks.ts';
-import { isBlockedAddress, resolveHost } from './address-guard.ts';
+import { mayConnect, portOf, resolveHost, type AddressPolicy } from './address-guard.ts';
 import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
 import { generateWebhookSecret } from './signing.ts';
 import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
@@ -37,7 +37,7 @@ export class WebhooksService {
     private readonly committer: GroupCommitter,
     private readonly secretBox: SecretBox,
     private readonly notifier: DeliveryNotifier,
-    private readonly allowPrivateAddresses: boolean,
+    private readonly addressPolicy: AddressPolicy,
   ) {}
 
   async createWebhook(scope: AccountScope, input: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
@@ -166,11 +166,12 @@ export class WebhooksService {
     } catch {
       throw new AppError('invalid_webhook_url', `The host ${url.hostname} does not resolve.`);
     }
-    if (!this.allowPrivateAddresses && addresses.every(isBlockedAddress)) {
+    const port = portOf(url);
+    if (!addresses.some((address) => mayConnect(this.addressPolicy, address, port, url.hostname))) {
       throw new AppError(
         'webhook_url_blocked',
-        `${url.hostname} resolves only to private, loopback or reserved addresses, which webhooks may not reach.`,
-        `Resolved to ${addresses.join(', ')}. For local development, set WAGW_WEBHOOK_ALLOW_PRIVATE=true.`,
+        `${url.hostname} resolves only to private, loopback or reserved addresses, which webhooks may not reach. An operator can allow one receiver by its host:port with WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS.`,
+        { host: url.hostname, port, resolved_addresses: addresses },
       );
     }
     return url.toString();

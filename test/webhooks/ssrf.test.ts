@@ -1,11 +1,13 @@
 import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import type { LookupAddress } from 'node:dns';
+import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { AppError, type ErrorCode } from '../../src/domain/errors.ts';
+import { startServer } from '../../src/http/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
-import { BlockedAddressError, guardedLookup, isBlockedAddress } from '../../src/webhooks/address-guard.ts';
+import { BlockedAddressError, guardedLookup, isBlockedAddress, STRICT_ADDRESS_POLICY } from '../../src/webhooks/address-guard.ts';
 import { WebhookHttpClient } from '../../src/webhooks/webhook-http.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -33,10 +35,34 @@ const BLOCKED_ADDRESSES = [
   'fe80::1',
   'fc00::1',
   '64:ff9b::7f00:1',
+  // IPv4-compatible IPv6 (deprecated, inside ::/8): loopback, cloud metadata and a private
+  // address, as URL parsers store http://[::127.0.0.1]/ and its kind.
+  '::7f00:1',
+  '::127.0.0.1',
+  '::a9fe:a9fe',
+  '::c0a8:101',
+  // The rest of ::/8 and other IPv6 outside 2000::/3.
+  '::',
+  '::2',
+  '100::1',
+  '5f00::1',
+  '4000::1',
+  // Special blocks inside 2000::/3: documentation, 6to4 and Teredo (which embed IPv4), ORCHIDv2.
+  '2001:db8::1',
+  '3fff::1',
+  '2002:7f00:1::1',
+  '2001::7f00:1',
+  '2001:20::1',
+  // IPv4 special-purpose ranges beyond the private ones.
+  '198.18.0.1',
+  '198.51.100.1',
+  '203.0.113.1',
+  '192.0.0.1',
+  '240.0.0.1',
 ];
 /** The same hosts as a URL would carry them, plus a name that resolves to loopback. */
 const BLOCKED_HOSTS = [...BLOCKED_ADDRESSES.map((address) => (address.includes(':') ? `[${address}]` : address)), 'localhost'];
-const PUBLIC_ADDRESSES = ['8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'];
+const PUBLIC_ADDRESSES = ['8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '2001:4860:4860::8888', '2a00:1450::1'];
 
 const ALLOW_PRIVATE = { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' };
 const TEST_SECRET_KEY = process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16);
@@ -75,7 +101,7 @@ describe('which addresses the SSRF guard blocks', () => {
 describe('the guarded DNS lookup judges the addresses a name resolves to', () => {
   const lookup = (allowPrivateAddresses: boolean, all: boolean) =>
     new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[] }>((resolve) =>
-      guardedLookup(allowPrivateAddresses)('localhost', { all }, (error, address) => resolve({ error, address })),
+      guardedLookup({ everything: allowPrivateAddresses, hosts: [] }, 80, 'localhost')('localhost', { all }, (error, address) => resolve({ error, address })),
     );
 
   it('a name that resolves only to loopback fails the lookup with BlockedAddressError', async () => {
@@ -132,7 +158,8 @@ for (const dialect of dialects) {
       await assert.rejects(guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url: 'http://169.254.169.254/latest/meta-data' }), (error: unknown) => {
         assert.ok(error instanceof AppError && error.code === 'webhook_url_blocked', String(error));
         assert.match(error.message, /169\.254\.169\.254/);
-        assert.match(JSON.stringify(error.details ?? ''), /WAGW_WEBHOOK_ALLOW_PRIVATE=true/);
+        assert.match(error.message, /WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS/);
+        assert.deepEqual(error.details, { host: '169.254.169.254', port: 80, resolved_addresses: ['169.254.169.254'] });
         return true;
       });
     });
@@ -169,8 +196,8 @@ describe('a delivery attempt checks the address it actually connects to', () => 
 
   before(async () => {
     receiver = await WebhookReceiver.start();
-    guardedClient = new WebhookHttpClient({ timeoutMs: 2_000, allowPrivateAddresses: false, userAgent: 'x' });
-    permissiveClient = new WebhookHttpClient({ timeoutMs: 2_000, allowPrivateAddresses: true, userAgent: 'x' });
+    guardedClient = new WebhookHttpClient({ timeoutMs: 2_000, addressPolicy: STRICT_ADDRESS_POLICY, userAgent: 'x' });
+    permissiveClient = new WebhookHttpClient({ timeoutMs: 2_000, addressPolicy: { everything: true, hosts: [] }, userAgent: 'x' });
   });
   after(async () => {
     guardedClient?.close();
@@ -286,3 +313,103 @@ for (const dialect of dialects) {
     });
   });
 }
+
+describe('the private allow-list opens exactly the listed host:port', () => {
+  let receiver: WebhookReceiver;
+  let neighbour: WebhookReceiver;
+
+  before(async () => {
+    [receiver, neighbour] = await Promise.all([WebhookReceiver.start(), WebhookReceiver.start()]);
+  });
+  after(async () => {
+    await Promise.all([receiver?.close(), neighbour?.close()]);
+  });
+
+  it('a listed address and port is reached; another port on the same host, and the same port by another address, are blocked', async () => {
+    const client = new WebhookHttpClient({ timeoutMs: 2_000, addressPolicy: { everything: false, hosts: [{ host: '127.0.0.1', port: receiver.port }] }, userAgent: 'x' });
+    try {
+      const listed = await client.post(`http://127.0.0.1:${receiver.port}/listed`, '{}', {});
+      assert.equal(listed.statusCode, 200, JSON.stringify(listed));
+      const otherPort = await client.post(`http://127.0.0.1:${neighbour.port}/neighbour`, '{}', {});
+      assert.equal(otherPort.error, 'blocked_address', JSON.stringify(otherPort));
+      const otherAddress = await client.post(`http://127.0.0.2:${receiver.port}/other-address`, '{}', {});
+      assert.equal(otherAddress.error, 'blocked_address', JSON.stringify(otherAddress));
+      await receiver.waitForRequests(1, 5_000);
+      assert.deepEqual(receiver.requests.map((request) => request.path), ['/listed']);
+      assert.equal(neighbour.requests.length, 0, 'the neighbouring service on the same host saw nothing');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('a listed name is matched by the URL host and port, not by what else resolves to the same address', async () => {
+    const client = new WebhookHttpClient({ timeoutMs: 2_000, addressPolicy: { everything: false, hosts: [{ host: 'localhost', port: neighbour.port }] }, userAgent: 'x' });
+    try {
+      const byName = await client.post(`http://localhost:${neighbour.port}/by-name`, '{}', {});
+      assert.equal(byName.statusCode, 200, JSON.stringify(byName));
+      const byAddress = await client.post(`http://127.0.0.1:${neighbour.port}/by-address`, '{}', {});
+      assert.equal(byAddress.error, 'blocked_address', JSON.stringify(byAddress));
+    } finally {
+      client.close();
+    }
+  });
+});
+
+for (const dialect of dialects) {
+  describe(`saving a webhook under the private allow-list (${dialect})`, () => {
+    let test: TestGateway;
+    let accountId: string;
+
+    before(async () => {
+      test = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: '127.0.0.1:4000,[::1]:4000' });
+      accountId = (await seedAccount(test.gateway, { numbers: 0 })).accountId;
+    });
+    after(() => test?.close());
+
+    it('a listed host:port is accepted; its other ports and other private hosts are refused', async () => {
+      for (const url of ['http://127.0.0.1:4000/hook', 'http://[::1]:4000/hook']) {
+        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(accountId), { url });
+        assert.equal(webhook.url, url);
+      }
+      for (const url of ['http://127.0.0.1:4001/hook', 'http://127.0.0.1/hook', 'http://10.0.0.1:4000/hook', 'http://[::7f00:1]:4000/hook']) {
+        await assert.rejects(test.gateway.webhooks.createWebhook(accountScope(accountId), { url }), rejectsWith('webhook_url_blocked'), url);
+      }
+    });
+  });
+}
+
+describe('WAGW_WEBHOOK_ALLOW_PRIVATE, the old switch', () => {
+  it('still works, and the server warns at start that it opens every private address, naming the allow-list', async () => {
+    const database = await createTestDatabase('sqlite');
+    const lines: string[] = [];
+    const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', LOG_LEVEL: 'warn', WAGW_SECRET_KEY: TEST_SECRET_KEY, ...ALLOW_PRIVATE });
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const gateway = await createGateway(config, createLogger(config, sink));
+    const server = await startServer(gateway);
+    try {
+      const warning = lines.map((line) => JSON.parse(line) as { level: number; msg: string }).find((line) => /WAGW_WEBHOOK_ALLOW_PRIVATE/.test(line.msg));
+      assert.ok(warning !== undefined, lines.join(''));
+      assert.equal(warning.level, 40);
+      assert.match(warning.msg, /WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS/);
+    } finally {
+      await server.stop();
+      await database.drop();
+    }
+  });
+
+  it('the allow-list is read strictly: a port is required and a bad entry is a configuration error', () => {
+    assert.deepEqual(loadConfig({ WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: ' 127.0.0.1:4000 , [::1]:4000,Receiver.internal:8080' }).webhooks.allowedPrivateHosts, [
+      { host: '127.0.0.1', port: 4000 },
+      { host: '::1', port: 4000 },
+      { host: 'receiver.internal', port: 8080 },
+    ]);
+    for (const bad of ['127.0.0.1', '127.0.0.1:0', '127.0.0.1:70000', 'http://127.0.0.1:4000', '::1:4000']) {
+      assert.throws(() => loadConfig({ WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: bad }), /WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS/, bad);
+    }
+  });
+});
