@@ -43,7 +43,11 @@ export function safeNextPath(raw: string): string {
   try {
     const resolved = new URL(raw, SAME_ORIGIN_PROBE);
     if (resolved.origin !== SAME_ORIGIN_PROBE) return '/';
-    return `${resolved.pathname}${resolved.search}${resolved.hash}`;
+    const path = `${resolved.pathname}${resolved.search}${resolved.hash}`;
+    // Dot segments can leave a path that starts with "//" ("/.//evil.example" resolves to
+    // "//evil.example"), which a browser reads as another host. Such a path is refused, not
+    // repaired: nobody links to one by accident.
+    return /^\/[/\\]/.test(path) ? '/' : path;
   } catch {
     return '/';
   }

@@ -211,6 +211,26 @@ for (const dialect of dialects) {
       assert.equal((await inside.post('/login', { email, password: PASSWORD, next: '/messages' })).headers.location, '/messages');
     });
 
+    it('a signed-in visit to /login never redirects off the site, whatever dot segments or backslashes next holds', async () => {
+      const email = await newUser();
+      const client = new DashboardClient(test);
+      await client.signIn(email, PASSWORD);
+      const crafted = [
+        '/.//evil.example', '/..//evil.example', '/%2e//evil.example', '/a/..//evil.example', '/%2e%2e//evil.example',
+        '/./\\evil.example', '/.\\/evil.example', '/\\\\evil.example', '/a/../\\evil.example', '\\\\evil.example', '/.//\\evil.example',
+      ];
+      for (const next of crafted) {
+        const response = await client.get(`/login?next=${encodeURIComponent(next)}`);
+        assert.equal(response.statusCode, 303, next);
+        const location = String(response.headers.location);
+        // A browser reads "\\" as "/" in a path, so both spellings are checked.
+        assert.doesNotMatch(location.replace(/\\/g, '/'), /^\/\//, `${JSON.stringify(next)} led to ${location}`);
+        assert.equal(new URL(location, 'https://gateway.example').origin, 'https://gateway.example', `${JSON.stringify(next)} led to ${location}`);
+      }
+      const ordinary = await client.get(`/login?next=${encodeURIComponent('/webhooks/../messages?page=2')}`);
+      assert.equal(ordinary.headers.location, '/messages?page=2', 'a harmless dot segment still leads where it points');
+    });
+
     it('serves pages under a strict Content-Security-Policy with no inline script or style', async () => {
       const email = await newUser();
       const client = new DashboardClient(test);
