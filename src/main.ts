@@ -180,10 +180,11 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     receiver,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength),
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy),
-    signIn: new SignInService(store, {
-      idleTimeoutMs: config.dashboard.sessionIdleTimeoutMs,
-      absoluteTimeoutMs: config.dashboard.sessionAbsoluteTimeoutMs,
-    }),
+    signIn: new SignInService(
+      store,
+      { idleTimeoutMs: config.dashboard.sessionIdleTimeoutMs, absoluteTimeoutMs: config.dashboard.sessionAbsoluteTimeoutMs },
+      createHmac('sha256', secretKey).update('wa-gateway sign-in throttle').digest(),
+    ),
     team: new TeamService(store, accounts),
     history: new MessageHistoryService(store),
     system: new SystemStatusService(store, config, startedAt),

@@ -42,6 +42,9 @@ const GENERIC_FAILURE = 'The email or password is incorrect.';
 // Last-seen times are written at most this often, so that reading pages does not mean writing.
 const TOUCH_INTERVAL_MS = 60_000;
 
+/** RFC 5321's longest path: no real address is longer, so a longer one is refused unread. */
+export const MAX_EMAIL_LENGTH = 254;
+
 // Verified when the email is unknown, so an unknown email costs as long as a wrong password.
 let decoyHash: Promise<string> | undefined;
 
@@ -55,18 +58,21 @@ export class SignInService {
   constructor(
     private readonly store: Store,
     private readonly timeouts: SessionTimeouts,
+    /** Keys the throttle's digests; derived from the gateway's secret key. */
+    throttleDigestKey: Buffer,
   ) {
-    this.throttle = new SignInThrottle(store);
+    this.throttle = new SignInThrottle(store, throttleDigestKey);
   }
 
   async signIn(attempt: SignInAttempt, now = new Date()): Promise<SignedIn> {
     // Not normalizeEmail: a malformed email must fail like any other, with the generic message.
     const email = attempt.email.trim().toLowerCase();
-    const blockedUntil = await this.throttle.admit(email, attempt.ip, now);
-    if (blockedUntil !== undefined) {
-      const minutes = Math.max(1, Math.ceil((blockedUntil.getTime() - now.getTime()) / 60_000));
-      throw new AppError('sign_in_throttled', `Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
+    // Refused before anything is counted or stored: an oversized email is nobody's.
+    if (email.length > MAX_EMAIL_LENGTH) {
+      throw new AppError('invalid_argument', `An email address has at most ${MAX_EMAIL_LENGTH} characters.`, { field: 'email', limit: MAX_EMAIL_LENGTH });
     }
+    const blockedUntil = await this.throttle.admit(email, attempt.ip, now);
+    if (blockedUntil !== undefined) throw throttled('Too many failed sign-ins', blockedUntil, now);
     const credentials = email === '' ? undefined : await findUserCredentials(this.store.db, { email });
     const passwordMatches = await verifyPassword(attempt.password, credentials?.passwordHash ?? (await decoy()));
     if (credentials === undefined || !passwordMatches) throw new AppError('sign_in_failed', GENERIC_FAILURE);
@@ -99,6 +105,20 @@ export class SignInService {
     return found;
   }
 
+  /**
+   * Counts an invite submission from this address, and refuses it past the limit: an invite
+   * link answers whether an email can join, so it is throttled like sign-in.
+   */
+  async admitInviteSubmission(ip: string, now = new Date()): Promise<void> {
+    const blockedUntil = await this.throttle.admitAddress('invite', ip, now);
+    if (blockedUntil !== undefined) throw throttled('Too many invite submissions from your network', blockedUntil, now);
+  }
+
+  /** Deletes throttle counters that can no longer refuse anything. */
+  pruneThrottle(now = new Date()): Promise<number> {
+    return this.throttle.prune(now);
+  }
+
   async signOut(token: string): Promise<void> {
     const found = await findSessionByTokenHash(this.store.db, sha256Hex(token));
     if (found !== undefined) await deleteSession(this.store.db, found.session.id);
@@ -116,6 +136,13 @@ export class SignInService {
     await updatePasswordHash(this.store.db, userId, await hashPassword(newPassword));
     await deleteSessionsOfUser(this.store.db, userId, keepSessionId);
   }
+}
+
+/** A 429 that says how long to wait, in seconds below two minutes and in minutes above. */
+function throttled(what: string, until: Date, now: Date): AppError {
+  const seconds = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
+  const wait = seconds < 120 ? `${seconds} second${seconds === 1 ? '' : 's'}` : `${Math.ceil(seconds / 60)} minutes`;
+  return new AppError('sign_in_throttled', `${what}. Try again in ${wait}.`, { retry_after_seconds: seconds });
 }
 
 function decoy(): Promise<string> {

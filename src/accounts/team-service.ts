@@ -75,16 +75,26 @@ export class TeamService {
   /**
    * Creates the invited user. The user's insert and the invite's use are one transaction, so an
    * invite makes exactly one user, even when two tabs race or the process dies in between.
+   *
+   * An email that already has a user (in any account, or an operator's) makes nothing, leaves the
+   * invite usable, and returns undefined rather than an error: callers must answer it exactly as
+   * they answer a join, or an invite link would tell anyone which emails are registered. The work
+   * done is the same either way (the password is hashed before the insert finds the email taken).
    */
-  async acceptInvite(token: string, email: string, password: string, now = new Date()): Promise<User> {
+  async acceptInvite(token: string, email: string, password: string, now = new Date()): Promise<User | undefined> {
     const invite = await this.findUsableInvite(token, now);
     const prepared = await this.accounts.prepareUser({ accountId: invite.accountId, email, password, role: invite.role });
-    await this.store.db.transaction().execute(async (trx) => {
-      await this.accounts.insertPreparedUser(trx, prepared);
-      if (!(await markInviteAccepted(trx, invite.id, prepared.user.id, now))) {
-        throw new AppError('invite_not_found', 'This invite link has just been used; ask for a new one.');
-      }
-    });
+    try {
+      await this.store.db.transaction().execute(async (trx) => {
+        await this.accounts.insertPreparedUser(trx, prepared);
+        if (!(await markInviteAccepted(trx, invite.id, prepared.user.id, now))) {
+          throw new AppError('invite_not_found', 'This invite link has just been used; ask for a new one.');
+        }
+      });
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'email_already_registered') return undefined;
+      throw error;
+    }
     return prepared.user;
   }
 

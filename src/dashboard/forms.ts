@@ -53,6 +53,13 @@ export function safeNextPath(raw: string): string {
   }
 }
 
+/** The wait a throttled refusal asks for, for its Retry-After header. */
+export function retryAfterSeconds(error: AppError): number {
+  const details = error.details;
+  const seconds = typeof details === 'object' ? details.retry_after_seconds : undefined;
+  return typeof seconds === 'number' ? seconds : 60;
+}
+
 /** An error's message and, when it has one, its detail, as one line beside a form. */
 export function formErrorText(error: AppError): string {
   return error.details === undefined ? error.message : `${error.message} ${error.details}`;

@@ -26,8 +26,8 @@ export const notices = {
   number_added: 'The number is added.',
   number_reassigned: 'The number is moved to the other account.',
   number_removed: 'The number is removed.',
-  welcome: 'Welcome! Your account is ready.',
-  joined_sign_in: 'You joined the account. Sign in with your email and new password.',
+  invite_submitted:
+    'Thank you. Sign in with the email and password you just chose. If that email already had an account here, nothing was made and the invite still works: use another email, or sign in with the account you have.',
   link_started: 'Linking started. The QR code (or pairing code) appears below as soon as WhatsApp offers it.',
   link_cancelled: 'Linking is cancelled.',
   session_restarted: 'The session is restarting. Its status below changes as it connects.',

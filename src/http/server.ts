@@ -61,6 +61,10 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     await gateway.idempotentSender.purgeExpired().catch((error: unknown) => {
       gateway.logger.error({ err: error }, 'could not purge expired idempotency keys');
     });
+    // So do sign-in counters whose windows have passed: without this the table only grows.
+    await gateway.signIn.pruneThrottle().catch((error: unknown) => {
+      gateway.logger.error({ err: error }, 'could not prune sign-in throttle counters');
+    });
   };
   await sweepInterruptedSends();
   // The same minute also picks up numbers linked from the CLI while this server was running.

@@ -6,6 +6,7 @@ import * as baileysAuth from './migrations/0004-baileys-auth.ts';
 import * as messageSenders from './migrations/0005-message-senders.ts';
 import * as idempotencyKeys from './migrations/0006-idempotency-keys.ts';
 import * as deliveryClaimIndex from './migrations/0007-delivery-claim-index.ts';
+import * as signInDelays from './migrations/0008-sign-in-delays.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0005-message-senders': messageSenders,
   '0006-idempotency-keys': idempotencyKeys,
   '0007-delivery-claim-index': deliveryClaimIndex,
+  '0008-sign-in-delays': signInDelays,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

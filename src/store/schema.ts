@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { ColumnType, Insertable, Selectable } from 'kysely';
 
 /**
  * Table shapes as both dialects store them. Instants are epoch milliseconds and flags are 0/1
@@ -168,9 +168,12 @@ export interface DashboardSessionsTable {
 }
 
 export interface SignInFailuresTable {
+  /** A keyed digest of what is counted (an address, an email, or both): never the email itself. */
   throttle_key: string;
   failures: number;
   window_started_at: number;
+  blocked_until: ColumnType<number, number | undefined, number>;
+  previous_blocked_until: ColumnType<number, number | undefined, number>;
 }
 
 export interface UserInvitesTable {

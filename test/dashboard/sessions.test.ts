@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { SIGN_IN_LIMITS } from '../../src/accounts/sign-in-throttle.ts';
+import { FREE_FAILURES_PER_PAIR, SIGN_IN_LIMITS } from '../../src/accounts/sign-in-throttle.ts';
 import { dialects } from '../support/databases.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { DashboardClient } from './dashboard-client.ts';
@@ -37,15 +37,40 @@ for (const dialect of dialects) {
       assert.equal(message(wrong.body), message(unknown.body));
     });
 
-    it('throttles an email after repeated wrong passwords, even when the right one follows', async () => {
+    it('makes the guessing address wait after repeated wrong passwords, even when the right one follows', async () => {
       const email = await newUser();
-      for (let failure = 0; failure < SIGN_IN_LIMITS.failuresPerEmail; failure += 1) {
-        assert.equal((await new DashboardClient(test).signIn(email, `wrong ${failure}`)).statusCode, 401);
+      const guesser = { 'x-forwarded-for': '198.51.100.40' };
+      for (let failure = 0; failure < FREE_FAILURES_PER_PAIR; failure += 1) {
+        assert.equal((await new DashboardClient(test, guesser).signIn(email, `wrong ${failure}`)).statusCode, 401);
       }
-      const blocked = await new DashboardClient(test).signIn(email, PASSWORD);
+      const blocked = await new DashboardClient(test, guesser).signIn(email, PASSWORD);
       assert.equal(blocked.statusCode, 429);
-      assert.match(blocked.body, /Too many failed sign-ins\. Try again in \d+ minutes?\./);
+      assert.match(blocked.body, /Too many failed sign-ins\. Try again in \d+ (seconds|minutes)\./);
+      assert.ok(Number(blocked.headers['retry-after']) > 0, 'Retry-After says how long');
       assert.equal(blocked.cookies.find((cookie) => cookie.name === 'wagw_session'), undefined);
+    });
+
+    it('a correct password from an address that has not failed signs in while someone else hammers the account', async () => {
+      const email = await newUser();
+      const hammerer = { 'x-forwarded-for': '198.51.100.41' };
+      for (let failure = 0; failure < FREE_FAILURES_PER_PAIR + 10; failure += 1) await new DashboardClient(test, hammerer).signIn(email, `guess ${failure}`);
+      assert.equal((await new DashboardClient(test, hammerer).signIn(email, PASSWORD)).statusCode, 429, 'the hammerer is held');
+      const owner = new DashboardClient(test, { 'x-forwarded-for': '192.0.2.41' });
+      assert.equal((await owner.signIn(email, PASSWORD)).statusCode, 303, 'the owner, elsewhere, signs in');
+    });
+
+    it('refuses an email over 254 characters before counting or storing anything', async () => {
+      const rows = async () => (await test.gateway.store.db.selectFrom('sign_in_failures').select('throttle_key').execute()).length;
+      const before = await rows();
+      const long = `${'x'.repeat(4_000)}@sessions.test`;
+      const response = await new DashboardClient(test, { 'x-forwarded-for': '198.51.100.42' }).signIn(long, 'whatever');
+      assert.equal(response.statusCode, 400);
+      assert.match(response.body, /at most 254 characters/);
+      assert.ok(!response.body.includes('x'.repeat(300)), 'the page does not echo the oversized email');
+      // Larger still, the form's own size limit answers before the sign-in code runs at all.
+      const huge = await new DashboardClient(test, { 'x-forwarded-for': '198.51.100.42' }).signIn(`${'x'.repeat(64 * 1024)}@sessions.test`, 'whatever');
+      assert.ok(huge.statusCode === 400 || huge.statusCode === 413, String(huge.statusCode));
+      assert.equal(await rows(), before, 'nothing was stored');
     });
 
     it('throttles one address spraying many emails, however it forges X-Forwarded-For, and not other addresses', async () => {
@@ -76,7 +101,7 @@ for (const dialect of dialects) {
       assert.equal((await new DashboardClient(test).signIn(email, PASSWORD)).statusCode, 303, 'another address signs in');
     });
 
-    it('holds the email limit against a burst of parallel guesses', async () => {
+    it('holds the pair limit against a burst of parallel guesses', async () => {
       const email = await newUser();
       const clients = await Promise.all(
         Array.from({ length: 12 }, async () => {
@@ -88,8 +113,8 @@ for (const dialect of dialects) {
       );
       const responses = await Promise.all(clients.map((client, index) => client.post('/login', { email, password: `guess ${index}` })));
       const checked = responses.filter((response) => response.statusCode === 401).length;
-      assert.equal(checked, SIGN_IN_LIMITS.failuresPerEmail, 'only the allowed number of guesses had their password checked');
-      assert.equal(responses.filter((response) => response.statusCode === 429).length, 12 - SIGN_IN_LIMITS.failuresPerEmail);
+      assert.equal(checked, FREE_FAILURES_PER_PAIR, 'only the allowed number of guesses had their password checked');
+      assert.equal(responses.filter((response) => response.statusCode === 429).length, 12 - FREE_FAILURES_PER_PAIR);
     });
 
     it('refuses a sign-in form without its CSRF token', async () => {

@@ -1,6 +1,7 @@
 import { accountScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { SIGN_IN_LIMITS } from '../../src/accounts/sign-in-throttle.ts';
 import type { User } from '../../src/domain/model.ts';
 import { dialects } from '../support/databases.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
@@ -52,7 +53,7 @@ for (const dialect of dialects) {
     let test: TestGateway;
 
     before(async () => {
-      test = await startTestGateway(dialect);
+      test = await startTestGateway(dialect, { WAGW_TRUST_PROXY: 'true' });
     });
     after(() => test.close());
 
@@ -81,7 +82,7 @@ for (const dialect of dialects) {
       assert.doesNotMatch(memberPage.body, /Create invite link|Change role|\/remove"/);
     });
 
-    it('lets an invited user join once through the link and lands them signed in with the invited role', async () => {
+    it('lets an invited user join once through the link, then sign in with the invited role', async () => {
       const team = await createTeam(test, 'Acme');
       const owner = await signedIn(test, team.owner);
       const link = await createInviteLink(owner, 'admin');
@@ -101,11 +102,12 @@ for (const dialect of dialects) {
       assert.match(invitePage.body, /as an admin/);
       const joined = await visitor.post(path, { email: 'New.Admin@Acme.test', password: 'a long new password' });
       assert.equal(joined.statusCode, 303);
-      assert.equal(joined.headers.location, '/');
-      assert.ok(visitor.cookie('wagw_session'), 'the new user is signed in');
+      assert.equal(joined.headers.location, '/login');
+      assert.equal(visitor.cookie('wagw_session'), undefined, 'joining signs nobody in: that would tell a taken email from a new one');
+      assert.match((await visitor.get('/login')).body, /Sign in with the email and password you just chose/);
+      assert.equal((await visitor.signIn('new.admin@acme.test', 'a long new password')).statusCode, 303);
       const overview = await visitor.get('/');
       assert.equal(overview.statusCode, 200);
-      assert.match(overview.body, /Welcome! Your account is ready\./);
       assert.match(overview.body, /new\.admin@acme\.test · Acme/);
 
       const users = await test.gateway.accounts.listUsers(accountScope(team.accountId));
@@ -131,11 +133,51 @@ for (const dialect of dialects) {
       assert.equal(short.statusCode, 400);
       assert.match(short.body, /role="alert"[^>]*>A password needs at least 12 characters/);
       assert.match(short.body, /value="typed@acme\.test"/);
-      const taken = await visitor.post(`/invite/${token}`, { email: team.admin.email, password: 'a long new password' });
-      assert.equal(taken.statusCode, 409);
-      assert.match(taken.body, /already exists/);
-      assert.equal(visitor.cookie('wagw_session'), undefined, 'nobody is signed in');
       assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 1, 'the invite still works');
+    });
+
+    it('answers an email that is already registered exactly as a join, and keeps the invite usable', async () => {
+      const team = await createTeam(test, 'Acme');
+      const other = await createTeam(test, 'Beta');
+      const { token } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id);
+      const submit = async (email: string) => {
+        const visitor = new DashboardClient(test);
+        await visitor.get(`/invite/${token}`);
+        const response = await visitor.post(`/invite/${token}`, { email, password: 'a long new password' });
+        return { response, visitor };
+      };
+      // Another tenant's member and the operator: existing emails the submitter has no business knowing of.
+      const operator = (await test.gateway.accounts.createUser({ email: 'ops@gateway.test', isOperator: true, password: 'an operator password' })).user;
+      const answers = [];
+      for (const email of [other.member.email, operator.email]) {
+        const { response, visitor } = await submit(email);
+        answers.push([response.statusCode, response.headers.location, visitor.cookie('wagw_session'), response.body]);
+        assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 1, 'a taken email leaves the invite usable');
+      }
+      const fresh = await submit('fresh@acme.test');
+      const freshAnswer = [fresh.response.statusCode, fresh.response.headers.location, fresh.visitor.cookie('wagw_session'), fresh.response.body];
+      for (const answer of answers) assert.deepEqual(answer, freshAnswer, 'a registered email is answered like a new one');
+      assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 0, 'the new email used the invite');
+      const users = await test.gateway.accounts.listUsers(accountScope(team.accountId));
+      assert.ok(!users.some((user) => user.email === other.member.email), 'the taken email did not join');
+    });
+
+    it('throttles invite submissions from one address, with Retry-After, and not other addresses', async () => {
+      const team = await createTeam(test, 'Acme');
+      const { token } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id);
+      const from = (address: string) => new DashboardClient(test, { 'x-forwarded-for': address });
+      const prober = from('198.51.100.66');
+      await prober.get(`/invite/${token}`);
+      let last;
+      for (let submission = 0; submission <= SIGN_IN_LIMITS.failuresPerAddress; submission += 1) {
+        last = await prober.post(`/invite/${token}`, { email: `probe${submission}@acme.test`, password: 'short' });
+      }
+      assert.equal(last!.statusCode, 429);
+      assert.match(last!.body, /Too many invite submissions/);
+      assert.ok(Number(last!.headers['retry-after']) > 0);
+      const elsewhere = from('198.51.100.67');
+      await elsewhere.get(`/invite/${token}`);
+      assert.equal((await elsewhere.post(`/invite/${token}`, { email: 'real@acme.test', password: 'a long new password' })).statusCode, 303);
     });
 
     it('signs out whoever was signed in on the browser when an invite is accepted', async () => {
@@ -149,6 +191,7 @@ for (const dialect of dialects) {
       const joined = await browser.post(`/invite/${token}`, { email: 'switch@acme.test', password: 'a long new password' });
       assert.equal(joined.statusCode, 303);
       assert.equal(await test.gateway.signIn.resume(previousToken), undefined, 'the earlier session is ended');
+      assert.equal((await browser.signIn('switch@acme.test', 'a long new password')).statusCode, 303);
       assert.match((await browser.get('/')).body, /switch@acme\.test · Acme/);
     });
 

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { httpStatusFor } from '../../domain/errors.ts';
+import { MAX_EMAIL_LENGTH } from '../../accounts/sign-in-service.ts';
 import type { Gateway } from '../../main.ts';
 import { pageContext, requireSignedIn, sendPage, viewerOf } from '../context.ts';
-import { attempt, formText, queryText, safeNextPath } from '../forms.ts';
+import { attempt, formText, queryText, retryAfterSeconds, safeNextPath } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { clearSessionCookie, sessionTokenFrom, startBrowserSession } from '../session-cookie.ts';
 import { ChangePasswordPage, SignInPage } from '../views/auth-pages.tsx';
@@ -24,7 +26,10 @@ export function registerAuthRoutes(app: FastifyInstance, gateway: Gateway): void
     );
     if (!result.ok) {
       const context = pageContext(request, reply, 'Sign in', 'none');
-      return sendPage(reply, SignInPage({ context, view: { email, next, error: result.error.message } }), result.error.code === 'sign_in_throttled' ? 429 : 401);
+      const status = httpStatusFor(result.error.code);
+      if (result.error.code === 'sign_in_throttled') void reply.header('Retry-After', String(retryAfterSeconds(result.error)));
+      // The email typed is shown again, but never an oversized one.
+      return sendPage(reply, SignInPage({ context, view: { email: email.slice(0, MAX_EMAIL_LENGTH), next, error: result.error.message } }), status);
     }
     await startBrowserSession(request, reply, gateway.signIn, result.value.token, sessionMaxAgeMs);
     return reply.redirect(next, 303);
