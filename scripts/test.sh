@@ -24,6 +24,16 @@ if [ ! -x "${WAGW_CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
   fi
 fi
 
+# The metrics lint runs Prometheus' own promtool, from Debian's prometheus package.
+if ! command -v promtool >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "promtool is not installed; installing Debian's prometheus package for the metrics lint." >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  else
+    echo "The metrics lint needs promtool: install it (apt-get install prometheus) or set WAGW_PROMTOOL_PATH." >&2
+  fi
+fi
+
 if [ "$#" -gt 0 ]; then
   files=("$@")
 else

@@ -50,7 +50,10 @@ export class GatewayMetrics implements SendObserver {
 
   constructor(store: Store, options: GatewayMetricsOptions) {
     const registers = [this.registry];
-    if (options.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'wagw_' });
+    if (options.processMetrics) {
+      collectDefaultMetrics({ register: this.registry, prefix: 'wagw_' });
+      dropTotalSuffixedGauges(this.registry);
+    }
 
     this.httpRequests = new Counter({
       name: 'wagw_http_requests_total',
@@ -175,5 +178,17 @@ export class GatewayMetrics implements SendObserver {
       for (const reason of sendFailureReasons) this.messageSendFailures.inc({ engine, reason }, 0);
     }
     for (const outcome of Object.values(webhookAttemptOutcomes)) this.webhookAttempts.inc({ outcome }, 0);
+  }
+}
+
+/**
+ * prom-client's default metrics include three gauges named `…_total`, a suffix Prometheus keeps
+ * for counters (`promtool check metrics` refuses it). They only sum the gauges of the same name
+ * without the suffix, which stay (wagw_nodejs_active_handles, …_requests, …_resources, by type),
+ * so the sums are dropped.
+ */
+function dropTotalSuffixedGauges(registry: Registry): void {
+  for (const name of ['wagw_nodejs_active_handles_total', 'wagw_nodejs_active_requests_total', 'wagw_nodejs_active_resources_total']) {
+    registry.removeSingleMetric(name);
   }
 }
