@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie';
 import csrfProtection from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
+import { htmlSecurityHeaders } from '../http/security-headers.ts';
 import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor } from '../domain/errors.ts';
@@ -31,24 +32,7 @@ export async function registerDashboard(app: FastifyInstance, gateway: Gateway):
   await app.register(async (dashboard) => {
     await dashboard.register(cookie);
     await dashboard.register(formbody, { bodyLimit: 64 * 1024 });
-    await dashboard.register(helmet, {
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'self'"],
-          scriptSrc: ["'self'"],
-          styleSrc: ["'self'"],
-          imgSrc: ["'self'", 'data:'],
-          connectSrc: ["'self'"],
-          formAction: ["'self'"],
-          frameAncestors: ["'none'"],
-          baseUri: ["'none'"],
-          objectSrc: ["'none'"],
-        },
-      },
-      // Plain HTTP on a LAN address is a supported setup; forcing HTTPS subresources would break it.
-      strictTransportSecurity: false,
-    });
+    await dashboard.register(helmet, htmlSecurityHeaders);
     await dashboard.register(csrfProtection, {
       sessionPlugin: '@fastify/cookie',
       cookieKey: 'wagw_csrf',

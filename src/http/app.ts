@@ -1,5 +1,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import helmet from '@fastify/helmet';
+import { apiReferenceSecurityHeaders } from './security-headers.ts';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Gateway } from '../main.ts';
 import { newId } from '../domain/ids.ts';
@@ -62,7 +64,12 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `schema${index}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  // The reference page is HTML like the dashboard, and gets the same headers, in a plugin of its
+  // own so that the JSON API keeps none of them.
+  await app.register(async (docs) => {
+    await docs.register(helmet, apiReferenceSecurityHeaders);
+    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null } });
+  });
 
   registerHealthRoute(app, gateway.store);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);
