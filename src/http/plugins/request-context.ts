@@ -20,7 +20,7 @@ export function registerRequestContext(app: FastifyInstance): void {
       {
         method: request.method,
         route: request.routeOptions.url,
-        url: loggableUrl(request.url),
+        url: loggableUrl(request.url, request.routeOptions.url),
         status: reply.statusCode,
         durationMs: Math.round(reply.elapsedTime * 100) / 100,
       },
@@ -29,10 +29,26 @@ export function registerRequestContext(app: FastifyInstance): void {
   });
 }
 
-// An invite link's path is a bearer secret: whoever reads it can join the account.
-const SECRET_PATH = /^(\/invite\/)[^/?#]+/;
+// Route parameters that are bearer secrets: an invite link's token lets whoever reads it join.
+const SECRET_PARAMETER = /:token\b/;
+// Unmatched paths are judged after decoding, in lower case, so "/%69nvite/…" is caught too.
+const SECRET_LOOKING_PATH = /\/invite[/;]/;
 
-/** The request URL with any secret path segment masked. */
-export function loggableUrl(url: string): string {
-  return url.replace(SECRET_PATH, '$1[redacted]');
+/**
+ * The request URL as it may be logged. A request that matched a route with a secret parameter
+ * is logged as its route pattern with the secret masked: the raw URL may spell the same path in
+ * any %-encoding, so masking the raw text is not enough. A request that matched nothing keeps
+ * its URL unless, decoded, it looks like it could hold a secret.
+ */
+export function loggableUrl(url: string, routePattern?: string): string {
+  if (routePattern !== undefined) {
+    return SECRET_PARAMETER.test(routePattern) ? routePattern.replaceAll(':token', '[redacted]') : url;
+  }
+  let decoded = url;
+  try {
+    decoded = decodeURIComponent(url);
+  } catch {
+    // A malformed escape: judged as written.
+  }
+  return SECRET_LOOKING_PATH.test(decoded.toLowerCase()) ? '[redacted: an unmatched path that may hold a secret]' : url;
 }
