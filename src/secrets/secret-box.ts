@@ -43,7 +43,7 @@ export function loadSecretKey(configured: Buffer | undefined, dataDirectory: str
   if (configured !== undefined) return configured;
   const file = path.join(dataDirectory, 'secret.key');
   if (fs.existsSync(file)) return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'hex');
-  fs.mkdirSync(dataDirectory, { recursive: true });
+  fs.mkdirSync(dataDirectory, { recursive: true, mode: 0o700 });
   const key = randomBytes(32);
   // Written aside and then linked into place, so another process (the CLI starting beside the
   // server) never reads a half-written file: it sees no file, or the whole key.

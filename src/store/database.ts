@@ -54,8 +54,23 @@ function postgresWithoutSync<T>(db: Kysely<Database>, work: (trx: Transaction<Da
   });
 }
 
+/**
+ * The database holds hashed keys, sealed secrets and every message, so what the gateway creates
+ * for it is private to the gateway's user: the folder 0700 and the file 0600. SQLite creates the
+ * -wal and -shm files with the database file's permissions. An existing folder or file is left
+ * as the operator made it.
+ */
+function createPrivately(file: string): void {
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    fs.closeSync(fs.openSync(file, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
 function openSqlite(file: string): Kysely<Database> {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  createPrivately(file);
   return new Kysely<Database>({
     dialect: new QueuedSqliteDialect({
       database: async () => {
