@@ -110,6 +110,12 @@ export interface SessionStatusEvent {
 }
 
 export interface ReceiptEvent {
+  /**
+   * Our number that sent the message. A WhatsApp message id is unique only per sender, and two of
+   * our numbers (a sandbox one and a real one, say) may hold the same id, so a receipt is
+   * matched by both.
+   */
+  phone: E164;
   engineMessageId: string;
   status: 'delivered' | 'read' | 'failed';
   /** WhatsApp's reason for a failed receipt, such as '463'; null when it gave none. */

@@ -65,7 +65,7 @@ export class ReceiveMessageService {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const applied = await this.committer.run(async (trx) => {
         const transitions = RECEIPT_TRANSITIONS[event.status];
-        const message = await advanceOutboundStatus(trx, event.engineMessageId, event.status, transitions, event.at, errorCode);
+        const message = await advanceOutboundStatus(trx, { fromPhone: event.phone, engineMessageId: event.engineMessageId }, event.status, transitions, event.at, errorCode);
         if (message === undefined) return undefined;
         return enqueueEvent(trx, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
       });
@@ -74,7 +74,7 @@ export class ReceiveMessageService {
         return;
       }
       // Known and past `queued` but not movable: a stale receipt, with nothing to wait for.
-      const current = await findOutboundStatus(this.store.db, event.engineMessageId);
+      const current = await findOutboundStatus(this.store.db, { fromPhone: event.phone, engineMessageId: event.engineMessageId });
       if (current !== undefined && current !== 'queued') return;
     }
   }

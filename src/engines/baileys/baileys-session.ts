@@ -251,7 +251,7 @@ export class BaileysSession {
       const receipt = mapReceiptUpdate(update);
       // `sent` is already what the send answered; only later news is worth an event.
       if (receipt === undefined || receipt.status === 'sent') continue;
-      await this.deps.events.receipt({ engineMessageId: receipt.engineMessageId, status: receipt.status, errorCode: receipt.errorCode ?? null, at: new Date() });
+      await this.deps.events.receipt({ phone: this.deps.number.phone, engineMessageId: receipt.engineMessageId, status: receipt.status, errorCode: receipt.errorCode ?? null, at: new Date() });
     }
   }
 

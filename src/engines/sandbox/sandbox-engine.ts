@@ -59,7 +59,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
     }
     // The simulated network acknowledges every send, as a handset's delivery receipt would.
     setImmediate(() => {
-      void this.options.events.receipt({ engineMessageId, status: 'delivered', errorCode: null, at: new Date() }).catch(() => {});
+      void this.options.events.receipt({ phone: number.phone, engineMessageId, status: 'delivered', errorCode: null, at: new Date() }).catch(() => {});
     });
     return { engineMessageId };
   }

@@ -237,16 +237,22 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
  * undo `read`. Returns the message when the change applied, undefined when it was not allowed
  * or the engine id is not known (yet). A non-null `errorCode` is recorded with the change.
  */
+/** An outbound message as a receipt names it: our sending number and WhatsApp's id, unique only together. */
+export interface SentMessageKey {
+  fromPhone: string;
+  engineMessageId: string;
+}
+
 export async function advanceOutboundStatus(
   db: Executor,
-  engineMessageId: string,
+  sent: SentMessageKey,
   status: MessageStatus,
   allowedFrom: MessageStatus[],
   at: Date,
   errorCode: string | null = null,
 ): Promise<Message | undefined> {
   if (allowedFrom.length === 0) return undefined;
-  const values: Record<string, string | number> = { engineMessageId, status, at: at.getTime() };
+  const values: Record<string, string | number> = { engineMessageId: sent.engineMessageId, fromPhone: sent.fromPhone, status, at: at.getTime() };
   allowedFrom.forEach((from, index) => (values[`from${index}`] = from));
   if (errorCode !== null) values.errorCode = errorCode;
   const row = (await advanceStatement(allowedFrom.length, errorCode !== null)(db, values)).rows[0];
@@ -275,6 +281,7 @@ function compileAdvance(allowedCount: number, withErrorCode: boolean) {
       .updateTable('messages')
       .set({ status: v.status as string, updated_at: v.at as number, ...(withErrorCode && { error_code: v.errorCode as string }) })
       .where('engine_message_id', '=', v.engineMessageId as string)
+      .where('from_phone', '=', v.fromPhone as string)
       .where('direction', '=', 'outbound')
       .where(
         'status',
@@ -286,11 +293,12 @@ function compileAdvance(allowedCount: number, withErrorCode: boolean) {
   );
 }
 
-export async function findOutboundStatus(db: Executor, engineMessageId: string): Promise<MessageStatus | undefined> {
+export async function findOutboundStatus(db: Executor, sent: SentMessageKey): Promise<MessageStatus | undefined> {
   const row = await db
     .selectFrom('messages')
     .select('status')
-    .where('engine_message_id', '=', engineMessageId)
+    .where('engine_message_id', '=', sent.engineMessageId)
+    .where('from_phone', '=', sent.fromPhone)
     .where('direction', '=', 'outbound')
     .executeTakeFirst();
   return row?.status as MessageStatus | undefined;

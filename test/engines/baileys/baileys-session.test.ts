@@ -369,6 +369,8 @@ describe('Baileys session: receipts for what we sent', () => {
         { engineMessageId: 'FAILED', status: 'failed', errorCode: '463' },
       ],
     );
+    // WhatsApp's ids are unique per sender only, so each receipt names the number it is for.
+    assert.deepEqual(new Set(harness.events.receipts.map((receipt) => receipt.phone)), new Set([OUR_PHONE]));
   });
 
   it("a server ack is no receipt event: the send's own answer already said sent", async () => {
