@@ -10,6 +10,7 @@ import { countOperators, findUserById, insertUser, listUsers } from '../store/re
 import { monthlyUsed } from '../store/repositories/usage.ts';
 import { generatePassword, hashPassword } from './passwords.ts';
 import type { TenantScope } from '../domain/tenant-scope.ts';
+import { assertAcceptablePassword } from './password-policy.ts';
 
 export interface CreateAccountInput {
   name: string;
@@ -45,7 +46,7 @@ export interface AccountUsage {
 }
 
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-export const MINIMUM_PASSWORD_LENGTH = 12;
+export { MINIMUM_PASSWORD_LENGTH } from './password-policy.ts';
 
 /** Accounts and their users: what the operator manages. */
 export class AccountsService {
@@ -115,9 +116,7 @@ export class AccountsService {
     if (!(userRoles as readonly string[]).includes(role)) {
       throw new AppError('invalid_argument', `Role must be one of ${userRoles.join(', ')}; got "${role}".`);
     }
-    if (input.password !== undefined && input.password.length < MINIMUM_PASSWORD_LENGTH) {
-      throw new AppError('invalid_argument', `A password needs at least ${MINIMUM_PASSWORD_LENGTH} characters.`);
-    }
+    if (input.password !== undefined) await assertAcceptablePassword(input.password, [email]);
     const password = input.password ?? generatePassword();
     const user: User = { id: newId('user'), accountId: input.accountId ?? null, email, role: role as UserRole, isOperator, createdAt: new Date() };
     return { user, passwordHash: await hashPassword(password), ...(input.password === undefined && { generatedPassword: password }) };

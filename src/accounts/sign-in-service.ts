@@ -13,7 +13,7 @@ import {
   type DashboardSession,
 } from '../store/repositories/sessions.ts';
 import { findUserCredentials, updatePasswordHash } from '../store/repositories/users.ts';
-import { MINIMUM_PASSWORD_LENGTH } from './accounts-service.ts';
+import { assertAcceptablePassword } from './password-policy.ts';
 import { hashPassword, verifyPassword } from './passwords.ts';
 import { SignInThrottle } from './sign-in-throttle.ts';
 
@@ -130,9 +130,7 @@ export class SignInService {
     if (credentials === undefined || !(await verifyPassword(currentPassword, credentials.passwordHash))) {
       throw new AppError('invalid_argument', 'The current password is incorrect.');
     }
-    if (newPassword.length < MINIMUM_PASSWORD_LENGTH) {
-      throw new AppError('invalid_argument', `A password needs at least ${MINIMUM_PASSWORD_LENGTH} characters.`);
-    }
+    await assertAcceptablePassword(newPassword, [credentials.user.email]);
     await updatePasswordHash(this.store.db, userId, await hashPassword(newPassword));
     await deleteSessionsOfUser(this.store.db, userId, keepSessionId);
   }

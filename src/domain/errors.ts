@@ -46,6 +46,8 @@ export const errorCodes = {
   link_failed: 409,
   // GET /metrics, for the monitoring system rather than API clients.
   invalid_metrics_token: 401,
+  // A password that is too short or too easy to guess, wherever one is set.
+  weak_password: 400,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorCodes;
