@@ -30,6 +30,10 @@ export interface Config {
   };
   apiKeyPrefix: string;
   maxMessageLength: number;
+  sandbox: {
+    /** Simulated incoming messages one account may make a minute (the API and the dashboard together). */
+    receivesPerMinute: number;
+  };
   admin: { email: string | undefined; password: string | undefined };
   logLevel: string;
   /**
@@ -70,6 +74,10 @@ export interface WebhookConfig {
   allowedPrivateHosts: readonly { host: string; port: number }[];
   maxInFlight: number;
   maxInFlightPerEndpoint: number;
+  /** Requests a second to one destination host (host:port), whatever webhooks point at it. */
+  maxPerHostPerSecond: number;
+  /** Webhooks one account may have. */
+  maxPerAccount: number;
   pollIntervalMs: number;
   attemptRetentionDays: number;
   disableAfterFailingDays: number;
@@ -148,6 +156,7 @@ export function loadConfig(env: Environment = process.env): Config {
     },
     apiKeyPrefix,
     maxMessageLength: integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1),
+    sandbox: { receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1) },
     admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
     logLevel,
     groupCommit: {
@@ -163,6 +172,8 @@ export function loadConfig(env: Environment = process.env): Config {
       allowedPrivateHosts: parseHostPorts('WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS', env.WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS, problems),
       maxInFlight: integer('WAGW_WEBHOOK_MAX_IN_FLIGHT', 256, 1),
       maxInFlightPerEndpoint: integer('WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 16, 1),
+      maxPerHostPerSecond: integer('WAGW_WEBHOOK_MAX_PER_HOST_PER_SECOND', 1_000, 1),
+      maxPerAccount: integer('WAGW_WEBHOOKS_PER_ACCOUNT', 10, 1),
       pollIntervalMs: integer('WAGW_WEBHOOK_POLL_INTERVAL_MS', 1_000, 10),
       attemptRetentionDays: integer('WAGW_WEBHOOK_ATTEMPT_RETENTION_DAYS', 30, 1),
       disableAfterFailingDays: integer('WAGW_WEBHOOK_DISABLE_AFTER_FAILING_DAYS', 5, 1),

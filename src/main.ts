@@ -178,8 +178,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     sender,
     idempotentSender: new IdempotentSendService(store, committer, sender, logger),
     receiver,
-    sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength),
-    webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy),
+    sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
+    webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount),
     signIn: new SignInService(
       store,
       { idleTimeoutMs: config.dashboard.sessionIdleTimeoutMs, absoluteTimeoutMs: config.dashboard.sessionAbsoluteTimeoutMs },

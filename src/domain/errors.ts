@@ -48,6 +48,9 @@ export const errorCodes = {
   invalid_metrics_token: 401,
   // A password that is too short or too easy to guess, wherever one is set.
   weak_password: 400,
+  // Limits on what one account can make the gateway do.
+  webhook_limit_reached: 409,
+  rate_limited: 429,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorCodes;

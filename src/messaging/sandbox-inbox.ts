@@ -5,6 +5,7 @@ import { parseE164, type E164 } from '../domain/phone.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
+import { TokenBuckets } from '../domain/token-buckets.ts';
 
 /**
  * Simulated incoming messages on an account's sandbox numbers, from the API and from the
@@ -12,11 +13,20 @@ import type { SessionSupervisor } from './session-supervisor.ts';
  * same question the same way: is this a sandbox number inside the caller's scope?
  */
 export class SandboxInbox {
+  /**
+   * Simulated messages are free of the monthly volume but each one fans out to every subscribed
+   * webhook, so without a bound one tenant could make the gateway a POST reflector.
+   */
+  private readonly perAccount: TokenBuckets;
+
   constructor(
     private readonly numbers: NumbersService,
     private readonly supervisor: SessionSupervisor,
     private readonly maxMessageLength: number,
-  ) {}
+    private readonly perMinute: number,
+  ) {
+    this.perAccount = new TokenBuckets({ ratePerSecond: perMinute / 60, burst: perMinute });
+  }
 
   /**
    * POST /sandbox/receive: the number named by phone. A phone that is no number of the account,
@@ -24,6 +34,7 @@ export class SandboxInbox {
    * other accounts can be learnt from it.
    */
   async receiveOnPhone(scope: AccountScope, toPhone: E164, fromPhone: E164, text: string): Promise<Message> {
+    this.admit(scope);
     const number = await this.numbers.findNumber(scope, toPhone).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'number_not_found') return undefined;
       throw error;
@@ -37,6 +48,7 @@ export class SandboxInbox {
 
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed. */
   async receiveOnNumber(scope: AccountScope, numberId: string, rawFromPhone: string, text: string): Promise<Message> {
+    this.admit(scope);
     const number = await this.numbers.findNumber(scope, numberId);
     const simulator = this.supervisor.simulatorFor(number);
     if (simulator === undefined) {
@@ -48,5 +60,16 @@ export class SandboxInbox {
     }
     assertSendableText(text, this.maxMessageLength);
     return simulator.deliverIncoming(number, fromPhone, text);
+  }
+
+  /** Refuses a simulated message past the account's rate, saying when the next one may come. */
+  private admit(scope: AccountScope): void {
+    const now = Date.now();
+    if (this.perAccount.tryTake(scope.accountId, now)) return;
+    const retryAfterSeconds = Math.max(1, Math.ceil((this.perAccount.nextTokenAt(scope.accountId, now) - now) / 1000));
+    throw new AppError('rate_limited', `Your account may simulate ${this.perMinute} incoming messages a minute; try again in ${retryAfterSeconds} s.`, {
+      limit_per_minute: this.perMinute,
+      retry_after_seconds: retryAfterSeconds,
+    });
   }
 }

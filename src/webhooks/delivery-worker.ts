@@ -10,6 +10,7 @@ import { claimDueDeliveries, releaseClaims, type ClaimedDelivery } from '../stor
 import { pruneDeliveryHistory } from '../store/repositories/deliveries.ts';
 import { AttemptRecorder } from './attempt-recorder.ts';
 import { EndpointSlots, type SlotOutcome } from './endpoint-slots.ts';
+import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { DeliveryNotifier } from './outbox.ts';
 import { applyRetryAfter, retryDelayMs } from './retry-policy.ts';
 import { signatureHeaders } from './signing.ts';
@@ -58,9 +59,15 @@ export class DeliveryWorker implements DeliveryNotifier {
   private readonly recorder: AttemptRecorder;
   /** Opened secrets by their sealed form: exact, so a rotation is seen on the next claim. */
   private readonly openedSecrets = new Map<string, string>();
+  /** Requests a second per destination host, whatever webhooks of whatever accounts point at it. */
+  private readonly hostLimits: TokenBuckets;
+  /** Webhooks whose host is over its rate, with when it has room again: not claimed till then. */
+  private readonly heldWebhooks = new Map<string, number>();
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.recorder = new AttemptRecorder(options.store, options.committer, options.config, options.logger);
+    const perHost = options.config.maxPerHostPerSecond;
+    this.hostLimits = new TokenBuckets({ ratePerSecond: perHost, burst: perHost });
     const { maxInFlight, maxInFlightPerEndpoint, timeoutMs } = options.config;
     this.slots = new EndpointSlots(
       { maxInFlight, maxInFlightPerEndpoint, slowAfterMs: Math.min(SLOW_REQUEST_MS, timeoutMs / 2) },
@@ -158,7 +165,7 @@ export class DeliveryWorker implements DeliveryNotifier {
         leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
         limit,
         perWebhookLimit: this.options.config.maxInFlightPerEndpoint,
-        freeSlotsByWebhook: this.slots.freeSlotsByWebhook(),
+        freeSlotsByWebhook: this.freeSlotsByWebhook(now),
       });
     // A lease lost to a power cut only lapses early, so a claim need not be durable on its own.
     // PostgreSQL skips its fsync. On SQLite every commit is durable (and blocks the event loop),
@@ -167,9 +174,36 @@ export class DeliveryWorker implements DeliveryNotifier {
     return this.options.store.dialect === 'postgres' ? this.options.store.transactionWithoutSync(work) : this.options.committer.run(work);
   }
 
-  /** Keeps what fits under each endpoint's limit and hands the rest back at once. */
+  /** The endpoints' free slots, with webhooks held back for their host's rate at none. */
+  private freeSlotsByWebhook(now: number): Map<string, number> {
+    const free = this.slots.freeSlotsByWebhook();
+    for (const [webhookId, readyAt] of this.heldWebhooks) {
+      if (readyAt <= now) this.heldWebhooks.delete(webhookId);
+      else free.set(webhookId, 0);
+    }
+    return free;
+  }
+
+  /**
+   * Keeps what fits under each endpoint's limit and its host's rate, and hands the rest back at
+   * once: a delivery over its host's rate stays due in the outbox, and its webhook is not claimed
+   * again until the host has room, so the wait costs neither claims nor other hosts' turns.
+   */
   private async withinEndpointLimits(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
-    const { accepted, rejected } = this.slots.fit(claimed);
+    const { accepted: fitting, rejected } = this.slots.fit(claimed);
+    const accepted: ClaimedDelivery[] = [];
+    const now = Date.now();
+    for (const delivery of fitting) {
+      const host = hostOf(delivery.url);
+      if (this.hostLimits.tryTake(host, now)) {
+        accepted.push(delivery);
+        continue;
+      }
+      rejected.push(delivery);
+      const readyAt = this.hostLimits.nextTokenAt(host, now);
+      this.heldWebhooks.set(delivery.webhookId, readyAt);
+      this.wake(readyAt - now);
+    }
     await releaseClaims(this.options.store.db, rejected.map((delivery) => delivery.id));
     return accepted;
   }
@@ -259,6 +293,15 @@ export class DeliveryWorker implements DeliveryNotifier {
     if (now - this.lastPruneAt < PRUNE_INTERVAL_MS) return;
     this.lastPruneAt = now;
     await pruneDeliveryHistory(this.options.store.db, new Date(now - this.options.config.attemptRetentionDays * DAY_MS));
+  }
+}
+
+/** The host and port a delivery's URL names, which its rate is counted by. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return url;
   }
 }
 

@@ -5,7 +5,7 @@ import { isWebhookEventType, testEventPayload, webhookEventTypes } from '../doma
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { findAccountById } from '../store/repositories/accounts.ts';
+import { findAccountById, lockAccount } from '../store/repositories/accounts.ts';
 import { findDelivery, listAttempts, listDeliveries, scheduleRedelivery } from '../store/repositories/deliveries.ts';
 import * as webhooks from '../store/repositories/webhooks.ts';
 import { mayConnect, portOf, resolveHost, type AddressPolicy } from './address-guard.ts';
@@ -38,6 +38,8 @@ export class WebhooksService {
     private readonly secretBox: SecretBox,
     private readonly notifier: DeliveryNotifier,
     private readonly addressPolicy: AddressPolicy,
+    /** How many webhooks one account may have: each one multiplies every event into requests. */
+    private readonly maxPerAccount: number,
   ) {}
 
   async createWebhook(scope: AccountScope, input: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
@@ -58,7 +60,18 @@ export class WebhooksService {
       updatedAt: now,
     };
     const secret = generateWebhookSecret();
-    await webhooks.insertWebhook(this.store.db, webhook, this.secretBox.seal(secret));
+    await this.store.db.transaction().execute(async (trx) => {
+      // Counted under the account's lock, so two creations at the cap cannot both pass.
+      await lockAccount(trx, this.store.dialect, accountId);
+      if ((await webhooks.countWebhooks(trx, accountId)) >= this.maxPerAccount) {
+        throw new AppError(
+          'webhook_limit_reached',
+          `An account can have at most ${this.maxPerAccount} webhooks. Delete one you no longer use, or subscribe an existing one to more events.`,
+          { limit: this.maxPerAccount },
+        );
+      }
+      await webhooks.insertWebhook(trx, webhook, this.secretBox.seal(secret));
+    });
     return { webhook, secret };
   }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../domain/errors.ts';
+import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { accountOf, pageContext, requireAccountMember, sendPage } from '../context.ts';
 import { attempt, formErrorText, formText } from '../forms.ts';
@@ -31,7 +31,7 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
       if (result.error.code === 'number_not_found') throw result.error;
       const draft = { numberId: request.params.id, fromPhone, message, error: describeInputError(result.error) };
       const view = await presentNumbers(gateway, account, draft);
-      return sendPage(reply, NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }), 400);
+      return sendPage(reply, NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }), httpStatusFor(result.error.code));
     }
     return redirectWithNotice(reply, '/numbers', 'incoming_simulated');
   });

@@ -13,6 +13,9 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: numb
     if (appError.code === 'internal_error') {
       request.log.error({ err: error }, 'request failed unexpectedly');
     }
+    // A refusal that says when to come back says it in the header clients and proxies read too.
+    const retryAfter = typeof appError.details === 'object' ? appError.details.retry_after_seconds : undefined;
+    if (typeof retryAfter === 'number') void reply.header('Retry-After', String(retryAfter));
     void reply.status(httpStatusFor(appError.code)).send(toEnvelope(appError));
   });
 

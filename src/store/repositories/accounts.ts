@@ -52,3 +52,12 @@ export async function updateAccount(db: Executor, id: string, changes: AccountCh
   }
   return findAccountById(db, id);
 }
+
+/**
+ * Holds the account's row until the transaction ends, so that checks of "how many does this
+ * account have" followed by an insert cannot interleave (two webhook creations at the cap).
+ * SQLite runs one write transaction at a time already; PostgreSQL locks the row.
+ */
+export async function lockAccount(trx: Executor, dialect: 'sqlite' | 'postgres', accountId: string): Promise<void> {
+  if (dialect === 'postgres') await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
+}

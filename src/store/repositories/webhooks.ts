@@ -74,6 +74,11 @@ export async function findWebhookSecrets(db: Executor, id: string): Promise<Webh
   );
 }
 
+export async function countWebhooks(db: Executor, accountId: string): Promise<number> {
+  const row = await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('count')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
 export async function listWebhooks(db: Executor, accountId: string): Promise<Webhook[]> {
   const rows = await db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
   return rows.map(toWebhook);
