@@ -15,6 +15,10 @@ export interface Config {
     maxConnections: number;
     /** Bounds the open sockets of one client address (an IPv6 /64), so that no one takes them all. */
     maxConnectionsPerAddress: number;
+    /** Bounds the open sockets of one IPv6 /48, the block a site is given: many /64s of one client. */
+    maxConnectionsPerIpv6Site: number;
+    /** How long a client may take to send a request's headers (not its body). */
+    headersTimeoutMs: number;
     shutdownGraceMs: number;
     /**
      * Which reverse proxies' X-Forwarded-For/-Proto to believe, for client addresses and HTTPS
@@ -147,6 +151,8 @@ export function loadConfig(env: Environment = process.env): Config {
       bodyLimitBytes: integer('WAGW_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
       maxConnections: integer('WAGW_MAX_CONNECTIONS', 4096, 1),
       maxConnectionsPerAddress: integer('WAGW_MAX_CONNECTIONS_PER_IP', 256, 1),
+      maxConnectionsPerIpv6Site: integer('WAGW_MAX_CONNECTIONS_PER_IPV6_48', 1024, 1),
+      headersTimeoutMs: integer('WAGW_HEADERS_TIMEOUT_MS', 60_000, 100),
       shutdownGraceMs: integer('WAGW_SHUTDOWN_GRACE_MS', 10_000, 0),
       trustProxy: parseTrustProxy(env.WAGW_TRUST_PROXY),
     },

@@ -51,6 +51,8 @@ export const errorCodes = {
   // Limits on what one account can make the gateway do.
   webhook_limit_reached: 409,
   rate_limited: 429,
+  // A client that did not finish sending its request headers within WAGW_HEADERS_TIMEOUT_MS.
+  headers_timeout: 408,
 } as const satisfies Record<string, number>;
 
 export type ErrorCode = keyof typeof errorCodes;

@@ -38,7 +38,9 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     clientErrorHandler: answerMalformedRequest,
     frameworkErrors: answerFrameworkError,
     // plugins/http-conformance.ts refuses a missing Host in the envelope instead of Node.
-    http: { requireHostHeader: false },
+    // Node enforces the header deadline (set in server.ts) on a periodic sweep of connections;
+    // sweeping at a quarter of the deadline closes a stalled client within 1.25 times of it.
+    http: { requireHostHeader: false, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.http.headersTimeoutMs / 4))) },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
   app.decorateRequest('apiKey', null);
@@ -87,11 +89,15 @@ function trustProxyOption(trustProxy: false | number | string): boolean | string
 
 function answerMalformedRequest(error: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
   if (!socket.writable) return;
-  const body = JSON.stringify({
-    error: 'invalid_request',
-    message: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP.',
-  });
+  // Node reports a client that did not finish its headers in time as a client error too.
+  const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  const body = JSON.stringify(
+    timedOut
+      ? { error: 'headers_timeout', message: 'The request headers did not arrive in time; the body may take as long as it needs, the headers may not.' }
+      : { error: 'invalid_request', message: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP.' },
+  );
+  const statusLine = timedOut ? '408 Request Timeout' : '400 Bad Request';
   socket.end(
-    `HTTP/1.1 400 Bad Request\r\nX-Request-Id: ${newId('request')}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${statusLine}\r\nX-Request-Id: ${newId('request')}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -1,9 +1,6 @@
-import type { Server } from 'node:http';
-import type { Socket } from 'node:net';
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
-import type { Logger } from 'pino';
-import { addressKey } from '../accounts/sign-in-throttle.ts';
+import { boundConnectionsPerAddress } from './connection-bounds.ts';
 import type { Gateway } from '../main.ts';
 import { buildApp } from './app.ts';
 
@@ -24,19 +21,26 @@ export interface RunningServer {
 }
 
 /**
- * Listens and owns the process's shutdown. No timer cuts a request short: slow automated
- * senders may trickle a body for as long as they need (docs/adr/0003). What bounds the cost of
- * that is WAGW_MAX_CONNECTIONS, enforced by the server socket itself, and
- * WAGW_MAX_CONNECTIONS_PER_IP, so that one client cannot take every slot.
+ * Listens and owns the process's shutdown. No timer cuts a body short: slow automated senders
+ * may trickle one for as long as they need (docs/adr/0003). What bounds the cost of that is
+ * WAGW_MAX_CONNECTIONS, enforced by the server socket itself, and the per-address bounds, so
+ * that one client cannot take every slot; headers alone have a deadline.
  */
 export async function startServer(gateway: Gateway): Promise<RunningServer> {
   const app = await buildApp(gateway);
   const server = app.server;
   server.requestTimeout = 0;
-  server.headersTimeout = 0;
+  // Headers are not bodies: an automated sender's slow upload needs no header deadline, and a
+  // client that never finishes its headers only holds a slot (docs/adr/0003). Node checks this
+  // deadline on the connections sweep that app.ts sets to a fraction of it.
+  server.headersTimeout = gateway.config.http.headersTimeoutMs;
   server.timeout = 0;
   server.maxConnections = gateway.config.http.maxConnections;
-  boundConnectionsPerAddress(server, gateway.config.http.maxConnectionsPerAddress, gateway.logger);
+  boundConnectionsPerAddress(
+    server,
+    { perAddress: gateway.config.http.maxConnectionsPerAddress, perIpv6Site: gateway.config.http.maxConnectionsPerIpv6Site },
+    gateway.logger,
+  );
 
   // Once shutdown starts, every answer closes its connection. Fastify only does this for
   // requests that arrive after closing began, so an answer to a request already in flight
@@ -110,36 +114,5 @@ export function stopOnSignals(server: RunningServer, gateway: Gateway): void {
     if (err) gateway.logger.error({ err }, 'stopping after an unexpected error');
     else gateway.logger.info({ signal }, 'stopping');
     await server.stop();
-  });
-}
-
-/**
- * Destroys a new connection at once when its address already holds `maxPerAddress` open ones,
- * as the total bound does. The address is the socket's own: X-Forwarded-For is not known until
- * a request arrives, so behind a reverse proxy every client shares the proxy's count
- * (docs/operations.md). IPv6 clients are counted per /64, since one client usually holds a
- * whole /64, and IPv4-mapped IPv6 addresses as the IPv4 address they are.
- */
-function boundConnectionsPerAddress(server: Server, maxPerAddress: number, logger: Logger): void {
-  const open = new Map<string, number>();
-  // Addresses refused since they were last below the bound: one warning per episode, not per socket.
-  const saturated = new Set<string>();
-  server.on('connection', (socket: Socket) => {
-    if (socket.remoteAddress === undefined) return; // already gone
-    const key = addressKey(socket.remoteAddress);
-    const count = open.get(key) ?? 0;
-    if (count >= maxPerAddress) {
-      socket.destroy();
-      if (!saturated.has(key)) logger.warn({ address: key, maxPerAddress }, 'refusing connections from an address at its bound');
-      saturated.add(key);
-      return;
-    }
-    open.set(key, count + 1);
-    socket.once('close', () => {
-      const left = (open.get(key) ?? 1) - 1;
-      if (left === 0) open.delete(key);
-      else open.set(key, left);
-      saturated.delete(key);
-    });
   });
 }

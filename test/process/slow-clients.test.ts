@@ -44,13 +44,13 @@ for (const dialect of dialects) {
       await test.close();
     });
 
-    it('no request, header or socket timer is armed on the listening server', () => {
-      // Node checks request and header deadlines on a 30-second sweep, and its defaults are
-      // minutes, so trickles of a few seconds cannot reveal them; only the settings can.
+    it('no request or socket timer is armed on the listening server, and headers have their 60-second default', () => {
+      // Node checks request and header deadlines on a periodic sweep, so trickles of a few
+      // seconds cannot reveal a deadline of minutes; the settings can.
       const server = test.server.app.server;
       assert.equal(server.requestTimeout, 0);
-      assert.equal(server.headersTimeout, 0);
       assert.equal(server.timeout, 0);
+      assert.equal(server.headersTimeout, 60_000);
     });
 
     it('a body trickled three bytes at a time over six seconds, with a two-second silence, is answered 200 and sent', async () => {
@@ -201,6 +201,55 @@ for (const dialect of dialects) {
       fromFirst[0]!.close();
       await waitFor(async () => (await test.openConnections()) < openBefore, 5_000, 'the server to notice the closed socket');
       await assertServed(await open());
+    });
+  });
+
+  describe(`headers have a deadline, bodies do not (${dialect})`, () => {
+    let test: ListeningGateway;
+    const connections: RawHttpConnection[] = [];
+    const HEADERS_TIMEOUT_MS = 1_000;
+    const LONG_BODY_MS = 20_000;
+
+    before(async () => {
+      test = await startListeningGateway(dialect, { WAGW_HEADERS_TIMEOUT_MS: String(HEADERS_TIMEOUT_MS) });
+    });
+    after(async () => {
+      for (const connection of connections) connection.close();
+      await test.close();
+    });
+
+    it('a socket trickling headers that never end is closed with a 408, while a body trickled for twenty seconds gets its 200', async () => {
+      const text = `twenty-second body ${randomBytes(4).toString('hex')}`;
+      const body = sendBody(test, text);
+      const patient = await RawHttpConnection.open(test.port);
+      connections.push(patient);
+      await patient.write(jsonPostHead(test.port, '/send_message', body, test.sender.apiKey));
+      const bodyDone = patient.trickle(body.subarray(0, -1), 4, LONG_BODY_MS);
+
+      // Header bytes, one every 200 ms, never reaching the blank line that ends them.
+      const loris = await RawHttpConnection.open(test.port);
+      connections.push(loris);
+      const stalling = (async () => {
+        const head = `POST /send_message HTTP/1.1\r\nHost: x\r\nX-Stall: ${'a'.repeat(200)}`;
+        for (const byte of head) {
+          if (loris.isClosed) return;
+          await loris.write(byte).catch(() => {});
+          await sleep(200);
+        }
+      })();
+      await withTimeout(loris.closed, HEADERS_TIMEOUT_MS * 5, 'the server to close a socket whose headers never end');
+      // The close comes with a 408 in the envelope, so a client can tell why.
+      const refusal = await loris.nextResponse(1_000);
+      assert.equal(refusal.statusCode, 408);
+      assert.equal(JSON.parse(refusal.body).error, 'headers_timeout');
+      await stalling;
+
+      assert.equal(patient.isClosed, false, 'the slow body is still being read');
+      await bodyDone;
+      await patient.write(body.subarray(-1));
+      const response = await patient.nextResponse(10_000);
+      assert.equal(response.statusCode, 200, response.body);
+      assert.equal(JSON.parse(response.body).message, text);
     });
   });
 }
