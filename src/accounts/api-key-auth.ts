@@ -40,7 +40,7 @@ export class ApiKeyAuthenticator {
     // Whatever follows "Bearer" is the key, so that "Bearer <key> <junk>" is a malformed key.
     const candidate = (match[1] ?? '').trim();
     if (!API_KEY_PATTERN.test(candidate)) {
-      throw new AppError('invalid_api_key', 'The API key is malformed.', 'Keys look like <prefix>_live_sk_ followed by 64 hex digits.');
+      throw new AppError('invalid_api_key', 'The API key is malformed: keys look like <prefix>_live_sk_ followed by 64 hex digits.');
     }
     const hash = hashApiKey(candidate);
     const key = this.verified.get(hash) ?? (await this.lookUp(hash));

@@ -38,7 +38,7 @@ export class NumbersService {
   async addNumber(_operator: OperatorScope, input: AddNumberInput): Promise<WhatsAppNumber> {
     const phone = parseE164(input.phone);
     if (phone === undefined) {
-      throw new AppError('invalid_phone_number', `"${input.phone}" is not a valid international phone number.`, 'Use a country code, e.g. +447700900123.');
+      throw new AppError('invalid_phone_number', `"${input.phone}" is not a valid international phone number; include the country code, e.g. +447700900123.`, { field: 'phone' });
     }
     if ((await findAccountById(this.store.db, input.accountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${input.accountId}.`);

@@ -61,7 +61,7 @@ function reportFailure(error: unknown): number {
     return error.exitCode === 0 ? 0 : 1;
   }
   if (error instanceof AppError || error instanceof CliInputError || error instanceof ConfigError) {
-    process.stderr.write(`error: ${error.message}${error instanceof AppError && error.details ? ` (${error.details})` : ''}\n`);
+    process.stderr.write(`error: ${error.message}${error instanceof AppError && error.details ? ` ${JSON.stringify(error.details)}` : ''}\n`);
     return 1;
   }
   process.stderr.write(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -55,12 +55,11 @@ export function safeNextPath(raw: string): string {
 
 /** The wait a throttled refusal asks for, for its Retry-After header. */
 export function retryAfterSeconds(error: AppError): number {
-  const details = error.details;
-  const seconds = typeof details === 'object' ? details.retry_after_seconds : undefined;
+  const seconds = error.details?.retry_after_seconds;
   return typeof seconds === 'number' ? seconds : 60;
 }
 
-/** An error's message and, when it has one, its detail, as one line beside a form. */
+/** What a form shows beside itself for an error: its message, which carries every fact a person needs. */
 export function formErrorText(error: AppError): string {
-  return error.details === undefined ? error.message : `${error.message} ${error.details}`;
+  return error.message;
 }

@@ -30,6 +30,11 @@ const ASSETS_DIRECTORY = fileURLToPath(new URL('./assets/', import.meta.url));
  */
 export async function registerDashboard(app: FastifyInstance, gateway: Gateway): Promise<void> {
   await app.register(async (dashboard) => {
+    // The dashboard answers browsers with HTML and redirects; the OpenAPI document describes the
+    // public JSON API only, so every route registered here is hidden from it.
+    dashboard.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
     await dashboard.register(cookie);
     await dashboard.register(formbody, { bodyLimit: 64 * 1024 });
     await dashboard.register(helmet, htmlSecurityHeaders);

@@ -1,75 +1,87 @@
 /**
- * The one error type of the gateway and its code table. Every failure that reaches a client is an
- * AppError, and its HTTP status comes from `httpStatusFor`, never from the throw site.
+ * The one error type of the gateway and its catalogue of codes. Every failure that reaches a
+ * client is an AppError; its HTTP status comes from the catalogue, never from the throw site.
+ * The catalogue is the single source of the error tables in the README and docs/api.md (a test
+ * compares them) and of the OpenAPI document's error responses (docs/adr/0012).
+ *
+ * `details` lists the keys an error of that code may carry, with what each holds: machine-readable
+ * facts, never prose (prose goes in `message`).
  */
-export const errorCodes = {
-  invalid_json: 400,
-  invalid_request: 400,
-  invalid_phone_number: 400,
-  empty_message: 400,
-  recipient_not_on_whatsapp: 400,
-  message_too_long: 400,
-  missing_api_key: 401,
-  invalid_api_key: 401,
-  phone_not_owned: 403,
-  not_found: 404,
-  payload_too_large: 413,
-  quota_exceeded: 429,
-  number_not_connected: 503,
-  internal_error: 500,
-  // Sends with an Idempotency-Key (docs/adr/0010).
-  invalid_idempotency_key: 400,
-  request_in_progress: 409,
-  send_outcome_unknown: 409,
-  idempotency_key_reused: 422,
-  // Used by the operator CLI and the dashboard rather than the public send API.
-  invalid_argument: 400,
-  account_not_found: 404,
-  user_not_found: 404,
-  number_not_found: 404,
-  api_key_not_found: 404,
-  phone_already_registered: 409,
-  email_already_registered: 409,
-  webhook_not_found: 404,
-  delivery_not_found: 404,
-  invalid_webhook_url: 400,
-  webhook_url_blocked: 400,
-  invalid_event_type: 400,
-  // The dashboard's own failures.
-  sign_in_failed: 401,
-  sign_in_throttled: 429,
-  forbidden: 403,
-  invalid_csrf_token: 403,
-  invite_not_found: 404,
-  last_owner: 409,
-  // The operator CLI's linking of a real number.
-  link_failed: 409,
-  // GET /metrics, for the monitoring system rather than API clients.
-  invalid_metrics_token: 401,
-  // A password that is too short or too easy to guess, wherever one is set.
-  weak_password: 400,
-  // Limits on what one account can make the gateway do.
-  webhook_limit_reached: 409,
-  rate_limited: 429,
-  // A client that did not finish sending its request headers within WAGW_HEADERS_TIMEOUT_MS.
-  headers_timeout: 408,
-} as const satisfies Record<string, number>;
+interface CatalogueEntry {
+  /** Answered by the public API (the README's table lists these); the rest belong to the CLI and dashboard. */
+  publicApi?: boolean;
+  status: number;
+  meaning: string;
+  details?: Readonly<Record<string, string>>;
+}
 
-export type ErrorCode = keyof typeof errorCodes;
+const FIELD = { field: 'the request field at fault' } as const;
+
+export const errorCatalogue = {
+  // The public API's requests.
+  invalid_json: { publicApi: true, status: 400, meaning: 'The body is not valid JSON (or not UTF-8); the message says where.' },
+  invalid_request: { publicApi: true, status: 400, meaning: 'The request cannot be read: the body is not an object, a field is missing or not a string, the Content-Type is not JSON, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, Host is missing, or it is not valid HTTP.', details: { ...FIELD, problem: '"missing" or "not_a_string" for a field; absent otherwise' } },
+  invalid_phone_number: { publicApi: true, status: 400, meaning: 'A phone is not a valid international number.', details: FIELD },
+  empty_message: { publicApi: true, status: 400, meaning: 'The message is empty or only whitespace.', details: FIELD },
+  message_too_long: { publicApi: true, status: 400, meaning: 'The message is longer than the configured maximum.', details: { ...FIELD, limit: 'the most characters (code points) allowed' } },
+  recipient_not_on_whatsapp: { publicApi: true, status: 400, meaning: 'The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent.', details: FIELD },
+  invalid_idempotency_key: { publicApi: true, status: 400, meaning: 'The Idempotency-Key header is not 1 to 255 printable ASCII characters.', details: FIELD },
+  missing_api_key: { publicApi: true, status: 401, meaning: 'No API key was sent as "Authorization: Bearer <key>".' },
+  invalid_api_key: { publicApi: true, status: 401, meaning: 'The API key is malformed, unknown or revoked.' },
+  phone_not_owned: { publicApi: true, status: 403, meaning: 'The number is not one of the key\'s account (or not a sandbox number, for the sandbox).', details: FIELD },
+  not_found: { publicApi: true, status: 404, meaning: 'There is no such path or method.' },
+  request_in_progress: { publicApi: true, status: 409, meaning: 'A request with this Idempotency-Key is still being answered.', details: { message_id: 'the message the first request is sending, once known' } },
+  send_outcome_unknown: { publicApi: true, status: 409, meaning: 'A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated.', details: { message_id: 'the message whose outcome is unknown', error_code: 'what was recorded for it, or null' } },
+  headers_timeout: { publicApi: true, status: 408, meaning: 'The request headers did not arrive within WAGW_HEADERS_TIMEOUT_MS.' },
+  payload_too_large: { publicApi: true, status: 413, meaning: 'The request body is over the body limit.', details: { limit_bytes: 'the largest body accepted' } },
+  idempotency_key_reused: { publicApi: true, status: 422, meaning: 'This Idempotency-Key was used with a different body.' },
+  quota_exceeded: { publicApi: true, status: 429, meaning: 'The account has used its monthly volume.', details: { plan: 'the account\'s plan', used: 'messages sent this month', limit: 'messages a month', resets_at: 'when the next month starts, ISO 8601' } },
+  rate_limited: { publicApi: true, status: 429, meaning: 'Too many requests of this kind; try again after Retry-After.', details: { limit_per_minute: 'the rate allowed', retry_after_seconds: 'when to try again, as in Retry-After' } },
+  internal_error: { publicApi: true, status: 500, meaning: 'Something failed on our side; the request_id names it in our log.' },
+  number_not_connected: { publicApi: true, status: 503, meaning: 'The sending number\'s WhatsApp session is not connected (or WhatsApp restricted the account, 463).', details: { from_phone: 'the number', status: 'its session status' } },
+  // The operator CLI and the dashboard.
+  invalid_argument: { status: 400, meaning: 'A value given to the CLI or a dashboard form is not acceptable.', details: { ...FIELD, limit: 'the bound it broke, when there is one' } },
+  weak_password: { status: 400, meaning: 'A password is too short or too easy to guess.', details: { ...FIELD, score: 'its strength, 0 to 4', minimum_score: 'the least accepted', minimum_length: 'the fewest characters accepted' } },
+  invalid_webhook_url: { status: 400, meaning: 'A webhook URL is not an absolute http(s) URL, or its host does not resolve.' },
+  webhook_url_blocked: { status: 400, meaning: 'A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved).', details: { host: 'the URL\'s host', port: 'its port', resolved_addresses: 'what the host resolved to' } },
+  invalid_event_type: { status: 400, meaning: 'A webhook event type is unknown, or none was given.' },
+  sign_in_failed: { status: 401, meaning: 'The email or password is incorrect.' },
+  forbidden: { status: 403, meaning: 'The signed-in user\'s role does not allow this.' },
+  invalid_csrf_token: { status: 403, meaning: 'A dashboard form was sent without a valid CSRF token.' },
+  account_not_found: { status: 404, meaning: 'There is no such account (in your scope).' },
+  user_not_found: { status: 404, meaning: 'There is no such user (in your scope).' },
+  number_not_found: { status: 404, meaning: 'There is no such number (in your scope).' },
+  api_key_not_found: { status: 404, meaning: 'There is no such API key (in your scope).' },
+  webhook_not_found: { status: 404, meaning: 'There is no such webhook (in your scope).' },
+  delivery_not_found: { status: 404, meaning: 'There is no such webhook delivery (in your scope).' },
+  invite_not_found: { status: 404, meaning: 'The invite link is unknown, used or expired.' },
+  phone_already_registered: { status: 409, meaning: 'The number is already on this gateway.' },
+  email_already_registered: { status: 409, meaning: 'A user with this email exists.' },
+  last_owner: { status: 409, meaning: 'The change would leave the account without an owner.' },
+  link_failed: { status: 409, meaning: 'Linking a real number ended without a link.', details: { status: 'the number\'s session status at the end' } },
+  webhook_limit_reached: { status: 409, meaning: 'The account has as many webhooks as it may.', details: { limit: 'webhooks an account may have' } },
+  sign_in_throttled: { status: 429, meaning: 'Too many failed attempts; wait before trying again.', details: { retry_after_seconds: 'when to try again, as in Retry-After' } },
+  // GET /metrics, for the monitoring system.
+  invalid_metrics_token: { publicApi: true, status: 401, meaning: 'GET /metrics needs the configured metrics token as a bearer token.' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorCode = keyof typeof errorCatalogue;
+
+/** Each code's HTTP status. */
+export const errorCodes = Object.fromEntries(Object.entries(errorCatalogue).map(([code, entry]) => [code, entry.status])) as Record<ErrorCode, number>;
 
 /**
  * Machine-readable facts about an error: which field, which limit, when to retry. Each code's
- * keys are fixed, so a client can read them without parsing prose. (A plain string is the older
- * form, being retired code by code.)
+ * keys are fixed by the catalogue, so a client can read them without parsing prose.
  */
 export type ErrorDetailValue = string | number | boolean | null | readonly string[];
 export type ErrorDetails = Readonly<Record<string, ErrorDetailValue>>;
 
 export class AppError extends Error {
   readonly code: ErrorCode;
-  readonly details: ErrorDetails | string | undefined;
+  readonly details: ErrorDetails | undefined;
 
-  constructor(code: ErrorCode, message: string, details?: ErrorDetails | string) {
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
     super(message);
     this.name = 'AppError';
     this.code = code;
@@ -78,18 +90,20 @@ export class AppError extends Error {
 }
 
 export function httpStatusFor(code: ErrorCode): number {
-  return errorCodes[code];
+  return errorCatalogue[code].status;
 }
 
 /** The JSON body of every error response. */
 export interface ErrorEnvelope {
   error: ErrorCode;
   message: string;
-  details?: ErrorDetails | string;
+  details?: ErrorDetails;
+  /** The same id as the X-Request-Id header, so that a pasted error body names its log line. */
+  request_id: string;
 }
 
-export function toEnvelope(error: AppError): ErrorEnvelope {
-  const envelope: ErrorEnvelope = { error: error.code, message: error.message };
+export function toEnvelope(error: AppError, requestId: string): ErrorEnvelope {
+  const envelope: ErrorEnvelope = { error: error.code, message: error.message, request_id: requestId };
   if (error.details !== undefined) envelope.details = error.details;
   return envelope;
 }

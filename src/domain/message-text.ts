@@ -25,17 +25,17 @@ export function assertSendableText(text: string, maxLength: number): void {
     throw new AppError(
       'invalid_request',
       'The message contains a character that cannot be sent: U+0000 or an unpaired surrogate.',
-      'message',
+      { field: 'message' },
     );
   }
   if (text.trim().length === 0) {
-    throw new AppError('empty_message', 'The message is empty or only whitespace.');
+    throw new AppError('empty_message', 'The message is empty or only whitespace.', { field: 'message' });
   }
   if (text.length > maxLength && codePointLength(text) > maxLength) {
     throw new AppError(
       'message_too_long',
-      'The message is longer than this gateway accepts.',
-      `The limit is ${maxLength} characters.`,
+      `The message is longer than this gateway accepts: the limit is ${maxLength} characters.`,
+      { field: 'message', limit: maxLength },
     );
   }
 }

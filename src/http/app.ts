@@ -14,7 +14,6 @@ import { registerRequestMetrics } from './plugins/metrics.ts';
 import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { registerMessageRoutes } from './routes/messages.ts';
-import { errorEnvelopeSchema } from './schemas.ts';
 
 /**
  * Builds the HTTP app from a gateway. It never listens: server.ts does, and tests call
@@ -44,7 +43,6 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   });
   app.decorateRequest('apiKey', null);
-  app.addSchema(errorEnvelopeSchema);
 
   registerRequestContext(app);
   registerHttpConformance(app);
@@ -58,8 +56,15 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
       info: {
         title: 'wa-gateway',
         version: config.version,
-        description: 'Send WhatsApp messages with one HTTP call; receive them on your webhook.',
+        description: 'Send WhatsApp messages with one HTTP call; receive them on your webhook. Every error answers in one envelope, {error, message, details?, request_id}, with the codes of docs/api.md.',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
+      servers: [{ url: '/', description: 'This gateway' }],
+      tags: [
+        { name: 'messages', description: 'Sending WhatsApp messages.' },
+        { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },
+        { name: 'operations', description: 'Probes for load balancers and monitors.' },
+      ],
       components: {
         securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: <prefix>_live_sk_<64 hex>.' } },
       },
@@ -91,13 +96,15 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: import('no
   if (!socket.writable) return;
   // Node reports a client that did not finish its headers in time as a client error too.
   const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-  const body = JSON.stringify(
-    timedOut
+  const requestId = newId('request');
+  const body = JSON.stringify({
+    ...(timedOut
       ? { error: 'headers_timeout', message: 'The request headers did not arrive in time; the body may take as long as it needs, the headers may not.' }
-      : { error: 'invalid_request', message: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP.' },
-  );
+      : { error: 'invalid_request', message: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP.' }),
+    request_id: requestId,
+  });
   const statusLine = timedOut ? '408 Request Timeout' : '400 Bad Request';
   socket.end(
-    `HTTP/1.1 ${statusLine}\r\nX-Request-Id: ${newId('request')}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${statusLine}\r\nX-Request-Id: ${requestId}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -24,7 +24,7 @@ function parsePhoneField(value: string, field: 'from_phone' | 'to_phone'): E164 
     throw new AppError(
       'invalid_phone_number',
       `${field} is not a valid international phone number; include the country code, e.g. +447700900123.`,
-      field,
+      { field },
     );
   }
   return phone;

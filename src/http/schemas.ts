@@ -1,19 +1,19 @@
-import { errorCodes } from '../domain/errors.ts';
+import { errorCatalogue, type ErrorCode } from '../domain/errors.ts';
 
 /**
  * JSON schemas of the public API. They drive validation, the response serializers and the
  * OpenAPI document, so the docs cannot drift from what the server does.
  */
-export const errorEnvelopeSchema = {
-  $id: 'ErrorEnvelope',
-  type: 'object',
-  required: ['error', 'message'],
-  properties: {
-    error: { type: 'string', enum: Object.keys(errorCodes), description: 'A stable, machine-readable code.' },
-    message: { type: 'string', description: 'What went wrong, for a person.' },
-    details: { type: ['string', 'object'], description: 'Which field, which limit, or the request id of a 500.' },
+const envelopeProperties = {
+  message: { type: 'string', description: 'What went wrong, for a person.' },
+  details: {
+    type: 'object',
+    description: 'Machine-readable facts about the error; each code has fixed keys (see the error catalogue in docs/api.md).',
+    additionalProperties: { type: ['string', 'number', 'boolean', 'null', 'array'] },
   },
+  request_id: { type: 'string', description: 'The X-Request-Id of this response, which names its line in the gateway\'s log.' },
 } as const;
+
 
 const phoneField = {
   type: 'string',
@@ -86,8 +86,31 @@ export const receivedMessageResponseSchema = {
   },
 } as const;
 
+/** The codes of the catalogue that answer with this status. */
+export function codesWithStatus(status: number): ErrorCode[] {
+  return (Object.keys(errorCatalogue) as ErrorCode[]).filter((code) => errorCatalogue[code].status === status);
+}
+
+/**
+ * An operation's error responses, from the catalogue: each status lists its codes with their
+ * meanings, and its schema allows exactly those codes, so the document cannot drift from them.
+ */
 export function errorResponses(...statuses: number[]) {
-  return Object.fromEntries(statuses.map((status) => [status, { $ref: 'ErrorEnvelope#' }]));
+  return Object.fromEntries(
+    statuses.map((status) => {
+      const codes = codesWithStatus(status);
+      const description = codes.map((code) => `\`${code}\`: ${errorCatalogue[code].meaning}`).join(' ');
+      return [
+        status,
+        {
+          description,
+          type: 'object',
+          required: ['error', 'message', 'request_id'],
+          properties: { error: { type: 'string', enum: codes }, ...envelopeProperties },
+        },
+      ];
+    }),
+  );
 }
 
 export interface MessageRequestBody {

@@ -49,7 +49,7 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
   throw new AppError(
     'invalid_idempotency_key',
     'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
-    'Idempotency-Key',
+    { field: 'Idempotency-Key' },
   );
 }
 
@@ -144,8 +144,7 @@ export class IdempotentSendService {
     if (record.fingerprint !== fingerprint) {
       throw new AppError(
         'idempotency_key_reused',
-        'This Idempotency-Key was used with a different request; use a new key for a new message.',
-        'The same key must come with the same from_phone, to_phone and message for 24 hours.',
+        'This Idempotency-Key was used with a different request; use a new key for a new message (a key must come with the same from_phone, to_phone and message for 24 hours).',
       );
     }
     if (record.state === 'completed' && record.response !== null) {
@@ -165,7 +164,7 @@ export class IdempotentSendService {
       return renewed ? { kind: 'send', record: { ...record, lockedAt: at } } : { kind: 'claim_again' };
     }
     const { message, errorCode } = found;
-    if (message.status === 'queued') throw requestInProgress(`message_id=${message.id} is still queued`);
+    if (message.status === 'queued') throw requestInProgress({ message_id: message.id });
     if (isRefusal(message, errorCode)) {
       await this.committer.run((trx) => releaseIdempotencyKey(trx, record));
       return { kind: 'claim_again' };
@@ -174,7 +173,7 @@ export class IdempotentSendService {
       throw new AppError(
         'send_outcome_unknown',
         'The request first made with this Idempotency-Key was cut off before WhatsApp\'s answer was recorded, so it is not known whether its message went out; it is not sent again under this key.',
-        `message_id=${message.id} status=failed error_code=${errorCode ?? 'none'}`,
+        { message_id: message.id, error_code: errorCode },
       );
     }
     // The engine accepted it: answer what the original 200 said, and keep that answer.
@@ -188,7 +187,7 @@ function isRefusal(message: Message, errorCode: string | null): boolean {
   return message.status === 'failed' && errorCode !== null && REFUSALS.has(errorCode);
 }
 
-function requestInProgress(details?: string): AppError {
+function requestInProgress(details?: { message_id: string }): AppError {
   return new AppError(
     'request_in_progress',
     'A request with this Idempotency-Key is still in progress; retry in a few seconds to get its answer.',

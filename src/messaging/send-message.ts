@@ -45,7 +45,7 @@ export class SendMessageService {
   async send(request: SendRequest): Promise<Message> {
     const found = await findNumberWithPlanByPhone(this.store.db, request.fromPhone);
     if (found === undefined || found.number.accountId !== request.accountId) {
-      throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', `from_phone ${request.fromPhone}`);
+      throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
     }
     const at = new Date();
     const plan = found.plan as PlanName;
@@ -117,7 +117,7 @@ export class SendMessageService {
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
       await this.markFailed(message, errorCode, terms.period);
       if (error instanceof EngineSendError && error.failure === 'recipient_not_on_whatsapp') {
-        throw new AppError('recipient_not_on_whatsapp', `${message.toPhone} does not use WhatsApp, so the message cannot be delivered.`, `to_phone ${message.toPhone}`);
+        throw new AppError('recipient_not_on_whatsapp', `${message.toPhone} does not use WhatsApp, so the message cannot be delivered.`, { field: 'to_phone' });
       }
       if (error instanceof EngineSendError) {
         throw notConnected(number, error.sessionStatus ?? this.supervisor.sessionStatus(number));
@@ -150,15 +150,15 @@ function quotaExceeded(terms: QuotaTerms, used: number): AppError {
   const resetAt = usagePeriodResetAt(terms.at).toISOString();
   return new AppError(
     'quota_exceeded',
-    'This account has used its monthly message volume.',
-    `plan=${terms.plan} used=${used} limit=${terms.limit} resets_at=${resetAt}`,
+    `This account has used its monthly message volume (${terms.limit} on the ${terms.plan} plan); it resets at ${resetAt}.`,
+    { plan: terms.plan, used, limit: terms.limit, resets_at: resetAt },
   );
 }
 
 function notConnected(number: WhatsAppNumber, status: string): AppError {
   return new AppError(
     'number_not_connected',
-    'The WhatsApp session of from_phone is not connected.',
-    `from_phone ${number.phone} has status ${status}`,
+    `The WhatsApp session of from_phone is not connected (${status}).`,
+    { from_phone: number.phone, status },
   );
 }

@@ -168,7 +168,7 @@ export class WebhooksService {
     try {
       url = new URL(raw.trim());
     } catch {
-      throw new AppError('invalid_webhook_url', `"${raw}" is not a URL.`, 'Use an absolute http:// or https:// URL.');
+      throw new AppError('invalid_webhook_url', `"${raw}" is not a URL; use an absolute http:// or https:// URL.`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new AppError('invalid_webhook_url', `Webhook URLs must use http or https, not ${url.protocol.replace(':', '')}.`);

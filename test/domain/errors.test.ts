@@ -50,32 +50,32 @@ describe('error codes and their HTTP statuses', () => {
 
 describe('AppError and its envelope', () => {
   it('an AppError is an Error carrying its code, message and details', () => {
-    const error = new AppError('quota_exceeded', 'No volume left.', 'plan starter');
+    const error = new AppError('quota_exceeded', 'No volume left.', { plan: 'starter' });
     assert.ok(error instanceof Error);
     assert.equal(error.name, 'AppError');
     assert.equal(error.code, 'quota_exceeded');
     assert.equal(error.message, 'No volume left.');
-    assert.equal(error.details, 'plan starter');
+    assert.deepEqual(error.details, { plan: 'starter' });
   });
 
   it('the envelope leaves details out entirely when there are none', () => {
-    const envelope = toEnvelope(new AppError('not_found', 'No such route.'));
-    assert.deepEqual(envelope, { error: 'not_found', message: 'No such route.' });
+    const envelope = toEnvelope(new AppError('not_found', 'No such route.'), 'req_1');
+    assert.deepEqual(envelope, { error: 'not_found', message: 'No such route.', request_id: 'req_1' });
     assert.equal(Object.hasOwn(envelope, 'details'), false);
-    assert.equal(JSON.stringify(envelope), '{"error":"not_found","message":"No such route."}');
+    assert.equal(JSON.stringify(envelope), '{"error":"not_found","message":"No such route.","request_id":"req_1"}');
   });
 
   it('the envelope carries details when they are set, even when empty', () => {
-    assert.deepEqual(toEnvelope(new AppError('invalid_phone_number', 'Bad phone.', 'to_phone')), {
+    assert.deepEqual(toEnvelope(new AppError('invalid_phone_number', 'Bad phone.', { field: 'to_phone' }), 'req_2'), {
       error: 'invalid_phone_number',
       message: 'Bad phone.',
-      details: 'to_phone',
+      details: { field: 'to_phone' },
+      request_id: 'req_2',
     });
-    assert.deepEqual(toEnvelope(new AppError('invalid_request', 'Bad.', '')), { error: 'invalid_request', message: 'Bad.', details: '' });
   });
 
-  it('the envelope holds only error, message and details, never a stack', () => {
-    const envelope = toEnvelope(new AppError('internal_error', 'Something went wrong.', 'req_1'));
-    assert.deepEqual(Object.keys(envelope).sort(), ['details', 'error', 'message']);
+  it('the envelope holds only error, message, details and request_id, never a stack', () => {
+    const envelope = toEnvelope(new AppError('quota_exceeded', 'No volume left.', { limit: 10 }), 'req_3');
+    assert.deepEqual(Object.keys(envelope).sort(), ['details', 'error', 'message', 'request_id']);
   });
 });

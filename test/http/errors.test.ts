@@ -6,16 +6,18 @@ import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } f
 
 const TO = '+14155550100';
 
-/** Asserts the documented envelope: exactly error, message and, optionally, details. */
+/** Asserts the documented envelope: exactly error, message, request_id (the X-Request-Id) and, optionally, details. */
 function assertError(response: { statusCode: number; json(): any; headers: Record<string, unknown> }, status: number, code: string) {
   assert.equal(response.statusCode, status, JSON.stringify(response.json()));
   const body = response.json();
   assert.equal(body.error, code);
   assert.equal(typeof body.message, 'string');
   assert.ok(body.message.length > 0);
-  for (const key of Object.keys(body)) assert.ok(['error', 'message', 'details'].includes(key), `unexpected key ${key}`);
+  for (const key of Object.keys(body)) assert.ok(['error', 'message', 'details', 'request_id'].includes(key), `unexpected key ${key}`);
   assert.ok(!JSON.stringify(body).includes('    at '), 'no stack trace');
   assert.match(String(response.headers['x-request-id']), /.+/);
+  assert.equal(body.request_id, response.headers['x-request-id'], 'the body names the request like the header');
+  assert.ok(body.details === undefined || (typeof body.details === 'object' && !Array.isArray(body.details)), 'details is an object when present');
   return body;
 }
 
@@ -44,17 +46,19 @@ for (const dialect of dialects) {
     it('400 invalid_request: not an object, a field missing or not a string, or not JSON', async () => {
       assert.equal(assertError(await send([]), 400, 'invalid_request').error, 'invalid_request');
       assertError(await send('"a string"'), 400, 'invalid_request');
-      assert.equal(assertError(await send({ from_phone: from, message: 'x' }), 400, 'invalid_request').details, 'to_phone');
-      assert.equal(assertError(await send({ from_phone: 447700900123, to_phone: TO, message: 'x' }), 400, 'invalid_request').details, 'from_phone');
-      assert.equal(assertError(await send({ from_phone: from, to_phone: TO, message: null }), 400, 'invalid_request').details, 'message');
-      assert.equal(assertError(await send({ from_phone: from, to_phone: TO, message: ['x'] }), 400, 'invalid_request').details, 'message');
+      assert.deepEqual(assertError(await send({ from_phone: from, message: 'x' }), 400, 'invalid_request').details, { field: 'to_phone', problem: 'missing' });
+      assert.deepEqual(assertError(await send({ from_phone: 447700900123, to_phone: TO, message: 'x' }), 400, 'invalid_request').details, { field: 'from_phone', problem: 'not_a_string' });
+      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: null }), 400, 'invalid_request').details, { field: 'message', problem: 'not_a_string' });
+      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: ['x'] }), 400, 'invalid_request').details, { field: 'message', problem: 'not_a_string' });
       const plain = await test.inject({
         method: 'POST',
         url: '/send_message',
         headers: { authorization: `Bearer ${caller.apiKey}`, 'content-type': 'text/plain' },
         payload: 'hello',
       });
-      assert.match(assertError(plain, 400, 'invalid_request').details, /application\/json/);
+      const refusedPlain = assertError(plain, 400, 'invalid_request');
+      assert.match(refusedPlain.message, /application\/json/);
+      assert.deepEqual(refusedPlain.details, { field: 'Content-Type' });
       const noBody = await test.inject({ method: 'POST', url: '/send_message', headers: { authorization: `Bearer ${caller.apiKey}` } });
       assertError(noBody, 400, 'invalid_request');
     });
@@ -62,9 +66,9 @@ for (const dialect of dialects) {
     it('400 invalid_phone_number: details names the field', async () => {
       for (const bad of ['12', 'abc', '+44 7700 900123 ext 5', '++447700900123', '+999123456789', '']) {
         const body = assertError(await send({ from_phone: from, to_phone: bad, message: 'x' }), 400, 'invalid_phone_number');
-        assert.equal(body.details, 'to_phone', `for "${bad}"`);
+        assert.deepEqual(body.details, { field: 'to_phone' }, `for "${bad}"`);
       }
-      assert.equal(assertError(await send({ from_phone: '0800 123', to_phone: TO, message: 'x' }), 400, 'invalid_phone_number').details, 'from_phone');
+      assert.deepEqual(assertError(await send({ from_phone: '0800 123', to_phone: TO, message: 'x' }), 400, 'invalid_phone_number').details, { field: 'from_phone' });
     });
 
     it('400 empty_message: empty or only whitespace', async () => {
@@ -75,7 +79,7 @@ for (const dialect of dialects) {
 
     it('400 message_too_long: details gives the limit', async () => {
       const body = assertError(await send({ from_phone: from, to_phone: TO, message: 'a'.repeat(101) }), 400, 'message_too_long');
-      assert.match(body.details, /100/);
+      assert.deepEqual(body.details, { field: 'message', limit: 100 });
       const atLimit = await send({ from_phone: from, to_phone: TO, message: '€'.repeat(100) });
       assert.equal(atLimit.statusCode, 200, 'exactly the limit is accepted');
     });
@@ -109,7 +113,7 @@ for (const dialect of dialects) {
 
     it('413 payload_too_large: the body is over the limit', async () => {
       const body = assertError(await send({ from_phone: from, to_phone: TO, message: 'a'.repeat(1024 * 1024) }), 413, 'payload_too_large');
-      assert.match(body.details, /1048576/);
+      assert.deepEqual(body.details, { limit_bytes: 1048576 });
     });
 
     it('429 quota_exceeded: details gives plan, used, limit and the reset instant', async () => {
@@ -117,27 +121,28 @@ for (const dialect of dialects) {
       const body = { from_phone: capped.phones[0], to_phone: TO, message: 'x' };
       assert.equal((await send(body, capped.apiKey)).statusCode, 200);
       const refused = assertError(await send(body, capped.apiKey), 429, 'quota_exceeded');
-      assert.match(refused.details, /plan=starter/);
-      assert.match(refused.details, /used=1/);
-      assert.match(refused.details, /limit=1/);
-      assert.match(refused.details, /resets_at=\d{4}-\d{2}-01T00:00:00\.000Z/);
+      assert.equal(refused.details.plan, 'starter');
+      assert.equal(refused.details.used, 1);
+      assert.equal(refused.details.limit, 1);
+      assert.match(refused.details.resets_at, /^\d{4}-\d{2}-01T00:00:00\.000Z$/);
     });
 
     it('503 number_not_connected: details gives the session status', async () => {
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), caller.phones[1]!, 'disconnected');
       const body = assertError(await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' }), 503, 'number_not_connected');
-      assert.match(body.details, /disconnected/);
+      assert.deepEqual(body.details, { from_phone: body.details.from_phone, status: 'disconnected' });
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), caller.phones[1]!, 'connected');
       assert.equal((await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' })).statusCode, 200);
     });
 
-    it('500 internal_error: masked, with the request id in details', async () => {
+    it('500 internal_error: masked, with the request id in the body', async () => {
       const broken = await startTestGateway(dialect);
       const account = await seedAccount(broken.gateway);
       await broken.gateway.store.close();
       const response = await broken.post('/send_message', { from_phone: account.phones[0], to_phone: TO, message: 'x' }, account.apiKey);
       const body = assertError(response, 500, 'internal_error');
-      assert.equal(body.details, `request_id ${response.headers['x-request-id']}`);
+      assert.equal(body.details, undefined);
+      assert.equal(body.request_id, response.headers['x-request-id']);
       const health = await broken.inject({ method: 'GET', url: '/health' });
       assert.equal(health.statusCode, 503);
       assert.deepEqual(health.json(), { ok: false });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { errorCodes, type ErrorCode } from '../../src/domain/errors.ts';
+import { errorCatalogue, errorCodes, type ErrorCode } from '../../src/domain/errors.ts';
 import { type FuzzRequest, type FuzzWorld, IMPOSSIBLE_PHONE_DIGITS, RECIPIENT_PHONES } from './fuzz-requests.ts';
 
 /**
@@ -58,7 +58,7 @@ export function routeOf(method: string, url: string): RouteName {
   if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
   if (path === '/health') return method === 'GET' || method === 'HEAD' ? 'health' : 'unknown';
   if (path === '/send_message' || path === '/api/send_message') return method === 'POST' ? 'send' : 'unknown';
-  if (path === '/sandbox/receive') return method === 'POST' ? 'receive' : 'unknown';
+  if (path === '/sandbox/receive' || path === '/api/sandbox/receive') return method === 'POST' ? 'receive' : 'unknown';
   return 'unknown';
 }
 
@@ -177,17 +177,22 @@ export function assertAnswer(request: FuzzRequest, expected: Expectation, respon
     return;
   }
   const envelope = response.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(envelope).filter((key) => !['error', 'message', 'details'].includes(key)), [], 'the envelope has only error, message and details');
+  assert.deepEqual(Object.keys(envelope).filter((key) => !['error', 'message', 'details', 'request_id'].includes(key)), [], 'the envelope has only error, message, details and request_id');
+  assert.equal(envelope.request_id, response.headers['x-request-id'], 'request_id is the X-Request-Id');
   const code = envelope.error as ErrorCode;
   assert.ok(Object.hasOwn(errorCodes, code), `an error code from the table: ${String(code)}`);
   assert.equal(status, errorCodes[code], `the status of ${code} is the table's`);
   assert.ok(documentedStatuses.has(status), `${status} is documented for ${expected.route}`);
-  assert.ok(expected.allowed.has(code), `${code} (${String(envelope.details)}), but expected one of ${[...expected.allowed].join(', ')}`);
+  assert.ok(expected.allowed.has(code), `${code} (${JSON.stringify(envelope.details)}), but expected one of ${[...expected.allowed].join(', ')}`);
   assert.equal(typeof envelope.message, 'string');
   assert.ok((envelope.message as string).length > 0);
-  assert.ok(envelope.details === undefined || typeof envelope.details === 'string', 'details is a string when present');
+  const details = envelope.details as Record<string, unknown> | undefined;
+  assert.ok(details === undefined || (typeof details === 'object' && details !== null && !Array.isArray(details)), 'details is an object when present');
+  // Only the keys the catalogue declares for the code, so clients can rely on them.
+  const declared = 'details' in errorCatalogue[code] ? Object.keys(errorCatalogue[code].details as object) : [];
+  for (const key of Object.keys(details ?? {})) assert.ok(declared.includes(key), `${code} carries ${key}, which the catalogue does not declare`);
   const namedFields = expected.details.get(code);
-  if (namedFields !== undefined) assert.ok(namedFields.has(envelope.details as string), `${code} names one of ${[...namedFields].join(', ')}, not ${String(envelope.details)}`);
+  if (namedFields !== undefined) assert.ok(namedFields.has(details?.field as string), `${code} names one of ${[...namedFields].join(', ')}, not ${JSON.stringify(details)}`);
 }
 
 function assertSuccessBody(expected: Expectation, answer: Record<string, unknown>): void {

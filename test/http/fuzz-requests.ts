@@ -285,7 +285,7 @@ function requestId(): fc.Arbitrary<string | string[] | undefined> {
   );
 }
 
-const MESSAGE_PATHS = ['/send_message', '/api/send_message', '/sandbox/receive'];
+const MESSAGE_PATHS = ['/send_message', '/api/send_message', '/sandbox/receive', '/api/sandbox/receive'];
 
 /** Where a request goes: mostly a message route, sometimes a slip, a bad URL or /health. */
 function target(): fc.Arbitrary<{ method: string; path: string }> {
@@ -312,7 +312,7 @@ export function fuzzRequest(world: FuzzWorld): fc.Arbitrary<FuzzRequest> {
   const headers = fc.record({ auth: authorization(world), contentType: contentType(), contentEncoding: contentEncoding(), requestId: requestId(), junk: junkHeaders() });
   return target().chain(({ method, path }) =>
     fc
-      .tuple(headers, path.startsWith('/sandbox') ? payloads.receive : payloads.send)
+      .tuple(headers, path.includes('/sandbox') ? payloads.receive : payloads.send)
       .map(([{ auth, contentType: type, contentEncoding: encoding, requestId: id, junk }, bytes]) => {
         const headers: Record<string, string | string[]> = { ...junk };
         if (auth.value !== undefined) headers.authorization = auth.value;

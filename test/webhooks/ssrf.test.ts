@@ -130,7 +130,9 @@ for (const dialect of dialects) {
     let permissiveAccountId: string;
 
     before(async () => {
-      [guarded, permissive] = await Promise.all([startTestGateway(dialect), startTestGateway(dialect, ALLOW_PRIVATE)]);
+      // Each blocked host below makes one webhook in one account, more than the default cap.
+      const manyWebhooks = { WAGW_WEBHOOKS_PER_ACCOUNT: '1000' };
+      [guarded, permissive] = await Promise.all([startTestGateway(dialect, manyWebhooks), startTestGateway(dialect, { ...ALLOW_PRIVATE, ...manyWebhooks })]);
       [guardedAccountId, permissiveAccountId] = await Promise.all([
         seedAccount(guarded.gateway, { numbers: 0 }).then((seeded) => seeded.accountId),
         seedAccount(permissive.gateway, { numbers: 0 }).then((seeded) => seeded.accountId),

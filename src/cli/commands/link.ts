@@ -17,7 +17,7 @@ export function registerLinkCommand(numberCommand: Command): void {
         try {
           const final = await followLink(session, options.pairingCode === true, output);
           if (final.status !== 'connected') {
-            throw new AppError('link_failed', `${number.phone} was not linked: ${final.reason ?? final.status}.`, `status ${final.status}`);
+            throw new AppError('link_failed', `${number.phone} was not linked: ${final.reason ?? final.status}.`, { status: final.status });
           }
           output.print({ id: number.id, phone: number.phone, status: final.status }, `Linked: ${number.phone} is connected. A running gateway picks it up within a minute.`);
         } finally {

@@ -14,18 +14,18 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: numb
       request.log.error({ err: error }, 'request failed unexpectedly');
     }
     // A refusal that says when to come back says it in the header clients and proxies read too.
-    const retryAfter = typeof appError.details === 'object' ? appError.details.retry_after_seconds : undefined;
+    const retryAfter = appError.details?.retry_after_seconds;
     if (typeof retryAfter === 'number') void reply.header('Retry-After', String(retryAfter));
-    void reply.status(httpStatusFor(appError.code)).send(toEnvelope(appError));
+    void reply.status(httpStatusFor(appError.code)).send(toEnvelope(appError, request.id));
   });
 
   app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send(toEnvelope(notFound(request)));
+    void reply.status(404).send(toEnvelope(notFound(request), request.id));
   });
 }
 
 function notFound(request: FastifyRequest): AppError {
-  return new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]}.`, 'See /docs for the API.');
+  return new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]}; see /docs for the API.`);
 }
 
 /**
@@ -35,13 +35,13 @@ function notFound(request: FastifyRequest): AppError {
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   let appError: AppError;
   if (error.code === 'FST_ERR_BAD_URL') appError = new AppError('invalid_request', 'The URL is not valid: it holds a malformed %-escape.');
-  else if (typeof error.statusCode === 'number' && error.statusCode < 500) appError = new AppError('invalid_request', 'The request could not be read.', error.message);
-  else appError = new AppError('internal_error', 'Something went wrong on our side.', `request_id ${request.id}`);
+  else if (typeof error.statusCode === 'number' && error.statusCode < 500) appError = new AppError('invalid_request', `The request could not be read: ${error.message}`);
+  else appError = new AppError('internal_error', 'Something went wrong on our side; the request_id names it in our log.');
   if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed unexpectedly');
   const status = httpStatusFor(appError.code);
   // No hook runs for such a request, so its one log line is written here.
   request.log.info({ method: request.method, url: loggableUrl(request.url), status }, 'request');
-  void reply.header('X-Request-Id', request.id).status(status).send(toEnvelope(appError));
+  void reply.header('X-Request-Id', request.id).status(status).send(toEnvelope(appError, request.id));
 }
 
 function toAppError(error: FastifyError | AppError, request: FastifyRequest, bodyLimitBytes: number): AppError {
@@ -52,10 +52,10 @@ function toAppError(error: FastifyError | AppError, request: FastifyRequest, bod
   if (error.validation) return fromValidation(error);
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', 'The request body is too large.', `The limit is ${bodyLimitBytes} bytes.`);
+      return new AppError('payload_too_large', `The request body is too large: the limit is ${bodyLimitBytes} bytes.`, { limit_bytes: bodyLimitBytes });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE':
-      return new AppError('invalid_request', 'The body must be JSON.', 'Send Content-Type: application/json.');
+      return new AppError('invalid_request', 'The body must be JSON: send Content-Type: application/json.', { field: 'Content-Type' });
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new AppError('invalid_json', 'The body is empty; a JSON object was expected.');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
@@ -63,9 +63,9 @@ function toAppError(error: FastifyError | AppError, request: FastifyRequest, bod
   }
   // Other client errors the framework raises keep their status class but speak our envelope.
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
-    return new AppError('invalid_request', 'The request could not be read.', error.message);
+    return new AppError('invalid_request', `The request could not be read: ${error.message}`);
   }
-  return new AppError('internal_error', 'Something went wrong on our side.', `request_id ${request.id}`);
+  return new AppError('internal_error', 'Something went wrong on our side; the request_id names it in our log.');
 }
 
 function fromValidation(error: FastifyError): AppError {
@@ -73,8 +73,8 @@ function fromValidation(error: FastifyError): AppError {
   const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
   const field = missing ?? issue?.instancePath.replace(/^\//, '').replace(/\//g, '.');
   if (field === undefined || field === '') {
-    return new AppError('invalid_request', 'The body must be a JSON object.', 'Expected {"from_phone", "to_phone", "message"}.');
+    return new AppError('invalid_request', 'The body must be a JSON object, e.g. {"from_phone", "to_phone", "message"}.');
   }
-  if (missing !== undefined) return new AppError('invalid_request', `The field ${field} is missing.`, field);
-  return new AppError('invalid_request', `The field ${field} must be a string.`, field);
+  if (missing !== undefined) return new AppError('invalid_request', `The field ${field} is missing.`, { field, problem: 'missing' });
+  return new AppError('invalid_request', `The field ${field} must be a string.`, { field, problem: 'not_a_string' });
 }

@@ -21,7 +21,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     }
     const coding = unsupportedContentCoding(request.headers['content-encoding']);
     if (coding !== undefined) {
-      done(new AppError('invalid_request', 'The body must not be compressed.', `Content-Encoding ${coding} is not supported; send the JSON as it is.`), undefined);
+      done(new AppError('invalid_request', `The body must not be compressed: Content-Encoding ${coding} is not supported; send the JSON as it is.`, { field: 'Content-Encoding' }), undefined);
       return;
     }
     let text: string;
@@ -36,7 +36,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       return;
     }
     parseJson(request, text, (error, value) => {
-      if (error) done(new AppError('invalid_json', 'The body is not valid JSON.', describeJsonError(text)), undefined);
+      if (error) done(new AppError('invalid_json', `The body is not valid JSON: ${describeJsonError(text)}`), undefined);
       else done(null, value);
     });
   });

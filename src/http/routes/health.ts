@@ -1,16 +1,22 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/database.ts';
+import { errorResponses } from '../schemas.ts';
 
 export function registerHealthRoute(app: FastifyInstance, store: Store): void {
   app.get(
     '/health',
     {
       schema: {
+        operationId: 'checkHealth',
         summary: 'Liveness and database reachability',
+        description: 'For load balancers and monitors: 200 while the database answers, 503 when it does not. Needs no key.',
         tags: ['operations'],
+        security: [],
         response: {
-          200: { type: 'object', properties: { ok: { type: 'boolean', enum: [true] } } },
-          503: { type: 'object', properties: { ok: { type: 'boolean', enum: [false] } } },
+          200: { description: 'The gateway and its database answer.', type: 'object', required: ['ok'], properties: { ok: { type: 'boolean', enum: [true] } } },
+          // A request too malformed to route (no Host header, say) is refused before any check.
+          ...errorResponses(400),
+          503: { description: 'The database does not answer; the log says why.', type: 'object', required: ['ok'], properties: { ok: { type: 'boolean', enum: [false] } } },
         },
       },
     },

@@ -20,12 +20,13 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
   const onRequest = apiKeyAuthHook(gateway.authenticator);
   const maxLength = gateway.config.maxMessageLength;
 
-  for (const url of ['/send_message', '/api/send_message']) {
+  for (const [url, operationId] of [['/send_message', 'sendMessage'], ['/api/send_message', 'sendMessageApi']] as const) {
     app.post<{ Body: MessageRequestBody }>(
       url,
       {
         onRequest,
         schema: {
+          operationId,
           summary: 'Send a WhatsApp text message',
           description:
             'Sends from one of your account\'s numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.',
@@ -52,23 +53,27 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
     );
   }
 
-  app.post<{ Body: MessageRequestBody }>(
-    '/sandbox/receive',
-    {
-      onRequest,
-      schema: {
-        summary: 'Simulate an incoming message on a sandbox number',
-        description:
-          'Produces an incoming message on one of your sandbox numbers exactly as a real one would arrive: stored with status "received". Incoming messages do not count against the monthly volume.',
-        tags: ['sandbox'],
-        security: bearer,
-        body: messageRequestSchema,
-        response: { 200: receivedMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 500) },
+  // The sandbox's receive answers at both paths too, like every public operation.
+  for (const [url, operationId] of [['/sandbox/receive', 'simulateIncomingMessage'], ['/api/sandbox/receive', 'simulateIncomingMessageApi']] as const) {
+    app.post<{ Body: MessageRequestBody }>(
+      url,
+      {
+        onRequest,
+        schema: {
+          operationId,
+          summary: 'Simulate an incoming message on a sandbox number',
+          description:
+            'Produces an incoming message on one of your sandbox numbers exactly as a real one would arrive: stored with status "received" and delivered to your webhooks. Incoming messages do not count against the monthly volume; simulated ones are limited per account and minute instead. /sandbox/receive and /api/sandbox/receive are the same operation.',
+          tags: ['sandbox'],
+          security: bearer,
+          body: messageRequestSchema,
+          response: { 200: receivedMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 429, 500) },
+        },
       },
-    },
-    async (request) => {
-      const input = parseMessageInput(request.body, maxLength);
-      return presentMessage(await gateway.sandboxInbox.receiveOnPhone(keyScope(request), input.toPhone, input.fromPhone, input.text));
-    },
-  );
+      async (request) => {
+        const input = parseMessageInput(request.body, maxLength);
+        return presentMessage(await gateway.sandboxInbox.receiveOnPhone(keyScope(request), input.toPhone, input.fromPhone, input.text));
+      },
+    );
+  }
 }

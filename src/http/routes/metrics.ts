@@ -28,7 +28,7 @@ export function registerMetricsRoute(app: FastifyInstance, metrics: GatewayMetri
 function assertMetricsToken(request: FastifyRequest, expectedDigest: Buffer): void {
   const match = /^Bearer +(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   if (match === null) {
-    throw new AppError('invalid_metrics_token', 'GET /metrics needs the metrics token.', 'Send Authorization: Bearer <WAGW_METRICS_TOKEN>.');
+    throw new AppError('invalid_metrics_token', 'GET /metrics needs the metrics token: send Authorization: Bearer <WAGW_METRICS_TOKEN>.');
   }
   // Comparing digests of equal length keeps both the token's content and its length out of the timing.
   if (!timingSafeEqual(sha256(match[1]!), expectedDigest)) {

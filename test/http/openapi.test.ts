@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import type { LightMyRequestResponse } from 'fastify';
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
+import { dialects } from '../support/databases.ts';
+import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
+
+const REDOCLY = path.resolve('node_modules/.bin/redocly');
+
+interface Operation {
+  operationId?: string;
+  summary?: string;
+  security?: unknown[];
+  responses: Record<string, { description?: string; content?: Record<string, { schema: object }> }>;
+}
+type Document = { openapi: string; info: { license?: { name: string } }; paths: Record<string, Record<string, Operation>> };
+
+function operations(document: Document): [string, string, Operation][] {
+  return Object.entries(document.paths).flatMap(([pathName, byMethod]) => Object.entries(byMethod).map(([method, operation]) => [method, pathName, operation] as [string, string, Operation]));
+}
+
+for (const dialect of dialects) {
+  describe(`the OpenAPI document, and real answers checked against it (${dialect})`, () => {
+    let test: TestGateway;
+    let document: Document;
+    let account: SeededAccount;
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+
+    before(async () => {
+      test = await startTestGateway(dialect, { WAGW_SANDBOX_RECEIVES_PER_MINUTE: '3', WAGW_BODY_LIMIT_BYTES: '2048' });
+      document = (await test.inject({ method: 'GET', url: '/openapi.json' })).json() as Document;
+      account = await seedAccount(test.gateway, { numbers: 2 });
+    });
+    after(() => test?.close());
+
+    /** Validates an answer against the operation's declared response for its status. */
+    function assertDocumented(method: string, pathName: string, response: LightMyRequestResponse): void {
+      const operation = document.paths[pathName]?.[method.toLowerCase()];
+      assert.ok(operation !== undefined, `${method} ${pathName} is documented`);
+      const declared = operation.responses[String(response.statusCode)];
+      assert.ok(declared !== undefined, `${method} ${pathName} declares ${response.statusCode}: ${response.body}`);
+      const schema = declared.content?.['application/json']?.schema;
+      assert.ok(schema !== undefined, `${response.statusCode} of ${pathName} has a JSON schema`);
+      const validate = ajv.compile(schema);
+      assert.ok(validate(response.json()), `${method} ${pathName} ${response.statusCode}: ${ajv.errorsText(validate.errors)} in ${response.body}`);
+    }
+
+    it('describes the public API only: every operation has an id, a summary, an error status in the envelope, and /health needs no key', () => {
+      assert.equal(document.openapi, '3.1.0');
+      assert.equal(document.info.license?.name, 'MIT');
+      const all = operations(document);
+      assert.deepEqual(all.map(([method, pathName]) => `${method} ${pathName}`).sort(), [
+        'get /health', 'post /api/sandbox/receive', 'post /api/send_message', 'post /sandbox/receive', 'post /send_message',
+      ]);
+      const ids = all.map(([, , operation]) => operation.operationId);
+      assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
+      for (const [method, pathName, operation] of all) {
+        assert.ok(operation.operationId && operation.summary, `${method} ${pathName}`);
+        const errors = Object.entries(operation.responses).filter(([status]) => Number(status) >= 400 && Number(status) !== 503 || (Number(status) === 503 && pathName !== '/health'));
+        assert.ok(errors.length > 0, `${method} ${pathName} declares its errors`);
+        for (const [status, response] of errors) {
+          const schema = response.content?.['application/json']?.schema as { required?: string[] } | undefined;
+          assert.deepEqual(schema?.required, ['error', 'message', 'request_id'], `${pathName} ${status} is the envelope`);
+          assert.ok(response.description !== undefined && response.description.includes('`'), `${pathName} ${status} lists its codes`);
+        }
+      }
+      assert.deepEqual(document.paths['/health']!.get!.security, []);
+    });
+
+    it("passes Redocly's recommended rules with no error and no warning", () => {
+      const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-openapi-')), 'openapi.json');
+      fs.writeFileSync(file, JSON.stringify(document));
+      const lint = spawnSync(REDOCLY, ['lint', '--extends=recommended', '--format=json', file], { encoding: 'utf8' });
+      const report = JSON.parse(lint.stdout.slice(lint.stdout.indexOf('{'))) as { totals: { errors: number; warnings: number }; problems: unknown[] };
+      assert.deepEqual(report.totals, { ...report.totals, errors: 0, warnings: 0 }, JSON.stringify(report.problems, null, 2));
+      assert.equal(lint.status, 0);
+    });
+
+    it('real successes and errors of every operation match their documented schemas (Ajv 2020)', async () => {
+      const [from, other] = account.phones as [string, string];
+      const send = (url: string, body: unknown, key: string | undefined = account.apiKey, headers: Record<string, string> = {}) => test.post(url, body, key, headers);
+      for (const url of ['/send_message', '/api/send_message']) {
+        assertDocumented('POST', url, await send(url, { from_phone: from, to_phone: '+14155550100', message: 'hi' }));
+        assertDocumented('POST', url, await send(url, { from_phone: from, to_phone: '0415', message: 'hi' }));
+        assertDocumented('POST', url, await send(url, { from_phone: from, to_phone: '+14155550100', message: 'hi' }, undefined));
+        assertDocumented('POST', url, await send(url, { from_phone: '+14155550177', to_phone: '+14155550100', message: 'hi' }));
+        assertDocumented('POST', url, await send(url, { from_phone: from, to_phone: '+14155550100', message: 'x'.repeat(4096) }));
+        const keyed = { 'idempotency-key': `openapi-${url}` };
+        assertDocumented('POST', url, await send(url, { from_phone: from, to_phone: '+14155550100', message: 'once' }, account.apiKey, keyed));
+        assertDocumented('POST', url, await send(url, { from_phone: from, to_phone: '+14155550100', message: 'changed' }, account.apiKey, keyed));
+      }
+      await test.gateway.numbers.setSimulatedStatus(operatorScope(), other, 'disconnected');
+      assertDocumented('POST', '/send_message', await send('/send_message', { from_phone: other, to_phone: '+14155550100', message: 'hi' }));
+      const broke = await seedAccount(test.gateway, { monthlyLimit: 0 });
+      assertDocumented('POST', '/send_message', await send('/send_message', { from_phone: broke.phones[0], to_phone: '+14155550100', message: 'hi' }, broke.apiKey));
+      for (const url of ['/sandbox/receive', '/api/sandbox/receive']) {
+        assertDocumented('POST', url, await send(url, { from_phone: '+14155550100', to_phone: from, message: 'in' }));
+        assertDocumented('POST', url, await send(url, { from_phone: '+14155550100', to_phone: '+14155550177', message: 'in' }));
+      }
+      // The account's third simulated message this minute is its last; the next is refused.
+      assertDocumented('POST', '/sandbox/receive', await send('/sandbox/receive', { from_phone: '+14155550100', to_phone: from, message: 'in' }));
+      assertDocumented('POST', '/sandbox/receive', await send('/sandbox/receive', { from_phone: '+14155550100', to_phone: from, message: 'in' }));
+      assertDocumented('GET', '/health', await test.inject({ method: 'GET', url: '/health' }));
+    });
+  });
+}
