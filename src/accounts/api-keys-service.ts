@@ -39,11 +39,13 @@ export class ApiKeysService {
     if ((await findAccountById(this.store.db, input.accountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${input.accountId}.`);
     }
+    let createdByEmail: string | null = null;
     if (input.createdByUserId !== undefined) {
       const user = await findUserById(this.store.db, input.createdByUserId);
       if (user === undefined || (user.accountId !== input.accountId && !user.isOperator)) {
         throw new AppError('user_not_found', `There is no user ${input.createdByUserId} in account ${input.accountId}.`);
       }
+      createdByEmail = user.email;
     }
     const generated = generateApiKey(this.keyPrefix);
     const apiKey: ApiKey = {
@@ -52,6 +54,7 @@ export class ApiKeysService {
       name,
       hint: generated.hint,
       createdByUserId: input.createdByUserId ?? null,
+      createdByEmail,
       createdAt: new Date(),
       revokedAt: null,
       lastUsedAt: null,

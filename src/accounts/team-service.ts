@@ -1,9 +1,9 @@
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { userRoles, type User, type UserRole } from '../domain/model.ts';
+import { rolesAbove, userRoles, type User, type UserRole } from '../domain/model.ts';
 import { generateSecretToken, sha256Hex } from '../domain/secret-token.ts';
 import type { Executor, Store } from '../store/database.ts';
-import { deleteInvite, findInviteByTokenHash, insertInvite, listOpenInvites, markInviteAccepted, type UserInvite } from '../store/repositories/invites.ts';
+import { deleteInvite, deleteOpenInvitesOf, findInviteByTokenHash, insertInvite, listOpenInvites, markInviteAccepted, type UserInvite } from '../store/repositories/invites.ts';
 import { deleteSessionsOfUser } from '../store/repositories/sessions.ts';
 import {
   countOperators,
@@ -104,6 +104,8 @@ export class TeamService {
       const user = await memberOf(trx, accountId, userId);
       if (user.role === 'owner' && newRole !== 'owner') await keepAnOwner(trx, accountId);
       await updateUserRole(trx, userId, newRole);
+      // An invite may grant no more than its maker now holds: a demotion revokes the rest.
+      if (rolesAbove(user.role).length < rolesAbove(newRole).length) await deleteOpenInvitesOf(trx, userId, rolesAbove(newRole));
       return { ...user, role: newRole };
     });
   }
@@ -116,6 +118,8 @@ export class TeamService {
       // An operator runs the whole gateway; an account's owner must not be able to delete one.
       if (user.isOperator) throw new AppError('forbidden', 'This user is an operator of the gateway; only an operator can remove them.');
       if (user.role === 'owner') await keepAnOwner(trx, accountId);
+      // A saved invite link of a removed user must not let them, or anyone, back in.
+      await deleteOpenInvitesOf(trx, userId, userRoles);
       await deleteUser(trx, userId);
       return user;
     });

@@ -25,6 +25,11 @@ export const sessionStatuses: readonly SessionStatus[] = [
 export type UserRole = 'owner' | 'admin' | 'member';
 export const userRoles: readonly UserRole[] = ['owner', 'admin', 'member'];
 
+/** The roles above `role`: what a user of that role may not grant (an invite for one, say). */
+export function rolesAbove(role: UserRole): UserRole[] {
+  return userRoles.slice(0, userRoles.indexOf(role));
+}
+
 export type MessageDirection = 'outbound' | 'inbound';
 /** Plain text, or the caption of a media message; the media itself is not carried. */
 export type MessageContentKind = 'text' | 'image_caption' | 'video_caption' | 'document_caption';
@@ -66,6 +71,8 @@ export interface ApiKey {
   name: string;
   hint: string;
   createdByUserId: string | null;
+  /** Who made it, kept when that user is removed (createdByUserId becomes null then). */
+  createdByEmail: string | null;
   createdAt: Date;
   revokedAt: Date | null;
   lastUsedAt: Date | null;

@@ -7,6 +7,7 @@ import * as messageSenders from './migrations/0005-message-senders.ts';
 import * as idempotencyKeys from './migrations/0006-idempotency-keys.ts';
 import * as deliveryClaimIndex from './migrations/0007-delivery-claim-index.ts';
 import * as signInDelays from './migrations/0008-sign-in-delays.ts';
+import * as keyAttribution from './migrations/0009-key-attribution.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '0006-idempotency-keys': idempotencyKeys,
   '0007-delivery-claim-index': deliveryClaimIndex,
   '0008-sign-in-delays': signInDelays,
+  '0009-key-attribution': keyAttribution,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -61,6 +61,8 @@ export interface ApiKeysTable {
   key_hash: string;
   hint: string;
   created_by_user_id: string | null;
+  /** The creator's email when the key was made; kept after the creator is removed. */
+  created_by_email: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   revoked_at: number | null;
   last_used_at: number | null;

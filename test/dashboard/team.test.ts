@@ -6,47 +6,9 @@ import type { User } from '../../src/domain/model.ts';
 import { dialects } from '../support/databases.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { DashboardClient } from './dashboard-client.ts';
+import { createInviteLink, createTeam, PASSWORD, revealed, signedIn } from './team-support.ts';
 
-const PASSWORD = 'correct horse battery';
 const DAY_MS = 24 * 3_600_000;
-
-interface Team {
-  accountId: string;
-  owner: User;
-  admin: User;
-  member: User;
-}
-
-let teamCounter = 0;
-
-/** A fresh account with one user of each role, so that no test depends on another's changes. */
-async function createTeam(test: TestGateway, name: string): Promise<Team> {
-  teamCounter += 1;
-  const accountId = (await test.gateway.accounts.createAccount({ name })).id;
-  const make = async (role: string) =>
-    (await test.gateway.accounts.createUser({ accountId, email: `${role}${teamCounter}@${name.toLowerCase()}.test`, password: PASSWORD, role })).user;
-  return { accountId, owner: await make('owner'), admin: await make('admin'), member: await make('member') };
-}
-
-async function signedIn(test: TestGateway, user: User): Promise<DashboardClient> {
-  const client = new DashboardClient(test);
-  const response = await client.signIn(user.email, PASSWORD);
-  assert.equal(response.statusCode, 303, `${user.email} signs in`);
-  return client;
-}
-
-/** The value of a SecretReveal input, as a browser would show it. */
-function revealed(body: string, id: string): string | undefined {
-  return new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(body)?.[1];
-}
-
-async function createInviteLink(client: DashboardClient, role: string): Promise<string> {
-  const response = await client.submit('/team', '/team/invites', { role });
-  assert.equal(response.statusCode, 201);
-  const link = revealed(response.body, 'invite-link');
-  assert.ok(link, 'the page shows the invite link');
-  return link;
-}
 
 for (const dialect of dialects) {
   describe(`dashboard team and invites (${dialect})`, () => {
@@ -286,7 +248,7 @@ for (const dialect of dialects) {
 
     it('keeps an owner when two owners demote each other at the same moment', async () => {
       const team = await createTeam(test, 'Duel');
-      const second = (await test.gateway.accounts.createUser({ accountId: team.accountId, email: `second${teamCounter}@duel.test`, password: PASSWORD, role: 'owner' })).user;
+      const second = (await test.gateway.accounts.createUser({ accountId: team.accountId, email: `second-${team.accountId}@duel.test`, password: PASSWORD, role: 'owner' })).user;
       const outcomes = await Promise.allSettled([
         test.gateway.team.changeRole(team.accountId, second.id, 'member'),
         test.gateway.team.changeRole(team.accountId, team.owner.id, 'member'),
@@ -300,7 +262,7 @@ for (const dialect of dialects) {
 
     it('does not let an account owner remove a gateway operator who belongs to the account', async () => {
       const team = await createTeam(test, 'Hosted');
-      const operator = (await test.gateway.accounts.createUser({ accountId: team.accountId, email: `op${teamCounter}@hosted.test`, password: PASSWORD, role: 'member', isOperator: true })).user;
+      const operator = (await test.gateway.accounts.createUser({ accountId: team.accountId, email: `op-${team.accountId}@hosted.test`, password: PASSWORD, role: 'member', isOperator: true })).user;
       const owner = await signedIn(test, team.owner);
       const response = await owner.submit('/team', `/team/${operator.id}/remove`, {});
       assert.equal(response.statusCode, 403);

@@ -1,4 +1,4 @@
-import type { Account } from '../../domain/model.ts';
+import type { ApiKey, User } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import { usersById } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
@@ -20,6 +20,17 @@ export interface KeysView {
   canManage: boolean;
 }
 
+/**
+ * Who made a key, as the keys page says it: the member's email; "a removed user (email)" once
+ * that member is gone, so the others can see which keys to revoke; or null for the CLI's.
+ */
+export function describeCreator(key: ApiKey, members: Map<string, User>): string | null {
+  const member = key.createdByUserId === null ? undefined : members.get(key.createdByUserId);
+  if (member !== undefined) return member.email;
+  if (key.createdByEmail !== null) return key.createdByUserId === null ? `a removed user (${key.createdByEmail})` : key.createdByEmail;
+  return null;
+}
+
 export async function presentKeys(gateway: Gateway, account: ScopedAccount, canManage: boolean): Promise<KeysView> {
   const [keys, users] = await Promise.all([gateway.apiKeys.listKeys(account.id), gateway.accounts.listUsers(account.scope)]);
   const holders = usersById(users);
@@ -30,7 +41,7 @@ export async function presentKeys(gateway: Gateway, account: ScopedAccount, canM
       name: key.name,
       hint: key.hint,
       createdAt: key.createdAt,
-      createdBy: key.createdByUserId === null ? null : (holders.get(key.createdByUserId)?.email ?? null),
+      createdBy: describeCreator(key, holders),
       lastUsedAt: key.lastUsedAt,
       revoked: key.revokedAt !== null,
     })),

@@ -1,6 +1,8 @@
 import type { Account, UserRole } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import type { Viewer, ScopedAccount } from '../context.ts';
+import { describeCreator } from './keys.ts';
+import { usersById } from './shared.ts';
 
 export interface TeamMemberView {
   id: string;
@@ -15,6 +17,17 @@ export interface OpenInviteView {
   role: UserRole;
   createdAt: Date;
   expiresAt: Date;
+  /** Who made it: a member's email, or "an operator" for one made from outside the account. */
+  createdBy: string;
+}
+
+/** A working key whose maker was removed: the team page offers to revoke it. */
+export interface OrphanedKeyView {
+  id: string;
+  name: string;
+  hint: string;
+  createdBy: string;
+  lastUsedAt: Date | null;
 }
 
 export interface TeamView {
@@ -24,6 +37,8 @@ export interface TeamView {
   members: TeamMemberView[];
   /** Empty for non-owners: open invites are the owners' business. */
   invites: OpenInviteView[];
+  /** Empty for non-owners: unrevoked keys made by users since removed. */
+  orphanedKeys: OrphanedKeyView[];
 }
 
 /** What the page shows besides the team: a failed action, a new invite link, the role picked. */
@@ -35,15 +50,26 @@ export interface TeamPageState {
 
 export async function presentTeam(gateway: Gateway, viewer: Viewer, account: ScopedAccount): Promise<TeamView> {
   const viewerIsOwner = viewer.user.role === 'owner';
-  const [users, invites] = await Promise.all([
+  const [users, invites, keys] = await Promise.all([
     gateway.accounts.listUsers(account.scope),
     viewerIsOwner ? gateway.team.listOpenInvites(account.id) : Promise.resolve([]),
+    viewerIsOwner ? gateway.apiKeys.listKeys(account.id) : Promise.resolve([]),
   ]);
+  const members = usersById(users);
   return {
     accountName: account.name,
     viewerIsOwner,
     members: users.map((user) => ({ id: user.id, email: user.email, role: user.role, createdAt: user.createdAt, isViewer: user.id === viewer.user.id })),
-    invites: invites.map((invite) => ({ id: invite.id, role: invite.role, createdAt: invite.createdAt, expiresAt: invite.expiresAt })),
+    invites: invites.map((invite) => ({
+      id: invite.id,
+      role: invite.role,
+      createdAt: invite.createdAt,
+      expiresAt: invite.expiresAt,
+      createdBy: (invite.createdByUserId === null ? undefined : members.get(invite.createdByUserId)?.email) ?? 'an operator',
+    })),
+    orphanedKeys: keys
+      .filter((key) => key.revokedAt === null && key.createdByUserId === null && key.createdByEmail !== null)
+      .map((key) => ({ id: key.id, name: key.name, hint: key.hint, createdBy: describeCreator(key, members)!, lastUsedAt: key.lastUsedAt })),
   };
 }
 

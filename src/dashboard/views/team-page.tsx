@@ -1,5 +1,5 @@
 import type { PageContext } from '../context.ts';
-import type { OpenInviteView, TeamMemberView, TeamPageState, TeamView } from '../presenters/team.ts';
+import type { OpenInviteView, OrphanedKeyView, TeamMemberView, TeamPageState, TeamView } from '../presenters/team.ts';
 import { userRoles } from '../../domain/model.ts';
 import { ActionButton, ChoiceOptions, EmptyState, ErrorSummary, PageHeader, PostForm, SecretReveal, Time, type Choice } from './components.tsx';
 import { Layout } from './layout.tsx';
@@ -36,6 +36,7 @@ export function TeamPage(props: { context: PageContext; view: TeamView; state: T
       )}
       <MembersTable members={view.members} viewerIsOwner={view.viewerIsOwner} csrfToken={context.csrfToken} />
       {view.viewerIsOwner ? <InviteSection invites={view.invites} state={state} csrfToken={context.csrfToken} /> : <p class="muted small">Only owners can invite users and change roles.</p>}
+      {view.viewerIsOwner && view.orphanedKeys.length > 0 ? <OrphanedKeys keys={view.orphanedKeys} csrfToken={context.csrfToken} /> : null}
     </Layout>
   );
 }
@@ -137,6 +138,7 @@ function InviteSection(props: { invites: OpenInviteView[]; state: TeamPageState;
             <thead>
               <tr>
                 <th scope="col">Role</th>
+                <th scope="col">Made by</th>
                 <th scope="col">Created</th>
                 <th scope="col">Expires</th>
                 <th scope="col">Manage</th>
@@ -146,6 +148,7 @@ function InviteSection(props: { invites: OpenInviteView[]; state: TeamPageState;
               {props.invites.map((invite) => (
                 <tr>
                   <td>{invite.role}</td>
+                  <td safe>{invite.createdBy}</td>
                   <td>
                     <Time at={invite.createdAt} />
                   </td>
@@ -167,6 +170,49 @@ function InviteSection(props: { invites: OpenInviteView[]; state: TeamPageState;
           </table>
         </div>
       )}
+    </>
+  );
+}
+
+/**
+ * Keys of removed users keep working, so that a removal does not take production down; they are
+ * listed here, with their maker, for the owners to revoke once they have replaced them.
+ */
+function OrphanedKeys(props: { keys: OrphanedKeyView[]; csrfToken: string }): JSX.Element {
+  return (
+    <>
+      <h2>API keys of removed users</h2>
+      <p class="hint">These keys still work. Revoke each once whatever uses it has a new key.</p>
+      <div class="table-wrap">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Made by</th>
+              <th scope="col">Last used</th>
+              <th scope="col">Manage</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.keys.map((key) => (
+              <tr>
+                <td safe>{key.name}</td>
+                <td class="mono" safe>
+                  {key.hint}
+                </td>
+                <td safe>{key.createdBy}</td>
+                <td>
+                  <Time at={key.lastUsedAt} empty="never" />
+                </td>
+                <td>
+                  <ActionButton action={`/keys/${encodeURIComponent(key.id)}/revoke`} csrfToken={props.csrfToken} label="Revoke" danger confirm="Revoke this key? Requests using it are refused at once." />
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }

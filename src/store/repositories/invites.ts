@@ -81,3 +81,18 @@ export async function deleteInvite(db: Executor, id: string, accountId: string):
     .executeTakeFirst();
   return Number(result.numDeletedRows) === 1;
 }
+
+/**
+ * Revokes the unused invites a user made that grant one of `roles`: what they may no longer
+ * hand out, once removed or demoted. Returns how many went.
+ */
+export async function deleteOpenInvitesOf(db: Executor, userId: string, roles: readonly UserRole[]): Promise<number> {
+  if (roles.length === 0) return 0;
+  const result = await db
+    .deleteFrom('user_invites')
+    .where('created_by_user_id', '=', userId)
+    .where('accepted_at', 'is', null)
+    .where('role', 'in', [...roles])
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
