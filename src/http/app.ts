@@ -9,11 +9,12 @@ import { registerDashboard } from '../dashboard/plugin.ts';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpConformance } from './plugins/http-conformance.ts';
 import { registerJsonBodyParser } from './plugins/json-body.ts';
+import { registerEarlyRefusals } from './plugins/early-refusals.ts';
 import { registerRequestContext, requestIdFor } from './plugins/request-context.ts';
 import { registerRequestMetrics } from './plugins/metrics.ts';
 import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
-import { registerMessageRoutes } from './routes/messages.ts';
+import { KEYED_PATHS, registerMessageRoutes } from './routes/messages.ts';
 
 /**
  * Builds the HTTP app from a gateway. It never listens: server.ts does, and tests call
@@ -49,6 +50,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerRequestMetrics(app, gateway.metrics);
   registerErrorHandling(app, config.http.bodyLimitBytes);
   registerJsonBodyParser(app);
+  registerEarlyRefusals(app, { bodyLimitBytes: config.http.bodyLimitBytes, keyedPaths: KEYED_PATHS });
 
   await app.register(swagger, {
     openapi: {

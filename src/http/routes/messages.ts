@@ -15,6 +15,9 @@ import {
 
 const bearer = [{ apiKey: [] }];
 
+/** The paths that take an API key, for answering `Expect: 100-continue` without one (plugins/early-refusals.ts). */
+export const KEYED_PATHS: ReadonlySet<string> = new Set(['/send_message', '/api/send_message', '/sandbox/receive', '/api/sandbox/receive']);
+
 /** POST /send_message, its /api alias, and the sandbox's POST /sandbox/receive. */
 export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): void {
   const onRequest = apiKeyAuthHook(gateway.authenticator);
