@@ -14,9 +14,10 @@ interface Route {
   path: string;
 }
 
-// Routes that are not the signed-in dashboard: the public API, its docs, and the pages anyone
+// Routes that are not the signed-in dashboard: the public API (at /x and /api/x; its own matrix is
+// test/http/authorization-matrix.test.ts), its docs, and the pages anyone
 // may open (sign-in, sign-out, invite links, assets).
-const OUTSIDE_THE_MATRIX = [/^\/docs/, /^\/health/, /send_message$/, /^\/sandbox\//, /^\/openapi\.json$/, /\*/, /^\/login$/, /^\/logout$/, /^\/invite\//, /^\/assets/];
+const OUTSIDE_THE_MATRIX = [/^\/docs/, /^\/health/, /send_message$/, /^\/sandbox\//, /^\/api\//, /^\/openapi\.json$/, /\*/, /^\/login$/, /^\/logout$/, /^\/invite\//, /^\/assets/];
 
 /** Every GET and POST route of the app, read from Fastify's route tree. */
 function allRoutes(app: FastifyInstance): Route[] {

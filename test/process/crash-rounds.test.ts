@@ -38,6 +38,8 @@ const SERVER_ENV = webhookEnv({
   WAGW_WEBHOOK_RETRY_SCHEDULE: '0.2,0.5,1,1,1,1,1,1',
   WAGW_WEBHOOK_TIMEOUT_MS: '2000',
   WAGW_WEBHOOK_POLL_INTERVAL_MS: '100',
+  // The load simulates incoming messages far faster than a tenant may; the limit has tests of its own.
+  WAGW_SANDBOX_RECEIVES_PER_MINUTE: '1000000',
 });
 
 /** Drives test/process/crash-load-process.ts, one round at a time. */

@@ -217,7 +217,7 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           ]);
           expectRefusal(badUrl, 'not a url');
           // The operator is told why, and how to allow it for local development.
-          expectRefusal(blocked, '127.0.0.1', 'WAGW_WEBHOOK_ALLOW_PRIVATE=true');
+          expectRefusal(blocked, '127.0.0.1', 'WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS');
           expectRefusal(badEvent, 'bogus', 'message.status');
           assert.deepEqual(await test.gateway.webhooks.listWebhooks(accountScope(accountId)), []);
         });
