@@ -61,16 +61,18 @@ export class WebhooksService {
     };
     const secret = generateWebhookSecret();
     await this.store.db.transaction().execute(async (trx) => {
-      // Counted under the account's lock, so two creations at the cap cannot both pass.
+      // Counted under the account's lock (PostgreSQL) and after the insert, in one transaction:
+      // two creations at the cap cannot both pass, and on SQLite the transaction's first
+      // statement is a write, so it waits for the write lock instead of failing to upgrade a read.
       await lockAccount(trx, this.store.dialect, accountId);
-      if ((await webhooks.countWebhooks(trx, accountId)) >= this.maxPerAccount) {
+      await webhooks.insertWebhook(trx, webhook, this.secretBox.seal(secret));
+      if ((await webhooks.countWebhooks(trx, accountId)) > this.maxPerAccount) {
         throw new AppError(
           'webhook_limit_reached',
           `An account can have at most ${this.maxPerAccount} webhooks. Delete one you no longer use, or subscribe an existing one to more events.`,
           { limit: this.maxPerAccount },
         );
       }
-      await webhooks.insertWebhook(trx, webhook, this.secretBox.seal(secret));
     });
     return { webhook, secret };
   }
