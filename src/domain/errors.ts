@@ -103,7 +103,6 @@ export interface ErrorEnvelope {
 }
 
 export function toEnvelope(error: AppError, requestId: string): ErrorEnvelope {
-  const envelope: ErrorEnvelope = { error: error.code, message: error.message, request_id: requestId };
-  if (error.details !== undefined) envelope.details = error.details;
-  return envelope;
+  // Written in the order a person reads them: the code, the words, the facts, the request.
+  return { error: error.code, message: error.message, ...(error.details !== undefined && { details: error.details }), request_id: requestId };
 }
