@@ -147,7 +147,13 @@ export class AccountsService {
    */
   async ensureOperator(email: string | undefined, password: string | undefined): Promise<CreatedUser | undefined> {
     if ((await countOperators(this.store.db)) > 0) return undefined;
-    return this.createUser({ email: email ?? 'admin@wagw.local', isOperator: true, role: 'admin', ...(password !== undefined && { password }) });
+    try {
+      return await this.createUser({ email: email ?? 'admin@wagw.local', isOperator: true, role: 'admin', ...(password !== undefined && { password }) });
+    } catch (error) {
+      // At first start the password comes from the environment, so the refusal names where.
+      if (error instanceof AppError && error.code === 'weak_password') throw new AppError('weak_password', `WAGW_ADMIN_PASSWORD: ${error.message}`, error.details);
+      throw error;
+    }
   }
 }
 
