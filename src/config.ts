@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 
 /**
@@ -58,11 +59,34 @@ export interface Config {
     /** The WhatsApp Web version to announce, when Baileys' built-in one is refused. */
     webVersion: [number, number, number] | undefined;
   };
+  cluster: ClusterConfig;
+  /**
+   * WAGW_INTERRUPTED_SEND_AFTER_MS: a send still `queued` this long after its row was written was
+   * cut off by a crash (no engine takes this long to answer). The interrupted-send sweep fails
+   * such rows and runs this often; an Idempotency-Key claim held this long is taken over. One
+   * setting, because the two must agree (docs/cluster.md).
+   */
+  interruptedSendAfterMs: number;
   metrics: {
     /** The bearer token `GET /metrics` asks for; undefined means there are no metrics to scrape. */
     token: string | undefined;
   };
   version: string;
+}
+
+export interface ClusterConfig {
+  /** WAGW_NODE_NAME: what the operator calls this node; the host name by default. */
+  nodeName: string;
+  /** WAGW_NODE_URL: where other nodes reach this one; without it, no request is forwarded here. */
+  nodeUrl: string | null;
+  /** WAGW_LEASE_TTL_MS: how long a number's lease lasts unless its node renews it. */
+  leaseTtlMs: number;
+  /** WAGW_MAX_SESSIONS_PER_NODE: the most numbers this node holds; null for no cap. */
+  maxSessionsPerNode: number | null;
+  /** WAGW_OWNER_WAIT_MS: how long a request for a number without a live owner waits for a takeover. */
+  ownerWaitMs: number;
+  /** WAGW_SANDBOX_NETWORK: `tcp://host:port` of a shared sandbox network; null runs it in this process. */
+  sandboxNetwork: { host: string; port: number } | null;
 }
 
 export interface WebhookConfig {
@@ -189,6 +213,15 @@ export function loadConfig(env: Environment = process.env): Config {
       sendJitterMs: integer('WAGW_BAILEYS_SEND_JITTER_MS', 0, 0),
       webVersion: parseWebVersion(env.WAGW_WA_WEB_VERSION, problems),
     },
+    cluster: {
+      nodeName: env.WAGW_NODE_NAME || os.hostname(),
+      nodeUrl: parseNodeUrl(env.WAGW_NODE_URL, problems),
+      leaseTtlMs: integer('WAGW_LEASE_TTL_MS', 15_000, 1_000, 600_000),
+      maxSessionsPerNode: env.WAGW_MAX_SESSIONS_PER_NODE ? integer('WAGW_MAX_SESSIONS_PER_NODE', 0, 1) : null,
+      ownerWaitMs: integer('WAGW_OWNER_WAIT_MS', 5_000, 0, 120_000),
+      sandboxNetwork: parseSandboxNetwork(env.WAGW_SANDBOX_NETWORK, problems),
+    },
+    interruptedSendAfterMs: integer('WAGW_INTERRUPTED_SEND_AFTER_MS', 60_000, 1_000),
     metrics: { token: parseMetricsToken(env.WAGW_METRICS_TOKEN, problems) },
     version: VERSION,
   };
@@ -270,6 +303,29 @@ function parseWebVersion(raw: string | undefined, problems: string[]): [number, 
     return undefined;
   }
   return [Number(match[1]), Number(match[2]), Number(match[3])];
+}
+
+function parseNodeUrl(raw: string | undefined, problems: string[]): string | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  try {
+    const url = new URL(raw.trim());
+    if ((url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && url.search === '' && url.username === '') return url.origin;
+  } catch {
+    // reported below
+  }
+  problems.push(`WAGW_NODE_URL must be this node's base URL as other nodes reach it, e.g. http://10.0.0.5:3000; got "${raw}".`);
+  return null;
+}
+
+function parseSandboxNetwork(raw: string | undefined, problems: string[]): { host: string; port: number } | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const match = /^tcp:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw.trim());
+  const port = match === null ? 0 : Number(match[2]);
+  if (match === null || port < 1 || port > 65_535) {
+    problems.push(`WAGW_SANDBOX_NETWORK must be tcp://host:port of a running \`wagw sandbox-network\`; got "${raw}".`);
+    return null;
+  }
+  return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
 }
 
 // A short token could be guessed by anyone who can reach the port; 16 characters is the floor.

@@ -26,6 +26,13 @@ import { openStore, type Store } from './store/database.ts';
 import { GroupCommitter } from './store/group-commit.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { findNumberByPhone } from './store/repositories/numbers.ts';
+import { findInboundByEngineId } from './store/repositories/messages.ts';
+import { LeaseKeeper } from './cluster/lease-keeper.ts';
+import { NodeRuntime } from './cluster/node-runtime.ts';
+import { KeyRevocationListener } from './cluster/key-revocations.ts';
+import { sweepExpired } from './cluster/sweeps.ts';
+import { SandboxNetwork, type SandboxNetworkPort } from './engines/sandbox/sandbox-network.ts';
+import { RemoteSandboxNetwork } from './engines/sandbox/remote-sandbox-network.ts';
 import { loadSecretKey, SecretBox } from './secrets/secret-box.ts';
 import { DeliveryWorker } from './webhooks/delivery-worker.ts';
 import { WebhookHttpClient } from './webhooks/webhook-http.ts';
@@ -40,6 +47,12 @@ export interface Gateway {
   supervisor: SessionSupervisor;
   /** Linking attempts started from the operator console. */
   linking: NumberLinkingService;
+  /** This node's leases on numbers (docs/cluster.md). */
+  keeper: LeaseKeeper;
+  /** Starts and stops the node's background work: leases and sessions, deliveries, sweeps. */
+  runtime: NodeRuntime;
+  /** The simulated network the sandbox engine's sessions connect to. */
+  sandboxNetwork: SandboxNetworkPort;
   accounts: AccountsService;
   numbers: NumbersService;
   apiKeys: ApiKeysService;
@@ -59,7 +72,7 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** Keys the dashboard's CSRF tokens; derived from the secret key, so it survives restarts. */
   dashboardSigningKey: Buffer;
-  /** Sends webhook deliveries; started by the server only, never by the CLI. */
+  /** Sends webhook deliveries; started by the node runtime only, never by the CLI. */
   deliveryWorker: DeliveryWorker;
   startedAt: Date;
   /** The migrations this start applied (empty when the schema was already current). */
@@ -122,7 +135,12 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     logger,
     onAttempt: (state, durationSeconds) => metrics.webhookAttempted(state, durationSeconds),
   });
-  const receiver = new ReceiveMessageService(store, committer, deliveryWorker);
+  const keeper = new LeaseKeeper(
+    store,
+    { ttlMs: config.cluster.leaseTtlMs, maxSessions: config.cluster.maxSessionsPerNode, nodeName: config.cluster.nodeName, nodeUrl: config.cluster.nodeUrl },
+    logger,
+  );
+  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, (error) => supervisor!.staleWriteRefused(error));
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
   // object closes over a variable so that both can be built in one pass.
@@ -141,11 +159,14 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       return message;
     },
   });
+  const sandboxNetwork = config.cluster.sandboxNetwork === null ? new SandboxNetwork() : new RemoteSandboxNetwork(config.cluster.sandboxNetwork, logger);
   const sandbox = new SandboxEngine({
     events: eventsFrom('sandbox'),
-    findSandboxNumber: async (phone) => {
-      const number = await findNumberByPhone(store.db, phone);
-      return number?.engine === 'sandbox' ? number : undefined;
+    network: sandboxNetwork,
+    nodeId: keeper.nodeId,
+    findReceived: async (toPhone, engineMessageId) => {
+      const number = await findNumberByPhone(store.db, toPhone);
+      return number === undefined ? undefined : findInboundByEngineId(store.db, number.id, engineMessageId);
     },
   });
   const baileys = new BaileysEngine({
@@ -157,12 +178,35 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     version: config.baileys.webVersion,
     socketFactory: boundaries.baileysSocketFactory,
   });
-  supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, deliveryWorker, logger, metrics);
+  supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, deliveryWorker, logger, keeper, metrics);
   const accounts = new AccountsService(store);
   const authenticator = new ApiKeyAuthenticator(store, logger);
+  const linking = new NumberLinkingService(supervisor, logger);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker);
   const numbers = new NumbersService(store, supervisor);
   const startedAt = new Date();
+  const idempotentSender = new IdempotentSendService(store, committer, sender, logger, config.interruptedSendAfterMs);
+  const signIn = new SignInService(
+    store,
+    { idleTimeoutMs: config.dashboard.sessionIdleTimeoutMs, absoluteTimeoutMs: config.dashboard.sessionAbsoluteTimeoutMs },
+    createHmac('sha256', secretKey).update('wa-gateway sign-in throttle').digest(),
+  );
+  const runtime = new NodeRuntime(
+    config,
+    store,
+    {
+      keeper,
+      deliveryWorker,
+      stopLinking: () => linking.stopAll(),
+      revocations: new KeyRevocationListener(
+        config.database.dialect === 'postgres' ? config.database.connectionString : undefined,
+        { keyRevoked: (keyId) => authenticator.forget(keyId), missedSignals: () => authenticator.forgetAll(), leasesReleased: () => void keeper.tickSoon() },
+        logger,
+      ),
+      sweep: () => sweepExpired(sender, idempotentSender, signIn, config.interruptedSendAfterMs, logger),
+    },
+    logger,
+  );
 
   return {
     config,
@@ -170,21 +214,20 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     store,
     committer,
     supervisor,
-    linking: new NumberLinkingService(supervisor, logger),
+    linking,
+    keeper,
+    runtime,
+    sandboxNetwork,
     accounts,
     numbers,
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),
     authenticator,
     sender,
-    idempotentSender: new IdempotentSendService(store, committer, sender, logger),
+    idempotentSender,
     receiver,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount),
-    signIn: new SignInService(
-      store,
-      { idleTimeoutMs: config.dashboard.sessionIdleTimeoutMs, absoluteTimeoutMs: config.dashboard.sessionAbsoluteTimeoutMs },
-      createHmac('sha256', secretKey).update('wa-gateway sign-in throttle').digest(),
-    ),
+    signIn,
     team: new TeamService(store, accounts),
     history: new MessageHistoryService(store),
     system: new SystemStatusService(store, config, startedAt),
@@ -195,6 +238,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     appliedMigrations,
     async close() {
       await deliveryWorker.stop();
+      if (sandboxNetwork instanceof RemoteSandboxNetwork) sandboxNetwork.close();
       await committer.drain();
       await store.close();
     },

@@ -59,6 +59,12 @@ export class ApiKeyAuthenticator {
     }
   }
 
+  /** Drops every cached key: after missing revocation notices, none of them can be trusted. */
+  forgetAll(): void {
+    this.revocations += 1;
+    this.verified.clear();
+  }
+
   private async lookUp(hash: string): Promise<ApiKey | undefined> {
     const revocationsBefore = this.revocations;
     const key = await findActiveApiKeyByHash(this.store.db, hash);

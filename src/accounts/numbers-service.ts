@@ -74,6 +74,8 @@ export class NumbersService {
       if (isUniqueViolation(error)) throw new AppError('phone_already_registered', `${phone} is already a number of this gateway.`);
       throw error;
     }
+    // A node running here claims the new number at once rather than on its next lease tick.
+    await this.supervisor.numberAdded();
     return number;
   }
 
@@ -120,7 +122,7 @@ export class NumbersService {
     if (!this.supervisor.allowsSimulatedStatus(number)) {
       throw new AppError('invalid_argument', `The ${number.engine} engine reports its own status; it cannot be set by hand.`);
     }
-    await this.supervisor.recordSessionStatus({ phone: number.phone, status: status as SessionStatus, reason: 'set by the operator' });
+    await this.supervisor.recordSimulatedStatus(number, status as SessionStatus);
     return this.findNumber(scope, number.id);
   }
 }

@@ -15,6 +15,8 @@ export const idPrefixes = {
   request: 'req',
   session: 'ses',
   invite: 'inv',
+  node: 'node',
+  leaseChange: 'lsc',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

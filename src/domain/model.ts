@@ -65,6 +65,16 @@ export interface WhatsAppNumber {
   updatedAt: Date;
 }
 
+/**
+ * A node's hold on a number's session (docs/adr/0018-cluster-leases.md). Every write that only
+ * the owner may make carries it, and the database refuses one whose epoch is no longer current.
+ */
+export interface SessionLease {
+  numberId: string;
+  nodeId: string;
+  epoch: number;
+}
+
 export interface ApiKey {
   id: string;
   accountId: string;

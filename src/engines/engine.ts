@@ -1,4 +1,4 @@
-import type { EngineKind, Message, MessageContentKind, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
+import type { EngineKind, Message, MessageContentKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 
 /**
@@ -10,7 +10,12 @@ export interface Engine {
   readonly capabilities: EngineCapabilities;
   /** The status a newly added number of this engine starts in. */
   readonly initialStatus: SessionStatus;
-  start(number: WhatsAppNumber): Promise<void>;
+  /**
+   * Starts the number's session under the node's lease on it. Everything the session writes that
+   * only the owner may write (its status, receipts, Baileys' keys) carries the lease, so that a
+   * session this node no longer owns cannot overwrite the new owner's state.
+   */
+  start(number: WhatsAppNumber, lease: SessionLease): Promise<void>;
   stop(number: WhatsAppNumber): Promise<void>;
   /** The live status of the number's session, as the engine sees it now. */
   sessionStatus(number: WhatsAppNumber): SessionStatus;
@@ -46,7 +51,7 @@ export interface LinkSession {
 }
 
 export interface SessionLinker {
-  link(number: WhatsAppNumber): Promise<LinkSession>;
+  link(number: WhatsAppNumber, lease: SessionLease): Promise<LinkSession>;
 }
 
 export interface EngineCapabilities {
@@ -56,6 +61,11 @@ export interface EngineCapabilities {
   simulatedSessionStatus: boolean;
   /** Numbers are linked to a phone (QR or pairing code) before they connect. */
   linking: boolean;
+  /**
+   * Opening a session costs the network something (a login to WhatsApp), so a node that takes
+   * over many numbers starts them one after another rather than all at once.
+   */
+  staggeredStart: boolean;
 }
 
 export interface OutgoingText {
@@ -65,6 +75,8 @@ export interface OutgoingText {
 
 export interface SentText {
   engineMessageId: string;
+  /** The lease of the session that sent it: the `sent` transition is written under it. */
+  lease: SessionLease;
 }
 
 export interface InboundSimulator {
@@ -104,12 +116,16 @@ export interface IncomingMessageEvent {
 }
 
 export interface SessionStatusEvent {
+  /** The lease of the session that saw the change; the write is refused if it is stale. */
+  lease: SessionLease;
   phone: E164;
   status: SessionStatus;
   reason: string | null;
 }
 
 export interface ReceiptEvent {
+  /** The lease of the session that got the receipt; the write is refused if it is stale. */
+  lease: SessionLease;
   /**
    * Our number that sent the message. A WhatsApp message id is unique only per sender, and two of
    * our numbers (a sandbox one and a real one, say) may hold the same id, so a receipt is

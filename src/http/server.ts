@@ -4,13 +4,6 @@ import { boundConnectionsPerAddress } from './connection-bounds.ts';
 import type { Gateway } from '../main.ts';
 import { buildApp } from './app.ts';
 
-/**
- * A send still `queued` this long after its row was written was cut off by a crash: no engine
- * takes this long to answer. The age keeps the sweep away from sends that another gateway on
- * the same database is still making; it runs at start and then once per period.
- */
-const INTERRUPTED_SEND_AGE_MS = 60_000;
-
 /** How often shutdown closes connections that have gone idle since the last sweep. */
 const IDLE_SWEEP_MS = 100;
 
@@ -51,47 +44,32 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
   });
 
   warnAboutUnsafeSettings(gateway);
-  await gateway.supervisor.startAll();
-  const address = await app.listen({ host: gateway.config.http.host, port: gateway.config.http.port });
-  gateway.deliveryWorker.start();
-  const sweepInterruptedSends = async () => {
-    const olderThan = new Date(Date.now() - INTERRUPTED_SEND_AGE_MS);
-    const interrupted = await gateway.sender.failInterruptedSends(olderThan).catch((error: unknown) => {
-      gateway.logger.error({ err: error }, 'could not sweep interrupted sends');
-      return 0;
-    });
-    if (interrupted > 0) gateway.logger.warn({ count: interrupted }, 'failed sends that a crash cut off before the engine answered');
-    // Idempotency keys past their 24 hours go in the same sweep; until then they are only ignored.
-    await gateway.idempotentSender.purgeExpired().catch((error: unknown) => {
-      gateway.logger.error({ err: error }, 'could not purge expired idempotency keys');
-    });
-    // So do sign-in counters whose windows have passed: without this the table only grows.
-    await gateway.signIn.pruneThrottle().catch((error: unknown) => {
-      gateway.logger.error({ err: error }, 'could not prune sign-in throttle counters');
-    });
-  };
-  await sweepInterruptedSends();
-  // The same minute also picks up numbers linked from the CLI while this server was running.
-  const sweeper = setInterval(() => void sweepInterruptedSends().then(() => gateway.supervisor.resumeLinkedSessions()), INTERRUPTED_SEND_AGE_MS);
-  sweeper.unref();
-
+  // The node's background work (leases and sessions, deliveries, sweeps) is the runtime's; it
+  // starts first so that a number this node serves is connected by the time requests come.
+  await gateway.runtime.start();
+  let address: string;
+  try {
+    address = await app.listen({ host: gateway.config.http.host, port: gateway.config.http.port });
+  } catch (error) {
+    await gateway.runtime.stop();
+    await gateway.close();
+    throw error;
+  }
   let stopping: Promise<void> | undefined;
   const stop = () => {
-    // Order matters: stop taking requests and let in-flight ones finish, then stop the
-    // sessions, then (in gateway.close) let webhook attempts in flight finish, flush the
-    // commits all of them queued, and close the database. Deliveries not yet attempted stay
-    // in the outbox for the next start.
+    // Order matters: stop taking requests and let in-flight ones finish, then stop the node's
+    // work (linking, sessions, whose leases are released so another node takes over at once,
+    // and webhook attempts in flight), then flush the commits all of them queued and close the
+    // database. Deliveries not yet attempted stay in the outbox for the next start.
     stopping ??= (async () => {
       stopRequested = true;
-      clearInterval(sweeper);
       const closeIdle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
       try {
         await app.close();
       } finally {
         clearInterval(closeIdle);
       }
-      await gateway.linking.stopAll();
-      await gateway.supervisor.stopAll();
+      await gateway.runtime.stop();
       await gateway.close();
     })();
     return stopping;

@@ -20,12 +20,6 @@ import type { SendMessageService, SendRequest } from './send-message.ts';
 /** A key answers for 24 hours after its first use; then it is treated as never used. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60_000;
 
-/**
- * An in-flight claim older than this was abandoned by a crash. It is the age the server's
- * interrupted-send sweep uses: no engine takes this long to answer. Safety does not rest on
- * it: a takeover keeps the claim's message id, so the message row can still be written once.
- */
-export const IDEMPOTENCY_LEASE_MS = 60_000;
 
 const PRINTABLE_ASCII_KEY = /^[\x20-\x7e]{1,255}$/;
 
@@ -74,6 +68,13 @@ export class IdempotentSendService {
     private readonly committer: GroupCommitter,
     private readonly sender: SendMessageService,
     private readonly logger: Logger,
+    /**
+     * An in-flight claim older than this was abandoned by a crash. It is the age at which the
+     * interrupted-send sweep fails a queued send (one setting, WAGW_INTERRUPTED_SEND_AFTER_MS):
+     * no engine takes this long to answer. Safety does not rest on it: a takeover keeps the
+     * claim's message id, so the message row can still be written once.
+     */
+    readonly abandonedAfterMs: number,
   ) {}
 
   /** `present` turns the sent message into the 200's body, which is stored for replays. */
@@ -150,7 +151,7 @@ export class IdempotentSendService {
     if (record.state === 'completed' && record.response !== null) {
       return { kind: 'answer', outcome: { replayed: true, statusCode: record.response.statusCode, body: JSON.parse(record.response.body) } };
     }
-    if (at.getTime() - record.lockedAt.getTime() < IDEMPOTENCY_LEASE_MS) throw requestInProgress();
+    if (at.getTime() - record.lockedAt.getTime() < this.abandonedAfterMs) throw requestInProgress();
     return this.recoverAbandoned(record, at, present);
   }
 

@@ -4,7 +4,8 @@ import { incomingMessagePayload, messageStatusPayload } from '../domain/webhooks
 import type { IncomingMessageEvent, ReceiptEvent } from '../engines/engine.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { advanceOutboundStatus, findOutboundStatus } from '../store/repositories/messages.ts';
+import { advanceOutboundStatus, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
+import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { enqueueEvent, insertMessageAndEnqueue, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
@@ -26,6 +27,7 @@ export class ReceiveMessageService {
     private readonly store: Store,
     private readonly committer: GroupCommitter,
     private readonly notifier: DeliveryNotifier,
+    private readonly onStaleWrite?: (error: StaleLeaseError) => void,
   ) {}
 
   async receive(event: IncomingMessageEvent): Promise<Message> {
@@ -50,20 +52,35 @@ export class ReceiveMessageService {
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,
     };
-    // The message and its deliveries commit together: the outbox promise.
-    const queued = await this.committer.run(async (trx) => {
-      return insertMessageAndEnqueue(trx, message, incomingMessagePayload(message));
+    // The message and its deliveries commit together: the outbox promise. A message the network
+    // hands over again (after a failover, or a reconnect before its acknowledgement) is already
+    // stored, and is neither stored nor reported twice; the unique index backs this check up.
+    const stored = await this.committer.run(async (trx) => {
+      const earlier = await findInboundByEngineId(trx, number.id, event.engineMessageId);
+      if (earlier !== undefined) return { message: earlier, queued: 0 };
+      return { message, queued: await insertMessageAndEnqueue(trx, message, incomingMessagePayload(message)) };
     });
-    if (queued > 0) this.notifier.deliveriesQueued();
-    return message;
+    if (stored.queued > 0) this.notifier.deliveriesQueued();
+    return stored.message;
   }
 
+  /** Receipts are written under the lease of the session that got them; a stale one is refused and dropped. */
   async recordReceipt(event: ReceiptEvent): Promise<void> {
+    try {
+      await this.applyReceipt(event);
+    } catch (error) {
+      if (!(error instanceof StaleLeaseError)) throw error;
+      this.onStaleWrite?.(error);
+    }
+  }
+
+  private async applyReceipt(event: ReceiptEvent): Promise<void> {
     // Only a failure has a reason; a code on a delivered or read receipt would mean nothing.
     const errorCode = event.status === 'failed' ? event.errorCode : null;
     for (const delayMs of [0, ...RECEIPT_RETRY_DELAYS_MS]) {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const applied = await this.committer.run(async (trx) => {
+        await assertLeaseHeld(trx, this.store.dialect, event.lease);
         const transitions = RECEIPT_TRANSITIONS[event.status];
         const message = await advanceOutboundStatus(trx, { fromPhone: event.phone, engineMessageId: event.engineMessageId }, event.status, transitions, event.at, errorCode);
         if (message === undefined) return undefined;

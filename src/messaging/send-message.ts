@@ -3,7 +3,8 @@ import { newId } from '../domain/ids.ts';
 import type { Message, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
-import { EngineSendError } from '../engines/engine.ts';
+import { EngineSendError, type SentText } from '../engines/engine.ts';
+import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { insertMessageWithUnit, listInterruptedSends, markMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
@@ -83,14 +84,23 @@ export class SendMessageService {
     const reserved = await this.committer.run((trx) => insertMessageWithUnit(trx, message, terms));
     if (!reserved) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
-    const engineMessageId = await this.handOverToEngine(number, message, terms);
+    const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms);
     // The 200 waits for this commit too, so that a message the client was told is sent is
-    // never found `queued` (and failed as interrupted) after a crash.
+    // never found `queued` (and failed as interrupted) after a crash. It is written under the
+    // lease of the session that sent it: a node that lost the number in that instant is refused.
     const sentAt = new Date();
-    const queued = await this.committer.run(async (trx) => {
-      await markMessageSent(trx, message.id, engineMessageId, sentAt);
-      return enqueueEvent(trx, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
-    });
+    let queued: number;
+    try {
+      queued = await this.committer.run(async (trx) => {
+        await assertLeaseHeld(trx, this.store.dialect, lease);
+        await markMessageSent(trx, message.id, engineMessageId, sentAt);
+        return enqueueEvent(trx, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
+      });
+    } catch (error) {
+      if (!(error instanceof StaleLeaseError)) throw error;
+      this.supervisor.staleWriteRefused(error);
+      throw notConnected(number, 'ownership_lost');
+    }
     if (queued > 0) this.notifier.deliveriesQueued();
     return { ...message, status: 'sent', engineMessageId };
   }
@@ -109,10 +119,9 @@ export class SendMessageService {
     return interrupted.length;
   }
 
-  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms): Promise<string> {
+  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms): Promise<SentText> {
     try {
-      const sent = await this.supervisor.sendText(number, { toPhone: message.toPhone, text: message.text });
-      return sent.engineMessageId;
+      return await this.supervisor.sendText(number, { toPhone: message.toPhone, text: message.text });
     } catch (error) {
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
       await this.markFailed(message, errorCode, terms.period);

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EngineKind, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
+import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
 import type { Engine, EngineSendFailure, InboundSimulator, LinkSession, OutgoingText, SentText, SessionStatusEvent } from '../engines/engine.ts';
 import { EngineSendError } from '../engines/engine.ts';
@@ -7,65 +7,120 @@ import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
 import { sessionStatusPayload } from '../domain/webhooks.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { findNumberByPhone, listEveryNumber, listNumbersOfEngines, updateNumberStatus } from '../store/repositories/numbers.ts';
+import { assertLeaseHeld, findLeaseOwner, StaleLeaseError, type ClaimedLease } from '../store/repositories/leases.ts';
+import { findNumberById, findNumberByPhone, updateNumberStatus } from '../store/repositories/numbers.ts';
 import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
+import type { LeaseKeeper, SessionHost } from '../cluster/lease-keeper.ts';
 
 const RESTARTABLE: ReadonlySet<SessionStatus> = new Set(['failed', 'conflict', 'disconnected']);
 
 export type SendFailureReason = EngineSendFailure | 'engine_error';
 
-/** Hears how each send the supervisor routed went, per engine (the metrics listen here). */
+/** Hears how each send the supervisor routed went, per engine, and refused stale writes (the metrics listen here). */
 export interface SendObserver {
   messageSent(engine: EngineKind): void;
   messageSendFailed(engine: EngineKind, reason: SendFailureReason): void;
+  staleWriteRefused(): void;
 }
 
+/** Where a number's session runs, as far as this node can tell. */
+export type SessionPlace =
+  | { kind: 'here'; lease: SessionLease }
+  | { kind: 'elsewhere'; nodeId: string; url: string | null }
+  /** Nobody holds a live lease; `retryAfterMs` is when a takeover is due at the latest. */
+  | { kind: 'nowhere'; retryAfterMs: number };
+
+/** Pause between two session starts of an engine that logs in to a real network (Baileys). */
+const STAGGER_MS = 250;
+
 /**
- * The one place that knows which engine instance serves a number. Everything that talks to a
- * WhatsApp session goes through here, so that routing numbers to nodes can be added in one spot.
+ * The one place that knows which node and which engine serve a number. This node runs a
+ * session only under a lease its LeaseKeeper holds, starts sessions as leases are gained
+ * (staggered where an engine logs in to a real network) and stops them as leases are lost or
+ * handed over. Owner-only writes (session status here, receipts and the `sent` transition
+ * elsewhere) carry the lease.
  */
-export class SessionSupervisor {
+export class SessionSupervisor implements SessionHost {
+  private starts: Promise<void> = Promise.resolve();
+  private readonly running = new Map<string, { number: WhatsAppNumber; lease: SessionLease }>();
+
   constructor(
     private readonly store: Store,
     private readonly engines: EngineRegistry,
     private readonly committer: GroupCommitter,
     private readonly notifier: DeliveryNotifier,
     private readonly logger: Logger,
+    private readonly keeper: LeaseKeeper,
     private readonly sendObserver?: SendObserver,
-  ) {}
+  ) {
+    keeper.attach(this);
+  }
 
-  /** Starts a session for every number the gateway holds. */
-  async startAll(): Promise<void> {
-    const numbers = await listEveryNumber(this.store.db);
-    for (const number of numbers) {
-      try {
-        await this.engineFor(number)?.start(number);
-      } catch (error) {
-        this.logger.error({ err: error, phone: number.phone }, 'could not start the session of a number');
-      }
-    }
+  get nodeId(): string {
+    return this.keeper.nodeId;
+  }
+
+  leaseGained(lease: ClaimedLease): void {
+    this.starts = this.starts.then(() => this.startUnderLease(lease));
+  }
+
+  async leaseLost(numberId: string): Promise<void> {
+    const running = this.running.get(numberId);
+    if (running === undefined) return;
+    this.running.delete(numberId);
+    await this.engineFor(running.number)
+      ?.stop(running.number)
+      .catch((error: unknown) => this.logger.error({ err: error, phone: running.number.phone }, 'could not stop the session of a number'));
   }
 
   /**
-   * Starts the sessions of linked numbers that have none here, such as a number just linked by
-   * `wagw number link` in another process. Engines ignore numbers whose session already runs.
-   * The server runs this every minute, so it reads only the numbers of engines that link: the
-   * sandbox's numbers, however many, cost it nothing.
+   * Starts the number's session again under this node's lease, as after it was linked by a
+   * command that has since given the number back: the engine picks up what is stored now.
    */
-  async resumeLinkedSessions(): Promise<void> {
-    const linkingEngines = this.engines.kinds().filter((kind) => this.engines.get(kind)?.capabilities.linking === true);
-    const numbers = await listNumbersOfEngines(this.store.db, linkingEngines);
-    for (const number of numbers) {
-      const engine = this.engineFor(number);
-      if (engine === undefined) continue;
-      await engine.start(number).catch((error: unknown) => this.logger.error({ err: error, phone: number.phone }, 'could not resume the session of a number'));
+  async resume(number: WhatsAppNumber): Promise<void> {
+    const lease = this.requireLease(number);
+    this.running.set(number.id, { number, lease });
+    await this.engineFor(number)?.start(number, lease);
+  }
+
+  /** A number was added: claim it now if this node takes numbers, and wait until its session runs. */
+  async numberAdded(): Promise<void> {
+    await this.keeper.tickSoon();
+    await this.starts;
+  }
+
+  private async startUnderLease(lease: ClaimedLease): Promise<void> {
+    if (this.keeper.leaseOf(lease.numberId)?.epoch !== lease.epoch) return;
+    const number = await findNumberById(this.store.db, lease.numberId).catch(() => undefined);
+    const engine = number && this.engineFor(number);
+    if (number === undefined || engine === undefined) return;
+    try {
+      this.running.set(number.id, { number, lease });
+      await engine.start(number, lease);
+      // Lost while starting: the stop that came meanwhile found nothing yet to stop.
+      if (this.keeper.leaseOf(number.id)?.epoch !== lease.epoch) await engine.stop(number);
+    } catch (error) {
+      this.logger.error({ err: error, phone: number.phone }, 'could not start the session of a number');
     }
+    if (engine.capabilities.staggeredStart) await new Promise((resolve) => setTimeout(resolve, STAGGER_MS));
+  }
+
+  /** Where the number's session runs: here, on another live node, or (for now) nowhere. */
+  async placeOf(number: WhatsAppNumber): Promise<SessionPlace> {
+    const lease = this.keeper.leaseOf(number.id);
+    if (lease !== undefined) return { kind: 'here', lease };
+    const owner = await findLeaseOwner(this.store.db, this.store.dialect, number.id);
+    if (owner?.nodeId != null && owner.nodeId !== this.keeper.nodeId && owner.remainingMs > 0) {
+      return { kind: 'elsewhere', nodeId: owner.nodeId, url: owner.url };
+    }
+    return { kind: 'nowhere', retryAfterMs: Math.max(0, owner?.remainingMs ?? 0) + this.keeper.renewIntervalMs };
   }
 
   /**
    * Ends the number's session and starts it again: how an operator retries a number that gave
    * up (`failed`), was replaced by another device (`conflict`) or is waiting out a backoff
    * (`disconnected`). Other statuses need linking (`logged_out`, `link_expired`) or nothing.
+   * Only the owner can do it; other nodes forward the request (cluster/internal-client.ts).
    */
   async restart(number: WhatsAppNumber): Promise<void> {
     const engine = this.engineFor(number);
@@ -75,8 +130,10 @@ export class SessionSupervisor {
     if (!this.restartable(number)) {
       throw new AppError('invalid_argument', `${number.phone} is ${number.status.replace(/_/g, ' ')}; only a failed, conflicting or disconnected session is restarted. Link it instead.`);
     }
+    const lease = this.requireLease(number);
     await engine.stop(number);
-    await engine.start(number);
+    this.running.set(number.id, { number, lease });
+    await engine.start(number, lease);
   }
 
   /** Whether `restart` would act on the number as it stands. */
@@ -89,9 +146,9 @@ export class SessionSupervisor {
     return this.engineFor(number)?.capabilities.linking === true;
   }
 
+  /** Stops every session this node runs; the lease keeper's stop does this before releasing. */
   async stopAll(): Promise<void> {
-    const numbers = await listEveryNumber(this.store.db);
-    await Promise.allSettled(numbers.map((number) => this.engineFor(number)?.stop(number)));
+    await Promise.allSettled([...this.running.keys()].map((numberId) => this.leaseLost(numberId)));
   }
 
   sessionStatus(number: WhatsAppNumber): SessionStatus {
@@ -116,13 +173,15 @@ export class SessionSupervisor {
     );
   }
 
-  /** Starts linking a number to a phone, on engines that link (not the sandbox). */
+  /** Starts linking a number to a phone, on engines that link (not the sandbox), on the node that owns it. */
   async link(number: WhatsAppNumber): Promise<LinkSession> {
     const engine = this.engineFor(number);
     if (engine === undefined || !engine.capabilities.linking || engine.linker === undefined) {
       throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which connects without linking.`);
     }
-    return engine.linker.link(number);
+    const lease = this.requireLease(number);
+    this.running.set(number.id, { number, lease });
+    return engine.linker.link(number, lease);
   }
 
   simulatorFor(number: WhatsAppNumber): InboundSimulator | undefined {
@@ -139,18 +198,49 @@ export class SessionSupervisor {
   }
 
   /**
-   * Records a session's new status, so that every process sees it, and tells the account's
-   * `session.status` subscribers in the same commit.
+   * Records a session's new status, so that every node sees it, and tells the account's
+   * `session.status` subscribers in the same commit. The write carries the session's lease: a
+   * session this node no longer owns is refused, and stopped.
    */
   async recordSessionStatus(event: SessionStatusEvent): Promise<void> {
-    const number = await findNumberByPhone(this.store.db, event.phone);
-    if (number === undefined || number.status === event.status) return;
+    try {
+      await this.writeStatus(event.phone, event.status, event.reason, event.lease);
+    } catch (error) {
+      if (!(error instanceof StaleLeaseError)) throw error;
+      this.staleWriteRefused(error);
+    }
+  }
+
+  /** A status the operator sets by hand, to rehearse an outage: any node may write it. */
+  async recordSimulatedStatus(number: WhatsAppNumber, status: SessionStatus): Promise<void> {
+    await this.writeStatus(number.phone, status, 'set by the operator', undefined);
+  }
+
+  /** Logs and counts an owner-only write the database refused, and stands this node down from the number. */
+  staleWriteRefused(error: StaleLeaseError): void {
+    this.logger.warn({ numberId: error.lease.numberId, epoch: error.lease.epoch, current: error.current }, 'refused a write from a session whose lease is stale');
+    this.sendObserver?.staleWriteRefused();
+    void this.keeper.lost(error.lease);
+  }
+
+  private async writeStatus(phone: WhatsAppNumber['phone'], status: SessionStatus, reason: string | null, lease: SessionLease | undefined): Promise<void> {
+    const number = await findNumberByPhone(this.store.db, phone);
+    if (number === undefined || number.status === status) return;
     const at = new Date();
     const queued = await this.committer.run(async (trx) => {
-      await updateNumberStatus(trx, number.id, event.status, event.reason, at);
-      return enqueueEvent(trx, number.accountId, sessionStatusPayload(number.phone, event.status, event.reason, at), at);
+      if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
+      await updateNumberStatus(trx, number.id, status, reason, at);
+      return enqueueEvent(trx, number.accountId, sessionStatusPayload(number.phone, status, reason, at), at);
     });
     if (queued > 0) this.notifier.deliveriesQueued();
+  }
+
+  private requireLease(number: WhatsAppNumber): SessionLease {
+    const lease = this.keeper.leaseOf(number.id);
+    if (lease === undefined) {
+      throw new AppError('number_not_connected', `${number.phone} is not served by this node; ask the node that owns it.`, { from_phone: number.phone, status: 'elsewhere' });
+    }
+    return lease;
   }
 
   private engineFor(number: WhatsAppNumber): Engine | undefined {

@@ -46,6 +46,7 @@ export class GatewayMetrics implements SendObserver {
   private readonly messageSendFailures: Counter<'engine' | 'reason'>;
   private readonly messagesReceived: Counter<'engine'>;
   private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly staleWrites: Counter;
   private readonly webhookAttemptDuration: Histogram<'outcome'>;
 
   constructor(store: Store, options: GatewayMetricsOptions) {
@@ -92,6 +93,11 @@ export class GatewayMetrics implements SendObserver {
       labelNames: ['outcome'],
       registers,
     });
+    this.staleWrites = new Counter({
+      name: 'wagw_stale_lease_writes_refused_total',
+      help: 'Owner-only writes the database refused because the session that made them had lost its lease (docs/cluster.md).',
+      registers,
+    });
     this.webhookAttemptDuration = new Histogram({
       name: 'wagw_webhook_attempt_duration_seconds',
       help: 'Time a webhook attempt took, from sending the request to the answer or the error.',
@@ -116,6 +122,10 @@ export class GatewayMetrics implements SendObserver {
 
   messageSendFailed(engine: EngineKind, reason: SendFailureReason): void {
     this.messageSendFailures.inc({ engine, reason });
+  }
+
+  staleWriteRefused(): void {
+    this.staleWrites.inc();
   }
 
   messageReceived(engine: EngineKind): void {

@@ -21,6 +21,9 @@ export interface Database {
   baileys_auth_creds: BaileysAuthCredsTable;
   baileys_auth_keys: BaileysAuthKeysTable;
   idempotency_keys: IdempotencyKeysTable;
+  cluster_nodes: ClusterNodesTable;
+  number_leases: NumberLeasesTable;
+  lease_changes: LeaseChangesTable;
 }
 
 export interface AccountsTable {
@@ -229,3 +232,43 @@ export interface IdempotencyKeysTable {
 }
 
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
+
+/** A gateway process that runs (or ran) sessions: one row per start, heartbeating while it lives. */
+export interface ClusterNodesTable {
+  /** Fresh for every start, so that a restarted process never inherits its predecessor's leases. */
+  id: string;
+  /** WAGW_NODE_NAME (the host name by default): what the operator calls the machine. */
+  name: string;
+  /** Where other nodes reach this one (WAGW_NODE_URL); null on a single node. */
+  url: string | null;
+  hostname: string;
+  pid: number;
+  started_at: number;
+  heartbeat_at: number;
+  /** Set by a clean stop; a node whose heartbeat stopped without it died. */
+  stopped_at: number | null;
+}
+
+/** Which node holds a number's session, until when, and the fencing epoch of that holding. */
+export interface NumberLeasesTable {
+  number_id: string;
+  /** Null when released or never held. */
+  node_id: string | null;
+  /** Grows by one on every change of owner; owner-only writes carry it and a stale one is refused. */
+  epoch: number;
+  /** Epoch milliseconds by the database's clock on PostgreSQL (the node's on SQLite). */
+  expires_at: number;
+}
+
+/** A change of a number's owner, for the Cluster page and `wagw cluster status`. */
+export interface LeaseChangesTable {
+  id: string;
+  number_id: string;
+  phone: string;
+  from_node_id: string | null;
+  to_node_id: string | null;
+  epoch: number;
+  /** 'claimed', 'taken_over' (the previous lease had expired), 'released' or 'handed_over'. */
+  reason: string;
+  at: number;
+}

@@ -46,11 +46,11 @@ for (const dialect of dialects) {
     /** A number whose creds are in the database, as after a scan, and whose session is open. */
     const connectedNumber = async (): Promise<{ number: WhatsAppNumber; socket: FakeSocket }> => {
       const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
-      const auth = await createDatabaseAuthState(test.gateway.store, new SecretBox(test.gateway.config.secretKey!), number.id, test.gateway.logger);
+      const auth = await createDatabaseAuthState(test.gateway.store, new SecretBox(test.gateway.config.secretKey!), test.gateway.keeper.leaseOf(number.id)!, test.gateway.logger);
       auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
       await auth.saveCreds();
       const sockets = whatsapp.sockets.length;
-      await test.gateway.supervisor.resumeLinkedSessions();
+      await test.gateway.supervisor.resume(number);
       assert.equal(whatsapp.sockets.length, sockets + 1, 'the linked number got a socket');
       const socket = whatsapp.latest;
       socket.openAs(number.phone.slice(1));

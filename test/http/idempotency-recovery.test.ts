@@ -16,7 +16,7 @@ import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { MessageStatus } from '../../src/domain/model.ts';
 import type { E164 } from '../../src/domain/phone.ts';
-import { IDEMPOTENCY_KEY_TTL_MS, IDEMPOTENCY_LEASE_MS, requestFingerprint } from '../../src/messaging/idempotent-send.ts';
+import { IDEMPOTENCY_KEY_TTL_MS, requestFingerprint } from '../../src/messaging/idempotent-send.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, findIdempotencyKey } from '../../src/store/repositories/idempotency-keys.ts';
 import { insertMessage, listMessages, updateMessageStatus } from '../../src/store/repositories/messages.ts';
 import { RecordingSocketFactory, type FakeSocket } from '../engines/baileys/fake-whatsapp.ts';
@@ -212,7 +212,8 @@ const sendText = (app: FastifyInstance, account: SeededAccount, key: string, tex
 for (const dialect of dialects) {
   describe(`idempotent sends after a crash, and keys over time (${dialect})`, () => {
     let test: TestGateway;
-    const abandoned = IDEMPOTENCY_LEASE_MS + 60_000;
+    // Past the claim's abandonment age (WAGW_INTERRUPTED_SEND_AFTER_MS, 60 s by default).
+    const abandoned = 60_000 + 60_000;
 
     before(async () => {
       test = await startTestGateway(dialect);
@@ -265,7 +266,7 @@ for (const dialect of dialects) {
       assert.equal(queued.statusCode, 409, queued.body);
       assert.equal(queued.json().error, 'request_in_progress');
 
-      assert.ok((await test.gateway.sender.failInterruptedSends(new Date(Date.now() - IDEMPOTENCY_LEASE_MS))) >= 1);
+      assert.ok((await test.gateway.sender.failInterruptedSends(new Date(Date.now() - test.gateway.idempotentSender.abandonedAfterMs))) >= 1);
       for (let retry = 0; retry < 2; retry++) {
         const response = await sendText(test.app, account, key);
         assert.equal(response.statusCode, 409, response.body);

@@ -19,13 +19,16 @@ async function seedLinkedBaileysNumber(databaseUrl: string): Promise<{ phone: st
   try {
     const account = await gateway.accounts.createAccount({ name: 'Offline', plan: 'pro' });
     const number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone(), engine: 'baileys' });
-    const auth = await createDatabaseAuthState(gateway.store, new SecretBox(Buffer.from(SECRET_KEY, 'hex')), number.id, gateway.logger);
+    // Written as `wagw number link` does: under a lease on this one number, given back afterwards.
+    await gateway.keeper.startPinned([number.id]);
+    const auth = await createDatabaseAuthState(gateway.store, new SecretBox(Buffer.from(SECRET_KEY, 'hex')), gateway.keeper.leaseOf(number.id)!, gateway.logger);
     auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
     auth.state.creds.registered = true;
     await auth.saveCreds();
     const key = await gateway.apiKeys.createKey({ accountId: account.id });
     return { phone: number.phone, apiKey: key.plaintext };
   } finally {
+    await gateway.keeper.stop();
     await gateway.close();
   }
 }

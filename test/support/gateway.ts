@@ -34,6 +34,8 @@ export async function startTestGateway(dialect: Dialect, env: Record<string, str
     },
   });
   const gateway = await createGateway(config, createLogger(config, sink), boundaries);
+  // The node's leases and sessions run, as in a server; deliveries and sweeps are left to each test.
+  await gateway.runtime.startSessions();
   const app = await buildApp(gateway);
   await app.ready();
   const inject = (options: InjectOptions) => app.inject(options);
@@ -56,6 +58,7 @@ export async function startTestGateway(dialect: Dialect, env: Record<string, str
       }),
     async close() {
       await app.close();
+      await gateway.keeper.stop().catch(() => {});
       await gateway.close().catch(() => {});
       await database.drop();
     },

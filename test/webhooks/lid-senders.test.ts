@@ -135,7 +135,7 @@ for (const dialect of dialects) {
         contentKind: 'text', status: 'sent', engineMessageId, createdAt: new Date(),
       });
       const at = new Date();
-      await test.gateway.receiver.recordReceipt({ phone: number.phone, engineMessageId, status: 'failed', errorCode: '463', at });
+      await test.gateway.receiver.recordReceipt({ lease: test.gateway.keeper.leaseOf(number.id)!, phone: number.phone, engineMessageId, status: 'failed', errorCode: '463', at });
 
       const row = await test.gateway.store.db.selectFrom('messages').select(['status', 'error_code']).where('id', '=', messageId).executeTakeFirst();
       assert.deepEqual(row, { status: 'failed', error_code: '463' });

@@ -13,7 +13,11 @@ import {
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import type { SecretBox } from '../../secrets/secret-box.ts';
+import type { Transaction } from 'kysely';
+import type { SessionLease } from '../../domain/model.ts';
 import type { Store } from '../../store/database.ts';
+import type { Database } from '../../store/schema.ts';
+import { assertLeaseHeld } from '../../store/repositories/leases.ts';
 import {
   deleteAuthState,
   readCreds,
@@ -40,7 +44,15 @@ type KeyCategory = keyof SignalDataTypeMap;
  * database or backup does not hand out the WhatsApp session. Without stored creds it starts a
  * fresh identity, which is what linking a number needs.
  */
-export async function createDatabaseAuthState(store: Store, secretBox: SecretBox, numberId: string, logger: Logger): Promise<DatabaseAuthState> {
+export async function createDatabaseAuthState(store: Store, secretBox: SecretBox, lease: SessionLease, logger: Logger): Promise<DatabaseAuthState> {
+  const { numberId } = lease;
+  // Every write is fenced by the node's lease: a node that lost the number (paused past its
+  // lease, say) cannot overwrite the Signal keys the new owner is ratcheting.
+  const fenced = (work: (trx: Transaction<Database>) => Promise<void>) =>
+    store.db.transaction().execute(async (trx) => {
+      await assertLeaseHeld(trx, store.dialect, lease);
+      await work(trx);
+    });
   const creds = await loadCreds(store, secretBox, numberId);
   const seal = (value: unknown): string => secretBox.seal(JSON.stringify(value, BufferJSON.replacer));
   // Once cleared, late writes from a socket that is still closing must not bring the session back.
@@ -71,7 +83,7 @@ export async function createDatabaseAuthState(store: Store, secretBox: SecretBox
         if (upserts.length === 0 && deletions.length === 0) return;
         // Commit is durable here (synchronous=FULL on SQLite, synchronous_commit on PostgreSQL),
         // so a pre-key Baileys has used or a session it has ratcheted stays so after a crash.
-        await store.db.transaction().execute((trx) => writeKeys(trx, numberId, upserts, deletions, new Date()));
+        await fenced((trx) => writeKeys(trx, numberId, upserts, deletions, new Date()));
       }),
   };
 
@@ -79,12 +91,12 @@ export async function createDatabaseAuthState(store: Store, secretBox: SecretBox
     state: { creds, keys },
     saveCreds: () =>
       inTurn(async () => {
-        if (!cleared) await writeCreds(store.db, numberId, seal(creds), new Date());
+        if (!cleared) await fenced((trx) => writeCreds(trx, numberId, seal(creds), new Date()));
       }),
     clear: () =>
       inTurn(async () => {
         cleared = true;
-        await store.db.transaction().execute((trx) => deleteAuthState(trx, numberId));
+        await fenced((trx) => deleteAuthState(trx, numberId));
       }),
   };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
+import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
@@ -37,10 +37,10 @@ const ACCOUNT_RESTRICTED = 463;
 /** Real WhatsApp numbers through Baileys: one session, and one socket, per number. */
 export class BaileysEngine implements Engine {
   readonly kind = 'baileys' as const;
-  readonly capabilities = { simulatedInbound: false, simulatedSessionStatus: false, linking: true };
+  readonly capabilities = { simulatedInbound: false, simulatedSessionStatus: false, linking: true, staggeredStart: true };
   readonly linker: SessionLinker = {
-    link: async (number) => {
-      const session = await this.link(number);
+    link: async (number, lease) => {
+      const session = await this.link(number, lease);
       return {
         onUpdate: (listener) => session.onLinkUpdate(listener),
         requestPairingCode: () => session.requestPairingCode(),
@@ -63,22 +63,23 @@ export class BaileysEngine implements Engine {
    * Resumes a linked number's session. A number that was never linked waits for an operator to
    * link it: opening a socket for it would only show QR codes nobody scans.
    */
-  async start(number: WhatsAppNumber): Promise<void> {
+  async start(number: WhatsAppNumber, lease: SessionLease): Promise<void> {
     // Idempotent: the server calls this again periodically, to pick up numbers linked elsewhere
     // (by `wagw number link`). A session that exists, even one that gave up, is left alone.
-    if (this.sessions.has(number.id)) return;
+    if (this.sessions.get(number.id)?.lease.epoch === lease.epoch) return;
     if (!(await isLinked(this.options.store, this.options.secretBox, number.id))) return;
-    await this.link(number);
+    await this.link(number, lease);
   }
 
   /** Starts the number's session whether or not it was linked; an unlinked one shows QR codes. */
-  async link(number: WhatsAppNumber): Promise<BaileysSession> {
+  async link(number: WhatsAppNumber, lease: SessionLease): Promise<BaileysSession> {
     // One socket per number: whatever ran before is ended first.
     await this.stop(number);
     const session = new BaileysSession({
       number,
+      lease,
       socketFactory: this.options.socketFactory ?? createBaileysSocket,
-      loadAuthState: () => createDatabaseAuthState(this.options.store, this.options.secretBox, number.id, this.options.logger),
+      loadAuthState: () => createDatabaseAuthState(this.options.store, this.options.secretBox, lease, this.options.logger),
       events: this.options.events,
       logger: this.options.logger.child({ engine: 'baileys', phone: number.phone }),
       timings: this.timings,
@@ -120,7 +121,7 @@ export class BaileysEngine implements Engine {
       if (id === undefined || id === null) throw new Error('WhatsApp accepted the message without an id.');
       if (sent?.message) session.sentMessages.remember(id, sent.message);
       session.markTraffic();
-      return { engineMessageId: id };
+      return { engineMessageId: id, lease: session.lease };
     } catch (error) {
       const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode;
       if (statusCode === ACCOUNT_RESTRICTED) {

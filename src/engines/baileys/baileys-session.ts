@@ -1,7 +1,7 @@
 import type { BaileysEventMap, WAMessage, WAMessageUpdate } from 'baileys';
 import { jidDecode } from 'baileys';
 import type { Logger } from 'pino';
-import type { SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
+import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { EngineEvents, LinkUpdate } from '../engine.ts';
 
 export type { LinkUpdate };
@@ -24,6 +24,8 @@ export interface SessionTimings {
 
 export interface SessionDependencies {
   number: WhatsAppNumber;
+  /** The node's lease on the number: the session's status and receipts are written under it. */
+  lease: SessionLease;
   socketFactory: SocketFactory;
   loadAuthState(): Promise<DatabaseAuthState>;
   events: EngineEvents;
@@ -56,6 +58,10 @@ export class BaileysSession {
   readonly sentMessages = new SentMessageStore(1_000);
 
   constructor(private readonly deps: SessionDependencies) {}
+
+  get lease(): SessionLease {
+    return this.deps.lease;
+  }
 
   get socketForSending(): SessionSocket | undefined {
     return this.status === 'connected' ? this.socket : undefined;
@@ -251,7 +257,7 @@ export class BaileysSession {
       const receipt = mapReceiptUpdate(update);
       // `sent` is already what the send answered; only later news is worth an event.
       if (receipt === undefined || receipt.status === 'sent') continue;
-      await this.deps.events.receipt({ phone: this.deps.number.phone, engineMessageId: receipt.engineMessageId, status: receipt.status, errorCode: receipt.errorCode ?? null, at: new Date() });
+      await this.deps.events.receipt({ lease: this.deps.lease, phone: this.deps.number.phone, engineMessageId: receipt.engineMessageId, status: receipt.status, errorCode: receipt.errorCode ?? null, at: new Date() });
     }
   }
 
@@ -286,7 +292,7 @@ export class BaileysSession {
     const changed = status !== this.status;
     this.status = status;
     this.emitLink({ status, reason });
-    if (changed || status === 'connecting') await this.deps.events.sessionStatusChanged({ phone: this.deps.number.phone, status, reason });
+    if (changed || status === 'connecting') await this.deps.events.sessionStatusChanged({ lease: this.deps.lease, phone: this.deps.number.phone, status, reason });
   }
 
   private emitLink(update: LinkUpdate): void {

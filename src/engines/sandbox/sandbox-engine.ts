@@ -1,82 +1,126 @@
-import { randomFraction } from '../../domain/ids.ts';
-import type { Message, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
+import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { monotonicFactory } from 'ulid';
 import type { Engine, EngineEvents, InboundSimulator, OutgoingText, SentText } from '../engine.ts';
 import { EngineSendError } from '../engine.ts';
+import { NotConnectedError, type NetworkConnection, type SandboxNetworkPort } from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
   events: EngineEvents;
-  /** Finds a sandbox number anywhere in the gateway, which is what makes the network shared. */
-  findSandboxNumber(phone: E164): Promise<WhatsAppNumber | undefined>;
+  /** The simulated network: in this process by default, or shared by every node of a cluster. */
+  network: SandboxNetworkPort;
+  /** This node's id, which the network records with every connection. */
+  nodeId: string;
+  /** Reads back an incoming message the network delivered, once stored, by its network id. */
+  findReceived(toPhone: E164, engineMessageId: string): Promise<Message | undefined>;
 }
 
-const nextUlid = monotonicFactory(randomFraction);
+/** How soon a session whose way to a shared network broke connects again. */
+const RECONNECT_MS = 500;
+
+interface SandboxSession {
+  lease: SessionLease;
+  connection: NetworkConnection | undefined;
+  /** Set when another connection of the number replaced this one. */
+  replaced: boolean;
+}
 
 /**
- * The simulated WhatsApp network, and the embedded default engine.
+ * The embedded default engine: numbers on the simulated WhatsApp network (sandbox-network.ts).
  *
- * Every sandbox number in the gateway is a device on one shared network: a send to another
- * sandbox number, of any account, arrives there as an incoming message, and every send is
- * acknowledged with a `delivered` receipt. It keeps no session
- * state of its own; a number's
- * stored status is its status, so an operator can rehearse an outage by setting it.
+ * A sandbox number has a session like a real one: the node that owns the number connects it to
+ * the network, and a second connection elsewhere replaces the first, as WhatsApp does. Its
+ * stored status is what the operator sets to rehearse an outage, so a live session is as
+ * connected as that status says; without a live session it is disconnected.
  */
 export class SandboxEngine implements Engine, InboundSimulator {
   readonly kind = 'sandbox' as const;
-  readonly capabilities = { simulatedInbound: true, simulatedSessionStatus: true, linking: false };
+  readonly capabilities = { simulatedInbound: true, simulatedSessionStatus: true, linking: false, staggeredStart: false };
   readonly initialStatus: SessionStatus = 'connected';
   readonly simulator: InboundSimulator = this;
+  private readonly sessions = new Map<string, SandboxSession>();
 
   constructor(private readonly options: SandboxEngineOptions) {}
 
-  async start(): Promise<void> {}
+  async start(number: WhatsAppNumber, lease: SessionLease): Promise<void> {
+    const existing = this.sessions.get(number.id);
+    if (existing !== undefined && existing.lease.epoch === lease.epoch && !existing.replaced) return;
+    await this.stop(number);
+    const session: SandboxSession = { lease, connection: undefined, replaced: false };
+    this.sessions.set(number.id, session);
+    await this.connect(number, session);
+  }
 
-  async stop(): Promise<void> {}
+  private async connect(number: WhatsAppNumber, session: SandboxSession): Promise<void> {
+    const { events } = this.options;
+    const { lease } = session;
+    session.connection = await this.options.network.connect(number.phone, this.options.nodeId, {
+      incoming: async (message) => {
+        await events.incomingMessage({
+          toPhone: number.phone,
+          fromPhone: message.from as E164,
+          fromLid: null,
+          text: message.text,
+          contentKind: 'text',
+          engineMessageId: message.id,
+          receivedAt: new Date(message.sentAt),
+        });
+      },
+      receipt: (receipt) => {
+        void events.receipt({ lease, phone: number.phone, engineMessageId: receipt.id, status: receipt.status, errorCode: null, at: new Date() }).catch(() => {});
+      },
+      replaced: () => {
+        session.replaced = true;
+        void events.sessionStatusChanged({ lease, phone: number.phone, status: 'conflict', reason: 'another connection of this number replaced this one' }).catch(() => {});
+      },
+      lost: () => {
+        session.connection = undefined;
+        const retry = () => {
+          if (this.sessions.get(number.id) !== session || session.connection !== undefined) return;
+          this.connect(number, session).catch(() => setTimeout(retry, RECONNECT_MS).unref());
+        };
+        setTimeout(retry, RECONNECT_MS).unref();
+      },
+    });
+  }
+
+  async stop(number: WhatsAppNumber): Promise<void> {
+    const session = this.sessions.get(number.id);
+    if (session === undefined) return;
+    this.sessions.delete(number.id);
+    await session.connection?.close();
+  }
 
   sessionStatus(number: WhatsAppNumber): SessionStatus {
-    return number.status;
+    const session = this.sessions.get(number.id);
+    if (session === undefined || session.connection === undefined) return 'disconnected';
+    return session.replaced ? 'conflict' : number.status;
   }
 
   async sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText> {
-    if (number.status !== 'connected') {
-      throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${number.status}.`, number.status);
+    const status = this.sessionStatus(number);
+    const session = this.sessions.get(number.id);
+    if (status !== 'connected' || session?.connection === undefined) {
+      throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
     }
-    const engineMessageId = newSandboxMessageId();
-    const recipient = await this.options.findSandboxNumber(request.toPhone);
-    if (recipient !== undefined) {
-      // The sender's send completes only once the recipient has it stored, as a device
-      // acknowledges a message on the real network.
-      await this.options.events.incomingMessage({
-        toPhone: recipient.phone,
-        fromPhone: number.phone,
-        fromLid: null,
-        text: request.text,
-        contentKind: 'text',
-        engineMessageId: newSandboxMessageId(),
-        receivedAt: new Date(),
-      });
+    try {
+      const sent = await session.connection.send(request.toPhone, request.text);
+      return { engineMessageId: sent.id, lease: session.lease };
+    } catch (error) {
+      if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', error.message, 'disconnected');
+      throw error;
     }
-    // The simulated network acknowledges every send, as a handset's delivery receipt would.
-    setImmediate(() => {
-      void this.options.events.receipt({ phone: number.phone, engineMessageId, status: 'delivered', errorCode: null, at: new Date() }).catch(() => {});
-    });
-    return { engineMessageId };
   }
 
-  deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string): Promise<Message> {
-    return this.options.events.incomingMessage({
-      toPhone: number.phone,
-      fromPhone,
-      fromLid: null,
-      text,
-      contentKind: 'text',
-      engineMessageId: newSandboxMessageId(),
-      receivedAt: new Date(),
-    });
+  async deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string): Promise<Message> {
+    let id: string;
+    try {
+      ({ id } = await this.options.network.inject(fromPhone, number.phone, text));
+    } catch (error) {
+      if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
+      throw error;
+    }
+    const stored = await this.options.findReceived(number.phone, id);
+    if (stored === undefined) throw new Error(`The sandbox network delivered ${id} to ${number.phone}, but it is not stored.`);
+    return stored;
   }
-}
-
-function newSandboxMessageId(): string {
-  return `sbx_${nextUlid()}`;
 }

@@ -205,6 +205,18 @@ export async function findMessageById(db: Executor, id: string): Promise<Message
   return row && toMessage(row);
 }
 
+/** An incoming message of the number by WhatsApp's (or the sandbox network's) id for it. */
+export async function findInboundByEngineId(db: Executor, numberId: string, engineMessageId: string): Promise<Message | undefined> {
+  const row = await db
+    .selectFrom('messages')
+    .selectAll()
+    .where('number_id', '=', numberId)
+    .where('engine_message_id', '=', engineMessageId)
+    .where('direction', '=', 'inbound')
+    .executeTakeFirst();
+  return row && toMessage(row);
+}
+
 export interface MessageFilter {
   accountId: string;
   numberId?: string;

@@ -1,3 +1,4 @@
+import { holdLease } from '../../support/leases.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -119,7 +120,7 @@ for (const dialect of dialects) {
 
     it('stores, returns and deletes every Signal key type', async () => {
       const numberId = await seedNumber();
-      const { state } = await createDatabaseAuthState(store, secretBox, numberId, silent);
+      const { state } = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       for (const [category, { id, value }] of Object.entries(sampleKeys()) as [KeyCategory, { id: string; value: unknown }][]) {
         await state.keys.set({ [category]: { [id]: value } } as SignalDataSet);
         const read = await state.keys.get(category, [id]);
@@ -134,8 +135,8 @@ for (const dialect of dialects) {
 
     it('keeps each number and each category apart', async () => {
       const [first, second] = [await seedNumber(), await seedNumber()];
-      const firstState = (await createDatabaseAuthState(store, secretBox, first, silent)).state;
-      const secondState = (await createDatabaseAuthState(store, secretBox, second, silent)).state;
+      const firstState = (await createDatabaseAuthState(store, secretBox, await holdLease(store, first), silent)).state;
+      const secondState = (await createDatabaseAuthState(store, secretBox, await holdLease(store, second), silent)).state;
       await firstState.keys.set({ session: { shared: bytes(8) }, 'identity-key': { shared: bytes(8) } });
       assert.deepEqual(await secondState.keys.get('session', ['shared']), {});
       const session = await firstState.keys.get('session', ['shared']);
@@ -146,7 +147,7 @@ for (const dialect of dialects) {
     it('reads many keys in one query and leaves out the ones it does not have', async () => {
       const numberId = await seedNumber();
       const spy = new StatementSpy();
-      const { state } = await createDatabaseAuthState({ ...store, db: store.db.withPlugin(spy) }, secretBox, numberId, silent);
+      const { state } = await createDatabaseAuthState({ ...store, db: store.db.withPlugin(spy) }, secretBox, await holdLease(store, numberId), silent);
       const preKeys = Object.fromEntries(Array.from({ length: 50 }, (_, index) => [String(index + 1), { public: bytes(32), private: bytes(32) }]));
       await state.keys.set({ 'pre-key': preKeys });
 
@@ -160,7 +161,7 @@ for (const dialect of dialects) {
     it('writes a set of changes in one transaction: a failure midway leaves nothing behind', async () => {
       const numberId = await seedNumber();
       const spy = new StatementSpy();
-      const { state } = await createDatabaseAuthState({ ...store, db: store.db.withPlugin(spy) }, secretBox, numberId, silent);
+      const { state } = await createDatabaseAuthState({ ...store, db: store.db.withPlugin(spy) }, secretBox, await holdLease(store, numberId), silent);
       await state.keys.set({ session: { old: bytes(16) } });
 
       // The upserts run first, then the deletion fails: the upserts must be rolled back with it.
@@ -179,24 +180,24 @@ for (const dialect of dialects) {
 
     it('keeps the creds across a restart', async () => {
       const numberId = await seedNumber();
-      const first = await createDatabaseAuthState(store, secretBox, numberId, silent);
+      const first = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       first.state.creds.me = { id: '447700900123:4@s.whatsapp.net', lid: '98765432109876:4@lid', name: 'Acme' };
       first.state.creds.registered = true;
       first.state.creds.nextPreKeyId = 813;
       await first.saveCreds();
 
-      const restarted = await createDatabaseAuthState(store, secretBox, numberId, silent);
+      const restarted = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       assert.deepEqual(normalized(restarted.state.creds), normalized(first.state.creds));
       assert.ok(Buffer.isBuffer(restarted.state.creds.noiseKey.private), 'key material comes back as bytes');
       assert.equal(restarted.state.creds.me?.id, '447700900123:4@s.whatsapp.net');
 
-      const fresh = await createDatabaseAuthState(store, secretBox, await seedNumber(), silent);
+      const fresh = await createDatabaseAuthState(store, secretBox, await holdLease(store, await seedNumber()), silent);
       assert.notDeepEqual(normalized(fresh.state.creds.noiseKey), normalized(first.state.creds.noiseKey), 'a new number starts a new identity');
     });
 
     it('stores nothing in plaintext', async () => {
       const numberId = await seedNumber();
-      const { state, saveCreds } = await createDatabaseAuthState(store, secretBox, numberId, silent);
+      const { state, saveCreds } = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       await saveCreds();
       const samples = sampleKeys();
       await state.keys.set(Object.fromEntries(Object.entries(samples).map(([category, { id, value }]) => [category, { [id]: value }])) as SignalDataSet);
@@ -221,7 +222,7 @@ for (const dialect of dialects) {
       const numberId = await seedNumber();
       const lines: string[] = [];
       const logger = pino({ level: 'error' }, new Writable({ write: (chunk, _encoding, done) => done(void lines.push(String(chunk))) }));
-      const { state } = await createDatabaseAuthState(store, secretBox, numberId, logger);
+      const { state } = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), logger);
       await state.keys.set({ session: { good: bytes(16), tampered: bytes(16) } });
       // A forged authentication tag: AES-GCM must refuse the value rather than decrypt garbage.
       const [format, iv, , body] = (await keyRows(numberId)).find((row) => row.key_id === 'tampered')!.value_ciphertext.split(':');
@@ -235,13 +236,13 @@ for (const dialect of dialects) {
 
     it('refuses to start a session whose creds were sealed under another secret key', async () => {
       const numberId = await seedNumber();
-      await (await createDatabaseAuthState(store, secretBox, numberId, silent)).saveCreds();
-      await assert.rejects(createDatabaseAuthState(store, new SecretBox(randomBytes(32)), numberId, silent), /secret key/);
+      await (await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent)).saveCreds();
+      await assert.rejects(createDatabaseAuthState(store, new SecretBox(randomBytes(32)), await holdLease(store, numberId), silent), /secret key/);
     });
 
     it('wipes the creds and every key on clear(), and later writes do not bring them back', async () => {
       const numberId = await seedNumber();
-      const { state, saveCreds, clear } = await createDatabaseAuthState(store, secretBox, numberId, silent);
+      const { state, saveCreds, clear } = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       await saveCreds();
       await state.keys.set({ session: { a: bytes(16) }, 'pre-key': { '1': { public: bytes(32), private: bytes(32) } } });
 
@@ -251,14 +252,14 @@ for (const dialect of dialects) {
       assert.equal((await keyRows(numberId)).length, 0);
       assert.equal((await credsRows(numberId)).length, 0);
 
-      const relinked = await createDatabaseAuthState(store, secretBox, numberId, silent);
+      const relinked = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       assert.equal(relinked.state.creds.registered, false);
       assert.notDeepEqual(normalized(relinked.state.creds.noiseKey), normalized(state.creds.noiseKey));
     });
 
     it('removes the auth state with its number', async () => {
       const numberId = await seedNumber();
-      const { state, saveCreds } = await createDatabaseAuthState(store, secretBox, numberId, silent);
+      const { state, saveCreds } = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       await saveCreds();
       await state.keys.set({ session: { a: bytes(16) } });
       assert.equal(await deleteNumber(store.db, numberId), true);
@@ -268,13 +269,13 @@ for (const dialect of dialects) {
 
     it('works behind Baileys’ cache, writing through to the database', async () => {
       const numberId = await seedNumber();
-      const { state } = await createDatabaseAuthState(store, secretBox, numberId, silent);
+      const { state } = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       const keys = cachedKeys(state.keys, silent);
       const value = bytes(64);
       await keys.set({ session: { a: value } });
       assert.deepEqual(normalized((await keys.get('session', ['a'])).a), normalized(value));
 
-      const restarted = await createDatabaseAuthState(store, secretBox, numberId, silent);
+      const restarted = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       assert.deepEqual(normalized((await restarted.state.keys.get('session', ['a'])).a), normalized(value));
     });
   });

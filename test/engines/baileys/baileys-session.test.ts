@@ -2,6 +2,7 @@
  * Adapter tests at the WhatsApp boundary: fake sockets (fake-whatsapp.ts) emit Baileys-shaped
  * events built with Baileys' own `proto` types; everything from the session inwards is real.
  */
+import { UNFENCED_TEST_LEASE } from '../../support/leases.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -94,6 +95,7 @@ async function startSession(options: { timings?: SessionTimings; prepare?: Recor
   const { logger, lines } = recordingLogger();
   const session = new BaileysSession({
     number: ourNumber(),
+    lease: UNFENCED_TEST_LEASE,
     socketFactory: factory.create,
     loadAuthState: async () => auth,
     events,
@@ -498,7 +500,7 @@ describe('Baileys engine: sending', () => {
     const number = ourNumber();
     engines.push({ engine, number });
     // Linking opens the socket; start() alone would wait, since the number was never linked.
-    await engine.link(number);
+    await engine.link(number, UNFENCED_TEST_LEASE);
     return { engine, number, factory, events };
   }
 
@@ -532,7 +534,7 @@ describe('Baileys engine: sending', () => {
     });
     const number = ourNumber();
     engines.push({ engine, number });
-    await engine.start(number);
+    await engine.start(number, UNFENCED_TEST_LEASE);
     assert.equal(factory.sockets.length, 0, 'no socket, so no QR codes that nobody scans');
     await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('not_connected', 'disconnected'));
   });

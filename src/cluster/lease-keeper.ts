@@ -1,0 +1,209 @@
+import os from 'node:os';
+import type { Logger } from 'pino';
+import { newId } from '../domain/ids.ts';
+import type { SessionLease } from '../domain/model.ts';
+import type { Store } from '../store/database.ts';
+import {
+  claimLeases,
+  countLeasedNumbers,
+  countLiveNodes,
+  ensureLeaseRows,
+  heartbeatNode,
+  markNodeStopped,
+  registerNode,
+  releaseLeases,
+  renewLeases,
+  type ClaimedLease,
+} from '../store/repositories/leases.ts';
+
+export interface LeaseSettings {
+  /** How long a lease lasts unless renewed (WAGW_LEASE_TTL_MS). */
+  ttlMs: number;
+  /** The most sessions this node holds, whatever its fair share (WAGW_MAX_SESSIONS_PER_NODE); null for no cap. */
+  maxSessions: number | null;
+  nodeName: string;
+  /** Where other nodes reach this one (WAGW_NODE_URL); null on a single node. */
+  nodeUrl: string | null;
+}
+
+/** What the keeper asks of whoever runs sessions: the session supervisor. */
+export interface SessionHost {
+  /** A lease was claimed: start the number's session (soon; starts may be staggered). */
+  leaseGained(lease: ClaimedLease): void;
+  /** The lease is gone, or about to be given up: end the session, cleanly, before returning. */
+  leaseLost(numberId: string): Promise<void>;
+}
+
+/**
+ * Holds this node's leases (docs/adr/0018-cluster-leases.md). On every tick it heartbeats,
+ * renews all its leases in one statement, claims free or expired numbers up to its fair share,
+ * and hands surplus numbers over one at a time when nodes have joined. A watchdog stops every
+ * session once the last successful renewal is too old for the leases to be trusted: a node that
+ * cannot reach the database fences itself before another node may take its numbers.
+ */
+export class LeaseKeeper {
+  readonly nodeId = newId('node');
+  private readonly held = new Map<string, ClaimedLease>();
+  private host: SessionHost | undefined;
+  private ticker: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> = Promise.resolve();
+  private tickQueued = false;
+  /** performance.now() when the last renewal that succeeded was sent. */
+  private lastRenewalSentAt = 0;
+  private running = false;
+  /** Set for a CLI command that needs a few numbers' sessions (linking): only these are claimed. */
+  private pinned: readonly string[] | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly settings: LeaseSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** How often leases are renewed and claims made: a third of the TTL, so two renewals may fail in a row. */
+  get renewIntervalMs(): number {
+    return Math.max(100, Math.floor(this.settings.ttlMs / 3));
+  }
+
+  /**
+   * How long after a renewal was sent this node still trusts its leases. The database dated the
+   * lease from when it ran the statement, which is after it was sent, so stopping at this point
+   * by the node's own clock always comes before the lease can end by the database's.
+   */
+  get trustMs(): number {
+    return this.settings.ttlMs - Math.max(this.renewIntervalMs / 2, Math.floor(this.settings.ttlMs / 5));
+  }
+
+  attach(host: SessionHost): void {
+    this.host = host;
+  }
+
+  /**
+   * Holds only the given numbers, for as long as a CLI command needs their sessions. Claims
+   * them at once if free; a number a live node holds stays with it.
+   */
+  async startPinned(numberIds: readonly string[]): Promise<void> {
+    this.pinned = numberIds;
+    await this.start();
+  }
+
+  async start(): Promise<void> {
+    await registerNode(this.store.db, this.store.dialect, {
+      id: this.nodeId,
+      name: this.settings.nodeName,
+      url: this.settings.nodeUrl,
+      hostname: os.hostname(),
+      pid: process.pid,
+    });
+    this.running = true;
+    await this.tick();
+    this.ticker = setInterval(() => this.tickSoon(), this.renewIntervalMs);
+    this.watchdog = setInterval(() => void this.checkTrust(), Math.max(50, Math.floor(this.renewIntervalMs / 4)));
+  }
+
+  /** Runs a tick as soon as the one under way (if any) ends; ticks never overlap. */
+  tickSoon(): Promise<void> {
+    if (!this.running) return Promise.resolve();
+    if (this.tickQueued) return this.ticking;
+    this.tickQueued = true;
+    this.ticking = this.ticking.then(() => {
+      this.tickQueued = false;
+      return this.tick();
+    });
+    return this.ticking;
+  }
+
+  /** The lease this node holds on the number, if it holds one it still trusts. */
+  leaseOf(numberId: string): SessionLease | undefined {
+    return this.held.get(numberId);
+  }
+
+  heldCount(): number {
+    return this.held.size;
+  }
+
+  /** A write under the lease was refused: another node owns the number now. */
+  async lost(lease: SessionLease): Promise<void> {
+    const held = this.held.get(lease.numberId);
+    if (held === undefined || held.epoch !== lease.epoch) return;
+    this.held.delete(lease.numberId);
+    this.logger.warn({ numberId: lease.numberId, epoch: lease.epoch }, 'another node owns this number now; stopping its session here');
+    await this.host?.leaseLost(lease.numberId);
+  }
+
+  /** Stops every session cleanly, then gives the leases up so that other nodes take over at once. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    clearInterval(this.ticker);
+    clearInterval(this.watchdog);
+    await this.ticking.catch(() => {});
+    const leases = [...this.held.values()];
+    await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
+    this.held.clear();
+    try {
+      await this.store.db.transaction().execute(async (trx) => {
+        await releaseLeases(trx, this.store.dialect, leases, 'released');
+        await markNodeStopped(trx, this.store.dialect, this.nodeId);
+      });
+    } catch (error) {
+      this.logger.error({ err: error }, 'could not release the leases at shutdown; other nodes take the numbers once they expire');
+    }
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.running) return;
+    try {
+      await this.renew();
+      await this.balance();
+    } catch (error) {
+      this.logger.error({ err: error }, 'lease tick failed');
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const sentAt = performance.now();
+    await heartbeatNode(this.store.db, this.store.dialect, this.nodeId);
+    const renewed = await renewLeases(this.store.db, this.store.dialect, this.nodeId, this.settings.ttlMs);
+    this.lastRenewalSentAt = sentAt;
+    const still = new Set(renewed.map((lease) => `${lease.numberId}:${lease.epoch}`));
+    for (const lease of [...this.held.values()]) {
+      if (!still.has(`${lease.numberId}:${lease.epoch}`)) await this.lost(lease);
+    }
+  }
+
+  private async balance(): Promise<void> {
+    await ensureLeaseRows(this.store.db);
+    const [nodes, numbers] = await Promise.all([countLiveNodes(this.store.db, this.store.dialect, this.settings.ttlMs), countLeasedNumbers(this.store.db)]);
+    const fairShare = Math.ceil(numbers / Math.max(1, nodes));
+    const capped = this.settings.maxSessions === null ? fairShare : Math.min(fairShare, this.settings.maxSessions);
+    const target = this.pinned === undefined ? capped : this.pinned.length;
+    if (this.held.size < target) {
+      const claimed = await this.store.db.transaction().execute((trx) =>
+        claimLeases(trx, this.store.dialect, this.nodeId, this.settings.ttlMs, target - this.held.size, this.pinned),
+      );
+      for (const lease of claimed) {
+        this.held.set(lease.numberId, lease);
+        this.host?.leaseGained(lease);
+      }
+      if (claimed.length > 0) this.logger.info({ claimed: claimed.length, held: this.held.size, target }, 'claimed numbers');
+    } else if (this.held.size > target && nodes > 1 && this.pinned === undefined) {
+      // One number per tick, each stopped cleanly before its release, so a join moves load gradually.
+      const lease = this.held.values().next().value!;
+      this.held.delete(lease.numberId);
+      await this.host?.leaseLost(lease.numberId);
+      await this.store.db.transaction().execute((trx) => releaseLeases(trx, this.store.dialect, [lease], 'handed_over'));
+      this.logger.info({ phone: lease.phone, held: this.held.size, target }, 'handed a number over to a less loaded node');
+    }
+  }
+
+  private async checkTrust(): Promise<void> {
+    if (!this.running || this.held.size === 0) return;
+    if (performance.now() - this.lastRenewalSentAt <= this.trustMs) return;
+    const leases = [...this.held.values()];
+    this.held.clear();
+    this.logger.error({ numbers: leases.length, trustMs: this.trustMs }, 'leases could not be renewed in time; stopping every session before another node may take them over');
+    await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
+  }
+}

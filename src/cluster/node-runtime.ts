@@ -1,0 +1,109 @@
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Store } from '../store/database.ts';
+import { listNodes, pruneClusterHistory, retireNode } from '../store/repositories/leases.ts';
+import type { LeaseKeeper } from './lease-keeper.ts';
+import type { KeyRevocationListener } from './key-revocations.ts';
+
+/** The background work of a node, started and stopped in order by NodeRuntime. */
+export interface NodeWork {
+  keeper: LeaseKeeper;
+  deliveryWorker: { start(): void; stop(): Promise<void> };
+  /** Fails sends a crash cut off, and purges what has expired; run at start and every period. */
+  sweep(): Promise<void>;
+  /** Ends linking attempts under way before the sessions stop. */
+  stopLinking(): Promise<void>;
+  revocations: KeyRevocationListener;
+}
+
+/** A second server on one SQLite file, refused with the reason and the way out. */
+export class SingleNodeError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SingleNodeError';
+  }
+}
+
+const HISTORY_DAYS = 7;
+
+/**
+ * Everything a node does besides answering HTTP: the lease keeper (which starts and stops the
+ * sessions through the supervisor), the webhook delivery worker, the periodic sweeps and, on
+ * PostgreSQL, the listener that drops revoked keys from the cache. Built by the composition
+ * root; `wagw serve` starts it after the HTTP server listens and stops it after the server has
+ * finished its requests.
+ */
+export class NodeRuntime {
+  private sweeper: NodeJS.Timeout | undefined;
+  private started = false;
+
+  constructor(
+    private readonly config: Config,
+    private readonly store: Store,
+    private readonly work: NodeWork,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Only the lease keeper and its sessions: what a test gateway without the rest needs. */
+  async startSessions(): Promise<void> {
+    await this.retireDeadPredecessors();
+    await this.work.keeper.start();
+  }
+
+  async start(): Promise<void> {
+    this.started = true;
+    await this.startSessions();
+    await this.work.revocations.start();
+    this.work.deliveryWorker.start();
+    await this.sweep();
+    this.sweeper = setInterval(() => void this.sweep(), this.config.interruptedSendAfterMs);
+    this.sweeper.unref();
+  }
+
+  /** Reverse order: no new sweeps, linking ended, sessions stopped and leases released, then the worker. */
+  async stop(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.work.stopLinking();
+    await this.work.keeper.stop();
+    if (this.started) await this.work.revocations.stop();
+    await this.work.deliveryWorker.stop();
+  }
+
+  private async sweep(): Promise<void> {
+    await this.work.sweep().catch((error: unknown) => this.logger.error({ err: error }, 'periodic sweep failed'));
+    await pruneClusterHistory(this.store.db, Date.now() - HISTORY_DAYS * 86_400_000).catch(() => {});
+  }
+
+  /**
+   * A node on this host whose process is gone died without releasing its leases; they end now
+   * rather than after their TTL. On SQLite, one that is still alive is another server on the
+   * same file, which SQLite cannot share safely: this start is refused.
+   */
+  private async retireDeadPredecessors(): Promise<void> {
+    const ttlMs = this.config.cluster.leaseTtlMs;
+    for (const node of await listNodes(this.store.db, this.store.dialect)) {
+      if (node.stoppedAt !== null || node.heartbeatAgeMs > 2 * ttlMs || node.id === this.work.keeper.nodeId) continue;
+      const sameHost = node.hostname === os.hostname();
+      if (sameHost && !processAlive(node.pid)) {
+        await retireNode(this.store.db, this.store.dialect, node.id);
+        this.logger.info({ node: node.id, pid: node.pid }, 'released the leases of a previous run of a node on this host that did not stop cleanly');
+      } else if (this.store.dialect === 'sqlite') {
+        throw new SingleNodeError(
+          `Another wa-gateway server (node ${node.name}, pid ${node.pid} on ${node.hostname}) is running on this SQLite database. ` +
+            'SQLite serves one node: stop that server first, or run several nodes on PostgreSQL (docs/cluster.md).',
+        );
+      }
+    }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,123 @@
+import net from 'node:net';
+import readline from 'node:readline';
+import type { Logger } from 'pino';
+import { NotConnectedError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
+
+/** How long to wait before dialling the shared network again after the socket closed. */
+const REDIAL_MS = 500;
+
+/**
+ * A node's side of the shared sandbox network (sandbox-network-server.ts): one TCP socket for
+ * all of the node's numbers. If the socket drops, every number's connection is gone, as the
+ * network sees it; the devices hear `replaced` so their sessions report it, and the lease
+ * keeper's next start of each number connects it again.
+ */
+export class RemoteSandboxNetwork implements SandboxNetworkPort {
+  private socket: net.Socket | undefined;
+  private connecting: Promise<net.Socket> | undefined;
+  private nextRef = 0;
+  private readonly pending = new Map<number, { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }>();
+  private readonly devices = new Map<string, NetworkDevice>();
+
+  constructor(
+    private readonly address: { host: string; port: number },
+    private readonly logger?: Logger,
+  ) {}
+
+  async connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection> {
+    this.devices.set(phone, device);
+    await this.request({ op: 'connect', phone, node });
+    return {
+      send: async (to, text) => {
+        const answer = await this.request({ op: 'send', phone, to, text });
+        return { id: String(answer.id) };
+      },
+      close: async () => {
+        if (this.devices.get(phone) !== device) return;
+        this.devices.delete(phone);
+        await this.request({ op: 'disconnect', phone }).catch(() => {});
+      },
+    };
+  }
+
+  async inject(from: string, to: string, text: string): Promise<{ id: string }> {
+    const answer = await this.request({ op: 'inject', from, to, text });
+    return { id: String(answer.id) };
+  }
+
+  async journal(): Promise<JournalEntry[]> {
+    return (await this.request({ op: 'journal' })).entries as JournalEntry[];
+  }
+
+  close(): void {
+    this.socket?.destroy();
+  }
+
+  private async request(body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const socket = await this.dial();
+    const ref = ++this.nextRef;
+    return new Promise((resolve, reject) => {
+      this.pending.set(ref, {
+        resolve: (answer) => (answer.error === undefined ? resolve(answer) : reject(answer.error === 'NotConnectedError' ? new NotConnectedError(String(body.phone ?? body.to)) : new Error(String(answer.message)))),
+        reject,
+      });
+      socket.write(`${JSON.stringify({ ...body, ref })}\n`);
+    });
+  }
+
+  private dial(): Promise<net.Socket> {
+    if (this.socket !== undefined && !this.socket.destroyed) return Promise.resolve(this.socket);
+    this.connecting ??= new Promise<net.Socket>((resolve, reject) => {
+      const socket = net.connect(this.address);
+      socket.setNoDelay(true);
+      socket.once('connect', () => {
+        this.socket = socket;
+        this.connecting = undefined;
+        resolve(socket);
+      });
+      socket.once('error', (error) => {
+        this.connecting = undefined;
+        reject(new Error(`The shared sandbox network at tcp://${this.address.host}:${this.address.port} cannot be reached: ${error.message}`));
+      });
+      readline.createInterface({ input: socket }).on('line', (line) => this.onLine(line));
+      socket.on('close', () => this.onClose(socket));
+    }).catch(async (error: unknown) => {
+      await new Promise((resolve) => setTimeout(resolve, REDIAL_MS));
+      throw error;
+    });
+    return this.connecting;
+  }
+
+  private onLine(line: string): void {
+    const message = JSON.parse(line) as Record<string, unknown>;
+    if (message.ref !== undefined) {
+      const waiter = this.pending.get(Number(message.ref));
+      this.pending.delete(Number(message.ref));
+      waiter?.resolve(message);
+      return;
+    }
+    const device = this.devices.get(String(message.phone));
+    if (message.op === 'incoming') {
+      const incoming = message.message as NetworkMessage;
+      if (device === undefined) return;
+      device.incoming(incoming).then(
+        () => this.socket?.write(`${JSON.stringify({ op: 'stored', id: incoming.id })}\n`),
+        (error: unknown) => this.logger?.warn({ err: error, id: incoming.id }, 'could not store a sandbox message; the network keeps it'),
+      );
+    } else if (message.op === 'receipt') {
+      device?.receipt({ id: String(message.id), status: 'delivered' });
+    } else if (message.op === 'replaced') {
+      this.devices.delete(String(message.phone));
+      device?.replaced();
+    }
+  }
+
+  private onClose(socket: net.Socket): void {
+    if (this.socket === socket) this.socket = undefined;
+    for (const waiter of this.pending.values()) waiter.reject(new Error('the connection to the shared sandbox network closed'));
+    this.pending.clear();
+    const devices = [...this.devices.values()];
+    this.devices.clear();
+    for (const device of devices) device.lost?.();
+  }
+}

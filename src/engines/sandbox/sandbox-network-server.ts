@@ -1,0 +1,106 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import readline from 'node:readline';
+import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkMessage } from './sandbox-network.ts';
+
+/**
+ * One simulated network that every node of a cluster shares (`wagw sandbox-network`), over TCP
+ * with one JSON object per line. A node keeps one socket and multiplexes its numbers on it; when
+ * the socket closes (a node killed, say) every connection of that node closes with it, as a
+ * dead phone's do. The network records every connection, replacement and send with its node,
+ * appended to `journalFile` when given and answered to a `journal` request.
+ *
+ * Requests carry `ref` and are answered with the same `ref`:
+ *   connect {phone, node} · disconnect {phone} · send {phone, to, text} · inject {from, to, text} ·
+ *   stored {id} (the node has stored incoming message id) · journal {}
+ * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone}
+ */
+export async function serveSandboxNetwork(options: { host: string; port: number; journalFile?: string }): Promise<{ port: number; close(): Promise<void> }> {
+  const journalStream = options.journalFile === undefined ? undefined : fs.createWriteStream(options.journalFile, { flags: 'a' });
+  const network = new SandboxNetwork((entry: JournalEntry) => journalStream?.write(`${JSON.stringify(entry)}\n`));
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    const connections = new Map<string, NetworkConnection>();
+    const awaitingStore = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
+    const push = (message: object) => {
+      if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
+    };
+    const answer = (ref: unknown, body: object) => push({ ref, ...body });
+    const lines = readline.createInterface({ input: socket });
+    lines.on('line', (line) => {
+      let request: Record<string, unknown>;
+      try {
+        request = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        socket.destroy();
+        return;
+      }
+      void handle(request).catch((error: unknown) => answer(request.ref, { error: error instanceof Error ? error.name : 'Error', message: String(error) }));
+    });
+    const handle = async (request: Record<string, unknown>) => {
+      const phone = String(request.phone ?? '');
+      switch (request.op) {
+        case 'connect': {
+          const connection = await network.connect(phone, String(request.node), {
+            incoming: (message: NetworkMessage) =>
+              new Promise<void>((resolve, reject) => {
+                awaitingStore.set(message.id, { resolve, reject });
+                push({ op: 'incoming', phone, message });
+              }),
+            receipt: (receipt) => push({ op: 'receipt', phone, ...receipt }),
+            replaced: () => {
+              connections.delete(phone);
+              push({ op: 'replaced', phone });
+            },
+          });
+          connections.set(phone, connection);
+          return answer(request.ref, { ok: true });
+        }
+        case 'disconnect':
+          await connections.get(phone)?.close();
+          connections.delete(phone);
+          return answer(request.ref, { ok: true });
+        case 'send': {
+          const connection = connections.get(phone);
+          if (connection === undefined) return answer(request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
+          return answer(request.ref, await connection.send(String(request.to), String(request.text)));
+        }
+        case 'inject':
+          return answer(request.ref, await network.inject(String(request.from), String(request.to), String(request.text)));
+        case 'stored':
+          awaitingStore.get(String(request.id))?.resolve();
+          awaitingStore.delete(String(request.id));
+          return;
+        case 'journal':
+          return answer(request.ref, { entries: network.journal() });
+        default:
+          return answer(request.ref, { error: 'Error', message: `unknown op ${String(request.op)}` });
+      }
+    };
+    const closeAll = () => {
+      sockets.delete(socket);
+      for (const connection of connections.values()) void connection.close();
+      connections.clear();
+      for (const waiter of awaitingStore.values()) waiter.reject(new Error('the node went away'));
+      awaitingStore.clear();
+    };
+    socket.on('close', closeAll);
+    socket.on('error', () => socket.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => {
+          journalStream?.end();
+          resolve();
+        });
+      }),
+  };
+}

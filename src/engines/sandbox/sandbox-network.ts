@@ -1,0 +1,241 @@
+import { monotonicFactory } from 'ulid';
+import { randomFraction } from '../../domain/ids.ts';
+
+/** A message on the simulated network, as the receiving device gets it. */
+export interface NetworkMessage {
+  id: string;
+  from: string;
+  to: string;
+  text: string;
+  sentAt: number;
+}
+
+/** What a number's live connection hears from the network. */
+export interface NetworkDevice {
+  /** Resolves once the device has stored the message; only then does the network forget it. */
+  incoming(message: NetworkMessage): Promise<void>;
+  receipt(receipt: { id: string; status: 'delivered' }): void;
+  /** Another connection of the same number took over (WhatsApp's 440 conflict); this one is closed. */
+  replaced(): void;
+  /** The way to the network broke (a shared network restarting): the session should connect again. */
+  lost?(): void;
+}
+
+export interface NetworkConnection {
+  send(to: string, text: string): Promise<{ id: string }>;
+  close(): Promise<void>;
+}
+
+/** The simulated WhatsApp as an engine session sees it, whether in this process or shared. */
+export interface SandboxNetworkPort {
+  connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection>;
+  /** Delivers a message from any phone to `to`, resolving with its id once the recipient stored it. */
+  inject(from: string, to: string, text: string): Promise<{ id: string }>;
+}
+
+export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver';
+
+/** One thing the network saw, for tests and for the operator. */
+export interface JournalEntry {
+  seq: number;
+  at: number;
+  kind: JournalKind;
+  phone: string;
+  node: string;
+  /** The message's id, for send and deliver. */
+  id?: string;
+  to?: string;
+  text?: string;
+}
+
+export class NotConnectedError extends Error {
+  constructor(phone: string) {
+    super(`${phone} has no live connection to the sandbox network.`);
+    this.name = 'NotConnectedError';
+  }
+}
+
+interface LiveConnection {
+  phone: string;
+  node: string;
+  device: NetworkDevice;
+  open: boolean;
+}
+
+interface Pending {
+  message: NetworkMessage;
+  /** Settles the sender's wait; called at most once. */
+  settle(delivered: boolean): void;
+  /** The connection the message was handed to and has not yet answered for. */
+  inFlightTo?: LiveConnection;
+}
+
+const nextUlid = monotonicFactory(randomFraction);
+/** How long a send waits for a live recipient to store the message before answering anyway. */
+const DELIVERY_WAIT_MS = 2_000;
+const JOURNAL_LIMIT = 200_000;
+
+/**
+ * The simulated WhatsApp network. Like WhatsApp, it allows one live connection per number (a
+ * second one replaces the first, which hears `replaced`), keeps messages for a number that has
+ * connected before until a connection of it stores them, and acknowledges delivery to the
+ * sender. Phones that never connected are outside the gateway: sends to them are accepted and
+ * acknowledged at once. It runs in the gateway's process by default, or shared by several nodes
+ * (`wagw sandbox-network`, sandbox-network-server.ts).
+ */
+export class SandboxNetwork implements SandboxNetworkPort {
+  private readonly live = new Map<string, LiveConnection>();
+  private readonly known = new Set<string>();
+  private readonly waiting = new Map<string, Pending[]>();
+  private readonly entries: JournalEntry[] = [];
+  private seq = 0;
+
+  constructor(private readonly onJournal?: (entry: JournalEntry) => void) {}
+
+  async connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection> {
+    const previous = this.live.get(phone);
+    const connection: LiveConnection = { phone, node, device, open: true };
+    this.live.set(phone, connection);
+    this.known.add(phone);
+    if (previous !== undefined) {
+      previous.open = false;
+      this.record({ kind: 'replace', phone, node: previous.node });
+      previous.device.replaced();
+      this.release(previous);
+    }
+    this.record({ kind: 'connect', phone, node });
+    // Messages kept while the number was away go to the new connection, in order.
+    queueMicrotask(() => this.flushWaiting(phone));
+    return {
+      send: (to, text) => this.send(connection, to, text),
+      close: async () => this.close(connection),
+    };
+  }
+
+  async inject(from: string, to: string, text: string): Promise<{ id: string }> {
+    const message = this.newMessage(from, to, text);
+    this.record({ kind: 'send', phone: from, node: 'simulator', id: message.id, to, text });
+    const delivered = await this.deliver(message, true);
+    if (!delivered) throw new NotConnectedError(to);
+    return { id: message.id };
+  }
+
+  /** Everything the network saw, oldest first (bounded to the latest entries). */
+  journal(): JournalEntry[] {
+    return [...this.entries];
+  }
+
+  /** Drops every connection of a node at once, as a dead node's sockets close. */
+  disconnectNode(node: string): void {
+    for (const connection of [...this.live.values()]) if (connection.node === node) this.close(connection);
+  }
+
+  private async send(connection: LiveConnection, to: string, text: string): Promise<{ id: string }> {
+    if (!connection.open) throw new NotConnectedError(connection.phone);
+    const message = this.newMessage(connection.phone, to, text);
+    this.record({ kind: 'send', phone: connection.phone, node: connection.node, id: message.id, to, text });
+    const sender = connection.phone;
+    if (!this.known.has(to)) {
+      // A phone outside the gateway: its handset acknowledges, as on the real network.
+      setImmediate(() => this.acknowledge(sender, message.id));
+      return { id: message.id };
+    }
+    // The send waits (briefly) for a live recipient to store the message, as a device
+    // acknowledges it; a recipient that is away gets it when it connects again.
+    await this.deliver(message, false);
+    return { id: message.id };
+  }
+
+  private deliver(message: NetworkMessage, dropIfUndelivered: boolean): Promise<boolean> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const pending: Pending = {
+        message,
+        settle: (delivered) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve(delivered);
+        },
+      };
+      const timer = setTimeout(() => {
+        if (dropIfUndelivered) this.forget(pending);
+        pending.settle(false);
+      }, DELIVERY_WAIT_MS);
+      const queue = this.waiting.get(message.to) ?? [];
+      queue.push(pending);
+      this.waiting.set(message.to, queue);
+      if (queue.length === 1) this.flushWaiting(message.to);
+    });
+  }
+
+  private forget(pending: Pending): void {
+    const queue = this.waiting.get(pending.message.to);
+    if (queue === undefined) return;
+    const index = queue.indexOf(pending);
+    // One in flight stays until its device answers; the others are dropped.
+    if (index >= 0 && pending.inFlightTo === undefined) queue.splice(index, 1);
+    if (queue.length === 0) this.waiting.delete(pending.message.to);
+  }
+
+  /**
+   * Hands the recipient's oldest waiting message to its live connection; the next follows once
+   * it is stored, so a number receives in order. A message in flight to a connection that closes
+   * goes to the next one; if both store it, the gateway keeps it once (unique per WhatsApp id).
+   */
+  private flushWaiting(phone: string): void {
+    const connection = this.live.get(phone);
+    const head = this.waiting.get(phone)?.[0];
+    if (connection === undefined || !connection.open || head === undefined || head.inFlightTo !== undefined) return;
+    head.inFlightTo = connection;
+    connection.device.incoming(head.message).then(
+      () => {
+        const queue = this.waiting.get(phone);
+        const index = queue?.indexOf(head) ?? -1;
+        if (index < 0) return;
+        queue!.splice(index, 1);
+        if (queue!.length === 0) this.waiting.delete(phone);
+        this.record({ kind: 'deliver', phone, node: connection.node, id: head.message.id });
+        head.settle(true);
+        if (head.message.from !== phone) this.acknowledge(head.message.from, head.message.id);
+        this.flushWaiting(phone);
+      },
+      () => {
+        // Not stored (the connection is closing, or its node could not write): kept for a later try.
+        if (head.inFlightTo !== connection) return;
+        head.inFlightTo = undefined;
+        setTimeout(() => this.flushWaiting(phone), 200);
+      },
+    );
+  }
+
+  /** A message in flight to a connection that is gone may go to the number's next one. */
+  private release(connection: LiveConnection): void {
+    const head = this.waiting.get(connection.phone)?.[0];
+    if (head?.inFlightTo === connection) head.inFlightTo = undefined;
+  }
+
+  private acknowledge(sender: string, id: string): void {
+    const connection = this.live.get(sender);
+    if (connection?.open) connection.device.receipt({ id, status: 'delivered' });
+  }
+
+  private close(connection: LiveConnection): void {
+    if (!connection.open) return;
+    connection.open = false;
+    if (this.live.get(connection.phone) === connection) this.live.delete(connection.phone);
+    this.record({ kind: 'disconnect', phone: connection.phone, node: connection.node });
+    this.release(connection);
+  }
+
+  private newMessage(from: string, to: string, text: string): NetworkMessage {
+    return { id: `sbx_${nextUlid()}`, from, to, text, sentAt: Date.now() };
+  }
+
+  private record(entry: Omit<JournalEntry, 'seq' | 'at'>): void {
+    const full: JournalEntry = { seq: ++this.seq, at: Date.now(), ...entry };
+    this.entries.push(full);
+    if (this.entries.length > JOURNAL_LIMIT) this.entries.splice(0, this.entries.length - JOURNAL_LIMIT);
+    this.onJournal?.(full);
+  }
+}

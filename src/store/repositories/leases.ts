@@ -1,0 +1,314 @@
+import { sql, type RawBuilder } from 'kysely';
+import { newId } from '../../domain/ids.ts';
+import type { SessionLease } from '../../domain/model.ts';
+import type { Executor } from '../database.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * Lease times come from the database's clock on PostgreSQL, so that nodes whose clocks disagree
+ * still agree on when a lease ends. SQLite has one node, whose clock is the only one.
+ */
+function databaseNow(dialect: Dialect): RawBuilder<number> {
+  return dialect === 'postgres' ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint` : sql<number>`${Date.now()}`;
+}
+
+/** An owner-only write was refused: the lease it carried is no longer the number's current one. */
+export class StaleLeaseError extends Error {
+  constructor(
+    readonly lease: SessionLease,
+    readonly current: { nodeId: string | null; epoch: number } | undefined,
+  ) {
+    super(`Refused a write for ${lease.numberId} under epoch ${lease.epoch} of node ${lease.nodeId}: the lease is now ${current === undefined ? 'gone' : `epoch ${current.epoch} of ${current.nodeId ?? 'no node'}`}.`);
+    this.name = 'StaleLeaseError';
+  }
+}
+
+/**
+ * The fence of owner-only writes: call it in the write's own transaction. On PostgreSQL the lease
+ * row is read FOR SHARE, so a takeover committing meanwhile either comes first (and this refuses)
+ * or waits for this transaction: a stale owner's write and a new owner's claim never interleave.
+ */
+export async function assertLeaseHeld(db: Executor, dialect: Dialect, lease: SessionLease): Promise<void> {
+  const row = await db
+    .selectFrom('number_leases')
+    .select(['node_id', 'epoch'])
+    .where('number_id', '=', lease.numberId)
+    .$if(dialect === 'postgres', (query) => query.forShare())
+    .executeTakeFirst();
+  if (row === undefined || row.node_id !== lease.nodeId || Number(row.epoch) !== lease.epoch) {
+    throw new StaleLeaseError(lease, row === undefined ? undefined : { nodeId: row.node_id, epoch: Number(row.epoch) });
+  }
+}
+
+export interface NodeRegistration {
+  id: string;
+  name: string;
+  url: string | null;
+  hostname: string;
+  pid: number;
+}
+
+export async function registerNode(db: Executor, dialect: Dialect, node: NodeRegistration): Promise<void> {
+  await db
+    .insertInto('cluster_nodes')
+    .values({ ...node, started_at: databaseNow(dialect), heartbeat_at: databaseNow(dialect), stopped_at: null })
+    .execute();
+}
+
+export async function heartbeatNode(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
+  await db.updateTable('cluster_nodes').set({ heartbeat_at: databaseNow(dialect) }).where('id', '=', nodeId).execute();
+}
+
+export async function markNodeStopped(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
+  await db.updateTable('cluster_nodes').set({ stopped_at: databaseNow(dialect) }).where('id', '=', nodeId).execute();
+}
+
+export interface ClusterNode extends NodeRegistration {
+  startedAt: number;
+  heartbeatAt: number;
+  stoppedAt: number | null;
+  /** Milliseconds since the last heartbeat, by the database's clock. */
+  heartbeatAgeMs: number;
+}
+
+export async function listNodes(db: Executor, dialect: Dialect): Promise<ClusterNode[]> {
+  const rows = await db
+    .selectFrom('cluster_nodes')
+    .selectAll()
+    .select(sql<number>`${databaseNow(dialect)} - heartbeat_at`.as('age'))
+    .orderBy('started_at', 'desc')
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    hostname: row.hostname,
+    pid: row.pid,
+    startedAt: Number(row.started_at),
+    heartbeatAt: Number(row.heartbeat_at),
+    stoppedAt: row.stopped_at === null ? null : Number(row.stopped_at),
+    heartbeatAgeMs: Number(row.age),
+  }));
+}
+
+/** Nodes that heartbeat within the TTL and have not stopped: the ones numbers are shared among. */
+export async function countLiveNodes(db: Executor, dialect: Dialect, ttlMs: number): Promise<number> {
+  const row = await db
+    .selectFrom('cluster_nodes')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('stopped_at', 'is', null)
+    .where('heartbeat_at', '>', sql<number>`${databaseNow(dialect)} - ${ttlMs}`)
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/** Gives every number without a lease row an empty one, so that claiming is a single update. */
+export async function ensureLeaseRows(db: Executor): Promise<void> {
+  await db
+    .insertInto('number_leases')
+    .columns(['number_id', 'node_id', 'epoch', 'expires_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('whatsapp_numbers')
+        .leftJoin('number_leases', 'number_leases.number_id', 'whatsapp_numbers.id')
+        .where('number_leases.number_id', 'is', null)
+        .select(['whatsapp_numbers.id', sql<null>`null`.as('node_id'), sql<number>`0`.as('epoch'), sql<number>`0`.as('expires_at')]),
+    )
+    .onConflict((conflict) => conflict.column('number_id').doNothing())
+    .execute();
+}
+
+export async function countLeasedNumbers(db: Executor): Promise<number> {
+  const row = await db.selectFrom('number_leases').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export interface ClaimedLease extends SessionLease {
+  phone: string;
+}
+
+/**
+ * Takes up to `limit` numbers that nobody holds or whose lease ran out. On PostgreSQL the
+ * candidates are locked and skipped when locked, so nodes claiming at once share them out
+ * instead of queueing on the same rows; the update checks again that each is still free.
+ */
+export async function claimLeases(
+  db: Executor,
+  dialect: Dialect,
+  nodeId: string,
+  ttlMs: number,
+  limit: number,
+  onlyNumberIds?: readonly string[],
+): Promise<ClaimedLease[]> {
+  if (limit <= 0) return [];
+  const now = databaseNow(dialect);
+  const candidates = await db
+    .selectFrom('number_leases')
+    .innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id')
+    .select(['number_leases.number_id', 'number_leases.node_id', 'whatsapp_numbers.phone'])
+    .where((eb) => eb.or([eb('number_leases.node_id', 'is', null), eb('number_leases.expires_at', '<=', now)]))
+    .$if(onlyNumberIds !== undefined, (query) => query.where('number_leases.number_id', 'in', onlyNumberIds!.length > 0 ? onlyNumberIds! : ['']))
+    .orderBy('number_leases.number_id')
+    .limit(limit)
+    .$if(dialect === 'postgres', (query) => query.forUpdate('number_leases').skipLocked())
+    .execute();
+  if (candidates.length === 0) return [];
+  const claimed = await db
+    .updateTable('number_leases')
+    .set((eb) => ({ node_id: nodeId, epoch: eb('epoch', '+', 1), expires_at: sql<number>`${now} + ${ttlMs}` }))
+    .where('number_id', 'in', candidates.map((candidate) => candidate.number_id))
+    .where((eb) => eb.or([eb('node_id', 'is', null), eb('expires_at', '<=', now)]))
+    .returning(['number_id', 'epoch'])
+    .execute();
+  const byId = new Map(candidates.map((candidate) => [candidate.number_id, candidate]));
+  const leases = claimed.map((row) => ({ numberId: row.number_id, nodeId, epoch: Number(row.epoch), phone: byId.get(row.number_id)!.phone }));
+  await recordLeaseChanges(
+    db,
+    dialect,
+    leases.map((lease) => {
+      const previous = byId.get(lease.numberId)!.node_id;
+      return { lease, fromNodeId: previous, toNodeId: nodeId, reason: previous === null ? 'claimed' : 'taken_over' };
+    }),
+  );
+  return leases;
+}
+
+/** Extends every live lease the node holds, in one statement; returns the ones it still holds. */
+export async function renewLeases(db: Executor, dialect: Dialect, nodeId: string, ttlMs: number): Promise<SessionLease[]> {
+  const now = databaseNow(dialect);
+  const rows = await db
+    .updateTable('number_leases')
+    .set({ expires_at: sql<number>`${now} + ${ttlMs}` })
+    .where('node_id', '=', nodeId)
+    .where('expires_at', '>', now)
+    .returning(['number_id', 'epoch'])
+    .execute();
+  return rows.map((row) => ({ numberId: row.number_id, nodeId, epoch: Number(row.epoch) }));
+}
+
+/** Gives up the leases, each only if still held under its epoch, so that another node may claim them at once. */
+export async function releaseLeases(db: Executor, dialect: Dialect, leases: readonly ClaimedLease[], reason: 'released' | 'handed_over'): Promise<void> {
+  const released: ClaimedLease[] = [];
+  for (const lease of leases) {
+    const result = await db
+      .updateTable('number_leases')
+      .set({ node_id: null, expires_at: 0 })
+      .where('number_id', '=', lease.numberId)
+      .where('node_id', '=', lease.nodeId)
+      .where('epoch', '=', lease.epoch)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) > 0) released.push(lease);
+  }
+  await recordLeaseChanges(db, dialect, released.map((lease) => ({ lease, fromNodeId: lease.nodeId, toNodeId: null, reason })));
+}
+
+async function recordLeaseChanges(
+  db: Executor,
+  dialect: Dialect,
+  changes: { lease: ClaimedLease; fromNodeId: string | null; toNodeId: string | null; reason: string }[],
+): Promise<void> {
+  if (changes.length === 0) return;
+  await db
+    .insertInto('lease_changes')
+    .values(
+      changes.map(({ lease, fromNodeId, toNodeId, reason }) => ({
+        id: newId('leaseChange'),
+        number_id: lease.numberId,
+        phone: lease.phone,
+        from_node_id: fromNodeId,
+        to_node_id: toNodeId,
+        epoch: lease.epoch,
+        reason,
+        at: databaseNow(dialect),
+      })),
+    )
+    .execute();
+}
+
+export interface LeaseOwner {
+  nodeId: string | null;
+  epoch: number;
+  /** Where the owner takes forwarded requests; null for a node without WAGW_NODE_URL. */
+  url: string | null;
+  /** Milliseconds until the lease ends; 0 or less once it has. */
+  remainingMs: number;
+}
+
+/** Who holds the number's session now, as the database sees it. */
+export async function findLeaseOwner(db: Executor, dialect: Dialect, numberId: string): Promise<LeaseOwner | undefined> {
+  const row = await db
+    .selectFrom('number_leases')
+    .leftJoin('cluster_nodes', 'cluster_nodes.id', 'number_leases.node_id')
+    .select(['number_leases.node_id', 'number_leases.epoch', 'cluster_nodes.url', sql<number>`number_leases.expires_at - ${databaseNow(dialect)}`.as('remaining')])
+    .where('number_leases.number_id', '=', numberId)
+    .executeTakeFirst();
+  if (row === undefined) return undefined;
+  return { nodeId: row.node_id, epoch: Number(row.epoch), url: row.url ?? null, remainingMs: Number(row.remaining) };
+}
+
+export interface LeasedNumber {
+  numberId: string;
+  phone: string;
+  engine: string;
+  status: string;
+  nodeId: string | null;
+  epoch: number;
+  remainingMs: number;
+}
+
+/** Every number with its lease, for the operator's view of the cluster. */
+export async function listLeasedNumbers(db: Executor, dialect: Dialect): Promise<LeasedNumber[]> {
+  const rows = await db
+    .selectFrom('whatsapp_numbers')
+    .leftJoin('number_leases', 'number_leases.number_id', 'whatsapp_numbers.id')
+    .select([
+      'whatsapp_numbers.id',
+      'whatsapp_numbers.phone',
+      'whatsapp_numbers.engine',
+      'whatsapp_numbers.status',
+      'number_leases.node_id',
+      'number_leases.epoch',
+      sql<number | null>`number_leases.expires_at - ${databaseNow(dialect)}`.as('remaining'),
+    ])
+    .orderBy('whatsapp_numbers.phone')
+    .execute();
+  return rows.map((row) => ({
+    numberId: row.id,
+    phone: row.phone,
+    engine: row.engine,
+    status: row.status,
+    nodeId: row.node_id ?? null,
+    epoch: Number(row.epoch ?? 0),
+    remainingMs: Number(row.remaining ?? 0),
+  }));
+}
+
+export interface LeaseChange {
+  phone: string;
+  fromNodeId: string | null;
+  toNodeId: string | null;
+  epoch: number;
+  reason: string;
+  at: number;
+}
+
+export async function listRecentLeaseChanges(db: Executor, limit: number): Promise<LeaseChange[]> {
+  const rows = await db.selectFrom('lease_changes').selectAll().orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+  return rows.map((row) => ({ phone: row.phone, fromNodeId: row.from_node_id, toNodeId: row.to_node_id, epoch: Number(row.epoch), reason: row.reason, at: Number(row.at) }));
+}
+
+/**
+ * Ends at once the leases of nodes known to be dead: a predecessor on this host whose process
+ * is gone (a restart after a crash), so its numbers need not wait out their TTL.
+ */
+export async function retireNode(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
+  await db.updateTable('number_leases').set({ expires_at: 0 }).where('node_id', '=', nodeId).execute();
+  await db.updateTable('cluster_nodes').set({ stopped_at: databaseNow(dialect) }).where('id', '=', nodeId).where('stopped_at', 'is', null).execute();
+}
+
+/** Forgets nodes and lease changes older than the cutoff (epoch milliseconds). */
+export async function pruneClusterHistory(db: Executor, cutoff: number): Promise<void> {
+  await db.deleteFrom('lease_changes').where('at', '<', cutoff).execute();
+  await db.deleteFrom('cluster_nodes').where('heartbeat_at', '<', cutoff).execute();
+}
