@@ -31,6 +31,9 @@ import { LeaseKeeper } from './cluster/lease-keeper.ts';
 import { NodeRuntime } from './cluster/node-runtime.ts';
 import { KeyRevocationListener } from './cluster/key-revocations.ts';
 import { sweepExpired } from './cluster/sweeps.ts';
+import { deriveClusterKey } from './cluster/node-client.ts';
+import { OwnerRouter } from './cluster/owner-router.ts';
+import { RoutedLinking } from './cluster/routed-linking.ts';
 import { SandboxNetwork, type SandboxNetworkPort } from './engines/sandbox/sandbox-network.ts';
 import { RemoteSandboxNetwork } from './engines/sandbox/remote-sandbox-network.ts';
 import { loadSecretKey, SecretBox } from './secrets/secret-box.ts';
@@ -70,6 +73,12 @@ export interface Gateway {
   system: SystemStatusService;
   /** The Prometheus metrics that GET /metrics serves (when a metrics token is configured). */
   metrics: GatewayMetrics;
+  /** Signs and checks the calls nodes make to each other; derived from the secret key. */
+  clusterKey: Buffer;
+  /** Runs a request for a number on the node that serves it (forwarding when that is another). */
+  router: OwnerRouter;
+  /** The console's linking and restarts, served by the number's owner from any node. */
+  routedLinking: RoutedLinking;
   /** Keys the dashboard's CSRF tokens; derived from the secret key, so it survives restarts. */
   dashboardSigningKey: Buffer;
   /** Sends webhook deliveries; started by the node runtime only, never by the CLI. */
@@ -191,6 +200,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     { idleTimeoutMs: config.dashboard.sessionIdleTimeoutMs, absoluteTimeoutMs: config.dashboard.sessionAbsoluteTimeoutMs },
     createHmac('sha256', secretKey).update('wa-gateway sign-in throttle').digest(),
   );
+  const clusterKey = deriveClusterKey(secretKey);
+  const router = new OwnerRouter(supervisor, config.cluster.ownerWaitMs);
   const runtime = new NodeRuntime(
     config,
     store,
@@ -232,6 +243,9 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     history: new MessageHistoryService(store),
     system: new SystemStatusService(store, config, startedAt),
     metrics,
+    clusterKey,
+    router,
+    routedLinking: new RoutedLinking(linking, supervisor, router, clusterKey),
     dashboardSigningKey: createHmac('sha256', secretKey).update('wa-gateway dashboard csrf').digest(),
     deliveryWorker,
     startedAt,

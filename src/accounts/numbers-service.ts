@@ -97,6 +97,12 @@ export class NumbersService {
     return number;
   }
 
+  /** The account's number with this phone, or undefined: what routing a send needs, with no error to raise. */
+  async findNumberOfAccount(accountId: string, phone: string): Promise<WhatsAppNumber | undefined> {
+    const number = await lookupPhone(this.store, phone);
+    return number?.accountId === accountId ? number : undefined;
+  }
+
   async removeNumber(operator: OperatorScope, phoneOrId: string): Promise<WhatsAppNumber> {
     const number = await this.findNumber(operator, phoneOrId);
     await deleteNumber(this.store.db, number.id);

@@ -6,6 +6,7 @@ import { createGateway, createLogger } from '../main.ts';
 import { registerAccountCommands, registerUserCommands } from './commands/accounts.ts';
 import { registerKeyCommands, registerNumberCommands } from './commands/numbers.ts';
 import { registerWebhookCommands } from './commands/webhooks.ts';
+import { registerClusterCommands } from './commands/cluster.ts';
 import { CliInputError, withGateway } from './context.ts';
 
 const program = new Command('wagw')
@@ -47,6 +48,7 @@ registerUserCommands(program);
 registerNumberCommands(program);
 registerKeyCommands(program);
 registerWebhookCommands(program);
+registerClusterCommands(program);
 
 try {
   await program.parseAsync(process.argv);

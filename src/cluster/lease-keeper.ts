@@ -13,6 +13,7 @@ import {
   registerNode,
   releaseLeases,
   renewLeases,
+  setNodeUrl,
   type ClaimedLease,
 } from '../store/repositories/leases.ts';
 
@@ -100,6 +101,14 @@ export class LeaseKeeper {
     await this.tick();
     this.ticker = setInterval(() => this.tickSoon(), this.renewIntervalMs);
     this.watchdog = setInterval(() => void this.checkTrust(), Math.max(50, Math.floor(this.renewIntervalMs / 4)));
+  }
+
+  /**
+   * Records where other nodes reach this one, once the server listens: on a single host (and
+   * for the CLI) the listening address is enough when WAGW_NODE_URL is not set.
+   */
+  async announceUrl(url: string): Promise<void> {
+    await setNodeUrl(this.store.db, this.nodeId, url);
   }
 
   /** Runs a tick as soon as the one under way (if any) ends; ticks never overlap. */

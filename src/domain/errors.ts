@@ -38,7 +38,7 @@ export const errorCatalogue = {
   quota_exceeded: { publicApi: true, status: 429, meaning: 'The account has used its monthly volume.', details: { plan: 'the account\'s plan', used: 'messages sent this month', limit: 'messages a month', resets_at: 'when the next month starts, ISO 8601' } },
   rate_limited: { publicApi: true, status: 429, meaning: 'Too many requests of this kind; try again after Retry-After.', details: { limit_per_minute: 'the rate allowed', retry_after_seconds: 'when to try again, as in Retry-After' } },
   internal_error: { publicApi: true, status: 500, meaning: 'Something failed on our side; the request_id names it in our log.' },
-  number_not_connected: { publicApi: true, status: 503, meaning: 'The sending number\'s WhatsApp session is not connected (or WhatsApp restricted the account, 463).', details: { from_phone: 'the number', status: 'its session status' } },
+  number_not_connected: { publicApi: true, status: 503, meaning: 'The sending number\'s WhatsApp session is not connected (or WhatsApp restricted the account, 463).', details: { from_phone: 'the number', status: 'its session status (`no_owner` while another node takes the number over)', retry_after_seconds: 'when to try again, also in Retry-After (during a takeover)' } },
   // The operator CLI and the dashboard.
   invalid_argument: { status: 400, meaning: 'A value given to the CLI or a dashboard form is not acceptable.', details: { ...FIELD, limit: 'the bound it broke, when there is one' } },
   weak_password: { status: 400, meaning: 'A password is too short or too easy to guess.', details: { ...FIELD, score: 'its strength, 0 to 4', minimum_score: 'the least accepted', minimum_length: 'the fewest characters accepted' } },

@@ -15,6 +15,7 @@ import { registerRequestMetrics } from './plugins/metrics.ts';
 import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { KEYED_PATHS, registerMessageRoutes } from './routes/messages.ts';
+import { registerInternalRoutes } from './routes/internal.ts';
 
 /**
  * Builds the HTTP app from a gateway. It never listens: server.ts does, and tests call
@@ -83,6 +84,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerHealthRoute(app, gateway.store);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);
   registerMessageRoutes(app, gateway);
+  registerInternalRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await registerDashboard(app, gateway);
   return app;

@@ -55,6 +55,7 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     await gateway.close();
     throw error;
   }
+  if (gateway.config.cluster.nodeUrl === null) await gateway.keeper.announceUrl(reachableUrl(address));
   let stopping: Promise<void> | undefined;
   const stop = () => {
     // Order matters: stop taking requests and let in-flight ones finish, then stop the node's
@@ -75,6 +76,14 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     return stopping;
   };
   return { app, address, stop };
+}
+
+/** The listening address as a URL another process on this host can call: a wildcard becomes loopback. */
+function reachableUrl(address: string): string {
+  const url = new URL(address);
+  if (url.hostname === '0.0.0.0') url.hostname = '127.0.0.1';
+  if (url.hostname === '[::]') url.hostname = '[::1]';
+  return url.origin;
 }
 
 /** Settings that weaken a guard are said out loud at every start, so that none is left on by mistake. */

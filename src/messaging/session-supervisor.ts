@@ -43,6 +43,8 @@ const STAGGER_MS = 250;
 export class SessionSupervisor implements SessionHost {
   private starts: Promise<void> = Promise.resolve();
   private readonly running = new Map<string, { number: WhatsAppNumber; lease: SessionLease }>();
+  /** Phone → number id of the sessions that run here, for the send path's routing check. */
+  private readonly phones = new Map<string, string>();
 
   constructor(
     private readonly store: Store,
@@ -68,6 +70,7 @@ export class SessionSupervisor implements SessionHost {
     const running = this.running.get(numberId);
     if (running === undefined) return;
     this.running.delete(numberId);
+    this.phones.delete(running.number.phone);
     await this.engineFor(running.number)
       ?.stop(running.number)
       .catch((error: unknown) => this.logger.error({ err: error, phone: running.number.phone }, 'could not stop the session of a number'));
@@ -79,7 +82,7 @@ export class SessionSupervisor implements SessionHost {
    */
   async resume(number: WhatsAppNumber): Promise<void> {
     const lease = this.requireLease(number);
-    this.running.set(number.id, { number, lease });
+    this.track(number, lease);
     await this.engineFor(number)?.start(number, lease);
   }
 
@@ -95,7 +98,7 @@ export class SessionSupervisor implements SessionHost {
     const engine = number && this.engineFor(number);
     if (number === undefined || engine === undefined) return;
     try {
-      this.running.set(number.id, { number, lease });
+      this.track(number, lease);
       await engine.start(number, lease);
       // Lost while starting: the stop that came meanwhile found nothing yet to stop.
       if (this.keeper.leaseOf(number.id)?.epoch !== lease.epoch) await engine.stop(number);
@@ -103,6 +106,17 @@ export class SessionSupervisor implements SessionHost {
       this.logger.error({ err: error, phone: number.phone }, 'could not start the session of a number');
     }
     if (engine.capabilities.staggeredStart) await new Promise((resolve) => setTimeout(resolve, STAGGER_MS));
+  }
+
+  /** Whether this node runs the session of the phone now: the send path's check, with no query. */
+  servesPhone(phone: string): boolean {
+    const numberId = this.phones.get(phone);
+    return numberId !== undefined && this.keeper.leaseOf(numberId) !== undefined;
+  }
+
+  private track(number: WhatsAppNumber, lease: SessionLease): void {
+    this.running.set(number.id, { number, lease });
+    this.phones.set(number.phone, number.id);
   }
 
   /** Where the number's session runs: here, on another live node, or (for now) nowhere. */
@@ -132,7 +146,7 @@ export class SessionSupervisor implements SessionHost {
     }
     const lease = this.requireLease(number);
     await engine.stop(number);
-    this.running.set(number.id, { number, lease });
+    this.track(number, lease);
     await engine.start(number, lease);
   }
 
@@ -180,7 +194,7 @@ export class SessionSupervisor implements SessionHost {
       throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which connects without linking.`);
     }
     const lease = this.requireLease(number);
-    this.running.set(number.id, { number, lease });
+    this.track(number, lease);
     return engine.linker.link(number, lease);
   }
 

@@ -13,15 +13,26 @@ export function registerLinkCommand(numberCommand: Command): void {
     .action(async (phoneOrId: string, options: { pairingCode?: boolean }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const number = await gateway.numbers.findNumber(operator, phoneOrId);
-        const session = await gateway.supervisor.link(number);
+        // The session that links must hold the number's lease: this command takes it for as long
+        // as it runs, and gives it back so that a node resumes the linked session at once.
+        await gateway.keeper.startPinned([number.id]);
+        if (gateway.keeper.leaseOf(number.id) === undefined) {
+          await gateway.keeper.stop();
+          throw new AppError('invalid_argument', `${number.phone} is served by a running node; link it from the operator console (any node), which links on that node.`);
+        }
+        const session = await gateway.supervisor.link(number).catch(async (error: unknown) => {
+          await gateway.keeper.stop();
+          throw error;
+        });
         try {
           const final = await followLink(session, options.pairingCode === true, output);
           if (final.status !== 'connected') {
             throw new AppError('link_failed', `${number.phone} was not linked: ${final.reason ?? final.status}.`, { status: final.status });
           }
-          output.print({ id: number.id, phone: number.phone, status: final.status }, `Linked: ${number.phone} is connected. A running gateway picks it up within a minute.`);
+          output.print({ id: number.id, phone: number.phone, status: final.status }, `Linked: ${number.phone} is connected. A running gateway picks it up within seconds.`);
         } finally {
           await session.stop();
+          await gateway.keeper.stop();
         }
       });
     });

@@ -27,6 +27,17 @@ export function registerNumberCommands(program: Command): void {
     });
 
   number
+    .command('restart <phoneOrId>')
+    .description('Restart a real number\'s session that failed, was replaced or is backing off; the node that owns it does it')
+    .action(async (phoneOrId: string, _options: object, command: Command) => {
+      await withGateway(command, async (gateway, output, operator) => {
+        const found = await gateway.numbers.findNumber(operator, phoneOrId);
+        await gateway.routedLinking.restart(found);
+        output.print({ id: found.id, phone: found.phone, restarted: true }, `Restarted the session of ${found.phone}.`);
+      });
+    });
+
+  number
     .command('list')
     .description('List numbers')
     .option('--account <id>', 'only the numbers of this account')

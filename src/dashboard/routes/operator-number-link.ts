@@ -26,7 +26,7 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Gateway, rende
     const method = formText(request.body, 'method') as LinkMethod;
     const result = await attempt(async () => {
       if (!LINK_METHODS.includes(method)) throw new AppError('invalid_argument', 'Choose to link with a QR code or with a pairing code.');
-      return gateway.linking.start(number, method);
+      return gateway.routedLinking.start(number, method);
     });
     if (!result.ok) return renderNumber(request, reply, result.error);
     return redirectWithNotice(reply, `${numberPage(number)}#link-panel`, 'link_started');
@@ -34,13 +34,13 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Gateway, rende
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/link/cancel', async (request, reply) => {
     const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    await gateway.linking.cancel(number.id);
+    await gateway.routedLinking.cancel(number);
     return redirectWithNotice(reply, numberPage(number), 'link_cancelled');
   });
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/restart', async (request, reply) => {
     const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    const result = await attempt(() => gateway.supervisor.restart(number));
+    const result = await attempt(() => gateway.routedLinking.restart(number));
     if (!result.ok) return renderNumber(request, reply, result.error);
     return redirectWithNotice(reply, numberPage(number), 'session_restarted');
   });
@@ -49,14 +49,14 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Gateway, rende
   // "activity" any more than the status poll is.
   app.get<{ Params: NumberParams }>('/operator/numbers/:numberId/link.json', { config: { passiveSession: true } }, async (request, reply) => {
     const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    const current = gateway.linking.current(number.id);
+    const current = await gateway.routedLinking.current(number);
     void reply.header('cache-control', 'no-store');
     return { number_status: number.status, attempt: current === undefined ? null : presentLinkState(current) };
   });
 
   app.get<{ Params: NumberParams }>('/operator/numbers/:numberId/link-qr.svg', { config: { passiveSession: true } }, async (request, reply) => {
     const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    const qr = gateway.linking.current(number.id)?.qr ?? null;
+    const qr = (await gateway.routedLinking.current(number))?.qr ?? null;
     if (qr === null) throw new AppError('not_found', 'There is no QR code to show: start linking first, or the attempt has ended.');
     const svg = await QRCode.toString(qr, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
     // The QR grants access to the WhatsApp account while it is valid, so no cache may keep it.

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { parseMessageInput, presentMessage } from '../message-input.ts';
+import { callNode } from '../../cluster/node-client.ts';
 import { apiKeyAuthHook, authenticatedKey, keyScope } from '../plugins/api-key-auth.ts';
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import {
@@ -17,6 +18,43 @@ const bearer = [{ apiKey: [] }];
 
 /** The paths that take an API key, for answering `Expect: 100-continue` without one (plugins/early-refusals.ts). */
 export const KEYED_PATHS: ReadonlySet<string> = new Set(['/send_message', '/api/send_message', '/sandbox/receive', '/api/sandbox/receive']);
+
+export interface SendAnswer {
+  statusCode: number;
+  body: unknown;
+  replayed: boolean;
+  retryAfter?: string;
+}
+
+/** The send as this node makes it, once it serves from_phone (or no node does and it answers why). */
+export async function sendHere(gateway: Gateway, accountId: string, input: ReturnType<typeof parseMessageInput>, idempotencyKey: string | undefined): Promise<SendAnswer> {
+  const sendRequest = { accountId, ...input };
+  // Without a key the send takes its usual path, with no idempotency work at all.
+  if (idempotencyKey === undefined) return { statusCode: 200, body: presentMessage(await gateway.sender.send(sendRequest)), replayed: false };
+  const outcome = await gateway.idempotentSender.send(sendRequest, idempotencyKey, presentMessage);
+  return { statusCode: outcome.statusCode, body: outcome.body, replayed: outcome.replayed };
+}
+
+/**
+ * Sends where from_phone's session runs. This node's own sessions answer at once; a number of
+ * the account served by another node is forwarded there (cluster/owner-router.ts), and the
+ * owner's answer, error or not, is the client's. Anything else (a number of another account,
+ * none at all) takes the local path, which answers it as on a single node.
+ */
+async function routeSend(gateway: Gateway, accountId: string, fromPhone: string, here: () => Promise<SendAnswer>, forward: object): Promise<SendAnswer> {
+  if (gateway.supervisor.servesPhone(fromPhone)) return here();
+  const number = await gateway.numbers.findNumberOfAccount(accountId, fromPhone);
+  if (number === undefined) return here();
+  return gateway.router.run(number, here, async (nodeUrl) => {
+    const answer = await callNode(gateway.clusterKey, nodeUrl, 'POST', '/internal/send', forward);
+    return {
+      statusCode: answer.status,
+      body: answer.body,
+      replayed: answer.headers.get('idempotent-replayed') === 'true',
+      retryAfter: answer.headers.get('retry-after') ?? undefined,
+    };
+  });
+}
 
 /** POST /send_message, its /api alias, and the sandbox's POST /sandbox/receive. */
 export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): void {
@@ -46,12 +84,15 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
       async (request, reply) => {
         const input = parseMessageInput(request.body, maxLength);
         const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-        const sendRequest = { accountId: authenticatedKey(request).accountId, ...input };
-        // Without a key the send takes its usual path, with no idempotency work at all.
-        if (idempotencyKey === undefined) return presentMessage(await gateway.sender.send(sendRequest));
-        const outcome = await gateway.idempotentSender.send(sendRequest, idempotencyKey, presentMessage);
-        if (outcome.replayed) void reply.header('Idempotent-Replayed', 'true');
-        return reply.status(outcome.statusCode).send(outcome.body);
+        const accountId = authenticatedKey(request).accountId;
+        const answer = await routeSend(gateway, accountId, input.fromPhone, () => sendHere(gateway, accountId, input, idempotencyKey), {
+          account_id: accountId,
+          body: request.body,
+          idempotency_key: idempotencyKey ?? null,
+        });
+        if (answer.replayed) void reply.header('Idempotent-Replayed', 'true');
+        if (answer.retryAfter !== undefined) void reply.header('Retry-After', answer.retryAfter);
+        return reply.status(answer.statusCode).send(answer.body);
       },
     );
   }

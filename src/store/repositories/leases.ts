@@ -60,6 +60,10 @@ export async function heartbeatNode(db: Executor, dialect: Dialect, nodeId: stri
   await db.updateTable('cluster_nodes').set({ heartbeat_at: databaseNow(dialect) }).where('id', '=', nodeId).execute();
 }
 
+export async function setNodeUrl(db: Executor, nodeId: string, url: string): Promise<void> {
+  await db.updateTable('cluster_nodes').set({ url }).where('id', '=', nodeId).execute();
+}
+
 export async function markNodeStopped(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
   await db.updateTable('cluster_nodes').set({ stopped_at: databaseNow(dialect) }).where('id', '=', nodeId).execute();
 }

@@ -1,0 +1,58 @@
+import type { Command } from 'commander';
+import { readClusterStatus } from '../../operations/cluster-status.ts';
+import { serveSandboxNetwork } from '../../engines/sandbox/sandbox-network-server.ts';
+import { parseWholeNumber, withGateway } from '../context.ts';
+import { table } from '../output.ts';
+
+export function registerClusterCommands(program: Command): void {
+  const cluster = program.command('cluster').description('The nodes that share this database');
+  cluster
+    .command('status')
+    .description('Nodes, their heartbeat age, the numbers each owns, and recent changes of owner')
+    .action(async (_options: object, command: Command) => {
+      await withGateway(command, async (gateway, output) => {
+        const status = await readClusterStatus(gateway.store, gateway.config.cluster.leaseTtlMs);
+        const nodes = status.nodes.map((node) => ({
+          id: node.id,
+          name: node.name,
+          state: node.state,
+          url: node.url,
+          heartbeat_age_ms: node.heartbeatAgeMs,
+          started_at: node.startedAt.toISOString(),
+          numbers: node.phones.length,
+          phones: node.phones,
+        }));
+        const changes = status.recentChanges.map((change) => ({
+          at: new Date(change.at).toISOString(),
+          phone: change.phone,
+          reason: change.reason,
+          from_node_id: change.fromNodeId,
+          to_node_id: change.toNodeId,
+          epoch: change.epoch,
+        }));
+        output.print(
+          { nodes, unowned_phones: status.unownedPhones, recent_changes: changes },
+          [
+            table(nodes.map((node) => ({ ...node, phones: undefined })), ['name', 'id', 'state', 'heartbeat_age_ms', 'numbers', 'url']),
+            `Unowned numbers: ${status.unownedPhones.length === 0 ? 'none' : status.unownedPhones.join(', ')}`,
+            'Recent changes of owner:',
+            table(changes, ['at', 'phone', 'reason', 'from_node_id', 'to_node_id', 'epoch']),
+          ].join('\n'),
+        );
+      });
+    });
+
+  program
+    .command('sandbox-network')
+    .description('Run the simulated WhatsApp network that several nodes share (set WAGW_SANDBOX_NETWORK=tcp://host:port on each)')
+    .option('--host <host>', 'the address to listen on', '127.0.0.1')
+    .option('--port <port>', 'the port to listen on', '7400')
+    .option('--journal <file>', 'append every connection, replacement, send and delivery to this file, one JSON object a line')
+    .action(async (options: { host: string; port: string; journal?: string }) => {
+      const network = await serveSandboxNetwork({ host: options.host, port: parseWholeNumber(options.port, '--port'), ...(options.journal !== undefined && { journalFile: options.journal }) });
+      process.stdout.write(`Sandbox network listening on tcp://${options.host}:${network.port}\n`);
+      const stop = () => void network.close().then(() => process.exit(0));
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    });
+}

@@ -1,0 +1,69 @@
+import { AppError } from '../domain/errors.ts';
+import type { WhatsAppNumber } from '../domain/model.ts';
+import type { LinkAttempt, LinkMethod, NumberLinkingService } from '../messaging/number-linking.ts';
+import type { SessionSupervisor } from '../messaging/session-supervisor.ts';
+import { callNode, type NodeAnswer } from './node-client.ts';
+import type { OwnerRouter } from './owner-router.ts';
+
+/**
+ * Linking and restarting a number from any node: the owner of the number's lease does the work
+ * (its session is the one that links), and the other nodes forward the console's requests to it.
+ * A linking attempt therefore lives on the node that owns the number, wherever it was started.
+ */
+export class RoutedLinking {
+  constructor(
+    private readonly linking: NumberLinkingService,
+    private readonly supervisor: SessionSupervisor,
+    private readonly router: OwnerRouter,
+    private readonly clusterKey: Buffer,
+  ) {}
+
+  start(number: WhatsAppNumber, method: LinkMethod): Promise<LinkAttempt> {
+    return this.router.run(
+      number,
+      () => this.linking.start(number, method),
+      async (url) => reviveAttempt((await this.call(url, `/internal/numbers/${number.id}/link`, { method })) as RawAttempt),
+    );
+  }
+
+  current(number: WhatsAppNumber): Promise<LinkAttempt | undefined> {
+    return this.router.run(
+      number,
+      async () => this.linking.current(number.id),
+      async (url) => {
+        const { attempt } = (await this.call(url, `/internal/numbers/${number.id}/link/state`)) as { attempt: RawAttempt | null };
+        return attempt === null ? undefined : reviveAttempt(attempt);
+      },
+    );
+  }
+
+  cancel(number: WhatsAppNumber): Promise<void> {
+    return this.router.run(
+      number,
+      () => this.linking.cancel(number.id),
+      async (url) => void (await this.call(url, `/internal/numbers/${number.id}/link/cancel`)),
+    );
+  }
+
+  restart(number: WhatsAppNumber): Promise<void> {
+    return this.router.run(
+      number,
+      () => this.supervisor.restart(number),
+      async (url) => void (await this.call(url, `/internal/numbers/${number.id}/restart`)),
+    );
+  }
+
+  /** The owner's answer; its error, if any, becomes ours with the same code. */
+  private async call(url: string, path: string, body: object = {}): Promise<unknown> {
+    const answer: NodeAnswer = await callNode(this.clusterKey, url, 'POST', path, body);
+    if (answer.status < 400) return answer.body;
+    const error = answer.body as { error?: string; message?: string; details?: Record<string, unknown> };
+    throw new AppError((error.error ?? 'internal_error') as never, error.message ?? 'The owning node refused.', error.details as never);
+  }
+}
+
+type RawAttempt = Omit<LinkAttempt, 'startedAt'> & { startedAt: string };
+
+function reviveAttempt(raw: RawAttempt): LinkAttempt {
+  return { ...raw, startedAt: new Date(raw.startedAt) };
+}

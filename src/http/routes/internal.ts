@@ -1,0 +1,61 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Gateway } from '../../main.ts';
+import { AppError } from '../../domain/errors.ts';
+import { parseMessageInput } from '../message-input.ts';
+import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
+import { NodeCallVerifier } from '../../cluster/node-client.ts';
+import { findNumberById } from '../../store/repositories/numbers.ts';
+import type { LinkMethod } from '../../messaging/number-linking.ts';
+import { sendHere } from './messages.ts';
+
+interface ForwardedSend {
+  account_id: string;
+  body: unknown;
+  idempotency_key: string | null;
+}
+
+/**
+ * The calls nodes make to each other (docs/cluster.md): a send forwarded to the node that owns
+ * from_phone, and the console's linking and restart of a number, served by its owner. Each call
+ * must carry a valid signature by the cluster key (derived from WAGW_SECRET_KEY); anything else
+ * is a 404, as for any unknown path. These routes are not part of the public API document.
+ */
+export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): void {
+  const verifier = new NodeCallVerifier(gateway.clusterKey);
+  const onRequest = async (request: FastifyRequest) => {
+    const body = request.body === undefined ? '' : JSON.stringify(request.body);
+    if (!verifier.verify(request.method, request.url, body, request.headers)) {
+      throw new AppError('not_found', `There is no route ${request.method} ${request.url}.`);
+    }
+  };
+  const hidden = { hide: true };
+
+  app.post<{ Body: ForwardedSend }>('/internal/send', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+    const forwarded = request.body;
+    const input = parseMessageInput(forwarded.body as never, gateway.config.maxMessageLength);
+    const key = forwarded.idempotency_key === null ? undefined : parseIdempotencyKey(forwarded.idempotency_key);
+    const answer = await sendHere(gateway, forwarded.account_id, input, key);
+    if (answer.replayed) void reply.header('Idempotent-Replayed', 'true');
+    return reply.status(answer.statusCode).send(answer.body);
+  });
+
+  const numberOf = async (id: string) => {
+    const number = await findNumberById(gateway.store.db, id);
+    if (number === undefined) throw new AppError('number_not_found', `There is no number ${id}.`);
+    return number;
+  };
+  app.post<{ Params: { id: string } }>('/internal/numbers/:id/restart', { preHandler: onRequest, schema: hidden }, async (request) => {
+    await gateway.supervisor.restart(await numberOf(request.params.id));
+    return { ok: true };
+  });
+  app.post<{ Params: { id: string }; Body: { method: LinkMethod } }>('/internal/numbers/:id/link', { preHandler: onRequest, schema: hidden }, async (request) => {
+    return gateway.linking.start(await numberOf(request.params.id), request.body.method === 'pairing_code' ? 'pairing_code' : 'qr');
+  });
+  app.post<{ Params: { id: string } }>('/internal/numbers/:id/link/state', { preHandler: onRequest, schema: hidden }, async (request) => {
+    return { attempt: gateway.linking.current(request.params.id) ?? null };
+  });
+  app.post<{ Params: { id: string } }>('/internal/numbers/:id/link/cancel', { preHandler: onRequest, schema: hidden }, async (request) => {
+    await gateway.linking.cancel(request.params.id);
+    return { ok: true };
+  });
+}
