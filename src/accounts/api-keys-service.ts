@@ -5,6 +5,7 @@ import type { ApiKey } from '../domain/model.ts';
 import type { Store } from '../store/database.ts';
 import { findAccountById } from '../store/repositories/accounts.ts';
 import { findApiKeyById, insertApiKey, listApiKeys, revokeApiKey } from '../store/repositories/api-keys.ts';
+import { signalNodes } from '../store/repositories/cluster-signals.ts';
 import { findUserById } from '../store/repositories/users.ts';
 import { scopeCovers, type TenantScope } from '../domain/tenant-scope.ts';
 
@@ -77,7 +78,13 @@ export class ApiKeysService {
       throw new AppError('api_key_not_found', `There is no API key ${id}.`);
     }
     const at = key.revokedAt ?? new Date();
-    if (key.revokedAt === null) await revokeApiKey(this.store.db, id, at);
+    if (key.revokedAt === null) {
+      await this.store.db.transaction().execute(async (trx) => {
+        await revokeApiKey(trx, id, at);
+        // Every other node drops the key from its cache when this commits (LISTEN/NOTIFY).
+        await signalNodes(trx, this.store.dialect, `key:${id}`);
+      });
+    }
     this.keyRevoked(id);
     return { ...key, revokedAt: at };
   }

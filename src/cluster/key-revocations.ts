@@ -1,8 +1,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 
-/** The channel nodes tell each other on: revoked keys and released leases. */
-export const CLUSTER_CHANNEL = 'wagw_cluster';
+import { CLUSTER_CHANNEL } from '../store/repositories/cluster-signals.ts';
 
 export interface ClusterSignals {
   keyRevoked(keyId: string): void;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { newId } from '../domain/ids.ts';
 import type { SessionLease } from '../domain/model.ts';
 import type { Store } from '../store/database.ts';
+import { signalNodes } from '../store/repositories/cluster-signals.ts';
 import {
   claimLeases,
   countLeasedNumbers,
@@ -99,8 +100,10 @@ export class LeaseKeeper {
     });
     this.running = true;
     await this.tick();
-    this.ticker = setInterval(() => this.tickSoon(), this.renewIntervalMs);
+    this.ticker = setInterval(() => void this.tickSoon(), this.renewIntervalMs);
+    this.ticker.unref();
     this.watchdog = setInterval(() => void this.checkTrust(), Math.max(50, Math.floor(this.renewIntervalMs / 4)));
+    this.watchdog.unref();
   }
 
   /**
@@ -155,6 +158,8 @@ export class LeaseKeeper {
       await this.store.db.transaction().execute(async (trx) => {
         await releaseLeases(trx, this.store.dialect, leases, 'released');
         await markNodeStopped(trx, this.store.dialect, this.nodeId);
+        // The other nodes claim the numbers now, not at their next tick.
+        if (leases.length > 0) await signalNodes(trx, this.store.dialect, 'leases');
       });
     } catch (error) {
       this.logger.error({ err: error }, 'could not release the leases at shutdown; other nodes take the numbers once they expire');
@@ -202,7 +207,10 @@ export class LeaseKeeper {
       const lease = this.held.values().next().value!;
       this.held.delete(lease.numberId);
       await this.host?.leaseLost(lease.numberId);
-      await this.store.db.transaction().execute((trx) => releaseLeases(trx, this.store.dialect, [lease], 'handed_over'));
+      await this.store.db.transaction().execute(async (trx) => {
+        await releaseLeases(trx, this.store.dialect, [lease], 'handed_over');
+        await signalNodes(trx, this.store.dialect, 'leases');
+      });
       this.logger.info({ phone: lease.phone, held: this.held.size, target }, 'handed a number over to a less loaded node');
     }
   }

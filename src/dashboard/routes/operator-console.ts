@@ -4,6 +4,7 @@ import { requireOperator } from '../context.ts';
 import { registerOperatorAccountRoutes } from './operator-accounts.ts';
 import { registerOperatorNumberRoutes } from './operator-numbers.ts';
 import { registerOperatorSystemRoutes } from './operator-system.ts';
+import { registerOperatorClusterRoutes } from './operator-cluster.ts';
 import { registerOperatorUserRoutes } from './operator-users.ts';
 
 /**
@@ -17,6 +18,7 @@ export function registerOperatorRoutes(app: FastifyInstance, gateway: Gateway): 
     registerOperatorAccountRoutes(operator, gateway);
     registerOperatorUserRoutes(operator, gateway);
     registerOperatorNumberRoutes(operator, gateway);
+    registerOperatorClusterRoutes(operator, gateway);
     registerOperatorSystemRoutes(operator, gateway);
   });
 }

@@ -4,12 +4,13 @@ import type { AccountRef } from '../presenters/operator.ts';
 import { ChoiceOptions, PageHeader } from './components.tsx';
 import { Layout } from './layout.tsx';
 
-export type OperatorSection = 'accounts' | 'users' | 'numbers' | 'system';
+export type OperatorSection = 'accounts' | 'users' | 'numbers' | 'cluster' | 'system';
 
 const OPERATOR_LINKS: Array<{ section: OperatorSection; href: string; label: string }> = [
   { section: 'accounts', href: '/operator/accounts', label: 'Accounts' },
   { section: 'users', href: '/operator/users', label: 'Users' },
   { section: 'numbers', href: '/operator/numbers', label: 'Numbers' },
+  { section: 'cluster', href: '/operator/cluster', label: 'Cluster' },
   { section: 'system', href: '/operator/system', label: 'System' },
 ];
 

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Writable } from 'node:stream';
+import { loadConfig } from '../../src/config.ts';
+import { operatorScope, withinAccount } from '../../src/domain/tenant-scope.ts';
+import { startServer, type RunningServer } from '../../src/http/server.ts';
+import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
+import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { seedAccount, uniquePhone } from '../support/gateway.ts';
+
+const TTL_MS = 1_500;
+
+interface Node {
+  gateway: Gateway;
+  server: RunningServer;
+  url: string;
+}
+
+/** A node as `wagw serve` runs one, listening on a loopback port, on the shared database. */
+async function startNode(database: TestDatabase, name: string, env: Record<string, string> = {}): Promise<Node> {
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    PORT: '0',
+    LOG_LEVEL: 'warn',
+    WAGW_SECRET_KEY: '7e57'.repeat(16),
+    WAGW_NODE_NAME: name,
+    WAGW_LEASE_TTL_MS: String(TTL_MS),
+    WAGW_OWNER_WAIT_MS: '600',
+    ...env,
+  });
+  const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const gateway = await createGateway(config, createLogger(config, quiet));
+  const server = await startServer(gateway);
+  return { gateway, server, url: server.address };
+}
+
+const send = (node: Node, apiKey: string, body: object, headers: Record<string, string> = {}) =>
+  fetch(`${node.url}/send_message`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}`, ...headers },
+    body: JSON.stringify(body),
+  });
+
+// Forwarding is between nodes on one PostgreSQL database; SQLite serves a single node, which
+// test/cluster/single-node.test.ts covers.
+describe('a request for a number served by another node (postgres)', () => {
+  let database: TestDatabase;
+  let owner: Node;
+  let other: Node;
+  let seeded: Awaited<ReturnType<typeof seedAccount>>;
+
+  before(async () => {
+    database = await createTestDatabase('postgres');
+    owner = await startNode(database, 'owner');
+    seeded = await seedAccount(owner.gateway, { numbers: 1, plan: 'pro' });
+    other = await startNode(database, 'other');
+  });
+  after(async () => {
+    for (const node of [other, owner]) await node?.server.stop().catch(() => {});
+    await database?.drop();
+  });
+
+  it('is forwarded to the owner, whose answer is the client\'s', async () => {
+    const number = await owner.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
+    assert.ok(owner.gateway.keeper.leaseOf(number.id), 'the owner holds the number');
+    assert.equal(other.gateway.keeper.leaseOf(number.id), undefined, 'the other node does not');
+    const response = await send(other, seeded.apiKey, { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'through another node' });
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { message_id: string; status: string };
+    assert.equal(body.status, 'sent');
+    const row = await owner.gateway.store.db.selectFrom('messages').select(['status', 'engine_message_id']).where('id', '=', body.message_id).executeTakeFirstOrThrow();
+    assert.ok(row.status === 'sent' || row.status === 'delivered', `stored as sent (or already delivered), not ${row.status}`);
+    const sent = (owner.gateway.sandboxNetwork as unknown as { journal(): { kind: string; id?: string; node: string }[] }).journal().filter((entry) => entry.kind === 'send' && entry.id === row.engine_message_id);
+    assert.equal(sent.length, 1, 'the owner\'s session sent it, once');
+    assert.equal(sent[0]!.node, owner.gateway.keeper.nodeId);
+  });
+
+  it('keeps Idempotency-Key semantics across nodes, and the error table', async () => {
+    const body = { from_phone: seeded.phones[0], to_phone: '+14155550101', message: 'once only' };
+    const first = await send(other, seeded.apiKey, body, { 'idempotency-key': 'cluster-1' });
+    const again = await send(owner, seeded.apiKey, body, { 'idempotency-key': 'cluster-1' });
+    const third = await send(other, seeded.apiKey, body, { 'idempotency-key': 'cluster-1' });
+    assert.equal(first.status, 200);
+    const id = ((await first.json()) as { message_id: string }).message_id;
+    for (const replay of [again, third]) {
+      assert.equal(replay.status, 200);
+      assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+      assert.equal(((await replay.json()) as { message_id: string }).message_id, id);
+    }
+    const conflict = await send(other, seeded.apiKey, { ...body, message: 'different' }, { 'idempotency-key': 'cluster-1' });
+    assert.equal(conflict.status, 422);
+    assert.equal(((await conflict.json()) as { error: string }).error, 'idempotency_key_reused');
+    const bad = await send(other, seeded.apiKey, { ...body, to_phone: 'not a phone' });
+    assert.equal(bad.status, 400);
+  });
+
+  it('refuses an internal call without a valid signature as an unknown path', async () => {
+    const response = await fetch(`${owner.url}/internal/send`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-wagw-node-time': String(Date.now()), 'x-wagw-node-nonce': '0'.repeat(32), 'x-wagw-node-signature': 'f'.repeat(64) },
+      body: JSON.stringify({ account_id: seeded.accountId, body: { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'forged' }, idempotency_key: null }),
+    });
+    assert.equal(response.status, 404);
+    assert.equal(((await response.json()) as { error: string }).error, 'not_found');
+  });
+
+  it('drops a key revoked on one node from every node\'s cache', async () => {
+    const key = await owner.gateway.apiKeys.createKey({ accountId: seeded.accountId, name: 'revoked elsewhere' });
+    const before = await send(other, key.plaintext, { from_phone: seeded.phones[0], to_phone: '+14155550102', message: 'cached now' });
+    assert.equal(before.status, 200);
+    await owner.gateway.apiKeys.revokeKey(withinAccount(operatorScope(), seeded.accountId), key.apiKey.id);
+    const deadline = Date.now() + 2_000;
+    let status = 200;
+    while (status !== 401 && Date.now() < deadline) {
+      status = (await send(other, key.plaintext, { from_phone: seeded.phones[0], to_phone: '+14155550102', message: 'after revoking' })).status;
+    }
+    assert.equal(status, 401, 'the other node refuses the key it had cached');
+  });
+
+  it('answers 503 with Retry-After while the owner cannot be reached', async () => {
+    const phone = uniquePhone();
+    const number = await owner.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone });
+    await Promise.all([owner.gateway.keeper.tickSoon(), other.gateway.keeper.tickSoon()]);
+    const holder = [owner, other].find((node) => node.gateway.keeper.leaseOf(number.id) !== undefined);
+    assert.ok(holder !== undefined, 'one of the nodes holds the new number');
+    const asker = holder === owner ? other : owner;
+    // The holder stops answering while it still holds its leases (the chaos test kills whole processes).
+    await holder.server.app.close();
+    const gone = await send(asker, seeded.apiKey, { from_phone: phone, to_phone: '+14155550100', message: 'owner gone' });
+    assert.equal(gone.status, 503);
+    assert.ok(Number(gone.headers.get('retry-after')) >= 1);
+    const envelope = (await gone.json()) as { error: string; details: { status: string } };
+    assert.equal(envelope.error, 'number_not_connected');
+    assert.equal(envelope.details.status, 'no_owner');
+  });
+});
