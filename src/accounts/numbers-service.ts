@@ -103,6 +103,16 @@ export class NumbersService {
     return number?.accountId === accountId ? number : undefined;
   }
 
+  /**
+   * A number by id for the node that owns it, acting on a call another node signed with the
+   * cluster key (http/routes/internal.ts): the calling node has authorized the request already.
+   */
+  async findNumberForOwner(id: string): Promise<WhatsAppNumber> {
+    const number = await findNumberById(this.store.db, id);
+    if (number === undefined) throw new AppError('number_not_found', `There is no number ${id}.`);
+    return number;
+  }
+
   async removeNumber(operator: OperatorScope, phoneOrId: string): Promise<WhatsAppNumber> {
     const number = await this.findNumber(operator, phoneOrId);
     await deleteNumber(this.store.db, number.id);

@@ -95,6 +95,7 @@ export class LeaseKeeper {
       id: this.nodeId,
       name: this.settings.nodeName,
       url: this.settings.nodeUrl,
+      role: this.pinned === undefined ? 'server' : 'command',
       hostname: os.hostname(),
       pid: process.pid,
     });

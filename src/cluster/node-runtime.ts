@@ -88,7 +88,7 @@ export class NodeRuntime {
       if (sameHost && !processAlive(node.pid)) {
         await retireNode(this.store.db, this.store.dialect, node.id);
         this.logger.info({ node: node.id, pid: node.pid }, 'released the leases of a previous run of a node on this host that did not stop cleanly');
-      } else if (this.store.dialect === 'sqlite') {
+      } else if (this.store.dialect === 'sqlite' && node.role === 'server') {
         throw new SingleNodeError(
           `Another wa-gateway server (node ${node.name}, pid ${node.pid} on ${node.hostname}) is running on this SQLite database. ` +
             'SQLite serves one node: stop that server first, or run several nodes on PostgreSQL (docs/cluster.md).',

@@ -241,6 +241,11 @@ export interface ClusterNodesTable {
   name: string;
   /** Where other nodes reach this one (WAGW_NODE_URL); null on a single node. */
   url: string | null;
+  /**
+   * 'server' for `wagw serve`, which takes a fair share of the numbers; 'command' for a CLI
+   * command that holds a number only while it runs (linking), and is left out of the shares.
+   */
+  role: string;
   hostname: string;
   pid: number;
   started_at: number;

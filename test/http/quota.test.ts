@@ -10,7 +10,7 @@ import { usagePeriod } from '../../src/domain/plans.ts';
 import { insertMessage, listMessages } from '../../src/store/repositories/messages.ts';
 import { reserveMonthlyUnit } from '../../src/store/repositories/usage.ts';
 import { dialects } from '../support/databases.ts';
-import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
+import { withNumberOn, seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
 
 const LIMIT = 10;
 
@@ -40,20 +40,25 @@ for (const dialect of dialects) {
     });
 
     it('two gateway processes on one database still admit exactly the limit', async () => {
-      const account = await seedAccount(test.gateway, { monthlyLimit: LIMIT });
-      const config = loadConfig({ DATABASE_URL: test.database.url, LOG_LEVEL: 'silent' });
+      // One account, two numbers, each served by its own gateway: the quota is shared across nodes.
+      const account = await seedAccount(test.gateway, { monthlyLimit: LIMIT, numbers: 2 });
+      const config = loadConfig({ DATABASE_URL: test.database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: '7e57'.repeat(16) });
       const secondGateway = await createGateway(config, createLogger(config));
       const secondApp = await buildApp(secondGateway);
       try {
-        const send = (app: typeof secondApp, index: number) =>
+        const send = (app: typeof secondApp, phone: string, index: number) =>
           app.inject({
             method: 'POST',
             url: '/send_message',
             headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
-            payload: { from_phone: account.phones[0], to_phone: '+14155550100', message: `n${index}` },
+            payload: { from_phone: phone, to_phone: '+14155550100', message: `n${index}` },
           });
-        const responses = await Promise.all(
-          Array.from({ length: LIMIT + 20 }, (_, index) => send(index % 2 === 0 ? test.app : secondApp, index)),
+        const responses = await withNumberOn(test.gateway, secondGateway, account.phones[1]!, () =>
+          Promise.all(
+            Array.from({ length: LIMIT + 20 }, (_, index) =>
+              index % 2 === 0 ? send(test.app, account.phones[0]!, index) : send(secondApp, account.phones[1]!, index),
+            ),
+          ),
         );
         assert.equal(responses.filter((response) => response.statusCode === 200).length, LIMIT);
         assert.equal(responses.filter((response) => response.statusCode === 429).length, 20);

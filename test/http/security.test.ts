@@ -8,7 +8,7 @@ import { buildApp } from '../../src/http/app.ts';
 import { createGateway, createLogger } from '../../src/main.ts';
 import { findApiKeyById } from '../../src/store/repositories/api-keys.ts';
 import { dialects, type Dialect } from '../support/databases.ts';
-import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
+import { seedAccount, startTestGateway, withNumberOn, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 
 async function dumpEveryTable(test: TestGateway, dialect: Dialect): Promise<string> {
   const db = test.gateway.store.db;
@@ -78,10 +78,12 @@ for (const dialect of dialects) {
             payload: { from_phone: caller.phones[0], to_phone: '+14155550100', message: 'hi' },
           });
         assert.match(caller.apiKey, /^wagw_live_sk_/);
-        assert.equal((await send(caller.apiKey)).statusCode, 200, 'the key made under the old prefix');
-        const fresh = await renamed.apiKeys.createKey({ accountId: caller.accountId });
-        assert.match(fresh.plaintext, /^acme_live_sk_/);
-        assert.equal((await send(fresh.plaintext)).statusCode, 200);
+        await withNumberOn(test.gateway, renamed, caller.phones[0]!, async () => {
+          assert.equal((await send(caller.apiKey)).statusCode, 200, 'the key made under the old prefix');
+          const fresh = await renamed.apiKeys.createKey({ accountId: caller.accountId });
+          assert.match(fresh.plaintext, /^acme_live_sk_/);
+          assert.equal((await send(fresh.plaintext)).statusCode, 200);
+        });
       } finally {
         await app.close();
         await renamed.close();

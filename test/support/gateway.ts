@@ -98,3 +98,21 @@ export async function seedAccount(
   const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'test' });
   return { accountId: account.id, apiKey: key.plaintext, apiKeyId: key.apiKey.id, phones };
 }
+
+/**
+ * Moves one number's lease to a second gateway on the same database, as a second node would
+ * take it over, runs `work`, and gives it back: the way to test two nodes acting at once.
+ */
+export async function withNumberOn<T>(first: Gateway, second: Gateway, phone: string, work: () => Promise<T>): Promise<T> {
+  const number = await first.numbers.findNumber(operatorScope(), phone);
+  await first.store.db.updateTable('number_leases').set({ expires_at: 0 }).where('number_id', '=', number.id).execute();
+  await second.keeper.startPinned([number.id]);
+  await second.supervisor.numberAdded();
+  await first.keeper.tickSoon();
+  try {
+    return await work();
+  } finally {
+    await second.keeper.stop();
+    await first.supervisor.numberAdded();
+  }
+}

@@ -4,7 +4,6 @@ import { AppError } from '../../domain/errors.ts';
 import { parseMessageInput } from '../message-input.ts';
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import { NodeCallVerifier } from '../../cluster/node-client.ts';
-import { findNumberById } from '../../store/repositories/numbers.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
 import { sendHere } from './messages.ts';
 
@@ -39,11 +38,7 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
     return reply.status(answer.statusCode).send(answer.body);
   });
 
-  const numberOf = async (id: string) => {
-    const number = await findNumberById(gateway.store.db, id);
-    if (number === undefined) throw new AppError('number_not_found', `There is no number ${id}.`);
-    return number;
-  };
+  const numberOf = (id: string) => gateway.numbers.findNumberForOwner(id);
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/restart', { preHandler: onRequest, schema: hidden }, async (request) => {
     await gateway.supervisor.restart(await numberOf(request.params.id));
     return { ok: true };

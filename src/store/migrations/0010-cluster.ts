@@ -11,6 +11,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('id', 'text', (column) => column.primaryKey())
     .addColumn('name', 'text', (column) => column.notNull())
     .addColumn('url', 'text')
+    .addColumn('role', 'text', (column) => column.notNull())
     .addColumn('hostname', 'text', (column) => column.notNull())
     .addColumn('pid', 'integer', (column) => column.notNull())
     .addColumn('started_at', 'bigint', (column) => column.notNull())

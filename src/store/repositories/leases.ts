@@ -45,6 +45,7 @@ export interface NodeRegistration {
   id: string;
   name: string;
   url: string | null;
+  role: 'server' | 'command';
   hostname: string;
   pid: number;
 }
@@ -87,6 +88,7 @@ export async function listNodes(db: Executor, dialect: Dialect): Promise<Cluster
     id: row.id,
     name: row.name,
     url: row.url,
+    role: row.role as NodeRegistration['role'],
     hostname: row.hostname,
     pid: row.pid,
     startedAt: Number(row.started_at),
@@ -96,12 +98,13 @@ export async function listNodes(db: Executor, dialect: Dialect): Promise<Cluster
   }));
 }
 
-/** Nodes that heartbeat within the TTL and have not stopped: the ones numbers are shared among. */
+/** Servers that heartbeat within the TTL and have not stopped: the ones numbers are shared among. */
 export async function countLiveNodes(db: Executor, dialect: Dialect, ttlMs: number): Promise<number> {
   const row = await db
     .selectFrom('cluster_nodes')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where('stopped_at', 'is', null)
+    .where('role', '=', 'server')
     .where('heartbeat_at', '>', sql<number>`${databaseNow(dialect)} - ${ttlMs}`)
     .executeTakeFirstOrThrow();
   return Number(row.count);
