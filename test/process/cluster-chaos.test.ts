@@ -60,11 +60,15 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
   });
 
   it('sends and receives every message exactly once, never runs a number twice, and recovers within the bounds', async () => {
-    const seeded = await withGateway(database.url, async (gateway) => {
-      const account = await seedAccount(gateway, { numbers: NUMBERS, plan: 'enterprise' });
-      await gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url(), eventTypes: ['message'] });
-      return account;
-    });
+    const seeded = await withGateway(
+      database.url,
+      async (gateway) => {
+        const account = await seedAccount(gateway, { numbers: NUMBERS, plan: 'enterprise' });
+        await gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url(), eventTypes: ['message'] });
+        return account;
+      },
+      { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${receiver.port}`, WAGW_SECRET_KEY: '7e57'.repeat(16) },
+    );
     const env = webhookEnv({
       WAGW_SECRET_KEY: '7e57'.repeat(16),
       WAGW_SANDBOX_NETWORK: `tcp://127.0.0.1:${networkPort}`,
@@ -153,7 +157,17 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       };
       while (load.received.some((id) => !deliveredIds().has(id)) && Date.now() < deadline) await sleep(100);
       const delivered = deliveredIds();
-      for (const id of load.received) assert.ok(delivered.has(id), `incoming ${id} was answered 200 and reached the webhook`);
+      for (const id of load.received) {
+        if (delivered.has(id)) continue;
+        const row = await store.db.selectFrom('messages').select(['status', 'engine_message_id', 'to_phone', 'created_at']).where('id', '=', id).executeTakeFirst();
+        const deliveries = await store.db
+          .selectFrom('webhook_deliveries')
+          .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
+          .selectAll('webhook_deliveries')
+          .where('webhook_events.payload', 'like', `%${id}%`)
+          .execute();
+        assert.fail(`incoming ${id} was answered 200 but never reached the webhook: row ${JSON.stringify(row)}, deliveries ${JSON.stringify(deliveries)}`);
+      }
       for (const [id, webhookIds] of delivered) assert.equal(webhookIds.size, 1, `incoming ${id} reached the webhook as ${webhookIds.size} different events`);
 
       // Two live connections for one number happen only as WhatsApp's own replacement after a SIGSTOP.

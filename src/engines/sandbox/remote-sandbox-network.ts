@@ -79,7 +79,10 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
         this.connecting = undefined;
         reject(new Error(`The shared sandbox network at tcp://${this.address.host}:${this.address.port} cannot be reached: ${error.message}`));
       });
-      readline.createInterface({ input: socket }).on('line', (line) => this.onLine(line));
+      const lines = readline.createInterface({ input: socket });
+      lines.on('line', (line) => this.onLine(line));
+      // A reset socket is reported here too; the close that follows handles it.
+      lines.on('error', () => socket.destroy());
       socket.on('close', () => this.onClose(socket));
     }).catch(async (error: unknown) => {
       await new Promise((resolve) => setTimeout(resolve, REDIAL_MS));

@@ -28,6 +28,8 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
     };
     const answer = (ref: unknown, body: object) => push({ ref, ...body });
     const lines = readline.createInterface({ input: socket });
+    // A node that dies resets its socket; readline passes the error on, and the close handles it.
+    lines.on('error', () => socket.destroy());
     lines.on('line', (line) => {
       let request: Record<string, unknown>;
       try {
