@@ -1,9 +1,10 @@
 /**
  * npm run bench:many-numbers
  *
- * A gateway holding 10,000 sandbox numbers across 1,000 accounts: how long it takes to start
- * (createGateway and startServer until listening, which starts every number's session), and
- * how much memory the idle numbers hold. Each measurement runs in a fresh child process, with
+ * A node owning 10,000 sandbox numbers across 1,000 accounts: how long it takes to start
+ * (createGateway and startServer until listening, which claims every number's lease and starts
+ * its session), what a lease tick costs (one renewal of all 10,000 leases, the heartbeat and the
+ * fair-share check), and how much memory the owned numbers hold. Each measurement runs in a fresh child process, with
  * --expose-gc so that memory is read after a full collection; the same child against a
  * database with no numbers is the baseline. On SQLite and on PostgreSQL (WAGW_TEST_POSTGRES_URL,
  * which `npm run bench:many-numbers` sets).
@@ -20,6 +21,7 @@ import type { E164 } from '../src/domain/phone.ts';
 import { startServer } from '../src/http/server.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { insertAccount } from '../src/store/repositories/accounts.ts';
+import { LeaseKeeper } from '../src/cluster/lease-keeper.ts';
 import { insertNumber } from '../src/store/repositories/numbers.ts';
 import { createTestDatabase, type Dialect } from '../test/support/databases.ts';
 import { currentCommit, machineDescription, writeReportSection } from './support.ts';
@@ -31,14 +33,19 @@ const NUMBERS = ACCOUNTS * NUMBERS_PER_ACCOUNT;
 const RUNS = Number(process.env.BENCH_MANY_NUMBERS_RUNS ?? 3);
 const TARGET_MEGABYTES_PER_THOUSAND = 5;
 const SECRET_KEY = '5e'.repeat(32);
+const TICKS = 20;
 
 interface ChildReport {
   /** createGateway (migrations included) through startServer listening. */
   startupMs: number;
-  /** Of that, supervisor.startAll alone, timed once more after the start. */
-  startAllMs: number;
-  /** One pass of the once-a-minute resumeLinkedSessions. */
-  resumeMs: number;
+  /** Wall time of one lease tick at rest (renewing every lease, heartbeat, fair share), median of the ticks. */
+  tickMs: number;
+  /** CPU time of this process per lease tick, averaged over the ticks. */
+  tickCpuMs: number;
+  /** Statements one tick sends to the database. */
+  tickStatements: number;
+  /** Leases this node holds after the start: every number. */
+  held: number;
   rssBytes: number;
   heapUsedBytes: number;
 }
@@ -65,20 +72,48 @@ async function measureInChild(): Promise<void> {
   const gateway = await createGateway(config, createLogger(config));
   const server = await startServer(gateway);
   const startupMs = performance.now() - started;
-  const startAllStarted = performance.now();
-  await gateway.keeper.tickSoon();
-  const startAllMs = performance.now() - startAllStarted;
-  const resumeStarted = performance.now();
-  await gateway.keeper.tickSoon();
-  const resumeMs = performance.now() - resumeStarted;
+  const held = gateway.keeper.heldCount();
+  // Ticks in a row, as the keeper runs one every third of the TTL; the statements are counted
+  // by a Kysely plugin on a second view of the same database, wrapped around the keeper's store.
+  const tickTimes: number[] = [];
+  const cpuStarted = process.cpuUsage();
+  for (let tick = 0; tick < TICKS; tick++) {
+    const tickStarted = performance.now();
+    await gateway.keeper.tickSoon();
+    tickTimes.push(performance.now() - tickStarted);
+  }
+  const cpu = process.cpuUsage(cpuStarted);
+  const tickCpuMs = (cpu.user + cpu.system) / 1_000 / TICKS;
+  const tickMs = tickTimes.sort((a, b) => a - b)[Math.floor(TICKS / 2)]!;
+  const tickStatements = await countTickStatements(gateway);
   // Two collections with a pause between them, so that memory freed by finalizers is gone too.
   global.gc!();
   await new Promise((resolve) => setTimeout(resolve, 200));
   global.gc!();
   const memory = process.memoryUsage();
-  const report: ChildReport = { startupMs, startAllMs, resumeMs, rssBytes: memory.rss, heapUsedBytes: memory.heapUsed };
+  const report: ChildReport = { startupMs, tickMs, tickCpuMs, tickStatements, held, rssBytes: memory.rss, heapUsedBytes: memory.heapUsed };
   await server.stop();
   process.send!(report, () => process.exit(0));
+}
+
+/** The statements of one tick, counted on a keeper of its own that shares this node's leases' database. */
+async function countTickStatements(gateway: Awaited<ReturnType<typeof createGateway>>): Promise<number> {
+  let statements = 0;
+  const counting = gateway.store.db.withPlugin({
+    transformQuery: (args) => {
+      statements += 1;
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  });
+  const keeper = new LeaseKeeper({ ...gateway.store, db: counting }, { ttlMs: 15_000, maxSessions: null, nodeName: 'counter', nodeUrl: null }, gateway.logger);
+  // A command node holding nothing: it takes no share, so this node's leases stay where they are.
+  await keeper.startPinned([]);
+  statements = 0;
+  await keeper.tickSoon();
+  const perTick = statements;
+  await keeper.stop();
+  return perTick;
 }
 
 async function runBenchmark(): Promise<void> {
@@ -162,23 +197,26 @@ function writeReport(results: Result[]): void {
   const row = ({ dialect, empty, full }: Result) => {
     const perThousand = (full.rssBytes - empty.rssBytes) / 2 ** 20 / (NUMBERS / 1_000);
     const heapPerThousand = (full.heapUsedBytes - empty.heapUsedBytes) / 2 ** 10 / (NUMBERS / 1_000);
-    return `| ${dialect} | ${Math.round(empty.startupMs)} ms | ${Math.round(full.startupMs)} ms | ${Math.round(full.startAllMs)} ms | ${full.resumeMs.toFixed(1)} ms | ${megabytes(empty.rssBytes)} / ${megabytes(full.rssBytes)} MB | **${perThousand.toFixed(2)} MB** | ${perThousand <= TARGET_MEGABYTES_PER_THOUSAND ? 'yes' : 'no'} | ${heapPerThousand.toFixed(1)} KB |`;
+    const cpuShare = (full.tickCpuMs / 5_000) * 100;
+    return `| ${dialect} | ${Math.round(empty.startupMs)} ms | ${Math.round(full.startupMs)} ms | ${full.held.toLocaleString('en')} | ${full.tickMs.toFixed(1)} ms | ${full.tickCpuMs.toFixed(1)} ms (${cpuShare.toFixed(2)} % of a core) | ${full.tickStatements} (${(full.tickStatements / 5).toFixed(1)}/s) | ${megabytes(empty.rssBytes)} / ${megabytes(full.rssBytes)} MB | **${perThousand.toFixed(2)} MB** | ${perThousand <= TARGET_MEGABYTES_PER_THOUSAND ? 'yes' : 'no'} | ${heapPerThousand.toFixed(1)} KB |`;
   };
   writeReportSection(
     'bench:many-numbers',
-    `## Many idle numbers (\`npm run bench:many-numbers\`)
+    `## Many owned numbers (\`npm run bench:many-numbers\`)
 
 Measured ${new Date().toISOString().slice(0, 10)} at commit \`${currentCommit()}\` on ${machineDescription()}.
 
-| database | startup, no numbers | startup, ${NUMBERS.toLocaleString('en')} numbers | of which starting every session | a resume pass | RSS after GC, none / ${NUMBERS.toLocaleString('en')} | RSS per 1,000 idle numbers | ≤ ${TARGET_MEGABYTES_PER_THOUSAND} MB? | JS heap per 1,000 |
-|---|---|---|---|---|---|---|---|---|
+| database | startup, no numbers | startup, ${NUMBERS.toLocaleString('en')} numbers | leases held | lease tick, wall | lease tick, CPU (at one tick per 5 s) | statements per tick | RSS after GC, none / ${NUMBERS.toLocaleString('en')} | RSS per 1,000 owned numbers | ≤ ${TARGET_MEGABYTES_PER_THOUSAND} MB? | JS heap per 1,000 |
+|---|---|---|---|---|---|---|---|---|---|---|
 ${results.map(row).join('\n')}
 
 ${NUMBERS.toLocaleString('en')} sandbox numbers across ${ACCOUNTS.toLocaleString('en')} accounts. Startup runs from the child process's first line of
 work to the server listening: \`createGateway\` (opening the database, migrations already applied) and
-\`startServer\` (\`supervisor.startAll\` over every number, the listener, the delivery worker and
-the first sweep of interrupted sends). "Starting every session" times \`startAll\` once more on
-its own after the start, and "a resume pass" the once-a-minute \`resumeLinkedSessions\`. RSS is
+\`startServer\` (the node runtime: claiming all ${NUMBERS.toLocaleString('en')} leases and connecting every sandbox session to the
+in-process network, the listener, the delivery worker and the first sweep). A lease tick is what
+a node does every third of the TTL (5 s by default): the heartbeat, one statement renewing every
+lease it holds, and the fair-share check; its wall time is the median of ${TICKS} ticks in a row and its
+CPU the process's average over them. Statements per tick are counted on the wire. RSS is
 read after two full collections (\`--expose-gc\`); per 1,000 numbers is (RSS with ${NUMBERS.toLocaleString('en')} − RSS with none) / ${NUMBERS / 1_000}.
 RSS moves by a few megabytes between runs of the same process (the allocator keeps some of what
 starting released), so the JS heap, which does not, is shown beside it.

@@ -12,4 +12,5 @@ run() {
 
 run bench/send.ts        # send throughput and latency against the ceiling; durability cost
 run bench/webhooks.ts    # incoming → endpoint latency; sustained deliveries
-run bench/many-numbers.ts  # start-up time and memory with 10,000 numbers
+run bench/many-numbers.ts  # start-up time, lease ticks and memory with 10,000 owned numbers
+run bench/cluster.ts       # a send through another node; failover times of the chaos rounds

@@ -207,6 +207,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     store,
     {
       keeper,
+      sessionsStarted: () => supervisor!.sessionsStarted(),
       deliveryWorker,
       stopLinking: () => linking.stopAll(),
       revocations: new KeyRevocationListener(

@@ -8,6 +8,7 @@ import { registerKeyCommands, registerNumberCommands } from './commands/numbers.
 import { registerWebhookCommands } from './commands/webhooks.ts';
 import { registerClusterCommands } from './commands/cluster.ts';
 import { CliInputError, withGateway } from './context.ts';
+import { SingleNodeError } from '../cluster/node-runtime.ts';
 
 const program = new Command('wagw')
   .description('wa-gateway: a self-hosted WhatsApp messaging gateway')
@@ -62,7 +63,7 @@ function reportFailure(error: unknown): number {
     // Commander has already printed its message (or the help, which is not a failure).
     return error.exitCode === 0 ? 0 : 1;
   }
-  if (error instanceof AppError || error instanceof CliInputError || error instanceof ConfigError) {
+  if (error instanceof AppError || error instanceof CliInputError || error instanceof ConfigError || error instanceof SingleNodeError) {
     process.stderr.write(`error: ${error.message}${error instanceof AppError && error.details ? ` ${JSON.stringify(error.details)}` : ''}\n`);
     return 1;
   }

@@ -30,8 +30,8 @@ export interface LeaseSettings {
 
 /** What the keeper asks of whoever runs sessions: the session supervisor. */
 export interface SessionHost {
-  /** A lease was claimed: start the number's session (soon; starts may be staggered). */
-  leaseGained(lease: ClaimedLease): void;
+  /** Leases were claimed: start the numbers' sessions (soon; starts may be staggered). */
+  leasesGained(leases: ClaimedLease[]): void;
   /** The lease is gone, or about to be given up: end the session, cleanly, before returning. */
   leaseLost(numberId: string): Promise<void>;
 }
@@ -198,10 +198,8 @@ export class LeaseKeeper {
       const claimed = await this.store.db.transaction().execute((trx) =>
         claimLeases(trx, this.store.dialect, this.nodeId, this.settings.ttlMs, target - this.held.size, this.pinned),
       );
-      for (const lease of claimed) {
-        this.held.set(lease.numberId, lease);
-        this.host?.leaseGained(lease);
-      }
+      for (const lease of claimed) this.held.set(lease.numberId, lease);
+      if (claimed.length > 0) this.host?.leasesGained(claimed);
       if (claimed.length > 0) this.logger.info({ claimed: claimed.length, held: this.held.size, target }, 'claimed numbers');
     } else if (this.held.size > target && nodes > 1 && this.pinned === undefined) {
       // One number per tick, each stopped cleanly before its release, so a join moves load gradually.

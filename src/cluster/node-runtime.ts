@@ -9,6 +9,8 @@ import type { KeyRevocationListener } from './key-revocations.ts';
 /** The background work of a node, started and stopped in order by NodeRuntime. */
 export interface NodeWork {
   keeper: LeaseKeeper;
+  /** Resolves once the sessions of the leases claimed so far have started. */
+  sessionsStarted(): Promise<void>;
   deliveryWorker: { start(): void; stop(): Promise<void> };
   /** Fails sends a crash cut off, and purges what has expired; run at start and every period. */
   sweep(): Promise<void>;
@@ -49,6 +51,8 @@ export class NodeRuntime {
   async startSessions(): Promise<void> {
     await this.retireDeadPredecessors();
     await this.work.keeper.start();
+    // The numbers claimed at start are connected before the node takes requests for them.
+    await this.work.sessionsStarted();
   }
 
   async start(): Promise<void> {
@@ -56,8 +60,8 @@ export class NodeRuntime {
     await this.startSessions();
     await this.work.revocations.start();
     this.work.deliveryWorker.start();
-    await this.sweep();
-    this.sweeper = setInterval(() => void this.sweep(), this.config.interruptedSendAfterMs);
+    await this.sweepOnce();
+    this.sweeper = setInterval(() => void this.sweepOnce(), this.config.interruptedSendAfterMs);
     this.sweeper.unref();
   }
 
@@ -70,7 +74,8 @@ export class NodeRuntime {
     await this.work.deliveryWorker.stop();
   }
 
-  private async sweep(): Promise<void> {
+  /** One pass of the periodic sweep; the runtime runs it at start and every WAGW_INTERRUPTED_SEND_AFTER_MS. */
+  async sweepOnce(): Promise<void> {
     await this.work.sweep().catch((error: unknown) => this.logger.error({ err: error }, 'periodic sweep failed'));
     await pruneClusterHistory(this.store.db, Date.now() - HISTORY_DAYS * 86_400_000).catch(() => {});
   }

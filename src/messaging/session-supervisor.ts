@@ -8,7 +8,7 @@ import type { Store } from '../store/database.ts';
 import { sessionStatusPayload } from '../domain/webhooks.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { assertLeaseHeld, findLeaseOwner, StaleLeaseError, type ClaimedLease } from '../store/repositories/leases.ts';
-import { findNumberById, findNumberByPhone, updateNumberStatus } from '../store/repositories/numbers.ts';
+import { findNumberByPhone, findNumbersByIds, updateNumberStatus } from '../store/repositories/numbers.ts';
 import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
 import type { LeaseKeeper, SessionHost } from '../cluster/lease-keeper.ts';
 
@@ -62,8 +62,23 @@ export class SessionSupervisor implements SessionHost {
     return this.keeper.nodeId;
   }
 
-  leaseGained(lease: ClaimedLease): void {
-    this.starts = this.starts.then(() => this.startUnderLease(lease));
+  leasesGained(leases: ClaimedLease[]): void {
+    this.starts = this.starts.then(async () => {
+      const numbers = await findNumbersByIds(this.store.db, leases.map((lease) => lease.numberId)).catch((error: unknown) => {
+        this.logger.error({ err: error }, 'could not read the numbers whose leases this node gained');
+        return [];
+      });
+      const byId = new Map(numbers.map((number) => [number.id, number]));
+      for (const lease of leases) {
+        const number = byId.get(lease.numberId);
+        if (number !== undefined) await this.startUnderLease(number, lease);
+      }
+    });
+  }
+
+  /** Resolves once every session start asked for so far has been made. */
+  async sessionsStarted(): Promise<void> {
+    await this.starts;
   }
 
   async leaseLost(numberId: string): Promise<void> {
@@ -89,14 +104,13 @@ export class SessionSupervisor implements SessionHost {
   /** A number was added: claim it now if this node takes numbers, and wait until its session runs. */
   async numberAdded(): Promise<void> {
     await this.keeper.tickSoon();
-    await this.starts;
+    await this.sessionsStarted();
   }
 
-  private async startUnderLease(lease: ClaimedLease): Promise<void> {
+  private async startUnderLease(number: WhatsAppNumber, lease: ClaimedLease): Promise<void> {
     if (this.keeper.leaseOf(lease.numberId)?.epoch !== lease.epoch) return;
-    const number = await findNumberById(this.store.db, lease.numberId).catch(() => undefined);
-    const engine = number && this.engineFor(number);
-    if (number === undefined || engine === undefined) return;
+    const engine = this.engineFor(number);
+    if (engine === undefined) return;
     try {
       this.track(number, lease);
       await engine.start(number, lease);

@@ -17,7 +17,7 @@ function otherNode(test: TestGateway, name: string) {
   const running = new Set<string>();
   const keeper = new LeaseKeeper(test.gateway.store, { ttlMs: TTL_MS, maxSessions: null, nodeName: name, nodeUrl: null }, silent);
   const host: SessionHost = {
-    leaseGained: (lease) => void running.add(lease.numberId),
+    leasesGained: (leases) => leases.forEach((lease) => running.add(lease.numberId)),
     leaseLost: async (numberId) => void running.delete(numberId),
   };
   keeper.attach(host);
@@ -143,7 +143,7 @@ for (const dialect of dialects) {
       });
       const running = new Set<string>();
       const keeper = new LeaseKeeper({ ...test.gateway.store, db }, { ttlMs: TTL_MS, maxSessions: 1, nodeName: 'stalling', nodeUrl: null }, silent);
-      keeper.attach({ leaseGained: (lease) => void running.add(lease.numberId), leaseLost: async (numberId) => void running.delete(numberId) });
+      keeper.attach({ leasesGained: (leases) => leases.forEach((lease) => running.add(lease.numberId)), leaseLost: async (numberId) => void running.delete(numberId) });
       const { accountId } = await seedAccount(test.gateway, { numbers: 0 });
       const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone() });
       await test.gateway.store.db.updateTable('number_leases').set({ expires_at: 0 }).where('number_id', '=', number.id).execute();

@@ -5,6 +5,7 @@ import type { User } from '../../src/domain/model.ts';
 import { dialects } from '../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
 import { DashboardClient } from './dashboard-client.ts';
+import { LeaseKeeper } from '../../src/cluster/lease-keeper.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -43,7 +44,7 @@ for (const dialect of dialects) {
       const { account, owner } = await createAccountWithOwner('Acme');
       const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone() });
       const client = await signedIn(owner.email);
-      const pages = ['/operator', '/operator/accounts', `/operator/accounts/${account.id}`, '/operator/users', '/operator/numbers', `/operator/numbers/${number.id}`, '/operator/system'];
+      const pages = ['/operator', '/operator/accounts', `/operator/accounts/${account.id}`, '/operator/users', '/operator/numbers', `/operator/numbers/${number.id}`, '/operator/cluster', '/operator/system'];
       for (const page of pages) {
         const response = await client.get(page);
         assert.equal(response.statusCode, 403, page);
@@ -256,6 +257,24 @@ for (const dialect of dialects) {
       assert.match(page.body, new RegExp(`<dt>Accounts</dt>\\s*<dd>${status.counts.accounts}</dd>`));
       assert.match(page.body, new RegExp(`<dt>Users</dt>\\s*<dd>${status.counts.users}</dd>`));
       assert.doesNotMatch(page.body, /postgres:\/\/[^"<]*:[^*"<@]+@/, 'no database password is shown');
+    });
+
+    it('shows the cluster: this node, its numbers, and the recent changes of owner, escaped', async () => {
+      const { account } = await createAccountWithOwner('Cluster');
+      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone() });
+      // A node whose name is markup (WAGW_NODE_NAME is free text) holding nothing.
+      const odd = new LeaseKeeper(test.gateway.store, { ttlMs: 15_000, maxSessions: null, nodeName: '<script>alert(1)</script>', nodeUrl: null }, test.gateway.logger);
+      await odd.startPinned([]);
+      const page = await operator.get('/operator/cluster');
+      await odd.stop();
+      assert.equal(page.statusCode, 200);
+      assert.match(page.body, /<h1[^>]*>Cluster<\/h1>/);
+      assert.ok(page.body.includes(test.gateway.keeper.nodeId), 'this node is listed by its id');
+      assert.match(page.body, /\(this node\)/);
+      assert.ok(page.body.includes(number.phone), 'with the numbers it owns');
+      assert.match(page.body, /claimed/, 'and the claim among the recent changes of owner');
+      assert.ok(page.body.includes('&lt;script&gt;alert(1)&lt;/script&gt;'), 'the node name is escaped');
+      assert.ok(!page.body.includes('<script>alert(1)'));
     });
   });
 }

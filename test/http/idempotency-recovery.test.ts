@@ -210,6 +210,41 @@ const sendText = (app: FastifyInstance, account: SeededAccount, key: string, tex
   });
 
 for (const dialect of dialects) {
+  describe(`WAGW_INTERRUPTED_SEND_AFTER_MS ties the interrupted-send sweep to the claims' abandonment (${dialect})`, () => {
+    const AFTER_MS = 5_000;
+    let test: TestGateway;
+
+    before(async () => {
+      test = await startTestGateway(dialect, { WAGW_INTERRUPTED_SEND_AFTER_MS: String(AFTER_MS) });
+    });
+    after(() => test.close());
+
+    const statusOf = async (id: string) =>
+      (await test.gateway.store.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+
+    it('below the setting, neither the sweep nor a retry touches a send in flight; past it, both act, together', async () => {
+      const account = await seedAccount(test.gateway);
+      const young = newKey();
+      const youngId = await plantSend(test.gateway, account, young, { ageMs: AFTER_MS - 2_000, message: { status: 'queued' } });
+      const old = newKey();
+      const oldId = await plantSend(test.gateway, account, old, { ageMs: AFTER_MS + 2_000, message: { status: 'queued' } });
+      const unwritten = newKey();
+      await plantSend(test.gateway, account, unwritten, { ageMs: AFTER_MS + 2_000 });
+
+      await test.gateway.runtime.sweepOnce();
+      assert.equal(await statusOf(youngId), 'queued', 'a send younger than the setting is left to finish');
+      assert.equal(await statusOf(oldId), 'failed', 'an older one is failed as interrupted');
+      const youngRetry = await sendText(test.app, account, young);
+      assert.equal(youngRetry.json().error, 'request_in_progress', 'and its claim is not taken over');
+      const oldRetry = await sendText(test.app, account, old);
+      assert.equal(oldRetry.json().error, 'send_outcome_unknown', 'the older claim is resolved from the failed row');
+      const takenOver = await sendText(test.app, account, unwritten);
+      assert.equal(takenOver.statusCode, 200, 'a claim past the setting with no row is taken over and sent');
+    });
+  });
+}
+
+for (const dialect of dialects) {
   describe(`idempotent sends after a crash, and keys over time (${dialect})`, () => {
     let test: TestGateway;
     // Past the claim's abandonment age (WAGW_INTERRUPTED_SEND_AFTER_MS, 60 s by default).
