@@ -10,6 +10,7 @@ import {
   claimIdempotencyKey,
   completeIdempotencyKey,
   findClaimedMessage,
+  findIdempotencyKey,
   purgeExpiredIdempotencyKeys,
   releaseIdempotencyKey,
   renewIdempotencyLease,
@@ -103,6 +104,24 @@ export class IdempotentSendService {
     throw requestInProgress();
   }
 
+  /**
+   * What any node can answer for a key without the number's session, read only: a stored answer
+   * (replayed), a key reused with another body (422), or a claim still in flight (409). Undefined
+   * when the request must go to the node that serves from_phone: a new key, or a claim to recover.
+   * This keeps the documented order of checks, idempotency before the session, on every node.
+   */
+  async answerFromRecord(request: SendRequest, key: string): Promise<IdempotentSendOutcome | undefined> {
+    const record = await findIdempotencyKey(this.store.db, request.accountId, key);
+    const at = Date.now();
+    if (record === undefined || at - record.createdAt.getTime() >= IDEMPOTENCY_KEY_TTL_MS) return undefined;
+    if (record.fingerprint !== requestFingerprint(request)) throw keyReused();
+    if (record.state === 'completed' && record.response !== null) {
+      return { replayed: true, statusCode: record.response.statusCode, body: JSON.parse(record.response.body) };
+    }
+    if (at - record.lockedAt.getTime() < this.abandonedAfterMs) throw requestInProgress();
+    return undefined;
+  }
+
   /** Deletes keys past their 24 hours; the server's minute sweep calls this. */
   purgeExpired(now: Date = new Date()): Promise<number> {
     return purgeExpiredIdempotencyKeys(this.store.db, new Date(now.getTime() - IDEMPOTENCY_KEY_TTL_MS));
@@ -142,12 +161,7 @@ export class IdempotentSendService {
   }
 
   private async resolveExisting(record: IdempotencyRecord, fingerprint: string, at: Date, present: (message: Message) => unknown): Promise<Resolution> {
-    if (record.fingerprint !== fingerprint) {
-      throw new AppError(
-        'idempotency_key_reused',
-        'This Idempotency-Key was used with a different request; use a new key for a new message (a key must come with the same from_phone, to_phone and message for 24 hours).',
-      );
-    }
+    if (record.fingerprint !== fingerprint) throw keyReused();
     if (record.state === 'completed' && record.response !== null) {
       return { kind: 'answer', outcome: { replayed: true, statusCode: record.response.statusCode, body: JSON.parse(record.response.body) } };
     }
@@ -186,6 +200,13 @@ export class IdempotentSendService {
 
 function isRefusal(message: Message, errorCode: string | null): boolean {
   return message.status === 'failed' && errorCode !== null && REFUSALS.has(errorCode);
+}
+
+function keyReused(): AppError {
+  return new AppError(
+    'idempotency_key_reused',
+    'This Idempotency-Key was used with a different request; use a new key for a new message (a key must come with the same from_phone, to_phone and message for 24 hours).',
+  );
 }
 
 function requestInProgress(details?: { message_id: string }): AppError {

@@ -94,6 +94,15 @@ describe('a request for a number served by another node (postgres)', () => {
     assert.equal(bad.status, 400);
   });
 
+  it('answers every internal route as an unknown path to a caller without the cluster key', async () => {
+    const number = await owner.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
+    for (const route of ['/internal/send', `/internal/numbers/${number.id}/restart`, `/internal/numbers/${number.id}/link`, `/internal/numbers/${number.id}/link/state`, `/internal/numbers/${number.id}/link/cancel`]) {
+      const response = await fetch(`${owner.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      assert.equal(response.status, 404, route);
+      assert.equal(((await response.json()) as { error: string }).error, 'not_found', route);
+    }
+  });
+
   it('refuses an internal call without a valid signature as an unknown path', async () => {
     const response = await fetch(`${owner.url}/internal/send`, {
       method: 'POST',

@@ -16,8 +16,9 @@ interface Route {
 
 // Routes that are not the signed-in dashboard: the public API (at /x and /api/x; its own matrix is
 // test/http/authorization-matrix.test.ts), its docs, and the pages anyone
-// may open (sign-in, sign-out, invite links, assets).
-const OUTSIDE_THE_MATRIX = [/^\/docs/, /^\/health/, /send_message$/, /^\/sandbox\//, /^\/api\//, /^\/openapi\.json$/, /\*/, /^\/login$/, /^\/logout$/, /^\/invite\//, /^\/assets/];
+// may open (sign-in, sign-out, invite links, assets), and the calls between nodes, which need the
+// cluster key's signature and answer 404 without it (test/cluster/forwarding.test.ts).
+const OUTSIDE_THE_MATRIX = [/^\/internal\//, /^\/docs/, /^\/health/, /send_message$/, /^\/sandbox\//, /^\/api\//, /^\/openapi\.json$/, /\*/, /^\/login$/, /^\/logout$/, /^\/invite\//, /^\/assets/];
 
 /** Every GET and POST route of the app, read from Fastify's route tree. */
 function allRoutes(app: FastifyInstance): Route[] {

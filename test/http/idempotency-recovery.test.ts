@@ -51,16 +51,22 @@ async function waitFor(what: string, condition: () => boolean | Promise<boolean>
   }
 }
 
-/** A second gateway process on the same database, as a restart or a scaled-out node would be. */
-async function openSecondGateway(databaseUrl: string): Promise<{ gateway: Gateway; app: FastifyInstance; close(): Promise<void> }> {
+/**
+ * A second gateway on the same database. As a node (`serves`), it claims numbers and runs their
+ * sessions, as a restarted server does; otherwise it serves no number, as another node that does
+ * not own the sender's number, and must answer what it can from the database alone.
+ */
+async function openSecondGateway(databaseUrl: string, serves = false): Promise<{ gateway: Gateway; app: FastifyInstance; close(): Promise<void> }> {
   const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16) });
   const gateway = await createGateway(config, createLogger(config));
+  if (serves) await gateway.runtime.startSessions();
   const app = await buildApp(gateway);
   return {
     gateway,
     app,
     async close() {
       await app.close();
+      await gateway.keeper.stop();
       await gateway.close();
     },
   };
@@ -359,7 +365,7 @@ for (const dialect of dialects) {
       try {
         const key = newKey();
         const inFlightKey = newKey();
-        const first = await openSecondGateway(database.url);
+        const first = await openSecondGateway(database.url, true);
         let account: SeededAccount;
         let original: LightMyRequestResponse;
         try {
@@ -370,7 +376,7 @@ for (const dialect of dialects) {
         } finally {
           await first.close();
         }
-        const reopened = await openSecondGateway(database.url);
+        const reopened = await openSecondGateway(database.url, true);
         try {
           const replay = await sendText(reopened.app, account, key);
           assert.equal(replay.statusCode, 200);

@@ -41,10 +41,22 @@ export async function sendHere(gateway: Gateway, accountId: string, input: Retur
  * owner's answer, error or not, is the client's. Anything else (a number of another account,
  * none at all) takes the local path, which answers it as on a single node.
  */
-async function routeSend(gateway: Gateway, accountId: string, fromPhone: string, here: () => Promise<SendAnswer>, forward: object): Promise<SendAnswer> {
-  if (gateway.supervisor.servesPhone(fromPhone)) return here();
-  const number = await gateway.numbers.findNumberOfAccount(accountId, fromPhone);
+async function routeSend(
+  gateway: Gateway,
+  accountId: string,
+  input: ReturnType<typeof parseMessageInput>,
+  idempotencyKey: string | undefined,
+  forward: object,
+): Promise<SendAnswer> {
+  const here = () => sendHere(gateway, accountId, input, idempotencyKey);
+  if (gateway.supervisor.servesPhone(input.fromPhone)) return here();
+  const number = await gateway.numbers.findNumberOfAccount(accountId, input.fromPhone);
   if (number === undefined) return here();
+  // A replay, a reused key or a request in progress is answered here, without the owner.
+  if (idempotencyKey !== undefined) {
+    const known = await gateway.idempotentSender.answerFromRecord({ accountId, ...input }, idempotencyKey);
+    if (known !== undefined) return { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
+  }
   return gateway.router.run(number, here, async (nodeUrl) => {
     const answer = await callNode(gateway.clusterKey, nodeUrl, 'POST', '/internal/send', forward);
     return {
@@ -85,7 +97,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
         const input = parseMessageInput(request.body, maxLength);
         const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
         const accountId = authenticatedKey(request).accountId;
-        const answer = await routeSend(gateway, accountId, input.fromPhone, () => sendHere(gateway, accountId, input, idempotencyKey), {
+        const answer = await routeSend(gateway, accountId, input, idempotencyKey, {
           account_id: accountId,
           body: request.body,
           idempotency_key: idempotencyKey ?? null,
