@@ -22,8 +22,16 @@ export class OwnerRouter {
 
   async run<T>(number: WhatsAppNumber, here: () => Promise<T>, elsewhere: (nodeUrl: string) => Promise<T>): Promise<T> {
     const deadline = Date.now() + this.waitMs;
+    let claimed = false;
     for (;;) {
-      const place = await this.supervisor.placeOf(number);
+      let place = await this.supervisor.placeOf(number);
+      if (place.kind === 'nowhere' && !claimed) {
+        // A number nobody holds (just added by the CLI, or released) may be this node's to take
+        // now, rather than at its next lease tick.
+        claimed = true;
+        await this.supervisor.numberAdded();
+        place = await this.supervisor.placeOf(number);
+      }
       if (place.kind === 'here') return here();
       if (place.kind === 'elsewhere' && place.url !== null) {
         try {

@@ -101,7 +101,10 @@ export class SessionSupervisor implements SessionHost {
     await this.engineFor(number)?.start(number, lease);
   }
 
-  /** A number was added: claim it now if this node takes numbers, and wait until its session runs. */
+  /**
+   * A number was added or found without an owner: claim now, if this node takes numbers and has
+   * room in its share, and wait until the sessions of what it claimed run.
+   */
   async numberAdded(): Promise<void> {
     await this.keeper.tickSoon();
     await this.sessionsStarted();
