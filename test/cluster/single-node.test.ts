@@ -10,7 +10,7 @@ import { freePort, killAllServerProcesses, seedDatabase, startServerProcess } fr
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Runs `wagw serve` to its end and returns how it ended and what it said. */
-async function serveUntilExit(databaseUrl: string): Promise<{ code: number | null; output: string }> {
+async function serveUntilExit(databaseUrl: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   const child = spawn(process.execPath, [path.join(ROOT, 'bin/wagw'), 'serve'], {
     env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(await freePort()), LOG_LEVEL: 'warn', WAGW_SECRET_KEY: '7e57'.repeat(16) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -18,8 +18,8 @@ async function serveUntilExit(databaseUrl: string): Promise<{ code: number | nul
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, output };
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal])));
+  return { code, signal, output };
 }
 
 describe('SQLite serves a single node', () => {
@@ -31,7 +31,7 @@ describe('SQLite serves a single node', () => {
       const seeded = await seedDatabase(database.url);
       const first = await startServerProcess(database.url, { WAGW_SECRET_KEY: '7e57'.repeat(16) });
       const second = await serveUntilExit(database.url);
-      assert.equal(second.code, 1, second.output);
+      assert.equal(second.code, 1, `exit ${second.code}, signal ${second.signal}:\n${second.output}`);
       assert.match(second.output, /Another wa-gateway server \(node .+, pid \d+ on .+\) is running on this SQLite database/);
       assert.match(second.output, /SQLite serves one node: stop that server first, or run several nodes on PostgreSQL/);
       assert.doesNotMatch(second.output, /\n\s+at /, 'a clear message, not a stack trace');
