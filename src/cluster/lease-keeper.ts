@@ -28,6 +28,9 @@ export interface LeaseSettings {
   nodeUrl: string | null;
 }
 
+/** Numbers claimed per statement. */
+const CLAIM_BATCH = 1_000;
+
 /** What the keeper asks of whoever runs sessions: the session supervisor. */
 export interface SessionHost {
   /** Leases were claimed: start the numbers' sessions (soon; starts may be staggered). */
@@ -195,12 +198,19 @@ export class LeaseKeeper {
     const capped = this.settings.maxSessions === null ? fairShare : Math.min(fairShare, this.settings.maxSessions);
     const target = this.pinned === undefined ? capped : this.pinned.length;
     if (this.held.size < target) {
-      const claimed = await this.store.db.transaction().execute((trx) =>
-        claimLeases(trx, this.store.dialect, this.nodeId, this.settings.ttlMs, target - this.held.size, this.pinned),
-      );
-      for (const lease of claimed) this.held.set(lease.numberId, lease);
-      if (claimed.length > 0) this.host?.leasesGained(claimed);
-      if (claimed.length > 0) this.logger.info({ claimed: claimed.length, held: this.held.size, target }, 'claimed numbers');
+      // In batches, each its own transaction: a statement's parameters are bounded (SQLite's and
+      // PostgreSQL's limits), and a node taking over thousands of numbers starts the first ones early.
+      let claimedNow = 0;
+      while (this.held.size < target) {
+        const claimed = await this.store.db.transaction().execute((trx) =>
+          claimLeases(trx, this.store.dialect, this.nodeId, this.settings.ttlMs, Math.min(CLAIM_BATCH, target - this.held.size), this.pinned),
+        );
+        for (const lease of claimed) this.held.set(lease.numberId, lease);
+        if (claimed.length > 0) this.host?.leasesGained(claimed);
+        claimedNow += claimed.length;
+        if (claimed.length < CLAIM_BATCH) break;
+      }
+      if (claimedNow > 0) this.logger.info({ claimed: claimedNow, held: this.held.size, target }, 'claimed numbers');
     } else if (this.held.size > target && nodes > 1 && this.pinned === undefined) {
       // One number per tick, each stopped cleanly before its release, so a join moves load gradually.
       const lease = this.held.values().next().value!;

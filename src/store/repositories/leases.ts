@@ -5,6 +5,9 @@ import type { Executor } from '../database.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/** Rows per statement where a statement takes parameters per row: both databases bound their count. */
+const LEASE_BATCH = 1_000;
+
 /**
  * Lease times come from the database's clock on PostgreSQL, so that nodes whose clocks disagree
  * still agree on when a lease ends. SQLite has one node, whose clock is the only one.
@@ -194,23 +197,40 @@ export async function renewLeases(db: Executor, dialect: Dialect, nodeId: string
   return rows.map((row) => ({ numberId: row.number_id, nodeId, epoch: Number(row.epoch) }));
 }
 
-/** Gives up the leases, each only if still held under its epoch, so that another node may claim them at once. */
+/**
+ * Gives up the leases the node still holds, so that another node may claim them at once; in
+ * batches, since a statement's parameters are bounded.
+ */
 export async function releaseLeases(db: Executor, dialect: Dialect, leases: readonly ClaimedLease[], reason: 'released' | 'handed_over'): Promise<void> {
-  const released: ClaimedLease[] = [];
-  for (const lease of leases) {
-    const result = await db
+  for (let start = 0; start < leases.length; start += LEASE_BATCH) {
+    const batch = leases.slice(start, start + LEASE_BATCH);
+    const released = await db
       .updateTable('number_leases')
       .set({ node_id: null, expires_at: 0 })
-      .where('number_id', '=', lease.numberId)
-      .where('node_id', '=', lease.nodeId)
-      .where('epoch', '=', lease.epoch)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) > 0) released.push(lease);
+      .where('number_id', 'in', batch.map((lease) => lease.numberId))
+      .where('node_id', '=', batch[0]!.nodeId)
+      .returning(['number_id'])
+      .execute();
+    const releasedIds = new Set(released.map((row) => row.number_id));
+    await recordLeaseChanges(
+      db,
+      dialect,
+      batch.filter((lease) => releasedIds.has(lease.numberId)).map((lease) => ({ lease, fromNodeId: lease.nodeId, toNodeId: null, reason })),
+    );
   }
-  await recordLeaseChanges(db, dialect, released.map((lease) => ({ lease, fromNodeId: lease.nodeId, toNodeId: null, reason })));
 }
 
 async function recordLeaseChanges(
+  db: Executor,
+  dialect: Dialect,
+  changes: { lease: ClaimedLease; fromNodeId: string | null; toNodeId: string | null; reason: string }[],
+): Promise<void> {
+  for (let start = 0; start < changes.length; start += LEASE_BATCH) {
+    await insertLeaseChanges(db, dialect, changes.slice(start, start + LEASE_BATCH));
+  }
+}
+
+async function insertLeaseChanges(
   db: Executor,
   dialect: Dialect,
   changes: { lease: ClaimedLease; fromNodeId: string | null; toNodeId: string | null; reason: string }[],
