@@ -7,6 +7,9 @@ import { createDatabaseAuthState } from '../../src/engines/baileys/auth-state-st
 import { SecretBox } from '../../src/secrets/secret-box.ts';
 import { StaleLeaseError } from '../../src/store/repositories/leases.ts';
 import { dialects } from '../support/databases.ts';
+import { newId } from '../../src/domain/ids.ts';
+import type { E164 } from '../../src/domain/phone.ts';
+import { insertNumber } from '../../src/store/repositories/numbers.ts';
 import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
 
 const silent = pino({ level: 'silent' });
@@ -130,6 +133,27 @@ for (const dialect of dialects) {
       const unowned = await test.gateway.store.db.selectFrom('number_leases').select('node_id').where('node_id', 'is', null).execute();
       assert.equal(unowned.length, 0, 'every number is owned again');
       assert.ok(Date.now() - stoppedAt < TTL_MS, 'before the released leases could have run out');
+    });
+
+    it('claims and releases thousands of numbers, past what one statement may carry', async () => {
+      const { accountId } = await seedAccount(test.gateway, { numbers: 0 });
+      const createdAt = new Date();
+      await test.gateway.store.db.transaction().execute(async (trx) => {
+        for (let index = 0; index < 2_500; index++) {
+          await insertNumber(trx, {
+            id: newId('number'), accountId, holderUserId: null, phone: `+4477008${String(index).padStart(5, "0")}` as E164,
+            engine: 'sandbox', status: 'connected', statusReason: null, createdAt, updatedAt: createdAt,
+          });
+        }
+      });
+      const other = otherNode(test, 'bulk');
+      await other.keeper.startPinned([]);
+      await test.gateway.keeper.tickSoon();
+      const unowned = await test.gateway.store.db.selectFrom('number_leases').select('number_id').where('node_id', 'is', null).execute();
+      assert.equal(unowned.length, 0, 'every number is claimed in one tick');
+      const held = test.gateway.keeper.heldCount();
+      assert.ok(held >= 2_500);
+      await other.keeper.stop();
     });
 
     it('stops its sessions before its leases can expire when renewals stall', async () => {
