@@ -3,6 +3,9 @@ import net from 'node:net';
 import readline from 'node:readline';
 import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkMessage } from './sandbox-network.ts';
 
+/** Entries the shared network answers a `journal` request with: the latest ones. */
+const SHARED_JOURNAL_LIMIT = 500_000;
+
 /**
  * One simulated network that every node of a cluster shares (`wagw sandbox-network`), over TCP
  * with one JSON object per line. A node keeps one socket and multiplexes its numbers on it; when
@@ -17,7 +20,7 @@ import { SandboxNetwork, type JournalEntry, type NetworkConnection, type Network
  */
 export async function serveSandboxNetwork(options: { host: string; port: number; journalFile?: string }): Promise<{ port: number; close(): Promise<void> }> {
   const journalStream = options.journalFile === undefined ? undefined : fs.createWriteStream(options.journalFile, { flags: 'a' });
-  const network = new SandboxNetwork((entry: JournalEntry) => journalStream?.write(`${JSON.stringify(entry)}\n`));
+  const network = new SandboxNetwork((entry: JournalEntry) => journalStream?.write(`${JSON.stringify(entry)}\n`), SHARED_JOURNAL_LIMIT);
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);

@@ -73,7 +73,8 @@ interface Pending {
 const nextUlid = monotonicFactory(randomFraction);
 /** How long a send waits for a live recipient to store the message before answering anyway. */
 const DELIVERY_WAIT_MS = 2_000;
-const JOURNAL_LIMIT = 200_000;
+/** Journal entries a network keeps by default: enough to look at recent traffic in one process. */
+const DEFAULT_JOURNAL_LIMIT = 1_000;
 
 /**
  * The simulated WhatsApp network. Like WhatsApp, it allows one live connection per number (a
@@ -90,7 +91,11 @@ export class SandboxNetwork implements SandboxNetworkPort {
   private readonly entries: JournalEntry[] = [];
   private seq = 0;
 
-  constructor(private readonly onJournal?: (entry: JournalEntry) => void) {}
+  constructor(
+    private readonly onJournal?: (entry: JournalEntry) => void,
+    /** The shared network keeps more, for the chaos test and the operator; it also appends them all to its file. */
+    private readonly journalLimit = DEFAULT_JOURNAL_LIMIT,
+  ) {}
 
   async connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection> {
     const previous = this.live.get(phone);
@@ -235,7 +240,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
   private record(entry: Omit<JournalEntry, 'seq' | 'at'>): void {
     const full: JournalEntry = { seq: ++this.seq, at: Date.now(), ...entry };
     this.entries.push(full);
-    if (this.entries.length > JOURNAL_LIMIT) this.entries.splice(0, this.entries.length - JOURNAL_LIMIT);
+    // Trimmed in chunks, so that a full journal does not shift its array on every entry.
+    if (this.entries.length > this.journalLimit * 1.1) this.entries.splice(0, this.entries.length - this.journalLimit);
     this.onJournal?.(full);
   }
 }
