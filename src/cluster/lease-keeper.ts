@@ -2,7 +2,8 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import { newId } from '../domain/ids.ts';
 import type { SessionLease } from '../domain/model.ts';
-import type { Store } from '../store/database.ts';
+import type { Executor, Store } from '../store/database.ts';
+import { findNumbersByIds } from '../store/repositories/numbers.ts';
 import { signalNodes } from '../store/repositories/cluster-signals.ts';
 import {
   claimLeases,
@@ -26,6 +27,14 @@ export interface LeaseSettings {
   nodeName: string;
   /** Where other nodes reach this one (WAGW_NODE_URL); null on a single node. */
   nodeUrl: string | null;
+}
+
+/** The phones of leases known only by number id, for the record of changes of owner. */
+async function withPhones(db: Executor, leases: ClaimedLease[]): Promise<ClaimedLease[]> {
+  const missing = leases.filter((lease) => lease.phone === '');
+  if (missing.length === 0) return leases;
+  const phones = new Map((await findNumbersByIds(db, missing.map((lease) => lease.numberId))).map((number) => [number.id, number.phone as string]));
+  return leases.map((lease) => (lease.phone === '' ? { ...lease, phone: phones.get(lease.numberId) ?? '' } : lease));
 }
 
 /** Numbers claimed per statement. */
@@ -148,6 +157,25 @@ export class LeaseKeeper {
     await this.host?.leaseLost(lease.numberId);
   }
 
+  /**
+   * Releases leases this node holds in the database but does not serve (after stopping their
+   * sessions, if any), so that any node may claim them at its next tick.
+   */
+  async giveBack(leases: ClaimedLease[]): Promise<void> {
+    for (const lease of leases) {
+      if (this.held.get(lease.numberId)?.epoch === lease.epoch) this.held.delete(lease.numberId);
+      await this.host?.leaseLost(lease.numberId);
+    }
+    try {
+      await this.store.db.transaction().execute(async (trx) => {
+        await releaseLeases(trx, this.store.dialect, await withPhones(trx, leases), 'released');
+        await signalNodes(trx, this.store.dialect, 'leases');
+      });
+    } catch (error) {
+      this.logger.error({ err: error }, 'could not give leases back; they end with their TTL');
+    }
+  }
+
   /** Stops every session cleanly, then gives the leases up so that other nodes take over at once. */
   async stop(): Promise<void> {
     if (!this.running) return;
@@ -189,6 +217,11 @@ export class LeaseKeeper {
     for (const lease of [...this.held.values()]) {
       if (!still.has(`${lease.numberId}:${lease.epoch}`)) await this.lost(lease);
     }
+    // Leases the database says are this node's but whose sessions it no longer runs (it fenced
+    // itself, or a start failed): given back, or nobody would serve those numbers while this
+    // node kept renewing them.
+    const orphans = renewed.filter((lease) => this.held.get(lease.numberId)?.epoch !== lease.epoch);
+    if (orphans.length > 0) await this.giveBack(orphans.map((lease) => ({ ...lease, phone: '' })));
   }
 
   private async balance(): Promise<void> {
@@ -231,5 +264,7 @@ export class LeaseKeeper {
     this.held.clear();
     this.logger.error({ numbers: leases.length, trustMs: this.trustMs }, 'leases could not be renewed in time; stopping every session before another node may take them over');
     await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
+    // If the database answers again, the leases go back at once rather than at their TTL.
+    await this.giveBack(leases);
   }
 }

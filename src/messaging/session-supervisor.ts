@@ -120,7 +120,9 @@ export class SessionSupervisor implements SessionHost {
       // Lost while starting: the stop that came meanwhile found nothing yet to stop.
       if (this.keeper.leaseOf(number.id)?.epoch !== lease.epoch) await engine.stop(number);
     } catch (error) {
-      this.logger.error({ err: error, phone: number.phone }, 'could not start the session of a number');
+      this.logger.error({ err: error, phone: number.phone }, 'could not start the session of a number; giving its lease back');
+      // Held without a session, the number would be served by nobody; given back, any node may try.
+      await this.keeper.giveBack([lease]);
     }
     if (engine.capabilities.staggeredStart) await new Promise((resolve) => setTimeout(resolve, STAGGER_MS));
   }
