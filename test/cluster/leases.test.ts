@@ -178,6 +178,13 @@ for (const dialect of dialects) {
       await until(() => running.size === 0, 'the stalled node to stop its session', TTL_MS * 2);
       assert.ok(Date.now() < Number(expiresAt), 'it stopped before the lease it last renewed ran out');
       blocked.on = false;
+      // Once the database answers again, the fenced node gives the lease back instead of renewing
+      // a lease whose session it no longer runs.
+      await until(
+        async () =>
+          (await test.gateway.store.db.selectFrom('lease_changes').select('id').where('number_id', '=', number.id).where('reason', '=', 'released').where('from_node_id', '=', keeper.nodeId).execute()).length > 0,
+        'the fenced node to give its lease back',
+      );
       await keeper.stop();
     });
   });
