@@ -105,13 +105,13 @@ ${loadRow('through the other node', forwarded)}
 Forwarded ÷ direct throughput, same run: **${ratio.toFixed(2)}**. Both nodes and the load share the machine's two
 cores, so the forwarding node's own work (authentication, the internal call) is paid from the same CPU.
 
-**Failover.** The chaos test's rounds (3 nodes, TTL 3 s, sends and incoming messages across all nodes), ${CHAOS_RUNS} runs:
+**Failover.** The chaos test's rounds (3 nodes, TTL 4 s, sends and incoming messages across all nodes), ${CHAOS_RUNS} runs:
 from the signal until every number is owned by a live node and connected on the shared network.
 
 | failure | rounds | p50 | max |
 |---|---|---|---|
-${failoverRow('kill', 'kill -9 (bound: TTL + 5 s = 8 s)')}
-${failoverRow('stop', 'SIGSTOP past the TTL (bound: 8 s)')}
+${failoverRow('kill', 'kill -9 (bound: TTL + 5 s = 9 s)')}
+${failoverRow('stop', 'SIGSTOP past the TTL (bound: 9 s)')}
 ${failoverRow('term', 'SIGTERM (bound: 5 s)')}
 
 After \`kill -9\` the numbers wait for the dead node's leases to run out, so failover is about the TTL
