@@ -96,7 +96,16 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       };
       const waitRecovered = async (excluded: string | undefined, boundMs: number, from: number) => {
         while (!(await recovered(excluded))) {
-          if (Date.now() - from > boundMs + 30_000) assert.fail(`numbers were not all owned and connected again ${boundMs + 30_000} ms after the signal`);
+          if (Date.now() - from > boundMs + 30_000) {
+            const leases = await store.db.selectFrom('number_leases').innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id').select(['phone', 'node_id', 'epoch', 'expires_at']).execute();
+            const clusterNodes = await store.db.selectFrom('cluster_nodes').select(['id', 'pid', 'role', 'heartbeat_at', 'stopped_at']).execute();
+            const live = Object.fromEntries(liveConnections(await networkClient.journal()));
+            const outputs = nodes.map((node) => `--- pid ${node.pid} ${JSON.stringify(node.exitStatus())}\n${node.output().slice(-3_000)}`).join('\n');
+            assert.fail(
+              `numbers were not all owned and connected again ${boundMs + 30_000} ms after the signal (excluded ${excluded}, now ${Date.now()}):\n` +
+                `leases ${JSON.stringify(leases)}\nnodes ${JSON.stringify(clusterNodes)}\nlive connections ${JSON.stringify(live)}\n${outputs}`,
+            );
+          }
           await sleep(50);
         }
         return Date.now() - from;
