@@ -53,6 +53,7 @@ export class ChaosLoad {
         }
         const status = answer?.status ?? 0;
         if (Date.now() - startedAt > GIVE_UP_MS) throw new Error(`a send was never answered 200 (last: ${status})`);
+        if (!this.running && Date.now() - startedAt > REQUEST_TIMEOUT_MS * 2) return;
         await sleep(200);
       }
       await sleep(50);

@@ -41,6 +41,7 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
   let networkClient: RemoteSandboxNetwork;
   let networkPort: number;
   const nodes: ServerProcess[] = [];
+  let load: ChaosLoad | undefined;
 
   before(async () => {
     database = await createTestDatabase('postgres');
@@ -53,6 +54,8 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
   });
 
   after(async () => {
+    // A failed assertion leaves the load running; its loops must end, or the file never exits.
+    await load?.stop().catch(() => {});
     await killAllServerProcesses();
     networkClient?.close();
     network?.kill('SIGKILL');
@@ -112,7 +115,7 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       };
       await waitRecovered(undefined, 30_000, Date.now());
 
-      const load = new ChaosLoad(() => nodes.filter((node) => node.exitStatus() === undefined).map((node) => node.port), seeded.apiKey, seeded.phones);
+      load = new ChaosLoad(() => nodes.filter((node) => node.exitStatus() === undefined).map((node) => node.port), seeded.apiKey, seeded.phones);
       load.start();
       const results: RoundResult[] = [];
       const stopWindows: { node: string; from: number; to: number }[] = [];
