@@ -126,6 +126,22 @@ describe('a request for a number served by another node (postgres)', () => {
     assert.equal(status, 401, 'the other node refuses the key it had cached');
   });
 
+  it('links a real number on the node that owns it, whichever node the console asks', async () => {
+    const number = await owner.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone: uniquePhone(), engine: 'baileys' });
+    await Promise.all([owner.gateway.keeper.tickSoon(), other.gateway.keeper.tickSoon()]);
+    const holder = [owner, other].find((node) => node.gateway.keeper.leaseOf(number.id) !== undefined);
+    assert.ok(holder !== undefined, 'one of the nodes holds the new number');
+    const asker = holder === owner ? other : owner;
+    const started = await asker.gateway.routedLinking.start(number, 'qr');
+    assert.equal(started.numberId, number.id);
+    assert.ok(holder.gateway.linking.current(number.id) !== undefined, 'the attempt lives on the owner');
+    assert.equal(asker.gateway.linking.current(number.id), undefined, 'not on the node that was asked');
+    const seen = await asker.gateway.routedLinking.current(number);
+    assert.equal(seen?.numberId, number.id, 'and the asking node reads it from the owner');
+    await asker.gateway.routedLinking.cancel(number);
+    assert.equal(holder.gateway.linking.current(number.id)?.active, false, 'cancelled on the owner');
+  });
+
   it('answers 503 with Retry-After while the owner cannot be reached', async () => {
     const phone = uniquePhone();
     const number = await owner.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone });

@@ -26,10 +26,15 @@ export interface LinkStateView {
   message: string;
 }
 
-export function presentLinkPanel(gateway: Gateway, number: WhatsAppNumber): LinkPanelView {
+/**
+ * The number page's linking panel. The attempt is the owner's, wherever it was started: on a
+ * cluster it lives on the node serving the number, and this node asks it. If that node cannot be
+ * asked, the panel shows no attempt; the page's poll of link.json picks it up.
+ */
+export async function presentLinkPanel(gateway: Gateway, number: WhatsAppNumber): Promise<LinkPanelView> {
   const base = `/operator/numbers/${encodeURIComponent(number.id)}`;
-  const attempt = gateway.linking.current(number.id);
   const links = gateway.supervisor.links(number);
+  const attempt = links ? await gateway.routedLinking.current(number).catch(() => undefined) : undefined;
   return {
     numberId: number.id,
     links,

@@ -162,7 +162,7 @@ export async function presentOperatorNumber(gateway: Gateway, operator: Operator
   const account = await gateway.accounts.getAccount(number.accountId);
   const holder = number.holderUserId === null ? undefined : await gateway.accounts.getUser(number.holderUserId);
   const emails = new Map(holder === undefined ? [] : [[holder.id, holder.email]]);
-  return { number: toOperatorNumber(gateway, number, accountsById([account]), emails), panel: presentLinkPanel(gateway, number) };
+  return { number: toOperatorNumber(gateway, number, accountsById([account]), emails), panel: await presentLinkPanel(gateway, number) };
 }
 
 function toOperatorNumber(gateway: Gateway, number: WhatsAppNumber, accounts: Map<string, AccountRef>, emails: Map<string, string>): OperatorNumberView {
