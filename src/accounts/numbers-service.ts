@@ -97,12 +97,6 @@ export class NumbersService {
     return number;
   }
 
-  /** The account's number with this phone, or undefined: what routing a send needs, with no error to raise. */
-  async findNumberOfAccount(accountId: string, phone: string): Promise<WhatsAppNumber | undefined> {
-    const number = await lookupPhone(this.store, phone);
-    return number?.accountId === accountId ? number : undefined;
-  }
-
   /**
    * A number by id for the node that owns it, acting on a call another node signed with the
    * cluster key (http/routes/internal.ts): the calling node has authorized the request already.

@@ -2,7 +2,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { parseMessageInput, presentMessage } from '../message-input.ts';
 import { callNode } from '../../cluster/node-client.ts';
-import { apiKeyAuthHook, authenticatedKey, keyScope } from '../plugins/api-key-auth.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { AccountScope } from '../../domain/tenant-scope.ts';
+import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import {
   errorResponses,
@@ -43,14 +45,19 @@ export async function sendHere(gateway: Gateway, accountId: string, input: Retur
  */
 async function routeSend(
   gateway: Gateway,
-  accountId: string,
+  scope: AccountScope,
   input: ReturnType<typeof parseMessageInput>,
   idempotencyKey: string | undefined,
   forward: object,
 ): Promise<SendAnswer> {
+  const { accountId } = scope;
   const here = () => sendHere(gateway, accountId, input, idempotencyKey);
   if (gateway.supervisor.servesPhone(input.fromPhone)) return here();
-  const number = await gateway.numbers.findNumberOfAccount(accountId, input.fromPhone);
+  // A phone outside the key's account is not found here, and the local path answers it (403).
+  const number = await gateway.numbers.findNumber(scope, input.fromPhone).catch((error: unknown) => {
+    if (error instanceof AppError && error.code === 'number_not_found') return undefined;
+    throw error;
+  });
   if (number === undefined) return here();
   // A replay, a reused key or a request in progress is answered here, without the owner.
   if (idempotencyKey !== undefined) {
@@ -96,9 +103,9 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
       async (request, reply) => {
         const input = parseMessageInput(request.body, maxLength);
         const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
-        const accountId = authenticatedKey(request).accountId;
-        const answer = await routeSend(gateway, accountId, input, idempotencyKey, {
-          account_id: accountId,
+        const scope = keyScope(request);
+        const answer = await routeSend(gateway, scope, input, idempotencyKey, {
+          account_id: scope.accountId,
           body: request.body,
           idempotency_key: idempotencyKey ?? null,
         });
