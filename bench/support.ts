@@ -6,6 +6,7 @@ import path from 'node:path';
 import type autocannon from 'autocannon';
 import { freePort } from '../test/process/server-process.ts';
 import type { AutocannonOrder } from './autocannon-process.ts';
+import type { OpenLoopOrder, OpenLoopResult } from './open-loop-process.ts';
 
 /** A percentile of already sorted numbers. */
 export function percentile(sorted: number[], fraction: number): number {
@@ -182,4 +183,14 @@ export async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
     errors: result.errors,
     timeouts: result.timeouts,
   };
+}
+
+/** One open-loop run in a process of its own (bench/open-loop-process.ts). */
+export async function runOpenLoop(order: OpenLoopOrder): Promise<OpenLoopResult> {
+  const child = fork(path.resolve('bench/open-loop-process.ts'), [], { execArgv: ['--import', 'tsx'] });
+  return new Promise<OpenLoopResult>((resolve, reject) => {
+    child.once('message', (message: { result: OpenLoopResult }) => resolve(message.result));
+    child.once('exit', (code) => reject(new Error(`the open-loop process exited with ${code} before reporting`)));
+    child.send(order);
+  });
 }

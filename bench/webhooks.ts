@@ -18,7 +18,7 @@ import { incomingMessagePayload } from '../src/domain/webhooks.ts';
 import { newId } from '../src/domain/ids.ts';
 import type { Message } from '../src/domain/model.ts';
 import type { E164 } from '../src/domain/phone.ts';
-import { enqueueEvent } from '../src/webhooks/outbox.ts';
+import { CLAIMS_ONLY, enqueueEvent } from '../src/webhooks/outbox.ts';
 import { createTestDatabase, type Dialect } from '../test/support/databases.ts';
 import { fork } from 'node:child_process';
 import v8 from 'node:v8';
@@ -111,7 +111,7 @@ async function queueBacklog(gateway: Gateway, shares: Share[], count: number): P
             fromPhone: '+14155550100' as E164, fromLid: null, toPhone: share.phone, text: `backlog-${index}`, contentKind: 'text',
             status: 'received', engineMessageId: null, createdAt: new Date(),
           };
-          await enqueueEvent(trx, share.accountId, incomingMessagePayload(message), message.createdAt);
+          await enqueueEvent(trx, CLAIMS_ONLY, share.accountId, incomingMessagePayload(message), message.createdAt);
         }
       }
     });

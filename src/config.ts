@@ -120,6 +120,13 @@ export type DatabaseConfig =
       poolSize: number;
       /** Off for poolers that do not keep a client on one server connection (PgBouncer in transaction mode). */
       preparedStatements: boolean;
+      /**
+       * How long the server lets one of our sessions sit idle inside a transaction before ending
+       * it: a third of the lease TTL (at least 2 s). A node frozen mid-transaction (SIGSTOP, a VM
+       * pause) would otherwise keep its row locks, and a number's lease could not be taken over
+       * until it woke, however long ago the lease expired.
+       */
+      idleInTransactionTimeoutMs: number;
     };
 
 export class ConfigError extends Error {
@@ -157,6 +164,7 @@ export function loadConfig(env: Environment = process.env): Config {
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}".`);
 
+  const leaseTtlMs = integer('WAGW_LEASE_TTL_MS', 15_000, 1_000, 600_000);
   const config: Config = {
     database: parseDatabaseUrl(
       env.DATABASE_URL,
@@ -166,6 +174,7 @@ export function loadConfig(env: Environment = process.env): Config {
           env.WAGW_DATABASE_PREPARED_STATEMENTS === undefined ||
           env.WAGW_DATABASE_PREPARED_STATEMENTS === '' ||
           parseBoolean('WAGW_DATABASE_PREPARED_STATEMENTS', env.WAGW_DATABASE_PREPARED_STATEMENTS, problems),
+        idleInTransactionTimeoutMs: Math.max(2_000, Math.round(leaseTtlMs / 3)),
       },
       problems,
     ),
@@ -216,7 +225,7 @@ export function loadConfig(env: Environment = process.env): Config {
     cluster: {
       nodeName: env.WAGW_NODE_NAME || os.hostname(),
       nodeUrl: parseNodeUrl(env.WAGW_NODE_URL, problems),
-      leaseTtlMs: integer('WAGW_LEASE_TTL_MS', 15_000, 1_000, 600_000),
+      leaseTtlMs,
       maxSessionsPerNode: env.WAGW_MAX_SESSIONS_PER_NODE ? integer('WAGW_MAX_SESSIONS_PER_NODE', 0, 1) : null,
       ownerWaitMs: integer('WAGW_OWNER_WAIT_MS', 5_000, 0, 120_000),
       sandboxNetwork: parseSandboxNetwork(env.WAGW_SANDBOX_NETWORK, problems),
@@ -231,7 +240,7 @@ export function loadConfig(env: Environment = process.env): Config {
 
 function parseDatabaseUrl(
   raw: string | undefined,
-  postgres: { poolSize: number; preparedStatements: boolean },
+  postgres: { poolSize: number; preparedStatements: boolean; idleInTransactionTimeoutMs: number },
   problems: string[],
 ): DatabaseConfig {
   const url = raw === undefined || raw === '' ? `sqlite:${DEFAULT_SQLITE_PATH}` : raw;

@@ -118,6 +118,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const store = openStore(config.database);
   let appliedMigrations: string[];
   try {
+    await store.assertDurable();
     appliedMigrations = await migrateToLatest(store.db, store.dialect);
   } catch (error) {
     await store.close();
@@ -143,6 +144,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     config: config.webhooks,
     logger,
     onAttempt: (state, durationSeconds) => metrics.webhookAttempted(state, durationSeconds),
+    onStarted: (source) => metrics.webhookStarted(source),
   });
   const keeper = new LeaseKeeper(
     store,

@@ -7,7 +7,7 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { advanceOutboundStatus, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
-import { enqueueEvent, insertMessageAndEnqueue, type DeliveryNotifier } from '../webhooks/outbox.ts';
+import { enqueueEvent, insertMessageAndEnqueue, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
 /** The statuses a receipt may move a message from: receipts only ever move it forward. */
 const RECEIPT_TRANSITIONS: Record<ReceiptEvent['status'], MessageStatus[]> = {
@@ -57,10 +57,10 @@ export class ReceiveMessageService {
     // stored, and is neither stored nor reported twice; the unique index backs this check up.
     const stored = await this.committer.run(async (trx) => {
       const earlier = await findInboundByEngineId(trx, number.id, event.engineMessageId);
-      if (earlier !== undefined) return { message: earlier, queued: 0 };
-      return { message, queued: await insertMessageAndEnqueue(trx, message, incomingMessagePayload(message)) };
+      if (earlier !== undefined) return { message: earlier, queued: NOTHING_QUEUED };
+      return { message, queued: await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message)) };
     });
-    if (stored.queued > 0) this.notifier.deliveriesQueued();
+    this.notifier.deliveriesQueued(stored.queued);
     return stored.message;
   }
 
@@ -84,10 +84,10 @@ export class ReceiveMessageService {
         const transitions = RECEIPT_TRANSITIONS[event.status];
         const message = await advanceOutboundStatus(trx, { fromPhone: event.phone, engineMessageId: event.engineMessageId }, event.status, transitions, event.at, errorCode);
         if (message === undefined) return undefined;
-        return enqueueEvent(trx, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
+        return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
       });
       if (applied !== undefined) {
-        if (applied > 0) this.notifier.deliveriesQueued();
+        this.notifier.deliveriesQueued(applied);
         return;
       }
       // Known and past `queued` but not movable: a stale receipt, with nothing to wait for.

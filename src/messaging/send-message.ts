@@ -11,7 +11,7 @@ import { insertMessageWithUnit, listInterruptedSends, markMessageSent, updateMes
 import { findNumberWithPlanByPhone } from '../store/repositories/numbers.ts';
 import { monthlyUsed, releaseMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
-import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
+import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
 export interface SendRequest {
@@ -89,19 +89,19 @@ export class SendMessageService {
     // never found `queued` (and failed as interrupted) after a crash. It is written under the
     // lease of the session that sent it: a node that lost the number in that instant is refused.
     const sentAt = new Date();
-    let queued: number;
+    let queued: Enqueued;
     try {
       queued = await this.committer.run(async (trx) => {
         await assertLeaseHeld(trx, this.store.dialect, lease);
         await markMessageSent(trx, message.id, engineMessageId, sentAt);
-        return enqueueEvent(trx, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
+        return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
       });
     } catch (error) {
       if (!(error instanceof StaleLeaseError)) throw error;
       this.supervisor.staleWriteRefused(error);
       throw notConnected(number, 'ownership_lost');
     }
-    if (queued > 0) this.notifier.deliveriesQueued();
+    this.notifier.deliveriesQueued(queued);
     return { ...message, status: 'sent', engineMessageId };
   }
 
@@ -141,11 +141,11 @@ export class SendMessageService {
     const queued = await this.committer.run(async (trx) => {
       // Only a send still queued is failed, and only then is its unit returned: a row another
       // path has already settled is left as it is, and the quota is never given back twice.
-      if (!(await updateMessageStatus(trx, message.id, { status: 'failed', errorCode, at, onlyFrom: 'queued' }))) return 0;
+      if (!(await updateMessageStatus(trx, message.id, { status: 'failed', errorCode, at, onlyFrom: 'queued' }))) return NOTHING_QUEUED;
       await releaseMonthlyUnit(trx, message.accountId, period);
-      return enqueueEvent(trx, message.accountId, messageStatusPayload(message, 'failed', errorCode, at), at);
+      return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'failed', errorCode, at), at);
     });
-    if (queued > 0) this.notifier.deliveriesQueued();
+    this.notifier.deliveriesQueued(queued);
   }
 
   private async assertQuotaLeft(terms: QuotaTerms): Promise<void> {

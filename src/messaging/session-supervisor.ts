@@ -263,9 +263,9 @@ export class SessionSupervisor implements SessionHost {
     const queued = await this.committer.run(async (trx) => {
       if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
       await updateNumberStatus(trx, number.id, status, reason, at);
-      return enqueueEvent(trx, number.accountId, sessionStatusPayload(number.phone, status, reason, at), at);
+      return enqueueEvent(trx, this.notifier, number.accountId, sessionStatusPayload(number.phone, status, reason, at), at);
     });
-    if (queued > 0) this.notifier.deliveriesQueued();
+    this.notifier.deliveriesQueued(queued);
   }
 
   private requireLease(number: WhatsAppNumber): SessionLease {

@@ -1,6 +1,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { engineKinds, sessionStatuses, type EngineKind } from '../domain/model.ts';
 import type { DeliveryState } from '../domain/webhooks.ts';
+import type { DeliverySource } from '../webhooks/delivery-worker.ts';
+
+const deliverySources: DeliverySource[] = ['handoff', 'claim'];
 import type { SendFailureReason, SendObserver } from '../messaging/session-supervisor.ts';
 import type { Store } from '../store/database.ts';
 import { countQueuedDeliveries } from '../store/repositories/deliveries.ts';
@@ -46,6 +49,7 @@ export class GatewayMetrics implements SendObserver {
   private readonly messageSendFailures: Counter<'engine' | 'reason'>;
   private readonly messagesReceived: Counter<'engine'>;
   private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly webhookStarts: Counter<'source'>;
   private readonly staleWrites: Counter;
   private readonly webhookAttemptDuration: Histogram<'outcome'>;
 
@@ -93,6 +97,12 @@ export class GatewayMetrics implements SendObserver {
       labelNames: ['outcome'],
       registers,
     });
+    this.webhookStarts = new Counter({
+      name: 'wagw_webhook_deliveries_started_total',
+      help: 'Webhook attempts started, by how the worker got the delivery: handoff (leased by the write that queued it) or claim (from the outbox).',
+      labelNames: ['source'],
+      registers,
+    });
     this.staleWrites = new Counter({
       name: 'wagw_stale_lease_writes_refused_total',
       help: 'Owner-only writes the database refused because the session that made them had lost its lease (docs/cluster.md).',
@@ -133,6 +143,10 @@ export class GatewayMetrics implements SendObserver {
   }
 
   /** `state` is the delivery's state after the attempt: delivered, pending (a retry is due) or failed. */
+  webhookStarted(source: DeliverySource): void {
+    this.webhookStarts.inc({ source });
+  }
+
   webhookAttempted(state: DeliveryState, durationSeconds: number): void {
     const outcome = webhookAttemptOutcomes[state];
     this.webhookAttempts.inc({ outcome });
@@ -188,6 +202,7 @@ export class GatewayMetrics implements SendObserver {
       for (const reason of sendFailureReasons) this.messageSendFailures.inc({ engine, reason }, 0);
     }
     for (const outcome of Object.values(webhookAttemptOutcomes)) this.webhookAttempts.inc({ outcome }, 0);
+    for (const source of deliverySources) this.webhookStarts.inc({ source }, 0);
   }
 }
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import { preparedStatementName } from './compiled-statement.ts';
@@ -22,13 +22,19 @@ export interface Store {
   transactionWithoutSync<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /** Undefined when the database answers a trivial query, otherwise what went wrong. */
   ping(): Promise<Error | undefined>;
+  /**
+   * Throws unless the settings a 200's promise rests on are in force: SQLite in WAL mode with
+   * synchronous=FULL and foreign keys on; PostgreSQL with synchronous_commit and fsync on. A
+   * start-up that cannot have them stops with the reason instead of serving without them.
+   */
+  assertDurable(): Promise<void>;
   close(): Promise<void>;
 }
 
 const PG_INT8_OID = 20;
 
 export function openStore(config: DatabaseConfig): Store {
-  const db = config.dialect === 'sqlite' ? openSqlite(config.path) : openPostgres(config.connectionString, config.poolSize, config.preparedStatements);
+  const db = config.dialect === 'sqlite' ? openSqlite(config.path) : openPostgres(config);
   return {
     db,
     dialect: config.dialect,
@@ -43,8 +49,29 @@ export function openStore(config: DatabaseConfig): Store {
     // SQLite has one connection: lowering its sync for one transaction would mean holding every
     // other writer off meanwhile, which costs more than the fsync saved. It gets a plain one.
     transactionWithoutSync: (work) => (config.dialect === 'postgres' ? postgresWithoutSync(db, work) : db.transaction().execute(work)),
+    assertDurable: () => assertDurableSettings(db, config.dialect),
     close: () => db.destroy(),
   };
+}
+
+/** The settings each dialect must report, as `show`/`pragma` print them. */
+const DURABLE_SETTINGS: Record<DatabaseConfig['dialect'], Record<string, string>> = {
+  sqlite: { journal_mode: 'wal', synchronous: '2', foreign_keys: '1' },
+  postgres: { synchronous_commit: 'on', fsync: 'on' },
+};
+
+async function assertDurableSettings(db: Kysely<Database>, dialect: DatabaseConfig['dialect']): Promise<void> {
+  const wrong: string[] = [];
+  for (const [name, expected] of Object.entries(DURABLE_SETTINGS[dialect])) {
+    // A fixed list of names, never input: they are written into the statement as identifiers.
+    const statement = dialect === 'sqlite' ? sql`pragma ${sql.raw(name)}` : sql`show ${sql.raw(name)}`;
+    const { rows } = await statement.execute(db);
+    const actual = String(Object.values((rows[0] ?? {}) as Record<string, unknown>)[0] ?? '').toLowerCase();
+    if (actual !== expected) wrong.push(`${name} is ${actual || 'unknown'}, not ${expected}`);
+  }
+  if (wrong.length > 0) {
+    throw new Error(`The database does not keep commits durable (${wrong.join('; ')}), so the gateway will not start: a 200 promises that the data is on disk.`);
+  }
 }
 
 function postgresWithoutSync<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
@@ -114,10 +141,17 @@ function withStatementCache(connection: SqliteDatabase.Database): SqliteDatabase
   });
 }
 
-function openPostgres(connectionString: string, poolSize: number, preparedStatements: boolean): Kysely<Database> {
+function openPostgres(config: Extract<DatabaseConfig, { dialect: 'postgres' }>): Kysely<Database> {
+  const { connectionString, poolSize, preparedStatements } = config;
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
+    // Set by the server as each connection starts, whatever its own configuration says: a 200
+    // promises a durable commit (checked at start by assertDurable), and a frozen node must not
+    // hold row locks for long (see idleInTransactionTimeoutMs). Poolers that share server
+    // connections between clients (prepared statements off) refuse per-client settings; there
+    // the server's own must be right, and assertDurable stops a start where they are not.
+    ...(preparedStatements && { options: `-c synchronous_commit=on -c idle_in_transaction_session_timeout=${config.idleInTransactionTimeoutMs}` }),
     // Instants are stored as bigint milliseconds; read them back as numbers, not strings.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -127,24 +161,40 @@ function openPostgres(connectionString: string, poolSize: number, preparedStatem
   // An idle client can die (a server restart, a proxy timeout); the pool replaces it. Without a
   // listener that error would be uncaught and take the whole gateway down.
   pool.on('error', () => {});
-  // A 200 promises a durable commit, so it must not depend on how the server is configured.
-  pool.on('connect', (client) => {
-    client.query('set synchronous_commit = on').catch(() => {});
-    if (preparedStatements) prepareCompiledStatements(client);
-  });
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements ? new NamingPool(pool) : pool }) });
 }
 
 /**
- * Sends the compiled statements (src/store/compiled-statement.ts) as named queries, which the
- * server prepares once per connection. Kysely passes every query as (text, values); the others
- * go through unchanged.
+ * The pool as Kysely sees it, handing out clients that send the compiled statements
+ * (src/store/compiled-statement.ts) with pg's own `name` option, so the server parses and plans
+ * each once per connection. Every other query goes through as Kysely sent it.
  */
-function prepareCompiledStatements(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  client.query = ((...args: unknown[]) => {
-    const [text, values] = args;
-    const name = typeof text === 'string' && args.length === 2 && Array.isArray(values) ? preparedStatementName(text) : undefined;
-    return name === undefined ? query(...args) : query({ name, text, values });
-  }) as typeof client.query;
+class NamingPool implements PostgresPool {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async connect(): Promise<PostgresPoolClient> {
+    return new NamingClient(await this.pool.connect());
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+class NamingClient implements PostgresPoolClient {
+  constructor(private readonly client: pg.PoolClient) {}
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(textOrCursor: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    if (typeof textOrCursor !== 'string') return this.client.query(textOrCursor as never) as PostgresCursor<R>;
+    const values = [...(parameters ?? [])];
+    const name = preparedStatementName(textOrCursor);
+    const config: pg.QueryConfig = name === undefined ? { text: textOrCursor, values } : { name, text: textOrCursor, values };
+    return this.client.query(config) as unknown as Promise<PostgresQueryResult<R>>;
+  }
+
+  release(): void {
+    this.client.release();
+  }
 }

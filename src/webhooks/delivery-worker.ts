@@ -6,14 +6,15 @@ import { renderPayload } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Executor, Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { claimDueDeliveries, releaseClaims, type ClaimedDelivery } from '../store/repositories/delivery-claims.ts';
+import { claimDueDeliveries, releaseClaims, type Claim, type ClaimedDelivery } from '../store/repositories/delivery-claims.ts';
 import { pruneDeliveryHistory } from '../store/repositories/deliveries.ts';
 import { AttemptRecorder } from './attempt-recorder.ts';
 import { EndpointSlots, type SlotOutcome } from './endpoint-slots.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
-import type { DeliveryNotifier } from './outbox.ts';
+import { HandoffQueues } from './handoff-queues.ts';
+import type { DeliveryNotifier, Enqueued, HandedOverDelivery } from './outbox.ts';
 import { applyRetryAfter, retryDelayMs } from './retry-policy.ts';
-import { signatureHeaders } from './signing.ts';
+import { SealedSecrets, signatureHeaders } from './signing.ts';
 import type { AttemptResult, WebhookHttpClient } from './webhook-http.ts';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -27,6 +28,13 @@ const LEASE_MARGIN_MS = 5_000;
  * against the overall in-flight limit. Healthy endpoints answer well within it.
  */
 const SLOW_REQUEST_MS = 1_000;
+/**
+ * Handed-over deliveries waiting per endpoint, in multiples of its in-flight limit, and overall,
+ * in multiples of the overall limit. A healthy endpoint works through its share in a few
+ * round trips; more would only age in memory while the lease runs down.
+ */
+const HANDOFF_DEPTH_PER_ENDPOINT = 8;
+const HANDOFF_DEPTH_OVERALL = 4;
 
 export interface DeliveryWorkerOptions {
   store: Store;
@@ -37,7 +45,14 @@ export interface DeliveryWorkerOptions {
   logger: Logger;
   /** Told of every attempt: the delivery's state after it, and how long the request took. */
   onAttempt?: (state: DeliveryState, durationSeconds: number) => void;
+  /** Told of every attempt started, with how the delivery reached the worker. */
+  onStarted?: (source: DeliverySource) => void;
 }
+
+/** Handed over by the write that queued the delivery, or claimed from the outbox. */
+export type DeliverySource = 'handoff' | 'claim';
+
+type QueuedDelivery = ClaimedDelivery & { event?: EventPayload; source: DeliverySource };
 
 /**
  * Sends queued deliveries. It claims due work in batches, keeps many requests in flight, and
@@ -57,26 +72,38 @@ export class DeliveryWorker implements DeliveryNotifier {
   private currentClaim: Promise<void> | undefined;
   private readonly settled = new Set<Promise<void>>();
   private readonly recorder: AttemptRecorder;
-  /** Opened secrets by their sealed form: exact, so a rotation is seen on the next claim. */
-  private readonly openedSecrets = new Map<string, string>();
+  private readonly secrets: SealedSecrets;
   /** Requests a second per destination host, whatever webhooks of whatever accounts point at it. */
   private readonly hostLimits: TokenBuckets;
   /** Webhooks whose host is over its rate, with when it has room again: not claimed till then. */
   private readonly heldWebhooks = new Map<string, number>();
+  /**
+   * Deliveries this node holds leases on, waiting for a slot of their endpoint: handed over by
+   * the write that queued them (no claim round trip), or claimed ahead of the free slots so that
+   * a freed slot starts the next one at once instead of waiting for a claim.
+   */
+  private readonly queued: HandoffQueues<QueuedDelivery>;
+  /** Webhooks the last claim left due work behind for: their new work queues behind it. */
+  private backlogged = new Set<string>();
+  /** Whether the outbox may hold due work this node has not claimed: a freed slot then claims. */
+  private claimableWork = true;
 
   constructor(private readonly options: DeliveryWorkerOptions) {
+    this.secrets = new SealedSecrets(options.secretBox);
     this.recorder = new AttemptRecorder(options.store, options.committer, options.config, options.logger);
     const perHost = options.config.maxPerHostPerSecond;
     this.hostLimits = new TokenBuckets({ ratePerSecond: perHost, burst: perHost });
     const { maxInFlight, maxInFlightPerEndpoint, timeoutMs } = options.config;
     this.slots = new EndpointSlots(
       { maxInFlight, maxInFlightPerEndpoint, slowAfterMs: Math.min(SLOW_REQUEST_MS, timeoutMs / 2) },
-      () => this.wake(SLOT_REFILL_DELAY_MS),
+      (webhookId) => this.slotFreed(webhookId),
     );
+    this.queued = new HandoffQueues(maxInFlightPerEndpoint * HANDOFF_DEPTH_PER_ENDPOINT, maxInFlight * HANDOFF_DEPTH_OVERALL);
   }
 
   start(): void {
     this.running = true;
+    this.claimableWork = true;
     this.deliveriesQueued();
   }
 
@@ -90,11 +117,84 @@ export class DeliveryWorker implements DeliveryNotifier {
     clearTimeout(this.timer);
     this.wakeDueAt = undefined;
     await this.currentClaim;
+    // Handed over but not started: given back, so the next start (here or elsewhere) claims them at once.
+    await this.handBack(this.queued.clear());
     this.options.client.close();
     await Promise.allSettled([...this.settled]);
   }
 
-  deliveriesQueued(): void {
+  /**
+   * A lease for a delivery about to be written, if this node will send it from memory: only
+   * while running, for an endpoint that is answering, within its host's rate, with no older
+   * work waiting in the outbox, and with room in its queue here.
+   */
+  leaseForNew(webhookId: string, now: number): number | null {
+    if (!this.running || this.backlogged.has(webhookId) || !this.slots.isAnswering(webhookId)) return null;
+    if ((this.heldWebhooks.get(webhookId) ?? 0) > now || !this.queued.hasRoom(webhookId)) return null;
+    return now + this.options.config.timeoutMs + LEASE_MARGIN_MS;
+  }
+
+  deliveriesQueued(enqueued?: Enqueued): void {
+    if (enqueued !== undefined && enqueued.count === 0) return;
+    const handedOver = enqueued?.handedOver ?? [];
+    if (handedOver.length > 0) {
+      if (!this.running) void this.handBack(handedOver);
+      else {
+        for (const delivery of handedOver) this.queued.push({ ...delivery, source: 'handoff' });
+        for (const webhookId of new Set(handedOver.map((delivery) => delivery.webhookId))) this.startQueued(webhookId);
+      }
+    }
+    if (enqueued === undefined || enqueued.count > handedOver.length) {
+      this.claimableWork = true;
+      this.wake(0);
+    }
+  }
+
+  private slotFreed(webhookId: string | undefined): void {
+    if (webhookId !== undefined) this.startQueued(webhookId);
+    // Overall room freed as well: endpoints whose queues waited for it go next.
+    for (const waiting of this.queued.waitingWebhooks()) {
+      if (this.slots.room() <= 0) break;
+      this.startQueued(waiting);
+    }
+    if (this.claimableWork) this.wake(SLOT_REFILL_DELAY_MS);
+  }
+
+  /**
+   * Starts the endpoint's queued deliveries while it has free slots. One whose lease no longer
+   * covers a whole request, or whose host is over its rate, goes back to the outbox.
+   */
+  private startQueued(webhookId: string): void {
+    const expired: QueuedDelivery[] = [];
+    while (this.running && this.slots.room() > 0 && this.slots.freeFor(webhookId) > 0) {
+      const delivery = this.queued.shift(webhookId);
+      if (delivery === undefined) break;
+      const now = Date.now();
+      if (delivery.leaseUntil - now < this.options.config.timeoutMs) {
+        expired.push(delivery);
+        continue;
+      }
+      const host = hostOf(delivery.url);
+      if (!this.hostLimits.tryTake(host, now)) {
+        expired.push(delivery, ...this.queued.takeAll(webhookId));
+        this.holdForHost(webhookId, host, now);
+        break;
+      }
+      this.track(delivery);
+    }
+    if (expired.length > 0) void this.handBack(expired);
+  }
+
+  /** Releases leases taken for sending from memory, so any node's claim takes the deliveries. */
+  private async handBack(deliveries: ClaimedDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    try {
+      await releaseClaims(this.options.store.db, deliveries);
+    } catch (error) {
+      // The leases lapse by themselves; the deliveries are claimed then.
+      this.options.logger.warn({ err: error, count: deliveries.length }, 'could not hand deliveries back to the outbox');
+    }
+    this.claimableWork = true;
     this.wake(0);
   }
 
@@ -138,14 +238,18 @@ export class DeliveryWorker implements DeliveryNotifier {
     let claimedFullBatch = false;
     try {
       await this.pruneIfDue();
-      const room = this.slots.room();
+      const room = this.slots.room() + this.queued.room();
       if (room > 0) {
-        const claimed = await this.claim(room);
-        claimedFullBatch = claimed.length === room;
-        const accepted = await this.withinEndpointLimits(claimed);
+        const { deliveries, webhooksWithMore } = await this.claim(room);
+        claimedFullBatch = deliveries.length === room;
+        this.backlogged = new Set(webhooksWithMore);
+        this.claimableWork = claimedFullBatch || webhooksWithMore.length > 0;
         // Claimed just as a stop began: handed back untouched rather than started.
-        if (this.running) for (const delivery of accepted) this.track(delivery);
-        else await releaseClaims(this.options.store.db, accepted.map((delivery) => delivery.id));
+        if (!this.running) await releaseClaims(this.options.store.db, deliveries);
+        else {
+          for (const delivery of deliveries) this.queued.push({ ...delivery, source: 'claim' });
+          for (const webhookId of new Set(deliveries.map((delivery) => delivery.webhookId))) this.startQueued(webhookId);
+        }
       }
     } catch (error) {
       this.options.logger.error({ err: error }, 'the webhook worker could not claim deliveries');
@@ -157,15 +261,15 @@ export class DeliveryWorker implements DeliveryNotifier {
     this.wake(again ? SLOT_REFILL_DELAY_MS : this.options.config.pollIntervalMs);
   }
 
-  private claim(limit: number): Promise<ClaimedDelivery[]> {
+  private claim(limit: number): Promise<Claim> {
     const now = Date.now();
     const work = (trx: Executor) =>
       claimDueDeliveries(trx, {
         now,
         leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
         limit,
-        perWebhookLimit: this.options.config.maxInFlightPerEndpoint,
-        freeSlotsByWebhook: this.freeSlotsByWebhook(now),
+        perWebhookLimit: this.options.config.maxInFlightPerEndpoint + this.queued.perWebhook,
+        freeSlotsByWebhook: this.roomByWebhook(now),
       });
     // A lease lost to a power cut only lapses early, so a claim need not be durable on its own.
     // PostgreSQL skips its fsync. On SQLite every commit is durable (and blocks the event loop),
@@ -175,37 +279,28 @@ export class DeliveryWorker implements DeliveryNotifier {
   }
 
   /** The endpoints' free slots, with webhooks held back for their host's rate at none. */
-  private freeSlotsByWebhook(now: number): Map<string, number> {
-    const free = this.slots.freeSlotsByWebhook();
+  /**
+   * What each endpoint not at its full share may take in a claim: its free slots, plus room in
+   * its queue while it answers (a hanging endpoint's work is not claimed ahead, where its leases
+   * would only run down); one held back for its host's rate takes nothing.
+   */
+  private roomByWebhook(now: number): Map<string, number> {
+    const room = new Map<string, number>();
+    for (const webhookId of new Set([...this.slots.freeSlotsByWebhook().keys(), ...this.queued.waitingWebhooks()])) {
+      room.set(webhookId, this.slots.freeFor(webhookId) + (this.slots.isAnswering(webhookId) ? this.queued.roomFor(webhookId) : 0));
+    }
     for (const [webhookId, readyAt] of this.heldWebhooks) {
       if (readyAt <= now) this.heldWebhooks.delete(webhookId);
-      else free.set(webhookId, 0);
+      else room.set(webhookId, 0);
     }
-    return free;
+    return room;
   }
 
-  /**
-   * Keeps what fits under each endpoint's limit and its host's rate, and hands the rest back at
-   * once: a delivery over its host's rate stays due in the outbox, and its webhook is not claimed
-   * again until the host has room, so the wait costs neither claims nor other hosts' turns.
-   */
-  private async withinEndpointLimits(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
-    const { accepted: fitting, rejected } = this.slots.fit(claimed);
-    const accepted: ClaimedDelivery[] = [];
-    const now = Date.now();
-    for (const delivery of fitting) {
-      const host = hostOf(delivery.url);
-      if (this.hostLimits.tryTake(host, now)) {
-        accepted.push(delivery);
-        continue;
-      }
-      rejected.push(delivery);
-      const readyAt = this.hostLimits.nextTokenAt(host, now);
-      this.heldWebhooks.set(delivery.webhookId, readyAt);
-      this.wake(readyAt - now);
-    }
-    await releaseClaims(this.options.store.db, rejected.map((delivery) => delivery.id));
-    return accepted;
+  /** Leaves a webhook over its host's rate unclaimed until the host has room again. */
+  private holdForHost(webhookId: string, host: string, now: number): void {
+    const readyAt = this.hostLimits.nextTokenAt(host, now);
+    this.heldWebhooks.set(webhookId, readyAt);
+    this.wake(readyAt - now);
   }
 
   /**
@@ -213,8 +308,9 @@ export class DeliveryWorker implements DeliveryNotifier {
    * outcome continues in the background (batched), while the delivery's lease keeps it from
    * being claimed again.
    */
-  private track(delivery: ClaimedDelivery): void {
+  private track(delivery: QueuedDelivery): void {
     const { webhookId } = delivery;
+    this.options.onStarted?.(delivery.source);
     const freeSlot = this.slots.take(webhookId);
     const settled = this.attempt(delivery, freeSlot)
       .catch((error: unknown) => {
@@ -224,13 +320,14 @@ export class DeliveryWorker implements DeliveryNotifier {
     this.settled.add(settled);
   }
 
-  private async attempt(delivery: ClaimedDelivery, freeSlot: (outcome: SlotOutcome) => void): Promise<void> {
+  private async attempt(delivery: QueuedDelivery, freeSlot: (outcome: SlotOutcome) => void): Promise<void> {
     const attemptedAt = new Date();
     let result: AttemptResult | undefined;
     try {
-      const body = renderPayload(JSON.parse(delivery.payload) as EventPayload, delivery.webhookId);
+      const event = delivery.event ?? (JSON.parse(delivery.payload) as EventPayload);
+      const body = renderPayload(event, delivery.webhookId);
       // webhook-id is the delivery id, the same on every retry, so receivers can deduplicate.
-      const headers = signatureHeaders(delivery.id, attemptedAt, body, this.signingSecrets(delivery, attemptedAt));
+      const headers = signatureHeaders(delivery.id, attemptedAt, body, this.secrets.signingSecrets(delivery, attemptedAt));
       result = await this.options.client.post(delivery.url, body, { ...headers });
     } catch (error) {
       // Something on our side (a secret sealed under another key, say) stopped the request.
@@ -247,24 +344,6 @@ export class DeliveryWorker implements DeliveryNotifier {
       freeSlot(slotOutcomeOf(result));
     }
     await this.record(delivery, attemptedAt, result);
-  }
-
-  private signingSecrets(delivery: ClaimedDelivery, at: Date): string[] {
-    const secrets = [this.open(delivery.sealedSecret)];
-    if (delivery.sealedPreviousSecret !== null && (delivery.previousSecretExpiresAt ?? 0) > at.getTime()) {
-      secrets.push(this.open(delivery.sealedPreviousSecret));
-    }
-    return secrets;
-  }
-
-  private open(sealed: string): string {
-    let secret = this.openedSecrets.get(sealed);
-    if (secret === undefined) {
-      if (this.openedSecrets.size > 10_000) this.openedSecrets.clear();
-      secret = this.options.secretBox.open(sealed);
-      this.openedSecrets.set(sealed, secret);
-    }
-    return secret;
   }
 
   private async record(delivery: ClaimedDelivery, attemptedAt: Date, result: AttemptResult): Promise<void> {

@@ -26,13 +26,18 @@ export type SlotOutcome = 'answered' | 'timed_out' | 'failed';
 export class EndpointSlots {
   private readonly busyByWebhook = new Map<string, number>();
   private readonly probing = new Set<string>();
+  /** Requests in flight past `slowAfterMs`, per endpoint. */
+  private readonly slowByWebhook = new Map<string, number>();
   private countedInFlight = 0;
   private slowInFlight = 0;
 
   constructor(
     private readonly limits: EndpointSlotLimits,
-    /** Called whenever a slot frees up, so the worker can claim more work. */
-    private readonly slotFreed: () => void,
+    /**
+     * Called whenever a slot frees up, so the worker can start more work: with the endpoint's
+     * id when one of its own slots freed, without when a slow request left the overall limit.
+     */
+    private readonly slotFreed: (webhookId?: string) => void,
   ) {}
 
   /** How many more requests may start now. */
@@ -51,21 +56,17 @@ export class EndpointSlots {
     return free;
   }
 
-  /** Splits claimed work into what fits under each endpoint's limit now and what does not. */
-  fit<T extends { webhookId: string }>(claimed: T[]): { accepted: T[]; rejected: T[] } {
-    const accepted: T[] = [];
-    const rejected: T[] = [];
-    const planned = new Map(this.busyByWebhook);
-    for (const delivery of claimed) {
-      const busy = planned.get(delivery.webhookId) ?? 0;
-      if (busy < this.limitFor(delivery.webhookId)) {
-        planned.set(delivery.webhookId, busy + 1);
-        accepted.push(delivery);
-      } else {
-        rejected.push(delivery);
-      }
-    }
-    return { accepted, rejected };
+  /** How many more requests this endpoint may start now, overall room permitting. */
+  freeFor(webhookId: string): number {
+    return Math.max(0, this.limitFor(webhookId) - (this.busyByWebhook.get(webhookId) ?? 0));
+  }
+
+  /**
+   * Whether the endpoint is answering: it has not timed out since its last answer, and none of
+   * its requests has gone unanswered past `slowAfterMs`. Work is queued ahead only for these.
+   */
+  isAnswering(webhookId: string): boolean {
+    return !this.probing.has(webhookId) && !this.slowByWebhook.has(webhookId);
   }
 
   /** Takes a slot for one request; the function returned gives it back, with how it ended. */
@@ -79,6 +80,7 @@ export class EndpointSlots {
       slow = true;
       this.countedInFlight -= 1;
       this.slowInFlight += 1;
+      this.slowByWebhook.set(webhookId, (this.slowByWebhook.get(webhookId) ?? 0) + 1);
       this.slotFreed();
     }, this.limits.slowAfterMs);
     let released = false;
@@ -86,8 +88,14 @@ export class EndpointSlots {
       if (released) return;
       released = true;
       clearTimeout(slowTimer);
-      if (slow) this.slowInFlight -= 1;
-      else this.countedInFlight -= 1;
+      if (slow) {
+        this.slowInFlight -= 1;
+        const stillSlow = (this.slowByWebhook.get(webhookId) ?? 1) - 1;
+        if (stillSlow === 0) this.slowByWebhook.delete(webhookId);
+        else this.slowByWebhook.set(webhookId, stillSlow);
+      } else {
+        this.countedInFlight -= 1;
+      }
       const remaining = (this.busyByWebhook.get(webhookId) ?? 1) - 1;
       if (remaining === 0) this.busyByWebhook.delete(webhookId);
       else this.busyByWebhook.set(webhookId, remaining);
@@ -95,7 +103,7 @@ export class EndpointSlots {
       if (outcome === 'timed_out' && this.probing.size >= MAX_PROBING_WEBHOOKS) this.probing.clear();
       if (outcome === 'timed_out') this.probing.add(webhookId);
       else if (outcome === 'answered') this.probing.delete(webhookId);
-      this.slotFreed();
+      this.slotFreed(webhookId);
     };
   }
 

@@ -3,48 +3,102 @@ import type { EventPayload, Webhook } from '../domain/webhooks.ts';
 import type { Executor } from '../store/database.ts';
 import type { Message } from '../domain/model.ts';
 import { insertEventWithDeliveries, type EventDelivery, type NewEvent } from '../store/repositories/deliveries.ts';
+import type { ClaimedDelivery } from '../store/repositories/delivery-claims.ts';
 import { insertMessage, insertMessageWithEvent } from '../store/repositories/messages.ts';
-import { listEnabledWebhooks } from '../store/repositories/webhooks.ts';
+import { listEnabledWebhooks, type EnabledWebhook } from '../store/repositories/webhooks.ts';
+
+/**
+ * A delivery written with this node's lease on it, to be sent from memory as soon as the write
+ * commits: no claim needed. The parsed event rides along so it is not parsed back from text.
+ */
+export type HandedOverDelivery = ClaimedDelivery & { event: EventPayload };
+
+/** What an enqueue wrote: how many deliveries, and which of them this node leased for itself. */
+export interface Enqueued {
+  count: number;
+  handedOver: HandedOverDelivery[];
+}
+
+export const NOTHING_QUEUED: Enqueued = Object.freeze({ count: 0, handedOver: [] as HandedOverDelivery[] }) as Enqueued;
+
+/**
+ * The delivery worker, as the writers of events see it. Before the write it says which new
+ * deliveries it will send itself (by the lease to write on them); after the commit it is handed
+ * what was written. Deliveries it declines wait in the outbox for any node's claim.
+ */
+export interface DeliveryNotifier {
+  /** The lease to write on a new delivery to this webhook, or null to leave it to a claim. */
+  leaseForNew(webhookId: string, now: number): number | null;
+  /** Called after the commit; without an argument, only says that claimable work may be waiting. */
+  deliveriesQueued(enqueued?: Enqueued): void;
+}
+
+/** For writers with no worker of their own at hand: every delivery waits for a claim. */
+export const CLAIMS_ONLY: DeliveryNotifier = Object.freeze({ leaseForNew: () => null, deliveriesQueued: () => {} });
 
 /**
  * Writes an event and one delivery per enabled, subscribed webhook of the account. It must run
  * in the same transaction as the change the event reports: that shared commit is the promise
- * that every stored message is delivered at least once, whatever crashes afterwards.
- * Returns how many deliveries were queued, so the caller can wake the worker.
+ * that every stored message is delivered at least once, whatever crashes afterwards. The
+ * caller passes the result to `notifier.deliveriesQueued` once the transaction has committed.
  */
-export async function enqueueEvent(db: Executor, accountId: string, payload: EventPayload, at: Date): Promise<number> {
-  const { event, deliveries } = eventFor(accountId, payload, await subscribedWebhooks(db, accountId, payload), at);
-  if (deliveries.length > 0) await insertEventWithDeliveries(db, event, deliveries);
-  return deliveries.length;
+export async function enqueueEvent(db: Executor, notifier: DeliveryNotifier, accountId: string, payload: EventPayload, at: Date): Promise<Enqueued> {
+  const planned = eventFor(accountId, payload, await subscribedWebhooks(db, accountId, payload), at, notifier);
+  if (planned.deliveries.length > 0) await insertEventWithDeliveries(db, planned.event, planned.deliveries);
+  return planned.enqueued;
 }
 
 /** Stores a message together with the event that reports it, as enqueueEvent would, in as few statements as the database allows. */
-export async function insertMessageAndEnqueue(db: Executor, message: Message, payload: EventPayload): Promise<number> {
-  const { event, deliveries } = eventFor(message.accountId, payload, await subscribedWebhooks(db, message.accountId, payload), message.createdAt);
-  if (deliveries.length === 0) await insertMessage(db, message);
-  else await insertMessageWithEvent(db, message, event, deliveries);
-  return deliveries.length;
+export async function insertMessageAndEnqueue(db: Executor, notifier: DeliveryNotifier, message: Message, payload: EventPayload): Promise<Enqueued> {
+  const planned = eventFor(message.accountId, payload, await subscribedWebhooks(db, message.accountId, payload), message.createdAt, notifier);
+  if (planned.deliveries.length === 0) await insertMessage(db, message);
+  else await insertMessageWithEvent(db, message, planned.event, planned.deliveries);
+  return planned.enqueued;
 }
 
-async function subscribedWebhooks(db: Executor, accountId: string, payload: EventPayload): Promise<Webhook[]> {
+async function subscribedWebhooks(db: Executor, accountId: string, payload: EventPayload): Promise<EnabledWebhook[]> {
   return (await listEnabledWebhooks(db, accountId)).filter((webhook) => webhook.eventTypes.includes(payload.event as Webhook['eventTypes'][number]));
 }
 
-function eventFor(accountId: string, payload: EventPayload, webhooks: Webhook[], at: Date): { event: NewEvent; deliveries: EventDelivery[] } {
-  return {
-    event: { id: newId('event'), accountId, eventType: payload.event, payload: JSON.stringify(payload), createdAt: at },
-    deliveries: webhooks.map((webhook) => ({ id: newId('delivery'), webhookId: webhook.id })),
-  };
+interface PlannedEvent {
+  event: NewEvent;
+  deliveries: EventDelivery[];
+  enqueued: Enqueued;
 }
 
-/** The operator's test event goes to one webhook, subscribed or not. */
-export async function enqueueTestEvent(db: Executor, webhook: Webhook, payload: EventPayload, at: Date): Promise<number> {
-  const { event, deliveries } = eventFor(webhook.accountId, payload, [webhook], at);
-  await insertEventWithDeliveries(db, event, deliveries);
-  return 1;
+/** Without a notifier (the test event) nothing is leased: every delivery waits for a claim. */
+function eventFor(accountId: string, payload: EventPayload, webhooks: (Webhook | EnabledWebhook)[], at: Date, notifier?: DeliveryNotifier): PlannedEvent {
+  const event: NewEvent = { id: newId('event'), accountId, eventType: payload.event, payload: JSON.stringify(payload), createdAt: at };
+  const now = Date.now();
+  const deliveries: EventDelivery[] = [];
+  const handedOver: HandedOverDelivery[] = [];
+  for (const webhook of webhooks) {
+    const secrets = 'secrets' in webhook ? webhook.secrets : undefined;
+    const claimedUntil = secrets === undefined ? null : (notifier?.leaseForNew(webhook.id, now) ?? null);
+    const delivery: EventDelivery = { id: newId('delivery'), webhookId: webhook.id, claimedUntil };
+    deliveries.push(delivery);
+    if (secrets === undefined || claimedUntil === null) continue;
+    handedOver.push({
+      id: delivery.id,
+      webhookId: webhook.id,
+      url: webhook.url,
+      eventType: event.eventType,
+      payload: event.payload,
+      event: payload,
+      attemptCount: 0,
+      createdAt: at.getTime(),
+      sealedSecret: secrets.current,
+      sealedPreviousSecret: secrets.previous,
+      previousSecretExpiresAt: secrets.previousExpiresAt,
+      leaseUntil: claimedUntil,
+    });
+  }
+  return { event, deliveries, enqueued: { count: deliveries.length, handedOver } };
 }
 
-/** Lets writers tell the delivery worker that work is waiting, without knowing the worker. */
-export interface DeliveryNotifier {
-  deliveriesQueued(): void;
+/** The operator's test event goes to one webhook, subscribed or not, through a claim. */
+export async function enqueueTestEvent(db: Executor, webhook: Webhook, payload: EventPayload, at: Date): Promise<Enqueued> {
+  const planned = eventFor(webhook.accountId, payload, [webhook], at);
+  await insertEventWithDeliveries(db, planned.event, planned.deliveries);
+  return planned.enqueued;
 }

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import type { SecretBox } from '../secrets/secret-box.ts';
 
 const SECRET_BYTES = 32;
 const SECRET_PREFIX = 'whsec_';
@@ -45,4 +46,39 @@ export function signatureHeaders(messageId: string, timestamp: Date, body: strin
     'webhook-timestamp': seconds,
     'webhook-signature': signatures.join(' '),
   };
+}
+
+/** A delivery's webhook secrets as stored: sealed, with the previous one while it is still honoured. */
+export interface SealedWebhookSecrets {
+  sealedSecret: string;
+  sealedPreviousSecret: string | null;
+  previousSecretExpiresAt: number | null;
+}
+
+/**
+ * Opens sealed webhook secrets, remembering each by its sealed form: exact, so a rotation (a new
+ * sealed value) is seen on the next delivery, and cheap, since every delivery needs its secret.
+ */
+export class SealedSecrets {
+  private readonly opened = new LRUCache<string, string>({ max: KEY_CACHE_ENTRIES });
+
+  constructor(private readonly secretBox: SecretBox) {}
+
+  /** The secrets a delivery is signed with at `at`: the current one, and the previous one until it expires. */
+  signingSecrets(delivery: SealedWebhookSecrets, at: Date): string[] {
+    const secrets = [this.open(delivery.sealedSecret)];
+    if (delivery.sealedPreviousSecret !== null && (delivery.previousSecretExpiresAt ?? 0) > at.getTime()) {
+      secrets.push(this.open(delivery.sealedPreviousSecret));
+    }
+    return secrets;
+  }
+
+  private open(sealed: string): string {
+    let secret = this.opened.get(sealed);
+    if (secret === undefined) {
+      secret = this.secretBox.open(sealed);
+      this.opened.set(sealed, secret);
+    }
+    return secret;
+  }
 }

@@ -11,11 +11,16 @@ import { insertAccount } from '../../src/store/repositories/accounts.ts';
 import { findMessageById } from '../../src/store/repositories/messages.ts';
 import { insertNumber } from '../../src/store/repositories/numbers.ts';
 import { insertWebhook } from '../../src/store/repositories/webhooks.ts';
-import { enqueueEvent, insertMessageAndEnqueue } from '../../src/webhooks/outbox.ts';
+import { CLAIMS_ONLY, enqueueEvent, insertMessageAndEnqueue, type DeliveryNotifier } from '../../src/webhooks/outbox.ts';
 import { dialects, openMigratedTestStore, type MigratedTestStore } from '../support/databases.ts';
 
 // An incoming message and its event are written in one statement on PostgreSQL and in several
 // on SQLite; either way the rows must be the same, and all or nothing.
+
+/** A worker that leases deliveries to one webhook for sending from memory. */
+function leasingFor(webhookId: string, leaseUntil: number): DeliveryNotifier {
+  return { leaseForNew: (id) => (id === webhookId ? leaseUntil : null), deliveriesQueued() {} };
+}
 for (const dialect of dialects) {
   describe(`a message and its webhook event are written together (${dialect})`, () => {
     let opened: MigratedTestStore;
@@ -59,8 +64,8 @@ for (const dialect of dialects) {
     }
 
     async function queued(accountId: string) {
-      const { rows } = await sql<{ webhook_id: string; event_type: string; payload: string; state: string; next_attempt_at: number; created_at: number }>`
-        select d.webhook_id, e.event_type, e.payload, d.state, d.next_attempt_at, e.created_at
+      const { rows } = await sql<{ id: string; webhook_id: string; event_type: string; payload: string; state: string; next_attempt_at: number; created_at: number; claimed_until: number | null }>`
+        select d.id, d.webhook_id, e.event_type, e.payload, d.state, d.next_attempt_at, e.created_at, d.claimed_until
         from webhook_deliveries d join webhook_events e on e.id = d.event_id where d.account_id = ${accountId} order by d.webhook_id`.execute(store.db);
       return rows;
     }
@@ -73,7 +78,8 @@ for (const dialect of dialects) {
       const { number, webhooks } = await accountWithWebhooks([['message'], ['message.status']]);
       const message = incoming(number);
       const payload = incomingMessagePayload(message);
-      assert.equal(await store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, message, payload)), 1);
+      const enqueued = await store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, CLAIMS_ONLY, message, payload));
+      assert.deepEqual(enqueued, { count: 1, handedOver: [] });
       assert.deepEqual(await findMessageById(store.db, message.id), message);
       const rows = await queued(number.accountId);
       assert.equal(rows.length, 1, 'only the webhook subscribed to message');
@@ -83,15 +89,43 @@ for (const dialect of dialects) {
       assert.equal(rows[0]!.state, 'pending');
       assert.equal(Number(rows[0]!.next_attempt_at), message.createdAt.getTime());
       assert.equal(Number(rows[0]!.created_at), message.createdAt.getTime());
+      assert.equal(rows[0]!.claimed_until, null, 'left to a claim');
+    });
+
+    it('a delivery the worker takes for itself is written with its lease, and handed over whole', async () => {
+      const { number, webhooks } = await accountWithWebhooks([['message'], ['message']]);
+      const leaseUntil = Date.now() + 20_000;
+      const message = incoming(number);
+      const payload = incomingMessagePayload(message);
+      const enqueued = await store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(webhooks[1]!.id, leaseUntil), message, payload));
+      assert.equal(enqueued.count, 2);
+      const rows = await queued(number.accountId);
+      const leasedRow = rows.find((row) => row.webhook_id === webhooks[1]!.id)!;
+      assert.equal(Number(leasedRow.claimed_until), leaseUntil);
+      assert.equal(rows.find((row) => row.webhook_id === webhooks[0]!.id)!.claimed_until, null);
+      assert.equal(enqueued.handedOver.length, 1);
+      const [handed] = enqueued.handedOver;
+      assert.equal(handed!.id, leasedRow.id);
+      assert.equal(handed!.leaseUntil, leaseUntil);
+      assert.equal(handed!.url, 'https://receiver.example/hook');
+      assert.equal(handed!.sealedSecret, 'sealed-secret');
+      assert.equal(handed!.payload, leasedRow.payload);
+      assert.deepEqual(handed!.event, payload);
+      // The one-statement form too (PostgreSQL): one subscribed webhook, leased.
+      const single = await accountWithWebhooks([['message']]);
+      const alone = incoming(single.number);
+      const one = await store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(single.webhooks[0]!.id, leaseUntil), alone, incomingMessagePayload(alone)));
+      assert.equal(one.handedOver[0]!.id, (await queued(single.number.accountId))[0]!.id);
+      assert.equal(Number((await queued(single.number.accountId))[0]!.claimed_until), leaseUntil);
     });
 
     it('with two subscribed webhooks, two deliveries of one event; with none, the message alone', async () => {
       const two = await accountWithWebhooks([['message'], ['message', 'message.status']]);
-      assert.equal(await insertMessageAndEnqueue(store.db, incoming(two.number), incomingMessagePayload(incoming(two.number))), 2);
+      assert.equal((await insertMessageAndEnqueue(store.db, CLAIMS_ONLY, incoming(two.number), incomingMessagePayload(incoming(two.number)))).count, 2);
       assert.deepEqual((await queued(two.number.accountId)).map((row) => row.webhook_id), two.webhooks.map((webhook) => webhook.id).sort());
       const none = await accountWithWebhooks([['message.status']]);
       const alone = incoming(none.number);
-      assert.equal(await insertMessageAndEnqueue(store.db, alone, incomingMessagePayload(alone)), 0);
+      assert.equal((await insertMessageAndEnqueue(store.db, CLAIMS_ONLY, alone, incomingMessagePayload(alone))).count, 0);
       assert.ok(await findMessageById(store.db, alone.id), 'the message is stored without subscribers');
       assert.deepEqual(await queued(none.number.accountId), []);
     });
@@ -100,7 +134,7 @@ for (const dialect of dialects) {
       const { number, webhooks } = await accountWithWebhooks([['message.status']]);
       const message = incoming(number);
       const at = new Date();
-      assert.equal(await enqueueEvent(store.db, number.accountId, messageStatusPayload(message, 'delivered', null, at), at), 1);
+      assert.equal((await enqueueEvent(store.db, CLAIMS_ONLY, number.accountId, messageStatusPayload(message, 'delivered', null, at), at)).count, 1);
       const rows = await queued(number.accountId);
       assert.deepEqual(rows.map((row) => [row.webhook_id, row.event_type]), [[webhooks[0]!.id, 'message.status']]);
     });
@@ -108,10 +142,10 @@ for (const dialect of dialects) {
     it('all or nothing: when a write fails, neither the message nor its event stays', async () => {
       const { number } = await accountWithWebhooks([['message']]);
       const first = incoming(number);
-      await insertMessageAndEnqueue(store.db, first, incomingMessagePayload(first));
+      await insertMessageAndEnqueue(store.db, CLAIMS_ONLY, first, incomingMessagePayload(first));
       // The same message id again: its insert fails, and the transaction takes the event with it.
       const again = { ...first, text: 'again' };
-      await assert.rejects(store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, again, incomingMessagePayload(again))));
+      await assert.rejects(store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, CLAIMS_ONLY, again, incomingMessagePayload(again))));
       assert.equal((await findMessageById(store.db, first.id))?.text, 'hello');
       assert.equal((await queued(number.accountId)).length, 1, 'no second event or delivery');
     });

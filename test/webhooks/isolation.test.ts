@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { sessionStatusPayload, type WebhookAttempt } from '../../src/domain/webhooks.ts';
 import { claimDueDeliveries } from '../../src/store/repositories/delivery-claims.ts';
-import { enqueueEvent } from '../../src/webhooks/outbox.ts';
+import { CLAIMS_ONLY, enqueueEvent } from '../../src/webhooks/outbox.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -73,14 +73,14 @@ for (const dialect of dialects) {
       await test.gateway.committer.run(async (trx) => {
         for (let index = 0; index < 400; index++) {
           const at = new Date(start + index);
-          await enqueueEvent(trx, busy.accountId, sessionStatusPayload(busy.phones[0]!, 'connected', null, at), at);
+          await enqueueEvent(trx, CLAIMS_ONLY, busy.accountId, sessionStatusPayload(busy.phones[0]!, 'connected', null, at), at);
         }
         const at = new Date(start + 1_000);
-        await enqueueEvent(trx, quiet.accountId, sessionStatusPayload(quiet.phones[0]!, 'connected', null, at), at);
+        await enqueueEvent(trx, CLAIMS_ONLY, quiet.accountId, sessionStatusPayload(quiet.phones[0]!, 'connected', null, at), at);
       });
 
       const now = Date.now();
-      const claimed = await claimDueDeliveries(test.gateway.store.db, {
+      const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, {
         now,
         leaseUntil: now + 60_000,
         limit: 10,
@@ -103,12 +103,12 @@ for (const dialect of dialects) {
         webhookIdsOldestFirst.push(webhook.id);
         // Queued newest first, so that neither insertion order nor id order gives the answer away.
         const at = new Date(start + (endpoints - index) * 10);
-        await test.gateway.committer.run((trx) => enqueueEvent(trx, account.id, sessionStatusPayload('+447700900123', 'connected', null, at), at));
+        await test.gateway.committer.run((trx) => enqueueEvent(trx, CLAIMS_ONLY, account.id, sessionStatusPayload('+447700900123', 'connected', null, at), at));
       }
       webhookIdsOldestFirst.reverse();
 
       const now = Date.now();
-      const claimed = await claimDueDeliveries(test.gateway.store.db, { now, leaseUntil: now + 60_000, limit, perWebhookLimit: 4, freeSlotsByWebhook: new Map() });
+      const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, { now, leaseUntil: now + 60_000, limit, perWebhookLimit: 4, freeSlotsByWebhook: new Map() });
       assert.deepEqual(new Set(claimed.map((delivery) => delivery.webhookId)), new Set(webhookIdsOldestFirst.slice(0, limit)));
     });
   });

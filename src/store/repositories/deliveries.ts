@@ -29,10 +29,15 @@ function eventValues(event: NewEvent) {
   return { id: event.id, accountId: event.accountId, eventType: event.eventType, payload: event.payload, at: event.createdAt.getTime() };
 }
 
-/** A delivery of an event to one webhook; it belongs to the event's account and is due when the event happened. */
+/**
+ * A delivery of an event to one webhook; it belongs to the event's account and is due when the
+ * event happened. `claimedUntil` is the lease of the node that will send it from memory once the
+ * write commits (null: it waits for a claim).
+ */
 export interface EventDelivery {
   id: string;
   webhookId: string;
+  claimedUntil: number | null;
 }
 
 /**
@@ -42,7 +47,8 @@ export interface EventDelivery {
  */
 export async function insertEventWithDeliveries(db: Executor, event: NewEvent, deliveries: EventDelivery[]): Promise<void> {
   if (deliveries.length === 1 && runsOnPostgres(db)) {
-    await insertEventAndDelivery(db, { ...eventValues(event), deliveryId: deliveries[0]!.id, webhookId: deliveries[0]!.webhookId });
+    const [delivery] = deliveries as [EventDelivery];
+    await insertEventAndDelivery(db, { ...eventValues(event), deliveryId: delivery.id, webhookId: delivery.webhookId, claimedUntil: delivery.claimedUntil });
     return;
   }
   await insertEvent(db, event);
@@ -50,14 +56,14 @@ export async function insertEventWithDeliveries(db: Executor, event: NewEvent, d
 }
 
 type EventValues = ReturnType<typeof eventValues>;
-type DeliveryValues = { id: string; eventId: string; webhookId: string; accountId: string; at: number };
+type DeliveryValues = { id: string; eventId: string; webhookId: string; accountId: string; at: number; claimedUntil: number | null };
 
 // The event's values, and of its delivery the id and the webhook: the rest they share.
-const insertEventAndDelivery = compiledStatement((db, v: EventValues & { deliveryId: string; webhookId: string }) =>
+const insertEventAndDelivery = compiledStatement((db, v: EventValues & { deliveryId: string; webhookId: string; claimedUntil: number | null }) =>
   db
     .with('event', (cte) => eventInsert(cte, v))
     .insertInto('webhook_deliveries')
-    .values(pendingDelivery({ id: v.deliveryId, eventId: v.id, webhookId: v.webhookId, accountId: v.accountId, at: v.at })),
+    .values(pendingDelivery({ id: v.deliveryId, eventId: v.id, webhookId: v.webhookId, accountId: v.accountId, at: v.at, claimedUntil: v.claimedUntil })),
 );
 
 /** The event's insert, for the statements that write one; a CTE too, hence the QueryCreator. */
@@ -66,7 +72,14 @@ export function eventInsert(db: QueryCreator<Database>, v: EventValues) {
 }
 
 async function insertDeliveries(db: Executor, event: NewEvent, deliveries: EventDelivery[]): Promise<void> {
-  const rows = deliveries.map((delivery) => ({ id: delivery.id, eventId: event.id, webhookId: delivery.webhookId, accountId: event.accountId, at: event.createdAt.getTime() }));
+  const rows = deliveries.map((delivery) => ({
+    id: delivery.id,
+    eventId: event.id,
+    webhookId: delivery.webhookId,
+    accountId: event.accountId,
+    at: event.createdAt.getTime(),
+    claimedUntil: delivery.claimedUntil,
+  }));
   if (rows.length === 0) return;
   // The common case, an account with one webhook, takes the compiled statement.
   if (rows.length === 1) await insertOneDelivery(db, rows[0]!);
@@ -82,7 +95,7 @@ export function pendingDelivery(delivery: DeliveryValues) {
     state: 'pending',
     attempt_count: 0,
     next_attempt_at: delivery.at,
-    claimed_until: null,
+    claimed_until: delivery.claimedUntil,
     last_attempt_at: null,
     last_status_code: null,
     last_error: null,

@@ -45,15 +45,26 @@ export interface ClaimOptions {
  * same however large any one endpoint's backlog is, and a hanging endpoint's queue, however
  * deep, is never read while its slots are full.
  */
-export async function claimDueDeliveries(db: Executor, options: ClaimOptions): Promise<ClaimedDelivery[]> {
-  const shares = sharesOf(await webhooksWithDueWork(db, options.now), options);
-  const found: { id: string; next_attempt_at: number }[] = [];
+export interface Claim {
+  deliveries: ClaimedDelivery[];
+  /**
+   * Webhooks that may have due work this claim left behind: no free slot, no room left in the
+   * claim, or as many found as they could take. New work for them joins the queue behind it.
+   */
+  webhooksWithMore: string[];
+}
+
+export async function claimDueDeliveries(db: Executor, options: ClaimOptions): Promise<Claim> {
+  const dueWebhooks = await webhooksWithDueWork(db, options.now);
+  const shares = sharesOf(dueWebhooks, options);
+  const found: { id: string; webhook_id: string; next_attempt_at: number }[] = [];
   for (let offset = 0; offset < shares.length && found.length < options.limit; offset += WEBHOOKS_PER_STATEMENT) {
     found.push(...(await oldestDueOfEach(db, shares.slice(offset, offset + WEBHOOKS_PER_STATEMENT), options.now)));
   }
   // The last group read may overshoot the limit; the oldest work goes first.
   const candidates = found.sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at)).slice(0, options.limit);
-  if (candidates.length === 0) return [];
+  const webhooksWithMore = leftBehind(dueWebhooks, shares, found, candidates);
+  if (candidates.length === 0) return { deliveries: [], webhooksWithMore };
 
   const claimed = await db
     .updateTable('webhook_deliveries')
@@ -68,7 +79,7 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     )
     .returning('id')
     .execute();
-  if (claimed.length === 0) return [];
+  if (claimed.length === 0) return { deliveries: [], webhooksWithMore };
   const rows = await db
     .selectFrom('webhook_deliveries')
     .innerJoin('webhooks', 'webhooks.id', 'webhook_deliveries.webhook_id')
@@ -88,7 +99,7 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     .where('webhook_deliveries.id', 'in', claimed.map((row) => row.id))
     .orderBy('webhook_deliveries.next_attempt_at')
     .execute();
-  return rows.map((row) => ({
+  const deliveries = rows.map((row) => ({
     id: row.id,
     webhookId: row.webhook_id,
     url: row.url,
@@ -101,6 +112,28 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     previousSecretExpiresAt: row.previous_secret_expires_at,
     leaseUntil: options.leaseUntil,
   }));
+  return { deliveries, webhooksWithMore };
+}
+
+/**
+ * Every webhook listed with due work counts as left behind unless the claim read its due
+ * deliveries to the end (found fewer than its share) and took all it found. A webhook never
+ * read, because the claim filled up first, found none and so counts.
+ */
+function leftBehind(dueWebhooks: string[], shares: { webhookId: string; count: number }[], found: { webhook_id: string }[], taken: { webhook_id: string }[]): string[] {
+  const countOf = (rows: { webhook_id: string }[]) => {
+    const counts = new Map<string, number>();
+    for (const row of rows) counts.set(row.webhook_id, (counts.get(row.webhook_id) ?? 0) + 1);
+    return counts;
+  };
+  const foundCount = countOf(found);
+  const takenCount = countOf(taken);
+  const shareOf = new Map(shares.map((share) => [share.webhookId, share.count]));
+  return dueWebhooks.filter((webhookId) => {
+    const share = shareOf.get(webhookId);
+    const foundHere = foundCount.get(webhookId) ?? 0;
+    return share === undefined || foundHere === 0 || foundHere >= share || (takenCount.get(webhookId) ?? 0) < foundHere;
+  });
 }
 
 /**
@@ -157,7 +190,7 @@ async function oldestDueOfEach(db: Executor, shares: { webhookId: string; count:
       .selectFrom(
         db
           .selectFrom('webhook_deliveries')
-          .select(['id', 'next_attempt_at'])
+          .select(['id', 'webhook_id', 'next_attempt_at'])
           .where('state', '=', 'pending')
           .where('webhook_id', '=', share.webhookId)
           .where('next_attempt_at', '<=', now)
@@ -172,8 +205,19 @@ async function oldestDueOfEach(db: Executor, shares: { webhookId: string; count:
   return query.execute();
 }
 
-/** Gives claimed deliveries back untouched, for work claimed beyond an endpoint's limit. */
-export async function releaseClaims(db: Executor, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await db.updateTable('webhook_deliveries').set({ claimed_until: null }).where('id', 'in', ids).execute();
+/**
+ * Gives claimed deliveries back untouched: work claimed beyond an endpoint's limit, or leased
+ * for sending from memory and not started. Only a lease that is still the one given is
+ * released: one that lapsed and was claimed again belongs to that claim now.
+ */
+export async function releaseClaims(db: Executor, claims: { id: string; leaseUntil: number }[]): Promise<void> {
+  const idsByLease = new Map<number, string[]>();
+  for (const claim of claims) {
+    const ids = idsByLease.get(claim.leaseUntil);
+    if (ids === undefined) idsByLease.set(claim.leaseUntil, [claim.id]);
+    else ids.push(claim.id);
+  }
+  for (const [leaseUntil, ids] of idsByLease) {
+    await db.updateTable('webhook_deliveries').set({ claimed_until: null }).where('id', 'in', ids).where('claimed_until', '=', leaseUntil).execute();
+  }
 }

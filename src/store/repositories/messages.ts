@@ -66,6 +66,7 @@ export async function insertMessageWithEvent(db: Executor, message: Message, eve
       eventAt: event.createdAt.getTime(),
       deliveryId: delivery.id,
       webhookId: delivery.webhookId,
+      claimedUntil: delivery.claimedUntil,
     });
     return;
   }
@@ -81,6 +82,7 @@ type MessageEventDeliveryValues = NewMessageValues & {
   eventAt: number;
   deliveryId: string;
   webhookId: string;
+  claimedUntil: number | null;
 };
 
 const insertMessageEventAndDelivery = compiledStatement((db, v: MessageEventDeliveryValues) =>
@@ -89,7 +91,7 @@ const insertMessageEventAndDelivery = compiledStatement((db, v: MessageEventDeli
     // The first CTE widens the builder's table list; the event's insert needs only the schema's.
     .with('event', (cte) => eventInsert(cte as unknown as QueryCreator<Database>, { id: v.event, accountId: v.eventAccountId, eventType: v.eventType, payload: v.payload, at: v.eventAt }))
     .insertInto('webhook_deliveries')
-    .values(pendingDelivery({ id: v.deliveryId, eventId: v.event, webhookId: v.webhookId, accountId: v.eventAccountId, at: v.eventAt })),
+    .values(pendingDelivery({ id: v.deliveryId, eventId: v.event, webhookId: v.webhookId, accountId: v.eventAccountId, at: v.eventAt, claimedUntil: v.claimedUntil })),
 );
 
 export async function insertMessage(db: Executor, message: Message): Promise<void> {

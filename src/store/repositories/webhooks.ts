@@ -95,8 +95,14 @@ const selectEnabledWebhooks = compiledStatement((db, v: { accountId: string }) =
   db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('account_id', '=', v.accountId).where('enabled', '=', 1),
 );
 
-export async function listEnabledWebhooks(db: Executor, accountId: string): Promise<Webhook[]> {
-  return (await selectEnabledWebhooks(db, { accountId })).rows.map(toWebhook);
+/** An enabled webhook with its sealed secrets, which a node sending a delivery from memory signs with. */
+export type EnabledWebhook = Webhook & { secrets: WebhookSecrets };
+
+export async function listEnabledWebhooks(db: Executor, accountId: string): Promise<EnabledWebhook[]> {
+  return (await selectEnabledWebhooks(db, { accountId })).rows.map((row) => ({
+    ...toWebhook(row),
+    secrets: { current: row.secret_ciphertext, previous: row.previous_secret_ciphertext, previousExpiresAt: row.previous_secret_expires_at },
+  }));
 }
 
 export interface WebhookChanges {
