@@ -50,7 +50,9 @@ const ANSWER_WAIT_MS = 10_000;
 const TICK_MS = 1;
 
 async function run(order: OpenLoopOrder): Promise<OpenLoopResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1_024 });
+  // Under the gateway's per-address connection limit (256 by default); a request waiting for a
+  // socket is still timed from when it was due, so the wait counts against the server.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 128 });
   const target = new URL(order.url);
   let sent = 0;
   const send = (onDone: (status: number | null) => void) => {

@@ -78,6 +78,10 @@ async function benchGateway(dialect: Dialect): Promise<BenchGateway> {
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent',
     WAGW_WEBHOOK_ALLOW_PRIVATE: 'true',
     WAGW_SECRET_KEY: '5e'.repeat(32),
+    // The per-host politeness limit (1,000 a second by default) would measure itself, not the worker.
+    WAGW_WEBHOOK_MAX_PER_HOST_PER_SECOND: '1000000',
+    // The sandbox's own abuse limit on simulated incoming messages would refuse the load.
+    WAGW_SANDBOX_RECEIVES_PER_MINUTE: '10000000',
   });
   const gateway = await createGateway(config, createLogger(config));
   return { gateway, drop: () => database.drop() };

@@ -73,6 +73,13 @@ interface Pending {
 const nextUlid = monotonicFactory(randomFraction);
 /** How long a send waits for a live recipient to store the message before answering anyway. */
 const DELIVERY_WAIT_MS = 2_000;
+/**
+ * Messages handed to one connection before the first of them is stored. Like WhatsApp's own
+ * servers, the network does not wait for each acknowledgement before sending the next: the
+ * device stores them as they come, and the gateway commits them in shared batches. One at a
+ * time, a number could receive no faster than one durable commit after another.
+ */
+const IN_FLIGHT_PER_CONNECTION = 64;
 /** Journal entries a network keeps by default: enough to look at recent traffic in one process. */
 const DEFAULT_JOURNAL_LIMIT = 1_000;
 
@@ -170,7 +177,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
       const queue = this.waiting.get(message.to) ?? [];
       queue.push(pending);
       this.waiting.set(message.to, queue);
-      if (queue.length === 1) this.flushWaiting(message.to);
+      if (queue.length <= IN_FLIGHT_PER_CONNECTION) this.flushWaiting(message.to);
     });
   }
 
@@ -184,40 +191,52 @@ export class SandboxNetwork implements SandboxNetworkPort {
   }
 
   /**
-   * Hands the recipient's oldest waiting message to its live connection; the next follows once
-   * it is stored, so a number receives in order. A message in flight to a connection that closes
-   * goes to the next one; if both store it, the gateway keeps it once (unique per WhatsApp id).
+   * Hands the recipient's oldest waiting messages to its live connection, in order, up to
+   * IN_FLIGHT_PER_CONNECTION at once; each stored one makes room for the next. A message in
+   * flight to a connection that closes goes to the next one; if both store it, the gateway
+   * keeps it once (unique per WhatsApp id).
    */
   private flushWaiting(phone: string): void {
     const connection = this.live.get(phone);
-    const head = this.waiting.get(phone)?.[0];
-    if (connection === undefined || !connection.open || head === undefined || head.inFlightTo !== undefined) return;
-    head.inFlightTo = connection;
-    connection.device.incoming(head.message).then(
+    const queue = this.waiting.get(phone);
+    if (connection === undefined || !connection.open || queue === undefined) return;
+    // Those in flight are the oldest, at the front: the scan stops within the window.
+    let inFlight = 0;
+    for (const pending of queue) {
+      if (inFlight >= IN_FLIGHT_PER_CONNECTION) break;
+      inFlight += 1;
+      if (pending.inFlightTo === undefined) this.handOver(phone, connection, pending);
+    }
+  }
+
+  private handOver(phone: string, connection: LiveConnection, pending: Pending): void {
+    pending.inFlightTo = connection;
+    connection.device.incoming(pending.message).then(
       () => {
         const queue = this.waiting.get(phone);
-        const index = queue?.indexOf(head) ?? -1;
+        const index = queue?.indexOf(pending) ?? -1;
         if (index < 0) return;
         queue!.splice(index, 1);
         if (queue!.length === 0) this.waiting.delete(phone);
-        this.record({ kind: 'deliver', phone, node: connection.node, id: head.message.id });
-        head.settle(true);
-        if (head.message.from !== phone) this.acknowledge(head.message.from, head.message.id);
+        this.record({ kind: 'deliver', phone, node: connection.node, id: pending.message.id });
+        pending.settle(true);
+        if (pending.message.from !== phone) this.acknowledge(pending.message.from, pending.message.id);
         this.flushWaiting(phone);
       },
       () => {
         // Not stored (the connection is closing, or its node could not write): kept for a later try.
-        if (head.inFlightTo !== connection) return;
-        head.inFlightTo = undefined;
+        if (pending.inFlightTo !== connection) return;
+        pending.inFlightTo = undefined;
         setTimeout(() => this.flushWaiting(phone), 200);
       },
     );
   }
 
-  /** A message in flight to a connection that is gone may go to the number's next one. */
+  /** Messages in flight to a connection that is gone may go to the number's next one. */
   private release(connection: LiveConnection): void {
-    const head = this.waiting.get(connection.phone)?.[0];
-    if (head?.inFlightTo === connection) head.inFlightTo = undefined;
+    for (const pending of this.waiting.get(connection.phone) ?? []) {
+      if (pending.inFlightTo === connection) pending.inFlightTo = undefined;
+    }
   }
 
   private acknowledge(sender: string, id: string): void {

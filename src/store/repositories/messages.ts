@@ -208,14 +208,15 @@ export async function findMessageById(db: Executor, id: string): Promise<Message
 }
 
 /** An incoming message of the number by WhatsApp's (or the sandbox network's) id for it. */
+// Every incoming message is looked up before it is stored (a redelivery is kept once), so the
+// lookup is compiled once. The direction is a literal, which the partial unique index on
+// (number_id, engine_message_id) where direction = 'inbound' needs to be chosen.
+const selectInboundByEngineId = compiledStatement((db, v: { numberId: string; engineMessageId: string }) =>
+  db.selectFrom('messages').select(MESSAGE_COLUMNS).where('number_id', '=', v.numberId).where('engine_message_id', '=', v.engineMessageId).where('direction', '=', sql.lit('inbound')),
+);
+
 export async function findInboundByEngineId(db: Executor, numberId: string, engineMessageId: string): Promise<Message | undefined> {
-  const row = await db
-    .selectFrom('messages')
-    .selectAll()
-    .where('number_id', '=', numberId)
-    .where('engine_message_id', '=', engineMessageId)
-    .where('direction', '=', 'inbound')
-    .executeTakeFirst();
+  const [row] = (await selectInboundByEngineId(db, { numberId, engineMessageId })).rows;
   return row && toMessage(row);
 }
 
