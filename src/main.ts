@@ -25,7 +25,6 @@ import { SandboxInbox } from './messaging/sandbox-inbox.ts';
 import { openStore, type Store } from './store/database.ts';
 import { GroupCommitter } from './store/group-commit.ts';
 import { migrateToLatest } from './store/migrate.ts';
-import { findNumberByPhone } from './store/repositories/numbers.ts';
 import { findInboundByEngineId } from './store/repositories/messages.ts';
 import { LeaseKeeper } from './cluster/lease-keeper.ts';
 import { NodeRuntime } from './cluster/node-runtime.ts';
@@ -175,10 +174,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     events: eventsFrom('sandbox'),
     network: sandboxNetwork,
     nodeId: keeper.nodeId,
-    findReceived: async (toPhone, engineMessageId) => {
-      const number = await findNumberByPhone(store.db, toPhone);
-      return number === undefined ? undefined : findInboundByEngineId(store.db, number.id, engineMessageId);
-    },
+    findReceived: (numberId, engineMessageId) => findInboundByEngineId(store.db, numberId, engineMessageId),
   });
   const baileys = new BaileysEngine({
     store,

@@ -11,7 +11,7 @@ export interface SandboxEngineOptions {
   /** This node's id, which the network records with every connection. */
   nodeId: string;
   /** Reads back an incoming message the network delivered, once stored, by its network id. */
-  findReceived(toPhone: E164, engineMessageId: string): Promise<Message | undefined>;
+  findReceived(numberId: string, engineMessageId: string): Promise<Message | undefined>;
 }
 
 /** How soon a session whose way to a shared network broke connects again. */
@@ -119,7 +119,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
       throw error;
     }
-    const stored = await this.options.findReceived(number.phone, id);
+    const stored = await this.options.findReceived(number.id, id);
     if (stored === undefined) throw new Error(`The sandbox network delivered ${id} to ${number.phone}, but it is not stored.`);
     return stored;
   }
