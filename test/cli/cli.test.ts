@@ -318,7 +318,8 @@ for (const dialect of dialects) {
           { phone, engine: 'sandbox', status: 'connected', account_id: seeded.accountId, holder_user_id: null },
         );
         const response = await send(phone, seeded.apiKey);
-        assert.equal(response.statusCode, 200, response.body);
+        const errors = test.logLines.filter((line) => line.includes('"level":50')).join('\n');
+        assert.equal(response.statusCode, 200, `${response.body}\n${errors}`);
         assert.equal(response.json().from_phone, phone);
       });
 

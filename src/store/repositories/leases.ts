@@ -161,7 +161,11 @@ export async function claimLeases(
     .$if(onlyNumberIds !== undefined, (query) => query.where('number_leases.number_id', 'in', onlyNumberIds!.length > 0 ? onlyNumberIds! : ['']))
     .orderBy('number_leases.number_id')
     .limit(limit)
-    .$if(dialect === 'postgres', (query) => query.forUpdate('number_leases').skipLocked())
+    // A node's own balancing skips rows another transaction holds: they are someone's business
+    // now, and it takes others. A command taking named numbers waits for them instead (a fenced
+    // write holds its row only to its commit, a frozen one only to the idle-transaction timeout),
+    // or it would fail for a lock held a millisecond.
+    .$if(dialect === 'postgres', (query) => (onlyNumberIds === undefined ? query.forUpdate('number_leases').skipLocked() : query.forUpdate('number_leases')))
     .execute();
   if (candidates.length === 0) return [];
   const claimed = await db
