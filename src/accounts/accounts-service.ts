@@ -20,7 +20,8 @@ export interface CreateAccountInput {
 
 export interface CreateUserInput {
   email: string;
-  accountId?: string;
+  /** The account the user belongs to; null only for an operator, who may belong to none. */
+  accountId: string | null;
   role?: string;
   isOperator?: boolean;
   password?: string;
@@ -108,17 +109,17 @@ export class AccountsService {
   async prepareUser(input: CreateUserInput): Promise<PreparedUser> {
     const email = normalizeEmail(input.email);
     const isOperator = input.isOperator ?? false;
-    if (input.accountId === undefined && !isOperator) {
+    if (input.accountId === null && !isOperator) {
       throw new AppError('invalid_argument', 'A user needs an account, unless the user is an operator.');
     }
-    if (input.accountId !== undefined) await this.getAccount(input.accountId);
-    const role = input.role ?? (input.accountId === undefined ? 'admin' : 'member');
+    if (input.accountId !== null) await this.getAccount(input.accountId);
+    const role = input.role ?? (input.accountId === null ? 'admin' : 'member');
     if (!(userRoles as readonly string[]).includes(role)) {
       throw new AppError('invalid_argument', `Role must be one of ${userRoles.join(', ')}; got "${role}".`);
     }
     if (input.password !== undefined) await assertAcceptablePassword(input.password, [email]);
     const password = input.password ?? generatePassword();
-    const user: User = { id: newId('user'), accountId: input.accountId ?? null, email, role: role as UserRole, isOperator, createdAt: new Date() };
+    const user: User = { id: newId('user'), accountId: input.accountId, email, role: role as UserRole, isOperator, createdAt: new Date() };
     return { user, passwordHash: await hashPassword(password), ...(input.password === undefined && { generatedPassword: password }) };
   }
 
@@ -148,7 +149,7 @@ export class AccountsService {
   async ensureOperator(email: string | undefined, password: string | undefined): Promise<CreatedUser | undefined> {
     if ((await countOperators(this.store.db)) > 0) return undefined;
     try {
-      return await this.createUser({ email: email ?? 'admin@wagw.local', isOperator: true, role: 'admin', ...(password !== undefined && { password }) });
+      return await this.createUser({ email: email ?? 'admin@wagw.local', accountId: null, isOperator: true, role: 'admin', ...(password !== undefined && { password }) });
     } catch (error) {
       // At first start the password comes from the environment, so the refusal names where.
       if (error instanceof AppError && error.code === 'weak_password') throw new AppError('weak_password', `WAGW_ADMIN_PASSWORD: ${error.message}`, error.details);

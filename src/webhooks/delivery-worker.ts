@@ -152,10 +152,13 @@ export class DeliveryWorker implements DeliveryNotifier {
 
   private slotFreed(webhookId: string | undefined): void {
     if (webhookId !== undefined) this.startQueued(webhookId);
-    // Overall room freed as well: endpoints whose queues waited for it go next.
-    for (const waiting of this.queued.waitingWebhooks()) {
-      if (this.slots.room() <= 0) break;
-      this.startQueued(waiting);
+    // Overall room freed as well: endpoints whose queues waited for it go next. (Checked first:
+    // this runs on every answer, and the overall limit is usually not what held them.)
+    if (this.slots.room() > 0 && this.queued.size > 0) {
+      for (const waiting of this.queued.waitingWebhooks()) {
+        if (this.slots.room() <= 0) break;
+        this.startQueued(waiting);
+      }
     }
     if (this.claimableWork) this.wake(SLOT_REFILL_DELAY_MS);
   }

@@ -74,7 +74,7 @@ for (const dialect of dialects) {
     });
 
     it('the console, an invite and a change of password refuse a weak password beside the form', async () => {
-      await test.gateway.accounts.createUser({ email: 'ops@policy.test', password: STRONG, isOperator: true, role: 'admin' });
+      await test.gateway.accounts.createUser({ email: 'ops@policy.test', accountId: null, password: STRONG, isOperator: true, role: 'admin' });
       const operator = new DashboardClient(test);
       await operator.signIn('ops@policy.test', STRONG);
       const created = await operator.submit('/operator/users', '/operator/users', { email: 'new@policy.test', account_id: accountId, role: 'member', password: '            ' });

@@ -24,7 +24,7 @@ for (const dialect of dialects) {
 
     before(async () => {
       test = await startTestGateway(dialect, {}, { baileysSocketFactory: whatsapp.create });
-      await test.gateway.accounts.createUser({ email: 'op@linking.test', password: PASSWORD, isOperator: true, role: 'admin' });
+      await test.gateway.accounts.createUser({ email: 'op@linking.test', accountId: null, password: PASSWORD, isOperator: true, role: 'admin' });
       operator = new DashboardClient(test);
       assert.equal((await operator.signIn('op@linking.test', PASSWORD)).statusCode, 303);
       accountId = (await test.gateway.accounts.createAccount({ name: 'Linking' })).id;

@@ -35,7 +35,7 @@ for (const dialect of dialects) {
 
     before(async () => {
       test = await startTestGateway(dialect);
-      operatorUser = (await test.gateway.accounts.createUser({ email: 'op@operator-test.test', password: PASSWORD, isOperator: true, role: 'admin' })).user;
+      operatorUser = (await test.gateway.accounts.createUser({ email: 'op@operator-test.test', accountId: null, password: PASSWORD, isOperator: true, role: 'admin' })).user;
       operator = await signedIn(operatorUser.email);
     });
     after(() => test.close());

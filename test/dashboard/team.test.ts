@@ -109,7 +109,7 @@ for (const dialect of dialects) {
         return { response, visitor };
       };
       // Another tenant's member and the operator: existing emails the submitter has no business knowing of.
-      const operator = (await test.gateway.accounts.createUser({ email: 'ops@gateway.test', isOperator: true, password: 'an operator password' })).user;
+      const operator = (await test.gateway.accounts.createUser({ email: 'ops@gateway.test', accountId: null, isOperator: true, password: 'an operator password' })).user;
       const answers = [];
       for (const email of [other.member.email, operator.email]) {
         const { response, visitor } = await submit(email);

@@ -108,7 +108,7 @@ for (const dialect of dialects) {
 
     it('lets an operator restart a session that was replaced, and refuses to restart a healthy one', async () => {
       const { number, socket } = await connectedNumber();
-      await test.gateway.accounts.createUser({ email: `op-${number.id}@restart.test`, password: PASSWORD, isOperator: true, role: 'admin' });
+      await test.gateway.accounts.createUser({ email: `op-${number.id}@restart.test`, accountId: null, password: PASSWORD, isOperator: true, role: 'admin' });
       const operator = new DashboardClient(test);
       assert.equal((await operator.signIn(`op-${number.id}@restart.test`, PASSWORD)).statusCode, 303);
       const page = `/operator/numbers/${number.id}`;

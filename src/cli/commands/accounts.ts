@@ -65,7 +65,7 @@ export function registerUserCommands(program: Command): void {
       await withGateway(command, async (gateway, output) => {
         const created = await gateway.accounts.createUser({
           email: options.email,
-          ...(options.account !== undefined && { accountId: options.account }),
+          accountId: options.account ?? null,
           ...(options.role !== undefined && { role: options.role }),
           isOperator: options.operator ?? false,
           ...(options.password !== undefined && { password: options.password }),

@@ -31,7 +31,8 @@ export function registerOperatorUserRoutes(app: FastifyInstance, gateway: Gatewa
         email: form.email,
         isOperator: form.isOperator,
         // A role means something only inside an account; without one the service picks its default.
-        ...(form.accountId !== NO_ACCOUNT && { accountId: form.accountId, role: form.role }),
+        accountId: form.accountId === NO_ACCOUNT ? null : form.accountId,
+        ...(form.accountId !== NO_ACCOUNT && { role: form.role }),
         ...(password !== '' && { password }),
       }),
     );
