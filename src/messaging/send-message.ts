@@ -7,8 +7,9 @@ import { EngineSendError, type SentText } from '../engines/engine.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { insertMessageWithUnit, listInterruptedSends, markMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
+import { listInterruptedSends, markMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
 import { findNumberWithPlanByPhone } from '../store/repositories/numbers.ts';
+import { queueMessageWithUnit } from '../store/repositories/send-units.ts';
 import { monthlyUsed, releaseMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
 import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
@@ -81,8 +82,9 @@ export class SendMessageService {
     };
     // The unit and the row commit together: a reserved unit always has its message, and the
     // row is durable before the engine is asked, so a crash never leaves a send unaccounted.
-    const reserved = await this.committer.run((trx) => insertMessageWithUnit(trx, message, terms));
-    if (!reserved) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
+    // They are written at the end of the batch, with the batch's other sends of the account.
+    const admission = await this.committer.run(async (_trx, batch) => queueMessageWithUnit(batch, message, terms));
+    if (!admission.admitted) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
     const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms);
     // The 200 waits for this commit too, so that a message the client was told is sent is

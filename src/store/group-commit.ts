@@ -1,7 +1,49 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 
-type Work<T> = (trx: Transaction<Database>) => Promise<T>;
+type Work<T> = (trx: Transaction<Database>, batch: EndOfBatch) => Promise<T>;
+
+/** Work that a batch does once for all its items, after every item's own work and before the commit. */
+export interface BatchStep {
+  finish(trx: Transaction<Database>): Promise<void>;
+}
+
+/** Makes a batch's step on first use; one object per kind of step, used as its key. */
+export interface BatchStepKind<Step extends BatchStep> {
+  create(): Step;
+}
+
+/**
+ * The steps of one transaction's batch. An item asks for a step by its kind and adds its part;
+ * the first item to ask creates it, and the steps run in that order once every item has run.
+ * A statement that would take a hot row lock per item (the account's monthly usage) is made
+ * once per batch this way, so the lock is held only from that statement to the commit.
+ */
+export class EndOfBatch {
+  private readonly steps = new Map<BatchStepKind<BatchStep>, BatchStep>();
+
+  step<Step extends BatchStep>(kind: BatchStepKind<Step>): Step {
+    let step = this.steps.get(kind);
+    if (step === undefined) {
+      step = kind.create();
+      this.steps.set(kind, step);
+    }
+    return step as Step;
+  }
+
+  async finish(trx: Transaction<Database>): Promise<void> {
+    for (const step of this.steps.values()) await step.finish(trx);
+  }
+}
+
+/** Runs items' work in one transaction, then the batch's steps: the body of every transaction the committer opens. */
+async function runBatch(trx: Transaction<Database>, works: Work<unknown>[]): Promise<unknown[]> {
+  const batch = new EndOfBatch();
+  const outputs: unknown[] = [];
+  for (const work of works) outputs.push(await work(trx, batch));
+  await batch.finish(trx);
+  return outputs;
+}
 
 interface PendingWork {
   work: Work<unknown>;
@@ -18,7 +60,9 @@ interface PendingWork {
  * settles only after the batch that holds its write has committed.
  *
  * If a batch fails, its items are retried one transaction each, so that one bad write cannot
- * fail its neighbours. Items must therefore be safe to run again after a rollback.
+ * fail its neighbours. Items must therefore be safe to run again after a rollback. An item's
+ * result may depend on the batch's steps (see EndOfBatch), which have run by the time the
+ * caller's promise settles.
  */
 export class GroupCommitter {
   private queue: PendingWork[] = [];
@@ -78,11 +122,7 @@ export class GroupCommitter {
     }
     let results: unknown[];
     try {
-      results = await this.db.transaction().execute(async (trx) => {
-        const outputs: unknown[] = [];
-        for (const item of batch) outputs.push(await item.work(trx));
-        return outputs;
-      });
+      results = await this.db.transaction().execute((trx) => runBatch(trx, batch.map((item) => item.work)));
     } catch {
       for (const item of batch) await this.runAlone(item);
       return;
@@ -91,7 +131,7 @@ export class GroupCommitter {
   }
 
   private runInOwnTransaction<T>(work: Work<T>): Promise<T> {
-    const running = this.db.transaction().execute(work);
+    const running = this.db.transaction().execute(async (trx) => (await runBatch(trx, [work]))[0] as T);
     const settled: Promise<void> = running.then(
       () => undefined,
       () => undefined,
@@ -103,7 +143,7 @@ export class GroupCommitter {
 
   private async runAlone(item: PendingWork): Promise<void> {
     try {
-      item.resolve(await this.db.transaction().execute(item.work));
+      item.resolve((await this.db.transaction().execute((trx) => runBatch(trx, [item.work])))[0]);
     } catch (error) {
       item.reject(error);
     }

@@ -1,18 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { newId } from '../../src/domain/ids.ts';
 import type { Message, WhatsAppNumber } from '../../src/domain/model.ts';
 import type { E164 } from '../../src/domain/phone.ts';
 import { incomingMessagePayload, messageStatusPayload, type Webhook, type WebhookEventType } from '../../src/domain/webhooks.ts';
 import { runsOnPostgres } from '../../src/store/compiled-statement.ts';
-import type { Store } from '../../src/store/database.ts';
-import { insertAccount } from '../../src/store/repositories/accounts.ts';
 import { findMessageById } from '../../src/store/repositories/messages.ts';
-import { insertNumber } from '../../src/store/repositories/numbers.ts';
 import { insertWebhook } from '../../src/store/repositories/webhooks.ts';
 import { CLAIMS_ONLY, enqueueEvent, insertMessageAndEnqueue, type DeliveryNotifier } from '../../src/webhooks/outbox.ts';
-import { dialects, openMigratedTestStore, type MigratedTestStore } from '../support/databases.ts';
+import { dialects, seedNumberRow, suiteStore } from '../support/databases.ts';
 
 // An incoming message and its event are written in one statement on PostgreSQL and in several
 // on SQLite; either way the rows must be the same, and all or nothing.
@@ -23,33 +20,19 @@ function leasingFor(webhookId: string, leaseUntil: number): DeliveryNotifier {
 }
 for (const dialect of dialects) {
   describe(`a message and its webhook event are written together (${dialect})`, () => {
-    let opened: MigratedTestStore;
-    let store: Store;
-    let phoneSuffix = 100;
-
-    before(async () => {
-      opened = await openMigratedTestStore(dialect);
-      store = opened.store;
-    });
-
-    after(() => opened?.close());
+    const suite = suiteStore(dialect);
 
     async function accountWithWebhooks(eventTypesPerWebhook: WebhookEventType[][]): Promise<{ number: WhatsAppNumber; webhooks: Webhook[] }> {
-      const accountId = newId('account');
+      const number = await seedNumberRow(suite.store, {}, 'pro');
+      const { accountId } = number;
       const at = new Date();
-      await insertAccount(store.db, { id: accountId, name: 'Outbox', plan: 'pro', customMonthlyLimit: null, createdAt: at });
-      const number: WhatsAppNumber = {
-        id: newId('number'), accountId, holderUserId: null, phone: `+4477009005${phoneSuffix++}` as E164, engine: 'sandbox',
-        status: 'connected', statusReason: null, createdAt: at, updatedAt: at,
-      };
-      await insertNumber(store.db, number);
       const webhooks: Webhook[] = [];
       for (const eventTypes of eventTypesPerWebhook) {
         const webhook: Webhook = {
           id: newId('webhook'), accountId, url: 'https://receiver.example/hook', eventTypes, enabled: true,
           disabledReason: null, failingSince: null, createdAt: at, updatedAt: at,
         };
-        await insertWebhook(store.db, webhook, 'sealed-secret');
+        await insertWebhook(suite.store.db, webhook, 'sealed-secret');
         webhooks.push(webhook);
       }
       return { number, webhooks };
@@ -66,21 +49,21 @@ for (const dialect of dialects) {
     async function queued(accountId: string) {
       const { rows } = await sql<{ id: string; webhook_id: string; event_type: string; payload: string; state: string; next_attempt_at: number; created_at: number; claimed_until: number | null }>`
         select d.id, d.webhook_id, e.event_type, e.payload, d.state, d.next_attempt_at, e.created_at, d.claimed_until
-        from webhook_deliveries d join webhook_events e on e.id = d.event_id where d.account_id = ${accountId} order by d.webhook_id`.execute(store.db);
+        from webhook_deliveries d join webhook_events e on e.id = d.event_id where d.account_id = ${accountId} order by d.webhook_id`.execute(suite.store.db);
       return rows;
     }
 
     it('the dialect is told apart, so PostgreSQL takes the one-statement path and SQLite the other', () => {
-      assert.equal(runsOnPostgres(store.db), dialect === 'postgres');
+      assert.equal(runsOnPostgres(suite.store.db), dialect === 'postgres');
     });
 
     it('with one subscribed webhook: the message, one event and one pending delivery, due at once', async () => {
       const { number, webhooks } = await accountWithWebhooks([['message'], ['message.status']]);
       const message = incoming(number);
       const payload = incomingMessagePayload(message);
-      const enqueued = await store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, CLAIMS_ONLY, message, payload));
+      const enqueued = await suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, CLAIMS_ONLY, message, payload));
       assert.deepEqual(enqueued, { count: 1, handedOver: [] });
-      assert.deepEqual(await findMessageById(store.db, message.id), message);
+      assert.deepEqual(await findMessageById(suite.store.db, message.id), message);
       const rows = await queued(number.accountId);
       assert.equal(rows.length, 1, 'only the webhook subscribed to message');
       assert.equal(rows[0]!.webhook_id, webhooks[0]!.id);
@@ -97,7 +80,7 @@ for (const dialect of dialects) {
       const leaseUntil = Date.now() + 20_000;
       const message = incoming(number);
       const payload = incomingMessagePayload(message);
-      const enqueued = await store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(webhooks[1]!.id, leaseUntil), message, payload));
+      const enqueued = await suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(webhooks[1]!.id, leaseUntil), message, payload));
       assert.equal(enqueued.count, 2);
       const rows = await queued(number.accountId);
       const leasedRow = rows.find((row) => row.webhook_id === webhooks[1]!.id)!;
@@ -114,19 +97,19 @@ for (const dialect of dialects) {
       // The one-statement form too (PostgreSQL): one subscribed webhook, leased.
       const single = await accountWithWebhooks([['message']]);
       const alone = incoming(single.number);
-      const one = await store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(single.webhooks[0]!.id, leaseUntil), alone, incomingMessagePayload(alone)));
+      const one = await suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(single.webhooks[0]!.id, leaseUntil), alone, incomingMessagePayload(alone)));
       assert.equal(one.handedOver[0]!.id, (await queued(single.number.accountId))[0]!.id);
       assert.equal(Number((await queued(single.number.accountId))[0]!.claimed_until), leaseUntil);
     });
 
     it('with two subscribed webhooks, two deliveries of one event; with none, the message alone', async () => {
       const two = await accountWithWebhooks([['message'], ['message', 'message.status']]);
-      assert.equal((await insertMessageAndEnqueue(store.db, CLAIMS_ONLY, incoming(two.number), incomingMessagePayload(incoming(two.number)))).count, 2);
+      assert.equal((await insertMessageAndEnqueue(suite.store.db, CLAIMS_ONLY, incoming(two.number), incomingMessagePayload(incoming(two.number)))).count, 2);
       assert.deepEqual((await queued(two.number.accountId)).map((row) => row.webhook_id), two.webhooks.map((webhook) => webhook.id).sort());
       const none = await accountWithWebhooks([['message.status']]);
       const alone = incoming(none.number);
-      assert.equal((await insertMessageAndEnqueue(store.db, CLAIMS_ONLY, alone, incomingMessagePayload(alone))).count, 0);
-      assert.ok(await findMessageById(store.db, alone.id), 'the message is stored without subscribers');
+      assert.equal((await insertMessageAndEnqueue(suite.store.db, CLAIMS_ONLY, alone, incomingMessagePayload(alone))).count, 0);
+      assert.ok(await findMessageById(suite.store.db, alone.id), 'the message is stored without subscribers');
       assert.deepEqual(await queued(none.number.accountId), []);
     });
 
@@ -134,7 +117,7 @@ for (const dialect of dialects) {
       const { number, webhooks } = await accountWithWebhooks([['message.status']]);
       const message = incoming(number);
       const at = new Date();
-      assert.equal((await enqueueEvent(store.db, CLAIMS_ONLY, number.accountId, messageStatusPayload(message, 'delivered', null, at), at)).count, 1);
+      assert.equal((await enqueueEvent(suite.store.db, CLAIMS_ONLY, number.accountId, messageStatusPayload(message, 'delivered', null, at), at)).count, 1);
       const rows = await queued(number.accountId);
       assert.deepEqual(rows.map((row) => [row.webhook_id, row.event_type]), [[webhooks[0]!.id, 'message.status']]);
     });
@@ -142,11 +125,11 @@ for (const dialect of dialects) {
     it('all or nothing: when a write fails, neither the message nor its event stays', async () => {
       const { number } = await accountWithWebhooks([['message']]);
       const first = incoming(number);
-      await insertMessageAndEnqueue(store.db, CLAIMS_ONLY, first, incomingMessagePayload(first));
+      await insertMessageAndEnqueue(suite.store.db, CLAIMS_ONLY, first, incomingMessagePayload(first));
       // The same message id again: its insert fails, and the transaction takes the event with it.
       const again = { ...first, text: 'again' };
-      await assert.rejects(store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, CLAIMS_ONLY, again, incomingMessagePayload(again))));
-      assert.equal((await findMessageById(store.db, first.id))?.text, 'hello');
+      await assert.rejects(suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, CLAIMS_ONLY, again, incomingMessagePayload(again))));
+      assert.equal((await findMessageById(suite.store.db, first.id))?.text, 'hello');
       assert.equal((await queued(number.accountId)).length, 1, 'no second event or delivery');
     });
   });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { after, before } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +7,12 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
+import { insertAccount } from '../../src/store/repositories/accounts.ts';
+import { insertNumber } from '../../src/store/repositories/numbers.ts';
+import { newId } from '../../src/domain/ids.ts';
+import type { WhatsAppNumber } from '../../src/domain/model.ts';
+import type { E164 } from '../../src/domain/phone.ts';
+import type { PlanName } from '../../src/domain/plans.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 /**
@@ -99,6 +106,43 @@ export async function openMigratedTestStore(dialect: Dialect, env: Record<string
     close: async () => {
       await store.close();
       await database.drop();
+    },
+  };
+}
+
+let seededPhones = 0;
+
+/**
+ * An account with one number, written straight through the repositories, for storage tests that
+ * need an owner for their rows. Each call gets a phone of its own within the process.
+ */
+export async function seedNumberRow(store: Store, overrides: Partial<WhatsAppNumber> = {}, plan: PlanName = 'starter'): Promise<WhatsAppNumber> {
+  const at = new Date();
+  const accountId = overrides.accountId ?? newId('account');
+  if (overrides.accountId === undefined) await insertAccount(store.db, { id: accountId, name: 'Storage test', plan, customMonthlyLimit: null, createdAt: at });
+  seededPhones += 1;
+  const number: WhatsAppNumber = {
+    id: newId('number'), accountId, holderUserId: null, phone: `+4477009${String(process.pid % 100).padStart(2, '0')}${String(500 + seededPhones).padStart(3, '0')}` as E164,
+    engine: 'sandbox', status: 'connected', statusReason: null, createdAt: at, updatedAt: at, ...overrides,
+  };
+  await insertNumber(store.db, number);
+  return number;
+}
+
+/**
+ * A migrated store of the dialect for the enclosing suite: opened before its first test, dropped
+ * after its last. Read `.store` inside tests and hooks, once the suite has started.
+ */
+export function suiteStore(dialect: Dialect): { readonly store: Store } {
+  let opened: MigratedTestStore | undefined;
+  before(async () => {
+    opened = await openMigratedTestStore(dialect);
+  });
+  after(() => opened?.close());
+  return {
+    get store(): Store {
+      if (opened === undefined) throw new Error('The suite\'s store is read before the suite started.');
+      return opened.store;
     },
   };
 }

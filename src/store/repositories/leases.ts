@@ -29,15 +29,22 @@ export class StaleLeaseError extends Error {
 
 /**
  * The fence of owner-only writes: call it in the write's own transaction. On PostgreSQL the lease
- * row is read FOR SHARE, so a takeover committing meanwhile either comes first (and this refuses)
- * or waits for this transaction: a stale owner's write and a new owner's claim never interleave.
+ * row is read FOR KEY SHARE, and a claim (the only way a node gains a lease) locks its rows FOR
+ * UPDATE, which that conflicts with: a takeover committing meanwhile either comes first (and
+ * this refuses) or waits for this transaction, so a stale owner's write and a new owner's claim
+ * never interleave.
+ *
+ * KEY SHARE rather than SHARE so that the owner's renewal, an update of `expires_at` alone,
+ * does not conflict with the fence. Under a steady stream of sends, fenced transactions overlap
+ * without a gap; a renewal that had to wait for all of them to end waited past the node's trust
+ * window, and the node stopped its own sessions (seen at 400 sends/s in the send benchmark).
  */
 export async function assertLeaseHeld(db: Executor, dialect: Dialect, lease: SessionLease): Promise<void> {
   const row = await db
     .selectFrom('number_leases')
     .select(['node_id', 'epoch'])
     .where('number_id', '=', lease.numberId)
-    .$if(dialect === 'postgres', (query) => query.forShare())
+    .$if(dialect === 'postgres', (query) => query.forKeyShare())
     .executeTakeFirst();
   if (row === undefined || row.node_id !== lease.nodeId || Number(row.epoch) !== lease.epoch) {
     throw new StaleLeaseError(lease, row === undefined ? undefined : { nodeId: row.node_id, epoch: Number(row.epoch) });

@@ -40,6 +40,43 @@ export function takeUnitStatement(db: QueryCreator<Database>, v: { accountId: st
 const reserveUnlimitedUnit = compiledStatement((db, v: { accountId: string; period: string }) => takeUnitStatement(db, v, false));
 const reserveLimitedUnit = compiledStatement((db, v: { accountId: string; period: string; limit: number }) => takeUnitStatement(db, v, true));
 
+/**
+ * Takes up to `wanted` units at once and returns how many it took: all of them when the limit
+ * leaves room, the room that is left otherwise, none at the limit. For a batch of sends by one
+ * account, in the batch's transaction, so that the usage row is locked by this one statement
+ * and held only until the batch commits, rather than from the batch's first send.
+ *
+ * Limited plans read the count under the row's lock first (an upsert that changes nothing but
+ * locks the row, and creates it at 0 the first time in a period); concurrent batches, on this or
+ * another gateway, queue on that lock, so between them they never take more than the limit.
+ */
+export async function takeMonthlyUnits(db: Executor, accountId: string, period: string, limit: number | null, wanted: number): Promise<number> {
+  if (wanted <= 0 || (limit !== null && limit <= 0)) return 0;
+  if (limit === null) {
+    await addUnits(db, { accountId, period, count: wanted });
+    return wanted;
+  }
+  const { rows } = await lockedUsage(db, { accountId, period });
+  const taken = Math.max(0, Math.min(wanted, limit - rows[0]!.used));
+  if (taken > 0) await addUnits(db, { accountId, period, count: taken });
+  return taken;
+}
+
+const lockedUsage = compiledStatement((db, v: { accountId: string; period: string }) =>
+  db
+    .insertInto('monthly_usage')
+    .values({ account_id: v.accountId, period: v.period, used: 0 })
+    .onConflict((conflict) => conflict.columns(['account_id', 'period']).doUpdateSet({ used: sql`monthly_usage.used` }))
+    .returning('used'),
+);
+
+const addUnits = compiledStatement((db, v: { accountId: string; period: string; count: number }) =>
+  db
+    .insertInto('monthly_usage')
+    .values({ account_id: v.accountId, period: v.period, used: v.count })
+    .onConflict((conflict) => conflict.columns(['account_id', 'period']).doUpdateSet({ used: sql`monthly_usage.used + excluded.used` })),
+);
+
 /** Gives a unit back when a reserved send was not accepted by the engine. */
 export async function releaseMonthlyUnit(db: Executor, accountId: string, period: string): Promise<void> {
   await db
