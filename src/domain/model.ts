@@ -1,3 +1,4 @@
+import type { MediaKind } from './media.ts';
 import type { E164 } from './phone.ts';
 import type { PlanName } from './plans.ts';
 
@@ -32,7 +33,12 @@ export function rolesAbove(role: UserRole): UserRole[] {
 
 export type MessageDirection = 'outbound' | 'inbound';
 /** Plain text, or the caption of a media message; the media itself is not carried. */
-export type MessageContentKind = 'text' | 'image_caption' | 'video_caption' | 'document_caption';
+/**
+ * What a message carries: text, or a media file of its kind with `text` as the caption. The
+ * `*_caption` kinds are those of incoming media stored before the gateway kept media: the
+ * caption only.
+ */
+export type MessageContentKind = 'text' | MediaKind | 'image_caption' | 'video_caption' | 'document_caption';
 export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
 
 export interface Account {
@@ -101,6 +107,8 @@ export interface Message {
   toPhone: E164;
   text: string;
   contentKind: MessageContentKind;
+  /** The media object the message carries; null for text. */
+  mediaId: string | null;
   status: MessageStatus;
   engineMessageId: string | null;
   createdAt: Date;

@@ -48,6 +48,7 @@ export class ReceiveMessageService {
       toPhone: number.phone,
       text: event.text,
       contentKind: event.contentKind,
+      mediaId: null,
       status: 'received',
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,

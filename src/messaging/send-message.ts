@@ -76,6 +76,7 @@ export class SendMessageService {
       toPhone: request.toPhone,
       text: request.text,
       contentKind: 'text',
+      mediaId: null,
       status: 'queued',
       engineMessageId: null,
       createdAt: at,

@@ -9,6 +9,7 @@ import * as deliveryClaimIndex from './migrations/0007-delivery-claim-index.ts';
 import * as signInDelays from './migrations/0008-sign-in-delays.ts';
 import * as keyAttribution from './migrations/0009-key-attribution.ts';
 import * as cluster from './migrations/0010-cluster.ts';
+import * as media from './migrations/0011-media.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -23,6 +24,7 @@ const migrations: Record<string, Migration> = {
   '0008-sign-in-delays': signInDelays,
   '0009-key-attribution': keyAttribution,
   '0010-cluster': cluster,
+  '0011-media': media,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -24,6 +24,7 @@ export interface Database {
   cluster_nodes: ClusterNodesTable;
   number_leases: NumberLeasesTable;
   lease_changes: LeaseChangesTable;
+  media: MediaTable;
 }
 
 export interface AccountsTable {
@@ -86,8 +87,28 @@ export interface MessagesTable {
   status: string;
   engine_message_id: string | null;
   error_code: string | null;
+  /** The file the message carries, with `text` as its caption; null for a text message. */
+  media_id: string | null;
   created_at: number;
   updated_at: number;
+}
+
+export interface MediaTable {
+  id: string;
+  account_id: string;
+  kind: string;
+  mime_type: string;
+  size: number;
+  /** Hex SHA-256 of the bytes; with account_id, the blob's key. */
+  sha256: string;
+  file_name: string | null;
+  /** 'upload', 'send' (a send's url or data) or 'received'. */
+  source: string;
+  created_at: number;
+  /** When retention ends; the sweep removes the bytes then. */
+  expires_at: number;
+  /** When the bytes were removed; the row stays, so messages still describe what they carried. */
+  removed_at: number | null;
 }
 
 export interface MonthlyUsageTable {

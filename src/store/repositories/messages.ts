@@ -18,6 +18,7 @@ export function toMessage(row: MessageRow): Message {
     toPhone: row.to_phone as E164,
     text: row.text,
     contentKind: row.content_kind as MessageContentKind,
+    mediaId: row.media_id,
     status: row.status as MessageStatus,
     engineMessageId: row.engine_message_id,
     createdAt: new Date(row.created_at),
@@ -41,6 +42,7 @@ function messageInsert(db: QueryCreator<Database>, row: NewMessageValues) {
     to_phone: row.to_phone,
     text: row.text,
     content_kind: row.content_kind,
+    media_id: row.media_id,
     status: row.status,
     engine_message_id: row.engine_message_id,
     error_code: null,
@@ -114,8 +116,8 @@ export async function insertMessages(db: Executor, messages: readonly Message[])
   await insertMessageColumns(db, {
     id: column('id'), account_id: column('account_id'), number_id: column('number_id'), direction: column('direction'),
     from_phone: column('from_phone'), from_lid: column('from_lid'), to_phone: column('to_phone'), text: column('text'),
-    content_kind: column('content_kind'), status: column('status'), engine_message_id: column('engine_message_id'),
-    created_at: column('created_at'),
+    content_kind: column('content_kind'), media_id: column('media_id'), status: column('status'),
+    engine_message_id: column('engine_message_id'), created_at: column('created_at'),
   });
 }
 
@@ -137,6 +139,7 @@ const insertMessageColumns = compiledStatement((db, v: MessageColumns) =>
         sql<string>`unnest(cast(${v.to_phone} as text[]))`.as('to_phone'),
         sql<string>`unnest(cast(${v.text} as text[]))`.as('text'),
         sql<string>`unnest(cast(${v.content_kind} as text[]))`.as('content_kind'),
+        sql<string | null>`unnest(cast(${v.media_id} as text[]))`.as('media_id'),
         sql<string>`unnest(cast(${v.status} as text[]))`.as('status'),
         sql<string | null>`unnest(cast(${v.engine_message_id} as text[]))`.as('engine_message_id'),
         sql<string | null>`null`.as('error_code'),
@@ -157,6 +160,7 @@ function messageRow(message: Message): NewMessageValues {
     to_phone: message.toPhone,
     text: message.text,
     content_kind: message.contentKind,
+    media_id: message.mediaId,
     status: message.status,
     engine_message_id: message.engineMessageId,
     created_at: message.createdAt.getTime(),
@@ -198,7 +202,7 @@ function insertFromUnit(db: Kysely<Database>, v: RowWithUnit & { limit?: number 
 
 const MESSAGE_COLUMNS = [
   'id', 'account_id', 'number_id', 'direction', 'from_phone', 'from_lid', 'to_phone', 'text',
-  'content_kind', 'status', 'engine_message_id', 'error_code', 'created_at', 'updated_at',
+  'content_kind', 'media_id', 'status', 'engine_message_id', 'error_code', 'created_at', 'updated_at',
 ] as const;
 
 /** The values as a select list, in MESSAGE_COLUMNS' order; the casts only make the instants' type plain to a reader. */
@@ -213,6 +217,7 @@ function messageSelection(v: RowWithUnit) {
     sql<string>`${v.to_phone}`.as('to_phone'),
     sql<string>`${v.text}`.as('text'),
     sql<string>`${v.content_kind}`.as('content_kind'),
+    sql<string | null>`${v.media_id}`.as('media_id'),
     sql<string>`${v.status}`.as('status'),
     sql<string | null>`${v.engine_message_id}`.as('engine_message_id'),
     sql<string | null>`null`.as('error_code'),

@@ -181,6 +181,7 @@ export class RecordingEvents implements EngineEvents {
       toPhone: event.toPhone,
       text: event.text,
       contentKind: event.contentKind,
+      mediaId: null,
       status: 'received',
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,
