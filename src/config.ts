@@ -1,3 +1,4 @@
+import type { MediaLimits } from './domain/media.ts';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -6,6 +7,18 @@ import path from 'node:path';
  * This module is the only reader of process.env; everything else is handed a Config.
  * Every option is documented in .env.example and in the README's configuration table.
  */
+const MIB = 1024 * 1024;
+
+export interface MediaConfig {
+  /** Where the filesystem blob store keeps media bytes (WAGW_MEDIA_DIR, or media/ in the data directory). */
+  directory: string;
+  limits: MediaLimits;
+  /** How long sent and received media are kept (WAGW_MEDIA_RETENTION_DAYS, 30 by default). */
+  retentionMs: number;
+  /** How long an upload no message has used is kept (WAGW_MEDIA_UPLOAD_TTL_HOURS, 24 by default). */
+  uploadTtlMs: number;
+}
+
 export interface Config {
   database: DatabaseConfig;
   http: {
@@ -51,6 +64,7 @@ export interface Config {
   /** 32 bytes that encrypt secrets at rest; undefined means use (or create) the key file. */
   secretKey: Buffer | undefined;
   webhooks: WebhookConfig;
+  media: MediaConfig;
   baileys: {
     /** The least time between two sends from one number; 0 means no pacing. */
     sendGapMs: number;
@@ -204,6 +218,20 @@ export function loadConfig(env: Environment = process.env): Config {
     },
     dataDirectory: path.resolve(env.WAGW_DATA_DIR || './data'),
     secretKey: parseSecretKey(env.WAGW_SECRET_KEY, problems),
+    media: {
+      directory: path.resolve(env.WAGW_MEDIA_DIR || path.join(env.WAGW_DATA_DIR || './data', 'media')),
+      // WhatsApp's own limits: 16 MiB for photos, video and sound, 100 MiB for documents, 500 KiB for stickers.
+      limits: {
+        image: integer('WAGW_MEDIA_MAX_IMAGE_BYTES', 16 * MIB, 1),
+        video: integer('WAGW_MEDIA_MAX_VIDEO_BYTES', 16 * MIB, 1),
+        audio: integer('WAGW_MEDIA_MAX_AUDIO_BYTES', 16 * MIB, 1),
+        voice: integer('WAGW_MEDIA_MAX_AUDIO_BYTES', 16 * MIB, 1),
+        document: integer('WAGW_MEDIA_MAX_DOCUMENT_BYTES', 100 * MIB, 1),
+        sticker: integer('WAGW_MEDIA_MAX_STICKER_BYTES', 500 * 1024, 1),
+      },
+      retentionMs: integer('WAGW_MEDIA_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
+      uploadTtlMs: integer('WAGW_MEDIA_UPLOAD_TTL_HOURS', 24, 1, 8760) * 3_600_000,
+    },
     webhooks: {
       timeoutMs: integer('WAGW_WEBHOOK_TIMEOUT_MS', 15_000, 100),
       retryDelaysSeconds: parseRetrySchedule(env.WAGW_WEBHOOK_RETRY_SCHEDULE, problems),

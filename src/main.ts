@@ -17,6 +17,8 @@ import { MessageHistoryService } from './messaging/message-history.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
 import { ReceiveMessageService } from './messaging/receive-message.ts';
+import { FilesystemBlobStore } from './media/filesystem-blob-store.ts';
+import { MediaService } from './media/media-service.ts';
 import { SendMessageService } from './messaging/send-message.ts';
 import { IdempotentSendService } from './messaging/idempotent-send.ts';
 import { SessionSupervisor } from './messaging/session-supervisor.ts';
@@ -80,6 +82,8 @@ export interface Gateway {
   routedLinking: RoutedLinking;
   /** Keys the dashboard's CSRF tokens; derived from the secret key, so it survives restarts. */
   dashboardSigningKey: Buffer;
+  /** Media files: uploads, the files messages carry, and their bytes in the blob store. */
+  media: MediaService;
   /** Sends webhook deliveries; started by the node runtime only, never by the CLI. */
   deliveryWorker: DeliveryWorker;
   startedAt: Date;
@@ -150,7 +154,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     { ttlMs: config.cluster.leaseTtlMs, maxSessions: config.cluster.maxSessionsPerNode, nodeName: config.cluster.nodeName, nodeUrl: config.cluster.nodeUrl },
     logger,
   );
-  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, (error) => supervisor!.staleWriteRefused(error));
+  const media = new MediaService(store, new FilesystemBlobStore(config.media.directory), config.media);
+  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, (error) => supervisor!.staleWriteRefused(error));
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
   // object closes over a variable so that both can be built in one pass.
@@ -189,7 +194,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const accounts = new AccountsService(store);
   const authenticator = new ApiKeyAuthenticator(store, logger);
   const linking = new NumberLinkingService(supervisor, logger);
-  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media);
   const numbers = new NumbersService(store, supervisor);
   const startedAt = new Date();
   const idempotentSender = new IdempotentSendService(store, committer, sender, logger, config.interruptedSendAfterMs);
@@ -235,6 +240,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     sender,
     idempotentSender,
     receiver,
+    media,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount),
     signIn,

@@ -39,6 +39,7 @@ export const errorCatalogue = {
   send_outcome_unknown: { publicApi: true, status: 409, meaning: 'A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated.', details: { message_id: 'the message whose outcome is unknown', error_code: 'what was recorded for it, or null' } },
   headers_timeout: { publicApi: true, status: 408, meaning: 'The request headers did not arrive within WAGW_HEADERS_TIMEOUT_MS.' },
   payload_too_large: { publicApi: true, status: 413, meaning: 'The request body is over the body limit.', details: { limit_bytes: 'the largest body accepted' } },
+  range_not_satisfiable: { publicApi: true, status: 416, meaning: 'The Range asks for bytes outside the file.', details: { size: 'the file\'s size in bytes' } },
   idempotency_key_reused: { publicApi: true, status: 422, meaning: 'This Idempotency-Key was used with a different body.' },
   quota_exceeded: { publicApi: true, status: 429, meaning: 'The account has used its monthly volume.', details: { plan: 'the account\'s plan', used: 'messages sent this month', limit: 'messages a month', resets_at: 'when the next month starts, ISO 8601' } },
   rate_limited: { publicApi: true, status: 429, meaning: 'Too many requests of this kind; try again after Retry-After.', details: { limit_per_minute: 'the rate allowed', retry_after_seconds: 'when to try again, as in Retry-After' } },

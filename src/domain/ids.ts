@@ -17,6 +17,7 @@ export const idPrefixes = {
   invite: 'inv',
   node: 'node',
   leaseChange: 'lsc',
+  media: 'med',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -18,7 +18,8 @@ export function codePointLength(text: string): number {
   return length;
 }
 
-export function assertSendableText(text: string, maxLength: number): void {
+/** `allowEmpty` for a caption, which may be empty; a text message may not. */
+export function assertSendableText(text: string, maxLength: number, allowEmpty = false): void {
   // Neither can be stored and read back unchanged (PostgreSQL text refuses U+0000, and a lone
   // surrogate has no UTF-8 form), so both are refused up front, on every database alike.
   if (text.includes('\u0000') || !text.isWellFormed()) {
@@ -28,7 +29,7 @@ export function assertSendableText(text: string, maxLength: number): void {
       { field: 'message' },
     );
   }
-  if (text.trim().length === 0) {
+  if (!allowEmpty && text.trim().length === 0) {
     throw new AppError('empty_message', 'The message is empty or only whitespace.', { field: 'message' });
   }
   if (text.length > maxLength && codePointLength(text) > maxLength) {

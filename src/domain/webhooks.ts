@@ -1,3 +1,4 @@
+import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type SessionStatus } from './model.ts';
 
 export const webhookEventTypes = ['message', 'message.status', 'session.status'] as const;
@@ -60,8 +61,31 @@ export type EventPayload = { event: DeliveredEventType } & Record<string, unknow
  * flat fields, and the nested `data` object with `from`, `message` and `timestamp`. The nested
  * `from` is never null, so it falls back to the LID when the sender's phone is unknown.
  */
-export function incomingMessagePayload(message: Message): EventPayload {
+/** An incoming file: stored, or known only by its kind and why it could not be had. */
+export type ReceivedMedia = { stored: MediaObject } | { kind: MediaKind; unavailable: string };
+
+/**
+ * A message's file as webhooks and the API describe it. `url` is where a key of the account
+ * downloads it: absolute under WAGW_PUBLIC_URL when that is set, a path otherwise.
+ */
+export function mediaPayload(media: ReceivedMedia, publicUrl = '') {
+  if (!('stored' in media)) return { status: 'unavailable', kind: media.kind, reason: media.unavailable };
+  const { stored } = media;
+  return {
+    status: 'available',
+    id: stored.id,
+    kind: stored.kind,
+    mime_type: stored.mimeType,
+    size: stored.size,
+    sha256: stored.sha256,
+    filename: stored.fileName,
+    url: `${publicUrl}/media/${stored.id}`,
+  };
+}
+
+export function incomingMessagePayload(message: Message, media?: ReceivedMedia): EventPayload {
   const createdAt = message.createdAt.toISOString();
+  const described = media === undefined ? undefined : mediaPayload(media);
   return {
     event: 'message',
     message_id: message.id,
@@ -71,8 +95,9 @@ export function incomingMessagePayload(message: Message): EventPayload {
     to_phone: message.toPhone,
     message: message.text,
     content_kind: message.contentKind,
+    ...(described !== undefined && { media: described }),
     status: 'received',
-    data: { from: senderAddress(message), message: message.text, timestamp: createdAt },
+    data: { from: senderAddress(message), message: message.text, timestamp: createdAt, ...(described !== undefined && { media: described }) },
   };
 }
 

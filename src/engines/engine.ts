@@ -1,4 +1,5 @@
 import type { EngineKind, Message, MessageContentKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
+import type { MediaKind } from '../domain/media.ts';
 import type { E164 } from '../domain/phone.ts';
 
 /**
@@ -19,7 +20,7 @@ export interface Engine {
   stop(number: WhatsAppNumber): Promise<void>;
   /** The live status of the number's session, as the engine sees it now. */
   sessionStatus(number: WhatsAppNumber): SessionStatus;
-  sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText>;
+  sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage>;
   /** Present only where `capabilities.simulatedInbound` is true. */
   readonly simulator?: InboundSimulator;
   /** Present only where `capabilities.linking` is true: starts linking a number to a phone. */
@@ -68,12 +69,34 @@ export interface EngineCapabilities {
   staggeredStart: boolean;
 }
 
-export interface OutgoingText {
+export interface OutgoingMessage {
   toPhone: E164;
+  /** The text, or the caption of `media` (which may be empty). */
   text: string;
+  media?: OutgoingMedia;
 }
 
-export interface SentText {
+/** A stored file to send, with what WhatsApp needs to present it. */
+export interface OutgoingMedia {
+  kind: MediaKind;
+  mimeType: string;
+  fileName: string | null;
+  size: number;
+  /** The bytes; read only when the engine sends. */
+  read(): Promise<Buffer>;
+}
+
+/** A file that came with an incoming message, as the engine got it. */
+export interface IncomingMedia {
+  kind: MediaKind;
+  /** The type the sender's client declared; the gateway checks it against the bytes. */
+  mimeType: string | null;
+  fileName: string | null;
+  /** Fetches the bytes (from WhatsApp's servers, for a real number). */
+  download(): Promise<AsyncIterable<Buffer>>;
+}
+
+export interface SentMessage {
   engineMessageId: string;
   /** The lease of the session that sent it: the `sent` transition is written under it. */
   lease: SessionLease;
@@ -81,7 +104,7 @@ export interface SentText {
 
 export interface InboundSimulator {
   /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
-  deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string): Promise<Message>;
+  deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string, media?: OutgoingMedia): Promise<Message>;
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
@@ -111,6 +134,8 @@ export interface IncomingMessageEvent {
   /** The text is the message's own, or the caption of a media message of this kind. */
   text: string;
   contentKind: MessageContentKind;
+  /** The file of a media message, when the engine can fetch it. */
+  media?: IncomingMedia;
   engineMessageId: string;
   receivedAt: Date;
 }

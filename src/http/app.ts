@@ -15,6 +15,7 @@ import { registerRequestMetrics } from './plugins/metrics.ts';
 import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { KEYED_PATHS, registerMessageRoutes } from './routes/messages.ts';
+import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 
 /**
@@ -51,7 +52,10 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerRequestMetrics(app, gateway.metrics);
   registerErrorHandling(app, config.http.bodyLimitBytes);
   registerJsonBodyParser(app);
-  registerEarlyRefusals(app, { bodyLimitBytes: config.http.bodyLimitBytes, keyedPaths: KEYED_PATHS });
+  // An upload's body is the file, up to the largest media limit, which is checked as it streams.
+  const largestFile = Math.max(...Object.values(config.media.limits));
+  const uploadLimits = new Map(MEDIA_UPLOAD_PATHS.map((path) => [path, largestFile]));
+  registerEarlyRefusals(app, { bodyLimitBytes: config.http.bodyLimitBytes, bodyLimitByPath: uploadLimits, keyedPaths: new Set([...KEYED_PATHS, ...MEDIA_UPLOAD_PATHS]) });
 
   await app.register(swagger, {
     openapi: {
@@ -65,6 +69,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
       servers: [{ url: '/', description: 'This gateway' }],
       tags: [
         { name: 'messages', description: 'Sending WhatsApp messages.' },
+        { name: 'media', description: 'Files to send, and files sent and received.' },
         { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },
         { name: 'operations', description: 'Probes for load balancers and monitors.' },
       ],
@@ -84,6 +89,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerHealthRoute(app, gateway.store);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);
   registerMessageRoutes(app, gateway);
+  await registerMediaRoutes(app, gateway);
   registerInternalRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await registerDashboard(app, gateway);

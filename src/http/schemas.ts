@@ -21,13 +21,27 @@ const phoneField = {
   examples: ['+447700900123'],
 } as const;
 
+const mediaRequestSchema = {
+  type: 'object',
+  description:
+    'A file to send, with `message` as its caption. Exactly one of `id` (an upload from POST /media) and `data` (base64, within the body limit). The type and kind come from the bytes (docs/media.md).',
+  properties: {
+    id: { type: 'string', description: 'A media_id of your account, from POST /media.' },
+    data: { type: 'string', description: 'The file, base64 encoded.' },
+    filename: { type: 'string', description: 'The name the recipient sees, for a document.' },
+    mime_type: { type: 'string', description: 'What you believe the file is; refused if the bytes say otherwise.' },
+    kind: { type: 'string', description: 'image, video, audio, voice, document or sticker: how to present it, when not the one its type suggests.' },
+  },
+} as const;
+
 export const messageRequestSchema = {
   type: 'object',
-  required: ['from_phone', 'to_phone', 'message'],
+  required: ['from_phone', 'to_phone'],
   properties: {
     from_phone: phoneField,
     to_phone: phoneField,
-    message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default).' },
+    message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default). Required without media; with media it is the caption, and may be empty or absent.' },
+    media: mediaRequestSchema,
   },
 } as const;
 
@@ -35,7 +49,21 @@ const messageResponseFields = {
   message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
   created_at: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' },
   to_phone: { type: 'string', description: 'E.164.' },
-  message: { type: 'string', description: 'The text exactly as it was sent.' },
+  message: { type: 'string', description: 'The text exactly as it was sent; the caption of a media message.' },
+  media: {
+    type: 'object',
+    description: 'The file the message carries; absent for text.',
+    required: ['id', 'kind', 'mime_type', 'size', 'sha256', 'filename', 'url'],
+    properties: {
+      id: { type: 'string' },
+      kind: { type: 'string' },
+      mime_type: { type: 'string' },
+      size: { type: 'integer' },
+      sha256: { type: 'string' },
+      filename: { type: ['string', 'null'] },
+      url: { type: 'string', description: 'Where a key of the account downloads it (GET /media/{id}).' },
+    },
+  },
 } as const;
 
 /** The answer of /send_message: our own number is always the sender. */
@@ -116,5 +144,6 @@ export function errorResponses(...statuses: number[]) {
 export interface MessageRequestBody {
   from_phone: string;
   to_phone: string;
-  message: string;
+  message?: string;
+  media?: { id?: string; data?: string; filename?: string; mime_type?: string; kind?: string };
 }

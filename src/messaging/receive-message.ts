@@ -1,7 +1,10 @@
 import { newId } from '../domain/ids.ts';
 import type { Message, MessageStatus } from '../domain/model.ts';
 import { incomingMessagePayload, messageStatusPayload } from '../domain/webhooks.ts';
-import type { IncomingMessageEvent, ReceiptEvent } from '../engines/engine.ts';
+import type { IncomingMedia, IncomingMessageEvent, ReceiptEvent } from '../engines/engine.ts';
+import { AppError } from '../domain/errors.ts';
+import type { ReceivedMedia } from '../domain/webhooks.ts';
+import type { MediaService } from '../media/media-service.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { advanceOutboundStatus, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
@@ -27,6 +30,7 @@ export class ReceiveMessageService {
     private readonly store: Store,
     private readonly committer: GroupCommitter,
     private readonly notifier: DeliveryNotifier,
+    private readonly media: MediaService,
     private readonly onStaleWrite?: (error: StaleLeaseError) => void,
   ) {}
 
@@ -38,6 +42,7 @@ export class ReceiveMessageService {
     if (event.fromPhone === null && event.fromLid === null) {
       throw new Error(`An engine reported a message for ${event.toPhone} with neither a sender phone nor a LID.`);
     }
+    const media = event.media === undefined ? undefined : await this.storeMedia(number.accountId, event.media);
     const message: Message = {
       id: newId('message'),
       accountId: number.accountId,
@@ -48,7 +53,7 @@ export class ReceiveMessageService {
       toPhone: number.phone,
       text: event.text,
       contentKind: event.contentKind,
-      mediaId: null,
+      mediaId: media !== undefined && 'stored' in media ? media.stored.id : null,
       status: 'received',
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,
@@ -59,10 +64,25 @@ export class ReceiveMessageService {
     const stored = await this.committer.run(async (trx) => {
       const earlier = await findInboundByEngineId(trx, number.id, event.engineMessageId);
       if (earlier !== undefined) return { message: earlier, queued: NOTHING_QUEUED };
-      return { message, queued: await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message)) };
+      return { message, queued: await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media)) };
     });
     this.notifier.deliveriesQueued(stored.queued);
     return stored.message;
+  }
+
+  /**
+   * Fetches and stores an incoming message's file before the message is written, so that the
+   * message row never names missing bytes. A file that cannot be had does not hold the message
+   * back: it is stored without it, and the webhook says the media is unavailable, and why.
+   */
+  private async storeMedia(accountId: string, incoming: IncomingMedia): Promise<ReceivedMedia> {
+    try {
+      const bytes = await incoming.download();
+      return { stored: await this.media.ingest(bytes, { accountId, source: 'received', kind: incoming.kind, fileName: incoming.fileName }) };
+    } catch (error) {
+      const reason = error instanceof AppError ? error.code : 'download_failed';
+      return { kind: incoming.kind, unavailable: reason };
+    }
   }
 
   /** Receipts are written under the lease of the session that got them; a stale one is refused and dropped. */

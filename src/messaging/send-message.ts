@@ -1,9 +1,12 @@
 import { AppError } from '../domain/errors.ts';
+import type { MediaObject } from '../domain/media.ts';
+import type { MediaService } from '../media/media-service.ts';
+import { extendMediaRetention } from '../store/repositories/media.ts';
 import { newId } from '../domain/ids.ts';
 import type { Message, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
-import { EngineSendError, type SentText } from '../engines/engine.ts';
+import { EngineSendError, type SentMessage } from '../engines/engine.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
@@ -22,6 +25,13 @@ export interface SendRequest {
   text: string;
   /** The message's id, when the caller chose it beforehand (an idempotent send does). */
   messageId?: string;
+  /** The file to send, with `text` as its caption. */
+  media?: MediaObject;
+  /**
+   * What identifies the request's file for idempotency: its bytes' hash and the caller's claims
+   * (http/routes/messages.ts), so that a key reused with another file is caught.
+   */
+  mediaFingerprint?: string;
 }
 
 interface QuotaTerms {
@@ -42,6 +52,7 @@ export class SendMessageService {
     private readonly committer: GroupCommitter,
     private readonly supervisor: SessionSupervisor,
     private readonly notifier: DeliveryNotifier,
+    private readonly media: MediaService,
   ) {}
 
   async send(request: SendRequest): Promise<Message> {
@@ -75,8 +86,8 @@ export class SendMessageService {
       fromLid: null,
       toPhone: request.toPhone,
       text: request.text,
-      contentKind: 'text',
-      mediaId: null,
+      contentKind: request.media?.kind ?? 'text',
+      mediaId: request.media?.id ?? null,
       status: 'queued',
       engineMessageId: null,
       createdAt: at,
@@ -84,10 +95,15 @@ export class SendMessageService {
     // The unit and the row commit together: a reserved unit always has its message, and the
     // row is durable before the engine is asked, so a crash never leaves a send unaccounted.
     // They are written at the end of the batch, with the batch's other sends of the account.
-    const admission = await this.committer.run(async (_trx, batch) => queueMessageWithUnit(batch, message, terms));
+    const media = request.media;
+    const admission = await this.committer.run(async (trx, batch) => {
+      // A file a message uses is kept for the media retention from now, whatever it was before.
+      if (media !== undefined) await extendMediaRetention(trx, media.id, new Date(at.getTime() + this.media.retentionMs));
+      return queueMessageWithUnit(batch, message, terms);
+    });
     if (!admission.admitted) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
-    const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms);
+    const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms, media);
     // The 200 waits for this commit too, so that a message the client was told is sent is
     // never found `queued` (and failed as interrupted) after a crash. It is written under the
     // lease of the session that sent it: a node that lost the number in that instant is refused.
@@ -122,9 +138,9 @@ export class SendMessageService {
     return interrupted.length;
   }
 
-  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms): Promise<SentText> {
+  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms, media: MediaObject | undefined): Promise<SentMessage> {
     try {
-      return await this.supervisor.sendText(number, { toPhone: message.toPhone, text: message.text });
+      return await this.supervisor.sendMessage(number, { toPhone: message.toPhone, text: message.text, ...(media !== undefined && { media: this.media.outgoing(media) }) });
     } catch (error) {
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
       await this.markFailed(message, errorCode, terms.period);

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
-import type { Engine, EngineSendFailure, InboundSimulator, LinkSession, OutgoingText, SentText, SessionStatusEvent } from '../engines/engine.ts';
+import type { Engine, EngineSendFailure, InboundSimulator, LinkSession, OutgoingMessage, SentMessage, SessionStatusEvent } from '../engines/engine.ts';
 import { EngineSendError } from '../engines/engine.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
@@ -188,13 +188,13 @@ export class SessionSupervisor implements SessionHost {
     return this.engineFor(number)?.sessionStatus(number) ?? 'disconnected';
   }
 
-  sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText> {
+  sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const engine = this.engineFor(number);
     if (engine === undefined) {
       this.sendObserver?.messageSendFailed(number.engine, 'not_connected');
       return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
     }
-    return engine.sendText(number, request).then(
+    return engine.sendMessage(number, request).then(
       (sent) => {
         this.sendObserver?.messageSent(number.engine);
         return sent;

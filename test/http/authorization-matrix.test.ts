@@ -12,21 +12,53 @@ import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } f
  * here fails the first test until someone writes down how to attack it.
  */
 
+interface ProbeRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  /** JSON, or a Buffer sent as it is with `contentType`. */
+  body?: unknown;
+  contentType?: string;
+}
+
+/** What the owner's account holds for the probes to aim at. */
+interface Owner extends SeededAccount {
+  mediaId: string;
+}
+
 interface Probe {
   /** The request made with whichever key is given, aimed at account A's objects. */
-  request(owner: SeededAccount, marker: string): { body: unknown };
-  /** What B's key gets. 404 for an object by id; 403 for a phone of another account. */
-  refusedWith: { status: number; error: string };
+  request(owner: Owner, marker: string): ProbeRequest;
+  /**
+   * What B's key gets: 404 for an object by id; 403 for a phone of another account. Absent for
+   * an operation that names nothing of another account (an upload), whose result must instead
+   * stay out of reach of the owner's key.
+   */
+  refusedWith?: { status: number; error: string };
+  /** What the owner's own key gets. */
+  succeedsWith: number;
 }
 
 const sendFromOwnersNumber: Probe = {
-  request: (owner, marker) => ({ body: { from_phone: owner.phones[0], to_phone: '+14155550100', message: marker } }),
+  request: (owner, marker) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], to_phone: '+14155550100', message: marker } }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
 };
 
 const receiveOnOwnersNumber: Probe = {
-  request: (owner, marker) => ({ body: { from_phone: '+14155550100', to_phone: owner.phones[0], message: marker } }),
+  request: (owner, marker) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], message: marker } }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const downloadOwnersMedia: Probe = {
+  request: (owner) => ({ method: 'GET', url: `/${owner.mediaId}` }),
+  refusedWith: { status: 404, error: 'media_not_found' },
+  succeedsWith: 200,
+};
+
+const upload: Probe = {
+  request: (_owner, marker) => ({ method: 'POST', url: '', body: Buffer.from(marker), contentType: 'text/plain' }),
+  succeedsWith: 201,
 };
 
 const PROBES: Record<string, Probe> = {
@@ -34,7 +66,26 @@ const PROBES: Record<string, Probe> = {
   'POST /api/send_message': sendFromOwnersNumber,
   'POST /sandbox/receive': receiveOnOwnersNumber,
   'POST /api/sandbox/receive': receiveOnOwnersNumber,
+  'POST /media': upload,
+  'POST /api/media': upload,
+  'GET /media/{id}': downloadOwnersMedia,
+  'GET /api/media/{id}': downloadOwnersMedia,
 };
+
+/** The probe's request at the operation's path, with `{id}` and the like filled by the probe's own url part. */
+function call(test: TestGateway, operation: string, request: ProbeRequest, apiKey: string) {
+  const path = operation.split(' ')[1]!.replace(/\/\{[^}]+\}$/, '') + request.url;
+  const raw = Buffer.isBuffer(request.body);
+  return test.inject({
+    method: request.method,
+    url: path,
+    headers: {
+      authorization: `Bearer ${apiKey}`,
+      ...(request.body !== undefined && { 'content-type': request.contentType ?? 'application/json' }),
+    },
+    ...(request.body !== undefined && { payload: raw ? (request.body as Buffer) : JSON.stringify(request.body) }),
+  });
+}
 
 interface OpenApiDocument {
   paths: Record<string, Record<string, { security?: Array<Record<string, unknown>> }>>;
@@ -52,13 +103,15 @@ function keyedOperations(document: OpenApiDocument): string[] {
 for (const dialect of dialects) {
   describe(`the public API's authorization matrix (${dialect})`, () => {
     let test: TestGateway;
-    let owner: SeededAccount;
+    let owner: Owner;
     let stranger: SeededAccount;
     let operations: string[];
 
     before(async () => {
       test = await startTestGateway(dialect);
-      owner = await seedAccount(test.gateway);
+      const seeded = await seedAccount(test.gateway);
+      const media = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'text/plain' }, payload: 'the owner\'s file' });
+      owner = { ...seeded, mediaId: media.json().media_id };
       stranger = await seedAccount(test.gateway);
       operations = keyedOperations((await test.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument);
     });
@@ -73,10 +126,16 @@ for (const dialect of dialects) {
     it("another account's key is refused on every keyed operation, and the owner's data is untouched", async () => {
       for (const operation of operations) {
         const probe = PROBES[operation]!;
-        const [method, url] = operation.split(' ') as ['POST', string];
         const marker = `cross-account probe of ${operation}`;
-        const response = await test.post(url, probe.request(owner, marker).body, stranger.apiKey);
-        assert.equal(response.statusCode, probe.refusedWith.status, `${method} ${url}: ${response.body}`);
+        const response = await call(test, operation, probe.request(owner, marker), stranger.apiKey);
+        if (probe.refusedWith === undefined) {
+          // Nothing of the owner's was named: what the stranger made is the stranger's alone.
+          assert.equal(response.statusCode, probe.succeedsWith, `${operation}: ${response.body}`);
+          const made = await call(test, 'GET /media/{id}', { method: 'GET', url: `/${response.json().media_id}` }, owner.apiKey);
+          assert.equal(made.statusCode, 404, `${operation}: the owner's key reached what another account made`);
+          continue;
+        }
+        assert.equal(response.statusCode, probe.refusedWith.status, `${operation}: ${response.body}`);
         assert.equal(response.json().error, probe.refusedWith.error, operation);
         const page = await test.gateway.history.page(accountScope(owner.accountId), { limit: 100 });
         assert.ok(!page.messages.some((message) => message.text === marker), `${operation} left a trace in the owner's account`);
@@ -85,10 +144,9 @@ for (const dialect of dialects) {
 
     it("the owner's own key gets through every probe, so each probe aims at something real", async () => {
       for (const operation of operations) {
-        const [, url] = operation.split(' ') as ['POST', string];
-        const marker = `owner's own call to ${operation}`;
-        const response = await test.post(url, PROBES[operation]!.request(owner, marker).body, owner.apiKey);
-        assert.equal(response.statusCode, 200, `${operation}: ${response.body}`);
+        const probe = PROBES[operation]!;
+        const response = await call(test, operation, probe.request(owner, `owner's own call to ${operation}`), owner.apiKey);
+        assert.equal(response.statusCode, probe.succeedsWith, `${operation}: ${response.body}`);
       }
     });
   });

@@ -207,7 +207,7 @@ async function plantSend(gateway: Gateway, account: SeededAccount, key: string, 
   return messageId;
 }
 
-const sendText = (app: FastifyInstance, account: SeededAccount, key: string, text = TEXT) =>
+const sendMessage = (app: FastifyInstance, account: SeededAccount, key: string, text = TEXT) =>
   app.inject({
     method: 'POST',
     url: '/send_message',
@@ -240,11 +240,11 @@ for (const dialect of dialects) {
       await test.gateway.runtime.sweepOnce();
       assert.equal(await statusOf(youngId), 'queued', 'a send younger than the setting is left to finish');
       assert.equal(await statusOf(oldId), 'failed', 'an older one is failed as interrupted');
-      const youngRetry = await sendText(test.app, account, young);
+      const youngRetry = await sendMessage(test.app, account, young);
       assert.equal(youngRetry.json().error, 'request_in_progress', 'and its claim is not taken over');
-      const oldRetry = await sendText(test.app, account, old);
+      const oldRetry = await sendMessage(test.app, account, old);
       assert.equal(oldRetry.json().error, 'send_outcome_unknown', 'the older claim is resolved from the failed row');
-      const takenOver = await sendText(test.app, account, unwritten);
+      const takenOver = await sendMessage(test.app, account, unwritten);
       assert.equal(takenOver.statusCode, 200, 'a claim past the setting with no row is taken over and sent');
     });
   });
@@ -267,7 +267,7 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const key = newKey();
       await plantSend(test.gateway, account, key, { ageMs: 0 });
-      const response = await sendText(test.app, account, key);
+      const response = await sendMessage(test.app, account, key);
       assert.equal(response.statusCode, 409, response.body);
       assert.equal(response.json().error, 'request_in_progress');
       assert.equal((await outbound(account)).length, 0);
@@ -277,19 +277,19 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const key = newKey();
       const plannedId = await plantSend(test.gateway, account, key, { ageMs: abandoned });
-      const response = await sendText(test.app, account, key);
+      const response = await sendMessage(test.app, account, key);
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(response.headers['idempotent-replayed'], undefined);
       assert.equal(response.json().message_id, plannedId);
       assert.equal((await outbound(account)).length, 1);
-      assert.equal((await sendText(test.app, account, key)).headers['idempotent-replayed'], 'true');
+      assert.equal((await sendMessage(test.app, account, key)).headers['idempotent-replayed'], 'true');
     });
 
     it('a crash after WhatsApp accepted the message: the retry answers it as sent and sends nothing', async () => {
       const account = await seedAccount(test.gateway);
       const key = newKey();
       const messageId = await plantSend(test.gateway, account, key, { ageMs: abandoned, message: { status: 'sent' } });
-      const response = await sendText(test.app, account, key);
+      const response = await sendMessage(test.app, account, key);
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(response.headers['idempotent-replayed'], 'true');
       assert.equal(response.json().message_id, messageId);
@@ -303,13 +303,13 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const key = newKey();
       const messageId = await plantSend(test.gateway, account, key, { ageMs: abandoned, message: { status: 'queued' } });
-      const queued = await sendText(test.app, account, key);
+      const queued = await sendMessage(test.app, account, key);
       assert.equal(queued.statusCode, 409, queued.body);
       assert.equal(queued.json().error, 'request_in_progress');
 
       assert.ok((await test.gateway.sender.failInterruptedSends(new Date(Date.now() - test.gateway.idempotentSender.abandonedAfterMs))) >= 1);
       for (let retry = 0; retry < 2; retry++) {
-        const response = await sendText(test.app, account, key);
+        const response = await sendMessage(test.app, account, key);
         assert.equal(response.statusCode, 409, response.body);
         assert.equal(response.json().error, 'send_outcome_unknown');
         assert.deepEqual(response.json().details, { message_id: messageId, error_code: 'interrupted' });
@@ -321,7 +321,7 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const key = newKey();
       const refusedId = await plantSend(test.gateway, account, key, { ageMs: abandoned, message: { status: 'failed', errorCode: 'not_connected' } });
-      const response = await sendText(test.app, account, key);
+      const response = await sendMessage(test.app, account, key);
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(response.headers['idempotent-replayed'], undefined);
       assert.notEqual(response.json().message_id, refusedId);
@@ -333,19 +333,19 @@ for (const dialect of dialects) {
       const expired = IDEMPOTENCY_KEY_TTL_MS + HOUR_MS;
       const reusedKey = newKey();
       await plantSend(test.gateway, account, reusedKey, { ageMs: expired, text: 'yesterday\'s text', message: { status: 'sent' }, storedBody: '{"from":"yesterday"}' });
-      const differentBody = await sendText(test.app, account, reusedKey);
+      const differentBody = await sendMessage(test.app, account, reusedKey);
       assert.equal(differentBody.statusCode, 200, differentBody.body);
 
       const sameKey = newKey();
       await plantSend(test.gateway, account, sameKey, { ageMs: expired, message: { status: 'sent' }, storedBody: '{"from":"yesterday"}' });
-      const sameBody = await sendText(test.app, account, sameKey);
+      const sameBody = await sendMessage(test.app, account, sameKey);
       assert.equal(sameBody.statusCode, 200, sameBody.body);
       assert.equal(sameBody.headers['idempotent-replayed'], undefined, 'not the stored answer');
       assert.equal((await outbound(account)).length, 4);
 
       const live = newKey();
       await plantSend(test.gateway, account, live, { ageMs: IDEMPOTENCY_KEY_TTL_MS - HOUR_MS, text: 'earlier today', message: { status: 'sent' }, storedBody: '{}' });
-      assert.equal((await sendText(test.app, account, live)).statusCode, 422, 'a key within its 24 hours still holds');
+      assert.equal((await sendMessage(test.app, account, live)).statusCode, 422, 'a key within its 24 hours still holds');
     });
 
     it('the sweep purges keys past their 24 hours and keeps the others', async () => {
@@ -370,7 +370,7 @@ for (const dialect of dialects) {
         let original: LightMyRequestResponse;
         try {
           account = await seedAccount(first.gateway);
-          original = await sendText(first.app, account, key);
+          original = await sendMessage(first.app, account, key);
           assert.equal(original.statusCode, 200, original.body);
           await plantSend(first.gateway, account, inFlightKey, { ageMs: 0 });
         } finally {
@@ -378,11 +378,11 @@ for (const dialect of dialects) {
         }
         const reopened = await openSecondGateway(database.url, true);
         try {
-          const replay = await sendText(reopened.app, account, key);
+          const replay = await sendMessage(reopened.app, account, key);
           assert.equal(replay.statusCode, 200);
           assert.equal(replay.headers['idempotent-replayed'], 'true');
           assert.equal(replay.body, original.body);
-          assert.equal((await sendText(reopened.app, account, inFlightKey)).statusCode, 409);
+          assert.equal((await sendMessage(reopened.app, account, inFlightKey)).statusCode, 409);
           const stored = await listMessages(reopened.gateway.store.db, { accountId: account.accountId, direction: 'outbound', limit: 10 });
           assert.equal(stored.length, 1);
         } finally {

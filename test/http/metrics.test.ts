@@ -140,7 +140,7 @@ for (const dialect of dialects) {
       const labels = { engine: 'sandbox', reason: 'not_connected' };
       const before = await scrape(test);
       await assert.rejects(
-        test.gateway.supervisor.sendText({ ...number, status: 'disconnected' }, { toPhone: '+14155550100' as E164, text: 'hi' }),
+        test.gateway.supervisor.sendMessage({ ...number, status: 'disconnected' }, { toPhone: '+14155550100' as E164, text: 'hi' }),
         EngineSendError,
       );
       const after = await scrape(test);

@@ -1,4 +1,7 @@
 import { operatorScope } from '../../src/domain/tenant-scope.ts';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
@@ -20,9 +23,12 @@ export interface TestGateway {
 /** A gateway on a fresh database of the dialect, with the real HTTP app on top. */
 export async function startTestGateway(dialect: Dialect, env: Record<string, string> = {}, boundaries: GatewayBoundaries = {}): Promise<TestGateway> {
   const database = await createTestDatabase(dialect);
+  // Media bytes go to a directory of the test's own, removed with it.
+  const mediaDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-test-media-'));
   const config = loadConfig({
     DATABASE_URL: database.url,
     LOG_LEVEL: 'info',
+    WAGW_MEDIA_DIR: mediaDirectory,
     WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
     ...env,
   });
@@ -61,6 +67,7 @@ export async function startTestGateway(dialect: Dialect, env: Record<string, str
       await gateway.keeper.stop().catch(() => {});
       await gateway.close().catch(() => {});
       await database.drop();
+      fs.rmSync(mediaDirectory, { recursive: true, force: true });
     },
   };
 }

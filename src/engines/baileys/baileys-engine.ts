@@ -3,10 +3,10 @@ import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/m
 import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
-import { EngineSendError, type Engine, type EngineEvents, type OutgoingText, type SentText, type SessionLinker } from '../engine.ts';
+import { EngineSendError, type Engine, type EngineEvents, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
-import { toRecipientJid, toTextContent } from './outbound-mapper.ts';
+import { toMediaContent, toRecipientJid, toTextContent } from './outbound-mapper.ts';
 import { RecipientDirectory } from './recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
 import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
@@ -104,7 +104,7 @@ export class BaileysEngine implements Engine {
     return this.sessions.get(number.id)?.status ?? 'disconnected';
   }
 
-  async sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText> {
+  async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const session = this.sessions.get(number.id);
     const socket = session?.socketForSending;
     if (session === undefined || socket === undefined) {
@@ -114,7 +114,8 @@ export class BaileysEngine implements Engine {
       throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
     }
     await this.pacer.waitTurn(number.id);
-    const content = toTextContent(request.text);
+    const media = request.media;
+    const content = media === undefined ? toTextContent(request.text) : toMediaContent({ ...media, bytes: await media.read() }, request.text);
     try {
       const sent = await socket.sendMessage(toRecipientJid(request.toPhone), content);
       const id = sent?.key?.id;

@@ -4,6 +4,7 @@
  */
 import { jidEncode, proto } from 'baileys';
 import type { AnyMessageContent, WAMessageUpdate } from 'baileys';
+import type { MediaKind } from '../../domain/media.ts';
 import type { E164 } from '../../domain/phone.ts';
 
 export type ReceiptStatus = 'sent' | 'delivered' | 'read' | 'failed';
@@ -36,6 +37,36 @@ export function toRecipientJid(phone: E164): string {
 
 export function toTextContent(text: string): AnyMessageContent {
   return { text };
+}
+
+/** What Baileys needs of a file to send; the bytes are read by the engine. */
+export interface MediaToSend {
+  kind: MediaKind;
+  mimeType: string;
+  fileName: string | null;
+  bytes: Buffer;
+}
+
+/**
+ * A file as Baileys sends each kind: a voice note as PTT in Ogg Opus (WhatsApp plays only that
+ * as a voice note), a document with its name, a sticker without a caption (WhatsApp shows none).
+ */
+export function toMediaContent(media: MediaToSend, caption: string): AnyMessageContent {
+  const withCaption = caption === '' ? {} : { caption };
+  switch (media.kind) {
+    case 'image':
+      return { image: media.bytes, mimetype: media.mimeType, ...withCaption };
+    case 'video':
+      return { video: media.bytes, mimetype: media.mimeType, ...withCaption };
+    case 'voice':
+      return { audio: media.bytes, mimetype: 'audio/ogg; codecs=opus', ptt: true };
+    case 'audio':
+      return { audio: media.bytes, mimetype: media.mimeType };
+    case 'sticker':
+      return { sticker: media.bytes, mimetype: media.mimeType };
+    case 'document':
+      return { document: media.bytes, mimetype: media.mimeType, fileName: media.fileName ?? 'file', ...withCaption };
+  }
 }
 
 /** One `messages.update` entry as a receipt for a message we sent, or undefined if it is none. */

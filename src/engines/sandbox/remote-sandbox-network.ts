@@ -1,7 +1,7 @@
 import net from 'node:net';
 import readline from 'node:readline';
 import type { Logger } from 'pino';
-import { NotConnectedError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
+import { NotConnectedError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
 
 /** How long to wait before dialling the shared network again after the socket closed. */
 const REDIAL_MS = 500;
@@ -28,8 +28,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     this.devices.set(phone, device);
     await this.request({ op: 'connect', phone, node });
     return {
-      send: async (to, text) => {
-        const answer = await this.request({ op: 'send', phone, to, text });
+      send: async (to, text, media) => {
+        const answer = await this.request({ op: 'send', phone, to, text, media });
         return { id: String(answer.id) };
       },
       close: async () => {
@@ -40,8 +40,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     };
   }
 
-  async inject(from: string, to: string, text: string): Promise<{ id: string }> {
-    const answer = await this.request({ op: 'inject', from, to, text });
+  async inject(from: string, to: string, text: string, media?: NetworkMedia): Promise<{ id: string }> {
+    const answer = await this.request({ op: 'inject', from, to, text, media });
     return { id: String(answer.id) };
   }
 

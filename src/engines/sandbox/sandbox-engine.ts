@@ -1,8 +1,10 @@
+import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import type { Engine, EngineEvents, InboundSimulator, OutgoingText, SentText } from '../engine.ts';
+import type { Engine, EngineEvents, InboundSimulator, IncomingMedia, OutgoingMedia, OutgoingMessage, SentMessage } from '../engine.ts';
+import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import { EngineSendError } from '../engine.ts';
-import { NotConnectedError, type NetworkConnection, type SandboxNetworkPort } from './sandbox-network.ts';
+import { NotConnectedError, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
   events: EngineEvents;
@@ -55,12 +57,14 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const { lease } = session;
     session.connection = await this.options.network.connect(number.phone, this.options.nodeId, {
       incoming: async (message) => {
+        const media = message.media;
         await events.incomingMessage({
           toPhone: number.phone,
           fromPhone: message.from as E164,
           fromLid: null,
           text: message.text,
-          contentKind: 'text',
+          contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : 'text',
+          ...(media !== undefined && isMediaKind(media.kind) && { media: incomingMedia(media, media.kind) }),
           engineMessageId: message.id,
           receivedAt: new Date(message.sentAt),
         });
@@ -96,14 +100,14 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return session.replaced ? 'conflict' : number.status;
   }
 
-  async sendText(number: WhatsAppNumber, request: OutgoingText): Promise<SentText> {
+  async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const status = this.sessionStatus(number);
     const session = this.sessions.get(number.id);
     if (status !== 'connected' || session?.connection === undefined) {
       throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
     }
     try {
-      const sent = await session.connection.send(request.toPhone, request.text);
+      const sent = await session.connection.send(request.toPhone, request.text, request.media === undefined ? undefined : await networkMedia(request.media));
       return { engineMessageId: sent.id, lease: session.lease };
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', error.message, 'disconnected');
@@ -111,10 +115,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
     }
   }
 
-  async deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string): Promise<Message> {
+  async deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string, media?: OutgoingMedia): Promise<Message> {
     let id: string;
     try {
-      ({ id } = await this.options.network.inject(fromPhone, number.phone, text));
+      ({ id } = await this.options.network.inject(fromPhone, number.phone, text, media === undefined ? undefined : await networkMedia(media)));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
       throw error;
@@ -123,4 +127,18 @@ export class SandboxEngine implements Engine, InboundSimulator {
     if (stored === undefined) throw new Error(`The sandbox network delivered ${id} to ${number.phone}, but it is not stored.`);
     return stored;
   }
+}
+
+async function networkMedia(media: OutgoingMedia): Promise<NetworkMedia> {
+  return { kind: media.kind, mimeType: media.mimeType, fileName: media.fileName, base64: (await media.read()).toString('base64') };
+}
+
+/** The network carried the bytes with the message, so the download is immediate. */
+function incomingMedia(media: NetworkMedia, kind: MediaKind): IncomingMedia {
+  return {
+    kind,
+    mimeType: media.mimeType,
+    fileName: media.fileName,
+    download: async () => Readable.from([Buffer.from(media.base64, 'base64')]),
+  };
 }

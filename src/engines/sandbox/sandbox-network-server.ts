@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import readline from 'node:readline';
-import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkMessage } from './sandbox-network.ts';
+import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkMedia, type NetworkMessage } from './sandbox-network.ts';
 
 /** Entries the shared network answers a `journal` request with: the latest ones. */
 const SHARED_JOURNAL_LIMIT = 500_000;
@@ -69,10 +69,10 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         case 'send': {
           const connection = connections.get(phone);
           if (connection === undefined) return answer(request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
-          return answer(request.ref, await connection.send(String(request.to), String(request.text)));
+          return answer(request.ref, await connection.send(String(request.to), String(request.text), networkMedia(request.media)));
         }
         case 'inject':
-          return answer(request.ref, await network.inject(String(request.from), String(request.to), String(request.text)));
+          return answer(request.ref, await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media)));
         case 'stored':
           awaitingStore.get(String(request.id))?.resolve();
           awaitingStore.delete(String(request.id));
@@ -108,4 +108,12 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         });
       }),
   };
+}
+
+/** A message's file as a node sent it, or nothing; only the fields the network carries. */
+function networkMedia(value: unknown): NetworkMedia | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const media = value as Record<string, unknown>;
+  if (typeof media.base64 !== 'string' || typeof media.kind !== 'string' || typeof media.mimeType !== 'string') return undefined;
+  return { kind: media.kind, mimeType: media.mimeType, fileName: typeof media.fileName === 'string' ? media.fileName : null, base64: media.base64 };
 }

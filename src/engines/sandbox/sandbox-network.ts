@@ -8,6 +8,15 @@ export interface NetworkMessage {
   to: string;
   text: string;
   sentAt: number;
+  media?: NetworkMedia;
+}
+
+/** A file on the simulated network: carried with its message, base64 so that it crosses the shared network's JSON lines as it is. */
+export interface NetworkMedia {
+  kind: string;
+  mimeType: string;
+  fileName: string | null;
+  base64: string;
 }
 
 /** What a number's live connection hears from the network. */
@@ -22,7 +31,7 @@ export interface NetworkDevice {
 }
 
 export interface NetworkConnection {
-  send(to: string, text: string): Promise<{ id: string }>;
+  send(to: string, text: string, media?: NetworkMedia): Promise<{ id: string }>;
   close(): Promise<void>;
 }
 
@@ -30,7 +39,7 @@ export interface NetworkConnection {
 export interface SandboxNetworkPort {
   connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection>;
   /** Delivers a message from any phone to `to`, resolving with its id once the recipient stored it. */
-  inject(from: string, to: string, text: string): Promise<{ id: string }>;
+  inject(from: string, to: string, text: string, media?: NetworkMedia): Promise<{ id: string }>;
 }
 
 export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver';
@@ -119,13 +128,13 @@ export class SandboxNetwork implements SandboxNetworkPort {
     // Messages kept while the number was away go to the new connection, in order.
     queueMicrotask(() => this.flushWaiting(phone));
     return {
-      send: (to, text) => this.send(connection, to, text),
+      send: (to, text, media) => this.send(connection, to, text, media),
       close: async () => this.close(connection),
     };
   }
 
-  async inject(from: string, to: string, text: string): Promise<{ id: string }> {
-    const message = this.newMessage(from, to, text);
+  async inject(from: string, to: string, text: string, media?: NetworkMedia): Promise<{ id: string }> {
+    const message = this.newMessage(from, to, text, media);
     this.record({ kind: 'send', phone: from, node: 'simulator', id: message.id, to, text });
     const delivered = await this.deliver(message, true);
     if (!delivered) throw new NotConnectedError(to);
@@ -142,9 +151,9 @@ export class SandboxNetwork implements SandboxNetworkPort {
     for (const connection of [...this.live.values()]) if (connection.node === node) this.close(connection);
   }
 
-  private async send(connection: LiveConnection, to: string, text: string): Promise<{ id: string }> {
+  private async send(connection: LiveConnection, to: string, text: string, media?: NetworkMedia): Promise<{ id: string }> {
     if (!connection.open) throw new NotConnectedError(connection.phone);
-    const message = this.newMessage(connection.phone, to, text);
+    const message = this.newMessage(connection.phone, to, text, media);
     this.record({ kind: 'send', phone: connection.phone, node: connection.node, id: message.id, to, text });
     const sender = connection.phone;
     if (!this.known.has(to)) {
@@ -252,8 +261,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
     this.release(connection);
   }
 
-  private newMessage(from: string, to: string, text: string): NetworkMessage {
-    return { id: `sbx_${nextUlid()}`, from, to, text, sentAt: Date.now() };
+  private newMessage(from: string, to: string, text: string, media: NetworkMedia | undefined): NetworkMessage {
+    return { id: `sbx_${nextUlid()}`, from, to, text, sentAt: Date.now(), ...(media !== undefined && { media }) };
   }
 
   private record(entry: Omit<JournalEntry, 'seq' | 'at'>): void {

@@ -18,7 +18,14 @@ const LINGER_MAX_MS = 5_000;
  * chance of success: not when the body is over the limit, nor when a keyed route has no key.
  * Those get their 413 or 401 at once, and the body is never sent.
  */
-export function registerEarlyRefusals(app: FastifyInstance, options: { bodyLimitBytes: number; keyedPaths: ReadonlySet<string> }): void {
+interface RefusalOptions {
+  bodyLimitBytes: number;
+  /** Paths whose bodies may be larger than bodyLimitBytes (uploads), with their own limit. */
+  bodyLimitByPath?: ReadonlyMap<string, number>;
+  keyedPaths: ReadonlySet<string>;
+}
+
+export function registerEarlyRefusals(app: FastifyInstance, options: RefusalOptions): void {
   app.addHook('onSend', async (request, reply) => {
     if (reply.statusCode !== 413 || request.raw.complete) return;
     void reply.removeHeader('connection');
@@ -31,9 +38,9 @@ export function registerEarlyRefusals(app: FastifyInstance, options: { bodyLimit
   });
 }
 
-function refusedByHeaders(request: IncomingMessage, options: { bodyLimitBytes: number; keyedPaths: ReadonlySet<string> }): boolean {
-  if (Number(request.headers['content-length']) > options.bodyLimitBytes) return true;
+function refusedByHeaders(request: IncomingMessage, options: RefusalOptions): boolean {
   const path = (request.url ?? '').split('?')[0]!.replace(/\/$/, '');
+  if (Number(request.headers['content-length']) > (options.bodyLimitByPath?.get(path) ?? options.bodyLimitBytes)) return true;
   return options.keyedPaths.has(path) && !/^Bearer[ \t]+\S/i.test(request.headers.authorization ?? '');
 }
 

@@ -1,6 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../../main.ts';
-import { parseMessageInput, presentMessage } from '../message-input.ts';
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { parseMessageInput, presentMessage, type MediaInput } from '../message-input.ts';
+import type { MediaObject } from '../../domain/media.ts';
+import type { Message } from '../../domain/model.ts';
 import { callNode } from '../../cluster/node-client.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
@@ -30,11 +34,40 @@ export interface SendAnswer {
 
 /** The send as this node makes it, once it serves from_phone (or no node does and it answers why). */
 export async function sendHere(gateway: Gateway, accountId: string, input: ReturnType<typeof parseMessageInput>, idempotencyKey: string | undefined): Promise<SendAnswer> {
-  const sendRequest = { accountId, ...input };
+  const media = input.media === undefined ? undefined : await resolveMedia(gateway, accountId, input.media, 'send');
+  const sendRequest = {
+    accountId,
+    fromPhone: input.fromPhone,
+    toPhone: input.toPhone,
+    text: input.text,
+    media,
+    mediaFingerprint: media === undefined ? undefined : mediaFingerprint(media.sha256, input.media!),
+  };
+  const present = (message: Message) => presentMessage(message, media);
   // Without a key the send takes its usual path, with no idempotency work at all.
-  if (idempotencyKey === undefined) return { statusCode: 200, body: presentMessage(await gateway.sender.send(sendRequest)), replayed: false };
-  const outcome = await gateway.idempotentSender.send(sendRequest, idempotencyKey, presentMessage);
+  if (idempotencyKey === undefined) return { statusCode: 200, body: present(await gateway.sender.send(sendRequest)), replayed: false };
+  const outcome = await gateway.idempotentSender.send(sendRequest, idempotencyKey, present);
   return { statusCode: outcome.statusCode, body: outcome.body, replayed: outcome.replayed };
+}
+
+/**
+ * A request's file as a stored media object: an upload of the account, used as the kind asked
+ * for, or the request's own bytes, stored now (and kept only if a message uses them).
+ */
+export async function resolveMedia(gateway: Gateway, accountId: string, input: MediaInput, source: 'send'): Promise<MediaObject> {
+  if (input.id !== undefined) return gateway.media.asKind(await gateway.media.find(accountId, input.id), input);
+  return gateway.media.ingest(Readable.from([input.data!]), { ...input, accountId, source });
+}
+
+/** The file's part of an idempotent request's fingerprint: its bytes and what the caller claimed of them. */
+function mediaFingerprint(sha256: string, input: MediaInput): string {
+  return JSON.stringify([sha256, input.kind ?? null, input.mimeType ?? null, input.fileName ?? null]);
+}
+
+/** The same fingerprint before the file is stored: a node answering a replay for another needs only the hash. */
+async function mediaFingerprintOf(gateway: Gateway, accountId: string, input: MediaInput): Promise<string> {
+  const sha256 = input.id !== undefined ? (await gateway.media.find(accountId, input.id)).sha256 : createHash('sha256').update(input.data!).digest('hex');
+  return mediaFingerprint(sha256, input);
 }
 
 /**
@@ -61,7 +94,11 @@ async function routeSend(
   if (number === undefined) return here();
   // A replay, a reused key or a request in progress is answered here, without the owner.
   if (idempotencyKey !== undefined) {
-    const known = await gateway.idempotentSender.answerFromRecord({ accountId, ...input }, idempotencyKey);
+    const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(gateway, accountId, input.media);
+    const known = await gateway.idempotentSender.answerFromRecord(
+      { accountId, fromPhone: input.fromPhone, toPhone: input.toPhone, text: input.text, mediaFingerprint: fingerprint },
+      idempotencyKey,
+    );
     if (known !== undefined) return { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
   }
   return gateway.router.run(number, here, async (nodeUrl) => {
@@ -135,7 +172,10 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
       },
       async (request) => {
         const input = parseMessageInput(request.body, maxLength);
-        return presentMessage(await gateway.sandboxInbox.receiveOnPhone(keyScope(request), input.toPhone, input.fromPhone, input.text));
+        const scope = keyScope(request);
+        const media = input.media === undefined ? undefined : await resolveMedia(gateway, scope.accountId, input.media, 'send');
+        const message = await gateway.sandboxInbox.receiveOnPhone(scope, input.toPhone, input.fromPhone, input.text, media && gateway.media.outgoing(media));
+        return presentMessage(message, message.mediaId === null ? undefined : await gateway.media.find(scope.accountId, message.mediaId, 'media'));
       },
     );
   }

@@ -536,12 +536,12 @@ describe('Baileys engine: sending', () => {
     engines.push({ engine, number });
     await engine.start(number, UNFENCED_TEST_LEASE);
     assert.equal(factory.sockets.length, 0, 'no socket, so no QR codes that nobody scans');
-    await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('not_connected', 'disconnected'));
+    await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('not_connected', 'disconnected'));
   });
 
   it('a number that is not connected refuses the send with not_connected and its status', async () => {
     const { engine, number, factory } = await startEngine();
-    await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('not_connected', 'connecting'));
+    await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('not_connected', 'connecting'));
     assert.equal(factory.latest.sendCalls.length, 0);
   });
 
@@ -550,7 +550,7 @@ describe('Baileys engine: sending', () => {
     const socket = await connect(engine, number, factory);
     socket.answerOnWhatsApp = async (phones) => phones.map((phone) => ({ jid: `${phone}@s.whatsapp.net`, exists: false }));
     for (let attempt = 0; attempt < 2; attempt++) {
-      await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('recipient_not_on_whatsapp'));
+      await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('recipient_not_on_whatsapp'));
     }
     assert.deepEqual(socket.onWhatsAppCalls, [[RECIPIENT.slice(1)]]);
     assert.equal(socket.sendCalls.length, 0);
@@ -559,7 +559,7 @@ describe('Baileys engine: sending', () => {
   it("a send answers WhatsApp's id and keeps the message for Baileys' retry requests", async () => {
     const { engine, number, factory } = await startEngine();
     const socket = await connect(engine, number, factory);
-    const sent = await engine.sendText(number, { toPhone: RECIPIENT, text: 'hello there' });
+    const sent = await engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hello there' });
     assert.equal(sent.engineMessageId, '3EB0OUT1');
     assert.deepEqual(socket.sendCalls.map(({ jid, content }) => ({ jid, content })), [
       { jid: `${RECIPIENT.slice(1)}@s.whatsapp.net`, content: { text: 'hello there' } },
@@ -573,20 +573,20 @@ describe('Baileys engine: sending', () => {
     socket.answerSend = async () => {
       throw new Boom('account restricted', { statusCode: 463 });
     };
-    await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('rejected', 'failed'));
+    await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('rejected', 'failed'));
     assert.equal(socket.sendCalls.length, 1, 'not retried');
     assert.equal(engine.sessionStatus(number), 'failed');
     const failed = events.statuses.find((event) => event.status === 'failed');
     assert.ok(failed, 'a failed status is reported');
     assert.match(failed.reason ?? '', /463/);
-    await assert.rejects(engine.sendText(number, { toPhone: RECIPIENT, text: 'again' }), refusedWith('not_connected', 'failed'));
+    await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'again' }), refusedWith('not_connected', 'failed'));
   });
 
   it('with pacing on, a burst of sends from one number is spaced by the minimum gap', async () => {
     const gapMs = 30;
     const { engine, number, factory } = await startEngine(gapMs);
     const socket = await connect(engine, number, factory);
-    await Promise.all(['one', 'two', 'three'].map((text) => engine.sendText(number, { toPhone: RECIPIENT, text })));
+    await Promise.all(['one', 'two', 'three'].map((text) => engine.sendMessage(number, { toPhone: RECIPIENT, text })));
     const times = socket.sendCalls.map((call) => call.at);
     assert.equal(times.length, 3);
     // Timers have a millisecond's grain, so each wait may end a millisecond short of its nominal gap.

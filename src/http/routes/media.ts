@@ -1,0 +1,178 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Gateway } from '../../main.ts';
+import { AppError } from '../../domain/errors.ts';
+import { isMediaKind, mediaKinds, type MediaObject } from '../../domain/media.ts';
+import type { ByteRange } from '../../media/blob-store.ts';
+import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
+import { errorResponses } from '../schemas.ts';
+
+const bearer = [{ apiKey: [] }];
+
+export const MEDIA_UPLOAD_PATHS: readonly string[] = ['/media', '/api/media'];
+
+export const mediaObjectSchema = {
+  type: 'object',
+  required: ['media_id', 'kind', 'mime_type', 'size', 'sha256', 'filename', 'expires_at'],
+  properties: {
+    media_id: { type: 'string', examples: ['med_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
+    kind: { type: 'string', enum: mediaKinds, description: 'How WhatsApp shows it, decided from the bytes unless the request named a kind they allow.' },
+    mime_type: { type: 'string', description: 'The type the bytes show (or the declared one, for bytes with no signature).' },
+    size: { type: 'integer', description: 'Bytes.' },
+    sha256: { type: 'string', description: 'Hex SHA-256 of the bytes.' },
+    filename: { type: ['string', 'null'] },
+    expires_at: { type: 'string', format: 'date-time', description: 'When the bytes may be removed if no message uses them; a message that does keeps them for the media retention.' },
+  },
+} as const;
+
+export function presentMedia(media: MediaObject) {
+  return {
+    media_id: media.id,
+    kind: media.kind,
+    mime_type: media.mimeType,
+    size: media.size,
+    sha256: media.sha256,
+    filename: media.fileName,
+    expires_at: media.expiresAt!.toISOString(),
+  };
+}
+
+interface UploadQuery {
+  kind?: string;
+  filename?: string;
+}
+
+/** POST /media (upload, streamed) and GET /media/{id} (download, with ranges), at both paths. */
+export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway): Promise<void> {
+  const onRequest = apiKeyAuthHook(gateway.authenticator);
+  const largestFile = Math.max(...Object.values(gateway.config.media.limits));
+
+  // In a scope of their own: here a body of any type is the file, handed on as a stream.
+  await app.register(async (uploads) => {
+    uploads.removeAllContentTypeParsers();
+    uploads.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    for (const [url, operationId] of [['/media', 'uploadMedia'], ['/api/media', 'uploadMediaApi']] as const) {
+      uploads.post<{ Querystring: UploadQuery }>(
+        url,
+        {
+          onRequest,
+          bodyLimit: largestFile,
+          schema: {
+            operationId,
+            summary: 'Upload a file to send later',
+            description:
+              'The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). /media and /api/media are the same operation.',
+            tags: ['media'],
+            security: bearer,
+            querystring: {
+              type: 'object',
+              properties: {
+                kind: { type: 'string', enum: mediaKinds, description: 'Send it as this kind rather than the one its type suggests (a WebP as an image, say).' },
+                filename: { type: 'string', maxLength: 255, description: 'The name a recipient sees, for a document.' },
+              },
+            },
+            response: { 201: mediaObjectSchema, ...errorResponses(400, 401, 413, 500) },
+          },
+        },
+        async (request, reply) => {
+          const { kind, filename } = request.query;
+          const contentType = request.headers['content-type'];
+          const media = await gateway.media.ingest(request.body as AsyncIterable<Buffer>, {
+            accountId: keyScope(request).accountId,
+            source: 'upload',
+            kind: kind !== undefined && isMediaKind(kind) ? kind : undefined,
+            // A generic type says nothing about the file, so it is no claim to check.
+            mimeType: contentType === undefined || /^application\/octet-stream\b/i.test(contentType) ? undefined : contentType,
+            fileName: filename,
+          });
+          return reply.status(201).send(presentMedia(media));
+        },
+      );
+    }
+  });
+
+  for (const [url, operationId] of [['/media/:id', 'downloadMedia'], ['/api/media/:id', 'downloadMediaApi']] as const) {
+    app.get<{ Params: { id: string } }>(
+      url,
+      {
+        onRequest,
+        schema: {
+          operationId,
+          summary: 'Download a media file',
+          description:
+            'The bytes of an upload, a sent file or a received one, to a key of the account that owns it (any other gets 404). Supports Range (one range) and If-None-Match with the strong ETag, which is the SHA-256. /media/{id} and /api/media/{id} are the same operation.',
+          tags: ['media'],
+          security: bearer,
+          params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The media_id.' } } },
+          response: {
+            200: { description: 'The whole file, with its type as Content-Type.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+            206: { description: 'The requested range, with Content-Range.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+            304: { description: 'If-None-Match named the current ETag: nothing changed.', type: 'null' },
+            ...errorResponses(401, 404, 416, 500),
+          },
+        },
+      },
+      async (request, reply) => serveMedia(gateway, request, reply, await gateway.media.find(keyScope(request).accountId, request.params.id, 'id')),
+    );
+  }
+}
+
+async function serveMedia(gateway: Gateway, request: FastifyRequest, reply: FastifyReply, media: MediaObject): Promise<FastifyReply> {
+  const etag = `"${media.sha256}"`;
+  void reply
+    .header('etag', etag)
+    .header('accept-ranges', 'bytes')
+    .header('cache-control', 'private, max-age=3600')
+    .header('content-type', media.mimeType)
+    .header('content-disposition', contentDisposition(media))
+    // The bytes are the sender's: never let a browser run them as a page of this origin.
+    .header('content-security-policy', "default-src 'none'; sandbox")
+    .header('x-content-type-options', 'nosniff');
+  if (matchesEtag(request.headers['if-none-match'], etag)) return reply.status(304).send();
+  const ifRange = request.headers['if-range'];
+  const range = ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, media.size) : undefined;
+  if (range === 'unsatisfiable') {
+    void reply.header('content-range', `bytes */${media.size}`);
+    throw new AppError('range_not_satisfiable', `The range is outside the file, which has ${media.size} bytes.`, { size: media.size });
+  }
+  const stream = await gateway.media.open(media, range);
+  if (range === undefined) return reply.header('content-length', media.size).send(stream);
+  return reply
+    .status(206)
+    .header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
+    .header('content-length', range.end - range.start + 1)
+    .send(stream);
+}
+
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((candidate) => {
+    const tag = candidate.trim().replace(/^W\//, '');
+    return tag === '*' || tag === etag;
+  });
+}
+
+/**
+ * One range of `bytes=a-b`, `bytes=a-` or `bytes=-n`. Anything else (several ranges, another
+ * unit, nonsense) is ignored and the whole file is served, as HTTP allows.
+ */
+export function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
+  const match = header === undefined ? null : /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (match === null || (match[1] === '' && match[2] === '')) return undefined;
+  if (match[1] === '') {
+    const suffix = Number(match[2]);
+    if (suffix === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(match[1]);
+  const end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
+  if (start >= size || end < start) return 'unsatisfiable';
+  return { start, end };
+}
+
+/** Inline for pictures, sound and video, a download otherwise; the name as ASCII and, exactly, as UTF-8. */
+export function contentDisposition(media: MediaObject): string {
+  const disposition = media.kind === 'document' ? 'attachment' : 'inline';
+  const name = media.fileName ?? `${media.id}`;
+  const ascii = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_');
+  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+}

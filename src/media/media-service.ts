@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import { fileTypeFromBuffer, supportedMimeTypes } from 'file-type';
+import type { MediaConfig } from '../config.ts';
+import { AppError } from '../domain/errors.ts';
+import { newId } from '../domain/ids.ts';
+import { assertWithinLimit, cleanFileName, decideMediaType, mediaTooLarge, type MediaClaims, type MediaObject, type MediaSource } from '../domain/media.ts';
+import type { Store } from '../store/database.ts';
+import { findLiveMedia, insertMedia } from '../store/repositories/media.ts';
+import type { BlobStore, ByteRange } from './blob-store.ts';
+import type { OutgoingMedia } from '../engines/engine.ts';
+
+/** How many leading bytes sniffing looks at; file-type's own recommendation covers every signature it knows. */
+const SNIFF_BYTES = 4100;
+
+const recognisable = new Set<string>(supportedMimeTypes);
+
+export interface IngestRequest extends MediaClaims {
+  accountId: string;
+  fileName?: string | null;
+  source: MediaSource;
+}
+
+/**
+ * Media objects: stores a file's bytes once per account in the blob store and describes them in
+ * a row. The type and kind come from the bytes (docs/media.md); limits are enforced while the
+ * bytes stream in, so nothing over a limit is ever held whole, in memory or on disk.
+ */
+export class MediaService {
+  constructor(
+    private readonly store: Store,
+    private readonly blobs: BlobStore,
+    private readonly settings: MediaConfig,
+  ) {}
+
+  /**
+   * Reads `bytes` to the end into a new media object of the account. The row is written once
+   * the blob is durable, so a row never names missing bytes; a crash in between leaves a blob
+   * without a row, which the orphan sweep removes.
+   */
+  async ingest(bytes: AsyncIterable<Buffer | Uint8Array>, request: IngestRequest): Promise<MediaObject> {
+    const iterator = bytes[Symbol.asyncIterator]();
+    const head = await readHead(iterator);
+    if (head.length === 0) throw new AppError('invalid_media', 'The file is empty.', { field: 'media' });
+    const sniffed = await fileTypeFromBuffer(head);
+    const { kind, mimeType } = decideMediaType(sniffed === undefined ? undefined : { mimeType: sniffed.mime, extension: sniffed.ext }, request, (type) => recognisable.has(type));
+    const limit = this.settings.limits[kind];
+    const writer = await this.blobs.begin();
+    const hash = createHash('sha256');
+    let size = 0;
+    try {
+      const take = async (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > limit) throw mediaTooLarge(kind, limit);
+        hash.update(chunk);
+        await writer.write(chunk);
+      };
+      await take(head);
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) await take(Buffer.from(next.value));
+      const sha256 = hash.digest('hex');
+      await writer.commit({ accountId: request.accountId, sha256 });
+      const createdAt = new Date();
+      // Received files are a message's from the start; others wait for a send to use them, briefly.
+      const retention = request.source === 'received' ? this.settings.retentionMs : this.settings.uploadTtlMs;
+      const media: MediaObject = {
+        id: newId('media'),
+        accountId: request.accountId,
+        kind,
+        mimeType,
+        size,
+        sha256,
+        fileName: cleanFileName(request.fileName),
+        source: request.source,
+        createdAt,
+        expiresAt: new Date(createdAt.getTime() + retention),
+      };
+      await insertMedia(this.store.db, { ...media, expiresAt: media.expiresAt! });
+      return media;
+    } catch (error) {
+      await writer.abort();
+      // Stop reading what the client still sends; the caller answers the error.
+      await iterator.return?.();
+      throw error;
+    }
+  }
+
+  /** The account's media object, or media_not_found: another account's id is no different from an unknown one. */
+  async find(accountId: string, id: string, field = 'media.id'): Promise<MediaObject> {
+    const media = await findLiveMedia(this.store.db, accountId, id, new Date());
+    if (media === undefined) throw new AppError('media_not_found', `There is no media ${id} in this account, or its retention has ended.`, { field });
+    return media;
+  }
+
+  /**
+   * Uses a stored file as another kind, as a send may ask ("send this WebP as an image"); the
+   * stored type stands for the bytes, which were sniffed when they came in.
+   */
+  asKind(media: MediaObject, claims: MediaClaims): MediaObject {
+    const decided = decideMediaType({ mimeType: media.mimeType, extension: '' }, claims, (type) => recognisable.has(type));
+    assertWithinLimit(decided.kind, media.size, this.settings.limits);
+    return { ...media, kind: decided.kind };
+  }
+
+  /** The bytes, or a range of them. A row whose blob has gone is reported as not found. */
+  async open(media: MediaObject, range?: ByteRange): Promise<Readable> {
+    const stream = await this.blobs.read({ accountId: media.accountId, sha256: media.sha256 }, range);
+    if (stream === undefined) throw new AppError('media_not_found', `The bytes of media ${media.id} are no longer stored.`, { field: 'id' });
+    return stream;
+  }
+
+  /** The whole file in memory, for an engine that must hand WhatsApp a buffer. */
+  async readAll(media: MediaObject): Promise<Buffer> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.open(media)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  /** The media object as an engine sends it: described, with its bytes read on demand. */
+  outgoing(media: MediaObject): OutgoingMedia {
+    return { kind: media.kind, mimeType: media.mimeType, fileName: media.fileName, size: media.size, read: () => this.readAll(media) };
+  }
+
+  get retentionMs(): number {
+    return this.settings.retentionMs;
+  }
+}
+
+async function readHead(iterator: AsyncIterator<Buffer | Uint8Array>): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  while (length < SNIFF_BYTES) {
+    const next = await iterator.next();
+    if (next.done) break;
+    const chunk = Buffer.from(next.value);
+    chunks.push(chunk);
+    length += chunk.length;
+  }
+  return Buffer.concat(chunks);
+}

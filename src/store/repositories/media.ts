@@ -1,0 +1,55 @@
+import type { MediaKind, MediaObject, MediaSource } from '../../domain/media.ts';
+import type { Executor } from '../database.ts';
+import type { MediaTable } from '../schema.ts';
+
+function toMedia(row: MediaTable): MediaObject {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    kind: row.kind as MediaKind,
+    mimeType: row.mime_type,
+    size: Number(row.size),
+    sha256: row.sha256,
+    fileName: row.file_name,
+    source: row.source as MediaSource,
+    createdAt: new Date(Number(row.created_at)),
+    expiresAt: new Date(Number(row.expires_at)),
+  };
+}
+
+export async function insertMedia(db: Executor, media: MediaObject & { expiresAt: Date }): Promise<void> {
+  await db
+    .insertInto('media')
+    .values({
+      id: media.id,
+      account_id: media.accountId,
+      kind: media.kind,
+      mime_type: media.mimeType,
+      size: media.size,
+      sha256: media.sha256,
+      file_name: media.fileName,
+      source: media.source,
+      created_at: media.createdAt.getTime(),
+      expires_at: media.expiresAt.getTime(),
+      removed_at: null,
+    })
+    .execute();
+}
+
+/** The account's media object whose bytes are still kept; another account's id finds nothing. */
+export async function findLiveMedia(db: Executor, accountId: string, id: string, now: Date): Promise<MediaObject | undefined> {
+  const row = await db
+    .selectFrom('media')
+    .selectAll()
+    .where('id', '=', id)
+    .where('account_id', '=', accountId)
+    .where('removed_at', 'is', null)
+    .where('expires_at', '>', now.getTime())
+    .executeTakeFirst();
+  return row === undefined ? undefined : toMedia(row);
+}
+
+/** Keeps a media object at least until `until`: an upload a message now uses lives as long as the message's media. */
+export async function extendMediaRetention(db: Executor, id: string, until: Date): Promise<void> {
+  await db.updateTable('media').set({ expires_at: until.getTime() }).where('id', '=', id).where('expires_at', '<', until.getTime()).execute();
+}
