@@ -17,6 +17,9 @@ export interface MediaConfig {
   retentionMs: number;
   /** How long an upload no message has used is kept (WAGW_MEDIA_UPLOAD_TTL_HOURS, 24 by default). */
   uploadTtlMs: number;
+  /** media.url: how long connecting may take, and how long the upstream may go silent. */
+  fetchConnectTimeoutMs: number;
+  fetchIdleTimeoutMs: number;
 }
 
 export interface Config {
@@ -231,6 +234,8 @@ export function loadConfig(env: Environment = process.env): Config {
       },
       retentionMs: integer('WAGW_MEDIA_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
       uploadTtlMs: integer('WAGW_MEDIA_UPLOAD_TTL_HOURS', 24, 1, 8760) * 3_600_000,
+      fetchConnectTimeoutMs: integer('WAGW_MEDIA_FETCH_CONNECT_TIMEOUT_MS', 10_000, 100),
+      fetchIdleTimeoutMs: integer('WAGW_MEDIA_FETCH_IDLE_TIMEOUT_MS', 30_000, 100),
     },
     webhooks: {
       timeoutMs: integer('WAGW_WEBHOOK_TIMEOUT_MS', 15_000, 100),

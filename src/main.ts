@@ -18,7 +18,9 @@ import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
 import { ReceiveMessageService } from './messaging/receive-message.ts';
 import { FilesystemBlobStore } from './media/filesystem-blob-store.ts';
+import { MediaFetcher } from './media/media-fetcher.ts';
 import { MediaService } from './media/media-service.ts';
+import { MediaSweeper } from './media/media-sweeper.ts';
 import { SendMessageService } from './messaging/send-message.ts';
 import { IdempotentSendService } from './messaging/idempotent-send.ts';
 import { SessionSupervisor } from './messaging/session-supervisor.ts';
@@ -84,6 +86,8 @@ export interface Gateway {
   dashboardSigningKey: Buffer;
   /** Media files: uploads, the files messages carry, and their bytes in the blob store. */
   media: MediaService;
+  /** Media retention, and bytes no row needs. */
+  mediaSweeper: MediaSweeper;
   /** Sends webhook deliveries; started by the node runtime only, never by the CLI. */
   deliveryWorker: DeliveryWorker;
   startedAt: Date;
@@ -154,7 +158,17 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     { ttlMs: config.cluster.leaseTtlMs, maxSessions: config.cluster.maxSessionsPerNode, nodeName: config.cluster.nodeName, nodeUrl: config.cluster.nodeUrl },
     logger,
   );
-  const media = new MediaService(store, new FilesystemBlobStore(config.media.directory), config.media);
+  const mediaFetcher = new MediaFetcher({
+    addressPolicy,
+    connectTimeoutMs: config.media.fetchConnectTimeoutMs,
+    idleTimeoutMs: config.media.fetchIdleTimeoutMs,
+    largestFileBytes: Math.max(...Object.values(config.media.limits)),
+    userAgent: `wa-gateway/${config.version}`,
+  });
+  const blobs = new FilesystemBlobStore(config.media.directory);
+  const media = new MediaService(store, blobs, config.media, mediaFetcher);
+  const mediaSweeper = new MediaSweeper(store, blobs, logger);
+  let lastOrphanSweep = 0;
   const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, (error) => supervisor!.staleWriteRefused(error));
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
@@ -218,7 +232,15 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
         { keyRevoked: (keyId) => authenticator.forget(keyId), missedSignals: () => authenticator.forgetAll(), leasesReleased: () => void keeper.tickSoon() },
         logger,
       ),
-      sweep: () => sweepExpired(sender, idempotentSender, signIn, config.interruptedSendAfterMs, logger),
+      sweep: async () => {
+        await sweepExpired(sender, idempotentSender, signIn, config.interruptedSendAfterMs, logger);
+        await mediaSweeper.sweepExpired().catch((error: unknown) => logger.error({ err: error }, 'could not sweep expired media'));
+        // Orphans need every blob listed, so they are looked for once an hour.
+        if (Date.now() - lastOrphanSweep >= 3_600_000) {
+          lastOrphanSweep = Date.now();
+          await mediaSweeper.sweepOrphans().catch((error: unknown) => logger.error({ err: error }, 'could not sweep orphaned media'));
+        }
+      },
     },
     logger,
   );
@@ -241,6 +263,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     idempotentSender,
     receiver,
     media,
+    mediaSweeper,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount),
     signIn,

@@ -78,6 +78,10 @@ function defaultKind(mimeType: string): MediaKind {
 export interface MediaClaims {
   kind?: MediaKind;
   mimeType?: string;
+  /** A kind to use if the bytes allow it, and otherwise the default for their type: what a sender's client said of a file it sent us. */
+  preferredKind?: MediaKind;
+  /** A type to take for bytes with no signature when the caller declared none (a URL's Content-Type); never checked against the bytes. */
+  fallbackMimeType?: string;
 }
 
 /**
@@ -98,8 +102,11 @@ export function decideMediaType(sniffed: SniffedType | undefined, claims: MediaC
   if (declared !== undefined && detected === undefined && recognisable(declared)) {
     throw new AppError('media_type_mismatch', `media.mime_type says ${declared}, but the file's bytes do not start like one.`, { field: 'media.mime_type', declared, detected: null });
   }
-  const mimeType = detected ?? declared ?? GENERIC_BINARY;
-  const kind = claims.kind ?? defaultKind(mimeType);
+  const fallback = claims.fallbackMimeType === undefined ? undefined : canonicalMimeType(claims.fallbackMimeType);
+  // A fallback that names a recognisable type the bytes do not show says nothing true of them.
+  const mimeType = detected ?? declared ?? (fallback !== undefined && fallback !== '' && !recognisable(fallback) ? fallback : GENERIC_BINARY);
+  const preferred = claims.preferredKind;
+  const kind = claims.kind ?? (preferred !== undefined && (preferred === 'document' || KIND_ACCEPTS[preferred](mimeType)) ? preferred : defaultKind(mimeType));
   if (kind !== 'document' && !KIND_ACCEPTS[kind](mimeType)) {
     throw new AppError('media_kind_mismatch', `A ${mimeType} file cannot be sent as ${kind === 'image' ? 'an' : 'a'} ${kind}; send it as a document, or convert it.`, {
       field: 'media.kind',

@@ -17,6 +17,7 @@ export interface MessageInput {
 export interface MediaInput extends MediaClaims {
   id?: string;
   data?: Buffer;
+  url?: string;
   fileName?: string;
 }
 
@@ -39,13 +40,14 @@ export function parseMessageInput(body: MessageRequestBody, maxMessageLength: nu
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function parseMediaInput(media: NonNullable<MessageRequestBody['media']>): MediaInput {
-  const sources = [media.id, media.data].filter((source) => source !== undefined).length;
-  if (sources !== 1) throw new AppError('invalid_media', 'media needs exactly one source: id (an upload) or data (base64).', { field: 'media' });
+  const sources = [media.id, media.data, media.url].filter((source) => source !== undefined).length;
+  if (sources !== 1) throw new AppError('invalid_media', 'media needs exactly one source: url (fetched by the gateway), id (an upload) or data (base64).', { field: 'media' });
   if (media.kind !== undefined && !isMediaKind(media.kind)) {
     throw new AppError('invalid_media', `media.kind must be one of ${mediaKinds.join(', ')}.`, { field: 'media.kind' });
   }
   const claims = { kind: media.kind as MediaKind | undefined, mimeType: media.mime_type, fileName: media.filename };
   if (media.id !== undefined) return { ...claims, id: media.id };
+  if (media.url !== undefined) return { ...claims, url: media.url };
   const data = media.data!.replace(/\s+/g, '');
   if (data.length % 4 === 1 || !BASE64.test(data)) throw new AppError('invalid_media', 'media.data is not base64.', { field: 'media.data' });
   return { ...claims, data: Buffer.from(data, 'base64') };

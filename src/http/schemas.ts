@@ -24,8 +24,9 @@ const phoneField = {
 const mediaRequestSchema = {
   type: 'object',
   description:
-    'A file to send, with `message` as its caption. Exactly one of `id` (an upload from POST /media) and `data` (base64, within the body limit). The type and kind come from the bytes (docs/media.md).',
+    'A file to send, with `message` as its caption. Exactly one of `url` (fetched by the gateway, through the same address guard as webhooks), `id` (an upload from POST /media) and `data` (base64, within the body limit). The type and kind come from the bytes (docs/media.md).',
   properties: {
+    url: { type: 'string', description: 'An http(s) URL the gateway fetches the file from.' },
     id: { type: 'string', description: 'A media_id of your account, from POST /media.' },
     data: { type: 'string', description: 'The file, base64 encoded.' },
     filename: { type: 'string', description: 'The name the recipient sees, for a document.' },
@@ -145,5 +146,5 @@ export interface MessageRequestBody {
   from_phone: string;
   to_phone: string;
   message?: string;
-  media?: { id?: string; data?: string; filename?: string; mime_type?: string; kind?: string };
+  media?: { id?: string; data?: string; url?: string; filename?: string; mime_type?: string; kind?: string };
 }

@@ -19,7 +19,10 @@ export interface ByteRange {
  */
 export interface BlobWriter {
   write(chunk: Buffer): Promise<void>;
-  /** Makes the bytes durable and readable under the key; a blob already there is kept as it is. */
+  /**
+   * Makes the bytes durable and readable under the key; a blob already there is kept as it is,
+   * and marked as just written, so that a sweep deciding about it now leaves it alone.
+   */
   commit(key: BlobKey): Promise<void>;
   abort(): Promise<void>;
 }
@@ -34,6 +37,8 @@ export interface BlobStore {
   /** The blob's bytes, or only `range` of them; undefined when there is no such blob. */
   read(key: BlobKey, range?: ByteRange): Promise<Readable | undefined>;
   exists(key: BlobKey): Promise<boolean>;
+  /** When the blob was last written or committed again (a second commit of the same bytes counts); undefined when absent. */
+  touchedAt(key: BlobKey): Promise<Date | undefined>;
   remove(key: BlobKey): Promise<void>;
   /** Every blob, oldest writes first, for the orphan sweep. */
   list(): AsyncIterable<BlobKey & { writtenAt: Date }>;

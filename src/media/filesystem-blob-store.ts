@@ -41,6 +41,8 @@ export class FilesystemBlobStore implements BlobStore {
         // The same bytes under the same hash: the blob is already there, and stays as it is.
         if (await exists(target)) {
           await fsp.rm(temporary, { force: true });
+          const now = new Date();
+          await fsp.utimes(target, now, now);
           return;
         }
         await fsp.rename(temporary, target);
@@ -61,6 +63,11 @@ export class FilesystemBlobStore implements BlobStore {
 
   exists(key: BlobKey): Promise<boolean> {
     return exists(this.pathOf(key));
+  }
+
+  async touchedAt(key: BlobKey): Promise<Date | undefined> {
+    const stat = await fsp.stat(this.pathOf(key)).catch(() => undefined);
+    return stat?.mtime;
   }
 
   async remove(key: BlobKey): Promise<void> {

@@ -8,6 +8,7 @@ import { assertWithinLimit, cleanFileName, decideMediaType, mediaTooLarge, type 
 import type { Store } from '../store/database.ts';
 import { findLiveMedia, insertMedia } from '../store/repositories/media.ts';
 import type { BlobStore, ByteRange } from './blob-store.ts';
+import type { MediaFetcher } from './media-fetcher.ts';
 import type { OutgoingMedia } from '../engines/engine.ts';
 
 /** How many leading bytes sniffing looks at; file-type's own recommendation covers every signature it knows. */
@@ -31,7 +32,14 @@ export class MediaService {
     private readonly store: Store,
     private readonly blobs: BlobStore,
     private readonly settings: MediaConfig,
+    private readonly fetcher: MediaFetcher,
   ) {}
+
+  /** Fetches a send's media.url (media-fetcher.ts) and stores it like any other file. */
+  async ingestFromUrl(url: string, request: IngestRequest): Promise<MediaObject> {
+    const fetched = await this.fetcher.fetch(url);
+    return this.ingest(fetched.bytes, { ...request, fallbackMimeType: fetched.contentType, fileName: request.fileName ?? fetched.fileName });
+  }
 
   /**
    * Reads `bytes` to the end into a new media object of the account. The row is written once

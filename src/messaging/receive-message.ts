@@ -78,7 +78,7 @@ export class ReceiveMessageService {
   private async storeMedia(accountId: string, incoming: IncomingMedia): Promise<ReceivedMedia> {
     try {
       const bytes = await incoming.download();
-      return { stored: await this.media.ingest(bytes, { accountId, source: 'received', kind: incoming.kind, fileName: incoming.fileName }) };
+      return { stored: await this.media.ingest(bytes, { accountId, source: 'received', preferredKind: incoming.kind, fileName: incoming.fileName }) };
     } catch (error) {
       const reason = error instanceof AppError ? error.code : 'download_failed';
       return { kind: incoming.kind, unavailable: reason };

@@ -1,12 +1,12 @@
 import type { BaileysEventMap, WAMessage, WAMessageUpdate } from 'baileys';
-import { jidDecode } from 'baileys';
+import { downloadMediaMessage, jidDecode } from 'baileys';
 import type { Logger } from 'pino';
 import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
-import type { EngineEvents, LinkUpdate } from '../engine.ts';
+import type { EngineEvents, IncomingMedia, LinkUpdate } from '../engine.ts';
 
 export type { LinkUpdate };
 import type { DatabaseAuthState } from './auth-state-store.ts';
-import { lidNeedingLookup, mapIncomingMessage } from './inbound-mapper.ts';
+import { lidNeedingLookup, mapIncomingMessage, type InboundMedia } from './inbound-mapper.ts';
 import { mapReceiptUpdate } from './outbound-mapper.ts';
 import { decideReconnect, type ReconnectDecision, type ReconnectPolicyOptions } from './reconnect-policy.ts';
 import type { SessionSocket, SocketFactory } from './session-socket.ts';
@@ -246,9 +246,28 @@ export class BaileysSession {
       fromLid: decision.fromLid,
       contentKind: decision.contentKind,
       text: decision.text,
+      ...(decision.media !== null && { media: this.downloadable(message, decision.media) }),
       engineMessageId: decision.engineMessageId,
       receivedAt: decision.timestamp ?? new Date(),
     });
+  }
+
+  /**
+   * The file of an incoming message, fetched from WhatsApp's servers when the receive path asks.
+   * A link that has expired is renewed by asking the sender's phone to upload it again.
+   */
+  private downloadable(message: WAMessage, media: InboundMedia): IncomingMedia {
+    return {
+      ...media,
+      download: async () => {
+        const socket = this.socket;
+        const stream = await downloadMediaMessage(message, 'stream', {}, {
+          logger: this.deps.logger.child({ component: 'baileys-media' }, { level: 'warn' }),
+          reuploadRequest: (stale: WAMessage) => (socket === undefined ? Promise.reject(new Error('the session closed')) : socket.updateMediaMessage(stale)),
+        });
+        return stream as AsyncIterable<Buffer>;
+      },
+    };
   }
 
   private async onReceipts(updates: WAMessageUpdate[]): Promise<void> {

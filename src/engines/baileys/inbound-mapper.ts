@@ -20,8 +20,16 @@ import {
 import type { proto, WAMessage } from 'baileys';
 import { parseE164 } from '../../domain/phone.ts';
 import type { E164 } from '../../domain/phone.ts';
+import type { MediaKind } from '../../domain/media.ts';
 
-export type InboundContentKind = 'text' | 'image_caption' | 'video_caption' | 'document_caption';
+export type InboundContentKind = 'text' | MediaKind;
+
+/** A file an incoming message carries, as its proto describes it; the adapter downloads the bytes. */
+export interface InboundMedia {
+  kind: MediaKind;
+  mimeType: string | null;
+  fileName: string | null;
+}
 
 export type InboundSkipReason =
   | 'from_me'
@@ -33,7 +41,7 @@ export type InboundSkipReason =
   | 'protocol'
   | 'reaction'
   | 'poll_update'
-  /** No text and no caption: stickers, audio, locations, contacts, polls, stubs. */
+  /** Neither text nor a file: locations, contacts, polls, stubs. */
   | 'no_text'
   /** The key has no id or no sender we can address (a bot, an unknown server). */
   | 'unaddressable';
@@ -47,6 +55,8 @@ export type InboundDecision =
       fromLid: string | null;
       text: string;
       contentKind: InboundContentKind;
+      /** The file of a media message; its caption, or nothing, is `text`. */
+      media: InboundMedia | null;
       engineMessageId: string;
       /** When the sender's phone stamped it; null if the message carried no timestamp. */
       timestamp: Date | null;
@@ -132,19 +142,23 @@ function contentSkipReason(content: proto.IMessage | undefined): InboundSkipReas
   return undefined;
 }
 
-function extractText(content: proto.IMessage | undefined): { text: string; contentKind: InboundContentKind } | undefined {
-  const candidates: [string | null | undefined, InboundContentKind][] = [
-    [content?.conversation, 'text'],
-    [content?.extendedTextMessage?.text, 'text'],
-    [content?.imageMessage?.caption, 'image_caption'],
-    [content?.videoMessage?.caption, 'video_caption'],
-    [content?.documentMessage?.caption, 'document_caption'],
-  ];
-  for (const [text, contentKind] of candidates) {
-    // A blank text is what a media message without a caption carries; the gateway never stores
-    // an empty message, in either direction.
-    if (typeof text === 'string' && text.trim().length > 0) return { text, contentKind };
+function extractText(content: proto.IMessage | undefined): { text: string; contentKind: InboundContentKind; media: InboundMedia | null } | undefined {
+  const media = mediaOf(content);
+  if (media !== undefined) return { text: media.caption ?? '', contentKind: media.kind, media: { kind: media.kind, mimeType: media.mimetype ?? null, fileName: media.fileName } };
+  for (const text of [content?.conversation, content?.extendedTextMessage?.text]) {
+    // A blank text message is no message; the gateway never stores one, in either direction.
+    if (typeof text === 'string' && text.trim().length > 0) return { text, contentKind: 'text', media: null };
   }
+  return undefined;
+}
+
+/** The one file a message carries, by kind; a voice note is the audio message marked PTT. */
+function mediaOf(content: proto.IMessage | undefined): { kind: MediaKind; caption?: string | null; mimetype?: string | null; fileName: string | null } | undefined {
+  if (content?.imageMessage) return { kind: 'image', ...content.imageMessage, fileName: null };
+  if (content?.videoMessage) return { kind: 'video', ...content.videoMessage, fileName: null };
+  if (content?.audioMessage) return { kind: content.audioMessage.ptt ? 'voice' : 'audio', mimetype: content.audioMessage.mimetype, fileName: null };
+  if (content?.documentMessage) return { kind: 'document', ...content.documentMessage, fileName: content.documentMessage.fileName ?? null };
+  if (content?.stickerMessage) return { kind: 'sticker', mimetype: content.stickerMessage.mimetype, fileName: null };
   return undefined;
 }
 

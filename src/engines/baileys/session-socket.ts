@@ -1,4 +1,4 @@
-import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, proto, UserFacingSocketConfig, WAVersion } from 'baileys';
+import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, proto, UserFacingSocketConfig, WAMessage, WAVersion } from 'baileys';
 import makeWASocket from 'baileys';
 import type { Logger } from 'pino';
 import { cachedKeys } from './auth-state-store.ts';
@@ -16,6 +16,8 @@ export interface SessionSocket {
   onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
   requestPairingCode(phoneNumber: string): Promise<string>;
   signalRepository: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } };
+  /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */
+  updateMediaMessage(message: WAMessage): Promise<WAMessage>;
 }
 
 export interface SocketOptions {

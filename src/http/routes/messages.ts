@@ -56,6 +56,7 @@ export async function sendHere(gateway: Gateway, accountId: string, input: Retur
  */
 export async function resolveMedia(gateway: Gateway, accountId: string, input: MediaInput, source: 'send'): Promise<MediaObject> {
   if (input.id !== undefined) return gateway.media.asKind(await gateway.media.find(accountId, input.id), input);
+  if (input.url !== undefined) return gateway.media.ingestFromUrl(input.url, { ...input, accountId, source });
   return gateway.media.ingest(Readable.from([input.data!]), { ...input, accountId, source });
 }
 
@@ -64,8 +65,12 @@ function mediaFingerprint(sha256: string, input: MediaInput): string {
   return JSON.stringify([sha256, input.kind ?? null, input.mimeType ?? null, input.fileName ?? null]);
 }
 
-/** The same fingerprint before the file is stored: a node answering a replay for another needs only the hash. */
-async function mediaFingerprintOf(gateway: Gateway, accountId: string, input: MediaInput): Promise<string> {
+/**
+ * The same fingerprint before the file is stored, for a node answering a replay for another;
+ * undefined for a URL, whose bytes only a fetch would tell: the owner answers those.
+ */
+async function mediaFingerprintOf(gateway: Gateway, accountId: string, input: MediaInput): Promise<string | undefined> {
+  if (input.url !== undefined) return undefined;
   const sha256 = input.id !== undefined ? (await gateway.media.find(accountId, input.id)).sha256 : createHash('sha256').update(input.data!).digest('hex');
   return mediaFingerprint(sha256, input);
 }
@@ -95,7 +100,7 @@ async function routeSend(
   // A replay, a reused key or a request in progress is answered here, without the owner.
   if (idempotencyKey !== undefined) {
     const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(gateway, accountId, input.media);
-    const known = await gateway.idempotentSender.answerFromRecord(
+    const known = input.media !== undefined && fingerprint === undefined ? undefined : await gateway.idempotentSender.answerFromRecord(
       { accountId, fromPhone: input.fromPhone, toPhone: input.toPhone, text: input.text, mediaFingerprint: fingerprint },
       idempotencyKey,
     );

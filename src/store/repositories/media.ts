@@ -53,3 +53,27 @@ export async function findLiveMedia(db: Executor, accountId: string, id: string,
 export async function extendMediaRetention(db: Executor, id: string, until: Date): Promise<void> {
   await db.updateTable('media').set({ expires_at: until.getTime() }).where('id', '=', id).where('expires_at', '<', until.getTime()).execute();
 }
+
+/** Media whose retention has ended and whose bytes are not yet removed, oldest first. */
+export async function listExpiredMedia(db: Executor, now: Date, limit: number): Promise<{ id: string; accountId: string; sha256: string }[]> {
+  const rows = await db
+    .selectFrom('media')
+    .select(['id', 'account_id', 'sha256'])
+    .where('removed_at', 'is', null)
+    .where('expires_at', '<=', now.getTime())
+    .orderBy('expires_at')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => ({ id: row.id, accountId: row.account_id, sha256: row.sha256 }));
+}
+
+export async function markMediaRemoved(db: Executor, ids: readonly string[], at: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('media').set({ removed_at: at.getTime() }).where('id', 'in', ids).where('removed_at', 'is', null).execute();
+}
+
+/** Whether any media object whose bytes are still kept uses this blob. */
+export async function blobInUse(db: Executor, accountId: string, sha256: string): Promise<boolean> {
+  const row = await db.selectFrom('media').select('id').where('account_id', '=', accountId).where('sha256', '=', sha256).where('removed_at', 'is', null).limit(1).executeTakeFirst();
+  return row !== undefined;
+}

@@ -304,6 +304,21 @@ describe('Baileys session: incoming messages', () => {
     ]);
   });
 
+  it('a photo arrives described, and its download goes to WhatsApp through Baileys, failing cleanly without a media key', async () => {
+    const harness = await startSession();
+    await connected(harness);
+    await receive(harness, received({ imageMessage: { caption: 'look', mimetype: 'image/jpeg' } }));
+    const [incoming] = harness.events.incoming;
+    assert.equal(incoming?.contentKind, 'image');
+    assert.equal(incoming?.text, 'look');
+    assert.deepEqual({ kind: incoming?.media?.kind, mimeType: incoming?.media?.mimeType, fileName: incoming?.media?.fileName }, { kind: 'image', mimeType: 'image/jpeg', fileName: null });
+    // The proto carries no media key or path, so Baileys refuses to fetch it; the receive path
+    // then stores the message with its media marked unavailable (test/media/received-media.test.ts).
+    await assert.rejects(async () => {
+      for await (const chunk of await incoming!.media!.download()) assert.fail(`no bytes expected, got ${chunk.length}`);
+    });
+  });
+
   it('a LID-addressed sender with its phone in remoteJidAlt arrives with both, without a mapping lookup', async () => {
     const harness = await startSession();
     const socket = await connected(harness);

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto } from 'baileys';
-import type { AnyMessageContent, BaileysEventMap, SignalDataSet, SignalDataTypeMap, SignalKeyStore } from 'baileys';
+import type { AnyMessageContent, BaileysEventMap, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage } from 'baileys';
 import { pino, type Logger } from 'pino';
 import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
@@ -92,6 +92,14 @@ export class FakeSocket implements SessionSocket {
   async requestPairingCode(phoneNumber: string): Promise<string> {
     this.pairingCodeCalls.push(phoneNumber);
     return 'WAGW2345';
+  }
+
+  readonly reuploadRequests: WAMessage[] = [];
+
+  /** WhatsApp's answer to a request to upload a file again: here, the message as it was. */
+  async updateMediaMessage(message: WAMessage): Promise<WAMessage> {
+    this.reuploadRequests.push(message);
+    return message;
   }
 }
 

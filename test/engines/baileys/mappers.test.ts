@@ -37,6 +37,7 @@ describe('inbound mapper: what counts as a text from a person', () => {
       fromLid: null,
       text: 'hello',
       contentKind: 'text',
+      media: null,
       engineMessageId: '3EB0C0FFEE',
       timestamp: new Date(SENT_AT_SECONDS * 1000),
     });
@@ -52,21 +53,26 @@ describe('inbound mapper: what counts as a text from a person', () => {
     assert.equal(decision.kind === 'message' && decision.contentKind, 'text');
   });
 
-  const captions: [string, Record<string, unknown>, string][] = [
-    ['an image caption', { imageMessage: { caption: 'a photo', mimetype: 'image/jpeg' } }, 'image_caption'],
-    ['a video caption', { videoMessage: { caption: 'a clip', mimetype: 'video/mp4' } }, 'video_caption'],
-    ['a document caption', { documentMessage: { caption: 'the invoice', fileName: 'invoice.pdf' } }, 'document_caption'],
-    [
-      'a document caption inside its wrapper',
-      { documentWithCaptionMessage: { message: { documentMessage: { caption: 'the invoice' } } } },
-      'document_caption',
-    ],
+  const files: [string, Record<string, unknown>, { text: string; kind: string; mimeType: string | null; fileName: string | null }][] = [
+    ['a photo with a caption', { imageMessage: { caption: 'a photo', mimetype: 'image/jpeg' } }, { text: 'a photo', kind: 'image', mimeType: 'image/jpeg', fileName: null }],
+    ['a video with a caption', { videoMessage: { caption: 'a clip', mimetype: 'video/mp4' } }, { text: 'a clip', kind: 'video', mimeType: 'video/mp4', fileName: null }],
+    ['a document with its name', { documentMessage: { caption: 'the invoice', fileName: 'invoice.pdf', mimetype: 'application/pdf' } }, { text: 'the invoice', kind: 'document', mimeType: 'application/pdf', fileName: 'invoice.pdf' }],
+    ['a document inside its caption wrapper', { documentWithCaptionMessage: { message: { documentMessage: { caption: 'the invoice' } } } }, { text: 'the invoice', kind: 'document', mimeType: null, fileName: null }],
+    ['a photo without a caption', { imageMessage: { mimetype: 'image/jpeg' } }, { text: '', kind: 'image', mimeType: 'image/jpeg', fileName: null }],
+    ['a voice note (PTT audio)', { audioMessage: { ptt: true, mimetype: 'audio/ogg; codecs=opus' } }, { text: '', kind: 'voice', mimeType: 'audio/ogg; codecs=opus', fileName: null }],
+    ['an audio file', { audioMessage: { ptt: false, mimetype: 'audio/mpeg' } }, { text: '', kind: 'audio', mimeType: 'audio/mpeg', fileName: null }],
+    ['a sticker', { stickerMessage: { mimetype: 'image/webp' } }, { text: '', kind: 'sticker', mimeType: 'image/webp', fileName: null }],
   ];
-  for (const [name, body, kind] of captions) {
-    it(`${name} counts as text, with the kind noted as ${kind}`, () => {
+  for (const [name, body, expected] of files) {
+    it(`${name} is a ${expected.kind} message with its file described`, () => {
       const decision = mapIncomingMessage(received(body), noMapping);
       assert.equal(decision.kind, 'message');
-      assert.equal(decision.kind === 'message' && decision.contentKind, kind);
+      if (decision.kind !== 'message') return;
+      assert.deepEqual(
+        { text: decision.text, kind: decision.contentKind, mimeType: decision.media?.mimeType ?? null, fileName: decision.media?.fileName ?? null },
+        expected,
+      );
+      assert.equal(decision.media?.kind, expected.kind);
     });
   }
 
@@ -82,7 +88,7 @@ describe('inbound mapper: what counts as a text from a person', () => {
       },
     };
     const decision = mapIncomingMessage(received(body), noMapping);
-    assert.equal(decision.kind === 'message' && decision.contentKind, 'image_caption');
+    assert.equal(decision.kind === 'message' && decision.contentKind, 'image');
     const deviceSent = { deviceSentMessage: { destinationJid: SENDER_PN_JID, message: { conversation: 'copied' } } };
     assert.equal(mapIncomingMessage(received(deviceSent), noMapping).kind, 'message');
   });
@@ -106,8 +112,7 @@ describe('inbound mapper: what is skipped, with the reason', () => {
     ],
     ['a reaction', received({ reactionMessage: { key: { id: 'X' }, text: '👍' } }), 'reaction'],
     ['a poll vote', received({ pollUpdateMessage: { pollCreationMessageKey: { id: 'X' } } }), 'poll_update'],
-    ['a sticker', received({ stickerMessage: { mimetype: 'image/webp' } }), 'no_text'],
-    ['an image without a caption', received({ imageMessage: { mimetype: 'image/jpeg' } }), 'no_text'],
+    ['a location (structured messages are not kept yet)', received({ locationMessage: { degreesLatitude: 51.5, degreesLongitude: -0.12 } }), 'no_text'],
     ['a blank text', received({ conversation: '   ' }), 'no_text'],
     ['a message without content (a stub)', received({}), 'no_text'],
     ['a sender on a server we cannot address', received({ conversation: 'beep' }, { remoteJid: '867051314767696@bot' }), 'unaddressable'],
