@@ -14,3 +14,4 @@ run bench/send.ts        # send throughput and latency against the ceiling; dura
 run bench/webhooks.ts    # incoming → endpoint latency; sustained deliveries
 run bench/many-numbers.ts  # start-up time, lease ticks and memory with 10,000 owned numbers
 run bench/cluster.ts       # a send through another node; failover times of the chaos rounds
+run bench/media.ts         # uploads and downloads against bare routes; memory under big uploads; media sends

@@ -17,6 +17,8 @@ export interface MediaConfig {
   retentionMs: number;
   /** How long an upload no message has used is kept (WAGW_MEDIA_UPLOAD_TTL_HOURS, 24 by default). */
   uploadTtlMs: number;
+  /** How long the signed download links in webhooks last (WAGW_MEDIA_LINK_TTL_HOURS, 24 by default). */
+  linkTtlMs: number;
   /** media.url: how long connecting may take, and how long the upstream may go silent. */
   fetchConnectTimeoutMs: number;
   fetchIdleTimeoutMs: number;
@@ -50,6 +52,11 @@ export interface Config {
     sessionAbsoluteTimeoutMs: number;
   };
   apiKeyPrefix: string;
+  /**
+   * The gateway's address as clients reach it (WAGW_PUBLIC_URL), without a trailing slash, for
+   * absolute links in webhooks; '' when unset, and links are then paths.
+   */
+  publicUrl: string;
   maxMessageLength: number;
   sandbox: {
     /** Simulated incoming messages one account may make a minute (the API and the dashboard together). */
@@ -211,6 +218,7 @@ export function loadConfig(env: Environment = process.env): Config {
       sessionAbsoluteTimeoutMs: integer('WAGW_SESSION_MAX_HOURS', 12, 1, 8_760) * 3_600_000,
     },
     apiKeyPrefix,
+    publicUrl: parsePublicUrl(env.WAGW_PUBLIC_URL, problems),
     maxMessageLength: integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1),
     sandbox: { receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1) },
     admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
@@ -234,6 +242,7 @@ export function loadConfig(env: Environment = process.env): Config {
       },
       retentionMs: integer('WAGW_MEDIA_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
       uploadTtlMs: integer('WAGW_MEDIA_UPLOAD_TTL_HOURS', 24, 1, 8760) * 3_600_000,
+      linkTtlMs: integer('WAGW_MEDIA_LINK_TTL_HOURS', 24, 1, 168) * 3_600_000,
       fetchConnectTimeoutMs: integer('WAGW_MEDIA_FETCH_CONNECT_TIMEOUT_MS', 10_000, 100),
       fetchIdleTimeoutMs: integer('WAGW_MEDIA_FETCH_IDLE_TIMEOUT_MS', 30_000, 100),
     },
@@ -329,6 +338,22 @@ function parseBoolean(name: string, raw: string | undefined, problems: string[])
 
 // "true" means one proxy in front, not "believe every hop": with every hop believed, a client
 // could name its own address in X-Forwarded-For and slip past the sign-in throttle.
+function parsePublicUrl(raw: string | undefined, problems: string[]): string {
+  if (raw === undefined || raw.trim() === '') return '';
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    problems.push(`WAGW_PUBLIC_URL must be an absolute URL such as https://wa.example.com, not "${raw}".`);
+    return '';
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    problems.push('WAGW_PUBLIC_URL must be an http(s) URL without a query, fragment or credentials.');
+    return '';
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
 function parseTrustProxy(raw: string | undefined): false | number | string {
   const value = raw?.trim() ?? '';
   if (value === '' || value === 'false' || value === '0') return false;

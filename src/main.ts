@@ -21,6 +21,7 @@ import { FilesystemBlobStore } from './media/filesystem-blob-store.ts';
 import { MediaFetcher } from './media/media-fetcher.ts';
 import { MediaService } from './media/media-service.ts';
 import { MediaSweeper } from './media/media-sweeper.ts';
+import { MediaLinks } from './media/media-links.ts';
 import { SendMessageService } from './messaging/send-message.ts';
 import { IdempotentSendService } from './messaging/idempotent-send.ts';
 import { SessionSupervisor } from './messaging/session-supervisor.ts';
@@ -88,6 +89,8 @@ export interface Gateway {
   media: MediaService;
   /** Media retention, and bytes no row needs. */
   mediaSweeper: MediaSweeper;
+  /** Signed download links, which need no API key. */
+  mediaLinks: MediaLinks;
   /** Sends webhook deliveries; started by the node runtime only, never by the CLI. */
   deliveryWorker: DeliveryWorker;
   startedAt: Date;
@@ -169,7 +172,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const media = new MediaService(store, blobs, config.media, mediaFetcher);
   const mediaSweeper = new MediaSweeper(store, blobs, logger);
   let lastOrphanSweep = 0;
-  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, (error) => supervisor!.staleWriteRefused(error));
+  const mediaLinks = new MediaLinks(MediaLinks.deriveKey(secretKey), config.publicUrl);
+  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, (error) => supervisor!.staleWriteRefused(error));
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
   // object closes over a variable so that both can be built in one pass.
@@ -264,6 +268,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     receiver,
     media,
     mediaSweeper,
+    mediaLinks,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount),
     signIn,

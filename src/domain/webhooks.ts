@@ -64,11 +64,18 @@ export type EventPayload = { event: DeliveredEventType } & Record<string, unknow
 /** An incoming file: stored, or known only by its kind and why it could not be had. */
 export type ReceivedMedia = { stored: MediaObject } | { kind: MediaKind; unavailable: string };
 
+/** Where a file is downloaded: with a key of the account, and by a signed link that needs none. */
+export interface MediaAddresses {
+  plain(mediaId: string): string;
+  signed?: { url: string; expiresAt: Date };
+}
+
 /**
  * A message's file as webhooks and the API describe it. `url` is where a key of the account
- * downloads it: absolute under WAGW_PUBLIC_URL when that is set, a path otherwise.
+ * downloads it: absolute under WAGW_PUBLIC_URL when that is set, a path otherwise. Webhooks add
+ * a signed link that needs no key, for handing on.
  */
-export function mediaPayload(media: ReceivedMedia, publicUrl = '') {
+export function mediaPayload(media: ReceivedMedia, addresses?: MediaAddresses) {
   if (!('stored' in media)) return { status: 'unavailable', kind: media.kind, reason: media.unavailable };
   const { stored } = media;
   return {
@@ -79,13 +86,14 @@ export function mediaPayload(media: ReceivedMedia, publicUrl = '') {
     size: stored.size,
     sha256: stored.sha256,
     filename: stored.fileName,
-    url: `${publicUrl}/media/${stored.id}`,
+    url: addresses === undefined ? `/media/${stored.id}` : addresses.plain(stored.id),
+    ...(addresses?.signed !== undefined && { signed_url: addresses.signed.url, signed_url_expires_at: addresses.signed.expiresAt.toISOString() }),
   };
 }
 
-export function incomingMessagePayload(message: Message, media?: ReceivedMedia): EventPayload {
+export function incomingMessagePayload(message: Message, media?: ReceivedMedia, addresses?: MediaAddresses): EventPayload {
   const createdAt = message.createdAt.toISOString();
-  const described = media === undefined ? undefined : mediaPayload(media);
+  const described = media === undefined ? undefined : mediaPayload(media, addresses);
   return {
     event: 'message',
     message_id: message.id,

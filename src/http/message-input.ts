@@ -4,7 +4,7 @@ import type { Message } from '../domain/model.ts';
 import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody } from './schemas.ts';
 import { isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
-import { mediaPayload } from '../domain/webhooks.ts';
+import { mediaPayload, type MediaAddresses } from '../domain/webhooks.ts';
 
 export interface MessageInput {
   fromPhone: E164;
@@ -69,8 +69,8 @@ function parsePhoneField(value: string, field: 'from_phone' | 'to_phone'): E164 
  * The wire shape of a stored message, as both send and receive answer it. Only an inbound
  * message can come from a LID-addressed sender, so only it carries from_lid.
  */
-export function presentMessage(message: Message, media?: MediaObject) {
-  const { status: _available, ...described } = media === undefined ? { status: undefined } : mediaPayload({ stored: media });
+export function presentMessage(message: Message, media?: MediaObject, addresses?: MediaAddresses) {
+  const { status: _available, ...described } = media === undefined ? { status: undefined } : mediaPayload({ stored: media }, addresses);
   return {
     message_id: message.id,
     created_at: message.createdAt.toISOString(),

@@ -6,7 +6,7 @@ import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { assertWithinLimit, cleanFileName, decideMediaType, mediaTooLarge, type MediaClaims, type MediaObject, type MediaSource } from '../domain/media.ts';
 import type { Store } from '../store/database.ts';
-import { findLiveMedia, insertMedia } from '../store/repositories/media.ts';
+import { findLiveMedia, findLiveMediaById, insertMedia } from '../store/repositories/media.ts';
 import type { BlobStore, ByteRange } from './blob-store.ts';
 import type { MediaFetcher } from './media-fetcher.ts';
 import type { OutgoingMedia } from '../engines/engine.ts';
@@ -126,6 +126,17 @@ export class MediaService {
   /** The media object as an engine sends it: described, with its bytes read on demand. */
   outgoing(media: MediaObject): OutgoingMedia {
     return { kind: media.kind, mimeType: media.mimeType, fileName: media.fileName, size: media.size, read: () => this.readAll(media) };
+  }
+
+  get linkTtlMs(): number {
+    return this.settings.linkTtlMs;
+  }
+
+  /** A file by id alone, for a signed link, which has already proved which file it opens. */
+  async findBySignedLink(id: string): Promise<MediaObject> {
+    const media = await findLiveMediaById(this.store.db, id, new Date());
+    if (media === undefined) throw new AppError('media_not_found', `There is no media ${id}, or its retention has ended.`, { field: 'id' });
+    return media;
   }
 
   get retentionMs(): number {

@@ -3,7 +3,8 @@ import type { Message, MessageStatus } from '../domain/model.ts';
 import { incomingMessagePayload, messageStatusPayload } from '../domain/webhooks.ts';
 import type { IncomingMedia, IncomingMessageEvent, ReceiptEvent } from '../engines/engine.ts';
 import { AppError } from '../domain/errors.ts';
-import type { ReceivedMedia } from '../domain/webhooks.ts';
+import type { MediaAddresses, ReceivedMedia } from '../domain/webhooks.ts';
+import type { MediaLinks } from '../media/media-links.ts';
 import type { MediaService } from '../media/media-service.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
@@ -31,6 +32,7 @@ export class ReceiveMessageService {
     private readonly committer: GroupCommitter,
     private readonly notifier: DeliveryNotifier,
     private readonly media: MediaService,
+    private readonly links: MediaLinks,
     private readonly onStaleWrite?: (error: StaleLeaseError) => void,
   ) {}
 
@@ -64,7 +66,7 @@ export class ReceiveMessageService {
     const stored = await this.committer.run(async (trx) => {
       const earlier = await findInboundByEngineId(trx, number.id, event.engineMessageId);
       if (earlier !== undefined) return { message: earlier, queued: NOTHING_QUEUED };
-      return { message, queued: await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media)) };
+      return { message, queued: await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media, this.addressesOf(media))) };
     });
     this.notifier.deliveriesQueued(stored.queued);
     return stored.message;
@@ -83,6 +85,13 @@ export class ReceiveMessageService {
       const reason = error instanceof AppError ? error.code : 'download_failed';
       return { kind: incoming.kind, unavailable: reason };
     }
+  }
+
+  /** The file's links for the webhook: the signed one lasts WAGW_MEDIA_LINK_TTL_HOURS from now. */
+  private addressesOf(media: ReceivedMedia | undefined): MediaAddresses {
+    const plain = (id: string) => this.links.plain(id);
+    if (media === undefined || !('stored' in media)) return { plain };
+    return { plain, signed: this.links.sign(media.stored.id, new Date(Date.now() + this.media.linkTtlMs)) };
   }
 
   /** Receipts are written under the lease of the session that got them; a stale one is refused and dropped. */

@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -55,6 +56,7 @@ interface AccountObjects {
   deliveryId: string;
   inviteId: string;
   inviteToken: string;
+  mediaId: string;
 }
 
 async function seedTenant(test: TestGateway, name: string): Promise<AccountObjects> {
@@ -72,7 +74,9 @@ async function seedTenant(test: TestGateway, name: string): Promise<AccountObjec
   const [delivery] = await gateway.webhooks.listDeliveries(accountScope(accountId), webhook.id);
   const invite = await gateway.team.createInvite(accountId, 'member', owner.id);
   await gateway.supervisor.simulatorFor(number)!.deliverIncoming(number, parseE164('+14155550123')!, `private words of ${name}`);
+  const media = await gateway.media.ingest(Readable.from([Buffer.from(`private file of ${name}`)]), { accountId, source: 'upload' });
   return {
+    mediaId: media.id,
     accountId,
     ownerEmail,
     ownerId: owner.id,
@@ -106,6 +110,7 @@ function urlsAimedAt(path: string, target: AccountObjects, own: AccountObjects):
   }
   if (path.startsWith('/webhooks/')) return [fill({ id: target.webhookId })];
   if (path.startsWith('/numbers/')) return [fill({ id: target.numberId })];
+  if (path.startsWith('/messages/media/')) return [fill({ id: target.mediaId })];
   if (path.startsWith('/operator/')) {
     return [fill({ accountId: target.accountId, userId: target.ownerId, numberId: target.numberId })];
   }

@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+import { samples } from '../support/media-samples.ts';
 import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -11,7 +13,7 @@ const password = 'correct horse battery';
 
 /** The texts of the message rows on a page, in the order shown. */
 function messageTexts(body: string): string[] {
-  return [...body.matchAll(/<td class="text">([^<]*)<\/td>/g)].map((match) => match[1]!);
+  return [...body.matchAll(/<td class="text">(?:<a [^>]*>(?:<img [^>]*>|[^<]*)<\/a>)?<span>([^<]*)<\/span><\/td>/g)].map((match) => match[1]!);
 }
 
 /** An href from the page, as a browser would follow it (attributes arrive HTML-escaped). */
@@ -178,6 +180,26 @@ for (const dialect of dialects) {
         assert.equal(page.statusCode, 200);
         assert.deepEqual(messageTexts(page.body), ['out-one', 'in-two', 'in-one']);
         assert.doesNotMatch(page.body, /Older messages/);
+      });
+
+      it('shows a thumbnail for a photo and a download link for a document, both served through the session only', async () => {
+        const own = await seedAccount('Media', ['+447700900311']);
+        const [first] = own.numbers;
+        const media = (bytes: Buffer) => test.gateway.media.ingest(Readable.from([bytes]), { accountId: own.accountId, source: 'upload' });
+        const photo = await media(samples.png);
+        const pdf = await media(samples.pdf(700));
+        await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first!.phone, toPhone: '+447700900204' as E164, text: 'a photo', media: photo });
+        await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first!.phone, toPhone: '+447700900205' as E164, text: '', media: pdf });
+        const page = await own.client.get('/messages');
+        assert.deepEqual(messageTexts(page.body), ['', 'a photo']);
+        assert.match(page.body, new RegExp(`<img src="/messages/media/${photo.id}" alt="image attachment" class="thumbnail" loading="lazy"/?>`));
+        assert.match(page.body, new RegExp(`<a href="/messages/media/${pdf.id}" class="media-link">Download the document</a>`));
+        const image = await own.client.get(`/messages/media/${photo.id}`);
+        assert.equal(image.statusCode, 200);
+        assert.equal(image.headers['content-type'], 'image/png');
+        assert.deepEqual(image.rawPayload, samples.png);
+        const signedOut = await new DashboardClient(test).get(`/messages/media/${photo.id}`);
+        assert.equal(signedOut.statusCode, 303, 'a visitor is sent to sign in');
       });
 
       it('filters by direction', async () => {

@@ -56,6 +56,12 @@ const downloadOwnersMedia: Probe = {
   succeedsWith: 200,
 };
 
+const linkOwnersMedia: Probe = {
+  request: (owner) => ({ method: 'POST', url: `/${owner.mediaId}/link`, body: {} }),
+  refusedWith: { status: 404, error: 'media_not_found' },
+  succeedsWith: 200,
+};
+
 const upload: Probe = {
   request: (_owner, marker) => ({ method: 'POST', url: '', body: Buffer.from(marker), contentType: 'text/plain' }),
   succeedsWith: 201,
@@ -70,11 +76,13 @@ const PROBES: Record<string, Probe> = {
   'POST /api/media': upload,
   'GET /media/{id}': downloadOwnersMedia,
   'GET /api/media/{id}': downloadOwnersMedia,
+  'POST /media/{id}/link': linkOwnersMedia,
+  'POST /api/media/{id}/link': linkOwnersMedia,
 };
 
 /** The probe's request at the operation's path, with `{id}` and the like filled by the probe's own url part. */
 function call(test: TestGateway, operation: string, request: ProbeRequest, apiKey: string) {
-  const path = operation.split(' ')[1]!.replace(/\/\{[^}]+\}$/, '') + request.url;
+  const path = operation.split(' ')[1]!.replace(/\/\{[^}]+\}(\/[a-z_]+)?$/, '') + request.url;
   const raw = Buffer.isBuffer(request.body);
   return test.inject({
     method: request.method,

@@ -57,8 +57,8 @@ for (const dialect of dialects) {
       assert.equal(document.info.license?.name, 'MIT');
       const all = operations(document);
       assert.deepEqual(all.map(([method, pathName]) => `${method} ${pathName}`).sort(), [
-        'get /api/media/{id}', 'get /health', 'get /media/{id}', 'post /api/media', 'post /api/sandbox/receive', 'post /api/send_message',
-        'post /media', 'post /sandbox/receive', 'post /send_message',
+        'get /api/media/{id}', 'get /health', 'get /media/{id}', 'post /api/media', 'post /api/media/{id}/link', 'post /api/sandbox/receive',
+        'post /api/send_message', 'post /media', 'post /media/{id}/link', 'post /sandbox/receive', 'post /send_message',
       ]);
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');

@@ -7,6 +7,8 @@ export interface MessageRowView {
   counterpart: string;
   ownPhone: string;
   text: string;
+  /** The file the message carries, downloaded through the session (never with an API key). */
+  media: { href: string; kind: string; picture: boolean } | undefined;
   status: string;
   at: Date;
 }
@@ -20,6 +22,10 @@ export function toMessageRow(message: Message): MessageRowView {
     counterpart: outbound ? message.toPhone : senderAddress(message),
     ownPhone: outbound ? senderAddress(message) : message.toPhone,
     text: message.text,
+    media:
+      message.mediaId === null
+        ? undefined
+        : { href: `/messages/media/${encodeURIComponent(message.mediaId)}`, kind: message.contentKind, picture: message.contentKind === 'image' || message.contentKind === 'sticker' },
     status: message.status,
     at: message.createdAt,
   };

@@ -3,6 +3,7 @@ import type { Gateway } from '../../main.ts';
 import { accountOf, pageContext, requireAccountMember, sendPage } from '../context.ts';
 import { presentMessages, readMessageFilters } from '../presenters/messages.ts';
 import { MessagesPage } from '../views/messages-page.tsx';
+import { serveMedia } from '../../http/routes/media.ts';
 
 /** `/messages`: the account's sent and received messages, filtered and a page at a time. */
 export function registerMessagesRoutes(app: FastifyInstance, gateway: Gateway): void {
@@ -10,5 +11,11 @@ export function registerMessagesRoutes(app: FastifyInstance, gateway: Gateway): 
     const view = await presentMessages(gateway, accountOf(request), readMessageFilters(request.query));
     const context = pageContext(request, reply, 'Messages', 'messages');
     return sendPage(reply, MessagesPage({ context, view }), view.error === undefined ? 200 : 400);
+  });
+
+  // A message's file, for the thumbnails and download links of the page: the session's account only.
+  app.get<{ Params: { id: string } }>('/messages/media/:id', { preHandler: requireAccountMember }, async (request, reply) => {
+    const media = await gateway.media.find(accountOf(request).scope.accountId, request.params.id, 'id');
+    return serveMedia(gateway, request, reply, media);
   });
 }

@@ -29,8 +29,19 @@ export function MessagesTable(props: { messages: MessageRowView[]; empty: Empty 
               <td class="mono" safe>
                 {message.counterpart}
               </td>
-              <td class="text" safe>
-                {message.text}
+              <td class="text">
+                {message.media === undefined ? (
+                  ''
+                ) : message.media.picture ? (
+                  <a href={message.media.href} class="media-link">
+                    <img src={message.media.href} alt={`${message.media.kind} attachment`} class="thumbnail" loading="lazy" />
+                  </a>
+                ) : (
+                  <a href={message.media.href} class="media-link" safe>
+                    {`Download the ${message.media.kind}`}
+                  </a>
+                )}
+                <span safe>{message.text}</span>
               </td>
               <td>
                 <StatusBadge status={message.status} />

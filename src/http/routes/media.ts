@@ -3,6 +3,7 @@ import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
 import { isMediaKind, mediaKinds, type MediaObject } from '../../domain/media.ts';
 import type { ByteRange } from '../../media/blob-store.ts';
+import { MAX_LINK_LIFETIME_MS } from '../../media/media-links.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponses } from '../schemas.ts';
 
@@ -34,6 +35,11 @@ export function presentMedia(media: MediaObject) {
     filename: media.fileName,
     expires_at: media.expiresAt!.toISOString(),
   };
+}
+
+interface DownloadQuery {
+  expires?: string;
+  signature?: string;
 }
 
 interface UploadQuery {
@@ -90,19 +96,30 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
     }
   });
 
+  // A signed link opens its one file without a key; without a signature, a key is required.
+  const keyOrSignature = async (request: FastifyRequest<{ Querystring: DownloadQuery }>) => {
+    if (request.query.signature === undefined && request.query.expires === undefined) await onRequest(request);
+  };
   for (const [url, operationId] of [['/media/:id', 'downloadMedia'], ['/api/media/:id', 'downloadMediaApi']] as const) {
-    app.get<{ Params: { id: string } }>(
+    app.get<{ Params: { id: string }; Querystring: DownloadQuery }>(
       url,
       {
-        onRequest,
+        onRequest: keyOrSignature,
         schema: {
           operationId,
           summary: 'Download a media file',
           description:
-            'The bytes of an upload, a sent file or a received one, to a key of the account that owns it (any other gets 404). Supports Range (one range) and If-None-Match with the strong ETag, which is the SHA-256. /media/{id} and /api/media/{id} are the same operation.',
+            'The bytes of an upload, a sent file or a received one, to a key of the account that owns it (any other gets 404), or to anyone with a signed link (expires and signature, from a webhook or POST /media/{id}/link). Supports Range (one range) and If-None-Match with the strong ETag, which is the SHA-256. /media/{id} and /api/media/{id} are the same operation.',
           tags: ['media'],
           security: bearer,
           params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The media_id.' } } },
+          querystring: {
+            type: 'object',
+            properties: {
+              expires: { type: 'string', description: 'A signed link\'s expiry, in Unix seconds.' },
+              signature: { type: 'string', description: 'A signed link\'s signature; with it, no key is needed.' },
+            },
+          },
           response: {
             200: { description: 'The whole file, with its type as Content-Type.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
             206: { description: 'The requested range, with Content-Range.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
@@ -111,12 +128,59 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
           },
         },
       },
-      async (request, reply) => serveMedia(gateway, request, reply, await gateway.media.find(keyScope(request).accountId, request.params.id, 'id')),
+      async (request, reply) => {
+        const { id } = request.params;
+        const { expires, signature } = request.query;
+        if (request.apiKey === null) {
+          // An expired, altered or foreign link is no different from an unknown file.
+          if (!gateway.mediaLinks.verify(id, expires, signature)) throw new AppError('media_not_found', 'This link is unknown, altered or expired.', { field: 'signature' });
+          return serveMedia(gateway, request, reply, await gateway.media.findBySignedLink(id));
+        }
+        return serveMedia(gateway, request, reply, await gateway.media.find(keyScope(request).accountId, id, 'id'));
+      },
+    );
+  }
+
+  for (const [url, operationId] of [['/media/:id/link', 'linkMedia'], ['/api/media/:id/link', 'linkMediaApi']] as const) {
+    app.post<{ Params: { id: string }; Body: { expires_in_seconds?: number } | undefined }>(
+      url,
+      {
+        onRequest,
+        schema: {
+          operationId,
+          summary: 'Make a signed download link',
+          description:
+            'A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file\'s retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.',
+          tags: ['media'],
+          security: bearer,
+          params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The media_id.' } } },
+          body: {
+            type: 'object',
+            properties: { expires_in_seconds: { type: 'integer', minimum: 1, maximum: MAX_LINK_LIFETIME_MS / 1000, description: 'How long the link works.' } },
+          },
+          response: {
+            200: {
+              type: 'object',
+              required: ['url', 'expires_at'],
+              properties: { url: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } },
+            },
+            ...errorResponses(400, 401, 404, 500),
+          },
+        },
+      },
+      async (request) => {
+        const media = await gateway.media.find(keyScope(request).accountId, request.params.id, 'id');
+        const lifetime = request.body?.expires_in_seconds === undefined ? gateway.config.media.linkTtlMs : request.body.expires_in_seconds * 1000;
+        const until = Math.min(Date.now() + lifetime, media.expiresAt!.getTime());
+        const link = gateway.mediaLinks.sign(media.id, new Date(until));
+        return { url: link.url, expires_at: link.expiresAt.toISOString() };
+      },
     );
   }
 }
 
-async function serveMedia(gateway: Gateway, request: FastifyRequest, reply: FastifyReply, media: MediaObject): Promise<FastifyReply> {
+/** Answers a media object's bytes, whole or a range, with its headers; the caller has checked who may see it. */
+export async function serveMedia(gateway: Gateway, request: FastifyRequest, reply: FastifyReply, media: MediaObject): Promise<FastifyReply> {
   const etag = `"${media.sha256}"`;
   void reply
     .header('etag', etag)

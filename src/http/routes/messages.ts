@@ -43,7 +43,7 @@ export async function sendHere(gateway: Gateway, accountId: string, input: Retur
     media,
     mediaFingerprint: media === undefined ? undefined : mediaFingerprint(media.sha256, input.media!),
   };
-  const present = (message: Message) => presentMessage(message, media);
+  const present = (message: Message) => presentMessage(message, media, addressesOf(gateway));
   // Without a key the send takes its usual path, with no idempotency work at all.
   if (idempotencyKey === undefined) return { statusCode: 200, body: present(await gateway.sender.send(sendRequest)), replayed: false };
   const outcome = await gateway.idempotentSender.send(sendRequest, idempotencyKey, present);
@@ -58,6 +58,11 @@ export async function resolveMedia(gateway: Gateway, accountId: string, input: M
   if (input.id !== undefined) return gateway.media.asKind(await gateway.media.find(accountId, input.id), input);
   if (input.url !== undefined) return gateway.media.ingestFromUrl(input.url, { ...input, accountId, source });
   return gateway.media.ingest(Readable.from([input.data!]), { ...input, accountId, source });
+}
+
+/** Where answers say a file is downloaded: under WAGW_PUBLIC_URL when it is set. */
+function addressesOf(gateway: Gateway) {
+  return { plain: (id: string) => gateway.mediaLinks.plain(id) };
 }
 
 /** The file's part of an idempotent request's fingerprint: its bytes and what the caller claimed of them. */
@@ -180,7 +185,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
         const scope = keyScope(request);
         const media = input.media === undefined ? undefined : await resolveMedia(gateway, scope.accountId, input.media, 'send');
         const message = await gateway.sandboxInbox.receiveOnPhone(scope, input.toPhone, input.fromPhone, input.text, media && gateway.media.outgoing(media));
-        return presentMessage(message, message.mediaId === null ? undefined : await gateway.media.find(scope.accountId, message.mediaId, 'media'));
+        return presentMessage(message, message.mediaId === null ? undefined : await gateway.media.find(scope.accountId, message.mediaId, 'media'), addressesOf(gateway));
       },
     );
   }

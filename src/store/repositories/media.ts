@@ -49,6 +49,12 @@ export async function findLiveMedia(db: Executor, accountId: string, id: string,
   return row === undefined ? undefined : toMedia(row);
 }
 
+/** A media object by id alone, for a signed link (which is its own authorization); never for a keyed request. */
+export async function findLiveMediaById(db: Executor, id: string, now: Date): Promise<MediaObject | undefined> {
+  const row = await db.selectFrom('media').selectAll().where('id', '=', id).where('removed_at', 'is', null).where('expires_at', '>', now.getTime()).executeTakeFirst();
+  return row === undefined ? undefined : toMedia(row);
+}
+
 /** Keeps a media object at least until `until`: an upload a message now uses lives as long as the message's media. */
 export async function extendMediaRetention(db: Executor, id: string, until: Date): Promise<void> {
   await db.updateTable('media').set({ expires_at: until.getTime() }).where('id', '=', id).where('expires_at', '<', until.getTime()).execute();
