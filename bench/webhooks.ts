@@ -118,7 +118,7 @@ async function queueBacklog(gateway: Gateway, shares: Share[], count: number): P
         for (const share of shares) {
           const message: Message = {
             id: newId('message'), accountId: share.accountId, numberId: share.numberId, direction: 'inbound',
-            fromPhone: '+14155550100' as E164, fromLid: null, toPhone: share.phone, text: `backlog-${index}`, contentKind: 'text', mediaId: null,
+            fromPhone: '+14155550100' as E164, fromLid: null, toPhone: share.phone, text: `backlog-${index}`, contentKind: 'text', mediaId: null, structured: null,
             status: 'received', engineMessageId: null, createdAt: new Date(),
           };
           await enqueueEvent(trx, CLAIMS_ONLY, share.accountId, incomingMessagePayload(message), message.createdAt);

@@ -20,7 +20,7 @@ const FIELD = { field: 'the request field at fault' } as const;
 export const errorCatalogue = {
   // The public API's requests.
   invalid_json: { publicApi: true, status: 400, meaning: 'The body is not valid JSON (or not UTF-8); the message says where.' },
-  invalid_request: { publicApi: true, status: 400, meaning: 'The request cannot be read: the body is not an object, a field is missing or not a string, the Content-Type is not JSON, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, Host is missing, or it is not valid HTTP.', details: { ...FIELD, problem: '"missing" or "not_a_string" for a field; absent otherwise' } },
+  invalid_request: { publicApi: true, status: 400, meaning: 'The request cannot be read: the body is not an object, a field is missing or not a string, the Content-Type is not JSON, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, Host is missing, or it is not valid HTTP.', details: { ...FIELD, problem: '"missing", or "not_a_string" (or not_a_number, not_an_array, not_an_object, for the few fields of those types) for a field; absent otherwise' } },
   invalid_phone_number: { publicApi: true, status: 400, meaning: 'A phone is not a valid international number.', details: FIELD },
   empty_message: { publicApi: true, status: 400, meaning: 'The message is empty or only whitespace.', details: FIELD },
   message_too_long: { publicApi: true, status: 400, meaning: 'The message is longer than the configured maximum.', details: { ...FIELD, limit: 'the most characters (code points) allowed' } },

@@ -1,3 +1,4 @@
+import type { StructuredContent } from './structured-content.ts';
 import type { MediaKind } from './media.ts';
 import type { E164 } from './phone.ts';
 import type { PlanName } from './plans.ts';
@@ -38,7 +39,7 @@ export type MessageDirection = 'outbound' | 'inbound';
  * `*_caption` kinds are those of incoming media stored before the gateway kept media: the
  * caption only.
  */
-export type MessageContentKind = 'text' | MediaKind | 'image_caption' | 'video_caption' | 'document_caption';
+export type MessageContentKind = 'text' | MediaKind | 'location' | 'contact' | 'image_caption' | 'video_caption' | 'document_caption';
 export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
 
 export interface Account {
@@ -109,6 +110,8 @@ export interface Message {
   contentKind: MessageContentKind;
   /** The media object the message carries; null for text. */
   mediaId: string | null;
+  /** A shared location or contact cards; null for everything else. */
+  structured: StructuredContent | null;
   status: MessageStatus;
   engineMessageId: string | null;
   createdAt: Date;

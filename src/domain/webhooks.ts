@@ -1,3 +1,4 @@
+import { presentStructured } from './structured-content.ts';
 import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type SessionStatus } from './model.ts';
 
@@ -104,8 +105,9 @@ export function incomingMessagePayload(message: Message, media?: ReceivedMedia, 
     message: message.text,
     content_kind: message.contentKind,
     ...(described !== undefined && { media: described }),
+    ...presentStructured(message.structured),
     status: 'received',
-    data: { from: senderAddress(message), message: message.text, timestamp: createdAt, ...(described !== undefined && { media: described }) },
+    data: { from: senderAddress(message), message: message.text, timestamp: createdAt, ...(described !== undefined && { media: described }), ...presentStructured(message.structured) },
   };
 }
 

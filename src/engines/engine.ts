@@ -1,5 +1,6 @@
 import type { EngineKind, Message, MessageContentKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import type { MediaKind } from '../domain/media.ts';
+import type { StructuredContent } from '../domain/structured-content.ts';
 import type { E164 } from '../domain/phone.ts';
 
 /**
@@ -104,7 +105,7 @@ export interface SentMessage {
 
 export interface InboundSimulator {
   /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
-  deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string, media?: OutgoingMedia): Promise<Message>;
+  deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string, media?: OutgoingMedia, structured?: StructuredContent): Promise<Message>;
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
@@ -136,6 +137,8 @@ export interface IncomingMessageEvent {
   contentKind: MessageContentKind;
   /** The file of a media message, when the engine can fetch it. */
   media?: IncomingMedia;
+  /** A shared location or contact cards. */
+  structured?: StructuredContent;
   engineMessageId: string;
   receivedAt: Date;
 }

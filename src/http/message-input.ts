@@ -2,7 +2,8 @@ import { AppError } from '../domain/errors.ts';
 import { assertSendableText } from '../domain/message-text.ts';
 import type { Message } from '../domain/model.ts';
 import { type E164, parseE164 } from '../domain/phone.ts';
-import type { MessageRequestBody } from './schemas.ts';
+import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
+import { isValidLocation, presentStructured, type StructuredContent } from '../domain/structured-content.ts';
 import { isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, type MediaAddresses } from '../domain/webhooks.ts';
 
@@ -35,6 +36,40 @@ export function parseMessageInput(body: MessageRequestBody, maxMessageLength: nu
   const text = body.message ?? '';
   assertSendableText(text, maxMessageLength, true);
   return { fromPhone, toPhone, text, media: parseMediaInput(body.media) };
+}
+
+/** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
+export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent } {
+  if (body.location === undefined && body.contacts === undefined) return parseMessageInput(body, maxMessageLength);
+  if ([body.media, body.location, body.contacts].filter((part) => part !== undefined).length > 1) {
+    throw new AppError('invalid_request', 'A message carries one of media, location and contacts.', { field: body.location === undefined ? 'contacts' : 'location' });
+  }
+  const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
+  const toPhone = parsePhoneField(body.to_phone, 'to_phone');
+  const text = body.message ?? '';
+  assertSendableText(text, maxMessageLength, true);
+  if (body.location !== undefined) {
+    const location = { latitude: body.location.latitude, longitude: body.location.longitude, name: body.location.name ?? null, address: body.location.address ?? null, url: null };
+    if (!isValidLocation(location)) throw new AppError('invalid_request', 'location needs a latitude within ±90 and a longitude within ±180.', { field: 'location' });
+    return { fromPhone, toPhone, text, structured: { location } };
+  }
+  const cards = body.contacts!;
+  if (cards.length < 1 || cards.length > 10) throw new AppError('invalid_request', 'contacts holds 1 to 10 cards.', { field: 'contacts' });
+  const contacts = cards.map((card, index) => {
+    const phones = card.phones.map((raw, at) => {
+      const phone = parseE164(raw);
+      if (phone === undefined) throw new AppError('invalid_phone_number', `contacts[${index}].phones[${at}] is not a valid international phone number.`, { field: `contacts[${index}].phones[${at}]` });
+      return phone;
+    });
+    return { name: card.name, phones, vcard: contactVcard(card.name, phones) };
+  });
+  return { fromPhone, toPhone, text, structured: { contacts } };
+}
+
+/** A card as WhatsApp writes one: the name, and each phone with its WhatsApp id. */
+function contactVcard(name: string, phones: E164[]): string {
+  const escaped = name.replace(/[\\;,]/g, (character) => `\\${character}`).replace(/[\r\n]+/g, ' ');
+  return ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escaped}`, ...phones.map((phone) => `TEL;type=CELL;waid=${phone.slice(1)}:${phone}`), 'END:VCARD'].join('\n');
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -79,6 +114,7 @@ export function presentMessage(message: Message, media?: MediaObject, addresses?
     to_phone: message.toPhone,
     message: message.text,
     ...(media !== undefined && { media: described }),
+    ...presentStructured(message.structured),
     status: message.status,
   };
 }

@@ -46,6 +46,30 @@ export const messageRequestSchema = {
   },
 } as const;
 
+/** The sandbox's receive takes what a person may send besides text and files: a place or contact cards. */
+export const sandboxReceiveRequestSchema = {
+  ...messageRequestSchema,
+  properties: {
+    ...messageRequestSchema.properties,
+    location: {
+      type: 'object',
+      description: 'Simulate a shared place instead of a text: latitude and longitude in degrees, with an optional name and address.',
+      required: ['latitude', 'longitude'],
+      properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: 'string' }, address: { type: 'string' } },
+    },
+    contacts: {
+      type: 'array',
+      description: 'Simulate contact cards instead of a text: 1 to 10 of {name, phones}.',
+      items: { type: 'object', required: ['name', 'phones'], properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } } } },
+    },
+  },
+} as const;
+
+export interface SandboxReceiveBody extends MessageRequestBody {
+  location?: { latitude: number; longitude: number; name?: string; address?: string };
+  contacts?: { name: string; phones: string[] }[];
+}
+
 const messageResponseFields = {
   message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
   created_at: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' },
@@ -111,6 +135,16 @@ export const receivedMessageResponseSchema = {
     ...messageResponseFields,
     from_phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gave only the sender\'s LID.' },
     from_lid: { type: ['string', 'null'], description: 'The sender\'s LID ("<digits>@lid") when the message was LID-addressed; otherwise null.' },
+    location: {
+      type: 'object',
+      description: 'A shared place, for a location message.',
+      properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: ['string', 'null'] }, address: { type: ['string', 'null'] }, url: { type: ['string', 'null'] } },
+    },
+    contacts: {
+      type: 'array',
+      description: 'Contact cards, for a contact message.',
+      items: { type: 'object', properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } }, vcard: { type: ['string', 'null'] } } },
+    },
     status: { type: 'string', enum: ['received'] },
   },
 } as const;

@@ -56,6 +56,7 @@ export class ReceiveMessageService {
       text: event.text,
       contentKind: event.contentKind,
       mediaId: media !== undefined && 'stored' in media ? media.stored.id : null,
+      structured: event.structured ?? null,
       status: 'received',
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,

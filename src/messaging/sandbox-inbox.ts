@@ -6,6 +6,7 @@ import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 import type { OutgoingMedia } from '../engines/engine.ts';
+import type { StructuredContent } from '../domain/structured-content.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 
 /**
@@ -34,7 +35,7 @@ export class SandboxInbox {
    * or not a sandbox one, gets the same 403 whether or not it exists elsewhere, so nothing about
    * other accounts can be learnt from it.
    */
-  async receiveOnPhone(scope: AccountScope, toPhone: E164, fromPhone: E164, text: string, media?: OutgoingMedia): Promise<Message> {
+  async receiveOnPhone(scope: AccountScope, toPhone: E164, fromPhone: E164, text: string, media?: OutgoingMedia, structured?: StructuredContent): Promise<Message> {
     this.admit(scope);
     const number = await this.numbers.findNumber(scope, toPhone).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'number_not_found') return undefined;
@@ -44,7 +45,7 @@ export class SandboxInbox {
     if (number === undefined || simulator === undefined) {
       throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', { field: 'to_phone' });
     }
-    return simulator.deliverIncoming(number, fromPhone, text, media);
+    return simulator.deliverIncoming(number, fromPhone, text, media, structured);
   }
 
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed. */

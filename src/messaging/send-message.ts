@@ -88,6 +88,7 @@ export class SendMessageService {
       text: request.text,
       contentKind: request.media?.kind ?? 'text',
       mediaId: request.media?.id ?? null,
+      structured: null,
       status: 'queued',
       engineMessageId: null,
       createdAt: at,

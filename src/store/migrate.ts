@@ -10,6 +10,7 @@ import * as signInDelays from './migrations/0008-sign-in-delays.ts';
 import * as keyAttribution from './migrations/0009-key-attribution.ts';
 import * as cluster from './migrations/0010-cluster.ts';
 import * as media from './migrations/0011-media.ts';
+import * as structuredContent from './migrations/0012-structured-content.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '0009-key-attribution': keyAttribution,
   '0010-cluster': cluster,
   '0011-media': media,
+  '0012-structured-content': structuredContent,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -89,6 +89,8 @@ export interface MessagesTable {
   error_code: string | null;
   /** The file the message carries, with `text` as its caption; null for a text message. */
   media_id: string | null;
+  /** A shared location or contact cards, as JSON; null otherwise. */
+  structured: string | null;
   created_at: number;
   updated_at: number;
 }

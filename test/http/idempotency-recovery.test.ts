@@ -199,7 +199,7 @@ async function plantSend(gateway: Gateway, account: SeededAccount, key: string, 
     if (planted.message === undefined) return;
     await insertMessage(trx, {
       id: messageId, accountId: account.accountId, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null,
-      toPhone: RECIPIENT as E164, text, contentKind: 'text', mediaId: null, status: 'queued', engineMessageId: null, createdAt: at,
+      toPhone: RECIPIENT as E164, text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: at,
     });
     const { status, errorCode } = planted.message;
     if (status !== 'queued') await updateMessageStatus(trx, messageId, { status, at, ...(errorCode !== undefined && { errorCode }), ...(status === 'sent' && { engineMessageId: 'sbx_before_the_crash' }) });

@@ -76,7 +76,7 @@ for (const dialect of dialects) {
         await reserveMonthlyUnit(trx, account.accountId, usagePeriod(at), 5);
         await insertMessage(trx, {
           id: newId('message'), accountId: account.accountId, numberId: number.id, direction: 'outbound',
-          fromPhone: number.phone, fromLid: null, toPhone: '+14155550100' as E164, text: 'cut off', contentKind: 'text', mediaId: null, status: 'queued', engineMessageId: null, createdAt: at,
+          fromPhone: number.phone, fromLid: null, toPhone: '+14155550100' as E164, text: 'cut off', contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: at,
         });
       });
       assert.equal((await test.gateway.accounts.usage(account.accountId, at)).used, 1);
@@ -93,7 +93,7 @@ for (const dialect of dialects) {
       const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
       await insertMessage(test.gateway.store.db, {
         id: newId('message'), accountId: account.accountId, numberId: number.id, direction: 'outbound',
-        fromPhone: number.phone, fromLid: null, toPhone: '+14155550100' as E164, text: 'in flight elsewhere', contentKind: 'text', mediaId: null, status: 'queued', engineMessageId: null, createdAt: new Date(),
+        fromPhone: number.phone, fromLid: null, toPhone: '+14155550100' as E164, text: 'in flight elsewhere', contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(),
       });
       assert.equal(await test.gateway.sender.failInterruptedSends(new Date(Date.now() - 60_000)), 0);
       const [stored] = await listMessages(test.gateway.store.db, { accountId: account.accountId, direction: 'outbound', limit: 5 });

@@ -87,7 +87,7 @@ for (const dialect of dialects) {
         fromLid: '123456789012345@lid',
         toPhone: '+447700900001' as E164,
         text: 'a caption',
-        contentKind: 'image_caption', mediaId: null,
+        contentKind: 'image_caption', mediaId: null, structured: null,
         status: 'received',
         engineMessageId: 'engine-lid',
         createdAt: new Date(2_000),

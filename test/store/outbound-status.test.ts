@@ -41,7 +41,7 @@ for (const dialect of dialects) {
     async function storedMessage(overrides: Partial<Message>): Promise<Message> {
       const message: Message = {
         id: newId('message'), accountId: number.accountId, numberId: number.id, direction: 'outbound',
-        fromPhone: number.phone, fromLid: null, toPhone: '+447700900402' as E164, text: 'hello', contentKind: 'text', mediaId: null,
+        fromPhone: number.phone, fromLid: null, toPhone: '+447700900402' as E164, text: 'hello', contentKind: 'text', mediaId: null, structured: null,
         status: 'sent', engineMessageId: `sbx_${newId('event')}`, createdAt: new Date(), ...overrides,
       };
       await insertMessage(store.db, message);

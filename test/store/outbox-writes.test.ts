@@ -41,7 +41,7 @@ for (const dialect of dialects) {
     function incoming(number: WhatsAppNumber): Message {
       return {
         id: newId('message'), accountId: number.accountId, numberId: number.id, direction: 'inbound', fromPhone: '+447700900999' as E164,
-        fromLid: null, toPhone: number.phone, text: 'hello', contentKind: 'text', mediaId: null, status: 'received', engineMessageId: `sbx_${newId('event')}`,
+        fromLid: null, toPhone: number.phone, text: 'hello', contentKind: 'text', mediaId: null, structured: null, status: 'received', engineMessageId: `sbx_${newId('event')}`,
         createdAt: new Date(),
       };
     }

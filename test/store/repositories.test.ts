@@ -147,7 +147,7 @@ for (const dialect of dialects) {
         const number = await seedNumber(id);
         const outbound = (text: string): Message => ({
           id: newId('message'), accountId: id, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null,
-          toPhone: nextPhone(), text, contentKind: 'text', mediaId: null, status: 'queued', engineMessageId: null, createdAt: new Date(),
+          toPhone: nextPhone(), text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(),
         });
         const first = outbound('first of the month');
         assert.equal(await insertMessageWithUnit(suite.store.db, first, { period: '2026-05', limit: 2 }), true);
@@ -200,7 +200,7 @@ for (const dialect of dialects) {
           fromLid: null,
           toPhone: '+14155550100' as E164,
           text: 'kept after the number goes',
-          contentKind: 'text', mediaId: null,
+          contentKind: 'text', mediaId: null, structured: null,
           status: 'sent',
           engineMessageId: 'engine-1',
           createdAt: new Date(),

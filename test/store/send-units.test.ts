@@ -24,7 +24,7 @@ for (const dialect of dialects) {
     function outbound(number: WhatsAppNumber, text: string, overrides: Partial<Message> = {}): Message {
       return {
         id: newId('message'), accountId: number.accountId, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null,
-        toPhone: '+14155550100' as E164, text, contentKind: 'text', mediaId: null, status: 'queued', engineMessageId: null, createdAt: new Date(), ...overrides,
+        toPhone: '+14155550100' as E164, text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(), ...overrides,
       };
     }
 

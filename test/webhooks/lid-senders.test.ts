@@ -132,7 +132,7 @@ for (const dialect of dialects) {
       await insertMessage(test.gateway.store.db, {
         id: messageId, accountId: account.accountId, numberId: number.id, direction: 'outbound',
         fromPhone: number.phone, fromLid: null, toPhone: '+14155550100' as E164, text: 'restricted',
-        contentKind: 'text', mediaId: null, status: 'sent', engineMessageId, createdAt: new Date(),
+        contentKind: 'text', mediaId: null, structured: null, status: 'sent', engineMessageId, createdAt: new Date(),
       });
       const at = new Date();
       await test.gateway.receiver.recordReceipt({ lease: test.gateway.keeper.leaseOf(number.id)!, phone: number.phone, engineMessageId, status: 'failed', errorCode: '463', at });

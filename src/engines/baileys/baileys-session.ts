@@ -247,6 +247,7 @@ export class BaileysSession {
       contentKind: decision.contentKind,
       text: decision.text,
       ...(decision.media !== null && { media: this.downloadable(message, decision.media) }),
+      ...(decision.structured !== null && { structured: decision.structured }),
       engineMessageId: decision.engineMessageId,
       receivedAt: decision.timestamp ?? new Date(),
     });

@@ -21,8 +21,9 @@ import type { proto, WAMessage } from 'baileys';
 import { parseE164 } from '../../domain/phone.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { MediaKind } from '../../domain/media.ts';
+import { isValidLocation, type StructuredContent } from '../../domain/structured-content.ts';
 
-export type InboundContentKind = 'text' | MediaKind;
+export type InboundContentKind = 'text' | MediaKind | 'location' | 'contact';
 
 /** A file an incoming message carries, as its proto describes it; the adapter downloads the bytes. */
 export interface InboundMedia {
@@ -41,7 +42,7 @@ export type InboundSkipReason =
   | 'protocol'
   | 'reaction'
   | 'poll_update'
-  /** Neither text nor a file: locations, contacts, polls, stubs. */
+  /** Neither text, a file, a place nor a contact: polls, stubs. */
   | 'no_text'
   /** The key has no id or no sender we can address (a bot, an unknown server). */
   | 'unaddressable';
@@ -57,6 +58,8 @@ export type InboundDecision =
       contentKind: InboundContentKind;
       /** The file of a media message; its caption, or nothing, is `text`. */
       media: InboundMedia | null;
+      /** A shared location or contact cards. */
+      structured: StructuredContent | null;
       engineMessageId: string;
       /** When the sender's phone stamped it; null if the message carried no timestamp. */
       timestamp: Date | null;
@@ -142,14 +145,58 @@ function contentSkipReason(content: proto.IMessage | undefined): InboundSkipReas
   return undefined;
 }
 
-function extractText(content: proto.IMessage | undefined): { text: string; contentKind: InboundContentKind; media: InboundMedia | null } | undefined {
+type ExtractedContent = { text: string; contentKind: InboundContentKind; media: InboundMedia | null; structured: StructuredContent | null };
+
+function extractText(content: proto.IMessage | undefined): ExtractedContent | undefined {
   const media = mediaOf(content);
-  if (media !== undefined) return { text: media.caption ?? '', contentKind: media.kind, media: { kind: media.kind, mimeType: media.mimetype ?? null, fileName: media.fileName } };
+  if (media !== undefined) return { text: media.caption ?? '', contentKind: media.kind, media: { kind: media.kind, mimeType: media.mimetype ?? null, fileName: media.fileName }, structured: null };
+  const structured = structuredOf(content);
+  if (structured !== undefined) return { ...structured, media: null };
   for (const text of [content?.conversation, content?.extendedTextMessage?.text]) {
     // A blank text message is no message; the gateway never stores one, in either direction.
-    if (typeof text === 'string' && text.trim().length > 0) return { text, contentKind: 'text', media: null };
+    if (typeof text === 'string' && text.trim().length > 0) return { text, contentKind: 'text', media: null, structured: null };
   }
   return undefined;
+}
+
+/** A shared place (a live one as where it was when shared) or contact cards. */
+function structuredOf(content: proto.IMessage | undefined): { text: string; contentKind: InboundContentKind; structured: StructuredContent } | undefined {
+  const place = content?.locationMessage ?? content?.liveLocationMessage;
+  if (place) {
+    const fixed = content?.locationMessage ?? undefined;
+    const location = {
+      latitude: Number(place.degreesLatitude ?? Number.NaN),
+      longitude: Number(place.degreesLongitude ?? Number.NaN),
+      name: fixed?.name ?? null,
+      address: fixed?.address ?? null,
+      url: fixed?.url ?? null,
+    };
+    if (!isValidLocation(location)) return undefined;
+    const text = fixed?.comment ?? content?.liveLocationMessage?.caption ?? '';
+    return { text, contentKind: 'location', structured: { location } };
+  }
+  const cards = content?.contactsArrayMessage?.contacts ?? (content?.contactMessage ? [content.contactMessage] : undefined);
+  if (cards && cards.length > 0) {
+    const contacts = cards.map((card) => ({ name: card.displayName ?? '', phones: phonesOfVcard(card.vcard ?? ''), vcard: card.vcard ?? null }));
+    return { text: '', contentKind: 'contact', structured: { contacts } };
+  }
+  return undefined;
+}
+
+/**
+ * The phones a vCard lists, in E.164. WhatsApp writes the number's WhatsApp id as `waid=`, which
+ * is exact; other TEL values are parsed as written, and those that are no number are left out.
+ */
+export function phonesOfVcard(vcard: string): E164[] {
+  const phones = new Set<E164>();
+  for (const line of vcard.split(/\r?\n/)) {
+    const match = /^(?:item\d+\.)?TEL([^:]*):(.*)$/i.exec(line.trim());
+    if (match === null) continue;
+    const waid = /waid=(\d+)/i.exec(match[1]!)?.[1];
+    const phone = parseE164(waid === undefined ? match[2]!.trim() : `+${waid}`);
+    if (phone !== undefined) phones.add(phone);
+  }
+  return [...phones];
 }
 
 /** The one file a message carries, by kind; a voice note is the audio message marked PTT. */

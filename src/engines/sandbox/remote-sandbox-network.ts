@@ -1,6 +1,7 @@
 import net from 'node:net';
 import readline from 'node:readline';
 import type { Logger } from 'pino';
+import type { StructuredContent } from '../../domain/structured-content.ts';
 import { NotConnectedError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
 
 /** How long to wait before dialling the shared network again after the socket closed. */
@@ -40,8 +41,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     };
   }
 
-  async inject(from: string, to: string, text: string, media?: NetworkMedia): Promise<{ id: string }> {
-    const answer = await this.request({ op: 'inject', from, to, text, media });
+  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent): Promise<{ id: string }> {
+    const answer = await this.request({ op: 'inject', from, to, text, media, structured });
     return { id: String(answer.id) };
   }
 

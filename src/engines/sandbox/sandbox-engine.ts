@@ -3,6 +3,7 @@ import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../..
 import type { E164 } from '../../domain/phone.ts';
 import type { Engine, EngineEvents, InboundSimulator, IncomingMedia, OutgoingMedia, OutgoingMessage, SentMessage } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
+import type { StructuredContent } from '../../domain/structured-content.ts';
 import { EngineSendError } from '../engine.ts';
 import { NotConnectedError, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
 
@@ -63,8 +64,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
           fromPhone: message.from as E164,
           fromLid: null,
           text: message.text,
-          contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : 'text',
+          contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : message.structured === undefined ? 'text' : 'location' in message.structured ? 'location' : 'contact',
           ...(media !== undefined && isMediaKind(media.kind) && { media: incomingMedia(media, media.kind) }),
+          ...(message.structured !== undefined && { structured: message.structured }),
           engineMessageId: message.id,
           receivedAt: new Date(message.sentAt),
         });
@@ -115,10 +117,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
     }
   }
 
-  async deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string, media?: OutgoingMedia): Promise<Message> {
+  async deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string, media?: OutgoingMedia, structured?: StructuredContent): Promise<Message> {
     let id: string;
     try {
-      ({ id } = await this.options.network.inject(fromPhone, number.phone, text, media === undefined ? undefined : await networkMedia(media)));
+      ({ id } = await this.options.network.inject(fromPhone, number.phone, text, media === undefined ? undefined : await networkMedia(media), structured));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
       throw error;

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import readline from 'node:readline';
+import type { StructuredContent } from '../../domain/structured-content.ts';
 import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkMedia, type NetworkMessage } from './sandbox-network.ts';
 
 /** Entries the shared network answers a `journal` request with: the latest ones. */
@@ -72,7 +73,7 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
           return answer(request.ref, await connection.send(String(request.to), String(request.text), networkMedia(request.media)));
         }
         case 'inject':
-          return answer(request.ref, await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media)));
+          return answer(request.ref, await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined));
         case 'stored':
           awaitingStore.get(String(request.id))?.resolve();
           awaitingStore.delete(String(request.id));

@@ -1,5 +1,6 @@
 import { monotonicFactory } from 'ulid';
 import { randomFraction } from '../../domain/ids.ts';
+import type { StructuredContent } from '../../domain/structured-content.ts';
 
 /** A message on the simulated network, as the receiving device gets it. */
 export interface NetworkMessage {
@@ -9,6 +10,8 @@ export interface NetworkMessage {
   text: string;
   sentAt: number;
   media?: NetworkMedia;
+  /** A shared location or contact cards, carried as they are. */
+  structured?: StructuredContent;
 }
 
 /** A file on the simulated network: carried with its message, base64 so that it crosses the shared network's JSON lines as it is. */
@@ -39,7 +42,7 @@ export interface NetworkConnection {
 export interface SandboxNetworkPort {
   connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection>;
   /** Delivers a message from any phone to `to`, resolving with its id once the recipient stored it. */
-  inject(from: string, to: string, text: string, media?: NetworkMedia): Promise<{ id: string }>;
+  inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent): Promise<{ id: string }>;
 }
 
 export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver';
@@ -133,8 +136,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
     };
   }
 
-  async inject(from: string, to: string, text: string, media?: NetworkMedia): Promise<{ id: string }> {
-    const message = this.newMessage(from, to, text, media);
+  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent): Promise<{ id: string }> {
+    const message = { ...this.newMessage(from, to, text, media), ...(structured !== undefined && { structured }) };
     this.record({ kind: 'send', phone: from, node: 'simulator', id: message.id, to, text });
     const delivered = await this.deliver(message, true);
     if (!delivered) throw new NotConnectedError(to);

@@ -76,5 +76,8 @@ function fromValidation(error: FastifyError): AppError {
     return new AppError('invalid_request', 'The body must be a JSON object, e.g. {"from_phone", "to_phone", "message"}.');
   }
   if (missing !== undefined) return new AppError('invalid_request', `The field ${field} is missing.`, { field, problem: 'missing' });
-  return new AppError('invalid_request', `The field ${field} must be a string.`, { field, problem: 'not_a_string' });
+  // Most fields are strings; the few that are not (a location's coordinates, a list of contacts) say what they must be.
+  const expected = issue?.keyword === 'type' ? String((issue.params as { type?: string | string[] }).type ?? 'string').split(',')[0]! : 'string';
+  const article = /^[aeiou]/.test(expected) ? 'an' : 'a';
+  return new AppError('invalid_request', `The field ${field} must be ${article} ${expected}.`, { field, problem: `not_${article}_${expected}` });
 }

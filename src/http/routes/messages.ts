@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { parseMessageInput, presentMessage, type MediaInput } from '../message-input.ts';
+import { parseMessageInput, parseSandboxReceiveInput, presentMessage, type MediaInput } from '../message-input.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message } from '../../domain/model.ts';
 import { callNode } from '../../cluster/node-client.ts';
@@ -15,9 +15,11 @@ import {
   idempotencyKeyHeadersSchema,
   idempotentReplayedHeaderSchema,
   messageRequestSchema,
+  sandboxReceiveRequestSchema,
   receivedMessageResponseSchema,
   sentMessageResponseSchema,
   type MessageRequestBody,
+  type SandboxReceiveBody,
 } from '../schemas.ts';
 
 const bearer = [{ apiKey: [] }];
@@ -165,7 +167,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
 
   // The sandbox's receive answers at both paths too, like every public operation.
   for (const [url, operationId] of [['/sandbox/receive', 'simulateIncomingMessage'], ['/api/sandbox/receive', 'simulateIncomingMessageApi']] as const) {
-    app.post<{ Body: MessageRequestBody }>(
+    app.post<{ Body: SandboxReceiveBody }>(
       url,
       {
         onRequest,
@@ -176,15 +178,15 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
             'Produces an incoming message on one of your sandbox numbers exactly as a real one would arrive: stored with status "received" and delivered to your webhooks. Incoming messages do not count against the monthly volume; simulated ones are limited per account and minute instead. /sandbox/receive and /api/sandbox/receive are the same operation.',
           tags: ['sandbox'],
           security: bearer,
-          body: messageRequestSchema,
+          body: sandboxReceiveRequestSchema,
           response: { 200: receivedMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 429, 500) },
         },
       },
       async (request) => {
-        const input = parseMessageInput(request.body, maxLength);
+        const input = parseSandboxReceiveInput(request.body, maxLength);
         const scope = keyScope(request);
         const media = input.media === undefined ? undefined : await resolveMedia(gateway, scope.accountId, input.media, 'send');
-        const message = await gateway.sandboxInbox.receiveOnPhone(scope, input.toPhone, input.fromPhone, input.text, media && gateway.media.outgoing(media));
+        const message = await gateway.sandboxInbox.receiveOnPhone(scope, input.toPhone, input.fromPhone, input.text, media && gateway.media.outgoing(media), input.structured);
         return presentMessage(message, message.mediaId === null ? undefined : await gateway.media.find(scope.accountId, message.mediaId, 'media'), addressesOf(gateway));
       },
     );

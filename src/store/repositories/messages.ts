@@ -1,5 +1,6 @@
 import type { Message, MessageContentKind, MessageDirection, MessageStatus } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
+import type { StructuredContent } from '../../domain/structured-content.ts';
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import { eventInsert, insertEventWithDeliveries, pendingDelivery, type EventDelivery, type NewEvent } from './deliveries.ts';
@@ -19,6 +20,7 @@ export function toMessage(row: MessageRow): Message {
     text: row.text,
     contentKind: row.content_kind as MessageContentKind,
     mediaId: row.media_id,
+    structured: row.structured === null ? null : (JSON.parse(row.structured) as StructuredContent),
     status: row.status as MessageStatus,
     engineMessageId: row.engine_message_id,
     createdAt: new Date(row.created_at),
@@ -43,6 +45,7 @@ function messageInsert(db: QueryCreator<Database>, row: NewMessageValues) {
     text: row.text,
     content_kind: row.content_kind,
     media_id: row.media_id,
+    structured: row.structured,
     status: row.status,
     engine_message_id: row.engine_message_id,
     error_code: null,
@@ -116,7 +119,7 @@ export async function insertMessages(db: Executor, messages: readonly Message[])
   await insertMessageColumns(db, {
     id: column('id'), account_id: column('account_id'), number_id: column('number_id'), direction: column('direction'),
     from_phone: column('from_phone'), from_lid: column('from_lid'), to_phone: column('to_phone'), text: column('text'),
-    content_kind: column('content_kind'), media_id: column('media_id'), status: column('status'),
+    content_kind: column('content_kind'), media_id: column('media_id'), structured: column('structured'), status: column('status'),
     engine_message_id: column('engine_message_id'), created_at: column('created_at'),
   });
 }
@@ -140,6 +143,7 @@ const insertMessageColumns = compiledStatement((db, v: MessageColumns) =>
         sql<string>`unnest(cast(${v.text} as text[]))`.as('text'),
         sql<string>`unnest(cast(${v.content_kind} as text[]))`.as('content_kind'),
         sql<string | null>`unnest(cast(${v.media_id} as text[]))`.as('media_id'),
+        sql<string | null>`unnest(cast(${v.structured} as text[]))`.as('structured'),
         sql<string>`unnest(cast(${v.status} as text[]))`.as('status'),
         sql<string | null>`unnest(cast(${v.engine_message_id} as text[]))`.as('engine_message_id'),
         sql<string | null>`null`.as('error_code'),
@@ -161,6 +165,7 @@ function messageRow(message: Message): NewMessageValues {
     text: message.text,
     content_kind: message.contentKind,
     media_id: message.mediaId,
+    structured: message.structured === null ? null : JSON.stringify(message.structured),
     status: message.status,
     engine_message_id: message.engineMessageId,
     created_at: message.createdAt.getTime(),
@@ -202,7 +207,7 @@ function insertFromUnit(db: Kysely<Database>, v: RowWithUnit & { limit?: number 
 
 const MESSAGE_COLUMNS = [
   'id', 'account_id', 'number_id', 'direction', 'from_phone', 'from_lid', 'to_phone', 'text',
-  'content_kind', 'media_id', 'status', 'engine_message_id', 'error_code', 'created_at', 'updated_at',
+  'content_kind', 'media_id', 'structured', 'status', 'engine_message_id', 'error_code', 'created_at', 'updated_at',
 ] as const;
 
 /** The values as a select list, in MESSAGE_COLUMNS' order; the casts only make the instants' type plain to a reader. */
@@ -218,6 +223,7 @@ function messageSelection(v: RowWithUnit) {
     sql<string>`${v.text}`.as('text'),
     sql<string>`${v.content_kind}`.as('content_kind'),
     sql<string | null>`${v.media_id}`.as('media_id'),
+    sql<string | null>`${v.structured}`.as('structured'),
     sql<string>`${v.status}`.as('status'),
     sql<string | null>`${v.engine_message_id}`.as('engine_message_id'),
     sql<string | null>`null`.as('error_code'),

@@ -190,6 +190,7 @@ export class RecordingEvents implements EngineEvents {
       text: event.text,
       contentKind: event.contentKind,
       mediaId: null,
+      structured: null,
       status: 'received',
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,

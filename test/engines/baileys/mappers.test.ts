@@ -38,6 +38,7 @@ describe('inbound mapper: what counts as a text from a person', () => {
       text: 'hello',
       contentKind: 'text',
       media: null,
+      structured: null,
       engineMessageId: '3EB0C0FFEE',
       timestamp: new Date(SENT_AT_SECONDS * 1000),
     });
@@ -76,6 +77,38 @@ describe('inbound mapper: what counts as a text from a person', () => {
     });
   }
 
+  it('a shared place arrives as a location, with its name, address and comment', () => {
+    const decision = mapIncomingMessage(
+      received({ locationMessage: { degreesLatitude: 51.5033, degreesLongitude: -0.1196, name: 'London Eye', address: 'Riverside Building, London', url: 'https://maps.example/eye', comment: 'meet here' } }),
+      noMapping,
+    );
+    assert.equal(decision.kind, 'message');
+    if (decision.kind !== 'message') return;
+    assert.deepEqual([decision.contentKind, decision.text], ['location', 'meet here']);
+    assert.deepEqual(decision.structured, { location: { latitude: 51.5033, longitude: -0.1196, name: 'London Eye', address: 'Riverside Building, London', url: 'https://maps.example/eye' } });
+    const live = mapIncomingMessage(received({ liveLocationMessage: { degreesLatitude: -33.86, degreesLongitude: 151.21, caption: 'on my way' } }), noMapping);
+    assert.deepEqual(live.kind === 'message' && [live.text, live.structured], ['on my way', { location: { latitude: -33.86, longitude: 151.21, name: null, address: null, url: null } }]);
+  });
+
+  it('contact cards arrive with their names, their phones from the vCard, and the vCard itself', () => {
+    const vcard = 'BEGIN:VCARD\nVERSION:3.0\nFN:Ada Lovelace\nitem1.TEL;waid=447700900123:+44 7700 900123\nTEL;type=WORK:+1 (415) 555-0100\nTEL:not a number\nEND:VCARD';
+    const single = mapIncomingMessage(received({ contactMessage: { displayName: 'Ada Lovelace', vcard } }), noMapping);
+    assert.equal(single.kind, 'message');
+    if (single.kind !== 'message') return;
+    assert.deepEqual([single.contentKind, single.text], ['contact', '']);
+    assert.deepEqual(single.structured, { contacts: [{ name: 'Ada Lovelace', phones: ['+447700900123', '+14155550100'], vcard }] });
+    const several = mapIncomingMessage(
+      received({ contactsArrayMessage: { displayName: '2 contacts', contacts: [{ displayName: 'Ada', vcard }, { displayName: 'Bob', vcard: 'BEGIN:VCARD\nFN:Bob\nEND:VCARD' }] } }),
+      noMapping,
+    );
+    assert.deepEqual(several.kind === 'message' && several.structured, {
+      contacts: [
+        { name: 'Ada', phones: ['+447700900123', '+14155550100'], vcard },
+        { name: 'Bob', phones: [], vcard: 'BEGIN:VCARD\nFN:Bob\nEND:VCARD' },
+      ],
+    });
+  });
+
   it('a disappearing-message wrapper is unwrapped', () => {
     const decision = mapIncomingMessage(received({ ephemeralMessage: { message: { conversation: 'gone soon' } } }), noMapping);
     assert.equal(decision.kind === 'message' && decision.text, 'gone soon');
@@ -112,7 +145,7 @@ describe('inbound mapper: what is skipped, with the reason', () => {
     ],
     ['a reaction', received({ reactionMessage: { key: { id: 'X' }, text: '👍' } }), 'reaction'],
     ['a poll vote', received({ pollUpdateMessage: { pollCreationMessageKey: { id: 'X' } } }), 'poll_update'],
-    ['a location (structured messages are not kept yet)', received({ locationMessage: { degreesLatitude: 51.5, degreesLongitude: -0.12 } }), 'no_text'],
+    ['a location off the globe', received({ locationMessage: { degreesLatitude: 200, degreesLongitude: -0.12 } }), 'no_text'],
     ['a blank text', received({ conversation: '   ' }), 'no_text'],
     ['a message without content (a stub)', received({}), 'no_text'],
     ['a sender on a server we cannot address', received({ conversation: 'beep' }, { remoteJid: '867051314767696@bot' }), 'unaddressable'],
