@@ -106,6 +106,10 @@ for (const dialect of dialects) {
       assert.equal(wrongKind.statusCode, 400);
       assert.equal(wrongKind.json().error, 'media_kind_mismatch');
       assert.deepEqual(wrongKind.json().details, { field: 'media.kind', kind: 'image', mime_type: 'application/pdf' });
+      const compressed = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/pdf', 'content-encoding': 'gzip' }, payload: samples.pdf() });
+      assert.deepEqual([compressed.statusCode, compressed.json().error, compressed.json().details], [400, 'invalid_request', { field: 'Content-Encoding' }]);
+      const untyped = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${account.apiKey}` }, payload: samples.pdf() });
+      assert.equal(untyped.json().mime_type, 'application/pdf', 'without a Content-Type the bytes alone decide');
       const empty = await upload(Buffer.alloc(0));
       assert.equal(empty.statusCode, 400);
       assert.equal(empty.json().error, 'invalid_media');

@@ -46,7 +46,7 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
  * The first content coding other than identity, if any. Reading compressed bytes as JSON would
  * fail with a misleading error, and a body merely labelled compressed would be taken on trust.
  */
-function unsupportedContentCoding(header: string | undefined): string | undefined {
+export function unsupportedContentCoding(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
   return header.split(',').map((coding) => coding.trim()).find((coding) => coding !== '' && coding.toLowerCase() !== 'identity');
 }

@@ -6,6 +6,7 @@ import type { ByteRange } from '../../media/blob-store.ts';
 import { MAX_LINK_LIFETIME_MS } from '../../media/media-links.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponses } from '../schemas.ts';
+import { unsupportedContentCoding } from '../plugins/json-body.ts';
 
 const bearer = [{ apiKey: [] }];
 
@@ -55,7 +56,12 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
   // In a scope of their own: here a body of any type is the file, handed on as a stream.
   await app.register(async (uploads) => {
     uploads.removeAllContentTypeParsers();
-    uploads.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    uploads.addContentTypeParser('*', (request, payload, done) => {
+      // Compressed bytes would be stored, sniffed and sent compressed: refused, as for JSON.
+      const coding = unsupportedContentCoding(request.headers['content-encoding']);
+      if (coding !== undefined) done(new AppError('invalid_request', `The file must not be compressed in transit: Content-Encoding ${coding} is not supported.`, { field: 'Content-Encoding' }), undefined);
+      else done(null, payload);
+    });
     for (const [url, operationId] of [['/media', 'uploadMedia'], ['/api/media', 'uploadMediaApi']] as const) {
       uploads.post<{ Querystring: UploadQuery }>(
         url,

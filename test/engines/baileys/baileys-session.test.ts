@@ -8,7 +8,10 @@ import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
-import { proto } from 'baileys';
+import { encryptedStream, proto } from 'baileys';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import type { WAMessage, WAMessageKey, WAMessageUpdate } from 'baileys';
 import { loadConfig } from '../../../src/config.ts';
@@ -317,6 +320,26 @@ describe('Baileys session: incoming messages', () => {
     await assert.rejects(async () => {
       for await (const chunk of await incoming!.media!.download()) assert.fail(`no bytes expected, got ${chunk.length}`);
     });
+  });
+
+  it("a photo's bytes are fetched and decrypted by Baileys itself, from a file encrypted as WhatsApp's servers hold it", async () => {
+    const photo = Buffer.concat([Buffer.from('ffd8ffe000104a464946', 'hex'), randomBytes(50_000)]);
+    // Baileys encrypts it exactly as a sending phone would before uploading it.
+    const encrypted = await encryptedStream(photo, 'image');
+    const server = http.createServer((_request, response) => response.end(fs.readFileSync(encrypted.encFilePath)));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const harness = await startSession();
+      await connected(harness);
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/d/f/encrypted.enc`;
+      await receive(harness, received({ imageMessage: { url, mediaKey: encrypted.mediaKey, mimetype: 'image/jpeg', fileLength: photo.length } }));
+      const chunks: Buffer[] = [];
+      for await (const chunk of await harness.events.incoming[0]!.media!.download()) chunks.push(chunk);
+      assert.deepEqual(Buffer.concat(chunks), photo, 'the decrypted bytes are the photo');
+    } finally {
+      server.close();
+      fs.rmSync(encrypted.encFilePath, { force: true });
+    }
   });
 
   it('a LID-addressed sender with its phone in remoteJidAlt arrives with both, without a mapping lookup', async () => {
