@@ -29,7 +29,9 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     this.devices.set(phone, device);
     await this.request({ op: 'connect', phone, node });
     return {
-      send: async (to, text, media) => {
+      send: async (to, text, readMedia) => {
+        // The shared network decides who is in the sandbox, so the bytes travel with the send.
+        const media = readMedia === undefined ? undefined : await readMedia();
         const answer = await this.request({ op: 'send', phone, to, text, media });
         return { id: String(answer.id) };
       },

@@ -109,7 +109,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
       throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
     }
     try {
-      const sent = await session.connection.send(request.toPhone, request.text, request.media === undefined ? undefined : await networkMedia(request.media));
+      const { media } = request;
+      const sent = await session.connection.send(request.toPhone, request.text, media === undefined ? undefined : () => networkMedia(media));
       return { engineMessageId: sent.id, lease: session.lease };
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', error.message, 'disconnected');

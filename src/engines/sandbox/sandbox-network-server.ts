@@ -15,7 +15,8 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  * appended to `journalFile` when given and answered to a `journal` request.
  *
  * Requests carry `ref` and are answered with the same `ref`:
- *   connect {phone, node} · disconnect {phone} · send {phone, to, text} · inject {from, to, text} ·
+ *   connect {phone, node} · disconnect {phone} · send {phone, to, text, media?} ·
+ *   inject {from, to, text, media?, structured?} ·
  *   stored {id} (the node has stored incoming message id) · journal {}
  * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone}
  */
@@ -70,7 +71,7 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         case 'send': {
           const connection = connections.get(phone);
           if (connection === undefined) return answer(request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
-          return answer(request.ref, await connection.send(String(request.to), String(request.text), networkMedia(request.media)));
+          return answer(request.ref, await connection.send(String(request.to), String(request.text), carried(networkMedia(request.media))));
         }
         case 'inject':
           return answer(request.ref, await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined));
@@ -109,6 +110,11 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         });
       }),
   };
+}
+
+/** Bytes that came with the request, handed on the way the network asks for them. */
+function carried(media: NetworkMedia | undefined): (() => Promise<NetworkMedia>) | undefined {
+  return media === undefined ? undefined : async () => media;
 }
 
 /** A message's file as a node sent it, or nothing; only the fields the network carries. */

@@ -34,7 +34,11 @@ export interface NetworkDevice {
 }
 
 export interface NetworkConnection {
-  send(to: string, text: string, media?: NetworkMedia): Promise<{ id: string }>;
+  /**
+   * `media` is read only if the network needs the bytes: a phone outside the sandbox acknowledges
+   * without them, as a real handset's download is no business of the sender's.
+   */
+  send(to: string, text: string, media?: () => Promise<NetworkMedia>): Promise<{ id: string }>;
   close(): Promise<void>;
 }
 
@@ -154,8 +158,9 @@ export class SandboxNetwork implements SandboxNetworkPort {
     for (const connection of [...this.live.values()]) if (connection.node === node) this.close(connection);
   }
 
-  private async send(connection: LiveConnection, to: string, text: string, media?: NetworkMedia): Promise<{ id: string }> {
+  private async send(connection: LiveConnection, to: string, text: string, readMedia?: () => Promise<NetworkMedia>): Promise<{ id: string }> {
     if (!connection.open) throw new NotConnectedError(connection.phone);
+    const media = readMedia !== undefined && this.known.has(to) ? await readMedia() : undefined;
     const message = this.newMessage(connection.phone, to, text, media);
     this.record({ kind: 'send', phone: connection.phone, node: connection.node, id: message.id, to, text });
     const sender = connection.phone;
