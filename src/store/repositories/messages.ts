@@ -30,7 +30,7 @@ export function toMessage(row: MessageRow): Message {
 // Every send and every incoming message writes a row, and every send marks it sent: compiled once.
 const insertMessageRow = compiledStatement((db, row: NewMessageValues) => messageInsert(db, row));
 
-type NewMessageValues = Omit<MessageRow, 'error_code' | 'updated_at'>;
+export type NewMessageValues = Omit<MessageRow, 'error_code' | 'updated_at'>;
 
 /** A message row's insert, for the statements that write one; a CTE too, hence the QueryCreator. */
 function messageInsert(db: QueryCreator<Database>, row: NewMessageValues) {
@@ -103,57 +103,7 @@ export async function insertMessage(db: Executor, message: Message): Promise<voi
   await insertMessageRow(db, messageRow(message));
 }
 
-/**
- * Stores several messages. On PostgreSQL they go in one statement whatever their number, each
- * column as one array parameter (so the statement's text, and its prepared plan, stay the
- * same); SQLite runs in-process, where a prepared insert per row costs no more.
- */
-export async function insertMessages(db: Executor, messages: readonly Message[]): Promise<void> {
-  if (messages.length === 1 || !runsOnPostgres(db)) {
-    for (const message of messages) await insertMessage(db, message);
-    return;
-  }
-  if (messages.length === 0) return;
-  const rows = messages.map(messageRow);
-  const column = <Name extends keyof NewMessageValues>(name: Name) => rows.map((row) => row[name]);
-  await insertMessageColumns(db, {
-    id: column('id'), account_id: column('account_id'), number_id: column('number_id'), direction: column('direction'),
-    from_phone: column('from_phone'), from_lid: column('from_lid'), to_phone: column('to_phone'), text: column('text'),
-    content_kind: column('content_kind'), media_id: column('media_id'), structured: column('structured'), status: column('status'),
-    engine_message_id: column('engine_message_id'), created_at: column('created_at'),
-  });
-}
-
-type MessageColumns = { [Name in keyof NewMessageValues]: NewMessageValues[Name][] };
-
-// unnest() side by side in a select list walks the arrays in step, one row per index.
-const insertMessageColumns = compiledStatement((db, v: MessageColumns) =>
-  db
-    .insertInto('messages')
-    .columns(MESSAGE_COLUMNS)
-    .expression(
-      db.selectNoFrom([
-        sql<string>`unnest(cast(${v.id} as text[]))`.as('id'),
-        sql<string>`unnest(cast(${v.account_id} as text[]))`.as('account_id'),
-        sql<string>`unnest(cast(${v.number_id} as text[]))`.as('number_id'),
-        sql<string>`unnest(cast(${v.direction} as text[]))`.as('direction'),
-        sql<string | null>`unnest(cast(${v.from_phone} as text[]))`.as('from_phone'),
-        sql<string | null>`unnest(cast(${v.from_lid} as text[]))`.as('from_lid'),
-        sql<string>`unnest(cast(${v.to_phone} as text[]))`.as('to_phone'),
-        sql<string>`unnest(cast(${v.text} as text[]))`.as('text'),
-        sql<string>`unnest(cast(${v.content_kind} as text[]))`.as('content_kind'),
-        sql<string | null>`unnest(cast(${v.media_id} as text[]))`.as('media_id'),
-        sql<string | null>`unnest(cast(${v.structured} as text[]))`.as('structured'),
-        sql<string>`unnest(cast(${v.status} as text[]))`.as('status'),
-        sql<string | null>`unnest(cast(${v.engine_message_id} as text[]))`.as('engine_message_id'),
-        sql<string | null>`null`.as('error_code'),
-        sql<number>`unnest(cast(${v.created_at} as bigint[]))`.as('created_at'),
-        sql<number>`unnest(cast(${v.created_at} as bigint[]))`.as('updated_at'),
-      ]),
-    ),
-);
-
-function messageRow(message: Message): NewMessageValues {
+export function messageRow(message: Message): NewMessageValues {
   return {
     id: message.id,
     account_id: message.accountId,
@@ -205,7 +155,7 @@ function insertFromUnit(db: Kysely<Database>, v: RowWithUnit & { limit?: number 
     .returning('id');
 }
 
-const MESSAGE_COLUMNS = [
+export const MESSAGE_COLUMNS = [
   'id', 'account_id', 'number_id', 'direction', 'from_phone', 'from_lid', 'to_phone', 'text',
   'content_kind', 'media_id', 'structured', 'status', 'engine_message_id', 'error_code', 'created_at', 'updated_at',
 ] as const;

@@ -2,7 +2,8 @@ import type { Transaction } from 'kysely';
 import type { Message } from '../../domain/model.ts';
 import type { BatchStep, BatchStepKind, EndOfBatch } from '../group-commit.ts';
 import type { Database } from '../schema.ts';
-import { insertMessageWithUnit, insertMessages } from './messages.ts';
+import { insertMessages } from './message-batches.ts';
+import { insertMessageWithUnit } from './messages.ts';
 import { takeMonthlyUnits } from './usage.ts';
 
 export interface UnitTerms {

@@ -1,0 +1,121 @@
+/**
+ * The parsers of single configuration values, each turning one environment variable into its
+ * typed value or a problem for config.ts to report; loadConfig composes them.
+ */
+const DEFAULT_RETRY_DELAYS_SECONDS = [5, 300, 1_800, 7_200, 18_000, 36_000, 36_000];
+
+export function parseRetrySchedule(raw: string | undefined, problems: string[]): number[] {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_RETRY_DELAYS_SECONDS;
+  const delays = raw.split(',').map((part) => part.trim());
+  if (delays.some((delay) => !/^\d+(\.\d+)?$/.test(delay))) {
+    problems.push(`WAGW_WEBHOOK_RETRY_SCHEDULE must be comma-separated seconds, e.g. "5,300,1800"; got "${raw}".`);
+    return DEFAULT_RETRY_DELAYS_SECONDS;
+  }
+  return delays.map(Number);
+}
+
+/**
+ * `host:port,…` where host is an IPv4 address, a bracketed IPv6 address or a name. The port is
+ * required: an entry opens one service, never a whole host.
+ */
+export function parseHostPorts(name: string, raw: string | undefined, problems: string[]): { host: string; port: number }[] {
+  if (raw === undefined || raw.trim() === '') return [];
+  const entries: { host: string; port: number }[] = [];
+  for (const entry of raw.split(',').map((part) => part.trim()).filter(Boolean)) {
+    const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
+    const port = match === null ? 0 : Number(match[2]);
+    if (match === null || port < 1 || port > 65_535) {
+      problems.push(`${name} must be comma-separated host:port entries, e.g. "127.0.0.1:4000,[::1]:4000"; "${entry}" is not one.`);
+      continue;
+    }
+    entries.push({ host: match[1]!.replace(/^\[|\]$/g, '').toLowerCase(), port });
+  }
+  return entries;
+}
+
+export function parseBoolean(name: string, raw: string | undefined, problems: string[]): boolean {
+  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return false;
+  if (raw === 'true' || raw === '1') return true;
+  problems.push(`${name} must be true or false; got "${raw}".`);
+  return false;
+}
+
+// "true" means one proxy in front, not "believe every hop": with every hop believed, a client
+// could name its own address in X-Forwarded-For and slip past the sign-in throttle.
+export function parsePublicUrl(raw: string | undefined, problems: string[]): string {
+  if (raw === undefined || raw.trim() === '') return '';
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    problems.push(`WAGW_PUBLIC_URL must be an absolute URL such as https://wa.example.com, not "${raw}".`);
+    return '';
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    problems.push('WAGW_PUBLIC_URL must be an http(s) URL without a query, fragment or credentials.');
+    return '';
+  }
+  return url.toString().replace(/\/+$/, '');
+}
+
+export function parseTrustProxy(raw: string | undefined): false | number | string {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false' || value === '0') return false;
+  if (value === 'true') return 1;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
+}
+
+export function parseWebVersion(raw: string | undefined, problems: string[]): [number, number, number] | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const match = /^(\d+)\.(\d+)\.(\d+)$/.exec(raw.trim());
+  if (match === null) {
+    problems.push(`WAGW_WA_WEB_VERSION must look like 2.3000.1023223821; got "${raw}".`);
+    return undefined;
+  }
+  return [Number(match[1]), Number(match[2]), Number(match[3])];
+}
+
+export function parseNodeUrl(raw: string | undefined, problems: string[]): string | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  try {
+    const url = new URL(raw.trim());
+    if ((url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && url.search === '' && url.username === '') return url.origin;
+  } catch {
+    // reported below
+  }
+  problems.push(`WAGW_NODE_URL must be this node's base URL as other nodes reach it, e.g. http://10.0.0.5:3000; got "${raw}".`);
+  return null;
+}
+
+export function parseSandboxNetwork(raw: string | undefined, problems: string[]): { host: string; port: number } | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const match = /^tcp:\/\/(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw.trim());
+  const port = match === null ? 0 : Number(match[2]);
+  if (match === null || port < 1 || port > 65_535) {
+    problems.push(`WAGW_SANDBOX_NETWORK must be tcp://host:port of a running \`wagw sandbox-network\`; got "${raw}".`);
+    return null;
+  }
+  return { host: match[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+// A short token could be guessed by anyone who can reach the port; 16 characters is the floor.
+export function parseMetricsToken(raw: string | undefined, problems: string[]): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[\x21-\x7e]{16,}$/.test(raw)) {
+    problems.push('WAGW_METRICS_TOKEN must be at least 16 visible ASCII characters without spaces (e.g. `openssl rand -hex 32`).');
+    return undefined;
+  }
+  return raw;
+}
+
+export function parseSecretKey(raw: string | undefined, problems: string[]): Buffer | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const key = /^[0-9a-fA-F]{64}$/.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) {
+    problems.push('WAGW_SECRET_KEY must be 32 bytes, as 64 hex digits or base64 (e.g. `openssl rand -hex 32`).');
+    return undefined;
+  }
+  return key;
+}
+
