@@ -4,7 +4,7 @@ import { fileTypeFromBuffer, supportedMimeTypes } from 'file-type';
 import type { MediaConfig } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { assertWithinLimit, cleanFileName, decideMediaType, mediaTooLarge, type MediaClaims, type MediaObject, type MediaSource } from '../domain/media.ts';
+import { assertWithinLimit, cleanFileName, decideMediaType, mediaTooLarge, type MediaClaims, type MediaKind, type MediaObject, type MediaSource } from '../domain/media.ts';
 import type { Store } from '../store/database.ts';
 import { findLiveMedia, findLiveMediaById, insertMedia } from '../store/repositories/media.ts';
 import type { BlobStore, ByteRange } from './blob-store.ts';
@@ -49,9 +49,7 @@ export class MediaService {
   async ingest(bytes: AsyncIterable<Buffer | Uint8Array>, request: IngestRequest): Promise<MediaObject> {
     const iterator = bytes[Symbol.asyncIterator]();
     const head = await readHead(iterator);
-    if (head.length === 0) throw new AppError('invalid_media', 'The file is empty.', { field: 'media' });
-    const sniffed = await fileTypeFromBuffer(head);
-    const { kind, mimeType } = decideMediaType(sniffed === undefined ? undefined : { mimeType: sniffed.mime, extension: sniffed.ext }, request, (type) => recognisable.has(type));
+    const { kind, mimeType } = await decideFromHead(head, request);
     const limit = this.settings.limits[kind];
     const writer = await this.blobs.begin();
     const hash = createHash('sha256');
@@ -90,6 +88,17 @@ export class MediaService {
       await iterator.return?.();
       throw error;
     }
+  }
+
+  /**
+   * A file held in memory described as an engine sends it, without storing it: what a simulated
+   * incoming file needs, since the receiving number stores its own copy. The same sniffing and
+   * limits apply as to a stored file.
+   */
+  async describe(bytes: Buffer, claims: MediaClaims & { fileName?: string | null }): Promise<OutgoingMedia> {
+    const { kind, mimeType } = await decideFromHead(bytes.subarray(0, SNIFF_BYTES), claims);
+    assertWithinLimit(kind, bytes.length, this.settings.limits);
+    return { kind, mimeType, fileName: cleanFileName(claims.fileName), size: bytes.length, read: async () => bytes };
   }
 
   /** The account's media object, or media_not_found: another account's id is no different from an unknown one. */
@@ -142,6 +151,13 @@ export class MediaService {
   get retentionMs(): number {
     return this.settings.retentionMs;
   }
+}
+
+/** The kind and type of a file from its first bytes and the caller's claims (docs/media.md). */
+async function decideFromHead(head: Buffer, claims: MediaClaims): Promise<{ kind: MediaKind; mimeType: string }> {
+  if (head.length === 0) throw new AppError('invalid_media', 'The file is empty.', { field: 'media' });
+  const sniffed = await fileTypeFromBuffer(head);
+  return decideMediaType(sniffed === undefined ? undefined : { mimeType: sniffed.mime, extension: sniffed.ext }, claims, (type) => recognisable.has(type));
 }
 
 async function readHead(iterator: AsyncIterator<Buffer | Uint8Array>): Promise<Buffer> {

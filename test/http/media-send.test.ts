@@ -22,6 +22,11 @@ for (const dialect of dialects) {
 
     after(() => test?.close());
 
+    /** The account's media rows, stored files or not, to see that nothing is stored twice. */
+    async function mediaRows(accountId: string): Promise<{ source: string }[]> {
+      return test.gateway.store.db.selectFrom('media').select('source').where('account_id', '=', accountId).execute();
+    }
+
     const download = (id: string, key: string) => test.inject({ method: 'GET', url: `/media/${id}`, headers: { authorization: `Bearer ${key}` } });
 
     /** The recipient's stored copy of the newest message it received. */
@@ -65,10 +70,12 @@ for (const dialect of dialects) {
     });
 
     it('the simulated receive takes media too, and answers it', async () => {
+      const rowsBefore = (await mediaRows(recipient.accountId)).length;
       const response = await test.post('/sandbox/receive', { from_phone: '+14155550123', to_phone: recipient.phones[0], message: 'a photo', media: { data: samples.png.toString('base64') } }, recipient.apiKey);
       assert.equal(response.statusCode, 200, response.body);
       const { media } = response.json();
       assert.equal(media.kind, 'image');
+      assert.equal((await mediaRows(recipient.accountId)).length, rowsBefore + 1, 'only the received copy is stored, not an upload beside it');
       assert.deepEqual((await download(media.id, recipient.apiKey)).rawPayload, samples.png);
     });
 
@@ -97,9 +104,11 @@ for (const dialect of dialects) {
       const key = { 'idempotency-key': `media-${dialect}` };
       const first = await test.post('/send_message', body(samples.pdf(1000)), sender.apiKey, key);
       assert.equal(first.statusCode, 200, first.body);
+      const rowsAfterFirst = (await mediaRows(sender.accountId)).length;
       const again = await test.post('/send_message', body(samples.pdf(1000)), sender.apiKey, key);
       assert.equal(again.headers['idempotent-replayed'], 'true');
       assert.deepEqual(again.json(), first.json());
+      assert.equal((await mediaRows(sender.accountId)).length, rowsAfterFirst, 'a replay answers before storing the file again');
       const other = await test.post('/send_message', body(samples.pdf(1001)), sender.apiKey, key);
       assert.deepEqual([other.statusCode, other.json().error], [422, 'idempotency_key_reused']);
     });

@@ -36,7 +36,13 @@ export interface SendAnswer {
 
 /** The send as this node makes it, once it serves from_phone (or no node does and it answers why). */
 export async function sendHere(gateway: Gateway, accountId: string, input: ReturnType<typeof parseMessageInput>, idempotencyKey: string | undefined): Promise<SendAnswer> {
-  const media = input.media === undefined ? undefined : await resolveMedia(gateway, accountId, input.media, 'send');
+  // A replay of a send with a file is answered before the file is stored again; only a URL's
+  // bytes are unknown until fetched, so those sends reach the claim after their fetch.
+  if (idempotencyKey !== undefined && input.media !== undefined) {
+    const known = await answerKnownKey(gateway, accountId, input, idempotencyKey);
+    if (known !== undefined) return known;
+  }
+  const media = input.media === undefined ? undefined : await resolveMedia(gateway, accountId, input.media);
   const sendRequest = {
     accountId,
     fromPhone: input.fromPhone,
@@ -56,10 +62,25 @@ export async function sendHere(gateway: Gateway, accountId: string, input: Retur
  * A request's file as a stored media object: an upload of the account, used as the kind asked
  * for, or the request's own bytes, stored now (and kept only if a message uses them).
  */
-export async function resolveMedia(gateway: Gateway, accountId: string, input: MediaInput, source: 'send'): Promise<MediaObject> {
+export async function resolveMedia(gateway: Gateway, accountId: string, input: MediaInput): Promise<MediaObject> {
   if (input.id !== undefined) return gateway.media.asKind(await gateway.media.find(accountId, input.id), input);
-  if (input.url !== undefined) return gateway.media.ingestFromUrl(input.url, { ...input, accountId, source });
-  return gateway.media.ingest(Readable.from([input.data!]), { ...input, accountId, source });
+  if (input.url !== undefined) return gateway.media.ingestFromUrl(input.url, { ...input, accountId, source: 'send' });
+  return gateway.media.ingest(Readable.from([input.data!]), { ...input, accountId, source: 'send' });
+}
+
+/**
+ * What the key's record already answers (a replay, a reused key, a request in flight), read
+ * without storing or fetching anything; undefined when the request is to be sent, or when its
+ * file comes by URL and only the fetch can tell whether it is the same request.
+ */
+async function answerKnownKey(gateway: Gateway, accountId: string, input: ReturnType<typeof parseMessageInput>, idempotencyKey: string): Promise<SendAnswer | undefined> {
+  const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(gateway, accountId, input.media);
+  if (input.media !== undefined && fingerprint === undefined) return undefined;
+  const known = await gateway.idempotentSender.answerFromRecord(
+    { accountId, fromPhone: input.fromPhone, toPhone: input.toPhone, text: input.text, mediaFingerprint: fingerprint },
+    idempotencyKey,
+  );
+  return known === undefined ? undefined : { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
 }
 
 /** Where answers say a file is downloaded: under WAGW_PUBLIC_URL when it is set. */
@@ -106,12 +127,8 @@ async function routeSend(
   if (number === undefined) return here();
   // A replay, a reused key or a request in progress is answered here, without the owner.
   if (idempotencyKey !== undefined) {
-    const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(gateway, accountId, input.media);
-    const known = input.media !== undefined && fingerprint === undefined ? undefined : await gateway.idempotentSender.answerFromRecord(
-      { accountId, fromPhone: input.fromPhone, toPhone: input.toPhone, text: input.text, mediaFingerprint: fingerprint },
-      idempotencyKey,
-    );
-    if (known !== undefined) return { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
+    const known = await answerKnownKey(gateway, accountId, input, idempotencyKey);
+    if (known !== undefined) return known;
   }
   return gateway.router.run(number, here, async (nodeUrl) => {
     const answer = await callNode(gateway.clusterKey, nodeUrl, 'POST', '/internal/send', forward);
@@ -185,8 +202,13 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
       async (request) => {
         const input = parseSandboxReceiveInput(request.body, maxLength);
         const scope = keyScope(request);
-        const media = input.media === undefined ? undefined : await resolveMedia(gateway, scope.accountId, input.media, 'send');
-        const message = await gateway.sandboxInbox.receiveOnPhone(scope, input.toPhone, input.fromPhone, input.text, media && gateway.media.outgoing(media), input.structured);
+        // An upload is sent as stored; bytes in the body are described but not stored here, as
+        // the receiving number stores its own copy.
+        const media =
+          input.media === undefined ? undefined
+          : input.media.data !== undefined ? await gateway.media.describe(input.media.data, input.media)
+          : gateway.media.outgoing(await resolveMedia(gateway, scope.accountId, input.media));
+        const message = await gateway.sandboxInbox.receiveOnPhone(scope, input.toPhone, input.fromPhone, input.text, media, input.structured);
         return presentMessage(message, message.mediaId === null ? undefined : await gateway.media.find(scope.accountId, message.mediaId, 'media'), addressesOf(gateway));
       },
     );
