@@ -1,3 +1,4 @@
+import type { S3StoreConfig } from './config.ts';
 /**
  * The parsers of single configuration values, each turning one environment variable into its
  * typed value or a problem for config.ts to report; loadConfig composes them.
@@ -119,3 +120,44 @@ export function parseSecretKey(raw: string | undefined, problems: string[]): Buf
   return key;
 }
 
+
+/** WAGW_MEDIA_STORE and, for `s3`, its bucket settings; null for the filesystem store. */
+export function parseS3Store(env: Record<string, string | undefined>, problems: string[]): S3StoreConfig | null {
+  const kind = env.WAGW_MEDIA_STORE || 'filesystem';
+  if (kind === 'filesystem') return null;
+  if (kind !== 's3') {
+    problems.push(`WAGW_MEDIA_STORE must be filesystem or s3, not ${JSON.stringify(kind)}.`);
+    return null;
+  }
+  const bucket = env.WAGW_MEDIA_S3_BUCKET || '';
+  if (bucket === '') problems.push('WAGW_MEDIA_S3_BUCKET is required when WAGW_MEDIA_STORE is s3.');
+  let endpoint: string | null = null;
+  if (env.WAGW_MEDIA_S3_ENDPOINT) {
+    try {
+      const url = new URL(env.WAGW_MEDIA_S3_ENDPOINT);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+      endpoint = url.toString().replace(/\/$/, '');
+    } catch {
+      problems.push(`WAGW_MEDIA_S3_ENDPOINT must be an http(s) URL, such as http://127.0.0.1:9000, not ${JSON.stringify(env.WAGW_MEDIA_S3_ENDPOINT)}.`);
+    }
+  }
+  const accessKeyId = env.WAGW_MEDIA_S3_ACCESS_KEY_ID || null;
+  const secretAccessKey = env.WAGW_MEDIA_S3_SECRET_ACCESS_KEY || null;
+  if ((accessKeyId === null) !== (secretAccessKey === null)) {
+    problems.push('WAGW_MEDIA_S3_ACCESS_KEY_ID and WAGW_MEDIA_S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS credential chain.');
+  }
+  const prefix = env.WAGW_MEDIA_S3_PREFIX || '';
+  if (prefix !== '' && !/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*\/$/.test(prefix)) {
+    problems.push(`WAGW_MEDIA_S3_PREFIX must be path segments ending in /, such as gateway/media/, not ${JSON.stringify(prefix)}.`);
+  }
+  return {
+    bucket,
+    region: env.WAGW_MEDIA_S3_REGION || env.AWS_REGION || 'us-east-1',
+    endpoint,
+    // Services other than AWS mostly serve buckets by path, not by host name.
+    forcePathStyle: env.WAGW_MEDIA_S3_FORCE_PATH_STYLE ? parseBoolean('WAGW_MEDIA_S3_FORCE_PATH_STYLE', env.WAGW_MEDIA_S3_FORCE_PATH_STYLE, problems) : endpoint !== null,
+    prefix,
+    accessKeyId,
+    secretAccessKey,
+  };
+}

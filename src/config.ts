@@ -1,6 +1,6 @@
 import type { MediaLimits } from './domain/media.ts';
 import os from 'node:os';
-import { parseRetrySchedule, parseHostPorts, parseBoolean, parsePublicUrl, parseTrustProxy, parseWebVersion, parseNodeUrl, parseSandboxNetwork, parseMetricsToken, parseSecretKey } from './config-values.ts';
+import { parseRetrySchedule, parseHostPorts, parseBoolean, parsePublicUrl, parseTrustProxy, parseWebVersion, parseNodeUrl, parseSandboxNetwork, parseMetricsToken, parseSecretKey, parseS3Store } from './config-values.ts';
 import path from 'node:path';
 
 /**
@@ -10,9 +10,28 @@ import path from 'node:path';
  */
 const MIB = 1024 * 1024;
 
+/** An S3-compatible bucket for media bytes (WAGW_MEDIA_STORE=s3). */
+export interface S3StoreConfig {
+  bucket: string;
+  region: string;
+  /** Another service than AWS (MinIO, R2, …); null for AWS itself. */
+  endpoint: string | null;
+  forcePathStyle: boolean;
+  /** Prepended to every object key, so that one bucket can hold several gateways' media. */
+  prefix: string;
+  /** Null for both: the AWS SDK's own credential chain (environment, profile, instance role). */
+  accessKeyId: string | null;
+  secretAccessKey: string | null;
+}
+
 export interface MediaConfig {
-  /** Where the filesystem blob store keeps media bytes (WAGW_MEDIA_DIR, or media/ in the data directory). */
+  /**
+   * Where the filesystem blob store keeps media bytes (WAGW_MEDIA_DIR, or media/ in the data
+   * directory); with S3, where files are spooled while they stream in.
+   */
   directory: string;
+  /** Null for the filesystem store, the embedded default. */
+  s3: S3StoreConfig | null;
   limits: MediaLimits;
   /** How long sent and received media are kept (WAGW_MEDIA_RETENTION_DAYS, 30 by default). */
   retentionMs: number;
@@ -232,6 +251,7 @@ export function loadConfig(env: Environment = process.env): Config {
     secretKey: parseSecretKey(env.WAGW_SECRET_KEY, problems),
     media: {
       directory: path.resolve(env.WAGW_MEDIA_DIR || path.join(env.WAGW_DATA_DIR || './data', 'media')),
+      s3: parseS3Store(env, problems),
       // WhatsApp's own limits: 16 MiB for photos, video and sound, 100 MiB for documents, 500 KiB for stickers.
       limits: {
         image: integer('WAGW_MEDIA_MAX_IMAGE_BYTES', 16 * MIB, 1),

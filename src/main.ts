@@ -17,7 +17,8 @@ import { MessageHistoryService } from './messaging/message-history.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
 import { ReceiveMessageService } from './messaging/receive-message.ts';
-import { FilesystemBlobStore } from './media/filesystem-blob-store.ts';
+import type { BlobStore } from './media/blob-store.ts';
+import { openBlobStore } from './media/open-blob-store.ts';
 import { MediaFetcher } from './media/media-fetcher.ts';
 import { MediaService } from './media/media-service.ts';
 import { MediaSweeper } from './media/media-sweeper.ts';
@@ -89,6 +90,8 @@ export interface Gateway {
   media: MediaService;
   /** Media retention, and bytes no row needs. */
   mediaSweeper: MediaSweeper;
+  /** Where media bytes are kept: the filesystem or an S3 bucket (WAGW_MEDIA_STORE). */
+  blobs: BlobStore;
   /** Signed download links, which need no API key. */
   mediaLinks: MediaLinks;
   /** Sends webhook deliveries; started by the node runtime only, never by the CLI. */
@@ -127,9 +130,11 @@ export interface GatewayBoundaries {
 export async function createGateway(config: Config, logger: Logger, boundaries: GatewayBoundaries = {}): Promise<Gateway> {
   const store = openStore(config.database);
   let appliedMigrations: string[];
+  let blobs: BlobStore;
   try {
     await store.assertDurable();
     appliedMigrations = await migrateToLatest(store.db, store.dialect);
+    blobs = await openBlobStore(config.media);
   } catch (error) {
     await store.close();
     throw error;
@@ -168,7 +173,6 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     largestFileBytes: Math.max(...Object.values(config.media.limits)),
     userAgent: `wa-gateway/${config.version}`,
   });
-  const blobs = new FilesystemBlobStore(config.media.directory);
   const media = new MediaService(store, blobs, config.media, mediaFetcher);
   const mediaSweeper = new MediaSweeper(store, blobs, logger);
   let lastOrphanSweep = 0;
@@ -268,6 +272,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     receiver,
     media,
     mediaSweeper,
+    blobs,
     mediaLinks,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount),
@@ -288,6 +293,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       if (sandboxNetwork instanceof RemoteSandboxNetwork) sandboxNetwork.close();
       await committer.drain();
       await store.close();
+      await blobs.close();
     },
   };
 }

@@ -249,3 +249,24 @@ describe('describeDatabase never shows a password', () => {
     assert.equal(describe_('sqlite:./data/x.db'), `sqlite:${path.resolve('data/x.db')}`);
   });
 });
+
+describe('WAGW_MEDIA_STORE chooses where media bytes go', () => {
+  it('the filesystem is the default; s3 takes its bucket, endpoint and credentials', () => {
+    assert.equal(loadConfig({}).media.s3, null);
+    assert.deepEqual(
+      loadConfig({ WAGW_MEDIA_STORE: 's3', WAGW_MEDIA_S3_BUCKET: 'media', WAGW_MEDIA_S3_ENDPOINT: 'http://127.0.0.1:9000/', WAGW_MEDIA_S3_ACCESS_KEY_ID: 'id', WAGW_MEDIA_S3_SECRET_ACCESS_KEY: 'secret', WAGW_MEDIA_S3_PREFIX: 'gw/media/' }).media.s3,
+      { bucket: 'media', region: 'us-east-1', endpoint: 'http://127.0.0.1:9000', forcePathStyle: true, prefix: 'gw/media/', accessKeyId: 'id', secretAccessKey: 'secret' },
+    );
+    const aws = loadConfig({ WAGW_MEDIA_STORE: 's3', WAGW_MEDIA_S3_BUCKET: 'media', AWS_REGION: 'eu-west-2' }).media.s3;
+    assert.deepEqual([aws?.region, aws?.endpoint, aws?.forcePathStyle, aws?.accessKeyId], ['eu-west-2', null, false, null], 'AWS itself: virtual-host buckets and the SDK\'s credential chain');
+  });
+
+  it('a wrong store, a missing bucket, half the credentials, a bad endpoint or prefix are each named', () => {
+    assert.deepEqual(problemsOf({ WAGW_MEDIA_STORE: 'ftp' }), ['WAGW_MEDIA_STORE must be filesystem or s3, not "ftp".']);
+    const problems = problemsOf({ WAGW_MEDIA_STORE: 's3', WAGW_MEDIA_S3_ENDPOINT: 'ftp://files', WAGW_MEDIA_S3_ACCESS_KEY_ID: 'id', WAGW_MEDIA_S3_PREFIX: '../up' });
+    assert.equal(problems.length, 4, problems.join('\n'));
+    for (const variable of ['WAGW_MEDIA_S3_BUCKET', 'WAGW_MEDIA_S3_ENDPOINT', 'WAGW_MEDIA_S3_SECRET_ACCESS_KEY', 'WAGW_MEDIA_S3_PREFIX']) {
+      assert.ok(problems.some((problem) => problem.includes(variable)), `${variable} is named`);
+    }
+  });
+});

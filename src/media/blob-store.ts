@@ -40,14 +40,21 @@ export interface BlobStore {
   /** When the blob was last written or committed again (a second commit of the same bytes counts); undefined when absent. */
   touchedAt(key: BlobKey): Promise<Date | undefined>;
   remove(key: BlobKey): Promise<void>;
-  /** Every blob, oldest writes first, for the orphan sweep. */
+  /** Every blob, for the orphan sweep. */
   list(): AsyncIterable<BlobKey & { writtenAt: Date }>;
+  /** Removes local temporary files of writes a crash cut off, older than `olderThan`. */
+  sweepIncoming(olderThan: Date): Promise<number>;
+  close(): Promise<void>;
 }
 
 const HEX_SHA256 = /^[0-9a-f]{64}$/;
 const SAFE_ACCOUNT = /^[A-Za-z0-9_-]{1,100}$/;
 
+export function isValidKey(key: BlobKey): boolean {
+  return HEX_SHA256.test(key.sha256) && SAFE_ACCOUNT.test(key.accountId);
+}
+
 /** Refuses a key that could name a path outside the store: both parts are checked, never trusted. */
 export function assertValidKey(key: BlobKey): void {
-  if (!HEX_SHA256.test(key.sha256) || !SAFE_ACCOUNT.test(key.accountId)) throw new Error(`Not a blob key: ${key.accountId}/${key.sha256}`);
+  if (!isValidKey(key)) throw new Error(`Not a blob key: ${key.accountId}/${key.sha256}`);
 }

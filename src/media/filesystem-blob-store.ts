@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { assertValidKey, type BlobKey, type BlobStore, type BlobWriter, type ByteRange } from './blob-store.ts';
+import { openSpoolFile, sweepSpool } from './spool-file.ts';
+import { assertValidKey, isValidKey, type BlobKey, type BlobStore, type BlobWriter, type ByteRange } from './blob-store.ts';
 
 /**
  * Blobs as files under the data directory: `<root>/<account>/<sha256>`. A write goes to a
@@ -12,56 +12,36 @@ import { assertValidKey, type BlobKey, type BlobStore, type BlobWriter, type Byt
  * crash. Temporary files a crash leaves behind are removed by `sweepIncoming`.
  */
 export class FilesystemBlobStore implements BlobStore {
-  private readonly incoming: string;
-
-  constructor(private readonly root: string) {
-    this.incoming = path.join(root, '.incoming');
-  }
+  constructor(private readonly root: string) {}
 
   async begin(): Promise<BlobWriter> {
-    await fsp.mkdir(this.incoming, { recursive: true, mode: 0o700 });
-    const temporary = path.join(this.incoming, `${Date.now()}-${randomBytes(8).toString('hex')}`);
-    const handle = await fsp.open(temporary, 'wx', 0o600);
-    let closed = false;
-    const close = async () => {
-      if (closed) return;
-      closed = true;
-      await handle.close();
-    };
+    const spool = await openSpoolFile(this.root);
     return {
-      write: async (chunk) => {
-        let offset = 0;
-        while (offset < chunk.length) offset += (await handle.write(chunk, offset)).bytesWritten;
-      },
+      write: (chunk) => spool.write(chunk),
       commit: async (key) => {
         const target = this.pathOf(key);
-        await handle.sync();
-        await close();
+        await spool.finish({ durable: true });
         await fsp.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
         // The same bytes under the same hash: the blob is already there, and stays as it is.
         if (await exists(target)) {
-          await fsp.rm(temporary, { force: true });
+          await spool.discard();
           const now = new Date();
           await fsp.utimes(target, now, now);
           return;
         }
-        await fsp.rename(temporary, target);
+        await fsp.rename(spool.path, target);
         await syncDirectory(path.dirname(target));
       },
-      abort: async () => {
-        await close().catch(() => {});
-        await fsp.rm(temporary, { force: true });
-      },
+      abort: () => spool.discard(),
     };
   }
-
   async read(key: BlobKey, range?: ByteRange): Promise<Readable | undefined> {
     const file = this.pathOf(key);
     if (!(await exists(file))) return undefined;
     return fs.createReadStream(file, range === undefined ? {} : { start: range.start, end: range.end });
   }
 
-  exists(key: BlobKey): Promise<boolean> {
+  async exists(key: BlobKey): Promise<boolean> {
     return exists(this.pathOf(key));
   }
 
@@ -80,24 +60,19 @@ export class FilesystemBlobStore implements BlobStore {
       if (!account.isDirectory() || account.name.startsWith('.')) continue;
       for (const name of await fsp.readdir(path.join(this.root, account.name))) {
         const stat = await fsp.stat(path.join(this.root, account.name, name)).catch(() => undefined);
-        if (stat?.isFile()) yield { accountId: account.name, sha256: name, writtenAt: stat.mtime };
+        const key = { accountId: account.name, sha256: name };
+        // A file the store did not write is never touched.
+        if (stat?.isFile() && isValidKey(key)) yield { ...key, writtenAt: stat.mtime };
       }
     }
   }
 
   /** Removes temporary files older than `olderThan`: writes a crash cut off, never committed. */
-  async sweepIncoming(olderThan: Date): Promise<number> {
-    let removed = 0;
-    for (const name of await fsp.readdir(this.incoming).catch(() => [] as string[])) {
-      const file = path.join(this.incoming, name);
-      const stat = await fsp.stat(file).catch(() => undefined);
-      if (stat !== undefined && stat.mtime < olderThan) {
-        await fsp.rm(file, { force: true });
-        removed += 1;
-      }
-    }
-    return removed;
+  sweepIncoming(olderThan: Date): Promise<number> {
+    return sweepSpool(this.root, olderThan);
   }
+
+  async close(): Promise<void> {}
 
   private pathOf(key: BlobKey): string {
     assertValidKey(key);

@@ -20,7 +20,7 @@ const BATCH = 500;
 export class MediaSweeper {
   constructor(
     private readonly store: Store,
-    private readonly blobs: BlobStore & { sweepIncoming?(olderThan: Date): Promise<number> },
+    private readonly blobs: BlobStore,
     private readonly logger: Logger,
   ) {}
 
@@ -41,7 +41,7 @@ export class MediaSweeper {
       if (blob.writtenAt.getTime() > now.getTime() - GRACE_MS) continue;
       if (await this.removeIfUnused(blob, now)) removed += 1;
     }
-    removed += (await this.blobs.sweepIncoming?.(new Date(now.getTime() - GRACE_MS))) ?? 0;
+    removed += await this.blobs.sweepIncoming(new Date(now.getTime() - GRACE_MS));
     if (removed > 0) this.logger.warn({ count: removed }, 'removed media bytes that no row needed (writes a crash cut off)');
     return removed;
   }

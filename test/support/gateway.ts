@@ -7,6 +7,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createGateway, createLogger, type Gateway, type GatewayBoundaries } from '../../src/main.ts';
+import { startS3Server } from './s3-server.ts';
 import { createTestDatabase, type Dialect, type TestDatabase } from './databases.ts';
 
 export interface TestGateway {
@@ -20,16 +21,21 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
-/** A gateway on a fresh database of the dialect, with the real HTTP app on top. */
+/**
+ * A gateway on a fresh database of the dialect, with the real HTTP app on top. With
+ * `WAGW_MEDIA_STORE: 's3'` and no bucket named, its media go to an S3 server of its own.
+ */
 export async function startTestGateway(dialect: Dialect, env: Record<string, string> = {}, boundaries: GatewayBoundaries = {}): Promise<TestGateway> {
   const database = await createTestDatabase(dialect);
   // Media bytes go to a directory of the test's own, removed with it.
   const mediaDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-test-media-'));
+  const s3 = env.WAGW_MEDIA_STORE === 's3' && env.WAGW_MEDIA_S3_BUCKET === undefined ? await startS3Server() : undefined;
   const config = loadConfig({
     DATABASE_URL: database.url,
     LOG_LEVEL: 'info',
     WAGW_MEDIA_DIR: mediaDirectory,
     WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
+    ...s3?.env,
     ...env,
   });
   const logLines: string[] = [];
@@ -68,6 +74,7 @@ export async function startTestGateway(dialect: Dialect, env: Record<string, str
       await gateway.close().catch(() => {});
       await database.drop();
       fs.rmSync(mediaDirectory, { recursive: true, force: true });
+      await s3?.close();
     },
   };
 }
