@@ -39,6 +39,11 @@ export interface MediaConfig {
   uploadTtlMs: number;
   /** How long the signed download links in webhooks last (WAGW_MEDIA_LINK_TTL_HOURS, 24 by default). */
   linkTtlMs: number;
+  /**
+   * How long an incoming file's download may hold its message back (WAGW_MEDIA_RECEIVE_TIMEOUT_MS,
+   * 30 s by default); past it the message is reported without the file, which is fetched again later.
+   */
+  receiveTimeoutMs: number;
   /** media.url: how long connecting may take, and how long the upstream may go silent. */
   fetchConnectTimeoutMs: number;
   fetchIdleTimeoutMs: number;
@@ -264,6 +269,7 @@ export function loadConfig(env: Environment = process.env): Config {
       retentionMs: integer('WAGW_MEDIA_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
       uploadTtlMs: integer('WAGW_MEDIA_UPLOAD_TTL_HOURS', 24, 1, 8760) * 3_600_000,
       linkTtlMs: integer('WAGW_MEDIA_LINK_TTL_HOURS', 24, 1, 168) * 3_600_000,
+      receiveTimeoutMs: integer('WAGW_MEDIA_RECEIVE_TIMEOUT_MS', 30_000, 100),
       fetchConnectTimeoutMs: integer('WAGW_MEDIA_FETCH_CONNECT_TIMEOUT_MS', 10_000, 100),
       fetchIdleTimeoutMs: integer('WAGW_MEDIA_FETCH_IDLE_TIMEOUT_MS', 30_000, 100),
     },

@@ -22,6 +22,7 @@ import { openBlobStore } from './media/open-blob-store.ts';
 import { MediaFetcher } from './media/media-fetcher.ts';
 import { MediaService } from './media/media-service.ts';
 import { MediaSweeper } from './media/media-sweeper.ts';
+import { MediaDownloadRetrier } from './media/media-download-retrier.ts';
 import { MediaLinks } from './media/media-links.ts';
 import { SendMessageService } from './messaging/send-message.ts';
 import { IdempotentSendService } from './messaging/idempotent-send.ts';
@@ -90,6 +91,8 @@ export interface Gateway {
   media: MediaService;
   /** Media retention, and bytes no row needs. */
   mediaSweeper: MediaSweeper;
+  /** Incoming files whose first download failed, tried again. */
+  mediaRetrier: MediaDownloadRetrier;
   /** Where media bytes are kept: the filesystem or an S3 bucket (WAGW_MEDIA_STORE). */
   blobs: BlobStore;
   /** Signed download links, which need no API key. */
@@ -177,7 +180,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const mediaSweeper = new MediaSweeper(store, blobs, logger);
   let lastOrphanSweep = 0;
   const mediaLinks = new MediaLinks(MediaLinks.deriveKey(secretKey), config.publicUrl);
-  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, (error) => supervisor!.staleWriteRefused(error));
+  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor!.staleWriteRefused(error));
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
   // object closes over a variable so that both can be built in one pass.
@@ -217,6 +220,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const authenticator = new ApiKeyAuthenticator(store, logger);
   const linking = new NumberLinkingService(supervisor, logger);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media);
+  const mediaRetrier = new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger);
   const numbers = new NumbersService(store, supervisor);
   const startedAt = new Date();
   const idempotentSender = new IdempotentSendService(store, committer, sender, logger, config.interruptedSendAfterMs);
@@ -243,6 +247,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       sweep: async () => {
         await sweepExpired(sender, idempotentSender, signIn, config.interruptedSendAfterMs, logger);
         await mediaSweeper.sweepExpired().catch((error: unknown) => logger.error({ err: error }, 'could not sweep expired media'));
+        await mediaRetrier.runDue().catch((error: unknown) => logger.error({ err: error }, 'could not retry incoming files'));
         // Orphans need every blob listed, so they are looked for once an hour.
         if (Date.now() - lastOrphanSweep >= 3_600_000) {
           lastOrphanSweep = Date.now();
@@ -272,6 +277,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     receiver,
     media,
     mediaSweeper,
+    mediaRetrier,
     blobs,
     mediaLinks,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),

@@ -4,8 +4,16 @@ import { senderAddress, type Message, type SessionStatus } from './model.ts';
 
 export const webhookEventTypes = ['message', 'message.status', 'session.status'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
-/** What a delivery can carry: a subscribable event, or the test event an operator sends. */
-export type DeliveredEventType = WebhookEventType | 'test';
+/**
+ * What a delivery can carry: a subscribable event, the test event an operator sends, or
+ * `message.media`, which completes a `message` event and goes wherever that one went.
+ */
+export type DeliveredEventType = WebhookEventType | 'test' | 'message.media';
+
+/** The subscription that receives an event: `message.media` belongs to its message. */
+export function subscriptionOf(event: DeliveredEventType): DeliveredEventType {
+  return event === 'message.media' ? 'message' : event;
+}
 
 export function isWebhookEventType(value: string): value is WebhookEventType {
   return (webhookEventTypes as readonly string[]).includes(value);
@@ -62,8 +70,11 @@ export type EventPayload = { event: DeliveredEventType } & Record<string, unknow
  * flat fields, and the nested `data` object with `from`, `message` and `timestamp`. The nested
  * `from` is never null, so it falls back to the LID when the sender's phone is unknown.
  */
-/** An incoming file: stored, or known only by its kind and why it could not be had. */
-export type ReceivedMedia = { stored: MediaObject } | { kind: MediaKind; unavailable: string };
+/**
+ * An incoming file: stored, or known only by its kind, why it could not be had, and whether
+ * the gateway is still trying (a `message.media` event follows either way).
+ */
+export type ReceivedMedia = { stored: MediaObject } | { kind: MediaKind; unavailable: string; willRetry: boolean };
 
 /** Where a file is downloaded: with a key of the account, and by a signed link that needs none. */
 export interface MediaAddresses {
@@ -77,7 +88,7 @@ export interface MediaAddresses {
  * a signed link that needs no key, for handing on.
  */
 export function mediaPayload(media: ReceivedMedia, addresses?: MediaAddresses) {
-  if (!('stored' in media)) return { status: 'unavailable', kind: media.kind, reason: media.unavailable };
+  if (!('stored' in media)) return { status: 'unavailable', kind: media.kind, reason: media.unavailable, will_retry: media.willRetry };
   const { stored } = media;
   return {
     status: 'available',
@@ -108,6 +119,22 @@ export function incomingMessagePayload(message: Message, media?: ReceivedMedia, 
     ...presentStructured(message.structured),
     status: 'received',
     data: { from: senderAddress(message), message: message.text, timestamp: createdAt, ...(described !== undefined && { media: described }), ...presentStructured(message.structured) },
+  };
+}
+
+/**
+ * The later news of an incoming file whose first download failed: stored at last, or given up
+ * on. It names the message the `message` event reported.
+ */
+export function messageMediaPayload(message: Message, media: ReceivedMedia, addresses?: MediaAddresses): EventPayload {
+  return {
+    event: 'message.media',
+    message_id: message.id,
+    created_at: message.createdAt.toISOString(),
+    from_phone: message.fromPhone,
+    from_lid: message.fromLid,
+    to_phone: message.toPhone,
+    media: mediaPayload(media, addresses),
   };
 }
 

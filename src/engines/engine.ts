@@ -22,6 +22,8 @@ export interface Engine {
   /** The live status of the number's session, as the engine sees it now. */
   sessionStatus(number: WhatsAppNumber): SessionStatus;
   sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage>;
+  /** Fetches an incoming file again from its `IncomingMedia.retryToken`, through the number's session. */
+  downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** Present only where `capabilities.simulatedInbound` is true. */
   readonly simulator?: InboundSimulator;
   /** Present only where `capabilities.linking` is true: starts linking a number to a phone. */
@@ -95,7 +97,15 @@ export interface IncomingMedia {
   fileName: string | null;
   /** Fetches the bytes (from WhatsApp's servers, for a real number). */
   download(): Promise<AsyncIterable<Buffer>>;
+  /**
+   * What the engine needs to fetch the file again later, even after a restart
+   * (`Engine.downloadAgain`); null when a failed download cannot be tried again.
+   */
+  retryToken: string | null;
 }
+
+/** The engine can no longer fetch an incoming file at all, so trying again is pointless. */
+export class MediaGoneError extends Error {}
 
 export interface SentMessage {
   engineMessageId: string;
@@ -103,9 +113,19 @@ export interface SentMessage {
   lease: SessionLease;
 }
 
+/** A message as a simulated phone sends it to a sandbox number. */
+export interface SimulatedIncoming {
+  fromPhone: E164;
+  text: string;
+  media?: OutgoingMedia;
+  structured?: StructuredContent;
+  /** How many downloads of `media` fail before one succeeds, to rehearse the retries. */
+  failedDownloads?: number;
+}
+
 export interface InboundSimulator {
   /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
-  deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string, media?: OutgoingMedia, structured?: StructuredContent): Promise<Message>;
+  deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message>;
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */

@@ -39,8 +39,13 @@ export function parseMessageInput(body: MessageRequestBody, maxMessageLength: nu
 }
 
 /** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
-export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent } {
-  if (body.location === undefined && body.contacts === undefined) return parseMessageInput(body, maxMessageLength);
+export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number } {
+  const failedDownloads = body.simulate_failed_downloads;
+  if (failedDownloads !== undefined) {
+    if (body.media === undefined) throw new AppError('invalid_request', 'simulate_failed_downloads needs media: it is how many downloads of the file fail.', { field: 'simulate_failed_downloads' });
+    if (failedDownloads < 0 || failedDownloads > 10) throw new AppError('invalid_request', 'simulate_failed_downloads must be 0 to 10.', { field: 'simulate_failed_downloads' });
+  }
+  if (body.location === undefined && body.contacts === undefined) return { ...parseMessageInput(body, maxMessageLength), ...(failedDownloads !== undefined && { failedDownloads }) };
   if ([body.media, body.location, body.contacts].filter((part) => part !== undefined).length > 1) {
     throw new AppError('invalid_request', 'A message carries one of media, location and contacts.', { field: body.location === undefined ? 'contacts' : 'location' });
   }

@@ -62,12 +62,18 @@ export const sandboxReceiveRequestSchema = {
       description: 'Simulate contact cards instead of a text: 1 to 10 of {name, phones}.',
       items: { type: 'object', required: ['name', 'phones'], properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } } } },
     },
+    simulate_failed_downloads: {
+      type: 'integer',
+      description:
+        'With media: how many downloads of the file fail before one succeeds (0 to 10), to rehearse a file that arrives late. The message webhook then says the media is unavailable, and a message.media event follows once a retry stores it (docs/media.md).',
+    },
   },
 } as const;
 
 export interface SandboxReceiveBody extends MessageRequestBody {
   location?: { latitude: number; longitude: number; name?: string; address?: string };
   contacts?: { name: string; phones: string[] }[];
+  simulate_failed_downloads?: number;
 }
 
 const messageResponseFields = {

@@ -2,8 +2,9 @@ import { newId } from '../domain/ids.ts';
 import type { Message, MessageStatus } from '../domain/model.ts';
 import { incomingMessagePayload, messageStatusPayload } from '../domain/webhooks.ts';
 import type { IncomingMedia, IncomingMessageEvent, ReceiptEvent } from '../engines/engine.ts';
-import { AppError } from '../domain/errors.ts';
-import type { MediaAddresses, ReceivedMedia } from '../domain/webhooks.ts';
+import type { ReceivedMedia } from '../domain/webhooks.ts';
+import { DOWNLOAD_RETRY_DELAYS_MS, fetchIncomingFile, webhookAddresses } from '../media/received-media.ts';
+import { insertPendingDownload } from '../store/repositories/media-downloads.ts';
 import type { MediaLinks } from '../media/media-links.ts';
 import type { MediaService } from '../media/media-service.ts';
 import type { Store } from '../store/database.ts';
@@ -33,6 +34,7 @@ export class ReceiveMessageService {
     private readonly notifier: DeliveryNotifier,
     private readonly media: MediaService,
     private readonly links: MediaLinks,
+    private readonly receiveTimeoutMs: number,
     private readonly onStaleWrite?: (error: StaleLeaseError) => void,
   ) {}
 
@@ -45,6 +47,7 @@ export class ReceiveMessageService {
       throw new Error(`An engine reported a message for ${event.toPhone} with neither a sender phone nor a LID.`);
     }
     const media = event.media === undefined ? undefined : await this.storeMedia(number.accountId, event.media);
+    const retryToken = event.media?.retryToken ?? null;
     const message: Message = {
       id: newId('message'),
       accountId: number.accountId,
@@ -67,7 +70,15 @@ export class ReceiveMessageService {
     const stored = await this.committer.run(async (trx) => {
       const earlier = await findInboundByEngineId(trx, number.id, event.engineMessageId);
       if (earlier !== undefined) return { message: earlier, queued: NOTHING_QUEUED };
-      return { message, queued: await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media, this.addressesOf(media))) };
+      const queued = await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)));
+      // The promise of a later message.media event commits with the message, or not at all.
+      if (media !== undefined && 'unavailable' in media && media.willRetry && retryToken !== null) {
+        await insertPendingDownload(trx, {
+          messageId: message.id, accountId: number.accountId, numberId: number.id, kind: media.kind, fileName: event.media!.fileName, engineToken: retryToken,
+          attempts: 1, lastReason: media.unavailable, nextAttemptAt: new Date(Date.now() + DOWNLOAD_RETRY_DELAYS_MS[0]!), createdAt: new Date(),
+        });
+      }
+      return { message, queued };
     });
     this.notifier.deliveriesQueued(stored.queued);
     return stored.message;
@@ -75,24 +86,18 @@ export class ReceiveMessageService {
 
   /**
    * Fetches and stores an incoming message's file before the message is written, so that the
-   * message row never names missing bytes. A file that cannot be had does not hold the message
-   * back: it is stored without it, and the webhook says the media is unavailable, and why.
+   * message row never names missing bytes. A file that cannot be had within
+   * WAGW_MEDIA_RECEIVE_TIMEOUT_MS does not hold the message back: it is stored without it, the
+   * webhook says the media is unavailable and why, and the download is tried again later
+   * (media-download-retrier.ts) when the failure may pass and the engine can fetch it again.
    */
-  private async storeMedia(accountId: string, incoming: IncomingMedia): Promise<ReceivedMedia> {
-    try {
-      const bytes = await incoming.download();
-      return { stored: await this.media.ingest(bytes, { accountId, source: 'received', preferredKind: incoming.kind, fileName: incoming.fileName }) };
-    } catch (error) {
-      const reason = error instanceof AppError ? error.code : 'download_failed';
-      return { kind: incoming.kind, unavailable: reason };
-    }
-  }
-
-  /** The file's links for the webhook: the signed one lasts WAGW_MEDIA_LINK_TTL_HOURS from now. */
-  private addressesOf(media: ReceivedMedia | undefined): MediaAddresses {
-    const plain = (id: string) => this.links.plain(id);
-    if (media === undefined || !('stored' in media)) return { plain };
-    return { plain, signed: this.links.sign(media.stored.id, new Date(Date.now() + this.media.linkTtlMs)) };
+  private storeMedia(accountId: string, incoming: IncomingMedia): Promise<ReceivedMedia> {
+    return fetchIncomingFile(
+      this.media,
+      { accountId, kind: incoming.kind, fileName: incoming.fileName, start: () => incoming.download() },
+      this.receiveTimeoutMs,
+      incoming.retryToken !== null,
+    );
   }
 
   /** Receipts are written under the lease of the session that got them; a stale one is refused and dropped. */

@@ -5,8 +5,7 @@ import { parseE164, type E164 } from '../domain/phone.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
-import type { OutgoingMedia } from '../engines/engine.ts';
-import type { StructuredContent } from '../domain/structured-content.ts';
+import type { OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 
 /**
@@ -35,7 +34,7 @@ export class SandboxInbox {
    * or not a sandbox one, gets the same 403 whether or not it exists elsewhere, so nothing about
    * other accounts can be learnt from it.
    */
-  async receiveOnPhone(scope: AccountScope, toPhone: E164, fromPhone: E164, text: string, media?: OutgoingMedia, structured?: StructuredContent): Promise<Message> {
+  async receiveOnPhone(scope: AccountScope, toPhone: E164, incoming: SimulatedIncoming): Promise<Message> {
     this.admit(scope);
     const number = await this.numbers.findNumber(scope, toPhone).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'number_not_found') return undefined;
@@ -45,11 +44,11 @@ export class SandboxInbox {
     if (number === undefined || simulator === undefined) {
       throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', { field: 'to_phone' });
     }
-    return simulator.deliverIncoming(number, fromPhone, text, media, structured);
+    return simulator.deliverIncoming(number, incoming);
   }
 
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed. */
-  async receiveOnNumber(scope: AccountScope, numberId: string, rawFromPhone: string, text: string): Promise<Message> {
+  async receiveOnNumber(scope: AccountScope, numberId: string, rawFromPhone: string, text: string, media?: OutgoingMedia): Promise<Message> {
     this.admit(scope);
     const number = await this.numbers.findNumber(scope, numberId);
     const simulator = this.supervisor.simulatorFor(number);
@@ -60,8 +59,9 @@ export class SandboxInbox {
     if (fromPhone === undefined) {
       throw new AppError('invalid_phone_number', 'From phone is not a valid international phone number; include the country code, e.g. +447700900123.', { field: 'from_phone' });
     }
-    assertSendableText(text, this.maxMessageLength);
-    return simulator.deliverIncoming(number, fromPhone, text);
+    // A file's caption may be empty; a message without a file may not.
+    assertSendableText(text, this.maxMessageLength, media !== undefined);
+    return simulator.deliverIncoming(number, { fromPhone, text, ...(media !== undefined && { media }) });
   }
 
   /** Refuses a simulated message past the account's rate, saying when the next one may come. */

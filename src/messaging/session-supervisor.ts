@@ -206,6 +206,18 @@ export class SessionSupervisor implements SessionHost {
     );
   }
 
+  /** The numbers whose sessions run on this node now, under a lease it holds. */
+  servedNumbers(): WhatsAppNumber[] {
+    return [...this.running.values()].filter((entry) => this.keeper.leaseOf(entry.number.id) !== undefined).map((entry) => entry.number);
+  }
+
+  /** Fetches an incoming file again, through the engine of the number's session here. */
+  downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
+    const engine = this.engineFor(number);
+    if (engine === undefined) return Promise.reject(new Error(`No ${number.engine} engine runs in this gateway.`));
+    return engine.downloadAgain(number, retryToken);
+  }
+
   /** Starts linking a number to a phone, on engines that link (not the sandbox), on the node that owns it. */
   async link(number: WhatsAppNumber): Promise<LinkSession> {
     const engine = this.engineFor(number);

@@ -11,6 +11,7 @@ import * as keyAttribution from './migrations/0009-key-attribution.ts';
 import * as cluster from './migrations/0010-cluster.ts';
 import * as media from './migrations/0011-media.ts';
 import * as structuredContent from './migrations/0012-structured-content.ts';
+import * as mediaDownloads from './migrations/0013-media-downloads.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0010-cluster': cluster,
   '0011-media': media,
   '0012-structured-content': structuredContent,
+  '0013-media-downloads': mediaDownloads,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -25,6 +25,7 @@ export interface Database {
   number_leases: NumberLeasesTable;
   lease_changes: LeaseChangesTable;
   media: MediaTable;
+  media_downloads: MediaDownloadsTable;
 }
 
 export interface AccountsTable {
@@ -93,6 +94,22 @@ export interface MessagesTable {
   structured: string | null;
   created_at: number;
   updated_at: number;
+}
+
+/** An incoming file still to be fetched, after its first download failed (migration 0013). */
+export interface MediaDownloadsTable {
+  message_id: string;
+  account_id: string;
+  number_id: string;
+  kind: string;
+  file_name: string | null;
+  /** The engine's description of the file, from which it can fetch it again (opaque here). */
+  engine_token: string;
+  /** Downloads tried so far, the first (with the message) included. */
+  attempts: number;
+  last_reason: string;
+  next_attempt_at: number;
+  created_at: number;
 }
 
 export interface MediaTable {

@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.ts';
-import type { EventPayload, Webhook } from '../domain/webhooks.ts';
+import { subscriptionOf, type EventPayload, type Webhook } from '../domain/webhooks.ts';
 import type { Executor } from '../store/database.ts';
 import type { Message } from '../domain/model.ts';
 import { insertEventWithDeliveries, type EventDelivery, type NewEvent } from '../store/repositories/deliveries.ts';
@@ -57,7 +57,8 @@ export async function insertMessageAndEnqueue(db: Executor, notifier: DeliveryNo
 }
 
 async function subscribedWebhooks(db: Executor, accountId: string, payload: EventPayload): Promise<EnabledWebhook[]> {
-  return (await listEnabledWebhooks(db, accountId)).filter((webhook) => webhook.eventTypes.includes(payload.event as Webhook['eventTypes'][number]));
+  const subscription = subscriptionOf(payload.event);
+  return (await listEnabledWebhooks(db, accountId)).filter((webhook) => webhook.eventTypes.includes(subscription as Webhook['eventTypes'][number]));
 }
 
 interface PlannedEvent {

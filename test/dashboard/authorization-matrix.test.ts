@@ -73,7 +73,7 @@ async function seedTenant(test: TestGateway, name: string): Promise<AccountObjec
   await gateway.webhooks.sendTestEvent(accountScope(accountId), webhook.id);
   const [delivery] = await gateway.webhooks.listDeliveries(accountScope(accountId), webhook.id);
   const invite = await gateway.team.createInvite(accountId, 'member', owner.id);
-  await gateway.supervisor.simulatorFor(number)!.deliverIncoming(number, parseE164('+14155550123')!, `private words of ${name}`);
+  await gateway.supervisor.simulatorFor(number)!.deliverIncoming(number, { fromPhone: parseE164('+14155550123')!, text: `private words of ${name}` });
   const media = await gateway.media.ingest(Readable.from([Buffer.from(`private file of ${name}`)]), { accountId, source: 'upload' });
   return {
     mediaId: media.id,

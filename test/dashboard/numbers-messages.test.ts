@@ -50,7 +50,7 @@ for (const dialect of dialects) {
     }
 
     function receive(number: WhatsAppNumber, fromPhone: string, text: string) {
-      return test.gateway.supervisor.simulatorFor(number)!.deliverIncoming(number, fromPhone as E164, text);
+      return test.gateway.supervisor.simulatorFor(number)!.deliverIncoming(number, { fromPhone: fromPhone as E164, text });
     }
 
     before(async () => {

@@ -30,7 +30,7 @@ for (const dialect of dialects) {
           fromLid: null,
           text: 'see this',
           contentKind: kind,
-          media: { kind, mimeType: 'image/jpeg', fileName: null, download },
+          media: { kind, mimeType: 'image/jpeg', fileName: null, download, retryToken: null },
           engineMessageId: `ENGINE-MEDIA-${dialect}-${++sequence}`,
           receivedAt: new Date(),
         });
@@ -54,8 +54,8 @@ for (const dialect of dialects) {
         assert.equal(message.mediaId, null);
         const page = await test.gateway.history.page(accountScope(account.accountId), { limit: 5 });
         assert.ok(page.messages.some((stored) => stored.id === message.id), 'the message is stored');
-        const payload = incomingMessagePayload(message, { kind: 'image', unavailable: 'download_failed' }) as unknown as { media: unknown; data: { media: unknown } };
-        assert.deepEqual(payload.media, { status: 'unavailable', kind: 'image', reason: 'download_failed' });
+        const payload = incomingMessagePayload(message, { kind: 'image', unavailable: 'download_failed', willRetry: false }) as unknown as { media: unknown; data: { media: unknown } };
+        assert.deepEqual(payload.media, { status: 'unavailable', kind: 'image', reason: 'download_failed', will_retry: false });
         assert.deepEqual(payload.data.media, payload.media);
       });
 

@@ -89,7 +89,7 @@ for (const dialect of dialects) {
       await database?.drop();
     });
 
-    it('every incoming message answered 200 before the kill reaches the webhook after the restart; none is lost', { timeout: 60_000 }, async () => {
+    it('every incoming message answered 200 before the kill reaches the webhook after the restart; none is lost', { timeout: 120_000 }, async () => {
       const server = await startServerProcess(database.url, SERVER_ENV);
       const run = randomBytes(4).toString('hex');
       const answers = await Promise.all(

@@ -6,7 +6,7 @@ import type { ScopedAccount } from '../context.ts';
 
 /** What each event means to someone choosing what to subscribe to. */
 const EVENT_EXPLANATIONS = {
-  message: 'A message arrived on one of your numbers.',
+  message: 'A message arrived on one of your numbers; message.media follows when its file arrives late.',
   'message.status': 'A message you sent changed status: sent, delivered, read or failed.',
   'session.status': 'One of your numbers connected, disconnected or needs to be linked again.',
 } as const satisfies Record<WebhookEventType, string>;

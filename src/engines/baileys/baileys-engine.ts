@@ -3,6 +3,7 @@ import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/m
 import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
+import { messageOfRetryToken } from './media-retry-token.ts';
 import { EngineSendError, type Engine, type EngineEvents, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
@@ -102,6 +103,12 @@ export class BaileysEngine implements Engine {
 
   sessionStatus(number: WhatsAppNumber): SessionStatus {
     return this.sessions.get(number.id)?.status ?? 'disconnected';
+  }
+
+  async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
+    const session = this.sessions.get(number.id);
+    if (session === undefined) throw new Error(`${number.phone} has no WhatsApp session on this node.`);
+    return session.download(messageOfRetryToken(retryToken));
   }
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {

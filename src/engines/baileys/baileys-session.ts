@@ -1,5 +1,6 @@
 import type { BaileysEventMap, WAMessage, WAMessageUpdate } from 'baileys';
 import { downloadMediaMessage, jidDecode } from 'baileys';
+import { retryTokenOf } from './media-retry-token.ts';
 import type { Logger } from 'pino';
 import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { EngineEvents, IncomingMedia, LinkUpdate } from '../engine.ts';
@@ -258,17 +259,17 @@ export class BaileysSession {
    * A link that has expired is renewed by asking the sender's phone to upload it again.
    */
   private downloadable(message: WAMessage, media: InboundMedia): IncomingMedia {
-    return {
-      ...media,
-      download: async () => {
-        const socket = this.socket;
-        const stream = await downloadMediaMessage(message, 'stream', {}, {
-          logger: this.deps.logger.child({ component: 'baileys-media' }, { level: 'warn' }),
-          reuploadRequest: (stale: WAMessage) => (socket === undefined ? Promise.reject(new Error('the session closed')) : socket.updateMediaMessage(stale)),
-        });
-        return stream as AsyncIterable<Buffer>;
-      },
-    };
+    return { ...media, retryToken: retryTokenOf(message), download: () => this.download(message) };
+  }
+
+  /** Downloads a file of an incoming message, now or on a retry (`Engine.downloadAgain`). */
+  async download(message: WAMessage): Promise<AsyncIterable<Buffer>> {
+    const socket = this.socket;
+    const stream = await downloadMediaMessage(message, 'stream', {}, {
+      logger: this.deps.logger.child({ component: 'baileys-media' }, { level: 'warn' }),
+      reuploadRequest: (stale: WAMessage) => (socket === undefined ? Promise.reject(new Error('the session closed')) : socket.updateMediaMessage(stale)),
+    });
+    return stream as AsyncIterable<Buffer>;
   }
 
   private async onReceipts(updates: WAMessageUpdate[]): Promise<void> {

@@ -1,9 +1,8 @@
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import type { Engine, EngineEvents, InboundSimulator, IncomingMedia, OutgoingMedia, OutgoingMessage, SentMessage } from '../engine.ts';
+import { MediaGoneError, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
-import type { StructuredContent } from '../../domain/structured-content.ts';
 import { EngineSendError } from '../engine.ts';
 import { NotConnectedError, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
 
@@ -19,6 +18,8 @@ export interface SandboxEngineOptions {
 
 /** How soon a session whose way to a shared network broke connects again. */
 const RECONNECT_MS = 500;
+/** Late files held for their retries at most; the oldest go first, and their retries give up. */
+const MAX_LATE_FILES = 1_000;
 
 interface SandboxSession {
   lease: SessionLease;
@@ -41,6 +42,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
   readonly initialStatus: SessionStatus = 'connected';
   readonly simulator: InboundSimulator = this;
   private readonly sessions = new Map<string, SandboxSession>();
+  /** Files sent to fail their first downloads, by retry token, oldest first. */
+  private readonly lateFiles = new Map<string, { base64: string; failuresLeft: number }>();
 
   constructor(private readonly options: SandboxEngineOptions) {}
 
@@ -65,7 +68,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
           fromLid: null,
           text: message.text,
           contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : message.structured === undefined ? 'text' : 'location' in message.structured ? 'location' : 'contact',
-          ...(media !== undefined && isMediaKind(media.kind) && { media: incomingMedia(media, media.kind) }),
+          ...(media !== undefined && isMediaKind(media.kind) && { media: this.incomingMedia(number, message.id, media, media.kind) }),
           ...(message.structured !== undefined && { structured: message.structured }),
           engineMessageId: message.id,
           receivedAt: new Date(message.sentAt),
@@ -118,10 +121,37 @@ export class SandboxEngine implements Engine, InboundSimulator {
     }
   }
 
-  async deliverIncoming(number: WhatsAppNumber, fromPhone: E164, text: string, media?: OutgoingMedia, structured?: StructuredContent): Promise<Message> {
+  /**
+   * The network carried the bytes with the message, so the download is immediate, unless the
+   * file was sent to fail its first downloads. Such a file waits here for its retries, while
+   * this process runs (a simulator keeps no files on disk); after a restart it is gone.
+   */
+  private incomingMedia(number: WhatsAppNumber, messageId: string, media: NetworkMedia, kind: MediaKind): IncomingMedia {
+    const described = { kind, mimeType: media.mimeType, fileName: media.fileName };
+    if (!media.failedDownloads) return { ...described, retryToken: null, download: async () => Readable.from([Buffer.from(media.base64, 'base64')]) };
+    const retryToken = `${number.id}/${messageId}`;
+    this.lateFiles.set(retryToken, { base64: media.base64, failuresLeft: media.failedDownloads });
+    while (this.lateFiles.size > MAX_LATE_FILES) this.lateFiles.delete(this.lateFiles.keys().next().value!);
+    return { ...described, retryToken, download: () => this.downloadAgain(number, retryToken) };
+  }
+
+  async downloadAgain(_number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
+    const file = this.lateFiles.get(retryToken);
+    if (file === undefined) throw new MediaGoneError('The sandbox no longer holds this file: it keeps late files only while the gateway runs.');
+    if (file.failuresLeft > 0) {
+      file.failuresLeft -= 1;
+      throw new Error('The sandbox failed this download, as it was asked to.');
+    }
+    this.lateFiles.delete(retryToken);
+    return Readable.from([Buffer.from(file.base64, 'base64')]);
+  }
+
+  async deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message> {
+    const { media } = incoming;
     let id: string;
     try {
-      ({ id } = await this.options.network.inject(fromPhone, number.phone, text, media === undefined ? undefined : await networkMedia(media), structured));
+      const carried = media === undefined ? undefined : { ...(await networkMedia(media)), ...(incoming.failedDownloads && { failedDownloads: incoming.failedDownloads }) };
+      ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
       throw error;
@@ -134,14 +164,4 @@ export class SandboxEngine implements Engine, InboundSimulator {
 
 async function networkMedia(media: OutgoingMedia): Promise<NetworkMedia> {
   return { kind: media.kind, mimeType: media.mimeType, fileName: media.fileName, base64: (await media.read()).toString('base64') };
-}
-
-/** The network carried the bytes with the message, so the download is immediate. */
-function incomingMedia(media: NetworkMedia, kind: MediaKind): IncomingMedia {
-  return {
-    kind,
-    mimeType: media.mimeType,
-    fileName: media.fileName,
-    download: async () => Readable.from([Buffer.from(media.base64, 'base64')]),
-  };
 }

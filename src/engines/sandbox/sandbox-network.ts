@@ -20,6 +20,8 @@ export interface NetworkMedia {
   mimeType: string;
   fileName: string | null;
   base64: string;
+  /** How many downloads fail before one succeeds: a file that arrives late, simulated. */
+  failedDownloads?: number;
 }
 
 /** What a number's live connection hears from the network. */

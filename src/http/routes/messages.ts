@@ -208,7 +208,12 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
           input.media === undefined ? undefined
           : input.media.data !== undefined ? await gateway.media.describe(input.media.data, input.media)
           : gateway.media.outgoing(await resolveMedia(gateway, scope.accountId, input.media));
-        const message = await gateway.sandboxInbox.receiveOnPhone(scope, input.toPhone, input.fromPhone, input.text, media, input.structured);
+        const message = await gateway.sandboxInbox.receiveOnPhone(scope, input.toPhone, {
+          fromPhone: input.fromPhone,
+          text: input.text,
+          ...(media !== undefined && { media, failedDownloads: input.failedDownloads }),
+          ...(input.structured !== undefined && { structured: input.structured }),
+        });
         return presentMessage(message, message.mediaId === null ? undefined : await gateway.media.find(scope.accountId, message.mediaId, 'media'), addressesOf(gateway));
       },
     );

@@ -19,6 +19,7 @@ import { newId } from '../../../src/domain/ids.ts';
 import type { SessionStatus, WhatsAppNumber } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { BaileysEngine } from '../../../src/engines/baileys/baileys-engine.ts';
+import { messageOfRetryToken, retryTokenOf } from '../../../src/engines/baileys/media-retry-token.ts';
 import { BaileysSession, type LinkUpdate, type SessionTimings } from '../../../src/engines/baileys/baileys-session.ts';
 import { EngineSendError, type EngineSendFailure } from '../../../src/engines/engine.ts';
 import { SecretBox } from '../../../src/secrets/secret-box.ts';
@@ -336,6 +337,45 @@ describe('Baileys session: incoming messages', () => {
       const chunks: Buffer[] = [];
       for await (const chunk of await harness.events.incoming[0]!.media!.download()) chunks.push(chunk);
       assert.deepEqual(Buffer.concat(chunks), photo, 'the decrypted bytes are the photo');
+    } finally {
+      server.close();
+      fs.rmSync(encrypted.encFilePath, { force: true });
+    }
+  });
+
+  it('a download that failed is made again from the retry token alone, as after a restart', async () => {
+    const voice = Buffer.concat([Buffer.from('OggS'), randomBytes(20_000)]);
+    const encrypted = await encryptedStream(voice, 'audio');
+    let requests = 0;
+    // WhatsApp's media server fails the first fetch, then serves the file.
+    const server = http.createServer((_request, response) => {
+      requests += 1;
+      if (requests === 1) {
+        response.statusCode = 503;
+        response.end();
+        return;
+      }
+      response.end(fs.readFileSync(encrypted.encFilePath));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const harness = await startSession();
+      await connected(harness);
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/d/f/voice.enc`;
+      await receive(harness, received({ audioMessage: { url, mediaKey: encrypted.mediaKey, mimetype: 'audio/ogg; codecs=opus', ptt: true, fileLength: voice.length, seconds: 3 } }));
+      const media = harness.events.incoming[0]!.media!;
+      await assert.rejects(async () => {
+        for await (const _chunk of await media.download()) continue;
+      }, 'the first fetch fails');
+      assert.ok(media.retryToken !== null);
+      // The token crosses the database as text; a fresh message is built from it alone.
+      const rebuilt = messageOfRetryToken(JSON.parse(JSON.stringify(media.retryToken)));
+      assert.equal(rebuilt.key.id, '3EB0C0FFEE');
+      assert.deepEqual(Buffer.from(rebuilt.message!.audioMessage!.mediaKey!), Buffer.from(encrypted.mediaKey));
+      const chunks: Buffer[] = [];
+      for await (const chunk of await harness.session.download(rebuilt)) chunks.push(chunk);
+      assert.deepEqual(Buffer.concat(chunks), voice, 'the retry decrypts the same voice note');
+      assert.equal(retryTokenOf({ key: { id: 'X' } }), null, 'a message without content cannot be fetched again');
     } finally {
       server.close();
       fs.rmSync(encrypted.encFilePath, { force: true });
