@@ -47,8 +47,8 @@ export class SandboxInbox {
     return simulator.deliverIncoming(number, incoming);
   }
 
-  /** The dashboard's form: the number by id (another account's is not found), the rest as typed. */
-  async receiveOnNumber(scope: AccountScope, numberId: string, rawFromPhone: string, text: string, media?: OutgoingMedia): Promise<Message> {
+  /** The dashboard's form: the number by id (another account's is not found), the rest as typed, with an optional file. */
+  async receiveOnNumber(scope: AccountScope, numberId: string, rawFromPhone: string, text: string, media?: () => Promise<OutgoingMedia>): Promise<Message> {
     this.admit(scope);
     const number = await this.numbers.findNumber(scope, numberId);
     const simulator = this.supervisor.simulatorFor(number);
@@ -61,7 +61,8 @@ export class SandboxInbox {
     }
     // A file's caption may be empty; a message without a file may not.
     assertSendableText(text, this.maxMessageLength, media !== undefined);
-    return simulator.deliverIncoming(number, { fromPhone, text, ...(media !== undefined && { media }) });
+    // The file is read only once the number is known to be the account's own.
+    return simulator.deliverIncoming(number, { fromPhone, text, ...(media !== undefined && { media: await media() }) });
   }
 
   /** Refuses a simulated message past the account's rate, saying when the next one may come. */

@@ -122,6 +122,41 @@ for (const dialect of dialects) {
         }
       });
 
+      it('simulates an incoming file from the form: stored, shown on the Messages page, and served to the session', async () => {
+        const client = await signedIn('member@acme.test');
+        await client.get('/numbers');
+        const response = await client.postMultipart(`/numbers/${acmeOne.id}/simulate`, { from_phone: '+447700900561', message: '' }, { name: 'receipt.png', type: 'image/png', bytes: samples.png });
+        assert.equal(response.statusCode, 303, response.body);
+        const [message] = (await test.gateway.history.page(accountScope(acmeId), { phone: '+447700900561', limit: 10 })).messages;
+        assert.equal(message?.contentKind, 'image');
+        assert.equal(message?.text, '', 'a file needs no caption');
+        const media = await test.gateway.media.find(acmeId, message!.mediaId!);
+        assert.deepEqual([media.kind, media.mimeType, media.fileName, media.size], ['image', 'image/png', 'receipt.png', samples.png.length]);
+        const messagesPage = await client.get('/messages');
+        assert.match(messagesPage.body, new RegExp(`<img[^>]+src="/messages/media/${media.id}"`));
+        const served = await client.get(`/messages/media/${media.id}`);
+        assert.deepEqual(served.rawPayload, samples.png);
+      });
+
+      it('the form refuses a file over its limit or a type its bytes contradict, and a multipart post needs its CSRF token too', async () => {
+        const client = await signedIn('owner@acme.test');
+        await client.get('/numbers');
+        const huge = await client.postMultipart(`/numbers/${acmeTwo.id}/simulate`, { from_phone: '+447700900562', message: 'big' }, { name: 'big.pdf', type: 'application/pdf', bytes: samples.pdf(16 * 1024 * 1024 + 10) });
+        assert.equal(huge.statusCode, 400, 'media_too_large, as the API answers it');
+        assert.match(huge.body, /The form takes files up to 16 MiB/);
+        await client.get('/numbers');
+        const forged = await client.postMultipart(`/numbers/${acmeTwo.id}/simulate`, { from_phone: '+447700900563', message: 'forged' }, { name: 'a.png', type: 'image/png', bytes: samples.png }, { csrf: false });
+        assert.equal(forged.statusCode, 403);
+        const stored = await test.gateway.history.page(accountScope(acmeId), { numberId: acmeTwo.id, limit: 10 });
+        assert.equal(stored.messages.length, 0);
+      });
+
+      it('a signed-out multipart post is sent to sign in before its body is read', async () => {
+        const anonymous = new DashboardClient(test);
+        const response = await anonymous.postMultipart(`/numbers/${acmeOne.id}/simulate`, { from_phone: '+447700900564', message: 'x' }, { name: 'a.png', type: 'image/png', bytes: samples.png });
+        assert.deepEqual([response.statusCode, response.headers.location], [303, '/login']);
+      });
+
       it('refuses a simulate form without the CSRF token', async () => {
         const client = await signedIn('owner@acme.test');
         await client.get('/numbers');

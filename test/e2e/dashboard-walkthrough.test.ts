@@ -9,6 +9,7 @@ import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
 import { uniquePhone } from '../support/gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { samples } from '../support/media-samples.ts';
 import { browserTestConfig, launchChromium, saveScreenshot } from './browser.ts';
 
 const OPERATOR = { email: 'operator@walkthrough.test', password: 'operator password 1' };
@@ -156,6 +157,24 @@ for (const dialect of dialects) {
       await page.getByRole('link', { name: 'Messages' }).click();
       assert.match(await page.locator('main').innerText(), /Hello from the walk-through/);
       await saveScreenshot(page, `${dialect}-messages`);
+    });
+
+    it('4b. the owner simulates a photo from the form, and the Messages page shows its thumbnail', async () => {
+      await page.getByRole('link', { name: 'Numbers' }).click();
+      await page.getByLabel('From phone').fill('+14155550124');
+      await page.getByLabel('Message').fill('Here is the parcel');
+      await page.getByLabel('File (optional)').setInputFiles({ name: 'parcel.png', mimeType: 'image/png', buffer: samples.png });
+      await page.getByRole('button', { name: 'Simulate incoming message' }).click();
+      await page.waitForLoadState('load');
+      assert.match(await page.locator('main').innerText(), /The simulated message arrived\./);
+      await page.getByRole('link', { name: 'Messages' }).click();
+      const thumbnail = page.locator('main img').first();
+      await thumbnail.waitFor();
+      // The thumbnail is served through the session and decodes as the PNG that was chosen.
+      const naturalWidth = () => thumbnail.evaluate((image) => (image as unknown as { complete: boolean; naturalWidth: number }).naturalWidth);
+      for (let tries = 0; tries < 50 && (await naturalWidth()) === 0; tries += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(await naturalWidth(), 1, 'the 1-pixel PNG decoded');
+      await saveScreenshot(page, `${dialect}-messages-with-photo`);
     });
 
     it('5. the owner revokes the key and the API answers 401 at once', async () => {

@@ -12,9 +12,9 @@ export function PageHeader(props: { title: string; children?: Children }): JSX.E
 }
 
 /** A form that changes state: POST with the session's CSRF token. */
-export function PostForm(props: { action: string; csrfToken: string; class?: string; children?: Children; confirm?: string }): JSX.Element {
+export function PostForm(props: { action: string; csrfToken: string; class?: string; children?: Children; confirm?: string; enctype?: 'multipart/form-data' }): JSX.Element {
   return (
-    <form method="post" action={props.action} class={props.class} data-confirm={props.confirm}>
+    <form method="post" action={props.action} class={props.class} data-confirm={props.confirm} enctype={props.enctype}>
       <input type="hidden" name="_csrf" value={props.csrfToken} />
       {props.children ?? ''}
     </form>

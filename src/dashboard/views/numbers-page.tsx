@@ -38,20 +38,27 @@ function SimulateForm(props: { number: NumberRowView; csrfToken: string; draft: 
   const fromId = `from-${number.id}`;
   const messageId = `message-${number.id}`;
   const hintId = `from-hint-${number.id}`;
+  const fileId = `file-${number.id}`;
+  const fileHintId = `file-hint-${number.id}`;
   return (
     <section class="card" aria-labelledby={`simulate-${number.id}`}>
       <h3 id={`simulate-${number.id}`} class="mono" safe>{`To ${number.phone}`}</h3>
       <ErrorSummary error={draft?.error} />
-      <PostForm action={`/numbers/${encodeURIComponent(number.id)}/simulate`} csrfToken={props.csrfToken} class="stack">
+      <PostForm action={`/numbers/${encodeURIComponent(number.id)}/simulate`} csrfToken={props.csrfToken} class="stack" enctype="multipart/form-data">
         <label for={fromId}>From phone</label>
         <input id={fromId} name="from_phone" type="tel" autocomplete="off" required aria-describedby={hintId} value={draft?.fromPhone ?? ''} />
         <p id={hintId} class="hint">
           The sender, with its country code, e.g. +447700900123.
         </p>
         <label for={messageId}>Message</label>
-        <textarea id={messageId} name="message" required safe>
+        <textarea id={messageId} name="message" safe>
           {draft?.message ?? ''}
         </textarea>
+        <label for={fileId}>File (optional)</label>
+        <input id={fileId} name="file" type="file" aria-describedby={fileHintId} />
+        <p id={fileHintId} class="hint">
+          A photo, voice note, video or document of up to 16 MiB; the message becomes its caption.
+        </p>
         <button type="submit" class="button primary">
           Simulate incoming message
         </button>
