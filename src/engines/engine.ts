@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type { EngineKind, Message, MessageContentKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import type { MediaKind } from '../domain/media.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
@@ -85,8 +86,10 @@ export interface OutgoingMedia {
   mimeType: string;
   fileName: string | null;
   size: number;
-  /** The bytes; read only when the engine sends. */
+  /** The bytes in memory, for an engine that carries them whole (the sandbox); read only when it sends. */
   read(): Promise<Buffer>;
+  /** The bytes as a stream, for an engine that can send one without holding the file (Baileys). */
+  open(): Promise<Readable>;
 }
 
 /** A file that came with an incoming message, as the engine got it. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { fileTypeFromBuffer, supportedMimeTypes } from 'file-type';
 import type { MediaConfig } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
@@ -98,7 +98,7 @@ export class MediaService {
   async describe(bytes: Buffer, claims: MediaClaims & { fileName?: string | null }): Promise<OutgoingMedia> {
     const { kind, mimeType } = await decideFromHead(bytes.subarray(0, SNIFF_BYTES), claims);
     assertWithinLimit(kind, bytes.length, this.settings.limits);
-    return { kind, mimeType, fileName: cleanFileName(claims.fileName), size: bytes.length, read: async () => bytes };
+    return { kind, mimeType, fileName: cleanFileName(claims.fileName), size: bytes.length, read: async () => bytes, open: async () => Readable.from([bytes]) };
   }
 
   /** The account's media object, or media_not_found: another account's id is no different from an unknown one. */
@@ -134,7 +134,7 @@ export class MediaService {
 
   /** The media object as an engine sends it: described, with its bytes read on demand. */
   outgoing(media: MediaObject): OutgoingMedia {
-    return { kind: media.kind, mimeType: media.mimeType, fileName: media.fileName, size: media.size, read: () => this.readAll(media) };
+    return { kind: media.kind, mimeType: media.mimeType, fileName: media.fileName, size: media.size, read: () => this.readAll(media), open: () => this.open(media) };
   }
 
   get linkTtlMs(): number {

@@ -122,7 +122,7 @@ export class BaileysEngine implements Engine {
     }
     await this.pacer.waitTurn(number.id);
     const media = request.media;
-    const content = media === undefined ? toTextContent(request.text) : toMediaContent({ ...media, bytes: await media.read() }, request.text);
+    const content = media === undefined ? toTextContent(request.text) : toMediaContent({ ...media, bytes: { stream: await media.open() } }, request.text);
     try {
       const sent = await socket.sendMessage(toRecipientJid(request.toPhone), content);
       const id = sent?.key?.id;

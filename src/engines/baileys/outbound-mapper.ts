@@ -3,7 +3,7 @@
  * text, and the receipts WhatsApp reports for what we sent. Pure, so every status is a unit test.
  */
 import { jidEncode, proto } from 'baileys';
-import type { AnyMessageContent, WAMessageUpdate } from 'baileys';
+import type { AnyMessageContent, WAMediaUpload, WAMessageUpdate } from 'baileys';
 import type { MediaKind } from '../../domain/media.ts';
 import type { E164 } from '../../domain/phone.ts';
 
@@ -39,12 +39,15 @@ export function toTextContent(text: string): AnyMessageContent {
   return { text };
 }
 
-/** What Baileys needs of a file to send; the bytes are read by the engine. */
+/**
+ * What Baileys needs of a file to send. The bytes go as a stream, which Baileys encrypts to a
+ * temporary file as it reads, so a 100 MiB document is never held whole in memory.
+ */
 export interface MediaToSend {
   kind: MediaKind;
   mimeType: string;
   fileName: string | null;
-  bytes: Buffer;
+  bytes: WAMediaUpload;
 }
 
 /**
