@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import helmet from '@fastify/helmet';
 import { apiReferenceSecurityHeaders } from './security-headers.ts';
+import { callerConstraint } from './caller-constraint.ts';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
 import type { Gateway } from '../main.ts';
 import { newId } from '../domain/ids.ts';
@@ -16,6 +17,8 @@ import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { KEYED_PATHS, registerMessageRoutes } from './routes/messages.ts';
 import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
+import { registerMessageReadRoutes } from './routes/message-reads.ts';
+import { registerNumberRoutes } from './routes/numbers.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 
 /**
@@ -35,7 +38,8 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     // framework 503 outside our envelope.
     return503OnClosing: false,
     // "/send_message/" is a common slip; answering it costs nothing and saves a confusing 404.
-    routerOptions: { ignoreTrailingSlash: true },
+    // Paths the dashboard shares with the API choose their route by caller (caller-constraint.ts).
+    routerOptions: { ignoreTrailingSlash: true, constraints: { caller: callerConstraint } },
     // Requests too malformed to reach a route still get the documented envelope.
     clientErrorHandler: answerMalformedRequest,
     frameworkErrors: answerFrameworkError,
@@ -68,7 +72,8 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
       },
       servers: [{ url: '/', description: 'This gateway' }],
       tags: [
-        { name: 'messages', description: 'Sending WhatsApp messages.' },
+        { name: 'messages', description: 'Sending WhatsApp messages, and reading back what was sent and received.' },
+        { name: 'numbers', description: 'Your WhatsApp numbers and their sessions.' },
         { name: 'media', description: 'Files to send, and files sent and received.' },
         { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },
         { name: 'operations', description: 'Probes for load balancers and monitors.' },
@@ -89,6 +94,8 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerHealthRoute(app, gateway.store);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);
   registerMessageRoutes(app, gateway);
+  registerMessageReadRoutes(app, gateway);
+  registerNumberRoutes(app, gateway);
   await registerMediaRoutes(app, gateway);
   registerInternalRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -76,7 +76,7 @@ export interface SandboxReceiveBody extends MessageRequestBody {
   simulate_failed_downloads?: number;
 }
 
-const messageResponseFields = {
+export const messageResponseFields = {
   message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
   created_at: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' },
   to_phone: { type: 'string', description: 'E.164.' },
@@ -133,6 +133,20 @@ export const idempotentReplayedHeaderSchema = {
   },
 } as const;
 
+/** A shared place or contact cards, as a message carries them. */
+export const structuredFields = {
+  location: {
+    type: 'object',
+    description: 'A shared place, for a location message.',
+    properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: ['string', 'null'] }, address: { type: ['string', 'null'] }, url: { type: ['string', 'null'] } },
+  },
+  contacts: {
+    type: 'array',
+    description: 'Contact cards, for a contact message.',
+    items: { type: 'object', properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } }, vcard: { type: ['string', 'null'] } } },
+  },
+} as const;
+
 /** An inbound message: its sender may be known only by LID, and then from_phone is null. */
 export const receivedMessageResponseSchema = {
   type: 'object',
@@ -141,16 +155,7 @@ export const receivedMessageResponseSchema = {
     ...messageResponseFields,
     from_phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gave only the sender\'s LID.' },
     from_lid: { type: ['string', 'null'], description: 'The sender\'s LID ("<digits>@lid") when the message was LID-addressed; otherwise null.' },
-    location: {
-      type: 'object',
-      description: 'A shared place, for a location message.',
-      properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: ['string', 'null'] }, address: { type: ['string', 'null'] }, url: { type: ['string', 'null'] } },
-    },
-    contacts: {
-      type: 'array',
-      description: 'Contact cards, for a contact message.',
-      items: { type: 'object', properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } }, vcard: { type: ['string', 'null'] } } },
-    },
+    ...structuredFields,
     status: { type: 'string', enum: ['received'] },
   },
 } as const;

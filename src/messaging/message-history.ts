@@ -1,8 +1,8 @@
 import { AppError } from '../domain/errors.ts';
-import type { Message, MessageDirection } from '../domain/model.ts';
+import type { Message, MessageDirection, MessageStatus } from '../domain/model.ts';
 import { parseE164 } from '../domain/phone.ts';
 import type { Store } from '../store/database.ts';
-import { listMessages } from '../store/repositories/messages.ts';
+import { findMessageById, listMessages } from '../store/repositories/messages.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 
 export interface HistoryQuery {
@@ -10,6 +10,11 @@ export interface HistoryQuery {
   direction?: MessageDirection;
   /** Either end of the conversation, in any common spelling. */
   phone?: string;
+  /** The other side of the conversation (E.164, already checked). */
+  peer?: string;
+  status?: MessageStatus;
+  since?: Date;
+  until?: Date;
   /** The `nextCursor` of the previous page. */
   cursor?: string;
   limit: number;
@@ -25,6 +30,13 @@ export interface HistoryPage {
 export class MessageHistoryService {
   constructor(private readonly store: Store) {}
 
+  /** One message of the account; another account's is no different from none. */
+  async find(scope: AccountScope, id: string): Promise<Message> {
+    const message = await findMessageById(this.store.db, id);
+    if (message === undefined || message.accountId !== scope.accountId) throw new AppError('message_not_found', `There is no message ${id} in your account.`, { field: 'id' });
+    return message;
+  }
+
   async page(scope: AccountScope, query: HistoryQuery): Promise<HistoryPage> {
     let phone: string | undefined;
     if (query.phone !== undefined) {
@@ -37,6 +49,10 @@ export class MessageHistoryService {
       ...(query.numberId !== undefined && { numberId: query.numberId }),
       ...(query.direction !== undefined && { direction: query.direction }),
       ...(phone !== undefined && { phone }),
+      ...(query.peer !== undefined && { peer: query.peer }),
+      ...(query.status !== undefined && { status: query.status }),
+      ...(query.since !== undefined && { since: query.since }),
+      ...(query.until !== undefined && { until: query.until }),
       ...(query.cursor !== undefined && { before: parseCursor(query.cursor) }),
       limit: query.limit + 1,
     });
@@ -48,6 +64,6 @@ export class MessageHistoryService {
 
 function parseCursor(cursor: string): { createdAt: Date; id: string } {
   const match = /^(\d{1,15})\.(msg_[0-9a-z]{26})$/.exec(cursor);
-  if (match === null) throw new AppError('invalid_argument', 'The page link is not valid; start again from the first page.');
+  if (match === null) throw new AppError('invalid_request', 'The page link is not valid; start again from the first page.', { field: 'cursor' });
   return { createdAt: new Date(Number(match[1])), id: match[2]! };
 }

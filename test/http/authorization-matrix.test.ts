@@ -23,6 +23,7 @@ interface ProbeRequest {
 /** What the owner's account holds for the probes to aim at. */
 interface Owner extends SeededAccount {
   mediaId: string;
+  messageId: string;
 }
 
 interface Probe {
@@ -36,6 +37,8 @@ interface Probe {
   refusedWith?: { status: number; error: string };
   /** What the owner's own key gets. */
   succeedsWith: number;
+  /** For a listing that names nothing: whether the answer shows anything of the owner's. */
+  shows?: (body: any, owner: Owner) => boolean;
 }
 
 const sendFromOwnersNumber: Probe = {
@@ -67,7 +70,31 @@ const upload: Probe = {
   succeedsWith: 201,
 };
 
+const readOwnersMessage: Probe = {
+  request: (owner) => ({ method: 'GET', url: `/${owner.messageId}` }),
+  refusedWith: { status: 404, error: 'message_not_found' },
+  succeedsWith: 200,
+};
+
+const listOwnersNumbersMessages: Probe = {
+  request: (owner) => ({ method: 'GET', url: `?phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 404, error: 'number_not_found' },
+  succeedsWith: 200,
+};
+
+const listNumbers: Probe = {
+  request: () => ({ method: 'GET', url: '' }),
+  succeedsWith: 200,
+  shows: (body, owner) => body.numbers.some((number: { phone: string }) => owner.phones.includes(number.phone)),
+};
+
 const PROBES: Record<string, Probe> = {
+  'GET /messages': listOwnersNumbersMessages,
+  'GET /api/messages': listOwnersNumbersMessages,
+  'GET /messages/{id}': readOwnersMessage,
+  'GET /api/messages/{id}': readOwnersMessage,
+  'GET /numbers': listNumbers,
+  'GET /api/numbers': listNumbers,
   'POST /send_message': sendFromOwnersNumber,
   'POST /api/send_message': sendFromOwnersNumber,
   'POST /sandbox/receive': receiveOnOwnersNumber,
@@ -119,7 +146,8 @@ for (const dialect of dialects) {
       test = await startTestGateway(dialect);
       const seeded = await seedAccount(test.gateway);
       const media = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'text/plain' }, payload: 'the owner\'s file' });
-      owner = { ...seeded, mediaId: media.json().media_id };
+      const received = await test.post('/sandbox/receive', { from_phone: '+14155550100', to_phone: seeded.phones[0], message: 'the owner\'s message' }, seeded.apiKey);
+      owner = { ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id };
       stranger = await seedAccount(test.gateway);
       operations = keyedOperations((await test.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument);
     });
@@ -136,6 +164,13 @@ for (const dialect of dialects) {
         const probe = PROBES[operation]!;
         const marker = `cross-account probe of ${operation}`;
         const response = await call(test, operation, probe.request(owner, marker), stranger.apiKey);
+        if (probe.refusedWith === undefined && probe.shows !== undefined) {
+          // A listing names nothing: it must simply show nothing of the owner's.
+          assert.equal(response.statusCode, probe.succeedsWith, `${operation}: ${response.body}`);
+          assert.equal(probe.shows(response.json(), owner), false, `${operation} showed the owner's data to another account`);
+          assert.equal(probe.shows((await call(test, operation, probe.request(owner, marker), owner.apiKey)).json(), owner), true, `${operation}: the owner sees its own`);
+          continue;
+        }
         if (probe.refusedWith === undefined) {
           // Nothing of the owner's was named: what the stranger made is the stranger's alone.
           assert.equal(response.statusCode, probe.succeedsWith, `${operation}: ${response.body}`);

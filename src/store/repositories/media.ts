@@ -83,3 +83,10 @@ export async function blobInUse(db: Executor, accountId: string, sha256: string)
   const row = await db.selectFrom('media').select('id').where('account_id', '=', accountId).where('sha256', '=', sha256).where('removed_at', 'is', null).limit(1).executeTakeFirst();
   return row !== undefined;
 }
+
+/** The account's media objects by id, kept or not: what a page of messages carries. */
+export async function findAccountMedia(db: Executor, accountId: string, ids: readonly string[]): Promise<(MediaObject & { removed: boolean })[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('media').selectAll().where('account_id', '=', accountId).where('id', 'in', ids).execute();
+  return rows.map((row) => ({ ...toMedia(row), removed: row.removed_at !== null || Number(row.expires_at) <= Date.now() }));
+}

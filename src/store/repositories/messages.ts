@@ -235,6 +235,12 @@ export interface MessageFilter {
   direction?: MessageDirection;
   /** Matches either end of the conversation by phone; a sender known only by LID never matches. */
   phone?: string;
+  /** The other side: the recipient of an outbound message, the sender of an inbound one. */
+  peer?: string;
+  status?: MessageStatus;
+  /** Created at or after `since`, and before `until`. */
+  since?: Date;
+  until?: Date;
   /** Keyset pagination: only messages older than this one. */
   before?: { createdAt: Date; id: string };
   limit: number;
@@ -247,6 +253,13 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
   if (filter.direction !== undefined) query = query.where('direction', '=', filter.direction);
   const phone = filter.phone;
   if (phone !== undefined) query = query.where((eb) => eb.or([eb('from_phone', '=', phone), eb('to_phone', '=', phone)]));
+  const peer = filter.peer;
+  if (peer !== undefined) {
+    query = query.where((eb) => eb.or([eb.and([eb('direction', '=', 'outbound'), eb('to_phone', '=', peer)]), eb.and([eb('direction', '=', 'inbound'), eb('from_phone', '=', peer)])]));
+  }
+  if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since.getTime());
+  if (filter.until !== undefined) query = query.where('created_at', '<', filter.until.getTime());
   const before = filter.before;
   if (before !== undefined) {
     const at = before.createdAt.getTime();

@@ -1,0 +1,50 @@
+import { mediaKinds } from '../../domain/media.ts';
+import { messageResponseFields, structuredFields } from '../schemas.ts';
+
+/** A stored message, sent or received, as GET /messages lists it. */
+export const storedMessageSchema = {
+  type: 'object',
+  required: ['message_id', 'created_at', 'direction', 'from_phone', 'from_lid', 'to_phone', 'message', 'content_kind', 'status'],
+  properties: {
+    ...messageResponseFields,
+    direction: { type: 'string', enum: ['outbound', 'inbound'] },
+    from_phone: { type: ['string', 'null'], description: 'E.164: our number for an outbound message, the sender for an inbound one (null when WhatsApp gave only a LID).' },
+    from_lid: { type: ['string', 'null'], description: 'An inbound sender\'s LID when the message was LID-addressed; otherwise null.' },
+    content_kind: { type: 'string', enum: ['text', ...mediaKinds, 'location', 'contact'] },
+    media: {
+      type: 'object',
+      description: 'The file the message carries; absent for text. Once retention has removed the bytes, status is "expired" and there is no url.',
+      required: ['status', 'id', 'kind', 'mime_type', 'size', 'sha256', 'filename'],
+      properties: {
+        status: { type: 'string', enum: ['available', 'expired'] },
+        ...messageResponseFields.media.properties,
+      },
+    },
+    ...structuredFields,
+    status: { type: 'string', enum: ['queued', 'sent', 'delivered', 'read', 'failed', 'received'] },
+  },
+} as const;
+
+export const messagePageSchema = {
+  type: 'object',
+  required: ['messages', 'next_cursor'],
+  properties: {
+    messages: { type: 'array', items: storedMessageSchema },
+    next_cursor: { type: ['string', 'null'], description: 'Pass as cursor for the next (older) page; null on the last page.' },
+  },
+} as const;
+
+export const listMessagesQuerySchema = {
+  type: 'object',
+  properties: {
+    phone: { type: 'string', description: 'One of your numbers (E.164): only its messages.' },
+    peer: { type: 'string', description: 'The other side (E.164): the recipient of a sent message, the sender of a received one.' },
+    direction: { type: 'string', description: 'outbound or inbound.' },
+    status: { type: 'string', description: 'queued, sent, delivered, read, failed or received.' },
+    since: { type: 'string', description: 'Only messages created at or after this ISO 8601 time (with its zone).' },
+    until: { type: 'string', description: 'Only messages created before this ISO 8601 time (with its zone).' },
+    limit: { type: 'string', description: '1 to 100; 50 by default.' },
+    cursor: { type: 'string', description: 'next_cursor of the previous page.' },
+  },
+  additionalProperties: false,
+} as const;

@@ -1,0 +1,168 @@
+import type { FastifyInstance } from 'fastify';
+import type { Gateway } from '../../main.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { MediaObject } from '../../domain/media.ts';
+import type { Message, MessageDirection, MessageStatus } from '../../domain/model.ts';
+import { parseE164 } from '../../domain/phone.ts';
+import { presentStructured } from '../../domain/structured-content.ts';
+import type { AccountScope } from '../../domain/tenant-scope.ts';
+import type { HistoryQuery } from '../../messaging/message-history.ts';
+import { findAccountMedia } from '../../store/repositories/media.ts';
+import { FOR_API_CLIENTS } from '../caller-constraint.ts';
+import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
+import { errorResponses } from '../schemas.ts';
+import { storedMessageSchema, messagePageSchema, listMessagesQuerySchema } from './message-read-schemas.ts';
+
+const bearer = [{ apiKey: [] }];
+const DIRECTIONS: readonly MessageDirection[] = ['outbound', 'inbound'];
+const STATUSES: readonly MessageStatus[] = ['queued', 'sent', 'delivered', 'read', 'failed', 'received'];
+const MAX_LIMIT = 100;
+
+interface ListQuery {
+  phone?: string;
+  peer?: string;
+  direction?: string;
+  status?: string;
+  since?: string;
+  until?: string;
+  limit?: string;
+  cursor?: string;
+}
+
+/** GET /messages and GET /messages/{id}, at both paths: the account's messages, read back. */
+export function registerMessageReadRoutes(app: FastifyInstance, gateway: Gateway): void {
+  const onRequest = apiKeyAuthHook(gateway.authenticator);
+
+  for (const [url, operationId, options] of [['/messages', 'listMessages', FOR_API_CLIENTS], ['/api/messages', 'listMessagesApi', {}]] as const) {
+    app.get<{ Querystring: ListQuery }>(
+      url,
+      {
+        ...options,
+        onRequest,
+        schema: {
+          operationId,
+          summary: 'List sent and received messages',
+          description:
+            'The account\'s messages, newest first, a page at a time: pass next_cursor as cursor for the next page. Filters combine. /messages and /api/messages are the same operation; /messages answers the API only with an Authorization header (without one it is the dashboard\'s page).',
+          tags: ['messages'],
+          security: bearer,
+          querystring: listMessagesQuerySchema,
+          response: { 200: messagePageSchema, ...errorResponses(400, 401, 404, 500) },
+        },
+      },
+      async (request) => {
+        const scope = keyScope(request);
+        const query = await readListQuery(gateway, scope, request.query);
+        const page = await gateway.history.page(scope, query);
+        return { messages: await presentPage(gateway, scope, page.messages), next_cursor: page.nextCursor ?? null };
+      },
+    );
+  }
+
+  for (const [url, operationId] of [['/messages/:id', 'getMessage'], ['/api/messages/:id', 'getMessageApi']] as const) {
+    app.get<{ Params: { id: string } }>(
+      url,
+      {
+        onRequest,
+        schema: {
+          operationId,
+          summary: 'Get one message',
+          description: 'One message of the account, sent or received. Another account\'s message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.',
+          tags: ['messages'],
+          security: bearer,
+          params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+          response: { 200: storedMessageSchema, ...errorResponses(401, 404, 500) },
+        },
+      },
+      async (request) => {
+        const scope = keyScope(request);
+        const message = await gateway.history.find(scope, request.params.id);
+        const [presented] = await presentPage(gateway, scope, [message]);
+        return presented;
+      },
+    );
+  }
+}
+
+/** The query's filters, each checked, with the field at fault named. */
+async function readListQuery(gateway: Gateway, scope: AccountScope, raw: ListQuery): Promise<HistoryQuery> {
+  const query: HistoryQuery = { limit: readLimit(raw.limit) };
+  if (raw.phone !== undefined) query.numberId = (await gateway.numbers.findNumber(scope, raw.phone).catch(notYours)).id;
+  if (raw.peer !== undefined) {
+    const peer = parseE164(raw.peer);
+    if (peer === undefined) throw new AppError('invalid_phone_number', `peer "${raw.peer}" is not a phone number; include the country code, e.g. +14155550100.`, { field: 'peer' });
+    query.peer = peer;
+  }
+  if (raw.direction !== undefined) query.direction = oneOf(raw.direction, DIRECTIONS, 'direction');
+  if (raw.status !== undefined) query.status = oneOf(raw.status, STATUSES, 'status');
+  if (raw.since !== undefined) query.since = readTime(raw.since, 'since');
+  if (raw.until !== undefined) query.until = readTime(raw.until, 'until');
+  if (raw.cursor !== undefined) query.cursor = raw.cursor;
+  return query;
+}
+
+function notYours(error: unknown): never {
+  if (error instanceof AppError && error.code === 'number_not_found') {
+    throw new AppError('number_not_found', 'phone is not a number of your account.', { field: 'phone' });
+  }
+  throw error;
+}
+
+function readLimit(raw: string | undefined): number {
+  if (raw === undefined) return 50;
+  if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIMIT) {
+    throw new AppError('invalid_request', `limit must be a whole number from 1 to ${MAX_LIMIT}.`, { field: 'limit' });
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(raw: string, allowed: readonly T[], field: string): T {
+  if ((allowed as readonly string[]).includes(raw)) return raw as T;
+  throw new AppError('invalid_request', `${field} must be one of ${allowed.join(', ')}.`, { field });
+}
+
+function readTime(raw: string, field: string): Date {
+  // An ISO 8601 time with its zone, so that no server's local time is guessed at.
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/.test(raw) ? new Date(raw) : undefined;
+  if (at === undefined || Number.isNaN(at.getTime())) {
+    throw new AppError('invalid_request', `${field} must be an ISO 8601 time with its zone, e.g. 2026-11-25T09:30:00Z.`, { field });
+  }
+  return at;
+}
+
+/** Messages as the API shows them, their files described in one query for the page. */
+async function presentPage(gateway: Gateway, scope: AccountScope, messages: Message[]) {
+  const ids = messages.flatMap((message) => (message.mediaId === null ? [] : [message.mediaId]));
+  const media = new Map((await findAccountMedia(gateway.store.db, scope.accountId, ids)).map((item) => [item.id, item]));
+  return messages.map((message) => presentStoredMessage(gateway, message, message.mediaId === null ? undefined : media.get(message.mediaId)));
+}
+
+function presentStoredMessage(gateway: Gateway, message: Message, media: (MediaObject & { removed: boolean }) | undefined) {
+  return {
+    message_id: message.id,
+    created_at: message.createdAt.toISOString(),
+    direction: message.direction,
+    from_phone: message.fromPhone,
+    from_lid: message.fromLid,
+    to_phone: message.toPhone,
+    message: message.text,
+    content_kind: message.contentKind,
+    ...(media !== undefined && { media: describeMedia(gateway, media) }),
+    ...presentStructured(message.structured),
+    status: message.status,
+  };
+}
+
+/** A message's file; once retention has removed its bytes, what it was, marked `expired`. */
+function describeMedia(gateway: Gateway, media: MediaObject & { removed: boolean }) {
+  return {
+    status: media.removed ? 'expired' : 'available',
+    id: media.id,
+    kind: media.kind,
+    mime_type: media.mimeType,
+    size: media.size,
+    sha256: media.sha256,
+    filename: media.fileName,
+    ...(!media.removed && { url: gateway.mediaLinks.plain(media.id) }),
+  };
+}
