@@ -83,6 +83,8 @@ export interface Config {
    */
   publicUrl: string;
   maxMessageLength: number;
+  /** WhatsApp lookups POST /check_numbers may make per number and minute (WAGW_NUMBER_CHECKS_PER_MINUTE); remembered answers are free. */
+  numberChecksPerMinute: number;
   sandbox: {
     /** Simulated incoming messages one account may make a minute (the API and the dashboard together). */
     receivesPerMinute: number;
@@ -246,6 +248,7 @@ export function loadConfig(env: Environment = process.env): Config {
     publicUrl: parsePublicUrl(env.WAGW_PUBLIC_URL, problems),
     maxMessageLength: integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1),
     sandbox: { receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1) },
+    numberChecksPerMinute: integer('WAGW_NUMBER_CHECKS_PER_MINUTE', 60, 1, 10_000),
     admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
     logLevel,
     groupCommit: {

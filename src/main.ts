@@ -23,6 +23,7 @@ import { MediaFetcher } from './media/media-fetcher.ts';
 import { MediaService } from './media/media-service.ts';
 import { MediaSweeper } from './media/media-sweeper.ts';
 import { MediaDownloadRetrier } from './media/media-download-retrier.ts';
+import { NumberCheckService } from './messaging/number-checks.ts';
 import { MediaLinks } from './media/media-links.ts';
 import { SendMessageService } from './messaging/send-message.ts';
 import { IdempotentSendService } from './messaging/idempotent-send.ts';
@@ -91,6 +92,8 @@ export interface Gateway {
   media: MediaService;
   /** Media retention, and bytes no row needs. */
   mediaSweeper: MediaSweeper;
+  /** POST /check_numbers, with its per-number lookup limit. */
+  numberChecks: NumberCheckService;
   /** Incoming files whose first download failed, tried again. */
   mediaRetrier: MediaDownloadRetrier;
   /** Where media bytes are kept: the filesystem or an S3 bucket (WAGW_MEDIA_STORE). */
@@ -278,6 +281,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     media,
     mediaSweeper,
     mediaRetrier,
+    numberChecks: new NumberCheckService(supervisor, config.numberChecksPerMinute),
     blobs,
     mediaLinks,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),

@@ -8,18 +8,18 @@ export class TokenBuckets {
 
   constructor(private readonly limits: { ratePerSecond: number; burst: number }) {}
 
-  /** Takes one token for the key; false when the key must wait. */
-  tryTake(key: string, now = Date.now()): boolean {
+  /** Takes `count` tokens (one by default) for the key, all or none; false when the key must wait. */
+  tryTake(key: string, now = Date.now(), count = 1): boolean {
     const bucket = this.refill(key, now);
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
+    if (bucket.tokens < count) return false;
+    bucket.tokens -= count;
     return true;
   }
 
-  /** When the key's next token will be there (now, if it has one). */
-  nextTokenAt(key: string, now = Date.now()): number {
+  /** When the key will have `count` tokens (now, if it has them). */
+  nextTokenAt(key: string, now = Date.now(), count = 1): number {
     const bucket = this.refill(key, now);
-    return bucket.tokens >= 1 ? now : now + Math.ceil(((1 - bucket.tokens) / this.limits.ratePerSecond) * 1000);
+    return bucket.tokens >= count ? now : now + Math.ceil(((count - bucket.tokens) / this.limits.ratePerSecond) * 1000);
   }
 
   private refill(key: string, now: number): { tokens: number; refilledAt: number } {

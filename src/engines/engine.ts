@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { CheckedPhone } from './recipient-directory.ts';
 import type { EngineKind, Message, MessageContentKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import type { MediaKind } from '../domain/media.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
@@ -23,6 +24,11 @@ export interface Engine {
   /** The live status of the number's session, as the engine sees it now. */
   sessionStatus(number: WhatsAppNumber): SessionStatus;
   sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage>;
+  /**
+   * Whether phones use WhatsApp, from the engine's directory where it remembers, asking the
+   * network for the rest. `admit` hears how many will be asked first, and may refuse by throwing.
+   */
+  checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]>;
   /** Fetches an incoming file again from its `IncomingMedia.retryToken`, through the number's session. */
   downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** Present only where `capabilities.simulatedInbound` is true. */

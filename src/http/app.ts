@@ -19,6 +19,7 @@ import { KEYED_PATHS, registerMessageRoutes } from './routes/messages.ts';
 import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
 import { registerMessageReadRoutes } from './routes/message-reads.ts';
 import { registerNumberRoutes } from './routes/numbers.ts';
+import { registerNumberCheckRoutes } from './routes/number-checks.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 
 /**
@@ -96,6 +97,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerMessageRoutes(app, gateway);
   registerMessageReadRoutes(app, gateway);
   registerNumberRoutes(app, gateway);
+  registerNumberCheckRoutes(app, gateway);
   await registerMediaRoutes(app, gateway);
   registerInternalRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

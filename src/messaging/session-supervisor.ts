@@ -1,3 +1,5 @@
+import type { E164 } from '../domain/phone.ts';
+import type { CheckedPhone } from '../engines/recipient-directory.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
@@ -209,6 +211,13 @@ export class SessionSupervisor implements SessionHost {
   /** The numbers whose sessions run on this node now, under a lease it holds. */
   servedNumbers(): WhatsAppNumber[] {
     return [...this.running.values()].filter((entry) => this.keeper.leaseOf(entry.number.id) !== undefined).map((entry) => entry.number);
+  }
+
+  /** Whether phones use WhatsApp, asked through the number's session here. */
+  checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
+    const engine = this.engineFor(number);
+    if (engine === undefined) return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
+    return engine.checkNumbers(number, phones, admit);
   }
 
   /** Fetches an incoming file again, through the engine of the number's session here. */

@@ -88,7 +88,15 @@ const listNumbers: Probe = {
   shows: (body, owner) => body.numbers.some((number: { phone: string }) => owner.phones.includes(number.phone)),
 };
 
+const checkWithOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], phones: ['+14155550100'] } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
 const PROBES: Record<string, Probe> = {
+  'POST /check_numbers': checkWithOwnersNumber,
+  'POST /api/check_numbers': checkWithOwnersNumber,
   'GET /messages': listOwnersNumbersMessages,
   'GET /api/messages': listOwnersNumbersMessages,
   'GET /messages/{id}': readOwnersMessage,

@@ -57,8 +57,9 @@ for (const dialect of dialects) {
       assert.equal(document.info.license?.name, 'MIT');
       const all = operations(document);
       assert.deepEqual(all.map(([method, pathName]) => `${method} ${pathName}`).sort(), [
-        'get /api/media/{id}', 'get /api/messages', 'get /api/messages/{id}', 'get /api/numbers', 'get /health', 'get /media/{id}', 'get /messages', 'get /messages/{id}', 'get /numbers', 'post /api/media', 'post /api/media/{id}/link', 'post /api/sandbox/receive',
-        'post /api/send_message', 'post /media', 'post /media/{id}/link', 'post /sandbox/receive', 'post /send_message',
+        'get /api/media/{id}', 'get /api/messages', 'get /api/messages/{id}', 'get /api/numbers', 'get /health', 'get /media/{id}', 'get /messages',
+        'get /messages/{id}', 'get /numbers', 'post /api/check_numbers', 'post /api/media', 'post /api/media/{id}/link', 'post /api/sandbox/receive',
+        'post /api/send_message', 'post /check_numbers', 'post /media', 'post /media/{id}/link', 'post /sandbox/receive', 'post /send_message',
       ]);
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');

@@ -8,7 +8,7 @@ import { EngineSendError, type Engine, type EngineEvents, type OutgoingMessage, 
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import { toMediaContent, toRecipientJid, toTextContent } from './outbound-mapper.ts';
-import { RecipientDirectory } from './recipient-directory.ts';
+import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
 import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
@@ -105,6 +105,14 @@ export class BaileysEngine implements Engine {
     return this.sessions.get(number.id)?.status ?? 'disconnected';
   }
 
+  async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
+    const socket = this.sessions.get(number.id)?.socketForSending;
+    if (socket === undefined) {
+      throw new EngineSendError('not_connected', `${number.phone} is not connected to WhatsApp.`, this.sessionStatus(number));
+    }
+    return this.directory.check(phones, lookupOn(socket), admit);
+  }
+
   async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
     const session = this.sessions.get(number.id);
     if (session === undefined) throw new Error(`${number.phone} has no WhatsApp session on this node.`);
@@ -117,7 +125,7 @@ export class BaileysEngine implements Engine {
     if (session === undefined || socket === undefined) {
       throw new EngineSendError('not_connected', `${number.phone} is not connected to WhatsApp.`, session?.status ?? 'disconnected');
     }
-    if (!(await this.directory.isOnWhatsApp(request.toPhone, (phone: E164) => socket.onWhatsApp(phone.slice(1))))) {
+    if (!(await this.directory.isOnWhatsApp(request.toPhone, lookupOn(socket)))) {
       throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
     }
     await this.pacer.waitTurn(number.id);
@@ -139,4 +147,17 @@ export class BaileysEngine implements Engine {
       throw error;
     }
   }
+}
+
+/** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */
+function lookupOn(socket: { onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> }): LookupMany {
+  return async (phones) => {
+    const answers = new Map<E164, RecipientAnswer>();
+    const byDigits = new Map(phones.map((phone) => [phone.slice(1), phone]));
+    for (const answer of (await socket.onWhatsApp(...byDigits.keys())) ?? []) {
+      const phone = byDigits.get(answer.jid.split('@')[0]!.split(':')[0]!);
+      if (phone !== undefined) answers.set(phone, { exists: answer.exists === true, waId: answer.exists === true ? answer.jid : null });
+    }
+    return answers;
+  };
 }

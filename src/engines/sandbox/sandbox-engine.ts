@@ -4,6 +4,7 @@ import type { E164 } from '../../domain/phone.ts';
 import { MediaGoneError, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import { EngineSendError } from '../engine.ts';
+import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
 import { NotConnectedError, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
@@ -44,6 +45,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
   private readonly sessions = new Map<string, SandboxSession>();
   /** Files sent to fail their first downloads, by retry token, oldest first. */
   private readonly lateFiles = new Map<string, { base64: string; failuresLeft: number }>();
+  private readonly directory = new RecipientDirectory();
 
   constructor(private readonly options: SandboxEngineOptions) {}
 
@@ -133,6 +135,17 @@ export class SandboxEngine implements Engine, InboundSimulator {
     this.lateFiles.set(retryToken, { base64: media.base64, failuresLeft: media.failedDownloads });
     while (this.lateFiles.size > MAX_LATE_FILES) this.lateFiles.delete(this.lateFiles.keys().next().value!);
     return { ...described, retryToken, download: () => this.downloadAgain(number, retryToken) };
+  }
+
+  /**
+   * The simulated network reaches every phone (a send to any valid phone is delivered), so every
+   * phone uses WhatsApp here; answers are remembered and lookups counted as for a real number,
+   * so that an integration meets the cache and the lookup limit in the sandbox too.
+   */
+  async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
+    const status = this.sessionStatus(number);
+    if (status !== 'connected') throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
+    return this.directory.check(phones, async (unknown) => new Map(unknown.map((phone) => [phone, { exists: true, waId: `${phone.slice(1)}@s.whatsapp.net` }])), admit);
   }
 
   async downloadAgain(_number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {

@@ -6,6 +6,7 @@ import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import { NodeCallVerifier } from '../../cluster/node-client.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
 import { sendHere } from './messages.ts';
+import { checkHere, type CheckNumbersBody } from './number-checks.ts';
 
 interface ForwardedSend {
   account_id: string;
@@ -35,6 +36,11 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
     const key = forwarded.idempotency_key === null ? undefined : parseIdempotencyKey(forwarded.idempotency_key);
     const answer = await sendHere(gateway, forwarded.account_id, input, key);
     if (answer.replayed) void reply.header('Idempotent-Replayed', 'true');
+    return reply.status(answer.statusCode).send(answer.body);
+  });
+
+  app.post<{ Body: { account_id: string; body: CheckNumbersBody } }>('/internal/check_numbers', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+    const answer = await checkHere(gateway, request.body.account_id, request.body.body);
     return reply.status(answer.statusCode).send(answer.body);
   });
 

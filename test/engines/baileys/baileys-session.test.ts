@@ -634,6 +634,29 @@ describe('Baileys engine: sending', () => {
     assert.equal(socket.sendCalls.length, 0);
   });
 
+  it('checks many phones in one onWhatsApp query, by JID, and answers remembered phones without asking again', async () => {
+    const { engine, number, factory } = await startEngine();
+    const socket = await connect(engine, number, factory);
+    // WhatsApp answers by JID, a device suffix included, and in its own order.
+    socket.answerOnWhatsApp = async (phones) => phones.map((phone) => ({ jid: phone === '14155550111' ? '14155550111:3@s.whatsapp.net' : `${phone}@s.whatsapp.net`, exists: phone !== '14155550122' })).reverse();
+    const admitted: number[] = [];
+    const first = await engine.checkNumbers(number, ['+14155550111' as E164, '+14155550122' as E164], (count) => admitted.push(count));
+    assert.deepEqual(first, [
+      { phone: '+14155550111', exists: true, waId: '14155550111:3@s.whatsapp.net', cached: false },
+      { phone: '+14155550122', exists: false, waId: null, cached: false },
+    ]);
+    const second = await engine.checkNumbers(number, ['+14155550122' as E164, '+14155550133' as E164], (count) => admitted.push(count));
+    assert.deepEqual(second.map((answer) => [answer.phone, answer.exists, answer.cached]), [['+14155550122', false, true], ['+14155550133', true, false]]);
+    assert.deepEqual(socket.onWhatsAppCalls, [['14155550111', '14155550122'], ['14155550133']], 'one query per check, for the phones not remembered');
+    assert.deepEqual(admitted, [2, 1], 'the lookup limit hears only what is asked');
+    // A check warms the send path: a phone known not to use WhatsApp is refused without a query.
+    await assert.rejects(engine.sendMessage(number, { toPhone: '+14155550122' as E164, text: 'hi' }), refusedWith('recipient_not_on_whatsapp'));
+    assert.equal(socket.onWhatsAppCalls.length, 2);
+    const refusal = new Error('refused');
+    await assert.rejects(engine.checkNumbers(number, ['+14155550144' as E164], () => { throw refusal; }), refusal);
+    assert.equal(socket.onWhatsAppCalls.length, 2, 'a refused check asks nothing');
+  });
+
   it("a send answers WhatsApp's id and keeps the message for Baileys' retry requests", async () => {
     const { engine, number, factory } = await startEngine();
     const socket = await connect(engine, number, factory);

@@ -1,0 +1,67 @@
+import { AppError } from '../domain/errors.ts';
+import type { WhatsAppNumber } from '../domain/model.ts';
+import { parseE164, type E164 } from '../domain/phone.ts';
+import { TokenBuckets } from '../domain/token-buckets.ts';
+import { EngineSendError } from '../engines/engine.ts';
+import type { CheckedPhone } from '../engines/recipient-directory.ts';
+import type { SessionSupervisor } from './session-supervisor.ts';
+
+/** The most phones one request may ask about. */
+export const MAX_PHONES_PER_CHECK = 50;
+
+/**
+ * POST /check_numbers on the node that serves the number: whether phones use WhatsApp. Answers
+ * remembered by the engine cost nothing; the rest are lookups WhatsApp sees, and heavy lookups
+ * get numbers banned, so each number may make WAGW_NUMBER_CHECKS_PER_MINUTE of them a minute.
+ * The bound is kept where the number's session runs, which is one node at a time.
+ */
+export class NumberCheckService {
+  private readonly lookups: TokenBuckets;
+
+  constructor(
+    private readonly supervisor: SessionSupervisor,
+    private readonly perMinute: number,
+  ) {
+    this.lookups = new TokenBuckets({ ratePerSecond: perMinute / 60, burst: perMinute });
+  }
+
+  async check(number: WhatsAppNumber, phones: readonly E164[]): Promise<CheckedPhone[]> {
+    try {
+      return await this.supervisor.checkNumbers(number, phones, (count) => this.admit(number, count));
+    } catch (error) {
+      if (error instanceof EngineSendError && error.failure === 'not_connected') {
+        throw new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${error.sessionStatus ?? 'disconnected'}).`, {
+          from_phone: number.phone,
+          status: error.sessionStatus ?? 'disconnected',
+        });
+      }
+      throw error;
+    }
+  }
+
+  private admit(number: WhatsAppNumber, count: number): void {
+    if (count === 0) return;
+    if (count > this.perMinute) {
+      throw new AppError('invalid_request', `This number may look up ${this.perMinute} phones a minute; ask about at most that many new phones at once.`, { field: 'phones' });
+    }
+    const now = Date.now();
+    if (this.lookups.tryTake(number.id, now, count)) return;
+    const retryAfterSeconds = Math.max(1, Math.ceil((this.lookups.nextTokenAt(number.id, now, count) - now) / 1000));
+    throw new AppError('rate_limited', `from_phone may look up ${this.perMinute} phones a minute, to keep WhatsApp from banning it; these ${count} new phones may be asked about in ${retryAfterSeconds} s. Remembered answers are free.`, {
+      limit_per_minute: this.perMinute,
+      retry_after_seconds: retryAfterSeconds,
+    });
+  }
+}
+
+/** The request's phones, each in E.164, or a 400 naming the first that is not a phone. */
+export function parsePhoneList(raw: readonly string[]): E164[] {
+  if (raw.length < 1 || raw.length > MAX_PHONES_PER_CHECK) {
+    throw new AppError('invalid_request', `phones holds 1 to ${MAX_PHONES_PER_CHECK} phone numbers.`, { field: 'phones' });
+  }
+  return raw.map((value, index) => {
+    const phone = parseE164(value);
+    if (phone === undefined) throw new AppError('invalid_phone_number', `phones[${index}] "${value}" is not a valid international phone number; include the country code.`, { field: `phones[${index}]` });
+    return phone;
+  });
+}
