@@ -15,3 +15,4 @@ run bench/webhooks.ts    # incoming → endpoint latency; sustained deliveries
 run bench/many-numbers.ts  # start-up time, lease ticks and memory with 10,000 owned numbers
 run bench/cluster.ts       # a send through another node; failover times of the chaos rounds
 run bench/media.ts         # uploads and downloads against bare routes; memory under big uploads; media sends
+run bench/message-reads.ts # GET /messages pages on an account of 1,000,000 messages, per filter

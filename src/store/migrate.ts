@@ -12,6 +12,7 @@ import * as cluster from './migrations/0010-cluster.ts';
 import * as media from './migrations/0011-media.ts';
 import * as structuredContent from './migrations/0012-structured-content.ts';
 import * as mediaDownloads from './migrations/0013-media-downloads.ts';
+import * as messageReadIndexes from './migrations/0014-message-read-indexes.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0011-media': media,
   '0012-structured-content': structuredContent,
   '0013-media-downloads': mediaDownloads,
+  '0014-message-read-indexes': messageReadIndexes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -71,7 +71,8 @@ for (const dialect of dialects) {
           ? await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'messages'`.execute(store.db)
           : await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'messages'`.execute(store.db);
       const indexNames = names.rows.map((row) => row.name);
-      for (const index of ['messages_account_created_idx', 'messages_number_idx', 'messages_engine_message_idx']) {
+      // 0014 replaced the number index with one that also orders by time.
+      for (const index of ['messages_account_created_idx', 'messages_number_created_idx', 'messages_engine_message_idx']) {
         assert.ok(indexNames.includes(index), `${index} is missing from ${indexNames.join(', ')}`);
       }
     });

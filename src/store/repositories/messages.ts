@@ -246,17 +246,22 @@ export interface MessageFilter {
   limit: number;
 }
 
-/** Newest first. */
+/**
+ * Newest first. A peer is the recipient of a sent message and the sender of a received one:
+ * two columns, so without a direction the two sides are read as two index-ordered queries and
+ * merged, which both databases plan well, where one OR across the columns makes SQLite scan.
+ */
 export async function listMessages(db: Executor, filter: MessageFilter): Promise<Message[]> {
+  if (filter.peer !== undefined && filter.direction === undefined) {
+    const [sent, received] = await Promise.all([listMessages(db, { ...filter, direction: 'outbound' }), listMessages(db, { ...filter, direction: 'inbound' })]);
+    return [...sent, ...received].sort(newestFirst).slice(0, filter.limit);
+  }
   let query = db.selectFrom('messages').selectAll().where('account_id', '=', filter.accountId);
   if (filter.numberId !== undefined) query = query.where('number_id', '=', filter.numberId);
   if (filter.direction !== undefined) query = query.where('direction', '=', filter.direction);
   const phone = filter.phone;
   if (phone !== undefined) query = query.where((eb) => eb.or([eb('from_phone', '=', phone), eb('to_phone', '=', phone)]));
-  const peer = filter.peer;
-  if (peer !== undefined) {
-    query = query.where((eb) => eb.or([eb.and([eb('direction', '=', 'outbound'), eb('to_phone', '=', peer)]), eb.and([eb('direction', '=', 'inbound'), eb('from_phone', '=', peer)])]));
-  }
+  if (filter.peer !== undefined) query = query.where(filter.direction === 'outbound' ? 'to_phone' : 'from_phone', '=', filter.peer);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
   if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since.getTime());
   if (filter.until !== undefined) query = query.where('created_at', '<', filter.until.getTime());
@@ -267,6 +272,10 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
   }
   const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
   return rows.map(toMessage);
+}
+
+function newestFirst(a: Message, b: Message): number {
+  return b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
 }
 
 /**
