@@ -11,8 +11,9 @@ import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { advanceOutboundStatus, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
+import { markEarlierRead } from '../store/repositories/read-receipts.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
-import { enqueueEvent, insertMessageAndEnqueue, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
+import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
 /** The statuses a receipt may move a message from: receipts only ever move it forward. */
 const RECEIPT_TRANSITIONS: Record<ReceiptEvent['status'], MessageStatus[]> = {
@@ -120,7 +121,13 @@ export class ReceiveMessageService {
         const transitions = RECEIPT_TRANSITIONS[event.status];
         const message = await advanceOutboundStatus(trx, { fromPhone: event.phone, engineMessageId: event.engineMessageId }, event.status, transitions, event.at, errorCode);
         if (message === undefined) return undefined;
-        return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
+        const queued = await enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
+        if (event.status !== 'read') return queued;
+        // Read up to here means everything before it in the chat was read too.
+        const settled = await markEarlierRead(trx, message, event.at);
+        const more = [];
+        for (const earlier of settled) more.push(await enqueueEvent(trx, this.notifier, earlier.accountId, messageStatusPayload(earlier, 'read', null, event.at), event.at));
+        return more.length === 0 ? queued : mergeQueued([queued, ...more]);
       });
       if (applied !== undefined) {
         this.notifier.deliveriesQueued(applied);

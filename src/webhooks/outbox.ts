@@ -21,6 +21,11 @@ export interface Enqueued {
 
 export const NOTHING_QUEUED: Enqueued = Object.freeze({ count: 0, handedOver: [] as HandedOverDelivery[] }) as Enqueued;
 
+/** Several writes' deliveries of one transaction, handed to the worker together after its commit. */
+export function mergeQueued(parts: readonly Enqueued[]): Enqueued {
+  return { count: parts.reduce((sum, part) => sum + part.count, 0), handedOver: parts.flatMap((part) => part.handedOver) };
+}
+
 /**
  * The delivery worker, as the writers of events see it. Before the write it says which new
  * deliveries it will send itself (by the lease to write on them); after the commit it is handed
