@@ -85,6 +85,8 @@ export interface Config {
   maxMessageLength: number;
   /** WhatsApp lookups POST /check_numbers may make per number and minute (WAGW_NUMBER_CHECKS_PER_MINUTE); remembered answers are free. */
   numberChecksPerMinute: number;
+  /** How long "typing…" lasts unless renewed (WAGW_TYPING_SECONDS, 25 by default). */
+  typingMs: number;
   sandbox: {
     /** Simulated incoming messages one account may make a minute (the API and the dashboard together). */
     receivesPerMinute: number;
@@ -249,6 +251,7 @@ export function loadConfig(env: Environment = process.env): Config {
     maxMessageLength: integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1),
     sandbox: { receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1) },
     numberChecksPerMinute: integer('WAGW_NUMBER_CHECKS_PER_MINUTE', 60, 1, 10_000),
+    typingMs: integer('WAGW_TYPING_SECONDS', 25, 1, 300) * 1000,
     admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
     logLevel,
     groupCommit: {

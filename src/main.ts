@@ -24,6 +24,7 @@ import { MediaService } from './media/media-service.ts';
 import { MediaSweeper } from './media/media-sweeper.ts';
 import { MediaDownloadRetrier } from './media/media-download-retrier.ts';
 import { NumberCheckService } from './messaging/number-checks.ts';
+import { TypingService } from './messaging/typing.ts';
 import { MediaLinks } from './media/media-links.ts';
 import { SendMessageService } from './messaging/send-message.ts';
 import { IdempotentSendService } from './messaging/idempotent-send.ts';
@@ -94,6 +95,8 @@ export interface Gateway {
   mediaSweeper: MediaSweeper;
   /** POST /check_numbers, with its per-number lookup limit. */
   numberChecks: NumberCheckService;
+  /** POST /typing, whose states end by themselves. */
+  typing: TypingService;
   /** Incoming files whose first download failed, tried again. */
   mediaRetrier: MediaDownloadRetrier;
   /** Where media bytes are kept: the filesystem or an S3 bucket (WAGW_MEDIA_STORE). */
@@ -223,6 +226,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const authenticator = new ApiKeyAuthenticator(store, logger);
   const linking = new NumberLinkingService(supervisor, logger);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media);
+  const typing = new TypingService(supervisor, config.typingMs);
   const mediaRetrier = new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger);
   const numbers = new NumbersService(store, supervisor);
   const startedAt = new Date();
@@ -282,6 +286,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     mediaSweeper,
     mediaRetrier,
     numberChecks: new NumberCheckService(supervisor, config.numberChecksPerMinute),
+    typing,
     blobs,
     mediaLinks,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
@@ -299,6 +304,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     startedAt,
     appliedMigrations,
     async close() {
+      typing.stop();
       await deliveryWorker.stop();
       if (sandboxNetwork instanceof RemoteSandboxNetwork) sandboxNetwork.close();
       await committer.drain();

@@ -24,6 +24,8 @@ export interface Engine {
   /** The live status of the number's session, as the engine sees it now. */
   sessionStatus(number: WhatsAppNumber): SessionStatus;
   sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage>;
+  /** Shows `state` ("typing…", "recording audio…", or neither) to the chat with `toPhone`. */
+  sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void>;
   /**
    * Whether phones use WhatsApp, from the engine's directory where it remembers, asking the
    * network for the rest. `admit` hears how many will be asked first, and may refuse by throwing.
@@ -112,6 +114,9 @@ export interface IncomingMedia {
    */
   retryToken: string | null;
 }
+
+/** What a chat is shown of us: typing, recording a voice note, or neither. */
+export type ChatPresence = 'composing' | 'recording' | 'paused';
 
 /** The engine can no longer fetch an incoming file at all, so trying again is pointless. */
 export class MediaGoneError extends Error {}

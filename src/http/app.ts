@@ -20,6 +20,7 @@ import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
 import { registerMessageReadRoutes } from './routes/message-reads.ts';
 import { registerNumberRoutes } from './routes/numbers.ts';
 import { registerNumberCheckRoutes } from './routes/number-checks.ts';
+import { registerTypingRoutes } from './routes/typing.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 
 /**
@@ -98,6 +99,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerMessageReadRoutes(app, gateway);
   registerNumberRoutes(app, gateway);
   registerNumberCheckRoutes(app, gateway);
+  registerTypingRoutes(app, gateway);
   await registerMediaRoutes(app, gateway);
   registerInternalRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -6,7 +6,8 @@ import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { assertWithinLimit, cleanFileName, decideMediaType, mediaTooLarge, type MediaClaims, type MediaKind, type MediaObject, type MediaSource } from '../domain/media.ts';
 import type { Store } from '../store/database.ts';
-import { findLiveMedia, findLiveMediaById, insertMedia } from '../store/repositories/media.ts';
+import { findAccountMedia, findLiveMedia, findLiveMediaById, insertMedia } from '../store/repositories/media.ts';
+import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { BlobStore, ByteRange } from './blob-store.ts';
 import type { MediaFetcher } from './media-fetcher.ts';
 import type { OutgoingMedia } from '../engines/engine.ts';
@@ -99,6 +100,11 @@ export class MediaService {
     const { kind, mimeType } = await decideFromHead(bytes.subarray(0, SNIFF_BYTES), claims);
     assertWithinLimit(kind, bytes.length, this.settings.limits);
     return { kind, mimeType, fileName: cleanFileName(claims.fileName), size: bytes.length, read: async () => bytes, open: async () => Readable.from([bytes]) };
+  }
+
+  /** The account's media objects by id, kept or not (`removed`): the files a page of messages carries. */
+  describeForMessages(scope: AccountScope, ids: readonly string[]): Promise<(MediaObject & { removed: boolean })[]> {
+    return findAccountMedia(this.store.db, scope.accountId, ids);
   }
 
   /** The account's media object, or media_not_found: another account's id is no different from an unknown one. */

@@ -2,7 +2,7 @@ import { AppError } from '../domain/errors.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import { parseE164, type E164 } from '../domain/phone.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
-import { EngineSendError } from '../engines/engine.ts';
+import { refusedBySession } from './session-refusals.ts';
 import type { CheckedPhone } from '../engines/recipient-directory.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
@@ -26,17 +26,7 @@ export class NumberCheckService {
   }
 
   async check(number: WhatsAppNumber, phones: readonly E164[]): Promise<CheckedPhone[]> {
-    try {
-      return await this.supervisor.checkNumbers(number, phones, (count) => this.admit(number, count));
-    } catch (error) {
-      if (error instanceof EngineSendError && error.failure === 'not_connected') {
-        throw new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${error.sessionStatus ?? 'disconnected'}).`, {
-          from_phone: number.phone,
-          status: error.sessionStatus ?? 'disconnected',
-        });
-      }
-      throw error;
-    }
+    return this.supervisor.checkNumbers(number, phones, (count) => this.admit(number, count)).catch((error: unknown) => refusedBySession(number, error));
   }
 
   private admit(number: WhatsAppNumber, count: number): void {

@@ -1,5 +1,6 @@
 import type { E164 } from '../domain/phone.ts';
 import type { CheckedPhone } from '../engines/recipient-directory.ts';
+import type { ChatPresence } from '../engines/engine.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
@@ -211,6 +212,13 @@ export class SessionSupervisor implements SessionHost {
   /** The numbers whose sessions run on this node now, under a lease it holds. */
   servedNumbers(): WhatsAppNumber[] {
     return [...this.running.values()].filter((entry) => this.keeper.leaseOf(entry.number.id) !== undefined).map((entry) => entry.number);
+  }
+
+  /** Shows typing (or not) to a chat, through the number's session here. */
+  sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void> {
+    const engine = this.engineFor(number);
+    if (engine === undefined) return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
+    return engine.sendPresence(number, toPhone, state);
   }
 
   /** Whether phones use WhatsApp, asked through the number's session here. */

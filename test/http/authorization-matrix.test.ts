@@ -94,7 +94,15 @@ const checkWithOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+const typeFromOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], to_phone: '+14155550100', state: 'paused' } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
 const PROBES: Record<string, Probe> = {
+  'POST /typing': typeFromOwnersNumber,
+  'POST /api/typing': typeFromOwnersNumber,
   'POST /check_numbers': checkWithOwnersNumber,
   'POST /api/check_numbers': checkWithOwnersNumber,
   'GET /messages': listOwnersNumbersMessages,

@@ -129,7 +129,7 @@ for (const dialect of dialects) {
       }
     });
 
-    it('without a key, /api/x answers 401 in the envelope, and /messages and /numbers are the dashboard\'s pages', async () => {
+    it('without a bearer key, /api/x answers 401 in the envelope, and /messages and /numbers are the dashboard\'s pages', async () => {
       for (const url of ['/api/messages', '/api/numbers', `/api/messages/${photoId}`, `/messages/${photoId}`]) {
         const response = await test.inject({ method: 'GET', url });
         assert.deepEqual([response.statusCode, response.json().error], [401, 'missing_api_key'], url);
@@ -139,7 +139,10 @@ for (const dialect of dialects) {
         assert.deepEqual([page.statusCode, page.headers.location], [303, `/login?next=${encodeURIComponent(url)}`], url);
       }
       const badKey = await test.inject({ method: 'GET', url: '/messages', headers: { authorization: 'Bearer nope' } });
-      assert.deepEqual([badKey.statusCode, badKey.json().error], [401, 'invalid_api_key'], 'any Authorization header makes it the API');
+      assert.deepEqual([badKey.statusCode, badKey.json().error], [401, 'invalid_api_key'], 'a bearer token, even a wrong one, makes it the API');
+      // A dashboard behind a proxy's password gets Basic credentials from the browser: still the page.
+      const basic = await test.inject({ method: 'GET', url: '/numbers', headers: { authorization: `Basic ${Buffer.from('ops:secret').toString('base64')}` } });
+      assert.deepEqual([basic.statusCode, basic.headers.location], [303, '/login?next=%2Fnumbers']);
     });
   });
 }

@@ -60,7 +60,8 @@ for (const dialect of dialects) {
         'get /api/media/{id}', 'get /api/messages', 'get /api/messages/{id}', 'get /api/numbers', 'get /health', 'get /media/{id}', 'get /messages',
         'get /messages/{id}', 'get /numbers', 'post /api/check_numbers', 'post /api/media', 'post /api/media/{id}/link', 'post /api/sandbox/receive',
         'post /api/send_message', 'post /check_numbers', 'post /media', 'post /media/{id}/link', 'post /sandbox/receive', 'post /send_message',
-      ]);
+        'post /api/typing', 'post /typing',
+      ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
       for (const [method, pathName, operation] of all) {

@@ -4,7 +4,7 @@ import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import { messageOfRetryToken } from './media-retry-token.ts';
-import { EngineSendError, type Engine, type EngineEvents, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
+import { EngineSendError, type ChatPresence, type Engine, type EngineEvents, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import { toMediaContent, toRecipientJid, toTextContent } from './outbound-mapper.ts';
@@ -103,6 +103,12 @@ export class BaileysEngine implements Engine {
 
   sessionStatus(number: WhatsAppNumber): SessionStatus {
     return this.sessions.get(number.id)?.status ?? 'disconnected';
+  }
+
+  async sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void> {
+    const socket = this.sessions.get(number.id)?.socketForSending;
+    if (socket === undefined) throw new EngineSendError('not_connected', `${number.phone} is not connected to WhatsApp.`, this.sessionStatus(number));
+    await socket.sendPresenceUpdate(state, toRecipientJid(toPhone));
   }
 
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {

@@ -14,6 +14,8 @@ export interface SessionSocket {
   logout(): Promise<void>;
   sendMessage(jid: string, content: AnyMessageContent): Promise<proto.IWebMessageInfo | undefined>;
   onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
+  /** "typing…", "recording audio…", or neither, shown to one chat. */
+  sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void>;
   requestPairingCode(phoneNumber: string): Promise<string>;
   signalRepository: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } };
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { MediaGoneError, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
+import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import { EngineSendError } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
@@ -46,6 +46,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
   /** Files sent to fail their first downloads, by retry token, oldest first. */
   private readonly lateFiles = new Map<string, { base64: string; failuresLeft: number }>();
   private readonly directory = new RecipientDirectory();
+  private readonly presences = new Map<string, ChatPresence>();
 
   constructor(private readonly options: SandboxEngineOptions) {}
 
@@ -135,6 +136,22 @@ export class SandboxEngine implements Engine, InboundSimulator {
     this.lateFiles.set(retryToken, { base64: media.base64, failuresLeft: media.failedDownloads });
     while (this.lateFiles.size > MAX_LATE_FILES) this.lateFiles.delete(this.lateFiles.keys().next().value!);
     return { ...described, retryToken, download: () => this.downloadAgain(number, retryToken) };
+  }
+
+  /**
+   * The simulated phones show nobody what we are doing, so typing is accepted from a connected
+   * session and otherwise refused as on WhatsApp; the last state of each chat is kept for a look.
+   */
+  async sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void> {
+    const status = this.sessionStatus(number);
+    if (status !== 'connected') throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
+    this.presences.set(`${number.phone}>${toPhone}`, state);
+    while (this.presences.size > MAX_LATE_FILES) this.presences.delete(this.presences.keys().next().value!);
+  }
+
+  /** The last presence shown to a chat: what a simulated phone would see. */
+  presenceShown(number: WhatsAppNumber, toPhone: E164): ChatPresence | undefined {
+    return this.presences.get(`${number.phone}>${toPhone}`);
   }
 
   /**

@@ -1,12 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
+import { accountScope } from '../../domain/tenant-scope.ts';
 import { parseMessageInput } from '../message-input.ts';
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import { NodeCallVerifier } from '../../cluster/node-client.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
 import { sendHere } from './messages.ts';
 import { checkHere, type CheckNumbersBody } from './number-checks.ts';
+import { typingHere, type TypingBody } from './typing.ts';
 
 interface ForwardedSend {
   account_id: string;
@@ -29,6 +31,8 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
     }
   };
   const hidden = { hide: true };
+  // A forwarded call carries the account of the key the first node authenticated; the cluster
+  // key's signature, checked above, is what vouches for it, so the scope is minted here.
 
   app.post<{ Body: ForwardedSend }>('/internal/send', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
     const forwarded = request.body;
@@ -40,7 +44,12 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
   });
 
   app.post<{ Body: { account_id: string; body: CheckNumbersBody } }>('/internal/check_numbers', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
-    const answer = await checkHere(gateway, request.body.account_id, request.body.body);
+    const answer = await checkHere(gateway, accountScope(request.body.account_id), request.body.body);
+    return reply.status(answer.statusCode).send(answer.body);
+  });
+
+  app.post<{ Body: { account_id: string; body: TypingBody } }>('/internal/typing', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+    const answer = await typingHere(gateway, accountScope(request.body.account_id), request.body.body);
     return reply.status(answer.statusCode).send(answer.body);
   });
 

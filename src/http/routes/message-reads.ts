@@ -7,7 +7,6 @@ import { parseE164 } from '../../domain/phone.ts';
 import { presentStructured } from '../../domain/structured-content.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
-import { findAccountMedia } from '../../store/repositories/media.ts';
 import { FOR_API_CLIENTS } from '../caller-constraint.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponses } from '../schemas.ts';
@@ -133,7 +132,7 @@ function readTime(raw: string, field: string): Date {
 /** Messages as the API shows them, their files described in one query for the page. */
 async function presentPage(gateway: Gateway, scope: AccountScope, messages: Message[]) {
   const ids = messages.flatMap((message) => (message.mediaId === null ? [] : [message.mediaId]));
-  const media = new Map((await findAccountMedia(gateway.store.db, scope.accountId, ids)).map((item) => [item.id, item]));
+  const media = new Map((await gateway.media.describeForMessages(scope, ids)).map((item) => [item.id, item]));
   return messages.map((message) => presentStoredMessage(gateway, message, message.mediaId === null ? undefined : media.get(message.mediaId)));
 }
 

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../../main.ts';
-import { callNode } from '../../cluster/node-client.ts';
-import { AppError } from '../../domain/errors.ts';
-import { accountScope, type AccountScope } from '../../domain/tenant-scope.ts';
+import { notOwned, onNumberOwner, type OwnerAnswer } from './owner-calls.ts';
+import type { AccountScope } from '../../domain/tenant-scope.ts';
 import { parsePhoneList } from '../../messaging/number-checks.ts';
 import { parsePhoneField } from '../message-input.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
@@ -44,24 +43,15 @@ const checkNumbersResponseSchema = {
   },
 } as const;
 
-export interface CheckAnswer {
-  statusCode: number;
-  body: unknown;
-  retryAfter?: string;
-}
+export type CheckAnswer = OwnerAnswer;
 
 /** The check where from_phone's session runs: on this node, or forwarded to the node that serves it. */
-export async function checkHere(gateway: Gateway, accountId: string, body: CheckNumbersBody): Promise<CheckAnswer> {
+export async function checkHere(gateway: Gateway, scope: AccountScope, body: CheckNumbersBody): Promise<CheckAnswer> {
   const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
   const phones = parsePhoneList(body.phones);
-  const number = await gateway.numbers.findNumber(accountScope(accountId), fromPhone).catch(notOwned);
+  const number = await gateway.numbers.findNumber(scope, fromPhone).catch(notOwned);
   const results = await gateway.numberChecks.check(number, phones);
   return { statusCode: 200, body: { results: results.map((result) => ({ phone: result.phone, on_whatsapp: result.exists, wa_id: result.waId, cached: result.cached })) } };
-}
-
-function notOwned(error: unknown): never {
-  if (error instanceof AppError && error.code === 'number_not_found') throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
-  throw error;
 }
 
 /** POST /check_numbers and its /api alias. */
@@ -93,14 +83,8 @@ export function registerNumberCheckRoutes(app: FastifyInstance, gateway: Gateway
   }
 }
 
-async function routeCheck(gateway: Gateway, scope: AccountScope, body: CheckNumbersBody): Promise<CheckAnswer> {
-  const here = () => checkHere(gateway, scope.accountId, body);
+function routeCheck(gateway: Gateway, scope: AccountScope, body: CheckNumbersBody): Promise<CheckAnswer> {
   const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
-  if (gateway.supervisor.servesPhone(fromPhone)) return here();
-  const number = await gateway.numbers.findNumber(scope, fromPhone).catch(notOwned);
   parsePhoneList(body.phones);
-  return gateway.router.run(number, here, async (nodeUrl) => {
-    const answer = await callNode(gateway.clusterKey, nodeUrl, 'POST', '/internal/check_numbers', { account_id: scope.accountId, body });
-    return { statusCode: answer.status, body: answer.body, retryAfter: answer.headers.get('retry-after') ?? undefined };
-  });
+  return onNumberOwner(gateway, scope, fromPhone, () => checkHere(gateway, scope, body), '/internal/check_numbers', body);
 }

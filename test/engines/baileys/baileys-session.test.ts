@@ -657,6 +657,18 @@ describe('Baileys engine: sending', () => {
     assert.equal(socket.onWhatsAppCalls.length, 2, 'a refused check asks nothing');
   });
 
+  it('typing goes to the chat as a presence update, and a session that is down refuses it', async () => {
+    const { engine, number, factory } = await startEngine();
+    await assert.rejects(engine.sendPresence(number, RECIPIENT, 'composing'), refusedWith('not_connected', 'connecting'));
+    const socket = await connect(engine, number, factory);
+    await engine.sendPresence(number, RECIPIENT, 'composing');
+    await engine.sendPresence(number, RECIPIENT, 'paused');
+    assert.deepEqual(socket.presenceCalls, [
+      { type: 'composing', jid: `${RECIPIENT.slice(1)}@s.whatsapp.net` },
+      { type: 'paused', jid: `${RECIPIENT.slice(1)}@s.whatsapp.net` },
+    ]);
+  });
+
   it("a send answers WhatsApp's id and keeps the message for Baileys' retry requests", async () => {
     const { engine, number, factory } = await startEngine();
     const socket = await connect(engine, number, factory);

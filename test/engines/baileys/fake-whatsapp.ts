@@ -89,6 +89,12 @@ export class FakeSocket implements SessionSocket {
     return this.answerOnWhatsApp(phoneNumbers);
   }
 
+  readonly presenceCalls: { type: string; jid: string | undefined }[] = [];
+
+  async sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void> {
+    this.presenceCalls.push({ type, jid: toJid });
+  }
+
   async requestPairingCode(phoneNumber: string): Promise<string> {
     this.pairingCodeCalls.push(phoneNumber);
     return 'WAGW2345';

@@ -1,0 +1,46 @@
+import type { WhatsAppNumber } from '../domain/model.ts';
+import type { E164 } from '../domain/phone.ts';
+import type { ChatPresence } from '../engines/engine.ts';
+import type { SessionSupervisor } from './session-supervisor.ts';
+import { refusedBySession } from './session-refusals.ts';
+
+/**
+ * How long "typing…" or "recording audio…" lasts unless renewed. WhatsApp's own clients send
+ * "paused" when the person stops, and a chat shows typing no longer than about this when that
+ * never comes; the gateway sends it itself, so that a client that forgets cannot leave a chat
+ * showing typing for good.
+ */
+export const TYPING_LASTS_MS = 25_000;
+
+/** POST /typing on the node that serves the number: the state is shown, and ends by itself. */
+export class TypingService {
+  private readonly endings = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly supervisor: SessionSupervisor,
+    private readonly lastsMs: number = TYPING_LASTS_MS,
+  ) {}
+
+  /** Shows the state; answers when it will end by itself (null for `paused`). */
+  async show(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<Date | null> {
+    const chat = `${number.id}>${toPhone}`;
+    clearTimeout(this.endings.get(chat));
+    this.endings.delete(chat);
+    await this.supervisor.sendPresence(number, toPhone, state).catch((error: unknown) => refusedBySession(number, error));
+    if (state === 'paused') return null;
+    const ending = setTimeout(() => {
+      this.endings.delete(chat);
+      // A session gone meanwhile shows nothing any more, which is the point.
+      void this.supervisor.sendPresence(number, toPhone, 'paused').catch(() => {});
+    }, this.lastsMs);
+    ending.unref();
+    this.endings.set(chat, ending);
+    return new Date(Date.now() + this.lastsMs);
+  }
+
+  /** Ends every timer, for a stopping gateway. */
+  stop(): void {
+    for (const ending of this.endings.values()) clearTimeout(ending);
+    this.endings.clear();
+  }
+}
