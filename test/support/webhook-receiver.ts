@@ -10,7 +10,7 @@ export interface ReceivedRequest {
 }
 
 /** What the receiver answers; by default 200. Return `'hang'` to never answer. */
-export type Responder = (request: ReceivedRequest, index: number) => { status: number; headers?: Record<string, string>; body?: string } | 'hang';
+export type Responder = (request: ReceivedRequest, index: number) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 /**
  * A real HTTP server standing in for a customer's webhook endpoint: it records every request
@@ -40,8 +40,12 @@ export class WebhookReceiver {
           this.hanging.add(response);
           return;
         }
-        response.writeHead(answer.status, answer.headers ?? {});
-        response.end(answer.body ?? '');
+        const respond = () => {
+          response.writeHead(answer.status, answer.headers ?? {});
+          response.end(answer.body ?? '');
+        };
+        if (answer.delayMs === undefined) respond();
+        else setTimeout(respond, answer.delayMs);
       });
     });
   }
