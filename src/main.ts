@@ -14,6 +14,8 @@ import { BaileysEngine } from './engines/baileys/baileys-engine.ts';
 import type { SocketFactory } from './engines/baileys/session-socket.ts';
 import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
+import { MessageActionService } from './messaging/message-actions.ts';
+import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
 import { ReceiveMessageService } from './messaging/receive-message.ts';
@@ -97,6 +99,8 @@ export interface Gateway {
   numberChecks: NumberCheckService;
   /** POST /typing, whose states end by themselves. */
   typing: TypingService;
+  /** Reactions, edits, revocations and read marks on the account's messages. */
+  messageActions: MessageActionService;
   /** Incoming files whose first download failed, tried again. */
   mediaRetrier: MediaDownloadRetrier;
   /** Where media bytes are kept: the filesystem or an S3 bucket (WAGW_MEDIA_STORE). */
@@ -186,6 +190,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const mediaSweeper = new MediaSweeper(store, blobs, logger);
   let lastOrphanSweep = 0;
   const mediaLinks = new MediaLinks(MediaLinks.deriveKey(secretKey), config.publicUrl);
+  const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
   const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor!.staleWriteRefused(error));
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
@@ -195,6 +200,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     incomingMessage: (event) => receiver.receive(event),
     sessionStatusChanged: (event) => supervisor!.recordSessionStatus(event),
     receipt: (event) => receiver.recordReceipt(event),
+    incomingAction: (event) => incomingActions.record(event),
   };
   // Each engine gets its own view of the events, so that what it receives is counted under its name.
   const eventsFrom = (engine: EngineKind): EngineEvents => ({
@@ -227,6 +233,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const linking = new NumberLinkingService(supervisor, logger);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media);
   const typing = new TypingService(supervisor, config.typingMs);
+  const messageActions = new MessageActionService(store, committer, supervisor);
+  receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
   const mediaRetrier = new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger);
   const numbers = new NumbersService(store, supervisor);
   const startedAt = new Date();
@@ -287,6 +295,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     mediaRetrier,
     numberChecks: new NumberCheckService(supervisor, config.numberChecksPerMinute),
     typing,
+    messageActions,
     blobs,
     mediaLinks,
     sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),

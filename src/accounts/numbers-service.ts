@@ -13,6 +13,7 @@ import {
   insertNumber,
   listNumbers,
   reassignNumber,
+  setAutoRead,
 } from '../store/repositories/numbers.ts';
 import { findUserById } from '../store/repositories/users.ts';
 import { scopeCovers, type OperatorScope, type TenantScope } from '../domain/tenant-scope.ts';
@@ -65,6 +66,7 @@ export class NumbersService {
       engine: engine as EngineKind,
       status: initialStatus,
       statusReason: null,
+      autoRead: false,
       createdAt: now,
       updatedAt: now,
     };
@@ -87,6 +89,13 @@ export class NumbersService {
    * Finds a number by its id or by its phone, in any common spelling. A number outside the scope
    * is reported as not existing, so ids and phones cannot be probed across accounts.
    */
+  /** Whether the number marks incoming messages read as soon as they are stored. */
+  async setAutoRead(scope: TenantScope, phoneOrId: string, autoRead: boolean): Promise<WhatsAppNumber> {
+    const number = await this.findNumber(scope, phoneOrId);
+    await setAutoRead(this.store.db, number.accountId, number.id, autoRead);
+    return { ...number, autoRead };
+  }
+
   async findNumber(scope: TenantScope, phoneOrId: string): Promise<WhatsAppNumber> {
     const number = hasIdPrefix('number', phoneOrId)
       ? await findNumberById(this.store.db, phoneOrId)

@@ -18,6 +18,7 @@ export const idPrefixes = {
   node: 'node',
   leaseChange: 'lsc',
   media: 'med',
+  revision: 'rev',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

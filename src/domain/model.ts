@@ -68,6 +68,8 @@ export interface WhatsAppNumber {
   status: SessionStatus;
   /** Why the status is what it is, when there is more to say (e.g. "set by the operator"). */
   statusReason: string | null;
+  /** Incoming messages are marked read as soon as they are stored. */
+  autoRead: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -115,6 +117,26 @@ export interface Message {
   status: MessageStatus;
   engineMessageId: string | null;
   createdAt: Date;
+  /** When it reached each status, and its latest edit and revocation; absent on one not yet stored. */
+  times?: MessageTimes;
+  /** What it answers, when it is a reply and that is known (read separately from the row). */
+  replyTo?: QuotedMessage | null;
+}
+
+/** What a reply quotes: our message when it is stored here, and WhatsApp's id for it always. */
+export interface QuotedMessage {
+  messageId: string | null;
+  engineMessageId: string;
+}
+
+/** An incoming message's `read` is when we read it; the rest are a sent message's. */
+export interface MessageTimes {
+  sent: Date | null;
+  delivered: Date | null;
+  read: Date | null;
+  failed: Date | null;
+  edited: Date | null;
+  revoked: Date | null;
 }
 
 /**

@@ -1,8 +1,8 @@
 import { presentStructured } from './structured-content.ts';
 import type { MediaKind, MediaObject } from './media.ts';
-import { senderAddress, type Message, type SessionStatus } from './model.ts';
+import { senderAddress, type Message, type QuotedMessage, type SessionStatus } from './model.ts';
 
-export const webhookEventTypes = ['message', 'message.status', 'session.status'] as const;
+export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 /**
  * What a delivery can carry: a subscribable event, the test event an operator sends, or
@@ -117,9 +117,15 @@ export function incomingMessagePayload(message: Message, media?: ReceivedMedia, 
     content_kind: message.contentKind,
     ...(described !== undefined && { media: described }),
     ...presentStructured(message.structured),
+    reply_to: presentReplyTo(message.replyTo),
     status: 'received',
     data: { from: senderAddress(message), message: message.text, timestamp: createdAt, ...(described !== undefined && { media: described }), ...presentStructured(message.structured) },
   };
+}
+
+/** What a message answers, as webhooks and the API show it; null for a message that is no reply. */
+export function presentReplyTo(replyTo: QuotedMessage | null | undefined) {
+  return replyTo === undefined || replyTo === null ? null : { message_id: replyTo.messageId, whatsapp_id: replyTo.engineMessageId };
 }
 
 /**
@@ -153,6 +159,51 @@ export function messageStatusPayload(
     error_code: errorCode,
     timestamp: at.toISOString(),
   };
+}
+
+/**
+ * What happened to a message in a chat of one of our numbers: a reaction, an edit or a
+ * revocation, by the other side or (`from_me`) by our number on another of its devices.
+ * `message_id` is ours when the message is stored here; `whatsapp_id` is WhatsApp's always.
+ */
+export interface MessageChange {
+  messageId: string | null;
+  whatsappId: string;
+  /** Our number. */
+  phone: string;
+  /** Who acted: a phone, or a LID when the phone is unknown. */
+  byPhone: string | null;
+  byLid: string | null;
+  fromMe: boolean;
+  at: Date;
+}
+
+function changePayload(event: 'message.reaction' | 'message.edited' | 'message.revoked', change: MessageChange) {
+  return {
+    event,
+    message_id: change.messageId,
+    whatsapp_id: change.whatsappId,
+    phone: change.phone,
+    by_phone: change.byPhone,
+    by_lid: change.byLid,
+    from_me: change.fromMe,
+    timestamp: change.at.toISOString(),
+  };
+}
+
+/** A reaction set, or (`emoji` empty, `removed` true) taken away. */
+export function messageReactionPayload(change: MessageChange, emoji: string): EventPayload {
+  return { ...changePayload('message.reaction', change), emoji, removed: emoji === '' };
+}
+
+/** An edit, with the text the message had before when it is stored here. */
+export function messageEditedPayload(change: MessageChange, text: string, previousText: string | null): EventPayload {
+  return { ...changePayload('message.edited', change), message: text, previous_message: previousText };
+}
+
+/** A message deleted for everyone; its text is kept in the message's history, not repeated here. */
+export function messageRevokedPayload(change: MessageChange): EventPayload {
+  return changePayload('message.revoked', change);
 }
 
 export function sessionStatusPayload(phone: string, status: SessionStatus, reason: string | null, at: Date): EventPayload {

@@ -24,6 +24,10 @@ export interface Engine {
   /** The live status of the number's session, as the engine sees it now. */
   sessionStatus(number: WhatsAppNumber): SessionStatus;
   sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage>;
+  /** Reacts to `target`, or edits or revokes it (only our own messages). */
+  sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage>;
+  /** Tells the sender of `targets` (incoming messages of one chat) that we read them. */
+  markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void>;
   /** Shows `state` ("typing…", "recording audio…", or neither) to the chat with `toPhone`. */
   sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void>;
   /**
@@ -86,7 +90,23 @@ export interface OutgoingMessage {
   /** The text, or the caption of `media` (which may be empty). */
   text: string;
   media?: OutgoingMedia;
+  /** The message this one answers, shown quoted above it. */
+  replyTo?: MessageRef;
 }
+
+/** A message of a chat as the network knows it. */
+export interface MessageRef {
+  /** The other side of the chat. */
+  chatPhone: E164;
+  engineMessageId: string;
+  /** Sent by our number, rather than received from `chatPhone`. */
+  fromMe: boolean;
+  /** Its text, which a quote shows. */
+  text: string;
+}
+
+/** What one message does to another: a reaction (an empty emoji takes ours away), an edit, a revocation. */
+export type MessageAction = { kind: 'react'; emoji: string } | { kind: 'edit'; text: string } | { kind: 'revoke' };
 
 /** A stored file to send, with what WhatsApp needs to present it. */
 export interface OutgoingMedia {
@@ -175,6 +195,22 @@ export interface IncomingMessageEvent {
   structured?: StructuredContent;
   engineMessageId: string;
   receivedAt: Date;
+  /** WhatsApp's id of the message this one quotes, when it is a reply. */
+  quotedEngineId?: string;
+}
+
+/** A reaction, edit or revocation that arrived in a chat of one of our numbers. */
+export interface IncomingActionEvent {
+  /** Our number. */
+  toPhone: E164;
+  /** Who acted: the other side, or (with `fromMe`) our own number on another of its devices. */
+  actorPhone: E164 | null;
+  actorLid: string | null;
+  fromMe: boolean;
+  /** WhatsApp's id of the message acted on. */
+  targetEngineId: string;
+  action: MessageAction;
+  at: Date;
 }
 
 export interface SessionStatusEvent {
@@ -209,4 +245,6 @@ export interface EngineEvents {
   incomingMessage(event: IncomingMessageEvent): Promise<Message>;
   sessionStatusChanged(event: SessionStatusEvent): Promise<void>;
   receipt(event: ReceiptEvent): Promise<void>;
+  /** Resolves once the action is stored (or found to name a message we do not have). */
+  incomingAction(event: IncomingActionEvent): Promise<void>;
 }

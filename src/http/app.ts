@@ -21,6 +21,7 @@ import { registerMessageReadRoutes } from './routes/message-reads.ts';
 import { registerNumberRoutes } from './routes/numbers.ts';
 import { registerNumberCheckRoutes } from './routes/number-checks.ts';
 import { registerTypingRoutes } from './routes/typing.ts';
+import { registerMessageActionRoutes } from './routes/message-actions.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 
 /**
@@ -100,6 +101,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerNumberRoutes(app, gateway);
   registerNumberCheckRoutes(app, gateway);
   registerTypingRoutes(app, gateway);
+  registerMessageActionRoutes(app, gateway);
   await registerMediaRoutes(app, gateway);
   registerInternalRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

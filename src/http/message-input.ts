@@ -5,13 +5,16 @@ import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
 import { isValidLocation, presentStructured, type StructuredContent } from '../domain/structured-content.ts';
 import { isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
-import { mediaPayload, type MediaAddresses } from '../domain/webhooks.ts';
+import { mediaPayload, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
+import { hasIdPrefix } from '../domain/ids.ts';
 
 export interface MessageInput {
   fromPhone: E164;
   toPhone: E164;
   text: string;
   media?: MediaInput;
+  /** The message_id of the message this one answers. */
+  replyTo?: string;
 }
 
 /** A request's file: an upload by id or the bytes themselves, with the caller's claims. */
@@ -28,14 +31,21 @@ export function parseMessageInput(body: MessageRequestBody, maxMessageLength: nu
   if (body.media === undefined && body.message === undefined) throw new AppError('invalid_request', 'The field message is missing.', { field: 'message', problem: 'missing' });
   const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
   const toPhone = parsePhoneField(body.to_phone, 'to_phone');
+  const replyTo = body.reply_to === undefined ? {} : { replyTo: parseReplyTo(body.reply_to) };
   if (body.media === undefined) {
     assertSendableText(body.message!, maxMessageLength);
-    return { fromPhone, toPhone, text: body.message! };
+    return { fromPhone, toPhone, text: body.message!, ...replyTo };
   }
   // A caption may be empty, but must be sendable like any text.
   const text = body.message ?? '';
   assertSendableText(text, maxMessageLength, true);
-  return { fromPhone, toPhone, text, media: parseMediaInput(body.media) };
+  return { fromPhone, toPhone, text, media: parseMediaInput(body.media), ...replyTo };
+}
+
+/** A message id, or the 400 any unknown id gets (the chat is checked where the number is known). */
+function parseReplyTo(raw: string): string {
+  if (!hasIdPrefix('message', raw)) throw new AppError('invalid_reply_to', `reply_to must be a message_id (msg_…) of this chat; "${raw.slice(0, 64)}" is not one.`, { field: 'reply_to' });
+  return raw;
 }
 
 /** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
@@ -120,6 +130,7 @@ export function presentMessage(message: Message, media?: MediaObject, addresses?
     message: message.text,
     ...(media !== undefined && { media: described }),
     ...presentStructured(message.structured),
+    reply_to: presentReplyTo(message.replyTo),
     status: message.status,
   };
 }

@@ -43,6 +43,11 @@ export const messageRequestSchema = {
     to_phone: phoneField,
     message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default). Required without media; with media it is the caption, and may be empty or absent.' },
     media: mediaRequestSchema,
+    reply_to: {
+      type: 'string',
+      description: 'Answer a message: the message_id of a message (sent or received) in the chat between from_phone and to_phone. WhatsApp shows it quoted above this one. Any other id is refused with invalid_reply_to.',
+      examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'],
+    },
   },
 } as const;
 
@@ -76,8 +81,17 @@ export interface SandboxReceiveBody extends MessageRequestBody {
   simulate_failed_downloads?: number;
 }
 
+/** What a message answers; null when it is no reply. */
+export const replyToSchema = {
+  type: ['object', 'null'],
+  description: 'The message this one answers: message_id when that message is stored here (null otherwise), and WhatsApp\'s id for it always. Null when the message is no reply.',
+  required: ['message_id', 'whatsapp_id'],
+  properties: { message_id: { type: ['string', 'null'] }, whatsapp_id: { type: 'string' } },
+} as const;
+
 export const messageResponseFields = {
   message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
+  reply_to: replyToSchema,
   created_at: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' },
   to_phone: { type: 'string', description: 'E.164.' },
   message: { type: 'string', description: 'The text exactly as it was sent; the caption of a media message.' },
@@ -100,7 +114,7 @@ export const messageResponseFields = {
 /** The answer of /send_message: our own number is always the sender. */
 export const sentMessageResponseSchema = {
   type: 'object',
-  required: ['message_id', 'created_at', 'from_phone', 'to_phone', 'message', 'status'],
+  required: ['message_id', 'created_at', 'from_phone', 'to_phone', 'message', 'reply_to', 'status'],
   properties: {
     ...messageResponseFields,
     from_phone: { type: 'string', description: 'E.164.' },
@@ -150,7 +164,7 @@ export const structuredFields = {
 /** An inbound message: its sender may be known only by LID, and then from_phone is null. */
 export const receivedMessageResponseSchema = {
   type: 'object',
-  required: ['message_id', 'created_at', 'from_phone', 'from_lid', 'to_phone', 'message', 'status'],
+  required: ['message_id', 'created_at', 'from_phone', 'from_lid', 'to_phone', 'message', 'reply_to', 'status'],
   properties: {
     ...messageResponseFields,
     from_phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gave only the sender\'s LID.' },
@@ -192,4 +206,5 @@ export interface MessageRequestBody {
   to_phone: string;
   message?: string;
   media?: { id?: string; data?: string; url?: string; filename?: string; mime_type?: string; kind?: string };
+  reply_to?: string;
 }

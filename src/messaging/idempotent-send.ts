@@ -52,10 +52,11 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
  * What makes two sends the same request: the normalised phones and the text. The path is left
  * out because /send_message and /api/send_message are one operation and share keys.
  */
-export function requestFingerprint(request: Pick<SendRequest, 'fromPhone' | 'toPhone' | 'text' | 'mediaFingerprint'>): string {
-  // A text send's fingerprint is unchanged from before media, so keys stored then still match.
+export function requestFingerprint(request: Pick<SendRequest, 'fromPhone' | 'toPhone' | 'text' | 'mediaFingerprint' | 'replyTo'>): string {
+  // A text send's fingerprint is unchanged from before media and replies, so keys stored then still match.
   const parts: unknown[] = [request.fromPhone, request.toPhone, request.text];
   if (request.mediaFingerprint !== undefined) parts.push(request.mediaFingerprint);
+  if (request.replyTo !== undefined) parts.push({ reply_to: request.replyTo });
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 

@@ -3,6 +3,7 @@ import type { Message, MessageDirection, MessageStatus } from '../domain/model.t
 import { parseE164 } from '../domain/phone.ts';
 import type { Store } from '../store/database.ts';
 import { findMessageById, listMessages } from '../store/repositories/messages.ts';
+import { findReplies, listReactions, listRevisions, type Reaction, type Revision } from '../store/repositories/conversations.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 
 export interface HistoryQuery {
@@ -34,7 +35,20 @@ export class MessageHistoryService {
   async find(scope: AccountScope, id: string): Promise<Message> {
     const message = await findMessageById(this.store.db, id);
     if (message === undefined || message.accountId !== scope.accountId) throw new AppError('message_not_found', `There is no message ${id} in your account.`, { field: 'id' });
-    return message;
+    const [withReply] = await this.withReplies([message]);
+    return withReply!;
+  }
+
+  /** What happened to a message since: the reactions on it now, and the texts it had before. */
+  async changes(message: Message): Promise<{ reactions: Reaction[]; revisions: Revision[] }> {
+    const [reactions, revisions] = await Promise.all([listReactions(this.store.db, message.id), listRevisions(this.store.db, message.id)]);
+    return { reactions, revisions };
+  }
+
+  /** The messages, each with what it quotes: one query for the lot. */
+  private async withReplies(messages: Message[]): Promise<Message[]> {
+    const replies = await findReplies(this.store.db, messages.map((message) => message.id));
+    return messages.map((message) => ({ ...message, replyTo: replies.get(message.id) ?? null }));
   }
 
   async page(scope: AccountScope, query: HistoryQuery): Promise<HistoryPage> {
@@ -56,7 +70,7 @@ export class MessageHistoryService {
       ...(query.cursor !== undefined && { before: parseCursor(query.cursor) }),
       limit: query.limit + 1,
     });
-    const messages = rows.slice(0, query.limit);
+    const messages = await this.withReplies(rows.slice(0, query.limit));
     const last = messages.at(-1);
     return { messages, nextCursor: rows.length > query.limit && last !== undefined ? `${last.createdAt.getTime()}.${last.id}` : undefined };
   }

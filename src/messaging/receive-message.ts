@@ -1,5 +1,6 @@
 import { newId } from '../domain/ids.ts';
-import type { Message, MessageStatus } from '../domain/model.ts';
+import type { Message, MessageStatus, WhatsAppNumber } from '../domain/model.ts';
+import { findByEngineId, insertReply } from '../store/repositories/conversations.ts';
 import { incomingMessagePayload, messageStatusPayload } from '../domain/webhooks.ts';
 import type { IncomingMedia, IncomingMessageEvent, ReceiptEvent } from '../engines/engine.ts';
 import type { ReceivedMedia } from '../domain/webhooks.ts';
@@ -70,8 +71,13 @@ export class ReceiveMessageService {
     // stored, and is neither stored nor reported twice; the unique index backs this check up.
     const stored = await this.committer.run(async (trx) => {
       const earlier = await findInboundByEngineId(trx, number.id, event.engineMessageId);
-      if (earlier !== undefined) return { message: earlier, queued: NOTHING_QUEUED };
+      if (earlier !== undefined) return { message: earlier, queued: NOTHING_QUEUED, fresh: false };
+      if (event.quotedEngineId !== undefined) {
+        const quoted = await findByEngineId(trx, number.id, event.quotedEngineId);
+        message.replyTo = { messageId: quoted?.id ?? null, engineMessageId: event.quotedEngineId };
+      }
       const queued = await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)));
+      if (message.replyTo) await insertReply(trx, message, message.replyTo);
       // The promise of a later message.media event commits with the message, or not at all.
       if (media !== undefined && 'unavailable' in media && media.willRetry && retryToken !== null) {
         await insertPendingDownload(trx, {
@@ -79,11 +85,18 @@ export class ReceiveMessageService {
           attempts: 1, lastReason: media.unavailable, nextAttemptAt: new Date(Date.now() + DOWNLOAD_RETRY_DELAYS_MS[0]!), createdAt: new Date(),
         });
       }
-      return { message, queued };
+      return { message, queued, fresh: true };
     });
     this.notifier.deliveriesQueued(stored.queued);
+    if (number.autoRead && stored.fresh && this.readAutomatically !== undefined) {
+      // Read marks are a courtesy to the sender: one that fails loses nothing of ours.
+      void this.readAutomatically(number, stored.message).catch(() => {});
+    }
     return stored.message;
   }
+
+  /** Marks a stored message read for a number set to do so (wired by the composition root). */
+  readAutomatically?: (number: WhatsAppNumber, message: Message) => Promise<unknown>;
 
   /**
    * Fetches and stores an incoming message's file before the message is written, so that the
@@ -133,9 +146,11 @@ export class ReceiveMessageService {
         this.notifier.deliveriesQueued(applied);
         return;
       }
-      // Known and past `queued` but not movable: a stale receipt, with nothing to wait for.
+      // Known and past `queued` but not movable: a stale receipt, with nothing to wait for. One
+      // that is movable now was recorded as sent after this receipt's attempt (in the same
+      // group commit, say), so it is tried again.
       const current = await findOutboundStatus(this.store.db, { fromPhone: event.phone, engineMessageId: event.engineMessageId });
-      if (current !== undefined && current !== 'queued') return;
+      if (current !== undefined && current !== 'queued' && !RECEIPT_TRANSITIONS[event.status].includes(current)) return;
     }
   }
 }

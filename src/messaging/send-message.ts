@@ -6,7 +6,9 @@ import { newId } from '../domain/ids.ts';
 import type { Message, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
-import { EngineSendError, type SentMessage } from '../engines/engine.ts';
+import { EngineSendError, type MessageRef, type SentMessage } from '../engines/engine.ts';
+import { insertReply } from '../store/repositories/conversations.ts';
+import { findQuotable } from './message-actions.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
@@ -32,6 +34,8 @@ export interface SendRequest {
    * (http/routes/messages.ts), so that a key reused with another file is caught.
    */
   mediaFingerprint?: string;
+  /** The message_id of a message of this chat that the send quotes. */
+  replyTo?: string;
 }
 
 interface QuotaTerms {
@@ -70,6 +74,8 @@ export class SendMessageService {
       at,
     };
     const number = found.number;
+    // A reply names a message of this very chat, or the request is wrong whatever else holds.
+    const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, request.toPhone, request.replyTo);
     const status = this.supervisor.sessionStatus(number);
     if (status !== 'connected') {
       // Quota outranks the session in the error order, so look at it before saying 503.
@@ -92,6 +98,7 @@ export class SendMessageService {
       status: 'queued',
       engineMessageId: null,
       createdAt: at,
+      replyTo: quotable?.quoted ?? null,
     };
     // The unit and the row commit together: a reserved unit always has its message, and the
     // row is durable before the engine is asked, so a crash never leaves a send unaccounted.
@@ -104,7 +111,7 @@ export class SendMessageService {
     });
     if (!admission.admitted) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
-    const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms, media);
+    const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms, media, quotable?.ref);
     // The 200 waits for this commit too, so that a message the client was told is sent is
     // never found `queued` (and failed as interrupted) after a crash. It is written under the
     // lease of the session that sent it: a node that lost the number in that instant is refused.
@@ -114,6 +121,7 @@ export class SendMessageService {
       queued = await this.committer.run(async (trx) => {
         await assertLeaseHeld(trx, this.store.dialect, lease);
         await markMessageSent(trx, message.id, engineMessageId, sentAt);
+        if (quotable !== undefined) await insertReply(trx, message, quotable.quoted);
         return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
       });
     } catch (error) {
@@ -122,7 +130,7 @@ export class SendMessageService {
       throw notConnected(number, 'ownership_lost');
     }
     this.notifier.deliveriesQueued(queued);
-    return { ...message, status: 'sent', engineMessageId };
+    return { ...message, status: 'sent', engineMessageId, times: { sent: sentAt, delivered: null, read: null, failed: null, edited: null, revoked: null } };
   }
 
   /**
@@ -139,9 +147,14 @@ export class SendMessageService {
     return interrupted.length;
   }
 
-  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms, media: MediaObject | undefined): Promise<SentMessage> {
+  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms, media: MediaObject | undefined, replyTo: MessageRef | undefined): Promise<SentMessage> {
     try {
-      return await this.supervisor.sendMessage(number, { toPhone: message.toPhone, text: message.text, ...(media !== undefined && { media: this.media.outgoing(media) }) });
+      return await this.supervisor.sendMessage(number, {
+        toPhone: message.toPhone,
+        text: message.text,
+        ...(media !== undefined && { media: this.media.outgoing(media) }),
+        ...(replyTo !== undefined && { replyTo }),
+      });
     } catch (error) {
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
       await this.markFailed(message, errorCode, terms.period);

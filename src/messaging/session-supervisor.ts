@@ -1,6 +1,6 @@
 import type { E164 } from '../domain/phone.ts';
 import type { CheckedPhone } from '../engines/recipient-directory.ts';
-import type { ChatPresence } from '../engines/engine.ts';
+import type { ChatPresence, MessageAction, MessageRef } from '../engines/engine.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
@@ -216,23 +216,34 @@ export class SessionSupervisor implements SessionHost {
 
   /** Shows typing (or not) to a chat, through the number's session here. */
   sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void> {
-    const engine = this.engineFor(number);
-    if (engine === undefined) return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
-    return engine.sendPresence(number, toPhone, state);
+    return this.onEngine(number, (engine) => engine.sendPresence(number, toPhone, state));
   }
 
   /** Whether phones use WhatsApp, asked through the number's session here. */
   checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
-    const engine = this.engineFor(number);
-    if (engine === undefined) return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
-    return engine.checkNumbers(number, phones, admit);
+    return this.onEngine(number, (engine) => engine.checkNumbers(number, phones, admit));
   }
 
   /** Fetches an incoming file again, through the engine of the number's session here. */
   downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
+    return this.onEngine(number, (engine) => engine.downloadAgain(number, retryToken));
+  }
+
+  /** Reacts to, edits or revokes a message, through the number's session here. */
+  sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
+    return this.onEngine(number, (engine) => engine.sendAction(number, target, action));
+  }
+
+  /** Tells a chat's sender we read its messages, through the number's session here. */
+  markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
+    return this.onEngine(number, (engine) => engine.markRead(number, targets));
+  }
+
+  /** Runs `use` on the number's engine; a gateway that runs no such engine refuses as WhatsApp does a session that is down. */
+  private onEngine<T>(number: WhatsAppNumber, use: (engine: Engine) => Promise<T>): Promise<T> {
     const engine = this.engineFor(number);
-    if (engine === undefined) return Promise.reject(new Error(`No ${number.engine} engine runs in this gateway.`));
-    return engine.downloadAgain(number, retryToken);
+    if (engine === undefined) return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
+    return use(engine);
   }
 
   /** Starts linking a number to a phone, on engines that link (not the sandbox), on the node that owns it. */

@@ -26,6 +26,9 @@ export interface Database {
   lease_changes: LeaseChangesTable;
   media: MediaTable;
   media_downloads: MediaDownloadsTable;
+  message_replies: MessageRepliesTable;
+  message_reactions: MessageReactionsTable;
+  message_revisions: MessageRevisionsTable;
 }
 
 export interface AccountsTable {
@@ -55,6 +58,8 @@ export interface WhatsAppNumbersTable {
   engine: string;
   status: string;
   status_reason: string | null;
+  /** Incoming messages are marked read as soon as they are stored (migration 0015). */
+  auto_read: ColumnType<number, number | undefined, number>;
   created_at: number;
   updated_at: number;
 }
@@ -94,6 +99,49 @@ export interface MessagesTable {
   structured: string | null;
   created_at: number;
   updated_at: number;
+  /** When each status was reached (migration 0015); an incoming message's read_at is when we read it. */
+  sent_at: OptionalInstant;
+  delivered_at: OptionalInstant;
+  read_at: OptionalInstant;
+  failed_at: OptionalInstant;
+  /** The latest edit, and the revocation; the replaced texts are in message_revisions. */
+  edited_at: OptionalInstant;
+  revoked_at: OptionalInstant;
+}
+
+/** A nullable instant that inserts leave out: null until it happens. */
+type OptionalInstant = ColumnType<number | null, number | null | undefined, number | null>;
+
+/** What a reply quotes: our message when we have it, and WhatsApp's id for it always. */
+export interface MessageRepliesTable {
+  message_id: string;
+  account_id: string;
+  quoted_message_id: string | null;
+  quoted_engine_id: string;
+}
+
+/** The reactions a message has now: one per reactor, an empty emoji being none (so not stored). */
+export interface MessageReactionsTable {
+  message_id: string;
+  account_id: string;
+  /** The reactor's phone (or LID when the phone is unknown); our number's phone for ours. */
+  reactor: string;
+  from_us: number;
+  emoji: string;
+  reacted_at: number;
+}
+
+/** A text a message had before an edit or its revocation. */
+export interface MessageRevisionsTable {
+  id: string;
+  message_id: string;
+  account_id: string;
+  /** 'edited' or 'revoked'. */
+  kind: string;
+  previous_text: string;
+  /** Changed through the gateway or from our own phone, rather than by the other side. */
+  from_us: number;
+  changed_at: number;
 }
 
 /** An incoming file still to be fetched, after its first download failed (migration 0013). */

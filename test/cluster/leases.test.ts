@@ -151,7 +151,7 @@ for (const dialect of dialects) {
         for (let index = 0; index < 2_500; index++) {
           await insertNumber(trx, {
             id: newId('number'), accountId, holderUserId: null, phone: `+4477008${String(index).padStart(5, "0")}` as E164,
-            engine: 'sandbox', status: 'connected', statusReason: null, createdAt, updatedAt: createdAt,
+            engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, createdAt, updatedAt: createdAt,
           });
         }
       });

@@ -46,7 +46,7 @@ for (const dialect of dialects) {
         phone,
         engine: 'sandbox',
         status: 'connected',
-        statusReason: null,
+        statusReason: null, autoRead: false,
         createdAt: at,
         updatedAt: at,
       };

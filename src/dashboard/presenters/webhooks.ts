@@ -8,6 +8,9 @@ import type { ScopedAccount } from '../context.ts';
 const EVENT_EXPLANATIONS = {
   message: 'A message arrived on one of your numbers; message.media follows when its file arrives late.',
   'message.status': 'A message you sent changed status: sent, delivered, read or failed.',
+  'message.reaction': 'Someone reacted to a message in a chat of your numbers, or took their reaction away.',
+  'message.edited': 'A message in a chat of your numbers was edited, by the other side or from your own phone.',
+  'message.revoked': 'A message in a chat of your numbers was deleted for everyone.',
   'session.status': 'One of your numbers connected, disconnected or needs to be linked again.',
 } as const satisfies Record<WebhookEventType, string>;
 

@@ -4,10 +4,11 @@ import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import { messageOfRetryToken } from './media-retry-token.ts';
-import { EngineSendError, type ChatPresence, type Engine, type EngineEvents, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
+import { EngineSendError, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
-import { toMediaContent, toRecipientJid, toTextContent } from './outbound-mapper.ts';
+import { toActionContent, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
+import type { AnyMessageContent, MiscMessageGenerationOptions } from 'baileys';
 import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
 import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
@@ -106,16 +107,12 @@ export class BaileysEngine implements Engine {
   }
 
   async sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void> {
-    const socket = this.sessions.get(number.id)?.socketForSending;
-    if (socket === undefined) throw new EngineSendError('not_connected', `${number.phone} is not connected to WhatsApp.`, this.sessionStatus(number));
+    const { socket } = this.connected(number);
     await socket.sendPresenceUpdate(state, toRecipientJid(toPhone));
   }
 
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
-    const socket = this.sessions.get(number.id)?.socketForSending;
-    if (socket === undefined) {
-      throw new EngineSendError('not_connected', `${number.phone} is not connected to WhatsApp.`, this.sessionStatus(number));
-    }
+    const { socket } = this.connected(number);
     return this.directory.check(phones, lookupOn(socket), admit);
   }
 
@@ -126,19 +123,40 @@ export class BaileysEngine implements Engine {
   }
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
-    const session = this.sessions.get(number.id);
-    const socket = session?.socketForSending;
-    if (session === undefined || socket === undefined) {
-      throw new EngineSendError('not_connected', `${number.phone} is not connected to WhatsApp.`, session?.status ?? 'disconnected');
-    }
+    const { session, socket } = this.connected(number);
     if (!(await this.directory.isOnWhatsApp(request.toPhone, lookupOn(socket)))) {
       throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
     }
     await this.pacer.waitTurn(number.id);
     const media = request.media;
     const content = media === undefined ? toTextContent(request.text) : toMediaContent({ ...media, bytes: { stream: await media.open() } }, request.text);
+    const options = request.replyTo === undefined ? undefined : { quoted: toQuoted(request.replyTo) };
+    return this.sendOn(session, socket, toRecipientJid(request.toPhone), content, options);
+  }
+
+  async sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
+    const { session, socket } = this.connected(number);
+    await this.pacer.waitTurn(number.id);
+    return this.sendOn(session, socket, toRecipientJid(target.chatPhone), toActionContent(target, action));
+  }
+
+  async markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
+    const { socket } = this.connected(number);
+    await socket.readMessages(targets.map(toMessageKey));
+  }
+
+  private connected(number: WhatsAppNumber) {
+    const session = this.sessions.get(number.id);
+    const socket = session?.socketForSending;
+    if (session === undefined || socket === undefined) {
+      throw new EngineSendError('not_connected', `${number.phone} is not connected to WhatsApp.`, session?.status ?? 'disconnected');
+    }
+    return { session, socket };
+  }
+
+  private async sendOn(session: BaileysSession, socket: NonNullable<BaileysSession['socketForSending']>, jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<SentMessage> {
     try {
-      const sent = await socket.sendMessage(toRecipientJid(request.toPhone), content);
+      const sent = await socket.sendMessage(jid, content, options);
       const id = sent?.key?.id;
       if (id === undefined || id === null) throw new Error('WhatsApp accepted the message without an id.');
       if (sent?.message) session.sentMessages.remember(id, sent.message);

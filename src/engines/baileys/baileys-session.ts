@@ -241,6 +241,18 @@ export class BaileysSession {
       this.deps.logger.debug({ reason: decision.reason, id: message.key.id }, 'skipped an incoming WhatsApp message');
       return;
     }
+    if (decision.kind === 'action') {
+      await this.deps.events.incomingAction({
+        toPhone: this.deps.number.phone,
+        actorPhone: decision.fromMe ? this.deps.number.phone : decision.fromPhone,
+        actorLid: decision.fromMe ? null : decision.fromLid,
+        fromMe: decision.fromMe,
+        targetEngineId: decision.targetEngineId,
+        action: decision.action,
+        at: decision.timestamp ?? new Date(),
+      });
+      return;
+    }
     await this.deps.events.incomingMessage({
       toPhone: this.deps.number.phone,
       fromPhone: decision.fromPhone,
@@ -251,6 +263,7 @@ export class BaileysSession {
       ...(decision.structured !== null && { structured: decision.structured }),
       engineMessageId: decision.engineMessageId,
       receivedAt: decision.timestamp ?? new Date(),
+      ...(decision.quotedEngineId !== null && { quotedEngineId: decision.quotedEngineId }),
     });
   }
 

@@ -17,7 +17,8 @@ import {
   normalizeMessageContent,
   toNumber,
 } from 'baileys';
-import type { proto, WAMessage } from 'baileys';
+import { proto } from 'baileys';
+import type { WAMessage } from 'baileys';
 import { parseE164 } from '../../domain/phone.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { MediaKind } from '../../domain/media.ts';
@@ -63,8 +64,24 @@ export type InboundDecision =
       engineMessageId: string;
       /** When the sender's phone stamped it; null if the message carried no timestamp. */
       timestamp: Date | null;
+      /** WhatsApp's id of the message this one quotes, when it is a reply. */
+      quotedEngineId: string | null;
+    }
+  | {
+      kind: 'action';
+      /** Made by our own number (on its phone, say), rather than by the chat's other side. */
+      fromMe: boolean;
+      /** The chat's other side. */
+      fromPhone: E164 | null;
+      fromLid: string | null;
+      targetEngineId: string;
+      action: InboundAction;
+      timestamp: Date | null;
     }
   | { kind: 'skip'; reason: InboundSkipReason };
+
+/** A reaction (an empty emoji takes it away), an edit with its new text, or a revocation. */
+export type InboundAction = { kind: 'react'; emoji: string } | { kind: 'edit'; text: string } | { kind: 'revoke' };
 
 /** Looks a LID jid up in Baileys' LID mapping store; answers a PN jid, or undefined if unknown. */
 export type LidResolver = (lidJid: string) => string | undefined;
@@ -75,12 +92,20 @@ const MAX_WRAPPER_DEPTH = 5;
 
 export function mapIncomingMessage(message: WAMessage, resolveLid: LidResolver): InboundDecision {
   const key = message.key;
-  if (key.fromMe) return skip('from_me');
+  const content = unwrapMessage(message.message);
+  const acted = actionOf(content);
+  // Our own messages come back from our other devices; of those only what they do to a message
+  // (our phone edits or deletes one the gateway sent, say) is news.
+  if (key.fromMe && acted === undefined) return skip('from_me');
   const chatJid = key.remoteJid ?? '';
   const chatSkip = chatSkipReason(chatJid);
   if (chatSkip !== undefined) return skip(chatSkip);
+  if (acted !== undefined) {
+    const chat = resolveSender(chatJid, key.remoteJidAlt ?? key.participantAlt ?? undefined, resolveLid);
+    if (chat === undefined) return skip('unaddressable');
+    return { kind: 'action', fromMe: key.fromMe === true, ...chat, ...acted, timestamp: timestampOf(message) };
+  }
 
-  const content = unwrapMessage(message.message);
   const contentSkip = contentSkipReason(content);
   if (contentSkip !== undefined) return skip(contentSkip);
   const extracted = extractText(content);
@@ -95,7 +120,38 @@ export function mapIncomingMessage(message: WAMessage, resolveLid: LidResolver):
     ...extracted,
     engineMessageId: key.id,
     timestamp: timestampOf(message),
+    quotedEngineId: quotedIdOf(content),
   };
+}
+
+const ProtocolType = proto.Message.ProtocolMessage.Type;
+
+/** What a reaction or protocol message does to an earlier message; undefined for anything else. */
+function actionOf(content: proto.IMessage | undefined): { targetEngineId: string; action: InboundAction } | undefined {
+  const reaction = content?.reactionMessage;
+  if (reaction?.key?.id) return { targetEngineId: reaction.key.id, action: { kind: 'react', emoji: reaction.text ?? '' } };
+  const protocol = content?.protocolMessage;
+  if (!protocol?.key?.id) return undefined;
+  if (protocol.type === ProtocolType.REVOKE) return { targetEngineId: protocol.key.id, action: { kind: 'revoke' } };
+  if (protocol.type === ProtocolType.MESSAGE_EDIT) {
+    const edited = unwrapMessage(protocol.editedMessage);
+    const text = edited?.conversation ?? edited?.extendedTextMessage?.text ?? edited?.imageMessage?.caption ?? edited?.videoMessage?.caption ?? edited?.documentMessage?.caption;
+    if (typeof text === 'string') return { targetEngineId: protocol.key.id, action: { kind: 'edit', text } };
+  }
+  return undefined;
+}
+
+/** The id a reply quotes: each kind of message carries its quote in its own context info. */
+function quotedIdOf(content: proto.IMessage | undefined): string | null {
+  const holders = [
+    content?.extendedTextMessage, content?.imageMessage, content?.videoMessage, content?.audioMessage, content?.documentMessage,
+    content?.stickerMessage, content?.locationMessage, content?.contactMessage, content?.contactsArrayMessage,
+  ];
+  for (const holder of holders) {
+    const quoted = holder?.contextInfo?.stanzaId;
+    if (quoted) return quoted;
+  }
+  return null;
 }
 
 /**

@@ -3,7 +3,8 @@
  * text, and the receipts WhatsApp reports for what we sent. Pure, so every status is a unit test.
  */
 import { jidEncode, proto } from 'baileys';
-import type { AnyMessageContent, WAMediaUpload, WAMessageUpdate } from 'baileys';
+import type { AnyMessageContent, WAMediaUpload, WAMessage, WAMessageKey, WAMessageUpdate } from 'baileys';
+import type { MessageAction, MessageRef } from '../engine.ts';
 import type { MediaKind } from '../../domain/media.ts';
 import type { E164 } from '../../domain/phone.ts';
 
@@ -37,6 +38,29 @@ export function toRecipientJid(phone: E164): string {
 
 export function toTextContent(text: string): AnyMessageContent {
   return { text };
+}
+
+/** A message of a chat as WhatsApp names it: the chat, whose side sent it, and its id. */
+export function toMessageKey(ref: MessageRef): WAMessageKey {
+  return { remoteJid: toRecipientJid(ref.chatPhone), fromMe: ref.fromMe, id: ref.engineMessageId };
+}
+
+/** What a reply quotes: WhatsApp shows the quoted text above the answer. */
+export function toQuoted(ref: MessageRef): WAMessage {
+  return { key: toMessageKey(ref), message: { conversation: ref.text } };
+}
+
+/** A reaction (an empty text takes ours away), an edit of the text, or a delete for everyone. */
+export function toActionContent(target: MessageRef, action: MessageAction): AnyMessageContent {
+  const key = toMessageKey(target);
+  switch (action.kind) {
+    case 'react':
+      return { react: { text: action.emoji, key } };
+    case 'edit':
+      return { text: action.text, edit: key };
+    case 'revoke':
+      return { delete: key };
+  }
 }
 
 /**

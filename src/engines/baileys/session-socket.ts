@@ -1,4 +1,4 @@
-import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, proto, UserFacingSocketConfig, WAMessage, WAVersion } from 'baileys';
+import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
 import makeWASocket from 'baileys';
 import type { Logger } from 'pino';
 import { cachedKeys } from './auth-state-store.ts';
@@ -12,7 +12,9 @@ export interface SessionSocket {
   user?: { id: string; lid?: string } | undefined;
   end(error: Error | undefined): void;
   logout(): Promise<void>;
-  sendMessage(jid: string, content: AnyMessageContent): Promise<proto.IWebMessageInfo | undefined>;
+  sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<proto.IWebMessageInfo | undefined>;
+  /** Read receipts for incoming messages (blue ticks on the sender's phone). */
+  readMessages(keys: WAMessageKey[]): Promise<void>;
   onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
   /** "typing…", "recording audio…", or neither, shown to one chat. */
   sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void>;

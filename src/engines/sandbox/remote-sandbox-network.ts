@@ -2,7 +2,7 @@ import net from 'node:net';
 import readline from 'node:readline';
 import type { Logger } from 'pino';
 import type { StructuredContent } from '../../domain/structured-content.ts';
-import { NotConnectedError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
+import { NotConnectedError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
 
 /** How long to wait before dialling the shared network again after the socket closed. */
 const REDIAL_MS = 500;
@@ -29,11 +29,14 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     this.devices.set(phone, device);
     await this.request({ op: 'connect', phone, node });
     return {
-      send: async (to, text, readMedia) => {
+      send: async (to, text, readMedia, extras) => {
         // The shared network decides who is in the sandbox, so the bytes travel with the send.
         const media = readMedia === undefined ? undefined : await readMedia();
-        const answer = await this.request({ op: 'send', phone, to, text, media });
+        const answer = await this.request({ op: 'send', phone, to, text, media, ...extras });
         return { id: String(answer.id) };
+      },
+      markRead: async (to, ids) => {
+        await this.request({ op: 'read', phone, to, ids });
       },
       close: async () => {
         if (this.devices.get(phone) !== device) return;
@@ -43,8 +46,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     };
   }
 
-  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent): Promise<{ id: string }> {
-    const answer = await this.request({ op: 'inject', from, to, text, media, structured });
+  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }> {
+    const answer = await this.request({ op: 'inject', from, to, text, media, structured, ...extras });
     return { id: String(answer.id) };
   }
 
@@ -111,7 +114,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
         (error: unknown) => this.logger?.warn({ err: error, id: incoming.id }, 'could not store a sandbox message; the network keeps it'),
       );
     } else if (message.op === 'receipt') {
-      device?.receipt({ id: String(message.id), status: 'delivered' });
+      device?.receipt({ id: String(message.id), status: message.status === 'read' ? 'read' : 'delivered' });
     } else if (message.op === 'replaced') {
       this.devices.delete(String(message.phone));
       device?.replaced();

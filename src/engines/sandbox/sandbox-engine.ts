@@ -1,11 +1,11 @@
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
+import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import { EngineSendError } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
-import { NotConnectedError, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
+import { NotConnectedError, type NetworkAction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
   events: EngineEvents;
@@ -64,6 +64,13 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const { lease } = session;
     session.connection = await this.options.network.connect(number.phone, this.options.nodeId, {
       incoming: async (message) => {
+        if (message.action !== undefined) {
+          await events.incomingAction({
+            toPhone: number.phone, actorPhone: message.from as E164, actorLid: null, fromMe: false,
+            targetEngineId: message.action.target, action: engineAction(message.action, message.text), at: new Date(message.sentAt),
+          });
+          return;
+        }
         const media = message.media;
         await events.incomingMessage({
           toPhone: number.phone,
@@ -75,6 +82,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
           ...(message.structured !== undefined && { structured: message.structured }),
           engineMessageId: message.id,
           receivedAt: new Date(message.sentAt),
+          ...(message.quoted !== undefined && { quotedEngineId: message.quoted }),
         });
       },
       receipt: (receipt) => {
@@ -109,14 +117,37 @@ export class SandboxEngine implements Engine, InboundSimulator {
   }
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
+    const { media, replyTo } = request;
+    return this.onConnection(number, (connection) =>
+      connection.send(request.toPhone, request.text, media === undefined ? undefined : () => networkMedia(media), replyTo === undefined ? undefined : { quoted: replyTo.engineMessageId }),
+    );
+  }
+
+  /** A reaction, edit or revocation travels as a message of its own that names its target. */
+  async sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
+    const text = action.kind === 'edit' ? action.text : '';
+    const carried = { kind: action.kind, target: target.engineMessageId, ...(action.kind === 'react' && { emoji: action.emoji }) };
+    return this.onConnection(number, (connection) => connection.send(target.chatPhone, text, undefined, { action: carried }));
+  }
+
+  async markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
+    const first = targets[0];
+    if (first === undefined) return;
+    await this.onConnection(number, async (connection) => {
+      await connection.markRead(first.chatPhone, targets.map((target) => target.engineMessageId));
+      return { id: '' };
+    });
+  }
+
+  /** Runs `use` on the number's live connection, or refuses as WhatsApp does when there is none. */
+  private async onConnection(number: WhatsAppNumber, use: (connection: NetworkConnection) => Promise<{ id: string }>): Promise<SentMessage> {
     const status = this.sessionStatus(number);
     const session = this.sessions.get(number.id);
     if (status !== 'connected' || session?.connection === undefined) {
       throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
     }
     try {
-      const { media } = request;
-      const sent = await session.connection.send(request.toPhone, request.text, media === undefined ? undefined : () => networkMedia(media));
+      const sent = await use(session.connection);
       return { engineMessageId: sent.id, lease: session.lease };
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', error.message, 'disconnected');
@@ -190,6 +221,12 @@ export class SandboxEngine implements Engine, InboundSimulator {
     if (stored === undefined) throw new Error(`The sandbox network delivered ${id} to ${number.phone}, but it is not stored.`);
     return stored;
   }
+}
+
+/** The network's action as the engine port tells it; an edit's new text is its message's text. */
+function engineAction(action: NetworkAction, text: string): MessageAction {
+  if (action.kind === 'react') return { kind: 'react', emoji: action.emoji ?? '' };
+  return action.kind === 'edit' ? { kind: 'edit', text } : { kind: 'revoke' };
 }
 
 async function networkMedia(media: OutgoingMedia): Promise<NetworkMedia> {

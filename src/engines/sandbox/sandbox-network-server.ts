@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import readline from 'node:readline';
 import type { StructuredContent } from '../../domain/structured-content.ts';
-import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkMedia, type NetworkMessage } from './sandbox-network.ts';
+import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkExtras, type NetworkMedia, type NetworkMessage } from './sandbox-network.ts';
 
 /** Entries the shared network answers a `journal` request with: the latest ones. */
 const SHARED_JOURNAL_LIMIT = 500_000;
@@ -71,10 +71,19 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         case 'send': {
           const connection = connections.get(phone);
           if (connection === undefined) return answer(request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
-          return answer(request.ref, await connection.send(String(request.to), String(request.text), carried(networkMedia(request.media))));
+          return answer(request.ref, await connection.send(String(request.to), String(request.text), carried(networkMedia(request.media)), networkExtras(request)));
+        }
+        case 'read': {
+          const connection = connections.get(phone);
+          if (connection === undefined) return answer(request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
+          await connection.markRead(String(request.to), Array.isArray(request.ids) ? request.ids.map(String) : []);
+          return answer(request.ref, { ok: true });
         }
         case 'inject':
-          return answer(request.ref, await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined));
+          return answer(
+            request.ref,
+            await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined, networkExtras(request)),
+          );
         case 'stored':
           awaitingStore.get(String(request.id))?.resolve();
           awaitingStore.delete(String(request.id));
@@ -110,6 +119,17 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         });
       }),
   };
+}
+
+/** A quote or an action that came with a send, with only the fields the network carries. */
+function networkExtras(request: Record<string, unknown>): NetworkExtras {
+  const extras: NetworkExtras = {};
+  if (typeof request.quoted === 'string') extras.quoted = request.quoted;
+  const action = request.action as Record<string, unknown> | undefined;
+  if (typeof action === 'object' && action !== null && typeof action.target === 'string' && (action.kind === 'react' || action.kind === 'edit' || action.kind === 'revoke')) {
+    extras.action = { kind: action.kind, target: action.target, ...(typeof action.emoji === 'string' && { emoji: action.emoji }) };
+  }
+  return extras;
 }
 
 /** Bytes that came with the request, handed on the way the network asks for them. */

@@ -12,7 +12,21 @@ export interface NetworkMessage {
   media?: NetworkMedia;
   /** A shared location or contact cards, carried as they are. */
   structured?: StructuredContent;
+  /** The id of the message this one quotes. */
+  quoted?: string;
+  /** What this message does to an earlier one of the chat, rather than being one itself. */
+  action?: NetworkAction;
 }
+
+/** A reaction to `target` (an empty emoji takes it away), an edit of it (to the message's text), or its revocation. */
+export interface NetworkAction {
+  kind: 'react' | 'edit' | 'revoke';
+  target: string;
+  emoji?: string;
+}
+
+/** A message's extras on the way out: its quote, or the action it carries. */
+export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action'>;
 
 /** A file on the simulated network: carried with its message, base64 so that it crosses the shared network's JSON lines as it is. */
 export interface NetworkMedia {
@@ -24,11 +38,16 @@ export interface NetworkMedia {
   failedDownloads?: number;
 }
 
+export interface NetworkReceipt {
+  id: string;
+  status: 'delivered' | 'read';
+}
+
 /** What a number's live connection hears from the network. */
 export interface NetworkDevice {
   /** Resolves once the device has stored the message; only then does the network forget it. */
   incoming(message: NetworkMessage): Promise<void>;
-  receipt(receipt: { id: string; status: 'delivered' }): void;
+  receipt(receipt: NetworkReceipt): void;
   /** Another connection of the same number took over (WhatsApp's 440 conflict); this one is closed. */
   replaced(): void;
   /** The way to the network broke (a shared network restarting): the session should connect again. */
@@ -40,7 +59,9 @@ export interface NetworkConnection {
    * `media` is read only if the network needs the bytes: a phone outside the sandbox acknowledges
    * without them, as a real handset's download is no business of the sender's.
    */
-  send(to: string, text: string, media?: () => Promise<NetworkMedia>): Promise<{ id: string }>;
+  send(to: string, text: string, media?: () => Promise<NetworkMedia>, extras?: NetworkExtras): Promise<{ id: string }>;
+  /** Tells `to` that its messages `ids` were read; a phone outside the gateway hears nothing. */
+  markRead(to: string, ids: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,10 +69,10 @@ export interface NetworkConnection {
 export interface SandboxNetworkPort {
   connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection>;
   /** Delivers a message from any phone to `to`, resolving with its id once the recipient stored it. */
-  inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent): Promise<{ id: string }>;
+  inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }>;
 }
 
-export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver';
+export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver' | 'read';
 
 /** One thing the network saw, for tests and for the operator. */
 export interface JournalEntry {
@@ -137,13 +158,14 @@ export class SandboxNetwork implements SandboxNetworkPort {
     // Messages kept while the number was away go to the new connection, in order.
     queueMicrotask(() => this.flushWaiting(phone));
     return {
-      send: (to, text, media) => this.send(connection, to, text, media),
+      send: (to, text, media, extras) => this.send(connection, to, text, media, extras),
+      markRead: async (to, ids) => this.markRead(connection, to, ids),
       close: async () => this.close(connection),
     };
   }
 
-  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent): Promise<{ id: string }> {
-    const message = { ...this.newMessage(from, to, text, media), ...(structured !== undefined && { structured }) };
+  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }> {
+    const message = { ...this.newMessage(from, to, text, media, extras), ...(structured !== undefined && { structured }) };
     this.record({ kind: 'send', phone: from, node: 'simulator', id: message.id, to, text });
     const delivered = await this.deliver(message, true);
     if (!delivered) throw new NotConnectedError(to);
@@ -160,21 +182,33 @@ export class SandboxNetwork implements SandboxNetworkPort {
     for (const connection of [...this.live.values()]) if (connection.node === node) this.close(connection);
   }
 
-  private async send(connection: LiveConnection, to: string, text: string, readMedia?: () => Promise<NetworkMedia>): Promise<{ id: string }> {
+  private async send(connection: LiveConnection, to: string, text: string, readMedia?: () => Promise<NetworkMedia>, extras?: NetworkExtras): Promise<{ id: string }> {
     if (!connection.open) throw new NotConnectedError(connection.phone);
     const media = readMedia !== undefined && this.known.has(to) ? await readMedia() : undefined;
-    const message = this.newMessage(connection.phone, to, text, media);
+    const message = this.newMessage(connection.phone, to, text, media, extras);
     this.record({ kind: 'send', phone: connection.phone, node: connection.node, id: message.id, to, text });
     const sender = connection.phone;
     if (!this.known.has(to)) {
-      // A phone outside the gateway: its handset acknowledges, as on the real network.
-      setImmediate(() => this.acknowledge(sender, message.id));
+      // A phone outside the gateway: its handset acknowledges, as on the real network (a
+      // reaction, edit or revocation gets no receipt of its own there either).
+      if (message.action === undefined) setImmediate(() => this.acknowledge(sender, message.id));
       return { id: message.id };
     }
     // The send waits (briefly) for a live recipient to store the message, as a device
     // acknowledges it; a recipient that is away gets it when it connects again.
     await this.deliver(message, false);
     return { id: message.id };
+  }
+
+  /**
+   * A read mark goes to the sender's live connection at once, as a receipt; like WhatsApp, the
+   * network does not keep receipts for a sender that is away.
+   */
+  private markRead(connection: LiveConnection, to: string, ids: readonly string[]): void {
+    if (!connection.open) throw new NotConnectedError(connection.phone);
+    for (const id of ids) this.record({ kind: 'read', phone: connection.phone, node: connection.node, id, to });
+    const sender = this.live.get(to);
+    if (sender?.open) for (const id of ids) sender.device.receipt({ id, status: 'read' });
   }
 
   private deliver(message: NetworkMessage, dropIfUndelivered: boolean): Promise<boolean> {
@@ -239,7 +273,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
         if (queue!.length === 0) this.waiting.delete(phone);
         this.record({ kind: 'deliver', phone, node: connection.node, id: pending.message.id });
         pending.settle(true);
-        if (pending.message.from !== phone) this.acknowledge(pending.message.from, pending.message.id);
+        if (pending.message.from !== phone && pending.message.action === undefined) this.acknowledge(pending.message.from, pending.message.id);
         this.flushWaiting(phone);
       },
       () => {
@@ -271,8 +305,13 @@ export class SandboxNetwork implements SandboxNetworkPort {
     this.release(connection);
   }
 
-  private newMessage(from: string, to: string, text: string, media: NetworkMedia | undefined): NetworkMessage {
-    return { id: `sbx_${nextUlid()}`, from, to, text, sentAt: Date.now(), ...(media !== undefined && { media }) };
+  private newMessage(from: string, to: string, text: string, media: NetworkMedia | undefined, extras?: NetworkExtras): NetworkMessage {
+    return {
+      id: `sbx_${nextUlid()}`, from, to, text, sentAt: Date.now(),
+      ...(media !== undefined && { media }),
+      ...(extras?.quoted !== undefined && { quoted: extras.quoted }),
+      ...(extras?.action !== undefined && { action: extras.action }),
+    };
   }
 
   private record(entry: Omit<JournalEntry, 'seq' | 'at'>): void {

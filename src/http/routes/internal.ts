@@ -9,6 +9,7 @@ import type { LinkMethod } from '../../messaging/number-linking.ts';
 import { sendHere } from './messages.ts';
 import { checkHere, type CheckNumbersBody } from './number-checks.ts';
 import { typingHere, type TypingBody } from './typing.ts';
+import { actionHere, type ActionRequest } from './message-actions.ts';
 
 interface ForwardedSend {
   account_id: string;
@@ -50,6 +51,11 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
 
   app.post<{ Body: { account_id: string; body: TypingBody } }>('/internal/typing', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
     const answer = await typingHere(gateway, accountScope(request.body.account_id), request.body.body);
+    return reply.status(answer.statusCode).send(answer.body);
+  });
+
+  app.post<{ Body: { account_id: string; body: ActionRequest } }>('/internal/message_action', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+    const answer = await actionHere(gateway, accountScope(request.body.account_id), request.body.body);
     return reply.status(answer.statusCode).send(answer.body);
   });
 

@@ -4,7 +4,7 @@ import { messageResponseFields, structuredFields } from '../schemas.ts';
 /** A stored message, sent or received, as GET /messages lists it. */
 export const storedMessageSchema = {
   type: 'object',
-  required: ['message_id', 'created_at', 'direction', 'from_phone', 'from_lid', 'to_phone', 'message', 'content_kind', 'status'],
+  required: ['message_id', 'created_at', 'direction', 'from_phone', 'from_lid', 'to_phone', 'message', 'content_kind', 'reply_to', 'status', 'status_history', 'edited_at', 'revoked_at'],
   properties: {
     ...messageResponseFields,
     direction: { type: 'string', enum: ['outbound', 'inbound'] },
@@ -22,6 +22,55 @@ export const storedMessageSchema = {
     },
     ...structuredFields,
     status: { type: 'string', enum: ['queued', 'sent', 'delivered', 'read', 'failed', 'received'] },
+    status_history: {
+      type: 'array',
+      description:
+        'Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one.',
+      items: {
+        type: 'object',
+        required: ['status', 'at'],
+        properties: { status: { type: 'string', enum: ['queued', 'sent', 'delivered', 'read', 'failed', 'received'] }, at: { type: 'string', format: 'date-time' } },
+      },
+    },
+    edited_at: { type: ['string', 'null'], format: 'date-time', description: 'The latest edit; null if never edited. message is the text as edited.' },
+    revoked_at: { type: ['string', 'null'], format: 'date-time', description: 'When it was deleted for everyone; message is then empty.' },
+  },
+} as const;
+
+/** One message with what happened to it since: reactions now on it, and the texts it had before. */
+export const messageDetailSchema = {
+  ...storedMessageSchema,
+  required: [...storedMessageSchema.required, 'reactions', 'revisions'],
+  properties: {
+    ...storedMessageSchema.properties,
+    reactions: {
+      type: 'array',
+      description: 'The reactions on it now, one per person (ours included), oldest first.',
+      items: {
+        type: 'object',
+        required: ['emoji', 'by', 'from_me', 'reacted_at'],
+        properties: {
+          emoji: { type: 'string' },
+          by: { type: 'string', description: 'The phone (E.164) of who reacted, or their LID when WhatsApp gave no phone; our number for ours.' },
+          from_me: { type: 'boolean', description: 'Ours: through the API, or from the number\'s own phone.' },
+          reacted_at: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
+    revisions: {
+      type: 'array',
+      description: 'The message\'s history, oldest first: each edit and the revocation, with the text it replaced.',
+      items: {
+        type: 'object',
+        required: ['kind', 'previous_message', 'from_me', 'at'],
+        properties: {
+          kind: { type: 'string', enum: ['edited', 'revoked'] },
+          previous_message: { type: 'string', description: 'The text until this change.' },
+          from_me: { type: 'boolean', description: 'Made by us (through the API or our phone) rather than the other side.' },
+          at: { type: 'string', format: 'date-time' },
+        },
+      },
+    },
   },
 } as const;
 

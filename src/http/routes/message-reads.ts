@@ -4,13 +4,13 @@ import { AppError } from '../../domain/errors.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message, MessageDirection, MessageStatus } from '../../domain/model.ts';
 import { parseE164 } from '../../domain/phone.ts';
-import { presentStructured } from '../../domain/structured-content.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
 import { FOR_API_CLIENTS } from '../caller-constraint.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponses } from '../schemas.ts';
-import { storedMessageSchema, messagePageSchema, listMessagesQuerySchema } from './message-read-schemas.ts';
+import { messageDetailSchema, messagePageSchema, listMessagesQuerySchema } from './message-read-schemas.ts';
+import { presentMessage } from '../message-input.ts';
 
 const bearer = [{ apiKey: [] }];
 const DIRECTIONS: readonly MessageDirection[] = ['outbound', 'inbound'];
@@ -66,18 +66,16 @@ export function registerMessageReadRoutes(app: FastifyInstance, gateway: Gateway
         schema: {
           operationId,
           summary: 'Get one message',
-          description: 'One message of the account, sent or received. Another account\'s message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.',
+          description: 'One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation. Another account\'s message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.',
           tags: ['messages'],
           security: bearer,
           params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
-          response: { 200: storedMessageSchema, ...errorResponses(401, 404, 500) },
+          response: { 200: messageDetailSchema, ...errorResponses(401, 404, 500) },
         },
       },
       async (request) => {
         const scope = keyScope(request);
-        const message = await gateway.history.find(scope, request.params.id);
-        const [presented] = await presentPage(gateway, scope, [message]);
-        return presented;
+        return presentDetail(gateway, scope, await gateway.history.find(scope, request.params.id));
       },
     );
   }
@@ -130,38 +128,48 @@ function readTime(raw: string, field: string): Date {
 }
 
 /** Messages as the API shows them, their files described in one query for the page. */
-async function presentPage(gateway: Gateway, scope: AccountScope, messages: Message[]) {
+export async function presentPage(gateway: Gateway, scope: AccountScope, messages: Message[]) {
   const ids = messages.flatMap((message) => (message.mediaId === null ? [] : [message.mediaId]));
   const media = new Map((await gateway.media.describeForMessages(scope, ids)).map((item) => [item.id, item]));
   return messages.map((message) => presentStoredMessage(gateway, message, message.mediaId === null ? undefined : media.get(message.mediaId)));
 }
 
+/**
+ * A stored message: what the send answers, with its direction, kind and what happened to it. A
+ * file whose bytes retention removed is still described, marked `expired` and without a url.
+ */
 function presentStoredMessage(gateway: Gateway, message: Message, media: (MediaObject & { removed: boolean }) | undefined) {
+  const base = presentMessage(message, media, { plain: (id) => gateway.mediaLinks.plain(id) });
+  const described = base.media === undefined || media === undefined ? {} : { media: media.removed ? { ...base.media, status: 'expired', url: undefined } : { ...base.media, status: 'available' } };
+  const times = message.times;
   return {
-    message_id: message.id,
-    created_at: message.createdAt.toISOString(),
+    ...base,
+    ...described,
     direction: message.direction,
-    from_phone: message.fromPhone,
     from_lid: message.fromLid,
-    to_phone: message.toPhone,
-    message: message.text,
     content_kind: message.contentKind,
-    ...(media !== undefined && { media: describeMedia(gateway, media) }),
-    ...presentStructured(message.structured),
-    status: message.status,
+    status_history: statusHistory(message),
+    edited_at: times?.edited?.toISOString() ?? null,
+    revoked_at: times?.revoked?.toISOString() ?? null,
   };
 }
 
-/** A message's file; once retention has removed its bytes, what it was, marked `expired`. */
-function describeMedia(gateway: Gateway, media: MediaObject & { removed: boolean }) {
+/** The statuses the message reached, oldest first, each with its time. */
+function statusHistory(message: Message): { status: MessageStatus; at: string }[] {
+  const times = message.times;
+  const reached: [MessageStatus, Date | null | undefined][] =
+    message.direction === 'inbound'
+      ? [['received', message.createdAt], ['read', times?.read]]
+      : [['queued', message.createdAt], ['sent', times?.sent], ['delivered', times?.delivered], ['read', times?.read], ['failed', times?.failed]];
+  return reached.flatMap(([status, at]) => (at === null || at === undefined ? [] : [{ status, at: at.toISOString() }]));
+}
+
+/** One message with its reactions and the texts it had before. */
+export async function presentDetail(gateway: Gateway, scope: AccountScope, message: Message) {
+  const [[presented], changes] = await Promise.all([presentPage(gateway, scope, [message]), gateway.history.changes(message)]);
   return {
-    status: media.removed ? 'expired' : 'available',
-    id: media.id,
-    kind: media.kind,
-    mime_type: media.mimeType,
-    size: media.size,
-    sha256: media.sha256,
-    filename: media.fileName,
-    ...(!media.removed && { url: gateway.mediaLinks.plain(media.id) }),
+    ...presented!,
+    reactions: changes.reactions.map((reaction) => ({ emoji: reaction.emoji, by: reaction.reactor, from_me: reaction.fromUs, reacted_at: reaction.reactedAt.toISOString() })),
+    revisions: changes.revisions.map((revision) => ({ kind: revision.kind, previous_message: revision.previousText, from_me: revision.fromUs, at: revision.changedAt.toISOString() })),
   };
 }

@@ -25,7 +25,7 @@ import {
 const bearer = [{ apiKey: [] }];
 
 /** The paths that take an API key, for answering `Expect: 100-continue` without one (plugins/early-refusals.ts). */
-export const KEYED_PATHS: ReadonlySet<string> = new Set(['/send_message', '/api/send_message', '/sandbox/receive', '/api/sandbox/receive', '/check_numbers', '/api/check_numbers', '/typing', '/api/typing']);
+export const KEYED_PATHS: ReadonlySet<string> = new Set(['/send_message', '/api/send_message', '/sandbox/receive', '/api/sandbox/receive', '/check_numbers', '/api/check_numbers', '/typing', '/api/typing', '/send_reaction', '/api/send_reaction']);
 
 export interface SendAnswer {
   statusCode: number;
@@ -50,6 +50,7 @@ export async function sendHere(gateway: Gateway, accountId: string, input: Retur
     text: input.text,
     media,
     mediaFingerprint: media === undefined ? undefined : mediaFingerprint(media.sha256, input.media!),
+    replyTo: input.replyTo,
   };
   const present = (message: Message) => presentMessage(message, media, addressesOf(gateway));
   // Without a key the send takes its usual path, with no idempotency work at all.
@@ -77,7 +78,7 @@ async function answerKnownKey(gateway: Gateway, accountId: string, input: Return
   const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(gateway, accountId, input.media);
   if (input.media !== undefined && fingerprint === undefined) return undefined;
   const known = await gateway.idempotentSender.answerFromRecord(
-    { accountId, fromPhone: input.fromPhone, toPhone: input.toPhone, text: input.text, mediaFingerprint: fingerprint },
+    { accountId, fromPhone: input.fromPhone, toPhone: input.toPhone, text: input.text, mediaFingerprint: fingerprint, replyTo: input.replyTo },
     idempotencyKey,
   );
   return known === undefined ? undefined : { statusCode: known.statusCode, body: known.body, replayed: known.replayed };

@@ -9,7 +9,7 @@ const bearer = [{ apiKey: [] }];
 
 const numberSchema = {
   type: 'object',
-  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'created_at'],
+  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'created_at'],
   properties: {
     number_id: { type: 'string' },
     phone: { type: 'string', description: 'E.164: what from_phone names.' },
@@ -17,6 +17,7 @@ const numberSchema = {
     status: { type: 'string', description: 'The WhatsApp session\'s state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked.' },
     status_reason: { type: ['string', 'null'], description: 'Why, when there is more to say.' },
     can_send: { type: 'boolean', description: 'Whether a send from this number would be handed to WhatsApp now (status connected).' },
+    auto_read: { type: 'boolean', description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{number}).' },
     created_at: { type: 'string', format: 'date-time' },
   },
 } as const;
@@ -43,6 +44,27 @@ export function registerNumberRoutes(app: FastifyInstance, gateway: Gateway): vo
       async (request) => ({ numbers: (await gateway.numbers.listNumbers(keyScope(request))).map(presentNumber) }),
     );
   }
+
+  for (const [url, operationId] of [['/numbers/:number', 'updateNumber'], ['/api/numbers/:number', 'updateNumberApi']] as const) {
+    app.patch<{ Params: { number: string }; Body: { auto_read: boolean } }>(
+      url,
+      {
+        onRequest,
+        schema: {
+          operationId,
+          summary: 'Change a number\'s settings',
+          description:
+            'auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {number} is the number\'s phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account\'s number is not found.',
+          tags: ['numbers'],
+          security: bearer,
+          params: { type: 'object', required: ['number'], properties: { number: { type: 'string' } } },
+          body: { type: 'object', required: ['auto_read'], properties: { auto_read: { type: 'boolean' } } },
+          response: { 200: numberSchema, ...errorResponses(400, 401, 404, 500) },
+        },
+      },
+      async (request) => presentNumber(await gateway.numbers.setAutoRead(keyScope(request), request.params.number, request.body.auto_read)),
+    );
+  }
 }
 
 function presentNumber(number: WhatsAppNumber) {
@@ -53,6 +75,7 @@ function presentNumber(number: WhatsAppNumber) {
     status: number.status,
     status_reason: number.statusReason,
     can_send: number.status === 'connected',
+    auto_read: number.autoRead,
     created_at: number.createdAt.toISOString(),
   };
 }

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Message } from '../../domain/model.ts';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
-import { insertMessage, MESSAGE_COLUMNS, messageRow, type NewMessageValues } from './messages.ts';
+import { insertMessage, INSERTED_COLUMNS, messageRow, type NewMessageValues } from './messages.ts';
 
 /**
  * Stores several messages. On PostgreSQL they go in one statement whatever their number, each
@@ -31,7 +31,7 @@ type MessageColumns = { [Name in keyof NewMessageValues]: NewMessageValues[Name]
 const insertMessageColumns = compiledStatement((db, v: MessageColumns) =>
   db
     .insertInto('messages')
-    .columns(MESSAGE_COLUMNS)
+    .columns(INSERTED_COLUMNS)
     .expression(
       db.selectNoFrom([
         sql<string>`unnest(cast(${v.id} as text[]))`.as('id'),

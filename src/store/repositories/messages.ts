@@ -24,13 +24,25 @@ export function toMessage(row: MessageRow): Message {
     status: row.status as MessageStatus,
     engineMessageId: row.engine_message_id,
     createdAt: new Date(row.created_at),
+    times: {
+      sent: instant(row.sent_at),
+      delivered: instant(row.delivered_at),
+      read: instant(row.read_at),
+      failed: instant(row.failed_at),
+      edited: instant(row.edited_at),
+      revoked: instant(row.revoked_at),
+    },
   };
+}
+
+function instant(value: number | null | undefined): Date | null {
+  return value === null || value === undefined ? null : new Date(Number(value));
 }
 
 // Every send and every incoming message writes a row, and every send marks it sent: compiled once.
 const insertMessageRow = compiledStatement((db, row: NewMessageValues) => messageInsert(db, row));
 
-export type NewMessageValues = Omit<MessageRow, 'error_code' | 'updated_at'>;
+export type NewMessageValues = Omit<MessageRow, 'error_code' | 'updated_at' | `${'sent' | 'delivered' | 'read' | 'failed' | 'edited' | 'revoked'}_at`>;
 
 /** A message row's insert, for the statements that write one; a CTE too, hence the QueryCreator. */
 function messageInsert(db: QueryCreator<Database>, row: NewMessageValues) {
@@ -150,17 +162,21 @@ function insertFromUnit(db: Kysely<Database>, v: RowWithUnit & { limit?: number 
   return db
     .with('unit', (cte) => takeUnitStatement(cte, { accountId: v.account_id, period: v.period, limit: v.limit }, limited))
     .insertInto('messages')
-    .columns(MESSAGE_COLUMNS)
+    .columns(INSERTED_COLUMNS)
     .expression((eb) => eb.selectFrom('unit').select(messageSelection(v)))
     .returning('id');
 }
 
-export const MESSAGE_COLUMNS = [
+/** The columns a new message is written with, in the order the batch inserts give them. */
+export const INSERTED_COLUMNS = [
   'id', 'account_id', 'number_id', 'direction', 'from_phone', 'from_lid', 'to_phone', 'text',
   'content_kind', 'media_id', 'structured', 'status', 'engine_message_id', 'error_code', 'created_at', 'updated_at',
 ] as const;
 
-/** The values as a select list, in MESSAGE_COLUMNS' order; the casts only make the instants' type plain to a reader. */
+/** Every column a message is read with: named, so that a prepared statement outlives a migration. */
+export const MESSAGE_COLUMNS = [...INSERTED_COLUMNS, 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'edited_at', 'revoked_at'] as const;
+
+/** The values as a select list, in INSERTED_COLUMNS' order; the casts only make the instants' type plain to a reader. */
 function messageSelection(v: RowWithUnit) {
   return [
     sql<string>`${v.id}`.as('id'),
@@ -183,7 +199,7 @@ function messageSelection(v: RowWithUnit) {
 }
 
 const updateToSent = compiledStatement((db, v: { id: string; engineMessageId: string; at: number }) =>
-  db.updateTable('messages').set({ status: 'sent', engine_message_id: v.engineMessageId, updated_at: v.at }).where('id', '=', v.id),
+  db.updateTable('messages').set({ status: 'sent', engine_message_id: v.engineMessageId, updated_at: v.at, sent_at: v.at }).where('id', '=', v.id),
 );
 
 /** The engine accepted the send: the row records WhatsApp's id for it. */
@@ -202,6 +218,7 @@ export async function updateMessageStatus(
     .set({
       status: change.status,
       updated_at: change.at.getTime(),
+      ...(change.status === 'failed' && { failed_at: change.at.getTime() }),
       ...(change.engineMessageId !== undefined && { engine_message_id: change.engineMessageId }),
       ...(change.errorCode !== undefined && { error_code: change.errorCode }),
     })
@@ -301,31 +318,31 @@ export async function advanceOutboundStatus(
   const values: Record<string, string | number> = { engineMessageId: sent.engineMessageId, fromPhone: sent.fromPhone, status, at: at.getTime() };
   allowedFrom.forEach((from, index) => (values[`from${index}`] = from));
   if (errorCode !== null) values.errorCode = errorCode;
-  const row = (await advanceStatement(allowedFrom.length, errorCode !== null)(db, values)).rows[0];
+  const row = (await advanceStatement(status, allowedFrom.length, errorCode !== null)(db, values)).rows[0];
   return row && toMessage(row);
 }
 
-// Every send's receipts run this, in a few shapes (how many statuses it may move from, and
-// whether a code comes with it), each compiled once.
+// Every send's receipts run this, in a few shapes (the status, whose time it records, how many
+// statuses it may move from, and whether a code comes with it), each compiled once.
 const advanceStatements = new Map<string, ReturnType<typeof compileAdvance>>();
 
-function advanceStatement(allowedCount: number, withErrorCode: boolean) {
-  const shape = `${allowedCount}:${withErrorCode}`;
+function advanceStatement(status: MessageStatus, allowedCount: number, withErrorCode: boolean) {
+  const shape = `${status}:${allowedCount}:${withErrorCode}`;
   let statement = advanceStatements.get(shape);
   if (statement === undefined) {
-    statement = compileAdvance(allowedCount, withErrorCode);
+    statement = compileAdvance(status, allowedCount, withErrorCode);
     advanceStatements.set(shape, statement);
   }
   return statement;
 }
 
-function compileAdvance(allowedCount: number, withErrorCode: boolean) {
+function compileAdvance(status: MessageStatus, allowedCount: number, withErrorCode: boolean) {
   // One statement that checks and moves the status: two receipts racing in concurrent
   // transactions cannot both apply, and every receipt costs one round trip, not two.
   return compiledStatement((db, v: Record<string, string | number>) =>
     db
       .updateTable('messages')
-      .set({ status: v.status as string, updated_at: v.at as number, ...(withErrorCode && { error_code: v.errorCode as string }) })
+      .set({ status: v.status as string, updated_at: v.at as number, [`${status}_at`]: v.at as number, ...(withErrorCode && { error_code: v.errorCode as string }) })
       .where('engine_message_id', '=', v.engineMessageId as string)
       .where('from_phone', '=', v.fromPhone as string)
       .where('direction', '=', 'outbound')

@@ -14,6 +14,7 @@ export function toNumber(row: NumberRow): WhatsAppNumber {
     engine: row.engine as EngineKind,
     status: row.status as SessionStatus,
     statusReason: row.status_reason,
+    autoRead: row.auto_read === 1,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -30,6 +31,7 @@ export async function insertNumber(db: Executor, number: WhatsAppNumber): Promis
       engine: number.engine,
       status: number.status,
       status_reason: number.statusReason,
+      auto_read: number.autoRead ? 1 : 0,
       created_at: number.createdAt.getTime(),
       updated_at: number.updatedAt.getTime(),
     })
@@ -39,7 +41,7 @@ export async function insertNumber(db: Executor, number: WhatsAppNumber): Promis
 // Both run on every send and every incoming message, so they are compiled once. They name
 // their columns rather than select *: a statement PostgreSQL has prepared fails once a
 // migration adds a column to what * means, so a running gateway would break during an upgrade.
-const NUMBER_COLUMNS = ['id', 'account_id', 'holder_user_id', 'phone', 'engine', 'status', 'status_reason', 'created_at', 'updated_at'] as const;
+const NUMBER_COLUMNS = ['id', 'account_id', 'holder_user_id', 'phone', 'engine', 'status', 'status_reason', 'auto_read', 'created_at', 'updated_at'] as const;
 
 const selectNumberByPhone = compiledStatement((db, v: { phone: string }) => db.selectFrom('whatsapp_numbers').select(NUMBER_COLUMNS).where('phone', '=', v.phone));
 
@@ -145,4 +147,9 @@ export async function countNumbersByEngineAndStatus(db: Executor): Promise<{ eng
     .groupBy(['engine', 'status'])
     .execute();
   return rows.map((row) => ({ engine: row.engine as EngineKind, status: row.status as SessionStatus, count: Number(row.count) }));
+}
+
+/** Whether the number marks what it receives as read at once; the number must be the account's. */
+export async function setAutoRead(db: Executor, accountId: string, numberId: string, autoRead: boolean): Promise<void> {
+  await db.updateTable('whatsapp_numbers').set({ auto_read: autoRead ? 1 : 0 }).where('id', '=', numberId).where('account_id', '=', accountId).execute();
 }

@@ -27,7 +27,7 @@ export async function markEarlierRead(db: Executor, read: Pick<Message, 'id' | '
   if (earlier.length === 0) return [];
   const rows = await db
     .updateTable('messages')
-    .set({ status: 'read', updated_at: at.getTime() })
+    .set({ status: 'read', updated_at: at.getTime(), read_at: at.getTime() })
     .where('id', 'in', earlier.map((row) => row.id))
     // Checked again in the write: a receipt that moved one meanwhile is not undone.
     .where('status', 'in', ['sent', 'delivered'])

@@ -104,6 +104,7 @@ for (const dialect of dialects) {
         engine: 'baileys',
         status: 'connecting',
         statusReason: null,
+        autoRead: false,
         createdAt: at,
         updatedAt: at,
       });

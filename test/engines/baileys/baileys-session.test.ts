@@ -56,6 +56,7 @@ function ourNumber(): WhatsAppNumber {
     engine: 'baileys',
     status: 'connecting',
     statusReason: null,
+    autoRead: false,
     createdAt: at,
     updatedAt: at,
   };

@@ -9,13 +9,13 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto } from 'baileys';
-import type { AnyMessageContent, BaileysEventMap, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage } from 'baileys';
+import type { AnyMessageContent, BaileysEventMap, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
 import { pino, type Logger } from 'pino';
 import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
-import type { EngineEvents, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
+import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
 const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update'];
@@ -31,7 +31,8 @@ export class FakeSocket implements SessionSocket {
   readonly createdAt = Date.now();
   readonly endCalls: (Error | undefined)[] = [];
   logoutCalls = 0;
-  readonly sendCalls: { jid: string; content: AnyMessageContent; at: number }[] = [];
+  readonly sendCalls: { jid: string; content: AnyMessageContent; options?: MiscMessageGenerationOptions; at: number }[] = [];
+  readonly readCalls: WAMessageKey[][] = [];
   readonly onWhatsAppCalls: string[][] = [];
   readonly pairingCodeCalls: string[] = [];
   readonly lidLookups: string[] = [];
@@ -79,9 +80,13 @@ export class FakeSocket implements SessionSocket {
     this.logoutCalls += 1;
   }
 
-  async sendMessage(jid: string, content: AnyMessageContent): Promise<proto.IWebMessageInfo | undefined> {
-    this.sendCalls.push({ jid, content, at: Date.now() });
+  async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<proto.IWebMessageInfo | undefined> {
+    this.sendCalls.push({ jid, content, ...(options !== undefined && { options }), at: Date.now() });
     return this.answerSend(jid, content);
+  }
+
+  async readMessages(keys: WAMessageKey[]): Promise<void> {
+    this.readCalls.push(keys);
   }
 
   async onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> {
@@ -182,6 +187,7 @@ export class RecordingEvents implements EngineEvents {
   readonly incoming: IncomingMessageEvent[] = [];
   readonly statuses: SessionStatusEvent[] = [];
   readonly receipts: ReceiptEvent[] = [];
+  readonly actions: IncomingActionEvent[] = [];
 
   async incomingMessage(event: IncomingMessageEvent): Promise<Message> {
     this.incoming.push(event);
@@ -209,6 +215,10 @@ export class RecordingEvents implements EngineEvents {
 
   async receipt(event: ReceiptEvent): Promise<void> {
     this.receipts.push(event);
+  }
+
+  async incomingAction(event: IncomingActionEvent): Promise<void> {
+    this.actions.push(event);
   }
 
   statusNames(): SessionStatus[] {
