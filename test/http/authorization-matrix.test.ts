@@ -13,7 +13,7 @@ import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } f
  */
 
 interface ProbeRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   url: string;
   /** JSON, or a Buffer sent as it is with `contentType`. */
   body?: unknown;
@@ -23,7 +23,12 @@ interface ProbeRequest {
 /** What the owner's account holds for the probes to aim at. */
 interface Owner extends SeededAccount {
   mediaId: string;
+  /** A message the owner's number received. */
   messageId: string;
+  /** A message the owner's number sent, to edit. */
+  sentId: string;
+  /** Two more, one for each path of the revocation (a message is revoked once). */
+  revocableIds: [string, string];
 }
 
 interface Probe {
@@ -100,7 +105,47 @@ const typeFromOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+const reactToOwnersMessage: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], message_id: owner.messageId, emoji: '👍' } }),
+  refusedWith: { status: 404, error: 'message_not_found' },
+  succeedsWith: 200,
+};
+
+const editOwnersMessage: Probe = {
+  request: (owner, marker) => ({ method: 'POST', url: `/${owner.sentId}/edit`, body: { message: marker } }),
+  refusedWith: { status: 404, error: 'message_not_found' },
+  succeedsWith: 200,
+};
+
+const revokeOwnersMessage = (which: 0 | 1): Probe => ({
+  request: (owner) => ({ method: 'POST', url: `/${owner.revocableIds[which]}/revoke` }),
+  refusedWith: { status: 404, error: 'message_not_found' },
+  succeedsWith: 200,
+});
+
+const readOwnersReceivedMessage: Probe = {
+  request: (owner) => ({ method: 'POST', url: `/${owner.messageId}/read` }),
+  refusedWith: { status: 404, error: 'message_not_found' },
+  succeedsWith: 200,
+};
+
+const setOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'PATCH', url: `/${encodeURIComponent(owner.phones[0]!)}`, body: { auto_read: false } }),
+  refusedWith: { status: 404, error: 'number_not_found' },
+  succeedsWith: 200,
+};
+
 const PROBES: Record<string, Probe> = {
+  'POST /send_reaction': reactToOwnersMessage,
+  'POST /api/send_reaction': reactToOwnersMessage,
+  'POST /messages/{id}/edit': editOwnersMessage,
+  'POST /api/messages/{id}/edit': editOwnersMessage,
+  'POST /messages/{id}/revoke': revokeOwnersMessage(0),
+  'POST /api/messages/{id}/revoke': revokeOwnersMessage(1),
+  'POST /messages/{id}/read': readOwnersReceivedMessage,
+  'POST /api/messages/{id}/read': readOwnersReceivedMessage,
+  'PATCH /numbers/{number}': setOwnersNumber,
+  'PATCH /api/numbers/{number}': setOwnersNumber,
   'POST /typing': typeFromOwnersNumber,
   'POST /api/typing': typeFromOwnersNumber,
   'POST /check_numbers': checkWithOwnersNumber,
@@ -163,7 +208,11 @@ for (const dialect of dialects) {
       const seeded = await seedAccount(test.gateway);
       const media = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'text/plain' }, payload: 'the owner\'s file' });
       const received = await test.post('/sandbox/receive', { from_phone: '+14155550100', to_phone: seeded.phones[0], message: 'the owner\'s message' }, seeded.apiKey);
-      owner = { ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id };
+      const sends = [];
+      for (const text of ['sent, to edit', 'sent, to revoke', 'sent, to revoke by /api']) {
+        sends.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text }, seeded.apiKey)).json().message_id as string);
+      }
+      owner = { ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!] };
       stranger = await seedAccount(test.gateway);
       operations = keyedOperations((await test.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument);
     });

@@ -60,7 +60,9 @@ for (const dialect of dialects) {
         'get /api/media/{id}', 'get /api/messages', 'get /api/messages/{id}', 'get /api/numbers', 'get /health', 'get /media/{id}', 'get /messages',
         'get /messages/{id}', 'get /numbers', 'post /api/check_numbers', 'post /api/media', 'post /api/media/{id}/link', 'post /api/sandbox/receive',
         'post /api/send_message', 'post /check_numbers', 'post /media', 'post /media/{id}/link', 'post /sandbox/receive', 'post /send_message',
-        'post /api/typing', 'post /typing',
+        'post /api/typing', 'post /typing', 'post /send_reaction', 'post /api/send_reaction', 'post /messages/{id}/edit', 'post /api/messages/{id}/edit',
+        'post /messages/{id}/revoke', 'post /api/messages/{id}/revoke', 'post /messages/{id}/read', 'post /api/messages/{id}/read',
+        'patch /numbers/{number}', 'patch /api/numbers/{number}',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
@@ -99,6 +101,25 @@ for (const dialect of dialects) {
         assertDocumented('POST', url, await send(url, { from_phone: from, to_phone: '+14155550100', message: 'once' }, account.apiKey, keyed));
         assertDocumented('POST', url, await send(url, { from_phone: from, to_phone: '+14155550100', message: 'changed' }, account.apiKey, keyed));
       }
+      // A chat between the account's two numbers: a message sent, and the same received.
+      const sent = (await send('/send_message', { from_phone: other, to_phone: from, message: 'to react to' })).json();
+      const received = (await test.inject({ method: 'GET', url: `/api/messages?phone=${encodeURIComponent(from)}&direction=inbound&limit=1`, headers: { authorization: `Bearer ${account.apiKey}` } })).json().messages[0];
+      assert.equal(received.message, 'to react to');
+      for (const prefix of ['', '/api']) {
+        assertDocumented('POST', `${prefix}/send_reaction`, await send(`${prefix}/send_reaction`, { from_phone: from, message_id: received.message_id, emoji: '👍' }));
+        assertDocumented('POST', `${prefix}/send_reaction`, await send(`${prefix}/send_reaction`, { from_phone: from, message_id: received.message_id, emoji: 'no' }));
+        assertDocumented('POST', `${prefix}/messages/{id}/edit`, await send(`${prefix}/messages/${sent.message_id}/edit`, { message: `edited${prefix}` }));
+        assertDocumented('POST', `${prefix}/messages/{id}/edit`, await send(`${prefix}/messages/${received.message_id}/edit`, { message: 'not mine' }));
+        assertDocumented('POST', `${prefix}/messages/{id}/read`, await send(`${prefix}/messages/${received.message_id}/read`, {}));
+        assertDocumented('POST', `${prefix}/messages/{id}/read`, await send(`${prefix}/messages/${sent.message_id}/read`, {}));
+        assertDocumented('GET', `${prefix}/messages/{id}`, await test.inject({ method: 'GET', url: `${prefix}/messages/${sent.message_id}`, headers: { authorization: `Bearer ${account.apiKey}` } }));
+        const patch = (number: string) =>
+          test.inject({ method: 'PATCH', url: `${prefix}/numbers/${encodeURIComponent(number)}`, headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' }, payload: '{"auto_read":false}' });
+        assertDocumented('PATCH', `${prefix}/numbers/{number}`, await patch(from));
+        assertDocumented('PATCH', `${prefix}/numbers/{number}`, await patch('+14155550177'));
+      }
+      assertDocumented('POST', '/messages/{id}/revoke', await send(`/messages/${sent.message_id}/revoke`, {}));
+      assertDocumented('POST', '/api/messages/{id}/revoke', await send(`/api/messages/${sent.message_id}/revoke`, {}));
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), other, 'disconnected');
       assertDocumented('POST', '/send_message', await send('/send_message', { from_phone: other, to_phone: '+14155550100', message: 'hi' }));
       const broke = await seedAccount(test.gateway, { monthlyLimit: 0 });
