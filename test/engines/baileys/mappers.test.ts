@@ -41,6 +41,7 @@ describe('inbound mapper: what counts as a text from a person', () => {
       structured: null,
       engineMessageId: '3EB0C0FFEE',
       timestamp: new Date(SENT_AT_SECONDS * 1000),
+      quotedEngineId: null,
     });
   });
 
@@ -137,13 +138,14 @@ describe('inbound mapper: what is skipped, with the reason', () => {
       'group',
     ],
     ['a channel post', received({ conversation: 'news' }, { remoteJid: '120363144038483540@newsletter' }), 'newsletter'],
-    ['a protocol message (a deletion)', received({ protocolMessage: { type: 0, key: { id: 'X' } } }), 'protocol'],
+    ['a protocol message that names no message (a key share, say)', received({ protocolMessage: { type: 0 } }), 'protocol'],
     [
-      'an edit, which arrives as a protocol message',
+      'an edit that names no message',
       received({ protocolMessage: { type: 14, editedMessage: { conversation: 'fixed' } } }),
       'protocol',
     ],
-    ['a reaction', received({ reactionMessage: { key: { id: 'X' }, text: '👍' } }), 'reaction'],
+    ['a history-sync notice', received({ protocolMessage: { type: 5, key: { id: 'X' } } }), 'protocol'],
+    ['a reaction that names no message', received({ reactionMessage: { text: '👍' } }), 'reaction'],
     ['a poll vote', received({ pollUpdateMessage: { pollCreationMessageKey: { id: 'X' } } }), 'poll_update'],
     ['a location off the globe', received({ locationMessage: { degreesLatitude: 200, degreesLongitude: -0.12 } }), 'no_text'],
     ['a blank text', received({ conversation: '   ' }), 'no_text'],
@@ -266,5 +268,36 @@ describe('outbound mapper: receipts for what we sent', () => {
     for (const status of [Status.SERVER_ACK, Status.DELIVERY_ACK, Status.READ, Status.PLAYED, Status.ERROR]) {
       assert.equal(mapReceiptUpdate(receiptUpdate(status, {}, false)), undefined);
     }
+  });
+});
+
+describe('inbound mapper: what one message does to another', () => {
+  const target = { remoteJid: SENDER_PN_JID, fromMe: true, id: '3EB0TARGET' };
+  const Type = proto.Message.ProtocolMessage.Type;
+  const acts: [string, Record<string, unknown>, unknown][] = [
+    ['a reaction', { reactionMessage: { key: target, text: '👍' } }, { kind: 'react', emoji: '👍' }],
+    ['a reaction taken away (empty text)', { reactionMessage: { key: target, text: '' } }, { kind: 'react', emoji: '' }],
+    ['a revocation', { protocolMessage: { type: Type.REVOKE, key: target } }, { kind: 'revoke' }],
+    ['an edit of a text', { protocolMessage: { type: Type.MESSAGE_EDIT, key: target, editedMessage: { conversation: 'fixed' } } }, { kind: 'edit', text: 'fixed' }],
+    ['an edit of a caption', { protocolMessage: { type: Type.MESSAGE_EDIT, key: target, editedMessage: { imageMessage: { caption: 'new caption' } } } }, { kind: 'edit', text: 'new caption' }],
+  ];
+  for (const [name, body, action] of acts) {
+    it(`${name} names its target and who acted`, () => {
+      const decision = mapIncomingMessage(received(body), noMapping);
+      assert.deepEqual(decision, { kind: 'action', fromMe: false, fromPhone: SENDER_PHONE, fromLid: null, targetEngineId: '3EB0TARGET', action, timestamp: new Date(SENT_AT_SECONDS * 1000) });
+    });
+  }
+
+  it('our own phone revoking a message is an action from us; a LID-addressed chat keeps its LID', () => {
+    const mine = mapIncomingMessage(received({ protocolMessage: { type: Type.REVOKE, key: target } }, { fromMe: true }), noMapping);
+    assert.equal(mine.kind === 'action' && mine.fromMe, true);
+    const byLid = mapIncomingMessage(received({ reactionMessage: { key: target, text: '❤️' } }, { remoteJid: SENDER_LID_JID, remoteJidAlt: SENDER_PN_JID }), noMapping);
+    assert.deepEqual(byLid.kind === 'action' && [byLid.fromPhone, byLid.fromLid], [SENDER_PHONE, SENDER_LID_JID]);
+  });
+
+  it('a reply carries the quoted id, from a text or a media message', () => {
+    const text = mapIncomingMessage(received({ extendedTextMessage: { text: 'yes', contextInfo: { stanzaId: 'Q1' } } }), noMapping);
+    const photo = mapIncomingMessage(received({ imageMessage: { caption: 'this one', contextInfo: { stanzaId: 'Q2' } } }), noMapping);
+    assert.deepEqual([text.kind === 'message' && text.quotedEngineId, photo.kind === 'message' && photo.quotedEngineId], ['Q1', 'Q2']);
   });
 });

@@ -1,0 +1,123 @@
+/**
+ * Replies, reactions, edits, revocations and read marks over the real Baileys engine: the HTTP
+ * stack, the services, the database and the engine are real; WhatsApp's side is a fake socket
+ * that records what Baileys is asked to send and emits messages built from Baileys' own protos.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { proto } from 'baileys';
+import type { WAMessage, WAMessageKey } from 'baileys';
+import type { WhatsAppNumber } from '../../src/domain/model.ts';
+import { operatorScope } from '../../src/domain/tenant-scope.ts';
+import { createDatabaseAuthState } from '../../src/engines/baileys/auth-state-store.ts';
+import { SecretBox } from '../../src/secrets/secret-box.ts';
+import { RecordingSocketFactory, type FakeSocket } from '../engines/baileys/fake-whatsapp.ts';
+import { dialects } from '../support/databases.ts';
+import { startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
+
+const CUSTOMER = '+14155550100';
+const CUSTOMER_JID = '14155550100@s.whatsapp.net';
+
+/** A message from WhatsApp as `messages.upsert` carries it: the body through proto, the key as Baileys sets it. */
+function fromWhatsApp(body: Record<string, unknown>, key: Partial<WAMessageKey>): WAMessage {
+  const info = proto.WebMessageInfo.fromObject({ message: body, messageTimestamp: Math.floor(Date.now() / 1000) });
+  return Object.assign(info, { key: { remoteJid: CUSTOMER_JID, fromMe: false, ...key } });
+}
+
+for (const dialect of dialects) {
+  describe(`conversations through a linked Baileys number (${dialect})`, () => {
+    let test: TestGateway;
+    let apiKey: string;
+    let number: WhatsAppNumber;
+    let socket: FakeSocket;
+    const whatsapp = new RecordingSocketFactory();
+
+    before(async () => {
+      test = await startTestGateway(dialect, {}, { baileysSocketFactory: whatsapp.create });
+      const accountId = (await test.gateway.accounts.createAccount({ name: 'Real numbers', plan: 'enterprise' })).id;
+      apiKey = (await test.gateway.apiKeys.createKey({ accountId })).plaintext;
+      number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
+      const auth = await createDatabaseAuthState(test.gateway.store, new SecretBox(test.gateway.config.secretKey!), test.gateway.keeper.leaseOf(number.id)!, test.gateway.logger);
+      auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
+      await auth.saveCreds();
+      await test.gateway.supervisor.resume(number);
+      socket = whatsapp.latest;
+      socket.openAs(number.phone.slice(1));
+      for (let tries = 0; tries < 300 && (await test.gateway.numbers.findNumber(operatorScope(), number.id)).status !== 'connected'; tries++) await delay(10);
+    });
+    after(async () => {
+      await test.gateway.supervisor.stopAll();
+      await test.close();
+    });
+
+    const get = async (url: string) => (await test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } })).json();
+    const lastSent = () => socket.sendCalls.at(-1)!;
+
+    /** Emits an incoming message and waits until the gateway has stored what it carries. */
+    async function arrives(message: WAMessage, stored: () => Promise<boolean>): Promise<void> {
+      socket.emit('messages.upsert', { messages: [message], type: 'notify' });
+      for (let tries = 0; tries < 300; tries++) {
+        if (await stored()) return;
+        await delay(10);
+      }
+      assert.fail('the gateway never stored what arrived');
+    }
+
+    const latestReceived = async () => (await get(`/messages?phone=${encodeURIComponent(number.phone)}&direction=inbound&limit=1`)).messages[0];
+
+    it('a reply in either direction is a quote: stanzaId in, quoted key out', async () => {
+      const sent = (await test.post('/send_message', { from_phone: number.phone, to_phone: CUSTOMER, message: 'Your table is booked' }, apiKey)).json();
+      const sentEngineId = socket.sendCalls.length === 0 ? undefined : `3EB0OUT${socket.sendCalls.length}`;
+      const answer = fromWhatsApp({ extendedTextMessage: { text: 'Thanks!', contextInfo: { stanzaId: sentEngineId, participant: `${number.phone.slice(1)}@s.whatsapp.net` } } }, { id: 'IN_REPLY_1' });
+      await arrives(answer, async () => (await latestReceived())?.message === 'Thanks!');
+      const received = await latestReceived();
+      assert.deepEqual(received.reply_to, { message_id: sent.message_id, whatsapp_id: sentEngineId });
+
+      const reply = await test.post('/send_message', { from_phone: number.phone, to_phone: CUSTOMER, message: 'You are welcome', reply_to: received.message_id }, apiKey);
+      assert.equal(reply.statusCode, 200, reply.body);
+      const quoted = lastSent().options?.quoted;
+      assert.deepEqual(quoted?.key, { remoteJid: CUSTOMER_JID, fromMe: false, id: 'IN_REPLY_1' });
+      assert.equal(quoted?.message?.conversation, 'Thanks!', 'WhatsApp shows the quoted text');
+    });
+
+    it('reactions, edits and revocations go out as Baileys content naming the message\'s key, and read marks as readMessages', async () => {
+      const sent = (await test.post('/send_message', { from_phone: number.phone, to_phone: CUSTOMER, message: 'Meet at 5' }, apiKey)).json();
+      const sentKey = { remoteJid: CUSTOMER_JID, fromMe: true, id: `3EB0OUT${socket.sendCalls.length}` };
+      await arrives(fromWhatsApp({ conversation: 'ok' }, { id: 'IN_OK' }), async () => (await latestReceived())?.message === 'ok');
+      const received = await latestReceived();
+
+      const reacted = await test.post('/send_reaction', { from_phone: number.phone, message_id: received.message_id, emoji: '🙏' }, apiKey);
+      assert.equal(reacted.statusCode, 200, reacted.body);
+      assert.deepEqual([lastSent().jid, lastSent().content], [CUSTOMER_JID, { react: { text: '🙏', key: { remoteJid: CUSTOMER_JID, fromMe: false, id: 'IN_OK' } } }]);
+
+      assert.equal((await test.post(`/messages/${sent.message_id}/edit`, { message: 'Meet at 6' }, apiKey)).statusCode, 200);
+      assert.deepEqual(lastSent().content, { text: 'Meet at 6', edit: sentKey });
+      assert.equal((await test.post(`/messages/${sent.message_id}/revoke`, {}, apiKey)).statusCode, 200);
+      assert.deepEqual(lastSent().content, { delete: sentKey });
+
+      const read = await test.post(`/messages/${received.message_id}/read`, {}, apiKey);
+      assert.equal(read.statusCode, 200, read.body);
+      assert.deepEqual(socket.readCalls.at(-1)?.at(-1), { remoteJid: CUSTOMER_JID, fromMe: false, id: 'IN_OK' });
+    });
+
+    it('a reaction, an edit and a revocation that arrive are stored on their messages, including one made on our own phone', async () => {
+      const sent = (await test.post('/send_message', { from_phone: number.phone, to_phone: CUSTOMER, message: 'Price: 10' }, apiKey)).json();
+      const sentId = `3EB0OUT${socket.sendCalls.length}`;
+      await arrives(fromWhatsApp({ reactionMessage: { key: { remoteJid: CUSTOMER_JID, fromMe: false, id: sentId }, text: '😮' } }, { id: 'IN_REACT' }), async () => (await get(`/messages/${sent.message_id}`)).reactions.length === 1);
+      assert.deepEqual((await get(`/messages/${sent.message_id}`)).reactions.map((reaction: any) => [reaction.emoji, reaction.by, reaction.from_me]), [['😮', CUSTOMER, false]]);
+
+      // Our phone corrects the price: the edit comes back to the gateway as our own message.
+      const edit = fromWhatsApp({ protocolMessage: { type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, key: { remoteJid: CUSTOMER_JID, fromMe: true, id: sentId }, editedMessage: { conversation: 'Price: 12' } } }, { id: 'OWN_EDIT', fromMe: true });
+      await arrives(edit, async () => (await get(`/messages/${sent.message_id}`)).message === 'Price: 12');
+      assert.deepEqual((await get(`/messages/${sent.message_id}`)).revisions.map((revision: any) => [revision.kind, revision.previous_message, revision.from_me]), [['edited', 'Price: 10', true]]);
+
+      await arrives(fromWhatsApp({ conversation: 'oops, wrong chat' }, { id: 'IN_OOPS' }), async () => (await latestReceived())?.message === 'oops, wrong chat');
+      const oops = await latestReceived();
+      const revoke = fromWhatsApp({ protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: CUSTOMER_JID, fromMe: false, id: 'IN_OOPS' } } }, { id: 'IN_REVOKE' });
+      await arrives(revoke, async () => (await get(`/messages/${oops.message_id}`)).revoked_at !== null);
+      const after = await get(`/messages/${oops.message_id}`);
+      assert.deepEqual([after.message, after.revisions[0].previous_message, after.revisions[0].from_me], ['', 'oops, wrong chat', false]);
+    });
+  });
+}
