@@ -298,7 +298,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     messageActions,
     blobs,
     mediaLinks,
-    sandboxInbox: new SandboxInbox(numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
+    sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount),
     signIn,
     team: new TeamService(store, accounts),

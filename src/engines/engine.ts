@@ -155,6 +155,8 @@ export interface SimulatedIncoming {
   structured?: StructuredContent;
   /** How many downloads of `media` fail before one succeeds, to rehearse the retries. */
   failedDownloads?: number;
+  /** The network's id of the message the simulated phone answers. */
+  quotedEngineId?: string;
 }
 
 export interface InboundSimulator {

@@ -7,6 +7,8 @@ import type { NumbersService } from '../accounts/numbers-service.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 import type { OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
+import type { Store } from '../store/database.ts';
+import { findQuotable } from './message-actions.ts';
 
 /**
  * Simulated incoming messages on an account's sandbox numbers, from the API and from the
@@ -21,6 +23,7 @@ export class SandboxInbox {
   private readonly perAccount: TokenBuckets;
 
   constructor(
+    private readonly store: Store,
     private readonly numbers: NumbersService,
     private readonly supervisor: SessionSupervisor,
     private readonly maxMessageLength: number,
@@ -34,7 +37,7 @@ export class SandboxInbox {
    * or not a sandbox one, gets the same 403 whether or not it exists elsewhere, so nothing about
    * other accounts can be learnt from it.
    */
-  async receiveOnPhone(scope: AccountScope, toPhone: E164, incoming: SimulatedIncoming): Promise<Message> {
+  async receiveOnPhone(scope: AccountScope, toPhone: E164, incoming: SimulatedIncoming, replyTo?: string): Promise<Message> {
     this.admit(scope);
     const number = await this.numbers.findNumber(scope, toPhone).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'number_not_found') return undefined;
@@ -44,7 +47,10 @@ export class SandboxInbox {
     if (number === undefined || simulator === undefined) {
       throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', { field: 'to_phone' });
     }
-    return simulator.deliverIncoming(number, incoming);
+    if (replyTo === undefined) return simulator.deliverIncoming(number, incoming);
+    // The simulated phone answers a message of its chat with the number, as a customer would.
+    const { quoted } = await findQuotable(this.store, number, incoming.fromPhone, replyTo);
+    return { ...(await simulator.deliverIncoming(number, { ...incoming, quotedEngineId: quoted.engineMessageId })), replyTo: quoted };
   }
 
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed, with an optional file. */

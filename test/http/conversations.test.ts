@@ -72,6 +72,17 @@ for (const dialect of dialects) {
       assert.deepEqual(listed.json().messages[0].reply_to, quoted.reply_to);
     });
 
+    it('a simulated customer can answer one of our messages through /sandbox/receive', async () => {
+      const sent = (await test.post('/send_message', { from_phone: alice.phones[0], to_phone: '+14155550142', message: 'Shall we ship it?' }, alice.apiKey)).json();
+      const answer = await test.post('/sandbox/receive', { from_phone: '+14155550142', to_phone: alice.phones[0], message: 'Yes please', reply_to: sent.message_id }, alice.apiKey);
+      assert.equal(answer.statusCode, 200, answer.body);
+      assert.equal(answer.json().reply_to.message_id, sent.message_id);
+      const event = await heard(alice, 'message', (body) => body.message === 'Yes please');
+      assert.deepEqual(event.reply_to, answer.json().reply_to);
+      const elsewhere = await test.post('/sandbox/receive', { from_phone: '+14155550143', to_phone: alice.phones[0], message: 'Me too', reply_to: sent.message_id }, alice.apiKey);
+      assert.deepEqual([elsewhere.statusCode, elsewhere.json().error], [400, 'invalid_reply_to'], 'a phone can only quote its own chat');
+    });
+
     it('refuses a reply to an unknown id, another account\'s message, another chat\'s message, and a malformed id', async () => {
       const { sent } = await aliceSends('First');
       const toCarol = await test.post('/send_message', { from_phone: alice.phones[0], to_phone: '+14155550199', message: 'Hi Carol' }, alice.apiKey);

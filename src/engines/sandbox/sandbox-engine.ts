@@ -212,7 +212,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
     let id: string;
     try {
       const carried = media === undefined ? undefined : { ...(await networkMedia(media)), ...(incoming.failedDownloads && { failedDownloads: incoming.failedDownloads }) };
-      ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured));
+      ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured, incoming.quotedEngineId === undefined ? undefined : { quoted: incoming.quotedEngineId }));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
       throw error;
