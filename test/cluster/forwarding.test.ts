@@ -94,9 +94,33 @@ describe('a request for a number served by another node (postgres)', () => {
     assert.equal(bad.status, 400);
   });
 
+  it('forwards reactions, edits, read marks and revocations to the owner, whose session makes them', async () => {
+    const post = (node: Node, path: string, body: object) =>
+      fetch(`${node.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` }, body: JSON.stringify(body) });
+    const customer = '+14155550102';
+    const sent = (await (await send(other, seeded.apiKey, { from_phone: seeded.phones[0], to_phone: customer, message: 'to change' })).json()) as { message_id: string };
+    const received = (await (await post(owner, '/sandbox/receive', { from_phone: customer, to_phone: seeded.phones[0], message: 'hello' })).json()) as { message_id: string };
+    const calls: [string, object][] = [
+      ['/send_reaction', { from_phone: seeded.phones[0], message_id: received.message_id, emoji: '👍' }],
+      [`/messages/${sent.message_id}/edit`, { message: 'changed' }],
+      [`/api/messages/${received.message_id}/read`, {}],
+      [`/messages/${sent.message_id}/revoke`, {}],
+    ];
+    for (const [path, body] of calls) {
+      const response = await post(other, path, body);
+      assert.equal(response.status, 200, `${path}: ${await response.text()}`);
+    }
+    const journal = (owner.gateway.sandboxNetwork as unknown as { journal(): { kind: string; to?: string; node: string }[] }).journal();
+    const toCustomer = journal.filter((entry) => (entry.kind === 'send' || entry.kind === 'read') && entry.to === customer);
+    assert.deepEqual(toCustomer.map((entry) => entry.kind), ['send', 'send', 'send', 'read', 'send'], 'the message, the reaction, the edit, the read mark and the revocation');
+    assert.ok(toCustomer.every((entry) => entry.node === owner.gateway.keeper.nodeId), 'all through the owner\'s session');
+    const stored = await owner.gateway.store.db.selectFrom('messages').select(['text', 'revoked_at']).where('id', '=', sent.message_id).executeTakeFirstOrThrow();
+    assert.deepEqual([stored.text, stored.revoked_at !== null], ['', true]);
+  });
+
   it('answers every internal route as an unknown path to a caller without the cluster key', async () => {
     const number = await owner.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
-    for (const route of ['/internal/send', `/internal/numbers/${number.id}/restart`, `/internal/numbers/${number.id}/link`, `/internal/numbers/${number.id}/link/state`, `/internal/numbers/${number.id}/link/cancel`]) {
+    for (const route of ['/internal/send', '/internal/message_action', '/internal/typing', '/internal/check_numbers', `/internal/numbers/${number.id}/restart`, `/internal/numbers/${number.id}/link`, `/internal/numbers/${number.id}/link/state`, `/internal/numbers/${number.id}/link/cancel`]) {
       const response = await fetch(`${owner.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       assert.equal(response.status, 404, route);
       assert.equal(((await response.json()) as { error: string }).error, 'not_found', route);

@@ -62,7 +62,7 @@ for (const dialect of dialects) {
         'post /api/send_message', 'post /check_numbers', 'post /media', 'post /media/{id}/link', 'post /sandbox/receive', 'post /send_message',
         'post /api/typing', 'post /typing', 'post /send_reaction', 'post /api/send_reaction', 'post /messages/{id}/edit', 'post /api/messages/{id}/edit',
         'post /messages/{id}/revoke', 'post /api/messages/{id}/revoke', 'post /messages/{id}/read', 'post /api/messages/{id}/read',
-        'patch /numbers/{number}', 'patch /api/numbers/{number}',
+        'patch /numbers/{id}', 'patch /api/numbers/{id}',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
@@ -115,8 +115,8 @@ for (const dialect of dialects) {
         assertDocumented('GET', `${prefix}/messages/{id}`, await test.inject({ method: 'GET', url: `${prefix}/messages/${sent.message_id}`, headers: { authorization: `Bearer ${account.apiKey}` } }));
         const patch = (number: string) =>
           test.inject({ method: 'PATCH', url: `${prefix}/numbers/${encodeURIComponent(number)}`, headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' }, payload: '{"auto_read":false}' });
-        assertDocumented('PATCH', `${prefix}/numbers/{number}`, await patch(from));
-        assertDocumented('PATCH', `${prefix}/numbers/{number}`, await patch('+14155550177'));
+        assertDocumented('PATCH', `${prefix}/numbers/{id}`, await patch(from));
+        assertDocumented('PATCH', `${prefix}/numbers/{id}`, await patch('+14155550177'));
       }
       assertDocumented('POST', '/messages/{id}/revoke', await send(`/messages/${sent.message_id}/revoke`, {}));
       assertDocumented('POST', '/api/messages/{id}/revoke', await send(`/api/messages/${sent.message_id}/revoke`, {}));

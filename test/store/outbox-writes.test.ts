@@ -9,7 +9,7 @@ import { runsOnPostgres } from '../../src/store/compiled-statement.ts';
 import { findMessageById } from '../../src/store/repositories/messages.ts';
 import { insertWebhook } from '../../src/store/repositories/webhooks.ts';
 import { CLAIMS_ONLY, enqueueEvent, insertMessageAndEnqueue, type DeliveryNotifier } from '../../src/webhooks/outbox.ts';
-import { dialects, seedNumberRow, suiteStore } from '../support/databases.ts';
+import { dialects, NO_TIMES, seedNumberRow, suiteStore } from '../support/databases.ts';
 
 // An incoming message and its event are written in one statement on PostgreSQL and in several
 // on SQLite; either way the rows must be the same, and all or nothing.
@@ -42,7 +42,7 @@ for (const dialect of dialects) {
       return {
         id: newId('message'), accountId: number.accountId, numberId: number.id, direction: 'inbound', fromPhone: '+447700900999' as E164,
         fromLid: null, toPhone: number.phone, text: 'hello', contentKind: 'text', mediaId: null, structured: null, status: 'received', engineMessageId: `sbx_${newId('event')}`,
-        createdAt: new Date(),
+        createdAt: new Date(), times: { ...NO_TIMES },
       };
     }
 

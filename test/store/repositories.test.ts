@@ -9,7 +9,7 @@ import { findMessageById, insertMessage, insertMessageWithUnit, listMessages } f
 import { deleteNumber, findNumberById, findNumberByPhone, insertNumber } from '../../src/store/repositories/numbers.ts';
 import { monthlyUsed, releaseMonthlyUnit, reserveMonthlyUnit } from '../../src/store/repositories/usage.ts';
 import { findUserByEmail, insertUser } from '../../src/store/repositories/users.ts';
-import { dialects, suiteStore } from '../support/databases.ts';
+import { dialects, NO_TIMES, suiteStore } from '../support/databases.ts';
 
 let phoneCounter = 0;
 /** A distinct, possible UK number per call, in the range reserved for fiction. */
@@ -147,7 +147,7 @@ for (const dialect of dialects) {
         const number = await seedNumber(id);
         const outbound = (text: string): Message => ({
           id: newId('message'), accountId: id, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null,
-          toPhone: nextPhone(), text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(),
+          toPhone: nextPhone(), text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(), times: { ...NO_TIMES },
         });
         const first = outbound('first of the month');
         assert.equal(await insertMessageWithUnit(suite.store.db, first, { period: '2026-05', limit: 2 }), true);

@@ -8,7 +8,7 @@ import { insertMessages } from '../../src/store/repositories/message-batches.ts'
 import { findMessageById, insertMessage } from '../../src/store/repositories/messages.ts';
 import { queueMessageWithUnit, type UnitAdmission, type UnitTerms } from '../../src/store/repositories/send-units.ts';
 import { monthlyUsed, takeMonthlyUnits } from '../../src/store/repositories/usage.ts';
-import { dialects, seedNumberRow, suiteStore } from '../support/databases.ts';
+import { dialects, NO_TIMES, seedNumberRow, suiteStore } from '../support/databases.ts';
 
 // Sends of one account in one group-commit batch take their units in one statement at the end
 // of the batch. The quota must stay exact: earliest first within a batch, never past the limit
@@ -25,7 +25,7 @@ for (const dialect of dialects) {
     function outbound(number: WhatsAppNumber, text: string, overrides: Partial<Message> = {}): Message {
       return {
         id: newId('message'), accountId: number.accountId, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null,
-        toPhone: '+14155550100' as E164, text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(), ...overrides,
+        toPhone: '+14155550100' as E164, text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(), times: { ...NO_TIMES }, ...overrides,
       };
     }
 

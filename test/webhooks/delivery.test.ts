@@ -80,6 +80,7 @@ for (const dialect of dialects) {
         to_phone: account.phones[0],
         message: 'Hello webhook ✅ "quoted"\n',
         content_kind: 'text',
+        reply_to: null,
         status: 'received',
         data: { from, message: 'Hello webhook ✅ "quoted"\n', timestamp: received.created_at },
       });
@@ -114,6 +115,7 @@ for (const dialect of dialects) {
         to_phone: recipient.phones[0],
         message: 'across 🌍',
         content_kind: 'text',
+        reply_to: null,
         status: 'received',
         data: { from: sender.phones[0], message: 'across 🌍', timestamp: createdAt },
       });

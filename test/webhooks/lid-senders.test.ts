@@ -66,6 +66,7 @@ for (const dialect of dialects) {
         to_phone: account.phones[0],
         message: 'a photo caption',
         content_kind: 'image_caption',
+        reply_to: null,
         status: 'received',
         // The nested shape's `from` is never null: it falls back to the LID.
         data: { from: LID, message: 'a photo caption', timestamp: createdAt },

@@ -21,6 +21,8 @@ export interface SandboxEngineOptions {
 const RECONNECT_MS = 500;
 /** Late files held for their retries at most; the oldest go first, and their retries give up. */
 const MAX_LATE_FILES = 1_000;
+/** Chats whose last presence is kept for a look; the oldest are forgotten first. */
+const MAX_PRESENCES_KEPT = 1_000;
 
 interface SandboxSession {
   lease: SessionLease;
@@ -177,7 +179,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const status = this.sessionStatus(number);
     if (status !== 'connected') throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
     this.presences.set(`${number.phone}>${toPhone}`, state);
-    while (this.presences.size > MAX_LATE_FILES) this.presences.delete(this.presences.keys().next().value!);
+    while (this.presences.size > MAX_PRESENCES_KEPT) this.presences.delete(this.presences.keys().next().value!);
   }
 
   /** The last presence shown to a chat: what a simulated phone would see. */

@@ -17,7 +17,7 @@ const numberSchema = {
     status: { type: 'string', description: 'The WhatsApp session\'s state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked.' },
     status_reason: { type: ['string', 'null'], description: 'Why, when there is more to say.' },
     can_send: { type: 'boolean', description: 'Whether a send from this number would be handed to WhatsApp now (status connected).' },
-    auto_read: { type: 'boolean', description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{number}).' },
+    auto_read: { type: 'boolean', description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}).' },
     created_at: { type: 'string', format: 'date-time' },
   },
 } as const;
@@ -45,8 +45,8 @@ export function registerNumberRoutes(app: FastifyInstance, gateway: Gateway): vo
     );
   }
 
-  for (const [url, operationId] of [['/numbers/:number', 'updateNumber'], ['/api/numbers/:number', 'updateNumberApi']] as const) {
-    app.patch<{ Params: { number: string }; Body: { auto_read: boolean } }>(
+  for (const [url, operationId] of [['/numbers/:id', 'updateNumber'], ['/api/numbers/:id', 'updateNumberApi']] as const) {
+    app.patch<{ Params: { id: string }; Body: { auto_read: boolean } }>(
       url,
       {
         onRequest,
@@ -54,15 +54,15 @@ export function registerNumberRoutes(app: FastifyInstance, gateway: Gateway): vo
           operationId,
           summary: 'Change a number\'s settings',
           description:
-            'auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {number} is the number\'s phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account\'s number is not found.',
+            'auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number\'s phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account\'s number is not found.',
           tags: ['numbers'],
           security: bearer,
-          params: { type: 'object', required: ['number'], properties: { number: { type: 'string' } } },
+          params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } } },
           body: { type: 'object', required: ['auto_read'], properties: { auto_read: { type: 'boolean' } } },
           response: { 200: numberSchema, ...errorResponses(400, 401, 404, 500) },
         },
       },
-      async (request) => presentNumber(await gateway.numbers.setAutoRead(keyScope(request), request.params.number, request.body.auto_read)),
+      async (request) => presentNumber(await gateway.numbers.setAutoRead(keyScope(request), request.params.id, request.body.auto_read)),
     );
   }
 }
