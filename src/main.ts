@@ -37,6 +37,7 @@ import { openStore, type Store } from './store/database.ts';
 import { GroupCommitter } from './store/group-commit.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { findInboundByEngineId } from './store/repositories/messages.ts';
+import { listPhonesOfEngine } from './store/repositories/numbers.ts';
 import { LeaseKeeper } from './cluster/lease-keeper.ts';
 import { NodeRuntime } from './cluster/node-runtime.ts';
 import { KeyRevocationListener } from './cluster/key-revocations.ts';
@@ -217,6 +218,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     network: sandboxNetwork,
     nodeId: keeper.nodeId,
     findReceived: (numberId, engineMessageId) => findInboundByEngineId(store.db, numberId, engineMessageId),
+    listSandboxPhones: () => listPhonesOfEngine(store.db, 'sandbox'),
   });
   const baileys = new BaileysEngine({
     store,

@@ -64,7 +64,7 @@ export class MessageActionService {
   /** The account's message and the number whose chat holds it. */
   async locate(scope: AccountScope, messageId: string): Promise<{ message: Message; number: WhatsAppNumber | undefined }> {
     const message = await findMessageById(this.store.db, messageId);
-    if (message === undefined || message.accountId !== scope.accountId) throw new AppError('message_not_found', `There is no message ${messageId} in your account.`, { field: 'message_id' });
+    if (message === undefined || message.accountId !== scope.accountId) throw new AppError('message_not_found', `There is no message "${messageId.slice(0, 64)}" in your account.`, { field: 'message_id' });
     const number = message.numberId === null ? undefined : await findNumberById(this.store.db, message.numberId);
     return { message, number };
   }

@@ -51,6 +51,10 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     return { id: String(answer.id) };
   }
 
+  async expect(phone: string): Promise<void> {
+    await this.request({ op: 'expect', phone });
+  }
+
   async journal(): Promise<JournalEntry[]> {
     return (await this.request({ op: 'journal' })).entries as JournalEntry[];
   }

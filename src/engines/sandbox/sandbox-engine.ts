@@ -15,7 +15,12 @@ export interface SandboxEngineOptions {
   nodeId: string;
   /** Reads back an incoming message the network delivered, once stored, by its network id. */
   findReceived(numberId: string, engineMessageId: string): Promise<Message | undefined>;
+  /** The phones of every sandbox number of the gateway, connected or not. */
+  listSandboxPhones(): Promise<string[]>;
 }
+
+/** How stale the list of the gateway's sandbox phones may be when a send meets a phone not in it. */
+const SANDBOX_PHONES_FRESH_MS = 1_000;
 
 /** How soon a session whose way to a shared network broke connects again. */
 const RECONNECT_MS = 500;
@@ -49,6 +54,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
   private readonly lateFiles = new Map<string, { base64: string; failuresLeft: number }>();
   private readonly directory = new RecipientDirectory();
   private readonly presences = new Map<string, ChatPresence>();
+  /** Sandbox phones the network has been told of; see `announce`. */
+  private readonly announced = new Set<string>();
+  private sandboxPhones: { phones: Set<string>; readAt: number } | undefined;
 
   constructor(private readonly options: SandboxEngineOptions) {}
 
@@ -120,6 +128,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const { media, replyTo } = request;
+    await this.announce(request.toPhone);
     return this.onConnection(number, (connection) =>
       connection.send(request.toPhone, request.text, media === undefined ? undefined : () => networkMedia(media), replyTo === undefined ? undefined : { quoted: replyTo.engineMessageId }),
     );
@@ -139,6 +148,24 @@ export class SandboxEngine implements Engine, InboundSimulator {
       await connection.markRead(first.chatPhone, targets.map((target) => target.engineMessageId));
       return { id: '' };
     });
+  }
+
+  /**
+   * Tells the network that a recipient is a sandbox number of the gateway, before its session
+   * first connects: a number just added (by the CLI, say) connects on the serving node's next
+   * lease tick, and a message sent to it meanwhile must wait for it, not go to an outside handset.
+   * The gateway's sandbox phones are read again at most once a second, when a send meets a phone
+   * not among them, so that sends to outside phones do not each cost a query.
+   */
+  private async announce(phone: E164): Promise<void> {
+    if (this.announced.has(phone)) return;
+    const now = Date.now();
+    if (this.sandboxPhones === undefined || (!this.sandboxPhones.phones.has(phone) && now - this.sandboxPhones.readAt >= SANDBOX_PHONES_FRESH_MS)) {
+      this.sandboxPhones = { phones: new Set(await this.options.listSandboxPhones()), readAt: now };
+    }
+    if (!this.sandboxPhones.phones.has(phone)) return;
+    await this.options.network.expect(phone);
+    this.announced.add(phone);
   }
 
   /** Runs `use` on the number's live connection, or refuses as WhatsApp does when there is none. */

@@ -84,6 +84,9 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
             request.ref,
             await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined, networkExtras(request)),
           );
+        case 'expect':
+          await network.expect(phone);
+          return answer(request.ref, { ok: true });
         case 'stored':
           awaitingStore.get(String(request.id))?.resolve();
           awaitingStore.delete(String(request.id));

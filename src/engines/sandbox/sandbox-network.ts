@@ -68,6 +68,11 @@ export interface NetworkConnection {
 /** The simulated WhatsApp as an engine session sees it, whether in this process or shared. */
 export interface SandboxNetworkPort {
   connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection>;
+  /**
+   * Makes `phone` a number of the gateway before its first connection, so that messages for it
+   * are kept until it connects rather than taken by an outside handset.
+   */
+  expect(phone: string): Promise<void>;
   /** Delivers a message from any phone to `to`, resolving with its id once the recipient stored it. */
   inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }>;
 }
@@ -162,6 +167,10 @@ export class SandboxNetwork implements SandboxNetworkPort {
       markRead: async (to, ids) => this.markRead(connection, to, ids),
       close: async () => this.close(connection),
     };
+  }
+
+  async expect(phone: string): Promise<void> {
+    this.known.add(phone);
   }
 
   async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }> {

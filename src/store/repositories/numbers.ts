@@ -153,3 +153,9 @@ export async function countNumbersByEngineAndStatus(db: Executor): Promise<{ eng
 export async function setAutoRead(db: Executor, accountId: string, numberId: string, autoRead: boolean): Promise<void> {
   await db.updateTable('whatsapp_numbers').set({ auto_read: autoRead ? 1 : 0 }).where('id', '=', numberId).where('account_id', '=', accountId).execute();
 }
+
+/** The phones of every number on an engine: the sandbox network's view of who is inside the gateway. */
+export async function listPhonesOfEngine(db: Executor, engine: EngineKind): Promise<string[]> {
+  const rows = await db.selectFrom('whatsapp_numbers').select('phone').where('engine', '=', engine).execute();
+  return rows.map((row) => row.phone);
+}
