@@ -70,7 +70,8 @@ export class MessageHistoryService {
       ...(query.cursor !== undefined && { before: parseCursor(query.cursor) }),
       limit: query.limit + 1,
     });
-    const messages = await this.withReplies(rows.slice(0, query.limit));
+    // Listed messages come with what they quote.
+    const messages = rows.slice(0, query.limit);
     const last = messages.at(-1);
     return { messages, nextCursor: rows.length > query.limit && last !== undefined ? `${last.createdAt.getTime()}.${last.id}` : undefined };
   }

@@ -237,6 +237,19 @@ for (const dialect of dialects) {
         assert.equal(signedOut.statusCode, 303, 'a visitor is sent to sign in');
       });
 
+      it('marks an edited message and one deleted for everyone', async () => {
+        const own = await seedAccount('Changes', ['+447700900321']);
+        const [first] = own.numbers;
+        const edited = await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first!.phone, toPhone: '+447700900206' as E164, text: 'first draft' });
+        const revoked = await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first!.phone, toPhone: '+447700900207' as E164, text: 'wrong chat' });
+        await test.gateway.messageActions.edit(first!, edited, 'second draft');
+        await test.gateway.messageActions.revoke(first!, revoked);
+        const page = await own.client.get('/messages');
+        assert.match(page.body, /<span>second draft<\/span><span class="muted"> \(edited\)<\/span>/);
+        assert.match(page.body, /<span><\/span><span class="muted"> \(deleted for everyone\)<\/span>/);
+        assert.doesNotMatch(page.body, /first draft|wrong chat/, 'the old texts stay in the history, not on the list');
+      });
+
       it('filters by direction', async () => {
         const sent = await filters.client.get('/messages?direction=outbound');
         assert.equal(sent.statusCode, 200);

@@ -11,6 +11,8 @@ export interface MessageRowView {
   media: { href: string; kind: string; picture: boolean } | undefined;
   status: string;
   at: Date;
+  /** "deleted" once revoked (the text is then empty), "edited" after an edit, else nothing. */
+  change: 'edited' | 'deleted' | undefined;
 }
 
 export function toMessageRow(message: Message): MessageRowView {
@@ -28,6 +30,7 @@ export function toMessageRow(message: Message): MessageRowView {
         : { href: `/messages/media/${encodeURIComponent(message.mediaId)}`, kind: message.contentKind, picture: message.contentKind === 'image' || message.contentKind === 'sticker' },
     status: message.status,
     at: message.createdAt,
+    change: message.times?.revoked ? 'deleted' : message.times?.edited ? 'edited' : undefined,
   };
 }
 

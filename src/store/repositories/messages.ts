@@ -287,8 +287,22 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
     const at = before.createdAt.getTime();
     query = query.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('id', '<', before.id)])]));
   }
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
-  return rows.map(toMessage);
+  // What each message of the page quotes comes with it, by the replies' primary key, rather
+  // than in a second round trip: a left join on the page alone, after its limit.
+  const page = query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit);
+  const rows = await db
+    .with('page', () => page)
+    .selectFrom('page')
+    .leftJoin('message_replies', 'message_replies.message_id', 'page.id')
+    .selectAll('page')
+    .select(['message_replies.quoted_message_id', 'message_replies.quoted_engine_id'])
+    .orderBy('page.created_at', 'desc')
+    .orderBy('page.id', 'desc')
+    .execute();
+  return rows.map((row) => ({
+    ...toMessage(row),
+    replyTo: row.quoted_engine_id === null ? null : { messageId: row.quoted_message_id, engineMessageId: row.quoted_engine_id },
+  }));
 }
 
 function newestFirst(a: Message, b: Message): number {
