@@ -15,6 +15,7 @@ import type { SocketFactory } from './engines/baileys/session-socket.ts';
 import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
 import { MessageActionService } from './messaging/message-actions.ts';
+import { GroupService } from './messaging/groups.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
@@ -102,6 +103,8 @@ export interface Gateway {
   typing: TypingService;
   /** Reactions, edits, revocations and read marks on the account's messages. */
   messageActions: MessageActionService;
+  /** Groups as each number sees them. */
+  groups: GroupService;
   /** Incoming files whose first download failed, tried again. */
   mediaRetrier: MediaDownloadRetrier;
   /** Where media bytes are kept: the filesystem or an S3 bucket (WAGW_MEDIA_STORE). */
@@ -298,6 +301,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     numberChecks: new NumberCheckService(supervisor, config.numberChecksPerMinute),
     typing,
     messageActions,
+    groups: new GroupService(supervisor),
     blobs,
     mediaLinks,
     sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),

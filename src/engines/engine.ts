@@ -3,6 +3,7 @@ import type { CheckedPhone } from './recipient-directory.ts';
 import type { EngineKind, Message, MessageContentKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import type { MediaKind } from '../domain/media.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
+import type { Group } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 
 /**
@@ -35,6 +36,12 @@ export interface Engine {
    * network for the rest. `admit` hears how many will be asked first, and may refuse by throwing.
    */
   checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]>;
+  /** Creates a group with our number as its super admin; `participants` are phones to add. */
+  createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group>;
+  /** The groups the number belongs to, with their participants. */
+  listGroups(number: WhatsAppNumber): Promise<Group[]>;
+  /** One group the number belongs to; undefined when it does not (or the group does not exist). */
+  groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined>;
   /** Fetches an incoming file again from its `IncomingMedia.retryToken`, through the number's session. */
   downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** Present only where `capabilities.simulatedInbound` is true. */

@@ -22,6 +22,7 @@ import { registerNumberRoutes } from './routes/numbers.ts';
 import { registerNumberCheckRoutes } from './routes/number-checks.ts';
 import { registerTypingRoutes } from './routes/typing.ts';
 import { registerMessageActionRoutes } from './routes/message-actions.ts';
+import { registerGroupRoutes } from './routes/groups.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 
 /**
@@ -77,6 +78,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
       tags: [
         { name: 'messages', description: 'Sending WhatsApp messages, and reading back what was sent and received.' },
         { name: 'numbers', description: 'Your WhatsApp numbers and their sessions.' },
+        { name: 'groups', description: 'WhatsApp groups your numbers belong to.' },
         { name: 'media', description: 'Files to send, and files sent and received.' },
         { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },
         { name: 'operations', description: 'Probes for load balancers and monitors.' },
@@ -102,6 +104,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerNumberCheckRoutes(app, gateway);
   registerTypingRoutes(app, gateway);
   registerMessageActionRoutes(app, gateway);
+  registerGroupRoutes(app, gateway);
   await registerMediaRoutes(app, gateway);
   registerInternalRoutes(app, gateway);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

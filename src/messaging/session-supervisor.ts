@@ -1,4 +1,5 @@
 import type { E164 } from '../domain/phone.ts';
+import type { Group } from '../domain/groups.ts';
 import type { CheckedPhone } from '../engines/recipient-directory.ts';
 import type { ChatPresence, MessageAction, MessageRef } from '../engines/engine.ts';
 import type { Logger } from 'pino';
@@ -237,6 +238,18 @@ export class SessionSupervisor implements SessionHost {
   /** Tells a chat's sender we read its messages, through the number's session here. */
   markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
     return this.onEngine(number, (engine) => engine.markRead(number, targets));
+  }
+
+  createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
+    return this.onEngine(number, (engine) => engine.createGroup(number, subject, participants));
+  }
+
+  listGroups(number: WhatsAppNumber): Promise<Group[]> {
+    return this.onEngine(number, (engine) => engine.listGroups(number));
+  }
+
+  groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined> {
+    return this.onEngine(number, (engine) => engine.groupInfo(number, groupId));
   }
 
   /** Runs `use` on the number's engine; a gateway that runs no such engine refuses as WhatsApp does a session that is down. */

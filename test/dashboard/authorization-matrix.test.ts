@@ -21,7 +21,7 @@ interface Route {
 // cluster key's signature and answer 404 without it (test/cluster/forwarding.test.ts).
 // /messages/:id, /check_numbers and /typing are the public API's alone (bearer keys), probed by
 // test/http/authorization-matrix.test.ts.
-const OUTSIDE_THE_MATRIX = [/^\/internal\//, /^\/media(\/|$)/, /^\/messages\/:id(\/(edit|revoke|read))?$/, /^\/send_reaction$/, /^\/numbers\/:id$/, /^\/check_numbers$/, /^\/typing$/, /^\/docs/, /^\/health/, /send_message$/, /^\/sandbox\//, /^\/api\//, /^\/openapi\.json$/, /\*/, /^\/login$/, /^\/logout$/, /^\/invite\//, /^\/assets/];
+const OUTSIDE_THE_MATRIX = [/^\/internal\//, /^\/media(\/|$)/, /^\/messages\/:id(\/(edit|revoke|read))?$/, /^\/send_reaction$/, /^\/groups(\/|$)/, /^\/numbers\/:id$/, /^\/check_numbers$/, /^\/typing$/, /^\/docs/, /^\/health/, /send_message$/, /^\/sandbox\//, /^\/api\//, /^\/openapi\.json$/, /\*/, /^\/login$/, /^\/logout$/, /^\/invite\//, /^\/assets/];
 
 /** Every GET and POST route of the app, read from Fastify's route tree. */
 function allRoutes(app: FastifyInstance): Route[] {

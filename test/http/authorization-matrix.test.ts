@@ -29,6 +29,8 @@ interface Owner extends SeededAccount {
   sentId: string;
   /** Two more, one for each path of the revocation (a message is revoked once). */
   revocableIds: [string, string];
+  /** A group the owner's number made. */
+  groupId: string;
 }
 
 interface Probe {
@@ -135,7 +137,31 @@ const setOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+const createGroupWithOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], subject: 'probe', participants: ['+14155550100'] } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 201,
+};
+
+const listOwnersGroups: Probe = {
+  request: (owner) => ({ method: 'GET', url: `?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const readOwnersGroup: Probe = {
+  request: (owner) => ({ method: 'GET', url: `/${encodeURIComponent(owner.groupId)}?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
 const PROBES: Record<string, Probe> = {
+  'POST /groups': createGroupWithOwnersNumber,
+  'POST /api/groups': createGroupWithOwnersNumber,
+  'GET /groups': listOwnersGroups,
+  'GET /api/groups': listOwnersGroups,
+  'GET /groups/{id}': readOwnersGroup,
+  'GET /api/groups/{id}': readOwnersGroup,
   'POST /send_reaction': reactToOwnersMessage,
   'POST /api/send_reaction': reactToOwnersMessage,
   'POST /messages/{id}/edit': editOwnersMessage,
@@ -212,7 +238,8 @@ for (const dialect of dialects) {
       for (const text of ['sent, to edit', 'sent, to revoke', 'sent, to revoke by /api']) {
         sends.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text }, seeded.apiKey)).json().message_id as string);
       }
-      owner = { ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!] };
+      const group = await test.post('/groups', { from_phone: seeded.phones[0], subject: 'the owner\'s group', participants: ['+14155550100'] }, seeded.apiKey);
+      owner = { ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!], groupId: group.json().id };
       stranger = await seedAccount(test.gateway);
       operations = keyedOperations((await test.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument);
     });

@@ -101,6 +101,23 @@ for (const dialect of dialects) {
       assert.deepEqual(socket.readCalls.at(-1)?.at(-1), { remoteJid: CUSTOMER_JID, fromMe: false, id: 'IN_OK' });
     });
 
+    it('groups are created, listed and read through Baileys, participants by phone and by LID', async () => {
+      const created = await test.post('/groups', { from_phone: number.phone, subject: 'Suppliers', participants: [CUSTOMER] }, apiKey);
+      assert.equal(created.statusCode, 201, created.body);
+      const group = created.json();
+      assert.deepEqual(group.participants.map((participant: any) => [participant.phone, participant.role]), [[number.phone, 'superadmin'], [CUSTOMER, 'member']]);
+      // WhatsApp may give a participant by LID, with or without the phone beside it.
+      socket.groups.get(group.id)!.participants.push({ id: '123456789012345@lid', phoneNumber: '447700900777@s.whatsapp.net', admin: 'admin' }, { id: '987654321098765@lid', admin: null });
+      const read = await get(`/groups/${encodeURIComponent(group.id)}?from_phone=${encodeURIComponent(number.phone)}`);
+      assert.deepEqual(read.participants.slice(2), [
+        { phone: '+447700900777', lid: '123456789012345@lid', role: 'admin' },
+        { phone: null, lid: '987654321098765@lid', role: 'member' },
+      ]);
+      assert.deepEqual((await get(`/groups?from_phone=${encodeURIComponent(number.phone)}`)).groups, [{ id: group.id, subject: 'Suppliers', size: 4, is_admin: true }]);
+      const unknown = await test.inject({ method: 'GET', url: `/groups/120363999999999999%40g.us?from_phone=${encodeURIComponent(number.phone)}`, headers: { authorization: `Bearer ${apiKey}` } });
+      assert.deepEqual([unknown.statusCode, unknown.json().error], [404, 'group_not_found'], 'WhatsApp\'s item-not-found is a 404 here');
+    });
+
     it('a reaction, an edit and a revocation that arrive are stored on their messages, including one made on our own phone', async () => {
       const sent = (await test.post('/send_message', { from_phone: number.phone, to_phone: CUSTOMER, message: 'Price: 10' }, apiKey)).json();
       const sentId = `3EB0OUT${socket.sendCalls.length}`;

@@ -63,6 +63,7 @@ for (const dialect of dialects) {
         'post /api/typing', 'post /typing', 'post /send_reaction', 'post /api/send_reaction', 'post /messages/{id}/edit', 'post /api/messages/{id}/edit',
         'post /messages/{id}/revoke', 'post /api/messages/{id}/revoke', 'post /messages/{id}/read', 'post /api/messages/{id}/read',
         'patch /numbers/{id}', 'patch /api/numbers/{id}',
+        'post /groups', 'post /api/groups', 'get /groups', 'get /api/groups', 'get /groups/{id}', 'get /api/groups/{id}',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
@@ -117,6 +118,16 @@ for (const dialect of dialects) {
           test.inject({ method: 'PATCH', url: `${prefix}/numbers/${encodeURIComponent(number)}`, headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' }, payload: '{"auto_read":false}' });
         assertDocumented('PATCH', `${prefix}/numbers/{id}`, await patch(from));
         assertDocumented('PATCH', `${prefix}/numbers/{id}`, await patch('+14155550177'));
+      }
+      for (const prefix of ['', '/api']) {
+        const created = await send(`${prefix}/groups`, { from_phone: from, subject: 'Documented', participants: [other] });
+        assertDocumented('POST', `${prefix}/groups`, created);
+        assertDocumented('POST', `${prefix}/groups`, await send(`${prefix}/groups`, { from_phone: from, subject: '', participants: [other] }));
+        const read = (url: string) => test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${account.apiKey}` } });
+        assertDocumented('GET', `${prefix}/groups`, await read(`${prefix}/groups?from_phone=${encodeURIComponent(from)}`));
+        assertDocumented('GET', `${prefix}/groups`, await read(`${prefix}/groups`));
+        assertDocumented('GET', `${prefix}/groups/{id}`, await read(`${prefix}/groups/${encodeURIComponent(created.json().id)}?from_phone=${encodeURIComponent(other)}`));
+        assertDocumented('GET', `${prefix}/groups/{id}`, await read(`${prefix}/groups/120363000000000000%40g.us?from_phone=${encodeURIComponent(from)}`));
       }
       assertDocumented('POST', '/messages/{id}/revoke', await send(`/messages/${sent.message_id}/revoke`, {}));
       assertDocumented('POST', '/api/messages/{id}/revoke', await send(`/api/messages/${sent.message_id}/revoke`, {}));

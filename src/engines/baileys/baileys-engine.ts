@@ -4,6 +4,8 @@ import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import { messageOfRetryToken } from './media-retry-token.ts';
+import { toGroup } from './group-mapper.ts';
+import type { Group } from '../../domain/groups.ts';
 import { EngineSendError, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
@@ -114,6 +116,28 @@ export class BaileysEngine implements Engine {
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
     const { socket } = this.connected(number);
     return this.directory.check(phones, lookupOn(socket), admit);
+  }
+
+  async createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
+    const { socket } = this.connected(number);
+    return toGroup(await socket.groupCreate(subject, participants.map(toRecipientJid)));
+  }
+
+  async listGroups(number: WhatsAppNumber): Promise<Group[]> {
+    const { socket } = this.connected(number);
+    return Object.values(await socket.groupFetchAllParticipating()).map(toGroup);
+  }
+
+  /** WhatsApp answers a group the number is not in with an error (403 or 404), which means "not yours" here. */
+  async groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined> {
+    const { socket } = this.connected(number);
+    try {
+      return toGroup(await socket.groupMetadata(groupId));
+    } catch (error) {
+      const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode ?? (error as { data?: number }).data;
+      if (statusCode === 403 || statusCode === 404 || statusCode === 406) return undefined;
+      throw error;
+    }
   }
 
   async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {

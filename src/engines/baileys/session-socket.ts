@@ -1,4 +1,4 @@
-import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
+import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
 import makeWASocket from 'baileys';
 import type { Logger } from 'pino';
 import { cachedKeys } from './auth-state-store.ts';
@@ -20,6 +20,9 @@ export interface SessionSocket {
   sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void>;
   requestPairingCode(phoneNumber: string): Promise<string>;
   signalRepository: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } };
+  groupCreate(subject: string, participants: string[]): Promise<GroupMetadata>;
+  groupFetchAllParticipating(): Promise<{ [jid: string]: GroupMetadata }>;
+  groupMetadata(jid: string): Promise<GroupMetadata>;
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */
   updateMediaMessage(message: WAMessage): Promise<WAMessage>;
 }

@@ -2,6 +2,7 @@ import net from 'node:net';
 import readline from 'node:readline';
 import type { Logger } from 'pino';
 import type { StructuredContent } from '../../domain/structured-content.ts';
+import type { Group } from '../../domain/groups.ts';
 import { NotConnectedError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
 
 /** How long to wait before dialling the shared network again after the socket closed. */
@@ -53,6 +54,18 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 
   async expect(phone: string): Promise<void> {
     await this.request({ op: 'expect', phone });
+  }
+
+  async createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group> {
+    return (await this.request({ op: 'group_create', phone: creator, subject, participants })).group as Group;
+  }
+
+  async groupsOf(phone: string): Promise<Group[]> {
+    return (await this.request({ op: 'groups_of', phone })).groups as Group[];
+  }
+
+  async groupSeenBy(phone: string, id: string): Promise<Group | undefined> {
+    return ((await this.request({ op: 'group_seen_by', phone, id })).group ?? undefined) as Group | undefined;
   }
 
   async journal(): Promise<JournalEntry[]> {

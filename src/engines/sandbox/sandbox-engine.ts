@@ -3,6 +3,7 @@ import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../..
 import type { E164 } from '../../domain/phone.ts';
 import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
+import type { Group } from '../../domain/groups.ts';
 import { EngineSendError } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
 import { NotConnectedError, type NetworkAction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
@@ -203,10 +204,30 @@ export class SandboxEngine implements Engine, InboundSimulator {
    * session and otherwise refused as on WhatsApp; the last state of each chat is kept for a look.
    */
   async sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void> {
-    const status = this.sessionStatus(number);
-    if (status !== 'connected') throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
+    this.assertConnected(number);
     this.presences.set(`${number.phone}>${toPhone}`, state);
     while (this.presences.size > MAX_PRESENCES_KEPT) this.presences.delete(this.presences.keys().next().value!);
+  }
+
+  /** Groups live on the simulated network, which any connected sandbox number may ask. */
+  async createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
+    this.assertConnected(number);
+    return this.options.network.createGroup(number.phone, subject, participants);
+  }
+
+  async listGroups(number: WhatsAppNumber): Promise<Group[]> {
+    this.assertConnected(number);
+    return this.options.network.groupsOf(number.phone);
+  }
+
+  async groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined> {
+    this.assertConnected(number);
+    return this.options.network.groupSeenBy(number.phone, groupId);
+  }
+
+  private assertConnected(number: WhatsAppNumber): void {
+    const status = this.sessionStatus(number);
+    if (status !== 'connected') throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
   }
 
   /** The last presence shown to a chat: what a simulated phone would see. */
@@ -220,8 +241,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
    * so that an integration meets the cache and the lookup limit in the sandbox too.
    */
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
-    const status = this.sessionStatus(number);
-    if (status !== 'connected') throw new EngineSendError('not_connected', `The sandbox session of ${number.phone} is ${status}.`, status);
+    this.assertConnected(number);
     return this.directory.check(phones, async (unknown) => new Map(unknown.map((phone) => [phone, { exists: true, waId: `${phone.slice(1)}@s.whatsapp.net` }])), admit);
   }
 

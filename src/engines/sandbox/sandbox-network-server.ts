@@ -84,6 +84,12 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
             request.ref,
             await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined, networkExtras(request)),
           );
+        case 'group_create':
+          return answer(request.ref, { group: await network.createGroup(phone, String(request.subject), Array.isArray(request.participants) ? request.participants.map(String) : []) });
+        case 'groups_of':
+          return answer(request.ref, { groups: await network.groupsOf(phone) });
+        case 'group_seen_by':
+          return answer(request.ref, { group: (await network.groupSeenBy(phone, String(request.id))) ?? null });
         case 'expect':
           await network.expect(phone);
           return answer(request.ref, { ok: true });

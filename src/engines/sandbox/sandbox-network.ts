@@ -1,6 +1,8 @@
 import { monotonicFactory } from 'ulid';
 import { randomFraction } from '../../domain/ids.ts';
 import type { StructuredContent } from '../../domain/structured-content.ts';
+import type { Group } from '../../domain/groups.ts';
+import { SandboxGroups } from './sandbox-groups.ts';
 
 /** A message on the simulated network, as the receiving device gets it. */
 export interface NetworkMessage {
@@ -73,6 +75,10 @@ export interface SandboxNetworkPort {
    * are kept until it connects rather than taken by an outside handset.
    */
   expect(phone: string): Promise<void>;
+  /** The network's groups: made by a connected number, seen only by their members. */
+  createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group>;
+  groupsOf(phone: string): Promise<Group[]>;
+  groupSeenBy(phone: string, id: string): Promise<Group | undefined>;
   /** Delivers a message from any phone to `to`, resolving with its id once the recipient stored it. */
   inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }>;
 }
@@ -140,6 +146,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
   private readonly known = new Set<string>();
   private readonly waiting = new Map<string, Pending[]>();
   private readonly entries: JournalEntry[] = [];
+  private readonly groups = new SandboxGroups();
   private seq = 0;
 
   constructor(
@@ -171,6 +178,18 @@ export class SandboxNetwork implements SandboxNetworkPort {
 
   async expect(phone: string): Promise<void> {
     this.known.add(phone);
+  }
+
+  async createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group> {
+    return this.groups.create(creator, subject, participants);
+  }
+
+  async groupsOf(phone: string): Promise<Group[]> {
+    return this.groups.of(phone);
+  }
+
+  async groupSeenBy(phone: string, id: string): Promise<Group | undefined> {
+    return this.groups.seenBy(phone, id);
   }
 
   async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }> {

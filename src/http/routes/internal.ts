@@ -10,6 +10,7 @@ import { sendHere } from './messages.ts';
 import { checkHere, type CheckNumbersBody } from './number-checks.ts';
 import { typingHere, type TypingBody } from './typing.ts';
 import { actionHere, type ActionRequest } from './message-actions.ts';
+import { groupCallHere, type GroupRequest } from './groups.ts';
 
 interface ForwardedSend {
   account_id: string;
@@ -56,6 +57,11 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
 
   app.post<{ Body: { account_id: string; body: ActionRequest } }>('/internal/message_action', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
     const answer = await actionHere(gateway, accountScope(request.body.account_id), request.body.body);
+    return reply.status(answer.statusCode).send(answer.body);
+  });
+
+  app.post<{ Body: { account_id: string; body: GroupRequest } }>('/internal/groups', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+    const answer = await groupCallHere(gateway, accountScope(request.body.account_id), request.body.body);
     return reply.status(answer.statusCode).send(answer.body);
   });
 

@@ -25,7 +25,7 @@ import {
 const bearer = [{ apiKey: [] }];
 
 /** The paths that take an API key, for answering `Expect: 100-continue` without one (plugins/early-refusals.ts). */
-export const KEYED_PATHS: ReadonlySet<string> = new Set(['/send_message', '/api/send_message', '/sandbox/receive', '/api/sandbox/receive', '/check_numbers', '/api/check_numbers', '/typing', '/api/typing', '/send_reaction', '/api/send_reaction']);
+export const KEYED_PATHS: ReadonlySet<string> = new Set(['/send_message', '/api/send_message', '/sandbox/receive', '/api/sandbox/receive', '/check_numbers', '/api/check_numbers', '/typing', '/api/typing', '/send_reaction', '/api/send_reaction', '/groups', '/api/groups']);
 
 export interface SendAnswer {
   statusCode: number;

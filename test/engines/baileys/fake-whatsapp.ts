@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto } from 'baileys';
-import type { AnyMessageContent, BaileysEventMap, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
+import type { AnyMessageContent, BaileysEventMap, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
 import { pino, type Logger } from 'pino';
 import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
@@ -103,6 +103,32 @@ export class FakeSocket implements SessionSocket {
   async requestPairingCode(phoneNumber: string): Promise<string> {
     this.pairingCodeCalls.push(phoneNumber);
     return 'WAGW2345';
+  }
+
+  /** The groups WhatsApp knows this number in, by JID, as Baileys describes them. */
+  readonly groups = new Map<string, GroupMetadata>();
+  readonly groupMetadataCalls: string[] = [];
+
+  async groupCreate(subject: string, participants: string[]): Promise<GroupMetadata> {
+    const me = this.user?.id.replace(/:\d+@/, '@') ?? 'unknown@s.whatsapp.net';
+    const id = `120363${String(this.groups.size + 1).padStart(12, '0')}@g.us`;
+    const metadata: GroupMetadata = {
+      id, subject, owner: me,
+      participants: [{ id: me, admin: 'superadmin' }, ...participants.map((jid) => ({ id: jid, admin: null }))],
+    };
+    this.groups.set(id, metadata);
+    return metadata;
+  }
+
+  async groupFetchAllParticipating(): Promise<{ [jid: string]: GroupMetadata }> {
+    return Object.fromEntries(this.groups);
+  }
+
+  async groupMetadata(jid: string): Promise<GroupMetadata> {
+    this.groupMetadataCalls.push(jid);
+    const metadata = this.groups.get(jid);
+    if (metadata === undefined) throw new Boom('item-not-found', { statusCode: 404 });
+    return metadata;
   }
 
   readonly reuploadRequests: WAMessage[] = [];

@@ -1,0 +1,148 @@
+import type { FastifyInstance } from 'fastify';
+import type { Gateway } from '../../main.ts';
+import { roleOf, type Group } from '../../domain/groups.ts';
+import type { WhatsAppNumber } from '../../domain/model.ts';
+import type { AccountScope } from '../../domain/tenant-scope.ts';
+import { parsePhoneField } from '../message-input.ts';
+import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
+import { errorResponses } from '../schemas.ts';
+import { notOwned, onNumberOwner, type OwnerAnswer } from './owner-calls.ts';
+
+const bearer = [{ apiKey: [] }];
+
+/** A group call as the public routes take it, and as a node forwards it to the number's owner. */
+export type GroupRequest =
+  | { op: 'create'; from_phone: string; subject: string; participants: string[] }
+  | { op: 'list'; from_phone: string }
+  | { op: 'get'; from_phone: string; id: string };
+
+const groupSummaryProperties = {
+  id: { type: 'string', description: 'WhatsApp\'s group id (…@g.us): what to_group and /groups/{id} take.', examples: ['120363025246125486@g.us'] },
+  subject: { type: 'string' },
+  size: { type: 'integer', description: 'How many participants it has, our number included.' },
+  is_admin: { type: 'boolean', description: 'Whether from_phone is an admin (or the super admin), and so may change the group.' },
+} as const;
+
+const groupSummarySchema = { type: 'object', required: ['id', 'subject', 'size', 'is_admin'], properties: groupSummaryProperties } as const;
+
+const groupSchema = {
+  type: 'object',
+  required: ['id', 'subject', 'description', 'size', 'is_admin', 'participants'],
+  properties: {
+    ...groupSummaryProperties,
+    description: { type: ['string', 'null'] },
+    participants: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['phone', 'lid', 'role'],
+        properties: {
+          phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gives only the participant\'s LID.' },
+          lid: { type: ['string', 'null'], description: 'The participant\'s LID ("<digits>@lid") when WhatsApp gives one.' },
+          role: { type: 'string', enum: ['member', 'admin', 'superadmin'] },
+        },
+      },
+    },
+  },
+} as const;
+
+const fromPhoneQuery = {
+  type: 'object',
+  required: ['from_phone'],
+  properties: { from_phone: { type: 'string', description: 'One of your numbers: the groups as it sees them.' } },
+  additionalProperties: false,
+} as const;
+
+function summary(group: Group, number: WhatsAppNumber) {
+  const role = roleOf(group, number.phone);
+  return { id: group.id, subject: group.subject, size: group.participants.length, is_admin: role === 'admin' || role === 'superadmin' };
+}
+
+function present(group: Group, number: WhatsAppNumber) {
+  return { ...summary(group, number), description: group.description, participants: group.participants.map((participant) => ({ phone: participant.phone, lid: participant.lid, role: participant.role })) };
+}
+
+/** Runs a group call on this node, which serves from_phone. */
+export async function groupCallHere(gateway: Gateway, scope: AccountScope, request: GroupRequest): Promise<OwnerAnswer> {
+  const number = await gateway.numbers.findNumber(scope, parsePhoneField(request.from_phone, 'from_phone')).catch(notOwned);
+  switch (request.op) {
+    case 'create':
+      return { statusCode: 201, body: present(await gateway.groups.create(number, request.subject, request.participants), number) };
+    case 'list':
+      return { statusCode: 200, body: { groups: (await gateway.groups.list(number)).map((group) => summary(group, number)) } };
+    case 'get':
+      return { statusCode: 200, body: present(await gateway.groups.get(number, request.id), number) };
+  }
+}
+
+/** POST /groups, GET /groups and GET /groups/{id}, each also under /api. */
+export function registerGroupRoutes(app: FastifyInstance, gateway: Gateway): void {
+  const onRequest = apiKeyAuthHook(gateway.authenticator);
+  const route = async (scope: AccountScope, request: GroupRequest, reply: { status(code: number): { send(body: unknown): unknown } }) => {
+    const fromPhone = parsePhoneField(request.from_phone, 'from_phone');
+    const answer = await onNumberOwner(gateway, scope, fromPhone, () => groupCallHere(gateway, scope, request), '/internal/groups', request);
+    return reply.status(answer.statusCode).send(answer.body);
+  };
+
+  for (const [prefix, suffix] of [['', ''], ['/api', 'Api']] as const) {
+    app.post<{ Body: { from_phone: string; subject: string; participants: string[] } }>(
+      `${prefix}/groups`,
+      {
+        onRequest,
+        schema: {
+          operationId: `createGroup${suffix}`,
+          summary: 'Create a group',
+          description: 'Creates a WhatsApp group with from_phone as its super admin and the participants added (up to 256; more can be added later). Answers 201 with the group and its id.',
+          tags: ['groups'],
+          security: bearer,
+          body: {
+            type: 'object',
+            required: ['from_phone', 'subject', 'participants'],
+            properties: {
+              from_phone: { type: 'string', description: 'One of your numbers: the group\'s creator.' },
+              subject: { type: 'string', description: 'The group\'s name, 1 to 100 characters.' },
+              participants: { type: 'array', items: { type: 'string' }, description: 'Phones to add, with their country code.' },
+            },
+          },
+          response: { 201: groupSchema, ...errorResponses(400, 401, 403, 500, 503) },
+        },
+      },
+      async (request, reply) => route(keyScope(request), { op: 'create', ...request.body }, reply),
+    );
+
+    app.get<{ Querystring: { from_phone: string } }>(
+      `${prefix}/groups`,
+      {
+        onRequest,
+        schema: {
+          operationId: `listGroups${suffix}`,
+          summary: 'List the groups a number belongs to',
+          description: 'Every group from_phone is in, with its size and whether the number is an admin.',
+          tags: ['groups'],
+          security: bearer,
+          querystring: fromPhoneQuery,
+          response: { 200: { type: 'object', required: ['groups'], properties: { groups: { type: 'array', items: groupSummarySchema } } }, ...errorResponses(400, 401, 403, 500, 503) },
+        },
+      },
+      async (request, reply) => route(keyScope(request), { op: 'list', from_phone: request.query.from_phone }, reply),
+    );
+
+    app.get<{ Params: { id: string }; Querystring: { from_phone: string } }>(
+      `${prefix}/groups/:id`,
+      {
+        onRequest,
+        schema: {
+          operationId: `getGroup${suffix}`,
+          summary: 'Get a group with its participants',
+          description: 'One group from_phone is in: its participants by phone (with their LID where WhatsApp gives one, and the LID alone when it gives no phone) and their roles. A group the number is not in is not found.',
+          tags: ['groups'],
+          security: bearer,
+          params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
+          querystring: fromPhoneQuery,
+          response: { 200: groupSchema, ...errorResponses(400, 401, 403, 404, 500, 503) },
+        },
+      },
+      async (request, reply) => route(keyScope(request), { op: 'get', from_phone: request.query.from_phone, id: request.params.id }, reply),
+    );
+  }
+}
