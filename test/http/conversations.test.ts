@@ -191,6 +191,9 @@ for (const dialect of dialects) {
       assert.deepEqual([late.statusCode, late.json().details], [409, { reason: 'edit_window_closed', limit_seconds: 900 }]);
       const revoked = await postEmpty(`/messages/${sent.message_id}/revoke`, alice.apiKey);
       assert.equal(revoked.statusCode, 200, 'a revoke needs no body');
+      // Client libraries often label an empty body as JSON; an operation without a body takes that too.
+      const labelled = await test.inject({ method: 'POST', url: `/messages/${received.message_id}/read`, headers: { authorization: `Bearer ${bob.apiKey}`, 'content-type': 'application/json' } });
+      assert.equal(labelled.statusCode, 200, labelled.body);
     });
 
     it('marking a received message read reads the chat up to it and gives the sender read with its time, in its status history', async () => {

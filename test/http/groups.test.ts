@@ -87,6 +87,10 @@ for (const dialect of dialects) {
       }
       const missing = await get('/groups', acme.apiKey);
       assert.deepEqual([missing.statusCode, missing.json().error, missing.json().details?.field], [400, 'invalid_request', 'from_phone']);
+      assert.equal(missing.json().message, 'The query parameter from_phone is missing.');
+      const unknown = await get(`/groups?from_phone=${encodeURIComponent(creator)}&colour=blue`, acme.apiKey);
+      assert.deepEqual([unknown.statusCode, unknown.json().details], [400, { field: 'colour', problem: 'unknown' }]);
+      assert.equal(unknown.json().message, 'The query parameter colour is not one this operation takes.');
     });
 
     it('answers 503 while the number\'s session is down', async () => {

@@ -70,12 +70,19 @@ function toAppError(error: FastifyError | AppError, request: FastifyRequest, bod
 
 function fromValidation(error: FastifyError): AppError {
   const issue = error.validation?.[0];
+  // The query string names its own parts, so that a client is not sent looking in its body.
+  const inQuery = (error as FastifyError & { validationContext?: string }).validationContext === 'querystring';
+  const part = inQuery ? 'query parameter' : 'field';
+  const unknown = (issue?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
+  if (issue?.keyword === 'additionalProperties' && unknown !== undefined) {
+    return new AppError('invalid_request', `The ${part} ${unknown} is not one this operation takes.`, { field: unknown, problem: 'unknown' });
+  }
   const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
   const field = missing ?? issue?.instancePath.replace(/^\//, '').replace(/\//g, '.');
   if (field === undefined || field === '') {
     return new AppError('invalid_request', 'The body must be a JSON object, e.g. {"from_phone", "to_phone", "message"}.');
   }
-  if (missing !== undefined) return new AppError('invalid_request', `The field ${field} is missing.`, { field, problem: 'missing' });
+  if (missing !== undefined) return new AppError('invalid_request', `The ${part} ${field} is missing.`, { field, problem: 'missing' });
   // Most fields are strings; the few that are not (a location's coordinates, a list of contacts) say what they must be.
   const expected = issue?.keyword === 'type' ? String((issue.params as { type?: string | string[] }).type ?? 'string').split(',')[0]! : 'string';
   const article = /^[aeiou]/.test(expected) ? 'an' : 'a';

@@ -32,7 +32,10 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
       return;
     }
     if (text.trim() === '') {
-      done(new AppError('invalid_json', 'The body is empty; a JSON object was expected.'), undefined);
+      // An operation that takes no body (a revocation, a read mark) is fine without one, even when
+      // the client's library labels the nothing it sends as JSON.
+      if (request.routeOptions.schema?.body === undefined) done(null, undefined);
+      else done(new AppError('invalid_json', 'The body is empty; a JSON object was expected.'), undefined);
       return;
     }
     parseJson(request, text, (error, value) => {
