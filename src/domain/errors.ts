@@ -39,7 +39,7 @@ export const errorCatalogue = {
   phone_not_owned: { publicApi: true, status: 403, meaning: 'The number is not one of the key\'s account (or not a sandbox number, for the sandbox).', details: FIELD },
   not_found: { publicApi: true, status: 404, meaning: 'There is no such path or method.' },
   message_not_found: { publicApi: true, status: 404, meaning: 'There is no such message in your account.', details: FIELD },
-  group_not_found: { publicApi: true, status: 404, meaning: 'from_phone is not in such a group: the id is unknown, malformed, or of a group the number does not belong to.', details: FIELD },
+  group_not_found: { publicApi: true, status: 404, meaning: '`from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to.', details: FIELD },
   media_not_found: { publicApi: true, status: 404, meaning: 'There is no such media in your account, or its retention ended.', details: FIELD },
   request_in_progress: { publicApi: true, status: 409, meaning: 'A request with this Idempotency-Key is still being answered.', details: { message_id: 'the message the first request is sending, once known' } },
   send_outcome_unknown: { publicApi: true, status: 409, meaning: 'A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated.', details: { message_id: 'the message whose outcome is unknown', error_code: 'what was recorded for it, or null' } },

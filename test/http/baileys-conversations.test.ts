@@ -118,6 +118,23 @@ for (const dialect of dialects) {
       assert.deepEqual([unknown.statusCode, unknown.json().error], [404, 'group_not_found'], 'WhatsApp\'s item-not-found is a 404 here');
     });
 
+    it('group metadata is asked of WhatsApp once, handed to Baileys from memory, and fetched again after the group changes', async () => {
+      const jid = '120363777777777777@g.us';
+      socket.groups.set(jid, { id: jid, subject: 'Drivers', owner: undefined, participants: [{ id: `${number.phone.slice(1)}@s.whatsapp.net`, admin: 'admin' }, { id: CUSTOMER_JID, admin: null }] });
+      const url = `/groups/${encodeURIComponent(jid)}?from_phone=${encodeURIComponent(number.phone)}`;
+      const reads = await Promise.all(Array.from({ length: 100 }, () => get(url)));
+      assert.ok(reads.every((read) => read.subject === 'Drivers'));
+      assert.equal(socket.groupMetadataCalls.filter((call) => call === jid).length, 1, '100 reads, one question to WhatsApp');
+      const options = whatsapp.options.at(-1)!;
+      assert.equal(options.cachedGroupMetadata(jid)?.subject, 'Drivers', 'Baileys reads the same memory before a send');
+
+      socket.groups.get(jid)!.participants.push({ id: '447700900888@s.whatsapp.net', admin: null });
+      socket.emit('group-participants.update', { id: jid, author: CUSTOMER_JID, participants: [{ id: '447700900888@s.whatsapp.net' }], action: 'add' });
+      const after = await get(url);
+      assert.equal(after.size, 3, 'the change was fetched');
+      assert.equal(socket.groupMetadataCalls.filter((call) => call === jid).length, 2);
+    });
+
     it('a reaction, an edit and a revocation that arrive are stored on their messages, including one made on our own phone', async () => {
       const sent = (await test.post('/send_message', { from_phone: number.phone, to_phone: CUSTOMER, message: 'Price: 10' }, apiKey)).json();
       const sentId = `3EB0OUT${socket.sendCalls.length}`;

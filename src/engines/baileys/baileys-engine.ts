@@ -119,20 +119,27 @@ export class BaileysEngine implements Engine {
   }
 
   async createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
-    const { socket } = this.connected(number);
-    return toGroup(await socket.groupCreate(subject, participants.map(toRecipientJid)));
+    const { session, socket } = this.connected(number);
+    const metadata = await socket.groupCreate(subject, participants.map(toRecipientJid));
+    session.groups.put(metadata);
+    return toGroup(metadata);
   }
 
   async listGroups(number: WhatsAppNumber): Promise<Group[]> {
-    const { socket } = this.connected(number);
-    return Object.values(await socket.groupFetchAllParticipating()).map(toGroup);
+    const { session, socket } = this.connected(number);
+    const all = Object.values(await socket.groupFetchAllParticipating());
+    for (const metadata of all) session.groups.put(metadata);
+    return all.map(toGroup);
   }
 
-  /** WhatsApp answers a group the number is not in with an error (403 or 404), which means "not yours" here. */
+  /**
+   * From the session's cache, fetched once when missing. WhatsApp answers a group the number is
+   * not in with an error (403 or 404), which means "not yours" here.
+   */
   async groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined> {
-    const { socket } = this.connected(number);
+    const { session, socket } = this.connected(number);
     try {
-      return toGroup(await socket.groupMetadata(groupId));
+      return toGroup(await session.groups.get(groupId, (jid) => socket.groupMetadata(jid)));
     } catch (error) {
       const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode ?? (error as { data?: number }).data;
       if (statusCode === 403 || statusCode === 404 || statusCode === 406) return undefined;

@@ -12,6 +12,7 @@ import { mapReceiptUpdate } from './outbound-mapper.ts';
 import { decideReconnect, type ReconnectDecision, type ReconnectPolicyOptions } from './reconnect-policy.ts';
 import type { SessionSocket, SocketFactory } from './session-socket.ts';
 import { SentMessageStore } from './sent-message-store.ts';
+import { GroupMetadataCache } from './group-metadata-cache.ts';
 
 export interface SessionTimings {
   reconnect: ReconnectPolicyOptions;
@@ -41,6 +42,9 @@ export interface SessionDependencies {
  * before a new one is made: two live sockets for one number is how sessions get replaced (440)
  * and messages get lost.
  */
+/** Every event the session listens to on a socket, all removed when the socket ends. */
+const SOCKET_EVENTS = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update'] as const;
+
 export class BaileysSession {
   status: SessionStatus = 'connecting';
   private socket: SessionSocket | undefined;
@@ -57,6 +61,7 @@ export class BaileysSession {
   private qrShown = false;
   private readonly linkListeners = new Set<(update: LinkUpdate) => void>();
   readonly sentMessages = new SentMessageStore(1_000);
+  readonly groups = new GroupMetadataCache();
 
   constructor(private readonly deps: SessionDependencies) {}
 
@@ -127,6 +132,7 @@ export class BaileysSession {
       auth: this.auth.state,
       logger: this.deps.logger,
       getMessage: (id) => this.sentMessages.get(id),
+      cachedGroupMetadata: (jid) => this.groups.cached(jid),
       version: this.deps.version,
     });
     this.socket = socket;
@@ -135,6 +141,10 @@ export class BaileysSession {
     socket.ev.on('connection.update', (update) => current() && void this.onConnectionUpdate(update));
     socket.ev.on('messages.upsert', (upsert) => current() && void this.onMessages(upsert));
     socket.ev.on('messages.update', (updates) => current() && void this.onReceipts(updates));
+    // A group that changed is fetched afresh when next needed; one that was just described is kept.
+    socket.ev.on('groups.upsert', (groups) => current() && groups.forEach((group) => this.groups.put(group)));
+    socket.ev.on('groups.update', (updates) => current() && updates.forEach((update) => update.id && this.groups.forget(update.id)));
+    socket.ev.on('group-participants.update', (update) => current() && this.groups.forget(update.id));
   }
 
   private endSocket(): void {
@@ -142,7 +152,7 @@ export class BaileysSession {
     this.socket = undefined;
     this.generation += 1;
     if (socket === undefined) return;
-    for (const event of ['creds.update', 'connection.update', 'messages.upsert', 'messages.update'] as const) socket.ev.removeAllListeners(event);
+    for (const event of SOCKET_EVENTS) socket.ev.removeAllListeners(event);
     try {
       socket.end(undefined);
     } catch (error) {

@@ -32,6 +32,8 @@ export interface SocketOptions {
   logger: Logger;
   /** Looks up a message we sent, for WhatsApp's retry requests. */
   getMessage(id: string): proto.IMessage | undefined;
+  /** A group's metadata as the session remembers it, so that a send to it does not ask WhatsApp. */
+  cachedGroupMetadata(jid: string): GroupMetadata | undefined;
   /** The WhatsApp Web version to announce; undefined uses Baileys' default. */
   version: WAVersion | undefined;
 }
@@ -51,6 +53,7 @@ export const createBaileysSocket: SocketFactory = (options) => {
     // The smaller initial syncs stay on (Baileys' default): they carry the LID-to-phone mappings.
     syncFullHistory: false,
     getMessage: async (key) => (key.id ? options.getMessage(key.id) : undefined),
+    cachedGroupMetadata: async (jid) => options.cachedGroupMetadata(jid),
     ...(options.version !== undefined && { version: options.version }),
   };
   return makeWASocket(config) as unknown as SessionSocket;

@@ -139,6 +139,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
   async sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
     const text = action.kind === 'edit' ? action.text : '';
     const carried = { kind: action.kind, target: target.engineMessageId, ...(action.kind === 'react' && { emoji: action.emoji }) };
+    await this.announce(target.chatPhone);
     return this.onConnection(number, (connection) => connection.send(target.chatPhone, text, undefined, { action: carried }));
   }
 

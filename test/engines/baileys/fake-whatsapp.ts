@@ -18,7 +18,7 @@ import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/e
 import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
-const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update'];
+const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update'];
 
 /** A socket whose every method is a stub that records its calls; the test emits its events. */
 export class FakeSocket implements SessionSocket {
