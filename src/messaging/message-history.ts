@@ -2,7 +2,8 @@ import { AppError } from '../domain/errors.ts';
 import type { Message, MessageDirection, MessageStatus } from '../domain/model.ts';
 import { parseE164 } from '../domain/phone.ts';
 import type { Store } from '../store/database.ts';
-import { findMessageById, listMessages } from '../store/repositories/messages.ts';
+import { findMessageById } from '../store/repositories/messages.ts';
+import { listMessages } from '../store/repositories/message-pages.ts';
 import { findReplies, listReactions, listRevisions, type Reaction, type Revision } from '../store/repositories/conversations.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import type { ErrorCode } from '../../src/domain/errors.ts';
-import { listMessages } from '../../src/store/repositories/messages.ts';
+import { listMessages } from '../../src/store/repositories/message-pages.ts';
 import { withTimeout } from '../process/raw-http.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { findIdempotencyKey } from '../../src/store/repositories/idempotency-keys.ts';
-import { listMessages } from '../../src/store/repositories/messages.ts';
+import { listMessages } from '../../src/store/repositories/message-pages.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 

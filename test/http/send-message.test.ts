@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { findMessageById, listMessages } from '../../src/store/repositories/messages.ts';
+import { findMessageById } from '../../src/store/repositories/messages.ts';
+import { listMessages } from '../../src/store/repositories/message-pages.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, uniquePhone, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 

@@ -4,7 +4,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import type { Message } from '../../src/domain/model.ts';
-import { listMessages } from '../../src/store/repositories/messages.ts';
+import { listMessages } from '../../src/store/repositories/message-pages.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
 import { seedAccount, type SeededAccount } from '../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';

@@ -10,7 +10,8 @@ import * as core from '../../src/store/migrations/0001-core.ts';
 import * as webhooks from '../../src/store/migrations/0002-webhooks.ts';
 import * as dashboard from '../../src/store/migrations/0003-dashboard.ts';
 import * as baileysAuth from '../../src/store/migrations/0004-baileys-auth.ts';
-import { findMessageById, insertMessage, listMessages } from '../../src/store/repositories/messages.ts';
+import { findMessageById, insertMessage } from '../../src/store/repositories/messages.ts';
+import { listMessages } from '../../src/store/repositories/message-pages.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
 
 /** The schema as it stood before LID senders, so that rows written then can be migrated. */

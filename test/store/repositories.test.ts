@@ -5,7 +5,8 @@ import type { Account, Message, User, WhatsAppNumber } from '../../src/domain/mo
 import type { E164 } from '../../src/domain/phone.ts';
 import { isUniqueViolation } from '../../src/store/constraint-errors.ts';
 import { insertAccount } from '../../src/store/repositories/accounts.ts';
-import { findMessageById, insertMessage, insertMessageWithUnit, listMessages } from '../../src/store/repositories/messages.ts';
+import { findMessageById, insertMessage, insertMessageWithUnit } from '../../src/store/repositories/messages.ts';
+import { listMessages } from '../../src/store/repositories/message-pages.ts';
 import { deleteNumber, findNumberById, findNumberByPhone, insertNumber } from '../../src/store/repositories/numbers.ts';
 import { monthlyUsed, releaseMonthlyUnit, reserveMonthlyUnit } from '../../src/store/repositories/usage.ts';
 import { findUserByEmail, insertUser } from '../../src/store/repositories/users.ts';

@@ -5,7 +5,7 @@ import type { E164 } from '../../../src/domain/phone.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { insertNumber } from '../../../src/store/repositories/numbers.ts';
-import { listMessages } from '../../../src/store/repositories/messages.ts';
+import { listMessages } from '../../../src/store/repositories/message-pages.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
 
