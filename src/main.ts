@@ -37,7 +37,7 @@ import { SandboxInbox } from './messaging/sandbox-inbox.ts';
 import { openStore, type Store } from './store/database.ts';
 import { GroupCommitter } from './store/group-commit.ts';
 import { migrateToLatest } from './store/migrate.ts';
-import { findInboundByEngineId } from './store/repositories/messages.ts';
+import { findInboundByEngineId, findMessageById } from './store/repositories/messages.ts';
 import { listPhonesOfEngine } from './store/repositories/numbers.ts';
 import { LeaseKeeper } from './cluster/lease-keeper.ts';
 import { NodeRuntime } from './cluster/node-runtime.ts';
@@ -220,7 +220,11 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     events: eventsFrom('sandbox'),
     network: sandboxNetwork,
     nodeId: keeper.nodeId,
-    findReceived: (numberId, engineMessageId) => findInboundByEngineId(store.db, numberId, engineMessageId),
+    // Read back whole, with the group chat a simulated group message was written in.
+    findReceived: async (numberId, engineMessageId) => {
+      const received = await findInboundByEngineId(store.db, numberId, engineMessageId);
+      return received && findMessageById(store.db, received.id);
+    },
     listSandboxPhones: () => listPhonesOfEngine(store.db, 'sandbox'),
   });
   const baileys = new BaileysEngine({
@@ -236,7 +240,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const accounts = new AccountsService(store);
   const authenticator = new ApiKeyAuthenticator(store, logger);
   const linking = new NumberLinkingService(supervisor, logger);
-  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media);
+  const groups = new GroupService(store, supervisor);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups);
   const typing = new TypingService(supervisor, config.typingMs);
   const messageActions = new MessageActionService(store, committer, supervisor);
   receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
@@ -301,10 +306,10 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     numberChecks: new NumberCheckService(supervisor, config.numberChecksPerMinute),
     typing,
     messageActions,
-    groups: new GroupService(supervisor),
+    groups,
     blobs,
     mediaLinks,
-    sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute),
+    sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute, groups),
     webhooks: new WebhooksService(store, committer, secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount),
     signIn,
     team: new TeamService(store, accounts),

@@ -20,6 +20,8 @@ export interface Group {
 
 /** The most participants a new group is created with; WhatsApp's own bound on a group is larger. */
 export const MAX_NEW_GROUP_PARTICIPANTS = 256;
+/** The most members one group message may mention. */
+export const MAX_MENTIONS = 256;
 /** WhatsApp cuts a subject at 100 characters. */
 export const MAX_GROUP_SUBJECT_LENGTH = 100;
 

@@ -121,6 +121,17 @@ export interface Message {
   times?: MessageTimes;
   /** What it answers, when it is a reply and that is known (read separately from the row). */
   replyTo?: QuotedMessage | null;
+  /**
+   * The group chat it belongs to, or null for a direct message (read separately from the row).
+   * A group message's `toPhone` is our number: the group itself is the recipient.
+   */
+  group?: MessageGroup | null;
+}
+
+/** A group chat as a message names it: WhatsApp's id for the group, and its subject when the message was stored (null if unknown). */
+export interface MessageGroup {
+  id: string;
+  subject: string | null;
 }
 
 /** What a reply quotes: our message when it is stored here, and WhatsApp's id for it always. */

@@ -1,6 +1,6 @@
 import { presentStructured } from './structured-content.ts';
 import type { MediaKind, MediaObject } from './media.ts';
-import { senderAddress, type Message, type QuotedMessage, type SessionStatus } from './model.ts';
+import { senderAddress, type Message, type MessageGroup, type QuotedMessage, type SessionStatus } from './model.ts';
 
 export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
@@ -19,11 +19,32 @@ export function isWebhookEventType(value: string): value is WebhookEventType {
   return (webhookEventTypes as readonly string[]).includes(value);
 }
 
+/**
+ * Which chats' message events a webhook receives: direct chats, group chats, or all. Webhooks
+ * made before groups existed receive direct ones only, so that an upgrade floods nobody.
+ */
+export type MessageScope = 'direct' | 'group' | 'all';
+export const messageScopes: readonly MessageScope[] = ['direct', 'group', 'all'];
+
+export function isMessageScope(value: string): value is MessageScope {
+  return (messageScopes as readonly string[]).includes(value);
+}
+
+/**
+ * Whether a webhook of `scope` receives the event: a message event (anything naming a
+ * `group` key, null for a direct chat) goes by its chat; the other events go to every scope.
+ */
+export function inScope(scope: MessageScope, payload: EventPayload): boolean {
+  if (!('group' in payload) || scope === 'all') return true;
+  return (payload.group === null) === (scope === 'direct');
+}
+
 export interface Webhook {
   id: string;
   accountId: string;
   url: string;
   eventTypes: WebhookEventType[];
+  messageScope: MessageScope;
   enabled: boolean;
   disabledReason: string | null;
   failingSince: Date | null;
@@ -112,7 +133,7 @@ export function incomingMessagePayload(message: Message, media?: ReceivedMedia, 
     created_at: createdAt,
     from_phone: message.fromPhone,
     from_lid: message.fromLid,
-    to_phone: message.toPhone,
+    ...presentChat(message),
     message: message.text,
     content_kind: message.contentKind,
     ...(described !== undefined && { media: described }),
@@ -120,6 +141,18 @@ export function incomingMessagePayload(message: Message, media?: ReceivedMedia, 
     reply_to: presentReplyTo(message.replyTo),
     status: 'received',
     data: { from: senderAddress(message), message: message.text, timestamp: createdAt, ...(described !== undefined && { media: described }), ...presentStructured(message.structured) },
+  };
+}
+
+/**
+ * A message's chat, as webhooks and the API show it: `to_phone` (null for a message we sent to
+ * a group, whose recipient is the group) and `group` (null for a direct chat).
+ */
+export function presentChat(message: Pick<Message, 'direction' | 'toPhone' | 'group'>) {
+  const group = message.group ?? null;
+  return {
+    to_phone: group !== null && message.direction === 'outbound' ? null : message.toPhone,
+    group: group === null ? null : { id: group.id, subject: group.subject },
   };
 }
 
@@ -139,13 +172,13 @@ export function messageMediaPayload(message: Message, media: ReceivedMedia, addr
     created_at: message.createdAt.toISOString(),
     from_phone: message.fromPhone,
     from_lid: message.fromLid,
-    to_phone: message.toPhone,
+    ...presentChat(message),
     media: mediaPayload(media, addresses),
   };
 }
 
 export function messageStatusPayload(
-  message: Pick<Message, 'id' | 'fromPhone' | 'toPhone'>,
+  message: Pick<Message, 'id' | 'fromPhone' | 'toPhone' | 'direction' | 'group'>,
   status: 'sent' | 'delivered' | 'read' | 'failed',
   errorCode: string | null,
   at: Date,
@@ -154,7 +187,7 @@ export function messageStatusPayload(
     event: 'message.status',
     message_id: message.id,
     from_phone: message.fromPhone,
-    to_phone: message.toPhone,
+    ...presentChat(message),
     status,
     error_code: errorCode,
     timestamp: at.toISOString(),
@@ -171,6 +204,8 @@ export interface MessageChange {
   whatsappId: string;
   /** Our number. */
   phone: string;
+  /** The group chat of the message, or null for a direct one. */
+  group: MessageGroup | null;
   /** Who acted: a phone, or a LID when the phone is unknown. */
   byPhone: string | null;
   byLid: string | null;
@@ -184,6 +219,7 @@ function changePayload(event: 'message.reaction' | 'message.edited' | 'message.r
     message_id: change.messageId,
     whatsapp_id: change.whatsappId,
     phone: change.phone,
+    group: change.group === null ? null : { id: change.group.id, subject: change.group.subject },
     by_phone: change.byPhone,
     by_lid: change.byLid,
     from_me: change.fromMe,

@@ -92,8 +92,10 @@ export interface EngineCapabilities {
   staggeredStart: boolean;
 }
 
-export interface OutgoingMessage {
-  toPhone: E164;
+/** A message to one phone, or to a group our number is in. */
+export type OutgoingMessage = OutgoingDirectMessage | OutgoingGroupMessage;
+
+interface OutgoingContent {
   /** The text, or the caption of `media` (which may be empty). */
   text: string;
   media?: OutgoingMedia;
@@ -101,10 +103,29 @@ export interface OutgoingMessage {
   replyTo?: MessageRef;
 }
 
+export interface OutgoingDirectMessage extends OutgoingContent {
+  toPhone: E164;
+}
+
+export interface OutgoingGroupMessage extends OutgoingContent {
+  /** WhatsApp's id of the group (`…@g.us`). */
+  toGroup: string;
+  /** Members the message mentions, which their phones highlight; already checked to be members. */
+  mentions: readonly E164[];
+}
+
+export function isGroupMessage(message: OutgoingMessage): message is OutgoingGroupMessage {
+  return 'toGroup' in message;
+}
+
 /** A message of a chat as the network knows it. */
 export interface MessageRef {
-  /** The other side of the chat. */
+  /** The other side of a direct chat; in a group, our own number. */
   chatPhone: E164;
+  /** The group chat it belongs to, if any. */
+  groupId?: string;
+  /** In a group, who sent it when that is not us: a phone, or a LID (`…@lid`) when the phone is unknown. */
+  participant?: string;
   engineMessageId: string;
   /** Sent by our number, rather than received from `chatPhone`. */
   fromMe: boolean;
@@ -164,6 +185,8 @@ export interface SimulatedIncoming {
   failedDownloads?: number;
   /** The network's id of the message the simulated phone answers. */
   quotedEngineId?: string;
+  /** The group the simulated phone writes in, which both it and the number belong to. */
+  groupId?: string;
 }
 
 export interface InboundSimulator {
@@ -172,7 +195,7 @@ export interface InboundSimulator {
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
-export type EngineSendFailure = 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp';
+export type EngineSendFailure = 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'rate_limited';
 
 export class EngineSendError extends Error {
   constructor(
@@ -206,6 +229,8 @@ export interface IncomingMessageEvent {
   receivedAt: Date;
   /** WhatsApp's id of the message this one quotes, when it is a reply. */
   quotedEngineId?: string;
+  /** The group it was sent to, when it is a group message; the sender is then a member. */
+  group?: { id: string; subject: string | null };
 }
 
 /** A reaction, edit or revocation that arrived in a chat of one of our numbers. */
@@ -218,6 +243,8 @@ export interface IncomingActionEvent {
   fromMe: boolean;
   /** WhatsApp's id of the message acted on. */
   targetEngineId: string;
+  /** The group chat it happened in, if it is one. */
+  groupId?: string;
   action: MessageAction;
   at: Date;
 }

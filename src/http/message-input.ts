@@ -5,8 +5,10 @@ import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
 import { isValidLocation, presentStructured, type StructuredContent } from '../domain/structured-content.ts';
 import { isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
-import { mediaPayload, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
+import { mediaPayload, presentChat, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
 import { hasIdPrefix } from '../domain/ids.ts';
+import { isGroupId, MAX_MENTIONS } from '../domain/groups.ts';
+import { parsePhoneList } from '../domain/phone-lists.ts';
 
 export interface MessageInput {
   fromPhone: E164;
@@ -17,6 +19,9 @@ export interface MessageInput {
   replyTo?: string;
 }
 
+/** What a send names as its recipient: a phone, or a group with the members it mentions. */
+export type SendInput = Omit<MessageInput, 'toPhone'> & ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: E164[]; toPhone?: undefined });
+
 /** A request's file: an upload by id or the bytes themselves, with the caller's claims. */
 export interface MediaInput extends MediaClaims {
   id?: string;
@@ -25,8 +30,24 @@ export interface MediaInput extends MediaClaims {
   fileName?: string;
 }
 
+/** /send_message's body, after the schema's type check: a message to a phone or to a group. */
+export function parseSendInput(body: MessageRequestBody, maxMessageLength: number): SendInput {
+  if ((body.to_phone === undefined) === (body.to_group === undefined)) {
+    const problem = body.to_phone === undefined ? 'missing' : 'conflict';
+    throw new AppError('invalid_request', 'Give exactly one of to_phone (a phone) and to_group (a group id from GET /groups).', { field: 'to_phone', problem });
+  }
+  if (body.to_group === undefined) {
+    if (body.mentions !== undefined) throw new AppError('invalid_request', 'mentions are for group messages (to_group); a direct chat has no one else to mention.', { field: 'mentions' });
+    return parseMessageInput({ ...body, to_phone: body.to_phone! }, maxMessageLength);
+  }
+  if (!isGroupId(body.to_group)) throw new AppError('invalid_request', `to_group must be a group id as GET /groups gives it (digits then @g.us); "${body.to_group.slice(0, 64)}" is not one.`, { field: 'to_group' });
+  const { toPhone: _none, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);
+  const mentions = [...new Set(parsePhoneList(body.mentions ?? [], 'mentions', { min: 0, max: MAX_MENTIONS }))];
+  return { ...content, toGroup: body.to_group, mentions };
+}
+
 /** The body rules shared by /send_message and /sandbox/receive, after the schema's type check. */
-export function parseMessageInput(body: MessageRequestBody, maxMessageLength: number): MessageInput {
+export function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxMessageLength: number): MessageInput {
   // A missing field is reported before any value is judged, as the schema's own checks are.
   if (body.media === undefined && body.message === undefined) throw new AppError('invalid_request', 'The field message is missing.', { field: 'message', problem: 'missing' });
   const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
@@ -49,7 +70,15 @@ function parseReplyTo(raw: string): string {
 }
 
 /** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
-export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number } {
+export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string } {
+  if (body.group_id !== undefined && !isGroupId(body.group_id)) {
+    throw new AppError('invalid_request', `group_id must be a group id as GET /groups gives it (digits then @g.us); "${body.group_id.slice(0, 64)}" is not one.`, { field: 'group_id' });
+  }
+  const inGroup = body.group_id === undefined ? {} : { groupId: body.group_id };
+  return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup };
+}
+
+function parseSandboxMessage(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number } {
   const failedDownloads = body.simulate_failed_downloads;
   if (failedDownloads !== undefined) {
     if (body.media === undefined) throw new AppError('invalid_request', 'simulate_failed_downloads needs media: it is how many downloads of the file fail.', { field: 'simulate_failed_downloads' });
@@ -126,7 +155,7 @@ export function presentMessage(message: Message, media?: MediaObject, addresses?
     created_at: message.createdAt.toISOString(),
     from_phone: message.fromPhone,
     ...(message.direction === 'inbound' && { from_lid: message.fromLid }),
-    to_phone: message.toPhone,
+    ...presentChat(message),
     message: message.text,
     ...(media !== undefined && { media: described }),
     ...presentStructured(message.structured),

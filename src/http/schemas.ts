@@ -35,27 +35,49 @@ const mediaRequestSchema = {
   },
 } as const;
 
+/** What a send and a simulated receive share: the sender, the text or file, and what it answers. */
+const messageContentProperties = {
+  from_phone: phoneField,
+  message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default). Required without media; with media it is the caption, and may be empty or absent.' },
+  media: mediaRequestSchema,
+  reply_to: {
+    type: 'string',
+    description: 'Answer a message: the message_id of a message (sent or received) in the same chat (between from_phone and to_phone, or in to_group). WhatsApp shows it quoted above this one. Any other id is refused with invalid_reply_to.',
+    examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'],
+  },
+} as const;
+
+const groupIdField = {
+  type: 'string',
+  description: 'A group\'s id as GET /groups gives it (WhatsApp\'s group JID).',
+  examples: ['120363041234567890@g.us'],
+} as const;
+
 export const messageRequestSchema = {
   type: 'object',
-  required: ['from_phone', 'to_phone'],
+  required: ['from_phone'],
   properties: {
-    from_phone: phoneField,
-    to_phone: phoneField,
-    message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default). Required without media; with media it is the caption, and may be empty or absent.' },
-    media: mediaRequestSchema,
-    reply_to: {
-      type: 'string',
-      description: 'Answer a message: the message_id of a message (sent or received) in the chat between from_phone and to_phone. WhatsApp shows it quoted above this one. Any other id is refused with invalid_reply_to.',
-      examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'],
+    ...messageContentProperties,
+    to_phone: { ...phoneField, description: `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description}` },
+    to_group: { ...groupIdField, description: 'A group from_phone is a member of, to send to instead of a phone; exactly one of to_phone and to_group is given.' },
+    mentions: {
+      type: 'array',
+      maxItems: 256,
+      items: { type: 'string' },
+      description: 'With to_group: members to mention, by phone. Each must be a member of the group; write "@" and their digits in the text where the mention goes (docs/api.md, "Groups").',
+      examples: [['+447700900123']],
     },
   },
 } as const;
 
 /** The sandbox's receive takes what a person may send besides text and files: a place or contact cards. */
 export const sandboxReceiveRequestSchema = {
-  ...messageRequestSchema,
+  type: 'object',
+  required: ['from_phone', 'to_phone'],
   properties: {
-    ...messageRequestSchema.properties,
+    ...messageContentProperties,
+    to_phone: { ...phoneField, description: 'Your sandbox number that receives the message.' },
+    group_id: { ...groupIdField, description: 'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one.' },
     location: {
       type: 'object',
       description: 'Simulate a shared place instead of a text: latitude and longitude in degrees, with an optional name and address.',
@@ -75,7 +97,9 @@ export const sandboxReceiveRequestSchema = {
   },
 } as const;
 
-export interface SandboxReceiveBody extends MessageRequestBody {
+export interface SandboxReceiveBody extends Omit<MessageRequestBody, 'to_group' | 'mentions'> {
+  to_phone: string;
+  group_id?: string;
   location?: { latitude: number; longitude: number; name?: string; address?: string };
   contacts?: { name: string; phones: string[] }[];
   simulate_failed_downloads?: number;
@@ -93,7 +117,13 @@ export const messageResponseFields = {
   message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
   reply_to: replyToSchema,
   created_at: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' },
-  to_phone: { type: 'string', description: 'E.164.' },
+  to_phone: { type: ['string', 'null'], description: 'E.164: the recipient of a direct message, or our number for a received group message; null for a message we sent to a group.' },
+  group: {
+    type: ['object', 'null'],
+    description: 'The group chat of a group message (its id, and its subject when the message was stored); null for a direct message.',
+    required: ['id', 'subject'],
+    properties: { id: { type: 'string' }, subject: { type: 'string' } },
+  },
   message: { type: 'string', description: 'The text exactly as it was sent; the caption of a media message.' },
   media: {
     type: 'object',
@@ -114,7 +144,7 @@ export const messageResponseFields = {
 /** The answer of /send_message: our own number is always the sender. */
 export const sentMessageResponseSchema = {
   type: 'object',
-  required: ['message_id', 'created_at', 'from_phone', 'to_phone', 'message', 'reply_to', 'status'],
+  required: ['message_id', 'created_at', 'from_phone', 'to_phone', 'group', 'message', 'reply_to', 'status'],
   properties: {
     ...messageResponseFields,
     from_phone: { type: 'string', description: 'E.164.' },
@@ -164,7 +194,7 @@ export const structuredFields = {
 /** An inbound message: its sender may be known only by LID, and then from_phone is null. */
 export const receivedMessageResponseSchema = {
   type: 'object',
-  required: ['message_id', 'created_at', 'from_phone', 'from_lid', 'to_phone', 'message', 'reply_to', 'status'],
+  required: ['message_id', 'created_at', 'from_phone', 'from_lid', 'to_phone', 'group', 'message', 'reply_to', 'status'],
   properties: {
     ...messageResponseFields,
     from_phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gave only the sender\'s LID.' },
@@ -203,7 +233,9 @@ export function errorResponses(...statuses: number[]) {
 
 export interface MessageRequestBody {
   from_phone: string;
-  to_phone: string;
+  to_phone?: string;
+  to_group?: string;
+  mentions?: string[];
   message?: string;
   media?: { id?: string; data?: string; url?: string; filename?: string; mime_type?: string; kind?: string };
   reply_to?: string;

@@ -1,16 +1,34 @@
 import { AppError } from '../domain/errors.ts';
-import { isGroupId, MAX_GROUP_SUBJECT_LENGTH, MAX_NEW_GROUP_PARTICIPANTS, type Group } from '../domain/groups.ts';
+import { isGroupId, MAX_GROUP_SUBJECT_LENGTH, MAX_NEW_GROUP_PARTICIPANTS, roleOf, type Group } from '../domain/groups.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
-import { parseE164, type E164 } from '../domain/phone.ts';
+import type { E164 } from '../domain/phone.ts';
+import { parsePhoneList } from '../domain/phone-lists.ts';
+import type { Store } from '../store/database.ts';
+import { accountKnowsGroup, forgetMembership, rememberGroups } from '../store/repositories/groups.ts';
 import { refusedBySession } from './session-refusals.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
+/** Groups whose last remembered state is kept in memory, so that an unchanged one is not written again. */
+const MAX_REMEMBERED = 10_000;
+
 /**
  * Groups as one of our numbers sees them, through its session on the node that serves it (the
- * routes forward there). A group the number is not in is not found, whoever else's it may be.
+ * routes forward there). A group the number is not in is not found, whoever else's it may be;
+ * one the account knows through any of its numbers (ADR 0023), which this one is not (or no
+ * longer) in, is `not_group_member`.
+ *
+ * What a number sees of its groups is remembered in the database (subject, size, whether it is
+ * an admin, whether it is still a member): the account's knowledge of a group, the dashboard's
+ * list, and the subject of the group's messages come from there.
  */
 export class GroupService {
-  constructor(private readonly supervisor: SessionSupervisor) {}
+  /** What was last written for each number's group, to skip writes that change nothing. */
+  private readonly remembered = new Map<string, string>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly supervisor: SessionSupervisor,
+  ) {}
 
   async create(number: WhatsAppNumber, rawSubject: string, rawParticipants: readonly string[]): Promise<Group> {
     const subject = rawSubject.trim();
@@ -19,29 +37,62 @@ export class GroupService {
     }
     const participants = parseParticipants(rawParticipants).filter((phone) => phone !== number.phone);
     if (participants.length === 0) throw new AppError('invalid_request', 'participants must name at least one phone besides from_phone.', { field: 'participants' });
-    return this.supervisor.createGroup(number, subject, participants).catch((error: unknown) => refusedBySession(number, error));
+    const group = await this.supervisor.createGroup(number, subject, participants).catch((error: unknown) => refusedBySession(number, error));
+    await this.remember(number, [group]);
+    return group;
   }
 
   async list(number: WhatsAppNumber): Promise<Group[]> {
-    return this.supervisor.listGroups(number).catch((error: unknown) => refusedBySession(number, error));
+    const groups = await this.supervisor.listGroups(number).catch((error: unknown) => refusedBySession(number, error));
+    await this.remember(number, groups, true);
+    return groups;
   }
 
   async get(number: WhatsAppNumber, groupId: string): Promise<Group> {
     const group = isGroupId(groupId) ? await this.supervisor.groupInfo(number, groupId).catch((error: unknown) => refusedBySession(number, error)) : undefined;
-    if (group === undefined) throw new AppError('group_not_found', `${number.phone} is not in a group "${groupId.slice(0, 64)}".`, { field: 'id' });
+    if (group === undefined || roleOf(group, number.phone) === undefined) throw await this.notMember(number, groupId, 'id');
+    await this.remember(number, [group]);
     return group;
+  }
+
+  /**
+   * The group, which the number must be a member of to send there or change it: otherwise 403
+   * `not_group_member` when the account knows the group, and 404 `group_not_found` when not.
+   */
+  async asMember(number: WhatsAppNumber, groupId: string, field: string): Promise<Group> {
+    const group = await this.supervisor.groupInfo(number, groupId).catch((error: unknown) => refusedBySession(number, error));
+    if (group === undefined || roleOf(group, number.phone) === undefined) throw await this.notMember(number, groupId, field);
+    await this.remember(number, [group]);
+    return group;
+  }
+
+  /** The refusal for a group `number` is not in: whether it may learn that the group exists decides which. */
+  async notMember(number: WhatsAppNumber, groupId: string, field: string): Promise<AppError> {
+    if (isGroupId(groupId) && (await accountKnowsGroup(this.store.db, number.accountId, groupId))) {
+      await forgetMembership(this.store.db, number, groupId, new Date());
+      this.remembered.delete(`${number.id}/${groupId}`);
+      return new AppError('not_group_member', `${number.phone} is not a member of group ${groupId}${field === 'to_group' ? ', so it cannot send there' : ''}.`, { field, group_id: groupId });
+    }
+    return new AppError('group_not_found', `${number.phone} is not in a group "${groupId.slice(0, 64)}".`, { field });
+  }
+
+  /** Writes what the number now sees of its groups, skipping those that have not changed. */
+  private async remember(number: WhatsAppNumber, groups: readonly Group[], complete = false): Promise<void> {
+    const changed = groups.filter((group) => {
+      const key = `${number.id}/${group.id}`;
+      const state = JSON.stringify([group.subject, group.participants.length, roleOf(group, number.phone) ?? null]);
+      if (this.remembered.get(key) === state) return false;
+      if (this.remembered.size >= MAX_REMEMBERED) this.remembered.delete(this.remembered.keys().next().value!);
+      this.remembered.set(key, state);
+      return true;
+    });
+    if (changed.length === 0 && !complete) return;
+    await rememberGroups(this.store.db, number, changed, new Date(), complete ? groups.map((group) => group.id) : undefined);
   }
 }
 
 /** The phones to add, each in E.164 and once, or a 400 naming the first that is not a phone. */
 function parseParticipants(raw: readonly string[]): E164[] {
-  if (raw.length > MAX_NEW_GROUP_PARTICIPANTS) {
-    throw new AppError('invalid_request', `participants holds at most ${MAX_NEW_GROUP_PARTICIPANTS} phones; add more once the group exists.`, { field: 'participants' });
-  }
-  const phones = raw.map((value, index) => {
-    const phone = parseE164(value);
-    if (phone === undefined) throw new AppError('invalid_phone_number', `participants[${index}] "${value}" is not a valid international phone number; include the country code.`, { field: `participants[${index}]` });
-    return phone;
-  });
-  return [...new Set(phones)];
+  const tooMany = `participants holds at most ${MAX_NEW_GROUP_PARTICIPANTS} phones; add more once the group exists.`;
+  return [...new Set(parsePhoneList(raw, 'participants', { min: 0, max: MAX_NEW_GROUP_PARTICIPANTS, tooMany }))];
 }

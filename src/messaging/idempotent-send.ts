@@ -52,13 +52,16 @@ export function parseIdempotencyKey(header: string | string[] | undefined): stri
  * What makes two sends the same request: the normalised phones and the text. The path is left
  * out because /send_message and /api/send_message are one operation and share keys.
  */
-export function requestFingerprint(request: Pick<SendRequest, 'fromPhone' | 'toPhone' | 'text' | 'mediaFingerprint' | 'replyTo'>): string {
+export function requestFingerprint(request: SendFingerprinted): string {
   // A text send's fingerprint is unchanged from before media and replies, so keys stored then still match.
-  const parts: unknown[] = [request.fromPhone, request.toPhone, request.text];
+  const recipient = request.toGroup === undefined ? request.toPhone : { to_group: request.toGroup, mentions: [...request.mentions].sort() };
+  const parts: unknown[] = [request.fromPhone, recipient, request.text];
   if (request.mediaFingerprint !== undefined) parts.push(request.mediaFingerprint);
   if (request.replyTo !== undefined) parts.push({ reply_to: request.replyTo });
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
+
+type SendFingerprinted = Pick<SendRequest, 'fromPhone' | 'text' | 'mediaFingerprint' | 'replyTo'> & ({ toPhone: SendRequest['toPhone']; toGroup?: undefined } | { toGroup: string; mentions: readonly string[] });
 
 type Resolution = { kind: 'answer'; outcome: IdempotentSendOutcome } | { kind: 'send'; record: IdempotencyRecord } | { kind: 'claim_again' };
 

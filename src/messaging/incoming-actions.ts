@@ -4,6 +4,7 @@ import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { findByEngineId, reviseMessage, saveReaction } from '../store/repositories/conversations.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
+import { knownSubject } from '../store/repositories/groups.ts';
 import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
 /**
@@ -24,8 +25,10 @@ export class IncomingActionService {
     if (number === undefined) throw new Error(`An engine reported a change in a chat of ${event.toPhone}, which this gateway does not hold.`);
     const queued = await this.committer.run(async (trx) => {
       const target = await findByEngineId(trx, number.id, event.targetEngineId);
+      // A change in a group says so, with the subject the number knows the group by.
+      const group = event.groupId === undefined ? null : { id: event.groupId, subject: (await knownSubject(trx, number.id, event.groupId)) ?? null };
       const change: MessageChange = {
-        messageId: target?.id ?? null, whatsappId: event.targetEngineId, phone: number.phone,
+        messageId: target?.id ?? null, whatsappId: event.targetEngineId, phone: number.phone, group,
         byPhone: event.actorPhone, byLid: event.actorLid, fromMe: event.fromMe, at: event.at,
       };
       const enqueue = (payload: Parameters<typeof enqueueEvent>[3]) => enqueueEvent(trx, this.notifier, number.accountId, payload, event.at);

@@ -27,24 +27,41 @@ export function isOneEmoji(text: string): boolean {
 
 /** The message as its chat knows it on the network. */
 export function messageRef(message: Message): MessageRef {
+  const outbound = message.direction === 'outbound';
+  if (message.group != null) {
+    // In a group the chat is the group, and a member's message names its sender.
+    return {
+      chatPhone: outbound ? message.fromPhone! : message.toPhone,
+      groupId: message.group.id,
+      ...(!outbound && { participant: message.fromPhone ?? message.fromLid ?? undefined }),
+      engineMessageId: message.engineMessageId!,
+      fromMe: outbound,
+      text: message.text,
+    };
+  }
   return {
-    chatPhone: (message.direction === 'outbound' ? message.toPhone : message.fromPhone)!,
+    chatPhone: (outbound ? message.toPhone : message.fromPhone)!,
     engineMessageId: message.engineMessageId!,
-    fromMe: message.direction === 'outbound',
+    fromMe: outbound,
     text: message.text,
   };
 }
 
+/** A chat of one of our numbers: with a phone, or a group. */
+export type Chat = { phone: E164; groupId?: undefined } | { groupId: string; phone?: undefined };
+
 /**
- * The message `replyTo` names, if a send from `number` to `toPhone` may quote it: a message of
+ * The message `replyTo` names, if a send from `number` to `chat` may quote it: a message of
  * that very chat that made it onto the network. Anything else is the same 400, so that another
  * account's ids cannot be told from unknown ones.
  */
-export async function findQuotable(store: Store, number: WhatsAppNumber, toPhone: E164, replyTo: string): Promise<{ ref: MessageRef; quoted: QuotedMessage }> {
+export async function findQuotable(store: Store, number: WhatsAppNumber, chat: Chat, replyTo: string): Promise<{ ref: MessageRef; quoted: QuotedMessage }> {
   const message = await findMessageById(store.db, replyTo);
   const peer = message === undefined ? undefined : message.direction === 'outbound' ? message.toPhone : message.fromPhone;
-  if (message === undefined || message.accountId !== number.accountId || message.numberId !== number.id || peer !== toPhone || message.engineMessageId === null) {
-    throw new AppError('invalid_reply_to', `reply_to must be the message_id of a message in the chat between ${number.phone} and ${toPhone}; ${replyTo} is not one.`, { field: 'reply_to' });
+  const sameChat = message !== undefined && (chat.groupId === undefined ? message.group == null && peer === chat.phone : message.group?.id === chat.groupId);
+  if (message === undefined || message.accountId !== number.accountId || message.numberId !== number.id || !sameChat || message.engineMessageId === null) {
+    const where = chat.groupId === undefined ? `the chat between ${number.phone} and ${chat.phone}` : `group ${chat.groupId}`;
+    throw new AppError('invalid_reply_to', `reply_to must be the message_id of a message in ${where}; ${replyTo} is not one.`, { field: 'reply_to' });
   }
   return { ref: messageRef(message), quoted: { messageId: message.id, engineMessageId: message.engineMessageId } };
 }

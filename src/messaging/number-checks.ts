@@ -1,6 +1,7 @@
 import { AppError } from '../domain/errors.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
-import { parseE164, type E164 } from '../domain/phone.ts';
+import type { E164 } from '../domain/phone.ts';
+import { parsePhoneList } from '../domain/phone-lists.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import { refusedBySession } from './session-refusals.ts';
 import type { CheckedPhone } from '../engines/recipient-directory.ts';
@@ -45,13 +46,6 @@ export class NumberCheckService {
 }
 
 /** The request's phones, each in E.164, or a 400 naming the first that is not a phone. */
-export function parsePhoneList(raw: readonly string[]): E164[] {
-  if (raw.length < 1 || raw.length > MAX_PHONES_PER_CHECK) {
-    throw new AppError('invalid_request', `phones holds 1 to ${MAX_PHONES_PER_CHECK} phone numbers.`, { field: 'phones' });
-  }
-  return raw.map((value, index) => {
-    const phone = parseE164(value);
-    if (phone === undefined) throw new AppError('invalid_phone_number', `phones[${index}] "${value}" is not a valid international phone number; include the country code.`, { field: `phones[${index}]` });
-    return phone;
-  });
+export function parseCheckedPhones(raw: readonly string[]): E164[] {
+  return parsePhoneList(raw, 'phones', { min: 1, max: MAX_PHONES_PER_CHECK });
 }

@@ -14,6 +14,7 @@ import { advanceOutboundStatus, findInboundByEngineId, findOutboundStatus } from
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import { markEarlierRead } from '../store/repositories/read-receipts.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
+import { findMessageGroups, insertMessageGroups, knownSubject } from '../store/repositories/groups.ts';
 import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
 /** The statuses a receipt may move a message from: receipts only ever move it forward. */
@@ -49,6 +50,8 @@ export class ReceiveMessageService {
       throw new Error(`An engine reported a message for ${event.toPhone} with neither a sender phone nor a LID.`);
     }
     const media = event.media === undefined ? undefined : await this.storeMedia(number.accountId, event.media);
+    // A group message names its group with the subject the engine gave, or the one the number knew.
+    const group = event.group === undefined ? null : { id: event.group.id, subject: event.group.subject ?? (await knownSubject(this.store.db, number.id, event.group.id)) ?? null };
     const retryToken = event.media?.retryToken ?? null;
     const message: Message = {
       id: newId('message'),
@@ -65,6 +68,7 @@ export class ReceiveMessageService {
       status: 'received',
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,
+      group,
     };
     // The message and its deliveries commit together: the outbox promise. A message the network
     // hands over again (after a failover, or a reconnect before its acknowledgement) is already
@@ -78,6 +82,7 @@ export class ReceiveMessageService {
       }
       const queued = await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)));
       if (message.replyTo) await insertReply(trx, message, message.replyTo);
+      await insertMessageGroups(trx, [message]);
       // The promise of a later message.media event commits with the message, or not at all.
       if (media !== undefined && 'unavailable' in media && media.willRetry && retryToken !== null) {
         await insertPendingDownload(trx, {
@@ -132,14 +137,18 @@ export class ReceiveMessageService {
       const applied = await this.committer.run(async (trx) => {
         await assertLeaseHeld(trx, this.store.dialect, event.lease);
         const transitions = RECEIPT_TRANSITIONS[event.status];
-        const message = await advanceOutboundStatus(trx, { fromPhone: event.phone, engineMessageId: event.engineMessageId }, event.status, transitions, event.at, errorCode);
-        if (message === undefined) return undefined;
+        const advanced = await advanceOutboundStatus(trx, { fromPhone: event.phone, engineMessageId: event.engineMessageId }, event.status, transitions, event.at, errorCode);
+        if (advanced === undefined) return undefined;
+        // The row names a group send's group but not its subject, which the event shows too.
+        const group = advanced.group == null ? null : ((await findMessageGroups(trx, [advanced.id])).get(advanced.id) ?? advanced.group);
+        const message = { ...advanced, group };
         const queued = await enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
-        if (event.status !== 'read') return queued;
-        // Read up to here means everything before it in the chat was read too.
+        // Read up to here means everything before it in a direct chat was read too; in a group,
+        // one member's reading says nothing of the others.
+        if (event.status !== 'read' || group !== null) return queued;
         const settled = await markEarlierRead(trx, message, event.at);
         const more = [];
-        for (const earlier of settled) more.push(await enqueueEvent(trx, this.notifier, earlier.accountId, messageStatusPayload(earlier, 'read', null, event.at), event.at));
+        for (const earlier of settled) more.push(await enqueueEvent(trx, this.notifier, earlier.accountId, messageStatusPayload({ ...earlier, group }, 'read', null, event.at), event.at));
         return more.length === 0 ? queued : mergeQueued([queued, ...more]);
       });
       if (applied !== undefined) {

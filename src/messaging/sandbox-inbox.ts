@@ -8,7 +8,9 @@ import type { SessionSupervisor } from './session-supervisor.ts';
 import type { OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { Store } from '../store/database.ts';
-import { findQuotable } from './message-actions.ts';
+import { findQuotable, type Chat } from './message-actions.ts';
+import { roleOf } from '../domain/groups.ts';
+import type { GroupService } from './groups.ts';
 
 /**
  * Simulated incoming messages on an account's sandbox numbers, from the API and from the
@@ -28,6 +30,7 @@ export class SandboxInbox {
     private readonly supervisor: SessionSupervisor,
     private readonly maxMessageLength: number,
     private readonly perMinute: number,
+    private readonly groups: GroupService,
   ) {
     this.perAccount = new TokenBuckets({ ratePerSecond: perMinute / 60, burst: perMinute });
   }
@@ -47,9 +50,17 @@ export class SandboxInbox {
     if (number === undefined || simulator === undefined) {
       throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', { field: 'to_phone' });
     }
+    if (incoming.groupId !== undefined) {
+      // A group message comes from a member, to a group the number is in.
+      const group = await this.groups.asMember(number, incoming.groupId, 'group_id');
+      if (roleOf(group, incoming.fromPhone) === undefined) {
+        throw new AppError('invalid_request', `from_phone ${incoming.fromPhone} is not a member of group ${group.id}; add it to the group first.`, { field: 'from_phone' });
+      }
+    }
     if (replyTo === undefined) return simulator.deliverIncoming(number, incoming);
     // The simulated phone answers a message of its chat with the number, as a customer would.
-    const { quoted } = await findQuotable(this.store, number, incoming.fromPhone, replyTo);
+    const chat: Chat = incoming.groupId === undefined ? { phone: incoming.fromPhone } : { groupId: incoming.groupId };
+    const { quoted } = await findQuotable(this.store, number, chat, replyTo);
     return { ...(await simulator.deliverIncoming(number, { ...incoming, quotedEngineId: quoted.engineMessageId })), replyTo: quoted };
   }
 

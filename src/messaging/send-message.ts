@@ -8,7 +8,10 @@ import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
 import { EngineSendError, type MessageRef, type SentMessage } from '../engines/engine.ts';
 import { insertReply } from '../store/repositories/conversations.ts';
-import { findQuotable } from './message-actions.ts';
+import { findQuotable, type Chat } from './message-actions.ts';
+import { whatsAppRateLimited } from './session-refusals.ts';
+import { roleOf, type Group } from '../domain/groups.ts';
+import type { GroupService } from './groups.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
@@ -20,10 +23,12 @@ import { messageStatusPayload } from '../domain/webhooks.ts';
 import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
-export interface SendRequest {
+/** A send to a phone, or to a group `fromPhone` is in (mentioning some of its members). */
+export type SendRequest = SendContent & ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
+
+interface SendContent {
   accountId: string;
   fromPhone: E164;
-  toPhone: E164;
   text: string;
   /** The message's id, when the caller chose it beforehand (an idempotent send does). */
   messageId?: string;
@@ -57,6 +62,7 @@ export class SendMessageService {
     private readonly supervisor: SessionSupervisor,
     private readonly notifier: DeliveryNotifier,
     private readonly media: MediaService,
+    private readonly groups: GroupService,
   ) {}
 
   async send(request: SendRequest): Promise<Message> {
@@ -75,13 +81,17 @@ export class SendMessageService {
     };
     const number = found.number;
     // A reply names a message of this very chat, or the request is wrong whatever else holds.
-    const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, request.toPhone, request.replyTo);
+    const chat: Chat = request.toGroup === undefined ? { phone: request.toPhone } : { groupId: request.toGroup };
+    const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, chat, request.replyTo);
     const status = this.supervisor.sessionStatus(number);
     if (status !== 'connected') {
       // Quota outranks the session in the error order, so look at it before saying 503.
       await this.assertQuotaLeft(terms);
       throw notConnected(number, status);
     }
+    // Only the session knows the group's members (from its cache, so a send rarely asks WhatsApp).
+    const group = request.toGroup === undefined ? undefined : await this.groups.asMember(number, request.toGroup, 'to_group');
+    if (group !== undefined && request.toGroup !== undefined) assertMembers(group, request.mentions, number.phone);
 
     const message: Message = {
       id: request.messageId ?? newId('message'),
@@ -90,7 +100,8 @@ export class SendMessageService {
       direction: 'outbound',
       fromPhone: number.phone,
       fromLid: null,
-      toPhone: request.toPhone,
+      toPhone: request.toPhone ?? number.phone,
+      group: group === undefined ? null : { id: group.id, subject: group.subject },
       text: request.text,
       contentKind: request.media?.kind ?? 'text',
       mediaId: request.media?.id ?? null,
@@ -111,7 +122,7 @@ export class SendMessageService {
     });
     if (!admission.admitted) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
-    const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms, media, quotable?.ref);
+    const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms, media, quotable?.ref, request.toGroup === undefined ? [] : request.mentions);
     // The 200 waits for this commit too, so that a message the client was told is sent is
     // never found `queued` (and failed as interrupted) after a crash. It is written under the
     // lease of the session that sent it: a node that lost the number in that instant is refused.
@@ -147,19 +158,25 @@ export class SendMessageService {
     return interrupted.length;
   }
 
-  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms, media: MediaObject | undefined, replyTo: MessageRef | undefined): Promise<SentMessage> {
+  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms, media: MediaObject | undefined, replyTo: MessageRef | undefined, mentions: readonly E164[]): Promise<SentMessage> {
+    const content = {
+      text: message.text,
+      ...(media !== undefined && { media: this.media.outgoing(media) }),
+      ...(replyTo !== undefined && { replyTo }),
+    };
     try {
-      return await this.supervisor.sendMessage(number, {
-        toPhone: message.toPhone,
-        text: message.text,
-        ...(media !== undefined && { media: this.media.outgoing(media) }),
-        ...(replyTo !== undefined && { replyTo }),
-      });
+      return await this.supervisor.sendMessage(number, message.group == null ? { toPhone: message.toPhone, ...content } : { toGroup: message.group.id, mentions, ...content });
     } catch (error) {
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
       await this.markFailed(message, errorCode, terms.period);
       if (error instanceof EngineSendError && error.failure === 'recipient_not_on_whatsapp') {
         throw new AppError('recipient_not_on_whatsapp', `${message.toPhone} does not use WhatsApp, so the message cannot be delivered.`, { field: 'to_phone' });
+      }
+      if (error instanceof EngineSendError && error.failure === 'rate_limited') {
+        throw whatsAppRateLimited(number);
+      }
+      if (error instanceof EngineSendError && error.failure === 'not_group_member' && message.group != null) {
+        throw await this.groups.notMember(number, message.group.id, 'to_group');
       }
       if (error instanceof EngineSendError) {
         throw notConnected(number, error.sessionStatus ?? this.supervisor.sessionStatus(number));
@@ -169,7 +186,7 @@ export class SendMessageService {
   }
 
   /** Fails a send the engine never accepted: its unit goes back, and subscribers hear of it. */
-  private async markFailed(message: Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone'>, errorCode: string, period: string): Promise<void> {
+  private async markFailed(message: Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone' | 'direction' | 'group'>, errorCode: string, period: string): Promise<void> {
     const at = new Date();
     const queued = await this.committer.run(async (trx) => {
       // Only a send still queued is failed, and only then is its unit returned: a row another
@@ -186,6 +203,15 @@ export class SendMessageService {
     const used = await monthlyUsed(this.store.db, terms.accountId, terms.period);
     if (used >= terms.limit) throw quotaExceeded(terms, used);
   }
+}
+
+/** Every mentioned phone must be a member other than the sender, or WhatsApp would highlight nobody. */
+function assertMembers(group: Group, mentions: readonly E164[], sender: E164): void {
+  const index = mentions.findIndex((phone) => phone === sender || roleOf(group, phone) === undefined);
+  if (index < 0) return;
+  const phone = mentions[index]!;
+  const why = phone === sender ? 'is from_phone itself' : `is not a member of group ${group.id}`;
+  throw new AppError('invalid_mention', `mentions[${index}] ${phone} ${why}; mention members only.`, { field: `mentions[${index}]` });
 }
 
 function quotaExceeded(terms: QuotaTerms, used: number): AppError {

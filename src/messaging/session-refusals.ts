@@ -2,12 +2,20 @@ import { AppError } from '../domain/errors.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import { EngineSendError } from '../engines/engine.ts';
 
+/** How long a number that WhatsApp rate-limited is asked to wait before trying again. */
+export const WHATSAPP_BACKOFF_SECONDS = 60;
+
+export function whatsAppRateLimited(number: WhatsAppNumber): AppError {
+  return new AppError('rate_limited', `WhatsApp is limiting how fast ${number.phone} may act (rate-overlimit); nothing was done. Try again in ${WHATSAPP_BACKOFF_SECONDS} s.`, { retry_after_seconds: WHATSAPP_BACKOFF_SECONDS });
+}
+
 /**
  * An engine's "not connected" as the API answers it (503 number_not_connected, with the
- * session's status); any other error is left as it is. For the calls that act through a
- * number's session without sending a message: checks and typing.
+ * session's status), and WhatsApp's rate limit as a 429; any other error is left as it is. For
+ * the calls that act through a number's session without sending a message: checks, typing, groups.
  */
 export function refusedBySession(number: WhatsAppNumber, error: unknown): never {
+  if (error instanceof EngineSendError && error.failure === 'rate_limited') throw whatsAppRateLimited(number);
   if (error instanceof EngineSendError && error.failure === 'not_connected') {
     const status = error.sessionStatus ?? 'disconnected';
     throw new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${status}).`, { from_phone: number.phone, status });

@@ -15,6 +15,8 @@ const webhookAttemptOutcomes: Record<DeliveryState, string> = { delivered: 'deli
 // Spelled out as a record so that a new refusal of the engine port cannot be left out here.
 const sendFailureReasons = Object.keys({
   not_connected: true,
+  not_group_member: true,
+  rate_limited: true,
   rejected: true,
   recipient_not_on_whatsapp: true,
   engine_error: true,

@@ -29,6 +29,8 @@ export interface Database {
   message_replies: MessageRepliesTable;
   message_reactions: MessageReactionsTable;
   message_revisions: MessageRevisionsTable;
+  message_groups: MessageGroupsTable;
+  number_groups: NumberGroupsTable;
 }
 
 export interface AccountsTable {
@@ -120,6 +122,26 @@ export interface MessageRepliesTable {
   quoted_engine_id: string;
 }
 
+/** The group chat a message belongs to, with the group's subject when the message was stored (migration 0016). */
+export interface MessageGroupsTable {
+  message_id: string;
+  account_id: string;
+  group_id: string;
+  group_subject: string;
+}
+
+/** A group as one of our numbers last saw it; is_member is 0 once the number left or was removed. */
+export interface NumberGroupsTable {
+  number_id: string;
+  account_id: string;
+  group_id: string;
+  subject: string;
+  size: number;
+  is_admin: number;
+  is_member: number;
+  updated_at: number;
+}
+
 /** The reactions a message has now: one per reactor, an empty emoji being none (so not stored). */
 export interface MessageReactionsTable {
   message_id: string;
@@ -205,6 +227,8 @@ export interface WebhooksTable {
   disabled_reason: string | null;
   /** When the current run of consecutive failures began; null while healthy. */
   failing_since: number | null;
+  /** Which chats' message events it receives: direct, group or all (migration 0016). */
+  message_scope: ColumnType<string, string | undefined, string>;
   created_at: number;
   updated_at: number;
 }

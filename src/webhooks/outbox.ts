@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.ts';
-import { subscriptionOf, type EventPayload, type Webhook } from '../domain/webhooks.ts';
+import { inScope, subscriptionOf, type EventPayload, type Webhook } from '../domain/webhooks.ts';
 import type { Executor } from '../store/database.ts';
 import type { Message } from '../domain/model.ts';
 import { insertEventWithDeliveries, type EventDelivery, type NewEvent } from '../store/repositories/deliveries.ts';
@@ -63,7 +63,9 @@ export async function insertMessageAndEnqueue(db: Executor, notifier: DeliveryNo
 
 async function subscribedWebhooks(db: Executor, accountId: string, payload: EventPayload): Promise<EnabledWebhook[]> {
   const subscription = subscriptionOf(payload.event);
-  return (await listEnabledWebhooks(db, accountId)).filter((webhook) => webhook.eventTypes.includes(subscription as Webhook['eventTypes'][number]));
+  return (await listEnabledWebhooks(db, accountId)).filter(
+    (webhook) => webhook.eventTypes.includes(subscription as Webhook['eventTypes'][number]) && inScope(webhook.messageScope, payload),
+  );
 }
 
 interface PlannedEvent {

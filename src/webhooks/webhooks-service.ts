@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Webhook, WebhookAttempt, WebhookDelivery, WebhookEventType } from '../domain/webhooks.ts';
-import { isWebhookEventType, testEventPayload, webhookEventTypes } from '../domain/webhooks.ts';
+import { isMessageScope, isWebhookEventType, messageScopes, testEventPayload, webhookEventTypes, type MessageScope } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
@@ -19,6 +19,8 @@ const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 export interface WebhookInput {
   url?: string;
   eventTypes?: string[];
+  /** direct, group or all: which chats' message events it receives. */
+  messageScope?: string;
   enabled?: boolean;
 }
 
@@ -53,6 +55,7 @@ export class WebhooksService {
       accountId,
       url: await this.checkUrl(input.url ?? ''),
       eventTypes: parseEventTypes(input.eventTypes ?? ['message']),
+      messageScope: parseMessageScope(input.messageScope ?? 'direct'),
       enabled: input.enabled ?? true,
       disabledReason: null,
       failingSince: null,
@@ -95,6 +98,7 @@ export class WebhooksService {
       {
         ...(input.url !== undefined && { url: await this.checkUrl(input.url) }),
         ...(input.eventTypes !== undefined && { eventTypes: parseEventTypes(input.eventTypes) }),
+        ...(input.messageScope !== undefined && { messageScope: parseMessageScope(input.messageScope) }),
         ...(input.enabled !== undefined && { enabled: input.enabled, disabledReason: input.enabled ? null : 'Disabled by a user.' }),
       },
       new Date(),
@@ -191,6 +195,11 @@ export class WebhooksService {
     }
     return url.toString();
   }
+}
+
+function parseMessageScope(scope: string): MessageScope {
+  if (!isMessageScope(scope)) throw new AppError('invalid_request', `message_scope must be one of ${messageScopes.join(', ')}: whether the webhook receives direct chats' messages, groups', or both.`, { field: 'message_scope' });
+  return scope;
 }
 
 function parseEventTypes(eventTypes: string[]): WebhookEventType[] {

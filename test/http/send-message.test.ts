@@ -25,11 +25,12 @@ for (const dialect of dialects) {
         const response = await test.post(path, { from_phone: spacedFrom, to_phone: '1-415-555-0100', message: 'Hello there' }, sender.apiKey);
         assert.equal(response.statusCode, 200, response.body);
         const body = response.json();
-        assert.deepEqual(Object.keys(body).sort(), ['created_at', 'from_phone', 'message', 'message_id', 'reply_to', 'status', 'to_phone']);
+        assert.deepEqual(Object.keys(body).sort(), ['created_at', 'from_phone', 'group', 'message', 'message_id', 'reply_to', 'status', 'to_phone']);
         assert.match(body.message_id, /^msg_[0-9a-z]{26}$/);
         assert.match(body.created_at, ISO_UTC_MILLISECONDS);
         assert.equal(body.from_phone, from);
         assert.equal(body.to_phone, '+14155550100');
+        assert.equal(body.group, null, 'a direct message names no group');
         assert.equal(body.message, 'Hello there');
         assert.equal(body.status, 'sent');
         assert.match(response.headers['x-request-id'] as string, /^req_/);

@@ -29,7 +29,7 @@ for (const dialect of dialects) {
       const webhooks: Webhook[] = [];
       for (const eventTypes of eventTypesPerWebhook) {
         const webhook: Webhook = {
-          id: newId('webhook'), accountId, url: 'https://receiver.example/hook', eventTypes, enabled: true,
+          id: newId('webhook'), accountId, url: 'https://receiver.example/hook', eventTypes, messageScope: 'direct', enabled: true,
           disabledReason: null, failingSince: null, createdAt: at, updatedAt: at,
         };
         await insertWebhook(suite.store.db, webhook, 'sealed-secret');

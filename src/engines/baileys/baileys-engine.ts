@@ -4,13 +4,13 @@ import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import { messageOfRetryToken } from './media-retry-token.ts';
-import { toGroup } from './group-mapper.ts';
+import { mentionJids, toGroup } from './group-mapper.ts';
 import type { Group } from '../../domain/groups.ts';
-import { EngineSendError, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
+import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import { toActionContent, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
-import type { AnyMessageContent, MiscMessageGenerationOptions } from 'baileys';
+import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
 import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
 import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
@@ -143,6 +143,7 @@ export class BaileysEngine implements Engine {
     } catch (error) {
       const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode ?? (error as { data?: number }).data;
       if (statusCode === 403 || statusCode === 404 || statusCode === 406) return undefined;
+      if (isRateOverlimit(error)) throw new EngineSendError('rate_limited', 'WhatsApp is limiting how fast this number may act (rate-overlimit).');
       throw error;
     }
   }
@@ -155,20 +156,24 @@ export class BaileysEngine implements Engine {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const { session, socket } = this.connected(number);
-    if (!(await this.directory.isOnWhatsApp(request.toPhone, lookupOn(socket)))) {
+    if (!isGroupMessage(request) && !(await this.directory.isOnWhatsApp(request.toPhone, lookupOn(socket)))) {
       throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
     }
     await this.pacer.waitTurn(number.id);
     const media = request.media;
     const content = media === undefined ? toTextContent(request.text) : toMediaContent({ ...media, bytes: { stream: await media.open() } }, request.text);
     const options = request.replyTo === undefined ? undefined : { quoted: toQuoted(request.replyTo) };
-    return this.sendOn(session, socket, toRecipientJid(request.toPhone), content, options);
+    if (!isGroupMessage(request)) return this.sendOn(session, socket, toRecipientJid(request.toPhone), content, options);
+    // Baileys reads the group's members from the session's cache (cachedGroupMetadata), as the
+    // mentions do here: a send to a known group asks WhatsApp nothing.
+    const mentions = request.mentions.length === 0 ? {} : { mentions: mentionJids(session.groups.cached(request.toGroup), request.mentions) };
+    return this.sendOn(session, socket, request.toGroup, { ...content, ...mentions } as AnyMessageContent, options);
   }
 
   async sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
     const { session, socket } = this.connected(number);
     await this.pacer.waitTurn(number.id);
-    return this.sendOn(session, socket, toRecipientJid(target.chatPhone), toActionContent(target, action));
+    return this.sendOn(session, socket, target.groupId ?? toRecipientJid(target.chatPhone), toActionContent(target, action));
   }
 
   async markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
@@ -199,9 +204,21 @@ export class BaileysEngine implements Engine {
         await session.report('failed', 'WhatsApp restricted this account (463); sends are paused until it is lifted');
         throw new EngineSendError('rejected', 'WhatsApp restricted this account (463).', 'failed');
       }
+      if (isRateOverlimit(error)) throw new EngineSendError('rate_limited', 'WhatsApp is limiting how fast this number may act (rate-overlimit).');
+      // WhatsApp refuses a group send from a number that is not (or no longer) a member.
+      if (isJidGroup(jid) && (statusCode === 403 || statusCode === 404 || (error as { data?: number }).data === 403)) {
+        session.groups.forget(jid);
+        throw new EngineSendError('not_group_member', `${session.lease.numberId} is not a member of ${jid}.`);
+      }
       throw error;
     }
   }
+}
+
+/** WhatsApp's answer to a number that asks too much too fast: an error node `rate-overlimit` (code 429). */
+export function isRateOverlimit(error: unknown): boolean {
+  const boom = error as { message?: unknown; data?: unknown; output?: { statusCode?: number } };
+  return boom.message === 'rate-overlimit' || boom.data === 429 || boom.output?.statusCode === 429;
 }
 
 /** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */

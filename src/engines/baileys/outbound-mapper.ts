@@ -40,9 +40,11 @@ export function toTextContent(text: string): AnyMessageContent {
   return { text };
 }
 
-/** A message of a chat as WhatsApp names it: the chat, whose side sent it, and its id. */
+/** A message of a chat as WhatsApp names it: the chat, whose side sent it, and its id (and in a group, which member sent it). */
 export function toMessageKey(ref: MessageRef): WAMessageKey {
-  return { remoteJid: toRecipientJid(ref.chatPhone), fromMe: ref.fromMe, id: ref.engineMessageId };
+  if (ref.groupId === undefined) return { remoteJid: toRecipientJid(ref.chatPhone), fromMe: ref.fromMe, id: ref.engineMessageId };
+  const participant = ref.participant === undefined ? undefined : ref.participant.startsWith('+') ? toRecipientJid(ref.participant as E164) : ref.participant;
+  return { remoteJid: ref.groupId, fromMe: ref.fromMe, id: ref.engineMessageId, ...(participant !== undefined && { participant }) };
 }
 
 /** What a reply quotes: WhatsApp shows the quoted text above the answer. */

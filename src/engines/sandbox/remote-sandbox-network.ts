@@ -3,7 +3,7 @@ import readline from 'node:readline';
 import type { Logger } from 'pino';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import type { Group } from '../../domain/groups.ts';
-import { NotConnectedError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
+import { NotConnectedError, NotGroupMemberError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
 
 /** How long to wait before dialling the shared network again after the socket closed. */
 const REDIAL_MS = 500;
@@ -47,8 +47,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     };
   }
 
-  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }> {
-    const answer = await this.request({ op: 'inject', from, to, text, media, structured, ...extras });
+  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }> {
+    const answer = await this.request({ op: 'inject', from, to, text, media, structured, ...extras, in_group: inGroup });
     return { id: String(answer.id) };
   }
 
@@ -81,7 +81,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     const ref = ++this.nextRef;
     return new Promise((resolve, reject) => {
       this.pending.set(ref, {
-        resolve: (answer) => (answer.error === undefined ? resolve(answer) : reject(answer.error === 'NotConnectedError' ? new NotConnectedError(String(body.phone ?? body.to)) : new Error(String(answer.message)))),
+        resolve: (answer) => (answer.error === undefined ? resolve(answer) : reject(remoteError(answer, body))),
         reject,
       });
       socket.write(`${JSON.stringify({ ...body, ref })}\n`);
@@ -146,4 +146,11 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     this.devices.clear();
     for (const device of devices) device.lost?.();
   }
+}
+
+/** The network's refusal as the in-process network would have thrown it. */
+function remoteError(answer: Record<string, unknown>, body: Record<string, unknown>): Error {
+  if (answer.error === 'NotConnectedError') return new NotConnectedError(String(body.phone ?? body.to));
+  if (answer.error === 'NotGroupMemberError') return Object.assign(new NotGroupMemberError('', ''), { message: String(answer.message) });
+  return new Error(String(answer.message));
 }

@@ -4,9 +4,9 @@ import type { E164 } from '../../domain/phone.ts';
 import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { Group } from '../../domain/groups.ts';
-import { EngineSendError } from '../engine.ts';
+import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
-import { NotConnectedError, type NetworkAction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
+import { NotConnectedError, NotGroupMemberError, type NetworkAction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
   events: EngineEvents;
@@ -79,6 +79,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
           await events.incomingAction({
             toPhone: number.phone, actorPhone: message.from as E164, actorLid: null, fromMe: false,
             targetEngineId: message.action.target, action: engineAction(message.action, message.text), at: new Date(message.sentAt),
+            ...(message.group !== undefined && { groupId: message.group.id }),
           });
           return;
         }
@@ -94,6 +95,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
           engineMessageId: message.id,
           receivedAt: new Date(message.sentAt),
           ...(message.quoted !== undefined && { quotedEngineId: message.quoted }),
+          ...(message.group !== undefined && { group: message.group }),
         });
       },
       receipt: (receipt) => {
@@ -129,25 +131,26 @@ export class SandboxEngine implements Engine, InboundSimulator {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const { media, replyTo } = request;
-    await this.announce(request.toPhone);
-    return this.onConnection(number, (connection) =>
-      connection.send(request.toPhone, request.text, media === undefined ? undefined : () => networkMedia(media), replyTo === undefined ? undefined : { quoted: replyTo.engineMessageId }),
-    );
+    const to = isGroupMessage(request) ? request.toGroup : request.toPhone;
+    if (!isGroupMessage(request)) await this.announce(request.toPhone);
+    const extras = { ...(replyTo !== undefined && { quoted: replyTo.engineMessageId }), ...(isGroupMessage(request) && { mentions: [...request.mentions] }) };
+    return this.onConnection(number, (connection) => connection.send(to, request.text, media === undefined ? undefined : () => networkMedia(media), extras));
   }
 
   /** A reaction, edit or revocation travels as a message of its own that names its target. */
   async sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
     const text = action.kind === 'edit' ? action.text : '';
     const carried = { kind: action.kind, target: target.engineMessageId, ...(action.kind === 'react' && { emoji: action.emoji }) };
-    await this.announce(target.chatPhone);
-    return this.onConnection(number, (connection) => connection.send(target.chatPhone, text, undefined, { action: carried }));
+    if (target.groupId === undefined) await this.announce(target.chatPhone);
+    return this.onConnection(number, (connection) => connection.send(target.groupId ?? target.chatPhone, text, undefined, { action: carried }));
   }
 
   async markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
     const first = targets[0];
     if (first === undefined) return;
     await this.onConnection(number, async (connection) => {
-      await connection.markRead(first.chatPhone, targets.map((target) => target.engineMessageId));
+      // In a group, the receipt goes to the member who wrote the message.
+      await connection.markRead(first.groupId === undefined ? first.chatPhone : first.participant ?? first.chatPhone, targets.map((target) => target.engineMessageId));
       return { id: '' };
     });
   }
@@ -182,6 +185,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
       return { engineMessageId: sent.id, lease: session.lease };
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', error.message, 'disconnected');
+      if (error instanceof NotGroupMemberError) throw new EngineSendError('not_group_member', error.message);
       throw error;
     }
   }
@@ -213,6 +217,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
   /** Groups live on the simulated network, which any connected sandbox number may ask. */
   async createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
     this.assertConnected(number);
+    // Sandbox numbers added to the group get its messages even before their first connection.
+    for (const phone of participants) await this.announce(phone);
     return this.options.network.createGroup(number.phone, subject, participants);
   }
 
@@ -262,7 +268,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
     let id: string;
     try {
       const carried = media === undefined ? undefined : { ...(await networkMedia(media)), ...(incoming.failedDownloads && { failedDownloads: incoming.failedDownloads }) };
-      ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured, incoming.quotedEngineId === undefined ? undefined : { quoted: incoming.quotedEngineId }));
+      const extras = incoming.quotedEngineId === undefined ? undefined : { quoted: incoming.quotedEngineId };
+      ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured, extras, incoming.groupId));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
       throw error;

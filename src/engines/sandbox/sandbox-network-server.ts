@@ -16,7 +16,7 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  *
  * Requests carry `ref` and are answered with the same `ref`:
  *   connect {phone, node} · disconnect {phone} · send {phone, to, text, media?} ·
- *   inject {from, to, text, media?, structured?} ·
+ *   inject {from, to, text, media?, structured?, in_group?} ·
  *   stored {id} (the node has stored incoming message id) · journal {}
  * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone}
  */
@@ -43,7 +43,7 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         socket.destroy();
         return;
       }
-      void handle(request).catch((error: unknown) => answer(request.ref, { error: error instanceof Error ? error.name : 'Error', message: String(error) }));
+      void handle(request).catch((error: unknown) => answer(request.ref, { error: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error) }));
     });
     const handle = async (request: Record<string, unknown>) => {
       const phone = String(request.phone ?? '');
@@ -82,7 +82,7 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         case 'inject':
           return answer(
             request.ref,
-            await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined, networkExtras(request)),
+            await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined, networkExtras(request), typeof request.in_group === 'string' ? request.in_group : undefined),
           );
         case 'group_create':
           return answer(request.ref, { group: await network.createGroup(phone, String(request.subject), Array.isArray(request.participants) ? request.participants.map(String) : []) });
@@ -134,6 +134,7 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
 function networkExtras(request: Record<string, unknown>): NetworkExtras {
   const extras: NetworkExtras = {};
   if (typeof request.quoted === 'string') extras.quoted = request.quoted;
+  if (Array.isArray(request.mentions)) extras.mentions = request.mentions.map(String);
   const action = request.action as Record<string, unknown> | undefined;
   if (typeof action === 'object' && action !== null && typeof action.target === 'string' && (action.kind === 'react' || action.kind === 'edit' || action.kind === 'revoke')) {
     extras.action = { kind: action.kind, target: action.target, ...(typeof action.emoji === 'string' && { emoji: action.emoji }) };

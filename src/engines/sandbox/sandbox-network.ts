@@ -1,7 +1,7 @@
 import { monotonicFactory } from 'ulid';
 import { randomFraction } from '../../domain/ids.ts';
 import type { StructuredContent } from '../../domain/structured-content.ts';
-import type { Group } from '../../domain/groups.ts';
+import { isGroupId, type Group } from '../../domain/groups.ts';
 import { SandboxGroups } from './sandbox-groups.ts';
 
 /** A message on the simulated network, as the receiving device gets it. */
@@ -18,6 +18,10 @@ export interface NetworkMessage {
   quoted?: string;
   /** What this message does to an earlier one of the chat, rather than being one itself. */
   action?: NetworkAction;
+  /** The group it was written in: each member's device gets its own copy, with this. */
+  group?: { id: string; subject: string };
+  /** The members it mentions, by phone. */
+  mentions?: string[];
 }
 
 /** A reaction to `target` (an empty emoji takes it away), an edit of it (to the message's text), or its revocation. */
@@ -27,8 +31,8 @@ export interface NetworkAction {
   emoji?: string;
 }
 
-/** A message's extras on the way out: its quote, or the action it carries. */
-export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action'>;
+/** A message's extras on the way out: its quote, the action it carries, the members it mentions. */
+export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action' | 'mentions'>;
 
 /** A file on the simulated network: carried with its message, base64 so that it crosses the shared network's JSON lines as it is. */
 export interface NetworkMedia {
@@ -79,8 +83,12 @@ export interface SandboxNetworkPort {
   createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group>;
   groupsOf(phone: string): Promise<Group[]>;
   groupSeenBy(phone: string, id: string): Promise<Group | undefined>;
-  /** Delivers a message from any phone to `to`, resolving with its id once the recipient stored it. */
-  inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }>;
+  /**
+   * Delivers a message from any phone to `to`, resolving with its id once the recipient stored
+   * it. With `inGroup`, the phone writes in that group (both must be members), and every other
+   * member gets the message too.
+   */
+  inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }>;
 }
 
 export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver' | 'read';
@@ -96,6 +104,14 @@ export interface JournalEntry {
   id?: string;
   to?: string;
   text?: string;
+}
+
+/** A send to (or in) a group by a phone that is not one of its members. */
+export class NotGroupMemberError extends Error {
+  constructor(phone: string, group: string) {
+    super(`${phone} is not a member of group ${group}.`);
+    this.name = 'NotGroupMemberError';
+  }
 }
 
 export class NotConnectedError extends Error {
@@ -192,8 +208,15 @@ export class SandboxNetwork implements SandboxNetworkPort {
     return this.groups.seenBy(phone, id);
   }
 
-  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras): Promise<{ id: string }> {
+  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }> {
     const message = { ...this.newMessage(from, to, text, media, extras), ...(structured !== undefined && { structured }) };
+    if (inGroup !== undefined) {
+      const group = this.groups.seenBy(from, inGroup);
+      if (group === undefined || !group.participants.some((member) => member.phone === to)) throw new NotGroupMemberError(group === undefined ? from : to, inGroup);
+      message.group = { id: group.id, subject: group.subject };
+      // The other members get theirs as a real group's would; the simulated phone waits for `to` alone.
+      void this.fanOut(message, group, to);
+    }
     this.record({ kind: 'send', phone: from, node: 'simulator', id: message.id, to, text });
     const delivered = await this.deliver(message, true);
     if (!delivered) throw new NotConnectedError(to);
@@ -212,6 +235,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
 
   private async send(connection: LiveConnection, to: string, text: string, readMedia?: () => Promise<NetworkMedia>, extras?: NetworkExtras): Promise<{ id: string }> {
     if (!connection.open) throw new NotConnectedError(connection.phone);
+    if (isGroupId(to)) return this.sendToGroup(connection, to, text, readMedia, extras);
     const media = readMedia !== undefined && this.known.has(to) ? await readMedia() : undefined;
     const message = this.newMessage(connection.phone, to, text, media, extras);
     this.record({ kind: 'send', phone: connection.phone, node: connection.node, id: message.id, to, text });
@@ -226,6 +250,32 @@ export class SandboxNetwork implements SandboxNetworkPort {
     // acknowledges it; a recipient that is away gets it when it connects again.
     await this.deliver(message, false);
     return { id: message.id };
+  }
+
+  /**
+   * A group message goes to every member but the sender, each member's device getting its own
+   * copy as on WhatsApp. The send waits for the gateway's members to store theirs (briefly, as
+   * for one recipient), and the sender hears one delivery receipt for the group.
+   */
+  private async sendToGroup(connection: LiveConnection, groupId: string, text: string, readMedia?: () => Promise<NetworkMedia>, extras?: NetworkExtras): Promise<{ id: string }> {
+    const sender = connection.phone;
+    const group = this.groups.seenBy(sender, groupId);
+    if (group === undefined) throw new NotGroupMemberError(sender, groupId);
+    const anyKnown = group.participants.some((member) => member.phone !== sender && this.known.has(member.phone!));
+    const media = readMedia !== undefined && anyKnown ? await readMedia() : undefined;
+    const message = { ...this.newMessage(sender, groupId, text, media, extras), group: { id: group.id, subject: group.subject } };
+    this.record({ kind: 'send', phone: sender, node: connection.node, id: message.id, to: groupId, text });
+    await this.fanOut(message, group, sender);
+    if (message.action === undefined) setImmediate(() => this.acknowledge(sender, message.id));
+    return { id: message.id };
+  }
+
+  /** Hands each member of the gateway but `except` its copy of a group message; phones outside need nothing. */
+  private async fanOut(message: NetworkMessage, group: Group, except: string): Promise<void> {
+    const copies = group.participants
+      .filter((member) => member.phone !== null && member.phone !== except && member.phone !== message.from && this.known.has(member.phone))
+      .map((member) => this.deliver({ ...message, to: member.phone! }, false));
+    await Promise.all(copies);
   }
 
   /**
@@ -301,7 +351,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
         if (queue!.length === 0) this.waiting.delete(phone);
         this.record({ kind: 'deliver', phone, node: connection.node, id: pending.message.id });
         pending.settle(true);
-        if (pending.message.from !== phone && pending.message.action === undefined) this.acknowledge(pending.message.from, pending.message.id);
+        // A group message's sender hears one receipt for the group, when it is handed out.
+        if (pending.message.from !== phone && pending.message.action === undefined && pending.message.group === undefined) this.acknowledge(pending.message.from, pending.message.id);
         this.flushWaiting(phone);
       },
       () => {
@@ -339,6 +390,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
       ...(media !== undefined && { media }),
       ...(extras?.quoted !== undefined && { quoted: extras.quoted }),
       ...(extras?.action !== undefined && { action: extras.action }),
+      ...(extras?.mentions !== undefined && extras.mentions.length > 0 && { mentions: [...extras.mentions] }),
     };
   }
 

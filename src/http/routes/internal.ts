@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
-import { parseMessageInput } from '../message-input.ts';
+import { parseSendInput } from '../message-input.ts';
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import { NodeCallVerifier } from '../../cluster/node-client.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
@@ -38,7 +38,7 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
 
   app.post<{ Body: ForwardedSend }>('/internal/send', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
     const forwarded = request.body;
-    const input = parseMessageInput(forwarded.body as never, gateway.config.maxMessageLength);
+    const input = parseSendInput(forwarded.body as never, gateway.config.maxMessageLength);
     const key = forwarded.idempotency_key === null ? undefined : parseIdempotencyKey(forwarded.idempotency_key);
     const answer = await sendHere(gateway, forwarded.account_id, input, key);
     if (answer.replayed) void reply.header('Idempotent-Replayed', 'true');

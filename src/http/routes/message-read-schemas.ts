@@ -4,7 +4,7 @@ import { messageResponseFields, structuredFields } from '../schemas.ts';
 /** A stored message, sent or received, as GET /messages lists it. */
 export const storedMessageSchema = {
   type: 'object',
-  required: ['message_id', 'created_at', 'direction', 'from_phone', 'from_lid', 'to_phone', 'message', 'content_kind', 'reply_to', 'status', 'status_history', 'edited_at', 'revoked_at'],
+  required: ['message_id', 'created_at', 'direction', 'from_phone', 'from_lid', 'to_phone', 'group', 'message', 'content_kind', 'reply_to', 'status', 'status_history', 'edited_at', 'revoked_at'],
   properties: {
     ...messageResponseFields,
     direction: { type: 'string', enum: ['outbound', 'inbound'] },

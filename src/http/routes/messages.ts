@@ -2,9 +2,11 @@ import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { parseMessageInput, parseSandboxReceiveInput, presentMessage, type MediaInput } from '../message-input.ts';
+import { parseSandboxReceiveInput, parseSendInput, presentMessage, type MediaInput, type SendInput } from '../message-input.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message } from '../../domain/model.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { SendRequest } from '../../messaging/send-message.ts';
 import { callNode } from '../../cluster/node-client.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
@@ -35,7 +37,7 @@ export interface SendAnswer {
 }
 
 /** The send as this node makes it, once it serves from_phone (or no node does and it answers why). */
-export async function sendHere(gateway: Gateway, accountId: string, input: ReturnType<typeof parseMessageInput>, idempotencyKey: string | undefined): Promise<SendAnswer> {
+export async function sendHere(gateway: Gateway, accountId: string, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
   // A replay of a send with a file is answered before the file is stored again; only a URL's
   // bytes are unknown until fetched, so those sends reach the claim after their fetch.
   if (idempotencyKey !== undefined && input.media !== undefined) {
@@ -43,10 +45,10 @@ export async function sendHere(gateway: Gateway, accountId: string, input: Retur
     if (known !== undefined) return known;
   }
   const media = input.media === undefined ? undefined : await resolveMedia(gateway, accountId, input.media);
-  const sendRequest = {
+  const sendRequest: SendRequest = {
     accountId,
     fromPhone: input.fromPhone,
-    toPhone: input.toPhone,
+    ...recipientOf(input),
     text: input.text,
     media,
     mediaFingerprint: media === undefined ? undefined : mediaFingerprint(media.sha256, input.media!),
@@ -74,14 +76,19 @@ export async function resolveMedia(gateway: Gateway, accountId: string, input: M
  * without storing or fetching anything; undefined when the request is to be sent, or when its
  * file comes by URL and only the fetch can tell whether it is the same request.
  */
-async function answerKnownKey(gateway: Gateway, accountId: string, input: ReturnType<typeof parseMessageInput>, idempotencyKey: string): Promise<SendAnswer | undefined> {
+async function answerKnownKey(gateway: Gateway, accountId: string, input: SendInput, idempotencyKey: string): Promise<SendAnswer | undefined> {
   const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(gateway, accountId, input.media);
   if (input.media !== undefined && fingerprint === undefined) return undefined;
   const known = await gateway.idempotentSender.answerFromRecord(
-    { accountId, fromPhone: input.fromPhone, toPhone: input.toPhone, text: input.text, mediaFingerprint: fingerprint, replyTo: input.replyTo },
+    { accountId, fromPhone: input.fromPhone, ...recipientOf(input), text: input.text, mediaFingerprint: fingerprint, replyTo: input.replyTo },
     idempotencyKey,
   );
   return known === undefined ? undefined : { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
+}
+
+/** The send's recipient: a phone, or a group with the members it mentions. */
+function recipientOf(input: SendInput): { toPhone: E164 } | { toGroup: string; mentions: readonly E164[] } {
+  return input.toGroup === undefined ? { toPhone: input.toPhone } : { toGroup: input.toGroup, mentions: input.mentions };
 }
 
 /** Where answers say a file is downloaded: under WAGW_PUBLIC_URL when it is set. */
@@ -113,7 +120,7 @@ async function mediaFingerprintOf(gateway: Gateway, accountId: string, input: Me
 async function routeSend(
   gateway: Gateway,
   scope: AccountScope,
-  input: ReturnType<typeof parseMessageInput>,
+  input: SendInput,
   idempotencyKey: string | undefined,
   forward: object,
 ): Promise<SendAnswer> {
@@ -168,7 +175,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
         },
       },
       async (request, reply) => {
-        const input = parseMessageInput(request.body, maxLength);
+        const input = parseSendInput(request.body, maxLength);
         const idempotencyKey = parseIdempotencyKey(request.headers['idempotency-key']);
         const scope = keyScope(request);
         const answer = await routeSend(gateway, scope, input, idempotencyKey, {
@@ -214,6 +221,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
           text: input.text,
           ...(media !== undefined && { media, failedDownloads: input.failedDownloads }),
           ...(input.structured !== undefined && { structured: input.structured }),
+          ...(input.groupId !== undefined && { groupId: input.groupId }),
         }, input.replyTo);
         return presentMessage(message, message.mediaId === null ? undefined : await gateway.media.find(scope.accountId, message.mediaId, 'media'), addressesOf(gateway));
       },

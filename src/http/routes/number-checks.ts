@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { notOwned, onNumberOwner, type OwnerAnswer } from './owner-calls.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
-import { parsePhoneList } from '../../messaging/number-checks.ts';
+import { parseCheckedPhones } from '../../messaging/number-checks.ts';
 import { parsePhoneField } from '../message-input.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponses } from '../schemas.ts';
@@ -48,7 +48,7 @@ export type CheckAnswer = OwnerAnswer;
 /** The check where from_phone's session runs: on this node, or forwarded to the node that serves it. */
 export async function checkHere(gateway: Gateway, scope: AccountScope, body: CheckNumbersBody): Promise<CheckAnswer> {
   const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
-  const phones = parsePhoneList(body.phones);
+  const phones = parseCheckedPhones(body.phones);
   const number = await gateway.numbers.findNumber(scope, fromPhone).catch(notOwned);
   const results = await gateway.numberChecks.check(number, phones);
   return { statusCode: 200, body: { results: results.map((result) => ({ phone: result.phone, on_whatsapp: result.exists, wa_id: result.waId, cached: result.cached })) } };
@@ -85,6 +85,6 @@ export function registerNumberCheckRoutes(app: FastifyInstance, gateway: Gateway
 
 function routeCheck(gateway: Gateway, scope: AccountScope, body: CheckNumbersBody): Promise<CheckAnswer> {
   const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
-  parsePhoneList(body.phones);
+  parseCheckedPhones(body.phones);
   return onNumberOwner(gateway, scope, fromPhone, () => checkHere(gateway, scope, body), '/internal/check_numbers', body);
 }

@@ -1,6 +1,7 @@
 import type { Message, MessageDirection, MessageStatus } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
 import { toMessage } from './messages.ts';
+import { withGroup } from './groups.ts';
 
 // GET /messages and the dashboard's list: an account's messages a page at a time, newest first,
 // each through an index ordered by time (migration 0014), with what it quotes.
@@ -53,13 +54,14 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
     .with('page', () => page)
     .selectFrom('page')
     .leftJoin('message_replies', 'message_replies.message_id', 'page.id')
+    .leftJoin('message_groups', 'message_groups.message_id', 'page.id')
     .selectAll('page')
-    .select(['message_replies.quoted_message_id', 'message_replies.quoted_engine_id'])
+    .select(['message_replies.quoted_message_id', 'message_replies.quoted_engine_id', 'message_groups.group_id', 'message_groups.group_subject'])
     .orderBy('page.created_at', 'desc')
     .orderBy('page.id', 'desc')
     .execute();
   return rows.map((row) => ({
-    ...toMessage(row),
+    ...withGroup(toMessage(row), row.group_id, row.group_subject),
     replyTo: row.quoted_engine_id === null ? null : { messageId: row.quoted_message_id, engineMessageId: row.quoted_engine_id },
   }));
 }

@@ -1,5 +1,7 @@
 import type { Message, MessageContentKind, MessageDirection, MessageStatus } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
+import { isGroupId } from '../../domain/groups.ts';
+import { withGroup } from './groups.ts';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
@@ -8,15 +10,22 @@ import { reserveMonthlyUnit, takeUnitStatement } from './usage.ts';
 import type { Executor } from '../database.ts';
 import type { Database, MessageRow } from '../schema.ts';
 
+/**
+ * A message we sent to a group stores the group's id as its recipient, so that everything
+ * reading the row alone (receipts above all) knows its chat; the domain's `toPhone` of such a
+ * message is our own number, and the subject comes from message_groups where it is read.
+ */
 export function toMessage(row: MessageRow): Message {
+  const sentToGroup = row.direction === 'outbound' && isGroupId(row.to_phone);
   return {
+    ...(sentToGroup && { group: { id: row.to_phone, subject: null } }),
     id: row.id,
     accountId: row.account_id,
     numberId: row.number_id,
     direction: row.direction as MessageDirection,
     fromPhone: row.from_phone as E164 | null,
     fromLid: row.from_lid,
-    toPhone: row.to_phone as E164,
+    toPhone: (sentToGroup ? row.from_phone : row.to_phone) as E164,
     text: row.text,
     contentKind: row.content_kind as MessageContentKind,
     mediaId: row.media_id,
@@ -123,7 +132,7 @@ export function messageRow(message: Message): NewMessageValues {
     direction: message.direction,
     from_phone: message.fromPhone,
     from_lid: message.fromLid,
-    to_phone: message.toPhone,
+    to_phone: message.direction === 'outbound' && message.group != null ? message.group.id : message.toPhone,
     text: message.text,
     content_kind: message.contentKind,
     media_id: message.mediaId,
@@ -228,9 +237,16 @@ export async function updateMessageStatus(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** The message, with the group chat it belongs to when it is a group message. */
 export async function findMessageById(db: Executor, id: string): Promise<Message | undefined> {
-  const row = await db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && toMessage(row);
+  const row = await db
+    .selectFrom('messages')
+    .leftJoin('message_groups', 'message_groups.message_id', 'messages.id')
+    .selectAll('messages')
+    .select(['message_groups.group_id', 'message_groups.group_subject'])
+    .where('messages.id', '=', id)
+    .executeTakeFirst();
+  return row && withGroup(toMessage(row), row.group_id, row.group_subject);
 }
 
 /** An incoming message of the number by WhatsApp's (or the sandbox network's) id for it. */
@@ -322,7 +338,7 @@ export async function findOutboundStatus(db: Executor, sent: SentMessageKey): Pr
 export async function listInterruptedSends(
   db: Executor,
   createdBefore: Date,
-): Promise<{ id: string; accountId: string; fromPhone: E164; toPhone: E164; createdAt: number }[]> {
+): Promise<(Pick<Message, 'id' | 'accountId' | 'toPhone' | 'direction' | 'group'> & { fromPhone: E164; createdAt: number })[]> {
   const rows = await db
     .selectFrom('messages')
     .select(['id', 'account_id', 'from_phone', 'to_phone', 'created_at'])
@@ -333,9 +349,12 @@ export async function listInterruptedSends(
   return rows.map((row) => ({
     id: row.id,
     accountId: row.account_id,
+    direction: 'outbound' as const,
     // Outbound rows always carry our own number as the sender; only inbound ones may lack it.
     fromPhone: row.from_phone as E164,
-    toPhone: row.to_phone as E164,
+    // A group send's recipient column holds the group (see toMessage).
+    toPhone: (isGroupId(row.to_phone) ? row.from_phone : row.to_phone) as E164,
+    group: isGroupId(row.to_phone) ? { id: row.to_phone, subject: null } : null,
     createdAt: row.created_at,
   }));
 }

@@ -5,6 +5,7 @@ import type { Database } from '../schema.ts';
 import { insertMessages } from './message-batches.ts';
 import { insertMessageWithUnit } from './messages.ts';
 import { takeMonthlyUnits } from './usage.ts';
+import { insertMessageGroups } from './groups.ts';
 
 export interface UnitTerms {
   period: string;
@@ -67,14 +68,20 @@ class SendUnits implements BatchStep {
 
   async finish(trx: Transaction<Database>): Promise<void> {
     for (const { accountId, terms, messages, admissions } of this.byAccount.values()) {
+      let admitted: Message[];
       if (messages.length === 1) {
         // Alone, the unit and the row are one statement on PostgreSQL: the fewest round trips.
-        admissions[0]!.decide(await insertMessageWithUnit(trx, messages[0]!, terms));
-        continue;
+        const alone = await insertMessageWithUnit(trx, messages[0]!, terms);
+        admissions[0]!.decide(alone);
+        admitted = alone ? messages : [];
+      } else {
+        const taken = await takeMonthlyUnits(trx, accountId, terms.period, terms.limit, messages.length);
+        admitted = messages.slice(0, taken);
+        await insertMessages(trx, admitted);
+        admissions.forEach((admission, index) => admission.decide(index < taken));
       }
-      const taken = await takeMonthlyUnits(trx, accountId, terms.period, terms.limit, messages.length);
-      await insertMessages(trx, messages.slice(0, taken));
-      admissions.forEach((admission, index) => admission.decide(index < taken));
+      // A group send names its group from the start, so that even a failed one shows where it went.
+      await insertMessageGroups(trx, admitted);
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { Webhook, WebhookEventType } from '../../domain/webhooks.ts';
+import { isMessageScope, type MessageScope, type Webhook, type WebhookEventType } from '../../domain/webhooks.ts';
 import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { WebhookRow } from '../schema.ts';
@@ -10,6 +10,7 @@ export function toWebhook(row: WebhookRow): Webhook {
     accountId: row.account_id,
     url: row.url,
     eventTypes: row.event_types.split(',').filter(Boolean) as WebhookEventType[],
+    messageScope: isMessageScope(row.message_scope) ? row.message_scope : 'direct',
     enabled: row.enabled === 1,
     disabledReason: row.disabled_reason,
     failingSince: row.failing_since === null ? null : new Date(row.failing_since),
@@ -32,6 +33,7 @@ export async function insertWebhook(db: Executor, webhook: Webhook, sealedSecret
       account_id: webhook.accountId,
       url: webhook.url,
       event_types: webhook.eventTypes.join(','),
+      message_scope: webhook.messageScope,
       enabled: webhook.enabled ? 1 : 0,
       secret_ciphertext: sealedSecret,
       previous_secret_ciphertext: null,
@@ -88,7 +90,7 @@ export async function listWebhooks(db: Executor, accountId: string): Promise<Web
 // named, not *, so that a prepared statement survives a migration adding one (ADR 0011).
 const WEBHOOK_COLUMNS = [
   'id', 'account_id', 'url', 'event_types', 'enabled', 'secret_ciphertext', 'previous_secret_ciphertext',
-  'previous_secret_expires_at', 'disabled_reason', 'failing_since', 'created_at', 'updated_at',
+  'previous_secret_expires_at', 'disabled_reason', 'failing_since', 'created_at', 'updated_at', 'message_scope',
 ] as const;
 
 const selectEnabledWebhooks = compiledStatement((db, v: { accountId: string }) =>
@@ -108,6 +110,7 @@ export async function listEnabledWebhooks(db: Executor, accountId: string): Prom
 export interface WebhookChanges {
   url?: string;
   eventTypes?: WebhookEventType[];
+  messageScope?: MessageScope;
   enabled?: boolean;
   disabledReason?: string | null;
 }
@@ -119,6 +122,7 @@ export async function updateWebhook(db: Executor, id: string, changes: WebhookCh
       updated_at: at.getTime(),
       ...(changes.url !== undefined && { url: changes.url }),
       ...(changes.eventTypes !== undefined && { event_types: changes.eventTypes.join(',') }),
+      ...(changes.messageScope !== undefined && { message_scope: changes.messageScope }),
       ...(changes.enabled !== undefined && { enabled: changes.enabled ? 1 : 0 }),
       ...(changes.enabled === true && { failing_since: null }),
       ...(changes.disabledReason !== undefined && { disabled_reason: changes.disabledReason }),

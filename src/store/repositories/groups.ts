@@ -1,0 +1,94 @@
+import type { Group } from '../../domain/groups.ts';
+import { roleOf } from '../../domain/groups.ts';
+import type { Message, MessageGroup, WhatsAppNumber } from '../../domain/model.ts';
+import type { Executor } from '../database.ts';
+
+// Groups as the database knows them: the group chat of each group message, and each number's
+// groups as it last saw them (migration 0016, ADR 0023).
+
+/** A group as one of our numbers last saw it, without its participants. */
+export interface KnownGroup {
+  groupId: string;
+  subject: string;
+  size: number;
+  isAdmin: boolean;
+  /** False once the number left the group or was removed from it. */
+  isMember: boolean;
+  updatedAt: Date;
+}
+
+/** Records which group a message was written in, with the subject the group had then. */
+export async function insertMessageGroups(db: Executor, messages: readonly Message[]): Promise<void> {
+  const rows = messages.flatMap((message) =>
+    message.group == null ? [] : [{ message_id: message.id, account_id: message.accountId, group_id: message.group.id, group_subject: message.group.subject ?? '' }],
+  );
+  if (rows.length > 0) await db.insertInto('message_groups').values(rows).execute();
+}
+
+/** The message with the group chat a joined message_groups row names, when there is one. */
+export function withGroup<T extends Message>(message: T, groupId: string | null, subject: string | null): T {
+  return groupId === null ? message : { ...message, group: { id: groupId, subject } };
+}
+
+/** The group of each of the messages that belongs to one. */
+export async function findMessageGroups(db: Executor, messageIds: readonly string[]): Promise<Map<string, MessageGroup>> {
+  if (messageIds.length === 0) return new Map();
+  const rows = await db.selectFrom('message_groups').select(['message_id', 'group_id', 'group_subject']).where('message_id', 'in', messageIds).execute();
+  return new Map(rows.map((row) => [row.message_id, { id: row.group_id, subject: row.group_subject }]));
+}
+
+/**
+ * Remembers groups as `number` sees them now. With `allGroupIds`, the number is in those groups
+ * alone, and any other it was in is marked left.
+ */
+export async function rememberGroups(db: Executor, number: WhatsAppNumber, groups: readonly Group[], at: Date, allGroupIds?: readonly string[]): Promise<void> {
+  for (const group of groups) {
+    const values = {
+      subject: group.subject,
+      size: group.participants.length,
+      is_admin: roleOf(group, number.phone) === 'admin' || roleOf(group, number.phone) === 'superadmin' ? 1 : 0,
+      is_member: roleOf(group, number.phone) === undefined ? 0 : 1,
+      updated_at: at.getTime(),
+    };
+    await db
+      .insertInto('number_groups')
+      .values({ number_id: number.id, account_id: number.accountId, group_id: group.id, ...values })
+      .onConflict((conflict) => conflict.columns(['number_id', 'group_id']).doUpdateSet(values))
+      .execute();
+  }
+  if (allGroupIds !== undefined) {
+    let query = db.updateTable('number_groups').set({ is_member: 0, is_admin: 0, updated_at: at.getTime() }).where('number_id', '=', number.id).where('is_member', '=', 1);
+    if (allGroupIds.length > 0) query = query.where('group_id', 'not in', allGroupIds);
+    await query.execute();
+  }
+}
+
+/** Notes that the number is no longer in the group (it left, or was removed). */
+export async function forgetMembership(db: Executor, number: WhatsAppNumber, groupId: string, at: Date): Promise<void> {
+  await db.updateTable('number_groups').set({ is_member: 0, is_admin: 0, updated_at: at.getTime() }).where('number_id', '=', number.id).where('group_id', '=', groupId).execute();
+}
+
+/** Whether any number of the account is or was in the group: only then may the account learn that it exists. */
+export async function accountKnowsGroup(db: Executor, accountId: string, groupId: string): Promise<boolean> {
+  const row = await db.selectFrom('number_groups').select('group_id').where('account_id', '=', accountId).where('group_id', '=', groupId).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The groups the number is in, as it last saw them, by subject. */
+export async function listKnownGroups(db: Executor, numberId: string): Promise<KnownGroup[]> {
+  const rows = await db.selectFrom('number_groups').selectAll().where('number_id', '=', numberId).where('is_member', '=', 1).orderBy('subject').orderBy('group_id').execute();
+  return rows.map((row) => ({
+    groupId: row.group_id,
+    subject: row.subject,
+    size: row.size,
+    isAdmin: row.is_admin === 1,
+    isMember: row.is_member === 1,
+    updatedAt: new Date(Number(row.updated_at)),
+  }));
+}
+
+/** The subject the number last saw the group under, if it knows the group. */
+export async function knownSubject(db: Executor, numberId: string, groupId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('number_groups').select('subject').where('number_id', '=', numberId).where('group_id', '=', groupId).executeTakeFirst();
+  return row?.subject;
+}
