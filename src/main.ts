@@ -16,6 +16,7 @@ import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
 import { MessageActionService } from './messaging/message-actions.ts';
 import { GroupService } from './messaging/groups.ts';
+import { GroupChangeService } from './messaging/group-changes.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
@@ -200,11 +201,13 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   // The supervisor needs the engines and the engines report to the supervisor; the events
   // object closes over a variable so that both can be built in one pass.
   let supervisor: SessionSupervisor | undefined;
+  let groupChanges: GroupChangeService | undefined;
   const events: EngineEvents = {
     incomingMessage: (event) => receiver.receive(event),
     sessionStatusChanged: (event) => supervisor!.recordSessionStatus(event),
     receipt: (event) => receiver.recordReceipt(event),
     incomingAction: (event) => incomingActions.record(event),
+    groupChanged: (event) => groupChanges!.record(event),
   };
   // Each engine gets its own view of the events, so that what it receives is counted under its name.
   const eventsFrom = (engine: EngineKind): EngineEvents => ({
@@ -241,6 +244,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const authenticator = new ApiKeyAuthenticator(store, logger);
   const linking = new NumberLinkingService(supervisor, logger);
   const groups = new GroupService(store, supervisor);
+  groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups);
   const typing = new TypingService(supervisor, config.typingMs);
   const messageActions = new MessageActionService(store, committer, supervisor);

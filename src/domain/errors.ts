@@ -39,6 +39,7 @@ export const errorCatalogue = {
   invalid_api_key: { publicApi: true, status: 401, meaning: 'The API key is malformed, unknown or revoked.' },
   phone_not_owned: { publicApi: true, status: 403, meaning: 'The number is not one of the key\'s account (or not a sandbox number, for the sandbox).', details: FIELD },
   not_group_member: { publicApi: true, status: 403, meaning: '`from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it.', details: { ...FIELD, group_id: 'the group' } },
+  not_group_admin: { publicApi: true, status: 403, meaning: '`from_phone` is a member of the group but not an admin, and only admins may change it.', details: { group_id: 'the group' } },
   not_found: { publicApi: true, status: 404, meaning: 'There is no such path or method.' },
   message_not_found: { publicApi: true, status: 404, meaning: 'There is no such message in your account.', details: FIELD },
   group_not_found: { publicApi: true, status: 404, meaning: '`from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to.', details: FIELD },

@@ -34,3 +34,56 @@ export function isGroupId(value: string): boolean {
 export function roleOf(group: Group, phone: E164): GroupRole | undefined {
   return group.participants.find((participant) => participant.phone === phone)?.role;
 }
+
+/** What an admin does to participants. */
+export type ParticipantAction = 'add' | 'remove' | 'promote' | 'demote';
+export const participantActions: readonly ParticipantAction[] = ['add', 'remove', 'promote', 'demote'];
+
+/**
+ * What became of one participant of an admin's change: done, or why not. WhatsApp refuses an add
+ * per person: a privacy setting that allows only contacts to add them, a phone that left too
+ * recently, a phone without WhatsApp.
+ */
+export type ParticipantOutcome = 'done' | 'already_member' | 'not_member' | 'privacy_restricted' | 'recently_left' | 'not_on_whatsapp' | 'refused';
+
+export interface ParticipantResult {
+  phone: E164;
+  outcome: ParticipantOutcome;
+}
+
+/** A group's subject and description, as an admin changes them (null clears the description). */
+export interface GroupSettings {
+  subject?: string;
+  description?: string | null;
+}
+
+/** Someone in a group, as a change names them: by phone, or by LID when the phone is unknown. */
+export interface GroupMember {
+  phone: E164 | null;
+  lid: string | null;
+}
+
+/**
+ * What changed in a group: participants added by an admin, joined by link, removed, left,
+ * promoted or demoted; or its subject or description.
+ */
+export type GroupChangeKind = 'added' | 'joined' | 'removed' | 'left' | 'promoted' | 'demoted' | 'subject' | 'description';
+
+export interface GroupChange {
+  groupId: string;
+  kind: GroupChangeKind;
+  /** Those the change is about (empty for a subject or description change). */
+  participants: GroupMember[];
+  /** The new subject, for a subject change; with others, the group's subject where the engine knows it. */
+  subject?: string;
+  /** The new description (null when cleared), for a description change. */
+  description?: string | null;
+  /** Who made the change, when WhatsApp says. */
+  actor: GroupMember | null;
+  at: Date;
+}
+
+/** WhatsApp cuts a group description at 2,048 characters. */
+export const MAX_GROUP_DESCRIPTION_LENGTH = 2048;
+/** The most participants one change names. */
+export const MAX_PARTICIPANTS_PER_CHANGE = 50;

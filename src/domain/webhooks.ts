@@ -1,8 +1,9 @@
 import { presentStructured } from './structured-content.ts';
+import type { GroupChange } from './groups.ts';
 import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type MessageGroup, type QuotedMessage, type SessionStatus } from './model.ts';
 
-export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status'] as const;
+export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 /**
  * What a delivery can carry: a subscribable event, the test event an operator sends, or
@@ -31,11 +32,11 @@ export function isMessageScope(value: string): value is MessageScope {
 }
 
 /**
- * Whether a webhook of `scope` receives the event: a message event (anything naming a
- * `group` key, null for a direct chat) goes by its chat; the other events go to every scope.
+ * Whether a webhook of `scope` receives the event: a message event goes by its chat (`group`
+ * is null for a direct one); the other events, group.updated included, go to every scope.
  */
 export function inScope(scope: MessageScope, payload: EventPayload): boolean {
-  if (!('group' in payload) || scope === 'all') return true;
+  if (!payload.event.startsWith('message') || scope === 'all') return true;
   return (payload.group === null) === (scope === 'direct');
 }
 
@@ -240,6 +241,26 @@ export function messageEditedPayload(change: MessageChange, text: string, previo
 /** A message deleted for everyone; its text is kept in the message's history, not repeated here. */
 export function messageRevokedPayload(change: MessageChange): EventPayload {
   return changePayload('message.revoked', change);
+}
+
+/**
+ * A change in a group of one of our numbers (`phone`). `number_affected` says that our number
+ * itself was added, removed, promoted or demoted, or left.
+ */
+export function groupUpdatedPayload(phone: string, group: MessageGroup, change: GroupChange, numberAffected: boolean): EventPayload {
+  return {
+    event: 'group.updated',
+    phone,
+    group: { id: group.id, subject: group.subject },
+    change: change.kind,
+    participants: change.participants.map((member) => ({ phone: member.phone, lid: member.lid })),
+    ...(change.kind === 'subject' && { subject: change.subject ?? null }),
+    ...(change.kind === 'description' && { description: change.description ?? null }),
+    number_affected: numberAffected,
+    by_phone: change.actor?.phone ?? null,
+    by_lid: change.actor?.lid ?? null,
+    timestamp: change.at.toISOString(),
+  };
 }
 
 export function sessionStatusPayload(phone: string, status: SessionStatus, reason: string | null, at: Date): EventPayload {

@@ -3,7 +3,7 @@ import type { CheckedPhone } from './recipient-directory.ts';
 import type { EngineKind, Message, MessageContentKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import type { MediaKind } from '../domain/media.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
-import type { Group } from '../domain/groups.ts';
+import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 
 /**
@@ -42,6 +42,13 @@ export interface Engine {
   listGroups(number: WhatsAppNumber): Promise<Group[]>;
   /** One group the number belongs to; undefined when it does not (or the group does not exist). */
   groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined>;
+  /** Adds, removes, promotes or demotes participants (the number must be an admin); one result per phone. */
+  updateParticipants(number: WhatsAppNumber, groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]>;
+  /** Changes the group's subject and description (the number must be an admin). */
+  updateGroupSettings(number: WhatsAppNumber, groupId: string, settings: GroupSettings): Promise<void>;
+  /** The group's invite code, or (with `revoke`) a new one that replaces it. */
+  inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string>;
+  leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void>;
   /** Fetches an incoming file again from its `IncomingMedia.retryToken`, through the number's session. */
   downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** Present only where `capabilities.simulatedInbound` is true. */
@@ -195,7 +202,7 @@ export interface InboundSimulator {
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
-export type EngineSendFailure = 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'rate_limited';
+export type EngineSendFailure = 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'not_group_admin' | 'rate_limited';
 
 export class EngineSendError extends Error {
   constructor(
@@ -283,4 +290,6 @@ export interface EngineEvents {
   receipt(event: ReceiptEvent): Promise<void>;
   /** Resolves once the action is stored (or found to name a message we do not have). */
   incomingAction(event: IncomingActionEvent): Promise<void>;
+  /** A change in a group one of our numbers (`toPhone`) is in, or was just removed from. */
+  groupChanged(event: GroupChange & { toPhone: E164 }): Promise<void>;
 }

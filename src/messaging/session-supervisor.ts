@@ -1,5 +1,5 @@
 import type { E164 } from '../domain/phone.ts';
-import type { Group } from '../domain/groups.ts';
+import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { CheckedPhone } from '../engines/recipient-directory.ts';
 import type { ChatPresence, MessageAction, MessageRef } from '../engines/engine.ts';
 import type { Logger } from 'pino';
@@ -250,6 +250,22 @@ export class SessionSupervisor implements SessionHost {
 
   groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined> {
     return this.onEngine(number, (engine) => engine.groupInfo(number, groupId));
+  }
+
+  updateParticipants(number: WhatsAppNumber, groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]> {
+    return this.onEngine(number, (engine) => engine.updateParticipants(number, groupId, action, phones));
+  }
+
+  updateGroupSettings(number: WhatsAppNumber, groupId: string, settings: GroupSettings): Promise<void> {
+    return this.onEngine(number, (engine) => engine.updateGroupSettings(number, groupId, settings));
+  }
+
+  inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string> {
+    return this.onEngine(number, (engine) => engine.inviteCode(number, groupId, revoke));
+  }
+
+  leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void> {
+    return this.onEngine(number, (engine) => engine.leaveGroup(number, groupId));
   }
 
   /** Runs `use` on the number's engine; a gateway that runs no such engine refuses as WhatsApp does a session that is down. */

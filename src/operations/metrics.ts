@@ -16,6 +16,7 @@ const webhookAttemptOutcomes: Record<DeliveryState, string> = { delivered: 'deli
 const sendFailureReasons = Object.keys({
   not_connected: true,
   not_group_member: true,
+  not_group_admin: true,
   rate_limited: true,
   rejected: true,
   recipient_not_on_whatsapp: true,

@@ -31,6 +31,8 @@ interface Owner extends SeededAccount {
   revocableIds: [string, string];
   /** A group the owner's number made. */
   groupId: string;
+  /** Groups the owner's number may leave, one per path. */
+  leavableGroupIds: [string, string];
 }
 
 interface Probe {
@@ -155,7 +157,49 @@ const readOwnersGroup: Probe = {
   succeedsWith: 200,
 };
 
+const groupPath = (owner: Owner, suffix = '') => `/${encodeURIComponent(owner.groupId)}${suffix}`;
+
+const changeOwnersGroupParticipants: Probe = {
+  request: (owner) => ({ method: 'POST', url: groupPath(owner, '/participants'), body: { from_phone: owner.phones[0], action: 'add', participants: ['+14155550101'] } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const renameOwnersGroup: Probe = {
+  request: (owner, marker) => ({ method: 'PATCH', url: groupPath(owner), body: { from_phone: owner.phones[0], subject: marker.slice(0, 100) } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const readOwnersInviteLink: Probe = {
+  request: (owner) => ({ method: 'GET', url: groupPath(owner, `/invite_link?from_phone=${encodeURIComponent(owner.phones[0]!)}`) }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const revokeOwnersInviteLink: Probe = {
+  request: (owner) => ({ method: 'POST', url: groupPath(owner, '/invite_link/revoke'), body: { from_phone: owner.phones[0] } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const leaveOwnersGroup = (which: 0 | 1): Probe => ({
+  request: (owner) => ({ method: 'POST', url: `/${encodeURIComponent(owner.leavableGroupIds[which])}/leave`, body: { from_phone: owner.phones[0] } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+});
+
 const PROBES: Record<string, Probe> = {
+  'POST /groups/{id}/participants': changeOwnersGroupParticipants,
+  'POST /api/groups/{id}/participants': changeOwnersGroupParticipants,
+  'PATCH /groups/{id}': renameOwnersGroup,
+  'PATCH /api/groups/{id}': renameOwnersGroup,
+  'GET /groups/{id}/invite_link': readOwnersInviteLink,
+  'GET /api/groups/{id}/invite_link': readOwnersInviteLink,
+  'POST /groups/{id}/invite_link/revoke': revokeOwnersInviteLink,
+  'POST /api/groups/{id}/invite_link/revoke': revokeOwnersInviteLink,
+  'POST /groups/{id}/leave': leaveOwnersGroup(0),
+  'POST /api/groups/{id}/leave': leaveOwnersGroup(1),
   'POST /groups': createGroupWithOwnersNumber,
   'POST /api/groups': createGroupWithOwnersNumber,
   'GET /groups': listOwnersGroups,
@@ -196,7 +240,7 @@ const PROBES: Record<string, Probe> = {
 
 /** The probe's request at the operation's path, with `{id}` and the like filled by the probe's own url part. */
 function call(test: TestGateway, operation: string, request: ProbeRequest, apiKey: string) {
-  const path = operation.split(' ')[1]!.replace(/\/\{[^}]+\}(\/[a-z_]+)?$/, '') + request.url;
+  const path = operation.split(' ')[1]!.replace(/\/\{[^}]+\}(\/[a-z_]+)*$/, '') + request.url;
   const raw = Buffer.isBuffer(request.body);
   return test.inject({
     method: request.method,
@@ -239,7 +283,12 @@ for (const dialect of dialects) {
         sends.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text }, seeded.apiKey)).json().message_id as string);
       }
       const group = await test.post('/groups', { from_phone: seeded.phones[0], subject: 'the owner\'s group', participants: ['+14155550100'] }, seeded.apiKey);
-      owner = { ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!], groupId: group.json().id };
+      const leavable: string[] = [];
+      for (const subject of ['to leave', 'to leave by /api']) leavable.push((await test.post('/groups', { from_phone: seeded.phones[0], subject, participants: ['+14155550100'] }, seeded.apiKey)).json().id);
+      owner = {
+        ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!], groupId: group.json().id,
+        leavableGroupIds: [leavable[0]!, leavable[1]!],
+      };
       stranger = await seedAccount(test.gateway);
       operations = keyedOperations((await test.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument);
     });

@@ -5,16 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as delay } from 'node:timers/promises';
 import { proto } from 'baileys';
 import type { WAMessage, WAMessageKey } from 'baileys';
 import type { WhatsAppNumber } from '../../src/domain/model.ts';
-import { operatorScope } from '../../src/domain/tenant-scope.ts';
-import { createDatabaseAuthState } from '../../src/engines/baileys/auth-state-store.ts';
-import { SecretBox } from '../../src/secrets/secret-box.ts';
-import { RecordingSocketFactory, type FakeSocket } from '../engines/baileys/fake-whatsapp.ts';
+import type { FakeSocket, RecordingSocketFactory } from '../engines/baileys/fake-whatsapp.ts';
+import { startLinkedBaileysNumber, type LinkedBaileysNumber } from '../support/baileys-number.ts';
 import { dialects } from '../support/databases.ts';
-import { startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
+import type { TestGateway } from '../support/gateway.ts';
 
 const CUSTOMER = '+14155550100';
 const CUSTOMER_JID = '14155550100@s.whatsapp.net';
@@ -31,38 +28,19 @@ for (const dialect of dialects) {
     let apiKey: string;
     let number: WhatsAppNumber;
     let socket: FakeSocket;
-    const whatsapp = new RecordingSocketFactory();
+    let whatsapp: RecordingSocketFactory;
+    let linked: LinkedBaileysNumber;
 
     before(async () => {
-      test = await startTestGateway(dialect, {}, { baileysSocketFactory: whatsapp.create });
-      const accountId = (await test.gateway.accounts.createAccount({ name: 'Real numbers', plan: 'enterprise' })).id;
-      apiKey = (await test.gateway.apiKeys.createKey({ accountId })).plaintext;
-      number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
-      const auth = await createDatabaseAuthState(test.gateway.store, new SecretBox(test.gateway.config.secretKey!), test.gateway.keeper.leaseOf(number.id)!, test.gateway.logger);
-      auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
-      await auth.saveCreds();
-      await test.gateway.supervisor.resume(number);
-      socket = whatsapp.latest;
-      socket.openAs(number.phone.slice(1));
-      for (let tries = 0; tries < 300 && (await test.gateway.numbers.findNumber(operatorScope(), number.id)).status !== 'connected'; tries++) await delay(10);
+      linked = await startLinkedBaileysNumber(dialect);
+      ({ test, apiKey, number, socket, whatsapp } = linked);
     });
-    after(async () => {
-      await test.gateway.supervisor.stopAll();
-      await test.close();
-    });
+    after(() => linked.close());
 
     const get = async (url: string) => (await test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } })).json();
     const lastSent = () => socket.sendCalls.at(-1)!;
 
-    /** Emits an incoming message and waits until the gateway has stored what it carries. */
-    async function arrives(message: WAMessage, stored: () => Promise<boolean>): Promise<void> {
-      socket.emit('messages.upsert', { messages: [message], type: 'notify' });
-      for (let tries = 0; tries < 300; tries++) {
-        if (await stored()) return;
-        await delay(10);
-      }
-      assert.fail('the gateway never stored what arrived');
-    }
+    const arrives = (message: WAMessage, stored: () => Promise<boolean>) => linked.arrives(message, stored);
 
     const latestReceived = async () => (await get(`/messages?phone=${encodeURIComponent(number.phone)}&direction=inbound&limit=1`)).messages[0];
 

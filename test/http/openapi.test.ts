@@ -64,6 +64,9 @@ for (const dialect of dialects) {
         'post /messages/{id}/revoke', 'post /api/messages/{id}/revoke', 'post /messages/{id}/read', 'post /api/messages/{id}/read',
         'patch /numbers/{id}', 'patch /api/numbers/{id}',
         'post /groups', 'post /api/groups', 'get /groups', 'get /api/groups', 'get /groups/{id}', 'get /api/groups/{id}',
+        'patch /groups/{id}', 'patch /api/groups/{id}', 'post /groups/{id}/participants', 'post /api/groups/{id}/participants',
+        'get /groups/{id}/invite_link', 'get /api/groups/{id}/invite_link', 'post /groups/{id}/invite_link/revoke', 'post /api/groups/{id}/invite_link/revoke',
+        'post /groups/{id}/leave', 'post /api/groups/{id}/leave',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');
@@ -128,6 +131,15 @@ for (const dialect of dialects) {
         assertDocumented('GET', `${prefix}/groups`, await read(`${prefix}/groups`));
         assertDocumented('GET', `${prefix}/groups/{id}`, await read(`${prefix}/groups/${encodeURIComponent(created.json().id)}?from_phone=${encodeURIComponent(other)}`));
         assertDocumented('GET', `${prefix}/groups/{id}`, await read(`${prefix}/groups/120363000000000000%40g.us?from_phone=${encodeURIComponent(from)}`));
+        const groupUrl = `${prefix}/groups/${encodeURIComponent(created.json().id)}`;
+        assertDocumented('POST', `${prefix}/groups/{id}/participants`, await send(`${groupUrl}/participants`, { from_phone: from, action: 'add', participants: ['+14155550403', other] }));
+        assertDocumented('POST', `${prefix}/groups/{id}/participants`, await send(`${groupUrl}/participants`, { from_phone: other, action: 'remove', participants: [from] }));
+        const patched = await test.inject({ method: 'PATCH', url: groupUrl, headers: { authorization: `Bearer ${account.apiKey}` }, payload: { from_phone: from, description: 'documented' } });
+        assertDocumented('PATCH', `${prefix}/groups/{id}`, patched);
+        assertDocumented('GET', `${prefix}/groups/{id}/invite_link`, await read(`${groupUrl}/invite_link?from_phone=${encodeURIComponent(from)}`));
+        assertDocumented('POST', `${prefix}/groups/{id}/invite_link/revoke`, await send(`${groupUrl}/invite_link/revoke`, { from_phone: from }));
+        assertDocumented('POST', `${prefix}/groups/{id}/leave`, await send(`${groupUrl}/leave`, { from_phone: other }));
+        assertDocumented('POST', `${prefix}/groups/{id}/leave`, await send(`${groupUrl}/leave`, { from_phone: other }));
       }
       assertDocumented('POST', '/messages/{id}/revoke', await send(`/messages/${sent.message_id}/revoke`, {}));
       assertDocumented('POST', '/api/messages/{id}/revoke', await send(`/api/messages/${sent.message_id}/revoke`, {}));

@@ -11,6 +11,7 @@ function webhookJson(webhook: Webhook) {
     account_id: webhook.accountId,
     url: webhook.url,
     events: webhook.eventTypes,
+    message_scope: webhook.messageScope,
     enabled: webhook.enabled,
     disabled_reason: webhook.disabledReason,
     failing_since: iso(webhook.failingSince),
@@ -50,10 +51,12 @@ export function registerWebhookCommands(program: Command): void {
     .description('Create a webhook; its signing secret is printed')
     .requiredOption('--account <id>', 'the account whose events it receives')
     .requiredOption('--url <url>', 'where to POST events (http or https)')
-    .option('--events <types>', 'comma-separated: message, message.status, session.status', 'message')
-    .action(async (options: { account: string; url: string; events: string }, command: Command) => {
+    .option('--events <types>', 'comma-separated: message, message.status, session.status, group.updated, …', 'message')
+    .option('--scope <scope>', 'which chats\' message events it receives: direct, group or all', 'direct')
+    .action(async (options: { account: string; url: string; events: string; scope: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        const { webhook: created, secret } = await gateway.webhooks.createWebhook(withinAccount(operator, options.account), { url: options.url, eventTypes: splitEvents(options.events)! });
+        const input = { url: options.url, eventTypes: splitEvents(options.events)!, messageScope: options.scope };
+        const { webhook: created, secret } = await gateway.webhooks.createWebhook(withinAccount(operator, options.account), input);
         output.print({ ...webhookJson(created), secret }, `Created webhook ${created.id} → ${created.url} (${created.eventTypes.join(', ')}).\nSigning secret: ${secret}`);
       });
     });
@@ -75,14 +78,16 @@ export function registerWebhookCommands(program: Command): void {
     .description('Change a webhook\'s URL or events, or enable or disable it')
     .option('--url <url>', 'a new URL')
     .option('--events <types>', 'a new comma-separated list of event types')
+    .option('--scope <scope>', 'which chats\' message events it receives: direct, group or all')
     .option('--enable', 'enable it (also after it was disabled for failing)')
     .option('--disable', 'disable it; its deliveries wait until it is enabled again')
-    .action(async (id: string, options: { url?: string; events?: string; enable?: boolean; disable?: boolean }, command: Command) => {
+    .action(async (id: string, options: { url?: string; events?: string; scope?: string; enable?: boolean; disable?: boolean }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const enabled = options.enable ? true : options.disable ? false : undefined;
         const updated = await gateway.webhooks.updateWebhook(operator, id, {
           ...(options.url !== undefined && { url: options.url }),
           ...(options.events !== undefined && { eventTypes: splitEvents(options.events)! }),
+          ...(options.scope !== undefined && { messageScope: options.scope }),
           ...(enabled !== undefined && { enabled }),
         });
         output.print(webhookJson(updated), `Updated webhook ${updated.id}: ${updated.enabled ? 'enabled' : 'disabled'}, ${updated.eventTypes.join(', ')}.`);

@@ -1,5 +1,5 @@
 import type { Account } from '../../domain/model.ts';
-import { webhookEventTypes, type Webhook, type WebhookAttempt, type WebhookEventType } from '../../domain/webhooks.ts';
+import { webhookEventTypes, type MessageScope, type Webhook, type WebhookAttempt, type WebhookEventType } from '../../domain/webhooks.ts';
 import type { Gateway } from '../../main.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
 import type { ScopedAccount } from '../context.ts';
@@ -12,6 +12,7 @@ const EVENT_EXPLANATIONS = {
   'message.edited': 'A message in a chat of your numbers was edited, by the other side or from your own phone.',
   'message.revoked': 'A message in a chat of your numbers was deleted for everyone.',
   'session.status': 'One of your numbers connected, disconnected or needs to be linked again.',
+  'group.updated': 'Someone joined, left, was added, removed, promoted or demoted in a group of your numbers, or its subject or description changed.',
 } as const satisfies Record<WebhookEventType, string>;
 
 export interface EventTypeOption {
@@ -74,9 +75,18 @@ export interface WebhookFormView {
   webhookId: string | null;
   url: string;
   eventTypes: string[];
+  /** direct, group or all: which chats' message events it receives. */
+  messageScope: string;
   error: string | undefined;
   options: EventTypeOption[];
 }
+
+/** The message scopes as the form offers them. */
+export const messageScopeOptions: { scope: MessageScope; label: string }[] = [
+  { scope: 'direct', label: 'Direct chats only' },
+  { scope: 'group', label: 'Group chats only' },
+  { scope: 'all', label: 'Direct and group chats' },
+];
 
 export function toWebhookRow(webhook: Webhook): WebhookRowView {
   return {
@@ -104,12 +114,12 @@ export async function presentWebhookDetail(gateway: Gateway, account: ScopedAcco
 }
 
 export function newWebhookForm(): WebhookFormView {
-  return { webhookId: null, url: '', eventTypes: [...webhookEventTypes], error: undefined, options: eventTypeOptions };
+  return { webhookId: null, url: '', eventTypes: [...webhookEventTypes], messageScope: 'direct', error: undefined, options: eventTypeOptions };
 }
 
 export async function presentWebhookForm(gateway: Gateway, account: ScopedAccount, webhookId: string): Promise<WebhookFormView> {
   const webhook = await gateway.webhooks.getWebhook(account.scope, webhookId);
-  return { webhookId: webhook.id, url: webhook.url, eventTypes: webhook.eventTypes, error: undefined, options: eventTypeOptions };
+  return { webhookId: webhook.id, url: webhook.url, eventTypes: webhook.eventTypes, messageScope: webhook.messageScope, error: undefined, options: eventTypeOptions };
 }
 
 function toDeliveryView(entry: DeliveryWithAttempts): DeliveryView {

@@ -105,8 +105,8 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
 }
 
 /** The form's fields as the service takes them; no checkbox ticked is an empty list, which it refuses. */
-function webhookInput(body: unknown): { url: string; eventTypes: string[] } {
-  return { url: formText(body, 'url').trim(), eventTypes: formList(body, 'event_types') };
+function webhookInput(body: unknown): { url: string; eventTypes: string[]; messageScope: string } {
+  return { url: formText(body, 'url').trim(), eventTypes: formList(body, 'event_types'), messageScope: formText(body, 'message_scope') || 'direct' };
 }
 
 function redirectToWebhook(reply: FastifyReply, id: string, notice: NoticeCode): FastifyReply {

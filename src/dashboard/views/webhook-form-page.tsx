@@ -1,5 +1,5 @@
 import type { PageContext } from '../context.ts';
-import type { WebhookFormView } from '../presenters/webhooks.ts';
+import { messageScopeOptions, type WebhookFormView } from '../presenters/webhooks.ts';
 import { ErrorSummary, PageHeader, PostForm } from './components.tsx';
 import { Layout } from './layout.tsx';
 
@@ -44,6 +44,18 @@ export function WebhookFormPage(props: { context: PageContext; view: WebhookForm
                 </div>
               );
             })}
+          </fieldset>
+          <fieldset>
+            <legend>Message events from</legend>
+            {messageScopeOptions.map((option) => (
+              <div>
+                <label for={`scope-${option.scope}`}>
+                  <input id={`scope-${option.scope}`} type="radio" name="message_scope" value={option.scope} checked={view.messageScope === option.scope} />
+                  <span safe>{option.label}</span>
+                </label>
+              </div>
+            ))}
+            <p class="hint">Which chats' message, status, reaction, edit and revocation events this webhook receives. Group changes come with group.updated whatever is chosen here.</p>
           </fieldset>
           <button type="submit" class="button primary">
             {isNew ? 'Create webhook' : 'Save webhook'}

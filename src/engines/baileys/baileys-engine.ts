@@ -5,7 +5,8 @@ import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import { messageOfRetryToken } from './media-retry-token.ts';
 import { mentionJids, toGroup } from './group-mapper.ts';
-import type { Group } from '../../domain/groups.ts';
+import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
+import { groupRefusal, participantOutcomes } from './group-admin.ts';
 import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
@@ -146,6 +147,38 @@ export class BaileysEngine implements Engine {
       if (isRateOverlimit(error)) throw new EngineSendError('rate_limited', 'WhatsApp is limiting how fast this number may act (rate-overlimit).');
       throw error;
     }
+  }
+
+  async updateParticipants(number: WhatsAppNumber, groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]> {
+    const { session, socket } = this.connected(number);
+    const answers = await socket.groupParticipantsUpdate(groupId, phones.map(toRecipientJid), action).catch((error: unknown) => Promise.reject(groupRefusal(error)));
+    session.groups.forget(groupId);
+    return participantOutcomes(action, phones, answers);
+  }
+
+  async updateGroupSettings(number: WhatsAppNumber, groupId: string, settings: GroupSettings): Promise<void> {
+    const { session, socket } = this.connected(number);
+    try {
+      if (settings.subject !== undefined) await socket.groupUpdateSubject(groupId, settings.subject);
+      if (settings.description !== undefined) await socket.groupUpdateDescription(groupId, settings.description ?? undefined);
+    } catch (error) {
+      throw groupRefusal(error);
+    } finally {
+      session.groups.forget(groupId);
+    }
+  }
+
+  async inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string> {
+    const { socket } = this.connected(number);
+    const code = await (revoke ? socket.groupRevokeInvite(groupId) : socket.groupInviteCode(groupId)).catch((error: unknown) => Promise.reject(groupRefusal(error)));
+    if (code === undefined) throw new Error('WhatsApp answered without an invite code.');
+    return code;
+  }
+
+  async leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void> {
+    const { session, socket } = this.connected(number);
+    await socket.groupLeave(groupId).catch((error: unknown) => Promise.reject(groupRefusal(error)));
+    session.groups.forget(groupId);
   }
 
   async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {

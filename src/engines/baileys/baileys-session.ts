@@ -13,6 +13,8 @@ import { decideReconnect, type ReconnectDecision, type ReconnectPolicyOptions } 
 import type { SessionSocket, SocketFactory } from './session-socket.ts';
 import { SentMessageStore } from './sent-message-store.ts';
 import { GroupMetadataCache } from './group-metadata-cache.ts';
+import { participantChanges, settingsChanges } from './group-mapper.ts';
+import type { GroupChange } from '../../domain/groups.ts';
 
 export interface SessionTimings {
   reconnect: ReconnectPolicyOptions;
@@ -143,8 +145,18 @@ export class BaileysSession {
     socket.ev.on('messages.update', (updates) => current() && void this.onReceipts(updates));
     // A group that changed is fetched afresh when next needed; one that was just described is kept.
     socket.ev.on('groups.upsert', (groups) => current() && groups.forEach((group) => this.groups.put(group)));
-    socket.ev.on('groups.update', (updates) => current() && updates.forEach((update) => update.id && this.groups.forget(update.id)));
-    socket.ev.on('group-participants.update', (update) => current() && this.groups.forget(update.id));
+    socket.ev.on('groups.update', (updates) => {
+      if (!current()) return;
+      for (const update of updates) {
+        if (update.id) this.groups.forget(update.id);
+        this.reportGroupChanges(settingsChanges(update, new Date()));
+      }
+    });
+    socket.ev.on('group-participants.update', (update) => {
+      if (!current()) return;
+      this.groups.forget(update.id);
+      this.reportGroupChanges(participantChanges(update, new Date()));
+    });
   }
 
   private endSocket(): void {
@@ -260,9 +272,11 @@ export class BaileysSession {
         targetEngineId: decision.targetEngineId,
         action: decision.action,
         at: decision.timestamp ?? new Date(),
+        ...(decision.groupId !== null && { groupId: decision.groupId }),
       });
       return;
     }
+    const group = decision.groupId === null ? undefined : { id: decision.groupId, subject: await this.groupSubject(decision.groupId) };
     await this.deps.events.incomingMessage({
       toPhone: this.deps.number.phone,
       fromPhone: decision.fromPhone,
@@ -274,7 +288,21 @@ export class BaileysSession {
       engineMessageId: decision.engineMessageId,
       receivedAt: decision.timestamp ?? new Date(),
       ...(decision.quotedEngineId !== null && { quotedEngineId: decision.quotedEngineId }),
+      ...(group !== undefined && { group }),
     });
+  }
+
+  private reportGroupChanges(changes: readonly GroupChange[]): void {
+    for (const change of changes) {
+      this.deps.events.groupChanged({ ...change, toPhone: this.deps.number.phone }).catch((error: unknown) => this.deps.logger.error({ err: error, group: change.groupId }, 'could not record a group change'));
+    }
+  }
+
+  /** A group's subject from the session's cache, fetched once when missing; null if WhatsApp will not say. */
+  private async groupSubject(groupId: string): Promise<string | null> {
+    const socket = this.socket;
+    if (socket === undefined) return this.groups.cached(groupId)?.subject ?? null;
+    return this.groups.get(groupId, (jid) => socket.groupMetadata(jid)).then((metadata) => metadata.subject, () => null);
   }
 
   /**

@@ -3,7 +3,8 @@
  * participant (by phone, by LID, by both) is a unit test built from Baileys' own types.
  */
 import { isLidUser, isPnUser, jidDecode, jidEncode, jidNormalizedUser, type GroupMetadata, type GroupParticipant as BaileysParticipant } from 'baileys';
-import type { Group, GroupParticipant, GroupRole } from '../../domain/groups.ts';
+import type { Group, GroupChange, GroupMember, GroupParticipant, GroupRole } from '../../domain/groups.ts';
+import type { BaileysEventMap } from 'baileys';
 import { parseE164, type E164 } from '../../domain/phone.ts';
 
 export function toGroup(metadata: GroupMetadata): Group {
@@ -42,4 +43,40 @@ function phoneOf(jid: string | undefined): E164 | undefined {
 export function mentionJids(metadata: GroupMetadata | undefined, phones: readonly E164[]): string[] {
   const byPhone = new Map((metadata?.participants ?? []).map((participant) => [toParticipant(participant).phone, participant.id]));
   return phones.map((phone) => byPhone.get(phone) ?? jidEncode(phone.slice(1), 's.whatsapp.net'));
+}
+
+/**
+ * A participants update as changes: an add by the person themselves is a join (by invite link),
+ * a removal of oneself is a leave. `modify` (a member's address changing) is no news.
+ */
+export function participantChanges(update: BaileysEventMap['group-participants.update'], at: Date): GroupChange[] {
+  const actor = memberOf(update.author, update.authorPn);
+  const participants = update.participants.map((participant) => {
+    const { phone, lid } = toParticipant(participant);
+    return { phone, lid };
+  });
+  const self = actor !== null && participants.length === 1 && sameMember(actor, participants[0]!);
+  const kind = { add: self ? 'joined' : 'added', remove: self ? 'left' : 'removed', promote: 'promoted', demote: 'demoted', modify: undefined }[update.action] as GroupChange['kind'] | undefined;
+  return kind === undefined ? [] : [{ groupId: update.id, kind, participants, actor, at }];
+}
+
+/** A `groups.update` entry as subject and description changes. */
+export function settingsChanges(update: Partial<GroupMetadata>, at: Date): GroupChange[] {
+  if (update.id === undefined) return [];
+  const actor = memberOf(update.author, update.authorPn);
+  const changes: GroupChange[] = [];
+  if (typeof update.subject === 'string') changes.push({ groupId: update.id, kind: 'subject', participants: [], subject: update.subject, actor, at });
+  if (update.desc !== undefined) changes.push({ groupId: update.id, kind: 'description', participants: [], description: update.desc ?? null, actor, at });
+  return changes;
+}
+
+function memberOf(jid: string | undefined, pnJid: string | undefined): GroupMember | null {
+  if (jid === undefined && pnJid === undefined) return null;
+  const phone = phoneOf(pnJid) ?? phoneOf(jid) ?? null;
+  const lid = jid !== undefined && isLidUser(jid) ? jidNormalizedUser(jid) : null;
+  return phone === null && lid === null ? null : { phone, lid };
+}
+
+function sameMember(a: GroupMember, b: GroupMember): boolean {
+  return (a.phone !== null && a.phone === b.phone) || (a.lid !== null && a.lid === b.lid);
 }

@@ -39,7 +39,6 @@ export type InboundSkipReason =
   /** A broadcast list or channel: not a conversation with one person. */
   | 'broadcast'
   | 'newsletter'
-  | 'group'
   | 'protocol'
   | 'reaction'
   | 'poll_update'
@@ -66,6 +65,8 @@ export type InboundDecision =
       timestamp: Date | null;
       /** WhatsApp's id of the message this one quotes, when it is a reply. */
       quotedEngineId: string | null;
+      /** The group's JID when it was written in a group; the sender is then the member who wrote it. */
+      groupId: string | null;
     }
   | {
       kind: 'action';
@@ -77,6 +78,7 @@ export type InboundDecision =
       targetEngineId: string;
       action: InboundAction;
       timestamp: Date | null;
+      groupId: string | null;
     }
   | { kind: 'skip'; reason: InboundSkipReason };
 
@@ -100,10 +102,12 @@ export function mapIncomingMessage(message: WAMessage, resolveLid: LidResolver):
   const chatJid = key.remoteJid ?? '';
   const chatSkip = chatSkipReason(chatJid);
   if (chatSkip !== undefined) return skip(chatSkip);
+  const { senderJid, alternativeJid, groupId } = senderKey(key);
   if (acted !== undefined) {
-    const chat = resolveSender(chatJid, key.remoteJidAlt ?? key.participantAlt ?? undefined, resolveLid);
+    // Our own change in a group names no participant: the actor is our number.
+    const chat = key.fromMe && groupId !== null ? { fromPhone: null, fromLid: null } : resolveSender(senderJid, alternativeJid, resolveLid);
     if (chat === undefined) return skip('unaddressable');
-    return { kind: 'action', fromMe: key.fromMe === true, ...chat, ...acted, timestamp: timestampOf(message) };
+    return { kind: 'action', fromMe: key.fromMe === true, ...chat, ...acted, timestamp: timestampOf(message), groupId };
   }
 
   const contentSkip = contentSkipReason(content);
@@ -111,7 +115,7 @@ export function mapIncomingMessage(message: WAMessage, resolveLid: LidResolver):
   const extracted = extractText(content);
   if (extracted === undefined) return skip('no_text');
 
-  const sender = resolveSender(chatJid, key.remoteJidAlt ?? key.participantAlt ?? undefined, resolveLid);
+  const sender = resolveSender(senderJid, alternativeJid, resolveLid);
   if (sender === undefined || !key.id) return skip('unaddressable');
 
   return {
@@ -121,7 +125,18 @@ export function mapIncomingMessage(message: WAMessage, resolveLid: LidResolver):
     engineMessageId: key.id,
     timestamp: timestampOf(message),
     quotedEngineId: quotedIdOf(content),
+    groupId,
   };
+}
+
+/**
+ * Who wrote the message, as the key addresses them: the chat itself in a direct chat, the
+ * participant in a group (with the other form of their address, PN or LID, when WhatsApp gave it).
+ */
+function senderKey(key: WAMessage['key']): { senderJid: string; alternativeJid: string | undefined; groupId: string | null } {
+  const chatJid = key.remoteJid ?? '';
+  if (isJidGroup(chatJid)) return { senderJid: key.participant ?? '', alternativeJid: key.participantAlt ?? undefined, groupId: chatJid };
+  return { senderJid: chatJid, alternativeJid: key.remoteJidAlt ?? key.participantAlt ?? undefined, groupId: null };
 }
 
 const ProtocolType = proto.Message.ProtocolMessage.Type;
@@ -160,12 +175,10 @@ function quotedIdOf(content: proto.IMessage | undefined): string | null {
  * store untouched for the usual message that carries its phone in `remoteJidAlt`.
  */
 export function lidNeedingLookup(message: WAMessage): string | undefined {
-  const key = message.key;
-  const chatJid = key.remoteJid ?? '';
-  if (!isLid(chatJid)) return undefined;
-  const alternative = key.remoteJidAlt ?? key.participantAlt ?? undefined;
-  if (alternative !== undefined && phoneOf(alternative) !== undefined) return undefined;
-  return jidNormalizedUser(chatJid);
+  const { senderJid, alternativeJid } = senderKey(message.key);
+  if (!isLid(senderJid)) return undefined;
+  if (alternativeJid !== undefined && phoneOf(alternativeJid) !== undefined) return undefined;
+  return jidNormalizedUser(senderJid);
 }
 
 function skip(reason: InboundSkipReason): InboundDecision {
@@ -176,7 +189,6 @@ function chatSkipReason(chatJid: string): InboundSkipReason | undefined {
   if (isJidStatusBroadcast(chatJid)) return 'status_broadcast';
   if (isJidBroadcast(chatJid)) return 'broadcast';
   if (isJidNewsletter(chatJid)) return 'newsletter';
-  if (isJidGroup(chatJid)) return 'group';
   return undefined;
 }
 

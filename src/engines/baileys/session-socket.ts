@@ -23,6 +23,13 @@ export interface SessionSocket {
   groupCreate(subject: string, participants: string[]): Promise<GroupMetadata>;
   groupFetchAllParticipating(): Promise<{ [jid: string]: GroupMetadata }>;
   groupMetadata(jid: string): Promise<GroupMetadata>;
+  /** Per participant: WhatsApp's error code as `status` ('200' when done) and the participant's JID. */
+  groupParticipantsUpdate(jid: string, participants: string[], action: 'add' | 'remove' | 'promote' | 'demote'): Promise<Array<{ status: string; jid?: string }>>;
+  groupUpdateSubject(jid: string, subject: string): Promise<void>;
+  groupUpdateDescription(jid: string, description?: string): Promise<void>;
+  groupInviteCode(jid: string): Promise<string | undefined>;
+  groupRevokeInvite(jid: string): Promise<string | undefined>;
+  groupLeave(jid: string): Promise<void>;
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */
   updateMediaMessage(message: WAMessage): Promise<WAMessage>;
 }

@@ -2,7 +2,8 @@ import net from 'node:net';
 import readline from 'node:readline';
 import type { Logger } from 'pino';
 import type { StructuredContent } from '../../domain/structured-content.ts';
-import type { Group } from '../../domain/groups.ts';
+import type { Group, GroupChange, ParticipantResult } from '../../domain/groups.ts';
+import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { NotConnectedError, NotGroupMemberError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
 
 /** How long to wait before dialling the shared network again after the socket closed. */
@@ -62,6 +63,11 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 
   async groupsOf(phone: string): Promise<Group[]> {
     return (await this.request({ op: 'groups_of', phone })).groups as Group[];
+  }
+
+  async manageGroup(actor: string, id: string, operation: GroupOperation): Promise<{ results?: ParticipantResult[]; code?: string }> {
+    const answer = await this.request({ op: 'group_manage', phone: actor, id, operation });
+    return { ...(answer.results !== undefined && { results: answer.results as ParticipantResult[] }), ...(typeof answer.code === 'string' && { code: answer.code }) };
   }
 
   async groupSeenBy(phone: string, id: string): Promise<Group | undefined> {
@@ -132,6 +138,9 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
       );
     } else if (message.op === 'receipt') {
       device?.receipt({ id: String(message.id), status: message.status === 'read' ? 'read' : 'delivered' });
+    } else if (message.op === 'group_changed') {
+      const change = message.change as GroupChange;
+      device?.groupChanged?.({ ...change, at: new Date(change.at) });
     } else if (message.op === 'replaced') {
       this.devices.delete(String(message.phone));
       device?.replaced();
@@ -151,6 +160,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 /** The network's refusal as the in-process network would have thrown it. */
 function remoteError(answer: Record<string, unknown>, body: Record<string, unknown>): Error {
   if (answer.error === 'NotConnectedError') return new NotConnectedError(String(body.phone ?? body.to));
+  if (answer.error === 'GroupRefusedError') return new GroupRefusedError(answer.reason === 'not_admin' ? 'not_admin' : 'not_member', String(answer.message));
   if (answer.error === 'NotGroupMemberError') return Object.assign(new NotGroupMemberError('', ''), { message: String(answer.message) });
   return new Error(String(answer.message));
 }

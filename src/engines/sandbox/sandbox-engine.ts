@@ -3,7 +3,8 @@ import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../..
 import type { E164 } from '../../domain/phone.ts';
 import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
-import type { Group } from '../../domain/groups.ts';
+import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
+import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
 import { NotConnectedError, NotGroupMemberError, type NetworkAction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
@@ -97,6 +98,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
           ...(message.quoted !== undefined && { quotedEngineId: message.quoted }),
           ...(message.group !== undefined && { group: message.group }),
         });
+      },
+      groupChanged: (change) => {
+        void events.groupChanged({ ...change, toPhone: number.phone }).catch(() => {});
       },
       receipt: (receipt) => {
         void events.receipt({ lease, phone: number.phone, engineMessageId: receipt.id, status: receipt.status, errorCode: null, at: new Date() }).catch(() => {});
@@ -225,6 +229,34 @@ export class SandboxEngine implements Engine, InboundSimulator {
   async listGroups(number: WhatsAppNumber): Promise<Group[]> {
     this.assertConnected(number);
     return this.options.network.groupsOf(number.phone);
+  }
+
+  async updateParticipants(number: WhatsAppNumber, groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]> {
+    if (action === 'add') for (const phone of phones) await this.announce(phone);
+    return (await this.manage(number, groupId, { kind: 'participants', action, phones: [...phones] })).results ?? [];
+  }
+
+  async updateGroupSettings(number: WhatsAppNumber, groupId: string, settings: GroupSettings): Promise<void> {
+    await this.manage(number, groupId, { kind: 'settings', settings });
+  }
+
+  async inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string> {
+    return (await this.manage(number, groupId, { kind: 'invite', revoke })).code!;
+  }
+
+  async leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void> {
+    await this.manage(number, groupId, { kind: 'leave' });
+  }
+
+  /** The network refuses a change by a non-member or non-admin as WhatsApp does; the port says which. */
+  private async manage(number: WhatsAppNumber, groupId: string, operation: GroupOperation): Promise<{ results?: ParticipantResult[]; code?: string }> {
+    this.assertConnected(number);
+    try {
+      return await this.options.network.manageGroup(number.phone, groupId, operation);
+    } catch (error) {
+      if (error instanceof GroupRefusedError) throw new EngineSendError(error.reason === 'not_admin' ? 'not_group_admin' : 'not_group_member', error.message);
+      throw error;
+    }
   }
 
   async groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined> {

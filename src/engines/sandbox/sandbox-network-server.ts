@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import readline from 'node:readline';
 import type { StructuredContent } from '../../domain/structured-content.ts';
+import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkExtras, type NetworkMedia, type NetworkMessage } from './sandbox-network.ts';
 
 /** Entries the shared network answers a `journal` request with: the latest ones. */
@@ -43,7 +44,9 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         socket.destroy();
         return;
       }
-      void handle(request).catch((error: unknown) => answer(request.ref, { error: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error) }));
+      void handle(request).catch((error: unknown) =>
+        answer(request.ref, { error: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error), ...(error instanceof GroupRefusedError && { reason: error.reason }) }),
+      );
     });
     const handle = async (request: Record<string, unknown>) => {
       const phone = String(request.phone ?? '');
@@ -56,6 +59,7 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
                 push({ op: 'incoming', phone, message });
               }),
             receipt: (receipt) => push({ op: 'receipt', phone, ...receipt }),
+            groupChanged: (change) => push({ op: 'group_changed', phone, change }),
             replaced: () => {
               connections.delete(phone);
               push({ op: 'replaced', phone });
@@ -88,6 +92,8 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
           return answer(request.ref, { group: await network.createGroup(phone, String(request.subject), Array.isArray(request.participants) ? request.participants.map(String) : []) });
         case 'groups_of':
           return answer(request.ref, { groups: await network.groupsOf(phone) });
+        case 'group_manage':
+          return answer(request.ref, await network.manageGroup(phone, String(request.id), request.operation as GroupOperation));
         case 'group_seen_by':
           return answer(request.ref, { group: (await network.groupSeenBy(phone, String(request.id))) ?? null });
         case 'expect':

@@ -1,8 +1,9 @@
 import { monotonicFactory } from 'ulid';
 import { randomFraction } from '../../domain/ids.ts';
 import type { StructuredContent } from '../../domain/structured-content.ts';
-import { isGroupId, type Group } from '../../domain/groups.ts';
-import { SandboxGroups } from './sandbox-groups.ts';
+import { isGroupId, type Group, type GroupChange, type ParticipantResult } from '../../domain/groups.ts';
+import type { E164 } from '../../domain/phone.ts';
+import { SandboxGroups, type GroupOperation } from './sandbox-groups.ts';
 
 /** A message on the simulated network, as the receiving device gets it. */
 export interface NetworkMessage {
@@ -58,6 +59,8 @@ export interface NetworkDevice {
   replaced(): void;
   /** The way to the network broke (a shared network restarting): the session should connect again. */
   lost?(): void;
+  /** Something changed in a group the number is in (or was just removed from). */
+  groupChanged?(change: GroupChange): void;
 }
 
 export interface NetworkConnection {
@@ -83,6 +86,8 @@ export interface SandboxNetworkPort {
   createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group>;
   groupsOf(phone: string): Promise<Group[]>;
   groupSeenBy(phone: string, id: string): Promise<Group | undefined>;
+  /** An admin's change to a group, or a member leaving; refused with GroupRefusedError. */
+  manageGroup(actor: string, id: string, operation: GroupOperation): Promise<{ results?: ParticipantResult[]; code?: string }>;
   /**
    * Delivers a message from any phone to `to`, resolving with its id once the recipient stored
    * it. With `inGroup`, the phone writes in that group (both must be members), and every other
@@ -197,7 +202,25 @@ export class SandboxNetwork implements SandboxNetworkPort {
   }
 
   async createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group> {
-    return this.groups.create(creator, subject, participants);
+    const group = this.groups.create(creator, subject, participants);
+    const added = group.participants.map((member) => member.phone!).filter((phone) => phone !== creator);
+    const change: GroupChange = { groupId: group.id, kind: 'added', participants: added.map((phone) => ({ phone, lid: null })), subject, actor: { phone: creator as E164, lid: null }, at: new Date() };
+    this.tellMembers(added, [change]);
+    return group;
+  }
+
+  async manageGroup(actor: string, id: string, operation: GroupOperation): Promise<{ results?: ParticipantResult[]; code?: string }> {
+    const { changes, notify, ...answer } = this.groups.apply(actor, id, operation);
+    this.tellMembers(notify.filter((phone) => phone !== actor), changes);
+    return answer;
+  }
+
+  /** Tells the live devices of `phones` what changed in their group; one away learns nothing, as the network keeps no such news. */
+  private tellMembers(phones: readonly string[], changes: readonly GroupChange[]): void {
+    for (const phone of phones) {
+      const connection = this.live.get(phone);
+      if (connection?.open) for (const change of changes) connection.device.groupChanged?.(change);
+    }
   }
 
   async groupsOf(phone: string): Promise<Group[]> {

@@ -14,7 +14,11 @@ const bearer = [{ apiKey: [] }];
 export type GroupRequest =
   | { op: 'create'; from_phone: string; subject: string; participants: string[] }
   | { op: 'list'; from_phone: string }
-  | { op: 'get'; from_phone: string; id: string };
+  | { op: 'get'; from_phone: string; id: string }
+  | { op: 'participants'; from_phone: string; id: string; action: string; participants: string[] }
+  | { op: 'update'; from_phone: string; id: string; subject?: string; description?: string | null }
+  | { op: 'invite_link'; from_phone: string; id: string; revoke: boolean }
+  | { op: 'leave'; from_phone: string; id: string };
 
 const groupSummaryProperties = {
   id: { type: 'string', description: 'WhatsApp\'s group id (…@g.us): what to_group and /groups/{id} take.', examples: ['120363025246125486@g.us'] },
@@ -72,10 +76,31 @@ export async function groupCallHere(gateway: Gateway, scope: AccountScope, reque
       return { statusCode: 200, body: { groups: (await gateway.groups.list(number)).map((group) => summary(group, number)) } };
     case 'get':
       return { statusCode: 200, body: present(await gateway.groups.get(number, request.id), number) };
+    case 'participants': {
+      const results = await gateway.groups.changeParticipants(number, request.id, request.action, request.participants);
+      return { statusCode: 200, body: { action: request.action, results: results.map((result) => ({ phone: result.phone, outcome: result.outcome })) } };
+    }
+    case 'update':
+      return { statusCode: 200, body: present(await gateway.groups.changeSettings(number, request.id, request), number) };
+    case 'invite_link': {
+      const { code, link } = await gateway.groups.inviteLink(number, request.id, request.revoke);
+      return { statusCode: 200, body: { group_id: request.id, code, link } };
+    }
+    case 'leave':
+      await gateway.groups.leave(number, request.id);
+      return { statusCode: 200, body: { group_id: request.id, left: true } };
   }
 }
 
-/** POST /groups, GET /groups and GET /groups/{id}, each also under /api. */
+const groupIdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The group\'s id (…@g.us), URL-encoded.' } } } as const;
+const fromPhoneBody = { from_phone: { type: 'string', description: 'One of your numbers, in the group.' } } as const;
+const inviteLinkSchema = {
+  type: 'object',
+  required: ['group_id', 'code', 'link'],
+  properties: { group_id: { type: 'string' }, code: { type: 'string' }, link: { type: 'string', description: 'https://chat.whatsapp.com/<code>: whoever has it may join.' } },
+} as const;
+
+/** POST /groups, GET /groups, GET and PATCH /groups/{id}, and the changes under /groups/{id}/…, each also under /api. */
 export function registerGroupRoutes(app: FastifyInstance, gateway: Gateway): void {
   const onRequest = apiKeyAuthHook(gateway.authenticator);
   const route = async (scope: AccountScope, request: GroupRequest, reply: { status(code: number): { send(body: unknown): unknown } }) => {
@@ -143,6 +168,129 @@ export function registerGroupRoutes(app: FastifyInstance, gateway: Gateway): voi
         },
       },
       async (request, reply) => route(keyScope(request), { op: 'get', from_phone: request.query.from_phone, id: request.params.id }, reply),
+    );
+    app.post<{ Params: { id: string }; Body: { from_phone: string; action: string; participants: string[] } }>(
+      `${prefix}/groups/:id/participants`,
+      {
+        onRequest,
+        schema: {
+          operationId: `changeGroupParticipants${suffix}`,
+          summary: 'Add, remove, promote or demote participants',
+          description:
+            'from_phone must be an admin. Answers one outcome per phone, in order: done, already_member, not_member, privacy_restricted (their privacy settings let only contacts add them: send them the invite link), recently_left, not_on_whatsapp or refused. Members hear of it through group.updated.',
+          tags: ['groups'],
+          security: bearer,
+          params: groupIdParams,
+          body: {
+            type: 'object',
+            required: ['from_phone', 'action', 'participants'],
+            properties: {
+              ...fromPhoneBody,
+              action: { type: 'string', enum: ['add', 'remove', 'promote', 'demote'] },
+              participants: { type: 'array', items: { type: 'string' }, description: '1 to 50 phones, with their country code.' },
+            },
+          },
+          response: {
+            200: {
+              type: 'object',
+              required: ['action', 'results'],
+              properties: {
+                action: { type: 'string' },
+                results: {
+                  type: 'array',
+                  items: {
+                    type: 'object',
+                    required: ['phone', 'outcome'],
+                    properties: { phone: { type: 'string' }, outcome: { type: 'string', enum: ['done', 'already_member', 'not_member', 'privacy_restricted', 'recently_left', 'not_on_whatsapp', 'refused'] } },
+                  },
+                },
+              },
+            },
+            ...errorResponses(400, 401, 403, 404, 429, 500, 503),
+          },
+        },
+      },
+      async (request, reply) => route(keyScope(request), { op: 'participants', ...request.body, id: request.params.id }, reply),
+    );
+
+    app.patch<{ Params: { id: string }; Body: { from_phone: string; subject?: string; description?: string | null } }>(
+      `${prefix}/groups/:id`,
+      {
+        onRequest,
+        schema: {
+          operationId: `updateGroup${suffix}`,
+          summary: 'Change a group\'s subject or description',
+          description: 'from_phone must be an admin. An empty or null description clears it. Answers the group as it is now.',
+          tags: ['groups'],
+          security: bearer,
+          params: groupIdParams,
+          body: {
+            type: 'object',
+            required: ['from_phone'],
+            properties: {
+              ...fromPhoneBody,
+              subject: { type: 'string', description: '1 to 100 characters.' },
+              description: { type: ['string', 'null'], description: 'Up to 2,048 characters; empty or null clears it.' },
+            },
+          },
+          response: { 200: groupSchema, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+        },
+      },
+      async (request, reply) => route(keyScope(request), { op: 'update', ...request.body, id: request.params.id }, reply),
+    );
+
+    app.get<{ Params: { id: string }; Querystring: { from_phone: string } }>(
+      `${prefix}/groups/:id/invite_link`,
+      {
+        onRequest,
+        schema: {
+          operationId: `getGroupInviteLink${suffix}`,
+          summary: 'Get a group\'s invite link',
+          description: 'from_phone must be an admin. Whoever has the link may join the group, until it is revoked.',
+          tags: ['groups'],
+          security: bearer,
+          params: groupIdParams,
+          querystring: fromPhoneQuery,
+          response: { 200: inviteLinkSchema, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+        },
+      },
+      async (request, reply) => route(keyScope(request), { op: 'invite_link', from_phone: request.query.from_phone, id: request.params.id, revoke: false }, reply),
+    );
+
+    app.post<{ Params: { id: string }; Body: { from_phone: string } }>(
+      `${prefix}/groups/:id/invite_link/revoke`,
+      {
+        onRequest,
+        schema: {
+          operationId: `revokeGroupInviteLink${suffix}`,
+          summary: 'Revoke a group\'s invite link',
+          description: 'from_phone must be an admin. The old link stops working; answers the new one.',
+          tags: ['groups'],
+          security: bearer,
+          params: groupIdParams,
+          body: { type: 'object', required: ['from_phone'], properties: fromPhoneBody },
+          response: { 200: inviteLinkSchema, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+        },
+      },
+      async (request, reply) => route(keyScope(request), { op: 'invite_link', from_phone: request.body.from_phone, id: request.params.id, revoke: true }, reply),
+    );
+
+    app.post<{ Params: { id: string }; Body: { from_phone: string } }>(
+      `${prefix}/groups/:id/leave`,
+      {
+        onRequest,
+        schema: {
+          operationId: `leaveGroup${suffix}`,
+          summary: 'Leave a group',
+          description: 'from_phone leaves the group. Its messages stay in your history; sending there again answers not_group_member.',
+          tags: ['groups'],
+          security: bearer,
+          params: groupIdParams,
+          body: { type: 'object', required: ['from_phone'], properties: fromPhoneBody },
+          response: { 200: { type: 'object', required: ['group_id', 'left'], properties: { group_id: { type: 'string' }, left: { type: 'boolean' } } }, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
+        },
+      },
+      async (request, reply) => route(keyScope(request), { op: 'leave', from_phone: request.body.from_phone, id: request.params.id }, reply),
     );
   }
 }

@@ -1,4 +1,5 @@
-import type { Group } from '../../domain/groups.ts';
+import { sql } from 'kysely';
+import type { Group, GroupChange } from '../../domain/groups.ts';
 import { roleOf } from '../../domain/groups.ts';
 import type { Message, MessageGroup, WhatsAppNumber } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
@@ -61,6 +62,34 @@ export async function rememberGroups(db: Executor, number: WhatsAppNumber, group
     if (allGroupIds.length > 0) query = query.where('group_id', 'not in', allGroupIds);
     await query.execute();
   }
+}
+
+/**
+ * Notes a change the number heard of in a group it knows: a new subject, the number's own role
+ * changing, the number being added (a group it did not know yet is remembered with what the
+ * change says), and the size as participants come and go.
+ */
+export async function noteGroupChange(db: Executor, number: WhatsAppNumber, change: GroupChange, aboutNumber: boolean): Promise<void> {
+  const at = change.at.getTime();
+  const joined = change.kind === 'added' || change.kind === 'joined';
+  if (aboutNumber && joined) {
+    const values = { is_member: 1, is_admin: 0, updated_at: at, ...(change.subject !== undefined && { subject: change.subject }) };
+    await db
+      .insertInto('number_groups')
+      .values({ number_id: number.id, account_id: number.accountId, group_id: change.groupId, subject: change.subject ?? '', size: 0, ...values })
+      .onConflict((conflict) => conflict.columns(['number_id', 'group_id']).doUpdateSet(values))
+      .execute();
+    return;
+  }
+  const count = change.participants.length;
+  const set =
+    change.kind === 'subject' && change.subject !== undefined ? { subject: change.subject }
+    : aboutNumber && (change.kind === 'promoted' || change.kind === 'demoted') ? { is_admin: change.kind === 'promoted' ? 1 : 0 }
+    : joined ? { size: sql<number>`size + ${count}` }
+    : change.kind === 'removed' || change.kind === 'left' ? { size: sql<number>`case when size > ${count} then size - ${count} else 0 end` }
+    : undefined;
+  if (set === undefined) return;
+  await db.updateTable('number_groups').set({ ...set, updated_at: at }).where('number_id', '=', number.id).where('group_id', '=', change.groupId).execute();
 }
 
 /** Notes that the number is no longer in the group (it left, or was removed). */

@@ -410,7 +410,7 @@ describe('Baileys session: incoming messages', () => {
     assert.equal(harness.events.incoming[0]?.fromLid, SENDER_LID_JID);
   });
 
-  it('appended history, our own messages and group messages are not handed on', async () => {
+  it('appended history and our own messages are not handed on; a group message is, with its group', async () => {
     const harness = await startSession();
     const socket = await connected(harness);
     socket.emit('messages.upsert', { messages: [received({ conversation: 'old' }, { id: 'APPENDED' })], type: 'append' });
@@ -422,8 +422,8 @@ describe('Baileys session: incoming messages', () => {
     await receive(harness, received({ conversation: 'marker' }, { id: 'MARKER' }));
     await delay(20);
     assert.deepEqual(
-      harness.events.incoming.map((event) => event.engineMessageId),
-      ['MARKER'],
+      harness.events.incoming.map((event) => [event.engineMessageId, event.group?.id ?? null]).sort(),
+      [['GROUP', '120363025246125486@g.us'], ['MARKER', null]],
     );
   });
 });

@@ -11,6 +11,7 @@ import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto } from 'baileys';
 import type { AnyMessageContent, BaileysEventMap, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
 import { pino, type Logger } from 'pino';
+import type { GroupChange } from '../../../src/domain/groups.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
@@ -80,8 +81,14 @@ export class FakeSocket implements SessionSocket {
     this.logoutCalls += 1;
   }
 
+  /** What the session handed Baileys as `cachedGroupMetadata`. */
+  cachedGroupMetadata: SocketOptions['cachedGroupMetadata'] | undefined;
+
   async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<proto.IWebMessageInfo | undefined> {
     this.sendCalls.push({ jid, content, ...(options !== undefined && { options }), at: Date.now() });
+    // As Baileys' relay does: a group's participants come from cachedGroupMetadata, and only
+    // when that has none, from a metadata query to WhatsApp.
+    if (jid.endsWith('@g.us') && this.cachedGroupMetadata?.(jid) === undefined) await this.groupMetadata(jid);
     return this.answerSend(jid, content);
   }
 
@@ -126,9 +133,65 @@ export class FakeSocket implements SessionSocket {
 
   async groupMetadata(jid: string): Promise<GroupMetadata> {
     this.groupMetadataCalls.push(jid);
+    return this.groupCall('metadata', jid);
+  }
+
+  /** Set to make the next group query fail as WhatsApp does (rate-overlimit, say). */
+  failNextGroupCall: Error | undefined;
+  readonly groupCalls: string[] = [];
+
+  private groupCall(name: string, jid: string): GroupMetadata {
+    this.groupCalls.push(`${name} ${jid}`);
+    const failure = this.failNextGroupCall;
+    this.failNextGroupCall = undefined;
+    if (failure !== undefined) throw failure;
     const metadata = this.groups.get(jid);
     if (metadata === undefined) throw new Boom('item-not-found', { statusCode: 404 });
     return metadata;
+  }
+
+  /** As WhatsApp answers: 409 for a phone already in, 403 for one whose privacy refuses adds (digits ending 403), 404 for removing a non-member. */
+  async groupParticipantsUpdate(jid: string, participants: string[], action: 'add' | 'remove' | 'promote' | 'demote'): Promise<Array<{ status: string; jid?: string }>> {
+    const metadata = this.groupCall('participants', jid);
+    return participants.map((participant) => {
+      const index = metadata.participants.findIndex((each) => each.id === participant || each.phoneNumber === participant);
+      if (action === 'add') {
+        if (index >= 0) return { status: '409', jid: participant };
+        if (participant.split('@')[0]!.endsWith('403')) return { status: '403', jid: participant };
+        metadata.participants.push({ id: participant, admin: null });
+        return { status: '200', jid: participant };
+      }
+      if (index < 0) return { status: '404', jid: participant };
+      if (action === 'remove') metadata.participants.splice(index, 1);
+      else metadata.participants[index] = { ...metadata.participants[index]!, admin: action === 'promote' ? 'admin' : null };
+      return { status: '200', jid: participant };
+    });
+  }
+
+  async groupUpdateSubject(jid: string, subject: string): Promise<void> {
+    this.groupCall('subject', jid).subject = subject;
+  }
+
+  async groupUpdateDescription(jid: string, description?: string): Promise<void> {
+    this.groupCall('description', jid).desc = description;
+  }
+
+  inviteCodes = 0;
+
+  async groupInviteCode(jid: string): Promise<string | undefined> {
+    this.groupCall('invite', jid);
+    return `INVITE${this.inviteCodes}`;
+  }
+
+  async groupRevokeInvite(jid: string): Promise<string | undefined> {
+    this.groupCall('revoke', jid);
+    this.inviteCodes += 1;
+    return `INVITE${this.inviteCodes}`;
+  }
+
+  async groupLeave(jid: string): Promise<void> {
+    this.groupCall('leave', jid);
+    this.groups.delete(jid);
   }
 
   readonly reuploadRequests: WAMessage[] = [];
@@ -152,6 +215,7 @@ export class RecordingSocketFactory {
   readonly create: SocketFactory = (options) => {
     this.earlierSocketsClosedAtCreation.push(this.sockets.every((socket) => socket.endCalls.length > 0 && socket.listenerCount() === 0));
     const socket = new FakeSocket();
+    socket.cachedGroupMetadata = options.cachedGroupMetadata;
     this.prepare(socket, this.sockets.length);
     this.sockets.push(socket);
     this.options.push(options);
@@ -214,6 +278,11 @@ export class RecordingEvents implements EngineEvents {
   readonly statuses: SessionStatusEvent[] = [];
   readonly receipts: ReceiptEvent[] = [];
   readonly actions: IncomingActionEvent[] = [];
+  readonly groupChanges: (GroupChange & { toPhone: string })[] = [];
+
+  async groupChanged(event: GroupChange & { toPhone: string }): Promise<void> {
+    this.groupChanges.push(event);
+  }
 
   async incomingMessage(event: IncomingMessageEvent): Promise<Message> {
     this.incoming.push(event);

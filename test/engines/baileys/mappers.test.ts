@@ -42,7 +42,19 @@ describe('inbound mapper: what counts as a text from a person', () => {
       engineMessageId: '3EB0C0FFEE',
       timestamp: new Date(SENT_AT_SECONDS * 1000),
       quotedEngineId: null,
+      groupId: null,
     });
+  });
+
+  it('a group message is taken from the participant who wrote it, with the group, by PN or by LID with its phone beside it', () => {
+    const byPhone = mapIncomingMessage(received({ conversation: 'hi all' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_PN_JID }), noMapping);
+    assert.deepEqual(byPhone.kind === 'message' && [byPhone.fromPhone, byPhone.fromLid, byPhone.groupId, byPhone.text], [SENDER_PHONE, null, '120363025246125486@g.us', 'hi all']);
+    const byLid = mapIncomingMessage(received({ conversation: 'hi' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_LID_JID, participantAlt: SENDER_PN_JID }), noMapping);
+    assert.deepEqual(byLid.kind === 'message' && [byLid.fromPhone, byLid.fromLid, byLid.groupId], [SENDER_PHONE, SENDER_LID_JID, '120363025246125486@g.us']);
+    const lidOnly = mapIncomingMessage(received({ conversation: 'hi' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_LID_JID }), noMapping);
+    assert.deepEqual(lidOnly.kind === 'message' && [lidOnly.fromPhone, lidOnly.fromLid], [null, SENDER_LID_JID]);
+    const noParticipant = mapIncomingMessage(received({ conversation: 'hi' }, { remoteJid: '120363025246125486@g.us' }), noMapping);
+    assert.deepEqual(noParticipant, { kind: 'skip', reason: 'unaddressable' });
   });
 
   it('an extended text (a reply, a link preview) is taken as text', () => {
@@ -132,11 +144,6 @@ describe('inbound mapper: what is skipped, with the reason', () => {
   const skipped: [string, WAMessage, string][] = [
     ['our own message (from another of our devices)', received({ conversation: 'mine' }, { fromMe: true }), 'from_me'],
     ['a status update', received({ conversation: 'my story' }, { remoteJid: 'status@broadcast' }), 'status_broadcast'],
-    [
-      'a group message',
-      received({ conversation: 'hi all' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_PN_JID }),
-      'group',
-    ],
     ['a channel post', received({ conversation: 'news' }, { remoteJid: '120363144038483540@newsletter' }), 'newsletter'],
     ['a protocol message that names no message (a key share, say)', received({ protocolMessage: { type: 0 } }), 'protocol'],
     [
@@ -284,7 +291,7 @@ describe('inbound mapper: what one message does to another', () => {
   for (const [name, body, action] of acts) {
     it(`${name} names its target and who acted`, () => {
       const decision = mapIncomingMessage(received(body), noMapping);
-      assert.deepEqual(decision, { kind: 'action', fromMe: false, fromPhone: SENDER_PHONE, fromLid: null, targetEngineId: '3EB0TARGET', action, timestamp: new Date(SENT_AT_SECONDS * 1000) });
+      assert.deepEqual(decision, { kind: 'action', fromMe: false, fromPhone: SENDER_PHONE, fromLid: null, targetEngineId: '3EB0TARGET', action, timestamp: new Date(SENT_AT_SECONDS * 1000), groupId: null });
     });
   }
 
