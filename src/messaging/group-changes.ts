@@ -33,6 +33,9 @@ export class GroupChangeService {
     });
     this.groups.forgetRemembered(number, event.groupId);
     this.notifier.deliveriesQueued(queued);
+    // A number just added learns the rest (size, roles) from its session, as its phone would;
+    // if WhatsApp will not say now, the next read of the group fills it in.
+    if (aboutNumber && (event.kind === 'added' || event.kind === 'joined')) await this.groups.get(number, event.groupId).catch(() => undefined);
   }
 }
 

@@ -8,7 +8,7 @@ import type { WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';
 import type { Store } from '../store/database.ts';
-import { accountKnowsGroup, forgetMembership, rememberGroups } from '../store/repositories/groups.ts';
+import { accountKnowsGroup, forgetMembership, listKnownGroups, rememberGroups, type KnownGroup } from '../store/repositories/groups.ts';
 import { refusedBySession } from './session-refusals.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
@@ -130,6 +130,12 @@ export class GroupService {
       return new AppError('not_group_member', `${number.phone} is not a member of group ${groupId}${field === 'to_group' ? ', so it cannot send there' : ''}.`, { field, group_id: groupId });
     }
     return new AppError('group_not_found', `${number.phone} is not in a group "${groupId.slice(0, 64)}".`, { field });
+  }
+
+  /** The groups each number was last seen in, from the database: no session is asked. */
+  async knownGroups(numbers: readonly WhatsAppNumber[]): Promise<(KnownGroup & { phone: string })[]> {
+    const phones = new Map(numbers.map((number) => [number.id, number.phone]));
+    return (await listKnownGroups(this.store.db, [...phones.keys()])).map((group) => ({ ...group, phone: phones.get(group.numberId)! }));
   }
 
   /** Drops what was last written for the number's group, after a change recorded elsewhere. */

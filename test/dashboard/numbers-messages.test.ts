@@ -250,6 +250,21 @@ for (const dialect of dialects) {
         assert.doesNotMatch(page.body, /first draft|wrong chat/, 'the old texts stay in the history, not on the list');
       });
 
+      it('shows a group message with its group\'s subject, escaped, and lists each number\'s groups on the Numbers page', async () => {
+        const own = await seedAccount('Groupies', ['+447700900331', '+447700900332']);
+        const [first, second] = own.numbers as [WhatsAppNumber, WhatsAppNumber];
+        const group = await test.gateway.groups.create(first, 'Route <b>7</b>', [second.phone, '+447700900208']);
+        await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first.phone, toGroup: group.id, mentions: [], text: 'to the group' });
+        const messages = await own.client.get('/messages');
+        assert.match(messages.body, /<span class="mono">group<\/span><span class="muted"> in Route &lt;b>7&lt;\/b><\/span>/, 'the sent message names its group');
+        assert.match(messages.body, new RegExp(`<span class="mono">\\${first.phone}</span><span class="muted"> in Route &lt;b>7&lt;/b></span>`), 'the copy the other number received names the group and its sender');
+        const numbers = await own.client.get('/numbers');
+        assert.equal(numbers.body.split('Route &lt;b>7&lt;/b>').length - 1, 2, 'both numbers list the group');
+        assert.match(numbers.body, /<td>3<\/td><td>Admin<\/td>/);
+        assert.match(numbers.body, /<td>3<\/td><td>Member<\/td>/);
+        assert.doesNotMatch(numbers.body, /Route <b>7/, 'the subject is escaped');
+      });
+
       it('filters by direction', async () => {
         const sent = await filters.client.get('/messages?direction=outbound');
         assert.equal(sent.statusCode, 200);

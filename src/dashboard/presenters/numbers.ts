@@ -16,6 +16,16 @@ export interface NumbersView {
   /** The numbers that can simulate incoming messages, each with its own form. */
   sandboxNumbers: NumberRowView[];
   draft: SimulationDraft | undefined;
+  /** The groups each number is in, as it last saw them. */
+  groups: GroupRowView[];
+}
+
+export interface GroupRowView {
+  phone: string;
+  groupId: string;
+  subject: string;
+  size: number;
+  isAdmin: boolean;
 }
 
 /** The live-refresh payload of app.js: only what a badge needs, only the viewer's account. */
@@ -27,7 +37,8 @@ export async function presentNumbers(gateway: Gateway, account: ScopedAccount, d
   const [numbers, users] = await Promise.all([gateway.numbers.listNumbers(account.scope), gateway.accounts.listUsers(account.scope)]);
   const holders = usersById(users);
   const rows = numbers.map((number) => toNumberRow(number, holders));
-  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft };
+  const groups = (await gateway.groups.knownGroups(numbers)).map((group) => ({ phone: group.phone, groupId: group.groupId, subject: group.subject, size: group.size, isAdmin: group.isAdmin }));
+  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups };
 }
 
 export async function presentNumberStatuses(gateway: Gateway, account: ScopedAccount): Promise<NumberStatusesView> {

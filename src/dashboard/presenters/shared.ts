@@ -13,6 +13,8 @@ export interface MessageRowView {
   at: Date;
   /** "deleted" once revoked (the text is then empty), "edited" after an edit, else nothing. */
   change: 'edited' | 'deleted' | undefined;
+  /** The group chat of a group message, by its subject (its id when the subject is unknown). */
+  group: string | undefined;
 }
 
 export function toMessageRow(message: Message): MessageRowView {
@@ -20,8 +22,8 @@ export function toMessageRow(message: Message): MessageRowView {
   return {
     id: message.id,
     direction: message.direction,
-    // An inbound sender known only by LID is shown by its LID.
-    counterpart: outbound ? message.toPhone : senderAddress(message),
+    // An inbound sender known only by LID is shown by its LID; a message we sent to a group, by the group.
+    counterpart: outbound ? (message.group == null ? message.toPhone : 'group') : senderAddress(message),
     ownPhone: outbound ? senderAddress(message) : message.toPhone,
     text: message.text,
     media:
@@ -31,6 +33,7 @@ export function toMessageRow(message: Message): MessageRowView {
     status: message.status,
     at: message.createdAt,
     change: message.times?.revoked ? 'deleted' : message.times?.edited ? 'edited' : undefined,
+    group: message.group == null ? undefined : message.group.subject || message.group.id,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { PageContext } from '../context.ts';
-import type { NumbersView, SimulationDraft } from '../presenters/numbers.ts';
+import type { GroupRowView, NumbersView, SimulationDraft } from '../presenters/numbers.ts';
 import type { NumberRowView } from '../presenters/shared.ts';
-import { ErrorSummary, PageHeader, PostForm } from './components.tsx';
+import { EmptyState, ErrorSummary, PageHeader, PostForm } from './components.tsx';
 import { Layout } from './layout.tsx';
 import { NumbersTable } from './shared-tables.tsx';
 
@@ -13,6 +13,8 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
       <div data-status-source="/numbers/status.json">
         <NumbersTable numbers={view.numbers} empty={{ text: 'No numbers yet. The operator links WhatsApp numbers to your account.' }} />
       </div>
+      <h2>Groups</h2>
+      <GroupsTable groups={view.groups} />
       {view.sandboxNumbers.length === 0 ? (
         ''
       ) : (
@@ -30,6 +32,39 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
         </>
       )}
     </Layout>
+  );
+}
+
+/** Each number's groups as it last saw them; the API's GET /groups asks the session itself. */
+function GroupsTable(props: { groups: GroupRowView[] }): JSX.Element {
+  if (props.groups.length === 0) return <EmptyState empty={{ text: 'Your numbers are in no groups yet, as far as the gateway has seen. Create one with POST /groups.' }} />;
+  return (
+    <div class="table-wrap">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Number</th>
+            <th scope="col">Group</th>
+            <th scope="col">Participants</th>
+            <th scope="col">Role</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.groups.map((group) => (
+            <tr>
+              <td class="mono" safe>
+                {group.phone}
+              </td>
+              <td>
+                <span safe>{group.subject}</span> <span class="muted mono" safe>{group.groupId}</span>
+              </td>
+              <td>{String(group.size)}</td>
+              <td>{group.isAdmin ? 'Admin' : 'Member'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

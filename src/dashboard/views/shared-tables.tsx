@@ -26,8 +26,11 @@ export function MessagesTable(props: { messages: MessageRowView[]; empty: Empty 
               <td class="mono" safe>
                 {message.ownPhone}
               </td>
-              <td class="mono" safe>
-                {message.counterpart}
+              <td>
+                <span class="mono" safe>
+                  {message.counterpart}
+                </span>
+                {message.group === undefined ? '' : <span class="muted" safe>{` in ${message.group}`}</span>}
               </td>
               <td class="text">
                 {message.media === undefined ? (

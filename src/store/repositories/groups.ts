@@ -103,10 +103,12 @@ export async function accountKnowsGroup(db: Executor, accountId: string, groupId
   return row !== undefined;
 }
 
-/** The groups the number is in, as it last saw them, by subject. */
-export async function listKnownGroups(db: Executor, numberId: string): Promise<KnownGroup[]> {
-  const rows = await db.selectFrom('number_groups').selectAll().where('number_id', '=', numberId).where('is_member', '=', 1).orderBy('subject').orderBy('group_id').execute();
+/** The groups each of the numbers is in, as it last saw them, by subject. */
+export async function listKnownGroups(db: Executor, numberIds: readonly string[]): Promise<(KnownGroup & { numberId: string })[]> {
+  if (numberIds.length === 0) return [];
+  const rows = await db.selectFrom('number_groups').selectAll().where('number_id', 'in', numberIds).where('is_member', '=', 1).orderBy('subject').orderBy('group_id').execute();
   return rows.map((row) => ({
+    numberId: row.number_id,
     groupId: row.group_id,
     subject: row.subject,
     size: row.size,
