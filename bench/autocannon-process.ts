@@ -11,6 +11,8 @@ export interface AutocannonOrder {
   headers: Record<string, string>;
   fromPhone: string;
   text: string;
+  /** Sends to this group instead of a different phone each time. */
+  toGroup?: string;
   connections: number;
   durationSeconds: number;
   overallRate?: number;
@@ -32,8 +34,8 @@ process.once('message', (order: AutocannonOrder) => {
           method: 'POST',
           headers: order.headers,
           setupRequest: (request) => {
-            const recipient = `+4477009${10_000 + (sent++ % RECIPIENT_COUNT)}`;
-            return { ...request, body: JSON.stringify({ from_phone: order.fromPhone, to_phone: recipient, message: order.text }) };
+            const recipient = order.toGroup === undefined ? { to_phone: `+4477009${10_000 + (sent++ % RECIPIENT_COUNT)}` } : { to_group: order.toGroup };
+            return { ...request, body: JSON.stringify({ from_phone: order.fromPhone, ...recipient, message: order.text }) };
           },
         },
       ],

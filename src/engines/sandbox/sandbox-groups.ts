@@ -48,6 +48,8 @@ interface SandboxGroup {
  */
 export class SandboxGroups {
   private readonly groups = new Map<string, SandboxGroup>();
+  /** Each group as last described, until it changes: a send to a big group reads it every time. */
+  private readonly described = new Map<string, Group>();
 
   create(creator: string, subject: string, participants: readonly string[]): Group {
     let id: string;
@@ -73,6 +75,7 @@ export class SandboxGroups {
     const group = this.groups.get(id);
     const role = group?.members.get(actor);
     if (group === undefined || role === undefined) throw new GroupRefusedError('not_member', `${actor} is not a member of group ${id}.`);
+    this.described.delete(id);
     const before = [...group.members.keys()];
     const change = (kind: GroupChange['kind'], phones: string[], extra: Partial<GroupChange> = {}): GroupChange => ({
       groupId: id, kind, participants: phones.map((phone) => ({ phone: phone as E164, lid: null })), actor: { phone: actor as E164, lid: null }, at: new Date(), ...extra,
@@ -124,14 +127,18 @@ export class SandboxGroups {
   }
 
   private describe(id: string): Group | undefined {
+    const known = this.described.get(id);
+    if (known !== undefined) return known;
     const group = this.groups.get(id);
     if (group === undefined) return undefined;
-    return {
+    const described: Group = {
       id,
       subject: group.subject,
       description: group.description,
       participants: [...group.members.entries()].map(([phone, role]) => ({ phone: phone as E164, lid: null, role })),
     };
+    this.described.set(id, described);
+    return described;
   }
 }
 
