@@ -53,7 +53,7 @@ for (const dialect of dialects) {
         [{ from_phone: account.phones[0], phones: ['+14155550101', 'call me'] }, 400, 'invalid_phone_number', 'phones[1]'],
         [{ from_phone: 'nope', phones: ['+14155550101'] }, 400, 'invalid_phone_number', 'from_phone'],
         [{ from_phone: account.phones[0] }, 400, 'invalid_request', 'phones'],
-        [{ from_phone: account.phones[0], phones: [42] }, 400, 'invalid_request', 'phones.0'],
+        [{ from_phone: account.phones[0], phones: [42] }, 400, 'invalid_request', 'phones[0]'],
         [{ from_phone: other.phones[0], phones: ['+14155550101'] }, 403, 'phone_not_owned', 'from_phone'],
       ];
       for (const [body, status, error, field] of cases) {

@@ -19,7 +19,7 @@ const UNKNOWN_WEBHOOK = 'wh_00000000000000000000000000';
 const UNKNOWN_DELIVERY = 'dlv_00000000000000000000000000';
 const CONCURRENT_TESTS = 4;
 
-const WEBHOOK_KEYS = ['account_id', 'created_at', 'disabled_reason', 'enabled', 'events', 'failing_since', 'id', 'url'];
+const WEBHOOK_KEYS = ['account_id', 'created_at', 'disabled_reason', 'enabled', 'events', 'failing_since', 'id', 'message_scope', 'url'];
 const DELIVERY_KEYS = ['attempt_count', 'attempts', 'created_at', 'event_type', 'id', 'last_error', 'last_status_code', 'next_attempt_at', 'state', 'webhook_id'];
 
 // Each test makes its own account and webhooks, so tests and dialects may run side by side: a CLI
@@ -41,17 +41,17 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
       describe('every command prints exactly one JSON object with --json and exits 0', { concurrency: CONCURRENT_TESTS }, () => {
         it('create prints the stored webhook and its signing secret, which is the one that signs', async () => {
           const accountId = await newAccount();
-          const created = expectJsonObject(await wagw('webhook', 'create', '--account', accountId, '--url', PUBLIC_URL, '--events', 'message,session.status'));
+          const created = expectJsonObject(await wagw('webhook', 'create', '--account', accountId, '--url', PUBLIC_URL, '--events', 'message,session.status', '--scope', 'all'));
           assert.deepEqual(Object.keys(created).sort(), [...WEBHOOK_KEYS, 'secret'].sort());
           assert.match(created.id, WEBHOOK_ID);
           assert.match(created.secret, SECRET);
           assert.match(created.created_at, ISO_UTC_MILLISECONDS);
           assert.deepEqual(
-            { account_id: created.account_id, url: created.url, events: created.events, enabled: created.enabled, disabled_reason: created.disabled_reason, failing_since: created.failing_since },
-            { account_id: accountId, url: PUBLIC_URL, events: ['message', 'session.status'], enabled: true, disabled_reason: null, failing_since: null },
+            { account_id: created.account_id, url: created.url, events: created.events, message_scope: created.message_scope, enabled: created.enabled, disabled_reason: created.disabled_reason, failing_since: created.failing_since },
+            { account_id: accountId, url: PUBLIC_URL, events: ['message', 'session.status'], message_scope: 'all', enabled: true, disabled_reason: null, failing_since: null },
           );
           const stored = await test.gateway.webhooks.getWebhook(accountScope(accountId), created.id);
-          assert.deepEqual(stored.eventTypes, ['message', 'session.status']);
+          assert.deepEqual([stored.eventTypes, stored.messageScope], [['message', 'session.status'], 'all']);
           assert.equal(await test.gateway.webhooks.revealSecret(operatorScope(), created.id), created.secret);
         });
 
@@ -69,11 +69,11 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
 
         it('update --disable --events disables the webhook with a reason and replaces its events', async () => {
           const webhook = await newWebhook();
-          const updated = expectJsonObject(await wagw('webhook', 'update', webhook.id, '--disable', '--events', 'message.status,session.status'));
+          const updated = expectJsonObject(await wagw('webhook', 'update', webhook.id, '--disable', '--events', 'message.status,session.status', '--scope', 'group'));
           assert.deepEqual(Object.keys(updated).sort(), WEBHOOK_KEYS);
           assert.deepEqual(
-            { id: updated.id, enabled: updated.enabled, events: updated.events },
-            { id: webhook.id, enabled: false, events: ['message.status', 'session.status'] },
+            { id: updated.id, enabled: updated.enabled, events: updated.events, message_scope: updated.message_scope },
+            { id: webhook.id, enabled: false, events: ['message.status', 'session.status'], message_scope: 'group' },
           );
           assert.match(updated.disabled_reason, /\S/);
           const stored = await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id);

@@ -58,7 +58,7 @@ function GroupsTable(props: { groups: GroupRowView[] }): JSX.Element {
               <td>
                 <span safe>{group.subject}</span> <span class="muted mono" safe>{group.groupId}</span>
               </td>
-              <td>{String(group.size)}</td>
+              <td safe>{String(group.size)}</td>
               <td>{group.isAdmin ? 'Admin' : 'Member'}</td>
             </tr>
           ))}

@@ -78,7 +78,8 @@ function fromValidation(error: FastifyError): AppError {
     return new AppError('invalid_request', `The ${part} ${unknown} is not one this operation takes.`, { field: unknown, problem: 'unknown' });
   }
   const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
-  const field = missing ?? issue?.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
+  const field = missing ?? issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
   if (field === undefined || field === '') {
     return new AppError('invalid_request', 'The body must be a JSON object, e.g. {"from_phone", "to_phone", "message"}.');
   }

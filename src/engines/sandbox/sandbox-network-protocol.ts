@@ -1,0 +1,128 @@
+import type { StructuredContent } from '../../domain/structured-content.ts';
+import type { Group, GroupChange, ParticipantResult } from '../../domain/groups.ts';
+import type { GroupOperation } from './sandbox-groups.ts';
+
+// What the simulated network and an engine session say to each other, in one process or over
+// the shared network's line protocol (sandbox-network-server.ts): its messages, devices,
+// connections and refusals.
+
+/** A message on the simulated network, as the receiving device gets it. */
+export interface NetworkMessage {
+  id: string;
+  from: string;
+  to: string;
+  text: string;
+  sentAt: number;
+  media?: NetworkMedia;
+  /** A shared location or contact cards, carried as they are. */
+  structured?: StructuredContent;
+  /** The id of the message this one quotes. */
+  quoted?: string;
+  /** What this message does to an earlier one of the chat, rather than being one itself. */
+  action?: NetworkAction;
+  /** The group it was written in: each member's device gets its own copy, with this. */
+  group?: { id: string; subject: string };
+  /** The members it mentions, by phone. */
+  mentions?: string[];
+}
+
+/** A reaction to `target` (an empty emoji takes it away), an edit of it (to the message's text), or its revocation. */
+export interface NetworkAction {
+  kind: 'react' | 'edit' | 'revoke';
+  target: string;
+  emoji?: string;
+}
+
+/** A message's extras on the way out: its quote, the action it carries, the members it mentions. */
+export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action' | 'mentions'>;
+
+/** A file on the simulated network: carried with its message, base64 so that it crosses the shared network's JSON lines as it is. */
+export interface NetworkMedia {
+  kind: string;
+  mimeType: string;
+  fileName: string | null;
+  base64: string;
+  /** How many downloads fail before one succeeds: a file that arrives late, simulated. */
+  failedDownloads?: number;
+}
+
+export interface NetworkReceipt {
+  id: string;
+  status: 'delivered' | 'read';
+}
+
+/** What a number's live connection hears from the network. */
+export interface NetworkDevice {
+  /** Resolves once the device has stored the message; only then does the network forget it. */
+  incoming(message: NetworkMessage): Promise<void>;
+  receipt(receipt: NetworkReceipt): void;
+  /** Another connection of the same number took over (WhatsApp's 440 conflict); this one is closed. */
+  replaced(): void;
+  /** The way to the network broke (a shared network restarting): the session should connect again. */
+  lost?(): void;
+  /** Something changed in a group the number is in (or was just removed from). */
+  groupChanged?(change: GroupChange): void;
+}
+
+export interface NetworkConnection {
+  /**
+   * `media` is read only if the network needs the bytes: a phone outside the sandbox acknowledges
+   * without them, as a real handset's download is no business of the sender's.
+   */
+  send(to: string, text: string, media?: () => Promise<NetworkMedia>, extras?: NetworkExtras): Promise<{ id: string }>;
+  /** Tells `to` that its messages `ids` were read; a phone outside the gateway hears nothing. */
+  markRead(to: string, ids: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The simulated WhatsApp as an engine session sees it, whether in this process or shared. */
+export interface SandboxNetworkPort {
+  connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection>;
+  /**
+   * Makes `phone` a number of the gateway before its first connection, so that messages for it
+   * are kept until it connects rather than taken by an outside handset.
+   */
+  expect(phone: string): Promise<void>;
+  /** The network's groups: made by a connected number, seen only by their members. */
+  createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group>;
+  groupsOf(phone: string): Promise<Group[]>;
+  groupSeenBy(phone: string, id: string): Promise<Group | undefined>;
+  /** An admin's change to a group, or a member leaving; refused with GroupRefusedError. */
+  manageGroup(actor: string, id: string, operation: GroupOperation): Promise<{ results?: ParticipantResult[]; code?: string }>;
+  /**
+   * Delivers a message from any phone to `to`, resolving with its id once the recipient stored
+   * it. With `inGroup`, the phone writes in that group (both must be members), and every other
+   * member gets the message too.
+   */
+  inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }>;
+}
+
+export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver' | 'read';
+
+/** One thing the network saw, for tests and for the operator. */
+export interface JournalEntry {
+  seq: number;
+  at: number;
+  kind: JournalKind;
+  phone: string;
+  node: string;
+  /** The message's id, for send and deliver. */
+  id?: string;
+  to?: string;
+  text?: string;
+}
+
+/** A send to (or in) a group by a phone that is not one of its members. */
+export class NotGroupMemberError extends Error {
+  constructor(phone: string, group: string) {
+    super(`${phone} is not a member of group ${group}.`);
+    this.name = 'NotGroupMemberError';
+  }
+}
+
+export class NotConnectedError extends Error {
+  constructor(phone: string) {
+    super(`${phone} has no live connection to the sandbox network.`);
+    this.name = 'NotConnectedError';
+  }
+}
