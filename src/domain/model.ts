@@ -126,6 +126,8 @@ export interface Message {
    * A group message's `toPhone` is our number: the group itself is the recipient.
    */
   group?: MessageGroup | null;
+  /** The members a group message mentions: phones, or LIDs where WhatsApp gave no phone. */
+  mentions?: readonly string[];
 }
 
 /** A group chat as a message names it: WhatsApp's id for the group, and its subject when the message was stored (null if unknown). */

@@ -135,6 +135,7 @@ export function incomingMessagePayload(message: Message, media?: ReceivedMedia, 
     from_phone: message.fromPhone,
     from_lid: message.fromLid,
     ...presentChat(message),
+    ...presentMentions(message),
     message: message.text,
     content_kind: message.contentKind,
     ...(described !== undefined && { media: described }),
@@ -155,6 +156,11 @@ export function presentChat(message: Pick<Message, 'direction' | 'toPhone' | 'gr
     to_phone: group !== null && message.direction === 'outbound' ? null : message.toPhone,
     group: group === null ? null : { id: group.id, subject: group.subject },
   };
+}
+
+/** A group message's mentions, as webhooks and the API show them; a direct message has none to show. */
+export function presentMentions(message: Pick<Message, 'group' | 'mentions'>) {
+  return message.group == null ? {} : { mentions: [...(message.mentions ?? [])] };
 }
 
 /** What a message answers, as webhooks and the API show it; null for a message that is no reply. */

@@ -194,6 +194,8 @@ export interface SimulatedIncoming {
   quotedEngineId?: string;
   /** The group the simulated phone writes in, which both it and the number belong to. */
   groupId?: string;
+  /** With `groupId`: the members the message mentions. */
+  mentions?: E164[];
 }
 
 export interface InboundSimulator {
@@ -238,6 +240,8 @@ export interface IncomingMessageEvent {
   quotedEngineId?: string;
   /** The group it was sent to, when it is a group message; the sender is then a member. */
   group?: { id: string; subject: string | null };
+  /** The members a group message mentions: phones, or LIDs (`…@lid`) where the phone is unknown. */
+  mentions?: string[];
 }
 
 /** A reaction, edit or revocation that arrived in a chat of one of our numbers. */

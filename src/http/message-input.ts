@@ -5,7 +5,7 @@ import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
 import { isValidLocation, presentStructured, type StructuredContent } from '../domain/structured-content.ts';
 import { isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
-import { mediaPayload, presentChat, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
+import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
 import { hasIdPrefix } from '../domain/ids.ts';
 import { isGroupId, MAX_MENTIONS } from '../domain/groups.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';
@@ -70,11 +70,12 @@ function parseReplyTo(raw: string): string {
 }
 
 /** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
-export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string } {
+export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string; mentions?: E164[] } {
   if (body.group_id !== undefined && !isGroupId(body.group_id)) {
     throw new AppError('invalid_request', `group_id must be a group id as GET /groups gives it (digits then @g.us); "${body.group_id.slice(0, 64)}" is not one.`, { field: 'group_id' });
   }
-  const inGroup = body.group_id === undefined ? {} : { groupId: body.group_id };
+  if (body.mentions !== undefined && body.group_id === undefined) throw new AppError('invalid_request', 'mentions are for group messages (group_id).', { field: 'mentions' });
+  const inGroup = body.group_id === undefined ? {} : { groupId: body.group_id, mentions: [...new Set(parsePhoneList(body.mentions ?? [], 'mentions', { min: 0, max: MAX_MENTIONS }))] };
   return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup };
 }
 
@@ -156,6 +157,7 @@ export function presentMessage(message: Message, media?: MediaObject, addresses?
     from_phone: message.fromPhone,
     ...(message.direction === 'inbound' && { from_lid: message.fromLid }),
     ...presentChat(message),
+    ...presentMentions(message),
     message: message.text,
     ...(media !== undefined && { media: described }),
     ...presentStructured(message.structured),

@@ -78,6 +78,7 @@ export const sandboxReceiveRequestSchema = {
     ...messageContentProperties,
     to_phone: { ...phoneField, description: 'Your sandbox number that receives the message.' },
     group_id: { ...groupIdField, description: 'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one.' },
+    mentions: { type: 'array', maxItems: 256, items: { type: 'string' }, description: 'With group_id: the members the simulated message mentions, by phone.' },
     location: {
       type: 'object',
       description: 'Simulate a shared place instead of a text: latitude and longitude in degrees, with an optional name and address.',
@@ -100,6 +101,7 @@ export const sandboxReceiveRequestSchema = {
 export interface SandboxReceiveBody extends Omit<MessageRequestBody, 'to_group' | 'mentions'> {
   to_phone: string;
   group_id?: string;
+  mentions?: string[];
   location?: { latitude: number; longitude: number; name?: string; address?: string };
   contacts?: { name: string; phones: string[] }[];
   simulate_failed_downloads?: number;
@@ -118,6 +120,11 @@ export const messageResponseFields = {
   reply_to: replyToSchema,
   created_at: { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' },
   to_phone: { type: ['string', 'null'], description: 'E.164: the recipient of a direct message, or our number for a received group message; null for a message we sent to a group.' },
+  mentions: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'Only on a group message: the members it mentions, by phone (by LID where WhatsApp gave no phone); empty when it mentions none.',
+  },
   group: {
     type: ['object', 'null'],
     description: 'The group chat of a group message (its id, and its subject when the message was stored); null for a direct message.',

@@ -1,26 +1,20 @@
 import { AppError } from '../domain/errors.ts';
-import type { Message, MessageDirection, MessageStatus } from '../domain/model.ts';
+import type { Message } from '../domain/model.ts';
 import { parseE164 } from '../domain/phone.ts';
 import type { Store } from '../store/database.ts';
 import { findMessageById } from '../store/repositories/messages.ts';
-import { listMessages } from '../store/repositories/message-pages.ts';
+import { listMessages, type MessageFilter } from '../store/repositories/message-pages.ts';
 import { findReplies, listReactions, listRevisions, type Reaction, type Revision } from '../store/repositories/conversations.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 
-export interface HistoryQuery {
-  numberId?: string;
-  direction?: MessageDirection;
-  /** Either end of the conversation, in any common spelling. */
-  phone?: string;
-  /** The other side of the conversation (E.164, already checked). */
-  peer?: string;
-  status?: MessageStatus;
-  since?: Date;
-  until?: Date;
+/**
+ * A page's filters as the repository takes them, but with `phone` in any common spelling (it is
+ * normalised here) and a cursor in place of the keyset position it stands for.
+ */
+export type HistoryQuery = Omit<MessageFilter, 'accountId' | 'before'> & {
   /** The `nextCursor` of the previous page. */
   cursor?: string;
-  limit: number;
-}
+};
 
 export interface HistoryPage {
   messages: Message[];
@@ -59,16 +53,12 @@ export class MessageHistoryService {
       if (phone === undefined) throw new AppError('invalid_phone_number', `"${query.phone}" is not a phone number; include the country code, e.g. +447700900123.`);
     }
     // One extra row tells whether another page exists without a count query.
+    const { cursor, phone: _spelled, ...filters } = query;
     const rows = await listMessages(this.store.db, {
+      ...filters,
       accountId: scope.accountId,
-      ...(query.numberId !== undefined && { numberId: query.numberId }),
-      ...(query.direction !== undefined && { direction: query.direction }),
       ...(phone !== undefined && { phone }),
-      ...(query.peer !== undefined && { peer: query.peer }),
-      ...(query.status !== undefined && { status: query.status }),
-      ...(query.since !== undefined && { since: query.since }),
-      ...(query.until !== undefined && { until: query.until }),
-      ...(query.cursor !== undefined && { before: parseCursor(query.cursor) }),
+      ...(cursor !== undefined && { before: parseCursor(cursor) }),
       limit: query.limit + 1,
     });
     // Listed messages come with what they quote.

@@ -69,6 +69,7 @@ export class ReceiveMessageService {
       engineMessageId: event.engineMessageId,
       createdAt: event.receivedAt,
       group,
+      ...(group !== null && { mentions: event.mentions ?? [] }),
     };
     // The message and its deliveries commit together: the outbox promise. A message the network
     // hands over again (after a failover, or a reconnect before its acknowledgement) is already

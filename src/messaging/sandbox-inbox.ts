@@ -56,6 +56,8 @@ export class SandboxInbox {
       if (roleOf(group, incoming.fromPhone) === undefined) {
         throw new AppError('invalid_request', `from_phone ${incoming.fromPhone} is not a member of group ${group.id}; add it to the group first.`, { field: 'from_phone' });
       }
+      const stranger = (incoming.mentions ?? []).findIndex((phone) => roleOf(group, phone) === undefined);
+      if (stranger >= 0) throw new AppError('invalid_mention', `mentions[${stranger}] ${incoming.mentions![stranger]} is not a member of group ${group.id}.`, { field: `mentions[${stranger}]` });
     }
     if (replyTo === undefined) return simulator.deliverIncoming(number, incoming);
     // The simulated phone answers a message of its chat with the number, as a customer would.

@@ -102,6 +102,7 @@ export class SendMessageService {
       fromLid: null,
       toPhone: request.toPhone ?? number.phone,
       group: group === undefined ? null : { id: group.id, subject: group.subject },
+      ...(request.toGroup !== undefined && { mentions: request.mentions }),
       text: request.text,
       contentKind: request.media?.kind ?? 'text',
       mediaId: request.media?.id ?? null,

@@ -128,6 +128,8 @@ export interface MessageGroupsTable {
   account_id: string;
   group_id: string;
   group_subject: string;
+  /** JSON array of the members mentioned; null when none. */
+  mentions: string | null;
 }
 
 /** A group as one of our numbers last saw it; is_member is 0 once the number left or was removed. */

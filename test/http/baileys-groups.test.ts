@@ -81,7 +81,16 @@ for (const dialect of dialects) {
 
       await linked.arrives(groupMessage('by phone', 'G_IN_3', { participant: MEMBER_JID }), () => stored('by phone'));
       const third = await heard((body) => body.event === 'message' && body.message === 'by phone');
-      assert.deepEqual([third.from_phone, third.group.subject], [MEMBER, 'Night shift']);
+      assert.deepEqual([third.from_phone, third.group.subject, third.mentions], [MEMBER, 'Night shift', []]);
+
+      // Mentions arrive as JIDs, by LID in a LID-addressed group; the group's metadata gives the phone.
+      const mentioning = Object.assign(
+        proto.WebMessageInfo.fromObject({ message: { extendedTextMessage: { text: 'over to you two', contextInfo: { mentionedJid: [LID_MEMBER_LID, ours, '555555555555555@lid'] } } }, messageTimestamp: Math.floor(Date.now() / 1000) }),
+        { key: { remoteJid: GROUP, fromMe: false, id: 'G_IN_4', participant: MEMBER_JID } },
+      );
+      await linked.arrives(mentioning, () => stored('over to you two'));
+      const fourth = await heard((body) => body.event === 'message' && body.message === 'over to you two');
+      assert.deepEqual(fourth.mentions, [LID_MEMBER_PHONE, linked.number.phone, '555555555555555@lid'], 'our own number among them, and a LID left as it is');
     });
 
     it('participant updates in PN and LID forms, and subject changes, become group.updated; our own removal is marked', async () => {

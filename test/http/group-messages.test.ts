@@ -67,11 +67,11 @@ for (const dialect of dialects) {
       const sent = await test.post('/api/send_message', { from_phone: alice.phones[0], to_group: group.id, message: `Van leaves at six, @${bob.phones[0]!.slice(1)}`, mentions: [bob.phones[0]] }, alice.apiKey);
       assert.equal(sent.statusCode, 200, sent.body);
       const body = sent.json();
-      assert.deepEqual([body.to_phone, body.group, body.from_phone, body.status], [null, { id: group.id, subject: 'Dispatch' }, alice.phones[0], 'sent']);
+      assert.deepEqual([body.to_phone, body.group, body.from_phone, body.status, body.mentions], [null, { id: group.id, subject: 'Dispatch' }, alice.phones[0], 'sent', [bob.phones[0]]]);
 
       for (const [hook, to] of [['bob-groups', bob.phones[0]], ['alice-all', alice.phones[1]]] as const) {
         const received = await heard(hook, 'message', (event) => event.message_id !== body.message_id && event.to_phone === to);
-        assert.deepEqual([received.from_phone, received.to_phone, received.group, received.message], [alice.phones[0], to, { id: group.id, subject: 'Dispatch' }, body.message]);
+        assert.deepEqual([received.from_phone, received.to_phone, received.group, received.message, received.mentions], [alice.phones[0], to, { id: group.id, subject: 'Dispatch' }, body.message, [bob.phones[0]]]);
       }
       const status = await heard('alice-all', 'message.status', (event) => event.message_id === body.message_id && event.status === 'sent');
       assert.deepEqual([status.to_phone, status.group], [null, { id: group.id, subject: 'Dispatch' }]);
@@ -79,10 +79,23 @@ for (const dialect of dialects) {
       assert.deepEqual(delivered.group, { id: group.id, subject: 'Dispatch' }, 'a receipt of a group send names its group too');
 
       const stored = (await get(`/messages/${body.message_id}`, alice.apiKey)).json();
-      assert.deepEqual([stored.to_phone, stored.group, stored.status_history.map((entry: { status: string }) => entry.status)], [null, { id: group.id, subject: 'Dispatch' }, ['queued', 'sent', 'delivered']]);
+      assert.deepEqual([stored.to_phone, stored.group, stored.mentions, stored.status_history.map((entry: { status: string }) => entry.status)], [null, { id: group.id, subject: 'Dispatch' }, [bob.phones[0]], ['queued', 'sent', 'delivered']]);
       const inbound = await get(`/messages?direction=inbound&phone=${encodeURIComponent(bob.phones[0]!)}&peer=${encodeURIComponent(alice.phones[0]!)}`, bob.apiKey);
       assert.equal(inbound.statusCode, 200, inbound.body);
       assert.deepEqual(inbound.json().messages[0].group, { id: group.id, subject: 'Dispatch' }, 'the list shows a received group message with its group');
+    });
+
+    it('GET /messages?group_id= lists a group chat\'s messages, sent and received, and nothing of another chat', async () => {
+      const listed = await get(`/api/messages?group_id=${encodeURIComponent(group.id)}&limit=100`, bob.apiKey);
+      assert.equal(listed.statusCode, 200, listed.body);
+      const messages = listed.json().messages as Record<string, any>[];
+      assert.ok(messages.length > 0 && messages.every((message) => message.group?.id === group.id), 'only the group\'s messages');
+      const own = (await get(`/messages?group_id=${encodeURIComponent(group.id)}&direction=outbound`, alice.apiKey)).json().messages as Record<string, any>[];
+      assert.ok(own.length > 0 && own.every((message) => message.to_phone === null && message.from_phone === alice.phones[0]));
+      const strangers = await get(`/messages?group_id=${encodeURIComponent(group.id)}`, (await seedAccount(test.gateway)).apiKey);
+      assert.deepEqual(strangers.json().messages, [], 'another account sees none of them');
+      const bad = await get('/messages?group_id=family', bob.apiKey);
+      assert.deepEqual([bad.statusCode, bad.json().error, bad.json().details.field], [400, 'invalid_request', 'group_id']);
     });
 
     it('gives each webhook the chats of its scope: direct only by default, groups, or all', async () => {
@@ -117,11 +130,13 @@ for (const dialect of dialects) {
     });
 
     it('a simulated member writes in the group through /sandbox/receive, and every member on the gateway gets it', async () => {
-      const simulated = await test.post('/sandbox/receive', { from_phone: CUSTOMER, to_phone: alice.phones[0], group_id: group.id, message: 'Delivered to door 3' }, alice.apiKey);
+      const simulated = await test.post('/sandbox/receive', { from_phone: CUSTOMER, to_phone: alice.phones[0], group_id: group.id, message: 'Delivered to door 3', mentions: [bob.phones[0]] }, alice.apiKey);
       assert.equal(simulated.statusCode, 200, simulated.body);
-      assert.deepEqual([simulated.json().from_phone, simulated.json().to_phone, simulated.json().group], [CUSTOMER, alice.phones[0], { id: group.id, subject: 'Dispatch' }]);
+      assert.deepEqual([simulated.json().from_phone, simulated.json().to_phone, simulated.json().group, simulated.json().mentions], [CUSTOMER, alice.phones[0], { id: group.id, subject: 'Dispatch' }, [bob.phones[0]]]);
       const bobCopy = await heard('bob-groups', 'message', (event) => event.message === 'Delivered to door 3');
-      assert.deepEqual([bobCopy.from_phone, bobCopy.group.id], [CUSTOMER, group.id]);
+      assert.deepEqual([bobCopy.from_phone, bobCopy.group.id, bobCopy.mentions], [CUSTOMER, group.id, [bob.phones[0]]]);
+      const badMention = await test.post('/sandbox/receive', { from_phone: CUSTOMER, to_phone: alice.phones[0], group_id: group.id, message: 'x', mentions: [OUTSIDER] }, alice.apiKey);
+      assert.deepEqual([badMention.statusCode, badMention.json().error, badMention.json().details.field], [400, 'invalid_mention', 'mentions[0]']);
 
       const stranger = await test.post('/sandbox/receive', { from_phone: OUTSIDER, to_phone: alice.phones[0], group_id: group.id, message: 'hi' }, alice.apiKey);
       assert.deepEqual([stranger.statusCode, stranger.json().error, stranger.json().details.field], [400, 'invalid_request', 'from_phone']);

@@ -13,7 +13,7 @@ import { decideReconnect, type ReconnectDecision, type ReconnectPolicyOptions } 
 import type { SessionSocket, SocketFactory } from './session-socket.ts';
 import { SentMessageStore } from './sent-message-store.ts';
 import { GroupMetadataCache } from './group-metadata-cache.ts';
-import { participantChanges, settingsChanges } from './group-mapper.ts';
+import { mentionedMembers, participantChanges, settingsChanges } from './group-mapper.ts';
 import type { GroupChange } from '../../domain/groups.ts';
 
 export interface SessionTimings {
@@ -277,6 +277,7 @@ export class BaileysSession {
       return;
     }
     const group = decision.groupId === null ? undefined : { id: decision.groupId, subject: await this.groupSubject(decision.groupId) };
+    const mentions = decision.groupId === null ? [] : mentionedMembers(this.groups.cached(decision.groupId), decision.mentionedJids);
     await this.deps.events.incomingMessage({
       toPhone: this.deps.number.phone,
       fromPhone: decision.fromPhone,
@@ -288,7 +289,7 @@ export class BaileysSession {
       engineMessageId: decision.engineMessageId,
       receivedAt: decision.timestamp ?? new Date(),
       ...(decision.quotedEngineId !== null && { quotedEngineId: decision.quotedEngineId }),
-      ...(group !== undefined && { group }),
+      ...(group !== undefined && { group, mentions }),
     });
   }
 

@@ -46,6 +46,18 @@ export function mentionJids(metadata: GroupMetadata | undefined, phones: readonl
 }
 
 /**
+ * The members a group message mentions, by phone where the JID or the group's metadata gives
+ * one (a LID-addressed group names them by LID), and by LID otherwise.
+ */
+export function mentionedMembers(metadata: GroupMetadata | undefined, jids: readonly string[]): string[] {
+  return jids.flatMap((jid) => {
+    const phone = phoneOf(jid) ?? phoneOf(metadata?.participants.find((participant) => participant.id === jid || participant.lid === jid)?.phoneNumber);
+    if (phone !== undefined) return [phone];
+    return isLidUser(jid) ? [jidNormalizedUser(jid)] : [];
+  });
+}
+
+/**
  * A participants update as changes: an add by the person themselves is a join (by invite link),
  * a removal of oneself is a leave. `modify` (a member's address changing) is no news.
  */

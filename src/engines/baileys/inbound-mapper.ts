@@ -67,6 +67,8 @@ export type InboundDecision =
       quotedEngineId: string | null;
       /** The group's JID when it was written in a group; the sender is then the member who wrote it. */
       groupId: string | null;
+      /** The JIDs (PN or LID) of the members it mentions. */
+      mentionedJids: string[];
     }
   | {
       kind: 'action';
@@ -126,6 +128,7 @@ export function mapIncomingMessage(message: WAMessage, resolveLid: LidResolver):
     timestamp: timestampOf(message),
     quotedEngineId: quotedIdOf(content),
     groupId,
+    mentionedJids: contextOf(content)?.mentionedJid?.filter((jid): jid is string => typeof jid === 'string') ?? [],
   };
 }
 
@@ -156,17 +159,18 @@ function actionOf(content: proto.IMessage | undefined): { targetEngineId: string
   return undefined;
 }
 
-/** The id a reply quotes: each kind of message carries its quote in its own context info. */
+/** The id a reply quotes, from the message's context info. */
 function quotedIdOf(content: proto.IMessage | undefined): string | null {
+  return contextOf(content)?.stanzaId || null;
+}
+
+/** Each kind of message carries its context (the quote, the mentions) in its own part. */
+function contextOf(content: proto.IMessage | undefined): proto.IContextInfo | undefined {
   const holders = [
     content?.extendedTextMessage, content?.imageMessage, content?.videoMessage, content?.audioMessage, content?.documentMessage,
     content?.stickerMessage, content?.locationMessage, content?.contactMessage, content?.contactsArrayMessage,
   ];
-  for (const holder of holders) {
-    const quoted = holder?.contextInfo?.stanzaId;
-    if (quoted) return quoted;
-  }
-  return null;
+  return holders.find((holder) => holder?.contextInfo)?.contextInfo ?? undefined;
 }
 
 /**

@@ -96,7 +96,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
           engineMessageId: message.id,
           receivedAt: new Date(message.sentAt),
           ...(message.quoted !== undefined && { quotedEngineId: message.quoted }),
-          ...(message.group !== undefined && { group: message.group }),
+          ...(message.group !== undefined && { group: message.group, mentions: message.mentions ?? [] }),
         });
       },
       groupChanged: (change) => {
@@ -300,7 +300,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
     let id: string;
     try {
       const carried = media === undefined ? undefined : { ...(await networkMedia(media)), ...(incoming.failedDownloads && { failedDownloads: incoming.failedDownloads }) };
-      const extras = incoming.quotedEngineId === undefined ? undefined : { quoted: incoming.quotedEngineId };
+      const extras = { ...(incoming.quotedEngineId !== undefined && { quoted: incoming.quotedEngineId }), ...(incoming.mentions !== undefined && { mentions: incoming.mentions }) };
       ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured, extras, incoming.groupId));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');

@@ -88,6 +88,7 @@ export const listMessagesQuerySchema = {
   properties: {
     phone: { type: 'string', description: 'One of your numbers (E.164): only its messages.' },
     peer: { type: 'string', description: 'The other side (E.164): the recipient of a sent message, the sender of a received one.' },
+    group_id: { type: 'string', description: 'Only the messages of this group chat (a group id as GET /groups gives it), sent and received.' },
     direction: { type: 'string', description: 'outbound or inbound.' },
     status: { type: 'string', description: 'queued, sent, delivered, read, failed or received.' },
     since: { type: 'string', description: 'Only messages created at or after this ISO 8601 time (with its zone).' },

@@ -221,7 +221,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
           text: input.text,
           ...(media !== undefined && { media, failedDownloads: input.failedDownloads }),
           ...(input.structured !== undefined && { structured: input.structured }),
-          ...(input.groupId !== undefined && { groupId: input.groupId }),
+          ...(input.groupId !== undefined && { groupId: input.groupId, mentions: input.mentions ?? [] }),
         }, input.replyTo);
         return presentMessage(message, message.mediaId === null ? undefined : await gateway.media.find(scope.accountId, message.mediaId, 'media'), addressesOf(gateway));
       },

@@ -15,6 +15,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('account_id', 'text', (column) => column.notNull())
     .addColumn('group_id', 'text', (column) => column.notNull())
     .addColumn('group_subject', 'text', (column) => column.notNull())
+    // The members the message mentions, as a JSON array of phones (LIDs where the phone is unknown).
+    .addColumn('mentions', 'text')
     .execute();
   await db.schema.createIndex('message_groups_group_idx').on('message_groups').columns(['account_id', 'group_id']).execute();
   await db.schema

@@ -21,14 +21,18 @@ export interface KnownGroup {
 /** Records which group a message was written in, with the subject the group had then. */
 export async function insertMessageGroups(db: Executor, messages: readonly Message[]): Promise<void> {
   const rows = messages.flatMap((message) =>
-    message.group == null ? [] : [{ message_id: message.id, account_id: message.accountId, group_id: message.group.id, group_subject: message.group.subject ?? '' }],
+    message.group == null ? [] : [{
+      message_id: message.id, account_id: message.accountId, group_id: message.group.id, group_subject: message.group.subject ?? '',
+      mentions: message.mentions !== undefined && message.mentions.length > 0 ? JSON.stringify(message.mentions) : null,
+    }],
   );
   if (rows.length > 0) await db.insertInto('message_groups').values(rows).execute();
 }
 
-/** The message with the group chat a joined message_groups row names, when there is one. */
-export function withGroup<T extends Message>(message: T, groupId: string | null, subject: string | null): T {
-  return groupId === null ? message : { ...message, group: { id: groupId, subject } };
+/** The message with the group chat (and the mentions) a joined message_groups row names, when there is one. */
+export function withGroup<T extends Message>(message: T, row: { group_id: string | null; group_subject: string | null; mentions: string | null }): T {
+  if (row.group_id === null) return message;
+  return { ...message, group: { id: row.group_id, subject: row.group_subject }, mentions: row.mentions === null ? [] : (JSON.parse(row.mentions) as string[]) };
 }
 
 /** The group of each of the messages that belongs to one. */

@@ -15,6 +15,8 @@ export interface MessageFilter {
   /** The other side: the recipient of an outbound message, the sender of an inbound one. */
   peer?: string;
   status?: MessageStatus;
+  /** Messages of this group chat, sent and received (the account's own record of them). */
+  groupId?: string;
   /** Created at or after `since`, and before `until`. */
   since?: Date;
   until?: Date;
@@ -40,6 +42,10 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
   if (phone !== undefined) query = query.where((eb) => eb.or([eb('from_phone', '=', phone), eb('to_phone', '=', phone)]));
   if (filter.peer !== undefined) query = query.where(filter.direction === 'outbound' ? 'to_phone' : 'from_phone', '=', filter.peer);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  const groupId = filter.groupId;
+  if (groupId !== undefined) {
+    query = query.where('id', 'in', db.selectFrom('message_groups').select('message_id').where('account_id', '=', filter.accountId).where('group_id', '=', groupId));
+  }
   if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since.getTime());
   if (filter.until !== undefined) query = query.where('created_at', '<', filter.until.getTime());
   const before = filter.before;
@@ -56,12 +62,12 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
     .leftJoin('message_replies', 'message_replies.message_id', 'page.id')
     .leftJoin('message_groups', 'message_groups.message_id', 'page.id')
     .selectAll('page')
-    .select(['message_replies.quoted_message_id', 'message_replies.quoted_engine_id', 'message_groups.group_id', 'message_groups.group_subject'])
+    .select(['message_replies.quoted_message_id', 'message_replies.quoted_engine_id', 'message_groups.group_id', 'message_groups.group_subject', 'message_groups.mentions'])
     .orderBy('page.created_at', 'desc')
     .orderBy('page.id', 'desc')
     .execute();
   return rows.map((row) => ({
-    ...withGroup(toMessage(row), row.group_id, row.group_subject),
+    ...withGroup(toMessage(row), row),
     replyTo: row.quoted_engine_id === null ? null : { messageId: row.quoted_message_id, engineMessageId: row.quoted_engine_id },
   }));
 }

@@ -243,10 +243,10 @@ export async function findMessageById(db: Executor, id: string): Promise<Message
     .selectFrom('messages')
     .leftJoin('message_groups', 'message_groups.message_id', 'messages.id')
     .selectAll('messages')
-    .select(['message_groups.group_id', 'message_groups.group_subject'])
+    .select(['message_groups.group_id', 'message_groups.group_subject', 'message_groups.mentions'])
     .where('messages.id', '=', id)
     .executeTakeFirst();
-  return row && withGroup(toMessage(row), row.group_id, row.group_subject);
+  return row && withGroup(toMessage(row), row);
 }
 
 /** An incoming message of the number by WhatsApp's (or the sandbox network's) id for it. */

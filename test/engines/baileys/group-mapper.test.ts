@@ -5,7 +5,7 @@ import type { BaileysEventMap, GroupMetadata } from 'baileys';
 import type { E164 } from '../../../src/domain/phone.ts';
 import type { EngineSendError } from '../../../src/engines/engine.ts';
 import { groupRefusal, participantOutcomes } from '../../../src/engines/baileys/group-admin.ts';
-import { participantChanges, settingsChanges, toGroup } from '../../../src/engines/baileys/group-mapper.ts';
+import { mentionedMembers, participantChanges, settingsChanges, toGroup } from '../../../src/engines/baileys/group-mapper.ts';
 
 describe('group mapper: Baileys group metadata in the gateway\'s terms', () => {
   const metadata: GroupMetadata = {
@@ -95,5 +95,20 @@ describe('an admin\'s change as WhatsApp answers it, participant by participant'
     assert.deepEqual(failures.map((error) => (groupRefusal(error) as EngineSendError).failure), ['rate_limited', 'not_group_admin', 'not_group_admin', 'not_group_member']);
     const other = new Error('socket closed');
     assert.equal(groupRefusal(other), other);
+  });
+});
+
+describe('mentions in an arriving group message', () => {
+  const metadata: GroupMetadata = {
+    id: '120363000000000002@g.us', subject: 'LID group', owner: undefined, addressingMode: 'lid' as GroupMetadata['addressingMode'],
+    participants: [{ id: '111111111111111@lid', phoneNumber: '447700900001@s.whatsapp.net' }, { id: '222222222222222@lid' }],
+  };
+
+  it('a PN JID is its phone, a LID the group knows is the member\'s phone, and any other LID stays a LID', () => {
+    assert.deepEqual(
+      mentionedMembers(metadata, ['447700900009@s.whatsapp.net', '111111111111111@lid', '222222222222222@lid', 'status@broadcast']),
+      ['+447700900009', '+447700900001', '222222222222222@lid'],
+    );
+    assert.deepEqual(mentionedMembers(undefined, ['111111111111111@lid']), ['111111111111111@lid'], 'without the group\'s metadata a LID is all there is');
   });
 });

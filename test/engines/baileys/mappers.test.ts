@@ -43,6 +43,7 @@ describe('inbound mapper: what counts as a text from a person', () => {
       timestamp: new Date(SENT_AT_SECONDS * 1000),
       quotedEngineId: null,
       groupId: null,
+      mentionedJids: [],
     });
   });
 
