@@ -129,6 +129,18 @@ for (const dialect of dialects) {
       assert.deepEqual([directQuote.statusCode, directQuote.json().error], [400, 'invalid_reply_to'], 'a group message is not quoted in a direct chat');
     });
 
+    it('a read mark in a group reads that group\'s messages only, not the sender\'s direct chat', async () => {
+      await test.post('/send_message', { from_phone: alice.phones[0], to_phone: bob.phones[0], message: 'direct, unread' }, alice.apiKey);
+      await test.post('/send_message', { from_phone: alice.phones[0], to_group: group.id, message: 'group, to read' }, alice.apiKey);
+      const direct = await heard('bob-default', 'message', (event) => event.message === 'direct, unread');
+      const inGroup = await heard('bob-groups', 'message', (event) => event.message === 'group, to read');
+      const read = await test.post(`/messages/${inGroup.message_id}/read`, {}, bob.apiKey);
+      assert.equal(read.statusCode, 200, read.body);
+      const readAt = (id: string) => test.gateway.store.db.selectFrom('messages').select('read_at').where('id', '=', id).executeTakeFirstOrThrow();
+      assert.notEqual((await readAt(inGroup.message_id)).read_at, null);
+      assert.equal((await readAt(direct.message_id)).read_at, null, 'the direct chat is left unread');
+    });
+
     it('a simulated member writes in the group through /sandbox/receive, and every member on the gateway gets it', async () => {
       const simulated = await test.post('/sandbox/receive', { from_phone: CUSTOMER, to_phone: alice.phones[0], group_id: group.id, message: 'Delivered to door 3', mentions: [bob.phones[0]] }, alice.apiKey);
       assert.equal(simulated.statusCode, 200, simulated.body);

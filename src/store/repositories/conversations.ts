@@ -1,6 +1,8 @@
 import type { Message, QuotedMessage } from '../../domain/model.ts';
 import { newId } from '../../domain/ids.ts';
+import type { ExpressionBuilder } from 'kysely';
 import type { Executor } from '../database.ts';
+import type { Database } from '../schema.ts';
 import { MESSAGE_COLUMNS, toMessage } from './messages.ts';
 
 export interface Reaction {
@@ -112,6 +114,10 @@ export async function markReceivedRead(db: Executor, upTo: Message, at: Date): P
     .where('read_at', 'is', null)
     .where('created_at', '<=', upTo.createdAt.getTime());
   unread = upTo.fromPhone !== null ? unread.where('from_phone', '=', upTo.fromPhone) : unread.where('from_lid', '=', upTo.fromLid);
+  // Only the chat of the message: its group's, or the direct chat with its sender, never both.
+  const group = upTo.group ?? null;
+  const inGroup = (eb: ExpressionBuilder<Database, 'messages'>) => eb.exists(eb.selectFrom('message_groups').select('message_groups.message_id').whereRef('message_groups.message_id', '=', 'messages.id').$if(group !== null, (query) => query.where('message_groups.group_id', '=', group!.id)));
+  unread = group === null ? unread.where((eb) => eb.not(inGroup(eb))) : unread.where(inGroup);
   const ids = (await unread.orderBy('created_at', 'desc').limit(MOST_MARKED_READ).execute()).map((row) => row.id);
   if (ids.length === 0) return [];
   const rows = await db
@@ -121,5 +127,5 @@ export async function markReceivedRead(db: Executor, upTo: Message, at: Date): P
     .where('read_at', 'is', null)
     .returning(MESSAGE_COLUMNS)
     .execute();
-  return rows.map(toMessage).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  return rows.map((row) => ({ ...toMessage(row), ...(group !== null && { group }) })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
