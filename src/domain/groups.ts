@@ -1,3 +1,4 @@
+import { AppError } from './errors.ts';
 import type { E164 } from './phone.ts';
 
 /** A participant's standing in a group, as WhatsApp has it: the creator is the super admin. */
@@ -28,6 +29,12 @@ export const MAX_GROUP_SUBJECT_LENGTH = 100;
 /** WhatsApp's group JID: digits (older groups: creator-timestamp) at g.us. */
 export function isGroupId(value: string): boolean {
   return /^[0-9]{6,32}(-[0-9]{6,16})?@g\.us$/.test(value);
+}
+
+/** A request's group id, or the 400 that names `field`. */
+export function parseGroupId(raw: string, field: string): string {
+  if (isGroupId(raw)) return raw;
+  throw new AppError('invalid_request', `${field} must be a group id as GET /groups gives it (digits then @g.us); "${raw.slice(0, 64)}" is not one.`, { field });
 }
 
 /** Our number's role in the group, or undefined when it is not a participant. */

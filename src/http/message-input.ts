@@ -7,7 +7,7 @@ import { isValidLocation, presentStructured, type StructuredContent } from '../d
 import { isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
 import { hasIdPrefix } from '../domain/ids.ts';
-import { isGroupId, MAX_MENTIONS } from '../domain/groups.ts';
+import { MAX_MENTIONS, parseGroupId } from '../domain/groups.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';
 
 export interface MessageInput {
@@ -40,10 +40,9 @@ export function parseSendInput(body: MessageRequestBody, maxMessageLength: numbe
     if (body.mentions !== undefined) throw new AppError('invalid_request', 'mentions are for group messages (to_group); a direct chat has no one else to mention.', { field: 'mentions' });
     return parseMessageInput({ ...body, to_phone: body.to_phone! }, maxMessageLength);
   }
-  if (!isGroupId(body.to_group)) throw new AppError('invalid_request', `to_group must be a group id as GET /groups gives it (digits then @g.us); "${body.to_group.slice(0, 64)}" is not one.`, { field: 'to_group' });
   const { toPhone: _none, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);
   const mentions = [...new Set(parsePhoneList(body.mentions ?? [], 'mentions', { min: 0, max: MAX_MENTIONS }))];
-  return { ...content, toGroup: body.to_group, mentions };
+  return { ...content, toGroup: parseGroupId(body.to_group, 'to_group'), mentions };
 }
 
 /** The body rules shared by /send_message and /sandbox/receive, after the schema's type check. */
@@ -71,11 +70,8 @@ function parseReplyTo(raw: string): string {
 
 /** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
 export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string; mentions?: E164[] } {
-  if (body.group_id !== undefined && !isGroupId(body.group_id)) {
-    throw new AppError('invalid_request', `group_id must be a group id as GET /groups gives it (digits then @g.us); "${body.group_id.slice(0, 64)}" is not one.`, { field: 'group_id' });
-  }
   if (body.mentions !== undefined && body.group_id === undefined) throw new AppError('invalid_request', 'mentions are for group messages (group_id).', { field: 'mentions' });
-  const inGroup = body.group_id === undefined ? {} : { groupId: body.group_id, mentions: [...new Set(parsePhoneList(body.mentions ?? [], 'mentions', { min: 0, max: MAX_MENTIONS }))] };
+  const inGroup = body.group_id === undefined ? {} : { groupId: parseGroupId(body.group_id, 'group_id'), mentions: [...new Set(parsePhoneList(body.mentions ?? [], 'mentions', { min: 0, max: MAX_MENTIONS }))] };
   return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup };
 }
 

@@ -49,11 +49,8 @@ export class GroupService {
     return groups;
   }
 
-  async get(number: WhatsAppNumber, groupId: string): Promise<Group> {
-    const group = isGroupId(groupId) ? await this.supervisor.groupInfo(number, groupId).catch((error: unknown) => refusedBySession(number, error)) : undefined;
-    if (group === undefined || roleOf(group, number.phone) === undefined) throw await this.notMember(number, groupId, 'id');
-    await this.remember(number, [group]);
-    return group;
+  get(number: WhatsAppNumber, groupId: string): Promise<Group> {
+    return this.asMember(number, groupId, 'id');
   }
 
   /**
@@ -61,7 +58,8 @@ export class GroupService {
    * `not_group_member` when the account knows the group, and 404 `group_not_found` when not.
    */
   async asMember(number: WhatsAppNumber, groupId: string, field: string): Promise<Group> {
-    const group = await this.supervisor.groupInfo(number, groupId).catch((error: unknown) => refusedBySession(number, error));
+    // A malformed id names no group: not found, without asking the session.
+    const group = isGroupId(groupId) ? await this.supervisor.groupInfo(number, groupId).catch((error: unknown) => refusedBySession(number, error)) : undefined;
     if (group === undefined || roleOf(group, number.phone) === undefined) throw await this.notMember(number, groupId, field);
     await this.remember(number, [group]);
     return group;

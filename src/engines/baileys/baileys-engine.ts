@@ -142,10 +142,10 @@ export class BaileysEngine implements Engine {
     try {
       return toGroup(await session.groups.get(groupId, (jid) => socket.groupMetadata(jid)));
     } catch (error) {
-      const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode ?? (error as { data?: number }).data;
-      if (statusCode === 403 || statusCode === 404 || statusCode === 406) return undefined;
-      if (isRateOverlimit(error)) throw new EngineSendError('rate_limited', 'WhatsApp is limiting how fast this number may act (rate-overlimit).');
-      throw error;
+      // Refused as not a member or not allowed to see it: for this number, no such group.
+      const refusal = groupRefusal(error);
+      if (refusal instanceof EngineSendError && refusal.failure !== 'rate_limited') return undefined;
+      throw refusal;
     }
   }
 
@@ -237,21 +237,16 @@ export class BaileysEngine implements Engine {
         await session.report('failed', 'WhatsApp restricted this account (463); sends are paused until it is lifted');
         throw new EngineSendError('rejected', 'WhatsApp restricted this account (463).', 'failed');
       }
-      if (isRateOverlimit(error)) throw new EngineSendError('rate_limited', 'WhatsApp is limiting how fast this number may act (rate-overlimit).');
+      const refusal = groupRefusal(error);
+      if (refusal instanceof EngineSendError && refusal.failure === 'rate_limited') throw refusal;
       // WhatsApp refuses a group send from a number that is not (or no longer) a member.
-      if (isJidGroup(jid) && (statusCode === 403 || statusCode === 404 || (error as { data?: number }).data === 403)) {
+      if (isJidGroup(jid) && refusal instanceof EngineSendError) {
         session.groups.forget(jid);
         throw new EngineSendError('not_group_member', `${session.lease.numberId} is not a member of ${jid}.`);
       }
       throw error;
     }
   }
-}
-
-/** WhatsApp's answer to a number that asks too much too fast: an error node `rate-overlimit` (code 429). */
-export function isRateOverlimit(error: unknown): boolean {
-  const boom = error as { message?: unknown; data?: unknown; output?: { statusCode?: number } };
-  return boom.message === 'rate-overlimit' || boom.data === 429 || boom.output?.statusCode === 429;
 }
 
 /** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */

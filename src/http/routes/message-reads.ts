@@ -4,7 +4,7 @@ import { AppError } from '../../domain/errors.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message, MessageDirection, MessageStatus } from '../../domain/model.ts';
 import { parseE164 } from '../../domain/phone.ts';
-import { isGroupId } from '../../domain/groups.ts';
+import { parseGroupId } from '../../domain/groups.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
 import { FOR_API_CLIENTS } from '../caller-constraint.ts';
@@ -92,10 +92,7 @@ async function readListQuery(gateway: Gateway, scope: AccountScope, raw: ListQue
     if (peer === undefined) throw new AppError('invalid_phone_number', `peer "${raw.peer}" is not a phone number; include the country code, e.g. +14155550100.`, { field: 'peer' });
     query.peer = peer;
   }
-  if (raw.group_id !== undefined) {
-    if (!isGroupId(raw.group_id)) throw new AppError('invalid_request', `group_id must be a group id as GET /groups gives it (digits then @g.us); "${raw.group_id.slice(0, 64)}" is not one.`, { field: 'group_id' });
-    query.groupId = raw.group_id;
-  }
+  if (raw.group_id !== undefined) query.groupId = parseGroupId(raw.group_id, 'group_id');
   if (raw.direction !== undefined) query.direction = oneOf(raw.direction, DIRECTIONS, 'direction');
   if (raw.status !== undefined) query.status = oneOf(raw.status, STATUSES, 'status');
   if (raw.since !== undefined) query.since = readTime(raw.since, 'since');
