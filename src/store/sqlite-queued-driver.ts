@@ -1,4 +1,4 @@
-import { type DatabaseConnection, type Driver, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely';
+import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely';
 
 /**
  * Kysely's SQLite driver guards its one connection with a lock that, when released, wakes every
@@ -17,6 +17,18 @@ export class QueuedSqliteDriver extends SqliteDriver {
     // Either the connection was free, or the previous holder handed it over and left `held` set.
     this.held = true;
     return super.acquireConnection();
+  }
+
+  /**
+   * Kysely begins a deferred transaction, which takes the write lock only at its first write. In
+   * WAL mode, if another process (the CLI, or a second gateway on the same file) committed after
+   * such a transaction's first read, that upgrade fails at once with SQLITE_BUSY: the busy
+   * timeout is never consulted, because waiting could not help a stale snapshot. Beginning
+   * IMMEDIATE takes the write lock up front, where the busy timeout does apply. It costs nothing
+   * within one process: this driver already runs one transaction at a time.
+   */
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
   override async releaseConnection(): Promise<void> {

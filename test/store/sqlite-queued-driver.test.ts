@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -68,5 +69,34 @@ describe('SQLite queries take the one connection in turn (queued driver)', () =>
     await assert.rejects(failing, /no such table/);
     const turns = (await Promise.all(queued)).map((result) => Number(result.rows[0]!.turn));
     assert.deepEqual(turns, Array.from({ length: 20 }, (_, index) => index));
+  });
+
+  it('a transaction that read before another process wrote still commits its own write', async () => {
+    // Another process (the CLI, or a second gateway on the same file) inserts a row as soon as
+    // this transaction has read. A deferred transaction would then fail its write at once with
+    // SQLITE_BUSY; an immediate one holds the other writer off, by its busy timeout, until commit.
+    const file = path.join(directory, 'queued.db');
+    const otherProcess = spawn(process.execPath, ['-e', `
+      const Database = require('better-sqlite3');
+      process.stdin.once('data', () => {
+        const db = new Database(${JSON.stringify(file)});
+        db.pragma('busy_timeout = 5000');
+        db.prepare("insert into turns (id, note) values (2001, 'other process')").run();
+        process.stdout.write('committed');
+        db.close();
+      });
+    `], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
+    const otherCommitted = new Promise<void>((resolve) => otherProcess.stdout.once('data', () => resolve()));
+    const otherExited = new Promise<number | null>((resolve) => otherProcess.once('exit', resolve));
+    await store.db.transaction().execute(async (trx) => {
+      await sql`select count(*) from turns`.execute(trx);
+      otherProcess.stdin.end('go\n');
+      // Without the write lock held, the other process commits here; with it, it waits for ours.
+      await Promise.race([otherCommitted, new Promise((resolve) => setTimeout(resolve, 500))]);
+      await sql`insert into turns (id, note) values (2000, 'this process')`.execute(trx);
+    });
+    assert.equal(await otherExited, 0, 'the other process could not write after this transaction committed');
+    const notes = await sql<{ note: string }>`select note from turns where id >= 2000 order by id`.execute(store.db);
+    assert.deepEqual(notes.rows.map((row) => row.note), ['this process', 'other process']);
   });
 });
