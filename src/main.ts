@@ -40,6 +40,7 @@ import { GroupCommitter } from './store/group-commit.ts';
 import { migrateToLatest } from './store/migrate.ts';
 import { findInboundByEngineId, findMessageById } from './store/repositories/messages.ts';
 import { listPhonesOfEngine } from './store/repositories/numbers.ts';
+import { deleteSandboxGroup, listSandboxGroups, saveSandboxGroup } from './store/repositories/sandbox-groups.ts';
 import { LeaseKeeper } from './cluster/lease-keeper.ts';
 import { NodeRuntime } from './cluster/node-runtime.ts';
 import { KeyRevocationListener } from './cluster/key-revocations.ts';
@@ -218,7 +219,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       return message;
     },
   });
-  const sandboxNetwork = config.cluster.sandboxNetwork === null ? new SandboxNetwork() : new RemoteSandboxNetwork(config.cluster.sandboxNetwork, logger);
+  const sandboxNetwork = config.cluster.sandboxNetwork === null ? await embeddedSandboxNetwork(store) : new RemoteSandboxNetwork(config.cluster.sandboxNetwork, logger);
   const sandbox = new SandboxEngine({
     events: eventsFrom('sandbox'),
     network: sandboxNetwork,
@@ -336,4 +337,15 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       await blobs.close();
     },
   };
+}
+
+/** The simulated network in this process, with its groups kept in the gateway's database between runs. */
+async function embeddedSandboxNetwork(store: Store): Promise<SandboxNetwork> {
+  const network = new SandboxNetwork(undefined, undefined, {
+    load: () => listSandboxGroups(store.db),
+    save: (record) => saveSandboxGroup(store.db, record, new Date()),
+    remove: (id) => deleteSandboxGroup(store.db, id),
+  });
+  await network.restoreGroups();
+  return network;
 }

@@ -9,7 +9,6 @@ import type { E164 } from '../domain/phone.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';
 import type { Store } from '../store/database.ts';
 import { accountKnowsGroup, forgetMembership, listKnownGroups, rememberGroups, type KnownGroup } from '../store/repositories/groups.ts';
-import { refusedBySession } from './session-refusals.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
 /** Groups whose last remembered state is kept in memory, so that an unchanged one is not written again. */
@@ -38,13 +37,13 @@ export class GroupService {
     const subject = parseSubject(rawSubject);
     const participants = parseParticipants(rawParticipants).filter((phone) => phone !== number.phone);
     if (participants.length === 0) throw new AppError('invalid_request', 'participants must name at least one phone besides from_phone.', { field: 'participants' });
-    const group = await this.supervisor.createGroup(number, subject, participants).catch((error: unknown) => refusedBySession(number, error));
+    const group = await this.supervisor.createGroup(number, subject, participants);
     await this.remember(number, [group]);
     return group;
   }
 
   async list(number: WhatsAppNumber): Promise<Group[]> {
-    const groups = await this.supervisor.listGroups(number).catch((error: unknown) => refusedBySession(number, error));
+    const groups = await this.supervisor.listGroups(number);
     await this.remember(number, groups, true);
     return groups;
   }
@@ -59,7 +58,7 @@ export class GroupService {
    */
   async asMember(number: WhatsAppNumber, groupId: string, field: string): Promise<Group> {
     // A malformed id names no group: not found, without asking the session.
-    const group = isGroupId(groupId) ? await this.supervisor.groupInfo(number, groupId).catch((error: unknown) => refusedBySession(number, error)) : undefined;
+    const group = isGroupId(groupId) ? await this.supervisor.groupInfo(number, groupId) : undefined;
     if (group === undefined || roleOf(group, number.phone) === undefined) throw await this.notMember(number, groupId, field);
     await this.remember(number, [group]);
     return group;
@@ -113,11 +112,11 @@ export class GroupService {
     return group;
   }
 
-  /** WhatsApp's refusal of a change as the API answers it. */
+  /** WhatsApp's refusal of a change as the API answers it (the supervisor answers a session that is down or rate-limited). */
   private async refused(number: WhatsAppNumber, groupId: string, error: unknown): Promise<never> {
     if (error instanceof EngineSendError && error.failure === 'not_group_admin') throw notAdmin(number, groupId);
     if (error instanceof EngineSendError && error.failure === 'not_group_member') throw await this.notMember(number, groupId, 'id');
-    return refusedBySession(number, error);
+    throw error;
   }
 
   /** The refusal for a group `number` is not in: whether it may learn that the group exists decides which. */

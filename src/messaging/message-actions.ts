@@ -8,7 +8,6 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { markReceivedRead, reviseMessage, saveReaction } from '../store/repositories/conversations.ts';
 import { findMessageById } from '../store/repositories/messages.ts';
 import { findNumberById } from '../store/repositories/numbers.ts';
-import { refusedBySession } from './session-refusals.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
 /** WhatsApp lets a sent message be edited for 15 minutes. */
@@ -124,12 +123,12 @@ export class MessageActionService {
     const at = new Date();
     const marked = await this.committer.run((trx) => markReceivedRead(trx, message, at));
     const toTell = marked.filter((each) => each.engineMessageId !== null && each.fromPhone !== null).map(messageRef);
-    if (toTell.length > 0) await this.supervisor.markRead(number, toTell).catch((error: unknown) => refusedBySession(number, error));
+    if (toTell.length > 0) await this.supervisor.markRead(number, toTell);
     return marked;
   }
 
   private async act(number: WhatsAppNumber, message: Message, action: MessageAction): Promise<void> {
-    await this.supervisor.sendAction(number, messageRef(message), action).catch((error: unknown) => refusedBySession(number, error));
+    await this.supervisor.sendAction(number, messageRef(message), action);
   }
 }
 

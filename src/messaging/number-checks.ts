@@ -3,7 +3,6 @@ import type { WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
-import { refusedBySession } from './session-refusals.ts';
 import type { CheckedPhone } from '../engines/recipient-directory.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
@@ -27,7 +26,7 @@ export class NumberCheckService {
   }
 
   async check(number: WhatsAppNumber, phones: readonly E164[]): Promise<CheckedPhone[]> {
-    return this.supervisor.checkNumbers(number, phones, (count) => this.admit(number, count)).catch((error: unknown) => refusedBySession(number, error));
+    return this.supervisor.checkNumbers(number, phones, (count) => this.admit(number, count));
   }
 
   private admit(number: WhatsAppNumber, count: number): void {

@@ -9,6 +9,7 @@ import type { Engine, EngineSendFailure, InboundSimulator, LinkSession, Outgoing
 import { EngineSendError } from '../engines/engine.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
+import { refusedBySession } from './session-refusals.ts';
 import { sessionStatusPayload } from '../domain/webhooks.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { assertLeaseHeld, findLeaseOwner, StaleLeaseError, type ClaimedLease } from '../store/repositories/leases.ts';
@@ -217,12 +218,12 @@ export class SessionSupervisor implements SessionHost {
 
   /** Shows typing (or not) to a chat, through the number's session here. */
   sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void> {
-    return this.onEngine(number, (engine) => engine.sendPresence(number, toPhone, state));
+    return this.throughSession(number, (engine) => engine.sendPresence(number, toPhone, state));
   }
 
   /** Whether phones use WhatsApp, asked through the number's session here. */
   checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
-    return this.onEngine(number, (engine) => engine.checkNumbers(number, phones, admit));
+    return this.throughSession(number, (engine) => engine.checkNumbers(number, phones, admit));
   }
 
   /** Fetches an incoming file again, through the engine of the number's session here. */
@@ -232,40 +233,48 @@ export class SessionSupervisor implements SessionHost {
 
   /** Reacts to, edits or revokes a message, through the number's session here. */
   sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
-    return this.onEngine(number, (engine) => engine.sendAction(number, target, action));
+    return this.throughSession(number, (engine) => engine.sendAction(number, target, action));
   }
 
   /** Tells a chat's sender we read its messages, through the number's session here. */
   markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
-    return this.onEngine(number, (engine) => engine.markRead(number, targets));
+    return this.throughSession(number, (engine) => engine.markRead(number, targets));
   }
 
   createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
-    return this.onEngine(number, (engine) => engine.createGroup(number, subject, participants));
+    return this.throughSession(number, (engine) => engine.createGroup(number, subject, participants));
   }
 
   listGroups(number: WhatsAppNumber): Promise<Group[]> {
-    return this.onEngine(number, (engine) => engine.listGroups(number));
+    return this.throughSession(number, (engine) => engine.listGroups(number));
   }
 
   groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined> {
-    return this.onEngine(number, (engine) => engine.groupInfo(number, groupId));
+    return this.throughSession(number, (engine) => engine.groupInfo(number, groupId));
   }
 
   updateParticipants(number: WhatsAppNumber, groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]> {
-    return this.onEngine(number, (engine) => engine.updateParticipants(number, groupId, action, phones));
+    return this.throughSession(number, (engine) => engine.updateParticipants(number, groupId, action, phones));
   }
 
   updateGroupSettings(number: WhatsAppNumber, groupId: string, settings: GroupSettings): Promise<void> {
-    return this.onEngine(number, (engine) => engine.updateGroupSettings(number, groupId, settings));
+    return this.throughSession(number, (engine) => engine.updateGroupSettings(number, groupId, settings));
   }
 
   inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string> {
-    return this.onEngine(number, (engine) => engine.inviteCode(number, groupId, revoke));
+    return this.throughSession(number, (engine) => engine.inviteCode(number, groupId, revoke));
   }
 
   leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void> {
-    return this.onEngine(number, (engine) => engine.leaveGroup(number, groupId));
+    return this.throughSession(number, (engine) => engine.leaveGroup(number, groupId));
+  }
+
+  /**
+   * Runs an API request's act on the number's session, with the session's refusals (down,
+   * rate-limited) answered as the API answers them; any other engine error passes unchanged.
+   */
+  private throughSession<T>(number: WhatsAppNumber, use: (engine: Engine) => Promise<T>): Promise<T> {
+    return this.onEngine(number, use).catch((error: unknown) => refusedBySession(number, error));
   }
 
   /** Runs `use` on the number's engine; a gateway that runs no such engine refuses as WhatsApp does a session that is down. */

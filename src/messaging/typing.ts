@@ -2,7 +2,6 @@ import type { WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { ChatPresence } from '../engines/engine.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
-import { refusedBySession } from './session-refusals.ts';
 
 /**
  * How long "typing…" or "recording audio…" lasts unless renewed. WhatsApp's own clients send
@@ -26,7 +25,7 @@ export class TypingService {
     const chat = `${number.id}>${toPhone}`;
     clearTimeout(this.endings.get(chat));
     this.endings.delete(chat);
-    await this.supervisor.sendPresence(number, toPhone, state).catch((error: unknown) => refusedBySession(number, error));
+    await this.supervisor.sendPresence(number, toPhone, state);
     if (state === 'paused') return null;
     const ending = setTimeout(() => {
       this.endings.delete(chat);

@@ -31,6 +31,7 @@ export interface Database {
   message_revisions: MessageRevisionsTable;
   message_groups: MessageGroupsTable;
   number_groups: NumberGroupsTable;
+  sandbox_groups: SandboxGroupsTable;
 }
 
 export interface AccountsTable {
@@ -141,6 +142,16 @@ export interface NumberGroupsTable {
   size: number;
   is_admin: number;
   is_member: number;
+  updated_at: number;
+}
+
+/** A group of the simulated network, whole: its members are JSON [phone, role] pairs. */
+export interface SandboxGroupsTable {
+  group_id: string;
+  subject: string;
+  description: string | null;
+  invite_code: string;
+  members: string;
   updated_at: number;
 }
 

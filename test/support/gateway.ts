@@ -18,6 +18,8 @@ export interface TestGateway {
   logLines: string[];
   post(url: string, body: unknown, apiKey?: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
   inject(options: InjectOptions): Promise<LightMyRequestResponse>;
+  /** Stops the gateway as a server stops, and starts a new one on the same database and media, as a restart does. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -45,20 +47,26 @@ export async function startTestGateway(dialect: Dialect, env: Record<string, str
       done();
     },
   });
-  const gateway = await createGateway(config, createLogger(config, sink), boundaries);
-  // The node's leases and sessions run, as in a server; deliveries and sweeps are left to each test.
-  await gateway.runtime.startSessions();
-  const app = await buildApp(gateway);
-  await app.ready();
-  const inject = (options: InjectOptions) => app.inject(options);
-  return {
-    gateway,
-    app,
+  const open = async () => {
+    const gateway = await createGateway(config, createLogger(config, sink), boundaries);
+    // The node's leases and sessions run, as in a server; deliveries and sweeps are left to each test.
+    await gateway.runtime.startSessions();
+    const app = await buildApp(gateway);
+    await app.ready();
+    return { gateway, app };
+  };
+  const stop = async (running: { gateway: Gateway; app: FastifyInstance }) => {
+    await running.app.close();
+    await running.gateway.keeper.stop().catch(() => {});
+    await running.gateway.close().catch(() => {});
+  };
+  const test: TestGateway = {
+    ...(await open()),
     database,
     logLines,
-    inject,
+    inject: (options: InjectOptions) => test.app.inject(options),
     post: (url, body, apiKey, headers = {}) =>
-      inject({
+      test.inject({
         method: 'POST',
         url,
         headers: {
@@ -68,15 +76,18 @@ export async function startTestGateway(dialect: Dialect, env: Record<string, str
         },
         payload: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body),
       }),
+    async restart() {
+      await stop(test);
+      Object.assign(test, await open());
+    },
     async close() {
-      await app.close();
-      await gateway.keeper.stop().catch(() => {});
-      await gateway.close().catch(() => {});
+      await stop(test);
       await database.drop();
       fs.rmSync(mediaDirectory, { recursive: true, force: true });
       await s3?.close();
     },
   };
+  return test;
 }
 
 export interface SeededAccount {

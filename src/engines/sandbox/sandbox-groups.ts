@@ -41,6 +41,25 @@ interface SandboxGroup {
   inviteCode: string;
 }
 
+/** A group of the simulated network as it is kept between runs. */
+export interface SandboxGroupRecord {
+  id: string;
+  subject: string;
+  description: string | null;
+  inviteCode: string;
+  members: [phone: string, role: GroupRole][];
+}
+
+/**
+ * Where the simulated network keeps its groups between runs (the gateway's database, for the
+ * network embedded in it). Without one, groups last as long as the network's process.
+ */
+export interface SandboxGroupArchive {
+  load(): Promise<SandboxGroupRecord[]>;
+  save(record: SandboxGroupRecord): Promise<void>;
+  remove(id: string): Promise<void>;
+}
+
 /**
  * The simulated network's groups: who is in each and with what role. Like WhatsApp's servers,
  * the network is the one place a group's membership is kept; each member's device learns of it
@@ -50,6 +69,21 @@ export class SandboxGroups {
   private readonly groups = new Map<string, SandboxGroup>();
   /** Each group as last described, until it changes: a send to a big group reads it every time. */
   private readonly described = new Map<string, Group>();
+
+  /** Puts back the groups kept from an earlier run; a group made meanwhile in this run wins. */
+  restore(records: readonly SandboxGroupRecord[]): void {
+    for (const record of records) {
+      if (this.groups.has(record.id)) continue;
+      this.groups.set(record.id, { subject: record.subject, description: record.description, members: new Map(record.members), inviteCode: record.inviteCode });
+    }
+  }
+
+  /** The group as it is kept between runs; undefined once it is gone (its last member left). */
+  record(id: string): SandboxGroupRecord | undefined {
+    const group = this.groups.get(id);
+    if (group === undefined) return undefined;
+    return { id, subject: group.subject, description: group.description, inviteCode: group.inviteCode, members: [...group.members.entries()] };
+  }
 
   create(creator: string, subject: string, participants: readonly string[]): Group {
     let id: string;

@@ -3,7 +3,7 @@ import { randomFraction } from '../../domain/ids.ts';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import { isGroupId, type Group, type GroupChange, type ParticipantResult } from '../../domain/groups.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { SandboxGroups, type GroupOperation } from './sandbox-groups.ts';
+import { SandboxGroups, type GroupOperation, type SandboxGroupArchive } from './sandbox-groups.ts';
 import {
   NotConnectedError,
   NotGroupMemberError,
@@ -62,12 +62,20 @@ export class SandboxNetwork implements SandboxNetworkPort {
   private readonly entries: JournalEntry[] = [];
   private readonly groups = new SandboxGroups();
   private seq = 0;
+  private archiving: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly onJournal?: (entry: JournalEntry) => void,
     /** The shared network keeps more, for the chaos test and the operator; it also appends them all to its file. */
     private readonly journalLimit = DEFAULT_JOURNAL_LIMIT,
+    /** Where groups are kept between runs; without it they last as long as this process. */
+    private readonly groupArchive?: SandboxGroupArchive,
   ) {}
+
+  /** Puts back the groups an earlier run kept, before any number connects. */
+  async restoreGroups(): Promise<void> {
+    if (this.groupArchive !== undefined) this.groups.restore(await this.groupArchive.load());
+  }
 
   async connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection> {
     const previous = this.live.get(phone);
@@ -96,6 +104,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
 
   async createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group> {
     const group = this.groups.create(creator, subject, participants);
+    await this.keep(group.id);
     const added = group.participants.map((member) => member.phone!).filter((phone) => phone !== creator);
     const change: GroupChange = { groupId: group.id, kind: 'added', participants: added.map((phone) => ({ phone, lid: null })), subject, actor: { phone: creator as E164, lid: null }, at: new Date() };
     this.tellMembers(added, [change]);
@@ -104,8 +113,25 @@ export class SandboxNetwork implements SandboxNetworkPort {
 
   async manageGroup(actor: string, id: string, operation: GroupOperation): Promise<{ results?: ParticipantResult[]; code?: string }> {
     const { changes, notify, ...answer } = this.groups.apply(actor, id, operation);
+    if (operation.kind !== 'invite' || operation.revoke) await this.keep(id);
     this.tellMembers(notify.filter((phone) => phone !== actor), changes);
     return answer;
+  }
+
+  /**
+   * Writes the group as it is now to the archive, before the change is answered. The writes run
+   * one after another, each reading the group when its turn comes, so that the last one written
+   * holds the latest state whatever order concurrent changes were made in.
+   */
+  private keep(id: string): Promise<void> {
+    const archive = this.groupArchive;
+    if (archive === undefined) return Promise.resolve();
+    const write = this.archiving.then(() => {
+      const record = this.groups.record(id);
+      return record === undefined ? archive.remove(id) : archive.save(record);
+    });
+    this.archiving = write.catch(() => {});
+    return write;
   }
 
   /** Tells the live devices of `phones` what changed in their group; one away learns nothing, as the network keeps no such news. */

@@ -42,23 +42,41 @@ export async function findMessageGroups(db: Executor, messageIds: readonly strin
   return new Map(rows.map((row) => [row.message_id, { id: row.group_id, subject: row.group_subject }]));
 }
 
+const REMEMBER_BATCH = 500;
+
 /**
  * Remembers groups as `number` sees them now. With `allGroupIds`, the number is in those groups
  * alone, and any other it was in is marked left.
  */
 export async function rememberGroups(db: Executor, number: WhatsAppNumber, groups: readonly Group[], at: Date, allGroupIds?: readonly string[]): Promise<void> {
-  for (const group of groups) {
-    const values = {
+  const rows = groups.map((group) => {
+    const role = roleOf(group, number.phone);
+    return {
+      number_id: number.id,
+      account_id: number.accountId,
+      group_id: group.id,
       subject: group.subject,
       size: group.participants.length,
-      is_admin: roleOf(group, number.phone) === 'admin' || roleOf(group, number.phone) === 'superadmin' ? 1 : 0,
-      is_member: roleOf(group, number.phone) === undefined ? 0 : 1,
+      is_admin: role === 'admin' || role === 'superadmin' ? 1 : 0,
+      is_member: role === undefined ? 0 : 1,
       updated_at: at.getTime(),
     };
+  });
+  // One statement per batch rather than per group: a number first listed in hundreds of groups
+  // writes them in a few round trips. The batch keeps the parameters under SQLite's limit.
+  for (let start = 0; start < rows.length; start += REMEMBER_BATCH) {
     await db
       .insertInto('number_groups')
-      .values({ number_id: number.id, account_id: number.accountId, group_id: group.id, ...values })
-      .onConflict((conflict) => conflict.columns(['number_id', 'group_id']).doUpdateSet(values))
+      .values(rows.slice(start, start + REMEMBER_BATCH))
+      .onConflict((conflict) =>
+        conflict.columns(['number_id', 'group_id']).doUpdateSet((update) => ({
+          subject: update.ref('excluded.subject'),
+          size: update.ref('excluded.size'),
+          is_admin: update.ref('excluded.is_admin'),
+          is_member: update.ref('excluded.is_member'),
+          updated_at: update.ref('excluded.updated_at'),
+        })),
+      )
       .execute();
   }
   if (allGroupIds !== undefined) {
