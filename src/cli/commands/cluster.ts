@@ -48,8 +48,14 @@ export function registerClusterCommands(program: Command): void {
     .option('--host <host>', 'the address to listen on', '127.0.0.1')
     .option('--port <port>', 'the port to listen on', '7400')
     .option('--journal <file>', 'append every connection, replacement, send and delivery to this file, one JSON object a line')
-    .action(async (options: { host: string; port: string; journal?: string }) => {
-      const network = await serveSandboxNetwork({ host: options.host, port: parseWholeNumber(options.port, '--port'), ...(options.journal !== undefined && { journalFile: options.journal }) });
+    .option('--groups <file>', 'keep the network\'s groups in this file, so that they outlive a restart of the network')
+    .action(async (options: { host: string; port: string; journal?: string; groups?: string }) => {
+      const network = await serveSandboxNetwork({
+        host: options.host,
+        port: parseWholeNumber(options.port, '--port'),
+        ...(options.journal !== undefined && { journalFile: options.journal }),
+        ...(options.groups !== undefined && { groupsFile: options.groups }),
+      });
       process.stdout.write(`Sandbox network listening on tcp://${options.host}:${network.port}\n`);
       const stop = () => void network.close().then(() => process.exit(0));
       process.once('SIGTERM', stop);

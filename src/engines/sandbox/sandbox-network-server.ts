@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import readline from 'node:readline';
 import type { StructuredContent } from '../../domain/structured-content.ts';
+import { fileGroupArchive } from './sandbox-group-file.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkExtras, type NetworkMedia, type NetworkMessage } from './sandbox-network.ts';
 
@@ -13,7 +14,8 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  * with one JSON object per line. A node keeps one socket and multiplexes its numbers on it; when
  * the socket closes (a node killed, say) every connection of that node closes with it, as a
  * dead phone's do. The network records every connection, replacement and send with its node,
- * appended to `journalFile` when given and answered to a `journal` request.
+ * appended to `journalFile` when given and answered to a `journal` request. Its groups are kept
+ * in `groupsFile` when given, so that they outlive a restart of the network (ADR 0024).
  *
  * Requests carry `ref` and are answered with the same `ref`:
  *   connect {phone, node} · disconnect {phone} · send {phone, to, text, media?} ·
@@ -21,9 +23,15 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  *   stored {id} (the node has stored incoming message id) · journal {}
  * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone}
  */
-export async function serveSandboxNetwork(options: { host: string; port: number; journalFile?: string }): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveSandboxNetwork(options: { host: string; port: number; journalFile?: string; groupsFile?: string }): Promise<{ port: number; close(): Promise<void> }> {
+  const groupArchive = options.groupsFile === undefined ? undefined : fileGroupArchive(options.groupsFile);
   const journalStream = options.journalFile === undefined ? undefined : fs.createWriteStream(options.journalFile, { flags: 'a' });
-  const network = new SandboxNetwork((entry: JournalEntry) => journalStream?.write(`${JSON.stringify(entry)}\n`), SHARED_JOURNAL_LIMIT);
+  const network = new SandboxNetwork((entry: JournalEntry) => journalStream?.write(`${JSON.stringify(entry)}\n`), SHARED_JOURNAL_LIMIT, groupArchive);
+  // Before any node connects, so that its numbers find their groups from the first request.
+  await network.restoreGroups().catch((error: unknown) => {
+    journalStream?.end();
+    throw error;
+  });
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
