@@ -41,8 +41,12 @@ export function parseSendInput(body: MessageRequestBody, maxMessageLength: numbe
     return parseMessageInput({ ...body, to_phone: body.to_phone! }, maxMessageLength);
   }
   const { toPhone: _none, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);
-  const mentions = [...new Set(parsePhoneList(body.mentions ?? [], 'mentions', { min: 0, max: MAX_MENTIONS }))];
-  return { ...content, toGroup: parseGroupId(body.to_group, 'to_group'), mentions };
+  return { ...content, toGroup: parseGroupId(body.to_group, 'to_group'), mentions: parseMentions(body.mentions) };
+}
+
+/** A group message's mentions, each member once, for a send and for a simulated message alike. */
+function parseMentions(raw: readonly string[] | undefined): E164[] {
+  return [...new Set(parsePhoneList(raw ?? [], 'mentions', { min: 0, max: MAX_MENTIONS }))];
 }
 
 /** The body rules shared by /send_message and /sandbox/receive, after the schema's type check. */
@@ -71,7 +75,7 @@ function parseReplyTo(raw: string): string {
 /** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
 export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string; mentions?: E164[] } {
   if (body.mentions !== undefined && body.group_id === undefined) throw new AppError('invalid_request', 'mentions are for group messages (group_id).', { field: 'mentions' });
-  const inGroup = body.group_id === undefined ? {} : { groupId: parseGroupId(body.group_id, 'group_id'), mentions: [...new Set(parsePhoneList(body.mentions ?? [], 'mentions', { min: 0, max: MAX_MENTIONS }))] };
+  const inGroup = body.group_id === undefined ? {} : { groupId: parseGroupId(body.group_id, 'group_id'), mentions: parseMentions(body.mentions) };
   return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup };
 }
 
