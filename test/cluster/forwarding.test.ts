@@ -34,6 +34,22 @@ async function startNode(database: TestDatabase, name: string, env: Record<strin
   return { gateway, server, url: server.address };
 }
 
+/**
+ * Which node serves the number, once one does. Nodes claim on their ticks, and under load either
+ * may claim first (or a tick may not have run yet), so a test asks for ticks until one holds it
+ * rather than assuming the first node started is the owner.
+ */
+async function holderOf(nodes: readonly Node[], numberId: string): Promise<{ holder: Node; asker: Node }> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const holders = nodes.filter((node) => node.gateway.keeper.leaseOf(numberId) !== undefined);
+    if (holders.length === 1) return { holder: holders[0]!, asker: nodes.find((node) => node !== holders[0])! };
+    assert.ok(holders.length === 0, 'two nodes believe they hold the same number');
+    assert.ok(Date.now() < deadline, `no node claimed ${numberId} within 15 s of ticks`);
+    await Promise.all(nodes.map((node) => node.gateway.keeper.tickSoon()));
+  }
+}
+
 const send = (node: Node, apiKey: string, body: object, headers: Record<string, string> = {}) =>
   fetch(`${node.url}/send_message`, {
     method: 'POST',
@@ -45,25 +61,26 @@ const send = (node: Node, apiKey: string, body: object, headers: Record<string, 
 // test/cluster/single-node.test.ts covers.
 describe('a request for a number served by another node (postgres)', () => {
   let database: TestDatabase;
-  let owner: Node;
-  let other: Node;
+  let first: Node;
+  let second: Node;
   let seeded: Awaited<ReturnType<typeof seedAccount>>;
+  let seededNumberId: string;
 
   before(async () => {
     database = await createTestDatabase('postgres');
-    owner = await startNode(database, 'owner');
-    seeded = await seedAccount(owner.gateway, { numbers: 1, plan: 'pro' });
-    other = await startNode(database, 'other');
+    first = await startNode(database, 'first');
+    seeded = await seedAccount(first.gateway, { numbers: 1, plan: 'pro' });
+    second = await startNode(database, 'second');
+    seededNumberId = (await first.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!)).id;
   });
   after(async () => {
-    for (const node of [other, owner]) await node?.server.stop().catch(() => {});
+    for (const node of [second, first]) await node?.server.stop().catch(() => {});
     await database?.drop();
   });
 
   it('is forwarded to the owner, whose answer is the client\'s', async () => {
-    const number = await owner.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
-    assert.ok(owner.gateway.keeper.leaseOf(number.id), 'the owner holds the number');
-    assert.equal(other.gateway.keeper.leaseOf(number.id), undefined, 'the other node does not');
+    const { holder: owner, asker: other } = await holderOf([first, second], seededNumberId);
+    assert.equal(other.gateway.keeper.leaseOf(seededNumberId), undefined, 'the other node does not hold the number');
     const response = await send(other, seeded.apiKey, { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'through another node' });
     assert.equal(response.status, 200);
     const body = (await response.json()) as { message_id: string; status: string };
@@ -77,11 +94,12 @@ describe('a request for a number served by another node (postgres)', () => {
 
   it('keeps Idempotency-Key semantics across nodes, and the error table', async () => {
     const body = { from_phone: seeded.phones[0], to_phone: '+14155550101', message: 'once only' };
-    const first = await send(other, seeded.apiKey, body, { 'idempotency-key': 'cluster-1' });
+    const { holder: owner, asker: other } = await holderOf([first, second], seededNumberId);
+    const original = await send(other, seeded.apiKey, body, { 'idempotency-key': 'cluster-1' });
     const again = await send(owner, seeded.apiKey, body, { 'idempotency-key': 'cluster-1' });
     const third = await send(other, seeded.apiKey, body, { 'idempotency-key': 'cluster-1' });
-    assert.equal(first.status, 200);
-    const id = ((await first.json()) as { message_id: string }).message_id;
+    assert.equal(original.status, 200);
+    const id = ((await original.json()) as { message_id: string }).message_id;
     for (const replay of [again, third]) {
       assert.equal(replay.status, 200);
       assert.equal(replay.headers.get('idempotent-replayed'), 'true');
@@ -97,9 +115,15 @@ describe('a request for a number served by another node (postgres)', () => {
   it('forwards reactions, edits, read marks and revocations to the owner, whose session makes them', async () => {
     const post = (node: Node, path: string, body: object) =>
       fetch(`${node.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` }, body: JSON.stringify(body) });
-    const customer = '+14155550102';
-    const sent = (await (await send(other, seeded.apiKey, { from_phone: seeded.phones[0], to_phone: customer, message: 'to change' })).json()) as { message_id: string };
-    const received = (await (await post(owner, '/sandbox/receive', { from_phone: customer, to_phone: seeded.phones[0], message: 'hello' })).json()) as { message_id: string };
+    // Its own customer and its own messages: nothing here rests on an earlier test's send.
+    const customer = '+14155550112';
+    const { holder: owner, asker: other } = await holderOf([first, second], seededNumberId);
+    const sending = await send(other, seeded.apiKey, { from_phone: seeded.phones[0], to_phone: customer, message: 'to change' });
+    assert.equal(sending.status, 200, await sending.clone().text());
+    const sent = (await sending.json()) as { message_id: string };
+    const receiving = await post(owner, '/sandbox/receive', { from_phone: customer, to_phone: seeded.phones[0], message: 'hello' });
+    assert.equal(receiving.status, 200, await receiving.clone().text());
+    const received = (await receiving.json()) as { message_id: string };
     const calls: [string, object][] = [
       ['/send_reaction', { from_phone: seeded.phones[0], message_id: received.message_id, emoji: '👍' }],
       [`/messages/${sent.message_id}/edit`, { message: 'changed' }],
@@ -119,16 +143,16 @@ describe('a request for a number served by another node (postgres)', () => {
   });
 
   it('answers every internal route as an unknown path to a caller without the cluster key', async () => {
-    const number = await owner.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
+    const number = { id: seededNumberId };
     for (const route of ['/internal/send', '/internal/message_action', '/internal/typing', '/internal/check_numbers', `/internal/numbers/${number.id}/restart`, `/internal/numbers/${number.id}/link`, `/internal/numbers/${number.id}/link/state`, `/internal/numbers/${number.id}/link/cancel`]) {
-      const response = await fetch(`${owner.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      const response = await fetch(`${first.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       assert.equal(response.status, 404, route);
       assert.equal(((await response.json()) as { error: string }).error, 'not_found', route);
     }
   });
 
   it('refuses an internal call without a valid signature as an unknown path', async () => {
-    const response = await fetch(`${owner.url}/internal/send`, {
+    const response = await fetch(`${first.url}/internal/send`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-wagw-node-time': String(Date.now()), 'x-wagw-node-nonce': '0'.repeat(32), 'x-wagw-node-signature': 'f'.repeat(64) },
       body: JSON.stringify({ account_id: seeded.accountId, body: { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'forged' }, idempotency_key: null }),
@@ -138,24 +162,23 @@ describe('a request for a number served by another node (postgres)', () => {
   });
 
   it('drops a key revoked on one node from every node\'s cache', async () => {
-    const key = await owner.gateway.apiKeys.createKey({ accountId: seeded.accountId, name: 'revoked elsewhere' });
-    const before = await send(other, key.plaintext, { from_phone: seeded.phones[0], to_phone: '+14155550102', message: 'cached now' });
+    // Which node serves the number does not matter here: the key is revoked through one node and refused by the other.
+    const [revoking, cached] = [first, second];
+    const key = await revoking.gateway.apiKeys.createKey({ accountId: seeded.accountId, name: 'revoked elsewhere' });
+    const before = await send(cached, key.plaintext, { from_phone: seeded.phones[0], to_phone: '+14155550102', message: 'cached now' });
     assert.equal(before.status, 200);
-    await owner.gateway.apiKeys.revokeKey(withinAccount(operatorScope(), seeded.accountId), key.apiKey.id);
+    await revoking.gateway.apiKeys.revokeKey(withinAccount(operatorScope(), seeded.accountId), key.apiKey.id);
     const deadline = Date.now() + 2_000;
     let status = 200;
     while (status !== 401 && Date.now() < deadline) {
-      status = (await send(other, key.plaintext, { from_phone: seeded.phones[0], to_phone: '+14155550102', message: 'after revoking' })).status;
+      status = (await send(cached, key.plaintext, { from_phone: seeded.phones[0], to_phone: '+14155550102', message: 'after revoking' })).status;
     }
     assert.equal(status, 401, 'the other node refuses the key it had cached');
   });
 
   it('links a real number on the node that owns it, whichever node the console asks', async () => {
-    const number = await owner.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone: uniquePhone(), engine: 'baileys' });
-    await Promise.all([owner.gateway.keeper.tickSoon(), other.gateway.keeper.tickSoon()]);
-    const holder = [owner, other].find((node) => node.gateway.keeper.leaseOf(number.id) !== undefined);
-    assert.ok(holder !== undefined, 'one of the nodes holds the new number');
-    const asker = holder === owner ? other : owner;
+    const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone: uniquePhone(), engine: 'baileys' });
+    const { holder, asker } = await holderOf([first, second], number.id);
     const started = await asker.gateway.routedLinking.start(number, 'qr');
     assert.equal(started.numberId, number.id);
     assert.ok(holder.gateway.linking.current(number.id) !== undefined, 'the attempt lives on the owner');
@@ -168,11 +191,8 @@ describe('a request for a number served by another node (postgres)', () => {
 
   it('answers 503 with Retry-After while the owner cannot be reached', async () => {
     const phone = uniquePhone();
-    const number = await owner.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone });
-    await Promise.all([owner.gateway.keeper.tickSoon(), other.gateway.keeper.tickSoon()]);
-    const holder = [owner, other].find((node) => node.gateway.keeper.leaseOf(number.id) !== undefined);
-    assert.ok(holder !== undefined, 'one of the nodes holds the new number');
-    const asker = holder === owner ? other : owner;
+    const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone });
+    const { holder, asker } = await holderOf([first, second], number.id);
     // The holder stops answering while it still holds its leases (the chaos test kills whole processes).
     await holder.server.app.close();
     const gone = await send(asker, seeded.apiKey, { from_phone: phone, to_phone: '+14155550100', message: 'owner gone' });
