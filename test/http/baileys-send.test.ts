@@ -44,8 +44,8 @@ for (const dialect of dialects) {
     };
 
     /** A number whose creds are in the database, as after a scan, and whose session is open. */
-    const connectedNumber = async (): Promise<{ number: WhatsAppNumber; socket: FakeSocket }> => {
-      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
+    const connectedNumber = async (ofAccount = accountId): Promise<{ number: WhatsAppNumber; socket: FakeSocket }> => {
+      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: ofAccount, phone: uniquePhone(), engine: 'baileys' });
       const auth = await createDatabaseAuthState(test.gateway.store, new SecretBox(test.gateway.config.secretKey!), test.gateway.keeper.leaseOf(number.id)!, test.gateway.logger);
       auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
       await auth.saveCreds();
@@ -82,6 +82,26 @@ for (const dialect of dialects) {
         request_id: response.headers['x-request-id'],
       });
       assert.equal(socket.sendCalls.length, 0);
+    });
+
+    it('another account’s send does not show in this account’s check: it is asked afresh and not marked cached', async () => {
+      const neighbourId = (await test.gateway.accounts.createAccount({ name: 'Neighbour', plan: 'enterprise' })).id;
+      const neighbourKey = (await test.gateway.apiKeys.createKey({ accountId: neighbourId })).plaintext;
+      const neighbour = await connectedNumber(neighbourId);
+      const ours = await connectedNumber();
+      const recipient = '+14155550105';
+      const neighbourSend = await test.post('/send_message', { from_phone: neighbour.number.phone, to_phone: recipient, message: 'hi' }, neighbourKey);
+      assert.equal(neighbourSend.statusCode, 200, neighbourSend.body);
+      assert.deepEqual(neighbour.socket.onWhatsAppCalls, [[recipient.slice(1)]], 'the neighbour’s send looked the recipient up');
+
+      const check = () => test.post('/check_numbers', { from_phone: ours.number.phone, phones: [recipient] }, apiKey);
+      const first = await check();
+      assert.equal(first.statusCode, 200, first.body);
+      assert.equal(first.json().results[0].cached, false, 'nothing of the neighbour’s send shows');
+      assert.deepEqual(ours.socket.onWhatsAppCalls, [[recipient.slice(1)]], 'our number asked WhatsApp itself');
+      assert.equal((await check()).json().results[0].cached, true, 'our own check is remembered');
+      assert.equal((await send(ours.number, recipient)).statusCode, 200);
+      assert.equal(ours.socket.onWhatsAppCalls.length, 1, 'and it warms our own send');
     });
 
     it('answers 503 number_not_connected, with the status, while the session is down', async () => {

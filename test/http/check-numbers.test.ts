@@ -33,6 +33,15 @@ for (const dialect of dialects) {
       assert.deepEqual(again.json().results, [{ phone: '+14155550101', on_whatsapp: true, wa_id: '14155550101@s.whatsapp.net', cached: true }]);
     });
 
+    it('another account’s check is not this account’s memory: cached stays false until this account has asked', async () => {
+      const phone = '+14155550188';
+      const asked = (key: string, fromPhone: string) => check({ from_phone: fromPhone, phones: [phone] }, key).then((response) => response.json().results[0].cached);
+      assert.equal(await asked(other.apiKey, other.phones[0]!), false);
+      assert.equal(await asked(other.apiKey, other.phones[0]!), true);
+      assert.equal(await asked(account.apiKey, account.phones[0]!), false, 'the neighbour’s check does not show');
+      assert.equal(await asked(account.apiKey, account.phones[1]!), true, 'an account’s numbers share its memory');
+    });
+
     it('past the lookup limit a number gets 429 with Retry-After, while remembered phones still answer', async () => {
       const fresh = (index: number) => `+1415555${String(2000 + index).padStart(4, '0')}`;
       const allowed = await check({ from_phone: account.phones[1], phones: [fresh(1), fresh(2), fresh(3), fresh(4), fresh(5)] });

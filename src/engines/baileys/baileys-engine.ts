@@ -116,7 +116,7 @@ export class BaileysEngine implements Engine {
 
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
     const { socket } = this.connected(number);
-    return this.directory.check(phones, lookupOn(socket), admit);
+    return this.directory.check(number.accountId, phones, lookupOn(socket), admit);
   }
 
   async createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
@@ -189,7 +189,7 @@ export class BaileysEngine implements Engine {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const { session, socket } = this.connected(number);
-    if (!isGroupMessage(request) && !(await this.directory.isOnWhatsApp(request.toPhone, lookupOn(socket)))) {
+    if (!isGroupMessage(request) && !(await this.directory.isOnWhatsApp(number.accountId, request.toPhone, lookupOn(socket)))) {
       throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
     }
     await this.pacer.waitTurn(number.id);
