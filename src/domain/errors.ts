@@ -33,7 +33,7 @@ export const errorCatalogue = {
   invalid_reply_to: { publicApi: true, status: 400, meaning: '`reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent.', details: FIELD },
   message_not_in_chat: { publicApi: true, status: 400, meaning: 'The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent.', details: FIELD },
   invalid_mention: { publicApi: true, status: 400, meaning: 'A phone in `mentions` is not a member of the group (or it is `from_phone` itself).', details: FIELD },
-  invalid_emoji: { publicApi: true, status: 400, meaning: '`emoji` is not one emoji (a single grapheme, skin tones and sequences included), nor empty to remove the reaction.', details: FIELD },
+  invalid_emoji: { publicApi: true, status: 400, meaning: '`emoji` is not exactly one emoji by Unicode\'s emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction.', details: FIELD },
   invalid_idempotency_key: { publicApi: true, status: 400, meaning: 'The Idempotency-Key header is not 1 to 255 printable ASCII characters.', details: FIELD },
   missing_api_key: { publicApi: true, status: 401, meaning: 'No API key was sent as "Authorization: Bearer <key>".' },
   invalid_api_key: { publicApi: true, status: 401, meaning: 'The API key is malformed, unknown or revoked.' },

@@ -1,3 +1,4 @@
+import { isOneEmoji } from '../domain/emoji.ts';
 import { AppError } from '../domain/errors.ts';
 import type { Message, QuotedMessage, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
@@ -14,15 +15,6 @@ import type { SessionSupervisor } from './session-supervisor.ts';
 export const EDIT_WINDOW_MS = 15 * 60_000;
 /** And deleted for everyone for about two and a half days. */
 export const REVOKE_WINDOW_MS = 60 * 60 * 60_000;
-
-/** One emoji: a single grapheme that is pictographic (skin tones, ZWJ sequences and flags included). */
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
-const PICTOGRAPHIC = /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u;
-
-export function isOneEmoji(text: string): boolean {
-  const segments = [...graphemes.segment(text)];
-  return segments.length === 1 && PICTOGRAPHIC.test(text) && text.length <= 64;
-}
 
 /** The message as its chat knows it on the network. */
 export function messageRef(message: Message): MessageRef {

@@ -3,7 +3,7 @@ import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
 import { assertSendableText } from '../../domain/message-text.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
-import { isOneEmoji } from '../../messaging/message-actions.ts';
+import { isOneEmoji } from '../../domain/emoji.ts';
 import { parsePhoneField } from '../message-input.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponses } from '../schemas.ts';
@@ -26,7 +26,7 @@ const reactionRequestSchema = {
   properties: {
     from_phone: { type: 'string', description: 'The number whose chat holds the message.' },
     message_id: { type: 'string', description: 'The message to react to, sent or received.' },
-    emoji: { type: 'string', description: 'One emoji; an empty string takes your reaction away.', examples: ['👍'] },
+    emoji: { type: 'string', description: 'Exactly one emoji by Unicode\'s emoji rules (skin tones, ZWJ sequences, flags and keycaps included); an empty string takes your reaction away.', examples: ['👍'] },
   },
 } as const;
 
