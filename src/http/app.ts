@@ -25,6 +25,9 @@ import { registerMessageActionRoutes } from './routes/message-actions.ts';
 import { registerGroupRoutes } from './routes/groups.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 
+/** Bodies are validated as sent: nothing coerced, nothing dropped, and the first fault told. */
+export const SCHEMA_VALIDATOR_OPTIONS = { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } } as const;
+
 /**
  * Builds the HTTP app from a gateway. It never listens: server.ts does, and tests call
  * `inject` on what this returns.
@@ -51,7 +54,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     // Node enforces the header deadline (set in server.ts) on a periodic sweep of connections;
     // sweeping at a quarter of the deadline closes a stalled client within 1.25 times of it.
     http: { requireHostHeader: false, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.http.headersTimeoutMs / 4))) },
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: SCHEMA_VALIDATOR_OPTIONS,
   });
   app.decorateRequest('apiKey', null);
 

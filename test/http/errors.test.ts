@@ -63,6 +63,22 @@ for (const dialect of dialects) {
       assertError(noBody, 400, 'invalid_request');
     });
 
+    it('400 invalid_request: a value out of its bounds is told its bound, not a type', async () => {
+      const link = (expiresInSeconds: number) => test.post('/media/med_unknown/link', { expires_in_seconds: expiresInSeconds }, caller.apiKey);
+      const tooShort = assertError(await link(0), 400, 'invalid_request');
+      assert.deepEqual([tooShort.message, tooShort.details], ['The field expires_in_seconds must be at least 1.', { field: 'expires_in_seconds', problem: 'too_small' }]);
+      const tooLong = assertError(await link(7 * 24 * 3600 + 1), 400, 'invalid_request');
+      assert.deepEqual([tooLong.message, tooLong.details], ['The field expires_in_seconds must be at most 604800.', { field: 'expires_in_seconds', problem: 'too_large' }]);
+      const upload = await test.inject({
+        method: 'POST',
+        url: `/media?filename=${'a'.repeat(256)}`,
+        headers: { authorization: `Bearer ${caller.apiKey}`, 'content-type': 'text/plain' },
+        payload: 'hello',
+      });
+      const longName = assertError(upload, 400, 'invalid_request');
+      assert.deepEqual([longName.message, longName.details], ['The query parameter filename must be at most 255 characters long.', { field: 'filename', problem: 'too_long' }]);
+    });
+
     it('400 invalid_phone_number: details names the field', async () => {
       for (const bad of ['12', 'abc', '+44 7700 900123 ext 5', '++447700900123', '+999123456789', '']) {
         const body = assertError(await send({ from_phone: from, to_phone: bad, message: 'x' }), 400, 'invalid_phone_number');

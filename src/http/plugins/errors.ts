@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor, toEnvelope } from '../../domain/errors.ts';
 import { loggableUrl } from './request-context.ts';
+import { fromValidation } from './validation-errors.ts';
 
 /**
  * The one place where failures become responses. Everything, from a thrown AppError to a
@@ -66,26 +67,4 @@ function toAppError(error: FastifyError | AppError, request: FastifyRequest, bod
     return new AppError('invalid_request', `The request could not be read: ${error.message}`);
   }
   return new AppError('internal_error', 'Something went wrong on our side; the request_id names it in our log.');
-}
-
-function fromValidation(error: FastifyError): AppError {
-  const issue = error.validation?.[0];
-  // The query string names its own parts, so that a client is not sent looking in its body.
-  const inQuery = (error as FastifyError & { validationContext?: string }).validationContext === 'querystring';
-  const part = inQuery ? 'query parameter' : 'field';
-  const unknown = (issue?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
-  if (issue?.keyword === 'additionalProperties' && unknown !== undefined) {
-    return new AppError('invalid_request', `The ${part} ${unknown} is not one this operation takes.`, { field: unknown, problem: 'unknown' });
-  }
-  const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
-  // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
-  const field = missing ?? issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
-  if (field === undefined || field === '') {
-    return new AppError('invalid_request', 'The body must be a JSON object, e.g. {"from_phone", "to_phone", "message"}.');
-  }
-  if (missing !== undefined) return new AppError('invalid_request', `The ${part} ${field} is missing.`, { field, problem: 'missing' });
-  // Most fields are strings; the few that are not (a location's coordinates, a list of contacts) say what they must be.
-  const expected = issue?.keyword === 'type' ? String((issue.params as { type?: string | string[] }).type ?? 'string').split(',')[0]! : 'string';
-  const article = /^[aeiou]/.test(expected) ? 'an' : 'a';
-  return new AppError('invalid_request', `The field ${field} must be ${article} ${expected}.`, { field, problem: `not_${article}_${expected}` });
 }

@@ -1,0 +1,72 @@
+import type { FastifyError, FastifySchemaValidationError } from 'fastify';
+import { AppError } from '../../domain/errors.ts';
+
+/** What a value failed, in the words of the message and as the `problem` detail. */
+interface Shortfall {
+  mustBe: string;
+  problem: string;
+}
+
+/**
+ * A refusal by the request schema, as the documented `invalid_request`: the part at fault named
+ * as the gateway's own checks name it, and what is wrong with it. Only the first issue is told
+ * (the schema stops at it).
+ */
+export function fromValidation(error: FastifyError): AppError {
+  const issue = error.validation?.[0];
+  // The query string names its own parts, so that a client is not sent looking in its body.
+  const inQuery = (error as FastifyError & { validationContext?: string }).validationContext === 'querystring';
+  const part = inQuery ? 'query parameter' : 'field';
+  const unknown = (issue?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
+  if (issue?.keyword === 'additionalProperties' && unknown !== undefined) {
+    return new AppError('invalid_request', `The ${part} ${unknown} is not one this operation takes.`, { field: unknown, problem: 'unknown' });
+  }
+  const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
+  // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
+  const field = missing ?? issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+  if (issue === undefined || field === undefined || field === '') {
+    return new AppError('invalid_request', 'The body must be a JSON object, e.g. {"from_phone", "to_phone", "message"}.');
+  }
+  if (missing !== undefined) return new AppError('invalid_request', `The ${part} ${field} is missing.`, { field, problem: 'missing' });
+  const { mustBe, problem } = shortfall(issue);
+  return new AppError('invalid_request', `The ${part} ${field} ${mustBe}.`, { field, problem });
+}
+
+/** Each keyword says what it asks for: a type is named only when the type was wrong. */
+function shortfall(issue: FastifySchemaValidationError): Shortfall {
+  const params = issue.params as { type?: string | string[]; limit?: number; allowedValues?: unknown[]; allowedValue?: unknown };
+  switch (issue.keyword) {
+    case 'type': {
+      const expected = String(params.type ?? 'string').split(',')[0]!;
+      const article = /^[aeiou]/.test(expected) ? 'an' : 'a';
+      return { mustBe: `must be ${article} ${expected}`, problem: `not_${article}_${expected}` };
+    }
+    case 'minimum':
+      return { mustBe: `must be at least ${params.limit}`, problem: 'too_small' };
+    case 'exclusiveMinimum':
+      return { mustBe: `must be more than ${params.limit}`, problem: 'too_small' };
+    case 'maximum':
+      return { mustBe: `must be at most ${params.limit}`, problem: 'too_large' };
+    case 'exclusiveMaximum':
+      return { mustBe: `must be less than ${params.limit}`, problem: 'too_large' };
+    case 'minLength':
+      return { mustBe: `must be at least ${counted(params.limit, 'character')} long`, problem: 'too_short' };
+    case 'maxLength':
+      return { mustBe: `must be at most ${counted(params.limit, 'character')} long`, problem: 'too_long' };
+    case 'minItems':
+      return { mustBe: `must hold at least ${counted(params.limit, 'item')}`, problem: 'too_few' };
+    case 'maxItems':
+      return { mustBe: `must hold at most ${counted(params.limit, 'item')}`, problem: 'too_many' };
+    case 'enum':
+      return { mustBe: `must be one of ${(params.allowedValues ?? []).map((value) => JSON.stringify(value)).join(', ')}`, problem: 'not_allowed' };
+    case 'const':
+      return { mustBe: `must be ${JSON.stringify(params.allowedValue)}`, problem: 'not_allowed' };
+    default:
+      // The schema's own words ("must match pattern …") for the keywords the API seldom uses.
+      return { mustBe: issue.message ?? 'is not valid', problem: 'invalid' };
+  }
+}
+
+function counted(count: number | undefined, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
