@@ -111,6 +111,8 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
       url,
       {
         onRequest: keyOrSignature,
+        // A signed link is a bearer secret for up to 7 days: its signature never reaches the log.
+        config: { secretQueryParameters: ['signature'] },
         schema: {
           operationId,
           summary: 'Download a media file',
