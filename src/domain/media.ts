@@ -35,7 +35,25 @@ export interface SniffedType {
   extension: string;
 }
 
-const GENERIC_BINARY = 'application/octet-stream';
+export const GENERIC_BINARY = 'application/octet-stream';
+
+// RFC 9110 §8.3.1: type "/" subtype, then parameters whose values are tokens or quoted strings.
+// Names are at most 127 characters each (RFC 6838 §4.2). Only ASCII: the type goes out again as
+// a header, where a control or non-Latin-1 character would break the answer.
+const TOKEN = "[!#$%&'*+.^_`|~0-9A-Za-z-]";
+const QUOTED_STRING = '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\t \\x21-\\x7e])*"';
+const MEDIA_TYPE = new RegExp(`^${TOKEN}{1,127}/${TOKEN}{1,127}(?:[ \\t]*;[ \\t]*${TOKEN}+=(?:${TOKEN}+|${QUOTED_STRING}))*$`);
+
+/** Whether a text is a well-formed media type, such as `text/csv` or `text/plain; charset=utf-8`. */
+export function isMediaType(value: string): boolean {
+  return MEDIA_TYPE.test(value);
+}
+
+/** Refuses a client's media type that is not well formed, naming where it was given. */
+export function assertMediaType(value: string, field: string): void {
+  if (isMediaType(value)) return;
+  throw new AppError('invalid_request', `${field} is not a media type: write it as type/subtype with optional parameters, e.g. text/csv or text/plain; charset=utf-8.`, { field, problem: 'not_a_media_type' });
+}
 
 // The spellings clients use for the same type; compared after this mapping.
 const MIME_ALIASES: Readonly<Record<string, string>> = {
@@ -103,8 +121,9 @@ export function decideMediaType(sniffed: SniffedType | undefined, claims: MediaC
     throw new AppError('media_type_mismatch', `media.mime_type says ${declared}, but the file's bytes do not start like one.`, { field: 'media.mime_type', declared, detected: null });
   }
   const fallback = claims.fallbackMimeType === undefined ? undefined : canonicalMimeType(claims.fallbackMimeType);
-  // A fallback that names a recognisable type the bytes do not show says nothing true of them.
-  const mimeType = detected ?? declared ?? (fallback !== undefined && fallback !== '' && !recognisable(fallback) ? fallback : GENERIC_BINARY);
+  // A fallback that names a recognisable type the bytes do not show says nothing true of them,
+  // and one that is not a media type at all says nothing.
+  const mimeType = detected ?? declared ?? (fallback !== undefined && isMediaType(fallback) && !recognisable(fallback) ? fallback : GENERIC_BINARY);
   const preferred = claims.preferredKind;
   const kind = claims.kind ?? (preferred !== undefined && (preferred === 'document' || KIND_ACCEPTS[preferred](mimeType)) ? preferred : defaultKind(mimeType));
   if (kind !== 'document' && !KIND_ACCEPTS[kind](mimeType)) {

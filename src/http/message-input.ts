@@ -4,7 +4,7 @@ import type { Message } from '../domain/model.ts';
 import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
 import { isValidLocation, presentStructured, type StructuredContent } from '../domain/structured-content.ts';
-import { isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
+import { assertMediaType, isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
 import { hasIdPrefix } from '../domain/ids.ts';
 import { MAX_MENTIONS, parseGroupId } from '../domain/groups.ts';
@@ -125,6 +125,7 @@ function parseMediaInput(media: NonNullable<MessageRequestBody['media']>): Media
   if (media.kind !== undefined && !isMediaKind(media.kind)) {
     throw new AppError('invalid_media', `media.kind must be one of ${mediaKinds.join(', ')}.`, { field: 'media.kind' });
   }
+  if (media.mime_type !== undefined) assertMediaType(media.mime_type, 'media.mime_type');
   const claims = { kind: media.kind as MediaKind | undefined, mimeType: media.mime_type, fileName: media.filename };
   if (media.id !== undefined) return { ...claims, id: media.id };
   if (media.url !== undefined) return { ...claims, url: media.url };

@@ -81,7 +81,8 @@ export class DashboardClient {
     return this.cookies.get(name);
   }
 
-  private cookieHeader(): Record<string, string> {
+  /** The Cookie header this client sends, for a test that speaks HTTP over a socket of its own. */
+  cookieHeader(): Record<string, string> {
     if (this.cookies.size === 0) return {};
     return { cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ') };
   }

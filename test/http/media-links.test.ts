@@ -52,6 +52,22 @@ for (const dialect of dialects) {
         assert.equal(unsigned.statusCode, 401, 'without a signature, a key is needed');
       });
 
+      it('a signed link is logged with its path but never its signature, however the query spells it', async () => {
+        const { media_id: id } = await upload();
+        const { url } = (await test.post(`/media/${id}/link`, { expires_in_seconds: 60 }, account.apiKey)).json();
+        const signature = /signature=([0-9a-f]{64})/.exec(url)![1]!;
+        const spellings = [local(url), local(url).replace('/media/', '/api/media/'), local(url).replace('signature=', '%73ignature='), `${local(url)}&x=1`, local(url).replace(`/media/${id}`, `/media/${id}/nothing`), local(url).replace(`/media/${id}`, `/media/${id}%`)];
+        const before = test.logLines.length;
+        for (const path of spellings) await test.inject({ method: 'GET', url: path });
+        const lines = test.logLines.slice(before).filter((line) => line.includes('"msg":"request"'));
+        assert.equal(lines.length, spellings.length, 'every request was logged');
+        for (const line of lines) {
+          assert.ok(!line.includes(signature), `the signature is not in the log: ${line}`);
+          assert.ok(line.includes(`/media/${id}`), `the path is: ${line}`);
+        }
+        assert.match(lines[0]!, new RegExp(`"url":"/media/${id}\\?expires=\\d+&signature=\\[redacted\\]"`));
+      });
+
       it("another account cannot make a link to a file it does not own, and a link ends with the file's retention", async () => {
         const { media_id: id } = await upload();
         const foreign = await test.post(`/api/media/${id}/link`, {}, other.apiKey);

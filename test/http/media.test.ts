@@ -116,6 +116,41 @@ for (const dialect of dialects) {
         assert.equal(empty.json().error, 'invalid_media');
       });
 
+      it('a type that is not a well-formed media type is refused wherever a client gives it, naming the field', async () => {
+        const text = samples.text().toString('base64');
+        for (const mimeType of ['text/plain\r\nX-Injected: 1', 'text/plain\u20ac', 'text/pl\u00e4in', 'text', 'text/plain; charset']) {
+          for (const path of ['/send_message', '/sandbox/receive']) {
+            const body = path === '/send_message'
+              ? { from_phone: account.phones[0], to_phone: '+447700900777', media: { data: text, mime_type: mimeType } }
+              : { from_phone: '+447700900777', to_phone: account.phones[0], media: { data: text, mime_type: mimeType } };
+            const refused = await test.post(path, body, account.apiKey);
+            assert.deepEqual([refused.statusCode, refused.json().error, refused.json().details], [400, 'invalid_request', { field: 'media.mime_type', problem: 'not_a_media_type' }], `${path} ${JSON.stringify(mimeType)}`);
+          }
+        }
+        const malformed = await upload(samples.text(), 'text/plain; charset');
+        assert.deepEqual([malformed.statusCode, malformed.json().error, malformed.json().details?.field], [400, 'invalid_request', 'Content-Type']);
+        assert.match(malformed.json().message, /^Content-Type is not a media type/);
+        const withParameters = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+447700900777', media: { data: text, mime_type: 'text/csv; charset="utf-8"' } }, account.apiKey);
+        assert.deepEqual([withParameters.statusCode, withParameters.json().media?.mime_type], [200, 'text/csv'], 'a well-formed type with parameters is taken');
+      });
+
+      it('a file stored with a type that is no valid header still downloads, as application/octet-stream', async () => {
+        const { media_id: id } = (await upload(samples.text(), 'text/plain')).json();
+        for (const stored of ['text/plain\r\nX-Injected: 1', 'text/plain\u20ac']) {
+          await test.gateway.store.db.updateTable('media').set({ mime_type: stored }).where('id', '=', id).execute();
+          const got = await download(id);
+          assert.equal(got.statusCode, 200, got.body);
+          assert.equal(got.headers['content-type'], 'application/octet-stream');
+          assert.equal(got.headers['x-injected'], undefined);
+          assert.deepEqual(got.rawPayload, samples.text());
+        }
+      });
+
+      it('an upload with neither a Content-Type nor a body is a 400 saying the file is empty', async () => {
+        const response = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${account.apiKey}` } });
+        assert.deepEqual([response.statusCode, response.json().error, response.json().message], [400, 'invalid_media', 'The file is empty.']);
+      });
+
       it('each kind has its limit, named in the error', async () => {
         const image = await upload(samples.jpeg(5000));
         assert.equal(image.statusCode, 400);

@@ -44,7 +44,7 @@ function refusedByHeaders(request: IncomingMessage, options: RefusalOptions): bo
   return options.keyedPaths.has(path) && !/^Bearer[ \t]+\S/i.test(request.headers.authorization ?? '');
 }
 
-function lingerOnRefusedBody(request: IncomingMessage): void {
+export function lingerOnRefusedBody(request: IncomingMessage): void {
   let discardedBytes = 0;
   const close = () => request.socket.destroy();
   const timer = setTimeout(close, LINGER_MAX_MS);

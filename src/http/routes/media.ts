@@ -1,7 +1,8 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
-import { isMediaKind, mediaKinds, type MediaObject } from '../../domain/media.ts';
+import { assertMediaType, GENERIC_BINARY, isMediaKind, isMediaType, mediaKinds, type MediaObject } from '../../domain/media.ts';
 import type { ByteRange } from '../../media/blob-store.ts';
 import { MAX_LINK_LIFETIME_MS } from '../../media/media-links.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
@@ -88,7 +89,10 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
         async (request, reply) => {
           const { kind, filename } = request.query;
           const contentType = request.headers['content-type'];
-          const media = await gateway.media.ingest(request.body as AsyncIterable<Buffer>, {
+          if (contentType !== undefined) assertMediaType(contentType, 'Content-Type');
+          // Without a Content-Type, an empty body reaches no parser and arrives as no body at all.
+          const bytes = (request.body ?? Readable.from([])) as AsyncIterable<Buffer>;
+          const media = await gateway.media.ingest(bytes, {
             accountId: keyScope(request).accountId,
             source: 'upload',
             kind: kind !== undefined && isMediaKind(kind) ? kind : undefined,
@@ -111,6 +115,8 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
       url,
       {
         onRequest: keyOrSignature,
+        // A signed link is a bearer secret for up to 7 days: its signature never reaches the log.
+        config: { secretQueryParameters: ['signature'] },
         schema: {
           operationId,
           summary: 'Download a media file',
@@ -192,7 +198,8 @@ export async function serveMedia(gateway: Gateway, request: FastifyRequest, repl
     .header('etag', etag)
     .header('accept-ranges', 'bytes')
     .header('cache-control', 'private, max-age=3600')
-    .header('content-type', media.mimeType)
+    // A type stored before types were checked may not be a valid header; the bytes still are the file.
+    .header('content-type', isMediaType(media.mimeType) ? media.mimeType : GENERIC_BINARY)
     .header('content-disposition', contentDisposition(media))
     // The bytes are the sender's: never let a browser run them as a page of this origin.
     .header('content-security-policy', "default-src 'none'; sandbox")
