@@ -60,16 +60,21 @@ export class MediaAdmission {
   }
 
   private counting(accountId: string, quota: Quota | undefined, meter: ByteMeter | undefined): FileAdmission {
+    // `size` is what this file adds to the account's count in flight; `written`, what it adds to the disk.
     let size = 0;
+    let written = 0;
     let checkedFloorAt = 0;
     return {
       take: async (bytes) => {
         meter?.(bytes);
-        if (quota !== undefined) this.assertWithinQuota(accountId, quota, bytes);
-        size += bytes;
-        this.inFlight.set(accountId, (this.inFlight.get(accountId) ?? 0) + bytes);
-        if (size - checkedFloorAt >= FLOOR_RECHECK_BYTES) {
-          checkedFloorAt = size;
+        if (quota !== undefined) {
+          this.assertWithinQuota(accountId, quota, bytes);
+          size += bytes;
+          this.inFlight.set(accountId, (this.inFlight.get(accountId) ?? 0) + bytes);
+        }
+        written += bytes;
+        if (written - checkedFloorAt >= FLOOR_RECHECK_BYTES) {
+          checkedFloorAt = written;
           await this.floor.assertRoom();
         }
       },
