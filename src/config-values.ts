@@ -1,4 +1,5 @@
 import type { S3StoreConfig } from './config.ts';
+import { isPlanName, planNames, type PlanAmounts, type PlanName } from './domain/plans.ts';
 /**
  * The parsers of single configuration values, each turning one environment variable into its
  * typed value or a problem for config.ts to report; loadConfig composes them.
@@ -160,4 +161,21 @@ export function parseS3Store(env: Record<string, string | undefined>, problems: 
     accessKeyId,
     secretAccessKey,
   };
+}
+
+/**
+ * Per-plan figures in MiB, as `starter:512,pro:2048,enterprise:10240`; a plan left out keeps its
+ * default. Returned in bytes.
+ */
+export function parsePlanMebibytes(name: string, raw: string | undefined, defaultsMebibytes: PlanAmounts, problems: string[]): PlanAmounts {
+  const amounts: Record<PlanName, number> = { ...defaultsMebibytes };
+  for (const entry of (raw ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+    const match = /^([a-z]+):(\d{1,9})$/.exec(entry);
+    if (match === null || !isPlanName(match[1]!) || Number(match[2]) < 1) {
+      problems.push(`${name} must be comma-separated plan:MiB entries with a plan of ${planNames.join(', ')} and at least 1 MiB, e.g. "starter:512,pro:2048"; "${entry}" is not one.`);
+      continue;
+    }
+    amounts[match[1]] = Number(match[2]);
+  }
+  return Object.fromEntries(planNames.map((plan) => [plan, amounts[plan] * 1024 * 1024])) as Record<PlanName, number>;
 }

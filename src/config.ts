@@ -1,6 +1,7 @@
 import type { MediaLimits } from './domain/media.ts';
+import type { PlanAmounts } from './domain/plans.ts';
 import os from 'node:os';
-import { parseRetrySchedule, parseHostPorts, parseBoolean, parsePublicUrl, parseTrustProxy, parseWebVersion, parseNodeUrl, parseSandboxNetwork, parseMetricsToken, parseSecretKey, parseS3Store } from './config-values.ts';
+import { parseRetrySchedule, parseHostPorts, parseBoolean, parsePublicUrl, parseTrustProxy, parseWebVersion, parseNodeUrl, parseSandboxNetwork, parseMetricsToken, parseSecretKey, parseS3Store, parsePlanMebibytes } from './config-values.ts';
 import path from 'node:path';
 
 /**
@@ -47,6 +48,24 @@ export interface MediaConfig {
   /** media.url: how long connecting may take, and how long the upstream may go silent. */
   fetchConnectTimeoutMs: number;
   fetchIdleTimeoutMs: number;
+  allowances: MediaAllowances;
+  /**
+   * The free space the media directory's and the SQLite database's disks keep: below the larger
+   * of the two figures, files stop being written (docs/media.md).
+   */
+  minFreeBytes: number;
+  minFreePercent: number;
+}
+
+/** What each plan's accounts may put into media storage (docs/media.md). */
+export interface MediaAllowances {
+  /** Bytes of unexpired files an account may hold, uploads and sent files. */
+  storageBytes: PlanAmounts;
+  /** Bytes an account may upload through POST /media within a window. */
+  uploadBytesPerWindow: PlanAmounts;
+  /** Bytes the gateway fetches for an account's media.url within a window. */
+  fetchBytesPerWindow: PlanAmounts;
+  windowMs: number;
 }
 
 export interface Config {
@@ -278,6 +297,14 @@ export function loadConfig(env: Environment = process.env): Config {
       receiveTimeoutMs: integer('WAGW_MEDIA_RECEIVE_TIMEOUT_MS', 30_000, 100),
       fetchConnectTimeoutMs: integer('WAGW_MEDIA_FETCH_CONNECT_TIMEOUT_MS', 10_000, 100),
       fetchIdleTimeoutMs: integer('WAGW_MEDIA_FETCH_IDLE_TIMEOUT_MS', 30_000, 100),
+      allowances: {
+        storageBytes: parsePlanMebibytes('WAGW_MEDIA_STORAGE_QUOTA_MIB', env.WAGW_MEDIA_STORAGE_QUOTA_MIB, { starter: 512, pro: 5_120, enterprise: 51_200 }, problems),
+        uploadBytesPerWindow: parsePlanMebibytes('WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW', env.WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW, { starter: 512, pro: 2_048, enterprise: 10_240 }, problems),
+        fetchBytesPerWindow: parsePlanMebibytes('WAGW_MEDIA_FETCH_MIB_PER_WINDOW', env.WAGW_MEDIA_FETCH_MIB_PER_WINDOW, { starter: 512, pro: 2_048, enterprise: 10_240 }, problems),
+        windowMs: integer('WAGW_MEDIA_BYTE_WINDOW_SECONDS', 3_600, 1, 86_400) * 1000,
+      },
+      minFreeBytes: integer('WAGW_MEDIA_MIN_FREE_BYTES', 1_024 * MIB, 0),
+      minFreePercent: integer('WAGW_MEDIA_MIN_FREE_PERCENT', 2, 0, 99),
     },
     webhooks: {
       timeoutMs: integer('WAGW_WEBHOOK_TIMEOUT_MS', 15_000, 100),

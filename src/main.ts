@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { pino, type Logger } from 'pino';
+import path from 'node:path';
 import { AccountsService } from './accounts/accounts-service.ts';
 import { ApiKeyAuthenticator } from './accounts/api-key-auth.ts';
 import { ApiKeysService } from './accounts/api-keys-service.ts';
@@ -25,6 +26,8 @@ import type { BlobStore } from './media/blob-store.ts';
 import { openBlobStore } from './media/open-blob-store.ts';
 import { MediaFetcher } from './media/media-fetcher.ts';
 import { MediaService } from './media/media-service.ts';
+import { MediaAdmission } from './media/media-admission.ts';
+import { DiskFloor } from './media/disk-floor.ts';
 import { MediaSweeper } from './media/media-sweeper.ts';
 import { MediaDownloadRetrier } from './media/media-download-retrier.ts';
 import { NumberCheckService } from './messaging/number-checks.ts';
@@ -192,7 +195,13 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     largestFileBytes: Math.max(...Object.values(config.media.limits)),
     userAgent: `wa-gateway/${config.version}`,
   });
-  const media = new MediaService(store, blobs, config.media, mediaFetcher);
+  const diskFloor = new DiskFloor({
+    // The media directory, and the database's own disk, which must never be the one to fill.
+    directories: [config.media.directory, ...(config.database.dialect === 'sqlite' ? [path.dirname(config.database.path)] : [])],
+    minFreeBytes: config.media.minFreeBytes,
+    minFreePercent: config.media.minFreePercent,
+  });
+  const media = new MediaService(store, blobs, config.media, mediaFetcher, new MediaAdmission(store, config.media.allowances, diskFloor));
   const mediaSweeper = new MediaSweeper(store, blobs, logger);
   let lastOrphanSweep = 0;
   const mediaLinks = new MediaLinks(MediaLinks.deriveKey(secretKey), config.publicUrl);

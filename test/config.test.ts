@@ -196,6 +196,32 @@ describe('WAGW_METRICS_TOKEN', () => {
   }
 });
 
+describe('media allowances by plan', () => {
+  const MIB = 1024 * 1024;
+
+  it('default to Starter < Pro < Enterprise, and a disk floor of 1 GiB or 2 %', () => {
+    const { allowances, minFreeBytes, minFreePercent } = loadConfig({}).media;
+    for (const amounts of [allowances.storageBytes, allowances.uploadBytesPerWindow, allowances.fetchBytesPerWindow]) {
+      assert.ok(amounts.starter < amounts.pro && amounts.pro < amounts.enterprise, JSON.stringify(amounts));
+      assert.ok(amounts.starter >= 100 * MIB, 'the largest document fits every plan');
+    }
+    assert.deepEqual([allowances.windowMs, minFreeBytes, minFreePercent], [3_600_000, 1024 * MIB, 2]);
+  });
+
+  it('plan:MiB entries replace those plans\' figures and leave the others at their defaults', () => {
+    const { storageBytes } = loadConfig({ WAGW_MEDIA_STORAGE_QUOTA_MIB: 'pro:3, enterprise:7' }).media.allowances;
+    assert.deepEqual(storageBytes, { starter: loadConfig({}).media.allowances.storageBytes.starter, pro: 3 * MIB, enterprise: 7 * MIB });
+  });
+
+  for (const raw of ['gold:5', 'starter:0', 'starter=5', 'starter:-1', 'starter:5MiB']) {
+    it(`${JSON.stringify(raw)} is refused, naming the variable`, () => {
+      const problems = problemsOf({ WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW: raw });
+      assert.equal(problems.length, 1);
+      assert.match(problems[0]!, /^WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW /);
+    });
+  }
+});
+
 describe('the loaded config cannot be changed', () => {
   it('the object and every nested object are frozen', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://localhost/wagw' });

@@ -8,6 +8,9 @@ const planMonthlyLimits: Record<PlanName, number | null> = {
   enterprise: null,
 };
 
+/** A figure for each plan, such as a media allowance in bytes. */
+export type PlanAmounts = Readonly<Record<PlanName, number>>;
+
 export function isPlanName(value: string): value is PlanName {
   return (planNames as readonly string[]).includes(value);
 }

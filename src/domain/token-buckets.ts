@@ -16,6 +16,14 @@ export class TokenBuckets {
     return true;
   }
 
+  /** Takes `count` tokens, or all the key has if fewer; answers how many it took. */
+  takeUpTo(key: string, count: number, now = Date.now()): number {
+    const bucket = this.refill(key, now);
+    const taken = Math.min(count, Math.max(0, bucket.tokens));
+    bucket.tokens -= taken;
+    return taken;
+  }
+
   /** When the key will have `count` tokens (now, if it has them). */
   nextTokenAt(key: string, now = Date.now(), count = 1): number {
     const bucket = this.refill(key, now);

@@ -57,6 +57,8 @@ async function beforeDeadline<T>(work: Promise<T>, deadline: number, budgetMs: n
 export function classifyDownloadFailure(error: unknown): { reason: string; transient: boolean } {
   if (error instanceof DownloadTimedOut) return { reason: 'download_timed_out', transient: true };
   if (error instanceof MediaGoneError) return { reason: 'media_expired', transient: false };
+  // A full disk is the gateway's state, not the file's: the same bytes fit once space is freed.
+  if (error instanceof AppError && error.code === 'insufficient_storage') return { reason: error.code, transient: true };
   if (error instanceof AppError) return { reason: error.code, transient: false };
   return { reason: 'download_failed', transient: true };
 }

@@ -10,6 +10,7 @@ import { findAccountMedia, findLiveMedia, findLiveMediaById, insertMedia } from 
 import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { BlobStore, ByteRange } from './blob-store.ts';
 import type { MediaFetcher } from './media-fetcher.ts';
+import type { FileAdmission, MediaAdmission } from './media-admission.ts';
 import type { OutgoingMedia } from '../engines/engine.ts';
 
 /** How many leading bytes sniffing looks at; file-type's own recommendation covers every signature it knows. */
@@ -21,6 +22,8 @@ export interface IngestRequest extends MediaClaims {
   accountId: string;
   fileName?: string | null;
   source: MediaSource;
+  /** The size the client announced (an upload's Content-Length), checked against the limits before reading. */
+  declaredBytes?: number;
 }
 
 /**
@@ -34,12 +37,22 @@ export class MediaService {
     private readonly blobs: BlobStore,
     private readonly settings: MediaConfig,
     private readonly fetcher: MediaFetcher,
+    readonly admission: MediaAdmission,
   ) {}
 
-  /** Fetches a send's media.url (media-fetcher.ts) and stores it like any other file. */
+  /**
+   * Fetches a send's media.url (media-fetcher.ts) and stores it like any other file. The disk,
+   * the storage quota and the fetch budget are asked first, and every byte fetched is charged to
+   * the budget, refused or not: a failing fetch costs the account as much as one that succeeds.
+   */
   async ingestFromUrl(url: string, request: IngestRequest): Promise<MediaObject> {
-    const fetched = await this.fetcher.fetch(url);
-    return this.ingest(fetched.bytes, { ...request, fallbackMimeType: fetched.contentType, fileName: request.fileName ?? fetched.fileName });
+    const admission = await this.admission.admit(request.accountId, request.source, 'fetch');
+    try {
+      const fetched = await this.fetcher.fetch(url);
+      return await this.ingest(fetched.bytes, { ...request, fallbackMimeType: fetched.contentType, fileName: request.fileName ?? fetched.fileName }, admission);
+    } finally {
+      admission.finish();
+    }
   }
 
   /**
@@ -47,7 +60,16 @@ export class MediaService {
    * the blob is durable, so a row never names missing bytes; a crash in between leaves a blob
    * without a row, which the orphan sweep removes.
    */
-  async ingest(bytes: AsyncIterable<Buffer | Uint8Array>, request: IngestRequest): Promise<MediaObject> {
+  async ingest(bytes: AsyncIterable<Buffer | Uint8Array>, request: IngestRequest, admitted?: FileAdmission): Promise<MediaObject> {
+    const admission = admitted ?? (await this.admission.admit(request.accountId, request.source, request.source === 'upload' ? 'upload' : undefined, request.declaredBytes));
+    try {
+      return await this.write(bytes, request, admission);
+    } finally {
+      if (admitted === undefined) admission.finish();
+    }
+  }
+
+  private async write(bytes: AsyncIterable<Buffer | Uint8Array>, request: IngestRequest, admission: FileAdmission): Promise<MediaObject> {
     const iterator = bytes[Symbol.asyncIterator]();
     const head = await readHead(iterator);
     const { kind, mimeType } = await decideFromHead(head, request);
@@ -59,6 +81,7 @@ export class MediaService {
       const take = async (chunk: Buffer) => {
         size += chunk.length;
         if (size > limit) throw mediaTooLarge(kind, limit);
+        await admission.take(chunk.length);
         hash.update(chunk);
         await writer.write(chunk);
       };

@@ -25,6 +25,8 @@ export interface IncomingFile {
  */
 export async function fetchIncomingFile(media: MediaService, file: IncomingFile, budgetMs: number, triesLeft: boolean): Promise<ReceivedMedia> {
   try {
+    // A disk at its floor takes no file: the download is not even begun, and is tried again later.
+    await media.admission.assertDiskRoom();
     const bytes = await withinBudget(() => file.start(), budgetMs);
     return { stored: await media.ingest(bytes, { accountId: file.accountId, source: 'received', preferredKind: file.kind, fileName: file.fileName }) };
   } catch (error) {

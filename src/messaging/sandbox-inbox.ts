@@ -40,7 +40,7 @@ export class SandboxInbox {
    * or not a sandbox one, gets the same 403 whether or not it exists elsewhere, so nothing about
    * other accounts can be learnt from it.
    */
-  async receiveOnPhone(scope: AccountScope, toPhone: E164, incoming: SimulatedIncoming, replyTo?: string): Promise<Message> {
+  async receiveOnPhone(scope: AccountScope, toPhone: E164, incoming: SimulatedIncoming, replyTo?: string, loadMedia?: () => Promise<OutgoingMedia>): Promise<Message> {
     this.admit(scope);
     const number = await this.numbers.findNumber(scope, toPhone).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'number_not_found') return undefined;
@@ -59,11 +59,17 @@ export class SandboxInbox {
       const stranger = (incoming.mentions ?? []).findIndex((phone) => roleOf(group, phone) === undefined);
       if (stranger >= 0) throw new AppError('invalid_mention', `mentions[${stranger}] ${incoming.mentions![stranger]} is not a member of group ${group.id}.`, { field: `mentions[${stranger}]` });
     }
-    if (replyTo === undefined) return simulator.deliverIncoming(number, incoming);
     // The simulated phone answers a message of its chat with the number, as a customer would.
     const chat: Chat = incoming.groupId === undefined ? { phone: incoming.fromPhone } : { groupId: incoming.groupId };
-    const { quoted } = await findQuotable(this.store, number, chat, replyTo);
-    return { ...(await simulator.deliverIncoming(number, { ...incoming, quotedEngineId: quoted.engineMessageId })), replyTo: quoted };
+    const quoted = replyTo === undefined ? undefined : (await findQuotable(this.store, number, chat, replyTo)).quoted;
+    // The file is fetched or read only now, once every check has passed.
+    const media = loadMedia === undefined ? undefined : await loadMedia();
+    const message = await simulator.deliverIncoming(number, {
+      ...incoming,
+      ...(media !== undefined && { media }),
+      ...(quoted !== undefined && { quotedEngineId: quoted.engineMessageId }),
+    });
+    return quoted === undefined ? message : { ...message, replyTo: quoted };
   }
 
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed, with an optional file. */

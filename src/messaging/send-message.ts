@@ -65,21 +65,21 @@ export class SendMessageService {
     private readonly groups: GroupService,
   ) {}
 
+  /**
+   * The send's checks that need nothing but from_phone, in the documented order: ownership (403),
+   * quota (429), session (503). A send whose file must be fetched or stored asks these first,
+   * so that a request bound to be refused never costs a download or a write.
+   */
+  async assertMaySend(accountId: string, fromPhone: E164): Promise<void> {
+    const { number, terms } = await this.ownedNumber(accountId, fromPhone);
+    await this.assertQuotaLeft(terms);
+    const status = this.supervisor.sessionStatus(number);
+    if (status !== 'connected') throw notConnected(number, status);
+  }
+
   async send(request: SendRequest): Promise<Message> {
-    const found = await findNumberWithPlanByPhone(this.store.db, request.fromPhone);
-    if (found === undefined || found.number.accountId !== request.accountId) {
-      throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
-    }
-    const at = new Date();
-    const plan = found.plan as PlanName;
-    const terms: QuotaTerms = {
-      accountId: request.accountId,
-      plan,
-      limit: effectiveMonthlyLimit(plan, found.customMonthlyLimit),
-      period: usagePeriod(at),
-      at,
-    };
-    const number = found.number;
+    const { number, terms } = await this.ownedNumber(request.accountId, request.fromPhone);
+    const { at } = terms;
     // A reply names a message of this very chat, or the request is wrong whatever else holds.
     const chat: Chat = request.toGroup === undefined ? { phone: request.toPhone } : { groupId: request.toGroup };
     const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, chat, request.replyTo);
@@ -197,6 +197,18 @@ export class SendMessageService {
       return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'failed', errorCode, at), at);
     });
     this.notifier.deliveriesQueued(queued);
+  }
+
+  /** from_phone as a number of the account, with this month's quota terms; phone_not_owned otherwise. */
+  private async ownedNumber(accountId: string, fromPhone: E164): Promise<{ number: WhatsAppNumber; terms: QuotaTerms }> {
+    const found = await findNumberWithPlanByPhone(this.store.db, fromPhone);
+    if (found === undefined || found.number.accountId !== accountId) {
+      throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
+    }
+    const at = new Date();
+    const plan = found.plan as PlanName;
+    const terms: QuotaTerms = { accountId, plan, limit: effectiveMonthlyLimit(plan, found.customMonthlyLimit), period: usagePeriod(at), at };
+    return { number: found.number, terms };
   }
 
   private async assertQuotaLeft(terms: QuotaTerms): Promise<void> {

@@ -73,7 +73,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
             operationId,
             summary: 'Upload a file to send later',
             description:
-              'The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). /media and /api/media are the same operation.',
+              'The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). Uploads count against the account\'s media storage quota (413 storage_quota_exceeded) and upload rate (429 upload_rate_exceeded), by plan; while the gateway\'s disk is near full they are refused with 503 insufficient_storage. /media and /api/media are the same operation.',
             tags: ['media'],
             security: bearer,
             querystring: {
@@ -83,18 +83,21 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
                 filename: { type: 'string', maxLength: 255, description: 'The name a recipient sees, for a document.' },
               },
             },
-            response: { 201: mediaObjectSchema, ...errorResponses(400, 401, 413, 500) },
+            response: { 201: mediaObjectSchema, ...errorResponses(400, 401, 413, 429, 500, 503) },
           },
         },
         async (request, reply) => {
           const { kind, filename } = request.query;
           const contentType = request.headers['content-type'];
           if (contentType !== undefined) assertMediaType(contentType, 'Content-Type');
+          const declaredLength = Number(request.headers['content-length']);
           // Without a Content-Type, an empty body reaches no parser and arrives as no body at all.
           const bytes = (request.body ?? Readable.from([])) as AsyncIterable<Buffer>;
           const media = await gateway.media.ingest(bytes, {
             accountId: keyScope(request).accountId,
             source: 'upload',
+            // A stated length lets the quota, the upload rate and the disk refuse before any byte is read.
+            declaredBytes: Number.isSafeInteger(declaredLength) && declaredLength > 0 ? declaredLength : undefined,
             kind: kind !== undefined && isMediaKind(kind) ? kind : undefined,
             // A generic type says nothing about the file, so it is no claim to check.
             mimeType: contentType === undefined || /^application\/octet-stream\b/i.test(contentType) ? undefined : contentType,

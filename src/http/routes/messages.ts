@@ -44,6 +44,8 @@ export async function sendHere(gateway: Gateway, accountId: string, input: SendI
     const known = await answerKnownKey(gateway, accountId, input, idempotencyKey);
     if (known !== undefined) return known;
   }
+  // Check first, fetch last: a send refused for its number or quota never downloads or stores a file.
+  if (input.media !== undefined && input.media.id === undefined) await gateway.sender.assertMaySend(accountId, input.fromPhone);
   const media = input.media === undefined ? undefined : await resolveMedia(gateway, accountId, input.media);
   const sendRequest: SendRequest = {
     accountId,
@@ -204,25 +206,26 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
           tags: ['sandbox'],
           security: bearer,
           body: sandboxReceiveRequestSchema,
-          response: { 200: receivedMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 429, 500) },
+          response: { 200: receivedMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 422, 429, 500, 503) },
         },
       },
       async (request) => {
         const input = parseSandboxReceiveInput(request.body, maxLength);
         const scope = keyScope(request);
+        const mediaInput = input.media;
         // An upload is sent as stored; bytes in the body are described but not stored here, as
-        // the receiving number stores its own copy.
-        const media =
-          input.media === undefined ? undefined
-          : input.media.data !== undefined ? await gateway.media.describe(input.media.data, input.media)
-          : gateway.media.outgoing(await resolveMedia(gateway, scope.accountId, input.media));
+        // the receiving number stores its own copy. Either is read only after the inbox's checks.
+        const loadMedia =
+          mediaInput === undefined ? undefined
+          : mediaInput.data !== undefined ? () => gateway.media.describe(mediaInput.data!, mediaInput)
+          : async () => gateway.media.outgoing(await resolveMedia(gateway, scope.accountId, mediaInput));
         const message = await gateway.sandboxInbox.receiveOnPhone(scope, input.toPhone, {
           fromPhone: input.fromPhone,
           text: input.text,
-          ...(media !== undefined && { media, failedDownloads: input.failedDownloads }),
+          ...(mediaInput !== undefined && { failedDownloads: input.failedDownloads }),
           ...(input.structured !== undefined && { structured: input.structured }),
           ...(input.groupId !== undefined && { groupId: input.groupId, mentions: input.mentions ?? [] }),
-        }, input.replyTo);
+        }, input.replyTo, loadMedia);
         return presentMessage(message, message.mediaId === null ? undefined : await gateway.media.find(scope.accountId, message.mediaId, 'media'), addressesOf(gateway));
       },
     );

@@ -90,3 +90,25 @@ export async function findAccountMedia(db: Executor, accountId: string, ids: rea
   const rows = await db.selectFrom('media').selectAll().where('account_id', '=', accountId).where('id', 'in', ids).execute();
   return rows.map((row) => ({ ...toMedia(row), removed: row.removed_at !== null || Number(row.expires_at) <= Date.now() }));
 }
+
+/**
+ * Bytes of media the account holds: each distinct unexpired blob once, since equal files are
+ * stored once per account. Files it received are left out, as `sources` says.
+ */
+export async function mediaBytesHeld(db: Executor, accountId: string, now: Date, sources: readonly MediaSource[]): Promise<number> {
+  const row = await db
+    .selectFrom((inner) =>
+      inner
+        .selectFrom('media')
+        .select((eb) => ['sha256', eb.fn.max('size').as('size')])
+        .where('account_id', '=', accountId)
+        .where('removed_at', 'is', null)
+        .where('expires_at', '>', now.getTime())
+        .where('source', 'in', sources)
+        .groupBy('sha256')
+        .as('blobs'),
+    )
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number | string>('size'), eb.lit(0)).as('bytes'))
+    .executeTakeFirstOrThrow();
+  return Number(row.bytes);
+}
