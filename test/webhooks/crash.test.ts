@@ -16,14 +16,17 @@ const SENDER = '+14155550100';
 const TEST_SECRET_KEY = process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16);
 
 /**
- * Retries every half second, ten times, so the whole story fits in seconds. The attempt
+ * Retries every half second, so the whole story fits in seconds. Sixty of them: every attempt
+ * made while the endpoint is down uses one up, both the killed server's (for as long as the 50
+ * receives take) and the restarted one's (until the receiver is up), and on a loaded two-core
+ * machine ten had all run out before the receiver came up, so nothing arrived. The attempt
  * timeout is short because a delivery the killed worker had claimed stays claimed for the
  * timeout plus a margin; with the default 15 s that alone would add 20 s to the test.
  */
 const SERVER_ENV = {
   WAGW_SECRET_KEY: TEST_SECRET_KEY,
   WAGW_WEBHOOK_ALLOW_PRIVATE: 'true',
-  WAGW_WEBHOOK_RETRY_SCHEDULE: '0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5,0.5',
+  WAGW_WEBHOOK_RETRY_SCHEDULE: Array.from({ length: 60 }, () => '0.5').join(','),
   WAGW_WEBHOOK_POLL_INTERVAL_MS: '100',
   WAGW_WEBHOOK_TIMEOUT_MS: '1000',
 };
@@ -135,9 +138,11 @@ for (const dialect of dialects) {
             .map((body) => body.message_id),
         );
       await waitFor(() => arrivedIds().size >= INCOMING_MESSAGES, 40_000, `all ${INCOMING_MESSAGES} messages to reach the receiver`, 50).catch(
-        (error: Error) => {
+        async (error: Error) => {
           const missing = [...messageIds].filter((id) => !arrivedIds().has(id));
-          throw new Error(`${error.message}; missing ${missing.length}: ${missing.join(', ')}`);
+          const states = (await deliveriesOf(observer!, webhookId)).map(({ delivery, attempts }) => `${delivery.state} after ${attempts.length} attempts`);
+          const tally = [...new Set(states)].map((state) => `${states.filter((other) => other === state).length} ${state}`).join('; ');
+          throw new Error(`${error.message}; missing ${missing.length}: ${missing.join(', ')}; deliveries: ${tally}`);
         },
       );
       assert.deepEqual([...arrivedIds()].sort(), [...messageIds].sort(), 'exactly the answered messages arrived');
