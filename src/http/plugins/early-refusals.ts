@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { notFound } from './errors.ts';
 
@@ -16,8 +16,9 @@ const LINGER_MAX_MS = 5_000;
  * (docs/adr/0003) is for callers allowed to send one. Closing at once would make the kernel
  * reset the connection under unread bytes, and many clients then report a broken pipe instead
  * of the answer. So the answer says `Connection: close`, the rest of the body is read and
- * discarded (a lingering close, RFC 9112 §9.6), and the socket is closed when the client closes
- * it or past LINGER_MAX_BYTES or LINGER_MAX_MS, whichever comes first.
+ * discarded (a lingering close, RFC 9112 §9.6), and the socket is closed once the body has
+ * arrived, or when the client closes it, or past LINGER_MAX_BYTES or LINGER_MAX_MS, whichever
+ * comes first.
  *
  * A client that asks `Expect: 100-continue` is told to go ahead only when the headers leave a
  * chance of success: not when the body is over the limit, nor when a keyed route has no key.
@@ -40,7 +41,7 @@ export function registerEarlyRefusals(app: FastifyInstance, options: RefusalOpti
   app.addHook('onSend', async (request, reply) => {
     if (reply.statusCode < 400 || !isBodyStillArriving(request.raw)) return;
     void reply.header('connection', 'close');
-    closeAfterLinger(request.raw);
+    closeAfterLinger(request.raw, reply.raw);
   });
 
   app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
@@ -56,16 +57,24 @@ function refusedByHeaders(request: IncomingMessage, options: RefusalOptions): bo
 }
 
 function isBodyStillArriving(request: IncomingMessage): boolean {
-  if (request.complete) return false;
+  // Only a real connection lingers; an injected request has no socket to keep.
+  if (request.complete || !(request.socket instanceof Socket)) return false;
   return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 }
 
-function closeAfterLinger(request: IncomingMessage): void {
+function closeAfterLinger(request: IncomingMessage, response: ServerResponse): void {
   const socket = request.socket as Socket & { destroySoon(): void };
-  // Node closes the socket of a `Connection: close` answer with destroySoon, as soon as the
-  // answer is written, which resets it under the bytes still arriving. Only the gateway's side
-  // is closed here instead: the answer is followed by a FIN, and reading goes on.
-  socket.destroySoon = () => socket.end();
+  // Node closes the socket of a `Connection: close` answer with destroySoon as soon as the answer
+  // is written, which resets it under the bytes still arriving. Here the socket is ended only
+  // once the answer is written and the body has arrived, so that the client reads the answer.
+  socket.destroySoon = () => {};
+  let pending = 2;
+  const endWhenBothDone = () => {
+    pending -= 1;
+    if (pending === 0) socket.end();
+  };
+  response.once('finish', endWhenBothDone);
+  request.once('end', endWhenBothDone);
   const close = () => socket.destroy();
   const timer = setTimeout(close, LINGER_MAX_MS);
   timer.unref();
