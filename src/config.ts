@@ -82,6 +82,8 @@ export interface Config {
     maxConnectionsPerIpv6Site: number;
     /** How long a client may take to send a request's headers (not its body). */
     headersTimeoutMs: number;
+    /** How long a body sent without credentials (a sign-in form, an invite) may take to arrive. */
+    unauthenticatedBodyTimeoutMs: number;
     shutdownGraceMs: number;
     /**
      * Which reverse proxies' X-Forwarded-For/-Proto to believe, for client addresses and HTTPS
@@ -258,6 +260,7 @@ export function loadConfig(env: Environment = process.env): Config {
       maxConnectionsPerAddress: integer('WAGW_MAX_CONNECTIONS_PER_IP', 256, 1),
       maxConnectionsPerIpv6Site: integer('WAGW_MAX_CONNECTIONS_PER_IPV6_48', 1024, 1),
       headersTimeoutMs: integer('WAGW_HEADERS_TIMEOUT_MS', 60_000, 100),
+      unauthenticatedBodyTimeoutMs: integer('WAGW_UNAUTHENTICATED_BODY_TIMEOUT_MS', 10_000, 100),
       shutdownGraceMs: integer('WAGW_SHUTDOWN_GRACE_MS', 10_000, 0),
       trustProxy: parseTrustProxy(env.WAGW_TRUST_PROXY),
     },

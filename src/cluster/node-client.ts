@@ -1,8 +1,13 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Headers of a call between nodes; the signature covers the time, the nonce, the method, the path and the body. */
+/**
+ * Headers of a call between nodes. The signature covers the time, the nonce, the method, the
+ * path, the node the call is for, and the body's SHA-256, which travels in a header of its own
+ * so that a call is judged from its headers, before any of its body is read.
+ */
 const TIME_HEADER = 'x-wagw-node-time';
 const NONCE_HEADER = 'x-wagw-node-nonce';
+const BODY_HASH_HEADER = 'x-wagw-node-body-sha256';
 const SIGNATURE_HEADER = 'x-wagw-node-signature';
 /** How far a call's time may be from the receiver's clock; also how long its nonce is remembered. */
 const WINDOW_MS = 30_000;
@@ -12,26 +17,54 @@ export function deriveClusterKey(secretKey: Buffer): Buffer {
   return createHmac('sha256', secretKey).update('wa-gateway cluster calls').digest();
 }
 
-function signature(key: Buffer, time: string, nonce: string, method: string, path: string, body: string): Buffer {
-  const bodyHash = createHash('sha256').update(body).digest('hex');
-  return createHmac('sha256', key).update(`${time}\n${nonce}\n${method.toUpperCase()}\n${path}\n${bodyHash}`).digest();
+/** A node as another calls it: its id, which the call's signature names, and its URL. */
+export interface NodeAddress {
+  nodeId: string;
+  url: string;
 }
 
+interface SignedParts {
+  time: string;
+  nonce: string;
+  method: string;
+  path: string;
+  destinationNodeId: string;
+  bodyHash: string;
+}
+
+function signature(key: Buffer, parts: SignedParts): Buffer {
+  const text = [parts.time, parts.nonce, parts.method.toUpperCase(), parts.path, parts.destinationNodeId, parts.bodyHash].join('\n');
+  return createHmac('sha256', key).update(text).digest();
+}
+
+function bodyHashOf(body: string): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+type IncomingHeaders = Record<string, string | string[] | undefined>;
+
 /**
- * Checks calls from other nodes: a valid signature by the cluster key, a time within the window,
- * and a nonce not seen within it, so that a captured call cannot be replayed.
+ * Checks calls from other nodes: a valid signature by the cluster key, made for this node, a
+ * time within the window, and a nonce not seen within it, so that a captured call can be
+ * replayed neither here nor on another node.
  */
 export class NodeCallVerifier {
   private readonly seen = new Map<string, number>();
 
-  constructor(private readonly key: Buffer) {}
+  constructor(
+    private readonly key: Buffer,
+    private readonly ownNodeId: string,
+  ) {}
 
-  verify(method: string, path: string, body: string, headers: Record<string, string | string[] | undefined>): boolean {
-    const [time, nonce, given] = [headers[TIME_HEADER], headers[NONCE_HEADER], headers[SIGNATURE_HEADER]];
-    if (typeof time !== 'string' || typeof nonce !== 'string' || typeof given !== 'string' || !/^[0-9a-f]{64}$/.test(given)) return false;
+  /** The headers' verdict, before the body is read; bodyMatches then checks the body they name. */
+  verifyHeaders(method: string, path: string, headers: IncomingHeaders): boolean {
+    const [time, nonce, bodyHash, given] = [headers[TIME_HEADER], headers[NONCE_HEADER], headers[BODY_HASH_HEADER], headers[SIGNATURE_HEADER]];
+    if (typeof time !== 'string' || typeof nonce !== 'string' || typeof bodyHash !== 'string' || typeof given !== 'string') return false;
+    if (!/^[0-9a-f]{64}$/.test(given) || !/^[0-9a-f]{64}$/.test(bodyHash) || !/^[0-9a-f]{32}$/.test(nonce)) return false;
     const now = Date.now();
-    if (!/^\d+$/.test(time) || Math.abs(now - Number(time)) > WINDOW_MS || !/^[0-9a-f]{32}$/.test(nonce)) return false;
-    if (!timingSafeEqual(Buffer.from(given, 'hex'), signature(this.key, time, nonce, method, path, body))) return false;
+    if (!/^\d+$/.test(time) || Math.abs(now - Number(time)) > WINDOW_MS) return false;
+    const expected = signature(this.key, { time, nonce, method, path, destinationNodeId: this.ownNodeId, bodyHash });
+    if (!timingSafeEqual(Buffer.from(given, 'hex'), expected)) return false;
     for (const [old, at] of this.seen) {
       if (now - at <= WINDOW_MS * 2) break;
       this.seen.delete(old);
@@ -39,6 +72,12 @@ export class NodeCallVerifier {
     if (this.seen.has(nonce)) return false;
     this.seen.set(nonce, now);
     return true;
+  }
+
+  /** Whether the body read is the one the verified headers signed. */
+  bodyMatches(body: string, headers: IncomingHeaders): boolean {
+    const signed = headers[BODY_HASH_HEADER];
+    return typeof signed === 'string' && timingSafeEqual(Buffer.from(signed, 'hex'), Buffer.from(bodyHashOf(body), 'hex'));
   }
 }
 
@@ -61,20 +100,27 @@ export class NodeUnreachableError extends Error {
 
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
-/** Calls another node's internal API, signed with the cluster key. */
-export async function callNode(key: Buffer, baseUrl: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<NodeAnswer> {
+/** The headers that sign a call to `destinationNodeId`'s internal API with the cluster key. */
+export function signedCallHeaders(key: Buffer, destinationNodeId: string, method: string, path: string, body: string): Record<string, string> {
+  const parts = { time: String(Date.now()), nonce: randomBytes(16).toString('hex'), method, path, destinationNodeId, bodyHash: bodyHashOf(body) };
+  return {
+    [TIME_HEADER]: parts.time,
+    [NONCE_HEADER]: parts.nonce,
+    [BODY_HASH_HEADER]: parts.bodyHash,
+    [SIGNATURE_HEADER]: signature(key, parts).toString('hex'),
+  };
+}
+
+/** Calls another node's internal API, signed with the cluster key for that node alone. */
+export async function callNode(key: Buffer, destination: NodeAddress, method: 'GET' | 'POST', path: string, body?: unknown): Promise<NodeAnswer> {
   const text = body === undefined ? '' : JSON.stringify(body);
-  const time = String(Date.now());
-  const nonce = randomBytes(16).toString('hex');
   let response: Response;
   try {
-    response = await fetch(new URL(path, baseUrl), {
+    response = await fetch(new URL(path, destination.url), {
       method,
       headers: {
         ...(body !== undefined && { 'content-type': 'application/json' }),
-        [TIME_HEADER]: time,
-        [NONCE_HEADER]: nonce,
-        [SIGNATURE_HEADER]: signature(key, time, nonce, method, path, text).toString('hex'),
+        ...signedCallHeaders(key, destination.nodeId, method, path, text),
       },
       ...(body !== undefined && { body: text }),
     });

@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import type { SessionSupervisor } from '../messaging/session-supervisor.ts';
-import { NodeUnreachableError } from './node-client.ts';
+import { NodeUnreachableError, type NodeAddress } from './node-client.ts';
 
 /** How often a request waiting for a number's new owner looks again. */
 const POLL_MS = 200;
@@ -20,7 +20,7 @@ export class OwnerRouter {
     private readonly waitMs: number,
   ) {}
 
-  async run<T>(number: WhatsAppNumber, here: () => Promise<T>, elsewhere: (nodeUrl: string) => Promise<T>): Promise<T> {
+  async run<T>(number: WhatsAppNumber, here: () => Promise<T>, elsewhere: (owner: NodeAddress) => Promise<T>): Promise<T> {
     const deadline = Date.now() + this.waitMs;
     let claimed = false;
     for (;;) {
@@ -35,7 +35,7 @@ export class OwnerRouter {
       if (place.kind === 'here') return here();
       if (place.kind === 'elsewhere' && place.url !== null) {
         try {
-          return await elsewhere(place.url);
+          return await elsewhere({ nodeId: place.nodeId, url: place.url });
         } catch (error) {
           if (!(error instanceof NodeUnreachableError)) throw error;
           if (error.delivered) throw ownerLost(number, 'the owning node went away while answering; the request may have been carried out', 5);

@@ -4,6 +4,7 @@ import csrfProtection from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import { htmlSecurityHeaders } from '../http/security-headers.ts';
+import { bodyDeadlineHook } from '../http/plugins/body-deadline.ts';
 import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor } from '../domain/errors.ts';
@@ -56,6 +57,9 @@ export async function registerDashboard(app: FastifyInstance, gateway: Gateway):
       const account = resumed.user.accountId === null ? null : await gateway.accounts.getAccount(resumed.user.accountId);
       request.viewer = { user: resumed.user, sessionId: resumed.session.id, account };
     });
+    // A form sent without a session (sign-in, an invite, or any form that will be refused) gets
+    // a deadline for its body, so that no one without an account can hold connections with it.
+    dashboard.addHook('preParsing', bodyDeadlineHook(gateway.config.http.unauthenticatedBodyTimeoutMs, (request) => request.viewer === null));
     dashboard.addHook('preHandler', (request, reply, done) => {
       if (request.method === 'POST') dashboard.csrfProtection(request, reply, done);
       else done();

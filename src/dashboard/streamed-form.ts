@@ -1,6 +1,6 @@
 import type { Multipart, MultipartFile } from '@fastify/multipart';
-import type { FastifyRequest } from 'fastify';
-import { lingerOnRefusedBody } from '../http/plugins/early-refusals.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { closeAfterLinger } from '../http/plugins/early-refusals.ts';
 import type { FormBody } from './forms.ts';
 
 /**
@@ -67,9 +67,10 @@ async function nextPart(form: StreamedForm): Promise<Multipart | undefined> {
  * file never asked for), the parser lets go of the request and the rest is discarded within the
  * lingering close's bounds, so the client still reads the answer and nothing is held.
  */
-export async function stopReadingUnfinishedForm(request: FastifyRequest): Promise<void> {
+export async function stopReadingUnfinishedForm(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   if (!forms.has(request) || request.raw.readableEnded) return;
   request.raw.unpipe();
-  lingerOnRefusedBody(request.raw);
+  void reply.header('connection', 'close');
+  closeAfterLinger(request.raw, reply.raw);
   request.raw.resume();
 }

@@ -61,6 +61,7 @@ export const errorCatalogue = {
   number_not_connected: { publicApi: true, status: 503, meaning: 'The sending number\'s WhatsApp session is not connected (or WhatsApp restricted the account, 463).', details: { from_phone: 'the number', status: 'its session status (`no_owner` while another node takes the number over)', retry_after_seconds: 'when to try again, also in Retry-After (during a takeover)' } },
   insufficient_storage: { publicApi: true, status: 503, meaning: 'The gateway\'s disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space.', details: { retry_after_seconds: 'when to try again, also in Retry-After' } },
   // The operator CLI and the dashboard.
+  body_timeout: { status: 408, meaning: 'A form sent without signing in (sign-in, an invite) did not finish its body within WAGW_UNAUTHENTICATED_BODY_TIMEOUT_MS; the connection is closed.', details: { limit_ms: 'the time the body had' } },
   invalid_argument: { status: 400, meaning: 'A value given to the CLI or a dashboard form is not acceptable.', details: { ...FIELD, limit: 'the bound it broke, when there is one' } },
   weak_password: { status: 400, meaning: 'A password is too short or too easy to guess.', details: { ...FIELD, score: 'its strength, 0 to 4', minimum_score: 'the least accepted', minimum_length: 'the fewest characters accepted' } },
   invalid_webhook_url: { status: 400, meaning: 'A webhook URL is not an absolute http(s) URL, or its host does not resolve.' },

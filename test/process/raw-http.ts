@@ -138,9 +138,17 @@ export class RawHttpConnection {
     );
   }
 
-  /** `from` picks the client's end: another loopback address such as 127.0.0.2, or ::1 for IPv6. */
-  static open(port: number, timeoutMs = 5_000, from: { host?: string; localAddress?: string } = {}): Promise<RawHttpConnection> {
-    const socket = net.connect({ host: from.host ?? '127.0.0.1', port, ...(from.localAddress !== undefined && { localAddress: from.localAddress }) });
+  /**
+   * `from` picks the client's end: another loopback address such as 127.0.0.2, or ::1 for IPv6.
+   * With `allowHalfOpen`, the client goes on sending after the server's FIN, as a hostile one would.
+   */
+  static open(port: number, timeoutMs = 5_000, from: { host?: string; localAddress?: string; allowHalfOpen?: boolean } = {}): Promise<RawHttpConnection> {
+    const socket = net.connect({
+      host: from.host ?? '127.0.0.1',
+      port,
+      allowHalfOpen: from.allowHalfOpen ?? false,
+      ...(from.localAddress !== undefined && { localAddress: from.localAddress }),
+    });
     const connection = new RawHttpConnection(socket);
     return withTimeout(
       new Promise((resolve, reject) => {

@@ -1,18 +1,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
+import { notFound } from './errors.ts';
 
 /** How much of a refused body is read and thrown away, and for how long, before closing. */
 const LINGER_MAX_BYTES = 16 * 1024 * 1024;
 const LINGER_MAX_MS = 5_000;
 
 /**
- * Two courtesies for clients whose request is refused before its body matters.
+ * Courtesies and bounds for requests refused before their body matters.
  *
- * A body over the limit is answered 413 from its Content-Length, while the client is still
- * sending. Closing at once would make the kernel reset the connection under unread bytes, and
- * many clients then report a broken pipe instead of the 413. So the 413 keeps the connection,
- * the rest of the body is read and discarded (a lingering close, RFC 9112 §9.6), and the socket
- * is closed only if that goes past LINGER_MAX_BYTES or LINGER_MAX_MS.
+ * A refusal answered while the body is still arriving (a 413 from the Content-Length, a 401
+ * from the Authorization header, a 404 from the path, a form's 408) ends the connection: the
+ * gateway will never use that body, and the promise that a body may take as long as it needs
+ * (docs/adr/0003) is for callers allowed to send one. Closing at once would make the kernel
+ * reset the connection under unread bytes, and many clients then report a broken pipe instead
+ * of the answer. So the answer says `Connection: close`, the rest of the body is read and
+ * discarded (a lingering close, RFC 9112 §9.6), and the socket is closed once the body has
+ * arrived, or when the client closes it, or past LINGER_MAX_BYTES or LINGER_MAX_MS, whichever
+ * comes first.
  *
  * A client that asks `Expect: 100-continue` is told to go ahead only when the headers leave a
  * chance of success: not when the body is over the limit, nor when a keyed route has no key.
@@ -26,10 +32,16 @@ interface RefusalOptions {
 }
 
 export function registerEarlyRefusals(app: FastifyInstance, options: RefusalOptions): void {
+  // No route serves an unknown path, so its body cannot matter: the 404 comes from the request
+  // line, before any of the body is read.
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) throw notFound(request);
+  });
+
   app.addHook('onSend', async (request, reply) => {
-    if (reply.statusCode !== 413 || request.raw.complete) return;
-    void reply.removeHeader('connection');
-    lingerOnRefusedBody(request.raw);
+    if (reply.statusCode < 400 || !isBodyStillArriving(request.raw)) return;
+    void reply.header('connection', 'close');
+    closeAfterLinger(request.raw, reply.raw);
   });
 
   app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
@@ -44,15 +56,42 @@ function refusedByHeaders(request: IncomingMessage, options: RefusalOptions): bo
   return options.keyedPaths.has(path) && !/^Bearer[ \t]+\S/i.test(request.headers.authorization ?? '');
 }
 
-export function lingerOnRefusedBody(request: IncomingMessage): void {
-  let discardedBytes = 0;
-  const close = () => request.socket.destroy();
+function isBodyStillArriving(request: IncomingMessage): boolean {
+  // Only a real connection lingers; an injected request has no socket to keep.
+  if (request.complete || !(request.socket instanceof Socket)) return false;
+  return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+}
+
+/** Requests whose connection already ends after a linger: a refusal may pass two hooks that each ask. */
+const lingering = new WeakSet<IncomingMessage>();
+
+/**
+ * Ends the connection once the answer is written and the unread body has arrived (or the client
+ * closes, or the linger's bounds pass). Also used by forms that stop reading part-way
+ * (src/dashboard/streamed-form.ts). The answer should say `Connection: close`.
+ */
+export function closeAfterLinger(request: IncomingMessage, response: ServerResponse): void {
+  if (lingering.has(request)) return;
+  lingering.add(request);
+  const socket = request.socket as Socket & { destroySoon(): void };
+  // Node closes the socket of a `Connection: close` answer with destroySoon as soon as the answer
+  // is written, which resets it under the bytes still arriving. Here the socket is ended only
+  // once the answer is written and the body has arrived, so that the client reads the answer.
+  socket.destroySoon = () => {};
+  let pending = 2;
+  const endWhenBothDone = () => {
+    pending -= 1;
+    if (pending === 0) socket.end();
+  };
+  response.once('finish', endWhenBothDone);
+  request.once('end', endWhenBothDone);
+  const close = () => socket.destroy();
   const timer = setTimeout(close, LINGER_MAX_MS);
   timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  let discardedBytes = 0;
   request.on('data', (chunk: Buffer) => {
     discardedBytes += chunk.length;
     if (discardedBytes > LINGER_MAX_BYTES) close();
   });
-  request.once('end', () => clearTimeout(timer));
-  request.once('close', () => clearTimeout(timer));
 }

@@ -25,7 +25,8 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: numb
   });
 }
 
-function notFound(request: FastifyRequest): AppError {
+/** The answer to any path or method no route serves; a refused internal call answers exactly so. */
+export function notFound(request: FastifyRequest): AppError {
   return new AppError('not_found', `There is no ${request.method} ${request.url.split('?')[0]}; see /docs for the API.`);
 }
 

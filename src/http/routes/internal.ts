@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Gateway } from '../../main.ts';
-import { AppError } from '../../domain/errors.ts';
+import { notFound } from '../plugins/errors.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
 import { parseSendInput } from '../message-input.ts';
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
@@ -22,21 +22,25 @@ interface ForwardedSend {
  * The calls nodes make to each other (docs/cluster.md): a send forwarded to the node that owns
  * from_phone, and the console's linking and restart of a number, served by its owner. Each call
  * must carry a valid signature by the cluster key (derived from WAGW_SECRET_KEY); anything else
- * is a 404, as for any unknown path. These routes are not part of the public API document.
+ * is answered exactly as an unknown path is, a 404. A signature names the node it is for, so a
+ * call made for one node is refused by every other. These routes are not part of the public API document.
  */
 export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): void {
-  const verifier = new NodeCallVerifier(gateway.clusterKey);
+  const verifier = new NodeCallVerifier(gateway.clusterKey, gateway.keeper.nodeId);
+  // The headers are judged before the body is read: a call not signed for this node is refused
+  // from them alone, exactly as an unknown path is, and none of its body is read.
   const onRequest = async (request: FastifyRequest) => {
+    if (!verifier.verifyHeaders(request.method, request.url, request.headers)) throw notFound(request);
+  };
+  const preHandler = async (request: FastifyRequest) => {
     const body = request.body === undefined ? '' : JSON.stringify(request.body);
-    if (!verifier.verify(request.method, request.url, body, request.headers)) {
-      throw new AppError('not_found', `There is no route ${request.method} ${request.url}.`);
-    }
+    if (!verifier.bodyMatches(body, request.headers)) throw notFound(request);
   };
   const hidden = { hide: true };
   // A forwarded call carries the account of the key the first node authenticated; the cluster
   // key's signature, checked above, is what vouches for it, so the scope is minted here.
 
-  app.post<{ Body: ForwardedSend }>('/internal/send', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+  app.post<{ Body: ForwardedSend }>('/internal/send', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
     const forwarded = request.body;
     const input = parseSendInput(forwarded.body as never, gateway.config.maxMessageLength);
     const key = forwarded.idempotency_key === null ? undefined : parseIdempotencyKey(forwarded.idempotency_key);
@@ -45,38 +49,38 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
     return reply.status(answer.statusCode).send(answer.body);
   });
 
-  app.post<{ Body: { account_id: string; body: CheckNumbersBody } }>('/internal/check_numbers', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+  app.post<{ Body: { account_id: string; body: CheckNumbersBody } }>('/internal/check_numbers', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
     const answer = await checkHere(gateway, accountScope(request.body.account_id), request.body.body);
     return reply.status(answer.statusCode).send(answer.body);
   });
 
-  app.post<{ Body: { account_id: string; body: TypingBody } }>('/internal/typing', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+  app.post<{ Body: { account_id: string; body: TypingBody } }>('/internal/typing', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
     const answer = await typingHere(gateway, accountScope(request.body.account_id), request.body.body);
     return reply.status(answer.statusCode).send(answer.body);
   });
 
-  app.post<{ Body: { account_id: string; body: ActionRequest } }>('/internal/message_action', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+  app.post<{ Body: { account_id: string; body: ActionRequest } }>('/internal/message_action', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
     const answer = await actionHere(gateway, accountScope(request.body.account_id), request.body.body);
     return reply.status(answer.statusCode).send(answer.body);
   });
 
-  app.post<{ Body: { account_id: string; body: GroupRequest } }>('/internal/groups', { preHandler: onRequest, schema: hidden }, async (request, reply) => {
+  app.post<{ Body: { account_id: string; body: GroupRequest } }>('/internal/groups', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
     const answer = await groupCallHere(gateway, accountScope(request.body.account_id), request.body.body);
     return reply.status(answer.statusCode).send(answer.body);
   });
 
   const numberOf = (id: string) => gateway.numbers.findNumberForOwner(id);
-  app.post<{ Params: { id: string } }>('/internal/numbers/:id/restart', { preHandler: onRequest, schema: hidden }, async (request) => {
+  app.post<{ Params: { id: string } }>('/internal/numbers/:id/restart', { onRequest, preHandler, schema: hidden }, async (request) => {
     await gateway.supervisor.restart(await numberOf(request.params.id));
     return { ok: true };
   });
-  app.post<{ Params: { id: string }; Body: { method: LinkMethod } }>('/internal/numbers/:id/link', { preHandler: onRequest, schema: hidden }, async (request) => {
+  app.post<{ Params: { id: string }; Body: { method: LinkMethod } }>('/internal/numbers/:id/link', { onRequest, preHandler, schema: hidden }, async (request) => {
     return gateway.linking.start(await numberOf(request.params.id), request.body.method === 'pairing_code' ? 'pairing_code' : 'qr');
   });
-  app.post<{ Params: { id: string } }>('/internal/numbers/:id/link/state', { preHandler: onRequest, schema: hidden }, async (request) => {
+  app.post<{ Params: { id: string } }>('/internal/numbers/:id/link/state', { onRequest, preHandler, schema: hidden }, async (request) => {
     return { attempt: gateway.linking.current(request.params.id) ?? null };
   });
-  app.post<{ Params: { id: string } }>('/internal/numbers/:id/link/cancel', { preHandler: onRequest, schema: hidden }, async (request) => {
+  app.post<{ Params: { id: string } }>('/internal/numbers/:id/link/cancel', { onRequest, preHandler, schema: hidden }, async (request) => {
     await gateway.linking.cancel(request.params.id);
     return { ok: true };
   });

@@ -140,8 +140,8 @@ async function routeSend(
     const known = await answerKnownKey(gateway, accountId, input, idempotencyKey);
     if (known !== undefined) return known;
   }
-  return gateway.router.run(number, here, async (nodeUrl) => {
-    const answer = await callNode(gateway.clusterKey, nodeUrl, 'POST', '/internal/send', forward);
+  return gateway.router.run(number, here, async (owner) => {
+    const answer = await callNode(gateway.clusterKey, owner, 'POST', '/internal/send', forward);
     return {
       statusCode: answer.status,
       body: answer.body,

@@ -19,8 +19,8 @@ export interface OwnerAnswer {
 export async function onNumberOwner(gateway: Gateway, scope: AccountScope, fromPhone: E164, here: () => Promise<OwnerAnswer>, path: string, body: unknown): Promise<OwnerAnswer> {
   if (gateway.supervisor.servesPhone(fromPhone)) return here();
   const number = await gateway.numbers.findNumber(scope, fromPhone).catch(notOwned);
-  return gateway.router.run(number, here, async (nodeUrl) => {
-    const answer = await callNode(gateway.clusterKey, nodeUrl, 'POST', path, { account_id: scope.accountId, body });
+  return gateway.router.run(number, here, async (owner) => {
+    const answer = await callNode(gateway.clusterKey, owner, 'POST', path, { account_id: scope.accountId, body });
     return { statusCode: answer.status, body: answer.body, retryAfter: answer.headers.get('retry-after') ?? undefined };
   });
 }
