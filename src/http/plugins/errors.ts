@@ -14,7 +14,7 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: numb
       request.log.error({ err: error }, 'request failed unexpectedly');
     }
     // A refusal that says when to come back says it in the header clients and proxies read too.
-    const retryAfter = appError.details?.retry_after_seconds;
+    const retryAfter = appError.meta?.retry_after_seconds;
     if (typeof retryAfter === 'number') void reply.header('Retry-After', String(retryAfter));
     void reply.status(httpStatusFor(appError.code)).send(toEnvelope(appError, request.id));
   });
@@ -73,13 +73,16 @@ function fromValidation(error: FastifyError): AppError {
   // The query string names its own parts, so that a client is not sent looking in its body.
   const inQuery = (error as FastifyError & { validationContext?: string }).validationContext === 'querystring';
   const part = inQuery ? 'query parameter' : 'field';
+  // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
+  const at = issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
   const unknown = (issue?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
   if (issue?.keyword === 'additionalProperties' && unknown !== undefined) {
-    return new AppError('invalid_request', `The ${part} ${unknown} is not one this operation takes.`, { field: unknown, problem: 'unknown' });
+    // Refused rather than ignored: a typo in an optional field (a schedule, say) must not turn into a different request.
+    const field = at ? `${at}.${unknown}` : unknown;
+    return new AppError('invalid_request', `The ${part} ${field} is not one this operation takes.`, { field, problem: 'unknown' });
   }
   const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
-  // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
-  const field = missing ?? issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+  const field = missing ?? at;
   if (field === undefined || field === '') {
     return new AppError('invalid_request', 'The body must be a JSON object, e.g. {"from_phone", "to_phone", "message"}.');
   }
