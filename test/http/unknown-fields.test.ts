@@ -50,7 +50,7 @@ function sampleOf(schema: Schema): unknown {
 /** The body with an unknown field at the top, and again inside each object it may hold, with the name each should be refused by. */
 function bodiesWithUnknownFields(schema: Schema): { body: Record<string, unknown>; field: string }[] {
   const sound = sampleOf(schema) as Record<string, unknown>;
-  const cases = [{ body: { ...sound, [UNKNOWN]: '2030-01-01T09:00:00Z' }, field: UNKNOWN }];
+  const cases: { body: Record<string, unknown>; field: string }[] = [{ body: { ...sound, [UNKNOWN]: '2030-01-01T09:00:00Z' }, field: UNKNOWN }];
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
     const objectSchema = property.type === 'array' ? property.items : property;
     if (objectSchema?.properties === undefined) continue;
