@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { errorCatalogue, type ErrorCode } from '../src/domain/errors.ts';
+import { detailsDescriptionOf, errorCatalogue, type ErrorCode } from '../src/domain/errors.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -25,10 +25,11 @@ export function renderErrorTable(publicApiOnly: boolean): string {
     .filter(([, entry]) => !publicApiOnly || ('publicApi' in entry && entry.publicApi))
     .sort(([codeA, a], [codeB, b]) => a.status - b.status || codeA.localeCompare(codeB))
     .map(([code, entry]) => {
-      const details = 'details' in entry ? Object.entries(entry.details).map(([key, meaning]) => `\`${key}\`: ${meaning}`).join('; ') : '';
-      return `| ${entry.status} | \`${code}\` | ${entry.meaning.replace(/\|/g, '\\|')} | ${details.replace(/\|/g, '\\|')} |`;
+      const meta = 'meta' in entry ? Object.entries(entry.meta).map(([key, meaning]) => `\`${key}\`: ${meaning}`).join('; ') : '';
+      const cells = [String(entry.status), `\`${code}\``, entry.meaning, detailsDescriptionOf(code), meta];
+      return `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
     });
-  return [START, '| HTTP | error | meaning | details |', '|---|---|---|---|', ...rows, END].join('\n');
+  return [START, '| HTTP | error | meaning | details (a string) | meta (an object) |', '|---|---|---|---|---|', ...rows, END].join('\n');
 }
 
 /** The generated region of a document as it is now, or undefined when it has none. */

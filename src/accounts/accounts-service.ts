@@ -152,7 +152,7 @@ export class AccountsService {
       return await this.createUser({ email: email ?? 'admin@wagw.local', accountId: null, isOperator: true, role: 'admin', ...(password !== undefined && { password }) });
     } catch (error) {
       // At first start the password comes from the environment, so the refusal names where.
-      if (error instanceof AppError && error.code === 'weak_password') throw new AppError('weak_password', `WAGW_ADMIN_PASSWORD: ${error.message}`, error.details);
+      if (error instanceof AppError && error.code === 'weak_password') throw new AppError('weak_password', `WAGW_ADMIN_PASSWORD: ${error.message}`, error.meta);
       throw error;
     }
   }

@@ -64,7 +64,7 @@ function reportFailure(error: unknown): number {
     return error.exitCode === 0 ? 0 : 1;
   }
   if (error instanceof AppError || error instanceof CliInputError || error instanceof ConfigError || error instanceof SingleNodeError) {
-    process.stderr.write(`error: ${error.message}${error instanceof AppError && error.details ? ` ${JSON.stringify(error.details)}` : ''}\n`);
+    process.stderr.write(`error: ${error.message}${error instanceof AppError && error.meta ? ` ${JSON.stringify(error.meta)}` : ''}\n`);
     return 1;
   }
   process.stderr.write(`error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);

@@ -57,8 +57,8 @@ export class RoutedLinking {
   private async call(owner: NodeAddress, path: string, body: object = {}): Promise<unknown> {
     const answer: NodeAnswer = await callNode(this.clusterKey, owner, 'POST', path, body);
     if (answer.status < 400) return answer.body;
-    const error = answer.body as { error?: string; message?: string; details?: Record<string, unknown> };
-    throw new AppError((error.error ?? 'internal_error') as never, error.message ?? 'The owning node refused.', error.details as never);
+    const error = answer.body as { error?: string; message?: string; meta?: Record<string, unknown> };
+    throw new AppError((error.error ?? 'internal_error') as never, error.message ?? 'The owning node refused.', error.meta as never);
   }
 }
 

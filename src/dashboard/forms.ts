@@ -55,7 +55,7 @@ export function safeNextPath(raw: string): string {
 
 /** The wait a throttled refusal asks for, for its Retry-After header. */
 export function retryAfterSeconds(error: AppError): number {
-  const seconds = error.details?.retry_after_seconds;
+  const seconds = error.meta?.retry_after_seconds;
   return typeof seconds === 'number' ? seconds : 60;
 }
 

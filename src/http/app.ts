@@ -74,7 +74,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
       info: {
         title: 'wa-gateway',
         version: config.version,
-        description: 'Send WhatsApp messages with one HTTP call; receive them on your webhook. Every error answers in one envelope, {error, message, details?, request_id}, with the codes of docs/api.md.',
+        description: 'Send WhatsApp messages with one HTTP call; receive them on your webhook. Every error answers in one envelope, {error, message, details?, request_id, meta?}, with the codes of docs/api.md; details is a string, meta holds the machine-readable facts.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/', description: 'This gateway' }],

@@ -7,11 +7,15 @@ import { errorCatalogue, type ErrorCode } from '../domain/errors.ts';
 const envelopeProperties = {
   message: { type: 'string', description: 'What went wrong, for a person.' },
   details: {
+    type: 'string',
+    description: 'Additional detail, present when available: the field at fault ("to_phone", "media.url", "mentions[0]"), or the facts of `meta` in words.',
+  },
+  request_id: { type: 'string', description: 'The X-Request-Id of this response, which names its line in the gateway\'s log.' },
+  meta: {
     type: 'object',
     description: 'Machine-readable facts about the error; each code has fixed keys (see the error catalogue in docs/api.md).',
     additionalProperties: { type: ['string', 'number', 'boolean', 'null', 'array'] },
   },
-  request_id: { type: 'string', description: 'The X-Request-Id of this response, which names its line in the gateway\'s log.' },
 } as const;
 
 
@@ -23,6 +27,7 @@ const phoneField = {
 
 const mediaRequestSchema = {
   type: 'object',
+  additionalProperties: false,
   description:
     'A file to send, with `message` as its caption. Exactly one of `url` (fetched by the gateway, through the same address guard as webhooks), `id` (an upload from POST /media) and `data` (base64, within the body limit). The type and kind come from the bytes (docs/media.md).',
   properties: {
@@ -55,6 +60,7 @@ const groupIdField = {
 
 export const messageRequestSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['from_phone'],
   properties: {
     ...messageContentProperties,
@@ -73,6 +79,7 @@ export const messageRequestSchema = {
 /** The sandbox's receive takes what a person may send besides text and files: a place or contact cards. */
 export const sandboxReceiveRequestSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['from_phone', 'to_phone'],
   properties: {
     ...messageContentProperties,
@@ -81,6 +88,7 @@ export const sandboxReceiveRequestSchema = {
     mentions: { type: 'array', maxItems: 256, items: { type: 'string' }, description: 'With group_id: the members the simulated message mentions, by phone.' },
     location: {
       type: 'object',
+      additionalProperties: false,
       description: 'Simulate a shared place instead of a text: latitude and longitude in degrees, with an optional name and address.',
       required: ['latitude', 'longitude'],
       properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: 'string' }, address: { type: 'string' } },
@@ -88,7 +96,7 @@ export const sandboxReceiveRequestSchema = {
     contacts: {
       type: 'array',
       description: 'Simulate contact cards instead of a text: 1 to 10 of {name, phones}.',
-      items: { type: 'object', required: ['name', 'phones'], properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } } } },
+      items: { type: 'object', additionalProperties: false, required: ['name', 'phones'], properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } } } },
     },
     simulate_failed_downloads: {
       type: 'integer',

@@ -216,10 +216,10 @@ function keyReused(): AppError {
   );
 }
 
-function requestInProgress(details?: { message_id: string }): AppError {
+function requestInProgress(meta?: { message_id: string }): AppError {
   return new AppError(
     'request_in_progress',
     'A request with this Idempotency-Key is still in progress; retry in a few seconds to get its answer.',
-    details,
+    meta,
   );
 }

@@ -14,7 +14,7 @@ const WEAK = ['            ', 'password1234', 'qwertyuiop12', 'aaaaaaaaaaaaaa', 
 function weakPassword(error: unknown): boolean {
   assert.ok(error instanceof AppError, String(error));
   assert.equal(error.code, 'weak_password', error.message);
-  assert.deepEqual(Object.keys(error.details as object).sort(), ['field', 'minimum_score', 'score']);
+  assert.deepEqual(Object.keys(error.meta as object).sort(), ['field', 'minimum_score', 'score']);
   return true;
 }
 
@@ -24,7 +24,7 @@ describe('the password policy', () => {
       await assert.rejects(assertAcceptablePassword(password), (error: unknown) => {
         weakPassword(error);
         assert.match((error as AppError).message, /^This password is too easy to guess\. \S/);
-        assert.ok(((error as AppError).details as { score: number }).score < MINIMUM_PASSWORD_SCORE);
+        assert.ok(((error as AppError).meta as { score: number }).score < MINIMUM_PASSWORD_SCORE);
         return true;
       }, JSON.stringify(password));
     }

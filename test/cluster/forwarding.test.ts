@@ -198,8 +198,8 @@ describe('a request for a number served by another node (postgres)', () => {
     const gone = await send(asker, seeded.apiKey, { from_phone: phone, to_phone: '+14155550100', message: 'owner gone' });
     assert.equal(gone.status, 503);
     assert.ok(Number(gone.headers.get('retry-after')) >= 1);
-    const envelope = (await gone.json()) as { error: string; details: { status: string } };
+    const envelope = (await gone.json()) as { error: string; meta: { status: string } };
     assert.equal(envelope.error, 'number_not_connected');
-    assert.equal(envelope.details.status, 'no_owner');
+    assert.equal(envelope.meta.status, 'no_owner');
   });
 });

@@ -49,33 +49,42 @@ describe('error codes and their HTTP statuses', () => {
 });
 
 describe('AppError and its envelope', () => {
-  it('an AppError is an Error carrying its code, message and details', () => {
+  it('an AppError is an Error carrying its code, message and meta', () => {
     const error = new AppError('quota_exceeded', 'No volume left.', { plan: 'starter' });
     assert.ok(error instanceof Error);
     assert.equal(error.name, 'AppError');
     assert.equal(error.code, 'quota_exceeded');
     assert.equal(error.message, 'No volume left.');
-    assert.deepEqual(error.details, { plan: 'starter' });
+    assert.deepEqual(error.meta, { plan: 'starter' });
   });
 
-  it('the envelope leaves details out entirely when there are none', () => {
+  it('the envelope leaves details and meta out entirely when there are no facts', () => {
     const envelope = toEnvelope(new AppError('not_found', 'No such route.'), 'req_1');
     assert.deepEqual(envelope, { error: 'not_found', message: 'No such route.', request_id: 'req_1' });
     assert.equal(Object.hasOwn(envelope, 'details'), false);
+    assert.equal(Object.hasOwn(envelope, 'meta'), false);
     assert.equal(JSON.stringify(envelope), '{"error":"not_found","message":"No such route.","request_id":"req_1"}');
   });
 
-  it('the envelope carries details when they are set, even when empty', () => {
+  it('a field error\'s details is the field\'s name, a string as the v0.1.0 contract has it; the facts go in meta', () => {
     assert.deepEqual(toEnvelope(new AppError('invalid_phone_number', 'Bad phone.', { field: 'to_phone' }), 'req_2'), {
       error: 'invalid_phone_number',
       message: 'Bad phone.',
-      details: { field: 'to_phone' },
+      details: 'to_phone',
       request_id: 'req_2',
+      meta: { field: 'to_phone' },
     });
+    assert.equal(toEnvelope(new AppError('invalid_mention', 'Not a member.', { field: 'mentions[0]' }), 'req_2').details, 'mentions[0]');
   });
 
-  it('the envelope holds only error, message, details and request_id, never a stack', () => {
+  it('without a field, details puts the facts in words and leaves out the null ones', () => {
+    const envelope = toEnvelope(new AppError('media_url_blocked', 'Blocked.', { host: 'example.test', resolved_addresses: ['10.0.0.1', '10.0.0.2'], port: null }), 'req_4');
+    assert.equal(envelope.details, 'host: example.test; resolved_addresses: 10.0.0.1, 10.0.0.2');
+  });
+
+  it('the envelope holds only error, message, details, request_id and meta, never a stack', () => {
     const envelope = toEnvelope(new AppError('quota_exceeded', 'No volume left.', { limit: 10 }), 'req_3');
-    assert.deepEqual(Object.keys(envelope).sort(), ['details', 'error', 'message', 'request_id']);
+    assert.deepEqual(Object.keys(envelope), ['error', 'message', 'details', 'request_id', 'meta']);
+    assert.equal(envelope.details, 'limit: 10');
   });
 });

@@ -79,10 +79,10 @@ describe('assertSendableText', () => {
     }
   });
 
-  it('a message over the limit in code points is message_too_long, and details give the limit', () => {
+  it('a message over the limit in code points is message_too_long, and its meta gives the limit', () => {
     const error = refusal('x'.repeat(11), 10);
     assert.equal(error.code, 'message_too_long');
-    assert.deepEqual(error.details, { field: 'message', limit: 10 });
+    assert.deepEqual(error.meta, { field: 'message', limit: 10 });
   });
 
   it('astral characters past the limit are message_too_long', () => {
@@ -109,10 +109,10 @@ describe('assertSendableText', () => {
       ['a lone low surrogate', `${LOW_SURROGATE}text`],
       ['surrogates in reversed order', LOW_SURROGATE + HIGH_SURROGATE],
     ] as const) {
-      it(`${what} is invalid_request with details "message"`, () => {
+      it(`${what} is invalid_request with meta.field "message"`, () => {
         const error = refusal(text, 100);
         assert.equal(error.code, 'invalid_request');
-        assert.deepEqual(error.details, { field: 'message' });
+        assert.deepEqual(error.meta, { field: 'message' });
       });
     }
   });

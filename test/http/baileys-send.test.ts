@@ -78,8 +78,9 @@ for (const dialect of dialects) {
       assert.deepEqual(response.json(), {
         error: 'recipient_not_on_whatsapp',
         message: '+14155550101 does not use WhatsApp, so the message cannot be delivered.',
-        details: { field: 'to_phone' },
+        details: 'to_phone',
         request_id: response.headers['x-request-id'],
+        meta: { field: 'to_phone' },
       });
       assert.equal(socket.sendCalls.length, 0);
     });
@@ -111,7 +112,7 @@ for (const dialect of dialects) {
       const response = await send(number, '+14155550102');
       assert.equal(response.statusCode, 503, response.body);
       assert.equal(response.json().error, 'number_not_connected');
-      assert.equal(response.json().details.status, 'disconnected');
+      assert.equal(response.json().meta.status, 'disconnected');
     });
 
     it('stops at 463: the number is failed, nothing is retried, and the API says so', async () => {
@@ -121,7 +122,7 @@ for (const dialect of dialects) {
       };
       const response = await send(number, '+14155550103');
       assert.equal(response.statusCode, 503, response.body);
-      assert.equal(response.json().details.status, 'failed');
+      assert.equal(response.json().meta.status, 'failed');
       await waitForStatus(number, 'failed');
       assert.equal(socket.sendCalls.length, 1, 'sent once, never retried');
     });

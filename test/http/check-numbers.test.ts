@@ -47,12 +47,12 @@ for (const dialect of dialects) {
       const allowed = await check({ from_phone: account.phones[1], phones: [fresh(1), fresh(2), fresh(3), fresh(4), fresh(5)] });
       assert.equal(allowed.statusCode, 200, allowed.body);
       const refused = await check({ from_phone: account.phones[1], phones: [fresh(6)] });
-      assert.deepEqual([refused.statusCode, refused.json().error, refused.json().details.limit_per_minute], [429, 'rate_limited', 5]);
+      assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta.limit_per_minute], [429, 'rate_limited', 5]);
       assert.ok(Number(refused.headers['retry-after']) >= 1, 'Retry-After says when');
       const remembered = await check({ from_phone: account.phones[1], phones: [fresh(1)] });
       assert.deepEqual([remembered.statusCode, remembered.json().results[0].cached], [200, true], 'the cache costs nothing');
       const tooMany = await check({ from_phone: account.phones[1], phones: [fresh(7), fresh(8), fresh(9), fresh(10), fresh(11), fresh(12)] });
-      assert.deepEqual([tooMany.statusCode, tooMany.json().details.field], [400, 'phones'], 'more new phones than a minute allows can never pass');
+      assert.deepEqual([tooMany.statusCode, tooMany.json().meta.field], [400, 'phones'], 'more new phones than a minute allows can never pass');
     });
 
     it('refuses bad requests with the field at fault', async () => {
@@ -67,7 +67,7 @@ for (const dialect of dialects) {
       ];
       for (const [body, status, error, field] of cases) {
         const response = await check(body);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details?.field], [status, error, field], JSON.stringify(body).slice(0, 120));
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [status, error, field], JSON.stringify(body).slice(0, 120));
       }
     });
 
@@ -75,7 +75,7 @@ for (const dialect of dialects) {
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'disconnected');
       try {
         const response = await check({ from_phone: account.phones[0], phones: ['+14155550177'] });
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details.status], [503, 'number_not_connected', 'disconnected']);
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta.status], [503, 'number_not_connected', 'disconnected']);
       } finally {
         await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'connected');
       }

@@ -97,7 +97,7 @@ for (const dialect of dialects) {
       ];
       for (const [replyTo, what] of cases) {
         const response = await test.post('/send_message', { from_phone: alice.phones[0], to_phone: bob.phones[0], message: 'Re', reply_to: replyTo }, alice.apiKey);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details?.field], [400, 'invalid_reply_to', 'reply_to'], what);
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [400, 'invalid_reply_to', 'reply_to'], what);
       }
       const ok = await test.post('/send_message', { from_phone: alice.phones[0], to_phone: bob.phones[0], message: 'Re', reply_to: sent.message_id }, alice.apiKey);
       assert.equal(ok.statusCode, 200, 'quoting one of our own sent messages of the chat works');
@@ -168,7 +168,7 @@ for (const dialect of dialects) {
       assert.deepEqual(alicesCopy.revisions.map((revision: any) => [revision.kind, revision.from_me]), [['edited', true], ['revoked', true]]);
 
       const again = await test.post(`/messages/${sent.message_id}/edit`, { message: 'Too late' }, alice.apiKey);
-      assert.deepEqual([again.statusCode, again.json().error, again.json().details.reason], [409, 'message_not_editable', 'revoked']);
+      assert.deepEqual([again.statusCode, again.json().error, again.json().meta.reason], [409, 'message_not_editable', 'revoked']);
     });
 
     it('refuses edits and revocations outside WhatsApp\'s rules, and another account\'s message', async () => {
@@ -185,13 +185,13 @@ for (const dialect of dialects) {
       ];
       for (const [url, body, apiKey, status, error, reason] of cases) {
         const response = await test.post(url, body, apiKey);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details?.reason], [status, error, reason], url);
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.reason], [status, error, reason], url);
       }
       // Sent 16 minutes ago: past the edit window, within the revoke window.
       const longAgo = Date.now() - 16 * 60_000;
       await test.gateway.store.db.updateTable('messages').set({ created_at: longAgo, sent_at: longAgo }).where('id', '=', sent.message_id).execute();
       const late = await test.post(`/messages/${sent.message_id}/edit`, { message: 'x' }, alice.apiKey);
-      assert.deepEqual([late.statusCode, late.json().details], [409, { reason: 'edit_window_closed', limit_seconds: 900 }]);
+      assert.deepEqual([late.statusCode, late.json().meta], [409, { reason: 'edit_window_closed', limit_seconds: 900 }]);
       const revoked = await postEmpty(`/messages/${sent.message_id}/revoke`, alice.apiKey);
       assert.equal(revoked.statusCode, 200, 'a revoke needs no body');
       // Client libraries often label an empty body as JSON; an operation without a body takes that too.

@@ -6,18 +6,23 @@ import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } f
 
 const TO = '+14155550100';
 
-/** Asserts the documented envelope: exactly error, message, request_id (the X-Request-Id) and, optionally, details. */
+/**
+ * Asserts the documented envelope: exactly error, message, request_id (the X-Request-Id) and,
+ * optionally, details (a string, as the v0.1.0 contract defines it) and meta (the facts).
+ */
 function assertError(response: { statusCode: number; json(): any; headers: Record<string, unknown> }, status: number, code: string) {
   assert.equal(response.statusCode, status, JSON.stringify(response.json()));
   const body = response.json();
   assert.equal(body.error, code);
   assert.equal(typeof body.message, 'string');
   assert.ok(body.message.length > 0);
-  for (const key of Object.keys(body)) assert.ok(['error', 'message', 'details', 'request_id'].includes(key), `unexpected key ${key}`);
+  for (const key of Object.keys(body)) assert.ok(['error', 'message', 'details', 'request_id', 'meta'].includes(key), `unexpected key ${key}`);
   assert.ok(!JSON.stringify(body).includes('    at '), 'no stack trace');
   assert.match(String(response.headers['x-request-id']), /.+/);
   assert.equal(body.request_id, response.headers['x-request-id'], 'the body names the request like the header');
-  assert.ok(body.details === undefined || (typeof body.details === 'object' && !Array.isArray(body.details)), 'details is an object when present');
+  assert.ok(body.details === undefined || typeof body.details === 'string', `details is a string when present: ${JSON.stringify(body.details)}`);
+  assert.ok(body.meta === undefined || (typeof body.meta === 'object' && body.meta !== null && !Array.isArray(body.meta)), 'meta is an object when present');
+  if (typeof body.meta?.field === 'string') assert.equal(body.details, body.meta.field, 'a field error\'s details is the field');
   return body;
 }
 
@@ -46,10 +51,10 @@ for (const dialect of dialects) {
     it('400 invalid_request: not an object, a field missing or not a string, or not JSON', async () => {
       assert.equal(assertError(await send([]), 400, 'invalid_request').error, 'invalid_request');
       assertError(await send('"a string"'), 400, 'invalid_request');
-      assert.deepEqual(assertError(await send({ from_phone: from, message: 'x' }), 400, 'invalid_request').details, { field: 'to_phone', problem: 'missing' });
-      assert.deepEqual(assertError(await send({ from_phone: 447700900123, to_phone: TO, message: 'x' }), 400, 'invalid_request').details, { field: 'from_phone', problem: 'not_a_string' });
-      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: null }), 400, 'invalid_request').details, { field: 'message', problem: 'not_a_string' });
-      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: ['x'] }), 400, 'invalid_request').details, { field: 'message', problem: 'not_a_string' });
+      assert.deepEqual(assertError(await send({ from_phone: from, message: 'x' }), 400, 'invalid_request').meta, { field: 'to_phone', problem: 'missing' });
+      assert.deepEqual(assertError(await send({ from_phone: 447700900123, to_phone: TO, message: 'x' }), 400, 'invalid_request').meta, { field: 'from_phone', problem: 'not_a_string' });
+      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: null }), 400, 'invalid_request').meta, { field: 'message', problem: 'not_a_string' });
+      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: ['x'] }), 400, 'invalid_request').meta, { field: 'message', problem: 'not_a_string' });
       const plain = await test.inject({
         method: 'POST',
         url: '/send_message',
@@ -58,7 +63,7 @@ for (const dialect of dialects) {
       });
       const refusedPlain = assertError(plain, 400, 'invalid_request');
       assert.match(refusedPlain.message, /application\/json/);
-      assert.deepEqual(refusedPlain.details, { field: 'Content-Type' });
+      assert.deepEqual(refusedPlain.meta, { field: 'Content-Type' });
       const noBody = await test.inject({ method: 'POST', url: '/send_message', headers: { authorization: `Bearer ${caller.apiKey}` } });
       assertError(noBody, 400, 'invalid_request');
     });
@@ -66,9 +71,9 @@ for (const dialect of dialects) {
     it('400 invalid_request: a value out of its bounds is told its bound, not a type', async () => {
       const link = (expiresInSeconds: number) => test.post('/media/med_unknown/link', { expires_in_seconds: expiresInSeconds }, caller.apiKey);
       const tooShort = assertError(await link(0), 400, 'invalid_request');
-      assert.deepEqual([tooShort.message, tooShort.details], ['The field expires_in_seconds must be at least 1.', { field: 'expires_in_seconds', problem: 'too_small' }]);
+      assert.deepEqual([tooShort.message, tooShort.meta], ['The field expires_in_seconds must be at least 1.', { field: 'expires_in_seconds', problem: 'too_small' }]);
       const tooLong = assertError(await link(7 * 24 * 3600 + 1), 400, 'invalid_request');
-      assert.deepEqual([tooLong.message, tooLong.details], ['The field expires_in_seconds must be at most 604800.', { field: 'expires_in_seconds', problem: 'too_large' }]);
+      assert.deepEqual([tooLong.message, tooLong.meta], ['The field expires_in_seconds must be at most 604800.', { field: 'expires_in_seconds', problem: 'too_large' }]);
       const upload = await test.inject({
         method: 'POST',
         url: `/media?filename=${'a'.repeat(256)}`,
@@ -76,15 +81,15 @@ for (const dialect of dialects) {
         payload: 'hello',
       });
       const longName = assertError(upload, 400, 'invalid_request');
-      assert.deepEqual([longName.message, longName.details], ['The query parameter filename must be at most 255 characters long.', { field: 'filename', problem: 'too_long' }]);
+      assert.deepEqual([longName.message, longName.meta], ['The query parameter filename must be at most 255 characters long.', { field: 'filename', problem: 'too_long' }]);
     });
 
-    it('400 invalid_phone_number: details names the field', async () => {
+    it('400 invalid_phone_number: details and meta name the field', async () => {
       for (const bad of ['12', 'abc', '+44 7700 900123 ext 5', '++447700900123', '+999123456789', '']) {
         const body = assertError(await send({ from_phone: from, to_phone: bad, message: 'x' }), 400, 'invalid_phone_number');
-        assert.deepEqual(body.details, { field: 'to_phone' }, `for "${bad}"`);
+        assert.deepEqual(body.meta, { field: 'to_phone' }, `for "${bad}"`);
       }
-      assert.deepEqual(assertError(await send({ from_phone: '0800 123', to_phone: TO, message: 'x' }), 400, 'invalid_phone_number').details, { field: 'from_phone' });
+      assert.deepEqual(assertError(await send({ from_phone: '0800 123', to_phone: TO, message: 'x' }), 400, 'invalid_phone_number').meta, { field: 'from_phone' });
     });
 
     it('400 empty_message: empty or only whitespace', async () => {
@@ -93,9 +98,9 @@ for (const dialect of dialects) {
       }
     });
 
-    it('400 message_too_long: details gives the limit', async () => {
+    it('400 message_too_long: meta gives the limit', async () => {
       const body = assertError(await send({ from_phone: from, to_phone: TO, message: 'a'.repeat(101) }), 400, 'message_too_long');
-      assert.deepEqual(body.details, { field: 'message', limit: 100 });
+      assert.deepEqual(body.meta, { field: 'message', limit: 100 });
       const atLimit = await send({ from_phone: from, to_phone: TO, message: '€'.repeat(100) });
       assert.equal(atLimit.statusCode, 200, 'exactly the limit is accepted');
     });
@@ -129,24 +134,25 @@ for (const dialect of dialects) {
 
     it('413 payload_too_large: the body is over the limit', async () => {
       const body = assertError(await send({ from_phone: from, to_phone: TO, message: 'a'.repeat(1024 * 1024) }), 413, 'payload_too_large');
-      assert.deepEqual(body.details, { limit_bytes: 1048576 });
+      assert.deepEqual(body.meta, { limit_bytes: 1048576 });
+      assert.equal(body.details, 'limit_bytes: 1048576', 'without a field, details puts the facts in words');
     });
 
-    it('429 quota_exceeded: details gives plan, used, limit and the reset instant', async () => {
+    it('429 quota_exceeded: meta gives plan, used, limit and the reset instant', async () => {
       const capped = await seedAccount(test.gateway, { monthlyLimit: 1 });
       const body = { from_phone: capped.phones[0], to_phone: TO, message: 'x' };
       assert.equal((await send(body, capped.apiKey)).statusCode, 200);
       const refused = assertError(await send(body, capped.apiKey), 429, 'quota_exceeded');
-      assert.equal(refused.details.plan, 'starter');
-      assert.equal(refused.details.used, 1);
-      assert.equal(refused.details.limit, 1);
-      assert.match(refused.details.resets_at, /^\d{4}-\d{2}-01T00:00:00\.000Z$/);
+      assert.equal(refused.meta.plan, 'starter');
+      assert.equal(refused.meta.used, 1);
+      assert.equal(refused.meta.limit, 1);
+      assert.match(refused.meta.resets_at, /^\d{4}-\d{2}-01T00:00:00\.000Z$/);
     });
 
-    it('503 number_not_connected: details gives the session status', async () => {
+    it('503 number_not_connected: meta gives the session status', async () => {
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), caller.phones[1]!, 'disconnected');
       const body = assertError(await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' }), 503, 'number_not_connected');
-      assert.deepEqual(body.details, { from_phone: body.details.from_phone, status: 'disconnected' });
+      assert.deepEqual(body.meta, { from_phone: body.meta.from_phone, status: 'disconnected' });
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), caller.phones[1]!, 'connected');
       assert.equal((await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' })).statusCode, 200);
     });
@@ -157,7 +163,7 @@ for (const dialect of dialects) {
       await broken.gateway.store.close();
       const response = await broken.post('/send_message', { from_phone: account.phones[0], to_phone: TO, message: 'x' }, account.apiKey);
       const body = assertError(response, 500, 'internal_error');
-      assert.equal(body.details, undefined);
+      assert.equal(body.meta, undefined);
       assert.equal(body.request_id, response.headers['x-request-id']);
       const health = await broken.inject({ method: 'GET', url: '/health' });
       assert.equal(health.statusCode, 503);

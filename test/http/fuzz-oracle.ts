@@ -18,8 +18,8 @@ export interface Expectation {
    * broken things is reported first, or whether libphonenumber deems a digit string possible.
    */
   allowed: Set<Outcome>;
-  /** For codes that name something, the values `details` may take. */
-  details: Map<ErrorCode, Set<string>>;
+  /** For codes that name a field, the fields `meta.field` (and so `details`) may name. */
+  fields: Map<ErrorCode, Set<string>>;
   /** What a 200 must echo; a phone is undefined when only the server's metadata knows it. */
   success?: { fromPhone: string | undefined; toPhone: string | undefined; text: string };
 }
@@ -27,23 +27,23 @@ export interface Expectation {
 /** Accumulates the answers that may come before the first check that surely fails. */
 class Verdict {
   private readonly allowed = new Set<Outcome>();
-  private readonly details = new Map<ErrorCode, Set<string>>();
+  private readonly fields = new Map<ErrorCode, Set<string>>();
 
   constructor(private readonly route: RouteName) {}
 
-  mayFail(code: ErrorCode, details?: string[]): void {
+  mayFail(code: ErrorCode, fields?: string[]): void {
     this.allowed.add(code);
-    if (details !== undefined) this.details.set(code, new Set([...(this.details.get(code) ?? []), ...details]));
+    if (fields !== undefined) this.fields.set(code, new Set([...(this.fields.get(code) ?? []), ...fields]));
   }
 
-  fail(codes: ErrorCode | ErrorCode[], details?: string[]): Expectation {
-    for (const code of [codes].flat()) this.mayFail(code, details);
-    return { route: this.route, allowed: this.allowed, details: this.details };
+  fail(codes: ErrorCode | ErrorCode[], fields?: string[]): Expectation {
+    for (const code of [codes].flat()) this.mayFail(code, fields);
+    return { route: this.route, allowed: this.allowed, fields: this.fields };
   }
 
   succeed(success?: Expectation['success']): Expectation {
     this.allowed.add(200);
-    return { route: this.route, allowed: this.allowed, details: this.details, ...(success !== undefined && { success }) };
+    return { route: this.route, allowed: this.allowed, fields: this.fields, ...(success !== undefined && { success }) };
   }
 }
 
@@ -95,6 +95,11 @@ function hasPrototypeKey(value: unknown): boolean {
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 const FIELDS = ['from_phone', 'to_phone', 'message'] as const;
+/** Every body field each operation takes, as docs/api.md lists them; any other is refused as unknown. */
+const ROUTE_FIELDS: Partial<Record<RouteName, readonly string[]>> = {
+  send: ['from_phone', 'to_phone', 'to_group', 'mentions', 'message', 'media', 'reply_to'],
+  receive: ['from_phone', 'to_phone', 'group_id', 'mentions', 'message', 'media', 'reply_to', 'location', 'contacts', 'simulate_failed_downloads'],
+};
 
 export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectation {
   const route = routeOf(request.method, request.url);
@@ -128,7 +133,9 @@ export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectat
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return verdict.fail('invalid_request');
   const body = value as Record<string, unknown>;
   const wrongFields = FIELDS.filter((field) => typeof body[field] !== 'string');
-  if (wrongFields.length > 0) return verdict.fail('invalid_request', wrongFields);
+  // Which of a wrong field and an unknown one is named first is the validator's choice.
+  const unknownFields = Object.keys(body).filter((key) => !ROUTE_FIELDS[route]!.includes(key));
+  if (wrongFields.length > 0 || unknownFields.length > 0) return verdict.fail('invalid_request', [...wrongFields, ...unknownFields]);
 
   // 3. from_phone, then to_phone
   const phones = { from_phone: classifyPhone(body.from_phone as string, world), to_phone: classifyPhone(body.to_phone as string, world) };
@@ -177,22 +184,25 @@ export function assertAnswer(request: FuzzRequest, expected: Expectation, respon
     return;
   }
   const envelope = response.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(envelope).filter((key) => !['error', 'message', 'details', 'request_id'].includes(key)), [], 'the envelope has only error, message, details and request_id');
+  assert.deepEqual(Object.keys(envelope).filter((key) => !['error', 'message', 'details', 'request_id', 'meta'].includes(key)), [], 'the envelope has only error, message, details, request_id and meta');
   assert.equal(envelope.request_id, response.headers['x-request-id'], 'request_id is the X-Request-Id');
   const code = envelope.error as ErrorCode;
   assert.ok(Object.hasOwn(errorCodes, code), `an error code from the table: ${String(code)}`);
   assert.equal(status, errorCodes[code], `the status of ${code} is the table's`);
   assert.ok(documentedStatuses.has(status), `${status} is documented for ${expected.route}`);
-  assert.ok(expected.allowed.has(code), `${code} (${JSON.stringify(envelope.details)}), but expected one of ${[...expected.allowed].join(', ')}`);
+  assert.ok(expected.allowed.has(code), `${code} (${JSON.stringify(envelope.meta)}), but expected one of ${[...expected.allowed].join(', ')}`);
   assert.equal(typeof envelope.message, 'string');
   assert.ok((envelope.message as string).length > 0);
-  const details = envelope.details as Record<string, unknown> | undefined;
-  assert.ok(details === undefined || (typeof details === 'object' && details !== null && !Array.isArray(details)), 'details is an object when present');
+  // The v0.1.0 contract's details is a string; the facts are in meta.
+  assert.ok(envelope.details === undefined || typeof envelope.details === 'string', `details is a string when present, not ${JSON.stringify(envelope.details)}`);
+  const meta = envelope.meta as Record<string, unknown> | undefined;
+  assert.ok(meta === undefined || (typeof meta === 'object' && meta !== null && !Array.isArray(meta)), 'meta is an object when present');
+  if (typeof meta?.field === 'string') assert.equal(envelope.details, meta.field, 'a field error\'s details is the field');
   // Only the keys the catalogue declares for the code, so clients can rely on them.
-  const declared = 'details' in errorCatalogue[code] ? Object.keys(errorCatalogue[code].details as object) : [];
-  for (const key of Object.keys(details ?? {})) assert.ok(declared.includes(key), `${code} carries ${key}, which the catalogue does not declare`);
-  const namedFields = expected.details.get(code);
-  if (namedFields !== undefined) assert.ok(namedFields.has(details?.field as string), `${code} names one of ${[...namedFields].join(', ')}, not ${JSON.stringify(details)}`);
+  const declared = 'meta' in errorCatalogue[code] ? Object.keys(errorCatalogue[code].meta as object) : [];
+  for (const key of Object.keys(meta ?? {})) assert.ok(declared.includes(key), `${code} carries ${key}, which the catalogue does not declare`);
+  const namedFields = expected.fields.get(code);
+  if (namedFields !== undefined) assert.ok(namedFields.has(meta?.field as string), `${code} names one of ${[...namedFields].join(', ')}, not ${JSON.stringify(meta)}`);
 }
 
 function assertSuccessBody(expected: Expectation, answer: Record<string, unknown>): void {

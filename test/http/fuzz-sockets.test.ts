@@ -65,7 +65,7 @@ function refusedByTheParser(framing: Framing): boolean {
 function expectationOnTheWire(generated: FuzzRequest, framing: Framing, world: FuzzWorld): Expectation | 'lenient' {
   if (framing === 'bad-chunk') return 'lenient';
   const route = routeOf(generated.method, generated.url);
-  const refusedAs = (code: ErrorCode): Expectation => ({ route, allowed: new Set([code]), details: new Map() });
+  const refusedAs = (code: ErrorCode): Expectation => ({ route, allowed: new Set([code]), fields: new Map() });
   if (refusedByTheParser(framing)) return refusedAs('invalid_request');
   if (framing === 'no-host') return refusedAs(route === 'unknown' ? 'not_found' : 'invalid_request');
   return expectationFor(asParsed(generated), world);

@@ -75,7 +75,7 @@ for (const dialect of dialects) {
 
     it('only an admin changes the group: a member is refused with not_group_admin until promoted', async () => {
       const refused = await test.post(url('', '/participants'), { from_phone: bob.phones[0], action: 'remove', participants: [CUSTOMER] }, bob.apiKey);
-      assert.deepEqual([refused.statusCode, refused.json().error, refused.json().details], [403, 'not_group_admin', { group_id: groupId }]);
+      assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta], [403, 'not_group_admin', { group_id: groupId }]);
       const renameRefused = await test.inject({ method: 'PATCH', url: url(''), payload: { from_phone: bob.phones[0], subject: 'Mine' }, headers: { authorization: `Bearer ${bob.apiKey}` } });
       assert.deepEqual([renameRefused.statusCode, renameRefused.json().error], [403, 'not_group_admin']);
 
@@ -104,7 +104,7 @@ for (const dialect of dialects) {
 
       for (const [body, field] of [[{ from_phone: alice.phones[0] }, 'subject'], [{ from_phone: alice.phones[0], subject: ' ' }, 'subject'], [{ from_phone: alice.phones[0], description: 'x'.repeat(2049) }, 'description']] as const) {
         const response = await patch(body);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details.field], [400, 'invalid_request', field]);
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta.field], [400, 'invalid_request', field]);
       }
     });
 
@@ -151,7 +151,7 @@ for (const dialect of dialects) {
       ];
       for (const [pending, status, code, field] of cases) {
         const response = await pending;
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details?.field], [status, code, field]);
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [status, code, field]);
       }
     });
   });

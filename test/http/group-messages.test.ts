@@ -95,7 +95,7 @@ for (const dialect of dialects) {
       const strangers = await get(`/messages?group_id=${encodeURIComponent(group.id)}`, (await seedAccount(test.gateway)).apiKey);
       assert.deepEqual(strangers.json().messages, [], 'another account sees none of them');
       const bad = await get('/messages?group_id=family', bob.apiKey);
-      assert.deepEqual([bad.statusCode, bad.json().error, bad.json().details.field], [400, 'invalid_request', 'group_id']);
+      assert.deepEqual([bad.statusCode, bad.json().error, bad.json().meta.field], [400, 'invalid_request', 'group_id']);
     });
 
     it('gives each webhook the chats of its scope: direct only by default, groups, or all', async () => {
@@ -113,7 +113,7 @@ for (const dialect of dialects) {
 
       await test.gateway.webhooks.updateWebhook(accountScope(bob.accountId), hooks['bob-default']!.id, { messageScope: 'nonsense' }).then(
         () => assert.fail('an unknown scope is refused'),
-        (error: { code: string; details: unknown }) => assert.deepEqual([error.code, error.details], ['invalid_request', { field: 'message_scope' }]),
+        (error: { code: string; meta: unknown }) => assert.deepEqual([error.code, error.meta], ['invalid_request', { field: 'message_scope' }]),
       );
     });
 
@@ -148,10 +148,10 @@ for (const dialect of dialects) {
       const bobCopy = await heard('bob-groups', 'message', (event) => event.message === 'Delivered to door 3');
       assert.deepEqual([bobCopy.from_phone, bobCopy.group.id, bobCopy.mentions], [CUSTOMER, group.id, [bob.phones[0]]]);
       const badMention = await test.post('/sandbox/receive', { from_phone: CUSTOMER, to_phone: alice.phones[0], group_id: group.id, message: 'x', mentions: [OUTSIDER] }, alice.apiKey);
-      assert.deepEqual([badMention.statusCode, badMention.json().error, badMention.json().details.field], [400, 'invalid_mention', 'mentions[0]']);
+      assert.deepEqual([badMention.statusCode, badMention.json().error, badMention.json().meta.field], [400, 'invalid_mention', 'mentions[0]']);
 
       const stranger = await test.post('/sandbox/receive', { from_phone: OUTSIDER, to_phone: alice.phones[0], group_id: group.id, message: 'hi' }, alice.apiKey);
-      assert.deepEqual([stranger.statusCode, stranger.json().error, stranger.json().details.field], [400, 'invalid_request', 'from_phone']);
+      assert.deepEqual([stranger.statusCode, stranger.json().error, stranger.json().meta.field], [400, 'invalid_request', 'from_phone']);
       const notOurs = await test.post('/sandbox/receive', { from_phone: CUSTOMER, to_phone: alice.phones[2], group_id: group.id, message: 'hi' }, alice.apiKey);
       assert.deepEqual([notOurs.statusCode, notOurs.json().error], [403, 'not_group_member']);
     });
@@ -178,7 +178,7 @@ for (const dialect of dialects) {
       ];
       for (const [body, apiKey, status, code, field] of cases) {
         const response = await test.post('/send_message', body, apiKey);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details?.field], [status, code, field], JSON.stringify(body));
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [status, code, field], JSON.stringify(body));
       }
       // Bob's account does not know a group of Alice's that Bob left; see the groups tests for
       // how an account learns of groups. Another account's number is a 403 before anything else.
@@ -201,7 +201,7 @@ for (const dialect of dialects) {
       const own = (await test.post('/groups', { from_phone: limited.phones[0], subject: 'Small', participants: [CUSTOMER, OUTSIDER, bob.phones[0]] }, limited.apiKey)).json();
       const first = await test.post('/send_message', { from_phone: limited.phones[0], to_group: own.id, message: 'one' }, limited.apiKey);
       const second = await test.post('/send_message', { from_phone: limited.phones[0], to_group: own.id, message: 'two' }, limited.apiKey);
-      assert.deepEqual([first.statusCode, second.statusCode, second.json().error, second.json().details.used], [200, 429, 'quota_exceeded', 1]);
+      assert.deepEqual([first.statusCode, second.statusCode, second.json().error, second.json().meta.used], [200, 429, 'quota_exceeded', 1]);
     });
   });
 }

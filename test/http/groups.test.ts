@@ -67,7 +67,7 @@ for (const dialect of dialects) {
       }
       // The account knows the group through its creator, so another of its numbers is told it is no member.
       const notMember = await get(groupUrl('', group.id, acme.phones[2]!), acme.apiKey);
-      assert.deepEqual([notMember.statusCode, notMember.json().error, notMember.json().details], [403, 'not_group_member', { field: 'id', group_id: group.id }]);
+      assert.deepEqual([notMember.statusCode, notMember.json().error, notMember.json().meta], [403, 'not_group_member', { field: 'id', group_id: group.id }]);
       const foreignNumber = await get(groupUrl('', group.id, creator), globex.apiKey);
       assert.deepEqual([foreignNumber.statusCode, foreignNumber.json().error], [403, 'phone_not_owned']);
     });
@@ -85,13 +85,13 @@ for (const dialect of dialects) {
       ];
       for (const [body, status, error, field] of cases) {
         const response = await test.post('/groups', body, acme.apiKey);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details?.field], [status, error, field], JSON.stringify(body));
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [status, error, field], JSON.stringify(body));
       }
       const missing = await get('/groups', acme.apiKey);
-      assert.deepEqual([missing.statusCode, missing.json().error, missing.json().details?.field], [400, 'invalid_request', 'from_phone']);
+      assert.deepEqual([missing.statusCode, missing.json().error, missing.json().meta?.field], [400, 'invalid_request', 'from_phone']);
       assert.equal(missing.json().message, 'The query parameter from_phone is missing.');
       const unknown = await get(`/groups?from_phone=${encodeURIComponent(creator)}&colour=blue`, acme.apiKey);
-      assert.deepEqual([unknown.statusCode, unknown.json().details], [400, { field: 'colour', problem: 'unknown' }]);
+      assert.deepEqual([unknown.statusCode, unknown.json().meta], [400, { field: 'colour', problem: 'unknown' }]);
       assert.equal(unknown.json().message, 'The query parameter colour is not one this operation takes.');
     });
 

@@ -313,7 +313,7 @@ for (const dialect of dialects) {
         const response = await sendMessage(test.app, account, key);
         assert.equal(response.statusCode, 409, response.body);
         assert.equal(response.json().error, 'send_outcome_unknown');
-        assert.deepEqual(response.json().details, { message_id: messageId, error_code: 'interrupted' });
+        assert.deepEqual(response.json().meta, { message_id: messageId, error_code: 'interrupted' });
       }
       assert.equal((await outbound(account)).length, 1, 'nothing was sent again');
     });

@@ -144,7 +144,7 @@ for (const dialect of dialects) {
         const response = await send(account, key);
         assert.equal(response.statusCode, 400, `${JSON.stringify(key)}: ${response.body}`);
         assert.equal(response.json().error, 'invalid_idempotency_key');
-        assert.deepEqual(response.json().details, { field: 'Idempotency-Key' });
+        assert.deepEqual(response.json().meta, { field: 'Idempotency-Key' });
       }
       assert.equal((await outboundMessages(account)).length, 0);
       const longest = await send(account, `${'k'.repeat(254)}~`);

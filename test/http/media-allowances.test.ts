@@ -136,7 +136,7 @@ for (const dialect of dialects) {
 
       const third = await send(fresh.phones[0]!, files.url(3000), fresh.apiKey);
       assert.equal(third.statusCode, 429, third.body);
-      const { details } = third.json();
+      const { meta: details } = third.json();
       assert.deepEqual({ ...details, retry_after_seconds: undefined }, { plan: 'starter', limit_bytes: 1024 * KIB, window_seconds: 86_400, retry_after_seconds: undefined });
       assert.ok(details.retry_after_seconds > 1, 'the budget refills over the window');
       assert.equal(third.headers['retry-after'], String(details.retry_after_seconds));
@@ -169,7 +169,7 @@ for (const dialect of dialects) {
       const over = await upload(test, account, samples.pdf(601 * KIB));
       assert.equal(over.statusCode, 413, over.body);
       assert.equal(over.json().error, 'storage_quota_exceeded');
-      assert.deepEqual(over.json().details, { plan: 'starter', used_bytes: 600 * KIB, limit_bytes: 1024 * KIB });
+      assert.deepEqual(over.json().meta, { plan: 'starter', used_bytes: 600 * KIB, limit_bytes: 1024 * KIB });
       // A smaller file still fits, and a send's stored file counts too.
       assert.equal((await upload(test, account, samples.pdf(300 * KIB))).statusCode, 201);
       const sendBody = { from_phone: account.phones[0], to_phone: '+14155550100', message: 'x', media: { data: samples.pdf(200 * KIB).toString('base64') } };
@@ -201,9 +201,9 @@ for (const dialect of dialects) {
       const over = await upload(test, account, samples.pdf(700 * KIB + 1));
       assert.equal(over.statusCode, 429, over.body);
       assert.equal(over.json().error, 'upload_rate_exceeded');
-      assert.deepEqual({ ...over.json().details, retry_after_seconds: undefined }, { plan: 'enterprise', limit_bytes: 1024 * KIB, window_seconds: 86_400, retry_after_seconds: undefined });
-      assert.equal(over.headers['retry-after'], String(over.json().details.retry_after_seconds));
-      assert.ok(over.json().details.retry_after_seconds > 1);
+      assert.deepEqual({ ...over.json().meta, retry_after_seconds: undefined }, { plan: 'enterprise', limit_bytes: 1024 * KIB, window_seconds: 86_400, retry_after_seconds: undefined });
+      assert.equal(over.headers['retry-after'], String(over.json().meta.retry_after_seconds));
+      assert.ok(over.json().meta.retry_after_seconds > 1);
     });
   });
 

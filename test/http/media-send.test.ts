@@ -85,20 +85,20 @@ for (const dialect of dialects) {
         const send = (media: unknown, message?: string) =>
           test.post('/send_message', { from_phone: sender.phones[0], to_phone: recipient.phones[0], ...(message !== undefined && { message }), media }, sender.apiKey);
         const both = await send({ id: 'med_x', data: 'AAAA' });
-        assert.deepEqual([both.statusCode, both.json().error, both.json().details], [400, 'invalid_media', { field: 'media' }]);
+        assert.deepEqual([both.statusCode, both.json().error, both.json().meta], [400, 'invalid_media', { field: 'media' }]);
         const neither = await send({ filename: 'x.pdf' });
         assert.equal(neither.json().error, 'invalid_media');
         const notBase64 = await send({ data: 'not base64!' });
-        assert.deepEqual([notBase64.json().error, notBase64.json().details], ['invalid_media', { field: 'media.data' }]);
+        assert.deepEqual([notBase64.json().error, notBase64.json().meta], ['invalid_media', { field: 'media.data' }]);
         const badKind = await send({ data: samples.png.toString('base64'), kind: 'hologram' });
-        assert.deepEqual(badKind.json().details, { field: 'media.kind' });
+        assert.deepEqual(badKind.json().meta, { field: 'media.kind' });
         const lie = await send({ data: samples.pdf().toString('base64'), mime_type: 'image/jpeg' });
         assert.equal(lie.json().error, 'media_type_mismatch');
         const foreign = (await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${recipient.apiKey}`, 'content-type': 'image/png' }, payload: samples.png })).json();
         const stolen = await send({ id: foreign.media_id });
         assert.deepEqual([stolen.statusCode, stolen.json().error], [404, 'media_not_found']);
         const noText = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: recipient.phones[0] }, sender.apiKey);
-        assert.deepEqual([noText.statusCode, noText.json().details], [400, { field: 'message', problem: 'missing' }]);
+        assert.deepEqual([noText.statusCode, noText.json().meta], [400, { field: 'message', problem: 'missing' }]);
       });
 
       it('an Idempotency-Key covers the file: the same file replays, another one is refused', async () => {

@@ -105,26 +105,26 @@ for (const dialect of dialects) {
           const response = await send(url);
           assert.equal(response.statusCode, 400, `${url}: ${response.body}`);
           assert.equal(response.json().error, 'media_url_blocked', url);
-          assert.equal(response.json().details.field, 'media.url');
+          assert.equal(response.json().meta.field, 'media.url');
         }
       });
 
       it('an unreachable, failing or endless upstream gets a specific answer', async () => {
         const missing = await send(`${base()}/nothing-here.pdf`);
-        assert.deepEqual([missing.statusCode, missing.json().error, missing.json().details.reason, missing.json().details.upstream_status], [422, 'media_url_unreachable', 'status', 404]);
+        assert.deepEqual([missing.statusCode, missing.json().error, missing.json().meta.reason, missing.json().meta.upstream_status], [422, 'media_url_unreachable', 'status', 404]);
         const loop = await send(`${base()}/loop`);
         assert.equal(loop.json().error, 'media_url_unreachable');
         const nowhere = await send('http://no-such-host.invalid/file.pdf');
-        assert.deepEqual([nowhere.json().error, nowhere.json().details.reason], ['media_url_unreachable', 'dns']);
+        assert.deepEqual([nowhere.json().error, nowhere.json().meta.reason], ['media_url_unreachable', 'dns']);
         const silent = await send(`${base()}/silent`);
-        assert.deepEqual([silent.statusCode, silent.json().details.reason], [422, 'idle_timeout']);
+        assert.deepEqual([silent.statusCode, silent.json().meta.reason], [422, 'idle_timeout']);
         const endless = await send(`${base()}/endless`);
-        assert.deepEqual([endless.statusCode, endless.json().error, endless.json().details], [400, 'media_too_large', { kind: 'document', limit_bytes: 64 * 1024 }]);
+        assert.deepEqual([endless.statusCode, endless.json().error, endless.json().meta], [400, 'media_too_large', { kind: 'document', limit_bytes: 64 * 1024 }]);
         const huge = await send(`${base()}/huge`);
-        assert.deepEqual([huge.json().error, huge.json().details.kind], ['media_too_large', 'any']);
+        assert.deepEqual([huge.json().error, huge.json().meta.kind], ['media_too_large', 'any']);
         for (const url of ['ftp://example.com/x.pdf', 'not a url', 'http://user:pass@example.com/x.pdf']) {
           const refused = await send(url);
-          assert.deepEqual([refused.statusCode, refused.json().error, refused.json().details.field], [400, 'invalid_media', 'media.url'], url);
+          assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta.field], [400, 'invalid_media', 'media.url'], url);
         }
       });
     });

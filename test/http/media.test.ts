@@ -99,16 +99,16 @@ for (const dialect of dialects) {
         const lie = await upload(samples.pdf(), 'image/png');
         assert.equal(lie.statusCode, 400);
         assert.equal(lie.json().error, 'media_type_mismatch');
-        assert.deepEqual(lie.json().details, { field: 'media.mime_type', declared: 'image/png', detected: 'application/pdf' });
+        assert.deepEqual(lie.json().meta, { field: 'media.mime_type', declared: 'image/png', detected: 'application/pdf' });
         const missingSignature = await upload(samples.text(), 'application/pdf');
         assert.equal(missingSignature.json().error, 'media_type_mismatch');
-        assert.equal(missingSignature.json().details.detected, null);
+        assert.equal(missingSignature.json().meta.detected, null);
         const wrongKind = await upload(samples.pdf(), 'application/pdf', '?kind=image');
         assert.equal(wrongKind.statusCode, 400);
         assert.equal(wrongKind.json().error, 'media_kind_mismatch');
-        assert.deepEqual(wrongKind.json().details, { field: 'media.kind', kind: 'image', mime_type: 'application/pdf' });
+        assert.deepEqual(wrongKind.json().meta, { field: 'media.kind', kind: 'image', mime_type: 'application/pdf' });
         const compressed = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/pdf', 'content-encoding': 'gzip' }, payload: samples.pdf() });
-        assert.deepEqual([compressed.statusCode, compressed.json().error, compressed.json().details], [400, 'invalid_request', { field: 'Content-Encoding' }]);
+        assert.deepEqual([compressed.statusCode, compressed.json().error, compressed.json().meta], [400, 'invalid_request', { field: 'Content-Encoding' }]);
         const untyped = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${account.apiKey}` }, payload: samples.pdf() });
         assert.equal(untyped.json().mime_type, 'application/pdf', 'without a Content-Type the bytes alone decide');
         const empty = await upload(Buffer.alloc(0));
@@ -124,11 +124,11 @@ for (const dialect of dialects) {
               ? { from_phone: account.phones[0], to_phone: '+447700900777', media: { data: text, mime_type: mimeType } }
               : { from_phone: '+447700900777', to_phone: account.phones[0], media: { data: text, mime_type: mimeType } };
             const refused = await test.post(path, body, account.apiKey);
-            assert.deepEqual([refused.statusCode, refused.json().error, refused.json().details], [400, 'invalid_request', { field: 'media.mime_type', problem: 'not_a_media_type' }], `${path} ${JSON.stringify(mimeType)}`);
+            assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta], [400, 'invalid_request', { field: 'media.mime_type', problem: 'not_a_media_type' }], `${path} ${JSON.stringify(mimeType)}`);
           }
         }
         const malformed = await upload(samples.text(), 'text/plain; charset');
-        assert.deepEqual([malformed.statusCode, malformed.json().error, malformed.json().details?.field], [400, 'invalid_request', 'Content-Type']);
+        assert.deepEqual([malformed.statusCode, malformed.json().error, malformed.json().meta?.field], [400, 'invalid_request', 'Content-Type']);
         assert.match(malformed.json().message, /^Content-Type is not a media type/);
         const withParameters = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+447700900777', media: { data: text, mime_type: 'text/csv; charset="utf-8"' } }, account.apiKey);
         assert.deepEqual([withParameters.statusCode, withParameters.json().media?.mime_type], [200, 'text/csv'], 'a well-formed type with parameters is taken');
@@ -154,9 +154,9 @@ for (const dialect of dialects) {
       it('each kind has its limit, named in the error', async () => {
         const image = await upload(samples.jpeg(5000));
         assert.equal(image.statusCode, 400);
-        assert.deepEqual([image.json().error, image.json().details], ['media_too_large', { kind: 'image', limit_bytes: 4096 }]);
+        assert.deepEqual([image.json().error, image.json().meta], ['media_too_large', { kind: 'image', limit_bytes: 4096 }]);
         const sticker = await upload(samples.webp(2000));
-        assert.deepEqual(sticker.json().details, { kind: 'sticker', limit_bytes: 1024 });
+        assert.deepEqual(sticker.json().meta, { kind: 'sticker', limit_bytes: 1024 });
         assert.equal((await upload(samples.jpeg(4096))).statusCode, 201, 'exactly the limit is allowed');
         assert.equal((await upload(samples.pdf(5000))).statusCode, 201, 'a document has a limit of its own');
       });

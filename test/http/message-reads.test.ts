@@ -84,10 +84,10 @@ for (const dialect of dialects) {
 
       for (const [url, key] of [[`/messages/${photoId}`, other.apiKey], ['/messages/msg_00000000000000000000000000', account.apiKey]] as const) {
         const missing = await get(url, key);
-        assert.deepEqual([missing.statusCode, missing.json().error, missing.json().details], [404, 'message_not_found', { field: 'id' }]);
+        assert.deepEqual([missing.statusCode, missing.json().error, missing.json().meta], [404, 'message_not_found', { field: 'id' }]);
       }
       const foreignFilter = await get(`/messages?phone=${encodeURIComponent(other.phones[0]!)}`);
-      assert.deepEqual([foreignFilter.statusCode, foreignFilter.json().error, foreignFilter.json().details], [404, 'number_not_found', { field: 'phone' }]);
+      assert.deepEqual([foreignFilter.statusCode, foreignFilter.json().error, foreignFilter.json().meta], [404, 'number_not_found', { field: 'phone' }]);
       assert.ok(!ids(await get('/messages', other.apiKey)).includes(photoId), 'another account lists only its own');
     });
 
@@ -106,7 +106,7 @@ for (const dialect of dialects) {
         ['peer=12', 'peer', 'invalid_phone_number'], ['cursor=nonsense', 'cursor', 'invalid_request'],
       ] as const) {
         const response = await get(`/api/messages?${query}`);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details?.field], [400, error, field], query);
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [400, error, field], query);
       }
       const unknown = await get('/api/messages?colour=blue');
       assert.deepEqual([unknown.statusCode, unknown.json().error], [400, 'invalid_request']);

@@ -50,6 +50,13 @@ for (const dialect of dialects) {
       assert.ok(schema !== undefined, `${response.statusCode} of ${pathName} has a JSON schema`);
       const validate = ajv.compile(schema);
       assert.ok(validate(response.json()), `${method} ${pathName} ${response.statusCode}: ${ajv.errorsText(validate.errors)} in ${response.body}`);
+      if (response.statusCode >= 400) assertContractDetails(`${method} ${pathName}`, response.json());
+    }
+
+    /** The v0.1.0 contract's `details` is a string: checked on the answer itself, not only through the document. */
+    function assertContractDetails(what: string, body: { details?: unknown; meta?: unknown }): void {
+      assert.ok(body.details === undefined || typeof body.details === 'string', `${what}: details is absent or a string, not ${JSON.stringify(body.details)}`);
+      assert.ok(body.meta === undefined || (typeof body.meta === 'object' && body.meta !== null && !Array.isArray(body.meta)), `${what}: meta is an object`);
     }
 
     it('describes the public API only: every operation has an id, a summary, an error status in the envelope, and /health needs no key', () => {
@@ -77,6 +84,8 @@ for (const dialect of dialects) {
         for (const [status, response] of errors) {
           const schema = response.content?.['application/json']?.schema as { required?: string[] } | undefined;
           assert.deepEqual(schema?.required, ['error', 'message', 'request_id'], `${pathName} ${status} is the envelope`);
+          const envelope = schema as { properties?: Record<string, { type?: unknown }> };
+          assert.deepEqual([envelope.properties?.details?.type, envelope.properties?.meta?.type], ['string', 'object'], `${pathName} ${status}: details is a string, meta an object`);
           assert.ok(response.description !== undefined && response.description.includes('`'), `${pathName} ${status} lists its codes`);
         }
       }

@@ -68,7 +68,7 @@ for (const dialect of dialects) {
       const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: '+14155550100', message: '😀'.repeat(65_537) }, sender.apiKey);
       assert.equal(response.statusCode, 400);
       assert.equal(response.json().error, 'message_too_long');
-      assert.equal(response.json().details.limit, 65536);
+      assert.equal(response.json().meta.limit, 65536);
     });
 
     it('mixed scripts, emoji sequences, newlines and tabs survive unchanged', async () => {
@@ -84,7 +84,7 @@ for (const dialect of dialects) {
         const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: '+14155550100', message }, sender.apiKey);
         assert.equal(response.statusCode, 400);
         assert.equal(response.json().error, 'invalid_request');
-        assert.equal(response.json().details.field, 'message');
+        assert.equal(response.json().meta.field, 'message');
       }
     });
 
@@ -129,8 +129,9 @@ for (const dialect of dialects) {
       assert.deepEqual(response.json(), {
         error: 'invalid_phone_number',
         message: response.json().message,
-        details: { field: 'from_phone' },
+        details: 'from_phone',
         request_id: response.headers['x-request-id'],
+        meta: { field: 'from_phone' },
       });
     });
 

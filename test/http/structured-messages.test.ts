@@ -50,13 +50,13 @@ for (const dialect of dialects) {
 
     it('bad places and cards get the documented 400s', async () => {
       const offGlobe = await receive({ location: { latitude: 91, longitude: 0 } });
-      assert.deepEqual([offGlobe.statusCode, offGlobe.json().error, offGlobe.json().details.field], [400, 'invalid_request', 'location']);
+      assert.deepEqual([offGlobe.statusCode, offGlobe.json().error, offGlobe.json().meta.field], [400, 'invalid_request', 'location']);
       const wordy = await receive({ location: { latitude: 'north', longitude: 0 } });
-      assert.deepEqual(wordy.json().details, { field: 'location.latitude', problem: 'not_a_number' });
+      assert.deepEqual(wordy.json().meta, { field: 'location.latitude', problem: 'not_a_number' });
       const badPhone = await receive({ contacts: [{ name: 'X', phones: ['12'] }] });
-      assert.deepEqual([badPhone.json().error, badPhone.json().details.field], ['invalid_phone_number', 'contacts[0].phones[0]']);
+      assert.deepEqual([badPhone.json().error, badPhone.json().meta.field], ['invalid_phone_number', 'contacts[0].phones[0]']);
       const none = await receive({ contacts: [] });
-      assert.deepEqual(none.json().details.field, 'contacts');
+      assert.deepEqual(none.json().meta.field, 'contacts');
       const both = await receive({ location: { latitude: 1, longitude: 1 }, contacts: [{ name: 'X', phones: [] }] });
       assert.equal(both.json().error, 'invalid_request');
     });

@@ -55,12 +55,12 @@ for (const dialect of dialects) {
       ];
       for (const [body, status, error, field] of cases) {
         const response = await test.post('/typing', body, account.apiKey);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().details?.field], [status, error, field], JSON.stringify(body));
+        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [status, error, field], JSON.stringify(body));
       }
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'disconnected');
       try {
         const down = await test.post('/typing', { from_phone: account.phones[0], to_phone: CUSTOMER, state: 'composing' }, account.apiKey);
-        assert.deepEqual([down.statusCode, down.json().error, down.json().details.status], [503, 'number_not_connected', 'disconnected']);
+        assert.deepEqual([down.statusCode, down.json().error, down.json().meta.status], [503, 'number_not_connected', 'disconnected']);
       } finally {
         await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'connected');
       }

@@ -66,13 +66,13 @@ describe('a schema refusal says what is wrong with the value', () => {
     const response = await app.inject({ method: 'POST', url: `/probe${query}`, payload: body });
     assert.equal(response.statusCode, 400, response.body);
     assert.equal(response.json().error, 'invalid_request');
-    return response.json() as { message: string; details: { field: string; problem: string } };
+    return response.json() as { message: string; meta: { field: string; problem: string } };
   };
 
   for (const [body, field, problem, says] of OUT_OF_BOUNDS) {
     it(`${JSON.stringify(body)}: "${says}"`, async () => {
       const refusal = await probe(body);
-      assert.deepEqual(refusal.details, { field, problem });
+      assert.deepEqual(refusal.meta, { field, problem });
       assert.equal(refusal.message, `The field ${field} ${says}.`);
     });
   }
@@ -81,14 +81,14 @@ describe('a schema refusal says what is wrong with the value', () => {
     for (const [body] of OUT_OF_BOUNDS) {
       const refusal = await probe(body);
       assert.doesNotMatch(refusal.message, /must be an? (string|number|integer|array|object|boolean|null)\b/, JSON.stringify(body));
-      assert.doesNotMatch(refusal.details.problem, /^not_an?_/, JSON.stringify(body));
+      assert.doesNotMatch(refusal.meta.problem, /^not_an?_/, JSON.stringify(body));
     }
   });
 
   it('a value of the wrong type is told the type', async () => {
     for (const [body, field, problem] of WRONG_TYPE) {
       const refusal = await probe(body);
-      assert.deepEqual(refusal.details, { field, problem }, JSON.stringify(body));
+      assert.deepEqual(refusal.meta, { field, problem }, JSON.stringify(body));
       assert.match(refusal.message, /must be an? (integer|number|string|array)\.$/, JSON.stringify(body));
     }
   });
@@ -96,6 +96,6 @@ describe('a schema refusal says what is wrong with the value', () => {
   it('a query parameter is named as one', async () => {
     const refusal = await probe({}, '?limit=abcd');
     assert.equal(refusal.message, 'The query parameter limit must be at most 3 characters long.');
-    assert.deepEqual(refusal.details, { field: 'limit', problem: 'too_long' });
+    assert.deepEqual(refusal.meta, { field: 'limit', problem: 'too_long' });
   });
 });

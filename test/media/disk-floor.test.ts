@@ -13,7 +13,7 @@ async function freeBytes(): Promise<number> {
   return stats.bavail * stats.bsize;
 }
 
-const refusedForSpace = (error: unknown) => error instanceof AppError && error.code === 'insufficient_storage' && error.details?.retry_after_seconds === 60;
+const refusedForSpace = (error: unknown) => error instanceof AppError && error.code === 'insufficient_storage' && error.meta?.retry_after_seconds === 60;
 
 describe('the free-disk floor, read from the real disk', () => {
   it('a floor below the free space lets a file through; one above it refuses with 503 insufficient_storage', async () => {

@@ -133,9 +133,9 @@ for (const dialect of dialects) {
 
     it('simulate_failed_downloads needs media, and at most 10', async () => {
       const withoutMedia = await test.post('/sandbox/receive', { from_phone: uniquePhone(), to_phone: account.phones[0], message: 'x', simulate_failed_downloads: 1 }, account.apiKey);
-      assert.deepEqual([withoutMedia.statusCode, withoutMedia.json().error, withoutMedia.json().details.field], [400, 'invalid_request', 'simulate_failed_downloads']);
+      assert.deepEqual([withoutMedia.statusCode, withoutMedia.json().error, withoutMedia.json().meta.field], [400, 'invalid_request', 'simulate_failed_downloads']);
       const tooMany = await receiveLateFile(11);
-      assert.deepEqual([tooMany.statusCode, tooMany.json().details.field], [400, 'simulate_failed_downloads']);
+      assert.deepEqual([tooMany.statusCode, tooMany.json().meta.field], [400, 'simulate_failed_downloads']);
     });
   });
 }

@@ -57,9 +57,9 @@ for (const dialect of dialects) {
           body: JSON.stringify({ from_phone: phone, to_phone: '+14155550100', message: 'offline?' }),
         });
         assert.equal(send.status, 503);
-        const body = (await send.json()) as { error: string; details?: { status?: string } };
+        const body = (await send.json()) as { error: string; meta?: { status?: string } };
         assert.equal(body.error, 'number_not_connected');
-        assert.equal(body.details?.status, 'disconnected');
+        assert.equal(body.meta?.status, 'disconnected');
         assert.equal((await fetch(`${base}/health`)).status, 200, 'the server stays healthy');
       } finally {
         await killAllServerProcesses();

@@ -28,7 +28,7 @@ for (const dialect of dialects) {
       for (const attempt of attempts) {
         if (attempt.status === 'rejected') {
           assert.ok(attempt.reason instanceof AppError && attempt.reason.code === 'webhook_limit_reached', String(attempt.reason));
-          assert.deepEqual(attempt.reason.details, { limit: 3 });
+          assert.deepEqual(attempt.reason.meta, { limit: 3 });
         }
       }
       assert.equal((await test.gateway.webhooks.listWebhooks(scope)).length, 3);
@@ -44,9 +44,9 @@ for (const dialect of dialects) {
       const refused = await receive(account);
       assert.equal(refused.statusCode, 429);
       assert.equal(refused.json().error, 'rate_limited');
-      assert.equal(refused.json().details.limit_per_minute, 5);
+      assert.equal(refused.json().meta.limit_per_minute, 5);
       assert.ok(Number(refused.headers['retry-after']) >= 1);
-      assert.equal(String(refused.headers['retry-after']), String(refused.json().details.retry_after_seconds));
+      assert.equal(String(refused.headers['retry-after']), String(refused.json().meta.retry_after_seconds));
       const neighbour = await seedAccount(test.gateway);
       assert.equal((await receive(neighbour)).statusCode, 200, 'another account is not held');
     });

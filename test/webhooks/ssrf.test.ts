@@ -159,7 +159,7 @@ for (const dialect of dialects) {
         assert.ok(error instanceof AppError && error.code === 'webhook_url_blocked', String(error));
         assert.match(error.message, /169\.254\.169\.254/);
         assert.match(error.message, /WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS/);
-        assert.deepEqual(error.details, { host: '169.254.169.254', port: 80, resolved_addresses: ['169.254.169.254'] });
+        assert.deepEqual(error.meta, { host: '169.254.169.254', port: 80, resolved_addresses: ['169.254.169.254'] });
         return true;
       });
     });

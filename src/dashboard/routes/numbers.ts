@@ -72,6 +72,6 @@ async function describeFile(gateway: Gateway, part: MultipartFile) {
 }
 
 function describeInputError(error: AppError): string {
-  // The length limit is in the details; without it "too long" gives nothing to aim for.
+  // The length limit is in the meta; without it "too long" gives nothing to aim for.
   return error.code === 'message_too_long' ? formErrorText(error) : error.message;
 }

@@ -15,7 +15,7 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: numb
       request.log.error({ err: error }, 'request failed unexpectedly');
     }
     // A refusal that says when to come back says it in the header clients and proxies read too.
-    const retryAfter = appError.details?.retry_after_seconds;
+    const retryAfter = appError.meta?.retry_after_seconds;
     if (typeof retryAfter === 'number') void reply.header('Retry-After', String(retryAfter));
     void reply.status(httpStatusFor(appError.code)).send(toEnvelope(appError, request.id));
   });

@@ -17,13 +17,16 @@ export function fromValidation(error: FastifyError): AppError {
   // The query string names its own parts, so that a client is not sent looking in its body.
   const inQuery = (error as FastifyError & { validationContext?: string }).validationContext === 'querystring';
   const part = inQuery ? 'query parameter' : 'field';
+  // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
+  const at = issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
   const unknown = (issue?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
   if (issue?.keyword === 'additionalProperties' && unknown !== undefined) {
-    return new AppError('invalid_request', `The ${part} ${unknown} is not one this operation takes.`, { field: unknown, problem: 'unknown' });
+    // Refused rather than ignored: a typo in an optional field (a schedule, say) must not turn into a different request.
+    const field = at ? `${at}.${unknown}` : unknown;
+    return new AppError('invalid_request', `The ${part} ${field} is not one this operation takes.`, { field, problem: 'unknown' });
   }
   const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
-  // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
-  const field = missing ?? issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+  const field = missing ?? at;
   if (issue === undefined || field === undefined || field === '') {
     return new AppError('invalid_request', 'The body must be a JSON object, e.g. {"from_phone", "to_phone", "message"}.');
   }

@@ -122,6 +122,7 @@ export function registerGroupRoutes(app: FastifyInstance, gateway: Gateway): voi
           security: bearer,
           body: {
             type: 'object',
+            additionalProperties: false,
             required: ['from_phone', 'subject', 'participants'],
             properties: {
               from_phone: { type: 'string', description: 'One of your numbers: the group\'s creator.' },
@@ -183,6 +184,7 @@ export function registerGroupRoutes(app: FastifyInstance, gateway: Gateway): voi
           params: groupIdParams,
           body: {
             type: 'object',
+            additionalProperties: false,
             required: ['from_phone', 'action', 'participants'],
             properties: {
               ...fromPhoneBody,
@@ -226,6 +228,7 @@ export function registerGroupRoutes(app: FastifyInstance, gateway: Gateway): voi
           params: groupIdParams,
           body: {
             type: 'object',
+            additionalProperties: false,
             required: ['from_phone'],
             properties: {
               ...fromPhoneBody,
@@ -268,7 +271,7 @@ export function registerGroupRoutes(app: FastifyInstance, gateway: Gateway): voi
           tags: ['groups'],
           security: bearer,
           params: groupIdParams,
-          body: { type: 'object', required: ['from_phone'], properties: fromPhoneBody },
+          body: { type: 'object', additionalProperties: false, required: ['from_phone'], properties: fromPhoneBody },
           response: { 200: inviteLinkSchema, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
         },
       },
@@ -286,7 +289,7 @@ export function registerGroupRoutes(app: FastifyInstance, gateway: Gateway): voi
           tags: ['groups'],
           security: bearer,
           params: groupIdParams,
-          body: { type: 'object', required: ['from_phone'], properties: fromPhoneBody },
+          body: { type: 'object', additionalProperties: false, required: ['from_phone'], properties: fromPhoneBody },
           response: { 200: { type: 'object', required: ['group_id', 'left'], properties: { group_id: { type: 'string' }, left: { type: 'boolean' } } }, ...errorResponses(400, 401, 403, 404, 429, 500, 503) },
         },
       },

@@ -171,6 +171,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
           params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The media_id.' } } },
           body: {
             type: 'object',
+            additionalProperties: false,
             properties: { expires_in_seconds: { type: 'integer', minimum: 1, maximum: MAX_LINK_LIFETIME_MS / 1000, description: 'How long the link works.' } },
           },
           response: {

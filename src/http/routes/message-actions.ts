@@ -22,6 +22,7 @@ export type ActionRequest =
 
 const reactionRequestSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['from_phone', 'message_id', 'emoji'],
   properties: {
     from_phone: { type: 'string', description: 'The number whose chat holds the message.' },
@@ -128,7 +129,7 @@ export function registerMessageActionRoutes(app: FastifyInstance, gateway: Gatew
           tags: ['messages'],
           security: bearer,
           params: idParams,
-          body: { type: 'object', required: ['message'], properties: { message: { type: 'string', description: 'The new text.' } } },
+          body: { type: 'object', additionalProperties: false, required: ['message'], properties: { message: { type: 'string', description: 'The new text.' } } },
           response: { 200: storedMessageSchema, ...errorResponses(400, 401, 404, 409, 500, 503) },
         },
       },

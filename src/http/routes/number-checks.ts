@@ -16,6 +16,7 @@ export interface CheckNumbersBody {
 
 const checkNumbersRequestSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['from_phone', 'phones'],
   properties: {
     from_phone: { type: 'string', description: 'One of your numbers, which asks WhatsApp.' },

@@ -58,7 +58,7 @@ export function registerNumberRoutes(app: FastifyInstance, gateway: Gateway): vo
           tags: ['numbers'],
           security: bearer,
           params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } } },
-          body: { type: 'object', required: ['auto_read'], properties: { auto_read: { type: 'boolean' } } },
+          body: { type: 'object', additionalProperties: false, required: ['auto_read'], properties: { auto_read: { type: 'boolean' } } },
           response: { 200: numberSchema, ...errorResponses(400, 401, 404, 500) },
         },
       },

@@ -19,6 +19,7 @@ export interface TypingBody {
 
 const typingRequestSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['from_phone', 'to_phone', 'state'],
   properties: {
     from_phone: { type: 'string', description: 'One of your numbers.' },
