@@ -8,7 +8,8 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { accountScope } from '../../src/domain/tenant-scope.ts';
 import type { JournalEntry } from '../../src/engines/sandbox/sandbox-network.ts';
-import { RemoteSandboxNetwork } from '../../src/engines/sandbox/remote-sandbox-network.ts';
+import type { RemoteSandboxNetwork } from '../../src/engines/sandbox/remote-sandbox-network.ts';
+import { TEST_SECRET_KEY_HEX, testNetworkClient } from '../support/shared-network.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { seedAccount } from '../support/gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -48,9 +49,12 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
     receiver = await WebhookReceiver.start();
     networkPort = await freePort();
     const journal = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-network-')), 'journal.ndjson');
-    network = spawn(process.execPath, [path.join(ROOT, 'bin/wagw'), 'sandbox-network', '--port', String(networkPort), '--journal', journal], { stdio: ['ignore', 'pipe', 'inherit'] });
+    network = spawn(process.execPath, [path.join(ROOT, 'bin/wagw'), 'sandbox-network', '--port', String(networkPort), '--journal', journal], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, WAGW_SECRET_KEY: TEST_SECRET_KEY_HEX },
+    });
     await new Promise<void>((resolve) => network.stdout!.once('data', () => resolve()));
-    networkClient = new RemoteSandboxNetwork({ host: '127.0.0.1', port: networkPort });
+    networkClient = testNetworkClient(networkPort);
   });
 
   after(async () => {
@@ -71,10 +75,10 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
         await gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url(), eventTypes: ['message'] });
         return account;
       },
-      { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${receiver.port}`, WAGW_SECRET_KEY: '7e57'.repeat(16) },
+      { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${receiver.port}`, WAGW_SECRET_KEY: TEST_SECRET_KEY_HEX },
     );
     const env = webhookEnv({
-      WAGW_SECRET_KEY: '7e57'.repeat(16),
+      WAGW_SECRET_KEY: TEST_SECRET_KEY_HEX,
       WAGW_SANDBOX_NETWORK: `tcp://127.0.0.1:${networkPort}`,
       WAGW_LEASE_TTL_MS: String(TTL_MS),
       WAGW_OWNER_WAIT_MS: '2000',

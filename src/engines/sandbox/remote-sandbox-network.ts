@@ -1,10 +1,20 @@
 import net from 'node:net';
-import readline from 'node:readline';
 import type { Logger } from 'pino';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import type { Group, GroupChange, ParticipantResult } from '../../domain/groups.ts';
+import { LineSplitter } from './line-splitter.ts';
+import { parseProtocolLine } from './sandbox-network-protocol.ts';
+import { HANDSHAKE_LINE_BYTES, HANDSHAKE_TIMEOUT_MS, handshakeProof, isNonce, newNonce, proofMatches } from './sandbox-network-handshake.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { NotConnectedError, NotGroupMemberError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
+
+/** Where the shared network listens, the handshake key it expects, and the longest line either side may send. */
+export interface SharedNetworkAddress {
+  host: string;
+  port: number;
+  key: Buffer;
+  maxLineBytes: number;
+}
 
 /** How long to wait before dialling the shared network again after the socket closed. */
 const REDIAL_MS = 500;
@@ -23,7 +33,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
   private readonly devices = new Map<string, NetworkDevice>();
 
   constructor(
-    private readonly address: { host: string; port: number },
+    private readonly address: SharedNetworkAddress,
     private readonly logger?: Logger,
   ) {}
 
@@ -96,28 +106,64 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 
   private dial(): Promise<net.Socket> {
     if (this.socket !== undefined && !this.socket.destroyed) return Promise.resolve(this.socket);
-    this.connecting ??= new Promise<net.Socket>((resolve, reject) => {
-      const socket = net.connect(this.address);
-      socket.setNoDelay(true);
-      socket.once('connect', () => {
+    this.connecting ??= this.openSocket().then(
+      (socket) => {
         this.socket = socket;
         this.connecting = undefined;
-        resolve(socket);
-      });
-      socket.once('error', (error) => {
+        return socket;
+      },
+      async (error: unknown) => {
         this.connecting = undefined;
-        reject(new Error(`The shared sandbox network at tcp://${this.address.host}:${this.address.port} cannot be reached: ${error.message}`));
-      });
-      const lines = readline.createInterface({ input: socket });
-      lines.on('line', (line) => this.onLine(line));
-      // A reset socket is reported here too; the close that follows handles it.
-      lines.on('error', () => socket.destroy());
-      socket.on('close', () => this.onClose(socket));
-    }).catch(async (error: unknown) => {
-      await new Promise((resolve) => setTimeout(resolve, REDIAL_MS));
-      throw error;
-    });
+        await new Promise((resolve) => setTimeout(resolve, REDIAL_MS));
+        throw error;
+      },
+    );
     return this.connecting;
+  }
+
+  /** A socket to the network once both sides have proved they hold the key (sandbox-network-handshake.ts). */
+  private openSocket(): Promise<net.Socket> {
+    const where = `tcp://${this.address.host}:${this.address.port}`;
+    return new Promise<net.Socket>((resolve, reject) => {
+      const socket = net.connect(this.address);
+      socket.setNoDelay(true);
+      const nodeNonce = newNonce();
+      let admitted = false;
+      let challenge: string | undefined;
+      const refuse = (reason: string) => {
+        reject(new Error(`The shared sandbox network at ${where} ${reason}`));
+        socket.destroy();
+      };
+      const deadline = setTimeout(() => refuse('did not complete the handshake in time.'), HANDSHAKE_TIMEOUT_MS);
+      const lines = new LineSplitter(
+        HANDSHAKE_LINE_BYTES,
+        (line) => {
+          if (admitted) return this.onLine(line);
+          const message = parseProtocolLine(line) ?? {};
+          if (message.op === 'challenge' && isNonce(message.nonce) && challenge === undefined) {
+            challenge = message.nonce;
+            socket.write(`${JSON.stringify({ op: 'hello', nonce: nodeNonce, proof: handshakeProof(this.address.key, 'node', message.nonce, nodeNonce) })}\n`);
+          } else if (message.op === 'welcome' && challenge !== undefined && proofMatches(handshakeProof(this.address.key, 'network', challenge, nodeNonce), message.proof)) {
+            admitted = true;
+            clearTimeout(deadline);
+            lines.maxLineBytes = this.address.maxLineBytes;
+            resolve(socket);
+          } else {
+            refuse('did not prove that it holds WAGW_SECRET_KEY.');
+          }
+        },
+        () => refuse(`sent a line longer than ${lines.maxLineBytes} bytes.`),
+      );
+      socket.on('data', (chunk: Buffer) => lines.push(chunk));
+      socket.on('error', (error) => refuse(`cannot be reached: ${error.message}`));
+      socket.on('close', () => {
+        clearTimeout(deadline);
+        lines.stop();
+        // Closed before the welcome: the network refused this node's proof, or went away.
+        if (!admitted) refuse('closed the connection during the handshake: WAGW_SECRET_KEY must be the same on the network and on every node.');
+        this.onClose(socket);
+      });
+    });
   }
 
   private onLine(line: string): void {
