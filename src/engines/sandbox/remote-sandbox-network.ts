@@ -16,6 +16,14 @@ export interface SharedNetworkAddress {
   maxLineBytes: number;
 }
 
+/** A number's connection as this node made it: the socket it lives on, and whether the network took it. */
+interface LocalConnection {
+  id: number;
+  device: NetworkDevice;
+  socket: net.Socket;
+  established: boolean;
+}
+
 /** How long to wait before dialling the shared network again after the socket closed. */
 const REDIAL_MS = 500;
 
@@ -30,7 +38,9 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
   private connecting: Promise<net.Socket> | undefined;
   private nextRef = 0;
   private readonly pending = new Map<number, { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }>();
-  private readonly devices = new Map<string, NetworkDevice>();
+  private nextConnection = 0;
+  /** Each number's latest connection from this node; only its device hears what the network pushes. */
+  private readonly devices = new Map<string, LocalConnection>();
 
   constructor(
     private readonly address: SharedNetworkAddress,
@@ -38,8 +48,19 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
   ) {}
 
   async connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection> {
-    this.devices.set(phone, device);
-    await this.request({ op: 'connect', phone, node });
+    const socket = await this.dial();
+    // Known before the network answers, as the messages kept for the number may come first.
+    const local: LocalConnection = { id: ++this.nextConnection, device, socket, established: false };
+    this.devices.set(phone, local);
+    try {
+      await this.request({ op: 'connect', phone, node, connection: local.id });
+    } catch (error) {
+      // A connection that never was must not be told it was lost: its caller retries it, and a
+      // second retry started by the loss would race the first (issue 26, item 1).
+      if (this.devices.get(phone) === local) this.devices.delete(phone);
+      throw error;
+    }
+    local.established = true;
     return {
       send: async (to, text, readMedia, extras) => {
         // The shared network decides who is in the sandbox, so the bytes travel with the send.
@@ -51,7 +72,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
         await this.request({ op: 'read', phone, to, ids });
       },
       close: async () => {
-        if (this.devices.get(phone) !== device) return;
+        if (this.devices.get(phone) !== local) return;
         this.devices.delete(phone);
         await this.request({ op: 'disconnect', phone }).catch(() => {});
       },
@@ -174,7 +195,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
       waiter?.resolve(message);
       return;
     }
-    const device = this.devices.get(String(message.phone));
+    const local = this.devices.get(String(message.phone));
+    const device = local?.device;
     if (message.op === 'incoming') {
       const incoming = message.message as NetworkMessage;
       if (device === undefined) return;
@@ -188,8 +210,10 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
       const change = message.change as GroupChange;
       device?.groupChanged?.({ ...change, at: new Date(change.at) });
     } else if (message.op === 'replaced') {
+      // A connection this node has itself superseded (a session connecting again) was replaced by its successor: nothing to tell.
+      if (local === undefined || local.id !== message.connection) return;
       this.devices.delete(String(message.phone));
-      device?.replaced();
+      local.device.replaced();
     }
   }
 
@@ -197,9 +221,13 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     if (this.socket === socket) this.socket = undefined;
     for (const waiter of this.pending.values()) waiter.reject(new Error('the connection to the shared sandbox network closed'));
     this.pending.clear();
-    const devices = [...this.devices.values()];
-    this.devices.clear();
-    for (const device of devices) device.lost?.();
+    const lost: NetworkDevice[] = [];
+    for (const [phone, local] of this.devices) {
+      if (local.socket !== socket) continue;
+      this.devices.delete(phone);
+      if (local.established) lost.push(local.device);
+    }
+    for (const device of lost) device.lost?.();
   }
 }
 

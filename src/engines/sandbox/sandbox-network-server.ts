@@ -35,10 +35,10 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  * A peer without the key gets nothing but the challenge, and no line may exceed `maxLineBytes`.
  *
  * Requests carry `ref` and are answered with the same `ref`:
- *   connect {phone, node} · disconnect {phone} · send {phone, to, text, media?} ·
+ *   connect {phone, node, connection} · disconnect {phone} · send {phone, to, text, media?} ·
  *   inject {from, to, text, media?, structured?, in_group?} ·
  *   stored {id} (the node has stored incoming message id) · journal {}
- * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone}
+ * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone, connection}
  */
 export async function serveSandboxNetwork(options: SandboxNetworkServerOptions): Promise<{ port: number; close(): Promise<void> }> {
   const groupArchive = options.groupsFile === undefined ? undefined : fileGroupArchive(options.groupsFile);
@@ -137,7 +137,9 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
   const phone = String(request.phone ?? '');
   switch (request.op) {
     case 'connect': {
-      const connection = await network.connect(phone, String(request.node), {
+      // The node's own name for this connection, so that it can tell which one was replaced.
+      const connectionId = request.connection;
+      const connection: NetworkConnection = await network.connect(phone, String(request.node), {
         incoming: (message: NetworkMessage) =>
           new Promise<void>((resolve, reject) => {
             node.awaitingStore.set(message.id, { resolve, reject });
@@ -146,8 +148,8 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
         receipt: (receipt) => node.push({ op: 'receipt', phone, ...receipt }),
         groupChanged: (change) => node.push({ op: 'group_changed', phone, change }),
         replaced: () => {
-          node.connections.delete(phone);
-          node.push({ op: 'replaced', phone });
+          if (node.connections.get(phone) === connection) node.connections.delete(phone);
+          node.push({ op: 'replaced', phone, connection: connectionId });
         },
       });
       node.connections.set(phone, connection);
