@@ -18,3 +18,9 @@ export function testNetworkClient(port: number, key: Buffer = TEST_NETWORK_KEY):
   // A node reads more than it may send: the journal, answered in one line, grows with every test.
   return new RemoteSandboxNetwork({ host: '127.0.0.1', port, key, maxLineBytes: 16 * TEST_LINE_BYTES });
 }
+
+/** Closes the nodes' sides first, then the network; any of them may be missing when a `before` failed. */
+export async function stopTestNetwork(shared: { close(): Promise<void> } | undefined, ...clients: (RemoteSandboxNetwork | undefined)[]): Promise<void> {
+  for (const client of clients) client?.close();
+  await shared?.close();
+}

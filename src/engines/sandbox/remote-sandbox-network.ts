@@ -199,10 +199,15 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     const device = local?.device;
     if (message.op === 'incoming') {
       const incoming = message.message as NetworkMessage;
-      if (device === undefined) return;
+      // Either answer lets the network move on: `stored` forgets the message, `not_stored` hands it over again shortly.
+      const answer = (op: 'stored' | 'not_stored') => this.socket?.write(`${JSON.stringify({ op, id: incoming.id })}\n`);
+      if (device === undefined) return void answer('not_stored');
       device.incoming(incoming).then(
-        () => this.socket?.write(`${JSON.stringify({ op: 'stored', id: incoming.id })}\n`),
-        (error: unknown) => this.logger?.warn({ err: error, id: incoming.id }, 'could not store a sandbox message; the network keeps it'),
+        () => answer('stored'),
+        (error: unknown) => {
+          this.logger?.warn({ err: error, id: incoming.id }, 'could not store a sandbox message; the network hands it over again');
+          answer('not_stored');
+        },
       );
     } else if (message.op === 'receipt') {
       device?.receipt({ id: String(message.id), status: message.status === 'read' ? 'read' : 'delivered' });

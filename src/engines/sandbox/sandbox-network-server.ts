@@ -37,7 +37,8 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  * Requests carry `ref` and are answered with the same `ref`:
  *   connect {phone, node, connection} · disconnect {phone} · send {phone, to, text, media?} ·
  *   inject {from, to, text, media?, structured?, in_group?} ·
- *   stored {id} (the node has stored incoming message id) · journal {}
+ *   stored {id} (the node has stored incoming message id) · not_stored {id} (it could not; the
+ *   network hands the message over again) · journal {}
  * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone, connection}
  */
 export async function serveSandboxNetwork(options: SandboxNetworkServerOptions): Promise<{ port: number; close(): Promise<void> }> {
@@ -189,6 +190,11 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
       return answer(node, request.ref, { ok: true });
     case 'stored':
       node.awaitingStore.get(String(request.id))?.resolve();
+      node.awaitingStore.delete(String(request.id));
+      return;
+    case 'not_stored':
+      // The network keeps the message and hands it over again (sandbox-network.ts, handOver).
+      node.awaitingStore.get(String(request.id))?.reject(new Error('the node could not store the message'));
       node.awaitingStore.delete(String(request.id));
       return;
     case 'journal':
