@@ -53,7 +53,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     const local: LocalConnection = { id: ++this.nextConnection, device, socket, established: false };
     this.devices.set(phone, local);
     try {
-      await this.request({ op: 'connect', phone, node, connection: local.id });
+      await this.requestOn(socket, { op: 'connect', phone, node, connection: local.id });
     } catch (error) {
       // A connection that never was must not be told it was lost: its caller retries it, and a
       // second retry started by the loss would race the first (issue 26, item 1).
@@ -114,7 +114,12 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
   }
 
   private async request(body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const socket = await this.dial();
+    return this.requestOn(await this.dial(), body);
+  }
+
+  /** A request on this very socket: a connection must live on the socket whose loss it will hear of. */
+  private requestOn(socket: net.Socket, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (socket.destroyed) return Promise.reject(new Error('the connection to the shared sandbox network closed'));
     const ref = ++this.nextRef;
     return new Promise((resolve, reject) => {
       this.pending.set(ref, {
@@ -146,7 +151,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
   private openSocket(): Promise<net.Socket> {
     const where = `tcp://${this.address.host}:${this.address.port}`;
     return new Promise<net.Socket>((resolve, reject) => {
-      const socket = net.connect(this.address);
+      const socket = net.connect({ host: this.address.host, port: this.address.port });
       socket.setNoDelay(true);
       const nodeNonce = newNonce();
       let admitted = false;
@@ -159,7 +164,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
       const lines = new LineSplitter(
         HANDSHAKE_LINE_BYTES,
         (line) => {
-          if (admitted) return this.onLine(line);
+          if (admitted) return this.onLine(line, socket);
           const message = parseProtocolLine(line) ?? {};
           if (message.op === 'challenge' && isNonce(message.nonce) && challenge === undefined) {
             challenge = message.nonce;
@@ -187,8 +192,9 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     });
   }
 
-  private onLine(line: string): void {
-    const message = JSON.parse(line) as Record<string, unknown>;
+  private onLine(line: string, socket: net.Socket): void {
+    const message = parseProtocolLine(line);
+    if (message === undefined) return void socket.destroy();
     if (message.ref !== undefined) {
       const waiter = this.pending.get(Number(message.ref));
       this.pending.delete(Number(message.ref));
@@ -200,7 +206,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     if (message.op === 'incoming') {
       const incoming = message.message as NetworkMessage;
       // Either answer lets the network move on: `stored` forgets the message, `not_stored` hands it over again shortly.
-      const answer = (op: 'stored' | 'not_stored') => this.socket?.write(`${JSON.stringify({ op, id: incoming.id })}\n`);
+      const answer = (op: 'stored' | 'not_stored') => !socket.destroyed && socket.write(`${JSON.stringify({ op, id: incoming.id })}\n`);
       if (device === undefined) return void answer('not_stored');
       device.incoming(incoming).then(
         () => answer('stored'),

@@ -141,7 +141,11 @@ export class SandboxEngine implements Engine, InboundSimulator {
           return;
         }
         this.connect(number, session).then(
-          () => void (session.reconnecting = false),
+          () => {
+            session.reconnecting = false;
+            // Stopped while it was connecting: the connection it made must not outlive it.
+            if (this.sessions.get(number.id) !== session) void session.connection?.close();
+          },
           () => attempt(Math.min(delayMs * 2, RECONNECT_MAX_MS)),
         );
       }, delayMs).unref();
