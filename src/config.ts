@@ -161,6 +161,8 @@ export interface ClusterConfig {
   ownerWaitMs: number;
   /** WAGW_SANDBOX_NETWORK: `tcp://host:port` of a shared sandbox network; null runs it in this process. */
   sandboxNetwork: { host: string; port: number } | null;
+  /** WAGW_SANDBOX_NETWORK_MAX_LINE_BYTES: the longest line the shared sandbox network and a node read from each other. */
+  sandboxNetworkMaxLineBytes: number;
 }
 
 export interface WebhookConfig {
@@ -239,6 +241,16 @@ export function loadConfig(env: Environment = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}".`);
 
   const leaseTtlMs = integer('WAGW_LEASE_TTL_MS', 15_000, 1_000, 600_000);
+  // WhatsApp's own limits: 16 MiB for photos, video and sound, 100 MiB for documents, 500 KiB for stickers.
+  const mediaLimits: MediaLimits = {
+    image: integer('WAGW_MEDIA_MAX_IMAGE_BYTES', 16 * MIB, 1),
+    video: integer('WAGW_MEDIA_MAX_VIDEO_BYTES', 16 * MIB, 1),
+    audio: integer('WAGW_MEDIA_MAX_AUDIO_BYTES', 16 * MIB, 1),
+    voice: integer('WAGW_MEDIA_MAX_AUDIO_BYTES', 16 * MIB, 1),
+    document: integer('WAGW_MEDIA_MAX_DOCUMENT_BYTES', 100 * MIB, 1),
+    sticker: integer('WAGW_MEDIA_MAX_STICKER_BYTES', 500 * 1024, 1),
+  };
+  const maxMessageLength = integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1);
   const config: Config = {
     database: parseDatabaseUrl(
       env.DATABASE_URL,
@@ -270,7 +282,7 @@ export function loadConfig(env: Environment = process.env): Config {
     },
     apiKeyPrefix,
     publicUrl: parsePublicUrl(env.WAGW_PUBLIC_URL, problems),
-    maxMessageLength: integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1),
+    maxMessageLength,
     sandbox: { receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1) },
     numberChecksPerMinute: integer('WAGW_NUMBER_CHECKS_PER_MINUTE', 60, 1, 10_000),
     typingMs: integer('WAGW_TYPING_SECONDS', 25, 1, 300) * 1000,
@@ -285,15 +297,7 @@ export function loadConfig(env: Environment = process.env): Config {
     media: {
       directory: path.resolve(env.WAGW_MEDIA_DIR || path.join(env.WAGW_DATA_DIR || './data', 'media')),
       s3: parseS3Store(env, problems),
-      // WhatsApp's own limits: 16 MiB for photos, video and sound, 100 MiB for documents, 500 KiB for stickers.
-      limits: {
-        image: integer('WAGW_MEDIA_MAX_IMAGE_BYTES', 16 * MIB, 1),
-        video: integer('WAGW_MEDIA_MAX_VIDEO_BYTES', 16 * MIB, 1),
-        audio: integer('WAGW_MEDIA_MAX_AUDIO_BYTES', 16 * MIB, 1),
-        voice: integer('WAGW_MEDIA_MAX_AUDIO_BYTES', 16 * MIB, 1),
-        document: integer('WAGW_MEDIA_MAX_DOCUMENT_BYTES', 100 * MIB, 1),
-        sticker: integer('WAGW_MEDIA_MAX_STICKER_BYTES', 500 * 1024, 1),
-      },
+      limits: mediaLimits,
       retentionMs: integer('WAGW_MEDIA_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
       uploadTtlMs: integer('WAGW_MEDIA_UPLOAD_TTL_HOURS', 24, 1, 8760) * 3_600_000,
       linkTtlMs: integer('WAGW_MEDIA_LINK_TTL_HOURS', 24, 1, 168) * 3_600_000,
@@ -334,6 +338,7 @@ export function loadConfig(env: Environment = process.env): Config {
       maxSessionsPerNode: env.WAGW_MAX_SESSIONS_PER_NODE ? integer('WAGW_MAX_SESSIONS_PER_NODE', 0, 1) : null,
       ownerWaitMs: integer('WAGW_OWNER_WAIT_MS', 5_000, 0, 120_000),
       sandboxNetwork: parseSandboxNetwork(env.WAGW_SANDBOX_NETWORK, problems),
+      sandboxNetworkMaxLineBytes: integer('WAGW_SANDBOX_NETWORK_MAX_LINE_BYTES', largestNetworkLineBytes(mediaLimits, maxMessageLength), 65_536),
     },
     interruptedSendAfterMs: integer('WAGW_INTERRUPTED_SEND_AFTER_MS', 60_000, 1_000),
     metrics: { token: parseMetricsToken(env.WAGW_METRICS_TOKEN, problems) },
@@ -341,6 +346,15 @@ export function loadConfig(env: Environment = process.env): Config {
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+/**
+ * A message with the largest file the gateway accepts, as the shared sandbox network carries it:
+ * the file in base64, its caption escaped as JSON at worst (six bytes a character), and a mebibyte
+ * for everything else. Any longer line is no message of ours.
+ */
+function largestNetworkLineBytes(limits: MediaLimits, maxMessageLength: number): number {
+  return Math.ceil(Math.max(...Object.values(limits)) / 3) * 4 + 6 * maxMessageLength + MIB;
 }
 
 function parseDatabaseUrl(

@@ -53,6 +53,7 @@ import { OwnerRouter } from './cluster/owner-router.ts';
 import { RoutedLinking } from './cluster/routed-linking.ts';
 import { SandboxNetwork, type SandboxNetworkPort } from './engines/sandbox/sandbox-network.ts';
 import { RemoteSandboxNetwork } from './engines/sandbox/remote-sandbox-network.ts';
+import { deriveSandboxNetworkKey } from './engines/sandbox/sandbox-network-handshake.ts';
 import { loadSecretKey, SecretBox } from './secrets/secret-box.ts';
 import { DeliveryWorker } from './webhooks/delivery-worker.ts';
 import { WebhookHttpClient } from './webhooks/webhook-http.ts';
@@ -228,7 +229,11 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       return message;
     },
   });
-  const sandboxNetwork = config.cluster.sandboxNetwork === null ? await embeddedSandboxNetwork(store) : new RemoteSandboxNetwork(config.cluster.sandboxNetwork, logger);
+  const shared = config.cluster.sandboxNetwork;
+  const sandboxNetwork =
+    shared === null
+      ? await embeddedSandboxNetwork(store)
+      : new RemoteSandboxNetwork({ ...shared, key: deriveSandboxNetworkKey(secretKey), maxLineBytes: config.cluster.sandboxNetworkMaxLineBytes }, logger);
   const sandbox = new SandboxEngine({
     events: eventsFrom('sandbox'),
     network: sandboxNetwork,

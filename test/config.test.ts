@@ -42,6 +42,12 @@ describe('loadConfig defaults', () => {
     assert.deepEqual(config.admin, { email: undefined, password: undefined });
   });
 
+  it('the shared sandbox network\'s line limit has room for the largest file in base64 with its caption, and follows the media limits', () => {
+    assert.equal(config.cluster.sandboxNetworkMaxLineBytes, Math.ceil((100 * 1024 * 1024) / 3) * 4 + 6 * 65_536 + 1024 * 1024);
+    assert.equal(loadConfig({ WAGW_MEDIA_MAX_DOCUMENT_BYTES: '3000', WAGW_MEDIA_MAX_IMAGE_BYTES: '3000', WAGW_MEDIA_MAX_VIDEO_BYTES: '3000', WAGW_MEDIA_MAX_AUDIO_BYTES: '3000', WAGW_MEDIA_MAX_STICKER_BYTES: '3000', WAGW_MAX_MESSAGE_LENGTH: '10' }).cluster.sandboxNetworkMaxLineBytes, 4000 + 60 + 1024 * 1024);
+    assert.equal(loadConfig({ WAGW_SANDBOX_NETWORK_MAX_LINE_BYTES: '1048576' }).cluster.sandboxNetworkMaxLineBytes, 1_048_576);
+  });
+
   it('empty strings count as unset and take the defaults', () => {
     const blank = loadConfig({ DATABASE_URL: '', PORT: '', HOST: '', WAGW_KEY_PREFIX: '', WAGW_MAX_MESSAGE_LENGTH: '' });
     assert.deepEqual(blank, config);

@@ -84,7 +84,7 @@ export const sandboxReceiveRequestSchema = {
   properties: {
     ...messageContentProperties,
     to_phone: { ...phoneField, description: 'Your sandbox number that receives the message.' },
-    group_id: { ...groupIdField, description: 'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one.' },
+    group_id: { ...groupIdField, description: 'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one. from_phone must then be a phone outside the gateway or one of your own sandbox numbers (else 403 phone_not_owned).' },
     mentions: { type: 'array', maxItems: 256, items: { type: 'string' }, description: 'With group_id: the members the simulated message mentions, by phone.' },
     location: {
       type: 'object',

@@ -8,6 +8,7 @@ import type { SessionSupervisor } from './session-supervisor.ts';
 import type { OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { Store } from '../store/database.ts';
+import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
 import { roleOf } from '../domain/groups.ts';
 import type { GroupService } from './groups.ts';
@@ -58,6 +59,7 @@ export class SandboxInbox {
       }
       const stranger = (incoming.mentions ?? []).findIndex((phone) => roleOf(group, phone) === undefined);
       if (stranger >= 0) throw new AppError('invalid_mention', `mentions[${stranger}] ${incoming.mentions![stranger]} is not a member of group ${group.id}.`, { field: `mentions[${stranger}]` });
+      await this.assertMaySpeakInGroup(scope, incoming.fromPhone);
     }
     // The simulated phone answers a message of its chat with the number, as a customer would.
     const chat: Chat = incoming.groupId === undefined ? { phone: incoming.fromPhone } : { groupId: incoming.groupId };
@@ -88,6 +90,21 @@ export class SandboxInbox {
     assertSendableText(text, this.maxMessageLength, media !== undefined);
     // The file is read only once the number is known to be the account's own.
     return simulator.deliverIncoming(number, { fromPhone, text, ...(media !== undefined && { media: await media() }) });
+  }
+
+  /**
+   * A simulated group message reaches every member, other accounts' numbers among them, as
+   * genuine. So it may come only from a phone outside the gateway, or from one of the caller's
+   * own sandbox numbers, which the caller could send from anyway.
+   */
+  private async assertMaySpeakInGroup(scope: AccountScope, fromPhone: E164): Promise<void> {
+    const sender = await findNumberByPhone(this.store.db, fromPhone);
+    if (sender === undefined || (sender.accountId === scope.accountId && this.supervisor.simulatorFor(sender) !== undefined)) return;
+    throw new AppError(
+      'phone_not_owned',
+      `from_phone ${fromPhone} is a number of this gateway but not a sandbox number of your account; a simulated group message comes from a phone outside the gateway or from one of your own sandbox numbers.`,
+      { field: 'from_phone' },
+    );
   }
 
   /** Refuses a simulated message past the account's rate, saying when the next one may come. */

@@ -155,17 +155,18 @@ export class SessionSupervisor implements SessionHost {
   }
 
   /**
-   * Ends the number's session and starts it again: how an operator retries a number that gave
-   * up (`failed`), was replaced by another device (`conflict`) or is waiting out a backoff
-   * (`disconnected`). Other statuses need linking (`logged_out`, `link_expired`) or nothing.
+   * Ends the number's session and starts it again, on every engine: how an operator retries a
+   * number that gave up (`failed`), was replaced by another device (`conflict`) or is waiting out
+   * a backoff (`disconnected`). Other statuses need linking (`logged_out`, `link_expired`) or nothing.
    * Only the owner can do it; other nodes forward the request (cluster/internal-client.ts).
    */
   async restart(number: WhatsAppNumber): Promise<void> {
     const engine = this.engineFor(number);
-    if (engine === undefined || !engine.capabilities.linking) {
-      throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which has no session to restart.`);
+    if (engine === undefined) {
+      throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which does not run in this gateway.`);
     }
-    if (!this.restartable(number)) {
+    // The stored status, or the live one: a sandbox number whose stored status is the operator's may be in conflict all the same.
+    if (!RESTARTABLE.has(number.status) && !RESTARTABLE.has(engine.sessionStatus(number))) {
       throw new AppError('invalid_argument', `${number.phone} is ${number.status.replace(/_/g, ' ')}; only a failed, conflicting or disconnected session is restarted. Link it instead.`);
     }
     const lease = this.requireLease(number);

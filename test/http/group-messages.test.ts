@@ -156,6 +156,23 @@ for (const dialect of dialects) {
       assert.deepEqual([notOurs.statusCode, notOurs.json().error], [403, 'not_group_member']);
     });
 
+    it('another account cannot make a simulated group message come from a number of this gateway that is not its own: only outside phones and its own sandbox numbers speak', async () => {
+      const forge = (fromPhone: string, message: string) => test.post('/sandbox/receive', { from_phone: fromPhone, to_phone: bob.phones[0], group_id: group.id, message }, bob.apiKey);
+      for (const [fromPhone, message] of [[alice.phones[0]!, 'forged from alice\'s own number'], [alice.phones[1]!, 'forged from alice\'s other number']] as const) {
+        const forged = await forge(fromPhone, message);
+        assert.deepEqual([forged.statusCode, forged.json().error, forged.json().details?.field], [403, 'phone_not_owned', 'from_phone'], forged.body);
+      }
+      const stored = await test.gateway.store.db.selectFrom('messages').select('id').where('text', 'like', 'forged from alice%').execute();
+      assert.deepEqual(stored, [], 'no account stored the forged messages');
+
+      // A phone outside the gateway may still write, and so may the caller's own number, which reaches Alice as Bob's.
+      assert.equal((await forge(CUSTOMER, 'from the customer, via bob')).statusCode, 200);
+      const own = await test.post('/sandbox/receive', { from_phone: alice.phones[1], to_phone: alice.phones[0], group_id: group.id, message: 'alice simulates her own number' }, alice.apiKey);
+      assert.equal(own.statusCode, 200, own.body);
+      const heardOwn = await heard('bob-groups', 'message', (event) => event.message === 'alice simulates her own number');
+      assert.equal(heardOwn.from_phone, alice.phones[1]);
+    });
+
     it('sends a file to the group, which members receive as media', async () => {
       const sent = await test.post('/send_message', { from_phone: alice.phones[0], to_group: group.id, message: 'Proof of delivery', media: { data: PIXEL } }, alice.apiKey);
       assert.equal(sent.statusCode, 200, sent.body);

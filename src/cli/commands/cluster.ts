@@ -1,6 +1,10 @@
 import type { Command } from 'commander';
 import { readClusterStatus } from '../../operations/cluster-status.ts';
 import { serveSandboxNetwork } from '../../engines/sandbox/sandbox-network-server.ts';
+import { loadConfig } from '../../config.ts';
+import { createLogger } from '../../main.ts';
+import { loadSecretKey } from '../../secrets/secret-box.ts';
+import { deriveSandboxNetworkKey } from '../../engines/sandbox/sandbox-network-handshake.ts';
 import { parseWholeNumber, withGateway } from '../context.ts';
 import { table } from '../output.ts';
 
@@ -45,13 +49,18 @@ export function registerClusterCommands(program: Command): void {
   program
     .command('sandbox-network')
     .description('Run the simulated WhatsApp network that several nodes share (set WAGW_SANDBOX_NETWORK=tcp://host:port on each)')
-    .option('--host <host>', 'the address to listen on', '127.0.0.1')
+    .option('--host <host>', 'the address to listen on: loopback unless the nodes run on other machines', '127.0.0.1')
     .option('--port <port>', 'the port to listen on', '7400')
     .option('--journal <file>', 'append every connection, replacement, send and delivery to this file, one JSON object a line')
     .option('--groups <file>', 'keep the network\'s groups in this file, so that they outlive a restart of the network')
     .action(async (options: { host: string; port: string; journal?: string; groups?: string }) => {
+      const config = loadConfig();
+      // The same key as the nodes': each must prove it holds WAGW_SECRET_KEY before it is heard.
+      const secretKey = loadSecretKey(config.secretKey, config.dataDirectory, createLogger(config, process.stderr));
       const network = await serveSandboxNetwork({
         host: options.host,
+        key: deriveSandboxNetworkKey(secretKey),
+        maxLineBytes: config.cluster.sandboxNetworkMaxLineBytes,
         port: parseWholeNumber(options.port, '--port'),
         ...(options.journal !== undefined && { journalFile: options.journal }),
         ...(options.groups !== undefined && { groupsFile: options.groups }),

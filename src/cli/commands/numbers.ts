@@ -28,7 +28,7 @@ export function registerNumberCommands(program: Command): void {
 
   number
     .command('restart <phoneOrId>')
-    .description('Restart a real number\'s session that failed, was replaced or is backing off; the node that owns it does it')
+    .description('Restart a number\'s session that failed, was replaced or is backing off, on any engine; the node that owns it does it')
     .action(async (phoneOrId: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);

@@ -1,10 +1,28 @@
 import net from 'node:net';
-import readline from 'node:readline';
 import type { Logger } from 'pino';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import type { Group, GroupChange, ParticipantResult } from '../../domain/groups.ts';
+import { LineSplitter } from './line-splitter.ts';
+import { parseProtocolLine } from './sandbox-network-protocol.ts';
+import { HANDSHAKE_LINE_BYTES, HANDSHAKE_TIMEOUT_MS, handshakeProof, isNonce, newNonce, proofMatches } from './sandbox-network-handshake.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { NotConnectedError, NotGroupMemberError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
+
+/** Where the shared network listens, the handshake key it expects, and the longest line either side may send. */
+export interface SharedNetworkAddress {
+  host: string;
+  port: number;
+  key: Buffer;
+  maxLineBytes: number;
+}
+
+/** A number's connection as this node made it: the socket it lives on, and whether the network took it. */
+interface LocalConnection {
+  id: number;
+  device: NetworkDevice;
+  socket: net.Socket;
+  established: boolean;
+}
 
 /** How long to wait before dialling the shared network again after the socket closed. */
 const REDIAL_MS = 500;
@@ -20,16 +38,29 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
   private connecting: Promise<net.Socket> | undefined;
   private nextRef = 0;
   private readonly pending = new Map<number, { resolve: (value: Record<string, unknown>) => void; reject: (error: Error) => void }>();
-  private readonly devices = new Map<string, NetworkDevice>();
+  private nextConnection = 0;
+  /** Each number's latest connection from this node; only its device hears what the network pushes. */
+  private readonly devices = new Map<string, LocalConnection>();
 
   constructor(
-    private readonly address: { host: string; port: number },
+    private readonly address: SharedNetworkAddress,
     private readonly logger?: Logger,
   ) {}
 
   async connect(phone: string, node: string, device: NetworkDevice): Promise<NetworkConnection> {
-    this.devices.set(phone, device);
-    await this.request({ op: 'connect', phone, node });
+    const socket = await this.dial();
+    // Known before the network answers, as the messages kept for the number may come first.
+    const local: LocalConnection = { id: ++this.nextConnection, device, socket, established: false };
+    this.devices.set(phone, local);
+    try {
+      await this.requestOn(socket, { op: 'connect', phone, node, connection: local.id });
+    } catch (error) {
+      // A connection that never was must not be told it was lost: its caller retries it, and a
+      // second retry started by the loss would race the first (issue 26, item 1).
+      if (this.devices.get(phone) === local) this.devices.delete(phone);
+      throw error;
+    }
+    local.established = true;
     return {
       send: async (to, text, readMedia, extras) => {
         // The shared network decides who is in the sandbox, so the bytes travel with the send.
@@ -41,7 +72,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
         await this.request({ op: 'read', phone, to, ids });
       },
       close: async () => {
-        if (this.devices.get(phone) !== device) return;
+        if (this.devices.get(phone) !== local) return;
         this.devices.delete(phone);
         await this.request({ op: 'disconnect', phone }).catch(() => {});
       },
@@ -83,7 +114,12 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
   }
 
   private async request(body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    const socket = await this.dial();
+    return this.requestOn(await this.dial(), body);
+  }
+
+  /** A request on this very socket: a connection must live on the socket whose loss it will hear of. */
+  private requestOn(socket: net.Socket, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+    if (socket.destroyed) return Promise.reject(new Error('the connection to the shared sandbox network closed'));
     const ref = ++this.nextRef;
     return new Promise((resolve, reject) => {
       this.pending.set(ref, {
@@ -96,45 +132,88 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 
   private dial(): Promise<net.Socket> {
     if (this.socket !== undefined && !this.socket.destroyed) return Promise.resolve(this.socket);
-    this.connecting ??= new Promise<net.Socket>((resolve, reject) => {
-      const socket = net.connect(this.address);
-      socket.setNoDelay(true);
-      socket.once('connect', () => {
+    this.connecting ??= this.openSocket().then(
+      (socket) => {
         this.socket = socket;
         this.connecting = undefined;
-        resolve(socket);
-      });
-      socket.once('error', (error) => {
+        return socket;
+      },
+      async (error: unknown) => {
         this.connecting = undefined;
-        reject(new Error(`The shared sandbox network at tcp://${this.address.host}:${this.address.port} cannot be reached: ${error.message}`));
-      });
-      const lines = readline.createInterface({ input: socket });
-      lines.on('line', (line) => this.onLine(line));
-      // A reset socket is reported here too; the close that follows handles it.
-      lines.on('error', () => socket.destroy());
-      socket.on('close', () => this.onClose(socket));
-    }).catch(async (error: unknown) => {
-      await new Promise((resolve) => setTimeout(resolve, REDIAL_MS));
-      throw error;
-    });
+        await new Promise((resolve) => setTimeout(resolve, REDIAL_MS));
+        throw error;
+      },
+    );
     return this.connecting;
   }
 
-  private onLine(line: string): void {
-    const message = JSON.parse(line) as Record<string, unknown>;
+  /** A socket to the network once both sides have proved they hold the key (sandbox-network-handshake.ts). */
+  private openSocket(): Promise<net.Socket> {
+    const where = `tcp://${this.address.host}:${this.address.port}`;
+    return new Promise<net.Socket>((resolve, reject) => {
+      const socket = net.connect({ host: this.address.host, port: this.address.port });
+      socket.setNoDelay(true);
+      const nodeNonce = newNonce();
+      let admitted = false;
+      let challenge: string | undefined;
+      const refuse = (reason: string) => {
+        reject(new Error(`The shared sandbox network at ${where} ${reason}`));
+        socket.destroy();
+      };
+      const deadline = setTimeout(() => refuse('did not complete the handshake in time.'), HANDSHAKE_TIMEOUT_MS);
+      const lines = new LineSplitter(
+        HANDSHAKE_LINE_BYTES,
+        (line) => {
+          if (admitted) return this.onLine(line, socket);
+          const message = parseProtocolLine(line) ?? {};
+          if (message.op === 'challenge' && isNonce(message.nonce) && challenge === undefined) {
+            challenge = message.nonce;
+            socket.write(`${JSON.stringify({ op: 'hello', nonce: nodeNonce, proof: handshakeProof(this.address.key, 'node', message.nonce, nodeNonce) })}\n`);
+          } else if (message.op === 'welcome' && challenge !== undefined && proofMatches(handshakeProof(this.address.key, 'network', challenge, nodeNonce), message.proof)) {
+            admitted = true;
+            clearTimeout(deadline);
+            lines.maxLineBytes = this.address.maxLineBytes;
+            resolve(socket);
+          } else {
+            refuse('did not prove that it holds WAGW_SECRET_KEY.');
+          }
+        },
+        () => refuse(`sent a line longer than ${lines.maxLineBytes} bytes.`),
+      );
+      socket.on('data', (chunk: Buffer) => lines.push(chunk));
+      socket.on('error', (error) => refuse(`cannot be reached: ${error.message}`));
+      socket.on('close', () => {
+        clearTimeout(deadline);
+        lines.stop();
+        // Closed before the welcome: the network refused this node's proof, or went away.
+        if (!admitted) refuse('closed the connection during the handshake: WAGW_SECRET_KEY must be the same on the network and on every node.');
+        this.onClose(socket);
+      });
+    });
+  }
+
+  private onLine(line: string, socket: net.Socket): void {
+    const message = parseProtocolLine(line);
+    if (message === undefined) return void socket.destroy();
     if (message.ref !== undefined) {
       const waiter = this.pending.get(Number(message.ref));
       this.pending.delete(Number(message.ref));
       waiter?.resolve(message);
       return;
     }
-    const device = this.devices.get(String(message.phone));
+    const local = this.devices.get(String(message.phone));
+    const device = local?.device;
     if (message.op === 'incoming') {
       const incoming = message.message as NetworkMessage;
-      if (device === undefined) return;
+      // Either answer lets the network move on: `stored` forgets the message, `not_stored` hands it over again shortly.
+      const answer = (op: 'stored' | 'not_stored') => !socket.destroyed && socket.write(`${JSON.stringify({ op, id: incoming.id })}\n`);
+      if (device === undefined) return void answer('not_stored');
       device.incoming(incoming).then(
-        () => this.socket?.write(`${JSON.stringify({ op: 'stored', id: incoming.id })}\n`),
-        (error: unknown) => this.logger?.warn({ err: error, id: incoming.id }, 'could not store a sandbox message; the network keeps it'),
+        () => answer('stored'),
+        (error: unknown) => {
+          this.logger?.warn({ err: error, id: incoming.id }, 'could not store a sandbox message; the network hands it over again');
+          answer('not_stored');
+        },
       );
     } else if (message.op === 'receipt') {
       device?.receipt({ id: String(message.id), status: message.status === 'read' ? 'read' : 'delivered' });
@@ -142,8 +221,10 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
       const change = message.change as GroupChange;
       device?.groupChanged?.({ ...change, at: new Date(change.at) });
     } else if (message.op === 'replaced') {
+      // A connection this node has itself superseded (a session connecting again) was replaced by its successor: nothing to tell.
+      if (local === undefined || local.id !== message.connection) return;
       this.devices.delete(String(message.phone));
-      device?.replaced();
+      local.device.replaced();
     }
   }
 
@@ -151,9 +232,13 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     if (this.socket === socket) this.socket = undefined;
     for (const waiter of this.pending.values()) waiter.reject(new Error('the connection to the shared sandbox network closed'));
     this.pending.clear();
-    const devices = [...this.devices.values()];
-    this.devices.clear();
-    for (const device of devices) device.lost?.();
+    const lost: NetworkDevice[] = [];
+    for (const [phone, local] of this.devices) {
+      if (local.socket !== socket) continue;
+      this.devices.delete(phone);
+      if (local.established) lost.push(local.device);
+    }
+    for (const device of lost) device.lost?.();
   }
 }
 

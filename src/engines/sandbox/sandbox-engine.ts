@@ -24,8 +24,11 @@ export interface SandboxEngineOptions {
 /** How stale the list of the gateway's sandbox phones may be when a send meets a phone not in it. */
 const SANDBOX_PHONES_FRESH_MS = 1_000;
 
-/** How soon a session whose way to a shared network broke connects again. */
-const RECONNECT_MS = 500;
+/** How soon a session whose way to a shared network broke tries to connect again; each failure doubles the pause, up to the most. */
+const RECONNECT_MS = 250;
+const RECONNECT_MAX_MS = 2_000;
+/** Why a sandbox number is in conflict when another connection took its place; see `start`. */
+const REPLACED_REASON = 'another connection of this number replaced this one';
 /** Late files held for their retries at most; the oldest go first, and their retries give up. */
 const MAX_LATE_FILES = 1_000;
 /** Chats whose last presence is kept for a look; the oldest are forgotten first. */
@@ -36,6 +39,8 @@ interface SandboxSession {
   connection: NetworkConnection | undefined;
   /** Set when another connection of the number replaced this one. */
   replaced: boolean;
+  /** Set while the session's one reconnect loop runs. */
+  reconnecting: boolean;
 }
 
 /**
@@ -66,9 +71,14 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const existing = this.sessions.get(number.id);
     if (existing !== undefined && existing.lease.epoch === lease.epoch && !existing.replaced) return;
     await this.stop(number);
-    const session: SandboxSession = { lease, connection: undefined, replaced: false };
+    const session: SandboxSession = { lease, connection: undefined, replaced: false, reconnecting: false };
     this.sessions.set(number.id, session);
     await this.connect(number, session);
+    // The conflict was this engine's report of a replacement, not a status the operator set: a
+    // session that holds the number again (after `wagw number restart`, say) ends it.
+    if (number.status === 'conflict' && number.statusReason === REPLACED_REASON) {
+      await this.options.events.sessionStatusChanged({ lease, phone: number.phone, status: 'connected', reason: 'connected again' });
+    }
   }
 
   private async connect(number: WhatsAppNumber, session: SandboxSession): Promise<void> {
@@ -107,17 +117,40 @@ export class SandboxEngine implements Engine, InboundSimulator {
       },
       replaced: () => {
         session.replaced = true;
-        void events.sessionStatusChanged({ lease, phone: number.phone, status: 'conflict', reason: 'another connection of this number replaced this one' }).catch(() => {});
+        void events.sessionStatusChanged({ lease, phone: number.phone, status: 'conflict', reason: REPLACED_REASON }).catch(() => {});
       },
       lost: () => {
         session.connection = undefined;
-        const retry = () => {
-          if (this.sessions.get(number.id) !== session || session.connection !== undefined) return;
-          this.connect(number, session).catch(() => setTimeout(retry, RECONNECT_MS).unref());
-        };
-        setTimeout(retry, RECONNECT_MS).unref();
+        this.reconnect(number, session);
       },
     });
+  }
+
+  /**
+   * Connects a session whose way to the shared network broke, again and again with a growing
+   * pause until it holds, in one loop per session: a loss heard while the loop runs joins it,
+   * rather than starting a second one whose connection would replace the first's.
+   */
+  private reconnect(number: WhatsAppNumber, session: SandboxSession): void {
+    if (session.reconnecting) return;
+    session.reconnecting = true;
+    const attempt = (delayMs: number) => {
+      setTimeout(() => {
+        if (this.sessions.get(number.id) !== session || session.connection !== undefined) {
+          session.reconnecting = false;
+          return;
+        }
+        this.connect(number, session).then(
+          () => {
+            session.reconnecting = false;
+            // Stopped while it was connecting: the connection it made must not outlive it.
+            if (this.sessions.get(number.id) !== session) void session.connection?.close();
+          },
+          () => attempt(Math.min(delayMs * 2, RECONNECT_MAX_MS)),
+        );
+      }, delayMs).unref();
+    };
+    attempt(RECONNECT_MS);
   }
 
   async stop(number: WhatsAppNumber): Promise<void> {

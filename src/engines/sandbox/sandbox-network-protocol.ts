@@ -126,3 +126,13 @@ export class NotConnectedError extends Error {
     this.name = 'NotConnectedError';
   }
 }
+
+/** One line of the shared network's protocol as the object it must be, or undefined for anything else. */
+export function parseProtocolLine(line: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(line);
+    return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}

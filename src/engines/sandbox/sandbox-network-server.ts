@@ -1,10 +1,23 @@
 import fs from 'node:fs';
 import net from 'node:net';
-import readline from 'node:readline';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import { fileGroupArchive } from './sandbox-group-file.ts';
+import { HANDSHAKE_LINE_BYTES, HANDSHAKE_TIMEOUT_MS, handshakeProof, isNonce, newNonce, proofMatches } from './sandbox-network-handshake.ts';
+import { LineSplitter } from './line-splitter.ts';
+import { parseProtocolLine } from './sandbox-network-protocol.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkExtras, type NetworkMedia, type NetworkMessage } from './sandbox-network.ts';
+
+export interface SandboxNetworkServerOptions {
+  host: string;
+  port: number;
+  /** The handshake key every node must prove it holds (deriveSandboxNetworkKey). */
+  key: Buffer;
+  /** The longest line an admitted node may send: a message with its file, base64, in JSON. */
+  maxLineBytes: number;
+  journalFile?: string;
+  groupsFile?: string;
+}
 
 /** Entries the shared network answers a `journal` request with: the latest ones. */
 const SHARED_JOURNAL_LIMIT = 500_000;
@@ -17,13 +30,18 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  * appended to `journalFile` when given and answered to a `journal` request. Its groups are kept
  * in `groupsFile` when given, so that they outlive a restart of the network (ADR 0024).
  *
+ * Nothing is said before the handshake (sandbox-network-handshake.ts): the network sends
+ * challenge {nonce}, the node answers hello {nonce, proof}, the network answers welcome {proof}.
+ * A peer without the key gets nothing but the challenge, and no line may exceed `maxLineBytes`.
+ *
  * Requests carry `ref` and are answered with the same `ref`:
- *   connect {phone, node} · disconnect {phone} · send {phone, to, text, media?} ·
+ *   connect {phone, node, connection} · disconnect {phone} · send {phone, to, text, media?} ·
  *   inject {from, to, text, media?, structured?, in_group?} ·
- *   stored {id} (the node has stored incoming message id) · journal {}
- * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone}
+ *   stored {id} (the node has stored incoming message id) · not_stored {id} (it could not; the
+ *   network hands the message over again) · journal {}
+ * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone, connection}
  */
-export async function serveSandboxNetwork(options: { host: string; port: number; journalFile?: string; groupsFile?: string }): Promise<{ port: number; close(): Promise<void> }> {
+export async function serveSandboxNetwork(options: SandboxNetworkServerOptions): Promise<{ port: number; close(): Promise<void> }> {
   const groupArchive = options.groupsFile === undefined ? undefined : fileGroupArchive(options.groupsFile);
   const journalStream = options.journalFile === undefined ? undefined : fs.createWriteStream(options.journalFile, { flags: 'a' });
   const network = new SandboxNetwork((entry: JournalEntry) => journalStream?.write(`${JSON.stringify(entry)}\n`), SHARED_JOURNAL_LIMIT, groupArchive);
@@ -35,97 +53,9 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket);
-    const connections = new Map<string, NetworkConnection>();
-    const awaitingStore = new Map<string, { resolve: () => void; reject: (error: Error) => void }>();
-    const push = (message: object) => {
-      if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
-    };
-    const answer = (ref: unknown, body: object) => push({ ref, ...body });
-    const lines = readline.createInterface({ input: socket });
-    // A node that dies resets its socket; readline passes the error on, and the close handles it.
-    lines.on('error', () => socket.destroy());
-    lines.on('line', (line) => {
-      let request: Record<string, unknown>;
-      try {
-        request = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        socket.destroy();
-        return;
-      }
-      void handle(request).catch((error: unknown) =>
-        answer(request.ref, { error: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error), ...(error instanceof GroupRefusedError && { reason: error.reason }) }),
-      );
-    });
-    const handle = async (request: Record<string, unknown>) => {
-      const phone = String(request.phone ?? '');
-      switch (request.op) {
-        case 'connect': {
-          const connection = await network.connect(phone, String(request.node), {
-            incoming: (message: NetworkMessage) =>
-              new Promise<void>((resolve, reject) => {
-                awaitingStore.set(message.id, { resolve, reject });
-                push({ op: 'incoming', phone, message });
-              }),
-            receipt: (receipt) => push({ op: 'receipt', phone, ...receipt }),
-            groupChanged: (change) => push({ op: 'group_changed', phone, change }),
-            replaced: () => {
-              connections.delete(phone);
-              push({ op: 'replaced', phone });
-            },
-          });
-          connections.set(phone, connection);
-          return answer(request.ref, { ok: true });
-        }
-        case 'disconnect':
-          await connections.get(phone)?.close();
-          connections.delete(phone);
-          return answer(request.ref, { ok: true });
-        case 'send': {
-          const connection = connections.get(phone);
-          if (connection === undefined) return answer(request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
-          return answer(request.ref, await connection.send(String(request.to), String(request.text), carried(networkMedia(request.media)), networkExtras(request)));
-        }
-        case 'read': {
-          const connection = connections.get(phone);
-          if (connection === undefined) return answer(request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
-          await connection.markRead(String(request.to), Array.isArray(request.ids) ? request.ids.map(String) : []);
-          return answer(request.ref, { ok: true });
-        }
-        case 'inject':
-          return answer(
-            request.ref,
-            await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined, networkExtras(request), typeof request.in_group === 'string' ? request.in_group : undefined),
-          );
-        case 'group_create':
-          return answer(request.ref, { group: await network.createGroup(phone, String(request.subject), Array.isArray(request.participants) ? request.participants.map(String) : []) });
-        case 'groups_of':
-          return answer(request.ref, { groups: await network.groupsOf(phone) });
-        case 'group_manage':
-          return answer(request.ref, await network.manageGroup(phone, String(request.id), request.operation as GroupOperation));
-        case 'group_seen_by':
-          return answer(request.ref, { group: (await network.groupSeenBy(phone, String(request.id))) ?? null });
-        case 'expect':
-          await network.expect(phone);
-          return answer(request.ref, { ok: true });
-        case 'stored':
-          awaitingStore.get(String(request.id))?.resolve();
-          awaitingStore.delete(String(request.id));
-          return;
-        case 'journal':
-          return answer(request.ref, { entries: network.journal() });
-        default:
-          return answer(request.ref, { error: 'Error', message: `unknown op ${String(request.op)}` });
-      }
-    };
-    const closeAll = () => {
-      sockets.delete(socket);
-      for (const connection of connections.values()) void connection.close();
-      connections.clear();
-      for (const waiter of awaitingStore.values()) waiter.reject(new Error('the node went away'));
-      awaitingStore.clear();
-    };
-    socket.on('close', closeAll);
+    socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => socket.destroy());
+    admitNode(socket, options, (push) => serveNode(socket, network, push));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -142,6 +72,136 @@ export async function serveSandboxNetwork(options: { host: string; port: number;
         });
       }),
   };
+}
+
+/**
+ * Speaks to a socket only once its peer has proved that it holds the cluster's key: the network
+ * sends a challenge, and anything but a correct answer within the deadline, or a line longer than
+ * a handshake needs, closes the socket without a word. Only then may lines grow to
+ * `maxLineBytes`, and requests reach `serve`.
+ */
+function admitNode(socket: net.Socket, options: { key: Buffer; maxLineBytes: number }, serve: (push: (message: object) => void) => (request: Record<string, unknown>) => void): void {
+  const push = (message: object) => {
+    if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
+  };
+  const challenge = newNonce();
+  let handle: ((request: Record<string, unknown>) => void) | undefined;
+  const deadline = setTimeout(() => socket.destroy(), HANDSHAKE_TIMEOUT_MS);
+  const lines = new LineSplitter(
+    HANDSHAKE_LINE_BYTES,
+    (line) => {
+      const request = parseProtocolLine(line);
+      if (request === undefined) return socket.destroy();
+      if (handle !== undefined) return handle(request);
+      if (request.op !== 'hello' || !isNonce(request.nonce) || !proofMatches(handshakeProof(options.key, 'node', challenge, request.nonce), request.proof)) return socket.destroy();
+      clearTimeout(deadline);
+      lines.maxLineBytes = options.maxLineBytes;
+      push({ op: 'welcome', proof: handshakeProof(options.key, 'network', challenge, request.nonce) });
+      handle = serve(push);
+    },
+    () => socket.destroy(),
+  );
+  socket.on('data', (chunk: Buffer) => lines.push(chunk));
+  socket.on('close', () => {
+    clearTimeout(deadline);
+    lines.stop();
+  });
+  push({ op: 'challenge', nonce: challenge });
+}
+
+/** One admitted node's requests: its numbers' connections, and the messages they have yet to store. */
+function serveNode(socket: net.Socket, network: SandboxNetwork, push: (message: object) => void): (request: Record<string, unknown>) => void {
+  const node: NodeState = { connections: new Map(), awaitingStore: new Map(), push };
+  socket.on('close', () => {
+    for (const connection of node.connections.values()) void connection.close();
+    node.connections.clear();
+    for (const waiter of node.awaitingStore.values()) waiter.reject(new Error('the node went away'));
+    node.awaitingStore.clear();
+  });
+  return (request) =>
+    void handleRequest(network, node, request).catch((error: unknown) =>
+      answer(node, request.ref, { error: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error), ...(error instanceof GroupRefusedError && { reason: error.reason }) }),
+    );
+}
+
+interface NodeState {
+  connections: Map<string, NetworkConnection>;
+  awaitingStore: Map<string, { resolve: () => void; reject: (error: Error) => void }>;
+  push(message: object): void;
+}
+
+function answer(node: NodeState, ref: unknown, body: object): void {
+  node.push({ ref, ...body });
+}
+
+async function handleRequest(network: SandboxNetwork, node: NodeState, request: Record<string, unknown>): Promise<void> {
+  const phone = String(request.phone ?? '');
+  switch (request.op) {
+    case 'connect': {
+      // The node's own name for this connection, so that it can tell which one was replaced.
+      const connectionId = request.connection;
+      const connection: NetworkConnection = await network.connect(phone, String(request.node), {
+        incoming: (message: NetworkMessage) =>
+          new Promise<void>((resolve, reject) => {
+            node.awaitingStore.set(message.id, { resolve, reject });
+            node.push({ op: 'incoming', phone, message });
+          }),
+        receipt: (receipt) => node.push({ op: 'receipt', phone, ...receipt }),
+        groupChanged: (change) => node.push({ op: 'group_changed', phone, change }),
+        replaced: () => {
+          if (node.connections.get(phone) === connection) node.connections.delete(phone);
+          node.push({ op: 'replaced', phone, connection: connectionId });
+        },
+      });
+      node.connections.set(phone, connection);
+      return answer(node, request.ref, { ok: true });
+    }
+    case 'disconnect':
+      await node.connections.get(phone)?.close();
+      node.connections.delete(phone);
+      return answer(node, request.ref, { ok: true });
+    case 'send': {
+      const connection = node.connections.get(phone);
+      if (connection === undefined) return answer(node, request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
+      return answer(node, request.ref, await connection.send(String(request.to), String(request.text), carried(networkMedia(request.media)), networkExtras(request)));
+    }
+    case 'read': {
+      const connection = node.connections.get(phone);
+      if (connection === undefined) return answer(node, request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
+      await connection.markRead(String(request.to), Array.isArray(request.ids) ? request.ids.map(String) : []);
+      return answer(node, request.ref, { ok: true });
+    }
+    case 'inject':
+      return answer(
+        node,
+        request.ref,
+        await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined, networkExtras(request), typeof request.in_group === 'string' ? request.in_group : undefined),
+      );
+    case 'group_create':
+      return answer(node, request.ref, { group: await network.createGroup(phone, String(request.subject), Array.isArray(request.participants) ? request.participants.map(String) : []) });
+    case 'groups_of':
+      return answer(node, request.ref, { groups: await network.groupsOf(phone) });
+    case 'group_manage':
+      return answer(node, request.ref, await network.manageGroup(phone, String(request.id), request.operation as GroupOperation));
+    case 'group_seen_by':
+      return answer(node, request.ref, { group: (await network.groupSeenBy(phone, String(request.id))) ?? null });
+    case 'expect':
+      await network.expect(phone);
+      return answer(node, request.ref, { ok: true });
+    case 'stored':
+      node.awaitingStore.get(String(request.id))?.resolve();
+      node.awaitingStore.delete(String(request.id));
+      return;
+    case 'not_stored':
+      // The network keeps the message and hands it over again (sandbox-network.ts, handOver).
+      node.awaitingStore.get(String(request.id))?.reject(new Error('the node could not store the message'));
+      node.awaitingStore.delete(String(request.id));
+      return;
+    case 'journal':
+      return answer(node, request.ref, { entries: network.journal() });
+    default:
+      return answer(node, request.ref, { error: 'Error', message: `unknown op ${String(request.op)}` });
+  }
 }
 
 /** A quote or an action that came with a send, with only the fields the network carries. */

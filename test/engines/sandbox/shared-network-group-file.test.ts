@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
-import { serveSandboxNetwork } from '../../../src/engines/sandbox/sandbox-network-server.ts';
+import { serveTestNetwork, testNetworkClient } from '../../support/shared-network.ts';
 
 const ADMIN = '+447700900821';
 const MEMBER = '+447700900822';
@@ -27,8 +27,8 @@ describe('the shared sandbox network keeps its groups in a file across its resta
 
   /** Runs `work` against a network started on the file, then stops that network. */
   async function onNetwork<T>(work: (network: RemoteSandboxNetwork) => Promise<T>): Promise<T> {
-    const shared = await serveSandboxNetwork({ host: '127.0.0.1', port: 0, groupsFile });
-    const network = new RemoteSandboxNetwork({ host: '127.0.0.1', port: shared.port });
+    const shared = await serveTestNetwork({ groupsFile });
+    const network = testNetworkClient(shared.port);
     try {
       return await work(network);
     } finally {
@@ -66,6 +66,6 @@ describe('the shared sandbox network keeps its groups in a file across its resta
 
   it('a file that is not the network\'s groups stops the network from starting, naming the file', async () => {
     fs.writeFileSync(groupsFile, '{ not json');
-    await assert.rejects(serveSandboxNetwork({ host: '127.0.0.1', port: 0, groupsFile }), (error: Error) => error.message.includes(groupsFile));
+    await assert.rejects(serveTestNetwork({ groupsFile }), (error: Error) => error.message.includes(groupsFile));
   });
 });

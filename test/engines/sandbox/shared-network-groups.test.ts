@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { GroupChange } from '../../../src/domain/groups.ts';
 import { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
 import { GroupRefusedError } from '../../../src/engines/sandbox/sandbox-groups.ts';
-import { serveSandboxNetwork } from '../../../src/engines/sandbox/sandbox-network-server.ts';
+import { serveTestNetwork, stopTestNetwork, testNetworkClient } from '../../support/shared-network.ts';
 import { NotGroupMemberError, type NetworkConnection, type NetworkMessage } from '../../../src/engines/sandbox/sandbox-network.ts';
 
 const ADMIN = '+447700900811';
@@ -23,9 +23,9 @@ describe('the shared sandbox network carries groups between nodes', () => {
   let groupId: string;
 
   before(async () => {
-    shared = await serveSandboxNetwork({ host: '127.0.0.1', port: 0 });
-    first = new RemoteSandboxNetwork({ host: '127.0.0.1', port: shared.port });
-    second = new RemoteSandboxNetwork({ host: '127.0.0.1', port: shared.port });
+    shared = await serveTestNetwork();
+    first = testNetworkClient(shared.port);
+    second = testNetworkClient(shared.port);
     admin = await first.connect(ADMIN, 'node-a', { incoming: async () => {}, receipt: () => {}, replaced: () => {} });
     await second.connect(MEMBER, 'node-b', {
       incoming: async (message) => void received.push(message),
@@ -36,11 +36,7 @@ describe('the shared sandbox network carries groups between nodes', () => {
     groupId = (await first.createGroup(ADMIN, 'Crew', [MEMBER, OUTSIDER])).id;
   });
 
-  after(async () => {
-    first?.close();
-    second?.close();
-    await shared?.close();
-  });
+  after(() => stopTestNetwork(shared, first, second));
 
   const until = async (check: () => boolean) => {
     for (let tries = 0; tries < 200 && !check(); tries++) await new Promise((resolve) => setTimeout(resolve, 10));

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
-import { serveSandboxNetwork } from '../../../src/engines/sandbox/sandbox-network-server.ts';
+import { serveTestNetwork, stopTestNetwork, testNetworkClient } from '../../support/shared-network.ts';
 import type { NetworkMessage } from '../../../src/engines/sandbox/sandbox-network.ts';
 import { samples } from '../../support/media-samples.ts';
 
@@ -14,9 +14,9 @@ describe('the shared sandbox network carries files, places and cards between nod
   const received: NetworkMessage[] = [];
 
   before(async () => {
-    shared = await serveSandboxNetwork({ host: '127.0.0.1', port: 0 });
-    first = new RemoteSandboxNetwork({ host: '127.0.0.1', port: shared.port });
-    second = new RemoteSandboxNetwork({ host: '127.0.0.1', port: shared.port });
+    shared = await serveTestNetwork();
+    first = testNetworkClient(shared.port);
+    second = testNetworkClient(shared.port);
     await second.connect('+447700900802', 'node-b', {
       incoming: async (message) => void received.push(message),
       receipt: () => {},
@@ -24,11 +24,7 @@ describe('the shared sandbox network carries files, places and cards between nod
     });
   });
 
-  after(async () => {
-    first?.close();
-    second?.close();
-    await shared?.close();
-  });
+  after(() => stopTestNetwork(shared, first, second));
 
   it('a file sent from a number on one node arrives, bytes and all, at a number on another', async () => {
     const connection = await first.connect('+447700900801', 'node-a', { incoming: async () => {}, receipt: () => {}, replaced: () => {} });
