@@ -160,7 +160,7 @@ for (const dialect of dialects) {
       const forge = (fromPhone: string, message: string) => test.post('/sandbox/receive', { from_phone: fromPhone, to_phone: bob.phones[0], group_id: group.id, message }, bob.apiKey);
       for (const [fromPhone, message] of [[alice.phones[0]!, 'forged from alice\'s own number'], [alice.phones[1]!, 'forged from alice\'s other number']] as const) {
         const forged = await forge(fromPhone, message);
-        assert.deepEqual([forged.statusCode, forged.json().error, forged.json().details?.field], [403, 'phone_not_owned', 'from_phone'], forged.body);
+        assert.deepEqual([forged.statusCode, forged.json().error, forged.json().meta?.field], [403, 'phone_not_owned', 'from_phone'], forged.body);
       }
       const stored = await test.gateway.store.db.selectFrom('messages').select('id').where('text', 'like', 'forged from alice%').execute();
       assert.deepEqual(stored, [], 'no account stored the forged messages');
