@@ -179,9 +179,18 @@ for (const dialect of dialects) {
       keeper.attach({ leasesGained: (leases) => leases.forEach((lease) => running.add(lease.numberId)), leaseLost: async (numberId) => void running.delete(numberId) });
       const { accountId } = await seedAccount(test.gateway, { numbers: 0 });
       const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone() });
-      await test.gateway.store.db.updateTable('number_leases').set({ expires_at: 0 }).where('number_id', '=', number.id).execute();
+      // The test's own node holds the number and may reclaim an expired lease at its next tick,
+      // so the lease is expired again until the stalling keeper's claim wins it.
+      const expireUnlessStallingHolds = () =>
+        test.gateway.store.db.updateTable('number_leases').set({ expires_at: 0 }).where('number_id', '=', number.id).where('node_id', '!=', keeper.nodeId).execute();
+      await expireUnlessStallingHolds();
       await keeper.startPinned([number.id]);
-      assert.ok(running.has(number.id));
+      await until(async () => {
+        if (running.has(number.id)) return true;
+        await expireUnlessStallingHolds();
+        await keeper.tickSoon();
+        return false;
+      }, 'the stalling keeper to claim the number');
       const { expires_at: expiresAt } = await test.gateway.store.db.selectFrom('number_leases').select('expires_at').where('number_id', '=', number.id).executeTakeFirstOrThrow();
       blocked.on = true;
       await until(() => running.size === 0, 'the stalled node to stop its session', TTL_MS * 2);

@@ -11,26 +11,32 @@ import { AppError } from '../../domain/errors.ts';
  * (docs/adr/0003).
  */
 export function bodyDeadlineHook(timeoutMs: number, applies: (request: FastifyRequest) => boolean) {
-  return async (request: FastifyRequest, _reply: FastifyReply, payload: Readable): Promise<Readable> => {
+  return async (request: FastifyRequest, reply: FastifyReply, payload: Readable): Promise<Readable> => {
     if (!applies(request) || request.raw.complete) return payload;
-    return withDeadline(payload, timeoutMs);
+    const { body, cancel } = withDeadline(payload, timeoutMs);
+    // Once the request is answered (a refusal that never read the body, say), the deadline has
+    // nothing left to guard: the lingering close bounds whatever still arrives.
+    reply.raw.once('finish', cancel);
+    reply.raw.once('close', cancel);
+    return body;
   };
 }
 
-function withDeadline(source: Readable, timeoutMs: number): Readable {
-  const bounded = new PassThrough();
+function withDeadline(source: Readable, timeoutMs: number): { body: Readable; cancel: () => void } {
+  const body = new PassThrough();
   const timer = setTimeout(() => {
-    source.unpipe(bounded);
-    bounded.destroy(
+    source.unpipe(body);
+    body.destroy(
       new AppError('body_timeout', `The request body did not arrive within ${timeoutMs} ms; a request sent without signing in must be sent at once.`, { limit_ms: timeoutMs }),
     );
   }, timeoutMs);
   timer.unref();
-  source.once('end', () => clearTimeout(timer));
+  const cancel = () => clearTimeout(timer);
+  source.once('end', cancel);
   source.once('error', (error) => {
-    clearTimeout(timer);
-    bounded.destroy(error);
+    cancel();
+    body.destroy(error);
   });
-  source.pipe(bounded);
-  return bounded;
+  source.pipe(body);
+  return { body, cancel };
 }
