@@ -14,7 +14,9 @@ export interface AutocannonOrder {
   /** Sends to this group instead of a different phone each time. */
   toGroup?: string;
   connections: number;
-  durationSeconds: number;
+  /** How long to run; or, with `amount`, how many requests to answer, however long they take. */
+  durationSeconds?: number;
+  amount?: number;
   overallRate?: number;
 }
 
@@ -27,7 +29,7 @@ process.once('message', (order: AutocannonOrder) => {
     {
       url: order.url,
       connections: order.connections,
-      duration: order.durationSeconds,
+      ...(order.amount === undefined ? { duration: order.durationSeconds } : { amount: order.amount }),
       ...(order.overallRate !== undefined && { overallRate: Math.max(1, Math.round(order.overallRate)) }),
       requests: [
         {

@@ -16,3 +16,5 @@ run bench/many-numbers.ts  # start-up time, lease ticks and memory with 10,000 o
 run bench/cluster.ts       # a send through another node; failover times of the chaos rounds
 run bench/media.ts         # uploads and downloads against bare routes; memory under big uploads; media sends
 run bench/message-reads.ts # GET /messages pages on an account of 1,000,000 messages, per filter
+# Not here: bench/node-releases.ts (npm run bench:node-releases), which compares this tree with an
+# older commit on other Node.js releases; it installs that commit's dependencies on first use.

@@ -1,4 +1,3 @@
-import { operatorScope } from '../src/domain/tenant-scope.ts';
 /**
  * npm run bench:send
  *
@@ -23,18 +22,20 @@ import { operatorScope } from '../src/domain/tenant-scope.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../src/config.ts';
-import { createGateway, createLogger } from '../src/main.ts';
-import { createTestDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
+import type { Dialect, TestDatabase } from '../test/support/databases.ts';
 import {
-  BENCH_SECRET_KEY,
+  assertAllAnswered,
   currentCommit,
   machineDescription,
+  median,
+  minMedianMax,
   processCpuSeconds,
   runAutocannon,
   startForkedServer,
   startGatewayProcess,
   runOpenLoop,
+  seededSendDatabase as seededDatabase,
+  sendOrder,
   writeReportSection,
   type LoadResult,
 } from './support.ts';
@@ -49,8 +50,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Issue 13's targets: send ÷ bare echo at saturation, and the send's p99 at 1,000 a second. */
 const TARGET_RATIO: Record<Dialect, number> = { sqlite: 0.5, postgres: 0.3 };
 const TARGET_P99_MS: Record<Dialect, number> = { sqlite: 10, postgres: 20 };
-const SENDER = '+447700900001';
-const TEXT = 'Your verification code is 482913. It expires in 10 minutes.';
 const LOG_LEVEL = 'info';
 
 interface Round {
@@ -118,22 +117,6 @@ async function benchmark(dialect: Dialect): Promise<DialectResult> {
   }
 }
 
-/** A fresh database with an enterprise account, its sandbox number and an API key. */
-async function seededDatabase(dialect: Dialect, databases: TestDatabase[]): Promise<{ url: string; apiKey: string }> {
-  const database = await createTestDatabase(dialect);
-  databases.push(database);
-  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: BENCH_SECRET_KEY });
-  const gateway = await createGateway(config, createLogger(config));
-  try {
-    const account = await gateway.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
-    await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: SENDER });
-    const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'bench' });
-    return { url: database.url, apiKey: key.plaintext };
-  } finally {
-    await gateway.close();
-  }
-}
-
 interface Target {
   port: number;
   pid: number;
@@ -152,15 +135,6 @@ export interface Measured extends LoadResult {
   loadAverage: number;
 }
 
-function sendOrder(target: Target, apiKey: string) {
-  return {
-    url: `http://127.0.0.1:${target.port}/send_message`,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
-    fromPhone: SENDER,
-    text: TEXT,
-  };
-}
-
 /** A warm-up run at the same settings, then the measured run with the server's CPU time around it. */
 async function measure(target: Target, apiKey: string, settings: LoadSettings, dialect: Dialect): Promise<Measured> {
   const order = { ...sendOrder(target, apiKey), connections: CONNECTIONS, overallRate: settings.overallRate };
@@ -170,17 +144,6 @@ async function measure(target: Target, apiKey: string, settings: LoadSettings, d
   const result = assertAllAnswered(await runAutocannon({ ...order, durationSeconds: settings.durationSeconds }), what);
   const cpuSeconds = processCpuSeconds(target.pid) - cpuBefore;
   return { ...result, cpuMsPerRequest: (cpuSeconds * 1000) / result.total2xx, loadAverage: os.loadavg()[0]! };
-}
-
-/**
- * Every answer must be a 200: a benchmark that counts refusals as throughput measures nothing.
- * Connection errors and timeouts (no answer within autocannon's 10 s) are reported instead.
- */
-function assertAllAnswered(result: LoadResult, what: string): LoadResult {
-  if (result.non2xx > 0 || result.total2xx === 0) {
-    throw new Error(`The send benchmark (${what}) got ${result.non2xx} non-2xx answers out of ${result.total2xx + result.non2xx}.`);
-  }
-  return result;
 }
 
 function logOpenLoop(dialect: Dialect, what: string, result: OpenLoopResult): void {
@@ -205,15 +168,11 @@ function writeReports(all: DialectResult[]): void {
 The gateway (\`wagw serve\`, log level ${LOG_LEVEL}, its log written to a file), the ceiling server, the load tools and, for PostgreSQL, the database server each run in a process of their own, and all share the machine's two cores with whatever else runs on it, so absolute rates move a lot between runs; the ratios, measured seconds apart in one round, are the numbers to compare. Load is the 1-minute load average at the end of each run.`;
   const cpu = (result: Measured) => `${(result.cpuMsPerRequest * 1000).toFixed(0)} µs`;
   const ms = (value: number) => `${value.toFixed(1)} ms`;
-  const spread = (values: number[], format: (value: number) => string) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    return `${format(sorted[0]!)} / **${format(sorted[Math.floor((sorted.length - 1) / 2)]!)}** / ${format(sorted[sorted.length - 1]!)}`;
-  };
+  const spread = minMedianMax;
   const verdict = (met: boolean) => (met ? 'met' : 'not met');
   const summaryRows = all.map((result) => {
     const ratios = result.rounds.map((round) => round.send.requestsPerSecond / round.ceiling.requestsPerSecond);
     const p99s = result.rounds.map((round) => round.sendAtRate.p99Ms);
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
     return `| ${result.dialect} | ${spread(ratios, (value) => value.toFixed(2))} | ${TARGET_RATIO[result.dialect].toFixed(2)}, ${verdict(median(ratios) >= TARGET_RATIO[result.dialect])} | ${spread(p99s, ms)} | ${spread(result.rounds.map((round) => round.ceilingAtRate.p99Ms), ms)} | ${TARGET_P99_MS[result.dialect]} ms, ${verdict(median(p99s) <= TARGET_P99_MS[result.dialect])} |`;
   });
   const roundRows = all.flatMap((result) =>

@@ -4,6 +4,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type autocannon from 'autocannon';
+import { loadConfig } from '../src/config.ts';
+import { operatorScope } from '../src/domain/tenant-scope.ts';
+import { createGateway, createLogger } from '../src/main.ts';
+import { createTestDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
 import { freePort } from '../test/process/server-process.ts';
 import type { AutocannonOrder } from './autocannon-process.ts';
 import type { OpenLoopOrder, OpenLoopResult } from './open-loop-process.ts';
@@ -12,6 +16,16 @@ import type { OpenLoopOrder, OpenLoopResult } from './open-loop-process.ts';
 export function percentile(sorted: number[], fraction: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]!;
+}
+
+/** The median of the numbers: for an even count, the lower of the middle two. */
+export function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+}
+
+/** `min / **median** / max` of a benchmark's rounds, each formatted. */
+export function minMedianMax(values: number[], format: (value: number) => string): string {
+  return `${format(Math.min(...values))} / **${format(median(values))}** / ${format(Math.max(...values))}`;
 }
 
 export function machineDescription(): string {
@@ -64,10 +78,16 @@ export async function startGatewayProcess(options: {
   directory: string;
   env?: Record<string, string>;
   nodeArgs?: string[];
+  /** The node binary to run it on; the benchmark's own by default. */
+  node?: string;
+  /** The checkout whose bin/wagw runs; this one by default. */
+  root?: string;
 }): Promise<GatewayProcess> {
   const port = await freePort();
   const log = fs.openSync(path.join(options.directory, `gateway-${port}.log`), 'a');
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), path.resolve('bin/wagw'), 'serve'], {
+  const root = path.resolve(options.root ?? '.');
+  const child = spawn(options.node ?? process.execPath, [...(options.nodeArgs ?? []), path.join(root, 'bin/wagw'), 'serve'], {
+    cwd: root,
     stdio: ['ignore', log, log],
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -115,9 +135,16 @@ function isHealthy(port: number): Promise<boolean> {
   });
 }
 
-/** A helper script (such as bench/ceiling-server.ts) in its own process, listening on the port it reports. */
-export async function startForkedServer(script: string): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
-  const child = fork(path.resolve(script), [], { execArgv: ['--import', 'tsx'] });
+/**
+ * A helper script (such as bench/ceiling-server.ts) in its own process, listening on the port it
+ * reports; on another node binary, or from another checkout (with its own node_modules), if asked.
+ */
+export async function startForkedServer(
+  script: string,
+  options: { node?: string; root?: string } = {},
+): Promise<{ port: number; pid: number; stop(): Promise<void> }> {
+  const root = path.resolve(options.root ?? '.');
+  const child = fork(path.join(root, script), [], { cwd: root, execArgv: ['--import', 'tsx'], execPath: options.node ?? process.execPath });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('message', (message: { port: number }) => resolve(message.port));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening`)));
@@ -160,6 +187,8 @@ export interface LoadResult {
   non2xx: number;
   errors: number;
   timeouts: number;
+  /** How long the run took, from its first request to its last answer. */
+  elapsedSeconds: number;
 }
 
 /**
@@ -182,6 +211,7 @@ export async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,
+    elapsedSeconds: result.duration,
   };
 }
 
@@ -193,4 +223,45 @@ export async function runOpenLoop(order: OpenLoopOrder): Promise<OpenLoopResult>
     child.once('exit', (code) => reject(new Error(`the open-loop process exited with ${code} before reporting`)));
     child.send(order);
   });
+}
+
+/** The sandbox number the send benchmarks send from, and the text they send. */
+const SENDER = '+447700900001';
+const TEXT = 'Your verification code is 482913. It expires in 10 minutes.';
+
+/** A fresh database with an enterprise account, its sandbox number (the sender) and an API key. */
+export async function seededSendDatabase(dialect: Dialect, databases: TestDatabase[]): Promise<{ url: string; apiKey: string }> {
+  const database = await createTestDatabase(dialect);
+  databases.push(database);
+  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: BENCH_SECRET_KEY });
+  const gateway = await createGateway(config, createLogger(config));
+  try {
+    const account = await gateway.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
+    await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: SENDER });
+    const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'bench' });
+    return { url: database.url, apiKey: key.plaintext };
+  } finally {
+    await gateway.close();
+  }
+}
+
+/** The load tool's orders for sends from the seeded sender, a different recipient each. */
+export function sendOrder(target: { port: number }, apiKey: string) {
+  return {
+    url: `http://127.0.0.1:${target.port}/send_message`,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    fromPhone: SENDER,
+    text: TEXT,
+  };
+}
+
+/**
+ * Every answer must be a 200: a benchmark that counts refusals as throughput measures nothing.
+ * Connection errors and timeouts (no answer within autocannon's 10 s) are reported instead.
+ */
+export function assertAllAnswered(result: LoadResult, what: string): LoadResult {
+  if (result.non2xx > 0 || result.total2xx === 0) {
+    throw new Error(`The send benchmark (${what}) got ${result.non2xx} non-2xx answers out of ${result.total2xx + result.non2xx}.`);
+  }
+  return result;
 }
