@@ -1,11 +1,12 @@
 import { AppError } from '../domain/errors.ts';
 import { assertSendableText } from '../domain/message-text.ts';
-import type { Message } from '../domain/model.ts';
+import type { Message, WhatsAppNumber } from '../domain/model.ts';
 import { parseE164, type E164 } from '../domain/phone.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
-import type { OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
+import type { InboundSimulator, OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
+import { refusedIncoming } from './session-refusals.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { Store } from '../store/database.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
@@ -59,11 +60,11 @@ export class SandboxInbox {
       const stranger = (incoming.mentions ?? []).findIndex((phone) => roleOf(group, phone) === undefined);
       if (stranger >= 0) throw new AppError('invalid_mention', `mentions[${stranger}] ${incoming.mentions![stranger]} is not a member of group ${group.id}.`, { field: `mentions[${stranger}]` });
     }
-    if (replyTo === undefined) return simulator.deliverIncoming(number, incoming);
+    if (replyTo === undefined) return deliver(simulator, number, incoming);
     // The simulated phone answers a message of its chat with the number, as a customer would.
     const chat: Chat = incoming.groupId === undefined ? { phone: incoming.fromPhone } : { groupId: incoming.groupId };
     const { quoted } = await findQuotable(this.store, number, chat, replyTo);
-    return { ...(await simulator.deliverIncoming(number, { ...incoming, quotedEngineId: quoted.engineMessageId })), replyTo: quoted };
+    return { ...(await deliver(simulator, number, { ...incoming, quotedEngineId: quoted.engineMessageId })), replyTo: quoted };
   }
 
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed, with an optional file. */
@@ -81,7 +82,7 @@ export class SandboxInbox {
     // A file's caption may be empty; a message without a file may not.
     assertSendableText(text, this.maxMessageLength, media !== undefined);
     // The file is read only once the number is known to be the account's own.
-    return simulator.deliverIncoming(number, { fromPhone, text, ...(media !== undefined && { media: await media() }) });
+    return deliver(simulator, number, { fromPhone, text, ...(media !== undefined && { media: await media() }) });
   }
 
   /** Refuses a simulated message past the account's rate, saying when the next one may come. */
@@ -94,4 +95,8 @@ export class SandboxInbox {
       retry_after_seconds: retryAfterSeconds,
     });
   }
+}
+
+function deliver(simulator: InboundSimulator, number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message> {
+  return simulator.deliverIncoming(number, incoming).catch((error: unknown) => refusedIncoming(number, error));
 }

@@ -204,7 +204,7 @@ export function registerMessageRoutes(app: FastifyInstance, gateway: Gateway): v
           tags: ['sandbox'],
           security: bearer,
           body: sandboxReceiveRequestSchema,
-          response: { 200: receivedMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 429, 500) },
+          response: { 200: receivedMessageResponseSchema, ...errorResponses(400, 401, 403, 413, 429, 500, 503) },
         },
       },
       async (request) => {
