@@ -48,7 +48,7 @@ import { LeaseKeeper } from './cluster/lease-keeper.ts';
 import { NodeRuntime } from './cluster/node-runtime.ts';
 import { KeyRevocationListener } from './cluster/key-revocations.ts';
 import { sweepExpired } from './cluster/sweeps.ts';
-import { deriveClusterKey } from './cluster/node-client.ts';
+import { deriveClusterKey, NodeClient } from './cluster/node-client.ts';
 import { OwnerRouter } from './cluster/owner-router.ts';
 import { RoutedLinking } from './cluster/routed-linking.ts';
 import { SandboxNetwork, type SandboxNetworkPort } from './engines/sandbox/sandbox-network.ts';
@@ -93,6 +93,8 @@ export interface Gateway {
   metrics: GatewayMetrics;
   /** Signs and checks the calls nodes make to each other; derived from the secret key. */
   clusterKey: Buffer;
+  /** Calls to other nodes, signed with the cluster key and bounded in time. */
+  nodeClient: NodeClient;
   /** Runs a request for a number on the node that serves it (forwarding when that is another). */
   router: OwnerRouter;
   /** The console's linking and restarts, served by the number's owner from any node. */
@@ -274,7 +276,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     createHmac('sha256', secretKey).update('wa-gateway sign-in throttle').digest(),
   );
   const clusterKey = deriveClusterKey(secretKey);
-  const router = new OwnerRouter(supervisor, config.cluster.ownerWaitMs);
+  const nodeClient = new NodeClient(clusterKey, config.cluster.nodeCallTimeoutMs);
+  const router = new OwnerRouter(supervisor, config.cluster.ownerWaitMs, nodeClient);
   const runtime = new NodeRuntime(
     config,
     store,
@@ -337,7 +340,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     metrics,
     clusterKey,
     router,
-    routedLinking: new RoutedLinking(linking, supervisor, router, clusterKey),
+    nodeClient,
+    routedLinking: new RoutedLinking(linking, supervisor, router, nodeClient),
     dashboardSigningKey: createHmac('sha256', secretKey).update('wa-gateway dashboard csrf').digest(),
     deliveryWorker,
     startedAt,

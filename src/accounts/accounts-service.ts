@@ -144,13 +144,16 @@ export class AccountsService {
 
   /**
    * Creates the first operator on first start, so that a fresh gateway can be signed into.
-   * Returns the created user, or undefined when an operator already exists.
+   * Returns the created user, or undefined when an operator already exists. Nodes started
+   * together on an empty database all find no operator; the email's unique index lets one
+   * insert win, and the others, finding that operator, start as if it had always been there.
    */
   async ensureOperator(email: string | undefined, password: string | undefined): Promise<CreatedUser | undefined> {
     if ((await countOperators(this.store.db)) > 0) return undefined;
     try {
       return await this.createUser({ email: email ?? 'admin@wagw.local', accountId: null, isOperator: true, role: 'admin', ...(password !== undefined && { password }) });
     } catch (error) {
+      if (error instanceof AppError && error.code === 'email_already_registered' && (await countOperators(this.store.db)) > 0) return undefined;
       // At first start the password comes from the environment, so the refusal names where.
       if (error instanceof AppError && error.code === 'weak_password') throw new AppError('weak_password', `WAGW_ADMIN_PASSWORD: ${error.message}`, error.meta);
       throw error;

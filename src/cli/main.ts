@@ -23,13 +23,18 @@ program
     const config = loadConfig();
     const logger = createLogger(config);
     const gateway = await createGateway(config, logger);
-    const created = await gateway.accounts.ensureOperator(config.admin.email, config.admin.password);
+    // The operator is made once the node has started, so that a start that is refused (a second
+    // server on one SQLite file) never prints a password it then does not serve.
+    const server = await startServer(gateway);
+    const created = await gateway.accounts.ensureOperator(config.admin.email, config.admin.password).catch(async (error: unknown) => {
+      await server.stop();
+      throw error;
+    });
+    stopOnSignals(server, gateway);
     if (created !== undefined) {
       const password = created.generatedPassword ?? '(from WAGW_ADMIN_PASSWORD)';
       process.stdout.write(`\nFirst start: created the operator ${created.user.email}\nPassword (shown once): ${password}\n\n`);
     }
-    const server = await startServer(gateway);
-    stopOnSignals(server, gateway);
     logger.info({ address: server.address, database: describeDatabase(config.database), version: config.version }, 'wa-gateway is listening');
   });
 

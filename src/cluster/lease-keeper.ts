@@ -37,6 +37,9 @@ async function withPhones(db: Executor, leases: ClaimedLease[]): Promise<Claimed
   return leases.map((lease) => (lease.phone === '' ? { ...lease, phone: phones.get(lease.numberId) ?? '' } : lease));
 }
 
+/** How long a lease given up of this node's own accord is remembered, to tell its late writes from stale ones. */
+const RELINQUISHED_MEMORY_MS = 3_600_000;
+
 /** Numbers claimed per statement. */
 const CLAIM_BATCH = 1_000;
 
@@ -68,6 +71,8 @@ export class LeaseKeeper {
   private running = false;
   /** Set for a CLI command that needs a few numbers' sessions (linking): only these are claimed. */
   private pinned: readonly string[] | undefined;
+  /** Leases this node gave up of its own accord (`numberId:epoch`), with when, oldest first. */
+  private readonly relinquished = new Map<string, number>();
 
   constructor(
     private readonly store: Store,
@@ -148,6 +153,26 @@ export class LeaseKeeper {
     return this.held.size;
   }
 
+  /**
+   * Whether this node gave the lease up itself, in a clean stop or a handover. Its sessions'
+   * last events (a status, a receipt, a message that was on its way) may still be written after
+   * the release and be refused: that is expected, not the sign of a paused or cut-off node that
+   * the stale-write alarm is for.
+   */
+  gaveUp(lease: SessionLease): boolean {
+    return lease.nodeId === this.nodeId && this.relinquished.has(`${lease.numberId}:${lease.epoch}`);
+  }
+
+  private relinquish(leases: readonly SessionLease[]): void {
+    const now = Date.now();
+    // Late writes come within moments of the release; an hour of memory is ample and bounded.
+    for (const [key, at] of this.relinquished) {
+      if (now - at < RELINQUISHED_MEMORY_MS) break;
+      this.relinquished.delete(key);
+    }
+    for (const lease of leases) this.relinquished.set(`${lease.numberId}:${lease.epoch}`, now);
+  }
+
   /** A write under the lease was refused: another node owns the number now. */
   async lost(lease: SessionLease): Promise<void> {
     const held = this.held.get(lease.numberId);
@@ -184,6 +209,7 @@ export class LeaseKeeper {
     clearInterval(this.watchdog);
     await this.ticking.catch(() => {});
     const leases = [...this.held.values()];
+    this.relinquish(leases);
     await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
     this.held.clear();
     try {
@@ -248,6 +274,7 @@ export class LeaseKeeper {
       // One number per tick, each stopped cleanly before its release, so a join moves load gradually.
       const lease = this.held.values().next().value!;
       this.held.delete(lease.numberId);
+      this.relinquish([lease]);
       await this.host?.leaseLost(lease.numberId);
       await this.store.db.transaction().execute(async (trx) => {
         await releaseLeases(trx, this.store.dialect, [lease], 'handed_over');

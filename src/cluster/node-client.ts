@@ -87,14 +87,27 @@ export interface NodeAnswer {
   body: unknown;
 }
 
-/** A node could not be asked. `delivered` false means the request surely never arrived (refused connection). */
+/**
+ * A node could not be asked. `delivered` false means the request surely never arrived (refused
+ * connection); `silent` means it was sent but the node stopped answering (no answer within the
+ * time-out, or it no longer answered a liveness probe), so it may or may not have been acted on.
+ */
 export class NodeUnreachableError extends Error {
   constructor(
     readonly delivered: boolean,
     cause: unknown,
+    readonly silent = false,
   ) {
     super(`the owning node could not be reached (${cause instanceof Error ? cause.message : String(cause)})`, { cause });
     this.name = 'NodeUnreachableError';
+  }
+}
+
+/** The reason a call is abandoned when its node stops answering while the call is under way. */
+export class NodeStoppedAnsweringError extends Error {
+  constructor() {
+    super('the node stopped answering');
+    this.name = 'NodeStoppedAnsweringError';
   }
 }
 
@@ -111,28 +124,50 @@ export function signedCallHeaders(key: Buffer, destinationNodeId: string, method
   };
 }
 
-/** Calls another node's internal API, signed with the cluster key for that node alone. */
-export async function callNode(key: Buffer, destination: NodeAddress, method: 'GET' | 'POST', path: string, body?: unknown): Promise<NodeAnswer> {
-  const text = body === undefined ? '' : JSON.stringify(body);
-  let response: Response;
-  try {
-    response = await fetch(new URL(path, destination.url), {
-      method,
-      headers: {
-        ...(body !== undefined && { 'content-type': 'application/json' }),
-        ...signedCallHeaders(key, destination.nodeId, method, path, text),
-      },
-      ...(body !== undefined && { body: text }),
-    });
-  } catch (error) {
-    const code = (error as { cause?: { code?: string } }).cause?.code;
-    throw new NodeUnreachableError(code === undefined || !NOT_DELIVERED.has(code) ? true : false, error);
+/**
+ * Calls other nodes' internal API, each call signed with the cluster key for its destination
+ * alone. Every call is bounded by WAGW_NODE_CALL_TIMEOUT_MS: a node that is frozen (SIGSTOP, a
+ * VM pause) accepts connections in its kernel but never answers, and without a bound the caller
+ * would wait as long as it.
+ */
+export class NodeClient {
+  constructor(
+    private readonly key: Buffer,
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** `signal` abandons the call early (its reason is kept as the cause). */
+  async call(destination: NodeAddress, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.timeoutMs): Promise<NodeAnswer> {
+    const text = body === undefined ? '' : JSON.stringify(body);
+    const bounded = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(signal === undefined ? [] : [signal])]);
+    try {
+      const response = await fetch(new URL(path, destination.url), {
+        method,
+        headers: {
+          ...(body !== undefined && { 'content-type': 'application/json' }),
+          ...signedCallHeaders(this.key, destination.nodeId, method, path, text),
+        },
+        ...(body !== undefined && { body: text }),
+        signal: bounded,
+      });
+      return { status: response.status, headers: response.headers, body: await response.json() };
+    } catch (error) {
+      if (bounded.aborted) throw new NodeUnreachableError(true, bounded.reason, true);
+      const code = (error as { cause?: { code?: string } }).cause?.code;
+      throw new NodeUnreachableError(code === undefined || !NOT_DELIVERED.has(code), error);
+    }
   }
-  let parsed: unknown;
-  try {
-    parsed = await response.json();
-  } catch (error) {
-    throw new NodeUnreachableError(true, error);
+
+  /** Whether the node answers at all within `timeoutMs`: a frozen one does not. */
+  async answers(destination: NodeAddress, timeoutMs: number): Promise<boolean> {
+    try {
+      await this.call(destination, 'GET', ALIVE_PATH, undefined, undefined, timeoutMs);
+      return true;
+    } catch {
+      return false;
+    }
   }
-  return { status: response.status, headers: response.headers, body: parsed };
 }
+
+/** The internal route a node answers at once, touching nothing: the liveness probe. */
+export const ALIVE_PATH = '/internal/alive';

@@ -2,7 +2,7 @@ import { AppError } from '../domain/errors.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import type { LinkAttempt, LinkMethod, NumberLinkingService } from '../messaging/number-linking.ts';
 import type { SessionSupervisor } from '../messaging/session-supervisor.ts';
-import { callNode, type NodeAddress, type NodeAnswer } from './node-client.ts';
+import type { NodeAddress, NodeAnswer, NodeClient } from './node-client.ts';
 import type { OwnerRouter } from './owner-router.ts';
 
 /**
@@ -15,14 +15,14 @@ export class RoutedLinking {
     private readonly linking: NumberLinkingService,
     private readonly supervisor: SessionSupervisor,
     private readonly router: OwnerRouter,
-    private readonly clusterKey: Buffer,
+    private readonly nodes: NodeClient,
   ) {}
 
   start(number: WhatsAppNumber, method: LinkMethod): Promise<LinkAttempt> {
     return this.router.run(
       number,
       () => this.linking.start(number, method),
-      async (owner) => reviveAttempt((await this.call(owner, `/internal/numbers/${number.id}/link`, { method })) as RawAttempt),
+      async (owner, signal) => reviveAttempt((await this.call(owner, signal, `/internal/numbers/${number.id}/link`, { method })) as RawAttempt),
     );
   }
 
@@ -30,8 +30,8 @@ export class RoutedLinking {
     return this.router.run(
       number,
       async () => this.linking.current(number.id),
-      async (owner) => {
-        const { attempt } = (await this.call(owner, `/internal/numbers/${number.id}/link/state`)) as { attempt: RawAttempt | null };
+      async (owner, signal) => {
+        const { attempt } = (await this.call(owner, signal, `/internal/numbers/${number.id}/link/state`)) as { attempt: RawAttempt | null };
         return attempt === null ? undefined : reviveAttempt(attempt);
       },
     );
@@ -41,7 +41,7 @@ export class RoutedLinking {
     return this.router.run(
       number,
       () => this.linking.cancel(number.id),
-      async (owner) => void (await this.call(owner, `/internal/numbers/${number.id}/link/cancel`)),
+      async (owner, signal) => void (await this.call(owner, signal, `/internal/numbers/${number.id}/link/cancel`)),
     );
   }
 
@@ -49,13 +49,13 @@ export class RoutedLinking {
     return this.router.run(
       number,
       () => this.supervisor.restart(number),
-      async (owner) => void (await this.call(owner, `/internal/numbers/${number.id}/restart`)),
+      async (owner, signal) => void (await this.call(owner, signal, `/internal/numbers/${number.id}/restart`)),
     );
   }
 
   /** The owner's answer; its error, if any, becomes ours with the same code. */
-  private async call(owner: NodeAddress, path: string, body: object = {}): Promise<unknown> {
-    const answer: NodeAnswer = await callNode(this.clusterKey, owner, 'POST', path, body);
+  private async call(owner: NodeAddress, signal: AbortSignal, path: string, body: object = {}): Promise<unknown> {
+    const answer: NodeAnswer = await this.nodes.call(owner, 'POST', path, body, signal);
     if (answer.status < 400) return answer.body;
     const error = answer.body as { error?: string; message?: string; meta?: Record<string, unknown> };
     throw new AppError((error.error ?? 'internal_error') as never, error.message ?? 'The owning node refused.', error.meta as never);

@@ -1,11 +1,12 @@
 import { AppError } from '../domain/errors.ts';
 import { assertSendableText } from '../domain/message-text.ts';
-import type { Message } from '../domain/model.ts';
+import type { Message, WhatsAppNumber } from '../domain/model.ts';
 import { parseE164, type E164 } from '../domain/phone.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
-import type { OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
+import type { InboundSimulator, OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
+import { refusedIncoming } from './session-refusals.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { Store } from '../store/database.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
@@ -66,7 +67,7 @@ export class SandboxInbox {
     const quoted = replyTo === undefined ? undefined : (await findQuotable(this.store, number, chat, replyTo)).quoted;
     // The file is fetched or read only now, once every check has passed.
     const media = loadMedia === undefined ? undefined : await loadMedia();
-    const message = await simulator.deliverIncoming(number, {
+    const message = await deliver(simulator, number, {
       ...incoming,
       ...(media !== undefined && { media }),
       ...(quoted !== undefined && { quotedEngineId: quoted.engineMessageId }),
@@ -89,7 +90,7 @@ export class SandboxInbox {
     // A file's caption may be empty; a message without a file may not.
     assertSendableText(text, this.maxMessageLength, media !== undefined);
     // The file is read only once the number is known to be the account's own.
-    return simulator.deliverIncoming(number, { fromPhone, text, ...(media !== undefined && { media: await media() }) });
+    return deliver(simulator, number, { fromPhone, text, ...(media !== undefined && { media: await media() }) });
   }
 
   /**
@@ -117,4 +118,8 @@ export class SandboxInbox {
       retry_after_seconds: retryAfterSeconds,
     });
   }
+}
+
+function deliver(simulator: InboundSimulator, number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message> {
+  return simulator.deliverIncoming(number, incoming).catch((error: unknown) => refusedIncoming(number, error));
 }

@@ -22,3 +22,15 @@ export function refusedBySession(number: WhatsAppNumber, error: unknown): never 
   }
   throw error;
 }
+
+/**
+ * A simulated incoming message for a number whose session is not live (stopped, or between
+ * owners) is refused as a send from it is: 503 number_not_connected, naming the receiving number.
+ */
+export function refusedIncoming(number: WhatsAppNumber, error: unknown): never {
+  if (error instanceof EngineSendError && error.failure === 'not_connected') {
+    const status = error.sessionStatus ?? 'disconnected';
+    throw new AppError('number_not_connected', `The session of to_phone is not connected (${status}); nothing was received.`, { to_phone: number.phone, status });
+  }
+  throw error;
+}

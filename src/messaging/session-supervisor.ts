@@ -328,8 +328,16 @@ export class SessionSupervisor implements SessionHost {
     await this.writeStatus(number.phone, status, 'set by the operator', undefined);
   }
 
-  /** Logs and counts an owner-only write the database refused, and stands this node down from the number. */
+  /**
+   * Logs and counts an owner-only write the database refused, and stands this node down from the
+   * number. A write under a lease this node gave up itself (a clean stop, a handover) is a
+   * session's late word, refused as it should be, and neither logged as an alarm nor counted.
+   */
   staleWriteRefused(error: StaleLeaseError): void {
+    if (this.keeper.gaveUp(error.lease)) {
+      this.logger.debug({ numberId: error.lease.numberId, epoch: error.lease.epoch }, 'dropped a late write from a session of a number this node gave up');
+      return;
+    }
     this.logger.warn({ numberId: error.lease.numberId, epoch: error.lease.epoch, current: error.current }, 'refused a write from a session whose lease is stale');
     this.sendObserver?.staleWriteRefused();
     void this.keeper.lost(error.lease);

@@ -108,7 +108,7 @@ export class GatewayMetrics implements SendObserver {
     });
     this.staleWrites = new Counter({
       name: 'wagw_stale_lease_writes_refused_total',
-      help: 'Owner-only writes the database refused because the session that made them had lost its lease (docs/cluster.md).',
+      help: 'Owner-only writes the database refused because the session that made them had lost its lease, not counting the late writes of numbers the node gave up itself (docs/cluster.md).',
       registers,
     });
     this.webhookAttemptDuration = new Histogram({

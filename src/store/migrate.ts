@@ -41,14 +41,28 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+/** Any fixed number of our own; PostgreSQL's advisory locks are named by a bigint. */
+const MIGRATION_ADVISORY_LOCK = 0x7761_6777_6d69_67n; // "wagwmig"
+
 /**
- * Brings the schema to the latest version. Every entry point calls this on start, so a server
- * and a CLI may well do it at the same moment. PostgreSQL's migrator takes a lock of its own;
- * on SQLite the whole migration runs under BEGIN IMMEDIATE, SQLite's write lock, so a second
- * process waits (busy_timeout) and then finds the work done instead of racing it.
+ * Brings the schema to the latest version. Every entry point calls this on start, so a server,
+ * a CLI and nodes started together may well do it at the same moment. On PostgreSQL the whole
+ * run holds an advisory lock of ours: Kysely's migrator locks only around applying migrations,
+ * after creating its own tables, and that is its detail to change. On SQLite the whole
+ * migration runs under BEGIN IMMEDIATE, SQLite's write lock. Either way a second process waits
+ * and then finds the work done instead of racing it.
  */
 export async function migrateToLatest(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<string[]> {
-  if (dialect === 'postgres') return runMigrator(db);
+  if (dialect === 'postgres') {
+    return db.connection().execute(async (connection) => {
+      await sql`select pg_advisory_lock(${sql.lit(MIGRATION_ADVISORY_LOCK)})`.execute(connection);
+      try {
+        return await runMigrator(connection);
+      } finally {
+        await sql`select pg_advisory_unlock(${sql.lit(MIGRATION_ADVISORY_LOCK)})`.execute(connection);
+      }
+    });
+  }
   return db.connection().execute(async (connection) => {
     await sql`begin immediate`.execute(connection);
     try {

@@ -31,6 +31,20 @@ export class QueuedSqliteDriver extends SqliteDriver {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
+  /**
+   * After some errors (a full disk, an I/O error, a busy lock) SQLite has already rolled the
+   * transaction back itself, and a ROLLBACK then fails with "no transaction is active". Kysely
+   * would throw that in place of the error that ended the transaction; ignoring it lets the
+   * first cause, the one that says what happened, reach the caller.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection);
+    } catch (error) {
+      if (!/no transaction is active/.test((error as Error).message)) throw error;
+    }
+  }
+
   override async releaseConnection(): Promise<void> {
     await super.releaseConnection();
     const next = this.waiting.shift();

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.ts';
 import { operatorScope, withinAccount } from '../../src/domain/tenant-scope.ts';
@@ -201,5 +202,98 @@ describe('a request for a number served by another node (postgres)', () => {
     const envelope = (await gone.json()) as { error: string; meta: { status: string } };
     assert.equal(envelope.error, 'number_not_connected');
     assert.equal(envelope.meta.status, 'no_owner');
+  });
+});
+
+/** A stand-in for a frozen node: its kernel accepts connections, and nothing ever answers. */
+async function startSilentServer(): Promise<{ url: string; connections(): number; close(): Promise<void> }> {
+  const sockets = new Set<net.Socket>();
+  let accepted = 0;
+  const server = net.createServer((socket) => {
+    accepted += 1;
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`,
+    connections: () => accepted,
+    close: () => {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('a send forwarded to an owner that stops answering (postgres)', () => {
+  const OWNER_WAIT_MS = 2_000;
+  let database: TestDatabase;
+  let first: Node;
+  let second: Node;
+  let seeded: Awaited<ReturnType<typeof seedAccount>>;
+  let silent: Awaited<ReturnType<typeof startSilentServer>>;
+
+  before(async () => {
+    database = await createTestDatabase('postgres');
+    first = await startNode(database, 'first', { WAGW_OWNER_WAIT_MS: String(OWNER_WAIT_MS) });
+    seeded = await seedAccount(first.gateway, { numbers: 0, plan: 'pro' });
+    second = await startNode(database, 'second', { WAGW_OWNER_WAIT_MS: String(OWNER_WAIT_MS) });
+    silent = await startSilentServer();
+  });
+  after(async () => {
+    for (const node of [second, first]) await node?.server.stop().catch(() => {});
+    await silent?.close();
+    await database?.drop();
+  });
+
+  /** A number of its own whose holder, as the other nodes see it, is frozen: its address leads to the silent server. */
+  async function numberWithFrozenOwner(): Promise<{ phone: string; owner: Node; asker: Node }> {
+    const phone = uniquePhone();
+    const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone });
+    const { holder: owner, asker } = await holderOf([first, second], number.id);
+    await owner.gateway.keeper.announceUrl(silent.url);
+    return { phone, owner, asker };
+  }
+
+  const timedSend = async (node: Node, body: object, headers: Record<string, string> = {}) => {
+    const startedAt = Date.now();
+    const response = await fetch(`${node.url}/send_message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}`, ...headers },
+      body: JSON.stringify(body),
+      // Far past the bound, so that a send that is not bounded fails here rather than hanging the suite.
+      signal: AbortSignal.timeout(OWNER_WAIT_MS + 5_000),
+    });
+    return { response, elapsedMs: Date.now() - startedAt };
+  };
+
+  it('answers within WAGW_OWNER_WAIT_MS + 1 s with 503 and Retry-After while nobody takes the number over', async () => {
+    const { phone, asker } = await numberWithFrozenOwner();
+    const connectionsBefore = silent.connections();
+    for (const headers of [{}, { 'idempotency-key': `frozen-${phone}` }] as Record<string, string>[]) {
+      const { response, elapsedMs } = await timedSend(asker, { from_phone: phone, to_phone: '+14155550140', message: 'to a frozen owner' }, headers);
+      assert.ok(elapsedMs <= OWNER_WAIT_MS + 1_000, `answered after ${elapsedMs} ms`);
+      assert.equal(response.status, 503, await response.clone().text());
+      assert.ok(Number(response.headers.get('retry-after')) >= 1, 'Retry-After says when');
+      const envelope = (await response.json()) as { error: string; meta: { status: string } };
+      assert.deepEqual([envelope.error, envelope.meta.status], ['number_not_connected', 'no_owner']);
+    }
+    assert.ok(silent.connections() > connectionsBefore, 'the sends were forwarded to the frozen owner');
+  });
+
+  it('sends a keyed send on the node that takes the number over, once, within WAGW_OWNER_WAIT_MS + 1 s', async () => {
+    const { phone, owner, asker } = await numberWithFrozenOwner();
+    const pending = timedSend(asker, { from_phone: phone, to_phone: '+14155550141', message: 'after the takeover' }, { 'idempotency-key': `takeover-${phone}` });
+    // The frozen owner's lease ends while the send waits for its answer; the asker takes the number.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await owner.gateway.keeper.stop();
+    const { response, elapsedMs } = await pending;
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.ok(elapsedMs <= OWNER_WAIT_MS + 1_000, `answered after ${elapsedMs} ms`);
+    const sent = (await response.json()) as { message_id: string };
+    const row = await asker.gateway.store.db.selectFrom('messages').select(['engine_message_id']).where('id', '=', sent.message_id).executeTakeFirstOrThrow();
+    const onNetwork = (asker.gateway.sandboxNetwork as unknown as { journal(): { kind: string; id?: string; node: string }[] }).journal().filter((entry) => entry.kind === 'send' && entry.id === row.engine_message_id);
+    assert.deepEqual(onNetwork.map((entry) => entry.node), [asker.gateway.keeper.nodeId], 'sent once, by the new owner');
   });
 });

@@ -10,6 +10,7 @@ import { dialects } from '../support/databases.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { E164 } from '../../src/domain/phone.ts';
 import { insertNumber } from '../../src/store/repositories/numbers.ts';
+import { until } from '../support/leases.ts';
 import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
 
 const silent = pino({ level: 'silent' });
@@ -26,14 +27,6 @@ function otherNode(test: TestGateway, name: string) {
   keeper.attach(host);
   return { keeper, running };
 }
-
-const until = async (condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};
 
 for (const dialect of dialects) {
   describe(`number leases (${dialect})`, () => {

@@ -109,18 +109,16 @@ function spawnServer(databaseUrl: string, port: number, env: Record<string, stri
 
 async function waitUntilHealthy(server: ServerProcess, databaseUrl: string): Promise<void> {
   let lastProbe = 'no probe answered yet';
-  await waitFor(
+  // A server that exited will not start later: that ends the wait at once, not at its time-out.
+  const outcome = await waitFor(
     async () => {
-      const status = server.exitStatus();
-      if (status !== undefined) {
-        throw new Error(`wagw serve exited (${JSON.stringify(status)}) before listening:\n${server.output()}`);
-      }
+      if (server.exitStatus() !== undefined) return 'exited' as const;
       const response = await request(server.port, { method: 'GET', path: '/health', timeoutMs: 2_000 }).catch((error: Error) => {
         lastProbe = `the last probe failed: ${error.message}`;
         return undefined;
       });
       if (response !== undefined) lastProbe = `the last probe got ${response.statusCode} ${response.body}`;
-      return response?.statusCode === 200;
+      return response?.statusCode === 200 && ('listening' as const);
     },
     STARTUP_TIMEOUT_MS,
     'wagw serve to answer GET /health with 200',
@@ -131,6 +129,7 @@ async function waitUntilHealthy(server: ServerProcess, databaseUrl: string): Pro
     const activity = await databaseActivity(databaseUrl);
     throw new Error(`${error.message}; ${lastProbe}\n--- database activity ---\n${activity}\n--- server output ---\n${server.output()}`);
   });
+  if (outcome === 'exited') throw new Error(`wagw serve exited (${JSON.stringify(server.exitStatus())}) before listening:\n${server.output()}`);
 }
 
 async function databaseActivity(databaseUrl: string): Promise<string> {

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import type { SessionLease } from '../../src/domain/model.ts';
 import type { Store } from '../../src/store/database.ts';
 
@@ -14,3 +15,12 @@ export async function holdLease(store: Store, numberId: string, epoch = 1): Prom
 
 /** What an engine's session is given when no database fences it (engine tests with recording events). */
 export const UNFENCED_TEST_LEASE: SessionLease = { numberId: 'num_test', nodeId: 'node_test', epoch: 1 };
+
+/** Waits until `condition` holds, looking every 25 ms; fails naming `what` after `timeoutMs`. */
+export async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

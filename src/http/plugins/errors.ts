@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor, toEnvelope } from '../../domain/errors.ts';
+import { isStorageOutage } from '../../store/outage-errors.ts';
 import { loggableUrl } from './request-context.ts';
 import { fromValidation } from './validation-errors.ts';
 
@@ -13,6 +14,8 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: numb
     const appError = toAppError(error, request, bodyLimitBytes);
     if (appError.code === 'internal_error') {
       request.log.error({ err: error }, 'request failed unexpectedly');
+    } else if (appError.code === 'storage_unavailable' && !(error instanceof AppError)) {
+      request.log.error({ err: error }, 'the store is unavailable; answered 503');
     }
     // A refusal that says when to come back says it in the header clients and proxies read too.
     const retryAfter = appError.meta?.retry_after_seconds;
@@ -67,5 +70,19 @@ function toAppError(error: FastifyError | AppError, request: FastifyRequest, bod
   if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
     return new AppError('invalid_request', `The request could not be read: ${error.message}`);
   }
+  if (isStorageOutage(error)) return storageUnavailable();
   return new AppError('internal_error', 'Something went wrong on our side; the request_id names it in our log.');
+}
+
+/**
+ * How long a client is asked to wait when the store is out: a restart of PostgreSQL takes
+ * about a second, and a full disk needs a person, whom a client retrying every few seconds
+ * does not burden.
+ */
+const STORAGE_RETRY_AFTER_SECONDS = 2;
+
+function storageUnavailable(): AppError {
+  return new AppError('storage_unavailable', `The gateway's database cannot be reached or cannot write at the moment; nothing was stored. Try again in ${STORAGE_RETRY_AFTER_SECONDS} s.`, {
+    retry_after_seconds: STORAGE_RETRY_AFTER_SECONDS,
+  });
 }

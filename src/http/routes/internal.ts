@@ -4,7 +4,7 @@ import { notFound } from '../plugins/errors.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
 import { parseSendInput } from '../message-input.ts';
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
-import { NodeCallVerifier } from '../../cluster/node-client.ts';
+import { ALIVE_PATH, NodeCallVerifier } from '../../cluster/node-client.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
 import { sendHere } from './messages.ts';
 import { checkHere, type CheckNumbersBody } from './number-checks.ts';
@@ -39,6 +39,10 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
   const hidden = { hide: true };
   // A forwarded call carries the account of the key the first node authenticated; the cluster
   // key's signature, checked above, is what vouches for it, so the scope is minted here.
+
+  // The liveness probe of a node whose call is under way (cluster/owner-router.ts): it touches
+  // nothing, so that only a node that cannot run at all fails it.
+  app.get(ALIVE_PATH, { onRequest, preHandler, schema: hidden }, async () => ({ ok: true }));
 
   app.post<{ Body: ForwardedSend }>('/internal/send', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
     const forwarded = request.body;

@@ -7,11 +7,11 @@ import type { MediaObject } from '../../domain/media.ts';
 import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { SendRequest } from '../../messaging/send-message.ts';
-import { callNode } from '../../cluster/node-client.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
+import type { NodeAddress } from '../../cluster/node-client.ts';
 import {
   errorResponses,
   idempotencyKeyHeadersSchema,
@@ -140,15 +140,18 @@ async function routeSend(
     const known = await answerKnownKey(gateway, accountId, input, idempotencyKey);
     if (known !== undefined) return known;
   }
-  return gateway.router.run(number, here, async (owner) => {
-    const answer = await callNode(gateway.clusterKey, owner, 'POST', '/internal/send', forward);
+  const forwardTo = async (owner: NodeAddress, signal: AbortSignal) => {
+    const answer = await gateway.nodeClient.call(owner, 'POST', '/internal/send', forward, signal);
     return {
       statusCode: answer.status,
       body: answer.body,
       replayed: answer.headers.get('idempotent-replayed') === 'true',
       retryAfter: answer.headers.get('retry-after') ?? undefined,
     };
-  });
+  };
+  // With a key, the claim in the shared database lets one attempt through whichever node makes
+  // it, so a send the owner stopped answering may be made again on the owner that took over.
+  return gateway.router.run(number, here, forwardTo, { repeatable: idempotencyKey !== undefined });
 }
 
 /** POST /send_message, its /api alias, and the sandbox's POST /sandbox/receive. */

@@ -1,5 +1,4 @@
 import type { Gateway } from '../../main.ts';
-import { callNode } from '../../cluster/node-client.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
@@ -19,8 +18,8 @@ export interface OwnerAnswer {
 export async function onNumberOwner(gateway: Gateway, scope: AccountScope, fromPhone: E164, here: () => Promise<OwnerAnswer>, path: string, body: unknown): Promise<OwnerAnswer> {
   if (gateway.supervisor.servesPhone(fromPhone)) return here();
   const number = await gateway.numbers.findNumber(scope, fromPhone).catch(notOwned);
-  return gateway.router.run(number, here, async (owner) => {
-    const answer = await callNode(gateway.clusterKey, owner, 'POST', path, { account_id: scope.accountId, body });
+  return gateway.router.run(number, here, async (owner, signal) => {
+    const answer = await gateway.nodeClient.call(owner, 'POST', path, { account_id: scope.accountId, body }, signal);
     return { statusCode: answer.status, body: answer.body, retryAfter: answer.headers.get('retry-after') ?? undefined };
   });
 }
