@@ -31,6 +31,20 @@ export class QueuedSqliteDriver extends SqliteDriver {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
+  /**
+   * SQLite rolls a transaction back by itself on some errors (a full disk, an I/O error). The
+   * ROLLBACK that Kysely then issues fails with "cannot rollback - no transaction is active",
+   * and Kysely throws that in place of the error that caused it, which hid every "database or
+   * disk is full" behind it. With no transaction left there is nothing to roll back.
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    try {
+      await super.rollbackTransaction(connection);
+    } catch (error) {
+      if (!(error instanceof Error && NO_TRANSACTION.test(error.message))) throw error;
+    }
+  }
+
   override async releaseConnection(): Promise<void> {
     await super.releaseConnection();
     const next = this.waiting.shift();
@@ -38,6 +52,8 @@ export class QueuedSqliteDriver extends SqliteDriver {
     else next();
   }
 }
+
+const NO_TRANSACTION = /no transaction is active/;
 
 /** Kysely's SQLite dialect with the queued driver in place of its own. */
 export class QueuedSqliteDialect extends SqliteDialect {
