@@ -70,6 +70,8 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
       const drainDeadline = Date.now() + httpDrainMs(gateway.config.http.shutdownGraceMs);
       stopRequested = true;
       const closed = app.close();
+      // Awaited in drainHttp; should stopping the runtime throw first, its failure is not unhandled.
+      closed.catch(() => {});
       const closeIdle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
       try {
         await gateway.runtime.stop();
