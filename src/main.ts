@@ -58,6 +58,7 @@ import { loadSecretKey, SecretBox } from './secrets/secret-box.ts';
 import { DeliveryWorker } from './webhooks/delivery-worker.ts';
 import { WebhookHttpClient } from './webhooks/webhook-http.ts';
 import { WebhooksService } from './webhooks/webhooks-service.ts';
+import { WriteFailures } from './store/write-failures.ts';
 
 /** Everything the HTTP app, the CLI and the workers are built from. */
 export interface Gateway {
@@ -65,6 +66,8 @@ export interface Gateway {
   logger: Logger;
   store: Store;
   committer: GroupCommitter;
+  /** The latest failure of the database to take a write, for /health. */
+  writeFailures: WriteFailures;
   supervisor: SessionSupervisor;
   /** Linking attempts started from the operator console. */
   linking: NumberLinkingService;
@@ -166,8 +169,12 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   }
   // PostgreSQL commits a few batches side by side, leaving pool connections for reads.
   const concurrentBatches = config.database.dialect === 'postgres' ? Math.max(1, Math.floor(config.database.poolSize / 2)) : 1;
-  const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize, concurrentBatches, config.groupCommit.enabled);
-  const metrics = new GatewayMetrics(store, { processMetrics: config.metrics.token !== undefined });
+  const writeFailures = new WriteFailures();
+  const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize, concurrentBatches, config.groupCommit.enabled, writeFailures);
+  const metrics = new GatewayMetrics(store, {
+    processMetrics: config.metrics.token !== undefined,
+    volumes: { data: config.database.dialect === 'sqlite' ? path.dirname(config.database.path) : config.dataDirectory, media: config.media.directory },
+  });
   const secretKey = loadSecretKey(config.secretKey, config.dataDirectory, logger);
   const secretBox = new SecretBox(secretKey);
   const addressPolicy = { everything: config.webhooks.allowPrivateAddresses, hosts: config.webhooks.allowedPrivateHosts };
@@ -262,7 +269,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const linking = new NumberLinkingService(supervisor, logger);
   const groups = new GroupService(store, supervisor);
   groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
-  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger);
   const typing = new TypingService(supervisor, config.typingMs);
   const messageActions = new MessageActionService(store, committer, supervisor);
   receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
@@ -310,6 +317,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     logger,
     store,
     committer,
+    writeFailures,
     supervisor,
     linking,
     keeper,

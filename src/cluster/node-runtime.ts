@@ -33,8 +33,8 @@ const HISTORY_DAYS = 7;
  * Everything a node does besides answering HTTP: the lease keeper (which starts and stops the
  * sessions through the supervisor), the webhook delivery worker, the periodic sweeps and, on
  * PostgreSQL, the listener that drops revoked keys from the cache. Built by the composition
- * root; `wagw serve` starts it after the HTTP server listens and stops it after the server has
- * finished its requests.
+ * root; `wagw serve` starts it before the HTTP server listens, and on stopping stops it before the
+ * server drains its requests, so that a slow request cannot hold back the handover.
  */
 export class NodeRuntime {
   private sweeper: NodeJS.Timeout | undefined;

@@ -40,7 +40,11 @@ export type MessageDirection = 'outbound' | 'inbound';
  * caption only.
  */
 export type MessageContentKind = 'text' | MediaKind | 'location' | 'contact' | 'image_caption' | 'video_caption' | 'document_caption';
-export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'received';
+/**
+ * `unknown`: a send whose outcome the gateway could not record (its database refused the commit
+ * for longer than the retries, or a crash cut it off before the engine's answer was stored).
+ */
+export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'unknown' | 'received';
 
 export interface Account {
   id: string;

@@ -186,7 +186,7 @@ export function messageMediaPayload(message: Message, media: ReceivedMedia, addr
 
 export function messageStatusPayload(
   message: Pick<Message, 'id' | 'fromPhone' | 'toPhone' | 'direction' | 'group'>,
-  status: 'sent' | 'delivered' | 'read' | 'failed',
+  status: 'sent' | 'delivered' | 'read' | 'failed' | 'unknown',
   errorCode: string | null,
   at: Date,
 ): EventPayload {

@@ -99,7 +99,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null } });
   });
 
-  registerHealthRoute(app, gateway.store);
+  registerHealthRoute(app, gateway.store, gateway.writeFailures);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);
   registerMessageRoutes(app, gateway);
   registerMessageReadRoutes(app, gateway);

@@ -6,6 +6,8 @@ import { buildApp } from './app.ts';
 
 /** How often shutdown closes connections that have gone idle since the last sweep. */
 const IDLE_SWEEP_MS = 100;
+/** The most of the grace period kept for the last flush and closing the database. */
+const FLUSH_RESERVE_MS = 2_000;
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -58,24 +60,54 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
   if (gateway.config.cluster.nodeUrl === null) await gateway.keeper.announceUrl(reachableUrl(address));
   let stopping: Promise<void> | undefined;
   const stop = () => {
-    // Order matters: stop taking requests and let in-flight ones finish, then stop the node's
-    // work (linking, sessions, whose leases are released so another node takes over at once,
-    // and webhook attempts in flight), then flush the commits all of them queued and close the
-    // database. Deliveries not yet attempted stay in the outbox for the next start.
+    // Order matters (docs/operations.md#stopping). What other nodes wait for comes first: the
+    // sessions stop and their leases are released, so the numbers move at once; then the
+    // webhook worker. Only then does HTTP drain, within the grace period, so that a slow body
+    // cannot hold back the work above or the last flush: past its deadline the remaining
+    // sockets are destroyed. Then the commits all of them queued are flushed and the database
+    // closed. Deliveries not yet attempted stay in the outbox for the next start.
     stopping ??= (async () => {
+      const drainDeadline = Date.now() + httpDrainMs(gateway.config.http.shutdownGraceMs);
       stopRequested = true;
+      const closed = app.close();
+      // Awaited in drainHttp; should stopping the runtime throw first, its failure is not unhandled.
+      closed.catch(() => {});
       const closeIdle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
       try {
-        await app.close();
+        await gateway.runtime.stop();
+        await drainHttp(closed, server, drainDeadline, gateway.logger);
       } finally {
         clearInterval(closeIdle);
       }
-      await gateway.runtime.stop();
       await gateway.close();
     })();
     return stopping;
   };
   return { app, address, stop };
+}
+
+/**
+ * The share of the grace period that requests in flight get: the rest is kept for the last
+ * flush and closing the database, which must not be cut short by the process exiting.
+ */
+function httpDrainMs(graceMs: number): number {
+  return Math.max(0, graceMs - Math.min(FLUSH_RESERVE_MS, graceMs / 4));
+}
+
+/** Waits for the requests in flight until the deadline, then destroys the sockets still open. */
+async function drainHttp(closed: PromiseLike<unknown>, server: FastifyInstance['server'], deadline: number, logger: Gateway['logger']): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), Math.max(0, deadline - Date.now()));
+  });
+  try {
+    if ((await Promise.race([closed, expired])) !== 'expired') return;
+  } finally {
+    clearTimeout(timer);
+  }
+  logger.warn('requests were still in flight at the end of the shutdown grace period; their connections are closed');
+  server.closeAllConnections();
+  await closed;
 }
 
 /** The listening address as a URL another process on this host can call: a wildcard becomes loopback. */
@@ -95,7 +127,7 @@ function warnAboutUnsafeSettings(gateway: Gateway): void {
   }
 }
 
-/** On SIGTERM or SIGINT: stop taking requests, finish the in-flight ones, flush, exit. */
+/** On SIGTERM or SIGINT: stop taking requests, hand the numbers over, drain the in-flight requests, flush, exit. */
 export function stopOnSignals(server: RunningServer, gateway: Gateway): void {
   closeWithGrace({ delay: gateway.config.http.shutdownGraceMs }, async ({ signal, err }) => {
     if (err) gateway.logger.error({ err }, 'stopping after an unexpected error');

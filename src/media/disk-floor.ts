@@ -35,7 +35,7 @@ export class DiskFloor {
 }
 
 /** The disk's free and total bytes, as an unprivileged process sees them; undefined for a directory not there (yet). */
-async function freeSpace(directory: string): Promise<{ freeBytes: number; totalBytes: number } | undefined> {
+export async function freeSpace(directory: string): Promise<{ freeBytes: number; totalBytes: number } | undefined> {
   try {
     const stats = await statfs(directory);
     return { freeBytes: stats.bavail * stats.bsize, totalBytes: stats.blocks * stats.bsize };

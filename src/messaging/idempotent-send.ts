@@ -191,7 +191,7 @@ export class IdempotentSendService {
       await this.committer.run((trx) => releaseIdempotencyKey(trx, record));
       return { kind: 'claim_again' };
     }
-    if (message.status === 'failed') {
+    if (message.status === 'failed' || message.status === 'unknown') {
       throw new AppError(
         'send_outcome_unknown',
         'The request first made with this Idempotency-Key was cut off before WhatsApp\'s answer was recorded, so it is not known whether its message went out; it is not sent again under this key.',

@@ -19,9 +19,10 @@ import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, typ
 
 /** The statuses a receipt may move a message from: receipts only ever move it forward. */
 const RECEIPT_TRANSITIONS: Record<ReceiptEvent['status'], MessageStatus[]> = {
-  delivered: ['sent'],
-  read: ['sent', 'delivered'],
-  failed: ['queued', 'sent'],
+  // A send whose outcome could not be recorded learns it from the engine's receipt.
+  delivered: ['sent', 'unknown'],
+  read: ['sent', 'delivered', 'unknown'],
+  failed: ['queued', 'sent', 'unknown'],
 };
 /**
  * A receipt can overtake the commit that records the engine's message id (the network is

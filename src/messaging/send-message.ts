@@ -3,7 +3,7 @@ import type { MediaObject } from '../domain/media.ts';
 import type { MediaService } from '../media/media-service.ts';
 import { extendMediaRetention } from '../store/repositories/media.ts';
 import { newId } from '../domain/ids.ts';
-import type { Message, WhatsAppNumber } from '../domain/model.ts';
+import type { Message, QuotedMessage, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
 import { EngineSendError, type MessageRef, type SentMessage } from '../engines/engine.ts';
@@ -15,13 +15,36 @@ import type { GroupService } from './groups.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { listInterruptedSends, markMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
+import { listInterruptedSends, markMessageSent, markPendingMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
+import type { Database } from '../store/schema.ts';
+import type { Transaction } from 'kysely';
+import type { Logger } from 'pino';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { findNumberWithPlanByPhone } from '../store/repositories/numbers.ts';
 import { queueMessageWithUnit } from '../store/repositories/send-units.ts';
 import { monthlyUsed, releaseMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
 import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
+
+/** Waits between attempts of the commit of the engine's answer: about 3 s in all, past a database restart. */
+const SENT_COMMIT_RETRY_DELAYS_MS = [50, 100, 200, 400, 800, 1_600];
+/** After the request is answered, how long and how often the record of `sent` is tried again. */
+const SENT_RECORD_BACKGROUND_MS = 30_000;
+const SENT_RECORD_BACKGROUND_PERIOD_MS = 2_000;
+/** The error code of a send the engine took whose record could not be committed. */
+const OUTCOME_UNKNOWN = 'outcome_unknown';
+
+type SettledSend = Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone' | 'direction' | 'group'>;
+
+/** What the engine answered for a send, held until it is committed. */
+interface EngineAnswer {
+  message: Message;
+  engineMessageId: string;
+  lease: SentMessage['lease'];
+  quoted: QuotedMessage | undefined;
+  sentAt: Date;
+}
 
 /** A send to a phone, or to a group `fromPhone` is in (mentioning some of its members). */
 export type SendRequest = SendContent & ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
@@ -63,6 +86,7 @@ export class SendMessageService {
     private readonly notifier: DeliveryNotifier,
     private readonly media: MediaService,
     private readonly groups: GroupService,
+    private readonly logger: Logger,
   ) {}
 
   /**
@@ -124,37 +148,110 @@ export class SendMessageService {
     if (!admission.admitted) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
     const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms, media, quotable?.ref, request.toGroup === undefined ? [] : request.mentions);
-    // The 200 waits for this commit too, so that a message the client was told is sent is
-    // never found `queued` (and failed as interrupted) after a crash. It is written under the
-    // lease of the session that sent it: a node that lost the number in that instant is refused.
     const sentAt = new Date();
+    const sent: EngineAnswer = { message, engineMessageId, lease, quoted: quotable?.quoted, sentAt };
     let queued: Enqueued;
     try {
-      queued = await this.committer.run(async (trx) => {
-        await assertLeaseHeld(trx, this.store.dialect, lease);
-        await markMessageSent(trx, message.id, engineMessageId, sentAt);
-        if (quotable !== undefined) await insertReply(trx, message, quotable.quoted);
-        return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
-      });
+      queued = await this.recordSent(sent);
     } catch (error) {
-      if (!(error instanceof StaleLeaseError)) throw error;
-      this.supervisor.staleWriteRefused(error);
-      throw notConnected(number, 'ownership_lost');
+      if (error instanceof StaleLeaseError) {
+        this.supervisor.staleWriteRefused(error);
+        throw notConnected(number, 'ownership_lost');
+      }
+      throw await this.sentButNotRecorded(sent, error);
     }
     this.notifier.deliveriesQueued(queued);
     return { ...message, status: 'sent', engineMessageId, times: { sent: sentAt, delivered: null, read: null, failed: null, edited: null, revoked: null } };
   }
 
   /**
-   * Marks sends that a crash cut off between the row's commit and the engine's answer. Their
-   * clients never got a 200, so they are failed, and their units go back to the account. Only
+   * Commits the engine's answer. The 200 waits for this commit, so that a message the client was
+   * told is sent is never found `queued` after a crash. It is written under the lease of the
+   * session that sent it: a node that lost the number in that instant is refused (StaleLeaseError,
+   * not retried). Any other failure (a database restarting) is retried with backoff: the message
+   * went out, and only the record of it is missing. A retry writes only over a row still pending,
+   * so a commit that landed though its acknowledgement was lost is not recorded twice.
+   */
+  private async recordSent(sent: EngineAnswer): Promise<Enqueued> {
+    let lastError: unknown;
+    for (const [attempt, delayMs] of [0, ...SENT_COMMIT_RETRY_DELAYS_MS].entries()) {
+      if (delayMs > 0) await sleep(delayMs);
+      try {
+        return await this.committer.run((trx) => this.writeSent(trx, sent, attempt > 0));
+      } catch (error) {
+        if (error instanceof StaleLeaseError) throw error;
+        lastError = error;
+      }
+    }
+    throw lastError;
+  }
+
+  private async writeSent(trx: Transaction<Database>, sent: EngineAnswer, onlyIfPending: boolean): Promise<Enqueued> {
+    const { message, engineMessageId, lease, quoted, sentAt } = sent;
+    await assertLeaseHeld(trx, this.store.dialect, lease);
+    if (onlyIfPending) {
+      if (!(await markPendingMessageSent(trx, message.id, engineMessageId, sentAt))) return NOTHING_QUEUED;
+    } else {
+      await markMessageSent(trx, message.id, engineMessageId, sentAt);
+    }
+    if (quoted !== undefined) await insertReply(trx, message, quoted);
+    return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
+  }
+
+  /**
+   * The engine took the message but its record could not be committed. The row becomes
+   * `unknown` (outcome_unknown) if the database takes that, never `failed`: the message may well
+   * have reached the recipient. The record of `sent` is then retried in the background for a
+   * while, and a receipt from the engine moves the row on too.
+   */
+  private async sentButNotRecorded(sent: EngineAnswer, cause: unknown): Promise<AppError> {
+    const { message, engineMessageId } = sent;
+    this.logger.error({ err: cause, messageId: message.id, engineMessageId }, 'the engine took a send, but its record could not be committed; retrying in the background');
+    const at = new Date();
+    try {
+      const queued = await this.committer.run(async (trx) => {
+        const marked = await updateMessageStatus(trx, message.id, { status: 'unknown', errorCode: OUTCOME_UNKNOWN, engineMessageId, at, onlyFrom: 'queued' });
+        return marked ? enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'unknown', OUTCOME_UNKNOWN, at), at) : NOTHING_QUEUED;
+      });
+      this.notifier.deliveriesQueued(queued);
+    } catch (error) {
+      this.logger.error({ err: error, messageId: message.id }, 'could not record a send as unknown either; the interrupted-send sweep will');
+    }
+    void this.recordSentInBackground(sent);
+    return new AppError(
+      'send_not_recorded',
+      'WhatsApp accepted the message, but the gateway could not record it; do not send it again. Its status is "unknown" until the record is made (then "sent") or a receipt arrives.',
+      { message_id: message.id },
+    );
+  }
+
+  private async recordSentInBackground(sent: EngineAnswer): Promise<void> {
+    const deadline = Date.now() + SENT_RECORD_BACKGROUND_MS;
+    while (Date.now() < deadline) {
+      await sleep(SENT_RECORD_BACKGROUND_PERIOD_MS, undefined, { ref: false });
+      try {
+        const queued = await this.committer.run((trx) => this.writeSent(trx, sent, true));
+        this.notifier.deliveriesQueued(queued);
+        this.logger.info({ messageId: sent.message.id }, 'recorded a send whose first record had failed');
+        return;
+      } catch (error) {
+        if (error instanceof StaleLeaseError) return;
+      }
+    }
+    this.logger.error({ messageId: sent.message.id, engineMessageId: sent.engineMessageId }, 'gave up recording a send the engine took; its status stays unknown');
+  }
+
+  /**
+   * Marks sends that a crash cut off between the row's commit and the record of the engine's
+   * answer. Whether the engine took them cannot be known, so they become `unknown` (interrupted),
+   * not failed; their clients never got a 200, and their units go back to the account. Only
    * rows older than `olderThan` are touched, so that a send still in flight in another process
    * sharing the database is left to finish.
    */
   async failInterruptedSends(olderThan: Date): Promise<number> {
     const interrupted = await listInterruptedSends(this.store.db, olderThan);
     for (const send of interrupted) {
-      await this.markFailed(send, 'interrupted', usagePeriod(new Date(send.createdAt)));
+      await this.markInterrupted(send, usagePeriod(new Date(send.createdAt)));
     }
     return interrupted.length;
   }
@@ -187,14 +284,22 @@ export class SendMessageService {
   }
 
   /** Fails a send the engine never accepted: its unit goes back, and subscribers hear of it. */
-  private async markFailed(message: Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone' | 'direction' | 'group'>, errorCode: string, period: string): Promise<void> {
+  private markFailed(message: SettledSend, errorCode: string, period: string): Promise<void> {
+    return this.settleQueued(message, 'failed', errorCode, period);
+  }
+
+  private markInterrupted(message: SettledSend, period: string): Promise<void> {
+    return this.settleQueued(message, 'unknown', 'interrupted', period);
+  }
+
+  private async settleQueued(message: SettledSend, status: 'failed' | 'unknown', errorCode: string, period: string): Promise<void> {
     const at = new Date();
     const queued = await this.committer.run(async (trx) => {
-      // Only a send still queued is failed, and only then is its unit returned: a row another
+      // Only a send still queued is settled, and only then is its unit returned: a row another
       // path has already settled is left as it is, and the quota is never given back twice.
-      if (!(await updateMessageStatus(trx, message.id, { status: 'failed', errorCode, at, onlyFrom: 'queued' }))) return NOTHING_QUEUED;
+      if (!(await updateMessageStatus(trx, message.id, { status, errorCode, at, onlyFrom: 'queued' }))) return NOTHING_QUEUED;
       await releaseMonthlyUnit(trx, message.accountId, period);
-      return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'failed', errorCode, at), at);
+      return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, status, errorCode, at), at);
     });
     this.notifier.deliveriesQueued(queued);
   }

@@ -7,6 +7,7 @@ const deliverySources: DeliverySource[] = ['handoff', 'claim'];
 import type { SendFailureReason, SendObserver } from '../messaging/session-supervisor.ts';
 import type { Store } from '../store/database.ts';
 import { countQueuedDeliveries } from '../store/repositories/deliveries.ts';
+import { freeSpace } from '../media/disk-floor.ts';
 import { countNumbersByEngineAndStatus } from '../store/repositories/numbers.ts';
 
 /** What a webhook attempt led to, named by the delivery's state after it. */
@@ -37,7 +38,11 @@ export interface GatewayMetricsOptions {
    * live as long as the process, so they are only worth it where metrics are scraped.
    */
   processMetrics: boolean;
+  /** The directories whose disks' free space is exported: the database's (or the data directory) and the media's. */
+  volumes: Record<Volume, string>;
 }
+
+type Volume = 'data' | 'media';
 
 /**
  * The gateway's Prometheus metrics. Each gateway owns its registry, never prom-client's global
@@ -119,6 +124,7 @@ export class GatewayMetrics implements SendObserver {
       registers,
     });
     this.registerDatabaseGauges(store, registers);
+    this.registerVolumeGauge(options.volumes, registers);
     this.startAtZero();
   }
 
@@ -170,6 +176,23 @@ export class GatewayMetrics implements SendObserver {
    * the numbers table holds one row per WhatsApp number. A failing query fails the scrape, which
    * Prometheus reports as the target being down rather than as stale figures.
    */
+  /** Read at each scrape, so that an alert sees a disk filling before the database fails to write. */
+  private registerVolumeGauge(volumes: Record<Volume, string>, registers: Registry[]): void {
+    const free = new Gauge({
+      name: 'wagw_volume_free_bytes',
+      help: 'Bytes free to the gateway on the disk of its data (the SQLite database, or WAGW_DATA_DIR) and of its media (WAGW_MEDIA_DIR).',
+      labelNames: ['volume'],
+      registers,
+      collect: async () => {
+        for (const [volume, directory] of Object.entries(volumes)) {
+          const space = await freeSpace(directory).catch(() => undefined);
+          if (space === undefined) free.remove({ volume });
+          else free.set({ volume }, space.freeBytes);
+        }
+      },
+    });
+  }
+
   private registerDatabaseGauges(store: Store, registers: Registry[]): void {
     const queueDepth = new Gauge({
       name: 'wagw_webhook_queue_depth',

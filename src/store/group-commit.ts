@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.ts';
+import type { WriteFailures } from './write-failures.ts';
 
 type Work<T> = (trx: Transaction<Database>, batch: EndOfBatch) => Promise<T>;
 
@@ -80,6 +81,8 @@ export class GroupCommitter {
     private readonly maxBatchSize: number,
     private readonly concurrentBatches = 1,
     private readonly grouping = true,
+    /** Told of every failed transaction, so that /health can say when the store cannot write. */
+    private readonly writeFailures?: WriteFailures,
   ) {}
 
   run<T>(work: Work<T>): Promise<T> {
@@ -123,7 +126,8 @@ export class GroupCommitter {
     let results: unknown[];
     try {
       results = await this.db.transaction().execute((trx) => runBatch(trx, batch.map((item) => item.work)));
-    } catch {
+    } catch (error) {
+      this.writeFailures?.observe(error);
       for (const item of batch) await this.runAlone(item);
       return;
     }
@@ -134,7 +138,7 @@ export class GroupCommitter {
     const running = this.db.transaction().execute(async (trx) => (await runBatch(trx, [work]))[0] as T);
     const settled: Promise<void> = running.then(
       () => undefined,
-      () => undefined,
+      (error: unknown) => this.writeFailures?.observe(error),
     );
     this.flushing.add(settled);
     void settled.then(() => this.flushing.delete(settled));
@@ -145,6 +149,7 @@ export class GroupCommitter {
     try {
       item.resolve((await this.db.transaction().execute((trx) => runBatch(trx, [item.work])))[0]);
     } catch (error) {
+      this.writeFailures?.observe(error);
       item.reject(error);
     }
   }

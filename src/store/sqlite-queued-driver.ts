@@ -32,16 +32,16 @@ export class QueuedSqliteDriver extends SqliteDriver {
   }
 
   /**
-   * After some errors (a full disk, an I/O error, a busy lock) SQLite has already rolled the
-   * transaction back itself, and a ROLLBACK then fails with "no transaction is active". Kysely
-   * would throw that in place of the error that ended the transaction; ignoring it lets the
-   * first cause, the one that says what happened, reach the caller.
+   * SQLite rolls a transaction back by itself on some errors (a full disk, an I/O error). The
+   * ROLLBACK that Kysely then issues fails with "cannot rollback - no transaction is active",
+   * and Kysely throws that in place of the error that caused it, which hid every "database or
+   * disk is full" behind it. With no transaction left there is nothing to roll back.
    */
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     try {
       await super.rollbackTransaction(connection);
     } catch (error) {
-      if (!/no transaction is active/.test((error as Error).message)) throw error;
+      if (!(error instanceof Error && NO_TRANSACTION.test(error.message))) throw error;
     }
   }
 
@@ -52,6 +52,8 @@ export class QueuedSqliteDriver extends SqliteDriver {
     else next();
   }
 }
+
+const NO_TRANSACTION = /no transaction is active/;
 
 /** Kysely's SQLite dialect with the queued driver in place of its own. */
 export class QueuedSqliteDialect extends SqliteDialect {

@@ -240,11 +240,11 @@ for (const dialect of dialects) {
 
       await test.gateway.runtime.sweepOnce();
       assert.equal(await statusOf(youngId), 'queued', 'a send younger than the setting is left to finish');
-      assert.equal(await statusOf(oldId), 'failed', 'an older one is failed as interrupted');
+      assert.equal(await statusOf(oldId), 'unknown', 'an older one is recorded as interrupted, its outcome unknown');
       const youngRetry = await sendMessage(test.app, account, young);
       assert.equal(youngRetry.json().error, 'request_in_progress', 'and its claim is not taken over');
       const oldRetry = await sendMessage(test.app, account, old);
-      assert.equal(oldRetry.json().error, 'send_outcome_unknown', 'the older claim is resolved from the failed row');
+      assert.equal(oldRetry.json().error, 'send_outcome_unknown', 'the older claim is resolved from the interrupted row');
       const takenOver = await sendMessage(test.app, account, unwritten);
       assert.equal(takenOver.statusCode, 200, 'a claim past the setting with no row is taken over and sent');
     });
@@ -300,7 +300,7 @@ for (const dialect of dialects) {
       assert.equal((await findIdempotencyKey(test.gateway.store.db, account.accountId, key))?.state, 'completed', 'the answer is kept');
     });
 
-    it('a message still queued is in progress; once the sweep fails it as interrupted, the answer is send_outcome_unknown, never a second send', async () => {
+    it('a message still queued is in progress; once the sweep records it as interrupted, the answer is send_outcome_unknown, never a second send', async () => {
       const account = await seedAccount(test.gateway);
       const key = newKey();
       const messageId = await plantSend(test.gateway, account, key, { ageMs: abandoned, message: { status: 'queued' } });

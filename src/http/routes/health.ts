@@ -1,30 +1,48 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/database.ts';
+import { UNWRITABLE_FOR_MS, type WriteFailures } from '../../store/write-failures.ts';
 import { errorResponses } from '../schemas.ts';
 
-export function registerHealthRoute(app: FastifyInstance, store: Store): void {
+const unhealthy = {
+  type: 'object',
+  required: ['ok'],
+  properties: {
+    ok: { type: 'boolean', enum: [false] },
+    storage: { type: 'string', enum: ['unwritable'], description: 'Present when the database answers but failed to take a write in the last 30 s (a full disk, a server refusing writes); the log has the cause.' },
+  },
+} as const;
+
+export function registerHealthRoute(app: FastifyInstance, store: Store, writeFailures: WriteFailures): void {
   app.get(
     '/health',
     {
       schema: {
         operationId: 'checkHealth',
-        summary: 'Liveness and database reachability',
-        description: 'For load balancers and monitors: 200 while the database answers, 503 when it does not. Needs no key.',
+        summary: 'Liveness, database reachability and writability',
+        description: `For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or when it failed to take a write in the last ${UNWRITABLE_FOR_MS / 1000} s (then with storage "unwritable"). Needs no key.`,
         tags: ['operations'],
         security: [],
         response: {
           200: { description: 'The gateway and its database answer.', type: 'object', required: ['ok'], properties: { ok: { type: 'boolean', enum: [true] } } },
           // A request too malformed to route (no Host header, say) is refused before any check.
           ...errorResponses(400),
-          503: { description: 'The database does not answer; the log says why.', type: 'object', required: ['ok'], properties: { ok: { type: 'boolean', enum: [false] } } },
+          503: { description: 'The database does not answer, or cannot write; the log says why.', ...unhealthy },
         },
       },
     },
     async (request, reply) => {
       const failure = await store.ping();
       // A 503 alone tells the operator's monitor that something is wrong, the log says what.
-      if (failure !== undefined) request.log.error({ err: failure }, 'the database did not answer the health check');
-      return reply.status(failure === undefined ? 200 : 503).send({ ok: failure === undefined });
+      if (failure !== undefined) {
+        request.log.error({ err: failure }, 'the database did not answer the health check');
+        return reply.status(503).send({ ok: false });
+      }
+      const writeFailure = writeFailures.recent();
+      if (writeFailure !== undefined) {
+        request.log.error({ err: writeFailure }, 'the database failed to take a write recently');
+        return reply.status(503).send({ ok: false, storage: 'unwritable' });
+      }
+      return reply.status(200).send({ ok: true });
     },
   );
 }

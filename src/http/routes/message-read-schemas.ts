@@ -21,7 +21,7 @@ export const storedMessageSchema = {
       },
     },
     ...structuredFields,
-    status: { type: 'string', enum: ['queued', 'sent', 'delivered', 'read', 'failed', 'received'] },
+    status: { type: 'string', enum: ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'], description: '`unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.' },
     status_history: {
       type: 'array',
       description:
@@ -29,7 +29,7 @@ export const storedMessageSchema = {
       items: {
         type: 'object',
         required: ['status', 'at'],
-        properties: { status: { type: 'string', enum: ['queued', 'sent', 'delivered', 'read', 'failed', 'received'] }, at: { type: 'string', format: 'date-time' } },
+        properties: { status: { type: 'string', enum: ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'] }, at: { type: 'string', format: 'date-time' } },
       },
     },
     edited_at: { type: ['string', 'null'], format: 'date-time', description: 'The latest edit; null if never edited. message is the text as edited.' },

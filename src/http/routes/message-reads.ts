@@ -15,7 +15,7 @@ import { presentMessage } from '../message-input.ts';
 
 const bearer = [{ apiKey: [] }];
 const DIRECTIONS: readonly MessageDirection[] = ['outbound', 'inbound'];
-const STATUSES: readonly MessageStatus[] = ['queued', 'sent', 'delivered', 'read', 'failed', 'received'];
+const STATUSES: readonly MessageStatus[] = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'];
 const MAX_LIMIT = 100;
 
 interface ListQuery {

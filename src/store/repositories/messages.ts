@@ -216,6 +216,21 @@ export async function markMessageSent(db: Executor, id: string, engineMessageId:
   await updateToSent(db, { id, engineMessageId, at: at.getTime() });
 }
 
+/**
+ * The engine's answer recorded again after a commit failed: only over a row still pending
+ * (`queued`, or `unknown` once the first record failed), so that a commit which landed though
+ * its acknowledgement was lost is not recorded twice. Returns whether the row changed.
+ */
+export async function markPendingMessageSent(db: Executor, id: string, engineMessageId: string, at: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('messages')
+    .set({ status: 'sent', engine_message_id: engineMessageId, error_code: null, updated_at: at.getTime(), sent_at: at.getTime() })
+    .where('id', '=', id)
+    .where('status', 'in', ['queued', 'unknown'])
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** Returns whether the row changed; `onlyFrom` makes the change conditional on the current status. */
 export async function updateMessageStatus(
   db: Executor,
