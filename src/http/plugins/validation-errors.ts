@@ -25,6 +25,7 @@ export function fromValidation(error: FastifyError): AppError {
     const field = at ? `${at}.${unknown}` : unknown;
     return new AppError('invalid_request', `The ${part} ${field} is not one this operation takes.`, { field, problem: 'unknown' });
   }
+  if (issue?.keyword === 'oneOf') return exactlyOneOf(issue, at ?? '', part);
   const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
   const field = missing ?? at;
   if (issue === undefined || field === undefined || field === '') {
@@ -33,6 +34,18 @@ export function fromValidation(error: FastifyError): AppError {
   if (missing !== undefined) return new AppError('invalid_request', `The ${part} ${field} is missing.`, { field, problem: 'missing' });
   const { mustBe, problem } = shortfall(issue);
   return new AppError('invalid_request', `The ${part} ${field} ${mustBe}.`, { field, problem });
+}
+
+/**
+ * An object that takes exactly one of some fields (a send's to_phone and to_group), with each
+ * choice a branch that requires its field: the first field is named, missing or in conflict.
+ */
+function exactlyOneOf(issue: FastifySchemaValidationError, at: string, part: string): AppError {
+  const branches = ((issue as { parentSchema?: { oneOf?: { required?: string[] }[] } }).parentSchema?.oneOf ?? []).flatMap((branch) => branch.required ?? []);
+  const prefix = at === '' ? '' : `${at}.`;
+  const fields = branches.map((name) => `${prefix}${name}`);
+  const problem = (issue.params as { passingSchemas?: unknown }).passingSchemas == null ? 'missing' : 'conflict';
+  return new AppError('invalid_request', `Give exactly one of the ${part}s ${fields.join(' and ')}.`, { field: fields[0] ?? at, problem });
 }
 
 /** Each keyword says what it asks for: a type is named only when the type was wrong. */
@@ -62,6 +75,8 @@ function shortfall(issue: FastifySchemaValidationError): Shortfall {
       return { mustBe: `must hold at most ${counted(params.limit, 'item')}`, problem: 'too_many' };
     case 'enum':
       return { mustBe: `must be one of ${(params.allowedValues ?? []).map((value) => JSON.stringify(value)).join(', ')}`, problem: 'not_allowed' };
+    case 'format':
+      return { mustBe: `must be ${formatNames[String((params as { format?: string }).format)] ?? `in the format ${(params as { format?: string }).format}`}`, problem: 'invalid' };
     case 'const':
       return { mustBe: `must be ${JSON.stringify(params.allowedValue)}`, problem: 'not_allowed' };
     default:
@@ -69,6 +84,9 @@ function shortfall(issue: FastifySchemaValidationError): Shortfall {
       return { mustBe: issue.message ?? 'is not valid', problem: 'invalid' };
   }
 }
+
+/** What a format asks for, in words. */
+const formatNames: Record<string, string> = { 'date-time': 'an RFC 3339 time with its zone, e.g. 2026-11-25T09:30:00Z' };
 
 function counted(count: number | undefined, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
