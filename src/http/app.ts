@@ -97,7 +97,10 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
       ],
       webhooks: documentAdditions.webhooks,
       components: {
-        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: <prefix>_live_sk_<64 hex>.' } },
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: <prefix>_live_sk_<64 hex>.' },
+          webhookSignature: { type: 'apiKey', in: 'header', name: 'webhook-signature', description: 'How a receiver knows a delivery is the gateway\'s: the Standard Webhooks signature under the webhook\'s secret (docs/webhooks.md).' },
+        },
       },
     },
     // Shared schemas keep their $id as their component name: #/components/schemas/Message.

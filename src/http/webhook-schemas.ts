@@ -219,12 +219,6 @@ const events = [
   ['test', 'TestEvent', 'An operator sent a test event.'],
 ] as const;
 
-export const webhookEventComponent = {
-  $id: 'WebhookEvent',
-  description: 'Any webhook delivery, told apart by `event`.',
-  oneOf: events.map(([, component]) => ref(component)),
-} as const;
-
 export const webhookSchemaComponents = [
   webhookMediaComponent,
   messageEventComponent,
@@ -236,7 +230,6 @@ export const webhookSchemaComponents = [
   sessionStatusEventComponent,
   groupUpdatedEventComponent,
   testEventComponent,
-  webhookEventComponent,
 ] as const;
 
 const signatureHeaders = [
@@ -258,6 +251,7 @@ export function webhooksSection(): Webhooks {
           summary,
           description: `Delivered to webhooks subscribed to ${event === 'message.media' ? 'message' : event}; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.`,
           tags: ['webhooks'],
+          security: [{ webhookSignature: [] }],
           parameters: signatureHeaders.map(([name, description]) => ({ name, in: 'header' as const, required: true, description, schema: { type: 'string' as const } })),
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${component}` } } } },
           responses: { '2XX': { description: 'Received; any 2xx ends the delivery.' } },
