@@ -56,10 +56,11 @@ export const sendMessageRequestComponent = {
   type: 'object',
   additionalProperties: false,
   required: ['from_phone'],
-  // The validation error names to_phone for either fault (plugins/validation-errors.ts).
+  // Each branch requires its field and forbids the other's, which a typed client reads as
+  // "exactly one"; the validation error names to_phone for either fault (plugins/validation-errors.ts).
   oneOf: [
-    { title: 'To a phone', required: ['to_phone'] },
-    { title: 'To a group', required: ['to_group'] },
+    { title: 'To a phone', required: ['to_phone'], properties: { to_phone: { type: 'string' }, to_group: false } },
+    { title: 'To a group', required: ['to_group'], properties: { to_group: { type: 'string' }, to_phone: false } },
   ],
   properties: {
     ...messageContentProperties,

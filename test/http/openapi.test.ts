@@ -19,7 +19,7 @@ interface Operation {
   operationId?: string;
   summary?: string;
   security?: unknown[];
-  responses: Record<string, { description?: string; content?: Record<string, { schema: object }> }>;
+  responses: Record<string, { description?: string; content?: Record<string, { schema: Schema }> }>;
 }
 type Schema = Record<string, unknown> & { $ref?: string; properties?: Record<string, Schema>; required?: string[]; allOf?: Schema[]; oneOf?: Schema[]; type?: unknown; enum?: unknown[] };
 type Document = {

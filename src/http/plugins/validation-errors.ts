@@ -13,10 +13,13 @@ interface Shortfall {
  * (the schema stops at it).
  */
 export function fromValidation(error: FastifyError): AppError {
-  const issue = error.validation?.[0];
   // The query string names its own parts, so that a client is not sent looking in its body.
   const inQuery = (error as FastifyError & { validationContext?: string }).validationContext === 'querystring';
   const part = inQuery ? 'query parameter' : 'field';
+  // An "exactly one of" is told as such, not as the first fault of one of its branches.
+  const choice = error.validation?.find((each) => each.keyword === 'oneOf');
+  if (choice !== undefined) return exactlyOneOf(choice, part);
+  const issue = error.validation?.[0];
   // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
   const at = issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
   const unknown = (issue?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
@@ -25,7 +28,6 @@ export function fromValidation(error: FastifyError): AppError {
     const field = at ? `${at}.${unknown}` : unknown;
     return new AppError('invalid_request', `The ${part} ${field} is not one this operation takes.`, { field, problem: 'unknown' });
   }
-  if (issue?.keyword === 'oneOf') return exactlyOneOf(issue, at ?? '', part);
   const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
   const field = missing ?? at;
   if (issue === undefined || field === undefined || field === '') {
@@ -38,14 +40,16 @@ export function fromValidation(error: FastifyError): AppError {
 
 /**
  * An object that takes exactly one of some fields (a send's to_phone and to_group), with each
- * choice a branch that requires its field: the first field is named, missing or in conflict.
+ * choice a branch that requires its field: the first field is named, missing when none is
+ * given and in conflict when several are. The schema and data come with the error (`verbose`).
  */
-function exactlyOneOf(issue: FastifySchemaValidationError, at: string, part: string): AppError {
-  const branches = ((issue as { parentSchema?: { oneOf?: { required?: string[] }[] } }).parentSchema?.oneOf ?? []).flatMap((branch) => branch.required ?? []);
-  const prefix = at === '' ? '' : `${at}.`;
-  const fields = branches.map((name) => `${prefix}${name}`);
-  const problem = (issue.params as { passingSchemas?: unknown }).passingSchemas == null ? 'missing' : 'conflict';
-  return new AppError('invalid_request', `Give exactly one of the ${part}s ${fields.join(' and ')}.`, { field: fields[0] ?? at, problem });
+function exactlyOneOf(issue: FastifySchemaValidationError, part: string): AppError {
+  const { parentSchema, data } = issue as { parentSchema?: { oneOf?: { required?: string[] }[] }; data?: unknown };
+  const names = (parentSchema?.oneOf ?? []).flatMap((branch) => branch.required ?? []);
+  const given = names.filter((name) => typeof data === 'object' && data !== null && name in data);
+  const at = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const fields = names.map((name) => (at === '' ? name : `${at}.${name}`));
+  return new AppError('invalid_request', `Give exactly one of the ${part}s ${fields.join(' and ')}.`, { field: fields[0] ?? at, problem: given.length === 0 ? 'missing' : 'conflict' });
 }
 
 /** Each keyword says what it asks for: a type is named only when the type was wrong. */
