@@ -28,7 +28,7 @@ describe('the typed TypeScript client', () => {
     const compiled = spawnSync(TSC, ['--strict', '--noEmit', '-p', path.join(CLIENT, 'tsconfig.json')], { encoding: 'utf8' });
     assert.equal(compiled.status, 0, compiled.stdout + compiled.stderr);
     for (const file of [EXAMPLE, path.join(CLIENT, 'src/index.ts')]) {
-      const casts = fs.readFileSync(file, 'utf8').split('\n').filter((line) => / as (?!const\b)/.test(line) && !line.trim().startsWith('*') && !line.trim().startsWith('//'));
+      const casts = fs.readFileSync(file, 'utf8').split('\n').filter((line) => / as (?!const\b)/.test(line.replace(/\/\*.*?\*\/|\/\/.*$|'[^']*'|`[^`]*`/g, '')) && !line.trim().startsWith('*'));
       assert.deepEqual(casts, [], `${path.basename(file)} casts nothing`);
     }
   });
@@ -73,11 +73,11 @@ for (const dialect of dialects) {
       run.stderr.on('data', (chunk: Buffer) => (output += chunk));
       const code = await new Promise<number | null>((resolve) => run.on('exit', resolve));
       assert.equal(code, 0, output);
-      assert.match(output, /every operation answered as documented/);
+      assert.match(output, /every operation answered in its documented shape/);
     });
 
     it('the delivery it verified matches the webhooks section of the document (Ajv 2020)', async () => {
-      const document = await (await fetch(`http://127.0.0.1:${live.port}/openapi.json`)).json();
+      const document = (await (await fetch(`http://127.0.0.1:${live.port}/openapi.json`)).json()) as object;
       const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
       addFormats.default(ajv);
       ajv.addSchema(document, 'openapi.json');

@@ -1990,8 +1990,11 @@ export interface components {
             from_phone: string;
             /** @description The chat that sees it. */
             to_phone: string;
-            /** @description composing ("typing…"), recording ("recording audio…") or paused (neither). */
-            state: string;
+            /**
+             * @description composing ("typing…"), recording ("recording audio…") or paused (neither).
+             * @enum {string}
+             */
+            state: "composing" | "recording" | "paused";
         };
         ShowTypingResponse: {
             from_phone: string;
