@@ -16,10 +16,11 @@ export function fromValidation(error: FastifyError): AppError {
   // The query string names its own parts, so that a client is not sent looking in its body.
   const inQuery = (error as FastifyError & { validationContext?: string }).validationContext === 'querystring';
   const part = inQuery ? 'query parameter' : 'field';
-  // An "exactly one of" is told as such, not as the first fault of one of its branches.
+  // An "exactly one of" is told as such; when exactly one was given, its own fault is told.
   const choice = error.validation?.find((each) => each.keyword === 'oneOf');
-  if (choice !== undefined) return exactlyOneOf(choice, part);
-  const issue = error.validation?.[0];
+  const chosen = choice === undefined ? undefined : choices(choice);
+  if (choice !== undefined && chosen?.given.length !== 1) return exactlyOneOf(choice, chosen!, part);
+  const issue = chosen === undefined ? error.validation?.[0] : error.validation?.find((each) => each.instancePath.endsWith(`/${chosen.given[0]}`));
   // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
   const at = issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
   const unknown = (issue?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
@@ -39,14 +40,17 @@ export function fromValidation(error: FastifyError): AppError {
 }
 
 /**
- * An object that takes exactly one of some fields (a send's to_phone and to_group), with each
- * choice a branch that requires its field: the first field is named, missing when none is
- * given and in conflict when several are. The schema and data come with the error (`verbose`).
+ * The fields of an "exactly one of" (a send's to_phone and to_group), each required by one
+ * branch, and which of them the request gave. The schema and data come with the error (`verbose`).
  */
-function exactlyOneOf(issue: FastifySchemaValidationError, part: string): AppError {
+function choices(issue: FastifySchemaValidationError): { names: string[]; given: string[] } {
   const { parentSchema, data } = issue as { parentSchema?: { oneOf?: { required?: string[] }[] }; data?: unknown };
   const names = (parentSchema?.oneOf ?? []).flatMap((branch) => branch.required ?? []);
-  const given = names.filter((name) => typeof data === 'object' && data !== null && name in data);
+  return { names, given: names.filter((name) => typeof data === 'object' && data !== null && name in data) };
+}
+
+/** None or several of the fields of an "exactly one of": the first is named, missing or in conflict. */
+function exactlyOneOf(issue: FastifySchemaValidationError, { names, given }: { names: string[]; given: string[] }, part: string): AppError {
   const at = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
   const fields = names.map((name) => (at === '' ? name : `${at}.${name}`));
   return new AppError('invalid_request', `Give exactly one of the ${part}s ${fields.join(' and ')}.`, { field: fields[0] ?? at, problem: given.length === 0 ? 'missing' : 'conflict' });
