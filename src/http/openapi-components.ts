@@ -26,6 +26,7 @@ export const documentAdditions = {
 
 type Schema = Record<string, unknown>;
 interface Response {
+  $ref?: string;
   description?: string;
   headers?: Record<string, unknown>;
   content?: Record<string, { schema?: Schema }>;
@@ -37,7 +38,7 @@ interface Operation {
 }
 interface Document {
   paths?: Record<string, Record<string, Operation>>;
-  components?: { schemas?: Record<string, Schema>; headers?: Record<string, unknown> };
+  components?: { schemas?: Record<string, Schema>; headers?: Record<string, unknown>; responses?: Record<string, Response> };
 }
 
 /**
@@ -48,6 +49,7 @@ interface Document {
 export function finishDocument<T extends object>(document: T): T {
   const finished = document as Document;
   const schemas = (finished.components ??= {}).schemas ??= {};
+  const responses = (finished.components.responses ??= {});
   finished.components.headers = { ...finished.components.headers, ...documentAdditions.headers };
   for (const byMethod of Object.values(finished.paths ?? {})) {
     for (const operation of Object.values(byMethod)) {
@@ -55,8 +57,9 @@ export function finishDocument<T extends object>(document: T): T {
       for (const media of Object.values(operation.requestBody?.content ?? {})) hoist(schemas, media, `${base}Request`);
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         declareHeaders(status, response);
-        const name = Number(status) >= 400 ? `${base}Error${status}` : status === '200' || status === '201' ? `${base}Response` : `${base}Response${status}`;
-        for (const media of Object.values(response.content ?? {})) hoist(schemas, media, name);
+        // An error answer, its long list of codes included, is a response component of its own.
+        if (Number(status) >= 400) shareResponse(responses, operation.responses!, status, `${base}Error${status}`);
+        else for (const media of Object.values(response.content ?? {})) hoist(schemas, media, status === '200' || status === '201' ? `${base}Response` : `${base}Response${status}`);
       }
     }
   }
@@ -78,6 +81,15 @@ function hoist(schemas: Record<string, Schema>, media: { schema?: Schema }, name
   if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(definition)) return;
   schemas[name] = definition;
   media.schema = { $ref: `#/components/schemas/${name}` };
+}
+
+/** Moves a response into components.responses under the name, when no other response holds it. */
+function shareResponse(responses: Record<string, Response>, byStatus: Record<string, Response>, status: string, name: string): void {
+  const response = byStatus[status]!;
+  const existing = responses[name];
+  if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(response)) return;
+  responses[name] = response;
+  byStatus[status] = { $ref: `#/components/responses/${name}` };
 }
 
 function declareHeaders(status: string, response: Response): void {

@@ -19,14 +19,20 @@ interface Operation {
   operationId?: string;
   summary?: string;
   security?: unknown[];
-  responses: Record<string, { description?: string; content?: Record<string, { schema: Schema }> }>;
+  responses: Record<string, Response>;
+}
+interface Response {
+  $ref?: string;
+  description?: string;
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema: Schema }>;
 }
 type Schema = Record<string, unknown> & { $ref?: string; properties?: Record<string, Schema>; required?: string[]; allOf?: Schema[]; oneOf?: Schema[]; type?: unknown; enum?: unknown[] };
 type Document = {
   openapi: string;
   info: { license?: { name: string } };
   paths: Record<string, Record<string, Operation & { parameters?: { name: string; in: string; schema: Schema }[]; requestBody?: { content: Record<string, { schema: Schema }> } }>>;
-  components: { schemas: Record<string, Schema> };
+  components: { schemas: Record<string, Schema>; responses: Record<string, Response> };
   webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: Schema }> } } }>;
 };
 
@@ -35,6 +41,14 @@ function component(document: Document, schema: Schema | undefined): Schema {
   const name = schema?.$ref?.replace('#/components/schemas/', '');
   assert.ok(name !== undefined && document.components.schemas[name] !== undefined, `${JSON.stringify(schema)} references a component`);
   return document.components.schemas[name]!;
+}
+
+/** The response itself, and where it is written: an error answer is a response component. */
+function responseOf(document: Document, response: Response, at: string[]): { response: Response; at: string[] } {
+  const name = response.$ref?.replace('#/components/responses/', '');
+  if (name === undefined) return { response, at };
+  assert.ok(document.components.responses[name] !== undefined, `${response.$ref} exists`);
+  return { response: document.components.responses[name]!, at: ['components', 'responses', name] };
 }
 
 /** A JSON pointer's escaping of one segment. */
@@ -67,11 +81,12 @@ for (const dialect of dialects) {
     function assertDocumented(method: string, pathName: string, response: LightMyRequestResponse): void {
       const operation = document.paths[pathName]?.[method.toLowerCase()];
       assert.ok(operation !== undefined, `${method} ${pathName} is documented`);
-      const declared = operation.responses[String(response.statusCode)];
-      assert.ok(declared !== undefined, `${method} ${pathName} declares ${response.statusCode}: ${response.body}`);
-      const schema = declared.content?.['application/json']?.schema;
+      const written = operation.responses[String(response.statusCode)];
+      assert.ok(written !== undefined, `${method} ${pathName} declares ${response.statusCode}: ${response.body}`);
+      const declared = responseOf(document, written, ['paths', pathName, method.toLowerCase(), 'responses', String(response.statusCode)]);
+      const schema = declared.response.content?.['application/json']?.schema;
       assert.ok(schema !== undefined, `${response.statusCode} of ${pathName} has a JSON schema`);
-      const validate = ajv.compile({ $ref: `openapi.json#${pointer('paths', pathName, method.toLowerCase(), 'responses', String(response.statusCode), 'content', 'application/json', 'schema')}` });
+      const validate = ajv.compile({ $ref: `openapi.json#${pointer(...declared.at, 'content', 'application/json', 'schema')}` });
       assert.ok(validate(response.json()), `${method} ${pathName} ${response.statusCode}: ${ajv.errorsText(validate.errors)} in ${response.body}`);
       if (response.statusCode >= 400) assertContractDetails(`${method} ${pathName}`, response.json());
     }
@@ -104,8 +119,10 @@ for (const dialect of dialects) {
         assert.ok(operation.operationId && operation.summary, `${method} ${pathName}`);
         const errors = Object.entries(operation.responses).filter(([status]) => Number(status) >= 400 && pathName !== '/health');
         assert.ok(pathName === '/health' || errors.length > 0, `${method} ${pathName} declares its errors`);
-        for (const [status, response] of errors) {
-          const schema = component(document, response.content?.['application/json']?.schema);
+        for (const [status, written] of errors) {
+          const { response } = responseOf(document, written, []);
+          assert.ok(written.$ref !== undefined, `${method} ${pathName} ${status} is a shared response`);
+          const schema = response.content?.['application/json']?.schema ?? {};
           assert.equal(schema.allOf?.[0]?.$ref, '#/components/schemas/Error', `${pathName} ${status} is the envelope`);
           const codes = schema.allOf?.[1]?.properties?.error?.enum as ErrorCode[];
           for (const code of codes) {
@@ -142,9 +159,9 @@ for (const dialect of dialects) {
       for (const [method, pathName, operation] of all.filter(([, pathName]) => pathName.startsWith('/api/'))) {
         const primary = document.paths[pathName.slice(4)]?.[method];
         assert.ok(primary !== undefined, `${pathName} aliases ${pathName.slice(4)}`);
-        const schemasOf = (of: typeof primary) => [
+        const schemasOf = (of: typeof primary): Schema[] => [
           ...Object.values(of.requestBody?.content ?? {}).map((media) => media.schema),
-          ...Object.values(of.responses).flatMap((response) => Object.values(response.content ?? {}).map((media) => media.schema)),
+          ...Object.values(of.responses).flatMap((response) => (response.$ref !== undefined ? [{ $ref: response.$ref }] : Object.values(response.content ?? {}).map((media) => media.schema))),
         ];
         for (const schema of schemasOf(operation)) {
           assert.ok(schema.$ref !== undefined || schema.format === 'binary', `${method} ${pathName}: ${JSON.stringify(schema).slice(0, 80)} is a reference, not a copy`);
@@ -167,12 +184,12 @@ for (const dialect of dialects) {
       assert.deepEqual(download.sort(), ['if-none-match', 'if-range', 'range']);
       const sendOperation = document.paths['/send_message']!.post!;
       assert.ok(sendOperation.parameters?.some((parameter) => parameter.name === 'idempotency-key' && parameter.in === 'header'));
-      const sendHeaders = (status: string) => Object.keys((sendOperation.responses[status] as { headers?: object }).headers ?? {});
+      const sendHeaders = (status: string) => Object.keys(responseOf(document, sendOperation.responses[status]!, []).response.headers ?? {});
       assert.deepEqual(sendHeaders('200').sort(), ['Idempotent-Replayed', 'X-Request-Id']);
       assert.deepEqual([sendHeaders('429').sort(), sendHeaders('503').sort()], [['Retry-After', 'X-Request-Id'], ['Retry-After', 'X-Request-Id']]);
       for (const [method, pathName, operation] of operations(document)) {
-        for (const [status, response] of Object.entries(operation.responses)) {
-          assert.ok('X-Request-Id' in ((response as { headers?: object }).headers ?? {}), `${method} ${pathName} ${status} declares X-Request-Id`);
+        for (const [status, written] of Object.entries(operation.responses)) {
+          assert.ok('X-Request-Id' in (responseOf(document, written, []).response.headers ?? {}), `${method} ${pathName} ${status} declares X-Request-Id`);
         }
       }
     });
@@ -221,6 +238,7 @@ for (const dialect of dialects) {
       for (const prefix of ['', '/api']) {
         const created = await send(`${prefix}/groups`, { from_phone: from, subject: 'Documented', participants: [other] });
         assertDocumented('POST', `${prefix}/groups`, created);
+        assertDocumented('POST', `${prefix}/send_message`, await send(`${prefix}/send_message`, { from_phone: from, to_group: created.json().id, message: 'to the group' }));
         assertDocumented('POST', `${prefix}/groups`, await send(`${prefix}/groups`, { from_phone: from, subject: '', participants: [other] }));
         const read = (url: string) => test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${account.apiKey}` } });
         assertDocumented('GET', `${prefix}/groups`, await read(`${prefix}/groups?from_phone=${encodeURIComponent(from)}`));

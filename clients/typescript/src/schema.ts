@@ -1770,110 +1770,10 @@ export interface components {
             /** @enum {boolean} */
             ok: true;
         };
-        CheckHealthError503: {
-            /** @enum {boolean} */
-            ok: false;
-        };
-        SendMessageError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        SendMessageError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        SendMessageError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        SendMessageError409: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
-        };
-        SendMessageError413: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "payload_too_large" | "storage_quota_exceeded";
-        };
-        SendMessageError422: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "media_url_unreachable" | "idempotency_key_reused";
-        };
-        SendMessageError429: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
-        };
-        SendMessageError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        SendMessageError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
-        SimulateIncomingMessageError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        SimulateIncomingMessageError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        SimulateIncomingMessageError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        SimulateIncomingMessageError413: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "payload_too_large" | "storage_quota_exceeded";
-        };
-        SimulateIncomingMessageError422: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "media_url_unreachable" | "idempotency_key_reused";
-        };
-        SimulateIncomingMessageError429: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
-        };
-        SimulateIncomingMessageError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        SimulateIncomingMessageError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
         ListMessagesResponse: {
             messages: components["schemas"]["Message"][];
             /** @description Pass as cursor for the next (older) page; null on the last page. */
             next_cursor: string | null;
-        };
-        ListMessagesError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        ListMessagesError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        ListMessagesError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        ListMessagesError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        GetMessageError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        GetMessageError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        GetMessageError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
         };
         ListNumbersResponse: {
             numbers: {
@@ -1896,14 +1796,6 @@ export interface components {
                 /** Format: date-time */
                 created_at: string;
             }[];
-        };
-        ListNumbersError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        ListNumbersError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
         };
         UpdateNumberRequest: {
             auto_read: boolean;
@@ -1928,22 +1820,6 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
-        UpdateNumberError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        UpdateNumberError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        UpdateNumberError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        UpdateNumberError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
         CheckNumbersRequest: {
             /** @description One of your numbers, which asks WhatsApp. */
             from_phone: string;
@@ -1960,30 +1836,6 @@ export interface components {
                 /** @description Answered from memory (a yes is kept a day, a no an hour) without asking WhatsApp, and not counted against the lookup limit. */
                 cached: boolean;
             }[];
-        };
-        CheckNumbersError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        CheckNumbersError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        CheckNumbersError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        CheckNumbersError429: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
-        };
-        CheckNumbersError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        CheckNumbersError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
         };
         ShowTypingRequest: {
             /** @description One of your numbers. */
@@ -2007,26 +1859,6 @@ export interface components {
              */
             ends_at: string | null;
         };
-        ShowTypingError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        ShowTypingError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        ShowTypingError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        ShowTypingError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        ShowTypingError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
         SendReactionRequest: {
             /** @description The number whose chat holds the message. */
             from_phone: string;
@@ -2047,81 +1879,9 @@ export interface components {
             /** Format: date-time */
             reacted_at: string;
         };
-        SendReactionError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        SendReactionError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        SendReactionError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        SendReactionError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        SendReactionError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        SendReactionError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
         EditMessageRequest: {
             /** @description The new text. */
             message: string;
-        };
-        EditMessageError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        EditMessageError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        EditMessageError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        EditMessageError409: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
-        };
-        EditMessageError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        EditMessageError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
-        RevokeMessageError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        RevokeMessageError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        RevokeMessageError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        RevokeMessageError409: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
-        };
-        RevokeMessageError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        RevokeMessageError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
         };
         MarkMessageReadResponse: {
             message_id: string;
@@ -2129,30 +1889,6 @@ export interface components {
             marked_read: string[];
             /** Format: date-time */
             read_at: string;
-        };
-        MarkMessageReadError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        MarkMessageReadError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        MarkMessageReadError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        MarkMessageReadError409: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
-        };
-        MarkMessageReadError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        MarkMessageReadError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
         };
         CreateGroupRequest: {
             /** @description One of your numbers: the group's creator. */
@@ -2162,72 +1898,8 @@ export interface components {
             /** @description Phones to add, with their country code. */
             participants: string[];
         };
-        CreateGroupError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        CreateGroupError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        CreateGroupError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        CreateGroupError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        CreateGroupError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
         ListGroupsResponse: {
             groups: components["schemas"]["GroupSummary"][];
-        };
-        ListGroupsError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        ListGroupsError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        ListGroupsError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        ListGroupsError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        ListGroupsError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
-        GetGroupError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        GetGroupError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        GetGroupError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        GetGroupError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        GetGroupError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        GetGroupError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
         };
         UpdateGroupRequest: {
             /** @description One of your numbers, in the group. */
@@ -2236,34 +1908,6 @@ export interface components {
             subject?: string;
             /** @description Up to 2,048 characters; empty or null clears it. */
             description?: string | null;
-        };
-        UpdateGroupError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        UpdateGroupError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        UpdateGroupError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        UpdateGroupError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        UpdateGroupError429: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
-        };
-        UpdateGroupError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        UpdateGroupError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
         };
         ChangeGroupParticipantsRequest: {
             /** @description One of your numbers, in the group. */
@@ -2281,67 +1925,11 @@ export interface components {
                 outcome: "done" | "already_member" | "not_member" | "privacy_restricted" | "recently_left" | "not_on_whatsapp" | "refused";
             }[];
         };
-        ChangeGroupParticipantsError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        ChangeGroupParticipantsError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        ChangeGroupParticipantsError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        ChangeGroupParticipantsError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        ChangeGroupParticipantsError429: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
-        };
-        ChangeGroupParticipantsError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        ChangeGroupParticipantsError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
         GetGroupInviteLinkResponse: {
             group_id: string;
             code: string;
             /** @description https://chat.whatsapp.com/<code>: whoever has it may join. */
             link: string;
-        };
-        GetGroupInviteLinkError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        GetGroupInviteLinkError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        GetGroupInviteLinkError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        GetGroupInviteLinkError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        GetGroupInviteLinkError429: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
-        };
-        GetGroupInviteLinkError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        GetGroupInviteLinkError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
         };
         RevokeGroupInviteLinkRequest: {
             /** @description One of your numbers, in the group. */
@@ -2353,34 +1941,6 @@ export interface components {
             /** @description https://chat.whatsapp.com/<code>: whoever has it may join. */
             link: string;
         };
-        RevokeGroupInviteLinkError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        RevokeGroupInviteLinkError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        RevokeGroupInviteLinkError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        RevokeGroupInviteLinkError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        RevokeGroupInviteLinkError429: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
-        };
-        RevokeGroupInviteLinkError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        RevokeGroupInviteLinkError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
         LeaveGroupRequest: {
             /** @description One of your numbers, in the group. */
             from_phone: string;
@@ -2388,74 +1948,6 @@ export interface components {
         LeaveGroupResponse: {
             group_id: string;
             left: boolean;
-        };
-        LeaveGroupError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        LeaveGroupError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        LeaveGroupError403: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
-        };
-        LeaveGroupError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        LeaveGroupError429: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
-        };
-        LeaveGroupError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        LeaveGroupError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
-        UploadMediaError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-        };
-        UploadMediaError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        UploadMediaError413: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "payload_too_large" | "storage_quota_exceeded";
-        };
-        UploadMediaError429: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
-        };
-        UploadMediaError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
-        };
-        UploadMediaError503: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "number_not_connected" | "insufficient_storage";
-        };
-        DownloadMediaError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-        };
-        DownloadMediaError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-        };
-        DownloadMediaError416: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "range_not_satisfiable";
-        };
-        DownloadMediaError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
         };
         LinkMediaRequest: {
             /** @description How long the link works. */
@@ -2466,24 +1958,1738 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
-        LinkMediaError400: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+    };
+    responses: {
+        /** @description The database does not answer; the log says why. */
+        CheckHealthError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @enum {boolean} */
+                    ok: false;
+                };
+            };
         };
-        LinkMediaError401: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        SendMessageError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
         };
-        LinkMediaError404: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        SendMessageError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
         };
-        LinkMediaError500: components["schemas"]["Error"] & {
-            /** @enum {string} */
-            error?: "internal_error";
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        SendMessageError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
+        SendMessageError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
+        SendMessageError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large" | "storage_quota_exceeded";
+                };
+            };
+        };
+        /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
+        SendMessageError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "media_url_unreachable" | "idempotency_key_reused";
+                };
+            };
+        };
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        SendMessageError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SendMessageError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        SendMessageError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        SimulateIncomingMessageError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        SimulateIncomingMessageError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        SimulateIncomingMessageError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
+        SimulateIncomingMessageError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large" | "storage_quota_exceeded";
+                };
+            };
+        };
+        /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
+        SimulateIncomingMessageError422: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "media_url_unreachable" | "idempotency_key_reused";
+                };
+            };
+        };
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        SimulateIncomingMessageError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SimulateIncomingMessageError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        SimulateIncomingMessageError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        ListMessagesError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        ListMessagesError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        ListMessagesError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListMessagesError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        GetMessageError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        GetMessageError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetMessageError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        ListNumbersError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListNumbersError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        UpdateNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        UpdateNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        UpdateNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        CheckNumbersError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        CheckNumbersError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        CheckNumbersError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        CheckNumbersError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        CheckNumbersError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        CheckNumbersError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        ShowTypingError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        ShowTypingError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        ShowTypingError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ShowTypingError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        ShowTypingError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        SendReactionError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        SendReactionError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        SendReactionError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        SendReactionError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SendReactionError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        SendReactionError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        EditMessageError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        EditMessageError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        EditMessageError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
+        EditMessageError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        EditMessageError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        EditMessageError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        RevokeMessageError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        RevokeMessageError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        RevokeMessageError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
+        RevokeMessageError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        RevokeMessageError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        RevokeMessageError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        MarkMessageReadError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        MarkMessageReadError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        MarkMessageReadError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
+        MarkMessageReadError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        MarkMessageReadError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        MarkMessageReadError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        CreateGroupError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        CreateGroupError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        CreateGroupError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        CreateGroupError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        CreateGroupError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        ListGroupsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        ListGroupsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        ListGroupsError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListGroupsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        ListGroupsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        GetGroupError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        GetGroupError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        GetGroupError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        GetGroupError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetGroupError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        GetGroupError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        UpdateGroupError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        UpdateGroupError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        UpdateGroupError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        UpdateGroupError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        UpdateGroupError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateGroupError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        UpdateGroupError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        ChangeGroupParticipantsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        ChangeGroupParticipantsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        ChangeGroupParticipantsError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        ChangeGroupParticipantsError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        ChangeGroupParticipantsError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ChangeGroupParticipantsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        ChangeGroupParticipantsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        GetGroupInviteLinkError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        GetGroupInviteLinkError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        GetGroupInviteLinkError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        GetGroupInviteLinkError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        GetGroupInviteLinkError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetGroupInviteLinkError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        GetGroupInviteLinkError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        RevokeGroupInviteLinkError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        RevokeGroupInviteLinkError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        RevokeGroupInviteLinkError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        RevokeGroupInviteLinkError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        RevokeGroupInviteLinkError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        RevokeGroupInviteLinkError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        RevokeGroupInviteLinkError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        LeaveGroupError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        LeaveGroupError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        LeaveGroupError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        LeaveGroupError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        LeaveGroupError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        LeaveGroupError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        LeaveGroupError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        UploadMediaError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        UploadMediaError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
+        UploadMediaError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large" | "storage_quota_exceeded";
+                };
+            };
+        };
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        UploadMediaError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UploadMediaError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        UploadMediaError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        DownloadMediaError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        DownloadMediaError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `range_not_satisfiable`: The Range asks for bytes outside the file. */
+        DownloadMediaError416: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "range_not_satisfiable";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        DownloadMediaError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        LinkMediaError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        LinkMediaError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        LinkMediaError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        LinkMediaError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
         };
     };
-    responses: never;
     parameters: never;
     requestBodies: never;
     headers: {
@@ -2525,161 +3731,161 @@ export type SessionStatusEvent = components['schemas']['SessionStatusEvent'];
 export type GroupUpdatedEvent = components['schemas']['GroupUpdatedEvent'];
 export type TestEvent = components['schemas']['TestEvent'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
-export type CheckHealthError503 = components['schemas']['CheckHealthError503'];
-export type SendMessageError400 = components['schemas']['SendMessageError400'];
-export type SendMessageError401 = components['schemas']['SendMessageError401'];
-export type SendMessageError403 = components['schemas']['SendMessageError403'];
-export type SendMessageError409 = components['schemas']['SendMessageError409'];
-export type SendMessageError413 = components['schemas']['SendMessageError413'];
-export type SendMessageError422 = components['schemas']['SendMessageError422'];
-export type SendMessageError429 = components['schemas']['SendMessageError429'];
-export type SendMessageError500 = components['schemas']['SendMessageError500'];
-export type SendMessageError503 = components['schemas']['SendMessageError503'];
-export type SimulateIncomingMessageError400 = components['schemas']['SimulateIncomingMessageError400'];
-export type SimulateIncomingMessageError401 = components['schemas']['SimulateIncomingMessageError401'];
-export type SimulateIncomingMessageError403 = components['schemas']['SimulateIncomingMessageError403'];
-export type SimulateIncomingMessageError413 = components['schemas']['SimulateIncomingMessageError413'];
-export type SimulateIncomingMessageError422 = components['schemas']['SimulateIncomingMessageError422'];
-export type SimulateIncomingMessageError429 = components['schemas']['SimulateIncomingMessageError429'];
-export type SimulateIncomingMessageError500 = components['schemas']['SimulateIncomingMessageError500'];
-export type SimulateIncomingMessageError503 = components['schemas']['SimulateIncomingMessageError503'];
 export type ListMessagesResponse = components['schemas']['ListMessagesResponse'];
-export type ListMessagesError400 = components['schemas']['ListMessagesError400'];
-export type ListMessagesError401 = components['schemas']['ListMessagesError401'];
-export type ListMessagesError404 = components['schemas']['ListMessagesError404'];
-export type ListMessagesError500 = components['schemas']['ListMessagesError500'];
-export type GetMessageError401 = components['schemas']['GetMessageError401'];
-export type GetMessageError404 = components['schemas']['GetMessageError404'];
-export type GetMessageError500 = components['schemas']['GetMessageError500'];
 export type ListNumbersResponse = components['schemas']['ListNumbersResponse'];
-export type ListNumbersError401 = components['schemas']['ListNumbersError401'];
-export type ListNumbersError500 = components['schemas']['ListNumbersError500'];
 export type UpdateNumberRequest = components['schemas']['UpdateNumberRequest'];
 export type UpdateNumberResponse = components['schemas']['UpdateNumberResponse'];
-export type UpdateNumberError400 = components['schemas']['UpdateNumberError400'];
-export type UpdateNumberError401 = components['schemas']['UpdateNumberError401'];
-export type UpdateNumberError404 = components['schemas']['UpdateNumberError404'];
-export type UpdateNumberError500 = components['schemas']['UpdateNumberError500'];
 export type CheckNumbersRequest = components['schemas']['CheckNumbersRequest'];
 export type CheckNumbersResponse = components['schemas']['CheckNumbersResponse'];
-export type CheckNumbersError400 = components['schemas']['CheckNumbersError400'];
-export type CheckNumbersError401 = components['schemas']['CheckNumbersError401'];
-export type CheckNumbersError403 = components['schemas']['CheckNumbersError403'];
-export type CheckNumbersError429 = components['schemas']['CheckNumbersError429'];
-export type CheckNumbersError500 = components['schemas']['CheckNumbersError500'];
-export type CheckNumbersError503 = components['schemas']['CheckNumbersError503'];
 export type ShowTypingRequest = components['schemas']['ShowTypingRequest'];
 export type ShowTypingResponse = components['schemas']['ShowTypingResponse'];
-export type ShowTypingError400 = components['schemas']['ShowTypingError400'];
-export type ShowTypingError401 = components['schemas']['ShowTypingError401'];
-export type ShowTypingError403 = components['schemas']['ShowTypingError403'];
-export type ShowTypingError500 = components['schemas']['ShowTypingError500'];
-export type ShowTypingError503 = components['schemas']['ShowTypingError503'];
 export type SendReactionRequest = components['schemas']['SendReactionRequest'];
 export type SendReactionResponse = components['schemas']['SendReactionResponse'];
-export type SendReactionError400 = components['schemas']['SendReactionError400'];
-export type SendReactionError401 = components['schemas']['SendReactionError401'];
-export type SendReactionError403 = components['schemas']['SendReactionError403'];
-export type SendReactionError404 = components['schemas']['SendReactionError404'];
-export type SendReactionError500 = components['schemas']['SendReactionError500'];
-export type SendReactionError503 = components['schemas']['SendReactionError503'];
 export type EditMessageRequest = components['schemas']['EditMessageRequest'];
-export type EditMessageError400 = components['schemas']['EditMessageError400'];
-export type EditMessageError401 = components['schemas']['EditMessageError401'];
-export type EditMessageError404 = components['schemas']['EditMessageError404'];
-export type EditMessageError409 = components['schemas']['EditMessageError409'];
-export type EditMessageError500 = components['schemas']['EditMessageError500'];
-export type EditMessageError503 = components['schemas']['EditMessageError503'];
-export type RevokeMessageError400 = components['schemas']['RevokeMessageError400'];
-export type RevokeMessageError401 = components['schemas']['RevokeMessageError401'];
-export type RevokeMessageError404 = components['schemas']['RevokeMessageError404'];
-export type RevokeMessageError409 = components['schemas']['RevokeMessageError409'];
-export type RevokeMessageError500 = components['schemas']['RevokeMessageError500'];
-export type RevokeMessageError503 = components['schemas']['RevokeMessageError503'];
 export type MarkMessageReadResponse = components['schemas']['MarkMessageReadResponse'];
-export type MarkMessageReadError400 = components['schemas']['MarkMessageReadError400'];
-export type MarkMessageReadError401 = components['schemas']['MarkMessageReadError401'];
-export type MarkMessageReadError404 = components['schemas']['MarkMessageReadError404'];
-export type MarkMessageReadError409 = components['schemas']['MarkMessageReadError409'];
-export type MarkMessageReadError500 = components['schemas']['MarkMessageReadError500'];
-export type MarkMessageReadError503 = components['schemas']['MarkMessageReadError503'];
 export type CreateGroupRequest = components['schemas']['CreateGroupRequest'];
-export type CreateGroupError400 = components['schemas']['CreateGroupError400'];
-export type CreateGroupError401 = components['schemas']['CreateGroupError401'];
-export type CreateGroupError403 = components['schemas']['CreateGroupError403'];
-export type CreateGroupError500 = components['schemas']['CreateGroupError500'];
-export type CreateGroupError503 = components['schemas']['CreateGroupError503'];
 export type ListGroupsResponse = components['schemas']['ListGroupsResponse'];
-export type ListGroupsError400 = components['schemas']['ListGroupsError400'];
-export type ListGroupsError401 = components['schemas']['ListGroupsError401'];
-export type ListGroupsError403 = components['schemas']['ListGroupsError403'];
-export type ListGroupsError500 = components['schemas']['ListGroupsError500'];
-export type ListGroupsError503 = components['schemas']['ListGroupsError503'];
-export type GetGroupError400 = components['schemas']['GetGroupError400'];
-export type GetGroupError401 = components['schemas']['GetGroupError401'];
-export type GetGroupError403 = components['schemas']['GetGroupError403'];
-export type GetGroupError404 = components['schemas']['GetGroupError404'];
-export type GetGroupError500 = components['schemas']['GetGroupError500'];
-export type GetGroupError503 = components['schemas']['GetGroupError503'];
 export type UpdateGroupRequest = components['schemas']['UpdateGroupRequest'];
-export type UpdateGroupError400 = components['schemas']['UpdateGroupError400'];
-export type UpdateGroupError401 = components['schemas']['UpdateGroupError401'];
-export type UpdateGroupError403 = components['schemas']['UpdateGroupError403'];
-export type UpdateGroupError404 = components['schemas']['UpdateGroupError404'];
-export type UpdateGroupError429 = components['schemas']['UpdateGroupError429'];
-export type UpdateGroupError500 = components['schemas']['UpdateGroupError500'];
-export type UpdateGroupError503 = components['schemas']['UpdateGroupError503'];
 export type ChangeGroupParticipantsRequest = components['schemas']['ChangeGroupParticipantsRequest'];
 export type ChangeGroupParticipantsResponse = components['schemas']['ChangeGroupParticipantsResponse'];
-export type ChangeGroupParticipantsError400 = components['schemas']['ChangeGroupParticipantsError400'];
-export type ChangeGroupParticipantsError401 = components['schemas']['ChangeGroupParticipantsError401'];
-export type ChangeGroupParticipantsError403 = components['schemas']['ChangeGroupParticipantsError403'];
-export type ChangeGroupParticipantsError404 = components['schemas']['ChangeGroupParticipantsError404'];
-export type ChangeGroupParticipantsError429 = components['schemas']['ChangeGroupParticipantsError429'];
-export type ChangeGroupParticipantsError500 = components['schemas']['ChangeGroupParticipantsError500'];
-export type ChangeGroupParticipantsError503 = components['schemas']['ChangeGroupParticipantsError503'];
 export type GetGroupInviteLinkResponse = components['schemas']['GetGroupInviteLinkResponse'];
-export type GetGroupInviteLinkError400 = components['schemas']['GetGroupInviteLinkError400'];
-export type GetGroupInviteLinkError401 = components['schemas']['GetGroupInviteLinkError401'];
-export type GetGroupInviteLinkError403 = components['schemas']['GetGroupInviteLinkError403'];
-export type GetGroupInviteLinkError404 = components['schemas']['GetGroupInviteLinkError404'];
-export type GetGroupInviteLinkError429 = components['schemas']['GetGroupInviteLinkError429'];
-export type GetGroupInviteLinkError500 = components['schemas']['GetGroupInviteLinkError500'];
-export type GetGroupInviteLinkError503 = components['schemas']['GetGroupInviteLinkError503'];
 export type RevokeGroupInviteLinkRequest = components['schemas']['RevokeGroupInviteLinkRequest'];
 export type RevokeGroupInviteLinkResponse = components['schemas']['RevokeGroupInviteLinkResponse'];
-export type RevokeGroupInviteLinkError400 = components['schemas']['RevokeGroupInviteLinkError400'];
-export type RevokeGroupInviteLinkError401 = components['schemas']['RevokeGroupInviteLinkError401'];
-export type RevokeGroupInviteLinkError403 = components['schemas']['RevokeGroupInviteLinkError403'];
-export type RevokeGroupInviteLinkError404 = components['schemas']['RevokeGroupInviteLinkError404'];
-export type RevokeGroupInviteLinkError429 = components['schemas']['RevokeGroupInviteLinkError429'];
-export type RevokeGroupInviteLinkError500 = components['schemas']['RevokeGroupInviteLinkError500'];
-export type RevokeGroupInviteLinkError503 = components['schemas']['RevokeGroupInviteLinkError503'];
 export type LeaveGroupRequest = components['schemas']['LeaveGroupRequest'];
 export type LeaveGroupResponse = components['schemas']['LeaveGroupResponse'];
-export type LeaveGroupError400 = components['schemas']['LeaveGroupError400'];
-export type LeaveGroupError401 = components['schemas']['LeaveGroupError401'];
-export type LeaveGroupError403 = components['schemas']['LeaveGroupError403'];
-export type LeaveGroupError404 = components['schemas']['LeaveGroupError404'];
-export type LeaveGroupError429 = components['schemas']['LeaveGroupError429'];
-export type LeaveGroupError500 = components['schemas']['LeaveGroupError500'];
-export type LeaveGroupError503 = components['schemas']['LeaveGroupError503'];
-export type UploadMediaError400 = components['schemas']['UploadMediaError400'];
-export type UploadMediaError401 = components['schemas']['UploadMediaError401'];
-export type UploadMediaError413 = components['schemas']['UploadMediaError413'];
-export type UploadMediaError429 = components['schemas']['UploadMediaError429'];
-export type UploadMediaError500 = components['schemas']['UploadMediaError500'];
-export type UploadMediaError503 = components['schemas']['UploadMediaError503'];
-export type DownloadMediaError401 = components['schemas']['DownloadMediaError401'];
-export type DownloadMediaError404 = components['schemas']['DownloadMediaError404'];
-export type DownloadMediaError416 = components['schemas']['DownloadMediaError416'];
-export type DownloadMediaError500 = components['schemas']['DownloadMediaError500'];
 export type LinkMediaRequest = components['schemas']['LinkMediaRequest'];
 export type LinkMediaResponse = components['schemas']['LinkMediaResponse'];
-export type LinkMediaError400 = components['schemas']['LinkMediaError400'];
-export type LinkMediaError401 = components['schemas']['LinkMediaError401'];
-export type LinkMediaError404 = components['schemas']['LinkMediaError404'];
-export type LinkMediaError500 = components['schemas']['LinkMediaError500'];
+export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
+export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
+export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
+export type ResponseSendMessageError403 = components['responses']['SendMessageError403'];
+export type ResponseSendMessageError409 = components['responses']['SendMessageError409'];
+export type ResponseSendMessageError413 = components['responses']['SendMessageError413'];
+export type ResponseSendMessageError422 = components['responses']['SendMessageError422'];
+export type ResponseSendMessageError429 = components['responses']['SendMessageError429'];
+export type ResponseSendMessageError500 = components['responses']['SendMessageError500'];
+export type ResponseSendMessageError503 = components['responses']['SendMessageError503'];
+export type ResponseSimulateIncomingMessageError400 = components['responses']['SimulateIncomingMessageError400'];
+export type ResponseSimulateIncomingMessageError401 = components['responses']['SimulateIncomingMessageError401'];
+export type ResponseSimulateIncomingMessageError403 = components['responses']['SimulateIncomingMessageError403'];
+export type ResponseSimulateIncomingMessageError413 = components['responses']['SimulateIncomingMessageError413'];
+export type ResponseSimulateIncomingMessageError422 = components['responses']['SimulateIncomingMessageError422'];
+export type ResponseSimulateIncomingMessageError429 = components['responses']['SimulateIncomingMessageError429'];
+export type ResponseSimulateIncomingMessageError500 = components['responses']['SimulateIncomingMessageError500'];
+export type ResponseSimulateIncomingMessageError503 = components['responses']['SimulateIncomingMessageError503'];
+export type ResponseListMessagesError400 = components['responses']['ListMessagesError400'];
+export type ResponseListMessagesError401 = components['responses']['ListMessagesError401'];
+export type ResponseListMessagesError404 = components['responses']['ListMessagesError404'];
+export type ResponseListMessagesError500 = components['responses']['ListMessagesError500'];
+export type ResponseGetMessageError401 = components['responses']['GetMessageError401'];
+export type ResponseGetMessageError404 = components['responses']['GetMessageError404'];
+export type ResponseGetMessageError500 = components['responses']['GetMessageError500'];
+export type ResponseListNumbersError401 = components['responses']['ListNumbersError401'];
+export type ResponseListNumbersError500 = components['responses']['ListNumbersError500'];
+export type ResponseUpdateNumberError400 = components['responses']['UpdateNumberError400'];
+export type ResponseUpdateNumberError401 = components['responses']['UpdateNumberError401'];
+export type ResponseUpdateNumberError404 = components['responses']['UpdateNumberError404'];
+export type ResponseUpdateNumberError500 = components['responses']['UpdateNumberError500'];
+export type ResponseCheckNumbersError400 = components['responses']['CheckNumbersError400'];
+export type ResponseCheckNumbersError401 = components['responses']['CheckNumbersError401'];
+export type ResponseCheckNumbersError403 = components['responses']['CheckNumbersError403'];
+export type ResponseCheckNumbersError429 = components['responses']['CheckNumbersError429'];
+export type ResponseCheckNumbersError500 = components['responses']['CheckNumbersError500'];
+export type ResponseCheckNumbersError503 = components['responses']['CheckNumbersError503'];
+export type ResponseShowTypingError400 = components['responses']['ShowTypingError400'];
+export type ResponseShowTypingError401 = components['responses']['ShowTypingError401'];
+export type ResponseShowTypingError403 = components['responses']['ShowTypingError403'];
+export type ResponseShowTypingError500 = components['responses']['ShowTypingError500'];
+export type ResponseShowTypingError503 = components['responses']['ShowTypingError503'];
+export type ResponseSendReactionError400 = components['responses']['SendReactionError400'];
+export type ResponseSendReactionError401 = components['responses']['SendReactionError401'];
+export type ResponseSendReactionError403 = components['responses']['SendReactionError403'];
+export type ResponseSendReactionError404 = components['responses']['SendReactionError404'];
+export type ResponseSendReactionError500 = components['responses']['SendReactionError500'];
+export type ResponseSendReactionError503 = components['responses']['SendReactionError503'];
+export type ResponseEditMessageError400 = components['responses']['EditMessageError400'];
+export type ResponseEditMessageError401 = components['responses']['EditMessageError401'];
+export type ResponseEditMessageError404 = components['responses']['EditMessageError404'];
+export type ResponseEditMessageError409 = components['responses']['EditMessageError409'];
+export type ResponseEditMessageError500 = components['responses']['EditMessageError500'];
+export type ResponseEditMessageError503 = components['responses']['EditMessageError503'];
+export type ResponseRevokeMessageError400 = components['responses']['RevokeMessageError400'];
+export type ResponseRevokeMessageError401 = components['responses']['RevokeMessageError401'];
+export type ResponseRevokeMessageError404 = components['responses']['RevokeMessageError404'];
+export type ResponseRevokeMessageError409 = components['responses']['RevokeMessageError409'];
+export type ResponseRevokeMessageError500 = components['responses']['RevokeMessageError500'];
+export type ResponseRevokeMessageError503 = components['responses']['RevokeMessageError503'];
+export type ResponseMarkMessageReadError400 = components['responses']['MarkMessageReadError400'];
+export type ResponseMarkMessageReadError401 = components['responses']['MarkMessageReadError401'];
+export type ResponseMarkMessageReadError404 = components['responses']['MarkMessageReadError404'];
+export type ResponseMarkMessageReadError409 = components['responses']['MarkMessageReadError409'];
+export type ResponseMarkMessageReadError500 = components['responses']['MarkMessageReadError500'];
+export type ResponseMarkMessageReadError503 = components['responses']['MarkMessageReadError503'];
+export type ResponseCreateGroupError400 = components['responses']['CreateGroupError400'];
+export type ResponseCreateGroupError401 = components['responses']['CreateGroupError401'];
+export type ResponseCreateGroupError403 = components['responses']['CreateGroupError403'];
+export type ResponseCreateGroupError500 = components['responses']['CreateGroupError500'];
+export type ResponseCreateGroupError503 = components['responses']['CreateGroupError503'];
+export type ResponseListGroupsError400 = components['responses']['ListGroupsError400'];
+export type ResponseListGroupsError401 = components['responses']['ListGroupsError401'];
+export type ResponseListGroupsError403 = components['responses']['ListGroupsError403'];
+export type ResponseListGroupsError500 = components['responses']['ListGroupsError500'];
+export type ResponseListGroupsError503 = components['responses']['ListGroupsError503'];
+export type ResponseGetGroupError400 = components['responses']['GetGroupError400'];
+export type ResponseGetGroupError401 = components['responses']['GetGroupError401'];
+export type ResponseGetGroupError403 = components['responses']['GetGroupError403'];
+export type ResponseGetGroupError404 = components['responses']['GetGroupError404'];
+export type ResponseGetGroupError500 = components['responses']['GetGroupError500'];
+export type ResponseGetGroupError503 = components['responses']['GetGroupError503'];
+export type ResponseUpdateGroupError400 = components['responses']['UpdateGroupError400'];
+export type ResponseUpdateGroupError401 = components['responses']['UpdateGroupError401'];
+export type ResponseUpdateGroupError403 = components['responses']['UpdateGroupError403'];
+export type ResponseUpdateGroupError404 = components['responses']['UpdateGroupError404'];
+export type ResponseUpdateGroupError429 = components['responses']['UpdateGroupError429'];
+export type ResponseUpdateGroupError500 = components['responses']['UpdateGroupError500'];
+export type ResponseUpdateGroupError503 = components['responses']['UpdateGroupError503'];
+export type ResponseChangeGroupParticipantsError400 = components['responses']['ChangeGroupParticipantsError400'];
+export type ResponseChangeGroupParticipantsError401 = components['responses']['ChangeGroupParticipantsError401'];
+export type ResponseChangeGroupParticipantsError403 = components['responses']['ChangeGroupParticipantsError403'];
+export type ResponseChangeGroupParticipantsError404 = components['responses']['ChangeGroupParticipantsError404'];
+export type ResponseChangeGroupParticipantsError429 = components['responses']['ChangeGroupParticipantsError429'];
+export type ResponseChangeGroupParticipantsError500 = components['responses']['ChangeGroupParticipantsError500'];
+export type ResponseChangeGroupParticipantsError503 = components['responses']['ChangeGroupParticipantsError503'];
+export type ResponseGetGroupInviteLinkError400 = components['responses']['GetGroupInviteLinkError400'];
+export type ResponseGetGroupInviteLinkError401 = components['responses']['GetGroupInviteLinkError401'];
+export type ResponseGetGroupInviteLinkError403 = components['responses']['GetGroupInviteLinkError403'];
+export type ResponseGetGroupInviteLinkError404 = components['responses']['GetGroupInviteLinkError404'];
+export type ResponseGetGroupInviteLinkError429 = components['responses']['GetGroupInviteLinkError429'];
+export type ResponseGetGroupInviteLinkError500 = components['responses']['GetGroupInviteLinkError500'];
+export type ResponseGetGroupInviteLinkError503 = components['responses']['GetGroupInviteLinkError503'];
+export type ResponseRevokeGroupInviteLinkError400 = components['responses']['RevokeGroupInviteLinkError400'];
+export type ResponseRevokeGroupInviteLinkError401 = components['responses']['RevokeGroupInviteLinkError401'];
+export type ResponseRevokeGroupInviteLinkError403 = components['responses']['RevokeGroupInviteLinkError403'];
+export type ResponseRevokeGroupInviteLinkError404 = components['responses']['RevokeGroupInviteLinkError404'];
+export type ResponseRevokeGroupInviteLinkError429 = components['responses']['RevokeGroupInviteLinkError429'];
+export type ResponseRevokeGroupInviteLinkError500 = components['responses']['RevokeGroupInviteLinkError500'];
+export type ResponseRevokeGroupInviteLinkError503 = components['responses']['RevokeGroupInviteLinkError503'];
+export type ResponseLeaveGroupError400 = components['responses']['LeaveGroupError400'];
+export type ResponseLeaveGroupError401 = components['responses']['LeaveGroupError401'];
+export type ResponseLeaveGroupError403 = components['responses']['LeaveGroupError403'];
+export type ResponseLeaveGroupError404 = components['responses']['LeaveGroupError404'];
+export type ResponseLeaveGroupError429 = components['responses']['LeaveGroupError429'];
+export type ResponseLeaveGroupError500 = components['responses']['LeaveGroupError500'];
+export type ResponseLeaveGroupError503 = components['responses']['LeaveGroupError503'];
+export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
+export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
+export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
+export type ResponseUploadMediaError429 = components['responses']['UploadMediaError429'];
+export type ResponseUploadMediaError500 = components['responses']['UploadMediaError500'];
+export type ResponseUploadMediaError503 = components['responses']['UploadMediaError503'];
+export type ResponseDownloadMediaError401 = components['responses']['DownloadMediaError401'];
+export type ResponseDownloadMediaError404 = components['responses']['DownloadMediaError404'];
+export type ResponseDownloadMediaError416 = components['responses']['DownloadMediaError416'];
+export type ResponseDownloadMediaError500 = components['responses']['DownloadMediaError500'];
+export type ResponseLinkMediaError400 = components['responses']['LinkMediaError400'];
+export type ResponseLinkMediaError401 = components['responses']['LinkMediaError401'];
+export type ResponseLinkMediaError404 = components['responses']['LinkMediaError404'];
+export type ResponseLinkMediaError500 = components['responses']['LinkMediaError500'];
 export type HeaderRequestId = components['headers']['RequestId'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type $defs = Record<string, never>;
@@ -2703,16 +3909,7 @@ export interface operations {
                     "application/json": components["schemas"]["CheckHealthResponse"];
                 };
             };
-            /** @description The database does not answer; the log says why. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckHealthError503"];
-                };
-            };
+            503: components["responses"]["CheckHealthError503"];
         };
     };
     sendMessage: {
@@ -2746,98 +3943,15 @@ export interface operations {
                     "application/json": components["schemas"]["SentMessage"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError403"];
-                };
-            };
-            /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError409"];
-                };
-            };
-            /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError413"];
-                };
-            };
-            /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError422"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError503"];
-                };
-            };
+            400: components["responses"]["SendMessageError400"];
+            401: components["responses"]["SendMessageError401"];
+            403: components["responses"]["SendMessageError403"];
+            409: components["responses"]["SendMessageError409"];
+            413: components["responses"]["SendMessageError413"];
+            422: components["responses"]["SendMessageError422"];
+            429: components["responses"]["SendMessageError429"];
+            500: components["responses"]["SendMessageError500"];
+            503: components["responses"]["SendMessageError503"];
         };
     };
     sendMessageApi: {
@@ -2871,98 +3985,15 @@ export interface operations {
                     "application/json": components["schemas"]["SentMessage"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError403"];
-                };
-            };
-            /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError409"];
-                };
-            };
-            /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError413"];
-                };
-            };
-            /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError422"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendMessageError503"];
-                };
-            };
+            400: components["responses"]["SendMessageError400"];
+            401: components["responses"]["SendMessageError401"];
+            403: components["responses"]["SendMessageError403"];
+            409: components["responses"]["SendMessageError409"];
+            413: components["responses"]["SendMessageError413"];
+            422: components["responses"]["SendMessageError422"];
+            429: components["responses"]["SendMessageError429"];
+            500: components["responses"]["SendMessageError500"];
+            503: components["responses"]["SendMessageError503"];
         };
     };
     simulateIncomingMessage: {
@@ -2988,88 +4019,14 @@ export interface operations {
                     "application/json": components["schemas"]["ReceivedMessage"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError403"];
-                };
-            };
-            /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError413"];
-                };
-            };
-            /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError422"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError503"];
-                };
-            };
+            400: components["responses"]["SimulateIncomingMessageError400"];
+            401: components["responses"]["SimulateIncomingMessageError401"];
+            403: components["responses"]["SimulateIncomingMessageError403"];
+            413: components["responses"]["SimulateIncomingMessageError413"];
+            422: components["responses"]["SimulateIncomingMessageError422"];
+            429: components["responses"]["SimulateIncomingMessageError429"];
+            500: components["responses"]["SimulateIncomingMessageError500"];
+            503: components["responses"]["SimulateIncomingMessageError503"];
         };
     };
     simulateIncomingMessageApi: {
@@ -3095,88 +4052,14 @@ export interface operations {
                     "application/json": components["schemas"]["ReceivedMessage"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError403"];
-                };
-            };
-            /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError413"];
-                };
-            };
-            /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
-            422: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError422"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SimulateIncomingMessageError503"];
-                };
-            };
+            400: components["responses"]["SimulateIncomingMessageError400"];
+            401: components["responses"]["SimulateIncomingMessageError401"];
+            403: components["responses"]["SimulateIncomingMessageError403"];
+            413: components["responses"]["SimulateIncomingMessageError413"];
+            422: components["responses"]["SimulateIncomingMessageError422"];
+            429: components["responses"]["SimulateIncomingMessageError429"];
+            500: components["responses"]["SimulateIncomingMessageError500"];
+            503: components["responses"]["SimulateIncomingMessageError503"];
         };
     };
     listMessages: {
@@ -3217,46 +4100,10 @@ export interface operations {
                     "application/json": components["schemas"]["ListMessagesResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListMessagesError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListMessagesError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListMessagesError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListMessagesError500"];
-                };
-            };
+            400: components["responses"]["ListMessagesError400"];
+            401: components["responses"]["ListMessagesError401"];
+            404: components["responses"]["ListMessagesError404"];
+            500: components["responses"]["ListMessagesError500"];
         };
     };
     listMessagesApi: {
@@ -3297,46 +4144,10 @@ export interface operations {
                     "application/json": components["schemas"]["ListMessagesResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListMessagesError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListMessagesError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListMessagesError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListMessagesError500"];
-                };
-            };
+            400: components["responses"]["ListMessagesError400"];
+            401: components["responses"]["ListMessagesError401"];
+            404: components["responses"]["ListMessagesError404"];
+            500: components["responses"]["ListMessagesError500"];
         };
     };
     getMessage: {
@@ -3360,36 +4171,9 @@ export interface operations {
                     "application/json": components["schemas"]["MessageDetail"];
                 };
             };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetMessageError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetMessageError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetMessageError500"];
-                };
-            };
+            401: components["responses"]["GetMessageError401"];
+            404: components["responses"]["GetMessageError404"];
+            500: components["responses"]["GetMessageError500"];
         };
     };
     getMessageApi: {
@@ -3413,36 +4197,9 @@ export interface operations {
                     "application/json": components["schemas"]["MessageDetail"];
                 };
             };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetMessageError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetMessageError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetMessageError500"];
-                };
-            };
+            401: components["responses"]["GetMessageError401"];
+            404: components["responses"]["GetMessageError404"];
+            500: components["responses"]["GetMessageError500"];
         };
     };
     listNumbers: {
@@ -3464,26 +4221,8 @@ export interface operations {
                     "application/json": components["schemas"]["ListNumbersResponse"];
                 };
             };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListNumbersError401"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListNumbersError500"];
-                };
-            };
+            401: components["responses"]["ListNumbersError401"];
+            500: components["responses"]["ListNumbersError500"];
         };
     };
     listNumbersApi: {
@@ -3505,26 +4244,8 @@ export interface operations {
                     "application/json": components["schemas"]["ListNumbersResponse"];
                 };
             };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListNumbersError401"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListNumbersError500"];
-                };
-            };
+            401: components["responses"]["ListNumbersError401"];
+            500: components["responses"]["ListNumbersError500"];
         };
     };
     updateNumber: {
@@ -3553,46 +4274,10 @@ export interface operations {
                     "application/json": components["schemas"]["UpdateNumberResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateNumberError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateNumberError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateNumberError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateNumberError500"];
-                };
-            };
+            400: components["responses"]["UpdateNumberError400"];
+            401: components["responses"]["UpdateNumberError401"];
+            404: components["responses"]["UpdateNumberError404"];
+            500: components["responses"]["UpdateNumberError500"];
         };
     };
     updateNumberApi: {
@@ -3621,46 +4306,10 @@ export interface operations {
                     "application/json": components["schemas"]["UpdateNumberResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateNumberError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateNumberError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateNumberError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateNumberError500"];
-                };
-            };
+            400: components["responses"]["UpdateNumberError400"];
+            401: components["responses"]["UpdateNumberError401"];
+            404: components["responses"]["UpdateNumberError404"];
+            500: components["responses"]["UpdateNumberError500"];
         };
     };
     checkNumbers: {
@@ -3686,68 +4335,12 @@ export interface operations {
                     "application/json": components["schemas"]["CheckNumbersResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError403"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError503"];
-                };
-            };
+            400: components["responses"]["CheckNumbersError400"];
+            401: components["responses"]["CheckNumbersError401"];
+            403: components["responses"]["CheckNumbersError403"];
+            429: components["responses"]["CheckNumbersError429"];
+            500: components["responses"]["CheckNumbersError500"];
+            503: components["responses"]["CheckNumbersError503"];
         };
     };
     checkNumbersApi: {
@@ -3773,68 +4366,12 @@ export interface operations {
                     "application/json": components["schemas"]["CheckNumbersResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError403"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersError503"];
-                };
-            };
+            400: components["responses"]["CheckNumbersError400"];
+            401: components["responses"]["CheckNumbersError401"];
+            403: components["responses"]["CheckNumbersError403"];
+            429: components["responses"]["CheckNumbersError429"];
+            500: components["responses"]["CheckNumbersError500"];
+            503: components["responses"]["CheckNumbersError503"];
         };
     };
     showTyping: {
@@ -3860,57 +4397,11 @@ export interface operations {
                     "application/json": components["schemas"]["ShowTypingResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError403"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError503"];
-                };
-            };
+            400: components["responses"]["ShowTypingError400"];
+            401: components["responses"]["ShowTypingError401"];
+            403: components["responses"]["ShowTypingError403"];
+            500: components["responses"]["ShowTypingError500"];
+            503: components["responses"]["ShowTypingError503"];
         };
     };
     showTypingApi: {
@@ -3936,57 +4427,11 @@ export interface operations {
                     "application/json": components["schemas"]["ShowTypingResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError403"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingError503"];
-                };
-            };
+            400: components["responses"]["ShowTypingError400"];
+            401: components["responses"]["ShowTypingError401"];
+            403: components["responses"]["ShowTypingError403"];
+            500: components["responses"]["ShowTypingError500"];
+            503: components["responses"]["ShowTypingError503"];
         };
     };
     sendReaction: {
@@ -4012,67 +4457,12 @@ export interface operations {
                     "application/json": components["schemas"]["SendReactionResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError503"];
-                };
-            };
+            400: components["responses"]["SendReactionError400"];
+            401: components["responses"]["SendReactionError401"];
+            403: components["responses"]["SendReactionError403"];
+            404: components["responses"]["SendReactionError404"];
+            500: components["responses"]["SendReactionError500"];
+            503: components["responses"]["SendReactionError503"];
         };
     };
     editMessage: {
@@ -4100,67 +4490,12 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError404"];
-                };
-            };
-            /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError409"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError503"];
-                };
-            };
+            400: components["responses"]["EditMessageError400"];
+            401: components["responses"]["EditMessageError401"];
+            404: components["responses"]["EditMessageError404"];
+            409: components["responses"]["EditMessageError409"];
+            500: components["responses"]["EditMessageError500"];
+            503: components["responses"]["EditMessageError503"];
         };
     };
     revokeMessage: {
@@ -4184,67 +4519,12 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError404"];
-                };
-            };
-            /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError409"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError503"];
-                };
-            };
+            400: components["responses"]["RevokeMessageError400"];
+            401: components["responses"]["RevokeMessageError401"];
+            404: components["responses"]["RevokeMessageError404"];
+            409: components["responses"]["RevokeMessageError409"];
+            500: components["responses"]["RevokeMessageError500"];
+            503: components["responses"]["RevokeMessageError503"];
         };
     };
     markMessageRead: {
@@ -4268,67 +4548,12 @@ export interface operations {
                     "application/json": components["schemas"]["MarkMessageReadResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError404"];
-                };
-            };
-            /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError409"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError503"];
-                };
-            };
+            400: components["responses"]["MarkMessageReadError400"];
+            401: components["responses"]["MarkMessageReadError401"];
+            404: components["responses"]["MarkMessageReadError404"];
+            409: components["responses"]["MarkMessageReadError409"];
+            500: components["responses"]["MarkMessageReadError500"];
+            503: components["responses"]["MarkMessageReadError503"];
         };
     };
     sendReactionApi: {
@@ -4354,67 +4579,12 @@ export interface operations {
                     "application/json": components["schemas"]["SendReactionResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionError503"];
-                };
-            };
+            400: components["responses"]["SendReactionError400"];
+            401: components["responses"]["SendReactionError401"];
+            403: components["responses"]["SendReactionError403"];
+            404: components["responses"]["SendReactionError404"];
+            500: components["responses"]["SendReactionError500"];
+            503: components["responses"]["SendReactionError503"];
         };
     };
     editMessageApi: {
@@ -4442,67 +4612,12 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError404"];
-                };
-            };
-            /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError409"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["EditMessageError503"];
-                };
-            };
+            400: components["responses"]["EditMessageError400"];
+            401: components["responses"]["EditMessageError401"];
+            404: components["responses"]["EditMessageError404"];
+            409: components["responses"]["EditMessageError409"];
+            500: components["responses"]["EditMessageError500"];
+            503: components["responses"]["EditMessageError503"];
         };
     };
     revokeMessageApi: {
@@ -4526,67 +4641,12 @@ export interface operations {
                     "application/json": components["schemas"]["Message"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError404"];
-                };
-            };
-            /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError409"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeMessageError503"];
-                };
-            };
+            400: components["responses"]["RevokeMessageError400"];
+            401: components["responses"]["RevokeMessageError401"];
+            404: components["responses"]["RevokeMessageError404"];
+            409: components["responses"]["RevokeMessageError409"];
+            500: components["responses"]["RevokeMessageError500"];
+            503: components["responses"]["RevokeMessageError503"];
         };
     };
     markMessageReadApi: {
@@ -4610,67 +4670,12 @@ export interface operations {
                     "application/json": components["schemas"]["MarkMessageReadResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError404"];
-                };
-            };
-            /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError409"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadError503"];
-                };
-            };
+            400: components["responses"]["MarkMessageReadError400"];
+            401: components["responses"]["MarkMessageReadError401"];
+            404: components["responses"]["MarkMessageReadError404"];
+            409: components["responses"]["MarkMessageReadError409"];
+            500: components["responses"]["MarkMessageReadError500"];
+            503: components["responses"]["MarkMessageReadError503"];
         };
     };
     listGroups: {
@@ -4695,57 +4700,11 @@ export interface operations {
                     "application/json": components["schemas"]["ListGroupsResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError403"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError503"];
-                };
-            };
+            400: components["responses"]["ListGroupsError400"];
+            401: components["responses"]["ListGroupsError401"];
+            403: components["responses"]["ListGroupsError403"];
+            500: components["responses"]["ListGroupsError500"];
+            503: components["responses"]["ListGroupsError503"];
         };
     };
     createGroup: {
@@ -4771,57 +4730,11 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError403"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError503"];
-                };
-            };
+            400: components["responses"]["CreateGroupError400"];
+            401: components["responses"]["CreateGroupError401"];
+            403: components["responses"]["CreateGroupError403"];
+            500: components["responses"]["CreateGroupError500"];
+            503: components["responses"]["CreateGroupError503"];
         };
     };
     getGroup: {
@@ -4848,67 +4761,12 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError503"];
-                };
-            };
+            400: components["responses"]["GetGroupError400"];
+            401: components["responses"]["GetGroupError401"];
+            403: components["responses"]["GetGroupError403"];
+            404: components["responses"]["GetGroupError404"];
+            500: components["responses"]["GetGroupError500"];
+            503: components["responses"]["GetGroupError503"];
         };
     };
     updateGroup: {
@@ -4937,78 +4795,13 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError503"];
-                };
-            };
+            400: components["responses"]["UpdateGroupError400"];
+            401: components["responses"]["UpdateGroupError401"];
+            403: components["responses"]["UpdateGroupError403"];
+            404: components["responses"]["UpdateGroupError404"];
+            429: components["responses"]["UpdateGroupError429"];
+            500: components["responses"]["UpdateGroupError500"];
+            503: components["responses"]["UpdateGroupError503"];
         };
     };
     changeGroupParticipants: {
@@ -5037,78 +4830,13 @@ export interface operations {
                     "application/json": components["schemas"]["ChangeGroupParticipantsResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError503"];
-                };
-            };
+            400: components["responses"]["ChangeGroupParticipantsError400"];
+            401: components["responses"]["ChangeGroupParticipantsError401"];
+            403: components["responses"]["ChangeGroupParticipantsError403"];
+            404: components["responses"]["ChangeGroupParticipantsError404"];
+            429: components["responses"]["ChangeGroupParticipantsError429"];
+            500: components["responses"]["ChangeGroupParticipantsError500"];
+            503: components["responses"]["ChangeGroupParticipantsError503"];
         };
     };
     getGroupInviteLink: {
@@ -5136,78 +4864,13 @@ export interface operations {
                     "application/json": components["schemas"]["GetGroupInviteLinkResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError503"];
-                };
-            };
+            400: components["responses"]["GetGroupInviteLinkError400"];
+            401: components["responses"]["GetGroupInviteLinkError401"];
+            403: components["responses"]["GetGroupInviteLinkError403"];
+            404: components["responses"]["GetGroupInviteLinkError404"];
+            429: components["responses"]["GetGroupInviteLinkError429"];
+            500: components["responses"]["GetGroupInviteLinkError500"];
+            503: components["responses"]["GetGroupInviteLinkError503"];
         };
     };
     revokeGroupInviteLink: {
@@ -5236,78 +4899,13 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeGroupInviteLinkResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError503"];
-                };
-            };
+            400: components["responses"]["RevokeGroupInviteLinkError400"];
+            401: components["responses"]["RevokeGroupInviteLinkError401"];
+            403: components["responses"]["RevokeGroupInviteLinkError403"];
+            404: components["responses"]["RevokeGroupInviteLinkError404"];
+            429: components["responses"]["RevokeGroupInviteLinkError429"];
+            500: components["responses"]["RevokeGroupInviteLinkError500"];
+            503: components["responses"]["RevokeGroupInviteLinkError503"];
         };
     };
     leaveGroup: {
@@ -5336,78 +4934,13 @@ export interface operations {
                     "application/json": components["schemas"]["LeaveGroupResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError503"];
-                };
-            };
+            400: components["responses"]["LeaveGroupError400"];
+            401: components["responses"]["LeaveGroupError401"];
+            403: components["responses"]["LeaveGroupError403"];
+            404: components["responses"]["LeaveGroupError404"];
+            429: components["responses"]["LeaveGroupError429"];
+            500: components["responses"]["LeaveGroupError500"];
+            503: components["responses"]["LeaveGroupError503"];
         };
     };
     listGroupsApi: {
@@ -5432,57 +4965,11 @@ export interface operations {
                     "application/json": components["schemas"]["ListGroupsResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError403"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsError503"];
-                };
-            };
+            400: components["responses"]["ListGroupsError400"];
+            401: components["responses"]["ListGroupsError401"];
+            403: components["responses"]["ListGroupsError403"];
+            500: components["responses"]["ListGroupsError500"];
+            503: components["responses"]["ListGroupsError503"];
         };
     };
     createGroupApi: {
@@ -5508,57 +4995,11 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError403"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CreateGroupError503"];
-                };
-            };
+            400: components["responses"]["CreateGroupError400"];
+            401: components["responses"]["CreateGroupError401"];
+            403: components["responses"]["CreateGroupError403"];
+            500: components["responses"]["CreateGroupError500"];
+            503: components["responses"]["CreateGroupError503"];
         };
     };
     getGroupApi: {
@@ -5585,67 +5026,12 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupError503"];
-                };
-            };
+            400: components["responses"]["GetGroupError400"];
+            401: components["responses"]["GetGroupError401"];
+            403: components["responses"]["GetGroupError403"];
+            404: components["responses"]["GetGroupError404"];
+            500: components["responses"]["GetGroupError500"];
+            503: components["responses"]["GetGroupError503"];
         };
     };
     updateGroupApi: {
@@ -5674,78 +5060,13 @@ export interface operations {
                     "application/json": components["schemas"]["Group"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateGroupError503"];
-                };
-            };
+            400: components["responses"]["UpdateGroupError400"];
+            401: components["responses"]["UpdateGroupError401"];
+            403: components["responses"]["UpdateGroupError403"];
+            404: components["responses"]["UpdateGroupError404"];
+            429: components["responses"]["UpdateGroupError429"];
+            500: components["responses"]["UpdateGroupError500"];
+            503: components["responses"]["UpdateGroupError503"];
         };
     };
     changeGroupParticipantsApi: {
@@ -5774,78 +5095,13 @@ export interface operations {
                     "application/json": components["schemas"]["ChangeGroupParticipantsResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsError503"];
-                };
-            };
+            400: components["responses"]["ChangeGroupParticipantsError400"];
+            401: components["responses"]["ChangeGroupParticipantsError401"];
+            403: components["responses"]["ChangeGroupParticipantsError403"];
+            404: components["responses"]["ChangeGroupParticipantsError404"];
+            429: components["responses"]["ChangeGroupParticipantsError429"];
+            500: components["responses"]["ChangeGroupParticipantsError500"];
+            503: components["responses"]["ChangeGroupParticipantsError503"];
         };
     };
     getGroupInviteLinkApi: {
@@ -5873,78 +5129,13 @@ export interface operations {
                     "application/json": components["schemas"]["GetGroupInviteLinkResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkError503"];
-                };
-            };
+            400: components["responses"]["GetGroupInviteLinkError400"];
+            401: components["responses"]["GetGroupInviteLinkError401"];
+            403: components["responses"]["GetGroupInviteLinkError403"];
+            404: components["responses"]["GetGroupInviteLinkError404"];
+            429: components["responses"]["GetGroupInviteLinkError429"];
+            500: components["responses"]["GetGroupInviteLinkError500"];
+            503: components["responses"]["GetGroupInviteLinkError503"];
         };
     };
     revokeGroupInviteLinkApi: {
@@ -5973,78 +5164,13 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeGroupInviteLinkResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkError503"];
-                };
-            };
+            400: components["responses"]["RevokeGroupInviteLinkError400"];
+            401: components["responses"]["RevokeGroupInviteLinkError401"];
+            403: components["responses"]["RevokeGroupInviteLinkError403"];
+            404: components["responses"]["RevokeGroupInviteLinkError404"];
+            429: components["responses"]["RevokeGroupInviteLinkError429"];
+            500: components["responses"]["RevokeGroupInviteLinkError500"];
+            503: components["responses"]["RevokeGroupInviteLinkError503"];
         };
     };
     leaveGroupApi: {
@@ -6073,78 +5199,13 @@ export interface operations {
                     "application/json": components["schemas"]["LeaveGroupResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError401"];
-                };
-            };
-            /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
-            403: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError403"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError404"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupError503"];
-                };
-            };
+            400: components["responses"]["LeaveGroupError400"];
+            401: components["responses"]["LeaveGroupError401"];
+            403: components["responses"]["LeaveGroupError403"];
+            404: components["responses"]["LeaveGroupError404"];
+            429: components["responses"]["LeaveGroupError429"];
+            500: components["responses"]["LeaveGroupError500"];
+            503: components["responses"]["LeaveGroupError503"];
         };
     };
     uploadMedia: {
@@ -6177,68 +5238,12 @@ export interface operations {
                     "application/json": components["schemas"]["Media"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError401"];
-                };
-            };
-            /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError413"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError503"];
-                };
-            };
+            400: components["responses"]["UploadMediaError400"];
+            401: components["responses"]["UploadMediaError401"];
+            413: components["responses"]["UploadMediaError413"];
+            429: components["responses"]["UploadMediaError429"];
+            500: components["responses"]["UploadMediaError500"];
+            503: components["responses"]["UploadMediaError503"];
         };
     };
     uploadMediaApi: {
@@ -6271,68 +5276,12 @@ export interface operations {
                     "application/json": components["schemas"]["Media"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError401"];
-                };
-            };
-            /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
-            413: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError413"];
-                };
-            };
-            /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
-            429: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError429"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError500"];
-                };
-            };
-            /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    "Retry-After": components["headers"]["RetryAfter"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UploadMediaError503"];
-                };
-            };
+            400: components["responses"]["UploadMediaError400"];
+            401: components["responses"]["UploadMediaError401"];
+            413: components["responses"]["UploadMediaError413"];
+            429: components["responses"]["UploadMediaError429"];
+            500: components["responses"]["UploadMediaError500"];
+            503: components["responses"]["UploadMediaError503"];
         };
     };
     downloadMedia: {
@@ -6390,46 +5339,10 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DownloadMediaError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DownloadMediaError404"];
-                };
-            };
-            /** @description `range_not_satisfiable`: The Range asks for bytes outside the file. */
-            416: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DownloadMediaError416"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DownloadMediaError500"];
-                };
-            };
+            401: components["responses"]["DownloadMediaError401"];
+            404: components["responses"]["DownloadMediaError404"];
+            416: components["responses"]["DownloadMediaError416"];
+            500: components["responses"]["DownloadMediaError500"];
         };
     };
     downloadMediaApi: {
@@ -6487,46 +5400,10 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DownloadMediaError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DownloadMediaError404"];
-                };
-            };
-            /** @description `range_not_satisfiable`: The Range asks for bytes outside the file. */
-            416: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DownloadMediaError416"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DownloadMediaError500"];
-                };
-            };
+            401: components["responses"]["DownloadMediaError401"];
+            404: components["responses"]["DownloadMediaError404"];
+            416: components["responses"]["DownloadMediaError416"];
+            500: components["responses"]["DownloadMediaError500"];
         };
     };
     linkMedia: {
@@ -6555,46 +5432,10 @@ export interface operations {
                     "application/json": components["schemas"]["LinkMediaResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaError500"];
-                };
-            };
+            400: components["responses"]["LinkMediaError400"];
+            401: components["responses"]["LinkMediaError401"];
+            404: components["responses"]["LinkMediaError404"];
+            500: components["responses"]["LinkMediaError500"];
         };
     };
     linkMediaApi: {
@@ -6623,46 +5464,10 @@ export interface operations {
                     "application/json": components["schemas"]["LinkMediaResponse"];
                 };
             };
-            /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaError400"];
-                };
-            };
-            /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-            401: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaError401"];
-                };
-            };
-            /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-            404: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaError404"];
-                };
-            };
-            /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-            500: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaError500"];
-                };
-            };
+            400: components["responses"]["LinkMediaError400"];
+            401: components["responses"]["LinkMediaError401"];
+            404: components["responses"]["LinkMediaError404"];
+            500: components["responses"]["LinkMediaError500"];
         };
     };
     onMessageEvent: {
