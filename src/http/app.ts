@@ -24,9 +24,14 @@ import { registerTypingRoutes } from './routes/typing.ts';
 import { registerMessageActionRoutes } from './routes/message-actions.ts';
 import { registerGroupRoutes } from './routes/groups.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
+import { documentAdditions, finishDocument, registerSharedSchemas } from './openapi-components.ts';
+import { validatorsByPart } from './request-validation.ts';
 
-/** Bodies are validated as sent: nothing coerced, nothing dropped, and the first fault told. */
-export const SCHEMA_VALIDATOR_OPTIONS = { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } } as const;
+/**
+ * Bodies are validated as sent: nothing coerced, nothing dropped, and the first fault told.
+ * Errors carry their schema so that an "exactly one of" can name its fields.
+ */
+export const SCHEMA_VALIDATOR_OPTIONS = { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true } } as const;
 
 /**
  * Builds the HTTP app from a gateway. It never listens: server.ts does, and tests call
@@ -55,6 +60,8 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     // sweeping at a quarter of the deadline closes a stalled client within 1.25 times of it.
     http: { requireHostHeader: false, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.http.headersTimeoutMs / 4))) },
     ajv: SCHEMA_VALIDATOR_OPTIONS,
+    // A query string, path or header is text: `limit=10` is read as the integer its schema says.
+    schemaController: { compilersFactory: { buildValidator: validatorsByPart } },
   });
   app.decorateRequest('apiKey', null);
 
@@ -68,6 +75,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   const uploadLimits = new Map(MEDIA_UPLOAD_PATHS.map((path) => [path, largestFile]));
   registerEarlyRefusals(app, { bodyLimitBytes: config.http.bodyLimitBytes, bodyLimitByPath: uploadLimits, keyedPaths: new Set([...KEYED_PATHS, ...MEDIA_UPLOAD_PATHS]) });
 
+  registerSharedSchemas(app);
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -85,12 +93,19 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
         { name: 'media', description: 'Files to send, and files sent and received.' },
         { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },
         { name: 'operations', description: 'Probes for load balancers and monitors.' },
+        { name: 'webhooks', description: 'What the gateway POSTs to your webhooks, signed as Standard Webhooks (docs/webhooks.md).' },
       ],
+      webhooks: documentAdditions.webhooks,
       components: {
-        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: <prefix>_live_sk_<64 hex>.' } },
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: <prefix>_live_sk_<64 hex>.' },
+          webhookSignature: { type: 'apiKey', in: 'header', name: 'webhook-signature', description: 'How a receiver knows a delivery is the gateway\'s: the Standard Webhooks signature under the webhook\'s secret (docs/webhooks.md).' },
+        },
       },
     },
+    // Shared schemas keep their $id as their component name: #/components/schemas/Message.
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `schema${index}`) },
+    transformObject: (built) => ('openapiObject' in built ? finishDocument(built.openapiObject) : built.swaggerObject),
   });
   // The reference page is HTML like the dashboard, and gets the same headers, in a plugin of its
   // own so that the JSON API keeps none of them.

@@ -10,6 +10,8 @@ import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } f
  */
 
 interface Schema {
+  $ref?: string;
+  oneOf?: Schema[];
   type?: string | string[];
   properties?: Record<string, Schema>;
   required?: string[];
@@ -23,12 +25,26 @@ interface Operation {
   operationId: string;
   requestBody?: { content?: Record<string, { schema: Schema }> };
 }
-type Document = { paths: Record<string, Record<string, Operation>> };
+type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
+
+/** The document's named schemas, for resolving a `#/components/schemas/X` reference. */
+let components: Record<string, Schema> = {};
+
+/**
+ * The schema itself, its reference followed; an "exactly one of" takes its first choice, so
+ * that a sample is a sound request.
+ */
+function resolved(schema: Schema): Schema {
+  if (schema.$ref !== undefined) return resolved(components[schema.$ref.replace('#/components/schemas/', '')]!);
+  const [choice] = schema.oneOf ?? [];
+  return choice === undefined ? schema : { ...schema, required: [...(schema.required ?? []), ...(choice.required ?? [])] };
+}
 
 const UNKNOWN = 'send_at';
 
 /** A value the schema accepts as far as its types go; the gateway's own checks may still refuse it later. */
-function sampleOf(schema: Schema): unknown {
+function sampleOf(referenced: Schema): unknown {
+  const schema = resolved(referenced);
   const type = [schema.type ?? 'object'].flat()[0];
   if (schema.examples !== undefined) return schema.examples[0];
   if (schema.enum !== undefined) return schema.enum[0];
@@ -48,11 +64,12 @@ function sampleOf(schema: Schema): unknown {
 }
 
 /** The body with an unknown field at the top, and again inside each object it may hold, with the name each should be refused by. */
-function bodiesWithUnknownFields(schema: Schema): { body: Record<string, unknown>; field: string }[] {
+function bodiesWithUnknownFields(referenced: Schema): { body: Record<string, unknown>; field: string }[] {
+  const schema = resolved(referenced);
   const sound = sampleOf(schema) as Record<string, unknown>;
   const cases: { body: Record<string, unknown>; field: string }[] = [{ body: { ...sound, [UNKNOWN]: '2030-01-01T09:00:00Z' }, field: UNKNOWN }];
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
-    const objectSchema = property.type === 'array' ? property.items : property;
+    const objectSchema = property.type === 'array' ? property.items && resolved(property.items) : resolved(property);
     if (objectSchema?.properties === undefined) continue;
     const nested = { ...(sampleOf(objectSchema) as object), [UNKNOWN]: 'x' };
     const value = property.type === 'array' ? [nested] : nested;
@@ -71,6 +88,7 @@ for (const dialect of dialects) {
       test = await startTestGateway(dialect);
       account = await seedAccount(test.gateway, { numbers: 1 });
       document = (await test.inject({ method: 'GET', url: '/openapi.json' })).json() as Document;
+      components = document.components.schemas;
     });
     after(() => test?.close());
 

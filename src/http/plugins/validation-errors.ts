@@ -13,10 +13,14 @@ interface Shortfall {
  * (the schema stops at it).
  */
 export function fromValidation(error: FastifyError): AppError {
-  const issue = error.validation?.[0];
   // The query string names its own parts, so that a client is not sent looking in its body.
   const inQuery = (error as FastifyError & { validationContext?: string }).validationContext === 'querystring';
   const part = inQuery ? 'query parameter' : 'field';
+  // An "exactly one of" is told as such; when exactly one was given, its own fault is told.
+  const choice = error.validation?.find((each) => each.keyword === 'oneOf');
+  const chosen = choice === undefined ? undefined : choices(choice);
+  if (choice !== undefined && chosen?.given.length !== 1) return exactlyOneOf(choice, chosen!, part);
+  const issue = chosen === undefined ? error.validation?.[0] : error.validation?.find((each) => each.instancePath.endsWith(`/${chosen.given[0]}`));
   // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
   const at = issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
   const unknown = (issue?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
@@ -33,6 +37,23 @@ export function fromValidation(error: FastifyError): AppError {
   if (missing !== undefined) return new AppError('invalid_request', `The ${part} ${field} is missing.`, { field, problem: 'missing' });
   const { mustBe, problem } = shortfall(issue);
   return new AppError('invalid_request', `The ${part} ${field} ${mustBe}.`, { field, problem });
+}
+
+/**
+ * The fields of an "exactly one of" (a send's to_phone and to_group), each required by one
+ * branch, and which of them the request gave. The schema and data come with the error (`verbose`).
+ */
+function choices(issue: FastifySchemaValidationError): { names: string[]; given: string[] } {
+  const { parentSchema, data } = issue as { parentSchema?: { oneOf?: { required?: string[] }[] }; data?: unknown };
+  const names = (parentSchema?.oneOf ?? []).flatMap((branch) => branch.required ?? []);
+  return { names, given: names.filter((name) => typeof data === 'object' && data !== null && name in data) };
+}
+
+/** None or several of the fields of an "exactly one of": the first is named, missing or in conflict. */
+function exactlyOneOf(issue: FastifySchemaValidationError, { names, given }: { names: string[]; given: string[] }, part: string): AppError {
+  const at = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const fields = names.map((name) => (at === '' ? name : `${at}.${name}`));
+  return new AppError('invalid_request', `Give exactly one of the ${part}s ${fields.join(' and ')}.`, { field: fields[0] ?? at, problem: given.length === 0 ? 'missing' : 'conflict' });
 }
 
 /** Each keyword says what it asks for: a type is named only when the type was wrong. */
@@ -62,6 +83,8 @@ function shortfall(issue: FastifySchemaValidationError): Shortfall {
       return { mustBe: `must hold at most ${counted(params.limit, 'item')}`, problem: 'too_many' };
     case 'enum':
       return { mustBe: `must be one of ${(params.allowedValues ?? []).map((value) => JSON.stringify(value)).join(', ')}`, problem: 'not_allowed' };
+    case 'format':
+      return { mustBe: `must be ${formatNames[String((params as { format?: string }).format)] ?? `in the format ${(params as { format?: string }).format}`}`, problem: 'invalid' };
     case 'const':
       return { mustBe: `must be ${JSON.stringify(params.allowedValue)}`, problem: 'not_allowed' };
     default:
@@ -69,6 +92,9 @@ function shortfall(issue: FastifySchemaValidationError): Shortfall {
       return { mustBe: issue.message ?? 'is not valid', problem: 'invalid' };
   }
 }
+
+/** What a format asks for, in words. */
+const formatNames: Record<string, string> = { 'date-time': 'an RFC 3339 time with its zone, e.g. 2026-11-25T09:30:00Z' };
 
 function counted(count: number | undefined, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;

@@ -6,6 +6,7 @@ import type { AccountScope } from '../../domain/tenant-scope.ts';
 import { parsePhoneField } from '../message-input.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponses } from '../schemas.ts';
+import { groupSchema, groupSummarySchema } from '../group-schemas.ts';
 import { notOwned, onNumberOwner, type OwnerAnswer } from './owner-calls.ts';
 
 const bearer = [{ apiKey: [] }];
@@ -19,36 +20,6 @@ export type GroupRequest =
   | { op: 'update'; from_phone: string; id: string; subject?: string; description?: string | null }
   | { op: 'invite_link'; from_phone: string; id: string; revoke: boolean }
   | { op: 'leave'; from_phone: string; id: string };
-
-const groupSummaryProperties = {
-  id: { type: 'string', description: 'WhatsApp\'s group id (…@g.us): what to_group and /groups/{id} take.', examples: ['120363025246125486@g.us'] },
-  subject: { type: 'string' },
-  size: { type: 'integer', description: 'How many participants it has, our number included.' },
-  is_admin: { type: 'boolean', description: 'Whether from_phone is an admin (or the super admin), and so may change the group.' },
-} as const;
-
-const groupSummarySchema = { type: 'object', required: ['id', 'subject', 'size', 'is_admin'], properties: groupSummaryProperties } as const;
-
-const groupSchema = {
-  type: 'object',
-  required: ['id', 'subject', 'description', 'size', 'is_admin', 'participants'],
-  properties: {
-    ...groupSummaryProperties,
-    description: { type: ['string', 'null'] },
-    participants: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['phone', 'lid', 'role'],
-        properties: {
-          phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gives only the participant\'s LID.' },
-          lid: { type: ['string', 'null'], description: 'The participant\'s LID ("<digits>@lid") when WhatsApp gives one.' },
-          role: { type: 'string', enum: ['member', 'admin', 'superadmin'] },
-        },
-      },
-    },
-  },
-} as const;
 
 const fromPhoneQuery = {
   type: 'object',

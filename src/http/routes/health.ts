@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/database.ts';
 import { UNWRITABLE_FOR_MS, type WriteFailures } from '../../store/write-failures.ts';
-import { errorResponses } from '../schemas.ts';
 
 const unhealthy = {
   type: 'object',
@@ -24,8 +23,6 @@ export function registerHealthRoute(app: FastifyInstance, store: Store, writeFai
         security: [],
         response: {
           200: { description: 'The gateway and its database answer.', type: 'object', required: ['ok'], properties: { ok: { type: 'boolean', enum: [true] } } },
-          // A request too malformed to route (no Host header, say) is refused before any check.
-          ...errorResponses(400),
           503: { description: 'The database does not answer, or cannot write; the log says why.', ...unhealthy },
         },
       },

@@ -6,26 +6,15 @@ import { assertMediaType, GENERIC_BINARY, isMediaKind, isMediaType, mediaKinds, 
 import type { ByteRange } from '../../media/blob-store.ts';
 import { MAX_LINK_LIFETIME_MS } from '../../media/media-links.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
-import { errorResponses } from '../schemas.ts';
+import { errorResponses, ref } from '../schemas.ts';
+import { documentUploadBody, mediaDownloadHeadersSchema, UPLOAD_CONTENT_TYPES } from '../media-schemas.ts';
 import { unsupportedContentCoding } from '../plugins/json-body.ts';
 
 const bearer = [{ apiKey: [] }];
 
 export const MEDIA_UPLOAD_PATHS: readonly string[] = ['/media', '/api/media'];
 
-export const mediaObjectSchema = {
-  type: 'object',
-  required: ['media_id', 'kind', 'mime_type', 'size', 'sha256', 'filename', 'expires_at'],
-  properties: {
-    media_id: { type: 'string', examples: ['med_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
-    kind: { type: 'string', enum: mediaKinds, description: 'How WhatsApp shows it, decided from the bytes unless the request named a kind they allow.' },
-    mime_type: { type: 'string', description: 'The type the bytes show (or the declared one, for bytes with no signature).' },
-    size: { type: 'integer', description: 'Bytes.' },
-    sha256: { type: 'string', description: 'Hex SHA-256 of the bytes.' },
-    filename: { type: ['string', 'null'] },
-    expires_at: { type: 'string', format: 'date-time', description: 'When the bytes may be removed if no message uses them; a message that does keeps them for the media retention.' },
-  },
-} as const;
+export const mediaObjectSchema = ref('Media');
 
 export function presentMedia(media: MediaObject) {
   return {
@@ -69,6 +58,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
         {
           onRequest,
           bodyLimit: largestFile,
+          config: { swaggerTransform: documentUploadBody },
           schema: {
             operationId,
             summary: 'Upload a file to send later',
@@ -76,6 +66,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
               'The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). Uploads count against the account\'s media storage quota (413 storage_quota_exceeded) and upload rate (429 upload_rate_exceeded), by plan; while the gateway\'s disk is near full they are refused with 503 insufficient_storage. /media and /api/media are the same operation.',
             tags: ['media'],
             security: bearer,
+            consumes: UPLOAD_CONTENT_TYPES,
             querystring: {
               type: 'object',
               properties: {
@@ -128,6 +119,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
           tags: ['media'],
           security: bearer,
           params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The media_id.' } } },
+          headers: mediaDownloadHeadersSchema,
           querystring: {
             type: 'object',
             properties: {

@@ -1,8 +1,29 @@
 import { mediaKinds } from '../../domain/media.ts';
-import { messageResponseFields, structuredFields } from '../schemas.ts';
+import { messageResponseFields, ref, structuredFields } from '../message-schemas.ts';
 
-/** A stored message, sent or received, as GET /messages lists it. */
-export const storedMessageSchema = {
+const statuses = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'] as const;
+
+/** A stored file, described; once retention removed its bytes it is `expired` and has no url. */
+export const storedMessageMediaComponent = {
+  $id: 'StoredMessageMedia',
+  type: 'object',
+  description: 'The file the message carries; absent for text. Once retention has removed the bytes, status is "expired" and there is no url.',
+  required: ['status', 'id', 'kind', 'mime_type', 'size', 'sha256', 'filename'],
+  properties: {
+    status: { type: 'string', enum: ['available', 'expired'] },
+    id: { type: 'string' },
+    kind: { type: 'string', enum: mediaKinds },
+    mime_type: { type: 'string' },
+    size: { type: 'integer' },
+    sha256: { type: 'string' },
+    filename: { type: ['string', 'null'] },
+    url: { type: 'string', description: 'Where a key of the account downloads it (GET /media/{id}); absent once expired.' },
+  },
+} as const;
+
+/** A stored message, sent or received, as GET /messages lists it: the `Message` component. */
+export const messageComponent = {
+  $id: 'Message',
   type: 'object',
   required: ['message_id', 'created_at', 'direction', 'from_phone', 'from_lid', 'to_phone', 'group', 'message', 'content_kind', 'reply_to', 'status', 'status_history', 'edited_at', 'revoked_at'],
   properties: {
@@ -11,17 +32,9 @@ export const storedMessageSchema = {
     from_phone: { type: ['string', 'null'], description: 'E.164: our number for an outbound message, the sender for an inbound one (null when WhatsApp gave only a LID).' },
     from_lid: { type: ['string', 'null'], description: 'An inbound sender\'s LID when the message was LID-addressed; otherwise null.' },
     content_kind: { type: 'string', enum: ['text', ...mediaKinds, 'location', 'contact'] },
-    media: {
-      type: 'object',
-      description: 'The file the message carries; absent for text. Once retention has removed the bytes, status is "expired" and there is no url.',
-      required: ['status', 'id', 'kind', 'mime_type', 'size', 'sha256', 'filename'],
-      properties: {
-        status: { type: 'string', enum: ['available', 'expired'] },
-        ...messageResponseFields.media.properties,
-      },
-    },
+    media: ref('StoredMessageMedia'),
     ...structuredFields,
-    status: { type: 'string', enum: ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'], description: '`unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.' },
+    status: { type: 'string', enum: statuses, description: '`unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.' },
     status_history: {
       type: 'array',
       description:
@@ -29,7 +42,7 @@ export const storedMessageSchema = {
       items: {
         type: 'object',
         required: ['status', 'at'],
-        properties: { status: { type: 'string', enum: ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'] }, at: { type: 'string', format: 'date-time' } },
+        properties: { status: { type: 'string', enum: statuses, description: '`unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.' }, at: { type: 'string', format: 'date-time' } },
       },
     },
     edited_at: { type: ['string', 'null'], format: 'date-time', description: 'The latest edit; null if never edited. message is the text as edited.' },
@@ -38,11 +51,12 @@ export const storedMessageSchema = {
 } as const;
 
 /** One message with what happened to it since: reactions now on it, and the texts it had before. */
-export const messageDetailSchema = {
-  ...storedMessageSchema,
-  required: [...storedMessageSchema.required, 'reactions', 'revisions'],
+export const messageDetailComponent = {
+  $id: 'MessageDetail',
+  type: 'object',
+  required: [...messageComponent.required, 'reactions', 'revisions'],
   properties: {
-    ...storedMessageSchema.properties,
+    ...messageComponent.properties,
     reactions: {
       type: 'array',
       description: 'The reactions on it now, one per person (ours included), oldest first.',
@@ -74,11 +88,15 @@ export const messageDetailSchema = {
   },
 } as const;
 
+export const storedMessageSchema = ref('Message');
+export const messageDetailSchema = ref('MessageDetail');
+export const messageReadSchemaComponents = [storedMessageMediaComponent, messageComponent, messageDetailComponent] as const;
+
 export const messagePageSchema = {
   type: 'object',
   required: ['messages', 'next_cursor'],
   properties: {
-    messages: { type: 'array', items: storedMessageSchema },
+    messages: { type: 'array', items: ref('Message') },
     next_cursor: { type: ['string', 'null'], description: 'Pass as cursor for the next (older) page; null on the last page.' },
   },
 } as const;
@@ -89,11 +107,11 @@ export const listMessagesQuerySchema = {
     phone: { type: 'string', description: 'One of your numbers (E.164): only its messages.' },
     peer: { type: 'string', description: 'The other side (E.164): the recipient of a sent message, the sender of a received one.' },
     group_id: { type: 'string', description: 'Only the messages of this group chat (a group id as GET /groups gives it), sent and received.' },
-    direction: { type: 'string', description: 'outbound or inbound.' },
-    status: { type: 'string', description: 'queued, sent, delivered, read, failed or received.' },
-    since: { type: 'string', description: 'Only messages created at or after this ISO 8601 time (with its zone).' },
-    until: { type: 'string', description: 'Only messages created before this ISO 8601 time (with its zone).' },
-    limit: { type: 'string', description: '1 to 100; 50 by default.' },
+    direction: { type: 'string', enum: ['outbound', 'inbound'], description: 'Only sent (outbound) or received (inbound) messages.' },
+    status: { type: 'string', enum: statuses, description: 'Only the messages whose latest status is this one.' },
+    since: { type: 'string', format: 'date-time', description: 'Only messages created at or after this RFC 3339 time (with its zone).' },
+    until: { type: 'string', format: 'date-time', description: 'Only messages created before this RFC 3339 time (with its zone).' },
+    limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, description: 'How many messages a page holds: 1 to 100; 50 by default.' },
     cursor: { type: 'string', description: 'next_cursor of the previous page.' },
   },
   additionalProperties: false,

@@ -24,7 +24,7 @@ const typingRequestSchema = {
   properties: {
     from_phone: { type: 'string', description: 'One of your numbers.' },
     to_phone: { type: 'string', description: 'The chat that sees it.' },
-    state: { type: 'string', description: 'composing ("typing…"), recording ("recording audio…") or paused (neither).' },
+    state: { type: 'string', enum: STATES, description: 'composing ("typing…"), recording ("recording audio…") or paused (neither).' },
   },
 } as const;
 

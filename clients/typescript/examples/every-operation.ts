@@ -1,0 +1,144 @@
+/**
+ * Every public operation of the gateway through the typed client, against a running gateway,
+ * and a webhook delivery verified by the client's helper. test/clients/typescript-client.test.ts
+ * runs it against a live gateway, and type-checks it with `tsc --strict`: no casts, so every
+ * answer's type is the one the document gives.
+ *
+ *   WAGW_URL=http://127.0.0.1:3000 WAGW_API_KEY=… WAGW_FROM=+1… WAGW_OTHER=+1… \
+ *   WAGW_WEBHOOK_SECRET=whsec_… WAGW_RECEIVER_PORT=4000 node --import tsx every-operation.ts
+ *
+ * WAGW_FROM and WAGW_OTHER are two sandbox numbers of the key's account; a webhook of the
+ * account subscribed to `message` points at http://127.0.0.1:$WAGW_RECEIVER_PORT/.
+ */
+import http from 'node:http';
+import { createGatewayClient, verifyWebhook, type ApiError, type MessageEvent, type WebhookEvent } from '../src/index.ts';
+
+function setting(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is not set`);
+  return value;
+}
+
+function check(condition: boolean, what: string): void {
+  if (!condition) throw new Error(`expected: ${what}`);
+}
+
+/** The data of a success, or a failure that says which operation answered what. */
+function succeeded<T>(what: string, answer: { data?: T; error?: unknown; response: Response }): T {
+  if (answer.data === undefined) throw new Error(`${what} answered ${answer.response.status}: ${JSON.stringify(answer.error)}`);
+  return answer.data;
+}
+
+const client = createGatewayClient({ baseUrl: setting('WAGW_URL'), apiKey: setting('WAGW_API_KEY') });
+const from = setting('WAGW_FROM');
+const other = setting('WAGW_OTHER');
+
+/** A local receiver of the account's webhook: each delivery verified, then kept. */
+function startReceiver(port: number, secret: string): { events: WebhookEvent[]; close(): void } {
+  const events: WebhookEvent[] = [];
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      try {
+        events.push(verifyWebhook(secret, Buffer.concat(chunks).toString('utf8'), request.headers));
+        response.writeHead(204).end();
+      } catch (error) {
+        console.error('a delivery failed its verification:', error);
+        response.writeHead(400).end();
+      }
+    });
+  });
+  server.listen(port, '127.0.0.1');
+  return { events, close: () => server.close() };
+}
+
+/** The first event the receiver kept that the test accepts, waiting up to ten seconds for it. */
+async function delivered<T extends WebhookEvent>(events: WebhookEvent[], accept: (event: WebhookEvent) => event is T): Promise<T> {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const found = events.find(accept);
+    if (found !== undefined) return found;
+  }
+  throw new Error(`no such delivery among ${events.length}`);
+}
+
+async function main(): Promise<void> {
+  const receiver = startReceiver(Number(setting('WAGW_RECEIVER_PORT')), setting('WAGW_WEBHOOK_SECRET'));
+
+  const health = succeeded('GET /health', await client.GET('/health'));
+  check(health.ok, 'the gateway is healthy');
+
+  // Numbers.
+  const numbers = succeeded('GET /numbers', await client.GET('/numbers'));
+  check(numbers.numbers.some((number) => number.phone === from), 'the sending number is listed');
+  const updated = succeeded('PATCH /numbers/{id}', await client.PATCH('/numbers/{id}', { params: { path: { id: from } }, body: { auto_read: false } }));
+  check(!updated.auto_read, 'auto_read is off');
+  const checked = succeeded('POST /check_numbers', await client.POST('/check_numbers', { body: { from_phone: from, phones: [other] } }));
+  check(checked.results[0]?.on_whatsapp === true, 'a sandbox number is on WhatsApp');
+  succeeded('POST /typing', await client.POST('/typing', { body: { from_phone: from, to_phone: other, state: 'composing' } }));
+
+  // A send, and the error envelope of one refused.
+  const sent = succeeded('POST /send_message', await client.POST('/send_message', { body: { from_phone: from, to_phone: other, message: 'Hello from the typed client' }, headers: { 'idempotency-key': `example-${Date.now()}` } }));
+  // openapi-fetch leaves out a property whose only type is null (group here), so `in` tells the kinds of send apart.
+  check('to_phone' in sent && sent.to_phone === other, 'a direct send names its recipient');
+  const refused = await client.POST('/send_message', { body: { from_phone: from, to_phone: 'not a phone', message: 'hi' } });
+  const envelope: ApiError | undefined = refused.error;
+  check(refused.response.status === 400 && envelope?.error === 'invalid_phone_number' && typeof envelope.request_id === 'string', 'a bad phone is a 400 in the envelope');
+
+  // The other side answers; its message arrives on the webhook.
+  const received = succeeded('POST /sandbox/receive', await client.POST('/sandbox/receive', { body: { from_phone: other, to_phone: from, message: 'Hello back', reply_to: sent.message_id } }));
+  check(received.reply_to?.message_id === sent.message_id, 'the answer quotes the send');
+
+  // Reading back, and changing what was sent.
+  const page = succeeded('GET /messages', await client.GET('/messages', { params: { query: { phone: from, direction: 'inbound', limit: 10 } } }));
+  check(page.messages.some((message) => message.message_id === received.message_id), 'the received message is listed');
+  const detail = succeeded('GET /messages/{id}', await client.GET('/messages/{id}', { params: { path: { id: sent.message_id } } }));
+  check(detail.status_history.length > 0, 'the send has a status history');
+  succeeded('POST /send_reaction', await client.POST('/send_reaction', { body: { from_phone: from, message_id: received.message_id, emoji: '👍' } }));
+  succeeded('POST /messages/{id}/read', await client.POST('/messages/{id}/read', { params: { path: { id: received.message_id } } }));
+  const edited = succeeded('POST /messages/{id}/edit', await client.POST('/messages/{id}/edit', { params: { path: { id: sent.message_id } }, body: { message: 'Hello, edited' } }));
+  check(edited.message === 'Hello, edited', 'the edit is answered');
+  const revoked = succeeded('POST /messages/{id}/revoke', await client.POST('/messages/{id}/revoke', { params: { path: { id: sent.message_id } } }));
+  check(revoked.revoked_at !== null, 'the revocation is answered');
+
+  // Files: an upload, its download (whole and a range), a signed link, and a send of it.
+  const bytes = new TextEncoder().encode('%PDF-1.4\n% a document of the example\n');
+  const uploaded = succeeded(
+    'POST /media',
+    await client.POST('/media', { params: { query: { filename: 'example.pdf' } }, body: new Blob([bytes]), bodySerializer: (body) => body, headers: { 'content-type': 'application/pdf' } }),
+  );
+  check(uploaded.kind === 'document', 'a PDF is a document');
+  const downloaded = succeeded('GET /media/{id}', await client.GET('/media/{id}', { params: { path: { id: uploaded.media_id } }, parseAs: 'arrayBuffer' }));
+  check(downloaded.byteLength === bytes.byteLength, 'the download is the upload');
+  const partial = await client.GET('/media/{id}', { params: { path: { id: uploaded.media_id }, header: { range: 'bytes=0-3' } }, parseAs: 'text' });
+  check(partial.response.status === 206 && partial.data === '%PDF', 'a range is served');
+  const link = succeeded('POST /media/{id}/link', await client.POST('/media/{id}/link', { params: { path: { id: uploaded.media_id } }, body: { expires_in_seconds: 600 } }));
+  check(link.url.includes('signature='), 'the link is signed');
+  succeeded('POST /send_message with media', await client.POST('/send_message', { body: { from_phone: from, to_phone: other, media: { id: uploaded.media_id } } }));
+
+  // Groups.
+  const group = succeeded('POST /groups', await client.POST('/groups', { body: { from_phone: from, subject: 'Typed client', participants: [other] } }));
+  const groups = succeeded('GET /groups', await client.GET('/groups', { params: { query: { from_phone: from } } }));
+  check(groups.groups.some((each) => each.id === group.id), 'the new group is listed');
+  const fetched = succeeded('GET /groups/{id}', await client.GET('/groups/{id}', { params: { path: { id: group.id }, query: { from_phone: from } } }));
+  check(fetched.participants.length === 2, 'both numbers are in it');
+  succeeded('PATCH /groups/{id}', await client.PATCH('/groups/{id}', { params: { path: { id: group.id } }, body: { from_phone: from, subject: 'Typed client, renamed' } }));
+  const toGroup = succeeded('POST /send_message to a group', await client.POST('/send_message', { body: { from_phone: from, to_group: group.id, message: 'Hello, group' } }));
+  check('group' in toGroup && toGroup.group.id === group.id, 'a group send names its group');
+  const invite = succeeded('GET /groups/{id}/invite_link', await client.GET('/groups/{id}/invite_link', { params: { path: { id: group.id }, query: { from_phone: from } } }));
+  const renewed = succeeded('POST /groups/{id}/invite_link/revoke', await client.POST('/groups/{id}/invite_link/revoke', { params: { path: { id: group.id } }, body: { from_phone: from } }));
+  check(renewed.code !== invite.code, 'a revoked link is replaced');
+  const changed = succeeded('POST /groups/{id}/participants', await client.POST('/groups/{id}/participants', { params: { path: { id: group.id } }, body: { from_phone: from, action: 'promote', participants: [other] } }));
+  check(changed.results[0]?.outcome === 'done', 'the other number is promoted');
+  const left = succeeded('POST /groups/{id}/leave', await client.POST('/groups/{id}/leave', { params: { path: { id: group.id } }, body: { from_phone: other } }));
+  check(left.left, 'the other number left');
+
+  // The webhook heard the received message, signed; the event's type narrows the payload.
+  const isAnswer = (event: WebhookEvent): event is MessageEvent => event.event === 'message' && event.message_id === received.message_id;
+  const answer = await delivered(receiver.events, isAnswer);
+  check(answer.data.message === 'Hello back' && answer.reply_to?.message_id === sent.message_id, 'the delivery is the received message');
+  receiver.close();
+  console.log('every operation answered in its documented shape');
+}
+
+await main();

@@ -1,0 +1,67 @@
+import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import type { components, paths, webhooks } from './schema.ts';
+
+/** Every model, request and webhook event of the API by its own name: Message, Group, MessageEvent… */
+export type * from './schema.ts';
+
+/** The error envelope every 4xx and 5xx answers with. */
+export type ApiError = components['schemas']['Error'];
+
+/** A typed client of the whole API: `client.POST('/send_message', { body })`. */
+export type GatewayClient = Client<paths>;
+
+export interface GatewayClientOptions extends Omit<ClientOptions, 'baseUrl'> {
+  /** Where the gateway answers, e.g. https://wa.example.com. */
+  baseUrl: string;
+  /** An API key of your account; sent as `Authorization: Bearer <key>`. */
+  apiKey: string;
+}
+
+export function createGatewayClient({ apiKey, ...options }: GatewayClientOptions): GatewayClient {
+  const client = createClient<paths>(options);
+  client.use({
+    onRequest({ request }) {
+      request.headers.set('authorization', `Bearer ${apiKey}`);
+      return request;
+    },
+  });
+  return client;
+}
+
+/** Any delivery a webhook receives, told apart by `event`. */
+export type WebhookEvent = { [Name in keyof webhooks]: NonNullable<webhooks[Name]['post']>['requestBody']['content']['application/json'] }[keyof webhooks];
+
+const eventNames = ['message', 'message.media', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'test'] as const satisfies readonly WebhookEvent['event'][];
+// Fails to compile when the API adds an event this list lacks.
+const everyEventListed: Exclude<WebhookEvent['event'], (typeof eventNames)[number]> extends never ? true : false = true;
+const knownEvents = new Set<unknown>(everyEventListed ? eventNames : []);
+
+function isWebhookEvent(value: unknown): value is WebhookEvent {
+  return typeof value === 'object' && value !== null && 'event' in value && knownEvents.has(value.event);
+}
+
+/** The request headers a delivery is signed with, as any HTTP server gives them. */
+export type WebhookHeaders = Record<string, string | string[] | undefined> | Headers;
+
+/**
+ * Checks a delivery's Standard Webhooks signature (webhook-id, webhook-timestamp,
+ * webhook-signature) against the webhook's secret, and answers its event. Throws
+ * `WebhookVerificationError` for a delivery that is not the gateway's, altered, or too old.
+ * Pass the body exactly as received: a re-serialized object no longer matches its signature.
+ */
+export function verifyWebhook(secret: string, body: string | Buffer, headers: WebhookHeaders): WebhookEvent {
+  const event: unknown = new Webhook(secret).verify(body, signatureHeaders(headers));
+  if (!isWebhookEvent(event)) throw new WebhookVerificationError(`A signed delivery of an unknown event: ${JSON.stringify(event).slice(0, 100)}`);
+  return event;
+}
+
+function signatureHeaders(headers: WebhookHeaders): Record<string, string> {
+  const read = (name: string) => {
+    const value = headers instanceof Headers ? headers.get(name) : headers[name];
+    return Array.isArray(value) ? value.join(' ') : (value ?? '');
+  };
+  return { 'webhook-id': read('webhook-id'), 'webhook-timestamp': read('webhook-timestamp'), 'webhook-signature': read('webhook-signature') };
+}
+
+export { WebhookVerificationError };

@@ -1,0 +1,249 @@
+import { mediaKinds } from '../domain/media.ts';
+
+/**
+ * The message models of the public API, as named shared schemas: registered once with Fastify
+ * (openapi-components.ts), referenced by $id from the routes, and so written once into the
+ * document's components.
+ */
+export function ref<Name extends string>(name: Name) {
+  return { $ref: `${name}#` } as const;
+}
+
+const phoneField = {
+  type: 'string',
+  description: 'An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored.',
+  examples: ['+447700900123'],
+} as const;
+
+const groupIdField = {
+  type: 'string',
+  description: 'A group\'s id as GET /groups gives it (WhatsApp\'s group JID).',
+  examples: ['120363041234567890@g.us'],
+} as const;
+
+const timestamp = { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' } as const;
+
+export const mediaRequestComponent = {
+  $id: 'MediaRequest',
+  type: 'object',
+  additionalProperties: false,
+  description:
+    'A file to send, with `message` as its caption. Exactly one of `url` (fetched by the gateway, through the same address guard as webhooks), `id` (an upload from POST /media) and `data` (base64, within the body limit). The type and kind come from the bytes (docs/media.md).',
+  properties: {
+    url: { type: 'string', description: 'An http(s) URL the gateway fetches the file from.' },
+    id: { type: 'string', description: 'A media_id of your account, from POST /media.' },
+    data: { type: 'string', description: 'The file, base64 encoded.' },
+    filename: { type: 'string', description: 'The name the recipient sees, for a document.' },
+    mime_type: { type: 'string', description: 'What you believe the file is; refused if the bytes say otherwise.' },
+    kind: { type: 'string', description: 'image, video, audio, voice, document or sticker: how to present it, when not the one its type suggests.' },
+  },
+} as const;
+
+/** What a send and a simulated receive share: the sender, the text or file, and what it answers. */
+const messageContentProperties = {
+  from_phone: phoneField,
+  message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default). Required without media; with media it is the caption, and may be empty or absent.' },
+  media: ref('MediaRequest'),
+  reply_to: {
+    type: 'string',
+    description: 'Answer a message: the message_id of a message (sent or received) in the same chat (between from_phone and to_phone, or in to_group). WhatsApp shows it quoted above this one. Any other id is refused with invalid_reply_to.',
+    examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'],
+  },
+} as const;
+
+export const sendMessageRequestComponent = {
+  $id: 'SendMessageRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['from_phone'],
+  // Each branch requires its field and forbids the other's, which a typed client reads as
+  // "exactly one"; the validation error names to_phone for either fault (plugins/validation-errors.ts).
+  oneOf: [
+    { title: 'To a phone', required: ['to_phone'], properties: { to_phone: { type: 'string' }, to_group: false } },
+    { title: 'To a group', required: ['to_group'], properties: { to_group: { type: 'string' }, to_phone: false } },
+  ],
+  properties: {
+    ...messageContentProperties,
+    to_phone: { ...phoneField, description: `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description}` },
+    to_group: { ...groupIdField, description: 'A group from_phone is a member of, to send to instead of a phone; exactly one of to_phone and to_group is given.' },
+    mentions: {
+      type: 'array',
+      maxItems: 256,
+      items: { type: 'string' },
+      description: 'With to_group: members to mention, by phone. Each must be a member of the group; write "@" and their digits in the text where the mention goes (docs/api.md, "Groups").',
+      examples: [['+447700900123']],
+    },
+  },
+} as const;
+
+/** The sandbox's receive takes what a person may send besides text and files: a place or contact cards. */
+export const sandboxReceiveRequestComponent = {
+  $id: 'SandboxReceiveRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['from_phone', 'to_phone'],
+  properties: {
+    ...messageContentProperties,
+    to_phone: { ...phoneField, description: 'Your sandbox number that receives the message.' },
+    group_id: { ...groupIdField, description: 'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one. from_phone must then be a phone outside the gateway or one of your own sandbox numbers (else 403 phone_not_owned).' },
+    mentions: { type: 'array', maxItems: 256, items: { type: 'string' }, description: 'With group_id: the members the simulated message mentions, by phone.' },
+    location: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Simulate a shared place instead of a text: latitude and longitude in degrees, with an optional name and address.',
+      required: ['latitude', 'longitude'],
+      properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: 'string' }, address: { type: 'string' } },
+    },
+    contacts: {
+      type: 'array',
+      description: 'Simulate contact cards instead of a text: 1 to 10 of {name, phones}.',
+      items: { type: 'object', additionalProperties: false, required: ['name', 'phones'], properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } } } },
+    },
+    simulate_failed_downloads: {
+      type: 'integer',
+      description:
+        'With media: how many downloads of the file fail before one succeeds (0 to 10), to rehearse a file that arrives late. The message webhook then says the media is unavailable, and a message.media event follows once a retry stores it (docs/media.md).',
+    },
+  },
+} as const;
+
+/** What a message answers; null when it is no reply. */
+export const replyToComponent = {
+  $id: 'ReplyTo',
+  type: ['object', 'null'],
+  description: 'The message this one answers: message_id when that message is stored here (null otherwise), and WhatsApp\'s id for it always. Null when the message is no reply.',
+  required: ['message_id', 'whatsapp_id'],
+  properties: { message_id: { type: ['string', 'null'] }, whatsapp_id: { type: 'string' } },
+} as const;
+
+/** The group chat of a message, event or change. */
+export const chatGroupComponent = {
+  $id: 'ChatGroup',
+  type: 'object',
+  description: 'A group chat: its id (as to_group takes it) and its subject (null when the gateway has not learnt it).',
+  required: ['id', 'subject'],
+  properties: { id: { type: 'string' }, subject: { type: ['string', 'null'] } },
+} as const;
+
+const nullableChatGroup = { anyOf: [ref('ChatGroup'), { type: 'null' }], description: 'The group chat of a group message; null for a direct message.' } as const;
+
+/** A message's file as the answers describe it. */
+export const messageMediaComponent = {
+  $id: 'MessageMedia',
+  type: 'object',
+  description: 'The file a message carries.',
+  required: ['id', 'kind', 'mime_type', 'size', 'sha256', 'filename', 'url'],
+  properties: {
+    id: { type: 'string' },
+    kind: { type: 'string', enum: mediaKinds },
+    mime_type: { type: 'string' },
+    size: { type: 'integer' },
+    sha256: { type: 'string' },
+    filename: { type: ['string', 'null'] },
+    url: { type: 'string', description: 'Where a key of the account downloads it (GET /media/{id}).' },
+  },
+} as const;
+
+export const locationComponent = {
+  $id: 'Location',
+  type: 'object',
+  description: 'A shared place, for a location message.',
+  required: ['latitude', 'longitude', 'name', 'address', 'url'],
+  properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: ['string', 'null'] }, address: { type: ['string', 'null'] }, url: { type: ['string', 'null'] } },
+} as const;
+
+export const contactComponent = {
+  $id: 'Contact',
+  type: 'object',
+  description: 'A contact card, its phones in E.164.',
+  required: ['name', 'phones', 'vcard'],
+  properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } }, vcard: { type: ['string', 'null'] } },
+} as const;
+
+/** A shared place or contact cards, as a message carries them. */
+export const structuredFields = {
+  location: ref('Location'),
+  contacts: { type: 'array', description: 'Contact cards, for a contact message.', items: ref('Contact') },
+} as const;
+
+export const messageResponseFields = {
+  message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
+  reply_to: ref('ReplyTo'),
+  created_at: timestamp,
+  to_phone: { type: ['string', 'null'], description: 'E.164: the recipient of a direct message, or our number for a received group message; null for a message we sent to a group.' },
+  mentions: {
+    type: 'array',
+    items: { type: 'string' },
+    description: 'Only on a group message: the members it mentions, by phone (by LID where WhatsApp gave no phone); empty when it mentions none.',
+  },
+  group: nullableChatGroup,
+  message: { type: 'string', description: 'The text exactly as it was sent; the caption of a media message.' },
+  media: ref('MessageMedia'),
+} as const;
+
+const sentMessageRequired = ['message_id', 'created_at', 'from_phone', 'to_phone', 'group', 'message', 'reply_to', 'status'] as const;
+const sentMessageProperties = {
+  ...messageResponseFields,
+  from_phone: { type: 'string', description: 'E.164.' },
+  status: { type: 'string', enum: ['sent'] },
+} as const;
+
+/** A send to a phone: its recipient is that phone, never null. */
+export const directSentMessageComponent = {
+  $id: 'DirectSentMessage',
+  type: 'object',
+  required: sentMessageRequired,
+  properties: {
+    ...sentMessageProperties,
+    to_phone: { type: 'string', description: 'E.164: the recipient.' },
+    group: { type: 'null' },
+  },
+} as const;
+
+/** A send to a group: the group is the recipient, and to_phone is null. */
+export const groupSentMessageComponent = {
+  $id: 'GroupSentMessage',
+  type: 'object',
+  required: [...sentMessageRequired, 'mentions'],
+  properties: {
+    ...sentMessageProperties,
+    to_phone: { type: 'null' },
+    group: ref('ChatGroup'),
+  },
+} as const;
+
+/** The answer of /send_message: our own number is always the sender. */
+export const sentMessageComponent = {
+  $id: 'SentMessage',
+  description: 'The message as sent: to a phone, or to a group.',
+  oneOf: [ref('DirectSentMessage'), ref('GroupSentMessage')],
+} as const;
+
+/** An inbound message: its sender may be known only by LID, and then from_phone is null. */
+export const receivedMessageComponent = {
+  $id: 'ReceivedMessage',
+  type: 'object',
+  required: ['message_id', 'created_at', 'from_phone', 'from_lid', 'to_phone', 'group', 'message', 'reply_to', 'status'],
+  properties: {
+    ...messageResponseFields,
+    from_phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gave only the sender\'s LID.' },
+    from_lid: { type: ['string', 'null'], description: 'The sender\'s LID ("<digits>@lid") when the message was LID-addressed; otherwise null.' },
+    ...structuredFields,
+    status: { type: 'string', enum: ['received'] },
+  },
+} as const;
+
+export const messageSchemaComponents = [
+  mediaRequestComponent,
+  sendMessageRequestComponent,
+  sandboxReceiveRequestComponent,
+  replyToComponent,
+  chatGroupComponent,
+  messageMediaComponent,
+  locationComponent,
+  contactComponent,
+  directSentMessageComponent,
+  groupSentMessageComponent,
+  sentMessageComponent,
+  receivedMessageComponent,
+] as const;
