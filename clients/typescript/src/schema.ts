@@ -8,8 +8,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Liveness and database reachability
-         * @description For load balancers and monitors: 200 while the database answers, 503 when it does not. Needs no key.
+         * Liveness, database reachability and writability
+         * @description For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or when it failed to take a write in the last 30 s (then with storage "unwritable"). Needs no key.
          */
         get: operations["checkHealth"];
         put?: never;
@@ -1343,12 +1343,18 @@ export interface components {
             location?: components["schemas"]["Location"];
             /** @description Contact cards, for a contact message. */
             contacts?: components["schemas"]["Contact"][];
-            /** @enum {string} */
-            status: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+            /**
+             * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
+             * @enum {string}
+             */
+            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
             /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
             status_history: {
-                /** @enum {string} */
-                status: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+                /**
+                 * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
+                 * @enum {string}
+                 */
+                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
                 /** Format: date-time */
                 at: string;
             }[];
@@ -1392,12 +1398,18 @@ export interface components {
             location?: components["schemas"]["Location"];
             /** @description Contact cards, for a contact message. */
             contacts?: components["schemas"]["Contact"][];
-            /** @enum {string} */
-            status: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+            /**
+             * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
+             * @enum {string}
+             */
+            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
             /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
             status_history: {
-                /** @enum {string} */
-                status: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+                /**
+                 * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
+                 * @enum {string}
+                 */
+                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
                 /** Format: date-time */
                 at: string;
             }[];
@@ -1592,9 +1604,12 @@ export interface components {
             to_phone: string | null;
             /** @description The group chat it happened in; null for a direct chat. */
             group: components["schemas"]["ChatGroup"] | null;
-            /** @enum {string} */
-            status: "sent" | "delivered" | "read" | "failed";
-            /** @description With failed: not_connected, interrupted or the engine's own code; null otherwise. */
+            /**
+             * @description `unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly.
+             * @enum {string}
+             */
+            status: "sent" | "delivered" | "read" | "failed" | "unknown";
+            /** @description With failed: not_connected, interrupted or the engine's own code; with unknown: outcome_unknown or interrupted; null otherwise. */
             error_code: string | null;
             /**
              * Format: date-time
@@ -1960,7 +1975,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description The database does not answer; the log says why. */
+        /** @description The database does not answer, or cannot write; the log says why. */
         CheckHealthError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -1970,6 +1985,11 @@ export interface components {
                 "application/json": {
                     /** @enum {boolean} */
                     ok: false;
+                    /**
+                     * @description Present when the database answers but failed to take a write in the last 30 s (a full disk, a server refusing writes); the log has the cause.
+                     * @enum {string}
+                     */
+                    storage?: "unwritable";
                 };
             };
         };
@@ -2078,7 +2098,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         SendMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2088,7 +2108,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -2184,7 +2204,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         SimulateIncomingMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2194,7 +2214,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -2433,7 +2453,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         CheckNumbersError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2443,7 +2463,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -2499,7 +2519,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         ShowTypingError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2509,7 +2529,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -2578,7 +2598,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         SendReactionError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2588,7 +2608,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -2657,7 +2677,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         EditMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2667,7 +2687,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -2736,7 +2756,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         RevokeMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2746,7 +2766,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -2815,7 +2835,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         MarkMessageReadError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2825,7 +2845,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -2881,7 +2901,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         CreateGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2891,7 +2911,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -2947,7 +2967,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         ListGroupsError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2957,7 +2977,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -3026,7 +3046,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         GetGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3036,7 +3056,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -3119,7 +3139,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         UpdateGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3129,7 +3149,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -3212,7 +3232,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         ChangeGroupParticipantsError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3222,7 +3242,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -3305,7 +3325,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         GetGroupInviteLinkError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3315,7 +3335,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -3398,7 +3418,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         RevokeGroupInviteLinkError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3408,7 +3428,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -3491,7 +3511,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         LeaveGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3501,7 +3521,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -3571,7 +3591,7 @@ export interface components {
                 };
             };
         };
-        /** @description `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         UploadMediaError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3581,7 +3601,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
@@ -4074,7 +4094,7 @@ export interface operations {
                 /** @description Only sent (outbound) or received (inbound) messages. */
                 direction?: "outbound" | "inbound";
                 /** @description Only the messages whose latest status is this one. */
-                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
                 /** @description Only messages created at or after this RFC 3339 time (with its zone). */
                 since?: string;
                 /** @description Only messages created before this RFC 3339 time (with its zone). */
@@ -4118,7 +4138,7 @@ export interface operations {
                 /** @description Only sent (outbound) or received (inbound) messages. */
                 direction?: "outbound" | "inbound";
                 /** @description Only the messages whose latest status is this one. */
-                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
                 /** @description Only messages created at or after this RFC 3339 time (with its zone). */
                 since?: string;
                 /** @description Only messages created before this RFC 3339 time (with its zone). */
