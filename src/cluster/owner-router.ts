@@ -5,8 +5,14 @@ import { NodeStoppedAnsweringError, NodeUnreachableError, type NodeAddress, type
 
 /** How often a request waiting for a number's new owner looks again. */
 const POLL_MS = 200;
-/** How often, at most, a forwarded call in flight checks that its node still answers, and how long that check waits. */
+/** How often, at most, a forwarded call in flight checks that its node still answers. */
 const PROBE_MS = 1_000;
+/**
+ * How long a probe waits for its answer. Never less than a second, however short the owner wait:
+ * a live node that is busy (a GC pause, a loaded machine) answers late, and a probe that gave up
+ * sooner would abandon a call that was being served.
+ */
+const PROBE_ANSWER_MS = 1_000;
 
 /** How a call forwarded to the owner is made; `signal` abandons it when the owner stops answering. */
 export type ForwardedCall<T> = (owner: NodeAddress, signal: AbortSignal) => Promise<T>;
@@ -85,7 +91,7 @@ export class OwnerRouter {
       while (probing) {
         await new Promise((resolve) => setTimeout(resolve, this.probeMs));
         if (!probing) return;
-        if (!(await this.nodes.answers(owner, this.probeMs)) && probing) abandon.abort(new NodeStoppedAnsweringError());
+        if (!(await this.nodes.answers(owner, Math.max(PROBE_ANSWER_MS, this.probeMs))) && probing) abandon.abort(new NodeStoppedAnsweringError());
       }
     };
     void probe();
