@@ -1,0 +1,20 @@
+import { defineOperation, ok } from '../operation.ts';
+import { fromPhone, groupNumber } from './group-number.ts';
+import { fromPhoneQuery, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } from './group-schemas.ts';
+
+export const getGroupInviteLink = defineOperation({ params: groupIdParams, query: fromPhoneQuery }, ['numbers', 'groups'])({
+  method: 'GET',
+  path: '/groups/:id/invite_link',
+  operationId: 'getGroupInviteLink',
+  summary: 'Get a group\'s invite link',
+  description: 'from_phone must be an admin. Whoever has the link may join the group, until it is revoked.',
+  tag: 'groups',
+  answers: { 200: inviteLinkSchema },
+  errors: ONE_GROUP_ERRORS,
+  owner: ({ query }) => fromPhone(query.from_phone),
+  handle: async ({ scope, params, query }, services) => {
+    const number = await groupNumber(services, scope, query.from_phone);
+    const { code, link } = await services.groups.inviteLink(number, params.id, false);
+    return ok({ group_id: params.id, code, link });
+  },
+});
