@@ -19,6 +19,7 @@ import { updateGroup } from './groups/update-group.ts';
 import { getGroupInviteLink } from './groups/get-group-invite-link.ts';
 import { revokeGroupInviteLink } from './groups/revoke-group-invite-link.ts';
 import { leaveGroup } from './groups/leave-group.ts';
+import { linkMedia } from './link-media.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -45,4 +46,5 @@ export const publicOperations: readonly AnyOperation[] = [
   getGroupInviteLink,
   revokeGroupInviteLink,
   leaveGroup,
+  linkMedia,
 ];

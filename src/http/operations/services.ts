@@ -10,12 +10,14 @@ export type OperationServices = Pick<
 > & {
   /** The longest text a message may carry (WAGW_MAX_MESSAGE_LENGTH). */
   maxMessageLength: number;
+  /** How long a signed media link works unless asked otherwise (WAGW_MEDIA_LINK_TTL_HOURS). */
+  mediaLinkTtlMs: number;
 };
 
 /** The operation services of a gateway. */
 export function operationServices(gateway: Gateway): OperationServices {
   const { numbers, sender, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox } = gateway;
-  return { numbers, sender, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox, maxMessageLength: gateway.config.maxMessageLength };
+  return { numbers, sender, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox, maxMessageLength: gateway.config.maxMessageLength, mediaLinkTtlMs: gateway.config.media.linkTtlMs };
 }
 
 /** Only the services `uses` names. */
