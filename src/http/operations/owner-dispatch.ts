@@ -47,13 +47,13 @@ export class OwnerDispatch {
 
   /** Runs a forwarded operation here, as its owner: the first node has checked and routed it. */
   runForwarded(operation: AnyOperation, forwarded: ForwardedOperation): Promise<Answer> {
-    const input = {
+    const input: OperationInput<RequestSchemas> = {
       scope: accountScope(forwarded.account_id),
       params: forwarded.params,
       query: forwarded.query,
       body: forwarded.body,
       idempotencyKey: forwarded.idempotency_key ?? undefined,
-    } as OperationInput<RequestSchemas>;
+    };
     return operation.handle(input, pickServices(this.services, operation.uses));
   }
 

@@ -4,7 +4,7 @@ import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponsesFor } from './error-responses.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
 import { OwnerDispatch } from './owner-dispatch.ts';
-import { operationServices, type OperationServices } from './services.ts';
+import { operationServices } from './services.ts';
 
 /** Every public operation is served at its path and again under /api, which older clients use. */
 const PREFIXES = ['', '/api'] as const;
@@ -57,7 +57,7 @@ function inputOf(request: FastifyRequest): OperationInput<RequestSchemas> {
     query: request.query,
     body: request.body,
     idempotencyKey: request.headers['idempotency-key'],
-  } as OperationInput<RequestSchemas>;
+  };
 }
 
 /** Sends an operation's answer, made here or relayed from the owner, with its headers. */
