@@ -1,5 +1,5 @@
 import { defineOperation, ok } from '../operation.ts';
-import { fromPhone, groupNumber } from './group-number.ts';
+import { fromPhone, inviteLinkAnswer } from './group-number.ts';
 import { fromPhoneQuery, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } from './group-schemas.ts';
 
 export const getGroupInviteLink = defineOperation({ params: groupIdParams, query: fromPhoneQuery }, ['numbers', 'groups'])({
@@ -12,9 +12,5 @@ export const getGroupInviteLink = defineOperation({ params: groupIdParams, query
   answers: { 200: inviteLinkSchema },
   errors: ONE_GROUP_ERRORS,
   owner: ({ query }) => fromPhone(query.from_phone),
-  handle: async ({ scope, params, query }, services) => {
-    const number = await groupNumber(services, scope, query.from_phone);
-    const { code, link } = await services.groups.inviteLink(number, params.id, false);
-    return ok({ group_id: params.id, code, link });
-  },
+  handle: async ({ scope, params, query }, services) => ok(await inviteLinkAnswer(services, scope, query.from_phone, params.id, false)),
 });

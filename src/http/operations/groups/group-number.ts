@@ -14,3 +14,10 @@ export function fromPhone(raw: string): E164 {
 export function groupNumber(services: Pick<OperationServices, 'numbers'>, scope: AccountScope, raw: string): Promise<WhatsAppNumber> {
   return services.numbers.findNumber(scope, fromPhone(raw)).catch(notOwned);
 }
+
+/** The group's invite link as from_phone (an admin) gets it, made anew when `revoke`. */
+export async function inviteLinkAnswer(services: Pick<OperationServices, 'numbers' | 'groups'>, scope: AccountScope, rawFromPhone: string, groupId: string, revoke: boolean) {
+  const number = await groupNumber(services, scope, rawFromPhone);
+  const { code, link } = await services.groups.inviteLink(number, groupId, revoke);
+  return { group_id: groupId, code, link };
+}

@@ -1,5 +1,5 @@
 import { defineOperation, ok } from '../operation.ts';
-import { fromPhone, groupNumber } from './group-number.ts';
+import { fromPhone, inviteLinkAnswer } from './group-number.ts';
 import { fromPhoneBody, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } from './group-schemas.ts';
 
 export const revokeGroupInviteLink = defineOperation({ params: groupIdParams, body: { type: 'object', additionalProperties: false, required: ['from_phone'], properties: fromPhoneBody } }, ['numbers', 'groups'])({
@@ -12,9 +12,5 @@ export const revokeGroupInviteLink = defineOperation({ params: groupIdParams, bo
   answers: { 200: inviteLinkSchema },
   errors: ONE_GROUP_ERRORS,
   owner: ({ body }) => fromPhone(body.from_phone),
-  handle: async ({ scope, params, body }, services) => {
-    const number = await groupNumber(services, scope, body.from_phone);
-    const { code, link } = await services.groups.inviteLink(number, params.id, true);
-    return ok({ group_id: params.id, code, link });
-  },
+  handle: async ({ scope, params, body }, services) => ok(await inviteLinkAnswer(services, scope, body.from_phone, params.id, true)),
 });
