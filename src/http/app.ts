@@ -15,17 +15,12 @@ import { registerRequestContext, requestIdFor } from './plugins/request-context.
 import { registerRequestMetrics } from './plugins/metrics.ts';
 import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
-import { KEYED_PATHS, registerMessageRoutes } from './routes/messages.ts';
 import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
-import { registerMessageReadRoutes } from './routes/message-reads.ts';
-import { registerNumberRoutes } from './routes/numbers.ts';
-import { registerNumberCheckRoutes } from './routes/number-checks.ts';
-import { registerTypingRoutes } from './routes/typing.ts';
-import { registerMessageActionRoutes } from './routes/message-actions.ts';
-import { registerGroupRoutes } from './routes/groups.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 import { documentAdditions, finishDocument, registerSharedSchemas } from './openapi-components.ts';
 import { validatorsByPart } from './request-validation.ts';
+import { publicOperations } from './operations/catalogue.ts';
+import { keyedPathMatcher, registerOperations } from './operations/registry.ts';
 
 /**
  * Bodies are validated as sent: nothing coerced, nothing dropped, and the first fault told.
@@ -73,7 +68,9 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   // An upload's body is the file, up to the largest media limit, which is checked as it streams.
   const largestFile = Math.max(...Object.values(config.media.limits));
   const uploadLimits = new Map(MEDIA_UPLOAD_PATHS.map((path) => [path, largestFile]));
-  registerEarlyRefusals(app, { bodyLimitBytes: config.http.bodyLimitBytes, bodyLimitByPath: uploadLimits, keyedPaths: new Set([...KEYED_PATHS, ...MEDIA_UPLOAD_PATHS]) });
+  const isOperationPath = keyedPathMatcher(publicOperations);
+  const isKeyedPath = (path: string) => isOperationPath(path) || MEDIA_UPLOAD_PATHS.includes(path);
+  registerEarlyRefusals(app, { bodyLimitBytes: config.http.bodyLimitBytes, bodyLimitByPath: uploadLimits, isKeyedPath });
 
   registerSharedSchemas(app);
   await app.register(swagger, {
@@ -116,15 +113,9 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
 
   registerHealthRoute(app, gateway.store, gateway.writeFailures);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);
-  registerMessageRoutes(app, gateway);
-  registerMessageReadRoutes(app, gateway);
-  registerNumberRoutes(app, gateway);
-  registerNumberCheckRoutes(app, gateway);
-  registerTypingRoutes(app, gateway);
-  registerMessageActionRoutes(app, gateway);
-  registerGroupRoutes(app, gateway);
+  const dispatch = await registerOperations(app, gateway, publicOperations);
   await registerMediaRoutes(app, gateway);
-  registerInternalRoutes(app, gateway);
+  registerInternalRoutes(app, gateway, publicOperations, dispatch);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   await registerDashboard(app, gateway);
   return app;

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { groupSchemaComponents } from './group-schemas.ts';
 import { mediaComponent } from './media-schemas.ts';
 import { messageSchemaComponents } from './message-schemas.ts';
-import { messageReadSchemaComponents } from './routes/message-read-schemas.ts';
+import { messageReadSchemaComponents } from './operations/message-read-schemas.ts';
 import { errorComponent } from './schemas.ts';
 import { webhookSchemaComponents, webhooksSection } from './webhook-schemas.ts';
 

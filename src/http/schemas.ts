@@ -74,13 +74,13 @@ export function codesWithStatus(status: number): ErrorCode[] {
  * drift from them.
  */
 export function errorResponses(...statuses: number[]) {
-  return Object.fromEntries(
-    statuses.map((status) => {
-      const codes = codesWithStatus(status);
-      const description = codes.map((code) => `\`${code}\`: ${errorCatalogue[code].meaning}`).join(' ');
-      return [status, { description, allOf: [ref('Error'), { type: 'object', properties: { error: { type: 'string', enum: codes } } }] }];
-    }),
-  );
+  return Object.fromEntries(statuses.map((status) => [status, errorResponseOf(codesWithStatus(status))]));
+}
+
+/** One error answer: the Error envelope with `error` narrowed to `codes` (of one status), each told. */
+export function errorResponseOf(codes: readonly ErrorCode[]) {
+  const description = codes.map((code) => `\`${code}\`: ${errorCatalogue[code].meaning}`).join(' ');
+  return { description, allOf: [ref('Error'), { type: 'object', properties: { error: { type: 'string', enum: codes } } }] };
 }
 
 export interface MessageRequestBody {

@@ -30,20 +30,20 @@ export class GroupService {
 
   constructor(
     private readonly store: Store,
-    private readonly supervisor: SessionSupervisor,
+    private readonly supervisor: Pick<SessionSupervisor, 'sessionFor'>,
   ) {}
 
   async create(number: WhatsAppNumber, rawSubject: string, rawParticipants: readonly string[]): Promise<Group> {
     const subject = parseSubject(rawSubject);
     const participants = parseParticipants(rawParticipants).filter((phone) => phone !== number.phone);
     if (participants.length === 0) throw new AppError('invalid_request', 'participants must name at least one phone besides from_phone.', { field: 'participants' });
-    const group = await this.supervisor.createGroup(number, subject, participants);
+    const group = await this.supervisor.sessionFor(number).createGroup(subject, participants);
     await this.remember(number, [group]);
     return group;
   }
 
   async list(number: WhatsAppNumber): Promise<Group[]> {
-    const groups = await this.supervisor.listGroups(number);
+    const groups = await this.supervisor.sessionFor(number).listGroups();
     await this.remember(number, groups, true);
     return groups;
   }
@@ -58,7 +58,7 @@ export class GroupService {
    */
   async asMember(number: WhatsAppNumber, groupId: string, field: string): Promise<Group> {
     // A malformed id names no group: not found, without asking the session.
-    const group = isGroupId(groupId) ? await this.supervisor.groupInfo(number, groupId) : undefined;
+    const group = isGroupId(groupId) ? await this.supervisor.sessionFor(number).groupInfo(groupId) : undefined;
     if (group === undefined || roleOf(group, number.phone) === undefined) throw await this.notMember(number, groupId, field);
     await this.remember(number, [group]);
     return group;
@@ -70,7 +70,7 @@ export class GroupService {
     if (action === undefined) throw new AppError('invalid_request', `action must be one of ${participantActions.join(', ')}.`, { field: 'action' });
     const phones = [...new Set(parsePhoneList(rawPhones, 'participants', { min: 1, max: MAX_PARTICIPANTS_PER_CHANGE }))];
     await this.asAdmin(number, groupId);
-    const results = await this.supervisor.updateParticipants(number, groupId, action, phones).catch((error: unknown) => this.refused(number, groupId, error));
+    const results = await this.supervisor.sessionFor(number).updateParticipants(groupId, action, phones).catch((error: unknown) => this.refused(number, groupId, error));
     this.forgetRemembered(number, groupId);
     return results;
   }
@@ -86,7 +86,7 @@ export class GroupService {
       settings.description = description === '' ? null : description;
     }
     await this.asAdmin(number, groupId);
-    await this.supervisor.updateGroupSettings(number, groupId, settings).catch((error: unknown) => this.refused(number, groupId, error));
+    await this.supervisor.sessionFor(number).updateGroupSettings(groupId, settings).catch((error: unknown) => this.refused(number, groupId, error));
     this.forgetRemembered(number, groupId);
     return this.asMember(number, groupId, 'id');
   }
@@ -94,14 +94,14 @@ export class GroupService {
   /** The group's invite link, or (with `revoke`) a new one, the old one no longer working; the number must be an admin. */
   async inviteLink(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<{ code: string; link: string }> {
     await this.asAdmin(number, groupId);
-    const code = await this.supervisor.inviteCode(number, groupId, revoke).catch((error: unknown) => this.refused(number, groupId, error));
+    const code = await this.supervisor.sessionFor(number).inviteCode(groupId, revoke).catch((error: unknown) => this.refused(number, groupId, error));
     return { code, link: `https://chat.whatsapp.com/${code}` };
   }
 
   /** The number leaves the group; the account still knows it, as one its number was in. */
   async leave(number: WhatsAppNumber, groupId: string): Promise<void> {
     await this.asMember(number, groupId, 'id');
-    await this.supervisor.leaveGroup(number, groupId).catch((error: unknown) => this.refused(number, groupId, error));
+    await this.supervisor.sessionFor(number).leaveGroup(groupId).catch((error: unknown) => this.refused(number, groupId, error));
     await forgetMembership(this.store.db, number, groupId, new Date());
     this.forgetRemembered(number, groupId);
   }

@@ -66,7 +66,7 @@ export class MessageActionService {
   constructor(
     private readonly store: Store,
     private readonly committer: GroupCommitter,
-    private readonly supervisor: SessionSupervisor,
+    private readonly supervisor: Pick<SessionSupervisor, 'sessionFor'>,
   ) {}
 
   /** The account's message and the number whose chat holds it. */
@@ -115,12 +115,12 @@ export class MessageActionService {
     const at = new Date();
     const marked = await this.committer.run((trx) => markReceivedRead(trx, message, at));
     const toTell = marked.filter((each) => each.engineMessageId !== null && each.fromPhone !== null).map(messageRef);
-    if (toTell.length > 0) await this.supervisor.markRead(number, toTell);
+    if (toTell.length > 0) await this.supervisor.sessionFor(number).markRead(toTell);
     return marked;
   }
 
   private async act(number: WhatsAppNumber, message: Message, action: MessageAction): Promise<void> {
-    await this.supervisor.sendAction(number, messageRef(message), action);
+    await this.supervisor.sessionFor(number).sendAction(messageRef(message), action);
   }
 }
 

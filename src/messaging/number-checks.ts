@@ -19,14 +19,14 @@ export class NumberCheckService {
   private readonly lookups: TokenBuckets;
 
   constructor(
-    private readonly supervisor: SessionSupervisor,
+    private readonly supervisor: Pick<SessionSupervisor, 'sessionFor'>,
     private readonly perMinute: number,
   ) {
     this.lookups = new TokenBuckets({ ratePerSecond: perMinute / 60, burst: perMinute });
   }
 
   async check(number: WhatsAppNumber, phones: readonly E164[]): Promise<CheckedPhone[]> {
-    return this.supervisor.checkNumbers(number, phones, (count) => this.admit(number, count));
+    return this.supervisor.sessionFor(number).checkNumbers(phones, (count) => this.admit(number, count));
   }
 
   private admit(number: WhatsAppNumber, count: number): void {

@@ -59,7 +59,7 @@ interface SendContent {
   media?: MediaObject;
   /**
    * What identifies the request's file for idempotency: its bytes' hash and the caller's claims
-   * (http/routes/messages.ts), so that a key reused with another file is caught.
+   * (http/operations/sending.ts), so that a key reused with another file is caught.
    */
   mediaFingerprint?: string;
   /** The message_id of a message of this chat that the send quotes. */

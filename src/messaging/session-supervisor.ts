@@ -1,7 +1,4 @@
-import type { E164 } from '../domain/phone.ts';
-import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
-import type { CheckedPhone } from '../engines/recipient-directory.ts';
-import type { ChatPresence, MessageAction, MessageRef } from '../engines/engine.ts';
+import { bindSession, type NumberSession } from './number-session.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
@@ -217,57 +214,18 @@ export class SessionSupervisor implements SessionHost {
     return [...this.running.values()].filter((entry) => this.keeper.leaseOf(entry.number.id) !== undefined).map((entry) => entry.number);
   }
 
-  /** Shows typing (or not) to a chat, through the number's session here. */
-  sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void> {
-    return this.throughSession(number, (engine) => engine.sendPresence(number, toPhone, state));
-  }
-
-  /** Whether phones use WhatsApp, asked through the number's session here. */
-  checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
-    return this.throughSession(number, (engine) => engine.checkNumbers(number, phones, admit));
-  }
-
   /** Fetches an incoming file again, through the engine of the number's session here. */
   downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
     return this.onEngine(number, (engine) => engine.downloadAgain(number, retryToken));
   }
 
-  /** Reacts to, edits or revokes a message, through the number's session here. */
-  sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
-    return this.throughSession(number, (engine) => engine.sendAction(number, target, action));
-  }
-
-  /** Tells a chat's sender we read its messages, through the number's session here. */
-  markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
-    return this.throughSession(number, (engine) => engine.markRead(number, targets));
-  }
-
-  createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
-    return this.throughSession(number, (engine) => engine.createGroup(number, subject, participants));
-  }
-
-  listGroups(number: WhatsAppNumber): Promise<Group[]> {
-    return this.throughSession(number, (engine) => engine.listGroups(number));
-  }
-
-  groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined> {
-    return this.throughSession(number, (engine) => engine.groupInfo(number, groupId));
-  }
-
-  updateParticipants(number: WhatsAppNumber, groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]> {
-    return this.throughSession(number, (engine) => engine.updateParticipants(number, groupId, action, phones));
-  }
-
-  updateGroupSettings(number: WhatsAppNumber, groupId: string, settings: GroupSettings): Promise<void> {
-    return this.throughSession(number, (engine) => engine.updateGroupSettings(number, groupId, settings));
-  }
-
-  inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string> {
-    return this.throughSession(number, (engine) => engine.inviteCode(number, groupId, revoke));
-  }
-
-  leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void> {
-    return this.throughSession(number, (engine) => engine.leaveGroup(number, groupId));
+  /**
+   * The number's session here, as API requests act through it: each engine capability bound to
+   * the number (number-session.ts), its refusals (down, rate-limited) answered as the API answers
+   * them.
+   */
+  sessionFor(number: WhatsAppNumber): NumberSession {
+    return bindSession(number, (use) => this.throughSession(number, use));
   }
 
   /**

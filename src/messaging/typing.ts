@@ -16,7 +16,7 @@ export class TypingService {
   private readonly endings = new Map<string, NodeJS.Timeout>();
 
   constructor(
-    private readonly supervisor: SessionSupervisor,
+    private readonly supervisor: Pick<SessionSupervisor, 'sessionFor'>,
     private readonly lastsMs: number = TYPING_LASTS_MS,
   ) {}
 
@@ -25,12 +25,12 @@ export class TypingService {
     const chat = `${number.id}>${toPhone}`;
     clearTimeout(this.endings.get(chat));
     this.endings.delete(chat);
-    await this.supervisor.sendPresence(number, toPhone, state);
+    await this.supervisor.sessionFor(number).sendPresence(toPhone, state);
     if (state === 'paused') return null;
     const ending = setTimeout(() => {
       this.endings.delete(chat);
       // A session gone meanwhile shows nothing any more, which is the point.
-      void this.supervisor.sendPresence(number, toPhone, 'paused').catch(() => {});
+      void this.supervisor.sessionFor(number).sendPresence(toPhone, 'paused').catch(() => {});
     }, this.lastsMs);
     ending.unref();
     this.endings.set(chat, ending);

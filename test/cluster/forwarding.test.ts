@@ -145,7 +145,7 @@ describe('a request for a number served by another node (postgres)', () => {
 
   it('answers every internal route as an unknown path to a caller without the cluster key', async () => {
     const number = { id: seededNumberId };
-    for (const route of ['/internal/send', '/internal/message_action', '/internal/typing', '/internal/check_numbers', `/internal/numbers/${number.id}/restart`, `/internal/numbers/${number.id}/link`, `/internal/numbers/${number.id}/link/state`, `/internal/numbers/${number.id}/link/cancel`]) {
+    for (const route of ['/internal/operations/sendMessage', '/internal/operations/sendReaction', '/internal/operations/showTyping', '/internal/operations/checkNumbers', '/internal/operations/listGroups', `/internal/numbers/${number.id}/restart`, `/internal/numbers/${number.id}/link`, `/internal/numbers/${number.id}/link/state`, `/internal/numbers/${number.id}/link/cancel`]) {
       const response = await fetch(`${first.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       assert.equal(response.status, 404, route);
       assert.equal(((await response.json()) as { error: string }).error, 'not_found', route);
@@ -153,10 +153,10 @@ describe('a request for a number served by another node (postgres)', () => {
   });
 
   it('refuses an internal call without a valid signature as an unknown path', async () => {
-    const response = await fetch(`${first.url}/internal/send`, {
+    const response = await fetch(`${first.url}/internal/operations/sendMessage`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-wagw-node-time': String(Date.now()), 'x-wagw-node-nonce': '0'.repeat(32), 'x-wagw-node-signature': 'f'.repeat(64) },
-      body: JSON.stringify({ account_id: seeded.accountId, body: { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'forged' }, idempotency_key: null }),
+      body: JSON.stringify({ account_id: seeded.accountId, params: {}, query: {}, body: { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'forged' }, idempotency_key: null }),
     });
     assert.equal(response.status, 404);
     assert.equal(((await response.json()) as { error: string }).error, 'not_found');

@@ -34,7 +34,7 @@ for (const dialect of dialects) {
       test.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, payload });
 
     it('an unsigned internal call is answered byte for byte as an unknown path, whatever its body', async () => {
-      const internalPath = '/internal/send';
+      const internalPath = '/internal/operations/sendMessage';
       const unknownPath = '/internal/no-such-route';
       for (const payload of ['{}', '{"account_id":"acc_x"', 'x'.repeat(64)]) {
         const refused = await post(internalPath, payload);

@@ -104,5 +104,20 @@ for (const dialect of dialects) {
         }
       }
     });
+
+    it('Expect: 100-continue without a key gets its 401 at once on every operation\'s path, those with parameters and under /api included', async () => {
+      const small = Buffer.from(JSON.stringify({ message: 'hello' }));
+      for (const path of ['/messages/msg_unknown/edit', '/api/groups/120363041234567890@g.us/leave', '/api/typing']) {
+        const connection = await RawHttpConnection.open(test.port);
+        try {
+          await connection.write(jsonPostHead(test.port, path, small, test.sender.apiKey, ['Expect: 100-continue']).replace(/Authorization: [^\r]*\r\n/, ''));
+          const response = await connection.nextResponse(5_000);
+          assert.equal(response.statusCode, 401, path);
+          assert.equal(JSON.parse(response.body).error, 'missing_api_key', path);
+        } finally {
+          connection.close();
+        }
+      }
+    });
   });
 }

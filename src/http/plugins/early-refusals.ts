@@ -28,7 +28,8 @@ interface RefusalOptions {
   bodyLimitBytes: number;
   /** Paths whose bodies may be larger than bodyLimitBytes (uploads), with their own limit. */
   bodyLimitByPath?: ReadonlyMap<string, number>;
-  keyedPaths: ReadonlySet<string>;
+  /** Whether a path takes an API key (the public operations, whose registry knows them). */
+  isKeyedPath: (path: string) => boolean;
 }
 
 export function registerEarlyRefusals(app: FastifyInstance, options: RefusalOptions): void {
@@ -53,7 +54,7 @@ export function registerEarlyRefusals(app: FastifyInstance, options: RefusalOpti
 function refusedByHeaders(request: IncomingMessage, options: RefusalOptions): boolean {
   const path = (request.url ?? '').split('?')[0]!.replace(/\/$/, '');
   if (Number(request.headers['content-length']) > (options.bodyLimitByPath?.get(path) ?? options.bodyLimitBytes)) return true;
-  return options.keyedPaths.has(path) && !/^Bearer[ \t]+\S/i.test(request.headers.authorization ?? '');
+  return options.isKeyedPath(path) && !/^Bearer[ \t]+\S/i.test(request.headers.authorization ?? '');
 }
 
 function isBodyStillArriving(request: IncomingMessage): boolean {

@@ -1,31 +1,21 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { notFound } from '../plugins/errors.ts';
-import { accountScope } from '../../domain/tenant-scope.ts';
-import { parseSendInput } from '../message-input.ts';
-import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import { ALIVE_PATH, NodeCallVerifier } from '../../cluster/node-client.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
-import { sendHere } from './messages.ts';
-import { checkHere, type CheckNumbersBody } from './number-checks.ts';
-import { typingHere, type TypingBody } from './typing.ts';
-import { actionHere, type ActionRequest } from './message-actions.ts';
-import { groupCallHere, type GroupRequest } from './groups.ts';
-
-interface ForwardedSend {
-  account_id: string;
-  body: unknown;
-  idempotency_key: string | null;
-}
+import type { AnyOperation } from '../operations/operation.ts';
+import { DISPATCH_PATH, type ForwardedOperation, type OwnerDispatch } from '../operations/owner-dispatch.ts';
+import { send } from '../operations/registry.ts';
 
 /**
- * The calls nodes make to each other (docs/cluster.md): a send forwarded to the node that owns
- * from_phone, and the console's linking and restart of a number, served by its owner. Each call
- * must carry a valid signature by the cluster key (derived from WAGW_SECRET_KEY); anything else
- * is answered exactly as an unknown path is, a 404. A signature names the node it is for, so a
- * call made for one node is refused by every other. These routes are not part of the public API document.
+ * The calls nodes make to each other (docs/cluster.md): any public operation handed to the node
+ * that serves its number, through the one dispatch route, and the console's linking and restart
+ * of a number, served by its owner. Each call must carry a valid signature by the cluster key
+ * (derived from WAGW_SECRET_KEY); anything else is answered exactly as an unknown path is, a 404.
+ * A signature names the node it is for, so a call made for one node is refused by every other.
+ * These routes are not part of the public API document.
  */
-export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway, operations: readonly AnyOperation[], dispatch: OwnerDispatch): void {
   const verifier = new NodeCallVerifier(gateway.clusterKey, gateway.keeper.nodeId);
   // The headers are judged before the body is read: a call not signed for this node is refused
   // from them alone, exactly as an unknown path is, and none of its body is read.
@@ -37,40 +27,18 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway): 
     if (!verifier.bodyMatches(body, request.headers)) throw notFound(request);
   };
   const hidden = { hide: true };
-  // A forwarded call carries the account of the key the first node authenticated; the cluster
-  // key's signature, checked above, is what vouches for it, so the scope is minted here.
 
   // The liveness probe of a node whose call is under way (cluster/owner-router.ts): it touches
   // nothing, so that only a node that cannot run at all fails it.
   app.get(ALIVE_PATH, { onRequest, preHandler, schema: hidden }, async () => ({ ok: true }));
 
-  app.post<{ Body: ForwardedSend }>('/internal/send', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
-    const forwarded = request.body;
-    const input = parseSendInput(forwarded.body as never, gateway.config.maxMessageLength);
-    const key = forwarded.idempotency_key === null ? undefined : parseIdempotencyKey(forwarded.idempotency_key);
-    const answer = await sendHere(gateway, forwarded.account_id, input, key);
-    if (answer.replayed) void reply.header('Idempotent-Replayed', 'true');
-    return reply.status(answer.statusCode).send(answer.body);
-  });
-
-  app.post<{ Body: { account_id: string; body: CheckNumbersBody } }>('/internal/check_numbers', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
-    const answer = await checkHere(gateway, accountScope(request.body.account_id), request.body.body);
-    return reply.status(answer.statusCode).send(answer.body);
-  });
-
-  app.post<{ Body: { account_id: string; body: TypingBody } }>('/internal/typing', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
-    const answer = await typingHere(gateway, accountScope(request.body.account_id), request.body.body);
-    return reply.status(answer.statusCode).send(answer.body);
-  });
-
-  app.post<{ Body: { account_id: string; body: ActionRequest } }>('/internal/message_action', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
-    const answer = await actionHere(gateway, accountScope(request.body.account_id), request.body.body);
-    return reply.status(answer.statusCode).send(answer.body);
-  });
-
-  app.post<{ Body: { account_id: string; body: GroupRequest } }>('/internal/groups', { onRequest, preHandler, schema: hidden }, async (request, reply) => {
-    const answer = await groupCallHere(gateway, accountScope(request.body.account_id), request.body.body);
-    return reply.status(answer.statusCode).send(answer.body);
+  // A forwarded operation carries the account of the key the first node authenticated; the
+  // cluster key's signature, checked above, is what vouches for it, so the scope is minted here.
+  const byId = new Map(operations.map((operation) => [operation.operationId, operation]));
+  app.post<{ Params: { operationId: string }; Body: ForwardedOperation }>(DISPATCH_PATH, { onRequest, preHandler, schema: hidden }, async (request, reply) => {
+    const operation = byId.get(request.params.operationId);
+    if (operation === undefined) throw notFound(request);
+    return send(reply, await dispatch.runForwarded(operation, request.body));
   });
 
   const numberOf = (id: string) => gateway.numbers.findNumberForOwner(id);

@@ -4,7 +4,6 @@ import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
 import { assertMediaType, GENERIC_BINARY, isMediaKind, isMediaType, mediaKinds, type MediaObject } from '../../domain/media.ts';
 import type { ByteRange } from '../../media/blob-store.ts';
-import { MAX_LINK_LIFETIME_MS } from '../../media/media-links.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponses, ref } from '../schemas.ts';
 import { documentUploadBody, mediaDownloadHeadersSchema, UPLOAD_CONTENT_TYPES } from '../media-schemas.ts';
@@ -38,7 +37,12 @@ interface UploadQuery {
   filename?: string;
 }
 
-/** POST /media (upload, streamed) and GET /media/{id} (download, with ranges), at both paths. */
+/**
+ * POST /media (upload, streamed) and GET /media/{id} (download, with ranges), at both paths. They
+ * are not yet declared operations (src/http/operations/): the upload's body is the file as a
+ * stream, and a download is answered to a key or a signed link, with Range and ETag headers; the
+ * registry has neither a stream body nor that authentication (docs/adr/0027).
+ */
 export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway): Promise<void> {
   const onRequest = apiKeyAuthHook(gateway.authenticator);
   const largestFile = Math.max(...Object.values(gateway.config.media.limits));
@@ -144,44 +148,6 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
           return serveMedia(gateway, request, reply, await gateway.media.findBySignedLink(id));
         }
         return serveMedia(gateway, request, reply, await gateway.media.find(keyScope(request).accountId, id, 'id'));
-      },
-    );
-  }
-
-  for (const [url, operationId] of [['/media/:id/link', 'linkMedia'], ['/api/media/:id/link', 'linkMediaApi']] as const) {
-    app.post<{ Params: { id: string }; Body: { expires_in_seconds?: number } | undefined }>(
-      url,
-      {
-        onRequest,
-        schema: {
-          operationId,
-          summary: 'Make a signed download link',
-          description:
-            'A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file\'s retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.',
-          tags: ['media'],
-          security: bearer,
-          params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The media_id.' } } },
-          body: {
-            type: 'object',
-            additionalProperties: false,
-            properties: { expires_in_seconds: { type: 'integer', minimum: 1, maximum: MAX_LINK_LIFETIME_MS / 1000, description: 'How long the link works.' } },
-          },
-          response: {
-            200: {
-              type: 'object',
-              required: ['url', 'expires_at'],
-              properties: { url: { type: 'string' }, expires_at: { type: 'string', format: 'date-time' } },
-            },
-            ...errorResponses(400, 401, 404, 500),
-          },
-        },
-      },
-      async (request) => {
-        const media = await gateway.media.find(keyScope(request).accountId, request.params.id, 'id');
-        const lifetime = request.body?.expires_in_seconds === undefined ? gateway.config.media.linkTtlMs : request.body.expires_in_seconds * 1000;
-        const until = Math.min(Date.now() + lifetime, media.expiresAt!.getTime());
-        const link = gateway.mediaLinks.sign(media.id, new Date(until));
-        return { url: link.url, expires_at: link.expiresAt.toISOString() };
       },
     );
   }

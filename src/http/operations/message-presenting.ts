@@ -1,5 +1,3 @@
-import type { FastifyInstance } from 'fastify';
-import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message, MessageDirection, MessageStatus } from '../../domain/model.ts';
@@ -7,18 +5,14 @@ import { parseE164 } from '../../domain/phone.ts';
 import { parseGroupId } from '../../domain/groups.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
-import { FOR_API_CLIENTS } from '../caller-constraint.ts';
-import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
-import { errorResponses } from '../schemas.ts';
-import { messageDetailSchema, messagePageSchema, listMessagesQuerySchema } from './message-read-schemas.ts';
+import type { OperationServices } from './services.ts';
 import { presentMessage } from '../message-input.ts';
 
-const bearer = [{ apiKey: [] }];
 const DIRECTIONS: readonly MessageDirection[] = ['outbound', 'inbound'];
 const STATUSES: readonly MessageStatus[] = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'];
 const DEFAULT_LIMIT = 50;
 
-interface ListQuery {
+export interface ListQuery {
   phone?: string;
   peer?: string;
   group_id?: string;
@@ -31,61 +25,8 @@ interface ListQuery {
   cursor?: string;
 }
 
-/** GET /messages and GET /messages/{id}, at both paths: the account's messages, read back. */
-export function registerMessageReadRoutes(app: FastifyInstance, gateway: Gateway): void {
-  const onRequest = apiKeyAuthHook(gateway.authenticator);
-
-  for (const [url, operationId, options] of [['/messages', 'listMessages', FOR_API_CLIENTS], ['/api/messages', 'listMessagesApi', {}]] as const) {
-    app.get<{ Querystring: ListQuery }>(
-      url,
-      {
-        ...options,
-        onRequest,
-        schema: {
-          operationId,
-          summary: 'List sent and received messages',
-          description:
-            'The account\'s messages, newest first, a page at a time: pass next_cursor as cursor for the next page. Filters combine. /messages and /api/messages are the same operation; /messages answers the API only with an Authorization header (without one it is the dashboard\'s page).',
-          tags: ['messages'],
-          security: bearer,
-          querystring: listMessagesQuerySchema,
-          response: { 200: messagePageSchema, ...errorResponses(400, 401, 404, 500) },
-        },
-      },
-      async (request) => {
-        const scope = keyScope(request);
-        const query = await readListQuery(gateway, scope, request.query);
-        const page = await gateway.history.page(scope, query);
-        return { messages: await presentPage(gateway, scope, page.messages), next_cursor: page.nextCursor ?? null };
-      },
-    );
-  }
-
-  for (const [url, operationId] of [['/messages/:id', 'getMessage'], ['/api/messages/:id', 'getMessageApi']] as const) {
-    app.get<{ Params: { id: string } }>(
-      url,
-      {
-        onRequest,
-        schema: {
-          operationId,
-          summary: 'Get one message',
-          description: 'One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation. Another account\'s message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.',
-          tags: ['messages'],
-          security: bearer,
-          params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } },
-          response: { 200: messageDetailSchema, ...errorResponses(401, 404, 500) },
-        },
-      },
-      async (request) => {
-        const scope = keyScope(request);
-        return presentDetail(gateway, scope, await gateway.history.find(scope, request.params.id));
-      },
-    );
-  }
-}
-
 /** The query's filters, each checked, with the field at fault named. */
-async function readListQuery(gateway: Gateway, scope: AccountScope, raw: ListQuery): Promise<HistoryQuery> {
+export async function readListQuery(gateway: Pick<OperationServices, 'numbers'>, scope: AccountScope, raw: ListQuery): Promise<HistoryQuery> {
   const query: HistoryQuery = { limit: raw.limit ?? DEFAULT_LIMIT };
   if (raw.phone !== undefined) query.numberId = (await gateway.numbers.findNumber(scope, raw.phone).catch(notYours)).id;
   if (raw.peer !== undefined) {
@@ -124,7 +65,7 @@ function readTime(raw: string, field: string): Date {
 }
 
 /** Messages as the API shows them, their files described in one query for the page. */
-export async function presentPage(gateway: Gateway, scope: AccountScope, messages: Message[]) {
+export async function presentPage(gateway: Pick<OperationServices, 'media' | 'mediaLinks'>, scope: AccountScope, messages: Message[]) {
   const ids = messages.flatMap((message) => (message.mediaId === null ? [] : [message.mediaId]));
   const media = new Map((await gateway.media.describeForMessages(scope, ids)).map((item) => [item.id, item]));
   return messages.map((message) => presentStoredMessage(gateway, message, message.mediaId === null ? undefined : media.get(message.mediaId)));
@@ -134,7 +75,7 @@ export async function presentPage(gateway: Gateway, scope: AccountScope, message
  * A stored message: what the send answers, with its direction, kind and what happened to it. A
  * file whose bytes retention removed is still described, marked `expired` and without a url.
  */
-function presentStoredMessage(gateway: Gateway, message: Message, media: (MediaObject & { removed: boolean }) | undefined) {
+function presentStoredMessage(gateway: Pick<OperationServices, 'mediaLinks'>, message: Message, media: (MediaObject & { removed: boolean }) | undefined) {
   const base = presentMessage(message, media, { plain: (id) => gateway.mediaLinks.plain(id) });
   const described = base.media === undefined || media === undefined ? {} : { media: media.removed ? { ...base.media, status: 'expired', url: undefined } : { ...base.media, status: 'available' } };
   const times = message.times;
@@ -161,7 +102,7 @@ function statusHistory(message: Message): { status: MessageStatus; at: string }[
 }
 
 /** One message with its reactions and the texts it had before. */
-export async function presentDetail(gateway: Gateway, scope: AccountScope, message: Message) {
+export async function presentDetail(gateway: Pick<OperationServices, 'media' | 'mediaLinks' | 'history'>, scope: AccountScope, message: Message) {
   const [[presented], changes] = await Promise.all([presentPage(gateway, scope, [message]), gateway.history.changes(message)]);
   return {
     ...presented!,

@@ -42,7 +42,7 @@ export const messageComponent = {
       items: {
         type: 'object',
         required: ['status', 'at'],
-        properties: { status: { type: 'string', enum: statuses, description: '`unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.' }, at: { type: 'string', format: 'date-time' } },
+        properties: { status: { type: 'string', enum: statuses }, at: { type: 'string', format: 'date-time' } },
       },
     },
     edited_at: { type: ['string', 'null'], format: 'date-time', description: 'The latest edit; null if never edited. message is the text as edited.' },

@@ -1,0 +1,50 @@
+import type { AnyOperation } from './operation.ts';
+import { sendMessage } from './send-message.ts';
+import { simulateIncomingMessage } from './simulate-incoming-message.ts';
+import { checkNumbers } from './check-numbers.ts';
+import { showTyping } from './show-typing.ts';
+import { sendReaction } from './send-reaction.ts';
+import { editMessage } from './edit-message.ts';
+import { revokeMessage } from './revoke-message.ts';
+import { markMessageRead } from './mark-message-read.ts';
+import { listMessages } from './list-messages.ts';
+import { getMessage } from './get-message.ts';
+import { listNumbers } from './list-numbers.ts';
+import { updateNumber } from './update-number.ts';
+import { createGroup } from './groups/create-group.ts';
+import { listGroups } from './groups/list-groups.ts';
+import { getGroup } from './groups/get-group.ts';
+import { changeGroupParticipants } from './groups/change-group-participants.ts';
+import { updateGroup } from './groups/update-group.ts';
+import { getGroupInviteLink } from './groups/get-group-invite-link.ts';
+import { revokeGroupInviteLink } from './groups/revoke-group-invite-link.ts';
+import { leaveGroup } from './groups/leave-group.ts';
+import { linkMedia } from './link-media.ts';
+
+/**
+ * The public API's operations, in the order the document lists them. An operation joins the API
+ * by its module and one line here; the registry does the rest.
+ */
+export const publicOperations: readonly AnyOperation[] = [
+  sendMessage,
+  simulateIncomingMessage,
+  checkNumbers,
+  showTyping,
+  sendReaction,
+  editMessage,
+  revokeMessage,
+  markMessageRead,
+  listMessages,
+  getMessage,
+  listNumbers,
+  updateNumber,
+  createGroup,
+  listGroups,
+  getGroup,
+  changeGroupParticipants,
+  updateGroup,
+  getGroupInviteLink,
+  revokeGroupInviteLink,
+  leaveGroup,
+  linkMedia,
+];

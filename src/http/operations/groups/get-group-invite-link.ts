@@ -1,0 +1,16 @@
+import { defineOperation, ok } from '../operation.ts';
+import { fromPhone, inviteLinkAnswer } from './group-number.ts';
+import { fromPhoneQuery, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } from './group-schemas.ts';
+
+export const getGroupInviteLink = defineOperation({ params: groupIdParams, query: fromPhoneQuery }, ['numbers', 'groups'])({
+  method: 'GET',
+  path: '/groups/:id/invite_link',
+  operationId: 'getGroupInviteLink',
+  summary: 'Get a group\'s invite link',
+  description: 'from_phone must be an admin. Whoever has the link may join the group, until it is revoked.',
+  tag: 'groups',
+  answers: { 200: inviteLinkSchema },
+  errors: ONE_GROUP_ERRORS,
+  owner: ({ query }) => fromPhone(query.from_phone),
+  handle: async ({ scope, params, query }, services) => ok(await inviteLinkAnswer(services, scope, query.from_phone, params.id, false)),
+});

@@ -1,0 +1,19 @@
+import { defineOperation, ok } from '../operation.ts';
+import { fromPhone, groupNumber } from './group-number.ts';
+import { fromPhoneQuery, GROUP_ERRORS, groupSummarySchema, presentGroupSummary } from './group-schemas.ts';
+
+export const listGroups = defineOperation({ query: fromPhoneQuery }, ['numbers', 'groups'])({
+  method: 'GET',
+  path: '/groups',
+  operationId: 'listGroups',
+  summary: 'List the groups a number belongs to',
+  description: 'Every group from_phone is in, with its size and whether the number is an admin.',
+  tag: 'groups',
+  answers: { 200: { type: 'object', required: ['groups'], properties: { groups: { type: 'array', items: groupSummarySchema } } } },
+  errors: GROUP_ERRORS,
+  owner: ({ query }) => fromPhone(query.from_phone),
+  handle: async ({ scope, query }, services) => {
+    const number = await groupNumber(services, scope, query.from_phone);
+    return ok({ groups: (await services.groups.list(number)).map((group) => presentGroupSummary(group, number)) });
+  },
+});

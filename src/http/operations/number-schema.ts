@@ -1,0 +1,29 @@
+import type { WhatsAppNumber } from '../../domain/model.ts';
+
+export const numberSchema = {
+  type: 'object',
+  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'created_at'],
+  properties: {
+    number_id: { type: 'string' },
+    phone: { type: 'string', description: 'E.164: what from_phone names.' },
+    engine: { type: 'string', enum: ['sandbox', 'baileys'], description: 'sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.' },
+    status: { type: 'string', description: 'The WhatsApp session\'s state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked.' },
+    status_reason: { type: ['string', 'null'], description: 'Why, when there is more to say.' },
+    can_send: { type: 'boolean', description: 'Whether a send from this number would be handed to WhatsApp now (status connected).' },
+    auto_read: { type: 'boolean', description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}).' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export function presentNumber(number: WhatsAppNumber) {
+  return {
+    number_id: number.id,
+    phone: number.phone,
+    engine: number.engine,
+    status: number.status,
+    status_reason: number.statusReason,
+    can_send: number.status === 'connected',
+    auto_read: number.autoRead,
+    created_at: number.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,98 @@
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { RouteShorthandOptions } from 'fastify';
+import type { ErrorCode } from '../../domain/errors.ts';
+import type { WhatsAppNumber } from '../../domain/model.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { AccountScope } from '../../domain/tenant-scope.ts';
+import type { OperationServices } from './services.ts';
+
+/** The parts of a request an operation reads, each described by a JSON schema. */
+export interface RequestSchemas {
+  params?: JSONSchema;
+  query?: JSONSchema;
+  body?: JSONSchema;
+  headers?: JSONSchema;
+}
+
+/** A part's type from its schema; undefined for a part the operation does not take. */
+type Typed<Schemas extends RequestSchemas, Part extends keyof RequestSchemas> = Schemas[Part] extends undefined ? undefined : FromSchema<NonNullable<Schemas[Part]>>;
+
+/**
+ * What a handler receives: the request's parts typed from their schemas, the key's account, and
+ * the Idempotency-Key header as sent. On the number's owner it is the same input the first node
+ * read, carried by the dispatch route.
+ */
+export interface OperationInput<Schemas extends RequestSchemas> {
+  scope: AccountScope;
+  params: Typed<Schemas, 'params'>;
+  query: Typed<Schemas, 'query'>;
+  body: Typed<Schemas, 'body'>;
+  idempotencyKey: string | string[] | undefined;
+}
+
+/** An answer as the handler makes it, to be sent as it is or relayed from the owner. */
+export interface Answer {
+  statusCode: number;
+  body: unknown;
+  headers?: Readonly<Record<string, string>>;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+
+/**
+ * One public operation, declared once: the registry gives it both paths (/x and /api/x), the key
+ * and its account scope, the document entry with the error codes it lists, and, with `owner`,
+ * the run on the node that serves the number (src/http/operations/registry.ts).
+ */
+export interface Operation<Schemas extends RequestSchemas = RequestSchemas, Uses extends keyof OperationServices = keyof OperationServices> {
+  method: HttpMethod;
+  /** Fastify's form, `/messages/:id`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description: string;
+  tag: 'messages' | 'numbers' | 'groups' | 'media' | 'sandbox';
+  request: Schemas;
+  /** The successful answers' schemas by status. */
+  answers: Readonly<Record<number, object>>;
+  /** The catalogue codes the operation can answer; the document lists exactly these, by status. */
+  errors: readonly ErrorCode[];
+  /** The services the handler reaches; it is given only these. */
+  uses: readonly Uses[];
+  /** Checks made on the node that took the request, before it is handed to the owner. */
+  check?(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): void | Promise<void>;
+  /**
+   * The number whose session the operation needs: the registry runs it on the node that serves
+   * that number. A phone is looked up in the key's account (403 phone_not_owned when it is not
+   * there); undefined runs it here.
+   */
+  owner?(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): E164 | WhatsAppNumber | undefined | Promise<E164 | WhatsAppNumber | undefined>;
+  /** An answer this node can give without the owner (a replayed send), asked before forwarding. */
+  answerWithoutOwner?(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): Promise<Answer | undefined>;
+  handle(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): Promise<Answer>;
+  /** Route options of the unprefixed path only: /messages and /numbers share theirs with the dashboard. */
+  unprefixedRouteOptions?: Pick<RouteShorthandOptions, 'constraints'>;
+}
+
+/** Any declared operation, as the registry holds them (its methods' parameters are checked where it is declared). */
+export type AnyOperation = Operation<RequestSchemas, keyof OperationServices>;
+
+/**
+ * Declares an operation in two steps: first its request's schemas and the services it uses, then
+ * the rest. The handler's input types are made from the schemas (json-schema-to-ts's FromSchema)
+ * once the first step has fixed them, so that the second is typed without inference, which
+ * TypeScript could not afford over the larger schemas:
+ * `defineOperation({ body: schema }, ['numbers'])({ method, path, …, handle })`.
+ *
+ * The registry holds operations without their types, and hands each handler only input that
+ * Fastify validated against those same schemas (or that the first node validated, for a
+ * forwarded call); that is the one place the types are set aside.
+ */
+export function defineOperation<const Schemas extends RequestSchemas, const Uses extends keyof OperationServices>(request: Schemas, uses: readonly Uses[]) {
+  return (operation: Omit<Operation<Schemas, Uses>, 'request' | 'uses'>): AnyOperation => ({ ...operation, request, uses }) as unknown as AnyOperation;
+}
+
+/** A 200 with this body. */
+export function ok(body: unknown): Answer {
+  return { statusCode: 200, body };
+}

@@ -1,0 +1,85 @@
+import type { Gateway } from '../../main.ts';
+import type { NodeAddress } from '../../cluster/node-client.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { WhatsAppNumber } from '../../domain/model.ts';
+import { accountScope } from '../../domain/tenant-scope.ts';
+import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
+import { pickServices, type OperationServices } from './services.ts';
+
+/** The one internal route every operation is handed to its number's owner through. */
+export const DISPATCH_PATH = '/internal/operations/:operationId';
+
+/** What the first node sends the owner: the request as it read it, and the account its key grants. */
+export interface ForwardedOperation {
+  account_id: string;
+  params: unknown;
+  query: unknown;
+  body: unknown;
+  idempotency_key: string | null;
+}
+
+/** Headers of an owner's answer that the client must see as the owner gave them. */
+const RELAYED_HEADERS = ['retry-after', 'idempotent-replayed'] as const;
+
+/**
+ * Runs operations where their number's session runs: here when this node serves it, else on the
+ * node that does, through the signed dispatch route; the owner's answer, error or not, is the
+ * client's (cluster/owner-router.ts waits out a takeover).
+ */
+export class OwnerDispatch {
+  constructor(
+    private readonly gateway: Pick<Gateway, 'supervisor' | 'numbers' | 'router' | 'nodeClient'>,
+    private readonly services: OperationServices,
+  ) {}
+
+  async run(operation: AnyOperation, input: OperationInput<RequestSchemas>): Promise<Answer> {
+    const services = pickServices(this.services, operation.uses);
+    await operation.check?.(input, services);
+    const here = () => operation.handle(input, services);
+    const owner = await operation.owner?.(input, services);
+    if (owner === undefined) return here();
+    if (this.gateway.supervisor.servesPhone(typeof owner === 'string' ? owner : owner.phone)) return here();
+    const number: WhatsAppNumber = typeof owner === 'string' ? await this.gateway.numbers.findNumber(input.scope, owner).catch(notOwned) : owner;
+    const known = await operation.answerWithoutOwner?.(input, services);
+    if (known !== undefined) return known;
+    // With an Idempotency-Key (a send), the claim in the shared database lets one attempt through
+    // whichever node makes it, so a call the owner stopped answering may be made again on the
+    // owner that took over (docs/cluster.md).
+    const repeatable = typeof input.idempotencyKey === 'string';
+    return this.gateway.router.run(number, here, (node, signal) => this.forward(node, operation.operationId, input, signal), { repeatable });
+  }
+
+  /** Runs a forwarded operation here, as its owner: the first node has checked and routed it. */
+  runForwarded(operation: AnyOperation, forwarded: ForwardedOperation): Promise<Answer> {
+    const input: OperationInput<RequestSchemas> = {
+      scope: accountScope(forwarded.account_id),
+      params: forwarded.params,
+      query: forwarded.query,
+      body: forwarded.body,
+      idempotencyKey: forwarded.idempotency_key ?? undefined,
+    };
+    return operation.handle(input, pickServices(this.services, operation.uses));
+  }
+
+  private async forward(node: NodeAddress, operationId: string, input: OperationInput<RequestSchemas>, signal: AbortSignal): Promise<Answer> {
+    const forwarded: ForwardedOperation = {
+      account_id: input.scope.accountId,
+      params: input.params ?? {},
+      query: input.query ?? {},
+      body: input.body ?? null,
+      idempotency_key: typeof input.idempotencyKey === 'string' ? input.idempotencyKey : null,
+    };
+    const answer = await this.gateway.nodeClient.call(node, 'POST', DISPATCH_PATH.replace(':operationId', operationId), forwarded, signal);
+    const headers = Object.fromEntries(RELAYED_HEADERS.flatMap((name) => {
+      const value = answer.headers.get(name);
+      return value === null ? [] : [[name, value]];
+    }));
+    return { statusCode: answer.status, body: answer.body, headers };
+  }
+}
+
+/** number_not_found as the public API says it of a from_phone. */
+export function notOwned(error: unknown): never {
+  if (error instanceof AppError && error.code === 'number_not_found') throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
+  throw error;
+}

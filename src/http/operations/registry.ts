@@ -1,0 +1,79 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Gateway } from '../../main.ts';
+import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
+import { errorResponsesFor } from './error-responses.ts';
+import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
+import { OwnerDispatch } from './owner-dispatch.ts';
+import { operationServices } from './services.ts';
+
+/** Every public operation is served at its path and again under /api, which older clients use. */
+const PREFIXES = ['', '/api'] as const;
+const bearer = [{ apiKey: [] }];
+
+/**
+ * Serves the declared operations: each at both paths, behind the API key, with its account scope,
+ * run on its number's owner when it has one. The /api alias is listed in the document as its own
+ * operation, `<operationId>Api`, with the same schemas, so that every path a client may call is
+ * described and operationIds stay unique.
+ */
+export async function registerOperations(app: FastifyInstance, gateway: Gateway, operations: readonly AnyOperation[]): Promise<OwnerDispatch> {
+  const dispatch = new OwnerDispatch(gateway, operationServices(gateway));
+  const onRequest = apiKeyAuthHook(gateway.authenticator);
+  for (const prefix of PREFIXES) {
+    await app.register(async (scope) => {
+      for (const operation of operations) scope.route(routeOf(operation, prefix, onRequest, dispatch));
+    }, { prefix });
+  }
+  return dispatch;
+}
+
+function routeOf(operation: AnyOperation, prefix: string, onRequest: ReturnType<typeof apiKeyAuthHook>, dispatch: OwnerDispatch) {
+  const { request } = operation;
+  return {
+    method: operation.method,
+    url: operation.path,
+    ...(prefix === '' && operation.unprefixedRouteOptions),
+    onRequest,
+    schema: {
+      operationId: prefix === '' ? operation.operationId : `${operation.operationId}Api`,
+      summary: operation.summary,
+      description: operation.description,
+      tags: [operation.tag],
+      security: bearer,
+      ...(request.params !== undefined && { params: request.params }),
+      ...(request.query !== undefined && { querystring: request.query }),
+      ...(request.body !== undefined && { body: request.body }),
+      ...(request.headers !== undefined && { headers: request.headers }),
+      response: { ...operation.answers, ...errorResponsesFor(operation.errors) },
+    },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => send(reply, await dispatch.run(operation, inputOf(request))),
+  };
+}
+
+function inputOf(request: FastifyRequest): OperationInput<RequestSchemas> {
+  return {
+    scope: keyScope(request),
+    params: request.params,
+    query: request.query,
+    body: request.body,
+    idempotencyKey: request.headers['idempotency-key'],
+  };
+}
+
+/** Sends an operation's answer, made here or relayed from the owner, with its headers. */
+export function send(reply: FastifyReply, answer: Answer): FastifyReply {
+  if (answer.headers !== undefined) void reply.headers(answer.headers);
+  return reply.status(answer.statusCode).send(answer.body);
+}
+
+/**
+ * Whether a path is one of the operations' (either prefix), for refusing a keyless
+ * `Expect: 100-continue` from the headers (plugins/early-refusals.ts). Paths the dashboard shares
+ * without a key are not.
+ */
+export function keyedPathMatcher(operations: readonly AnyOperation[]): (path: string) => boolean {
+  const patterns = operations.flatMap((operation) =>
+    PREFIXES.filter((prefix) => prefix !== '' || operation.unprefixedRouteOptions === undefined).map((prefix) => new RegExp(`^${prefix}${operation.path.replace(/:[a-z_]+/gi, '[^/]+')}$`)),
+  );
+  return (path) => patterns.some((pattern) => pattern.test(path));
+}

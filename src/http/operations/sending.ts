@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { presentMessage, type MediaInput, type SendInput } from '../message-input.ts';
+import type { MediaObject } from '../../domain/media.ts';
+import type { Message } from '../../domain/model.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { SendRequest } from '../../messaging/send-message.ts';
+import type { Answer } from './operation.ts';
+import type { OperationServices } from './services.ts';
+
+/** What a send reaches: the senders and the media it stores or reuses. */
+export type SendingServices = Pick<OperationServices, 'sender' | 'idempotentSender' | 'media' | 'mediaLinks'>;
+
+export interface SendAnswer {
+  statusCode: number;
+  body: unknown;
+  replayed: boolean;
+}
+
+/** A send's answer as the registry sends it: a replay says so in Idempotent-Replayed. */
+export function asAnswer(answer: SendAnswer): Answer {
+  return { statusCode: answer.statusCode, body: answer.body, ...(answer.replayed && { headers: { 'Idempotent-Replayed': 'true' } }) };
+}
+
+/** The send as this node makes it, once it serves from_phone (or no node does and it answers why). */
+export async function sendHere(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
+  // A replay of a send with a file is answered before the file is stored again; only a URL's
+  // bytes are unknown until fetched, so those sends reach the claim after their fetch.
+  if (idempotencyKey !== undefined && input.media !== undefined) {
+    const known = await answerKnownKey(services, accountId, input, idempotencyKey);
+    if (known !== undefined) return known;
+  }
+  // Check first, fetch last: a send refused for its number or quota never downloads or stores a file.
+  if (input.media !== undefined && input.media.id === undefined) await services.sender.assertMaySend(accountId, input.fromPhone);
+  const media = input.media === undefined ? undefined : await resolveMedia(services, accountId, input.media);
+  const sendRequest: SendRequest = {
+    accountId,
+    fromPhone: input.fromPhone,
+    ...recipientOf(input),
+    text: input.text,
+    media,
+    mediaFingerprint: media === undefined ? undefined : mediaFingerprint(media.sha256, input.media!),
+    replyTo: input.replyTo,
+  };
+  const present = (message: Message) => presentMessage(message, media, addressesOf(services));
+  // Without a key the send takes its usual path, with no idempotency work at all.
+  if (idempotencyKey === undefined) return { statusCode: 200, body: present(await services.sender.send(sendRequest)), replayed: false };
+  const outcome = await services.idempotentSender.send(sendRequest, idempotencyKey, present);
+  return { statusCode: outcome.statusCode, body: outcome.body, replayed: outcome.replayed };
+}
+
+/**
+ * A request's file as a stored media object: an upload of the account, used as the kind asked
+ * for, or the request's own bytes, stored now (and kept only if a message uses them).
+ */
+export async function resolveMedia(services: Pick<OperationServices, 'media'>, accountId: string, input: MediaInput): Promise<MediaObject> {
+  if (input.id !== undefined) return services.media.asKind(await services.media.find(accountId, input.id), input);
+  if (input.url !== undefined) return services.media.ingestFromUrl(input.url, { ...input, accountId, source: 'send' });
+  return services.media.ingest(Readable.from([input.data!]), { ...input, accountId, source: 'send' });
+}
+
+/**
+ * What the key's record already answers (a replay, a reused key, a request in flight), read
+ * without storing or fetching anything; undefined when the request is to be sent, or when its
+ * file comes by URL and only the fetch can tell whether it is the same request.
+ */
+export async function answerKnownKey(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string): Promise<SendAnswer | undefined> {
+  const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(services, accountId, input.media);
+  if (input.media !== undefined && fingerprint === undefined) return undefined;
+  const known = await services.idempotentSender.answerFromRecord(
+    { accountId, fromPhone: input.fromPhone, ...recipientOf(input), text: input.text, mediaFingerprint: fingerprint, replyTo: input.replyTo },
+    idempotencyKey,
+  );
+  return known === undefined ? undefined : { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
+}
+
+/** The send's recipient: a phone, or a group with the members it mentions. */
+function recipientOf(input: SendInput): { toPhone: E164 } | { toGroup: string; mentions: readonly E164[] } {
+  return input.toGroup === undefined ? { toPhone: input.toPhone } : { toGroup: input.toGroup, mentions: input.mentions };
+}
+
+/** Where answers say a file is downloaded: under WAGW_PUBLIC_URL when it is set. */
+export function addressesOf(services: Pick<OperationServices, 'mediaLinks'>) {
+  return { plain: (id: string) => services.mediaLinks.plain(id) };
+}
+
+/** The file's part of an idempotent request's fingerprint: its bytes and what the caller claimed of them. */
+function mediaFingerprint(sha256: string, input: MediaInput): string {
+  return JSON.stringify([sha256, input.kind ?? null, input.mimeType ?? null, input.fileName ?? null]);
+}
+
+/**
+ * The same fingerprint before the file is stored, for a node answering a replay for another;
+ * undefined for a URL, whose bytes only a fetch would tell: the owner answers those.
+ */
+async function mediaFingerprintOf(services: Pick<OperationServices, 'media'>, accountId: string, input: MediaInput): Promise<string | undefined> {
+  if (input.url !== undefined) return undefined;
+  const sha256 = input.id !== undefined ? (await services.media.find(accountId, input.id)).sha256 : createHash('sha256').update(input.data!).digest('hex');
+  return mediaFingerprint(sha256, input);
+}

@@ -1,0 +1,26 @@
+import type { Gateway } from '../../main.ts';
+
+/**
+ * The services operations reach. A declaration names the ones it uses, and its handler is given
+ * only those: an operation cannot grow a dependency on the whole gateway unseen.
+ */
+export type OperationServices = Pick<
+  Gateway,
+  'numbers' | 'sender' | 'idempotentSender' | 'media' | 'mediaLinks' | 'typing' | 'numberChecks' | 'messageActions' | 'history' | 'groups' | 'sandboxInbox'
+> & {
+  /** The longest text a message may carry (WAGW_MAX_MESSAGE_LENGTH). */
+  maxMessageLength: number;
+  /** How long a signed media link works unless asked otherwise (WAGW_MEDIA_LINK_TTL_HOURS). */
+  mediaLinkTtlMs: number;
+};
+
+/** The operation services of a gateway. */
+export function operationServices(gateway: Gateway): OperationServices {
+  const { numbers, sender, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox } = gateway;
+  return { numbers, sender, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox, maxMessageLength: gateway.config.maxMessageLength, mediaLinkTtlMs: gateway.config.media.linkTtlMs };
+}
+
+/** Only the services `uses` names. */
+export function pickServices<Uses extends keyof OperationServices>(services: OperationServices, uses: readonly Uses[]): Pick<OperationServices, Uses> {
+  return Object.fromEntries(uses.map((name) => [name, services[name]])) as Pick<OperationServices, Uses>;
+}
