@@ -40,26 +40,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/send_message": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a WhatsApp text message
-         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
-         */
-        post: operations["sendMessageApi"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/sandbox/receive": {
         parameters: {
             query?: never;
@@ -78,186 +58,6 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
-        trace?: never;
-    };
-    "/api/sandbox/receive": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Simulate an incoming message on a sandbox number
-         * @description Produces an incoming message on one of your sandbox numbers exactly as a real one would arrive: stored with status "received" and delivered to your webhooks. Incoming messages do not count against the monthly volume; simulated ones are limited per account and minute instead. /sandbox/receive and /api/sandbox/receive are the same operation.
-         */
-        post: operations["simulateIncomingMessageApi"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/messages": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List sent and received messages
-         * @description The account's messages, newest first, a page at a time: pass next_cursor as cursor for the next page. Filters combine. /messages and /api/messages are the same operation; /messages answers the API only with an Authorization header (without one it is the dashboard's page).
-         */
-        get: operations["listMessages"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/messages": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List sent and received messages
-         * @description The account's messages, newest first, a page at a time: pass next_cursor as cursor for the next page. Filters combine. /messages and /api/messages are the same operation; /messages answers the API only with an Authorization header (without one it is the dashboard's page).
-         */
-        get: operations["listMessagesApi"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/messages/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get one message
-         * @description One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation. Another account's message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.
-         */
-        get: operations["getMessage"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/messages/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get one message
-         * @description One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation. Another account's message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.
-         */
-        get: operations["getMessageApi"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/numbers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List your numbers and their session status
-         * @description Every number of the account, with its WhatsApp session's status, so a client can check before sending. /numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is the dashboard's page).
-         */
-        get: operations["listNumbers"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/numbers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List your numbers and their session status
-         * @description Every number of the account, with its WhatsApp session's status, so a client can check before sending. /numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is the dashboard's page).
-         */
-        get: operations["listNumbersApi"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/numbers/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Change a number's settings
-         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
-         */
-        patch: operations["updateNumber"];
-        trace?: never;
-    };
-    "/api/numbers/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Change a number's settings
-         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
-         */
-        patch: operations["updateNumberApi"];
         trace?: never;
     };
     "/check_numbers": {
@@ -280,26 +80,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/check_numbers": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Check whether phones use WhatsApp
-         * @description Asks, through from_phone's session, whether each phone uses WhatsApp. Answers are remembered per account (a yes for a day, a no for an hour) and shared with the account's send path; only phones not remembered are looked up, at most WAGW_NUMBER_CHECKS_PER_MINUTE a minute per number (60 by default), since heavy lookups get numbers banned. In the sandbox every phone uses WhatsApp. /check_numbers and /api/check_numbers are the same operation.
-         */
-        post: operations["checkNumbersApi"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/typing": {
         parameters: {
             query?: never;
@@ -314,26 +94,6 @@ export interface paths {
          * @description Shows the state to the chat with to_phone, as WhatsApp does while a person types. composing and recording end by themselves after WAGW_TYPING_SECONDS (25 by default) unless sent again; paused ends them at once. /typing and /api/typing are the same operation.
          */
         post: operations["showTyping"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/typing": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Show "typing…" or "recording audio…" to a chat
-         * @description Shows the state to the chat with to_phone, as WhatsApp does while a person types. composing and recording end by themselves after WAGW_TYPING_SECONDS (25 by default) unless sent again; paused ends them at once. /typing and /api/typing are the same operation.
-         */
-        post: operations["showTypingApi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -420,67 +180,67 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/send_reaction": {
+    "/messages": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
         /**
-         * React to a message, or take the reaction away
-         * @description Reacts with one emoji to a message in a chat of from_phone, as its sender sees on WhatsApp; a new reaction replaces the last, and an empty emoji removes it. /send_reaction and /api/send_reaction are the same operation.
+         * List sent and received messages
+         * @description The account's messages, newest first, a page at a time: pass next_cursor as cursor for the next page. Filters combine. /messages and /api/messages are the same operation; /messages answers the API only with an Authorization header (without one it is the dashboard's page).
          */
-        post: operations["sendReactionApi"];
+        get: operations["listMessages"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/messages/{id}/edit": {
+    "/messages/{id}": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
         /**
-         * Edit a message you sent
-         * @description Replaces the text (or caption) of a message you sent, within WhatsApp's 15 minutes of sending; the recipient sees it marked edited. The text it had is kept in the message's revisions. Answers the message as it is now.
+         * Get one message
+         * @description One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation. Another account's message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.
          */
-        post: operations["editMessageApi"];
+        get: operations["getMessage"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/messages/{id}/revoke": {
+    "/numbers": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
         /**
-         * Delete a message you sent, for everyone
-         * @description Deletes a message you sent from the chat on both sides, within WhatsApp's window (about 60 hours). Its text is kept in the message's revisions. Answers the message as it is now.
+         * List your numbers and their session status
+         * @description Every number of the account, with its WhatsApp session's status, so a client can check before sending. /numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is the dashboard's page).
          */
-        post: operations["revokeMessageApi"];
+        get: operations["listNumbers"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/messages/{id}/read": {
+    "/numbers/{id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -489,15 +249,15 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /**
-         * Mark a received message read
-         * @description Marks a received message, and the unread ones before it from the same sender, read: the sender sees blue ticks (if both sides show read receipts). Answers which messages were marked.
-         */
-        post: operations["markMessageReadApi"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a number's settings
+         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         */
+        patch: operations["updateNumber"];
         trace?: never;
     };
     "/groups": {
@@ -628,6 +388,266 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/media/{id}/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a signed download link
+         * @description A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file's retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.
+         */
+        post: operations["linkMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/send_message": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a WhatsApp text message
+         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
+         */
+        post: operations["sendMessageApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/receive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate an incoming message on a sandbox number
+         * @description Produces an incoming message on one of your sandbox numbers exactly as a real one would arrive: stored with status "received" and delivered to your webhooks. Incoming messages do not count against the monthly volume; simulated ones are limited per account and minute instead. /sandbox/receive and /api/sandbox/receive are the same operation.
+         */
+        post: operations["simulateIncomingMessageApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/check_numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check whether phones use WhatsApp
+         * @description Asks, through from_phone's session, whether each phone uses WhatsApp. Answers are remembered per account (a yes for a day, a no for an hour) and shared with the account's send path; only phones not remembered are looked up, at most WAGW_NUMBER_CHECKS_PER_MINUTE a minute per number (60 by default), since heavy lookups get numbers banned. In the sandbox every phone uses WhatsApp. /check_numbers and /api/check_numbers are the same operation.
+         */
+        post: operations["checkNumbersApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/typing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Show "typing…" or "recording audio…" to a chat
+         * @description Shows the state to the chat with to_phone, as WhatsApp does while a person types. composing and recording end by themselves after WAGW_TYPING_SECONDS (25 by default) unless sent again; paused ends them at once. /typing and /api/typing are the same operation.
+         */
+        post: operations["showTypingApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/send_reaction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * React to a message, or take the reaction away
+         * @description Reacts with one emoji to a message in a chat of from_phone, as its sender sees on WhatsApp; a new reaction replaces the last, and an empty emoji removes it. /send_reaction and /api/send_reaction are the same operation.
+         */
+        post: operations["sendReactionApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages/{id}/edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Edit a message you sent
+         * @description Replaces the text (or caption) of a message you sent, within WhatsApp's 15 minutes of sending; the recipient sees it marked edited. The text it had is kept in the message's revisions. Answers the message as it is now.
+         */
+        post: operations["editMessageApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete a message you sent, for everyone
+         * @description Deletes a message you sent from the chat on both sides, within WhatsApp's window (about 60 hours). Its text is kept in the message's revisions. Answers the message as it is now.
+         */
+        post: operations["revokeMessageApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a received message read
+         * @description Marks a received message, and the unread ones before it from the same sender, read: the sender sees blue ticks (if both sides show read receipts). Answers which messages were marked.
+         */
+        post: operations["markMessageReadApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sent and received messages
+         * @description The account's messages, newest first, a page at a time: pass next_cursor as cursor for the next page. Filters combine. /messages and /api/messages are the same operation; /messages answers the API only with an Authorization header (without one it is the dashboard's page).
+         */
+        get: operations["listMessagesApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/messages/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one message
+         * @description One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation. Another account's message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.
+         */
+        get: operations["getMessageApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your numbers and their session status
+         * @description Every number of the account, with its WhatsApp session's status, so a client can check before sending. /numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is the dashboard's page).
+         */
+        get: operations["listNumbersApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/numbers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change a number's settings
+         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         */
+        patch: operations["updateNumberApi"];
+        trace?: never;
+    };
     "/api/groups": {
         parameters: {
             query?: never;
@@ -756,6 +776,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/media/{id}/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a signed download link
+         * @description A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file's retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.
+         */
+        post: operations["linkMediaApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/media": {
         parameters: {
             query?: never;
@@ -830,46 +870,6 @@ export interface paths {
         get: operations["downloadMediaApi"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/media/{id}/link": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Make a signed download link
-         * @description A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file's retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.
-         */
-        post: operations["linkMedia"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/media/{id}/link": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Make a signed download link
-         * @description A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file's retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.
-         */
-        post: operations["linkMediaApi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1350,10 +1350,7 @@ export interface components {
             status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
             /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
             status_history: {
-                /**
-                 * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
-                 * @enum {string}
-                 */
+                /** @enum {string} */
                 status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
                 /** Format: date-time */
                 at: string;
@@ -1405,10 +1402,7 @@ export interface components {
             status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
             /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
             status_history: {
-                /**
-                 * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
-                 * @enum {string}
-                 */
+                /** @enum {string} */
                 status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
                 /** Format: date-time */
                 at: string;
@@ -1785,56 +1779,6 @@ export interface components {
             /** @enum {boolean} */
             ok: true;
         };
-        ListMessagesResponse: {
-            messages: components["schemas"]["Message"][];
-            /** @description Pass as cursor for the next (older) page; null on the last page. */
-            next_cursor: string | null;
-        };
-        ListNumbersResponse: {
-            numbers: {
-                number_id: string;
-                /** @description E.164: what from_phone names. */
-                phone: string;
-                /**
-                 * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
-                 * @enum {string}
-                 */
-                engine: "sandbox" | "baileys";
-                /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
-                status: string;
-                /** @description Why, when there is more to say. */
-                status_reason: string | null;
-                /** @description Whether a send from this number would be handed to WhatsApp now (status connected). */
-                can_send: boolean;
-                /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
-                auto_read: boolean;
-                /** Format: date-time */
-                created_at: string;
-            }[];
-        };
-        UpdateNumberRequest: {
-            auto_read: boolean;
-        };
-        UpdateNumberResponse: {
-            number_id: string;
-            /** @description E.164: what from_phone names. */
-            phone: string;
-            /**
-             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
-             * @enum {string}
-             */
-            engine: "sandbox" | "baileys";
-            /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
-            status: string;
-            /** @description Why, when there is more to say. */
-            status_reason: string | null;
-            /** @description Whether a send from this number would be handed to WhatsApp now (status connected). */
-            can_send: boolean;
-            /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
-            auto_read: boolean;
-            /** Format: date-time */
-            created_at: string;
-        };
         CheckNumbersRequest: {
             /** @description One of your numbers, which asks WhatsApp. */
             from_phone: string;
@@ -1904,6 +1848,56 @@ export interface components {
             marked_read: string[];
             /** Format: date-time */
             read_at: string;
+        };
+        ListMessagesResponse: {
+            messages: components["schemas"]["Message"][];
+            /** @description Pass as cursor for the next (older) page; null on the last page. */
+            next_cursor: string | null;
+        };
+        ListNumbersResponse: {
+            numbers: {
+                number_id: string;
+                /** @description E.164: what from_phone names. */
+                phone: string;
+                /**
+                 * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
+                 * @enum {string}
+                 */
+                engine: "sandbox" | "baileys";
+                /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
+                status: string;
+                /** @description Why, when there is more to say. */
+                status_reason: string | null;
+                /** @description Whether a send from this number would be handed to WhatsApp now (status connected). */
+                can_send: boolean;
+                /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
+                auto_read: boolean;
+                /** Format: date-time */
+                created_at: string;
+            }[];
+        };
+        UpdateNumberRequest: {
+            auto_read: boolean;
+        };
+        UpdateNumberResponse: {
+            number_id: string;
+            /** @description E.164: what from_phone names. */
+            phone: string;
+            /**
+             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
+             * @enum {string}
+             */
+            engine: "sandbox" | "baileys";
+            /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
+            status: string;
+            /** @description Why, when there is more to say. */
+            status_reason: string | null;
+            /** @description Whether a send from this number would be handed to WhatsApp now (status connected). */
+            can_send: boolean;
+            /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
+            auto_read: boolean;
+            /** Format: date-time */
+            created_at: string;
         };
         CreateGroupRequest: {
             /** @description One of your numbers: the group's creator. */
@@ -1993,7 +1987,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         SendMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2002,11 +1996,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "invalid_mention" | "invalid_idempotency_key";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         SendMessageError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2015,11 +2009,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
         SendMessageError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2028,11 +2022,24 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "phone_not_owned" | "not_group_member";
                 };
             };
         };
-        /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
+        /** @description `media_not_found`: There is no such media in your account, or its retention ended. */
+        SendMessageError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "media_not_found";
+                };
+            };
+        };
+        /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. */
         SendMessageError409: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2041,7 +2048,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
+                    error?: "request_in_progress" | "send_outcome_unknown";
                 };
             };
         };
@@ -2071,7 +2078,7 @@ export interface components {
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. `quota_exceeded`: The account has used its monthly volume. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
         SendMessageError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2081,7 +2088,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "rate_limited" | "quota_exceeded" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
                 };
             };
         };
@@ -2098,7 +2105,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. */
         SendMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2108,11 +2115,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage" | "send_not_recorded";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). */
         SimulateIncomingMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2121,11 +2128,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "invalid_reply_to" | "invalid_mention";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         SimulateIncomingMessageError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2134,11 +2141,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
         SimulateIncomingMessageError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2147,7 +2154,20 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "phone_not_owned" | "not_group_member";
+                };
+            };
+        };
+        /** @description `media_not_found`: There is no such media in your account, or its retention ended. */
+        SimulateIncomingMessageError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "media_not_found";
                 };
             };
         };
@@ -2164,7 +2184,7 @@ export interface components {
                 };
             };
         };
-        /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. `idempotency_key_reused`: This Idempotency-Key was used with a different body. */
+        /** @description `media_url_unreachable`: `media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx. */
         SimulateIncomingMessageError422: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2173,11 +2193,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "media_url_unreachable" | "idempotency_key_reused";
+                    error?: "media_url_unreachable";
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
         SimulateIncomingMessageError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2187,7 +2207,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "rate_limited" | "media_fetch_budget_exceeded";
                 };
             };
         };
@@ -2204,7 +2224,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         SimulateIncomingMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2214,180 +2234,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-        ListMessagesError400: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-                };
-            };
-        };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-        ListMessagesError401: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-                };
-            };
-        };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-        ListMessagesError404: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-                };
-            };
-        };
-        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-        ListMessagesError500: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "internal_error";
-                };
-            };
-        };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-        GetMessageError401: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-                };
-            };
-        };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-        GetMessageError404: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-                };
-            };
-        };
-        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-        GetMessageError500: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "internal_error";
-                };
-            };
-        };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-        ListNumbersError401: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-                };
-            };
-        };
-        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-        ListNumbersError500: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "internal_error";
-                };
-            };
-        };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-        UpdateNumberError400: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-                };
-            };
-        };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-        UpdateNumberError401: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-                };
-            };
-        };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-        UpdateNumberError404: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-                };
-            };
-        };
-        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-        UpdateNumberError500: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "internal_error";
-                };
-            };
-        };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         CheckNumbersError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2396,11 +2247,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         CheckNumbersError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2409,11 +2260,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         CheckNumbersError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2422,11 +2273,24 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "phone_not_owned";
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        CheckNumbersError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         CheckNumbersError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2436,7 +2300,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "rate_limited";
                 };
             };
         };
@@ -2453,7 +2317,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         CheckNumbersError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2463,11 +2327,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         ShowTypingError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2476,11 +2340,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         ShowTypingError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2489,11 +2353,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         ShowTypingError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2502,7 +2366,34 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ShowTypingError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        ShowTypingError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
                 };
             };
         };
@@ -2519,7 +2410,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         ShowTypingError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2529,11 +2420,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_phone_number`: A phone is not a valid international number. */
         SendReactionError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2542,11 +2433,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "message_not_in_chat" | "invalid_emoji" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         SendReactionError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2555,11 +2446,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         SendReactionError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2568,11 +2459,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "phone_not_owned";
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `message_not_found`: There is no such message in your account. */
         SendReactionError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2581,7 +2472,47 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "message_not_found";
+                };
+            };
+        };
+        /** @description `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
+        SendReactionError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "message_not_editable";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SendReactionError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        SendReactionError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
                 };
             };
         };
@@ -2598,7 +2529,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         SendReactionError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2608,11 +2539,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. */
         EditMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2621,11 +2552,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "message_not_in_chat" | "empty_message" | "message_too_long";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         EditMessageError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2634,11 +2565,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `message_not_found`: There is no such message in your account. */
         EditMessageError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2647,11 +2578,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "message_not_found";
                 };
             };
         };
-        /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
+        /** @description `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
         EditMessageError409: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2660,7 +2591,34 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
+                    error?: "message_not_editable";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        EditMessageError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        EditMessageError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
                 };
             };
         };
@@ -2677,7 +2635,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         EditMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2687,11 +2645,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. */
         RevokeMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2700,11 +2658,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "message_not_in_chat";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         RevokeMessageError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2713,11 +2671,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `message_not_found`: There is no such message in your account. */
         RevokeMessageError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2726,11 +2684,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "message_not_found";
                 };
             };
         };
-        /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
+        /** @description `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
         RevokeMessageError409: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2739,7 +2697,34 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
+                    error?: "message_not_editable";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        RevokeMessageError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        RevokeMessageError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
                 };
             };
         };
@@ -2756,7 +2741,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         RevokeMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2766,11 +2751,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. */
         MarkMessageReadError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2779,11 +2764,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "message_not_in_chat";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         MarkMessageReadError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2792,11 +2777,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `message_not_found`: There is no such message in your account. */
         MarkMessageReadError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2805,11 +2790,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "message_not_found";
                 };
             };
         };
-        /** @description `request_in_progress`: A request with this Idempotency-Key is still being answered. `send_outcome_unknown`: A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated. `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
+        /** @description `message_not_editable`: The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read. */
         MarkMessageReadError409: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2818,7 +2803,34 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "request_in_progress" | "send_outcome_unknown" | "message_not_editable";
+                    error?: "message_not_editable";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        MarkMessageReadError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        MarkMessageReadError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
                 };
             };
         };
@@ -2835,7 +2847,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         MarkMessageReadError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2845,11 +2857,262 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        ListMessagesError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListMessagesError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        ListMessagesError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ListMessagesError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListMessagesError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListMessagesError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetMessageError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `message_not_found`: There is no such message in your account. */
+        GetMessageError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "message_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetMessageError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetMessageError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListNumbersError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListNumbersError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListNumbersError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        UpdateNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UpdateNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        UpdateNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateNumberError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        UpdateNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         CreateGroupError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2858,11 +3121,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         CreateGroupError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2871,11 +3134,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         CreateGroupError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2884,7 +3147,34 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        CreateGroupError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        CreateGroupError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
                 };
             };
         };
@@ -2901,7 +3191,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         CreateGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2911,11 +3201,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         ListGroupsError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2924,11 +3214,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         ListGroupsError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2937,11 +3227,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         ListGroupsError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2950,7 +3240,34 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ListGroupsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        ListGroupsError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
                 };
             };
         };
@@ -2967,7 +3284,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         ListGroupsError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2977,11 +3294,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         GetGroupError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2990,11 +3307,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         GetGroupError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3003,11 +3320,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         GetGroupError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3016,11 +3333,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "phone_not_owned";
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. */
         GetGroupError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3029,7 +3346,34 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "group_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        GetGroupError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        GetGroupError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
                 };
             };
         };
@@ -3046,7 +3390,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         GetGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3056,11 +3400,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         UpdateGroupError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3069,11 +3413,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         UpdateGroupError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3082,7 +3426,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
@@ -3099,7 +3443,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. */
         UpdateGroupError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3108,11 +3452,24 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "group_not_found";
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateGroupError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         UpdateGroupError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3122,7 +3479,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "rate_limited";
                 };
             };
         };
@@ -3139,7 +3496,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         UpdateGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3149,11 +3506,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         ChangeGroupParticipantsError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3162,11 +3519,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         ChangeGroupParticipantsError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3175,7 +3532,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
@@ -3192,7 +3549,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. */
         ChangeGroupParticipantsError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3201,11 +3558,24 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "group_not_found";
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ChangeGroupParticipantsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         ChangeGroupParticipantsError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3215,7 +3585,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "rate_limited";
                 };
             };
         };
@@ -3232,7 +3602,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         ChangeGroupParticipantsError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3242,11 +3612,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         GetGroupInviteLinkError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3255,11 +3625,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         GetGroupInviteLinkError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3268,7 +3638,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
@@ -3285,7 +3655,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. */
         GetGroupInviteLinkError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3294,11 +3664,24 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "group_not_found";
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        GetGroupInviteLinkError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         GetGroupInviteLinkError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3308,7 +3691,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "rate_limited";
                 };
             };
         };
@@ -3325,7 +3708,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         GetGroupInviteLinkError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3335,11 +3718,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         RevokeGroupInviteLinkError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3348,11 +3731,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         RevokeGroupInviteLinkError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3361,7 +3744,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
@@ -3378,7 +3761,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. */
         RevokeGroupInviteLinkError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3387,11 +3770,24 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "group_not_found";
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        RevokeGroupInviteLinkError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         RevokeGroupInviteLinkError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3401,7 +3797,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "rate_limited";
                 };
             };
         };
@@ -3418,7 +3814,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         RevokeGroupInviteLinkError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3428,11 +3824,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         LeaveGroupError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3441,11 +3837,11 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         LeaveGroupError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3454,7 +3850,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key";
                 };
             };
         };
@@ -3471,7 +3867,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. */
         LeaveGroupError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3480,11 +3876,24 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "group_not_found";
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        LeaveGroupError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
         LeaveGroupError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3494,7 +3903,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "rate_limited";
                 };
             };
         };
@@ -3511,7 +3920,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
         LeaveGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3521,7 +3930,86 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        LinkMediaError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        LinkMediaError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `media_not_found`: There is no such media in your account, or its retention ended. */
+        LinkMediaError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "media_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        LinkMediaError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        LinkMediaError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        LinkMediaError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
                 };
             };
         };
@@ -3657,58 +4145,6 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
-        LinkMediaError400: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
-                };
-            };
-        };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
-        LinkMediaError401: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
-                };
-            };
-        };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
-        LinkMediaError404: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
-                };
-            };
-        };
-        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
-        LinkMediaError500: {
-            headers: {
-                "X-Request-Id": components["headers"]["RequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"] & {
-                    /** @enum {string} */
-                    error?: "internal_error";
-                };
-            };
-        };
     };
     parameters: never;
     requestBodies: never;
@@ -3751,10 +4187,6 @@ export type SessionStatusEvent = components['schemas']['SessionStatusEvent'];
 export type GroupUpdatedEvent = components['schemas']['GroupUpdatedEvent'];
 export type TestEvent = components['schemas']['TestEvent'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
-export type ListMessagesResponse = components['schemas']['ListMessagesResponse'];
-export type ListNumbersResponse = components['schemas']['ListNumbersResponse'];
-export type UpdateNumberRequest = components['schemas']['UpdateNumberRequest'];
-export type UpdateNumberResponse = components['schemas']['UpdateNumberResponse'];
 export type CheckNumbersRequest = components['schemas']['CheckNumbersRequest'];
 export type CheckNumbersResponse = components['schemas']['CheckNumbersResponse'];
 export type ShowTypingRequest = components['schemas']['ShowTypingRequest'];
@@ -3763,6 +4195,10 @@ export type SendReactionRequest = components['schemas']['SendReactionRequest'];
 export type SendReactionResponse = components['schemas']['SendReactionResponse'];
 export type EditMessageRequest = components['schemas']['EditMessageRequest'];
 export type MarkMessageReadResponse = components['schemas']['MarkMessageReadResponse'];
+export type ListMessagesResponse = components['schemas']['ListMessagesResponse'];
+export type ListNumbersResponse = components['schemas']['ListNumbersResponse'];
+export type UpdateNumberRequest = components['schemas']['UpdateNumberRequest'];
+export type UpdateNumberResponse = components['schemas']['UpdateNumberResponse'];
 export type CreateGroupRequest = components['schemas']['CreateGroupRequest'];
 export type ListGroupsResponse = components['schemas']['ListGroupsResponse'];
 export type UpdateGroupRequest = components['schemas']['UpdateGroupRequest'];
@@ -3779,6 +4215,7 @@ export type ResponseCheckHealthError503 = components['responses']['CheckHealthEr
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
 export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
 export type ResponseSendMessageError403 = components['responses']['SendMessageError403'];
+export type ResponseSendMessageError404 = components['responses']['SendMessageError404'];
 export type ResponseSendMessageError409 = components['responses']['SendMessageError409'];
 export type ResponseSendMessageError413 = components['responses']['SendMessageError413'];
 export type ResponseSendMessageError422 = components['responses']['SendMessageError422'];
@@ -3788,79 +4225,105 @@ export type ResponseSendMessageError503 = components['responses']['SendMessageEr
 export type ResponseSimulateIncomingMessageError400 = components['responses']['SimulateIncomingMessageError400'];
 export type ResponseSimulateIncomingMessageError401 = components['responses']['SimulateIncomingMessageError401'];
 export type ResponseSimulateIncomingMessageError403 = components['responses']['SimulateIncomingMessageError403'];
+export type ResponseSimulateIncomingMessageError404 = components['responses']['SimulateIncomingMessageError404'];
 export type ResponseSimulateIncomingMessageError413 = components['responses']['SimulateIncomingMessageError413'];
 export type ResponseSimulateIncomingMessageError422 = components['responses']['SimulateIncomingMessageError422'];
 export type ResponseSimulateIncomingMessageError429 = components['responses']['SimulateIncomingMessageError429'];
 export type ResponseSimulateIncomingMessageError500 = components['responses']['SimulateIncomingMessageError500'];
 export type ResponseSimulateIncomingMessageError503 = components['responses']['SimulateIncomingMessageError503'];
-export type ResponseListMessagesError400 = components['responses']['ListMessagesError400'];
-export type ResponseListMessagesError401 = components['responses']['ListMessagesError401'];
-export type ResponseListMessagesError404 = components['responses']['ListMessagesError404'];
-export type ResponseListMessagesError500 = components['responses']['ListMessagesError500'];
-export type ResponseGetMessageError401 = components['responses']['GetMessageError401'];
-export type ResponseGetMessageError404 = components['responses']['GetMessageError404'];
-export type ResponseGetMessageError500 = components['responses']['GetMessageError500'];
-export type ResponseListNumbersError401 = components['responses']['ListNumbersError401'];
-export type ResponseListNumbersError500 = components['responses']['ListNumbersError500'];
-export type ResponseUpdateNumberError400 = components['responses']['UpdateNumberError400'];
-export type ResponseUpdateNumberError401 = components['responses']['UpdateNumberError401'];
-export type ResponseUpdateNumberError404 = components['responses']['UpdateNumberError404'];
-export type ResponseUpdateNumberError500 = components['responses']['UpdateNumberError500'];
 export type ResponseCheckNumbersError400 = components['responses']['CheckNumbersError400'];
 export type ResponseCheckNumbersError401 = components['responses']['CheckNumbersError401'];
 export type ResponseCheckNumbersError403 = components['responses']['CheckNumbersError403'];
+export type ResponseCheckNumbersError413 = components['responses']['CheckNumbersError413'];
 export type ResponseCheckNumbersError429 = components['responses']['CheckNumbersError429'];
 export type ResponseCheckNumbersError500 = components['responses']['CheckNumbersError500'];
 export type ResponseCheckNumbersError503 = components['responses']['CheckNumbersError503'];
 export type ResponseShowTypingError400 = components['responses']['ShowTypingError400'];
 export type ResponseShowTypingError401 = components['responses']['ShowTypingError401'];
 export type ResponseShowTypingError403 = components['responses']['ShowTypingError403'];
+export type ResponseShowTypingError413 = components['responses']['ShowTypingError413'];
+export type ResponseShowTypingError429 = components['responses']['ShowTypingError429'];
 export type ResponseShowTypingError500 = components['responses']['ShowTypingError500'];
 export type ResponseShowTypingError503 = components['responses']['ShowTypingError503'];
 export type ResponseSendReactionError400 = components['responses']['SendReactionError400'];
 export type ResponseSendReactionError401 = components['responses']['SendReactionError401'];
 export type ResponseSendReactionError403 = components['responses']['SendReactionError403'];
 export type ResponseSendReactionError404 = components['responses']['SendReactionError404'];
+export type ResponseSendReactionError409 = components['responses']['SendReactionError409'];
+export type ResponseSendReactionError413 = components['responses']['SendReactionError413'];
+export type ResponseSendReactionError429 = components['responses']['SendReactionError429'];
 export type ResponseSendReactionError500 = components['responses']['SendReactionError500'];
 export type ResponseSendReactionError503 = components['responses']['SendReactionError503'];
 export type ResponseEditMessageError400 = components['responses']['EditMessageError400'];
 export type ResponseEditMessageError401 = components['responses']['EditMessageError401'];
 export type ResponseEditMessageError404 = components['responses']['EditMessageError404'];
 export type ResponseEditMessageError409 = components['responses']['EditMessageError409'];
+export type ResponseEditMessageError413 = components['responses']['EditMessageError413'];
+export type ResponseEditMessageError429 = components['responses']['EditMessageError429'];
 export type ResponseEditMessageError500 = components['responses']['EditMessageError500'];
 export type ResponseEditMessageError503 = components['responses']['EditMessageError503'];
 export type ResponseRevokeMessageError400 = components['responses']['RevokeMessageError400'];
 export type ResponseRevokeMessageError401 = components['responses']['RevokeMessageError401'];
 export type ResponseRevokeMessageError404 = components['responses']['RevokeMessageError404'];
 export type ResponseRevokeMessageError409 = components['responses']['RevokeMessageError409'];
+export type ResponseRevokeMessageError413 = components['responses']['RevokeMessageError413'];
+export type ResponseRevokeMessageError429 = components['responses']['RevokeMessageError429'];
 export type ResponseRevokeMessageError500 = components['responses']['RevokeMessageError500'];
 export type ResponseRevokeMessageError503 = components['responses']['RevokeMessageError503'];
 export type ResponseMarkMessageReadError400 = components['responses']['MarkMessageReadError400'];
 export type ResponseMarkMessageReadError401 = components['responses']['MarkMessageReadError401'];
 export type ResponseMarkMessageReadError404 = components['responses']['MarkMessageReadError404'];
 export type ResponseMarkMessageReadError409 = components['responses']['MarkMessageReadError409'];
+export type ResponseMarkMessageReadError413 = components['responses']['MarkMessageReadError413'];
+export type ResponseMarkMessageReadError429 = components['responses']['MarkMessageReadError429'];
 export type ResponseMarkMessageReadError500 = components['responses']['MarkMessageReadError500'];
 export type ResponseMarkMessageReadError503 = components['responses']['MarkMessageReadError503'];
+export type ResponseListMessagesError400 = components['responses']['ListMessagesError400'];
+export type ResponseListMessagesError401 = components['responses']['ListMessagesError401'];
+export type ResponseListMessagesError404 = components['responses']['ListMessagesError404'];
+export type ResponseListMessagesError413 = components['responses']['ListMessagesError413'];
+export type ResponseListMessagesError500 = components['responses']['ListMessagesError500'];
+export type ResponseListMessagesError503 = components['responses']['ListMessagesError503'];
+export type ResponseGetMessageError401 = components['responses']['GetMessageError401'];
+export type ResponseGetMessageError404 = components['responses']['GetMessageError404'];
+export type ResponseGetMessageError500 = components['responses']['GetMessageError500'];
+export type ResponseGetMessageError503 = components['responses']['GetMessageError503'];
+export type ResponseListNumbersError401 = components['responses']['ListNumbersError401'];
+export type ResponseListNumbersError500 = components['responses']['ListNumbersError500'];
+export type ResponseListNumbersError503 = components['responses']['ListNumbersError503'];
+export type ResponseUpdateNumberError400 = components['responses']['UpdateNumberError400'];
+export type ResponseUpdateNumberError401 = components['responses']['UpdateNumberError401'];
+export type ResponseUpdateNumberError404 = components['responses']['UpdateNumberError404'];
+export type ResponseUpdateNumberError413 = components['responses']['UpdateNumberError413'];
+export type ResponseUpdateNumberError500 = components['responses']['UpdateNumberError500'];
+export type ResponseUpdateNumberError503 = components['responses']['UpdateNumberError503'];
 export type ResponseCreateGroupError400 = components['responses']['CreateGroupError400'];
 export type ResponseCreateGroupError401 = components['responses']['CreateGroupError401'];
 export type ResponseCreateGroupError403 = components['responses']['CreateGroupError403'];
+export type ResponseCreateGroupError413 = components['responses']['CreateGroupError413'];
+export type ResponseCreateGroupError429 = components['responses']['CreateGroupError429'];
 export type ResponseCreateGroupError500 = components['responses']['CreateGroupError500'];
 export type ResponseCreateGroupError503 = components['responses']['CreateGroupError503'];
 export type ResponseListGroupsError400 = components['responses']['ListGroupsError400'];
 export type ResponseListGroupsError401 = components['responses']['ListGroupsError401'];
 export type ResponseListGroupsError403 = components['responses']['ListGroupsError403'];
+export type ResponseListGroupsError413 = components['responses']['ListGroupsError413'];
+export type ResponseListGroupsError429 = components['responses']['ListGroupsError429'];
 export type ResponseListGroupsError500 = components['responses']['ListGroupsError500'];
 export type ResponseListGroupsError503 = components['responses']['ListGroupsError503'];
 export type ResponseGetGroupError400 = components['responses']['GetGroupError400'];
 export type ResponseGetGroupError401 = components['responses']['GetGroupError401'];
 export type ResponseGetGroupError403 = components['responses']['GetGroupError403'];
 export type ResponseGetGroupError404 = components['responses']['GetGroupError404'];
+export type ResponseGetGroupError413 = components['responses']['GetGroupError413'];
+export type ResponseGetGroupError429 = components['responses']['GetGroupError429'];
 export type ResponseGetGroupError500 = components['responses']['GetGroupError500'];
 export type ResponseGetGroupError503 = components['responses']['GetGroupError503'];
 export type ResponseUpdateGroupError400 = components['responses']['UpdateGroupError400'];
 export type ResponseUpdateGroupError401 = components['responses']['UpdateGroupError401'];
 export type ResponseUpdateGroupError403 = components['responses']['UpdateGroupError403'];
 export type ResponseUpdateGroupError404 = components['responses']['UpdateGroupError404'];
+export type ResponseUpdateGroupError413 = components['responses']['UpdateGroupError413'];
 export type ResponseUpdateGroupError429 = components['responses']['UpdateGroupError429'];
 export type ResponseUpdateGroupError500 = components['responses']['UpdateGroupError500'];
 export type ResponseUpdateGroupError503 = components['responses']['UpdateGroupError503'];
@@ -3868,6 +4331,7 @@ export type ResponseChangeGroupParticipantsError400 = components['responses']['C
 export type ResponseChangeGroupParticipantsError401 = components['responses']['ChangeGroupParticipantsError401'];
 export type ResponseChangeGroupParticipantsError403 = components['responses']['ChangeGroupParticipantsError403'];
 export type ResponseChangeGroupParticipantsError404 = components['responses']['ChangeGroupParticipantsError404'];
+export type ResponseChangeGroupParticipantsError413 = components['responses']['ChangeGroupParticipantsError413'];
 export type ResponseChangeGroupParticipantsError429 = components['responses']['ChangeGroupParticipantsError429'];
 export type ResponseChangeGroupParticipantsError500 = components['responses']['ChangeGroupParticipantsError500'];
 export type ResponseChangeGroupParticipantsError503 = components['responses']['ChangeGroupParticipantsError503'];
@@ -3875,6 +4339,7 @@ export type ResponseGetGroupInviteLinkError400 = components['responses']['GetGro
 export type ResponseGetGroupInviteLinkError401 = components['responses']['GetGroupInviteLinkError401'];
 export type ResponseGetGroupInviteLinkError403 = components['responses']['GetGroupInviteLinkError403'];
 export type ResponseGetGroupInviteLinkError404 = components['responses']['GetGroupInviteLinkError404'];
+export type ResponseGetGroupInviteLinkError413 = components['responses']['GetGroupInviteLinkError413'];
 export type ResponseGetGroupInviteLinkError429 = components['responses']['GetGroupInviteLinkError429'];
 export type ResponseGetGroupInviteLinkError500 = components['responses']['GetGroupInviteLinkError500'];
 export type ResponseGetGroupInviteLinkError503 = components['responses']['GetGroupInviteLinkError503'];
@@ -3882,6 +4347,7 @@ export type ResponseRevokeGroupInviteLinkError400 = components['responses']['Rev
 export type ResponseRevokeGroupInviteLinkError401 = components['responses']['RevokeGroupInviteLinkError401'];
 export type ResponseRevokeGroupInviteLinkError403 = components['responses']['RevokeGroupInviteLinkError403'];
 export type ResponseRevokeGroupInviteLinkError404 = components['responses']['RevokeGroupInviteLinkError404'];
+export type ResponseRevokeGroupInviteLinkError413 = components['responses']['RevokeGroupInviteLinkError413'];
 export type ResponseRevokeGroupInviteLinkError429 = components['responses']['RevokeGroupInviteLinkError429'];
 export type ResponseRevokeGroupInviteLinkError500 = components['responses']['RevokeGroupInviteLinkError500'];
 export type ResponseRevokeGroupInviteLinkError503 = components['responses']['RevokeGroupInviteLinkError503'];
@@ -3889,9 +4355,16 @@ export type ResponseLeaveGroupError400 = components['responses']['LeaveGroupErro
 export type ResponseLeaveGroupError401 = components['responses']['LeaveGroupError401'];
 export type ResponseLeaveGroupError403 = components['responses']['LeaveGroupError403'];
 export type ResponseLeaveGroupError404 = components['responses']['LeaveGroupError404'];
+export type ResponseLeaveGroupError413 = components['responses']['LeaveGroupError413'];
 export type ResponseLeaveGroupError429 = components['responses']['LeaveGroupError429'];
 export type ResponseLeaveGroupError500 = components['responses']['LeaveGroupError500'];
 export type ResponseLeaveGroupError503 = components['responses']['LeaveGroupError503'];
+export type ResponseLinkMediaError400 = components['responses']['LinkMediaError400'];
+export type ResponseLinkMediaError401 = components['responses']['LinkMediaError401'];
+export type ResponseLinkMediaError404 = components['responses']['LinkMediaError404'];
+export type ResponseLinkMediaError413 = components['responses']['LinkMediaError413'];
+export type ResponseLinkMediaError500 = components['responses']['LinkMediaError500'];
+export type ResponseLinkMediaError503 = components['responses']['LinkMediaError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
@@ -3902,10 +4375,6 @@ export type ResponseDownloadMediaError401 = components['responses']['DownloadMed
 export type ResponseDownloadMediaError404 = components['responses']['DownloadMediaError404'];
 export type ResponseDownloadMediaError416 = components['responses']['DownloadMediaError416'];
 export type ResponseDownloadMediaError500 = components['responses']['DownloadMediaError500'];
-export type ResponseLinkMediaError400 = components['responses']['LinkMediaError400'];
-export type ResponseLinkMediaError401 = components['responses']['LinkMediaError401'];
-export type ResponseLinkMediaError404 = components['responses']['LinkMediaError404'];
-export type ResponseLinkMediaError500 = components['responses']['LinkMediaError500'];
 export type HeaderRequestId = components['headers']['RequestId'];
 export type HeaderRetryAfter = components['headers']['RetryAfter'];
 export type $defs = Record<string, never>;
@@ -3966,48 +4435,7 @@ export interface operations {
             400: components["responses"]["SendMessageError400"];
             401: components["responses"]["SendMessageError401"];
             403: components["responses"]["SendMessageError403"];
-            409: components["responses"]["SendMessageError409"];
-            413: components["responses"]["SendMessageError413"];
-            422: components["responses"]["SendMessageError422"];
-            429: components["responses"]["SendMessageError429"];
-            500: components["responses"]["SendMessageError500"];
-            503: components["responses"]["SendMessageError503"];
-        };
-    };
-    sendMessageApi: {
-        parameters: {
-            query?: never;
-            header?: {
-                /**
-                 * @description Makes retries safe: the same key with the same body within 24 hours answers the first request's response, and sends nothing more. 1 to 255 printable ASCII characters, unique per message; shared by /send_message and /api/send_message.
-                 * @example order-7731-reminder
-                 */
-                "idempotency-key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SendMessageRequest"];
-            };
-        };
-        responses: {
-            /** @description The message as sent: to a phone, or to a group. */
-            200: {
-                headers: {
-                    /** @description The response is the stored answer of an earlier request with the same Idempotency-Key; nothing was sent again. */
-                    "Idempotent-Replayed"?: "true";
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SentMessage"];
-                };
-            };
-            400: components["responses"]["SendMessageError400"];
-            401: components["responses"]["SendMessageError401"];
-            403: components["responses"]["SendMessageError403"];
+            404: components["responses"]["SendMessageError404"];
             409: components["responses"]["SendMessageError409"];
             413: components["responses"]["SendMessageError413"];
             422: components["responses"]["SendMessageError422"];
@@ -4042,6 +4470,7 @@ export interface operations {
             400: components["responses"]["SimulateIncomingMessageError400"];
             401: components["responses"]["SimulateIncomingMessageError401"];
             403: components["responses"]["SimulateIncomingMessageError403"];
+            404: components["responses"]["SimulateIncomingMessageError404"];
             413: components["responses"]["SimulateIncomingMessageError413"];
             422: components["responses"]["SimulateIncomingMessageError422"];
             429: components["responses"]["SimulateIncomingMessageError429"];
@@ -4049,7 +4478,7 @@ export interface operations {
             503: components["responses"]["SimulateIncomingMessageError503"];
         };
     };
-    simulateIncomingMessageApi: {
+    checkNumbers: {
         parameters: {
             query?: never;
             header?: never;
@@ -4058,7 +4487,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SandboxReceiveRequest"];
+                "application/json": components["schemas"]["CheckNumbersRequest"];
             };
         };
         responses: {
@@ -4069,17 +4498,179 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ReceivedMessage"];
+                    "application/json": components["schemas"]["CheckNumbersResponse"];
                 };
             };
-            400: components["responses"]["SimulateIncomingMessageError400"];
-            401: components["responses"]["SimulateIncomingMessageError401"];
-            403: components["responses"]["SimulateIncomingMessageError403"];
-            413: components["responses"]["SimulateIncomingMessageError413"];
-            422: components["responses"]["SimulateIncomingMessageError422"];
-            429: components["responses"]["SimulateIncomingMessageError429"];
-            500: components["responses"]["SimulateIncomingMessageError500"];
-            503: components["responses"]["SimulateIncomingMessageError503"];
+            400: components["responses"]["CheckNumbersError400"];
+            401: components["responses"]["CheckNumbersError401"];
+            403: components["responses"]["CheckNumbersError403"];
+            413: components["responses"]["CheckNumbersError413"];
+            429: components["responses"]["CheckNumbersError429"];
+            500: components["responses"]["CheckNumbersError500"];
+            503: components["responses"]["CheckNumbersError503"];
+        };
+    };
+    showTyping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShowTypingRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShowTypingResponse"];
+                };
+            };
+            400: components["responses"]["ShowTypingError400"];
+            401: components["responses"]["ShowTypingError401"];
+            403: components["responses"]["ShowTypingError403"];
+            413: components["responses"]["ShowTypingError413"];
+            429: components["responses"]["ShowTypingError429"];
+            500: components["responses"]["ShowTypingError500"];
+            503: components["responses"]["ShowTypingError503"];
+        };
+    };
+    sendReaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendReactionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendReactionResponse"];
+                };
+            };
+            400: components["responses"]["SendReactionError400"];
+            401: components["responses"]["SendReactionError401"];
+            403: components["responses"]["SendReactionError403"];
+            404: components["responses"]["SendReactionError404"];
+            409: components["responses"]["SendReactionError409"];
+            413: components["responses"]["SendReactionError413"];
+            429: components["responses"]["SendReactionError429"];
+            500: components["responses"]["SendReactionError500"];
+            503: components["responses"]["SendReactionError503"];
+        };
+    };
+    editMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["EditMessageError400"];
+            401: components["responses"]["EditMessageError401"];
+            404: components["responses"]["EditMessageError404"];
+            409: components["responses"]["EditMessageError409"];
+            413: components["responses"]["EditMessageError413"];
+            429: components["responses"]["EditMessageError429"];
+            500: components["responses"]["EditMessageError500"];
+            503: components["responses"]["EditMessageError503"];
+        };
+    };
+    revokeMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["RevokeMessageError400"];
+            401: components["responses"]["RevokeMessageError401"];
+            404: components["responses"]["RevokeMessageError404"];
+            409: components["responses"]["RevokeMessageError409"];
+            413: components["responses"]["RevokeMessageError413"];
+            429: components["responses"]["RevokeMessageError429"];
+            500: components["responses"]["RevokeMessageError500"];
+            503: components["responses"]["RevokeMessageError503"];
+        };
+    };
+    markMessageRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarkMessageReadResponse"];
+                };
+            };
+            400: components["responses"]["MarkMessageReadError400"];
+            401: components["responses"]["MarkMessageReadError401"];
+            404: components["responses"]["MarkMessageReadError404"];
+            409: components["responses"]["MarkMessageReadError409"];
+            413: components["responses"]["MarkMessageReadError413"];
+            429: components["responses"]["MarkMessageReadError429"];
+            500: components["responses"]["MarkMessageReadError500"];
+            503: components["responses"]["MarkMessageReadError503"];
         };
     };
     listMessages: {
@@ -4123,7 +4714,676 @@ export interface operations {
             400: components["responses"]["ListMessagesError400"];
             401: components["responses"]["ListMessagesError401"];
             404: components["responses"]["ListMessagesError404"];
+            413: components["responses"]["ListMessagesError413"];
             500: components["responses"]["ListMessagesError500"];
+            503: components["responses"]["ListMessagesError503"];
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MessageDetail"];
+                };
+            };
+            401: components["responses"]["GetMessageError401"];
+            404: components["responses"]["GetMessageError404"];
+            500: components["responses"]["GetMessageError500"];
+            503: components["responses"]["GetMessageError503"];
+        };
+    };
+    listNumbers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListNumbersResponse"];
+                };
+            };
+            401: components["responses"]["ListNumbersError401"];
+            500: components["responses"]["ListNumbersError500"];
+            503: components["responses"]["ListNumbersError503"];
+        };
+    };
+    updateNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateNumberResponse"];
+                };
+            };
+            400: components["responses"]["UpdateNumberError400"];
+            401: components["responses"]["UpdateNumberError401"];
+            404: components["responses"]["UpdateNumberError404"];
+            413: components["responses"]["UpdateNumberError413"];
+            500: components["responses"]["UpdateNumberError500"];
+            503: components["responses"]["UpdateNumberError503"];
+        };
+    };
+    listGroups: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: the groups as it sees them. */
+                from_phone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListGroupsResponse"];
+                };
+            };
+            400: components["responses"]["ListGroupsError400"];
+            401: components["responses"]["ListGroupsError401"];
+            403: components["responses"]["ListGroupsError403"];
+            413: components["responses"]["ListGroupsError413"];
+            429: components["responses"]["ListGroupsError429"];
+            500: components["responses"]["ListGroupsError500"];
+            503: components["responses"]["ListGroupsError503"];
+        };
+    };
+    createGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateGroupRequest"];
+            };
+        };
+        responses: {
+            /** @description A group as from_phone sees it, with its participants. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            400: components["responses"]["CreateGroupError400"];
+            401: components["responses"]["CreateGroupError401"];
+            403: components["responses"]["CreateGroupError403"];
+            413: components["responses"]["CreateGroupError413"];
+            429: components["responses"]["CreateGroupError429"];
+            500: components["responses"]["CreateGroupError500"];
+            503: components["responses"]["CreateGroupError503"];
+        };
+    };
+    getGroup: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: the groups as it sees them. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A group as from_phone sees it, with its participants. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            400: components["responses"]["GetGroupError400"];
+            401: components["responses"]["GetGroupError401"];
+            403: components["responses"]["GetGroupError403"];
+            404: components["responses"]["GetGroupError404"];
+            413: components["responses"]["GetGroupError413"];
+            429: components["responses"]["GetGroupError429"];
+            500: components["responses"]["GetGroupError500"];
+            503: components["responses"]["GetGroupError503"];
+        };
+    };
+    updateGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The group's id (…@g.us), URL-encoded. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateGroupRequest"];
+            };
+        };
+        responses: {
+            /** @description A group as from_phone sees it, with its participants. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            400: components["responses"]["UpdateGroupError400"];
+            401: components["responses"]["UpdateGroupError401"];
+            403: components["responses"]["UpdateGroupError403"];
+            404: components["responses"]["UpdateGroupError404"];
+            413: components["responses"]["UpdateGroupError413"];
+            429: components["responses"]["UpdateGroupError429"];
+            500: components["responses"]["UpdateGroupError500"];
+            503: components["responses"]["UpdateGroupError503"];
+        };
+    };
+    changeGroupParticipants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The group's id (…@g.us), URL-encoded. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeGroupParticipantsRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangeGroupParticipantsResponse"];
+                };
+            };
+            400: components["responses"]["ChangeGroupParticipantsError400"];
+            401: components["responses"]["ChangeGroupParticipantsError401"];
+            403: components["responses"]["ChangeGroupParticipantsError403"];
+            404: components["responses"]["ChangeGroupParticipantsError404"];
+            413: components["responses"]["ChangeGroupParticipantsError413"];
+            429: components["responses"]["ChangeGroupParticipantsError429"];
+            500: components["responses"]["ChangeGroupParticipantsError500"];
+            503: components["responses"]["ChangeGroupParticipantsError503"];
+        };
+    };
+    getGroupInviteLink: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: the groups as it sees them. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The group's id (…@g.us), URL-encoded. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetGroupInviteLinkResponse"];
+                };
+            };
+            400: components["responses"]["GetGroupInviteLinkError400"];
+            401: components["responses"]["GetGroupInviteLinkError401"];
+            403: components["responses"]["GetGroupInviteLinkError403"];
+            404: components["responses"]["GetGroupInviteLinkError404"];
+            413: components["responses"]["GetGroupInviteLinkError413"];
+            429: components["responses"]["GetGroupInviteLinkError429"];
+            500: components["responses"]["GetGroupInviteLinkError500"];
+            503: components["responses"]["GetGroupInviteLinkError503"];
+        };
+    };
+    revokeGroupInviteLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The group's id (…@g.us), URL-encoded. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeGroupInviteLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeGroupInviteLinkResponse"];
+                };
+            };
+            400: components["responses"]["RevokeGroupInviteLinkError400"];
+            401: components["responses"]["RevokeGroupInviteLinkError401"];
+            403: components["responses"]["RevokeGroupInviteLinkError403"];
+            404: components["responses"]["RevokeGroupInviteLinkError404"];
+            413: components["responses"]["RevokeGroupInviteLinkError413"];
+            429: components["responses"]["RevokeGroupInviteLinkError429"];
+            500: components["responses"]["RevokeGroupInviteLinkError500"];
+            503: components["responses"]["RevokeGroupInviteLinkError503"];
+        };
+    };
+    leaveGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The group's id (…@g.us), URL-encoded. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeaveGroupRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeaveGroupResponse"];
+                };
+            };
+            400: components["responses"]["LeaveGroupError400"];
+            401: components["responses"]["LeaveGroupError401"];
+            403: components["responses"]["LeaveGroupError403"];
+            404: components["responses"]["LeaveGroupError404"];
+            413: components["responses"]["LeaveGroupError413"];
+            429: components["responses"]["LeaveGroupError429"];
+            500: components["responses"]["LeaveGroupError500"];
+            503: components["responses"]["LeaveGroupError503"];
+        };
+    };
+    linkMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The media_id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LinkMediaRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkMediaResponse"];
+                };
+            };
+            400: components["responses"]["LinkMediaError400"];
+            401: components["responses"]["LinkMediaError401"];
+            404: components["responses"]["LinkMediaError404"];
+            413: components["responses"]["LinkMediaError413"];
+            500: components["responses"]["LinkMediaError500"];
+            503: components["responses"]["LinkMediaError503"];
+        };
+    };
+    sendMessageApi: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes retries safe: the same key with the same body within 24 hours answers the first request's response, and sends nothing more. 1 to 255 printable ASCII characters, unique per message; shared by /send_message and /api/send_message.
+                 * @example order-7731-reminder
+                 */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description The message as sent: to a phone, or to a group. */
+            200: {
+                headers: {
+                    /** @description The response is the stored answer of an earlier request with the same Idempotency-Key; nothing was sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SentMessage"];
+                };
+            };
+            400: components["responses"]["SendMessageError400"];
+            401: components["responses"]["SendMessageError401"];
+            403: components["responses"]["SendMessageError403"];
+            404: components["responses"]["SendMessageError404"];
+            409: components["responses"]["SendMessageError409"];
+            413: components["responses"]["SendMessageError413"];
+            422: components["responses"]["SendMessageError422"];
+            429: components["responses"]["SendMessageError429"];
+            500: components["responses"]["SendMessageError500"];
+            503: components["responses"]["SendMessageError503"];
+        };
+    };
+    simulateIncomingMessageApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SandboxReceiveRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceivedMessage"];
+                };
+            };
+            400: components["responses"]["SimulateIncomingMessageError400"];
+            401: components["responses"]["SimulateIncomingMessageError401"];
+            403: components["responses"]["SimulateIncomingMessageError403"];
+            404: components["responses"]["SimulateIncomingMessageError404"];
+            413: components["responses"]["SimulateIncomingMessageError413"];
+            422: components["responses"]["SimulateIncomingMessageError422"];
+            429: components["responses"]["SimulateIncomingMessageError429"];
+            500: components["responses"]["SimulateIncomingMessageError500"];
+            503: components["responses"]["SimulateIncomingMessageError503"];
+        };
+    };
+    checkNumbersApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CheckNumbersRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckNumbersResponse"];
+                };
+            };
+            400: components["responses"]["CheckNumbersError400"];
+            401: components["responses"]["CheckNumbersError401"];
+            403: components["responses"]["CheckNumbersError403"];
+            413: components["responses"]["CheckNumbersError413"];
+            429: components["responses"]["CheckNumbersError429"];
+            500: components["responses"]["CheckNumbersError500"];
+            503: components["responses"]["CheckNumbersError503"];
+        };
+    };
+    showTypingApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShowTypingRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ShowTypingResponse"];
+                };
+            };
+            400: components["responses"]["ShowTypingError400"];
+            401: components["responses"]["ShowTypingError401"];
+            403: components["responses"]["ShowTypingError403"];
+            413: components["responses"]["ShowTypingError413"];
+            429: components["responses"]["ShowTypingError429"];
+            500: components["responses"]["ShowTypingError500"];
+            503: components["responses"]["ShowTypingError503"];
+        };
+    };
+    sendReactionApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendReactionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendReactionResponse"];
+                };
+            };
+            400: components["responses"]["SendReactionError400"];
+            401: components["responses"]["SendReactionError401"];
+            403: components["responses"]["SendReactionError403"];
+            404: components["responses"]["SendReactionError404"];
+            409: components["responses"]["SendReactionError409"];
+            413: components["responses"]["SendReactionError413"];
+            429: components["responses"]["SendReactionError429"];
+            500: components["responses"]["SendReactionError500"];
+            503: components["responses"]["SendReactionError503"];
+        };
+    };
+    editMessageApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditMessageRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["EditMessageError400"];
+            401: components["responses"]["EditMessageError401"];
+            404: components["responses"]["EditMessageError404"];
+            409: components["responses"]["EditMessageError409"];
+            413: components["responses"]["EditMessageError413"];
+            429: components["responses"]["EditMessageError429"];
+            500: components["responses"]["EditMessageError500"];
+            503: components["responses"]["EditMessageError503"];
+        };
+    };
+    revokeMessageApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["RevokeMessageError400"];
+            401: components["responses"]["RevokeMessageError401"];
+            404: components["responses"]["RevokeMessageError404"];
+            409: components["responses"]["RevokeMessageError409"];
+            413: components["responses"]["RevokeMessageError413"];
+            429: components["responses"]["RevokeMessageError429"];
+            500: components["responses"]["RevokeMessageError500"];
+            503: components["responses"]["RevokeMessageError503"];
+        };
+    };
+    markMessageReadApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarkMessageReadResponse"];
+                };
+            };
+            400: components["responses"]["MarkMessageReadError400"];
+            401: components["responses"]["MarkMessageReadError401"];
+            404: components["responses"]["MarkMessageReadError404"];
+            409: components["responses"]["MarkMessageReadError409"];
+            413: components["responses"]["MarkMessageReadError413"];
+            429: components["responses"]["MarkMessageReadError429"];
+            500: components["responses"]["MarkMessageReadError500"];
+            503: components["responses"]["MarkMessageReadError503"];
         };
     };
     listMessagesApi: {
@@ -4167,33 +5427,9 @@ export interface operations {
             400: components["responses"]["ListMessagesError400"];
             401: components["responses"]["ListMessagesError401"];
             404: components["responses"]["ListMessagesError404"];
+            413: components["responses"]["ListMessagesError413"];
             500: components["responses"]["ListMessagesError500"];
-        };
-    };
-    getMessage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MessageDetail"];
-                };
-            };
-            401: components["responses"]["GetMessageError401"];
-            404: components["responses"]["GetMessageError404"];
-            500: components["responses"]["GetMessageError500"];
+            503: components["responses"]["ListMessagesError503"];
         };
     };
     getMessageApi: {
@@ -4220,29 +5456,7 @@ export interface operations {
             401: components["responses"]["GetMessageError401"];
             404: components["responses"]["GetMessageError404"];
             500: components["responses"]["GetMessageError500"];
-        };
-    };
-    listNumbers: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListNumbersResponse"];
-                };
-            };
-            401: components["responses"]["ListNumbersError401"];
-            500: components["responses"]["ListNumbersError500"];
+            503: components["responses"]["GetMessageError503"];
         };
     };
     listNumbersApi: {
@@ -4266,38 +5480,7 @@ export interface operations {
             };
             401: components["responses"]["ListNumbersError401"];
             500: components["responses"]["ListNumbersError500"];
-        };
-    };
-    updateNumber: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The number_id, or the phone in E.164. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateNumberRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateNumberResponse"];
-                };
-            };
-            400: components["responses"]["UpdateNumberError400"];
-            401: components["responses"]["UpdateNumberError401"];
-            404: components["responses"]["UpdateNumberError404"];
-            500: components["responses"]["UpdateNumberError500"];
+            503: components["responses"]["ListNumbersError503"];
         };
     };
     updateNumberApi: {
@@ -4329,638 +5512,9 @@ export interface operations {
             400: components["responses"]["UpdateNumberError400"];
             401: components["responses"]["UpdateNumberError401"];
             404: components["responses"]["UpdateNumberError404"];
+            413: components["responses"]["UpdateNumberError413"];
             500: components["responses"]["UpdateNumberError500"];
-        };
-    };
-    checkNumbers: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CheckNumbersRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersResponse"];
-                };
-            };
-            400: components["responses"]["CheckNumbersError400"];
-            401: components["responses"]["CheckNumbersError401"];
-            403: components["responses"]["CheckNumbersError403"];
-            429: components["responses"]["CheckNumbersError429"];
-            500: components["responses"]["CheckNumbersError500"];
-            503: components["responses"]["CheckNumbersError503"];
-        };
-    };
-    checkNumbersApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CheckNumbersRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CheckNumbersResponse"];
-                };
-            };
-            400: components["responses"]["CheckNumbersError400"];
-            401: components["responses"]["CheckNumbersError401"];
-            403: components["responses"]["CheckNumbersError403"];
-            429: components["responses"]["CheckNumbersError429"];
-            500: components["responses"]["CheckNumbersError500"];
-            503: components["responses"]["CheckNumbersError503"];
-        };
-    };
-    showTyping: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ShowTypingRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingResponse"];
-                };
-            };
-            400: components["responses"]["ShowTypingError400"];
-            401: components["responses"]["ShowTypingError401"];
-            403: components["responses"]["ShowTypingError403"];
-            500: components["responses"]["ShowTypingError500"];
-            503: components["responses"]["ShowTypingError503"];
-        };
-    };
-    showTypingApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ShowTypingRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ShowTypingResponse"];
-                };
-            };
-            400: components["responses"]["ShowTypingError400"];
-            401: components["responses"]["ShowTypingError401"];
-            403: components["responses"]["ShowTypingError403"];
-            500: components["responses"]["ShowTypingError500"];
-            503: components["responses"]["ShowTypingError503"];
-        };
-    };
-    sendReaction: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SendReactionRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionResponse"];
-                };
-            };
-            400: components["responses"]["SendReactionError400"];
-            401: components["responses"]["SendReactionError401"];
-            403: components["responses"]["SendReactionError403"];
-            404: components["responses"]["SendReactionError404"];
-            500: components["responses"]["SendReactionError500"];
-            503: components["responses"]["SendReactionError503"];
-        };
-    };
-    editMessage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["EditMessageRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
-            400: components["responses"]["EditMessageError400"];
-            401: components["responses"]["EditMessageError401"];
-            404: components["responses"]["EditMessageError404"];
-            409: components["responses"]["EditMessageError409"];
-            500: components["responses"]["EditMessageError500"];
-            503: components["responses"]["EditMessageError503"];
-        };
-    };
-    revokeMessage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
-            400: components["responses"]["RevokeMessageError400"];
-            401: components["responses"]["RevokeMessageError401"];
-            404: components["responses"]["RevokeMessageError404"];
-            409: components["responses"]["RevokeMessageError409"];
-            500: components["responses"]["RevokeMessageError500"];
-            503: components["responses"]["RevokeMessageError503"];
-        };
-    };
-    markMessageRead: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadResponse"];
-                };
-            };
-            400: components["responses"]["MarkMessageReadError400"];
-            401: components["responses"]["MarkMessageReadError401"];
-            404: components["responses"]["MarkMessageReadError404"];
-            409: components["responses"]["MarkMessageReadError409"];
-            500: components["responses"]["MarkMessageReadError500"];
-            503: components["responses"]["MarkMessageReadError503"];
-        };
-    };
-    sendReactionApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["SendReactionRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["SendReactionResponse"];
-                };
-            };
-            400: components["responses"]["SendReactionError400"];
-            401: components["responses"]["SendReactionError401"];
-            403: components["responses"]["SendReactionError403"];
-            404: components["responses"]["SendReactionError404"];
-            500: components["responses"]["SendReactionError500"];
-            503: components["responses"]["SendReactionError503"];
-        };
-    };
-    editMessageApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["EditMessageRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
-            400: components["responses"]["EditMessageError400"];
-            401: components["responses"]["EditMessageError401"];
-            404: components["responses"]["EditMessageError404"];
-            409: components["responses"]["EditMessageError409"];
-            500: components["responses"]["EditMessageError500"];
-            503: components["responses"]["EditMessageError503"];
-        };
-    };
-    revokeMessageApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Message"];
-                };
-            };
-            400: components["responses"]["RevokeMessageError400"];
-            401: components["responses"]["RevokeMessageError401"];
-            404: components["responses"]["RevokeMessageError404"];
-            409: components["responses"]["RevokeMessageError409"];
-            500: components["responses"]["RevokeMessageError500"];
-            503: components["responses"]["RevokeMessageError503"];
-        };
-    };
-    markMessageReadApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["MarkMessageReadResponse"];
-                };
-            };
-            400: components["responses"]["MarkMessageReadError400"];
-            401: components["responses"]["MarkMessageReadError401"];
-            404: components["responses"]["MarkMessageReadError404"];
-            409: components["responses"]["MarkMessageReadError409"];
-            500: components["responses"]["MarkMessageReadError500"];
-            503: components["responses"]["MarkMessageReadError503"];
-        };
-    };
-    listGroups: {
-        parameters: {
-            query: {
-                /** @description One of your numbers: the groups as it sees them. */
-                from_phone: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ListGroupsResponse"];
-                };
-            };
-            400: components["responses"]["ListGroupsError400"];
-            401: components["responses"]["ListGroupsError401"];
-            403: components["responses"]["ListGroupsError403"];
-            500: components["responses"]["ListGroupsError500"];
-            503: components["responses"]["ListGroupsError503"];
-        };
-    };
-    createGroup: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateGroupRequest"];
-            };
-        };
-        responses: {
-            /** @description A group as from_phone sees it, with its participants. */
-            201: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Group"];
-                };
-            };
-            400: components["responses"]["CreateGroupError400"];
-            401: components["responses"]["CreateGroupError401"];
-            403: components["responses"]["CreateGroupError403"];
-            500: components["responses"]["CreateGroupError500"];
-            503: components["responses"]["CreateGroupError503"];
-        };
-    };
-    getGroup: {
-        parameters: {
-            query: {
-                /** @description One of your numbers: the groups as it sees them. */
-                from_phone: string;
-            };
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A group as from_phone sees it, with its participants. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Group"];
-                };
-            };
-            400: components["responses"]["GetGroupError400"];
-            401: components["responses"]["GetGroupError401"];
-            403: components["responses"]["GetGroupError403"];
-            404: components["responses"]["GetGroupError404"];
-            500: components["responses"]["GetGroupError500"];
-            503: components["responses"]["GetGroupError503"];
-        };
-    };
-    updateGroup: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The group's id (…@g.us), URL-encoded. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateGroupRequest"];
-            };
-        };
-        responses: {
-            /** @description A group as from_phone sees it, with its participants. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Group"];
-                };
-            };
-            400: components["responses"]["UpdateGroupError400"];
-            401: components["responses"]["UpdateGroupError401"];
-            403: components["responses"]["UpdateGroupError403"];
-            404: components["responses"]["UpdateGroupError404"];
-            429: components["responses"]["UpdateGroupError429"];
-            500: components["responses"]["UpdateGroupError500"];
-            503: components["responses"]["UpdateGroupError503"];
-        };
-    };
-    changeGroupParticipants: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The group's id (…@g.us), URL-encoded. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ChangeGroupParticipantsRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ChangeGroupParticipantsResponse"];
-                };
-            };
-            400: components["responses"]["ChangeGroupParticipantsError400"];
-            401: components["responses"]["ChangeGroupParticipantsError401"];
-            403: components["responses"]["ChangeGroupParticipantsError403"];
-            404: components["responses"]["ChangeGroupParticipantsError404"];
-            429: components["responses"]["ChangeGroupParticipantsError429"];
-            500: components["responses"]["ChangeGroupParticipantsError500"];
-            503: components["responses"]["ChangeGroupParticipantsError503"];
-        };
-    };
-    getGroupInviteLink: {
-        parameters: {
-            query: {
-                /** @description One of your numbers: the groups as it sees them. */
-                from_phone: string;
-            };
-            header?: never;
-            path: {
-                /** @description The group's id (…@g.us), URL-encoded. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["GetGroupInviteLinkResponse"];
-                };
-            };
-            400: components["responses"]["GetGroupInviteLinkError400"];
-            401: components["responses"]["GetGroupInviteLinkError401"];
-            403: components["responses"]["GetGroupInviteLinkError403"];
-            404: components["responses"]["GetGroupInviteLinkError404"];
-            429: components["responses"]["GetGroupInviteLinkError429"];
-            500: components["responses"]["GetGroupInviteLinkError500"];
-            503: components["responses"]["GetGroupInviteLinkError503"];
-        };
-    };
-    revokeGroupInviteLink: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The group's id (…@g.us), URL-encoded. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RevokeGroupInviteLinkRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RevokeGroupInviteLinkResponse"];
-                };
-            };
-            400: components["responses"]["RevokeGroupInviteLinkError400"];
-            401: components["responses"]["RevokeGroupInviteLinkError401"];
-            403: components["responses"]["RevokeGroupInviteLinkError403"];
-            404: components["responses"]["RevokeGroupInviteLinkError404"];
-            429: components["responses"]["RevokeGroupInviteLinkError429"];
-            500: components["responses"]["RevokeGroupInviteLinkError500"];
-            503: components["responses"]["RevokeGroupInviteLinkError503"];
-        };
-    };
-    leaveGroup: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The group's id (…@g.us), URL-encoded. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["LeaveGroupRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LeaveGroupResponse"];
-                };
-            };
-            400: components["responses"]["LeaveGroupError400"];
-            401: components["responses"]["LeaveGroupError401"];
-            403: components["responses"]["LeaveGroupError403"];
-            404: components["responses"]["LeaveGroupError404"];
-            429: components["responses"]["LeaveGroupError429"];
-            500: components["responses"]["LeaveGroupError500"];
-            503: components["responses"]["LeaveGroupError503"];
+            503: components["responses"]["UpdateNumberError503"];
         };
     };
     listGroupsApi: {
@@ -4988,6 +5542,8 @@ export interface operations {
             400: components["responses"]["ListGroupsError400"];
             401: components["responses"]["ListGroupsError401"];
             403: components["responses"]["ListGroupsError403"];
+            413: components["responses"]["ListGroupsError413"];
+            429: components["responses"]["ListGroupsError429"];
             500: components["responses"]["ListGroupsError500"];
             503: components["responses"]["ListGroupsError503"];
         };
@@ -5018,6 +5574,8 @@ export interface operations {
             400: components["responses"]["CreateGroupError400"];
             401: components["responses"]["CreateGroupError401"];
             403: components["responses"]["CreateGroupError403"];
+            413: components["responses"]["CreateGroupError413"];
+            429: components["responses"]["CreateGroupError429"];
             500: components["responses"]["CreateGroupError500"];
             503: components["responses"]["CreateGroupError503"];
         };
@@ -5050,6 +5608,8 @@ export interface operations {
             401: components["responses"]["GetGroupError401"];
             403: components["responses"]["GetGroupError403"];
             404: components["responses"]["GetGroupError404"];
+            413: components["responses"]["GetGroupError413"];
+            429: components["responses"]["GetGroupError429"];
             500: components["responses"]["GetGroupError500"];
             503: components["responses"]["GetGroupError503"];
         };
@@ -5084,6 +5644,7 @@ export interface operations {
             401: components["responses"]["UpdateGroupError401"];
             403: components["responses"]["UpdateGroupError403"];
             404: components["responses"]["UpdateGroupError404"];
+            413: components["responses"]["UpdateGroupError413"];
             429: components["responses"]["UpdateGroupError429"];
             500: components["responses"]["UpdateGroupError500"];
             503: components["responses"]["UpdateGroupError503"];
@@ -5119,6 +5680,7 @@ export interface operations {
             401: components["responses"]["ChangeGroupParticipantsError401"];
             403: components["responses"]["ChangeGroupParticipantsError403"];
             404: components["responses"]["ChangeGroupParticipantsError404"];
+            413: components["responses"]["ChangeGroupParticipantsError413"];
             429: components["responses"]["ChangeGroupParticipantsError429"];
             500: components["responses"]["ChangeGroupParticipantsError500"];
             503: components["responses"]["ChangeGroupParticipantsError503"];
@@ -5153,6 +5715,7 @@ export interface operations {
             401: components["responses"]["GetGroupInviteLinkError401"];
             403: components["responses"]["GetGroupInviteLinkError403"];
             404: components["responses"]["GetGroupInviteLinkError404"];
+            413: components["responses"]["GetGroupInviteLinkError413"];
             429: components["responses"]["GetGroupInviteLinkError429"];
             500: components["responses"]["GetGroupInviteLinkError500"];
             503: components["responses"]["GetGroupInviteLinkError503"];
@@ -5188,6 +5751,7 @@ export interface operations {
             401: components["responses"]["RevokeGroupInviteLinkError401"];
             403: components["responses"]["RevokeGroupInviteLinkError403"];
             404: components["responses"]["RevokeGroupInviteLinkError404"];
+            413: components["responses"]["RevokeGroupInviteLinkError413"];
             429: components["responses"]["RevokeGroupInviteLinkError429"];
             500: components["responses"]["RevokeGroupInviteLinkError500"];
             503: components["responses"]["RevokeGroupInviteLinkError503"];
@@ -5223,9 +5787,44 @@ export interface operations {
             401: components["responses"]["LeaveGroupError401"];
             403: components["responses"]["LeaveGroupError403"];
             404: components["responses"]["LeaveGroupError404"];
+            413: components["responses"]["LeaveGroupError413"];
             429: components["responses"]["LeaveGroupError429"];
             500: components["responses"]["LeaveGroupError500"];
             503: components["responses"]["LeaveGroupError503"];
+        };
+    };
+    linkMediaApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The media_id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LinkMediaRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkMediaResponse"];
+                };
+            };
+            400: components["responses"]["LinkMediaError400"];
+            401: components["responses"]["LinkMediaError401"];
+            404: components["responses"]["LinkMediaError404"];
+            413: components["responses"]["LinkMediaError413"];
+            500: components["responses"]["LinkMediaError500"];
+            503: components["responses"]["LinkMediaError503"];
         };
     };
     uploadMedia: {
@@ -5424,70 +6023,6 @@ export interface operations {
             404: components["responses"]["DownloadMediaError404"];
             416: components["responses"]["DownloadMediaError416"];
             500: components["responses"]["DownloadMediaError500"];
-        };
-    };
-    linkMedia: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The media_id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["LinkMediaRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaResponse"];
-                };
-            };
-            400: components["responses"]["LinkMediaError400"];
-            401: components["responses"]["LinkMediaError401"];
-            404: components["responses"]["LinkMediaError404"];
-            500: components["responses"]["LinkMediaError500"];
-        };
-    };
-    linkMediaApi: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The media_id. */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["LinkMediaRequest"];
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["LinkMediaResponse"];
-                };
-            };
-            400: components["responses"]["LinkMediaError400"];
-            401: components["responses"]["LinkMediaError401"];
-            404: components["responses"]["LinkMediaError404"];
-            500: components["responses"]["LinkMediaError500"];
         };
     };
     onMessageEvent: {
