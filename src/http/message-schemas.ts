@@ -127,6 +127,16 @@ export const chatGroupComponent = {
 
 const nullableChatGroup = { anyOf: [ref('ChatGroup'), { type: 'null' }], description: 'The group chat of a group message; null for a direct message.' } as const;
 
+/** What describes a file, wherever a message carries one. */
+export const mediaFileProperties = {
+  id: { type: 'string' },
+  kind: { type: 'string', enum: mediaKinds },
+  mime_type: { type: 'string' },
+  size: { type: 'integer' },
+  sha256: { type: 'string' },
+  filename: { type: ['string', 'null'] },
+} as const;
+
 /** A message's file as the answers describe it. */
 export const messageMediaComponent = {
   $id: 'MessageMedia',
@@ -134,12 +144,7 @@ export const messageMediaComponent = {
   description: 'The file a message carries.',
   required: ['id', 'kind', 'mime_type', 'size', 'sha256', 'filename', 'url'],
   properties: {
-    id: { type: 'string' },
-    kind: { type: 'string', enum: mediaKinds },
-    mime_type: { type: 'string' },
-    size: { type: 'integer' },
-    sha256: { type: 'string' },
-    filename: { type: ['string', 'null'] },
+    ...mediaFileProperties,
     url: { type: 'string', description: 'Where a key of the account downloads it (GET /media/{id}).' },
   },
 } as const;

@@ -1,5 +1,5 @@
 import { mediaKinds } from '../../domain/media.ts';
-import { messageResponseFields, ref, structuredFields } from '../message-schemas.ts';
+import { mediaFileProperties, messageResponseFields, ref, structuredFields } from '../message-schemas.ts';
 
 const statuses = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'] as const;
 
@@ -11,12 +11,7 @@ export const storedMessageMediaComponent = {
   required: ['status', 'id', 'kind', 'mime_type', 'size', 'sha256', 'filename'],
   properties: {
     status: { type: 'string', enum: ['available', 'expired'] },
-    id: { type: 'string' },
-    kind: { type: 'string', enum: mediaKinds },
-    mime_type: { type: 'string' },
-    size: { type: 'integer' },
-    sha256: { type: 'string' },
-    filename: { type: ['string', 'null'] },
+    ...mediaFileProperties,
     url: { type: 'string', description: 'Where a key of the account downloads it (GET /media/{id}); absent once expired.' },
   },
 } as const;
