@@ -26,11 +26,13 @@ program
     // The operator is made once the node has started, so that a start that is refused (a second
     // server on one SQLite file) never prints a password it then does not serve.
     const server = await startServer(gateway);
+    // From the moment it listens, a SIGTERM stops the node cleanly, even while the operator is
+    // being made (hashing its password takes a while).
+    stopOnSignals(server, gateway);
     const created = await gateway.accounts.ensureOperator(config.admin.email, config.admin.password).catch(async (error: unknown) => {
       await server.stop();
       throw error;
     });
-    stopOnSignals(server, gateway);
     if (created !== undefined) {
       const password = created.generatedPassword ?? '(from WAGW_ADMIN_PASSWORD)';
       process.stdout.write(`\nFirst start: created the operator ${created.user.email}\nPassword (shown once): ${password}\n\n`);

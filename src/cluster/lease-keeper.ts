@@ -69,6 +69,7 @@ export class LeaseKeeper {
   /** performance.now() when the last renewal that succeeded was sent. */
   private lastRenewalSentAt = 0;
   private running = false;
+  private registered = false;
   /** Set for a CLI command that needs a few numbers' sessions (linking): only these are claimed. */
   private pinned: readonly string[] | undefined;
   /** Leases this node gave up of its own accord (`numberId:epoch`), with when, oldest first. */
@@ -107,7 +108,9 @@ export class LeaseKeeper {
     await this.start();
   }
 
-  async start(): Promise<void> {
+  /** Records this node in the cluster's table, once; start() does it if nobody did before. */
+  async register(): Promise<void> {
+    if (this.registered) return;
     await registerNode(this.store.db, this.store.dialect, {
       id: this.nodeId,
       name: this.settings.nodeName,
@@ -116,6 +119,16 @@ export class LeaseKeeper {
       hostname: os.hostname(),
       pid: process.pid,
     });
+    this.registered = true;
+  }
+
+  /** Marks a registered node that will not start after all (a refused second server) as stopped. */
+  async withdraw(): Promise<void> {
+    if (this.registered && !this.running) await markNodeStopped(this.store.db, this.store.dialect, this.nodeId);
+  }
+
+  async start(): Promise<void> {
+    await this.register();
     this.running = true;
     await this.tick();
     this.ticker = setInterval(() => void this.tickSoon(), this.renewIntervalMs);

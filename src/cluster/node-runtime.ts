@@ -2,7 +2,7 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Store } from '../store/database.ts';
-import { listNodes, pruneClusterHistory, retireNode } from '../store/repositories/leases.ts';
+import { listNodes, pruneClusterHistory, retireNode, type ClusterNode } from '../store/repositories/leases.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import type { KeyRevocationListener } from './key-revocations.ts';
 
@@ -50,6 +50,8 @@ export class NodeRuntime {
   /** Only the lease keeper and its sessions: what a test gateway without the rest needs. */
   async startSessions(): Promise<void> {
     await this.retireDeadPredecessors();
+    await this.work.keeper.register();
+    await this.refuseIfAnotherServerCameFirst();
     await this.work.keeper.start();
     // The numbers claimed at start are connected before the node takes requests for them.
     await this.work.sessionsStarted();
@@ -94,13 +96,40 @@ export class NodeRuntime {
         await retireNode(this.store.db, this.store.dialect, node.id);
         this.logger.info({ node: node.id, pid: node.pid }, 'released the leases of a previous run of a node on this host that did not stop cleanly');
       } else if (this.store.dialect === 'sqlite' && node.role === 'server') {
-        throw new SingleNodeError(
-          `Another wa-gateway server (node ${node.name}, pid ${node.pid} on ${node.hostname}) is running on this SQLite database. ` +
-            'SQLite serves one node: stop that server first, or run several nodes on PostgreSQL (docs/cluster.md).',
-        );
+        throw secondServer(node);
       }
     }
   }
+
+  /**
+   * Two servers started on one SQLite file at the same moment both pass the check above before
+   * either is registered. Once registered, each looks again, and the one registered later (by
+   * start time, then id) stands down before it claims any number: the file's write lock orders
+   * the registrations, so exactly one of them serves.
+   */
+  private async refuseIfAnotherServerCameFirst(): Promise<void> {
+    if (this.store.dialect !== 'sqlite') return;
+    const nodes = await listNodes(this.store.db, this.store.dialect);
+    const self = nodes.find((node) => node.id === this.work.keeper.nodeId);
+    if (self === undefined) return;
+    const ttlMs = this.config.cluster.leaseTtlMs;
+    const earlier = nodes.find(
+      (node) =>
+        node.id !== self.id && node.role === 'server' && node.stoppedAt === null && node.heartbeatAgeMs <= 2 * ttlMs &&
+        (node.startedAt < self.startedAt || (node.startedAt === self.startedAt && node.id < self.id)) &&
+        (node.hostname !== os.hostname() || processAlive(node.pid)),
+    );
+    if (earlier === undefined) return;
+    await this.work.keeper.withdraw();
+    throw secondServer(earlier);
+  }
+}
+
+function secondServer(node: ClusterNode): SingleNodeError {
+  return new SingleNodeError(
+    `Another wa-gateway server (node ${node.name}, pid ${node.pid} on ${node.hostname}) is running on this SQLite database. ` +
+      'SQLite serves one node: stop that server first, or run several nodes on PostgreSQL (docs/cluster.md).',
+  );
 }
 
 function processAlive(pid: number): boolean {
