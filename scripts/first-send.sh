@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 
 workdir=$(mktemp -d /tmp/wagw-first-send.XXXXXX)
 export WAGW_DATA_DIR="$workdir/data"
+# The database's default file is ./data/wagw.db whatever WAGW_DATA_DIR says; it goes here too,
+# so that a run starts from nothing and leaves nothing in the working tree.
+export DATABASE_URL="sqlite:$workdir/data/wagw.db"
 export PORT="${PORT:-$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')}"
-unset DATABASE_URL
 base="http://127.0.0.1:$PORT"
 server=""
 cleanup() {

@@ -52,8 +52,9 @@ describe('tenant scope', () => {
   });
 
   it('an account scope is minted only from an API key, a dashboard session, or a node call signed by the cluster key', () => {
-    // internal.ts: a call another node forwards names the account of the key that node authenticated.
-    assert.deepEqual(filesCalling('accountScope'), ['dashboard/context.ts', 'http/plugins/api-key-auth.ts', 'http/routes/internal.ts']);
+    // owner-dispatch.ts: an operation another node forwards, through the signed dispatch route only,
+    // names the account of the key that node authenticated.
+    assert.deepEqual(filesCalling('accountScope'), ['dashboard/context.ts', 'http/operations/owner-dispatch.ts', 'http/plugins/api-key-auth.ts']);
   });
 
   it('the operator scope is minted only from an operator sign-in or the CLI', () => {
