@@ -138,8 +138,9 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
         const leases = await leasedPhones().catch(() => []);
         if (leases.length < NUMBERS) return false;
         const live = liveConnections(await networkClient.journal());
-        lastSeen = `leases ${JSON.stringify(leases)}, live connections ${JSON.stringify(Object.fromEntries(live))}`;
-        return leases.every((lease) => lease.node_id !== null && lease.node_id !== excluded && live.get(lease.phone) === lease.node_id);
+        const done = leases.every((lease) => lease.node_id !== null && lease.node_id !== excluded && live.get(lease.phone) === lease.node_id);
+        if (!done) lastSeen = `leases ${JSON.stringify(leases)}, live connections ${JSON.stringify(Object.fromEntries(live))}`;
+        return done;
       };
       /** What the last look found, for a round that took longer than its bound. */
       let lastSeen = '';
