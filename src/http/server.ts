@@ -1,5 +1,6 @@
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
+import type { Socket } from 'node:net';
 import { boundConnectionsPerAddress } from './connection-bounds.ts';
 import type { Gateway } from '../main.ts';
 import { buildApp } from './app.ts';
@@ -45,6 +46,8 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     if (stopRequested) void reply.header('Connection', 'close');
   });
 
+  const closeUnusedConnections = trackRequestsPerConnection(server);
+
   warnAboutUnsafeSettings(gateway);
   // The node's background work (leases and sessions, deliveries, sweeps) is the runtime's; it
   // starts first so that a number this node serves is connected by the time requests come.
@@ -72,7 +75,7 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
       const closed = app.close();
       // Awaited in drainHttp; should stopping the runtime throw first, its failure is not unhandled.
       closed.catch(() => {});
-      const closeIdle = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+      const closeIdle = setInterval(closeUnusedConnections, IDLE_SWEEP_MS);
       try {
         await gateway.runtime.stop();
         await drainHttp(closed, server, drainDeadline, gateway.logger);
@@ -84,6 +87,32 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
     return stopping;
   };
   return { app, address, stop };
+}
+
+/**
+ * Returns what closes every connection with no request in flight. Node's own
+ * closeIdleConnections() closes only those that finished a request: a connection that was
+ * opened and never sent one (a pool that connected for a call then abandoned, as a node
+ * forwarding to a frozen owner leaves behind) would otherwise hold the drain open until the
+ * end of the grace period.
+ */
+function trackRequestsPerConnection(server: FastifyInstance['server']): () => void {
+  const requestsInFlight = new Map<Socket, number>();
+  server.on('connection', (socket: Socket) => {
+    requestsInFlight.set(socket, 0);
+    socket.once('close', () => requestsInFlight.delete(socket));
+  });
+  server.on('request', (request, response) => {
+    const socket = request.socket as Socket;
+    requestsInFlight.set(socket, (requestsInFlight.get(socket) ?? 0) + 1);
+    response.once('close', () => {
+      const count = requestsInFlight.get(socket);
+      if (count !== undefined) requestsInFlight.set(socket, count - 1);
+    });
+  });
+  return () => {
+    for (const [socket, count] of requestsInFlight) if (count <= 0) socket.destroy();
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Store } from '../../src/store/database.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
 import type { SeededAccount } from '../support/gateway.ts';
-import { isConnectionRefused, jsonPostHead, RawHttpConnection, waitFor, withTimeout } from './raw-http.ts';
+import { isConnectionRefused, jsonPostHead, RawHttpConnection, sleep, waitFor, withTimeout } from './raw-http.ts';
 import { killAllServerProcesses, openDatabase, seedDatabase, startServerProcess, type ServerProcess } from './server-process.ts';
 
 const STOP_LISTENING_TIMEOUT_MS = 5_000;
@@ -153,6 +153,30 @@ for (const dialect of dialects) {
       assert.equal(exit.signal, null, 'the process ended itself');
       assert.equal(exit.code, 0, server.output());
       assert.ok(Date.now() - signalledAt >= graceMs * 0.75, 'the request was given the grace period less the time kept for the last flush');
+    });
+
+    it('a connection that was opened but never sent a request does not hold the stop: the process exits 0 well within the grace period', async () => {
+      // What a node's connection pool leaves at an owner it gave up on while frozen: connected, never used.
+      const graceMs = 10_000;
+      const server = await startServerProcess(database.url, { WAGW_SHUTDOWN_GRACE_MS: String(graceMs) });
+      // The signal handlers are installed once the first start has made the operator.
+      const store = openDatabase(database.url);
+      try {
+        await waitFor(async () => (await store.db.selectFrom('users').select('id').where('is_operator', '=', 1).executeTakeFirst()) !== undefined, 30_000, 'the operator to be made');
+      } finally {
+        await store.close();
+      }
+      await sleep(200);
+      const unused = await RawHttpConnection.open(server.port);
+      connections.push(unused);
+
+      const signalledAt = Date.now();
+      server.signalGroup('SIGTERM');
+      const exit = await withTimeout(server.exited, graceMs + EXIT_TIMEOUT_MS, 'the process to exit');
+      const tookMs = Date.now() - signalledAt;
+      assert.equal(exit.code, 0, server.output());
+      assert.ok(tookMs < 3_000, `the unused connection was closed, not waited for: the stop took ${tookMs} ms`);
+      assert.doesNotMatch(server.output(), /still in flight/, 'no request was in flight');
     });
   });
 }
