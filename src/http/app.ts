@@ -19,6 +19,7 @@ import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 import { documentAdditions, finishDocument, registerSharedSchemas } from './openapi-components.ts';
 import { validatorsByPart } from './request-validation.ts';
+import { serializersWithReachedSchemas } from './response-serializers.ts';
 import { publicOperations } from './operations/catalogue.ts';
 import { keyedPathMatcher, registerOperations } from './operations/registry.ts';
 
@@ -56,7 +57,8 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     http: { requireHostHeader: false, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.http.headersTimeoutMs / 4))) },
     ajv: SCHEMA_VALIDATOR_OPTIONS,
     // A query string, path or header is text: `limit=10` is read as the integer its schema says.
-    schemaController: { compilersFactory: { buildValidator: validatorsByPart } },
+    // An answer's serializer is given only the shared schemas it refers to (response-serializers.ts).
+    schemaController: { compilersFactory: { buildValidator: validatorsByPart, buildSerializer: serializersWithReachedSchemas } },
   });
   app.decorateRequest('apiKey', null);
 
