@@ -1,6 +1,6 @@
 import type { OpenAPIV3_2 } from '@fastify/swagger';
 import { mediaKinds } from '../domain/media.ts';
-import { ref, structuredFields } from './message-schemas.ts';
+import { mediaFileProperties, ref, structuredFields } from './message-schemas.ts';
 
 /**
  * The payload of every webhook event (docs/webhooks.md), as named shared schemas, and the
@@ -29,12 +29,7 @@ export const webhookMediaComponent = {
       required: ['status', 'id', 'kind', 'mime_type', 'size', 'sha256', 'filename', 'url'],
       properties: {
         status: { type: 'string', const: 'available' },
-        id: { type: 'string' },
-        kind: { type: 'string', enum: mediaKinds },
-        mime_type: { type: 'string' },
-        size: { type: 'integer' },
-        sha256: { type: 'string' },
-        filename: { type: ['string', 'null'] },
+        ...mediaFileProperties,
         url: { type: 'string', description: 'GET /media/{id}, with a key of the account; absolute when WAGW_PUBLIC_URL is set.' },
         signed_url: { type: 'string', description: 'Opens the file without a key until signed_url_expires_at.' },
         signed_url_expires_at: timestamp('When signed_url stops working.'),
