@@ -270,7 +270,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const groups = new GroupService(store, supervisor);
   groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger);
-  const typing = new TypingService(supervisor, config.typingMs);
+  const typing = new TypingService(supervisor, logger, config.typingMs);
   const messageActions = new MessageActionService(store, committer, supervisor);
   receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
   const mediaRetrier = new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger);

@@ -1,6 +1,7 @@
 import type { WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { ChatPresence } from '../engines/engine.ts';
+import type { Logger } from 'pino';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
 /**
@@ -17,6 +18,7 @@ export class TypingService {
 
   constructor(
     private readonly supervisor: Pick<SessionSupervisor, 'sessionFor'>,
+    private readonly logger: Logger,
     private readonly lastsMs: number = TYPING_LASTS_MS,
   ) {}
 
@@ -29,8 +31,11 @@ export class TypingService {
     if (state === 'paused') return null;
     const ending = setTimeout(() => {
       this.endings.delete(chat);
-      // A session gone meanwhile shows nothing any more, which is the point.
-      void this.supervisor.sessionFor(number).sendPresence(toPhone, 'paused').catch(() => {});
+      // A session gone meanwhile shows nothing any more, which is the point: said at debug level only.
+      void this.supervisor
+        .sessionFor(number)
+        .sendPresence(toPhone, 'paused')
+        .catch((error: unknown) => this.logger.debug({ err: error, numberId: number.id }, 'typing could not be ended by itself; the session is gone'));
     }, this.lastsMs);
     ending.unref();
     this.endings.set(chat, ending);
