@@ -30,6 +30,13 @@ const RECEIPT_TRANSITIONS: Record<ReceiptEvent['status'], MessageStatus[]> = {
  */
 const RECEIPT_RETRY_DELAYS_MS = [20, 100, 500, 1_000, 2_000];
 
+/** An incoming message as stored, with its number, and whether this call stored it (not a redelivery). */
+export interface ReceivedMessage {
+  message: Message;
+  number: WhatsAppNumber;
+  fresh: boolean;
+}
+
 /** Stores what engines receive. Incoming messages never count against the monthly volume. */
 export class ReceiveMessageService {
   constructor(
@@ -43,6 +50,11 @@ export class ReceiveMessageService {
   ) {}
 
   async receive(event: IncomingMessageEvent): Promise<Message> {
+    return (await this.storeIncoming(event)).message;
+  }
+
+  /** Stores an incoming message once (a redelivery finds the first), and tells its subscribers. */
+  async storeIncoming(event: IncomingMessageEvent): Promise<ReceivedMessage> {
     const number = await findNumberByPhone(this.store.db, event.toPhone);
     if (number === undefined) {
       throw new Error(`An engine reported a message for ${event.toPhone}, which this gateway does not hold.`);
@@ -95,15 +107,8 @@ export class ReceiveMessageService {
       return { message, queued, fresh: true };
     });
     this.notifier.deliveriesQueued(stored.queued);
-    if (number.autoRead && stored.fresh && this.readAutomatically !== undefined) {
-      // Read marks are a courtesy to the sender: one that fails loses nothing of ours.
-      void this.readAutomatically(number, stored.message).catch(() => {});
-    }
-    return stored.message;
+    return { message: stored.message, number, fresh: stored.fresh };
   }
-
-  /** Marks a stored message read for a number set to do so (wired by the composition root). */
-  readAutomatically?: (number: WhatsAppNumber, message: Message) => Promise<unknown>;
 
   /**
    * Fetches and stores an incoming message's file before the message is written, so that the

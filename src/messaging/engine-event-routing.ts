@@ -1,0 +1,94 @@
+import type { Logger } from 'pino';
+import type { EngineKind, Message } from '../domain/model.ts';
+import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../engines/engine.ts';
+import type { GroupChange } from '../domain/groups.ts';
+import type { E164 } from '../domain/phone.ts';
+import type { GroupChangeService } from './group-changes.ts';
+import type { IncomingActionService } from './incoming-actions.ts';
+import type { MessageActionService } from './message-actions.ts';
+import type { ReceiveMessageService, ReceivedMessage } from './receive-message.ts';
+import type { SessionSupervisor } from './session-supervisor.ts';
+
+/** The services that act on what the engines report. */
+export interface EngineEventConsumers {
+  receiver: Pick<ReceiveMessageService, 'storeIncoming' | 'recordReceipt'>;
+  incomingActions: Pick<IncomingActionService, 'record'>;
+  groupChanges: Pick<GroupChangeService, 'record'>;
+  sessions: Pick<SessionSupervisor, 'recordSessionStatus'>;
+  messageActions: Pick<MessageActionService, 'markRead'>;
+  /** Counts incoming messages per engine (the metrics listen here). */
+  received: { messageReceived(engine: EngineKind): void };
+  logger: Logger;
+}
+
+/**
+ * Where each engine event goes: one named method per event, so that a reader can follow an
+ * incoming message from the engine to the services that store and answer it.
+ */
+export class EngineEventRouting {
+  constructor(private readonly consumers: EngineEventConsumers) {}
+
+  /** Stores the message; then counts it and, for a number set to read at once, marks it read. */
+  async incomingMessage(engine: EngineKind, event: IncomingMessageEvent): Promise<Message> {
+    const received = await this.consumers.receiver.storeIncoming(event);
+    this.consumers.received.messageReceived(engine);
+    if (received.fresh && received.number.autoRead) void this.readAutomatically(received);
+    return received.message;
+  }
+
+  sessionStatusChanged(event: SessionStatusEvent): Promise<void> {
+    return this.consumers.sessions.recordSessionStatus(event);
+  }
+
+  receipt(event: ReceiptEvent): Promise<void> {
+    return this.consumers.receiver.recordReceipt(event);
+  }
+
+  incomingAction(event: IncomingActionEvent): Promise<void> {
+    return this.consumers.incomingActions.record(event);
+  }
+
+  groupChanged(event: GroupChange & { toPhone: E164 }): Promise<void> {
+    return this.consumers.groupChanges.record(event);
+  }
+
+  /** Read marks are a courtesy to the sender: one that fails loses nothing of ours, so it is only logged. */
+  private async readAutomatically({ number, message }: ReceivedMessage): Promise<void> {
+    try {
+      await this.consumers.messageActions.markRead(number, message);
+    } catch (error) {
+      this.consumers.logger.debug({ err: error, messageId: message.id }, 'could not mark an incoming message read automatically');
+    }
+  }
+}
+
+/**
+ * Carries engine events to the routing. The engines are built before the services that consume
+ * their events, because those services need the supervisor and the supervisor needs the engines;
+ * the composition root connects the routing once everything is built. Sessions start only after
+ * that, so no event can arrive unconnected; one that did would be a wiring bug, and says so.
+ */
+export class EngineEventDispatch {
+  private routing: EngineEventRouting | undefined;
+
+  connect(routing: EngineEventRouting): void {
+    if (this.routing !== undefined) throw new Error('The engine events are already connected.');
+    this.routing = routing;
+  }
+
+  /** The events as one engine reports them, so that what it receives is counted under its name. */
+  forEngine(engine: EngineKind): EngineEvents {
+    return {
+      incomingMessage: (event) => this.connected().incomingMessage(engine, event),
+      sessionStatusChanged: (event) => this.connected().sessionStatusChanged(event),
+      receipt: (event) => this.connected().receipt(event),
+      incomingAction: (event) => this.connected().incomingAction(event),
+      groupChanged: (event) => this.connected().groupChanged(event),
+    };
+  }
+
+  private connected(): EngineEventRouting {
+    if (this.routing === undefined) throw new Error('An engine reported an event before the gateway connected its consumers.');
+    return this.routing;
+  }
+}

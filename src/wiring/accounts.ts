@@ -1,0 +1,36 @@
+import type { Config } from '../config.ts';
+import { AccountsService } from '../accounts/accounts-service.ts';
+import { ApiKeyAuthenticator } from '../accounts/api-key-auth.ts';
+import { ApiKeysService } from '../accounts/api-keys-service.ts';
+import { NumbersService } from '../accounts/numbers-service.ts';
+import { SignInService } from '../accounts/sign-in-service.ts';
+import { TeamService } from '../accounts/team-service.ts';
+import type { Logger } from 'pino';
+import type { GatewayKeys } from './keys.ts';
+import type { SessionParts } from './sessions.ts';
+import type { StorageParts } from './storage.ts';
+
+export interface AccountParts {
+  accounts: AccountsService;
+  numbers: NumbersService;
+  apiKeys: ApiKeysService;
+  authenticator: ApiKeyAuthenticator;
+  signIn: SignInService;
+  team: TeamService;
+}
+
+/** Accounts, their users, numbers and API keys, and the dashboard's sign-in. */
+export function buildAccounts(config: Config, storage: StorageParts, keys: GatewayKeys, sessions: SessionParts, logger: Logger): AccountParts {
+  const { store } = storage;
+  const accounts = new AccountsService(store);
+  const authenticator = new ApiKeyAuthenticator(store, logger);
+  const { sessionIdleTimeoutMs: idleTimeoutMs, sessionAbsoluteTimeoutMs: absoluteTimeoutMs } = config.dashboard;
+  return {
+    accounts,
+    numbers: new NumbersService(store, sessions.supervisor),
+    apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),
+    authenticator,
+    signIn: new SignInService(store, { idleTimeoutMs, absoluteTimeoutMs }, keys.signInThrottleKey),
+    team: new TeamService(store, accounts),
+  };
+}

@@ -1,0 +1,83 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { NumbersService } from '../accounts/numbers-service.ts';
+import { MediaDownloadRetrier } from '../media/media-download-retrier.ts';
+import { EngineEventRouting } from '../messaging/engine-event-routing.ts';
+import { GroupChangeService } from '../messaging/group-changes.ts';
+import { GroupService } from '../messaging/groups.ts';
+import { IdempotentSendService } from '../messaging/idempotent-send.ts';
+import { IncomingActionService } from '../messaging/incoming-actions.ts';
+import { MessageActionService } from '../messaging/message-actions.ts';
+import { MessageHistoryService } from '../messaging/message-history.ts';
+import { NumberCheckService } from '../messaging/number-checks.ts';
+import { NumberLinkingService } from '../messaging/number-linking.ts';
+import { ReceiveMessageService } from '../messaging/receive-message.ts';
+import { SandboxInbox } from '../messaging/sandbox-inbox.ts';
+import { SendMessageService } from '../messaging/send-message.ts';
+import { TypingService } from '../messaging/typing.ts';
+import type { MediaParts } from './media.ts';
+import type { SessionParts } from './sessions.ts';
+import type { StorageParts } from './storage.ts';
+import type { WebhookParts } from './webhooks.ts';
+
+export interface MessagingParts {
+  sender: SendMessageService;
+  /** Sends that carry an Idempotency-Key. */
+  idempotentSender: IdempotentSendService;
+  receiver: ReceiveMessageService;
+  /** Simulated incoming messages on sandbox numbers, from the API and the dashboard. */
+  sandboxInbox: SandboxInbox;
+  history: MessageHistoryService;
+  /** POST /check_numbers, with its per-number lookup limit. */
+  numberChecks: NumberCheckService;
+  /** POST /typing, whose states end by themselves. */
+  typing: TypingService;
+  /** Reactions, edits, revocations and read marks on the account's messages. */
+  messageActions: MessageActionService;
+  /** Groups as each number sees them. */
+  groups: GroupService;
+  /** Incoming files whose first download failed, tried again. */
+  mediaRetrier: MediaDownloadRetrier;
+  /** Linking attempts started from the operator console. */
+  linking: NumberLinkingService;
+  /** Where each engine event goes; the composition root connects the engines to it. */
+  engineEventRouting: EngineEventRouting;
+}
+
+interface MessagingInputs {
+  config: Config;
+  storage: StorageParts;
+  webhooks: WebhookParts;
+  media: MediaParts;
+  sessions: SessionParts;
+  numbers: NumbersService;
+  logger: Logger;
+}
+
+/** Sending, receiving, message actions, groups and the routing of what the engines report. */
+export function buildMessaging({ config, storage, webhooks, media: mediaParts, sessions, numbers, logger }: MessagingInputs): MessagingParts {
+  const { store, committer, metrics } = storage;
+  const { deliveryWorker } = webhooks;
+  const { media, mediaLinks } = mediaParts;
+  const { supervisor } = sessions;
+  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor.staleWriteRefused(error));
+  const groups = new GroupService(store, supervisor);
+  const messageActions = new MessageActionService(store, committer, supervisor);
+  const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
+  const groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger);
+  return {
+    sender,
+    idempotentSender: new IdempotentSendService(store, committer, sender, logger, config.interruptedSendAfterMs),
+    receiver,
+    sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute, groups),
+    history: new MessageHistoryService(store),
+    numberChecks: new NumberCheckService(supervisor, config.numberChecksPerMinute),
+    typing: new TypingService(supervisor, logger, config.typingMs),
+    messageActions,
+    groups,
+    mediaRetrier: new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger),
+    linking: new NumberLinkingService(supervisor, logger),
+    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, received: metrics, logger }),
+  };
+}

@@ -1,0 +1,80 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import { LeaseKeeper } from '../cluster/lease-keeper.ts';
+import { BaileysEngine } from '../engines/baileys/baileys-engine.ts';
+import type { SocketFactory } from '../engines/baileys/session-socket.ts';
+import { EngineRegistry } from '../engines/registry.ts';
+import { RemoteSandboxNetwork } from '../engines/sandbox/remote-sandbox-network.ts';
+import { SandboxEngine } from '../engines/sandbox/sandbox-engine.ts';
+import { SandboxNetwork, type SandboxNetworkPort } from '../engines/sandbox/sandbox-network.ts';
+import { EngineEventDispatch } from '../messaging/engine-event-routing.ts';
+import { SessionSupervisor } from '../messaging/session-supervisor.ts';
+import type { Store } from '../store/database.ts';
+import { findInboundByEngineId, findMessageById } from '../store/repositories/messages.ts';
+import { listPhonesOfEngine } from '../store/repositories/numbers.ts';
+import { deleteSandboxGroup, listSandboxGroups, saveSandboxGroup } from '../store/repositories/sandbox-groups.ts';
+import type { GatewayKeys } from './keys.ts';
+import type { StorageParts } from './storage.ts';
+import type { WebhookParts } from './webhooks.ts';
+
+/** What a test may swap at the composition root: only the boundary we cannot reach. */
+export interface GatewayBoundaries {
+  /** Stands in for WhatsApp's servers behind the Baileys engine. */
+  baileysSocketFactory?: SocketFactory;
+}
+
+export interface SessionParts {
+  /** This node's leases on numbers (docs/cluster.md). */
+  keeper: LeaseKeeper;
+  supervisor: SessionSupervisor;
+  /** The simulated network the sandbox engine's sessions connect to. */
+  sandboxNetwork: SandboxNetworkPort;
+  /** Where the engines' events go, once the services that consume them are built. */
+  engineEvents: EngineEventDispatch;
+}
+
+/** The lease keeper, both engines and the supervisor that runs each number's session on its owner. */
+export async function buildSessions(config: Config, storage: StorageParts, keys: GatewayKeys, webhooks: WebhookParts, logger: Logger, boundaries: GatewayBoundaries): Promise<SessionParts> {
+  const { store, committer, metrics } = storage;
+  const { nodeName, nodeUrl, leaseTtlMs, maxSessionsPerNode } = config.cluster;
+  const keeper = new LeaseKeeper(store, { ttlMs: leaseTtlMs, maxSessions: maxSessionsPerNode, nodeName, nodeUrl }, logger);
+  const engineEvents = new EngineEventDispatch();
+  const shared = config.cluster.sandboxNetwork;
+  const sandboxNetwork =
+    shared === null
+      ? await embeddedSandboxNetwork(store)
+      : new RemoteSandboxNetwork({ ...shared, key: keys.sandboxNetworkKey, maxLineBytes: config.cluster.sandboxNetworkMaxLineBytes }, logger);
+  const sandbox = new SandboxEngine({
+    events: engineEvents.forEngine('sandbox'),
+    network: sandboxNetwork,
+    nodeId: keeper.nodeId,
+    // Read back whole, with the group chat a simulated group message was written in.
+    findReceived: async (numberId, engineMessageId) => {
+      const received = await findInboundByEngineId(store.db, numberId, engineMessageId);
+      return received && findMessageById(store.db, received.id);
+    },
+    listSandboxPhones: () => listPhonesOfEngine(store.db, 'sandbox'),
+  });
+  const baileys = new BaileysEngine({
+    store,
+    secretBox: keys.secretBox,
+    events: engineEvents.forEngine('baileys'),
+    logger,
+    pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
+    version: config.baileys.webVersion,
+    socketFactory: boundaries.baileysSocketFactory,
+  });
+  const supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, webhooks.deliveryWorker, logger, keeper, metrics);
+  return { keeper, supervisor, sandboxNetwork, engineEvents };
+}
+
+/** The simulated network in this process, with its groups kept in the gateway's database between runs. */
+async function embeddedSandboxNetwork(store: Store): Promise<SandboxNetwork> {
+  const network = new SandboxNetwork(undefined, undefined, {
+    load: () => listSandboxGroups(store.db),
+    save: (record) => saveSandboxGroup(store.db, record, new Date()),
+    remove: (id) => deleteSandboxGroup(store.db, id),
+  });
+  await network.restoreGroups();
+  return network;
+}

@@ -1,0 +1,35 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { AddressPolicy } from '../webhooks/address-guard.ts';
+import { DeliveryWorker } from '../webhooks/delivery-worker.ts';
+import { WebhookHttpClient } from '../webhooks/webhook-http.ts';
+import { WebhooksService } from '../webhooks/webhooks-service.ts';
+import type { GatewayKeys } from './keys.ts';
+import type { StorageParts } from './storage.ts';
+
+export interface WebhookParts {
+  /** Which private addresses outbound fetches (webhooks, media URLs) may reach. */
+  addressPolicy: AddressPolicy;
+  /** Sends webhook deliveries; started by the node runtime only, never by the CLI. */
+  deliveryWorker: DeliveryWorker;
+  webhooks: WebhooksService;
+}
+
+/** Webhook endpoints, and the worker that delivers their events over the SSRF-guarded client. */
+export function buildWebhooks(config: Config, storage: StorageParts, keys: GatewayKeys, logger: Logger): WebhookParts {
+  const { store, committer, metrics } = storage;
+  const addressPolicy = { everything: config.webhooks.allowPrivateAddresses, hosts: config.webhooks.allowedPrivateHosts };
+  const client = new WebhookHttpClient({ timeoutMs: config.webhooks.timeoutMs, addressPolicy, userAgent: `wa-gateway/${config.version}` });
+  const deliveryWorker = new DeliveryWorker({
+    store,
+    committer,
+    client,
+    secretBox: keys.secretBox,
+    config: config.webhooks,
+    logger,
+    onAttempt: (state, durationSeconds) => metrics.webhookAttempted(state, durationSeconds),
+    onStarted: (source) => metrics.webhookStarted(source),
+  });
+  const webhooks = new WebhooksService(store, committer, keys.secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount);
+  return { addressPolicy, deliveryWorker, webhooks };
+}
