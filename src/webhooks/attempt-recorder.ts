@@ -10,7 +10,7 @@ const OUTCOME_BATCH_WINDOW_MS = 5;
 
 /**
  * Writes attempt outcomes in batches: every outcome that arrives while a batch is being
- * committed joins the next one. A delivery keeps its lease until its outcome is written, so
+ * committed joins the next one. A delivery keeps its claim until its outcome is written, so
  * the worker may free the endpoint's slot as soon as the HTTP answer is in, without the
  * delivery being claimed twice.
  */
@@ -42,7 +42,7 @@ export class AttemptRecorder {
       try {
         await this.write(batch.map((entry) => entry.outcome), batch.filter((entry) => entry.gone).map((entry) => entry.outcome));
       } catch (error) {
-        // The deliveries keep their leases and will be attempted again when those lapse.
+        // The deliveries keep their claims and will be attempted again when those lapse.
         this.logger.error({ err: error, count: batch.length }, 'could not record webhook attempts');
       }
       for (const entry of batch) entry.settle();

@@ -22,7 +22,7 @@ const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 /** How long a freed slot waits for its neighbours before they are refilled by one claim. */
 const SLOT_REFILL_DELAY_MS = 1;
 /** How long a claim outlives the request timeout before another worker may take the delivery. */
-const LEASE_MARGIN_MS = 5_000;
+const CLAIM_MARGIN_MS = 5_000;
 /**
  * After this long unanswered (or half the timeout, if that is shorter) a request stops counting
  * against the overall in-flight limit. Healthy endpoints answer well within it.
@@ -31,7 +31,7 @@ const SLOW_REQUEST_MS = 1_000;
 /**
  * Handed-over deliveries waiting per endpoint, in multiples of its in-flight limit, and overall,
  * in multiples of the overall limit. A healthy endpoint works through its share in a few
- * round trips; more would only age in memory while the lease runs down.
+ * round trips; more would only age in memory while the claim runs down.
  */
 const HANDOFF_DEPTH_PER_ENDPOINT = 8;
 const HANDOFF_DEPTH_OVERALL = 4;
@@ -78,7 +78,7 @@ export class DeliveryWorker implements DeliveryNotifier {
   /** Webhooks whose host is over its rate, with when it has room again: not claimed till then. */
   private readonly heldWebhooks = new Map<string, number>();
   /**
-   * Deliveries this node holds leases on, waiting for a slot of their endpoint: handed over by
+   * Deliveries this node holds claims on, waiting for a slot of their endpoint: handed over by
    * the write that queued them (no claim round trip), or claimed ahead of the free slots so that
    * a freed slot starts the next one at once instead of waiting for a claim.
    */
@@ -124,14 +124,14 @@ export class DeliveryWorker implements DeliveryNotifier {
   }
 
   /**
-   * A lease for a delivery about to be written, if this node will send it from memory: only
+   * A claim for a delivery about to be written, if this node will send it from memory: only
    * while running, for an endpoint that is answering, within its host's rate, with no older
    * work waiting in the outbox, and with room in its queue here.
    */
-  leaseForNew(webhookId: string, now: number): number | null {
+  claimForNew(webhookId: string, now: number): number | null {
     if (!this.running || this.backlogged.has(webhookId) || !this.slots.isAnswering(webhookId)) return null;
     if ((this.heldWebhooks.get(webhookId) ?? 0) > now || !this.queued.hasRoom(webhookId)) return null;
-    return now + this.options.config.timeoutMs + LEASE_MARGIN_MS;
+    return now + this.options.config.timeoutMs + CLAIM_MARGIN_MS;
   }
 
   deliveriesQueued(enqueued?: Enqueued): void {
@@ -164,7 +164,7 @@ export class DeliveryWorker implements DeliveryNotifier {
   }
 
   /**
-   * Starts the endpoint's queued deliveries while it has free slots. One whose lease no longer
+   * Starts the endpoint's queued deliveries while it has free slots. One whose claim no longer
    * covers a whole request, or whose host is over its rate, goes back to the outbox.
    */
   private startQueued(webhookId: string): void {
@@ -173,7 +173,7 @@ export class DeliveryWorker implements DeliveryNotifier {
       const delivery = this.queued.shift(webhookId);
       if (delivery === undefined) break;
       const now = Date.now();
-      if (delivery.leaseUntil - now < this.options.config.timeoutMs) {
+      if (delivery.claimedUntil - now < this.options.config.timeoutMs) {
         expired.push(delivery);
         continue;
       }
@@ -188,13 +188,13 @@ export class DeliveryWorker implements DeliveryNotifier {
     if (expired.length > 0) void this.handBack(expired);
   }
 
-  /** Releases leases taken for sending from memory, so any node's claim takes the deliveries. */
+  /** Releases claims taken for sending from memory, so any node's claim takes the deliveries. */
   private async handBack(deliveries: ClaimedDelivery[]): Promise<void> {
     if (deliveries.length === 0) return;
     try {
       await releaseClaims(this.options.store.db, deliveries);
     } catch (error) {
-      // The leases lapse by themselves; the deliveries are claimed then.
+      // The claims lapse by themselves; the deliveries are claimed then.
       this.options.logger.warn({ err: error, count: deliveries.length }, 'could not hand deliveries back to the outbox');
     }
     this.claimableWork = true;
@@ -269,12 +269,12 @@ export class DeliveryWorker implements DeliveryNotifier {
     const work = (trx: Executor) =>
       claimDueDeliveries(trx, {
         now,
-        leaseUntil: now + this.options.config.timeoutMs + LEASE_MARGIN_MS,
+        claimedUntil: now + this.options.config.timeoutMs + CLAIM_MARGIN_MS,
         limit,
         perWebhookLimit: this.options.config.maxInFlightPerEndpoint + this.queued.perWebhook,
         freeSlotsByWebhook: this.roomByWebhook(now),
       });
-    // A lease lost to a power cut only lapses early, so a claim need not be durable on its own.
+    // A claim lost to a power cut only lapses early, so it need not be durable on its own.
     // PostgreSQL skips its fsync. On SQLite every commit is durable (and blocks the event loop),
     // so the claim joins the group commit of the outcomes being written instead of paying for a
     // commit of its own: half the commits of a drain.
@@ -284,7 +284,7 @@ export class DeliveryWorker implements DeliveryNotifier {
   /** The endpoints' free slots, with webhooks held back for their host's rate at none. */
   /**
    * What each endpoint not at its full share may take in a claim: its free slots, plus room in
-   * its queue while it answers (a hanging endpoint's work is not claimed ahead, where its leases
+   * its queue while it answers (a hanging endpoint's work is not claimed ahead, where its claims
    * would only run down); one held back for its host's rate takes nothing.
    */
   private roomByWebhook(now: number): Map<string, number> {
@@ -308,7 +308,7 @@ export class DeliveryWorker implements DeliveryNotifier {
 
   /**
    * Runs one attempt. The endpoint's slot is freed when the HTTP answer is in; writing the
-   * outcome continues in the background (batched), while the delivery's lease keeps it from
+   * outcome continues in the background (batched), while the delivery's claim keeps it from
    * being claimed again.
    */
   private track(delivery: QueuedDelivery): void {
@@ -367,7 +367,7 @@ export class DeliveryWorker implements DeliveryNotifier {
     const state = succeeded ? 'delivered' : delayMs === null ? 'failed' : 'pending';
     this.options.onAttempt?.(state, result.durationMs / 1000);
     const nextAttemptAt = delayMs === null ? null : new Date(attemptedAt.getTime() + delayMs);
-    await this.recorder.record({ attempt, state, nextAttemptAt, leaseUntil: delivery.leaseUntil }, gone);
+    await this.recorder.record({ attempt, state, nextAttemptAt, claimedUntil: delivery.claimedUntil }, gone);
   }
 
   private async pruneIfDue(): Promise<void> {

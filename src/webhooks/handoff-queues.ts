@@ -1,11 +1,11 @@
 /**
- * Deliveries this node leased in the write that queued them, waiting in memory for a free slot
- * of their endpoint. The bounds are on what is offered a lease (`hasRoom`), not on what is
- * handed over: a delivery leased inside a transaction is already promised to this node when its
+ * Deliveries this node claimed in the write that queued them, waiting in memory for a free slot
+ * of their endpoint. The bounds are on what is offered a claim (`hasRoom`), not on what is
+ * handed over: a delivery claimed inside a transaction is already promised to this node when its
  * commit returns, so it is always accepted, and the bounds can be overshot by one group commit.
  *
- * Nothing here is the only record of anything: every entry is a committed, leased row. A crash
- * loses only the order of the queue; the leases lapse and the deliveries are claimed again.
+ * Nothing here is the only record of anything: every entry is a committed, claimed row. A crash
+ * loses only the order of the queue; the claims lapse and the deliveries are claimed again.
  */
 export class HandoffQueues<Delivery extends { webhookId: string }> {
   private readonly byWebhook = new Map<string, Delivery[]>();

@@ -8,12 +8,12 @@ import { insertMessage, insertMessageWithEvent } from '../store/repositories/mes
 import { listEnabledWebhooks, type EnabledWebhook } from '../store/repositories/webhooks.ts';
 
 /**
- * A delivery written with this node's lease on it, to be sent from memory as soon as the write
+ * A delivery written with this node's claim on it, to be sent from memory as soon as the write
  * commits: no claim needed. The parsed event rides along so it is not parsed back from text.
  */
 export type HandedOverDelivery = ClaimedDelivery & { event: EventPayload };
 
-/** What an enqueue wrote: how many deliveries, and which of them this node leased for itself. */
+/** What an enqueue wrote: how many deliveries, and which of them this node claimed for itself. */
 export interface Enqueued {
   count: number;
   handedOver: HandedOverDelivery[];
@@ -28,18 +28,18 @@ export function mergeQueued(parts: readonly Enqueued[]): Enqueued {
 
 /**
  * The delivery worker, as the writers of events see it. Before the write it says which new
- * deliveries it will send itself (by the lease to write on them); after the commit it is handed
+ * deliveries it will send itself (by the claim expiry written on them); after the commit it is handed
  * what was written. Deliveries it declines wait in the outbox for any node's claim.
  */
 export interface DeliveryNotifier {
-  /** The lease to write on a new delivery to this webhook, or null to leave it to a claim. */
-  leaseForNew(webhookId: string, now: number): number | null;
+  /** The claim expiry to write on a new delivery to this webhook, or null to leave it to any node's claim. */
+  claimForNew(webhookId: string, now: number): number | null;
   /** Called after the commit; without an argument, only says that claimable work may be waiting. */
   deliveriesQueued(enqueued?: Enqueued): void;
 }
 
 /** For writers with no worker of their own at hand: every delivery waits for a claim. */
-export const CLAIMS_ONLY: DeliveryNotifier = Object.freeze({ leaseForNew: () => null, deliveriesQueued: () => {} });
+export const CLAIMS_ONLY: DeliveryNotifier = Object.freeze({ claimForNew: () => null, deliveriesQueued: () => {} });
 
 /**
  * Writes an event and one delivery per enabled, subscribed webhook of the account. It must run
@@ -74,7 +74,7 @@ interface PlannedEvent {
   enqueued: Enqueued;
 }
 
-/** Without a notifier (the test event) nothing is leased: every delivery waits for a claim. */
+/** Without a notifier (the test event) nothing is claimed: every delivery waits for a claim. */
 function eventFor(accountId: string, payload: EventPayload, webhooks: (Webhook | EnabledWebhook)[], at: Date, notifier?: DeliveryNotifier): PlannedEvent {
   const event: NewEvent = { id: newId('event'), accountId, eventType: payload.event, payload: JSON.stringify(payload), createdAt: at };
   const now = Date.now();
@@ -82,7 +82,7 @@ function eventFor(accountId: string, payload: EventPayload, webhooks: (Webhook |
   const handedOver: HandedOverDelivery[] = [];
   for (const webhook of webhooks) {
     const secrets = 'secrets' in webhook ? webhook.secrets : undefined;
-    const claimedUntil = secrets === undefined ? null : (notifier?.leaseForNew(webhook.id, now) ?? null);
+    const claimedUntil = secrets === undefined ? null : (notifier?.claimForNew(webhook.id, now) ?? null);
     const delivery: EventDelivery = { id: newId('delivery'), webhookId: webhook.id, claimedUntil };
     deliveries.push(delivery);
     if (secrets === undefined || claimedUntil === null) continue;
@@ -98,7 +98,7 @@ function eventFor(accountId: string, payload: EventPayload, webhooks: (Webhook |
       sealedSecret: secrets.current,
       sealedPreviousSecret: secrets.previous,
       previousSecretExpiresAt: secrets.previousExpiresAt,
-      leaseUntil: claimedUntil,
+      claimedUntil,
     });
   }
   return { event, deliveries, enqueued: { count: deliveries.length, handedOver } };

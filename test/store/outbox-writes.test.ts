@@ -15,8 +15,8 @@ import { dialects, NO_TIMES, seedNumberRow, suiteStore } from '../support/databa
 // on SQLite; either way the rows must be the same, and all or nothing.
 
 /** A worker that leases deliveries to one webhook for sending from memory. */
-function leasingFor(webhookId: string, leaseUntil: number): DeliveryNotifier {
-  return { leaseForNew: (id) => (id === webhookId ? leaseUntil : null), deliveriesQueued() {} };
+function leasingFor(webhookId: string, claimedUntil: number): DeliveryNotifier {
+  return { claimForNew: (id) => (id === webhookId ? claimedUntil : null), deliveriesQueued() {} };
 }
 for (const dialect of dialects) {
   describe(`a message and its webhook event are written together (${dialect})`, () => {
@@ -77,19 +77,19 @@ for (const dialect of dialects) {
 
     it('a delivery the worker takes for itself is written with its lease, and handed over whole', async () => {
       const { number, webhooks } = await accountWithWebhooks([['message'], ['message']]);
-      const leaseUntil = Date.now() + 20_000;
+      const claimedUntil = Date.now() + 20_000;
       const message = incoming(number);
       const payload = incomingMessagePayload(message);
-      const enqueued = await suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(webhooks[1]!.id, leaseUntil), message, payload));
+      const enqueued = await suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(webhooks[1]!.id, claimedUntil), message, payload));
       assert.equal(enqueued.count, 2);
       const rows = await queued(number.accountId);
       const leasedRow = rows.find((row) => row.webhook_id === webhooks[1]!.id)!;
-      assert.equal(Number(leasedRow.claimed_until), leaseUntil);
+      assert.equal(Number(leasedRow.claimed_until), claimedUntil);
       assert.equal(rows.find((row) => row.webhook_id === webhooks[0]!.id)!.claimed_until, null);
       assert.equal(enqueued.handedOver.length, 1);
       const [handed] = enqueued.handedOver;
       assert.equal(handed!.id, leasedRow.id);
-      assert.equal(handed!.leaseUntil, leaseUntil);
+      assert.equal(handed!.claimedUntil, claimedUntil);
       assert.equal(handed!.url, 'https://receiver.example/hook');
       assert.equal(handed!.sealedSecret, 'sealed-secret');
       assert.equal(handed!.payload, leasedRow.payload);
@@ -97,9 +97,9 @@ for (const dialect of dialects) {
       // The one-statement form too (PostgreSQL): one subscribed webhook, leased.
       const single = await accountWithWebhooks([['message']]);
       const alone = incoming(single.number);
-      const one = await suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(single.webhooks[0]!.id, leaseUntil), alone, incomingMessagePayload(alone)));
+      const one = await suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(single.webhooks[0]!.id, claimedUntil), alone, incomingMessagePayload(alone)));
       assert.equal(one.handedOver[0]!.id, (await queued(single.number.accountId))[0]!.id);
-      assert.equal(Number((await queued(single.number.accountId))[0]!.claimed_until), leaseUntil);
+      assert.equal(Number((await queued(single.number.accountId))[0]!.claimed_until), claimedUntil);
     });
 
     it('with two subscribed webhooks, two deliveries of one event; with none, the message alone', async () => {

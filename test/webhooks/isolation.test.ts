@@ -82,7 +82,7 @@ for (const dialect of dialects) {
       const now = Date.now();
       const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, {
         now,
-        leaseUntil: now + 60_000,
+        claimedUntil: now + 60_000,
         limit: 10,
         perWebhookLimit: 4,
         // The busy endpoint has two requests in flight of its four.
@@ -108,7 +108,7 @@ for (const dialect of dialects) {
       webhookIdsOldestFirst.reverse();
 
       const now = Date.now();
-      const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, { now, leaseUntil: now + 60_000, limit, perWebhookLimit: 4, freeSlotsByWebhook: new Map() });
+      const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, { now, claimedUntil: now + 60_000, limit, perWebhookLimit: 4, freeSlotsByWebhook: new Map() });
       assert.deepEqual(new Set(claimed.map((delivery) => delivery.webhookId)), new Set(webhookIdsOldestFirst.slice(0, limit)));
     });
   });

@@ -31,7 +31,7 @@ function eventValues(event: NewEvent) {
 
 /**
  * A delivery of an event to one webhook; it belongs to the event's account and is due when the
- * event happened. `claimedUntil` is the lease of the node that will send it from memory once the
+ * event happened. `claimedUntil` is the claim of the node that will send it from memory once the
  * write commits (null: it waits for a claim).
  */
 export interface EventDelivery {
@@ -108,8 +108,8 @@ export interface AttemptOutcome {
   attempt: WebhookAttempt;
   state: DeliveryState;
   nextAttemptAt: Date | null;
-  /** The claim's lease: if it has lapsed and been replaced, another attempt owns the state. */
-  leaseUntil: number;
+  /** The claim's expiry: if it has lapsed and been replaced, another attempt owns the state. */
+  claimedUntil: number;
 }
 
 /**
@@ -145,7 +145,7 @@ export async function recordAttempts(db: Executor, allOutcomes: AttemptOutcome[]
   const deliveredByStatus = new Map<string, AttemptOutcome[]>();
   for (const outcome of outcomes) {
     if (outcome.state === 'delivered') {
-      const key = `${outcome.attempt.statusCode}:${outcome.leaseUntil}`;
+      const key = `${outcome.attempt.statusCode}:${outcome.claimedUntil}`;
       deliveredByStatus.set(key, [...(deliveredByStatus.get(key) ?? []), outcome]);
       continue;
     }
@@ -162,7 +162,7 @@ export async function recordAttempts(db: Executor, allOutcomes: AttemptOutcome[]
         updated_at: now,
       }))
       .where('id', '=', outcome.attempt.deliveryId)
-      .where('claimed_until', '=', outcome.leaseUntil)
+      .where('claimed_until', '=', outcome.claimedUntil)
       .execute();
   }
   for (const group of deliveredByStatus.values()) {
@@ -180,7 +180,7 @@ export async function recordAttempts(db: Executor, allOutcomes: AttemptOutcome[]
         updated_at: now,
       }))
       .where('id', 'in', group.map((outcome) => outcome.attempt.deliveryId))
-      .where('claimed_until', '=', group[0]!.leaseUntil)
+      .where('claimed_until', '=', group[0]!.claimedUntil)
       .execute();
   }
 }
@@ -261,7 +261,7 @@ export async function listAttempts(db: Executor, deliveryId: string): Promise<We
 }
 
 /**
- * Puts a delivery back in line for an attempt now, whatever its state. A live lease is kept:
+ * Puts a delivery back in line for an attempt now, whatever its state. A live claim is kept:
  * a delivery in flight is not sent twice at once, and its current attempt decides its state.
  */
 export async function scheduleRedelivery(db: Executor, id: string, at: Date): Promise<void> {

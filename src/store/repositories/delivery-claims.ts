@@ -14,8 +14,8 @@ export interface ClaimedDelivery {
   sealedSecret: string;
   sealedPreviousSecret: string | null;
   previousSecretExpiresAt: number | null;
-  /** The lease this claim set; an outcome is written only while the lease is still this one. */
-  leaseUntil: number;
+  /** The expiry this claim set; an outcome is written only while the claim is still this one. */
+  claimedUntil: number;
 }
 
 /**
@@ -26,7 +26,7 @@ const WEBHOOKS_PER_STATEMENT = 50;
 
 export interface ClaimOptions {
   now: number;
-  leaseUntil: number;
+  claimedUntil: number;
   limit: number;
   /** At most this many per webhook in one claim: one endpoint's backlog cannot fill a batch. */
   perWebhookLimit: number;
@@ -35,9 +35,9 @@ export interface ClaimOptions {
 }
 
 /**
- * Claims due deliveries of enabled webhooks by setting a lease. The conditional update is the
- * claim itself: of two workers racing for a row, the second finds the lease already set and
- * skips it. A worker that dies mid-attempt lets its lease lapse, and the delivery is claimed
+ * Claims due deliveries of enabled webhooks by setting their claim expiry. The conditional update is the
+ * claim itself: of two workers racing for a row, the second finds the row already claimed and
+ * skips it. A worker that dies mid-attempt lets its claim lapse, and the delivery is claimed
  * again: at least once, never lost.
  *
  * Work is chosen per webhook, never by walking the queue: each webhook with due work is found
@@ -68,7 +68,7 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
 
   const claimed = await db
     .updateTable('webhook_deliveries')
-    .set({ claimed_until: options.leaseUntil })
+    .set({ claimed_until: options.claimedUntil })
     .where('id', 'in', candidates.map((row) => row.id))
     // Everything the candidates were chosen by is checked again here, where it counts: a row
     // another worker claimed or finished since the select is left alone. The checks form one
@@ -110,7 +110,7 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     sealedSecret: row.secret_ciphertext,
     sealedPreviousSecret: row.previous_secret_ciphertext,
     previousSecretExpiresAt: row.previous_secret_expires_at,
-    leaseUntil: options.leaseUntil,
+    claimedUntil: options.claimedUntil,
   }));
   return { deliveries, webhooksWithMore };
 }
@@ -206,18 +206,18 @@ async function oldestDueOfEach(db: Executor, shares: { webhookId: string; count:
 }
 
 /**
- * Gives claimed deliveries back untouched: work claimed beyond an endpoint's limit, or leased
- * for sending from memory and not started. Only a lease that is still the one given is
+ * Gives claimed deliveries back untouched: work claimed beyond an endpoint's limit, or claimed
+ * for sending from memory and not started. Only a claim that is still the one given is
  * released: one that lapsed and was claimed again belongs to that claim now.
  */
-export async function releaseClaims(db: Executor, claims: { id: string; leaseUntil: number }[]): Promise<void> {
-  const idsByLease = new Map<number, string[]>();
+export async function releaseClaims(db: Executor, claims: { id: string; claimedUntil: number }[]): Promise<void> {
+  const idsByClaim = new Map<number, string[]>();
   for (const claim of claims) {
-    const ids = idsByLease.get(claim.leaseUntil);
-    if (ids === undefined) idsByLease.set(claim.leaseUntil, [claim.id]);
+    const ids = idsByClaim.get(claim.claimedUntil);
+    if (ids === undefined) idsByClaim.set(claim.claimedUntil, [claim.id]);
     else ids.push(claim.id);
   }
-  for (const [leaseUntil, ids] of idsByLease) {
-    await db.updateTable('webhook_deliveries').set({ claimed_until: null }).where('id', 'in', ids).where('claimed_until', '=', leaseUntil).execute();
+  for (const [claimedUntil, ids] of idsByClaim) {
+    await db.updateTable('webhook_deliveries').set({ claimed_until: null }).where('id', 'in', ids).where('claimed_until', '=', claimedUntil).execute();
   }
 }
