@@ -1,5 +1,5 @@
-import type { S3StoreConfig } from './config.ts';
 import { isPlanName, planNames, type PlanAmounts, type PlanName } from './domain/plans.ts';
+
 /**
  * The parsers of single configuration values, each turning one environment variable into its
  * typed value or a problem for config.ts to report; loadConfig composes them.
@@ -121,6 +121,19 @@ export function parseSecretKey(raw: string | undefined, problems: string[]): Buf
   return key;
 }
 
+/** Where media bytes go when WAGW_MEDIA_STORE is s3. */
+export interface S3StoreConfig {
+  bucket: string;
+  region: string;
+  /** Another service than AWS (MinIO, R2, …); null for AWS itself. */
+  endpoint: string | null;
+  forcePathStyle: boolean;
+  /** Prepended to every object key, so that one bucket can hold several gateways' media. */
+  prefix: string;
+  /** Null for both: the AWS SDK's own credential chain (environment, profile, instance role). */
+  accessKeyId: string | null;
+  secretAccessKey: string | null;
+}
 
 /** WAGW_MEDIA_STORE and, for `s3`, its bucket settings; null for the filesystem store. */
 export function parseS3Store(env: Record<string, string | undefined>, problems: string[]): S3StoreConfig | null {

@@ -1,8 +1,10 @@
 import type { MediaLimits } from './domain/media.ts';
 import type { PlanAmounts } from './domain/plans.ts';
 import os from 'node:os';
-import { parseRetrySchedule, parseHostPorts, parseBoolean, parsePublicUrl, parseTrustProxy, parseWebVersion, parseNodeUrl, parseSandboxNetwork, parseMetricsToken, parseSecretKey, parseS3Store, parsePlanMebibytes } from './config-values.ts';
+import { type S3StoreConfig, parseRetrySchedule, parseHostPorts, parseBoolean, parsePublicUrl, parseTrustProxy, parseWebVersion, parseNodeUrl, parseSandboxNetwork, parseMetricsToken, parseSecretKey, parseS3Store, parsePlanMebibytes } from './config-values.ts';
 import path from 'node:path';
+
+export type { S3StoreConfig } from './config-values.ts';
 
 /**
  * The gateway's whole configuration, read from the environment once at start and frozen.
@@ -12,19 +14,6 @@ import path from 'node:path';
 const MIB = 1024 * 1024;
 
 /** An S3-compatible bucket for media bytes (WAGW_MEDIA_STORE=s3). */
-export interface S3StoreConfig {
-  bucket: string;
-  region: string;
-  /** Another service than AWS (MinIO, R2, …); null for AWS itself. */
-  endpoint: string | null;
-  forcePathStyle: boolean;
-  /** Prepended to every object key, so that one bucket can hold several gateways' media. */
-  prefix: string;
-  /** Null for both: the AWS SDK's own credential chain (environment, profile, instance role). */
-  accessKeyId: string | null;
-  secretAccessKey: string | null;
-}
-
 export interface MediaConfig {
   /**
    * Where the filesystem blob store keeps media bytes (WAGW_MEDIA_DIR, or media/ in the data

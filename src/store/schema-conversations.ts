@@ -1,5 +1,5 @@
-// Table shapes of conversations around messages (replies, reactions, revisions, migration 0015)
-// and of groups (migrations 0016 and 0017), as both dialects store them; see schema.ts.
+// Table shapes of conversations around messages (replies, reactions, revisions, migration 0015),
+// as both dialects store them; see schema.ts.
 
 /** What a reply quotes: our message when we have it, and WhatsApp's id for it always. */
 export interface MessageRepliesTable {
@@ -7,38 +7,6 @@ export interface MessageRepliesTable {
   account_id: string;
   quoted_message_id: string | null;
   quoted_engine_id: string;
-}
-
-/** The group chat a message belongs to, with the group's subject when the message was stored (migration 0016). */
-export interface MessageGroupsTable {
-  message_id: string;
-  account_id: string;
-  group_id: string;
-  group_subject: string;
-  /** JSON array of the members mentioned; null when none. */
-  mentions: string | null;
-}
-
-/** A group as one of our numbers last saw it; is_member is 0 once the number left or was removed. */
-export interface NumberGroupsTable {
-  number_id: string;
-  account_id: string;
-  group_id: string;
-  subject: string;
-  size: number;
-  is_admin: number;
-  is_member: number;
-  updated_at: number;
-}
-
-/** A group of the simulated network, whole: its members are JSON [phone, role] pairs. */
-export interface SandboxGroupsTable {
-  group_id: string;
-  subject: string;
-  description: string | null;
-  invite_code: string;
-  members: string;
-  updated_at: number;
 }
 
 /** The reactions a message has now: one per reactor, an empty emoji being none (so not stored). */

@@ -1,5 +1,6 @@
 import type { ColumnType, Insertable, Selectable } from 'kysely';
-import type { MessageGroupsTable, MessageReactionsTable, MessageRepliesTable, MessageRevisionsTable, NumberGroupsTable, SandboxGroupsTable } from './schema-conversations.ts';
+import type { MessageReactionsTable, MessageRepliesTable, MessageRevisionsTable } from './schema-conversations.ts';
+import type { MessageGroupsTable, NumberGroupsTable, SandboxGroupsTable } from './schema-groups.ts';
 
 /**
  * Table shapes as both dialects store them. Instants are epoch milliseconds and flags are 0/1
