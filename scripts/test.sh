@@ -38,6 +38,8 @@ if [ "$#" -gt 0 ]; then
   files=("$@")
 else
   mapfile -t files < <(find test -name '*.test.ts' | sort)
+  # A full run records its slowest files and its wall time in docs/development.md.
+  export WAGW_TEST_RECORD_TIMES=1
 fi
 
 # Test files share one PostgreSQL server but each makes its own databases, so files may run
