@@ -14,6 +14,7 @@ import { EngineRegistry } from './engines/registry.ts';
 import { BaileysEngine } from './engines/baileys/baileys-engine.ts';
 import type { SocketFactory } from './engines/baileys/session-socket.ts';
 import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
+import { NumberPauses } from './messaging/number-pauses.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
 import { MessageActionService } from './messaging/message-actions.ts';
 import { GroupService } from './messaging/groups.ts';
@@ -69,6 +70,8 @@ export interface Gateway {
   /** The latest failure of the database to take a write, for /health. */
   writeFailures: WriteFailures;
   supervisor: SessionSupervisor;
+  /** Which numbers hold their sends (paused), and why. */
+  pauses: NumberPauses;
   /** Linking attempts started from the operator console. */
   linking: NumberLinkingService;
   /** This node's leases on numbers (docs/cluster.md). */
@@ -222,12 +225,25 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   // object closes over a variable so that both can be built in one pass.
   let supervisor: SessionSupervisor | undefined;
   let groupChanges: GroupChangeService | undefined;
+  const pauses = new NumberPauses({
+    store,
+    committer,
+    notifier: deliveryWorker,
+    logger,
+    leaseOf: (numberId) => keeper.leaseOf(numberId),
+    staleWriteRefused: (error) => supervisor!.staleWriteRefused(error),
+  });
   const events: EngineEvents = {
     incomingMessage: (event) => receiver.receive(event),
-    sessionStatusChanged: (event) => supervisor!.recordSessionStatus(event),
+    sessionStatusChanged: async (event) => {
+      await supervisor!.recordSessionStatus(event);
+      await pauses.sessionChanged(event);
+    },
     receipt: (event) => receiver.recordReceipt(event),
     incomingAction: (event) => incomingActions.record(event),
     groupChanged: (event) => groupChanges!.record(event),
+    numberRestricted: (event) => pauses.restricted(event),
+    restrictionLifted: (event) => pauses.lifted(event),
   };
   // Each engine gets its own view of the events, so that what it receives is counted under its name.
   const eventsFrom = (engine: EngineKind): EngineEvents => ({
@@ -264,12 +280,13 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     socketFactory: boundaries.baileysSocketFactory,
   });
   supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, deliveryWorker, logger, keeper, metrics);
+  supervisor.observeServedNumbers(pauses);
   const accounts = new AccountsService(store);
   const authenticator = new ApiKeyAuthenticator(store, logger);
   const linking = new NumberLinkingService(supervisor, logger);
   const groups = new GroupService(store, supervisor);
   groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
-  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, pauses);
   const typing = new TypingService(supervisor, logger, config.typingMs);
   const messageActions = new MessageActionService(store, committer, supervisor);
   receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
@@ -354,8 +371,10 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     deliveryWorker,
     startedAt,
     appliedMigrations,
+    pauses,
     async close() {
       typing.stop();
+      pauses.stop();
       await deliveryWorker.stop();
       if (sandboxNetwork instanceof RemoteSandboxNetwork) sandboxNetwork.close();
       await committer.drain();

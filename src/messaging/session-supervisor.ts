@@ -25,6 +25,12 @@ export interface SendObserver {
   staleWriteRefused(): void;
 }
 
+/** Hears when this node starts and stops serving a number, to load and drop what it keeps of it (its pause). */
+export interface ServedNumberObserver {
+  sessionStarted(number: WhatsAppNumber, lease: SessionLease): Promise<void>;
+  sessionStopped(numberId: string): void;
+}
+
 /** Where a number's session runs, as far as this node can tell. */
 export type SessionPlace =
   | { kind: 'here'; lease: SessionLease }
@@ -47,6 +53,7 @@ export class SessionSupervisor implements SessionHost {
   private readonly running = new Map<string, { number: WhatsAppNumber; lease: SessionLease }>();
   /** Phone → number id of the sessions that run here, for the send path's routing check. */
   private readonly phones = new Map<string, string>();
+  private observer: ServedNumberObserver | undefined;
 
   constructor(
     private readonly store: Store,
@@ -58,6 +65,11 @@ export class SessionSupervisor implements SessionHost {
     private readonly sendObserver?: SendObserver,
   ) {
     keeper.attach(this);
+  }
+
+  /** Set once by the composition root, which builds the observer after the supervisor. */
+  observeServedNumbers(observer: ServedNumberObserver): void {
+    this.observer = observer;
   }
 
   get nodeId(): string {
@@ -88,6 +100,7 @@ export class SessionSupervisor implements SessionHost {
     if (running === undefined) return;
     this.running.delete(numberId);
     this.phones.delete(running.number.phone);
+    this.observer?.sessionStopped(numberId);
     await this.engineFor(running.number)
       ?.stop(running.number)
       .catch((error: unknown) => this.logger.error({ err: error, phone: running.number.phone }, 'could not stop the session of a number'));
@@ -99,7 +112,7 @@ export class SessionSupervisor implements SessionHost {
    */
   async resume(number: WhatsAppNumber): Promise<void> {
     const lease = this.requireLease(number);
-    this.track(number, lease);
+    await this.serve(number, lease);
     await this.engineFor(number)?.start(number, lease);
   }
 
@@ -117,7 +130,7 @@ export class SessionSupervisor implements SessionHost {
     const engine = this.engineFor(number);
     if (engine === undefined) return;
     try {
-      this.track(number, lease);
+      await this.serve(number, lease);
       await engine.start(number, lease);
       // Lost while starting: the stop that came meanwhile found nothing yet to stop.
       if (this.keeper.leaseOf(number.id)?.epoch !== lease.epoch) await engine.stop(number);
@@ -133,6 +146,12 @@ export class SessionSupervisor implements SessionHost {
   servesPhone(phone: string): boolean {
     const numberId = this.phones.get(phone);
     return numberId !== undefined && this.keeper.leaseOf(numberId) !== undefined;
+  }
+
+  /** Tracks the number as served here, with what the observer keeps of it loaded before its session runs. */
+  private async serve(number: WhatsAppNumber, lease: SessionLease): Promise<void> {
+    this.track(number, lease);
+    await this.observer?.sessionStarted(number, lease);
   }
 
   private track(number: WhatsAppNumber, lease: SessionLease): void {
@@ -168,7 +187,7 @@ export class SessionSupervisor implements SessionHost {
     }
     const lease = this.requireLease(number);
     await engine.stop(number);
-    this.track(number, lease);
+    await this.serve(number, lease);
     await engine.start(number, lease);
   }
 
@@ -250,7 +269,7 @@ export class SessionSupervisor implements SessionHost {
       throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which connects without linking.`);
     }
     const lease = this.requireLease(number);
-    this.track(number, lease);
+    await this.serve(number, lease);
     return engine.linker.link(number, lease);
   }
 
