@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
-import { initAuthCreds, proto } from 'baileys';
+import { initAuthCreds, proto, ReachoutTimelockEnforcementType } from 'baileys';
 import type { AnyMessageContent, BaileysEventMap, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
 import { pino, type Logger } from 'pino';
 import type { GroupChange } from '../../../src/domain/groups.ts';
@@ -192,6 +192,17 @@ export class FakeSocket implements SessionSocket {
   async groupLeave(jid: string): Promise<void> {
     this.groupCall('leave', jid);
     this.groups.delete(jid);
+  }
+
+  /** WhatsApp's answer to fetchAccountReachoutTimelock, which Baileys also emits as connection.update. */
+  reachoutTimelock: { isActive: boolean; timeEnforcementEnds?: Date; enforcementType?: ReachoutTimelockEnforcementType } = { isActive: false, enforcementType: ReachoutTimelockEnforcementType.DEFAULT };
+  timelockFetches = 0;
+
+  async fetchAccountReachoutTimelock(): Promise<unknown> {
+    this.timelockFetches += 1;
+    const answer = { ...this.reachoutTimelock };
+    this.emit('connection.update', { reachoutTimeLock: answer });
+    return answer;
   }
 
   readonly reuploadRequests: WAMessage[] = [];
