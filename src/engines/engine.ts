@@ -199,9 +199,17 @@ export interface SimulatedIncoming {
   mentions?: E164[];
 }
 
+/** What the simulated network does to a number to rehearse WhatsApp's restrictions: a 463, or rate-overlimit on its sends, until `until`. */
+export interface SimulatedRestriction {
+  kind: 'restricted' | 'rate_overlimit';
+  until: Date;
+}
+
 export interface InboundSimulator {
   /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
   deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message>;
+  /** Has the network restrict the number as WhatsApp would, so that a client rehearses its `number.paused` handling. */
+  restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void>;
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
+import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
@@ -345,6 +345,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
     }
     this.lateFiles.delete(retryToken);
     return Readable.from([Buffer.from(file.base64, 'base64')]);
+  }
+
+  async restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void> {
+    await this.options.network.restrict(number.phone, { kind: restriction.kind, until: restriction.until.getTime() });
   }
 
   async deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message> {
