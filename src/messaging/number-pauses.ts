@@ -14,8 +14,6 @@ import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks
 /** The longest a Node timer waits (about 24.8 days); a later lift time is reached in steps. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
-/** The pauses WhatsApp's own word lifts early: a time lock it says is over. */
-const LIFTED_BY_WHATSAPP: ReadonlySet<PauseReason> = new Set(['reachout_timelock', 'restricted']);
 
 export interface NumberPausesDependencies {
   store: Store;
@@ -68,7 +66,9 @@ export class NumberPauses implements SendHold {
   /** WhatsApp said its restriction is over: a pause it imposed ends now. */
   async lifted(event: RestrictionLiftedEvent): Promise<void> {
     const held = this.held.get(event.lease.numberId);
-    if (held === undefined || !LIFTED_BY_WHATSAPP.has(held.pause.reason)) return;
+    // Only a time lock is lifted by WhatsApp's word: a 463 without one is a restriction that
+    // WhatsApp never announces the end of, so a person resumes it.
+    if (held === undefined || held.pause.reason !== 'reachout_timelock') return;
     await this.quietlyUnder(event.lease, () => this.resumeUnder(held.number, 'lifted', event.lease));
   }
 
@@ -200,9 +200,11 @@ function notServedHere(number: WhatsAppNumber): AppError {
 
 /**
  * Whether a new pause takes the place of the current one: unless the current lasts longer, so
- * that a short rate limit met during a restriction does not end the restriction early.
+ * that a short rate limit met during a restriction does not end the restriction early. A time
+ * lock WhatsApp reports after a 463 says what that 463 was, and when it lifts.
  */
 function replaces(next: NumberPause, current: NumberPause): boolean {
+  if (current.reason === 'restricted' && next.reason === 'reachout_timelock') return true;
   if (current.until === null) return next.until === null && (next.reason !== current.reason || next.detail !== current.detail);
   if (next.until === null) return true;
   if (next.until.getTime() !== current.until.getTime()) return next.until.getTime() > current.until.getTime();
