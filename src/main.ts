@@ -15,6 +15,7 @@ import { BaileysEngine } from './engines/baileys/baileys-engine.ts';
 import type { SocketFactory } from './engines/baileys/session-socket.ts';
 import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
 import { NumberPauses } from './messaging/number-pauses.ts';
+import { RoutedPauses } from './cluster/routed-pauses.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
 import { MessageActionService } from './messaging/message-actions.ts';
 import { GroupService } from './messaging/groups.ts';
@@ -72,6 +73,8 @@ export interface Gateway {
   supervisor: SessionSupervisor;
   /** Which numbers hold their sends (paused), and why. */
   pauses: NumberPauses;
+  /** Pause and resume from the dashboard and the CLI, made on the number's owner. */
+  routedPauses: RoutedPauses;
   /** Linking attempts started from the operator console. */
   linking: NumberLinkingService;
   /** This node's leases on numbers (docs/cluster.md). */
@@ -367,6 +370,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     router,
     nodeClient,
     routedLinking: new RoutedLinking(linking, supervisor, router, nodeClient),
+    routedPauses: new RoutedPauses(pauses, router, nodeClient),
     dashboardSigningKey: createHmac('sha256', secretKey).update('wa-gateway dashboard csrf').digest(),
     deliveryWorker,
     startedAt,
