@@ -311,7 +311,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a paused number
-         * @description Ends the number's pause, whatever paused it (WhatsApp or a person), and its sends go to WhatsApp again; a number.resumed event with reason "manual" tells your webhooks. Resume a number WhatsApp restricted only once it is lifted: sending into a restriction deepens it. A number that is not paused is answered as it is. Answers the number. Another account's number is not found.
+         * @description Ends the number's pause, whatever paused it (WhatsApp or a person), and its sends go to WhatsApp again; a number.resumed event with reason "manual" tells your webhooks. Resume a number WhatsApp restricted only once it is lifted: sending into a restriction deepens it. A number that is not paused is answered as it is. Answers the number. Another account's number is not found. /numbers/{id}/resume answers the API only with an Authorization header (without one it is the dashboard's form).
          */
         post: operations["resumeNumber"];
         delete?: never;
@@ -759,7 +759,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a paused number
-         * @description Ends the number's pause, whatever paused it (WhatsApp or a person), and its sends go to WhatsApp again; a number.resumed event with reason "manual" tells your webhooks. Resume a number WhatsApp restricted only once it is lifted: sending into a restriction deepens it. A number that is not paused is answered as it is. Answers the number. Another account's number is not found.
+         * @description Ends the number's pause, whatever paused it (WhatsApp or a person), and its sends go to WhatsApp again; a number.resumed event with reason "manual" tells your webhooks. Resume a number WhatsApp restricted only once it is lifted: sending into a restriction deepens it. A number that is not paused is answered as it is. Answers the number. Another account's number is not found. /numbers/{id}/resume answers the API only with an Authorization header (without one it is the dashboard's form).
          */
         post: operations["resumeNumberApi"];
         delete?: never;
