@@ -2426,7 +2426,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. */
         SendMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2545,7 +2545,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         SimulateIncomingMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2731,7 +2731,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         CheckNumbersError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2824,7 +2824,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         ShowTypingError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2943,7 +2943,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         SendReactionError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3049,7 +3049,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         EditMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3155,7 +3155,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         RevokeMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3261,7 +3261,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         MarkMessageReadError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3591,7 +3591,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         PauseNumberError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3644,7 +3644,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         ResumeNumberError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3737,7 +3737,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         CreateGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3830,7 +3830,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         ListGroupsError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3936,7 +3936,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         GetGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4042,7 +4042,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         UpdateGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4148,7 +4148,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         ChangeGroupParticipantsError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4254,7 +4254,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         GetGroupInviteLinkError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4360,7 +4360,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         RevokeGroupInviteLinkError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4466,7 +4466,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         LeaveGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4625,7 +4625,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         UploadMediaError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
