@@ -85,6 +85,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
 /** Stops what the gateway runs in this process and closes its stores, last writes first. */
 async function closeGateway(storage: StorageParts, messaging: MessagingParts, webhooks: WebhookParts, sessions: SessionParts): Promise<void> {
   messaging.typing.stop();
+  sessions.pauses.stop();
   await webhooks.deliveryWorker.stop();
   if (sessions.sandboxNetwork instanceof RemoteSandboxNetwork) sessions.sandboxNetwork.close();
   await storage.committer.drain();

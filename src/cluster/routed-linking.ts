@@ -53,13 +53,17 @@ export class RoutedLinking {
     );
   }
 
-  /** The owner's answer; its error, if any, becomes ours with the same code. */
-  private async call(owner: NodeAddress, signal: AbortSignal, path: string, body: object = {}): Promise<unknown> {
-    const answer: NodeAnswer = await this.nodes.call(owner, 'POST', path, body, signal);
-    if (answer.status < 400) return answer.body;
-    const error = answer.body as { error?: string; message?: string; meta?: Record<string, unknown> };
-    throw new AppError((error.error ?? 'internal_error') as never, error.message ?? 'The owning node refused.', error.meta as never);
+  private call(owner: NodeAddress, signal: AbortSignal, path: string, body: object = {}): Promise<unknown> {
+    return callOwner(this.nodes, owner, signal, path, body);
   }
+}
+
+/** A console action made on the number's owner: its answer, or its error as ours with the same code. */
+export async function callOwner(nodes: NodeClient, owner: NodeAddress, signal: AbortSignal, path: string, body: object = {}): Promise<unknown> {
+  const answer: NodeAnswer = await nodes.call(owner, 'POST', path, body, signal);
+  if (answer.status < 400) return answer.body;
+  const error = answer.body as { error?: string; message?: string; meta?: Record<string, unknown> };
+  throw new AppError((error.error ?? 'internal_error') as never, error.message ?? 'The owning node refused.', error.meta as never);
 }
 
 type RawAttempt = Omit<LinkAttempt, 'startedAt'> & { startedAt: string };

@@ -31,6 +31,7 @@ export const notices = {
   link_started: 'Linking started. The QR code (or pairing code) appears below as soon as WhatsApp offers it.',
   link_cancelled: 'Linking is cancelled.',
   session_restarted: 'The session is restarting. Its status below changes as it connects.',
+  number_resumed: 'The number is resumed: its sends go to WhatsApp again.',
   number_status_set: 'The number’s status is set. Sending through it behaves as that status would.',
 } as const;
 

@@ -1,9 +1,10 @@
 import { presentStructured } from './structured-content.ts';
 import type { GroupChange } from './groups.ts';
+import type { NumberPause, ResumeReason } from './number-pauses.ts';
 import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type MessageGroup, type QuotedMessage, type SessionStatus } from './model.ts';
 
-export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated'] as const;
+export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 /**
  * What a delivery can carry: a subscribable event, the test event an operator sends, or
@@ -271,6 +272,15 @@ export function groupUpdatedPayload(phone: string, group: MessageGroup, change: 
 
 export function sessionStatusPayload(phone: string, status: SessionStatus, reason: string | null, at: Date): EventPayload {
   return { event: 'session.status', phone, status, reason, timestamp: at.toISOString() };
+}
+
+/** A number began to hold its sends, and why; `until` is when it lifts by itself, null when unknown. */
+export function numberPausedPayload(phone: string, pause: NumberPause): EventPayload {
+  return { event: 'number.paused', number: phone, reason: pause.reason, since: pause.since.toISOString(), until: pause.until?.toISOString() ?? null, detail: pause.detail };
+}
+
+export function numberResumedPayload(phone: string, reason: ResumeReason, at: Date): EventPayload {
+  return { event: 'number.resumed', number: phone, reason, at: at.toISOString() };
 }
 
 export function testEventPayload(at: Date): EventPayload {

@@ -5,6 +5,7 @@ import type { MediaKind } from '../domain/media.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
 import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
+import type { PauseReason } from '../domain/number-pauses.ts';
 
 /**
  * The engine port: what the gateway needs from a WhatsApp connection, in domain types only.
@@ -198,13 +199,21 @@ export interface SimulatedIncoming {
   mentions?: E164[];
 }
 
+/** What the simulated network does to a number to rehearse WhatsApp's restrictions: a 463, or rate-overlimit on its sends, until `until`. */
+export interface SimulatedRestriction {
+  kind: 'restricted' | 'rate_overlimit';
+  until: Date;
+}
+
 export interface InboundSimulator {
   /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
   deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message>;
+  /** Has the network restrict the number as WhatsApp would, so that a client rehearses its `number.paused` handling. */
+  restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void>;
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
-export type EngineSendFailure = 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'not_group_admin' | 'rate_limited';
+export type EngineSendFailure = 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'not_group_admin' | 'rate_limited' | 'restricted';
 
 export class EngineSendError extends Error {
   constructor(
@@ -285,6 +294,28 @@ export interface ReceiptEvent {
 }
 
 /**
+ * WhatsApp stopped the number from sending for a while, or for good: a 463 (restricted), a
+ * reach-out time lock, rate-overlimit (429), or a log-out. The engine reports it before it
+ * refuses the send that met it, so the number is paused by the time that send is answered.
+ */
+export interface NumberRestrictedEvent {
+  /** The lease of the session that heard it; the pause is written under it. */
+  lease: SessionLease;
+  phone: E164;
+  reason: Exclude<PauseReason, 'manual'>;
+  /** When WhatsApp lifts it (or, for a rate limit, when the engine's backoff ends); null when unknown. */
+  until: Date | null;
+  /** WhatsApp's own words or codes, such as the time lock's enforcement type. */
+  detail: string | null;
+}
+
+/** WhatsApp said a restriction of the number is over (a reach-out time lock lifted early). */
+export interface RestrictionLiftedEvent {
+  lease: SessionLease;
+  phone: E164;
+}
+
+/**
  * Where engines report what happens on the network. `incomingMessage` resolves once the message
  * is durably stored, so an engine may acknowledge it to the network only then.
  */
@@ -296,4 +327,7 @@ export interface EngineEvents {
   incomingAction(event: IncomingActionEvent): Promise<void>;
   /** A change in a group one of our numbers (`toPhone`) is in, or was just removed from. */
   groupChanged(event: GroupChange & { toPhone: E164 }): Promise<void>;
+  /** Resolves once the number's pause is stored (or refused as coming from a stale session). */
+  numberRestricted(event: NumberRestrictedEvent): Promise<void>;
+  restrictionLifted(event: RestrictionLiftedEvent): Promise<void>;
 }

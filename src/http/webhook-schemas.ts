@@ -193,6 +193,34 @@ export const groupUpdatedEventComponent = {
   },
 } as const;
 
+export const numberPausedEventComponent = {
+  $id: 'NumberPausedEvent',
+  type: 'object',
+  description: 'One of your numbers holds its sends (docs/number-pauses.md): sends from it are refused with 503 number_paused until it resumes.',
+  required: ['event', 'webhook_id', 'number', 'reason', 'since', 'until', 'detail'],
+  properties: {
+    ...eventProperties('number.paused'),
+    number: { type: 'string', description: 'The paused number (E.164).' },
+    reason: { type: 'string', enum: ['restricted', 'reachout_timelock', 'rate_limited', 'logged_out', 'manual'], description: 'restricted: WhatsApp answered 463; reachout_timelock: WhatsApp\'s time lock on reaching out to new chats; rate_limited: rate-overlimit or 429; logged_out: the phone ended the session; manual: POST /numbers/{id}/pause.' },
+    since: timestamp('When it paused.'),
+    until: { type: ['string', 'null'], format: 'date-time', description: 'When it resumes by itself; null when that is not known (resume it by hand, or link it again).' },
+    detail: { type: ['string', 'null'], description: 'What WhatsApp or the operator said, when there is more to say.' },
+  },
+} as const;
+
+export const numberResumedEventComponent = {
+  $id: 'NumberResumedEvent',
+  type: 'object',
+  description: 'A paused number of yours sends again.',
+  required: ['event', 'webhook_id', 'number', 'reason', 'at'],
+  properties: {
+    ...eventProperties('number.resumed'),
+    number: { type: 'string', description: 'The number (E.164).' },
+    reason: { type: 'string', enum: ['lifted', 'manual', 'relinked'], description: 'lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a logged-out number was linked again.' },
+    at: timestamp('When it resumed.'),
+  },
+} as const;
+
 export const testEventComponent = {
   $id: 'TestEvent',
   type: 'object',
@@ -211,6 +239,8 @@ const events = [
   ['message.revoked', 'MessageRevokedEvent', 'A message was deleted for everyone.'],
   ['session.status', 'SessionStatusEvent', 'A number\'s WhatsApp session changed state.'],
   ['group.updated', 'GroupUpdatedEvent', 'A group of your numbers changed.'],
+  ['number.paused', 'NumberPausedEvent', 'A number of yours holds its sends.'],
+  ['number.resumed', 'NumberResumedEvent', 'A paused number of yours sends again.'],
   ['test', 'TestEvent', 'An operator sent a test event.'],
 ] as const;
 
@@ -224,6 +254,8 @@ export const webhookSchemaComponents = [
   messageRevokedEventComponent,
   sessionStatusEventComponent,
   groupUpdatedEventComponent,
+  numberPausedEventComponent,
+  numberResumedEventComponent,
   testEventComponent,
 ] as const;
 

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import type { EngineKind, Message } from '../domain/model.ts';
-import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../engines/engine.ts';
+import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine.ts';
 import type { GroupChange } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { GroupChangeService } from './group-changes.ts';
 import type { IncomingActionService } from './incoming-actions.ts';
 import type { MessageActionService } from './message-actions.ts';
+import type { NumberPauses } from './number-pauses.ts';
 import type { ReceiveMessageService, ReceivedMessage } from './receive-message.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
@@ -16,6 +17,7 @@ export interface EngineEventConsumers {
   groupChanges: Pick<GroupChangeService, 'record'>;
   sessions: Pick<SessionSupervisor, 'recordSessionStatus'>;
   messageActions: Pick<MessageActionService, 'markRead'>;
+  pauses: Pick<NumberPauses, 'sessionChanged' | 'restricted' | 'lifted'>;
   /** Counts incoming messages per engine (the metrics listen here). */
   received: { messageReceived(engine: EngineKind): void };
   logger: Logger;
@@ -36,8 +38,18 @@ export class EngineEventRouting {
     return received.message;
   }
 
-  sessionStatusChanged(event: SessionStatusEvent): Promise<void> {
-    return this.consumers.sessions.recordSessionStatus(event);
+  /** Records the status; a log-out also pauses the number, and a relink resumes it. */
+  async sessionStatusChanged(event: SessionStatusEvent): Promise<void> {
+    await this.consumers.sessions.recordSessionStatus(event);
+    await this.consumers.pauses.sessionChanged(event);
+  }
+
+  numberRestricted(event: NumberRestrictedEvent): Promise<void> {
+    return this.consumers.pauses.restricted(event);
+  }
+
+  restrictionLifted(event: RestrictionLiftedEvent): Promise<void> {
+    return this.consumers.pauses.lifted(event);
   }
 
   receipt(event: ReceiptEvent): Promise<void> {
@@ -84,6 +96,8 @@ export class EngineEventDispatch {
       receipt: (event) => this.connected().receipt(event),
       incomingAction: (event) => this.connected().incomingAction(event),
       groupChanged: (event) => this.connected().groupChanged(event),
+      numberRestricted: (event) => this.connected().numberRestricted(event),
+      restrictionLifted: (event) => this.connected().restrictionLifted(event),
     };
   }
 

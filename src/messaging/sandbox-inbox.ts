@@ -5,7 +5,7 @@ import { parseE164, type E164 } from '../domain/phone.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
-import type { InboundSimulator, OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
+import type { InboundSimulator, OutgoingMedia, SimulatedIncoming, SimulatedRestriction } from '../engines/engine.ts';
 import { refusedIncoming } from './session-refusals.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { Store } from '../store/database.ts';
@@ -44,14 +44,7 @@ export class SandboxInbox {
    */
   async receiveOnPhone(scope: AccountScope, toPhone: E164, incoming: SimulatedIncoming, replyTo?: string, loadMedia?: () => Promise<OutgoingMedia>): Promise<Message> {
     this.admit(scope);
-    const number = await this.numbers.findNumber(scope, toPhone).catch((error: unknown) => {
-      if (error instanceof AppError && error.code === 'number_not_found') return undefined;
-      throw error;
-    });
-    const simulator = number === undefined ? undefined : this.supervisor.simulatorFor(number);
-    if (number === undefined || simulator === undefined) {
-      throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', { field: 'to_phone' });
-    }
+    const { number, simulator } = await this.sandboxNumber(scope, toPhone, 'to_phone');
     if (incoming.groupId !== undefined) {
       // A group message comes from a member, to a group the number is in.
       const group = await this.groups.asMember(number, incoming.groupId, 'group_id');
@@ -73,6 +66,29 @@ export class SandboxInbox {
       ...(quoted !== undefined && { quotedEngineId: quoted.engineMessageId }),
     });
     return quoted === undefined ? message : { ...message, replyTo: quoted };
+  }
+
+  /**
+   * POST /sandbox/restrict: the network restricts the number (463) or rate-limits its sends
+   * until `until`, as WhatsApp would; the number pauses as a real one does. Counted with the
+   * account's simulated messages, as it makes webhook events too.
+   */
+  async restrict(scope: AccountScope, phone: E164, restriction: SimulatedRestriction): Promise<WhatsAppNumber> {
+    this.admit(scope);
+    const { number, simulator } = await this.sandboxNumber(scope, phone, 'phone');
+    await simulator.restrict(number, restriction);
+    return number;
+  }
+
+  /** The phone as a sandbox number of the account; any other phone gets the same 403, so nothing is learnt of other accounts. */
+  private async sandboxNumber(scope: AccountScope, phone: E164, field: string): Promise<{ number: WhatsAppNumber; simulator: InboundSimulator }> {
+    const number = await this.numbers.findNumber(scope, phone).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'number_not_found') return undefined;
+      throw error;
+    });
+    const simulator = number === undefined ? undefined : this.supervisor.simulatorFor(number);
+    if (number === undefined || simulator === undefined) throw new AppError('phone_not_owned', `${field} is not a sandbox number of your account.`, { field });
+    return { number, simulator };
   }
 
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed, with an optional file. */

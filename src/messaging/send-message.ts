@@ -12,6 +12,7 @@ import { findQuotable, type Chat } from './message-actions.ts';
 import { whatsAppRateLimited } from './session-refusals.ts';
 import { roleOf, type Group } from '../domain/groups.ts';
 import type { GroupService } from './groups.ts';
+import type { SendHold } from '../domain/number-pauses.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
@@ -87,6 +88,8 @@ export class SendMessageService {
     private readonly media: MediaService,
     private readonly groups: GroupService,
     private readonly logger: Logger,
+    /** Numbers that hold their sends (paused); none without it. */
+    private readonly holds?: SendHold,
   ) {}
 
   /**
@@ -97,6 +100,7 @@ export class SendMessageService {
   async assertMaySend(accountId: string, fromPhone: E164): Promise<void> {
     const { number, terms } = await this.ownedNumber(accountId, fromPhone);
     await this.assertQuotaLeft(terms);
+    this.assertNotPaused(number);
     const status = this.supervisor.sessionStatus(number);
     if (status !== 'connected') throw notConnected(number, status);
   }
@@ -108,9 +112,11 @@ export class SendMessageService {
     const chat: Chat = request.toGroup === undefined ? { phone: request.toPhone } : { groupId: request.toGroup };
     const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, chat, request.replyTo);
     const status = this.supervisor.sessionStatus(number);
-    if (status !== 'connected') {
+    const held = this.holds?.holdOf(number.id) ?? null;
+    if (status !== 'connected' || held !== null) {
       // Quota outranks the session in the error order, so look at it before saying 503.
       await this.assertQuotaLeft(terms);
+      this.assertNotPaused(number);
       throw notConnected(number, status);
     }
     // Only the session knows the group's members (from its cache, so a send rarely asks WhatsApp).
@@ -273,6 +279,8 @@ export class SendMessageService {
       if (error instanceof EngineSendError && error.failure === 'rate_limited') {
         throw whatsAppRateLimited(number);
       }
+      // The engine paused the number before refusing; the send is answered as any send while paused.
+      if (error instanceof EngineSendError && error.failure === 'restricted') this.assertNotPaused(number);
       if (error instanceof EngineSendError && error.failure === 'not_group_member' && message.group != null) {
         throw await this.groups.notMember(number, message.group.id, 'to_group');
       }
@@ -316,6 +324,12 @@ export class SendMessageService {
     return { number: found.number, terms };
   }
 
+  /** 503 number_paused while the number holds its sends, with Retry-After when the lift time is known. */
+  private assertNotPaused(number: WhatsAppNumber): void {
+    const held = this.holds?.holdOf(number.id) ?? null;
+    if (held !== null) throw numberPaused(number, held);
+  }
+
   private async assertQuotaLeft(terms: QuotaTerms): Promise<void> {
     if (terms.limit === null) return;
     const used = await monthlyUsed(this.store.db, terms.accountId, terms.period);
@@ -338,6 +352,16 @@ function quotaExceeded(terms: QuotaTerms, used: number): AppError {
     'quota_exceeded',
     `This account has used its monthly message volume (${terms.limit} on the ${terms.plan} plan); it resets at ${resetAt}.`,
     { plan: terms.plan, used, limit: terms.limit, resets_at: resetAt },
+  );
+}
+
+function numberPaused(number: WhatsAppNumber, held: { reason: string; until: Date | null }): AppError {
+  const until = held.until?.toISOString() ?? null;
+  const retryAfterSeconds = held.until === null ? undefined : Math.max(1, Math.ceil((held.until.getTime() - Date.now()) / 1000));
+  return new AppError(
+    'number_paused',
+    `from_phone is paused (${held.reason.replace(/_/g, ' ')})${until === null ? ' until it is resumed' : ` until ${until}`}; nothing was sent.`,
+    { from_phone: number.phone, reason: held.reason, until, ...(retryAfterSeconds !== undefined && { retry_after_seconds: retryAfterSeconds }) },
   );
 }
 

@@ -1,4 +1,5 @@
 import { bindSession, type NumberSession } from './number-session.ts';
+import type { StaleWrites } from './stale-writes.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
@@ -25,6 +26,12 @@ export interface SendObserver {
   staleWriteRefused(): void;
 }
 
+/** Hears when this node starts and stops serving a number, to load and drop what it keeps of it (its pause). */
+export interface ServedNumberObserver {
+  sessionStarted(number: WhatsAppNumber, lease: SessionLease): Promise<void>;
+  sessionStopped(numberId: string): void;
+}
+
 /** Where a number's session runs, as far as this node can tell. */
 export type SessionPlace =
   | { kind: 'here'; lease: SessionLease }
@@ -47,7 +54,6 @@ export class SessionSupervisor implements SessionHost {
   private readonly running = new Map<string, { number: WhatsAppNumber; lease: SessionLease }>();
   /** Phone → number id of the sessions that run here, for the send path's routing check. */
   private readonly phones = new Map<string, string>();
-
   constructor(
     private readonly store: Store,
     private readonly engines: EngineRegistry,
@@ -55,6 +61,9 @@ export class SessionSupervisor implements SessionHost {
     private readonly notifier: DeliveryNotifier,
     private readonly logger: Logger,
     private readonly keeper: LeaseKeeper,
+    private readonly staleWrites: StaleWrites,
+    /** Told as this node starts and stops serving numbers (the pauses load theirs then). */
+    private readonly servedNumberObservers: readonly ServedNumberObserver[],
     private readonly sendObserver?: SendObserver,
   ) {
     keeper.attach(this);
@@ -88,6 +97,7 @@ export class SessionSupervisor implements SessionHost {
     if (running === undefined) return;
     this.running.delete(numberId);
     this.phones.delete(running.number.phone);
+    for (const observer of this.servedNumberObservers) observer.sessionStopped(numberId);
     await this.engineFor(running.number)
       ?.stop(running.number)
       .catch((error: unknown) => this.logger.error({ err: error, phone: running.number.phone }, 'could not stop the session of a number'));
@@ -99,7 +109,7 @@ export class SessionSupervisor implements SessionHost {
    */
   async resume(number: WhatsAppNumber): Promise<void> {
     const lease = this.requireLease(number);
-    this.track(number, lease);
+    await this.serve(number, lease);
     await this.engineFor(number)?.start(number, lease);
   }
 
@@ -117,7 +127,7 @@ export class SessionSupervisor implements SessionHost {
     const engine = this.engineFor(number);
     if (engine === undefined) return;
     try {
-      this.track(number, lease);
+      await this.serve(number, lease);
       await engine.start(number, lease);
       // Lost while starting: the stop that came meanwhile found nothing yet to stop.
       if (this.keeper.leaseOf(number.id)?.epoch !== lease.epoch) await engine.stop(number);
@@ -133,6 +143,12 @@ export class SessionSupervisor implements SessionHost {
   servesPhone(phone: string): boolean {
     const numberId = this.phones.get(phone);
     return numberId !== undefined && this.keeper.leaseOf(numberId) !== undefined;
+  }
+
+  /** Tracks the number as served here, with what the observer keeps of it loaded before its session runs. */
+  private async serve(number: WhatsAppNumber, lease: SessionLease): Promise<void> {
+    this.track(number, lease);
+    for (const observer of this.servedNumberObservers) await observer.sessionStarted(number, lease);
   }
 
   private track(number: WhatsAppNumber, lease: SessionLease): void {
@@ -168,7 +184,7 @@ export class SessionSupervisor implements SessionHost {
     }
     const lease = this.requireLease(number);
     await engine.stop(number);
-    this.track(number, lease);
+    await this.serve(number, lease);
     await engine.start(number, lease);
   }
 
@@ -250,7 +266,7 @@ export class SessionSupervisor implements SessionHost {
       throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which connects without linking.`);
     }
     const lease = this.requireLease(number);
-    this.track(number, lease);
+    await this.serve(number, lease);
     return engine.linker.link(number, lease);
   }
 
@@ -286,19 +302,9 @@ export class SessionSupervisor implements SessionHost {
     await this.writeStatus(number.phone, status, 'set by the operator', undefined);
   }
 
-  /**
-   * Logs and counts an owner-only write the database refused, and stands this node down from the
-   * number. A write under a lease this node gave up itself (a clean stop, a handover) is a
-   * session's late word, refused as it should be, and neither logged as an alarm nor counted.
-   */
+  /** An owner-only write the database refused under a stale lease (see StaleWrites). */
   staleWriteRefused(error: StaleLeaseError): void {
-    if (this.keeper.gaveUp(error.lease)) {
-      this.logger.debug({ numberId: error.lease.numberId, epoch: error.lease.epoch }, 'dropped a late write from a session of a number this node gave up');
-      return;
-    }
-    this.logger.warn({ numberId: error.lease.numberId, epoch: error.lease.epoch, current: error.current }, 'refused a write from a session whose lease is stale');
-    this.sendObserver?.staleWriteRefused();
-    void this.keeper.lost(error.lease);
+    this.staleWrites.refused(error);
   }
 
   private async writeStatus(phone: WhatsAppNumber['phone'], status: SessionStatus, reason: string | null, lease: SessionLease | undefined): Promise<void> {

@@ -34,6 +34,7 @@ export interface Database {
   message_groups: MessageGroupsTable;
   number_groups: NumberGroupsTable;
   sandbox_groups: SandboxGroupsTable;
+  number_pauses: NumberPausesTable;
 }
 
 export interface AccountsTable {
@@ -339,4 +340,14 @@ export interface LeaseChangesTable {
   /** 'claimed', 'taken_over' (the previous lease had expired), 'released' or 'handed_over'. */
   reason: string;
   at: number;
+}
+
+/** A paused number's hold on its sends (migration 0019); no row means not paused. */
+export interface NumberPausesTable {
+  number_id: string;
+  reason: string;
+  detail: string | null;
+  since_at: number;
+  /** When it lifts by itself; null when that is not known. */
+  until_at: number | null;
 }

@@ -5,6 +5,7 @@ import { NodeClient } from '../cluster/node-client.ts';
 import { NodeRuntime } from '../cluster/node-runtime.ts';
 import { OwnerRouter } from '../cluster/owner-router.ts';
 import { RoutedLinking } from '../cluster/routed-linking.ts';
+import { RoutedPauses } from '../cluster/routed-pauses.ts';
 import { PeriodicSweeps } from '../cluster/sweeps.ts';
 import type { AccountParts } from './accounts.ts';
 import type { MediaParts } from './media.ts';
@@ -21,6 +22,8 @@ export interface ClusterParts {
   router: OwnerRouter;
   /** The console's linking and restarts, served by the number's owner from any node. */
   routedLinking: RoutedLinking;
+  /** Pause and resume from the dashboard and the CLI, made on the number's owner. */
+  routedPauses: RoutedPauses;
   /** Starts and stops the node's background work: leases and sessions, deliveries, sweeps. */
   runtime: NodeRuntime;
 }
@@ -68,5 +71,11 @@ export function buildCluster({ config, keys, storage, webhooks, media, sessions,
     },
     logger,
   );
-  return { nodeClient, router, routedLinking: new RoutedLinking(messaging.linking, supervisor, router, nodeClient), runtime };
+  return {
+    nodeClient,
+    router,
+    routedLinking: new RoutedLinking(messaging.linking, supervisor, router, nodeClient),
+    routedPauses: new RoutedPauses(sessions.pauses, router, nodeClient),
+    runtime,
+  };
 }

@@ -59,13 +59,13 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
   const { store, committer, metrics } = storage;
   const { deliveryWorker } = webhooks;
   const { media, mediaLinks } = mediaParts;
-  const { supervisor } = sessions;
+  const { supervisor, pauses } = sessions;
   const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor.staleWriteRefused(error));
   const groups = new GroupService(store, supervisor);
   const messageActions = new MessageActionService(store, committer, supervisor);
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
   const groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
-  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, pauses);
   return {
     sender,
     idempotentSender: new IdempotentSendService(store, committer, sender, logger, config.interruptedSendAfterMs),
@@ -78,6 +78,6 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
     groups,
     mediaRetrier: new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger),
     linking: new NumberLinkingService(supervisor, logger),
-    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, received: metrics, logger }),
+    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, pauses, received: metrics, logger }),
   };
 }

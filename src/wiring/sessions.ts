@@ -8,7 +8,9 @@ import { RemoteSandboxNetwork } from '../engines/sandbox/remote-sandbox-network.
 import { SandboxEngine } from '../engines/sandbox/sandbox-engine.ts';
 import { SandboxNetwork, type SandboxNetworkPort } from '../engines/sandbox/sandbox-network.ts';
 import { EngineEventDispatch } from '../messaging/engine-event-routing.ts';
+import { NumberPauses } from '../messaging/number-pauses.ts';
 import { SessionSupervisor } from '../messaging/session-supervisor.ts';
+import { StaleWrites } from '../messaging/stale-writes.ts';
 import type { Store } from '../store/database.ts';
 import { findInboundByEngineId, findMessageById } from '../store/repositories/messages.ts';
 import { listPhonesOfEngine } from '../store/repositories/numbers.ts';
@@ -27,17 +29,28 @@ export interface SessionParts {
   /** This node's leases on numbers (docs/cluster.md). */
   keeper: LeaseKeeper;
   supervisor: SessionSupervisor;
+  /** Which numbers hold their sends (paused), and why. */
+  pauses: NumberPauses;
   /** The simulated network the sandbox engine's sessions connect to. */
   sandboxNetwork: SandboxNetworkPort;
   /** Where the engines' events go, once the services that consume them are built. */
   engineEvents: EngineEventDispatch;
 }
 
-/** The lease keeper, both engines and the supervisor that runs each number's session on its owner. */
+/** The lease keeper, both engines, the supervisor that runs each number's session on its owner, and the numbers' pauses. */
 export async function buildSessions(config: Config, storage: StorageParts, keys: GatewayKeys, webhooks: WebhookParts, logger: Logger, boundaries: GatewayBoundaries): Promise<SessionParts> {
   const { store, committer, metrics } = storage;
   const { nodeName, nodeUrl, leaseTtlMs, maxSessionsPerNode } = config.cluster;
   const keeper = new LeaseKeeper(store, { ttlMs: leaseTtlMs, maxSessions: maxSessionsPerNode, nodeName, nodeUrl }, logger);
+  const staleWrites = new StaleWrites(keeper, logger, metrics);
+  const pauses = new NumberPauses({
+    store,
+    committer,
+    notifier: webhooks.deliveryWorker,
+    logger,
+    leaseOf: (numberId) => keeper.leaseOf(numberId),
+    staleWriteRefused: (error) => staleWrites.refused(error),
+  });
   const engineEvents = new EngineEventDispatch();
   const shared = config.cluster.sandboxNetwork;
   const sandboxNetwork =
@@ -64,8 +77,9 @@ export async function buildSessions(config: Config, storage: StorageParts, keys:
     version: config.baileys.webVersion,
     socketFactory: boundaries.baileysSocketFactory,
   });
-  const supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, webhooks.deliveryWorker, logger, keeper, metrics);
-  return { keeper, supervisor, sandboxNetwork, engineEvents };
+  const engines = new EngineRegistry([sandbox, baileys]);
+  const supervisor = new SessionSupervisor(store, engines, committer, webhooks.deliveryWorker, logger, keeper, staleWrites, [pauses], metrics);
+  return { keeper, supervisor, pauses, sandboxNetwork, engineEvents };
 }
 
 /** The simulated network in this process, with its groups kept in the gateway's database between runs. */

@@ -45,7 +45,7 @@ for (const dialect of dialects) {
       live = await startListeningGateway(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
       account = await seedAccount(live.gateway, { numbers: 2 });
       receiverPort = await freePort();
-      const created = await live.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: `http://127.0.0.1:${receiverPort}/`, eventTypes: ['message'] });
+      const created = await live.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: `http://127.0.0.1:${receiverPort}/`, eventTypes: ['message', 'number.paused', 'number.resumed'] });
       secret = created.secret;
       live.gateway.deliveryWorker.start();
     });

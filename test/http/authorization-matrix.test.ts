@@ -139,6 +139,25 @@ const setOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+// The owner's second number is the one paused and restricted, so that no other probe meets the pause.
+const pauseOwnersNumber: Probe = {
+  request: (owner, marker) => ({ method: 'POST', url: `/${encodeURIComponent(owner.phones[1]!)}/pause`, body: { reason: marker } }),
+  refusedWith: { status: 404, error: 'number_not_found' },
+  succeedsWith: 200,
+};
+
+const resumeOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: `/${encodeURIComponent(owner.phones[1]!)}/resume` }),
+  refusedWith: { status: 404, error: 'number_not_found' },
+  succeedsWith: 200,
+};
+
+const restrictOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { phone: owner.phones[1], kind: 'rate_overlimit', lift_after_seconds: 1 } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
 const createGroupWithOwnersNumber: Probe = {
   request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], subject: 'probe', participants: ['+14155550100'] } }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
@@ -214,6 +233,12 @@ const PROBES: Record<string, Probe> = {
   'POST /api/messages/{id}/revoke': revokeOwnersMessage(1),
   'POST /messages/{id}/read': readOwnersReceivedMessage,
   'POST /api/messages/{id}/read': readOwnersReceivedMessage,
+  'POST /numbers/{id}/pause': pauseOwnersNumber,
+  'POST /api/numbers/{id}/pause': pauseOwnersNumber,
+  'POST /numbers/{id}/resume': resumeOwnersNumber,
+  'POST /api/numbers/{id}/resume': resumeOwnersNumber,
+  'POST /sandbox/restrict': restrictOwnersNumber,
+  'POST /api/sandbox/restrict': restrictOwnersNumber,
   'PATCH /numbers/{id}': setOwnersNumber,
   'PATCH /api/numbers/{id}': setOwnersNumber,
   'POST /typing': typeFromOwnersNumber,
@@ -275,7 +300,7 @@ for (const dialect of dialects) {
 
     before(async () => {
       test = await startTestGateway(dialect);
-      const seeded = await seedAccount(test.gateway);
+      const seeded = await seedAccount(test.gateway, { numbers: 2 });
       const media = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'text/plain' }, payload: 'the owner\'s file' });
       const received = await test.post('/sandbox/receive', { from_phone: '+14155550100', to_phone: seeded.phones[0], message: 'the owner\'s message' }, seeded.apiKey);
       const sends = [];

@@ -115,15 +115,15 @@ for (const dialect of dialects) {
       assert.equal(response.json().meta.status, 'disconnected');
     });
 
-    it('stops at 463: the number is failed, nothing is retried, and the API says so', async () => {
+    it('stops at 463: the number is paused (not failed), nothing is retried, and the API says so', async () => {
       const { number, socket } = await connectedNumber();
       socket.answerSend = async () => {
         throw new Boom('restricted', { statusCode: 463 });
       };
       const response = await send(number, '+14155550103');
       assert.equal(response.statusCode, 503, response.body);
-      assert.equal(response.json().meta.status, 'failed');
-      await waitForStatus(number, 'failed');
+      assert.deepEqual([response.json().error, response.json().meta.reason], ['number_paused', 'restricted']);
+      assert.equal((await test.gateway.numbers.findNumber(operatorScope(), number.id)).status, 'connected');
       assert.equal(socket.sendCalls.length, 1, 'sent once, never retried');
     });
 

@@ -108,6 +108,8 @@ for (const dialect of dialects) {
         'post /api/typing', 'post /typing', 'post /send_reaction', 'post /api/send_reaction', 'post /messages/{id}/edit', 'post /api/messages/{id}/edit',
         'post /messages/{id}/revoke', 'post /api/messages/{id}/revoke', 'post /messages/{id}/read', 'post /api/messages/{id}/read',
         'patch /numbers/{id}', 'patch /api/numbers/{id}',
+        'post /numbers/{id}/pause', 'post /api/numbers/{id}/pause', 'post /numbers/{id}/resume', 'post /api/numbers/{id}/resume',
+        'post /sandbox/restrict', 'post /api/sandbox/restrict',
         'post /groups', 'post /api/groups', 'get /groups', 'get /api/groups', 'get /groups/{id}', 'get /api/groups/{id}',
         'patch /groups/{id}', 'patch /api/groups/{id}', 'post /groups/{id}/participants', 'post /api/groups/{id}/participants',
         'get /groups/{id}/invite_link', 'get /api/groups/{id}/invite_link', 'post /groups/{id}/invite_link/revoke', 'post /api/groups/{id}/invite_link/revoke',

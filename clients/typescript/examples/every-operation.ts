@@ -77,6 +77,16 @@ async function main(): Promise<void> {
   check(checked.results[0]?.on_whatsapp === true, 'a sandbox number is on WhatsApp');
   succeeded('POST /typing', await client.POST('/typing', { body: { from_phone: from, to_phone: other, state: 'composing' } }));
 
+  // A pause by hand holds the number's sends until it is resumed; the sandbox rehearses WhatsApp's own.
+  const paused = succeeded('POST /numbers/{id}/pause', await client.POST('/numbers/{id}/pause', { params: { path: { id: from } }, body: { reason: 'typed client' } }));
+  check(paused.paused?.reason === 'manual' && paused.paused.until === null && !paused.can_send, 'the number is paused');
+  const held = await client.POST('/send_message', { body: { from_phone: from, to_phone: other, message: 'held back' } });
+  check(held.response.status === 503 && held.error?.error === 'number_paused', 'a send from a paused number is refused');
+  const resumed = succeeded('POST /numbers/{id}/resume', await client.POST('/numbers/{id}/resume', { params: { path: { id: from } } }));
+  check(resumed.paused === null && resumed.can_send, 'the number is resumed');
+  const restricted = succeeded('POST /sandbox/restrict', await client.POST('/sandbox/restrict', { body: { phone: other, kind: 'rate_overlimit', lift_after_seconds: 1 } }));
+  check(restricted.kind === 'rate_overlimit' && Date.parse(restricted.until) > Date.now(), 'the rehearsal is set');
+
   // A send, and the error envelope of one refused.
   const sent = succeeded('POST /send_message', await client.POST('/send_message', { body: { from_phone: from, to_phone: other, message: 'Hello from the typed client' }, headers: { 'idempotency-key': `example-${Date.now()}` } }));
   // openapi-fetch leaves out a property whose only type is null (group here), so `in` tells the kinds of send apart.

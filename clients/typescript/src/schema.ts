@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/restrict": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate WhatsApp restricting a sandbox number
+         * @description Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts, and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
+         */
+        post: operations["simulateRestriction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/check_numbers": {
         parameters: {
             query?: never;
@@ -229,7 +249,7 @@ export interface paths {
         };
         /**
          * List your numbers and their session status
-         * @description Every number of the account, with its WhatsApp session's status, so a client can check before sending. /numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is the dashboard's page).
+         * @description Every number of the account, with its WhatsApp session's status and its pause, if any, so a client can check before sending. /numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is the dashboard's page).
          */
         get: operations["listNumbers"];
         put?: never;
@@ -258,6 +278,46 @@ export interface paths {
          * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumber"];
+        trace?: never;
+    };
+    "/numbers/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a number: hold its sends until it is resumed
+         * @description Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number.paused event with reason "manual" tells your webhooks. Use it after a ban, before moving to another number. Pausing a number WhatsApp already paused makes it wait for a resume by hand. Answers the number. Another account's number is not found.
+         */
+        post: operations["pauseNumber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/numbers/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused number
+         * @description Ends the number's pause, whatever paused it (WhatsApp or a person), and its sends go to WhatsApp again; a number.resumed event with reason "manual" tells your webhooks. Resume a number WhatsApp restricted only once it is lifted: sending into a restriction deepens it. A number that is not paused is answered as it is. Answers the number. Another account's number is not found. /numbers/{id}/resume answers the API only with an Authorization header (without one it is the dashboard's form).
+         */
+        post: operations["resumeNumber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/groups": {
@@ -448,6 +508,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sandbox/restrict": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate WhatsApp restricting a sandbox number
+         * @description Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts, and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
+         */
+        post: operations["simulateRestrictionApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/check_numbers": {
         parameters: {
             query?: never;
@@ -617,7 +697,7 @@ export interface paths {
         };
         /**
          * List your numbers and their session status
-         * @description Every number of the account, with its WhatsApp session's status, so a client can check before sending. /numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is the dashboard's page).
+         * @description Every number of the account, with its WhatsApp session's status and its pause, if any, so a client can check before sending. /numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is the dashboard's page).
          */
         get: operations["listNumbersApi"];
         put?: never;
@@ -646,6 +726,46 @@ export interface paths {
          * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumberApi"];
+        trace?: never;
+    };
+    "/api/numbers/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a number: hold its sends until it is resumed
+         * @description Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number.paused event with reason "manual" tells your webhooks. Use it after a ban, before moving to another number. Pausing a number WhatsApp already paused makes it wait for a resume by hand. Answers the number. Another account's number is not found.
+         */
+        post: operations["pauseNumberApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/numbers/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused number
+         * @description Ends the number's pause, whatever paused it (WhatsApp or a person), and its sends go to WhatsApp again; a number.resumed event with reason "manual" tells your webhooks. Resume a number WhatsApp restricted only once it is lifted: sending into a restriction deepens it. A number that is not paused is answered as it is. Answers the number. Another account's number is not found. /numbers/{id}/resume answers the API only with an Authorization header (without one it is the dashboard's form).
+         */
+        post: operations["resumeNumberApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/groups": {
@@ -1032,6 +1152,46 @@ export interface webhooks {
          * @description Delivered to webhooks subscribed to group.updated; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
          */
         post: operations["onGroupUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "number.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A number of yours holds its sends.
+         * @description Delivered to webhooks subscribed to number.paused; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onNumberPausedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "number.resumed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A paused number of yours sends again.
+         * @description Delivered to webhooks subscribed to number.resumed; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onNumberResumedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1759,6 +1919,57 @@ export interface components {
              */
             timestamp: string;
         };
+        /** @description One of your numbers holds its sends (docs/number-pauses.md): sends from it are refused with 503 number_paused until it resumes. */
+        NumberPausedEvent: {
+            /** @enum {string} */
+            event: "number.paused";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description The paused number (E.164). */
+            number: string;
+            /**
+             * @description restricted: WhatsApp answered 463; reachout_timelock: WhatsApp's time lock on reaching out to new chats; rate_limited: rate-overlimit or 429; logged_out: the phone ended the session; manual: POST /numbers/{id}/pause.
+             * @enum {string}
+             */
+            reason: "restricted" | "reachout_timelock" | "rate_limited" | "logged_out" | "manual";
+            /**
+             * Format: date-time
+             * @description When it paused.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description When it resumes by itself; null when that is not known (resume it by hand, or link it again).
+             */
+            until: string | null;
+            /** @description What WhatsApp or the operator said, when there is more to say. */
+            detail: string | null;
+        };
+        /** @description A paused number of yours sends again. */
+        NumberResumedEvent: {
+            /** @enum {string} */
+            event: "number.resumed";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description The number (E.164). */
+            number: string;
+            /**
+             * @description lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a logged-out number was linked again.
+             * @enum {string}
+             */
+            reason: "lifted" | "manual" | "relinked";
+            /**
+             * Format: date-time
+             * @description When it resumed.
+             */
+            at: string;
+        };
         /** @description An operator sent a test event (wagw webhook test ID). */
         TestEvent: {
             /** @enum {string} */
@@ -1778,6 +1989,24 @@ export interface components {
         CheckHealthResponse: {
             /** @enum {boolean} */
             ok: true;
+        };
+        SimulateRestrictionRequest: {
+            /** @description One of your sandbox numbers (E.164). */
+            phone: string;
+            /**
+             * @description restricted: WhatsApp's 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit.
+             * @enum {string}
+             */
+            kind: "restricted" | "rate_overlimit";
+            /** @description When the simulated network lifts it, from now. */
+            lift_after_seconds: number;
+        };
+        SimulateRestrictionResponse: {
+            phone: string;
+            /** @enum {string} */
+            kind: "restricted" | "rate_overlimit";
+            /** Format: date-time */
+            until: string;
         };
         CheckNumbersRequest: {
             /** @description One of your numbers, which asks WhatsApp. */
@@ -1868,10 +2097,22 @@ export interface components {
                 status: string;
                 /** @description Why, when there is more to say. */
                 status_reason: string | null;
-                /** @description Whether a send from this number would be handed to WhatsApp now (status connected). */
+                /** @description Whether a send from this number would be handed to WhatsApp now (status connected, and not paused). */
                 can_send: boolean;
                 /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
                 auto_read: boolean;
+                /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
+                paused: {
+                    /** @enum {string} */
+                    reason: "restricted" | "reachout_timelock" | "rate_limited" | "logged_out" | "manual";
+                    /** Format: date-time */
+                    since: string;
+                    /**
+                     * Format: date-time
+                     * @description When it resumes by itself; null when that is not known.
+                     */
+                    until: string | null;
+                } | null;
                 /** Format: date-time */
                 created_at: string;
             }[];
@@ -1892,10 +2133,90 @@ export interface components {
             status: string;
             /** @description Why, when there is more to say. */
             status_reason: string | null;
-            /** @description Whether a send from this number would be handed to WhatsApp now (status connected). */
+            /** @description Whether a send from this number would be handed to WhatsApp now (status connected, and not paused). */
             can_send: boolean;
             /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
             auto_read: boolean;
+            /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
+            paused: {
+                /** @enum {string} */
+                reason: "restricted" | "reachout_timelock" | "rate_limited" | "logged_out" | "manual";
+                /** Format: date-time */
+                since: string;
+                /**
+                 * Format: date-time
+                 * @description When it resumes by itself; null when that is not known.
+                 */
+                until: string | null;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        PauseNumberRequest: {
+            /** @description Why, in your words; shown as the pause's detail in number.paused. */
+            reason?: string;
+        };
+        PauseNumberResponse: {
+            number_id: string;
+            /** @description E.164: what from_phone names. */
+            phone: string;
+            /**
+             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
+             * @enum {string}
+             */
+            engine: "sandbox" | "baileys";
+            /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
+            status: string;
+            /** @description Why, when there is more to say. */
+            status_reason: string | null;
+            /** @description Whether a send from this number would be handed to WhatsApp now (status connected, and not paused). */
+            can_send: boolean;
+            /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
+            auto_read: boolean;
+            /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
+            paused: {
+                /** @enum {string} */
+                reason: "restricted" | "reachout_timelock" | "rate_limited" | "logged_out" | "manual";
+                /** Format: date-time */
+                since: string;
+                /**
+                 * Format: date-time
+                 * @description When it resumes by itself; null when that is not known.
+                 */
+                until: string | null;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ResumeNumberResponse: {
+            number_id: string;
+            /** @description E.164: what from_phone names. */
+            phone: string;
+            /**
+             * @description sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.
+             * @enum {string}
+             */
+            engine: "sandbox" | "baileys";
+            /** @description The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked. */
+            status: string;
+            /** @description Why, when there is more to say. */
+            status_reason: string | null;
+            /** @description Whether a send from this number would be handed to WhatsApp now (status connected, and not paused). */
+            can_send: boolean;
+            /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
+            auto_read: boolean;
+            /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
+            paused: {
+                /** @enum {string} */
+                reason: "restricted" | "reachout_timelock" | "rate_limited" | "logged_out" | "manual";
+                /** Format: date-time */
+                since: string;
+                /**
+                 * Format: date-time
+                 * @description When it resumes by itself; null when that is not known.
+                 */
+                until: string | null;
+            } | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2105,7 +2426,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. */
         SendMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2115,7 +2436,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage" | "send_not_recorded";
+                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage" | "send_not_recorded" | "number_paused";
                 };
             };
         };
@@ -2224,7 +2545,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         SimulateIncomingMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2235,6 +2556,99 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        SimulateRestrictionError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        SimulateRestrictionError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        SimulateRestrictionError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SimulateRestrictionError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        SimulateRestrictionError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SimulateRestrictionError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        SimulateRestrictionError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
                 };
             };
         };
@@ -2317,7 +2731,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         CheckNumbersError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2410,7 +2824,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         ShowTypingError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2529,7 +2943,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         SendReactionError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2635,7 +3049,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         EditMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2741,7 +3155,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         RevokeMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2847,7 +3261,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         MarkMessageReadError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3112,6 +3526,138 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        PauseNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        PauseNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        PauseNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        PauseNumberError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        PauseNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        PauseNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ResumeNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        ResumeNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ResumeNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        ResumeNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         CreateGroupError400: {
             headers: {
@@ -3191,7 +3737,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         CreateGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3284,7 +3830,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         ListGroupsError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3390,7 +3936,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         GetGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3496,7 +4042,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         UpdateGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3602,7 +4148,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         ChangeGroupParticipantsError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3708,7 +4254,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         GetGroupInviteLinkError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3814,7 +4360,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         RevokeGroupInviteLinkError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3920,7 +4466,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         LeaveGroupError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4079,7 +4625,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         UploadMediaError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4089,7 +4635,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "number_paused" | "insufficient_storage";
                 };
             };
         };
@@ -4185,8 +4731,12 @@ export type MessageEditedEvent = components['schemas']['MessageEditedEvent'];
 export type MessageRevokedEvent = components['schemas']['MessageRevokedEvent'];
 export type SessionStatusEvent = components['schemas']['SessionStatusEvent'];
 export type GroupUpdatedEvent = components['schemas']['GroupUpdatedEvent'];
+export type NumberPausedEvent = components['schemas']['NumberPausedEvent'];
+export type NumberResumedEvent = components['schemas']['NumberResumedEvent'];
 export type TestEvent = components['schemas']['TestEvent'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
+export type SimulateRestrictionRequest = components['schemas']['SimulateRestrictionRequest'];
+export type SimulateRestrictionResponse = components['schemas']['SimulateRestrictionResponse'];
 export type CheckNumbersRequest = components['schemas']['CheckNumbersRequest'];
 export type CheckNumbersResponse = components['schemas']['CheckNumbersResponse'];
 export type ShowTypingRequest = components['schemas']['ShowTypingRequest'];
@@ -4199,6 +4749,9 @@ export type ListMessagesResponse = components['schemas']['ListMessagesResponse']
 export type ListNumbersResponse = components['schemas']['ListNumbersResponse'];
 export type UpdateNumberRequest = components['schemas']['UpdateNumberRequest'];
 export type UpdateNumberResponse = components['schemas']['UpdateNumberResponse'];
+export type PauseNumberRequest = components['schemas']['PauseNumberRequest'];
+export type PauseNumberResponse = components['schemas']['PauseNumberResponse'];
+export type ResumeNumberResponse = components['schemas']['ResumeNumberResponse'];
 export type CreateGroupRequest = components['schemas']['CreateGroupRequest'];
 export type ListGroupsResponse = components['schemas']['ListGroupsResponse'];
 export type UpdateGroupRequest = components['schemas']['UpdateGroupRequest'];
@@ -4231,6 +4784,13 @@ export type ResponseSimulateIncomingMessageError422 = components['responses']['S
 export type ResponseSimulateIncomingMessageError429 = components['responses']['SimulateIncomingMessageError429'];
 export type ResponseSimulateIncomingMessageError500 = components['responses']['SimulateIncomingMessageError500'];
 export type ResponseSimulateIncomingMessageError503 = components['responses']['SimulateIncomingMessageError503'];
+export type ResponseSimulateRestrictionError400 = components['responses']['SimulateRestrictionError400'];
+export type ResponseSimulateRestrictionError401 = components['responses']['SimulateRestrictionError401'];
+export type ResponseSimulateRestrictionError403 = components['responses']['SimulateRestrictionError403'];
+export type ResponseSimulateRestrictionError413 = components['responses']['SimulateRestrictionError413'];
+export type ResponseSimulateRestrictionError429 = components['responses']['SimulateRestrictionError429'];
+export type ResponseSimulateRestrictionError500 = components['responses']['SimulateRestrictionError500'];
+export type ResponseSimulateRestrictionError503 = components['responses']['SimulateRestrictionError503'];
 export type ResponseCheckNumbersError400 = components['responses']['CheckNumbersError400'];
 export type ResponseCheckNumbersError401 = components['responses']['CheckNumbersError401'];
 export type ResponseCheckNumbersError403 = components['responses']['CheckNumbersError403'];
@@ -4297,6 +4857,16 @@ export type ResponseUpdateNumberError404 = components['responses']['UpdateNumber
 export type ResponseUpdateNumberError413 = components['responses']['UpdateNumberError413'];
 export type ResponseUpdateNumberError500 = components['responses']['UpdateNumberError500'];
 export type ResponseUpdateNumberError503 = components['responses']['UpdateNumberError503'];
+export type ResponsePauseNumberError400 = components['responses']['PauseNumberError400'];
+export type ResponsePauseNumberError401 = components['responses']['PauseNumberError401'];
+export type ResponsePauseNumberError404 = components['responses']['PauseNumberError404'];
+export type ResponsePauseNumberError413 = components['responses']['PauseNumberError413'];
+export type ResponsePauseNumberError500 = components['responses']['PauseNumberError500'];
+export type ResponsePauseNumberError503 = components['responses']['PauseNumberError503'];
+export type ResponseResumeNumberError401 = components['responses']['ResumeNumberError401'];
+export type ResponseResumeNumberError404 = components['responses']['ResumeNumberError404'];
+export type ResponseResumeNumberError500 = components['responses']['ResumeNumberError500'];
+export type ResponseResumeNumberError503 = components['responses']['ResumeNumberError503'];
 export type ResponseCreateGroupError400 = components['responses']['CreateGroupError400'];
 export type ResponseCreateGroupError401 = components['responses']['CreateGroupError401'];
 export type ResponseCreateGroupError403 = components['responses']['CreateGroupError403'];
@@ -4476,6 +5046,38 @@ export interface operations {
             429: components["responses"]["SimulateIncomingMessageError429"];
             500: components["responses"]["SimulateIncomingMessageError500"];
             503: components["responses"]["SimulateIncomingMessageError503"];
+        };
+    };
+    simulateRestriction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateRestrictionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateRestrictionResponse"];
+                };
+            };
+            400: components["responses"]["SimulateRestrictionError400"];
+            401: components["responses"]["SimulateRestrictionError401"];
+            403: components["responses"]["SimulateRestrictionError403"];
+            413: components["responses"]["SimulateRestrictionError413"];
+            429: components["responses"]["SimulateRestrictionError429"];
+            500: components["responses"]["SimulateRestrictionError500"];
+            503: components["responses"]["SimulateRestrictionError503"];
         };
     };
     checkNumbers: {
@@ -4802,6 +5404,68 @@ export interface operations {
             413: components["responses"]["UpdateNumberError413"];
             500: components["responses"]["UpdateNumberError500"];
             503: components["responses"]["UpdateNumberError503"];
+        };
+    };
+    pauseNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PauseNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PauseNumberResponse"];
+                };
+            };
+            400: components["responses"]["PauseNumberError400"];
+            401: components["responses"]["PauseNumberError401"];
+            404: components["responses"]["PauseNumberError404"];
+            413: components["responses"]["PauseNumberError413"];
+            500: components["responses"]["PauseNumberError500"];
+            503: components["responses"]["PauseNumberError503"];
+        };
+    };
+    resumeNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumeNumberResponse"];
+                };
+            };
+            401: components["responses"]["ResumeNumberError401"];
+            404: components["responses"]["ResumeNumberError404"];
+            500: components["responses"]["ResumeNumberError500"];
+            503: components["responses"]["ResumeNumberError503"];
         };
     };
     listGroups: {
@@ -5191,6 +5855,38 @@ export interface operations {
             503: components["responses"]["SimulateIncomingMessageError503"];
         };
     };
+    simulateRestrictionApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateRestrictionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateRestrictionResponse"];
+                };
+            };
+            400: components["responses"]["SimulateRestrictionError400"];
+            401: components["responses"]["SimulateRestrictionError401"];
+            403: components["responses"]["SimulateRestrictionError403"];
+            413: components["responses"]["SimulateRestrictionError413"];
+            429: components["responses"]["SimulateRestrictionError429"];
+            500: components["responses"]["SimulateRestrictionError500"];
+            503: components["responses"]["SimulateRestrictionError503"];
+        };
+    };
     checkNumbersApi: {
         parameters: {
             query?: never;
@@ -5515,6 +6211,68 @@ export interface operations {
             413: components["responses"]["UpdateNumberError413"];
             500: components["responses"]["UpdateNumberError500"];
             503: components["responses"]["UpdateNumberError503"];
+        };
+    };
+    pauseNumberApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PauseNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PauseNumberResponse"];
+                };
+            };
+            400: components["responses"]["PauseNumberError400"];
+            401: components["responses"]["PauseNumberError401"];
+            404: components["responses"]["PauseNumberError404"];
+            413: components["responses"]["PauseNumberError413"];
+            500: components["responses"]["PauseNumberError500"];
+            503: components["responses"]["PauseNumberError503"];
+        };
+    };
+    resumeNumberApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumeNumberResponse"];
+                };
+            };
+            401: components["responses"]["ResumeNumberError401"];
+            404: components["responses"]["ResumeNumberError404"];
+            500: components["responses"]["ResumeNumberError500"];
+            503: components["responses"]["ResumeNumberError503"];
         };
     };
     listGroupsApi: {
@@ -6245,6 +7003,64 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["GroupUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onNumberPausedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NumberPausedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onNumberResumedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NumberResumedEvent"];
             };
         };
         responses: {

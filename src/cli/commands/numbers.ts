@@ -3,6 +3,7 @@ import { apiKeyJson, numberJson, table } from '../output.ts';
 import { withGateway } from '../context.ts';
 import { registerLinkCommand } from './link.ts';
 import { withinAccount } from '../../domain/tenant-scope.ts';
+import type { Gateway } from '../../main.ts';
 
 export function registerNumberCommands(program: Command): void {
   const number = program.command('number').description('Manage WhatsApp numbers');
@@ -34,6 +35,29 @@ export function registerNumberCommands(program: Command): void {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
         await gateway.routedLinking.restart(found);
         output.print({ id: found.id, phone: found.phone, restarted: true }, `Restarted the session of ${found.phone}.`);
+      });
+    });
+
+  number
+    .command('pause <phoneOrId>')
+    .description('Pause a number: its sends are refused (503 number_paused) until it is resumed; the node that owns it does it')
+    .option('--reason <text>', 'why, shown as the pause\'s detail in number.paused')
+    .action(async (phoneOrId: string, options: { reason?: string }, command: Command) => {
+      await withGateway(command, async (gateway, output, operator) => {
+        const found = await gateway.numbers.findNumber(operator, phoneOrId);
+        await onItsOwner(gateway, found.id, () => gateway.routedPauses.pause(found, options.reason?.trim() || null));
+        output.print({ id: found.id, phone: found.phone, paused: true }, `Paused ${found.phone}; resume it with wagw number resume ${found.phone}.`);
+      });
+    });
+
+  number
+    .command('resume <phoneOrId>')
+    .description('Resume a paused number (restricted, rate-limited, logged out or paused by hand); the node that owns it does it')
+    .action(async (phoneOrId: string, _options: object, command: Command) => {
+      await withGateway(command, async (gateway, output, operator) => {
+        const found = await gateway.numbers.findNumber(operator, phoneOrId);
+        await onItsOwner(gateway, found.id, () => gateway.routedPauses.resume(found));
+        output.print({ id: found.id, phone: found.phone, paused: false }, `${found.phone} sends again.`);
       });
     });
 
@@ -70,6 +94,20 @@ export function registerNumberCommands(program: Command): void {
         output.print(numberJson(updated), `${updated.phone} is now ${updated.status}.`);
       });
     });
+}
+
+/**
+ * Runs a pause or resume where the number's pause is kept: on the node that owns it (forwarded),
+ * or, when no node runs it, here, under a lease this command holds while it acts.
+ */
+async function onItsOwner(gateway: Gateway, numberId: string, act: () => Promise<void>): Promise<void> {
+  await gateway.keeper.startPinned([numberId]);
+  try {
+    await gateway.supervisor.sessionsStarted();
+    await act();
+  } finally {
+    await gateway.keeper.stop();
+  }
 }
 
 export function registerKeyCommands(program: Command): void {

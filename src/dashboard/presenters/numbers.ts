@@ -2,6 +2,7 @@ import type { Account } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import { toNumberRow, usersById, type NumberRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
+import type { PauseReason } from '../../domain/number-pauses.ts';
 
 /** What the user typed into one number's "Simulate an incoming message" form, kept on a failure. */
 export interface SimulationDraft {
@@ -18,7 +19,28 @@ export interface NumbersView {
   draft: SimulationDraft | undefined;
   /** The groups each number is in, as it last saw them. */
   groups: GroupRowView[];
+  /** The numbers that hold their sends, and whether the viewer may resume them (owners and admins). */
+  paused: PausedNumberView[];
+  canResume: boolean;
 }
+
+export interface PausedNumberView {
+  id: string;
+  phone: string;
+  /** Why, in words. */
+  reason: string;
+  detail: string | null;
+  since: Date;
+  until: Date | null;
+}
+
+const PAUSE_REASONS: Record<PauseReason, string> = {
+  restricted: 'WhatsApp restricted it (463)',
+  reachout_timelock: 'WhatsApp locked reaching out to new chats',
+  rate_limited: 'WhatsApp is rate-limiting it',
+  logged_out: 'its phone logged it out; link it again',
+  manual: 'paused by hand',
+};
 
 export interface GroupRowView {
   phone: string;
@@ -33,12 +55,17 @@ export interface NumberStatusesView {
   numbers: Array<{ id: string; phone: string; status: string }>;
 }
 
-export async function presentNumbers(gateway: Gateway, account: ScopedAccount, draft?: SimulationDraft): Promise<NumbersView> {
+export async function presentNumbers(gateway: Gateway, account: ScopedAccount, canResume: boolean, draft?: SimulationDraft): Promise<NumbersView> {
   const [numbers, users] = await Promise.all([gateway.numbers.listNumbers(account.scope), gateway.accounts.listUsers(account.scope)]);
   const holders = usersById(users);
   const rows = numbers.map((number) => toNumberRow(number, holders));
   const groups = (await gateway.groups.knownGroups(numbers)).map((group) => ({ phone: group.phone, groupId: group.groupId, subject: group.subject, size: group.size, isAdmin: group.isAdmin }));
-  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups };
+  const pauses = await gateway.pauses.pausesOf(numbers.map((number) => number.id));
+  const paused = numbers.flatMap((number) => {
+    const pause = pauses.get(number.id);
+    return pause === undefined ? [] : [{ id: number.id, phone: number.phone, reason: PAUSE_REASONS[pause.reason], detail: pause.detail, since: pause.since, until: pause.until }];
+  });
+  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups, paused, canResume };
 }
 
 export async function presentNumberStatuses(gateway: Gateway, account: ScopedAccount): Promise<NumberStatusesView> {

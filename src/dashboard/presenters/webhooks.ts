@@ -13,6 +13,8 @@ const EVENT_EXPLANATIONS = {
   'message.revoked': 'A message in a chat of your numbers was deleted for everyone.',
   'session.status': 'One of your numbers connected, disconnected or needs to be linked again.',
   'group.updated': 'Someone joined, left, was added, removed, promoted or demoted in a group of your numbers, or its subject or description changed.',
+  'number.paused': 'One of your numbers stopped sending: WhatsApp restricted or rate-limited it, or logged it out, or it was paused by hand.',
+  'number.resumed': 'A paused number of yours sends again: its pause lifted, someone resumed it, or it was linked again.',
 } as const satisfies Record<WebhookEventType, string>;
 
 export interface EventTypeOption {

@@ -1,7 +1,7 @@
 import type { PageContext } from '../context.ts';
-import type { GroupRowView, NumbersView, SimulationDraft } from '../presenters/numbers.ts';
+import type { GroupRowView, NumbersView, PausedNumberView, SimulationDraft } from '../presenters/numbers.ts';
 import type { NumberRowView } from '../presenters/shared.ts';
-import { EmptyState, ErrorSummary, PageHeader, PostForm } from './components.tsx';
+import { EmptyState, ErrorSummary, PageHeader, PostForm, Time } from './components.tsx';
 import { Layout } from './layout.tsx';
 import { NumbersTable } from './shared-tables.tsx';
 
@@ -10,6 +10,7 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
   return (
     <Layout context={context}>
       <PageHeader title="Numbers" />
+      <PausedNumbers paused={view.paused} canResume={view.canResume} csrfToken={context.csrfToken} />
       <div data-status-source="/numbers/status.json">
         <NumbersTable numbers={view.numbers} empty={{ text: 'No numbers yet. The operator links WhatsApp numbers to your account.' }} />
       </div>
@@ -32,6 +33,40 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
         </>
       )}
     </Layout>
+  );
+}
+
+/** Numbers that hold their sends: why, since and until when, and (for owners and admins) a Resume button. */
+function PausedNumbers(props: { paused: PausedNumberView[]; canResume: boolean; csrfToken: string }): JSX.Element {
+  if (props.paused.length === 0) return <></>;
+  return (
+    <section aria-labelledby="paused-numbers">
+      <h2 id="paused-numbers">Paused</h2>
+      <p class="muted">Sends from a paused number are refused (503 number_paused) until it resumes. Resume a restricted number only once WhatsApp has lifted the restriction.</p>
+      <div class="grid">
+        {props.paused.map((number) => (
+          <div class="card stack">
+            <h3 class="mono" safe>{number.phone}</h3>
+            <p>
+              <span class="badge status-paused">paused</span> <span safe>{number.reason}</span>
+            </p>
+            {number.detail === null ? '' : <p class="muted" safe>{number.detail}</p>}
+            <p>
+              Since <Time at={number.since} />; {number.until === null ? 'until it is resumed' : <>resumes by itself at <Time at={number.until} /></>}
+            </p>
+            {props.canResume ? (
+              <PostForm action={`/numbers/${encodeURIComponent(number.id)}/resume`} csrfToken={props.csrfToken}>
+                <button type="submit" class="button">
+                  Resume
+                </button>
+              </PostForm>
+            ) : (
+              ''
+            )}
+          </div>
+        ))}
+      </div>
+    </section>
   );
 }
 

@@ -16,6 +16,7 @@ import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientA
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
 import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
+import { ACCOUNT_RESTRICTED_CODE, RATE_LIMIT_PAUSE_MS } from './restrictions.ts';
 
 export interface BaileysEngineOptions {
   store: Store;
@@ -35,9 +36,6 @@ const DEFAULT_TIMINGS: SessionTimings = {
   watchdogIntervalMs: 60_000,
   probeTimeoutMs: 20_000,
 };
-
-// WhatsApp answers 463 when it has restricted the account; retrying only deepens the trouble.
-const ACCOUNT_RESTRICTED = 463;
 
 /** Real WhatsApp numbers through Baileys: one session, and one socket, per number. */
 export class BaileysEngine implements Engine {
@@ -233,12 +231,17 @@ export class BaileysEngine implements Engine {
       return { engineMessageId: id, lease: session.lease };
     } catch (error) {
       const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode;
-      if (statusCode === ACCOUNT_RESTRICTED) {
-        await session.report('failed', 'WhatsApp restricted this account (463); sends are paused until it is lifted');
-        throw new EngineSendError('rejected', 'WhatsApp restricted this account (463).', 'failed');
+      // WhatsApp answers 463 when it has restricted the account; retrying only deepens the
+      // trouble, so the number is paused (its session stays up: receiving still works).
+      if (String(statusCode) === ACCOUNT_RESTRICTED_CODE) {
+        await session.restricted('restricted', null, 'WhatsApp refused a send with 463 (account restricted)');
+        throw new EngineSendError('restricted', 'WhatsApp restricted this account (463).');
       }
       const refusal = groupRefusal(error);
-      if (refusal instanceof EngineSendError && refusal.failure === 'rate_limited') throw refusal;
+      if (refusal instanceof EngineSendError && refusal.failure === 'rate_limited') {
+        await session.restricted('rate_limited', new Date(Date.now() + RATE_LIMIT_PAUSE_MS), 'WhatsApp answered a send with rate-overlimit');
+        throw refusal;
+      }
       // WhatsApp refuses a group send from a number that is not (or no longer) a member.
       if (isJidGroup(jid) && refusal instanceof EngineSendError) {
         session.groups.forget(jid);

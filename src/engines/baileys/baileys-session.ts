@@ -3,7 +3,8 @@ import { downloadMediaMessage, jidDecode } from 'baileys';
 import { retryTokenOf } from './media-retry-token.ts';
 import type { Logger } from 'pino';
 import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
-import type { EngineEvents, IncomingMedia, LinkUpdate } from '../engine.ts';
+import type { EngineEvents, IncomingMedia, LinkUpdate, NumberRestrictedEvent } from '../engine.ts';
+import { ACCOUNT_RESTRICTED_CODE, timelockNews, type TimelockNews } from './restrictions.ts';
 
 export type { LinkUpdate };
 import type { DatabaseAuthState } from './auth-state-store.ts';
@@ -178,6 +179,7 @@ export class BaileysSession {
       this.qrShown = true;
       this.emitLink({ qr: update.qr, status: this.status });
     }
+    await this.onTimelock(timelockNews(update));
     if (update.connection === 'open') await this.onOpen();
     if (update.connection === 'close') {
       const error = update.lastDisconnect?.error as { message?: string; output?: { statusCode?: number } } | undefined;
@@ -188,6 +190,23 @@ export class BaileysSession {
       const detail = error?.message === undefined || error.message === '' ? '' : `: ${error.message}`;
       await this.act({ ...decision, reason: `${decision.reason}${detail}` });
     }
+  }
+
+  private async onTimelock(news: TimelockNews | undefined): Promise<void> {
+    if (news === undefined) return;
+    if (news.kind === 'lifted') await this.deps.events.restrictionLifted({ lease: this.deps.lease, phone: this.deps.number.phone });
+    else await this.restricted('reachout_timelock', news.until, news.detail);
+  }
+
+  /**
+   * Reports that WhatsApp stopped the number. After a 463 it also asks whether a reach-out time
+   * lock is what stopped it: that answer, which comes back as a connection.update, carries the
+   * time it lifts.
+   */
+  async restricted(reason: NumberRestrictedEvent['reason'], until: Date | null, detail: string | null): Promise<void> {
+    await this.deps.events.numberRestricted({ lease: this.deps.lease, phone: this.deps.number.phone, reason, until, detail });
+    if (reason !== 'restricted') return;
+    this.socket?.fetchAccountReachoutTimelock().catch((error: unknown) => this.deps.logger.warn({ err: error }, 'could not ask WhatsApp about a reach-out time lock'));
   }
 
   private async onOpen(): Promise<void> {
@@ -230,6 +249,8 @@ export class BaileysSession {
         this.endSocket();
         await this.auth?.clear();
         await this.report('logged_out', decision.reason);
+        // Whatever was waiting to leave from the number must wait for it to be linked again.
+        await this.restricted('logged_out', null, decision.reason);
         return;
       case 'conflict':
       case 'link_expired':
@@ -331,6 +352,8 @@ export class BaileysSession {
       // `sent` is already what the send answered; only later news is worth an event.
       if (receipt === undefined || receipt.status === 'sent') continue;
       await this.deps.events.receipt({ lease: this.deps.lease, phone: this.deps.number.phone, engineMessageId: receipt.engineMessageId, status: receipt.status, errorCode: receipt.errorCode ?? null, at: new Date() });
+      // WhatsApp's ack of a send from a restricted account arrives as a failed receipt with 463.
+      if (receipt.errorCode === ACCOUNT_RESTRICTED_CODE) await this.restricted('restricted', null, `WhatsApp refused message ${receipt.engineMessageId} with 463 (account restricted)`);
     }
   }
 

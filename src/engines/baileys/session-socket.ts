@@ -30,6 +30,11 @@ export interface SessionSocket {
   groupInviteCode(jid: string): Promise<string | undefined>;
   groupRevokeInvite(jid: string): Promise<string | undefined>;
   groupLeave(jid: string): Promise<void>;
+  /**
+   * Asks WhatsApp whether the account is under a reach-out time lock; Baileys emits the answer as
+   * connection.update's `reachoutTimeLock`, as it does WhatsApp's own notification of one.
+   */
+  fetchAccountReachoutTimelock(): Promise<unknown>;
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */
   updateMediaMessage(message: WAMessage): Promise<WAMessage>;
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import type { Group, GroupChange, ParticipantResult } from '../../domain/groups.ts';
 import { LineSplitter } from './line-splitter.ts';
-import { parseProtocolLine } from './sandbox-network-protocol.ts';
+import { networkRestriction, parseProtocolLine, SendRestrictedError, type NetworkRestriction } from './sandbox-network-protocol.ts';
 import { HANDSHAKE_LINE_BYTES, HANDSHAKE_TIMEOUT_MS, handshakeProof, isNonce, newNonce, proofMatches } from './sandbox-network-handshake.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { NotConnectedError, NotGroupMemberError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
@@ -86,6 +86,10 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 
   async expect(phone: string): Promise<void> {
     await this.request({ op: 'expect', phone });
+  }
+
+  async restrict(phone: string, restriction: NetworkRestriction): Promise<void> {
+    await this.request({ op: 'restrict', phone, ...restriction });
   }
 
   async createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group> {
@@ -220,6 +224,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
     } else if (message.op === 'group_changed') {
       const change = message.change as GroupChange;
       device?.groupChanged?.({ ...change, at: new Date(change.at) });
+    } else if (message.op === 'restricted') {
+      device?.restricted?.(networkRestriction(message));
     } else if (message.op === 'replaced') {
       // A connection this node has itself superseded (a session connecting again) was replaced by its successor: nothing to tell.
       if (local === undefined || local.id !== message.connection) return;
@@ -245,6 +251,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 /** The network's refusal as the in-process network would have thrown it. */
 function remoteError(answer: Record<string, unknown>, body: Record<string, unknown>): Error {
   if (answer.error === 'NotConnectedError') return new NotConnectedError(String(body.phone ?? body.to));
+  if (answer.error === 'SendRestrictedError') return new SendRestrictedError(networkRestriction(answer));
   if (answer.error === 'GroupRefusedError') return new GroupRefusedError(answer.reason === 'not_admin' ? 'not_admin' : 'not_member', String(answer.message));
   if (answer.error === 'NotGroupMemberError') return Object.assign(new NotGroupMemberError('', ''), { message: String(answer.message) });
   return new Error(String(answer.message));

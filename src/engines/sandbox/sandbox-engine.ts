@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
+import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
-import { NotConnectedError, NotGroupMemberError, type NetworkAction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
+import { NotConnectedError, NotGroupMemberError, SendRestrictedError, type NetworkAction, type NetworkRestriction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
   events: EngineEvents;
@@ -123,6 +123,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
         session.connection = undefined;
         this.reconnect(number, session);
       },
+      restricted: (restriction) => {
+        void this.reportRestriction(number, lease, restriction).catch(() => {});
+      },
     });
   }
 
@@ -223,8 +226,24 @@ export class SandboxEngine implements Engine, InboundSimulator {
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', error.message, 'disconnected');
       if (error instanceof NotGroupMemberError) throw new EngineSendError('not_group_member', error.message);
+      if (error instanceof SendRestrictedError) {
+        await this.reportRestriction(number, session.lease, error.restriction);
+        throw new EngineSendError(error.restriction.kind === 'restricted' ? 'restricted' : 'rate_limited', error.message);
+      }
       throw error;
     }
+  }
+
+  /** The network's restriction as WhatsApp's would be reported: a 463, or a rate limit for the network's window. */
+  private reportRestriction(number: WhatsAppNumber, lease: SessionLease, restriction: NetworkRestriction): Promise<void> {
+    const restricted = restriction.kind === 'restricted';
+    return this.options.events.numberRestricted({
+      lease,
+      phone: number.phone,
+      reason: restricted ? 'restricted' : 'rate_limited',
+      until: new Date(restriction.until),
+      detail: restricted ? 'the sandbox network restricted this number (463), as asked' : 'the sandbox network answered a send with rate-overlimit, as asked',
+    });
   }
 
   /**
@@ -326,6 +345,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
     }
     this.lateFiles.delete(retryToken);
     return Readable.from([Buffer.from(file.base64, 'base64')]);
+  }
+
+  async restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void> {
+    await this.options.network.restrict(number.phone, { kind: restriction.kind, until: restriction.until.getTime() });
   }
 
   async deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message> {

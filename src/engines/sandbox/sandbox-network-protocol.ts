@@ -51,6 +51,17 @@ export interface NetworkReceipt {
   status: 'delivered' | 'read';
 }
 
+/**
+ * A restriction the network puts on a number, to rehearse WhatsApp's: `restricted` is a 463
+ * (pushed to the number's device at once, as WhatsApp's notification is, and answered to its
+ * sends), `rate_overlimit` answers its sends with rate-overlimit. Both last until `until`
+ * (epoch milliseconds).
+ */
+export interface NetworkRestriction {
+  kind: 'restricted' | 'rate_overlimit';
+  until: number;
+}
+
 /** What a number's live connection hears from the network. */
 export interface NetworkDevice {
   /** Resolves once the device has stored the message; only then does the network forget it. */
@@ -62,6 +73,8 @@ export interface NetworkDevice {
   lost?(): void;
   /** Something changed in a group the number is in (or was just removed from). */
   groupChanged?(change: GroupChange): void;
+  /** The network restricted the number (a rehearsal of WhatsApp's 463 with a lift time). */
+  restricted?(restriction: NetworkRestriction): void;
 }
 
 export interface NetworkConnection {
@@ -95,6 +108,8 @@ export interface SandboxNetworkPort {
    * member gets the message too.
    */
   inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }>;
+  /** Restricts `phone` until the restriction's `until`, as WhatsApp would (see NetworkRestriction). */
+  restrict(phone: string, restriction: NetworkRestriction): Promise<void>;
 }
 
 export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver' | 'read';
@@ -117,6 +132,19 @@ export class NotGroupMemberError extends Error {
   constructor(phone: string, group: string) {
     super(`${phone} is not a member of group ${group}.`);
     this.name = 'NotGroupMemberError';
+  }
+}
+
+/** A restriction as it crosses the shared network's lines. */
+export function networkRestriction(value: Record<string, unknown>): NetworkRestriction {
+  return { kind: value.kind === 'rate_overlimit' ? 'rate_overlimit' : 'restricted', until: Number(value.until) };
+}
+
+/** A send the network refused because it restricted the sender (NetworkRestriction). */
+export class SendRestrictedError extends Error {
+  constructor(readonly restriction: NetworkRestriction) {
+    super(restriction.kind === 'restricted' ? 'The sandbox network restricted this number (463).' : 'The sandbox network is rate-limiting this number (rate-overlimit).');
+    this.name = 'SendRestrictedError';
   }
 }
 

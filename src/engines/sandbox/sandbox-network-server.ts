@@ -4,7 +4,7 @@ import type { StructuredContent } from '../../domain/structured-content.ts';
 import { fileGroupArchive } from './sandbox-group-file.ts';
 import { HANDSHAKE_LINE_BYTES, HANDSHAKE_TIMEOUT_MS, handshakeProof, isNonce, newNonce, proofMatches } from './sandbox-network-handshake.ts';
 import { LineSplitter } from './line-splitter.ts';
-import { parseProtocolLine } from './sandbox-network-protocol.ts';
+import { networkRestriction, parseProtocolLine, SendRestrictedError } from './sandbox-network-protocol.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkExtras, type NetworkMedia, type NetworkMessage } from './sandbox-network.ts';
 
@@ -38,8 +38,10 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  *   connect {phone, node, connection} · disconnect {phone} · send {phone, to, text, media?} ·
  *   inject {from, to, text, media?, structured?, in_group?} ·
  *   stored {id} (the node has stored incoming message id) · not_stored {id} (it could not; the
- *   network hands the message over again) · journal {}
- * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone, connection}
+ *   network hands the message over again) · journal {} · restrict {phone, kind, until}
+ * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone, connection} ·
+ *   restricted {phone, kind, until}
+ * A send refused by a restriction is answered {error: "SendRestrictedError", kind, until}.
  */
 export async function serveSandboxNetwork(options: SandboxNetworkServerOptions): Promise<{ port: number; close(): Promise<void> }> {
   const groupArchive = options.groupsFile === undefined ? undefined : fileGroupArchive(options.groupsFile);
@@ -120,7 +122,7 @@ function serveNode(socket: net.Socket, network: SandboxNetwork, push: (message: 
   });
   return (request) =>
     void handleRequest(network, node, request).catch((error: unknown) =>
-      answer(node, request.ref, { error: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error), ...(error instanceof GroupRefusedError && { reason: error.reason }) }),
+      answer(node, request.ref, { error: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error), ...(error instanceof GroupRefusedError && { reason: error.reason }), ...(error instanceof SendRestrictedError && error.restriction) }),
     );
 }
 
@@ -148,6 +150,7 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
           }),
         receipt: (receipt) => node.push({ op: 'receipt', phone, ...receipt }),
         groupChanged: (change) => node.push({ op: 'group_changed', phone, change }),
+        restricted: (restriction) => node.push({ op: 'restricted', phone, ...restriction }),
         replaced: () => {
           if (node.connections.get(phone) === connection) node.connections.delete(phone);
           node.push({ op: 'replaced', phone, connection: connectionId });
@@ -199,6 +202,9 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
       return;
     case 'journal':
       return answer(node, request.ref, { entries: network.journal() });
+    case 'restrict':
+      await network.restrict(phone, networkRestriction(request));
+      return answer(node, request.ref, { ok: true });
     default:
       return answer(node, request.ref, { error: 'Error', message: `unknown op ${String(request.op)}` });
   }

@@ -7,12 +7,14 @@ import { SandboxGroups, type GroupOperation, type SandboxGroupArchive } from './
 import {
   NotConnectedError,
   NotGroupMemberError,
+  SendRestrictedError,
   type JournalEntry,
   type NetworkConnection,
   type NetworkDevice,
   type NetworkExtras,
   type NetworkMedia,
   type NetworkMessage,
+  type NetworkRestriction,
   type SandboxNetworkPort,
 } from './sandbox-network-protocol.ts';
 
@@ -61,6 +63,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
   private readonly waiting = new Map<string, Pending[]>();
   private readonly entries: JournalEntry[] = [];
   private readonly groups = new SandboxGroups();
+  /** Numbers the network restricts, by phone, until their restriction's time. */
+  private readonly restrictions = new Map<string, NetworkRestriction>();
   private seq = 0;
   private archiving: Promise<void> = Promise.resolve();
 
@@ -100,6 +104,19 @@ export class SandboxNetwork implements SandboxNetworkPort {
 
   async expect(phone: string): Promise<void> {
     this.known.add(phone);
+  }
+
+  async restrict(phone: string, restriction: NetworkRestriction): Promise<void> {
+    this.restrictions.set(phone, restriction);
+    const connection = this.live.get(phone);
+    if (restriction.kind === 'restricted' && connection?.open) connection.device.restricted?.(restriction);
+  }
+
+  /** The sender's restriction while it lasts; one whose time has passed is forgotten. */
+  private restrictionOf(phone: string): NetworkRestriction | undefined {
+    const restriction = this.restrictions.get(phone);
+    if (restriction !== undefined && restriction.until <= Date.now()) this.restrictions.delete(phone);
+    return this.restrictions.get(phone);
   }
 
   async createGroup(creator: string, subject: string, participants: readonly string[]): Promise<Group> {
@@ -177,6 +194,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
 
   private async send(connection: LiveConnection, to: string, text: string, readMedia?: () => Promise<NetworkMedia>, extras?: NetworkExtras): Promise<{ id: string }> {
     if (!connection.open) throw new NotConnectedError(connection.phone);
+    const restriction = this.restrictionOf(connection.phone);
+    if (restriction !== undefined) throw new SendRestrictedError(restriction);
     if (isGroupId(to)) return this.sendToGroup(connection, to, text, readMedia, extras);
     const media = readMedia !== undefined && this.known.has(to) ? await readMedia() : undefined;
     const message = this.newMessage(connection.phone, to, text, media, extras);

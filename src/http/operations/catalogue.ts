@@ -11,6 +11,9 @@ import { listMessages } from './list-messages.ts';
 import { getMessage } from './get-message.ts';
 import { listNumbers } from './list-numbers.ts';
 import { updateNumber } from './update-number.ts';
+import { pauseNumber } from './pause-number.ts';
+import { resumeNumber } from './resume-number.ts';
+import { simulateRestriction } from './simulate-restriction.ts';
 import { createGroup } from './groups/create-group.ts';
 import { listGroups } from './groups/list-groups.ts';
 import { getGroup } from './groups/get-group.ts';
@@ -28,6 +31,7 @@ import { linkMedia } from './link-media.ts';
 export const publicOperations: readonly AnyOperation[] = [
   sendMessage,
   simulateIncomingMessage,
+  simulateRestriction,
   checkNumbers,
   showTyping,
   sendReaction,
@@ -38,6 +42,8 @@ export const publicOperations: readonly AnyOperation[] = [
   getMessage,
   listNumbers,
   updateNumber,
+  pauseNumber,
+  resumeNumber,
   createGroup,
   listGroups,
   getGroup,

@@ -1,29 +1,48 @@
 import type { WhatsAppNumber } from '../../domain/model.ts';
+import { presentPause, type NumberPause } from '../../domain/number-pauses.ts';
+
+const pausedSchema = {
+  anyOf: [
+    {
+      type: 'object',
+      required: ['reason', 'since', 'until'],
+      properties: {
+        reason: { type: 'string', enum: ['restricted', 'reachout_timelock', 'rate_limited', 'logged_out', 'manual'] },
+        since: { type: 'string', format: 'date-time' },
+        until: { type: ['string', 'null'], format: 'date-time', description: 'When it resumes by itself; null when that is not known.' },
+      },
+    },
+    { type: 'null' },
+  ],
+  description: 'Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume.',
+} as const;
 
 export const numberSchema = {
   type: 'object',
-  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'created_at'],
+  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'paused', 'created_at'],
   properties: {
     number_id: { type: 'string' },
     phone: { type: 'string', description: 'E.164: what from_phone names.' },
     engine: { type: 'string', enum: ['sandbox', 'baileys'], description: 'sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.' },
     status: { type: 'string', description: 'The WhatsApp session\'s state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked.' },
     status_reason: { type: ['string', 'null'], description: 'Why, when there is more to say.' },
-    can_send: { type: 'boolean', description: 'Whether a send from this number would be handed to WhatsApp now (status connected).' },
+    can_send: { type: 'boolean', description: 'Whether a send from this number would be handed to WhatsApp now (status connected, and not paused).' },
     auto_read: { type: 'boolean', description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}).' },
+    paused: pausedSchema,
     created_at: { type: 'string', format: 'date-time' },
   },
 } as const;
 
-export function presentNumber(number: WhatsAppNumber) {
+export function presentNumber(number: WhatsAppNumber, pause: NumberPause | undefined) {
   return {
     number_id: number.id,
     phone: number.phone,
     engine: number.engine,
     status: number.status,
     status_reason: number.statusReason,
-    can_send: number.status === 'connected',
+    can_send: number.status === 'connected' && pause === undefined,
     auto_read: number.autoRead,
+    paused: presentPause(pause),
     created_at: number.createdAt.toISOString(),
   };
 }

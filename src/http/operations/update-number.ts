@@ -5,7 +5,7 @@ import { defineOperation, ok } from './operation.ts';
 export const updateNumber = defineOperation({
   params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } } },
   body: { type: 'object', additionalProperties: false, required: ['auto_read'], properties: { auto_read: { type: 'boolean' } } },
-}, ['numbers'])({
+}, ['numbers', 'pauses'])({
   method: 'PATCH',
   path: '/numbers/:id',
   operationId: 'updateNumber',
@@ -15,5 +15,8 @@ export const updateNumber = defineOperation({
   tag: 'numbers',
   answers: { 200: numberSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found'],
-  handle: async ({ scope, params, body }, { numbers }) => ok(presentNumber(await numbers.setAutoRead(scope, params.id, body.auto_read))),
+  handle: async ({ scope, params, body }, { numbers, pauses }) => {
+    const number = await numbers.setAutoRead(scope, params.id, body.auto_read);
+    return ok(presentNumber(number, (await pauses.pausesOf([number.id])).get(number.id)));
+  },
 });

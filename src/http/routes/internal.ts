@@ -9,8 +9,8 @@ import { send } from '../operations/registry.ts';
 
 /**
  * The calls nodes make to each other (docs/cluster.md): any public operation handed to the node
- * that serves its number, through the one dispatch route, and the console's linking and restart
- * of a number, served by its owner. Each call must carry a valid signature by the cluster key
+ * that serves its number, through the one dispatch route, and the console's linking, restart,
+ * pause and resume of a number, served by its owner. Each call must carry a valid signature by the cluster key
  * (derived from WAGW_SECRET_KEY); anything else is answered exactly as an unknown path is, a 404.
  * A signature names the node it is for, so a call made for one node is refused by every other.
  * These routes are not part of the public API document.
@@ -44,6 +44,14 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway, o
   const numberOf = (id: string) => gateway.numbers.findNumberForOwner(id);
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/restart', { onRequest, preHandler, schema: hidden }, async (request) => {
     await gateway.supervisor.restart(await numberOf(request.params.id));
+    return { ok: true };
+  });
+  app.post<{ Params: { id: string }; Body: { detail?: string | null } }>('/internal/numbers/:id/pause', { onRequest, preHandler, schema: hidden }, async (request) => {
+    await gateway.pauses.pause(await numberOf(request.params.id), typeof request.body?.detail === 'string' ? request.body.detail : null);
+    return { ok: true };
+  });
+  app.post<{ Params: { id: string } }>('/internal/numbers/:id/resume', { onRequest, preHandler, schema: hidden }, async (request) => {
+    await gateway.pauses.resume(await numberOf(request.params.id));
     return { ok: true };
   });
   app.post<{ Params: { id: string }; Body: { method: LinkMethod } }>('/internal/numbers/:id/link', { onRequest, preHandler, schema: hidden }, async (request) => {

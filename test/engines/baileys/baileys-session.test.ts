@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
-import { encryptedStream, proto } from 'baileys';
+import { encryptedStream, proto, ReachoutTimelockEnforcementType } from 'baileys';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -681,19 +681,32 @@ describe('Baileys engine: sending', () => {
     assert.equal(factory.options[0]?.getMessage('3EB0OUT1')?.conversation, 'hello there');
   });
 
-  it('a 463 (account restricted) is not retried: the send is rejected and the number reported failed', async () => {
+  it('a 463 (account restricted) is not retried: the number is reported restricted, and its session stays up', async () => {
     const { engine, number, factory, events } = await startEngine();
     const socket = await connect(engine, number, factory);
     socket.answerSend = async () => {
       throw new Boom('account restricted', { statusCode: 463 });
     };
-    await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('rejected', 'failed'));
+    await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('restricted'));
     assert.equal(socket.sendCalls.length, 1, 'not retried');
-    assert.equal(engine.sessionStatus(number), 'failed');
-    const failed = events.statuses.find((event) => event.status === 'failed');
-    assert.ok(failed, 'a failed status is reported');
-    assert.match(failed.reason ?? '', /463/);
-    await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'again' }), refusedWith('not_connected', 'failed'));
+    assert.equal(engine.sessionStatus(number), 'connected', 'receiving still works');
+    assert.deepEqual(events.restrictions.map(({ reason, until }) => ({ reason, until })), [{ reason: 'restricted', until: null }]);
+    assert.match(events.restrictions[0]!.detail ?? '', /463/);
+    assert.equal(socket.timelockFetches, 1, 'WhatsApp is asked whether a time lock (with its lift time) is behind it');
+  });
+
+  it('rate-overlimit on a send is reported as a rate limit for the backoff window, and refused as before', async () => {
+    const { engine, number, factory, events } = await startEngine();
+    const socket = await connect(engine, number, factory);
+    socket.answerSend = async () => {
+      throw new Boom('rate-overlimit', { statusCode: 429 });
+    };
+    const before = Date.now();
+    await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('rate_limited'));
+    const [restriction] = events.restrictions;
+    assert.equal(restriction?.reason, 'rate_limited');
+    const windowMs = restriction!.until!.getTime() - before;
+    assert.ok(windowMs >= 60_000 && windowMs < 61_000, `paused for the 60 s backoff, not ${windowMs} ms`);
   });
 
   it('with pacing on, a burst of sends from one number is spaced by the minimum gap', async () => {
@@ -705,6 +718,53 @@ describe('Baileys engine: sending', () => {
     assert.equal(times.length, 3);
     // Timers have a millisecond's grain, so each wait may end a millisecond short of its nominal gap.
     assert.ok(times[2]! - times[0]! >= 2 * gapMs - 2, `first to last send took ${times[2]! - times[0]!} ms`);
+  });
+});
+
+describe('Baileys session: WhatsApp restricting the number', () => {
+  it("reachoutTimeLock, as Baileys emits it, is reported with its lift time and enforcement, and its lifting too", async () => {
+    const harness = await startSession({ linked: true });
+    const socket = await connected(harness);
+    const ends = new Date(Date.now() + 3_600_000);
+    socket.emit('connection.update', { reachoutTimeLock: { isActive: true, timeEnforcementEnds: ends, enforcementType: ReachoutTimelockEnforcementType.BIZ_QUALITY } });
+    await waitFor('the time lock is reported', () => harness.events.restrictions.length === 1);
+    assert.deepEqual(harness.events.restrictions.map(({ reason, until, detail, phone }) => ({ reason, until, detail, phone })), [
+      { reason: 'reachout_timelock', until: ends, detail: 'BIZ_QUALITY', phone: OUR_PHONE },
+    ]);
+    assert.equal(harness.session.status, 'connected', 'a time lock leaves the session up');
+    socket.emit('connection.update', { reachoutTimeLock: { isActive: false, enforcementType: ReachoutTimelockEnforcementType.DEFAULT } });
+    await waitFor('the lifting is reported', () => harness.events.lifts.length === 1);
+  });
+
+  it('a failed receipt with 463 reports the restriction, and the time lock WhatsApp then tells gives its lift time', async () => {
+    const harness = await startSession({ linked: true });
+    const socket = await connected(harness);
+    const ends = new Date(Math.floor(Date.now() / 1000 + 7_200) * 1000);
+    socket.reachoutTimelock = { isActive: true, timeEnforcementEnds: ends, enforcementType: ReachoutTimelockEnforcementType.DEFAULT };
+    socket.emit('messages.update', [receiptUpdate('3EB0REFUSED', proto.WebMessageInfo.Status.ERROR, { messageStubParameters: ['463', 'Your account has been restricted'] })]);
+    await waitFor('both are reported', () => harness.events.restrictions.length === 2);
+    assert.deepEqual(harness.events.receipts.map(({ status, errorCode }) => ({ status, errorCode })), [{ status: 'failed', errorCode: '463' }]);
+    assert.deepEqual(harness.events.restrictions.map(({ reason, until }) => ({ reason, until })), [
+      { reason: 'restricted', until: null },
+      { reason: 'reachout_timelock', until: ends },
+    ]);
+  });
+
+  it('a failed receipt for any other reason restricts nothing', async () => {
+    const harness = await startSession({ linked: true });
+    const socket = await connected(harness);
+    socket.emit('messages.update', [receiptUpdate('3EB0OTHER', proto.WebMessageInfo.Status.ERROR, { messageStubParameters: ['479'] })]);
+    await waitFor('the receipt is reported', () => harness.events.receipts.length === 1);
+    assert.deepEqual([harness.events.restrictions.length, socket.timelockFetches], [0, 0]);
+  });
+
+  it('a log-out is reported as a restriction with no lift time, after the status', async () => {
+    const harness = await startSession({ linked: true });
+    const socket = await connected(harness);
+    socket.closeWith(401);
+    await waitFor('the log-out is reported', () => harness.events.restrictions.length === 1);
+    assert.equal(harness.session.status, 'logged_out');
+    assert.deepEqual(harness.events.restrictions.map(({ reason, until }) => ({ reason, until })), [{ reason: 'logged_out', until: null }]);
   });
 });
 

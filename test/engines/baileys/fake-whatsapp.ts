@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
-import { initAuthCreds, proto } from 'baileys';
+import { initAuthCreds, proto, ReachoutTimelockEnforcementType } from 'baileys';
 import type { AnyMessageContent, BaileysEventMap, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
 import { pino, type Logger } from 'pino';
 import type { GroupChange } from '../../../src/domain/groups.ts';
@@ -16,7 +16,7 @@ import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
-import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
+import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
 const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update'];
@@ -194,6 +194,17 @@ export class FakeSocket implements SessionSocket {
     this.groups.delete(jid);
   }
 
+  /** WhatsApp's answer to fetchAccountReachoutTimelock, which Baileys also emits as connection.update. */
+  reachoutTimelock: { isActive: boolean; timeEnforcementEnds?: Date; enforcementType?: ReachoutTimelockEnforcementType } = { isActive: false, enforcementType: ReachoutTimelockEnforcementType.DEFAULT };
+  timelockFetches = 0;
+
+  async fetchAccountReachoutTimelock(): Promise<unknown> {
+    this.timelockFetches += 1;
+    const answer = { ...this.reachoutTimelock };
+    this.emit('connection.update', { reachoutTimeLock: answer });
+    return answer;
+  }
+
   readonly reuploadRequests: WAMessage[] = [];
 
   /** WhatsApp's answer to a request to upload a file again: here, the message as it was. */
@@ -279,6 +290,16 @@ export class RecordingEvents implements EngineEvents {
   readonly receipts: ReceiptEvent[] = [];
   readonly actions: IncomingActionEvent[] = [];
   readonly groupChanges: (GroupChange & { toPhone: string })[] = [];
+  readonly restrictions: NumberRestrictedEvent[] = [];
+  readonly lifts: RestrictionLiftedEvent[] = [];
+
+  async numberRestricted(event: NumberRestrictedEvent): Promise<void> {
+    this.restrictions.push(event);
+  }
+
+  async restrictionLifted(event: RestrictionLiftedEvent): Promise<void> {
+    this.lifts.push(event);
+  }
 
   async groupChanged(event: GroupChange & { toPhone: string }): Promise<void> {
     this.groupChanges.push(event);

@@ -41,6 +41,8 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
         receipt: async () => {},
         incomingAction: async () => {},
         groupChanged: async () => {},
+        numberRestricted: async () => {},
+        restrictionLifted: async () => {},
       },
       network: client,
       nodeId: 'node-restart',

@@ -1,0 +1,41 @@
+import { parsePhoneField } from '../message-input.ts';
+import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
+import { defineOperation, ok } from './operation.ts';
+
+/** The longest simulated restriction: a day, as long as a rehearsal needs. */
+const LONGEST_LIFT_SECONDS = 86_400;
+
+export const simulateRestriction = defineOperation({
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['phone', 'kind', 'lift_after_seconds'],
+    properties: {
+      phone: { type: 'string', description: 'One of your sandbox numbers (E.164).' },
+      kind: { type: 'string', enum: ['restricted', 'rate_overlimit'], description: 'restricted: WhatsApp\'s 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit.' },
+      lift_after_seconds: { type: 'integer', minimum: 1, maximum: LONGEST_LIFT_SECONDS, description: 'When the simulated network lifts it, from now.' },
+    },
+  },
+}, ['sandboxInbox'])({
+  method: 'POST',
+  path: '/sandbox/restrict',
+  operationId: 'simulateRestriction',
+  summary: 'Simulate WhatsApp restricting a sandbox number',
+  description:
+    'Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number\'s next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts, and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.',
+  tag: 'sandbox',
+  answers: {
+    200: {
+      type: 'object',
+      required: ['phone', 'kind', 'until'],
+      properties: { phone: { type: 'string' }, kind: { type: 'string', enum: ['restricted', 'rate_overlimit'] }, until: { type: 'string', format: 'date-time' } },
+    },
+  },
+  errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number', 'phone_not_owned', 'rate_limited'],
+  handle: async ({ scope, body }, { sandboxInbox }) => {
+    const phone = parsePhoneField(body.phone, 'phone');
+    const until = new Date(Date.now() + body.lift_after_seconds * 1000);
+    const number = await sandboxInbox.restrict(scope, phone, { kind: body.kind, until });
+    return ok({ phone: number.phone, kind: body.kind, until: until.toISOString() });
+  },
+});
