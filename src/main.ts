@@ -17,6 +17,7 @@ import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
 import { MessageActionService } from './messaging/message-actions.ts';
 import { GroupService } from './messaging/groups.ts';
+import { IdentityMap } from './messaging/identities.ts';
 import { GroupChangeService } from './messaging/group-changes.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
@@ -77,6 +78,8 @@ export interface Gateway {
   runtime: NodeRuntime;
   /** The simulated network the sandbox engine's sessions connect to. */
   sandboxNetwork: SandboxNetworkPort;
+  /** Each number's own LID-to-phone map (ADR 0032). */
+  identities: IdentityMap;
   accounts: AccountsService;
   numbers: NumbersService;
   apiKeys: ApiKeysService;
@@ -216,6 +219,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   let lastOrphanSweep = 0;
   const mediaLinks = new MediaLinks(MediaLinks.deriveKey(secretKey), config.publicUrl);
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
+  const identities = new IdentityMap(store, committer, deliveryWorker);
   const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor!.staleWriteRefused(error));
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
@@ -228,6 +232,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     receipt: (event) => receiver.recordReceipt(event),
     incomingAction: (event) => incomingActions.record(event),
     groupChanged: (event) => groupChanges!.record(event),
+    identitiesLearned: (event) => identities.learnFromEngine(event),
   };
   // Each engine gets its own view of the events, so that what it receives is counted under its name.
   const eventsFrom = (engine: EngineKind): EngineEvents => ({
@@ -323,6 +328,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     keeper,
     runtime,
     sandboxNetwork,
+    identities,
     accounts,
     numbers,
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),

@@ -5,6 +5,7 @@ import type { MediaKind } from '../domain/media.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
 import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
+import type { IdentitySource } from '../domain/identities.ts';
 
 /**
  * The engine port: what the gateway needs from a WhatsApp connection, in domain types only.
@@ -196,6 +197,10 @@ export interface SimulatedIncoming {
   groupId?: string;
   /** With `groupId`: the members the message mentions. */
   mentions?: E164[];
+  /** The simulated phone's LID (`<digits>@lid`): the message is LID-addressed. */
+  fromLid?: string;
+  /** With `fromLid`: the network withholds the phone, as WhatsApp does for a LID-only sender. */
+  withholdPhone?: boolean;
 }
 
 export interface InboundSimulator {
@@ -225,8 +230,12 @@ export interface IncomingMessageEvent {
    * phone where it can, and passes null when it cannot, rather than guessing.
    */
   fromPhone: E164 | null;
-  /** The sender's LID as `<digits>@lid`, without a device suffix, when the message was LID-addressed. */
+  /** The sender's LID as `<digits>@lid`, without a device suffix, whenever WhatsApp told it. */
   fromLid: string | null;
+  /** The name the sender gave themselves on WhatsApp, when the message carried it. */
+  senderName?: string;
+  /** What told the engine that fromLid is fromPhone's, when both are given: a message by default. */
+  identitySource?: IdentitySource;
   /** The text is the message's own, or the caption of a media message of this kind. */
   text: string;
   contentKind: MessageContentKind;
@@ -296,4 +305,12 @@ export interface EngineEvents {
   incomingAction(event: IncomingActionEvent): Promise<void>;
   /** A change in a group one of our numbers (`toPhone`) is in, or was just removed from. */
   groupChanged(event: GroupChange & { toPhone: E164 }): Promise<void>;
+  /** LIDs with their phones, as the network told one of our numbers (`toPhone`), outside a message. */
+  identitiesLearned(event: IdentitiesLearned): Promise<void>;
+}
+
+export interface IdentitiesLearned {
+  toPhone: E164;
+  identities: readonly { lid: string; phone: E164 }[];
+  source: IdentitySource;
 }

@@ -3,6 +3,7 @@ import { assertSendableText } from '../domain/message-text.ts';
 import type { Message } from '../domain/model.ts';
 import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
+import { isLid } from '../domain/identities.ts';
 import { isValidLocation, presentStructured, type StructuredContent } from '../domain/structured-content.ts';
 import { assertMediaType, isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
@@ -73,10 +74,22 @@ function parseReplyTo(raw: string): string {
 }
 
 /** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
-export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string; mentions?: E164[] } {
+export function parseSandboxReceiveInput(
+  body: SandboxReceiveBody, maxMessageLength: number,
+): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string; mentions?: E164[]; fromLid?: string; withholdPhone?: boolean } {
   if (body.mentions !== undefined && body.group_id === undefined) throw new AppError('invalid_request', 'mentions are for group messages (group_id).', { field: 'mentions' });
   const inGroup = body.group_id === undefined ? {} : { groupId: parseGroupId(body.group_id, 'group_id'), mentions: parseMentions(body.mentions) };
-  return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup };
+  return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup, ...parseSenderLid(body) };
+}
+
+/** A simulated LID-addressed sender: the LID, and whether the phone is withheld. */
+function parseSenderLid(body: SandboxReceiveBody): { fromLid?: string; withholdPhone?: boolean } {
+  if (body.from_lid === undefined) {
+    if (body.withhold_phone !== undefined) throw new AppError('invalid_request', 'withhold_phone needs from_lid: a sender is withheld behind its LID.', { field: 'withhold_phone' });
+    return {};
+  }
+  if (!isLid(body.from_lid)) throw new AppError('invalid_request', 'from_lid must be a LID: digits and "@lid", e.g. 123456789012345@lid.', { field: 'from_lid' });
+  return { fromLid: body.from_lid, withholdPhone: body.withhold_phone === true };
 }
 
 function parseSandboxMessage(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number } {

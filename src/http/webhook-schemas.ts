@@ -193,6 +193,21 @@ export const groupUpdatedEventComponent = {
   },
 } as const;
 
+export const contactIdentityEventComponent = {
+  $id: 'ContactIdentityEvent',
+  type: 'object',
+  description: 'A person one of your numbers knew only by LID now has a phone (or a different one). Messages from the LID show the phone from now on.',
+  required: ['event', 'webhook_id', 'phone', 'contact_phone', 'contact_lid', 'source', 'timestamp'],
+  properties: {
+    ...eventProperties('contact.identity'),
+    phone: { type: 'string', description: 'Your number that knows the person.' },
+    contact_phone: { type: 'string', description: 'The person\'s phone (E.164).' },
+    contact_lid: { type: 'string', description: 'The person\'s LID ("<digits>@lid").' },
+    source: { type: 'string', enum: ['message', 'mapping', 'group', 'check', 'sandbox'], description: 'What told the gateway: a message that carried both, WhatsApp\'s LID mapping, a group\'s members, a number check, or the sandbox.' },
+    timestamp: timestamp('When the gateway learned it.'),
+  },
+} as const;
+
 export const testEventComponent = {
   $id: 'TestEvent',
   type: 'object',
@@ -211,6 +226,7 @@ const events = [
   ['message.revoked', 'MessageRevokedEvent', 'A message was deleted for everyone.'],
   ['session.status', 'SessionStatusEvent', 'A number\'s WhatsApp session changed state.'],
   ['group.updated', 'GroupUpdatedEvent', 'A group of your numbers changed.'],
+  ['contact.identity', 'ContactIdentityEvent', 'A LID got its phone.'],
   ['test', 'TestEvent', 'An operator sent a test event.'],
 ] as const;
 
@@ -224,6 +240,7 @@ export const webhookSchemaComponents = [
   messageRevokedEventComponent,
   sessionStatusEventComponent,
   groupUpdatedEventComponent,
+  contactIdentityEventComponent,
   testEventComponent,
 ] as const;
 

@@ -1,4 +1,5 @@
 import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ChatsTable, ContactsTable } from './schema-identities.ts';
 import type { MessageGroupsTable, MessageReactionsTable, MessageRepliesTable, MessageRevisionsTable, NumberGroupsTable, SandboxGroupsTable } from './schema-conversations.ts';
 
 /**
@@ -33,6 +34,8 @@ export interface Database {
   message_groups: MessageGroupsTable;
   number_groups: NumberGroupsTable;
   sandbox_groups: SandboxGroupsTable;
+  contacts: ContactsTable;
+  chats: ChatsTable;
 }
 
 export interface AccountsTable {

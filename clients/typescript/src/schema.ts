@@ -1038,6 +1038,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "contact.identity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A LID got its phone.
+         * @description Delivered to webhooks subscribed to contact.identity; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onContactIdentityEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     test: {
         parameters: {
             query?: never;
@@ -1188,6 +1208,10 @@ export interface components {
                 name: string;
                 phones: string[];
             }[];
+            /** @description Simulate a LID-addressed sender: the simulated phone's LID ("<digits>@lid"), which the message carries beside from_phone (as WhatsApp's remoteJidAlt does), so the number learns it. */
+            from_lid?: string;
+            /** @description With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated network. A later message without this reveals the phone (docs/identity.md). */
+            withhold_phone?: boolean;
             /** @description With media: how many downloads of the file fail before one succeeds (0 to 10), to rehearse a file that arrives late. The message webhook then says the media is unavailable, and a message.media event follows once a retry stores it (docs/media.md). */
             simulate_failed_downloads?: number;
         };
@@ -1756,6 +1780,32 @@ export interface components {
             /**
              * Format: date-time
              * @description When it changed.
+             */
+            timestamp: string;
+        };
+        /** @description A person one of your numbers knew only by LID now has a phone (or a different one). Messages from the LID show the phone from now on. */
+        ContactIdentityEvent: {
+            /** @enum {string} */
+            event: "contact.identity";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description Your number that knows the person. */
+            phone: string;
+            /** @description The person's phone (E.164). */
+            contact_phone: string;
+            /** @description The person's LID ("<digits>@lid"). */
+            contact_lid: string;
+            /**
+             * @description What told the gateway: a message that carried both, WhatsApp's LID mapping, a group's members, a number check, or the sandbox.
+             * @enum {string}
+             */
+            source: "message" | "mapping" | "group" | "check" | "sandbox";
+            /**
+             * Format: date-time
+             * @description When the gateway learned it.
              */
             timestamp: string;
         };
@@ -4185,6 +4235,7 @@ export type MessageEditedEvent = components['schemas']['MessageEditedEvent'];
 export type MessageRevokedEvent = components['schemas']['MessageRevokedEvent'];
 export type SessionStatusEvent = components['schemas']['SessionStatusEvent'];
 export type GroupUpdatedEvent = components['schemas']['GroupUpdatedEvent'];
+export type ContactIdentityEvent = components['schemas']['ContactIdentityEvent'];
 export type TestEvent = components['schemas']['TestEvent'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
 export type CheckNumbersRequest = components['schemas']['CheckNumbersRequest'];
@@ -6245,6 +6296,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["GroupUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onContactIdentityEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactIdentityEvent"];
             };
         };
         responses: {

@@ -13,6 +13,7 @@ const EVENT_EXPLANATIONS = {
   'message.revoked': 'A message in a chat of your numbers was deleted for everyone.',
   'session.status': 'One of your numbers connected, disconnected or needs to be linked again.',
   'group.updated': 'Someone joined, left, was added, removed, promoted or demoted in a group of your numbers, or its subject or description changed.',
+  'contact.identity': 'A person your numbers knew only by LID now has a phone number too.',
 } as const satisfies Record<WebhookEventType, string>;
 
 export interface EventTypeOption {

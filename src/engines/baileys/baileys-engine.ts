@@ -14,7 +14,8 @@ import { toActionContent, toMediaContent, toMessageKey, toQuoted, toRecipientJid
 import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
 import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
-import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
+import { createBaileysSocket, type SessionSocket, type SocketFactory } from './session-socket.ts';
+import { identityOfCheck } from './identity-mapper.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
 
 export interface BaileysEngineOptions {
@@ -115,8 +116,8 @@ export class BaileysEngine implements Engine {
   }
 
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
-    const { socket } = this.connected(number);
-    return this.directory.check(number.accountId, phones, lookupOn(socket), admit);
+    const { session, socket } = this.connected(number);
+    return this.directory.check(number.accountId, phones, lookupOn(socket, session), admit);
   }
 
   async createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
@@ -189,7 +190,7 @@ export class BaileysEngine implements Engine {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const { session, socket } = this.connected(number);
-    if (!isGroupMessage(request) && !(await this.directory.isOnWhatsApp(number.accountId, request.toPhone, lookupOn(socket)))) {
+    if (!isGroupMessage(request) && !(await this.directory.isOnWhatsApp(number.accountId, request.toPhone, lookupOn(socket, session)))) {
       throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
     }
     await this.pacer.waitTurn(number.id);
@@ -250,11 +251,14 @@ export class BaileysEngine implements Engine {
 }
 
 /** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */
-function lookupOn(socket: { onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> }): LookupMany {
+function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<BaileysSession, 'reportIdentities'>): LookupMany {
   return async (phones) => {
     const answers = new Map<E164, RecipientAnswer>();
     const byDigits = new Map(phones.map((phone) => [phone.slice(1), phone]));
-    for (const answer of (await socket.onWhatsApp(...byDigits.keys())) ?? []) {
+    const answered = (await socket.onWhatsApp(...byDigits.keys())) ?? [];
+    // Newer WhatsApp answers name the phone's LID as well, which the map keeps.
+    session.reportIdentities(answered.map(identityOfCheck), 'check');
+    for (const answer of answered) {
       const phone = byDigits.get(answer.jid.split('@')[0]!.split(':')[0]!);
       if (phone !== undefined) answers.set(phone, { exists: answer.exists === true, waId: answer.exists === true ? answer.jid : null });
     }

@@ -15,7 +15,7 @@ export interface SessionSocket {
   sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<proto.IWebMessageInfo | undefined>;
   /** Read receipts for incoming messages (blue ticks on the sender's phone). */
   readMessages(keys: WAMessageKey[]): Promise<void>;
-  onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
+  onWhatsApp(...phoneNumbers: string[]): Promise<CheckAnswer[] | undefined>;
   /** "typing…", "recording audio…", or neither, shown to one chat. */
   sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void>;
   requestPairingCode(phoneNumber: string): Promise<string>;
@@ -32,6 +32,13 @@ export interface SessionSocket {
   groupLeave(jid: string): Promise<void>;
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */
   updateMediaMessage(message: WAMessage): Promise<WAMessage>;
+}
+
+/** A number check's answer per phone; `lid` where WhatsApp names the phone's LID too. */
+export interface CheckAnswer {
+  jid: string;
+  exists: boolean;
+  lid?: string;
 }
 
 export interface SocketOptions {

@@ -97,8 +97,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
         const media = message.media;
         await events.incomingMessage({
           toPhone: number.phone,
-          fromPhone: message.from as E164,
-          fromLid: null,
+          fromPhone: message.phoneHidden === true ? null : (message.from as E164),
+          fromLid: message.senderLid ?? null,
+          identitySource: 'sandbox',
           text: message.text,
           contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : message.structured === undefined ? 'text' : 'location' in message.structured ? 'location' : 'contact',
           ...(media !== undefined && isMediaKind(media.kind) && { media: this.incomingMedia(number, message.id, media, media.kind) }),
@@ -333,7 +334,11 @@ export class SandboxEngine implements Engine, InboundSimulator {
     let id: string;
     try {
       const carried = media === undefined ? undefined : { ...(await networkMedia(media)), ...(incoming.failedDownloads && { failedDownloads: incoming.failedDownloads }) };
-      const extras = { ...(incoming.quotedEngineId !== undefined && { quoted: incoming.quotedEngineId }), ...(incoming.mentions !== undefined && { mentions: incoming.mentions }) };
+      const extras = {
+        ...(incoming.quotedEngineId !== undefined && { quoted: incoming.quotedEngineId }),
+        ...(incoming.mentions !== undefined && { mentions: incoming.mentions }),
+        ...(incoming.fromLid !== undefined && { senderLid: incoming.fromLid, phoneHidden: incoming.withholdPhone === true }),
+      };
       ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured, extras, incoming.groupId));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
