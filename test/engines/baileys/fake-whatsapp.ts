@@ -39,7 +39,7 @@ export class FakeSocket implements SessionSocket {
   readonly lidLookups: string[] = [];
   /** LID jid → PN jid, as Baileys' LID mapping store would answer. */
   readonly lidMapping = new Map<string, string>();
-  answerOnWhatsApp: (phones: string[]) => Promise<Array<{ jid: string; exists: boolean }> | undefined> = async (phones) =>
+  answerOnWhatsApp: (phones: string[]) => Promise<Array<{ jid: string; exists: boolean; lid?: string }> | undefined> = async (phones) =>
     phones.map((phone) => ({ jid: `${phone}@s.whatsapp.net`, exists: true }));
   answerSend: (jid: string, content: AnyMessageContent) => Promise<proto.IWebMessageInfo | undefined> = async (jid, content) =>
     proto.WebMessageInfo.fromObject({
@@ -96,7 +96,7 @@ export class FakeSocket implements SessionSocket {
     this.readCalls.push(keys);
   }
 
-  async onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> {
+  async onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean; lid?: string }> | undefined> {
     this.onWhatsAppCalls.push(phoneNumbers);
     return this.answerOnWhatsApp(phoneNumbers);
   }
