@@ -18,6 +18,7 @@ import { MessageHistoryService } from './messaging/message-history.ts';
 import { MessageActionService } from './messaging/message-actions.ts';
 import { GroupService } from './messaging/groups.ts';
 import { IdentityMap } from './messaging/identities.ts';
+import { ContactsService } from './messaging/contacts.ts';
 import { GroupChangeService } from './messaging/group-changes.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
@@ -80,6 +81,7 @@ export interface Gateway {
   sandboxNetwork: SandboxNetworkPort;
   /** Each number's own LID-to-phone map (ADR 0032). */
   identities: IdentityMap;
+  contacts: ContactsService;
   accounts: AccountsService;
   numbers: NumbersService;
   apiKeys: ApiKeysService;
@@ -329,6 +331,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     runtime,
     sandboxNetwork,
     identities,
+    contacts: new ContactsService(store),
     accounts,
     numbers,
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),

@@ -157,6 +157,18 @@ const readOwnersGroup: Probe = {
   succeedsWith: 200,
 };
 
+const listOwnersContacts: Probe = {
+  request: (owner) => ({ method: 'GET', url: `?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const readOwnersContact: Probe = {
+  request: (owner) => ({ method: 'GET', url: `/${encodeURIComponent('+14155550100')}?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
 const groupPath = (owner: Owner, suffix = '') => `/${encodeURIComponent(owner.groupId)}${suffix}`;
 
 const changeOwnersGroupParticipants: Probe = {
@@ -202,6 +214,10 @@ const PROBES: Record<string, Probe> = {
   'POST /api/groups/{id}/leave': leaveOwnersGroup(1),
   'POST /groups': createGroupWithOwnersNumber,
   'POST /api/groups': createGroupWithOwnersNumber,
+  'GET /contacts': listOwnersContacts,
+  'GET /api/contacts': listOwnersContacts,
+  'GET /contacts/{phone_or_lid}': readOwnersContact,
+  'GET /api/contacts/{phone_or_lid}': readOwnersContact,
   'GET /groups': listOwnersGroups,
   'GET /api/groups': listOwnersGroups,
   'GET /groups/{id}': readOwnersGroup,

@@ -67,3 +67,68 @@ for (const dialect of dialects) {
     });
   });
 }
+
+for (const dialect of dialects) {
+  describe(`contacts: each person once, found by phone or by LID (${dialect})`, () => {
+    let test: TestGateway;
+    let account: SeededAccount;
+    let other: SeededAccount;
+
+    before(async () => {
+      test = await startTestGateway(dialect);
+      account = await seedAccount(test.gateway);
+      other = await seedAccount(test.gateway);
+    });
+    after(() => test?.close());
+
+    const get = (url: string, apiKey = account.apiKey) => test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
+    const contactsOf = (phone: string, extra = '') => get(`/api/contacts?from_phone=${encodeURIComponent(phone)}${extra}`);
+
+    it('a person met by LID and later by phone is one contact with both identifiers, found either way', async () => {
+      const phone = uniquePhone();
+      const lid = '700000000000001@lid';
+      const receive = (extra: Record<string, unknown>) => test.post('/api/sandbox/receive', { from_phone: phone, to_phone: account.phones[0], message: 'hello', ...extra }, account.apiKey);
+      await receive({ from_lid: lid, withhold_phone: true });
+      const sent = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: phone, message: 'who is this?' }, account.apiKey);
+      assert.equal(sent.statusCode, 200, sent.body);
+      // Two people so far: the LID that wrote, and the phone we wrote to.
+      assert.equal((await contactsOf(account.phones[0]!)).json().contacts.length, 2);
+      await receive({ from_lid: lid });
+
+      const listed = (await contactsOf(account.phones[0]!)).json();
+      assert.equal(listed.contacts.length, 1, JSON.stringify(listed));
+      assert.deepEqual([listed.contacts[0].phone, listed.contacts[0].lid, listed.contacts[0].identity_source], [phone, lid, 'sandbox']);
+      const byLid = await get(`/api/contacts/${encodeURIComponent(lid)}?from_phone=${encodeURIComponent(account.phones[0]!)}`);
+      const byPhone = await get(`/contacts/${encodeURIComponent(phone)}?from_phone=${encodeURIComponent(account.phones[0]!)}`);
+      assert.equal(byLid.statusCode, 200, byLid.body);
+      assert.deepEqual(byLid.json(), byPhone.json());
+      assert.deepEqual([byLid.json().phone, byLid.json().lid], [phone, lid]);
+    });
+
+    it('pages follow next_cursor to the end, each person once', async () => {
+      for (let index = 0; index < 3; index++) await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: uniquePhone(), message: 'hi' }, account.apiKey);
+      const seen: string[] = [];
+      let cursor = '';
+      for (let pages = 0; pages < 10; pages++) {
+        const page = (await contactsOf(account.phones[0]!, `&limit=2${cursor}`)).json();
+        seen.push(...page.contacts.map((contact: { phone: string }) => contact.phone));
+        if (page.next_cursor === null) break;
+        cursor = `&cursor=${page.next_cursor}`;
+      }
+      assert.equal(seen.length, 4);
+      assert.equal(new Set(seen).size, 4);
+    });
+
+    it('an unknown person is 404 contact_not_found, a bad one 400, and another account\'s number 403', async () => {
+      const unknown = await get(`/api/contacts/${encodeURIComponent(uniquePhone())}?from_phone=${encodeURIComponent(account.phones[0]!)}`);
+      assert.deepEqual([unknown.statusCode, unknown.json().error], [404, 'contact_not_found']);
+      const bad = await get(`/api/contacts/nobody?from_phone=${encodeURIComponent(account.phones[0]!)}`);
+      assert.deepEqual([bad.statusCode, bad.json().error], [400, 'invalid_request']);
+      const foreign = await get(`/api/contacts?from_phone=${encodeURIComponent(account.phones[0]!)}`, other.apiKey);
+      assert.deepEqual([foreign.statusCode, foreign.json().error], [403, 'phone_not_owned']);
+      // The other account's own number knows none of this account's people.
+      const theirs = await get(`/api/contacts/${encodeURIComponent('700000000000001@lid')}?from_phone=${encodeURIComponent(other.phones[0]!)}`, other.apiKey);
+      assert.deepEqual([theirs.statusCode, theirs.json().error], [404, 'contact_not_found']);
+    });
+  });
+}

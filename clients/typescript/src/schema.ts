@@ -408,6 +408,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the people a number knows
+         * @description The people from_phone has exchanged direct messages with, in either direction, or has saved, each once: by phone and by LID where the gateway knows both, with their WhatsApp name. In the order the number first met them, a page at a time: pass next_cursor as cursor for the next page. Read from the gateway's own records, so WhatsApp is not asked.
+         */
+        get: operations["listContacts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{phone_or_lid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find a person by phone or by LID
+         * @description One person from_phone knows, named by phone or by LID: either finds them once the gateway has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.
+         */
+        get: operations["getContact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -790,6 +830,46 @@ export interface paths {
          * @description A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file's retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.
          */
         post: operations["linkMediaApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the people a number knows
+         * @description The people from_phone has exchanged direct messages with, in either direction, or has saved, each once: by phone and by LID where the gateway knows both, with their WhatsApp name. In the order the number first met them, a page at a time: pass next_cursor as cursor for the next page. Read from the gateway's own records, so WhatsApp is not asked.
+         */
+        get: operations["listContactsApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{phone_or_lid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find a person by phone or by LID
+         * @description One person from_phone knows, named by phone or by LID: either finds them once the gateway has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.
+         */
+        get: operations["getContactApi"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1500,6 +1580,32 @@ export interface components {
             description: string | null;
             participants: components["schemas"]["Participant"][];
         };
+        /** @description A person one of your numbers knows: by phone, by LID, or by both once WhatsApp has told the gateway both (docs/identity.md). */
+        Person: {
+            /** @description E.164; null while WhatsApp has named the person only by LID. */
+            phone: string | null;
+            /** @description The person's LID ("<digits>@lid"); null while unknown. */
+            lid: string | null;
+            /** @description The name the person gave themselves on WhatsApp, as last seen on a message. */
+            whatsapp_name: string | null;
+            /** @description Saved in the number's address book, rather than only written with. */
+            saved: boolean;
+            /**
+             * Format: date-time
+             * @description When the gateway learned that the LID and the phone are one person; null while it knows only one.
+             */
+            identity_learned_at: string | null;
+            /**
+             * @description What told it: a message carrying both, WhatsApp's LID mapping, a group's members, a number check, or the sandbox.
+             * @enum {string|null}
+             */
+            identity_source: "message" | "mapping" | "group" | "check" | "sandbox" | null;
+            /**
+             * Format: date-time
+             * @description The latest message exchanged in the direct chat.
+             */
+            last_message_at: string | null;
+        };
         /** @description A received file: stored (with a signed link that needs no key), or known only by its kind and why it could not be had. */
         WebhookMedia: {
             /** @enum {string} */
@@ -2016,6 +2122,11 @@ export interface components {
             url: string;
             /** Format: date-time */
             expires_at: string;
+        };
+        ListContactsResponse: {
+            contacts: components["schemas"]["Person"][];
+            /** @description Pass as cursor for the next page; null on the last page. */
+            next_cursor: string | null;
         };
     };
     responses: {
@@ -4063,6 +4174,151 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        ListContactsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListContactsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ListContactsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListContactsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListContactsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        GetContactError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetContactError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. */
+        GetContactError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "contact_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        GetContactError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetContactError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetContactError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         UploadMediaError400: {
             headers: {
@@ -4156,7 +4412,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
         DownloadMediaError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4165,7 +4421,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "number_not_found";
                 };
             };
         };
@@ -4226,6 +4482,7 @@ export type MessageDetail = components['schemas']['MessageDetail'];
 export type Participant = components['schemas']['Participant'];
 export type GroupSummary = components['schemas']['GroupSummary'];
 export type Group = components['schemas']['Group'];
+export type Person = components['schemas']['Person'];
 export type WebhookMedia = components['schemas']['WebhookMedia'];
 export type MessageEvent = components['schemas']['MessageEvent'];
 export type MessageMediaEvent = components['schemas']['MessageMediaEvent'];
@@ -4262,6 +4519,7 @@ export type LeaveGroupRequest = components['schemas']['LeaveGroupRequest'];
 export type LeaveGroupResponse = components['schemas']['LeaveGroupResponse'];
 export type LinkMediaRequest = components['schemas']['LinkMediaRequest'];
 export type LinkMediaResponse = components['schemas']['LinkMediaResponse'];
+export type ListContactsResponse = components['schemas']['ListContactsResponse'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
 export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
@@ -4416,6 +4674,17 @@ export type ResponseLinkMediaError404 = components['responses']['LinkMediaError4
 export type ResponseLinkMediaError413 = components['responses']['LinkMediaError413'];
 export type ResponseLinkMediaError500 = components['responses']['LinkMediaError500'];
 export type ResponseLinkMediaError503 = components['responses']['LinkMediaError503'];
+export type ResponseListContactsError400 = components['responses']['ListContactsError400'];
+export type ResponseListContactsError401 = components['responses']['ListContactsError401'];
+export type ResponseListContactsError413 = components['responses']['ListContactsError413'];
+export type ResponseListContactsError500 = components['responses']['ListContactsError500'];
+export type ResponseListContactsError503 = components['responses']['ListContactsError503'];
+export type ResponseGetContactError400 = components['responses']['GetContactError400'];
+export type ResponseGetContactError401 = components['responses']['GetContactError401'];
+export type ResponseGetContactError404 = components['responses']['GetContactError404'];
+export type ResponseGetContactError413 = components['responses']['GetContactError413'];
+export type ResponseGetContactError500 = components['responses']['GetContactError500'];
+export type ResponseGetContactError503 = components['responses']['GetContactError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
@@ -5165,6 +5434,72 @@ export interface operations {
             503: components["responses"]["LinkMediaError503"];
         };
     };
+    listContacts: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+                /** @description How many people a page holds: 1 to 100; 50 by default. */
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListContactsResponse"];
+                };
+            };
+            400: components["responses"]["ListContactsError400"];
+            401: components["responses"]["ListContactsError401"];
+            413: components["responses"]["ListContactsError413"];
+            500: components["responses"]["ListContactsError500"];
+            503: components["responses"]["ListContactsError503"];
+        };
+    };
+    getContact: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The person by phone (E.164, URL-encoded) or by LID ("<digits>@lid"): either finds them once the gateway knows both. */
+                phone_or_lid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A person one of your numbers knows: by phone, by LID, or by both once WhatsApp has told the gateway both (docs/identity.md). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+            400: components["responses"]["GetContactError400"];
+            401: components["responses"]["GetContactError401"];
+            404: components["responses"]["GetContactError404"];
+            413: components["responses"]["GetContactError413"];
+            500: components["responses"]["GetContactError500"];
+            503: components["responses"]["GetContactError503"];
+        };
+    };
     sendMessageApi: {
         parameters: {
             query?: never;
@@ -5876,6 +6211,72 @@ export interface operations {
             413: components["responses"]["LinkMediaError413"];
             500: components["responses"]["LinkMediaError500"];
             503: components["responses"]["LinkMediaError503"];
+        };
+    };
+    listContactsApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+                /** @description How many people a page holds: 1 to 100; 50 by default. */
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListContactsResponse"];
+                };
+            };
+            400: components["responses"]["ListContactsError400"];
+            401: components["responses"]["ListContactsError401"];
+            413: components["responses"]["ListContactsError413"];
+            500: components["responses"]["ListContactsError500"];
+            503: components["responses"]["ListContactsError503"];
+        };
+    };
+    getContactApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The person by phone (E.164, URL-encoded) or by LID ("<digits>@lid"): either finds them once the gateway knows both. */
+                phone_or_lid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A person one of your numbers knows: by phone, by LID, or by both once WhatsApp has told the gateway both (docs/identity.md). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+            400: components["responses"]["GetContactError400"];
+            401: components["responses"]["GetContactError401"];
+            404: components["responses"]["GetContactError404"];
+            413: components["responses"]["GetContactError413"];
+            500: components["responses"]["GetContactError500"];
+            503: components["responses"]["GetContactError503"];
         };
     };
     uploadMedia: {

@@ -20,6 +20,8 @@ import { getGroupInviteLink } from './groups/get-group-invite-link.ts';
 import { revokeGroupInviteLink } from './groups/revoke-group-invite-link.ts';
 import { leaveGroup } from './groups/leave-group.ts';
 import { linkMedia } from './link-media.ts';
+import { listContacts } from './contacts/list-contacts.ts';
+import { getContact } from './contacts/get-contact.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -47,4 +49,6 @@ export const publicOperations: readonly AnyOperation[] = [
   revokeGroupInviteLink,
   leaveGroup,
   linkMedia,
+  listContacts,
+  getContact,
 ];
