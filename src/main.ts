@@ -19,6 +19,7 @@ import { MessageActionService } from './messaging/message-actions.ts';
 import { GroupService } from './messaging/groups.ts';
 import { IdentityMap } from './messaging/identities.ts';
 import { ContactsService } from './messaging/contacts.ts';
+import { ChatService } from './messaging/chats.ts';
 import { GroupChangeService } from './messaging/group-changes.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
@@ -82,6 +83,7 @@ export interface Gateway {
   /** Each number's own LID-to-phone map (ADR 0032). */
   identities: IdentityMap;
   contacts: ContactsService;
+  chats: ChatService;
   accounts: AccountsService;
   numbers: NumbersService;
   apiKeys: ApiKeysService;
@@ -332,6 +334,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     sandboxNetwork,
     identities,
     contacts: new ContactsService(store),
+    chats: new ChatService(store, supervisor),
     accounts,
     numbers,
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),

@@ -30,6 +30,8 @@ export interface Engine {
   sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage>;
   /** Tells the sender of `targets` (incoming messages of one chat) that we read them. */
   markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void>;
+  /** Archives, pins, mutes or marks unread a chat (or undoes it), as the number's phone would. */
+  modifyChat(number: WhatsAppNumber, chat: ChatTarget, change: ChatChange): Promise<void>;
   /** Shows `state` ("typing…", "recording audio…", or neither) to the chat with `toPhone`. */
   sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void>;
   /**
@@ -140,6 +142,20 @@ export interface MessageRef {
   /** Its text, which a quote shows. */
   text: string;
 }
+
+/** A chat as the network names it: a phone, a LID or a group id, and its last message, which archiving and read marks name. */
+export interface ChatTarget {
+  chatId: string;
+  /** In a group, `participant` is the member who wrote it (phone or LID) when that is not us. */
+  lastMessage: { engineMessageId: string; fromMe: boolean; participant?: string; at: Date };
+}
+
+/** A change of a chat's state; `mute.until` null unmutes. */
+export type ChatChange =
+  | { kind: 'archive'; archived: boolean }
+  | { kind: 'pin'; pinned: boolean }
+  | { kind: 'mute'; until: Date | null }
+  | { kind: 'mark_unread'; unread: boolean };
 
 /** What one message does to another: a reaction (an empty emoji takes ours away), an edit, a revocation. */
 export type MessageAction = { kind: 'react'; emoji: string } | { kind: 'edit'; text: string } | { kind: 'revoke' };

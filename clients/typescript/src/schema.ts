@@ -448,6 +448,186 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a number's chats, latest first
+         * @description Each chat of from_phone, direct or group, with its last message, unread count, and whether it is archived, pinned or muted; latest activity first, a page at a time: pass next_cursor as cursor for the next page. A person is one chat, whether their messages came by phone or by LID. Read from the gateway's own records.
+         */
+        get: operations["listChats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a chat
+         * @description Moves the chat to the archive, on WhatsApp too. Answers the chat as it is now.
+         */
+        post: operations["archiveChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a chat out of the archive
+         * @description Brings an archived chat back to the chat list. Answers the chat as it is now.
+         */
+        post: operations["unarchiveChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pin a chat
+         * @description Pins the chat to the top of the list on the number's phone (WhatsApp allows three pins). Answers the chat as it is now.
+         */
+        post: operations["pinChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/unpin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpin a chat
+         * @description Takes the chat's pin away. Answers the chat as it is now.
+         */
+        post: operations["unpinChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/mute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mute a chat
+         * @description Silences the chat's notifications on the number's phone until `until`, or always. Answers the chat as it is now.
+         */
+        post: operations["muteChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/unmute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unmute a chat
+         * @description Lets the chat notify again. Answers the chat as it is now.
+         */
+        post: operations["unmuteChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/mark_unread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat unread
+         * @description Marks the chat unread, as a reminder, on the number's phone too. Answers the chat as it is now.
+         */
+        post: operations["markChatUnread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/mark_read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat read
+         * @description Clears the chat's unread mark and count. Answers the chat as it is now.
+         */
+        post: operations["markChatRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -870,6 +1050,186 @@ export interface paths {
         get: operations["getContactApi"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a number's chats, latest first
+         * @description Each chat of from_phone, direct or group, with its last message, unread count, and whether it is archived, pinned or muted; latest activity first, a page at a time: pass next_cursor as cursor for the next page. A person is one chat, whether their messages came by phone or by LID. Read from the gateway's own records.
+         */
+        get: operations["listChatsApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a chat
+         * @description Moves the chat to the archive, on WhatsApp too. Answers the chat as it is now.
+         */
+        post: operations["archiveChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a chat out of the archive
+         * @description Brings an archived chat back to the chat list. Answers the chat as it is now.
+         */
+        post: operations["unarchiveChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pin a chat
+         * @description Pins the chat to the top of the list on the number's phone (WhatsApp allows three pins). Answers the chat as it is now.
+         */
+        post: operations["pinChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/unpin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpin a chat
+         * @description Takes the chat's pin away. Answers the chat as it is now.
+         */
+        post: operations["unpinChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/mute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mute a chat
+         * @description Silences the chat's notifications on the number's phone until `until`, or always. Answers the chat as it is now.
+         */
+        post: operations["muteChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/unmute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unmute a chat
+         * @description Lets the chat notify again. Answers the chat as it is now.
+         */
+        post: operations["unmuteChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/mark_unread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat unread
+         * @description Marks the chat unread, as a reminder, on the number's phone too. Answers the chat as it is now.
+         */
+        post: operations["markChatUnreadApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/mark_read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat read
+         * @description Clears the chat's unread mark and count. Answers the chat as it is now.
+         */
+        post: operations["markChatReadApi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1606,6 +1966,40 @@ export interface components {
              */
             last_message_at: string | null;
         };
+        /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+        Chat: {
+            /** @description What names the chat in /chats/{chat}: the person's phone, their LID while the phone is unknown, or the group id. */
+            chat_id: string;
+            /** @enum {string} */
+            kind: "direct" | "group";
+            /** @description The other side of a direct chat (E.164); null in a group, or while WhatsApp has named the person only by LID. */
+            phone: string | null;
+            /** @description The other side's LID, where known; null in a group. */
+            lid: string | null;
+            /** @description The group of a group chat; null for a direct one. */
+            group: components["schemas"]["ChatGroup"] | null;
+            last_message: components["schemas"]["Message"];
+            /**
+             * Format: date-time
+             * @description When the last message was sent or received: the list's order, latest first.
+             */
+            last_activity_at: string;
+            /** @description Messages received since the chat was last read (mark_read, or a read mark on a message). */
+            unread_count: number;
+            /** @description Marked unread by hand (POST /chats/{chat}/mark_unread). */
+            marked_unread: boolean;
+            archived: boolean;
+            pinned: boolean;
+            /** Format: date-time */
+            pinned_at: string | null;
+            /** @description Muted now: muted_until is in the future. */
+            muted: boolean;
+            /**
+             * Format: date-time
+             * @description When the mute ends; 9999-12-31T23:59:59.999Z for always; null when never muted or unmuted.
+             */
+            muted_until: string | null;
+        };
         /** @description A received file: stored (with a signed link that needs no key), or known only by its kind and why it could not be had. */
         WebhookMedia: {
             /** @enum {string} */
@@ -2127,6 +2521,48 @@ export interface components {
             contacts: components["schemas"]["Person"][];
             /** @description Pass as cursor for the next page; null on the last page. */
             next_cursor: string | null;
+        };
+        ListChatsResponse: {
+            chats: components["schemas"]["Chat"][];
+            /** @description Pass as cursor for the next (older) page; null on the last page. */
+            next_cursor: string | null;
+        };
+        ArchiveChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        UnarchiveChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        PinChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        UnpinChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        MuteChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+            /**
+             * Format: date-time
+             * @description When the mute ends (RFC 3339, in the future); without it, the chat is muted always.
+             */
+            until?: string;
+        };
+        UnmuteChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        MarkChatUnreadRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        MarkChatReadRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
         };
     };
     responses: {
@@ -4319,6 +4755,920 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        ListChatsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListChatsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ListChatsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListChatsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListChatsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        ArchiveChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ArchiveChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        ArchiveChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        ArchiveChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ArchiveChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        ArchiveChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ArchiveChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        ArchiveChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        UnarchiveChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UnarchiveChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        UnarchiveChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        UnarchiveChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UnarchiveChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UnarchiveChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UnarchiveChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        UnarchiveChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        PinChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        PinChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        PinChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        PinChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        PinChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        PinChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        PinChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        PinChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        UnpinChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UnpinChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        UnpinChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        UnpinChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UnpinChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UnpinChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UnpinChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        UnpinChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        MuteChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        MuteChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        MuteChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        MuteChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        MuteChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        MuteChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        MuteChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        MuteChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        UnmuteChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UnmuteChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        UnmuteChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        UnmuteChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UnmuteChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UnmuteChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UnmuteChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        UnmuteChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        MarkChatUnreadError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        MarkChatUnreadError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        MarkChatUnreadError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        MarkChatUnreadError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        MarkChatUnreadError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        MarkChatUnreadError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        MarkChatUnreadError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        MarkChatUnreadError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        MarkChatReadError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        MarkChatReadError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        MarkChatReadError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        MarkChatReadError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        MarkChatReadError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        MarkChatReadError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        MarkChatReadError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        MarkChatReadError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         UploadMediaError400: {
             headers: {
@@ -4483,6 +5833,7 @@ export type Participant = components['schemas']['Participant'];
 export type GroupSummary = components['schemas']['GroupSummary'];
 export type Group = components['schemas']['Group'];
 export type Person = components['schemas']['Person'];
+export type Chat = components['schemas']['Chat'];
 export type WebhookMedia = components['schemas']['WebhookMedia'];
 export type MessageEvent = components['schemas']['MessageEvent'];
 export type MessageMediaEvent = components['schemas']['MessageMediaEvent'];
@@ -4520,6 +5871,15 @@ export type LeaveGroupResponse = components['schemas']['LeaveGroupResponse'];
 export type LinkMediaRequest = components['schemas']['LinkMediaRequest'];
 export type LinkMediaResponse = components['schemas']['LinkMediaResponse'];
 export type ListContactsResponse = components['schemas']['ListContactsResponse'];
+export type ListChatsResponse = components['schemas']['ListChatsResponse'];
+export type ArchiveChatRequest = components['schemas']['ArchiveChatRequest'];
+export type UnarchiveChatRequest = components['schemas']['UnarchiveChatRequest'];
+export type PinChatRequest = components['schemas']['PinChatRequest'];
+export type UnpinChatRequest = components['schemas']['UnpinChatRequest'];
+export type MuteChatRequest = components['schemas']['MuteChatRequest'];
+export type UnmuteChatRequest = components['schemas']['UnmuteChatRequest'];
+export type MarkChatUnreadRequest = components['schemas']['MarkChatUnreadRequest'];
+export type MarkChatReadRequest = components['schemas']['MarkChatReadRequest'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
 export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
@@ -4685,6 +6045,75 @@ export type ResponseGetContactError404 = components['responses']['GetContactErro
 export type ResponseGetContactError413 = components['responses']['GetContactError413'];
 export type ResponseGetContactError500 = components['responses']['GetContactError500'];
 export type ResponseGetContactError503 = components['responses']['GetContactError503'];
+export type ResponseListChatsError400 = components['responses']['ListChatsError400'];
+export type ResponseListChatsError401 = components['responses']['ListChatsError401'];
+export type ResponseListChatsError413 = components['responses']['ListChatsError413'];
+export type ResponseListChatsError500 = components['responses']['ListChatsError500'];
+export type ResponseListChatsError503 = components['responses']['ListChatsError503'];
+export type ResponseArchiveChatError400 = components['responses']['ArchiveChatError400'];
+export type ResponseArchiveChatError401 = components['responses']['ArchiveChatError401'];
+export type ResponseArchiveChatError403 = components['responses']['ArchiveChatError403'];
+export type ResponseArchiveChatError404 = components['responses']['ArchiveChatError404'];
+export type ResponseArchiveChatError413 = components['responses']['ArchiveChatError413'];
+export type ResponseArchiveChatError429 = components['responses']['ArchiveChatError429'];
+export type ResponseArchiveChatError500 = components['responses']['ArchiveChatError500'];
+export type ResponseArchiveChatError503 = components['responses']['ArchiveChatError503'];
+export type ResponseUnarchiveChatError400 = components['responses']['UnarchiveChatError400'];
+export type ResponseUnarchiveChatError401 = components['responses']['UnarchiveChatError401'];
+export type ResponseUnarchiveChatError403 = components['responses']['UnarchiveChatError403'];
+export type ResponseUnarchiveChatError404 = components['responses']['UnarchiveChatError404'];
+export type ResponseUnarchiveChatError413 = components['responses']['UnarchiveChatError413'];
+export type ResponseUnarchiveChatError429 = components['responses']['UnarchiveChatError429'];
+export type ResponseUnarchiveChatError500 = components['responses']['UnarchiveChatError500'];
+export type ResponseUnarchiveChatError503 = components['responses']['UnarchiveChatError503'];
+export type ResponsePinChatError400 = components['responses']['PinChatError400'];
+export type ResponsePinChatError401 = components['responses']['PinChatError401'];
+export type ResponsePinChatError403 = components['responses']['PinChatError403'];
+export type ResponsePinChatError404 = components['responses']['PinChatError404'];
+export type ResponsePinChatError413 = components['responses']['PinChatError413'];
+export type ResponsePinChatError429 = components['responses']['PinChatError429'];
+export type ResponsePinChatError500 = components['responses']['PinChatError500'];
+export type ResponsePinChatError503 = components['responses']['PinChatError503'];
+export type ResponseUnpinChatError400 = components['responses']['UnpinChatError400'];
+export type ResponseUnpinChatError401 = components['responses']['UnpinChatError401'];
+export type ResponseUnpinChatError403 = components['responses']['UnpinChatError403'];
+export type ResponseUnpinChatError404 = components['responses']['UnpinChatError404'];
+export type ResponseUnpinChatError413 = components['responses']['UnpinChatError413'];
+export type ResponseUnpinChatError429 = components['responses']['UnpinChatError429'];
+export type ResponseUnpinChatError500 = components['responses']['UnpinChatError500'];
+export type ResponseUnpinChatError503 = components['responses']['UnpinChatError503'];
+export type ResponseMuteChatError400 = components['responses']['MuteChatError400'];
+export type ResponseMuteChatError401 = components['responses']['MuteChatError401'];
+export type ResponseMuteChatError403 = components['responses']['MuteChatError403'];
+export type ResponseMuteChatError404 = components['responses']['MuteChatError404'];
+export type ResponseMuteChatError413 = components['responses']['MuteChatError413'];
+export type ResponseMuteChatError429 = components['responses']['MuteChatError429'];
+export type ResponseMuteChatError500 = components['responses']['MuteChatError500'];
+export type ResponseMuteChatError503 = components['responses']['MuteChatError503'];
+export type ResponseUnmuteChatError400 = components['responses']['UnmuteChatError400'];
+export type ResponseUnmuteChatError401 = components['responses']['UnmuteChatError401'];
+export type ResponseUnmuteChatError403 = components['responses']['UnmuteChatError403'];
+export type ResponseUnmuteChatError404 = components['responses']['UnmuteChatError404'];
+export type ResponseUnmuteChatError413 = components['responses']['UnmuteChatError413'];
+export type ResponseUnmuteChatError429 = components['responses']['UnmuteChatError429'];
+export type ResponseUnmuteChatError500 = components['responses']['UnmuteChatError500'];
+export type ResponseUnmuteChatError503 = components['responses']['UnmuteChatError503'];
+export type ResponseMarkChatUnreadError400 = components['responses']['MarkChatUnreadError400'];
+export type ResponseMarkChatUnreadError401 = components['responses']['MarkChatUnreadError401'];
+export type ResponseMarkChatUnreadError403 = components['responses']['MarkChatUnreadError403'];
+export type ResponseMarkChatUnreadError404 = components['responses']['MarkChatUnreadError404'];
+export type ResponseMarkChatUnreadError413 = components['responses']['MarkChatUnreadError413'];
+export type ResponseMarkChatUnreadError429 = components['responses']['MarkChatUnreadError429'];
+export type ResponseMarkChatUnreadError500 = components['responses']['MarkChatUnreadError500'];
+export type ResponseMarkChatUnreadError503 = components['responses']['MarkChatUnreadError503'];
+export type ResponseMarkChatReadError400 = components['responses']['MarkChatReadError400'];
+export type ResponseMarkChatReadError401 = components['responses']['MarkChatReadError401'];
+export type ResponseMarkChatReadError403 = components['responses']['MarkChatReadError403'];
+export type ResponseMarkChatReadError404 = components['responses']['MarkChatReadError404'];
+export type ResponseMarkChatReadError413 = components['responses']['MarkChatReadError413'];
+export type ResponseMarkChatReadError429 = components['responses']['MarkChatReadError429'];
+export type ResponseMarkChatReadError500 = components['responses']['MarkChatReadError500'];
+export type ResponseMarkChatReadError503 = components['responses']['MarkChatReadError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
@@ -5500,6 +6929,327 @@ export interface operations {
             503: components["responses"]["GetContactError503"];
         };
     };
+    listChats: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its chats. */
+                from_phone: string;
+                /** @description How many chats a page holds: 1 to 100; 50 by default. */
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListChatsResponse"];
+                };
+            };
+            400: components["responses"]["ListChatsError400"];
+            401: components["responses"]["ListChatsError401"];
+            413: components["responses"]["ListChatsError413"];
+            500: components["responses"]["ListChatsError500"];
+            503: components["responses"]["ListChatsError503"];
+        };
+    };
+    archiveChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArchiveChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["ArchiveChatError400"];
+            401: components["responses"]["ArchiveChatError401"];
+            403: components["responses"]["ArchiveChatError403"];
+            404: components["responses"]["ArchiveChatError404"];
+            413: components["responses"]["ArchiveChatError413"];
+            429: components["responses"]["ArchiveChatError429"];
+            500: components["responses"]["ArchiveChatError500"];
+            503: components["responses"]["ArchiveChatError503"];
+        };
+    };
+    unarchiveChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnarchiveChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnarchiveChatError400"];
+            401: components["responses"]["UnarchiveChatError401"];
+            403: components["responses"]["UnarchiveChatError403"];
+            404: components["responses"]["UnarchiveChatError404"];
+            413: components["responses"]["UnarchiveChatError413"];
+            429: components["responses"]["UnarchiveChatError429"];
+            500: components["responses"]["UnarchiveChatError500"];
+            503: components["responses"]["UnarchiveChatError503"];
+        };
+    };
+    pinChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["PinChatError400"];
+            401: components["responses"]["PinChatError401"];
+            403: components["responses"]["PinChatError403"];
+            404: components["responses"]["PinChatError404"];
+            413: components["responses"]["PinChatError413"];
+            429: components["responses"]["PinChatError429"];
+            500: components["responses"]["PinChatError500"];
+            503: components["responses"]["PinChatError503"];
+        };
+    };
+    unpinChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnpinChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnpinChatError400"];
+            401: components["responses"]["UnpinChatError401"];
+            403: components["responses"]["UnpinChatError403"];
+            404: components["responses"]["UnpinChatError404"];
+            413: components["responses"]["UnpinChatError413"];
+            429: components["responses"]["UnpinChatError429"];
+            500: components["responses"]["UnpinChatError500"];
+            503: components["responses"]["UnpinChatError503"];
+        };
+    };
+    muteChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MuteChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MuteChatError400"];
+            401: components["responses"]["MuteChatError401"];
+            403: components["responses"]["MuteChatError403"];
+            404: components["responses"]["MuteChatError404"];
+            413: components["responses"]["MuteChatError413"];
+            429: components["responses"]["MuteChatError429"];
+            500: components["responses"]["MuteChatError500"];
+            503: components["responses"]["MuteChatError503"];
+        };
+    };
+    unmuteChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnmuteChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnmuteChatError400"];
+            401: components["responses"]["UnmuteChatError401"];
+            403: components["responses"]["UnmuteChatError403"];
+            404: components["responses"]["UnmuteChatError404"];
+            413: components["responses"]["UnmuteChatError413"];
+            429: components["responses"]["UnmuteChatError429"];
+            500: components["responses"]["UnmuteChatError500"];
+            503: components["responses"]["UnmuteChatError503"];
+        };
+    };
+    markChatUnread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkChatUnreadRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MarkChatUnreadError400"];
+            401: components["responses"]["MarkChatUnreadError401"];
+            403: components["responses"]["MarkChatUnreadError403"];
+            404: components["responses"]["MarkChatUnreadError404"];
+            413: components["responses"]["MarkChatUnreadError413"];
+            429: components["responses"]["MarkChatUnreadError429"];
+            500: components["responses"]["MarkChatUnreadError500"];
+            503: components["responses"]["MarkChatUnreadError503"];
+        };
+    };
+    markChatRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkChatReadRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MarkChatReadError400"];
+            401: components["responses"]["MarkChatReadError401"];
+            403: components["responses"]["MarkChatReadError403"];
+            404: components["responses"]["MarkChatReadError404"];
+            413: components["responses"]["MarkChatReadError413"];
+            429: components["responses"]["MarkChatReadError429"];
+            500: components["responses"]["MarkChatReadError500"];
+            503: components["responses"]["MarkChatReadError503"];
+        };
+    };
     sendMessageApi: {
         parameters: {
             query?: never;
@@ -6277,6 +8027,327 @@ export interface operations {
             413: components["responses"]["GetContactError413"];
             500: components["responses"]["GetContactError500"];
             503: components["responses"]["GetContactError503"];
+        };
+    };
+    listChatsApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its chats. */
+                from_phone: string;
+                /** @description How many chats a page holds: 1 to 100; 50 by default. */
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListChatsResponse"];
+                };
+            };
+            400: components["responses"]["ListChatsError400"];
+            401: components["responses"]["ListChatsError401"];
+            413: components["responses"]["ListChatsError413"];
+            500: components["responses"]["ListChatsError500"];
+            503: components["responses"]["ListChatsError503"];
+        };
+    };
+    archiveChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArchiveChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["ArchiveChatError400"];
+            401: components["responses"]["ArchiveChatError401"];
+            403: components["responses"]["ArchiveChatError403"];
+            404: components["responses"]["ArchiveChatError404"];
+            413: components["responses"]["ArchiveChatError413"];
+            429: components["responses"]["ArchiveChatError429"];
+            500: components["responses"]["ArchiveChatError500"];
+            503: components["responses"]["ArchiveChatError503"];
+        };
+    };
+    unarchiveChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnarchiveChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnarchiveChatError400"];
+            401: components["responses"]["UnarchiveChatError401"];
+            403: components["responses"]["UnarchiveChatError403"];
+            404: components["responses"]["UnarchiveChatError404"];
+            413: components["responses"]["UnarchiveChatError413"];
+            429: components["responses"]["UnarchiveChatError429"];
+            500: components["responses"]["UnarchiveChatError500"];
+            503: components["responses"]["UnarchiveChatError503"];
+        };
+    };
+    pinChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["PinChatError400"];
+            401: components["responses"]["PinChatError401"];
+            403: components["responses"]["PinChatError403"];
+            404: components["responses"]["PinChatError404"];
+            413: components["responses"]["PinChatError413"];
+            429: components["responses"]["PinChatError429"];
+            500: components["responses"]["PinChatError500"];
+            503: components["responses"]["PinChatError503"];
+        };
+    };
+    unpinChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnpinChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnpinChatError400"];
+            401: components["responses"]["UnpinChatError401"];
+            403: components["responses"]["UnpinChatError403"];
+            404: components["responses"]["UnpinChatError404"];
+            413: components["responses"]["UnpinChatError413"];
+            429: components["responses"]["UnpinChatError429"];
+            500: components["responses"]["UnpinChatError500"];
+            503: components["responses"]["UnpinChatError503"];
+        };
+    };
+    muteChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MuteChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MuteChatError400"];
+            401: components["responses"]["MuteChatError401"];
+            403: components["responses"]["MuteChatError403"];
+            404: components["responses"]["MuteChatError404"];
+            413: components["responses"]["MuteChatError413"];
+            429: components["responses"]["MuteChatError429"];
+            500: components["responses"]["MuteChatError500"];
+            503: components["responses"]["MuteChatError503"];
+        };
+    };
+    unmuteChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnmuteChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnmuteChatError400"];
+            401: components["responses"]["UnmuteChatError401"];
+            403: components["responses"]["UnmuteChatError403"];
+            404: components["responses"]["UnmuteChatError404"];
+            413: components["responses"]["UnmuteChatError413"];
+            429: components["responses"]["UnmuteChatError429"];
+            500: components["responses"]["UnmuteChatError500"];
+            503: components["responses"]["UnmuteChatError503"];
+        };
+    };
+    markChatUnreadApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkChatUnreadRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MarkChatUnreadError400"];
+            401: components["responses"]["MarkChatUnreadError401"];
+            403: components["responses"]["MarkChatUnreadError403"];
+            404: components["responses"]["MarkChatUnreadError404"];
+            413: components["responses"]["MarkChatUnreadError413"];
+            429: components["responses"]["MarkChatUnreadError429"];
+            500: components["responses"]["MarkChatUnreadError500"];
+            503: components["responses"]["MarkChatUnreadError503"];
+        };
+    };
+    markChatReadApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkChatReadRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MarkChatReadError400"];
+            401: components["responses"]["MarkChatReadError401"];
+            403: components["responses"]["MarkChatReadError403"];
+            404: components["responses"]["MarkChatReadError404"];
+            413: components["responses"]["MarkChatReadError413"];
+            429: components["responses"]["MarkChatReadError429"];
+            500: components["responses"]["MarkChatReadError500"];
+            503: components["responses"]["MarkChatReadError503"];
         };
     };
     uploadMedia: {

@@ -7,10 +7,10 @@ import { messageOfRetryToken } from './media-retry-token.ts';
 import { mentionJids, toGroup } from './group-mapper.ts';
 import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { groupRefusal, participantOutcomes } from './group-admin.ts';
-import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
+import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type ChatChange, type ChatTarget, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
-import { toActionContent, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
+import { toActionContent, toChatJid, toChatModification, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
 import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
 import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
@@ -208,6 +208,11 @@ export class BaileysEngine implements Engine {
     const { session, socket } = this.connected(number);
     await this.pacer.waitTurn(number.id);
     return this.sendOn(session, socket, target.groupId ?? toRecipientJid(target.chatPhone), toActionContent(target, action));
+  }
+
+  async modifyChat(number: WhatsAppNumber, chat: ChatTarget, change: ChatChange): Promise<void> {
+    const { socket } = this.connected(number);
+    await socket.chatModify(toChatModification(chat, change), toChatJid(chat.chatId));
   }
 
   async markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
+import type { AnyMessageContent, AuthenticationState, ChatModification, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
 import makeWASocket from 'baileys';
 import type { Logger } from 'pino';
 import { cachedKeys } from './auth-state-store.ts';
@@ -13,6 +13,8 @@ export interface SessionSocket {
   end(error: Error | undefined): void;
   logout(): Promise<void>;
   sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<proto.IWebMessageInfo | undefined>;
+  /** Archives, pins, mutes or marks a chat read or unread, through app-state sync to the number's devices. */
+  chatModify(modification: ChatModification, jid: string): Promise<void>;
   /** Read receipts for incoming messages (blue ticks on the sender's phone). */
   readMessages(keys: WAMessageKey[]): Promise<void>;
   onWhatsApp(...phoneNumbers: string[]): Promise<CheckAnswer[] | undefined>;

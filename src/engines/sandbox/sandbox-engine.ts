@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
+import { MediaGoneError, type ChatChange, type ChatPresence, type ChatTarget, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
@@ -181,6 +181,15 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const carried = { kind: action.kind, target: target.engineMessageId, ...(action.kind === 'react' && { emoji: action.emoji }) };
     if (target.groupId === undefined) await this.announce(target.chatPhone);
     return this.onConnection(number, (connection) => connection.send(target.groupId ?? target.chatPhone, text, undefined, { action: carried }));
+  }
+
+  /**
+   * A chat's state lives on the number's own devices, and the simulated network has no other
+   * device of ours to tell: the gateway's record is the whole of it. A session must be up, as
+   * on WhatsApp.
+   */
+  async modifyChat(number: WhatsAppNumber, _chat: ChatTarget, _change: ChatChange): Promise<void> {
+    await this.onConnection(number, async () => ({ id: '' }));
   }
 
   async markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {

@@ -22,6 +22,8 @@ import { leaveGroup } from './groups/leave-group.ts';
 import { linkMedia } from './link-media.ts';
 import { listContacts } from './contacts/list-contacts.ts';
 import { getContact } from './contacts/get-contact.ts';
+import { listChats } from './chats/list-chats.ts';
+import { archiveChat, markChatRead, markChatUnread, muteChat, pinChat, unarchiveChat, unmuteChat, unpinChat } from './chats/chat-actions.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -51,4 +53,13 @@ export const publicOperations: readonly AnyOperation[] = [
   linkMedia,
   listContacts,
   getContact,
+  listChats,
+  archiveChat,
+  unarchiveChat,
+  pinChat,
+  unpinChat,
+  muteChat,
+  unmuteChat,
+  markChatUnread,
+  markChatRead,
 ];

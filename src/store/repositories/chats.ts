@@ -64,6 +64,14 @@ export async function mergeChatOfLid(db: Executor, numberId: string, identity: {
   }).execute();
 }
 
+/** Reading a message reads its chat, unless a later message arrived since. */
+export async function clearUnreadThrough(db: Executor, message: Message): Promise<void> {
+  const chatId = chatIdOf(message);
+  if (chatId === undefined || message.numberId === null) return;
+  await db.updateTable('chats').set({ unread_count: 0, marked_unread: 0 })
+    .where('number_id', '=', message.numberId).where('chat_id', '=', chatId).where('last_activity_at', '<=', message.createdAt.getTime()).execute();
+}
+
 export async function findChat(db: Executor, numberId: string, chatId: string): Promise<ChatRow | undefined> {
   return db.selectFrom('chats').selectAll().where('number_id', '=', numberId).where('chat_id', '=', chatId).executeTakeFirst();
 }
@@ -85,10 +93,16 @@ export async function listChats(db: Executor, numberId: string, before: ChatPosi
   return query.orderBy('last_activity_at', 'desc').orderBy('chat_id', 'desc').limit(limit).execute();
 }
 
-export type ChatStateChange = Partial<Pick<ChatsTable, 'archived' | 'marked_unread' | 'pinned_at' | 'muted_until' | 'unread_count'>>;
+export interface ChatStateChange {
+  archived?: number;
+  marked_unread?: number;
+  unread_count?: number;
+  pinned_at?: number | null;
+  muted_until?: number | null;
+}
 
 /** Changes a chat's state; answers the chat as it is now, or undefined when the number has no such chat. */
 export async function changeChatState(db: Executor, numberId: string, chatId: string, change: ChatStateChange): Promise<ChatRow | undefined> {
-  await db.updateTable('chats').set(change as Record<string, number | null>).where('number_id', '=', numberId).where('chat_id', '=', chatId).execute();
+  await db.updateTable('chats').set(change).where('number_id', '=', numberId).where('chat_id', '=', chatId).execute();
   return findChat(db, numberId, chatId);
 }

@@ -107,6 +107,14 @@ export async function lidOfPhone(db: Executor, numberId: string, phone: E164): P
   return row?.lid ?? undefined;
 }
 
+/** The people among `ids` (phones or LIDs) the number knows, each with both identifiers where known. */
+export async function identitiesOf(db: Executor, numberId: string, ids: readonly string[]): Promise<PersonIdentity[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('contacts').select(['lid', 'phone']).where('number_id', '=', numberId)
+    .where((eb) => eb.or([eb('phone', 'in', ids), eb('lid', 'in', ids)])).execute();
+  return rows.map((row) => ({ lid: row.lid, phone: row.phone as E164 | null }));
+}
+
 /** One person of the number, named either way. */
 export async function findContact(db: Executor, numberId: string, ref: { lid: string } | { phone: E164 }): Promise<Contact | undefined> {
   const query = db.selectFrom('contacts').selectAll().where('number_id', '=', numberId);

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto } from 'baileys';
-import type { AnyMessageContent, BaileysEventMap, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
+import type { AnyMessageContent, BaileysEventMap, ChatModification, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
 import { pino, type Logger } from 'pino';
 import type { GroupChange } from '../../../src/domain/groups.ts';
 import { newId } from '../../../src/domain/ids.ts';
@@ -90,6 +90,12 @@ export class FakeSocket implements SessionSocket {
     // when that has none, from a metadata query to WhatsApp.
     if (jid.endsWith('@g.us') && this.cachedGroupMetadata?.(jid) === undefined) await this.groupMetadata(jid);
     return this.answerSend(jid, content);
+  }
+
+  readonly chatModifyCalls: { modification: ChatModification; jid: string }[] = [];
+
+  async chatModify(modification: ChatModification, jid: string): Promise<void> {
+    this.chatModifyCalls.push({ modification, jid });
   }
 
   async readMessages(keys: WAMessageKey[]): Promise<void> {
