@@ -65,12 +65,36 @@ for (const dialect of dialects) {
       assert.equal(await phoneOf('510987654321098@lid'), undefined, 'a participant known only by LID teaches nothing');
     });
 
+    it('chat changes reach Baileys as chatModify, in its own shapes, naming the chat\'s last message', async () => {
+      await linked.arrives(fromWhatsApp('about my order', { remoteJid: '14155550105@s.whatsapp.net', id: 'CHAT_LAST_1' }), async () => (await inbound('about my order')) !== undefined);
+      const act = (verb: string, body: Record<string, unknown> = {}) => linked.test.post(`/chats/${encodeURIComponent('+14155550105')}/${verb}`, { from_phone: linked.number.phone, ...body }, linked.apiKey);
+      const archived = await act('archive');
+      assert.equal(archived.statusCode, 200, archived.body);
+      const until = new Date(Date.now() + 8 * 3_600_000);
+      for (const [verb, body] of [['pin', {}], ['mute', { until: until.toISOString() }], ['unmute', {}], ['mark_unread', {}]] as const) assert.equal((await act(verb, body)).statusCode, 200);
+      const calls = linked.socket.chatModifyCalls.slice(-5);
+      assert.ok(calls.every((call) => call.jid === '14155550105@s.whatsapp.net'));
+      const [archive, pin, mute, unmute, unread] = calls.map((call) => call.modification);
+      assert.deepEqual(archive, { archive: true, lastMessages: [{ key: { remoteJid: '14155550105@s.whatsapp.net', fromMe: false, id: 'CHAT_LAST_1' }, messageTimestamp: (archive as { lastMessages: [{ messageTimestamp: number }] }).lastMessages[0].messageTimestamp }] });
+      assert.deepEqual([pin, mute, unmute], [{ pin: true }, { mute: until.getTime() }, { mute: null }]);
+      assert.equal((unread as { markRead: boolean }).markRead, false);
+    });
+
     it('a number check that answers a LID teaches the map', async () => {
       linked.socket.answerOnWhatsApp = async (phones) => phones.map((phone) => ({ jid: `${phone}@s.whatsapp.net`, exists: true, lid: '610987654321098@lid' }));
       const checked = await linked.test.post('/check_numbers', { from_phone: linked.number.phone, phones: ['+14155550104'] }, linked.apiKey);
       assert.equal(checked.statusCode, 200, checked.body);
       for (let tries = 0; tries < 300 && (await phoneOf('610987654321098@lid')) === undefined; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
       assert.equal(await phoneOf('610987654321098@lid'), '+14155550104' as E164);
+    });
+
+    it('a chat change on a session that is down is 503 and changes nothing', async () => {
+      linked.socket.closeWith(408);
+      for (let tries = 0; tries < 100 && linked.test.gateway.supervisor.sessionStatus(linked.number) === 'connected'; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
+      const refused = await linked.test.post(`/chats/${encodeURIComponent('+14155550105')}/unpin`, { from_phone: linked.number.phone }, linked.apiKey);
+      assert.equal(refused.statusCode, 503, refused.body);
+      const chats = (await linked.test.inject({ method: 'GET', url: `/chats?from_phone=${encodeURIComponent(linked.number.phone)}`, headers: { authorization: `Bearer ${linked.apiKey}` } })).json();
+      assert.equal(chats.chats.find((chat: { chat_id: string }) => chat.chat_id === '+14155550105').pinned, true);
     });
   });
 }
