@@ -75,7 +75,7 @@ for (const dialect of dialects) {
       const calls = linked.socket.chatModifyCalls.slice(-5);
       assert.ok(calls.every((call) => call.jid === '14155550105@s.whatsapp.net'));
       const [archive, pin, mute, unmute, unread] = calls.map((call) => call.modification);
-      assert.deepEqual(archive, { archive: true, lastMessages: [{ key: { remoteJid: '14155550105@s.whatsapp.net', fromMe: false, id: 'CHAT_LAST_1' }, messageTimestamp: (archive as { lastMessages: [{ messageTimestamp: number }] }).lastMessages[0].messageTimestamp }] });
+      assert.deepEqual(archive, { archive: true, lastMessages: [{ key: { remoteJid: '14155550105@s.whatsapp.net', fromMe: false, id: 'CHAT_LAST_1' }, messageTimestamp: (archive as unknown as { lastMessages: [{ messageTimestamp: number }] }).lastMessages[0].messageTimestamp }] });
       assert.deepEqual([pin, mute, unmute], [{ pin: true }, { mute: until.getTime() }, { mute: null }]);
       assert.equal((unread as { markRead: boolean }).markRead, false);
     });

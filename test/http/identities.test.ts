@@ -132,3 +132,43 @@ for (const dialect of dialects) {
     });
   });
 }
+
+for (const dialect of dialects) {
+  describe(`GET /messages?with= joins on the person (${dialect})`, () => {
+    let test: TestGateway;
+    let account: SeededAccount;
+
+    before(async () => {
+      test = await startTestGateway(dialect);
+      account = await seedAccount(test.gateway);
+    });
+    after(() => test?.close());
+
+    const conversation = async (person: string) => {
+      const response = await test.inject({ method: 'GET', url: `/api/messages?with=${encodeURIComponent(person)}`, headers: { authorization: `Bearer ${account.apiKey}` } });
+      assert.equal(response.statusCode, 200, response.body);
+      return response.json().messages.map((message: { message: string }) => message.message);
+    };
+
+    it('one conversation whether the person wrote by LID or by phone, asked for either way', async () => {
+      const phone = uniquePhone();
+      const lid = '900000000000003@lid';
+      const receive = (message: string, extra: Record<string, unknown>) => test.post('/api/sandbox/receive', { from_phone: phone, to_phone: account.phones[0], message, ...extra }, account.apiKey);
+      await receive('first, by LID alone', { from_lid: lid, withhold_phone: true });
+      // Before the phone is known, the LID finds what came by it.
+      assert.deepEqual(await conversation(lid), ['first, by LID alone']);
+      await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: phone, message: 'our answer' }, account.apiKey);
+      await receive('then with both', { from_lid: lid });
+      const expected = ['then with both', 'our answer', 'first, by LID alone'];
+      assert.deepEqual(await conversation(lid), expected);
+      assert.deepEqual(await conversation(phone), expected);
+    });
+
+    it('refuses with beside peer, and a with that is neither phone nor LID', async () => {
+      const both = await test.inject({ method: 'GET', url: '/api/messages?with=%2B14155550100&peer=%2B14155550100', headers: { authorization: `Bearer ${account.apiKey}` } });
+      assert.deepEqual([both.statusCode, both.json().meta.field], [400, 'with']);
+      const neither = await test.inject({ method: 'GET', url: '/api/messages?with=someone', headers: { authorization: `Bearer ${account.apiKey}` } });
+      assert.deepEqual([neither.statusCode, neither.json().meta.field], [400, 'with']);
+    });
+  });
+}

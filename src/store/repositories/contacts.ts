@@ -101,6 +101,14 @@ export async function phoneOfLid(db: Executor, numberId: string, lid: string): P
   return (row?.phone ?? undefined) as E164 | undefined;
 }
 
+/** The phone any of the account's numbers (or only `numberId`) knows for `lid`. */
+export async function phoneOfLidInAccount(db: Executor, accountId: string, lid: string, numberId?: string): Promise<E164 | undefined> {
+  let query = db.selectFrom('contacts').select('phone').where('account_id', '=', accountId).where('lid', '=', lid).where('phone', 'is not', null);
+  if (numberId !== undefined) query = query.where('number_id', '=', numberId);
+  const row = await query.limit(1).executeTakeFirst();
+  return (row?.phone ?? undefined) as E164 | undefined;
+}
+
 /** The LID a number's map knows for `phone`. */
 export async function lidOfPhone(db: Executor, numberId: string, phone: E164): Promise<string | undefined> {
   const row = await db.selectFrom('contacts').select('lid').where('number_id', '=', numberId).where('phone', '=', phone).executeTakeFirst();
