@@ -21,7 +21,12 @@ export interface MessageInput {
 }
 
 /** What a send names as its recipient: a phone, or a group with the members it mentions. */
-export type SendInput = Omit<MessageInput, 'toPhone'> & ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: E164[]; toPhone?: undefined });
+export type SendInput = Omit<MessageInput, 'toPhone'> & (
+  | { toPhone: E164; toGroup?: undefined; toLid?: undefined }
+  /** A person by LID (`to_phone: "…@lid"`): sent to the phone from_phone's map knows for it. */
+  | { toLid: string; toPhone?: undefined; toGroup?: undefined }
+  | { toGroup: string; mentions: E164[]; toPhone?: undefined; toLid?: undefined }
+);
 
 /** A request's file: an upload by id or the bytes themselves, with the caller's claims. */
 export interface MediaInput extends MediaClaims {
@@ -39,6 +44,10 @@ export function parseSendInput(body: MessageRequestBody, maxMessageLength: numbe
   }
   if (body.to_group === undefined) {
     if (body.mentions !== undefined) throw new AppError('invalid_request', 'mentions are for group messages (to_group); a direct chat has no one else to mention.', { field: 'mentions' });
+    if (isLid(body.to_phone!.trim())) {
+      const { toPhone: _own, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);
+      return { ...content, toLid: body.to_phone!.trim() };
+    }
     return parseMessageInput({ ...body, to_phone: body.to_phone! }, maxMessageLength);
   }
   const { toPhone: _none, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);

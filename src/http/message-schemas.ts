@@ -64,7 +64,7 @@ export const sendMessageRequestComponent = {
   ],
   properties: {
     ...messageContentProperties,
-    to_phone: { ...phoneField, description: `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description}` },
+    to_phone: { ...phoneField, description: `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description} A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found.` },
     to_group: { ...groupIdField, description: 'A group from_phone is a member of, to send to instead of a phone; exactly one of to_phone and to_group is given.' },
     mentions: {
       type: 'array',

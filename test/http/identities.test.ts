@@ -59,6 +59,17 @@ for (const dialect of dialects) {
       assert.deepEqual([plain.json().from_phone, plain.json().from_lid], [phone, lid]);
     });
 
+    it('a send to a LID goes to the phone the map knows, in the person\'s one conversation; an unknown LID is 404', async () => {
+      const phone = uniquePhone();
+      const lid = newLid();
+      await receive(phone, { from_lid: lid });
+      const sent = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: lid, message: 'by lid' }, account.apiKey);
+      assert.equal(sent.statusCode, 200, sent.body);
+      assert.equal(sent.json().to_phone, phone);
+      const unknown = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: newLid(), message: 'to nobody' }, account.apiKey);
+      assert.deepEqual([unknown.statusCode, unknown.json().error, unknown.json().meta.field], [404, 'contact_not_found', 'to_phone']);
+    });
+
     it('a sandbox receive refuses a malformed LID, and withhold_phone without one', async () => {
       const bad = await receive(uniquePhone(), { from_lid: '12345' });
       assert.deepEqual([bad.statusCode, bad.json().error, bad.json().meta.field], [400, 'invalid_request', 'from_lid']);

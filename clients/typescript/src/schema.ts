@@ -31,7 +31,7 @@ export interface paths {
         put?: never;
         /**
          * Send a WhatsApp text message
-         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
+         * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -639,7 +639,7 @@ export interface paths {
         put?: never;
         /**
          * Send a WhatsApp text message
-         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
+         * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
          */
         post: operations["sendMessageApi"];
         delete?: never;
@@ -1587,7 +1587,7 @@ export interface components {
              */
             reply_to?: string;
             /**
-             * @description The recipient; exactly one of to_phone and to_group is given. An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored.
+             * @description The recipient; exactly one of to_phone and to_group is given. An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored. A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found.
              * @example +447700900123
              */
             to_phone?: string;
@@ -2623,7 +2623,7 @@ export interface components {
                 };
             };
         };
-        /** @description `media_not_found`: There is no such media in your account, or its retention ended. */
+        /** @description `media_not_found`: There is no such media in your account, or its retention ended. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. */
         SendMessageError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2632,7 +2632,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "media_not_found";
+                    error?: "media_not_found" | "contact_not_found";
                 };
             };
         };
@@ -6429,6 +6429,8 @@ export interface operations {
                 phone?: string;
                 /** @description The other side (E.164): the recipient of a sent message, the sender of a received one. */
                 peer?: string;
+                /** @description The person on the other side, by phone (E.164) or by LID ("<digits>@lid"): one conversation, whether their messages came by phone or by LID (docs/identity.md). Not with peer. */
+                with?: string;
                 /** @description Only the messages of this group chat (a group id as GET /groups gives it), sent and received. */
                 group_id?: string;
                 /** @description Only sent (outbound) or received (inbound) messages. */
@@ -7529,6 +7531,8 @@ export interface operations {
                 phone?: string;
                 /** @description The other side (E.164): the recipient of a sent message, the sender of a received one. */
                 peer?: string;
+                /** @description The person on the other side, by phone (E.164) or by LID ("<digits>@lid"): one conversation, whether their messages came by phone or by LID (docs/identity.md). Not with peer. */
+                with?: string;
                 /** @description Only the messages of this group chat (a group id as GET /groups gives it), sent and received. */
                 group_id?: string;
                 /** @description Only sent (outbound) or received (inbound) messages. */
