@@ -52,7 +52,7 @@ function messageAt(index: number, accountId: string, number: { id: string; phone
 /** The plan of one page's query, as the database explains it. */
 async function planOf(db: Kysely<Database>, dialect: Dialect, numberId: string, before: { lastActivityAt: number; chatId: string }): Promise<string> {
   const query = db.selectFrom('chats').selectAll().where('number_id', '=', numberId)
-    .where((eb) => eb.or([eb('last_activity_at', '<', before.lastActivityAt), eb.and([eb('last_activity_at', '=', before.lastActivityAt), eb('chat_id', '<', before.chatId)])]))
+    .where((eb) => eb(eb.refTuple('last_activity_at', 'chat_id'), '<', eb.tuple(before.lastActivityAt, before.chatId)))
     .orderBy('last_activity_at', 'desc').orderBy('chat_id', 'desc').limit(51).compile();
   const explain = dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
   const rows = await db.executeQuery<Record<string, unknown>>({ ...query, sql: `${explain}${query.sql}` });
