@@ -44,6 +44,8 @@ export const errorCatalogue = {
   not_found: { publicApi: true, status: 404, meaning: 'There is no such path or method.' },
   message_not_found: { publicApi: true, status: 404, meaning: 'There is no such message in your account.', meta: FIELD },
   group_not_found: { publicApi: true, status: 404, meaning: '`from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to.', meta: FIELD },
+  contact_not_found: { publicApi: true, status: 404, meaning: '`from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account\'s people are not found either.', meta: FIELD },
+  chat_not_found: { publicApi: true, status: 404, meaning: '`from_phone` has no such chat: no message was exchanged with that phone, LID or group.', meta: FIELD },
   media_not_found: { publicApi: true, status: 404, meaning: 'There is no such media in your account, or its retention ended.', meta: FIELD },
   request_in_progress: { publicApi: true, status: 409, meaning: 'A request with this Idempotency-Key is still being answered.', meta: { message_id: 'the message the first request is sending, once known' } },
   send_outcome_unknown: { publicApi: true, status: 409, meaning: 'A crash cut off the send with this Idempotency-Key after the engine took it; it was not repeated.', meta: { message_id: 'the message whose outcome is unknown', error_code: 'what was recorded for it, or null' } },

@@ -19,6 +19,7 @@ export const idPrefixes = {
   leaseChange: 'lsc',
   media: 'med',
   revision: 'rev',
+  contact: 'ctc',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

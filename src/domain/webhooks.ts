@@ -4,7 +4,7 @@ import type { NumberPause, ResumeReason } from './number-pauses.ts';
 import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type MessageGroup, type QuotedMessage, type SessionStatus } from './model.ts';
 
-export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed'] as const;
+export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed', 'contact.identity'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 /**
  * What a delivery can carry: a subscribable event, the test event an operator sends, or
@@ -268,6 +268,14 @@ export function groupUpdatedPayload(phone: string, group: MessageGroup, change: 
     by_lid: change.actor?.lid ?? null,
     timestamp: change.at.toISOString(),
   };
+}
+
+/**
+ * A person of one of our numbers (`phone`), known so far by LID, now has a phone too (or a
+ * different one). Messages stored from the LID carry the phone from now on.
+ */
+export function contactIdentityPayload(phone: string, identity: { lid: string; phone: string }, source: string, at: Date): EventPayload {
+  return { event: 'contact.identity', phone, contact_phone: identity.phone, contact_lid: identity.lid, source, timestamp: at.toISOString() };
 }
 
 export function sessionStatusPayload(phone: string, status: SessionStatus, reason: string | null, at: Date): EventPayload {

@@ -6,6 +6,7 @@ import type { StructuredContent } from '../domain/structured-content.ts';
 import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { PauseReason } from '../domain/number-pauses.ts';
+import type { IdentitySource } from '../domain/identities.ts';
 
 /**
  * The engine port: what the gateway needs from a WhatsApp connection, in domain types only.
@@ -30,6 +31,8 @@ export interface Engine {
   sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage>;
   /** Tells the sender of `targets` (incoming messages of one chat) that we read them. */
   markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void>;
+  /** Archives, pins, mutes or marks unread a chat (or undoes it), as the number's phone would. */
+  modifyChat(number: WhatsAppNumber, chat: ChatTarget, change: ChatChange): Promise<void>;
   /** Shows `state` ("typing…", "recording audio…", or neither) to the chat with `toPhone`. */
   sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void>;
   /**
@@ -141,6 +144,20 @@ export interface MessageRef {
   text: string;
 }
 
+/** A chat as the network names it: a phone, a LID or a group id, and its last message, which archiving and read marks name. */
+export interface ChatTarget {
+  chatId: string;
+  /** In a group, `participant` is the member who wrote it (phone or LID) when that is not us. */
+  lastMessage: { engineMessageId: string; fromMe: boolean; participant?: string; at: Date };
+}
+
+/** A change of a chat's state; `mute.until` null unmutes. */
+export type ChatChange =
+  | { kind: 'archive'; archived: boolean }
+  | { kind: 'pin'; pinned: boolean }
+  | { kind: 'mute'; until: Date | null }
+  | { kind: 'mark_unread'; unread: boolean };
+
 /** What one message does to another: a reaction (an empty emoji takes ours away), an edit, a revocation. */
 export type MessageAction = { kind: 'react'; emoji: string } | { kind: 'edit'; text: string } | { kind: 'revoke' };
 
@@ -197,6 +214,10 @@ export interface SimulatedIncoming {
   groupId?: string;
   /** With `groupId`: the members the message mentions. */
   mentions?: E164[];
+  /** The simulated phone's LID (`<digits>@lid`): the message is LID-addressed. */
+  fromLid?: string;
+  /** With `fromLid`: the network withholds the phone, as WhatsApp does for a LID-only sender. */
+  withholdPhone?: boolean;
 }
 
 /** What the simulated network does to a number to rehearse WhatsApp's restrictions: a 463, or rate-overlimit on its sends, until `until`. */
@@ -234,8 +255,12 @@ export interface IncomingMessageEvent {
    * phone where it can, and passes null when it cannot, rather than guessing.
    */
   fromPhone: E164 | null;
-  /** The sender's LID as `<digits>@lid`, without a device suffix, when the message was LID-addressed. */
+  /** The sender's LID as `<digits>@lid`, without a device suffix, whenever WhatsApp told it. */
   fromLid: string | null;
+  /** The name the sender gave themselves on WhatsApp, when the message carried it. */
+  senderName?: string;
+  /** What told the engine that fromLid is fromPhone's, when both are given: a message by default. */
+  identitySource?: IdentitySource;
   /** The text is the message's own, or the caption of a media message of this kind. */
   text: string;
   contentKind: MessageContentKind;
@@ -330,4 +355,12 @@ export interface EngineEvents {
   /** Resolves once the number's pause is stored (or refused as coming from a stale session). */
   numberRestricted(event: NumberRestrictedEvent): Promise<void>;
   restrictionLifted(event: RestrictionLiftedEvent): Promise<void>;
+  /** LIDs with their phones, as the network told one of our numbers (`toPhone`), outside a message. */
+  identitiesLearned(event: IdentitiesLearned): Promise<void>;
+}
+
+export interface IdentitiesLearned {
+  toPhone: E164;
+  identities: readonly { lid: string; phone: E164 }[];
+  source: IdentitySource;
 }

@@ -3,6 +3,7 @@ import { assertSendableText } from '../domain/message-text.ts';
 import type { Message } from '../domain/model.ts';
 import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
+import { isLid } from '../domain/identities.ts';
 import { isValidLocation, presentStructured, type StructuredContent } from '../domain/structured-content.ts';
 import { assertMediaType, isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
@@ -20,7 +21,12 @@ export interface MessageInput {
 }
 
 /** What a send names as its recipient: a phone, or a group with the members it mentions. */
-export type SendInput = Omit<MessageInput, 'toPhone'> & ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: E164[]; toPhone?: undefined });
+export type SendInput = Omit<MessageInput, 'toPhone'> & (
+  | { toPhone: E164; toGroup?: undefined; toLid?: undefined }
+  /** A person by LID (`to_phone: "…@lid"`): sent to the phone from_phone's map knows for it. */
+  | { toLid: string; toPhone?: undefined; toGroup?: undefined }
+  | { toGroup: string; mentions: E164[]; toPhone?: undefined; toLid?: undefined }
+);
 
 /** A request's file: an upload by id or the bytes themselves, with the caller's claims. */
 export interface MediaInput extends MediaClaims {
@@ -38,6 +44,10 @@ export function parseSendInput(body: MessageRequestBody, maxMessageLength: numbe
   }
   if (body.to_group === undefined) {
     if (body.mentions !== undefined) throw new AppError('invalid_request', 'mentions are for group messages (to_group); a direct chat has no one else to mention.', { field: 'mentions' });
+    if (isLid(body.to_phone!.trim())) {
+      const { toPhone: _own, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);
+      return { ...content, toLid: body.to_phone!.trim() };
+    }
     return parseMessageInput({ ...body, to_phone: body.to_phone! }, maxMessageLength);
   }
   const { toPhone: _none, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);
@@ -73,10 +83,22 @@ function parseReplyTo(raw: string): string {
 }
 
 /** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
-export function parseSandboxReceiveInput(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string; mentions?: E164[] } {
+export function parseSandboxReceiveInput(
+  body: SandboxReceiveBody, maxMessageLength: number,
+): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string; mentions?: E164[]; fromLid?: string; withholdPhone?: boolean } {
   if (body.mentions !== undefined && body.group_id === undefined) throw new AppError('invalid_request', 'mentions are for group messages (group_id).', { field: 'mentions' });
   const inGroup = body.group_id === undefined ? {} : { groupId: parseGroupId(body.group_id, 'group_id'), mentions: parseMentions(body.mentions) };
-  return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup };
+  return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup, ...parseSenderLid(body) };
+}
+
+/** A simulated LID-addressed sender: the LID, and whether the phone is withheld. */
+function parseSenderLid(body: SandboxReceiveBody): { fromLid?: string; withholdPhone?: boolean } {
+  if (body.from_lid === undefined) {
+    if (body.withhold_phone !== undefined) throw new AppError('invalid_request', 'withhold_phone needs from_lid: a sender is withheld behind its LID.', { field: 'withhold_phone' });
+    return {};
+  }
+  if (!isLid(body.from_lid)) throw new AppError('invalid_request', 'from_lid must be a LID: digits and "@lid", e.g. 123456789012345@lid.', { field: 'from_lid' });
+  return { fromLid: body.from_lid, withholdPhone: body.withhold_phone === true };
 }
 
 function parseSandboxMessage(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number } {

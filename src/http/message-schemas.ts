@@ -64,7 +64,7 @@ export const sendMessageRequestComponent = {
   ],
   properties: {
     ...messageContentProperties,
-    to_phone: { ...phoneField, description: `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description}` },
+    to_phone: { ...phoneField, description: `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description} A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found.` },
     to_group: { ...groupIdField, description: 'A group from_phone is a member of, to send to instead of a phone; exactly one of to_phone and to_group is given.' },
     mentions: {
       type: 'array',
@@ -99,6 +99,8 @@ export const sandboxReceiveRequestComponent = {
       description: 'Simulate contact cards instead of a text: 1 to 10 of {name, phones}.',
       items: { type: 'object', additionalProperties: false, required: ['name', 'phones'], properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } } } },
     },
+    from_lid: { type: 'string', description: 'Simulate a LID-addressed sender: the simulated phone\'s LID ("<digits>@lid"), which the message carries beside from_phone (as WhatsApp\'s remoteJidAlt does), so the number learns it.' },
+    withhold_phone: { type: 'boolean', description: 'With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated network. A later message without this reveals the phone (docs/identity.md).' },
     simulate_failed_downloads: {
       type: 'integer',
       description:

@@ -1,4 +1,6 @@
 import type { FastifyInstance } from 'fastify';
+import { chatSchemaComponents } from './chat-schemas.ts';
+import { contactSchemaComponents } from './contact-schemas.ts';
 import { groupSchemaComponents } from './group-schemas.ts';
 import { mediaComponent } from './media-schemas.ts';
 import { messageSchemaComponents } from './message-schemas.ts';
@@ -11,7 +13,7 @@ import { webhookSchemaComponents, webhooksSection } from './webhook-schemas.ts';
  * written once into the document's components.schemas (by @fastify/swagger, under their $id).
  */
 export function registerSharedSchemas(app: FastifyInstance): void {
-  const components = [errorComponent, mediaComponent, ...messageSchemaComponents, ...messageReadSchemaComponents, ...groupSchemaComponents, ...webhookSchemaComponents];
+  const components = [errorComponent, mediaComponent, ...messageSchemaComponents, ...messageReadSchemaComponents, ...groupSchemaComponents, ...contactSchemaComponents, ...chatSchemaComponents, ...webhookSchemaComponents];
   for (const component of components) app.addSchema(component);
 }
 

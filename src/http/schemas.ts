@@ -100,4 +100,6 @@ export interface SandboxReceiveBody extends Omit<MessageRequestBody, 'to_group' 
   location?: { latitude: number; longitude: number; name?: string; address?: string };
   contacts?: { name: string; phones: string[] }[];
   simulate_failed_downloads?: number;
+  from_lid?: string;
+  withhold_phone?: boolean;
 }

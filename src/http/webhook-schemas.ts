@@ -218,6 +218,21 @@ export const numberResumedEventComponent = {
     number: { type: 'string', description: 'The number (E.164).' },
     reason: { type: 'string', enum: ['lifted', 'manual', 'relinked'], description: 'lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a logged-out number was linked again.' },
     at: timestamp('When it resumed.'),
+    },
+  } as const;
+
+export const contactIdentityEventComponent = {
+  $id: 'ContactIdentityEvent',
+  type: 'object',
+  description: 'A person one of your numbers knew only by LID now has a phone (or a different one). Messages from the LID show the phone from now on.',
+  required: ['event', 'webhook_id', 'phone', 'contact_phone', 'contact_lid', 'source', 'timestamp'],
+  properties: {
+    ...eventProperties('contact.identity'),
+    phone: { type: 'string', description: 'Your number that knows the person.' },
+    contact_phone: { type: 'string', description: 'The person\'s phone (E.164).' },
+    contact_lid: { type: 'string', description: 'The person\'s LID ("<digits>@lid").' },
+    source: { type: 'string', enum: ['message', 'mapping', 'group', 'check', 'sandbox'], description: 'What told the gateway: a message that carried both, WhatsApp\'s LID mapping, a group\'s members, a number check, or the sandbox.' },
+    timestamp: timestamp('When the gateway learned it.'),
   },
 } as const;
 
@@ -241,6 +256,7 @@ const events = [
   ['group.updated', 'GroupUpdatedEvent', 'A group of your numbers changed.'],
   ['number.paused', 'NumberPausedEvent', 'A number of yours holds its sends.'],
   ['number.resumed', 'NumberResumedEvent', 'A paused number of yours sends again.'],
+  ['contact.identity', 'ContactIdentityEvent', 'A LID got its phone.'],
   ['test', 'TestEvent', 'An operator sent a test event.'],
 ] as const;
 
@@ -256,6 +272,7 @@ export const webhookSchemaComponents = [
   groupUpdatedEventComponent,
   numberPausedEventComponent,
   numberResumedEventComponent,
+  contactIdentityEventComponent,
   testEventComponent,
 ] as const;
 

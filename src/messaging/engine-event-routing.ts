@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { EngineKind, Message } from '../domain/model.ts';
-import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine.ts';
+import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine.ts';
 import type { GroupChange } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { GroupChangeService } from './group-changes.ts';
+import type { IdentityMap } from './identities.ts';
 import type { IncomingActionService } from './incoming-actions.ts';
 import type { MessageActionService } from './message-actions.ts';
 import type { NumberPauses } from './number-pauses.ts';
@@ -18,6 +19,7 @@ export interface EngineEventConsumers {
   sessions: Pick<SessionSupervisor, 'recordSessionStatus'>;
   messageActions: Pick<MessageActionService, 'markRead'>;
   pauses: Pick<NumberPauses, 'sessionChanged' | 'restricted' | 'lifted'>;
+  identities: Pick<IdentityMap, 'learnFromEngine'>;
   /** Counts incoming messages per engine (the metrics listen here). */
   received: { messageReceived(engine: EngineKind): void };
   logger: Logger;
@@ -64,6 +66,10 @@ export class EngineEventRouting {
     return this.consumers.groupChanges.record(event);
   }
 
+  identitiesLearned(event: IdentitiesLearned): Promise<void> {
+    return this.consumers.identities.learnFromEngine(event);
+  }
+
   /** Read marks are a courtesy to the sender: one that fails loses nothing of ours, so it is only logged. */
   private async readAutomatically({ number, message }: ReceivedMessage): Promise<void> {
     try {
@@ -98,6 +104,7 @@ export class EngineEventDispatch {
       groupChanged: (event) => this.connected().groupChanged(event),
       numberRestricted: (event) => this.connected().numberRestricted(event),
       restrictionLifted: (event) => this.connected().restrictionLifted(event),
+      identitiesLearned: (event) => this.connected().identitiesLearned(event),
     };
   }
 

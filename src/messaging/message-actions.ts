@@ -8,6 +8,7 @@ import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { markReceivedRead, reviseMessage, saveReaction } from '../store/repositories/conversations.ts';
 import { findMessageById } from '../store/repositories/messages.ts';
+import { clearUnreadThrough } from '../store/repositories/chats.ts';
 import { findNumberById } from '../store/repositories/numbers.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
@@ -113,7 +114,11 @@ export class MessageActionService {
   async markRead(number: WhatsAppNumber, message: Message): Promise<Message[]> {
     if (message.direction !== 'inbound') throw notEditable('not_received', `Message ${message.id} was sent, not received; only received messages are marked read.`);
     const at = new Date();
-    const marked = await this.committer.run((trx) => markReceivedRead(trx, message, at));
+    const marked = await this.committer.run(async (trx) => {
+      const read = await markReceivedRead(trx, message, at);
+      await clearUnreadThrough(trx, message);
+      return read;
+    });
     const toTell = marked.filter((each) => each.engineMessageId !== null && each.fromPhone !== null).map(messageRef);
     if (toTell.length > 0) await this.supervisor.sessionFor(number).markRead(toTell);
     return marked;

@@ -1,6 +1,8 @@
 import { AppError } from '../domain/errors.ts';
 import type { Message } from '../domain/model.ts';
 import { parseE164 } from '../domain/phone.ts';
+import { parsePersonRef } from '../domain/identities.ts';
+import { phoneOfLidInAccount } from '../store/repositories/contacts.ts';
 import type { Store } from '../store/database.ts';
 import { findMessageById } from '../store/repositories/messages.ts';
 import { listMessages, type MessageFilter } from '../store/repositories/message-pages.ts';
@@ -11,9 +13,11 @@ import type { AccountScope } from '../domain/tenant-scope.ts';
  * A page's filters as the repository takes them, but with `phone` in any common spelling (it is
  * normalised here) and a cursor in place of the keyset position it stands for.
  */
-export type HistoryQuery = Omit<MessageFilter, 'accountId' | 'before'> & {
+export type HistoryQuery = Omit<MessageFilter, 'accountId' | 'before' | 'unresolvedLid'> & {
   /** The `nextCursor` of the previous page. */
   cursor?: string;
+  /** The person on the other side, by phone or by LID: one conversation whichever they wrote by. */
+  with?: string;
 };
 
 export interface HistoryPage {
@@ -53,9 +57,10 @@ export class MessageHistoryService {
       if (phone === undefined) throw new AppError('invalid_phone_number', `"${query.phone}" is not a phone number; include the country code, e.g. +447700900123.`);
     }
     // One extra row tells whether another page exists without a count query.
-    const { cursor, phone: _spelled, ...filters } = query;
+    const { cursor, phone: _spelled, with: person, ...filters } = query;
     const rows = await listMessages(this.store.db, {
       ...filters,
+      ...(person !== undefined && (await this.personFilter(scope, person, query.numberId))),
       accountId: scope.accountId,
       ...(phone !== undefined && { phone }),
       ...(cursor !== undefined && { before: parseCursor(cursor) }),
@@ -65,6 +70,18 @@ export class MessageHistoryService {
     const messages = rows.slice(0, query.limit);
     const last = messages.at(-1);
     return { messages, nextCursor: rows.length > query.limit && last !== undefined ? `${last.createdAt.getTime()}.${last.id}` : undefined };
+  }
+
+  /**
+   * The other side as one person: a LID whose phone a map knows is that phone (its messages had
+   * the phone filled in when it was learned); one no map knows matches what came by that LID.
+   */
+  private async personFilter(scope: AccountScope, raw: string, numberId: string | undefined): Promise<Pick<MessageFilter, 'peer' | 'unresolvedLid'>> {
+    const person = parsePersonRef(raw);
+    if (person === undefined) throw new AppError('invalid_request', `with "${raw.slice(0, 64)}" is neither a phone (with its country code) nor a LID (<digits>@lid).`, { field: 'with' });
+    if ('phone' in person) return { peer: person.phone };
+    const phone = await phoneOfLidInAccount(this.store.db, scope.accountId, person.lid, numberId);
+    return phone === undefined ? { unresolvedLid: person.lid } : { peer: phone };
   }
 }
 

@@ -9,6 +9,7 @@ import type { Engine } from '../engines/engine.ts';
 export const SESSION_CAPABILITIES = [
   'sendAction',
   'markRead',
+  'modifyChat',
   'sendPresence',
   'checkNumbers',
   'createGroup',

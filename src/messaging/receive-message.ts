@@ -15,7 +15,11 @@ import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.t
 import { markEarlierRead } from '../store/repositories/read-receipts.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { findMessageGroups, insertMessageGroups, knownSubject } from '../store/repositories/groups.ts';
-import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
+import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
+import type { Executor } from '../store/database.ts';
+import { noteChatMessages } from '../store/repositories/chats.ts';
+import { noteContact } from '../store/repositories/contacts.ts';
+import { completeIdentity, learnAndReport } from './identities.ts';
 
 /** The statuses a receipt may move a message from: receipts only ever move it forward. */
 const RECEIPT_TRANSITIONS: Record<ReceiptEvent['status'], MessageStatus[]> = {
@@ -90,6 +94,8 @@ export class ReceiveMessageService {
     const stored = await this.committer.run(async (trx) => {
       const earlier = await findInboundByEngineId(trx, number.id, event.engineMessageId);
       if (earlier !== undefined) return { message: earlier, queued: NOTHING_QUEUED, fresh: false };
+      // The sender as one person: learned when the message names both, completed from the map otherwise.
+      const learned = await this.identify(trx, number, event, message);
       if (event.quotedEngineId !== undefined) {
         const quoted = await findByEngineId(trx, number.id, event.quotedEngineId);
         message.replyTo = { messageId: quoted?.id ?? null, engineMessageId: event.quotedEngineId };
@@ -97,6 +103,11 @@ export class ReceiveMessageService {
       const queued = await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)));
       if (message.replyTo) await insertReply(trx, message, message.replyTo);
       await insertMessageGroups(trx, [message]);
+      await noteChatMessages(trx, [message]);
+      if (group === null) {
+        const sender = { lid: message.fromLid, phone: message.fromPhone, messageAt: message.createdAt, ...(event.senderName !== undefined && { whatsappName: event.senderName }) };
+        await noteContact(trx, { numberId: number.id, accountId: number.accountId }, sender, message.createdAt);
+      }
       // The promise of a later message.media event commits with the message, or not at all.
       if (media !== undefined && 'unavailable' in media && media.willRetry && retryToken !== null) {
         await insertPendingDownload(trx, {
@@ -104,10 +115,24 @@ export class ReceiveMessageService {
           attempts: 1, lastReason: media.unavailable, nextAttemptAt: new Date(Date.now() + DOWNLOAD_RETRY_DELAYS_MS[0]!), createdAt: new Date(),
         });
       }
-      return { message, queued, fresh: true };
+      return { message, queued: mergeQueued([learned, queued]), fresh: true };
     });
     this.notifier.deliveriesQueued(stored.queued);
     return { message: stored.message, number, fresh: stored.fresh };
+  }
+
+  /**
+   * Fills in the sender's other identifier from the number's map, or teaches the map when the
+   * message names both (Baileys' remoteJidAlt): no WhatsApp query either way.
+   */
+  private async identify(trx: Executor, number: WhatsAppNumber, event: IncomingMessageEvent, message: Message): Promise<Enqueued> {
+    if (event.fromPhone !== null && event.fromLid !== null) {
+      return learnAndReport(trx, this.notifier, number, { lid: event.fromLid, phone: event.fromPhone }, event.identitySource ?? 'message', message.createdAt);
+    }
+    const person = await completeIdentity(trx, number.id, { phone: event.fromPhone, lid: event.fromLid });
+    message.fromPhone = person.phone;
+    message.fromLid = person.lid;
+    return NOTHING_QUEUED;
   }
 
   /**

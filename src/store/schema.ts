@@ -1,6 +1,7 @@
 import type { ColumnType, Insertable, Selectable } from 'kysely';
 import type { MessageReactionsTable, MessageRepliesTable, MessageRevisionsTable } from './schema-conversations.ts';
 import type { MessageGroupsTable, NumberGroupsTable, SandboxGroupsTable } from './schema-groups.ts';
+import type { ChatsTable, ContactsTable } from './schema-identities.ts';
 
 /**
  * Table shapes as both dialects store them. Instants are epoch milliseconds and flags are 0/1
@@ -35,6 +36,8 @@ export interface Database {
   number_groups: NumberGroupsTable;
   sandbox_groups: SandboxGroupsTable;
   number_pauses: NumberPausesTable;
+  contacts: ContactsTable;
+  chats: ChatsTable;
 }
 
 export interface AccountsTable {

@@ -2,10 +2,13 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import { MediaDownloadRetrier } from '../media/media-download-retrier.ts';
+import { ChatService } from '../messaging/chats.ts';
+import { ContactsService } from '../messaging/contacts.ts';
 import { EngineEventRouting } from '../messaging/engine-event-routing.ts';
 import { GroupChangeService } from '../messaging/group-changes.ts';
 import { GroupService } from '../messaging/groups.ts';
 import { IdempotentSendService } from '../messaging/idempotent-send.ts';
+import { IdentityMap } from '../messaging/identities.ts';
 import { IncomingActionService } from '../messaging/incoming-actions.ts';
 import { MessageActionService } from '../messaging/message-actions.ts';
 import { MessageHistoryService } from '../messaging/message-history.ts';
@@ -40,6 +43,10 @@ export interface MessagingParts {
   mediaRetrier: MediaDownloadRetrier;
   /** Linking attempts started from the operator console. */
   linking: NumberLinkingService;
+  /** Each number's own LID-to-phone map (ADR 0032). */
+  identities: IdentityMap;
+  contacts: ContactsService;
+  chats: ChatService;
   /** Where each engine event goes; the composition root connects the engines to it. */
   engineEventRouting: EngineEventRouting;
 }
@@ -65,6 +72,7 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
   const messageActions = new MessageActionService(store, committer, supervisor);
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
   const groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
+  const identities = new IdentityMap(store, committer, deliveryWorker);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, pauses);
   return {
     sender,
@@ -78,6 +86,9 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
     groups,
     mediaRetrier: new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger),
     linking: new NumberLinkingService(supervisor, logger),
-    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, pauses, received: metrics, logger }),
+    identities,
+    contacts: new ContactsService(store),
+    chats: new ChatService(store, supervisor),
+    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, pauses, identities, received: metrics, logger }),
   };
 }

@@ -176,6 +176,36 @@ const readOwnersGroup: Probe = {
   succeedsWith: 200,
 };
 
+const listOwnersContacts: Probe = {
+  request: (owner) => ({ method: 'GET', url: `?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const readOwnersContact: Probe = {
+  request: (owner) => ({ method: 'GET', url: `/${encodeURIComponent('+14155550100')}?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const listOwnersChats: Probe = {
+  request: (owner) => ({ method: 'GET', url: `?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+/** A change of the owner's chat with the customer, by the path's verb. */
+const changeOwnersChat = (verb: string): Probe => ({
+  request: (owner) => ({ method: 'POST', url: `/${encodeURIComponent('+14155550100')}/${verb}`, body: { from_phone: owner.phones[0] } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+});
+
+const chatProbes = Object.fromEntries(['archive', 'unarchive', 'pin', 'unpin', 'mute', 'unmute', 'mark_unread', 'mark_read'].flatMap((verb) => [
+  [`POST /chats/{chat}/${verb}`, changeOwnersChat(verb)],
+  [`POST /api/chats/{chat}/${verb}`, changeOwnersChat(verb)],
+]));
+
 const groupPath = (owner: Owner, suffix = '') => `/${encodeURIComponent(owner.groupId)}${suffix}`;
 
 const changeOwnersGroupParticipants: Probe = {
@@ -221,6 +251,13 @@ const PROBES: Record<string, Probe> = {
   'POST /api/groups/{id}/leave': leaveOwnersGroup(1),
   'POST /groups': createGroupWithOwnersNumber,
   'POST /api/groups': createGroupWithOwnersNumber,
+  ...chatProbes,
+  'GET /chats': listOwnersChats,
+  'GET /api/chats': listOwnersChats,
+  'GET /contacts': listOwnersContacts,
+  'GET /api/contacts': listOwnersContacts,
+  'GET /contacts/{phone_or_lid}': readOwnersContact,
+  'GET /api/contacts/{phone_or_lid}': readOwnersContact,
   'GET /groups': listOwnersGroups,
   'GET /api/groups': listOwnersGroups,
   'GET /groups/{id}': readOwnersGroup,

@@ -114,6 +114,8 @@ for (const dialect of dialects) {
         'patch /groups/{id}', 'patch /api/groups/{id}', 'post /groups/{id}/participants', 'post /api/groups/{id}/participants',
         'get /groups/{id}/invite_link', 'get /api/groups/{id}/invite_link', 'post /groups/{id}/invite_link/revoke', 'post /api/groups/{id}/invite_link/revoke',
         'post /groups/{id}/leave', 'post /api/groups/{id}/leave',
+        'get /contacts', 'get /api/contacts', 'get /contacts/{phone_or_lid}', 'get /api/contacts/{phone_or_lid}', 'get /chats', 'get /api/chats',
+        ...['archive', 'unarchive', 'pin', 'unpin', 'mute', 'unmute', 'mark_unread', 'mark_read'].flatMap((verb) => [`post /chats/{chat}/${verb}`, `post /api/chats/{chat}/${verb}`]),
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');

@@ -31,7 +31,7 @@ export interface paths {
         put?: never;
         /**
          * Send a WhatsApp text message
-         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
+         * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -468,6 +468,226 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the people a number knows
+         * @description The people from_phone has exchanged direct messages with, in either direction, or has saved, each once: by phone and by LID where the gateway knows both, with their WhatsApp name. In the order the number first met them, a page at a time: pass next_cursor as cursor for the next page. Read from the gateway's own records, so WhatsApp is not asked.
+         */
+        get: operations["listContacts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{phone_or_lid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find a person by phone or by LID
+         * @description One person from_phone knows, named by phone or by LID: either finds them once the gateway has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.
+         */
+        get: operations["getContact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a number's chats, latest first
+         * @description Each chat of from_phone, direct or group, with its last message, unread count, and whether it is archived, pinned or muted; latest activity first, a page at a time: pass next_cursor as cursor for the next page. A person is one chat, whether their messages came by phone or by LID. Read from the gateway's own records.
+         */
+        get: operations["listChats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a chat
+         * @description Moves the chat to the archive, on WhatsApp too. Answers the chat as it is now.
+         */
+        post: operations["archiveChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a chat out of the archive
+         * @description Brings an archived chat back to the chat list. Answers the chat as it is now.
+         */
+        post: operations["unarchiveChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pin a chat
+         * @description Pins the chat to the top of the list on the number's phone (WhatsApp allows three pins). Answers the chat as it is now.
+         */
+        post: operations["pinChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/unpin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpin a chat
+         * @description Takes the chat's pin away. Answers the chat as it is now.
+         */
+        post: operations["unpinChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/mute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mute a chat
+         * @description Silences the chat's notifications on the number's phone until `until`, or always. Answers the chat as it is now.
+         */
+        post: operations["muteChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/unmute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unmute a chat
+         * @description Lets the chat notify again. Answers the chat as it is now.
+         */
+        post: operations["unmuteChat"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/mark_unread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat unread
+         * @description Marks the chat unread, as a reminder, on the number's phone too. Answers the chat as it is now.
+         */
+        post: operations["markChatUnread"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/chats/{chat}/mark_read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat read
+         * @description Clears the chat's unread mark and count. Answers the chat as it is now.
+         */
+        post: operations["markChatRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -479,7 +699,7 @@ export interface paths {
         put?: never;
         /**
          * Send a WhatsApp text message
-         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
+         * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
          */
         post: operations["sendMessageApi"];
         delete?: never;
@@ -916,6 +1136,226 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the people a number knows
+         * @description The people from_phone has exchanged direct messages with, in either direction, or has saved, each once: by phone and by LID where the gateway knows both, with their WhatsApp name. In the order the number first met them, a page at a time: pass next_cursor as cursor for the next page. Read from the gateway's own records, so WhatsApp is not asked.
+         */
+        get: operations["listContactsApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{phone_or_lid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Find a person by phone or by LID
+         * @description One person from_phone knows, named by phone or by LID: either finds them once the gateway has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.
+         */
+        get: operations["getContactApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a number's chats, latest first
+         * @description Each chat of from_phone, direct or group, with its last message, unread count, and whether it is archived, pinned or muted; latest activity first, a page at a time: pass next_cursor as cursor for the next page. A person is one chat, whether their messages came by phone or by LID. Read from the gateway's own records.
+         */
+        get: operations["listChatsApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a chat
+         * @description Moves the chat to the archive, on WhatsApp too. Answers the chat as it is now.
+         */
+        post: operations["archiveChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/unarchive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Take a chat out of the archive
+         * @description Brings an archived chat back to the chat list. Answers the chat as it is now.
+         */
+        post: operations["unarchiveChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pin a chat
+         * @description Pins the chat to the top of the list on the number's phone (WhatsApp allows three pins). Answers the chat as it is now.
+         */
+        post: operations["pinChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/unpin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unpin a chat
+         * @description Takes the chat's pin away. Answers the chat as it is now.
+         */
+        post: operations["unpinChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/mute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mute a chat
+         * @description Silences the chat's notifications on the number's phone until `until`, or always. Answers the chat as it is now.
+         */
+        post: operations["muteChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/unmute": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unmute a chat
+         * @description Lets the chat notify again. Answers the chat as it is now.
+         */
+        post: operations["unmuteChatApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/mark_unread": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat unread
+         * @description Marks the chat unread, as a reminder, on the number's phone too. Answers the chat as it is now.
+         */
+        post: operations["markChatUnreadApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chats/{chat}/mark_read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a chat read
+         * @description Clears the chat's unread mark and count. Answers the chat as it is now.
+         */
+        post: operations["markChatReadApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/media": {
         parameters: {
             query?: never;
@@ -1198,6 +1638,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "contact.identity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A LID got its phone.
+         * @description Delivered to webhooks subscribed to contact.identity; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onContactIdentityEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     test: {
         parameters: {
             query?: never;
@@ -1287,7 +1747,7 @@ export interface components {
              */
             reply_to?: string;
             /**
-             * @description The recipient; exactly one of to_phone and to_group is given. An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored.
+             * @description The recipient; exactly one of to_phone and to_group is given. An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored. A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found.
              * @example +447700900123
              */
             to_phone?: string;
@@ -1348,6 +1808,10 @@ export interface components {
                 name: string;
                 phones: string[];
             }[];
+            /** @description Simulate a LID-addressed sender: the simulated phone's LID ("<digits>@lid"), which the message carries beside from_phone (as WhatsApp's remoteJidAlt does), so the number learns it. */
+            from_lid?: string;
+            /** @description With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated network. A later message without this reveals the phone (docs/identity.md). */
+            withhold_phone?: boolean;
             /** @description With media: how many downloads of the file fail before one succeeds (0 to 10), to rehearse a file that arrives late. The message webhook then says the media is unavailable, and a message.media event follows once a retry stores it (docs/media.md). */
             simulate_failed_downloads?: number;
         };
@@ -1635,6 +2099,66 @@ export interface components {
             is_admin: boolean;
             description: string | null;
             participants: components["schemas"]["Participant"][];
+        };
+        /** @description A person one of your numbers knows: by phone, by LID, or by both once WhatsApp has told the gateway both (docs/identity.md). */
+        Person: {
+            /** @description E.164; null while WhatsApp has named the person only by LID. */
+            phone: string | null;
+            /** @description The person's LID ("<digits>@lid"); null while unknown. */
+            lid: string | null;
+            /** @description The name the person gave themselves on WhatsApp, as last seen on a message. */
+            whatsapp_name: string | null;
+            /** @description Saved in the number's address book, rather than only written with. */
+            saved: boolean;
+            /**
+             * Format: date-time
+             * @description When the gateway learned that the LID and the phone are one person; null while it knows only one.
+             */
+            identity_learned_at: string | null;
+            /**
+             * @description What told it: a message carrying both, WhatsApp's LID mapping, a group's members, a number check, or the sandbox.
+             * @enum {string|null}
+             */
+            identity_source: "message" | "mapping" | "group" | "check" | "sandbox" | null;
+            /**
+             * Format: date-time
+             * @description The latest message exchanged in the direct chat.
+             */
+            last_message_at: string | null;
+        };
+        /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+        Chat: {
+            /** @description What names the chat in /chats/{chat}: the person's phone, their LID while the phone is unknown, or the group id. */
+            chat_id: string;
+            /** @enum {string} */
+            kind: "direct" | "group";
+            /** @description The other side of a direct chat (E.164); null in a group, or while WhatsApp has named the person only by LID. */
+            phone: string | null;
+            /** @description The other side's LID, where known; null in a group. */
+            lid: string | null;
+            /** @description The group of a group chat; null for a direct one. */
+            group: components["schemas"]["ChatGroup"] | null;
+            last_message: components["schemas"]["Message"];
+            /**
+             * Format: date-time
+             * @description When the last message was sent or received: the list's order, latest first.
+             */
+            last_activity_at: string;
+            /** @description Messages received since the chat was last read (mark_read, or a read mark on a message). */
+            unread_count: number;
+            /** @description Marked unread by hand (POST /chats/{chat}/mark_unread). */
+            marked_unread: boolean;
+            archived: boolean;
+            pinned: boolean;
+            /** Format: date-time */
+            pinned_at: string | null;
+            /** @description Muted now: muted_until is in the future. */
+            muted: boolean;
+            /**
+             * Format: date-time
+             * @description When the mute ends; 9999-12-31T23:59:59.999Z for always; null when never muted or unmuted.
+             */
+            muted_until: string | null;
         };
         /** @description A received file: stored (with a signed link that needs no key), or known only by its kind and why it could not be had. */
         WebhookMedia: {
@@ -1970,6 +2494,32 @@ export interface components {
              */
             at: string;
         };
+        /** @description A person one of your numbers knew only by LID now has a phone (or a different one). Messages from the LID show the phone from now on. */
+        ContactIdentityEvent: {
+            /** @enum {string} */
+            event: "contact.identity";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description Your number that knows the person. */
+            phone: string;
+            /** @description The person's phone (E.164). */
+            contact_phone: string;
+            /** @description The person's LID ("<digits>@lid"). */
+            contact_lid: string;
+            /**
+             * @description What told the gateway: a message that carried both, WhatsApp's LID mapping, a group's members, a number check, or the sandbox.
+             * @enum {string}
+             */
+            source: "message" | "mapping" | "group" | "check" | "sandbox";
+            /**
+             * Format: date-time
+             * @description When the gateway learned it.
+             */
+            timestamp: string;
+        };
         /** @description An operator sent a test event (wagw webhook test ID). */
         TestEvent: {
             /** @enum {string} */
@@ -2288,6 +2838,53 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        ListContactsResponse: {
+            contacts: components["schemas"]["Person"][];
+            /** @description Pass as cursor for the next page; null on the last page. */
+            next_cursor: string | null;
+        };
+        ListChatsResponse: {
+            chats: components["schemas"]["Chat"][];
+            /** @description Pass as cursor for the next (older) page; null on the last page. */
+            next_cursor: string | null;
+        };
+        ArchiveChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        UnarchiveChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        PinChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        UnpinChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        MuteChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+            /**
+             * Format: date-time
+             * @description When the mute ends (RFC 3339, in the future); without it, the chat is muted always.
+             */
+            until?: string;
+        };
+        UnmuteChatRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        MarkChatUnreadRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
+        MarkChatReadRequest: {
+            /** @description One of your numbers: the chat is one of its chats. */
+            from_phone: string;
+        };
     };
     responses: {
         /** @description The database does not answer, or cannot write; the log says why. */
@@ -2347,7 +2944,7 @@ export interface components {
                 };
             };
         };
-        /** @description `media_not_found`: There is no such media in your account, or its retention ended. */
+        /** @description `media_not_found`: There is no such media in your account, or its retention ended. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. */
         SendMessageError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2356,7 +2953,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "media_not_found";
+                    error?: "media_not_found" | "contact_not_found";
                 };
             };
         };
@@ -4559,6 +5156,1065 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        ListContactsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListContactsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ListContactsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListContactsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListContactsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        GetContactError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetContactError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. */
+        GetContactError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "contact_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        GetContactError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetContactError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetContactError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        ListChatsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListChatsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ListChatsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListChatsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListChatsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        ArchiveChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ArchiveChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        ArchiveChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        ArchiveChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ArchiveChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        ArchiveChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ArchiveChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        ArchiveChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        UnarchiveChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UnarchiveChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        UnarchiveChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        UnarchiveChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UnarchiveChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UnarchiveChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UnarchiveChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        UnarchiveChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        PinChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        PinChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        PinChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        PinChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        PinChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        PinChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        PinChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        PinChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        UnpinChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UnpinChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        UnpinChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        UnpinChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UnpinChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UnpinChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UnpinChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        UnpinChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        MuteChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        MuteChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        MuteChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        MuteChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        MuteChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        MuteChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        MuteChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        MuteChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        UnmuteChatError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UnmuteChatError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        UnmuteChatError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        UnmuteChatError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UnmuteChatError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UnmuteChatError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UnmuteChatError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        UnmuteChatError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        MarkChatUnreadError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        MarkChatUnreadError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        MarkChatUnreadError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        MarkChatUnreadError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        MarkChatUnreadError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        MarkChatUnreadError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        MarkChatUnreadError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        MarkChatUnreadError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        MarkChatReadError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        MarkChatReadError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        MarkChatReadError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. */
+        MarkChatReadError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "chat_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        MarkChatReadError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        MarkChatReadError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        MarkChatReadError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        MarkChatReadError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         UploadMediaError400: {
             headers: {
@@ -4652,7 +6308,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
         DownloadMediaError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4661,7 +6317,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "media_not_found" | "number_not_found";
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "number_not_found";
                 };
             };
         };
@@ -4722,6 +6378,8 @@ export type MessageDetail = components['schemas']['MessageDetail'];
 export type Participant = components['schemas']['Participant'];
 export type GroupSummary = components['schemas']['GroupSummary'];
 export type Group = components['schemas']['Group'];
+export type Person = components['schemas']['Person'];
+export type Chat = components['schemas']['Chat'];
 export type WebhookMedia = components['schemas']['WebhookMedia'];
 export type MessageEvent = components['schemas']['MessageEvent'];
 export type MessageMediaEvent = components['schemas']['MessageMediaEvent'];
@@ -4733,6 +6391,7 @@ export type SessionStatusEvent = components['schemas']['SessionStatusEvent'];
 export type GroupUpdatedEvent = components['schemas']['GroupUpdatedEvent'];
 export type NumberPausedEvent = components['schemas']['NumberPausedEvent'];
 export type NumberResumedEvent = components['schemas']['NumberResumedEvent'];
+export type ContactIdentityEvent = components['schemas']['ContactIdentityEvent'];
 export type TestEvent = components['schemas']['TestEvent'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
 export type SimulateRestrictionRequest = components['schemas']['SimulateRestrictionRequest'];
@@ -4764,6 +6423,16 @@ export type LeaveGroupRequest = components['schemas']['LeaveGroupRequest'];
 export type LeaveGroupResponse = components['schemas']['LeaveGroupResponse'];
 export type LinkMediaRequest = components['schemas']['LinkMediaRequest'];
 export type LinkMediaResponse = components['schemas']['LinkMediaResponse'];
+export type ListContactsResponse = components['schemas']['ListContactsResponse'];
+export type ListChatsResponse = components['schemas']['ListChatsResponse'];
+export type ArchiveChatRequest = components['schemas']['ArchiveChatRequest'];
+export type UnarchiveChatRequest = components['schemas']['UnarchiveChatRequest'];
+export type PinChatRequest = components['schemas']['PinChatRequest'];
+export type UnpinChatRequest = components['schemas']['UnpinChatRequest'];
+export type MuteChatRequest = components['schemas']['MuteChatRequest'];
+export type UnmuteChatRequest = components['schemas']['UnmuteChatRequest'];
+export type MarkChatUnreadRequest = components['schemas']['MarkChatUnreadRequest'];
+export type MarkChatReadRequest = components['schemas']['MarkChatReadRequest'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
 export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
@@ -4935,6 +6604,86 @@ export type ResponseLinkMediaError404 = components['responses']['LinkMediaError4
 export type ResponseLinkMediaError413 = components['responses']['LinkMediaError413'];
 export type ResponseLinkMediaError500 = components['responses']['LinkMediaError500'];
 export type ResponseLinkMediaError503 = components['responses']['LinkMediaError503'];
+export type ResponseListContactsError400 = components['responses']['ListContactsError400'];
+export type ResponseListContactsError401 = components['responses']['ListContactsError401'];
+export type ResponseListContactsError413 = components['responses']['ListContactsError413'];
+export type ResponseListContactsError500 = components['responses']['ListContactsError500'];
+export type ResponseListContactsError503 = components['responses']['ListContactsError503'];
+export type ResponseGetContactError400 = components['responses']['GetContactError400'];
+export type ResponseGetContactError401 = components['responses']['GetContactError401'];
+export type ResponseGetContactError404 = components['responses']['GetContactError404'];
+export type ResponseGetContactError413 = components['responses']['GetContactError413'];
+export type ResponseGetContactError500 = components['responses']['GetContactError500'];
+export type ResponseGetContactError503 = components['responses']['GetContactError503'];
+export type ResponseListChatsError400 = components['responses']['ListChatsError400'];
+export type ResponseListChatsError401 = components['responses']['ListChatsError401'];
+export type ResponseListChatsError413 = components['responses']['ListChatsError413'];
+export type ResponseListChatsError500 = components['responses']['ListChatsError500'];
+export type ResponseListChatsError503 = components['responses']['ListChatsError503'];
+export type ResponseArchiveChatError400 = components['responses']['ArchiveChatError400'];
+export type ResponseArchiveChatError401 = components['responses']['ArchiveChatError401'];
+export type ResponseArchiveChatError403 = components['responses']['ArchiveChatError403'];
+export type ResponseArchiveChatError404 = components['responses']['ArchiveChatError404'];
+export type ResponseArchiveChatError413 = components['responses']['ArchiveChatError413'];
+export type ResponseArchiveChatError429 = components['responses']['ArchiveChatError429'];
+export type ResponseArchiveChatError500 = components['responses']['ArchiveChatError500'];
+export type ResponseArchiveChatError503 = components['responses']['ArchiveChatError503'];
+export type ResponseUnarchiveChatError400 = components['responses']['UnarchiveChatError400'];
+export type ResponseUnarchiveChatError401 = components['responses']['UnarchiveChatError401'];
+export type ResponseUnarchiveChatError403 = components['responses']['UnarchiveChatError403'];
+export type ResponseUnarchiveChatError404 = components['responses']['UnarchiveChatError404'];
+export type ResponseUnarchiveChatError413 = components['responses']['UnarchiveChatError413'];
+export type ResponseUnarchiveChatError429 = components['responses']['UnarchiveChatError429'];
+export type ResponseUnarchiveChatError500 = components['responses']['UnarchiveChatError500'];
+export type ResponseUnarchiveChatError503 = components['responses']['UnarchiveChatError503'];
+export type ResponsePinChatError400 = components['responses']['PinChatError400'];
+export type ResponsePinChatError401 = components['responses']['PinChatError401'];
+export type ResponsePinChatError403 = components['responses']['PinChatError403'];
+export type ResponsePinChatError404 = components['responses']['PinChatError404'];
+export type ResponsePinChatError413 = components['responses']['PinChatError413'];
+export type ResponsePinChatError429 = components['responses']['PinChatError429'];
+export type ResponsePinChatError500 = components['responses']['PinChatError500'];
+export type ResponsePinChatError503 = components['responses']['PinChatError503'];
+export type ResponseUnpinChatError400 = components['responses']['UnpinChatError400'];
+export type ResponseUnpinChatError401 = components['responses']['UnpinChatError401'];
+export type ResponseUnpinChatError403 = components['responses']['UnpinChatError403'];
+export type ResponseUnpinChatError404 = components['responses']['UnpinChatError404'];
+export type ResponseUnpinChatError413 = components['responses']['UnpinChatError413'];
+export type ResponseUnpinChatError429 = components['responses']['UnpinChatError429'];
+export type ResponseUnpinChatError500 = components['responses']['UnpinChatError500'];
+export type ResponseUnpinChatError503 = components['responses']['UnpinChatError503'];
+export type ResponseMuteChatError400 = components['responses']['MuteChatError400'];
+export type ResponseMuteChatError401 = components['responses']['MuteChatError401'];
+export type ResponseMuteChatError403 = components['responses']['MuteChatError403'];
+export type ResponseMuteChatError404 = components['responses']['MuteChatError404'];
+export type ResponseMuteChatError413 = components['responses']['MuteChatError413'];
+export type ResponseMuteChatError429 = components['responses']['MuteChatError429'];
+export type ResponseMuteChatError500 = components['responses']['MuteChatError500'];
+export type ResponseMuteChatError503 = components['responses']['MuteChatError503'];
+export type ResponseUnmuteChatError400 = components['responses']['UnmuteChatError400'];
+export type ResponseUnmuteChatError401 = components['responses']['UnmuteChatError401'];
+export type ResponseUnmuteChatError403 = components['responses']['UnmuteChatError403'];
+export type ResponseUnmuteChatError404 = components['responses']['UnmuteChatError404'];
+export type ResponseUnmuteChatError413 = components['responses']['UnmuteChatError413'];
+export type ResponseUnmuteChatError429 = components['responses']['UnmuteChatError429'];
+export type ResponseUnmuteChatError500 = components['responses']['UnmuteChatError500'];
+export type ResponseUnmuteChatError503 = components['responses']['UnmuteChatError503'];
+export type ResponseMarkChatUnreadError400 = components['responses']['MarkChatUnreadError400'];
+export type ResponseMarkChatUnreadError401 = components['responses']['MarkChatUnreadError401'];
+export type ResponseMarkChatUnreadError403 = components['responses']['MarkChatUnreadError403'];
+export type ResponseMarkChatUnreadError404 = components['responses']['MarkChatUnreadError404'];
+export type ResponseMarkChatUnreadError413 = components['responses']['MarkChatUnreadError413'];
+export type ResponseMarkChatUnreadError429 = components['responses']['MarkChatUnreadError429'];
+export type ResponseMarkChatUnreadError500 = components['responses']['MarkChatUnreadError500'];
+export type ResponseMarkChatUnreadError503 = components['responses']['MarkChatUnreadError503'];
+export type ResponseMarkChatReadError400 = components['responses']['MarkChatReadError400'];
+export type ResponseMarkChatReadError401 = components['responses']['MarkChatReadError401'];
+export type ResponseMarkChatReadError403 = components['responses']['MarkChatReadError403'];
+export type ResponseMarkChatReadError404 = components['responses']['MarkChatReadError404'];
+export type ResponseMarkChatReadError413 = components['responses']['MarkChatReadError413'];
+export type ResponseMarkChatReadError429 = components['responses']['MarkChatReadError429'];
+export type ResponseMarkChatReadError500 = components['responses']['MarkChatReadError500'];
+export type ResponseMarkChatReadError503 = components['responses']['MarkChatReadError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
@@ -5282,6 +7031,8 @@ export interface operations {
                 phone?: string;
                 /** @description The other side (E.164): the recipient of a sent message, the sender of a received one. */
                 peer?: string;
+                /** @description The person on the other side, by phone (E.164) or by LID ("<digits>@lid"): one conversation, whether their messages came by phone or by LID (docs/identity.md). Not with peer. */
+                with?: string;
                 /** @description Only the messages of this group chat (a group id as GET /groups gives it), sent and received. */
                 group_id?: string;
                 /** @description Only sent (outbound) or received (inbound) messages. */
@@ -5778,6 +7529,393 @@ export interface operations {
             503: components["responses"]["LinkMediaError503"];
         };
     };
+    listContacts: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+                /** @description How many people a page holds: 1 to 100; 50 by default. */
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListContactsResponse"];
+                };
+            };
+            400: components["responses"]["ListContactsError400"];
+            401: components["responses"]["ListContactsError401"];
+            413: components["responses"]["ListContactsError413"];
+            500: components["responses"]["ListContactsError500"];
+            503: components["responses"]["ListContactsError503"];
+        };
+    };
+    getContact: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The person by phone (E.164, URL-encoded) or by LID ("<digits>@lid"): either finds them once the gateway knows both. */
+                phone_or_lid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A person one of your numbers knows: by phone, by LID, or by both once WhatsApp has told the gateway both (docs/identity.md). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+            400: components["responses"]["GetContactError400"];
+            401: components["responses"]["GetContactError401"];
+            404: components["responses"]["GetContactError404"];
+            413: components["responses"]["GetContactError413"];
+            500: components["responses"]["GetContactError500"];
+            503: components["responses"]["GetContactError503"];
+        };
+    };
+    listChats: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its chats. */
+                from_phone: string;
+                /** @description How many chats a page holds: 1 to 100; 50 by default. */
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListChatsResponse"];
+                };
+            };
+            400: components["responses"]["ListChatsError400"];
+            401: components["responses"]["ListChatsError401"];
+            413: components["responses"]["ListChatsError413"];
+            500: components["responses"]["ListChatsError500"];
+            503: components["responses"]["ListChatsError503"];
+        };
+    };
+    archiveChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArchiveChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["ArchiveChatError400"];
+            401: components["responses"]["ArchiveChatError401"];
+            403: components["responses"]["ArchiveChatError403"];
+            404: components["responses"]["ArchiveChatError404"];
+            413: components["responses"]["ArchiveChatError413"];
+            429: components["responses"]["ArchiveChatError429"];
+            500: components["responses"]["ArchiveChatError500"];
+            503: components["responses"]["ArchiveChatError503"];
+        };
+    };
+    unarchiveChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnarchiveChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnarchiveChatError400"];
+            401: components["responses"]["UnarchiveChatError401"];
+            403: components["responses"]["UnarchiveChatError403"];
+            404: components["responses"]["UnarchiveChatError404"];
+            413: components["responses"]["UnarchiveChatError413"];
+            429: components["responses"]["UnarchiveChatError429"];
+            500: components["responses"]["UnarchiveChatError500"];
+            503: components["responses"]["UnarchiveChatError503"];
+        };
+    };
+    pinChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["PinChatError400"];
+            401: components["responses"]["PinChatError401"];
+            403: components["responses"]["PinChatError403"];
+            404: components["responses"]["PinChatError404"];
+            413: components["responses"]["PinChatError413"];
+            429: components["responses"]["PinChatError429"];
+            500: components["responses"]["PinChatError500"];
+            503: components["responses"]["PinChatError503"];
+        };
+    };
+    unpinChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnpinChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnpinChatError400"];
+            401: components["responses"]["UnpinChatError401"];
+            403: components["responses"]["UnpinChatError403"];
+            404: components["responses"]["UnpinChatError404"];
+            413: components["responses"]["UnpinChatError413"];
+            429: components["responses"]["UnpinChatError429"];
+            500: components["responses"]["UnpinChatError500"];
+            503: components["responses"]["UnpinChatError503"];
+        };
+    };
+    muteChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MuteChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MuteChatError400"];
+            401: components["responses"]["MuteChatError401"];
+            403: components["responses"]["MuteChatError403"];
+            404: components["responses"]["MuteChatError404"];
+            413: components["responses"]["MuteChatError413"];
+            429: components["responses"]["MuteChatError429"];
+            500: components["responses"]["MuteChatError500"];
+            503: components["responses"]["MuteChatError503"];
+        };
+    };
+    unmuteChat: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnmuteChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnmuteChatError400"];
+            401: components["responses"]["UnmuteChatError401"];
+            403: components["responses"]["UnmuteChatError403"];
+            404: components["responses"]["UnmuteChatError404"];
+            413: components["responses"]["UnmuteChatError413"];
+            429: components["responses"]["UnmuteChatError429"];
+            500: components["responses"]["UnmuteChatError500"];
+            503: components["responses"]["UnmuteChatError503"];
+        };
+    };
+    markChatUnread: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkChatUnreadRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MarkChatUnreadError400"];
+            401: components["responses"]["MarkChatUnreadError401"];
+            403: components["responses"]["MarkChatUnreadError403"];
+            404: components["responses"]["MarkChatUnreadError404"];
+            413: components["responses"]["MarkChatUnreadError413"];
+            429: components["responses"]["MarkChatUnreadError429"];
+            500: components["responses"]["MarkChatUnreadError500"];
+            503: components["responses"]["MarkChatUnreadError503"];
+        };
+    };
+    markChatRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkChatReadRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MarkChatReadError400"];
+            401: components["responses"]["MarkChatReadError401"];
+            403: components["responses"]["MarkChatReadError403"];
+            404: components["responses"]["MarkChatReadError404"];
+            413: components["responses"]["MarkChatReadError413"];
+            429: components["responses"]["MarkChatReadError429"];
+            500: components["responses"]["MarkChatReadError500"];
+            503: components["responses"]["MarkChatReadError503"];
+        };
+    };
     sendMessageApi: {
         parameters: {
             query?: never;
@@ -6089,6 +8227,8 @@ export interface operations {
                 phone?: string;
                 /** @description The other side (E.164): the recipient of a sent message, the sender of a received one. */
                 peer?: string;
+                /** @description The person on the other side, by phone (E.164) or by LID ("<digits>@lid"): one conversation, whether their messages came by phone or by LID (docs/identity.md). Not with peer. */
+                with?: string;
                 /** @description Only the messages of this group chat (a group id as GET /groups gives it), sent and received. */
                 group_id?: string;
                 /** @description Only sent (outbound) or received (inbound) messages. */
@@ -6585,6 +8725,393 @@ export interface operations {
             503: components["responses"]["LinkMediaError503"];
         };
     };
+    listContactsApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+                /** @description How many people a page holds: 1 to 100; 50 by default. */
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListContactsResponse"];
+                };
+            };
+            400: components["responses"]["ListContactsError400"];
+            401: components["responses"]["ListContactsError401"];
+            413: components["responses"]["ListContactsError413"];
+            500: components["responses"]["ListContactsError500"];
+            503: components["responses"]["ListContactsError503"];
+        };
+    };
+    getContactApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The person by phone (E.164, URL-encoded) or by LID ("<digits>@lid"): either finds them once the gateway knows both. */
+                phone_or_lid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A person one of your numbers knows: by phone, by LID, or by both once WhatsApp has told the gateway both (docs/identity.md). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+            400: components["responses"]["GetContactError400"];
+            401: components["responses"]["GetContactError401"];
+            404: components["responses"]["GetContactError404"];
+            413: components["responses"]["GetContactError413"];
+            500: components["responses"]["GetContactError500"];
+            503: components["responses"]["GetContactError503"];
+        };
+    };
+    listChatsApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its chats. */
+                from_phone: string;
+                /** @description How many chats a page holds: 1 to 100; 50 by default. */
+                limit?: number;
+                /** @description next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListChatsResponse"];
+                };
+            };
+            400: components["responses"]["ListChatsError400"];
+            401: components["responses"]["ListChatsError401"];
+            413: components["responses"]["ListChatsError413"];
+            500: components["responses"]["ListChatsError500"];
+            503: components["responses"]["ListChatsError503"];
+        };
+    };
+    archiveChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ArchiveChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["ArchiveChatError400"];
+            401: components["responses"]["ArchiveChatError401"];
+            403: components["responses"]["ArchiveChatError403"];
+            404: components["responses"]["ArchiveChatError404"];
+            413: components["responses"]["ArchiveChatError413"];
+            429: components["responses"]["ArchiveChatError429"];
+            500: components["responses"]["ArchiveChatError500"];
+            503: components["responses"]["ArchiveChatError503"];
+        };
+    };
+    unarchiveChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnarchiveChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnarchiveChatError400"];
+            401: components["responses"]["UnarchiveChatError401"];
+            403: components["responses"]["UnarchiveChatError403"];
+            404: components["responses"]["UnarchiveChatError404"];
+            413: components["responses"]["UnarchiveChatError413"];
+            429: components["responses"]["UnarchiveChatError429"];
+            500: components["responses"]["UnarchiveChatError500"];
+            503: components["responses"]["UnarchiveChatError503"];
+        };
+    };
+    pinChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["PinChatError400"];
+            401: components["responses"]["PinChatError401"];
+            403: components["responses"]["PinChatError403"];
+            404: components["responses"]["PinChatError404"];
+            413: components["responses"]["PinChatError413"];
+            429: components["responses"]["PinChatError429"];
+            500: components["responses"]["PinChatError500"];
+            503: components["responses"]["PinChatError503"];
+        };
+    };
+    unpinChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnpinChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnpinChatError400"];
+            401: components["responses"]["UnpinChatError401"];
+            403: components["responses"]["UnpinChatError403"];
+            404: components["responses"]["UnpinChatError404"];
+            413: components["responses"]["UnpinChatError413"];
+            429: components["responses"]["UnpinChatError429"];
+            500: components["responses"]["UnpinChatError500"];
+            503: components["responses"]["UnpinChatError503"];
+        };
+    };
+    muteChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MuteChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MuteChatError400"];
+            401: components["responses"]["MuteChatError401"];
+            403: components["responses"]["MuteChatError403"];
+            404: components["responses"]["MuteChatError404"];
+            413: components["responses"]["MuteChatError413"];
+            429: components["responses"]["MuteChatError429"];
+            500: components["responses"]["MuteChatError500"];
+            503: components["responses"]["MuteChatError503"];
+        };
+    };
+    unmuteChatApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnmuteChatRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["UnmuteChatError400"];
+            401: components["responses"]["UnmuteChatError401"];
+            403: components["responses"]["UnmuteChatError403"];
+            404: components["responses"]["UnmuteChatError404"];
+            413: components["responses"]["UnmuteChatError413"];
+            429: components["responses"]["UnmuteChatError429"];
+            500: components["responses"]["UnmuteChatError500"];
+            503: components["responses"]["UnmuteChatError503"];
+        };
+    };
+    markChatUnreadApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkChatUnreadRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MarkChatUnreadError400"];
+            401: components["responses"]["MarkChatUnreadError401"];
+            403: components["responses"]["MarkChatUnreadError403"];
+            404: components["responses"]["MarkChatUnreadError404"];
+            413: components["responses"]["MarkChatUnreadError413"];
+            429: components["responses"]["MarkChatUnreadError429"];
+            500: components["responses"]["MarkChatUnreadError500"];
+            503: components["responses"]["MarkChatUnreadError503"];
+        };
+    };
+    markChatReadApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it. */
+                chat: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkChatReadRequest"];
+            };
+        };
+        responses: {
+            /** @description A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Chat"];
+                };
+            };
+            400: components["responses"]["MarkChatReadError400"];
+            401: components["responses"]["MarkChatReadError401"];
+            403: components["responses"]["MarkChatReadError403"];
+            404: components["responses"]["MarkChatReadError404"];
+            413: components["responses"]["MarkChatReadError413"];
+            429: components["responses"]["MarkChatReadError429"];
+            500: components["responses"]["MarkChatReadError500"];
+            503: components["responses"]["MarkChatReadError503"];
+        };
+    };
     uploadMedia: {
         parameters: {
             query?: {
@@ -7061,6 +9588,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NumberResumedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onContactIdentityEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactIdentityEvent"];
             };
         };
         responses: {

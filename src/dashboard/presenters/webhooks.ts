@@ -15,6 +15,7 @@ const EVENT_EXPLANATIONS = {
   'group.updated': 'Someone joined, left, was added, removed, promoted or demoted in a group of your numbers, or its subject or description changed.',
   'number.paused': 'One of your numbers stopped sending: WhatsApp restricted or rate-limited it, or logged it out, or it was paused by hand.',
   'number.resumed': 'A paused number of yours sends again: its pause lifted, someone resumed it, or it was linked again.',
+  'contact.identity': 'A person your numbers knew only by LID now has a phone number too.',
 } as const satisfies Record<WebhookEventType, string>;
 
 export interface EventTypeOption {

@@ -7,14 +7,15 @@ import { messageOfRetryToken } from './media-retry-token.ts';
 import { mentionJids, toGroup } from './group-mapper.ts';
 import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { groupRefusal, participantOutcomes } from './group-admin.ts';
-import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
+import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type ChatChange, type ChatTarget, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
-import { toActionContent, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
+import { toActionContent, toChatJid, toChatModification, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
 import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
 import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
-import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
+import { createBaileysSocket, type SessionSocket, type SocketFactory } from './session-socket.ts';
+import { identityOfCheck } from './identity-mapper.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
 import { ACCOUNT_RESTRICTED_CODE, RATE_LIMIT_PAUSE_MS } from './restrictions.ts';
 
@@ -113,8 +114,8 @@ export class BaileysEngine implements Engine {
   }
 
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
-    const { socket } = this.connected(number);
-    return this.directory.check(number.accountId, phones, lookupOn(socket), admit);
+    const { session, socket } = this.connected(number);
+    return this.directory.check(number.accountId, phones, lookupOn(socket, session), admit);
   }
 
   async createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group> {
@@ -187,7 +188,7 @@ export class BaileysEngine implements Engine {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const { session, socket } = this.connected(number);
-    if (!isGroupMessage(request) && !(await this.directory.isOnWhatsApp(number.accountId, request.toPhone, lookupOn(socket)))) {
+    if (!isGroupMessage(request) && !(await this.directory.isOnWhatsApp(number.accountId, request.toPhone, lookupOn(socket, session)))) {
       throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
     }
     await this.pacer.waitTurn(number.id);
@@ -205,6 +206,11 @@ export class BaileysEngine implements Engine {
     const { session, socket } = this.connected(number);
     await this.pacer.waitTurn(number.id);
     return this.sendOn(session, socket, target.groupId ?? toRecipientJid(target.chatPhone), toActionContent(target, action));
+  }
+
+  async modifyChat(number: WhatsAppNumber, chat: ChatTarget, change: ChatChange): Promise<void> {
+    const { socket } = this.connected(number);
+    await socket.chatModify(toChatModification(chat, change), toChatJid(chat.chatId));
   }
 
   async markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
@@ -253,11 +259,14 @@ export class BaileysEngine implements Engine {
 }
 
 /** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */
-function lookupOn(socket: { onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> }): LookupMany {
+function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<BaileysSession, 'reportIdentities'>): LookupMany {
   return async (phones) => {
     const answers = new Map<E164, RecipientAnswer>();
     const byDigits = new Map(phones.map((phone) => [phone.slice(1), phone]));
-    for (const answer of (await socket.onWhatsApp(...byDigits.keys())) ?? []) {
+    const answered = (await socket.onWhatsApp(...byDigits.keys())) ?? [];
+    // Newer WhatsApp answers name the phone's LID as well, which the map keeps.
+    session.reportIdentities(answered.map(identityOfCheck), 'check');
+    for (const answer of answered) {
       const phone = byDigits.get(answer.jid.split('@')[0]!.split(':')[0]!);
       if (phone !== undefined) answers.set(phone, { exists: answer.exists === true, waId: answer.exists === true ? answer.jid : null });
     }

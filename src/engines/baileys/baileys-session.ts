@@ -16,6 +16,8 @@ import { SentMessageStore } from './sent-message-store.ts';
 import { GroupMetadataCache } from './group-metadata-cache.ts';
 import { mentionedMembers, participantChanges, settingsChanges } from './group-mapper.ts';
 import type { GroupChange } from '../../domain/groups.ts';
+import type { IdentitySource } from '../../domain/identities.ts';
+import { identitiesOfGroup, identityOfMapping, type LearnedIdentity } from './identity-mapper.ts';
 
 export interface SessionTimings {
   reconnect: ReconnectPolicyOptions;
@@ -46,7 +48,9 @@ export interface SessionDependencies {
  * and messages get lost.
  */
 /** Every event the session listens to on a socket, all removed when the socket ends. */
-const SOCKET_EVENTS = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update'] as const;
+const SOCKET_EVENTS = [
+  'creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'lid-mapping.update', 'messaging-history.set',
+] as const;
 
 export class BaileysSession {
   status: SessionStatus = 'connecting';
@@ -64,7 +68,7 @@ export class BaileysSession {
   private qrShown = false;
   private readonly linkListeners = new Set<(update: LinkUpdate) => void>();
   readonly sentMessages = new SentMessageStore(1_000);
-  readonly groups = new GroupMetadataCache();
+  readonly groups = new GroupMetadataCache((metadata) => this.reportIdentities(identitiesOfGroup(metadata), 'group'));
 
   constructor(private readonly deps: SessionDependencies) {}
 
@@ -153,6 +157,9 @@ export class BaileysSession {
         this.reportGroupChanges(settingsChanges(update, new Date()));
       }
     });
+    // WhatsApp tells the LID behind a phone outside messages too: the gateway keeps its own map.
+    socket.ev.on('lid-mapping.update', (mapping) => current() && this.reportIdentities([identityOfMapping(mapping)], 'mapping'));
+    socket.ev.on('messaging-history.set', (history) => current() && this.reportIdentities((history.lidPnMappings ?? []).map(identityOfMapping), 'mapping'));
     socket.ev.on('group-participants.update', (update) => {
       if (!current()) return;
       this.groups.forget(update.id);
@@ -303,6 +310,7 @@ export class BaileysSession {
       toPhone: this.deps.number.phone,
       fromPhone: decision.fromPhone,
       fromLid: decision.fromLid,
+      ...(message.pushName && { senderName: message.pushName }),
       contentKind: decision.contentKind,
       text: decision.text,
       ...(decision.media !== null && { media: this.downloadable(message, decision.media) }),
@@ -312,6 +320,14 @@ export class BaileysSession {
       ...(decision.quotedEngineId !== null && { quotedEngineId: decision.quotedEngineId }),
       ...(group !== undefined && { group, mentions }),
     });
+  }
+
+  /** Hands identities to the gateway's map; a failure to record them loses nothing WhatsApp will not tell again. */
+  reportIdentities(identities: readonly (LearnedIdentity | undefined)[], source: IdentitySource): void {
+    const known = identities.filter((identity): identity is LearnedIdentity => identity !== undefined);
+    if (known.length === 0) return;
+    this.deps.events.identitiesLearned({ toPhone: this.deps.number.phone, identities: known, source })
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not record LID mappings'));
   }
 
   private reportGroupChanges(changes: readonly GroupChange[]): void {

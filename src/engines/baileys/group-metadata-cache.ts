@@ -14,6 +14,9 @@ export class GroupMetadataCache {
   private readonly entries = new Map<string, GroupMetadata>();
   private readonly fetching = new Map<string, Promise<GroupMetadata>>();
 
+  /** `seen` hears every group described to the cache, whose participants teach the LID map. */
+  constructor(private readonly seen: (metadata: GroupMetadata) => void = () => {}) {}
+
   cached(jid: string): GroupMetadata | undefined {
     return this.entries.get(jid);
   }
@@ -42,6 +45,7 @@ export class GroupMetadataCache {
   put(metadata: GroupMetadata): void {
     this.entries.delete(metadata.id);
     this.entries.set(metadata.id, metadata);
+    this.seen(metadata);
     while (this.entries.size > MOST_GROUPS) this.entries.delete(this.entries.keys().next().value!);
   }
 

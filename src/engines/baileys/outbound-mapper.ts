@@ -3,8 +3,8 @@
  * text, and the receipts WhatsApp reports for what we sent. Pure, so every status is a unit test.
  */
 import { jidEncode, proto } from 'baileys';
-import type { AnyMessageContent, WAMediaUpload, WAMessage, WAMessageKey, WAMessageUpdate } from 'baileys';
-import type { MessageAction, MessageRef } from '../engine.ts';
+import type { AnyMessageContent, ChatModification, WAMediaUpload, WAMessage, WAMessageKey, WAMessageUpdate } from 'baileys';
+import type { ChatChange, ChatTarget, MessageAction, MessageRef } from '../engine.ts';
 import type { MediaKind } from '../../domain/media.ts';
 import type { E164 } from '../../domain/phone.ts';
 
@@ -45,6 +45,33 @@ export function toMessageKey(ref: MessageRef): WAMessageKey {
   if (ref.groupId === undefined) return { remoteJid: toRecipientJid(ref.chatPhone), fromMe: ref.fromMe, id: ref.engineMessageId };
   const participant = ref.participant === undefined ? undefined : ref.participant.startsWith('+') ? toRecipientJid(ref.participant as E164) : ref.participant;
   return { remoteJid: ref.groupId, fromMe: ref.fromMe, id: ref.engineMessageId, ...(participant !== undefined && { participant }) };
+}
+
+/** A chat's JID: a phone's, or a LID or group id as it is. */
+export function toChatJid(chatId: string): string {
+  return chatId.startsWith('+') ? toRecipientJid(chatId as E164) : chatId;
+}
+
+/**
+ * A chat's change as Baileys' `chatModify` takes it. Archiving and read marks name the range of
+ * messages they cover, which ends with the chat's last message; pins and mutes name none. A
+ * mute's end is a timestamp in milliseconds.
+ */
+export function toChatModification(chat: ChatTarget, change: ChatChange): ChatModification {
+  const last = chat.lastMessage;
+  const participant = last.participant === undefined ? {} : { participant: toChatJid(last.participant) };
+  const key = { remoteJid: toChatJid(chat.chatId), fromMe: last.fromMe, id: last.engineMessageId, ...participant };
+  const lastMessages = [{ key, messageTimestamp: Math.floor(last.at.getTime() / 1000) }];
+  switch (change.kind) {
+    case 'archive':
+      return { archive: change.archived, lastMessages };
+    case 'pin':
+      return { pin: change.pinned };
+    case 'mute':
+      return { mute: change.until === null ? null : change.until.getTime() };
+    case 'mark_unread':
+      return { markRead: !change.unread, lastMessages };
+  }
 }
 
 /** What a reply quotes: WhatsApp shows the quoted text above the answer. */

@@ -1,4 +1,4 @@
-import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
+import type { AnyMessageContent, AuthenticationState, ChatModification, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
 import makeWASocket from 'baileys';
 import type { Logger } from 'pino';
 import { cachedKeys } from './auth-state-store.ts';
@@ -13,9 +13,11 @@ export interface SessionSocket {
   end(error: Error | undefined): void;
   logout(): Promise<void>;
   sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<proto.IWebMessageInfo | undefined>;
+  /** Archives, pins, mutes or marks a chat read or unread, through app-state sync to the number's devices. */
+  chatModify(modification: ChatModification, jid: string): Promise<void>;
   /** Read receipts for incoming messages (blue ticks on the sender's phone). */
   readMessages(keys: WAMessageKey[]): Promise<void>;
-  onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
+  onWhatsApp(...phoneNumbers: string[]): Promise<CheckAnswer[] | undefined>;
   /** "typing…", "recording audio…", or neither, shown to one chat. */
   sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void>;
   requestPairingCode(phoneNumber: string): Promise<string>;
@@ -37,6 +39,13 @@ export interface SessionSocket {
   fetchAccountReachoutTimelock(): Promise<unknown>;
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */
   updateMediaMessage(message: WAMessage): Promise<WAMessage>;
+}
+
+/** A number check's answer per phone; `lid` where WhatsApp names the phone's LID too. */
+export interface CheckAnswer {
+  jid: string;
+  exists: boolean;
+  lid?: string;
 }
 
 export interface SocketOptions {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction } from '../engine.ts';
+import { type ChatChange, type ChatPresence, type ChatTarget, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, MediaGoneError, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
@@ -97,8 +97,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
         const media = message.media;
         await events.incomingMessage({
           toPhone: number.phone,
-          fromPhone: message.from as E164,
-          fromLid: null,
+          fromPhone: message.phoneHidden === true ? null : (message.from as E164),
+          fromLid: message.senderLid ?? null,
+          identitySource: 'sandbox',
           text: message.text,
           contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : message.structured === undefined ? 'text' : 'location' in message.structured ? 'location' : 'contact',
           ...(media !== undefined && isMediaKind(media.kind) && { media: this.incomingMedia(number, message.id, media, media.kind) }),
@@ -183,6 +184,15 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const carried = { kind: action.kind, target: target.engineMessageId, ...(action.kind === 'react' && { emoji: action.emoji }) };
     if (target.groupId === undefined) await this.announce(target.chatPhone);
     return this.onConnection(number, (connection) => connection.send(target.groupId ?? target.chatPhone, text, undefined, { action: carried }));
+  }
+
+  /**
+   * A chat's state lives on the number's own devices, and the simulated network has no other
+   * device of ours to tell: the gateway's record is the whole of it. A session must be up, as
+   * on WhatsApp.
+   */
+  async modifyChat(number: WhatsAppNumber, _chat: ChatTarget, _change: ChatChange): Promise<void> {
+    await this.onConnection(number, async () => ({ id: '' }));
   }
 
   async markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void> {
@@ -356,7 +366,11 @@ export class SandboxEngine implements Engine, InboundSimulator {
     let id: string;
     try {
       const carried = media === undefined ? undefined : { ...(await networkMedia(media)), ...(incoming.failedDownloads && { failedDownloads: incoming.failedDownloads }) };
-      const extras = { ...(incoming.quotedEngineId !== undefined && { quoted: incoming.quotedEngineId }), ...(incoming.mentions !== undefined && { mentions: incoming.mentions }) };
+      const extras = {
+        ...(incoming.quotedEngineId !== undefined && { quoted: incoming.quotedEngineId }),
+        ...(incoming.mentions !== undefined && { mentions: incoming.mentions }),
+        ...(incoming.fromLid !== undefined && { senderLid: incoming.fromLid, phoneHidden: incoming.withholdPhone === true }),
+      };
       ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured, extras, incoming.groupId));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');

@@ -24,6 +24,12 @@ export interface NetworkMessage {
   group?: { id: string; subject: string };
   /** The members it mentions, by phone. */
   mentions?: string[];
+  /**
+   * The sender's LID, as WhatsApp names a LID-addressed sender; with `phoneHidden`, the phone
+   * is withheld (WhatsApp gave only the LID), so a sandbox can rehearse learning it later.
+   */
+  senderLid?: string;
+  phoneHidden?: boolean;
 }
 
 /** A reaction to `target` (an empty emoji takes it away), an edit of it (to the message's text), or its revocation. */
@@ -34,7 +40,7 @@ export interface NetworkAction {
 }
 
 /** A message's extras on the way out: its quote, the action it carries, the members it mentions. */
-export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action' | 'mentions'>;
+export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action' | 'mentions' | 'senderLid' | 'phoneHidden'>;
 
 /** A file on the simulated network: carried with its message, base64 so that it crosses the shared network's JSON lines as it is. */
 export interface NetworkMedia {

@@ -215,6 +215,10 @@ function networkExtras(request: Record<string, unknown>): NetworkExtras {
   const extras: NetworkExtras = {};
   if (typeof request.quoted === 'string') extras.quoted = request.quoted;
   if (Array.isArray(request.mentions)) extras.mentions = request.mentions.map(String);
+  if (typeof request.senderLid === 'string') {
+    extras.senderLid = request.senderLid;
+    extras.phoneHidden = request.phoneHidden === true;
+  }
   const action = request.action as Record<string, unknown> | undefined;
   if (typeof action === 'object' && action !== null && typeof action.target === 'string' && (action.kind === 'react' || action.kind === 'edit' || action.kind === 'revoke')) {
     extras.action = { kind: action.kind, target: action.target, ...(typeof action.emoji === 'string' && { emoji: action.emoji }) };

@@ -352,6 +352,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
       ...(extras?.quoted !== undefined && { quoted: extras.quoted }),
       ...(extras?.action !== undefined && { action: extras.action }),
       ...(extras?.mentions !== undefined && extras.mentions.length > 0 && { mentions: [...extras.mentions] }),
+      ...(extras?.senderLid !== undefined && { senderLid: extras.senderLid, phoneHidden: extras.phoneHidden === true }),
     };
   }
 

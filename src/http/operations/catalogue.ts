@@ -23,6 +23,10 @@ import { getGroupInviteLink } from './groups/get-group-invite-link.ts';
 import { revokeGroupInviteLink } from './groups/revoke-group-invite-link.ts';
 import { leaveGroup } from './groups/leave-group.ts';
 import { linkMedia } from './link-media.ts';
+import { listContacts } from './contacts/list-contacts.ts';
+import { getContact } from './contacts/get-contact.ts';
+import { listChats } from './chats/list-chats.ts';
+import { archiveChat, markChatRead, markChatUnread, muteChat, pinChat, unarchiveChat, unmuteChat, unpinChat } from './chats/chat-actions.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -53,4 +57,15 @@ export const publicOperations: readonly AnyOperation[] = [
   revokeGroupInviteLink,
   leaveGroup,
   linkMedia,
+  listContacts,
+  getContact,
+  listChats,
+  archiveChat,
+  unarchiveChat,
+  pinChat,
+  unpinChat,
+  muteChat,
+  unmuteChat,
+  markChatUnread,
+  markChatRead,
 ];

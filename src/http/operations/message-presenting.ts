@@ -15,6 +15,7 @@ const DEFAULT_LIMIT = 50;
 export interface ListQuery {
   phone?: string;
   peer?: string;
+  with?: string;
   group_id?: string;
   direction?: string;
   status?: string;
@@ -33,6 +34,10 @@ export async function readListQuery(gateway: Pick<OperationServices, 'numbers'>,
     const peer = parseE164(raw.peer);
     if (peer === undefined) throw new AppError('invalid_phone_number', `peer "${raw.peer}" is not a phone number; include the country code, e.g. +14155550100.`, { field: 'peer' });
     query.peer = peer;
+  }
+  if (raw.with !== undefined) {
+    if (raw.peer !== undefined) throw new AppError('invalid_request', 'Give peer or with, not both: with is the person by phone or LID.', { field: 'with', problem: 'conflict' });
+    query.with = raw.with;
   }
   if (raw.group_id !== undefined) query.groupId = parseGroupId(raw.group_id, 'group_id');
   if (raw.direction !== undefined) query.direction = oneOf(raw.direction, DIRECTIONS, 'direction');

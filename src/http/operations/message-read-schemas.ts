@@ -101,6 +101,7 @@ export const listMessagesQuerySchema = {
   properties: {
     phone: { type: 'string', description: 'One of your numbers (E.164): only its messages.' },
     peer: { type: 'string', description: 'The other side (E.164): the recipient of a sent message, the sender of a received one.' },
+    with: { type: 'string', description: 'The person on the other side, by phone (E.164) or by LID ("<digits>@lid"): one conversation, whether their messages came by phone or by LID (docs/identity.md). Not with peer.' },
     group_id: { type: 'string', description: 'Only the messages of this group chat (a group id as GET /groups gives it), sent and received.' },
     direction: { type: 'string', enum: ['outbound', 'inbound'], description: 'Only sent (outbound) or received (inbound) messages.' },
     status: { type: 'string', enum: statuses, description: 'Only the messages whose latest status is this one.' },

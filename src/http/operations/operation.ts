@@ -51,7 +51,7 @@ export interface Operation<Schemas extends RequestSchemas = RequestSchemas, Uses
   operationId: string;
   summary: string;
   description: string;
-  tag: 'messages' | 'numbers' | 'groups' | 'media' | 'sandbox';
+  tag: 'messages' | 'numbers' | 'groups' | 'contacts' | 'chats' | 'media' | 'sandbox';
   request: Schemas;
   /** The successful answers' schemas by status. */
   answers: Readonly<Record<number, object>>;

@@ -7,6 +7,9 @@ import type { E164 } from '../../domain/phone.ts';
 import type { SendRequest } from '../../messaging/send-message.ts';
 import type { Answer } from './operation.ts';
 import type { OperationServices } from './services.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { AccountScope } from '../../domain/tenant-scope.ts';
+import { notOwned } from './owner-dispatch.ts';
 
 /** What a send reaches: the senders and the media it stores or reuses. */
 export type SendingServices = Pick<OperationServices, 'sender' | 'idempotentSender' | 'media' | 'mediaLinks'>;
@@ -74,9 +77,24 @@ export async function answerKnownKey(services: SendingServices, accountId: strin
   return known === undefined ? undefined : { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
 }
 
+/**
+ * A recipient named by LID, as the phone from_phone's map knows for it: the message goes to the
+ * person's phone and joins their one conversation. Asks the database, never WhatsApp.
+ */
+export async function toKnownPhone(services: Pick<OperationServices, 'numbers' | 'identities'>, scope: AccountScope, input: SendInput): Promise<SendInput> {
+  if (input.toLid === undefined) return input;
+  const number = await services.numbers.findNumber(scope, input.fromPhone).catch(notOwned);
+  const phone = await services.identities.phoneOf(number.id, input.toLid);
+  if (phone === undefined) throw new AppError('contact_not_found', `${number.phone} does not know a phone for ${input.toLid} yet; it learns one when the person writes with it, or WhatsApp maps it.`, { field: 'to_phone' });
+  const { toLid: _lid, ...rest } = input;
+  return { ...rest, toPhone: phone };
+}
+
 /** The send's recipient: a phone, or a group with the members it mentions. */
 function recipientOf(input: SendInput): { toPhone: E164 } | { toGroup: string; mentions: readonly E164[] } {
-  return input.toGroup === undefined ? { toPhone: input.toPhone } : { toGroup: input.toGroup, mentions: input.mentions };
+  if (input.toGroup !== undefined) return { toGroup: input.toGroup, mentions: input.mentions };
+  if (input.toPhone === undefined) throw new Error('A recipient by LID is resolved to its phone before the send.');
+  return { toPhone: input.toPhone };
 }
 
 /** Where answers say a file is downloaded: under WAGW_PUBLIC_URL when it is set. */

@@ -34,6 +34,7 @@ export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveReq
       ...(mediaInput !== undefined && { failedDownloads: input.failedDownloads }),
       ...(input.structured !== undefined && { structured: input.structured }),
       ...(input.groupId !== undefined && { groupId: input.groupId, mentions: input.mentions ?? [] }),
+      ...(input.fromLid !== undefined && { fromLid: input.fromLid, withholdPhone: input.withholdPhone === true }),
     }, input.replyTo, loadMedia);
     const media = message.mediaId === null ? undefined : await services.media.find(scope.accountId, message.mediaId, 'media');
     return ok(presentMessage(message, media, addressesOf(services)));

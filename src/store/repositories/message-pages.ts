@@ -15,6 +15,8 @@ export interface MessageFilter {
   /** The other side: the recipient of an outbound message, the sender of an inbound one. */
   peer?: string;
   status?: MessageStatus;
+  /** Received from this LID, whose phone no map knows yet (once it is known, the phone is filled in). */
+  unresolvedLid?: string;
   /** Messages of this group chat, sent and received (the account's own record of them). */
   groupId?: string;
   /** Created at or after `since`, and before `until`. */
@@ -42,6 +44,7 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
   if (phone !== undefined) query = query.where((eb) => eb.or([eb('from_phone', '=', phone), eb('to_phone', '=', phone)]));
   if (filter.peer !== undefined) query = query.where(filter.direction === 'outbound' ? 'to_phone' : 'from_phone', '=', filter.peer);
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.unresolvedLid !== undefined) query = query.where('from_lid', '=', filter.unresolvedLid).where('from_phone', 'is', null);
   const groupId = filter.groupId;
   if (groupId !== undefined) {
     query = query.where('id', 'in', db.selectFrom('message_groups').select('message_id').where('account_id', '=', filter.accountId).where('group_id', '=', groupId));

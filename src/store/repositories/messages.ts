@@ -264,6 +264,19 @@ export async function findMessageById(db: Executor, id: string): Promise<Message
   return row && withGroup(toMessage(row), row);
 }
 
+/** Several messages at once, each with its group chat; those that do not exist are left out. */
+export async function findMessagesByIds(db: Executor, ids: readonly string[]): Promise<Message[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom('messages')
+    .leftJoin('message_groups', 'message_groups.message_id', 'messages.id')
+    .selectAll('messages')
+    .select(['message_groups.group_id', 'message_groups.group_subject', 'message_groups.mentions'])
+    .where('messages.id', 'in', ids)
+    .execute();
+  return rows.map((row) => withGroup(toMessage(row), row));
+}
+
 /** An incoming message of the number by WhatsApp's (or the sandbox network's) id for it. */
 // Every incoming message is looked up before it is stored (a redelivery is kept once), so the
 // lookup is compiled once. The direction is a literal, which the partial unique index on

@@ -3,6 +3,8 @@ import type { Message } from '../../domain/model.ts';
 import type { BatchStep, BatchStepKind, EndOfBatch } from '../group-commit.ts';
 import type { Database } from '../schema.ts';
 import { insertMessages } from './message-batches.ts';
+import { noteChatMessages } from './chats.ts';
+import { noteRecipients } from './contacts.ts';
 import { insertMessageWithUnit } from './messages.ts';
 import { takeMonthlyUnits } from './usage.ts';
 import { insertMessageGroups } from './groups.ts';
@@ -82,6 +84,9 @@ class SendUnits implements BatchStep {
       }
       // A group send names its group from the start, so that even a failed one shows where it went.
       await insertMessageGroups(trx, admitted);
+      // The chat list and the contact list move with the messages, in the same commit.
+      await noteChatMessages(trx, admitted);
+      await noteRecipients(trx, admitted);
     }
   }
 }

@@ -9,14 +9,14 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto, ReachoutTimelockEnforcementType } from 'baileys';
-import type { AnyMessageContent, BaileysEventMap, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
+import type { AnyMessageContent, BaileysEventMap, ChatModification, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
 import { pino, type Logger } from 'pino';
 import type { GroupChange } from '../../../src/domain/groups.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
-import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
+import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
 const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update'];
@@ -39,7 +39,7 @@ export class FakeSocket implements SessionSocket {
   readonly lidLookups: string[] = [];
   /** LID jid → PN jid, as Baileys' LID mapping store would answer. */
   readonly lidMapping = new Map<string, string>();
-  answerOnWhatsApp: (phones: string[]) => Promise<Array<{ jid: string; exists: boolean }> | undefined> = async (phones) =>
+  answerOnWhatsApp: (phones: string[]) => Promise<Array<{ jid: string; exists: boolean; lid?: string }> | undefined> = async (phones) =>
     phones.map((phone) => ({ jid: `${phone}@s.whatsapp.net`, exists: true }));
   answerSend: (jid: string, content: AnyMessageContent) => Promise<proto.IWebMessageInfo | undefined> = async (jid, content) =>
     proto.WebMessageInfo.fromObject({
@@ -92,11 +92,17 @@ export class FakeSocket implements SessionSocket {
     return this.answerSend(jid, content);
   }
 
+  readonly chatModifyCalls: { modification: ChatModification; jid: string }[] = [];
+
+  async chatModify(modification: ChatModification, jid: string): Promise<void> {
+    this.chatModifyCalls.push({ modification, jid });
+  }
+
   async readMessages(keys: WAMessageKey[]): Promise<void> {
     this.readCalls.push(keys);
   }
 
-  async onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> {
+  async onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean; lid?: string }> | undefined> {
     this.onWhatsAppCalls.push(phoneNumbers);
     return this.answerOnWhatsApp(phoneNumbers);
   }
@@ -299,6 +305,12 @@ export class RecordingEvents implements EngineEvents {
 
   async restrictionLifted(event: RestrictionLiftedEvent): Promise<void> {
     this.lifts.push(event);
+  }
+
+  readonly identities: IdentitiesLearned[] = [];
+
+  async identitiesLearned(event: IdentitiesLearned): Promise<void> {
+    this.identities.push(event);
   }
 
   async groupChanged(event: GroupChange & { toPhone: string }): Promise<void> {

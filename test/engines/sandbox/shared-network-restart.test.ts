@@ -43,6 +43,7 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
         groupChanged: async () => {},
         numberRestricted: async () => {},
         restrictionLifted: async () => {},
+        identitiesLearned: async () => {},
       },
       network: client,
       nodeId: 'node-restart',

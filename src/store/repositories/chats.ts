@@ -1,0 +1,105 @@
+import { sql, type Selectable } from 'kysely';
+import type { Message } from '../../domain/model.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { Executor } from '../database.ts';
+import type { ChatsTable } from '../schema-identities.ts';
+
+// Each number's chats, kept with the messages that touch them (migration 0021, ADR 0032): the
+// chat list is then a page of this table in order of last activity, through its own index.
+
+export type ChatRow = Selectable<ChatsTable>;
+
+/** The chat a message belongs to: its group, or the other side by phone (by LID while the phone is unknown). */
+export function chatIdOf(message: Pick<Message, 'direction' | 'fromPhone' | 'fromLid' | 'toPhone' | 'group'>): string | undefined {
+  if (message.group != null) return message.group.id;
+  if (message.direction === 'outbound') return message.toPhone;
+  return message.fromPhone ?? message.fromLid ?? undefined;
+}
+
+/**
+ * Moves each message's chat to the top with it as the last message; a received one adds to the
+ * unread count. Messages of one chat in one batch count once each but set the last message once,
+ * since a statement may touch a row only once.
+ */
+export async function noteChatMessages(db: Executor, messages: readonly Message[]): Promise<void> {
+  const chats = new Map<string, { message: Message; chatId: string; received: number }>();
+  for (const message of messages) {
+    const chatId = chatIdOf(message);
+    if (chatId === undefined || message.numberId === null) continue;
+    const key = `${message.numberId} ${chatId}`;
+    const earlier = chats.get(key);
+    const received = (earlier?.received ?? 0) + (message.direction === 'inbound' ? 1 : 0);
+    const latest = earlier === undefined || message.createdAt >= earlier.message.createdAt ? message : earlier.message;
+    chats.set(key, { message: latest, chatId, received });
+  }
+  if (chats.size === 0) return;
+  const rows = [...chats.values()].map(({ message, chatId, received }) => ({
+    number_id: message.numberId!, account_id: message.accountId, chat_id: chatId, last_message_id: message.id,
+    last_activity_at: message.createdAt.getTime(), unread_count: received,
+  }));
+  await db.insertInto('chats').values(rows).onConflict((conflict) => conflict.columns(['number_id', 'chat_id']).doUpdateSet({
+    // A message that arrives late (stamped by the sender's phone) does not take the top back.
+    last_message_id: sql`case when excluded.last_activity_at >= chats.last_activity_at then excluded.last_message_id else chats.last_message_id end`,
+    last_activity_at: sql`case when excluded.last_activity_at >= chats.last_activity_at then excluded.last_activity_at else chats.last_activity_at end`,
+    unread_count: sql`chats.unread_count + excluded.unread_count`,
+  })).execute();
+}
+
+/** The chat known by a LID becomes the chat of its phone: one person, one chat. */
+export async function mergeChatOfLid(db: Executor, numberId: string, identity: { lid: string; phone: E164 }): Promise<void> {
+  const lidChat = await findChat(db, numberId, identity.lid);
+  if (lidChat === undefined) return;
+  const phoneChat = await findChat(db, numberId, identity.phone);
+  if (phoneChat === undefined) {
+    await db.updateTable('chats').set({ chat_id: identity.phone }).where('number_id', '=', numberId).where('chat_id', '=', identity.lid).execute();
+    return;
+  }
+  const lidIsLater = Number(lidChat.last_activity_at) > Number(phoneChat.last_activity_at);
+  await db.deleteFrom('chats').where('number_id', '=', numberId).where('chat_id', '=', identity.lid).execute();
+  await db.updateTable('chats').where('number_id', '=', numberId).where('chat_id', '=', identity.phone).set({
+    ...(lidIsLater && { last_message_id: lidChat.last_message_id, last_activity_at: lidChat.last_activity_at }),
+    unread_count: phoneChat.unread_count + lidChat.unread_count,
+    marked_unread: Math.max(phoneChat.marked_unread, lidChat.marked_unread),
+    archived: phoneChat.archived,
+  }).execute();
+}
+
+/** Reading a message reads its chat, unless a later message arrived since. */
+export async function clearUnreadThrough(db: Executor, message: Message): Promise<void> {
+  const chatId = chatIdOf(message);
+  if (chatId === undefined || message.numberId === null) return;
+  await db.updateTable('chats').set({ unread_count: 0, marked_unread: 0 })
+    .where('number_id', '=', message.numberId).where('chat_id', '=', chatId).where('last_activity_at', '<=', message.createdAt.getTime()).execute();
+}
+
+export async function findChat(db: Executor, numberId: string, chatId: string): Promise<ChatRow | undefined> {
+  return db.selectFrom('chats').selectAll().where('number_id', '=', numberId).where('chat_id', '=', chatId).executeTakeFirst();
+}
+
+export interface ChatPosition {
+  lastActivityAt: number;
+  chatId: string;
+}
+
+/** A page of the number's chats, latest activity first, after `before`: one index range scan. */
+export async function listChats(db: Executor, numberId: string, before: ChatPosition | undefined, limit: number): Promise<ChatRow[]> {
+  let query = db.selectFrom('chats').selectAll().where('number_id', '=', numberId);
+  // A row-value comparison, which both databases read as one range of the index; the same
+  // condition spelled with OR makes SQLite walk the number's chats from the top.
+  if (before !== undefined) query = query.where((eb) => eb(eb.refTuple('last_activity_at', 'chat_id'), '<', eb.tuple(before.lastActivityAt, before.chatId)));
+  return query.orderBy('last_activity_at', 'desc').orderBy('chat_id', 'desc').limit(limit).execute();
+}
+
+export interface ChatStateChange {
+  archived?: number;
+  marked_unread?: number;
+  unread_count?: number;
+  pinned_at?: number | null;
+  muted_until?: number | null;
+}
+
+/** Changes a chat's state; answers the chat as it is now, or undefined when the number has no such chat. */
+export async function changeChatState(db: Executor, numberId: string, chatId: string, change: ChatStateChange): Promise<ChatRow | undefined> {
+  await db.updateTable('chats').set(change).where('number_id', '=', numberId).where('chat_id', '=', chatId).execute();
+  return findChat(db, numberId, chatId);
+}

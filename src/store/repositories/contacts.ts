@@ -1,0 +1,158 @@
+import { sql, type Selectable } from 'kysely';
+import type { Message } from '../../domain/model.ts';
+import type { Contact, IdentitySource, PersonIdentity } from '../../domain/identities.ts';
+import { newId } from '../../domain/ids.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { Executor } from '../database.ts';
+import type { ContactsTable } from '../schema-identities.ts';
+
+// Each number's people and its LID-to-phone map: one row per person (migration 0021, ADR 0032).
+
+type ContactRow = Selectable<ContactsTable>;
+
+/** Our number, as the rows of its people name it. */
+export interface NumberRef {
+  numberId: string;
+  accountId: string;
+}
+
+/**
+ * Records that `lid` is `phone`'s. The person may be known already by either identifier, in one
+ * row or in two; afterwards they are one row with both. Answers whether the LID's phone is news
+ * (a LID that gets its phone, or a different one), which is when a `contact.identity` event is due.
+ */
+export async function learnIdentity(db: Executor, number: NumberRef, identity: { lid: string; phone: E164 }, source: IdentitySource, at: Date): Promise<boolean> {
+  const rows = await db.selectFrom('contacts').selectAll().where('number_id', '=', number.numberId)
+    .where((eb) => eb.or([eb('lid', '=', identity.lid), eb('phone', '=', identity.phone)])).execute();
+  const byLid = rows.find((row) => row.lid === identity.lid);
+  if (byLid?.phone === identity.phone) return false;
+  const byPhone = rows.find((row) => row.phone === identity.phone && row !== byLid);
+  const kept = byLid ?? byPhone;
+  if (kept === undefined) {
+    await db.insertInto('contacts').values({
+      id: newId('contact'), number_id: number.numberId, account_id: number.accountId, lid: identity.lid, phone: identity.phone, whatsapp_name: null,
+      identity_source: source, identity_learned_at: at.getTime(), last_message_at: null, created_at: at.getTime(), updated_at: at.getTime(),
+    }).execute();
+    return true;
+  }
+  // The other row goes first, so that neither unique index sees the identifier twice.
+  const other = byLid !== undefined && byPhone !== undefined ? byPhone : undefined;
+  if (other !== undefined) await db.deleteFrom('contacts').where('id', '=', other.id).execute();
+  await db.updateTable('contacts').where('id', '=', kept.id).set({
+    lid: identity.lid, phone: identity.phone,
+    whatsapp_name: kept.whatsapp_name ?? other?.whatsapp_name ?? null,
+    saved: Math.max(kept.saved, other?.saved ?? 0),
+    last_message_at: latest(kept.last_message_at, other?.last_message_at ?? null),
+    identity_source: source, identity_learned_at: at.getTime(), updated_at: at.getTime(),
+  }).execute();
+  return true;
+}
+
+/**
+ * Fills in the sender's phone on the messages that came from `lid` before its phone was known,
+ * so that every read (and every filter by phone) sees one person.
+ */
+export async function fillSenderPhone(db: Executor, numberId: string, identity: { lid: string; phone: E164 }): Promise<number> {
+  const result = await db.updateTable('messages').set({ from_phone: identity.phone })
+    .where('number_id', '=', numberId).where('from_phone', 'is', null).where('from_lid', '=', identity.lid).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
+ * Notes a person the number exchanged a message with (or found in its address book), by the
+ * identifier it has: the LID when known, else the phone. Call `learnIdentity` first when both
+ * are known, so that this finds the one row.
+ */
+export async function noteContact(db: Executor, number: NumberRef, person: PersonIdentity & { whatsappName?: string | null; saved?: boolean; messageAt?: Date }, at: Date): Promise<void> {
+  const key = person.lid !== null ? 'lid' : 'phone';
+  if (person[key] === null) return;
+  const name = person.whatsappName ?? null;
+  const messageAt = person.messageAt?.getTime() ?? null;
+  await db.insertInto('contacts').values({
+    id: newId('contact'), number_id: number.numberId, account_id: number.accountId, lid: person.lid, phone: person.phone, whatsapp_name: name,
+    saved: person.saved === true ? 1 : 0, identity_source: null, identity_learned_at: null, last_message_at: messageAt, created_at: at.getTime(), updated_at: at.getTime(),
+  }).onConflict((conflict) => conflict.columns(['number_id', key]).where(key, 'is not', null).doUpdateSet((eb) => ({
+    whatsapp_name: name === null ? eb.ref('contacts.whatsapp_name') : name,
+    saved: person.saved === true ? 1 : eb.ref('contacts.saved'),
+    last_message_at: messageAt === null ? eb.ref('contacts.last_message_at') : messageAt,
+    updated_at: at.getTime(),
+  }))).execute();
+}
+
+/** Notes the recipients of direct messages we sent as people of their numbers, in one statement. */
+export async function noteRecipients(db: Executor, messages: readonly Message[]): Promise<void> {
+  const people = new Map<string, Message>();
+  for (const message of messages) {
+    if (message.group == null && message.numberId !== null) people.set(`${message.numberId} ${message.toPhone}`, message);
+  }
+  if (people.size === 0) return;
+  const rows = [...people.values()].map((message) => ({
+    id: newId('contact'), number_id: message.numberId!, account_id: message.accountId, lid: null, phone: message.toPhone, whatsapp_name: null,
+    identity_source: null, identity_learned_at: null, last_message_at: message.createdAt.getTime(), created_at: message.createdAt.getTime(), updated_at: message.createdAt.getTime(),
+  }));
+  await db.insertInto('contacts').values(rows).onConflict((conflict) => conflict.columns(['number_id', 'phone']).where('phone', 'is not', null).doUpdateSet({
+    last_message_at: sql`excluded.last_message_at`,
+  })).execute();
+}
+
+/** The phone a number's map knows for `lid`. */
+export async function phoneOfLid(db: Executor, numberId: string, lid: string): Promise<E164 | undefined> {
+  const row = await db.selectFrom('contacts').select('phone').where('number_id', '=', numberId).where('lid', '=', lid).executeTakeFirst();
+  return (row?.phone ?? undefined) as E164 | undefined;
+}
+
+/** The phone any of the account's numbers (or only `numberId`) knows for `lid`. */
+export async function phoneOfLidInAccount(db: Executor, accountId: string, lid: string, numberId?: string): Promise<E164 | undefined> {
+  let query = db.selectFrom('contacts').select('phone').where('account_id', '=', accountId).where('lid', '=', lid).where('phone', 'is not', null);
+  if (numberId !== undefined) query = query.where('number_id', '=', numberId);
+  const row = await query.limit(1).executeTakeFirst();
+  return (row?.phone ?? undefined) as E164 | undefined;
+}
+
+/** The LID a number's map knows for `phone`. */
+export async function lidOfPhone(db: Executor, numberId: string, phone: E164): Promise<string | undefined> {
+  const row = await db.selectFrom('contacts').select('lid').where('number_id', '=', numberId).where('phone', '=', phone).executeTakeFirst();
+  return row?.lid ?? undefined;
+}
+
+/** The people among `ids` (phones or LIDs) the number knows, each with both identifiers where known. */
+export async function identitiesOf(db: Executor, numberId: string, ids: readonly string[]): Promise<PersonIdentity[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom('contacts').select(['lid', 'phone']).where('number_id', '=', numberId)
+    .where((eb) => eb.or([eb('phone', 'in', ids), eb('lid', 'in', ids)])).execute();
+  return rows.map((row) => ({ lid: row.lid, phone: row.phone as E164 | null }));
+}
+
+/** One person of the number, named either way. */
+export async function findContact(db: Executor, numberId: string, ref: { lid: string } | { phone: E164 }): Promise<Contact | undefined> {
+  const query = db.selectFrom('contacts').selectAll().where('number_id', '=', numberId);
+  const row = await ('lid' in ref ? query.where('lid', '=', ref.lid) : query.where('phone', '=', ref.phone)).executeTakeFirst();
+  return row === undefined ? undefined : toContact(row);
+}
+
+/** The number's people in the order it met them, a page at a time after `afterId`. */
+export async function listContacts(db: Executor, numberId: string, afterId: string | undefined, limit: number): Promise<{ id: string; contact: Contact }[]> {
+  let query = db.selectFrom('contacts').selectAll().where('number_id', '=', numberId);
+  if (afterId !== undefined) query = query.where('id', '>', afterId);
+  const rows = await query.orderBy('id').limit(limit).execute();
+  return rows.map((row) => ({ id: row.id, contact: toContact(row) }));
+}
+
+function toContact(row: ContactRow): Contact {
+  return {
+    numberId: row.number_id,
+    lid: row.lid,
+    phone: row.phone as E164 | null,
+    whatsappName: row.whatsapp_name,
+    saved: row.saved === 1,
+    identityLearnedAt: row.identity_learned_at === null ? null : new Date(Number(row.identity_learned_at)),
+    identitySource: row.identity_source as IdentitySource | null,
+    lastMessageAt: row.last_message_at === null ? null : new Date(Number(row.last_message_at)),
+    createdAt: new Date(Number(row.created_at)),
+  };
+}
+
+function latest(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  return b === null ? a : Math.max(Number(a), Number(b));
+}
