@@ -18,6 +18,7 @@ import { MessageHistoryService } from './messaging/message-history.ts';
 import { MessageActionService } from './messaging/message-actions.ts';
 import { GroupService } from './messaging/groups.ts';
 import { GroupChangeService } from './messaging/group-changes.ts';
+import { CallService } from './messaging/calls.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
@@ -222,12 +223,14 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   // object closes over a variable so that both can be built in one pass.
   let supervisor: SessionSupervisor | undefined;
   let groupChanges: GroupChangeService | undefined;
+  let calls: CallService | undefined;
   const events: EngineEvents = {
     incomingMessage: (event) => receiver.receive(event),
     sessionStatusChanged: (event) => supervisor!.recordSessionStatus(event),
     receipt: (event) => receiver.recordReceipt(event),
     incomingAction: (event) => incomingActions.record(event),
     groupChanged: (event) => groupChanges!.record(event),
+    incomingCall: (event) => calls!.record(event),
   };
   // Each engine gets its own view of the events, so that what it receives is counted under its name.
   const eventsFrom = (engine: EngineKind): EngineEvents => ({
@@ -271,6 +274,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger);
   const typing = new TypingService(supervisor, logger, config.typingMs);
+  calls = new CallService(store, committer, deliveryWorker, supervisor, sender, logger);
   const messageActions = new MessageActionService(store, committer, supervisor);
   receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
   const mediaRetrier = new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger);

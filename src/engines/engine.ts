@@ -5,6 +5,7 @@ import type { MediaKind } from '../domain/media.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
 import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
+import type { CallStatus } from '../domain/calls.ts';
 
 /**
  * The engine port: what the gateway needs from a WhatsApp connection, in domain types only.
@@ -49,6 +50,8 @@ export interface Engine {
   /** The group's invite code, or (with `revoke`) a new one that replaces it. */
   inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string>;
   leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void>;
+  /** Rejects a call that is ringing, as a person pressing "decline" on the phone would. */
+  rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void>;
   /** Fetches an incoming file again from its `IncomingMedia.retryToken`, through the number's session. */
   downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** Present only where `capabilities.simulatedInbound` is true. */
@@ -198,9 +201,21 @@ export interface SimulatedIncoming {
   mentions?: E164[];
 }
 
+/** A call a simulated phone makes to a sandbox number; it rings until rejected, or for `ringsForMs`. */
+export interface SimulatedCall {
+  fromPhone: E164;
+  video: boolean;
+  /** The group the call is made in, which both the phone and the number belong to. */
+  groupId?: string;
+  /** How long it rings before it is missed, unless rejected first. */
+  ringsForMs: number;
+}
+
 export interface InboundSimulator {
   /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
   deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message>;
+  /** Rings `number` from a simulated phone; resolves with the call's id once the offer is reported. */
+  placeCall(number: WhatsAppNumber, call: SimulatedCall): Promise<string>;
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
@@ -260,6 +275,27 @@ export interface IncomingActionEvent {
   at: Date;
 }
 
+/** What an engine needs to act on a call: its id and the caller's address on the network. */
+export interface CallRef {
+  callId: string;
+  caller: string;
+}
+
+/** A call to one of our numbers, or news of one, as the engine heard it. */
+export interface IncomingCallEvent {
+  /** Our number. */
+  toPhone: E164;
+  call: CallRef;
+  /** The caller's phone, and its LID when WhatsApp named the caller by one. */
+  fromPhone: E164 | null;
+  fromLid: string | null;
+  /** The group the call was made in, if it is a group call. */
+  groupId: string | null;
+  video: boolean;
+  status: CallStatus;
+  at: Date;
+}
+
 export interface SessionStatusEvent {
   /** The lease of the session that saw the change; the write is refused if it is stale. */
   lease: SessionLease;
@@ -296,4 +332,6 @@ export interface EngineEvents {
   incomingAction(event: IncomingActionEvent): Promise<void>;
   /** A change in a group one of our numbers (`toPhone`) is in, or was just removed from. */
   groupChanged(event: GroupChange & { toPhone: E164 }): Promise<void>;
+  /** A call to one of our numbers rang, or ended; resolves once it is reported (and, if the number says so, rejected). */
+  incomingCall(event: IncomingCallEvent): Promise<void>;
 }

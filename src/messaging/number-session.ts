@@ -18,6 +18,7 @@ export const SESSION_CAPABILITIES = [
   'updateGroupSettings',
   'inviteCode',
   'leaveGroup',
+  'rejectCall',
 ] as const satisfies readonly (keyof Engine)[];
 
 export type SessionCapability = (typeof SESSION_CAPABILITIES)[number];

@@ -5,7 +5,7 @@ import { parseE164, type E164 } from '../domain/phone.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
-import type { InboundSimulator, OutgoingMedia, SimulatedIncoming } from '../engines/engine.ts';
+import type { InboundSimulator, OutgoingMedia, SimulatedCall, SimulatedIncoming } from '../engines/engine.ts';
 import { refusedIncoming } from './session-refusals.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { Store } from '../store/database.ts';
@@ -44,14 +44,7 @@ export class SandboxInbox {
    */
   async receiveOnPhone(scope: AccountScope, toPhone: E164, incoming: SimulatedIncoming, replyTo?: string, loadMedia?: () => Promise<OutgoingMedia>): Promise<Message> {
     this.admit(scope);
-    const number = await this.numbers.findNumber(scope, toPhone).catch((error: unknown) => {
-      if (error instanceof AppError && error.code === 'number_not_found') return undefined;
-      throw error;
-    });
-    const simulator = number === undefined ? undefined : this.supervisor.simulatorFor(number);
-    if (number === undefined || simulator === undefined) {
-      throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', { field: 'to_phone' });
-    }
+    const { number, simulator } = await this.sandboxNumber(scope, toPhone);
     if (incoming.groupId !== undefined) {
       // A group message comes from a member, to a group the number is in.
       const group = await this.groups.asMember(number, incoming.groupId, 'group_id');
@@ -75,6 +68,22 @@ export class SandboxInbox {
     return quoted === undefined ? message : { ...message, replyTo: quoted };
   }
 
+  /**
+   * POST /sandbox/call: a simulated phone rings one of the account's sandbox numbers, refused
+   * as a simulated message is; a group call comes from a member, in a group the number is in.
+   */
+  async callOnPhone(scope: AccountScope, toPhone: E164, call: SimulatedCall): Promise<string> {
+    this.admit(scope);
+    const { number, simulator } = await this.sandboxNumber(scope, toPhone);
+    if (call.groupId !== undefined) {
+      const group = await this.groups.asMember(number, call.groupId, 'group_id');
+      if (roleOf(group, call.fromPhone) === undefined) {
+        throw new AppError('invalid_request', `from_phone ${call.fromPhone} is not a member of group ${group.id}; add it to the group first.`, { field: 'from_phone' });
+      }
+    }
+    return simulator.placeCall(number, call).catch((error: unknown) => refusedIncoming(number, error));
+  }
+
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed, with an optional file. */
   async receiveOnNumber(scope: AccountScope, numberId: string, rawFromPhone: string, text: string, media?: () => Promise<OutgoingMedia>): Promise<Message> {
     this.admit(scope);
@@ -91,6 +100,22 @@ export class SandboxInbox {
     assertSendableText(text, this.maxMessageLength, media !== undefined);
     // The file is read only once the number is known to be the account's own.
     return deliver(simulator, number, { fromPhone, text, ...(media !== undefined && { media: await media() }) });
+  }
+
+  /**
+   * The account's sandbox number of this phone. A phone that is no number of the account, or not
+   * a sandbox one, gets the same 403 whether or not it exists elsewhere.
+   */
+  private async sandboxNumber(scope: AccountScope, toPhone: E164): Promise<{ number: WhatsAppNumber; simulator: InboundSimulator }> {
+    const number = await this.numbers.findNumber(scope, toPhone).catch((error: unknown) => {
+      if (error instanceof AppError && error.code === 'number_not_found') return undefined;
+      throw error;
+    });
+    const simulator = number === undefined ? undefined : this.supervisor.simulatorFor(number);
+    if (number === undefined || simulator === undefined) {
+      throw new AppError('phone_not_owned', 'to_phone is not a sandbox number of your account.', { field: 'to_phone' });
+    }
+    return { number, simulator };
   }
 
   /**

@@ -62,6 +62,12 @@ const receiveOnOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+const callOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], rings_for_seconds: 1 } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
 const downloadOwnersMedia: Probe = {
   request: (owner) => ({ method: 'GET', url: `/${owner.mediaId}` }),
   refusedWith: { status: 404, error: 'media_not_found' },
@@ -230,6 +236,8 @@ const PROBES: Record<string, Probe> = {
   'POST /api/send_message': sendFromOwnersNumber,
   'POST /sandbox/receive': receiveOnOwnersNumber,
   'POST /api/sandbox/receive': receiveOnOwnersNumber,
+  'POST /sandbox/call': callOwnersNumber,
+  'POST /api/sandbox/call': callOwnersNumber,
   'POST /media': upload,
   'POST /api/media': upload,
   'GET /media/{id}': downloadOwnersMedia,

@@ -112,6 +112,7 @@ for (const dialect of dialects) {
         'patch /groups/{id}', 'patch /api/groups/{id}', 'post /groups/{id}/participants', 'post /api/groups/{id}/participants',
         'get /groups/{id}/invite_link', 'get /api/groups/{id}/invite_link', 'post /groups/{id}/invite_link/revoke', 'post /api/groups/{id}/invite_link/revoke',
         'post /groups/{id}/leave', 'post /api/groups/{id}/leave',
+        'post /sandbox/call', 'post /api/sandbox/call',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');

@@ -60,6 +60,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate an incoming call on a sandbox number
+         * @description A simulated phone calls one of your sandbox numbers, as a real call arrives: `call` webhooks hear it offered, then rejected (at once when the number has reject_calls, and the caller is sent call_reply_text) or missed when it has rung for rings_for_seconds. Limited per account and minute together with simulated messages.
+         */
+        post: operations["simulateIncomingCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/check_numbers": {
         parameters: {
             query?: never;
@@ -255,7 +275,7 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumber"];
         trace?: never;
@@ -442,6 +462,26 @@ export interface paths {
          * @description Produces an incoming message on one of your sandbox numbers exactly as a real one would arrive: stored with status "received" and delivered to your webhooks. Incoming messages do not count against the monthly volume; simulated ones are limited per account and minute instead. /sandbox/receive and /api/sandbox/receive are the same operation.
          */
         post: operations["simulateIncomingMessageApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate an incoming call on a sandbox number
+         * @description A simulated phone calls one of your sandbox numbers, as a real call arrives: `call` webhooks hear it offered, then rejected (at once when the number has reject_calls, and the caller is sent call_reply_text) or missed when it has rung for rings_for_seconds. Limited per account and minute together with simulated messages.
+         */
+        post: operations["simulateIncomingCallApi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -643,7 +683,7 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumberApi"];
         trace?: never;
@@ -1032,6 +1072,46 @@ export interface webhooks {
          * @description Delivered to webhooks subscribed to group.updated; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
          */
         post: operations["onGroupUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    call: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A call to one of your numbers rang, or ended.
+         * @description Delivered to webhooks subscribed to call; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onCallEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "presence.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A contact your number subscribed to changed presence.
+         * @description Delivered to webhooks subscribed to presence.update; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onPresenceUpdateEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1759,6 +1839,76 @@ export interface components {
              */
             timestamp: string;
         };
+        /** @description A call to one of your numbers rang, or what became of it (docs/webhooks.md, "Calls"). */
+        CallEvent: {
+            /** @enum {string} */
+            event: "call";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description WhatsApp's id of the call: the same on every event of one call. */
+            call_id: string;
+            /** @description Your number that was called. */
+            phone: string;
+            /** @description The caller, E.164; null when WhatsApp gave only the caller's LID. */
+            from_phone: string | null;
+            /** @description The caller's LID when WhatsApp named the caller by one; otherwise null. */
+            from_lid: string | null;
+            /** @description The group the call was made in; null for a call to the number alone. */
+            group: {
+                /** @description WhatsApp's id of the group (…@g.us). */
+                id: string;
+            } | null;
+            /** @description A video call rather than a voice call. */
+            video: boolean;
+            /**
+             * @description offered: it rings. missed: it rang out unanswered. accepted or rejected: on one of the number's devices, or rejected by the gateway (rejected_by_gateway). ended: the caller hung up.
+             * @enum {string}
+             */
+            status: "offered" | "missed" | "accepted" | "rejected" | "ended";
+            /** @description The gateway rejected it, as the number's reject_calls setting asks (PATCH /numbers/{id}). */
+            rejected_by_gateway: boolean;
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            timestamp: string;
+        };
+        /** @description A contact your number subscribed to (POST /presence/subscribe) came online, went offline, or is typing or recording. */
+        PresenceUpdateEvent: {
+            /** @enum {string} */
+            event: "presence.update";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description Your number, which subscribed. */
+            phone: string;
+            /** @description The contact, E.164; null when WhatsApp gave only its LID. */
+            contact_phone: string | null;
+            /** @description The contact's LID when WhatsApp named it by one; otherwise null. */
+            contact_lid: string | null;
+            /** @description The group chat the contact is typing or recording in; null otherwise. */
+            group: {
+                /** @description WhatsApp's id of the group (…@g.us). */
+                id: string;
+            } | null;
+            /** @enum {string} */
+            presence: "available" | "unavailable" | "composing" | "recording" | "paused";
+            /**
+             * Format: date-time
+             * @description When the contact was last online, when WhatsApp says (only with unavailable, and only if the contact shares it).
+             */
+            last_seen: string | null;
+            /**
+             * Format: date-time
+             * @description When the gateway heard it.
+             */
+            timestamp: string;
+        };
         /** @description An operator sent a test event (wagw webhook test ID). */
         TestEvent: {
             /** @enum {string} */
@@ -1778,6 +1928,37 @@ export interface components {
         CheckHealthResponse: {
             /** @enum {boolean} */
             ok: true;
+        };
+        SimulateIncomingCallRequest: {
+            /** @description The simulated caller, E.164. */
+            from_phone: string;
+            /** @description One of your sandbox numbers. */
+            to_phone: string;
+            /**
+             * @description A video call rather than a voice call.
+             * @default false
+             */
+            video: boolean;
+            /** @description A group call, made in this group, which both phones belong to. */
+            group_id?: string;
+            /**
+             * @description How long it rings before it is missed, unless the number rejects it first.
+             * @default 45
+             */
+            rings_for_seconds: number;
+        };
+        SimulateIncomingCallResponse: {
+            /** @description The call_id its `call` events carry. */
+            call_id: string;
+            from_phone: string;
+            to_phone: string;
+            video: boolean;
+            group_id: string | null;
+            /**
+             * Format: date-time
+             * @description When it is missed unless rejected first.
+             */
+            rings_until: string;
         };
         CheckNumbersRequest: {
             /** @description One of your numbers, which asks WhatsApp. */
@@ -1872,12 +2053,21 @@ export interface components {
                 can_send: boolean;
                 /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
                 auto_read: boolean;
+                /** @description Whether calls to it are rejected as they ring (PATCH /numbers/{id}). */
+                reject_calls: boolean;
+                /** @description What a caller whose call was rejected is sent; null for nothing. */
+                call_reply_text: string | null;
                 /** Format: date-time */
                 created_at: string;
             }[];
         };
         UpdateNumberRequest: {
-            auto_read: boolean;
+            /** @description Mark every message the number receives as read as soon as it is stored (the sender sees blue ticks). */
+            auto_read?: boolean;
+            /** @description Reject every call to the number as it rings; each is still reported to `call` webhooks. */
+            reject_calls?: boolean;
+            /** @description With reject_calls: the text sent to a caller whose call was rejected (a message like any other, counted in the monthly volume); null sends nothing. */
+            call_reply_text?: string | null;
         };
         UpdateNumberResponse: {
             number_id: string;
@@ -1896,6 +2086,10 @@ export interface components {
             can_send: boolean;
             /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
             auto_read: boolean;
+            /** @description Whether calls to it are rejected as they ring (PATCH /numbers/{id}). */
+            reject_calls: boolean;
+            /** @description What a caller whose call was rejected is sent; null for nothing. */
+            call_reply_text: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2235,6 +2429,112 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        SimulateIncomingCallError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        SimulateIncomingCallError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
+        SimulateIncomingCallError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member";
+                };
+            };
+        };
+        /** @description `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. */
+        SimulateIncomingCallError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "group_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SimulateIncomingCallError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        SimulateIncomingCallError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SimulateIncomingCallError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        SimulateIncomingCallError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
@@ -4185,8 +4485,12 @@ export type MessageEditedEvent = components['schemas']['MessageEditedEvent'];
 export type MessageRevokedEvent = components['schemas']['MessageRevokedEvent'];
 export type SessionStatusEvent = components['schemas']['SessionStatusEvent'];
 export type GroupUpdatedEvent = components['schemas']['GroupUpdatedEvent'];
+export type CallEvent = components['schemas']['CallEvent'];
+export type PresenceUpdateEvent = components['schemas']['PresenceUpdateEvent'];
 export type TestEvent = components['schemas']['TestEvent'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
+export type SimulateIncomingCallRequest = components['schemas']['SimulateIncomingCallRequest'];
+export type SimulateIncomingCallResponse = components['schemas']['SimulateIncomingCallResponse'];
 export type CheckNumbersRequest = components['schemas']['CheckNumbersRequest'];
 export type CheckNumbersResponse = components['schemas']['CheckNumbersResponse'];
 export type ShowTypingRequest = components['schemas']['ShowTypingRequest'];
@@ -4231,6 +4535,14 @@ export type ResponseSimulateIncomingMessageError422 = components['responses']['S
 export type ResponseSimulateIncomingMessageError429 = components['responses']['SimulateIncomingMessageError429'];
 export type ResponseSimulateIncomingMessageError500 = components['responses']['SimulateIncomingMessageError500'];
 export type ResponseSimulateIncomingMessageError503 = components['responses']['SimulateIncomingMessageError503'];
+export type ResponseSimulateIncomingCallError400 = components['responses']['SimulateIncomingCallError400'];
+export type ResponseSimulateIncomingCallError401 = components['responses']['SimulateIncomingCallError401'];
+export type ResponseSimulateIncomingCallError403 = components['responses']['SimulateIncomingCallError403'];
+export type ResponseSimulateIncomingCallError404 = components['responses']['SimulateIncomingCallError404'];
+export type ResponseSimulateIncomingCallError413 = components['responses']['SimulateIncomingCallError413'];
+export type ResponseSimulateIncomingCallError429 = components['responses']['SimulateIncomingCallError429'];
+export type ResponseSimulateIncomingCallError500 = components['responses']['SimulateIncomingCallError500'];
+export type ResponseSimulateIncomingCallError503 = components['responses']['SimulateIncomingCallError503'];
 export type ResponseCheckNumbersError400 = components['responses']['CheckNumbersError400'];
 export type ResponseCheckNumbersError401 = components['responses']['CheckNumbersError401'];
 export type ResponseCheckNumbersError403 = components['responses']['CheckNumbersError403'];
@@ -4476,6 +4788,39 @@ export interface operations {
             429: components["responses"]["SimulateIncomingMessageError429"];
             500: components["responses"]["SimulateIncomingMessageError500"];
             503: components["responses"]["SimulateIncomingMessageError503"];
+        };
+    };
+    simulateIncomingCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateIncomingCallRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateIncomingCallResponse"];
+                };
+            };
+            400: components["responses"]["SimulateIncomingCallError400"];
+            401: components["responses"]["SimulateIncomingCallError401"];
+            403: components["responses"]["SimulateIncomingCallError403"];
+            404: components["responses"]["SimulateIncomingCallError404"];
+            413: components["responses"]["SimulateIncomingCallError413"];
+            429: components["responses"]["SimulateIncomingCallError429"];
+            500: components["responses"]["SimulateIncomingCallError500"];
+            503: components["responses"]["SimulateIncomingCallError503"];
         };
     };
     checkNumbers: {
@@ -5189,6 +5534,39 @@ export interface operations {
             429: components["responses"]["SimulateIncomingMessageError429"];
             500: components["responses"]["SimulateIncomingMessageError500"];
             503: components["responses"]["SimulateIncomingMessageError503"];
+        };
+    };
+    simulateIncomingCallApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateIncomingCallRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateIncomingCallResponse"];
+                };
+            };
+            400: components["responses"]["SimulateIncomingCallError400"];
+            401: components["responses"]["SimulateIncomingCallError401"];
+            403: components["responses"]["SimulateIncomingCallError403"];
+            404: components["responses"]["SimulateIncomingCallError404"];
+            413: components["responses"]["SimulateIncomingCallError413"];
+            429: components["responses"]["SimulateIncomingCallError429"];
+            500: components["responses"]["SimulateIncomingCallError500"];
+            503: components["responses"]["SimulateIncomingCallError503"];
         };
     };
     checkNumbersApi: {
@@ -6245,6 +6623,64 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["GroupUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCallEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CallEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPresenceUpdateEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PresenceUpdateEvent"];
             };
         };
         responses: {

@@ -13,6 +13,8 @@ const EVENT_EXPLANATIONS = {
   'message.revoked': 'A message in a chat of your numbers was deleted for everyone.',
   'session.status': 'One of your numbers connected, disconnected or needs to be linked again.',
   'group.updated': 'Someone joined, left, was added, removed, promoted or demoted in a group of your numbers, or its subject or description changed.',
+  call: 'A call to one of your numbers rang, was missed, accepted, rejected (by you or by the gateway) or ended.',
+  'presence.update': 'A contact a number subscribed to came online, went offline, or is typing or recording.',
 } as const satisfies Record<WebhookEventType, string>;
 
 export interface EventTypeOption {

@@ -7,7 +7,7 @@ import { messageOfRetryToken } from './media-retry-token.ts';
 import { mentionJids, toGroup } from './group-mapper.ts';
 import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { groupRefusal, participantOutcomes } from './group-admin.ts';
-import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
+import { EngineSendError, isGroupMessage, type CallRef, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import { toActionContent, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
@@ -179,6 +179,12 @@ export class BaileysEngine implements Engine {
     const { session, socket } = this.connected(number);
     await socket.groupLeave(groupId).catch((error: unknown) => Promise.reject(groupRefusal(error)));
     session.groups.forget(groupId);
+  }
+
+  async rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void> {
+    const { session, socket } = this.connected(number);
+    session.noteRejectedCall(call.callId);
+    await socket.rejectCall(call.callId, call.caller);
   }
 
   async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {

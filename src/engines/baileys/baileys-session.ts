@@ -3,6 +3,7 @@ import { downloadMediaMessage, jidDecode } from 'baileys';
 import { retryTokenOf } from './media-retry-token.ts';
 import type { Logger } from 'pino';
 import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
+import { parseE164, type E164 } from '../../domain/phone.ts';
 import type { EngineEvents, IncomingMedia, LinkUpdate } from '../engine.ts';
 
 export type { LinkUpdate };
@@ -15,6 +16,8 @@ import { SentMessageStore } from './sent-message-store.ts';
 import { GroupMetadataCache } from './group-metadata-cache.ts';
 import { mentionedMembers, participantChanges, settingsChanges } from './group-mapper.ts';
 import type { GroupChange } from '../../domain/groups.ts';
+import { mapCallEvent } from './call-mapper.ts';
+import type { WACallEvent } from 'baileys';
 
 export interface SessionTimings {
   reconnect: ReconnectPolicyOptions;
@@ -45,7 +48,9 @@ export interface SessionDependencies {
  * and messages get lost.
  */
 /** Every event the session listens to on a socket, all removed when the socket ends. */
-const SOCKET_EVENTS = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update'] as const;
+const SOCKET_EVENTS = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'call'] as const;
+/** Calls the gateway rejected whose echo from WhatsApp is not reported again; the oldest are forgotten first. */
+const MAX_REJECTED_CALLS_KEPT = 256;
 
 export class BaileysSession {
   status: SessionStatus = 'connecting';
@@ -64,6 +69,10 @@ export class BaileysSession {
   private readonly linkListeners = new Set<(update: LinkUpdate) => void>();
   readonly sentMessages = new SentMessageStore(1_000);
   readonly groups = new GroupMetadataCache();
+  /** Calls this session rejected: WhatsApp's own word of the rejection (and the hang-up after it) is not news. */
+  private readonly rejectedCalls = new Set<string>();
+  /** Call updates are reported one after another, so that a call's offer is recorded before its end. */
+  private callsReported: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: SessionDependencies) {}
 
@@ -151,6 +160,9 @@ export class BaileysSession {
         if (update.id) this.groups.forget(update.id);
         this.reportGroupChanges(settingsChanges(update, new Date()));
       }
+    });
+    socket.ev.on('call', (calls) => {
+      if (current()) this.callsReported = this.callsReported.then(() => this.onCalls(calls));
     });
     socket.ev.on('group-participants.update', (update) => {
       if (!current()) return;
@@ -291,6 +303,32 @@ export class BaileysSession {
       ...(decision.quotedEngineId !== null && { quotedEngineId: decision.quotedEngineId }),
       ...(group !== undefined && { group, mentions }),
     });
+  }
+
+  /** Remembers a call the gateway rejected, so that WhatsApp's echo of it is not reported as news. */
+  noteRejectedCall(callId: string): void {
+    this.rejectedCalls.add(callId);
+    while (this.rejectedCalls.size > MAX_REJECTED_CALLS_KEPT) this.rejectedCalls.delete(this.rejectedCalls.values().next().value!);
+  }
+
+  private async onCalls(calls: WACallEvent[]): Promise<void> {
+    this.markTraffic();
+    for (const update of calls) {
+      const call = mapCallEvent(update);
+      if (call === undefined || (this.rejectedCalls.has(call.call.callId) && call.status !== 'offered')) continue;
+      const fromPhone = call.fromPhone ?? (await this.phoneOfLid(call.fromLid));
+      await this.deps.events
+        .incomingCall({ ...call, fromPhone, toPhone: this.deps.number.phone })
+        .catch((error: unknown) => this.deps.logger.error({ err: error, callId: call.call.callId }, 'could not report a call'));
+    }
+  }
+
+  /** A LID's phone from Baileys' LID mapping store, where it knows it. */
+  private async phoneOfLid(lid: string | null): Promise<E164 | null> {
+    if (lid === null) return null;
+    const phoneJid = await this.socket?.signalRepository.lidMapping.getPNForLID(lid).catch(() => null);
+    const digits = phoneJid ? jidDecode(phoneJid)?.user : undefined;
+    return digits === undefined ? null : (parseE164(`+${digits}`) ?? null);
   }
 
   private reportGroupChanges(changes: readonly GroupChange[]): void {

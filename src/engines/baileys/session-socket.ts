@@ -30,6 +30,8 @@ export interface SessionSocket {
   groupInviteCode(jid: string): Promise<string | undefined>;
   groupRevokeInvite(jid: string): Promise<string | undefined>;
   groupLeave(jid: string): Promise<void>;
+  /** Declines a call that is ringing; `callFrom` is the caller's JID as the call named it. */
+  rejectCall(callId: string, callFrom: string): Promise<void>;
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */
   updateMediaMessage(message: WAMessage): Promise<WAMessage>;
 }

@@ -1,7 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { MediaGoneError, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
+import { MediaGoneError, type CallRef, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingCallEvent, type SimulatedCall, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
@@ -64,6 +65,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
   /** Sandbox phones the network has been told of; see `announce`. */
   private readonly announced = new Set<string>();
   private sandboxPhones: { phones: Set<string>; readAt: number } | undefined;
+  /** Simulated calls that ring now, by call id, each with the timer that makes it missed. */
+  private readonly ringing = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly options: SandboxEngineOptions) {}
 
@@ -315,6 +318,34 @@ export class SandboxEngine implements Engine, InboundSimulator {
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
     this.assertConnected(number);
     return this.directory.check(number.accountId, phones, async (unknown) => new Map(unknown.map((phone) => [phone, { exists: true, waId: `${phone.slice(1)}@s.whatsapp.net` }])), admit);
+  }
+
+  /**
+   * A simulated phone rings the number. The call is ringing before its offer is reported, so
+   * that a number that rejects calls finds it to reject; unanswered, it is missed when it has
+   * rung for `ringsForMs`.
+   */
+  async placeCall(number: WhatsAppNumber, call: SimulatedCall): Promise<string> {
+    this.assertConnected(number);
+    const callId = randomBytes(16).toString('hex').toUpperCase();
+    const heard = (status: IncomingCallEvent['status']): IncomingCallEvent => ({
+      toPhone: number.phone, call: { callId, caller: call.fromPhone }, fromPhone: call.fromPhone, fromLid: null,
+      groupId: call.groupId ?? null, video: call.video, status, at: new Date(),
+    });
+    const ringsOut = setTimeout(() => {
+      if (this.ringing.delete(callId)) void this.options.events.incomingCall(heard('missed')).catch(() => {});
+    }, call.ringsForMs);
+    ringsOut.unref();
+    this.ringing.set(callId, ringsOut);
+    await this.options.events.incomingCall(heard('offered'));
+    return callId;
+  }
+
+  /** A call rejected stops ringing, so it is never missed; one that rang out already has nothing to stop. */
+  async rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void> {
+    this.assertConnected(number);
+    clearTimeout(this.ringing.get(call.callId));
+    this.ringing.delete(call.callId);
   }
 
   async downloadAgain(_number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {

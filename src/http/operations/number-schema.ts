@@ -2,7 +2,7 @@ import type { WhatsAppNumber } from '../../domain/model.ts';
 
 export const numberSchema = {
   type: 'object',
-  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'created_at'],
+  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'reject_calls', 'call_reply_text', 'created_at'],
   properties: {
     number_id: { type: 'string' },
     phone: { type: 'string', description: 'E.164: what from_phone names.' },
@@ -11,6 +11,8 @@ export const numberSchema = {
     status_reason: { type: ['string', 'null'], description: 'Why, when there is more to say.' },
     can_send: { type: 'boolean', description: 'Whether a send from this number would be handed to WhatsApp now (status connected).' },
     auto_read: { type: 'boolean', description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}).' },
+    reject_calls: { type: 'boolean', description: 'Whether calls to it are rejected as they ring (PATCH /numbers/{id}).' },
+    call_reply_text: { type: ['string', 'null'], description: 'What a caller whose call was rejected is sent; null for nothing.' },
     created_at: { type: 'string', format: 'date-time' },
   },
 } as const;
@@ -24,6 +26,8 @@ export function presentNumber(number: WhatsAppNumber) {
     status_reason: number.statusReason,
     can_send: number.status === 'connected',
     auto_read: number.autoRead,
+    reject_calls: number.rejectCalls,
+    call_reply_text: number.callReplyText,
     created_at: number.createdAt.toISOString(),
   };
 }

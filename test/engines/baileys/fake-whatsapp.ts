@@ -16,10 +16,10 @@ import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
-import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
+import type { EngineEvents, IncomingActionEvent, IncomingCallEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
-const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update'];
+const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'call'];
 
 /** A socket whose every method is a stub that records its calls; the test emits its events. */
 export class FakeSocket implements SessionSocket {
@@ -194,6 +194,12 @@ export class FakeSocket implements SessionSocket {
     this.groups.delete(jid);
   }
 
+  readonly rejectedCalls: { callId: string; callFrom: string }[] = [];
+
+  async rejectCall(callId: string, callFrom: string): Promise<void> {
+    this.rejectedCalls.push({ callId, callFrom });
+  }
+
   readonly reuploadRequests: WAMessage[] = [];
 
   /** WhatsApp's answer to a request to upload a file again: here, the message as it was. */
@@ -279,6 +285,11 @@ export class RecordingEvents implements EngineEvents {
   readonly receipts: ReceiptEvent[] = [];
   readonly actions: IncomingActionEvent[] = [];
   readonly groupChanges: (GroupChange & { toPhone: string })[] = [];
+  readonly calls: IncomingCallEvent[] = [];
+
+  async incomingCall(event: IncomingCallEvent): Promise<void> {
+    this.calls.push(event);
+  }
 
   async groupChanged(event: GroupChange & { toPhone: string }): Promise<void> {
     this.groupChanges.push(event);
