@@ -19,6 +19,7 @@ import { MessageActionService } from './messaging/message-actions.ts';
 import { GroupService } from './messaging/groups.ts';
 import { GroupChangeService } from './messaging/group-changes.ts';
 import { CallService } from './messaging/calls.ts';
+import { BlocklistService } from './messaging/blocklist.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
@@ -117,6 +118,8 @@ export interface Gateway {
   messageActions: MessageActionService;
   /** Groups as each number sees them. */
   groups: GroupService;
+  /** Each number's blocklist, as WhatsApp keeps it. */
+  blocklist: BlocklistService;
   /** Incoming files whose first download failed, tried again. */
   mediaRetrier: MediaDownloadRetrier;
   /** Where media bytes are kept: the filesystem or an S3 bucket (WAGW_MEDIA_STORE). */
@@ -341,6 +344,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     typing,
     messageActions,
     groups,
+    blocklist: new BlocklistService(supervisor),
     blobs,
     mediaLinks,
     sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute, groups),

@@ -6,6 +6,7 @@ import type { StructuredContent } from '../domain/structured-content.ts';
 import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { CallStatus } from '../domain/calls.ts';
+import type { GroupMember as Contact } from '../domain/groups.ts';
 
 /**
  * The engine port: what the gateway needs from a WhatsApp connection, in domain types only.
@@ -50,6 +51,10 @@ export interface Engine {
   /** The group's invite code, or (with `revoke`) a new one that replaces it. */
   inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string>;
   leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void>;
+  /** Blocks a contact (WhatsApp then carries nothing of theirs to the number), or unblocks it. */
+  updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void>;
+  /** The contacts the number has blocked: by phone, or by LID where WhatsApp gives no phone. */
+  blocklist(number: WhatsAppNumber): Promise<Contact[]>;
   /** Rejects a call that is ringing, as a person pressing "decline" on the phone would. */
   rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void>;
   /** Fetches an incoming file again from its `IncomingMedia.retryToken`, through the number's session. */
@@ -219,7 +224,7 @@ export interface InboundSimulator {
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
-export type EngineSendFailure = 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'not_group_admin' | 'rate_limited';
+export type EngineSendFailure = 'sender_blocked' | 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'not_group_admin' | 'rate_limited';
 
 export class EngineSendError extends Error {
   constructor(

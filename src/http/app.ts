@@ -89,6 +89,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
         { name: 'messages', description: 'Sending WhatsApp messages, and reading back what was sent and received.' },
         { name: 'numbers', description: 'Your WhatsApp numbers and their sessions.' },
         { name: 'groups', description: 'WhatsApp groups your numbers belong to.' },
+        { name: 'contacts', description: 'The people your numbers talk to: their profiles and presence, and the blocklist.' },
         { name: 'media', description: 'Files to send, and files sent and received.' },
         { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },
         { name: 'operations', description: 'Probes for load balancers and monitors.' },

@@ -134,7 +134,7 @@ function parseMediaInput(media: NonNullable<MessageRequestBody['media']>): Media
   return { ...claims, data: Buffer.from(data, 'base64') };
 }
 
-export function parsePhoneField(value: string, field: 'from_phone' | 'to_phone'): E164 {
+export function parsePhoneField(value: string, field: 'from_phone' | 'to_phone' | 'phone'): E164 {
   const phone = parseE164(value);
   if (phone === undefined) {
     throw new AppError(

@@ -19,6 +19,8 @@ export const SESSION_CAPABILITIES = [
   'inviteCode',
   'leaveGroup',
   'rejectCall',
+  'updateBlock',
+  'blocklist',
 ] as const satisfies readonly (keyof Engine)[];
 
 export type SessionCapability = (typeof SESSION_CAPABILITIES)[number];

@@ -21,6 +21,7 @@ const sendFailureReasons = Object.keys({
   rate_limited: true,
   rejected: true,
   recipient_not_on_whatsapp: true,
+  sender_blocked: true,
   engine_error: true,
 } satisfies Record<SendFailureReason, true>) as SendFailureReason[];
 

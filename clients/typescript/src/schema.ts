@@ -428,6 +428,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/blocklist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the contacts a number blocks
+         * @description As WhatsApp holds it, changes made on the phone included. A contact WhatsApp names only by LID has phone null until its phone is known.
+         */
+        get: operations["listBlocklist"];
+        put?: never;
+        /**
+         * Block a contact
+         * @description from_phone blocks phone, as on the phone's own app: WhatsApp no longer delivers its messages or calls to the number. Blocking a contact already blocked changes nothing.
+         */
+        post: operations["blockContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/blocklist/{phone}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unblock a contact
+         * @description from_phone unblocks phone. Unblocking a contact that is not blocked changes nothing.
+         */
+        delete: operations["unblockContact"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -831,6 +875,50 @@ export interface paths {
          */
         post: operations["linkMediaApi"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/blocklist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the contacts a number blocks
+         * @description As WhatsApp holds it, changes made on the phone included. A contact WhatsApp names only by LID has phone null until its phone is known.
+         */
+        get: operations["listBlocklistApi"];
+        put?: never;
+        /**
+         * Block a contact
+         * @description from_phone blocks phone, as on the phone's own app: WhatsApp no longer delivers its messages or calls to the number. Blocking a contact already blocked changes nothing.
+         */
+        post: operations["blockContactApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/blocklist/{phone}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unblock a contact
+         * @description from_phone unblocks phone. Unblocking a contact that is not blocked changes nothing.
+         */
+        delete: operations["unblockContactApi"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2160,6 +2248,35 @@ export interface components {
             url: string;
             /** Format: date-time */
             expires_at: string;
+        };
+        BlockContactRequest: {
+            /** @description One of your numbers. */
+            from_phone: string;
+            /** @description The contact to block, E.164. */
+            phone: string;
+        };
+        BlockContactResponse: {
+            /** @description Your number. */
+            from_phone: string;
+            /** @description The contact, E.164. */
+            phone: string;
+            /** @description Whether the number now blocks the contact. */
+            blocked: boolean;
+        };
+        ListBlocklistResponse: {
+            from_phone: string;
+            contacts: {
+                phone: string | null;
+                lid: string | null;
+            }[];
+        };
+        UnblockContactResponse: {
+            /** @description Your number. */
+            from_phone: string;
+            /** @description The contact, E.164. */
+            phone: string;
+            /** @description Whether the number now blocks the contact. */
+            blocked: boolean;
         };
     };
     responses: {
@@ -4313,6 +4430,285 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        BlockContactError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        BlockContactError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        BlockContactError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        BlockContactError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        BlockContactError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        BlockContactError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        BlockContactError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        ListBlocklistError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListBlocklistError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        ListBlocklistError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ListBlocklistError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        ListBlocklistError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListBlocklistError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        ListBlocklistError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        UnblockContactError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UnblockContactError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        UnblockContactError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UnblockContactError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UnblockContactError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UnblockContactError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        UnblockContactError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         UploadMediaError400: {
             headers: {
@@ -4515,6 +4911,10 @@ export type LeaveGroupRequest = components['schemas']['LeaveGroupRequest'];
 export type LeaveGroupResponse = components['schemas']['LeaveGroupResponse'];
 export type LinkMediaRequest = components['schemas']['LinkMediaRequest'];
 export type LinkMediaResponse = components['schemas']['LinkMediaResponse'];
+export type BlockContactRequest = components['schemas']['BlockContactRequest'];
+export type BlockContactResponse = components['schemas']['BlockContactResponse'];
+export type ListBlocklistResponse = components['schemas']['ListBlocklistResponse'];
+export type UnblockContactResponse = components['schemas']['UnblockContactResponse'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
 export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
@@ -4677,6 +5077,27 @@ export type ResponseLinkMediaError404 = components['responses']['LinkMediaError4
 export type ResponseLinkMediaError413 = components['responses']['LinkMediaError413'];
 export type ResponseLinkMediaError500 = components['responses']['LinkMediaError500'];
 export type ResponseLinkMediaError503 = components['responses']['LinkMediaError503'];
+export type ResponseBlockContactError400 = components['responses']['BlockContactError400'];
+export type ResponseBlockContactError401 = components['responses']['BlockContactError401'];
+export type ResponseBlockContactError403 = components['responses']['BlockContactError403'];
+export type ResponseBlockContactError413 = components['responses']['BlockContactError413'];
+export type ResponseBlockContactError429 = components['responses']['BlockContactError429'];
+export type ResponseBlockContactError500 = components['responses']['BlockContactError500'];
+export type ResponseBlockContactError503 = components['responses']['BlockContactError503'];
+export type ResponseListBlocklistError400 = components['responses']['ListBlocklistError400'];
+export type ResponseListBlocklistError401 = components['responses']['ListBlocklistError401'];
+export type ResponseListBlocklistError403 = components['responses']['ListBlocklistError403'];
+export type ResponseListBlocklistError413 = components['responses']['ListBlocklistError413'];
+export type ResponseListBlocklistError429 = components['responses']['ListBlocklistError429'];
+export type ResponseListBlocklistError500 = components['responses']['ListBlocklistError500'];
+export type ResponseListBlocklistError503 = components['responses']['ListBlocklistError503'];
+export type ResponseUnblockContactError400 = components['responses']['UnblockContactError400'];
+export type ResponseUnblockContactError401 = components['responses']['UnblockContactError401'];
+export type ResponseUnblockContactError403 = components['responses']['UnblockContactError403'];
+export type ResponseUnblockContactError413 = components['responses']['UnblockContactError413'];
+export type ResponseUnblockContactError429 = components['responses']['UnblockContactError429'];
+export type ResponseUnblockContactError500 = components['responses']['UnblockContactError500'];
+export type ResponseUnblockContactError503 = components['responses']['UnblockContactError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
@@ -5459,6 +5880,103 @@ export interface operations {
             503: components["responses"]["LinkMediaError503"];
         };
     };
+    listBlocklist: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its blocklist. */
+                from_phone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListBlocklistResponse"];
+                };
+            };
+            400: components["responses"]["ListBlocklistError400"];
+            401: components["responses"]["ListBlocklistError401"];
+            403: components["responses"]["ListBlocklistError403"];
+            413: components["responses"]["ListBlocklistError413"];
+            429: components["responses"]["ListBlocklistError429"];
+            500: components["responses"]["ListBlocklistError500"];
+            503: components["responses"]["ListBlocklistError503"];
+        };
+    };
+    blockContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockContactRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockContactResponse"];
+                };
+            };
+            400: components["responses"]["BlockContactError400"];
+            401: components["responses"]["BlockContactError401"];
+            403: components["responses"]["BlockContactError403"];
+            413: components["responses"]["BlockContactError413"];
+            429: components["responses"]["BlockContactError429"];
+            500: components["responses"]["BlockContactError500"];
+            503: components["responses"]["BlockContactError503"];
+        };
+    };
+    unblockContact: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its blocklist. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The contact to unblock, E.164 (+ encoded as %2B or left as it is). */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnblockContactResponse"];
+                };
+            };
+            400: components["responses"]["UnblockContactError400"];
+            401: components["responses"]["UnblockContactError401"];
+            403: components["responses"]["UnblockContactError403"];
+            413: components["responses"]["UnblockContactError413"];
+            429: components["responses"]["UnblockContactError429"];
+            500: components["responses"]["UnblockContactError500"];
+            503: components["responses"]["UnblockContactError503"];
+        };
+    };
     sendMessageApi: {
         parameters: {
             query?: never;
@@ -6203,6 +6721,103 @@ export interface operations {
             413: components["responses"]["LinkMediaError413"];
             500: components["responses"]["LinkMediaError500"];
             503: components["responses"]["LinkMediaError503"];
+        };
+    };
+    listBlocklistApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its blocklist. */
+                from_phone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListBlocklistResponse"];
+                };
+            };
+            400: components["responses"]["ListBlocklistError400"];
+            401: components["responses"]["ListBlocklistError401"];
+            403: components["responses"]["ListBlocklistError403"];
+            413: components["responses"]["ListBlocklistError413"];
+            429: components["responses"]["ListBlocklistError429"];
+            500: components["responses"]["ListBlocklistError500"];
+            503: components["responses"]["ListBlocklistError503"];
+        };
+    };
+    blockContactApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockContactRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockContactResponse"];
+                };
+            };
+            400: components["responses"]["BlockContactError400"];
+            401: components["responses"]["BlockContactError401"];
+            403: components["responses"]["BlockContactError403"];
+            413: components["responses"]["BlockContactError413"];
+            429: components["responses"]["BlockContactError429"];
+            500: components["responses"]["BlockContactError500"];
+            503: components["responses"]["BlockContactError503"];
+        };
+    };
+    unblockContactApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its blocklist. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The contact to unblock, E.164 (+ encoded as %2B or left as it is). */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnblockContactResponse"];
+                };
+            };
+            400: components["responses"]["UnblockContactError400"];
+            401: components["responses"]["UnblockContactError401"];
+            403: components["responses"]["UnblockContactError403"];
+            413: components["responses"]["UnblockContactError413"];
+            429: components["responses"]["UnblockContactError429"];
+            500: components["responses"]["UnblockContactError500"];
+            503: components["responses"]["UnblockContactError503"];
         };
     };
     uploadMedia: {

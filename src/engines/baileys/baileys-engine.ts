@@ -4,8 +4,8 @@ import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import { messageOfRetryToken } from './media-retry-token.ts';
-import { mentionJids, toGroup } from './group-mapper.ts';
-import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
+import { memberOf, mentionJids, toGroup } from './group-mapper.ts';
+import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { groupRefusal, participantOutcomes } from './group-admin.ts';
 import { EngineSendError, isGroupMessage, type CallRef, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
@@ -179,6 +179,23 @@ export class BaileysEngine implements Engine {
     const { session, socket } = this.connected(number);
     await socket.groupLeave(groupId).catch((error: unknown) => Promise.reject(groupRefusal(error)));
     session.groups.forget(groupId);
+  }
+
+  async updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void> {
+    const { socket } = this.connected(number);
+    await socket.updateBlockStatus(toRecipientJid(phone), blocked ? 'block' : 'unblock');
+  }
+
+  /** WhatsApp names blocked contacts by phone JID or by LID; a LID's phone comes from Baileys' mapping where it knows it. */
+  async blocklist(number: WhatsAppNumber): Promise<Contact[]> {
+    const { session, socket } = this.connected(number);
+    const contacts: Contact[] = [];
+    for (const jid of await socket.fetchBlocklist()) {
+      const contact = memberOf(jid, undefined);
+      if (contact === null) continue;
+      contacts.push(contact.phone === null ? { ...contact, phone: await session.phoneOfLid(contact.lid) } : contact);
+    }
+    return contacts;
   }
 
   async rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void> {

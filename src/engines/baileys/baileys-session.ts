@@ -324,7 +324,7 @@ export class BaileysSession {
   }
 
   /** A LID's phone from Baileys' LID mapping store, where it knows it. */
-  private async phoneOfLid(lid: string | null): Promise<E164 | null> {
+  async phoneOfLid(lid: string | null): Promise<E164 | null> {
     if (lid === null) return null;
     const phoneJid = await this.socket?.signalRepository.lidMapping.getPNForLID(lid).catch(() => null);
     const digits = phoneJid ? jidDecode(phoneJid)?.user : undefined;

@@ -30,6 +30,9 @@ export interface SessionSocket {
   groupInviteCode(jid: string): Promise<string | undefined>;
   groupRevokeInvite(jid: string): Promise<string | undefined>;
   groupLeave(jid: string): Promise<void>;
+  updateBlockStatus(jid: string, action: 'block' | 'unblock'): Promise<void>;
+  /** The JIDs the number has blocked (phone JIDs, or LIDs). */
+  fetchBlocklist(): Promise<(string | undefined)[]>;
   /** Declines a call that is ringing; `callFrom` is the caller's JID as the call named it. */
   rejectCall(callId: string, callFrom: string): Promise<void>;
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */

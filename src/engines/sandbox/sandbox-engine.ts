@@ -4,11 +4,11 @@ import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../..
 import type { E164 } from '../../domain/phone.ts';
 import { MediaGoneError, type CallRef, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingCallEvent, type SimulatedCall, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
-import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
+import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
-import { NotConnectedError, NotGroupMemberError, type NetworkAction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
+import { BlockedSenderError, NotConnectedError, NotGroupMemberError, type NetworkAction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
   events: EngineEvents;
@@ -320,6 +320,17 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return this.directory.check(number.accountId, phones, async (unknown) => new Map(unknown.map((phone) => [phone, { exists: true, waId: `${phone.slice(1)}@s.whatsapp.net` }])), admit);
   }
 
+  /** The blocklist lives on the simulated network, as WhatsApp keeps it on its servers. */
+  async updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void> {
+    this.assertConnected(number);
+    await this.options.network.setBlocked(number.phone, phone, blocked);
+  }
+
+  async blocklist(number: WhatsAppNumber): Promise<Contact[]> {
+    this.assertConnected(number);
+    return (await this.options.network.blocklistOf(number.phone)).map((phone) => ({ phone: phone as E164, lid: null }));
+  }
+
   /**
    * A simulated phone rings the number. The call is ringing before its offer is reported, so
    * that a number that rejects calls finds it to reject; unanswered, it is missed when it has
@@ -368,6 +379,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
       ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured, extras, incoming.groupId));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
+      if (error instanceof BlockedSenderError) throw new EngineSendError('sender_blocked', error.message);
       throw error;
     }
     const stored = await this.options.findReceived(number.id, id);

@@ -95,6 +95,10 @@ export interface SandboxNetworkPort {
    * member gets the message too.
    */
   inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }>;
+  /** `phone` blocks (or unblocks) `contact`: the network then carries nothing from `contact` to `phone`. */
+  setBlocked(phone: string, contact: string, blocked: boolean): Promise<void>;
+  /** The phones `phone` has blocked, in the order it blocked them. */
+  blocklistOf(phone: string): Promise<string[]>;
 }
 
 export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver' | 'read';
@@ -117,6 +121,14 @@ export class NotGroupMemberError extends Error {
   constructor(phone: string, group: string) {
     super(`${phone} is not a member of group ${group}.`);
     this.name = 'NotGroupMemberError';
+  }
+}
+
+/** A message from a phone its recipient has blocked, which a simulated phone tried to deliver. */
+export class BlockedSenderError extends Error {
+  constructor(from: string, to: string) {
+    super(`${to} has blocked ${from}; the network does not deliver its messages.`);
+    this.name = 'BlockedSenderError';
   }
 }
 

@@ -37,7 +37,7 @@ export interface Answer {
   headers?: Readonly<Record<string, string>>;
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
  * One public operation, declared once: the registry gives it both paths (/x and /api/x), the key
@@ -51,7 +51,7 @@ export interface Operation<Schemas extends RequestSchemas = RequestSchemas, Uses
   operationId: string;
   summary: string;
   description: string;
-  tag: 'messages' | 'numbers' | 'groups' | 'media' | 'sandbox';
+  tag: 'messages' | 'numbers' | 'groups' | 'contacts' | 'media' | 'sandbox';
   request: Schemas;
   /** The successful answers' schemas by status. */
   answers: Readonly<Record<number, object>>;

@@ -194,6 +194,19 @@ export class FakeSocket implements SessionSocket {
     this.groups.delete(jid);
   }
 
+  /** The JIDs WhatsApp holds as blocked by this number, in order. */
+  readonly blocked: string[] = [];
+
+  async updateBlockStatus(jid: string, action: 'block' | 'unblock'): Promise<void> {
+    const index = this.blocked.indexOf(jid);
+    if (action === 'block' && index < 0) this.blocked.push(jid);
+    if (action === 'unblock' && index >= 0) this.blocked.splice(index, 1);
+  }
+
+  async fetchBlocklist(): Promise<(string | undefined)[]> {
+    return [...this.blocked];
+  }
+
   readonly rejectedCalls: { callId: string; callFrom: string }[] = [];
 
   async rejectCall(callId: string, callFrom: string): Promise<void> {
