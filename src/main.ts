@@ -20,6 +20,7 @@ import { GroupService } from './messaging/groups.ts';
 import { GroupChangeService } from './messaging/group-changes.ts';
 import { CallService } from './messaging/calls.ts';
 import { BlocklistService } from './messaging/blocklist.ts';
+import { PresenceService } from './messaging/presence.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
@@ -120,6 +121,8 @@ export interface Gateway {
   groups: GroupService;
   /** Each number's blocklist, as WhatsApp keeps it. */
   blocklist: BlocklistService;
+  /** Contacts' presence, and whether each number shows itself online. */
+  presence: PresenceService;
   /** Incoming files whose first download failed, tried again. */
   mediaRetrier: MediaDownloadRetrier;
   /** Where media bytes are kept: the filesystem or an S3 bucket (WAGW_MEDIA_STORE). */
@@ -227,6 +230,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   let supervisor: SessionSupervisor | undefined;
   let groupChanges: GroupChangeService | undefined;
   let calls: CallService | undefined;
+  let presence: PresenceService | undefined;
   const events: EngineEvents = {
     incomingMessage: (event) => receiver.receive(event),
     sessionStatusChanged: (event) => supervisor!.recordSessionStatus(event),
@@ -234,6 +238,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     incomingAction: (event) => incomingActions.record(event),
     groupChanged: (event) => groupChanges!.record(event),
     incomingCall: (event) => calls!.record(event),
+    presenceUpdate: (event) => presence!.record(event),
   };
   // Each engine gets its own view of the events, so that what it receives is counted under its name.
   const eventsFrom = (engine: EngineKind): EngineEvents => ({
@@ -278,6 +283,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger);
   const typing = new TypingService(supervisor, logger, config.typingMs);
   calls = new CallService(store, committer, deliveryWorker, supervisor, sender, logger);
+  presence = new PresenceService(store, committer, deliveryWorker, supervisor, logger);
   const messageActions = new MessageActionService(store, committer, supervisor);
   receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
   const mediaRetrier = new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger);
@@ -345,6 +351,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     messageActions,
     groups,
     blocklist: new BlocklistService(supervisor),
+    presence,
     blobs,
     mediaLinks,
     sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute, groups),

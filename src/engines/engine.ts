@@ -6,6 +6,7 @@ import type { StructuredContent } from '../domain/structured-content.ts';
 import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { CallStatus } from '../domain/calls.ts';
+import type { ContactPresence } from '../domain/presence.ts';
 import type { GroupMember as Contact } from '../domain/groups.ts';
 
 /**
@@ -51,6 +52,10 @@ export interface Engine {
   /** The group's invite code, or (with `revoke`) a new one that replaces it. */
   inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string>;
   leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void>;
+  /** Asks WhatsApp to tell the number when `phone` comes online, goes away, or types to it (presenceUpdate events). */
+  subscribePresence(number: WhatsAppNumber, phone: E164): Promise<void>;
+  /** Shows the number online to its contacts, or not, as an open WhatsApp app does; kept for the session's next connections. */
+  setOnline(number: WhatsAppNumber, online: boolean): Promise<void>;
   /** Blocks a contact (WhatsApp then carries nothing of theirs to the number), or unblocks it. */
   updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void>;
   /** The contacts the number has blocked: by phone, or by LID where WhatsApp gives no phone. */
@@ -301,6 +306,19 @@ export interface IncomingCallEvent {
   at: Date;
 }
 
+/** What a contact a number subscribed to shows of itself, as the engine heard it. */
+export interface PresenceEvent {
+  /** Our number. */
+  toPhone: E164;
+  contactPhone: E164 | null;
+  contactLid: string | null;
+  /** The group chat the contact is typing or recording in, if it is one. */
+  groupId: string | null;
+  presence: ContactPresence;
+  lastSeen: Date | null;
+  at: Date;
+}
+
 export interface SessionStatusEvent {
   /** The lease of the session that saw the change; the write is refused if it is stale. */
   lease: SessionLease;
@@ -339,4 +357,5 @@ export interface EngineEvents {
   groupChanged(event: GroupChange & { toPhone: E164 }): Promise<void>;
   /** A call to one of our numbers rang, or ended; resolves once it is reported (and, if the number says so, rejected). */
   incomingCall(event: IncomingCallEvent): Promise<void>;
+  presenceUpdate(event: PresenceEvent): Promise<void>;
 }

@@ -19,6 +19,8 @@ export const SESSION_CAPABILITIES = [
   'inviteCode',
   'leaveGroup',
   'rejectCall',
+  'subscribePresence',
+  'setOnline',
   'updateBlock',
   'blocklist',
 ] as const satisfies readonly (keyof Engine)[];

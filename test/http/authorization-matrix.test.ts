@@ -86,6 +86,12 @@ const listOwnersBlocklist: Probe = {
   succeedsWith: 200,
 };
 
+const subscribeWithOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], to_phone: '+14155550100' } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
 const downloadOwnersMedia: Probe = {
   request: (owner) => ({ method: 'GET', url: `/${owner.mediaId}` }),
   refusedWith: { status: 404, error: 'media_not_found' },
@@ -254,6 +260,8 @@ const PROBES: Record<string, Probe> = {
   'POST /api/send_message': sendFromOwnersNumber,
   'POST /sandbox/receive': receiveOnOwnersNumber,
   'POST /api/sandbox/receive': receiveOnOwnersNumber,
+  'POST /presence/subscribe': subscribeWithOwnersNumber,
+  'POST /api/presence/subscribe': subscribeWithOwnersNumber,
   'POST /blocklist': blockWithOwnersNumber,
   'POST /api/blocklist': blockWithOwnersNumber,
   'DELETE /blocklist/{phone}': unblockWithOwnersNumber,

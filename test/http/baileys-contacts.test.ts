@@ -9,6 +9,7 @@ import { accountScope } from '../../src/domain/tenant-scope.ts';
 import { startLinkedBaileysNumber, type LinkedBaileysNumber } from '../support/baileys-number.ts';
 import { dialects } from '../support/databases.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
+import { waitFor } from '../engines/baileys/fake-whatsapp.ts';
 
 const CONTACT = '+14155550188';
 const CONTACT_JID = '14155550188@s.whatsapp.net';
@@ -48,6 +49,35 @@ for (const dialect of dialects) {
       const lifted = await linked.test.inject({ method: 'DELETE', url: `/blocklist/${encodeURIComponent(CONTACT)}?from_phone=${encodeURIComponent(linked.number.phone)}`, headers: as() });
       assert.equal(lifted.statusCode, 200, lifted.body);
       assert.deepEqual(linked.socket.blocked, [LID_CONTACT, '999999999999999@lid']);
+    });
+
+    it('a subscription is presenceSubscribe on the phone JID; presence.update in Baileys\' shape becomes events, LIDs resolved, last seen from Unix seconds', async () => {
+      const subscribed = await linked.test.post('/presence/subscribe', { from_phone: linked.number.phone, to_phone: CONTACT }, linked.apiKey);
+      assert.equal(subscribed.statusCode, 200, subscribed.body);
+      assert.deepEqual(linked.socket.presenceSubscriptions, [CONTACT_JID]);
+      linked.socket.lidMapping.set(LID_CONTACT, LID_CONTACT_PHONE_JID);
+      linked.socket.emit('presence.update', { id: CONTACT_JID, presences: { [CONTACT_JID]: { lastKnownPresence: 'unavailable', lastSeen: 1_764_000_000 } } });
+      linked.socket.emit('presence.update', { id: '120363333333333333@g.us', presences: { [LID_CONTACT]: { lastKnownPresence: 'composing' } } });
+      const events = (await receiver.waitForRequests(2, 10_000)).map((request) => JSON.parse(request.body) as Record<string, any>);
+      const away = events.find((event) => event.presence === 'unavailable')!;
+      const typing = events.find((event) => event.presence === 'composing')!;
+      assert.deepEqual([away.contact_phone, away.contact_lid, away.group, away.last_seen], [CONTACT, null, null, new Date(1_764_000_000_000).toISOString()]);
+      assert.deepEqual([typing.contact_phone, typing.contact_lid, typing.group, typing.last_seen], ['+447700900555', LID_CONTACT, { id: '120363333333333333@g.us' }, null]);
+    });
+
+    it('show_online is sent as available or unavailable at once, and the next socket connects with markOnlineOnConnect as set', async () => {
+      assert.equal(linked.whatsapp.options.at(-1)!.markOnlineOnConnect, false, 'a gateway is not a person: offline by default');
+      const patch = (showOnline: boolean) =>
+        linked.test.inject({ method: 'PATCH', url: `/numbers/${linked.number.id}`, payload: { show_online: showOnline }, headers: as() });
+      assert.equal((await patch(true)).statusCode, 200);
+      assert.deepEqual(linked.socket.presenceCalls.at(-1), { type: 'available', jid: undefined });
+      linked.socket.closeWith(428);
+      await waitFor('a new socket is made', () => linked.whatsapp.sockets.length === 2, 5_000);
+      assert.equal(linked.whatsapp.options.at(-1)!.markOnlineOnConnect, true);
+      linked.whatsapp.latest.openAs(linked.number.phone.slice(1));
+      await waitFor('it is connected again', () => linked.test.gateway.supervisor.sessionStatus(linked.number) === 'connected', 5_000);
+      assert.equal((await patch(false)).statusCode, 200);
+      assert.deepEqual(linked.whatsapp.latest.presenceCalls.at(-1), { type: 'unavailable', jid: undefined });
     });
   });
 }

@@ -113,6 +113,7 @@ for (const dialect of dialects) {
         'get /groups/{id}/invite_link', 'get /api/groups/{id}/invite_link', 'post /groups/{id}/invite_link/revoke', 'post /api/groups/{id}/invite_link/revoke',
         'post /groups/{id}/leave', 'post /api/groups/{id}/leave',
         'post /sandbox/call', 'post /api/sandbox/call',
+        'post /presence/subscribe', 'post /api/presence/subscribe',
         'post /blocklist', 'post /api/blocklist', 'delete /blocklist/{phone}', 'delete /api/blocklist/{phone}', 'get /blocklist', 'get /api/blocklist',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);

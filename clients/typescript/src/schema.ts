@@ -275,7 +275,7 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumber"];
         trace?: never;
@@ -422,6 +422,26 @@ export interface paths {
          * @description A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file's retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.
          */
         post: operations["linkMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/presence/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hear when a contact comes online, goes away, or types
+         * @description Asks WhatsApp to tell from_phone of to_phone's presence: `presence.update` webhooks then hear available, unavailable (with last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only while the session is connected: subscribe again after a reconnect.
+         */
+        post: operations["subscribePresence"];
         delete?: never;
         options?: never;
         head?: never;
@@ -727,7 +747,7 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumberApi"];
         trace?: never;
@@ -874,6 +894,26 @@ export interface paths {
          * @description A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file's retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.
          */
         post: operations["linkMediaApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/presence/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hear when a contact comes online, goes away, or types
+         * @description Asks WhatsApp to tell from_phone of to_phone's presence: `presence.update` webhooks then hear available, unavailable (with last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only while the session is connected: subscribe again after a reconnect.
+         */
+        post: operations["subscribePresenceApi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2145,6 +2185,8 @@ export interface components {
                 reject_calls: boolean;
                 /** @description What a caller whose call was rejected is sent; null for nothing. */
                 call_reply_text: string | null;
+                /** @description Whether it shows itself online to its contacts (PATCH /numbers/{id}). */
+                show_online: boolean;
                 /** Format: date-time */
                 created_at: string;
             }[];
@@ -2156,6 +2198,8 @@ export interface components {
             reject_calls?: boolean;
             /** @description With reject_calls: the text sent to a caller whose call was rejected (a message like any other, counted in the monthly volume); null sends nothing. */
             call_reply_text?: string | null;
+            /** @description Show the number online to its contacts, as an open WhatsApp app does; the phone then gets no notifications of its own. Applied at once when the session is connected, else when it connects. */
+            show_online?: boolean;
         };
         UpdateNumberResponse: {
             number_id: string;
@@ -2178,6 +2222,8 @@ export interface components {
             reject_calls: boolean;
             /** @description What a caller whose call was rejected is sent; null for nothing. */
             call_reply_text: string | null;
+            /** @description Whether it shows itself online to its contacts (PATCH /numbers/{id}). */
+            show_online: boolean;
             /** Format: date-time */
             created_at: string;
         };
@@ -2248,6 +2294,18 @@ export interface components {
             url: string;
             /** Format: date-time */
             expires_at: string;
+        };
+        SubscribePresenceRequest: {
+            /** @description One of your numbers. */
+            from_phone: string;
+            /** @description The contact whose presence to hear of. */
+            to_phone: string;
+        };
+        SubscribePresenceResponse: {
+            from_phone: string;
+            to_phone: string;
+            /** @enum {boolean} */
+            subscribed: true;
         };
         BlockContactRequest: {
             /** @description One of your numbers. */
@@ -4431,6 +4489,99 @@ export interface components {
             };
         };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        SubscribePresenceError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        SubscribePresenceError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        SubscribePresenceError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SubscribePresenceError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        SubscribePresenceError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SubscribePresenceError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        SubscribePresenceError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         BlockContactError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4911,6 +5062,8 @@ export type LeaveGroupRequest = components['schemas']['LeaveGroupRequest'];
 export type LeaveGroupResponse = components['schemas']['LeaveGroupResponse'];
 export type LinkMediaRequest = components['schemas']['LinkMediaRequest'];
 export type LinkMediaResponse = components['schemas']['LinkMediaResponse'];
+export type SubscribePresenceRequest = components['schemas']['SubscribePresenceRequest'];
+export type SubscribePresenceResponse = components['schemas']['SubscribePresenceResponse'];
 export type BlockContactRequest = components['schemas']['BlockContactRequest'];
 export type BlockContactResponse = components['schemas']['BlockContactResponse'];
 export type ListBlocklistResponse = components['schemas']['ListBlocklistResponse'];
@@ -5077,6 +5230,13 @@ export type ResponseLinkMediaError404 = components['responses']['LinkMediaError4
 export type ResponseLinkMediaError413 = components['responses']['LinkMediaError413'];
 export type ResponseLinkMediaError500 = components['responses']['LinkMediaError500'];
 export type ResponseLinkMediaError503 = components['responses']['LinkMediaError503'];
+export type ResponseSubscribePresenceError400 = components['responses']['SubscribePresenceError400'];
+export type ResponseSubscribePresenceError401 = components['responses']['SubscribePresenceError401'];
+export type ResponseSubscribePresenceError403 = components['responses']['SubscribePresenceError403'];
+export type ResponseSubscribePresenceError413 = components['responses']['SubscribePresenceError413'];
+export type ResponseSubscribePresenceError429 = components['responses']['SubscribePresenceError429'];
+export type ResponseSubscribePresenceError500 = components['responses']['SubscribePresenceError500'];
+export type ResponseSubscribePresenceError503 = components['responses']['SubscribePresenceError503'];
 export type ResponseBlockContactError400 = components['responses']['BlockContactError400'];
 export type ResponseBlockContactError401 = components['responses']['BlockContactError401'];
 export type ResponseBlockContactError403 = components['responses']['BlockContactError403'];
@@ -5878,6 +6038,38 @@ export interface operations {
             413: components["responses"]["LinkMediaError413"];
             500: components["responses"]["LinkMediaError500"];
             503: components["responses"]["LinkMediaError503"];
+        };
+    };
+    subscribePresence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscribePresenceRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscribePresenceResponse"];
+                };
+            };
+            400: components["responses"]["SubscribePresenceError400"];
+            401: components["responses"]["SubscribePresenceError401"];
+            403: components["responses"]["SubscribePresenceError403"];
+            413: components["responses"]["SubscribePresenceError413"];
+            429: components["responses"]["SubscribePresenceError429"];
+            500: components["responses"]["SubscribePresenceError500"];
+            503: components["responses"]["SubscribePresenceError503"];
         };
     };
     listBlocklist: {
@@ -6721,6 +6913,38 @@ export interface operations {
             413: components["responses"]["LinkMediaError413"];
             500: components["responses"]["LinkMediaError500"];
             503: components["responses"]["LinkMediaError503"];
+        };
+    };
+    subscribePresenceApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscribePresenceRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscribePresenceResponse"];
+                };
+            };
+            400: components["responses"]["SubscribePresenceError400"];
+            401: components["responses"]["SubscribePresenceError401"];
+            403: components["responses"]["SubscribePresenceError403"];
+            413: components["responses"]["SubscribePresenceError413"];
+            429: components["responses"]["SubscribePresenceError429"];
+            500: components["responses"]["SubscribePresenceError500"];
+            503: components["responses"]["SubscribePresenceError503"];
         };
     };
     listBlocklistApi: {

@@ -181,6 +181,19 @@ export class BaileysEngine implements Engine {
     session.groups.forget(groupId);
   }
 
+  async subscribePresence(number: WhatsAppNumber, phone: E164): Promise<void> {
+    const { socket } = this.connected(number);
+    await socket.presenceSubscribe(toRecipientJid(phone));
+  }
+
+  /** Sent now, and kept by the session so that its next sockets connect showing the same. */
+  async setOnline(number: WhatsAppNumber, online: boolean): Promise<void> {
+    const session = this.sessions.get(number.id);
+    if (session !== undefined) session.showOnline = online;
+    const { socket } = this.connected(number);
+    await socket.sendPresenceUpdate(online ? 'available' : 'unavailable');
+  }
+
   async updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void> {
     const { socket } = this.connected(number);
     await socket.updateBlockStatus(toRecipientJid(phone), blocked ? 'block' : 'unblock');

@@ -17,6 +17,7 @@ import { GroupMetadataCache } from './group-metadata-cache.ts';
 import { mentionedMembers, participantChanges, settingsChanges } from './group-mapper.ts';
 import type { GroupChange } from '../../domain/groups.ts';
 import { mapCallEvent } from './call-mapper.ts';
+import { mapPresenceUpdate } from './presence-mapper.ts';
 import type { WACallEvent } from 'baileys';
 
 export interface SessionTimings {
@@ -48,7 +49,7 @@ export interface SessionDependencies {
  * and messages get lost.
  */
 /** Every event the session listens to on a socket, all removed when the socket ends. */
-const SOCKET_EVENTS = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'call'] as const;
+const SOCKET_EVENTS = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'call', 'presence.update'] as const;
 /** Calls the gateway rejected whose echo from WhatsApp is not reported again; the oldest are forgotten first. */
 const MAX_REJECTED_CALLS_KEPT = 256;
 
@@ -73,8 +74,12 @@ export class BaileysSession {
   private readonly rejectedCalls = new Set<string>();
   /** Call updates are reported one after another, so that a call's offer is recorded before its end. */
   private callsReported: Promise<void> = Promise.resolve();
+  /** Whether the number shows itself online: its setting at start, then as setOnline changes it. */
+  showOnline: boolean;
 
-  constructor(private readonly deps: SessionDependencies) {}
+  constructor(private readonly deps: SessionDependencies) {
+    this.showOnline = deps.number.showOnline;
+  }
 
   get lease(): SessionLease {
     return this.deps.lease;
@@ -144,6 +149,7 @@ export class BaileysSession {
       logger: this.deps.logger,
       getMessage: (id) => this.sentMessages.get(id),
       cachedGroupMetadata: (jid) => this.groups.cached(jid),
+      markOnlineOnConnect: this.showOnline,
       version: this.deps.version,
     });
     this.socket = socket;
@@ -161,6 +167,7 @@ export class BaileysSession {
         this.reportGroupChanges(settingsChanges(update, new Date()));
       }
     });
+    socket.ev.on('presence.update', (update) => current() && void this.onPresence(update));
     socket.ev.on('call', (calls) => {
       if (current()) this.callsReported = this.callsReported.then(() => this.onCalls(calls));
     });
@@ -320,6 +327,16 @@ export class BaileysSession {
       await this.deps.events
         .incomingCall({ ...call, fromPhone, toPhone: this.deps.number.phone })
         .catch((error: unknown) => this.deps.logger.error({ err: error, callId: call.call.callId }, 'could not report a call'));
+    }
+  }
+
+  private async onPresence(update: BaileysEventMap['presence.update']): Promise<void> {
+    this.markTraffic();
+    for (const presence of mapPresenceUpdate(update, new Date())) {
+      const contactPhone = presence.contactPhone ?? (await this.phoneOfLid(presence.contactLid));
+      await this.deps.events
+        .presenceUpdate({ ...presence, contactPhone, toPhone: this.deps.number.phone })
+        .catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not report a presence'));
     }
   }
 

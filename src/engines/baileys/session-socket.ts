@@ -17,7 +17,9 @@ export interface SessionSocket {
   readMessages(keys: WAMessageKey[]): Promise<void>;
   onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined>;
   /** "typing…", "recording audio…", or neither, shown to one chat. */
-  sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void>;
+  sendPresenceUpdate(type: 'available' | 'unavailable' | 'composing' | 'recording' | 'paused', toJid?: string): Promise<void>;
+  /** Asks WhatsApp for a contact's presence updates (presence.update events). */
+  presenceSubscribe(toJid: string): Promise<void>;
   requestPairingCode(phoneNumber: string): Promise<string>;
   signalRepository: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } };
   groupCreate(subject: string, participants: string[]): Promise<GroupMetadata>;
@@ -46,6 +48,8 @@ export interface SocketOptions {
   getMessage(id: string): proto.IMessage | undefined;
   /** A group's metadata as the session remembers it, so that a send to it does not ask WhatsApp. */
   cachedGroupMetadata(jid: string): GroupMetadata | undefined;
+  /** Whether the number shows itself online as the socket connects (its show_online setting). */
+  markOnlineOnConnect: boolean;
   /** The WhatsApp Web version to announce; undefined uses Baileys' default. */
   version: WAVersion | undefined;
 }
@@ -59,8 +63,9 @@ export const createBaileysSocket: SocketFactory = (options) => {
     // Baileys narrates every connection attempt at info level; the session logs what matters,
     // one line per reconnect step, so only Baileys' warnings and errors pass through.
     logger: options.logger.child({ component: 'baileys' }, { level: 'warn' }),
-    // Online presence would silence the phone's own notifications; a gateway is not a person.
-    markOnlineOnConnect: false,
+    // Online presence silences the phone's own notifications, so a number shows itself online
+    // only when its show_online setting asks (ADR 0033).
+    markOnlineOnConnect: options.markOnlineOnConnect,
     // No full history: a gateway relays new messages, and a full sync is what makes memory grow.
     // The smaller initial syncs stay on (Baileys' default): they carry the LID-to-phone mappings.
     syncFullHistory: false,

@@ -67,6 +67,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
   private sandboxPhones: { phones: Set<string>; readAt: number } | undefined;
   /** Simulated calls that ring now, by call id, each with the timer that makes it missed. */
   private readonly ringing = new Map<string, NodeJS.Timeout>();
+  /** Whether each number last showed itself online (setOnline), by number id. */
+  private readonly online = new Map<string, boolean>();
 
   constructor(private readonly options: SandboxEngineOptions) {}
 
@@ -318,6 +320,30 @@ export class SandboxEngine implements Engine, InboundSimulator {
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
     this.assertConnected(number);
     return this.directory.check(number.accountId, phones, async (unknown) => new Map(unknown.map((phone) => [phone, { exists: true, waId: `${phone.slice(1)}@s.whatsapp.net` }])), admit);
+  }
+
+  /**
+   * Simulated phones are always online: a subscription hears the contact available at once,
+   * after the answer, as WhatsApp's first presence report follows a subscription.
+   */
+  async subscribePresence(number: WhatsAppNumber, phone: E164): Promise<void> {
+    this.assertConnected(number);
+    setImmediate(() => {
+      void this.options.events
+        .presenceUpdate({ toPhone: number.phone, contactPhone: phone, contactLid: null, groupId: null, presence: 'available', lastSeen: null, at: new Date() })
+        .catch(() => {});
+    });
+  }
+
+  /** Nobody on the simulated network looks; whether the number shows itself online is kept for a look. */
+  async setOnline(number: WhatsAppNumber, online: boolean): Promise<void> {
+    this.assertConnected(number);
+    this.online.set(number.id, online);
+  }
+
+  /** Whether the number last showed itself online, as a simulated contact would see it. */
+  shownOnline(number: WhatsAppNumber): boolean | undefined {
+    return this.online.get(number.id);
   }
 
   /** The blocklist lives on the simulated network, as WhatsApp keeps it on its servers. */

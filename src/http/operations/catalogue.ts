@@ -21,6 +21,7 @@ import { getGroupInviteLink } from './groups/get-group-invite-link.ts';
 import { revokeGroupInviteLink } from './groups/revoke-group-invite-link.ts';
 import { leaveGroup } from './groups/leave-group.ts';
 import { linkMedia } from './link-media.ts';
+import { subscribePresence } from './subscribe-presence.ts';
 import { blockContact, listBlocklist, unblockContact } from './blocklist.ts';
 
 /**
@@ -50,6 +51,7 @@ export const publicOperations: readonly AnyOperation[] = [
   revokeGroupInviteLink,
   leaveGroup,
   linkMedia,
+  subscribePresence,
   blockContact,
   unblockContact,
   listBlocklist,

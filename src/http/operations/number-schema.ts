@@ -2,7 +2,7 @@ import type { WhatsAppNumber } from '../../domain/model.ts';
 
 export const numberSchema = {
   type: 'object',
-  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'reject_calls', 'call_reply_text', 'created_at'],
+  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'reject_calls', 'call_reply_text', 'show_online', 'created_at'],
   properties: {
     number_id: { type: 'string' },
     phone: { type: 'string', description: 'E.164: what from_phone names.' },
@@ -13,6 +13,7 @@ export const numberSchema = {
     auto_read: { type: 'boolean', description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}).' },
     reject_calls: { type: 'boolean', description: 'Whether calls to it are rejected as they ring (PATCH /numbers/{id}).' },
     call_reply_text: { type: ['string', 'null'], description: 'What a caller whose call was rejected is sent; null for nothing.' },
+    show_online: { type: 'boolean', description: 'Whether it shows itself online to its contacts (PATCH /numbers/{id}).' },
     created_at: { type: 'string', format: 'date-time' },
   },
 } as const;
@@ -28,6 +29,7 @@ export function presentNumber(number: WhatsAppNumber) {
     auto_read: number.autoRead,
     reject_calls: number.rejectCalls,
     call_reply_text: number.callReplyText,
+    show_online: number.showOnline,
     created_at: number.createdAt.toISOString(),
   };
 }

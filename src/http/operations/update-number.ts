@@ -16,22 +16,29 @@ const settingsSchema = {
       maxLength: CALL_REPLY_TEXT_MAX_LENGTH,
       description: 'With reject_calls: the text sent to a caller whose call was rejected (a message like any other, counted in the monthly volume); null sends nothing.',
     },
+    show_online: { type: 'boolean', description: 'Show the number online to its contacts, as an open WhatsApp app does; the phone then gets no notifications of its own. Applied at once when the session is connected, else when it connects.' },
   },
 } as const;
 
 export const updateNumber = defineOperation({
   params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } } },
   body: settingsSchema,
-}, ['numbers'])({
+}, ['numbers', 'presence'])({
   method: 'PATCH',
   path: '/numbers/:id',
   operationId: 'updateNumber',
   summary: 'Change a number\'s settings',
   description:
-    'Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set. {id} is the number\'s phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account\'s number is not found.',
+    'Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it). {id} is the number\'s phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account\'s number is not found.',
   tag: 'numbers',
   answers: { 200: numberSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found'],
-  handle: async ({ scope, params, body }, { numbers }) =>
-    ok(presentNumber(await numbers.updateSettings(scope, params.id, { autoRead: body.auto_read, rejectCalls: body.reject_calls, callReplyText: body.call_reply_text }))),
+  // Showing online acts through the session, so a change of it runs where the session is.
+  owner: ({ scope, params, body }, { numbers }) => (body.show_online === undefined ? undefined : numbers.findNumber(scope, params.id)),
+  handle: async ({ scope, params, body }, { numbers, presence }) => {
+    const settings = { autoRead: body.auto_read, rejectCalls: body.reject_calls, callReplyText: body.call_reply_text, showOnline: body.show_online };
+    const updated = await numbers.updateSettings(scope, params.id, settings);
+    if (body.show_online !== undefined) await presence.applyShowOnline(updated);
+    return ok(presentNumber(updated));
+  },
 });

@@ -16,10 +16,10 @@ import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
-import type { EngineEvents, IncomingActionEvent, IncomingCallEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
+import type { EngineEvents, IncomingActionEvent, IncomingCallEvent, PresenceEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
-const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'call'];
+const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'call', 'presence.update'];
 
 /** A socket whose every method is a stub that records its calls; the test emits its events. */
 export class FakeSocket implements SessionSocket {
@@ -103,8 +103,14 @@ export class FakeSocket implements SessionSocket {
 
   readonly presenceCalls: { type: string; jid: string | undefined }[] = [];
 
-  async sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void> {
+  async sendPresenceUpdate(type: 'available' | 'unavailable' | 'composing' | 'recording' | 'paused', toJid?: string): Promise<void> {
     this.presenceCalls.push({ type, jid: toJid });
+  }
+
+  readonly presenceSubscriptions: string[] = [];
+
+  async presenceSubscribe(toJid: string): Promise<void> {
+    this.presenceSubscriptions.push(toJid);
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {
@@ -299,6 +305,11 @@ export class RecordingEvents implements EngineEvents {
   readonly actions: IncomingActionEvent[] = [];
   readonly groupChanges: (GroupChange & { toPhone: string })[] = [];
   readonly calls: IncomingCallEvent[] = [];
+  readonly presences: PresenceEvent[] = [];
+
+  async presenceUpdate(event: PresenceEvent): Promise<void> {
+    this.presences.push(event);
+  }
 
   async incomingCall(event: IncomingCallEvent): Promise<void> {
     this.calls.push(event);

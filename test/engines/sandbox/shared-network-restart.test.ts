@@ -42,6 +42,7 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
         incomingAction: async () => {},
         groupChanged: async () => {},
         incomingCall: async () => {},
+        presenceUpdate: async () => {},
       },
       network: client,
       nodeId: 'node-restart',
