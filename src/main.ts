@@ -21,6 +21,7 @@ import { GroupChangeService } from './messaging/group-changes.ts';
 import { CallService } from './messaging/calls.ts';
 import { BlocklistService } from './messaging/blocklist.ts';
 import { PresenceService } from './messaging/presence.ts';
+import { ProfileService } from './messaging/profiles.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
@@ -123,6 +124,8 @@ export interface Gateway {
   blocklist: BlocklistService;
   /** Contacts' presence, and whether each number shows itself online. */
   presence: PresenceService;
+  /** Contacts' profiles, kept briefly, and our numbers' own. */
+  profiles: ProfileService;
   /** Incoming files whose first download failed, tried again. */
   mediaRetrier: MediaDownloadRetrier;
   /** Where media bytes are kept: the filesystem or an S3 bucket (WAGW_MEDIA_STORE). */
@@ -352,6 +355,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     groups,
     blocklist: new BlocklistService(supervisor),
     presence,
+    profiles: new ProfileService(supervisor, media, config.profileCacheMs),
     blobs,
     mediaLinks,
     sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute, groups),

@@ -7,6 +7,7 @@ import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantR
 import type { E164 } from '../domain/phone.ts';
 import type { CallStatus } from '../domain/calls.ts';
 import type { ContactPresence } from '../domain/presence.ts';
+import type { BusinessProfile, ProfileChanges } from '../domain/profiles.ts';
 import type { GroupMember as Contact } from '../domain/groups.ts';
 
 /**
@@ -56,6 +57,10 @@ export interface Engine {
   subscribePresence(number: WhatsAppNumber, phone: E164): Promise<void>;
   /** Shows the number online to its contacts, or not, as an open WhatsApp app does; kept for the session's next connections. */
   setOnline(number: WhatsAppNumber, online: boolean): Promise<void>;
+  /** What a contact shows the number of itself: picture, about text, business profile; each null where it shows none. */
+  contactProfile(number: WhatsAppNumber, phone: E164): Promise<ContactProfile>;
+  /** Sets our number's display name, about text and picture, those given. */
+  updateProfile(number: WhatsAppNumber, changes: ProfileChanges, picture?: OutgoingMedia): Promise<void>;
   /** Blocks a contact (WhatsApp then carries nothing of theirs to the number), or unblocks it. */
   updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void>;
   /** The contacts the number has blocked: by phone, or by LID where WhatsApp gives no phone. */
@@ -283,6 +288,15 @@ export interface IncomingActionEvent {
   groupId?: string;
   action: MessageAction;
   at: Date;
+}
+
+/** A contact's profile as the engine fetched it. */
+export interface ContactProfile {
+  about: string | null;
+  aboutSetAt: Date | null;
+  /** The profile picture: `version` tells one picture from the next, so that an unchanged one is not fetched again. */
+  picture: { version: string; download(): Promise<AsyncIterable<Buffer>> } | null;
+  business: BusinessProfile | null;
 }
 
 /** What an engine needs to act on a call: its id and the caller's address on the network. */

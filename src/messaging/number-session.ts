@@ -19,6 +19,8 @@ export const SESSION_CAPABILITIES = [
   'inviteCode',
   'leaveGroup',
   'rejectCall',
+  'contactProfile',
+  'updateProfile',
   'subscribePresence',
   'setOnline',
   'updateBlock',

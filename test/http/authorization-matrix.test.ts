@@ -92,6 +92,18 @@ const subscribeWithOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+const readProfileWithOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'GET', url: `/${encodeURIComponent('+14155550100')}/profile?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const setOwnersProfile: Probe = {
+  request: (owner, marker) => ({ method: 'PATCH', url: `/${encodeURIComponent(owner.phones[0]!)}/profile`, body: { about: marker.slice(0, 139) } }),
+  refusedWith: { status: 404, error: 'number_not_found' },
+  succeedsWith: 200,
+};
+
 const downloadOwnersMedia: Probe = {
   request: (owner) => ({ method: 'GET', url: `/${owner.mediaId}` }),
   refusedWith: { status: 404, error: 'media_not_found' },
@@ -260,6 +272,10 @@ const PROBES: Record<string, Probe> = {
   'POST /api/send_message': sendFromOwnersNumber,
   'POST /sandbox/receive': receiveOnOwnersNumber,
   'POST /api/sandbox/receive': receiveOnOwnersNumber,
+  'GET /contacts/{phone}/profile': readProfileWithOwnersNumber,
+  'GET /api/contacts/{phone}/profile': readProfileWithOwnersNumber,
+  'PATCH /numbers/{id}/profile': setOwnersProfile,
+  'PATCH /api/numbers/{id}/profile': setOwnersProfile,
   'POST /presence/subscribe': subscribeWithOwnersNumber,
   'POST /api/presence/subscribe': subscribeWithOwnersNumber,
   'POST /blocklist': blockWithOwnersNumber,

@@ -4,12 +4,14 @@
  * Baileys' own shape, and answers profile queries; the rest is the gateway's real code.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { accountScope } from '../../src/domain/tenant-scope.ts';
 import { startLinkedBaileysNumber, type LinkedBaileysNumber } from '../support/baileys-number.ts';
 import { dialects } from '../support/databases.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 import { waitFor } from '../engines/baileys/fake-whatsapp.ts';
+import { samples } from '../support/media-samples.ts';
 
 const CONTACT = '+14155550188';
 const CONTACT_JID = '14155550188@s.whatsapp.net';
@@ -63,6 +65,42 @@ for (const dialect of dialects) {
       const typing = events.find((event) => event.presence === 'composing')!;
       assert.deepEqual([away.contact_phone, away.contact_lid, away.group, away.last_seen], [CONTACT, null, null, new Date(1_764_000_000_000).toISOString()]);
       assert.deepEqual([typing.contact_phone, typing.contact_lid, typing.group, typing.last_seen], ['+447700900555', LID_CONTACT, { id: '120363333333333333@g.us' }, null]);
+    });
+
+    it('a profile is WhatsApp\'s three answers, the picture fetched from its CDN URL and stored; our own is set with updateProfileName, updateProfileStatus and updateProfilePicture', async () => {
+      const cdn = http.createServer((request, response) => {
+        cdnHits.push(request.url ?? '');
+        response.writeHead(200, { 'content-type': 'image/jpeg' }).end(samples.jpeg());
+      });
+      const cdnHits: string[] = [];
+      await new Promise<void>((resolve) => cdn.listen(0, '127.0.0.1', resolve));
+      try {
+        const port = (cdn.address() as { port: number }).port;
+        linked.socket.profiles.set(CONTACT_JID, {
+          pictureUrl: `http://127.0.0.1:${port}/v/t61/picture.jpg?oe=1&oh=signature`,
+          about: 'Open 9 to 5',
+          aboutSetAt: new Date('2026-01-02T03:04:05Z'),
+          business: { description: 'Bakery', email: 'hi@example.com', category: 'Food', website: ['https://example.com'], address: '1 High St', business_hours: {} },
+        });
+        const response = await linked.test.inject({ method: 'GET', url: `/contacts/${encodeURIComponent(CONTACT)}/profile?from_phone=${encodeURIComponent(linked.number.phone)}`, headers: as() });
+        assert.equal(response.statusCode, 200, response.body);
+        const profile = response.json();
+        assert.deepEqual([profile.about, profile.about_set_at, profile.picture.mime_type, profile.picture.size], ['Open 9 to 5', '2026-01-02T03:04:05.000Z', 'image/jpeg', samples.jpeg().length]);
+        assert.deepEqual(profile.business, { description: 'Bakery', category: 'Food', email: 'hi@example.com', websites: ['https://example.com'], address: '1 High St' });
+        assert.deepEqual(linked.socket.profileQueries.sort(), [`business ${CONTACT_JID}`, `picture ${CONTACT_JID}`, `status ${CONTACT_JID}`]);
+        assert.equal(cdnHits.length, 1);
+
+        const none = await linked.test.inject({ method: 'GET', url: `/contacts/%2B14155550199/profile?from_phone=${encodeURIComponent(linked.number.phone)}`, headers: as() });
+        assert.deepEqual([none.json().picture, none.json().about, none.json().business], [null, null, null], 'a 404 from WhatsApp is no picture, not an error');
+      } finally {
+        cdn.close();
+      }
+
+      const media = await linked.test.inject({ method: 'POST', url: '/media', headers: { ...as(), 'content-type': 'image/jpeg' }, payload: samples.jpeg(512) });
+      const set = await linked.test.inject({ method: 'PATCH', url: `/numbers/${linked.number.id}/profile`, payload: { name: 'Acme', about: 'Hello', picture_media_id: media.json().media_id }, headers: as() });
+      assert.equal(set.statusCode, 200, set.body);
+      const ownJid = `${linked.number.phone.slice(1)}@s.whatsapp.net`;
+      assert.deepEqual(linked.socket.ownProfileChanges, [{ name: 'Acme' }, { about: 'Hello' }, { picture: { jid: ownJid, bytes: samples.jpeg(512) } }]);
     });
 
     it('show_online is sent as available or unavailable at once, and the next socket connects with markOnlineOnConnect as set', async () => {

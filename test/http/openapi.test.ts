@@ -114,6 +114,7 @@ for (const dialect of dialects) {
         'post /groups/{id}/leave', 'post /api/groups/{id}/leave',
         'post /sandbox/call', 'post /api/sandbox/call',
         'post /presence/subscribe', 'post /api/presence/subscribe',
+        'get /contacts/{phone}/profile', 'get /api/contacts/{phone}/profile', 'patch /numbers/{id}/profile', 'patch /api/numbers/{id}/profile',
         'post /blocklist', 'post /api/blocklist', 'delete /blocklist/{phone}', 'delete /api/blocklist/{phone}', 'get /blocklist', 'get /api/blocklist',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);

@@ -448,6 +448,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contacts/{phone}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a contact's profile picture, about text and business profile
+         * @description As the contact shows them to from_phone (a contact may hide them). The picture is stored in your media store, once per picture, and served by its media_id. The answer is kept for WAGW_PROFILE_CACHE_SECONDS (300) before WhatsApp is asked again.
+         */
+        get: operations["getContactProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/numbers/{id}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set a number's display name, about text and picture
+         * @description Sets those given, through the number's session, as its phone would; the others are left as they are. {id} is the number's phone or its number_id.
+         */
+        patch: operations["updateNumberProfile"];
+        trace?: never;
+    };
     "/blocklist": {
         parameters: {
             query?: never;
@@ -918,6 +958,46 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{phone}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a contact's profile picture, about text and business profile
+         * @description As the contact shows them to from_phone (a contact may hide them). The picture is stored in your media store, once per picture, and served by its media_id. The answer is kept for WAGW_PROFILE_CACHE_SECONDS (300) before WhatsApp is asked again.
+         */
+        get: operations["getContactProfileApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/numbers/{id}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set a number's display name, about text and picture
+         * @description Sets those given, through the number's session, as its phone would; the others are left as they are. {id} is the number's phone or its number_id.
+         */
+        patch: operations["updateNumberProfileApi"];
         trace?: never;
     };
     "/api/blocklist": {
@@ -2306,6 +2386,55 @@ export interface components {
             to_phone: string;
             /** @enum {boolean} */
             subscribed: true;
+        };
+        GetContactProfileResponse: {
+            /** @description The contact. */
+            phone: string;
+            /** @description Your number, whose view of the contact this is. */
+            from_phone: string;
+            /** @description The contact's about text; null when it has none or hides it. */
+            about: string | null;
+            /** Format: date-time */
+            about_set_at: string | null;
+            /** @description The profile picture, stored in your media store: null when the contact has none or hides it from your number. */
+            picture: {
+                media_id: string;
+                /** @description GET /media/{id}, with a key of the account. */
+                url: string;
+                mime_type: string;
+                size: number;
+                /**
+                 * Format: date-time
+                 * @description When the stored copy may be removed, as an upload's.
+                 */
+                expires_at: string | null;
+            } | null;
+            /** @description The contact's business profile; null for an ordinary account. WhatsApp's business query does not carry the business's name. */
+            business: {
+                description: string | null;
+                category: string | null;
+                email: string | null;
+                websites: string[];
+                address: string | null;
+            } | null;
+            /**
+             * Format: date-time
+             * @description When WhatsApp was asked: the answer is kept for WAGW_PROFILE_CACHE_SECONDS.
+             */
+            fetched_at: string;
+        };
+        UpdateNumberProfileRequest: {
+            /** @description The display name contacts see. */
+            name?: string;
+            /** @description The about text. */
+            about?: string;
+            /** @description An image of your media store (POST /media) to show as the profile picture. */
+            picture_media_id?: string;
+        };
+        UpdateNumberProfileResponse: {
+            number_id: string;
+            phone: string;
+            changed: ("name" | "about" | "picture")[];
         };
         BlockContactRequest: {
             /** @description One of your numbers. */
@@ -4582,6 +4711,192 @@ export interface components {
             };
         };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        GetContactProfileError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetContactProfileError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        GetContactProfileError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
+        GetContactProfileError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large" | "storage_quota_exceeded";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        GetContactProfileError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetContactProfileError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        GetContactProfileError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). */
+        UpdateNumberProfileError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "media_kind_mismatch";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UpdateNumberProfileError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). `media_not_found`: There is no such media in your account, or its retention ended. */
+        UpdateNumberProfileError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found" | "media_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateNumberProfileError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UpdateNumberProfileError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateNumberProfileError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        UpdateNumberProfileError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
         BlockContactError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -5064,6 +5379,9 @@ export type LinkMediaRequest = components['schemas']['LinkMediaRequest'];
 export type LinkMediaResponse = components['schemas']['LinkMediaResponse'];
 export type SubscribePresenceRequest = components['schemas']['SubscribePresenceRequest'];
 export type SubscribePresenceResponse = components['schemas']['SubscribePresenceResponse'];
+export type GetContactProfileResponse = components['schemas']['GetContactProfileResponse'];
+export type UpdateNumberProfileRequest = components['schemas']['UpdateNumberProfileRequest'];
+export type UpdateNumberProfileResponse = components['schemas']['UpdateNumberProfileResponse'];
 export type BlockContactRequest = components['schemas']['BlockContactRequest'];
 export type BlockContactResponse = components['schemas']['BlockContactResponse'];
 export type ListBlocklistResponse = components['schemas']['ListBlocklistResponse'];
@@ -5237,6 +5555,20 @@ export type ResponseSubscribePresenceError413 = components['responses']['Subscri
 export type ResponseSubscribePresenceError429 = components['responses']['SubscribePresenceError429'];
 export type ResponseSubscribePresenceError500 = components['responses']['SubscribePresenceError500'];
 export type ResponseSubscribePresenceError503 = components['responses']['SubscribePresenceError503'];
+export type ResponseGetContactProfileError400 = components['responses']['GetContactProfileError400'];
+export type ResponseGetContactProfileError401 = components['responses']['GetContactProfileError401'];
+export type ResponseGetContactProfileError403 = components['responses']['GetContactProfileError403'];
+export type ResponseGetContactProfileError413 = components['responses']['GetContactProfileError413'];
+export type ResponseGetContactProfileError429 = components['responses']['GetContactProfileError429'];
+export type ResponseGetContactProfileError500 = components['responses']['GetContactProfileError500'];
+export type ResponseGetContactProfileError503 = components['responses']['GetContactProfileError503'];
+export type ResponseUpdateNumberProfileError400 = components['responses']['UpdateNumberProfileError400'];
+export type ResponseUpdateNumberProfileError401 = components['responses']['UpdateNumberProfileError401'];
+export type ResponseUpdateNumberProfileError404 = components['responses']['UpdateNumberProfileError404'];
+export type ResponseUpdateNumberProfileError413 = components['responses']['UpdateNumberProfileError413'];
+export type ResponseUpdateNumberProfileError429 = components['responses']['UpdateNumberProfileError429'];
+export type ResponseUpdateNumberProfileError500 = components['responses']['UpdateNumberProfileError500'];
+export type ResponseUpdateNumberProfileError503 = components['responses']['UpdateNumberProfileError503'];
 export type ResponseBlockContactError400 = components['responses']['BlockContactError400'];
 export type ResponseBlockContactError401 = components['responses']['BlockContactError401'];
 export type ResponseBlockContactError403 = components['responses']['BlockContactError403'];
@@ -6070,6 +6402,75 @@ export interface operations {
             429: components["responses"]["SubscribePresenceError429"];
             500: components["responses"]["SubscribePresenceError500"];
             503: components["responses"]["SubscribePresenceError503"];
+        };
+    };
+    getContactProfile: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: the profile as the contact shows it to this number. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The contact, E.164 (+ encoded as %2B or left as it is). */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetContactProfileResponse"];
+                };
+            };
+            400: components["responses"]["GetContactProfileError400"];
+            401: components["responses"]["GetContactProfileError401"];
+            403: components["responses"]["GetContactProfileError403"];
+            413: components["responses"]["GetContactProfileError413"];
+            429: components["responses"]["GetContactProfileError429"];
+            500: components["responses"]["GetContactProfileError500"];
+            503: components["responses"]["GetContactProfileError503"];
+        };
+    };
+    updateNumberProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNumberProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateNumberProfileResponse"];
+                };
+            };
+            400: components["responses"]["UpdateNumberProfileError400"];
+            401: components["responses"]["UpdateNumberProfileError401"];
+            404: components["responses"]["UpdateNumberProfileError404"];
+            413: components["responses"]["UpdateNumberProfileError413"];
+            429: components["responses"]["UpdateNumberProfileError429"];
+            500: components["responses"]["UpdateNumberProfileError500"];
+            503: components["responses"]["UpdateNumberProfileError503"];
         };
     };
     listBlocklist: {
@@ -6945,6 +7346,75 @@ export interface operations {
             429: components["responses"]["SubscribePresenceError429"];
             500: components["responses"]["SubscribePresenceError500"];
             503: components["responses"]["SubscribePresenceError503"];
+        };
+    };
+    getContactProfileApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: the profile as the contact shows it to this number. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The contact, E.164 (+ encoded as %2B or left as it is). */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetContactProfileResponse"];
+                };
+            };
+            400: components["responses"]["GetContactProfileError400"];
+            401: components["responses"]["GetContactProfileError401"];
+            403: components["responses"]["GetContactProfileError403"];
+            413: components["responses"]["GetContactProfileError413"];
+            429: components["responses"]["GetContactProfileError429"];
+            500: components["responses"]["GetContactProfileError500"];
+            503: components["responses"]["GetContactProfileError503"];
+        };
+    };
+    updateNumberProfileApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNumberProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateNumberProfileResponse"];
+                };
+            };
+            400: components["responses"]["UpdateNumberProfileError400"];
+            401: components["responses"]["UpdateNumberProfileError401"];
+            404: components["responses"]["UpdateNumberProfileError404"];
+            413: components["responses"]["UpdateNumberProfileError413"];
+            429: components["responses"]["UpdateNumberProfileError429"];
+            500: components["responses"]["UpdateNumberProfileError500"];
+            503: components["responses"]["UpdateNumberProfileError503"];
         };
     };
     listBlocklistApi: {

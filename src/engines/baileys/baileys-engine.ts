@@ -5,9 +5,12 @@ import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import { messageOfRetryToken } from './media-retry-token.ts';
 import { memberOf, mentionJids, toGroup } from './group-mapper.ts';
+import { aboutOf, businessOf } from './profile-mapper.ts';
+import type { ProfileChanges } from '../../domain/profiles.ts';
+import { Readable } from 'node:stream';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { groupRefusal, participantOutcomes } from './group-admin.ts';
-import { EngineSendError, isGroupMessage, type CallRef, type ChatPresence, type Engine, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
+import { EngineSendError, isGroupMessage, type CallRef, type ChatPresence, type ContactProfile, type Engine, type OutgoingMedia, type EngineEvents, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import { toActionContent, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
@@ -35,6 +38,9 @@ const DEFAULT_TIMINGS: SessionTimings = {
   watchdogIntervalMs: 60_000,
   probeTimeoutMs: 20_000,
 };
+
+/** A profile picture is a small image; a CDN that takes longer than this is not waited for. */
+const PICTURE_DOWNLOAD_TIMEOUT_MS = 15_000;
 
 // WhatsApp answers 463 when it has restricted the account; retrying only deepens the trouble.
 const ACCOUNT_RESTRICTED = 463;
@@ -194,6 +200,26 @@ export class BaileysEngine implements Engine {
     await socket.sendPresenceUpdate(online ? 'available' : 'unavailable');
   }
 
+  /** Three queries at once; what the contact hides from us (401) or does not have (404) is null. */
+  async contactProfile(number: WhatsAppNumber, phone: E164): Promise<ContactProfile> {
+    const { socket } = this.connected(number);
+    const jid = toRecipientJid(phone);
+    const [pictureUrl, status, business] = await Promise.all([
+      socket.profilePictureUrl(jid, 'image').catch(hiddenOrNone),
+      socket.fetchStatus(jid).catch(hiddenOrNone),
+      socket.getBusinessProfile(jid).catch(hiddenOrNone),
+    ]);
+    const { about, setAt } = aboutOf(status);
+    return { about, aboutSetAt: setAt, picture: pictureUrl ? pictureAt(pictureUrl) : null, business: businessOf(business) };
+  }
+
+  async updateProfile(number: WhatsAppNumber, changes: ProfileChanges, picture?: OutgoingMedia): Promise<void> {
+    const { socket } = this.connected(number);
+    if (changes.name !== undefined) await socket.updateProfileName(changes.name);
+    if (changes.about !== undefined) await socket.updateProfileStatus(changes.about);
+    if (picture !== undefined) await socket.updateProfilePicture(toRecipientJid(number.phone), await picture.read());
+  }
+
   async updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void> {
     const { socket } = this.connected(number);
     await socket.updateBlockStatus(toRecipientJid(phone), blocked ? 'block' : 'unblock');
@@ -283,6 +309,28 @@ export class BaileysEngine implements Engine {
       throw error;
     }
   }
+}
+
+/** WhatsApp's answer for a profile field the contact hides from us (401) or has not set (404): none. */
+function hiddenOrNone(error: unknown): undefined {
+  const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode;
+  if (statusCode === 401 || statusCode === 404) return undefined;
+  throw groupRefusal(error);
+}
+
+/**
+ * A profile picture on WhatsApp's CDN. Its URL's path names the picture (the query carries a
+ * signature that changes on every answer), so it tells one picture from the next.
+ */
+function pictureAt(url: string): NonNullable<ContactProfile['picture']> {
+  return {
+    version: url.split('?')[0]!,
+    download: async () => {
+      const response = await fetch(url, { signal: AbortSignal.timeout(PICTURE_DOWNLOAD_TIMEOUT_MS) });
+      if (!response.ok || response.body === null) throw new Error(`WhatsApp's CDN answered ${response.status} for a profile picture.`);
+      return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>) as AsyncIterable<Buffer>;
+    },
+  };
 }
 
 /** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */

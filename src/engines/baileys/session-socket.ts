@@ -1,4 +1,4 @@
-import type { AnyMessageContent, AuthenticationState, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
+import type { AnyMessageContent, AuthenticationState, WABusinessProfile, WAMediaUpload, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
 import makeWASocket from 'baileys';
 import type { Logger } from 'pino';
 import { cachedKeys } from './auth-state-store.ts';
@@ -32,6 +32,13 @@ export interface SessionSocket {
   groupInviteCode(jid: string): Promise<string | undefined>;
   groupRevokeInvite(jid: string): Promise<string | undefined>;
   groupLeave(jid: string): Promise<void>;
+  /** The URL of a contact's profile picture (WhatsApp's CDN), or undefined when it shows none. */
+  profilePictureUrl(jid: string, type?: 'preview' | 'image', timeoutMs?: number): Promise<string | undefined>;
+  fetchStatus(...jids: string[]): Promise<Array<{ id: string; status?: unknown }> | undefined>;
+  getBusinessProfile(jid: string): Promise<WABusinessProfile | void>;
+  updateProfileName(name: string): Promise<void>;
+  updateProfileStatus(status: string): Promise<void>;
+  updateProfilePicture(jid: string, content: WAMediaUpload): Promise<void>;
   updateBlockStatus(jid: string, action: 'block' | 'unblock'): Promise<void>;
   /** The JIDs the number has blocked (phone JIDs, or LIDs). */
   fetchBlocklist(): Promise<(string | undefined)[]>;

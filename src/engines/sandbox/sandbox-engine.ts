@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { MediaGoneError, type CallRef, type ChatPresence, type Engine, type EngineEvents, type InboundSimulator, type IncomingCallEvent, type SimulatedCall, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
+import { MediaGoneError, type CallRef, type ChatPresence, type ContactProfile, type Engine, type EngineEvents, type InboundSimulator, type IncomingCallEvent, type SimulatedCall, type IncomingMedia, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
+import type { ProfileChanges } from '../../domain/profiles.ts';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
@@ -67,6 +68,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
   private sandboxPhones: { phones: Set<string>; readAt: number } | undefined;
   /** Simulated calls that ring now, by call id, each with the timer that makes it missed. */
   private readonly ringing = new Map<string, NodeJS.Timeout>();
+  /** Each sandbox number's own profile, by phone. */
+  private readonly profiles = new Map<string, { name?: string; about?: string; aboutSetAt?: Date; picture?: { version: string; bytes: Buffer } }>();
   /** Whether each number last showed itself online (setOnline), by number id. */
   private readonly online = new Map<string, boolean>();
 
@@ -344,6 +347,31 @@ export class SandboxEngine implements Engine, InboundSimulator {
   /** Whether the number last showed itself online, as a simulated contact would see it. */
   shownOnline(number: WhatsAppNumber): boolean | undefined {
     return this.online.get(number.id);
+  }
+
+  /**
+   * A sandbox number's profile is kept here, as its phone would keep it; a contact that is a
+   * sandbox number of this node shows what it set, and a simulated phone shows nothing.
+   */
+  async contactProfile(number: WhatsAppNumber, phone: E164): Promise<ContactProfile> {
+    this.assertConnected(number);
+    const profile = this.profiles.get(phone);
+    const picture = profile?.picture;
+    return {
+      about: profile?.about ?? null,
+      aboutSetAt: profile?.aboutSetAt ?? null,
+      picture: picture === undefined ? null : { version: picture.version, download: async () => Readable.from([picture.bytes]) },
+      business: null,
+    };
+  }
+
+  async updateProfile(number: WhatsAppNumber, changes: ProfileChanges, picture?: OutgoingMedia): Promise<void> {
+    this.assertConnected(number);
+    const profile = this.profiles.get(number.phone) ?? {};
+    if (changes.name !== undefined) profile.name = changes.name;
+    if (changes.about !== undefined) Object.assign(profile, { about: changes.about, aboutSetAt: new Date() });
+    if (picture !== undefined) profile.picture = { version: randomBytes(8).toString('hex'), bytes: await picture.read() };
+    this.profiles.set(number.phone, profile);
   }
 
   /** The blocklist lives on the simulated network, as WhatsApp keeps it on its servers. */

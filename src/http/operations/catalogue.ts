@@ -22,6 +22,7 @@ import { revokeGroupInviteLink } from './groups/revoke-group-invite-link.ts';
 import { leaveGroup } from './groups/leave-group.ts';
 import { linkMedia } from './link-media.ts';
 import { subscribePresence } from './subscribe-presence.ts';
+import { getContactProfile, updateOwnProfile } from './profiles.ts';
 import { blockContact, listBlocklist, unblockContact } from './blocklist.ts';
 
 /**
@@ -52,6 +53,8 @@ export const publicOperations: readonly AnyOperation[] = [
   leaveGroup,
   linkMedia,
   subscribePresence,
+  getContactProfile,
+  updateOwnProfile,
   blockContact,
   unblockContact,
   listBlocklist,

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto } from 'baileys';
-import type { AnyMessageContent, BaileysEventMap, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
+import type { AnyMessageContent, BaileysEventMap, WABusinessProfile, WAMediaUpload, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
 import { pino, type Logger } from 'pino';
 import type { GroupChange } from '../../../src/domain/groups.ts';
 import { newId } from '../../../src/domain/ids.ts';
@@ -198,6 +198,41 @@ export class FakeSocket implements SessionSocket {
   async groupLeave(jid: string): Promise<void> {
     this.groupCall('leave', jid);
     this.groups.delete(jid);
+  }
+
+  /** Contacts' profiles as WhatsApp would answer them, by JID; a JID not here has none (404). */
+  readonly profiles = new Map<string, { pictureUrl?: string; about?: string; aboutSetAt?: Date; business?: WABusinessProfile }>();
+  readonly profileQueries: string[] = [];
+  readonly ownProfileChanges: { name?: string; about?: string; picture?: { jid: string; bytes: Buffer } }[] = [];
+
+  async profilePictureUrl(jid: string): Promise<string | undefined> {
+    this.profileQueries.push(`picture ${jid}`);
+    const url = this.profiles.get(jid)?.pictureUrl;
+    if (url === undefined) throw new Boom('item-not-found', { statusCode: 404 });
+    return url;
+  }
+
+  async fetchStatus(...jids: string[]): Promise<Array<{ id: string; status?: unknown }> | undefined> {
+    this.profileQueries.push(`status ${jids.join(',')}`);
+    return jids.map((id) => ({ id, status: { status: this.profiles.get(id)?.about ?? null, setAt: this.profiles.get(id)?.aboutSetAt ?? new Date(0) } }));
+  }
+
+  async getBusinessProfile(jid: string): Promise<WABusinessProfile | void> {
+    this.profileQueries.push(`business ${jid}`);
+    return this.profiles.get(jid)?.business;
+  }
+
+  async updateProfileName(name: string): Promise<void> {
+    this.ownProfileChanges.push({ name });
+  }
+
+  async updateProfileStatus(about: string): Promise<void> {
+    this.ownProfileChanges.push({ about });
+  }
+
+  async updateProfilePicture(jid: string, content: WAMediaUpload): Promise<void> {
+    assert.ok(Buffer.isBuffer(content), 'the picture is handed over as bytes');
+    this.ownProfileChanges.push({ picture: { jid, bytes: content } });
   }
 
   /** The JIDs WhatsApp holds as blocked by this number, in order. */
