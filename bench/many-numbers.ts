@@ -165,7 +165,7 @@ async function seed(databaseUrl: string, dataDirectory: string, accounts: number
             phone: `+447700${String(index * NUMBERS_PER_ACCOUNT + slot).padStart(6, '0')}` as E164,
             engine: 'sandbox',
             status: 'connected',
-            statusReason: null, autoRead: false,
+            statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
             createdAt,
             updatedAt: createdAt,
           });

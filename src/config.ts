@@ -97,6 +97,8 @@ export interface Config {
   numberChecksPerMinute: number;
   /** How long "typing…" lasts unless renewed (WAGW_TYPING_SECONDS, 25 by default). */
   typingMs: number;
+  /** How long a contact's profile, picture included, is answered from memory before WhatsApp is asked again (WAGW_PROFILE_CACHE_SECONDS, 300). */
+  profileCacheMs: number;
   sandbox: {
     /** Simulated incoming messages one account may make a minute (the API and the dashboard together). */
     receivesPerMinute: number;
@@ -277,6 +279,7 @@ export function loadConfig(env: Environment = process.env): Config {
     sandbox: { receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1) },
     numberChecksPerMinute: integer('WAGW_NUMBER_CHECKS_PER_MINUTE', 60, 1, 10_000),
     typingMs: integer('WAGW_TYPING_SECONDS', 25, 1, 300) * 1000,
+    profileCacheMs: integer('WAGW_PROFILE_CACHE_SECONDS', 300, 0, 86_400) * 1000,
     admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
     logLevel,
     groupCommit: {

@@ -13,7 +13,8 @@ import {
   insertNumber,
   listNumbers,
   reassignNumber,
-  setAutoRead,
+  updateNumberSettings,
+  type NumberSettings,
 } from '../store/repositories/numbers.ts';
 import { findUserById } from '../store/repositories/users.ts';
 import { scopeCovers, type OperatorScope, type TenantScope } from '../domain/tenant-scope.ts';
@@ -66,7 +67,7 @@ export class NumbersService {
       engine: engine as EngineKind,
       status: initialStatus,
       statusReason: null,
-      autoRead: false,
+      autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
       createdAt: now,
       updatedAt: now,
     };
@@ -89,11 +90,12 @@ export class NumbersService {
    * Finds a number by its id or by its phone, in any common spelling. A number outside the scope
    * is reported as not existing, so ids and phones cannot be probed across accounts.
    */
-  /** Whether the number marks incoming messages read as soon as they are stored. */
-  async setAutoRead(scope: TenantScope, phoneOrId: string, autoRead: boolean): Promise<WhatsAppNumber> {
+  /** Changes the settings given (auto read, call rejection, showing online); the rest keep theirs. */
+  async updateSettings(scope: TenantScope, phoneOrId: string, settings: NumberSettings): Promise<WhatsAppNumber> {
     const number = await this.findNumber(scope, phoneOrId);
-    await setAutoRead(this.store.db, number.accountId, number.id, autoRead);
-    return { ...number, autoRead };
+    await updateNumberSettings(this.store.db, number.accountId, number.id, settings);
+    const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+    return { ...number, ...defined };
   }
 
   async findNumber(scope: TenantScope, phoneOrId: string): Promise<WhatsAppNumber> {

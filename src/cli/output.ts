@@ -48,6 +48,10 @@ export function numberJson(number: WhatsAppNumber) {
     status: number.status,
     account_id: number.accountId,
     holder_user_id: number.holderUserId,
+    auto_read: number.autoRead,
+    reject_calls: number.rejectCalls,
+    call_reply_text: number.callReplyText,
+    show_online: number.showOnline,
     created_at: iso(number.createdAt),
   };
 }

@@ -38,6 +38,7 @@ export const errorCatalogue = {
   invalid_idempotency_key: { publicApi: true, status: 400, meaning: 'The Idempotency-Key header is not 1 to 255 printable ASCII characters.', meta: FIELD },
   missing_api_key: { publicApi: true, status: 401, meaning: 'No API key was sent as "Authorization: Bearer <key>".' },
   invalid_api_key: { publicApi: true, status: 401, meaning: 'The API key is malformed, unknown or revoked.' },
+  sender_blocked: { publicApi: true, status: 409, meaning: 'The receiving sandbox number has blocked from_phone (POST /blocklist): as on WhatsApp, its messages are not delivered; nothing was received.', meta: FIELD },
   phone_not_owned: { publicApi: true, status: 403, meaning: 'The number is not one of the key\'s account (or not a sandbox number, for the sandbox).', meta: FIELD },
   not_group_member: { publicApi: true, status: 403, meaning: '`from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it.', meta: { ...FIELD, group_id: 'the group' } },
   not_group_admin: { publicApi: true, status: 403, meaning: '`from_phone` is a member of the group but not an admin, and only admins may change it.', meta: { group_id: 'the group' } },

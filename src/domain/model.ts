@@ -74,6 +74,12 @@ export interface WhatsAppNumber {
   statusReason: string | null;
   /** Incoming messages are marked read as soon as they are stored. */
   autoRead: boolean;
+  /** Calls to the number are rejected as they ring (ADR 0033). */
+  rejectCalls: boolean;
+  /** What a caller whose call was rejected is sent, if anything. */
+  callReplyText: string | null;
+  /** The number shows itself online to its contacts, as an open WhatsApp app does. */
+  showOnline: boolean;
   createdAt: Date;
   updatedAt: Date;
 }

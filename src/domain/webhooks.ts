@@ -1,10 +1,12 @@
 import { presentStructured } from './structured-content.ts';
 import type { GroupChange } from './groups.ts';
+import type { CallStatus } from './calls.ts';
 import type { NumberPause, ResumeReason } from './number-pauses.ts';
+import type { ContactPresence } from './presence.ts';
 import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type MessageGroup, type QuotedMessage, type SessionStatus } from './model.ts';
 
-export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed', 'contact.identity'] as const;
+export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed', 'contact.identity', 'call', 'presence.update'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 /**
  * What a delivery can carry: a subscribable event, the test event an operator sends, or
@@ -276,6 +278,60 @@ export function groupUpdatedPayload(phone: string, group: MessageGroup, change: 
  */
 export function contactIdentityPayload(phone: string, identity: { lid: string; phone: string }, source: string, at: Date): EventPayload {
   return { event: 'contact.identity', phone, contact_phone: identity.phone, contact_lid: identity.lid, source, timestamp: at.toISOString() };
+}
+
+/** A call to our number (`phone`), as the `call` event reports it. */
+export interface CallReport {
+  callId: string;
+  phone: string;
+  fromPhone: string | null;
+  fromLid: string | null;
+  groupId: string | null;
+  video: boolean;
+  status: CallStatus;
+  /** The gateway rejected it, as the number's reject_calls setting asks. */
+  byGateway: boolean;
+  at: Date;
+}
+
+export function callPayload(call: CallReport): EventPayload {
+  return {
+    event: 'call',
+    call_id: call.callId,
+    phone: call.phone,
+    from_phone: call.fromPhone,
+    from_lid: call.fromLid,
+    group: call.groupId === null ? null : { id: call.groupId },
+    video: call.video,
+    status: call.status,
+    rejected_by_gateway: call.byGateway,
+    timestamp: call.at.toISOString(),
+  };
+}
+
+/** What a contact showed our number (`phone`), which subscribed to it. */
+export interface PresenceReport {
+  phone: string;
+  contactPhone: string | null;
+  contactLid: string | null;
+  /** The group chat the contact is typing in, when it is one. */
+  groupId: string | null;
+  presence: ContactPresence;
+  lastSeen: Date | null;
+  at: Date;
+}
+
+export function presenceUpdatePayload(report: PresenceReport): EventPayload {
+  return {
+    event: 'presence.update',
+    phone: report.phone,
+    contact_phone: report.contactPhone,
+    contact_lid: report.contactLid,
+    group: report.groupId === null ? null : { id: report.groupId },
+    presence: report.presence,
+    last_seen: report.lastSeen?.toISOString() ?? null,
+    timestamp: report.at.toISOString(),
+  };
 }
 
 export function sessionStatusPayload(phone: string, status: SessionStatus, reason: string | null, at: Date): EventPayload {

@@ -7,6 +7,10 @@ import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantR
 import type { E164 } from '../domain/phone.ts';
 import type { PauseReason } from '../domain/number-pauses.ts';
 import type { IdentitySource } from '../domain/identities.ts';
+import type { CallStatus } from '../domain/calls.ts';
+import type { ContactPresence } from '../domain/presence.ts';
+import type { BusinessProfile, ProfileChanges } from '../domain/profiles.ts';
+import type { GroupMember as Contact } from '../domain/groups.ts';
 
 /**
  * The engine port: what the gateway needs from a WhatsApp connection, in domain types only.
@@ -53,6 +57,20 @@ export interface Engine {
   /** The group's invite code, or (with `revoke`) a new one that replaces it. */
   inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string>;
   leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void>;
+  /** Asks WhatsApp to tell the number when `phone` comes online, goes away, or types to it (presenceUpdate events). */
+  subscribePresence(number: WhatsAppNumber, phone: E164): Promise<void>;
+  /** Shows the number online to its contacts, or not, as an open WhatsApp app does; kept for the session's next connections. */
+  setOnline(number: WhatsAppNumber, online: boolean): Promise<void>;
+  /** What a contact shows the number of itself: picture, about text, business profile; each null where it shows none. */
+  contactProfile(number: WhatsAppNumber, phone: E164): Promise<ContactProfile>;
+  /** Sets our number's display name, about text and picture, those given. */
+  updateProfile(number: WhatsAppNumber, changes: ProfileChanges, picture?: OutgoingMedia): Promise<void>;
+  /** Blocks a contact (WhatsApp then carries nothing of theirs to the number), or unblocks it. */
+  updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void>;
+  /** The contacts the number has blocked: by phone, or by LID where WhatsApp gives no phone. */
+  blocklist(number: WhatsAppNumber): Promise<Contact[]>;
+  /** Rejects a call that is ringing, as a person pressing "decline" on the phone would. */
+  rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void>;
   /** Fetches an incoming file again from its `IncomingMedia.retryToken`, through the number's session. */
   downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** Present only where `capabilities.simulatedInbound` is true. */
@@ -226,15 +244,27 @@ export interface SimulatedRestriction {
   until: Date;
 }
 
+/** A call a simulated phone makes to a sandbox number; it rings until rejected, or for `ringsForMs`. */
+export interface SimulatedCall {
+  fromPhone: E164;
+  video: boolean;
+  /** The group the call is made in, which both the phone and the number belong to. */
+  groupId?: string;
+  /** How long it rings before it is missed, unless rejected first. */
+  ringsForMs: number;
+}
+
 export interface InboundSimulator {
   /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
   deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message>;
   /** Has the network restrict the number as WhatsApp would, so that a client rehearses its `number.paused` handling. */
   restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void>;
+  /** Rings `number` from a simulated phone; resolves with the call's id once the offer is reported. */
+  placeCall(number: WhatsAppNumber, call: SimulatedCall): Promise<string>;
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
-export type EngineSendFailure = 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'not_group_admin' | 'rate_limited' | 'restricted';
+export type EngineSendFailure = 'sender_blocked' | 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'not_group_admin' | 'rate_limited' | 'restricted';
 
 export class EngineSendError extends Error {
   constructor(
@@ -291,6 +321,49 @@ export interface IncomingActionEvent {
   /** The group chat it happened in, if it is one. */
   groupId?: string;
   action: MessageAction;
+  at: Date;
+}
+
+/** A contact's profile as the engine fetched it. */
+export interface ContactProfile {
+  about: string | null;
+  aboutSetAt: Date | null;
+  /** The profile picture: `version` tells one picture from the next, so that an unchanged one is not fetched again. */
+  picture: { version: string; download(): Promise<AsyncIterable<Buffer>> } | null;
+  business: BusinessProfile | null;
+}
+
+/** What an engine needs to act on a call: its id and the caller's address on the network. */
+export interface CallRef {
+  callId: string;
+  caller: string;
+}
+
+/** A call to one of our numbers, or news of one, as the engine heard it. */
+export interface IncomingCallEvent {
+  /** Our number. */
+  toPhone: E164;
+  call: CallRef;
+  /** The caller's phone, and its LID when WhatsApp named the caller by one. */
+  fromPhone: E164 | null;
+  fromLid: string | null;
+  /** The group the call was made in, if it is a group call. */
+  groupId: string | null;
+  video: boolean;
+  status: CallStatus;
+  at: Date;
+}
+
+/** What a contact a number subscribed to shows of itself, as the engine heard it. */
+export interface PresenceEvent {
+  /** Our number. */
+  toPhone: E164;
+  contactPhone: E164 | null;
+  contactLid: string | null;
+  /** The group chat the contact is typing or recording in, if it is one. */
+  groupId: string | null;
+  presence: ContactPresence;
+  lastSeen: Date | null;
   at: Date;
 }
 
@@ -357,6 +430,9 @@ export interface EngineEvents {
   restrictionLifted(event: RestrictionLiftedEvent): Promise<void>;
   /** LIDs with their phones, as the network told one of our numbers (`toPhone`), outside a message. */
   identitiesLearned(event: IdentitiesLearned): Promise<void>;
+  /** A call to one of our numbers rang, or ended; resolves once it is reported (and, if the number says so, rejected). */
+  incomingCall(event: IncomingCallEvent): Promise<void>;
+  presenceUpdate(event: PresenceEvent): Promise<void>;
 }
 
 export interface IdentitiesLearned {

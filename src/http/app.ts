@@ -89,7 +89,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
         { name: 'messages', description: 'Sending WhatsApp messages, and reading back what was sent and received.' },
         { name: 'numbers', description: 'Your WhatsApp numbers and their sessions.' },
         { name: 'groups', description: 'WhatsApp groups your numbers belong to.' },
-        { name: 'contacts', description: 'The people your numbers know, by phone and by LID as one person.' },
+        { name: 'contacts', description: 'The people your numbers know, by phone and by LID as one person: their profiles and presence, and the blocklist.' },
         { name: 'chats', description: 'Your numbers\' chats, latest first, with their state.' },
         { name: 'media', description: 'Files to send, and files sent and received.' },
         { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },

@@ -218,8 +218,8 @@ export const numberResumedEventComponent = {
     number: { type: 'string', description: 'The number (E.164).' },
     reason: { type: 'string', enum: ['lifted', 'manual', 'relinked'], description: 'lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a logged-out number was linked again.' },
     at: timestamp('When it resumed.'),
-    },
-  } as const;
+  },
+} as const;
 
 export const contactIdentityEventComponent = {
   $id: 'ContactIdentityEvent',
@@ -233,6 +233,49 @@ export const contactIdentityEventComponent = {
     contact_lid: { type: 'string', description: 'The person\'s LID ("<digits>@lid").' },
     source: { type: 'string', enum: ['message', 'mapping', 'group', 'check', 'sandbox'], description: 'What told the gateway: a message that carried both, WhatsApp\'s LID mapping, a group\'s members, a number check, or the sandbox.' },
     timestamp: timestamp('When the gateway learned it.'),
+    },
+  } as const;
+
+const groupById = (description: string) =>
+  ({ anyOf: [{ type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'WhatsApp\'s id of the group (…@g.us).' } } }, { type: 'null' }], description }) as const;
+
+export const callEventComponent = {
+  $id: 'CallEvent',
+  type: 'object',
+  description: 'A call to one of your numbers rang, or what became of it (docs/webhooks.md, "Calls").',
+  required: ['event', 'webhook_id', 'call_id', 'phone', 'from_phone', 'from_lid', 'group', 'video', 'status', 'rejected_by_gateway', 'timestamp'],
+  properties: {
+    ...eventProperties('call'),
+    call_id: { type: 'string', description: 'WhatsApp\'s id of the call: the same on every event of one call.' },
+    phone: { type: 'string', description: 'Your number that was called.' },
+    from_phone: nullablePhone('The caller, E.164; null when WhatsApp gave only the caller\'s LID.'),
+    from_lid: nullablePhone('The caller\'s LID when WhatsApp named the caller by one; otherwise null.'),
+    group: groupById('The group the call was made in; null for a call to the number alone.'),
+    video: { type: 'boolean', description: 'A video call rather than a voice call.' },
+    status: {
+      type: 'string',
+      enum: ['offered', 'missed', 'accepted', 'rejected', 'ended'],
+      description: 'offered: it rings. missed: it rang out unanswered. accepted or rejected: on one of the number\'s devices, or rejected by the gateway (rejected_by_gateway). ended: the caller hung up.',
+    },
+    rejected_by_gateway: { type: 'boolean', description: 'The gateway rejected it, as the number\'s reject_calls setting asks (PATCH /numbers/{id}).' },
+    timestamp: timestamp('When it happened.'),
+  },
+} as const;
+
+export const presenceUpdateEventComponent = {
+  $id: 'PresenceUpdateEvent',
+  type: 'object',
+  description: 'A contact your number subscribed to (POST /presence/subscribe) came online, went offline, or is typing or recording.',
+  required: ['event', 'webhook_id', 'phone', 'contact_phone', 'contact_lid', 'group', 'presence', 'last_seen', 'timestamp'],
+  properties: {
+    ...eventProperties('presence.update'),
+    phone: { type: 'string', description: 'Your number, which subscribed.' },
+    contact_phone: nullablePhone('The contact, E.164; null when WhatsApp gave only its LID.'),
+    contact_lid: nullablePhone('The contact\'s LID when WhatsApp named it by one; otherwise null.'),
+    group: groupById('The group chat the contact is typing or recording in; null otherwise.'),
+    presence: { type: 'string', enum: ['available', 'unavailable', 'composing', 'recording', 'paused'] },
+    last_seen: { type: ['string', 'null'], format: 'date-time', description: 'When the contact was last online, when WhatsApp says (only with unavailable, and only if the contact shares it).' },
+    timestamp: timestamp('When the gateway heard it.'),
   },
 } as const;
 
@@ -257,6 +300,8 @@ const events = [
   ['number.paused', 'NumberPausedEvent', 'A number of yours holds its sends.'],
   ['number.resumed', 'NumberResumedEvent', 'A paused number of yours sends again.'],
   ['contact.identity', 'ContactIdentityEvent', 'A LID got its phone.'],
+  ['call', 'CallEvent', 'A call to one of your numbers rang, or ended.'],
+  ['presence.update', 'PresenceUpdateEvent', 'A contact your number subscribed to changed presence.'],
   ['test', 'TestEvent', 'An operator sent a test event.'],
 ] as const;
 
@@ -273,6 +318,8 @@ export const webhookSchemaComponents = [
   numberPausedEventComponent,
   numberResumedEventComponent,
   contactIdentityEventComponent,
+  callEventComponent,
+  presenceUpdateEventComponent,
   testEventComponent,
 ] as const;
 

@@ -1,13 +1,15 @@
 import type { Logger } from 'pino';
 import type { EngineKind, Message } from '../domain/model.ts';
-import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine.ts';
+import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingCallEvent, PresenceEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine.ts';
 import type { GroupChange } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
+import type { CallService } from './calls.ts';
 import type { GroupChangeService } from './group-changes.ts';
 import type { IdentityMap } from './identities.ts';
 import type { IncomingActionService } from './incoming-actions.ts';
 import type { MessageActionService } from './message-actions.ts';
 import type { NumberPauses } from './number-pauses.ts';
+import type { PresenceService } from './presence.ts';
 import type { ReceiveMessageService, ReceivedMessage } from './receive-message.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
@@ -20,6 +22,8 @@ export interface EngineEventConsumers {
   messageActions: Pick<MessageActionService, 'markRead'>;
   pauses: Pick<NumberPauses, 'sessionChanged' | 'restricted' | 'lifted'>;
   identities: Pick<IdentityMap, 'learnFromEngine'>;
+  calls: Pick<CallService, 'record'>;
+  presence: Pick<PresenceService, 'record'>;
   /** Counts incoming messages per engine (the metrics listen here). */
   received: { messageReceived(engine: EngineKind): void };
   logger: Logger;
@@ -70,6 +74,15 @@ export class EngineEventRouting {
     return this.consumers.identities.learnFromEngine(event);
   }
 
+  /** Reports the call and, for a number set to, rejects it. */
+  incomingCall(event: IncomingCallEvent): Promise<void> {
+    return this.consumers.calls.record(event);
+  }
+
+  presenceUpdate(event: PresenceEvent): Promise<void> {
+    return this.consumers.presence.record(event);
+  }
+
   /** Read marks are a courtesy to the sender: one that fails loses nothing of ours, so it is only logged. */
   private async readAutomatically({ number, message }: ReceivedMessage): Promise<void> {
     try {
@@ -105,6 +118,8 @@ export class EngineEventDispatch {
       numberRestricted: (event) => this.connected().numberRestricted(event),
       restrictionLifted: (event) => this.connected().restrictionLifted(event),
       identitiesLearned: (event) => this.connected().identitiesLearned(event),
+      incomingCall: (event) => this.connected().incomingCall(event),
+      presenceUpdate: (event) => this.connected().presenceUpdate(event),
     };
   }
 

@@ -19,6 +19,13 @@ export const SESSION_CAPABILITIES = [
   'updateGroupSettings',
   'inviteCode',
   'leaveGroup',
+  'rejectCall',
+  'contactProfile',
+  'updateProfile',
+  'subscribePresence',
+  'setOnline',
+  'updateBlock',
+  'blocklist',
 ] as const satisfies readonly (keyof Engine)[];
 
 export type SessionCapability = (typeof SESSION_CAPABILITIES)[number];

@@ -5,7 +5,7 @@ import { parseE164, type E164 } from '../domain/phone.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
-import type { InboundSimulator, OutgoingMedia, SimulatedIncoming, SimulatedRestriction } from '../engines/engine.ts';
+import type { InboundSimulator, OutgoingMedia, SimulatedIncoming, SimulatedRestriction, SimulatedCall } from '../engines/engine.ts';
 import { refusedIncoming } from './session-refusals.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { Store } from '../store/database.ts';
@@ -89,6 +89,22 @@ export class SandboxInbox {
     const simulator = number === undefined ? undefined : this.supervisor.simulatorFor(number);
     if (number === undefined || simulator === undefined) throw new AppError('phone_not_owned', `${field} is not a sandbox number of your account.`, { field });
     return { number, simulator };
+  }
+
+  /**
+   * POST /sandbox/call: a simulated phone rings one of the account's sandbox numbers, refused
+   * as a simulated message is; a group call comes from a member, in a group the number is in.
+   */
+  async callOnPhone(scope: AccountScope, toPhone: E164, call: SimulatedCall): Promise<string> {
+    this.admit(scope);
+    const { number, simulator } = await this.sandboxNumber(scope, toPhone, 'to_phone');
+    if (call.groupId !== undefined) {
+      const group = await this.groups.asMember(number, call.groupId, 'group_id');
+      if (roleOf(group, call.fromPhone) === undefined) {
+        throw new AppError('invalid_request', `from_phone ${call.fromPhone} is not a member of group ${group.id}; add it to the group first.`, { field: 'from_phone' });
+      }
+    }
+    return simulator.placeCall(number, call).catch((error: unknown) => refusedIncoming(number, error));
   }
 
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed, with an optional file. */

@@ -28,6 +28,9 @@ export function refusedBySession(number: WhatsAppNumber, error: unknown): never 
  * owners) is refused as a send from it is: 503 number_not_connected, naming the receiving number.
  */
 export function refusedIncoming(number: WhatsAppNumber, error: unknown): never {
+  if (error instanceof EngineSendError && error.failure === 'sender_blocked') {
+    throw new AppError('sender_blocked', `${number.phone} has blocked from_phone; as on WhatsApp, its messages are not delivered.`, { field: 'from_phone' });
+  }
   if (error instanceof EngineSendError && error.failure === 'not_connected') {
     const status = error.sessionStatus ?? 'disconnected';
     throw new AppError('number_not_connected', `The session of to_phone is not connected (${status}); nothing was received.`, { to_phone: number.phone, status });

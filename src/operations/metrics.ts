@@ -22,6 +22,7 @@ const sendFailureReasons = Object.keys({
   rejected: true,
   recipient_not_on_whatsapp: true,
   restricted: true,
+  sender_blocked: true,
   engine_error: true,
 } satisfies Record<SendFailureReason, true>) as SendFailureReason[];
 

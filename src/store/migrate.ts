@@ -18,6 +18,7 @@ import * as groups from './migrations/0016-groups.ts';
 import * as sandboxGroups from './migrations/0017-sandbox-groups.ts';
 import * as numberPauses from './migrations/0019-number-pauses.ts';
 import * as identitiesAndChats from './migrations/0021-identities-and-chats.ts';
+import * as numberCallsPresence from './migrations/0022-number-calls-presence.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0017-sandbox-groups': sandboxGroups,
   '0019-number-pauses': numberPauses,
   '0021-identities-and-chats': identitiesAndChats,
+  '0022-number-calls-presence': numberCallsPresence,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

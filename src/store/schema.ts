@@ -69,6 +69,11 @@ export interface WhatsAppNumbersTable {
   status_reason: string | null;
   /** Incoming messages are marked read as soon as they are stored (migration 0015). */
   auto_read: ColumnType<number, number | undefined, number>;
+  /** Calls are rejected as they ring, and the caller is sent call_reply_text if set (migration 0022). */
+  reject_calls: ColumnType<number, number | undefined, number>;
+  call_reply_text: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The number shows itself online to its contacts (migration 0022). */
+  show_online: ColumnType<number, number | undefined, number>;
   created_at: number;
   updated_at: number;
 }

@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import { MediaDownloadRetrier } from '../media/media-download-retrier.ts';
+import { BlocklistService } from '../messaging/blocklist.ts';
+import { CallService } from '../messaging/calls.ts';
 import { ChatService } from '../messaging/chats.ts';
 import { ContactsService } from '../messaging/contacts.ts';
 import { EngineEventRouting } from '../messaging/engine-event-routing.ts';
@@ -14,6 +16,8 @@ import { MessageActionService } from '../messaging/message-actions.ts';
 import { MessageHistoryService } from '../messaging/message-history.ts';
 import { NumberCheckService } from '../messaging/number-checks.ts';
 import { NumberLinkingService } from '../messaging/number-linking.ts';
+import { PresenceService } from '../messaging/presence.ts';
+import { ProfileService } from '../messaging/profiles.ts';
 import { ReceiveMessageService } from '../messaging/receive-message.ts';
 import { SandboxInbox } from '../messaging/sandbox-inbox.ts';
 import { SendMessageService } from '../messaging/send-message.ts';
@@ -47,6 +51,12 @@ export interface MessagingParts {
   identities: IdentityMap;
   contacts: ContactsService;
   chats: ChatService;
+  /** Each number's blocklist, as WhatsApp keeps it. */
+  blocklist: BlocklistService;
+  /** Contacts' presence, and whether each number shows itself online. */
+  presence: PresenceService;
+  /** Contacts' profiles, kept briefly, and our numbers' own. */
+  profiles: ProfileService;
   /** Where each engine event goes; the composition root connects the engines to it. */
   engineEventRouting: EngineEventRouting;
 }
@@ -74,6 +84,8 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
   const groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
   const identities = new IdentityMap(store, committer, deliveryWorker);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, pauses);
+  const calls = new CallService(store, committer, deliveryWorker, supervisor, sender, logger);
+  const presence = new PresenceService(store, committer, deliveryWorker, supervisor, logger);
   return {
     sender,
     idempotentSender: new IdempotentSendService(store, committer, sender, logger, config.interruptedSendAfterMs),
@@ -89,6 +101,9 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
     identities,
     contacts: new ContactsService(store),
     chats: new ChatService(store, supervisor),
-    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, pauses, identities, received: metrics, logger }),
+    blocklist: new BlocklistService(supervisor),
+    presence,
+    profiles: new ProfileService(supervisor, media, config.profileCacheMs),
+    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, pauses, identities, calls, presence, received: metrics, logger }),
   };
 }

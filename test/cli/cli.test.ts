@@ -285,6 +285,17 @@ for (const dialect of dialects) {
         assert.equal(await findUserByEmail(test.gateway.store.db, email), undefined);
       });
 
+      it('number set changes only the settings given, and refuses a switch that is neither on nor off', async () => {
+        const number = await newNumber((await newAccount()).id);
+        const set = expectJsonObject(await wagw('number', 'set', number.phone, '--reject-calls', 'on', '--call-reply-text', 'Please write instead.', '--json'));
+        assert.deepEqual([set.reject_calls, set.call_reply_text, set.show_online, set.auto_read], [true, 'Please write instead.', false, false]);
+        const cleared = expectJsonObject(await wagw('number', 'set', number.id, '--call-reply-text', '', '--show-online', 'on', '--json'));
+        assert.deepEqual([cleared.reject_calls, cleared.call_reply_text, cleared.show_online], [true, null, true]);
+        expectRefusal(await wagw('number', 'set', number.phone, '--reject-calls', 'maybe', '--json'), '--reject-calls');
+        const stored = await test.gateway.numbers.findNumber(operatorScope(), number.id);
+        assert.deepEqual([stored.rejectCalls, stored.callReplyText, stored.showOnline], [true, null, true]);
+      });
+
       it('set-status refuses an unknown status, names it, and leaves the number as it was', async () => {
         const number = await newNumber((await newAccount()).id);
         expectRefusal(await wagw('number', 'set-status', number.phone, 'sleepy', '--json'), '"sleepy"', 'disconnected');
@@ -310,7 +321,7 @@ for (const dialect of dialects) {
         const seeded = await seedAccount(test.gateway);
         const phone = uniquePhone();
         const added = expectJsonObject(await wagw('number', 'add', '--account', seeded.accountId, '--phone', spaced(phone), '--json'));
-        assert.deepEqual(Object.keys(added).sort(), ['account_id', 'created_at', 'engine', 'holder_user_id', 'id', 'phone', 'status']);
+        assert.deepEqual(Object.keys(added).sort(), ['account_id', 'auto_read', 'call_reply_text', 'created_at', 'engine', 'holder_user_id', 'id', 'phone', 'reject_calls', 'show_online', 'status']);
         assert.match(added.id, /^num_[0-9a-z]{26}$/);
         assert.match(added.created_at, ISO_UTC_MILLISECONDS);
         assert.deepEqual(

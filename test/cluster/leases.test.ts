@@ -144,7 +144,7 @@ for (const dialect of dialects) {
         for (let index = 0; index < 2_500; index++) {
           await insertNumber(trx, {
             id: newId('number'), accountId, holderUserId: null, phone: `+4477008${String(index).padStart(5, "0")}` as E164,
-            engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, createdAt, updatedAt: createdAt,
+            engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt, updatedAt: createdAt,
           });
         }
       });

@@ -13,7 +13,7 @@ import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } f
  */
 
 interface ProbeRequest {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   url: string;
   /** JSON, or a Buffer sent as it is with `contentType`. */
   body?: unknown;
@@ -59,6 +59,48 @@ const sendFromOwnersNumber: Probe = {
 const receiveOnOwnersNumber: Probe = {
   request: (owner, marker) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], message: marker } }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const callOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], rings_for_seconds: 1 } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const blockWithOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], phone: '+14155550199' } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const unblockWithOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'DELETE', url: `/${encodeURIComponent('+14155550199')}?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const listOwnersBlocklist: Probe = {
+  request: (owner) => ({ method: 'GET', url: `?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const subscribeWithOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], to_phone: '+14155550100' } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const readProfileWithOwnersNumber: Probe = {
+  request: (owner) => ({ method: 'GET', url: `/${encodeURIComponent('+14155550100')}/profile?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const setOwnersProfile: Probe = {
+  request: (owner, marker) => ({ method: 'PATCH', url: `/${encodeURIComponent(owner.phones[0]!)}/profile`, body: { about: marker.slice(0, 139) } }),
+  refusedWith: { status: 404, error: 'number_not_found' },
   succeedsWith: 200,
 };
 
@@ -292,6 +334,20 @@ const PROBES: Record<string, Probe> = {
   'POST /api/send_message': sendFromOwnersNumber,
   'POST /sandbox/receive': receiveOnOwnersNumber,
   'POST /api/sandbox/receive': receiveOnOwnersNumber,
+  'GET /contacts/{phone}/profile': readProfileWithOwnersNumber,
+  'GET /api/contacts/{phone}/profile': readProfileWithOwnersNumber,
+  'PATCH /numbers/{id}/profile': setOwnersProfile,
+  'PATCH /api/numbers/{id}/profile': setOwnersProfile,
+  'POST /presence/subscribe': subscribeWithOwnersNumber,
+  'POST /api/presence/subscribe': subscribeWithOwnersNumber,
+  'POST /blocklist': blockWithOwnersNumber,
+  'POST /api/blocklist': blockWithOwnersNumber,
+  'DELETE /blocklist/{phone}': unblockWithOwnersNumber,
+  'DELETE /api/blocklist/{phone}': unblockWithOwnersNumber,
+  'GET /blocklist': listOwnersBlocklist,
+  'GET /api/blocklist': listOwnersBlocklist,
+  'POST /sandbox/call': callOwnersNumber,
+  'POST /api/sandbox/call': callOwnersNumber,
   'POST /media': upload,
   'POST /api/media': upload,
   'GET /media/{id}': downloadOwnersMedia,

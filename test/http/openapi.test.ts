@@ -116,6 +116,10 @@ for (const dialect of dialects) {
         'post /groups/{id}/leave', 'post /api/groups/{id}/leave',
         'get /contacts', 'get /api/contacts', 'get /contacts/{phone_or_lid}', 'get /api/contacts/{phone_or_lid}', 'get /chats', 'get /api/chats',
         ...['archive', 'unarchive', 'pin', 'unpin', 'mute', 'unmute', 'mark_unread', 'mark_read'].flatMap((verb) => [`post /chats/{chat}/${verb}`, `post /api/chats/{chat}/${verb}`]),
+        'post /sandbox/call', 'post /api/sandbox/call',
+        'post /presence/subscribe', 'post /api/presence/subscribe',
+        'get /contacts/{phone}/profile', 'get /api/contacts/{phone}/profile', 'patch /numbers/{id}/profile', 'patch /api/numbers/{id}/profile',
+        'post /blocklist', 'post /api/blocklist', 'delete /blocklist/{phone}', 'delete /api/blocklist/{phone}', 'get /blocklist', 'get /api/blocklist',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');

@@ -108,7 +108,7 @@ describe('compiled statements on PostgreSQL are prepared once per connection', (
     const at = new Date();
     await insertNumber(store.db, {
       id: newId('number'), accountId, holderUserId: null, phone: '+447700900125' as E164, engine: 'sandbox',
-      status: 'connected', statusReason: null, autoRead: false, createdAt: at, updatedAt: at,
+      status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at,
     });
     assert.equal((await findNumberByPhone(store.db, '+447700900125' as E164))?.accountId, accountId);
     assert.deepEqual(await listEnabledWebhooks(store.db, accountId), []);

@@ -26,7 +26,7 @@ for (const dialect of dialects) {
       const at = new Date();
       number = {
         id: newId('number'), accountId, holderUserId: null, phone: '+447700900401' as E164, engine: 'sandbox',
-        status: 'connected', statusReason: null, autoRead: false, createdAt: at, updatedAt: at,
+        status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at,
       };
       await insertNumber(store.db, number);
     });

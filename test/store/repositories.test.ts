@@ -47,7 +47,7 @@ for (const dialect of dialects) {
         phone,
         engine: 'sandbox',
         status: 'connected',
-        statusReason: null, autoRead: false,
+        statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
         createdAt: at,
         updatedAt: at,
       };

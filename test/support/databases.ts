@@ -123,7 +123,7 @@ export async function seedNumberRow(store: Store, overrides: Partial<WhatsAppNum
   seededPhones += 1;
   const number: WhatsAppNumber = {
     id: newId('number'), accountId, holderUserId: null, phone: `+4477009${String(process.pid % 100).padStart(2, '0')}${String(500 + seededPhones).padStart(3, '0')}` as E164,
-    engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, createdAt: at, updatedAt: at, ...overrides,
+    engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at, ...overrides,
   };
   await insertNumber(store.db, number);
   return number;

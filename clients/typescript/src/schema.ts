@@ -80,6 +80,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate an incoming call on a sandbox number
+         * @description A simulated phone calls one of your sandbox numbers, as a real call arrives: `call` webhooks hear it offered, then rejected (at once when the number has reject_calls, and the caller is sent call_reply_text) or missed when it has rung for rings_for_seconds. Limited per account and minute together with simulated messages.
+         */
+        post: operations["simulateIncomingCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/check_numbers": {
         parameters: {
             query?: never;
@@ -275,7 +295,7 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumber"];
         trace?: never;
@@ -688,6 +708,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/presence/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hear when a contact comes online, goes away, or types
+         * @description Asks WhatsApp to tell from_phone of to_phone's presence: `presence.update` webhooks then hear available, unavailable (with last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only while the session is connected: subscribe again after a reconnect.
+         */
+        post: operations["subscribePresence"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{phone}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a contact's profile picture, about text and business profile
+         * @description As the contact shows them to from_phone (a contact may hide them). The picture is stored in your media store, once per picture, and served by its media_id. The answer is kept for WAGW_PROFILE_CACHE_SECONDS (300) before WhatsApp is asked again.
+         */
+        get: operations["getContactProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/numbers/{id}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set a number's display name, about text and picture
+         * @description Sets those given, through the number's session, as its phone would; the others are left as they are. {id} is the number's phone or its number_id.
+         */
+        patch: operations["updateNumberProfile"];
+        trace?: never;
+    };
+    "/blocklist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the contacts a number blocks
+         * @description As WhatsApp holds it, changes made on the phone included. A contact WhatsApp names only by LID has phone null until its phone is known.
+         */
+        get: operations["listBlocklist"];
+        put?: never;
+        /**
+         * Block a contact
+         * @description from_phone blocks phone, as on the phone's own app: WhatsApp no longer delivers its messages or calls to the number. Blocking a contact already blocked changes nothing.
+         */
+        post: operations["blockContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/blocklist/{phone}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unblock a contact
+         * @description from_phone unblocks phone. Unblocking a contact that is not blocked changes nothing.
+         */
+        delete: operations["unblockContact"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -742,6 +866,26 @@ export interface paths {
          * @description Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts, and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
          */
         post: operations["simulateRestrictionApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/call": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate an incoming call on a sandbox number
+         * @description A simulated phone calls one of your sandbox numbers, as a real call arrives: `call` webhooks hear it offered, then rejected (at once when the number has reject_calls, and the caller is sent call_reply_text) or missed when it has rung for rings_for_seconds. Limited per account and minute together with simulated messages.
+         */
+        post: operations["simulateIncomingCallApi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -943,7 +1087,7 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumberApi"];
         trace?: never;
@@ -1356,6 +1500,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/presence/subscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hear when a contact comes online, goes away, or types
+         * @description Asks WhatsApp to tell from_phone of to_phone's presence: `presence.update` webhooks then hear available, unavailable (with last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only while the session is connected: subscribe again after a reconnect.
+         */
+        post: operations["subscribePresenceApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/contacts/{phone}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a contact's profile picture, about text and business profile
+         * @description As the contact shows them to from_phone (a contact may hide them). The picture is stored in your media store, once per picture, and served by its media_id. The answer is kept for WAGW_PROFILE_CACHE_SECONDS (300) before WhatsApp is asked again.
+         */
+        get: operations["getContactProfileApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/numbers/{id}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set a number's display name, about text and picture
+         * @description Sets those given, through the number's session, as its phone would; the others are left as they are. {id} is the number's phone or its number_id.
+         */
+        patch: operations["updateNumberProfileApi"];
+        trace?: never;
+    };
+    "/api/blocklist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the contacts a number blocks
+         * @description As WhatsApp holds it, changes made on the phone included. A contact WhatsApp names only by LID has phone null until its phone is known.
+         */
+        get: operations["listBlocklistApi"];
+        put?: never;
+        /**
+         * Block a contact
+         * @description from_phone blocks phone, as on the phone's own app: WhatsApp no longer delivers its messages or calls to the number. Blocking a contact already blocked changes nothing.
+         */
+        post: operations["blockContactApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/blocklist/{phone}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unblock a contact
+         * @description from_phone unblocks phone. Unblocking a contact that is not blocked changes nothing.
+         */
+        delete: operations["unblockContactApi"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/media": {
         parameters: {
             query?: never;
@@ -1652,6 +1900,46 @@ export interface webhooks {
          * @description Delivered to webhooks subscribed to contact.identity; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
          */
         post: operations["onContactIdentityEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    call: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A call to one of your numbers rang, or ended.
+         * @description Delivered to webhooks subscribed to call; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onCallEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "presence.update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A contact your number subscribed to changed presence.
+         * @description Delivered to webhooks subscribed to presence.update; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onPresenceUpdateEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2520,6 +2808,76 @@ export interface components {
              */
             timestamp: string;
         };
+        /** @description A call to one of your numbers rang, or what became of it (docs/webhooks.md, "Calls"). */
+        CallEvent: {
+            /** @enum {string} */
+            event: "call";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description WhatsApp's id of the call: the same on every event of one call. */
+            call_id: string;
+            /** @description Your number that was called. */
+            phone: string;
+            /** @description The caller, E.164; null when WhatsApp gave only the caller's LID. */
+            from_phone: string | null;
+            /** @description The caller's LID when WhatsApp named the caller by one; otherwise null. */
+            from_lid: string | null;
+            /** @description The group the call was made in; null for a call to the number alone. */
+            group: {
+                /** @description WhatsApp's id of the group (…@g.us). */
+                id: string;
+            } | null;
+            /** @description A video call rather than a voice call. */
+            video: boolean;
+            /**
+             * @description offered: it rings. missed: it rang out unanswered. accepted or rejected: on one of the number's devices, or rejected by the gateway (rejected_by_gateway). ended: the caller hung up.
+             * @enum {string}
+             */
+            status: "offered" | "missed" | "accepted" | "rejected" | "ended";
+            /** @description The gateway rejected it, as the number's reject_calls setting asks (PATCH /numbers/{id}). */
+            rejected_by_gateway: boolean;
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            timestamp: string;
+        };
+        /** @description A contact your number subscribed to (POST /presence/subscribe) came online, went offline, or is typing or recording. */
+        PresenceUpdateEvent: {
+            /** @enum {string} */
+            event: "presence.update";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description Your number, which subscribed. */
+            phone: string;
+            /** @description The contact, E.164; null when WhatsApp gave only its LID. */
+            contact_phone: string | null;
+            /** @description The contact's LID when WhatsApp named it by one; otherwise null. */
+            contact_lid: string | null;
+            /** @description The group chat the contact is typing or recording in; null otherwise. */
+            group: {
+                /** @description WhatsApp's id of the group (…@g.us). */
+                id: string;
+            } | null;
+            /** @enum {string} */
+            presence: "available" | "unavailable" | "composing" | "recording" | "paused";
+            /**
+             * Format: date-time
+             * @description When the contact was last online, when WhatsApp says (only with unavailable, and only if the contact shares it).
+             */
+            last_seen: string | null;
+            /**
+             * Format: date-time
+             * @description When the gateway heard it.
+             */
+            timestamp: string;
+        };
         /** @description An operator sent a test event (wagw webhook test ID). */
         TestEvent: {
             /** @enum {string} */
@@ -2557,6 +2915,37 @@ export interface components {
             kind: "restricted" | "rate_overlimit";
             /** Format: date-time */
             until: string;
+        };
+        SimulateIncomingCallRequest: {
+            /** @description The simulated caller, E.164. */
+            from_phone: string;
+            /** @description One of your sandbox numbers. */
+            to_phone: string;
+            /**
+             * @description A video call rather than a voice call.
+             * @default false
+             */
+            video: boolean;
+            /** @description A group call, made in this group, which both phones belong to. */
+            group_id?: string;
+            /**
+             * @description How long it rings before it is missed, unless the number rejects it first.
+             * @default 45
+             */
+            rings_for_seconds: number;
+        };
+        SimulateIncomingCallResponse: {
+            /** @description The call_id its `call` events carry. */
+            call_id: string;
+            from_phone: string;
+            to_phone: string;
+            video: boolean;
+            group_id: string | null;
+            /**
+             * Format: date-time
+             * @description When it is missed unless rejected first.
+             */
+            rings_until: string;
         };
         CheckNumbersRequest: {
             /** @description One of your numbers, which asks WhatsApp. */
@@ -2651,6 +3040,12 @@ export interface components {
                 can_send: boolean;
                 /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
                 auto_read: boolean;
+                /** @description Whether calls to it are rejected as they ring (PATCH /numbers/{id}). */
+                reject_calls: boolean;
+                /** @description What a caller whose call was rejected is sent; null for nothing. */
+                call_reply_text: string | null;
+                /** @description Whether it shows itself online to its contacts (PATCH /numbers/{id}). */
+                show_online: boolean;
                 /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
                 paused: {
                     /** @enum {string} */
@@ -2668,7 +3063,14 @@ export interface components {
             }[];
         };
         UpdateNumberRequest: {
-            auto_read: boolean;
+            /** @description Mark every message the number receives as read as soon as it is stored (the sender sees blue ticks). */
+            auto_read?: boolean;
+            /** @description Reject every call to the number as it rings; each is still reported to `call` webhooks. */
+            reject_calls?: boolean;
+            /** @description With reject_calls: the text sent to a caller whose call was rejected (a message like any other, counted in the monthly volume); null sends nothing. */
+            call_reply_text?: string | null;
+            /** @description Show the number online to its contacts, as an open WhatsApp app does; the phone then gets no notifications of its own. Applied at once when the session is connected, else when it connects. */
+            show_online?: boolean;
         };
         UpdateNumberResponse: {
             number_id: string;
@@ -2687,6 +3089,12 @@ export interface components {
             can_send: boolean;
             /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
             auto_read: boolean;
+            /** @description Whether calls to it are rejected as they ring (PATCH /numbers/{id}). */
+            reject_calls: boolean;
+            /** @description What a caller whose call was rejected is sent; null for nothing. */
+            call_reply_text: string | null;
+            /** @description Whether it shows itself online to its contacts (PATCH /numbers/{id}). */
+            show_online: boolean;
             /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
             paused: {
                 /** @enum {string} */
@@ -2723,6 +3131,12 @@ export interface components {
             can_send: boolean;
             /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
             auto_read: boolean;
+            /** @description Whether calls to it are rejected as they ring (PATCH /numbers/{id}). */
+            reject_calls: boolean;
+            /** @description What a caller whose call was rejected is sent; null for nothing. */
+            call_reply_text: string | null;
+            /** @description Whether it shows itself online to its contacts (PATCH /numbers/{id}). */
+            show_online: boolean;
             /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
             paused: {
                 /** @enum {string} */
@@ -2755,6 +3169,12 @@ export interface components {
             can_send: boolean;
             /** @description Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}). */
             auto_read: boolean;
+            /** @description Whether calls to it are rejected as they ring (PATCH /numbers/{id}). */
+            reject_calls: boolean;
+            /** @description What a caller whose call was rejected is sent; null for nothing. */
+            call_reply_text: string | null;
+            /** @description Whether it shows itself online to its contacts (PATCH /numbers/{id}). */
+            show_online: boolean;
             /** @description Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume. */
             paused: {
                 /** @enum {string} */
@@ -2884,6 +3304,96 @@ export interface components {
         MarkChatReadRequest: {
             /** @description One of your numbers: the chat is one of its chats. */
             from_phone: string;
+        };
+        SubscribePresenceRequest: {
+            /** @description One of your numbers. */
+            from_phone: string;
+            /** @description The contact whose presence to hear of. */
+            to_phone: string;
+        };
+        SubscribePresenceResponse: {
+            from_phone: string;
+            to_phone: string;
+            /** @enum {boolean} */
+            subscribed: true;
+        };
+        GetContactProfileResponse: {
+            /** @description The contact. */
+            phone: string;
+            /** @description Your number, whose view of the contact this is. */
+            from_phone: string;
+            /** @description The contact's about text; null when it has none or hides it. */
+            about: string | null;
+            /** Format: date-time */
+            about_set_at: string | null;
+            /** @description The profile picture, stored in your media store: null when the contact has none or hides it from your number. */
+            picture: {
+                media_id: string;
+                /** @description GET /media/{id}, with a key of the account. */
+                url: string;
+                mime_type: string;
+                size: number;
+                /**
+                 * Format: date-time
+                 * @description When the stored copy may be removed, as an upload's.
+                 */
+                expires_at: string | null;
+            } | null;
+            /** @description The contact's business profile; null for an ordinary account. WhatsApp's business query does not carry the business's name. */
+            business: {
+                description: string | null;
+                category: string | null;
+                email: string | null;
+                websites: string[];
+                address: string | null;
+            } | null;
+            /**
+             * Format: date-time
+             * @description When WhatsApp was asked: the answer is kept for WAGW_PROFILE_CACHE_SECONDS.
+             */
+            fetched_at: string;
+        };
+        UpdateNumberProfileRequest: {
+            /** @description The display name contacts see. */
+            name?: string;
+            /** @description The about text. */
+            about?: string;
+            /** @description An image of your media store (POST /media) to show as the profile picture. */
+            picture_media_id?: string;
+        };
+        UpdateNumberProfileResponse: {
+            number_id: string;
+            phone: string;
+            changed: ("name" | "about" | "picture")[];
+        };
+        BlockContactRequest: {
+            /** @description One of your numbers. */
+            from_phone: string;
+            /** @description The contact to block, E.164. */
+            phone: string;
+        };
+        BlockContactResponse: {
+            /** @description Your number. */
+            from_phone: string;
+            /** @description The contact, E.164. */
+            phone: string;
+            /** @description Whether the number now blocks the contact. */
+            blocked: boolean;
+        };
+        ListBlocklistResponse: {
+            from_phone: string;
+            contacts: {
+                phone: string | null;
+                lid: string | null;
+            }[];
+        };
+        UnblockContactResponse: {
+            /** @description Your number. */
+            from_phone: string;
+            /** @description The contact, E.164. */
+            phone: string;
+            /** @description Whether the number now blocks the contact. */
+            blocked: boolean;
         };
     };
     responses: {
@@ -3246,6 +3756,112 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        SimulateIncomingCallError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        SimulateIncomingCallError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
+        SimulateIncomingCallError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member";
+                };
+            };
+        };
+        /** @description `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. */
+        SimulateIncomingCallError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "group_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SimulateIncomingCallError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        SimulateIncomingCallError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SimulateIncomingCallError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        SimulateIncomingCallError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
@@ -6215,6 +6831,564 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        SubscribePresenceError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        SubscribePresenceError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        SubscribePresenceError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SubscribePresenceError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        SubscribePresenceError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SubscribePresenceError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        SubscribePresenceError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        GetContactProfileError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetContactProfileError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        GetContactProfileError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
+        GetContactProfileError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large" | "storage_quota_exceeded";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        GetContactProfileError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetContactProfileError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        GetContactProfileError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). */
+        UpdateNumberProfileError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "media_kind_mismatch";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UpdateNumberProfileError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). `media_not_found`: There is no such media in your account, or its retention ended. */
+        UpdateNumberProfileError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found" | "media_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateNumberProfileError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UpdateNumberProfileError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateNumberProfileError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        UpdateNumberProfileError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        BlockContactError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        BlockContactError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        BlockContactError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        BlockContactError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        BlockContactError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        BlockContactError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        BlockContactError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        ListBlocklistError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListBlocklistError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        ListBlocklistError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ListBlocklistError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        ListBlocklistError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListBlocklistError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        ListBlocklistError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        UnblockContactError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UnblockContactError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        UnblockContactError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UnblockContactError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        UnblockContactError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UnblockContactError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        UnblockContactError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         UploadMediaError400: {
             headers: {
@@ -6392,10 +7566,14 @@ export type GroupUpdatedEvent = components['schemas']['GroupUpdatedEvent'];
 export type NumberPausedEvent = components['schemas']['NumberPausedEvent'];
 export type NumberResumedEvent = components['schemas']['NumberResumedEvent'];
 export type ContactIdentityEvent = components['schemas']['ContactIdentityEvent'];
+export type CallEvent = components['schemas']['CallEvent'];
+export type PresenceUpdateEvent = components['schemas']['PresenceUpdateEvent'];
 export type TestEvent = components['schemas']['TestEvent'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
 export type SimulateRestrictionRequest = components['schemas']['SimulateRestrictionRequest'];
 export type SimulateRestrictionResponse = components['schemas']['SimulateRestrictionResponse'];
+export type SimulateIncomingCallRequest = components['schemas']['SimulateIncomingCallRequest'];
+export type SimulateIncomingCallResponse = components['schemas']['SimulateIncomingCallResponse'];
 export type CheckNumbersRequest = components['schemas']['CheckNumbersRequest'];
 export type CheckNumbersResponse = components['schemas']['CheckNumbersResponse'];
 export type ShowTypingRequest = components['schemas']['ShowTypingRequest'];
@@ -6433,6 +7611,15 @@ export type MuteChatRequest = components['schemas']['MuteChatRequest'];
 export type UnmuteChatRequest = components['schemas']['UnmuteChatRequest'];
 export type MarkChatUnreadRequest = components['schemas']['MarkChatUnreadRequest'];
 export type MarkChatReadRequest = components['schemas']['MarkChatReadRequest'];
+export type SubscribePresenceRequest = components['schemas']['SubscribePresenceRequest'];
+export type SubscribePresenceResponse = components['schemas']['SubscribePresenceResponse'];
+export type GetContactProfileResponse = components['schemas']['GetContactProfileResponse'];
+export type UpdateNumberProfileRequest = components['schemas']['UpdateNumberProfileRequest'];
+export type UpdateNumberProfileResponse = components['schemas']['UpdateNumberProfileResponse'];
+export type BlockContactRequest = components['schemas']['BlockContactRequest'];
+export type BlockContactResponse = components['schemas']['BlockContactResponse'];
+export type ListBlocklistResponse = components['schemas']['ListBlocklistResponse'];
+export type UnblockContactResponse = components['schemas']['UnblockContactResponse'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
 export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
@@ -6460,6 +7647,14 @@ export type ResponseSimulateRestrictionError413 = components['responses']['Simul
 export type ResponseSimulateRestrictionError429 = components['responses']['SimulateRestrictionError429'];
 export type ResponseSimulateRestrictionError500 = components['responses']['SimulateRestrictionError500'];
 export type ResponseSimulateRestrictionError503 = components['responses']['SimulateRestrictionError503'];
+export type ResponseSimulateIncomingCallError400 = components['responses']['SimulateIncomingCallError400'];
+export type ResponseSimulateIncomingCallError401 = components['responses']['SimulateIncomingCallError401'];
+export type ResponseSimulateIncomingCallError403 = components['responses']['SimulateIncomingCallError403'];
+export type ResponseSimulateIncomingCallError404 = components['responses']['SimulateIncomingCallError404'];
+export type ResponseSimulateIncomingCallError413 = components['responses']['SimulateIncomingCallError413'];
+export type ResponseSimulateIncomingCallError429 = components['responses']['SimulateIncomingCallError429'];
+export type ResponseSimulateIncomingCallError500 = components['responses']['SimulateIncomingCallError500'];
+export type ResponseSimulateIncomingCallError503 = components['responses']['SimulateIncomingCallError503'];
 export type ResponseCheckNumbersError400 = components['responses']['CheckNumbersError400'];
 export type ResponseCheckNumbersError401 = components['responses']['CheckNumbersError401'];
 export type ResponseCheckNumbersError403 = components['responses']['CheckNumbersError403'];
@@ -6684,6 +7879,48 @@ export type ResponseMarkChatReadError413 = components['responses']['MarkChatRead
 export type ResponseMarkChatReadError429 = components['responses']['MarkChatReadError429'];
 export type ResponseMarkChatReadError500 = components['responses']['MarkChatReadError500'];
 export type ResponseMarkChatReadError503 = components['responses']['MarkChatReadError503'];
+export type ResponseSubscribePresenceError400 = components['responses']['SubscribePresenceError400'];
+export type ResponseSubscribePresenceError401 = components['responses']['SubscribePresenceError401'];
+export type ResponseSubscribePresenceError403 = components['responses']['SubscribePresenceError403'];
+export type ResponseSubscribePresenceError413 = components['responses']['SubscribePresenceError413'];
+export type ResponseSubscribePresenceError429 = components['responses']['SubscribePresenceError429'];
+export type ResponseSubscribePresenceError500 = components['responses']['SubscribePresenceError500'];
+export type ResponseSubscribePresenceError503 = components['responses']['SubscribePresenceError503'];
+export type ResponseGetContactProfileError400 = components['responses']['GetContactProfileError400'];
+export type ResponseGetContactProfileError401 = components['responses']['GetContactProfileError401'];
+export type ResponseGetContactProfileError403 = components['responses']['GetContactProfileError403'];
+export type ResponseGetContactProfileError413 = components['responses']['GetContactProfileError413'];
+export type ResponseGetContactProfileError429 = components['responses']['GetContactProfileError429'];
+export type ResponseGetContactProfileError500 = components['responses']['GetContactProfileError500'];
+export type ResponseGetContactProfileError503 = components['responses']['GetContactProfileError503'];
+export type ResponseUpdateNumberProfileError400 = components['responses']['UpdateNumberProfileError400'];
+export type ResponseUpdateNumberProfileError401 = components['responses']['UpdateNumberProfileError401'];
+export type ResponseUpdateNumberProfileError404 = components['responses']['UpdateNumberProfileError404'];
+export type ResponseUpdateNumberProfileError413 = components['responses']['UpdateNumberProfileError413'];
+export type ResponseUpdateNumberProfileError429 = components['responses']['UpdateNumberProfileError429'];
+export type ResponseUpdateNumberProfileError500 = components['responses']['UpdateNumberProfileError500'];
+export type ResponseUpdateNumberProfileError503 = components['responses']['UpdateNumberProfileError503'];
+export type ResponseBlockContactError400 = components['responses']['BlockContactError400'];
+export type ResponseBlockContactError401 = components['responses']['BlockContactError401'];
+export type ResponseBlockContactError403 = components['responses']['BlockContactError403'];
+export type ResponseBlockContactError413 = components['responses']['BlockContactError413'];
+export type ResponseBlockContactError429 = components['responses']['BlockContactError429'];
+export type ResponseBlockContactError500 = components['responses']['BlockContactError500'];
+export type ResponseBlockContactError503 = components['responses']['BlockContactError503'];
+export type ResponseListBlocklistError400 = components['responses']['ListBlocklistError400'];
+export type ResponseListBlocklistError401 = components['responses']['ListBlocklistError401'];
+export type ResponseListBlocklistError403 = components['responses']['ListBlocklistError403'];
+export type ResponseListBlocklistError413 = components['responses']['ListBlocklistError413'];
+export type ResponseListBlocklistError429 = components['responses']['ListBlocklistError429'];
+export type ResponseListBlocklistError500 = components['responses']['ListBlocklistError500'];
+export type ResponseListBlocklistError503 = components['responses']['ListBlocklistError503'];
+export type ResponseUnblockContactError400 = components['responses']['UnblockContactError400'];
+export type ResponseUnblockContactError401 = components['responses']['UnblockContactError401'];
+export type ResponseUnblockContactError403 = components['responses']['UnblockContactError403'];
+export type ResponseUnblockContactError413 = components['responses']['UnblockContactError413'];
+export type ResponseUnblockContactError429 = components['responses']['UnblockContactError429'];
+export type ResponseUnblockContactError500 = components['responses']['UnblockContactError500'];
+export type ResponseUnblockContactError503 = components['responses']['UnblockContactError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
@@ -6827,6 +8064,39 @@ export interface operations {
             429: components["responses"]["SimulateRestrictionError429"];
             500: components["responses"]["SimulateRestrictionError500"];
             503: components["responses"]["SimulateRestrictionError503"];
+        };
+    };
+    simulateIncomingCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateIncomingCallRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateIncomingCallResponse"];
+                };
+            };
+            400: components["responses"]["SimulateIncomingCallError400"];
+            401: components["responses"]["SimulateIncomingCallError401"];
+            403: components["responses"]["SimulateIncomingCallError403"];
+            404: components["responses"]["SimulateIncomingCallError404"];
+            413: components["responses"]["SimulateIncomingCallError413"];
+            429: components["responses"]["SimulateIncomingCallError429"];
+            500: components["responses"]["SimulateIncomingCallError500"];
+            503: components["responses"]["SimulateIncomingCallError503"];
         };
     };
     checkNumbers: {
@@ -7916,6 +9186,204 @@ export interface operations {
             503: components["responses"]["MarkChatReadError503"];
         };
     };
+    subscribePresence: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscribePresenceRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscribePresenceResponse"];
+                };
+            };
+            400: components["responses"]["SubscribePresenceError400"];
+            401: components["responses"]["SubscribePresenceError401"];
+            403: components["responses"]["SubscribePresenceError403"];
+            413: components["responses"]["SubscribePresenceError413"];
+            429: components["responses"]["SubscribePresenceError429"];
+            500: components["responses"]["SubscribePresenceError500"];
+            503: components["responses"]["SubscribePresenceError503"];
+        };
+    };
+    getContactProfile: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: the profile as the contact shows it to this number. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The contact, E.164 (+ encoded as %2B or left as it is). */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetContactProfileResponse"];
+                };
+            };
+            400: components["responses"]["GetContactProfileError400"];
+            401: components["responses"]["GetContactProfileError401"];
+            403: components["responses"]["GetContactProfileError403"];
+            413: components["responses"]["GetContactProfileError413"];
+            429: components["responses"]["GetContactProfileError429"];
+            500: components["responses"]["GetContactProfileError500"];
+            503: components["responses"]["GetContactProfileError503"];
+        };
+    };
+    updateNumberProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNumberProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateNumberProfileResponse"];
+                };
+            };
+            400: components["responses"]["UpdateNumberProfileError400"];
+            401: components["responses"]["UpdateNumberProfileError401"];
+            404: components["responses"]["UpdateNumberProfileError404"];
+            413: components["responses"]["UpdateNumberProfileError413"];
+            429: components["responses"]["UpdateNumberProfileError429"];
+            500: components["responses"]["UpdateNumberProfileError500"];
+            503: components["responses"]["UpdateNumberProfileError503"];
+        };
+    };
+    listBlocklist: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its blocklist. */
+                from_phone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListBlocklistResponse"];
+                };
+            };
+            400: components["responses"]["ListBlocklistError400"];
+            401: components["responses"]["ListBlocklistError401"];
+            403: components["responses"]["ListBlocklistError403"];
+            413: components["responses"]["ListBlocklistError413"];
+            429: components["responses"]["ListBlocklistError429"];
+            500: components["responses"]["ListBlocklistError500"];
+            503: components["responses"]["ListBlocklistError503"];
+        };
+    };
+    blockContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockContactRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockContactResponse"];
+                };
+            };
+            400: components["responses"]["BlockContactError400"];
+            401: components["responses"]["BlockContactError401"];
+            403: components["responses"]["BlockContactError403"];
+            413: components["responses"]["BlockContactError413"];
+            429: components["responses"]["BlockContactError429"];
+            500: components["responses"]["BlockContactError500"];
+            503: components["responses"]["BlockContactError503"];
+        };
+    };
+    unblockContact: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its blocklist. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The contact to unblock, E.164 (+ encoded as %2B or left as it is). */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnblockContactResponse"];
+                };
+            };
+            400: components["responses"]["UnblockContactError400"];
+            401: components["responses"]["UnblockContactError401"];
+            403: components["responses"]["UnblockContactError403"];
+            413: components["responses"]["UnblockContactError413"];
+            429: components["responses"]["UnblockContactError429"];
+            500: components["responses"]["UnblockContactError500"];
+            503: components["responses"]["UnblockContactError503"];
+        };
+    };
     sendMessageApi: {
         parameters: {
             query?: never;
@@ -8023,6 +9491,39 @@ export interface operations {
             429: components["responses"]["SimulateRestrictionError429"];
             500: components["responses"]["SimulateRestrictionError500"];
             503: components["responses"]["SimulateRestrictionError503"];
+        };
+    };
+    simulateIncomingCallApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateIncomingCallRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateIncomingCallResponse"];
+                };
+            };
+            400: components["responses"]["SimulateIncomingCallError400"];
+            401: components["responses"]["SimulateIncomingCallError401"];
+            403: components["responses"]["SimulateIncomingCallError403"];
+            404: components["responses"]["SimulateIncomingCallError404"];
+            413: components["responses"]["SimulateIncomingCallError413"];
+            429: components["responses"]["SimulateIncomingCallError429"];
+            500: components["responses"]["SimulateIncomingCallError500"];
+            503: components["responses"]["SimulateIncomingCallError503"];
         };
     };
     checkNumbersApi: {
@@ -9112,6 +10613,204 @@ export interface operations {
             503: components["responses"]["MarkChatReadError503"];
         };
     };
+    subscribePresenceApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscribePresenceRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscribePresenceResponse"];
+                };
+            };
+            400: components["responses"]["SubscribePresenceError400"];
+            401: components["responses"]["SubscribePresenceError401"];
+            403: components["responses"]["SubscribePresenceError403"];
+            413: components["responses"]["SubscribePresenceError413"];
+            429: components["responses"]["SubscribePresenceError429"];
+            500: components["responses"]["SubscribePresenceError500"];
+            503: components["responses"]["SubscribePresenceError503"];
+        };
+    };
+    getContactProfileApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: the profile as the contact shows it to this number. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The contact, E.164 (+ encoded as %2B or left as it is). */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetContactProfileResponse"];
+                };
+            };
+            400: components["responses"]["GetContactProfileError400"];
+            401: components["responses"]["GetContactProfileError401"];
+            403: components["responses"]["GetContactProfileError403"];
+            413: components["responses"]["GetContactProfileError413"];
+            429: components["responses"]["GetContactProfileError429"];
+            500: components["responses"]["GetContactProfileError500"];
+            503: components["responses"]["GetContactProfileError503"];
+        };
+    };
+    updateNumberProfileApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateNumberProfileRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateNumberProfileResponse"];
+                };
+            };
+            400: components["responses"]["UpdateNumberProfileError400"];
+            401: components["responses"]["UpdateNumberProfileError401"];
+            404: components["responses"]["UpdateNumberProfileError404"];
+            413: components["responses"]["UpdateNumberProfileError413"];
+            429: components["responses"]["UpdateNumberProfileError429"];
+            500: components["responses"]["UpdateNumberProfileError500"];
+            503: components["responses"]["UpdateNumberProfileError503"];
+        };
+    };
+    listBlocklistApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its blocklist. */
+                from_phone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListBlocklistResponse"];
+                };
+            };
+            400: components["responses"]["ListBlocklistError400"];
+            401: components["responses"]["ListBlocklistError401"];
+            403: components["responses"]["ListBlocklistError403"];
+            413: components["responses"]["ListBlocklistError413"];
+            429: components["responses"]["ListBlocklistError429"];
+            500: components["responses"]["ListBlocklistError500"];
+            503: components["responses"]["ListBlocklistError503"];
+        };
+    };
+    blockContactApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockContactRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockContactResponse"];
+                };
+            };
+            400: components["responses"]["BlockContactError400"];
+            401: components["responses"]["BlockContactError401"];
+            403: components["responses"]["BlockContactError403"];
+            413: components["responses"]["BlockContactError413"];
+            429: components["responses"]["BlockContactError429"];
+            500: components["responses"]["BlockContactError500"];
+            503: components["responses"]["BlockContactError503"];
+        };
+    };
+    unblockContactApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its blocklist. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The contact to unblock, E.164 (+ encoded as %2B or left as it is). */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnblockContactResponse"];
+                };
+            };
+            400: components["responses"]["UnblockContactError400"];
+            401: components["responses"]["UnblockContactError401"];
+            403: components["responses"]["UnblockContactError403"];
+            413: components["responses"]["UnblockContactError413"];
+            429: components["responses"]["UnblockContactError429"];
+            500: components["responses"]["UnblockContactError500"];
+            503: components["responses"]["UnblockContactError503"];
+        };
+    };
     uploadMedia: {
         parameters: {
             query?: {
@@ -9617,6 +11316,64 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ContactIdentityEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onCallEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CallEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPresenceUpdateEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PresenceUpdateEvent"];
             };
         };
         responses: {

@@ -4,6 +4,7 @@ import { withGateway } from '../context.ts';
 import { registerLinkCommand } from './link.ts';
 import { withinAccount } from '../../domain/tenant-scope.ts';
 import type { Gateway } from '../../main.ts';
+import { AppError } from '../../domain/errors.ts';
 
 export function registerNumberCommands(program: Command): void {
   const number = program.command('number').description('Manage WhatsApp numbers');
@@ -86,6 +87,27 @@ export function registerNumberCommands(program: Command): void {
   registerLinkCommand(number);
 
   number
+    .command('set <phoneOrId>')
+    .description('Change a number\'s settings: those given change, the others keep their values')
+    .option('--reject-calls <on|off>', 'reject every call to the number as it rings')
+    .option('--call-reply-text <text>', 'what a rejected caller is sent; an empty text sends nothing')
+    .option('--show-online <on|off>', 'show the number online to its contacts, from its session\'s next start (PATCH /numbers/{id} applies it at once)')
+    .option('--auto-read <on|off>', 'mark what the number receives as read at once')
+    .action(async (phoneOrId: string, options: { rejectCalls?: string; callReplyText?: string; showOnline?: string; autoRead?: string }, command: Command) => {
+      await withGateway(command, async (gateway, output, operator) => {
+        const settings = {
+          rejectCalls: onOff(options.rejectCalls, '--reject-calls'),
+          callReplyText: options.callReplyText === undefined ? undefined : options.callReplyText === '' ? null : options.callReplyText,
+          showOnline: onOff(options.showOnline, '--show-online'),
+          autoRead: onOff(options.autoRead, '--auto-read'),
+        };
+        const found = await gateway.numbers.findNumber(operator, phoneOrId);
+        const updated = await gateway.numbers.updateSettings(operator, found.id, settings);
+        output.print(numberJson(updated), `${updated.phone}: reject calls ${updated.rejectCalls ? 'on' : 'off'}, show online ${updated.showOnline ? 'on' : 'off'}, auto read ${updated.autoRead ? 'on' : 'off'}.`);
+      });
+    });
+
+  number
     .command('set-status <phoneOrId> <status>')
     .description('Set a sandbox number\'s session status, to rehearse an outage (e.g. disconnected)')
     .action(async (phoneOrId: string, status: string, _options: object, command: Command) => {
@@ -108,6 +130,12 @@ async function onItsOwner(gateway: Gateway, numberId: string, act: () => Promise
   } finally {
     await gateway.keeper.stop();
   }
+}
+
+function onOff(value: string | undefined, option: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new AppError('invalid_argument', `${option} takes on or off, not "${value}".`);
 }
 
 export function registerKeyCommands(program: Command): void {

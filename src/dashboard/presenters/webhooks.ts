@@ -16,6 +16,8 @@ const EVENT_EXPLANATIONS = {
   'number.paused': 'One of your numbers stopped sending: WhatsApp restricted or rate-limited it, or logged it out, or it was paused by hand.',
   'number.resumed': 'A paused number of yours sends again: its pause lifted, someone resumed it, or it was linked again.',
   'contact.identity': 'A person your numbers knew only by LID now has a phone number too.',
+  call: 'A call to one of your numbers rang, was missed, accepted, rejected (by you or by the gateway) or ended.',
+  'presence.update': 'A contact a number subscribed to came online, went offline, or is typing or recording.',
 } as const satisfies Record<WebhookEventType, string>;
 
 export interface EventTypeOption {

@@ -4,10 +4,13 @@ import type { E164 } from '../../domain/phone.ts';
 import type { Store } from '../../store/database.ts';
 import type { SecretBox } from '../../secrets/secret-box.ts';
 import { messageOfRetryToken } from './media-retry-token.ts';
-import { mentionJids, toGroup } from './group-mapper.ts';
-import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
+import { memberOf, mentionJids, toGroup } from './group-mapper.ts';
+import { aboutOf, businessOf } from './profile-mapper.ts';
+import type { ProfileChanges } from '../../domain/profiles.ts';
+import { Readable } from 'node:stream';
+import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { groupRefusal, participantOutcomes } from './group-admin.ts';
-import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type ChatChange, type ChatTarget, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker } from '../engine.ts';
+import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type ChatChange, type ChatTarget, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker, type CallRef, type ContactProfile, type OutgoingMedia } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import { toActionContent, toChatJid, toChatModification, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
@@ -37,6 +40,9 @@ const DEFAULT_TIMINGS: SessionTimings = {
   watchdogIntervalMs: 60_000,
   probeTimeoutMs: 20_000,
 };
+
+/** A profile picture is a small image; a CDN that takes longer than this is not waited for. */
+const PICTURE_DOWNLOAD_TIMEOUT_MS = 15_000;
 
 /** Real WhatsApp numbers through Baileys: one session, and one socket, per number. */
 export class BaileysEngine implements Engine {
@@ -180,6 +186,62 @@ export class BaileysEngine implements Engine {
     session.groups.forget(groupId);
   }
 
+  async subscribePresence(number: WhatsAppNumber, phone: E164): Promise<void> {
+    const { socket } = this.connected(number);
+    await socket.presenceSubscribe(toRecipientJid(phone));
+  }
+
+  /** Sent now, and kept by the session so that its next sockets connect showing the same. */
+  async setOnline(number: WhatsAppNumber, online: boolean): Promise<void> {
+    const session = this.sessions.get(number.id);
+    if (session !== undefined) session.showOnline = online;
+    const { socket } = this.connected(number);
+    await socket.sendPresenceUpdate(online ? 'available' : 'unavailable');
+  }
+
+  /** Three queries at once; what the contact hides from us (401) or does not have (404) is null. */
+  async contactProfile(number: WhatsAppNumber, phone: E164): Promise<ContactProfile> {
+    const { socket } = this.connected(number);
+    const jid = toRecipientJid(phone);
+    const [pictureUrl, status, business] = await Promise.all([
+      socket.profilePictureUrl(jid, 'image').catch(hiddenOrNone),
+      socket.fetchStatus(jid).catch(hiddenOrNone),
+      socket.getBusinessProfile(jid).catch(hiddenOrNone),
+    ]);
+    const { about, setAt } = aboutOf(status);
+    return { about, aboutSetAt: setAt, picture: pictureUrl ? pictureAt(pictureUrl) : null, business: businessOf(business) };
+  }
+
+  async updateProfile(number: WhatsAppNumber, changes: ProfileChanges, picture?: OutgoingMedia): Promise<void> {
+    const { socket } = this.connected(number);
+    if (changes.name !== undefined) await socket.updateProfileName(changes.name);
+    if (changes.about !== undefined) await socket.updateProfileStatus(changes.about);
+    if (picture !== undefined) await socket.updateProfilePicture(toRecipientJid(number.phone), await picture.read());
+  }
+
+  async updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void> {
+    const { socket } = this.connected(number);
+    await socket.updateBlockStatus(toRecipientJid(phone), blocked ? 'block' : 'unblock');
+  }
+
+  /** WhatsApp names blocked contacts by phone JID or by LID; a LID's phone comes from Baileys' mapping where it knows it. */
+  async blocklist(number: WhatsAppNumber): Promise<Contact[]> {
+    const { session, socket } = this.connected(number);
+    const contacts: Contact[] = [];
+    for (const jid of await socket.fetchBlocklist()) {
+      const contact = memberOf(jid, undefined);
+      if (contact === null) continue;
+      contacts.push(contact.phone === null ? { ...contact, phone: await session.phoneOfLid(contact.lid) } : contact);
+    }
+    return contacts;
+  }
+
+  async rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void> {
+    const { session, socket } = this.connected(number);
+    session.noteRejectedCall(call.callId);
+    await socket.rejectCall(call.callId, call.caller);
+  }
+
   async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
     const session = this.sessions.get(number.id);
     if (session === undefined) throw new Error(`${number.phone} has no WhatsApp session on this node.`);
@@ -256,6 +318,28 @@ export class BaileysEngine implements Engine {
       throw error;
     }
   }
+}
+
+/** WhatsApp's answer for a profile field the contact hides from us (401) or has not set (404): none. */
+function hiddenOrNone(error: unknown): undefined {
+  const statusCode = (error as { output?: { statusCode?: number } }).output?.statusCode;
+  if (statusCode === 401 || statusCode === 404) return undefined;
+  throw groupRefusal(error);
+}
+
+/**
+ * A profile picture on WhatsApp's CDN. Its URL's path names the picture (the query carries a
+ * signature that changes on every answer), so it tells one picture from the next.
+ */
+function pictureAt(url: string): NonNullable<ContactProfile['picture']> {
+  return {
+    version: url.split('?')[0]!,
+    download: async () => {
+      const response = await fetch(url, { signal: AbortSignal.timeout(PICTURE_DOWNLOAD_TIMEOUT_MS) });
+      if (!response.ok || response.body === null) throw new Error(`WhatsApp's CDN answered ${response.status} for a profile picture.`);
+      return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>) as AsyncIterable<Buffer>;
+    },
+  };
 }
 
 /** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */

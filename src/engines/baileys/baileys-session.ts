@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { EngineEvents, IncomingMedia, LinkUpdate, NumberRestrictedEvent } from '../engine.ts';
 import { ACCOUNT_RESTRICTED_CODE, timelockNews, type TimelockNews } from './restrictions.ts';
+import { parseE164, type E164 } from '../../domain/phone.ts';
 
 export type { LinkUpdate };
 import type { DatabaseAuthState } from './auth-state-store.ts';
@@ -18,6 +19,9 @@ import { mentionedMembers, participantChanges, settingsChanges } from './group-m
 import type { GroupChange } from '../../domain/groups.ts';
 import type { IdentitySource } from '../../domain/identities.ts';
 import { identitiesOfGroup, identityOfMapping, type LearnedIdentity } from './identity-mapper.ts';
+import { mapCallEvent } from './call-mapper.ts';
+import { mapPresenceUpdate } from './presence-mapper.ts';
+import type { WACallEvent } from 'baileys';
 
 export interface SessionTimings {
   reconnect: ReconnectPolicyOptions;
@@ -50,7 +54,10 @@ export interface SessionDependencies {
 /** Every event the session listens to on a socket, all removed when the socket ends. */
 const SOCKET_EVENTS = [
   'creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'lid-mapping.update', 'messaging-history.set',
+  'call', 'presence.update',
 ] as const;
+/** Calls the gateway rejected whose echo from WhatsApp is not reported again; the oldest are forgotten first. */
+const MAX_REJECTED_CALLS_KEPT = 256;
 
 export class BaileysSession {
   status: SessionStatus = 'connecting';
@@ -69,8 +76,16 @@ export class BaileysSession {
   private readonly linkListeners = new Set<(update: LinkUpdate) => void>();
   readonly sentMessages = new SentMessageStore(1_000);
   readonly groups = new GroupMetadataCache((metadata) => this.reportIdentities(identitiesOfGroup(metadata), 'group'));
+  /** Calls this session rejected: WhatsApp's own word of the rejection (and the hang-up after it) is not news. */
+  private readonly rejectedCalls = new Set<string>();
+  /** Call updates are reported one after another, so that a call's offer is recorded before its end. */
+  private callsReported: Promise<void> = Promise.resolve();
+  /** Whether the number shows itself online: its setting at start, then as setOnline changes it. */
+  showOnline: boolean;
 
-  constructor(private readonly deps: SessionDependencies) {}
+  constructor(private readonly deps: SessionDependencies) {
+    this.showOnline = deps.number.showOnline;
+  }
 
   get lease(): SessionLease {
     return this.deps.lease;
@@ -140,6 +155,7 @@ export class BaileysSession {
       logger: this.deps.logger,
       getMessage: (id) => this.sentMessages.get(id),
       cachedGroupMetadata: (jid) => this.groups.cached(jid),
+      markOnlineOnConnect: this.showOnline,
       version: this.deps.version,
     });
     this.socket = socket;
@@ -160,6 +176,10 @@ export class BaileysSession {
     // WhatsApp tells the LID behind a phone outside messages too: the gateway keeps its own map.
     socket.ev.on('lid-mapping.update', (mapping) => current() && this.reportIdentities([identityOfMapping(mapping)], 'mapping'));
     socket.ev.on('messaging-history.set', (history) => current() && this.reportIdentities((history.lidPnMappings ?? []).map(identityOfMapping), 'mapping'));
+    socket.ev.on('presence.update', (update) => current() && void this.onPresence(update));
+    socket.ev.on('call', (calls) => {
+      if (current()) this.callsReported = this.callsReported.then(() => this.onCalls(calls));
+    });
     socket.ev.on('group-participants.update', (update) => {
       if (!current()) return;
       this.groups.forget(update.id);
@@ -328,6 +348,42 @@ export class BaileysSession {
     if (known.length === 0) return;
     this.deps.events.identitiesLearned({ toPhone: this.deps.number.phone, identities: known, source })
       .catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not record LID mappings'));
+  }
+
+  /** Remembers a call the gateway rejected, so that WhatsApp's echo of it is not reported as news. */
+  noteRejectedCall(callId: string): void {
+    this.rejectedCalls.add(callId);
+    while (this.rejectedCalls.size > MAX_REJECTED_CALLS_KEPT) this.rejectedCalls.delete(this.rejectedCalls.values().next().value!);
+  }
+
+  private async onCalls(calls: WACallEvent[]): Promise<void> {
+    this.markTraffic();
+    for (const update of calls) {
+      const call = mapCallEvent(update);
+      if (call === undefined || (this.rejectedCalls.has(call.call.callId) && call.status !== 'offered')) continue;
+      const fromPhone = call.fromPhone ?? (await this.phoneOfLid(call.fromLid));
+      await this.deps.events
+        .incomingCall({ ...call, fromPhone, toPhone: this.deps.number.phone })
+        .catch((error: unknown) => this.deps.logger.error({ err: error, callId: call.call.callId }, 'could not report a call'));
+    }
+  }
+
+  private async onPresence(update: BaileysEventMap['presence.update']): Promise<void> {
+    this.markTraffic();
+    for (const presence of mapPresenceUpdate(update, new Date())) {
+      const contactPhone = presence.contactPhone ?? (await this.phoneOfLid(presence.contactLid));
+      await this.deps.events
+        .presenceUpdate({ ...presence, contactPhone, toPhone: this.deps.number.phone })
+        .catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not report a presence'));
+    }
+  }
+
+  /** A LID's phone from Baileys' LID mapping store, where it knows it. */
+  async phoneOfLid(lid: string | null): Promise<E164 | null> {
+    if (lid === null) return null;
+    const phoneJid = await this.socket?.signalRepository.lidMapping.getPNForLID(lid).catch(() => null);
+    const digits = phoneJid ? jidDecode(phoneJid)?.user : undefined;
+    return digits === undefined ? null : (parseE164(`+${digits}`) ?? null);
   }
 
   private reportGroupChanges(changes: readonly GroupChange[]): void {

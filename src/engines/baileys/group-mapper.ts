@@ -82,7 +82,8 @@ export function settingsChanges(update: Partial<GroupMetadata>, at: Date): Group
   return changes;
 }
 
-function memberOf(jid: string | undefined, pnJid: string | undefined): GroupMember | null {
+/** A member (or caller, or contact) by its JID and, where WhatsApp gives it, its phone JID. */
+export function memberOf(jid: string | undefined, pnJid: string | undefined): GroupMember | null {
   if (jid === undefined && pnJid === undefined) return null;
   const phone = phoneOf(pnJid) ?? phoneOf(jid) ?? null;
   const lid = jid !== undefined && isLidUser(jid) ? jidNormalizedUser(jid) : null;

@@ -1,4 +1,4 @@
-import type { AnyMessageContent, AuthenticationState, ChatModification, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion } from 'baileys';
+import type { AnyMessageContent, AuthenticationState, ChatModification, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion, WABusinessProfile, WAMediaUpload } from 'baileys';
 import makeWASocket from 'baileys';
 import type { Logger } from 'pino';
 import { cachedKeys } from './auth-state-store.ts';
@@ -19,7 +19,9 @@ export interface SessionSocket {
   readMessages(keys: WAMessageKey[]): Promise<void>;
   onWhatsApp(...phoneNumbers: string[]): Promise<CheckAnswer[] | undefined>;
   /** "typing…", "recording audio…", or neither, shown to one chat. */
-  sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void>;
+  sendPresenceUpdate(type: 'available' | 'unavailable' | 'composing' | 'recording' | 'paused', toJid?: string): Promise<void>;
+  /** Asks WhatsApp for a contact's presence updates (presence.update events). */
+  presenceSubscribe(toJid: string): Promise<void>;
   requestPairingCode(phoneNumber: string): Promise<string>;
   signalRepository: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } };
   groupCreate(subject: string, participants: string[]): Promise<GroupMetadata>;
@@ -37,6 +39,18 @@ export interface SessionSocket {
    * connection.update's `reachoutTimeLock`, as it does WhatsApp's own notification of one.
    */
   fetchAccountReachoutTimelock(): Promise<unknown>;
+  /** The URL of a contact's profile picture (WhatsApp's CDN), or undefined when it shows none. */
+  profilePictureUrl(jid: string, type?: 'preview' | 'image', timeoutMs?: number): Promise<string | undefined>;
+  fetchStatus(...jids: string[]): Promise<Array<{ id: string; status?: unknown }> | undefined>;
+  getBusinessProfile(jid: string): Promise<WABusinessProfile | void>;
+  updateProfileName(name: string): Promise<void>;
+  updateProfileStatus(status: string): Promise<void>;
+  updateProfilePicture(jid: string, content: WAMediaUpload): Promise<void>;
+  updateBlockStatus(jid: string, action: 'block' | 'unblock'): Promise<void>;
+  /** The JIDs the number has blocked (phone JIDs, or LIDs). */
+  fetchBlocklist(): Promise<(string | undefined)[]>;
+  /** Declines a call that is ringing; `callFrom` is the caller's JID as the call named it. */
+  rejectCall(callId: string, callFrom: string): Promise<void>;
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */
   updateMediaMessage(message: WAMessage): Promise<WAMessage>;
 }
@@ -55,6 +69,8 @@ export interface SocketOptions {
   getMessage(id: string): proto.IMessage | undefined;
   /** A group's metadata as the session remembers it, so that a send to it does not ask WhatsApp. */
   cachedGroupMetadata(jid: string): GroupMetadata | undefined;
+  /** Whether the number shows itself online as the socket connects (its show_online setting). */
+  markOnlineOnConnect: boolean;
   /** The WhatsApp Web version to announce; undefined uses Baileys' default. */
   version: WAVersion | undefined;
 }
@@ -68,8 +84,9 @@ export const createBaileysSocket: SocketFactory = (options) => {
     // Baileys narrates every connection attempt at info level; the session logs what matters,
     // one line per reconnect step, so only Baileys' warnings and errors pass through.
     logger: options.logger.child({ component: 'baileys' }, { level: 'warn' }),
-    // Online presence would silence the phone's own notifications; a gateway is not a person.
-    markOnlineOnConnect: false,
+    // Online presence silences the phone's own notifications, so a number shows itself online
+    // only when its show_online setting asks (ADR 0033).
+    markOnlineOnConnect: options.markOnlineOnConnect,
     // No full history: a gateway relays new messages, and a full sync is what makes memory grow.
     // The smaller initial syncs stay on (Baileys' default): they carry the LID-to-phone mappings.
     syncFullHistory: false,

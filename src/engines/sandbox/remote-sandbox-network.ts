@@ -6,7 +6,7 @@ import { LineSplitter } from './line-splitter.ts';
 import { networkRestriction, parseProtocolLine, SendRestrictedError, type NetworkRestriction } from './sandbox-network-protocol.ts';
 import { HANDSHAKE_LINE_BYTES, HANDSHAKE_TIMEOUT_MS, handshakeProof, isNonce, newNonce, proofMatches } from './sandbox-network-handshake.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
-import { NotConnectedError, NotGroupMemberError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
+import { BlockedSenderError, NotConnectedError, NotGroupMemberError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
 
 /** Where the shared network listens, the handshake key it expects, and the longest line either side may send. */
 export interface SharedNetworkAddress {
@@ -107,6 +107,15 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 
   async groupSeenBy(phone: string, id: string): Promise<Group | undefined> {
     return ((await this.request({ op: 'group_seen_by', phone, id })).group ?? undefined) as Group | undefined;
+  }
+
+  async setBlocked(phone: string, contact: string, blocked: boolean): Promise<void> {
+    await this.request({ op: 'block', phone, contact, blocked });
+  }
+
+  async blocklistOf(phone: string): Promise<string[]> {
+    const answer = await this.request({ op: 'blocklist', phone });
+    return Array.isArray(answer.phones) ? answer.phones.map(String) : [];
   }
 
   async journal(): Promise<JournalEntry[]> {
@@ -253,6 +262,7 @@ function remoteError(answer: Record<string, unknown>, body: Record<string, unkno
   if (answer.error === 'NotConnectedError') return new NotConnectedError(String(body.phone ?? body.to));
   if (answer.error === 'SendRestrictedError') return new SendRestrictedError(networkRestriction(answer));
   if (answer.error === 'GroupRefusedError') return new GroupRefusedError(answer.reason === 'not_admin' ? 'not_admin' : 'not_member', String(answer.message));
+  if (answer.error === 'BlockedSenderError') return Object.assign(new BlockedSenderError('', ''), { message: String(answer.message) });
   if (answer.error === 'NotGroupMemberError') return Object.assign(new NotGroupMemberError('', ''), { message: String(answer.message) });
   return new Error(String(answer.message));
 }

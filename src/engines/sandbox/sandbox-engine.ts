@@ -1,13 +1,15 @@
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { type ChatChange, type ChatPresence, type ChatTarget, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, MediaGoneError, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction } from '../engine.ts';
+import { type ChatChange, type ChatPresence, type ChatTarget, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, MediaGoneError, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction, type CallRef, type ContactProfile, type IncomingCallEvent, type SimulatedCall } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
-import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
+import type { ProfileChanges } from '../../domain/profiles.ts';
+import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
-import { NotConnectedError, NotGroupMemberError, SendRestrictedError, type NetworkAction, type NetworkRestriction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort } from './sandbox-network.ts';
+import { NotConnectedError, NotGroupMemberError, SendRestrictedError, type NetworkAction, type NetworkRestriction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort, BlockedSenderError } from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
   events: EngineEvents;
@@ -64,6 +66,12 @@ export class SandboxEngine implements Engine, InboundSimulator {
   /** Sandbox phones the network has been told of; see `announce`. */
   private readonly announced = new Set<string>();
   private sandboxPhones: { phones: Set<string>; readAt: number } | undefined;
+  /** Simulated calls that ring now, by call id, each with the timer that makes it missed. */
+  private readonly ringing = new Map<string, NodeJS.Timeout>();
+  /** Each sandbox number's own profile, by phone. */
+  private readonly profiles = new Map<string, { name?: string; about?: string; aboutSetAt?: Date; picture?: { version: string; bytes: Buffer } }>();
+  /** Whether each number last showed itself online (setOnline), by number id. */
+  private readonly online = new Map<string, boolean>();
 
   constructor(private readonly options: SandboxEngineOptions) {}
 
@@ -346,6 +354,94 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return this.directory.check(number.accountId, phones, async (unknown) => new Map(unknown.map((phone) => [phone, { exists: true, waId: `${phone.slice(1)}@s.whatsapp.net` }])), admit);
   }
 
+  /**
+   * Simulated phones are always online: a subscription hears the contact available at once,
+   * after the answer, as WhatsApp's first presence report follows a subscription.
+   */
+  async subscribePresence(number: WhatsAppNumber, phone: E164): Promise<void> {
+    this.assertConnected(number);
+    setImmediate(() => {
+      void this.options.events
+        .presenceUpdate({ toPhone: number.phone, contactPhone: phone, contactLid: null, groupId: null, presence: 'available', lastSeen: null, at: new Date() })
+        .catch(() => {});
+    });
+  }
+
+  /** Nobody on the simulated network looks; whether the number shows itself online is kept for a look. */
+  async setOnline(number: WhatsAppNumber, online: boolean): Promise<void> {
+    this.assertConnected(number);
+    this.online.set(number.id, online);
+  }
+
+  /** Whether the number last showed itself online, as a simulated contact would see it. */
+  shownOnline(number: WhatsAppNumber): boolean | undefined {
+    return this.online.get(number.id);
+  }
+
+  /**
+   * A sandbox number's profile is kept here, as its phone would keep it; a contact that is a
+   * sandbox number of this node shows what it set, and a simulated phone shows nothing.
+   */
+  async contactProfile(number: WhatsAppNumber, phone: E164): Promise<ContactProfile> {
+    this.assertConnected(number);
+    const profile = this.profiles.get(phone);
+    const picture = profile?.picture;
+    return {
+      about: profile?.about ?? null,
+      aboutSetAt: profile?.aboutSetAt ?? null,
+      picture: picture === undefined ? null : { version: picture.version, download: async () => Readable.from([picture.bytes]) },
+      business: null,
+    };
+  }
+
+  async updateProfile(number: WhatsAppNumber, changes: ProfileChanges, picture?: OutgoingMedia): Promise<void> {
+    this.assertConnected(number);
+    const profile = this.profiles.get(number.phone) ?? {};
+    if (changes.name !== undefined) profile.name = changes.name;
+    if (changes.about !== undefined) Object.assign(profile, { about: changes.about, aboutSetAt: new Date() });
+    if (picture !== undefined) profile.picture = { version: randomBytes(8).toString('hex'), bytes: await picture.read() };
+    this.profiles.set(number.phone, profile);
+  }
+
+  /** The blocklist lives on the simulated network, as WhatsApp keeps it on its servers. */
+  async updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void> {
+    this.assertConnected(number);
+    await this.options.network.setBlocked(number.phone, phone, blocked);
+  }
+
+  async blocklist(number: WhatsAppNumber): Promise<Contact[]> {
+    this.assertConnected(number);
+    return (await this.options.network.blocklistOf(number.phone)).map((phone) => ({ phone: phone as E164, lid: null }));
+  }
+
+  /**
+   * A simulated phone rings the number. The call is ringing before its offer is reported, so
+   * that a number that rejects calls finds it to reject; unanswered, it is missed when it has
+   * rung for `ringsForMs`.
+   */
+  async placeCall(number: WhatsAppNumber, call: SimulatedCall): Promise<string> {
+    this.assertConnected(number);
+    const callId = randomBytes(16).toString('hex').toUpperCase();
+    const heard = (status: IncomingCallEvent['status']): IncomingCallEvent => ({
+      toPhone: number.phone, call: { callId, caller: call.fromPhone }, fromPhone: call.fromPhone, fromLid: null,
+      groupId: call.groupId ?? null, video: call.video, status, at: new Date(),
+    });
+    const ringsOut = setTimeout(() => {
+      if (this.ringing.delete(callId)) void this.options.events.incomingCall(heard('missed')).catch(() => {});
+    }, call.ringsForMs);
+    ringsOut.unref();
+    this.ringing.set(callId, ringsOut);
+    await this.options.events.incomingCall(heard('offered'));
+    return callId;
+  }
+
+  /** A call rejected stops ringing, so it is never missed; one that rang out already has nothing to stop. */
+  async rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void> {
+    this.assertConnected(number);
+    clearTimeout(this.ringing.get(call.callId));
+    this.ringing.delete(call.callId);
+  }
+
   async downloadAgain(_number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
     const file = this.lateFiles.get(retryToken);
     if (file === undefined) throw new MediaGoneError('The sandbox no longer holds this file: it keeps late files only while the gateway runs.');
@@ -374,6 +470,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
       ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured, extras, incoming.groupId));
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
+      if (error instanceof BlockedSenderError) throw new EngineSendError('sender_blocked', error.message);
       throw error;
     }
     const stored = await this.options.findReceived(number.id, id);

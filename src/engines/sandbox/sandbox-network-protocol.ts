@@ -116,6 +116,10 @@ export interface SandboxNetworkPort {
   inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }>;
   /** Restricts `phone` until the restriction's `until`, as WhatsApp would (see NetworkRestriction). */
   restrict(phone: string, restriction: NetworkRestriction): Promise<void>;
+  /** `phone` blocks (or unblocks) `contact`: the network then carries nothing from `contact` to `phone`. */
+  setBlocked(phone: string, contact: string, blocked: boolean): Promise<void>;
+  /** The phones `phone` has blocked, in the order it blocked them. */
+  blocklistOf(phone: string): Promise<string[]>;
 }
 
 export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver' | 'read';
@@ -151,6 +155,14 @@ export class SendRestrictedError extends Error {
   constructor(readonly restriction: NetworkRestriction) {
     super(restriction.kind === 'restricted' ? 'The sandbox network restricted this number (463).' : 'The sandbox network is rate-limiting this number (rate-overlimit).');
     this.name = 'SendRestrictedError';
+  }
+}
+
+/** A message from a phone its recipient has blocked, which a simulated phone tried to deliver. */
+export class BlockedSenderError extends Error {
+  constructor(from: string, to: string) {
+    super(`${to} has blocked ${from}; the network does not deliver its messages.`);
+    this.name = 'BlockedSenderError';
   }
 }
 

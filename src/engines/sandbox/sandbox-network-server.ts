@@ -188,6 +188,11 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
       return answer(node, request.ref, await network.manageGroup(phone, String(request.id), request.operation as GroupOperation));
     case 'group_seen_by':
       return answer(node, request.ref, { group: (await network.groupSeenBy(phone, String(request.id))) ?? null });
+    case 'block':
+      await network.setBlocked(phone, String(request.contact), request.blocked === true);
+      return answer(node, request.ref, { ok: true });
+    case 'blocklist':
+      return answer(node, request.ref, { phones: await network.blocklistOf(phone) });
     case 'expect':
       await network.expect(phone);
       return answer(node, request.ref, { ok: true });

@@ -5,6 +5,7 @@ import { isGroupId, type Group, type GroupChange, type ParticipantResult } from 
 import type { E164 } from '../../domain/phone.ts';
 import { SandboxGroups, type GroupOperation, type SandboxGroupArchive } from './sandbox-groups.ts';
 import {
+  BlockedSenderError,
   NotConnectedError,
   NotGroupMemberError,
   SendRestrictedError,
@@ -65,6 +66,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
   private readonly groups = new SandboxGroups();
   /** Numbers the network restricts, by phone, until their restriction's time. */
   private readonly restrictions = new Map<string, NetworkRestriction>();
+  /** Who blocked whom: each phone's blocked contacts. */
+  private readonly blocked = new Map<string, Set<string>>();
   private seq = 0;
   private archiving: Promise<void> = Promise.resolve();
 
@@ -168,6 +171,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
   }
 
   async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }> {
+    if (this.isBlocked(to, from)) throw new BlockedSenderError(from, to);
     const message = { ...this.newMessage(from, to, text, media, extras), ...(structured !== undefined && { structured }) };
     if (inGroup !== undefined) {
       const group = this.groups.seenBy(from, inGroup);
@@ -180,6 +184,22 @@ export class SandboxNetwork implements SandboxNetworkPort {
     const delivered = await this.deliver(message, true);
     if (!delivered) throw new NotConnectedError(to);
     return { id: message.id };
+  }
+
+  async setBlocked(phone: string, contact: string, blocked: boolean): Promise<void> {
+    const list = this.blocked.get(phone) ?? new Set<string>();
+    if (blocked) list.add(contact);
+    else list.delete(contact);
+    if (list.size === 0) this.blocked.delete(phone);
+    else this.blocked.set(phone, list);
+  }
+
+  async blocklistOf(phone: string): Promise<string[]> {
+    return [...(this.blocked.get(phone) ?? [])];
+  }
+
+  private isBlocked(recipient: string, sender: string): boolean {
+    return this.blocked.get(recipient)?.has(sender) === true;
   }
 
   /** Everything the network saw, oldest first (bounded to the latest entries). */
@@ -201,6 +221,9 @@ export class SandboxNetwork implements SandboxNetworkPort {
     const message = this.newMessage(connection.phone, to, text, media, extras);
     this.record({ kind: 'send', phone: connection.phone, node: connection.node, id: message.id, to, text });
     const sender = connection.phone;
+    // As on WhatsApp, a message to a phone that blocked the sender is accepted and never
+    // delivered: the sender's phone shows one tick for good.
+    if (this.isBlocked(to, sender)) return { id: message.id };
     if (!this.known.has(to)) {
       // A phone outside the gateway: its handset acknowledges, as on the real network (a
       // reaction, edit or revocation gets no receipt of its own there either).
@@ -233,6 +256,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
 
   /** Hands each member of the gateway but `except` its copy of a group message; phones outside need nothing. */
   private async fanOut(message: NetworkMessage, group: Group, except: string): Promise<void> {
+    // A block is of direct messages only: a group's messages reach every member, as on WhatsApp.
     const copies = group.participants
       .filter((member) => member.phone !== null && member.phone !== except && member.phone !== message.from && this.known.has(member.phone))
       .map((member) => this.deliver({ ...message, to: member.phone! }, false));

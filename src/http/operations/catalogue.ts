@@ -1,6 +1,7 @@
 import type { AnyOperation } from './operation.ts';
 import { sendMessage } from './send-message.ts';
 import { simulateIncomingMessage } from './simulate-incoming-message.ts';
+import { simulateIncomingCall } from './simulate-incoming-call.ts';
 import { checkNumbers } from './check-numbers.ts';
 import { showTyping } from './show-typing.ts';
 import { sendReaction } from './send-reaction.ts';
@@ -27,6 +28,9 @@ import { listContacts } from './contacts/list-contacts.ts';
 import { getContact } from './contacts/get-contact.ts';
 import { listChats } from './chats/list-chats.ts';
 import { archiveChat, markChatRead, markChatUnread, muteChat, pinChat, unarchiveChat, unmuteChat, unpinChat } from './chats/chat-actions.ts';
+import { subscribePresence } from './subscribe-presence.ts';
+import { getContactProfile, updateOwnProfile } from './profiles.ts';
+import { blockContact, listBlocklist, unblockContact } from './blocklist.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -36,6 +40,7 @@ export const publicOperations: readonly AnyOperation[] = [
   sendMessage,
   simulateIncomingMessage,
   simulateRestriction,
+  simulateIncomingCall,
   checkNumbers,
   showTyping,
   sendReaction,
@@ -68,4 +73,10 @@ export const publicOperations: readonly AnyOperation[] = [
   unmuteChat,
   markChatUnread,
   markChatRead,
+  subscribePresence,
+  getContactProfile,
+  updateOwnProfile,
+  blockContact,
+  unblockContact,
+  listBlocklist,
 ];

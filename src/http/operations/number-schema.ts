@@ -19,7 +19,7 @@ const pausedSchema = {
 
 export const numberSchema = {
   type: 'object',
-  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'paused', 'created_at'],
+  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'reject_calls', 'call_reply_text', 'show_online', 'paused', 'created_at'],
   properties: {
     number_id: { type: 'string' },
     phone: { type: 'string', description: 'E.164: what from_phone names.' },
@@ -28,6 +28,9 @@ export const numberSchema = {
     status_reason: { type: ['string', 'null'], description: 'Why, when there is more to say.' },
     can_send: { type: 'boolean', description: 'Whether a send from this number would be handed to WhatsApp now (status connected, and not paused).' },
     auto_read: { type: 'boolean', description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}).' },
+    reject_calls: { type: 'boolean', description: 'Whether calls to it are rejected as they ring (PATCH /numbers/{id}).' },
+    call_reply_text: { type: ['string', 'null'], description: 'What a caller whose call was rejected is sent; null for nothing.' },
+    show_online: { type: 'boolean', description: 'Whether it shows itself online to its contacts (PATCH /numbers/{id}).' },
     paused: pausedSchema,
     created_at: { type: 'string', format: 'date-time' },
   },
@@ -42,6 +45,9 @@ export function presentNumber(number: WhatsAppNumber, pause: NumberPause | undef
     status_reason: number.statusReason,
     can_send: number.status === 'connected' && pause === undefined,
     auto_read: number.autoRead,
+    reject_calls: number.rejectCalls,
+    call_reply_text: number.callReplyText,
+    show_online: number.showOnline,
     paused: presentPause(pause),
     created_at: number.createdAt.toISOString(),
   };

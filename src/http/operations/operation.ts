@@ -37,7 +37,7 @@ export interface Answer {
   headers?: Readonly<Record<string, string>>;
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH';
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
  * One public operation, declared once: the registry gives it both paths (/x and /api/x), the key

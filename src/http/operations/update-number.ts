@@ -1,22 +1,44 @@
+import { CALL_REPLY_TEXT_MAX_LENGTH } from '../../domain/calls.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
 import { numberSchema, presentNumber } from './number-schema.ts';
 import { defineOperation, ok } from './operation.ts';
 
+const settingsSchema = {
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  properties: {
+    auto_read: { type: 'boolean', description: 'Mark every message the number receives as read as soon as it is stored (the sender sees blue ticks).' },
+    reject_calls: { type: 'boolean', description: 'Reject every call to the number as it rings; each is still reported to `call` webhooks.' },
+    call_reply_text: {
+      type: ['string', 'null'],
+      minLength: 1,
+      maxLength: CALL_REPLY_TEXT_MAX_LENGTH,
+      description: 'With reject_calls: the text sent to a caller whose call was rejected (a message like any other, counted in the monthly volume); null sends nothing.',
+    },
+    show_online: { type: 'boolean', description: 'Show the number online to its contacts, as an open WhatsApp app does; the phone then gets no notifications of its own. Applied at once when the session is connected, else when it connects.' },
+  },
+} as const;
+
 export const updateNumber = defineOperation({
   params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } } },
-  body: { type: 'object', additionalProperties: false, required: ['auto_read'], properties: { auto_read: { type: 'boolean' } } },
-}, ['numbers', 'pauses'])({
+  body: settingsSchema,
+}, ['numbers', 'presence', 'pauses'])({
   method: 'PATCH',
   path: '/numbers/:id',
   operationId: 'updateNumber',
   summary: 'Change a number\'s settings',
   description:
-    'auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number\'s phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account\'s number is not found.',
+    'Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it). {id} is the number\'s phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account\'s number is not found.',
   tag: 'numbers',
   answers: { 200: numberSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found'],
-  handle: async ({ scope, params, body }, { numbers, pauses }) => {
-    const number = await numbers.setAutoRead(scope, params.id, body.auto_read);
-    return ok(presentNumber(number, (await pauses.pausesOf([number.id])).get(number.id)));
+  // Showing online acts through the session, so a change of it runs where the session is.
+  owner: ({ scope, params, body }, { numbers }) => (body.show_online === undefined ? undefined : numbers.findNumber(scope, params.id)),
+  handle: async ({ scope, params, body }, { numbers, presence, pauses }) => {
+    const settings = { autoRead: body.auto_read, rejectCalls: body.reject_calls, callReplyText: body.call_reply_text, showOnline: body.show_online };
+    const updated = await numbers.updateSettings(scope, params.id, settings);
+    if (body.show_online !== undefined) await presence.applyShowOnline(updated);
+    return ok(presentNumber(updated, (await pauses.pausesOf([updated.id])).get(updated.id)));
   },
 });

@@ -15,6 +15,9 @@ export function toNumber(row: NumberRow): WhatsAppNumber {
     status: row.status as SessionStatus,
     statusReason: row.status_reason,
     autoRead: row.auto_read === 1,
+    rejectCalls: row.reject_calls === 1,
+    callReplyText: row.call_reply_text,
+    showOnline: row.show_online === 1,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
   };
@@ -32,6 +35,9 @@ export async function insertNumber(db: Executor, number: WhatsAppNumber): Promis
       status: number.status,
       status_reason: number.statusReason,
       auto_read: number.autoRead ? 1 : 0,
+      reject_calls: number.rejectCalls ? 1 : 0,
+      call_reply_text: number.callReplyText,
+      show_online: number.showOnline ? 1 : 0,
       created_at: number.createdAt.getTime(),
       updated_at: number.updatedAt.getTime(),
     })
@@ -41,7 +47,7 @@ export async function insertNumber(db: Executor, number: WhatsAppNumber): Promis
 // Both run on every send and every incoming message, so they are compiled once. They name
 // their columns rather than select *: a statement PostgreSQL has prepared fails once a
 // migration adds a column to what * means, so a running gateway would break during an upgrade.
-const NUMBER_COLUMNS = ['id', 'account_id', 'holder_user_id', 'phone', 'engine', 'status', 'status_reason', 'auto_read', 'created_at', 'updated_at'] as const;
+const NUMBER_COLUMNS = ['id', 'account_id', 'holder_user_id', 'phone', 'engine', 'status', 'status_reason', 'auto_read', 'reject_calls', 'call_reply_text', 'show_online', 'created_at', 'updated_at'] as const;
 
 const selectNumberByPhone = compiledStatement((db, v: { phone: string }) => db.selectFrom('whatsapp_numbers').select(NUMBER_COLUMNS).where('phone', '=', v.phone));
 
@@ -149,9 +155,25 @@ export async function countNumbersByEngineAndStatus(db: Executor): Promise<{ eng
   return rows.map((row) => ({ engine: row.engine as EngineKind, status: row.status as SessionStatus, count: Number(row.count) }));
 }
 
-/** Whether the number marks what it receives as read at once; the number must be the account's. */
-export async function setAutoRead(db: Executor, accountId: string, numberId: string, autoRead: boolean): Promise<void> {
-  await db.updateTable('whatsapp_numbers').set({ auto_read: autoRead ? 1 : 0 }).where('id', '=', numberId).where('account_id', '=', accountId).execute();
+/** The settings a number's account changes (PATCH /numbers/{id}); the number must be the account's. */
+export interface NumberSettings {
+  autoRead?: boolean;
+  rejectCalls?: boolean;
+  callReplyText?: string | null;
+  showOnline?: boolean;
+}
+
+/** Writes the settings given; those left out keep their value. */
+export async function updateNumberSettings(db: Executor, accountId: string, numberId: string, settings: NumberSettings): Promise<void> {
+  const { autoRead, rejectCalls, callReplyText, showOnline } = settings;
+  const values = {
+    ...(autoRead !== undefined && { auto_read: autoRead ? 1 : 0 }),
+    ...(rejectCalls !== undefined && { reject_calls: rejectCalls ? 1 : 0 }),
+    ...(callReplyText !== undefined && { call_reply_text: callReplyText }),
+    ...(showOnline !== undefined && { show_online: showOnline ? 1 : 0 }),
+  };
+  if (Object.keys(values).length === 0) return;
+  await db.updateTable('whatsapp_numbers').set(values).where('id', '=', numberId).where('account_id', '=', accountId).execute();
 }
 
 /** The phones of every number on an engine: the sandbox network's view of who is inside the gateway. */

@@ -104,7 +104,7 @@ for (const dialect of dialects) {
         engine: 'baileys',
         status: 'connecting',
         statusReason: null,
-        autoRead: false,
+        autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
         createdAt: at,
         updatedAt: at,
       });

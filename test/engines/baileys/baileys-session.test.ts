@@ -56,7 +56,7 @@ function ourNumber(): WhatsAppNumber {
     engine: 'baileys',
     status: 'connecting',
     statusReason: null,
-    autoRead: false,
+    autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
     createdAt: at,
     updatedAt: at,
   };

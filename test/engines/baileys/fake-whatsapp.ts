@@ -9,17 +9,17 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto, ReachoutTimelockEnforcementType } from 'baileys';
-import type { AnyMessageContent, BaileysEventMap, ChatModification, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey } from 'baileys';
+import type { AnyMessageContent, BaileysEventMap, ChatModification, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey, WABusinessProfile, WAMediaUpload } from 'baileys';
 import { pino, type Logger } from 'pino';
 import type { GroupChange } from '../../../src/domain/groups.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
-import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
+import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent, IncomingCallEvent, PresenceEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
-const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update'];
+const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'call', 'presence.update'];
 
 /** A socket whose every method is a stub that records its calls; the test emits its events. */
 export class FakeSocket implements SessionSocket {
@@ -109,8 +109,14 @@ export class FakeSocket implements SessionSocket {
 
   readonly presenceCalls: { type: string; jid: string | undefined }[] = [];
 
-  async sendPresenceUpdate(type: 'composing' | 'recording' | 'paused', toJid?: string): Promise<void> {
+  async sendPresenceUpdate(type: 'available' | 'unavailable' | 'composing' | 'recording' | 'paused', toJid?: string): Promise<void> {
     this.presenceCalls.push({ type, jid: toJid });
+  }
+
+  readonly presenceSubscriptions: string[] = [];
+
+  async presenceSubscribe(toJid: string): Promise<void> {
+    this.presenceSubscriptions.push(toJid);
   }
 
   async requestPairingCode(phoneNumber: string): Promise<string> {
@@ -209,6 +215,60 @@ export class FakeSocket implements SessionSocket {
     const answer = { ...this.reachoutTimelock };
     this.emit('connection.update', { reachoutTimeLock: answer });
     return answer;
+  }
+
+  /** Contacts' profiles as WhatsApp would answer them, by JID; a JID not here has none (404). */
+  readonly profiles = new Map<string, { pictureUrl?: string; about?: string; aboutSetAt?: Date; business?: WABusinessProfile }>();
+  readonly profileQueries: string[] = [];
+  readonly ownProfileChanges: { name?: string; about?: string; picture?: { jid: string; bytes: Buffer } }[] = [];
+
+  async profilePictureUrl(jid: string): Promise<string | undefined> {
+    this.profileQueries.push(`picture ${jid}`);
+    const url = this.profiles.get(jid)?.pictureUrl;
+    if (url === undefined) throw new Boom('item-not-found', { statusCode: 404 });
+    return url;
+  }
+
+  async fetchStatus(...jids: string[]): Promise<Array<{ id: string; status?: unknown }> | undefined> {
+    this.profileQueries.push(`status ${jids.join(',')}`);
+    return jids.map((id) => ({ id, status: { status: this.profiles.get(id)?.about ?? null, setAt: this.profiles.get(id)?.aboutSetAt ?? new Date(0) } }));
+  }
+
+  async getBusinessProfile(jid: string): Promise<WABusinessProfile | void> {
+    this.profileQueries.push(`business ${jid}`);
+    return this.profiles.get(jid)?.business;
+  }
+
+  async updateProfileName(name: string): Promise<void> {
+    this.ownProfileChanges.push({ name });
+  }
+
+  async updateProfileStatus(about: string): Promise<void> {
+    this.ownProfileChanges.push({ about });
+  }
+
+  async updateProfilePicture(jid: string, content: WAMediaUpload): Promise<void> {
+    assert.ok(Buffer.isBuffer(content), 'the picture is handed over as bytes');
+    this.ownProfileChanges.push({ picture: { jid, bytes: content } });
+  }
+
+  /** The JIDs WhatsApp holds as blocked by this number, in order. */
+  readonly blocked: string[] = [];
+
+  async updateBlockStatus(jid: string, action: 'block' | 'unblock'): Promise<void> {
+    const index = this.blocked.indexOf(jid);
+    if (action === 'block' && index < 0) this.blocked.push(jid);
+    if (action === 'unblock' && index >= 0) this.blocked.splice(index, 1);
+  }
+
+  async fetchBlocklist(): Promise<(string | undefined)[]> {
+    return [...this.blocked];
+  }
+
+  readonly rejectedCalls: { callId: string; callFrom: string }[] = [];
+
+  async rejectCall(callId: string, callFrom: string): Promise<void> {
+    this.rejectedCalls.push({ callId, callFrom });
   }
 
   readonly reuploadRequests: WAMessage[] = [];
@@ -311,6 +371,17 @@ export class RecordingEvents implements EngineEvents {
 
   async identitiesLearned(event: IdentitiesLearned): Promise<void> {
     this.identities.push(event);
+  }
+
+  readonly calls: IncomingCallEvent[] = [];
+  readonly presences: PresenceEvent[] = [];
+
+  async presenceUpdate(event: PresenceEvent): Promise<void> {
+    this.presences.push(event);
+  }
+
+  async incomingCall(event: IncomingCallEvent): Promise<void> {
+    this.calls.push(event);
   }
 
   async groupChanged(event: GroupChange & { toPhone: string }): Promise<void> {

@@ -28,7 +28,7 @@ for (const dialect of dialects) {
       // Written as the CLI writes it, without telling this node's supervisor.
       await insertNumber(test.gateway.store.db, {
         id: newId('number'), accountId: sender.accountId, holderUserId: null, phone, engine: 'sandbox', status: 'connected',
-        statusReason: null, autoRead: false, createdAt: at, updatedAt: at,
+        statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at,
       });
       const sent = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: phone, message: 'before you connected' }, sender.apiKey);
       assert.equal(sent.statusCode, 200, sent.body);

@@ -13,7 +13,7 @@ const OUTAGE_MS = 4_000;
 
 function sandboxNumber(phone: E164, index: number): WhatsAppNumber {
   const at = new Date();
-  return { id: `num_restart${index}`, accountId: 'acc_restart', holderUserId: null, phone, engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, createdAt: at, updatedAt: at };
+  return { id: `num_restart${index}`, accountId: 'acc_restart', holderUserId: null, phone, engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at };
 }
 
 const until = async (check: () => boolean | Promise<boolean>, withinMs: number): Promise<boolean> => {
@@ -44,6 +44,8 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
         numberRestricted: async () => {},
         restrictionLifted: async () => {},
         identitiesLearned: async () => {},
+        incomingCall: async () => {},
+        presenceUpdate: async () => {},
       },
       network: client,
       nodeId: 'node-restart',
