@@ -1,5 +1,6 @@
 import type { OpenAPIV3_2 } from '@fastify/swagger';
 import { mediaKinds } from '../domain/media.ts';
+import { pauseReasons, resumeReasons } from '../domain/number-pauses.ts';
 import { mediaFileProperties, ref, structuredFields } from './message-schemas.ts';
 
 /**
@@ -201,7 +202,7 @@ export const numberPausedEventComponent = {
   properties: {
     ...eventProperties('number.paused'),
     number: { type: 'string', description: 'The paused number (E.164).' },
-    reason: { type: 'string', enum: ['restricted', 'reachout_timelock', 'rate_limited', 'logged_out', 'manual'], description: 'restricted: WhatsApp answered 463; reachout_timelock: WhatsApp\'s time lock on reaching out to new chats; rate_limited: rate-overlimit or 429; logged_out: the phone ended the session; manual: POST /numbers/{id}/pause.' },
+    reason: { type: 'string', enum: pauseReasons, description: 'restricted: WhatsApp answered 463; reachout_timelock: WhatsApp\'s time lock on reaching out to new chats; rate_limited: rate-overlimit or 429; logged_out: the phone ended the session; manual: POST /numbers/{id}/pause.' },
     since: timestamp('When it paused.'),
     until: { type: ['string', 'null'], format: 'date-time', description: 'When it resumes by itself; null when that is not known (resume it by hand, or link it again).' },
     detail: { type: ['string', 'null'], description: 'What WhatsApp or the operator said, when there is more to say.' },
@@ -216,7 +217,7 @@ export const numberResumedEventComponent = {
   properties: {
     ...eventProperties('number.resumed'),
     number: { type: 'string', description: 'The number (E.164).' },
-    reason: { type: 'string', enum: ['lifted', 'manual', 'relinked'], description: 'lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a logged-out number was linked again.' },
+    reason: { type: 'string', enum: resumeReasons, description: 'lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a logged-out number was linked again.' },
     at: timestamp('When it resumed.'),
   },
 } as const;

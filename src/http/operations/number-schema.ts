@@ -1,5 +1,5 @@
 import type { WhatsAppNumber } from '../../domain/model.ts';
-import { presentPause, type NumberPause } from '../../domain/number-pauses.ts';
+import { pauseReasons, presentPause, type NumberPause } from '../../domain/number-pauses.ts';
 
 const pausedSchema = {
   anyOf: [
@@ -7,7 +7,7 @@ const pausedSchema = {
       type: 'object',
       required: ['reason', 'since', 'until'],
       properties: {
-        reason: { type: 'string', enum: ['restricted', 'reachout_timelock', 'rate_limited', 'logged_out', 'manual'] },
+        reason: { type: 'string', enum: pauseReasons },
         since: { type: 'string', format: 'date-time' },
         until: { type: ['string', 'null'], format: 'date-time', description: 'When it resumes by itself; null when that is not known.' },
       },
