@@ -46,6 +46,15 @@ for (const dialect of dialects) {
       assert.equal(questionsToWhatsApp(), asked, 'the map answered; WhatsApp was not asked');
     });
 
+    it('a reaction by a LID the map knows is stored under the person\'s phone', async () => {
+      const target = await inbound('by lid only');
+      assert.ok(target !== undefined);
+      const reaction = proto.WebMessageInfo.fromObject({ message: { reactionMessage: { key: { remoteJid: '210987654321098@lid', fromMe: false, id: 'LID_ONLY_1' }, text: '👍' } }, messageTimestamp: Math.floor(Date.now() / 1000) });
+      const reactors = async () => (await linked.test.gateway.store.db.selectFrom('message_reactions').select('reactor').where('message_id', '=', target.id).execute()).map((row) => row.reactor);
+      await linked.arrives(Object.assign(reaction, { key: { remoteJid: '210987654321098@lid', fromMe: false, id: 'LID_REACT_1' } }), async () => (await reactors()).length > 0);
+      assert.deepEqual(await reactors(), ['+14155550101']);
+    });
+
     it('a message that carries both (remoteJidAlt) teaches the map, with the sender\'s WhatsApp name', async () => {
       const message = fromWhatsApp('pn with alt', { remoteJid: '14155550102@s.whatsapp.net', remoteJidAlt: '310987654321098@lid', id: 'ALT_1' }, 'Grace');
       await linked.arrives(message, async () => (await inbound('pn with alt')) !== undefined);
