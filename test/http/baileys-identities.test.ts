@@ -72,6 +72,12 @@ for (const dialect of dialects) {
       for (let tries = 0; tries < 300 && (await phoneOf('410987654321098@lid')) === undefined; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
       assert.equal(await phoneOf('410987654321098@lid'), '+14155550103');
       assert.equal(await phoneOf('510987654321098@lid'), undefined, 'a participant known only by LID teaches nothing');
+      // Found by a lookup, but not listed: the number never wrote with them.
+      const query = `from_phone=${encodeURIComponent(linked.number.phone)}`;
+      const found = await linked.test.inject({ method: 'GET', url: `/contacts/410987654321098%40lid?${query}`, headers: { authorization: `Bearer ${linked.apiKey}` } });
+      assert.deepEqual([found.statusCode, found.json().phone, found.json().identity_source], [200, '+14155550103', 'group']);
+      const listed = (await linked.test.inject({ method: 'GET', url: `/contacts?${query}&limit=100`, headers: { authorization: `Bearer ${linked.apiKey}` } })).json();
+      assert.ok(!listed.contacts.some((contact: { lid: string | null }) => contact.lid === '410987654321098@lid'));
     });
 
     it('chat changes reach Baileys as chatModify, in its own shapes, naming the chat\'s last message', async () => {
