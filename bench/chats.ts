@@ -122,6 +122,8 @@ async function measure(dialect: Dialect): Promise<{ results: PageResult[]; fillS
 }
 
 const measured: Record<string, { results: PageResult[]; fillSeconds: number; plan: string }> = {};
+// The figures mean little on a machine others are loading; the report says how loaded it was.
+const loadAtStart = os.loadavg()[0]!;
 for (const dialect of ['sqlite', 'postgres'] as const) {
   measured[dialect] = await measure(dialect);
   console.log(dialect, JSON.stringify(measured[dialect]));
@@ -140,6 +142,7 @@ One number with ${MESSAGES.toLocaleString('en')} messages over ${CHATS.toLocaleS
 account with a tenth as many; written with their chat rows in ${measured.sqlite!.fillSeconds.toFixed(0)} s on SQLite and
 ${measured.postgres!.fillSeconds.toFixed(0)} s on PostgreSQL. Each row is ${REQUESTS} sequential \`GET /api/chats\` requests through the
 HTTP app, with the key check, the page, its last messages and the JSON answer; p50 / p99.
+The machine's one-minute load average was ${loadAtStart.toFixed(1)} when the run began and ${os.loadavg()[0]!.toFixed(1)} when it ended.
 
 | page | SQLite | PostgreSQL |
 |---|---|---|

@@ -5,6 +5,7 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { findByEngineId, reviseMessage, saveReaction } from '../store/repositories/conversations.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { knownSubject } from '../store/repositories/groups.ts';
+import { completeIdentity } from './identities.ts';
 import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
 
 /**
@@ -27,14 +28,16 @@ export class IncomingActionService {
       const target = await findByEngineId(trx, number.id, event.targetEngineId);
       // A change in a group says so, with the subject the number knows the group by.
       const group = event.groupId === undefined ? null : { id: event.groupId, subject: (await knownSubject(trx, number.id, event.groupId)) ?? null };
+      // The actor as one person: a LID the number's map knows is given its phone, and a phone its LID.
+      const actor = event.fromMe ? { phone: event.actorPhone, lid: event.actorLid } : await completeIdentity(trx, number.id, { phone: event.actorPhone, lid: event.actorLid });
       const change: MessageChange = {
         messageId: target?.id ?? null, whatsappId: event.targetEngineId, phone: number.phone, group,
-        byPhone: event.actorPhone, byLid: event.actorLid, fromMe: event.fromMe, at: event.at,
+        byPhone: actor.phone, byLid: actor.lid, fromMe: event.fromMe, at: event.at,
       };
       const enqueue = (payload: Parameters<typeof enqueueEvent>[3]) => enqueueEvent(trx, this.notifier, number.accountId, payload, event.at);
       const { action } = event;
       if (action.kind === 'react') {
-        const reactor = event.actorPhone ?? event.actorLid;
+        const reactor = actor.phone ?? actor.lid;
         if (target !== undefined && reactor !== null) await saveReaction(trx, target, { reactor, fromUs: event.fromMe, emoji: action.emoji, reactedAt: event.at });
         return enqueue(messageReactionPayload(change, action.emoji));
       }

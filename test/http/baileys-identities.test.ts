@@ -46,6 +46,15 @@ for (const dialect of dialects) {
       assert.equal(questionsToWhatsApp(), asked, 'the map answered; WhatsApp was not asked');
     });
 
+    it('a reaction by a LID the map knows is stored under the person\'s phone', async () => {
+      const target = await inbound('by lid only');
+      assert.ok(target !== undefined);
+      const reaction = proto.WebMessageInfo.fromObject({ message: { reactionMessage: { key: { remoteJid: '210987654321098@lid', fromMe: false, id: 'LID_ONLY_1' }, text: '👍' } }, messageTimestamp: Math.floor(Date.now() / 1000) });
+      const reactors = async () => (await linked.test.gateway.store.db.selectFrom('message_reactions').select('reactor').where('message_id', '=', target.id).execute()).map((row) => row.reactor);
+      await linked.arrives(Object.assign(reaction, { key: { remoteJid: '210987654321098@lid', fromMe: false, id: 'LID_REACT_1' } }), async () => (await reactors()).length > 0);
+      assert.deepEqual(await reactors(), ['+14155550101']);
+    });
+
     it('a message that carries both (remoteJidAlt) teaches the map, with the sender\'s WhatsApp name', async () => {
       const message = fromWhatsApp('pn with alt', { remoteJid: '14155550102@s.whatsapp.net', remoteJidAlt: '310987654321098@lid', id: 'ALT_1' }, 'Grace');
       await linked.arrives(message, async () => (await inbound('pn with alt')) !== undefined);
@@ -63,6 +72,12 @@ for (const dialect of dialects) {
       for (let tries = 0; tries < 300 && (await phoneOf('410987654321098@lid')) === undefined; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
       assert.equal(await phoneOf('410987654321098@lid'), '+14155550103');
       assert.equal(await phoneOf('510987654321098@lid'), undefined, 'a participant known only by LID teaches nothing');
+      // Found by a lookup, but not listed: the number never wrote with them.
+      const query = `from_phone=${encodeURIComponent(linked.number.phone)}`;
+      const found = await linked.test.inject({ method: 'GET', url: `/contacts/410987654321098%40lid?${query}`, headers: { authorization: `Bearer ${linked.apiKey}` } });
+      assert.deepEqual([found.statusCode, found.json().phone, found.json().identity_source], [200, '+14155550103', 'group']);
+      const listed = (await linked.test.inject({ method: 'GET', url: `/contacts?${query}&limit=100`, headers: { authorization: `Bearer ${linked.apiKey}` } })).json();
+      assert.ok(!listed.contacts.some((contact: { lid: string | null }) => contact.lid === '410987654321098@lid'));
     });
 
     it('chat changes reach Baileys as chatModify, in its own shapes, naming the chat\'s last message', async () => {

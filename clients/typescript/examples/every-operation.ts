@@ -143,6 +143,23 @@ async function main(): Promise<void> {
   const left = succeeded('POST /groups/{id}/leave', await client.POST('/groups/{id}/leave', { params: { path: { id: group.id } }, body: { from_phone: other } }));
   check(left.left, 'the other number left');
 
+  // The number's people and chats: the other number is one person and one chat.
+  const people = succeeded('GET /contacts', await client.GET('/contacts', { params: { query: { from_phone: from } } }));
+  check(people.contacts.some((person) => person.phone === other), 'the other number is a contact');
+  const person = succeeded('GET /contacts/{phone_or_lid}', await client.GET('/contacts/{phone_or_lid}', { params: { path: { phone_or_lid: other }, query: { from_phone: from } } }));
+  check(person.phone === other, 'a contact is found by phone');
+  const chats = succeeded('GET /chats', await client.GET('/chats', { params: { query: { from_phone: from } } }));
+  check(chats.chats.some((chat) => chat.chat_id === other), 'the chat with the other number is listed');
+  const onChat = { params: { path: { chat: other } }, body: { from_phone: from } };
+  check(succeeded('POST /chats/{chat}/archive', await client.POST('/chats/{chat}/archive', onChat)).archived, 'the chat is archived');
+  check(!succeeded('POST /chats/{chat}/unarchive', await client.POST('/chats/{chat}/unarchive', onChat)).archived, 'and back');
+  check(succeeded('POST /chats/{chat}/pin', await client.POST('/chats/{chat}/pin', onChat)).pinned, 'the chat is pinned');
+  check(!succeeded('POST /chats/{chat}/unpin', await client.POST('/chats/{chat}/unpin', onChat)).pinned, 'and unpinned');
+  check(succeeded('POST /chats/{chat}/mute', await client.POST('/chats/{chat}/mute', onChat)).muted, 'the chat is muted');
+  check(!succeeded('POST /chats/{chat}/unmute', await client.POST('/chats/{chat}/unmute', onChat)).muted, 'and unmuted');
+  check(succeeded('POST /chats/{chat}/mark_unread', await client.POST('/chats/{chat}/mark_unread', onChat)).marked_unread, 'the chat is marked unread');
+  check(succeeded('POST /chats/{chat}/mark_read', await client.POST('/chats/{chat}/mark_read', onChat)).unread_count === 0, 'and read');
+
   // The webhook heard the received message, signed; the event's type narrows the payload.
   const isAnswer = (event: WebhookEvent): event is MessageEvent => event.event === 'message' && event.message_id === received.message_id;
   const answer = await delivered(receiver.events, isAnswer);

@@ -517,7 +517,7 @@ export interface paths {
         };
         /**
          * Find a person by phone or by LID
-         * @description One person from_phone knows, named by phone or by LID: either finds them once the gateway has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.
+         * @description One person from_phone knows (by a message, a group or a number check), named by phone or by LID: either finds them once the gateway has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.
          */
         get: operations["getContact"];
         put?: never;
@@ -1309,7 +1309,7 @@ export interface paths {
         };
         /**
          * Find a person by phone or by LID
-         * @description One person from_phone knows, named by phone or by LID: either finds them once the gateway has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.
+         * @description One person from_phone knows (by a message, a group or a number check), named by phone or by LID: either finds them once the gateway has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.
          */
         get: operations["getContactApi"];
         put?: never;

@@ -130,9 +130,14 @@ export async function findContact(db: Executor, numberId: string, ref: { lid: st
   return row === undefined ? undefined : toContact(row);
 }
 
-/** The number's people in the order it met them, a page at a time after `afterId`. */
+/**
+ * The people the number exchanged direct messages with or saved, in the order it met them, a
+ * page at a time after `afterId`. People the map knows only from groups or checks are left out
+ * of the list (a lookup still finds them).
+ */
 export async function listContacts(db: Executor, numberId: string, afterId: string | undefined, limit: number): Promise<{ id: string; contact: Contact }[]> {
-  let query = db.selectFrom('contacts').selectAll().where('number_id', '=', numberId);
+  let query = db.selectFrom('contacts').selectAll().where('number_id', '=', numberId)
+    .where((eb) => eb.or([eb('last_message_at', 'is not', null), eb('saved', '=', 1)]));
   if (afterId !== undefined) query = query.where('id', '>', afterId);
   const rows = await query.orderBy('id').limit(limit).execute();
   return rows.map((row) => ({ id: row.id, contact: toContact(row) }));

@@ -19,7 +19,7 @@ import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/e
 import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent, IncomingCallEvent, PresenceEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
-const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'call', 'presence.update'];
+const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'lid-mapping.update', 'messaging-history.set', 'call', 'presence.update'];
 
 /** A socket whose every method is a stub that records its calls; the test emits its events. */
 export class FakeSocket implements SessionSocket {
