@@ -361,6 +361,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       await committer.drain();
       await store.close();
       await blobs.close();
+      webhookClient.close();
+      mediaFetcher.close();
     },
   };
 }
