@@ -25,6 +25,7 @@ import { ReceiveMessageService } from './messaging/receive-message.ts';
 import type { BlobStore } from './media/blob-store.ts';
 import { openBlobStore } from './media/open-blob-store.ts';
 import { MediaFetcher } from './media/media-fetcher.ts';
+import { RecentSends } from './messaging/recent-sends.ts';
 import { MediaService } from './media/media-service.ts';
 import { MediaAdmission } from './media/media-admission.ts';
 import { DiskFloor } from './media/disk-floor.ts';
@@ -216,7 +217,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   let lastOrphanSweep = 0;
   const mediaLinks = new MediaLinks(MediaLinks.deriveKey(secretKey), config.publicUrl);
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
-  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor!.staleWriteRefused(error));
+  const recentSends = new RecentSends();
+  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor!.staleWriteRefused(error), recentSends);
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
   // object closes over a variable so that both can be built in one pass.
@@ -269,7 +271,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const linking = new NumberLinkingService(supervisor, logger);
   const groups = new GroupService(store, supervisor);
   groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
-  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, recentSends);
   const typing = new TypingService(supervisor, logger, config.typingMs);
   const messageActions = new MessageActionService(store, committer, supervisor);
   receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
@@ -295,7 +297,15 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       stopLinking: () => linking.stopAll(),
       revocations: new KeyRevocationListener(
         config.database.dialect === 'postgres' ? config.database.connectionString : undefined,
-        { keyRevoked: (keyId) => authenticator.forget(keyId), missedSignals: () => authenticator.forgetAll(), leasesReleased: () => void keeper.tickSoon() },
+        {
+          keyRevoked: (keyId) => authenticator.forget(keyId),
+          missedSignals: () => {
+            authenticator.forgetAll();
+            store.lookups.forgetAll();
+          },
+          leasesReleased: () => void keeper.tickSoon(),
+          other: (payload) => void store.lookups.heard(payload),
+        },
         logger,
       ),
       sweep: async () => {

@@ -76,6 +76,7 @@ export class NumbersService {
       if (isUniqueViolation(error)) throw new AppError('phone_already_registered', `${phone} is already a number of this gateway.`);
       throw error;
     }
+    await this.store.lookups.numbersChanged();
     // A node running here claims the new number at once rather than on its next lease tick.
     await this.supervisor.numberAdded();
     return number;
@@ -93,6 +94,7 @@ export class NumbersService {
   async setAutoRead(scope: TenantScope, phoneOrId: string, autoRead: boolean): Promise<WhatsAppNumber> {
     const number = await this.findNumber(scope, phoneOrId);
     await setAutoRead(this.store.db, number.accountId, number.id, autoRead);
+    await this.store.lookups.numbersChanged();
     return { ...number, autoRead };
   }
 
@@ -119,6 +121,7 @@ export class NumbersService {
   async removeNumber(operator: OperatorScope, phoneOrId: string): Promise<WhatsAppNumber> {
     const number = await this.findNumber(operator, phoneOrId);
     await deleteNumber(this.store.db, number.id);
+    await this.store.lookups.numbersChanged();
     return number;
   }
 
@@ -129,6 +132,7 @@ export class NumbersService {
       throw new AppError('account_not_found', `There is no account ${toAccountId}.`);
     }
     await reassignNumber(this.store.db, number.id, toAccountId, new Date());
+    await this.store.lookups.numbersChanged();
     return this.findNumber(operator, number.id);
   }
 

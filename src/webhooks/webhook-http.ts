@@ -31,10 +31,14 @@ export interface WebhookHttpOptions {
  * checked by the guard when it is made. It never throws; every outcome is an AttemptResult.
  */
 export class WebhookHttpClient {
-  private readonly agent: Agent;
+  private agent: Agent;
 
   constructor(private readonly options: WebhookHttpOptions) {
-    this.agent = createGuardedAgent({ addressPolicy: options.addressPolicy, connectTimeoutMs: options.timeoutMs });
+    this.agent = this.newAgent();
+  }
+
+  private newAgent(): Agent {
+    return createGuardedAgent({ addressPolicy: this.options.addressPolicy, connectTimeoutMs: this.options.timeoutMs });
   }
 
   async post(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
@@ -78,8 +82,11 @@ export class WebhookHttpClient {
     }
   }
 
+  /** Cuts every request in flight short and drops the pooled connections; later POSTs open new ones. */
   close(): void {
-    void this.agent.destroy();
+    const closing = this.agent;
+    this.agent = this.newAgent();
+    void closing.destroy();
   }
 }
 
