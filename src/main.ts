@@ -26,6 +26,7 @@ import type { BlobStore } from './media/blob-store.ts';
 import { openBlobStore } from './media/open-blob-store.ts';
 import { MediaFetcher } from './media/media-fetcher.ts';
 import { RecentSends } from './messaging/recent-sends.ts';
+import { SendBacklog } from './messaging/send-backlog.ts';
 import { MediaService } from './media/media-service.ts';
 import { MediaAdmission } from './media/media-admission.ts';
 import { DiskFloor } from './media/disk-floor.ts';
@@ -83,6 +84,8 @@ export interface Gateway {
   apiKeys: ApiKeysService;
   authenticator: ApiKeyAuthenticator;
   sender: SendMessageService;
+  /** The sends this node works on at once, refused past WAGW_MAX_PENDING_SENDS. */
+  sendBacklog: SendBacklog;
   /** Sends that carry an Idempotency-Key. */
   idempotentSender: IdempotentSendService;
   receiver: ReceiveMessageService;
@@ -338,6 +341,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),
     authenticator,
     sender,
+    sendBacklog: new SendBacklog(config.maxPendingSends),
     idempotentSender,
     receiver,
     media,

@@ -2105,7 +2105,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `overloaded`: The node is working on as many sends as it takes at once (WAGW_MAX_PENDING_SENDS); nothing was stored or sent. Try again after Retry-After. */
         SendMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -2115,7 +2115,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage" | "send_not_recorded";
+                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage" | "send_not_recorded" | "overloaded";
                 };
             };
         };
@@ -4079,7 +4079,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). `overloaded`: The node is working on as many sends as it takes at once (WAGW_MAX_PENDING_SENDS); nothing was stored or sent. Try again after Retry-After. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         UploadMediaError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4089,7 +4089,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "overloaded" | "insufficient_storage";
                 };
             };
         };
