@@ -49,7 +49,8 @@ function sqliteWriter(file: string): { write: WriteBatch; concurrent: number } {
 }
 
 function postgresWriter(url: string): { write: WriteBatch; concurrent: number } {
-  const pool = new pg.Pool({ connectionString: url, max: 4 });
+  // As many batches at once as the gateway's default pool lets it commit side by side (10 / 2).
+  const pool = new pg.Pool({ connectionString: url, max: 10 });
   let ready: Promise<unknown> | undefined;
   const write: WriteBatch = async (batch) => {
     ready ??= pool.query('create table if not exists floor_messages (id text primary key, from_phone text not null, to_phone text not null, body text not null, status text not null, engine_id text, created_at bigint not null, updated_at bigint not null)');
@@ -74,7 +75,7 @@ function postgresWriter(url: string): { write: WriteBatch; concurrent: number } 
       client.release();
     }
   };
-  return { write, concurrent: 2 };
+  return { write, concurrent: 5 };
 }
 
 const writer = target.startsWith('sqlite:') ? sqliteWriter(target.slice('sqlite:'.length)) : postgresWriter(target);

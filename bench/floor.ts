@@ -10,7 +10,9 @@
  * after a warm-up of BENCH_FLOOR_WARMUP_SECONDS (3), and its process's CPU time per answer is
  * read from /proc: the steady measure on a shared machine, where throughput moves with the
  * load. On PostgreSQL the database server's CPU per answer is read too (every process under its
- * postmaster). BENCH_DIALECTS=sqlite,postgres picks the databases.
+ * postmaster). BENCH_DIALECTS=sqlite,postgres picks the databases. BENCH_FLOOR_COMPARE_ROOT, a
+ * checkout of another commit (with its node_modules), adds that commit's send to the same run.
+ * BENCH_CPU_PROFILE_DIR runs this tree's gateway under --cpu-prof.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -33,6 +35,7 @@ import {
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_FLOOR_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_FLOOR_WARMUP_SECONDS ?? 3);
+const COMPARE_ROOT = process.env.BENCH_FLOOR_COMPARE_ROOT;
 
 interface Figure {
   requestsPerSecond: number;
@@ -48,12 +51,18 @@ interface DialectFigures {
   echo: Figure;
   floor: Figure;
   send: Figure;
+  /** The send of the checkout at BENCH_FLOOR_COMPARE_ROOT, measured right after this one's. */
+  compared?: Figure;
 }
 
-/** The CPU seconds of every process whose parent is the postmaster, and of the postmaster. */
+/**
+ * The CPU seconds of the postmaster, of every process under it, and of those of them that have
+ * ended (the postmaster's children's time, which a backend's joins when it exits), so that a
+ * connection closed during the run does not take its CPU out of the sum.
+ */
 function postgresCpuSeconds(postmasterPid: number | undefined): number {
   if (postmasterPid === undefined) return Number.NaN;
-  let total = processCpuSeconds(postmasterPid);
+  let total = processCpuSeconds(postmasterPid) + endedChildrenCpuSeconds(postmasterPid);
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -65,6 +74,12 @@ function postgresCpuSeconds(postmasterPid: number | undefined): number {
     }
   }
   return total;
+}
+
+function endedChildrenCpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
 }
 
 async function postmasterPidOf(url: string): Promise<number | undefined> {
@@ -110,16 +125,25 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
     running.push(echo);
     const floor = await startForkedServer('bench/floor-server.ts');
     running.push(floor);
-    const gateway = await startGatewayProcess({ databaseUrl: gatewayDatabase.url, directory, env: { LOG_LEVEL: 'info' } });
+    const profile = process.env.BENCH_CPU_PROFILE_DIR;
+    const nodeArgs = profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile)}`];
+    const gateway = await startGatewayProcess({ databaseUrl: gatewayDatabase.url, directory, env: { LOG_LEVEL: 'info' }, nodeArgs });
     running.push(gateway);
     const postmaster = dialect === 'postgres' ? await postmasterPidOf(gatewayDatabase.url) : undefined;
-    // Back to back, so that the three share one moment's load.
-    return {
+    // Back to back, so that they share one moment's load.
+    const figures: DialectFigures = {
       dialect,
       echo: await measure(echo, gatewayDatabase.apiKey, postmaster, `${dialect} echo`),
       floor: await measure(floor, gatewayDatabase.apiKey, postmaster, `${dialect} floor`),
       send: await measure(gateway, gatewayDatabase.apiKey, postmaster, `${dialect} send`),
     };
+    if (COMPARE_ROOT !== undefined) {
+      const comparedDatabase = await seededSendDatabase(dialect, databases);
+      const compared = await startGatewayProcess({ databaseUrl: comparedDatabase.url, directory, env: { LOG_LEVEL: 'info' }, root: COMPARE_ROOT });
+      running.push(compared);
+      figures.compared = await measure(compared, comparedDatabase.apiKey, postmaster, `${dialect} send at ${COMPARE_ROOT}`);
+    }
+    return figures;
   } finally {
     for (const server of running.reverse()) await server.stop();
     for (const database of databases) await database.drop();
@@ -131,8 +155,8 @@ const results: DialectFigures[] = [];
 for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'postgres']) as Dialect[]) results.push(await benchmark(dialect));
 
 const micro = (value: number) => (Number.isNaN(value) ? '–' : `${value.toFixed(0)} µs`);
-const rows = results.flatMap(({ dialect, echo, floor, send }) =>
-  [['echo', echo], ['floor', floor], ['send', send]].map(
+const rows = results.flatMap(({ dialect, echo, floor, send, compared }) =>
+  [['echo', echo], ['floor', floor], ['send', send], ...(compared === undefined ? [] : [['send, compared checkout', compared]])].map(
     ([name, figure]) =>
       `| ${dialect} | ${name as string} | ${Math.round((figure as Figure).requestsPerSecond).toLocaleString('en')} /s | ${((figure as Figure).requestsPerSecond / echo.requestsPerSecond).toFixed(2)} | ${micro((figure as Figure).cpuMicroseconds)} | ${micro((figure as Figure).databaseCpuMicroseconds)} | ${(figure as Figure).loadAverage.toFixed(1)} |`,
   ),
