@@ -10,6 +10,7 @@ run() {
   node --import tsx "$1"
 }
 
+run bench/floor.ts       # echo, durable floor and send in one run: CPU per answer
 run bench/send.ts        # send throughput and latency against the ceiling; durability cost
 run bench/webhooks.ts    # incoming → endpoint latency; sustained deliveries
 run bench/many-numbers.ts  # start-up time, lease ticks and memory with 10,000 owned numbers

@@ -93,6 +93,8 @@ export interface Config {
    */
   publicUrl: string;
   maxMessageLength: number;
+  /** WAGW_MAX_PENDING_SENDS: sends one node works on at once before it answers 503 `overloaded`; null for no cap. */
+  maxPendingSends: number | null;
   /** WhatsApp lookups POST /check_numbers may make per number and minute (WAGW_NUMBER_CHECKS_PER_MINUTE); remembered answers are free. */
   numberChecksPerMinute: number;
   /** How long "typing…" lasts unless renewed (WAGW_TYPING_SECONDS, 25 by default). */
@@ -276,6 +278,7 @@ export function loadConfig(env: Environment = process.env): Config {
     apiKeyPrefix,
     publicUrl: parsePublicUrl(env.WAGW_PUBLIC_URL, problems),
     maxMessageLength,
+    maxPendingSends: env.WAGW_MAX_PENDING_SENDS === '0' ? null : integer('WAGW_MAX_PENDING_SENDS', 1_000, 1),
     sandbox: { receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1) },
     numberChecksPerMinute: integer('WAGW_NUMBER_CHECKS_PER_MINUTE', 60, 1, 10_000),
     typingMs: integer('WAGW_TYPING_SECONDS', 25, 1, 300) * 1000,

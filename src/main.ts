@@ -78,15 +78,17 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     clusterKey: keys.clusterKey,
     dashboardSigningKey: keys.dashboardSigningKey,
     startedAt,
-    close: () => closeGateway(storage, messaging, webhooks, sessions),
+    close: () => closeGateway(storage, messaging, webhooks, media, sessions),
   };
 }
 
 /** Stops what the gateway runs in this process and closes its stores, last writes first. */
-async function closeGateway(storage: StorageParts, messaging: MessagingParts, webhooks: WebhookParts, sessions: SessionParts): Promise<void> {
+async function closeGateway(storage: StorageParts, messaging: MessagingParts, webhooks: WebhookParts, media: MediaParts, sessions: SessionParts): Promise<void> {
   messaging.typing.stop();
   sessions.pauses.stop();
   await webhooks.deliveryWorker.stop();
+  webhooks.webhookClient.close();
+  media.mediaFetcher.close();
   if (sessions.sandboxNetwork instanceof RemoteSandboxNetwork) sessions.sandboxNetwork.close();
   await storage.committer.drain();
   await storage.store.close();

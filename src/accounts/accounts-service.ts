@@ -83,6 +83,8 @@ export class AccountsService {
       ...(changes.plan !== undefined && { plan: parsePlan(changes.plan) }),
       ...(changes.customMonthlyLimit !== undefined && { customMonthlyLimit: parseMonthlyLimit(changes.customMonthlyLimit) }),
     });
+    // Sends read the plan with the number (store/cached-lookups.ts).
+    await this.store.lookups.numbersChanged();
     return updated!;
   }
 

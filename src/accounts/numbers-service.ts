@@ -77,6 +77,7 @@ export class NumbersService {
       if (isUniqueViolation(error)) throw new AppError('phone_already_registered', `${phone} is already a number of this gateway.`);
       throw error;
     }
+    await this.store.lookups.numbersChanged();
     // A node running here claims the new number at once rather than on its next lease tick.
     await this.supervisor.numberAdded();
     return number;
@@ -94,6 +95,7 @@ export class NumbersService {
   async updateSettings(scope: TenantScope, phoneOrId: string, settings: NumberSettings): Promise<WhatsAppNumber> {
     const number = await this.findNumber(scope, phoneOrId);
     await updateNumberSettings(this.store.db, number.accountId, number.id, settings);
+    await this.store.lookups.numbersChanged();
     const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
     return { ...number, ...defined };
   }
@@ -121,6 +123,7 @@ export class NumbersService {
   async removeNumber(operator: OperatorScope, phoneOrId: string): Promise<WhatsAppNumber> {
     const number = await this.findNumber(operator, phoneOrId);
     await deleteNumber(this.store.db, number.id);
+    await this.store.lookups.numbersChanged();
     return number;
   }
 
@@ -131,6 +134,7 @@ export class NumbersService {
       throw new AppError('account_not_found', `There is no account ${toAccountId}.`);
     }
     await reassignNumber(this.store.db, number.id, toAccountId, new Date());
+    await this.store.lookups.numbersChanged();
     return this.findNumber(operator, number.id);
   }
 

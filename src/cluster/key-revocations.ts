@@ -5,6 +5,8 @@ import { CLUSTER_CHANNEL } from '../store/repositories/cluster-signals.ts';
 
 export interface ClusterSignals {
   keyRevoked(keyId: string): void;
+  /** Any other signal (the lookup caches' `lookups:…`), for whoever holds what it names. */
+  other?(payload: string): void;
   /** The connection was lost for a while: anything may have been missed. */
   missedSignals(): void;
   leasesReleased(): void;
@@ -47,6 +49,7 @@ export class KeyRevocationListener {
       const payload = notification.payload ?? '';
       if (payload.startsWith('key:')) this.signals.keyRevoked(payload.slice(4));
       else if (payload === 'leases') this.signals.leasesReleased();
+      else this.signals.other?.(payload);
     });
     await client.connect();
     await client.query(`listen ${CLUSTER_CHANNEL}`);

@@ -1,5 +1,6 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { LRUCache } from 'lru-cache';
+import { answerByLength, UNDECIDED } from './phone-lengths.ts';
 
 /** A phone number in E.164: a plus sign and up to fifteen digits. */
 export type E164 = string & { readonly __brand: 'E164' };
@@ -23,6 +24,8 @@ export function parseE164(input: string): E164 | undefined {
   if (!DIGITS_WITH_OPTIONAL_PLUS.test(compact)) return undefined;
   const candidate = compact.startsWith('+') ? compact : `+${compact}`;
   if (candidate.length < 4) return undefined;
+  const byLength = answerByLength(candidate);
+  if (byLength !== UNDECIDED) return byLength as E164 | undefined;
   const known = recentlyParsed.get(candidate);
   if (known !== undefined) return known;
   const parsed = parsePhoneNumberFromString(candidate);
@@ -33,7 +36,8 @@ export function parseE164(input: string): E164 | undefined {
 
 /**
  * Parsing costs tens of microseconds (the library compiles its patterns on every call), and a
- * sender's own numbers come back on every send. Only numbers that parsed are kept, so every key
+ * sender's own numbers come back on every send. Most numbers never get here: the length table
+ * (phone-lengths.ts) answers them first, so the cache holds only what the table leaves over. Only numbers that parsed are kept, so every key
  * is a short digit string and the cache's memory stays bounded whatever clients send.
  */
 const recentlyParsed = new LRUCache<string, E164>({ max: 10_000 });

@@ -1,8 +1,7 @@
-import http from 'node:http';
-import https from 'node:https';
-import type { Socket } from 'node:net';
+import type { Agent, Dispatcher } from 'undici';
 import { AppError } from '../domain/errors.ts';
-import { BlockedAddressError, guardedLookup, mayConnect, portOf, type AddressPolicy } from '../webhooks/address-guard.ts';
+import { BlockedAddressError, type AddressPolicy } from '../webhooks/address-guard.ts';
+import { createGuardedAgent } from '../webhooks/guarded-agent.ts';
 
 export interface MediaFetchSettings {
   /** The SSRF guard of webhooks: the same addresses are off limits, checked the same way. */
@@ -35,100 +34,75 @@ const MAX_REDIRECTS = 5;
  * naming what went wrong.
  */
 export class MediaFetcher {
-  private readonly httpAgent = new http.Agent({ keepAlive: false });
-  private readonly httpsAgent = new https.Agent({ keepAlive: false });
+  private readonly agent: Agent;
 
-  constructor(private readonly settings: MediaFetchSettings) {}
+  constructor(private readonly settings: MediaFetchSettings) {
+    // A silent upstream is the idle time-out, whether it stalls before the headers or mid-body.
+    this.agent = createGuardedAgent({
+      addressPolicy: settings.addressPolicy,
+      connectTimeoutMs: settings.connectTimeoutMs,
+      headersTimeoutMs: settings.idleTimeoutMs,
+      bodyTimeoutMs: settings.idleTimeoutMs,
+    });
+  }
 
   async fetch(url: string): Promise<FetchedMedia> {
     let target = parseSourceUrl(url);
     for (let redirects = 0; ; redirects++) {
-      const { response, timeout } = await this.request(target);
-      const status = response.statusCode ?? 0;
-      if (status >= 300 && status < 400 && response.headers.location !== undefined) {
-        response.resume();
+      const response = await this.request(target);
+      const status = response.statusCode;
+      const location = headerValue(response.headers.location);
+      if (status >= 300 && status < 400 && location !== undefined) {
+        response.body.resume();
         if (redirects === MAX_REDIRECTS) throw unreachable(target, `more than ${MAX_REDIRECTS} redirects`);
-        target = parseSourceUrl(new URL(response.headers.location, target).toString());
+        target = parseSourceUrl(new URL(location, target).toString());
         continue;
       }
       if (status < 200 || status >= 300) {
-        response.resume();
+        response.body.resume();
         throw new AppError('media_url_unreachable', `${target.host} answered ${status} for media.url.`, { field: 'media.url', host: target.host, reason: 'status', upstream_status: status });
       }
-      const length = Number(response.headers['content-length']);
+      const length = Number(headerValue(response.headers['content-length']));
       if (Number.isFinite(length) && length > this.settings.largestFileBytes) {
-        response.destroy();
+        response.body.destroy();
         throw new AppError('media_too_large', `media.url is ${length} bytes, more than any file may be.`, { kind: 'any', limit_bytes: this.settings.largestFileBytes });
       }
-      return { bytes: this.guardIdle(response, target, timeout), contentType: response.headers['content-type'], fileName: fileNameOf(response.headers['content-disposition'], target) };
+      return {
+        bytes: readBody(response.body, target),
+        contentType: headerValue(response.headers['content-type']),
+        fileName: fileNameOf(headerValue(response.headers['content-disposition']), target),
+      };
     }
   }
 
-  /** The response, and the time-out that ended it, if one did (the body's error then says only "aborted"). */
-  private request(target: URL): Promise<{ response: http.IncomingMessage; timeout: () => FetchTimeout | undefined }> {
-    const { addressPolicy: policy, connectTimeoutMs, idleTimeoutMs } = this.settings;
-    const port = portOf(target);
-    const literal = target.hostname.replace(/^\[|\]$/g, '');
-    if (/^[\d.]+$|:/.test(literal) && !mayConnect(policy, literal, port, target.hostname)) return Promise.reject(blocked(target, [literal]));
-    let fired: FetchTimeout | undefined;
-    const stop = (request: http.ClientRequest, phase: 'connect' | 'idle') => {
-      fired = new FetchTimeout(phase);
-      request.destroy(fired);
-    };
-    return new Promise((resolve, reject) => {
-      const transport = target.protocol === 'https:' ? https : http;
-      const request = transport.request(target, {
-        method: 'GET',
-        agent: target.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
-        lookup: guardedLookup(policy, port, target.hostname) as never,
-        headers: { 'user-agent': this.settings.userAgent, accept: '*/*' },
-      });
-      const connectTimer = setTimeout(() => stop(request, 'connect'), connectTimeoutMs);
-      request.on('socket', (socket: Socket) => {
-        const connected = () => {
-          clearTimeout(connectTimer);
-          // Silence from here on, before the headers or between chunks, ends the fetch.
-          socket.setTimeout(idleTimeoutMs, () => stop(request, 'idle'));
-        };
-        if (!socket.connecting) {
-          connected();
-          return;
-        }
-        socket.once(target.protocol === 'https:' ? 'secureConnect' : 'connect', () => {
-          if (!policy.everything && socket.remoteAddress && !mayConnect(policy, socket.remoteAddress, socket.remotePort ?? port, target.hostname)) {
-            request.destroy(new BlockedAddressError(target.hostname, [socket.remoteAddress]));
-            return;
-          }
-          connected();
-        });
-      });
-      request.on('error', (error: NodeJS.ErrnoException) => {
-        clearTimeout(connectTimer);
-        reject(fetchError(error, target));
-      });
-      request.on('response', (response) => resolve({ response, timeout: () => fired }));
-      request.end();
-    });
-  }
-
-  /** The body, with a stall or a dropped connection turned into the same clear error. */
-  private async *guardIdle(response: http.IncomingMessage, target: URL, timeout: () => FetchTimeout | undefined): AsyncIterable<Buffer> {
+  private async request(target: URL): Promise<Dispatcher.ResponseData> {
     try {
-      for await (const chunk of response) yield chunk as Buffer;
+      return await this.agent.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'GET', headers: { 'user-agent': this.settings.userAgent, accept: '*/*' } });
     } catch (error) {
-      throw fetchError(timeout() ?? (error as NodeJS.ErrnoException), target);
-    } finally {
-      response.destroy();
+      throw fetchError(error as NodeJS.ErrnoException, target);
     }
-    if (timeout() !== undefined) throw fetchError(timeout()!, target);
-    if (!response.complete) throw unreachable(target, 'the connection closed before the whole file arrived');
+  }
+
+  close(): void {
+    void this.agent.destroy();
   }
 }
 
-class FetchTimeout extends Error {
-  constructor(readonly phase: 'connect' | 'idle') {
-    super(phase === 'connect' ? 'the connection was not made in time' : 'the upstream stopped sending');
+/** The body, with a stall or a dropped connection turned into the same clear error. */
+async function* readBody(body: Dispatcher.ResponseData['body'], target: URL): AsyncIterable<Buffer> {
+  try {
+    for await (const chunk of body) yield chunk as Buffer;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'UND_ERR_SOCKET' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') throw unreachable(target, 'the connection closed before the whole file arrived');
+    throw fetchError(error as NodeJS.ErrnoException, target);
+  } finally {
+    body.destroy();
   }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function parseSourceUrl(url: string): URL {
@@ -146,8 +120,9 @@ function parseSourceUrl(url: string): URL {
 function fetchError(error: NodeJS.ErrnoException, target: URL): AppError {
   if (error instanceof AppError) return error;
   if (error instanceof BlockedAddressError) return blocked(target, []);
-  if (error instanceof FetchTimeout) return unreachable(target, error.message, error.phase === 'connect' ? 'connect_timeout' : 'idle_timeout');
   const code = error.code ?? '';
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return unreachable(target, 'the connection was not made in time', 'connect_timeout');
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return unreachable(target, 'the upstream stopped sending', 'idle_timeout');
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA') return unreachable(target, 'the host does not resolve', 'dns');
   if (code === 'ECONNREFUSED') return unreachable(target, 'the connection was refused', 'refused');
   if (code.startsWith('ERR_TLS') || code.includes('CERT') || /SSL|TLS/.test(code)) return unreachable(target, 'TLS failed', 'tls');

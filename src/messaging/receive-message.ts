@@ -10,10 +10,12 @@ import type { MediaLinks } from '../media/media-links.ts';
 import type { MediaService } from '../media/media-service.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { advanceOutboundStatus, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
+import { advanceOutboundStatus, advanceOutboundStatusById, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
+import type { Database } from '../store/schema.ts';
+import type { Transaction } from 'kysely';
+import type { RecentSends, RecordedSend } from './recent-sends.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import { markEarlierRead } from '../store/repositories/read-receipts.ts';
-import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { findMessageGroups, insertMessageGroups, knownSubject } from '../store/repositories/groups.ts';
 import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { Executor } from '../store/database.ts';
@@ -51,6 +53,7 @@ export class ReceiveMessageService {
     private readonly links: MediaLinks,
     private readonly receiveTimeoutMs: number,
     private readonly onStaleWrite?: (error: StaleLeaseError) => void,
+    private readonly recentSends?: RecentSends,
   ) {}
 
   async receive(event: IncomingMessageEvent): Promise<Message> {
@@ -59,7 +62,7 @@ export class ReceiveMessageService {
 
   /** Stores an incoming message once (a redelivery finds the first), and tells its subscribers. */
   async storeIncoming(event: IncomingMessageEvent): Promise<ReceivedMessage> {
-    const number = await findNumberByPhone(this.store.db, event.toPhone);
+    const number = (await this.store.lookups.numberWithPlan(event.toPhone))?.number;
     if (number === undefined) {
       throw new Error(`An engine reported a message for ${event.toPhone}, which this gateway does not hold.`);
     }
@@ -164,6 +167,12 @@ export class ReceiveMessageService {
   private async applyReceipt(event: ReceiptEvent): Promise<void> {
     // Only a failure has a reason; a code on a delivered or read receipt would mean nothing.
     const errorCode = event.status === 'failed' ? event.errorCode : null;
+    const ours = await this.recentSends?.find(event.phone, event.engineMessageId);
+    if (ours !== undefined) {
+      // Its record has committed, so one attempt is the answer: a receipt it does not move is stale.
+      this.notifier.deliveriesQueued(await this.committer.run((trx) => this.applyToRecordedSend(trx, ours, event, errorCode)));
+      return;
+    }
     for (const delayMs of [0, ...RECEIPT_RETRY_DELAYS_MS]) {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const applied = await this.committer.run(async (trx) => {
@@ -173,15 +182,7 @@ export class ReceiveMessageService {
         if (advanced === undefined) return undefined;
         // The row names a group send's group but not its subject, which the event shows too.
         const group = advanced.group == null ? null : ((await findMessageGroups(trx, [advanced.id])).get(advanced.id) ?? advanced.group);
-        const message = { ...advanced, group };
-        const queued = await enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
-        // Read up to here means everything before it in a direct chat was read too; in a group,
-        // one member's reading says nothing of the others.
-        if (event.status !== 'read' || group !== null) return queued;
-        const settled = await markEarlierRead(trx, message, event.at);
-        const more = [];
-        for (const earlier of settled) more.push(await enqueueEvent(trx, this.notifier, earlier.accountId, messageStatusPayload({ ...earlier, group }, 'read', null, event.at), event.at));
-        return more.length === 0 ? queued : mergeQueued([queued, ...more]);
+        return this.reportReceipt(trx, { ...advanced, group }, event, errorCode);
       });
       if (applied !== undefined) {
         this.notifier.deliveriesQueued(applied);
@@ -193,5 +194,24 @@ export class ReceiveMessageService {
       const current = await findOutboundStatus(this.store.db, { fromPhone: event.phone, engineMessageId: event.engineMessageId });
       if (current !== undefined && current !== 'queued' && !RECEIPT_TRANSITIONS[event.status].includes(current)) return;
     }
+  }
+
+  /** The lean receipt: this node's own send, moved by primary key, its event made from memory. */
+  private async applyToRecordedSend(trx: Transaction<Database>, send: RecordedSend, event: ReceiptEvent, errorCode: string | null): Promise<Enqueued> {
+    await assertLeaseHeld(trx, this.store.dialect, event.lease);
+    if (!(await advanceOutboundStatusById(trx, send.id, event.status, RECEIPT_TRANSITIONS[event.status], event.at, errorCode))) return NOTHING_QUEUED;
+    return this.reportReceipt(trx, send, event, errorCode);
+  }
+
+  /** The receipt's event, and for a read one in a direct chat, the read of the chat's earlier sends with theirs. */
+  private async reportReceipt(trx: Transaction<Database>, message: RecordedSend, event: ReceiptEvent, errorCode: string | null): Promise<Enqueued> {
+    const queued = await enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
+    // Read up to here means everything before it in a direct chat was read too; in a group,
+    // one member's reading says nothing of the others.
+    if (event.status !== 'read' || message.group !== null) return queued;
+    const settled = await markEarlierRead(trx, message, event.at);
+    const more = [];
+    for (const earlier of settled) more.push(await enqueueEvent(trx, this.notifier, earlier.accountId, messageStatusPayload({ ...earlier, group: null }, 'read', null, event.at), event.at));
+    return more.length === 0 ? queued : mergeQueued([queued, ...more]);
   }
 }

@@ -21,12 +21,12 @@ import type { Database } from '../store/schema.ts';
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findNumberWithPlanByPhone } from '../store/repositories/numbers.ts';
 import { queueMessageWithUnit } from '../store/repositories/send-units.ts';
 import { monthlyUsed, releaseMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
 import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
+import { RecentSends } from './recent-sends.ts';
 
 /** Waits between attempts of the commit of the engine's answer: about 3 s in all, past a database restart. */
 const SENT_COMMIT_RETRY_DELAYS_MS = [50, 100, 200, 400, 800, 1_600];
@@ -89,7 +89,9 @@ export class SendMessageService {
     private readonly groups: GroupService,
     private readonly logger: Logger,
     /** Numbers that hold their sends (paused); none without it. */
-    private readonly holds?: SendHold,
+    private readonly holds: SendHold | undefined,
+    /** This node's sends, for their receipts (recent-sends.ts). */
+    private readonly recentSends = new RecentSends(),
   ) {}
 
   /**
@@ -180,16 +182,22 @@ export class SendMessageService {
    */
   private async recordSent(sent: EngineAnswer): Promise<Enqueued> {
     let lastError: unknown;
-    for (const [attempt, delayMs] of [0, ...SENT_COMMIT_RETRY_DELAYS_MS].entries()) {
-      if (delayMs > 0) await sleep(delayMs);
-      try {
-        return await this.committer.run((trx) => this.writeSent(trx, sent, attempt > 0));
-      } catch (error) {
-        if (error instanceof StaleLeaseError) throw error;
-        lastError = error;
+    try {
+      for (const [attempt, delayMs] of [0, ...SENT_COMMIT_RETRY_DELAYS_MS].entries()) {
+        if (delayMs > 0) await sleep(delayMs);
+        try {
+          const queued = await this.committer.run((trx) => this.writeSent(trx, sent, attempt > 0));
+          this.recentSends.committed(sent.message, sent.engineMessageId);
+          return queued;
+        } catch (error) {
+          if (error instanceof StaleLeaseError) throw error;
+          lastError = error;
+        }
       }
+      throw lastError;
+    } finally {
+      this.recentSends.ended(sent.message.fromPhone!, sent.message.id);
     }
-    throw lastError;
   }
 
   private async writeSent(trx: Transaction<Database>, sent: EngineAnswer, onlyIfPending: boolean): Promise<Enqueued> {
@@ -268,9 +276,12 @@ export class SendMessageService {
       ...(media !== undefined && { media: this.media.outgoing(media) }),
       ...(replyTo !== undefined && { replyTo }),
     };
+    // Its receipts wait for its record from here (recordSent ends the wait).
+    this.recentSends.began(number.phone, message.id);
     try {
       return await this.supervisor.sendMessage(number, message.group == null ? { toPhone: message.toPhone, ...content } : { toGroup: message.group.id, mentions, ...content });
     } catch (error) {
+      this.recentSends.ended(number.phone, message.id);
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
       await this.markFailed(message, errorCode, terms.period);
       if (error instanceof EngineSendError && error.failure === 'recipient_not_on_whatsapp') {
@@ -314,7 +325,7 @@ export class SendMessageService {
 
   /** from_phone as a number of the account, with this month's quota terms; phone_not_owned otherwise. */
   private async ownedNumber(accountId: string, fromPhone: E164): Promise<{ number: WhatsAppNumber; terms: QuotaTerms }> {
-    const found = await findNumberWithPlanByPhone(this.store.db, fromPhone);
+    const found = await this.store.lookups.numberWithPlan(fromPhone);
     if (found === undefined || found.number.accountId !== accountId) {
       throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
     }

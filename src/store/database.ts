@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { CachedLookups } from './cached-lookups.ts';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, type Transaction } from 'kysely';
@@ -29,6 +30,8 @@ export interface Store {
    */
   assertDurable(): Promise<void>;
   close(): Promise<void>;
+  /** The hot reads held in memory for a moment (cached-lookups.ts); writers of what they hold tell it. */
+  lookups: CachedLookups;
 }
 
 const PG_INT8_OID = 20;
@@ -51,6 +54,7 @@ export function openStore(config: DatabaseConfig): Store {
     transactionWithoutSync: (work) => (config.dialect === 'postgres' ? postgresWithoutSync(db, work) : db.transaction().execute(work)),
     assertDurable: () => assertDurableSettings(db, config.dialect),
     close: () => db.destroy(),
+    lookups: new CachedLookups(db, config.dialect),
   };
 }
 

@@ -1,5 +1,6 @@
 import dns from 'node:dns';
 import type { LookupAddress, LookupOptions } from 'node:dns';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 const GLOBAL_UNICAST_IPV6 = ipaddr.parseCIDR('2000::/3');
@@ -86,25 +87,32 @@ export class BlockedAddressError extends Error {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /**
+ * The addresses `hostname` resolves to that the policy lets a URL on `urlHost` and `port` dial;
+ * fails with BlockedAddressError when there are none. An address literal is judged as it is.
+ */
+export async function allowedAddresses(policy: AddressPolicy, hostname: string, port: number, urlHost: string): Promise<LookupAddress[]> {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  const family = isIP(bare);
+  const addresses = family === 0 ? await dns.promises.lookup(bare, { all: true }) : [{ address: bare, family }];
+  const allowed = addresses.filter((entry) => mayConnect(policy, entry.address, port, urlHost));
+  if (allowed.length === 0) throw new BlockedAddressError(hostname, addresses.map((entry) => entry.address));
+  return allowed;
+}
+
+/**
  * A `lookup` for one http.request that drops the addresses the policy does not allow after DNS
  * resolution, so the check applies to the address actually dialled and a rebinding DNS answer
  * cannot slip past it. It is made per request because the port and the URL's host matter.
  */
 export function guardedLookup(policy: AddressPolicy, port: number, urlHost: string) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) {
-        callback(error, []);
-        return;
-      }
-      const allowed = addresses.filter((entry) => mayConnect(policy, entry.address, port, urlHost));
-      if (allowed.length === 0) {
-        callback(new BlockedAddressError(hostname, addresses.map((entry) => entry.address)), []);
-        return;
-      }
-      if (options.all) callback(null, allowed);
-      else callback(null, allowed[0]!.address, allowed[0]!.family);
-    });
+    allowedAddresses(policy, hostname, port, urlHost).then(
+      (allowed) => {
+        if (options.all) callback(null, allowed);
+        else callback(null, allowed[0]!.address, allowed[0]!.family);
+      },
+      (error: NodeJS.ErrnoException) => callback(error, []),
+    );
   };
 }
 

@@ -62,6 +62,7 @@ export class AttemptRecorder {
         await updateWebhook(trx, outcome.attempt.webhookId, { enabled: false, disabledReason: 'The endpoint answered 410 Gone.' }, at);
       }
     });
+    if (goneOutcomes.length > 0) await this.store.lookups.webhooksChanged();
     for (const webhookId of failed) await this.disableIfFailingTooLong(webhookId, at);
   }
 
@@ -72,6 +73,7 @@ export class AttemptRecorder {
     if (webhook?.enabled && webhook.failingSince !== null && at.getTime() - webhook.failingSince.getTime() >= limitMs) {
       const reason = `Every attempt has failed since ${webhook.failingSince.toISOString()} (${this.config.disableAfterFailingDays} days).`;
       await updateWebhook(this.store.db, webhookId, { enabled: false, disabledReason: reason }, at);
+      await this.store.lookups.webhooksChanged(webhook.accountId);
       this.logger.warn({ webhookId, reason }, 'disabled a failing webhook');
     }
   }

@@ -4,6 +4,7 @@ import { newId } from '../domain/ids.ts';
 import type { DeliveryState, EventPayload, WebhookAttempt } from '../domain/webhooks.ts';
 import { renderPayload } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
+import type { CachedLookups } from '../store/cached-lookups.ts';
 import type { Executor, Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { claimDueDeliveries, releaseClaims, type Claim, type ClaimedDelivery } from '../store/repositories/delivery-claims.ts';
@@ -87,6 +88,11 @@ export class DeliveryWorker implements DeliveryNotifier {
   private backlogged = new Set<string>();
   /** Whether the outbox may hold due work this node has not claimed: a freed slot then claims. */
   private claimableWork = true;
+
+  /** Events written with this worker as their notifier read the account's webhooks through this cache. */
+  get lookups(): CachedLookups {
+    return this.options.store.lookups;
+  }
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.secrets = new SealedSecrets(options.secretBox);

@@ -6,6 +6,7 @@ import { insertEventWithDeliveries, type EventDelivery, type NewEvent } from '..
 import type { ClaimedDelivery } from '../store/repositories/delivery-claims.ts';
 import { insertMessage, insertMessageWithEvent } from '../store/repositories/messages.ts';
 import { listEnabledWebhooks, type EnabledWebhook } from '../store/repositories/webhooks.ts';
+import type { CachedLookups } from '../store/cached-lookups.ts';
 
 /**
  * A delivery written with this node's claim on it, to be sent from memory as soon as the write
@@ -36,6 +37,8 @@ export interface DeliveryNotifier {
   claimForNew(webhookId: string, now: number): number | null;
   /** Called after the commit; without an argument, only says that claimable work may be waiting. */
   deliveriesQueued(enqueued?: Enqueued): void;
+  /** The node's lookup cache, through which the account's enabled webhooks are read; absent, they are read from the database. */
+  readonly lookups?: CachedLookups;
 }
 
 /** For writers with no worker of their own at hand: every delivery waits for a claim. */
@@ -48,22 +51,23 @@ export const CLAIMS_ONLY: DeliveryNotifier = Object.freeze({ claimForNew: () => 
  * caller passes the result to `notifier.deliveriesQueued` once the transaction has committed.
  */
 export async function enqueueEvent(db: Executor, notifier: DeliveryNotifier, accountId: string, payload: EventPayload, at: Date): Promise<Enqueued> {
-  const planned = eventFor(accountId, payload, await subscribedWebhooks(db, accountId, payload), at, notifier);
+  const planned = eventFor(accountId, payload, await subscribedWebhooks(db, accountId, payload, notifier.lookups), at, notifier);
   if (planned.deliveries.length > 0) await insertEventWithDeliveries(db, planned.event, planned.deliveries);
   return planned.enqueued;
 }
 
 /** Stores a message together with the event that reports it, as enqueueEvent would, in as few statements as the database allows. */
 export async function insertMessageAndEnqueue(db: Executor, notifier: DeliveryNotifier, message: Message, payload: EventPayload): Promise<Enqueued> {
-  const planned = eventFor(message.accountId, payload, await subscribedWebhooks(db, message.accountId, payload), message.createdAt, notifier);
+  const planned = eventFor(message.accountId, payload, await subscribedWebhooks(db, message.accountId, payload, notifier.lookups), message.createdAt, notifier);
   if (planned.deliveries.length === 0) await insertMessage(db, message);
   else await insertMessageWithEvent(db, message, planned.event, planned.deliveries);
   return planned.enqueued;
 }
 
-async function subscribedWebhooks(db: Executor, accountId: string, payload: EventPayload): Promise<EnabledWebhook[]> {
+async function subscribedWebhooks(db: Executor, accountId: string, payload: EventPayload, lookups: CachedLookups | undefined): Promise<EnabledWebhook[]> {
   const subscription = subscriptionOf(payload.event);
-  return (await listEnabledWebhooks(db, accountId)).filter(
+  const enabled = lookups === undefined ? await listEnabledWebhooks(db, accountId) : await lookups.enabledWebhooks(db, accountId);
+  return enabled.filter(
     (webhook) => webhook.eventTypes.includes(subscription as Webhook['eventTypes'][number]) && inScope(webhook.messageScope, payload),
   );
 }

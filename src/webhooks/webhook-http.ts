@@ -1,8 +1,7 @@
-import http from 'node:http';
-import https from 'node:https';
-import type { Socket } from 'node:net';
+import type { Agent, Dispatcher } from 'undici';
 import type { AttemptError } from '../domain/webhooks.ts';
-import { BlockedAddressError, guardedLookup, mayConnect, portOf, type AddressPolicy } from './address-guard.ts';
+import { BlockedAddressError, type AddressPolicy } from './address-guard.ts';
+import { createGuardedAgent } from './guarded-agent.ts';
 import { parseRetryAfter } from './retry-policy.ts';
 
 const EXCERPT_BYTES = 2048;
@@ -28,97 +27,97 @@ export interface WebhookHttpOptions {
 
 /**
  * Makes one delivery attempt: a POST that follows no redirect, gives up after the timeout, and
- * reaches only addresses the SSRF guard allows, checked after DNS and again on the connected
- * socket. It never throws; every outcome is an AttemptResult.
+ * reaches only addresses the SSRF guard allows. Connections are pooled per origin (undici), each
+ * checked by the guard when it is made. It never throws; every outcome is an AttemptResult.
  */
 export class WebhookHttpClient {
-  private readonly httpAgent = new http.Agent({ keepAlive: true });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true });
+  private agent: Agent;
 
-  constructor(private readonly options: WebhookHttpOptions) {}
+  constructor(private readonly options: WebhookHttpOptions) {
+    this.agent = this.newAgent();
+  }
 
-  post(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+  private newAgent(): Agent {
+    return createGuardedAgent({ addressPolicy: this.options.addressPolicy, connectTimeoutMs: this.options.timeoutMs });
+  }
+
+  async post(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
     const startedAt = performance.now();
     const finish = (result: Omit<AttemptResult, 'durationMs'>): AttemptResult => ({
       ...result,
       durationMs: Math.round(performance.now() - startedAt),
     });
-    return new Promise((resolve) => {
-      let target: URL;
-      try {
-        target = new URL(url);
-      } catch {
-        resolve(finish(failure('network', 'The webhook URL cannot be parsed.')));
-        return;
-      }
-      const policy = this.options.addressPolicy;
-      const port = portOf(target);
-      const literal = target.hostname.replace(/^\[|\]$/g, '');
-      if (/^[\d.]+$|:/.test(literal) && !mayConnect(policy, literal, port, target.hostname)) {
-        resolve(finish(failure('blocked_address', `${literal} is not an address webhooks may reach.`)));
-        return;
-      }
-      const transport = target.protocol === 'https:' ? https : http;
-      const request = transport.request(target, {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return finish(failure('network', 'The webhook URL cannot be parsed.'));
+    }
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new AttemptTimeout()), this.options.timeoutMs);
+    try {
+      const response = await this.agent.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
         method: 'POST',
-        agent: target.protocol === 'https:' ? this.httpsAgent : this.httpAgent,
-        lookup: guardedLookup(policy, port, target.hostname) as never,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': this.options.userAgent,
-          'content-length': String(Buffer.byteLength(body)),
-          ...headers,
-        },
+        signal: deadline.signal,
+        headers: { 'content-type': 'application/json', 'user-agent': this.options.userAgent, ...basicAuthOf(target), ...headers },
+        body,
       });
-      const timer = setTimeout(() => request.destroy(new AttemptTimeout()), this.options.timeoutMs);
-      request.on('socket', (socket: Socket) => {
-        // A reused keep-alive socket was checked when it connected, and will not connect again.
-        if (policy.everything || !socket.connecting) return;
-        socket.once('connect', () => {
-          if (socket.remoteAddress && !mayConnect(policy, socket.remoteAddress, socket.remotePort ?? port, target.hostname)) {
-            request.destroy(new BlockedAddressError(target.hostname, [socket.remoteAddress]));
-          }
-        });
+      const excerpt = await readExcerpt(response.body);
+      const statusCode = response.statusCode;
+      const isRedirect = statusCode >= 300 && statusCode < 400;
+      return finish({
+        statusCode,
+        responseExcerpt: excerpt,
+        error: isRedirect ? 'redirect' : null,
+        errorDetail: isRedirect ? `Redirects are not followed (Location: ${String(response.headers.location ?? 'none')}).` : null,
+        retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(headerValue(response.headers['retry-after']), new Date()) : null,
       });
-      request.on('error', (error) => {
-        clearTimeout(timer);
-        const [kind, detail] = classify(error);
-        resolve(finish(failure(kind, detail)));
-      });
-      request.on('response', (response) => {
-        const chunks: Buffer[] = [];
-        let received = 0;
-        response.on('data', (chunk: Buffer) => {
-          if (received < EXCERPT_BYTES) chunks.push(chunk);
-          received += chunk.length;
-          if (received > MAX_RESPONSE_BYTES) response.destroy();
-        });
-        const done = () => {
-          clearTimeout(timer);
-          const statusCode = response.statusCode ?? 0;
-          const isRedirect = statusCode >= 300 && statusCode < 400;
-          resolve(
-            finish({
-              statusCode,
-              responseExcerpt: Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8'),
-              error: isRedirect ? 'redirect' : null,
-              errorDetail: isRedirect ? `Redirects are not followed (Location: ${response.headers.location ?? 'none'}).` : null,
-              retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(response.headers['retry-after'], new Date()) : null,
-            }),
-          );
-        };
-        response.once('end', done);
-        response.once('close', done);
-        response.once('error', done);
-      });
-      request.end(body);
-    });
+    } catch (error) {
+      const [kind, detail] = classify(error as NodeJS.ErrnoException);
+      return finish(failure(kind, detail));
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
+  /** Cuts every request in flight short and drops the pooled connections; later POSTs open new ones. */
   close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+    const closing = this.agent;
+    this.agent = this.newAgent();
+    void closing.destroy();
   }
+}
+
+/** The first bytes of a receiver's answer; reading stops past the limit, and a broken body ends the excerpt. */
+async function readExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  try {
+    for await (const chunk of body) {
+      if (received < EXCERPT_BYTES) chunks.push(chunk as Buffer);
+      received += (chunk as Buffer).length;
+      if (received > MAX_RESPONSE_BYTES) break;
+    }
+  } catch {
+    // The status already arrived; what the body failed to carry is only the excerpt.
+  } finally {
+    // Destroying a body that ended would close its pooled connection too.
+    if (!body.readableEnded) body.destroy();
+  }
+  return Buffer.concat(chunks).subarray(0, EXCERPT_BYTES).toString('utf8');
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Credentials written in the URL, sent as node:http sent them: HTTP basic authentication. */
+function basicAuthOf(target: URL): Record<string, string> {
+  if (target.username === '' && target.password === '') return {};
+  const credentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
+  return { authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
 }
 
 class AttemptTimeout extends Error {
@@ -135,7 +134,8 @@ function classify(error: NodeJS.ErrnoException): [AttemptError, string] {
   if (error instanceof BlockedAddressError) return ['blocked_address', error.message];
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA') return ['dns', `The host does not resolve (${code}).`];
   if (code === 'ECONNREFUSED') return ['refused', 'The connection was refused.'];
-  if (code === 'ECONNRESET' || code === 'EPIPE') return ['reset', 'The connection was closed before an answer.'];
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return ['timeout', 'No connection within the timeout.'];
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return ['reset', 'The connection was closed before an answer.'];
   if (code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'EPROTO' || /SSL|TLS/.test(code)) return ['tls', error.message];
   return ['network', error.message];
 }

@@ -77,6 +77,7 @@ export class WebhooksService {
         );
       }
     });
+    await this.store.lookups.webhooksChanged(accountId);
     return { webhook, secret };
   }
 
@@ -91,7 +92,7 @@ export class WebhooksService {
   }
 
   async updateWebhook(scope: TenantScope, id: string, input: WebhookInput): Promise<Webhook> {
-    await this.getWebhook(scope, id);
+    const before = await this.getWebhook(scope, id);
     await webhooks.updateWebhook(
       this.store.db,
       id,
@@ -103,6 +104,7 @@ export class WebhooksService {
       },
       new Date(),
     );
+    await this.store.lookups.webhooksChanged(before.accountId);
     if (input.enabled) this.notifier.deliveriesQueued();
     return this.getWebhook(scope, id);
   }
@@ -110,6 +112,7 @@ export class WebhooksService {
   async deleteWebhook(scope: TenantScope, id: string): Promise<Webhook> {
     const webhook = await this.getWebhook(scope, id);
     await webhooks.deleteWebhook(this.store.db, id);
+    await this.store.lookups.webhooksChanged(webhook.accountId);
     return webhook;
   }
 
@@ -127,6 +130,7 @@ export class WebhooksService {
     const now = new Date();
     const previousValidUntil = new Date(now.getTime() + ROTATION_OVERLAP_MS);
     await webhooks.rotateWebhookSecret(this.store.db, id, this.secretBox.seal(secret), sealed!.current, previousValidUntil, now);
+    await this.store.lookups.webhooksChanged(webhook.accountId);
     return { webhook, secret, previousValidUntil };
   }
 

@@ -48,7 +48,15 @@ export function buildCluster({ config, keys, storage, webhooks, media, sessions,
   const { authenticator } = accounts;
   const revocations = new KeyRevocationListener(
     config.database.dialect === 'postgres' ? config.database.connectionString : undefined,
-    { keyRevoked: (keyId) => authenticator.forget(keyId), missedSignals: () => authenticator.forgetAll(), leasesReleased: () => void keeper.tickSoon() },
+    {
+      keyRevoked: (keyId) => authenticator.forget(keyId),
+      missedSignals: () => {
+        authenticator.forgetAll();
+        storage.store.lookups.forgetAll();
+      },
+      leasesReleased: () => void keeper.tickSoon(),
+      other: (payload) => void storage.store.lookups.heard(payload),
+    },
     logger,
   );
   const sweeps = new PeriodicSweeps({

@@ -16,6 +16,8 @@ export interface MediaParts {
   media: MediaService;
   /** Media retention, and bytes no row needs. */
   mediaSweeper: MediaSweeper;
+  /** Fetches media.url files through the pooled, SSRF-guarded client. */
+  mediaFetcher: MediaFetcher;
   /** Signed download links, which need no API key. */
   mediaLinks: MediaLinks;
 }
@@ -37,6 +39,7 @@ export function buildMedia(config: Config, storage: StorageParts, keys: GatewayK
     minFreePercent: config.media.minFreePercent,
   });
   return {
+    mediaFetcher: fetcher,
     media: new MediaService(store, blobs, config.media, fetcher, new MediaAdmission(store, config.media.allowances, diskFloor)),
     mediaSweeper: new MediaSweeper(store, blobs, logger),
     mediaLinks: new MediaLinks(keys.mediaLinksKey, config.publicUrl),

@@ -19,6 +19,8 @@ import { NumberLinkingService } from '../messaging/number-linking.ts';
 import { PresenceService } from '../messaging/presence.ts';
 import { ProfileService } from '../messaging/profiles.ts';
 import { ReceiveMessageService } from '../messaging/receive-message.ts';
+import { RecentSends } from '../messaging/recent-sends.ts';
+import { SendBacklog } from '../messaging/send-backlog.ts';
 import { SandboxInbox } from '../messaging/sandbox-inbox.ts';
 import { SendMessageService } from '../messaging/send-message.ts';
 import { TypingService } from '../messaging/typing.ts';
@@ -47,6 +49,8 @@ export interface MessagingParts {
   mediaRetrier: MediaDownloadRetrier;
   /** Linking attempts started from the operator console. */
   linking: NumberLinkingService;
+  /** The sends this node works on at once, refused past WAGW_MAX_PENDING_SENDS. */
+  sendBacklog: SendBacklog;
   /** Each number's own LID-to-phone map (ADR 0032). */
   identities: IdentityMap;
   contacts: ContactsService;
@@ -77,17 +81,20 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
   const { deliveryWorker } = webhooks;
   const { media, mediaLinks } = mediaParts;
   const { supervisor, pauses } = sessions;
-  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor.staleWriteRefused(error));
+  // A receipt for a send of this node waits for that send's own `sent` write (recent-sends.ts).
+  const recentSends = new RecentSends();
+  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor.staleWriteRefused(error), recentSends);
   const groups = new GroupService(store, supervisor);
   const messageActions = new MessageActionService(store, committer, supervisor);
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
   const groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
   const identities = new IdentityMap(store, committer, deliveryWorker);
-  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, pauses);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, pauses, recentSends);
   const calls = new CallService(store, committer, deliveryWorker, supervisor, sender, logger);
   const presence = new PresenceService(store, committer, deliveryWorker, supervisor, logger);
   return {
     sender,
+    sendBacklog: new SendBacklog(config.maxPendingSends),
     idempotentSender: new IdempotentSendService(store, committer, sender, logger, config.interruptedSendAfterMs),
     receiver,
     sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute, groups),

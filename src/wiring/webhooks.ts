@@ -10,6 +10,8 @@ import type { StorageParts } from './storage.ts';
 export interface WebhookParts {
   /** Which private addresses outbound fetches (webhooks, media URLs) may reach. */
   addressPolicy: AddressPolicy;
+  /** The pooled, SSRF-guarded HTTP client deliveries go out through. */
+  webhookClient: WebhookHttpClient;
   /** Sends webhook deliveries; started by the node runtime only, never by the CLI. */
   deliveryWorker: DeliveryWorker;
   webhooks: WebhooksService;
@@ -31,5 +33,5 @@ export function buildWebhooks(config: Config, storage: StorageParts, keys: Gatew
     onStarted: (source) => metrics.webhookStarted(source),
   });
   const webhooks = new WebhooksService(store, committer, keys.secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount);
-  return { addressPolicy, deliveryWorker, webhooks };
+  return { addressPolicy, webhookClient: client, deliveryWorker, webhooks };
 }

@@ -3533,7 +3533,7 @@ export interface components {
                 };
             };
         };
-        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. */
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. `overloaded`: The node is working on as many sends as it takes at once (WAGW_MAX_PENDING_SENDS); nothing was stored or sent. Try again after Retry-After. */
         SendMessageError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3543,7 +3543,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage" | "send_not_recorded" | "number_paused";
+                    error?: "storage_unavailable" | "number_not_connected" | "insufficient_storage" | "send_not_recorded" | "number_paused" | "overloaded";
                 };
             };
         };
@@ -7455,7 +7455,7 @@ export interface components {
                 };
             };
         };
-        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
+        /** @description `send_not_recorded`: WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives. `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. `number_paused`: The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume. `overloaded`: The node is working on as many sends as it takes at once (WAGW_MAX_PENDING_SENDS); nothing was stored or sent. Try again after Retry-After. `insufficient_storage`: The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space. */
         UploadMediaError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7465,7 +7465,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "number_paused" | "insufficient_storage";
+                    error?: "send_not_recorded" | "storage_unavailable" | "number_not_connected" | "number_paused" | "overloaded" | "insufficient_storage";
                 };
             };
         };

@@ -5,7 +5,7 @@ import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.
 import { defineOperation } from './operation.ts';
 import { answerKnownKey, asAnswer, sendHere, toKnownPhone } from './sending.ts';
 
-export const sendMessage = defineOperation({ body: messageRequestSchema, headers: idempotencyKeyHeadersSchema }, ['sender', 'idempotentSender', 'media', 'mediaLinks', 'maxMessageLength', 'numbers', 'identities'])({
+export const sendMessage = defineOperation({ body: messageRequestSchema, headers: idempotencyKeyHeadersSchema }, ['sender', 'idempotentSender', 'media', 'mediaLinks', 'maxMessageLength', 'numbers', 'identities', 'sendBacklog'])({
   method: 'POST',
   path: '/send_message',
   operationId: 'sendMessage',
@@ -18,7 +18,7 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
     ...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS,
     'empty_message', 'message_too_long', 'invalid_media', 'media_type_mismatch', 'media_kind_mismatch', 'media_url_blocked', 'media_too_large', 'recipient_not_on_whatsapp',
     'invalid_reply_to', 'invalid_mention', 'invalid_idempotency_key', 'not_group_member', 'media_not_found', 'request_in_progress', 'send_outcome_unknown',
-    'storage_quota_exceeded', 'media_url_unreachable', 'idempotency_key_reused', 'quota_exceeded', 'upload_rate_exceeded', 'media_fetch_budget_exceeded', 'insufficient_storage', 'send_not_recorded', 'number_paused', 'contact_not_found',
+    'storage_quota_exceeded', 'media_url_unreachable', 'idempotency_key_reused', 'quota_exceeded', 'upload_rate_exceeded', 'media_fetch_budget_exceeded', 'insufficient_storage', 'send_not_recorded', 'number_paused', 'contact_not_found', 'overloaded',
   ],
   check: ({ body, idempotencyKey }, { maxMessageLength }) => {
     parseSendInput(body, maxMessageLength);

@@ -12,7 +12,7 @@ import type { AccountScope } from '../../domain/tenant-scope.ts';
 import { notOwned } from './owner-dispatch.ts';
 
 /** What a send reaches: the senders and the media it stores or reuses. */
-export type SendingServices = Pick<OperationServices, 'sender' | 'idempotentSender' | 'media' | 'mediaLinks'>;
+export type SendingServices = Pick<OperationServices, 'sender' | 'idempotentSender' | 'media' | 'mediaLinks' | 'sendBacklog'>;
 
 export interface SendAnswer {
   statusCode: number;
@@ -25,8 +25,12 @@ export function asAnswer(answer: SendAnswer): Answer {
   return { statusCode: answer.statusCode, body: answer.body, ...(answer.replayed && { headers: { 'Idempotent-Replayed': 'true' } }) };
 }
 
-/** The send as this node makes it, once it serves from_phone (or no node does and it answers why). */
-export async function sendHere(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
+/** The send as this node makes it, once it serves from_phone (or no node does and it answers why); refused at once past the node's backlog. */
+export function sendHere(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
+  return services.sendBacklog.admit(() => sendAdmitted(services, accountId, input, idempotencyKey));
+}
+
+async function sendAdmitted(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
   // A replay of a send with a file is answered before the file is stored again; only a URL's
   // bytes are unknown until fetched, so those sends reach the claim after their fetch.
   if (idempotencyKey !== undefined && input.media !== undefined) {

@@ -314,41 +314,52 @@ export async function advanceOutboundStatus(
   allowedFrom.forEach((from, index) => (values[`from${index}`] = from));
   if (errorCode !== null) values.errorCode = errorCode;
   const row = (await advanceStatement(status, allowedFrom.length, errorCode !== null)(db, values)).rows[0];
-  return row && toMessage(row);
+  return row && toMessage(row as MessageRow);
+}
+
+/**
+ * advanceOutboundStatus for a send whose row id the caller knows (the node that sent it): by
+ * primary key, returning only whether it moved, since the caller holds what the event needs.
+ */
+export async function advanceOutboundStatusById(db: Executor, id: string, status: MessageStatus, allowedFrom: MessageStatus[], at: Date, errorCode: string | null = null): Promise<boolean> {
+  if (allowedFrom.length === 0) return false;
+  const values: Record<string, string | number> = { id, status, at: at.getTime() };
+  allowedFrom.forEach((from, index) => (values[`from${index}`] = from));
+  if (errorCode !== null) values.errorCode = errorCode;
+  return (await advanceStatement(status, allowedFrom.length, errorCode !== null, true)(db, values)).rows.length > 0;
 }
 
 // Every send's receipts run this, in a few shapes (the status, whose time it records, how many
 // statuses it may move from, and whether a code comes with it), each compiled once.
 const advanceStatements = new Map<string, ReturnType<typeof compileAdvance>>();
 
-function advanceStatement(status: MessageStatus, allowedCount: number, withErrorCode: boolean) {
-  const shape = `${status}:${allowedCount}:${withErrorCode}`;
+function advanceStatement(status: MessageStatus, allowedCount: number, withErrorCode: boolean, byId = false) {
+  const shape = `${status}:${allowedCount}:${withErrorCode}:${byId}`;
   let statement = advanceStatements.get(shape);
   if (statement === undefined) {
-    statement = compileAdvance(status, allowedCount, withErrorCode);
+    statement = compileAdvance(status, allowedCount, withErrorCode, byId);
     advanceStatements.set(shape, statement);
   }
   return statement;
 }
 
-function compileAdvance(status: MessageStatus, allowedCount: number, withErrorCode: boolean) {
+function compileAdvance(status: MessageStatus, allowedCount: number, withErrorCode: boolean, byId: boolean) {
   // One statement that checks and moves the status: two receipts racing in concurrent
   // transactions cannot both apply, and every receipt costs one round trip, not two.
-  return compiledStatement((db, v: Record<string, string | number>) =>
-    db
+  return compiledStatement((db, v: Record<string, string | number>) => {
+    const update = db
       .updateTable('messages')
       .set({ status: v.status as string, updated_at: v.at as number, [`${status}_at`]: v.at as number, ...(withErrorCode && { error_code: v.errorCode as string }) })
-      .where('engine_message_id', '=', v.engineMessageId as string)
-      .where('from_phone', '=', v.fromPhone as string)
-      .where('direction', '=', 'outbound')
       .where(
         'status',
         'in',
         Array.from({ length: allowedCount }, (_unused, index) => v[`from${index}`] as string),
-      )
-      // Named, not *, so that the prepared statement survives a migration adding a column.
-      .returning(MESSAGE_COLUMNS),
-  );
+      );
+    // By primary key the row is known to be ours, and only whether it moved is wanted back.
+    if (byId) return update.where('id', '=', v.id as string).returning('id');
+    // Named, not *, so that the prepared statement survives a migration adding a column.
+    return update.where('engine_message_id', '=', v.engineMessageId as string).where('from_phone', '=', v.fromPhone as string).where('direction', '=', 'outbound').returning(MESSAGE_COLUMNS);
+  });
 }
 
 export async function findOutboundStatus(db: Executor, sent: SentMessageKey): Promise<MessageStatus | undefined> {

@@ -1,0 +1,176 @@
+/**
+ * npm run bench:floor
+ *
+ * Where the send stands between the bare echo and the durable floor, in one run per database:
+ * 1. the echo: a bare Fastify route answering the send's JSON (bench/ceiling-server.ts);
+ * 2. the floor: the same route writing each send durably and nothing more, one prepared insert,
+ *    its `sent` update and its receipt, batched with one fsync per batch (bench/floor-server.ts);
+ * 3. `wagw serve` on a sandbox number of an enterprise account.
+ * Each is driven to saturation by autocannon (BENCH_CONNECTIONS, 32) for BENCH_FLOOR_SECONDS (5)
+ * after a warm-up of BENCH_FLOOR_WARMUP_SECONDS (3), and its process's CPU time per answer is
+ * read from /proc: the steady measure on a shared machine, where throughput moves with the
+ * load. On PostgreSQL the database server's CPU per answer is read too (every process under its
+ * postmaster). BENCH_DIALECTS=sqlite,postgres picks the databases. BENCH_FLOOR_COMPARE_ROOT, a
+ * checkout of another commit (with its node_modules), adds that commit's send to the same run.
+ * BENCH_CPU_PROFILE_DIR runs this tree's gateway under --cpu-prof.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { createTestDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
+import {
+  assertAllAnswered,
+  currentCommit,
+  machineDescription,
+  processCpuSeconds,
+  runAutocannon,
+  seededSendDatabase,
+  sendOrder,
+  startForkedServer,
+  startGatewayProcess,
+  writeReportSection,
+} from './support.ts';
+
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const SECONDS = Number(process.env.BENCH_FLOOR_SECONDS ?? 5);
+const WARMUP_SECONDS = Number(process.env.BENCH_FLOOR_WARMUP_SECONDS ?? 3);
+const COMPARE_ROOT = process.env.BENCH_FLOOR_COMPARE_ROOT;
+
+interface Figure {
+  requestsPerSecond: number;
+  /** The server process's CPU per answer. */
+  cpuMicroseconds: number;
+  /** PostgreSQL's CPU per answer, all its processes; NaN on SQLite. */
+  databaseCpuMicroseconds: number;
+  loadAverage: number;
+}
+
+interface DialectFigures {
+  dialect: Dialect;
+  echo: Figure;
+  floor: Figure;
+  send: Figure;
+  /** The send of the checkout at BENCH_FLOOR_COMPARE_ROOT, measured right after this one's. */
+  compared?: Figure;
+}
+
+/**
+ * The CPU seconds of the postmaster, of every process under it, and of those of them that have
+ * ended (the postmaster's children's time, which a backend's joins when it exits), so that a
+ * connection closed during the run does not take its CPU out of the sum.
+ */
+function postgresCpuSeconds(postmasterPid: number | undefined): number {
+  if (postmasterPid === undefined) return Number.NaN;
+  let total = processCpuSeconds(postmasterPid) + endedChildrenCpuSeconds(postmasterPid);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === postmasterPid) total += processCpuSeconds(Number(entry));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
+}
+
+function endedChildrenCpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+async function postmasterPidOf(url: string): Promise<number | undefined> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const directory = (await client.query<{ data_directory: string }>('show data_directory')).rows[0]!.data_directory;
+    return Number(fs.readFileSync(path.join(directory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return undefined;
+  } finally {
+    await client.end();
+  }
+}
+
+async function measure(target: { port: number; pid: number }, apiKey: string, postmasterPid: number | undefined, what: string): Promise<Figure> {
+  const order = { ...sendOrder(target, apiKey), connections: CONNECTIONS };
+  assertAllAnswered(await runAutocannon({ ...order, durationSeconds: WARMUP_SECONDS }), what);
+  const cpuBefore = processCpuSeconds(target.pid);
+  const databaseBefore = postgresCpuSeconds(postmasterPid);
+  const result = assertAllAnswered(await runAutocannon({ ...order, durationSeconds: SECONDS }), what);
+  const answers = result.total2xx;
+  const figure = {
+    requestsPerSecond: result.requestsPerSecond,
+    cpuMicroseconds: ((processCpuSeconds(target.pid) - cpuBefore) * 1e6) / answers,
+    databaseCpuMicroseconds: ((postgresCpuSeconds(postmasterPid) - databaseBefore) * 1e6) / answers,
+    loadAverage: os.loadavg()[0]!,
+  };
+  console.log(`${what}: ${Math.round(figure.requestsPerSecond)}/s, ${figure.cpuMicroseconds.toFixed(0)} µs CPU per answer${Number.isNaN(figure.databaseCpuMicroseconds) ? '' : ` + ${figure.databaseCpuMicroseconds.toFixed(0)} µs in PostgreSQL`}, load ${figure.loadAverage.toFixed(2)}`);
+  return figure;
+}
+
+async function benchmark(dialect: Dialect): Promise<DialectFigures> {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), `wagw-bench-floor-${dialect}-`));
+  const databases: TestDatabase[] = [];
+  const running: { stop(): Promise<void> }[] = [];
+  try {
+    const gatewayDatabase = await seededSendDatabase(dialect, databases);
+    const floorDatabase = dialect === 'sqlite' ? undefined : await createTestDatabase('postgres');
+    if (floorDatabase !== undefined) databases.push(floorDatabase);
+    process.env.FLOOR_DATABASE = floorDatabase?.url ?? `sqlite:${path.join(directory, 'floor.sqlite')}`;
+    const echo = await startForkedServer('bench/ceiling-server.ts');
+    running.push(echo);
+    const floor = await startForkedServer('bench/floor-server.ts');
+    running.push(floor);
+    const profile = process.env.BENCH_CPU_PROFILE_DIR;
+    const nodeArgs = profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile)}`];
+    const gateway = await startGatewayProcess({ databaseUrl: gatewayDatabase.url, directory, env: { LOG_LEVEL: 'info' }, nodeArgs });
+    running.push(gateway);
+    const postmaster = dialect === 'postgres' ? await postmasterPidOf(gatewayDatabase.url) : undefined;
+    // Back to back, so that they share one moment's load.
+    const figures: DialectFigures = {
+      dialect,
+      echo: await measure(echo, gatewayDatabase.apiKey, postmaster, `${dialect} echo`),
+      floor: await measure(floor, gatewayDatabase.apiKey, postmaster, `${dialect} floor`),
+      send: await measure(gateway, gatewayDatabase.apiKey, postmaster, `${dialect} send`),
+    };
+    if (COMPARE_ROOT !== undefined) {
+      const comparedDatabase = await seededSendDatabase(dialect, databases);
+      const compared = await startGatewayProcess({ databaseUrl: comparedDatabase.url, directory, env: { LOG_LEVEL: 'info' }, root: COMPARE_ROOT });
+      running.push(compared);
+      figures.compared = await measure(compared, comparedDatabase.apiKey, postmaster, `${dialect} send at ${COMPARE_ROOT}`);
+    }
+    return figures;
+  } finally {
+    for (const server of running.reverse()) await server.stop();
+    for (const database of databases) await database.drop();
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+const results: DialectFigures[] = [];
+for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'postgres']) as Dialect[]) results.push(await benchmark(dialect));
+
+const micro = (value: number) => (Number.isNaN(value) ? '–' : `${value.toFixed(0)} µs`);
+const rows = results.flatMap(({ dialect, echo, floor, send, compared }) =>
+  [['echo', echo], ['floor', floor], ['send', send], ...(compared === undefined ? [] : [['send, compared checkout', compared]])].map(
+    ([name, figure]) =>
+      `| ${dialect} | ${name as string} | ${Math.round((figure as Figure).requestsPerSecond).toLocaleString('en')} /s | ${((figure as Figure).requestsPerSecond / echo.requestsPerSecond).toFixed(2)} | ${micro((figure as Figure).cpuMicroseconds)} | ${micro((figure as Figure).databaseCpuMicroseconds)} | ${(figure as Figure).loadAverage.toFixed(1)} |`,
+  ),
+);
+writeReportSection(
+  'bench:floor',
+  `## Echo, floor and send in one run (\`npm run bench:floor\`)
+
+Measured ${new Date().toISOString().slice(0, 10)} at commit \`${currentCommit()}\` on ${machineDescription()}, autocannon with ${CONNECTIONS} connections, ${SECONDS} s after ${WARMUP_SECONDS} s of warm-up each, back to back.
+The floor (bench/floor-server.ts) is the echo plus the least durable send: one prepared insert, its \`sent\` update and its receipt, batched with one fsync per batch.
+CPU is per answer, from /proc: the server process's, and on PostgreSQL every database process's.
+
+| database | server | throughput | ÷ echo | CPU per answer | PostgreSQL CPU per answer | load |
+|---|---|---|---|---|---|---|
+${rows.join('\n')}`,
+);
+process.exit(0);
