@@ -29,7 +29,7 @@ for (const dialect of dialects) {
     it('a contact with no profile shows none', async () => {
       const response = await readProfile('+14155550144', account.phones[0]!);
       assert.equal(response.statusCode, 200, response.body);
-      assert.deepEqual({ ...response.json(), fetched_at: undefined }, { phone: '+14155550144', from_phone: account.phones[0], about: null, about_set_at: null, picture: null, business: null, fetched_at: undefined });
+      assert.deepEqual({ ...(response.json() as object), fetched_at: undefined }, { phone: '+14155550144', from_phone: account.phones[0], about: null, about_set_at: null, picture: null, business: null, fetched_at: undefined });
     });
 
     it('a number sets its name, about and picture; another reads them, the picture stored once and kept while the cache lasts', async () => {

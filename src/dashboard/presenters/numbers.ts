@@ -18,6 +18,8 @@ export interface NumbersView {
   draft: SimulationDraft | undefined;
   /** The groups each number is in, as it last saw them. */
   groups: GroupRowView[];
+  /** Whether the viewer may change the numbers' call settings (owners and admins). */
+  canChangeSettings: boolean;
 }
 
 export interface GroupRowView {
@@ -33,12 +35,12 @@ export interface NumberStatusesView {
   numbers: Array<{ id: string; phone: string; status: string }>;
 }
 
-export async function presentNumbers(gateway: Gateway, account: ScopedAccount, draft?: SimulationDraft): Promise<NumbersView> {
+export async function presentNumbers(gateway: Gateway, account: ScopedAccount, canChangeSettings: boolean, draft?: SimulationDraft): Promise<NumbersView> {
   const [numbers, users] = await Promise.all([gateway.numbers.listNumbers(account.scope), gateway.accounts.listUsers(account.scope)]);
   const holders = usersById(users);
   const rows = numbers.map((number) => toNumberRow(number, holders));
   const groups = (await gateway.groups.knownGroups(numbers)).map((group) => ({ phone: group.phone, groupId: group.groupId, subject: group.subject, size: group.size, isAdmin: group.isAdmin }));
-  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups };
+  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups, canChangeSettings };
 }
 
 export async function presentNumberStatuses(gateway: Gateway, account: ScopedAccount): Promise<NumberStatusesView> {

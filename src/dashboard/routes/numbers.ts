@@ -2,7 +2,8 @@ import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
-import { accountOf, pageContext, requireAccountMember, sendPage } from '../context.ts';
+import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
+import { CALL_REPLY_TEXT_MAX_LENGTH } from '../../domain/calls.ts';
 import { attempt, formErrorText, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { readFieldsBeforeFile, readLeadingCsrfToken, stopReadingUnfinishedForm } from '../streamed-form.ts';
@@ -15,8 +16,21 @@ const SIMULATED_FILE_LIMIT_BYTES = 16 * 1024 * 1024;
 /** `/numbers`: the account's numbers, their live status, and the sandbox's incoming-message form. */
 export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): void {
   app.get('/numbers', { preHandler: requireAccountMember }, async (request, reply) => {
-    const view = await presentNumbers(gateway, accountOf(request));
+    const view = await presentNumbers(gateway, accountOf(request), canManage(viewerOf(request)));
     return sendPage(reply, NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }));
+  });
+
+  // A number's call settings, as PATCH /numbers/{id} sets them; owners and admins only.
+  app.post<{ Params: { id: string } }>('/numbers/:id/calls', { preHandler: requireManager }, async (request, reply) => {
+    const replyText = formText(request.body, 'call_reply_text').trim();
+    if (replyText.length > CALL_REPLY_TEXT_MAX_LENGTH) {
+      throw new AppError('invalid_argument', `The reply to callers takes at most ${CALL_REPLY_TEXT_MAX_LENGTH} characters.`, { field: 'call_reply_text', limit: CALL_REPLY_TEXT_MAX_LENGTH });
+    }
+    await gateway.numbers.updateSettings(accountOf(request).scope, request.params.id, {
+      rejectCalls: formText(request.body, 'reject_calls') === 'on',
+      callReplyText: replyText === '' ? null : replyText,
+    });
+    return redirectWithNotice(reply, '/numbers', 'call_settings_saved');
   });
 
   // Polled by open pages: it must not count as activity, or an open tab would never go idle.
@@ -51,7 +65,7 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
           // Another account's number (or none) is a 404 page, whatever was typed, not a form error.
           if (result.error.code === 'number_not_found') throw result.error;
           const draft = { numberId: request.params.id, fromPhone, message, error: describeInputError(result.error) };
-          const view = await presentNumbers(gateway, account, draft);
+          const view = await presentNumbers(gateway, account, canManage(viewerOf(request)), draft);
           return sendPage(reply, NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }), httpStatusFor(result.error.code));
         }
         return redirectWithNotice(reply, '/numbers', 'incoming_simulated');
