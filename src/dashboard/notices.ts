@@ -16,6 +16,7 @@ export const notices = {
   test_event_sent: 'A test event is on its way. Its delivery appears in the log below.',
   redelivery_scheduled: 'The delivery is scheduled again.',
   incoming_simulated: 'The simulated message arrived. It is in Messages, and webhooks are notified.',
+  call_settings_saved: 'The call settings are saved. They apply to the next call.',
   role_changed: 'The role is changed.',
   member_removed: 'The user is removed from the account.',
   invite_revoked: 'The invite is revoked.',

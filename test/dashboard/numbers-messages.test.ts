@@ -86,6 +86,28 @@ for (const dialect of dialects) {
         assert.equal(page.body.split('Simulate incoming message</button>').length - 1, 2);
       });
 
+      it('an owner sets a number to reject calls with a reply, and clears the reply; a member sees no such form and is refused', async () => {
+        const owner = await signedIn('owner@acme.test');
+        const page = await owner.get('/numbers');
+        assert.match(page.body, new RegExp(`action="/numbers/${acmeTwo.id}/calls"`));
+        const saved = await owner.submit('/numbers', `/numbers/${acmeTwo.id}/calls`, { reject_calls: 'on', call_reply_text: '  Please write <instead>.  ' });
+        assert.equal(saved.statusCode, 303);
+        let stored = await test.gateway.numbers.findNumber(operatorScope(), acmeTwo.id);
+        assert.deepEqual([stored.rejectCalls, stored.callReplyText], [true, 'Please write <instead>.']);
+        const shown = await owner.get('/numbers');
+        assert.match(shown.body, /Please write &(lt|#60|#x3[cC]);instead/, 'the reply is shown escaped');
+        assert.doesNotMatch(shown.body, /Please write <instead>/);
+        await owner.submit('/numbers', `/numbers/${acmeTwo.id}/calls`, { call_reply_text: '' });
+        stored = await test.gateway.numbers.findNumber(operatorScope(), acmeTwo.id);
+        assert.deepEqual([stored.rejectCalls, stored.callReplyText], [false, null], 'an unticked box turns rejection off');
+
+        const member = await signedIn('member@acme.test');
+        assert.doesNotMatch((await member.get('/numbers')).body, /\/calls"/);
+        const refused = await member.submit('/numbers', `/numbers/${acmeTwo.id}/calls`, { reject_calls: 'on' });
+        assert.equal(refused.statusCode, 403);
+        assert.equal((await test.gateway.numbers.findNumber(operatorScope(), acmeTwo.id)).rejectCalls, false);
+      });
+
       it('tells an account without numbers who links them', async () => {
         const { client } = await seedAccount('Numberless', []);
         const page = await client.get('/numbers');

@@ -22,6 +22,8 @@ export interface NumbersView {
   /** The numbers that hold their sends, and whether the viewer may resume them (owners and admins). */
   paused: PausedNumberView[];
   canResume: boolean;
+  /** Whether the viewer may change the numbers' call settings (owners and admins). */
+  canChangeSettings: boolean;
 }
 
 export interface PausedNumberView {
@@ -55,7 +57,7 @@ export interface NumberStatusesView {
   numbers: Array<{ id: string; phone: string; status: string }>;
 }
 
-export async function presentNumbers(gateway: Gateway, account: ScopedAccount, canResume: boolean, draft?: SimulationDraft): Promise<NumbersView> {
+export async function presentNumbers(gateway: Gateway, account: ScopedAccount, canManage: boolean, draft?: SimulationDraft): Promise<NumbersView> {
   const [numbers, users] = await Promise.all([gateway.numbers.listNumbers(account.scope), gateway.accounts.listUsers(account.scope)]);
   const holders = usersById(users);
   const rows = numbers.map((number) => toNumberRow(number, holders));
@@ -65,7 +67,7 @@ export async function presentNumbers(gateway: Gateway, account: ScopedAccount, c
     const pause = pauses.get(number.id);
     return pause === undefined ? [] : [{ id: number.id, phone: number.phone, reason: PAUSE_REASONS[pause.reason], detail: pause.detail, since: pause.since, until: pause.until }];
   });
-  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups, paused, canResume };
+  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups, paused, canResume: canManage, canChangeSettings: canManage };
 }
 
 export async function presentNumberStatuses(gateway: Gateway, account: ScopedAccount): Promise<NumberStatusesView> {

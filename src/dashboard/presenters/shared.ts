@@ -45,6 +45,8 @@ export interface NumberRowView {
   statusReason: string | null;
   holder: string | null;
   isSandbox: boolean;
+  rejectCalls: boolean;
+  callReplyText: string | null;
 }
 
 export function toNumberRow(number: WhatsAppNumber, usersById: Map<string, User>): NumberRowView {
@@ -56,6 +58,8 @@ export function toNumberRow(number: WhatsAppNumber, usersById: Map<string, User>
     statusReason: number.statusReason,
     holder: number.holderUserId === null ? null : (usersById.get(number.holderUserId)?.email ?? null),
     isSandbox: number.engine === 'sandbox',
+    rejectCalls: number.rejectCalls,
+    callReplyText: number.callReplyText,
   };
 }
 

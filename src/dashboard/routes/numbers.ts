@@ -3,6 +3,7 @@ import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
+import { CALL_REPLY_TEXT_MAX_LENGTH } from '../../domain/calls.ts';
 import { attempt, formErrorText, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { readFieldsBeforeFile, readLeadingCsrfToken, stopReadingUnfinishedForm } from '../streamed-form.ts';
@@ -24,6 +25,19 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
     const number = await gateway.numbers.findNumber(accountOf(request).scope, request.params.id);
     await gateway.routedPauses.resume(number);
     return redirectWithNotice(reply, '/numbers', 'number_resumed');
+  });
+
+  // A number's call settings, as PATCH /numbers/{id} sets them; owners and admins only.
+  app.post<{ Params: { id: string } }>('/numbers/:id/calls', { preHandler: requireManager }, async (request, reply) => {
+    const replyText = formText(request.body, 'call_reply_text').trim();
+    if (replyText.length > CALL_REPLY_TEXT_MAX_LENGTH) {
+      throw new AppError('invalid_argument', `The reply to callers takes at most ${CALL_REPLY_TEXT_MAX_LENGTH} characters.`, { field: 'call_reply_text', limit: CALL_REPLY_TEXT_MAX_LENGTH });
+    }
+    await gateway.numbers.updateSettings(accountOf(request).scope, request.params.id, {
+      rejectCalls: formText(request.body, 'reject_calls') === 'on',
+      callReplyText: replyText === '' ? null : replyText,
+    });
+    return redirectWithNotice(reply, '/numbers', 'call_settings_saved');
   });
 
   // Polled by open pages: it must not count as activity, or an open tab would never go idle.

@@ -14,6 +14,19 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
       <div data-status-source="/numbers/status.json">
         <NumbersTable numbers={view.numbers} empty={{ text: 'No numbers yet. The operator links WhatsApp numbers to your account.' }} />
       </div>
+      {view.canChangeSettings && view.numbers.length > 0 ? (
+        <>
+          <h2>Calls</h2>
+          <p class="muted">A number that rejects calls declines each one as it rings; `call` webhooks hear of every call either way.</p>
+          <div class="grid">
+            {view.numbers.map((number) => (
+              <CallSettingsForm number={number} csrfToken={context.csrfToken} />
+            ))}
+          </div>
+        </>
+      ) : (
+        ''
+      )}
       <h2>Groups</h2>
       <GroupsTable groups={view.groups} />
       {view.sandboxNumbers.length === 0 ? (
@@ -100,6 +113,33 @@ function GroupsTable(props: { groups: GroupRowView[] }): JSX.Element {
         </tbody>
       </table>
     </div>
+  );
+}
+
+function CallSettingsForm(props: { number: NumberRowView; csrfToken: string }): JSX.Element {
+  const { number } = props;
+  const rejectId = `reject-${number.id}`;
+  const replyId = `reply-${number.id}`;
+  const replyHintId = `reply-hint-${number.id}`;
+  return (
+    <section class="card" aria-labelledby={`calls-${number.id}`}>
+      <h3 id={`calls-${number.id}`} class="mono" safe>{`Calls to ${number.phone}`}</h3>
+      <PostForm action={`/numbers/${encodeURIComponent(number.id)}/calls`} csrfToken={props.csrfToken} class="stack">
+        <label for={rejectId}>
+          <input id={rejectId} name="reject_calls" type="checkbox" checked={number.rejectCalls} /> Reject calls
+        </label>
+        <label for={replyId}>Reply to a rejected caller (optional)</label>
+        <textarea id={replyId} name="call_reply_text" aria-describedby={replyHintId} safe>
+          {number.callReplyText ?? ''}
+        </textarea>
+        <p id={replyHintId} class="hint">
+          Sent to the caller as a message, which counts in the monthly volume. Leave it empty to send nothing.
+        </p>
+        <button type="submit" class="button">
+          Save call settings
+        </button>
+      </PostForm>
+    </section>
   );
 }
 
