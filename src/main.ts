@@ -19,6 +19,7 @@ import { MessageActionService } from './messaging/message-actions.ts';
 import { GroupService } from './messaging/groups.ts';
 import { GroupChangeService } from './messaging/group-changes.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
+import { PollService } from './messaging/polls.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
 import { ReceiveMessageService } from './messaging/receive-message.ts';
@@ -91,6 +92,8 @@ export interface Gateway {
   signIn: SignInService;
   team: TeamService;
   history: MessageHistoryService;
+  /** Polls' votes: the current selection per voter, and the tallies. */
+  polls: PollService;
   system: SystemStatusService;
   /** The Prometheus metrics that GET /metrics serves (when a metrics token is configured). */
   metrics: GatewayMetrics;
@@ -216,6 +219,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   let lastOrphanSweep = 0;
   const mediaLinks = new MediaLinks(MediaLinks.deriveKey(secretKey), config.publicUrl);
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
+  const polls = new PollService(store, committer, deliveryWorker, logger);
   const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor!.staleWriteRefused(error));
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
@@ -228,6 +232,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     receipt: (event) => receiver.recordReceipt(event),
     incomingAction: (event) => incomingActions.record(event),
     groupChanged: (event) => groupChanges!.record(event),
+    pollVote: (event) => polls.recordVote(event),
   };
   // Each engine gets its own view of the events, so that what it receives is counted under its name.
   const eventsFrom = (engine: EngineKind): EngineEvents => ({
@@ -344,6 +349,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     signIn,
     team: new TeamService(store, accounts),
     history: new MessageHistoryService(store),
+    polls,
     system: new SystemStatusService(store, config, startedAt),
     metrics,
     clusterKey,

@@ -1,9 +1,9 @@
-import { presentStructured } from './structured-content.ts';
+import { presentPoll, presentStructured, type PollTally, type SharedPoll } from './structured-content.ts';
 import type { GroupChange } from './groups.ts';
 import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type MessageGroup, type QuotedMessage, type SessionStatus } from './model.ts';
 
-export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated'] as const;
+export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'poll.vote'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 /**
  * What a delivery can carry: a subscribable event, the test event an operator sends, or
@@ -266,6 +266,34 @@ export function groupUpdatedPayload(phone: string, group: MessageGroup, change: 
     by_phone: change.actor?.phone ?? null,
     by_lid: change.actor?.lid ?? null,
     timestamp: change.at.toISOString(),
+  };
+}
+
+/** A vote on a poll: who voted, what they chose now (empty: they took their vote back) and the totals since. */
+export interface PollVote {
+  messageId: string;
+  whatsappId: string;
+  /** Our number. */
+  phone: string;
+  group: MessageGroup | null;
+  voterPhone: string | null;
+  voterLid: string | null;
+  options: readonly string[];
+  at: Date;
+}
+
+export function pollVotePayload(vote: PollVote, poll: SharedPoll, tally: PollTally): EventPayload {
+  return {
+    event: 'poll.vote',
+    message_id: vote.messageId,
+    whatsapp_id: vote.whatsappId,
+    phone: vote.phone,
+    group: vote.group === null ? null : { id: vote.group.id, subject: vote.group.subject },
+    voter_phone: vote.voterPhone,
+    voter_lid: vote.voterLid,
+    options: [...vote.options],
+    poll: presentPoll(poll, tally),
+    timestamp: vote.at.toISOString(),
   };
 }
 

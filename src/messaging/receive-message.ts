@@ -13,6 +13,7 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { advanceOutboundStatus, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import { markEarlierRead } from '../store/repositories/read-receipts.ts';
+import { savePollSecret } from '../store/repositories/polls.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { findMessageGroups, insertMessageGroups, knownSubject } from '../store/repositories/groups.ts';
 import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
@@ -84,6 +85,7 @@ export class ReceiveMessageService {
       }
       const queued = await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)));
       if (message.replyTo) await insertReply(trx, message, message.replyTo);
+      if (event.pollSecret !== undefined) await savePollSecret(trx, message.id, event.pollSecret);
       await insertMessageGroups(trx, [message]);
       // The promise of a later message.media event commits with the message, or not at all.
       if (media !== undefined && 'unavailable' in media && media.willRetry && retryToken !== null) {

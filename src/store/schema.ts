@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { MessageGroupsTable, MessageReactionsTable, MessageRepliesTable, MessageRevisionsTable, NumberGroupsTable, SandboxGroupsTable } from './schema-conversations.ts';
 
 /**
@@ -33,6 +33,22 @@ export interface Database {
   message_groups: MessageGroupsTable;
   number_groups: NumberGroupsTable;
   sandbox_groups: SandboxGroupsTable;
+  poll_secrets: PollSecretsTable;
+  poll_votes: PollVotesTable;
+}
+
+export interface PollSecretsTable {
+  message_id: string;
+  secret: string;
+}
+
+export interface PollVotesTable {
+  message_id: string;
+  voter: string;
+  voter_phone: string | null;
+  voter_lid: string | null;
+  options: string;
+  voted_at: number;
 }
 
 export interface AccountsTable {
@@ -41,6 +57,7 @@ export interface AccountsTable {
   plan: string;
   custom_monthly_limit: number | null;
   created_at: number;
+  link_previews: Generated<number>;
 }
 
 export interface UsersTable {

@@ -33,6 +33,8 @@ interface Owner extends SeededAccount {
   groupId: string;
   /** Groups the owner's number may leave, one per path. */
   leavableGroupIds: [string, string];
+  /** A poll the owner's number sent, to vote on. */
+  pollId: string;
 }
 
 interface Probe {
@@ -58,6 +60,12 @@ const sendFromOwnersNumber: Probe = {
 
 const receiveOnOwnersNumber: Probe = {
   request: (owner, marker) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], message: marker } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const voteOnOwnersPoll: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], message_id: owner.pollId, options: ['yes'] } }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 };
@@ -230,6 +238,8 @@ const PROBES: Record<string, Probe> = {
   'POST /api/send_message': sendFromOwnersNumber,
   'POST /sandbox/receive': receiveOnOwnersNumber,
   'POST /api/sandbox/receive': receiveOnOwnersNumber,
+  'POST /sandbox/poll_vote': voteOnOwnersPoll,
+  'POST /api/sandbox/poll_vote': voteOnOwnersPoll,
   'POST /media': upload,
   'POST /api/media': upload,
   'GET /media/{id}': downloadOwnersMedia,
@@ -283,11 +293,12 @@ for (const dialect of dialects) {
         sends.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text }, seeded.apiKey)).json().message_id as string);
       }
       const group = await test.post('/groups', { from_phone: seeded.phones[0], subject: 'the owner\'s group', participants: ['+14155550100'] }, seeded.apiKey);
+      const poll = await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', poll: { question: 'the owner\'s poll', options: ['yes', 'no'] } }, seeded.apiKey);
       const leavable: string[] = [];
       for (const subject of ['to leave', 'to leave by /api']) leavable.push((await test.post('/groups', { from_phone: seeded.phones[0], subject, participants: ['+14155550100'] }, seeded.apiKey)).json().id);
       owner = {
         ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!], groupId: group.json().id,
-        leavableGroupIds: [leavable[0]!, leavable[1]!],
+        leavableGroupIds: [leavable[0]!, leavable[1]!], pollId: poll.json().message_id,
       };
       stranger = await seedAccount(test.gateway);
       operations = keyedOperations((await test.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument);

@@ -13,6 +13,7 @@ const EVENT_EXPLANATIONS = {
   'message.revoked': 'A message in a chat of your numbers was deleted for everyone.',
   'session.status': 'One of your numbers connected, disconnected or needs to be linked again.',
   'group.updated': 'Someone joined, left, was added, removed, promoted or demoted in a group of your numbers, or its subject or description changed.',
+  'poll.vote': 'Someone voted on a poll in a chat of your numbers, changed their vote or took it back; with the totals.',
 } as const satisfies Record<WebhookEventType, string>;
 
 export interface EventTypeOption {

@@ -23,6 +23,7 @@ import { parseE164 } from '../../domain/phone.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { MediaKind } from '../../domain/media.ts';
 import { isValidLocation, type StructuredContent } from '../../domain/structured-content.ts';
+import { phonesOfVcard } from '../../domain/vcards.ts';
 
 export type InboundContentKind = 'text' | MediaKind | 'location' | 'contact';
 
@@ -253,22 +254,6 @@ function structuredOf(content: proto.IMessage | undefined): { text: string; cont
     return { text: '', contentKind: 'contact', structured: { contacts } };
   }
   return undefined;
-}
-
-/**
- * The phones a vCard lists, in E.164. WhatsApp writes the number's WhatsApp id as `waid=`, which
- * is exact; other TEL values are parsed as written, and those that are no number are left out.
- */
-export function phonesOfVcard(vcard: string): E164[] {
-  const phones = new Set<E164>();
-  for (const line of vcard.split(/\r?\n/)) {
-    const match = /^(?:item\d+\.)?TEL([^:]*):(.*)$/i.exec(line.trim());
-    if (match === null) continue;
-    const waid = /waid=(\d+)/i.exec(match[1]!)?.[1];
-    const phone = parseE164(waid === undefined ? match[2]!.trim() : `+${waid}`);
-    if (phone !== undefined) phones.add(phone);
-  }
-  return [...phones];
 }
 
 /** The one file a message carries, by kind; a voice note is the audio message marked PTT. */

@@ -26,15 +26,19 @@ export interface NetworkMessage {
   mentions?: string[];
 }
 
-/** A reaction to `target` (an empty emoji takes it away), an edit of it (to the message's text), or its revocation. */
+/**
+ * A reaction to `target` (an empty emoji takes it away), an edit of it (to the message's text),
+ * its revocation, or a vote on it as a poll (`options` chosen; none takes the vote back).
+ */
 export interface NetworkAction {
-  kind: 'react' | 'edit' | 'revoke';
+  kind: 'react' | 'edit' | 'revoke' | 'vote';
   target: string;
   emoji?: string;
+  options?: string[];
 }
 
-/** A message's extras on the way out: its quote, the action it carries, the members it mentions. */
-export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action' | 'mentions'>;
+/** A message's extras on the way out: its quote, the action it carries, the members it mentions, its place, cards or poll. */
+export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action' | 'mentions' | 'structured'>;
 
 /** A file on the simulated network: carried with its message, base64 so that it crosses the shared network's JSON lines as it is. */
 export interface NetworkMedia {

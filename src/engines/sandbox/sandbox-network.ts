@@ -333,6 +333,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
       ...(extras?.quoted !== undefined && { quoted: extras.quoted }),
       ...(extras?.action !== undefined && { action: extras.action }),
       ...(extras?.mentions !== undefined && extras.mentions.length > 0 && { mentions: [...extras.mentions] }),
+      ...(extras?.structured !== undefined && { structured: extras.structured }),
     };
   }
 

@@ -1,6 +1,7 @@
 import type { AnyOperation } from './operation.ts';
 import { sendMessage } from './send-message.ts';
 import { simulateIncomingMessage } from './simulate-incoming-message.ts';
+import { simulatePollVote } from './simulate-poll-vote.ts';
 import { checkNumbers } from './check-numbers.ts';
 import { showTyping } from './show-typing.ts';
 import { sendReaction } from './send-reaction.ts';
@@ -28,6 +29,7 @@ import { linkMedia } from './link-media.ts';
 export const publicOperations: readonly AnyOperation[] = [
   sendMessage,
   simulateIncomingMessage,
+  simulatePollVote,
   checkNumbers,
   showTyping,
   sendReaction,

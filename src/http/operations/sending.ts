@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { presentMessage, type MediaInput, type SendInput } from '../message-input.ts';
+import { assertViewOnceKind, presentMessage, type MediaInput, type SendInput } from '../message-input.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
@@ -33,6 +33,8 @@ export async function sendHere(services: SendingServices, accountId: string, inp
   // Check first, fetch last: a send refused for its number or quota never downloads or stores a file.
   if (input.media !== undefined && input.media.id === undefined) await services.sender.assertMaySend(accountId, input.fromPhone);
   const media = input.media === undefined ? undefined : await resolveMedia(services, accountId, input.media);
+  // A file's kind is known only now, from its bytes, when the request did not name it.
+  if (media !== undefined && input.structured !== undefined && 'viewOnce' in input.structured) assertViewOnceKind(media.kind);
   const sendRequest: SendRequest = {
     accountId,
     fromPhone: input.fromPhone,
@@ -41,6 +43,7 @@ export async function sendHere(services: SendingServices, accountId: string, inp
     media,
     mediaFingerprint: media === undefined ? undefined : mediaFingerprint(media.sha256, input.media!),
     replyTo: input.replyTo,
+    ...contentOf(input),
   };
   const present = (message: Message) => presentMessage(message, media, addressesOf(services));
   // Without a key the send takes its usual path, with no idempotency work at all.
@@ -68,10 +71,15 @@ export async function answerKnownKey(services: SendingServices, accountId: strin
   const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(services, accountId, input.media);
   if (input.media !== undefined && fingerprint === undefined) return undefined;
   const known = await services.idempotentSender.answerFromRecord(
-    { accountId, fromPhone: input.fromPhone, ...recipientOf(input), text: input.text, mediaFingerprint: fingerprint, replyTo: input.replyTo },
+    { accountId, fromPhone: input.fromPhone, ...recipientOf(input), text: input.text, mediaFingerprint: fingerprint, replyTo: input.replyTo, ...contentOf(input) },
     idempotencyKey,
   );
   return known === undefined ? undefined : { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
+}
+
+/** What the send carries besides its text and file, as the request gave it. */
+function contentOf(input: SendInput): Pick<SendRequest, 'structured' | 'linkPreview'> {
+  return { ...(input.structured !== undefined && { structured: input.structured }), ...(input.linkPreview !== undefined && { linkPreview: input.linkPreview }) };
 }
 
 /** The send's recipient: a phone, or a group with the members it mentions. */

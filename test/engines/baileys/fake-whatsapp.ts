@@ -16,7 +16,7 @@ import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
-import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
+import type { EngineEvents, IncomingActionEvent, IncomingMessageEvent, IncomingPollVoteEvent, ReceiptEvent, SessionStatusEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
 const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update'];
@@ -279,6 +279,11 @@ export class RecordingEvents implements EngineEvents {
   readonly receipts: ReceiptEvent[] = [];
   readonly actions: IncomingActionEvent[] = [];
   readonly groupChanges: (GroupChange & { toPhone: string })[] = [];
+  readonly votes: IncomingPollVoteEvent[] = [];
+
+  async pollVote(event: IncomingPollVoteEvent): Promise<void> {
+    this.votes.push(event);
+  }
 
   async groupChanged(event: GroupChange & { toPhone: string }): Promise<void> {
     this.groupChanges.push(event);

@@ -41,6 +41,7 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
         receipt: async () => {},
         incomingAction: async () => {},
         groupChanged: async () => {},
+        pollVote: async () => {},
       },
       network: client,
       nodeId: 'node-restart',
