@@ -20,6 +20,7 @@ import { GroupService } from './messaging/groups.ts';
 import { GroupChangeService } from './messaging/group-changes.ts';
 import { IncomingActionService } from './messaging/incoming-actions.ts';
 import { PollService } from './messaging/polls.ts';
+import { LinkPreviewFetcher } from './media/link-previews.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { GatewayMetrics } from './operations/metrics.ts';
 import { ReceiveMessageService } from './messaging/receive-message.ts';
@@ -92,6 +93,8 @@ export interface Gateway {
   signIn: SignInService;
   team: TeamService;
   history: MessageHistoryService;
+  /** Link previews fetched for sends, through the media fetcher's address guard. */
+  linkPreviews: LinkPreviewFetcher;
   /** Polls' votes: the current selection per voter, and the tallies. */
   polls: PollService;
   system: SystemStatusService;
@@ -350,6 +353,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     team: new TeamService(store, accounts),
     history: new MessageHistoryService(store),
     polls,
+    linkPreviews: new LinkPreviewFetcher(mediaFetcher),
     system: new SystemStatusService(store, config, startedAt),
     metrics,
     clusterKey,

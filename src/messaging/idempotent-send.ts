@@ -58,7 +58,8 @@ export function requestFingerprint(request: SendFingerprinted): string {
   const parts: unknown[] = [request.fromPhone, recipient, request.text];
   if (request.mediaFingerprint !== undefined) parts.push(request.mediaFingerprint);
   if (request.replyTo !== undefined) parts.push({ reply_to: request.replyTo });
-  if (request.structured !== undefined) parts.push({ structured: request.structured });
+  // A fetched preview differs from fetch to fetch; the ask (below) is what the client sent.
+  if (request.structured !== undefined && !('linkPreview' in request.structured)) parts.push({ structured: request.structured });
   if (request.linkPreview !== undefined) parts.push({ link_preview: request.linkPreview });
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }

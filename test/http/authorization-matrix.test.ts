@@ -105,6 +105,13 @@ const listNumbers: Probe = {
   shows: (body, owner) => body.numbers.some((number: { phone: string }) => owner.phones.includes(number.phone)),
 };
 
+// The owner turned link previews on (before()); another account reads only its own, still off.
+const readSettings: Probe = {
+  request: () => ({ method: 'PATCH', url: '', body: {} }),
+  succeedsWith: 200,
+  shows: (body) => body.link_previews === true,
+};
+
 const checkWithOwnersNumber: Probe = {
   request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], phones: ['+14155550100'] } }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
@@ -238,6 +245,8 @@ const PROBES: Record<string, Probe> = {
   'POST /api/send_message': sendFromOwnersNumber,
   'POST /sandbox/receive': receiveOnOwnersNumber,
   'POST /api/sandbox/receive': receiveOnOwnersNumber,
+  'PATCH /account/settings': readSettings,
+  'PATCH /api/account/settings': readSettings,
   'POST /sandbox/poll_vote': voteOnOwnersPoll,
   'POST /api/sandbox/poll_vote': voteOnOwnersPoll,
   'POST /media': upload,
@@ -293,6 +302,7 @@ for (const dialect of dialects) {
         sends.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text }, seeded.apiKey)).json().message_id as string);
       }
       const group = await test.post('/groups', { from_phone: seeded.phones[0], subject: 'the owner\'s group', participants: ['+14155550100'] }, seeded.apiKey);
+      await test.inject({ method: 'PATCH', url: '/account/settings', headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'application/json' }, payload: '{"link_previews":true}' });
       const poll = await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', poll: { question: 'the owner\'s poll', options: ['yes', 'no'] } }, seeded.apiKey);
       const leavable: string[] = [];
       for (const subject of ['to leave', 'to leave by /api']) leavable.push((await test.post('/groups', { from_phone: seeded.phones[0], subject, participants: ['+14155550100'] }, seeded.apiKey)).json().id);

@@ -116,6 +116,21 @@ for (const dialect of dialects) {
       assert.deepEqual(cards.json().contacts[1].phones, ['+447700900124']);
     });
 
+    it('a text\'s link preview goes out as ours, with a small JPEG thumbnail, so Baileys fetches nothing itself', async () => {
+      const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+      const upload = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'image/png' }, payload: png });
+      assert.equal(upload.statusCode, 201, upload.body);
+      const sent = await send({ message: 'Menu: https://example.org/menu', link_preview: { title: 'Menu', description: 'Today', thumbnail_media_id: upload.json().media_id } });
+      assert.equal(sent.statusCode, 200, sent.body);
+      const content = lastSent().content as { text: string; linkPreview: Record<string, unknown> & { jpegThumbnail?: Buffer } };
+      const { jpegThumbnail, ...preview } = content.linkPreview;
+      assert.deepEqual([content.text, preview], ['Menu: https://example.org/menu', { 'canonical-url': 'https://example.org/menu', 'matched-text': 'https://example.org/menu', title: 'Menu', description: 'Today' }]);
+      assert.ok(jpegThumbnail !== undefined && jpegThumbnail.subarray(0, 2).equals(Buffer.from([0xff, 0xd8])), 'the thumbnail is a JPEG');
+      const plain = await send({ message: 'no preview: https://example.org/' });
+      assert.deepEqual(lastSent().content, { text: 'no preview: https://example.org/' });
+      assert.equal(plain.statusCode, 200);
+    });
+
     it('an image goes out view-once, and a view-once image from WhatsApp says view_once', async () => {
       const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
       const sent = await send({ media: { data: png.toString('base64') }, view_once: true });

@@ -111,7 +111,7 @@ for (const dialect of dialects) {
         'post /groups', 'post /api/groups', 'get /groups', 'get /api/groups', 'get /groups/{id}', 'get /api/groups/{id}',
         'patch /groups/{id}', 'patch /api/groups/{id}', 'post /groups/{id}/participants', 'post /api/groups/{id}/participants',
         'get /groups/{id}/invite_link', 'get /api/groups/{id}/invite_link', 'post /groups/{id}/invite_link/revoke', 'post /api/groups/{id}/invite_link/revoke',
-        'post /groups/{id}/leave', 'post /api/groups/{id}/leave', 'post /sandbox/poll_vote', 'post /api/sandbox/poll_vote',
+        'post /groups/{id}/leave', 'post /api/groups/{id}/leave', 'post /sandbox/poll_vote', 'post /api/sandbox/poll_vote', 'patch /account/settings', 'patch /api/account/settings',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');

@@ -428,6 +428,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change (or read) your account's settings
+         * @description Sets what is given and answers every setting; an empty body only reads them. link_previews (off by default) lets sends ask the gateway to fetch a link's preview (docs/api.md, "Link previews"). /account/settings and /api/account/settings are the same operation.
+         */
+        patch: operations["updateAccountSettings"];
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -834,6 +854,26 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/account/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change (or read) your account's settings
+         * @description Sets what is given and answers every setting; an empty body only reads them. link_previews (off by default) lets sends ask the gateway to fetch a link's preview (docs/api.md, "Link previews"). /account/settings and /api/account/settings are the same operation.
+         */
+        patch: operations["updateAccountSettingsApi"];
         trace?: never;
     };
     "/media": {
@@ -2199,6 +2239,14 @@ export interface components {
             url: string;
             /** Format: date-time */
             expires_at: string;
+        };
+        UpdateAccountSettingsRequest: {
+            /** @description Let sends with `link_preview: true` have the gateway fetch the linked page (through the same address guard as media.url) for its preview. Off until turned on. */
+            link_previews?: boolean;
+        };
+        UpdateAccountSettingsResponse: {
+            /** @description Whether the gateway fetches link previews for this account's sends. */
+            link_previews: boolean;
         };
     };
     responses: {
@@ -4352,6 +4400,72 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        UpdateAccountSettingsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UpdateAccountSettingsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateAccountSettingsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateAccountSettingsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        UpdateAccountSettingsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         UploadMediaError400: {
             headers: {
@@ -4559,6 +4673,8 @@ export type LeaveGroupRequest = components['schemas']['LeaveGroupRequest'];
 export type LeaveGroupResponse = components['schemas']['LeaveGroupResponse'];
 export type LinkMediaRequest = components['schemas']['LinkMediaRequest'];
 export type LinkMediaResponse = components['schemas']['LinkMediaResponse'];
+export type UpdateAccountSettingsRequest = components['schemas']['UpdateAccountSettingsRequest'];
+export type UpdateAccountSettingsResponse = components['schemas']['UpdateAccountSettingsResponse'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
 export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
@@ -4721,6 +4837,11 @@ export type ResponseLinkMediaError404 = components['responses']['LinkMediaError4
 export type ResponseLinkMediaError413 = components['responses']['LinkMediaError413'];
 export type ResponseLinkMediaError500 = components['responses']['LinkMediaError500'];
 export type ResponseLinkMediaError503 = components['responses']['LinkMediaError503'];
+export type ResponseUpdateAccountSettingsError400 = components['responses']['UpdateAccountSettingsError400'];
+export type ResponseUpdateAccountSettingsError401 = components['responses']['UpdateAccountSettingsError401'];
+export type ResponseUpdateAccountSettingsError413 = components['responses']['UpdateAccountSettingsError413'];
+export type ResponseUpdateAccountSettingsError500 = components['responses']['UpdateAccountSettingsError500'];
+export type ResponseUpdateAccountSettingsError503 = components['responses']['UpdateAccountSettingsError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
@@ -5503,6 +5624,36 @@ export interface operations {
             503: components["responses"]["LinkMediaError503"];
         };
     };
+    updateAccountSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountSettingsResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountSettingsError400"];
+            401: components["responses"]["UpdateAccountSettingsError401"];
+            413: components["responses"]["UpdateAccountSettingsError413"];
+            500: components["responses"]["UpdateAccountSettingsError500"];
+            503: components["responses"]["UpdateAccountSettingsError503"];
+        };
+    };
     sendMessageApi: {
         parameters: {
             query?: never;
@@ -6247,6 +6398,36 @@ export interface operations {
             413: components["responses"]["LinkMediaError413"];
             500: components["responses"]["LinkMediaError500"];
             503: components["responses"]["LinkMediaError503"];
+        };
+    };
+    updateAccountSettingsApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountSettingsResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountSettingsError400"];
+            401: components["responses"]["UpdateAccountSettingsError401"];
+            413: components["responses"]["UpdateAccountSettingsError413"];
+            500: components["responses"]["UpdateAccountSettingsError500"];
+            503: components["responses"]["UpdateAccountSettingsError503"];
         };
     };
     uploadMedia: {

@@ -12,6 +12,7 @@ import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import { toActionContent, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toStructuredContent, toTextContent } from './outbound-mapper.ts';
 import { randomBytes } from 'node:crypto';
+import { extractImageThumb } from 'baileys';
 import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
 import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
@@ -259,10 +260,26 @@ async function contentOf(request: OutgoingMessage): Promise<{ content: AnyMessag
   const { media, structured } = request;
   if (media !== undefined) return { content: toMediaContent({ ...media, bytes: { stream: await media.open() } }, request.text, structured !== undefined && 'viewOnce' in structured) };
   if (structured === undefined || 'viewOnce' in structured) return { content: toTextContent(request.text) };
-  if ('linkPreview' in structured) return { content: toTextContent(request.text, structured.linkPreview, request.linkPreviewThumbnail) };
+  if ('linkPreview' in structured) return { content: toTextContent(request.text, structured.linkPreview, await smallThumbnail(request.linkPreviewThumbnail)) };
   const pollSecret = 'poll' in structured ? randomBytes(32) : undefined;
   return { content: toStructuredContent(structured, request.text, pollSecret ?? new Uint8Array()), ...(pollSecret !== undefined && { pollSecret }) };
 }
+
+/**
+ * A preview's image as the small JPEG WhatsApp shows beside a link, made by Baileys' own
+ * thumbnailer; without an image library it cannot be made, and the preview goes without.
+ */
+async function smallThumbnail(image: Buffer | undefined): Promise<Buffer | undefined> {
+  if (image === undefined) return undefined;
+  try {
+    return (await extractImageThumb(image, PREVIEW_THUMBNAIL_WIDTH)).buffer as Buffer;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The width of a link preview's thumbnail, as WhatsApp's apps make it. */
+const PREVIEW_THUMBNAIL_WIDTH = 192;
 
 /** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */
 function lookupOn(socket: { onWhatsApp(...phoneNumbers: string[]): Promise<Array<{ jid: string; exists: boolean }> | undefined> }): LookupMany {

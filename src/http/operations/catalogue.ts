@@ -21,6 +21,7 @@ import { getGroupInviteLink } from './groups/get-group-invite-link.ts';
 import { revokeGroupInviteLink } from './groups/revoke-group-invite-link.ts';
 import { leaveGroup } from './groups/leave-group.ts';
 import { linkMedia } from './link-media.ts';
+import { updateAccountSettings } from './update-account-settings.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -49,4 +50,5 @@ export const publicOperations: readonly AnyOperation[] = [
   revokeGroupInviteLink,
   leaveGroup,
   linkMedia,
+  updateAccountSettings,
 ];

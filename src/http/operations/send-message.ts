@@ -5,7 +5,7 @@ import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.
 import { defineOperation } from './operation.ts';
 import { answerKnownKey, asAnswer, sendHere } from './sending.ts';
 
-export const sendMessage = defineOperation({ body: messageRequestSchema, headers: idempotencyKeyHeadersSchema }, ['sender', 'idempotentSender', 'media', 'mediaLinks', 'maxMessageLength'])({
+export const sendMessage = defineOperation({ body: messageRequestSchema, headers: idempotencyKeyHeadersSchema }, ['sender', 'idempotentSender', 'media', 'mediaLinks', 'accounts', 'linkPreviews', 'maxMessageLength'])({
   method: 'POST',
   path: '/send_message',
   operationId: 'sendMessage',
