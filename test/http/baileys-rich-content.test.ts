@@ -122,7 +122,7 @@ for (const dialect of dialects) {
       assert.equal(upload.statusCode, 201, upload.body);
       const sent = await send({ message: 'Menu: https://example.org/menu', link_preview: { title: 'Menu', description: 'Today', thumbnail_media_id: upload.json().media_id } });
       assert.equal(sent.statusCode, 200, sent.body);
-      const content = lastSent().content as { text: string; linkPreview: Record<string, unknown> & { jpegThumbnail?: Buffer } };
+      const content = lastSent().content as unknown as { text: string; linkPreview: Record<string, unknown> & { jpegThumbnail?: Buffer } };
       const { jpegThumbnail, ...preview } = content.linkPreview;
       assert.deepEqual([content.text, preview], ['Menu: https://example.org/menu', { 'canonical-url': 'https://example.org/menu', 'matched-text': 'https://example.org/menu', title: 'Menu', description: 'Today' }]);
       assert.ok(jpegThumbnail !== undefined && jpegThumbnail.subarray(0, 2).equals(Buffer.from([0xff, 0xd8])), 'the thumbnail is a JPEG');
