@@ -88,6 +88,22 @@ for (const dialect of dialects) {
       assert.equal((await vote(received.json().message_id, ['No'])).statusCode, 200);
     });
 
+    it('a group\'s poll counts each member\'s vote, and its events name the group', async () => {
+      const group = await test.post('/groups', { from_phone: account.phones[0], subject: 'Team lunch', participants: [CUSTOMER, OTHER] }, account.apiKey);
+      assert.equal(group.statusCode, 201, group.body);
+      const sent = await test.post('/api/send_message', { from_phone: account.phones[0], to_group: group.json().id, poll: { question: 'Where?', options: ['Pizza', 'Sushi'] } }, account.apiKey);
+      assert.equal(sent.statusCode, 200, sent.body);
+      const id = sent.json().message_id as string;
+      assert.equal((await vote(id, ['Sushi'])).statusCode, 200);
+      const second = await vote(id, ['Sushi'], OTHER);
+      assert.equal(second.statusCode, 200, second.body);
+      assert.deepEqual(second.json().poll.results, { voters: 2, options: [{ option: 'Pizza', votes: 0 }, { option: 'Sushi', votes: 2 }] });
+      const stranger = await vote(id, ['Pizza'], '+14155550199');
+      assert.deepEqual([stranger.statusCode, stranger.json().error, stranger.json().meta.field], [400, 'invalid_poll_vote', 'from_phone']);
+      const events = await heardVotes(2, id);
+      assert.deepEqual(events.map((event) => event.group), [{ id: group.json().id, subject: 'Team lunch' }, { id: group.json().id, subject: 'Team lunch' }]);
+    });
+
     it('bad polls are refused with invalid_poll, naming the field', async () => {
       const cases: [Record<string, unknown>, string][] = [
         [{ question: ' ', options: ['a', 'b'] }, 'poll.question'],
