@@ -104,6 +104,16 @@ for (const dialect of dialects) {
       assert.deepEqual(events.map((event) => event.group), [{ id: group.json().id, subject: 'Team lunch' }, { id: group.json().id, subject: 'Team lunch' }]);
     });
 
+    it('an Idempotency-Key replays the same poll, and is refused for another poll', async () => {
+      const poll = { question: 'Again?', options: ['yes', 'no'] };
+      const key = { 'idempotency-key': `poll-${Date.now()}` };
+      const first = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: CUSTOMER, poll }, account.apiKey, key);
+      const replay = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: CUSTOMER, poll }, account.apiKey, key);
+      assert.deepEqual([replay.statusCode, replay.headers['idempotent-replayed'], replay.json().message_id], [200, 'true', first.json().message_id]);
+      const other = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: CUSTOMER, poll: { ...poll, options: ['yes', 'maybe'] } }, account.apiKey, key);
+      assert.deepEqual([other.statusCode, other.json().error], [422, 'idempotency_key_reused']);
+    });
+
     it('bad polls are refused with invalid_poll, naming the field', async () => {
       const cases: [Record<string, unknown>, string][] = [
         [{ question: ' ', options: ['a', 'b'] }, 'poll.question'],
