@@ -290,9 +290,17 @@ function extractText(content: proto.IMessage | undefined): ExtractedContent | un
   if (structured !== undefined) return { ...structured, media: null };
   for (const text of [content?.conversation, content?.extendedTextMessage?.text]) {
     // A blank text message is no message; the gateway never stores one, in either direction.
-    if (typeof text === 'string' && text.trim().length > 0) return { text, contentKind: 'text', media: null, structured: null };
+    if (typeof text === 'string' && text.trim().length > 0) return { text, contentKind: 'text', media: null, structured: linkPreviewOf(content?.extendedTextMessage) };
   }
   return undefined;
+}
+
+/** The preview the sender's app attached under a link of the text, in the shape our sends use. */
+function linkPreviewOf(extended: proto.Message.IExtendedTextMessage | null | undefined): StructuredContent | null {
+  const url = extended?.matchedText;
+  const title = extended?.title;
+  if (!url || !title) return null;
+  return { linkPreview: { url, title, description: extended?.description || null } };
 }
 
 /** A shared place (a live one as where it was when shared) or contact cards. */

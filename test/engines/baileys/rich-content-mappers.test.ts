@@ -58,6 +58,13 @@ describe('Baileys rich content: polls, places, cards and view-once, from Baileys
     assert.equal(plain.kind === 'message' && plain.structured, null);
   });
 
+  it('a text with the preview its sender\'s app attached arrives with link_preview, in the shape sends use', () => {
+    const decision = mapIncomingMessage(received({ extendedTextMessage: { text: 'see https://example.org/menu', matchedText: 'https://example.org/menu', title: 'Menu', description: 'Lunch' } }), () => undefined);
+    assert.deepEqual(decision.kind === 'message' && decision.structured, { linkPreview: { url: 'https://example.org/menu', title: 'Menu', description: 'Lunch' } });
+    const bare = mapIncomingMessage(received({ extendedTextMessage: { text: 'see https://example.org/' } }), () => undefined);
+    assert.equal(bare.kind === 'message' && bare.structured, null);
+  });
+
   it('places, cards and polls go out as Baileys\' LocationMessage, ContactsArrayMessage and poll content; files view-once', () => {
     assert.deepEqual(toStructuredContent({ location: { latitude: 1.5, longitude: -2, name: null, address: 'Main St', url: null } }, '', new Uint8Array()), { location: { degreesLatitude: 1.5, degreesLongitude: -2, address: 'Main St' } });
     assert.deepEqual(toStructuredContent({ contacts: [{ name: 'Ada', phones: [], vcard: 'BEGIN:VCARD\nEND:VCARD' }] }, '', new Uint8Array()), { contacts: { displayName: 'Ada', contacts: [{ displayName: 'Ada', vcard: 'BEGIN:VCARD\nEND:VCARD' }] } });
