@@ -5,11 +5,11 @@ import { userRoles } from '../domain/model.ts';
 import { effectiveMonthlyLimit, isPlanName, planNames, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
 import { isUniqueViolation } from '../store/constraint-errors.ts';
 import type { Executor, Store } from '../store/database.ts';
-import { findAccountById, insertAccount, listAccounts, updateAccount } from '../store/repositories/accounts.ts';
+import { findAccountById, findAccountSettings, insertAccount, listAccounts, updateAccount, updateAccountSettings, type AccountSettings } from '../store/repositories/accounts.ts';
 import { countOperators, findUserById, insertUser, listUsers } from '../store/repositories/users.ts';
 import { monthlyUsed } from '../store/repositories/usage.ts';
 import { generatePassword, hashPassword } from './passwords.ts';
-import type { TenantScope } from '../domain/tenant-scope.ts';
+import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
 
 export interface CreateAccountInput {
@@ -86,6 +86,18 @@ export class AccountsService {
     // Sends read the plan with the number (store/cached-lookups.ts).
     await this.store.lookups.numbersChanged();
     return updated!;
+  }
+
+  /** The account's own settings (PATCH /account/settings); link previews are off until turned on. */
+  async settings(scope: AccountScope): Promise<AccountSettings> {
+    const settings = await findAccountSettings(this.store.db, scope.accountId);
+    if (settings === undefined) throw new AppError('account_not_found', `There is no account ${scope.accountId}.`);
+    return settings;
+  }
+
+  async updateSettings(scope: AccountScope, changes: Partial<AccountSettings>): Promise<AccountSettings> {
+    await updateAccountSettings(this.store.db, scope.accountId, changes);
+    return this.settings(scope);
   }
 
   async usage(accountId: string, at = new Date()): Promise<AccountUsage> {

@@ -1,4 +1,4 @@
-import { presentStructured } from './structured-content.ts';
+import { presentPoll, presentStructured, type PollTally, type SharedPoll } from './structured-content.ts';
 import type { GroupChange } from './groups.ts';
 import type { CallStatus } from './calls.ts';
 import type { NumberPause, ResumeReason } from './number-pauses.ts';
@@ -6,7 +6,7 @@ import type { ContactPresence } from './presence.ts';
 import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type MessageGroup, type QuotedMessage, type SessionStatus } from './model.ts';
 
-export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed', 'contact.identity', 'call', 'presence.update'] as const;
+export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed', 'contact.identity', 'call', 'presence.update', 'poll.vote'] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 /**
  * What a delivery can carry: a subscribable event, the test event an operator sends, or
@@ -331,6 +331,34 @@ export function presenceUpdatePayload(report: PresenceReport): EventPayload {
     presence: report.presence,
     last_seen: report.lastSeen?.toISOString() ?? null,
     timestamp: report.at.toISOString(),
+  };
+}
+
+/** A vote on a poll: who voted, what they chose now (empty: they took their vote back) and the totals since. */
+export interface PollVote {
+  messageId: string;
+  whatsappId: string;
+  /** Our number. */
+  phone: string;
+  group: MessageGroup | null;
+  voterPhone: string | null;
+  voterLid: string | null;
+  options: readonly string[];
+  at: Date;
+}
+
+export function pollVotePayload(vote: PollVote, poll: SharedPoll, tally: PollTally): EventPayload {
+  return {
+    event: 'poll.vote',
+    message_id: vote.messageId,
+    whatsapp_id: vote.whatsappId,
+    phone: vote.phone,
+    group: vote.group === null ? null : { id: vote.group.id, subject: vote.group.subject },
+    voter_phone: vote.voterPhone,
+    voter_lid: vote.voterLid,
+    options: [...vote.options],
+    poll: presentPoll(poll, tally),
+    timestamp: vote.at.toISOString(),
   };
 }
 

@@ -125,9 +125,16 @@ export interface EngineCapabilities {
 export type OutgoingMessage = OutgoingDirectMessage | OutgoingGroupMessage;
 
 interface OutgoingContent {
-  /** The text, or the caption of `media` (which may be empty). */
+  /** The text, or the caption of `media` (which may be empty), or a location's comment. */
   text: string;
   media?: OutgoingMedia;
+  /**
+   * A location, contact cards or a poll instead of a text; beside `media`, that it is view-once;
+   * beside a text, its link preview.
+   */
+  structured?: StructuredContent;
+  /** A small JPEG shown beside the link preview. */
+  linkPreviewThumbnail?: Buffer;
   /** The message this one answers, shown quoted above it. */
   replyTo?: MessageRef;
 }
@@ -216,6 +223,8 @@ export interface SentMessage {
   engineMessageId: string;
   /** The lease of the session that sent it: the `sent` transition is written under it. */
   lease: SessionLease;
+  /** For a poll: the secret its votes are encrypted with (base64), where the network encrypts them. */
+  pollSecret?: string;
 }
 
 /** A message as a simulated phone sends it to a sandbox number. */
@@ -254,6 +263,17 @@ export interface SimulatedCall {
   ringsForMs: number;
 }
 
+/** A vote a simulated phone casts on a poll of one of its chats with a sandbox number. */
+export interface SimulatedPollVote {
+  fromPhone: E164;
+  /** The network's id of the poll. */
+  pollEngineId: string;
+  /** The options chosen; none takes the phone's vote back. */
+  options: string[];
+  /** The group the poll is in, when it is a group's. */
+  groupId?: string;
+}
+
 export interface InboundSimulator {
   /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
   deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message>;
@@ -261,6 +281,8 @@ export interface InboundSimulator {
   restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void>;
   /** Rings `number` from a simulated phone; resolves with the call's id once the offer is reported. */
   placeCall(number: WhatsAppNumber, call: SimulatedCall): Promise<string>;
+  /** Produces a vote on a poll of `number`, and waits until it is recorded. */
+  deliverPollVote(number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void>;
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
@@ -296,8 +318,10 @@ export interface IncomingMessageEvent {
   contentKind: MessageContentKind;
   /** The file of a media message, when the engine can fetch it. */
   media?: IncomingMedia;
-  /** A shared location or contact cards. */
+  /** A shared location, contact cards or a poll; or that a file is view-once, or a text's link preview. */
   structured?: StructuredContent;
+  /** For a poll: the secret its votes are encrypted with (base64), where the network encrypts them. */
+  pollSecret?: string;
   engineMessageId: string;
   receivedAt: Date;
   /** WhatsApp's id of the message this one quotes, when it is a reply. */
@@ -367,6 +391,28 @@ export interface PresenceEvent {
   at: Date;
 }
 
+/**
+ * A vote on a poll in a chat of one of our numbers: the voter's whole current selection, which
+ * replaces their earlier one. The engine may carry it encrypted, as WhatsApp does; the poll's
+ * secret and options, which only the stored poll knows, then open it.
+ */
+export interface IncomingPollVoteEvent {
+  /** Our number. */
+  toPhone: E164;
+  voterPhone: E164 | null;
+  voterLid: string | null;
+  /** WhatsApp's id of the poll voted on. */
+  pollEngineId: string;
+  /** The group chat of the poll, if it is a group's. */
+  groupId?: string;
+  at: Date;
+  /**
+   * The options chosen, given the poll: its secret (null where the engine needs none) and its
+   * options. Undefined when the vote cannot be read with them.
+   */
+  selectedOptions(poll: { secret: string | null; options: readonly string[] }): string[] | undefined;
+}
+
 export interface SessionStatusEvent {
   /** The lease of the session that saw the change; the write is refused if it is stale. */
   lease: SessionLease;
@@ -433,6 +479,8 @@ export interface EngineEvents {
   /** A call to one of our numbers rang, or ended; resolves once it is reported (and, if the number says so, rejected). */
   incomingCall(event: IncomingCallEvent): Promise<void>;
   presenceUpdate(event: PresenceEvent): Promise<void>;
+  /** Resolves once the vote is stored (or found to name a poll we do not have). */
+  pollVote(event: IncomingPollVoteEvent): Promise<void>;
 }
 
 export interface IdentitiesLearned {

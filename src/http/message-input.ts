@@ -4,7 +4,8 @@ import type { Message } from '../domain/model.ts';
 import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
 import { isLid } from '../domain/identities.ts';
-import { isValidLocation, presentStructured, type StructuredContent } from '../domain/structured-content.ts';
+import { isValidLocation, presentStructured, type StructuredContent, type LinkPreviewAsk } from '../domain/structured-content.ts';
+import { assertOneContentKind, parseStructuredInput } from './structured-input.ts';
 import { assertMediaType, isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
 import { hasIdPrefix } from '../domain/ids.ts';
@@ -16,9 +17,15 @@ export interface MessageInput {
   toPhone: E164;
   text: string;
   media?: MediaInput;
+  /** A place, cards or a poll instead of a text; or, beside a file, that it is view-once. */
+  structured?: StructuredContent;
+  /** A text's link preview: fetched by the gateway, or given by the caller. */
+  linkPreview?: LinkPreviewAsk;
   /** The message_id of the message this one answers. */
   replyTo?: string;
 }
+
+
 
 /** What a send names as its recipient: a phone, or a group with the members it mentions. */
 export type SendInput = Omit<MessageInput, 'toPhone'> & (
@@ -62,18 +69,65 @@ function parseMentions(raw: readonly string[] | undefined): E164[] {
 /** The body rules shared by /send_message and /sandbox/receive, after the schema's type check. */
 export function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxMessageLength: number): MessageInput {
   // A missing field is reported before any value is judged, as the schema's own checks are.
-  if (body.media === undefined && body.message === undefined) throw new AppError('invalid_request', 'The field message is missing.', { field: 'message', problem: 'missing' });
+  const hasContent = body.media !== undefined || body.location !== undefined || body.contacts !== undefined || body.poll !== undefined;
+  if (!hasContent && body.message === undefined) throw new AppError('invalid_request', 'The field message is missing.', { field: 'message', problem: 'missing' });
+  assertOneContentKind(body);
   const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
   const toPhone = parsePhoneField(body.to_phone, 'to_phone');
   const replyTo = body.reply_to === undefined ? {} : { replyTo: parseReplyTo(body.reply_to) };
+  const structured = parseStructuredInput(body);
+  if (structured !== undefined) {
+    // Only a location takes a text, as its comment.
+    const text = body.message ?? '';
+    assertSendableText(text, maxMessageLength, true);
+    return { fromPhone, toPhone, text, structured, ...replyTo };
+  }
   if (body.media === undefined) {
     assertSendableText(body.message!, maxMessageLength);
-    return { fromPhone, toPhone, text: body.message!, ...replyTo };
+    const linkPreview = parseLinkPreview(body.link_preview, body.message!);
+    return { fromPhone, toPhone, text: body.message!, ...(linkPreview !== undefined && { linkPreview }), ...replyTo };
   }
   // A caption may be empty, but must be sendable like any text.
   const text = body.message ?? '';
   assertSendableText(text, maxMessageLength, true);
-  return { fromPhone, toPhone, text, media: parseMediaInput(body.media), ...replyTo };
+  const media = parseMediaInput(body.media);
+  if (body.view_once === true && media.kind !== undefined) assertViewOnceKind(media.kind);
+  return { fromPhone, toPhone, text, media, ...(body.view_once === true && { structured: { viewOnce: true } }), ...replyTo };
+}
+
+/** Only a photo, a video or a voice note can be opened once; WhatsApp has no view-once for the rest. */
+export function assertViewOnceKind(kind: MediaKind): void {
+  if (VIEW_ONCE_KINDS.includes(kind)) return;
+  throw new AppError('invalid_request', `view_once is for an image, a video or a voice note; this file is sent as ${kind}.`, { field: 'view_once', problem: 'not_allowed' });
+}
+
+const VIEW_ONCE_KINDS: readonly MediaKind[] = ['image', 'video', 'voice'];
+const PREVIEW_TITLE_MAX = 300;
+const PREVIEW_DESCRIPTION_MAX = 1_000;
+
+/** The preview a text asks for: none, fetched (true), or given; a given one names a link of the text. */
+function parseLinkPreview(raw: MessageRequestBody['link_preview'], text: string): LinkPreviewAsk | undefined {
+  if (raw === undefined || raw === false) return undefined;
+  const link = firstLink(text);
+  if (raw === true) {
+    if (link === undefined) throw new AppError('invalid_request', 'link_preview needs a text with an http(s) link in it.', { field: 'link_preview', problem: 'invalid' });
+    return { fetch: true };
+  }
+  const url = raw.url ?? link;
+  if (url === undefined || !text.includes(url) || !/^https?:\/\//i.test(url)) {
+    throw new AppError('invalid_request', 'link_preview.url must be an http(s) link that appears in the text (the first link of the text by default).', { field: 'link_preview.url', problem: 'invalid' });
+  }
+  const title = raw.title.trim();
+  if (title === '' || [...title].length > PREVIEW_TITLE_MAX) throw new AppError('invalid_request', `link_preview.title must be 1 to ${PREVIEW_TITLE_MAX} characters.`, { field: 'link_preview.title', problem: 'invalid' });
+  if (raw.description !== undefined && [...raw.description].length > PREVIEW_DESCRIPTION_MAX) {
+    throw new AppError('invalid_request', `link_preview.description may have up to ${PREVIEW_DESCRIPTION_MAX} characters.`, { field: 'link_preview.description', problem: 'too_long' });
+  }
+  return { fetch: false, url, title, description: raw.description ?? null, ...(raw.thumbnail_media_id !== undefined && { thumbnailMediaId: raw.thumbnail_media_id }) };
+}
+
+/** The first http(s) link of a text, as WhatsApp's apps find the one to preview. */
+export function firstLink(text: string): string | undefined {
+  return /https?:\/\/[^\s<>"]+[^\s<>".,;:!?)\]'}]/i.exec(text)?.[0];
 }
 
 /** A message id, or the 400 any unknown id gets (the chat is checked where the number is known). */
@@ -101,42 +155,13 @@ function parseSenderLid(body: SandboxReceiveBody): { fromLid?: string; withholdP
   return { fromLid: body.from_lid, withholdPhone: body.withhold_phone === true };
 }
 
-function parseSandboxMessage(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { structured?: StructuredContent; failedDownloads?: number } {
+function parseSandboxMessage(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { failedDownloads?: number } {
   const failedDownloads = body.simulate_failed_downloads;
   if (failedDownloads !== undefined) {
     if (body.media === undefined) throw new AppError('invalid_request', 'simulate_failed_downloads needs media: it is how many downloads of the file fail.', { field: 'simulate_failed_downloads' });
     if (failedDownloads < 0 || failedDownloads > 10) throw new AppError('invalid_request', 'simulate_failed_downloads must be 0 to 10.', { field: 'simulate_failed_downloads' });
   }
-  if (body.location === undefined && body.contacts === undefined) return { ...parseMessageInput(body, maxMessageLength), ...(failedDownloads !== undefined && { failedDownloads }) };
-  if ([body.media, body.location, body.contacts].filter((part) => part !== undefined).length > 1) {
-    throw new AppError('invalid_request', 'A message carries one of media, location and contacts.', { field: body.location === undefined ? 'contacts' : 'location' });
-  }
-  const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
-  const toPhone = parsePhoneField(body.to_phone, 'to_phone');
-  const text = body.message ?? '';
-  assertSendableText(text, maxMessageLength, true);
-  if (body.location !== undefined) {
-    const location = { latitude: body.location.latitude, longitude: body.location.longitude, name: body.location.name ?? null, address: body.location.address ?? null, url: null };
-    if (!isValidLocation(location)) throw new AppError('invalid_request', 'location needs a latitude within ±90 and a longitude within ±180.', { field: 'location' });
-    return { fromPhone, toPhone, text, structured: { location } };
-  }
-  const cards = body.contacts!;
-  if (cards.length < 1 || cards.length > 10) throw new AppError('invalid_request', 'contacts holds 1 to 10 cards.', { field: 'contacts' });
-  const contacts = cards.map((card, index) => {
-    const phones = card.phones.map((raw, at) => {
-      const phone = parseE164(raw);
-      if (phone === undefined) throw new AppError('invalid_phone_number', `contacts[${index}].phones[${at}] is not a valid international phone number.`, { field: `contacts[${index}].phones[${at}]` });
-      return phone;
-    });
-    return { name: card.name, phones, vcard: contactVcard(card.name, phones) };
-  });
-  return { fromPhone, toPhone, text, structured: { contacts } };
-}
-
-/** A card as WhatsApp writes one: the name, and each phone with its WhatsApp id. */
-function contactVcard(name: string, phones: E164[]): string {
-  const escaped = name.replace(/[\\;,]/g, (character) => `\\${character}`).replace(/[\r\n]+/g, ' ');
-  return ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escaped}`, ...phones.map((phone) => `TEL;type=CELL;waid=${phone.slice(1)}:${phone}`), 'END:VCARD'].join('\n');
+  return { ...parseMessageInput(body, maxMessageLength), ...(failedDownloads !== undefined && { failedDownloads }) };
 }
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;

@@ -39,16 +39,75 @@ export const mediaRequestComponent = {
   },
 } as const;
 
+/** A place to share, as a send and a simulated receive take it. */
+export const locationRequestComponent = {
+  $id: 'LocationRequest',
+  type: 'object',
+  additionalProperties: false,
+  description: 'A place: latitude (±90) and longitude (±180) in degrees, with an optional name and address. `message`, if given, is its comment.',
+  required: ['latitude', 'longitude'],
+  properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: 'string', maxLength: 1000 }, address: { type: 'string', maxLength: 1000 } },
+} as const;
+
+/** A contact card to share: built from fields, or given whole. */
+export const contactRequestComponent = {
+  $id: 'ContactRequest',
+  type: 'object',
+  additionalProperties: false,
+  description:
+    'One card: either `name` with `phones` (and optionally `organization` and `emails`), from which the gateway writes a vCard 3.0, or `vcard`, a whole card of your own (checked: one card with a VERSION and an FN, up to 10,000 characters).',
+  properties: {
+    name: { type: 'string', maxLength: 1000, description: 'The name shown on the card.' },
+    phones: { type: 'array', maxItems: 20, items: { type: 'string' }, description: 'Its phones, international; each becomes a TEL with its WhatsApp id.' },
+    organization: { type: 'string', maxLength: 1000 },
+    emails: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 320 } },
+    vcard: { type: 'string', description: 'A vCard given whole, instead of the fields.' },
+  },
+} as const;
+
+/** A poll to send. */
+export const pollRequestComponent = {
+  $id: 'PollRequest',
+  type: 'object',
+  additionalProperties: false,
+  description: 'A poll: the question, 2 to 12 unique options, and how many of them one voter may choose (1 by default, at most the number of options). Votes arrive as poll.vote events, and GET /messages/{id} shows the tally.',
+  required: ['question', 'options'],
+  properties: {
+    question: { type: 'string', description: '1 to 255 characters.', examples: ['Which day suits you?'] },
+    options: { type: 'array', items: { type: 'string' }, description: '2 to 12 options, unique, each 1 to 100 characters.', examples: [['Monday', 'Tuesday']] },
+    selectable_count: { type: 'integer', description: 'How many options one voter may choose: 1 (the default) up to the number of options.' },
+  },
+} as const;
+
+/** A link preview given by the caller, shown as is. */
+export const linkPreviewRequestComponent = {
+  $id: 'LinkPreviewRequest',
+  type: 'object',
+  additionalProperties: false,
+  description: 'A preview given whole, so the gateway fetches nothing: the title (required), an optional description, the URL it is for (the first link of the text by default) and a thumbnail (an image upload\'s media_id, made small as WhatsApp wants).',
+  required: ['title'],
+  properties: {
+    url: { type: 'string', description: 'The link the preview is for; it must appear in the text. The first http(s) link of the text by default.' },
+    title: { type: 'string', description: '1 to 300 characters.' },
+    description: { type: 'string', description: 'Up to 1,000 characters.' },
+    thumbnail_media_id: { type: 'string', description: 'An image of your account (POST /media) to show beside the preview.' },
+  },
+} as const;
+
 /** What a send and a simulated receive share: the sender, the text or file, and what it answers. */
 const messageContentProperties = {
   from_phone: phoneField,
-  message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default). Required without media; with media it is the caption, and may be empty or absent.' },
+  message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default). Required without media, location, contacts and poll; with media it is the caption, and may be empty or absent; with a location, its comment; with contacts or a poll it is refused (they carry their own text).' },
   media: ref('MediaRequest'),
   reply_to: {
     type: 'string',
     description: 'Answer a message: the message_id of a message (sent or received) in the same chat (between from_phone and to_phone, or in to_group). WhatsApp shows it quoted above this one. Any other id is refused with invalid_reply_to.',
     examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'],
   },
+  location: ref('LocationRequest'),
+  contacts: { type: 'array', description: '1 to 10 contact cards, instead of a text.', items: ref('ContactRequest') },
+  poll: ref('PollRequest'),
+  view_once: { type: 'boolean', description: 'With media of kind image, video or voice: the recipient can open it once. Refused with any other content.' },
 } as const;
 
 export const sendMessageRequestComponent = {
@@ -73,6 +132,11 @@ export const sendMessageRequestComponent = {
       description: 'With to_group: members to mention, by phone. Each must be a member of the group; write "@" and their digits in the text where the mention goes (docs/api.md, "Groups").',
       examples: [['+447700900123']],
     },
+    link_preview: {
+      description:
+        'With a text holding a link: `true` has the gateway fetch the page (through the same address guard as media.url) and show its title, description and image, if the account turned link_previews on (else 403 link_previews_disabled); an object gives the preview itself. A page that cannot be fetched sends the text without a preview. Off by default.',
+      anyOf: [{ type: 'boolean' }, ref('LinkPreviewRequest')],
+    },
   },
 } as const;
 
@@ -87,18 +151,6 @@ export const sandboxReceiveRequestComponent = {
     to_phone: { ...phoneField, description: 'Your sandbox number that receives the message.' },
     group_id: { ...groupIdField, description: 'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one. from_phone must then be a phone outside the gateway or one of your own sandbox numbers (else 403 phone_not_owned).' },
     mentions: { type: 'array', maxItems: 256, items: { type: 'string' }, description: 'With group_id: the members the simulated message mentions, by phone.' },
-    location: {
-      type: 'object',
-      additionalProperties: false,
-      description: 'Simulate a shared place instead of a text: latitude and longitude in degrees, with an optional name and address.',
-      required: ['latitude', 'longitude'],
-      properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: 'string' }, address: { type: 'string' } },
-    },
-    contacts: {
-      type: 'array',
-      description: 'Simulate contact cards instead of a text: 1 to 10 of {name, phones}.',
-      items: { type: 'object', additionalProperties: false, required: ['name', 'phones'], properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } } } },
-    },
     from_lid: { type: 'string', description: 'Simulate a LID-addressed sender: the simulated phone\'s LID ("<digits>@lid"), which the message carries beside from_phone (as WhatsApp\'s remoteJidAlt does), so the number learns it.' },
     withhold_phone: { type: 'boolean', description: 'With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated network. A later message without this reveals the phone (docs/identity.md).' },
     simulate_failed_downloads: {
@@ -167,10 +219,41 @@ export const contactComponent = {
   properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } }, vcard: { type: ['string', 'null'] } },
 } as const;
 
-/** A shared place or contact cards, as a message carries them. */
+export const pollComponent = {
+  $id: 'Poll',
+  type: 'object',
+  description: 'A poll: its question, options and how many one voter may choose. GET /messages/{id} adds `results`: the voters counted and each option\'s votes, from each voter\'s current selection.',
+  required: ['question', 'options', 'selectable_count'],
+  properties: {
+    question: { type: 'string' },
+    options: { type: 'array', items: { type: 'string' } },
+    selectable_count: { type: 'integer' },
+    results: {
+      type: 'object',
+      required: ['voters', 'options'],
+      properties: {
+        voters: { type: 'integer', description: 'People whose current selection is not empty.' },
+        options: { type: 'array', items: { type: 'object', required: ['option', 'votes'], properties: { option: { type: 'string' }, votes: { type: 'integer' } } } },
+      },
+    },
+  },
+} as const;
+
+export const linkPreviewComponent = {
+  $id: 'LinkPreview',
+  type: 'object',
+  description: 'The preview shown under a text with a link (the thumbnail is sent, not kept).',
+  required: ['url', 'title', 'description'],
+  properties: { url: { type: 'string' }, title: { type: 'string' }, description: { type: ['string', 'null'] } },
+} as const;
+
+/** What a message carries besides text and a file, in one shape for sent and received messages. */
 export const structuredFields = {
   location: ref('Location'),
   contacts: { type: 'array', description: 'Contact cards, for a contact message.', items: ref('Contact') },
+  poll: ref('Poll'),
+  view_once: { type: 'boolean', enum: [true], description: 'Present, and true, on a file that can be opened once.' },
+  link_preview: ref('LinkPreview'),
 } as const;
 
 export const messageResponseFields = {
@@ -191,6 +274,7 @@ export const messageResponseFields = {
 const sentMessageRequired = ['message_id', 'created_at', 'from_phone', 'to_phone', 'group', 'message', 'reply_to', 'status'] as const;
 const sentMessageProperties = {
   ...messageResponseFields,
+  ...structuredFields,
   from_phone: { type: 'string', description: 'E.164.' },
   status: { type: 'string', enum: ['sent'] },
 } as const;
@@ -242,6 +326,12 @@ export const receivedMessageComponent = {
 
 export const messageSchemaComponents = [
   mediaRequestComponent,
+  locationRequestComponent,
+  contactRequestComponent,
+  pollRequestComponent,
+  linkPreviewRequestComponent,
+  pollComponent,
+  linkPreviewComponent,
   sendMessageRequestComponent,
   sandboxReceiveRequestComponent,
   replyToComponent,

@@ -91,14 +91,45 @@ export interface MessageRequestBody {
   message?: string;
   media?: { id?: string; data?: string; url?: string; filename?: string; mime_type?: string; kind?: string };
   reply_to?: string;
+  location?: LocationRequestBody;
+  contacts?: ContactRequestBody[];
+  poll?: PollRequestBody;
+  view_once?: boolean;
+  link_preview?: boolean | LinkPreviewRequestBody;
 }
 
-export interface SandboxReceiveBody extends Omit<MessageRequestBody, 'to_group' | 'mentions'> {
+export interface LocationRequestBody {
+  latitude: number;
+  longitude: number;
+  name?: string;
+  address?: string;
+}
+
+export interface ContactRequestBody {
+  name?: string;
+  phones?: string[];
+  organization?: string;
+  emails?: string[];
+  vcard?: string;
+}
+
+export interface PollRequestBody {
+  question: string;
+  options: string[];
+  selectable_count?: number;
+}
+
+export interface LinkPreviewRequestBody {
+  url?: string;
+  title: string;
+  description?: string;
+  thumbnail_media_id?: string;
+}
+
+export interface SandboxReceiveBody extends Omit<MessageRequestBody, 'to_group' | 'mentions' | 'link_preview'> {
   to_phone: string;
   group_id?: string;
   mentions?: string[];
-  location?: { latitude: number; longitude: number; name?: string; address?: string };
-  contacts?: { name: string; phones: string[] }[];
   simulate_failed_downloads?: number;
   from_lid?: string;
   withhold_phone?: boolean;

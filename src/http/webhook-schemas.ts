@@ -280,6 +280,25 @@ export const presenceUpdateEventComponent = {
   },
 } as const;
 
+export const pollVoteEventComponent = {
+  $id: 'PollVoteEvent',
+  type: 'object',
+  description: 'Someone voted on a poll in a chat of one of your numbers (a poll you sent or one you received): their whole current selection, which replaces the one before (empty when they took their vote back), and the totals since.',
+  required: ['event', 'webhook_id', 'message_id', 'whatsapp_id', 'phone', 'group', 'voter_phone', 'voter_lid', 'options', 'poll', 'timestamp'],
+  properties: {
+    ...eventProperties('poll.vote'),
+    message_id: { type: 'string', description: 'The poll\'s message.' },
+    whatsapp_id: { type: 'string', description: 'WhatsApp\'s id of the poll.' },
+    phone: { type: 'string', description: 'Your number.' },
+    group: nullableGroup,
+    voter_phone: nullablePhone('The voter, E.164, when WhatsApp says.'),
+    voter_lid: nullablePhone('The voter\'s LID, when WhatsApp named one.'),
+    options: { type: 'array', items: { type: 'string' }, description: 'The options the voter has chosen now; empty when they took their vote back.' },
+    poll: ref('Poll'),
+    timestamp: timestamp('When the vote was cast.'),
+  },
+} as const;
+
 export const testEventComponent = {
   $id: 'TestEvent',
   type: 'object',
@@ -303,6 +322,7 @@ const events = [
   ['contact.identity', 'ContactIdentityEvent', 'A LID got its phone.'],
   ['call', 'CallEvent', 'A call to one of your numbers rang, or ended.'],
   ['presence.update', 'PresenceUpdateEvent', 'A contact your number subscribed to changed presence.'],
+  ['poll.vote', 'PollVoteEvent', 'Someone voted on a poll, changed or took back their vote.'],
   ['test', 'TestEvent', 'An operator sent a test event.'],
 ] as const;
 
@@ -321,6 +341,7 @@ export const webhookSchemaComponents = [
   contactIdentityEventComponent,
   callEventComponent,
   presenceUpdateEventComponent,
+  pollVoteEventComponent,
   testEventComponent,
 ] as const;
 

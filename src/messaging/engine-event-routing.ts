@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { EngineKind, Message } from '../domain/model.ts';
-import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingCallEvent, PresenceEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine.ts';
+import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingCallEvent, IncomingPollVoteEvent, PresenceEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine.ts';
 import type { GroupChange } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { CallService } from './calls.ts';
@@ -9,6 +9,7 @@ import type { IdentityMap } from './identities.ts';
 import type { IncomingActionService } from './incoming-actions.ts';
 import type { MessageActionService } from './message-actions.ts';
 import type { NumberPauses } from './number-pauses.ts';
+import type { PollService } from './polls.ts';
 import type { PresenceService } from './presence.ts';
 import type { ReceiveMessageService, ReceivedMessage } from './receive-message.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
@@ -24,6 +25,7 @@ export interface EngineEventConsumers {
   identities: Pick<IdentityMap, 'learnFromEngine'>;
   calls: Pick<CallService, 'record'>;
   presence: Pick<PresenceService, 'record'>;
+  polls: Pick<PollService, 'recordVote'>;
   /** Counts incoming messages per engine (the metrics listen here). */
   received: { messageReceived(engine: EngineKind): void };
   logger: Logger;
@@ -83,6 +85,11 @@ export class EngineEventRouting {
     return this.consumers.presence.record(event);
   }
 
+  /** Keeps the voter's current selection and tells the poll.vote subscribers. */
+  pollVote(event: IncomingPollVoteEvent): Promise<void> {
+    return this.consumers.polls.recordVote(event);
+  }
+
   /** Read marks are a courtesy to the sender: one that fails loses nothing of ours, so it is only logged. */
   private async readAutomatically({ number, message }: ReceivedMessage): Promise<void> {
     try {
@@ -120,6 +127,7 @@ export class EngineEventDispatch {
       identitiesLearned: (event) => this.connected().identitiesLearned(event),
       incomingCall: (event) => this.connected().incomingCall(event),
       presenceUpdate: (event) => this.connected().presenceUpdate(event),
+      pollVote: (event) => this.connected().pollVote(event),
     };
   }
 

@@ -58,10 +58,13 @@ export function requestFingerprint(request: SendFingerprinted): string {
   const parts: unknown[] = [request.fromPhone, recipient, request.text];
   if (request.mediaFingerprint !== undefined) parts.push(request.mediaFingerprint);
   if (request.replyTo !== undefined) parts.push({ reply_to: request.replyTo });
+  // A fetched preview differs from fetch to fetch; the ask (below) is what the client sent.
+  if (request.structured !== undefined && !('linkPreview' in request.structured)) parts.push({ structured: request.structured });
+  if (request.linkPreview !== undefined) parts.push({ link_preview: request.linkPreview });
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 
-type SendFingerprinted = Pick<SendRequest, 'fromPhone' | 'text' | 'mediaFingerprint' | 'replyTo'> & ({ toPhone: SendRequest['toPhone']; toGroup?: undefined } | { toGroup: string; mentions: readonly string[] });
+type SendFingerprinted = Pick<SendRequest, 'fromPhone' | 'text' | 'mediaFingerprint' | 'replyTo' | 'structured' | 'linkPreview'> & ({ toPhone: SendRequest['toPhone']; toGroup?: undefined } | { toGroup: string; mentions: readonly string[] });
 
 type Resolution = { kind: 'answer'; outcome: IdempotentSendOutcome } | { kind: 'send'; record: IdempotencyRecord } | { kind: 'claim_again' };
 

@@ -16,6 +16,8 @@ import type { Transaction } from 'kysely';
 import type { RecentSends, RecordedSend } from './recent-sends.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import { markEarlierRead } from '../store/repositories/read-receipts.ts';
+import { savePollSecret } from '../store/repositories/polls.ts';
+import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { findMessageGroups, insertMessageGroups, knownSubject } from '../store/repositories/groups.ts';
 import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { Executor } from '../store/database.ts';
@@ -105,6 +107,7 @@ export class ReceiveMessageService {
       }
       const queued = await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)));
       if (message.replyTo) await insertReply(trx, message, message.replyTo);
+      if (event.pollSecret !== undefined) await savePollSecret(trx, message.id, event.pollSecret);
       await insertMessageGroups(trx, [message]);
       await noteChatMessages(trx, [message]);
       if (group === null) {

@@ -10,6 +10,8 @@ import { refusedIncoming } from './session-refusals.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { Store } from '../store/database.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
+import { findMessageById } from '../store/repositories/messages.ts';
+import { pollOf } from '../domain/structured-content.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
 import { roleOf } from '../domain/groups.ts';
 import type { GroupService } from './groups.ts';
@@ -78,6 +80,34 @@ export class SandboxInbox {
     const { number, simulator } = await this.sandboxNumber(scope, phone, 'phone');
     await simulator.restrict(number, restriction);
     return number;
+  }
+
+  /**
+   * POST /sandbox/poll_vote: a simulated phone votes on a poll of its chat with the number (or
+   * of a group both are in), as a real voter would; the vote reaches the webhooks as poll.vote.
+   */
+  async voteOnPhone(scope: AccountScope, toPhone: E164, vote: { fromPhone: E164; messageId: string; options: string[] }): Promise<Message> {
+    this.admit(scope);
+    const { number, simulator } = await this.sandboxNumber(scope, toPhone, 'to_phone');
+    const poll = await findMessageById(this.store.db, vote.messageId);
+    const inChat = poll !== undefined && poll.accountId === scope.accountId && poll.numberId === number.id && poll.engineMessageId !== null;
+    if (!inChat) throw new AppError('message_not_found', `There is no poll ${vote.messageId} in a chat of ${toPhone}.`, { field: 'message_id' });
+    const shared = pollOf(poll.structured);
+    if (shared === undefined) throw new AppError('invalid_poll_vote', `${vote.messageId} is a ${poll.contentKind} message, not a poll.`, { field: 'message_id' });
+    const unknown = vote.options.findIndex((option) => !shared.options.includes(option));
+    if (unknown >= 0) throw new AppError('invalid_poll_vote', `options[${unknown}] is not an option of the poll.`, { field: `options[${unknown}]` });
+    if (new Set(vote.options).size > shared.selectableCount) throw new AppError('invalid_poll_vote', `The poll lets a voter choose ${shared.selectableCount} of its options.`, { field: 'options' });
+    if (poll.group == null) {
+      const peer = poll.direction === 'outbound' ? poll.toPhone : poll.fromPhone;
+      if (peer !== vote.fromPhone) throw new AppError('invalid_poll_vote', `The poll is in the chat with ${peer}; only that phone votes on it.`, { field: 'from_phone' });
+    } else {
+      const group = await this.groups.asMember(number, poll.group.id, 'group_id');
+      if (roleOf(group, vote.fromPhone) === undefined) throw new AppError('invalid_poll_vote', `from_phone ${vote.fromPhone} is not a member of group ${group.id}.`, { field: 'from_phone' });
+      await this.assertMaySpeakInGroup(scope, vote.fromPhone);
+    }
+    await simulator.deliverPollVote(number, { fromPhone: vote.fromPhone, pollEngineId: poll.engineMessageId!, options: [...new Set(vote.options)], ...(poll.group != null && { groupId: poll.group.id }) })
+      .catch((error: unknown) => refusedIncoming(number, error));
+    return poll;
   }
 
   /** The phone as a sandbox number of the account; any other phone gets the same 403, so nothing is learnt of other accounts. */

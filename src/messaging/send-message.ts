@@ -16,6 +16,8 @@ import type { SendHold } from '../domain/number-pauses.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
+import { savePollSecret } from '../store/repositories/polls.ts';
+import { structuredKind, type LinkPreviewAsk, type StructuredContent } from '../domain/structured-content.ts';
 import { listInterruptedSends, markMessageSent, markPendingMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
 import type { Database } from '../store/schema.ts';
 import type { Transaction } from 'kysely';
@@ -45,6 +47,8 @@ interface EngineAnswer {
   lease: SentMessage['lease'];
   quoted: QuotedMessage | undefined;
   sentAt: Date;
+  /** A poll's secret, which its votes are opened with; kept in the same commit as `sent`. */
+  pollSecret: string | undefined;
 }
 
 /** A send to a phone, or to a group `fromPhone` is in (mentioning some of its members). */
@@ -65,6 +69,14 @@ interface SendContent {
   mediaFingerprint?: string;
   /** The message_id of a message of this chat that the send quotes. */
   replyTo?: string;
+  /** A location, cards or a poll instead of a text; or, beside `media`, that it is view-once. */
+  structured?: StructuredContent;
+  /**
+   * A text's link preview as the caller asked for it (fetched, or given), which idempotency
+   * compares; what it became is in `structured`, with its thumbnail beside.
+   */
+  linkPreview?: LinkPreviewAsk;
+  linkPreviewThumbnail?: Buffer;
 }
 
 interface QuotaTerms {
@@ -136,9 +148,9 @@ export class SendMessageService {
       group: group === undefined ? null : { id: group.id, subject: group.subject },
       ...(request.toGroup !== undefined && { mentions: request.mentions }),
       text: request.text,
-      contentKind: request.media?.kind ?? 'text',
+      contentKind: structuredKind(request.structured) ?? request.media?.kind ?? 'text',
       mediaId: request.media?.id ?? null,
-      structured: null,
+      structured: request.structured ?? null,
       status: 'queued',
       engineMessageId: null,
       createdAt: at,
@@ -155,9 +167,9 @@ export class SendMessageService {
     });
     if (!admission.admitted) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
 
-    const { engineMessageId, lease } = await this.handOverToEngine(number, message, terms, media, quotable?.ref, request.toGroup === undefined ? [] : request.mentions);
+    const { engineMessageId, lease, pollSecret } = await this.handOverToEngine(number, message, terms, media, quotable?.ref, request.toGroup === undefined ? [] : request.mentions, request.linkPreviewThumbnail);
     const sentAt = new Date();
-    const sent: EngineAnswer = { message, engineMessageId, lease, quoted: quotable?.quoted, sentAt };
+    const sent: EngineAnswer = { message, engineMessageId, lease, quoted: quotable?.quoted, sentAt, pollSecret };
     let queued: Enqueued;
     try {
       queued = await this.recordSent(sent);
@@ -209,6 +221,7 @@ export class SendMessageService {
       await markMessageSent(trx, message.id, engineMessageId, sentAt);
     }
     if (quoted !== undefined) await insertReply(trx, message, quoted);
+    if (sent.pollSecret !== undefined) await savePollSecret(trx, message.id, sent.pollSecret);
     return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
   }
 
@@ -270,10 +283,12 @@ export class SendMessageService {
     return interrupted.length;
   }
 
-  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms, media: MediaObject | undefined, replyTo: MessageRef | undefined, mentions: readonly E164[]): Promise<SentMessage> {
+  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms, media: MediaObject | undefined, replyTo: MessageRef | undefined, mentions: readonly E164[], linkPreviewThumbnail?: Buffer): Promise<SentMessage> {
     const content = {
       text: message.text,
       ...(media !== undefined && { media: this.media.outgoing(media) }),
+      ...(message.structured !== null && { structured: message.structured }),
+      ...(linkPreviewThumbnail !== undefined && { linkPreviewThumbnail }),
       ...(replyTo !== undefined && { replyTo }),
     };
     // Its receipts wait for its record from here (recordSent ends the wait).

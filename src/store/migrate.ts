@@ -17,6 +17,7 @@ import * as conversations from './migrations/0015-conversations.ts';
 import * as groups from './migrations/0016-groups.ts';
 import * as sandboxGroups from './migrations/0017-sandbox-groups.ts';
 import * as numberPauses from './migrations/0019-number-pauses.ts';
+import * as richContent from './migrations/0020-rich-content.ts';
 import * as identitiesAndChats from './migrations/0021-identities-and-chats.ts';
 import * as numberCallsPresence from './migrations/0022-number-calls-presence.ts';
 
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0016-groups': groups,
   '0017-sandbox-groups': sandboxGroups,
   '0019-number-pauses': numberPauses,
+  '0020-rich-content': richContent,
   '0021-identities-and-chats': identitiesAndChats,
   '0022-number-calls-presence': numberCallsPresence,
 };

@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { MessageReactionsTable, MessageRepliesTable, MessageRevisionsTable } from './schema-conversations.ts';
 import type { MessageGroupsTable, NumberGroupsTable, SandboxGroupsTable } from './schema-groups.ts';
 import type { ChatsTable, ContactsTable } from './schema-identities.ts';
@@ -38,6 +38,24 @@ export interface Database {
   number_pauses: NumberPausesTable;
   contacts: ContactsTable;
   chats: ChatsTable;
+  poll_secrets: PollSecretsTable;
+  poll_votes: PollVotesTable;
+}
+
+/** A poll's secret, which opens its votes (migration 0020). */
+export interface PollSecretsTable {
+  message_id: string;
+  secret: string;
+}
+
+/** Each voter's current selection on a poll (migration 0020). */
+export interface PollVotesTable {
+  message_id: string;
+  voter: string;
+  voter_phone: string | null;
+  voter_lid: string | null;
+  options: string;
+  voted_at: number;
 }
 
 export interface AccountsTable {
@@ -46,6 +64,7 @@ export interface AccountsTable {
   plan: string;
   custom_monthly_limit: number | null;
   created_at: number;
+  link_previews: Generated<number>;
 }
 
 export interface UsersTable {

@@ -3,6 +3,7 @@ import type { Config } from '../config.ts';
 import { DiskFloor } from '../media/disk-floor.ts';
 import { MediaAdmission } from '../media/media-admission.ts';
 import { MediaFetcher } from '../media/media-fetcher.ts';
+import { LinkPreviewFetcher } from '../media/link-previews.ts';
 import { MediaLinks } from '../media/media-links.ts';
 import { MediaService } from '../media/media-service.ts';
 import { MediaSweeper } from '../media/media-sweeper.ts';
@@ -20,6 +21,8 @@ export interface MediaParts {
   mediaFetcher: MediaFetcher;
   /** Signed download links, which need no API key. */
   mediaLinks: MediaLinks;
+  /** Link previews fetched for sends, through the media fetcher's address guard. */
+  linkPreviews: LinkPreviewFetcher;
 }
 
 /** Media storage with its quotas and free-disk floor, URL fetches behind the SSRF guard, and signed links. */
@@ -43,5 +46,6 @@ export function buildMedia(config: Config, storage: StorageParts, keys: GatewayK
     media: new MediaService(store, blobs, config.media, fetcher, new MediaAdmission(store, config.media.allowances, diskFloor)),
     mediaSweeper: new MediaSweeper(store, blobs, logger),
     mediaLinks: new MediaLinks(keys.mediaLinksKey, config.publicUrl),
+    linkPreviews: new LinkPreviewFetcher(fetcher),
   };
 }

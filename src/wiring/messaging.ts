@@ -16,6 +16,7 @@ import { MessageActionService } from '../messaging/message-actions.ts';
 import { MessageHistoryService } from '../messaging/message-history.ts';
 import { NumberCheckService } from '../messaging/number-checks.ts';
 import { NumberLinkingService } from '../messaging/number-linking.ts';
+import { PollService } from '../messaging/polls.ts';
 import { PresenceService } from '../messaging/presence.ts';
 import { ProfileService } from '../messaging/profiles.ts';
 import { ReceiveMessageService } from '../messaging/receive-message.ts';
@@ -55,6 +56,8 @@ export interface MessagingParts {
   identities: IdentityMap;
   contacts: ContactsService;
   chats: ChatService;
+  /** Polls' votes: the current selection per voter, and the tallies. */
+  polls: PollService;
   /** Each number's blocklist, as WhatsApp keeps it. */
   blocklist: BlocklistService;
   /** Contacts' presence, and whether each number shows itself online. */
@@ -91,6 +94,7 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
   const identities = new IdentityMap(store, committer, deliveryWorker);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, pauses, recentSends);
   const calls = new CallService(store, committer, deliveryWorker, supervisor, sender, logger);
+  const polls = new PollService(store, committer, deliveryWorker, logger);
   const presence = new PresenceService(store, committer, deliveryWorker, supervisor, logger);
   return {
     sender,
@@ -108,9 +112,10 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
     identities,
     contacts: new ContactsService(store),
     chats: new ChatService(store, supervisor),
+    polls,
     blocklist: new BlocklistService(supervisor),
     presence,
     profiles: new ProfileService(supervisor, media, config.profileCacheMs),
-    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, pauses, identities, calls, presence, received: metrics, logger }),
+    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, pauses, identities, calls, presence, polls, received: metrics, logger }),
   };
 }

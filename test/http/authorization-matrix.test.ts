@@ -33,6 +33,8 @@ interface Owner extends SeededAccount {
   groupId: string;
   /** Groups the owner's number may leave, one per path. */
   leavableGroupIds: [string, string];
+  /** A poll the owner's number sent, to vote on. */
+  pollId: string;
 }
 
 interface Probe {
@@ -64,6 +66,12 @@ const receiveOnOwnersNumber: Probe = {
 
 const callOwnersNumber: Probe = {
   request: (owner) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], rings_for_seconds: 1 } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 200,
+};
+
+const voteOnOwnersPoll: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], message_id: owner.pollId, options: ['yes'] } }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 };
@@ -137,6 +145,13 @@ const listNumbers: Probe = {
   request: () => ({ method: 'GET', url: '' }),
   succeedsWith: 200,
   shows: (body, owner) => body.numbers.some((number: { phone: string }) => owner.phones.includes(number.phone)),
+};
+
+// The owner turned link previews on (before()); another account reads only its own, still off.
+const readSettings: Probe = {
+  request: () => ({ method: 'PATCH', url: '', body: {} }),
+  succeedsWith: 200,
+  shows: (body) => body.link_previews === true,
 };
 
 const checkWithOwnersNumber: Probe = {
@@ -348,6 +363,10 @@ const PROBES: Record<string, Probe> = {
   'GET /api/blocklist': listOwnersBlocklist,
   'POST /sandbox/call': callOwnersNumber,
   'POST /api/sandbox/call': callOwnersNumber,
+  'PATCH /account/settings': readSettings,
+  'PATCH /api/account/settings': readSettings,
+  'POST /sandbox/poll_vote': voteOnOwnersPoll,
+  'POST /api/sandbox/poll_vote': voteOnOwnersPoll,
   'POST /media': upload,
   'POST /api/media': upload,
   'GET /media/{id}': downloadOwnersMedia,
@@ -401,11 +420,13 @@ for (const dialect of dialects) {
         sends.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text }, seeded.apiKey)).json().message_id as string);
       }
       const group = await test.post('/groups', { from_phone: seeded.phones[0], subject: 'the owner\'s group', participants: ['+14155550100'] }, seeded.apiKey);
+      await test.inject({ method: 'PATCH', url: '/account/settings', headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'application/json' }, payload: '{"link_previews":true}' });
+      const poll = await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', poll: { question: 'the owner\'s poll', options: ['yes', 'no'] } }, seeded.apiKey);
       const leavable: string[] = [];
       for (const subject of ['to leave', 'to leave by /api']) leavable.push((await test.post('/groups', { from_phone: seeded.phones[0], subject, participants: ['+14155550100'] }, seeded.apiKey)).json().id);
       owner = {
         ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!], groupId: group.json().id,
-        leavableGroupIds: [leavable[0]!, leavable[1]!],
+        leavableGroupIds: [leavable[0]!, leavable[1]!], pollId: poll.json().message_id,
       };
       stranger = await seedAccount(test.gateway);
       operations = keyedOperations((await test.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument);

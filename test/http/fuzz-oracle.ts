@@ -97,8 +97,8 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 const FIELDS = ['from_phone', 'to_phone', 'message'] as const;
 /** Every body field each operation takes, as docs/api.md lists them; any other is refused as unknown. */
 const ROUTE_FIELDS: Partial<Record<RouteName, readonly string[]>> = {
-  send: ['from_phone', 'to_phone', 'to_group', 'mentions', 'message', 'media', 'reply_to'],
-  receive: ['from_phone', 'to_phone', 'group_id', 'mentions', 'message', 'media', 'reply_to', 'location', 'contacts', 'simulate_failed_downloads'],
+  send: ['from_phone', 'to_phone', 'to_group', 'mentions', 'message', 'media', 'reply_to', 'location', 'contacts', 'poll', 'view_once', 'link_preview'],
+  receive: ['from_phone', 'to_phone', 'group_id', 'mentions', 'message', 'media', 'reply_to', 'location', 'contacts', 'poll', 'view_once', 'simulate_failed_downloads'],
 };
 
 export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectation {

@@ -120,6 +120,7 @@ for (const dialect of dialects) {
         'post /presence/subscribe', 'post /api/presence/subscribe',
         'get /contacts/{phone}/profile', 'get /api/contacts/{phone}/profile', 'patch /numbers/{id}/profile', 'patch /api/numbers/{id}/profile',
         'post /blocklist', 'post /api/blocklist', 'delete /blocklist/{phone}', 'delete /api/blocklist/{phone}', 'get /blocklist', 'get /api/blocklist',
+          'post /sandbox/poll_vote', 'post /api/sandbox/poll_vote', 'patch /account/settings', 'patch /api/account/settings',
       ].sort());
       const ids = all.map(([, , operation]) => operation.operationId);
       assert.equal(new Set(ids).size, ids.length, 'operationIds are unique');

@@ -99,6 +99,15 @@ async function main(): Promise<void> {
   const received = succeeded('POST /sandbox/receive', await client.POST('/sandbox/receive', { body: { from_phone: other, to_phone: from, message: 'Hello back', reply_to: sent.message_id } }));
   check(received.reply_to?.message_id === sent.message_id, 'the answer quotes the send');
 
+  // The account's settings, read.
+  const settings = succeeded('PATCH /account/settings', await client.PATCH('/account/settings', { body: {} }));
+  check(typeof settings.link_previews === 'boolean', 'the settings are answered');
+
+  // A poll, and a vote on it by the other side.
+  const poll = succeeded('POST /send_message', await client.POST('/send_message', { body: { from_phone: from, to_phone: other, poll: { question: 'Which day?', options: ['Monday', 'Tuesday'] } } }));
+  const voted = succeeded('POST /sandbox/poll_vote', await client.POST('/sandbox/poll_vote', { body: { from_phone: other, to_phone: from, message_id: poll.message_id, options: ['Tuesday'] } }));
+  check(voted.poll.results?.voters === 1, 'the vote is counted');
+
   // Reading back, and changing what was sent.
   const page = succeeded('GET /messages', await client.GET('/messages', { params: { query: { phone: from, direction: 'inbound', limit: 10 } } }));
   check(page.messages.some((message) => message.message_id === received.message_id), 'the received message is listed');

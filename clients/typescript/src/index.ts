@@ -32,7 +32,7 @@ export function createGatewayClient({ apiKey, ...options }: GatewayClientOptions
 /** Any delivery a webhook receives, told apart by `event`. */
 export type WebhookEvent = { [Name in keyof webhooks]: NonNullable<webhooks[Name]['post']>['requestBody']['content']['application/json'] }[keyof webhooks];
 
-const eventNames = ['message', 'message.media', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed', 'contact.identity', 'call', 'presence.update', 'test'] as const satisfies readonly WebhookEvent['event'][];
+const eventNames = ['message', 'message.media', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed', 'contact.identity', 'call', 'presence.update', 'poll.vote', 'test'] as const satisfies readonly WebhookEvent['event'][];
 // Fails to compile when the API adds an event this list lacks.
 const everyEventListed: Exclude<WebhookEvent['event'], (typeof eventNames)[number]> extends never ? true : false = true;
 const knownEvents = new Set<unknown>(everyEventListed ? eventNames : []);

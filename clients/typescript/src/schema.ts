@@ -30,7 +30,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a WhatsApp text message
+         * Send a WhatsApp message: a text, a file, a location, contact cards or a poll
          * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
          */
         post: operations["sendMessage"];
@@ -94,6 +94,26 @@ export interface paths {
          * @description A simulated phone calls one of your sandbox numbers, as a real call arrives: `call` webhooks hear it offered, then rejected (at once when the number has reject_calls, and the caller is sent call_reply_text) or missed when it has rung for rings_for_seconds. Limited per account and minute together with simulated messages.
          */
         post: operations["simulateIncomingCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/poll_vote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a vote on a poll of a sandbox number
+         * @description A simulated phone votes on a poll in its chat with one of your sandbox numbers, as a real voter would: its whole selection, which replaces its earlier vote (an empty one takes it back). The vote is recorded, and webhooks subscribed to poll.vote hear it, with the totals; the answer shows the poll with its tally. Simulated votes share the limit of simulated messages. /sandbox/poll_vote and /api/sandbox/poll_vote are the same operation.
+         */
+        post: operations["simulatePollVote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -249,7 +269,7 @@ export interface paths {
         };
         /**
          * Get one message
-         * @description One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation. Another account's message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.
+         * @description One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation, and for a poll its tally (each voter's current selection, counted). Another account's message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.
          */
         get: operations["getMessage"];
         put?: never;
@@ -812,6 +832,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change (or read) your account's settings
+         * @description Sets what is given and answers every setting; an empty body only reads them. link_previews (off by default) lets sends ask the gateway to fetch a link's preview (docs/api.md, "Link previews"). /account/settings and /api/account/settings are the same operation.
+         */
+        patch: operations["updateAccountSettings"];
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -822,7 +862,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Send a WhatsApp text message
+         * Send a WhatsApp message: a text, a file, a location, contact cards or a poll
          * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
          */
         post: operations["sendMessageApi"];
@@ -886,6 +926,26 @@ export interface paths {
          * @description A simulated phone calls one of your sandbox numbers, as a real call arrives: `call` webhooks hear it offered, then rejected (at once when the number has reject_calls, and the caller is sent call_reply_text) or missed when it has rung for rings_for_seconds. Limited per account and minute together with simulated messages.
          */
         post: operations["simulateIncomingCallApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sandbox/poll_vote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a vote on a poll of a sandbox number
+         * @description A simulated phone votes on a poll in its chat with one of your sandbox numbers, as a real voter would: its whole selection, which replaces its earlier vote (an empty one takes it back). The vote is recorded, and webhooks subscribed to poll.vote hear it, with the totals; the answer shows the poll with its tally. Simulated votes share the limit of simulated messages. /sandbox/poll_vote and /api/sandbox/poll_vote are the same operation.
+         */
+        post: operations["simulatePollVoteApi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1041,7 +1101,7 @@ export interface paths {
         };
         /**
          * Get one message
-         * @description One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation. Another account's message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.
+         * @description One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation, and for a poll its tally (each voter's current selection, counted). Another account's message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.
          */
         get: operations["getMessageApi"];
         put?: never;
@@ -1604,6 +1664,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/account/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change (or read) your account's settings
+         * @description Sets what is given and answers every setting; an empty body only reads them. link_previews (off by default) lets sends ask the gateway to fetch a link's preview (docs/api.md, "Link previews"). /account/settings and /api/account/settings are the same operation.
+         */
+        patch: operations["updateAccountSettingsApi"];
+        trace?: never;
+    };
     "/media": {
         parameters: {
             query?: never;
@@ -1946,6 +2026,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "poll.vote": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Someone voted on a poll, changed or took back their vote.
+         * @description Delivered to webhooks subscribed to poll.vote; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.
+         */
+        post: operations["onPollVoteEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     test: {
         parameters: {
             query?: never;
@@ -2020,13 +2120,80 @@ export interface components {
             /** @description image, video, audio, voice, document or sticker: how to present it, when not the one its type suggests. */
             kind?: string;
         };
+        /** @description A place: latitude (±90) and longitude (±180) in degrees, with an optional name and address. `message`, if given, is its comment. */
+        LocationRequest: {
+            latitude: number;
+            longitude: number;
+            name?: string;
+            address?: string;
+        };
+        /** @description One card: either `name` with `phones` (and optionally `organization` and `emails`), from which the gateway writes a vCard 3.0, or `vcard`, a whole card of your own (checked: one card with a VERSION and an FN, up to 10,000 characters). */
+        ContactRequest: {
+            /** @description The name shown on the card. */
+            name?: string;
+            /** @description Its phones, international; each becomes a TEL with its WhatsApp id. */
+            phones?: string[];
+            organization?: string;
+            emails?: string[];
+            /** @description A vCard given whole, instead of the fields. */
+            vcard?: string;
+        };
+        /** @description A poll: the question, 2 to 12 unique options, and how many of them one voter may choose (1 by default, at most the number of options). Votes arrive as poll.vote events, and GET /messages/{id} shows the tally. */
+        PollRequest: {
+            /**
+             * @description 1 to 255 characters.
+             * @example Which day suits you?
+             */
+            question: string;
+            /**
+             * @description 2 to 12 options, unique, each 1 to 100 characters.
+             * @example [
+             *       "Monday",
+             *       "Tuesday"
+             *     ]
+             */
+            options: string[];
+            /** @description How many options one voter may choose: 1 (the default) up to the number of options. */
+            selectable_count?: number;
+        };
+        /** @description A preview given whole, so the gateway fetches nothing: the title (required), an optional description, the URL it is for (the first link of the text by default) and a thumbnail (an image upload's media_id, made small as WhatsApp wants). */
+        LinkPreviewRequest: {
+            /** @description The link the preview is for; it must appear in the text. The first http(s) link of the text by default. */
+            url?: string;
+            /** @description 1 to 300 characters. */
+            title: string;
+            /** @description Up to 1,000 characters. */
+            description?: string;
+            /** @description An image of your account (POST /media) to show beside the preview. */
+            thumbnail_media_id?: string;
+        };
+        /** @description A poll: its question, options and how many one voter may choose. GET /messages/{id} adds `results`: the voters counted and each option's votes, from each voter's current selection. */
+        Poll: {
+            question: string;
+            options: string[];
+            selectable_count: number;
+            results?: {
+                /** @description People whose current selection is not empty. */
+                voters: number;
+                options: {
+                    option: string;
+                    votes: number;
+                }[];
+            };
+        };
+        /** @description The preview shown under a text with a link (the thumbnail is sent, not kept). */
+        LinkPreview: {
+            url: string;
+            title: string;
+            description: string | null;
+        };
         SendMessageRequest: {
             /**
              * @description An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored.
              * @example +447700900123
              */
             from_phone: string;
-            /** @description The text, up to the configured maximum (65,536 characters by default). Required without media; with media it is the caption, and may be empty or absent. */
+            /** @description The text, up to the configured maximum (65,536 characters by default). Required without media, location, contacts and poll; with media it is the caption, and may be empty or absent; with a location, its comment; with contacts or a poll it is refused (they carry their own text). */
             message?: string;
             media?: components["schemas"]["MediaRequest"];
             /**
@@ -2034,6 +2201,12 @@ export interface components {
              * @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e
              */
             reply_to?: string;
+            location?: components["schemas"]["LocationRequest"];
+            /** @description 1 to 10 contact cards, instead of a text. */
+            contacts?: components["schemas"]["ContactRequest"][];
+            poll?: components["schemas"]["PollRequest"];
+            /** @description With media of kind image, video or voice: the recipient can open it once. Refused with any other content. */
+            view_once?: boolean;
             /**
              * @description The recipient; exactly one of to_phone and to_group is given. An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored. A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found.
              * @example +447700900123
@@ -2051,6 +2224,8 @@ export interface components {
              *     ]
              */
             mentions?: string[];
+            /** @description With a text holding a link: `true` has the gateway fetch the page (through the same address guard as media.url) and show its title, description and image, if the account turned link_previews on (else 403 link_previews_disabled); an object gives the preview itself. A page that cannot be fetched sends the text without a preview. Off by default. */
+            link_preview?: boolean | components["schemas"]["LinkPreviewRequest"];
         } & ({
             to_phone: string;
             to_group?: never;
@@ -2064,7 +2239,7 @@ export interface components {
              * @example +447700900123
              */
             from_phone: string;
-            /** @description The text, up to the configured maximum (65,536 characters by default). Required without media; with media it is the caption, and may be empty or absent. */
+            /** @description The text, up to the configured maximum (65,536 characters by default). Required without media, location, contacts and poll; with media it is the caption, and may be empty or absent; with a location, its comment; with contacts or a poll it is refused (they carry their own text). */
             message?: string;
             media?: components["schemas"]["MediaRequest"];
             /**
@@ -2072,6 +2247,12 @@ export interface components {
              * @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e
              */
             reply_to?: string;
+            location?: components["schemas"]["LocationRequest"];
+            /** @description 1 to 10 contact cards, instead of a text. */
+            contacts?: components["schemas"]["ContactRequest"][];
+            poll?: components["schemas"]["PollRequest"];
+            /** @description With media of kind image, video or voice: the recipient can open it once. Refused with any other content. */
+            view_once?: boolean;
             /**
              * @description Your sandbox number that receives the message.
              * @example +447700900123
@@ -2084,18 +2265,6 @@ export interface components {
             group_id?: string;
             /** @description With group_id: the members the simulated message mentions, by phone. */
             mentions?: string[];
-            /** @description Simulate a shared place instead of a text: latitude and longitude in degrees, with an optional name and address. */
-            location?: {
-                latitude: number;
-                longitude: number;
-                name?: string;
-                address?: string;
-            };
-            /** @description Simulate contact cards instead of a text: 1 to 10 of {name, phones}. */
-            contacts?: {
-                name: string;
-                phones: string[];
-            }[];
             /** @description Simulate a LID-addressed sender: the simulated phone's LID ("<digits>@lid"), which the message carries beside from_phone (as WhatsApp's remoteJidAlt does), so the number learns it. */
             from_lid?: string;
             /** @description With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated network. A later message without this reveals the phone (docs/identity.md). */
@@ -2156,6 +2325,16 @@ export interface components {
             /** @description The text exactly as it was sent; the caption of a media message. */
             message: string;
             media?: components["schemas"]["MessageMedia"];
+            location?: components["schemas"]["Location"];
+            /** @description Contact cards, for a contact message. */
+            contacts?: components["schemas"]["Contact"][];
+            poll?: components["schemas"]["Poll"];
+            /**
+             * @description Present, and true, on a file that can be opened once.
+             * @enum {boolean}
+             */
+            view_once?: true;
+            link_preview?: components["schemas"]["LinkPreview"];
             /** @description E.164. */
             from_phone: string;
             /** @enum {string} */
@@ -2177,6 +2356,16 @@ export interface components {
             /** @description The text exactly as it was sent; the caption of a media message. */
             message: string;
             media?: components["schemas"]["MessageMedia"];
+            location?: components["schemas"]["Location"];
+            /** @description Contact cards, for a contact message. */
+            contacts?: components["schemas"]["Contact"][];
+            poll?: components["schemas"]["Poll"];
+            /**
+             * @description Present, and true, on a file that can be opened once.
+             * @enum {boolean}
+             */
+            view_once?: true;
+            link_preview?: components["schemas"]["LinkPreview"];
             /** @description E.164. */
             from_phone: string;
             /** @enum {string} */
@@ -2209,6 +2398,13 @@ export interface components {
             location?: components["schemas"]["Location"];
             /** @description Contact cards, for a contact message. */
             contacts?: components["schemas"]["Contact"][];
+            poll?: components["schemas"]["Poll"];
+            /**
+             * @description Present, and true, on a file that can be opened once.
+             * @enum {boolean}
+             */
+            view_once?: true;
+            link_preview?: components["schemas"]["LinkPreview"];
             /** @enum {string} */
             status: "received";
         };
@@ -2251,10 +2447,17 @@ export interface components {
             /** @description An inbound sender's LID when the message was LID-addressed; otherwise null. */
             from_lid: string | null;
             /** @enum {string} */
-            content_kind: "text" | "image" | "video" | "audio" | "voice" | "document" | "sticker" | "location" | "contact";
+            content_kind: "text" | "image" | "video" | "audio" | "voice" | "document" | "sticker" | "location" | "contact" | "poll";
             location?: components["schemas"]["Location"];
             /** @description Contact cards, for a contact message. */
             contacts?: components["schemas"]["Contact"][];
+            poll?: components["schemas"]["Poll"];
+            /**
+             * @description Present, and true, on a file that can be opened once.
+             * @enum {boolean}
+             */
+            view_once?: true;
+            link_preview?: components["schemas"]["LinkPreview"];
             /**
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
              * @enum {string}
@@ -2303,10 +2506,17 @@ export interface components {
             /** @description An inbound sender's LID when the message was LID-addressed; otherwise null. */
             from_lid: string | null;
             /** @enum {string} */
-            content_kind: "text" | "image" | "video" | "audio" | "voice" | "document" | "sticker" | "location" | "contact";
+            content_kind: "text" | "image" | "video" | "audio" | "voice" | "document" | "sticker" | "location" | "contact" | "poll";
             location?: components["schemas"]["Location"];
             /** @description Contact cards, for a contact message. */
             contacts?: components["schemas"]["Contact"][];
+            poll?: components["schemas"]["Poll"];
+            /**
+             * @description Present, and true, on a file that can be opened once.
+             * @enum {boolean}
+             */
+            view_once?: true;
+            link_preview?: components["schemas"]["LinkPreview"];
             /**
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
              * @enum {string}
@@ -2511,6 +2721,13 @@ export interface components {
             location?: components["schemas"]["Location"];
             /** @description Contact cards, for a contact message. */
             contacts?: components["schemas"]["Contact"][];
+            poll?: components["schemas"]["Poll"];
+            /**
+             * @description Present, and true, on a file that can be opened once.
+             * @enum {boolean}
+             */
+            view_once?: true;
+            link_preview?: components["schemas"]["LinkPreview"];
             reply_to: components["schemas"]["ReplyTo"];
             /** @enum {string} */
             status: "received";
@@ -2527,6 +2744,13 @@ export interface components {
                 location?: components["schemas"]["Location"];
                 /** @description Contact cards, for a contact message. */
                 contacts?: components["schemas"]["Contact"][];
+                poll?: components["schemas"]["Poll"];
+                /**
+                 * @description Present, and true, on a file that can be opened once.
+                 * @enum {boolean}
+                 */
+                view_once?: true;
+                link_preview?: components["schemas"]["LinkPreview"];
             };
         };
         /** @description The file of a message whose download had failed was stored at last, or the gateway gave up on it. */
@@ -2878,6 +3102,36 @@ export interface components {
              */
             timestamp: string;
         };
+        /** @description Someone voted on a poll in a chat of one of your numbers (a poll you sent or one you received): their whole current selection, which replaces the one before (empty when they took their vote back), and the totals since. */
+        PollVoteEvent: {
+            /** @enum {string} */
+            event: "poll.vote";
+            /**
+             * @description The webhook receiving this delivery.
+             * @example wh_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            webhook_id: string;
+            /** @description The poll's message. */
+            message_id: string;
+            /** @description WhatsApp's id of the poll. */
+            whatsapp_id: string;
+            /** @description Your number. */
+            phone: string;
+            /** @description The group chat it happened in; null for a direct chat. */
+            group: components["schemas"]["ChatGroup"] | null;
+            /** @description The voter, E.164, when WhatsApp says. */
+            voter_phone: string | null;
+            /** @description The voter's LID, when WhatsApp named one. */
+            voter_lid: string | null;
+            /** @description The options the voter has chosen now; empty when they took their vote back. */
+            options: string[];
+            poll: components["schemas"]["Poll"];
+            /**
+             * Format: date-time
+             * @description When the vote was cast.
+             */
+            timestamp: string;
+        };
         /** @description An operator sent a test event (wagw webhook test ID). */
         TestEvent: {
             /** @enum {string} */
@@ -2946,6 +3200,25 @@ export interface components {
              * @description When it is missed unless rejected first.
              */
             rings_until: string;
+        };
+        SimulatePollVoteRequest: {
+            /** @description The phone that votes: the other side of the poll's chat, or for a group's poll a member outside the gateway (or one of your own sandbox numbers). */
+            from_phone: string;
+            /** @description Your sandbox number whose chat holds the poll. */
+            to_phone: string;
+            /**
+             * @description The poll: a message of that chat, sent or received.
+             * @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e
+             */
+            message_id: string;
+            /** @description The options chosen, as the poll words them, at most its selectable_count; empty takes the phone's vote back. */
+            options: string[];
+        };
+        SimulatePollVoteResponse: {
+            message_id: string;
+            voter_phone: string;
+            options: string[];
+            poll: components["schemas"]["Poll"];
         };
         CheckNumbersRequest: {
             /** @description One of your numbers, which asks WhatsApp. */
@@ -3395,6 +3668,14 @@ export interface components {
             /** @description Whether the number now blocks the contact. */
             blocked: boolean;
         };
+        UpdateAccountSettingsRequest: {
+            /** @description Let sends with `link_preview: true` have the gateway fetch the linked page (through the same address guard as media.url) for its preview. Off until turned on. */
+            link_previews?: boolean;
+        };
+        UpdateAccountSettingsResponse: {
+            /** @description Whether the gateway fetches link previews for this account's sends. */
+            link_previews: boolean;
+        };
     };
     responses: {
         /** @description The database does not answer, or cannot write; the log says why. */
@@ -3415,7 +3696,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         SendMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3424,7 +3705,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "invalid_mention" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "invalid_mention" | "invalid_poll" | "invalid_contact" | "invalid_idempotency_key";
                 };
             };
         };
@@ -3441,7 +3722,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `link_previews_disabled`: `link_preview: true` asks the gateway to fetch the page, which this account has not turned on (PATCH /account/settings, `link_previews`); give the preview as an object instead, or turn fetching on. `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
         SendMessageError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3450,7 +3731,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member";
+                    error?: "phone_not_owned" | "link_previews_disabled" | "not_group_member";
                 };
             };
         };
@@ -3547,7 +3828,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. */
         SimulateIncomingMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3556,7 +3837,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "invalid_reply_to" | "invalid_mention";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "invalid_reply_to" | "invalid_mention" | "invalid_poll" | "invalid_contact";
                 };
             };
         };
@@ -3853,6 +4134,112 @@ export interface components {
         };
         /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
         SimulateIncomingCallError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. */
+        SimulatePollVoteError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "invalid_poll_vote";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        SimulatePollVoteError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
+        SimulatePollVoteError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_not_owned" | "not_group_member";
+                };
+            };
+        };
+        /** @description `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. */
+        SimulatePollVoteError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "message_not_found" | "group_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SimulatePollVoteError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        SimulatePollVoteError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SimulatePollVoteError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        SimulatePollVoteError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -7389,7 +7776,73 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        UpdateAccountSettingsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UpdateAccountSettingsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateAccountSettingsError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateAccountSettingsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        UpdateAccountSettingsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         UploadMediaError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7398,7 +7851,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_idempotency_key";
                 };
             };
         };
@@ -7535,6 +7988,12 @@ export interface components {
 export type Error = components['schemas']['Error'];
 export type Media = components['schemas']['Media'];
 export type MediaRequest = components['schemas']['MediaRequest'];
+export type LocationRequest = components['schemas']['LocationRequest'];
+export type ContactRequest = components['schemas']['ContactRequest'];
+export type PollRequest = components['schemas']['PollRequest'];
+export type LinkPreviewRequest = components['schemas']['LinkPreviewRequest'];
+export type Poll = components['schemas']['Poll'];
+export type LinkPreview = components['schemas']['LinkPreview'];
 export type SendMessageRequest = components['schemas']['SendMessageRequest'];
 export type SandboxReceiveRequest = components['schemas']['SandboxReceiveRequest'];
 export type ReplyTo = components['schemas']['ReplyTo'];
@@ -7568,12 +8027,15 @@ export type NumberResumedEvent = components['schemas']['NumberResumedEvent'];
 export type ContactIdentityEvent = components['schemas']['ContactIdentityEvent'];
 export type CallEvent = components['schemas']['CallEvent'];
 export type PresenceUpdateEvent = components['schemas']['PresenceUpdateEvent'];
+export type PollVoteEvent = components['schemas']['PollVoteEvent'];
 export type TestEvent = components['schemas']['TestEvent'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
 export type SimulateRestrictionRequest = components['schemas']['SimulateRestrictionRequest'];
 export type SimulateRestrictionResponse = components['schemas']['SimulateRestrictionResponse'];
 export type SimulateIncomingCallRequest = components['schemas']['SimulateIncomingCallRequest'];
 export type SimulateIncomingCallResponse = components['schemas']['SimulateIncomingCallResponse'];
+export type SimulatePollVoteRequest = components['schemas']['SimulatePollVoteRequest'];
+export type SimulatePollVoteResponse = components['schemas']['SimulatePollVoteResponse'];
 export type CheckNumbersRequest = components['schemas']['CheckNumbersRequest'];
 export type CheckNumbersResponse = components['schemas']['CheckNumbersResponse'];
 export type ShowTypingRequest = components['schemas']['ShowTypingRequest'];
@@ -7620,6 +8082,8 @@ export type BlockContactRequest = components['schemas']['BlockContactRequest'];
 export type BlockContactResponse = components['schemas']['BlockContactResponse'];
 export type ListBlocklistResponse = components['schemas']['ListBlocklistResponse'];
 export type UnblockContactResponse = components['schemas']['UnblockContactResponse'];
+export type UpdateAccountSettingsRequest = components['schemas']['UpdateAccountSettingsRequest'];
+export type UpdateAccountSettingsResponse = components['schemas']['UpdateAccountSettingsResponse'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
 export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
@@ -7655,6 +8119,14 @@ export type ResponseSimulateIncomingCallError413 = components['responses']['Simu
 export type ResponseSimulateIncomingCallError429 = components['responses']['SimulateIncomingCallError429'];
 export type ResponseSimulateIncomingCallError500 = components['responses']['SimulateIncomingCallError500'];
 export type ResponseSimulateIncomingCallError503 = components['responses']['SimulateIncomingCallError503'];
+export type ResponseSimulatePollVoteError400 = components['responses']['SimulatePollVoteError400'];
+export type ResponseSimulatePollVoteError401 = components['responses']['SimulatePollVoteError401'];
+export type ResponseSimulatePollVoteError403 = components['responses']['SimulatePollVoteError403'];
+export type ResponseSimulatePollVoteError404 = components['responses']['SimulatePollVoteError404'];
+export type ResponseSimulatePollVoteError413 = components['responses']['SimulatePollVoteError413'];
+export type ResponseSimulatePollVoteError429 = components['responses']['SimulatePollVoteError429'];
+export type ResponseSimulatePollVoteError500 = components['responses']['SimulatePollVoteError500'];
+export type ResponseSimulatePollVoteError503 = components['responses']['SimulatePollVoteError503'];
 export type ResponseCheckNumbersError400 = components['responses']['CheckNumbersError400'];
 export type ResponseCheckNumbersError401 = components['responses']['CheckNumbersError401'];
 export type ResponseCheckNumbersError403 = components['responses']['CheckNumbersError403'];
@@ -7921,6 +8393,11 @@ export type ResponseUnblockContactError413 = components['responses']['UnblockCon
 export type ResponseUnblockContactError429 = components['responses']['UnblockContactError429'];
 export type ResponseUnblockContactError500 = components['responses']['UnblockContactError500'];
 export type ResponseUnblockContactError503 = components['responses']['UnblockContactError503'];
+export type ResponseUpdateAccountSettingsError400 = components['responses']['UpdateAccountSettingsError400'];
+export type ResponseUpdateAccountSettingsError401 = components['responses']['UpdateAccountSettingsError401'];
+export type ResponseUpdateAccountSettingsError413 = components['responses']['UpdateAccountSettingsError413'];
+export type ResponseUpdateAccountSettingsError500 = components['responses']['UpdateAccountSettingsError500'];
+export type ResponseUpdateAccountSettingsError503 = components['responses']['UpdateAccountSettingsError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
@@ -8097,6 +8574,39 @@ export interface operations {
             429: components["responses"]["SimulateIncomingCallError429"];
             500: components["responses"]["SimulateIncomingCallError500"];
             503: components["responses"]["SimulateIncomingCallError503"];
+        };
+    };
+    simulatePollVote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulatePollVoteRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulatePollVoteResponse"];
+                };
+            };
+            400: components["responses"]["SimulatePollVoteError400"];
+            401: components["responses"]["SimulatePollVoteError401"];
+            403: components["responses"]["SimulatePollVoteError403"];
+            404: components["responses"]["SimulatePollVoteError404"];
+            413: components["responses"]["SimulatePollVoteError413"];
+            429: components["responses"]["SimulatePollVoteError429"];
+            500: components["responses"]["SimulatePollVoteError500"];
+            503: components["responses"]["SimulatePollVoteError503"];
         };
     };
     checkNumbers: {
@@ -9384,6 +9894,36 @@ export interface operations {
             503: components["responses"]["UnblockContactError503"];
         };
     };
+    updateAccountSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountSettingsResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountSettingsError400"];
+            401: components["responses"]["UpdateAccountSettingsError401"];
+            413: components["responses"]["UpdateAccountSettingsError413"];
+            500: components["responses"]["UpdateAccountSettingsError500"];
+            503: components["responses"]["UpdateAccountSettingsError503"];
+        };
+    };
     sendMessageApi: {
         parameters: {
             query?: never;
@@ -9524,6 +10064,39 @@ export interface operations {
             429: components["responses"]["SimulateIncomingCallError429"];
             500: components["responses"]["SimulateIncomingCallError500"];
             503: components["responses"]["SimulateIncomingCallError503"];
+        };
+    };
+    simulatePollVoteApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulatePollVoteRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulatePollVoteResponse"];
+                };
+            };
+            400: components["responses"]["SimulatePollVoteError400"];
+            401: components["responses"]["SimulatePollVoteError401"];
+            403: components["responses"]["SimulatePollVoteError403"];
+            404: components["responses"]["SimulatePollVoteError404"];
+            413: components["responses"]["SimulatePollVoteError413"];
+            429: components["responses"]["SimulatePollVoteError429"];
+            500: components["responses"]["SimulatePollVoteError500"];
+            503: components["responses"]["SimulatePollVoteError503"];
         };
     };
     checkNumbersApi: {
@@ -10811,6 +11384,36 @@ export interface operations {
             503: components["responses"]["UnblockContactError503"];
         };
     };
+    updateAccountSettingsApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountSettingsRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountSettingsResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountSettingsError400"];
+            401: components["responses"]["UpdateAccountSettingsError401"];
+            413: components["responses"]["UpdateAccountSettingsError413"];
+            500: components["responses"]["UpdateAccountSettingsError500"];
+            503: components["responses"]["UpdateAccountSettingsError503"];
+        };
+    };
     uploadMedia: {
         parameters: {
             query?: {
@@ -11374,6 +11977,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PresenceUpdateEvent"];
+            };
+        };
+        responses: {
+            /** @description Received; any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onPollVoteEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id: the same on every retry of it, so that a receiver can drop repeats. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was signed. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook's secret, space-separated while a secret rotates. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PollVoteEvent"];
             };
         };
         responses: {

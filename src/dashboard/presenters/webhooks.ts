@@ -18,6 +18,7 @@ const EVENT_EXPLANATIONS = {
   'contact.identity': 'A person your numbers knew only by LID now has a phone number too.',
   call: 'A call to one of your numbers rang, was missed, accepted, rejected (by you or by the gateway) or ended.',
   'presence.update': 'A contact a number subscribed to came online, went offline, or is typing or recording.',
+  'poll.vote': 'Someone voted on a poll in a chat of your numbers, changed their vote or took it back; with the totals.',
 } as const satisfies Record<WebhookEventType, string>;
 
 export interface EventTypeOption {

@@ -13,7 +13,9 @@ import { groupRefusal, participantOutcomes } from './group-admin.ts';
 import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type ChatChange, type ChatTarget, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker, type CallRef, type ContactProfile, type OutgoingMedia } from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
-import { toActionContent, toChatJid, toChatModification, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent } from './outbound-mapper.ts';
+import { toActionContent, toChatJid, toChatModification, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent, toStructuredContent } from './outbound-mapper.ts';
+import { randomBytes } from 'node:crypto';
+import { extractImageThumb } from 'baileys';
 import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
 import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
@@ -254,14 +256,14 @@ export class BaileysEngine implements Engine {
       throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
     }
     await this.pacer.waitTurn(number.id);
-    const media = request.media;
-    const content = media === undefined ? toTextContent(request.text) : toMediaContent({ ...media, bytes: { stream: await media.open() } }, request.text);
+    const { content, pollSecret } = await contentOf(request);
     const options = request.replyTo === undefined ? undefined : { quoted: toQuoted(request.replyTo) };
-    if (!isGroupMessage(request)) return this.sendOn(session, socket, toRecipientJid(request.toPhone), content, options);
+    const withSecret = (sent: SentMessage): SentMessage => (pollSecret === undefined ? sent : { ...sent, pollSecret: pollSecret.toString('base64') });
+    if (!isGroupMessage(request)) return withSecret(await this.sendOn(session, socket, toRecipientJid(request.toPhone), content, options));
     // Baileys reads the group's members from the session's cache (cachedGroupMetadata), as the
     // mentions do here: a send to a known group asks WhatsApp nothing.
     const mentions = request.mentions.length === 0 ? {} : { mentions: mentionJids(session.groups.cached(request.toGroup), request.mentions) };
-    return this.sendOn(session, socket, request.toGroup, { ...content, ...mentions } as AnyMessageContent, options);
+    return withSecret(await this.sendOn(session, socket, request.toGroup, { ...content, ...mentions } as AnyMessageContent, options));
   }
 
   async sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage> {
@@ -341,6 +343,36 @@ function pictureAt(url: string): NonNullable<ContactProfile['picture']> {
     },
   };
 }
+
+/**
+ * The message as Baileys builds it: a text (with its link preview), a file (view-once or not),
+ * or a place, cards or a poll. A poll's secret is made here, so that the gateway keeps it to
+ * open the votes, whatever Baileys' own cache has forgotten.
+ */
+async function contentOf(request: OutgoingMessage): Promise<{ content: AnyMessageContent; pollSecret?: Buffer }> {
+  const { media, structured } = request;
+  if (media !== undefined) return { content: toMediaContent({ ...media, bytes: { stream: await media.open() } }, request.text, structured !== undefined && 'viewOnce' in structured) };
+  if (structured === undefined || 'viewOnce' in structured) return { content: toTextContent(request.text) };
+  if ('linkPreview' in structured) return { content: toTextContent(request.text, structured.linkPreview, await smallThumbnail(request.linkPreviewThumbnail)) };
+  const pollSecret = 'poll' in structured ? randomBytes(32) : undefined;
+  return { content: toStructuredContent(structured, request.text, pollSecret ?? new Uint8Array()), ...(pollSecret !== undefined && { pollSecret }) };
+}
+
+/**
+ * A preview's image as the small JPEG WhatsApp shows beside a link, made by Baileys' own
+ * thumbnailer; without an image library it cannot be made, and the preview goes without.
+ */
+async function smallThumbnail(image: Buffer | undefined): Promise<Buffer | undefined> {
+  if (image === undefined) return undefined;
+  try {
+    return (await extractImageThumb(image, PREVIEW_THUMBNAIL_WIDTH)).buffer as Buffer;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The width of a link preview's thumbnail, as WhatsApp's apps make it. */
+const PREVIEW_THUMBNAIL_WIDTH = 192;
 
 /** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */
 function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<BaileysSession, 'reportIdentities'>): LookupMany {

@@ -1,5 +1,6 @@
 import type { BaileysEventMap, WAMessage, WAMessageUpdate } from 'baileys';
-import { downloadMediaMessage, jidDecode } from 'baileys';
+import { downloadMediaMessage, jidDecode, jidNormalizedUser } from 'baileys';
+import { openPollVote } from './poll-votes.ts';
 import { retryTokenOf } from './media-retry-token.ts';
 import type { Logger } from 'pino';
 import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
@@ -311,6 +312,23 @@ export class BaileysSession {
       this.deps.logger.debug({ reason: decision.reason, id: message.key.id }, 'skipped an incoming WhatsApp message');
       return;
     }
+    if (decision.kind === 'poll_vote') {
+      const { vote, creatorJids, voterJids, pollEngineId } = decision;
+      // Our own number may have made the poll, under its phone or its LID.
+      const ours = [this.socket?.user?.id, this.socket?.user?.lid, this.auth?.state.creds.me?.id, this.auth?.state.creds.me?.lid]
+        .filter((jid): jid is string => typeof jid === 'string')
+        .map((jid) => jidNormalizedUser(jid));
+      await this.deps.events.pollVote({
+        toPhone: this.deps.number.phone,
+        voterPhone: decision.fromPhone,
+        voterLid: decision.fromLid,
+        pollEngineId,
+        at: decision.timestamp ?? new Date(),
+        ...(decision.groupId !== null && { groupId: decision.groupId }),
+        selectedOptions: (poll) => (poll.secret === null ? undefined : openPollVote(vote, { pollEngineId, secret: poll.secret, options: poll.options }, [...new Set([...ours, ...creatorJids])], voterJids)),
+      });
+      return;
+    }
     if (decision.kind === 'action') {
       await this.deps.events.incomingAction({
         toPhone: this.deps.number.phone,
@@ -335,6 +353,7 @@ export class BaileysSession {
       text: decision.text,
       ...(decision.media !== null && { media: this.downloadable(message, decision.media) }),
       ...(decision.structured !== null && { structured: decision.structured }),
+      ...(decision.pollSecret !== null && { pollSecret: decision.pollSecret }),
       engineMessageId: decision.engineMessageId,
       receivedAt: decision.timestamp ?? new Date(),
       ...(decision.quotedEngineId !== null && { quotedEngineId: decision.quotedEngineId }),

@@ -23,8 +23,9 @@ import { parseE164 } from '../../domain/phone.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { MediaKind } from '../../domain/media.ts';
 import { isValidLocation, type StructuredContent } from '../../domain/structured-content.ts';
+import { phonesOfVcard } from '../../domain/vcards.ts';
 
-export type InboundContentKind = 'text' | MediaKind | 'location' | 'contact';
+export type InboundContentKind = 'text' | MediaKind | 'location' | 'contact' | 'poll';
 
 /** A file an incoming message carries, as its proto describes it; the adapter downloads the bytes. */
 export interface InboundMedia {
@@ -41,8 +42,9 @@ export type InboundSkipReason =
   | 'newsletter'
   | 'protocol'
   | 'reaction'
+  /** A poll vote that names no poll or carries no encrypted vote. */
   | 'poll_update'
-  /** Neither text, a file, a place nor a contact: polls, stubs. */
+  /** Neither text, a file, a place, a contact nor a poll: stubs. */
   | 'no_text'
   /** The key has no id or no sender we can address (a bot, an unknown server). */
   | 'unaddressable';
@@ -58,8 +60,10 @@ export type InboundDecision =
       contentKind: InboundContentKind;
       /** The file of a media message; its caption, or nothing, is `text`. */
       media: InboundMedia | null;
-      /** A shared location or contact cards. */
+      /** A shared location, contact cards or a poll; or that the file is view-once. */
       structured: StructuredContent | null;
+      /** A poll's message secret (base64), which its votes are encrypted with. */
+      pollSecret: string | null;
       engineMessageId: string;
       /** When the sender's phone stamped it; null if the message carried no timestamp. */
       timestamp: Date | null;
@@ -79,6 +83,21 @@ export type InboundDecision =
       fromLid: string | null;
       targetEngineId: string;
       action: InboundAction;
+      timestamp: Date | null;
+      groupId: string | null;
+    }
+  | {
+      kind: 'poll_vote';
+      fromMe: boolean;
+      fromPhone: E164 | null;
+      fromLid: string | null;
+      /** WhatsApp's id of the poll. */
+      pollEngineId: string;
+      /** The vote, encrypted with the poll's secret; `openPollVote` reads it. */
+      vote: proto.Message.IPollEncValue;
+      /** The jids the poll's creator and the voter may be named by in the encryption, to try in turn. */
+      creatorJids: string[];
+      voterJids: string[];
       timestamp: Date | null;
       groupId: string | null;
     }
@@ -112,6 +131,8 @@ export function mapIncomingMessage(message: WAMessage, resolveLid: LidResolver):
     return { kind: 'action', fromMe: key.fromMe === true, ...chat, ...acted, timestamp: timestampOf(message), groupId };
   }
 
+  const vote = content?.pollUpdateMessage;
+  if (vote) return pollVoteOf(message, vote, resolveLid);
   const contentSkip = contentSkipReason(content);
   if (contentSkip !== undefined) return skip(contentSkip);
   const extracted = extractText(content);
@@ -120,16 +141,59 @@ export function mapIncomingMessage(message: WAMessage, resolveLid: LidResolver):
   const sender = resolveSender(senderJid, alternativeJid, resolveLid);
   if (sender === undefined || !key.id) return skip('unaddressable');
 
+  const viewOnce = extracted.media !== null && isViewOnce(message.message, content);
   return {
     kind: 'message',
     ...sender,
     ...extracted,
+    ...(viewOnce && { structured: { viewOnce: true } }),
+    pollSecret: extracted.contentKind === 'poll' ? pollSecretOf(message.message, content) : null,
     engineMessageId: key.id,
     timestamp: timestampOf(message),
     quotedEngineId: quotedIdOf(content),
     groupId,
     mentionedJids: contextOf(content)?.mentionedJid?.filter((jid): jid is string => typeof jid === 'string') ?? [],
   };
+}
+
+/**
+ * A vote on a poll. WhatsApp encrypts it with the poll's secret, bound to the jids of the poll's
+ * creator and of the voter as the voter's phone wrote them: PN or LID, which the vote does not
+ * say, so every form the key gives is kept to try.
+ */
+function pollVoteOf(message: WAMessage, update: proto.Message.IPollUpdateMessage, resolveLid: LidResolver): InboundDecision {
+  const key = message.key;
+  const pollKey = update.pollCreationMessageKey;
+  if (!pollKey?.id || !update.vote?.encPayload || !update.vote.encIv) return skip('poll_update');
+  const { senderJid, alternativeJid, groupId } = senderKey(key);
+  const voter = key.fromMe ? { fromPhone: null, fromLid: null } : resolveSender(senderJid, alternativeJid, resolveLid);
+  if (voter === undefined) return skip('unaddressable');
+  const people = (jids: (string | null | undefined)[]) => [...new Set(jids.filter((jid): jid is string => typeof jid === 'string' && jid !== '' && !isJidGroup(jid)).map((jid) => jidNormalizedUser(jid)))];
+  const chatSide = [key.remoteJid, key.remoteJidAlt, key.participant, key.participantAlt];
+  return {
+    kind: 'poll_vote',
+    fromMe: key.fromMe === true,
+    ...voter,
+    pollEngineId: pollKey.id,
+    vote: update.vote,
+    creatorJids: people([pollKey.participant, pollKey.remoteJid, ...chatSide]),
+    voterJids: people(chatSide),
+    timestamp: timestampOf(message),
+    groupId,
+  };
+}
+
+/** A view-once file: wrapped as one (any version of the wrapper), or flagged so on the file itself. */
+function isViewOnce(raw: proto.IMessage | null | undefined, content: proto.IMessage | undefined): boolean {
+  const wrapped = (message: proto.IMessage | null | undefined) => Boolean(message?.viewOnceMessage || message?.viewOnceMessageV2 || message?.viewOnceMessageV2Extension);
+  if (wrapped(raw) || wrapped(raw?.ephemeralMessage?.message)) return true;
+  return Boolean(content?.imageMessage?.viewOnce || content?.videoMessage?.viewOnce || content?.audioMessage?.viewOnce);
+}
+
+/** The secret of a poll, which sits beside the poll in the message's context info. */
+function pollSecretOf(raw: proto.IMessage | null | undefined, content: proto.IMessage | undefined): string | null {
+  const secret = content?.messageContextInfo?.messageSecret ?? raw?.messageContextInfo?.messageSecret;
+  return secret && secret.length > 0 ? Buffer.from(secret).toString('base64') : null;
 }
 
 /**
@@ -169,6 +233,7 @@ function contextOf(content: proto.IMessage | undefined): proto.IContextInfo | un
   const holders = [
     content?.extendedTextMessage, content?.imageMessage, content?.videoMessage, content?.audioMessage, content?.documentMessage,
     content?.stickerMessage, content?.locationMessage, content?.contactMessage, content?.contactsArrayMessage,
+    content?.pollCreationMessage, content?.pollCreationMessageV2, content?.pollCreationMessageV3,
   ];
   return holders.find((holder) => holder?.contextInfo)?.contextInfo ?? undefined;
 }
@@ -213,7 +278,6 @@ function contentSkipReason(content: proto.IMessage | undefined): InboundSkipReas
   if (content === undefined) return 'no_text';
   if (content.protocolMessage) return 'protocol';
   if (content.reactionMessage || content.encReactionMessage) return 'reaction';
-  if (content.pollUpdateMessage) return 'poll_update';
   return undefined;
 }
 
@@ -226,9 +290,17 @@ function extractText(content: proto.IMessage | undefined): ExtractedContent | un
   if (structured !== undefined) return { ...structured, media: null };
   for (const text of [content?.conversation, content?.extendedTextMessage?.text]) {
     // A blank text message is no message; the gateway never stores one, in either direction.
-    if (typeof text === 'string' && text.trim().length > 0) return { text, contentKind: 'text', media: null, structured: null };
+    if (typeof text === 'string' && text.trim().length > 0) return { text, contentKind: 'text', media: null, structured: linkPreviewOf(content?.extendedTextMessage) };
   }
   return undefined;
+}
+
+/** The preview the sender's app attached under a link of the text, in the shape our sends use. */
+function linkPreviewOf(extended: proto.Message.IExtendedTextMessage | null | undefined): StructuredContent | null {
+  const url = extended?.matchedText;
+  const title = extended?.title;
+  if (!url || !title) return null;
+  return { linkPreview: { url, title, description: extended?.description || null } };
 }
 
 /** A shared place (a live one as where it was when shared) or contact cards. */
@@ -247,28 +319,20 @@ function structuredOf(content: proto.IMessage | undefined): { text: string; cont
     const text = fixed?.comment ?? content?.liveLocationMessage?.caption ?? '';
     return { text, contentKind: 'location', structured: { location } };
   }
+  const poll = content?.pollCreationMessage ?? content?.pollCreationMessageV2 ?? content?.pollCreationMessageV3;
+  if (poll) {
+    const options = (poll.options ?? []).map((option) => option.optionName ?? '');
+    // WhatsApp writes 0 for "as many as there are options".
+    const chosen = poll.selectableOptionsCount ?? 0;
+    const selectableCount = chosen > 0 && chosen <= options.length ? chosen : options.length;
+    return { text: '', contentKind: 'poll', structured: { poll: { question: poll.name ?? '', options, selectableCount } } };
+  }
   const cards = content?.contactsArrayMessage?.contacts ?? (content?.contactMessage ? [content.contactMessage] : undefined);
   if (cards && cards.length > 0) {
     const contacts = cards.map((card) => ({ name: card.displayName ?? '', phones: phonesOfVcard(card.vcard ?? ''), vcard: card.vcard ?? null }));
     return { text: '', contentKind: 'contact', structured: { contacts } };
   }
   return undefined;
-}
-
-/**
- * The phones a vCard lists, in E.164. WhatsApp writes the number's WhatsApp id as `waid=`, which
- * is exact; other TEL values are parsed as written, and those that are no number are left out.
- */
-export function phonesOfVcard(vcard: string): E164[] {
-  const phones = new Set<E164>();
-  for (const line of vcard.split(/\r?\n/)) {
-    const match = /^(?:item\d+\.)?TEL([^:]*):(.*)$/i.exec(line.trim());
-    if (match === null) continue;
-    const waid = /waid=(\d+)/i.exec(match[1]!)?.[1];
-    const phone = parseE164(waid === undefined ? match[2]!.trim() : `+${waid}`);
-    if (phone !== undefined) phones.add(phone);
-  }
-  return [...phones];
 }
 
 /** The one file a message carries, by kind; a voice note is the audio message marked PTT. */

@@ -3,8 +3,9 @@
  * text, and the receipts WhatsApp reports for what we sent. Pure, so every status is a unit test.
  */
 import { jidEncode, proto } from 'baileys';
-import type { AnyMessageContent, ChatModification, WAMediaUpload, WAMessage, WAMessageKey, WAMessageUpdate } from 'baileys';
+import type { AnyMessageContent, ChatModification, WAMediaUpload, WAMessage, WAMessageKey, WAMessageUpdate, WAUrlInfo } from 'baileys';
 import type { ChatChange, ChatTarget, MessageAction, MessageRef } from '../engine.ts';
+import type { LinkPreview, SharedContact, SharedLocation, SharedPoll } from '../../domain/structured-content.ts';
 import type { MediaKind } from '../../domain/media.ts';
 import type { E164 } from '../../domain/phone.ts';
 
@@ -36,8 +37,35 @@ export function toRecipientJid(phone: E164): string {
   return jidEncode(phone.slice(1), 's.whatsapp.net');
 }
 
-export function toTextContent(text: string): AnyMessageContent {
-  return { text };
+/**
+ * A text, with its link preview when it has one. The preview is ours (fetched by the gateway or
+ * given by the caller), so Baileys is never left to fetch one itself: its own fetch would bypass
+ * the gateway's address guard.
+ */
+export function toTextContent(text: string, preview?: LinkPreview, thumbnail?: Buffer): AnyMessageContent {
+  if (preview === undefined) return { text };
+  const linkPreview: WAUrlInfo = {
+    'canonical-url': preview.url,
+    'matched-text': preview.url,
+    title: preview.title,
+    ...(preview.description !== null && { description: preview.description }),
+    ...(thumbnail !== undefined && { jpegThumbnail: thumbnail }),
+  };
+  return { text, linkPreview };
+}
+
+/** A place, contact cards or a poll as Baileys builds each; `text` is a place's comment. */
+export function toStructuredContent(content: { location: SharedLocation } | { contacts: SharedContact[] } | { poll: SharedPoll }, text: string, pollSecret: Uint8Array): AnyMessageContent {
+  if ('location' in content) {
+    const { latitude, longitude, name, address } = content.location;
+    return { location: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name !== null && { name }), ...(address !== null && { address }), ...(text !== '' && { comment: text }) } };
+  }
+  if ('contacts' in content) {
+    const cards = content.contacts.map((card) => ({ displayName: card.name, vcard: card.vcard ?? '' }));
+    return { contacts: { displayName: cards.length === 1 ? cards[0]!.displayName : `${cards.length} contacts`, contacts: cards } };
+  }
+  const { question, options, selectableCount } = content.poll;
+  return { poll: { name: question, values: [...options], selectableCount, messageSecret: pollSecret } };
 }
 
 /** A message of a chat as WhatsApp names it: the chat, whose side sent it, and its id (and in a group, which member sent it). */
@@ -107,7 +135,13 @@ export interface MediaToSend {
  * A file as Baileys sends each kind: a voice note as PTT in Ogg Opus (WhatsApp plays only that
  * as a voice note), a document with its name, a sticker without a caption (WhatsApp shows none).
  */
-export function toMediaContent(media: MediaToSend, caption: string): AnyMessageContent {
+export function toMediaContent(media: MediaToSend, caption: string, viewOnce = false): AnyMessageContent {
+  const content = mediaContent(media, caption);
+  // Baileys wraps it in a viewOnceMessage, which only images, videos and voice notes may be.
+  return viewOnce ? ({ ...content, viewOnce: true } as AnyMessageContent) : content;
+}
+
+function mediaContent(media: MediaToSend, caption: string): AnyMessageContent {
   const withCaption = caption === '' ? {} : { caption };
   switch (media.kind) {
     case 'image':

@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { type ChatChange, type ChatPresence, type ChatTarget, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, MediaGoneError, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction, type CallRef, type ContactProfile, type IncomingCallEvent, type SimulatedCall } from '../engine.ts';
+import { type ChatChange, type ChatPresence, type ChatTarget, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, MediaGoneError, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction, type CallRef, type ContactProfile, type IncomingCallEvent, type SimulatedCall, type SimulatedPollVote } from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
+import { structuredKind } from '../../domain/structured-content.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
@@ -94,6 +95,16 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const { lease } = session;
     session.connection = await this.options.network.connect(number.phone, this.options.nodeId, {
       incoming: async (message) => {
+        if (message.action?.kind === 'vote') {
+          const options = message.action.options ?? [];
+          // The network carries a vote in the clear; only the options the poll has are counted.
+          await events.pollVote({
+            toPhone: number.phone, voterPhone: message.from as E164, voterLid: null, pollEngineId: message.action.target, at: new Date(message.sentAt),
+            ...(message.group !== undefined && { groupId: message.group.id }),
+            selectedOptions: (poll) => options.filter((option) => poll.options.includes(option)),
+          });
+          return;
+        }
         if (message.action !== undefined) {
           await events.incomingAction({
             toPhone: number.phone, actorPhone: message.from as E164, actorLid: null, fromMe: false,
@@ -109,7 +120,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
           fromLid: message.senderLid ?? null,
           identitySource: 'sandbox',
           text: message.text,
-          contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : message.structured === undefined ? 'text' : 'location' in message.structured ? 'location' : 'contact',
+          contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : structuredKind(message.structured) ?? 'text',
           ...(media !== undefined && isMediaKind(media.kind) && { media: this.incomingMedia(number, message.id, media, media.kind) }),
           ...(message.structured !== undefined && { structured: message.structured }),
           engineMessageId: message.id,
@@ -182,7 +193,11 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const { media, replyTo } = request;
     const to = isGroupMessage(request) ? request.toGroup : request.toPhone;
     if (!isGroupMessage(request)) await this.announce(request.toPhone);
-    const extras = { ...(replyTo !== undefined && { quoted: replyTo.engineMessageId }), ...(isGroupMessage(request) && { mentions: [...request.mentions] }) };
+    const extras = {
+      ...(replyTo !== undefined && { quoted: replyTo.engineMessageId }),
+      ...(isGroupMessage(request) && { mentions: [...request.mentions] }),
+      ...(request.structured !== undefined && { structured: request.structured }),
+    };
     return this.onConnection(number, (connection) => connection.send(to, request.text, media === undefined ? undefined : () => networkMedia(media), extras));
   }
 
@@ -457,6 +472,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
     await this.options.network.restrict(number.phone, { kind: restriction.kind, until: restriction.until.getTime() });
   }
 
+  deliverPollVote(number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void> {
+    return injectVote(this.options.network, number, vote);
+  }
+
   async deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message> {
     const { media } = incoming;
     let id: string;
@@ -479,8 +498,22 @@ export class SandboxEngine implements Engine, InboundSimulator {
   }
 }
 
+/**
+ * A simulated phone's vote, carried as an action on the poll, as a reaction is: the sandbox
+ * network needs no encryption, so the options travel as they are.
+ */
+async function injectVote(network: SandboxEngineOptions['network'], number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void> {
+  try {
+    await network.inject(vote.fromPhone, number.phone, '', undefined, undefined, { action: { kind: 'vote', target: vote.pollEngineId, options: [...vote.options] } }, vote.groupId);
+  } catch (error) {
+    if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
+    throw error;
+  }
+}
+
 /** The network's action as the engine port tells it; an edit's new text is its message's text. */
 function engineAction(action: NetworkAction, text: string): MessageAction {
+  if (action.kind === 'vote') throw new Error('a vote is no action on a message');
   if (action.kind === 'react') return { kind: 'react', emoji: action.emoji ?? '' };
   return action.kind === 'edit' ? { kind: 'edit', text } : { kind: 'revoke' };
 }

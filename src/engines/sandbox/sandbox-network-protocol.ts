@@ -32,15 +32,19 @@ export interface NetworkMessage {
   phoneHidden?: boolean;
 }
 
-/** A reaction to `target` (an empty emoji takes it away), an edit of it (to the message's text), or its revocation. */
+/**
+ * A reaction to `target` (an empty emoji takes it away), an edit of it (to the message's text),
+ * its revocation, or a vote on it as a poll (`options` chosen; none takes the vote back).
+ */
 export interface NetworkAction {
-  kind: 'react' | 'edit' | 'revoke';
+  kind: 'react' | 'edit' | 'revoke' | 'vote';
   target: string;
   emoji?: string;
+  options?: string[];
 }
 
-/** A message's extras on the way out: its quote, the action it carries, the members it mentions. */
-export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action' | 'mentions' | 'senderLid' | 'phoneHidden'>;
+/** A message's extras on the way out: its quote, the action it carries, the members it mentions, its sender's LID, its place, cards or poll. */
+export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action' | 'mentions' | 'senderLid' | 'phoneHidden' | 'structured'>;
 
 /** A file on the simulated network: carried with its message, base64 so that it crosses the shared network's JSON lines as it is. */
 export interface NetworkMedia {

@@ -225,9 +225,14 @@ function networkExtras(request: Record<string, unknown>): NetworkExtras {
     extras.phoneHidden = request.phoneHidden === true;
   }
   const action = request.action as Record<string, unknown> | undefined;
-  if (typeof action === 'object' && action !== null && typeof action.target === 'string' && (action.kind === 'react' || action.kind === 'edit' || action.kind === 'revoke')) {
-    extras.action = { kind: action.kind, target: action.target, ...(typeof action.emoji === 'string' && { emoji: action.emoji }) };
+  if (typeof action === 'object' && action !== null && typeof action.target === 'string' && (action.kind === 'react' || action.kind === 'edit' || action.kind === 'revoke' || action.kind === 'vote')) {
+    extras.action = {
+      kind: action.kind, target: action.target,
+      ...(typeof action.emoji === 'string' && { emoji: action.emoji }),
+      ...(Array.isArray(action.options) && { options: action.options.map(String) }),
+    };
   }
+  if (typeof request.structured === 'object' && request.structured !== null) extras.structured = request.structured as StructuredContent;
   return extras;
 }
 

@@ -377,6 +377,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
       ...(extras?.action !== undefined && { action: extras.action }),
       ...(extras?.mentions !== undefined && extras.mentions.length > 0 && { mentions: [...extras.mentions] }),
       ...(extras?.senderLid !== undefined && { senderLid: extras.senderLid, phoneHidden: extras.phoneHidden === true }),
+      ...(extras?.structured !== undefined && { structured: extras.structured }),
     };
   }
 

@@ -2,6 +2,7 @@ import type { AnyOperation } from './operation.ts';
 import { sendMessage } from './send-message.ts';
 import { simulateIncomingMessage } from './simulate-incoming-message.ts';
 import { simulateIncomingCall } from './simulate-incoming-call.ts';
+import { simulatePollVote } from './simulate-poll-vote.ts';
 import { checkNumbers } from './check-numbers.ts';
 import { showTyping } from './show-typing.ts';
 import { sendReaction } from './send-reaction.ts';
@@ -31,6 +32,7 @@ import { archiveChat, markChatRead, markChatUnread, muteChat, pinChat, unarchive
 import { subscribePresence } from './subscribe-presence.ts';
 import { getContactProfile, updateOwnProfile } from './profiles.ts';
 import { blockContact, listBlocklist, unblockContact } from './blocklist.ts';
+import { updateAccountSettings } from './update-account-settings.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -41,6 +43,7 @@ export const publicOperations: readonly AnyOperation[] = [
   simulateIncomingMessage,
   simulateRestriction,
   simulateIncomingCall,
+  simulatePollVote,
   checkNumbers,
   showTyping,
   sendReaction,
@@ -79,4 +82,5 @@ export const publicOperations: readonly AnyOperation[] = [
   blockContact,
   unblockContact,
   listBlocklist,
+  updateAccountSettings,
 ];

@@ -7,6 +7,7 @@ import type { AccountScope } from '../../domain/tenant-scope.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
 import type { OperationServices } from './services.ts';
 import { presentMessage } from '../message-input.ts';
+import { presentStructured } from '../../domain/structured-content.ts';
 
 const DIRECTIONS: readonly MessageDirection[] = ['outbound', 'inbound'];
 const STATUSES: readonly MessageStatus[] = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'];
@@ -106,11 +107,12 @@ function statusHistory(message: Message): { status: MessageStatus; at: string }[
   return reached.flatMap(([status, at]) => (at === null || at === undefined ? [] : [{ status, at: at.toISOString() }]));
 }
 
-/** One message with its reactions and the texts it had before. */
-export async function presentDetail(gateway: Pick<OperationServices, 'media' | 'mediaLinks' | 'history'>, scope: AccountScope, message: Message) {
-  const [[presented], changes] = await Promise.all([presentPage(gateway, scope, [message]), gateway.history.changes(message)]);
+/** One message with its reactions and the texts it had before, and a poll's tally. */
+export async function presentDetail(gateway: Pick<OperationServices, 'media' | 'mediaLinks' | 'history' | 'polls'>, scope: AccountScope, message: Message) {
+  const [[presented], changes, tally] = await Promise.all([presentPage(gateway, scope, [message]), gateway.history.changes(message), gateway.polls.tally(message)]);
   return {
     ...presented!,
+    ...(tally !== undefined && presentStructured(message.structured, tally)),
     reactions: changes.reactions.map((reaction) => ({ emoji: reaction.emoji, by: reaction.reactor, from_me: reaction.fromUs, reacted_at: reaction.reactedAt.toISOString() })),
     revisions: changes.revisions.map((revision) => ({ kind: revision.kind, previous_message: revision.previousText, from_me: revision.fromUs, at: revision.changedAt.toISOString() })),
   };

@@ -26,7 +26,7 @@ export const messageComponent = {
     direction: { type: 'string', enum: ['outbound', 'inbound'] },
     from_phone: { type: ['string', 'null'], description: 'E.164: our number for an outbound message, the sender for an inbound one (null when WhatsApp gave only a LID).' },
     from_lid: { type: ['string', 'null'], description: 'An inbound sender\'s LID when the message was LID-addressed; otherwise null.' },
-    content_kind: { type: 'string', enum: ['text', ...mediaKinds, 'location', 'contact'] },
+    content_kind: { type: 'string', enum: ['text', ...mediaKinds, 'location', 'contact', 'poll'] },
     media: ref('StoredMessageMedia'),
     ...structuredFields,
     status: { type: 'string', enum: statuses, description: '`unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.' },

@@ -1,18 +1,20 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { presentMessage, type MediaInput, type SendInput } from '../message-input.ts';
+import { assertViewOnceKind, firstLink, presentMessage, type MediaInput, type SendInput } from '../message-input.ts';
+import { AppError } from '../../domain/errors.ts';
+import { accountScope } from '../../domain/tenant-scope.ts';
+import type { LinkPreview, LinkPreviewAsk } from '../../domain/structured-content.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { SendRequest } from '../../messaging/send-message.ts';
 import type { Answer } from './operation.ts';
 import type { OperationServices } from './services.ts';
-import { AppError } from '../../domain/errors.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import { notOwned } from './owner-dispatch.ts';
 
 /** What a send reaches: the senders and the media it stores or reuses. */
-export type SendingServices = Pick<OperationServices, 'sender' | 'idempotentSender' | 'media' | 'mediaLinks' | 'sendBacklog'>;
+export type SendingServices = Pick<OperationServices, 'sender' | 'idempotentSender' | 'media' | 'mediaLinks' | 'sendBacklog' | 'accounts' | 'linkPreviews'>;
 
 export interface SendAnswer {
   statusCode: number;
@@ -38,8 +40,12 @@ async function sendAdmitted(services: SendingServices, accountId: string, input:
     if (known !== undefined) return known;
   }
   // Check first, fetch last: a send refused for its number or quota never downloads or stores a file.
-  if (input.media !== undefined && input.media.id === undefined) await services.sender.assertMaySend(accountId, input.fromPhone);
+  if (input.linkPreview?.fetch === true) await assertMayFetchPreviews(services, accountId);
+  if ((input.media !== undefined && input.media.id === undefined) || input.linkPreview?.fetch === true) await services.sender.assertMaySend(accountId, input.fromPhone);
+  const preview = input.linkPreview === undefined ? undefined : await resolveLinkPreview(services, accountId, input.linkPreview, input.text);
   const media = input.media === undefined ? undefined : await resolveMedia(services, accountId, input.media);
+  // A file's kind is known only now, from its bytes, when the request did not name it.
+  if (media !== undefined && input.structured !== undefined && 'viewOnce' in input.structured) assertViewOnceKind(media.kind);
   const sendRequest: SendRequest = {
     accountId,
     fromPhone: input.fromPhone,
@@ -48,12 +54,37 @@ async function sendAdmitted(services: SendingServices, accountId: string, input:
     media,
     mediaFingerprint: media === undefined ? undefined : mediaFingerprint(media.sha256, input.media!),
     replyTo: input.replyTo,
+    ...contentOf(input),
+    ...(preview !== undefined && { structured: { linkPreview: preview.preview } }),
+    ...(preview?.thumbnail !== undefined && { linkPreviewThumbnail: preview.thumbnail }),
   };
   const present = (message: Message) => presentMessage(message, media, addressesOf(services));
   // Without a key the send takes its usual path, with no idempotency work at all.
   if (idempotencyKey === undefined) return { statusCode: 200, body: present(await services.sender.send(sendRequest)), replayed: false };
   const outcome = await services.idempotentSender.send(sendRequest, idempotencyKey, present);
   return { statusCode: outcome.statusCode, body: outcome.body, replayed: outcome.replayed };
+}
+
+/** Fetching a page for its preview is the account's choice, off until it is made. */
+async function assertMayFetchPreviews(services: Pick<SendingServices, 'accounts'>, accountId: string): Promise<void> {
+  if ((await services.accounts.settings(accountScope(accountId))).linkPreviews) return;
+  throw new AppError('link_previews_disabled', 'link_preview: true has the gateway fetch the page, which this account has not turned on (PATCH /account/settings with link_previews: true); or give the preview as an object.', { field: 'link_preview' });
+}
+
+/**
+ * The preview a text goes with: fetched from its first link (none when the page cannot be had),
+ * or the caller's own, with its thumbnail read from an image of the account.
+ */
+async function resolveLinkPreview(services: Pick<SendingServices, 'media' | 'linkPreviews'>, accountId: string, ask: LinkPreviewAsk, text: string): Promise<{ preview: LinkPreview; thumbnail?: Buffer } | undefined> {
+  if (ask.fetch) {
+    const link = firstLink(text);
+    return link === undefined ? undefined : services.linkPreviews.preview(link);
+  }
+  const preview = { url: ask.url, title: ask.title, description: ask.description };
+  if (ask.thumbnailMediaId === undefined) return { preview };
+  const image = await services.media.find(accountId, ask.thumbnailMediaId, 'link_preview.thumbnail_media_id');
+  if (image.kind !== 'image') throw new AppError('media_kind_mismatch', `link_preview.thumbnail_media_id is ${image.mimeType}, not an image.`, { field: 'link_preview.thumbnail_media_id', kind: 'image', mime_type: image.mimeType });
+  return { preview, thumbnail: await services.media.outgoing(image).read() };
 }
 
 /**
@@ -75,10 +106,15 @@ export async function answerKnownKey(services: SendingServices, accountId: strin
   const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(services, accountId, input.media);
   if (input.media !== undefined && fingerprint === undefined) return undefined;
   const known = await services.idempotentSender.answerFromRecord(
-    { accountId, fromPhone: input.fromPhone, ...recipientOf(input), text: input.text, mediaFingerprint: fingerprint, replyTo: input.replyTo },
+    { accountId, fromPhone: input.fromPhone, ...recipientOf(input), text: input.text, mediaFingerprint: fingerprint, replyTo: input.replyTo, ...contentOf(input) },
     idempotencyKey,
   );
   return known === undefined ? undefined : { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
+}
+
+/** What the send carries besides its text and file, as the request gave it. */
+function contentOf(input: SendInput): Pick<SendRequest, 'structured' | 'linkPreview'> {
+  return { ...(input.structured !== undefined && { structured: input.structured }), ...(input.linkPreview !== undefined && { linkPreview: input.linkPreview }) };
 }
 
 /**

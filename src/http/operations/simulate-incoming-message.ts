@@ -16,7 +16,7 @@ export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveReq
   errors: [
     ...KEYED_ERRORS, ...REQUEST_ERRORS,
     'invalid_phone_number', 'empty_message', 'message_too_long', 'invalid_media', 'media_type_mismatch', 'media_kind_mismatch', 'media_url_blocked', 'media_too_large',
-    'invalid_reply_to', 'invalid_mention', 'phone_not_owned', 'not_group_member', 'media_not_found', 'storage_quota_exceeded', 'media_url_unreachable',
+    'invalid_reply_to', 'invalid_mention', 'invalid_poll', 'invalid_contact', 'phone_not_owned', 'not_group_member', 'media_not_found', 'storage_quota_exceeded', 'media_url_unreachable',
     'rate_limited', 'media_fetch_budget_exceeded', 'number_not_connected', 'insufficient_storage',
   ],
   handle: async ({ scope, body }, services) => {

@@ -61,3 +61,18 @@ export async function updateAccount(db: Executor, id: string, changes: AccountCh
 export async function lockAccount(trx: Executor, dialect: 'sqlite' | 'postgres', accountId: string): Promise<void> {
   if (dialect === 'postgres') await trx.selectFrom('accounts').select('id').where('id', '=', accountId).forUpdate().execute();
 }
+
+/** What an account has chosen for its messages: whether the gateway fetches link previews. */
+export interface AccountSettings {
+  linkPreviews: boolean;
+}
+
+export async function findAccountSettings(db: Executor, id: string): Promise<AccountSettings | undefined> {
+  const row = await db.selectFrom('accounts').select('link_previews').where('id', '=', id).executeTakeFirst();
+  return row && { linkPreviews: row.link_previews === 1 };
+}
+
+export async function updateAccountSettings(db: Executor, id: string, changes: Partial<AccountSettings>): Promise<void> {
+  if (changes.linkPreviews === undefined) return;
+  await db.updateTable('accounts').set({ link_previews: changes.linkPreviews ? 1 : 0 }).where('id', '=', id).execute();
+}

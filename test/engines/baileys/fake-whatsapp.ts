@@ -16,7 +16,7 @@ import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../../src/engines/baileys/auth-state-store.ts';
 import type { SessionSocket, SocketFactory, SocketOptions } from '../../../src/engines/baileys/session-socket.ts';
-import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent, IncomingCallEvent, PresenceEvent } from '../../../src/engines/engine.ts';
+import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent, IncomingCallEvent, PresenceEvent, IncomingPollVoteEvent } from '../../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
 const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'lid-mapping.update', 'messaging-history.set', 'call', 'presence.update'];
@@ -382,6 +382,12 @@ export class RecordingEvents implements EngineEvents {
 
   async incomingCall(event: IncomingCallEvent): Promise<void> {
     this.calls.push(event);
+  }
+
+  readonly votes: IncomingPollVoteEvent[] = [];
+
+  async pollVote(event: IncomingPollVoteEvent): Promise<void> {
+    this.votes.push(event);
   }
 
   async groupChanged(event: GroupChange & { toPhone: string }): Promise<void> {

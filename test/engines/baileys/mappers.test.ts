@@ -39,6 +39,7 @@ describe('inbound mapper: what counts as a text from a person', () => {
       contentKind: 'text',
       media: null,
       structured: null,
+      pollSecret: null,
       engineMessageId: '3EB0C0FFEE',
       timestamp: new Date(SENT_AT_SECONDS * 1000),
       quotedEngineId: null,

@@ -46,6 +46,7 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
         identitiesLearned: async () => {},
         incomingCall: async () => {},
         presenceUpdate: async () => {},
+        pollVote: async () => {},
       },
       network: client,
       nodeId: 'node-restart',
