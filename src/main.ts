@@ -10,8 +10,8 @@ import { TeamService } from './accounts/team-service.ts';
 import type { Config } from './config.ts';
 import type { EngineEvents } from './engines/engine.ts';
 import type { EngineKind } from './domain/model.ts';
-import { EngineRegistry } from './engines/registry.ts';
-import { BaileysEngine } from './engines/baileys/baileys-engine.ts';
+import { EngineRegistry, onDemand } from './engines/registry.ts';
+import { BAILEYS_ENGINE } from './engines/baileys/descriptor.ts';
 import type { SocketFactory } from './engines/baileys/session-socket.ts';
 import { SandboxEngine } from './engines/sandbox/sandbox-engine.ts';
 import { MessageHistoryService } from './messaging/message-history.ts';
@@ -254,14 +254,18 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     },
     listSandboxPhones: () => listPhonesOfEngine(store.db, 'sandbox'),
   });
-  const baileys = new BaileysEngine({
-    store,
-    secretBox,
-    events: eventsFrom('baileys'),
-    logger,
-    pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
-    version: config.baileys.webVersion,
-    socketFactory: boundaries.baileysSocketFactory,
+  // Baileys is loaded the first time a Baileys session needs it: most CLI commands never do.
+  const baileys = onDemand(BAILEYS_ENGINE, async () => {
+    const { BaileysEngine } = await import('./engines/baileys/baileys-engine.ts');
+    return new BaileysEngine({
+      store,
+      secretBox,
+      events: eventsFrom('baileys'),
+      logger,
+      pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
+      version: config.baileys.webVersion,
+      socketFactory: boundaries.baileysSocketFactory,
+    });
   });
   supervisor = new SessionSupervisor(store, new EngineRegistry([sandbox, baileys]), committer, deliveryWorker, logger, keeper, metrics);
   const accounts = new AccountsService(store);

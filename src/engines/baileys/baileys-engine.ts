@@ -16,6 +16,7 @@ import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientA
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
 import { createBaileysSocket, type SocketFactory } from './session-socket.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
+import { BAILEYS_ENGINE } from './descriptor.ts';
 
 export interface BaileysEngineOptions {
   store: Store;
@@ -41,8 +42,8 @@ const ACCOUNT_RESTRICTED = 463;
 
 /** Real WhatsApp numbers through Baileys: one session, and one socket, per number. */
 export class BaileysEngine implements Engine {
-  readonly kind = 'baileys' as const;
-  readonly capabilities = { simulatedInbound: false, simulatedSessionStatus: false, linking: true, staggeredStart: true };
+  readonly kind = BAILEYS_ENGINE.kind;
+  readonly capabilities = BAILEYS_ENGINE.capabilities;
   readonly linker: SessionLinker = {
     link: async (number, lease) => {
       const session = await this.link(number, lease);
@@ -53,7 +54,7 @@ export class BaileysEngine implements Engine {
       };
     },
   };
-  readonly initialStatus: SessionStatus = 'connecting';
+  readonly initialStatus: SessionStatus = BAILEYS_ENGINE.initialStatus;
   private readonly sessions = new Map<string, BaileysSession>();
   private readonly directory = new RecipientDirectory();
   private readonly pacer: SendPacer;
