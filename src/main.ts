@@ -47,7 +47,8 @@ import { deleteSandboxGroup, listSandboxGroups, saveSandboxGroup } from './store
 import { LeaseKeeper } from './cluster/lease-keeper.ts';
 import { NodeRuntime } from './cluster/node-runtime.ts';
 import { KeyRevocationListener } from './cluster/key-revocations.ts';
-import { sweepExpired } from './cluster/sweeps.ts';
+import { registerSweeps } from './cluster/sweeps.ts';
+import { Scheduler } from './jobs/scheduler.ts';
 import { deriveClusterKey, NodeClient } from './cluster/node-client.ts';
 import { OwnerRouter } from './cluster/owner-router.ts';
 import { RoutedLinking } from './cluster/routed-linking.ts';
@@ -75,6 +76,8 @@ export interface Gateway {
   keeper: LeaseKeeper;
   /** Starts and stops the node's background work: leases and sessions, deliveries, sweeps. */
   runtime: NodeRuntime;
+  /** Times the node's periodic tasks, with their runs, failures and last run (src/jobs/scheduler.ts). */
+  scheduler: Scheduler;
   /** The simulated network the sandbox engine's sessions connect to. */
   sandboxNetwork: SandboxNetworkPort;
   accounts: AccountsService;
@@ -175,6 +178,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     processMetrics: config.metrics.token !== undefined,
     volumes: { data: config.database.dialect === 'sqlite' ? path.dirname(config.database.path) : config.dataDirectory, media: config.media.directory },
   });
+  // Every periodic task of the node is timed, counted and logged here (src/jobs/scheduler.ts).
+  const scheduler = new Scheduler(logger, metrics);
   const secretKey = loadSecretKey(config.secretKey, config.dataDirectory, logger);
   const secretBox = new SecretBox(secretKey);
   const addressPolicy = { everything: config.webhooks.allowPrivateAddresses, hosts: config.webhooks.allowedPrivateHosts };
@@ -197,6 +202,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     store,
     { ttlMs: config.cluster.leaseTtlMs, maxSessions: config.cluster.maxSessionsPerNode, nodeName: config.cluster.nodeName, nodeUrl: config.cluster.nodeUrl },
     logger,
+    scheduler,
   );
   const mediaFetcher = new MediaFetcher({
     addressPolicy,
@@ -213,10 +219,9 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   });
   const media = new MediaService(store, blobs, config.media, mediaFetcher, new MediaAdmission(store, config.media.allowances, diskFloor));
   const mediaSweeper = new MediaSweeper(store, blobs, logger);
-  let lastOrphanSweep = 0;
   const mediaLinks = new MediaLinks(MediaLinks.deriveKey(secretKey), config.publicUrl);
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
-  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor!.staleWriteRefused(error));
+  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor!.staleWriteRefused(error), logger);
 
   // The supervisor needs the engines and the engines report to the supervisor; the events
   // object closes over a variable so that both can be built in one pass.
@@ -253,6 +258,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       return received && findMessageById(store.db, received.id);
     },
     listSandboxPhones: () => listPhonesOfEngine(store.db, 'sandbox'),
+    logger,
   });
   // Baileys is loaded the first time a Baileys session needs it: most CLI commands never do.
   const baileys = onDemand(BAILEYS_ENGINE, async () => {
@@ -302,18 +308,10 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
         { keyRevoked: (keyId) => authenticator.forget(keyId), missedSignals: () => authenticator.forgetAll(), leasesReleased: () => void keeper.tickSoon() },
         logger,
       ),
-      sweep: async () => {
-        await sweepExpired(sender, idempotentSender, signIn, config.interruptedSendAfterMs, logger);
-        await mediaSweeper.sweepExpired().catch((error: unknown) => logger.error({ err: error }, 'could not sweep expired media'));
-        await mediaRetrier.runDue().catch((error: unknown) => logger.error({ err: error }, 'could not retry incoming files'));
-        // Orphans need every blob listed, so they are looked for once an hour.
-        if (Date.now() - lastOrphanSweep >= 3_600_000) {
-          lastOrphanSweep = Date.now();
-          await mediaSweeper.sweepOrphans().catch((error: unknown) => logger.error({ err: error }, 'could not sweep orphaned media'));
-        }
-      },
+      sweeps: registerSweeps(scheduler, { sender, idempotentSender, signIn, mediaSweeper, mediaRetrier }, config.interruptedSendAfterMs, logger),
     },
     logger,
+    scheduler,
   );
 
   return {
@@ -326,6 +324,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     linking,
     keeper,
     runtime,
+    scheduler,
     sandboxNetwork,
     accounts,
     numbers,
@@ -359,6 +358,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     startedAt,
     appliedMigrations,
     async close() {
+      scheduler.stopAll();
       typing.stop();
       await deliveryWorker.stop();
       if (sandboxNetwork instanceof RemoteSandboxNetwork) sandboxNetwork.close();

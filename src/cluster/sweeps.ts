@@ -2,6 +2,39 @@ import type { Logger } from 'pino';
 import type { SignInService } from '../accounts/sign-in-service.ts';
 import type { IdempotentSendService } from '../messaging/idempotent-send.ts';
 import type { SendMessageService } from '../messaging/send-message.ts';
+import type { Scheduler, ScheduledTask } from '../jobs/scheduler.ts';
+import type { MediaSweeper } from '../media/media-sweeper.ts';
+import type { MediaDownloadRetrier } from '../media/media-download-retrier.ts';
+
+/** Orphaned blobs are found by listing every blob, so they are looked for once an hour only. */
+const ORPHAN_SWEEP_INTERVAL_MS = 3_600_000;
+
+export interface SweptParts {
+  sender: SendMessageService;
+  idempotentSender: IdempotentSendService;
+  signIn: SignInService;
+  mediaSweeper: MediaSweeper;
+  mediaRetrier: MediaDownloadRetrier;
+}
+
+/**
+ * Registers the node's clean-up tasks, in the order the node runs them at start: the expired
+ * rows, expired media, the incoming files due for another download (of the numbers this node
+ * serves), and orphaned media.
+ */
+export function registerSweeps(scheduler: Scheduler, parts: SweptParts, interruptedSendAfterMs: number, logger: Logger): ScheduledTask[] {
+  return [
+    scheduler.register({
+      name: 'expiry-sweep',
+      intervalMs: interruptedSendAfterMs,
+      scope: 'every-node',
+      run: () => sweepExpired(parts.sender, parts.idempotentSender, parts.signIn, interruptedSendAfterMs, logger),
+    }),
+    scheduler.register({ name: 'media-expiry', intervalMs: interruptedSendAfterMs, scope: 'every-node', run: () => parts.mediaSweeper.sweepExpired() }),
+    scheduler.register({ name: 'media-download-retries', intervalMs: interruptedSendAfterMs, scope: 'owner', run: () => parts.mediaRetrier.runDue() }),
+    scheduler.register({ name: 'media-orphans', intervalMs: ORPHAN_SWEEP_INTERVAL_MS, scope: 'every-node', run: () => parts.mediaSweeper.sweepOrphans() }),
+  ];
+}
 
 /**
  * The node's periodic clean-up, run at start and then every WAGW_INTERRUPTED_SEND_AFTER_MS:

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { newId } from '../domain/ids.ts';
 import type { Message, MessageStatus, WhatsAppNumber } from '../domain/model.ts';
 import { findByEngineId, insertReply } from '../store/repositories/conversations.ts';
@@ -40,6 +41,7 @@ export class ReceiveMessageService {
     private readonly links: MediaLinks,
     private readonly receiveTimeoutMs: number,
     private readonly onStaleWrite?: (error: StaleLeaseError) => void,
+    private readonly logger?: Logger,
   ) {}
 
   async receive(event: IncomingMessageEvent): Promise<Message> {
@@ -97,7 +99,7 @@ export class ReceiveMessageService {
     this.notifier.deliveriesQueued(stored.queued);
     if (number.autoRead && stored.fresh && this.readAutomatically !== undefined) {
       // Read marks are a courtesy to the sender: one that fails loses nothing of ours.
-      void this.readAutomatically(number, stored.message).catch(() => {});
+      void this.readAutomatically(number, stored.message).catch((error: unknown) => this.logger?.debug({ err: error, messageId: stored.message.id }, 'could not mark an incoming message read'));
     }
     return stored.message;
   }
