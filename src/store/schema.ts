@@ -1,4 +1,4 @@
-import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { MessageGroupsTable, MessageReactionsTable, MessageRepliesTable, MessageRevisionsTable, NumberGroupsTable, SandboxGroupsTable } from './schema-conversations.ts';
 
 /**
@@ -162,7 +162,6 @@ export type UserRow = Selectable<UsersTable>;
 export type NumberRow = Selectable<WhatsAppNumbersTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type MessageRow = Selectable<MessagesTable>;
-export type NewMessageRow = Insertable<MessagesTable>;
 
 export interface WebhooksTable {
   id: string;
@@ -221,8 +220,6 @@ export interface WebhookAttemptsTable {
 }
 
 export type WebhookRow = Selectable<WebhooksTable>;
-export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
-export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
 
 export interface DashboardSessionsTable {
   id: string;
@@ -255,7 +252,6 @@ export interface UserInvitesTable {
   accepted_user_id: string | null;
 }
 
-export type DashboardSessionRow = Selectable<DashboardSessionsTable>;
 export type UserInviteRow = Selectable<UserInvitesTable>;
 
 /** A Baileys session's creds, as BufferJSON sealed by the secret box. */
