@@ -1,6 +1,7 @@
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { RemoteSandboxNetwork } from './engines/sandbox/remote-sandbox-network.ts';
+import { Scheduler } from './jobs/scheduler.ts';
 import { SystemStatusService } from './operations/system-status.ts';
 import { buildAccounts, type AccountParts } from './wiring/accounts.ts';
 import { buildCluster, type ClusterParts } from './wiring/cluster.ts';
@@ -25,6 +26,8 @@ export interface Gateway
   config: Config;
   logger: Logger;
   system: SystemStatusService;
+  /** Times the node's periodic tasks, with their runs, failures and last run (src/jobs/scheduler.ts). */
+  scheduler: Scheduler;
   /** Signs and checks the calls nodes make to each other; derived from the secret key. */
   clusterKey: Buffer;
   /** Keys the dashboard's CSRF tokens; derived from the secret key, so it survives restarts. */
@@ -58,11 +61,13 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const keys = deriveKeys(config, logger);
   const webhooks = buildWebhooks(config, storage, keys, logger);
   const media = buildMedia(config, storage, keys, webhooks.addressPolicy, logger);
-  const sessions = await buildSessions(config, storage, keys, webhooks, logger, boundaries);
+  // Every periodic task of the node is timed, counted and logged here.
+  const scheduler = new Scheduler(logger, storage.metrics);
+  const sessions = await buildSessions(config, storage, keys, webhooks, scheduler, logger, boundaries);
   const accounts = buildAccounts(config, storage, keys, sessions, logger);
   const messaging = buildMessaging({ config, storage, webhooks, media, sessions, numbers: accounts.numbers, logger });
   sessions.engineEvents.connect(messaging.engineEventRouting);
-  const cluster = buildCluster({ config, keys, storage, webhooks, media, sessions, messaging, accounts, logger });
+  const cluster = buildCluster({ config, keys, storage, webhooks, media, sessions, messaging, accounts, scheduler, logger });
   const startedAt = new Date();
   return {
     config,
@@ -75,15 +80,17 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     ...messaging,
     ...cluster,
     system: new SystemStatusService(storage.store, config, startedAt),
+    scheduler,
     clusterKey: keys.clusterKey,
     dashboardSigningKey: keys.dashboardSigningKey,
     startedAt,
-    close: () => closeGateway(storage, messaging, webhooks, media, sessions),
+    close: () => closeGateway(scheduler, storage, messaging, webhooks, media, sessions),
   };
 }
 
 /** Stops what the gateway runs in this process and closes its stores, last writes first. */
-async function closeGateway(storage: StorageParts, messaging: MessagingParts, webhooks: WebhookParts, media: MediaParts, sessions: SessionParts): Promise<void> {
+async function closeGateway(scheduler: Scheduler, storage: StorageParts, messaging: MessagingParts, webhooks: WebhookParts, media: MediaParts, sessions: SessionParts): Promise<void> {
+  scheduler.stopAll();
   messaging.typing.stop();
   sessions.pauses.stop();
   await webhooks.deliveryWorker.stop();

@@ -1,7 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { ConfigError, describeDatabase, loadConfig } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
-import { startServer, stopOnSignals } from '../http/server.ts';
 import { createGateway, createLogger } from '../main.ts';
 import { registerAccountCommands, registerUserCommands } from './commands/accounts.ts';
 import { registerKeyCommands, registerNumberCommands } from './commands/numbers.ts';
@@ -20,6 +19,8 @@ program
   .command('serve')
   .description('Run the gateway (HTTP API and sessions); what `npm start` runs')
   .action(async () => {
+    // The HTTP stack is loaded by the one command that serves it, so that the others start fast.
+    const { startServer, stopOnSignals } = await import('../http/server.ts');
     const config = loadConfig();
     const logger = createLogger(config);
     const gateway = await createGateway(config, logger);

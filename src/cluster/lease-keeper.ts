@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { Logger } from 'pino';
+import { Scheduler, type ScheduledTask } from '../jobs/scheduler.ts';
 import { newId } from '../domain/ids.ts';
 import type { SessionLease } from '../domain/model.ts';
 import type { Executor, Store } from '../store/database.ts';
@@ -62,8 +63,8 @@ export class LeaseKeeper {
   readonly nodeId = newId('node');
   private readonly held = new Map<string, ClaimedLease>();
   private host: SessionHost | undefined;
-  private ticker: NodeJS.Timeout | undefined;
-  private watchdog: NodeJS.Timeout | undefined;
+  private readonly renewal: ScheduledTask;
+  private readonly trustCheck: ScheduledTask;
   private ticking: Promise<void> = Promise.resolve();
   private tickQueued = false;
   /** performance.now() when the last renewal that succeeded was sent. */
@@ -79,7 +80,16 @@ export class LeaseKeeper {
     private readonly store: Store,
     private readonly settings: LeaseSettings,
     private readonly logger: Logger,
-  ) {}
+    scheduler = new Scheduler(logger),
+  ) {
+    this.renewal = scheduler.register({ name: 'lease-renewal', intervalMs: this.renewIntervalMs, scope: 'every-node', run: () => this.tickSoon() });
+    this.trustCheck = scheduler.register({
+      name: 'lease-trust-check',
+      intervalMs: Math.max(50, Math.floor(this.renewIntervalMs / 4)),
+      scope: 'every-node',
+      run: () => this.checkTrust(),
+    });
+  }
 
   /** How often leases are renewed and claims made: a third of the TTL, so two renewals may fail in a row. */
   get renewIntervalMs(): number {
@@ -130,11 +140,8 @@ export class LeaseKeeper {
   async start(): Promise<void> {
     await this.register();
     this.running = true;
-    await this.tick();
-    this.ticker = setInterval(() => void this.tickSoon(), this.renewIntervalMs);
-    this.ticker.unref();
-    this.watchdog = setInterval(() => void this.checkTrust(), Math.max(50, Math.floor(this.renewIntervalMs / 4)));
-    this.watchdog.unref();
+    await this.renewal.start({ runNow: true });
+    await this.trustCheck.start();
   }
 
   /**
@@ -218,9 +225,10 @@ export class LeaseKeeper {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    clearInterval(this.ticker);
-    clearInterval(this.watchdog);
-    await this.ticking.catch(() => {});
+    this.renewal.stop();
+    this.trustCheck.stop();
+    // A tick logs its own failures (tick() catches them), so this only waits for it to end.
+    await this.ticking;
     const leases = [...this.held.values()];
     this.relinquish(leases);
     await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));

@@ -171,3 +171,6 @@ export class NodeClient {
 
 /** The internal route a node answers at once, touching nothing: the liveness probe. */
 export const ALIVE_PATH = '/internal/alive';
+
+/** The internal route where a node lists its periodic tasks, for `wagw cluster status` and the dashboard. */
+export const TASKS_PATH = '/internal/tasks';

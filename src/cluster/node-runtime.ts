@@ -5,6 +5,7 @@ import type { Store } from '../store/database.ts';
 import { listNodes, pruneClusterHistory, retireNode, type ClusterNode } from '../store/repositories/leases.ts';
 import type { LeaseKeeper } from './lease-keeper.ts';
 import type { KeyRevocationListener } from './key-revocations.ts';
+import type { ScheduledTask, Scheduler } from '../jobs/scheduler.ts';
 
 /** The background work of a node, started and stopped in order by NodeRuntime. */
 export interface NodeWork {
@@ -12,8 +13,8 @@ export interface NodeWork {
   /** Resolves once the sessions of the leases claimed so far have started. */
   sessionsStarted(): Promise<void>;
   deliveryWorker: { start(): void; stop(): Promise<void> };
-  /** Fails sends a crash cut off, and purges what has expired; run at start and every period. */
-  sweep(): Promise<void>;
+  /** Fail sends a crash cut off and purge what has expired (src/cluster/sweeps.ts); run at start, in order, then each on its interval. */
+  sweeps: readonly ScheduledTask[];
   /** Ends linking attempts under way before the sessions stop. */
   stopLinking(): Promise<void>;
   revocations: KeyRevocationListener;
@@ -37,15 +38,28 @@ const HISTORY_DAYS = 7;
  * server drains its requests, so that a slow request cannot hold back the handover.
  */
 export class NodeRuntime {
-  private sweeper: NodeJS.Timeout | undefined;
   private started = false;
+  private readonly historyPrune: ScheduledTask;
 
   constructor(
     private readonly config: Config,
     private readonly store: Store,
     private readonly work: NodeWork,
     private readonly logger: Logger,
-  ) {}
+    scheduler: Scheduler,
+  ) {
+    this.historyPrune = scheduler.register({
+      name: 'cluster-history-prune',
+      intervalMs: config.interruptedSendAfterMs,
+      scope: 'every-node',
+      run: () => pruneClusterHistory(this.store.db, Date.now() - HISTORY_DAYS * 86_400_000),
+    });
+  }
+
+  /** The periodic work the runtime starts and stops, in the order it first runs it. */
+  private get periodic(): ScheduledTask[] {
+    return [...this.work.sweeps, this.historyPrune];
+  }
 
   /** Only the lease keeper and its sessions: what a test gateway without the rest needs. */
   async startSessions(): Promise<void> {
@@ -62,24 +76,21 @@ export class NodeRuntime {
     await this.startSessions();
     await this.work.revocations.start();
     this.work.deliveryWorker.start();
-    await this.sweepOnce();
-    this.sweeper = setInterval(() => void this.sweepOnce(), this.config.interruptedSendAfterMs);
-    this.sweeper.unref();
+    for (const task of this.periodic) await task.start({ runNow: true });
   }
 
   /** Reverse order: no new sweeps, linking ended, sessions stopped and leases released, then the worker. */
   async stop(): Promise<void> {
-    clearInterval(this.sweeper);
+    for (const task of this.periodic) task.stop();
     await this.work.stopLinking();
     await this.work.keeper.stop();
     if (this.started) await this.work.revocations.stop();
     await this.work.deliveryWorker.stop();
   }
 
-  /** One pass of the periodic sweep; the runtime runs it at start and every WAGW_INTERRUPTED_SEND_AFTER_MS. */
+  /** One pass of every sweep, in order, as at start (each failure is logged and counted by the scheduler). */
   async sweepOnce(): Promise<void> {
-    await this.work.sweep().catch((error: unknown) => this.logger.error({ err: error }, 'periodic sweep failed'));
-    await pruneClusterHistory(this.store.db, Date.now() - HISTORY_DAYS * 86_400_000).catch(() => {});
+    for (const task of this.periodic) await task.runNow();
   }
 
   /**

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { boundConnectionsPerAddress } from './connection-bounds.ts';
 import type { Gateway } from '../main.ts';
 import { buildApp } from './app.ts';
+import { handledElsewhere } from '../domain/promises.ts';
 
 /** How often shutdown closes connections that have gone idle since the last sweep. */
 const IDLE_SWEEP_MS = 100;
@@ -74,7 +75,7 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
       stopRequested = true;
       const closed = app.close();
       // Awaited in drainHttp; should stopping the runtime throw first, its failure is not unhandled.
-      closed.catch(() => {});
+      closed.catch(handledElsewhere);
       const closeIdle = setInterval(closeUnusedConnections, IDLE_SWEEP_MS);
       try {
         await gateway.runtime.stop();

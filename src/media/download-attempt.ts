@@ -1,5 +1,6 @@
 import { AppError } from '../domain/errors.ts';
 import { MediaGoneError } from '../engines/engine.ts';
+import { handledElsewhere } from '../domain/promises.ts';
 
 /** A download that took longer than its budget. */
 export class DownloadTimedOut extends Error {
@@ -45,7 +46,8 @@ async function beforeDeadline<T>(work: Promise<T>, deadline: number, budgetMs: n
     return await Promise.race([work, late]);
   } finally {
     clearTimeout(timer);
-    work.catch(() => {});
+    // After a time-out nobody awaits `work`: its late failure was already answered as the time-out.
+    work.catch(handledElsewhere);
   }
 }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
+import { handledElsewhere } from '../domain/promises.ts';
 
 /**
  * A file being received, in `<directory>/.incoming` until its hash is known. Both blob stores
@@ -38,7 +39,8 @@ export async function openSpoolFile(directory: string): Promise<SpoolFile> {
       await close();
     },
     discard: async () => {
-      await close().catch(() => {});
+      // The file is removed next, so a failure to close it loses nothing; a failure to remove it is the caller's.
+      await close().catch(handledElsewhere);
       await fsp.rm(file, { force: true });
     },
   };

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { newId } from '../domain/ids.ts';
 import type { Message, MessageStatus, WhatsAppNumber } from '../domain/model.ts';
 import { findByEngineId, insertReply } from '../store/repositories/conversations.ts';

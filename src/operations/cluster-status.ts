@@ -1,5 +1,7 @@
 import type { Store } from '../store/database.ts';
 import { listLeasedNumbers, listNodes, listRecentLeaseChanges, type LeaseChange } from '../store/repositories/leases.ts';
+import { TASKS_PATH, type NodeClient } from '../cluster/node-client.ts';
+import type { Scheduler, TaskSnapshot } from '../jobs/scheduler.ts';
 
 export type NodeState = 'live' | 'stopped' | 'dead';
 
@@ -54,4 +56,45 @@ export async function readClusterStatus(store: Store, leaseTtlMs: number, change
     unownedPhones,
     recentChanges,
   };
+}
+
+/** A task as another node reported it: its times as ISO strings. */
+export type ReportedTask = Omit<TaskSnapshot, 'lastRunAt'> & { lastRunAt: string | null };
+
+/** Where the periodic tasks of each node are read from: this node's own scheduler, or a call to the node. */
+export interface TaskSources {
+  thisNodeId: string;
+  scheduler: Scheduler;
+  nodeClient: NodeClient;
+}
+
+/** A node that does not list its tasks within this is shown without them, so that a frozen node cannot hold the status up. */
+const TASKS_ANSWER_MS = 3_000;
+
+/**
+ * Each live node's periodic tasks and when each last ran (src/jobs/scheduler.ts), keyed by node
+ * id. The counts live in each node's memory, so other nodes are asked (signed, bounded in time);
+ * a node that is not live, has no address or does not answer maps to null.
+ */
+export async function readNodeTasks(nodes: readonly NodeStatus[], sources: TaskSources): Promise<Map<string, ReportedTask[] | null>> {
+  const entries = await Promise.all(
+    nodes.map(async (node): Promise<[string, ReportedTask[] | null]> => {
+      if (node.id === sources.thisNodeId) return [node.id, sources.scheduler.list().map(reported)];
+      if (node.state !== 'live' || node.url === null) return [node.id, null];
+      try {
+        const answer = await sources.nodeClient.call({ nodeId: node.id, url: node.url }, 'GET', TASKS_PATH, undefined, undefined, TASKS_ANSWER_MS);
+        const tasks = (answer.body as { tasks?: ReportedTask[] } | null)?.tasks;
+        return [node.id, answer.status === 200 && Array.isArray(tasks) ? tasks : null];
+      } catch {
+        // Unreachable or silent: the status says so with null rather than failing as a whole.
+        return [node.id, null];
+      }
+    }),
+  );
+  return new Map(entries);
+}
+
+/** A task as the node reports it over the wire. */
+export function reported(task: TaskSnapshot): ReportedTask {
+  return { ...task, lastRunAt: task.lastRunAt?.toISOString() ?? null };
 }

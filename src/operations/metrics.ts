@@ -9,6 +9,9 @@ import type { Store } from '../store/database.ts';
 import { countQueuedDeliveries } from '../store/repositories/deliveries.ts';
 import { freeSpace } from '../media/disk-floor.ts';
 import { countNumbersByEngineAndStatus } from '../store/repositories/numbers.ts';
+import type { TaskObserver, TaskOutcome } from '../jobs/scheduler.ts';
+
+const taskOutcomes: TaskOutcome[] = ['succeeded', 'failed'];
 
 /** What a webhook attempt led to, named by the delivery's state after it. */
 const webhookAttemptOutcomes: Record<DeliveryState, string> = { delivered: 'delivered', pending: 'retrying', failed: 'given_up' };
@@ -33,6 +36,8 @@ const UNMATCHED_ROUTE = 'unmatched';
 const HTTP_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** A receiver may take up to the webhook timeout (15 s by default) to answer. */
 const WEBHOOK_DURATION_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
+/** From a lease renewal (milliseconds) to an orphan sweep listing a large bucket (minutes). */
+const TASK_DURATION_BUCKETS_SECONDS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
 
 export interface GatewayMetricsOptions {
   /**
@@ -51,7 +56,7 @@ type Volume = 'data' | 'media';
  * one, so that several gateways in one process (as in the tests) count apart. Counters tick in
  * memory; the gauges that describe the database (queue depth, sessions) are read when scraped.
  */
-export class GatewayMetrics implements SendObserver {
+export class GatewayMetrics implements SendObserver, TaskObserver {
   readonly registry = new Registry();
   private readonly httpRequests: Counter<'method' | 'route' | 'status_code'>;
   private readonly httpDuration: Histogram<'method' | 'route'>;
@@ -62,6 +67,9 @@ export class GatewayMetrics implements SendObserver {
   private readonly webhookStarts: Counter<'source'>;
   private readonly staleWrites: Counter;
   private readonly webhookAttemptDuration: Histogram<'outcome'>;
+  private readonly taskRuns: Counter<'task' | 'outcome'>;
+  private readonly taskDuration: Histogram<'task'>;
+  private readonly taskLastRun: Gauge<'task'>;
 
   constructor(store: Store, options: GatewayMetricsOptions) {
     const registers = [this.registry];
@@ -125,6 +133,25 @@ export class GatewayMetrics implements SendObserver {
       buckets: WEBHOOK_DURATION_BUCKETS_SECONDS,
       registers,
     });
+    this.taskRuns = new Counter({
+      name: 'wagw_task_runs_total',
+      help: 'Passes of the node\'s periodic tasks (src/jobs/scheduler.ts), by task and outcome: succeeded or failed.',
+      labelNames: ['task', 'outcome'],
+      registers,
+    });
+    this.taskDuration = new Histogram({
+      name: 'wagw_task_duration_seconds',
+      help: 'Time a pass of a periodic task took, by task.',
+      labelNames: ['task'],
+      buckets: TASK_DURATION_BUCKETS_SECONDS,
+      registers,
+    });
+    this.taskLastRun = new Gauge({
+      name: 'wagw_task_last_run_timestamp_seconds',
+      help: 'When the latest pass of a periodic task started, in seconds since the epoch; 0 before its first.',
+      labelNames: ['task'],
+      registers,
+    });
     this.registerDatabaseGauges(store, registers);
     this.registerVolumeGauge(options.volumes, registers);
     this.startAtZero();
@@ -162,6 +189,18 @@ export class GatewayMetrics implements SendObserver {
     const outcome = webhookAttemptOutcomes[state];
     this.webhookAttempts.inc({ outcome });
     this.webhookAttemptDuration.observe({ outcome }, durationSeconds);
+  }
+
+  /** Every task's series exist from its registration, so that an alert sees a task that never ran. */
+  taskRegistered(task: string): void {
+    for (const outcome of taskOutcomes) this.taskRuns.inc({ task, outcome }, 0);
+    this.taskLastRun.set({ task }, 0);
+  }
+
+  taskRan(task: string, outcome: TaskOutcome, durationSeconds: number, at: Date): void {
+    this.taskRuns.inc({ task, outcome });
+    this.taskDuration.observe({ task }, durationSeconds);
+    this.taskLastRun.set({ task }, at.getTime() / 1000);
   }
 
   get contentType(): string {

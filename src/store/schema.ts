@@ -191,7 +191,6 @@ export type UserRow = Selectable<UsersTable>;
 export type NumberRow = Selectable<WhatsAppNumbersTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type MessageRow = Selectable<MessagesTable>;
-export type NewMessageRow = Insertable<MessagesTable>;
 
 export interface WebhooksTable {
   id: string;
@@ -250,8 +249,6 @@ export interface WebhookAttemptsTable {
 }
 
 export type WebhookRow = Selectable<WebhooksTable>;
-export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
-export type WebhookAttemptRow = Selectable<WebhookAttemptsTable>;
 
 export interface DashboardSessionsTable {
   id: string;
@@ -284,7 +281,6 @@ export interface UserInvitesTable {
   accepted_user_id: string | null;
 }
 
-export type DashboardSessionRow = Selectable<DashboardSessionsTable>;
 export type UserInviteRow = Selectable<UserInvitesTable>;
 
 /** A Baileys session's creds, as BufferJSON sealed by the secret box. */

@@ -6,7 +6,8 @@ import { NodeRuntime } from '../cluster/node-runtime.ts';
 import { OwnerRouter } from '../cluster/owner-router.ts';
 import { RoutedLinking } from '../cluster/routed-linking.ts';
 import { RoutedPauses } from '../cluster/routed-pauses.ts';
-import { PeriodicSweeps } from '../cluster/sweeps.ts';
+import { registerSweeps } from '../cluster/sweeps.ts';
+import type { Scheduler } from '../jobs/scheduler.ts';
 import type { AccountParts } from './accounts.ts';
 import type { MediaParts } from './media.ts';
 import type { MessagingParts } from './messaging.ts';
@@ -37,11 +38,12 @@ interface ClusterInputs {
   sessions: SessionParts;
   messaging: MessagingParts;
   accounts: AccountParts;
+  scheduler: Scheduler;
   logger: Logger;
 }
 
 /** How this node reaches the others, and the runtime that starts and stops its background work. */
-export function buildCluster({ config, keys, storage, webhooks, media, sessions, messaging, accounts, logger }: ClusterInputs): ClusterParts {
+export function buildCluster({ config, keys, storage, webhooks, media, sessions, messaging, accounts, scheduler, logger }: ClusterInputs): ClusterParts {
   const { keeper, supervisor } = sessions;
   const nodeClient = new NodeClient(keys.clusterKey, config.cluster.nodeCallTimeoutMs);
   const router = new OwnerRouter(supervisor, config.cluster.ownerWaitMs, nodeClient);
@@ -59,13 +61,7 @@ export function buildCluster({ config, keys, storage, webhooks, media, sessions,
     },
     logger,
   );
-  const sweeps = new PeriodicSweeps({
-    ...messaging,
-    signIn: accounts.signIn,
-    mediaSweeper: media.mediaSweeper,
-    interruptedSendAfterMs: config.interruptedSendAfterMs,
-    logger,
-  });
+  const swept = { ...messaging, signIn: accounts.signIn, mediaSweeper: media.mediaSweeper };
   const runtime = new NodeRuntime(
     config,
     storage.store,
@@ -75,9 +71,10 @@ export function buildCluster({ config, keys, storage, webhooks, media, sessions,
       deliveryWorker: webhooks.deliveryWorker,
       stopLinking: () => messaging.linking.stopAll(),
       revocations,
-      sweep: () => sweeps.run(),
+      sweeps: registerSweeps(scheduler, swept, config.interruptedSendAfterMs, logger),
     },
     logger,
+    scheduler,
   );
   return {
     nodeClient,

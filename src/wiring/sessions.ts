@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { LeaseKeeper } from '../cluster/lease-keeper.ts';
-import { BaileysEngine } from '../engines/baileys/baileys-engine.ts';
+import { BAILEYS_ENGINE } from '../engines/baileys/descriptor.ts';
 import type { SocketFactory } from '../engines/baileys/session-socket.ts';
-import { EngineRegistry } from '../engines/registry.ts';
+import { EngineRegistry, onDemand } from '../engines/registry.ts';
+import type { Scheduler } from '../jobs/scheduler.ts';
 import { RemoteSandboxNetwork } from '../engines/sandbox/remote-sandbox-network.ts';
 import { SandboxEngine } from '../engines/sandbox/sandbox-engine.ts';
 import { SandboxNetwork, type SandboxNetworkPort } from '../engines/sandbox/sandbox-network.ts';
@@ -38,10 +39,10 @@ export interface SessionParts {
 }
 
 /** The lease keeper, both engines, the supervisor that runs each number's session on its owner, and the numbers' pauses. */
-export async function buildSessions(config: Config, storage: StorageParts, keys: GatewayKeys, webhooks: WebhookParts, logger: Logger, boundaries: GatewayBoundaries): Promise<SessionParts> {
+export async function buildSessions(config: Config, storage: StorageParts, keys: GatewayKeys, webhooks: WebhookParts, scheduler: Scheduler, logger: Logger, boundaries: GatewayBoundaries): Promise<SessionParts> {
   const { store, committer, metrics } = storage;
   const { nodeName, nodeUrl, leaseTtlMs, maxSessionsPerNode } = config.cluster;
-  const keeper = new LeaseKeeper(store, { ttlMs: leaseTtlMs, maxSessions: maxSessionsPerNode, nodeName, nodeUrl }, logger);
+  const keeper = new LeaseKeeper(store, { ttlMs: leaseTtlMs, maxSessions: maxSessionsPerNode, nodeName, nodeUrl }, logger, scheduler);
   const staleWrites = new StaleWrites(keeper, logger, metrics);
   const pauses = new NumberPauses({
     store,
@@ -68,14 +69,18 @@ export async function buildSessions(config: Config, storage: StorageParts, keys:
     },
     listSandboxPhones: () => listPhonesOfEngine(store.db, 'sandbox'),
   });
-  const baileys = new BaileysEngine({
-    store,
-    secretBox: keys.secretBox,
-    events: engineEvents.forEngine('baileys'),
-    logger,
-    pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
-    version: config.baileys.webVersion,
-    socketFactory: boundaries.baileysSocketFactory,
+  // Baileys is loaded the first time a Baileys session needs it: most CLI commands never do.
+  const baileys = onDemand(BAILEYS_ENGINE, async () => {
+    const { BaileysEngine } = await import('../engines/baileys/baileys-engine.ts');
+    return new BaileysEngine({
+      store,
+      secretBox: keys.secretBox,
+      events: engineEvents.forEngine('baileys'),
+      logger,
+      pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
+      version: config.baileys.webVersion,
+      socketFactory: boundaries.baileysSocketFactory,
+    });
   });
   const engines = new EngineRegistry([sandbox, baileys]);
   const supervisor = new SessionSupervisor(store, engines, committer, webhooks.deliveryWorker, logger, keeper, staleWrites, [pauses], metrics);

@@ -14,8 +14,8 @@ export interface CliRun {
 }
 
 /** Runs the real `bin/wagw` in its own process against the database at `databaseUrl`. */
-export function runCli(databaseUrl: string, args: readonly string[]): Promise<CliRun> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl };
+export function runCli(databaseUrl: string, args: readonly string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<CliRun> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv, DATABASE_URL: databaseUrl };
   // The child is a program under test, not a node:test worker.
   delete env.NODE_TEST_CONTEXT;
   return new Promise((resolve, reject) => {

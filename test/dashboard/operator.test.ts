@@ -275,6 +275,9 @@ for (const dialect of dialects) {
       assert.match(page.body, /claimed/, 'and the claim among the recent changes of owner');
       assert.ok(page.body.includes('&lt;script>alert(1)&lt;/script>'), 'the node name is escaped');
       assert.ok(!page.body.includes('<script>alert(1)'));
+      assert.match(page.body, /<h2 id="tasks-heading">Periodic tasks<\/h2>/);
+      for (const task of test.gateway.scheduler.list()) assert.ok(page.body.includes(`>${task.name}</td>`), `this node's task ${task.name} is listed`);
+      assert.match(page.body, /Did not answer with its tasks/, 'a live node with no address is listed without its tasks');
     });
   });
 }

@@ -117,6 +117,28 @@ for (const dialect of dialects) {
       for (const sample of samples.samples) assert.match(sample.name, /^wagw_/);
     });
 
+    it('every periodic task has its runs, failures, duration and last run in the scrape, and a pass counts', async () => {
+      const tasks = test.gateway.scheduler.list().map((task) => task.name).sort();
+      assert.deepEqual(tasks, ['cluster-history-prune', 'expiry-sweep', 'lease-renewal', 'lease-trust-check', 'media-download-retries', 'media-expiry', 'media-orphans']);
+      const before = await scrape(test);
+      for (const task of tasks) {
+        assert.equal(before.all('wagw_task_runs_total', { task }).length, 2, `${task} has a succeeded and a failed series`);
+        assert.equal(before.value('wagw_task_runs_total', { task, outcome: 'failed' }), 0);
+        assert.equal(before.all('wagw_task_last_run_timestamp_seconds', { task }).length, 1);
+      }
+      const startedAt = Date.now() / 1000;
+      await test.gateway.runtime.sweepOnce();
+      const after = await scrape(test);
+      for (const task of ['expiry-sweep', 'media-expiry', 'media-download-retries', 'media-orphans', 'cluster-history-prune']) {
+        const succeeded = { task, outcome: 'succeeded' };
+        assert.equal(after.value('wagw_task_runs_total', succeeded) - before.value('wagw_task_runs_total', succeeded), 1, task);
+        assert.equal(after.value('wagw_task_duration_seconds_count', { task }) - before.value('wagw_task_duration_seconds_count', { task }), 1, task);
+        assert.ok(after.value('wagw_task_last_run_timestamp_seconds', { task }) >= Math.floor(startedAt), task);
+      }
+      // The test gateway's sessions were started, so its leases were renewed at least once.
+      assert.ok(after.value('wagw_task_runs_total', { task: 'lease-renewal', outcome: 'succeeded' }) >= 1);
+    });
+
     it('a send and a sandbox receive are counted under the sandbox engine', async () => {
       const account = await seedAccount(test.gateway, { numbers: 2 });
       const before = await scrape(test);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { readClusterStatus } from '../../operations/cluster-status.ts';
+import { readClusterStatus, readNodeTasks } from '../../operations/cluster-status.ts';
 import { serveSandboxNetwork } from '../../engines/sandbox/sandbox-network-server.ts';
 import { loadConfig } from '../../config.ts';
 import { createLogger } from '../../main.ts';
@@ -12,10 +12,11 @@ export function registerClusterCommands(program: Command): void {
   const cluster = program.command('cluster').description('The nodes that share this database');
   cluster
     .command('status')
-    .description('Nodes, their heartbeat age, the numbers each owns, and recent changes of owner')
+    .description('Nodes, their heartbeat age, the numbers each owns, their periodic tasks, and recent changes of owner')
     .action(async (_options: object, command: Command) => {
       await withGateway(command, async (gateway, output) => {
         const status = await readClusterStatus(gateway.store, gateway.config.cluster.leaseTtlMs);
+        const tasksByNode = await readNodeTasks(status.nodes, { thisNodeId: gateway.keeper.nodeId, scheduler: gateway.scheduler, nodeClient: gateway.nodeClient });
         const nodes = status.nodes.map((node) => ({
           id: node.id,
           name: node.name,
@@ -25,7 +26,20 @@ export function registerClusterCommands(program: Command): void {
           started_at: node.startedAt.toISOString(),
           numbers: node.phones.length,
           phones: node.phones,
+          // null when the node is not live or did not answer.
+          tasks:
+            tasksByNode.get(node.id)?.map((task) => ({
+              name: task.name,
+              scope: task.scope,
+              interval_ms: task.intervalMs,
+              active: task.active,
+              runs: task.runs,
+              failures: task.failures,
+              last_run_at: task.lastRunAt,
+              last_duration_ms: task.lastDurationMs === null ? null : Math.round(task.lastDurationMs),
+            })) ?? null,
         }));
+        const taskRows = nodes.flatMap((node) => (node.tasks ?? []).map((task) => ({ node: node.name, ...task })));
         const changes = status.recentChanges.map((change) => ({
           at: new Date(change.at).toISOString(),
           phone: change.phone,
@@ -37,7 +51,9 @@ export function registerClusterCommands(program: Command): void {
         output.print(
           { nodes, unowned_phones: status.unownedPhones, recent_changes: changes },
           [
-            table(nodes.map((node) => ({ ...node, phones: undefined })), ['name', 'id', 'state', 'heartbeat_age_ms', 'numbers', 'url']),
+            table(nodes.map((node) => ({ ...node, phones: undefined, tasks: undefined })), ['name', 'id', 'state', 'heartbeat_age_ms', 'numbers', 'url']),
+            'Periodic tasks of the live nodes:',
+            table(taskRows, ['node', 'name', 'scope', 'interval_ms', 'runs', 'failures', 'last_run_at']),
             `Unowned numbers: ${status.unownedPhones.length === 0 ? 'none' : status.unownedPhones.join(', ')}`,
             'Recent changes of owner:',
             table(changes, ['at', 'phone', 'reason', 'from_node_id', 'to_node_id', 'epoch']),

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import QRCode from 'qrcode';
 import { AppError } from '../../domain/errors.ts';
 import { endsLinking, type LinkSession, type LinkUpdate } from '../../engines/engine.ts';
 import { withGateway } from '../context.ts';
@@ -57,6 +56,8 @@ function followLink(session: LinkSession, usePairingCode: boolean, output: Outpu
 }
 
 async function showQr(qr: string, output: Output): Promise<void> {
+  // Loaded when a QR is drawn: the other commands never need it.
+  const { default: QRCode } = await import('qrcode');
   const drawing = await QRCode.toString(qr, { type: 'terminal', small: true });
   notice(output, `${drawing}\nScan with WhatsApp on the phone: Linked devices → Link a device. The code changes every 20 seconds.`);
 }

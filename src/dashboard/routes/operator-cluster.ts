@@ -1,14 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../../main.ts';
-import { readClusterStatus } from '../../operations/cluster-status.ts';
+import { readClusterStatus, readNodeTasks } from '../../operations/cluster-status.ts';
 import { pageContext, sendPage } from '../context.ts';
 import { OperatorClusterPage } from '../views/operator-cluster-page.tsx';
 
-/** `/operator/cluster`: the nodes sharing the database, what each owns, and recent changes of owner. */
+/** `/operator/cluster`: the nodes sharing the database, what each owns, their periodic tasks, and recent changes of owner. */
 export function registerOperatorClusterRoutes(app: FastifyInstance, gateway: Gateway): void {
   app.get('/operator/cluster', async (request, reply) => {
     const status = await readClusterStatus(gateway.store, gateway.config.cluster.leaseTtlMs);
-    const view = { ...status, thisNodeId: gateway.keeper.nodeId, leaseTtlMs: gateway.config.cluster.leaseTtlMs };
+    const tasks = await readNodeTasks(status.nodes, { thisNodeId: gateway.keeper.nodeId, scheduler: gateway.scheduler, nodeClient: gateway.nodeClient });
+    const view = { ...status, tasks, thisNodeId: gateway.keeper.nodeId, leaseTtlMs: gateway.config.cluster.leaseTtlMs };
     return sendPage(reply, OperatorClusterPage({ context: pageContext(request, reply, 'Cluster', 'operator'), view }));
   });
 }

@@ -1,5 +1,5 @@
 import type { PageContext } from '../context.ts';
-import type { ClusterStatus } from '../../operations/cluster-status.ts';
+import type { ClusterStatus, ReportedTask } from '../../operations/cluster-status.ts';
 import { StatusBadge, Time } from './components.tsx';
 import { OperatorFrame } from './operator-shared.tsx';
 
@@ -7,6 +7,8 @@ import { OperatorFrame } from './operator-shared.tsx';
 const PHONES_SHOWN = 12;
 
 export interface ClusterView extends ClusterStatus {
+  /** Each node's periodic tasks; null for a node that is not live or did not answer. */
+  tasks: ReadonlyMap<string, ReportedTask[] | null>;
   thisNodeId: string;
   leaseTtlMs: number;
 }
@@ -64,6 +66,52 @@ export function OperatorClusterPage(props: { context: PageContext; view: Cluster
         </div>
         <p safe>{view.unownedPhones.length === 0 ? 'Every number has a live owner.' : `Without a live owner now (a takeover is due): ${view.unownedPhones.join(', ')}`}</p>
       </section>
+      <section class="card" aria-labelledby="tasks-heading">
+        <h2 id="tasks-heading">Periodic tasks</h2>
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Node</th>
+                <th scope="col">Task</th>
+                <th scope="col">Runs on</th>
+                <th scope="col">Every</th>
+                <th scope="col">Runs</th>
+                <th scope="col">Failures</th>
+                <th scope="col">Last run</th>
+              </tr>
+            </thead>
+            <tbody>
+              {view.nodes
+                .filter((node) => node.state === 'live')
+                .flatMap((node) => {
+                  const tasks = view.tasks.get(node.id) ?? null;
+                  if (tasks === null) {
+                    return [
+                      <tr>
+                        <td safe>{node.name}</td>
+                        <td colspan="6" class="muted">
+                          Did not answer with its tasks.
+                        </td>
+                      </tr>,
+                    ];
+                  }
+                  return tasks.map((task) => (
+                    <tr>
+                      <td safe>{node.name}</td>
+                      <td class="mono" safe>{task.name}</td>
+                      <td>{task.scope === 'owner' ? 'numbers it owns' : 'every node'}</td>
+                      <td safe>{formatInterval(task.intervalMs)}</td>
+                      <td safe>{String(task.runs)}</td>
+                      <td safe>{String(task.failures)}</td>
+                      <td>{task.lastRunAt === null ? 'not yet' : <Time at={new Date(task.lastRunAt)} />}</td>
+                    </tr>
+                  ));
+                })}
+            </tbody>
+          </table>
+        </div>
+      </section>
       <section class="card" aria-labelledby="changes-heading">
         <h2 id="changes-heading">Recent changes of owner</h2>
         {view.recentChanges.length === 0 ? (
@@ -101,4 +149,10 @@ export function OperatorClusterPage(props: { context: PageContext; view: Cluster
       </section>
     </OperatorFrame>
   );
+}
+
+function formatInterval(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return ms >= 1_000 ? `${(ms / 1_000).toFixed(1)} s` : `${ms} ms`;
 }

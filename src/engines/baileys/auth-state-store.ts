@@ -27,6 +27,7 @@ import {
   type AuthKeyAddress,
   type SealedAuthKey,
 } from '../../store/repositories/baileys-auth.ts';
+import { handledElsewhere } from '../../domain/promises.ts';
 
 export interface DatabaseAuthState {
   /** What `makeWASocket` takes as `auth`; wrap `state.keys` with {@link cachedKeys} first. */
@@ -62,7 +63,8 @@ export async function createDatabaseAuthState(store: Store, secretBox: SecretBox
   let writes: Promise<void> = Promise.resolve();
   const inTurn = (work: () => Promise<void>): Promise<void> => {
     const run = writes.then(work, work);
-    writes = run.catch(() => {});
+    // The caller gets `run` and its failure; the queue only waits for it to settle.
+    writes = run.then(handledElsewhere, handledElsewhere);
     return run;
   };
 

@@ -23,6 +23,7 @@ import { createBaileysSocket, type SessionSocket, type SocketFactory } from './s
 import { identityOfCheck } from './identity-mapper.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
 import { ACCOUNT_RESTRICTED_CODE, RATE_LIMIT_PAUSE_MS } from './restrictions.ts';
+import { BAILEYS_ENGINE } from './descriptor.ts';
 
 export interface BaileysEngineOptions {
   store: Store;
@@ -48,8 +49,8 @@ const PICTURE_DOWNLOAD_TIMEOUT_MS = 15_000;
 
 /** Real WhatsApp numbers through Baileys: one session, and one socket, per number. */
 export class BaileysEngine implements Engine {
-  readonly kind = 'baileys' as const;
-  readonly capabilities = { simulatedInbound: false, simulatedSessionStatus: false, linking: true, staggeredStart: true };
+  readonly kind = BAILEYS_ENGINE.kind;
+  readonly capabilities = BAILEYS_ENGINE.capabilities;
   readonly linker: SessionLinker = {
     link: async (number, lease) => {
       const session = await this.link(number, lease);
@@ -60,7 +61,7 @@ export class BaileysEngine implements Engine {
       };
     },
   };
-  readonly initialStatus: SessionStatus = 'connecting';
+  readonly initialStatus: SessionStatus = BAILEYS_ENGINE.initialStatus;
   private readonly sessions = new Map<string, BaileysSession>();
   private readonly directory = new RecipientDirectory();
   private readonly pacer: SendPacer;

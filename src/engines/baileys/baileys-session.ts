@@ -242,7 +242,8 @@ export class BaileysSession {
     if (linkedPhone !== undefined && linkedPhone !== this.deps.number.phone) {
       // The wrong phone scanned the code: this session must not speak for the number.
       const reason = `the phone that linked is ${linkedPhone}, not ${this.deps.number.phone}; link again from the right phone`;
-      await this.socket?.logout().catch(() => {});
+      // Unlinking the wrong phone is a courtesy to it; the session ends and its keys go either way.
+      await this.socket?.logout().catch((error: unknown) => this.deps.logger.debug({ err: error }, 'could not log the wrong phone out'));
       this.endSocket();
       await this.auth?.clear();
       await this.report('logged_out', reason);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
+import type { Logger } from 'pino';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import { type ChatChange, type ChatPresence, type ChatTarget, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, MediaGoneError, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction, type CallRef, type ContactProfile, type IncomingCallEvent, type SimulatedCall, type SimulatedPollVote } from '../engine.ts';
@@ -22,6 +23,8 @@ export interface SandboxEngineOptions {
   findReceived(numberId: string, engineMessageId: string): Promise<Message | undefined>;
   /** The phones of every sandbox number of the gateway, connected or not. */
   listSandboxPhones(): Promise<string[]>;
+  /** Hears the events the gateway could not record (the network delivers them once, and does not wait). */
+  logger?: Logger;
 }
 
 /** How stale the list of the gateway's sandbox phones may be when a send meets a phone not in it. */
@@ -130,14 +133,18 @@ export class SandboxEngine implements Engine, InboundSimulator {
         });
       },
       groupChanged: (change) => {
-        void events.groupChanged({ ...change, toPhone: number.phone }).catch(() => {});
+        void events.groupChanged({ ...change, toPhone: number.phone }).catch((error: unknown) => this.unrecorded(error, number, 'a group change'));
       },
       receipt: (receipt) => {
-        void events.receipt({ lease, phone: number.phone, engineMessageId: receipt.id, status: receipt.status, errorCode: null, at: new Date() }).catch(() => {});
+        void events
+          .receipt({ lease, phone: number.phone, engineMessageId: receipt.id, status: receipt.status, errorCode: null, at: new Date() })
+          .catch((error: unknown) => this.unrecorded(error, number, 'a receipt'));
       },
       replaced: () => {
         session.replaced = true;
-        void events.sessionStatusChanged({ lease, phone: number.phone, status: 'conflict', reason: REPLACED_REASON }).catch(() => {});
+        void events
+          .sessionStatusChanged({ lease, phone: number.phone, status: 'conflict', reason: REPLACED_REASON })
+          .catch((error: unknown) => this.unrecorded(error, number, 'a replaced session'));
       },
       lost: () => {
         session.connection = undefined;
@@ -154,6 +161,11 @@ export class SandboxEngine implements Engine, InboundSimulator {
    * pause until it holds, in one loop per session: a loss heard while the loop runs joins it,
    * rather than starting a second one whose connection would replace the first's.
    */
+  /** An event the network delivered once that the gateway could not record: logged, as the network will not repeat it. */
+  private unrecorded(error: unknown, number: WhatsAppNumber, what: string): void {
+    this.options.logger?.warn({ err: error, phone: number.phone }, `could not record ${what} from the sandbox network`);
+  }
+
   private reconnect(number: WhatsAppNumber, session: SandboxSession): void {
     if (session.reconnecting) return;
     session.reconnecting = true;

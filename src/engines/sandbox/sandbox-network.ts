@@ -18,6 +18,7 @@ import {
   type NetworkRestriction,
   type SandboxNetworkPort,
 } from './sandbox-network-protocol.ts';
+import { handledElsewhere } from '../../domain/promises.ts';
 
 // The protocol's types are imported from here by the engines and the server, as before.
 export * from './sandbox-network-protocol.ts';
@@ -150,7 +151,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
       const record = this.groups.record(id);
       return record === undefined ? archive.remove(id) : archive.save(record);
     });
-    this.archiving = write.catch(() => {});
+    // The caller gets `write` and its failure; the queue only waits for it to settle.
+    this.archiving = write.then(handledElsewhere, handledElsewhere);
     return write;
   }
 

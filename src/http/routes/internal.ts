@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Gateway } from '../../main.ts';
 import { notFound } from '../plugins/errors.ts';
-import { ALIVE_PATH, NodeCallVerifier } from '../../cluster/node-client.ts';
+import { ALIVE_PATH, NodeCallVerifier, TASKS_PATH } from '../../cluster/node-client.ts';
+import { reported } from '../../operations/cluster-status.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
 import type { AnyOperation } from '../operations/operation.ts';
 import { DISPATCH_PATH, type ForwardedOperation, type OwnerDispatch } from '../operations/owner-dispatch.ts';
@@ -31,6 +32,7 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway, o
   // The liveness probe of a node whose call is under way (cluster/owner-router.ts): it touches
   // nothing, so that only a node that cannot run at all fails it.
   app.get(ALIVE_PATH, { onRequest, preHandler, schema: hidden }, async () => ({ ok: true }));
+  app.get(TASKS_PATH, { onRequest, preHandler, schema: hidden }, async () => ({ tasks: gateway.scheduler.list().map(reported) }));
 
   // A forwarded operation carries the account of the key the first node authenticated; the
   // cluster key's signature, checked above, is what vouches for it, so the scope is minted here.

@@ -88,21 +88,6 @@ export async function listNumbers(db: Executor, scope: TenantScope): Promise<Wha
   return (await query.execute()).map(toNumber);
 }
 
-/**
- * Every number of the gateway, for its own session management at start and stop. Not for
- * anything a tenant or operator reads: those go through `listNumbers` with a scope.
- */
-export async function listEveryNumber(db: Executor): Promise<WhatsAppNumber[]> {
-  return (await db.selectFrom('whatsapp_numbers').selectAll().orderBy('created_at').orderBy('id').execute()).map(toNumber);
-}
-
-/** The numbers that the given engines serve, oldest first; none when no engine is given. */
-export async function listNumbersOfEngines(db: Executor, engines: EngineKind[]): Promise<WhatsAppNumber[]> {
-  if (engines.length === 0) return [];
-  const rows = await db.selectFrom('whatsapp_numbers').selectAll().where('engine', 'in', engines).orderBy('created_at').orderBy('id').execute();
-  return rows.map(toNumber);
-}
-
 export async function deleteNumber(db: Executor, id: string): Promise<boolean> {
   const result = await db.deleteFrom('whatsapp_numbers').where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
