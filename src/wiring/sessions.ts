@@ -68,6 +68,7 @@ export async function buildSessions(config: Config, storage: StorageParts, keys:
       return received && findMessageById(store.db, received.id);
     },
     listSandboxPhones: () => listPhonesOfEngine(store.db, 'sandbox'),
+    logger,
   });
   // Baileys is loaded the first time a Baileys session needs it: most CLI commands never do.
   const baileys = onDemand(BAILEYS_ENGINE, async () => {

@@ -151,9 +151,14 @@ export class SandboxEngine implements Engine, InboundSimulator {
         this.reconnect(number, session);
       },
       restricted: (restriction) => {
-        void this.reportRestriction(number, lease, restriction).catch(() => {});
+        void this.reportRestriction(number, lease, restriction).catch((error: unknown) => this.unrecorded(error, number, 'a restriction'));
       },
     });
+  }
+
+  /** An event the network delivered once that the gateway could not record: logged, as the network will not repeat it. */
+  private unrecorded(error: unknown, number: WhatsAppNumber, what: string): void {
+    this.options.logger?.warn({ err: error, phone: number.phone }, `could not record ${what} from the sandbox network`);
   }
 
   /**
@@ -161,11 +166,6 @@ export class SandboxEngine implements Engine, InboundSimulator {
    * pause until it holds, in one loop per session: a loss heard while the loop runs joins it,
    * rather than starting a second one whose connection would replace the first's.
    */
-  /** An event the network delivered once that the gateway could not record: logged, as the network will not repeat it. */
-  private unrecorded(error: unknown, number: WhatsAppNumber, what: string): void {
-    this.options.logger?.warn({ err: error, phone: number.phone }, `could not record ${what} from the sandbox network`);
-  }
-
   private reconnect(number: WhatsAppNumber, session: SandboxSession): void {
     if (session.reconnecting) return;
     session.reconnecting = true;
@@ -390,7 +390,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
     setImmediate(() => {
       void this.options.events
         .presenceUpdate({ toPhone: number.phone, contactPhone: phone, contactLid: null, groupId: null, presence: 'available', lastSeen: null, at: new Date() })
-        .catch(() => {});
+        .catch((error: unknown) => this.unrecorded(error, number, 'a presence'));
     });
   }
 
@@ -454,7 +454,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
       groupId: call.groupId ?? null, video: call.video, status, at: new Date(),
     });
     const ringsOut = setTimeout(() => {
-      if (this.ringing.delete(callId)) void this.options.events.incomingCall(heard('missed')).catch(() => {});
+      if (this.ringing.delete(callId)) void this.options.events.incomingCall(heard('missed')).catch((error: unknown) => this.unrecorded(error, number, 'a missed call'));
     }, call.ringsForMs);
     ringsOut.unref();
     this.ringing.set(callId, ringsOut);
