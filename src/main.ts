@@ -34,6 +34,9 @@ import { NumberCheckService } from './messaging/number-checks.ts';
 import { TypingService } from './messaging/typing.ts';
 import { MediaLinks } from './media/media-links.ts';
 import { SendMessageService } from './messaging/send-message.ts';
+import { SendGovernor } from './messaging/governor/send-governor.ts';
+import { SendQueueService } from './messaging/governor/send-queue-service.ts';
+import { NEVER_HELD, QueueRunner, type SendHold } from './messaging/governor/queue-runner.ts';
 import { IdempotentSendService } from './messaging/idempotent-send.ts';
 import { SessionSupervisor } from './messaging/session-supervisor.ts';
 import { NumberLinkingService } from './messaging/number-linking.ts';
@@ -82,6 +85,12 @@ export interface Gateway {
   apiKeys: ApiKeysService;
   authenticator: ApiKeyAuthenticator;
   sender: SendMessageService;
+  /** The per-number send governor: policies, and the decision of when a message may leave. */
+  governor: SendGovernor;
+  /** Runs the send queues of the numbers this node owns; started by the node runtime. */
+  queueRunner: QueueRunner;
+  /** Send policies, and the numbers' queues as the API shows and changes them. */
+  sendQueues: SendQueueService;
   /** Sends that carry an Idempotency-Key. */
   idempotentSender: IdempotentSendService;
   receiver: ReceiveMessageService;
@@ -269,7 +278,11 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   const linking = new NumberLinkingService(supervisor, logger);
   const groups = new GroupService(store, supervisor);
   groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
-  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger);
+  const governor = new SendGovernor(store, committer, config.governor);
+  // What pauses a number's queue whatever its policy (a restriction by WhatsApp); nothing yet.
+  const sendHold: SendHold = NEVER_HELD;
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, governor);
+  const queueRunner = new QueueRunner(store, keeper, supervisor, governor, sender, sendHold, metrics, logger, { idleCheckMs: config.governor.queueCheckMs, batchSize: 500 });
   const typing = new TypingService(supervisor, logger, config.typingMs);
   const messageActions = new MessageActionService(store, committer, supervisor);
   receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
@@ -292,6 +305,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
       keeper,
       sessionsStarted: () => supervisor!.sessionsStarted(),
       deliveryWorker,
+      queueRunner,
       stopLinking: () => linking.stopAll(),
       revocations: new KeyRevocationListener(
         config.database.dialect === 'postgres' ? config.database.connectionString : undefined,
@@ -328,6 +342,9 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),
     authenticator,
     sender,
+    governor,
+    queueRunner,
+    sendQueues: new SendQueueService(store, governor, sender, keeper),
     idempotentSender,
     receiver,
     media,
@@ -355,6 +372,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
     startedAt,
     appliedMigrations,
     async close() {
+      await queueRunner.stop();
       typing.stop();
       await deliveryWorker.stop();
       if (sandboxNetwork instanceof RemoteSandboxNetwork) sandboxNetwork.close();

@@ -12,6 +12,8 @@ export interface NodeWork {
   /** Resolves once the sessions of the leases claimed so far have started. */
   sessionsStarted(): Promise<void>;
   deliveryWorker: { start(): void; stop(): Promise<void> };
+  /** Runs the send queues of the numbers the node owns. */
+  queueRunner: { start(): void; stop(): Promise<void> };
   /** Fails sends a crash cut off, and purges what has expired; run at start and every period. */
   sweep(): Promise<void>;
   /** Ends linking attempts under way before the sessions stop. */
@@ -62,6 +64,7 @@ export class NodeRuntime {
     await this.startSessions();
     await this.work.revocations.start();
     this.work.deliveryWorker.start();
+    this.work.queueRunner.start();
     await this.sweepOnce();
     this.sweeper = setInterval(() => void this.sweepOnce(), this.config.interruptedSendAfterMs);
     this.sweeper.unref();
@@ -70,6 +73,8 @@ export class NodeRuntime {
   /** Reverse order: no new sweeps, linking ended, sessions stopped and leases released, then the worker. */
   async stop(): Promise<void> {
     clearInterval(this.sweeper);
+    // No message is released once the node has begun to hand its numbers over.
+    await this.work.queueRunner.stop();
     await this.work.stopLinking();
     await this.work.keeper.stop();
     if (this.started) await this.work.revocations.stop();

@@ -16,6 +16,7 @@ import * as messageReadIndexes from './migrations/0014-message-read-indexes.ts';
 import * as conversations from './migrations/0015-conversations.ts';
 import * as groups from './migrations/0016-groups.ts';
 import * as sandboxGroups from './migrations/0017-sandbox-groups.ts';
+import * as sendGovernor from './migrations/0018-send-governor.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '0015-conversations': conversations,
   '0016-groups': groups,
   '0017-sandbox-groups': sandboxGroups,
+  '0018-send-governor': sendGovernor,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -20,6 +20,9 @@ import { getGroupInviteLink } from './groups/get-group-invite-link.ts';
 import { revokeGroupInviteLink } from './groups/revoke-group-invite-link.ts';
 import { leaveGroup } from './groups/leave-group.ts';
 import { linkMedia } from './link-media.ts';
+import { cancelMessage } from './cancel-message.ts';
+import { clearNumberQueue, getNumberQueue } from './number-queue.ts';
+import { getAccountSendPolicy, updateAccountSendPolicy } from './account-send-policy.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -33,11 +36,16 @@ export const publicOperations: readonly AnyOperation[] = [
   sendReaction,
   editMessage,
   revokeMessage,
+  cancelMessage,
   markMessageRead,
   listMessages,
   getMessage,
   listNumbers,
   updateNumber,
+  getNumberQueue,
+  clearNumberQueue,
+  getAccountSendPolicy,
+  updateAccountSendPolicy,
   createGroup,
   listGroups,
   getGroup,

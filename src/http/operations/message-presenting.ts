@@ -9,7 +9,7 @@ import type { OperationServices } from './services.ts';
 import { presentMessage } from '../message-input.ts';
 
 const DIRECTIONS: readonly MessageDirection[] = ['outbound', 'inbound'];
-const STATUSES: readonly MessageStatus[] = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'];
+const STATUSES: readonly MessageStatus[] = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received', 'cancelled', 'expired'];
 const DEFAULT_LIMIT = 50;
 
 export interface ListQuery {
