@@ -31,7 +31,7 @@ export interface paths {
         put?: never;
         /**
          * Send a WhatsApp text message
-         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
+         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again. When the number's send policy (docs/send-governor.md) makes the message wait, or send_at schedules it, it is stored in the number's queue and answered 202 `queued` with scheduled_for; `wait: true` or `Prefer: wait=N` answers once it has left.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -160,6 +160,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or scheduled message
+         * @description A message waiting in its number's send queue (answered 202 `queued`) becomes `cancelled` and is never sent; its unit of quota is given back and a message.status event reports it. A message that has left the queue cannot be cancelled (409 message_not_cancellable).
+         */
+        post: operations["cancelMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/messages/{id}/read": {
         parameters: {
             query?: never;
@@ -255,9 +275,57 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). send_policy: how the number's sends are paced (docs/send-governor.md): a preset, a policy of its own, or null to follow its account's. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumber"];
+        trace?: never;
+    };
+    "/numbers/{id}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A number's send queue
+         * @description The messages the send governor keeps waiting for this number (docs/send-governor.md), in the order they are due to leave, with counts by the reason they wait, the next time one leaves, and the policy in force.
+         */
+        get: operations["getNumberQueue"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel every message waiting in a number's queue
+         * @description Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number.
+         */
+        delete: operations["clearNumberQueue"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/send_policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's default send policy
+         * @description The policy that paces the sends of every number of the account that has none of its own (docs/send-governor.md); the gateway's (WAGW_SEND_POLICY, `off` unless the operator set one) when the account has none.
+         */
+        get: operations["getAccountSendPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the account's default send policy
+         * @description A preset (`off`, `standard`, `cautious`), a policy of its own, or null to follow the gateway's. Numbers with a policy of their own keep it. Messages already waiting keep their times; the next ones follow the new policy.
+         */
+        patch: operations["updateAccountSendPolicy"];
         trace?: never;
     };
     "/groups": {
@@ -419,7 +487,7 @@ export interface paths {
         put?: never;
         /**
          * Send a WhatsApp text message
-         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
+         * @description Sends from one of your account's numbers to any phone number. The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again. When the number's send policy (docs/send-governor.md) makes the message wait, or send_at schedules it, it is stored in the number's queue and answered 202 `queued` with scheduled_for; `wait: true` or `Prefer: wait=N` answers once it has left.
          */
         post: operations["sendMessageApi"];
         delete?: never;
@@ -548,6 +616,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or scheduled message
+         * @description A message waiting in its number's send queue (answered 202 `queued`) becomes `cancelled` and is never sent; its unit of quota is given back and a message.status event reports it. A message that has left the queue cannot be cancelled (409 message_not_cancellable).
+         */
+        post: operations["cancelMessageApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/messages/{id}/read": {
         parameters: {
             query?: never;
@@ -643,9 +731,57 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description auto_read: mark every message the number receives as read as soon as it is stored, as a person reading at once would (the sender sees blue ticks). send_policy: how the number's sends are paced (docs/send-governor.md): a preset, a policy of its own, or null to follow its account's. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumberApi"];
+        trace?: never;
+    };
+    "/api/numbers/{id}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A number's send queue
+         * @description The messages the send governor keeps waiting for this number (docs/send-governor.md), in the order they are due to leave, with counts by the reason they wait, the next time one leaves, and the policy in force.
+         */
+        get: operations["getNumberQueueApi"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel every message waiting in a number's queue
+         * @description Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number.
+         */
+        delete: operations["clearNumberQueueApi"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/send_policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's default send policy
+         * @description The policy that paces the sends of every number of the account that has none of its own (docs/send-governor.md); the gateway's (WAGW_SEND_POLICY, `off` unless the operator set one) when the account has none.
+         */
+        get: operations["getAccountSendPolicyApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the account's default send policy
+         * @description A preset (`off`, `standard`, `cautious`), a policy of its own, or null to follow the gateway's. Numbers with a policy of their own keep it. Messages already waiting keep their times; the next ones follow the new policy.
+         */
+        patch: operations["updateAccountSendPolicyApi"];
         trace?: never;
     };
     "/api/groups": {
@@ -1143,6 +1279,15 @@ export interface components {
              *     ]
              */
             mentions?: string[];
+            /**
+             * @description Send no earlier than this time (ISO 8601 with a zone offset, at most WAGW_SEND_AT_HORIZON_DAYS ahead, 30 by default): the message waits in the number's send queue and is answered 202 `queued` (docs/send-governor.md).
+             * @example 2026-06-01T09:00:00Z
+             */
+            send_at?: string;
+            /** @description If the message is still waiting in the number's send queue at this time, it becomes `expired` and is never sent (its unit of quota is given back). By default WAGW_SEND_EXPIRY_HOURS (24) after it was queued, or after send_at. */
+            expires_at?: string;
+            /** @description When the send governor queues the message, answer only once it has left (200 `sent`), however long that takes; `Prefer: wait=N` waits at most N seconds and then answers 202. */
+            wait?: boolean;
         } & ({
             to_phone: string;
             to_group?: never;
@@ -1272,6 +1417,48 @@ export interface components {
         };
         /** @description The message as sent: to a phone, or to a group. */
         SentMessage: components["schemas"]["DirectSentMessage"] | components["schemas"]["GroupSentMessage"];
+        /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. */
+        QueuedMessage: {
+            /** @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e */
+            message_id: string;
+            reply_to: components["schemas"]["ReplyTo"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds.
+             */
+            created_at: string;
+            /** @description E.164: the recipient; null for a message to a group. */
+            to_phone: string | null;
+            /** @description Only on a group message: the members it mentions, by phone (by LID where WhatsApp gave no phone); empty when it mentions none. */
+            mentions?: string[];
+            /** @description The group chat of a group message; null for a direct message. */
+            group: components["schemas"]["ChatGroup"] | null;
+            /** @description The text exactly as it was sent; the caption of a media message. */
+            message: string;
+            media?: components["schemas"]["MessageMedia"];
+            /** @description E.164. */
+            from_phone: string;
+            /**
+             * @description `queued`; after a wait asked for with `wait` or `Prefer: wait=N` that ended otherwise than sent, how it ended.
+             * @enum {string}
+             */
+            status: "queued" | "failed" | "cancelled" | "expired";
+            /**
+             * Format: date-time
+             * @description When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.
+             */
+            scheduled_for: string;
+            /**
+             * Format: date-time
+             * @description If it is still waiting then, it becomes `expired` and is never sent.
+             */
+            expires_at: string;
+            /**
+             * @description Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.
+             * @enum {string}
+             */
+            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected";
+        };
         ReceivedMessage: {
             /** @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e */
             message_id: string;
@@ -1347,11 +1534,11 @@ export interface components {
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
              * @enum {string}
              */
-            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
             /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
             status_history: {
                 /** @enum {string} */
-                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
                 /** Format: date-time */
                 at: string;
             }[];
@@ -1399,11 +1586,11 @@ export interface components {
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
              * @enum {string}
              */
-            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
             /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
             status_history: {
                 /** @enum {string} */
-                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
                 /** Format: date-time */
                 at: string;
             }[];
@@ -1475,6 +1662,88 @@ export interface components {
             is_admin: boolean;
             description: string | null;
             participants: components["schemas"]["Participant"][];
+        };
+        SendPolicy: {
+            /** @description The least time between two sends of the number. */
+            min_gap_ms: number;
+            /** @description The most; each gap is drawn at random between the two (jitter). Defaults to min_gap_ms. */
+            max_gap_ms: number;
+            /** @description Sends over any rolling minute; null for no cap. */
+            per_minute: number | null;
+            /** @description Sends over any rolling hour; null for no cap. */
+            per_hour: number | null;
+            /** @description Sends over any rolling 24 hours; null for no cap. */
+            per_day: number | null;
+            /** @description The least time between two sends to the same recipient. */
+            per_recipient_gap_ms: number;
+            /** @description Recipients the number never exchanged a message with, over any rolling 24 hours; null for no cap. */
+            first_contacts_per_day: number | null;
+            /** @description A newly added number's first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day. */
+            warm_up: {
+                start: number;
+                daily_increase: number;
+            } | null;
+            /** @description No message leaves from start to end (local "HH:MM" in time_zone; may span midnight). */
+            quiet_hours: {
+                /** @example 22:00 */
+                start: string;
+                /** @example 08:00 */
+                end: string;
+                /**
+                 * @description An IANA time zone name.
+                 * @example Europe/Berlin
+                 */
+                time_zone: string;
+            } | null;
+            /** @description Show "typing…" to the recipient before each send, for a time that grows with the text. */
+            typing_before_send: boolean;
+        };
+        /** @description The send policy in force and where it comes from. */
+        SendPolicySetting: {
+            /**
+             * @description Whose setting it is: the number's own, its account's default, or the gateway's (WAGW_SEND_POLICY).
+             * @enum {string}
+             */
+            source: "number" | "account" | "gateway";
+            /**
+             * @description The preset's name; null for a policy of its own.
+             * @enum {string|null}
+             */
+            preset: "off" | "standard" | "cautious" | null;
+            /** @description The figures; null when the governor is off. */
+            policy: components["schemas"]["SendPolicy"] | null;
+        };
+        NumberQueue: {
+            number_id: string;
+            phone: string;
+            /** @description Messages waiting. */
+            total: number;
+            /** @description Waiting messages by wait_reason. */
+            counts: {
+                [key: string]: number;
+            };
+            /**
+             * Format: date-time
+             * @description When the next message is due to leave.
+             */
+            next_scheduled_for: string | null;
+            send_policy: components["schemas"]["SendPolicySetting"];
+            /** @description The waiting messages in the order they are due to leave. */
+            messages: {
+                message_id: string;
+                /** @description The recipient: a phone (E.164) or a group id. */
+                to: string;
+                /** Format: date-time */
+                scheduled_for: string;
+                /** Format: date-time */
+                expires_at: string | null;
+                /** @enum {string} */
+                wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected";
+                /** Format: date-time */
+                created_at: string;
+            }[];
+            /** @description Pass as cursor for the next page; null on the last. */
+            next_cursor: string | null;
         };
         /** @description A received file: stored (with a signed link that needs no key), or known only by its kind and why it could not be had. */
         WebhookMedia: {
@@ -1599,10 +1868,10 @@ export interface components {
             /** @description The group chat it happened in; null for a direct chat. */
             group: components["schemas"]["ChatGroup"] | null;
             /**
-             * @description `unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly.
+             * @description `unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly. `cancelled` and `expired`: a message waiting in its number's send queue was cancelled, or reached its expires_at, and was never sent.
              * @enum {string}
              */
-            status: "sent" | "delivered" | "read" | "failed" | "unknown";
+            status: "sent" | "delivered" | "read" | "failed" | "unknown" | "cancelled" | "expired";
             /** @description With failed: not_connected, interrupted or the engine's own code; with unknown: outcome_unknown or interrupted; null otherwise. */
             error_code: string | null;
             /**
@@ -1877,7 +2146,43 @@ export interface components {
             }[];
         };
         UpdateNumberRequest: {
-            auto_read: boolean;
+            auto_read?: boolean;
+            /** @description A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the gateway's WAGW_SEND_POLICY). */
+            send_policy?: ("off" | "standard" | "cautious") | {
+                /** @description The least time between two sends of the number. */
+                min_gap_ms?: number;
+                /** @description The most; each gap is drawn at random between the two (jitter). Defaults to min_gap_ms. */
+                max_gap_ms?: number;
+                /** @description Sends over any rolling minute; null for no cap. */
+                per_minute?: number | null;
+                /** @description Sends over any rolling hour; null for no cap. */
+                per_hour?: number | null;
+                /** @description Sends over any rolling 24 hours; null for no cap. */
+                per_day?: number | null;
+                /** @description The least time between two sends to the same recipient. */
+                per_recipient_gap_ms?: number;
+                /** @description Recipients the number never exchanged a message with, over any rolling 24 hours; null for no cap. */
+                first_contacts_per_day?: number | null;
+                /** @description A newly added number's first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day. */
+                warm_up?: {
+                    start: number;
+                    daily_increase: number;
+                } | null;
+                /** @description No message leaves from start to end (local "HH:MM" in time_zone; may span midnight). */
+                quiet_hours?: {
+                    /** @example 22:00 */
+                    start: string;
+                    /** @example 08:00 */
+                    end: string;
+                    /**
+                     * @description An IANA time zone name.
+                     * @example Europe/Berlin
+                     */
+                    time_zone: string;
+                } | null;
+                /** @description Show "typing…" to the recipient before each send, for a time that grows with the text. */
+                typing_before_send?: boolean;
+            } | null;
         };
         UpdateNumberResponse: {
             number_id: string;
@@ -1898,6 +2203,50 @@ export interface components {
             auto_read: boolean;
             /** Format: date-time */
             created_at: string;
+            send_policy?: components["schemas"]["SendPolicySetting"];
+        };
+        ClearNumberQueueResponse: {
+            number_id: string;
+            /** @description Messages cancelled. */
+            cancelled: number;
+        };
+        UpdateAccountSendPolicyRequest: {
+            /** @description A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the gateway's WAGW_SEND_POLICY). */
+            send_policy: ("off" | "standard" | "cautious") | {
+                /** @description The least time between two sends of the number. */
+                min_gap_ms?: number;
+                /** @description The most; each gap is drawn at random between the two (jitter). Defaults to min_gap_ms. */
+                max_gap_ms?: number;
+                /** @description Sends over any rolling minute; null for no cap. */
+                per_minute?: number | null;
+                /** @description Sends over any rolling hour; null for no cap. */
+                per_hour?: number | null;
+                /** @description Sends over any rolling 24 hours; null for no cap. */
+                per_day?: number | null;
+                /** @description The least time between two sends to the same recipient. */
+                per_recipient_gap_ms?: number;
+                /** @description Recipients the number never exchanged a message with, over any rolling 24 hours; null for no cap. */
+                first_contacts_per_day?: number | null;
+                /** @description A newly added number's first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day. */
+                warm_up?: {
+                    start: number;
+                    daily_increase: number;
+                } | null;
+                /** @description No message leaves from start to end (local "HH:MM" in time_zone; may span midnight). */
+                quiet_hours?: {
+                    /** @example 22:00 */
+                    start: string;
+                    /** @example 08:00 */
+                    end: string;
+                    /**
+                     * @description An IANA time zone name.
+                     * @example Europe/Berlin
+                     */
+                    time_zone: string;
+                } | null;
+                /** @description Show "typing…" to the recipient before each send, for a time that grows with the text. */
+                typing_before_send?: boolean;
+            } | null;
         };
         CreateGroupRequest: {
             /** @description One of your numbers: the group's creator. */
@@ -1987,7 +2336,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. */
         SendMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -1996,7 +2345,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "invalid_mention" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "invalid_mention" | "invalid_idempotency_key" | "invalid_schedule";
                 };
             };
         };
@@ -2755,6 +3104,85 @@ export interface components {
                 };
             };
         };
+        /** @description `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. */
+        CancelMessageError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "message_not_in_chat";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        CancelMessageError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `message_not_found`: There is no such message in your account. */
+        CancelMessageError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "message_not_found";
+                };
+            };
+        };
+        /** @description `message_not_cancellable`: Only a message still waiting in its number's queue (status `queued` with `scheduled_for`) can be cancelled; this one has left the queue. */
+        CancelMessageError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "message_not_cancellable";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        CancelMessageError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        CancelMessageError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. */
         MarkMessageReadError400: {
             headers: {
@@ -3033,7 +3461,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. */
         UpdateNumberError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3042,7 +3470,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request";
+                    error?: "invalid_json" | "invalid_request" | "invalid_send_policy";
                 };
             };
         };
@@ -3100,6 +3528,244 @@ export interface components {
         };
         /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
         UpdateNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetNumberQueueError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetNumberQueueError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        GetNumberQueueError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        GetNumberQueueError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetNumberQueueError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetNumberQueueError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ClearNumberQueueError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        ClearNumberQueueError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ClearNumberQueueError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected (or WhatsApp restricted the account, 463). */
+        ClearNumberQueueError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetAccountSendPolicyError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetAccountSendPolicyError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetAccountSendPolicyError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. */
+        UpdateAccountSendPolicyError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_send_policy";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UpdateAccountSendPolicyError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateAccountSendPolicyError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateAccountSendPolicyError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        UpdateAccountSendPolicyError503: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -4013,7 +4679,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         UploadMediaError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4022,7 +4688,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key";
                 };
             };
         };
@@ -4169,6 +4835,7 @@ export type Contact = components['schemas']['Contact'];
 export type DirectSentMessage = components['schemas']['DirectSentMessage'];
 export type GroupSentMessage = components['schemas']['GroupSentMessage'];
 export type SentMessage = components['schemas']['SentMessage'];
+export type QueuedMessage = components['schemas']['QueuedMessage'];
 export type ReceivedMessage = components['schemas']['ReceivedMessage'];
 export type StoredMessageMedia = components['schemas']['StoredMessageMedia'];
 export type Message = components['schemas']['Message'];
@@ -4176,6 +4843,9 @@ export type MessageDetail = components['schemas']['MessageDetail'];
 export type Participant = components['schemas']['Participant'];
 export type GroupSummary = components['schemas']['GroupSummary'];
 export type Group = components['schemas']['Group'];
+export type SendPolicy = components['schemas']['SendPolicy'];
+export type SendPolicySetting = components['schemas']['SendPolicySetting'];
+export type NumberQueue = components['schemas']['NumberQueue'];
 export type WebhookMedia = components['schemas']['WebhookMedia'];
 export type MessageEvent = components['schemas']['MessageEvent'];
 export type MessageMediaEvent = components['schemas']['MessageMediaEvent'];
@@ -4199,6 +4869,8 @@ export type ListMessagesResponse = components['schemas']['ListMessagesResponse']
 export type ListNumbersResponse = components['schemas']['ListNumbersResponse'];
 export type UpdateNumberRequest = components['schemas']['UpdateNumberRequest'];
 export type UpdateNumberResponse = components['schemas']['UpdateNumberResponse'];
+export type ClearNumberQueueResponse = components['schemas']['ClearNumberQueueResponse'];
+export type UpdateAccountSendPolicyRequest = components['schemas']['UpdateAccountSendPolicyRequest'];
 export type CreateGroupRequest = components['schemas']['CreateGroupRequest'];
 export type ListGroupsResponse = components['schemas']['ListGroupsResponse'];
 export type UpdateGroupRequest = components['schemas']['UpdateGroupRequest'];
@@ -4270,6 +4942,12 @@ export type ResponseRevokeMessageError413 = components['responses']['RevokeMessa
 export type ResponseRevokeMessageError429 = components['responses']['RevokeMessageError429'];
 export type ResponseRevokeMessageError500 = components['responses']['RevokeMessageError500'];
 export type ResponseRevokeMessageError503 = components['responses']['RevokeMessageError503'];
+export type ResponseCancelMessageError400 = components['responses']['CancelMessageError400'];
+export type ResponseCancelMessageError401 = components['responses']['CancelMessageError401'];
+export type ResponseCancelMessageError404 = components['responses']['CancelMessageError404'];
+export type ResponseCancelMessageError409 = components['responses']['CancelMessageError409'];
+export type ResponseCancelMessageError500 = components['responses']['CancelMessageError500'];
+export type ResponseCancelMessageError503 = components['responses']['CancelMessageError503'];
 export type ResponseMarkMessageReadError400 = components['responses']['MarkMessageReadError400'];
 export type ResponseMarkMessageReadError401 = components['responses']['MarkMessageReadError401'];
 export type ResponseMarkMessageReadError404 = components['responses']['MarkMessageReadError404'];
@@ -4297,6 +4975,24 @@ export type ResponseUpdateNumberError404 = components['responses']['UpdateNumber
 export type ResponseUpdateNumberError413 = components['responses']['UpdateNumberError413'];
 export type ResponseUpdateNumberError500 = components['responses']['UpdateNumberError500'];
 export type ResponseUpdateNumberError503 = components['responses']['UpdateNumberError503'];
+export type ResponseGetNumberQueueError400 = components['responses']['GetNumberQueueError400'];
+export type ResponseGetNumberQueueError401 = components['responses']['GetNumberQueueError401'];
+export type ResponseGetNumberQueueError404 = components['responses']['GetNumberQueueError404'];
+export type ResponseGetNumberQueueError413 = components['responses']['GetNumberQueueError413'];
+export type ResponseGetNumberQueueError500 = components['responses']['GetNumberQueueError500'];
+export type ResponseGetNumberQueueError503 = components['responses']['GetNumberQueueError503'];
+export type ResponseClearNumberQueueError401 = components['responses']['ClearNumberQueueError401'];
+export type ResponseClearNumberQueueError404 = components['responses']['ClearNumberQueueError404'];
+export type ResponseClearNumberQueueError500 = components['responses']['ClearNumberQueueError500'];
+export type ResponseClearNumberQueueError503 = components['responses']['ClearNumberQueueError503'];
+export type ResponseGetAccountSendPolicyError401 = components['responses']['GetAccountSendPolicyError401'];
+export type ResponseGetAccountSendPolicyError500 = components['responses']['GetAccountSendPolicyError500'];
+export type ResponseGetAccountSendPolicyError503 = components['responses']['GetAccountSendPolicyError503'];
+export type ResponseUpdateAccountSendPolicyError400 = components['responses']['UpdateAccountSendPolicyError400'];
+export type ResponseUpdateAccountSendPolicyError401 = components['responses']['UpdateAccountSendPolicyError401'];
+export type ResponseUpdateAccountSendPolicyError413 = components['responses']['UpdateAccountSendPolicyError413'];
+export type ResponseUpdateAccountSendPolicyError500 = components['responses']['UpdateAccountSendPolicyError500'];
+export type ResponseUpdateAccountSendPolicyError503 = components['responses']['UpdateAccountSendPolicyError503'];
 export type ResponseCreateGroupError400 = components['responses']['CreateGroupError400'];
 export type ResponseCreateGroupError401 = components['responses']['CreateGroupError401'];
 export type ResponseCreateGroupError403 = components['responses']['CreateGroupError403'];
@@ -4410,6 +5106,11 @@ export interface operations {
                  * @example order-7731-reminder
                  */
                 "idempotency-key"?: string;
+                /**
+                 * @description `wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240).
+                 * @example wait=30
+                 */
+                prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -4430,6 +5131,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SentMessage"];
+                };
+            };
+            /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. */
+            202: {
+                headers: {
+                    /** @description The response is the stored answer of an earlier request with the same Idempotency-Key; nothing was sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedMessage"];
                 };
             };
             400: components["responses"]["SendMessageError400"];
@@ -4642,6 +5355,35 @@ export interface operations {
             503: components["responses"]["RevokeMessageError503"];
         };
     };
+    cancelMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["CancelMessageError400"];
+            401: components["responses"]["CancelMessageError401"];
+            404: components["responses"]["CancelMessageError404"];
+            409: components["responses"]["CancelMessageError409"];
+            500: components["responses"]["CancelMessageError500"];
+            503: components["responses"]["CancelMessageError503"];
+        };
+    };
     markMessageRead: {
         parameters: {
             query?: never;
@@ -4685,7 +5427,7 @@ export interface operations {
                 /** @description Only sent (outbound) or received (inbound) messages. */
                 direction?: "outbound" | "inbound";
                 /** @description Only the messages whose latest status is this one. */
-                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
                 /** @description Only messages created at or after this RFC 3339 time (with its zone). */
                 since?: string;
                 /** @description Only messages created before this RFC 3339 time (with its zone). */
@@ -4802,6 +5544,123 @@ export interface operations {
             413: components["responses"]["UpdateNumberError413"];
             500: components["responses"]["UpdateNumberError500"];
             503: components["responses"]["UpdateNumberError503"];
+        };
+    };
+    getNumberQueue: {
+        parameters: {
+            query?: {
+                /** @description Messages per page (1 to 500, 50 by default). */
+                limit?: number;
+                /** @description The next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NumberQueue"];
+                };
+            };
+            400: components["responses"]["GetNumberQueueError400"];
+            401: components["responses"]["GetNumberQueueError401"];
+            404: components["responses"]["GetNumberQueueError404"];
+            413: components["responses"]["GetNumberQueueError413"];
+            500: components["responses"]["GetNumberQueueError500"];
+            503: components["responses"]["GetNumberQueueError503"];
+        };
+    };
+    clearNumberQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearNumberQueueResponse"];
+                };
+            };
+            401: components["responses"]["ClearNumberQueueError401"];
+            404: components["responses"]["ClearNumberQueueError404"];
+            500: components["responses"]["ClearNumberQueueError500"];
+            503: components["responses"]["ClearNumberQueueError503"];
+        };
+    };
+    getAccountSendPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The send policy in force and where it comes from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendPolicySetting"];
+                };
+            };
+            401: components["responses"]["GetAccountSendPolicyError401"];
+            500: components["responses"]["GetAccountSendPolicyError500"];
+            503: components["responses"]["GetAccountSendPolicyError503"];
+        };
+    };
+    updateAccountSendPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountSendPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The send policy in force and where it comes from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendPolicySetting"];
+                };
+            };
+            400: components["responses"]["UpdateAccountSendPolicyError400"];
+            401: components["responses"]["UpdateAccountSendPolicyError401"];
+            413: components["responses"]["UpdateAccountSendPolicyError413"];
+            500: components["responses"]["UpdateAccountSendPolicyError500"];
+            503: components["responses"]["UpdateAccountSendPolicyError503"];
         };
     };
     listGroups: {
@@ -5123,6 +5982,11 @@ export interface operations {
                  * @example order-7731-reminder
                  */
                 "idempotency-key"?: string;
+                /**
+                 * @description `wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240).
+                 * @example wait=30
+                 */
+                prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -5143,6 +6007,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SentMessage"];
+                };
+            };
+            /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. */
+            202: {
+                headers: {
+                    /** @description The response is the stored answer of an earlier request with the same Idempotency-Key; nothing was sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedMessage"];
                 };
             };
             400: components["responses"]["SendMessageError400"];
@@ -5355,6 +6231,35 @@ export interface operations {
             503: components["responses"]["RevokeMessageError503"];
         };
     };
+    cancelMessageApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["CancelMessageError400"];
+            401: components["responses"]["CancelMessageError401"];
+            404: components["responses"]["CancelMessageError404"];
+            409: components["responses"]["CancelMessageError409"];
+            500: components["responses"]["CancelMessageError500"];
+            503: components["responses"]["CancelMessageError503"];
+        };
+    };
     markMessageReadApi: {
         parameters: {
             query?: never;
@@ -5398,7 +6303,7 @@ export interface operations {
                 /** @description Only sent (outbound) or received (inbound) messages. */
                 direction?: "outbound" | "inbound";
                 /** @description Only the messages whose latest status is this one. */
-                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
                 /** @description Only messages created at or after this RFC 3339 time (with its zone). */
                 since?: string;
                 /** @description Only messages created before this RFC 3339 time (with its zone). */
@@ -5515,6 +6420,123 @@ export interface operations {
             413: components["responses"]["UpdateNumberError413"];
             500: components["responses"]["UpdateNumberError500"];
             503: components["responses"]["UpdateNumberError503"];
+        };
+    };
+    getNumberQueueApi: {
+        parameters: {
+            query?: {
+                /** @description Messages per page (1 to 500, 50 by default). */
+                limit?: number;
+                /** @description The next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NumberQueue"];
+                };
+            };
+            400: components["responses"]["GetNumberQueueError400"];
+            401: components["responses"]["GetNumberQueueError401"];
+            404: components["responses"]["GetNumberQueueError404"];
+            413: components["responses"]["GetNumberQueueError413"];
+            500: components["responses"]["GetNumberQueueError500"];
+            503: components["responses"]["GetNumberQueueError503"];
+        };
+    };
+    clearNumberQueueApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearNumberQueueResponse"];
+                };
+            };
+            401: components["responses"]["ClearNumberQueueError401"];
+            404: components["responses"]["ClearNumberQueueError404"];
+            500: components["responses"]["ClearNumberQueueError500"];
+            503: components["responses"]["ClearNumberQueueError503"];
+        };
+    };
+    getAccountSendPolicyApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The send policy in force and where it comes from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendPolicySetting"];
+                };
+            };
+            401: components["responses"]["GetAccountSendPolicyError401"];
+            500: components["responses"]["GetAccountSendPolicyError500"];
+            503: components["responses"]["GetAccountSendPolicyError503"];
+        };
+    };
+    updateAccountSendPolicyApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountSendPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The send policy in force and where it comes from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendPolicySetting"];
+                };
+            };
+            400: components["responses"]["UpdateAccountSendPolicyError400"];
+            401: components["responses"]["UpdateAccountSendPolicyError401"];
+            413: components["responses"]["UpdateAccountSendPolicyError413"];
+            500: components["responses"]["UpdateAccountSendPolicyError500"];
+            503: components["responses"]["UpdateAccountSendPolicyError503"];
         };
     };
     listGroupsApi: {
