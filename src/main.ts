@@ -282,8 +282,8 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   // What pauses a number's queue whatever its policy (a restriction by WhatsApp); nothing yet.
   const sendHold: SendHold = NEVER_HELD;
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, governor);
-  const queueRunner = new QueueRunner(store, keeper, supervisor, governor, sender, sendHold, metrics, logger, { idleCheckMs: config.governor.queueCheckMs, batchSize: 500 });
   const typing = new TypingService(supervisor, logger, config.typingMs);
+  const queueRunner = new QueueRunner(store, keeper, supervisor, governor, sender, sendHold, typing, metrics, logger, { idleCheckMs: config.governor.queueCheckMs, batchSize: 500 });
   const messageActions = new MessageActionService(store, committer, supervisor);
   receiver.readAutomatically = (number, message) => messageActions.markRead(number, message);
   const mediaRetrier = new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger);

@@ -98,6 +98,17 @@ for (const dialect of dialects) {
       assert.deepEqual((await statusEvents(id)).slice(0, 1), ['sent']);
     });
 
+    it('typing_before_send: a queued message leaves after "typing…" for a time that grows with its text', async () => {
+      const seeded = await account();
+      await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: { min_gap_ms: 300, max_gap_ms: 300, typing_before_send: true } }, seeded.apiKey);
+      assert.equal((await send(seeded)).statusCode, 200, 'a message the policy lets go at once is not held back for typing');
+      const queued = await send(seeded, { message: 'x' });
+      assert.equal(queued.statusCode, 202, queued.body);
+      const sent = await until(() => findMessageById(test.gateway.store.db, queued.json().message_id), (message) => message?.status !== 'queued', 10_000);
+      const typedMs = sent!.times!.sent!.getTime() - Date.parse(queued.json().scheduled_for);
+      assert.ok(typedMs >= 1_300, `typing showed ${typedMs} ms for one character (1 s + 0.3 s a character)`);
+    });
+
     it('send_at schedules a message even with the governor off; past the horizon it is refused', async () => {
       const seeded = await account();
       const at = new Date(Date.now() + 86_400_000).toISOString();

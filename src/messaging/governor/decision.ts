@@ -78,6 +78,16 @@ function firstBlockingRule(policy: SendPolicy, linkedAt: Date, marks: readonly S
   );
 }
 
+/** How long "typing…" shows before a message of this many characters: a person's pace, within bounds. */
+export function typingDurationMs(characters: number): number {
+  return Math.min(TYPING_MAX_MS, TYPING_MIN_MS + characters * TYPING_PER_CHARACTER_MS);
+}
+
+const TYPING_MIN_MS = 1_000;
+const TYPING_MAX_MS = 8_000;
+/** About 200 characters a minute, a quick typist on a phone. */
+const TYPING_PER_CHARACTER_MS = 300;
+
 function gapMove(marks: readonly SendMark[], at: number, gapMs: number): Move | undefined {
   const last = latest(marks);
   return last !== undefined && at < last + gapMs ? { until: last + gapMs, reason: 'gap' } : undefined;

@@ -6,7 +6,11 @@ import { findNumberById } from '../../store/repositories/numbers.ts';
 import { deferWaiting, findSendPolicies, listDueOnNode, listExpiredOnNode, listGovernedMarks, nextDueOnNode, type WaitingMessage } from '../../store/repositories/send-queue.ts';
 import type { SendMessageService } from '../send-message.ts';
 import type { SessionSupervisor } from '../session-supervisor.ts';
-import { decide } from './decision.ts';
+import { decide, typingDurationMs } from './decision.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isGroupId } from '../../domain/groups.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { TypingService } from '../typing.ts';
 import { NO_LIMITS, type SendGovernor } from './send-governor.ts';
 
 /**
@@ -64,6 +68,7 @@ export class QueueRunner {
     private readonly governor: SendGovernor,
     private readonly sender: Pick<SendMessageService, 'sendReleased' | 'settleWaiting'>,
     private readonly hold: SendHold,
+    private readonly typist: Pick<TypingService, 'show'>,
     private readonly observer: QueueObserver,
     private readonly logger: Logger,
     private readonly options: QueueRunnerOptions,
@@ -173,9 +178,21 @@ export class QueueRunner {
           await deferWaiting(this.store.db, numberId, decision.until, decision.reason);
           return;
         }
+        if (policy.typingBeforeSend) await this.showTyping(number, waiting);
         await this.release(number, waiting, lease);
       }
     });
+  }
+
+  /** "typing…" to a direct chat for a time that grows with the text; a group is not shown typing. */
+  private async showTyping(number: WhatsAppNumber, waiting: WaitingMessage): Promise<void> {
+    if (isGroupId(waiting.toPhone)) return;
+    try {
+      await this.typist.show(number, waiting.toPhone as E164, 'composing');
+      await sleep(typingDurationMs(waiting.textLength));
+    } catch (error) {
+      this.logger.debug({ err: error, messageId: waiting.id }, 'could not show typing before a queued message; sending it anyway');
+    }
   }
 
   private async release(number: WhatsAppNumber, waiting: WaitingMessage, lease: SessionLease): Promise<void> {

@@ -147,12 +147,14 @@ export interface WaitingMessage {
   waitReason: string;
   createdAt: Date;
   firstContact: boolean;
+  /** The text's length in characters, for the typing shown before it (read only where due). */
+  textLength: number;
   options: QueuedOptions | null;
 }
 
 const WAITING_COLUMNS = ['messages.id', 'messages.account_id', 'messages.number_id', 'messages.to_phone', 'messages.scheduled_for', 'messages.expires_at', 'messages.wait_reason', 'messages.created_at', 'messages.queued_options', 'messages.first_contact'] as const;
 
-type WaitingRow = { id: string; account_id: string; number_id: string | null; to_phone: string; scheduled_for: number | null; expires_at: number | null; wait_reason: string | null; created_at: number; queued_options: string | null; first_contact: number | null };
+type WaitingRow = { text_length?: number | string | null; id: string; account_id: string; number_id: string | null; to_phone: string; scheduled_for: number | null; expires_at: number | null; wait_reason: string | null; created_at: number; queued_options: string | null; first_contact: number | null };
 
 function toWaiting(row: WaitingRow): WaitingMessage {
   return {
@@ -165,6 +167,7 @@ function toWaiting(row: WaitingRow): WaitingMessage {
     waitReason: row.wait_reason ?? 'gap',
     createdAt: new Date(Number(row.created_at)),
     firstContact: row.first_contact === 1,
+    textLength: Number(row.text_length ?? 0),
     options: row.queued_options === null ? null : (JSON.parse(row.queued_options) as QueuedOptions),
   };
 }
@@ -175,6 +178,7 @@ export async function listDueOnNode(db: Executor, nodeId: string, now: Date, lim
     .selectFrom('messages')
     .innerJoin('number_leases', 'number_leases.number_id', 'messages.number_id')
     .select(WAITING_COLUMNS)
+    .select(sql<number>`length(messages.text)`.as('text_length'))
     .where('number_leases.node_id', '=', nodeId)
     .where('messages.scheduled_for', 'is not', null)
     .where('messages.scheduled_for', '<=', now.getTime())
