@@ -5,6 +5,8 @@ import { accountScope } from '../../src/domain/tenant-scope.ts';
 import { usagePeriod } from '../../src/domain/plans.ts';
 import { findMessageById } from '../../src/store/repositories/messages.ts';
 import { monthlyUsed } from '../../src/store/repositories/usage.ts';
+import { listWaitingPage } from '../../src/store/repositories/send-queue.ts';
+import { StaleLeaseError } from '../../src/store/repositories/leases.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
@@ -207,6 +209,19 @@ for (const dialect of dialects) {
       assert.equal(sameBodyLater.headers['idempotent-replayed'], 'true');
       assert.equal(sameBodyLater.json().message_id, first.json().message_id);
       assert.equal(await used(seeded), 1);
+    });
+
+    it('a release under a lease the node no longer holds is refused before the engine is asked', async () => {
+      const seeded = await account();
+      const id = (await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() })).json().message_id as string;
+      const number = await test.gateway.numbers.findNumber(accountScope(seeded.accountId), seeded.phones[0]!);
+      const lease = test.gateway.keeper.leaseOf(number.id)!;
+      const [waiting] = await listWaitingPage(test.gateway.store.db, number.id, 1);
+      await assert.rejects(test.gateway.sender.sendReleased(number, waiting!, { ...lease, epoch: lease.epoch + 1 }), StaleLeaseError);
+      const message = await findMessageById(test.gateway.store.db, id);
+      assert.equal(message?.status, 'queued');
+      assert.equal(message?.engineMessageId, null, 'never handed to the engine');
+      assert.equal((await listWaitingPage(test.gateway.store.db, number.id, 1))[0]?.id, id, 'still waiting');
     });
 
     it('the interrupted-send sweep never touches a waiting message', async () => {
