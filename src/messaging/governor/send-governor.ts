@@ -4,6 +4,7 @@ import type { Message, WhatsAppNumber } from '../../domain/model.ts';
 import { parsePolicyBody, readStoredSetting, resolvePolicy, type PolicySetting, type SendPolicy } from '../../domain/send-policy.ts';
 import type { Store } from '../../store/database.ts';
 import type { GroupCommitter } from '../../store/group-commit.ts';
+import { findMessageById } from '../../store/repositories/messages.ts';
 import { hasExchangedWith, insertGovernedMessage, listGovernedMarks, type QueuedOptions } from '../../store/repositories/send-queue.ts';
 import { decide, type WaitReason } from './decision.ts';
 
@@ -127,6 +128,13 @@ export class SendGovernor {
         resolve(left);
       };
       this.leaveWaiters.set(messageId, [...(this.leaveWaiters.get(messageId) ?? []), finish]);
+      // It may have left before the waiter was registered: the row says so.
+      void findMessageById(this.store.db, messageId).then(
+        (message) => {
+          if (message !== undefined && message.status !== 'queued') finish(asLeft(message.status));
+        },
+        () => undefined,
+      );
     });
   }
 
@@ -147,6 +155,10 @@ export class SendGovernor {
       if (this.locks.get(numberId) === settled) this.locks.delete(numberId);
     }
   }
+}
+
+function asLeft(status: Message['status']): LeftAs {
+  return status === 'cancelled' || status === 'expired' || status === 'failed' || status === 'unknown' ? status : 'sent';
 }
 
 function needsFirstContacts(policy: SendPolicy): boolean {
