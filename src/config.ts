@@ -3,6 +3,7 @@ import type { PlanAmounts } from './domain/plans.ts';
 import os from 'node:os';
 import { type S3StoreConfig, parseRetrySchedule, parseHostPorts, parseBoolean, parsePublicUrl, parseTrustProxy, parseWebVersion, parseNodeUrl, parseSandboxNetwork, parseMetricsToken, parseSecretKey, parseS3Store, parsePlanMebibytes } from './config-values.ts';
 import path from 'node:path';
+import { isPresetName, PRESET_NAMES, type PresetName } from './domain/send-policy.ts';
 
 export type { S3StoreConfig } from './config-values.ts';
 
@@ -55,6 +56,17 @@ export interface MediaAllowances {
   /** Bytes the gateway fetches for an account's media.url within a window. */
   fetchBytesPerWindow: PlanAmounts;
   windowMs: number;
+}
+
+export interface GovernorConfig {
+  /** The gateway's default policy, a preset's name (WAGW_SEND_POLICY, `off` by default). */
+  defaultPreset: PresetName;
+  /** How long a queued message waits at most unless its send says otherwise (WAGW_SEND_EXPIRY_HOURS, 24). */
+  defaultExpiryMs: number;
+  /** How far ahead send_at may be (WAGW_SEND_AT_HORIZON_DAYS, 30). */
+  sendAtHorizonMs: number;
+  /** The longest the queue runner sleeps without looking for due messages (WAGW_SEND_QUEUE_CHECK_MS, 10 s). */
+  queueCheckMs: number;
 }
 
 export interface Config {
@@ -134,6 +146,8 @@ export interface Config {
    * setting, because the two must agree (docs/cluster.md).
    */
   interruptedSendAfterMs: number;
+  /** The send governor (docs/send-governor.md). */
+  governor: GovernorConfig;
   metrics: {
     /** The bearer token `GET /metrics` asks for; undefined means there are no metrics to scrape. */
     token: string | undefined;
@@ -339,6 +353,12 @@ export function loadConfig(env: Environment = process.env): Config {
       sandboxNetworkMaxLineBytes: integer('WAGW_SANDBOX_NETWORK_MAX_LINE_BYTES', largestNetworkLineBytes(mediaLimits, maxMessageLength), 65_536),
     },
     interruptedSendAfterMs: integer('WAGW_INTERRUPTED_SEND_AFTER_MS', 60_000, 1_000),
+    governor: {
+      defaultPreset: parseSendPolicyPreset(env.WAGW_SEND_POLICY, problems),
+      defaultExpiryMs: integer('WAGW_SEND_EXPIRY_HOURS', 24, 1, 24 * 366) * 3_600_000,
+      sendAtHorizonMs: integer('WAGW_SEND_AT_HORIZON_DAYS', 30, 1, 366) * 86_400_000,
+      queueCheckMs: integer('WAGW_SEND_QUEUE_CHECK_MS', 10_000, 100, 600_000),
+    },
     metrics: { token: parseMetricsToken(env.WAGW_METRICS_TOKEN, problems) },
     version: VERSION,
   };
@@ -392,4 +412,11 @@ export function describeDatabase(database: DatabaseConfig): string {
   } catch {
     return 'postgres://(unparseable URL)';
   }
+}
+
+function parseSendPolicyPreset(raw: string | undefined, problems: string[]): PresetName {
+  if (raw === undefined || raw === '') return 'off';
+  if (isPresetName(raw)) return raw;
+  problems.push(`WAGW_SEND_POLICY must be one of ${PRESET_NAMES.join(', ')}.`);
+  return 'off';
 }

@@ -15,6 +15,8 @@ export interface NodeWork {
   deliveryWorker: { start(): void; stop(): Promise<void> };
   /** Fail sends a crash cut off and purge what has expired (src/cluster/sweeps.ts); run at start, in order, then each on its interval. */
   sweeps: readonly ScheduledTask[];
+  /** Runs the send queues of the numbers the node owns. */
+  queueRunner: { start(): void; stop(): Promise<void> };
   /** Ends linking attempts under way before the sessions stop. */
   stopLinking(): Promise<void>;
   revocations: KeyRevocationListener;
@@ -76,12 +78,15 @@ export class NodeRuntime {
     await this.startSessions();
     await this.work.revocations.start();
     this.work.deliveryWorker.start();
+    this.work.queueRunner.start();
     for (const task of this.periodic) await task.start({ runNow: true });
   }
 
   /** Reverse order: no new sweeps, linking ended, sessions stopped and leases released, then the worker. */
   async stop(): Promise<void> {
     for (const task of this.periodic) task.stop();
+    // No message is released once the node has begun to hand its numbers over.
+    await this.work.queueRunner.stop();
     await this.work.stopLinking();
     await this.work.keeper.stop();
     if (this.started) await this.work.revocations.stop();

@@ -44,7 +44,11 @@ export type MessageContentKind = 'text' | MediaKind | 'location' | 'contact' | '
  * `unknown`: a send whose outcome the gateway could not record (its database refused the commit
  * for longer than the retries, or a crash cut it off before the engine's answer was stored).
  */
-export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'unknown' | 'received';
+/**
+ * `cancelled` and `expired`: a message the send governor held in its number's queue that was
+ * cancelled, or whose expires_at passed, before it left; it was never sent.
+ */
+export type MessageStatus = 'queued' | 'sent' | 'delivered' | 'read' | 'failed' | 'unknown' | 'received' | 'cancelled' | 'expired';
 
 export interface Account {
   id: string;

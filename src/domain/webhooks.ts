@@ -189,7 +189,7 @@ export function messageMediaPayload(message: Message, media: ReceivedMedia, addr
 
 export function messageStatusPayload(
   message: Pick<Message, 'id' | 'fromPhone' | 'toPhone' | 'direction' | 'group'>,
-  status: 'sent' | 'delivered' | 'read' | 'failed' | 'unknown',
+  status: 'sent' | 'delivered' | 'read' | 'failed' | 'unknown' | 'cancelled' | 'expired',
   errorCode: string | null,
   at: Date,
 ): EventPayload {

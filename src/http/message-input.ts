@@ -11,6 +11,7 @@ import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaA
 import { hasIdPrefix } from '../domain/ids.ts';
 import { MAX_MENTIONS, parseGroupId } from '../domain/groups.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';
+import type { SendSchedule } from '../messaging/governor/send-governor.ts';
 
 export interface MessageInput {
   fromPhone: E164;
@@ -33,7 +34,13 @@ export type SendInput = Omit<MessageInput, 'toPhone'> & (
   /** A person by LID (`to_phone: "…@lid"`): sent to the phone from_phone's map knows for it. */
   | { toLid: string; toPhone?: undefined; toGroup?: undefined }
   | { toGroup: string; mentions: E164[]; toPhone?: undefined; toLid?: undefined }
-);
+) & SendTiming;
+
+/** When a send should leave and until when it may wait, and whether its answer waits for it. */
+export interface SendTiming {
+  schedule?: SendSchedule;
+  wait?: boolean;
+}
 
 /** A request's file: an upload by id or the bytes themselves, with the caller's claims. */
 export interface MediaInput extends MediaClaims {
@@ -49,16 +56,33 @@ export function parseSendInput(body: MessageRequestBody, maxMessageLength: numbe
     const problem = body.to_phone === undefined ? 'missing' : 'conflict';
     throw new AppError('invalid_request', 'Give exactly one of to_phone (a phone) and to_group (a group id from GET /groups).', { field: 'to_phone', problem });
   }
+  const timing = parseTiming(body);
   if (body.to_group === undefined) {
     if (body.mentions !== undefined) throw new AppError('invalid_request', 'mentions are for group messages (to_group); a direct chat has no one else to mention.', { field: 'mentions' });
     if (isLid(body.to_phone!.trim())) {
       const { toPhone: _own, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);
-      return { ...content, toLid: body.to_phone!.trim() };
+      return { ...content, toLid: body.to_phone!.trim(), ...timing };
     }
-    return parseMessageInput({ ...body, to_phone: body.to_phone! }, maxMessageLength);
+    return { ...parseMessageInput({ ...body, to_phone: body.to_phone! }, maxMessageLength), ...timing };
   }
   const { toPhone: _none, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);
-  return { ...content, toGroup: parseGroupId(body.to_group, 'to_group'), mentions: parseMentions(body.mentions) };
+  return { ...content, toGroup: parseGroupId(body.to_group, 'to_group'), mentions: parseMentions(body.mentions), ...timing };
+}
+
+function parseTiming(body: MessageRequestBody): SendTiming {
+  const sendAt = body.send_at === undefined ? undefined : parseInstant(body.send_at, 'send_at');
+  const expiresAt = body.expires_at === undefined ? undefined : parseInstant(body.expires_at, 'expires_at');
+  return {
+    ...((sendAt !== undefined || expiresAt !== undefined) && { schedule: { ...(sendAt !== undefined && { sendAt }), ...(expiresAt !== undefined && { expiresAt }) } }),
+    ...(body.wait !== undefined && { wait: body.wait }),
+  };
+}
+
+/** An ISO 8601 time with its zone (Z or an offset): a time without one would be read in the server's zone. */
+function parseInstant(raw: string, field: string): Date {
+  const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.test(raw) ? new Date(raw) : undefined;
+  if (at === undefined || Number.isNaN(at.getTime())) throw new AppError('invalid_request', `${field} must be an ISO 8601 time with its zone, such as 2026-06-01T09:00:00Z.`, { field, problem: 'invalid' });
+  return at;
 }
 
 /** A group message's mentions, each member once, for a send and for a simulated message alike. */

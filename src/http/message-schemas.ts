@@ -1,3 +1,4 @@
+import { WAIT_REASONS } from '../messaging/governor/decision.ts';
 import { mediaKinds } from '../domain/media.ts';
 
 /**
@@ -136,6 +137,21 @@ export const sendMessageRequestComponent = {
       description:
         'With a text holding a link: `true` has the gateway fetch the page (through the same address guard as media.url) and show its title, description and image, if the account turned link_previews on (else 403 link_previews_disabled); an object gives the preview itself. A page that cannot be fetched sends the text without a preview. Off by default.',
       anyOf: [{ type: 'boolean' }, ref('LinkPreviewRequest')],
+    },
+    send_at: {
+      type: 'string',
+      maxLength: 64,
+      description: 'Send no earlier than this time (ISO 8601 with a zone offset, at most WAGW_SEND_AT_HORIZON_DAYS ahead, 30 by default): the message waits in the number\'s send queue and is answered 202 `queued` (docs/send-governor.md).',
+      examples: ['2026-06-01T09:00:00Z'],
+    },
+    expires_at: {
+      type: 'string',
+      maxLength: 64,
+      description: 'If the message is still waiting in the number\'s send queue at this time, it becomes `expired` and is never sent (its unit of quota is given back). By default WAGW_SEND_EXPIRY_HOURS (24) after it was queued, or after send_at.',
+    },
+    wait: {
+      type: 'boolean',
+      description: 'When the send governor queues the message, answer only once it has left (200 `sent`), however long that takes; `Prefer: wait=N` waits at most N seconds and then answers 202.',
     },
   },
 } as const;
@@ -279,6 +295,23 @@ const sentMessageProperties = {
   status: { type: 'string', enum: ['sent'] },
 } as const;
 
+/** A send the governor keeps in the number's queue: answered 202 with when it is due to leave. */
+export const queuedMessageComponent = {
+  $id: 'QueuedMessage',
+  type: 'object',
+  description: 'A message waiting in its number\'s send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow.',
+  required: [...sentMessageRequired, 'scheduled_for', 'expires_at', 'wait_reason'],
+  properties: {
+    ...messageResponseFields,
+    from_phone: { type: 'string', description: 'E.164.' },
+    to_phone: { type: ['string', 'null'], description: 'E.164: the recipient; null for a message to a group.' },
+    status: { type: 'string', enum: ['queued', 'failed', 'cancelled', 'expired'], description: '`queued`; after a wait asked for with `wait` or `Prefer: wait=N` that ended otherwise than sent, how it ended.' },
+    scheduled_for: { type: 'string', format: 'date-time', description: 'When the message is expected to leave, by the number\'s send policy; it may leave later (a cap, a pause), never earlier.' },
+    expires_at: { type: 'string', format: 'date-time', description: 'If it is still waiting then, it becomes `expired` and is never sent.' },
+    wait_reason: { type: 'string', enum: [...WAIT_REASONS], description: 'Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.' },
+  },
+} as const;
+
 /** A send to a phone: its recipient is that phone, never null. */
 export const directSentMessageComponent = {
   $id: 'DirectSentMessage',
@@ -342,5 +375,6 @@ export const messageSchemaComponents = [
   directSentMessageComponent,
   groupSentMessageComponent,
   sentMessageComponent,
+  queuedMessageComponent,
   receivedMessageComponent,
 ] as const;

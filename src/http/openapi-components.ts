@@ -6,6 +6,7 @@ import { mediaComponent } from './media-schemas.ts';
 import { messageSchemaComponents } from './message-schemas.ts';
 import { messageReadSchemaComponents } from './operations/message-read-schemas.ts';
 import { errorComponent } from './schemas.ts';
+import { sendPolicySchemaComponents } from './send-policy-schemas.ts';
 import { webhookSchemaComponents, webhooksSection } from './webhook-schemas.ts';
 
 /**
@@ -13,7 +14,7 @@ import { webhookSchemaComponents, webhooksSection } from './webhook-schemas.ts';
  * written once into the document's components.schemas (by @fastify/swagger, under their $id).
  */
 export function registerSharedSchemas(app: FastifyInstance): void {
-  const components = [errorComponent, mediaComponent, ...messageSchemaComponents, ...messageReadSchemaComponents, ...groupSchemaComponents, ...contactSchemaComponents, ...chatSchemaComponents, ...webhookSchemaComponents];
+  const components = [errorComponent, mediaComponent, ...messageSchemaComponents, ...messageReadSchemaComponents, ...groupSchemaComponents, ...contactSchemaComponents, ...chatSchemaComponents, ...sendPolicySchemaComponents, ...webhookSchemaComponents];
   for (const component of components) app.addSchema(component);
 }
 

@@ -11,6 +11,7 @@ export { ref, structuredFields, messageResponseFields } from './message-schemas.
 export const messageRequestSchema = ref('SendMessageRequest');
 export const sandboxReceiveRequestSchema = ref('SandboxReceiveRequest');
 export const sentMessageResponseSchema = ref('SentMessage');
+export const queuedMessageResponseSchema = ref('QueuedMessage');
 export const receivedMessageResponseSchema = ref('ReceivedMessage');
 
 /** The error envelope; each operation's statuses narrow `error` to their codes. */
@@ -47,6 +48,11 @@ export const idempotencyKeyHeadersSchema = {
       description:
         'Makes retries safe: the same key with the same body within 24 hours answers the first request\'s response, and sends nothing more. 1 to 255 printable ASCII characters, unique per message; shared by /send_message and /api/send_message.',
       examples: ['order-7731-reminder'],
+    },
+    prefer: {
+      type: 'string',
+      description: '`wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240).',
+      examples: ['wait=30'],
     },
   },
 } as const;
@@ -96,6 +102,9 @@ export interface MessageRequestBody {
   poll?: PollRequestBody;
   view_once?: boolean;
   link_preview?: boolean | LinkPreviewRequestBody;
+  send_at?: string;
+  expires_at?: string;
+  wait?: boolean;
 }
 
 export interface LocationRequestBody {
@@ -126,7 +135,7 @@ export interface LinkPreviewRequestBody {
   thumbnail_media_id?: string;
 }
 
-export interface SandboxReceiveBody extends Omit<MessageRequestBody, 'to_group' | 'mentions' | 'link_preview'> {
+export interface SandboxReceiveBody extends Omit<MessageRequestBody, 'to_group' | 'mentions' | 'link_preview' | 'send_at' | 'expires_at' | 'wait'> {
   to_phone: string;
   group_id?: string;
   mentions?: string[];

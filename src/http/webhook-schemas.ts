@@ -107,7 +107,7 @@ export const messageStatusEventComponent = {
     from_phone: { type: 'string', description: 'Your number, E.164.' },
     to_phone: nullablePhone('The recipient; null for a message sent to a group.'),
     group: nullableGroup,
-    status: { type: 'string', enum: ['sent', 'delivered', 'read', 'failed', 'unknown'], description: '`unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly.' },
+    status: { type: 'string', enum: ['sent', 'delivered', 'read', 'failed', 'unknown', 'cancelled', 'expired'], description: '`unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly. `cancelled` and `expired`: a message waiting in its number\'s send queue was cancelled, or reached its expires_at, and was never sent.' },
     error_code: { type: ['string', 'null'], description: 'With failed: not_connected, interrupted or the engine\'s own code; with unknown: outcome_unknown or interrupted; null otherwise.' },
     timestamp: timestamp('When the gateway got the receipt.'),
   },

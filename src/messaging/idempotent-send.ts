@@ -16,7 +16,7 @@ import {
   renewIdempotencyLease,
   type IdempotencyRecord,
 } from '../store/repositories/idempotency-keys.ts';
-import type { SendMessageService, SendRequest } from './send-message.ts';
+import type { SendMessageService, SendOutcome, SendRequest } from './send-message.ts';
 
 /** A key answers for 24 hours after its first use; then it is treated as never used. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60_000;
@@ -138,7 +138,7 @@ export class IdempotentSendService {
   }
 
   private async sendClaimed(request: SendRequest, record: IdempotencyRecord, present: (message: Message) => unknown): Promise<IdempotentSendOutcome> {
-    let message: Message;
+    let message: SendOutcome;
     try {
       message = await this.sender.send({ ...request, messageId: record.messageId });
     } catch (error) {
@@ -146,12 +146,15 @@ export class IdempotentSendService {
       throw error;
     }
     const body = present(message);
-    // The message went out, so the 200 stands even if storing it fails: the claim then stays in
-    // flight, and a retry after the lease rebuilds the same answer from the message row.
+    // A message the governor queued is answered 202, and so is every replay of it.
+    const statusCode = message.queue === undefined ? 200 : 202;
+    // The message went out (or is stored in its queue), so the answer stands even if storing it
+    // fails: the claim then stays in flight, and a retry after the lease rebuilds the same
+    // answer from the message row.
     await this.committer
-      .run((trx) => completeIdempotencyKey(trx, record, { statusCode: 200, body: JSON.stringify(body) }))
+      .run((trx) => completeIdempotencyKey(trx, record, { statusCode, body: JSON.stringify(body) }))
       .catch((error: unknown) => this.logger.error({ err: error, messageId: record.messageId }, 'could not store the answer of an idempotent send'));
-    return { replayed: false, statusCode: 200, body };
+    return { replayed: false, statusCode, body };
   }
 
   /**

@@ -3,7 +3,7 @@ import type { MediaObject } from '../domain/media.ts';
 import type { MediaService } from '../media/media-service.ts';
 import { extendMediaRetention } from '../store/repositories/media.ts';
 import { newId } from '../domain/ids.ts';
-import type { Message, QuotedMessage, WhatsAppNumber } from '../domain/model.ts';
+import type { Message, QuotedMessage, SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
 import { EngineSendError, type MessageRef, type SentMessage } from '../engines/engine.ts';
@@ -18,7 +18,7 @@ import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { savePollSecret } from '../store/repositories/polls.ts';
 import { structuredKind, type LinkPreviewAsk, type StructuredContent } from '../domain/structured-content.ts';
-import { listInterruptedSends, markMessageSent, markPendingMessageSent, updateMessageStatus } from '../store/repositories/messages.ts';
+import { listInterruptedSends, markMessageSent, markPendingMessageSent, updateMessageStatus, findMessageById } from '../store/repositories/messages.ts';
 import type { Database } from '../store/schema.ts';
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
@@ -29,6 +29,9 @@ import { messageStatusPayload } from '../domain/webhooks.ts';
 import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 import { RecentSends } from './recent-sends.ts';
+import { releaseWaiting, settleWaiting, type WaitingMessage } from '../store/repositories/send-queue.ts';
+import type { SendGovernor, SendSchedule, StoredSettings } from './governor/send-governor.ts';
+import type { WaitReason } from './governor/decision.ts';
 
 /** Waits between attempts of the commit of the engine's answer: about 3 s in all, past a database restart. */
 const SENT_COMMIT_RETRY_DELAYS_MS = [50, 100, 200, 400, 800, 1_600];
@@ -77,7 +80,19 @@ interface SendContent {
    */
   linkPreview?: LinkPreviewAsk;
   linkPreviewThumbnail?: Buffer;
+  /** send_at and expires_at: the message waits in the number's queue for its time. */
+  schedule?: SendSchedule;
 }
+
+/** A message the governor keeps in its number's queue: when it is due to leave, and why it waits. */
+export interface QueuedSend {
+  scheduledFor: Date;
+  expiresAt: Date;
+  waitReason: WaitReason;
+}
+
+/** A send's outcome: the message, and its place in the queue when it must wait (202). */
+export type SendOutcome = Message & { queue?: QueuedSend };
 
 interface QuotaTerms {
   accountId: string;
@@ -85,6 +100,8 @@ interface QuotaTerms {
   limit: number | null;
   period: string;
   at: Date;
+  /** The send policies stored for the number and its account, read with the terms. */
+  policies: StoredSettings;
 }
 
 /**
@@ -100,6 +117,7 @@ export class SendMessageService {
     private readonly media: MediaService,
     private readonly groups: GroupService,
     private readonly logger: Logger,
+    private readonly governor: SendGovernor,
     /** Numbers that hold their sends (paused); none without it. */
     private readonly holds: SendHold | undefined,
     /** This node's sends, for their receipts (recent-sends.ts). */
@@ -119,15 +137,20 @@ export class SendMessageService {
     if (status !== 'connected') throw notConnected(number, status);
   }
 
-  async send(request: SendRequest): Promise<Message> {
+  async send(request: SendRequest): Promise<SendOutcome> {
     const { number, terms } = await this.ownedNumber(request.accountId, request.fromPhone);
     const { at } = terms;
+    if (request.schedule !== undefined) this.governor.checkSchedule(request.schedule, at);
     // A reply names a message of this very chat, or the request is wrong whatever else holds.
     const chat: Chat = request.toGroup === undefined ? { phone: request.toPhone } : { groupId: request.toGroup };
     const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, chat, request.replyTo);
     const status = this.supervisor.sessionStatus(number);
     const held = this.holds?.holdOf(number.id) ?? null;
-    if (status !== 'connected' || held !== null) {
+    const policy = this.governor.policyForSend(terms.policies, request.schedule);
+    // A governed number's queue holds while it is paused: its sends wait there (202, wait_reason
+    // paused) instead of being refused, and leave once it resumes. An ungoverned one answers 503.
+    const waitsOutPause = held !== null && policy !== null;
+    if (!waitsOutPause && (status !== 'connected' || held !== null)) {
       // Quota outranks the session in the error order, so look at it before saying 503.
       await this.assertQuotaLeft(terms);
       this.assertNotPaused(number);
@@ -156,18 +179,30 @@ export class SendMessageService {
       createdAt: at,
       replyTo: quotable?.quoted ?? null,
     };
-    // The unit and the row commit together: a reserved unit always has its message, and the
-    // row is durable before the engine is asked, so a crash never leaves a send unaccounted.
-    // They are written at the end of the batch, with the batch's other sends of the account.
     const media = request.media;
-    const admission = await this.committer.run(async (trx, batch) => {
-      // A file a message uses is kept for the media retention from now, whatever it was before.
-      if (media !== undefined) await extendMediaRetention(trx, media.id, new Date(at.getTime() + this.media.retentionMs));
-      return queueMessageWithUnit(batch, message, terms);
-    });
-    if (!admission.admitted) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
+    if (policy === null) {
+      // The governor is off: the unit and the row commit together, so a reserved unit always has
+      // its message, and the row is durable before the engine is asked, so a crash never leaves
+      // a send unaccounted. They are written at the end of the batch, with the batch's other
+      // sends of the account.
+      const admission = await this.committer.run(async (trx, batch) => {
+        // A file a message uses is kept for the media retention from now, whatever it was before.
+        if (media !== undefined) await extendMediaRetention(trx, media.id, new Date(at.getTime() + this.media.retentionMs));
+        return queueMessageWithUnit(batch, message, terms);
+      });
+      if (!admission.admitted) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
+    } else {
+      const options = { ...(request.toGroup !== undefined && { mentions: request.mentions }), ...(request.replyTo !== undefined && { reply_to: request.replyTo }) };
+      const admission = await this.governor.admit(number, message, policy, terms, request.schedule, options, async (trx) => {
+        // A waiting message's file must outlive its wait: kept for the retention after it expires.
+        const keepFrom = Math.max(at.getTime(), request.schedule?.expiresAt?.getTime() ?? 0, (request.schedule?.sendAt?.getTime() ?? 0) + this.governor.config.defaultExpiryMs);
+        if (media !== undefined) await extendMediaRetention(trx, media.id, new Date(keepFrom + this.media.retentionMs));
+      }, held);
+      if (admission.kind === 'refused') throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
+      if (admission.kind === 'queued') return { ...message, queue: { scheduledFor: admission.scheduledFor, expiresAt: admission.expiresAt, waitReason: admission.waitReason } };
+    }
 
-    const { engineMessageId, lease, pollSecret } = await this.handOverToEngine(number, message, terms, media, quotable?.ref, request.toGroup === undefined ? [] : request.mentions, request.linkPreviewThumbnail);
+    const { engineMessageId, lease, pollSecret } = await this.handOverToEngine(number, message, terms.period, media, quotable?.ref, request.toGroup === undefined ? [] : request.mentions, request.linkPreviewThumbnail);
     const sentAt = new Date();
     const sent: EngineAnswer = { message, engineMessageId, lease, quoted: quotable?.quoted, sentAt, pollSecret };
     let queued: Enqueued;
@@ -269,6 +304,68 @@ export class SendMessageService {
   }
 
   /**
+   * Sends a message the governor held, now that it is due: its waiting state is cleared under
+   * the owner's lease first (releaseWaiting), so that a crash from here on leaves it `unknown`,
+   * never sent twice; then the engine is asked as for any send. Returns the message as it ends
+   * (sent, failed), or undefined when it had left the queue already (cancelled, expired, or
+   * released by another owner).
+   */
+  async sendReleased(number: WhatsAppNumber, waiting: WaitingMessage, lease: SessionLease): Promise<Message | undefined> {
+    const message = await findMessageById(this.store.db, waiting.id);
+    if (message === undefined) return undefined;
+    const at = new Date();
+    const released = await this.committer.run(async (trx) => {
+      await assertLeaseHeld(trx, this.store.dialect, lease);
+      return releaseWaiting(trx, waiting.id, at);
+    });
+    if (!released) return undefined;
+    const period = usagePeriod(message.createdAt);
+    const chat: Chat = message.group == null ? { phone: message.toPhone } : { groupId: message.group.id };
+    let quotable: Awaited<ReturnType<typeof findQuotable>> | undefined;
+    let media: MediaObject | undefined;
+    try {
+      quotable = waiting.options?.reply_to === undefined ? undefined : await findQuotable(this.store, number, chat, waiting.options.reply_to);
+      media = message.mediaId === null ? undefined : await this.media.find(message.accountId, message.mediaId);
+    } catch (error) {
+      await this.markFailed(message, error instanceof AppError ? error.code : 'engine_error', period);
+      return { ...message, status: 'failed' };
+    }
+    const mentions = (waiting.options?.mentions ?? []) as E164[];
+    const { engineMessageId, lease: sentLease, pollSecret } = await this.handOverToEngine(number, message, period, media, quotable?.ref, mentions);
+    const sentAt = new Date();
+    const sent: EngineAnswer = { message, engineMessageId, lease: sentLease, quoted: quotable?.quoted, sentAt, pollSecret };
+    try {
+      this.notifier.deliveriesQueued(await this.recordSent(sent));
+    } catch (error) {
+      if (error instanceof StaleLeaseError) {
+        this.supervisor.staleWriteRefused(error);
+        return undefined;
+      }
+      await this.sentButNotRecorded(sent, error);
+      return { ...message, status: 'unknown' };
+    }
+    return { ...message, status: 'sent', engineMessageId };
+  }
+
+  /**
+   * A waiting message leaves the queue without being sent: cancelled by its client, or past its
+   * expires_at. Its unit goes back to the month it was taken from, and subscribers hear of it.
+   * False when it had already left (sent, or settled by the other path).
+   */
+  async settleWaiting(message: Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone' | 'direction' | 'group' | 'createdAt'>, status: 'cancelled' | 'expired', lease: SessionLease | undefined): Promise<boolean> {
+    const at = new Date();
+    const queued = await this.committer.run(async (trx) => {
+      if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
+      if (!(await settleWaiting(trx, message.id, status, at))) return undefined;
+      await releaseMonthlyUnit(trx, message.accountId, usagePeriod(message.createdAt));
+      return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, status, null, at), at);
+    });
+    if (queued === undefined) return false;
+    this.notifier.deliveriesQueued(queued);
+    return true;
+  }
+
+  /**
    * Marks sends that a crash cut off between the row's commit and the record of the engine's
    * answer. Whether the engine took them cannot be known, so they become `unknown` (interrupted),
    * not failed; their clients never got a 200, and their units go back to the account. Only
@@ -283,7 +380,7 @@ export class SendMessageService {
     return interrupted.length;
   }
 
-  private async handOverToEngine(number: WhatsAppNumber, message: Message, terms: QuotaTerms, media: MediaObject | undefined, replyTo: MessageRef | undefined, mentions: readonly E164[], linkPreviewThumbnail?: Buffer): Promise<SentMessage> {
+  private async handOverToEngine(number: WhatsAppNumber, message: Message, period: string, media: MediaObject | undefined, replyTo: MessageRef | undefined, mentions: readonly E164[], linkPreviewThumbnail?: Buffer): Promise<SentMessage> {
     const content = {
       text: message.text,
       ...(media !== undefined && { media: this.media.outgoing(media) }),
@@ -298,7 +395,7 @@ export class SendMessageService {
     } catch (error) {
       this.recentSends.ended(number.phone, message.id);
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
-      await this.markFailed(message, errorCode, terms.period);
+      await this.markFailed(message, errorCode, period);
       if (error instanceof EngineSendError && error.failure === 'recipient_not_on_whatsapp') {
         throw new AppError('recipient_not_on_whatsapp', `${message.toPhone} does not use WhatsApp, so the message cannot be delivered.`, { field: 'to_phone' });
       }
@@ -346,7 +443,7 @@ export class SendMessageService {
     }
     const at = new Date();
     const plan = found.plan as PlanName;
-    const terms: QuotaTerms = { accountId, plan, limit: effectiveMonthlyLimit(plan, found.customMonthlyLimit), period: usagePeriod(at), at };
+    const terms: QuotaTerms = { accountId, plan, limit: effectiveMonthlyLimit(plan, found.customMonthlyLimit), period: usagePeriod(at), at, policies: found.sendPolicies };
     return { number: found.number, terms };
   }
 

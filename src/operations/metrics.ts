@@ -10,6 +10,8 @@ import { countQueuedDeliveries } from '../store/repositories/deliveries.ts';
 import { freeSpace } from '../media/disk-floor.ts';
 import { countNumbersByEngineAndStatus } from '../store/repositories/numbers.ts';
 import type { TaskObserver, TaskOutcome } from '../jobs/scheduler.ts';
+import { queueTotals } from '../store/repositories/send-queue.ts';
+import type { QueueObserver } from '../messaging/governor/queue-runner.ts';
 
 const taskOutcomes: TaskOutcome[] = ['succeeded', 'failed'];
 
@@ -34,6 +36,8 @@ const UNMATCHED_ROUTE = 'unmatched';
 
 /** Suited to an API whose answers take a millisecond or two, with room for slow commits. */
 const HTTP_DURATION_BUCKETS_SECONDS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** A queued message waits from a few seconds (a gap) to a day (caps, quiet hours, send_at). */
+const SEND_QUEUE_WAIT_BUCKETS_SECONDS = [1, 5, 15, 60, 300, 900, 3_600, 4 * 3_600, 12 * 3_600, 86_400, 7 * 86_400];
 /** A receiver may take up to the webhook timeout (15 s by default) to answer. */
 const WEBHOOK_DURATION_BUCKETS_SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
 /** From a lease renewal (milliseconds) to an orphan sweep listing a large bucket (minutes). */
@@ -56,7 +60,7 @@ type Volume = 'data' | 'media';
  * one, so that several gateways in one process (as in the tests) count apart. Counters tick in
  * memory; the gauges that describe the database (queue depth, sessions) are read when scraped.
  */
-export class GatewayMetrics implements SendObserver, TaskObserver {
+export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver {
   readonly registry = new Registry();
   private readonly httpRequests: Counter<'method' | 'route' | 'status_code'>;
   private readonly httpDuration: Histogram<'method' | 'route'>;
@@ -68,6 +72,7 @@ export class GatewayMetrics implements SendObserver, TaskObserver {
   private readonly staleWrites: Counter;
   private readonly webhookAttemptDuration: Histogram<'outcome'>;
   private readonly taskRuns: Counter<'task' | 'outcome'>;
+  private readonly sendQueueWait: Histogram;
   private readonly taskDuration: Histogram<'task'>;
   private readonly taskLastRun: Gauge<'task'>;
 
@@ -78,6 +83,12 @@ export class GatewayMetrics implements SendObserver, TaskObserver {
       dropTotalSuffixedGauges(this.registry);
     }
 
+    this.sendQueueWait = new Histogram({
+      name: 'wagw_send_queue_wait_seconds',
+      help: 'How long messages the send governor queued waited, from the send to their release.',
+      buckets: SEND_QUEUE_WAIT_BUCKETS_SECONDS,
+      registers,
+    });
     this.httpRequests = new Counter({
       name: 'wagw_http_requests_total',
       help: 'HTTP requests answered, by method, route pattern and status code.',
@@ -246,6 +257,23 @@ export class GatewayMetrics implements SendObserver, TaskObserver {
         queueDepth.set({ status: 'waiting_retry' }, queued.pending - queued.due);
       },
     });
+    const sendQueue = new Gauge({
+      name: 'wagw_send_queue_depth',
+      help: 'Messages waiting in the numbers\' send queues: due now (overdue), or waiting for their time.',
+      labelNames: ['status'],
+      registers,
+      collect: async () => {
+        const totals = await queueTotals(store.db);
+        sendQueue.set({ status: 'due' }, totals.overdue);
+        sendQueue.set({ status: 'waiting' }, totals.depth - totals.overdue);
+        sendQueueOldest.set(totals.oldestCreatedAt === null ? 0 : (totals.now - totals.oldestCreatedAt.getTime()) / 1_000);
+      },
+    });
+    const sendQueueOldest = new Gauge({
+      name: 'wagw_send_queue_oldest_age_seconds',
+      help: 'Age of the oldest message waiting in a send queue; 0 when none waits.',
+      registers,
+    });
     const sessions = new Gauge({
       name: 'wagw_sessions',
       help: 'WhatsApp numbers by engine and session status.',
@@ -259,6 +287,11 @@ export class GatewayMetrics implements SendObserver, TaskObserver {
         for (const { engine, status, count } of counts) sessions.set({ engine, status }, count);
       },
     });
+  }
+
+  /** A message left its number's send queue after waiting this long. */
+  released(waitMs: number): void {
+    this.sendQueueWait.observe(waitMs / 1_000);
   }
 
   /** Counters exist from the start, so `rate()` and `increase()` see their first event. */

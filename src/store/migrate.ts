@@ -20,6 +20,7 @@ import * as numberPauses from './migrations/0019-number-pauses.ts';
 import * as richContent from './migrations/0020-rich-content.ts';
 import * as identitiesAndChats from './migrations/0021-identities-and-chats.ts';
 import * as numberCallsPresence from './migrations/0022-number-calls-presence.ts';
+import * as sendGovernor from './migrations/0018-send-governor.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -41,6 +42,7 @@ const migrations: Record<string, Migration> = {
   '0015-conversations': conversations,
   '0016-groups': groups,
   '0017-sandbox-groups': sandboxGroups,
+  '0018-send-governor': sendGovernor,
   '0019-number-pauses': numberPauses,
   '0020-rich-content': richContent,
   '0021-identities-and-chats': identitiesAndChats,

@@ -63,6 +63,8 @@ export interface AccountsTable {
   name: string;
   plan: string;
   custom_monthly_limit: number | null;
+  /** The account's default send policy; null inherits the gateway's (migration 0018). */
+  send_policy: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   link_previews: Generated<number>;
 }
@@ -93,6 +95,8 @@ export interface WhatsAppNumbersTable {
   call_reply_text: ColumnType<string | null, string | null | undefined, string | null>;
   /** The number shows itself online to its contacts (migration 0022). */
   show_online: ColumnType<number, number | undefined, number>;
+  /** The number's send policy: a preset's name or a policy as JSON; null inherits (migration 0018). */
+  send_policy: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
 }
@@ -140,6 +144,14 @@ export interface MessagesTable {
   /** The latest edit, and the revocation; the replaced texts are in message_revisions. */
   edited_at: OptionalInstant;
   revoked_at: OptionalInstant;
+  /** The send governor's queue (migration 0018): a waiting message has `scheduled_for`. */
+  scheduled_for: OptionalInstant;
+  expires_at: OptionalInstant;
+  wait_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the governor let it go; the number's send history. */
+  released_at: OptionalInstant;
+  first_contact: ColumnType<number | null, number | null | undefined, number | null>;
+  queued_options: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A nullable instant that inserts leave out: null until it happens. */
@@ -188,9 +200,13 @@ export interface MonthlyUsageTable {
 
 export type AccountRow = Selectable<AccountsTable>;
 export type UserRow = Selectable<UsersTable>;
-export type NumberRow = Selectable<WhatsAppNumbersTable>;
+/** A number as the rest of the store reads it; its send policy is read only where the governor needs it. */
+export type NumberRow = Selectable<Omit<WhatsAppNumbersTable, 'send_policy'>>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
-export type MessageRow = Selectable<MessagesTable>;
+/** The send governor's columns, which only its queue's repository reads and writes. */
+type GovernorColumn = 'scheduled_for' | 'expires_at' | 'wait_reason' | 'released_at' | 'first_contact' | 'queued_options';
+export type MessageRow = Selectable<Omit<MessagesTable, GovernorColumn>>;
+export type NewMessageRow = Insertable<Omit<MessagesTable, GovernorColumn>>;
 
 export interface WebhooksTable {
   id: string;

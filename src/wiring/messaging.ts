@@ -2,6 +2,9 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { NumbersService } from '../accounts/numbers-service.ts';
 import { MediaDownloadRetrier } from '../media/media-download-retrier.ts';
+import { QueueRunner } from '../messaging/governor/queue-runner.ts';
+import { SendGovernor } from '../messaging/governor/send-governor.ts';
+import { SendQueueService } from '../messaging/governor/send-queue-service.ts';
 import { BlocklistService } from '../messaging/blocklist.ts';
 import { CallService } from '../messaging/calls.ts';
 import { ChatService } from '../messaging/chats.ts';
@@ -32,6 +35,12 @@ import type { WebhookParts } from './webhooks.ts';
 
 export interface MessagingParts {
   sender: SendMessageService;
+  /** The per-number send governor: policies, and the decision of when a message may leave. */
+  governor: SendGovernor;
+  /** Runs the send queues of the numbers this node owns; started by the node runtime. */
+  queueRunner: QueueRunner;
+  /** Send policies, and the numbers' queues as the API shows and changes them. */
+  sendQueues: SendQueueService;
   /** Sends that carry an Idempotency-Key. */
   idempotentSender: IdempotentSendService;
   receiver: ReceiveMessageService;
@@ -83,7 +92,7 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
   const { store, committer, metrics } = storage;
   const { deliveryWorker } = webhooks;
   const { media, mediaLinks } = mediaParts;
-  const { supervisor, pauses } = sessions;
+  const { supervisor, pauses, keeper } = sessions;
   // A receipt for a send of this node waits for that send's own `sent` write (recent-sends.ts).
   const recentSends = new RecentSends();
   const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor.staleWriteRefused(error), recentSends);
@@ -92,19 +101,26 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
   const groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
   const identities = new IdentityMap(store, committer, deliveryWorker);
-  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, pauses, recentSends);
+  const governor = new SendGovernor(store, committer, config.governor);
+  const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, governor, pauses, recentSends);
+  const typing = new TypingService(supervisor, logger, config.typingMs);
+  // A paused number's queue holds: the runner asks the pauses before it releases a message.
+  const queueRunner = new QueueRunner(store, keeper, supervisor, governor, sender, pauses, typing, metrics, logger, { idleCheckMs: config.governor.queueCheckMs, batchSize: 500 });
   const calls = new CallService(store, committer, deliveryWorker, supervisor, sender, logger);
   const polls = new PollService(store, committer, deliveryWorker, logger);
   const presence = new PresenceService(store, committer, deliveryWorker, supervisor, logger);
   return {
     sender,
+    governor,
+    queueRunner,
+    sendQueues: new SendQueueService(store, governor, sender, keeper),
     sendBacklog: new SendBacklog(config.maxPendingSends),
     idempotentSender: new IdempotentSendService(store, committer, sender, logger, config.interruptedSendAfterMs),
     receiver,
     sandboxInbox: new SandboxInbox(store, numbers, supervisor, config.maxMessageLength, config.sandbox.receivesPerMinute, groups),
     history: new MessageHistoryService(store),
     numberChecks: new NumberCheckService(supervisor, config.numberChecksPerMinute),
-    typing: new TypingService(supervisor, logger, config.typingMs),
+    typing,
     messageActions,
     groups,
     mediaRetrier: new MediaDownloadRetrier(store, committer, deliveryWorker, media, mediaLinks, supervisor, logger),

@@ -171,6 +171,25 @@ for (const dialect of dialects) {
         assert.equal(one!.numbers[0].status, 'connected');
       });
 
+      it('number policy sets a preset, a policy of its own, or inheritance; number queue lists and clears the waiting messages', async () => {
+        const account = await seedAccount(test.gateway);
+        const phone = account.phones[0]!;
+        const preset = expectJsonObject(await wagw('number', 'policy', phone, '--preset', 'cautious', '--json'));
+        assert.deepEqual([preset.send_policy.source, preset.send_policy.preset], ['number', 'cautious']);
+        const custom = expectJsonObject(await wagw('number', 'policy', phone, '--policy', '{"min_gap_ms":3600000}', '--json'));
+        assert.deepEqual([custom.send_policy.preset, custom.send_policy.policy.max_gap_ms], [null, 3_600_000]);
+        assert.equal((await send(phone, account.apiKey)).statusCode, 200);
+        const queued = await send(phone, account.apiKey);
+        assert.equal(queued.statusCode, 202, queued.body);
+        const queue = expectJsonObject(await wagw('number', 'queue', spaced(phone), '--json'));
+        assert.deepEqual([queue.total, queue.counts, queue.messages[0].message_id, queue.messages[0].wait_reason], [1, { gap: 1 }, queued.json().message_id, 'gap']);
+        const cleared = expectJsonObject(await wagw('number', 'queue', phone, '--clear', '--json'));
+        assert.equal(cleared.cancelled, 1);
+        const inherited = expectJsonObject(await wagw('number', 'policy', phone, '--inherit', '--json'));
+        assert.deepEqual([inherited.send_policy.source, inherited.send_policy.preset], ['gateway', 'off']);
+        expectRefusal(await wagw('number', 'policy', phone, '--preset', 'reckless'), 'off, standard, cautious');
+      });
+
       it('number remove --json removes a number by phone or by id and says removed: true', async () => {
         const account = await newAccount();
         const [byPhone, byId] = [await newNumber(account.id), await newNumber(account.id)];

@@ -29,6 +29,8 @@ interface Owner extends SeededAccount {
   sentId: string;
   /** Two more, one for each path of the revocation (a message is revoked once). */
   revocableIds: [string, string];
+  /** Scheduled messages, one to cancel through each path. */
+  cancellableIds: [string, string];
   /** A group the owner's number made. */
   groupId: string;
   /** Groups the owner's number may leave, one per path. */
@@ -50,6 +52,8 @@ interface Probe {
   succeedsWith: number;
   /** For a listing that names nothing: whether the answer shows anything of the owner's. */
   shows?: (body: any, owner: Owner) => boolean;
+  /** For a setting of the caller's own account (it names nothing): whether the owner's is as it was. */
+  ownerUntouched?: (test: TestGateway, owner: Owner) => Promise<boolean>;
 }
 
 const sendFromOwnersNumber: Probe = {
@@ -203,8 +207,27 @@ const pauseOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+const cancelOwnersMessage = (which: 0 | 1): Probe => ({
+  request: (owner) => ({ method: 'POST', url: `/${owner.cancellableIds[which]}/cancel` }),
+  refusedWith: { status: 404, error: 'message_not_found' },
+  succeedsWith: 200,
+});
+
+const readOwnersQueue: Probe = {
+  request: (owner) => ({ method: 'GET', url: `/${encodeURIComponent(owner.phones[0]!)}/queue` }),
+  refusedWith: { status: 404, error: 'number_not_found' },
+  succeedsWith: 200,
+};
+
 const resumeOwnersNumber: Probe = {
   request: (owner) => ({ method: 'POST', url: `/${encodeURIComponent(owner.phones[1]!)}/resume` }),
+  refusedWith: { status: 404, error: 'number_not_found' },
+  succeedsWith: 200,
+};
+
+const clearOwnersQueue: Probe = {
+  // The owner's second number: clearing the first's queue would take the messages the cancel probes aim at.
+  request: (owner) => ({ method: 'DELETE', url: `/${encodeURIComponent(owner.phones[1]!)}/queue` }),
   refusedWith: { status: 404, error: 'number_not_found' },
   succeedsWith: 200,
 };
@@ -213,6 +236,21 @@ const restrictOwnersNumber: Probe = {
   request: (owner) => ({ method: 'POST', url: '', body: { phone: owner.phones[1], kind: 'rate_overlimit', lift_after_seconds: 1 } }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
+};
+
+/** The owner's account keeps the `standard` policy it was given, whatever another account sets. */
+const ownersPolicyKept = async (test: TestGateway, owner: Owner) => (await test.gateway.sendQueues.accountPolicy(owner.accountId)).preset === 'standard';
+
+const readAccountPolicy: Probe = {
+  request: () => ({ method: 'GET', url: '' }),
+  succeedsWith: 200,
+  ownerUntouched: ownersPolicyKept,
+};
+
+const setAccountPolicy: Probe = {
+  request: () => ({ method: 'PATCH', url: '', body: { send_policy: 'standard' } }),
+  succeedsWith: 200,
+  ownerUntouched: ownersPolicyKept,
 };
 
 const createGroupWithOwnersNumber: Probe = {
@@ -333,6 +371,16 @@ const PROBES: Record<string, Probe> = {
   'POST /api/numbers/{id}/resume': resumeOwnersNumber,
   'POST /sandbox/restrict': restrictOwnersNumber,
   'POST /api/sandbox/restrict': restrictOwnersNumber,
+  'POST /messages/{id}/cancel': cancelOwnersMessage(0),
+  'POST /api/messages/{id}/cancel': cancelOwnersMessage(1),
+  'GET /numbers/{id}/queue': readOwnersQueue,
+  'GET /api/numbers/{id}/queue': readOwnersQueue,
+  'DELETE /numbers/{id}/queue': clearOwnersQueue,
+  'DELETE /api/numbers/{id}/queue': clearOwnersQueue,
+  'GET /account/send_policy': readAccountPolicy,
+  'GET /api/account/send_policy': readAccountPolicy,
+  'PATCH /account/send_policy': setAccountPolicy,
+  'PATCH /api/account/send_policy': setAccountPolicy,
   'PATCH /numbers/{id}': setOwnersNumber,
   'PATCH /api/numbers/{id}': setOwnersNumber,
   'POST /typing': typeFromOwnersNumber,
@@ -419,13 +467,21 @@ for (const dialect of dialects) {
       for (const text of ['sent, to edit', 'sent, to revoke', 'sent, to revoke by /api']) {
         sends.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text }, seeded.apiKey)).json().message_id as string);
       }
+      const sendAt = new Date(Date.now() + 86_400_000).toISOString();
+      const cancellable: string[] = [];
+      for (const text of ['scheduled, to cancel', 'scheduled, to cancel by /api']) {
+        cancellable.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text, send_at: sendAt }, seeded.apiKey)).json().message_id as string);
+      }
+      // The account's policy is what another account must not change; its number's own keeps the probes' sends immediate.
+      await test.gateway.sendQueues.setAccountPolicy(seeded.accountId, { preset: 'standard' });
+      await test.gateway.sendQueues.setNumberPolicy(await test.gateway.numbers.findNumber(accountScope(seeded.accountId), seeded.phones[0]!), { preset: 'off' });
       const group = await test.post('/groups', { from_phone: seeded.phones[0], subject: 'the owner\'s group', participants: ['+14155550100'] }, seeded.apiKey);
       await test.inject({ method: 'PATCH', url: '/account/settings', headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'application/json' }, payload: '{"link_previews":true}' });
       const poll = await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', poll: { question: 'the owner\'s poll', options: ['yes', 'no'] } }, seeded.apiKey);
       const leavable: string[] = [];
       for (const subject of ['to leave', 'to leave by /api']) leavable.push((await test.post('/groups', { from_phone: seeded.phones[0], subject, participants: ['+14155550100'] }, seeded.apiKey)).json().id);
       owner = {
-        ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!], groupId: group.json().id,
+        ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!], cancellableIds: [cancellable[0]!, cancellable[1]!], groupId: group.json().id,
         leavableGroupIds: [leavable[0]!, leavable[1]!], pollId: poll.json().message_id,
       };
       stranger = await seedAccount(test.gateway);
@@ -444,6 +500,11 @@ for (const dialect of dialects) {
         const probe = PROBES[operation]!;
         const marker = `cross-account probe of ${operation}`;
         const response = await call(test, operation, probe.request(owner, marker), stranger.apiKey);
+        if (probe.ownerUntouched !== undefined) {
+          assert.equal(response.statusCode, probe.succeedsWith, `${operation}: ${response.body}`);
+          assert.ok(await probe.ownerUntouched(test, owner), `${operation} changed the owner's account`);
+          continue;
+        }
         if (probe.refusedWith === undefined && probe.shows !== undefined) {
           // A listing names nothing: it must simply show nothing of the owner's.
           assert.equal(response.statusCode, probe.succeedsWith, `${operation}: ${response.body}`);

@@ -73,6 +73,17 @@ async function main(): Promise<void> {
   check(numbers.numbers.some((number) => number.phone === from), 'the sending number is listed');
   const updated = succeeded('PATCH /numbers/{id}', await client.PATCH('/numbers/{id}', { params: { path: { id: from } }, body: { auto_read: false } }));
   check(!updated.auto_read, 'auto_read is off');
+  // The send governor: a scheduled send waits in the number's queue (202), and is cancelled.
+  const policy = succeeded('PATCH /account/send_policy', await client.PATCH('/account/send_policy', { body: { send_policy: 'off' } }));
+  check(policy.policy === null, 'the governor is off');
+  check(succeeded('GET /account/send_policy', await client.GET('/account/send_policy')).preset === 'off', 'the account policy reads back');
+  const scheduled = succeeded('POST /send_message with send_at', await client.POST('/send_message', { body: { from_phone: from, to_phone: other, message: 'Later', send_at: new Date(Date.now() + 3_600_000).toISOString() } }));
+  check(scheduled.status === 'queued', 'a scheduled send is queued');
+  const queue = succeeded('GET /numbers/{id}/queue', await client.GET('/numbers/{id}/queue', { params: { path: { id: from } } }));
+  check(queue.messages.some((message) => message.message_id === scheduled.message_id), 'the queue lists it');
+  const cancelled = succeeded('POST /messages/{id}/cancel', await client.POST('/messages/{id}/cancel', { params: { path: { id: scheduled.message_id } } }));
+  check(cancelled.status === 'cancelled', 'it is cancelled');
+  check(succeeded('DELETE /numbers/{id}/queue', await client.DELETE('/numbers/{id}/queue', { params: { path: { id: from } } })).cancelled === 0, 'nothing is left to clear');
   const checked = succeeded('POST /check_numbers', await client.POST('/check_numbers', { body: { from_phone: from, phones: [other] } }));
   check(checked.results[0]?.on_whatsapp === true, 'a sandbox number is on WhatsApp');
   succeeded('POST /typing', await client.POST('/typing', { body: { from_phone: from, to_phone: other, state: 'composing' } }));
@@ -143,7 +154,7 @@ async function main(): Promise<void> {
   check(fetched.participants.length === 2, 'both numbers are in it');
   succeeded('PATCH /groups/{id}', await client.PATCH('/groups/{id}', { params: { path: { id: group.id } }, body: { from_phone: from, subject: 'Typed client, renamed' } }));
   const toGroup = succeeded('POST /send_message to a group', await client.POST('/send_message', { body: { from_phone: from, to_group: group.id, message: 'Hello, group' } }));
-  check('group' in toGroup && toGroup.group.id === group.id, 'a group send names its group');
+  check('group' in toGroup && toGroup.group?.id === group.id, 'a group send names its group');
   const invite = succeeded('GET /groups/{id}/invite_link', await client.GET('/groups/{id}/invite_link', { params: { path: { id: group.id }, query: { from_phone: from } } }));
   const renewed = succeeded('POST /groups/{id}/invite_link/revoke', await client.POST('/groups/{id}/invite_link/revoke', { params: { path: { id: group.id } }, body: { from_phone: from } }));
   check(renewed.code !== invite.code, 'a revoked link is replaced');

@@ -31,7 +31,7 @@ export interface paths {
         put?: never;
         /**
          * Send a WhatsApp message: a text, a file, a location, contact cards or a poll
-         * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
+         * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again. When the number's send policy (docs/send-governor.md) makes the message wait, or send_at schedules it, it is stored in the number's queue and answered 202 `queued` with scheduled_for; `wait: true` or `Prefer: wait=N` answers once it has left.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -220,6 +220,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/messages/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or scheduled message
+         * @description A message waiting in its number's send queue (answered 202 `queued`) becomes `cancelled` and is never sent; its unit of quota is given back and a message.status event reports it. A message that has left the queue cannot be cancelled (409 message_not_cancellable).
+         */
+        post: operations["cancelMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/messages/{id}/read": {
         parameters: {
             query?: never;
@@ -315,7 +335,7 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it); send_policy sets how the number's sends are paced (docs/send-governor.md): a preset, a policy of its own, or null to follow its account's. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumber"];
         trace?: never;
@@ -358,6 +378,54 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/numbers/{id}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A number's send queue
+         * @description The messages the send governor keeps waiting for this number (docs/send-governor.md), in the order they are due to leave, with counts by the reason they wait, the next time one leaves, and the policy in force.
+         */
+        get: operations["getNumberQueue"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel every message waiting in a number's queue
+         * @description Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number.
+         */
+        delete: operations["clearNumberQueue"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/account/send_policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's default send policy
+         * @description The policy that paces the sends of every number of the account that has none of its own (docs/send-governor.md); the gateway's (WAGW_SEND_POLICY, `off` unless the operator set one) when the account has none.
+         */
+        get: operations["getAccountSendPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the account's default send policy
+         * @description A preset (`off`, `standard`, `cautious`), a policy of its own, or null to follow the gateway's. Numbers with a policy of their own keep it. Messages already waiting keep their times; the next ones follow the new policy.
+         */
+        patch: operations["updateAccountSendPolicy"];
         trace?: never;
     };
     "/groups": {
@@ -863,7 +931,7 @@ export interface paths {
         put?: never;
         /**
          * Send a WhatsApp message: a text, a file, a location, contact cards or a poll
-         * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again.
+         * @description Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again. When the number's send policy (docs/send-governor.md) makes the message wait, or send_at schedules it, it is stored in the number's queue and answered 202 `queued` with scheduled_for; `wait: true` or `Prefer: wait=N` answers once it has left.
          */
         post: operations["sendMessageApi"];
         delete?: never;
@@ -1052,6 +1120,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/messages/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or scheduled message
+         * @description A message waiting in its number's send queue (answered 202 `queued`) becomes `cancelled` and is never sent; its unit of quota is given back and a message.status event reports it. A message that has left the queue cannot be cancelled (409 message_not_cancellable).
+         */
+        post: operations["cancelMessageApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/messages/{id}/read": {
         parameters: {
             query?: never;
@@ -1147,7 +1235,7 @@ export interface paths {
         head?: never;
         /**
          * Change a number's settings
-         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it). {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
+         * @description Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it); send_policy sets how the number's sends are paced (docs/send-governor.md): a preset, a policy of its own, or null to follow its account's. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.
          */
         patch: operations["updateNumberApi"];
         trace?: never;
@@ -1190,6 +1278,54 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/numbers/{id}/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A number's send queue
+         * @description The messages the send governor keeps waiting for this number (docs/send-governor.md), in the order they are due to leave, with counts by the reason they wait, the next time one leaves, and the policy in force.
+         */
+        get: operations["getNumberQueueApi"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel every message waiting in a number's queue
+         * @description Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number.
+         */
+        delete: operations["clearNumberQueueApi"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/send_policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's default send policy
+         * @description The policy that paces the sends of every number of the account that has none of its own (docs/send-governor.md); the gateway's (WAGW_SEND_POLICY, `off` unless the operator set one) when the account has none.
+         */
+        get: operations["getAccountSendPolicyApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set the account's default send policy
+         * @description A preset (`off`, `standard`, `cautious`), a policy of its own, or null to follow the gateway's. Numbers with a policy of their own keep it. Messages already waiting keep their times; the next ones follow the new policy.
+         */
+        patch: operations["updateAccountSendPolicyApi"];
         trace?: never;
     };
     "/api/groups": {
@@ -2226,6 +2362,15 @@ export interface components {
             mentions?: string[];
             /** @description With a text holding a link: `true` has the gateway fetch the page (through the same address guard as media.url) and show its title, description and image, if the account turned link_previews on (else 403 link_previews_disabled); an object gives the preview itself. A page that cannot be fetched sends the text without a preview. Off by default. */
             link_preview?: boolean | components["schemas"]["LinkPreviewRequest"];
+            /**
+             * @description Send no earlier than this time (ISO 8601 with a zone offset, at most WAGW_SEND_AT_HORIZON_DAYS ahead, 30 by default): the message waits in the number's send queue and is answered 202 `queued` (docs/send-governor.md).
+             * @example 2026-06-01T09:00:00Z
+             */
+            send_at?: string;
+            /** @description If the message is still waiting in the number's send queue at this time, it becomes `expired` and is never sent (its unit of quota is given back). By default WAGW_SEND_EXPIRY_HOURS (24) after it was queued, or after send_at. */
+            expires_at?: string;
+            /** @description When the send governor queues the message, answer only once it has left (200 `sent`), however long that takes; `Prefer: wait=N` waits at most N seconds and then answers 202. */
+            wait?: boolean;
         } & ({
             to_phone: string;
             to_group?: never;
@@ -2373,6 +2518,48 @@ export interface components {
         };
         /** @description The message as sent: to a phone, or to a group. */
         SentMessage: components["schemas"]["DirectSentMessage"] | components["schemas"]["GroupSentMessage"];
+        /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. */
+        QueuedMessage: {
+            /** @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e */
+            message_id: string;
+            reply_to: components["schemas"]["ReplyTo"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds.
+             */
+            created_at: string;
+            /** @description E.164: the recipient; null for a message to a group. */
+            to_phone: string | null;
+            /** @description Only on a group message: the members it mentions, by phone (by LID where WhatsApp gave no phone); empty when it mentions none. */
+            mentions?: string[];
+            /** @description The group chat of a group message; null for a direct message. */
+            group: components["schemas"]["ChatGroup"] | null;
+            /** @description The text exactly as it was sent; the caption of a media message. */
+            message: string;
+            media?: components["schemas"]["MessageMedia"];
+            /** @description E.164. */
+            from_phone: string;
+            /**
+             * @description `queued`; after a wait asked for with `wait` or `Prefer: wait=N` that ended otherwise than sent, how it ended.
+             * @enum {string}
+             */
+            status: "queued" | "failed" | "cancelled" | "expired";
+            /**
+             * Format: date-time
+             * @description When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.
+             */
+            scheduled_for: string;
+            /**
+             * Format: date-time
+             * @description If it is still waiting then, it becomes `expired` and is never sent.
+             */
+            expires_at: string;
+            /**
+             * @description Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.
+             * @enum {string}
+             */
+            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected";
+        };
         ReceivedMessage: {
             /** @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e */
             message_id: string;
@@ -2462,11 +2649,11 @@ export interface components {
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
              * @enum {string}
              */
-            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
             /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
             status_history: {
                 /** @enum {string} */
-                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
                 /** Format: date-time */
                 at: string;
             }[];
@@ -2521,11 +2708,11 @@ export interface components {
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
              * @enum {string}
              */
-            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+            status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
             /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
             status_history: {
                 /** @enum {string} */
-                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+                status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
                 /** Format: date-time */
                 at: string;
             }[];
@@ -2657,6 +2844,88 @@ export interface components {
              * @description When the mute ends; 9999-12-31T23:59:59.999Z for always; null when never muted or unmuted.
              */
             muted_until: string | null;
+        };
+        SendPolicy: {
+            /** @description The least time between two sends of the number. */
+            min_gap_ms: number;
+            /** @description The most; each gap is drawn at random between the two (jitter). Defaults to min_gap_ms. */
+            max_gap_ms: number;
+            /** @description Sends over any rolling minute; null for no cap. */
+            per_minute: number | null;
+            /** @description Sends over any rolling hour; null for no cap. */
+            per_hour: number | null;
+            /** @description Sends over any rolling 24 hours; null for no cap. */
+            per_day: number | null;
+            /** @description The least time between two sends to the same recipient. */
+            per_recipient_gap_ms: number;
+            /** @description Recipients the number never exchanged a message with, over any rolling 24 hours; null for no cap. */
+            first_contacts_per_day: number | null;
+            /** @description A newly added number's first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day. */
+            warm_up: {
+                start: number;
+                daily_increase: number;
+            } | null;
+            /** @description No message leaves from start to end (local "HH:MM" in time_zone; may span midnight). */
+            quiet_hours: {
+                /** @example 22:00 */
+                start: string;
+                /** @example 08:00 */
+                end: string;
+                /**
+                 * @description An IANA time zone name.
+                 * @example Europe/Berlin
+                 */
+                time_zone: string;
+            } | null;
+            /** @description Show "typing…" to the recipient before each send, for a time that grows with the text. */
+            typing_before_send: boolean;
+        };
+        /** @description The send policy in force and where it comes from. */
+        SendPolicySetting: {
+            /**
+             * @description Whose setting it is: the number's own, its account's default, or the gateway's (WAGW_SEND_POLICY).
+             * @enum {string}
+             */
+            source: "number" | "account" | "gateway";
+            /**
+             * @description The preset's name; null for a policy of its own.
+             * @enum {string|null}
+             */
+            preset: "off" | "standard" | "cautious" | null;
+            /** @description The figures; null when the governor is off. */
+            policy: components["schemas"]["SendPolicy"] | null;
+        };
+        NumberQueue: {
+            number_id: string;
+            phone: string;
+            /** @description Messages waiting. */
+            total: number;
+            /** @description Waiting messages by wait_reason. */
+            counts: {
+                [key: string]: number;
+            };
+            /**
+             * Format: date-time
+             * @description When the next message is due to leave.
+             */
+            next_scheduled_for: string | null;
+            send_policy: components["schemas"]["SendPolicySetting"];
+            /** @description The waiting messages in the order they are due to leave. */
+            messages: {
+                message_id: string;
+                /** @description The recipient: a phone (E.164) or a group id. */
+                to: string;
+                /** Format: date-time */
+                scheduled_for: string;
+                /** Format: date-time */
+                expires_at: string | null;
+                /** @enum {string} */
+                wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected";
+                /** Format: date-time */
+                created_at: string;
+            }[];
+            /** @description Pass as cursor for the next page; null on the last. */
+            next_cursor: string | null;
         };
         /** @description A received file: stored (with a signed link that needs no key), or known only by its kind and why it could not be had. */
         WebhookMedia: {
@@ -2795,10 +3064,10 @@ export interface components {
             /** @description The group chat it happened in; null for a direct chat. */
             group: components["schemas"]["ChatGroup"] | null;
             /**
-             * @description `unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly.
+             * @description `unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly. `cancelled` and `expired`: a message waiting in its number's send queue was cancelled, or reached its expires_at, and was never sent.
              * @enum {string}
              */
-            status: "sent" | "delivered" | "read" | "failed" | "unknown";
+            status: "sent" | "delivered" | "read" | "failed" | "unknown" | "cancelled" | "expired";
             /** @description With failed: not_connected, interrupted or the engine's own code; with unknown: outcome_unknown or interrupted; null otherwise. */
             error_code: string | null;
             /**
@@ -3344,6 +3613,42 @@ export interface components {
             call_reply_text?: string | null;
             /** @description Show the number online to its contacts, as an open WhatsApp app does; the phone then gets no notifications of its own. Applied at once when the session is connected, else when it connects. */
             show_online?: boolean;
+            /** @description A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the gateway's WAGW_SEND_POLICY). */
+            send_policy?: ("off" | "standard" | "cautious") | {
+                /** @description The least time between two sends of the number. */
+                min_gap_ms?: number;
+                /** @description The most; each gap is drawn at random between the two (jitter). Defaults to min_gap_ms. */
+                max_gap_ms?: number;
+                /** @description Sends over any rolling minute; null for no cap. */
+                per_minute?: number | null;
+                /** @description Sends over any rolling hour; null for no cap. */
+                per_hour?: number | null;
+                /** @description Sends over any rolling 24 hours; null for no cap. */
+                per_day?: number | null;
+                /** @description The least time between two sends to the same recipient. */
+                per_recipient_gap_ms?: number;
+                /** @description Recipients the number never exchanged a message with, over any rolling 24 hours; null for no cap. */
+                first_contacts_per_day?: number | null;
+                /** @description A newly added number's first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day. */
+                warm_up?: {
+                    start: number;
+                    daily_increase: number;
+                } | null;
+                /** @description No message leaves from start to end (local "HH:MM" in time_zone; may span midnight). */
+                quiet_hours?: {
+                    /** @example 22:00 */
+                    start: string;
+                    /** @example 08:00 */
+                    end: string;
+                    /**
+                     * @description An IANA time zone name.
+                     * @example Europe/Berlin
+                     */
+                    time_zone: string;
+                } | null;
+                /** @description Show "typing…" to the recipient before each send, for a time that grows with the text. */
+                typing_before_send?: boolean;
+            } | null;
         };
         UpdateNumberResponse: {
             number_id: string;
@@ -3382,6 +3687,7 @@ export interface components {
             } | null;
             /** Format: date-time */
             created_at: string;
+            send_policy?: components["schemas"]["SendPolicySetting"];
         };
         PauseNumberRequest: {
             /** @description Why, in your words; shown as the pause's detail in number.paused. */
@@ -3462,6 +3768,49 @@ export interface components {
             } | null;
             /** Format: date-time */
             created_at: string;
+        };
+        ClearNumberQueueResponse: {
+            number_id: string;
+            /** @description Messages cancelled. */
+            cancelled: number;
+        };
+        UpdateAccountSendPolicyRequest: {
+            /** @description A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the gateway's WAGW_SEND_POLICY). */
+            send_policy: ("off" | "standard" | "cautious") | {
+                /** @description The least time between two sends of the number. */
+                min_gap_ms?: number;
+                /** @description The most; each gap is drawn at random between the two (jitter). Defaults to min_gap_ms. */
+                max_gap_ms?: number;
+                /** @description Sends over any rolling minute; null for no cap. */
+                per_minute?: number | null;
+                /** @description Sends over any rolling hour; null for no cap. */
+                per_hour?: number | null;
+                /** @description Sends over any rolling 24 hours; null for no cap. */
+                per_day?: number | null;
+                /** @description The least time between two sends to the same recipient. */
+                per_recipient_gap_ms?: number;
+                /** @description Recipients the number never exchanged a message with, over any rolling 24 hours; null for no cap. */
+                first_contacts_per_day?: number | null;
+                /** @description A newly added number's first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day. */
+                warm_up?: {
+                    start: number;
+                    daily_increase: number;
+                } | null;
+                /** @description No message leaves from start to end (local "HH:MM" in time_zone; may span midnight). */
+                quiet_hours?: {
+                    /** @example 22:00 */
+                    start: string;
+                    /** @example 08:00 */
+                    end: string;
+                    /**
+                     * @description An IANA time zone name.
+                     * @example Europe/Berlin
+                     */
+                    time_zone: string;
+                } | null;
+                /** @description Show "typing…" to the recipient before each send, for a time that grows with the text. */
+                typing_before_send?: boolean;
+            } | null;
         };
         CreateGroupRequest: {
             /** @description One of your numbers: the group's creator. */
@@ -3696,7 +4045,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. */
         SendMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -3705,7 +4054,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "invalid_mention" | "invalid_poll" | "invalid_contact" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "invalid_mention" | "invalid_poll" | "invalid_contact" | "invalid_idempotency_key" | "invalid_schedule";
                 };
             };
         };
@@ -4769,6 +5118,85 @@ export interface components {
                 };
             };
         };
+        /** @description `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. */
+        CancelMessageError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "message_not_in_chat";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        CancelMessageError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `message_not_found`: There is no such message in your account. */
+        CancelMessageError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "message_not_found";
+                };
+            };
+        };
+        /** @description `message_not_cancellable`: Only a message still waiting in its number's queue (status `queued` with `scheduled_for`) can be cancelled; this one has left the queue. */
+        CancelMessageError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "message_not_cancellable";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        CancelMessageError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        CancelMessageError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. */
         MarkMessageReadError400: {
             headers: {
@@ -5047,7 +5475,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. */
         UpdateNumberError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -5056,7 +5484,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request";
+                    error?: "invalid_json" | "invalid_request" | "invalid_send_policy";
                 };
             };
         };
@@ -5255,6 +5683,244 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetNumberQueueError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetNumberQueueError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        GetNumberQueueError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        GetNumberQueueError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetNumberQueueError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetNumberQueueError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ClearNumberQueueError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        ClearNumberQueueError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ClearNumberQueueError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        ClearNumberQueueError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetAccountSendPolicyError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetAccountSendPolicyError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetAccountSendPolicyError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. */
+        UpdateAccountSendPolicyError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_send_policy";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UpdateAccountSendPolicyError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateAccountSendPolicyError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateAccountSendPolicyError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        UpdateAccountSendPolicyError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
                 };
             };
         };
@@ -7842,7 +8508,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
         UploadMediaError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7851,7 +8517,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key";
                 };
             };
         };
@@ -8004,6 +8670,7 @@ export type Contact = components['schemas']['Contact'];
 export type DirectSentMessage = components['schemas']['DirectSentMessage'];
 export type GroupSentMessage = components['schemas']['GroupSentMessage'];
 export type SentMessage = components['schemas']['SentMessage'];
+export type QueuedMessage = components['schemas']['QueuedMessage'];
 export type ReceivedMessage = components['schemas']['ReceivedMessage'];
 export type StoredMessageMedia = components['schemas']['StoredMessageMedia'];
 export type Message = components['schemas']['Message'];
@@ -8013,6 +8680,9 @@ export type GroupSummary = components['schemas']['GroupSummary'];
 export type Group = components['schemas']['Group'];
 export type Person = components['schemas']['Person'];
 export type Chat = components['schemas']['Chat'];
+export type SendPolicy = components['schemas']['SendPolicy'];
+export type SendPolicySetting = components['schemas']['SendPolicySetting'];
+export type NumberQueue = components['schemas']['NumberQueue'];
 export type WebhookMedia = components['schemas']['WebhookMedia'];
 export type MessageEvent = components['schemas']['MessageEvent'];
 export type MessageMediaEvent = components['schemas']['MessageMediaEvent'];
@@ -8051,6 +8721,8 @@ export type UpdateNumberResponse = components['schemas']['UpdateNumberResponse']
 export type PauseNumberRequest = components['schemas']['PauseNumberRequest'];
 export type PauseNumberResponse = components['schemas']['PauseNumberResponse'];
 export type ResumeNumberResponse = components['schemas']['ResumeNumberResponse'];
+export type ClearNumberQueueResponse = components['schemas']['ClearNumberQueueResponse'];
+export type UpdateAccountSendPolicyRequest = components['schemas']['UpdateAccountSendPolicyRequest'];
 export type CreateGroupRequest = components['schemas']['CreateGroupRequest'];
 export type ListGroupsResponse = components['schemas']['ListGroupsResponse'];
 export type UpdateGroupRequest = components['schemas']['UpdateGroupRequest'];
@@ -8166,6 +8838,12 @@ export type ResponseRevokeMessageError413 = components['responses']['RevokeMessa
 export type ResponseRevokeMessageError429 = components['responses']['RevokeMessageError429'];
 export type ResponseRevokeMessageError500 = components['responses']['RevokeMessageError500'];
 export type ResponseRevokeMessageError503 = components['responses']['RevokeMessageError503'];
+export type ResponseCancelMessageError400 = components['responses']['CancelMessageError400'];
+export type ResponseCancelMessageError401 = components['responses']['CancelMessageError401'];
+export type ResponseCancelMessageError404 = components['responses']['CancelMessageError404'];
+export type ResponseCancelMessageError409 = components['responses']['CancelMessageError409'];
+export type ResponseCancelMessageError500 = components['responses']['CancelMessageError500'];
+export type ResponseCancelMessageError503 = components['responses']['CancelMessageError503'];
 export type ResponseMarkMessageReadError400 = components['responses']['MarkMessageReadError400'];
 export type ResponseMarkMessageReadError401 = components['responses']['MarkMessageReadError401'];
 export type ResponseMarkMessageReadError404 = components['responses']['MarkMessageReadError404'];
@@ -8203,6 +8881,24 @@ export type ResponseResumeNumberError401 = components['responses']['ResumeNumber
 export type ResponseResumeNumberError404 = components['responses']['ResumeNumberError404'];
 export type ResponseResumeNumberError500 = components['responses']['ResumeNumberError500'];
 export type ResponseResumeNumberError503 = components['responses']['ResumeNumberError503'];
+export type ResponseGetNumberQueueError400 = components['responses']['GetNumberQueueError400'];
+export type ResponseGetNumberQueueError401 = components['responses']['GetNumberQueueError401'];
+export type ResponseGetNumberQueueError404 = components['responses']['GetNumberQueueError404'];
+export type ResponseGetNumberQueueError413 = components['responses']['GetNumberQueueError413'];
+export type ResponseGetNumberQueueError500 = components['responses']['GetNumberQueueError500'];
+export type ResponseGetNumberQueueError503 = components['responses']['GetNumberQueueError503'];
+export type ResponseClearNumberQueueError401 = components['responses']['ClearNumberQueueError401'];
+export type ResponseClearNumberQueueError404 = components['responses']['ClearNumberQueueError404'];
+export type ResponseClearNumberQueueError500 = components['responses']['ClearNumberQueueError500'];
+export type ResponseClearNumberQueueError503 = components['responses']['ClearNumberQueueError503'];
+export type ResponseGetAccountSendPolicyError401 = components['responses']['GetAccountSendPolicyError401'];
+export type ResponseGetAccountSendPolicyError500 = components['responses']['GetAccountSendPolicyError500'];
+export type ResponseGetAccountSendPolicyError503 = components['responses']['GetAccountSendPolicyError503'];
+export type ResponseUpdateAccountSendPolicyError400 = components['responses']['UpdateAccountSendPolicyError400'];
+export type ResponseUpdateAccountSendPolicyError401 = components['responses']['UpdateAccountSendPolicyError401'];
+export type ResponseUpdateAccountSendPolicyError413 = components['responses']['UpdateAccountSendPolicyError413'];
+export type ResponseUpdateAccountSendPolicyError500 = components['responses']['UpdateAccountSendPolicyError500'];
+export type ResponseUpdateAccountSendPolicyError503 = components['responses']['UpdateAccountSendPolicyError503'];
 export type ResponseCreateGroupError400 = components['responses']['CreateGroupError400'];
 export type ResponseCreateGroupError401 = components['responses']['CreateGroupError401'];
 export type ResponseCreateGroupError403 = components['responses']['CreateGroupError403'];
@@ -8443,6 +9139,11 @@ export interface operations {
                  * @example order-7731-reminder
                  */
                 "idempotency-key"?: string;
+                /**
+                 * @description `wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240).
+                 * @example wait=30
+                 */
+                prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -8463,6 +9164,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SentMessage"];
+                };
+            };
+            /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. */
+            202: {
+                headers: {
+                    /** @description The response is the stored answer of an earlier request with the same Idempotency-Key; nothing was sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedMessage"];
                 };
             };
             400: components["responses"]["SendMessageError400"];
@@ -8773,6 +9486,35 @@ export interface operations {
             503: components["responses"]["RevokeMessageError503"];
         };
     };
+    cancelMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["CancelMessageError400"];
+            401: components["responses"]["CancelMessageError401"];
+            404: components["responses"]["CancelMessageError404"];
+            409: components["responses"]["CancelMessageError409"];
+            500: components["responses"]["CancelMessageError500"];
+            503: components["responses"]["CancelMessageError503"];
+        };
+    };
     markMessageRead: {
         parameters: {
             query?: never;
@@ -8818,7 +9560,7 @@ export interface operations {
                 /** @description Only sent (outbound) or received (inbound) messages. */
                 direction?: "outbound" | "inbound";
                 /** @description Only the messages whose latest status is this one. */
-                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
                 /** @description Only messages created at or after this RFC 3339 time (with its zone). */
                 since?: string;
                 /** @description Only messages created before this RFC 3339 time (with its zone). */
@@ -8997,6 +9739,123 @@ export interface operations {
             404: components["responses"]["ResumeNumberError404"];
             500: components["responses"]["ResumeNumberError500"];
             503: components["responses"]["ResumeNumberError503"];
+        };
+    };
+    getNumberQueue: {
+        parameters: {
+            query?: {
+                /** @description Messages per page (1 to 500, 50 by default). */
+                limit?: number;
+                /** @description The next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NumberQueue"];
+                };
+            };
+            400: components["responses"]["GetNumberQueueError400"];
+            401: components["responses"]["GetNumberQueueError401"];
+            404: components["responses"]["GetNumberQueueError404"];
+            413: components["responses"]["GetNumberQueueError413"];
+            500: components["responses"]["GetNumberQueueError500"];
+            503: components["responses"]["GetNumberQueueError503"];
+        };
+    };
+    clearNumberQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearNumberQueueResponse"];
+                };
+            };
+            401: components["responses"]["ClearNumberQueueError401"];
+            404: components["responses"]["ClearNumberQueueError404"];
+            500: components["responses"]["ClearNumberQueueError500"];
+            503: components["responses"]["ClearNumberQueueError503"];
+        };
+    };
+    getAccountSendPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The send policy in force and where it comes from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendPolicySetting"];
+                };
+            };
+            401: components["responses"]["GetAccountSendPolicyError401"];
+            500: components["responses"]["GetAccountSendPolicyError500"];
+            503: components["responses"]["GetAccountSendPolicyError503"];
+        };
+    };
+    updateAccountSendPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountSendPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The send policy in force and where it comes from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendPolicySetting"];
+                };
+            };
+            400: components["responses"]["UpdateAccountSendPolicyError400"];
+            401: components["responses"]["UpdateAccountSendPolicyError401"];
+            413: components["responses"]["UpdateAccountSendPolicyError413"];
+            500: components["responses"]["UpdateAccountSendPolicyError500"];
+            503: components["responses"]["UpdateAccountSendPolicyError503"];
         };
     };
     listGroups: {
@@ -9933,6 +10792,11 @@ export interface operations {
                  * @example order-7731-reminder
                  */
                 "idempotency-key"?: string;
+                /**
+                 * @description `wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240).
+                 * @example wait=30
+                 */
+                prefer?: string;
             };
             path?: never;
             cookie?: never;
@@ -9953,6 +10817,18 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SentMessage"];
+                };
+            };
+            /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. */
+            202: {
+                headers: {
+                    /** @description The response is the stored answer of an earlier request with the same Idempotency-Key; nothing was sent again. */
+                    "Idempotent-Replayed"?: "true";
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedMessage"];
                 };
             };
             400: components["responses"]["SendMessageError400"];
@@ -10263,6 +11139,35 @@ export interface operations {
             503: components["responses"]["RevokeMessageError503"];
         };
     };
+    cancelMessageApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            400: components["responses"]["CancelMessageError400"];
+            401: components["responses"]["CancelMessageError401"];
+            404: components["responses"]["CancelMessageError404"];
+            409: components["responses"]["CancelMessageError409"];
+            500: components["responses"]["CancelMessageError500"];
+            503: components["responses"]["CancelMessageError503"];
+        };
+    };
     markMessageReadApi: {
         parameters: {
             query?: never;
@@ -10308,7 +11213,7 @@ export interface operations {
                 /** @description Only sent (outbound) or received (inbound) messages. */
                 direction?: "outbound" | "inbound";
                 /** @description Only the messages whose latest status is this one. */
-                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received";
+                status?: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
                 /** @description Only messages created at or after this RFC 3339 time (with its zone). */
                 since?: string;
                 /** @description Only messages created before this RFC 3339 time (with its zone). */
@@ -10487,6 +11392,123 @@ export interface operations {
             404: components["responses"]["ResumeNumberError404"];
             500: components["responses"]["ResumeNumberError500"];
             503: components["responses"]["ResumeNumberError503"];
+        };
+    };
+    getNumberQueueApi: {
+        parameters: {
+            query?: {
+                /** @description Messages per page (1 to 500, 50 by default). */
+                limit?: number;
+                /** @description The next_cursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NumberQueue"];
+                };
+            };
+            400: components["responses"]["GetNumberQueueError400"];
+            401: components["responses"]["GetNumberQueueError401"];
+            404: components["responses"]["GetNumberQueueError404"];
+            413: components["responses"]["GetNumberQueueError413"];
+            500: components["responses"]["GetNumberQueueError500"];
+            503: components["responses"]["GetNumberQueueError503"];
+        };
+    };
+    clearNumberQueueApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number_id, or the phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearNumberQueueResponse"];
+                };
+            };
+            401: components["responses"]["ClearNumberQueueError401"];
+            404: components["responses"]["ClearNumberQueueError404"];
+            500: components["responses"]["ClearNumberQueueError500"];
+            503: components["responses"]["ClearNumberQueueError503"];
+        };
+    };
+    getAccountSendPolicyApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The send policy in force and where it comes from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendPolicySetting"];
+                };
+            };
+            401: components["responses"]["GetAccountSendPolicyError401"];
+            500: components["responses"]["GetAccountSendPolicyError500"];
+            503: components["responses"]["GetAccountSendPolicyError503"];
+        };
+    };
+    updateAccountSendPolicyApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountSendPolicyRequest"];
+            };
+        };
+        responses: {
+            /** @description The send policy in force and where it comes from. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SendPolicySetting"];
+                };
+            };
+            400: components["responses"]["UpdateAccountSendPolicyError400"];
+            401: components["responses"]["UpdateAccountSendPolicyError401"];
+            413: components["responses"]["UpdateAccountSendPolicyError413"];
+            500: components["responses"]["UpdateAccountSendPolicyError500"];
+            503: components["responses"]["UpdateAccountSendPolicyError503"];
         };
     };
     listGroupsApi: {

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { apiKeyJson, numberJson, table } from '../output.ts';
 import { withGateway } from '../context.ts';
 import { registerLinkCommand } from './link.ts';
+import { registerSendQueueCommands } from './send-queue.ts';
 import { withinAccount } from '../../domain/tenant-scope.ts';
 import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -85,6 +86,7 @@ export function registerNumberCommands(program: Command): void {
     });
 
   registerLinkCommand(number);
+  registerSendQueueCommands(number);
 
   number
     .command('set <phoneOrId>')

@@ -33,6 +33,9 @@ import { subscribePresence } from './subscribe-presence.ts';
 import { getContactProfile, updateOwnProfile } from './profiles.ts';
 import { blockContact, listBlocklist, unblockContact } from './blocklist.ts';
 import { updateAccountSettings } from './update-account-settings.ts';
+import { cancelMessage } from './cancel-message.ts';
+import { clearNumberQueue, getNumberQueue } from './number-queue.ts';
+import { getAccountSendPolicy, updateAccountSendPolicy } from './account-send-policy.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -49,6 +52,7 @@ export const publicOperations: readonly AnyOperation[] = [
   sendReaction,
   editMessage,
   revokeMessage,
+  cancelMessage,
   markMessageRead,
   listMessages,
   getMessage,
@@ -56,6 +60,10 @@ export const publicOperations: readonly AnyOperation[] = [
   updateNumber,
   pauseNumber,
   resumeNumber,
+  getNumberQueue,
+  clearNumberQueue,
+  getAccountSendPolicy,
+  updateAccountSendPolicy,
   createGroup,
   listGroups,
   getGroup,

@@ -10,7 +10,7 @@ import { presentMessage } from '../message-input.ts';
 import { presentStructured } from '../../domain/structured-content.ts';
 
 const DIRECTIONS: readonly MessageDirection[] = ['outbound', 'inbound'];
-const STATUSES: readonly MessageStatus[] = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'];
+const STATUSES: readonly MessageStatus[] = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received', 'cancelled', 'expired'];
 const DEFAULT_LIMIT = 50;
 
 export interface ListQuery {

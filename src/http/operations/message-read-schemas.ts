@@ -1,7 +1,7 @@
 import { mediaKinds } from '../../domain/media.ts';
 import { mediaFileProperties, messageResponseFields, ref, structuredFields } from '../message-schemas.ts';
 
-const statuses = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received'] as const;
+const statuses = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received', 'cancelled', 'expired'] as const;
 
 /** A stored file, described; once retention removed its bytes it is `expired` and has no url. */
 export const storedMessageMediaComponent = {

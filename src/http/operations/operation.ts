@@ -28,6 +28,8 @@ export interface OperationInput<Schemas extends RequestSchemas> {
   query: Typed<Schemas, 'query'>;
   body: Typed<Schemas, 'body'>;
   idempotencyKey: string | string[] | undefined;
+  /** `Prefer: wait=N` (RFC 7240): how long a send may wait for its queued message to leave. */
+  preferWaitSeconds?: number;
 }
 
 /** An answer as the handler makes it, to be sent as it is or relayed from the owner. */

@@ -16,6 +16,7 @@ export interface ForwardedOperation {
   query: unknown;
   body: unknown;
   idempotency_key: string | null;
+  prefer_wait_seconds?: number | null;
 }
 
 /** Headers of an owner's answer that the client must see as the owner gave them. */
@@ -57,6 +58,7 @@ export class OwnerDispatch {
       query: forwarded.query,
       body: forwarded.body,
       idempotencyKey: forwarded.idempotency_key ?? undefined,
+      preferWaitSeconds: forwarded.prefer_wait_seconds ?? undefined,
     };
     return operation.handle(input, pickServices(this.services, operation.uses));
   }
@@ -68,6 +70,7 @@ export class OwnerDispatch {
       query: input.query ?? {},
       body: input.body ?? null,
       idempotency_key: typeof input.idempotencyKey === 'string' ? input.idempotencyKey : null,
+      prefer_wait_seconds: input.preferWaitSeconds ?? null,
     };
     const answer = await this.gateway.nodeClient.call(node, 'POST', DISPATCH_PATH.replace(':operationId', operationId), forwarded, signal);
     const headers = Object.fromEntries(RELAYED_HEADERS.flatMap((name) => {

@@ -57,7 +57,15 @@ function inputOf(request: FastifyRequest): OperationInput<RequestSchemas> {
     query: request.query,
     body: request.body,
     idempotencyKey: request.headers['idempotency-key'],
+    preferWaitSeconds: preferredWaitSeconds(request.headers.prefer),
   };
+}
+
+/** The `wait` preference of a Prefer header, in seconds; undefined without one (RFC 7240). */
+function preferredWaitSeconds(header: string | string[] | undefined): number | undefined {
+  const values = Array.isArray(header) ? header.join(',') : header;
+  const match = values === undefined ? null : /(?:^|[,;\s])wait\s*=\s*"?(\d{1,9})"?/i.exec(values);
+  return match === null ? undefined : Number(match[1]);
 }
 
 /** Sends an operation's answer, made here or relayed from the owner, with its headers. */

@@ -7,14 +7,14 @@ import type { LinkPreview, LinkPreviewAsk } from '../../domain/structured-conten
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import type { SendRequest } from '../../messaging/send-message.ts';
+import type { SendOutcome, SendRequest } from '../../messaging/send-message.ts';
 import type { Answer } from './operation.ts';
 import type { OperationServices } from './services.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import { notOwned } from './owner-dispatch.ts';
 
 /** What a send reaches: the senders and the media it stores or reuses. */
-export type SendingServices = Pick<OperationServices, 'sender' | 'idempotentSender' | 'media' | 'mediaLinks' | 'sendBacklog' | 'accounts' | 'linkPreviews'>;
+export type SendingServices = Pick<OperationServices, 'sender' | 'governor' | 'idempotentSender' | 'media' | 'mediaLinks' | 'sendBacklog' | 'accounts' | 'linkPreviews'>;
 
 export interface SendAnswer {
   statusCode: number;
@@ -27,12 +27,26 @@ export function asAnswer(answer: SendAnswer): Answer {
   return { statusCode: answer.statusCode, body: answer.body, ...(answer.replayed && { headers: { 'Idempotent-Replayed': 'true' } }) };
 }
 
-/** The send as this node makes it, once it serves from_phone (or no node does and it answers why); refused at once past the node's backlog. */
-export function sendHere(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
-  return services.sendBacklog.admit(() => sendAdmitted(services, accountId, input, idempotencyKey));
+/**
+ * The send as this node makes it, once it serves from_phone (or no node does and it answers why);
+ * refused at once past the node's backlog. A client's wait for a queued message holds no place in it.
+ */
+export async function sendHere(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined, preferWaitSeconds?: number): Promise<SendAnswer> {
+  const answer = await services.sendBacklog.admit(() => sendOnce(services, accountId, input, idempotencyKey));
+  const waitMs = input.wait === true ? null : preferWaitSeconds === undefined ? undefined : preferWaitSeconds * 1_000;
+  if (answer.statusCode !== 202 || waitMs === undefined || answer.replayed) return answer;
+  // The client asked for the answer once the message has left: the API promises no time-out.
+  const queued = answer.body as { message_id: string };
+  const left = await services.governor.waitForLeave(queued.message_id, waitMs);
+  if (left === undefined) return answer;
+  if (left === 'sent') {
+    const { scheduled_for: _due, expires_at: _expiry, wait_reason: _reason, ...sent } = answer.body as Record<string, unknown>;
+    return { statusCode: 200, body: { ...sent, status: 'sent' }, replayed: false };
+  }
+  return { ...answer, body: { ...(answer.body as object), status: left } };
 }
 
-async function sendAdmitted(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
+async function sendOnce(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
   // A replay of a send with a file is answered before the file is stored again; only a URL's
   // bytes are unknown until fetched, so those sends reach the claim after their fetch.
   if (idempotencyKey !== undefined && input.media !== undefined) {
@@ -57,10 +71,14 @@ async function sendAdmitted(services: SendingServices, accountId: string, input:
     ...contentOf(input),
     ...(preview !== undefined && { structured: { linkPreview: preview.preview } }),
     ...(preview?.thumbnail !== undefined && { linkPreviewThumbnail: preview.thumbnail }),
+    ...(input.schedule !== undefined && { schedule: input.schedule }),
   };
-  const present = (message: Message) => presentMessage(message, media, addressesOf(services));
+  const present = (message: SendOutcome) => presentSent(message, media, addressesOf(services));
   // Without a key the send takes its usual path, with no idempotency work at all.
-  if (idempotencyKey === undefined) return { statusCode: 200, body: present(await services.sender.send(sendRequest)), replayed: false };
+  if (idempotencyKey === undefined) {
+    const outcome = await services.sender.send(sendRequest);
+    return { statusCode: outcome.queue === undefined ? 200 : 202, body: present(outcome), replayed: false };
+  }
   const outcome = await services.idempotentSender.send(sendRequest, idempotencyKey, present);
   return { statusCode: outcome.statusCode, body: outcome.body, replayed: outcome.replayed };
 }
@@ -85,6 +103,18 @@ async function resolveLinkPreview(services: Pick<SendingServices, 'media' | 'lin
   const image = await services.media.find(accountId, ask.thumbnailMediaId, 'link_preview.thumbnail_media_id');
   if (image.kind !== 'image') throw new AppError('media_kind_mismatch', `link_preview.thumbnail_media_id is ${image.mimeType}, not an image.`, { field: 'link_preview.thumbnail_media_id', kind: 'image', mime_type: image.mimeType });
   return { preview, thumbnail: await services.media.outgoing(image).read() };
+}
+
+/** A send's answer: the message as sent (200), or as queued with when it is due (202). */
+export function presentSent(outcome: SendOutcome, media: MediaObject | undefined, addresses: ReturnType<typeof addressesOf>) {
+  const presented = presentMessage(outcome, media, addresses);
+  if (outcome.queue === undefined) return presented;
+  return {
+    ...presented,
+    scheduled_for: outcome.queue.scheduledFor.toISOString(),
+    expires_at: outcome.queue.expiresAt.toISOString(),
+    wait_reason: outcome.queue.waitReason,
+  };
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Gateway } from '../../main.ts';
  */
 export type OperationServices = Pick<
   Gateway,
-  'numbers' | 'sender' | 'idempotentSender' | 'media' | 'mediaLinks' | 'typing' | 'numberChecks' | 'messageActions' | 'history' | 'groups' | 'sandboxInbox' | 'pauses' | 'contacts' | 'chats' | 'identities' | 'blocklist' | 'presence' | 'profiles' | 'sendBacklog' | 'polls' | 'accounts' | 'linkPreviews'
+  'numbers' | 'sender' | 'governor' | 'sendQueues' | 'idempotentSender' | 'media' | 'mediaLinks' | 'typing' | 'numberChecks' | 'messageActions' | 'history' | 'groups' | 'sandboxInbox' | 'pauses' | 'contacts' | 'chats' | 'identities' | 'blocklist' | 'presence' | 'profiles' | 'sendBacklog' | 'polls' | 'accounts' | 'linkPreviews'
 > & {
   /** The longest text a message may carry (WAGW_MAX_MESSAGE_LENGTH). */
   maxMessageLength: number;
@@ -16,8 +16,8 @@ export type OperationServices = Pick<
 
 /** The operation services of a gateway. */
 export function operationServices(gateway: Gateway): OperationServices {
-  const { numbers, sender, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox, pauses, contacts, chats, identities, blocklist, presence, profiles, sendBacklog, polls, accounts, linkPreviews } = gateway;
-  return { numbers, sender, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox, pauses, contacts, chats, identities, blocklist, presence, profiles, sendBacklog, polls, accounts, linkPreviews, maxMessageLength: gateway.config.maxMessageLength, mediaLinkTtlMs: gateway.config.media.linkTtlMs };
+  const { numbers, sender, governor, sendQueues, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox, pauses, contacts, chats, identities, blocklist, presence, profiles, sendBacklog, polls, accounts, linkPreviews } = gateway;
+  return { numbers, sender, governor, sendQueues, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox, pauses, contacts, chats, identities, blocklist, presence, profiles, sendBacklog, polls, accounts, linkPreviews, maxMessageLength: gateway.config.maxMessageLength, mediaLinkTtlMs: gateway.config.media.linkTtlMs };
 }
 
 /** Only the services `uses` names. */

@@ -383,6 +383,8 @@ export async function listInterruptedSends(
     .select(['id', 'account_id', 'from_phone', 'to_phone', 'created_at'])
     .where('direction', '=', 'outbound')
     .where('status', '=', 'queued')
+    // A message waiting in the send governor's queue is no interrupted send.
+    .where('scheduled_for', 'is', null)
     .where('created_at', '<', createdBefore.getTime())
     .execute();
   return rows.map((row) => ({

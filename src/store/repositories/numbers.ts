@@ -56,7 +56,7 @@ const selectNumberWithPlanByPhone = compiledStatement((db, v: { phone: string })
     .selectFrom('whatsapp_numbers')
     .innerJoin('accounts', 'accounts.id', 'whatsapp_numbers.account_id')
     .select(NUMBER_COLUMNS.map((column) => `whatsapp_numbers.${column}` as const))
-    .select(['accounts.plan', 'accounts.custom_monthly_limit'])
+    .select(['accounts.plan', 'accounts.custom_monthly_limit', 'whatsapp_numbers.send_policy as number_send_policy', 'accounts.send_policy as account_send_policy'])
     .where('whatsapp_numbers.phone', '=', v.phone),
 );
 
@@ -111,14 +111,16 @@ export interface NumberWithPlan {
   number: WhatsAppNumber;
   plan: string;
   customMonthlyLimit: number | null;
+  /** The send policies stored for the number and its account (null inherits); read with it, so a send costs no extra read. */
+  sendPolicies: { number: string | null; account: string | null };
 }
 
 /** The send path's one read: the sending number together with its account's volume terms. */
 export async function findNumberWithPlanByPhone(db: Executor, phone: E164): Promise<NumberWithPlan | undefined> {
   const row = (await selectNumberWithPlanByPhone(db, { phone })).rows[0];
   if (row === undefined) return undefined;
-  const { plan, custom_monthly_limit, ...numberRow } = row;
-  return { number: toNumber(numberRow), plan, customMonthlyLimit: custom_monthly_limit };
+  const { plan, custom_monthly_limit, number_send_policy, account_send_policy, ...numberRow } = row;
+  return { number: toNumber(numberRow), plan, customMonthlyLimit: custom_monthly_limit, sendPolicies: { number: number_send_policy, account: account_send_policy } };
 }
 
 /** The holder belonged to the old account, so it is cleared with the move. */

@@ -1,0 +1,118 @@
+import { PRESET_NAMES } from '../domain/send-policy.ts';
+import { WAIT_REASONS } from '../messaging/governor/decision.ts';
+import type { QueueView } from '../messaging/governor/send-queue-service.ts';
+import { ref } from './message-schemas.ts';
+
+/** A count of 0 or more, or null for no cap. */
+const cap = (description: string) => ({ type: ['integer', 'null'], minimum: 0, maximum: 1_000_000, description }) as const;
+const milliseconds = (description: string) => ({ type: 'integer', minimum: 0, maximum: 7 * 86_400_000, description }) as const;
+
+/** A send policy's figures (docs/send-governor.md); in a request every field is optional. */
+export const sendPolicyProperties = {
+  min_gap_ms: milliseconds('The least time between two sends of the number.'),
+  max_gap_ms: milliseconds('The most; each gap is drawn at random between the two (jitter). Defaults to min_gap_ms.'),
+  per_minute: cap('Sends over any rolling minute; null for no cap.'),
+  per_hour: cap('Sends over any rolling hour; null for no cap.'),
+  per_day: cap('Sends over any rolling 24 hours; null for no cap.'),
+  per_recipient_gap_ms: milliseconds('The least time between two sends to the same recipient.'),
+  first_contacts_per_day: cap('Recipients the number never exchanged a message with, over any rolling 24 hours; null for no cap.'),
+  warm_up: {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    required: ['start', 'daily_increase'],
+    properties: { start: { type: 'integer', minimum: 0, maximum: 1_000_000 }, daily_increase: { type: 'integer', minimum: 0, maximum: 1_000_000 } },
+    description: 'A newly added number\'s first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day.',
+  },
+  quiet_hours: {
+    type: ['object', 'null'],
+    additionalProperties: false,
+    required: ['start', 'end', 'time_zone'],
+    properties: {
+      start: { type: 'string', maxLength: 5, examples: ['22:00'] },
+      end: { type: 'string', maxLength: 5, examples: ['08:00'] },
+      time_zone: { type: 'string', maxLength: 64, description: 'An IANA time zone name.', examples: ['Europe/Berlin'] },
+    },
+    description: 'No message leaves from start to end (local "HH:MM" in time_zone; may span midnight).',
+  },
+  typing_before_send: { type: 'boolean', description: 'Show "typing…" to the recipient before each send, for a time that grows with the text.' },
+} as const;
+
+/** What a request sets: a preset's name, a policy of its own, or null to inherit. */
+export const sendPolicySettingInput = {
+  anyOf: [
+    { type: 'string', enum: [...PRESET_NAMES] },
+    { type: 'object', additionalProperties: false, properties: sendPolicyProperties },
+    { type: 'null' },
+  ],
+  description: 'A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the gateway\'s WAGW_SEND_POLICY).',
+} as const;
+
+const sendPolicyComponent = {
+  $id: 'SendPolicy',
+  type: 'object',
+  required: Object.keys(sendPolicyProperties),
+  properties: sendPolicyProperties,
+} as const;
+
+export const sendPolicySettingComponent = {
+  $id: 'SendPolicySetting',
+  type: 'object',
+  description: 'The send policy in force and where it comes from.',
+  required: ['source', 'preset', 'policy'],
+  properties: {
+    source: { type: 'string', enum: ['number', 'account', 'gateway'], description: 'Whose setting it is: the number\'s own, its account\'s default, or the gateway\'s (WAGW_SEND_POLICY).' },
+    preset: { type: ['string', 'null'], enum: [...PRESET_NAMES, null], description: 'The preset\'s name; null for a policy of its own.' },
+    policy: { anyOf: [ref('SendPolicy'), { type: 'null' }], description: 'The figures; null when the governor is off.' },
+  },
+} as const;
+
+const queuedEntry = {
+  type: 'object',
+  required: ['message_id', 'to', 'scheduled_for', 'expires_at', 'wait_reason', 'created_at'],
+  properties: {
+    message_id: { type: 'string' },
+    to: { type: 'string', description: 'The recipient: a phone (E.164) or a group id.' },
+    scheduled_for: { type: 'string', format: 'date-time' },
+    expires_at: { type: ['string', 'null'], format: 'date-time' },
+    wait_reason: { type: 'string', enum: [...WAIT_REASONS] },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+export const numberQueueComponent = {
+  $id: 'NumberQueue',
+  type: 'object',
+  required: ['number_id', 'phone', 'total', 'counts', 'next_scheduled_for', 'send_policy', 'messages', 'next_cursor'],
+  properties: {
+    number_id: { type: 'string' },
+    phone: { type: 'string' },
+    total: { type: 'integer', description: 'Messages waiting.' },
+    counts: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Waiting messages by wait_reason.' },
+    next_scheduled_for: { type: ['string', 'null'], format: 'date-time', description: 'When the next message is due to leave.' },
+    send_policy: ref('SendPolicySetting'),
+    messages: { type: 'array', items: queuedEntry, description: 'The waiting messages in the order they are due to leave.' },
+    next_cursor: { type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last.' },
+  },
+} as const;
+
+export const sendPolicySchemaComponents = [sendPolicyComponent, sendPolicySettingComponent, numberQueueComponent] as const;
+
+export function presentQueue(number: { id: string; phone: string }, view: QueueView) {
+  return {
+    number_id: number.id,
+    phone: number.phone,
+    total: view.total,
+    counts: view.counts,
+    next_scheduled_for: view.nextScheduledFor?.toISOString() ?? null,
+    send_policy: view.policy,
+    messages: view.messages.map((message) => ({
+      message_id: message.id,
+      to: message.toPhone,
+      scheduled_for: message.scheduledFor.toISOString(),
+      expires_at: message.expiresAt?.toISOString() ?? null,
+      wait_reason: message.waitReason,
+      created_at: message.createdAt.toISOString(),
+    })),
+    next_cursor: view.nextCursor,
+  };
+}

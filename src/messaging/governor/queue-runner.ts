@@ -1,0 +1,201 @@
+import type { Logger } from 'pino';
+import type { SessionLease, WhatsAppNumber } from '../../domain/model.ts';
+import type { Store } from '../../store/database.ts';
+import { findMessageById } from '../../store/repositories/messages.ts';
+import { findNumberById } from '../../store/repositories/numbers.ts';
+import { deferWaiting, findSendPolicies, listDueOnNode, listExpiredOnNode, listGovernedMarks, nextDueOnNode, type WaitingMessage } from '../../store/repositories/send-queue.ts';
+import type { SendMessageService } from '../send-message.ts';
+import type { SessionSupervisor } from '../session-supervisor.ts';
+import { decide, typingDurationMs } from './decision.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isGroupId } from '../../domain/groups.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { TypingService } from '../typing.ts';
+import { NO_LIMITS, type SendGovernor } from './send-governor.ts';
+import type { SendHold } from '../../domain/number-pauses.ts';
+
+
+/** The runner's leases: this node's id, and the lease it holds on a number now. */
+export interface LeaseView {
+  readonly nodeId: string;
+  leaseOf(numberId: string): SessionLease | undefined;
+}
+
+export interface QueueRunnerOptions {
+  /**
+   * The longest the timer sleeps without looking (WAGW_SEND_QUEUE_CHECK_MS): what bounds how late
+   * a new owner starts a queue after a failover, and a held or disconnected number is asked again.
+   */
+  idleCheckMs: number;
+  /** Due messages read per pass. */
+  batchSize: number;
+}
+
+/** Counts what leaves the queue, for the metrics. */
+export interface QueueObserver {
+  released(waitMs: number): void;
+}
+
+const DAY_MS = 86_400_000;
+const STILL_DUE_REST_MS = 250;
+
+/**
+ * Runs the send queues of the numbers this node owns (ADR 0029): one timer for the node, set to
+ * the earliest time anything is due on its numbers (a release or an expiry), never a poll of
+ * each number. A message queued here moves the timer earlier; a new owner finds its numbers'
+ * due rows on its next look, at most idleCheckMs after it gained them.
+ */
+export class QueueRunner {
+  private timer: NodeJS.Timeout | undefined;
+  private wakeAt: number | null = null;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+
+  constructor(
+    private readonly store: Store,
+    private readonly leases: LeaseView,
+    private readonly supervisor: Pick<SessionSupervisor, 'sessionStatus'>,
+    private readonly governor: SendGovernor,
+    private readonly sender: Pick<SendMessageService, 'sendReleased' | 'settleWaiting'>,
+    private readonly hold: SendHold,
+    private readonly typist: Pick<TypingService, 'show'>,
+    private readonly observer: QueueObserver,
+    private readonly logger: Logger,
+    private readonly options: QueueRunnerOptions,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.governor.queuedListener = (at) => this.wakeBy(at);
+    void this.runOnce();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.wakeAt = null;
+    await this.running;
+  }
+
+  /** Something is due at `at`: wake by then. */
+  wakeBy(at: Date): void {
+    if (this.stopped) return;
+    if (this.wakeAt === null || at.getTime() < this.wakeAt) this.sleepUntil(at.getTime());
+  }
+
+  /** One pass now (or right after the one under way): expiries, then due releases. */
+  runOnce(): Promise<void> {
+    if (this.running !== undefined) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.pass()
+      .catch((error: unknown) => this.logger.error({ err: error }, 'the send queue pass failed'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          void this.runOnce();
+        }
+      });
+    return this.running;
+  }
+
+  private sleepUntil(at: number): void {
+    clearTimeout(this.timer);
+    const delayMs = Math.min(Math.max(0, at - Date.now()), this.options.idleCheckMs);
+    this.wakeAt = Date.now() + delayMs;
+    this.timer = setTimeout(() => {
+      this.wakeAt = null;
+      void this.runOnce();
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private async pass(): Promise<void> {
+    const now = new Date();
+    await this.expire(now);
+    const due = await listDueOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize);
+    const byNumber = new Map<string, WaitingMessage[]>();
+    for (const message of due) byNumber.set(message.numberId, [...(byNumber.get(message.numberId) ?? []), message]);
+    await Promise.all([...byNumber].map(([numberId, messages]) => this.releaseNumber(numberId, messages).catch((error: unknown) => {
+      this.logger.error({ err: error, numberId }, 'could not release the due messages of a number');
+    })));
+    if (this.stopped) return;
+    if (due.length === this.options.batchSize) {
+      this.again = true;
+      return;
+    }
+    const next = await nextDueOnNode(this.store.db, this.leases.nodeId);
+    // Still due after the pass: queued while it ran, or of a number whose lease is changing
+    // hands. A short rest keeps the latter from spinning and costs the former little.
+    this.sleepUntil(next === null ? Date.now() + this.options.idleCheckMs : Math.max(next.getTime(), Date.now() + STILL_DUE_REST_MS));
+  }
+
+  private async expire(now: Date): Promise<void> {
+    for (const waiting of await listExpiredOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize)) {
+      const message = await findMessageById(this.store.db, waiting.id);
+      if (message === undefined) continue;
+      if (await this.sender.settleWaiting(message, 'expired', this.leases.leaseOf(waiting.numberId))) this.governor.messageLeft(waiting.id, 'expired');
+    }
+  }
+
+  /** The number's due messages in order, each decided again over the sends actually made. */
+  private async releaseNumber(numberId: string, messages: WaitingMessage[]): Promise<void> {
+    const lease = this.leases.leaseOf(numberId);
+    const number = lease === undefined ? undefined : await findNumberById(this.store.db, numberId);
+    if (lease === undefined || number === undefined) return;
+    const held = this.hold.holdOf(numberId);
+    if (held !== null) {
+      await deferWaiting(this.store.db, numberId, held.until ?? new Date(Date.now() + this.options.idleCheckMs), 'paused');
+      return;
+    }
+    if (this.supervisor.sessionStatus(number) !== 'connected') {
+      await deferWaiting(this.store.db, numberId, new Date(Date.now() + this.options.idleCheckMs), 'not_connected');
+      return;
+    }
+    const stored = await findSendPolicies(this.store.db, numberId);
+    const policy = (stored === undefined ? null : this.governor.resolve(stored).policy) ?? NO_LIMITS;
+    await this.governor.withNumberLock(numberId, async () => {
+      for (const waiting of messages) {
+        if (this.stopped || this.leases.leaseOf(numberId)?.epoch !== lease.epoch) return;
+        const now = new Date();
+        const sent = (await listGovernedMarks(this.store.db, numberId, new Date(now.getTime() - DAY_MS))).filter((mark) => !mark.planned);
+        // The jitter was spent when the time was planned; here only the policy's floor is checked.
+        const decision = decide(policy, { marks: sent, linkedAt: number.createdAt }, { recipient: waiting.toPhone, firstContact: waiting.firstContact, notBefore: null }, now, () => 0);
+        if (decision.kind === 'wait') {
+          await deferWaiting(this.store.db, numberId, decision.until, decision.reason);
+          return;
+        }
+        if (policy.typingBeforeSend) await this.showTyping(number, waiting);
+        await this.release(number, waiting, lease);
+      }
+    });
+  }
+
+  /** "typing…" to a direct chat for a time that grows with the text; a group is not shown typing. */
+  private async showTyping(number: WhatsAppNumber, waiting: WaitingMessage): Promise<void> {
+    if (isGroupId(waiting.toPhone)) return;
+    try {
+      await this.typist.show(number, waiting.toPhone as E164, 'composing');
+      await sleep(typingDurationMs(waiting.textLength));
+    } catch (error) {
+      this.logger.debug({ err: error, messageId: waiting.id }, 'could not show typing before a queued message; sending it anyway');
+    }
+  }
+
+  private async release(number: WhatsAppNumber, waiting: WaitingMessage, lease: SessionLease): Promise<void> {
+    try {
+      const left = await this.sender.sendReleased(number, waiting, lease);
+      if (left === undefined) return;
+      this.observer.released(Date.now() - waiting.createdAt.getTime());
+      this.governor.messageLeft(waiting.id, left.status === 'sent' || left.status === 'unknown' ? left.status : 'failed');
+    } catch (error) {
+      // The engine refused it: the message is failed (its unit returned) by the send path itself.
+      this.logger.warn({ err: error, messageId: waiting.id }, 'a queued message could not be sent');
+      this.governor.messageLeft(waiting.id, 'failed');
+    }
+  }
+}

@@ -1,0 +1,172 @@
+import type { GovernorConfig } from '../../config.ts';
+import { AppError } from '../../domain/errors.ts';
+import type { Message, WhatsAppNumber } from '../../domain/model.ts';
+import { parsePolicyBody, readStoredSetting, resolvePolicy, type PolicySetting, type SendPolicy } from '../../domain/send-policy.ts';
+import type { Store } from '../../store/database.ts';
+import type { GroupCommitter } from '../../store/group-commit.ts';
+import { findMessageById } from '../../store/repositories/messages.ts';
+import { hasExchangedWith, insertGovernedMessage, listGovernedMarks, type QueuedOptions } from '../../store/repositories/send-queue.ts';
+import { decide, type WaitReason } from './decision.ts';
+
+const DAY_MS = 86_400_000;
+/** With the governor off, a send_at still waits for its time: the policy of no limits. */
+export const NO_LIMITS: SendPolicy = parsePolicyBody({}, 'send_policy');
+
+/** When the caller wants the message to leave, and until when it may wait. */
+export interface SendSchedule {
+  sendAt?: Date;
+  expiresAt?: Date;
+}
+
+/** How a message left the queue. */
+export type LeftAs = 'sent' | 'failed' | 'unknown' | 'cancelled' | 'expired';
+
+/** Where a governed send stands once it is stored. */
+export type Admission =
+  | { kind: 'refused' }
+  | { kind: 'now' }
+  | { kind: 'queued'; scheduledFor: Date; expiresAt: Date; waitReason: WaitReason };
+
+/** The stored policy settings of a number and its account (null inherits). */
+export interface StoredSettings {
+  number: string | null;
+  account: string | null;
+}
+
+/**
+ * The per-number send governor (docs/send-governor.md, ADR 0029). It runs on the node that owns
+ * the number (sends are owner-dispatched), which serialises each number's decisions here: two
+ * sends decided at once would both see the other's gap as free.
+ */
+export class SendGovernor {
+  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly leaveWaiters = new Map<string, ((left: LeftAs | undefined) => void)[]>();
+  /** Called with the time of each message queued here, so the runner's timer can wake for it. */
+  queuedListener: (scheduledFor: Date) => void = () => {};
+
+  constructor(
+    private readonly store: Store,
+    private readonly committer: GroupCommitter,
+    readonly config: GovernorConfig,
+    private readonly random: () => number = Math.random,
+  ) {}
+
+  /** The setting in force and its policy: the number's, else its account's, else the gateway's. */
+  resolve(stored: StoredSettings): { setting: PolicySetting; policy: SendPolicy | null } {
+    return resolvePolicy(readStoredSetting(stored.number), readStoredSetting(stored.account), { preset: this.config.defaultPreset });
+  }
+
+  /** The policy a send obeys, or null when it goes the ungoverned way of today (off, no send_at). */
+  policyForSend(stored: StoredSettings, schedule: SendSchedule | undefined): SendPolicy | null {
+    const { policy } = stored.number === null && stored.account === null && this.config.defaultPreset === 'off' ? { policy: null } : this.resolve(stored);
+    if (policy !== null) return policy;
+    return schedule?.sendAt !== undefined ? NO_LIMITS : null;
+  }
+
+  /** Refuses a send_at past the horizon and an expires_at that cannot be kept. */
+  checkSchedule(schedule: SendSchedule, now: Date): void {
+    if (schedule.sendAt !== undefined && schedule.sendAt.getTime() > now.getTime() + this.config.sendAtHorizonMs) {
+      const days = this.config.sendAtHorizonMs / DAY_MS;
+      throw new AppError('invalid_schedule', `send_at may be at most ${days} days ahead (WAGW_SEND_AT_HORIZON_DAYS).`, { field: 'send_at', horizon_days: days });
+    }
+    const earliest = Math.max(now.getTime(), schedule.sendAt?.getTime() ?? 0);
+    if (schedule.expiresAt !== undefined && schedule.expiresAt.getTime() <= earliest) {
+      throw new AppError('invalid_schedule', 'expires_at must be after now and after send_at.', { field: 'expires_at' });
+    }
+  }
+
+  /**
+   * Decides when the message may leave and stores it with its unit: at once (the caller hands it
+   * to the engine as today), or waiting in the number's queue. The decision and the insert run
+   * under the number's lock, so that the next send of the number sees this one. A number that is
+   * held (paused) never sends at once: the message waits, with reason `paused`, at least until the
+   * hold's lift time, and the runner keeps it until the hold is gone.
+   */
+  admit(number: WhatsAppNumber, message: Message, policy: SendPolicy, unit: { period: string; limit: number | null }, schedule: SendSchedule | undefined, options: QueuedOptions | null, beforeInsert: (trx: Parameters<Parameters<GroupCommitter['run']>[0]>[0]) => Promise<void>, held: { until: Date | null } | null = null): Promise<Admission> {
+    return this.withNumberLock(number.id, async () => {
+      const now = new Date();
+      const recipient = message.group == null ? message.toPhone : message.group.id;
+      const firstContact = message.group == null && needsFirstContacts(policy) && !(await hasExchangedWith(this.store.db, number.accountId, number.id, message.toPhone));
+      const marks = await listGovernedMarks(this.store.db, number.id, new Date(now.getTime() - DAY_MS));
+      // First in, first out: a message that is not scheduled goes behind those already waiting.
+      const tail = Math.max(0, ...marks.filter((mark) => mark.planned && !mark.scheduled).map((mark) => mark.at));
+      const sendAt = schedule?.sendAt;
+      const notBefore = Math.max(tail, sendAt?.getTime() ?? 0);
+      const decision = decide(policy, { marks, linkedAt: number.createdAt }, { recipient, firstContact, notBefore: notBefore === 0 ? null : new Date(notBefore) }, now, this.random);
+      let waitReason: WaitReason | undefined = decision.kind === 'now' ? undefined : decision.reason === 'scheduled' && (sendAt === undefined || sendAt.getTime() < tail) ? 'gap' : decision.reason;
+      let scheduledFor = decision.kind === 'now' ? null : decision.until;
+      if (held !== null && (scheduledFor === null || (held.until !== null && held.until > scheduledFor))) {
+        scheduledFor = new Date(Math.max(now.getTime(), held.until?.getTime() ?? 0));
+        waitReason = 'paused';
+      }
+      const expiresAt = schedule?.expiresAt ?? new Date(Math.max(now.getTime(), sendAt?.getTime() ?? 0) + this.config.defaultExpiryMs);
+      const admitted = await this.committer.run(async (trx) => {
+        await beforeInsert(trx);
+        return insertGovernedMessage(trx, message, unit, {
+          scheduledFor,
+          expiresAt: scheduledFor === null ? null : expiresAt,
+          waitReason: waitReason ?? null,
+          releasedAt: scheduledFor === null ? now : null,
+          firstContact,
+          options: scheduledFor === null ? null : options,
+        });
+      });
+      if (!admitted) return { kind: 'refused' };
+      if (scheduledFor === null) return { kind: 'now' };
+      this.queuedListener(scheduledFor);
+      return { kind: 'queued', scheduledFor, expiresAt, waitReason: waitReason! };
+    });
+  }
+
+  /**
+   * Resolves when the message leaves the queue on this node (sent, failed, cancelled or expired),
+   * or after `timeoutMs` (null waits as long as it takes); true when it left. A client that asked
+   * to wait is answered then; its message waits in the database either way.
+   */
+  waitForLeave(messageId: string, timeoutMs: number | null): Promise<LeftAs | undefined> {
+    return new Promise((resolve) => {
+      const timer = timeoutMs === null ? undefined : setTimeout(() => finish(undefined), timeoutMs);
+      const finish = (left: LeftAs | undefined) => {
+        clearTimeout(timer);
+        const waiting = this.leaveWaiters.get(messageId)?.filter((waiter) => waiter !== finish) ?? [];
+        if (waiting.length === 0) this.leaveWaiters.delete(messageId);
+        else this.leaveWaiters.set(messageId, waiting);
+        resolve(left);
+      };
+      this.leaveWaiters.set(messageId, [...(this.leaveWaiters.get(messageId) ?? []), finish]);
+      // It may have left before the waiter was registered: the row says so.
+      void findMessageById(this.store.db, messageId).then(
+        (message) => {
+          if (message !== undefined && message.status !== 'queued') finish(asLeft(message.status));
+        },
+        () => undefined,
+      );
+    });
+  }
+
+  /** The message left the queue: whoever waits for it is answered. */
+  messageLeft(messageId: string, status: LeftAs): void {
+    for (const finish of this.leaveWaiters.get(messageId) ?? []) finish(status);
+  }
+
+  /** Runs `work` alone among this node's governed work on the number. */
+  async withNumberLock<T>(numberId: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(numberId) ?? Promise.resolve();
+    const run = previous.then(work, work);
+    const settled = run.catch(() => undefined);
+    this.locks.set(numberId, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(numberId) === settled) this.locks.delete(numberId);
+    }
+  }
+}
+
+function asLeft(status: Message['status']): LeftAs {
+  return status === 'cancelled' || status === 'expired' || status === 'failed' || status === 'unknown' ? status : 'sent';
+}
+
+function needsFirstContacts(policy: SendPolicy): boolean {
+  return policy.firstContactsPerDay !== null || policy.warmUp !== null;
+}

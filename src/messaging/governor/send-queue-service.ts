@@ -1,0 +1,129 @@
+import { AppError } from '../../domain/errors.ts';
+import type { Message, WhatsAppNumber } from '../../domain/model.ts';
+import { policyBody, policyOf, storedSetting, type PolicySetting, type SendPolicyBody } from '../../domain/send-policy.ts';
+import type { Store } from '../../store/database.ts';
+import { findMessageById } from '../../store/repositories/messages.ts';
+import {
+  countWaitingByReason,
+  findAccountSendPolicy,
+  findSendPolicies,
+  listWaitingPage,
+  setAccountSendPolicy,
+  setNumberSendPolicy,
+  type WaitingMessage,
+} from '../../store/repositories/send-queue.ts';
+import type { SendMessageService } from '../send-message.ts';
+import type { LeaseView } from './queue-runner.ts';
+import type { SendGovernor } from './send-governor.ts';
+
+/** A policy setting as the API shows it: where it comes from, its preset if any, and its figures. */
+export interface PresentedPolicy {
+  source: 'number' | 'account' | 'gateway';
+  preset: string | null;
+  /** Null for the governor off. */
+  policy: SendPolicyBody | null;
+}
+
+export interface QueueView {
+  counts: Record<string, number>;
+  total: number;
+  nextScheduledFor: Date | null;
+  messages: WaitingMessage[];
+  nextCursor: string | null;
+  policy: PresentedPolicy;
+}
+
+const CLEAR_BATCH = 500;
+
+/**
+ * What the API does with send policies and queues: set a number's or the account's policy, show
+ * a number's queue, cancel one waiting message, clear a number's queue (after a ban, leftover
+ * messages must not go out from a replacement number).
+ */
+export class SendQueueService {
+  constructor(
+    private readonly store: Store,
+    private readonly governor: SendGovernor,
+    private readonly sender: Pick<SendMessageService, 'settleWaiting'>,
+    private readonly leases: Pick<LeaseView, 'leaseOf'>,
+  ) {}
+
+  async setNumberPolicy(number: WhatsAppNumber, setting: PolicySetting | null): Promise<PresentedPolicy> {
+    await setNumberSendPolicy(this.store.db, number.id, setting === null ? null : storedSetting(setting));
+    return this.numberPolicy(number);
+  }
+
+  async numberPolicy(number: WhatsAppNumber): Promise<PresentedPolicy> {
+    const stored = (await findSendPolicies(this.store.db, number.id)) ?? { number: null, account: null };
+    const source = stored.number !== null ? 'number' : stored.account !== null ? 'account' : 'gateway';
+    return present(source, this.governor.resolve(stored).setting);
+  }
+
+  async accountPolicy(accountId: string): Promise<PresentedPolicy> {
+    const stored = await findAccountSendPolicy(this.store.db, accountId);
+    return present(stored === null ? 'gateway' : 'account', this.governor.resolve({ number: null, account: stored }).setting);
+  }
+
+  async setAccountPolicy(accountId: string, setting: PolicySetting | null): Promise<PresentedPolicy> {
+    await setAccountSendPolicy(this.store.db, accountId, setting === null ? null : storedSetting(setting));
+    return this.accountPolicy(accountId);
+  }
+
+  async view(number: WhatsAppNumber, limit: number, cursor: string | undefined): Promise<QueueView> {
+    const after = cursor === undefined ? undefined : parseCursor(cursor);
+    const [counts, page, policy] = await Promise.all([
+      countWaitingByReason(this.store.db, number.id),
+      listWaitingPage(this.store.db, number.id, limit + 1, after),
+      this.numberPolicy(number),
+    ]);
+    const messages = page.slice(0, limit);
+    const last = messages.at(-1);
+    const first = after === undefined ? messages[0] : (await listWaitingPage(this.store.db, number.id, 1))[0];
+    return {
+      counts,
+      total: Object.values(counts).reduce((sum, count) => sum + count, 0),
+      nextScheduledFor: first?.scheduledFor ?? null,
+      messages,
+      nextCursor: page.length > limit && last !== undefined ? `${last.scheduledFor.getTime()}_${last.id}` : null,
+      policy,
+    };
+  }
+
+  /** Cancels a waiting message on its owner: `cancelled`, its unit back, an event; 409 once it has left. */
+  async cancel(number: WhatsAppNumber, message: Message): Promise<Message> {
+    const cancelled = await this.sender.settleWaiting(message, 'cancelled', this.leases.leaseOf(number.id));
+    if (!cancelled) {
+      const now = (await findMessageById(this.store.db, message.id)) ?? message;
+      throw new AppError('message_not_cancellable', `Message ${message.id} is not waiting in its number's queue (its status is ${now.status}); only a queued or scheduled message can be cancelled.`, { status: now.status });
+    }
+    this.governor.messageLeft(message.id, 'cancelled');
+    return { ...message, status: 'cancelled' };
+  }
+
+  /** Cancels every waiting message of the number; returns how many. */
+  async clear(number: WhatsAppNumber): Promise<number> {
+    let cleared = 0;
+    for (;;) {
+      const page = await listWaitingPage(this.store.db, number.id, CLEAR_BATCH);
+      for (const waiting of page) {
+        const message = await findMessageById(this.store.db, waiting.id);
+        if (message !== undefined && (await this.sender.settleWaiting(message, 'cancelled', this.leases.leaseOf(number.id)))) {
+          cleared++;
+          this.governor.messageLeft(message.id, 'cancelled');
+        }
+      }
+      if (page.length < CLEAR_BATCH) return cleared;
+    }
+  }
+}
+
+function present(source: PresentedPolicy['source'], setting: PolicySetting): PresentedPolicy {
+  const policy = policyOf(setting);
+  return { source, preset: 'preset' in setting ? setting.preset : null, policy: policy === null ? null : policyBody(policy) };
+}
+
+function parseCursor(cursor: string): { scheduledFor: number; id: string } {
+  const match = /^(\d{1,16})_(msg_[A-Za-z0-9_]+)$/.exec(cursor);
+  if (match === null) throw new AppError('invalid_request', 'cursor must be the next_cursor of an earlier page.', { field: 'cursor', problem: 'invalid' });
+  return { scheduledFor: Number(match[1]), id: match[2]! };
+}

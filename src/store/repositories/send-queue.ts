@@ -1,0 +1,297 @@
+import { sql } from 'kysely';
+import type { Message } from '../../domain/model.ts';
+import type { E164 } from '../../domain/phone.ts';
+import type { Executor } from '../database.ts';
+import { insertMessageGroups } from './groups.ts';
+import { findMessageById, insertMessage } from './messages.ts';
+import { reserveMonthlyUnit } from './usage.ts';
+
+/**
+ * The send governor's queue, which is the messages table (ADR 0029): a waiting message is
+ * `queued` with `scheduled_for`; `released_at` marks the sends the governor let go, which are
+ * the number's history its caps count.
+ */
+
+/** What a governed send stores beside its row. */
+export interface GovernedFields {
+  /** Null when the governor lets it go at once. */
+  scheduledFor: Date | null;
+  expiresAt: Date | null;
+  waitReason: string | null;
+  releasedAt: Date | null;
+  firstContact: boolean;
+  options: QueuedOptions | null;
+}
+
+/** What a waiting message needs at release that its row does not hold. */
+export interface QueuedOptions {
+  mentions?: readonly string[];
+  reply_to?: string;
+}
+
+/** A send of the number in the window, made (released) or planned (waiting). */
+export interface GovernedMark {
+  at: number;
+  recipient: string;
+  firstContact: boolean;
+  /** Waiting; `scheduled` too when it waits for its own send_at. */
+  planned: boolean;
+  scheduled: boolean;
+}
+
+/**
+ * Takes the unit and stores the governed message in one transaction: the unit is taken when the
+ * message is queued, as for any send. Returns whether a unit was left.
+ */
+export async function insertGovernedMessage(trx: Executor, message: Message, unit: { period: string; limit: number | null }, fields: GovernedFields): Promise<boolean> {
+  if (!(await reserveMonthlyUnit(trx, message.accountId, unit.period, unit.limit))) return false;
+  await insertMessage(trx, message);
+  await insertMessageGroups(trx, [message]);
+  await trx
+    .updateTable('messages')
+    .set({
+      scheduled_for: fields.scheduledFor?.getTime() ?? null,
+      expires_at: fields.expiresAt?.getTime() ?? null,
+      wait_reason: fields.waitReason,
+      released_at: fields.releasedAt?.getTime() ?? null,
+      first_contact: fields.firstContact ? 1 : 0,
+      queued_options: fields.options === null ? null : JSON.stringify(fields.options),
+    })
+    .where('id', '=', message.id)
+    .execute();
+  return true;
+}
+
+/** The number's sends released since `since`, and every message still waiting. */
+export async function listGovernedMarks(db: Executor, numberId: string, since: Date): Promise<GovernedMark[]> {
+  const released = await db
+    .selectFrom('messages')
+    .select(['released_at as at', 'to_phone', 'first_contact'])
+    .where('number_id', '=', numberId)
+    .where('released_at', 'is not', null)
+    .where('released_at', '>', since.getTime())
+    .execute();
+  const waiting = await db
+    .selectFrom('messages')
+    .select(['scheduled_for as at', 'to_phone', 'first_contact', 'wait_reason'])
+    .where('number_id', '=', numberId)
+    .where('scheduled_for', 'is not', null)
+    .execute();
+  return [
+    ...released.map((row) => ({ at: Number(row.at), recipient: row.to_phone, firstContact: row.first_contact === 1, planned: false, scheduled: false })),
+    ...waiting.map((row) => ({ at: Number(row.at), recipient: row.to_phone, firstContact: row.first_contact === 1, planned: true, scheduled: row.wait_reason === 'scheduled' })),
+  ];
+}
+
+/** Whether the number has exchanged any message with the phone (a first contact has none). */
+export async function hasExchangedWith(db: Executor, accountId: string, numberId: string, phone: E164): Promise<boolean> {
+  const row = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('number_id', '=', numberId)
+    .where((eb) => eb.or([eb('to_phone', '=', phone), eb('from_phone', '=', phone)]))
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * The release: the waiting state is cleared and the release time set, only over a message still
+ * waiting. Run in the transaction that checks the owner's lease, before the engine is asked: a
+ * crash after it leaves a `queued` row without `scheduled_for`, which the interrupted-send sweep
+ * makes `unknown`, never a second send.
+ */
+export async function releaseWaiting(trx: Executor, id: string, at: Date): Promise<boolean> {
+  const result = await trx
+    .updateTable('messages')
+    .set({ scheduled_for: null, wait_reason: null, released_at: at.getTime(), updated_at: at.getTime() })
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .where('scheduled_for', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** A waiting message leaves the queue as `cancelled` or `expired`; false when it had already left. */
+export async function settleWaiting(trx: Executor, id: string, status: 'cancelled' | 'expired', at: Date): Promise<boolean> {
+  const result = await trx
+    .updateTable('messages')
+    .set({ status, scheduled_for: null, wait_reason: null, updated_at: at.getTime() })
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .where('scheduled_for', 'is not', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Moves the number's waiting messages due before `until` to `until`, with the reason they wait. */
+export async function deferWaiting(db: Executor, numberId: string, until: Date, reason: string): Promise<void> {
+  await db
+    .updateTable('messages')
+    .set({ scheduled_for: until.getTime(), wait_reason: reason })
+    .where('number_id', '=', numberId)
+    .where('scheduled_for', 'is not', null)
+    .where('scheduled_for', '<', until.getTime())
+    .execute();
+}
+
+/** A waiting message as the runner and the queue view read it. */
+export interface WaitingMessage {
+  id: string;
+  accountId: string;
+  numberId: string;
+  toPhone: string;
+  scheduledFor: Date;
+  expiresAt: Date | null;
+  waitReason: string;
+  createdAt: Date;
+  firstContact: boolean;
+  /** The text's length in characters, for the typing shown before it (read only where due). */
+  textLength: number;
+  options: QueuedOptions | null;
+}
+
+const WAITING_COLUMNS = ['messages.id', 'messages.account_id', 'messages.number_id', 'messages.to_phone', 'messages.scheduled_for', 'messages.expires_at', 'messages.wait_reason', 'messages.created_at', 'messages.queued_options', 'messages.first_contact'] as const;
+
+type WaitingRow = { text_length?: number | string | null; id: string; account_id: string; number_id: string | null; to_phone: string; scheduled_for: number | null; expires_at: number | null; wait_reason: string | null; created_at: number; queued_options: string | null; first_contact: number | null };
+
+function toWaiting(row: WaitingRow): WaitingMessage {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    numberId: row.number_id!,
+    toPhone: row.to_phone,
+    scheduledFor: new Date(Number(row.scheduled_for)),
+    expiresAt: row.expires_at === null ? null : new Date(Number(row.expires_at)),
+    waitReason: row.wait_reason ?? 'gap',
+    createdAt: new Date(Number(row.created_at)),
+    firstContact: row.first_contact === 1,
+    textLength: Number(row.text_length ?? 0),
+    options: row.queued_options === null ? null : (JSON.parse(row.queued_options) as QueuedOptions),
+  };
+}
+
+/** Waiting messages due by `now` on the numbers the node holds, oldest due first. */
+export async function listDueOnNode(db: Executor, nodeId: string, now: Date, limit: number): Promise<WaitingMessage[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .innerJoin('number_leases', 'number_leases.number_id', 'messages.number_id')
+    .select(WAITING_COLUMNS)
+    .select(sql<number>`length(messages.text)`.as('text_length'))
+    .where('number_leases.node_id', '=', nodeId)
+    .where('messages.scheduled_for', 'is not', null)
+    .where('messages.scheduled_for', '<=', now.getTime())
+    .orderBy('messages.scheduled_for')
+    .orderBy('messages.id')
+    .limit(limit)
+    .execute();
+  return rows.map(toWaiting);
+}
+
+/** Waiting messages past their expiry on the numbers the node holds. */
+export async function listExpiredOnNode(db: Executor, nodeId: string, now: Date, limit: number): Promise<WaitingMessage[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .innerJoin('number_leases', 'number_leases.number_id', 'messages.number_id')
+    .select(WAITING_COLUMNS)
+    .where('number_leases.node_id', '=', nodeId)
+    .where('messages.scheduled_for', 'is not', null)
+    .where('messages.expires_at', '<=', now.getTime())
+    .limit(limit)
+    .execute();
+  return rows.map(toWaiting);
+}
+
+/**
+ * The earliest time anything is due on the node's numbers (a release or an expiry); null when
+ * nothing waits. One index probe per held number for each of the two, through the partial
+ * indexes: the one timer of the node sleeps until then.
+ */
+export async function nextDueOnNode(db: Executor, nodeId: string): Promise<Date | null> {
+  const row = await db
+    .selectFrom('number_leases as lease')
+    .select([
+      sql<number | string | null>`min((select min(m.scheduled_for) from messages m where m.number_id = lease.number_id and m.scheduled_for is not null))`.as('due'),
+      sql<number | string | null>`min((select min(m.expires_at) from messages m where m.number_id = lease.number_id and m.scheduled_for is not null))`.as('expiry'),
+    ])
+    .where('lease.node_id', '=', nodeId)
+    .executeTakeFirst();
+  const times = [row?.due, row?.expiry].filter((value) => value !== null && value !== undefined).map(Number);
+  return times.length === 0 ? null : new Date(Math.min(...times));
+}
+
+/** One page of the number's queue in the order it will leave, after `after` (scheduled_for and id). */
+export async function listWaitingPage(db: Executor, numberId: string, limit: number, after?: { scheduledFor: number; id: string }): Promise<WaitingMessage[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .select(WAITING_COLUMNS)
+    .where('messages.number_id', '=', numberId)
+    .where('messages.scheduled_for', 'is not', null)
+    .$if(after !== undefined, (query) =>
+      query.where((eb) => eb.or([eb('messages.scheduled_for', '>', after!.scheduledFor), eb.and([eb('messages.scheduled_for', '=', after!.scheduledFor), eb('messages.id', '>', after!.id)])])),
+    )
+    .orderBy('messages.scheduled_for')
+    .orderBy('messages.id')
+    .limit(limit)
+    .execute();
+  return rows.map(toWaiting);
+}
+
+/** How many of the number's messages wait, for each reason. */
+export async function countWaitingByReason(db: Executor, numberId: string): Promise<Record<string, number>> {
+  const rows = await db
+    .selectFrom('messages')
+    .select(['wait_reason', (eb) => eb.fn.countAll<number | string>().as('count')])
+    .where('number_id', '=', numberId)
+    .where('scheduled_for', 'is not', null)
+    .groupBy('wait_reason')
+    .execute();
+  return Object.fromEntries(rows.map((row) => [row.wait_reason ?? 'gap', Number(row.count)]));
+}
+
+/** The waiting messages of the whole gateway and the oldest one's age, for the metrics scrape. */
+export async function queueTotals(db: Executor): Promise<{ depth: number; oldestCreatedAt: Date | null; overdue: number; now: number }> {
+  const now = Date.now();
+  const row = await db
+    .selectFrom('messages')
+    .select([
+      (eb) => eb.fn.countAll<number | string>().as('depth'),
+      (eb) => eb.fn.min('created_at').as('oldest'),
+      sql<number | string>`coalesce(sum(case when scheduled_for <= ${now} then 1 else 0 end), 0)`.as('overdue'),
+    ])
+    .where('scheduled_for', 'is not', null)
+    .executeTakeFirstOrThrow();
+  return { depth: Number(row.depth), oldestCreatedAt: row.oldest === null ? null : new Date(Number(row.oldest)), overdue: Number(row.overdue), now };
+}
+
+/** A message with its governor fields, for presenting it as the 202 and the queue show it. */
+export async function findWaiting(db: Executor, id: string): Promise<{ message: Message; waiting: WaitingMessage | null } | undefined> {
+  const message = await findMessageById(db, id);
+  if (message === undefined) return undefined;
+  const row = await db.selectFrom('messages').select(WAITING_COLUMNS).where('messages.id', '=', id).where('messages.scheduled_for', 'is not', null).executeTakeFirst();
+  return { message, waiting: row === undefined ? null : toWaiting(row) };
+}
+
+export async function setNumberSendPolicy(db: Executor, numberId: string, stored: string | null): Promise<void> {
+  await db.updateTable('whatsapp_numbers').set({ send_policy: stored }).where('id', '=', numberId).execute();
+}
+
+export async function setAccountSendPolicy(db: Executor, accountId: string, stored: string | null): Promise<void> {
+  await db.updateTable('accounts').set({ send_policy: stored }).where('id', '=', accountId).execute();
+}
+
+export async function findSendPolicies(db: Executor, numberId: string): Promise<{ number: string | null; account: string | null } | undefined> {
+  const row = await db
+    .selectFrom('whatsapp_numbers')
+    .innerJoin('accounts', 'accounts.id', 'whatsapp_numbers.account_id')
+    .select(['whatsapp_numbers.send_policy as number', 'accounts.send_policy as account'])
+    .where('whatsapp_numbers.id', '=', numberId)
+    .executeTakeFirst();
+  return row;
+}
+
+export async function findAccountSendPolicy(db: Executor, accountId: string): Promise<string | null> {
+  const row = await db.selectFrom('accounts').select('send_policy').where('id', '=', accountId).executeTakeFirst();
+  return row?.send_policy ?? null;
+}
