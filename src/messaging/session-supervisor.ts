@@ -317,6 +317,8 @@ export class SessionSupervisor implements SessionHost {
       return enqueueEvent(trx, this.notifier, number.accountId, sessionStatusPayload(number.phone, status, reason, at), at);
     });
     this.notifier.deliveriesQueued(queued);
+    // The send path reads numbers through the lookup cache: a status it holds must not outlive the change.
+    await this.store.lookups.numbersChanged();
   }
 
   private requireLease(number: WhatsAppNumber): SessionLease {

@@ -114,7 +114,7 @@ for (const dialect of dialects) {
       assert.deepEqual([refused.statusCode, refused.json().error], [403, 'not_group_member']);
     });
 
-    it('WhatsApp\'s rate-overlimit is a 429 with Retry-After, for a group read and for a send, and nothing is lost', async () => {
+    it('WhatsApp\'s rate-overlimit is a 429 with Retry-After, for a group read and for a send; the send pauses the number, and nothing is lost', async () => {
       const jid = '120363222222222222@g.us';
       linked.socket.groups.set(jid, { id: jid, subject: 'Busy', owner: undefined, participants: [{ id: ours, admin: 'admin' }, { id: MEMBER_JID, admin: null }] });
       linked.socket.failNextGroupCall = new Boom('rate-overlimit', { data: 429 });
@@ -130,6 +130,12 @@ for (const dialect of dialects) {
       assert.deepEqual([refused.statusCode, refused.json().error, refused.headers['retry-after']], [429, 'rate_limited', '60']);
       const row = await linked.test.gateway.store.db.selectFrom('messages').select(['status', 'error_code']).where('text', '=', 'too fast').executeTakeFirstOrThrow();
       assert.deepEqual(row, { status: 'failed', error_code: 'rate_limited' }, 'the refused send is recorded as failed, its unit returned');
+      // A send's rate-overlimit pauses the number for a while (docs/number-pauses.md): the retry is
+      // held back with the reason, until the pause lifts or the number is resumed.
+      const held = await send({ to_group: jid, message: 'too fast' });
+      assert.deepEqual([held.statusCode, held.json().error, held.json().meta?.reason], [503, 'number_paused', 'rate_limited'], held.body);
+      const resumed = await linked.test.inject({ method: 'POST', url: `/numbers/${encodeURIComponent(linked.number.phone)}/resume`, headers: { authorization: `Bearer ${linked.apiKey}` } });
+      assert.equal(resumed.statusCode, 200, resumed.body);
       const retried = await send({ to_group: jid, message: 'too fast' });
       assert.equal(retried.statusCode, 200, retried.body);
     });

@@ -34,6 +34,6 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
   },
   handle: async ({ scope, body, idempotencyKey, preferWaitSeconds }, services) => {
     const input = await toKnownPhone(services, scope, parseSendInput(body, services.maxMessageLength));
-    return asAnswer(await sendHere(services, scope.accountId, input, parseIdempotencyKey(idempotencyKey), preferWaitSeconds));
+    return asAnswer(await sendHere(services, scope, input, parseIdempotencyKey(idempotencyKey), preferWaitSeconds));
   },
 });

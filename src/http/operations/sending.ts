@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { assertViewOnceKind, firstLink, presentMessage, type MediaInput, type SendInput } from '../message-input.ts';
 import { AppError } from '../../domain/errors.ts';
-import { accountScope } from '../../domain/tenant-scope.ts';
 import type { LinkPreview, LinkPreviewAsk } from '../../domain/structured-content.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message } from '../../domain/model.ts';
@@ -31,8 +30,8 @@ export function asAnswer(answer: SendAnswer): Answer {
  * The send as this node makes it, once it serves from_phone (or no node does and it answers why);
  * refused at once past the node's backlog. A client's wait for a queued message holds no place in it.
  */
-export async function sendHere(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined, preferWaitSeconds?: number): Promise<SendAnswer> {
-  const answer = await services.sendBacklog.admit(() => sendOnce(services, accountId, input, idempotencyKey));
+export async function sendHere(services: SendingServices, scope: AccountScope, input: SendInput, idempotencyKey: string | undefined, preferWaitSeconds?: number): Promise<SendAnswer> {
+  const answer = await services.sendBacklog.admit(() => sendOnce(services, scope, input, idempotencyKey));
   const waitMs = input.wait === true ? null : preferWaitSeconds === undefined ? undefined : preferWaitSeconds * 1_000;
   if (answer.statusCode !== 202 || waitMs === undefined || answer.replayed) return answer;
   // The client asked for the answer once the message has left: the API promises no time-out.
@@ -46,7 +45,8 @@ export async function sendHere(services: SendingServices, accountId: string, inp
   return { ...answer, body: { ...(answer.body as object), status: left } };
 }
 
-async function sendOnce(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
+async function sendOnce(services: SendingServices, scope: AccountScope, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
+  const { accountId } = scope;
   // A replay of a send with a file is answered before the file is stored again; only a URL's
   // bytes are unknown until fetched, so those sends reach the claim after their fetch.
   if (idempotencyKey !== undefined && input.media !== undefined) {
@@ -54,7 +54,7 @@ async function sendOnce(services: SendingServices, accountId: string, input: Sen
     if (known !== undefined) return known;
   }
   // Check first, fetch last: a send refused for its number or quota never downloads or stores a file.
-  if (input.linkPreview?.fetch === true) await assertMayFetchPreviews(services, accountId);
+  if (input.linkPreview?.fetch === true) await assertMayFetchPreviews(services, scope);
   if ((input.media !== undefined && input.media.id === undefined) || input.linkPreview?.fetch === true) await services.sender.assertMaySend(accountId, input.fromPhone);
   const preview = input.linkPreview === undefined ? undefined : await resolveLinkPreview(services, accountId, input.linkPreview, input.text);
   const media = input.media === undefined ? undefined : await resolveMedia(services, accountId, input.media);
@@ -84,8 +84,8 @@ async function sendOnce(services: SendingServices, accountId: string, input: Sen
 }
 
 /** Fetching a page for its preview is the account's choice, off until it is made. */
-async function assertMayFetchPreviews(services: Pick<SendingServices, 'accounts'>, accountId: string): Promise<void> {
-  if ((await services.accounts.settings(accountScope(accountId))).linkPreviews) return;
+async function assertMayFetchPreviews(services: Pick<SendingServices, 'accounts'>, scope: AccountScope): Promise<void> {
+  if ((await services.accounts.settings(scope)).linkPreviews) return;
   throw new AppError('link_previews_disabled', 'link_preview: true has the gateway fetch the page, which this account has not turned on (PATCH /account/settings with link_previews: true); or give the preview as an object.', { field: 'link_preview' });
 }
 

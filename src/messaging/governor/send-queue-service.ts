@@ -50,6 +50,8 @@ export class SendQueueService {
 
   async setNumberPolicy(number: WhatsAppNumber, setting: PolicySetting | null): Promise<PresentedPolicy> {
     await setNumberSendPolicy(this.store.db, number.id, setting === null ? null : storedSetting(setting));
+    // Sends read the policy with the number, through the lookup cache: the next send sees the change.
+    await this.store.lookups.numbersChanged();
     return this.numberPolicy(number);
   }
 
@@ -66,6 +68,7 @@ export class SendQueueService {
 
   async setAccountPolicy(accountId: string, setting: PolicySetting | null): Promise<PresentedPolicy> {
     await setAccountSendPolicy(this.store.db, accountId, setting === null ? null : storedSetting(setting));
+    await this.store.lookups.numbersChanged();
     return this.accountPolicy(accountId);
   }
 
