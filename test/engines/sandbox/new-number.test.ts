@@ -6,6 +6,7 @@ import { newId } from '../../../src/domain/ids.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { insertNumber } from '../../../src/store/repositories/numbers.ts';
 import { listMessages } from '../../../src/store/repositories/message-pages.ts';
+import { holdLease } from '../../support/leases.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
 
@@ -30,6 +31,10 @@ for (const dialect of dialects) {
         id: newId('number'), accountId: sender.accountId, holderUserId: null, phone, engine: 'sandbox', status: 'connected',
         statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at,
       });
+      // A stand-in node holds the number, so that this node's lease keeper cannot start its session
+      // before the message is sent (under load a renewal tick could come first).
+      const number0 = await test.gateway.numbers.findNumber(operatorScope(), phone);
+      await holdLease(test.gateway.store, number0.id);
       const sent = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: phone, message: 'before you connected' }, sender.apiKey);
       assert.equal(sent.statusCode, 200, sent.body);
       const number = await test.gateway.numbers.findNumber(operatorScope(), phone);
@@ -40,6 +45,7 @@ for (const dialect of dialects) {
         'not delivered to anyone yet',
       );
 
+      await test.gateway.store.db.deleteFrom('number_leases').where('number_id', '=', number.id).execute();
       await test.gateway.keeper.tickSoon();
       for (let tries = 0; tries < 300; tries++) {
         const received = await listMessages(test.gateway.store.db, { accountId: sender.accountId, numberId: number.id, direction: 'inbound', limit: 5 });
