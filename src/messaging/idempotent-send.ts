@@ -28,7 +28,8 @@ const PRINTABLE_ASCII_KEY = /^[\x20-\x7e]{1,255}$/;
 const MAX_CLAIM_ATTEMPTS = 3;
 
 /** The engine's refusals: a message failed with one of these never reached WhatsApp. */
-const REFUSALS: ReadonlySet<string> = new Set<EngineSendFailure>(['not_connected', 'rejected', 'recipient_not_on_whatsapp']);
+// A restriction (463) and rate-overlimit are WhatsApp refusing the message: nothing went out.
+const REFUSALS: ReadonlySet<string> = new Set<EngineSendFailure>(['not_connected', 'rejected', 'recipient_not_on_whatsapp', 'restricted', 'rate_limited']);
 
 export interface IdempotentSendOutcome {
   /** True when the answer is the stored one of an earlier request with the same key. */

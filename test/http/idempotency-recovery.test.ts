@@ -156,11 +156,12 @@ for (const dialect of dialects) {
       const refused = await original;
       assert.equal(refused.statusCode, 503, refused.body);
 
-      // The 463 also marked the session failed; linking again stands for the restriction lifted.
-      const relinked = await connect(account.phones[0]!);
+      // The 463 paused the number (docs/number-pauses.md); resuming it stands for the restriction lifted.
+      const resumed = await test.app.inject({ method: 'POST', url: `/numbers/${encodeURIComponent(account.phones[0]!)}/resume`, headers: { authorization: `Bearer ${account.apiKey}` } });
+      assert.equal(resumed.statusCode, 200, resumed.body);
       const retry = sendVia(test.app, account, key);
-      await waitFor('WhatsApp has the retry', () => relinked.socket.sendCalls.length === 1);
-      relinked.sends.answer();
+      await waitFor('WhatsApp has the retry', () => socket.sendCalls.length === 2);
+      sends.answer();
       const retried = await retry;
       assert.equal(retried.statusCode, 200, retried.body);
       assert.equal(retried.headers['idempotent-replayed'], undefined);
