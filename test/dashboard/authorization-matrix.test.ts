@@ -140,6 +140,7 @@ const ANY_FORM = {
   new_password: 'another password 1',
   reject_calls: 'on',
   call_reply_text: 'planted reply',
+  send_policy: 'cautious',
 };
 
 for (const dialect of dialects) {
