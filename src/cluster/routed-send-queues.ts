@@ -5,7 +5,7 @@ import type { OwnerRouter } from './owner-router.ts';
 import { callOwner } from './routed-linking.ts';
 
 /**
- * Clearing a number's queue from the dashboard and the CLI, on any node: each cancellation is
+ * Clearing a number's queue from the dashboard, on any node: each cancellation is
  * fenced by the owner's lease, so the other nodes forward the request there, as the API's
  * DELETE /numbers/{id}/queue is (owner dispatch).
  */

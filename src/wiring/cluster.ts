@@ -26,7 +26,7 @@ export interface ClusterParts {
   routedLinking: RoutedLinking;
   /** Pause and resume from the dashboard and the CLI, made on the number's owner. */
   routedPauses: RoutedPauses;
-  /** Clearing a number's send queue from the dashboard and the CLI, made on the number's owner. */
+  /** Clearing a number's send queue from the dashboard, made on the number's owner. */
   routedSendQueues: RoutedSendQueues;
   /** Starts and stops the node's background work: leases and sessions, deliveries, sweeps. */
   runtime: NodeRuntime;

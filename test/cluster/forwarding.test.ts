@@ -191,7 +191,7 @@ describe('a request for a number served by another node (postgres)', () => {
     assert.equal(holder.gateway.linking.current(number.id)?.active, false, 'cancelled on the owner');
   });
 
-  it('clears a number\'s queue on the node that owns it, whichever node the dashboard or the CLI asks', async () => {
+  it('clears a number\'s queue on the node that owns it, whichever node the dashboard asks', async () => {
     const phone = uniquePhone();
     const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone });
     const { holder, asker } = await holderOf([first, second], number.id);

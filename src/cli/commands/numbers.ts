@@ -3,7 +3,6 @@ import { apiKeyJson, numberJson, table } from '../output.ts';
 import { withGateway } from '../context.ts';
 import { registerLinkCommand } from './link.ts';
 import { registerSendQueueCommands } from './send-queue.ts';
-import { onItsOwner } from '../on-its-owner.ts';
 import { withinAccount } from '../../domain/tenant-scope.ts';
 import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
@@ -119,6 +118,20 @@ export function registerNumberCommands(program: Command): void {
         output.print(numberJson(updated), `${updated.phone} is now ${updated.status}.`);
       });
     });
+}
+
+/**
+ * Runs a pause or resume where the number's pause is kept: on the node that owns it (forwarded),
+ * or, when no node runs it, here, under a lease this command holds while it acts.
+ */
+async function onItsOwner(gateway: Gateway, numberId: string, act: () => Promise<void>): Promise<void> {
+  await gateway.keeper.startPinned([numberId]);
+  try {
+    await gateway.supervisor.sessionsStarted();
+    await act();
+  } finally {
+    await gateway.keeper.stop();
+  }
 }
 
 function onOff(value: string | undefined, option: string): boolean | undefined {

@@ -3,7 +3,6 @@ import { AppError } from '../../domain/errors.ts';
 import { parseSettingInput, type PolicySetting, type SendPolicyBody } from '../../domain/send-policy.ts';
 import { withGateway } from '../context.ts';
 import { table } from '../output.ts';
-import { onItsOwner } from '../on-its-owner.ts';
 
 /** `wagw number queue` and `wagw number policy` (docs/send-governor.md). */
 export function registerSendQueueCommands(number: Command): void {
@@ -16,7 +15,7 @@ export function registerSendQueueCommands(number: Command): void {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
         if (options.clear === true) {
-          const cancelled = await onItsOwner(gateway, found.id, () => gateway.routedSendQueues.clear(found));
+          const cancelled = await gateway.sendQueues.clear(found);
           output.print({ number_id: found.id, cancelled }, `Cancelled ${cancelled} waiting message(s) of ${found.phone}.`);
           return;
         }
