@@ -33,6 +33,8 @@ export const notices = {
   link_cancelled: 'Linking is cancelled.',
   session_restarted: 'The session is restarting. Its status below changes as it connects.',
   number_resumed: 'The number is resumed: its sends go to WhatsApp again.',
+  send_policy_saved: 'The send policy is saved. Messages already waiting keep their times; the next ones follow it.',
+  queue_cleared: 'The queue is cleared: its waiting messages are cancelled, and their units of quota given back.',
   number_status_set: 'The number’s status is set. Sending through it behaves as that status would.',
 } as const;
 

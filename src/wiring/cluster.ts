@@ -6,6 +6,7 @@ import { NodeRuntime } from '../cluster/node-runtime.ts';
 import { OwnerRouter } from '../cluster/owner-router.ts';
 import { RoutedLinking } from '../cluster/routed-linking.ts';
 import { RoutedPauses } from '../cluster/routed-pauses.ts';
+import { RoutedSendQueues } from '../cluster/routed-send-queues.ts';
 import { registerSweeps } from '../cluster/sweeps.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
 import type { AccountParts } from './accounts.ts';
@@ -25,6 +26,8 @@ export interface ClusterParts {
   routedLinking: RoutedLinking;
   /** Pause and resume from the dashboard and the CLI, made on the number's owner. */
   routedPauses: RoutedPauses;
+  /** Clearing a number's send queue from the dashboard, made on the number's owner. */
+  routedSendQueues: RoutedSendQueues;
   /** Starts and stops the node's background work: leases and sessions, deliveries, sweeps. */
   runtime: NodeRuntime;
 }
@@ -82,6 +85,7 @@ export function buildCluster({ config, keys, storage, webhooks, media, sessions,
     router,
     routedLinking: new RoutedLinking(messaging.linking, supervisor, router, nodeClient),
     routedPauses: new RoutedPauses(sessions.pauses, router, nodeClient),
+    routedSendQueues: new RoutedSendQueues(messaging.sendQueues, router, nodeClient),
     runtime,
   };
 }

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.ts';
+import { parseSettingInput } from '../../src/domain/send-policy.ts';
 import { operatorScope, withinAccount } from '../../src/domain/tenant-scope.ts';
 import { startServer, type RunningServer } from '../../src/http/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
@@ -145,7 +146,7 @@ describe('a request for a number served by another node (postgres)', () => {
 
   it('answers every internal route as an unknown path to a caller without the cluster key', async () => {
     const number = { id: seededNumberId };
-    for (const route of ['/internal/operations/sendMessage', '/internal/operations/sendReaction', '/internal/operations/showTyping', '/internal/operations/checkNumbers', '/internal/operations/listGroups', `/internal/numbers/${number.id}/restart`, `/internal/numbers/${number.id}/link`, `/internal/numbers/${number.id}/link/state`, `/internal/numbers/${number.id}/link/cancel`]) {
+    for (const route of ['/internal/operations/sendMessage', '/internal/operations/sendReaction', '/internal/operations/showTyping', '/internal/operations/checkNumbers', '/internal/operations/listGroups', `/internal/numbers/${number.id}/restart`, `/internal/numbers/${number.id}/link`, `/internal/numbers/${number.id}/link/state`, `/internal/numbers/${number.id}/link/cancel`, `/internal/numbers/${number.id}/queue/clear`]) {
       const response = await fetch(`${first.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       assert.equal(response.status, 404, route);
       assert.equal(((await response.json()) as { error: string }).error, 'not_found', route);
@@ -188,6 +189,21 @@ describe('a request for a number served by another node (postgres)', () => {
     assert.equal(seen?.numberId, number.id, 'and the asking node reads it from the owner');
     await asker.gateway.routedLinking.cancel(number);
     assert.equal(holder.gateway.linking.current(number.id)?.active, false, 'cancelled on the owner');
+  });
+
+  it('clears a number\'s queue on the node that owns it, whichever node the dashboard asks', async () => {
+    const phone = uniquePhone();
+    const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone });
+    const { holder, asker } = await holderOf([first, second], number.id);
+    await holder.gateway.sendQueues.setNumberPolicy(number, parseSettingInput({ min_gap_ms: 3_600_000, max_gap_ms: 3_600_000 }, 'send_policy'));
+    assert.equal((await send(holder, seeded.apiKey, { from_phone: phone, to_phone: '+14155550100', message: 'leaves now' })).status, 200);
+    const queued = await send(holder, seeded.apiKey, { from_phone: phone, to_phone: '+14155550100', message: 'waits' });
+    assert.equal(queued.status, 202);
+    const { message_id: queuedId } = (await queued.json()) as { message_id: string };
+    // A client waiting on the owner for its message hears of the cancellation only if the owner made it.
+    const heardOnOwner = holder.gateway.governor.waitForLeave(queuedId, 5_000);
+    assert.equal(await asker.gateway.routedSendQueues.clear(number), 1);
+    assert.equal(await heardOnOwner, 'cancelled');
   });
 
   it('answers 503 with Retry-After while the owner cannot be reached', async () => {

@@ -19,9 +19,9 @@ interface Route {
 // test/http/authorization-matrix.test.ts), its docs, and the pages anyone
 // may open (sign-in, sign-out, invite links, assets), and the calls between nodes, which need the
 // cluster key's signature and answer 404 without it (test/cluster/forwarding.test.ts).
-// /messages/:id, /check_numbers, /typing, /numbers/:id/pause, /blocklist, /presence, /contacts and /chats are the public
-// API's alone (bearer keys), probed by test/http/authorization-matrix.test.ts.
-const OUTSIDE_THE_MATRIX = [/^\/internal\//, /^\/media(\/|$)/, /^\/messages\/:id(\/(edit|revoke|read))?$/, /^\/send_reaction$/, /^\/groups(\/|$)/, /^\/numbers\/:id(\/pause)?$/, /^\/check_numbers$/, /^\/typing$/, /^\/blocklist(\/|$)/, /^\/presence\//, /^\/contacts(\/|$)/, /^\/chats(\/|$)/, /^\/docs/, /^\/health/, /send_message$/, /^\/sandbox\//, /^\/api\//, /^\/openapi\.json$/, /\*/, /^\/login$/, /^\/logout$/, /^\/invite\//, /^\/assets/];
+// /messages/:id, /check_numbers, /typing, /numbers/:id/pause, /numbers/:id/queue, /account/send_policy, /blocklist,
+// /presence, /contacts and /chats are the public API's alone (bearer keys), probed by test/http/authorization-matrix.test.ts.
+const OUTSIDE_THE_MATRIX = [/^\/internal\//, /^\/media(\/|$)/, /^\/messages\/:id(\/(edit|revoke|read|cancel))?$/, /^\/numbers\/:id\/queue$/, /^\/account\/send_policy$/, /^\/send_reaction$/, /^\/groups(\/|$)/, /^\/numbers\/:id(\/pause)?$/, /^\/check_numbers$/, /^\/typing$/, /^\/blocklist(\/|$)/, /^\/presence\//, /^\/contacts(\/|$)/, /^\/chats(\/|$)/, /^\/docs/, /^\/health/, /send_message$/, /^\/sandbox\//, /^\/api\//, /^\/openapi\.json$/, /\*/, /^\/login$/, /^\/logout$/, /^\/invite\//, /^\/assets/];
 
 /** Every GET and POST route of the app, read from Fastify's route tree. */
 function allRoutes(app: FastifyInstance): Route[] {
@@ -140,6 +140,7 @@ const ANY_FORM = {
   new_password: 'another password 1',
   reject_calls: 'on',
   call_reply_text: 'planted reply',
+  send_policy: 'cautious',
 };
 
 for (const dialect of dialects) {

@@ -3,6 +3,7 @@ import type { Gateway } from '../../main.ts';
 import { toNumberRow, usersById, type NumberRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
 import type { PauseReason } from '../../domain/number-pauses.ts';
+import { presentAccountPolicy, presentNumberSending, type NumberSendingView, type PolicyView } from './number-sending.ts';
 
 /** What the user typed into one number's "Simulate an incoming message" form, kept on a failure. */
 export interface SimulationDraft {
@@ -24,6 +25,10 @@ export interface NumbersView {
   canResume: boolean;
   /** Whether the viewer may change the numbers' call settings (owners and admins). */
   canChangeSettings: boolean;
+  /** Each number's send policy, queue and last day's sends; owners and admins change and clear. */
+  sending: NumberSendingView[];
+  /** The account's default send policy (there is no account settings page; it lives here). */
+  accountPolicy: PolicyView;
 }
 
 export interface PausedNumberView {
@@ -67,7 +72,8 @@ export async function presentNumbers(gateway: Gateway, account: ScopedAccount, c
     const pause = pauses.get(number.id);
     return pause === undefined ? [] : [{ id: number.id, phone: number.phone, reason: PAUSE_REASONS[pause.reason], detail: pause.detail, since: pause.since, until: pause.until }];
   });
-  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups, paused, canResume: canManage, canChangeSettings: canManage };
+  const [sending, accountPolicy] = await Promise.all([presentNumberSending(gateway, numbers, new Date()), presentAccountPolicy(gateway, account.id)]);
+  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups, paused, canResume: canManage, canChangeSettings: canManage, sending, accountPolicy };
 }
 
 export async function presentNumberStatuses(gateway: Gateway, account: ScopedAccount): Promise<NumberStatusesView> {

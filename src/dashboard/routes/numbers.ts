@@ -4,6 +4,7 @@ import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
 import { CALL_REPLY_TEXT_MAX_LENGTH } from '../../domain/calls.ts';
+import { isPresetName, PRESET_NAMES, type PolicySetting } from '../../domain/send-policy.ts';
 import { attempt, formErrorText, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { readFieldsBeforeFile, readLeadingCsrfToken, stopReadingUnfinishedForm } from '../streamed-form.ts';
@@ -13,7 +14,7 @@ import { NumbersPage } from '../views/numbers-page.tsx';
 /** The simulate form's largest file: WhatsApp's limit for photos, video and sound. */
 const SIMULATED_FILE_LIMIT_BYTES = 16 * 1024 * 1024;
 
-/** `/numbers`: the account's numbers, their live status, and the sandbox's incoming-message form. */
+/** `/numbers`: the account's numbers, their live status, their sending (policy, queue, chart), and the sandbox's incoming-message form. */
 export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): void {
   app.get('/numbers', { preHandler: requireAccountMember }, async (request, reply) => {
     const view = await presentNumbers(gateway, accountOf(request), canManage(viewerOf(request)));
@@ -25,6 +26,26 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
     const number = await gateway.numbers.findNumber(accountOf(request).scope, request.params.id);
     await gateway.routedPauses.resume(number);
     return redirectWithNotice(reply, '/numbers', 'number_resumed');
+  });
+
+  // The send policy of a number, and the account's default, as the API sets them; owners and admins only.
+  app.post<{ Params: { id: string } }>('/numbers/:id/send_policy', { preHandler: requireManager }, async (request, reply) => {
+    const number = await gateway.numbers.findNumber(accountOf(request).scope, request.params.id);
+    const setting = chosenSetting(request.body);
+    if (setting !== undefined) await gateway.sendQueues.setNumberPolicy(number, setting);
+    return redirectWithNotice(reply, '/numbers', 'send_policy_saved');
+  });
+  app.post('/numbers/default_send_policy', { preHandler: requireManager }, async (request, reply) => {
+    const setting = chosenSetting(request.body);
+    if (setting !== undefined) await gateway.sendQueues.setAccountPolicy(accountOf(request).id, setting);
+    return redirectWithNotice(reply, '/numbers', 'send_policy_saved');
+  });
+
+  // Clearing cancels on the number's owner (forwarded there when it runs on another node).
+  app.post<{ Params: { id: string } }>('/numbers/:id/clear_queue', { preHandler: requireManager }, async (request, reply) => {
+    const number = await gateway.numbers.findNumber(accountOf(request).scope, request.params.id);
+    await gateway.routedSendQueues.clear(number);
+    return redirectWithNotice(reply, '/numbers', 'queue_cleared');
   });
 
   // A number's call settings, as PATCH /numbers/{id} sets them; owners and admins only.
@@ -90,6 +111,18 @@ async function describeFile(gateway: Gateway, part: MultipartFile) {
     });
   }
   return gateway.media.describe(bytes, { fileName: part.filename || null, fallbackMimeType: part.mimetype });
+}
+
+/**
+ * The setting the policy form chose: a preset, null to inherit, or undefined for "custom", which
+ * keeps a policy of the number's own figures (the form cannot edit figures; the API can).
+ */
+function chosenSetting(body: unknown): PolicySetting | null | undefined {
+  const chosen = formText(body, 'send_policy');
+  if (chosen === 'inherit') return null;
+  if (chosen === 'custom') return undefined;
+  if (!isPresetName(chosen)) throw new AppError('invalid_send_policy', `Choose inherit or one of the presets: ${PRESET_NAMES.join(', ')}.`, { field: 'send_policy' });
+  return { preset: chosen };
 }
 
 function describeInputError(error: AppError): string {

@@ -3,6 +3,7 @@ import type { GroupRowView, NumbersView, PausedNumberView, SimulationDraft } fro
 import type { NumberRowView } from '../presenters/shared.ts';
 import { EmptyState, ErrorSummary, PageHeader, PostForm, Time } from './components.tsx';
 import { Layout } from './layout.tsx';
+import { SendingSection } from './number-sending.tsx';
 import { NumbersTable } from './shared-tables.tsx';
 
 export function NumbersPage(props: { context: PageContext; view: NumbersView }): JSX.Element {
@@ -27,6 +28,7 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
       ) : (
         ''
       )}
+      {view.numbers.length > 0 ? <SendingSection sending={view.sending} accountPolicy={view.accountPolicy} canChange={view.canChangeSettings} csrfToken={context.csrfToken} /> : ''}
       <h2>Groups</h2>
       <GroupsTable groups={view.groups} />
       {view.sandboxNumbers.length === 0 ? (
@@ -55,7 +57,7 @@ function PausedNumbers(props: { paused: PausedNumberView[]; canResume: boolean; 
   return (
     <section aria-labelledby="paused-numbers">
       <h2 id="paused-numbers">Paused</h2>
-      <p class="muted">Sends from a paused number are refused (503 number_paused) until it resumes. Resume a restricted number only once WhatsApp has lifted the restriction.</p>
+      <p class="muted">A paused number holds its sends until it resumes: a number with a send policy queues them, one without refuses them (503 number_paused). Resume a restricted number only once WhatsApp has lifted the restriction.</p>
       <div class="grid">
         {props.paused.map((number) => (
           <div class="card stack">

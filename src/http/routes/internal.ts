@@ -11,7 +11,7 @@ import { send } from '../operations/registry.ts';
 /**
  * The calls nodes make to each other (docs/cluster.md): any public operation handed to the node
  * that serves its number, through the one dispatch route, and the console's linking, restart,
- * pause and resume of a number, served by its owner. Each call must carry a valid signature by the cluster key
+ * pause and resume of a number and the clearing of its queue, served by its owner. Each call must carry a valid signature by the cluster key
  * (derived from WAGW_SECRET_KEY); anything else is answered exactly as an unknown path is, a 404.
  * A signature names the node it is for, so a call made for one node is refused by every other.
  * These routes are not part of the public API document.
@@ -55,6 +55,9 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway, o
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/resume', { onRequest, preHandler, schema: hidden }, async (request) => {
     await gateway.pauses.resume(await numberOf(request.params.id));
     return { ok: true };
+  });
+  app.post<{ Params: { id: string } }>('/internal/numbers/:id/queue/clear', { onRequest, preHandler, schema: hidden }, async (request) => {
+    return { cancelled: await gateway.sendQueues.clear(await numberOf(request.params.id)) };
   });
   app.post<{ Params: { id: string }; Body: { method: LinkMethod } }>('/internal/numbers/:id/link', { onRequest, preHandler, schema: hidden }, async (request) => {
     return gateway.linking.start(await numberOf(request.params.id), request.body.method === 'pairing_code' ? 'pairing_code' : 'qr');

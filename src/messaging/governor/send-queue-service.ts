@@ -4,10 +4,12 @@ import { policyBody, policyOf, storedSetting, type PolicySetting, type SendPolic
 import type { Store } from '../../store/database.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
 import {
+  countSentPerHour,
   countWaitingByReason,
   findAccountSendPolicy,
   findSendPolicies,
   listWaitingPage,
+  oldestWaitingSince,
   setAccountSendPolicy,
   setNumberSendPolicy,
   type WaitingMessage,
@@ -33,7 +35,19 @@ export interface QueueView {
   policy: PresentedPolicy;
 }
 
+/** What the dashboard shows of a number's sending: its queue and its sends per hour of the last day. */
+export interface SendingOverview {
+  queue: QueueView;
+  oldestWaitingSince: Date | null;
+  /** The start of the first hour of `sentPerHour`. */
+  since: Date;
+  /** Messages sent in each of the last 24 hours, oldest first; the last is the hour under way. */
+  sentPerHour: number[];
+}
+
 const CLEAR_BATCH = 500;
+const HOUR_MS = 3_600_000;
+const HISTORY_HOURS = 24;
 
 /**
  * What the API does with send policies and queues: set a number's or the account's policy, show
@@ -90,6 +104,18 @@ export class SendQueueService {
       nextCursor: page.length > limit && last !== undefined ? `${last.scheduledFor.getTime()}_${last.id}` : null,
       policy,
     };
+  }
+
+  /** The queue's first `limit` messages, its oldest, and the sends of the last 24 whole-or-current hours. */
+  async overview(number: WhatsAppNumber, limit: number, now: Date): Promise<SendingOverview> {
+    // Hours are aligned to the clock, so a bar is "14:00 to 15:00", and the last one is the hour under way.
+    const since = new Date((Math.floor(now.getTime() / HOUR_MS) - (HISTORY_HOURS - 1)) * HOUR_MS);
+    const [queue, oldest, sentPerHour] = await Promise.all([
+      this.view(number, limit, undefined),
+      oldestWaitingSince(this.store.db, number.id),
+      countSentPerHour(this.store.db, number.id, since, HISTORY_HOURS),
+    ]);
+    return { queue, oldestWaitingSince: oldest, since, sentPerHour };
   }
 
   /** Cancels a waiting message on its owner: `cancelled`, its unit back, an event; 409 once it has left. */

@@ -295,3 +295,38 @@ export async function findAccountSendPolicy(db: Executor, accountId: string): Pr
   const row = await db.selectFrom('accounts').select('send_policy').where('id', '=', accountId).executeTakeFirst();
   return row?.send_policy ?? null;
 }
+
+/**
+ * The number's sends (messages WhatsApp accepted) in each hour of the window that starts at
+ * `since`, oldest hour first; counted in SQL so a busy number costs one row per hour.
+ */
+export async function countSentPerHour(db: Executor, numberId: string, since: Date, hours: number): Promise<number[]> {
+  const start = since.getTime();
+  const hourMs = 3_600_000;
+  // Literals, not parameters: PostgreSQL matches the grouped expression to the selected one by
+  // its text, and two parameters are two expressions to it. Both are integers we computed.
+  const hourOf = sql<number | string>`(sent_at - ${sql.lit(start)}) / ${sql.lit(hourMs)}`;
+  const rows = await db
+    .selectFrom('messages')
+    .select([hourOf.as('hour'), (eb) => eb.fn.countAll<number | string>().as('count')])
+    .where('number_id', '=', numberId)
+    .where('direction', '=', 'outbound')
+    .where('sent_at', '>=', start)
+    .where('sent_at', '<', start + hours * hourMs)
+    .groupBy(hourOf)
+    .execute();
+  const counts = Array.from({ length: hours }, () => 0);
+  for (const row of rows) counts[Math.floor(Number(row.hour))] = Number(row.count);
+  return counts;
+}
+
+/** When the number's longest-waiting message was made; null when nothing waits. */
+export async function oldestWaitingSince(db: Executor, numberId: string): Promise<Date | null> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.min('created_at').as('oldest'))
+    .where('number_id', '=', numberId)
+    .where('scheduled_for', 'is not', null)
+    .executeTakeFirst();
+  return row?.oldest == null ? null : new Date(Number(row.oldest));
+}
