@@ -48,6 +48,13 @@ interface PassBatch {
   sentAtOnce: Map<string, number>;
 }
 const STILL_DUE_REST_MS = 250;
+/**
+ * The least time between the starts of two passes. A pass's own reads cost a few index probes
+ * per number the node holds, whatever is due; with many numbers and a steady trickle of due
+ * messages, passes back to back would spend the node on those reads and release one message
+ * each. Spaced like this, each pass releases what fell due meanwhile, at most this much later.
+ */
+const PASS_INTERVAL_MS = 200;
 
 /**
  * Runs the send queues of the numbers this node owns (ADR 0029): one timer for the node, set to
@@ -61,6 +68,7 @@ export class QueueRunner {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
+  private lastPassAt = 0;
 
   constructor(
     private readonly store: Store,
@@ -115,7 +123,7 @@ export class QueueRunner {
 
   private sleepUntil(at: number): void {
     clearTimeout(this.timer);
-    const delayMs = Math.min(Math.max(0, at - Date.now()), this.options.idleCheckMs);
+    const delayMs = Math.min(Math.max(0, at - Date.now(), this.lastPassAt + PASS_INTERVAL_MS - Date.now()), this.options.idleCheckMs);
     this.wakeAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
       this.wakeAt = null;
@@ -126,6 +134,7 @@ export class QueueRunner {
 
   private async pass(): Promise<void> {
     const now = new Date();
+    this.lastPassAt = now.getTime();
     await this.expire(now);
     const due = await listDueOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize);
     const byNumber = new Map<string, WaitingMessage[]>();
