@@ -18,7 +18,7 @@ import { PRESETS } from '../src/domain/send-policy.ts';
 import { startServer } from '../src/http/server.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { createTestDatabase } from '../test/support/databases.ts';
-import { seedAccount } from '../test/support/gateway.ts';
+import { operatorScope } from '../src/domain/tenant-scope.ts';
 import { currentCommit, machineDescription, percentile, writeReportSection } from './support.ts';
 
 const NUMBERS = Number(process.env.BENCH_GAPS_NUMBERS ?? 1_000);
@@ -34,7 +34,7 @@ const database = await createTestDatabase('sqlite');
 const dataDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-bench-governor-gaps-'));
 const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', LOG_LEVEL: 'silent', WAGW_DATA_DIR: dataDirectory, WAGW_SECRET_KEY: '61'.repeat(32), WAGW_SEND_POLICY: 'standard' });
 const gateway = await createGateway(config, createLogger(config));
-const seeded = await seedAccount(gateway, { numbers: NUMBERS, plan: 'enterprise' });
+const seeded = await seedNumbers();
 const server = await startServer(gateway);
 const numberOf = new Map((await gateway.store.db.selectFrom('whatsapp_numbers').select(['id', 'phone']).execute()).map((row) => [row.id, row.phone]));
 
@@ -134,3 +134,15 @@ ${histogram}
 console.log(report);
 writeReportSection('governor-gaps', report);
 process.exit(0);
+
+/** One enterprise account with the numbers, each a phone of its own, and an API key. */
+async function seedNumbers(): Promise<{ apiKey: string; phones: string[] }> {
+  const account = await gateway.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
+  const phones: string[] = [];
+  for (let index = 0; index < NUMBERS; index++) {
+    const number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: `+447700${String(index).padStart(6, '0')}` });
+    phones.push(number.phone);
+  }
+  const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'bench' });
+  return { apiKey: key.plaintext, phones };
+}
