@@ -11,7 +11,8 @@
  * read from /proc: the steady measure on a shared machine, where throughput moves with the
  * load. On PostgreSQL the database server's CPU per answer is read too (every process under its
  * postmaster). BENCH_DIALECTS=sqlite,postgres picks the databases. BENCH_FLOOR_COMPARE_ROOT, a
- * checkout of another commit (with its node_modules), adds that commit's send to the same run.
+ * checkout of another commit (with its node_modules), adds that commit's send to the same run,
+ * on a database that checkout migrates and seeds itself.
  * BENCH_CPU_PROFILE_DIR runs this tree's gateway under --cpu-prof.
  */
 import fs from 'node:fs';
@@ -138,7 +139,7 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
       send: await measure(gateway, gatewayDatabase.apiKey, postmaster, `${dialect} send`),
     };
     if (COMPARE_ROOT !== undefined) {
-      const comparedDatabase = await seededSendDatabase(dialect, databases);
+      const comparedDatabase = await seededSendDatabase(dialect, databases, COMPARE_ROOT);
       const compared = await startGatewayProcess({ databaseUrl: comparedDatabase.url, directory, env: { LOG_LEVEL: 'info' }, root: COMPARE_ROOT });
       running.push(compared);
       figures.compared = await measure(compared, comparedDatabase.apiKey, postmaster, `${dialect} send at ${COMPARE_ROOT}`);

@@ -1,4 +1,4 @@
-import { execSync, fork, spawn } from 'node:child_process';
+import { execFileSync, execSync, fork, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -230,9 +230,10 @@ const SENDER = '+447700900001';
 const TEXT = 'Your verification code is 482913. It expires in 10 minutes.';
 
 /** A fresh database with an enterprise account, its sandbox number (the sender) and an API key. */
-export async function seededSendDatabase(dialect: Dialect, databases: TestDatabase[]): Promise<{ url: string; apiKey: string }> {
+export async function seededSendDatabase(dialect: Dialect, databases: TestDatabase[], root?: string): Promise<{ url: string; apiKey: string }> {
   const database = await createTestDatabase(dialect);
   databases.push(database);
+  if (root !== undefined) return { url: database.url, apiKey: seedInCheckout(root, database.url) };
   const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: BENCH_SECRET_KEY });
   const gateway = await createGateway(config, createLogger(config));
   try {
@@ -243,6 +244,27 @@ export async function seededSendDatabase(dialect: Dialect, databases: TestDataba
   } finally {
     await gateway.close();
   }
+}
+
+/**
+ * The same seed made by another checkout's own code, so that its migrations, not this tree's,
+ * shape the database it is to serve. Returns the API key.
+ */
+function seedInCheckout(root: string, databaseUrl: string): string {
+  const script = `
+    import { loadConfig } from './src/config.ts';
+    import { createGateway, createLogger } from './src/main.ts';
+    import { operatorScope } from './src/domain/tenant-scope.ts';
+    const config = loadConfig({ DATABASE_URL: process.env.SEED_DATABASE_URL, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: '${BENCH_SECRET_KEY}' });
+    const gateway = await createGateway(config, createLogger(config));
+    const account = await gateway.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
+    await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: '${SENDER}' });
+    const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'bench' });
+    await gateway.close();
+    console.log(JSON.stringify({ apiKey: key.plaintext }));
+    process.exit(0);`;
+  const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: path.resolve(root), env: { ...process.env, SEED_DATABASE_URL: databaseUrl }, encoding: 'utf8' });
+  return (JSON.parse(output.trim().split('\n').at(-1)!) as { apiKey: string }).apiKey;
 }
 
 /** The load tool's orders for sends from the seeded sender, a different recipient each. */

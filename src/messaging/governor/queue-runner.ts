@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import type { SessionLease, WhatsAppNumber } from '../../domain/model.ts';
 import type { Store } from '../../store/database.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
-import { findNumberById } from '../../store/repositories/numbers.ts';
-import { deferWaiting, findSendPolicies, listDueOnNode, listExpiredOnNode, listGovernedMarks, nextDueOnNode, type WaitingMessage } from '../../store/repositories/send-queue.ts';
+import { findNumbersByIds } from '../../store/repositories/numbers.ts';
+import { deferWaiting, findSendPoliciesOf, listDueOnNode, listExpiredOnNode, listReleasedMarksOf, nextDueOnNode, type GovernedMark, type WaitingMessage } from '../../store/repositories/send-queue.ts';
 import type { SendMessageService } from '../send-message.ts';
 import type { SessionSupervisor } from '../session-supervisor.ts';
 import { decide, typingDurationMs } from './decision.ts';
@@ -37,7 +37,24 @@ export interface QueueObserver {
 }
 
 const DAY_MS = 86_400_000;
+
+/** What one pass read for all its numbers. */
+interface PassBatch {
+  numbers: Map<string, WhatsAppNumber>;
+  policies: Map<string, { number: string | null; account: string | null }>;
+  /** Each number's sends released in the last day, as of the read. */
+  marks: Map<string, GovernedMark[]>;
+  /** The governor's count of each number's sends let go at once, as of the read. */
+  sentAtOnce: Map<string, number>;
+}
 const STILL_DUE_REST_MS = 250;
+/**
+ * The least time between the starts of two passes. A pass's own reads cost a few index probes
+ * per number the node holds, whatever is due; with many numbers and a steady trickle of due
+ * messages, passes back to back would spend the node on those reads and release one message
+ * each. Spaced like this, each pass releases what fell due meanwhile, at most this much later.
+ */
+const PASS_INTERVAL_MS = 200;
 
 /**
  * Runs the send queues of the numbers this node owns (ADR 0029): one timer for the node, set to
@@ -51,6 +68,7 @@ export class QueueRunner {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
+  private lastPassAt = 0;
 
   constructor(
     private readonly store: Store,
@@ -105,7 +123,7 @@ export class QueueRunner {
 
   private sleepUntil(at: number): void {
     clearTimeout(this.timer);
-    const delayMs = Math.min(Math.max(0, at - Date.now()), this.options.idleCheckMs);
+    const delayMs = Math.min(Math.max(0, at - Date.now(), this.lastPassAt + PASS_INTERVAL_MS - Date.now()), this.options.idleCheckMs);
     this.wakeAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
       this.wakeAt = null;
@@ -116,11 +134,13 @@ export class QueueRunner {
 
   private async pass(): Promise<void> {
     const now = new Date();
+    this.lastPassAt = now.getTime();
     await this.expire(now);
     const due = await listDueOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize);
     const byNumber = new Map<string, WaitingMessage[]>();
     for (const message of due) byNumber.set(message.numberId, [...(byNumber.get(message.numberId) ?? []), message]);
-    await Promise.all([...byNumber].map(([numberId, messages]) => this.releaseNumber(numberId, messages).catch((error: unknown) => {
+    const batch = await this.readBatch([...byNumber.keys()].filter((numberId) => this.leases.leaseOf(numberId) !== undefined));
+    await Promise.all([...byNumber].map(([numberId, messages]) => this.releaseNumber(numberId, messages, batch).catch((error: unknown) => {
       this.logger.error({ err: error, numberId }, 'could not release the due messages of a number');
     })));
     if (this.stopped) return;
@@ -134,6 +154,19 @@ export class QueueRunner {
     this.sleepUntil(next === null ? Date.now() + this.options.idleCheckMs : Math.max(next.getTime(), Date.now() + STILL_DUE_REST_MS));
   }
 
+  /**
+   * What the pass's releases decide over, read for all its numbers at once rather than per
+   * message: the numbers, their policies and their sends of the day.
+   */
+  private async readBatch(numberIds: string[]): Promise<PassBatch> {
+    const sentAtOnce = new Map(numberIds.map((numberId) => [numberId, this.governor.sentAtOnceCount(numberId)]));
+    const since = new Date(Date.now() - DAY_MS);
+    const numbers = new Map((await findNumbersByIds(this.store.db, numberIds)).map((number) => [number.id, number]));
+    const policies = await findSendPoliciesOf(this.store.db, numberIds);
+    const marks = await listReleasedMarksOf(this.store.db, numberIds, since);
+    return { numbers, policies, marks, sentAtOnce };
+  }
+
   private async expire(now: Date): Promise<void> {
     for (const waiting of await listExpiredOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize)) {
       const message = await findMessageById(this.store.db, waiting.id);
@@ -143,9 +176,9 @@ export class QueueRunner {
   }
 
   /** The number's due messages in order, each decided again over the sends actually made. */
-  private async releaseNumber(numberId: string, messages: WaitingMessage[]): Promise<void> {
+  private async releaseNumber(numberId: string, messages: WaitingMessage[], batch: PassBatch): Promise<void> {
     const lease = this.leases.leaseOf(numberId);
-    const number = lease === undefined ? undefined : await findNumberById(this.store.db, numberId);
+    const number = batch.numbers.get(numberId);
     if (lease === undefined || number === undefined) return;
     const held = this.hold.holdOf(numberId);
     if (held !== null) {
@@ -156,13 +189,17 @@ export class QueueRunner {
       await deferWaiting(this.store.db, numberId, new Date(Date.now() + this.options.idleCheckMs), 'not_connected');
       return;
     }
-    const stored = await findSendPolicies(this.store.db, numberId);
+    const stored = batch.policies.get(numberId);
     const policy = (stored === undefined ? null : this.governor.resolve(stored).policy) ?? NO_LIMITS;
     await this.governor.withNumberLock(numberId, async () => {
+      // A send let go at once since the batch was read is not in it: read this number's again.
+      const sent: GovernedMark[] =
+        this.governor.sentAtOnceCount(numberId) === batch.sentAtOnce.get(numberId)
+          ? (batch.marks.get(numberId) ?? [])
+          : ((await listReleasedMarksOf(this.store.db, [numberId], new Date(Date.now() - DAY_MS))).get(numberId) ?? []);
       for (const waiting of messages) {
         if (this.stopped || this.leases.leaseOf(numberId)?.epoch !== lease.epoch) return;
         const now = new Date();
-        const sent = (await listGovernedMarks(this.store.db, numberId, new Date(now.getTime() - DAY_MS))).filter((mark) => !mark.planned);
         // The jitter was spent when the time was planned; here only the policy's floor is checked.
         const decision = decide(policy, { marks: sent, linkedAt: number.createdAt }, { recipient: waiting.toPhone, firstContact: waiting.firstContact, notBefore: null }, now, () => 0);
         if (decision.kind === 'wait') {
@@ -170,7 +207,8 @@ export class QueueRunner {
           return;
         }
         if (policy.typingBeforeSend) await this.showTyping(number, waiting);
-        await this.release(number, waiting, lease);
+        // Marked no earlier than the row's released_at, so the next decision's gap is never short.
+        if (await this.release(number, waiting, lease)) sent.push({ at: Date.now(), recipient: waiting.toPhone, firstContact: waiting.firstContact, planned: false, scheduled: false });
       }
     });
   }
@@ -186,16 +224,19 @@ export class QueueRunner {
     }
   }
 
-  private async release(number: WhatsAppNumber, waiting: WaitingMessage, lease: SessionLease): Promise<void> {
+  /** Whether the message was released (its row counts among the number's sends), sent or not. */
+  private async release(number: WhatsAppNumber, waiting: WaitingMessage, lease: SessionLease): Promise<boolean> {
     try {
       const left = await this.sender.sendReleased(number, waiting, lease);
-      if (left === undefined) return;
+      if (left === undefined) return false;
       this.observer.released(Date.now() - waiting.createdAt.getTime());
       this.governor.messageLeft(waiting.id, left.status === 'sent' || left.status === 'unknown' ? left.status : 'failed');
+      return true;
     } catch (error) {
       // The engine refused it: the message is failed (its unit returned) by the send path itself.
       this.logger.warn({ err: error, messageId: waiting.id }, 'a queued message could not be sent');
       this.governor.messageLeft(waiting.id, 'failed');
+      return true;
     }
   }
 }

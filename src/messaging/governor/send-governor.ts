@@ -41,6 +41,8 @@ export interface StoredSettings {
 export class SendGovernor {
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly leaveWaiters = new Map<string, ((left: LeftAs | undefined) => void)[]>();
+  /** Per number, how many sends this node let go at once: the runner's sign that its read of the number's sends is stale. */
+  private readonly sentAtOnce = new Map<string, number>();
   /** Called with the time of each message queued here, so the runner's timer can wake for it. */
   queuedListener: (scheduledFor: Date) => void = () => {};
 
@@ -112,7 +114,10 @@ export class SendGovernor {
         });
       });
       if (!admitted) return { kind: 'refused' };
-      if (scheduledFor === null) return { kind: 'now' };
+      if (scheduledFor === null) {
+        this.sentAtOnce.set(number.id, this.sentAtOnceCount(number.id) + 1);
+        return { kind: 'now' };
+      }
       this.queuedListener(scheduledFor);
       return { kind: 'queued', scheduledFor, expiresAt, waitReason: waitReason! };
     });
@@ -147,6 +152,11 @@ export class SendGovernor {
   /** The message left the queue: whoever waits for it is answered. */
   messageLeft(messageId: string, status: LeftAs): void {
     for (const finish of this.leaveWaiters.get(messageId) ?? []) finish(status);
+  }
+
+  /** How many of the number's sends this node has let go at once so far. */
+  sentAtOnceCount(numberId: string): number {
+    return this.sentAtOnce.get(numberId) ?? 0;
   }
 
   /** Runs `work` alone among this node's governed work on the number. */

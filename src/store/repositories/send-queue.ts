@@ -83,6 +83,25 @@ export async function listGovernedMarks(db: Executor, numberId: string, since: D
   ];
 }
 
+/** Ids per statement when many numbers are read at once. */
+const IDS_PER_STATEMENT = 500;
+
+/** The sends each number released since `since`, for many numbers in one statement per 500. */
+export async function listReleasedMarksOf(db: Executor, numberIds: readonly string[], since: Date): Promise<Map<string, GovernedMark[]>> {
+  const marks = new Map<string, GovernedMark[]>(numberIds.map((id) => [id, []]));
+  for (let start = 0; start < numberIds.length; start += IDS_PER_STATEMENT) {
+    const rows = await db
+      .selectFrom('messages')
+      .select(['number_id', 'released_at as at', 'to_phone', 'first_contact'])
+      .where('number_id', 'in', numberIds.slice(start, start + IDS_PER_STATEMENT))
+      .where('released_at', 'is not', null)
+      .where('released_at', '>', since.getTime())
+      .execute();
+    for (const row of rows) marks.get(row.number_id!)?.push({ at: Number(row.at), recipient: row.to_phone, firstContact: row.first_contact === 1, planned: false, scheduled: false });
+  }
+  return marks;
+}
+
 /** Whether the number has exchanged any message with the phone (a first contact has none). */
 export async function hasExchangedWith(db: Executor, accountId: string, numberId: string, phone: E164): Promise<boolean> {
   const row = await db
@@ -289,6 +308,21 @@ export async function findSendPolicies(db: Executor, numberId: string): Promise<
     .where('whatsapp_numbers.id', '=', numberId)
     .executeTakeFirst();
   return row;
+}
+
+/** The stored settings of many numbers and their accounts, in one statement per 500 numbers. */
+export async function findSendPoliciesOf(db: Executor, numberIds: readonly string[]): Promise<Map<string, { number: string | null; account: string | null }>> {
+  const settings = new Map<string, { number: string | null; account: string | null }>();
+  for (let start = 0; start < numberIds.length; start += IDS_PER_STATEMENT) {
+    const rows = await db
+      .selectFrom('whatsapp_numbers')
+      .innerJoin('accounts', 'accounts.id', 'whatsapp_numbers.account_id')
+      .select(['whatsapp_numbers.id', 'whatsapp_numbers.send_policy as number', 'accounts.send_policy as account'])
+      .where('whatsapp_numbers.id', 'in', numberIds.slice(start, start + IDS_PER_STATEMENT))
+      .execute();
+    for (const row of rows) settings.set(row.id, { number: row.number, account: row.account });
+  }
+  return settings;
 }
 
 export async function findAccountSendPolicy(db: Executor, accountId: string): Promise<string | null> {
