@@ -4,7 +4,7 @@ import type { Message } from '../domain/model.ts';
 import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
 import { isLid } from '../domain/identities.ts';
-import { isValidLocation, presentStructured, type StructuredContent, type LinkPreviewAsk } from '../domain/structured-content.ts';
+import { presentStructured, type StructuredContent, type LinkPreviewAsk } from '../domain/structured-content.ts';
 import { assertOneContentKind, parseStructuredInput } from './structured-input.ts';
 import { assertMediaType, isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';

@@ -125,7 +125,7 @@ for (const dialect of dialects) {
       const content = lastSent().content as unknown as { text: string; linkPreview: Record<string, unknown> & { jpegThumbnail?: Buffer } };
       const { jpegThumbnail, ...preview } = content.linkPreview;
       assert.deepEqual([content.text, preview], ['Menu: https://example.org/menu', { 'canonical-url': 'https://example.org/menu', 'matched-text': 'https://example.org/menu', title: 'Menu', description: 'Today' }]);
-      assert.ok(jpegThumbnail !== undefined && jpegThumbnail.subarray(0, 2).equals(Buffer.from([0xff, 0xd8])), 'the thumbnail is a JPEG');
+      assert.ok(jpegThumbnail?.subarray(0, 2).equals(Buffer.from([0xff, 0xd8])), 'the thumbnail is a JPEG');
       const plain = await send({ message: 'no preview: https://example.org/' });
       assert.deepEqual(lastSent().content, { text: 'no preview: https://example.org/' });
       assert.equal(plain.statusCode, 200);

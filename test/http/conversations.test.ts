@@ -132,7 +132,7 @@ for (const dialect of dialects) {
         [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: '👍👍' }, bob.apiKey, 400, 'invalid_emoji'],
         [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: 'a\u20E3' }, bob.apiKey, 400, 'invalid_emoji'],
         [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: '\u20E3' }, bob.apiKey, 400, 'invalid_emoji'],
-        [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: '👍' + '\u0301'.repeat(40) }, bob.apiKey, 400, 'invalid_emoji'],
+        [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: `👍${'\u0301'.repeat(40)}` }, bob.apiKey, 400, 'invalid_emoji'],
         [{ from_phone: bob.phones[0], message_id: received.message_id }, bob.apiKey, 400, 'invalid_request'],
         [{ from_phone: bob.phones[0], message_id: sent.message_id, emoji: '👍' }, bob.apiKey, 404, 'message_not_found'],
         [{ from_phone: alice.phones[0], message_id: received.message_id, emoji: '👍' }, bob.apiKey, 403, 'phone_not_owned'],

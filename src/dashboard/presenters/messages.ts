@@ -1,5 +1,5 @@
 import { AppError } from '../../domain/errors.ts';
-import type { Account, MessageDirection } from '../../domain/model.ts';
+import type { MessageDirection } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
 import { attempt, queryText } from '../forms.ts';

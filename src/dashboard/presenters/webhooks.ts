@@ -1,4 +1,3 @@
-import type { Account } from '../../domain/model.ts';
 import { webhookEventTypes, type MessageScope, type Webhook, type WebhookAttempt, type WebhookEventType } from '../../domain/webhooks.ts';
 import type { Gateway } from '../../main.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';

@@ -5,7 +5,6 @@ import { AppError } from '../../domain/errors.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
 import type { LinkPreview, LinkPreviewAsk } from '../../domain/structured-content.ts';
 import type { MediaObject } from '../../domain/media.ts';
-import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { SendOutcome, SendRequest } from '../../messaging/send-message.ts';
 import type { Answer } from './operation.ts';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
+import type { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
 import { serveTestNetwork, testNetworkClient } from '../../support/shared-network.ts';
 
 const ADMIN = '+447700900821';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { GroupChange } from '../../../src/domain/groups.ts';
-import { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
+import type { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
 import { GroupRefusedError } from '../../../src/engines/sandbox/sandbox-groups.ts';
 import { serveTestNetwork, stopTestNetwork, testNetworkClient } from '../../support/shared-network.ts';
 import { NotGroupMemberError, type NetworkConnection, type NetworkMessage } from '../../../src/engines/sandbox/sandbox-network.ts';
