@@ -32,7 +32,7 @@ export async function withinBudget(start: () => Promise<AsyncIterable<Buffer>>, 
     } finally {
       // Ends the source when the reader stops early or the budget runs out; not awaited, since a
       // source stuck mid-read may never answer.
-      if (!finished) void iterator.return?.()?.catch?.(() => {});
+      if (!finished) void iterator.return?.()?.catch?.(handledElsewhere);
     }
   })();
 }

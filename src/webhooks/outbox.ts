@@ -42,7 +42,7 @@ export interface DeliveryNotifier {
 }
 
 /** For writers with no worker of their own at hand: every delivery waits for a claim. */
-export const CLAIMS_ONLY: DeliveryNotifier = Object.freeze({ claimForNew: () => null, deliveriesQueued: () => {} });
+export const CLAIMS_ONLY: DeliveryNotifier = Object.freeze({ claimForNew: () => null, deliveriesQueued: () => undefined });
 
 /**
  * Writes an event and one delivery per enabled, subscribed webhook of the account. It must run

@@ -95,9 +95,9 @@ describe('the scheduler', () => {
 
   it('refuses a second task of the same name and an interval that is not positive', () => {
     const scheduler = new Scheduler(capturingLogger().logger);
-    scheduler.register({ name: 'once', intervalMs: 10, scope: 'every-node', run: () => {} });
-    assert.throws(() => scheduler.register({ name: 'once', intervalMs: 10, scope: 'every-node', run: () => {} }), /registered already/);
-    assert.throws(() => scheduler.register({ name: 'never', intervalMs: 0, scope: 'every-node', run: () => {} }), /positive interval/);
+    scheduler.register({ name: 'once', intervalMs: 10, scope: 'every-node', run: () => undefined });
+    assert.throws(() => scheduler.register({ name: 'once', intervalMs: 10, scope: 'every-node', run: () => undefined }), /registered already/);
+    assert.throws(() => scheduler.register({ name: 'never', intervalMs: 0, scope: 'every-node', run: () => undefined }), /positive interval/);
   });
 
   it('stops every timer at once', async () => {

@@ -114,7 +114,7 @@ for (const dialect of dialects) {
       const started = Date.now();
       const message = await test.gateway.receiver.receive({
         toPhone: account.phones[0] as E164, fromPhone: uniquePhone() as E164, fromLid: null, text: 'slow', contentKind: 'video',
-        media: { kind: 'video', mimeType: 'video/mp4', fileName: null, retryToken: 'slow', download: () => new Promise(() => {}) },
+        media: { kind: 'video', mimeType: 'video/mp4', fileName: null, retryToken: 'slow', download: () => new Promise(() => undefined) },
         engineMessageId: `SLOW-${dialect}`, receivedAt: new Date(),
       });
       assert.ok(Date.now() - started < 3_000, 'stored after the budget, not after the download');

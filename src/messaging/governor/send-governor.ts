@@ -42,7 +42,7 @@ export class SendGovernor {
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly leaveWaiters = new Map<string, ((left: LeftAs | undefined) => void)[]>();
   /** Called with the time of each message queued here, so the runner's timer can wake for it. */
-  queuedListener: (scheduledFor: Date) => void = () => {};
+  queuedListener: (scheduledFor: Date) => void = () => undefined;
 
   constructor(
     private readonly store: Store,

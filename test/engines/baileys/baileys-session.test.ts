@@ -488,7 +488,7 @@ describe('Baileys session: the watchdog', () => {
     const harness = await startSession({
       timings: WATCHDOG_TIMINGS,
       prepare: (socket, index) => {
-        if (index === 0) socket.answerOnWhatsApp = () => new Promise(() => {});
+        if (index === 0) socket.answerOnWhatsApp = () => new Promise(() => undefined);
       },
     });
     const hung = await connected(harness);
@@ -502,7 +502,7 @@ describe('Baileys session: the watchdog', () => {
     const harness = await startSession({
       timings: WATCHDOG_TIMINGS,
       prepare: (socket, index) => {
-        if (index === 0) socket.answerOnWhatsApp = () => new Promise(() => {});
+        if (index === 0) socket.answerOnWhatsApp = () => new Promise(() => undefined);
       },
     });
     await connected(harness);
@@ -515,7 +515,7 @@ describe('Baileys session: the watchdog', () => {
     const harness = await startSession({
       timings: WATCHDOG_TIMINGS,
       prepare: (socket) => {
-        socket.answerOnWhatsApp = () => new Promise(() => {});
+        socket.answerOnWhatsApp = () => new Promise(() => undefined);
       },
     });
     const socket = await connected(harness);
@@ -529,7 +529,7 @@ describe('Baileys session: the watchdog', () => {
     const harness = await startSession({
       timings: WATCHDOG_TIMINGS,
       prepare: (socket, index) => {
-        if (index === 0) socket.answerOnWhatsApp = () => new Promise(() => {});
+        if (index === 0) socket.answerOnWhatsApp = () => new Promise(() => undefined);
       },
     });
     await connected(harness);
