@@ -92,8 +92,12 @@ function schedule(): void {
     const batch = queue.splice(0, MAX_BATCH);
     inFlight += 1;
     writer.write(batch).then(
-      () => batch.forEach((item) => item.done()),
-      (error: unknown) => batch.forEach((item) => item.done(error)),
+      () => {
+        for (const item of batch) item.done();
+      },
+      (error: unknown) => {
+        for (const item of batch) item.done(error);
+      },
     ).finally(() => {
       inFlight -= 1;
       schedule();

@@ -12,7 +12,7 @@ export interface PeriodicTask {
   intervalMs: number;
   scope: TaskScope;
   /** One pass. A failure is counted and logged; the next pass runs on time regardless. */
-  run(): Promise<unknown> | void;
+  run(): Promise<unknown> | undefined;
 }
 
 /** What the metrics hear of each task. */

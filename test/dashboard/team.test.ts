@@ -129,7 +129,7 @@ for (const dialect of dialects) {
       const from = (address: string) => new DashboardClient(test, { 'x-forwarded-for': address });
       const prober = from('198.51.100.66');
       await prober.get(`/invite/${token}`);
-      let last;
+      let last: Awaited<ReturnType<typeof prober.post>> | undefined;
       for (let submission = 0; submission <= SIGN_IN_LIMITS.failuresPerAddress; submission += 1) {
         last = await prober.post(`/invite/${token}`, { email: `probe${submission}@acme.test`, password: 'short' });
       }

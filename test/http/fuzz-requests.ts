@@ -136,10 +136,16 @@ const FIELDS = ['from_phone', 'to_phone', 'message'];
 function mutatedBody(sound: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary<unknown> {
   const mutation = fc.oneof(
     fc.constantFrom(...FIELDS).map((field) => (body: Record<string, unknown>) => void delete body[field]),
-    fc.tuple(fc.constantFrom(...FIELDS), wrongValue()).map(([field, value]) => (body: Record<string, unknown>) => void (body[field] = value)),
-    fc.tuple(fc.string({ maxLength: 12 }), wrongValue()).map(([key, value]) => (body: Record<string, unknown>) => void (body[key] = value)),
+    fc.tuple(fc.constantFrom(...FIELDS), wrongValue()).map(([field, value]) => (body: Record<string, unknown>) => {
+      body[field] = value;
+    }),
+    fc.tuple(fc.string({ maxLength: 12 }), wrongValue()).map(([key, value]) => (body: Record<string, unknown>) => {
+      body[key] = value;
+    }),
     fc.constantFrom('{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"admin":true}}}', '{"constructor":1}', '{"prototype":{}}')
-      .map((json) => (body: Record<string, unknown>) => void (body.extra = JSON.parse(json))),
+      .map((json) => (body: Record<string, unknown>) => {
+        body.extra = JSON.parse(json);
+      }),
   );
   return fc.tuple(sound, fc.array(mutation, { minLength: 1, maxLength: 3 }), fc.nat(9)).map(([generated, mutations, wrap]) => {
     // Generated values are replayed while shrinking, so they are copied, never changed.

@@ -33,7 +33,8 @@ function startCountingFileServer(): Promise<{ url: (size: number) => string; por
  * the rest of the body is discarded, which needs a real one.
  */
 async function overHttp(test: TestGateway, path: string, apiKey: string, contentType: string, body: Buffer | string | Iterable<Buffer>) {
-  const address = test.app.server.address() ?? (await test.app.listen({ port: 0, host: '127.0.0.1' }), test.app.server.address());
+  if (test.app.server.address() === null) await test.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = test.app.server.address();
   return new Promise<{ statusCode: number; headers: http.IncomingHttpHeaders; body: string; json: () => any }>((resolve, reject) => {
     const request = http.request({ port: (address as AddressInfo).port, host: '127.0.0.1', path, method: 'POST', agent: false, headers: { authorization: `Bearer ${apiKey}`, 'content-type': contentType } }, (response) => {
       const chunks: Buffer[] = [];

@@ -234,7 +234,7 @@ export class FakeSocket implements SessionSocket {
     return jids.map((id) => ({ id, status: { status: this.profiles.get(id)?.about ?? null, setAt: this.profiles.get(id)?.aboutSetAt ?? new Date(0) } }));
   }
 
-  async getBusinessProfile(jid: string): Promise<WABusinessProfile | void> {
+  async getBusinessProfile(jid: string): Promise<WABusinessProfile | undefined> {
     this.profileQueries.push(`business ${jid}`);
     return this.profiles.get(jid)?.business;
   }

@@ -15,7 +15,9 @@ const WRONG_KEY = deriveSandboxNetworkKey(Buffer.alloc(32, 1));
 async function rawPeer(port: number) {
   const socket = net.connect({ host: '127.0.0.1', port });
   let heard = '';
-  socket.on('data', (chunk: Buffer) => void (heard += chunk.toString('utf8')));
+  socket.on('data', (chunk: Buffer) => {
+    heard += chunk.toString('utf8');
+  });
   socket.on('error', ignoreCutOff);
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
