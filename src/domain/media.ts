@@ -68,7 +68,7 @@ const MIME_ALIASES: Readonly<Record<string, string>> = {
   'application/x-pdf': 'application/pdf',
 };
 
-export function canonicalMimeType(mimeType: string): string {
+function canonicalMimeType(mimeType: string): string {
   const bare = mimeType.split(';')[0]!.trim().toLowerCase();
   return MIME_ALIASES[bare] ?? bare;
 }

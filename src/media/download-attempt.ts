@@ -3,7 +3,7 @@ import { MediaGoneError } from '../engines/engine.ts';
 import { handledElsewhere } from '../domain/promises.ts';
 
 /** A download that took longer than its budget. */
-export class DownloadTimedOut extends Error {
+class DownloadTimedOut extends Error {
   constructor(budgetMs: number) {
     super(`The download took longer than ${budgetMs} ms.`);
   }

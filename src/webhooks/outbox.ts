@@ -12,7 +12,7 @@ import type { CachedLookups } from '../store/cached-lookups.ts';
  * A delivery written with this node's claim on it, to be sent from memory as soon as the write
  * commits: no claim needed. The parsed event rides along so it is not parsed back from text.
  */
-export type HandedOverDelivery = ClaimedDelivery & { event: EventPayload };
+type HandedOverDelivery = ClaimedDelivery & { event: EventPayload };
 
 /** What an enqueue wrote: how many deliveries, and which of them this node claimed for itself. */
 export interface Enqueued {

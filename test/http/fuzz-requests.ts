@@ -25,7 +25,7 @@ export const RECIPIENT_PHONES = ['+14155550100', '+447700900123', '+491511234567
 export const IMPOSSIBLE_PHONE_DIGITS = ['999123456789', '1415', '44', '12', '0123456789', '4477'];
 
 /** How a request's Authorization header should fare, as far as the generator knows. */
-export type AuthIntent = 'valid' | 'missing' | 'invalid' | 'missing-or-invalid';
+type AuthIntent = 'valid' | 'missing' | 'invalid' | 'missing-or-invalid';
 
 export interface FuzzRequest {
   method: string;
@@ -219,7 +219,7 @@ function payload(world: FuzzWorld, receive: boolean): fc.Arbitrary<Buffer | unde
   );
 }
 
-export const JSON_CONTENT_TYPES = [
+const JSON_CONTENT_TYPES = [
   'application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset=UTF-8',
   'application/json; charset=latin1', 'application/json; charset=iso-8859-1', 'application/json; charset=utf-16', 'application/json;;', ' application/json ',
 ];

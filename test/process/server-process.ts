@@ -15,7 +15,7 @@ const REPOSITORY_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)
 // take far longer than the second or two it takes on an idle machine.
 const STARTUP_TIMEOUT_MS = 60_000;
 
-export interface ExitStatus {
+interface ExitStatus {
   code: number | null;
   signal: NodeJS.Signals | null;
 }

@@ -93,7 +93,7 @@ export const messageScopeOptions: { scope: MessageScope; label: string }[] = [
   { scope: 'all', label: 'Direct and group chats' },
 ];
 
-export function toWebhookRow(webhook: Webhook): WebhookRowView {
+function toWebhookRow(webhook: Webhook): WebhookRowView {
   return {
     id: webhook.id,
     url: webhook.url,

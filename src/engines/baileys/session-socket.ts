@@ -56,7 +56,7 @@ export interface SessionSocket {
 }
 
 /** A number check's answer per phone; `lid` where WhatsApp names the phone's LID too. */
-export interface CheckAnswer {
+interface CheckAnswer {
   jid: string;
   exists: boolean;
   lid?: string;

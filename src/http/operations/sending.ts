@@ -105,7 +105,7 @@ async function resolveLinkPreview(services: Pick<SendingServices, 'media' | 'lin
 }
 
 /** A send's answer: the message as sent (200), or as queued with when it is due (202). */
-export function presentSent(outcome: SendOutcome, media: MediaObject | undefined, addresses: ReturnType<typeof addressesOf>) {
+function presentSent(outcome: SendOutcome, media: MediaObject | undefined, addresses: ReturnType<typeof addressesOf>) {
   const presented = presentMessage(outcome, media, addresses);
   if (outcome.queue === undefined) return presented;
   return {
