@@ -72,7 +72,7 @@ async function measure(dialect: Dialect): Promise<{ results: PageResult[]; fillS
     for (let first = 0; first < MESSAGES; first += BATCH) {
       const batch = Array.from({ length: Math.min(BATCH, MESSAGES - first) }, (_unused, offset) => messageAt(first + offset, account.accountId, number, start));
       // The other number's chats share the table, as an account's numbers do.
-      const other = batch.slice(0, 100).map((message, offset) => ({ ...messageAt(MESSAGES + first + offset, account.accountId, neighbour, start), id: newId('message') }));
+      const other = batch.slice(0, 100).map((_message, offset) => ({ ...messageAt(MESSAGES + first + offset, account.accountId, neighbour, start), id: newId('message') }));
       await gateway.store.db.transaction().execute(async (trx) => {
         await insertMessages(trx, [...batch, ...other]);
         await noteChatMessages(trx, batch);

@@ -12,6 +12,7 @@ import Fastify from 'fastify';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { monotonicFactory } from 'ulid';
+import { handledElsewhere } from '../src/domain/promises.ts';
 
 interface SendBody {
   from_phone: string;
@@ -69,7 +70,7 @@ function postgresWriter(url: string): { write: WriteBatch; concurrent: number } 
       await client.query({ name: 'floor-receipt', text: "update floor_messages set status = 'delivered', updated_at = $2 where id = any($1::text[]) and status = 'sent'", values: [ids, now] });
       await client.query('commit');
     } catch (error) {
-      await client.query('rollback').catch(() => {});
+      await client.query('rollback').catch(handledElsewhere);
       throw error;
     } finally {
       client.release();
@@ -91,8 +92,12 @@ function schedule(): void {
     const batch = queue.splice(0, MAX_BATCH);
     inFlight += 1;
     writer.write(batch).then(
-      () => batch.forEach((item) => item.done()),
-      (error: unknown) => batch.forEach((item) => item.done(error)),
+      () => {
+        for (const item of batch) item.done();
+      },
+      (error: unknown) => {
+        for (const item of batch) item.done(error);
+      },
     ).finally(() => {
       inFlight -= 1;
       schedule();

@@ -23,6 +23,7 @@ import { operatorScope } from '../src/domain/tenant-scope.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { createTestDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
 import { BENCH_SECRET_KEY, currentCommit, machineDescription, startForkedServer, startGatewayProcess, writeReportSection } from './support.ts';
+import { ignoreCleanupFailure } from '../test/support/ignore.ts';
 
 const MIB = 1024 * 1024;
 const CONCURRENCY = 8;
@@ -182,7 +183,7 @@ async function benchmark(dialect: Dialect): Promise<DialectResult> {
     console.log(JSON.stringify(result));
     return result;
   } finally {
-    await gateway.stop().catch(() => {});
+    await gateway.stop().catch(ignoreCleanupFailure);
     await ceiling.stop();
     for (const each of databases) await each.drop();
     fs.rmSync(directory, { recursive: true, force: true });

@@ -73,7 +73,10 @@ async function benchmark(dialect: Dialect): Promise<DialectResult> {
   const profile = process.env.BENCH_CPU_PROFILE_DIR;
   const databases: TestDatabase[] = [];
   const running: { stop(): Promise<void> }[] = [];
-  const started = <T extends { stop(): Promise<void> }>(server: T): T => (running.push(server), server);
+  const started = <T extends { stop(): Promise<void> }>(server: T): T => {
+    running.push(server);
+    return server;
+  };
   try {
     const ceiling = started(await startForkedServer('bench/ceiling-server.ts'));
     const grouped = await seededDatabase(dialect, databases);

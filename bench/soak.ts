@@ -87,7 +87,10 @@ function post(pathname: string, body: object, onOk: () => void): void {
     { host: '127.0.0.1', port: gateway.port, path: pathname, method: 'POST', agent, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
     (response) => {
       response.resume();
-      response.once('end', () => (response.statusCode === 200 ? onOk() : (counts.failed += 1)));
+      response.once('end', () => {
+        if (response.statusCode === 200) onOk();
+        else counts.failed += 1;
+      });
     },
   );
   request.once('error', () => (counts.failed += 1));

@@ -3,10 +3,10 @@
 // some dependencies need require(esm), unflagged since 22.12. See docs/adr/0025-node-releases.md.
 
 /** The oldest release that works, as [major, minor]. */
-export const MINIMUM_NODE = [22, 12];
+const MINIMUM_NODE = [22, 12];
 
 /** The release CI tests fully and the README recommends (the active LTS). */
-export const RECOMMENDED_NODE_MAJOR = 24;
+const RECOMMENDED_NODE_MAJOR = 24;
 
 /**
  * Why this Node.js cannot run the gateway, in one line, or null when it can.

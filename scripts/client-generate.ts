@@ -12,6 +12,7 @@ import ts from 'typescript';
 import { loadConfig } from '../src/config.ts';
 import { buildApp } from '../src/http/app.ts';
 import { createGateway, createLogger } from '../src/main.ts';
+import { ignoreCleanupFailure } from '../test/support/ignore.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CLIENT_SCHEMA_FILE = path.join(ROOT, 'clients/typescript/src/schema.ts');
@@ -37,8 +38,8 @@ export async function servedDocument(): Promise<Record<string, unknown>> {
     await app.close();
     return document;
   } finally {
-    await gateway.keeper.stop().catch(() => {});
-    await gateway.close().catch(() => {});
+    await gateway.keeper.stop().catch(ignoreCleanupFailure);
+    await gateway.close().catch(ignoreCleanupFailure);
     fs.rmSync(directory, { recursive: true, force: true });
   }
 }

@@ -155,7 +155,7 @@ export interface Config {
   version: string;
 }
 
-export interface ClusterConfig {
+interface ClusterConfig {
   /** WAGW_NODE_NAME: what the operator calls this node; the host name by default. */
   nodeName: string;
   /** WAGW_NODE_URL: where other nodes reach this one; without it, no request is forwarded here. */

@@ -47,7 +47,6 @@ export interface AccountUsage {
 }
 
 const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-export { MINIMUM_PASSWORD_LENGTH } from './password-policy.ts';
 
 /** Accounts and their users: what the operator manages. */
 export class AccountsService {
@@ -175,7 +174,7 @@ export class AccountsService {
   }
 }
 
-export function normalizeEmail(raw: string): string {
+function normalizeEmail(raw: string): string {
   const email = raw.trim().toLowerCase();
   if (!EMAIL_PATTERN.test(email)) throw new AppError('invalid_argument', `"${raw}" is not an email address.`);
   return email;

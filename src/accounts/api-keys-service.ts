@@ -29,7 +29,7 @@ export class ApiKeysService {
     private readonly store: Store,
     private readonly keyPrefix: string,
     /** Told of each revocation once it has committed, so that no cache keeps trusting the key. */
-    private readonly keyRevoked: (keyId: string) => void = () => {},
+    private readonly keyRevoked: (keyId: string) => void = () => undefined,
   ) {}
 
   async createKey(input: CreateApiKeyInput): Promise<CreatedApiKey> {

@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.ts';
 
 /** Shorter passwords are refused outright, before any rating. */
-export const MINIMUM_PASSWORD_LENGTH = 12;
+const MINIMUM_PASSWORD_LENGTH = 12;
 /** zxcvbn's scale runs 0 to 4; 3 means "safely unguessable" against an online attack and a slow offline one. */
 export const MINIMUM_PASSWORD_SCORE = 3;
 

@@ -19,7 +19,7 @@ import type { AccountsService } from './accounts-service.ts';
 import { generatePassword, hashPassword } from './passwords.ts';
 
 /** How long an invite link works. A week covers a weekend and a holiday. */
-export const INVITE_LIFETIME_MS = 7 * 24 * 3_600_000;
+const INVITE_LIFETIME_MS = 7 * 24 * 3_600_000;
 
 export interface CreatedInvite {
   invite: UserInvite;

@@ -41,7 +41,7 @@ export function registerSweeps(scheduler: Scheduler, parts: SweptParts, interrup
  * sends a crash cut off are failed (their age is the same setting, so that a send still in flight
  * on another node is left alone), and expired idempotency keys and sign-in counters go.
  */
-export async function sweepExpired(
+async function sweepExpired(
   sender: SendMessageService,
   idempotentSender: IdempotentSendService,
   signIn: SignInService,

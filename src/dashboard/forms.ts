@@ -39,7 +39,7 @@ const SAME_ORIGIN_PROBE = 'http://wagw.invalid';
  * newlines and reads "/\\" as "//"), and anything that leaves the origin falls back to "/".
  */
 export function safeNextPath(raw: string): string {
-  if (!raw.startsWith('/') || /[\u0000-\u001f\u007f\\]/.test(raw)) return '/';
+  if (!raw.startsWith('/') || /[\p{Cc}\\]/u.test(raw)) return '/';
   try {
     const resolved = new URL(raw, SAME_ORIGIN_PROBE);
     if (resolved.origin !== SAME_ORIGIN_PROBE) return '/';

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  * One-line confirmations shown on the page a form redirects to. The cookie carries only a code
  * from this table, never text, so nothing a user typed can be reflected through it.
  */
-export const notices = {
+const notices = {
   signed_out: 'You are signed out.',
   password_changed: 'Your password is changed. Your other sessions were signed out.',
   key_revoked: 'The key is revoked. Requests with it are refused from now on.',

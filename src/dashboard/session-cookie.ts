@@ -15,7 +15,7 @@ export function sessionTokenFrom(request: FastifyRequest): string | undefined {
   return token === undefined || token === '' ? undefined : token;
 }
 
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeMs: number): void {
+function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeMs: number): void {
   const secure = isHttps(request);
   void reply.setCookie(secure ? SECURE_NAME : PLAIN_NAME, token, {
     path: '/',

@@ -4,7 +4,6 @@
  * devices (or rejected by the gateway), or the caller hung up (`ended`).
  */
 export type CallStatus = 'offered' | 'missed' | 'accepted' | 'rejected' | 'ended';
-export const callStatuses: readonly CallStatus[] = ['offered', 'missed', 'accepted', 'rejected', 'ended'];
 
 /** The longest text a rejected caller may be sent; a message's own limit applies too. */
 export const CALL_REPLY_TEXT_MAX_LENGTH = 1_000;

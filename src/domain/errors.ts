@@ -111,7 +111,7 @@ export const errorCodes = Object.fromEntries(Object.entries(errorCatalogue).map(
  * Machine-readable facts about an error: which field, which limit, when to retry. Each code's
  * keys are fixed by the catalogue, so a client can read them without parsing prose.
  */
-export type ErrorMetaValue = string | number | boolean | null | readonly string[];
+type ErrorMetaValue = string | number | boolean | null | readonly string[];
 export type ErrorMeta = Readonly<Record<string, ErrorMetaValue>>;
 
 export class AppError extends Error {
@@ -146,7 +146,7 @@ export interface ErrorEnvelope {
  * fault when there is one ("to_phone", "media.url", "mentions[0]"); otherwise the facts in words
  * ("kind: image; limit_bytes: 4096"); absent when there are none.
  */
-export function detailsOf(meta: ErrorMeta | undefined): string | undefined {
+function detailsOf(meta: ErrorMeta | undefined): string | undefined {
   if (meta === undefined) return undefined;
   if (typeof meta.field === 'string') return meta.field;
   const facts = Object.entries(meta)

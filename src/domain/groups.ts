@@ -74,7 +74,7 @@ export interface GroupMember {
  * What changed in a group: participants added by an admin, joined by link, removed, left,
  * promoted or demoted; or its subject or description.
  */
-export type GroupChangeKind = 'added' | 'joined' | 'removed' | 'left' | 'promoted' | 'demoted' | 'subject' | 'description';
+type GroupChangeKind = 'added' | 'joined' | 'removed' | 'left' | 'promoted' | 'demoted' | 'subject' | 'description';
 
 export interface GroupChange {
   groupId: string;

@@ -12,7 +12,6 @@ export interface PersonIdentity {
 
 /** What told the gateway that a LID belongs to a phone. */
 export type IdentitySource = 'message' | 'mapping' | 'group' | 'check' | 'sandbox';
-export const identitySources: readonly IdentitySource[] = ['message', 'mapping', 'group', 'check', 'sandbox'];
 
 /** A person of a number's contact list: both identifiers where known, and their WhatsApp name. */
 export interface Contact extends PersonIdentity {

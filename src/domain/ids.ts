@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** Every id carries its type, so that a key id pasted where an account id belongs is caught. */
-export const idPrefixes = {
+const idPrefixes = {
   account: 'acc',
   user: 'usr',
   number: 'num',

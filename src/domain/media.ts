@@ -68,7 +68,7 @@ const MIME_ALIASES: Readonly<Record<string, string>> = {
   'application/x-pdf': 'application/pdf',
 };
 
-export function canonicalMimeType(mimeType: string): string {
+function canonicalMimeType(mimeType: string): string {
   const bare = mimeType.split(';')[0]!.trim().toLowerCase();
   return MIME_ALIASES[bare] ?? bare;
 }
@@ -161,7 +161,6 @@ function formatBytes(bytes: number): string {
 export function cleanFileName(name: string | undefined | null): string | null {
   if (name === undefined || name === null) return null;
   const lastSegment = name.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
-  const cleaned = lastSegment.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200);
+  const cleaned = lastSegment.replace(/\p{Cc}/gu, '').trim().slice(0, 200);
   return cleaned === '' || cleaned === '.' || cleaned === '..' ? null : cleaned;
 }

@@ -157,7 +157,7 @@ export interface QuotedMessage {
 }
 
 /** An incoming message's `read` is when we read it; the rest are a sent message's. */
-export interface MessageTimes {
+interface MessageTimes {
   sent: Date | null;
   delivered: Date | null;
   read: Date | null;

@@ -162,7 +162,7 @@ export function parseClock(value: string): number | undefined {
   return match === null ? undefined : Number(match[1]) * 60 + Number(match[2]);
 }
 
-export function isTimeZone(name: string): boolean {
+function isTimeZone(name: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
     return true;

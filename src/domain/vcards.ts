@@ -1,7 +1,7 @@
 import { parseE164, type E164 } from './phone.ts';
 
 /** The longest vCard a send may carry whole; WhatsApp's own cards are a few hundred bytes. */
-export const MAX_VCARD_LENGTH = 10_000;
+const MAX_VCARD_LENGTH = 10_000;
 
 /** What a card is built from: a name, its phones, and optionally where the person works and their e-mail addresses. */
 export interface ContactFields {
@@ -31,7 +31,7 @@ export function buildVcard(fields: ContactFields): string {
 }
 
 /** RFC 2426 text escaping: backslash, comma and semicolon are escaped, a line break becomes \n. */
-export function escapeText(value: string): string {
+function escapeText(value: string): string {
   return value.replace(/[\\;,]/g, (character) => `\\${character}`).replace(/\r\n|\r|\n/g, '\\n');
 }
 

@@ -139,7 +139,7 @@ interface OutgoingContent {
   replyTo?: MessageRef;
 }
 
-export interface OutgoingDirectMessage extends OutgoingContent {
+interface OutgoingDirectMessage extends OutgoingContent {
   toPhone: E164;
 }
 

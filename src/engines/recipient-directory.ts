@@ -32,7 +32,7 @@ export class RecipientDirectory {
   private readonly answers = new Map<string, RecipientAnswer & { until: number }>();
 
   async isOnWhatsApp(accountId: string, phone: E164, lookup: LookupMany, now = Date.now()): Promise<boolean> {
-    const [checked] = await this.check(accountId, [phone], lookup, () => {}, now);
+    const [checked] = await this.check(accountId, [phone], lookup, () => undefined, now);
     return checked!.exists;
   }
 

@@ -2,7 +2,7 @@ import type { ChatSummary } from '../messaging/chats.ts';
 import { ref } from './message-schemas.ts';
 
 /** A chat of a number as the chat list shows it: the `Chat` component. */
-export const chatComponent = {
+const chatComponent = {
   $id: 'Chat',
   type: 'object',
   description: 'A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state.',

@@ -8,7 +8,7 @@ const groupSummaryProperties = {
   is_admin: { type: 'boolean', description: 'Whether from_phone is an admin (or the super admin), and so may change the group.' },
 } as const;
 
-export const participantComponent = {
+const participantComponent = {
   $id: 'Participant',
   type: 'object',
   description: 'A member of a group, by phone and LID as WhatsApp gives them.',
@@ -20,7 +20,7 @@ export const participantComponent = {
   },
 } as const;
 
-export const groupSummaryComponent = {
+const groupSummaryComponent = {
   $id: 'GroupSummary',
   type: 'object',
   description: 'A group as GET /groups lists it.',
@@ -28,7 +28,7 @@ export const groupSummaryComponent = {
   properties: groupSummaryProperties,
 } as const;
 
-export const groupComponent = {
+const groupComponent = {
   $id: 'Group',
   type: 'object',
   description: 'A group as from_phone sees it, with its participants.',

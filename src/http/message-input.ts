@@ -4,7 +4,7 @@ import type { Message } from '../domain/model.ts';
 import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
 import { isLid } from '../domain/identities.ts';
-import { isValidLocation, presentStructured, type StructuredContent, type LinkPreviewAsk } from '../domain/structured-content.ts';
+import { presentStructured, type StructuredContent, type LinkPreviewAsk } from '../domain/structured-content.ts';
 import { assertOneContentKind, parseStructuredInput } from './structured-input.ts';
 import { assertMediaType, isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
@@ -37,7 +37,7 @@ export type SendInput = Omit<MessageInput, 'toPhone'> & (
 ) & SendTiming;
 
 /** When a send should leave and until when it may wait, and whether its answer waits for it. */
-export interface SendTiming {
+interface SendTiming {
   schedule?: SendSchedule;
   wait?: boolean;
 }
@@ -91,7 +91,7 @@ function parseMentions(raw: readonly string[] | undefined): E164[] {
 }
 
 /** The body rules shared by /send_message and /sandbox/receive, after the schema's type check. */
-export function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxMessageLength: number): MessageInput {
+function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxMessageLength: number): MessageInput {
   // A missing field is reported before any value is judged, as the schema's own checks are.
   const hasContent = body.media !== undefined || body.location !== undefined || body.contacts !== undefined || body.poll !== undefined;
   if (!hasContent && body.message === undefined) throw new AppError('invalid_request', 'The field message is missing.', { field: 'message', problem: 'missing' });

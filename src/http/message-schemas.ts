@@ -24,7 +24,7 @@ const groupIdField = {
 
 const timestamp = { type: 'string', format: 'date-time', description: 'ISO 8601 UTC with milliseconds.' } as const;
 
-export const mediaRequestComponent = {
+const mediaRequestComponent = {
   $id: 'MediaRequest',
   type: 'object',
   additionalProperties: false,
@@ -41,7 +41,7 @@ export const mediaRequestComponent = {
 } as const;
 
 /** A place to share, as a send and a simulated receive take it. */
-export const locationRequestComponent = {
+const locationRequestComponent = {
   $id: 'LocationRequest',
   type: 'object',
   additionalProperties: false,
@@ -51,7 +51,7 @@ export const locationRequestComponent = {
 } as const;
 
 /** A contact card to share: built from fields, or given whole. */
-export const contactRequestComponent = {
+const contactRequestComponent = {
   $id: 'ContactRequest',
   type: 'object',
   additionalProperties: false,
@@ -67,7 +67,7 @@ export const contactRequestComponent = {
 } as const;
 
 /** A poll to send. */
-export const pollRequestComponent = {
+const pollRequestComponent = {
   $id: 'PollRequest',
   type: 'object',
   additionalProperties: false,
@@ -81,7 +81,7 @@ export const pollRequestComponent = {
 } as const;
 
 /** A link preview given by the caller, shown as is. */
-export const linkPreviewRequestComponent = {
+const linkPreviewRequestComponent = {
   $id: 'LinkPreviewRequest',
   type: 'object',
   additionalProperties: false,
@@ -111,7 +111,7 @@ const messageContentProperties = {
   view_once: { type: 'boolean', description: 'With media of kind image, video or voice: the recipient can open it once. Refused with any other content.' },
 } as const;
 
-export const sendMessageRequestComponent = {
+const sendMessageRequestComponent = {
   $id: 'SendMessageRequest',
   type: 'object',
   additionalProperties: false,
@@ -157,7 +157,7 @@ export const sendMessageRequestComponent = {
 } as const;
 
 /** The sandbox's receive takes what a person may send besides text and files: a place or contact cards. */
-export const sandboxReceiveRequestComponent = {
+const sandboxReceiveRequestComponent = {
   $id: 'SandboxReceiveRequest',
   type: 'object',
   additionalProperties: false,
@@ -178,7 +178,7 @@ export const sandboxReceiveRequestComponent = {
 } as const;
 
 /** What a message answers; null when it is no reply. */
-export const replyToComponent = {
+const replyToComponent = {
   $id: 'ReplyTo',
   type: ['object', 'null'],
   description: 'The message this one answers: message_id when that message is stored here (null otherwise), and WhatsApp\'s id for it always. Null when the message is no reply.',
@@ -187,7 +187,7 @@ export const replyToComponent = {
 } as const;
 
 /** The group chat of a message, event or change. */
-export const chatGroupComponent = {
+const chatGroupComponent = {
   $id: 'ChatGroup',
   type: 'object',
   description: 'A group chat: its id (as to_group takes it) and its subject (null when the gateway has not learnt it).',
@@ -208,7 +208,7 @@ export const mediaFileProperties = {
 } as const;
 
 /** A message's file as the answers describe it. */
-export const messageMediaComponent = {
+const messageMediaComponent = {
   $id: 'MessageMedia',
   type: 'object',
   description: 'The file a message carries.',
@@ -219,7 +219,7 @@ export const messageMediaComponent = {
   },
 } as const;
 
-export const locationComponent = {
+const locationComponent = {
   $id: 'Location',
   type: 'object',
   description: 'A shared place, for a location message.',
@@ -227,7 +227,7 @@ export const locationComponent = {
   properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: ['string', 'null'] }, address: { type: ['string', 'null'] }, url: { type: ['string', 'null'] } },
 } as const;
 
-export const contactComponent = {
+const contactComponent = {
   $id: 'Contact',
   type: 'object',
   description: 'A contact card, its phones in E.164.',
@@ -235,7 +235,7 @@ export const contactComponent = {
   properties: { name: { type: 'string' }, phones: { type: 'array', items: { type: 'string' } }, vcard: { type: ['string', 'null'] } },
 } as const;
 
-export const pollComponent = {
+const pollComponent = {
   $id: 'Poll',
   type: 'object',
   description: 'A poll: its question, options and how many one voter may choose. GET /messages/{id} adds `results`: the voters counted and each option\'s votes, from each voter\'s current selection.',
@@ -255,7 +255,7 @@ export const pollComponent = {
   },
 } as const;
 
-export const linkPreviewComponent = {
+const linkPreviewComponent = {
   $id: 'LinkPreview',
   type: 'object',
   description: 'The preview shown under a text with a link (the thumbnail is sent, not kept).',
@@ -296,7 +296,7 @@ const sentMessageProperties = {
 } as const;
 
 /** A send the governor keeps in the number's queue: answered 202 with when it is due to leave. */
-export const queuedMessageComponent = {
+const queuedMessageComponent = {
   $id: 'QueuedMessage',
   type: 'object',
   description: 'A message waiting in its number\'s send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow.',
@@ -313,7 +313,7 @@ export const queuedMessageComponent = {
 } as const;
 
 /** A send to a phone: its recipient is that phone, never null. */
-export const directSentMessageComponent = {
+const directSentMessageComponent = {
   $id: 'DirectSentMessage',
   type: 'object',
   required: sentMessageRequired,
@@ -325,7 +325,7 @@ export const directSentMessageComponent = {
 } as const;
 
 /** A send to a group: the group is the recipient, and to_phone is null. */
-export const groupSentMessageComponent = {
+const groupSentMessageComponent = {
   $id: 'GroupSentMessage',
   type: 'object',
   required: [...sentMessageRequired, 'mentions'],
@@ -337,14 +337,14 @@ export const groupSentMessageComponent = {
 } as const;
 
 /** The answer of /send_message: our own number is always the sender. */
-export const sentMessageComponent = {
+const sentMessageComponent = {
   $id: 'SentMessage',
   description: 'The message as sent: to a phone, or to a group.',
   oneOf: [ref('DirectSentMessage'), ref('GroupSentMessage')],
 } as const;
 
 /** An inbound message: its sender may be known only by LID, and then from_phone is null. */
-export const receivedMessageComponent = {
+const receivedMessageComponent = {
   $id: 'ReceivedMessage',
   type: 'object',
   required: ['message_id', 'created_at', 'from_phone', 'from_lid', 'to_phone', 'group', 'message', 'reply_to', 'status'],

@@ -51,8 +51,11 @@ interface Document {
  */
 export function finishDocument<T extends object>(document: T): T {
   const finished = document as Document;
-  const schemas = (finished.components ??= {}).schemas ??= {};
-  const responses = (finished.components.responses ??= {});
+  finished.components ??= {};
+  finished.components.schemas ??= {};
+  finished.components.responses ??= {};
+  const schemas = finished.components.schemas;
+  const responses = finished.components.responses;
   finished.components.headers = { ...finished.components.headers, ...documentAdditions.headers };
   for (const byMethod of Object.values(finished.paths ?? {})) {
     for (const operation of Object.values(byMethod)) {

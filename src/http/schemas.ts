@@ -1,7 +1,7 @@
 import { errorCatalogue, type ErrorCode } from '../domain/errors.ts';
 import { ref } from './message-schemas.ts';
 
-export { ref, structuredFields, messageResponseFields } from './message-schemas.ts';
+export { ref } from './message-schemas.ts';
 
 /**
  * JSON schemas of the public API. They drive validation, the response serializers and the
@@ -67,7 +67,7 @@ export const idempotentReplayedHeaderSchema = {
 } as const;
 
 /** The public API's codes of the catalogue that answer with this status; the CLI's and dashboard's are not the API's. */
-export function codesWithStatus(status: number): ErrorCode[] {
+function codesWithStatus(status: number): ErrorCode[] {
   return (Object.keys(errorCatalogue) as ErrorCode[]).filter((code) => {
     const entry: { status: number; publicApi?: boolean } = errorCatalogue[code];
     return entry.status === status && entry.publicApi === true;
@@ -128,7 +128,7 @@ export interface PollRequestBody {
   selectable_count?: number;
 }
 
-export interface LinkPreviewRequestBody {
+interface LinkPreviewRequestBody {
   url?: string;
   title: string;
   description?: string;

@@ -8,7 +8,7 @@ const cap = (description: string) => ({ type: ['integer', 'null'], minimum: 0, m
 const milliseconds = (description: string) => ({ type: 'integer', minimum: 0, maximum: 7 * 86_400_000, description }) as const;
 
 /** A send policy's figures (docs/send-governor.md); in a request every field is optional. */
-export const sendPolicyProperties = {
+const sendPolicyProperties = {
   min_gap_ms: milliseconds('The least time between two sends of the number.'),
   max_gap_ms: milliseconds('The most; each gap is drawn at random between the two (jitter). Defaults to min_gap_ms.'),
   per_minute: cap('Sends over any rolling minute; null for no cap.'),
@@ -54,7 +54,7 @@ const sendPolicyComponent = {
   properties: sendPolicyProperties,
 } as const;
 
-export const sendPolicySettingComponent = {
+const sendPolicySettingComponent = {
   $id: 'SendPolicySetting',
   type: 'object',
   description: 'The send policy in force and where it comes from.',
@@ -79,7 +79,7 @@ const queuedEntry = {
   },
 } as const;
 
-export const numberQueueComponent = {
+const numberQueueComponent = {
   $id: 'NumberQueue',
   type: 'object',
   required: ['number_id', 'phone', 'total', 'counts', 'next_scheduled_for', 'send_policy', 'messages', 'next_cursor'],

@@ -75,7 +75,7 @@ function parseCardPhone(raw: string, field: string): E164 {
 }
 
 /** A poll WhatsApp shows as sent: a question, 2 to 12 distinct options, and a choice count within them. */
-export function parsePoll(raw: PollRequestBody): SharedPoll {
+function parsePoll(raw: PollRequestBody): SharedPoll {
   const question = raw.question.trim();
   if (question === '' || [...question].length > POLL_QUESTION_MAX) throw new AppError('invalid_poll', `poll.question must be 1 to ${POLL_QUESTION_MAX} characters.`, { field: 'poll.question' });
   if (raw.options.length < POLL_MIN_OPTIONS || raw.options.length > POLL_MAX_OPTIONS) {

@@ -20,7 +20,7 @@ function eventProperties(event: string) {
   } as const;
 }
 
-export const webhookMediaComponent = {
+const webhookMediaComponent = {
   $id: 'WebhookMedia',
   description: 'A received file: stored (with a signed link that needs no key), or known only by its kind and why it could not be had.',
   oneOf: [
@@ -59,7 +59,7 @@ const messageIdentity = {
   group: nullableGroup,
 } as const;
 
-export const messageEventComponent = {
+const messageEventComponent = {
   $id: 'MessageEvent',
   type: 'object',
   description: 'A message arrived on one of your numbers. The flat fields, and the nested `data` for receivers written for that shape.',
@@ -88,7 +88,7 @@ export const messageEventComponent = {
   },
 } as const;
 
-export const messageMediaEventComponent = {
+const messageMediaEventComponent = {
   $id: 'MessageMediaEvent',
   type: 'object',
   description: 'The file of a message whose download had failed was stored at last, or the gateway gave up on it.',
@@ -96,7 +96,7 @@ export const messageMediaEventComponent = {
   properties: { ...eventProperties('message.media'), ...messageIdentity, media: ref('WebhookMedia') },
 } as const;
 
-export const messageStatusEventComponent = {
+const messageStatusEventComponent = {
   $id: 'MessageStatusEvent',
   type: 'object',
   description: 'A message you sent changed state. A status never moves backwards.',
@@ -128,7 +128,7 @@ function changeProperties(event: string) {
   } as const;
 }
 
-export const messageReactionEventComponent = {
+const messageReactionEventComponent = {
   $id: 'MessageReactionEvent',
   type: 'object',
   description: 'Someone reacted to a message in a chat of your numbers, or took the reaction away.',
@@ -136,7 +136,7 @@ export const messageReactionEventComponent = {
   properties: { ...changeProperties('message.reaction'), emoji: { type: 'string', description: 'The emoji; empty when removed.' }, removed: { type: 'boolean' } },
 } as const;
 
-export const messageEditedEventComponent = {
+const messageEditedEventComponent = {
   $id: 'MessageEditedEvent',
   type: 'object',
   description: 'A message in a chat of your numbers was edited.',
@@ -148,7 +148,7 @@ export const messageEditedEventComponent = {
   },
 } as const;
 
-export const messageRevokedEventComponent = {
+const messageRevokedEventComponent = {
   $id: 'MessageRevokedEvent',
   type: 'object',
   description: 'A message in a chat of your numbers was deleted for everyone.',
@@ -156,7 +156,7 @@ export const messageRevokedEventComponent = {
   properties: changeProperties('message.revoked'),
 } as const;
 
-export const sessionStatusEventComponent = {
+const sessionStatusEventComponent = {
   $id: 'SessionStatusEvent',
   type: 'object',
   description: 'A number\'s WhatsApp session changed state.',
@@ -170,7 +170,7 @@ export const sessionStatusEventComponent = {
   },
 } as const;
 
-export const groupUpdatedEventComponent = {
+const groupUpdatedEventComponent = {
   $id: 'GroupUpdatedEvent',
   type: 'object',
   description: 'Something changed in a group one of your numbers is in.',
@@ -194,7 +194,7 @@ export const groupUpdatedEventComponent = {
   },
 } as const;
 
-export const numberPausedEventComponent = {
+const numberPausedEventComponent = {
   $id: 'NumberPausedEvent',
   type: 'object',
   description: 'One of your numbers holds its sends (docs/number-pauses.md): sends from it are refused with 503 number_paused until it resumes.',
@@ -209,7 +209,7 @@ export const numberPausedEventComponent = {
   },
 } as const;
 
-export const numberResumedEventComponent = {
+const numberResumedEventComponent = {
   $id: 'NumberResumedEvent',
   type: 'object',
   description: 'A paused number of yours sends again.',
@@ -222,7 +222,7 @@ export const numberResumedEventComponent = {
   },
 } as const;
 
-export const contactIdentityEventComponent = {
+const contactIdentityEventComponent = {
   $id: 'ContactIdentityEvent',
   type: 'object',
   description: 'A person one of your numbers knew only by LID now has a phone (or a different one). Messages from the LID show the phone from now on.',
@@ -240,7 +240,7 @@ export const contactIdentityEventComponent = {
 const groupById = (description: string) =>
   ({ anyOf: [{ type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'WhatsApp\'s id of the group (…@g.us).' } } }, { type: 'null' }], description }) as const;
 
-export const callEventComponent = {
+const callEventComponent = {
   $id: 'CallEvent',
   type: 'object',
   description: 'A call to one of your numbers rang, or what became of it (docs/webhooks.md, "Calls").',
@@ -263,7 +263,7 @@ export const callEventComponent = {
   },
 } as const;
 
-export const presenceUpdateEventComponent = {
+const presenceUpdateEventComponent = {
   $id: 'PresenceUpdateEvent',
   type: 'object',
   description: 'A contact your number subscribed to (POST /presence/subscribe) came online, went offline, or is typing or recording.',
@@ -280,7 +280,7 @@ export const presenceUpdateEventComponent = {
   },
 } as const;
 
-export const pollVoteEventComponent = {
+const pollVoteEventComponent = {
   $id: 'PollVoteEvent',
   type: 'object',
   description: 'Someone voted on a poll in a chat of one of your numbers (a poll you sent or one you received): their whole current selection, which replaces the one before (empty when they took their vote back), and the totals since.',
@@ -299,7 +299,7 @@ export const pollVoteEventComponent = {
   },
 } as const;
 
-export const testEventComponent = {
+const testEventComponent = {
   $id: 'TestEvent',
   type: 'object',
   description: 'An operator sent a test event (wagw webhook test ID).',

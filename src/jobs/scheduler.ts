@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
  * Where a periodic task runs: on every node (each node's own upkeep, such as renewing its
  * leases), or only for the work this node owns (the numbers whose leases it holds).
  */
-export type TaskScope = 'every-node' | 'owner';
+type TaskScope = 'every-node' | 'owner';
 
 export interface PeriodicTask {
   /** Unique in the gateway; the label of the task's metrics. */
@@ -12,7 +12,7 @@ export interface PeriodicTask {
   intervalMs: number;
   scope: TaskScope;
   /** One pass. A failure is counted and logged; the next pass runs on time regardless. */
-  run(): Promise<unknown> | void;
+  run(): Promise<unknown> | undefined;
 }
 
 /** What the metrics hear of each task. */

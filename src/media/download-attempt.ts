@@ -3,7 +3,7 @@ import { MediaGoneError } from '../engines/engine.ts';
 import { handledElsewhere } from '../domain/promises.ts';
 
 /** A download that took longer than its budget. */
-export class DownloadTimedOut extends Error {
+class DownloadTimedOut extends Error {
   constructor(budgetMs: number) {
     super(`The download took longer than ${budgetMs} ms.`);
   }
@@ -32,7 +32,7 @@ export async function withinBudget(start: () => Promise<AsyncIterable<Buffer>>, 
     } finally {
       // Ends the source when the reader stops early or the budget runs out; not awaited, since a
       // source stuck mid-read may never answer.
-      if (!finished) void iterator.return?.()?.catch?.(() => {});
+      if (!finished) void iterator.return?.()?.catch?.(handledElsewhere);
     }
   })();
 }

@@ -72,7 +72,9 @@ export class FilesystemBlobStore implements BlobStore {
     return sweepSpool(this.root, olderThan);
   }
 
-  async close(): Promise<void> {}
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
 
   private pathOf(key: BlobKey): string {
     assertValidKey(key);

@@ -3,11 +3,11 @@ import type { LinkPreview } from '../domain/structured-content.ts';
 import type { MediaFetcher } from './media-fetcher.ts';
 
 /** The most of a page read for its preview: the head, where the tags are, comes first. */
-export const PREVIEW_PAGE_MAX_BYTES = 512 * 1024;
+const PREVIEW_PAGE_MAX_BYTES = 512 * 1024;
 /** The largest image taken as a preview's thumbnail; the engine shrinks it to WhatsApp's small JPEG. */
-export const PREVIEW_IMAGE_MAX_BYTES = 2 * 1024 * 1024;
+const PREVIEW_IMAGE_MAX_BYTES = 2 * 1024 * 1024;
 /** How long a preview may take in all, the page and its image together. */
-export const PREVIEW_TIMEOUT_MS = 5_000;
+const PREVIEW_TIMEOUT_MS = 5_000;
 const TITLE_MAX = 300;
 const DESCRIPTION_MAX = 1_000;
 

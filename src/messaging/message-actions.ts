@@ -13,12 +13,12 @@ import { findNumberById } from '../store/repositories/numbers.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
 /** WhatsApp lets a sent message be edited for 15 minutes. */
-export const EDIT_WINDOW_MS = 15 * 60_000;
+const EDIT_WINDOW_MS = 15 * 60_000;
 /** And deleted for everyone for about two and a half days. */
-export const REVOKE_WINDOW_MS = 60 * 60 * 60_000;
+const REVOKE_WINDOW_MS = 60 * 60 * 60_000;
 
 /** The message as its chat knows it on the network. */
-export function messageRef(message: Message): MessageRef {
+function messageRef(message: Message): MessageRef {
   const outbound = message.direction === 'outbound';
   if (message.group != null) {
     // In a group the chat is the group, and a member's message names its sender.

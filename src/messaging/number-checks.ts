@@ -7,7 +7,7 @@ import type { CheckedPhone } from '../engines/recipient-directory.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
 /** The most phones one request may ask about. */
-export const MAX_PHONES_PER_CHECK = 50;
+const MAX_PHONES_PER_CHECK = 50;
 
 /**
  * POST /check_numbers on the node that serves the number: whether phones use WhatsApp. Answers

@@ -59,7 +59,7 @@ export class NumberLinkingService {
       active: true,
       startedAt: new Date(),
     };
-    const running: RunningAttempt = { attempt, session, unsubscribe: () => {} };
+    const running: RunningAttempt = { attempt, session, unsubscribe: () => undefined };
     this.running.set(number.id, running);
     this.finished.delete(number.id);
     running.unsubscribe = session.onUpdate((update) => this.onUpdate(running, update));

@@ -6,7 +6,7 @@ import type { Engine } from '../engines/engine.ts';
  * of the engine port joins here, by name, and every service reaches it through
  * `supervisor.sessionFor(number)` with no pass-through of its own.
  */
-export const SESSION_CAPABILITIES = [
+const SESSION_CAPABILITIES = [
   'sendAction',
   'markRead',
   'modifyChat',
@@ -28,7 +28,7 @@ export const SESSION_CAPABILITIES = [
   'blocklist',
 ] as const satisfies readonly (keyof Engine)[];
 
-export type SessionCapability = (typeof SESSION_CAPABILITIES)[number];
+type SessionCapability = (typeof SESSION_CAPABILITIES)[number];
 
 /** A number's session: each capability of the engine port, bound to the number. */
 export type NumberSession = {

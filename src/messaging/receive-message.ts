@@ -1,4 +1,3 @@
-import type { Logger } from 'pino';
 import { newId } from '../domain/ids.ts';
 import type { Message, MessageStatus, WhatsAppNumber } from '../domain/model.ts';
 import { findByEngineId, insertReply } from '../store/repositories/conversations.ts';
@@ -18,7 +17,6 @@ import type { RecentSends, RecordedSend } from './recent-sends.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import { markEarlierRead } from '../store/repositories/read-receipts.ts';
 import { savePollSecret } from '../store/repositories/polls.ts';
-import { findNumberByPhone } from '../store/repositories/numbers.ts';
 import { findMessageGroups, insertMessageGroups, knownSubject } from '../store/repositories/groups.ts';
 import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { Executor } from '../store/database.ts';

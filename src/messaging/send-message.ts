@@ -85,7 +85,7 @@ interface SendContent {
 }
 
 /** A message the governor keeps in its number's queue: when it is due to leave, and why it waits. */
-export interface QueuedSend {
+interface QueuedSend {
   scheduledFor: Date;
   expiresAt: Date;
   waitReason: WaitReason;

@@ -3,7 +3,7 @@ import type { WhatsAppNumber } from '../domain/model.ts';
 import { EngineSendError } from '../engines/engine.ts';
 
 /** How long a number that WhatsApp rate-limited is asked to wait before trying again. */
-export const WHATSAPP_BACKOFF_SECONDS = 60;
+const WHATSAPP_BACKOFF_SECONDS = 60;
 
 export function whatsAppRateLimited(number: WhatsAppNumber): AppError {
   return new AppError('rate_limited', `WhatsApp is limiting how fast ${number.phone} may act (rate-overlimit); nothing was done. Try again in ${WHATSAPP_BACKOFF_SECONDS} s.`, { retry_after_seconds: WHATSAPP_BACKOFF_SECONDS });

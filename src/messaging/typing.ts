@@ -10,7 +10,7 @@ import type { SessionSupervisor } from './session-supervisor.ts';
  * never comes; the gateway sends it itself, so that a client that forgets cannot leave a chat
  * showing typing for good.
  */
-export const TYPING_LASTS_MS = 25_000;
+const TYPING_LASTS_MS = 25_000;
 
 /** POST /typing on the node that serves the number: the state is shown, and ends by itself. */
 export class TypingService {

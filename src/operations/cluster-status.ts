@@ -3,7 +3,7 @@ import { listLeasedNumbers, listNodes, listRecentLeaseChanges, type LeaseChange 
 import { TASKS_PATH, type NodeClient } from '../cluster/node-client.ts';
 import type { Scheduler, TaskSnapshot } from '../jobs/scheduler.ts';
 
-export type NodeState = 'live' | 'stopped' | 'dead';
+type NodeState = 'live' | 'stopped' | 'dead';
 
 export interface NodeStatus {
   id: string;

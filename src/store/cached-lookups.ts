@@ -12,8 +12,8 @@ export const LOOKUP_TTL_MS = 2_000;
 const LOOKUP_ENTRIES = 10_000;
 
 /** The cluster signals that tell every node to forget what it holds (cluster/key-revocations.ts listens). */
-export const NUMBERS_CHANGED_SIGNAL = 'lookups:numbers';
-export const WEBHOOKS_CHANGED_SIGNAL_PREFIX = 'lookups:webhooks:';
+const NUMBERS_CHANGED_SIGNAL = 'lookups:numbers';
+const WEBHOOKS_CHANGED_SIGNAL_PREFIX = 'lookups:webhooks:';
 
 /**
  * The two reads every message makes, held in memory for LOOKUP_TTL_MS: a number with its

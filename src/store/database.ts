@@ -8,6 +8,7 @@ import type { DatabaseConfig } from '../config.ts';
 import { preparedStatementName } from './compiled-statement.ts';
 import type { Database } from './schema.ts';
 import { QueuedSqliteDialect } from './sqlite-queued-driver.ts';
+import { handledElsewhere } from '../domain/promises.ts';
 
 /** A query runner: the database itself or an open transaction. Repositories take either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -164,12 +165,12 @@ function openPostgres(config: Extract<DatabaseConfig, { dialect: 'postgres' }>):
   });
   // An idle client can die (a server restart, a proxy timeout); the pool replaces it. Without a
   // listener that error would be uncaught and take the whole gateway down.
-  pool.on('error', () => {});
+  pool.on('error', handledElsewhere);
   // The same for a client that is checked out when the server ends its session (it ended an
   // idle transaction of a node that was frozen, or restarted): the client's error event would
   // otherwise have no listener and end the process. Its pending and next queries fail instead,
   // and the pool drops it when it is released.
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => client.on('error', handledElsewhere));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements ? new NamingPool(pool) : pool }) });
 }
 

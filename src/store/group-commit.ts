@@ -131,7 +131,9 @@ export class GroupCommitter {
       for (const item of batch) await this.runAlone(item);
       return;
     }
-    batch.forEach((item, index) => item.resolve(results[index]));
+    batch.forEach((item, index) => {
+      item.resolve(results[index]);
+    });
   }
 
   private runInOwnTransaction<T>(work: Work<T>): Promise<T> {

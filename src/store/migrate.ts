@@ -1,4 +1,5 @@
 import { Migrator, sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Database } from './schema.ts';
 import * as core from './migrations/0001-core.ts';
 import * as webhooks from './migrations/0002-webhooks.ts';
 import * as dashboard from './migrations/0003-dashboard.ts';
@@ -62,7 +63,7 @@ const MIGRATION_ADVISORY_LOCK = 0x7761_6777_6d69_67n; // "wagwmig"
  * migration runs under BEGIN IMMEDIATE, SQLite's write lock. Either way a second process waits
  * and then finds the work done instead of racing it.
  */
-export async function migrateToLatest(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<string[]> {
+export async function migrateToLatest(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): Promise<string[]> {
   if (dialect === 'postgres') {
     return db.connection().execute(async (connection) => {
       await sql`select pg_advisory_lock(${sql.lit(MIGRATION_ADVISORY_LOCK)})`.execute(connection);
@@ -86,7 +87,7 @@ export async function migrateToLatest(db: Kysely<any>, dialect: 'sqlite' | 'post
   });
 }
 
-async function runMigrator(db: Kysely<any>): Promise<string[]> {
+async function runMigrator(db: Kysely<Database>): Promise<string[]> {
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));

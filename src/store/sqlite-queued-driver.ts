@@ -8,7 +8,7 @@ import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, typ
  * rate. This driver keeps the waiters in a queue and hands the connection to the next one only,
  * in arrival order, so the driver's own lock is never contended.
  */
-export class QueuedSqliteDriver extends SqliteDriver {
+class QueuedSqliteDriver extends SqliteDriver {
   private readonly waiting: (() => void)[] = [];
   private held = false;
 

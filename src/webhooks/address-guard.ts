@@ -36,7 +36,7 @@ function parseAddress(address: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
 }
 
 /** One `host:port` of WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: an address or a name, and a port. */
-export interface AllowedPrivateHost {
+interface AllowedPrivateHost {
   host: string;
   port: number;
 }

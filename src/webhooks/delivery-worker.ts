@@ -13,7 +13,7 @@ import { AttemptRecorder } from './attempt-recorder.ts';
 import { EndpointSlots, type SlotOutcome } from './endpoint-slots.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import { HandoffQueues } from './handoff-queues.ts';
-import type { DeliveryNotifier, Enqueued, HandedOverDelivery } from './outbox.ts';
+import type { DeliveryNotifier, Enqueued } from './outbox.ts';
 import { applyRetryAfter, retryDelayMs } from './retry-policy.ts';
 import { SealedSecrets, signatureHeaders } from './signing.ts';
 import type { AttemptResult, WebhookHttpClient } from './webhook-http.ts';

@@ -12,7 +12,7 @@ import type { CachedLookups } from '../store/cached-lookups.ts';
  * A delivery written with this node's claim on it, to be sent from memory as soon as the write
  * commits: no claim needed. The parsed event rides along so it is not parsed back from text.
  */
-export type HandedOverDelivery = ClaimedDelivery & { event: EventPayload };
+type HandedOverDelivery = ClaimedDelivery & { event: EventPayload };
 
 /** What an enqueue wrote: how many deliveries, and which of them this node claimed for itself. */
 export interface Enqueued {
@@ -42,7 +42,7 @@ export interface DeliveryNotifier {
 }
 
 /** For writers with no worker of their own at hand: every delivery waits for a claim. */
-export const CLAIMS_ONLY: DeliveryNotifier = Object.freeze({ claimForNew: () => null, deliveriesQueued: () => {} });
+export const CLAIMS_ONLY: DeliveryNotifier = Object.freeze({ claimForNew: () => null, deliveriesQueued: () => undefined });
 
 /**
  * Writes an event and one delivery per enabled, subscribed webhook of the account. It must run

@@ -26,7 +26,9 @@ function checkout(dates: { source: number; built?: number; withoutSources?: bool
 const roots: string[] = [];
 
 describe('bin/wagw runs the compiled build only while it is current', () => {
-  after(() => roots.forEach((root) => rmSync(root, { recursive: true, force: true })));
+  after(() => {
+    for (const root of roots) rmSync(root, { recursive: true, force: true });
+  });
 
   it('runs dist/ when it was built after every source changed', () => {
     assert.equal(compiledIsCurrent(checkout({ source: 1_000, built: 2_000 })), true);

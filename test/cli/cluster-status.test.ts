@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { dialects } from '../support/databases.ts';
 import { startListeningGateway, type ListeningGateway } from '../process/listening-gateway.ts';
 import { expectJsonObject, runCli } from './run-cli.ts';
+import type { JsonObject } from '../support/json.ts';
 
 for (const dialect of dialects) {
   describe(`wagw cluster status lists each live node's periodic tasks (${dialect})`, () => {
@@ -16,9 +17,9 @@ for (const dialect of dialects) {
 
     it('with their scope, interval, runs, failures and when each last ran, asked of the node that runs them', async () => {
       const status = expectJsonObject(await runCli(node.gateway.config.database.url, ['cluster', 'status', '--json'], { WAGW_SECRET_KEY: node.gateway.config.secretKey!.toString('hex') }));
-      const listed = (status.nodes as Array<Record<string, any>>).find((entry) => entry.id === node.gateway.keeper.nodeId);
+      const listed = (status.nodes as Array<JsonObject>).find((entry) => entry.id === node.gateway.keeper.nodeId);
       assert.ok(listed, 'the serving node is listed');
-      const tasks = listed.tasks as Array<Record<string, any>>;
+      const tasks = listed.tasks as Array<JsonObject>;
       assert.deepEqual(tasks.map((task) => task.name).sort(), node.gateway.scheduler.list().map((task) => task.name).sort());
       const sweep = tasks.find((task) => task.name === 'expiry-sweep')!;
       assert.equal(sweep.scope, 'every-node');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { JsonObject } from '../support/json.ts';
 
 const WAGW_BIN = fileURLToPath(new URL('../../bin/wagw', import.meta.url));
 // Generous: a CLI start costs a few seconds of CPU, and a loaded two-core CI machine runs several at once.
@@ -37,7 +38,7 @@ function describeRun(run: CliRun): string {
  * Asserts that a run succeeded and printed exactly one JSON object on one line of stdout, and
  * returns that object. The whole of stdout is parsed, so any stray line fails the test.
  */
-export function expectJsonObject(run: CliRun): Record<string, any> {
+export function expectJsonObject(run: CliRun): JsonObject {
   assert.equal(run.exitCode, 0, describeRun(run));
   assert.match(run.stdout, /^[^\n]+\n$/, `stdout must be exactly one line\n${describeRun(run)}`);
   const parsed: unknown = JSON.parse(run.stdout);

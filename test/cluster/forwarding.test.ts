@@ -9,6 +9,8 @@ import { startServer, type RunningServer } from '../../src/http/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { seedAccount, uniquePhone } from '../support/gateway.ts';
+import { ignoreCleanupFailure } from '../support/ignore.ts';
+import { ignoreCutOff } from '../support/ignore.ts';
 
 const TTL_MS = 1_500;
 
@@ -76,7 +78,7 @@ describe('a request for a number served by another node (postgres)', () => {
     seededNumberId = (await first.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!)).id;
   });
   after(async () => {
-    for (const node of [second, first]) await node?.server.stop().catch(() => {});
+    for (const node of [second, first]) await node?.server.stop().catch(ignoreCleanupFailure);
     await database?.drop();
   });
 
@@ -228,7 +230,7 @@ async function startSilentServer(): Promise<{ url: string; connections(): number
   const server = net.createServer((socket) => {
     accepted += 1;
     sockets.add(socket);
-    socket.on('error', () => {});
+    socket.on('error', ignoreCutOff);
     socket.once('close', () => sockets.delete(socket));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -258,7 +260,7 @@ describe('a send forwarded to an owner that stops answering (postgres)', () => {
     silent = await startSilentServer();
   });
   after(async () => {
-    for (const node of [second, first]) await node?.server.stop().catch(() => {});
+    for (const node of [second, first]) await node?.server.stop().catch(ignoreCleanupFailure);
     await silent?.close();
     await database?.drop();
   });

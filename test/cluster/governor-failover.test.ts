@@ -8,6 +8,7 @@ import { startServer, type RunningServer } from '../../src/http/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { seedAccount } from '../support/gateway.ts';
+import { ignoreCleanupFailure } from '../support/ignore.ts';
 
 interface Node {
   gateway: Gateway;
@@ -44,7 +45,7 @@ describe('a number\'s send queue after its owner stops (postgres)', () => {
     nodes = [await startNode(database, 'first'), await startNode(database, 'second')];
   });
   after(async () => {
-    for (const node of nodes ?? []) await node.server.stop().catch(() => {});
+    for (const node of nodes ?? []) await node.server.stop().catch(ignoreCleanupFailure);
     await database?.drop();
   });
 

@@ -21,7 +21,9 @@ function otherNode(test: TestGateway, name: string) {
   const running = new Set<string>();
   const keeper = new LeaseKeeper(test.gateway.store, { ttlMs: TTL_MS, maxSessions: null, nodeName: name, nodeUrl: null }, silent);
   const host: SessionHost = {
-    leasesGained: (leases) => leases.forEach((lease) => running.add(lease.numberId)),
+    leasesGained: (leases) => {
+      for (const lease of leases) running.add(lease.numberId);
+    },
     leaseLost: async (numberId) => void running.delete(numberId),
   };
   keeper.attach(host);
@@ -169,7 +171,12 @@ for (const dialect of dialects) {
       });
       const running = new Set<string>();
       const keeper = new LeaseKeeper({ ...test.gateway.store, db }, { ttlMs: TTL_MS, maxSessions: 1, nodeName: 'stalling', nodeUrl: null }, silent);
-      keeper.attach({ leasesGained: (leases) => leases.forEach((lease) => running.add(lease.numberId)), leaseLost: async (numberId) => void running.delete(numberId) });
+      keeper.attach({
+        leasesGained: (leases) => {
+          for (const lease of leases) running.add(lease.numberId);
+        },
+        leaseLost: async (numberId) => void running.delete(numberId),
+      });
       const { accountId } = await seedAccount(test.gateway, { numbers: 0 });
       const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone() });
       // The test's own node holds the number and may reclaim an expired lease at its next tick,

@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { until } from '../support/leases.ts';
 import { seedAccount } from '../support/gateway.ts';
 import { serveTestNetwork, stopTestNetwork, TEST_SECRET_KEY_HEX } from '../support/shared-network.ts';
+import { ignoreCleanupFailure } from '../support/ignore.ts';
 
 const TTL_MS = 1_500;
 const STALE_LINE = 'refused a write from a session whose lease is stale';
@@ -55,8 +56,8 @@ describe('numbers given up of a node\'s own accord raise no stale-write alarm (p
   });
   after(async () => {
     for (const node of nodes) {
-      await node.gateway.keeper.stop().catch(() => {});
-      await node.gateway.close().catch(() => {});
+      await node.gateway.keeper.stop().catch(ignoreCleanupFailure);
+      await node.gateway.close().catch(ignoreCleanupFailure);
     }
     await stopTestNetwork(network);
     await database?.drop();

@@ -2,7 +2,7 @@ import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { API_KEY_PATTERN, apiKeyHint } from '../../src/domain/api-key.ts';
-import { AppError } from '../../src/domain/errors.ts';
+import type { AppError } from '../../src/domain/errors.ts';
 import { dialects } from '../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../support/gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';

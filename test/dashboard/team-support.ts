@@ -32,7 +32,7 @@ export async function signedIn(test: TestGateway, user: User): Promise<Dashboard
 }
 
 /** The value of a SecretReveal input, as a browser would show it. */
-export function revealed(body: string, id: string): string | undefined {
+function revealed(body: string, id: string): string | undefined {
   return new RegExp(`id="${id}"[^>]*value="([^"]*)"`).exec(body)?.[1];
 }
 

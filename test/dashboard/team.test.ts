@@ -2,11 +2,10 @@ import { accountScope } from '../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SIGN_IN_LIMITS } from '../../src/accounts/sign-in-throttle.ts';
-import type { User } from '../../src/domain/model.ts';
 import { dialects } from '../support/databases.ts';
 import { startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { DashboardClient } from './dashboard-client.ts';
-import { createInviteLink, createTeam, PASSWORD, revealed, signedIn } from './team-support.ts';
+import { createInviteLink, createTeam, PASSWORD, signedIn } from './team-support.ts';
 
 const DAY_MS = 24 * 3_600_000;
 
@@ -130,7 +129,7 @@ for (const dialect of dialects) {
       const from = (address: string) => new DashboardClient(test, { 'x-forwarded-for': address });
       const prober = from('198.51.100.66');
       await prober.get(`/invite/${token}`);
-      let last;
+      let last: Awaited<ReturnType<typeof prober.post>> | undefined;
       for (let submission = 0; submission <= SIGN_IN_LIMITS.failuresPerAddress; submission += 1) {
         last = await prober.post(`/invite/${token}`, { email: `probe${submission}@acme.test`, password: 'short' });
       }

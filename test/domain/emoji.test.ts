@@ -27,14 +27,14 @@ const ACCEPTED: [string, string][] = [
 ];
 
 const REFUSED: [string, string][] = [
-  ['a' + KEYCAP, 'a keycap on a letter'],
-  ['a' + SELECTOR + KEYCAP, 'a keycap with selector on a letter'],
-  ['👍' + KEYCAP, 'a keycap on an emoji'],
+  [`a${KEYCAP}`, 'a keycap on a letter'],
+  [`a${SELECTOR}${KEYCAP}`, 'a keycap with selector on a letter'],
+  [`👍${KEYCAP}`, 'a keycap on an emoji'],
   [KEYCAP, 'a bare keycap mark'],
   ['\u0301', 'a bare combining accent'],
   ['\u0301\u0302\u0303', 'combining marks alone'],
-  ['👍' + '\u0301'.repeat(40), 'an emoji trailed by forty combining marks'],
-  ['👍' + SELECTOR + SELECTOR, 'two selectors'],
+  [`👍${'\u0301'.repeat(40)}`, 'an emoji trailed by forty combining marks'],
+  [`👍${SELECTOR}${SELECTOR}`, 'two selectors'],
   ['🇦🇦', 'regional indicators that name no country'],
   ['🇺', 'a lone regional indicator'],
   ['👍👍', 'two emoji'],
@@ -43,7 +43,7 @@ const REFUSED: [string, string][] = [
   ['1', 'a digit'],
   ['#', 'a number sign'],
   ['ok', 'letters'],
-  [SKIN_TONES[0]! + 'x', 'a skin tone followed by a letter'],
+  [`${SKIN_TONES[0]!}x`, 'a skin tone followed by a letter'],
 ];
 
 /** Every code point of the ranges given, as strings. */

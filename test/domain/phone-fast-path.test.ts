@@ -15,7 +15,7 @@ function oracle(input: string): string | undefined {
   const candidate = compact.startsWith('+') ? compact : `+${compact}`;
   if (candidate.length < 4) return undefined;
   const parsed = parsePhoneNumberFromString(candidate);
-  return parsed !== undefined && parsed.isPossible() ? parsed.number : undefined;
+  return parsed?.isPossible() ? parsed.number : undefined;
 }
 
 /** A small seeded generator (mulberry32), so that a failure names an input that reproduces. */

@@ -4,9 +4,9 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { loadConfig, type Config } from '../../src/config.ts';
 
 /** Debian's Chromium, which .ci/run and scripts/test.sh install; Playwright's own download is not used. */
-export const CHROMIUM_PATH = process.env.WAGW_CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_PATH = process.env.WAGW_CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export const SCREENSHOT_DIRECTORY = path.resolve('test-artifacts', 'screenshots');
+const SCREENSHOT_DIRECTORY = path.resolve('test-artifacts', 'screenshots');
 
 export function launchChromium(): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM_PATH)) {

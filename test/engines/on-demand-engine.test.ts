@@ -27,7 +27,7 @@ function recordingEngine(calls: string[]): Engine {
     stop: async () => void calls.push('stop'),
     sessionStatus: () => 'connected' as const,
     listGroups: async () => [],
-    linker: { link: async () => { calls.push('link'); return { onUpdate: () => () => {}, requestPairingCode: async () => '', stop: async () => {} }; } },
+    linker: { link: async () => { calls.push('link'); return { onUpdate: () => () => undefined, requestPairingCode: async () => '', stop: async () => undefined }; } },
   };
   return { ...BAILEYS_ENGINE, ...methods } as unknown as Engine;
 }

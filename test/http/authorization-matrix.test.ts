@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { accountScope } from '../../src/domain/tenant-scope.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
+import type { Json } from '../support/json.ts';
 
 /**
  * Every operation of the public API that takes an API key, probed across two accounts: account
@@ -51,7 +52,7 @@ interface Probe {
   /** What the owner's own key gets. */
   succeedsWith: number;
   /** For a listing that names nothing: whether the answer shows anything of the owner's. */
-  shows?: (body: any, owner: Owner) => boolean;
+  shows?: (body: Json, owner: Owner) => boolean;
   /** For a setting of the caller's own account (it names nothing): whether the owner's is as it was. */
   ownerUntouched?: (test: TestGateway, owner: Owner) => Promise<boolean>;
 }

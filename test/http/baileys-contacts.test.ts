@@ -12,6 +12,7 @@ import { dialects } from '../support/databases.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 import { waitFor } from '../engines/baileys/fake-whatsapp.ts';
 import { samples } from '../support/media-samples.ts';
+import type { JsonObject } from '../support/json.ts';
 
 const CONTACT = '+14155550188';
 const CONTACT_JID = '14155550188@s.whatsapp.net';
@@ -60,7 +61,7 @@ for (const dialect of dialects) {
       linked.socket.lidMapping.set(LID_CONTACT, LID_CONTACT_PHONE_JID);
       linked.socket.emit('presence.update', { id: CONTACT_JID, presences: { [CONTACT_JID]: { lastKnownPresence: 'unavailable', lastSeen: 1_764_000_000 } } });
       linked.socket.emit('presence.update', { id: '120363333333333333@g.us', presences: { [LID_CONTACT]: { lastKnownPresence: 'composing' } } });
-      const events = (await receiver.waitForRequests(2, 10_000)).map((request) => JSON.parse(request.body) as Record<string, any>);
+      const events = (await receiver.waitForRequests(2, 10_000)).map((request) => JSON.parse(request.body) as JsonObject);
       const away = events.find((event) => event.presence === 'unavailable')!;
       const typing = events.find((event) => event.presence === 'composing')!;
       assert.deepEqual([away.contact_phone, away.contact_lid, away.group, away.last_seen], [CONTACT, null, null, new Date(1_764_000_000_000).toISOString()]);

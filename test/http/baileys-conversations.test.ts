@@ -12,6 +12,7 @@ import type { FakeSocket, RecordingSocketFactory } from '../engines/baileys/fake
 import { startLinkedBaileysNumber, type LinkedBaileysNumber } from '../support/baileys-number.ts';
 import { dialects } from '../support/databases.ts';
 import type { TestGateway } from '../support/gateway.ts';
+import type { Json } from '../support/json.ts';
 
 const CUSTOMER = '+14155550100';
 const CUSTOMER_JID = '14155550100@s.whatsapp.net';
@@ -83,7 +84,7 @@ for (const dialect of dialects) {
       const created = await test.post('/groups', { from_phone: number.phone, subject: 'Suppliers', participants: [CUSTOMER] }, apiKey);
       assert.equal(created.statusCode, 201, created.body);
       const group = created.json();
-      assert.deepEqual(group.participants.map((participant: any) => [participant.phone, participant.role]), [[number.phone, 'superadmin'], [CUSTOMER, 'member']]);
+      assert.deepEqual(group.participants.map((participant: Json) => [participant.phone, participant.role]), [[number.phone, 'superadmin'], [CUSTOMER, 'member']]);
       // WhatsApp may give a participant by LID, with or without the phone beside it.
       socket.groups.get(group.id)!.participants.push({ id: '123456789012345@lid', phoneNumber: '447700900777@s.whatsapp.net', admin: 'admin' }, { id: '987654321098765@lid', admin: null });
       const read = await get(`/groups/${encodeURIComponent(group.id)}?from_phone=${encodeURIComponent(number.phone)}`);
@@ -117,12 +118,12 @@ for (const dialect of dialects) {
       const sent = (await test.post('/send_message', { from_phone: number.phone, to_phone: CUSTOMER, message: 'Price: 10' }, apiKey)).json();
       const sentId = `3EB0OUT${socket.sendCalls.length}`;
       await arrives(fromWhatsApp({ reactionMessage: { key: { remoteJid: CUSTOMER_JID, fromMe: false, id: sentId }, text: '😮' } }, { id: 'IN_REACT' }), async () => (await get(`/messages/${sent.message_id}`)).reactions.length === 1);
-      assert.deepEqual((await get(`/messages/${sent.message_id}`)).reactions.map((reaction: any) => [reaction.emoji, reaction.by, reaction.from_me]), [['😮', CUSTOMER, false]]);
+      assert.deepEqual((await get(`/messages/${sent.message_id}`)).reactions.map((reaction: Json) => [reaction.emoji, reaction.by, reaction.from_me]), [['😮', CUSTOMER, false]]);
 
       // Our phone corrects the price: the edit comes back to the gateway as our own message.
       const edit = fromWhatsApp({ protocolMessage: { type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, key: { remoteJid: CUSTOMER_JID, fromMe: true, id: sentId }, editedMessage: { conversation: 'Price: 12' } } }, { id: 'OWN_EDIT', fromMe: true });
       await arrives(edit, async () => (await get(`/messages/${sent.message_id}`)).message === 'Price: 12');
-      assert.deepEqual((await get(`/messages/${sent.message_id}`)).revisions.map((revision: any) => [revision.kind, revision.previous_message, revision.from_me]), [['edited', 'Price: 10', true]]);
+      assert.deepEqual((await get(`/messages/${sent.message_id}`)).revisions.map((revision: Json) => [revision.kind, revision.previous_message, revision.from_me]), [['edited', 'Price: 10', true]]);
 
       await arrives(fromWhatsApp({ conversation: 'oops, wrong chat' }, { id: 'IN_OOPS' }), async () => (await latestReceived())?.message === 'oops, wrong chat');
       const oops = await latestReceived();

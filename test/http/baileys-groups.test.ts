@@ -13,6 +13,7 @@ import { accountScope } from '../../src/domain/tenant-scope.ts';
 import { startLinkedBaileysNumber, type LinkedBaileysNumber } from '../support/baileys-number.ts';
 import { dialects } from '../support/databases.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
+import type { JsonObject } from '../support/json.ts';
 
 const GROUP = '120363111111111111@g.us';
 const MEMBER = '+14155550100';
@@ -50,9 +51,9 @@ for (const dialect of dialects) {
     });
 
     const send = (body: object) => linked.test.post('/send_message', { from_phone: linked.number.phone, ...body }, linked.apiKey);
-    const heard = async (match: (body: Record<string, any>) => boolean) => {
+    const heard = async (match: (body: JsonObject) => boolean) => {
       const [request] = await receiver.waitForRequests(1, 10_000, (each) => match(JSON.parse(each.body)));
-      return JSON.parse(request!.body) as Record<string, any>;
+      return JSON.parse(request!.body) as JsonObject;
     };
 
     it('100 sends to one group ask WhatsApp for its metadata at most once: Baileys reads it from the session\'s memory', async () => {

@@ -12,6 +12,7 @@ import { startLinkedBaileysNumber, type LinkedBaileysNumber } from '../support/b
 import { dialects } from '../support/databases.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';
 import { payloadOf, webhookEnv } from '../webhooks/delivery-support.ts';
+import { ignoreCleanupFailure } from '../support/ignore.ts';
 
 const CUSTOMER = '+14155550123';
 
@@ -118,7 +119,7 @@ for (const dialect of dialects) {
       linked.whatsapp.latest.openAs(phone().slice(1));
       const resumed = (await waitFor('number.resumed', 5)).at(-1)!;
       assert.equal(payloadOf(resumed).reason, 'relinked');
-      await attempt.stop().catch(() => {});
+      await attempt.stop().catch(ignoreCleanupFailure);
     });
   });
 }

@@ -15,6 +15,7 @@ import type { FakeSocket } from '../engines/baileys/fake-whatsapp.ts';
 import { startLinkedBaileysNumber, type LinkedBaileysNumber } from '../support/baileys-number.ts';
 import { dialects } from '../support/databases.ts';
 import type { TestGateway } from '../support/gateway.ts';
+import type { JsonObject } from '../support/json.ts';
 
 const CUSTOMER = '+14155550100';
 const CUSTOMER_JID = '14155550100@s.whatsapp.net';
@@ -60,7 +61,7 @@ for (const dialect of dialects) {
     const send = (body: Record<string, unknown>) => test.post('/send_message', { from_phone: number.phone, to_phone: CUSTOMER, ...body }, apiKey);
     const lastSent = () => socket.sendCalls.at(-1)!;
     const latestReceived = async () => (await get(`/messages?phone=${encodeURIComponent(number.phone)}&direction=inbound&limit=1`)).messages[0];
-    async function lastEvent(type: string): Promise<Record<string, any>> {
+    async function lastEvent(type: string): Promise<JsonObject> {
       const rows = await test.gateway.store.db.selectFrom('webhook_events').select('payload').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(20).execute();
       return rows.map((row) => JSON.parse(row.payload)).find((payload) => payload.event === type);
     }
@@ -125,7 +126,7 @@ for (const dialect of dialects) {
       const content = lastSent().content as unknown as { text: string; linkPreview: Record<string, unknown> & { jpegThumbnail?: Buffer } };
       const { jpegThumbnail, ...preview } = content.linkPreview;
       assert.deepEqual([content.text, preview], ['Menu: https://example.org/menu', { 'canonical-url': 'https://example.org/menu', 'matched-text': 'https://example.org/menu', title: 'Menu', description: 'Today' }]);
-      assert.ok(jpegThumbnail !== undefined && jpegThumbnail.subarray(0, 2).equals(Buffer.from([0xff, 0xd8])), 'the thumbnail is a JPEG');
+      assert.ok(jpegThumbnail?.subarray(0, 2).equals(Buffer.from([0xff, 0xd8])), 'the thumbnail is a JPEG');
       const plain = await send({ message: 'no preview: https://example.org/' });
       assert.deepEqual(lastSent().content, { text: 'no preview: https://example.org/' });
       assert.equal(plain.statusCode, 200);

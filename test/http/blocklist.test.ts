@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
+import type { Json } from '../support/json.ts';
 
 const PESTER = '+14155550177';
 
@@ -59,7 +60,7 @@ for (const dialect of dialects) {
 
     it('refuses bad phones, another account\'s number, unknown fields and a session that is down', async () => {
       const [ours] = account.phones;
-      const cases: [Promise<{ statusCode: number; json(): any }>, number, string][] = [
+      const cases: [Promise<{ statusCode: number; json(): Json }>, number, string][] = [
         [test.post('/blocklist', { from_phone: ours, phone: 'nope' }, account.apiKey), 400, 'invalid_phone_number'],
         [test.post('/blocklist', { from_phone: ours }, account.apiKey), 400, 'invalid_request'],
         [test.post('/blocklist', { from_phone: ours, phone: PESTER, forever: true }, account.apiKey), 400, 'invalid_request'],

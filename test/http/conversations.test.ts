@@ -4,6 +4,7 @@ import { accountScope } from '../../src/domain/tenant-scope.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';
+import type { Json, JsonObject } from '../support/json.ts';
 
 const EVERY_EVENT = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked'] as const;
 
@@ -36,18 +37,18 @@ for (const dialect of dialects) {
     const postEmpty = (url: string, apiKey: string) => test.inject({ method: 'POST', url, headers: { authorization: `Bearer ${apiKey}` } });
 
     /** The next event of a type that reached an account's webhook and satisfies `match`. */
-    async function heard(account: SeededAccount, event: string, match: (body: Record<string, unknown>) => boolean = () => true): Promise<Record<string, any>> {
+    async function heard(account: SeededAccount, event: string, match: (body: Record<string, unknown>) => boolean = () => true): Promise<JsonObject> {
       const matches = (request: ReceivedRequest) => {
         if (!request.path.startsWith(`/${account.accountId}`)) return false;
         const body = JSON.parse(request.body) as Record<string, unknown>;
         return body.event === event && match(body);
       };
       const [request] = await receiver.waitForRequests(1, 10_000, matches);
-      return JSON.parse(request!.body) as Record<string, any>;
+      return JSON.parse(request!.body) as JsonObject;
     }
 
     /** Alice sends Bob a text; answers both sides' ids for it. */
-    async function aliceSends(text: string, extra: object = {}): Promise<{ sent: Record<string, any>; received: Record<string, any> }> {
+    async function aliceSends(text: string, extra: object = {}): Promise<{ sent: JsonObject; received: JsonObject }> {
       const response = await test.post('/send_message', { from_phone: alice.phones[0], to_phone: bob.phones[0], message: text, ...extra }, alice.apiKey);
       assert.equal(response.statusCode, 200, response.body);
       const received = await heard(bob, 'message', (body) => body.message === text);
@@ -114,9 +115,9 @@ for (const dialect of dialects) {
       await test.post('/api/send_reaction', { from_phone: bob.phones[0], message_id: received.message_id, emoji: '❤️' }, bob.apiKey);
       await heard(alice, 'message.reaction', (body) => body.message_id === sent.message_id && body.emoji === '❤️');
       const onAlice = await get(`/messages/${sent.message_id}`, alice.apiKey);
-      assert.deepEqual(onAlice.json().reactions.map((reaction: any) => [reaction.emoji, reaction.by, reaction.from_me]), [['❤️', bob.phones[0], false]], 'the new one replaced the first');
+      assert.deepEqual(onAlice.json().reactions.map((reaction: Json) => [reaction.emoji, reaction.by, reaction.from_me]), [['❤️', bob.phones[0], false]], 'the new one replaced the first');
       const onBob = await get(`/messages/${received.message_id}`, bob.apiKey);
-      assert.deepEqual(onBob.json().reactions.map((reaction: any) => [reaction.emoji, reaction.by, reaction.from_me]), [['❤️', bob.phones[0], true]], 'ours is kept on our copy');
+      assert.deepEqual(onBob.json().reactions.map((reaction: Json) => [reaction.emoji, reaction.by, reaction.from_me]), [['❤️', bob.phones[0], true]], 'ours is kept on our copy');
 
       const removed = await test.post('/send_reaction', { from_phone: bob.phones[0], message_id: received.message_id, emoji: '' }, bob.apiKey);
       assert.equal(removed.json().removed, true);
@@ -132,7 +133,7 @@ for (const dialect of dialects) {
         [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: '👍👍' }, bob.apiKey, 400, 'invalid_emoji'],
         [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: 'a\u20E3' }, bob.apiKey, 400, 'invalid_emoji'],
         [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: '\u20E3' }, bob.apiKey, 400, 'invalid_emoji'],
-        [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: '👍' + '\u0301'.repeat(40) }, bob.apiKey, 400, 'invalid_emoji'],
+        [{ from_phone: bob.phones[0], message_id: received.message_id, emoji: `👍${'\u0301'.repeat(40)}` }, bob.apiKey, 400, 'invalid_emoji'],
         [{ from_phone: bob.phones[0], message_id: received.message_id }, bob.apiKey, 400, 'invalid_request'],
         [{ from_phone: bob.phones[0], message_id: sent.message_id, emoji: '👍' }, bob.apiKey, 404, 'message_not_found'],
         [{ from_phone: alice.phones[0], message_id: received.message_id, emoji: '👍' }, bob.apiKey, 403, 'phone_not_owned'],
@@ -161,11 +162,11 @@ for (const dialect of dialects) {
       const bobsCopy = (await get(`/messages/${received.message_id}`, bob.apiKey)).json();
       assert.equal(bobsCopy.message, '');
       assert.deepEqual(
-        bobsCopy.revisions.map((revision: any) => [revision.kind, revision.previous_message, revision.from_me]),
+        bobsCopy.revisions.map((revision: Json) => [revision.kind, revision.previous_message, revision.from_me]),
         [['edited', 'Delivery at 10:00', false], ['revoked', 'Delivery at 11:00', false]],
       );
       const alicesCopy = (await get(`/messages/${sent.message_id}`, alice.apiKey)).json();
-      assert.deepEqual(alicesCopy.revisions.map((revision: any) => [revision.kind, revision.from_me]), [['edited', true], ['revoked', true]]);
+      assert.deepEqual(alicesCopy.revisions.map((revision: Json) => [revision.kind, revision.from_me]), [['edited', true], ['revoked', true]]);
 
       const again = await test.post(`/messages/${sent.message_id}/edit`, { message: 'Too late' }, alice.apiKey);
       assert.deepEqual([again.statusCode, again.json().error, again.json().meta.reason], [409, 'message_not_editable', 'revoked']);
@@ -209,10 +210,10 @@ for (const dialect of dialects) {
       assert.ok(read.json().marked_read.includes(first.received.message_id) && read.json().marked_read.includes(second.received.message_id), read.body);
       const status = await heard(alice, 'message.status', (body) => body.message_id === first.sent.message_id && body.status === 'read');
       const history = (await get(`/messages/${first.sent.message_id}`, alice.apiKey)).json().status_history;
-      assert.deepEqual(history.map((entry: any) => entry.status), ['queued', 'sent', 'delivered', 'read']);
+      assert.deepEqual(history.map((entry: Json) => entry.status), ['queued', 'sent', 'delivered', 'read']);
       assert.equal(history.at(-1).at, status.timestamp, 'the read time is the receipt\'s');
       const bobs = (await get(`/messages/${second.received.message_id}`, bob.apiKey)).json().status_history;
-      assert.deepEqual(bobs.map((entry: any) => entry.status), ['received', 'read']);
+      assert.deepEqual(bobs.map((entry: Json) => entry.status), ['received', 'read']);
       const again = await postEmpty(`/messages/${second.received.message_id}/read`, bob.apiKey);
       assert.deepEqual(again.json().marked_read, [], 'nothing is unread any more');
     });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
+import type { Json } from '../support/json.ts';
 
 const TO = '+14155550100';
 
@@ -10,7 +11,7 @@ const TO = '+14155550100';
  * Asserts the documented envelope: exactly error, message, request_id (the X-Request-Id) and,
  * optionally, details (a string, as the v0.1.0 contract defines it) and meta (the facts).
  */
-function assertError(response: { statusCode: number; json(): any; headers: Record<string, unknown> }, status: number, code: string) {
+function assertError(response: { statusCode: number; json(): Json; headers: Record<string, unknown> }, status: number, code: string) {
   assert.equal(response.statusCode, status, JSON.stringify(response.json()));
   const body = response.json();
   assert.equal(body.error, code);

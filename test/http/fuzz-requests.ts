@@ -25,7 +25,7 @@ export const RECIPIENT_PHONES = ['+14155550100', '+447700900123', '+491511234567
 export const IMPOSSIBLE_PHONE_DIGITS = ['999123456789', '1415', '44', '12', '0123456789', '4477'];
 
 /** How a request's Authorization header should fare, as far as the generator knows. */
-export type AuthIntent = 'valid' | 'missing' | 'invalid' | 'missing-or-invalid';
+type AuthIntent = 'valid' | 'missing' | 'invalid' | 'missing-or-invalid';
 
 export interface FuzzRequest {
   method: string;
@@ -136,10 +136,16 @@ const FIELDS = ['from_phone', 'to_phone', 'message'];
 function mutatedBody(sound: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary<unknown> {
   const mutation = fc.oneof(
     fc.constantFrom(...FIELDS).map((field) => (body: Record<string, unknown>) => void delete body[field]),
-    fc.tuple(fc.constantFrom(...FIELDS), wrongValue()).map(([field, value]) => (body: Record<string, unknown>) => void (body[field] = value)),
-    fc.tuple(fc.string({ maxLength: 12 }), wrongValue()).map(([key, value]) => (body: Record<string, unknown>) => void (body[key] = value)),
+    fc.tuple(fc.constantFrom(...FIELDS), wrongValue()).map(([field, value]) => (body: Record<string, unknown>) => {
+      body[field] = value;
+    }),
+    fc.tuple(fc.string({ maxLength: 12 }), wrongValue()).map(([key, value]) => (body: Record<string, unknown>) => {
+      body[key] = value;
+    }),
     fc.constantFrom('{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"admin":true}}}', '{"constructor":1}', '{"prototype":{}}')
-      .map((json) => (body: Record<string, unknown>) => void (body.extra = JSON.parse(json))),
+      .map((json) => (body: Record<string, unknown>) => {
+        body.extra = JSON.parse(json);
+      }),
   );
   return fc.tuple(sound, fc.array(mutation, { minLength: 1, maxLength: 3 }), fc.nat(9)).map(([generated, mutations, wrap]) => {
     // Generated values are replayed while shrinking, so they are copied, never changed.
@@ -213,7 +219,7 @@ function payload(world: FuzzWorld, receive: boolean): fc.Arbitrary<Buffer | unde
   );
 }
 
-export const JSON_CONTENT_TYPES = [
+const JSON_CONTENT_TYPES = [
   'application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset=UTF-8',
   'application/json; charset=latin1', 'application/json; charset=iso-8859-1', 'application/json; charset=utf-16', 'application/json;;', ' application/json ',
 ];

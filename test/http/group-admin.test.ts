@@ -4,6 +4,7 @@ import { accountScope } from '../../src/domain/tenant-scope.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';
+import type { Json, JsonObject } from '../support/json.ts';
 
 const CUSTOMER = '+14155550181';
 // The sandbox's privacy rehearsal: a phone ending in 403 lets only its contacts add it.
@@ -45,10 +46,10 @@ for (const dialect of dialects) {
     const url = (prefix: string, suffix = '') => `${prefix}/groups/${encodeURIComponent(groupId)}${suffix}`;
     const get = (path: string, apiKey: string) => test.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${apiKey}` } });
 
-    async function heard(account: SeededAccount, match: (body: Record<string, any>) => boolean): Promise<Record<string, any>> {
+    async function heard(account: SeededAccount, match: (body: JsonObject) => boolean): Promise<JsonObject> {
       const matches = (request: ReceivedRequest) => request.path === `/${account.accountId}` && match(JSON.parse(request.body));
       const [request] = await receiver.waitForRequests(1, 10_000, matches);
-      return JSON.parse(request!.body) as Record<string, any>;
+      return JSON.parse(request!.body) as JsonObject;
     }
 
     it('an admin adds participants with an outcome for each, and an added number\'s account hears it and lists the group', async () => {
@@ -141,7 +142,7 @@ for (const dialect of dialects) {
 
     it('refuses bad changes with the field named, and another account\'s group or number as for any group call', async () => {
       const post = (suffix: string, body: object, apiKey = alice.apiKey) => test.post(url('', suffix), body, apiKey);
-      const cases: [Promise<{ statusCode: number; json(): any }>, number, string, string | undefined][] = [
+      const cases: [Promise<{ statusCode: number; json(): Json }>, number, string, string | undefined][] = [
         [post('/participants', { from_phone: alice.phones[0], action: 'kick', participants: [CUSTOMER] }), 400, 'invalid_request', 'action'],
         [post('/participants', { from_phone: alice.phones[0], action: 'add', participants: [] }), 400, 'invalid_request', 'participants'],
         [post('/participants', { from_phone: alice.phones[0], action: 'add', participants: ['nope'] }), 400, 'invalid_phone_number', 'participants[0]'],

@@ -5,6 +5,7 @@ import type { Webhook } from '../../src/domain/webhooks.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';
+import type { JsonObject } from '../support/json.ts';
 
 const CUSTOMER = '+14155550177';
 const OUTSIDER = '+14155550178';
@@ -50,10 +51,10 @@ for (const dialect of dialects) {
 
     const get = (url: string, apiKey: string) => test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
 
-    async function heard(hook: string, event: string, match: (body: Record<string, any>) => boolean): Promise<Record<string, any>> {
+    async function heard(hook: string, event: string, match: (body: JsonObject) => boolean): Promise<JsonObject> {
       const matches = (request: ReceivedRequest) => request.path === `/${hook}` && ((body) => body.event === event && match(body))(JSON.parse(request.body));
       const [request] = await receiver.waitForRequests(1, 10_000, matches);
-      return JSON.parse(request!.body) as Record<string, any>;
+      return JSON.parse(request!.body) as JsonObject;
     }
 
     /** The message ids a webhook was given deliveries for: written with their event, so complete once the event is heard elsewhere. */
@@ -88,9 +89,9 @@ for (const dialect of dialects) {
     it('GET /messages?group_id= lists a group chat\'s messages, sent and received, and nothing of another chat', async () => {
       const listed = await get(`/api/messages?group_id=${encodeURIComponent(group.id)}&limit=100`, bob.apiKey);
       assert.equal(listed.statusCode, 200, listed.body);
-      const messages = listed.json().messages as Record<string, any>[];
+      const messages = listed.json().messages as JsonObject[];
       assert.ok(messages.length > 0 && messages.every((message) => message.group?.id === group.id), 'only the group\'s messages');
-      const own = (await get(`/messages?group_id=${encodeURIComponent(group.id)}&direction=outbound`, alice.apiKey)).json().messages as Record<string, any>[];
+      const own = (await get(`/messages?group_id=${encodeURIComponent(group.id)}&direction=outbound`, alice.apiKey)).json().messages as JsonObject[];
       assert.ok(own.length > 0 && own.every((message) => message.to_phone === null && message.from_phone === alice.phones[0]));
       const strangers = await get(`/messages?group_id=${encodeURIComponent(group.id)}`, (await seedAccount(test.gateway)).apiKey);
       assert.deepEqual(strangers.json().messages, [], 'another account sees none of them');

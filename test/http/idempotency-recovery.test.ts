@@ -39,8 +39,12 @@ function holdSends(socket: FakeSocket): HeldSends {
     return answerAsUsual(jid, content);
   };
   return {
-    answer: () => held.splice(0).forEach((send) => send.resolve()),
-    refuse: () => held.splice(0).forEach((send) => send.reject(new Boom('account restricted', { statusCode: 463 }))),
+    answer: () => {
+      for (const send of held.splice(0)) send.resolve();
+    },
+    refuse: () => {
+      for (const send of held.splice(0)) send.reject(new Boom('account restricted', { statusCode: 463 }));
+    },
   };
 }
 

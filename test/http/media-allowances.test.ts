@@ -7,6 +7,7 @@ import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, uniquePhone, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 import { samples } from '../support/media-samples.ts';
+import type { Json } from '../support/json.ts';
 
 const KIB = 1024;
 
@@ -33,8 +34,9 @@ function startCountingFileServer(): Promise<{ url: (size: number) => string; por
  * the rest of the body is discarded, which needs a real one.
  */
 async function overHttp(test: TestGateway, path: string, apiKey: string, contentType: string, body: Buffer | string | Iterable<Buffer>) {
-  const address = test.app.server.address() ?? (await test.app.listen({ port: 0, host: '127.0.0.1' }), test.app.server.address());
-  return new Promise<{ statusCode: number; headers: http.IncomingHttpHeaders; body: string; json: () => any }>((resolve, reject) => {
+  if (test.app.server.address() === null) await test.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = test.app.server.address();
+  return new Promise<{ statusCode: number; headers: http.IncomingHttpHeaders; body: string; json: () => Json }>((resolve, reject) => {
     const request = http.request({ port: (address as AddressInfo).port, host: '127.0.0.1', path, method: 'POST', agent: false, headers: { authorization: `Bearer ${apiKey}`, 'content-type': contentType } }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));

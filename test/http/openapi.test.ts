@@ -141,7 +141,7 @@ for (const dialect of dialects) {
             const entry: { status: number; publicApi?: boolean } = errorCatalogue[code];
             assert.deepEqual([entry.status, entry.publicApi], [Number(status), true], `${method} ${pathName} ${status} lists ${code}, a public code of that status`);
           }
-          assert.ok(response.description !== undefined && response.description.includes('`'), `${pathName} ${status} lists its codes`);
+          assert.ok(response.description?.includes('`'), `${pathName} ${status} lists its codes`);
         }
       }
       const envelope = document.components.schemas.Error!;

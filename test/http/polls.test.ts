@@ -4,6 +4,7 @@ import { accountScope } from '../../src/domain/tenant-scope.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';
+import type { JsonObject } from '../support/json.ts';
 
 const CUSTOMER = '+14155550123';
 const OTHER = '+14155550124';
@@ -38,9 +39,9 @@ for (const dialect of dialects) {
       test.post('/api/sandbox/poll_vote', { from_phone: fromPhone, to_phone: account.phones[0], message_id: messageId, options }, apiKey);
     const get = (path: string) => test.inject({ method: 'GET', url: path, headers: { authorization: `Bearer ${account.apiKey}` } });
 
-    async function heardVotes(count: number, messageId: string): Promise<Record<string, any>[]> {
+    async function heardVotes(count: number, messageId: string): Promise<JsonObject[]> {
       const matches = (request: ReceivedRequest) => { const body = JSON.parse(request.body); return body.event === 'poll.vote' && body.message_id === messageId; };
-      return (await receiver.waitForRequests(count, 10_000, matches)).map((request) => JSON.parse(request.body) as Record<string, any>);
+      return (await receiver.waitForRequests(count, 10_000, matches)).map((request) => JSON.parse(request.body) as JsonObject);
     }
 
     it('a sent poll is answered and stored as a poll, and each vote replaces the voter\'s last one', async () => {

@@ -4,6 +4,7 @@ import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
 import { samples } from '../support/media-samples.ts';
+import type { Json } from '../support/json.ts';
 
 // Profiles on the sandbox: a number sets its own, and another reads it as its contact, with the
 // picture stored in the reader's media store and the answer kept for WAGW_PROFILE_CACHE_SECONDS.
@@ -56,7 +57,7 @@ for (const dialect of dialects) {
     it('refuses bad requests, another account\'s numbers, a missing or non-image picture and a session that is down', async () => {
       const [ours] = account.phones;
       const pdf = await upload(samples.pdf(), 'application/pdf');
-      const cases: [Promise<{ statusCode: number; json(): any }>, number, string][] = [
+      const cases: [Promise<{ statusCode: number; json(): Json }>, number, string][] = [
         [setProfile(ours!, {}), 400, 'invalid_request'],
         [setProfile(ours!, { name: 'x'.repeat(26) }), 400, 'invalid_request'],
         [setProfile(ours!, { nickname: 'Ace' }), 400, 'invalid_request'],

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import { dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../support/gateway.ts';
+import type { JsonObject } from '../support/json.ts';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
 
@@ -22,7 +23,7 @@ for (const dialect of dialects) {
     const send = (body: Record<string, unknown>) => test.post('/api/send_message', { from_phone: account.phones[0], to_phone: account.phones[1], ...body }, account.apiKey);
 
     /** What the second number received last, as GET /messages/{id} shows it. */
-    async function receivedLast(): Promise<Record<string, any>> {
+    async function receivedLast(): Promise<JsonObject> {
       const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[1]!);
       for (let tries = 0; tries < 100; tries++) {
         const row = await test.gateway.store.db.selectFrom('messages').select('id').where('number_id', '=', number.id).where('direction', '=', 'inbound').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirst();

@@ -23,7 +23,7 @@ for (const dialect of dialects) {
       const send = () => test.post('/send_message', { from_phone: phone, to_phone: RECIPIENT, message: 'hello again' }, seeded.apiKey);
       assert.equal((await send()).statusCode, 200);
 
-      const intruder = await test.gateway.sandboxNetwork.connect(phone, 'elsewhere', { incoming: async () => {}, receipt: () => {}, replaced: () => {} });
+      const intruder = await test.gateway.sandboxNetwork.connect(phone, 'elsewhere', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined });
       const stored = () => test.gateway.numbers.findNumber(operatorScope(), phone);
       for (let tries = 0; tries < 100 && (await stored()).status !== 'conflict'; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
       assert.equal((await stored()).status, 'conflict');

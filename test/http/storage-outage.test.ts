@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { createTestDatabase, dialects } from '../support/databases.ts';
 import { seedAccount, startTestGateway, type TestGateway } from '../support/gateway.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { ignoreCleanupFailure } from '../support/ignore.ts';
 
 // An outage of the store is the gateway's to report honestly: a 503 the client may retry, with
 // Retry-After, never a 500 that reads as a bug.
@@ -21,7 +22,7 @@ describe('a send while PostgreSQL cannot be reached (postgres)', () => {
   let proxy: TcpProxy | undefined;
   let database: Awaited<ReturnType<typeof createTestDatabase>> | undefined;
   after(async () => {
-    await proxy?.mend().catch(() => {});
+    await proxy?.mend().catch(ignoreCleanupFailure);
     await test?.close();
     await proxy?.close();
     await database?.drop();

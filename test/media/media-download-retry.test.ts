@@ -7,6 +7,7 @@ import { seedAccount, uniquePhone, type SeededAccount, type TestGateway } from '
 import { samples } from '../support/media-samples.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';
 import { isEvent, startDeliveringGateway, subscribeFresh, verifiedPayload, webhookEnv } from '../webhooks/delivery-support.ts';
+import type { JsonObject } from '../support/json.ts';
 
 const WAIT_MS = 5_000;
 const MINUTE = 60_000;
@@ -36,7 +37,7 @@ for (const dialect of dialects) {
     const onHook = (event: string, messageId: string) => (request: ReceivedRequest) =>
       request.path === hook.path && isEvent(event)(request) && JSON.parse(request.body).message_id === messageId;
 
-    async function eventFor(event: string, messageId: string): Promise<Record<string, any>> {
+    async function eventFor(event: string, messageId: string): Promise<JsonObject> {
       const [request] = await receiver.waitForRequests(1, WAIT_MS, onHook(event, messageId));
       return verifiedPayload(request!, hook.secret);
     }
@@ -114,7 +115,7 @@ for (const dialect of dialects) {
       const started = Date.now();
       const message = await test.gateway.receiver.receive({
         toPhone: account.phones[0] as E164, fromPhone: uniquePhone() as E164, fromLid: null, text: 'slow', contentKind: 'video',
-        media: { kind: 'video', mimeType: 'video/mp4', fileName: null, retryToken: 'slow', download: () => new Promise(() => {}) },
+        media: { kind: 'video', mimeType: 'video/mp4', fileName: null, retryToken: 'slow', download: () => new Promise(() => undefined) },
         engineMessageId: `SLOW-${dialect}`, receivedAt: new Date(),
       });
       assert.ok(Date.now() - started < 3_000, 'stored after the budget, not after the download');

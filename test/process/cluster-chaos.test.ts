@@ -18,6 +18,7 @@ import { webhookEnv } from '../webhooks/delivery-support.ts';
 import { sleep, waitFor } from './raw-http.ts';
 import { freePort, killAllServerProcesses, openDatabase, startServerProcess, withGateway, type ServerProcess } from './server-process.ts';
 import { ChaosLoad, type TimedAnswer } from './cluster-chaos-load.ts';
+import { ignoreCleanupFailure } from '../support/ignore.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 // Short enough for a bounded CI run, long enough that a busy CI machine does not starve renewals.
@@ -83,7 +84,7 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
 
   after(async () => {
     // A failed assertion leaves the load running; its loops must end, or the file never exits.
-    await load?.stop().catch(() => {});
+    await load?.stop().catch(ignoreCleanupFailure);
     await killAllServerProcesses();
     networkClient?.close();
     network?.kill('SIGKILL');

@@ -6,6 +6,7 @@ import { after, describe, it } from 'node:test';
 import { createTestDatabase } from '../support/databases.ts';
 import { sleep, waitFor } from './raw-http.ts';
 import { killAllServerProcesses, openDatabase, startServerProcess, type ServerProcess } from './server-process.ts';
+import { ignoreCutOff } from '../support/ignore.ts';
 
 const PASSWORD_LINE = /Password \(shown once\): /g;
 
@@ -16,7 +17,7 @@ const PASSWORD_LINE = /Password \(shown once\): /g;
  */
 async function passwordsPrinted(servers: readonly ServerProcess[]): Promise<number> {
   const count = () => servers.reduce((total, server) => total + (server.output().match(PASSWORD_LINE)?.length ?? 0), 0);
-  await waitFor(() => count() > 0, 10_000, 'the operator password to be printed').catch(() => {});
+  await waitFor(() => count() > 0, 10_000, 'the operator password to be printed').catch(ignoreCutOff);
   await sleep(1_000);
   return count();
 }

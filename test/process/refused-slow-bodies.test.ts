@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { dialects } from '../support/databases.ts';
 import { startListeningGateway, type ListeningGateway } from './listening-gateway.ts';
 import { jsonPostHead, RawHttpConnection, sleep, waitFor, withTimeout } from './raw-http.ts';
+import { ignoreCutOff } from '../support/ignore.ts';
 
 /** The lingering close of plugins/early-refusals.ts: a refused body is read for at most this long. */
 const LINGER_MAX_MS = 5_000;
@@ -26,7 +27,7 @@ function trickleOn(connections: RawHttpConnection[]): () => Promise<void> {
   let stopped = false;
   const running = (async () => {
     while (!stopped) {
-      for (const connection of connections) if (!connection.isClosed) connection.write('a').catch(() => {});
+      for (const connection of connections) if (!connection.isClosed) connection.write('a').catch(ignoreCutOff);
       await sleep(TRICKLE_INTERVAL_MS);
     }
   })();

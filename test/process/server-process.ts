@@ -8,13 +8,14 @@ import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
 import { seedAccount, type SeededAccount } from '../support/gateway.ts';
 import { request, waitFor, withTimeout } from './raw-http.ts';
+import { ignoreCleanupFailure } from '../support/ignore.ts';
 
 const REPOSITORY_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 // Generous: CI runs two test files at once on two cores, and a start there has been seen to
 // take far longer than the second or two it takes on an idle machine.
 const STARTUP_TIMEOUT_MS = 60_000;
 
-export interface ExitStatus {
+interface ExitStatus {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
@@ -59,7 +60,7 @@ export async function startServerProcess(databaseUrl: string, env: Record<string
       return server;
     } catch (error) {
       killGroup(server, 'SIGKILL');
-      await withTimeout(server.exited, 5_000, 'a server that failed to start to exit').catch(() => {});
+      await withTimeout(server.exited, 5_000, 'a server that failed to start to exit').catch(ignoreCleanupFailure);
       // Another test file may take the probed port between probing and binding; try another.
       if (attempt < 3 && server.output().includes('EADDRINUSE')) continue;
       throw error;
@@ -146,7 +147,7 @@ async function databaseActivity(databaseUrl: string): Promise<string> {
   } catch (error) {
     return `(could not read pg_stat_activity: ${(error as Error).message})`;
   } finally {
-    await client.end().catch(() => {});
+    await client.end().catch(ignoreCleanupFailure);
   }
 }
 

@@ -6,6 +6,7 @@ import { createTestDatabase, dialects, type TestDatabase } from '../support/data
 import type { SeededAccount } from '../support/gateway.ts';
 import { isConnectionRefused, jsonPostHead, RawHttpConnection, sleep, waitFor, withTimeout } from './raw-http.ts';
 import { killAllServerProcesses, openDatabase, seedDatabase, startServerProcess, type ServerProcess } from './server-process.ts';
+import { ignoreCutOff } from '../support/ignore.ts';
 
 const STOP_LISTENING_TIMEOUT_MS = 5_000;
 const EXIT_TIMEOUT_MS = 5_000;
@@ -120,7 +121,7 @@ for (const dialect of dialects) {
       // One byte every 200 ms: the body would take far longer than the grace period to arrive.
       let trickled = 0;
       const trickle = setInterval(() => {
-        if (trickled < rest.length - 1 && !connection.isClosed) void connection.write(rest.subarray(trickled, ++trickled)).catch(() => {});
+        if (trickled < rest.length - 1 && !connection.isClosed) void connection.write(rest.subarray(trickled, ++trickled)).catch(ignoreCutOff);
       }, 200);
       const store = openDatabase(database.url);
       try {

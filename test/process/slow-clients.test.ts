@@ -5,6 +5,7 @@ import { findMessageById } from '../../src/store/repositories/messages.ts';
 import { dialects } from '../support/databases.ts';
 import { startListeningGateway, type ListeningGateway } from './listening-gateway.ts';
 import { jsonPostHead, RawHttpConnection, sleep, waitFor, withTimeout } from './raw-http.ts';
+import { ignoreCutOff } from '../support/ignore.ts';
 
 const BODY_TRICKLE_MS = 6_000;
 const BODY_SILENCE_MS = 2_000;
@@ -126,7 +127,7 @@ for (const dialect of dialects) {
 
       const excess = await RawHttpConnection.open(test.port);
       connections.push(excess);
-      await excess.write(healthRequest(test.port)).catch(() => {});
+      await excess.write(healthRequest(test.port)).catch(ignoreCutOff);
       await withTimeout(excess.closed, 5_000, 'the server to close the connection over the bound');
       assert.equal(excess.bytesReceived, 0, 'the excess connection got no response');
       assert.equal(await test.openConnections(), MAX_CONNECTIONS);
@@ -174,7 +175,7 @@ for (const dialect of dialects) {
     }
 
     async function assertRefused(connection: RawHttpConnection): Promise<void> {
-      await connection.write(healthRequest(test.port)).catch(() => {});
+      await connection.write(healthRequest(test.port)).catch(ignoreCutOff);
       await withTimeout(connection.closed, 5_000, 'the server to close a connection over the per-address bound');
       assert.equal(connection.bytesReceived, 0, 'the refused connection got no response');
     }
@@ -233,7 +234,7 @@ for (const dialect of dialects) {
         const head = `POST /send_message HTTP/1.1\r\nHost: x\r\nX-Stall: ${'a'.repeat(200)}`;
         for (const byte of head) {
           if (loris.isClosed) return;
-          await loris.write(byte).catch(() => {});
+          await loris.write(byte).catch(ignoreCutOff);
           await sleep(200);
         }
       })();

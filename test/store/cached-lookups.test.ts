@@ -76,7 +76,7 @@ describe('a change made on another node reaches this node\'s lookups by NOTIFY, 
     test = await startTestGateway('postgres');
     const config = loadConfig({ DATABASE_URL: test.database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: '7e57'.repeat(16) });
     other = await createGateway(config, createLogger(config));
-    listener = new KeyRevocationListener(test.database.url, { keyRevoked: () => {}, missedSignals: () => {}, leasesReleased: () => {}, other: (payload) => void test.gateway.store.lookups.heard(payload) }, test.gateway.logger);
+    listener = new KeyRevocationListener(test.database.url, { keyRevoked: () => undefined, missedSignals: () => undefined, leasesReleased: () => undefined, other: (payload) => void test.gateway.store.lookups.heard(payload) }, test.gateway.logger);
     await listener.start();
   });
   after(async () => {

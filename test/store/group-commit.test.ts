@@ -107,7 +107,7 @@ for (const dialect of dialects) {
           }),
         ),
       );
-      results.forEach((result, index) => assert.equal(result.index, index));
+      for (const [index, result] of results.entries()) assert.equal(result.index, index);
       for (const result of results) assert.ok(await findAccountById(store.db, result.id));
     });
 
@@ -145,7 +145,7 @@ for (const dialect of dialects) {
             committer.run((trx) => insertAccount(trx, account)).then(() => findAccountById(observer.db, account.id)),
           ),
         );
-        seenByObserver.forEach((seen, index) => assert.equal(seen?.id, accounts[index]!.id, `${accounts[index]!.name} was not yet visible`));
+        for (const [index, seen] of seenByObserver.entries()) assert.equal(seen?.id, accounts[index]!.id, `${accounts[index]!.name} was not yet visible`);
       } finally {
         await observer.close();
       }

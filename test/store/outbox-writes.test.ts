@@ -16,7 +16,7 @@ import { dialects, NO_TIMES, seedNumberRow, suiteStore } from '../support/databa
 
 /** A worker that leases deliveries to one webhook for sending from memory. */
 function leasingFor(webhookId: string, claimedUntil: number): DeliveryNotifier {
-  return { claimForNew: (id) => (id === webhookId ? claimedUntil : null), deliveriesQueued() {} };
+  return { claimForNew: (id) => (id === webhookId ? claimedUntil : null), deliveriesQueued: () => undefined };
 }
 for (const dialect of dialects) {
   describe(`a message and its webhook event are written together (${dialect})`, () => {

@@ -9,6 +9,7 @@ import { buildApp } from '../../src/http/app.ts';
 import { createGateway, createLogger, type Gateway, type GatewayBoundaries } from '../../src/main.ts';
 import { startS3Server } from './s3-server.ts';
 import { createTestDatabase, type Dialect, type TestDatabase } from './databases.ts';
+import { ignoreCleanupFailure } from './ignore.ts';
 
 export interface TestGateway {
   gateway: Gateway;
@@ -57,8 +58,8 @@ export async function startTestGateway(dialect: Dialect, env: Record<string, str
   };
   const stop = async (running: { gateway: Gateway; app: FastifyInstance }) => {
     await running.app.close();
-    await running.gateway.keeper.stop().catch(() => {});
-    await running.gateway.close().catch(() => {});
+    await running.gateway.keeper.stop().catch(ignoreCleanupFailure);
+    await running.gateway.close().catch(ignoreCleanupFailure);
   };
   const test: TestGateway = {
     ...(await open()),

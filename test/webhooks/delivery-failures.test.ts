@@ -29,8 +29,8 @@ async function endpoint(test: TestGateway, receivers: WebhookReceiver[]): Promis
   return { account, webhookId: webhook.id, secret, receiver };
 }
 
-function closeAll(receivers: WebhookReceiver[]): Promise<void[]> {
-  return Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
+async function closeAll(receivers: WebhookReceiver[]): Promise<void> {
+  await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
 }
 
 for (const dialect of dialects) {

@@ -44,7 +44,7 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, timeout
   }
 }
 
-export function headerRecord(request: ReceivedRequest): Record<string, string> {
+function headerRecord(request: ReceivedRequest): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;

@@ -9,7 +9,6 @@ import { seedAccount, uniquePhone, type TestGateway } from '../support/gateway.t
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';
 import {
   ISO_UTC_MILLISECONDS,
-  isEvent,
   onlyDelivery,
   payloadOf,
   receiveIncoming,

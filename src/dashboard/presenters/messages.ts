@@ -1,12 +1,12 @@
 import { AppError } from '../../domain/errors.ts';
-import type { Account, MessageDirection } from '../../domain/model.ts';
+import type { MessageDirection } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
 import { attempt, queryText } from '../forms.ts';
 import { toMessageRow, type MessageRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
 
-export const MESSAGES_PER_PAGE = 50;
+const MESSAGES_PER_PAGE = 50;
 
 /** The filters exactly as they came in the query string, so the form shows what was typed. */
 export interface MessageFilters {
@@ -16,7 +16,7 @@ export interface MessageFilters {
   cursor: string | undefined;
 }
 
-export interface NumberOption {
+interface NumberOption {
   id: string;
   phone: string;
 }

@@ -1,4 +1,3 @@
-import type { Account } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import { toNumberRow, usersById, type NumberRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';

@@ -218,7 +218,7 @@ const DURATION_UNITS: Array<[string, number]> = [
 ];
 
 /** "3 days, 4 hours": the largest unit and the next, which is as exact as an uptime needs to be. */
-export function humanDuration(ms: number): string {
+function humanDuration(ms: number): string {
   const index = DURATION_UNITS.findIndex(([, size]) => ms >= size);
   if (index === -1) return 'less than a second';
   const [unit, size] = DURATION_UNITS[index]!;

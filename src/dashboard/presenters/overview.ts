@@ -1,4 +1,3 @@
-import type { Account } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import { planLabel, toMessageRow, toNumberRow, usersById, type MessageRowView, type NumberRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';

@@ -1,4 +1,4 @@
-import type { Account, UserRole } from '../../domain/model.ts';
+import type { UserRole } from '../../domain/model.ts';
 import type { Gateway } from '../../main.ts';
 import type { Viewer, ScopedAccount } from '../context.ts';
 import { describeCreator } from './keys.ts';

@@ -1,4 +1,3 @@
-import type { Account } from '../../domain/model.ts';
 import { webhookEventTypes, type MessageScope, type Webhook, type WebhookAttempt, type WebhookEventType } from '../../domain/webhooks.ts';
 import type { Gateway } from '../../main.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
@@ -94,7 +93,7 @@ export const messageScopeOptions: { scope: MessageScope; label: string }[] = [
   { scope: 'all', label: 'Direct and group chats' },
 ];
 
-export function toWebhookRow(webhook: Webhook): WebhookRowView {
+function toWebhookRow(webhook: Webhook): WebhookRowView {
   return {
     id: webhook.id,
     url: webhook.url,

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, httpStatusFor } from '../../domain/errors.ts';
+import { httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
 import { attempt, formErrorText, formList, formText } from '../forms.ts';

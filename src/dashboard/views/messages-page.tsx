@@ -31,40 +31,42 @@ export function MessagesPage(props: { context: PageContext; view: MessagesView }
 function FilterForm(props: { view: MessagesView }): JSX.Element {
   const { filters, numbers } = props.view;
   return (
-    <form method="get" action="/messages" class="row card" role="search" aria-label="Filter messages">
-      <div class="field">
-        <label for="filter-number">Number</label>
-        <select id="filter-number" name="number_id">
-          <option value="">Any number</option>
-          {numbers.map((number) => (
-            <option value={number.id} selected={number.id === filters.numberId} safe>
-              {number.phone}
+    <search aria-label="Filter messages">
+      <form method="get" action="/messages" class="row card">
+        <div class="field">
+          <label for="filter-number">Number</label>
+          <select id="filter-number" name="number_id">
+            <option value="">Any number</option>
+            {numbers.map((number) => (
+              <option value={number.id} selected={number.id === filters.numberId} safe>
+                {number.phone}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div class="field">
+          <label for="filter-direction">Direction</label>
+          <select id="filter-direction" name="direction">
+            <option value="" selected={filters.direction === '' || filters.direction === 'any'}>
+              Any
             </option>
-          ))}
-        </select>
-      </div>
-      <div class="field">
-        <label for="filter-direction">Direction</label>
-        <select id="filter-direction" name="direction">
-          <option value="" selected={filters.direction === '' || filters.direction === 'any'}>
-            Any
-          </option>
-          <option value="outbound" selected={filters.direction === 'outbound'}>
-            Sent
-          </option>
-          <option value="inbound" selected={filters.direction === 'inbound'}>
-            Received
-          </option>
-        </select>
-      </div>
-      <div class="field">
-        <label for="filter-phone">Phone</label>
-        <input id="filter-phone" name="phone" type="tel" autocomplete="off" value={filters.phone} placeholder="+447700900123" />
-      </div>
-      <button type="submit" class="button">
-        Filter
-      </button>
-      {props.view.filtering ? <a href="/messages">Clear filters</a> : ''}
-    </form>
+            <option value="outbound" selected={filters.direction === 'outbound'}>
+              Sent
+            </option>
+            <option value="inbound" selected={filters.direction === 'inbound'}>
+              Received
+            </option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="filter-phone">Phone</label>
+          <input id="filter-phone" name="phone" type="tel" autocomplete="off" value={filters.phone} placeholder="+447700900123" />
+        </div>
+        <button type="submit" class="button">
+          Filter
+        </button>
+        {props.view.filtering ? <a href="/messages">Clear filters</a> : ''}
+      </form>
+    </search>
   );
 }

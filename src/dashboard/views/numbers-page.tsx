@@ -53,7 +53,7 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
 
 /** Numbers that hold their sends: why, since and until when, and (for owners and admins) a Resume button. */
 function PausedNumbers(props: { paused: PausedNumberView[]; canResume: boolean; csrfToken: string }): JSX.Element {
-  if (props.paused.length === 0) return <></>;
+  if (props.paused.length === 0) return '';
   return (
     <section aria-labelledby="paused-numbers">
       <h2 id="paused-numbers">Paused</h2>

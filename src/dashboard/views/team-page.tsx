@@ -5,7 +5,7 @@ import { ActionButton, ChoiceOptions, EmptyState, ErrorSummary, PageHeader, Post
 import { Layout } from './layout.tsx';
 
 /** What each role may do, in the words the role pickers show. */
-export const ROLE_CHOICES: readonly Choice[] = [
+const ROLE_CHOICES: readonly Choice[] = [
   { value: 'member', label: 'Member — sees everything, uses the sandbox' },
   { value: 'admin', label: 'Admin — also manages API keys and webhooks' },
   { value: 'owner', label: 'Owner — also manages the team' },

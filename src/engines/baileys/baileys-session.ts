@@ -127,7 +127,10 @@ export class BaileysSession {
    */
   async requestPairingCode(timeoutMs = 30_000): Promise<string> {
     const socket = await new Promise<SessionSocket>((resolve, reject) => {
-      const timer = setTimeout(() => (unsubscribe(), reject(new Error('The session did not become ready to link in time.'))), timeoutMs);
+      const timer = setTimeout(() => {
+        unsubscribe();
+        reject(new Error('The session did not become ready to link in time.'));
+      }, timeoutMs);
       const unsubscribe = this.onLinkUpdate((update) => {
         if (update.qr === undefined || this.socket === undefined) return;
         clearTimeout(timer);
@@ -166,7 +169,9 @@ export class BaileysSession {
     socket.ev.on('messages.upsert', (upsert) => current() && void this.onMessages(upsert));
     socket.ev.on('messages.update', (updates) => current() && void this.onReceipts(updates));
     // A group that changed is fetched afresh when next needed; one that was just described is kept.
-    socket.ev.on('groups.upsert', (groups) => current() && groups.forEach((group) => this.groups.put(group)));
+    socket.ev.on('groups.upsert', (groups) => {
+      if (current()) for (const group of groups) this.groups.put(group);
+    });
     socket.ev.on('groups.update', (updates) => {
       if (!current()) return;
       for (const update of updates) {

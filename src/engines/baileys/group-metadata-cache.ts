@@ -15,7 +15,7 @@ export class GroupMetadataCache {
   private readonly fetching = new Map<string, Promise<GroupMetadata>>();
 
   /** `seen` hears every group described to the cache, whose participants teach the LID map. */
-  constructor(private readonly seen: (metadata: GroupMetadata) => void = () => {}) {}
+  constructor(private readonly seen: (metadata: GroupMetadata) => void = () => undefined) {}
 
   cached(jid: string): GroupMetadata | undefined {
     return this.entries.get(jid);

@@ -25,7 +25,7 @@ import type { MediaKind } from '../../domain/media.ts';
 import { isValidLocation, type StructuredContent } from '../../domain/structured-content.ts';
 import { phonesOfVcard } from '../../domain/vcards.ts';
 
-export type InboundContentKind = 'text' | MediaKind | 'location' | 'contact' | 'poll';
+type InboundContentKind = 'text' | MediaKind | 'location' | 'contact' | 'poll';
 
 /** A file an incoming message carries, as its proto describes it; the adapter downloads the bytes. */
 export interface InboundMedia {
@@ -34,7 +34,7 @@ export interface InboundMedia {
   fileName: string | null;
 }
 
-export type InboundSkipReason =
+type InboundSkipReason =
   | 'from_me'
   | 'status_broadcast'
   /** A broadcast list or channel: not a conversation with one person. */
@@ -104,7 +104,7 @@ export type InboundDecision =
   | { kind: 'skip'; reason: InboundSkipReason };
 
 /** A reaction (an empty emoji takes it away), an edit with its new text, or a revocation. */
-export type InboundAction = { kind: 'react'; emoji: string } | { kind: 'edit'; text: string } | { kind: 'revoke' };
+type InboundAction = { kind: 'react'; emoji: string } | { kind: 'edit'; text: string } | { kind: 'revoke' };
 
 /** Looks a LID jid up in Baileys' LID mapping store; answers a PN jid, or undefined if unknown. */
 export type LidResolver = (lidJid: string) => string | undefined;

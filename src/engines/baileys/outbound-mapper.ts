@@ -9,7 +9,7 @@ import type { LinkPreview, SharedContact, SharedLocation, SharedPoll } from '../
 import type { MediaKind } from '../../domain/media.ts';
 import type { E164 } from '../../domain/phone.ts';
 
-export type ReceiptStatus = 'sent' | 'delivered' | 'read' | 'failed';
+type ReceiptStatus = 'sent' | 'delivered' | 'read' | 'failed';
 
 export interface ReceiptUpdate {
   engineMessageId: string;

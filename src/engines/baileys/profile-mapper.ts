@@ -13,7 +13,7 @@ export function aboutOf(list: Array<{ id: string; status?: unknown }> | undefine
 }
 
 /** A business profile as the port tells it; undefined (an ordinary account) is null. */
-export function businessOf(profile: WABusinessProfile | void): BusinessProfile | null {
+export function businessOf(profile: WABusinessProfile | undefined): BusinessProfile | null {
   if (profile === undefined || profile === null) return null;
   return {
     description: profile.description || null,

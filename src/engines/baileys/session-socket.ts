@@ -42,7 +42,7 @@ export interface SessionSocket {
   /** The URL of a contact's profile picture (WhatsApp's CDN), or undefined when it shows none. */
   profilePictureUrl(jid: string, type?: 'preview' | 'image', timeoutMs?: number): Promise<string | undefined>;
   fetchStatus(...jids: string[]): Promise<Array<{ id: string; status?: unknown }> | undefined>;
-  getBusinessProfile(jid: string): Promise<WABusinessProfile | void>;
+  getBusinessProfile(jid: string): Promise<WABusinessProfile | undefined>;
   updateProfileName(name: string): Promise<void>;
   updateProfileStatus(status: string): Promise<void>;
   updateProfilePicture(jid: string, content: WAMediaUpload): Promise<void>;
@@ -56,7 +56,7 @@ export interface SessionSocket {
 }
 
 /** A number check's answer per phone; `lid` where WhatsApp names the phone's LID too. */
-export interface CheckAnswer {
+interface CheckAnswer {
   jid: string;
   exists: boolean;
   lid?: string;

@@ -20,7 +20,10 @@ export class LineSplitter {
     while (!this.stopped) {
       const end = chunk.indexOf(10, start);
       const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
-      if (this.pendingBytes + piece.length > this.maxLineBytes) return this.overflow();
+      if (this.pendingBytes + piece.length > this.maxLineBytes) {
+        this.overflow();
+        return;
+      }
       if (end === -1) {
         if (piece.length > 0) this.keep(piece);
         return;

@@ -126,7 +126,7 @@ export interface SandboxNetworkPort {
   blocklistOf(phone: string): Promise<string[]>;
 }
 
-export type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver' | 'read';
+type JournalKind = 'connect' | 'replace' | 'disconnect' | 'send' | 'deliver' | 'read';
 
 /** One thing the network saw, for tests and for the operator. */
 export interface JournalEntry {

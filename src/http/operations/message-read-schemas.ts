@@ -4,7 +4,7 @@ import { mediaFileProperties, messageResponseFields, ref, structuredFields } fro
 const statuses = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received', 'cancelled', 'expired'] as const;
 
 /** A stored file, described; once retention removed its bytes it is `expired` and has no url. */
-export const storedMessageMediaComponent = {
+const storedMessageMediaComponent = {
   $id: 'StoredMessageMedia',
   type: 'object',
   description: 'The file the message carries; absent for text. Once retention has removed the bytes, status is "expired" and there is no url.',
@@ -17,7 +17,7 @@ export const storedMessageMediaComponent = {
 } as const;
 
 /** A stored message, sent or received, as GET /messages lists it: the `Message` component. */
-export const messageComponent = {
+const messageComponent = {
   $id: 'Message',
   type: 'object',
   required: ['message_id', 'created_at', 'direction', 'from_phone', 'from_lid', 'to_phone', 'group', 'message', 'content_kind', 'reply_to', 'status', 'status_history', 'edited_at', 'revoked_at'],
@@ -46,7 +46,7 @@ export const messageComponent = {
 } as const;
 
 /** One message with what happened to it since: reactions now on it, and the texts it had before. */
-export const messageDetailComponent = {
+const messageDetailComponent = {
   $id: 'MessageDetail',
   type: 'object',
   required: [...messageComponent.required, 'reactions', 'revisions'],

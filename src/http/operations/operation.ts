@@ -39,7 +39,7 @@ export interface Answer {
   headers?: Readonly<Record<string, string>>;
 }
 
-export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
  * One public operation, declared once: the registry gives it both paths (/x and /api/x), the key

@@ -4,7 +4,6 @@ import { assertViewOnceKind, firstLink, presentMessage, type MediaInput, type Se
 import { AppError } from '../../domain/errors.ts';
 import type { LinkPreview, LinkPreviewAsk } from '../../domain/structured-content.ts';
 import type { MediaObject } from '../../domain/media.ts';
-import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { SendOutcome, SendRequest } from '../../messaging/send-message.ts';
 import type { Answer } from './operation.ts';
@@ -106,7 +105,7 @@ async function resolveLinkPreview(services: Pick<SendingServices, 'media' | 'lin
 }
 
 /** A send's answer: the message as sent (200), or as queued with when it is due (202). */
-export function presentSent(outcome: SendOutcome, media: MediaObject | undefined, addresses: ReturnType<typeof addressesOf>) {
+function presentSent(outcome: SendOutcome, media: MediaObject | undefined, addresses: ReturnType<typeof addressesOf>) {
   const presented = presentMessage(outcome, media, addresses);
   if (outcome.queue === undefined) return presented;
   return {

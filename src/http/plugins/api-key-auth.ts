@@ -24,7 +24,7 @@ export function keyScope(request: FastifyRequest): AccountScope {
   return accountScope(authenticatedKey(request).accountId);
 }
 
-export function authenticatedKey(request: FastifyRequest): ApiKey {
+function authenticatedKey(request: FastifyRequest): ApiKey {
   if (request.apiKey === null) throw new Error('A route that needs an API key was served without the auth hook.');
   return request.apiKey;
 }

@@ -78,7 +78,7 @@ export function closeAfterLinger(request: IncomingMessage, response: ServerRespo
   // Node closes the socket of a `Connection: close` answer with destroySoon as soon as the answer
   // is written, which resets it under the bytes still arriving. Here the socket is ended only
   // once the answer is written and the body has arrived, so that the client reads the answer.
-  socket.destroySoon = () => {};
+  socket.destroySoon = () => undefined;
   let pending = 2;
   const endWhenBothDone = () => {
     pending -= 1;

@@ -13,9 +13,9 @@ const bearer = [{ apiKey: [] }];
 
 export const MEDIA_UPLOAD_PATHS: readonly string[] = ['/media', '/api/media'];
 
-export const mediaObjectSchema = ref('Media');
+const mediaObjectSchema = ref('Media');
 
-export function presentMedia(media: MediaObject) {
+function presentMedia(media: MediaObject) {
   return {
     media_id: media.id,
     kind: media.kind,
@@ -194,7 +194,7 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
  * One range of `bytes=a-b`, `bytes=a-` or `bytes=-n`. Anything else (several ranges, another
  * unit, nonsense) is ignored and the whole file is served, as HTTP allows.
  */
-export function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
+function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
   const match = header === undefined ? null : /^bytes=(\d*)-(\d*)$/.exec(header.trim());
   if (match === null || (match[1] === '' && match[2] === '')) return undefined;
   if (match[1] === '') {
@@ -209,7 +209,7 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
 }
 
 /** Inline for pictures, sound and video, a download otherwise; the name as ASCII and, exactly, as UTF-8. */
-export function contentDisposition(media: MediaObject): string {
+function contentDisposition(media: MediaObject): string {
   const disposition = media.kind === 'document' ? 'attachment' : 'inline';
   const name = media.fileName ?? `${media.id}`;
   const ascii = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_');

@@ -44,7 +44,7 @@ export class SendGovernor {
   /** Per number, how many sends this node let go at once: the runner's sign that its read of the number's sends is stale. */
   private readonly sentAtOnce = new Map<string, number>();
   /** Called with the time of each message queued here, so the runner's timer can wake for it. */
-  queuedListener: (scheduledFor: Date) => void = () => {};
+  queuedListener: (scheduledFor: Date) => void = () => undefined;
 
   constructor(
     private readonly store: Store,

@@ -3,7 +3,7 @@ import type { PlanName } from '../../domain/plans.ts';
 import type { Executor } from '../database.ts';
 import type { AccountRow } from '../schema.ts';
 
-export function toAccount(row: AccountRow): Account {
+function toAccount(row: AccountRow): Account {
   return {
     id: row.id,
     name: row.name,

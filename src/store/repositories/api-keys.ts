@@ -2,7 +2,7 @@ import type { ApiKey } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
 import type { ApiKeyRow } from '../schema.ts';
 
-export function toApiKey(row: ApiKeyRow): ApiKey {
+function toApiKey(row: ApiKeyRow): ApiKey {
   return {
     id: row.id,
     accountId: row.account_id,

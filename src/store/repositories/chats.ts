@@ -10,7 +10,7 @@ import type { ChatsTable } from '../schema-identities.ts';
 export type ChatRow = Selectable<ChatsTable>;
 
 /** The chat a message belongs to: its group, or the other side by phone (by LID while the phone is unknown). */
-export function chatIdOf(message: Pick<Message, 'direction' | 'fromPhone' | 'fromLid' | 'toPhone' | 'group'>): string | undefined {
+function chatIdOf(message: Pick<Message, 'direction' | 'fromPhone' | 'fromLid' | 'toPhone' | 'group'>): string | undefined {
   if (message.group != null) return message.group.id;
   if (message.direction === 'outbound') return message.toPhone;
   return message.fromPhone ?? message.fromLid ?? undefined;

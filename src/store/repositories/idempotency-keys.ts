@@ -3,7 +3,7 @@ import type { Executor } from '../database.ts';
 import type { IdempotencyKeyRow } from '../schema.ts';
 import { toMessage } from './messages.ts';
 
-export type IdempotencyKeyState = 'in_flight' | 'completed';
+type IdempotencyKeyState = 'in_flight' | 'completed';
 
 /** One Idempotency-Key of one account, and what became of the request that first used it. */
 export interface IdempotencyRecord {

@@ -311,7 +311,9 @@ export async function advanceOutboundStatus(
 ): Promise<Message | undefined> {
   if (allowedFrom.length === 0) return undefined;
   const values: Record<string, string | number> = { engineMessageId: sent.engineMessageId, fromPhone: sent.fromPhone, status, at: at.getTime() };
-  allowedFrom.forEach((from, index) => (values[`from${index}`] = from));
+  allowedFrom.forEach((from, index) => {
+    values[`from${index}`] = from;
+  });
   if (errorCode !== null) values.errorCode = errorCode;
   const row = (await advanceStatement(status, allowedFrom.length, errorCode !== null)(db, values)).rows[0];
   return row && toMessage(row as MessageRow);
@@ -324,7 +326,9 @@ export async function advanceOutboundStatus(
 export async function advanceOutboundStatusById(db: Executor, id: string, status: MessageStatus, allowedFrom: MessageStatus[], at: Date, errorCode: string | null = null): Promise<boolean> {
   if (allowedFrom.length === 0) return false;
   const values: Record<string, string | number> = { id, status, at: at.getTime() };
-  allowedFrom.forEach((from, index) => (values[`from${index}`] = from));
+  allowedFrom.forEach((from, index) => {
+    values[`from${index}`] = from;
+  });
   if (errorCode !== null) values.errorCode = errorCode;
   return (await advanceStatement(status, allowedFrom.length, errorCode !== null, true)(db, values)).rows.length > 0;
 }

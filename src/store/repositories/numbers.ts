@@ -5,7 +5,7 @@ import type { Executor } from '../database.ts';
 import type { NumberRow } from '../schema.ts';
 import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
-export function toNumber(row: NumberRow): WhatsAppNumber {
+function toNumber(row: NumberRow): WhatsAppNumber {
   return {
     id: row.id,
     accountId: row.account_id,

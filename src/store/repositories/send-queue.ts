@@ -3,7 +3,7 @@ import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { Executor } from '../database.ts';
 import { insertMessageGroups } from './groups.ts';
-import { findMessageById, insertMessage } from './messages.ts';
+import { insertMessage } from './messages.ts';
 import { reserveMonthlyUnit } from './usage.ts';
 
 /**
@@ -282,14 +282,6 @@ export async function queueTotals(db: Executor): Promise<{ depth: number; oldest
     .where('scheduled_for', 'is not', null)
     .executeTakeFirstOrThrow();
   return { depth: Number(row.depth), oldestCreatedAt: row.oldest === null ? null : new Date(Number(row.oldest)), overdue: Number(row.overdue), now };
-}
-
-/** A message with its governor fields, for presenting it as the 202 and the queue show it. */
-export async function findWaiting(db: Executor, id: string): Promise<{ message: Message; waiting: WaitingMessage | null } | undefined> {
-  const message = await findMessageById(db, id);
-  if (message === undefined) return undefined;
-  const row = await db.selectFrom('messages').select(WAITING_COLUMNS).where('messages.id', '=', id).where('messages.scheduled_for', 'is not', null).executeTakeFirst();
-  return { message, waiting: row === undefined ? null : toWaiting(row) };
 }
 
 export async function setNumberSendPolicy(db: Executor, numberId: string, stored: string | null): Promise<void> {

@@ -80,7 +80,9 @@ class SendUnits implements BatchStep {
         const taken = await takeMonthlyUnits(trx, accountId, terms.period, terms.limit, messages.length);
         admitted = messages.slice(0, taken);
         await insertMessages(trx, admitted);
-        admissions.forEach((admission, index) => admission.decide(index < taken));
+        admissions.forEach((admission, index) => {
+          admission.decide(index < taken);
+        });
       }
       // A group send names its group from the start, so that even a failed one shows where it went.
       await insertMessageGroups(trx, admitted);

@@ -4,7 +4,7 @@ import type { Executor } from '../database.ts';
 import type { WebhookRow } from '../schema.ts';
 import { scopedAccountId, type TenantScope } from '../../domain/tenant-scope.ts';
 
-export function toWebhook(row: WebhookRow): Webhook {
+function toWebhook(row: WebhookRow): Webhook {
   return {
     id: row.id,
     accountId: row.account_id,

@@ -283,16 +283,16 @@ for (const dialect of dialects) {
 }
 
 describe('the key cache in front of the database', () => {
-  it('holds at most its bound, dropping the least recently used key first', () => {
+  it('holds at most its bound, dropping the least recently used key first', async () => {
     const cache = boundedKeyCache(2, 60_000);
-    cache.set('session:a', { a: 1 });
-    cache.set('session:b', { b: 1 });
+    await cache.set('session:a', { a: 1 });
+    await cache.set('session:b', { b: 1 });
     assert.deepEqual(cache.get('session:a'), { a: 1 }, 'reading a makes b the oldest');
-    cache.set('session:c', { c: 1 });
+    await cache.set('session:c', { c: 1 });
     assert.equal(cache.get('session:b'), undefined, 'b fell out');
     assert.deepEqual(cache.get('session:a'), { a: 1 });
     assert.deepEqual(cache.get('session:c'), { c: 1 });
-    cache.del('session:a');
+    await cache.del('session:a');
     assert.equal(cache.get('session:a'), undefined);
   });
 });

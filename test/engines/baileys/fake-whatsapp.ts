@@ -234,7 +234,7 @@ export class FakeSocket implements SessionSocket {
     return jids.map((id) => ({ id, status: { status: this.profiles.get(id)?.about ?? null, setAt: this.profiles.get(id)?.aboutSetAt ?? new Date(0) } }));
   }
 
-  async getBusinessProfile(jid: string): Promise<WABusinessProfile | void> {
+  async getBusinessProfile(jid: string): Promise<WABusinessProfile | undefined> {
     this.profileQueries.push(`business ${jid}`);
     return this.profiles.get(jid)?.business;
   }
@@ -287,7 +287,7 @@ export class RecordingSocketFactory {
   /** Per socket: had every earlier socket been ended, with no listeners left, when it was made? */
   readonly earlierSocketsClosedAtCreation: boolean[] = [];
   /** Lets a test shape a socket as it is made, e.g. one whose probe never answers. */
-  prepare: (socket: FakeSocket, index: number) => void = () => {};
+  prepare: (socket: FakeSocket, index: number) => void = () => undefined;
 
   readonly create: SocketFactory = (options) => {
     this.earlierSocketsClosedAtCreation.push(this.sockets.every((socket) => socket.endCalls.length > 0 && socket.listenerCount() === 0));

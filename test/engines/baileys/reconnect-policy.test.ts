@@ -40,7 +40,7 @@ describe('the reconnect policy', () => {
 
   it('doubles the delay per failure, caps it, and spreads it by the jitter ratio only', () => {
     const nominal = [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000];
-    nominal.forEach((expected, index) => assert.equal(backoffDelayMs(index + 1, options, () => 0.5), expected));
+    for (const [index, expected] of nominal.entries()) assert.equal(backoffDelayMs(index + 1, options, () => 0.5), expected);
     assert.equal(backoffDelayMs(3, options, () => 0), 3_200);
     assert.equal(backoffDelayMs(3, options, () => 0.999_999), 4_800);
     assert.ok(backoffDelayMs(40, options, () => 0.999_999) <= options.maxDelayMs, 'never above the cap');

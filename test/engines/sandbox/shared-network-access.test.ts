@@ -5,6 +5,7 @@ import { deriveSandboxNetworkKey, handshakeProof, newNonce } from '../../../src/
 import type { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
 import type { NetworkMessage } from '../../../src/engines/sandbox/sandbox-network.ts';
 import { serveTestNetwork, TEST_LINE_BYTES, TEST_NETWORK_KEY, testNetworkClient } from '../../support/shared-network.ts';
+import { ignoreCutOff } from '../../support/ignore.ts';
 
 const NUMBER = '+447700900821';
 const CUSTOMER = '+14155550121';
@@ -14,8 +15,10 @@ const WRONG_KEY = deriveSandboxNetworkKey(Buffer.alloc(32, 1));
 async function rawPeer(port: number) {
   const socket = net.connect({ host: '127.0.0.1', port });
   let heard = '';
-  socket.on('data', (chunk: Buffer) => void (heard += chunk.toString('utf8')));
-  socket.on('error', () => {});
+  socket.on('data', (chunk: Buffer) => {
+    heard += chunk.toString('utf8');
+  });
+  socket.on('error', ignoreCutOff);
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
   const nextLine = async (index: number) => {
@@ -65,7 +68,7 @@ describe('the shared sandbox network admits only nodes that hold the key', () =>
   before(async () => {
     shared = await serveTestNetwork();
     node = testNetworkClient(shared.port);
-    await node.connect(NUMBER, 'node-a', { incoming: async (message) => void received.push(message), receipt: () => {}, replaced: () => {} });
+    await node.connect(NUMBER, 'node-a', { incoming: async (message) => void received.push(message), receipt: () => undefined, replaced: () => undefined });
     await node.inject(CUSTOMER, NUMBER, 'a private message');
   });
 
@@ -108,7 +111,7 @@ describe('the shared sandbox network admits only nodes that hold the key', () =>
       await assert.rejects(intruder.journal(), /WAGW_SECRET_KEY/);
       await assert.rejects(intruder.inject(CUSTOMER, NUMBER, 'forged'));
       await assert.rejects(intruder.createGroup(NUMBER, 'Forged', [CUSTOMER]));
-      await assert.rejects(intruder.connect(NUMBER, 'intruder', { incoming: async () => {}, receipt: () => {}, replaced: () => {} }));
+      await assert.rejects(intruder.connect(NUMBER, 'intruder', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined }));
     } finally {
       intruder.close();
     }

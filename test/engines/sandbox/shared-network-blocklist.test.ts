@@ -22,8 +22,8 @@ describe('the shared sandbox network keeps blocklists', () => {
     shared = await serveTestNetwork();
     first = testNetworkClient(shared.port);
     second = testNetworkClient(shared.port);
-    await first.connect(BLOCKER, 'node-a', { incoming: async (message) => void received.push(message), receipt: () => {}, replaced: () => {} });
-    sender = await second.connect(BLOCKED, 'node-b', { incoming: async () => {}, receipt: (receipt) => void receipts.push(receipt), replaced: () => {} });
+    await first.connect(BLOCKER, 'node-a', { incoming: async (message) => void received.push(message), receipt: () => undefined, replaced: () => undefined });
+    sender = await second.connect(BLOCKED, 'node-b', { incoming: async () => undefined, receipt: (receipt) => void receipts.push(receipt), replaced: () => undefined });
   });
   after(() => stopTestNetwork(shared, first, second));
 

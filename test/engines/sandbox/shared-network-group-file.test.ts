@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
+import type { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
 import { serveTestNetwork, testNetworkClient } from '../../support/shared-network.ts';
 
 const ADMIN = '+447700900821';
@@ -38,7 +38,7 @@ describe('the shared sandbox network keeps its groups in a file across its resta
   }
 
   it('a group, its changes and its invite link come back after the network restarts, and a group left empty does not', async () => {
-    const { kept, emptied, code } = await onNetwork(async (network) => {
+    const { kept, code } = await onNetwork(async (network) => {
       const kept = (await network.createGroup(ADMIN, 'Crew', [MEMBER, OUTSIDER])).id;
       await network.manageGroup(ADMIN, kept, { kind: 'settings', settings: { subject: 'Night crew', description: 'Pier 4' } });
       await network.manageGroup(ADMIN, kept, { kind: 'participants', action: 'promote', phones: [MEMBER] });

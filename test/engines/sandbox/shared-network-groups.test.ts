@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { GroupChange } from '../../../src/domain/groups.ts';
-import { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
+import type { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
 import { GroupRefusedError } from '../../../src/engines/sandbox/sandbox-groups.ts';
 import { serveTestNetwork, stopTestNetwork, testNetworkClient } from '../../support/shared-network.ts';
 import { NotGroupMemberError, type NetworkConnection, type NetworkMessage } from '../../../src/engines/sandbox/sandbox-network.ts';
@@ -26,11 +26,11 @@ describe('the shared sandbox network carries groups between nodes', () => {
     shared = await serveTestNetwork();
     first = testNetworkClient(shared.port);
     second = testNetworkClient(shared.port);
-    admin = await first.connect(ADMIN, 'node-a', { incoming: async () => {}, receipt: () => {}, replaced: () => {} });
+    admin = await first.connect(ADMIN, 'node-a', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined });
     await second.connect(MEMBER, 'node-b', {
       incoming: async (message) => void received.push(message),
-      receipt: () => {},
-      replaced: () => {},
+      receipt: () => undefined,
+      replaced: () => undefined,
       groupChanged: (change) => void changes.push(change),
     });
     groupId = (await first.createGroup(ADMIN, 'Crew', [MEMBER, OUTSIDER])).id;
@@ -76,7 +76,7 @@ describe('the shared sandbox network carries groups between nodes', () => {
   it('a member removed on one node can no longer send to the group from the other', async () => {
     await first.manageGroup(ADMIN, groupId, { kind: 'participants', action: 'remove', phones: [MEMBER] });
     await until(() => changes.some((change) => change.kind === 'removed'));
-    const member = await second.connect(MEMBER, 'node-b', { incoming: async () => {}, receipt: () => {}, replaced: () => {} });
+    const member = await second.connect(MEMBER, 'node-b', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined });
     await assert.rejects(member.send(groupId, 'still here?'), NotGroupMemberError);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
+import type { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
 import { serveTestNetwork, stopTestNetwork, testNetworkClient } from '../../support/shared-network.ts';
 import type { NetworkMessage } from '../../../src/engines/sandbox/sandbox-network.ts';
 import { samples } from '../../support/media-samples.ts';
@@ -19,15 +19,15 @@ describe('the shared sandbox network carries files, places and cards between nod
     second = testNetworkClient(shared.port);
     await second.connect('+447700900802', 'node-b', {
       incoming: async (message) => void received.push(message),
-      receipt: () => {},
-      replaced: () => {},
+      receipt: () => undefined,
+      replaced: () => undefined,
     });
   });
 
   after(() => stopTestNetwork(shared, first, second));
 
   it('a file sent from a number on one node arrives, bytes and all, at a number on another', async () => {
-    const connection = await first.connect('+447700900801', 'node-a', { incoming: async () => {}, receipt: () => {}, replaced: () => {} });
+    const connection = await first.connect('+447700900801', 'node-a', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined });
     const media = { kind: 'document', mimeType: 'application/pdf', fileName: 'inv.pdf', base64: samples.pdf(5000).toString('base64') };
     await connection.send('+447700900802', 'the invoice', async () => media);
     const message = received.find((each) => each.text === 'the invoice');

@@ -22,7 +22,7 @@ describe('the shared sandbox network hands a message over again when the receivi
     shared = await serveTestNetwork();
     first = testNetworkClient(shared.port);
     second = testNetworkClient(shared.port);
-    sender = await first.connect(SENDER, 'node-a', { incoming: async () => {}, receipt: () => {}, replaced: () => {} });
+    sender = await first.connect(SENDER, 'node-a', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined });
     await second.connect(RECIPIENT, 'node-b', {
       incoming: async (message) => {
         if (failuresLeft > 0) {
@@ -31,8 +31,8 @@ describe('the shared sandbox network hands a message over again when the receivi
         }
         stored.push(message);
       },
-      receipt: () => {},
-      replaced: () => {},
+      receipt: () => undefined,
+      replaced: () => undefined,
     });
   });
 

@@ -6,6 +6,7 @@ import type { E164 } from '../../../src/domain/phone.ts';
 import type { RemoteSandboxNetwork } from '../../../src/engines/sandbox/remote-sandbox-network.ts';
 import { SandboxEngine } from '../../../src/engines/sandbox/sandbox-engine.ts';
 import { serveTestNetwork, testNetworkClient } from '../../support/shared-network.ts';
+import { ignoreCleanupFailure } from '../../support/ignore.ts';
 
 const PHONES = ['+447700900831', '+447700900832', '+447700900833'] as E164[];
 /** Long enough for many failed dials while the network is away, as in the outage that left every number in conflict. */
@@ -38,15 +39,15 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
       events: {
         incomingMessage: async () => assert.fail('no message is sent in this test'),
         sessionStatusChanged: async (event) => void statuses.push(event),
-        receipt: async () => {},
-        incomingAction: async () => {},
-        groupChanged: async () => {},
-        numberRestricted: async () => {},
-        restrictionLifted: async () => {},
-        identitiesLearned: async () => {},
-        incomingCall: async () => {},
-        presenceUpdate: async () => {},
-        pollVote: async () => {},
+        receipt: async () => undefined,
+        incomingAction: async () => undefined,
+        groupChanged: async () => undefined,
+        numberRestricted: async () => undefined,
+        restrictionLifted: async () => undefined,
+        identitiesLearned: async () => undefined,
+        incomingCall: async () => undefined,
+        presenceUpdate: async () => undefined,
+        pollVote: async () => undefined,
       },
       network: client,
       nodeId: 'node-restart',
@@ -57,7 +58,7 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
   });
 
   after(async () => {
-    for (const number of numbers) await engine?.stop(number).catch(() => {});
+    for (const number of numbers) await engine?.stop(number).catch(ignoreCleanupFailure);
     client?.close();
     await shared?.close();
   });

@@ -22,7 +22,7 @@ describe('the shared sandbox network carries restrictions between nodes', () => 
     shared = await serveTestNetwork();
     asking = testNetworkClient(shared.port);
     serving = testNetworkClient(shared.port);
-    const device = { incoming: async () => {}, receipt: () => {}, replaced: () => {}, restricted: (restriction: NetworkRestriction) => void heard.push(restriction) };
+    const device = { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined, restricted: (restriction: NetworkRestriction) => void heard.push(restriction) };
     restricted = await serving.connect(RESTRICTED, 'node-b', device);
     limited = await serving.connect(LIMITED, 'node-b', device);
   });
