@@ -36,7 +36,6 @@ const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', LOG_LEVEL: 's
 const gateway = await createGateway(config, createLogger(config));
 const seeded = await seedNumbers();
 const server = await startServer(gateway);
-const numberOf = new Map((await gateway.store.db.selectFrom('whatsapp_numbers').select(['id', 'phone']).execute()).map((row) => [row.id, row.phone]));
 
 const orders = seeded.phones.flatMap((phone, numberIndex) =>
   Array.from({ length: BACKLOG }, (_, index) => ({ phone, to: `+1415${String(numberIndex).padStart(4, '0')}${String(index % RECIPIENTS_PER_NUMBER).padStart(3, '0')}`, text: `backlog ${numberIndex}-${index}` })),

@@ -21,12 +21,12 @@ export interface PolicyView {
   choices: Choice[];
 }
 
-export interface WaitCountView {
+interface WaitCountView {
   reason: string;
   count: number;
 }
 
-export interface WaitingRowView {
+interface WaitingRowView {
   id: string;
   toPhone: string;
   scheduledFor: Date;
