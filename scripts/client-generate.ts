@@ -1,7 +1,7 @@
 /**
  * Regenerates the typed client's types (clients/typescript/src/schema.ts) from the document a
  * freshly built gateway serves at /openapi.json: `npm run client:generate` after changing a
- * route's schema. test/clients/typescript-client.test.ts fails while the committed file differs.
+ * route's schema. test/process/clients/typescript-client.test.ts fails while the committed file differs.
  */
 import fs from 'node:fs';
 import os from 'node:os';

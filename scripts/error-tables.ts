@@ -1,7 +1,7 @@
 /**
  * Renders the error tables of the README and docs/api.md from the error catalogue, the single
  * source (docs/adr/0012). Run `node --import tsx scripts/error-tables.ts` after changing the
- * catalogue; test/domain/error-catalogue.test.ts fails while a table differs from it.
+ * catalogue; test/unit/domain/error-catalogue.test.ts fails while a table differs from it.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -3,7 +3,7 @@
 # server, so this runs under scripts/with-postgres.sh, which brings up a throwaway cluster
 # unless WAGW_TEST_POSTGRES_URL points at one already.
 #   npm test                            all tests
-#   npm test -- test/http/send.test.ts  some files
+#   npm test -- test/integration/http/send-message.test.ts  some files
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,7 +37,15 @@ fi
 if [ "$#" -gt 0 ]; then
   files=("$@")
 else
-  mapfile -t files < <(find test -name '*.test.ts' | sort)
+  # The tiers are folders (docs/development.md): the process tier first, since its files are the
+  # longest and two of them side by side would otherwise end the run alone.
+  stray="$(find test -name '*.test.ts' -not -path 'test/unit/*' -not -path 'test/integration/*' -not -path 'test/process/*')"
+  if [ -n "$stray" ]; then
+    echo "These test files are outside test/unit, test/integration and test/process, so no tier runs them; move them:" >&2
+    echo "$stray" >&2
+    exit 1
+  fi
+  mapfile -t files < <(for tier in process integration unit; do find "test/$tier" -name '*.test.ts' | sort; done)
   # A full run records its slowest files and its wall time in docs/development.md.
   export WAGW_TEST_RECORD_TIMES=1
 fi

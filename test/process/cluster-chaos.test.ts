@@ -14,7 +14,7 @@ import { TEST_SECRET_KEY_HEX, testNetworkClient } from '../support/shared-networ
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
 import { seedAccount } from '../support/gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
-import { webhookEnv } from '../webhooks/delivery-support.ts';
+import { webhookEnv } from '../support/delivery-support.ts';
 import { sleep, waitFor } from './raw-http.ts';
 import { freePort, killAllServerProcesses, openDatabase, startServerProcess, withGateway, type ServerProcess } from './server-process.ts';
 import { ChaosLoad, type TimedAnswer } from './cluster-chaos-load.ts';

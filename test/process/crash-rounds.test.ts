@@ -8,7 +8,7 @@ import { listMessages } from '../../src/store/repositories/message-pages.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../support/databases.ts';
 import { seedAccount, type SeededAccount } from '../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../support/webhook-receiver.ts';
-import { verifiedPayload, webhookEnv } from '../webhooks/delivery-support.ts';
+import { verifiedPayload, webhookEnv } from '../support/delivery-support.ts';
 import type { LedgerEntry, LoadCommand, LoadKind, LoadOrder, LoadReport } from './crash-load-process.ts';
 import { sleep, waitFor, withTimeout } from './raw-http.ts';
 import { killAllServerProcesses, openDatabase, startServerProcess, withGateway, type ServerProcess } from './server-process.ts';

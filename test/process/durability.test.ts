@@ -80,7 +80,7 @@ for (const dialect of dialects) {
         }
         // Sends the kill cut off were never promised; none may be stored twice. One cut off
         // before the engine answered stays queued until the interrupted-send sweep fails it
-        // (a minute on), which test/http/quota.test.ts covers.
+        // (a minute on), which test/integration/http/quota.test.ts covers.
         for (const [text, rows] of byText) {
           assert.equal(rows.length, 1, `"${text}" is stored ${rows.length} times`);
           assert.ok(['queued', 'sent', 'delivered', 'unknown'].includes(rows[0]!.status), `"${text}" was left ${rows[0]!.status} after the restart`);

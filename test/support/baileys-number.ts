@@ -5,7 +5,7 @@ import type { WhatsAppNumber } from '../../src/domain/model.ts';
 import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import { createDatabaseAuthState } from '../../src/engines/baileys/auth-state-store.ts';
 import { SecretBox } from '../../src/secrets/secret-box.ts';
-import { RecordingSocketFactory, type FakeSocket } from '../engines/baileys/fake-whatsapp.ts';
+import { RecordingSocketFactory, type FakeSocket } from './fake-whatsapp.ts';
 import type { Dialect } from './databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from './gateway.ts';
 

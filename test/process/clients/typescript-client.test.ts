@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { accountScope } from '../../../src/domain/tenant-scope.ts';
+import { CLIENT_SCHEMA_FILE, clientTypesOf, servedDocument } from '../../../scripts/client-generate.ts';
+import { dialects } from '../../support/databases.ts';
+import { seedAccount, type SeededAccount } from '../../support/gateway.ts';
+import { freePort } from '../server-process.ts';
+import { startListeningGateway, type ListeningGateway } from '../listening-gateway.ts';
+
+const CLIENT = path.resolve('clients/typescript');
+const EXAMPLE = path.join(CLIENT, 'examples/every-operation.ts');
+const TSC = path.resolve('node_modules/.bin/tsc');
+
+describe('the typed TypeScript client', () => {
+  it('is generated from the document the gateway serves: regenerating it changes nothing (npm run client:generate)', async () => {
+    const fresh = await clientTypesOf(await servedDocument());
+    assert.ok(fresh === fs.readFileSync(CLIENT_SCHEMA_FILE, 'utf8'), 'clients/typescript/src/schema.ts differs from the document; run npm run client:generate');
+    assert.match(fresh, /export type Message = components\['schemas'\]\['Message'\];/);
+    assert.match(fresh, /export type GroupUpdatedEvent = components\['schemas'\]\['GroupUpdatedEvent'\];/);
+  });
+
+  it('its every-operation program and the client itself pass tsc --strict, with no cast', () => {
+    const compiled = spawnSync(TSC, ['--strict', '--noEmit', '-p', path.join(CLIENT, 'tsconfig.json')], { encoding: 'utf8' });
+    assert.equal(compiled.status, 0, compiled.stdout + compiled.stderr);
+    for (const file of [EXAMPLE, path.join(CLIENT, 'src/index.ts')]) {
+      const casts = fs.readFileSync(file, 'utf8').split('\n').filter((line) => / as (?!const\b)/.test(line.replace(/\/\*.*?\*\/|\/\/.*$|'[^']*'|`[^`]*`/g, '')) && !line.trim().startsWith('*'));
+      assert.deepEqual(casts, [], `${path.basename(file)} casts nothing`);
+    }
+  });
+});
+
+for (const dialect of dialects) {
+  describe(`the typed client's program uses every public operation against a live gateway (${dialect})`, () => {
+    let live: ListeningGateway;
+    let account: SeededAccount;
+    let secret: string;
+    let receiverPort: number;
+
+    before(async () => {
+      live = await startListeningGateway(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
+      account = await seedAccount(live.gateway, { numbers: 2 });
+      receiverPort = await freePort();
+      const created = await live.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: `http://127.0.0.1:${receiverPort}/`, eventTypes: ['message', 'number.paused', 'number.resumed'] });
+      secret = created.secret;
+      live.gateway.deliveryWorker.start();
+    });
+    after(async () => {
+      await live?.gateway.deliveryWorker.stop();
+      await live?.close();
+    });
+
+    it('runs green: every answer as typed, the error envelope, and a signed delivery verified into a typed event', async () => {
+      const [from, other] = account.phones as [string, string];
+      const run = spawn(process.execPath, ['--import', 'tsx', EXAMPLE], {
+        env: {
+          PATH: process.env.PATH ?? '',
+          WAGW_URL: `http://127.0.0.1:${live.port}`,
+          WAGW_API_KEY: account.apiKey,
+          WAGW_FROM: from,
+          WAGW_OTHER: other,
+          WAGW_WEBHOOK_SECRET: secret,
+          WAGW_RECEIVER_PORT: String(receiverPort),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      run.stdout.on('data', (chunk: Buffer) => (output += chunk));
+      run.stderr.on('data', (chunk: Buffer) => (output += chunk));
+      const code = await new Promise<number | null>((resolve) => run.on('exit', resolve));
+      assert.equal(code, 0, output);
+      assert.match(output, /every operation answered in its documented shape/);
+    });
+
+    it('the delivery it verified matches the webhooks section of the document (Ajv 2020)', async () => {
+      const document = (await (await fetch(`http://127.0.0.1:${live.port}/openapi.json`)).json()) as object;
+      const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+      addFormats.default(ajv);
+      ajv.addSchema(document, 'openapi.json');
+      const events = await live.gateway.store.db.selectFrom('webhook_events').select('payload').execute();
+      assert.ok(events.length > 0, 'the program caused deliveries');
+      for (const { payload } of events) {
+        const event = { ...JSON.parse(payload), webhook_id: 'wh_example' };
+        const validate = ajv.compile({ $ref: `openapi.json#/webhooks/${event.event.replace(/\//g, '~1')}/post/requestBody/content/application~1json/schema` });
+        assert.ok(validate(event), `${event.event}: ${ajv.errorsText(validate.errors)} in ${payload}`);
+      }
+    });
+  });
+}
