@@ -4,8 +4,8 @@ import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 
 /**
- * A field the gateway does not know is refused, never ignored: a client that adds `send_at`
- * believing it schedules a message must not have it sent at once. The operations come from the
+ * A field the gateway does not know is refused, never ignored: a client that adds `send_after`
+ * (a typo of `send_at`) believing it schedules a message must not have it sent at once. The operations come from the
  * API document, so an operation added later is covered without touching this test.
  */
 
@@ -40,7 +40,7 @@ function resolved(schema: Schema): Schema {
   return choice === undefined ? schema : { ...schema, required: [...(schema.required ?? []), ...(choice.required ?? [])] };
 }
 
-const UNKNOWN = 'send_at';
+const UNKNOWN = 'send_after';
 
 /** A value the schema accepts as far as its types go; the gateway's own checks may still refuse it later. */
 function sampleOf(referenced: Schema): unknown {
@@ -115,9 +115,9 @@ for (const dialect of dialects) {
       }
     });
 
-    it('POST /send_message with "send_at" sends nothing', async () => {
-      const response = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'later', send_at: '2030-01-01T09:00:00Z' }, account.apiKey);
-      assert.deepEqual([response.statusCode, response.json().error, response.json().details], [400, 'invalid_request', 'send_at']);
+    it('POST /send_message with a mistyped send_at ("send_after") sends nothing', async () => {
+      const response = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'later', send_after: '2030-01-01T09:00:00Z' }, account.apiKey);
+      assert.deepEqual([response.statusCode, response.json().error, response.json().details], [400, 'invalid_request', 'send_after']);
       const sent = await test.inject({ method: 'GET', url: `/messages?phone=${encodeURIComponent(account.phones[0]!)}`, headers: { authorization: `Bearer ${account.apiKey}` } });
       assert.deepEqual(sent.json().messages, []);
     });

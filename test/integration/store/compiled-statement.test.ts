@@ -67,7 +67,7 @@ describe('statements compiled once', () => {
   });
 });
 
-describe('compiled statements on PostgreSQL are prepared once per connection', () => {
+describe('compiled statements on PostgreSQL are prepared once per connection', { skip: !dialects.includes('postgres') }, () => {
   let opened: MigratedTestStore;
   let store: Store;
 
