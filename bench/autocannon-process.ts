@@ -36,7 +36,8 @@ process.once('message', (order: AutocannonOrder) => {
           method: 'POST',
           headers: order.headers,
           setupRequest: (request) => {
-            const recipient = order.toGroup === undefined ? { to_phone: `+4477009${10_000 + (sent++ % RECIPIENT_COUNT)}` } : { to_group: order.toGroup };
+            const recipient =
+              order.toGroup === undefined ? { to_phone: `+4477009${10_000 + (sent++ % RECIPIENT_COUNT)}` } : { to_group: order.toGroup };
             return { ...request, body: JSON.stringify({ from_phone: order.fromPhone, ...recipient, message: order.text }) };
           },
         },

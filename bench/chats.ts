@@ -39,21 +39,42 @@ interface PageResult {
 
 /** Half sent, half received, spread over the chats and 30 days. */
 function messageAt(index: number, accountId: string, number: { id: string; phone: string }, start: number): Message {
-  const peer = `+1415${String(6_000_000 + (index * 7919) % CHATS).padStart(7, '0')}` as E164;
+  const peer = `+1415${String(6_000_000 + ((index * 7919) % CHATS)).padStart(7, '0')}` as E164;
   const outbound = index % 2 === 0;
   return {
-    id: newId('message'), accountId, numberId: number.id, direction: outbound ? 'outbound' : 'inbound',
-    fromPhone: outbound ? (number.phone as E164) : peer, fromLid: null, toPhone: outbound ? peer : (number.phone as E164),
-    text: `message ${index}`, contentKind: 'text', mediaId: null, structured: null, status: outbound ? 'delivered' : 'received', engineMessageId: `BENCH${index}`,
+    id: newId('message'),
+    accountId,
+    numberId: number.id,
+    direction: outbound ? 'outbound' : 'inbound',
+    fromPhone: outbound ? (number.phone as E164) : peer,
+    fromLid: null,
+    toPhone: outbound ? peer : (number.phone as E164),
+    text: `message ${index}`,
+    contentKind: 'text',
+    mediaId: null,
+    structured: null,
+    status: outbound ? 'delivered' : 'received',
+    engineMessageId: `BENCH${index}`,
     createdAt: new Date(start + Math.floor((index / MESSAGES) * 30 * DAY)),
   };
 }
 
 /** The plan of one page's query, as the database explains it. */
-async function planOf(db: Kysely<Database>, dialect: Dialect, numberId: string, before: { lastActivityAt: number; chatId: string }): Promise<string> {
-  const query = db.selectFrom('chats').selectAll().where('number_id', '=', numberId)
+async function planOf(
+  db: Kysely<Database>,
+  dialect: Dialect,
+  numberId: string,
+  before: { lastActivityAt: number; chatId: string },
+): Promise<string> {
+  const query = db
+    .selectFrom('chats')
+    .selectAll()
+    .where('number_id', '=', numberId)
     .where((eb) => eb(eb.refTuple('last_activity_at', 'chat_id'), '<', eb.tuple(before.lastActivityAt, before.chatId)))
-    .orderBy('last_activity_at', 'desc').orderBy('chat_id', 'desc').limit(51).compile();
+    .orderBy('last_activity_at', 'desc')
+    .orderBy('chat_id', 'desc')
+    .limit(51)
+    .compile();
   const explain = dialect === 'sqlite' ? 'explain query plan ' : 'explain ';
   const rows = await db.executeQuery<Record<string, unknown>>({ ...query, sql: `${explain}${query.sql}` });
   return rows.rows.map((row) => String(row.detail ?? row['QUERY PLAN'])).join('\n');
@@ -61,7 +82,12 @@ async function planOf(db: Kysely<Database>, dialect: Dialect, numberId: string, 
 
 async function measure(dialect: Dialect): Promise<{ results: PageResult[]; fillSeconds: number; plan: string }> {
   const database = await createTestDatabase(dialect);
-  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: BENCH_SECRET_KEY, WAGW_MEDIA_DIR: os.tmpdir() });
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: BENCH_SECRET_KEY,
+    WAGW_MEDIA_DIR: os.tmpdir(),
+  });
   const gateway = await createGateway(config, createLogger(config));
   try {
     const account = await seedAccount(gateway, { plan: 'enterprise', numbers: 2 });
@@ -70,9 +96,14 @@ async function measure(dialect: Dialect): Promise<{ results: PageResult[]; fillS
     const start = Date.now() - 31 * DAY;
     const filling = Date.now();
     for (let first = 0; first < MESSAGES; first += BATCH) {
-      const batch = Array.from({ length: Math.min(BATCH, MESSAGES - first) }, (_unused, offset) => messageAt(first + offset, account.accountId, number, start));
+      const batch = Array.from({ length: Math.min(BATCH, MESSAGES - first) }, (_unused, offset) =>
+        messageAt(first + offset, account.accountId, number, start),
+      );
       // The other number's chats share the table, as an account's numbers do.
-      const other = batch.slice(0, 100).map((_message, offset) => ({ ...messageAt(MESSAGES + first + offset, account.accountId, neighbour, start), id: newId('message') }));
+      const other = batch.slice(0, 100).map((_message, offset) => ({
+        ...messageAt(MESSAGES + first + offset, account.accountId, neighbour, start),
+        id: newId('message'),
+      }));
       await gateway.store.db.transaction().execute(async (trx) => {
         await insertMessages(trx, [...batch, ...other]);
         await noteChatMessages(trx, batch);
@@ -85,18 +116,25 @@ async function measure(dialect: Dialect): Promise<{ results: PageResult[]; fillS
     const app = await buildApp(gateway);
     await app.ready();
     const page = async (query: string) => {
-      const response = await app.inject({ method: 'GET', url: `/api/chats?from_phone=${encodeURIComponent(number.phone)}&${query}`, headers: { authorization: `Bearer ${account.apiKey}` } });
+      const response = await app.inject({
+        method: 'GET',
+        url: `/api/chats?from_phone=${encodeURIComponent(number.phone)}&${query}`,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       if (response.statusCode !== 200) throw new Error(`${query}: ${response.statusCode} ${response.body}`);
       return response.json() as { chats: unknown[]; next_cursor: string | null };
     };
     let deep = await page('limit=100');
-    for (let step = 0; step < 40 && deep.next_cursor !== null; step++) deep = await page(`limit=100&cursor=${encodeURIComponent(deep.next_cursor!)}`);
+    for (let step = 0; step < 40 && deep.next_cursor !== null; step++)
+      deep = await page(`limit=100&cursor=${encodeURIComponent(deep.next_cursor!)}`);
     const [lastActivityAt, ...chatId] = (deep.next_cursor ?? '0.').split('.');
     const plan = await planOf(gateway.store.db, dialect, number.id, { lastActivityAt: Number(lastActivityAt), chatId: chatId.join('.') });
-    if (!/chats_number_activity_idx/.test(plan)) throw new Error(`${dialect}: a page of chats does not use the chat list's index:\n${plan}`);
+    if (!/chats_number_activity_idx/.test(plan))
+      throw new Error(`${dialect}: a page of chats does not use the chat list's index:\n${plan}`);
     // The list's repository answers in order; checked once, so that the figures are of a right answer.
     const top = await listChats(gateway.store.db, number.id, undefined, 2);
-    if (top.length !== 2 || Number(top[0]!.last_activity_at) < Number(top[1]!.last_activity_at)) throw new Error('the chat list is not latest first');
+    if (top.length !== 2 || Number(top[0]!.last_activity_at) < Number(top[1]!.last_activity_at))
+      throw new Error('the chat list is not latest first');
     const queries: [string, string][] = [
       ['first page', 'limit=50'],
       ['page 41 by cursor', `limit=50&cursor=${encodeURIComponent(deep.next_cursor ?? '')}`],

@@ -18,7 +18,16 @@ import { openStore } from '../src/store/database.ts';
 import { createTestDatabase } from '../test/support/databases.ts';
 import { seedAccount } from '../test/support/gateway.ts';
 import type { RoundResult } from '../test/process/cluster-chaos.test.ts';
-import { BENCH_SECRET_KEY, currentCommit, machineDescription, percentile, runAutocannon, startGatewayProcess, writeReportSection, type LoadResult } from './support.ts';
+import {
+  BENCH_SECRET_KEY,
+  currentCommit,
+  machineDescription,
+  percentile,
+  runAutocannon,
+  startGatewayProcess,
+  writeReportSection,
+  type LoadResult,
+} from './support.ts';
 
 const RUNS = Number(process.env.BENCH_CLUSTER_RUNS ?? 3);
 const DURATION_SECONDS = 8;
@@ -27,7 +36,12 @@ const CHAOS_RUNS = Number(process.env.BENCH_CLUSTER_CHAOS_RUNS ?? 2);
 
 const database = await createTestDatabase('postgres');
 const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-bench-cluster-'));
-const seedConfig = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: BENCH_SECRET_KEY, WAGW_DATA_DIR: directory });
+const seedConfig = loadConfig({
+  DATABASE_URL: database.url,
+  LOG_LEVEL: 'silent',
+  WAGW_SECRET_KEY: BENCH_SECRET_KEY,
+  WAGW_DATA_DIR: directory,
+});
 const seeding = await createGateway(seedConfig, createLogger(seedConfig));
 const account = await seedAccount(seeding, { numbers: 1, plan: 'enterprise' });
 await seeding.close();

@@ -36,8 +36,12 @@ function sqliteWriter(file: string): { write: WriteBatch; concurrent: number } {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
-  db.exec('create table if not exists floor_messages (id text primary key, from_phone text not null, to_phone text not null, body text not null, status text not null, engine_id text, created_at integer not null, updated_at integer not null)');
-  const insert = db.prepare('insert into floor_messages (id, from_phone, to_phone, body, status, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)');
+  db.exec(
+    'create table if not exists floor_messages (id text primary key, from_phone text not null, to_phone text not null, body text not null, status text not null, engine_id text, created_at integer not null, updated_at integer not null)',
+  );
+  const insert = db.prepare(
+    'insert into floor_messages (id, from_phone, to_phone, body, status, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?)',
+  );
   const markSent = db.prepare("update floor_messages set status = 'sent', engine_id = ?, updated_at = ? where id = ?");
   const receipt = db.prepare("update floor_messages set status = 'delivered', updated_at = ? where id = ? and status = 'sent'");
   const writeAll = db.transaction((batch: Pending[]) => {
@@ -54,7 +58,9 @@ function postgresWriter(url: string): { write: WriteBatch; concurrent: number } 
   const pool = new pg.Pool({ connectionString: url, max: 10 });
   let ready: Promise<unknown> | undefined;
   const write: WriteBatch = async (batch) => {
-    ready ??= pool.query('create table if not exists floor_messages (id text primary key, from_phone text not null, to_phone text not null, body text not null, status text not null, engine_id text, created_at bigint not null, updated_at bigint not null)');
+    ready ??= pool.query(
+      'create table if not exists floor_messages (id text primary key, from_phone text not null, to_phone text not null, body text not null, status text not null, engine_id text, created_at bigint not null, updated_at bigint not null)',
+    );
     await ready;
     const client = await pool.connect();
     try {
@@ -64,10 +70,24 @@ function postgresWriter(url: string): { write: WriteBatch; concurrent: number } 
       await client.query({
         name: 'floor-insert',
         text: "insert into floor_messages (id, from_phone, to_phone, body, status, created_at, updated_at) select id, f, t, b, 'queued', $5, $5 from unnest($1::text[], $2::text[], $3::text[], $4::text[]) as u(id, f, t, b)",
-        values: [ids, batch.map((item) => item.body.from_phone), batch.map((item) => item.body.to_phone), batch.map((item) => item.body.message), now],
+        values: [
+          ids,
+          batch.map((item) => item.body.from_phone),
+          batch.map((item) => item.body.to_phone),
+          batch.map((item) => item.body.message),
+          now,
+        ],
       });
-      await client.query({ name: 'floor-sent', text: "update floor_messages set status = 'sent', engine_id = 'wa-' || id, updated_at = $2 where id = any($1::text[])", values: [ids, now] });
-      await client.query({ name: 'floor-receipt', text: "update floor_messages set status = 'delivered', updated_at = $2 where id = any($1::text[]) and status = 'sent'", values: [ids, now] });
+      await client.query({
+        name: 'floor-sent',
+        text: "update floor_messages set status = 'sent', engine_id = 'wa-' || id, updated_at = $2 where id = any($1::text[])",
+        values: [ids, now],
+      });
+      await client.query({
+        name: 'floor-receipt',
+        text: "update floor_messages set status = 'delivered', updated_at = $2 where id = any($1::text[]) and status = 'sent'",
+        values: [ids, now],
+      });
       await client.query('commit');
     } catch (error) {
       await client.query('rollback').catch(handledElsewhere);
@@ -91,17 +111,20 @@ function schedule(): void {
     scheduled = false;
     const batch = queue.splice(0, MAX_BATCH);
     inFlight += 1;
-    writer.write(batch).then(
-      () => {
-        for (const item of batch) item.done();
-      },
-      (error: unknown) => {
-        for (const item of batch) item.done(error);
-      },
-    ).finally(() => {
-      inFlight -= 1;
-      schedule();
-    });
+    writer
+      .write(batch)
+      .then(
+        () => {
+          for (const item of batch) item.done();
+        },
+        (error: unknown) => {
+          for (const item of batch) item.done(error);
+        },
+      )
+      .finally(() => {
+        inFlight -= 1;
+        schedule();
+      });
     schedule();
   });
 }
@@ -113,7 +136,14 @@ app.post<{ Body: SendBody }>('/send_message', async (request) => {
     queue.push({ id, body: request.body, done: (error) => (error === undefined ? resolve() : reject(error)) });
     schedule();
   });
-  return { message_id: id, created_at: new Date().toISOString(), from_phone: request.body.from_phone, to_phone: request.body.to_phone, message: request.body.message, status: 'sent' };
+  return {
+    message_id: id,
+    created_at: new Date().toISOString(),
+    from_phone: request.body.from_phone,
+    to_phone: request.body.to_phone,
+    message: request.body.message,
+    status: 'sent',
+  };
 });
 
 await app.listen({ host: '127.0.0.1', port: 0 });

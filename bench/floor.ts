@@ -96,7 +96,12 @@ async function postmasterPidOf(url: string): Promise<number | undefined> {
   }
 }
 
-async function measure(target: { port: number; pid: number }, apiKey: string, postmasterPid: number | undefined, what: string): Promise<Figure> {
+async function measure(
+  target: { port: number; pid: number },
+  apiKey: string,
+  postmasterPid: number | undefined,
+  what: string,
+): Promise<Figure> {
   const order = { ...sendOrder(target, apiKey), connections: CONNECTIONS };
   assertAllAnswered(await runAutocannon({ ...order, durationSeconds: WARMUP_SECONDS }), what);
   const cpuBefore = processCpuSeconds(target.pid);
@@ -109,7 +114,9 @@ async function measure(target: { port: number; pid: number }, apiKey: string, po
     databaseCpuMicroseconds: ((postgresCpuSeconds(postmasterPid) - databaseBefore) * 1e6) / answers,
     loadAverage: os.loadavg()[0]!,
   };
-  console.log(`${what}: ${Math.round(figure.requestsPerSecond)}/s, ${figure.cpuMicroseconds.toFixed(0)} µs CPU per answer${Number.isNaN(figure.databaseCpuMicroseconds) ? '' : ` + ${figure.databaseCpuMicroseconds.toFixed(0)} µs in PostgreSQL`}, load ${figure.loadAverage.toFixed(2)}`);
+  console.log(
+    `${what}: ${Math.round(figure.requestsPerSecond)}/s, ${figure.cpuMicroseconds.toFixed(0)} µs CPU per answer${Number.isNaN(figure.databaseCpuMicroseconds) ? '' : ` + ${figure.databaseCpuMicroseconds.toFixed(0)} µs in PostgreSQL`}, load ${figure.loadAverage.toFixed(2)}`,
+  );
   return figure;
 }
 
@@ -140,7 +147,12 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
     };
     if (COMPARE_ROOT !== undefined) {
       const comparedDatabase = await seededSendDatabase(dialect, databases, COMPARE_ROOT);
-      const compared = await startGatewayProcess({ databaseUrl: comparedDatabase.url, directory, env: { LOG_LEVEL: 'info' }, root: COMPARE_ROOT });
+      const compared = await startGatewayProcess({
+        databaseUrl: comparedDatabase.url,
+        directory,
+        env: { LOG_LEVEL: 'info' },
+        root: COMPARE_ROOT,
+      });
       running.push(compared);
       figures.compared = await measure(compared, comparedDatabase.apiKey, postmaster, `${dialect} send at ${COMPARE_ROOT}`);
     }
@@ -153,7 +165,8 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
 }
 
 const results: DialectFigures[] = [];
-for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'postgres']) as Dialect[]) results.push(await benchmark(dialect));
+for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'postgres']) as Dialect[])
+  results.push(await benchmark(dialect));
 
 const micro = (value: number) => (Number.isNaN(value) ? '–' : `${value.toFixed(0)} µs`);
 const rows = results.flatMap(({ dialect, echo, floor, send, compared }) =>

@@ -32,13 +32,24 @@ const policy = PRESETS.standard!;
 
 const database = await createTestDatabase('sqlite');
 const dataDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-bench-governor-gaps-'));
-const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', LOG_LEVEL: 'silent', WAGW_DATA_DIR: dataDirectory, WAGW_SECRET_KEY: '61'.repeat(32), WAGW_SEND_POLICY: 'standard' });
+const config = loadConfig({
+  DATABASE_URL: database.url,
+  PORT: '0',
+  LOG_LEVEL: 'silent',
+  WAGW_DATA_DIR: dataDirectory,
+  WAGW_SECRET_KEY: '61'.repeat(32),
+  WAGW_SEND_POLICY: 'standard',
+});
 const gateway = await createGateway(config, createLogger(config));
 const seeded = await seedNumbers();
 const server = await startServer(gateway);
 
 const orders = seeded.phones.flatMap((phone, numberIndex) =>
-  Array.from({ length: BACKLOG }, (_, index) => ({ phone, to: `+1415${String(numberIndex).padStart(4, '0')}${String(index % RECIPIENTS_PER_NUMBER).padStart(3, '0')}`, text: `backlog ${numberIndex}-${index}` })),
+  Array.from({ length: BACKLOG }, (_, index) => ({
+    phone,
+    to: `+1415${String(numberIndex).padStart(4, '0')}${String(index % RECIPIENTS_PER_NUMBER).padStart(3, '0')}`,
+    text: `backlog ${numberIndex}-${index}`,
+  })),
 );
 const answered = new Map<number, number>();
 const queuedFrom = Date.now();
@@ -62,18 +73,28 @@ console.log(`answered ${orders.length} sends in ${queuedInMs} ms: ${JSON.stringi
 
 const deadline = Date.now() + 10 * MINUTE;
 for (;;) {
-  const waiting = await gateway.store.db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('count')).where('status', '=', 'queued').executeTakeFirstOrThrow();
+  const waiting = await gateway.store.db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('status', '=', 'queued')
+    .executeTakeFirstOrThrow();
   if (Number(waiting.count) === 0 || Date.now() > deadline) break;
   await sleep(1_000);
 }
 const drainedInMs = Date.now() - queuedFrom;
-const rows = await gateway.store.db.selectFrom('messages').select(['number_id', 'to_phone', 'released_at', 'status']).where('direction', '=', 'outbound').execute();
+const rows = await gateway.store.db
+  .selectFrom('messages')
+  .select(['number_id', 'to_phone', 'released_at', 'status'])
+  .where('direction', '=', 'outbound')
+  .execute();
 await server.stop();
 await database.drop();
 fs.rmSync(dataDirectory, { recursive: true, force: true });
 
 const sendsOf = new Map<string, { at: number; to: string }[]>();
-for (const row of rows) if (row.released_at !== null) sendsOf.set(row.number_id!, [...(sendsOf.get(row.number_id!) ?? []), { at: Number(row.released_at), to: row.to_phone }]);
+for (const row of rows)
+  if (row.released_at !== null)
+    sendsOf.set(row.number_id!, [...(sendsOf.get(row.number_id!) ?? []), { at: Number(row.released_at), to: row.to_phone }]);
 const statuses = new Map<string, number>();
 for (const row of rows) statuses.set(row.status, (statuses.get(row.status) ?? 0) + 1);
 
@@ -94,7 +115,8 @@ for (const sends of sendsOf.values()) {
     lastTo.set(send.to, send.at);
   }
   // Every window ending at a send: the sends in (at - window, at].
-  const most = (window: number) => Math.max(...sends.map((send, index) => index - sends.findIndex((other) => other.at > send.at - window) + 1));
+  const most = (window: number) =>
+    Math.max(...sends.map((send, index) => index - sends.findIndex((other) => other.at > send.at - window) + 1));
   const minute = most(MINUTE);
   busiestMinute = Math.max(busiestMinute, minute);
   if (policy.perMinute !== null && minute > policy.perMinute) broken.perMinute++;
@@ -108,12 +130,18 @@ for (const gap of gaps) buckets.set(Math.floor(gap / bucketMs), (buckets.get(Mat
 const widest = Math.max(...buckets.values());
 const histogram = [...buckets]
   .sort((a, b) => a[0] - b[0])
-  .map(([bucket, count]) => `| ${bucket}–${bucket + 1} s | ${count.toLocaleString('en')} | ${'█'.repeat(Math.max(1, Math.round((count / widest) * 40)))} |`)
+  .map(
+    ([bucket, count]) =>
+      `| ${bucket}–${bucket + 1} s | ${count.toLocaleString('en')} | ${'█'.repeat(Math.max(1, Math.round((count / widest) * 40)))} |`,
+  )
   .join('\n');
 
 const report = `## Send governor: the \`standard\` preset over ${NUMBERS.toLocaleString('en')} backlogs (bench/governor-gaps.ts)
 
-${machineDescription()}, commit ${currentCommit()}, SQLite, one node, load average ${os.loadavg().map((load) => load.toFixed(1)).join(' / ')} at the end.
+${machineDescription()}, commit ${currentCommit()}, SQLite, one node, load average ${os
+  .loadavg()
+  .map((load) => load.toFixed(1))
+  .join(' / ')} at the end.
 
 ${NUMBERS.toLocaleString('en')} numbers under \`standard\` (gap ${policy.minGapMs / 1000}–${policy.maxGapMs / 1000} s, ${policy.perMinute} a minute, ${policy.perHour} an hour, ${policy.perDay} a day, ${policy.perRecipientGapMs / 1000} s per recipient), each sent a backlog of ${BACKLOG} at once to ${RECIPIENTS_PER_NUMBER} recipients in turn through the API (${orders.length.toLocaleString('en')} sends answered in ${(queuedInMs / 1000).toFixed(1)} s: ${[...answered].map(([status, count]) => `${count.toLocaleString('en')} × ${status}`).join(', ')}). All had left ${(drainedInMs / 1000).toFixed(0)} s after the first was asked for; they ended ${[...statuses].map(([status, count]) => `${count.toLocaleString('en')} ${status}`).join(', ')}.
 
@@ -139,7 +167,10 @@ async function seedNumbers(): Promise<{ apiKey: string; phones: string[] }> {
   const account = await gateway.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
   const phones: string[] = [];
   for (let index = 0; index < NUMBERS; index++) {
-    const number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: `+447700${String(index).padStart(6, '0')}` });
+    const number = await gateway.numbers.addNumber(operatorScope(), {
+      accountId: account.id,
+      phone: `+447700${String(index).padStart(6, '0')}`,
+    });
     phones.push(number.phone);
   }
   const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'bench' });

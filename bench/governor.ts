@@ -37,7 +37,12 @@ const INSERT_BATCH = 500;
 
 const database = await createTestDatabase('sqlite');
 const dataDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-bench-governor-'));
-const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_DATA_DIR: dataDirectory, WAGW_SECRET_KEY: '60'.repeat(32) });
+const config = loadConfig({
+  DATABASE_URL: database.url,
+  LOG_LEVEL: 'silent',
+  WAGW_DATA_DIR: dataDirectory,
+  WAGW_SECRET_KEY: '60'.repeat(32),
+});
 const gateway = await createGateway(config, createLogger(config));
 const numberIds = await seedNumbers();
 const start = Date.now();
@@ -46,7 +51,9 @@ console.log(`seeded ${MESSAGES} queued messages over ${NUMBERS} numbers in ${((D
 await gateway.runtime.startSessions();
 // The due messages get their times only now, so that seeding, however long, never eats into them.
 const firstDue = Date.now() + DUE_AFTER_MS;
-await sql`update messages set scheduled_for = ${firstDue} + ((rowid * 7919) % ${DUE_SPREAD_MS}), created_at = ${firstDue} + ((rowid * 7919) % ${DUE_SPREAD_MS}), expires_at = ${firstDue + 2 * 86_400_000} where text = 'due'`.execute(gateway.store.db);
+await sql`update messages set scheduled_for = ${firstDue} + ((rowid * 7919) % ${DUE_SPREAD_MS}), created_at = ${firstDue} + ((rowid * 7919) % ${DUE_SPREAD_MS}), expires_at = ${firstDue + 2 * 86_400_000} where text = 'due'`.execute(
+  gateway.store.db,
+);
 gateway.queueRunner.start();
 const idleFrom = Math.max(Date.now() + 1_000, firstDue - IDLE_WINDOW_MS - 2_000);
 if (Date.now() + IDLE_WINDOW_MS + 1_000 > firstDue) console.warn('seeding took too long: the idle window overlaps the first due messages');
@@ -65,12 +72,21 @@ await sleep(Math.max(0, firstDue + DUE_SPREAD_MS - Date.now()));
 const deadline = Date.now() + 120_000;
 let rows: { scheduled: number; released: number | null }[] = [];
 for (;;) {
-  rows = (await gateway.store.db.selectFrom('messages').select(['created_at as scheduled', 'released_at as released']).where('text', '=', 'due').execute()).map((row) => ({ scheduled: Number(row.scheduled), released: row.released === null ? null : Number(row.released) }));
+  rows = (
+    await gateway.store.db
+      .selectFrom('messages')
+      .select(['created_at as scheduled', 'released_at as released'])
+      .where('text', '=', 'due')
+      .execute()
+  ).map((row) => ({ scheduled: Number(row.scheduled), released: row.released === null ? null : Number(row.released) }));
   if (rows.every((row) => row.released !== null) || Date.now() > deadline) break;
   await sleep(1_000);
 }
 const releaseCpu = process.cpuUsage(releaseCpuBefore);
-const lateness = rows.filter((row) => row.released !== null).map((row) => row.released! - row.scheduled).sort((a, b) => a - b);
+const lateness = rows
+  .filter((row) => row.released !== null)
+  .map((row) => row.released! - row.scheduled)
+  .sort((a, b) => a - b);
 await gateway.queueRunner.stop();
 await gateway.keeper.stop();
 await gateway.close();
@@ -88,7 +104,10 @@ ${machineDescription()}, commit ${currentCommit()}, SQLite, one node.
 | due messages released | ${lateness.length.toLocaleString('en')} of ${DUE.toLocaleString('en')}, spread over ${DUE_SPREAD_MS / 1000} s |
 | lateness p50 / p99 / max | ${percentile(lateness, 0.5)} / ${percentile(lateness, 0.99)} / ${lateness.at(-1)} ms |
 | the node's CPU per message released (while they were due) | ${((releaseCpu.user + releaseCpu.system) / 1_000 / Math.max(1, lateness.length)).toFixed(2)} ms |
-| load average at the end | ${os.loadavg().map((load) => load.toFixed(1)).join(' / ')} |
+| load average at the end | ${os
+  .loadavg()
+  .map((load) => load.toFixed(1))
+  .join(' / ')} |
 `;
 console.log(report);
 writeReportSection('governor', report);
@@ -105,7 +124,21 @@ async function seedNumbers(): Promise<string[]> {
           const id = newId('number');
           ids.push(id);
           const phone = `+447700${String(index * NUMBERS_PER_ACCOUNT + slot).padStart(6, '0')}` as E164;
-          await insertNumber(trx, { id, accountId, holderUserId: null, phone, engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt, updatedAt: createdAt });
+          await insertNumber(trx, {
+            id,
+            accountId,
+            holderUserId: null,
+            phone,
+            engine: 'sandbox',
+            status: 'connected',
+            statusReason: null,
+            autoRead: false,
+            rejectCalls: false,
+            callReplyText: null,
+            showOnline: false,
+            createdAt,
+            updatedAt: createdAt,
+          });
         }
       }
     });
@@ -128,10 +161,26 @@ async function seedQueue(ids: string[]): Promise<void> {
       const due = index < DUE;
       const at = tomorrow + index;
       values.push({
-        id: newId('message'), account_id: number.account_id, number_id: number.id, direction: 'outbound', from_phone: number.phone, from_lid: null,
-        to_phone: `+1415555${String(index % 10_000).padStart(4, '0')}`, text: due ? 'due' : 'later', content_kind: 'text', media_id: null, structured: null,
-        status: 'queued', engine_message_id: null, error_code: null, created_at: Date.now(), updated_at: Date.now(),
-        scheduled_for: at, expires_at: at + 86_400_000, wait_reason: 'scheduled', first_contact: 0,
+        id: newId('message'),
+        account_id: number.account_id,
+        number_id: number.id,
+        direction: 'outbound',
+        from_phone: number.phone,
+        from_lid: null,
+        to_phone: `+1415555${String(index % 10_000).padStart(4, '0')}`,
+        text: due ? 'due' : 'later',
+        content_kind: 'text',
+        media_id: null,
+        structured: null,
+        status: 'queued',
+        engine_message_id: null,
+        error_code: null,
+        created_at: Date.now(),
+        updated_at: Date.now(),
+        scheduled_for: at,
+        expires_at: at + 86_400_000,
+        wait_reason: 'scheduled',
+        first_contact: 0,
       });
     }
     await gateway.store.db.insertInto('messages').values(values).execute();

@@ -22,7 +22,15 @@ import { loadConfig } from '../src/config.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { operatorScope } from '../src/domain/tenant-scope.ts';
 import { createTestDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
-import { BENCH_SECRET_KEY, currentCommit, machineDescription, runAutocannon, startGatewayProcess, writeReportSection, type LoadResult } from './support.ts';
+import {
+  BENCH_SECRET_KEY,
+  currentCommit,
+  machineDescription,
+  runAutocannon,
+  startGatewayProcess,
+  writeReportSection,
+  type LoadResult,
+} from './support.ts';
 
 const GROUP_SIZE = Number(process.env.BENCH_GROUP_SIZE ?? 1_000);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -55,13 +63,18 @@ async function benchmark(dialect: Dialect): Promise<Round[]> {
     });
     const run = async (toGroup?: string) => {
       await runAutocannon({ ...order(toGroup), durationSeconds: RUN.warmupSeconds });
-      return answeredAll(await runAutocannon({ ...order(toGroup), durationSeconds: RUN.durationSeconds }), toGroup === undefined ? 'direct' : 'group');
+      return answeredAll(
+        await runAutocannon({ ...order(toGroup), durationSeconds: RUN.durationSeconds }),
+        toGroup === undefined ? 'direct' : 'group',
+      );
     };
     const rounds: Round[] = [];
     for (let index = 0; index < ROUNDS; index++) {
       const direct = await run();
       const group = await run(groupId);
-      console.log(`${dialect} round ${index + 1}: direct ${Math.round(direct.requestsPerSecond)}/s (p99 ${direct.p99Ms} ms), group ${Math.round(group.requestsPerSecond)}/s (p99 ${group.p99Ms} ms), ratio ${(group.requestsPerSecond / direct.requestsPerSecond).toFixed(2)}`);
+      console.log(
+        `${dialect} round ${index + 1}: direct ${Math.round(direct.requestsPerSecond)}/s (p99 ${direct.p99Ms} ms), group ${Math.round(group.requestsPerSecond)}/s (p99 ${group.p99Ms} ms), ratio ${(group.requestsPerSecond / direct.requestsPerSecond).toFixed(2)}`,
+      );
       rounds.push({ direct, group });
     }
     return rounds;
@@ -87,25 +100,38 @@ async function seed(database: TestDatabase): Promise<string> {
 /** A group of GROUP_SIZE made through the API: created with the first 256 members, the rest added 50 at a time. */
 async function bigGroup(base: string, apiKey: string): Promise<string> {
   // Phones ending in 403 rehearse a privacy refusal in the sandbox, so they are left out.
-  const members = Array.from({ length: GROUP_SIZE + 10 }, (_, index) => `+4477009${String(20_000 + index)}`).filter((phone) => !phone.endsWith('403')).slice(0, GROUP_SIZE - 1);
+  const members = Array.from({ length: GROUP_SIZE + 10 }, (_, index) => `+4477009${String(20_000 + index)}`)
+    .filter((phone) => !phone.endsWith('403'))
+    .slice(0, GROUP_SIZE - 1);
   const call = async (method: string, url: string, body: object) => {
-    const response = await fetch(`${base}${url}`, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, body: JSON.stringify(body) });
+    const response = await fetch(`${base}${url}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+      body: JSON.stringify(body),
+    });
     if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${await response.text()}`);
     return (await response.json()) as Record<string, unknown>;
   };
   const created = await call('POST', '/groups', { from_phone: SENDER, subject: 'Everyone', participants: members.slice(0, 256) });
   const id = String(created.id);
   for (let start = 256; start < members.length; start += 50) {
-    await call('POST', `/groups/${encodeURIComponent(id)}/participants`, { from_phone: SENDER, action: 'add', participants: members.slice(start, start + 50) });
+    await call('POST', `/groups/${encodeURIComponent(id)}/participants`, {
+      from_phone: SENDER,
+      action: 'add',
+      participants: members.slice(start, start + 50),
+    });
   }
-  const group = await fetch(`${base}/groups/${encodeURIComponent(id)}?from_phone=${encodeURIComponent(SENDER)}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const group = await fetch(`${base}/groups/${encodeURIComponent(id)}?from_phone=${encodeURIComponent(SENDER)}`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+  });
   const size = ((await group.json()) as { size: number }).size;
   if (size !== GROUP_SIZE) throw new Error(`The group has ${size} members, not ${GROUP_SIZE}.`);
   return id;
 }
 
 function answeredAll(result: LoadResult, what: string): LoadResult {
-  if (result.non2xx > 0 || result.total2xx === 0) throw new Error(`The ${what} sends got ${result.non2xx} non-2xx answers out of ${result.total2xx + result.non2xx}.`);
+  if (result.non2xx > 0 || result.total2xx === 0)
+    throw new Error(`The ${what} sends got ${result.non2xx} non-2xx answers out of ${result.total2xx + result.non2xx}.`);
   return result;
 }
 
@@ -113,7 +139,8 @@ const dialects = (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'postgres
 const measured = new Map<Dialect, Round[]>();
 for (const dialect of dialects) measured.set(dialect, await benchmark(dialect));
 
-const cell = (rounds: Round[] | undefined, pick: (round: Round) => string) => (rounds === undefined ? 'not run' : rounds.map(pick).join(' · '));
+const cell = (rounds: Round[] | undefined, pick: (round: Round) => string) =>
+  rounds === undefined ? 'not run' : rounds.map(pick).join(' · ');
 const ratio = (round: Round) => (round.group.requestsPerSecond / round.direct.requestsPerSecond).toFixed(2);
 const rates = (round: Round) => `${Math.round(round.group.requestsPerSecond)} / ${Math.round(round.direct.requestsPerSecond)}`;
 const p99s = (round: Round) => `${round.group.p99Ms} / ${round.direct.p99Ms}`;

@@ -106,7 +106,11 @@ async function countTickStatements(gateway: Awaited<ReturnType<typeof createGate
     },
     transformResult: async (args) => args.result,
   });
-  const keeper = new LeaseKeeper({ ...gateway.store, db: counting }, { ttlMs: 15_000, maxSessions: null, nodeName: 'counter', nodeUrl: null }, gateway.logger);
+  const keeper = new LeaseKeeper(
+    { ...gateway.store, db: counting },
+    { ttlMs: 15_000, maxSessions: null, nodeName: 'counter', nodeUrl: null },
+    gateway.logger,
+  );
   // A command node holding nothing: it takes no share, so this node's leases stay where they are.
   await keeper.startPinned([]);
   statements = 0;
@@ -165,7 +169,11 @@ async function seed(databaseUrl: string, dataDirectory: string, accounts: number
             phone: `+447700${String(index * NUMBERS_PER_ACCOUNT + slot).padStart(6, '0')}` as E164,
             engine: 'sandbox',
             status: 'connected',
-            statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
+            statusReason: null,
+            autoRead: false,
+            rejectCalls: false,
+            callReplyText: null,
+            showOnline: false,
             createdAt,
             updatedAt: createdAt,
           });

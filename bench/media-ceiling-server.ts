@@ -30,7 +30,11 @@ app.post('/upload', async (request, reply) => {
 
 await app.listen({ host: '127.0.0.1', port: 0 });
 process.send!({ port: (app.server.address() as AddressInfo).port });
-process.on('disconnect', () => void app.close().then(() => {
-  fs.rmSync(directory, { recursive: true, force: true });
-  process.exit(0);
-}));
+process.on(
+  'disconnect',
+  () =>
+    void app.close().then(() => {
+      fs.rmSync(directory, { recursive: true, force: true });
+      process.exit(0);
+    }),
+);

@@ -22,7 +22,14 @@ import { loadConfig } from '../src/config.ts';
 import { operatorScope } from '../src/domain/tenant-scope.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { createTestDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
-import { BENCH_SECRET_KEY, currentCommit, machineDescription, startForkedServer, startGatewayProcess, writeReportSection } from './support.ts';
+import {
+  BENCH_SECRET_KEY,
+  currentCommit,
+  machineDescription,
+  startForkedServer,
+  startGatewayProcess,
+  writeReportSection,
+} from './support.ts';
 import { ignoreCleanupFailure } from '../test/support/ignore.ts';
 
 const MIB = 1024 * 1024;
@@ -64,14 +71,21 @@ function request(port: number, method: string, url: string, headers: Record<stri
 }
 
 /** `count` calls of `call`, `concurrency` at a time; the rate of bytes moved, in MiB/s. */
-async function throughput(count: number, concurrency: number, bytesEach: number, call: (index: number) => Promise<Answer>, expected: number): Promise<number> {
+async function throughput(
+  count: number,
+  concurrency: number,
+  bytesEach: number,
+  call: (index: number) => Promise<Answer>,
+  expected: number,
+): Promise<number> {
   let next = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         const answer = await call(next++);
-        if (answer.status !== expected) throw new Error(`expected ${expected}, got ${answer.status}: ${answer.body.subarray(0, 300).toString()}`);
+        if (answer.status !== expected)
+          throw new Error(`expected ${expected}, got ${answer.status}: ${answer.body.subarray(0, 300).toString()}`);
       }
     }),
   );
@@ -117,7 +131,12 @@ async function benchmark(dialect: Dialect): Promise<DialectResult> {
   const databases: TestDatabase[] = [];
   const database = await createTestDatabase(dialect);
   databases.push(database);
-  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: BENCH_SECRET_KEY, WAGW_MEDIA_DIR: path.join(directory, 'media') });
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: BENCH_SECRET_KEY,
+    WAGW_MEDIA_DIR: path.join(directory, 'media'),
+  });
   const seeding = await createGateway(config, createLogger(config));
   const account = await seeding.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
   await seeding.numbers.addNumber(operatorScope(), { accountId: account.id, phone: SENDER });
@@ -125,7 +144,11 @@ async function benchmark(dialect: Dialect): Promise<DialectResult> {
   await seeding.close();
 
   const ceiling = await startForkedServer('bench/media-ceiling-server.ts');
-  const gateway = await startGatewayProcess({ databaseUrl: database.url, directory, env: { LOG_LEVEL: 'warn', WAGW_MEDIA_DIR: path.join(directory, 'media') } });
+  const gateway = await startGatewayProcess({
+    databaseUrl: database.url,
+    directory,
+    env: { LOG_LEVEL: 'warn', WAGW_MEDIA_DIR: path.join(directory, 'media') },
+  });
   const auth = { authorization: `Bearer ${key}` };
   try {
     // First, on a fresh process: twenty 16 MiB uploads at once, each of different bytes, with the
@@ -135,13 +158,17 @@ async function benchmark(dialect: Dialect): Promise<DialectResult> {
     const rssBefore = residentBytes(gateway.pid);
     let rssPeak = rssBefore;
     const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, residentBytes(gateway.pid))), 20);
-    const answers = await Promise.all(big.map((bytes) => request(gateway.port, 'POST', '/media', { ...auth, 'content-type': 'application/pdf' }, bytes)));
+    const answers = await Promise.all(
+      big.map((bytes) => request(gateway.port, 'POST', '/media', { ...auth, 'content-type': 'application/pdf' }, bytes)),
+    );
     clearInterval(sampler);
     if (answers.some((answer) => answer.status !== 201)) throw new Error('a 16 MiB upload was refused');
 
     const files = Array.from({ length: 8 }, () => pdfOfSize(MIB));
-    const upload = (index: number) => request(gateway.port, 'POST', '/media', { ...auth, 'content-type': 'application/pdf' }, files[index % files.length]);
-    const ceilingUpload = (index: number) => request(ceiling.port, 'POST', '/upload', { 'content-type': 'application/pdf' }, files[index % files.length]);
+    const upload = (index: number) =>
+      request(gateway.port, 'POST', '/media', { ...auth, 'content-type': 'application/pdf' }, files[index % files.length]);
+    const ceilingUpload = (index: number) =>
+      request(ceiling.port, 'POST', '/upload', { 'content-type': 'application/pdf' }, files[index % files.length]);
     // Warm both up, then measure them back to back.
     await throughput(16, CONCURRENCY, MIB, upload, 201);
     await throughput(16, CONCURRENCY, MIB, ceilingUpload, 201);
@@ -157,14 +184,23 @@ async function benchmark(dialect: Dialect): Promise<DialectResult> {
     const downloadMiBs = await throughput(TRANSFERS * 2, CONCURRENCY, MIB, download, 200);
     const ceilingDownloadMiBs = await throughput(TRANSFERS * 2, CONCURRENCY, MIB, ceilingDownload, 200);
 
-    const image = JSON.parse((await request(gateway.port, 'POST', '/media', { ...auth, 'content-type': 'image/jpeg' }, jpegOfSize(100 * 1024))).body.toString()).media_id as string;
+    const image = JSON.parse(
+      (await request(gateway.port, 'POST', '/media', { ...auth, 'content-type': 'image/jpeg' }, jpegOfSize(100 * 1024))).body.toString(),
+    ).media_id as string;
     const send = (index: number, media: boolean) =>
       request(
         gateway.port,
         'POST',
         '/send_message',
         { ...auth, 'content-type': 'application/json' },
-        Buffer.from(JSON.stringify({ from_phone: SENDER, to_phone: `+1415555${String(index % 10_000).padStart(4, '0')}`, message: 'caption', ...(media && { media: { id: image } }) })),
+        Buffer.from(
+          JSON.stringify({
+            from_phone: SENDER,
+            to_phone: `+1415555${String(index % 10_000).padStart(4, '0')}`,
+            message: 'caption',
+            ...(media && { media: { id: image } }),
+          }),
+        ),
       );
     await rate(2, 32, (index) => send(index, true));
     const mediaSendsPerSecond = await rate(SEND_SECONDS, 32, (index) => send(index, true));
@@ -191,7 +227,8 @@ async function benchmark(dialect: Dialect): Promise<DialectResult> {
 }
 
 const results: DialectResult[] = [];
-for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'postgres']) as Dialect[]) results.push(await benchmark(dialect));
+for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'postgres']) as Dialect[])
+  results.push(await benchmark(dialect));
 
 const ratio = (ours: number, ceiling: number) => (ours / ceiling).toFixed(2);
 writeReportSection(

@@ -40,16 +40,31 @@ function messageAt(index: number, accountId: string, numbers: { id: string; phon
   const outbound = index % 3 !== 0;
   const status: MessageStatus = !outbound ? 'received' : index % 200 === 1 ? 'failed' : index % 2 === 0 ? 'read' : 'delivered';
   return {
-    id: newId('message'), accountId, numberId: number.id, direction: outbound ? 'outbound' : 'inbound',
-    fromPhone: outbound ? (number.phone as E164) : peer, fromLid: null, toPhone: outbound ? peer : (number.phone as E164),
-    text: `message ${index}`, contentKind: 'text', mediaId: null, structured: null, status, engineMessageId: `BENCH${index}`,
+    id: newId('message'),
+    accountId,
+    numberId: number.id,
+    direction: outbound ? 'outbound' : 'inbound',
+    fromPhone: outbound ? (number.phone as E164) : peer,
+    fromLid: null,
+    toPhone: outbound ? peer : (number.phone as E164),
+    text: `message ${index}`,
+    contentKind: 'text',
+    mediaId: null,
+    structured: null,
+    status,
+    engineMessageId: `BENCH${index}`,
     createdAt: new Date(start + Math.floor((index / MESSAGES) * 30 * DAY)),
   };
 }
 
 async function measure(dialect: Dialect): Promise<{ results: QueryResult[]; fillSeconds: number }> {
   const database = await createTestDatabase(dialect);
-  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: BENCH_SECRET_KEY, WAGW_MEDIA_DIR: os.tmpdir() });
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: BENCH_SECRET_KEY,
+    WAGW_MEDIA_DIR: os.tmpdir(),
+  });
   const gateway = await createGateway(config, createLogger(config));
   try {
     const account = await seedAccount(gateway, { plan: 'enterprise', numbers: 2 });
@@ -57,7 +72,9 @@ async function measure(dialect: Dialect): Promise<{ results: QueryResult[]; fill
     const start = Date.now() - 31 * DAY;
     const filling = Date.now();
     for (let first = 0; first < MESSAGES; first += BATCH) {
-      const batch = Array.from({ length: Math.min(BATCH, MESSAGES - first) }, (_unused, offset) => messageAt(first + offset, account.accountId, numbers, start));
+      const batch = Array.from({ length: Math.min(BATCH, MESSAGES - first) }, (_unused, offset) =>
+        messageAt(first + offset, account.accountId, numbers, start),
+      );
       await gateway.store.db.transaction().execute((trx) => insertMessages(trx, batch));
     }
     const fillSeconds = (Date.now() - filling) / 1000;
@@ -68,13 +85,18 @@ async function measure(dialect: Dialect): Promise<{ results: QueryResult[]; fill
     await app.ready();
     const middle = new Date(start + 15 * DAY).toISOString();
     const page = async (query: string) => {
-      const response = await app.inject({ method: 'GET', url: `/api/messages?${query}`, headers: { authorization: `Bearer ${account.apiKey}` } });
+      const response = await app.inject({
+        method: 'GET',
+        url: `/api/messages?${query}`,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       if (response.statusCode !== 200) throw new Error(`${query}: ${response.statusCode} ${response.body}`);
       return response.json() as { messages: unknown[]; next_cursor: string | null };
     };
     // A cursor deep in the history: keyset pages cost the same wherever they start.
     let deep = await page('limit=100');
-    for (let step = 0; step < 20 && deep.next_cursor !== null; step++) deep = await page(`limit=100&cursor=${encodeURIComponent(deep.next_cursor!)}`);
+    for (let step = 0; step < 20 && deep.next_cursor !== null; step++)
+      deep = await page(`limit=100&cursor=${encodeURIComponent(deep.next_cursor!)}`);
     const queries: [string, string][] = [
       ['newest page', 'limit=50'],
       ['one peer', `peer=${encodeURIComponent('+14155001234')}&limit=50`],

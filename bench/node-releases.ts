@@ -89,7 +89,11 @@ interface Visit {
 }
 
 const variants: Variant[] = [
-  variant(execFileSync('git', ['rev-parse', '--short', `${OLD_COMMIT}^{commit}`], { encoding: 'utf8' }).trim(), oldTree(OLD_COMMIT, OLD_NODE_RELEASE), OLD_NODE_RELEASE),
+  variant(
+    execFileSync('git', ['rev-parse', '--short', `${OLD_COMMIT}^{commit}`], { encoding: 'utf8' }).trim(),
+    oldTree(OLD_COMMIT, OLD_NODE_RELEASE),
+    OLD_NODE_RELEASE,
+  ),
   ...NODE_RELEASES.map((release) => variant(currentCommit(), path.resolve('.'), release)),
 ];
 
@@ -213,10 +217,22 @@ function writeReport(): void {
       each.driver,
       minMedianMax(sendCpu, µs),
       each === variants[0] ? '(baseline)' : change(median(sendCpu)),
-      minMedianMax(rounds.map((visit) => visit.echo.cpuMicrosPerRequest), µs),
-      minMedianMax(rounds.map((visit) => visit.send.cpuMicrosPerRequest / visit.echo.cpuMicrosPerRequest), times),
-      minMedianMax(rounds.map((visit) => visit.send.requestsPerSecond), perSecond),
-      minMedianMax(rounds.map((visit) => visit.send.requestsPerSecond / visit.echo.requestsPerSecond), (value) => value.toFixed(2)),
+      minMedianMax(
+        rounds.map((visit) => visit.echo.cpuMicrosPerRequest),
+        µs,
+      ),
+      minMedianMax(
+        rounds.map((visit) => visit.send.cpuMicrosPerRequest / visit.echo.cpuMicrosPerRequest),
+        times,
+      ),
+      minMedianMax(
+        rounds.map((visit) => visit.send.requestsPerSecond),
+        perSecond,
+      ),
+      minMedianMax(
+        rounds.map((visit) => visit.send.requestsPerSecond / visit.echo.requestsPerSecond),
+        (value) => value.toFixed(2),
+      ),
       `${Math.min(...loads).toFixed(1)} – ${Math.max(...loads).toFixed(1)}`,
     ];
   });

@@ -59,7 +59,14 @@ async function run(order: OpenLoopOrder): Promise<OpenLoopResult> {
     const recipient = `+4477009${10_000 + (sent++ % RECIPIENT_COUNT)}`;
     const body = JSON.stringify({ from_phone: order.fromPhone, to_phone: recipient, message: order.text });
     const request = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { ...order.headers, 'content-length': Buffer.byteLength(body) } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: { ...order.headers, 'content-length': Buffer.byteLength(body) },
+      },
       (response) => {
         response.resume();
         response.once('end', () => onDone(response.statusCode ?? null));
@@ -110,7 +117,8 @@ async function run(order: OpenLoopOrder): Promise<OpenLoopResult> {
   const measured = await phase(order.durationSeconds, true);
   agent.destroy();
   const sorted = Float64Array.from(measured.latenciesUs).sort();
-  const at = (fraction: number) => (sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]! / 1_000);
+  const at = (fraction: number) =>
+    sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))]! / 1_000;
   return {
     scheduled: measured.scheduled,
     answered2xx: measured.ok,

@@ -108,7 +108,9 @@ async function benchmark(dialect: Dialect): Promise<DialectResult> {
 
     // Durability without batching, right after a group-commit run, on a fresh database.
     const perWrite = await seededDatabase(dialect, databases);
-    const perWriteGateway = started(await startGatewayProcess({ databaseUrl: perWrite.url, directory, env: { LOG_LEVEL, WAGW_GROUP_COMMIT: 'false' } }));
+    const perWriteGateway = started(
+      await startGatewayProcess({ databaseUrl: perWrite.url, directory, env: { LOG_LEVEL, WAGW_GROUP_COMMIT: 'false' } }),
+    );
     const groupCommit = await load(gateway, grouped.apiKey, SATURATION);
     const oneTransactionPerWrite = await load(perWriteGateway, perWrite.apiKey, SATURATION);
     log(dialect, 'send, one transaction per write', oneTransactionPerWrite);
@@ -150,12 +152,17 @@ async function measure(target: Target, apiKey: string, settings: LoadSettings, d
 }
 
 function logOpenLoop(dialect: Dialect, what: string, result: OpenLoopResult): void {
-  console.log(`${dialect} ${what}: ${Math.round(result.answeredPerSecond)} answered/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, max ${result.maxMs.toFixed(1)} ms, ${result.non2xx} non-2xx, ${result.errors} errors, load ${result.loadAverage.toFixed(2)}`);
-  if (result.non2xx > 0 || result.answered2xx === 0) throw new Error(`The open-loop run (${dialect} ${what}) got ${result.non2xx} non-2xx answers.`);
+  console.log(
+    `${dialect} ${what}: ${Math.round(result.answeredPerSecond)} answered/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, max ${result.maxMs.toFixed(1)} ms, ${result.non2xx} non-2xx, ${result.errors} errors, load ${result.loadAverage.toFixed(2)}`,
+  );
+  if (result.non2xx > 0 || result.answered2xx === 0)
+    throw new Error(`The open-loop run (${dialect} ${what}) got ${result.non2xx} non-2xx answers.`);
 }
 
 function log(dialect: Dialect, what: string, result: Measured): void {
-  console.log(`${dialect} ${what}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.cpuMsPerRequest.toFixed(3)} ms CPU per request, ${result.errors} errors`);
+  console.log(
+    `${dialect} ${what}: ${Math.round(result.requestsPerSecond)} req/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms, ${result.cpuMsPerRequest.toFixed(3)} ms CPU per request, ${result.errors} errors`,
+  );
 }
 
 const results: DialectResult[] = [];
@@ -176,7 +183,10 @@ The gateway (\`wagw serve\`, log level ${LOG_LEVEL}, its log written to a file),
   const summaryRows = all.map((result) => {
     const ratios = result.rounds.map((round) => round.send.requestsPerSecond / round.ceiling.requestsPerSecond);
     const p99s = result.rounds.map((round) => round.sendAtRate.p99Ms);
-    return `| ${result.dialect} | ${spread(ratios, (value) => value.toFixed(2))} | ${TARGET_RATIO[result.dialect].toFixed(2)}, ${verdict(median(ratios) >= TARGET_RATIO[result.dialect])} | ${spread(p99s, ms)} | ${spread(result.rounds.map((round) => round.ceilingAtRate.p99Ms), ms)} | ${TARGET_P99_MS[result.dialect]} ms, ${verdict(median(p99s) <= TARGET_P99_MS[result.dialect])} |`;
+    return `| ${result.dialect} | ${spread(ratios, (value) => value.toFixed(2))} | ${TARGET_RATIO[result.dialect].toFixed(2)}, ${verdict(median(ratios) >= TARGET_RATIO[result.dialect])} | ${spread(p99s, ms)} | ${spread(
+      result.rounds.map((round) => round.ceilingAtRate.p99Ms),
+      ms,
+    )} | ${TARGET_P99_MS[result.dialect]} ms, ${verdict(median(p99s) <= TARGET_P99_MS[result.dialect])} |`;
   });
   const roundRows = all.flatMap((result) =>
     result.rounds.map(

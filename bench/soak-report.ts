@@ -13,7 +13,9 @@ const file = process.argv[2];
 if (file === undefined) throw new Error('usage: node --import tsx bench/soak-report.ts <csv> [--write]');
 const [header, ...lines] = fs.readFileSync(file, 'utf8').trim().split('\n');
 const columns = header!.split(',');
-const rows = lines.map((line) => Object.fromEntries(line.split(',').map((value, index) => [columns[index]!, Number(value)])) as Record<string, number>);
+const rows = lines.map(
+  (line) => Object.fromEntries(line.split(',').map((value, index) => [columns[index]!, Number(value)])) as Record<string, number>,
+);
 if (rows.length === 0) throw new Error(`${file} has no samples`);
 
 const mib = (bytes: number) => (Number.isFinite(bytes) ? (bytes / 2 ** 20).toFixed(1) : '–');
@@ -34,7 +36,7 @@ function slopePerTenMinutes(column: string, from: number, to: number): string {
   const meanY = window.reduce((sum, row) => sum + row[column]!, 0) / window.length;
   const covariance = window.reduce((sum, row) => sum + (row.elapsed_s! - meanX) * (row[column]! - meanY), 0);
   const variance = window.reduce((sum, row) => sum + (row.elapsed_s! - meanX) ** 2, 0);
-  return `${((covariance / variance) * 600 / 2 ** 20).toFixed(2)} MiB`;
+  return `${(((covariance / variance) * 600) / 2 ** 20).toFixed(2)} MiB`;
 }
 
 const milestones = [0, 30, 60, 90, 120, 150, 180].map((minute) => minute * 60).filter((second) => second <= lastSecond + 15);
@@ -44,7 +46,12 @@ const milestoneRow = (second: number) => {
   return `| ${minutes(row.elapsed_s!)} | ${mib(row.rss_bytes!)} | ${mib(row.anonymous_bytes!)} | ${mib(row.file_backed_bytes!)} | ${mib(row.heap_used_bytes!)} | ${mib(row.heap_total_bytes!)} | ${mib(row.external_bytes!)} | ${ms(row.event_loop_p50_ms!)} / ${ms(row.event_loop_p99_ms!)} / ${ms(row.event_loop_max_ms!)} |`;
 };
 const hour = Math.min(3600, lastSecond);
-const slopeColumns = [['RSS', 'rss_bytes'], ['anonymous', 'anonymous_bytes'], ['heap used', 'heap_used_bytes'], ['external', 'external_bytes']] as const;
+const slopeColumns = [
+  ['RSS', 'rss_bytes'],
+  ['anonymous', 'anonymous_bytes'],
+  ['heap used', 'heap_used_bytes'],
+  ['external', 'external_bytes'],
+] as const;
 const last = rows.at(-1)!;
 const everyFiveMinutes = [...new Set([...Array(Math.floor(lastSecond / 300) + 1).keys()].map((index) => at(index * 300)).concat(last))];
 

@@ -77,14 +77,31 @@ const environment = {
 };
 const apiKey = await seed();
 const gateway = await startGatewayProcess({ databaseUrl: `sqlite:${databaseFile}`, directory, env: environment });
-console.log(JSON.stringify({ csv: csvFile, directory, pid: gateway.pid, port: gateway.port, minutes: MINUTES, commit: currentCommit(), machine: machineDescription() }));
+console.log(
+  JSON.stringify({
+    csv: csvFile,
+    directory,
+    pid: gateway.pid,
+    port: gateway.port,
+    minutes: MINUTES,
+    commit: currentCommit(),
+    machine: machineDescription(),
+  }),
+);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 let recipient = 0;
 function post(pathname: string, body: object, onOk: () => void): void {
   const payload = JSON.stringify(body);
   const request = http.request(
-    { host: '127.0.0.1', port: gateway.port, path: pathname, method: 'POST', agent, headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
+    {
+      host: '127.0.0.1',
+      port: gateway.port,
+      path: pathname,
+      method: 'POST',
+      agent,
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+    },
     (response) => {
       response.resume();
       response.once('end', () => {
@@ -96,8 +113,18 @@ function post(pathname: string, body: object, onOk: () => void): void {
   request.once('error', () => (counts.failed += 1));
   request.end(payload);
 }
-const sendOne = () => post('/send_message', { from_phone: SENDER, to_phone: `+4477009${10_000 + (recipient++ % 90_000)}`, message: `soak send ${recipient}` }, () => (counts.sendsOk += 1));
-const receiveOne = () => post('/sandbox/receive', { from_phone: `+4477009${10_000 + (recipient++ % 90_000)}`, to_phone: SENDER, message: `soak receive ${recipient}` }, () => (counts.receivesOk += 1));
+const sendOne = () =>
+  post(
+    '/send_message',
+    { from_phone: SENDER, to_phone: `+4477009${10_000 + (recipient++ % 90_000)}`, message: `soak send ${recipient}` },
+    () => (counts.sendsOk += 1),
+  );
+const receiveOne = () =>
+  post(
+    '/sandbox/receive',
+    { from_phone: `+4477009${10_000 + (recipient++ % 90_000)}`, to_phone: SENDER, message: `soak receive ${recipient}` },
+    () => (counts.receivesOk += 1),
+  );
 
 // Open loop: whatever is due by now goes out now, so a slow server is not given a rest.
 const started = performance.now();
@@ -126,7 +153,13 @@ process.exit(0);
 
 /** An enterprise account (no monthly limit) with one sandbox number, a webhook and an API key. */
 async function seed(): Promise<string> {
-  const config = loadConfig({ DATABASE_URL: `sqlite:${databaseFile}`, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: BENCH_SECRET_KEY, WAGW_DATA_DIR: directory, WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${databaseFile}`,
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: BENCH_SECRET_KEY,
+    WAGW_DATA_DIR: directory,
+    WAGW_WEBHOOK_ALLOW_PRIVATE: 'true',
+  });
   const seeding = await createGateway(config, createLogger(config));
   try {
     const account = await seeding.accounts.createAccount({ name: 'soak', plan: 'enterprise' });
@@ -170,7 +203,10 @@ async function appendSample(elapsedSeconds: number): Promise<void> {
 async function scrapeMetrics(): Promise<Map<string, number>> {
   const values = new Map<string, number>();
   try {
-    const response = await fetch(`http://127.0.0.1:${gateway.port}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` }, signal: AbortSignal.timeout(10_000) });
+    const response = await fetch(`http://127.0.0.1:${gateway.port}/metrics`, {
+      headers: { authorization: `Bearer ${METRICS_TOKEN}` },
+      signal: AbortSignal.timeout(10_000),
+    });
     for (const line of (await response.text()).split('\n')) {
       const match = /^([a-z0-9_]+) ([0-9.e+-]+)$/.exec(line);
       if (match !== null) values.set(match[1]!, Number(match[2]));

@@ -41,7 +41,7 @@ async function cpuMicrosecondsPerQuery(dialect: SqliteDialect, waiting: number):
 
 let file = 0;
 const database = async () => new SqliteDatabase(path.join(directory, `${file++}.db`));
-console.log('| callers waiting | Kysely\'s SQLite dialect | queued dialect |');
+console.log("| callers waiting | Kysely's SQLite dialect | queued dialect |");
 console.log('|---|---|---|');
 for (const waiting of [1, 8, 64, 256]) {
   const kysely = await cpuMicrosecondsPerQuery(new SqliteDialect({ database }), waiting);

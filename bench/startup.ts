@@ -33,7 +33,15 @@ const { values } = parseArgs({ options: { before: { type: 'string' }, rounds: { 
 const rounds = Number(values.rounds);
 const here = path.resolve('.');
 const variants: Variant[] = [
-  ...(values.before === undefined ? [] : [{ label: `before (${path.basename(values.before)}: tsx, Baileys loaded by every command)`, root: path.resolve(values.before), env: {} }]),
+  ...(values.before === undefined
+    ? []
+    : [
+        {
+          label: `before (${path.basename(values.before)}: tsx, Baileys loaded by every command)`,
+          root: path.resolve(values.before),
+          env: {},
+        },
+      ]),
   { label: 'sources through tsx (WAGW_RUN_SOURCES=1)', root: here, env: { WAGW_RUN_SOURCES: '1' } },
   { label: 'compiled (dist/, what npm start runs)', root: here, env: {} },
 ];
@@ -74,7 +82,10 @@ const rows = variants.map((variant) => {
 });
 const report = `## Start time and idle memory (bench/startup.ts)
 
-${new Date().toISOString().slice(0, 10)}, commit ${currentCommit()}, ${machineDescription()}; load average at the end ${os.loadavg().map((load) => load.toFixed(1)).join(', ')}.
+${new Date().toISOString().slice(0, 10)}, commit ${currentCommit()}, ${machineDescription()}; load average at the end ${os
+  .loadavg()
+  .map((load) => load.toFixed(1))
+  .join(', ')}.
 ${rounds} rounds, min / **median** / max. SQLite, the sandbox engine, an empty database. CPU is user + system time, which a
 loaded machine stretches far less than wall time. "account list" is the whole command, from spawning node to its exit.
 "serve" is from spawning \`wagw serve\` to its first 200 on /health (polled every 100 ms; CPU read at that moment).
@@ -95,7 +106,14 @@ function runCli(variant: Variant, directory: string, databaseUrl: string, args: 
     const child = spawn('/usr/bin/time', ['-f', '%U %S', '-o', timings, process.execPath, path.join(variant.root, 'bin/wagw'), ...args], {
       cwd: variant.root,
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', DATABASE_URL: databaseUrl, WAGW_DATA_DIR: directory, WAGW_SECRET_KEY: BENCH_SECRET_KEY, ...variant.env },
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        DATABASE_URL: databaseUrl,
+        WAGW_DATA_DIR: directory,
+        WAGW_SECRET_KEY: BENCH_SECRET_KEY,
+        ...variant.env,
+      },
     });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

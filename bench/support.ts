@@ -230,7 +230,11 @@ const SENDER = '+447700900001';
 const TEXT = 'Your verification code is 482913. It expires in 10 minutes.';
 
 /** A fresh database with an enterprise account, its sandbox number (the sender) and an API key. */
-export async function seededSendDatabase(dialect: Dialect, databases: TestDatabase[], root?: string): Promise<{ url: string; apiKey: string }> {
+export async function seededSendDatabase(
+  dialect: Dialect,
+  databases: TestDatabase[],
+  root?: string,
+): Promise<{ url: string; apiKey: string }> {
   const database = await createTestDatabase(dialect);
   databases.push(database);
   if (root !== undefined) return { url: database.url, apiKey: seedInCheckout(root, database.url) };
@@ -263,7 +267,11 @@ function seedInCheckout(root: string, databaseUrl: string): string {
     await gateway.close();
     console.log(JSON.stringify({ apiKey: key.plaintext }));
     process.exit(0);`;
-  const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: path.resolve(root), env: { ...process.env, SEED_DATABASE_URL: databaseUrl }, encoding: 'utf8' });
+  const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    cwd: path.resolve(root),
+    env: { ...process.env, SEED_DATABASE_URL: databaseUrl },
+    encoding: 'utf8',
+  });
   return (JSON.parse(output.trim().split('\n').at(-1)!) as { apiKey: string }).apiKey;
 }
 

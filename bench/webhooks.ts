@@ -117,9 +117,20 @@ async function queueBacklog(gateway: Gateway, shares: Share[], count: number): P
       for (let index = offset; index < Math.min(count, offset + 500); index++) {
         for (const share of shares) {
           const message: Message = {
-            id: newId('message'), accountId: share.accountId, numberId: share.numberId, direction: 'inbound',
-            fromPhone: '+14155550100' as E164, fromLid: null, toPhone: share.phone, text: `backlog-${index}`, contentKind: 'text', mediaId: null, structured: null,
-            status: 'received', engineMessageId: null, createdAt: new Date(),
+            id: newId('message'),
+            accountId: share.accountId,
+            numberId: share.numberId,
+            direction: 'inbound',
+            fromPhone: '+14155550100' as E164,
+            fromLid: null,
+            toPhone: share.phone,
+            text: `backlog-${index}`,
+            contentKind: 'text',
+            mediaId: null,
+            structured: null,
+            status: 'received',
+            engineMessageId: null,
+            createdAt: new Date(),
           };
           await enqueueEvent(trx, CLAIMS_ONLY, share.accountId, incomingMessagePayload(message), message.createdAt);
         }
@@ -139,7 +150,13 @@ async function latencyAndThroughput(dialect: Dialect): Promise<LatencyResult> {
 
   // Phase 1: open-loop load at a fixed rate from another process; latency runs from just
   // before the request to the moment the endpoint has the delivery.
-  const load = await runLoadProcess({ port, apiKey: key.plaintext, toPhone: share.phone, ratePerSecond: RATE_PER_SECOND, total: RATE_PER_SECOND * LATENCY_SECONDS });
+  const load = await runLoadProcess({
+    port,
+    apiKey: key.plaintext,
+    toPhone: share.phone,
+    ratePerSecond: RATE_PER_SECOND,
+    total: RATE_PER_SECOND * LATENCY_SECONDS,
+  });
   const sentAt = new Map(load.map((entry) => [entry.text, entry.sentAt]));
   const answeredAt = new Map(load.map((entry) => [entry.text, entry.answeredAt]));
   const statuses = new Map<number, number>();
@@ -148,8 +165,14 @@ async function latencyAndThroughput(dialect: Dialect): Promise<LatencyResult> {
   progress = () => `answers ${JSON.stringify([...statuses])}, arrived ${arrivals.size}`;
   await waitUntil(() => arrivals.size >= total, 30_000);
   const latencyLoad = os.loadavg()[0]!;
-  const answerLatencies = [...sentAt].map(([text, at]) => (answeredAt.get(text) ?? Number.NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
-  const latencies = [...sentAt].map(([text, at]) => (arrivals.get(text) ?? Number.NaN) - at).filter(Number.isFinite).sort((a, b) => a - b);
+  const answerLatencies = [...sentAt]
+    .map(([text, at]) => (answeredAt.get(text) ?? Number.NaN) - at)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
+  const latencies = [...sentAt]
+    .map(([text, at]) => (arrivals.get(text) ?? Number.NaN) - at)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
 
   // Phase 2: a backlog drained by the worker alone.
   await gateway.deliveryWorker.stop();
@@ -183,7 +206,10 @@ async function latencyAndThroughput(dialect: Dialect): Promise<LatencyResult> {
  * queued alongside it. Both accounts and webhooks exist in either case, so the runs differ only
  * in the hanging endpoint's traffic.
  */
-async function healthyDrain(dialect: Dialect, withHanging: boolean): Promise<{ perSecond: number; cpuMicroseconds: number; hungRequests: number; mostHungAtOnce: number }> {
+async function healthyDrain(
+  dialect: Dialect,
+  withHanging: boolean,
+): Promise<{ perSecond: number; cpuMicroseconds: number; hungRequests: number; mostHungAtOnce: number }> {
   const { gateway, drop } = await benchGateway(dialect);
   const arrivals = new Map<string, number>();
   const healthy = await startReceiverProcess(arrivals);
@@ -206,7 +232,12 @@ async function healthyDrain(dialect: Dialect, withHanging: boolean): Promise<{ p
   await drop();
   await healthy.close();
   await hanging.close();
-  return { perSecond: ISOLATION_BACKLOG / seconds, cpuMicroseconds: (cpu.user + cpu.system) / ISOLATION_BACKLOG, hungRequests, mostHungAtOnce };
+  return {
+    perSecond: ISOLATION_BACKLOG / seconds,
+    cpuMicroseconds: (cpu.user + cpu.system) / ISOLATION_BACKLOG,
+    hungRequests,
+    mostHungAtOnce,
+  };
 }
 
 /**
@@ -242,14 +273,26 @@ async function isolation(dialect: Dialect): Promise<IsolationResult> {
     withHangingCpuMicroseconds.push(loaded.cpuMicroseconds);
     hungRequests += loaded.hungRequests;
     mostHungAtOnce = Math.max(mostHungAtOnce, loaded.mostHungAtOnce);
-    console.log(JSON.stringify({
-      dialect, round, baseline: Math.round(baseline.perSecond), withHanging: Math.round(loaded.perSecond),
-      baselineCpuMicroseconds: Math.round(baseline.cpuMicroseconds), withHangingCpuMicroseconds: Math.round(loaded.cpuMicroseconds),
-      hung: loaded.hungRequests, mostHungAtOnce: loaded.mostHungAtOnce,
-    }));
+    console.log(
+      JSON.stringify({
+        dialect,
+        round,
+        baseline: Math.round(baseline.perSecond),
+        withHanging: Math.round(loaded.perSecond),
+        baselineCpuMicroseconds: Math.round(baseline.cpuMicroseconds),
+        withHangingCpuMicroseconds: Math.round(loaded.cpuMicroseconds),
+        hung: loaded.hungRequests,
+        mostHungAtOnce: loaded.mostHungAtOnce,
+      }),
+    );
   }
   return {
-    baselinePerSecond, withHangingPerSecond, baselineCpuMicroseconds, withHangingCpuMicroseconds, hungRequests, mostHungAtOnce,
+    baselinePerSecond,
+    withHangingPerSecond,
+    baselineCpuMicroseconds,
+    withHangingCpuMicroseconds,
+    hungRequests,
+    mostHungAtOnce,
     ratio: sum(withHangingPerSecond) / sum(baselinePerSecond),
   };
 }
@@ -272,9 +315,17 @@ interface LoadReport {
 }
 
 /** Runs bench/load-process.ts to completion and returns what it measured. */
-async function runLoadProcess(order: { port: number; apiKey: string; toPhone: string; ratePerSecond: number; total: number }): Promise<LoadReport[]> {
+async function runLoadProcess(order: {
+  port: number;
+  apiKey: string;
+  toPhone: string;
+  ratePerSecond: number;
+  total: number;
+}): Promise<LoadReport[]> {
   const child = fork(new URL('./load-process.ts', import.meta.url).pathname, [], { execArgv: ['--import', 'tsx'] });
-  const done = new Promise<LoadReport[]>((resolve) => child.once('message', (message: { report: LoadReport[] }) => resolve(message.report)));
+  const done = new Promise<LoadReport[]>((resolve) =>
+    child.once('message', (message: { report: LoadReport[] }) => resolve(message.report)),
+  );
   child.send(order);
   return done;
 }
@@ -288,7 +339,9 @@ interface ReceiverProcess {
 
 /** Starts bench/receiver-process.ts and collects the arrival times it reports. */
 async function startReceiverProcess(arrivals: Map<string, number>, mode: 'answer' | 'hang' = 'answer'): Promise<ReceiverProcess> {
-  const child = fork(new URL('./receiver-process.ts', import.meta.url).pathname, mode === 'hang' ? ['hang'] : [], { execArgv: ['--import', 'tsx'] });
+  const child = fork(new URL('./receiver-process.ts', import.meta.url).pathname, mode === 'hang' ? ['hang'] : [], {
+    execArgv: ['--import', 'tsx'],
+  });
   const stats = { hungRequests: 0, mostHungAtOnce: 0 };
   const port = await new Promise<number>((resolve) => {
     child.on('message', (message: { port?: number; arrivals?: [string, number][]; hungRequests?: number; mostHungAtOnce?: number }) => {
@@ -343,10 +396,23 @@ function writeReport(all: Result[]): void {
   const ms = (value: number) => value.toFixed(1);
   const latencyRow = ({ dialect, latency: rounds }: Result) =>
     rounds &&
-    `| ${dialect} | ${spread(rounds.map((l) => l.answerP99Ms), ms)} ms | ${spread(rounds.map((l) => l.p50Ms), ms)} ms | ${spread(rounds.map((l) => l.p99Ms), ms)} ms | ${spread(rounds.map((l) => l.deliveriesPerSecond), perSecond)} | ${rounds.map((l) => `${l.latencyLoad.toFixed(1)} / ${l.drainLoad.toFixed(1)}`).join(', ')} |`;
+    `| ${dialect} | ${spread(
+      rounds.map((l) => l.answerP99Ms),
+      ms,
+    )} ms | ${spread(
+      rounds.map((l) => l.p50Ms),
+      ms,
+    )} ms | ${spread(
+      rounds.map((l) => l.p99Ms),
+      ms,
+    )} ms | ${spread(
+      rounds.map((l) => l.deliveriesPerSecond),
+      perSecond,
+    )} | ${rounds.map((l) => `${l.latencyLoad.toFixed(1)} / ${l.drainLoad.toFixed(1)}`).join(', ')} |`;
   const microseconds = (values: number[]) => `${Math.round(sum(values) / values.length)} µs`;
   const isolationRow = ({ dialect, isolation: i }: Result) =>
-    i && `| ${dialect} | ${i.baselinePerSecond.map(perSecond).join(', ')} | ${i.withHangingPerSecond.map(perSecond).join(', ')} | **${(i.ratio * 100).toFixed(1)} %** | ${i.ratio >= ISOLATION_TARGET ? 'yes' : 'no'} | ${microseconds(i.baselineCpuMicroseconds)} / ${microseconds(i.withHangingCpuMicroseconds)} | ${i.hungRequests} (${i.mostHungAtOnce} at once) |`;
+    i &&
+    `| ${dialect} | ${i.baselinePerSecond.map(perSecond).join(', ')} | ${i.withHangingPerSecond.map(perSecond).join(', ')} | **${(i.ratio * 100).toFixed(1)} %** | ${i.ratio >= ISOLATION_TARGET ? 'yes' : 'no'} | ${microseconds(i.baselineCpuMicroseconds)} / ${microseconds(i.withHangingCpuMicroseconds)} | ${i.hungRequests} (${i.mostHungAtOnce} at once) |`;
   writeReportSection(
     'bench:webhooks',
     `## Webhook delivery (\`npm run bench:webhooks\`)

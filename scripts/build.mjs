@@ -17,7 +17,9 @@ try {
 } catch {
   // An install without the development dependencies (npm ci --omit=dev) keeps the dist/ it was given.
   if (existsSync(`${root}dist/cli/main.js`)) process.exit(0);
-  process.stderr.write('Building wa-gateway needs the development dependencies (typescript): run `npm install` without --omit=dev, or ship dist/.\n');
+  process.stderr.write(
+    'Building wa-gateway needs the development dependencies (typescript): run `npm install` without --omit=dev, or ship dist/.\n',
+  );
   process.exit(1);
 }
 

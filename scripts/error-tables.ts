@@ -25,7 +25,12 @@ export function renderErrorTable(publicApiOnly: boolean): string {
     .filter(([, entry]) => !publicApiOnly || ('publicApi' in entry && entry.publicApi))
     .sort(([codeA, a], [codeB, b]) => a.status - b.status || codeA.localeCompare(codeB))
     .map(([code, entry]) => {
-      const meta = 'meta' in entry ? Object.entries(entry.meta).map(([key, meaning]) => `\`${key}\`: ${meaning}`).join('; ') : '';
+      const meta =
+        'meta' in entry
+          ? Object.entries(entry.meta)
+              .map(([key, meaning]) => `\`${key}\`: ${meaning}`)
+              .join('; ')
+          : '';
       const cells = [String(entry.status), `\`${code}\``, entry.meaning, detailsDescriptionOf(code), meta];
       return `| ${cells.map((cell) => cell.replace(/\|/g, '\\|')).join(' | ')} |`;
     });

@@ -32,9 +32,14 @@ export default async function* fileTimes(source) {
   const rows = [...files.entries()]
     .map(([file, time]) => ({ file: file.replace(`${process.cwd()}/`, ''), seconds: time.milliseconds / 1000, failed: time.failed }))
     .sort((a, b) => b.seconds - a.seconds);
-  const table = ['| seconds | file |', '|---:|---|', ...rows.map((row) => `| ${row.seconds.toFixed(1)} | ${row.file}${row.failed ? ' (failed)' : ''} |`)];
+  const table = [
+    '| seconds | file |',
+    '|---:|---|',
+    ...rows.map((row) => `| ${row.seconds.toFixed(1)} | ${row.file}${row.failed ? ' (failed)' : ''} |`),
+  ];
   yield `${table.join('\n')}\n`;
-  if (process.env.WAGW_TEST_RECORD_TIMES === '1') record(table.slice(0, 12), { wallMinutes: (Date.now() - startedAt) / 60_000, tests, failures, files: rows.length });
+  if (process.env.WAGW_TEST_RECORD_TIMES === '1')
+    record(table.slice(0, 12), { wallMinutes: (Date.now() - startedAt) / 60_000, tests, failures, files: rows.length });
 }
 
 /** Rewrites the section of docs/development.md between the markers with this run's figures. */
@@ -48,7 +53,10 @@ function record(slowestTen, run) {
   const start = document.indexOf(START_MARKER);
   const end = document.indexOf(END_MARKER);
   if (start < 0 || end < start) return;
-  const load = os.loadavg().map((value) => value.toFixed(1)).join(', ');
+  const load = os
+    .loadavg()
+    .map((value) => value.toFixed(1))
+    .join(', ');
   const outcome = run.failures === 0 ? 'all passed' : `${run.failures} failed`;
   const section = [
     START_MARKER,

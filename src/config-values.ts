@@ -23,7 +23,10 @@ export function parseRetrySchedule(raw: string | undefined, problems: string[]):
 export function parseHostPorts(name: string, raw: string | undefined, problems: string[]): { host: string; port: number }[] {
   if (raw === undefined || raw.trim() === '') return [];
   const entries: { host: string; port: number }[] = [];
-  for (const entry of raw.split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const match = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(entry);
     const port = match === null ? 0 : Number(match[2]);
     if (match === null || port < 1 || port > 65_535) {
@@ -82,7 +85,8 @@ export function parseNodeUrl(raw: string | undefined, problems: string[]): strin
   if (raw === undefined || raw.trim() === '') return null;
   try {
     const url = new URL(raw.trim());
-    if ((url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && url.search === '' && url.username === '') return url.origin;
+    if ((url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && url.search === '' && url.username === '')
+      return url.origin;
   } catch {
     // reported below
   }
@@ -152,13 +156,17 @@ export function parseS3Store(env: Record<string, string | undefined>, problems: 
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
       endpoint = url.toString().replace(/\/$/, '');
     } catch {
-      problems.push(`WAGW_MEDIA_S3_ENDPOINT must be an http(s) URL, such as http://127.0.0.1:9000, not ${JSON.stringify(env.WAGW_MEDIA_S3_ENDPOINT)}.`);
+      problems.push(
+        `WAGW_MEDIA_S3_ENDPOINT must be an http(s) URL, such as http://127.0.0.1:9000, not ${JSON.stringify(env.WAGW_MEDIA_S3_ENDPOINT)}.`,
+      );
     }
   }
   const accessKeyId = env.WAGW_MEDIA_S3_ACCESS_KEY_ID || null;
   const secretAccessKey = env.WAGW_MEDIA_S3_SECRET_ACCESS_KEY || null;
   if ((accessKeyId === null) !== (secretAccessKey === null)) {
-    problems.push('WAGW_MEDIA_S3_ACCESS_KEY_ID and WAGW_MEDIA_S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS credential chain.');
+    problems.push(
+      'WAGW_MEDIA_S3_ACCESS_KEY_ID and WAGW_MEDIA_S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS credential chain.',
+    );
   }
   const prefix = env.WAGW_MEDIA_S3_PREFIX || '';
   if (prefix !== '' && !/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*\/$/.test(prefix)) {
@@ -169,7 +177,9 @@ export function parseS3Store(env: Record<string, string | undefined>, problems: 
     region: env.WAGW_MEDIA_S3_REGION || env.AWS_REGION || 'us-east-1',
     endpoint,
     // Services other than AWS mostly serve buckets by path, not by host name.
-    forcePathStyle: env.WAGW_MEDIA_S3_FORCE_PATH_STYLE ? parseBoolean('WAGW_MEDIA_S3_FORCE_PATH_STYLE', env.WAGW_MEDIA_S3_FORCE_PATH_STYLE, problems) : endpoint !== null,
+    forcePathStyle: env.WAGW_MEDIA_S3_FORCE_PATH_STYLE
+      ? parseBoolean('WAGW_MEDIA_S3_FORCE_PATH_STYLE', env.WAGW_MEDIA_S3_FORCE_PATH_STYLE, problems)
+      : endpoint !== null,
     prefix,
     accessKeyId,
     secretAccessKey,
@@ -182,10 +192,15 @@ export function parseS3Store(env: Record<string, string | undefined>, problems: 
  */
 export function parsePlanMebibytes(name: string, raw: string | undefined, defaultsMebibytes: PlanAmounts, problems: string[]): PlanAmounts {
   const amounts: Record<PlanName, number> = { ...defaultsMebibytes };
-  for (const entry of (raw ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+  for (const entry of (raw ?? '')
+    .split(',')
+    .map((part) => part.trim())
+    .filter(Boolean)) {
     const match = /^([a-z]+):(\d{1,9})$/.exec(entry);
     if (match === null || !isPlanName(match[1]!) || Number(match[2]) < 1) {
-      problems.push(`${name} must be comma-separated plan:MiB entries with a plan of ${planNames.join(', ')} and at least 1 MiB, e.g. "starter:512,pro:2048"; "${entry}" is not one.`);
+      problems.push(
+        `${name} must be comma-separated plan:MiB entries with a plan of ${planNames.join(', ')} and at least 1 MiB, e.g. "starter:512,pro:2048"; "${entry}" is not one.`,
+      );
       continue;
     }
     amounts[match[1]] = Number(match[2]);

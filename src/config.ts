@@ -1,7 +1,21 @@
 import type { MediaLimits } from './domain/media.ts';
 import type { PlanAmounts } from './domain/plans.ts';
 import os from 'node:os';
-import { type S3StoreConfig, parseRetrySchedule, parseHostPorts, parseBoolean, parsePublicUrl, parseTrustProxy, parseWebVersion, parseNodeUrl, parseSandboxNetwork, parseMetricsToken, parseSecretKey, parseS3Store, parsePlanMebibytes } from './config-values.ts';
+import {
+  type S3StoreConfig,
+  parseRetrySchedule,
+  parseHostPorts,
+  parseBoolean,
+  parsePublicUrl,
+  parseTrustProxy,
+  parseWebVersion,
+  parseNodeUrl,
+  parseSandboxNetwork,
+  parseMetricsToken,
+  parseSecretKey,
+  parseS3Store,
+  parsePlanMebibytes,
+} from './config-values.ts';
 import path from 'node:path';
 import { isPresetName, PRESET_NAMES, type PresetName } from './domain/send-policy.ts';
 
@@ -300,7 +314,10 @@ export function loadConfig(env: Environment = process.env): Config {
     admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
     logLevel,
     groupCommit: {
-      enabled: env.WAGW_GROUP_COMMIT === undefined || env.WAGW_GROUP_COMMIT === '' || parseBoolean('WAGW_GROUP_COMMIT', env.WAGW_GROUP_COMMIT, problems),
+      enabled:
+        env.WAGW_GROUP_COMMIT === undefined ||
+        env.WAGW_GROUP_COMMIT === '' ||
+        parseBoolean('WAGW_GROUP_COMMIT', env.WAGW_GROUP_COMMIT, problems),
       maxBatchSize: integer('WAGW_GROUP_COMMIT_MAX_BATCH', 256, 1),
     },
     dataDirectory: path.resolve(env.WAGW_DATA_DIR || './data'),
@@ -316,9 +333,24 @@ export function loadConfig(env: Environment = process.env): Config {
       fetchConnectTimeoutMs: integer('WAGW_MEDIA_FETCH_CONNECT_TIMEOUT_MS', 10_000, 100),
       fetchIdleTimeoutMs: integer('WAGW_MEDIA_FETCH_IDLE_TIMEOUT_MS', 30_000, 100),
       allowances: {
-        storageBytes: parsePlanMebibytes('WAGW_MEDIA_STORAGE_QUOTA_MIB', env.WAGW_MEDIA_STORAGE_QUOTA_MIB, { starter: 512, pro: 5_120, enterprise: 51_200 }, problems),
-        uploadBytesPerWindow: parsePlanMebibytes('WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW', env.WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW, { starter: 512, pro: 2_048, enterprise: 10_240 }, problems),
-        fetchBytesPerWindow: parsePlanMebibytes('WAGW_MEDIA_FETCH_MIB_PER_WINDOW', env.WAGW_MEDIA_FETCH_MIB_PER_WINDOW, { starter: 512, pro: 2_048, enterprise: 10_240 }, problems),
+        storageBytes: parsePlanMebibytes(
+          'WAGW_MEDIA_STORAGE_QUOTA_MIB',
+          env.WAGW_MEDIA_STORAGE_QUOTA_MIB,
+          { starter: 512, pro: 5_120, enterprise: 51_200 },
+          problems,
+        ),
+        uploadBytesPerWindow: parsePlanMebibytes(
+          'WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW',
+          env.WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW,
+          { starter: 512, pro: 2_048, enterprise: 10_240 },
+          problems,
+        ),
+        fetchBytesPerWindow: parsePlanMebibytes(
+          'WAGW_MEDIA_FETCH_MIB_PER_WINDOW',
+          env.WAGW_MEDIA_FETCH_MIB_PER_WINDOW,
+          { starter: 512, pro: 2_048, enterprise: 10_240 },
+          problems,
+        ),
         windowMs: integer('WAGW_MEDIA_BYTE_WINDOW_SECONDS', 3_600, 1, 86_400) * 1000,
       },
       minFreeBytes: integer('WAGW_MEDIA_MIN_FREE_BYTES', 1_024 * MIB, 0),
@@ -350,7 +382,11 @@ export function loadConfig(env: Environment = process.env): Config {
       ownerWaitMs: integer('WAGW_OWNER_WAIT_MS', 5_000, 0, 120_000),
       nodeCallTimeoutMs: integer('WAGW_NODE_CALL_TIMEOUT_MS', 60_000, 1_000, 600_000),
       sandboxNetwork: parseSandboxNetwork(env.WAGW_SANDBOX_NETWORK, problems),
-      sandboxNetworkMaxLineBytes: integer('WAGW_SANDBOX_NETWORK_MAX_LINE_BYTES', largestNetworkLineBytes(mediaLimits, maxMessageLength), 65_536),
+      sandboxNetworkMaxLineBytes: integer(
+        'WAGW_SANDBOX_NETWORK_MAX_LINE_BYTES',
+        largestNetworkLineBytes(mediaLimits, maxMessageLength),
+        65_536,
+      ),
     },
     interruptedSendAfterMs: integer('WAGW_INTERRUPTED_SEND_AFTER_MS', 60_000, 1_000),
     governor: {

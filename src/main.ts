@@ -89,7 +89,14 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
 }
 
 /** Stops what the gateway runs in this process and closes its stores, last writes first. */
-async function closeGateway(scheduler: Scheduler, storage: StorageParts, messaging: MessagingParts, webhooks: WebhookParts, media: MediaParts, sessions: SessionParts): Promise<void> {
+async function closeGateway(
+  scheduler: Scheduler,
+  storage: StorageParts,
+  messaging: MessagingParts,
+  webhooks: WebhookParts,
+  media: MediaParts,
+  sessions: SessionParts,
+): Promise<void> {
   scheduler.stopAll();
   await messaging.queueRunner.stop();
   messaging.typing.stop();

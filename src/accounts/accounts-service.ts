@@ -5,7 +5,15 @@ import { userRoles } from '../domain/model.ts';
 import { effectiveMonthlyLimit, isPlanName, planNames, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
 import { isUniqueViolation } from '../store/constraint-errors.ts';
 import type { Executor, Store } from '../store/database.ts';
-import { findAccountById, findAccountSettings, insertAccount, listAccounts, updateAccount, updateAccountSettings, type AccountSettings } from '../store/repositories/accounts.ts';
+import {
+  findAccountById,
+  findAccountSettings,
+  insertAccount,
+  listAccounts,
+  updateAccount,
+  updateAccountSettings,
+  type AccountSettings,
+} from '../store/repositories/accounts.ts';
 import { countOperators, findUserById, insertUser, listUsers } from '../store/repositories/users.ts';
 import { monthlyUsed } from '../store/repositories/usage.ts';
 import { generatePassword, hashPassword } from './passwords.ts';
@@ -112,7 +120,9 @@ export class AccountsService {
   async createUser(input: CreateUserInput): Promise<CreatedUser> {
     const prepared = await this.prepareUser(input);
     await this.insertPreparedUser(this.store.db, prepared);
-    return prepared.generatedPassword === undefined ? { user: prepared.user } : { user: prepared.user, generatedPassword: prepared.generatedPassword };
+    return prepared.generatedPassword === undefined
+      ? { user: prepared.user }
+      : { user: prepared.user, generatedPassword: prepared.generatedPassword };
   }
 
   /**
@@ -140,7 +150,8 @@ export class AccountsService {
     try {
       await insertUser(db, prepared.user, prepared.passwordHash);
     } catch (error) {
-      if (isUniqueViolation(error)) throw new AppError('email_already_registered', `A user with email ${prepared.user.email} already exists.`);
+      if (isUniqueViolation(error))
+        throw new AppError('email_already_registered', `A user with email ${prepared.user.email} already exists.`);
       throw error;
     }
   }
@@ -164,11 +175,19 @@ export class AccountsService {
   async ensureOperator(email: string | undefined, password: string | undefined): Promise<CreatedUser | undefined> {
     if ((await countOperators(this.store.db)) > 0) return undefined;
     try {
-      return await this.createUser({ email: email ?? 'admin@wagw.local', accountId: null, isOperator: true, role: 'admin', ...(password !== undefined && { password }) });
+      return await this.createUser({
+        email: email ?? 'admin@wagw.local',
+        accountId: null,
+        isOperator: true,
+        role: 'admin',
+        ...(password !== undefined && { password }),
+      });
     } catch (error) {
-      if (error instanceof AppError && error.code === 'email_already_registered' && (await countOperators(this.store.db)) > 0) return undefined;
+      if (error instanceof AppError && error.code === 'email_already_registered' && (await countOperators(this.store.db)) > 0)
+        return undefined;
       // At first start the password comes from the environment, so the refusal names where.
-      if (error instanceof AppError && error.code === 'weak_password') throw new AppError('weak_password', `WAGW_ADMIN_PASSWORD: ${error.message}`, error.meta);
+      if (error instanceof AppError && error.code === 'weak_password')
+        throw new AppError('weak_password', `WAGW_ADMIN_PASSWORD: ${error.message}`, error.meta);
       throw error;
     }
   }

@@ -35,7 +35,10 @@ export class ApiKeysService {
   async createKey(input: CreateApiKeyInput): Promise<CreatedApiKey> {
     const name = input.name?.trim() || 'default';
     if (name.length > MAX_API_KEY_NAME_LENGTH) {
-      throw new AppError('invalid_argument', `A key name can be at most ${MAX_API_KEY_NAME_LENGTH} characters; this one has ${name.length}.`);
+      throw new AppError(
+        'invalid_argument',
+        `A key name can be at most ${MAX_API_KEY_NAME_LENGTH} characters; this one has ${name.length}.`,
+      );
     }
     if ((await findAccountById(this.store.db, input.accountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${input.accountId}.`);

@@ -40,7 +40,11 @@ export class NumbersService {
   async addNumber(_operator: OperatorScope, input: AddNumberInput): Promise<WhatsAppNumber> {
     const phone = parseE164(input.phone);
     if (phone === undefined) {
-      throw new AppError('invalid_phone_number', `"${input.phone}" is not a valid international phone number; include the country code, e.g. +447700900123.`, { field: 'phone' });
+      throw new AppError(
+        'invalid_phone_number',
+        `"${input.phone}" is not a valid international phone number; include the country code, e.g. +447700900123.`,
+        { field: 'phone' },
+      );
     }
     if ((await findAccountById(this.store.db, input.accountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${input.accountId}.`);
@@ -67,7 +71,10 @@ export class NumbersService {
       engine: engine as EngineKind,
       status: initialStatus,
       statusReason: null,
-      autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
+      autoRead: false,
+      rejectCalls: false,
+      callReplyText: null,
+      showOnline: false,
       createdAt: now,
       updatedAt: now,
     };

@@ -69,7 +69,10 @@ export class SignInService {
     const email = attempt.email.trim().toLowerCase();
     // Refused before anything is counted or stored: an oversized email is nobody's.
     if (email.length > MAX_EMAIL_LENGTH) {
-      throw new AppError('invalid_argument', `An email address has at most ${MAX_EMAIL_LENGTH} characters.`, { field: 'email', limit: MAX_EMAIL_LENGTH });
+      throw new AppError('invalid_argument', `An email address has at most ${MAX_EMAIL_LENGTH} characters.`, {
+        field: 'email',
+        limit: MAX_EMAIL_LENGTH,
+      });
     }
     const blockedUntil = await this.throttle.admit(email, attempt.ip, now);
     if (blockedUntil !== undefined) throw throttled('Too many failed sign-ins', blockedUntil, now);
@@ -77,10 +80,19 @@ export class SignInService {
     const passwordMatches = await verifyPassword(attempt.password, credentials?.passwordHash ?? (await decoy()));
     if (credentials === undefined || !passwordMatches) throw new AppError('sign_in_failed', GENERIC_FAILURE);
     await this.throttle.succeeded(email, attempt.ip);
-    await deleteExpiredSessions(this.store.db, new Date(now.getTime() - this.timeouts.idleTimeoutMs), new Date(now.getTime() - this.timeouts.absoluteTimeoutMs));
+    await deleteExpiredSessions(
+      this.store.db,
+      new Date(now.getTime() - this.timeouts.idleTimeoutMs),
+      new Date(now.getTime() - this.timeouts.absoluteTimeoutMs),
+    );
     const { token, hash } = generateSecretToken();
     const session: DashboardSession = { id: newId('session'), userId: credentials.user.id, createdAt: now, lastSeenAt: now };
-    await insertSession(this.store.db, { ...session, tokenHash: hash, ip: attempt.ip, userAgent: attempt.userAgent?.slice(0, 300) ?? null });
+    await insertSession(this.store.db, {
+      ...session,
+      tokenHash: hash,
+      ip: attempt.ip,
+      userAgent: attempt.userAgent?.slice(0, 300) ?? null,
+    });
     return { token, session, user: credentials.user };
   }
 
@@ -88,7 +100,11 @@ export class SignInService {
    * The live session behind a cookie value, or undefined when it is unknown or timed out.
    * `touch: false` reads it without extending the idle timeout.
    */
-  async resume(token: string, now = new Date(), options: { touch: boolean } = { touch: true }): Promise<{ session: DashboardSession; user: User } | undefined> {
+  async resume(
+    token: string,
+    now = new Date(),
+    options: { touch: boolean } = { touch: true },
+  ): Promise<{ session: DashboardSession; user: User } | undefined> {
     const found = await findSessionByTokenHash(this.store.db, sha256Hex(token));
     if (found === undefined) return undefined;
     const { session } = found;

@@ -50,10 +50,17 @@ export class SignInThrottle {
   async admit(email: string, ip: string, now: Date): Promise<Date | undefined> {
     const byAddress = await this.admitAddress('sign-in', ip, now);
     if (byAddress !== undefined) return byAddress;
-    const pair = await countDelayedAttempt(this.store.db, this.key('pair', email, addressKey(ip)), now, before(now, SIGN_IN_LIMITS.pairWindowMs), SIGN_IN_LIMITS.pairDelaysMs);
+    const pair = await countDelayedAttempt(
+      this.store.db,
+      this.key('pair', email, addressKey(ip)),
+      now,
+      before(now, SIGN_IN_LIMITS.pairWindowMs),
+      SIGN_IN_LIMITS.pairDelaysMs,
+    );
     if (pair.refusedUntil !== undefined) return pair.refusedUntil;
     const byEmail = await countAttempt(this.store.db, this.key('email', email), now, before(now, SIGN_IN_LIMITS.emailWindowMs));
-    if (byEmail.attempts > SIGN_IN_LIMITS.failuresPerEmail) return new Date(byEmail.windowStartedAt.getTime() + SIGN_IN_LIMITS.emailWindowMs);
+    if (byEmail.attempts > SIGN_IN_LIMITS.failuresPerEmail)
+      return new Date(byEmail.windowStartedAt.getTime() + SIGN_IN_LIMITS.emailWindowMs);
     return undefined;
   }
 
@@ -62,7 +69,12 @@ export class SignInThrottle {
    * counts of their own); returns when it may be retried if over the limit.
    */
   async admitAddress(action: ThrottledAction, ip: string, now: Date): Promise<Date | undefined> {
-    const count = await countAttempt(this.store.db, this.key(`${action}:address`, addressKey(ip)), now, before(now, SIGN_IN_LIMITS.addressWindowMs));
+    const count = await countAttempt(
+      this.store.db,
+      this.key(`${action}:address`, addressKey(ip)),
+      now,
+      before(now, SIGN_IN_LIMITS.addressWindowMs),
+    );
     if (count.attempts <= SIGN_IN_LIMITS.failuresPerAddress) return undefined;
     return new Date(count.windowStartedAt.getTime() + SIGN_IN_LIMITS.addressWindowMs);
   }
@@ -81,7 +93,9 @@ export class SignInThrottle {
   }
 
   private key(kind: string, ...parts: string[]): string {
-    return createHmac('sha256', this.digestKey).update([kind, ...parts].join('\u0000')).digest('base64url');
+    return createHmac('sha256', this.digestKey)
+      .update([kind, ...parts].join('\u0000'))
+      .digest('base64url');
   }
 }
 
@@ -98,6 +112,9 @@ export function addressKey(ip: string): string {
   let address = ipaddr.parse(ip);
   if (address.kind() === 'ipv6' && (address as ipaddr.IPv6).isIPv4MappedAddress()) address = (address as ipaddr.IPv6).toIPv4Address();
   if (address.kind() === 'ipv4') return `ip:${address.toString()}`;
-  const prefix = (address as ipaddr.IPv6).parts.slice(0, 4).map((part) => part.toString(16)).join(':');
+  const prefix = (address as ipaddr.IPv6).parts
+    .slice(0, 4)
+    .map((part) => part.toString(16))
+    .join(':');
   return `ip:${prefix}::/64`;
 }

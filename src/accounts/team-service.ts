@@ -3,7 +3,15 @@ import { newId } from '../domain/ids.ts';
 import { rolesAbove, userRoles, type User, type UserRole } from '../domain/model.ts';
 import { generateSecretToken, sha256Hex } from '../domain/secret-token.ts';
 import type { Executor, Store } from '../store/database.ts';
-import { deleteInvite, deleteOpenInvitesOf, findInviteByTokenHash, insertInvite, listOpenInvites, markInviteAccepted, type UserInvite } from '../store/repositories/invites.ts';
+import {
+  deleteInvite,
+  deleteOpenInvitesOf,
+  findInviteByTokenHash,
+  insertInvite,
+  listOpenInvites,
+  markInviteAccepted,
+  type UserInvite,
+} from '../store/repositories/invites.ts';
 import { deleteSessionsOfUser } from '../store/repositories/sessions.ts';
 import {
   countOperators,
@@ -165,7 +173,8 @@ export class TeamService {
 
 async function memberOf(db: Executor, accountId: string, userId: string): Promise<User> {
   const user = await findUserById(db, userId);
-  if (user === undefined || user.accountId !== accountId) throw new AppError('user_not_found', `There is no user ${userId} in this account.`);
+  if (user === undefined || user.accountId !== accountId)
+    throw new AppError('user_not_found', `There is no user ${userId} in this account.`);
   return user;
 }
 

@@ -9,7 +9,10 @@ import { operatorScope, type OperatorScope } from '../domain/tenant-scope.ts';
  * migrated first, and always closed afterwards. Whoever can run the CLI holds the database and
  * the secret key already, so the command acts with the operator scope.
  */
-export async function withGateway(command: Command, run: (gateway: Gateway, output: Output, operator: OperatorScope) => Promise<void>): Promise<void> {
+export async function withGateway(
+  command: Command,
+  run: (gateway: Gateway, output: Output, operator: OperatorScope) => Promise<void>,
+): Promise<void> {
   const config = loadConfig();
   // Log lines go to stderr, so that stdout stays one JSON object with --json.
   const logger = createLogger(config, process.stderr);

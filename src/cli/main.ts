@@ -38,7 +38,10 @@ program
       const password = created.generatedPassword ?? '(from WAGW_ADMIN_PASSWORD)';
       process.stdout.write(`\nFirst start: created the operator ${created.user.email}\nPassword (shown once): ${password}\n\n`);
     }
-    logger.info({ address: server.address, database: describeDatabase(config.database), version: config.version }, 'wa-gateway is listening');
+    logger.info(
+      { address: server.address, database: describeDatabase(config.database), version: config.version },
+      'wa-gateway is listening',
+    );
   });
 
 program
@@ -48,7 +51,10 @@ program
     await withGateway(command, async (gateway, output) => {
       // Opening the gateway has already migrated; report what that start applied.
       const applied = gateway.appliedMigrations;
-      output.print({ applied, database: describeDatabase(gateway.config.database) }, `Schema is up to date${applied.length ? ` (applied ${applied.join(', ')})` : ''}.`);
+      output.print(
+        { applied, database: describeDatabase(gateway.config.database) },
+        `Schema is up to date${applied.length ? ` (applied ${applied.join(', ')})` : ''}.`,
+      );
     });
   });
 

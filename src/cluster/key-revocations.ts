@@ -38,7 +38,9 @@ export class KeyRevocationListener {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retry);
-    await this.client?.end().catch((error: unknown) => this.logger.debug({ err: error }, 'the cluster notification channel did not close cleanly'));
+    await this.client
+      ?.end()
+      .catch((error: unknown) => this.logger.debug({ err: error }, 'the cluster notification channel did not close cleanly'));
     this.client = undefined;
   }
 
@@ -59,7 +61,9 @@ export class KeyRevocationListener {
   private scheduleRetry(error: unknown): void {
     if (this.stopped || this.retry !== undefined) return;
     this.logger.warn({ err: error }, 'lost the cluster notification channel; forgetting cached keys and listening again');
-    void this.client?.end().catch((error: unknown) => this.logger.debug({ err: error }, 'the broken cluster notification channel did not close cleanly'));
+    void this.client
+      ?.end()
+      .catch((error: unknown) => this.logger.debug({ err: error }, 'the broken cluster notification channel did not close cleanly'));
     this.client = undefined;
     this.signals.missedSignals();
     this.retry = setTimeout(() => {

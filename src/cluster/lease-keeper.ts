@@ -34,7 +34,14 @@ export interface LeaseSettings {
 async function withPhones(db: Executor, leases: ClaimedLease[]): Promise<ClaimedLease[]> {
   const missing = leases.filter((lease) => lease.phone === '');
   if (missing.length === 0) return leases;
-  const phones = new Map((await findNumbersByIds(db, missing.map((lease) => lease.numberId))).map((number) => [number.id, number.phone as string]));
+  const phones = new Map(
+    (
+      await findNumbersByIds(
+        db,
+        missing.map((lease) => lease.numberId),
+      )
+    ).map((number) => [number.id, number.phone as string]),
+  );
   return leases.map((lease) => (lease.phone === '' ? { ...lease, phone: phones.get(lease.numberId) ?? '' } : lease));
 }
 
@@ -82,7 +89,12 @@ export class LeaseKeeper {
     private readonly logger: Logger,
     scheduler = new Scheduler(logger),
   ) {
-    this.renewal = scheduler.register({ name: 'lease-renewal', intervalMs: this.renewIntervalMs, scope: 'every-node', run: () => this.tickSoon() });
+    this.renewal = scheduler.register({
+      name: 'lease-renewal',
+      intervalMs: this.renewIntervalMs,
+      scope: 'every-node',
+      run: () => this.tickSoon(),
+    });
     this.trustCheck = scheduler.register({
       name: 'lease-trust-check',
       intervalMs: Math.max(50, Math.floor(this.renewIntervalMs / 4)),
@@ -273,7 +285,10 @@ export class LeaseKeeper {
 
   private async balance(): Promise<void> {
     await ensureLeaseRows(this.store.db);
-    const [nodes, numbers] = await Promise.all([countLiveNodes(this.store.db, this.store.dialect, this.settings.ttlMs), countLeasedNumbers(this.store.db)]);
+    const [nodes, numbers] = await Promise.all([
+      countLiveNodes(this.store.db, this.store.dialect, this.settings.ttlMs),
+      countLeasedNumbers(this.store.db),
+    ]);
     const fairShare = Math.ceil(numbers / Math.max(1, nodes));
     const capped = this.settings.maxSessions === null ? fairShare : Math.min(fairShare, this.settings.maxSessions);
     const target = this.pinned === undefined ? capped : this.pinned.length;
@@ -282,9 +297,18 @@ export class LeaseKeeper {
       // PostgreSQL's limits), and a node taking over thousands of numbers starts the first ones early.
       let claimedNow = 0;
       while (this.held.size < target) {
-        const claimed = await this.store.db.transaction().execute((trx) =>
-          claimLeases(trx, this.store.dialect, this.nodeId, this.settings.ttlMs, Math.min(CLAIM_BATCH, target - this.held.size), this.pinned),
-        );
+        const claimed = await this.store.db
+          .transaction()
+          .execute((trx) =>
+            claimLeases(
+              trx,
+              this.store.dialect,
+              this.nodeId,
+              this.settings.ttlMs,
+              Math.min(CLAIM_BATCH, target - this.held.size),
+              this.pinned,
+            ),
+          );
         for (const lease of claimed) this.held.set(lease.numberId, lease);
         if (claimed.length > 0) this.host?.leasesGained(claimed);
         claimedNow += claimed.length;
@@ -310,7 +334,10 @@ export class LeaseKeeper {
     if (performance.now() - this.lastRenewalSentAt <= this.trustMs) return;
     const leases = [...this.held.values()];
     this.held.clear();
-    this.logger.error({ numbers: leases.length, trustMs: this.trustMs }, 'leases could not be renewed in time; stopping every session before another node may take them over');
+    this.logger.error(
+      { numbers: leases.length, trustMs: this.trustMs },
+      'leases could not be renewed in time; stopping every session before another node may take them over',
+    );
     await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
     // If the database answers again, the leases go back at once rather than at their TTL.
     await this.giveBack(leases);

@@ -58,7 +58,12 @@ export class NodeCallVerifier {
 
   /** The headers' verdict, before the body is read; bodyMatches then checks the body they name. */
   verifyHeaders(method: string, path: string, headers: IncomingHeaders): boolean {
-    const [time, nonce, bodyHash, given] = [headers[TIME_HEADER], headers[NONCE_HEADER], headers[BODY_HASH_HEADER], headers[SIGNATURE_HEADER]];
+    const [time, nonce, bodyHash, given] = [
+      headers[TIME_HEADER],
+      headers[NONCE_HEADER],
+      headers[BODY_HASH_HEADER],
+      headers[SIGNATURE_HEADER],
+    ];
     if (typeof time !== 'string' || typeof nonce !== 'string' || typeof bodyHash !== 'string' || typeof given !== 'string') return false;
     if (!/^[0-9a-f]{64}$/.test(given) || !/^[0-9a-f]{64}$/.test(bodyHash) || !/^[0-9a-f]{32}$/.test(nonce)) return false;
     const now = Date.now();
@@ -114,8 +119,21 @@ export class NodeStoppedAnsweringError extends Error {
 const NOT_DELIVERED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
 
 /** The headers that sign a call to `destinationNodeId`'s internal API with the cluster key. */
-export function signedCallHeaders(key: Buffer, destinationNodeId: string, method: string, path: string, body: string): Record<string, string> {
-  const parts = { time: String(Date.now()), nonce: randomBytes(16).toString('hex'), method, path, destinationNodeId, bodyHash: bodyHashOf(body) };
+export function signedCallHeaders(
+  key: Buffer,
+  destinationNodeId: string,
+  method: string,
+  path: string,
+  body: string,
+): Record<string, string> {
+  const parts = {
+    time: String(Date.now()),
+    nonce: randomBytes(16).toString('hex'),
+    method,
+    path,
+    destinationNodeId,
+    bodyHash: bodyHashOf(body),
+  };
   return {
     [TIME_HEADER]: parts.time,
     [NONCE_HEADER]: parts.nonce,
@@ -137,7 +155,14 @@ export class NodeClient {
   ) {}
 
   /** `signal` abandons the call early (its reason is kept as the cause). */
-  async call(destination: NodeAddress, method: 'GET' | 'POST', path: string, body?: unknown, signal?: AbortSignal, timeoutMs = this.timeoutMs): Promise<NodeAnswer> {
+  async call(
+    destination: NodeAddress,
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    signal?: AbortSignal,
+    timeoutMs = this.timeoutMs,
+  ): Promise<NodeAnswer> {
     const text = body === undefined ? '' : JSON.stringify(body);
     const bounded = AbortSignal.any([AbortSignal.timeout(timeoutMs), ...(signal === undefined ? [] : [signal])]);
     try {

@@ -110,7 +110,10 @@ export class NodeRuntime {
       const sameHost = node.hostname === os.hostname();
       if (sameHost && !processAlive(node.pid)) {
         await retireNode(this.store.db, this.store.dialect, node.id);
-        this.logger.info({ node: node.id, pid: node.pid }, 'released the leases of a previous run of a node on this host that did not stop cleanly');
+        this.logger.info(
+          { node: node.id, pid: node.pid },
+          'released the leases of a previous run of a node on this host that did not stop cleanly',
+        );
       } else if (this.store.dialect === 'sqlite' && node.role === 'server') {
         throw secondServer(node);
       }
@@ -131,7 +134,10 @@ export class NodeRuntime {
     const ttlMs = this.config.cluster.leaseTtlMs;
     const earlier = nodes.find(
       (node) =>
-        node.id !== self.id && node.role === 'server' && node.stoppedAt === null && node.heartbeatAgeMs <= 2 * ttlMs &&
+        node.id !== self.id &&
+        node.role === 'server' &&
+        node.stoppedAt === null &&
+        node.heartbeatAgeMs <= 2 * ttlMs &&
         (node.startedAt < self.startedAt || (node.startedAt === self.startedAt && node.id < self.id)) &&
         (node.hostname !== os.hostname() || processAlive(node.pid)),
     );

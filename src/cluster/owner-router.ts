@@ -69,11 +69,19 @@ export class OwnerRouter {
         } catch (error) {
           if (!(error instanceof NodeUnreachableError)) throw error;
           if (error.silent && options.repeatable === true) silentNode = place.nodeId;
-          else if (error.delivered) throw ownerLost(number, error.silent ? 'the owning node stopped answering; the request may have been carried out' : 'the owning node went away while answering; the request may have been carried out', 5);
+          else if (error.delivered)
+            throw ownerLost(
+              number,
+              error.silent
+                ? 'the owning node stopped answering; the request may have been carried out'
+                : 'the owning node went away while answering; the request may have been carried out',
+              5,
+            );
         }
       }
       const retryAfterMs = place.kind === 'nowhere' ? place.retryAfterMs : 1_000;
-      if (Date.now() + POLL_MS > deadline) throw ownerLost(number, 'no node serves this number at the moment; a takeover is under way', Math.ceil(retryAfterMs / 1000));
+      if (Date.now() + POLL_MS > deadline)
+        throw ownerLost(number, 'no node serves this number at the moment; a takeover is under way', Math.ceil(retryAfterMs / 1000));
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
@@ -91,7 +99,8 @@ export class OwnerRouter {
       while (probing) {
         await new Promise((resolve) => setTimeout(resolve, this.probeMs));
         if (!probing) return;
-        if (!(await this.nodes.answers(owner, Math.max(PROBE_ANSWER_MS, this.probeMs))) && probing) abandon.abort(new NodeStoppedAnsweringError());
+        if (!(await this.nodes.answers(owner, Math.max(PROBE_ANSWER_MS, this.probeMs))) && probing)
+          abandon.abort(new NodeStoppedAnsweringError());
       }
     };
     void probe();
@@ -104,9 +113,13 @@ export class OwnerRouter {
 }
 
 function ownerLost(number: WhatsAppNumber, why: string, retryAfterSeconds: number): AppError {
-  return new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected: ${why}. Retry after ${retryAfterSeconds} s (with the same Idempotency-Key, a retry is safe).`, {
-    from_phone: number.phone,
-    status: 'no_owner',
-    retry_after_seconds: Math.max(1, retryAfterSeconds),
-  });
+  return new AppError(
+    'number_not_connected',
+    `The WhatsApp session of from_phone is not connected: ${why}. Retry after ${retryAfterSeconds} s (with the same Idempotency-Key, a retry is safe).`,
+    {
+      from_phone: number.phone,
+      status: 'no_owner',
+      retry_after_seconds: Math.max(1, retryAfterSeconds),
+    },
+  );
 }

@@ -22,7 +22,8 @@ export class RoutedLinking {
     return this.router.run(
       number,
       () => this.linking.start(number, method),
-      async (owner, signal) => reviveAttempt((await this.call(owner, signal, `/internal/numbers/${number.id}/link`, { method })) as RawAttempt),
+      async (owner, signal) =>
+        reviveAttempt((await this.call(owner, signal, `/internal/numbers/${number.id}/link`, { method })) as RawAttempt),
     );
   }
 
@@ -59,7 +60,13 @@ export class RoutedLinking {
 }
 
 /** A console action made on the number's owner: its answer, or its error as ours with the same code. */
-export async function callOwner(nodes: NodeClient, owner: NodeAddress, signal: AbortSignal, path: string, body: object = {}): Promise<unknown> {
+export async function callOwner(
+  nodes: NodeClient,
+  owner: NodeAddress,
+  signal: AbortSignal,
+  path: string,
+  body: object = {},
+): Promise<unknown> {
   const answer: NodeAnswer = await nodes.call(owner, 'POST', path, body, signal);
   if (answer.status < 400) return answer.body;
   const error = answer.body as { error?: string; message?: string; meta?: Record<string, unknown> };

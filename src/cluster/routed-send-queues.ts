@@ -21,7 +21,8 @@ export class RoutedSendQueues {
     return this.router.run(
       number,
       () => this.sendQueues.clear(number),
-      async (owner, signal) => ((await callOwner(this.nodes, owner, signal, `/internal/numbers/${number.id}/queue/clear`)) as { cancelled: number }).cancelled,
+      async (owner, signal) =>
+        ((await callOwner(this.nodes, owner, signal, `/internal/numbers/${number.id}/queue/clear`)) as { cancelled: number }).cancelled,
     );
   }
 }

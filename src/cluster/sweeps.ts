@@ -30,9 +30,24 @@ export function registerSweeps(scheduler: Scheduler, parts: SweptParts, interrup
       scope: 'every-node',
       run: () => sweepExpired(parts.sender, parts.idempotentSender, parts.signIn, interruptedSendAfterMs, logger),
     }),
-    scheduler.register({ name: 'media-expiry', intervalMs: interruptedSendAfterMs, scope: 'every-node', run: () => parts.mediaSweeper.sweepExpired() }),
-    scheduler.register({ name: 'media-download-retries', intervalMs: interruptedSendAfterMs, scope: 'owner', run: () => parts.mediaRetrier.runDue() }),
-    scheduler.register({ name: 'media-orphans', intervalMs: ORPHAN_SWEEP_INTERVAL_MS, scope: 'every-node', run: () => parts.mediaSweeper.sweepOrphans() }),
+    scheduler.register({
+      name: 'media-expiry',
+      intervalMs: interruptedSendAfterMs,
+      scope: 'every-node',
+      run: () => parts.mediaSweeper.sweepExpired(),
+    }),
+    scheduler.register({
+      name: 'media-download-retries',
+      intervalMs: interruptedSendAfterMs,
+      scope: 'owner',
+      run: () => parts.mediaRetrier.runDue(),
+    }),
+    scheduler.register({
+      name: 'media-orphans',
+      intervalMs: ORPHAN_SWEEP_INTERVAL_MS,
+      scope: 'every-node',
+      run: () => parts.mediaSweeper.sweepOrphans(),
+    }),
   ];
 }
 

@@ -49,7 +49,10 @@ export function pageContext(request: FastifyRequest, reply: FastifyReply, title:
 }
 
 export async function sendPage(reply: FastifyReply, html: JSX.Element, status = 200): Promise<FastifyReply> {
-  return reply.status(status).type('text/html; charset=utf-8').send(await html);
+  return reply
+    .status(status)
+    .type('text/html; charset=utf-8')
+    .send(await html);
 }
 
 /** The signed-in viewer; guards have run, so its absence is a bug rather than a user error. */
@@ -97,7 +100,8 @@ export const requireAccountMember: preHandlerAsyncHookHandler = async (request, 
 export const requireManager: preHandlerAsyncHookHandler = async (request, reply) => {
   await requireAccountMember.call(reply.server, request, reply);
   if (reply.sent) return reply;
-  if (request.viewer === null || !canManage(request.viewer)) throw new AppError('forbidden', 'Only owners and admins can do this. Ask an owner of your account.');
+  if (request.viewer === null || !canManage(request.viewer))
+    throw new AppError('forbidden', 'Only owners and admins can do this. Ask an owner of your account.');
 };
 
 export const requireOwner: preHandlerAsyncHookHandler = async (request, reply) => {

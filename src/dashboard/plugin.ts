@@ -59,7 +59,10 @@ export async function registerDashboard(app: FastifyInstance, gateway: Gateway):
     });
     // A form sent without a session (sign-in, an invite, or any form that will be refused) gets
     // a deadline for its body, so that no one without an account can hold connections with it.
-    dashboard.addHook('preParsing', bodyDeadlineHook(gateway.config.http.unauthenticatedBodyTimeoutMs, (request) => request.viewer === null));
+    dashboard.addHook(
+      'preParsing',
+      bodyDeadlineHook(gateway.config.http.unauthenticatedBodyTimeoutMs, (request) => request.viewer === null),
+    );
     dashboard.addHook('preHandler', (request, reply, done) => {
       if (request.method === 'POST') dashboard.csrfProtection(request, reply, done);
       else done();

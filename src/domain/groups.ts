@@ -34,7 +34,11 @@ export function isGroupId(value: string): boolean {
 /** A request's group id, or the 400 that names `field`. */
 export function parseGroupId(raw: string, field: string): string {
   if (isGroupId(raw)) return raw;
-  throw new AppError('invalid_request', `${field} must be a group id as GET /groups gives it (digits then @g.us); "${raw.slice(0, 64)}" is not one.`, { field });
+  throw new AppError(
+    'invalid_request',
+    `${field} must be a group id as GET /groups gives it (digits then @g.us); "${raw.slice(0, 64)}" is not one.`,
+    { field },
+  );
 }
 
 /** Our number's role in the group, or undefined when it is not a participant. */
@@ -51,7 +55,14 @@ export const participantActions: readonly ParticipantAction[] = ['add', 'remove'
  * per person: a privacy setting that allows only contacts to add them, a phone that left too
  * recently, a phone without WhatsApp.
  */
-export type ParticipantOutcome = 'done' | 'already_member' | 'not_member' | 'privacy_restricted' | 'recently_left' | 'not_on_whatsapp' | 'refused';
+export type ParticipantOutcome =
+  | 'done'
+  | 'already_member'
+  | 'not_member'
+  | 'privacy_restricted'
+  | 'recently_left'
+  | 'not_on_whatsapp'
+  | 'refused';
 
 export interface ParticipantResult {
   phone: E164;

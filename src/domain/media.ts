@@ -52,7 +52,11 @@ export function isMediaType(value: string): boolean {
 /** Refuses a client's media type that is not well formed, naming where it was given. */
 export function assertMediaType(value: string, field: string): void {
   if (isMediaType(value)) return;
-  throw new AppError('invalid_request', `${field} is not a media type: write it as type/subtype with optional parameters, e.g. text/csv or text/plain; charset=utf-8.`, { field, problem: 'not_a_media_type' });
+  throw new AppError(
+    'invalid_request',
+    `${field} is not a media type: write it as type/subtype with optional parameters, e.g. text/csv or text/plain; charset=utf-8.`,
+    { field, problem: 'not_a_media_type' },
+  );
 }
 
 // The spellings clients use for the same type; compared after this mapping.
@@ -111,27 +115,46 @@ export interface MediaClaims {
  * `recognisable` tells whether sniffing can recognise a type at all, so that a claim sniffing
  * would have confirmed is not taken on trust.
  */
-export function decideMediaType(sniffed: SniffedType | undefined, claims: MediaClaims, recognisable: (mimeType: string) => boolean): { kind: MediaKind; mimeType: string } {
+export function decideMediaType(
+  sniffed: SniffedType | undefined,
+  claims: MediaClaims,
+  recognisable: (mimeType: string) => boolean,
+): { kind: MediaKind; mimeType: string } {
   const declared = claims.mimeType === undefined ? undefined : canonicalMimeType(claims.mimeType);
   const detected = sniffed === undefined ? undefined : canonicalMimeType(sniffed.mimeType);
   if (declared !== undefined && detected !== undefined && declared !== detected) {
-    throw new AppError('media_type_mismatch', `media.mime_type says ${declared}, but the file's bytes are ${detected}.`, { field: 'media.mime_type', declared, detected });
+    throw new AppError('media_type_mismatch', `media.mime_type says ${declared}, but the file's bytes are ${detected}.`, {
+      field: 'media.mime_type',
+      declared,
+      detected,
+    });
   }
   if (declared !== undefined && detected === undefined && recognisable(declared)) {
-    throw new AppError('media_type_mismatch', `media.mime_type says ${declared}, but the file's bytes do not start like one.`, { field: 'media.mime_type', declared, detected: null });
+    throw new AppError('media_type_mismatch', `media.mime_type says ${declared}, but the file's bytes do not start like one.`, {
+      field: 'media.mime_type',
+      declared,
+      detected: null,
+    });
   }
   const fallback = claims.fallbackMimeType === undefined ? undefined : canonicalMimeType(claims.fallbackMimeType);
   // A fallback that names a recognisable type the bytes do not show says nothing true of them,
   // and one that is not a media type at all says nothing.
-  const mimeType = detected ?? declared ?? (fallback !== undefined && isMediaType(fallback) && !recognisable(fallback) ? fallback : GENERIC_BINARY);
+  const mimeType =
+    detected ?? declared ?? (fallback !== undefined && isMediaType(fallback) && !recognisable(fallback) ? fallback : GENERIC_BINARY);
   const preferred = claims.preferredKind;
-  const kind = claims.kind ?? (preferred !== undefined && (preferred === 'document' || KIND_ACCEPTS[preferred](mimeType)) ? preferred : defaultKind(mimeType));
+  const kind =
+    claims.kind ??
+    (preferred !== undefined && (preferred === 'document' || KIND_ACCEPTS[preferred](mimeType)) ? preferred : defaultKind(mimeType));
   if (kind !== 'document' && !KIND_ACCEPTS[kind](mimeType)) {
-    throw new AppError('media_kind_mismatch', `A ${mimeType} file cannot be sent as ${kind === 'image' ? 'an' : 'a'} ${kind}; send it as a document, or convert it.`, {
-      field: 'media.kind',
-      kind,
-      mime_type: mimeType,
-    });
+    throw new AppError(
+      'media_kind_mismatch',
+      `A ${mimeType} file cannot be sent as ${kind === 'image' ? 'an' : 'a'} ${kind}; send it as a document, or convert it.`,
+      {
+        field: 'media.kind',
+        kind,
+        mime_type: mimeType,
+      },
+    );
   }
   return { kind, mimeType };
 }
@@ -142,10 +165,14 @@ export function assertWithinLimit(kind: MediaKind, size: number, limits: MediaLi
 }
 
 export function mediaTooLarge(kind: MediaKind | 'any', limitBytes: number): AppError {
-  return new AppError('media_too_large', `The file is larger than ${formatBytes(limitBytes)}, the most a${kind === 'image' || kind === 'audio' || kind === 'any' ? 'n' : ''} ${kind === 'any' ? 'media' : kind} file may be.`, {
-    kind,
-    limit_bytes: limitBytes,
-  });
+  return new AppError(
+    'media_too_large',
+    `The file is larger than ${formatBytes(limitBytes)}, the most a${kind === 'image' || kind === 'audio' || kind === 'any' ? 'n' : ''} ${kind === 'any' ? 'media' : kind} file may be.`,
+    {
+      kind,
+      limit_bytes: limitBytes,
+    },
+  );
 }
 
 function formatBytes(bytes: number): string {
@@ -161,6 +188,9 @@ function formatBytes(bytes: number): string {
 export function cleanFileName(name: string | undefined | null): string | null {
   if (name === undefined || name === null) return null;
   const lastSegment = name.split(/[\\/]/).pop() ?? '';
-  const cleaned = lastSegment.replace(/\p{Cc}/gu, '').trim().slice(0, 200);
+  const cleaned = lastSegment
+    .replace(/\p{Cc}/gu, '')
+    .trim()
+    .slice(0, 200);
   return cleaned === '' || cleaned === '.' || cleaned === '..' ? null : cleaned;
 }

@@ -23,20 +23,17 @@ export function assertSendableText(text: string, maxLength: number, allowEmpty =
   // Neither can be stored and read back unchanged (PostgreSQL text refuses U+0000, and a lone
   // surrogate has no UTF-8 form), so both are refused up front, on every database alike.
   if (text.includes('\u0000') || !text.isWellFormed()) {
-    throw new AppError(
-      'invalid_request',
-      'The message contains a character that cannot be sent: U+0000 or an unpaired surrogate.',
-      { field: 'message' },
-    );
+    throw new AppError('invalid_request', 'The message contains a character that cannot be sent: U+0000 or an unpaired surrogate.', {
+      field: 'message',
+    });
   }
   if (!allowEmpty && text.trim().length === 0) {
     throw new AppError('empty_message', 'The message is empty or only whitespace.', { field: 'message' });
   }
   if (text.length > maxLength && codePointLength(text) > maxLength) {
-    throw new AppError(
-      'message_too_long',
-      `The message is longer than this gateway accepts: the limit is ${maxLength} characters.`,
-      { field: 'message', limit: maxLength },
-    );
+    throw new AppError('message_too_long', `The message is longer than this gateway accepts: the limit is ${maxLength} characters.`, {
+      field: 'message',
+      limit: maxLength,
+    });
   }
 }

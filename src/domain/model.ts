@@ -6,14 +6,7 @@ import type { PlanName } from './plans.ts';
 export type EngineKind = 'sandbox' | 'baileys';
 export const engineKinds: readonly EngineKind[] = ['sandbox', 'baileys'];
 
-export type SessionStatus =
-  | 'connected'
-  | 'connecting'
-  | 'disconnected'
-  | 'logged_out'
-  | 'link_expired'
-  | 'conflict'
-  | 'failed';
+export type SessionStatus = 'connected' | 'connecting' | 'disconnected' | 'logged_out' | 'link_expired' | 'conflict' | 'failed';
 export const sessionStatuses: readonly SessionStatus[] = [
   'connected',
   'connecting',
@@ -39,7 +32,15 @@ export type MessageDirection = 'outbound' | 'inbound';
  * `*_caption` kinds are those of incoming media stored before the gateway kept media: the
  * caption only.
  */
-export type MessageContentKind = 'text' | MediaKind | 'location' | 'contact' | 'poll' | 'image_caption' | 'video_caption' | 'document_caption';
+export type MessageContentKind =
+  | 'text'
+  | MediaKind
+  | 'location'
+  | 'contact'
+  | 'poll'
+  | 'image_caption'
+  | 'video_caption'
+  | 'document_caption';
 /**
  * `unknown`: a send whose outcome the gateway could not record (its database refused the commit
  * for longer than the retries, or a crash cut it off before the engine's answer was stored).

@@ -54,7 +54,9 @@ function planOf(countryOrCallingCode: string): NumberingPlan {
 
 const TABLE = buildLengthTable();
 /** Calling codes of non-geographic plans (+800, +882…): known to the parse, but not per country. */
-const NON_GEOGRAPHIC_CALLING_CODES = new Set(Object.keys((new Metadata() as unknown as { metadata: { nonGeographic?: Record<string, unknown> } }).metadata.nonGeographic ?? {}));
+const NON_GEOGRAPHIC_CALLING_CODES = new Set(
+  Object.keys((new Metadata() as unknown as { metadata: { nonGeographic?: Record<string, unknown> } }).metadata.nonGeographic ?? {}),
+);
 
 export const UNDECIDED = Symbol('undecided');
 

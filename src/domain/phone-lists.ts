@@ -9,11 +9,20 @@ import { parseE164, type E164 } from './phone.ts';
 export function parsePhoneList(raw: readonly string[], field: string, bounds: { min: number; max: number; tooMany?: string }): E164[] {
   if (raw.length < bounds.min || raw.length > bounds.max) {
     const range = bounds.min === 0 ? `at most ${bounds.max}` : `${bounds.min} to ${bounds.max}`;
-    throw new AppError('invalid_request', raw.length > bounds.max && bounds.tooMany !== undefined ? bounds.tooMany : `${field} holds ${range} phone numbers.`, { field });
+    throw new AppError(
+      'invalid_request',
+      raw.length > bounds.max && bounds.tooMany !== undefined ? bounds.tooMany : `${field} holds ${range} phone numbers.`,
+      { field },
+    );
   }
   return raw.map((value, index) => {
     const phone = parseE164(value);
-    if (phone === undefined) throw new AppError('invalid_phone_number', `${field}[${index}] "${value.slice(0, 64)}" is not a valid international phone number; include the country code.`, { field: `${field}[${index}]` });
+    if (phone === undefined)
+      throw new AppError(
+        'invalid_phone_number',
+        `${field}[${index}] "${value.slice(0, 64)}" is not a valid international phone number; include the country code.`,
+        { field: `${field}[${index}]` },
+      );
     return phone;
   });
 }

@@ -103,7 +103,10 @@ export function policyBody(policy: SendPolicy): SendPolicyBody {
     per_recipient_gap_ms: policy.perRecipientGapMs,
     first_contacts_per_day: policy.firstContactsPerDay,
     warm_up: policy.warmUp === null ? null : { start: policy.warmUp.start, daily_increase: policy.warmUp.dailyIncrease },
-    quiet_hours: policy.quietHours === null ? null : { start: policy.quietHours.start, end: policy.quietHours.end, time_zone: policy.quietHours.timeZone },
+    quiet_hours:
+      policy.quietHours === null
+        ? null
+        : { start: policy.quietHours.start, end: policy.quietHours.end, time_zone: policy.quietHours.timeZone },
     typing_before_send: policy.typingBeforeSend,
   };
 }
@@ -119,9 +122,14 @@ export function parsePolicyBody(body: Partial<SendPolicyBody>, field: string): S
   const quiet = body.quiet_hours ?? null;
   if (quiet !== null) {
     for (const part of ['start', 'end'] as const) {
-      if (parseClock(quiet[part]) === undefined) throw invalidPolicy(`${field}.quiet_hours.${part} must be a time "HH:MM" (00:00 to 23:59).`, `${field}.quiet_hours.${part}`);
+      if (parseClock(quiet[part]) === undefined)
+        throw invalidPolicy(`${field}.quiet_hours.${part} must be a time "HH:MM" (00:00 to 23:59).`, `${field}.quiet_hours.${part}`);
     }
-    if (!isTimeZone(quiet.time_zone)) throw invalidPolicy(`${field}.quiet_hours.time_zone must be an IANA time zone name, such as Europe/Berlin.`, `${field}.quiet_hours.time_zone`);
+    if (!isTimeZone(quiet.time_zone))
+      throw invalidPolicy(
+        `${field}.quiet_hours.time_zone must be an IANA time zone name, such as Europe/Berlin.`,
+        `${field}.quiet_hours.time_zone`,
+      );
   }
   return {
     minGapMs,
@@ -153,7 +161,9 @@ export function storedSetting(setting: PolicySetting): string {
 
 export function readStoredSetting(stored: string | null): PolicySetting | null {
   if (stored === null) return null;
-  return isPresetName(stored) ? { preset: stored } : { custom: parsePolicyBody(JSON.parse(stored) as Partial<SendPolicyBody>, 'send_policy') };
+  return isPresetName(stored)
+    ? { preset: stored }
+    : { custom: parsePolicyBody(JSON.parse(stored) as Partial<SendPolicyBody>, 'send_policy') };
 }
 
 /** Minutes since midnight of "HH:MM"; undefined for anything else. */

@@ -32,7 +32,9 @@ export interface LinkPreview {
 }
 
 /** A preview to fetch from the text's first link, or one given whole (its thumbnail an image upload of the account). */
-export type LinkPreviewAsk = { fetch: true } | { fetch: false; url: string; title: string; description: string | null; thumbnailMediaId?: string };
+export type LinkPreviewAsk =
+  | { fetch: true }
+  | { fetch: false; url: string; title: string; description: string | null; thumbnailMediaId?: string };
 
 /**
  * What a message carries besides text and files. Stored with the message (as JSON) and sent to
@@ -51,7 +53,12 @@ export const POLL_MIN_OPTIONS = 2;
 export const POLL_MAX_OPTIONS = 12;
 
 export function isValidLocation(location: SharedLocation): boolean {
-  return Number.isFinite(location.latitude) && Number.isFinite(location.longitude) && Math.abs(location.latitude) <= 90 && Math.abs(location.longitude) <= 180;
+  return (
+    Number.isFinite(location.latitude) &&
+    Number.isFinite(location.longitude) &&
+    Math.abs(location.latitude) <= 90 &&
+    Math.abs(location.longitude) <= 180
+  );
 }
 
 /** One option's count of voters, in the poll's order. */
@@ -63,7 +70,8 @@ export interface PollTally {
 /** The poll's current selections, one per voter, counted per option. */
 export function tallyPoll(poll: SharedPoll, selections: readonly (readonly string[])[]): PollTally {
   const counts = new Map(poll.options.map((option) => [option, 0]));
-  for (const selection of selections) for (const option of new Set(selection)) if (counts.has(option)) counts.set(option, counts.get(option)! + 1);
+  for (const selection of selections)
+    for (const option of new Set(selection)) if (counts.has(option)) counts.set(option, counts.get(option)! + 1);
   return { voters: selections.length, options: poll.options.map((option) => ({ option, votes: counts.get(option)! })) };
 }
 

@@ -41,7 +41,11 @@ function unescapeText(value: string): string {
 
 /** Lines of a vCard with folded continuations joined back (RFC 2425 §5.8.1). */
 function unfoldedLines(vcard: string): string[] {
-  return vcard.replace(/\r?\n[ \t]/g, '').split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== '');
+  return vcard
+    .replace(/\r?\n[ \t]/g, '')
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
 }
 
 /**
@@ -51,7 +55,8 @@ function unfoldedLines(vcard: string): string[] {
 export function readVcard(vcard: string): { name: string } | { problem: string } {
   if (vcard.length > MAX_VCARD_LENGTH) return { problem: `is longer than ${MAX_VCARD_LENGTH} characters` };
   const lines = unfoldedLines(vcard);
-  if (lines[0]?.toUpperCase() !== 'BEGIN:VCARD' || lines.at(-1)?.toUpperCase() !== 'END:VCARD') return { problem: 'must begin with BEGIN:VCARD and end with END:VCARD' };
+  if (lines[0]?.toUpperCase() !== 'BEGIN:VCARD' || lines.at(-1)?.toUpperCase() !== 'END:VCARD')
+    return { problem: 'must begin with BEGIN:VCARD and end with END:VCARD' };
   if (lines.filter((line) => line.toUpperCase() === 'BEGIN:VCARD').length !== 1) return { problem: 'must hold exactly one card' };
   if (!lines.some((line) => /^VERSION:(2\.1|3\.0|4\.0)$/i.test(line))) return { problem: 'needs VERSION:3.0 (or 2.1 or 4.0)' };
   const formattedName = lines.find((line) => /^FN[;:]/i.test(line));

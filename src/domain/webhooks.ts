@@ -6,7 +6,21 @@ import type { ContactPresence } from './presence.ts';
 import type { MediaKind, MediaObject } from './media.ts';
 import { senderAddress, type Message, type MessageGroup, type QuotedMessage, type SessionStatus } from './model.ts';
 
-export const webhookEventTypes = ['message', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed', 'contact.identity', 'call', 'presence.update', 'poll.vote'] as const;
+export const webhookEventTypes = [
+  'message',
+  'message.status',
+  'message.reaction',
+  'message.edited',
+  'message.revoked',
+  'session.status',
+  'group.updated',
+  'number.paused',
+  'number.resumed',
+  'contact.identity',
+  'call',
+  'presence.update',
+  'poll.vote',
+] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 /**
  * What a delivery can carry: a subscribable event, the test event an operator sends, or
@@ -124,7 +138,10 @@ export function mediaPayload(media: ReceivedMedia, addresses?: MediaAddresses) {
     sha256: stored.sha256,
     filename: stored.fileName,
     url: addresses === undefined ? `/media/${stored.id}` : addresses.plain(stored.id),
-    ...(addresses?.signed !== undefined && { signed_url: addresses.signed.url, signed_url_expires_at: addresses.signed.expiresAt.toISOString() }),
+    ...(addresses?.signed !== undefined && {
+      signed_url: addresses.signed.url,
+      signed_url_expires_at: addresses.signed.expiresAt.toISOString(),
+    }),
   };
 }
 
@@ -145,7 +162,13 @@ export function incomingMessagePayload(message: Message, media?: ReceivedMedia, 
     ...presentStructured(message.structured),
     reply_to: presentReplyTo(message.replyTo),
     status: 'received',
-    data: { from: senderAddress(message), message: message.text, timestamp: createdAt, ...(described !== undefined && { media: described }), ...presentStructured(message.structured) },
+    data: {
+      from: senderAddress(message),
+      message: message.text,
+      timestamp: createdAt,
+      ...(described !== undefined && { media: described }),
+      ...presentStructured(message.structured),
+    },
   };
 }
 
@@ -277,7 +300,14 @@ export function groupUpdatedPayload(phone: string, group: MessageGroup, change: 
  * different one). Messages stored from the LID carry the phone from now on.
  */
 export function contactIdentityPayload(phone: string, identity: { lid: string; phone: string }, source: string, at: Date): EventPayload {
-  return { event: 'contact.identity', phone, contact_phone: identity.phone, contact_lid: identity.lid, source, timestamp: at.toISOString() };
+  return {
+    event: 'contact.identity',
+    phone,
+    contact_phone: identity.phone,
+    contact_lid: identity.lid,
+    source,
+    timestamp: at.toISOString(),
+  };
 }
 
 /** A call to our number (`phone`), as the `call` event reports it. */
@@ -368,7 +398,14 @@ export function sessionStatusPayload(phone: string, status: SessionStatus, reaso
 
 /** A number began to hold its sends, and why; `until` is when it lifts by itself, null when unknown. */
 export function numberPausedPayload(phone: string, pause: NumberPause): EventPayload {
-  return { event: 'number.paused', number: phone, reason: pause.reason, since: pause.since.toISOString(), until: pause.until?.toISOString() ?? null, detail: pause.detail };
+  return {
+    event: 'number.paused',
+    number: phone,
+    reason: pause.reason,
+    since: pause.since.toISOString(),
+    until: pause.until?.toISOString() ?? null,
+    detail: pause.detail,
+  };
 }
 
 export function numberResumedPayload(phone: string, reason: ResumeReason, at: Date): EventPayload {

@@ -51,7 +51,12 @@ export interface Engine {
   /** One group the number belongs to; undefined when it does not (or the group does not exist). */
   groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined>;
   /** Adds, removes, promotes or demotes participants (the number must be an admin); one result per phone. */
-  updateParticipants(number: WhatsAppNumber, groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]>;
+  updateParticipants(
+    number: WhatsAppNumber,
+    groupId: string,
+    action: ParticipantAction,
+    phones: readonly E164[],
+  ): Promise<ParticipantResult[]>;
   /** Changes the group's subject and description (the number must be an admin). */
   updateGroupSettings(number: WhatsAppNumber, groupId: string, settings: GroupSettings): Promise<void>;
   /** The group's invite code, or (with `revoke`) a new one that replaces it. */
@@ -286,7 +291,15 @@ export interface InboundSimulator {
 }
 
 /** Why an engine refused a send. The messaging service turns these into API errors. */
-export type EngineSendFailure = 'sender_blocked' | 'not_connected' | 'rejected' | 'recipient_not_on_whatsapp' | 'not_group_member' | 'not_group_admin' | 'rate_limited' | 'restricted';
+export type EngineSendFailure =
+  | 'sender_blocked'
+  | 'not_connected'
+  | 'rejected'
+  | 'recipient_not_on_whatsapp'
+  | 'not_group_member'
+  | 'not_group_admin'
+  | 'rate_limited'
+  | 'restricted';
 
 export class EngineSendError extends Error {
   constructor(

@@ -40,7 +40,13 @@ export class RecipientDirectory {
    * Answers each phone, asking the network only for those not remembered. `admit` hears how many
    * will be asked before they are, and may refuse by throwing (the per-number lookup limit).
    */
-  async check(accountId: string, phones: readonly E164[], lookup: LookupMany, admit: (lookups: number) => void, now = Date.now()): Promise<CheckedPhone[]> {
+  async check(
+    accountId: string,
+    phones: readonly E164[],
+    lookup: LookupMany,
+    admit: (lookups: number) => void,
+    now = Date.now(),
+  ): Promise<CheckedPhone[]> {
     const remembered = new Map<E164, RecipientAnswer>();
     for (const phone of phones) {
       const cached = this.answers.get(memoryKey(accountId, phone));

@@ -41,11 +41,16 @@ class OnDemandEngine implements Engine {
   private loaded: Engine | undefined;
   private loading: Promise<Engine> | undefined;
 
-  constructor(descriptor: EngineDescriptor, private readonly load: () => Promise<Engine>) {
+  constructor(
+    descriptor: EngineDescriptor,
+    private readonly load: () => Promise<Engine>,
+  ) {
     this.kind = descriptor.kind;
     this.capabilities = descriptor.capabilities;
     this.initialStatus = descriptor.initialStatus;
-    this.linker = descriptor.capabilities.linking ? { link: async (number, lease) => linkerOf(await this.engine()).link(number, lease) } : undefined;
+    this.linker = descriptor.capabilities.linking
+      ? { link: async (number, lease) => linkerOf(await this.engine()).link(number, lease) }
+      : undefined;
   }
 
   /** The loaded engine; concurrent first calls share one import. */

@@ -27,7 +27,9 @@ import { keyedPathMatcher, registerOperations } from './operations/registry.ts';
  * Bodies are validated as sent: nothing coerced, nothing dropped, and the first fault told.
  * Errors carry their schema so that an "exactly one of" can name its fields.
  */
-export const SCHEMA_VALIDATOR_OPTIONS = { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true } } as const;
+export const SCHEMA_VALIDATOR_OPTIONS = {
+  customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true },
+} as const;
 
 /**
  * Builds the HTTP app from a gateway. It never listens: server.ts does, and tests call
@@ -54,7 +56,10 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
     // plugins/http-conformance.ts refuses a missing Host in the envelope instead of Node.
     // Node enforces the header deadline (set in server.ts) on a periodic sweep of connections;
     // sweeping at a quarter of the deadline closes a stalled client within 1.25 times of it.
-    http: { requireHostHeader: false, connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.http.headersTimeoutMs / 4))) },
+    http: {
+      requireHostHeader: false,
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.http.headersTimeoutMs / 4))),
+    },
     ajv: SCHEMA_VALIDATOR_OPTIONS,
     // A query string, path or header is text: `limit=10` is read as the integer its schema says.
     // An answer's serializer is given only the shared schemas it refers to (response-serializers.ts).
@@ -81,7 +86,8 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
       info: {
         title: 'wa-gateway',
         version: config.version,
-        description: 'Send WhatsApp messages with one HTTP call; receive them on your webhook. Every error answers in one envelope, {error, message, details?, request_id, meta?}, with the codes of docs/api.md; details is a string, meta holds the machine-readable facts.',
+        description:
+          'Send WhatsApp messages with one HTTP call; receive them on your webhook. Every error answers in one envelope, {error, message, details?, request_id, meta?}, with the codes of docs/api.md; details is a string, meta holds the machine-readable facts.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/', description: 'This gateway' }],
@@ -89,8 +95,11 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
         { name: 'messages', description: 'Sending WhatsApp messages, and reading back what was sent and received.' },
         { name: 'numbers', description: 'Your WhatsApp numbers and their sessions.' },
         { name: 'groups', description: 'WhatsApp groups your numbers belong to.' },
-        { name: 'contacts', description: 'The people your numbers know, by phone and by LID as one person: their profiles and presence, and the blocklist.' },
-        { name: 'chats', description: 'Your numbers\' chats, latest first, with their state.' },
+        {
+          name: 'contacts',
+          description: 'The people your numbers know, by phone and by LID as one person: their profiles and presence, and the blocklist.',
+        },
+        { name: 'chats', description: "Your numbers' chats, latest first, with their state." },
         { name: 'media', description: 'Files to send, and files sent and received.' },
         { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },
         { name: 'operations', description: 'Probes for load balancers and monitors.' },
@@ -100,7 +109,13 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: <prefix>_live_sk_<64 hex>.' },
-          webhookSignature: { type: 'apiKey', in: 'header', name: 'webhook-signature', description: 'How a receiver knows a delivery is the gateway\'s: the Standard Webhooks signature under the webhook\'s secret (docs/webhooks.md).' },
+          webhookSignature: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'webhook-signature',
+            description:
+              "How a receiver knows a delivery is the gateway's: the Standard Webhooks signature under the webhook's secret (docs/webhooks.md).",
+          },
         },
       },
     },
@@ -138,8 +153,14 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: import('no
   const requestId = newId('request');
   const body = JSON.stringify({
     ...(timedOut
-      ? { error: 'headers_timeout', message: 'The request headers did not arrive in time; the body may take as long as it needs, the headers may not.' }
-      : { error: 'invalid_request', message: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP.' }),
+      ? {
+          error: 'headers_timeout',
+          message: 'The request headers did not arrive in time; the body may take as long as it needs, the headers may not.',
+        }
+      : {
+          error: 'invalid_request',
+          message: error.code === 'HPE_HEADER_OVERFLOW' ? 'The request headers are too large.' : 'The request is not valid HTTP.',
+        }),
     request_id: requestId,
   });
   const statusLine = timedOut ? '408 Request Timeout' : '400 Bad Request';

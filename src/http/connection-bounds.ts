@@ -42,7 +42,8 @@ export function boundConnectionsPerAddress(server: Server, bounds: ConnectionBou
     const full = groups.find((group) => (open.get(group.key) ?? 0) >= group.limit);
     if (full !== undefined) {
       socket.destroy();
-      if (!saturated.has(full.key)) logger.warn({ address: full.key, bound: full.limit }, 'refusing connections from an address at its bound');
+      if (!saturated.has(full.key))
+        logger.warn({ address: full.key, bound: full.limit }, 'refusing connections from an address at its bound');
       saturated.add(full.key);
       return;
     }

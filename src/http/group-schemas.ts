@@ -2,7 +2,11 @@ import { ref } from './message-schemas.ts';
 
 /** The group models of the public API, as named shared schemas (openapi-components.ts). */
 const groupSummaryProperties = {
-  id: { type: 'string', description: 'WhatsApp\'s group id (…@g.us): what to_group and /groups/{id} take.', examples: ['120363025246125486@g.us'] },
+  id: {
+    type: 'string',
+    description: "WhatsApp's group id (…@g.us): what to_group and /groups/{id} take.",
+    examples: ['120363025246125486@g.us'],
+  },
   subject: { type: 'string' },
   size: { type: 'integer', description: 'How many participants it has, our number included.' },
   is_admin: { type: 'boolean', description: 'Whether from_phone is an admin (or the super admin), and so may change the group.' },
@@ -14,7 +18,7 @@ const participantComponent = {
   description: 'A member of a group, by phone and LID as WhatsApp gives them.',
   required: ['phone', 'lid', 'role'],
   properties: {
-    phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gives only the participant\'s LID.' },
+    phone: { type: ['string', 'null'], description: "E.164; null when WhatsApp gives only the participant's LID." },
     lid: { type: ['string', 'null'], description: 'The participant\'s LID ("<digits>@lid") when WhatsApp gives one.' },
     role: { type: 'string', enum: ['member', 'admin', 'superadmin'] },
   },

@@ -26,15 +26,15 @@ export interface MessageInput {
   replyTo?: string;
 }
 
-
-
 /** What a send names as its recipient: a phone, or a group with the members it mentions. */
-export type SendInput = Omit<MessageInput, 'toPhone'> & (
-  | { toPhone: E164; toGroup?: undefined; toLid?: undefined }
-  /** A person by LID (`to_phone: "…@lid"`): sent to the phone from_phone's map knows for it. */
-  | { toLid: string; toPhone?: undefined; toGroup?: undefined }
-  | { toGroup: string; mentions: E164[]; toPhone?: undefined; toLid?: undefined }
-) & SendTiming;
+export type SendInput = Omit<MessageInput, 'toPhone'> &
+  (
+    | { toPhone: E164; toGroup?: undefined; toLid?: undefined }
+    /** A person by LID (`to_phone: "…@lid"`): sent to the phone from_phone's map knows for it. */
+    | { toLid: string; toPhone?: undefined; toGroup?: undefined }
+    | { toGroup: string; mentions: E164[]; toPhone?: undefined; toLid?: undefined }
+  ) &
+  SendTiming;
 
 /** When a send should leave and until when it may wait, and whether its answer waits for it. */
 interface SendTiming {
@@ -54,11 +54,17 @@ export interface MediaInput extends MediaClaims {
 export function parseSendInput(body: MessageRequestBody, maxMessageLength: number): SendInput {
   if ((body.to_phone === undefined) === (body.to_group === undefined)) {
     const problem = body.to_phone === undefined ? 'missing' : 'conflict';
-    throw new AppError('invalid_request', 'Give exactly one of to_phone (a phone) and to_group (a group id from GET /groups).', { field: 'to_phone', problem });
+    throw new AppError('invalid_request', 'Give exactly one of to_phone (a phone) and to_group (a group id from GET /groups).', {
+      field: 'to_phone',
+      problem,
+    });
   }
   const timing = parseTiming(body);
   if (body.to_group === undefined) {
-    if (body.mentions !== undefined) throw new AppError('invalid_request', 'mentions are for group messages (to_group); a direct chat has no one else to mention.', { field: 'mentions' });
+    if (body.mentions !== undefined)
+      throw new AppError('invalid_request', 'mentions are for group messages (to_group); a direct chat has no one else to mention.', {
+        field: 'mentions',
+      });
     if (isLid(body.to_phone!.trim())) {
       const { toPhone: _own, ...content } = parseMessageInput({ ...body, to_phone: body.from_phone }, maxMessageLength);
       return { ...content, toLid: body.to_phone!.trim(), ...timing };
@@ -73,7 +79,9 @@ function parseTiming(body: MessageRequestBody): SendTiming {
   const sendAt = body.send_at === undefined ? undefined : parseInstant(body.send_at, 'send_at');
   const expiresAt = body.expires_at === undefined ? undefined : parseInstant(body.expires_at, 'expires_at');
   return {
-    ...((sendAt !== undefined || expiresAt !== undefined) && { schedule: { ...(sendAt !== undefined && { sendAt }), ...(expiresAt !== undefined && { expiresAt }) } }),
+    ...((sendAt !== undefined || expiresAt !== undefined) && {
+      schedule: { ...(sendAt !== undefined && { sendAt }), ...(expiresAt !== undefined && { expiresAt }) },
+    }),
     ...(body.wait !== undefined && { wait: body.wait }),
   };
 }
@@ -81,7 +89,11 @@ function parseTiming(body: MessageRequestBody): SendTiming {
 /** An ISO 8601 time with its zone (Z or an offset): a time without one would be read in the server's zone. */
 function parseInstant(raw: string, field: string): Date {
   const at = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.test(raw) ? new Date(raw) : undefined;
-  if (at === undefined || Number.isNaN(at.getTime())) throw new AppError('invalid_request', `${field} must be an ISO 8601 time with its zone, such as 2026-06-01T09:00:00Z.`, { field, problem: 'invalid' });
+  if (at === undefined || Number.isNaN(at.getTime()))
+    throw new AppError('invalid_request', `${field} must be an ISO 8601 time with its zone, such as 2026-06-01T09:00:00Z.`, {
+      field,
+      problem: 'invalid',
+    });
   return at;
 }
 
@@ -94,7 +106,8 @@ function parseMentions(raw: readonly string[] | undefined): E164[] {
 function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxMessageLength: number): MessageInput {
   // A missing field is reported before any value is judged, as the schema's own checks are.
   const hasContent = body.media !== undefined || body.location !== undefined || body.contacts !== undefined || body.poll !== undefined;
-  if (!hasContent && body.message === undefined) throw new AppError('invalid_request', 'The field message is missing.', { field: 'message', problem: 'missing' });
+  if (!hasContent && body.message === undefined)
+    throw new AppError('invalid_request', 'The field message is missing.', { field: 'message', problem: 'missing' });
   assertOneContentKind(body);
   const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
   const toPhone = parsePhoneField(body.to_phone, 'to_phone');
@@ -122,7 +135,10 @@ function parseMessageInput(body: MessageRequestBody & { to_phone: string }, maxM
 /** Only a photo, a video or a voice note can be opened once; WhatsApp has no view-once for the rest. */
 export function assertViewOnceKind(kind: MediaKind): void {
   if (VIEW_ONCE_KINDS.includes(kind)) return;
-  throw new AppError('invalid_request', `view_once is for an image, a video or a voice note; this file is sent as ${kind}.`, { field: 'view_once', problem: 'not_allowed' });
+  throw new AppError('invalid_request', `view_once is for an image, a video or a voice note; this file is sent as ${kind}.`, {
+    field: 'view_once',
+    problem: 'not_allowed',
+  });
 }
 
 const VIEW_ONCE_KINDS: readonly MediaKind[] = ['image', 'video', 'voice'];
@@ -134,19 +150,40 @@ function parseLinkPreview(raw: MessageRequestBody['link_preview'], text: string)
   if (raw === undefined || raw === false) return undefined;
   const link = firstLink(text);
   if (raw === true) {
-    if (link === undefined) throw new AppError('invalid_request', 'link_preview needs a text with an http(s) link in it.', { field: 'link_preview', problem: 'invalid' });
+    if (link === undefined)
+      throw new AppError('invalid_request', 'link_preview needs a text with an http(s) link in it.', {
+        field: 'link_preview',
+        problem: 'invalid',
+      });
     return { fetch: true };
   }
   const url = raw.url ?? link;
   if (url === undefined || !text.includes(url) || !/^https?:\/\//i.test(url)) {
-    throw new AppError('invalid_request', 'link_preview.url must be an http(s) link that appears in the text (the first link of the text by default).', { field: 'link_preview.url', problem: 'invalid' });
+    throw new AppError(
+      'invalid_request',
+      'link_preview.url must be an http(s) link that appears in the text (the first link of the text by default).',
+      { field: 'link_preview.url', problem: 'invalid' },
+    );
   }
   const title = raw.title.trim();
-  if (title === '' || [...title].length > PREVIEW_TITLE_MAX) throw new AppError('invalid_request', `link_preview.title must be 1 to ${PREVIEW_TITLE_MAX} characters.`, { field: 'link_preview.title', problem: 'invalid' });
+  if (title === '' || [...title].length > PREVIEW_TITLE_MAX)
+    throw new AppError('invalid_request', `link_preview.title must be 1 to ${PREVIEW_TITLE_MAX} characters.`, {
+      field: 'link_preview.title',
+      problem: 'invalid',
+    });
   if (raw.description !== undefined && [...raw.description].length > PREVIEW_DESCRIPTION_MAX) {
-    throw new AppError('invalid_request', `link_preview.description may have up to ${PREVIEW_DESCRIPTION_MAX} characters.`, { field: 'link_preview.description', problem: 'too_long' });
+    throw new AppError('invalid_request', `link_preview.description may have up to ${PREVIEW_DESCRIPTION_MAX} characters.`, {
+      field: 'link_preview.description',
+      problem: 'too_long',
+    });
   }
-  return { fetch: false, url, title, description: raw.description ?? null, ...(raw.thumbnail_media_id !== undefined && { thumbnailMediaId: raw.thumbnail_media_id }) };
+  return {
+    fetch: false,
+    url,
+    title,
+    description: raw.description ?? null,
+    ...(raw.thumbnail_media_id !== undefined && { thumbnailMediaId: raw.thumbnail_media_id }),
+  };
 }
 
 /** The first http(s) link of a text, as WhatsApp's apps find the one to preview. */
@@ -156,34 +193,55 @@ export function firstLink(text: string): string | undefined {
 
 /** A message id, or the 400 any unknown id gets (the chat is checked where the number is known). */
 function parseReplyTo(raw: string): string {
-  if (!hasIdPrefix('message', raw)) throw new AppError('invalid_reply_to', `reply_to must be a message_id (msg_…) of this chat; "${raw.slice(0, 64)}" is not one.`, { field: 'reply_to' });
+  if (!hasIdPrefix('message', raw))
+    throw new AppError('invalid_reply_to', `reply_to must be a message_id (msg_…) of this chat; "${raw.slice(0, 64)}" is not one.`, {
+      field: 'reply_to',
+    });
   return raw;
 }
 
 /** /sandbox/receive: a message as a send takes it, or a shared place or contact cards instead. */
 export function parseSandboxReceiveInput(
-  body: SandboxReceiveBody, maxMessageLength: number,
-): MessageInput & { structured?: StructuredContent; failedDownloads?: number; groupId?: string; mentions?: E164[]; fromLid?: string; withholdPhone?: boolean } {
-  if (body.mentions !== undefined && body.group_id === undefined) throw new AppError('invalid_request', 'mentions are for group messages (group_id).', { field: 'mentions' });
-  const inGroup = body.group_id === undefined ? {} : { groupId: parseGroupId(body.group_id, 'group_id'), mentions: parseMentions(body.mentions) };
+  body: SandboxReceiveBody,
+  maxMessageLength: number,
+): MessageInput & {
+  structured?: StructuredContent;
+  failedDownloads?: number;
+  groupId?: string;
+  mentions?: E164[];
+  fromLid?: string;
+  withholdPhone?: boolean;
+} {
+  if (body.mentions !== undefined && body.group_id === undefined)
+    throw new AppError('invalid_request', 'mentions are for group messages (group_id).', { field: 'mentions' });
+  const inGroup =
+    body.group_id === undefined ? {} : { groupId: parseGroupId(body.group_id, 'group_id'), mentions: parseMentions(body.mentions) };
   return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup, ...parseSenderLid(body) };
 }
 
 /** A simulated LID-addressed sender: the LID, and whether the phone is withheld. */
 function parseSenderLid(body: SandboxReceiveBody): { fromLid?: string; withholdPhone?: boolean } {
   if (body.from_lid === undefined) {
-    if (body.withhold_phone !== undefined) throw new AppError('invalid_request', 'withhold_phone needs from_lid: a sender is withheld behind its LID.', { field: 'withhold_phone' });
+    if (body.withhold_phone !== undefined)
+      throw new AppError('invalid_request', 'withhold_phone needs from_lid: a sender is withheld behind its LID.', {
+        field: 'withhold_phone',
+      });
     return {};
   }
-  if (!isLid(body.from_lid)) throw new AppError('invalid_request', 'from_lid must be a LID: digits and "@lid", e.g. 123456789012345@lid.', { field: 'from_lid' });
+  if (!isLid(body.from_lid))
+    throw new AppError('invalid_request', 'from_lid must be a LID: digits and "@lid", e.g. 123456789012345@lid.', { field: 'from_lid' });
   return { fromLid: body.from_lid, withholdPhone: body.withhold_phone === true };
 }
 
 function parseSandboxMessage(body: SandboxReceiveBody, maxMessageLength: number): MessageInput & { failedDownloads?: number } {
   const failedDownloads = body.simulate_failed_downloads;
   if (failedDownloads !== undefined) {
-    if (body.media === undefined) throw new AppError('invalid_request', 'simulate_failed_downloads needs media: it is how many downloads of the file fail.', { field: 'simulate_failed_downloads' });
-    if (failedDownloads < 0 || failedDownloads > 10) throw new AppError('invalid_request', 'simulate_failed_downloads must be 0 to 10.', { field: 'simulate_failed_downloads' });
+    if (body.media === undefined)
+      throw new AppError('invalid_request', 'simulate_failed_downloads needs media: it is how many downloads of the file fail.', {
+        field: 'simulate_failed_downloads',
+      });
+    if (failedDownloads < 0 || failedDownloads > 10)
+      throw new AppError('invalid_request', 'simulate_failed_downloads must be 0 to 10.', { field: 'simulate_failed_downloads' });
   }
   return { ...parseMessageInput(body, maxMessageLength), ...(failedDownloads !== undefined && { failedDownloads }) };
 }
@@ -192,7 +250,10 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 function parseMediaInput(media: NonNullable<MessageRequestBody['media']>): MediaInput {
   const sources = [media.id, media.data, media.url].filter((source) => source !== undefined).length;
-  if (sources !== 1) throw new AppError('invalid_media', 'media needs exactly one source: url (fetched by the gateway), id (an upload) or data (base64).', { field: 'media' });
+  if (sources !== 1)
+    throw new AppError('invalid_media', 'media needs exactly one source: url (fetched by the gateway), id (an upload) or data (base64).', {
+      field: 'media',
+    });
   if (media.kind !== undefined && !isMediaKind(media.kind)) {
     throw new AppError('invalid_media', `media.kind must be one of ${mediaKinds.join(', ')}.`, { field: 'media.kind' });
   }
@@ -201,7 +262,8 @@ function parseMediaInput(media: NonNullable<MessageRequestBody['media']>): Media
   if (media.id !== undefined) return { ...claims, id: media.id };
   if (media.url !== undefined) return { ...claims, url: media.url };
   const data = media.data!.replace(/\s+/g, '');
-  if (data.length % 4 === 1 || !BASE64.test(data)) throw new AppError('invalid_media', 'media.data is not base64.', { field: 'media.data' });
+  if (data.length % 4 === 1 || !BASE64.test(data))
+    throw new AppError('invalid_media', 'media.data is not base64.', { field: 'media.data' });
   return { ...claims, data: Buffer.from(data, 'base64') };
 }
 

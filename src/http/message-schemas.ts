@@ -18,7 +18,7 @@ const phoneField = {
 
 const groupIdField = {
   type: 'string',
-  description: 'A group\'s id as GET /groups gives it (WhatsApp\'s group JID).',
+  description: "A group's id as GET /groups gives it (WhatsApp's group JID).",
   examples: ['120363041234567890@g.us'],
 } as const;
 
@@ -36,7 +36,10 @@ const mediaRequestComponent = {
     data: { type: 'string', description: 'The file, base64 encoded.' },
     filename: { type: 'string', description: 'The name the recipient sees, for a document.' },
     mime_type: { type: 'string', description: 'What you believe the file is; refused if the bytes say otherwise.' },
-    kind: { type: 'string', description: 'image, video, audio, voice, document or sticker: how to present it, when not the one its type suggests.' },
+    kind: {
+      type: 'string',
+      description: 'image, video, audio, voice, document or sticker: how to present it, when not the one its type suggests.',
+    },
   },
 } as const;
 
@@ -45,9 +48,15 @@ const locationRequestComponent = {
   $id: 'LocationRequest',
   type: 'object',
   additionalProperties: false,
-  description: 'A place: latitude (±90) and longitude (±180) in degrees, with an optional name and address. `message`, if given, is its comment.',
+  description:
+    'A place: latitude (±90) and longitude (±180) in degrees, with an optional name and address. `message`, if given, is its comment.',
   required: ['latitude', 'longitude'],
-  properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: 'string', maxLength: 1000 }, address: { type: 'string', maxLength: 1000 } },
+  properties: {
+    latitude: { type: 'number' },
+    longitude: { type: 'number' },
+    name: { type: 'string', maxLength: 1000 },
+    address: { type: 'string', maxLength: 1000 },
+  },
 } as const;
 
 /** A contact card to share: built from fields, or given whole. */
@@ -59,7 +68,12 @@ const contactRequestComponent = {
     'One card: either `name` with `phones` (and optionally `organization` and `emails`), from which the gateway writes a vCard 3.0, or `vcard`, a whole card of your own (checked: one card with a VERSION and an FN, up to 10,000 characters).',
   properties: {
     name: { type: 'string', maxLength: 1000, description: 'The name shown on the card.' },
-    phones: { type: 'array', maxItems: 20, items: { type: 'string' }, description: 'Its phones, international; each becomes a TEL with its WhatsApp id.' },
+    phones: {
+      type: 'array',
+      maxItems: 20,
+      items: { type: 'string' },
+      description: 'Its phones, international; each becomes a TEL with its WhatsApp id.',
+    },
     organization: { type: 'string', maxLength: 1000 },
     emails: { type: 'array', maxItems: 10, items: { type: 'string', maxLength: 320 } },
     vcard: { type: 'string', description: 'A vCard given whole, instead of the fields.' },
@@ -71,12 +85,21 @@ const pollRequestComponent = {
   $id: 'PollRequest',
   type: 'object',
   additionalProperties: false,
-  description: 'A poll: the question, 2 to 12 unique options, and how many of them one voter may choose (1 by default, at most the number of options). Votes arrive as poll.vote events, and GET /messages/{id} shows the tally.',
+  description:
+    'A poll: the question, 2 to 12 unique options, and how many of them one voter may choose (1 by default, at most the number of options). Votes arrive as poll.vote events, and GET /messages/{id} shows the tally.',
   required: ['question', 'options'],
   properties: {
     question: { type: 'string', description: '1 to 255 characters.', examples: ['Which day suits you?'] },
-    options: { type: 'array', items: { type: 'string' }, description: '2 to 12 options, unique, each 1 to 100 characters.', examples: [['Monday', 'Tuesday']] },
-    selectable_count: { type: 'integer', description: 'How many options one voter may choose: 1 (the default) up to the number of options.' },
+    options: {
+      type: 'array',
+      items: { type: 'string' },
+      description: '2 to 12 options, unique, each 1 to 100 characters.',
+      examples: [['Monday', 'Tuesday']],
+    },
+    selectable_count: {
+      type: 'integer',
+      description: 'How many options one voter may choose: 1 (the default) up to the number of options.',
+    },
   },
 } as const;
 
@@ -85,10 +108,14 @@ const linkPreviewRequestComponent = {
   $id: 'LinkPreviewRequest',
   type: 'object',
   additionalProperties: false,
-  description: 'A preview given whole, so the gateway fetches nothing: the title (required), an optional description, the URL it is for (the first link of the text by default) and a thumbnail (an image upload\'s media_id, made small as WhatsApp wants).',
+  description:
+    "A preview given whole, so the gateway fetches nothing: the title (required), an optional description, the URL it is for (the first link of the text by default) and a thumbnail (an image upload's media_id, made small as WhatsApp wants).",
   required: ['title'],
   properties: {
-    url: { type: 'string', description: 'The link the preview is for; it must appear in the text. The first http(s) link of the text by default.' },
+    url: {
+      type: 'string',
+      description: 'The link the preview is for; it must appear in the text. The first http(s) link of the text by default.',
+    },
     title: { type: 'string', description: '1 to 300 characters.' },
     description: { type: 'string', description: 'Up to 1,000 characters.' },
     thumbnail_media_id: { type: 'string', description: 'An image of your account (POST /media) to show beside the preview.' },
@@ -98,17 +125,25 @@ const linkPreviewRequestComponent = {
 /** What a send and a simulated receive share: the sender, the text or file, and what it answers. */
 const messageContentProperties = {
   from_phone: phoneField,
-  message: { type: 'string', description: 'The text, up to the configured maximum (65,536 characters by default). Required without media, location, contacts and poll; with media it is the caption, and may be empty or absent; with a location, its comment; with contacts or a poll it is refused (they carry their own text).' },
+  message: {
+    type: 'string',
+    description:
+      'The text, up to the configured maximum (65,536 characters by default). Required without media, location, contacts and poll; with media it is the caption, and may be empty or absent; with a location, its comment; with contacts or a poll it is refused (they carry their own text).',
+  },
   media: ref('MediaRequest'),
   reply_to: {
     type: 'string',
-    description: 'Answer a message: the message_id of a message (sent or received) in the same chat (between from_phone and to_phone, or in to_group). WhatsApp shows it quoted above this one. Any other id is refused with invalid_reply_to.',
+    description:
+      'Answer a message: the message_id of a message (sent or received) in the same chat (between from_phone and to_phone, or in to_group). WhatsApp shows it quoted above this one. Any other id is refused with invalid_reply_to.',
     examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'],
   },
   location: ref('LocationRequest'),
   contacts: { type: 'array', description: '1 to 10 contact cards, instead of a text.', items: ref('ContactRequest') },
   poll: ref('PollRequest'),
-  view_once: { type: 'boolean', description: 'With media of kind image, video or voice: the recipient can open it once. Refused with any other content.' },
+  view_once: {
+    type: 'boolean',
+    description: 'With media of kind image, video or voice: the recipient can open it once. Refused with any other content.',
+  },
 } as const;
 
 const sendMessageRequestComponent = {
@@ -124,13 +159,20 @@ const sendMessageRequestComponent = {
   ],
   properties: {
     ...messageContentProperties,
-    to_phone: { ...phoneField, description: `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description} A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found.` },
-    to_group: { ...groupIdField, description: 'A group from_phone is a member of, to send to instead of a phone; exactly one of to_phone and to_group is given.' },
+    to_phone: {
+      ...phoneField,
+      description: `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description} A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found.`,
+    },
+    to_group: {
+      ...groupIdField,
+      description: 'A group from_phone is a member of, to send to instead of a phone; exactly one of to_phone and to_group is given.',
+    },
     mentions: {
       type: 'array',
       maxItems: 256,
       items: { type: 'string' },
-      description: 'With to_group: members to mention, by phone. Each must be a member of the group; write "@" and their digits in the text where the mention goes (docs/api.md, "Groups").',
+      description:
+        'With to_group: members to mention, by phone. Each must be a member of the group; write "@" and their digits in the text where the mention goes (docs/api.md, "Groups").',
       examples: [['+447700900123']],
     },
     link_preview: {
@@ -141,17 +183,20 @@ const sendMessageRequestComponent = {
     send_at: {
       type: 'string',
       maxLength: 64,
-      description: 'Send no earlier than this time (ISO 8601 with a zone offset, at most WAGW_SEND_AT_HORIZON_DAYS ahead, 30 by default): the message waits in the number\'s send queue and is answered 202 `queued` (docs/send-governor.md).',
+      description:
+        "Send no earlier than this time (ISO 8601 with a zone offset, at most WAGW_SEND_AT_HORIZON_DAYS ahead, 30 by default): the message waits in the number's send queue and is answered 202 `queued` (docs/send-governor.md).",
       examples: ['2026-06-01T09:00:00Z'],
     },
     expires_at: {
       type: 'string',
       maxLength: 64,
-      description: 'If the message is still waiting in the number\'s send queue at this time, it becomes `expired` and is never sent (its unit of quota is given back). By default WAGW_SEND_EXPIRY_HOURS (24) after it was queued, or after send_at.',
+      description:
+        "If the message is still waiting in the number's send queue at this time, it becomes `expired` and is never sent (its unit of quota is given back). By default WAGW_SEND_EXPIRY_HOURS (24) after it was queued, or after send_at.",
     },
     wait: {
       type: 'boolean',
-      description: 'When the send governor queues the message, answer only once it has left (200 `sent`), however long that takes; `Prefer: wait=N` waits at most N seconds and then answers 202.',
+      description:
+        'When the send governor queues the message, answer only once it has left (200 `sent`), however long that takes; `Prefer: wait=N` waits at most N seconds and then answers 202.',
     },
   },
 } as const;
@@ -165,10 +210,27 @@ const sandboxReceiveRequestComponent = {
   properties: {
     ...messageContentProperties,
     to_phone: { ...phoneField, description: 'Your sandbox number that receives the message.' },
-    group_id: { ...groupIdField, description: 'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one. from_phone must then be a phone outside the gateway or one of your own sandbox numbers (else 403 phone_not_owned).' },
-    mentions: { type: 'array', maxItems: 256, items: { type: 'string' }, description: 'With group_id: the members the simulated message mentions, by phone.' },
-    from_lid: { type: 'string', description: 'Simulate a LID-addressed sender: the simulated phone\'s LID ("<digits>@lid"), which the message carries beside from_phone (as WhatsApp\'s remoteJidAlt does), so the number learns it.' },
-    withhold_phone: { type: 'boolean', description: 'With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated network. A later message without this reveals the phone (docs/identity.md).' },
+    group_id: {
+      ...groupIdField,
+      description:
+        'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one. from_phone must then be a phone outside the gateway or one of your own sandbox numbers (else 403 phone_not_owned).',
+    },
+    mentions: {
+      type: 'array',
+      maxItems: 256,
+      items: { type: 'string' },
+      description: 'With group_id: the members the simulated message mentions, by phone.',
+    },
+    from_lid: {
+      type: 'string',
+      description:
+        'Simulate a LID-addressed sender: the simulated phone\'s LID ("<digits>@lid"), which the message carries beside from_phone (as WhatsApp\'s remoteJidAlt does), so the number learns it.',
+    },
+    withhold_phone: {
+      type: 'boolean',
+      description:
+        'With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated network. A later message without this reveals the phone (docs/identity.md).',
+    },
     simulate_failed_downloads: {
       type: 'integer',
       description:
@@ -181,7 +243,8 @@ const sandboxReceiveRequestComponent = {
 const replyToComponent = {
   $id: 'ReplyTo',
   type: ['object', 'null'],
-  description: 'The message this one answers: message_id when that message is stored here (null otherwise), and WhatsApp\'s id for it always. Null when the message is no reply.',
+  description:
+    "The message this one answers: message_id when that message is stored here (null otherwise), and WhatsApp's id for it always. Null when the message is no reply.",
   required: ['message_id', 'whatsapp_id'],
   properties: { message_id: { type: ['string', 'null'] }, whatsapp_id: { type: 'string' } },
 } as const;
@@ -195,7 +258,10 @@ const chatGroupComponent = {
   properties: { id: { type: 'string' }, subject: { type: ['string', 'null'] } },
 } as const;
 
-const nullableChatGroup = { anyOf: [ref('ChatGroup'), { type: 'null' }], description: 'The group chat of a group message; null for a direct message.' } as const;
+const nullableChatGroup = {
+  anyOf: [ref('ChatGroup'), { type: 'null' }],
+  description: 'The group chat of a group message; null for a direct message.',
+} as const;
 
 /** What describes a file, wherever a message carries one. */
 export const mediaFileProperties = {
@@ -224,7 +290,13 @@ const locationComponent = {
   type: 'object',
   description: 'A shared place, for a location message.',
   required: ['latitude', 'longitude', 'name', 'address', 'url'],
-  properties: { latitude: { type: 'number' }, longitude: { type: 'number' }, name: { type: ['string', 'null'] }, address: { type: ['string', 'null'] }, url: { type: ['string', 'null'] } },
+  properties: {
+    latitude: { type: 'number' },
+    longitude: { type: 'number' },
+    name: { type: ['string', 'null'] },
+    address: { type: ['string', 'null'] },
+    url: { type: ['string', 'null'] },
+  },
 } as const;
 
 const contactComponent = {
@@ -238,7 +310,8 @@ const contactComponent = {
 const pollComponent = {
   $id: 'Poll',
   type: 'object',
-  description: 'A poll: its question, options and how many one voter may choose. GET /messages/{id} adds `results`: the voters counted and each option\'s votes, from each voter\'s current selection.',
+  description:
+    "A poll: its question, options and how many one voter may choose. GET /messages/{id} adds `results`: the voters counted and each option's votes, from each voter's current selection.",
   required: ['question', 'options', 'selectable_count'],
   properties: {
     question: { type: 'string' },
@@ -249,7 +322,10 @@ const pollComponent = {
       required: ['voters', 'options'],
       properties: {
         voters: { type: 'integer', description: 'People whose current selection is not empty.' },
-        options: { type: 'array', items: { type: 'object', required: ['option', 'votes'], properties: { option: { type: 'string' }, votes: { type: 'integer' } } } },
+        options: {
+          type: 'array',
+          items: { type: 'object', required: ['option', 'votes'], properties: { option: { type: 'string' }, votes: { type: 'integer' } } },
+        },
       },
     },
   },
@@ -276,11 +352,16 @@ export const messageResponseFields = {
   message_id: { type: 'string', examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'] },
   reply_to: ref('ReplyTo'),
   created_at: timestamp,
-  to_phone: { type: ['string', 'null'], description: 'E.164: the recipient of a direct message, or our number for a received group message; null for a message we sent to a group.' },
+  to_phone: {
+    type: ['string', 'null'],
+    description:
+      'E.164: the recipient of a direct message, or our number for a received group message; null for a message we sent to a group.',
+  },
   mentions: {
     type: 'array',
     items: { type: 'string' },
-    description: 'Only on a group message: the members it mentions, by phone (by LID where WhatsApp gave no phone); empty when it mentions none.',
+    description:
+      'Only on a group message: the members it mentions, by phone (by LID where WhatsApp gave no phone); empty when it mentions none.',
   },
   group: nullableChatGroup,
   message: { type: 'string', description: 'The text exactly as it was sent; the caption of a media message.' },
@@ -299,16 +380,35 @@ const sentMessageProperties = {
 const queuedMessageComponent = {
   $id: 'QueuedMessage',
   type: 'object',
-  description: 'A message waiting in its number\'s send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow.',
+  description:
+    "A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow.",
   required: [...sentMessageRequired, 'scheduled_for', 'expires_at', 'wait_reason'],
   properties: {
     ...messageResponseFields,
     from_phone: { type: 'string', description: 'E.164.' },
     to_phone: { type: ['string', 'null'], description: 'E.164: the recipient; null for a message to a group.' },
-    status: { type: 'string', enum: ['queued', 'failed', 'cancelled', 'expired'], description: '`queued`; after a wait asked for with `wait` or `Prefer: wait=N` that ended otherwise than sent, how it ended.' },
-    scheduled_for: { type: 'string', format: 'date-time', description: 'When the message is expected to leave, by the number\'s send policy; it may leave later (a cap, a pause), never earlier.' },
-    expires_at: { type: 'string', format: 'date-time', description: 'If it is still waiting then, it becomes `expired` and is never sent.' },
-    wait_reason: { type: 'string', enum: [...WAIT_REASONS], description: 'Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.' },
+    status: {
+      type: 'string',
+      enum: ['queued', 'failed', 'cancelled', 'expired'],
+      description: '`queued`; after a wait asked for with `wait` or `Prefer: wait=N` that ended otherwise than sent, how it ended.',
+    },
+    scheduled_for: {
+      type: 'string',
+      format: 'date-time',
+      description:
+        "When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.",
+    },
+    expires_at: {
+      type: 'string',
+      format: 'date-time',
+      description: 'If it is still waiting then, it becomes `expired` and is never sent.',
+    },
+    wait_reason: {
+      type: 'string',
+      enum: [...WAIT_REASONS],
+      description:
+        'Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.',
+    },
   },
 } as const;
 
@@ -350,8 +450,11 @@ const receivedMessageComponent = {
   required: ['message_id', 'created_at', 'from_phone', 'from_lid', 'to_phone', 'group', 'message', 'reply_to', 'status'],
   properties: {
     ...messageResponseFields,
-    from_phone: { type: ['string', 'null'], description: 'E.164; null when WhatsApp gave only the sender\'s LID.' },
-    from_lid: { type: ['string', 'null'], description: 'The sender\'s LID ("<digits>@lid") when the message was LID-addressed; otherwise null.' },
+    from_phone: { type: ['string', 'null'], description: "E.164; null when WhatsApp gave only the sender's LID." },
+    from_lid: {
+      type: ['string', 'null'],
+      description: 'The sender\'s LID ("<digits>@lid") when the message was LID-addressed; otherwise null.',
+    },
     ...structuredFields,
     status: { type: 'string', enum: ['received'] },
   },

@@ -14,7 +14,17 @@ import { webhookSchemaComponents, webhooksSection } from './webhook-schemas.ts';
  * written once into the document's components.schemas (by @fastify/swagger, under their $id).
  */
 export function registerSharedSchemas(app: FastifyInstance): void {
-  const components = [errorComponent, mediaComponent, ...messageSchemaComponents, ...messageReadSchemaComponents, ...groupSchemaComponents, ...contactSchemaComponents, ...chatSchemaComponents, ...sendPolicySchemaComponents, ...webhookSchemaComponents];
+  const components = [
+    errorComponent,
+    mediaComponent,
+    ...messageSchemaComponents,
+    ...messageReadSchemaComponents,
+    ...groupSchemaComponents,
+    ...contactSchemaComponents,
+    ...chatSchemaComponents,
+    ...sendPolicySchemaComponents,
+    ...webhookSchemaComponents,
+  ];
   for (const component of components) app.addSchema(component);
 }
 
@@ -22,7 +32,10 @@ export function registerSharedSchemas(app: FastifyInstance): void {
 export const documentAdditions = {
   webhooks: webhooksSection(),
   headers: {
-    RequestId: { description: 'Names this request in the gateway\'s log; the same as an error\'s request_id. Sent on every answer.', schema: { type: 'string' } },
+    RequestId: {
+      description: "Names this request in the gateway's log; the same as an error's request_id. Sent on every answer.",
+      schema: { type: 'string' },
+    },
     RetryAfter: { description: 'Seconds to wait before trying again, when the gateway can tell.', schema: { type: 'integer', minimum: 0 } },
   },
 } as const;
@@ -65,7 +78,9 @@ export function finishDocument<T extends object>(document: T): T {
         declareHeaders(status, response);
         // An error answer, its long list of codes included, is a response component of its own.
         if (Number(status) >= 400) shareResponse(responses, operation.responses!, status, `${base}Error${status}`);
-        else for (const media of Object.values(response.content ?? {})) hoist(schemas, media, status === '200' || status === '201' ? `${base}Response` : `${base}Response${status}`);
+        else
+          for (const media of Object.values(response.content ?? {}))
+            hoist(schemas, media, status === '200' || status === '201' ? `${base}Response` : `${base}Response${status}`);
       }
     }
   }
@@ -81,7 +96,7 @@ function operationBaseName(operationId: string | undefined): string {
 /** Moves an inline schema into components under the name, unless it is a reference or bytes already. */
 function hoist(schemas: Record<string, Schema>, media: { schema?: Schema }, name: string): void {
   const schema = media.schema;
-  if (schema === undefined || '$ref' in schema && Object.keys(schema).length === 1 || schema.format === 'binary') return;
+  if (schema === undefined || ('$ref' in schema && Object.keys(schema).length === 1) || schema.format === 'binary') return;
   const { description: _description, ...definition } = schema;
   const existing = schemas[name];
   if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(definition)) return;

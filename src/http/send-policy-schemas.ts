@@ -20,8 +20,12 @@ const sendPolicyProperties = {
     type: ['object', 'null'],
     additionalProperties: false,
     required: ['start', 'daily_increase'],
-    properties: { start: { type: 'integer', minimum: 0, maximum: 1_000_000 }, daily_increase: { type: 'integer', minimum: 0, maximum: 1_000_000 } },
-    description: 'A newly added number\'s first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day.',
+    properties: {
+      start: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+      daily_increase: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+    },
+    description:
+      "A newly added number's first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day.",
   },
   quiet_hours: {
     type: ['object', 'null'],
@@ -34,7 +38,10 @@ const sendPolicyProperties = {
     },
     description: 'No message leaves from start to end (local "HH:MM" in time_zone; may span midnight).',
   },
-  typing_before_send: { type: 'boolean', description: 'Show "typing…" to the recipient before each send, for a time that grows with the text.' },
+  typing_before_send: {
+    type: 'boolean',
+    description: 'Show "typing…" to the recipient before each send, for a time that grows with the text.',
+  },
 } as const;
 
 /** What a request sets: a preset's name, a policy of its own, or null to inherit. */
@@ -44,7 +51,8 @@ export const sendPolicySettingInput = {
     { type: 'object', additionalProperties: false, properties: sendPolicyProperties },
     { type: 'null' },
   ],
-  description: 'A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the gateway\'s WAGW_SEND_POLICY).',
+  description:
+    "A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the gateway's WAGW_SEND_POLICY).",
 } as const;
 
 const sendPolicyComponent = {
@@ -60,8 +68,12 @@ const sendPolicySettingComponent = {
   description: 'The send policy in force and where it comes from.',
   required: ['source', 'preset', 'policy'],
   properties: {
-    source: { type: 'string', enum: ['number', 'account', 'gateway'], description: 'Whose setting it is: the number\'s own, its account\'s default, or the gateway\'s (WAGW_SEND_POLICY).' },
-    preset: { type: ['string', 'null'], enum: [...PRESET_NAMES, null], description: 'The preset\'s name; null for a policy of its own.' },
+    source: {
+      type: 'string',
+      enum: ['number', 'account', 'gateway'],
+      description: "Whose setting it is: the number's own, its account's default, or the gateway's (WAGW_SEND_POLICY).",
+    },
+    preset: { type: ['string', 'null'], enum: [...PRESET_NAMES, null], description: "The preset's name; null for a policy of its own." },
     policy: { anyOf: [ref('SendPolicy'), { type: 'null' }], description: 'The figures; null when the governor is off.' },
   },
 } as const;

@@ -125,7 +125,12 @@ function httpDrainMs(graceMs: number): number {
 }
 
 /** Waits for the requests in flight until the deadline, then destroys the sockets still open. */
-async function drainHttp(closed: PromiseLike<unknown>, server: FastifyInstance['server'], deadline: number, logger: Gateway['logger']): Promise<void> {
+async function drainHttp(
+  closed: PromiseLike<unknown>,
+  server: FastifyInstance['server'],
+  deadline: number,
+  logger: Gateway['logger'],
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<'expired'>((resolve) => {
     timer = setTimeout(() => resolve('expired'), Math.max(0, deadline - Date.now()));
@@ -152,7 +157,7 @@ function reachableUrl(address: string): string {
 function warnAboutUnsafeSettings(gateway: Gateway): void {
   if (gateway.config.webhooks.allowPrivateAddresses) {
     gateway.logger.warn(
-      'WAGW_WEBHOOK_ALLOW_PRIVATE=true lets every tenant\'s webhooks reach every private and loopback address of this network, and shows their answers in the delivery log; list the receivers you need in WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS instead',
+      "WAGW_WEBHOOK_ALLOW_PRIVATE=true lets every tenant's webhooks reach every private and loopback address of this network, and shows their answers in the delivery log; list the receivers you need in WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS instead",
     );
   }
 }

@@ -10,7 +10,10 @@ import { mediaFileProperties, ref, structuredFields } from './message-schemas.ts
  */
 const nullablePhone = (description: string) => ({ type: ['string', 'null'], description }) as const;
 const timestamp = (description: string) => ({ type: 'string', format: 'date-time', description }) as const;
-const nullableGroup = { anyOf: [ref('ChatGroup'), { type: 'null' }], description: 'The group chat it happened in; null for a direct chat.' } as const;
+const nullableGroup = {
+  anyOf: [ref('ChatGroup'), { type: 'null' }],
+  description: 'The group chat it happened in; null for a direct chat.',
+} as const;
 
 /** Every payload starts with these: the event's type and the webhook receiving it. */
 function eventProperties(event: string) {
@@ -43,7 +46,10 @@ const webhookMediaComponent = {
       properties: {
         status: { type: 'string', const: 'unavailable' },
         kind: { type: 'string', enum: mediaKinds },
-        reason: { type: 'string', description: 'download_failed, download_timed_out, media_expired, or a media error code such as media_too_large.' },
+        reason: {
+          type: 'string',
+          description: 'download_failed, download_timed_out, media_expired, or a media error code such as media_too_large.',
+        },
         will_retry: { type: 'boolean', description: 'The gateway keeps trying; a message.media event follows.' },
       },
     },
@@ -53,8 +59,8 @@ const webhookMediaComponent = {
 const messageIdentity = {
   message_id: { type: 'string' },
   created_at: timestamp('When the message arrived.'),
-  from_phone: nullablePhone('The sender, E.164; null when WhatsApp gave only the sender\'s LID.'),
-  from_lid: nullablePhone('The sender\'s LID when the message was LID-addressed; otherwise null.'),
+  from_phone: nullablePhone("The sender, E.164; null when WhatsApp gave only the sender's LID."),
+  from_lid: nullablePhone("The sender's LID when the message was LID-addressed; otherwise null."),
   to_phone: nullablePhone('Your number, E.164.'),
   group: nullableGroup,
 } as const;
@@ -63,13 +69,31 @@ const messageEventComponent = {
   $id: 'MessageEvent',
   type: 'object',
   description: 'A message arrived on one of your numbers. The flat fields, and the nested `data` for receivers written for that shape.',
-  required: ['event', 'webhook_id', 'message_id', 'created_at', 'from_phone', 'from_lid', 'to_phone', 'group', 'message', 'content_kind', 'reply_to', 'status', 'data'],
+  required: [
+    'event',
+    'webhook_id',
+    'message_id',
+    'created_at',
+    'from_phone',
+    'from_lid',
+    'to_phone',
+    'group',
+    'message',
+    'content_kind',
+    'reply_to',
+    'status',
+    'data',
+  ],
   properties: {
     ...eventProperties('message'),
     ...messageIdentity,
     mentions: { type: 'array', items: { type: 'string' }, description: 'Only on a group message: the members it mentions.' },
-    message: { type: 'string', description: 'The text exactly as received, or a media message\'s caption.' },
-    content_kind: { type: 'string', description: 'text, a media kind, location or contact (image_caption, video_caption and document_caption on messages stored before files were kept).' },
+    message: { type: 'string', description: "The text exactly as received, or a media message's caption." },
+    content_kind: {
+      type: 'string',
+      description:
+        'text, a media kind, location or contact (image_caption, video_caption and document_caption on messages stored before files were kept).',
+    },
     media: ref('WebhookMedia'),
     ...structuredFields,
     reply_to: ref('ReplyTo'),
@@ -107,18 +131,38 @@ const messageStatusEventComponent = {
     from_phone: { type: 'string', description: 'Your number, E.164.' },
     to_phone: nullablePhone('The recipient; null for a message sent to a group.'),
     group: nullableGroup,
-    status: { type: 'string', enum: ['sent', 'delivered', 'read', 'failed', 'unknown', 'cancelled', 'expired'], description: '`unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly. `cancelled` and `expired`: a message waiting in its number\'s send queue was cancelled, or reached its expires_at, and was never sent.' },
-    error_code: { type: ['string', 'null'], description: 'With failed: not_connected, interrupted or the engine\'s own code; with unknown: outcome_unknown or interrupted; null otherwise.' },
+    status: {
+      type: 'string',
+      enum: ['sent', 'delivered', 'read', 'failed', 'unknown', 'cancelled', 'expired'],
+      description:
+        "`unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly. `cancelled` and `expired`: a message waiting in its number's send queue was cancelled, or reached its expires_at, and was never sent.",
+    },
+    error_code: {
+      type: ['string', 'null'],
+      description:
+        "With failed: not_connected, interrupted or the engine's own code; with unknown: outcome_unknown or interrupted; null otherwise.",
+    },
     timestamp: timestamp('When the gateway got the receipt.'),
   },
 } as const;
 
-const changeRequired = ['event', 'webhook_id', 'message_id', 'whatsapp_id', 'phone', 'group', 'by_phone', 'by_lid', 'from_me', 'timestamp'] as const;
+const changeRequired = [
+  'event',
+  'webhook_id',
+  'message_id',
+  'whatsapp_id',
+  'phone',
+  'group',
+  'by_phone',
+  'by_lid',
+  'from_me',
+  'timestamp',
+] as const;
 function changeProperties(event: string) {
   return {
     ...eventProperties(event),
     message_id: { type: ['string', 'null'], description: 'The message acted on when it is stored here; null otherwise.' },
-    whatsapp_id: { type: 'string', description: 'WhatsApp\'s id of that message.' },
+    whatsapp_id: { type: 'string', description: "WhatsApp's id of that message." },
     phone: { type: 'string', description: 'Your number, whose chat it is.' },
     group: nullableGroup,
     by_phone: nullablePhone('Who acted, by phone.'),
@@ -133,7 +177,11 @@ const messageReactionEventComponent = {
   type: 'object',
   description: 'Someone reacted to a message in a chat of your numbers, or took the reaction away.',
   required: [...changeRequired, 'emoji', 'removed'],
-  properties: { ...changeProperties('message.reaction'), emoji: { type: 'string', description: 'The emoji; empty when removed.' }, removed: { type: 'boolean' } },
+  properties: {
+    ...changeProperties('message.reaction'),
+    emoji: { type: 'string', description: 'The emoji; empty when removed.' },
+    removed: { type: 'boolean' },
+  },
 } as const;
 
 const messageEditedEventComponent = {
@@ -159,7 +207,7 @@ const messageRevokedEventComponent = {
 const sessionStatusEventComponent = {
   $id: 'SessionStatusEvent',
   type: 'object',
-  description: 'A number\'s WhatsApp session changed state.',
+  description: "A number's WhatsApp session changed state.",
   required: ['event', 'webhook_id', 'phone', 'status', 'reason', 'timestamp'],
   properties: {
     ...eventProperties('session.status'),
@@ -183,7 +231,11 @@ const groupUpdatedEventComponent = {
     participants: {
       type: 'array',
       description: 'Who the change is about; empty for subject and description.',
-      items: { type: 'object', required: ['phone', 'lid'], properties: { phone: { type: ['string', 'null'] }, lid: { type: ['string', 'null'] } } },
+      items: {
+        type: 'object',
+        required: ['phone', 'lid'],
+        properties: { phone: { type: ['string', 'null'] }, lid: { type: ['string', 'null'] } },
+      },
     },
     subject: { type: ['string', 'null'], description: 'With change "subject": the new subject.' },
     description: { type: ['string', 'null'], description: 'With change "description": the new description, null when cleared.' },
@@ -197,14 +249,24 @@ const groupUpdatedEventComponent = {
 const numberPausedEventComponent = {
   $id: 'NumberPausedEvent',
   type: 'object',
-  description: 'One of your numbers holds its sends (docs/number-pauses.md): sends from it are refused with 503 number_paused until it resumes.',
+  description:
+    'One of your numbers holds its sends (docs/number-pauses.md): sends from it are refused with 503 number_paused until it resumes.',
   required: ['event', 'webhook_id', 'number', 'reason', 'since', 'until', 'detail'],
   properties: {
     ...eventProperties('number.paused'),
     number: { type: 'string', description: 'The paused number (E.164).' },
-    reason: { type: 'string', enum: pauseReasons, description: 'restricted: WhatsApp answered 463; reachout_timelock: WhatsApp\'s time lock on reaching out to new chats; rate_limited: rate-overlimit or 429; logged_out: the phone ended the session; manual: POST /numbers/{id}/pause.' },
+    reason: {
+      type: 'string',
+      enum: pauseReasons,
+      description:
+        "restricted: WhatsApp answered 463; reachout_timelock: WhatsApp's time lock on reaching out to new chats; rate_limited: rate-overlimit or 429; logged_out: the phone ended the session; manual: POST /numbers/{id}/pause.",
+    },
     since: timestamp('When it paused.'),
-    until: { type: ['string', 'null'], format: 'date-time', description: 'When it resumes by itself; null when that is not known (resume it by hand, or link it again).' },
+    until: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When it resumes by itself; null when that is not known (resume it by hand, or link it again).',
+    },
     detail: { type: ['string', 'null'], description: 'What WhatsApp or the operator said, when there is more to say.' },
   },
 } as const;
@@ -217,7 +279,12 @@ const numberResumedEventComponent = {
   properties: {
     ...eventProperties('number.resumed'),
     number: { type: 'string', description: 'The number (E.164).' },
-    reason: { type: 'string', enum: resumeReasons, description: 'lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a logged-out number was linked again.' },
+    reason: {
+      type: 'string',
+      enum: resumeReasons,
+      description:
+        'lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a logged-out number was linked again.',
+    },
     at: timestamp('When it resumed.'),
   },
 } as const;
@@ -225,40 +292,68 @@ const numberResumedEventComponent = {
 const contactIdentityEventComponent = {
   $id: 'ContactIdentityEvent',
   type: 'object',
-  description: 'A person one of your numbers knew only by LID now has a phone (or a different one). Messages from the LID show the phone from now on.',
+  description:
+    'A person one of your numbers knew only by LID now has a phone (or a different one). Messages from the LID show the phone from now on.',
   required: ['event', 'webhook_id', 'phone', 'contact_phone', 'contact_lid', 'source', 'timestamp'],
   properties: {
     ...eventProperties('contact.identity'),
     phone: { type: 'string', description: 'Your number that knows the person.' },
-    contact_phone: { type: 'string', description: 'The person\'s phone (E.164).' },
+    contact_phone: { type: 'string', description: "The person's phone (E.164)." },
     contact_lid: { type: 'string', description: 'The person\'s LID ("<digits>@lid").' },
-    source: { type: 'string', enum: ['message', 'mapping', 'group', 'check', 'sandbox'], description: 'What told the gateway: a message that carried both, WhatsApp\'s LID mapping, a group\'s members, a number check, or the sandbox.' },
-    timestamp: timestamp('When the gateway learned it.'),
+    source: {
+      type: 'string',
+      enum: ['message', 'mapping', 'group', 'check', 'sandbox'],
+      description:
+        "What told the gateway: a message that carried both, WhatsApp's LID mapping, a group's members, a number check, or the sandbox.",
     },
-  } as const;
+    timestamp: timestamp('When the gateway learned it.'),
+  },
+} as const;
 
 const groupById = (description: string) =>
-  ({ anyOf: [{ type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'WhatsApp\'s id of the group (…@g.us).' } } }, { type: 'null' }], description }) as const;
+  ({
+    anyOf: [
+      { type: 'object', required: ['id'], properties: { id: { type: 'string', description: "WhatsApp's id of the group (…@g.us)." } } },
+      { type: 'null' },
+    ],
+    description,
+  }) as const;
 
 const callEventComponent = {
   $id: 'CallEvent',
   type: 'object',
   description: 'A call to one of your numbers rang, or what became of it (docs/webhooks.md, "Calls").',
-  required: ['event', 'webhook_id', 'call_id', 'phone', 'from_phone', 'from_lid', 'group', 'video', 'status', 'rejected_by_gateway', 'timestamp'],
+  required: [
+    'event',
+    'webhook_id',
+    'call_id',
+    'phone',
+    'from_phone',
+    'from_lid',
+    'group',
+    'video',
+    'status',
+    'rejected_by_gateway',
+    'timestamp',
+  ],
   properties: {
     ...eventProperties('call'),
-    call_id: { type: 'string', description: 'WhatsApp\'s id of the call: the same on every event of one call.' },
+    call_id: { type: 'string', description: "WhatsApp's id of the call: the same on every event of one call." },
     phone: { type: 'string', description: 'Your number that was called.' },
-    from_phone: nullablePhone('The caller, E.164; null when WhatsApp gave only the caller\'s LID.'),
-    from_lid: nullablePhone('The caller\'s LID when WhatsApp named the caller by one; otherwise null.'),
+    from_phone: nullablePhone("The caller, E.164; null when WhatsApp gave only the caller's LID."),
+    from_lid: nullablePhone("The caller's LID when WhatsApp named the caller by one; otherwise null."),
     group: groupById('The group the call was made in; null for a call to the number alone.'),
     video: { type: 'boolean', description: 'A video call rather than a voice call.' },
     status: {
       type: 'string',
       enum: ['offered', 'missed', 'accepted', 'rejected', 'ended'],
-      description: 'offered: it rings. missed: it rang out unanswered. accepted or rejected: on one of the number\'s devices, or rejected by the gateway (rejected_by_gateway). ended: the caller hung up.',
+      description:
+        "offered: it rings. missed: it rang out unanswered. accepted or rejected: on one of the number's devices, or rejected by the gateway (rejected_by_gateway). ended: the caller hung up.",
     },
-    rejected_by_gateway: { type: 'boolean', description: 'The gateway rejected it, as the number\'s reject_calls setting asks (PATCH /numbers/{id}).' },
+    rejected_by_gateway: {
+      type: 'boolean',
+      description: "The gateway rejected it, as the number's reject_calls setting asks (PATCH /numbers/{id}).",
+    },
     timestamp: timestamp('When it happened.'),
   },
 } as const;
@@ -272,10 +367,14 @@ const presenceUpdateEventComponent = {
     ...eventProperties('presence.update'),
     phone: { type: 'string', description: 'Your number, which subscribed.' },
     contact_phone: nullablePhone('The contact, E.164; null when WhatsApp gave only its LID.'),
-    contact_lid: nullablePhone('The contact\'s LID when WhatsApp named it by one; otherwise null.'),
+    contact_lid: nullablePhone("The contact's LID when WhatsApp named it by one; otherwise null."),
     group: groupById('The group chat the contact is typing or recording in; null otherwise.'),
     presence: { type: 'string', enum: ['available', 'unavailable', 'composing', 'recording', 'paused'] },
-    last_seen: { type: ['string', 'null'], format: 'date-time', description: 'When the contact was last online, when WhatsApp says (only with unavailable, and only if the contact shares it).' },
+    last_seen: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When the contact was last online, when WhatsApp says (only with unavailable, and only if the contact shares it).',
+    },
     timestamp: timestamp('When the gateway heard it.'),
   },
 } as const;
@@ -283,17 +382,34 @@ const presenceUpdateEventComponent = {
 const pollVoteEventComponent = {
   $id: 'PollVoteEvent',
   type: 'object',
-  description: 'Someone voted on a poll in a chat of one of your numbers (a poll you sent or one you received): their whole current selection, which replaces the one before (empty when they took their vote back), and the totals since.',
-  required: ['event', 'webhook_id', 'message_id', 'whatsapp_id', 'phone', 'group', 'voter_phone', 'voter_lid', 'options', 'poll', 'timestamp'],
+  description:
+    'Someone voted on a poll in a chat of one of your numbers (a poll you sent or one you received): their whole current selection, which replaces the one before (empty when they took their vote back), and the totals since.',
+  required: [
+    'event',
+    'webhook_id',
+    'message_id',
+    'whatsapp_id',
+    'phone',
+    'group',
+    'voter_phone',
+    'voter_lid',
+    'options',
+    'poll',
+    'timestamp',
+  ],
   properties: {
     ...eventProperties('poll.vote'),
-    message_id: { type: 'string', description: 'The poll\'s message.' },
-    whatsapp_id: { type: 'string', description: 'WhatsApp\'s id of the poll.' },
+    message_id: { type: 'string', description: "The poll's message." },
+    whatsapp_id: { type: 'string', description: "WhatsApp's id of the poll." },
     phone: { type: 'string', description: 'Your number.' },
     group: nullableGroup,
     voter_phone: nullablePhone('The voter, E.164, when WhatsApp says.'),
-    voter_lid: nullablePhone('The voter\'s LID, when WhatsApp named one.'),
-    options: { type: 'array', items: { type: 'string' }, description: 'The options the voter has chosen now; empty when they took their vote back.' },
+    voter_lid: nullablePhone("The voter's LID, when WhatsApp named one."),
+    options: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'The options the voter has chosen now; empty when they took their vote back.',
+    },
     poll: ref('Poll'),
     timestamp: timestamp('When the vote was cast.'),
   },
@@ -315,7 +431,7 @@ const events = [
   ['message.reaction', 'MessageReactionEvent', 'A reaction was set or taken away.'],
   ['message.edited', 'MessageEditedEvent', 'A message was edited.'],
   ['message.revoked', 'MessageRevokedEvent', 'A message was deleted for everyone.'],
-  ['session.status', 'SessionStatusEvent', 'A number\'s WhatsApp session changed state.'],
+  ['session.status', 'SessionStatusEvent', "A number's WhatsApp session changed state."],
   ['group.updated', 'GroupUpdatedEvent', 'A group of your numbers changed.'],
   ['number.paused', 'NumberPausedEvent', 'A number of yours holds its sends.'],
   ['number.resumed', 'NumberResumedEvent', 'A paused number of yours sends again.'],
@@ -346,9 +462,12 @@ export const webhookSchemaComponents = [
 ] as const;
 
 const signatureHeaders = [
-  ['webhook-id', 'The delivery\'s id: the same on every retry of it, so that a receiver can drop repeats.'],
+  ['webhook-id', "The delivery's id: the same on every retry of it, so that a receiver can drop repeats."],
   ['webhook-timestamp', 'Unix seconds when this attempt was signed.'],
-  ['webhook-signature', 'Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook\'s secret, space-separated while a secret rotates.'],
+  [
+    'webhook-signature',
+    'Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook\'s secret, space-separated while a secret rotates.',
+  ],
 ] as const;
 
 /** The document's OpenAPI 3.1 `webhooks`: what the gateway POSTs to a receiver, per event. */
@@ -365,7 +484,13 @@ export function webhooksSection(): Webhooks {
           description: `Delivered to webhooks subscribed to ${event === 'message.media' ? 'message' : event}; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.`,
           tags: ['webhooks'],
           security: [{ webhookSignature: [] }],
-          parameters: signatureHeaders.map(([name, description]) => ({ name, in: 'header' as const, required: true, description, schema: { type: 'string' as const } })),
+          parameters: signatureHeaders.map(([name, description]) => ({
+            name,
+            in: 'header' as const,
+            required: true,
+            description,
+            schema: { type: 'string' as const },
+          })),
           requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${component}` } } } },
           responses: { '2XX': { description: 'Received; any 2xx ends the delivery.' } },
         },

@@ -55,11 +55,15 @@ export class ByteBudgets {
     const limitBytes = this.perWindow[plan];
     const windowSeconds = Math.round(this.windowMs / 1000);
     const what = this.refusal === 'upload_rate_exceeded' ? 'upload' : 'have fetched for media.url';
-    return new AppError(this.refusal, `Your account may ${what} ${limitBytes} bytes every ${windowSeconds} s on the ${plan} plan; try again in ${retryAfterSeconds} s.`, {
-      plan,
-      limit_bytes: limitBytes,
-      window_seconds: windowSeconds,
-      retry_after_seconds: retryAfterSeconds,
-    });
+    return new AppError(
+      this.refusal,
+      `Your account may ${what} ${limitBytes} bytes every ${windowSeconds} s on the ${plan} plan; try again in ${retryAfterSeconds} s.`,
+      {
+        plan,
+        limit_bytes: limitBytes,
+        window_seconds: windowSeconds,
+        retry_after_seconds: retryAfterSeconds,
+      },
+    );
   }
 }

@@ -26,9 +26,13 @@ export class DiskFloor {
       if (space === undefined) continue;
       const floor = Math.max(this.settings.minFreeBytes, Math.ceil((space.totalBytes * this.settings.minFreePercent) / 100));
       if (space.freeBytes - moreBytes < floor) {
-        throw new AppError('insufficient_storage', `The gateway's disk is nearly full, so no file is stored until space is freed; try again in ${RETRY_AFTER_SECONDS} s.`, {
-          retry_after_seconds: RETRY_AFTER_SECONDS,
-        });
+        throw new AppError(
+          'insufficient_storage',
+          `The gateway's disk is nearly full, so no file is stored until space is freed; try again in ${RETRY_AFTER_SECONDS} s.`,
+          {
+            retry_after_seconds: RETRY_AFTER_SECONDS,
+          },
+        );
       }
     }
   }

@@ -32,15 +32,25 @@ export interface PageMeta {
  * sent without it.
  */
 export class LinkPreviewFetcher {
-  constructor(private readonly fetcher: Pick<MediaFetcher, 'fetch'>, private readonly timeoutMs = PREVIEW_TIMEOUT_MS) {}
+  constructor(
+    private readonly fetcher: Pick<MediaFetcher, 'fetch'>,
+    private readonly timeoutMs = PREVIEW_TIMEOUT_MS,
+  ) {}
 
   async preview(url: string): Promise<{ preview: LinkPreview; thumbnail?: Buffer } | undefined> {
     const deadline = Date.now() + this.timeoutMs;
-    const page = await this.read(url, { maxBytes: PREVIEW_PAGE_MAX_BYTES, type: /^text\/html|^application\/xhtml/i, cutAtBudget: true }, deadline);
+    const page = await this.read(
+      url,
+      { maxBytes: PREVIEW_PAGE_MAX_BYTES, type: /^text\/html|^application\/xhtml/i, cutAtBudget: true },
+      deadline,
+    );
     if (page === undefined) return undefined;
     const meta = parsePageMeta(page.toString('utf8'), url);
     if (meta === undefined) return undefined;
-    const thumbnail = meta.image === null ? undefined : await this.read(meta.image, { maxBytes: PREVIEW_IMAGE_MAX_BYTES, type: /^image\//i, cutAtBudget: false }, deadline);
+    const thumbnail =
+      meta.image === null
+        ? undefined
+        : await this.read(meta.image, { maxBytes: PREVIEW_IMAGE_MAX_BYTES, type: /^image\//i, cutAtBudget: false }, deadline);
     return { preview: { url, title: meta.title, description: meta.description }, ...(thumbnail !== undefined && { thumbnail }) };
   }
 
@@ -98,7 +108,21 @@ export function parsePageMeta(html: string, pageUrl: string): PageMeta | undefin
         if (name !== 'meta') return;
         const key = (attributes.property ?? attributes.name ?? '').toLowerCase();
         const content = attributes.content;
-        if (content !== undefined && ['og:title', 'og:description', 'og:image', 'og:image:url', 'og:image:secure_url', 'description', 'twitter:title', 'twitter:description', 'twitter:image'].includes(key)) found[key] ??= content;
+        if (
+          content !== undefined &&
+          [
+            'og:title',
+            'og:description',
+            'og:image',
+            'og:image:url',
+            'og:image:secure_url',
+            'description',
+            'twitter:title',
+            'twitter:description',
+            'twitter:image',
+          ].includes(key)
+        )
+          found[key] ??= content;
       },
       ontext(text) {
         if (inTitle) pageTitle += text;
@@ -115,7 +139,11 @@ export function parsePageMeta(html: string, pageUrl: string): PageMeta | undefin
   const title = clean(found['og:title'] ?? found['twitter:title'] ?? pageTitle, TITLE_MAX);
   if (title === '') return undefined;
   const description = clean(found['og:description'] ?? found['twitter:description'] ?? found.description ?? '', DESCRIPTION_MAX);
-  return { title, description: description === '' ? null : description, image: absoluteImage(found['og:image:secure_url'] ?? found['og:image'] ?? found['og:image:url'] ?? found['twitter:image'], pageUrl) };
+  return {
+    title,
+    description: description === '' ? null : description,
+    image: absoluteImage(found['og:image:secure_url'] ?? found['og:image'] ?? found['og:image:url'] ?? found['twitter:image'], pageUrl),
+  };
 }
 
 function clean(text: string, max: number): string {

@@ -53,7 +53,11 @@ export class MediaAdmission {
     await this.floor.assertRoom(declaredBytes);
     if (!QUOTA_SOURCES.includes(source)) return this.counting(accountId, undefined, undefined);
     const plan = await this.planOf(accountId);
-    const quota = { plan, limitBytes: this.allowances.storageBytes[plan], heldBytes: await mediaBytesHeld(this.store.db, accountId, new Date(), QUOTA_SOURCES) };
+    const quota = {
+      plan,
+      limitBytes: this.allowances.storageBytes[plan],
+      heldBytes: await mediaBytesHeld(this.store.db, accountId, new Date(), QUOTA_SOURCES),
+    };
     this.assertWithinQuota(accountId, quota, declaredBytes ?? 1);
     const meter = transfer === undefined ? undefined : this.budgets[transfer].start(accountId, plan, declaredBytes);
     return this.counting(accountId, quota, meter);
@@ -90,11 +94,15 @@ export class MediaAdmission {
   private assertWithinQuota(accountId: string, quota: Quota, moreBytes: number): void {
     const usedBytes = quota.heldBytes + (this.inFlight.get(accountId) ?? 0);
     if (usedBytes + moreBytes <= quota.limitBytes) return;
-    throw new AppError('storage_quota_exceeded', `This file would take your account past its media storage (${quota.limitBytes} bytes on the ${quota.plan} plan, ${usedBytes} held); uploads no message uses expire, or send a smaller file.`, {
-      plan: quota.plan,
-      used_bytes: usedBytes,
-      limit_bytes: quota.limitBytes,
-    });
+    throw new AppError(
+      'storage_quota_exceeded',
+      `This file would take your account past its media storage (${quota.limitBytes} bytes on the ${quota.plan} plan, ${usedBytes} held); uploads no message uses expire, or send a smaller file.`,
+      {
+        plan: quota.plan,
+        used_bytes: usedBytes,
+        limit_bytes: quota.limitBytes,
+      },
+    );
   }
 
   private async planOf(accountId: string): Promise<PlanName> {

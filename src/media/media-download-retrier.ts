@@ -3,7 +3,14 @@ import type { WhatsAppNumber } from '../domain/model.ts';
 import { messageMediaPayload, type ReceivedMedia } from '../domain/webhooks.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { attachReceivedMedia, claimDownload, deletePendingDownload, listDueDownloads, rescheduleDownload, type PendingDownload } from '../store/repositories/media-downloads.ts';
+import {
+  attachReceivedMedia,
+  claimDownload,
+  deletePendingDownload,
+  listDueDownloads,
+  rescheduleDownload,
+  type PendingDownload,
+} from '../store/repositories/media-downloads.ts';
 import { findMessageById } from '../store/repositories/messages.ts';
 import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks/outbox.ts';
 import type { MediaLinks } from './media-links.ts';
@@ -48,7 +55,9 @@ export class MediaDownloadRetrier {
       const number = numbers.get(pending.numberId);
       if (number === undefined || !(await claimDownload(this.store.db, pending, new Date(now.getTime() + CLAIM_MS)))) continue;
       tried += 1;
-      await this.retry(number, pending, now).catch((error: unknown) => this.logger.error({ err: error, messageId: pending.messageId }, 'could not retry an incoming file'));
+      await this.retry(number, pending, now).catch((error: unknown) =>
+        this.logger.error({ err: error, messageId: pending.messageId }, 'could not retry an incoming file'),
+      );
     }
     return tried;
   }
@@ -58,14 +67,22 @@ export class MediaDownloadRetrier {
     const triesLeft = attempts <= DOWNLOAD_RETRY_DELAYS_MS.length;
     const media = await fetchIncomingFile(
       this.media,
-      { accountId: pending.accountId, kind: pending.kind, fileName: pending.fileName, start: () => this.sessions.downloadAgain(number, pending.engineToken) },
+      {
+        accountId: pending.accountId,
+        kind: pending.kind,
+        fileName: pending.fileName,
+        start: () => this.sessions.downloadAgain(number, pending.engineToken),
+      },
       RETRY_BUDGET_MS,
       triesLeft,
     );
     if ('unavailable' in media && media.willRetry) {
       const next = new Date(now.getTime() + DOWNLOAD_RETRY_DELAYS_MS[attempts - 1]!);
       await rescheduleDownload(this.store.db, pending.messageId, attempts, media.unavailable, next);
-      this.logger.info({ messageId: pending.messageId, attempts, reason: media.unavailable, next }, 'an incoming file is still unavailable; trying again later');
+      this.logger.info(
+        { messageId: pending.messageId, attempts, reason: media.unavailable, next },
+        'an incoming file is still unavailable; trying again later',
+      );
       return;
     }
     await this.settle(pending, media);
@@ -78,9 +95,16 @@ export class MediaDownloadRetrier {
       const message = await findMessageById(trx, pending.messageId);
       if (message === undefined) return NOTHING_QUEUED;
       if ('stored' in media) await attachReceivedMedia(trx, message.id, media.stored.id);
-      return enqueueEvent(trx, this.notifier, message.accountId, messageMediaPayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)), new Date());
+      return enqueueEvent(
+        trx,
+        this.notifier,
+        message.accountId,
+        messageMediaPayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)),
+        new Date(),
+      );
     });
     this.notifier.deliveriesQueued(queued);
-    if ('unavailable' in media) this.logger.warn({ messageId: pending.messageId, reason: media.unavailable }, 'gave up on an incoming file');
+    if ('unavailable' in media)
+      this.logger.warn({ messageId: pending.messageId, reason: media.unavailable }, 'gave up on an incoming file');
   }
 }

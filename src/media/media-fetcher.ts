@@ -60,12 +60,20 @@ export class MediaFetcher {
       }
       if (status < 200 || status >= 300) {
         response.body.resume();
-        throw new AppError('media_url_unreachable', `${target.host} answered ${status} for media.url.`, { field: 'media.url', host: target.host, reason: 'status', upstream_status: status });
+        throw new AppError('media_url_unreachable', `${target.host} answered ${status} for media.url.`, {
+          field: 'media.url',
+          host: target.host,
+          reason: 'status',
+          upstream_status: status,
+        });
       }
       const length = Number(headerValue(response.headers['content-length']));
       if (Number.isFinite(length) && length > this.settings.largestFileBytes) {
         response.body.destroy();
-        throw new AppError('media_too_large', `media.url is ${length} bytes, more than any file may be.`, { kind: 'any', limit_bytes: this.settings.largestFileBytes });
+        throw new AppError('media_too_large', `media.url is ${length} bytes, more than any file may be.`, {
+          kind: 'any',
+          limit_bytes: this.settings.largestFileBytes,
+        });
       }
       return {
         bytes: readBody(response.body, target),
@@ -77,7 +85,12 @@ export class MediaFetcher {
 
   private async request(target: URL): Promise<Dispatcher.ResponseData> {
     try {
-      return await this.agent.request({ origin: target.origin, path: `${target.pathname}${target.search}`, method: 'GET', headers: { 'user-agent': this.settings.userAgent, accept: '*/*' } });
+      return await this.agent.request({
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: 'GET',
+        headers: { 'user-agent': this.settings.userAgent, accept: '*/*' },
+      });
     } catch (error) {
       throw fetchError(error as NodeJS.ErrnoException, target);
     }
@@ -94,7 +107,8 @@ async function* readBody(body: Dispatcher.ResponseData['body'], target: URL): As
     for await (const chunk of body) yield chunk as Buffer;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'UND_ERR_SOCKET' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') throw unreachable(target, 'the connection closed before the whole file arrived');
+    if (code === 'UND_ERR_SOCKET' || code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH')
+      throw unreachable(target, 'the connection closed before the whole file arrived');
     throw fetchError(error as NodeJS.ErrnoException, target);
   } finally {
     body.destroy();
@@ -112,8 +126,10 @@ function parseSourceUrl(url: string): URL {
   } catch {
     throw new AppError('invalid_media', 'media.url is not an absolute URL.', { field: 'media.url' });
   }
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new AppError('invalid_media', 'media.url must be http or https.', { field: 'media.url' });
-  if (target.username !== '' || target.password !== '') throw new AppError('invalid_media', 'media.url must not carry credentials.', { field: 'media.url' });
+  if (target.protocol !== 'http:' && target.protocol !== 'https:')
+    throw new AppError('invalid_media', 'media.url must be http or https.', { field: 'media.url' });
+  if (target.username !== '' || target.password !== '')
+    throw new AppError('invalid_media', 'media.url must not carry credentials.', { field: 'media.url' });
   return target;
 }
 
@@ -122,7 +138,8 @@ function fetchError(error: NodeJS.ErrnoException, target: URL): AppError {
   if (error instanceof BlockedAddressError) return blocked(target, []);
   const code = error.code ?? '';
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return unreachable(target, 'the connection was not made in time', 'connect_timeout');
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return unreachable(target, 'the upstream stopped sending', 'idle_timeout');
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+    return unreachable(target, 'the upstream stopped sending', 'idle_timeout');
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA') return unreachable(target, 'the host does not resolve', 'dns');
   if (code === 'ECONNREFUSED') return unreachable(target, 'the connection was refused', 'refused');
   if (code.startsWith('ERR_TLS') || code.includes('CERT') || /SSL|TLS/.test(code)) return unreachable(target, 'TLS failed', 'tls');
@@ -130,7 +147,12 @@ function fetchError(error: NodeJS.ErrnoException, target: URL): AppError {
 }
 
 function unreachable(target: URL, what: string, reason = 'network'): AppError {
-  return new AppError('media_url_unreachable', `media.url could not be fetched from ${target.host}: ${what}.`, { field: 'media.url', host: target.host, reason, upstream_status: null });
+  return new AppError('media_url_unreachable', `media.url could not be fetched from ${target.host}: ${what}.`, {
+    field: 'media.url',
+    host: target.host,
+    reason,
+    upstream_status: null,
+  });
 }
 
 function blocked(target: URL, addresses: string[]): AppError {

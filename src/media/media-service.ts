@@ -4,7 +4,16 @@ import { fileTypeFromBuffer, supportedMimeTypes } from 'file-type';
 import type { MediaConfig } from '../config.ts';
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
-import { assertWithinLimit, cleanFileName, decideMediaType, mediaTooLarge, type MediaClaims, type MediaKind, type MediaObject, type MediaSource } from '../domain/media.ts';
+import {
+  assertWithinLimit,
+  cleanFileName,
+  decideMediaType,
+  mediaTooLarge,
+  type MediaClaims,
+  type MediaKind,
+  type MediaObject,
+  type MediaSource,
+} from '../domain/media.ts';
 import type { Store } from '../store/database.ts';
 import { findAccountMedia, findLiveMedia, findLiveMediaById, insertMedia } from '../store/repositories/media.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
@@ -49,7 +58,11 @@ export class MediaService {
     const admission = await this.admission.admit(request.accountId, request.source, 'fetch');
     try {
       const fetched = await this.fetcher.fetch(url);
-      return await this.ingest(fetched.bytes, { ...request, fallbackMimeType: fetched.contentType, fileName: request.fileName ?? fetched.fileName }, admission);
+      return await this.ingest(
+        fetched.bytes,
+        { ...request, fallbackMimeType: fetched.contentType, fileName: request.fileName ?? fetched.fileName },
+        admission,
+      );
     } finally {
       admission.finish();
     }
@@ -61,7 +74,14 @@ export class MediaService {
    * without a row, which the orphan sweep removes.
    */
   async ingest(bytes: AsyncIterable<Buffer | Uint8Array>, request: IngestRequest, admitted?: FileAdmission): Promise<MediaObject> {
-    const admission = admitted ?? (await this.admission.admit(request.accountId, request.source, request.source === 'upload' ? 'upload' : undefined, request.declaredBytes));
+    const admission =
+      admitted ??
+      (await this.admission.admit(
+        request.accountId,
+        request.source,
+        request.source === 'upload' ? 'upload' : undefined,
+        request.declaredBytes,
+      ));
     try {
       return await this.write(bytes, request, admission);
     } finally {
@@ -122,7 +142,14 @@ export class MediaService {
   async describe(bytes: Buffer, claims: MediaClaims & { fileName?: string | null }): Promise<OutgoingMedia> {
     const { kind, mimeType } = await decideFromHead(bytes.subarray(0, SNIFF_BYTES), claims);
     assertWithinLimit(kind, bytes.length, this.settings.limits);
-    return { kind, mimeType, fileName: cleanFileName(claims.fileName), size: bytes.length, read: async () => bytes, open: async () => Readable.from([bytes]) };
+    return {
+      kind,
+      mimeType,
+      fileName: cleanFileName(claims.fileName),
+      size: bytes.length,
+      read: async () => bytes,
+      open: async () => Readable.from([bytes]),
+    };
   }
 
   /** The account's media objects by id, kept or not (`removed`): the files a page of messages carries. */
@@ -133,7 +160,8 @@ export class MediaService {
   /** The account's media object, or media_not_found: another account's id is no different from an unknown one. */
   async find(accountId: string, id: string, field = 'media.id'): Promise<MediaObject> {
     const media = await findLiveMedia(this.store.db, accountId, id, new Date());
-    if (media === undefined) throw new AppError('media_not_found', `There is no media ${id} in this account, or its retention has ended.`, { field });
+    if (media === undefined)
+      throw new AppError('media_not_found', `There is no media ${id} in this account, or its retention has ended.`, { field });
     return media;
   }
 
@@ -150,7 +178,8 @@ export class MediaService {
   /** The bytes, or a range of them. A row whose blob has gone is reported as not found. */
   async open(media: MediaObject, range?: ByteRange): Promise<Readable> {
     const stream = await this.blobs.read({ accountId: media.accountId, sha256: media.sha256 }, range);
-    if (stream === undefined) throw new AppError('media_not_found', `The bytes of media ${media.id} are no longer stored.`, { field: 'id' });
+    if (stream === undefined)
+      throw new AppError('media_not_found', `The bytes of media ${media.id} are no longer stored.`, { field: 'id' });
     return stream;
   }
 
@@ -163,7 +192,14 @@ export class MediaService {
 
   /** The media object as an engine sends it: described, with its bytes read on demand. */
   outgoing(media: MediaObject): OutgoingMedia {
-    return { kind: media.kind, mimeType: media.mimeType, fileName: media.fileName, size: media.size, read: () => this.readAll(media), open: () => this.open(media) };
+    return {
+      kind: media.kind,
+      mimeType: media.mimeType,
+      fileName: media.fileName,
+      size: media.size,
+      read: () => this.readAll(media),
+      open: () => this.open(media),
+    };
   }
 
   get linkTtlMs(): number {
@@ -186,7 +222,9 @@ export class MediaService {
 async function decideFromHead(head: Buffer, claims: MediaClaims): Promise<{ kind: MediaKind; mimeType: string }> {
   if (head.length === 0) throw new AppError('invalid_media', 'The file is empty.', { field: 'media' });
   const sniffed = await fileTypeFromBuffer(head);
-  return decideMediaType(sniffed === undefined ? undefined : { mimeType: sniffed.mime, extension: sniffed.ext }, claims, (type) => recognisable.has(type));
+  return decideMediaType(sniffed === undefined ? undefined : { mimeType: sniffed.mime, extension: sniffed.ext }, claims, (type) =>
+    recognisable.has(type),
+  );
 }
 
 async function readHead(iterator: AsyncIterator<Buffer | Uint8Array>): Promise<Buffer> {

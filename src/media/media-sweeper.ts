@@ -27,7 +27,11 @@ export class MediaSweeper {
   /** Retention: run often; each call handles up to a batch of expired objects. */
   async sweepExpired(now = new Date()): Promise<number> {
     const expired = await listExpiredMedia(this.store.db, now, BATCH);
-    await markMediaRemoved(this.store.db, expired.map((media) => media.id), now);
+    await markMediaRemoved(
+      this.store.db,
+      expired.map((media) => media.id),
+      now,
+    );
     const blobs = new Map(expired.map((media) => [`${media.accountId}/${media.sha256}`, media]));
     for (const media of blobs.values()) await this.removeIfUnused(media, now);
     if (expired.length > 0) this.logger.info({ count: expired.length }, 'media retention ended');

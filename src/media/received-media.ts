@@ -23,12 +23,24 @@ export interface IncomingFile {
  * the file is then unavailable, with the reason, and `willRetry` says whether another try is due
  * (a transient failure, with tries left and a way to make them).
  */
-export async function fetchIncomingFile(media: MediaService, file: IncomingFile, budgetMs: number, triesLeft: boolean): Promise<ReceivedMedia> {
+export async function fetchIncomingFile(
+  media: MediaService,
+  file: IncomingFile,
+  budgetMs: number,
+  triesLeft: boolean,
+): Promise<ReceivedMedia> {
   try {
     // A disk at its floor takes no file: the download is not even begun, and is tried again later.
     await media.admission.assertDiskRoom();
     const bytes = await withinBudget(() => file.start(), budgetMs);
-    return { stored: await media.ingest(bytes, { accountId: file.accountId, source: 'received', preferredKind: file.kind, fileName: file.fileName }) };
+    return {
+      stored: await media.ingest(bytes, {
+        accountId: file.accountId,
+        source: 'received',
+        preferredKind: file.kind,
+        fileName: file.fileName,
+      }),
+    };
   } catch (error) {
     const { reason, transient } = classifyDownloadFailure(error);
     return { kind: file.kind, unavailable: reason, willRetry: transient && triesLeft };

@@ -47,16 +47,19 @@ export class S3BlobStore implements BlobStore {
       // the object). The upload carries its SHA-256 in a header instead, which S3 checks.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      ...(settings.accessKeyId !== null && settings.secretAccessKey !== null && {
-        credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
-      }),
+      ...(settings.accessKeyId !== null &&
+        settings.secretAccessKey !== null && {
+          credentials: { accessKeyId: settings.accessKeyId, secretAccessKey: settings.secretAccessKey },
+        }),
     });
     try {
       await client.send(new HeadBucketCommand({ Bucket: settings.bucket }));
     } catch (error) {
       client.destroy();
       const status = error instanceof S3ServiceException ? ` (HTTP ${error.$metadata.httpStatusCode ?? '?'}, ${error.name})` : '';
-      throw new Error(`The media bucket ${settings.bucket} cannot be reached${status}: check WAGW_MEDIA_S3_BUCKET, WAGW_MEDIA_S3_ENDPOINT and the credentials. ${(error as Error).message}`);
+      throw new Error(
+        `The media bucket ${settings.bucket} cannot be reached${status}: check WAGW_MEDIA_S3_BUCKET, WAGW_MEDIA_S3_ENDPOINT and the credentials. ${(error as Error).message}`,
+      );
     }
     return new S3BlobStore(client, settings, spoolDirectory);
   }
@@ -71,24 +74,28 @@ export class S3BlobStore implements BlobStore {
         try {
           if (await this.exists(key)) {
             // The same bytes under the same hash: the object stays, marked as just written.
-            await this.client.send(new CopyObjectCommand({
-              Bucket: this.settings.bucket,
-              Key: objectKey,
-              CopySource: `${this.settings.bucket}/${encodeURIComponent(objectKey).replaceAll('%2F', '/')}`,
-              MetadataDirective: 'REPLACE',
-              Metadata: { [TOUCHED_AT]: String(Date.now()) },
-            }));
+            await this.client.send(
+              new CopyObjectCommand({
+                Bucket: this.settings.bucket,
+                Key: objectKey,
+                CopySource: `${this.settings.bucket}/${encodeURIComponent(objectKey).replaceAll('%2F', '/')}`,
+                MetadataDirective: 'REPLACE',
+                Metadata: { [TOUCHED_AT]: String(Date.now()) },
+              }),
+            );
             return;
           }
           const { size } = await fsp.stat(spool.path);
-          await this.client.send(new PutObjectCommand({
-            Bucket: this.settings.bucket,
-            Key: objectKey,
-            Body: fs.createReadStream(spool.path),
-            ContentLength: size,
-            ChecksumSHA256: Buffer.from(key.sha256, 'hex').toString('base64'),
-            Metadata: { [TOUCHED_AT]: String(Date.now()) },
-          }));
+          await this.client.send(
+            new PutObjectCommand({
+              Bucket: this.settings.bucket,
+              Key: objectKey,
+              Body: fs.createReadStream(spool.path),
+              ContentLength: size,
+              ChecksumSHA256: Buffer.from(key.sha256, 'hex').toString('base64'),
+              Metadata: { [TOUCHED_AT]: String(Date.now()) },
+            }),
+          );
         } finally {
           await spool.discard();
         }
@@ -99,11 +106,13 @@ export class S3BlobStore implements BlobStore {
 
   async read(key: BlobKey, range?: ByteRange): Promise<Readable | undefined> {
     try {
-      const answer = await this.client.send(new GetObjectCommand({
-        Bucket: this.settings.bucket,
-        Key: this.objectKey(key),
-        ...(range !== undefined && { Range: `bytes=${range.start}-${range.end}` }),
-      }));
+      const answer = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.settings.bucket,
+          Key: this.objectKey(key),
+          ...(range !== undefined && { Range: `bytes=${range.start}-${range.end}` }),
+        }),
+      );
       return answer.Body as Readable;
     } catch (error) {
       if (isMissing(error)) return undefined;
@@ -129,7 +138,9 @@ export class S3BlobStore implements BlobStore {
   async *list(): AsyncIterable<BlobKey & { writtenAt: Date }> {
     let continuationToken: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.settings.bucket, Prefix: this.settings.prefix, ContinuationToken: continuationToken }));
+      const page = await this.client.send(
+        new ListObjectsV2Command({ Bucket: this.settings.bucket, Prefix: this.settings.prefix, ContinuationToken: continuationToken }),
+      );
       for (const object of page.Contents ?? []) {
         const [accountId, sha256, ...rest] = (object.Key ?? '').slice(this.settings.prefix.length).split('/');
         const key = { accountId: accountId ?? '', sha256: sha256 ?? '' };
@@ -165,5 +176,8 @@ export class S3BlobStore implements BlobStore {
 }
 
 function isMissing(error: unknown): boolean {
-  return error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404);
+  return (
+    error instanceof S3ServiceException &&
+    (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404)
+  );
 }

@@ -50,6 +50,8 @@ export class CallService {
     if (number.callReplyText === null || number.callReplyText === '' || event.fromPhone === null) return;
     await this.sender
       .send({ accountId: number.accountId, fromPhone: number.phone, toPhone: event.fromPhone, text: number.callReplyText })
-      .catch((error: unknown) => this.logger.warn({ err: error, numberId: number.id, callId: event.call.callId }, 'could not send the reply to a rejected call'));
+      .catch((error: unknown) =>
+        this.logger.warn({ err: error, numberId: number.id, callId: event.call.callId }, 'could not send the reply to a rejected call'),
+      );
   }
 }

@@ -49,7 +49,10 @@ export class ChatService {
     const rows = await listChats(this.store.db, number.id, cursor === undefined ? undefined : parseCursor(cursor), limit + 1);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
-    return { chats: await this.summaries(number, page), nextCursor: rows.length > limit && last !== undefined ? `${last.last_activity_at}.${last.chat_id}` : undefined };
+    return {
+      chats: await this.summaries(number, page),
+      nextCursor: rows.length > limit && last !== undefined ? `${last.last_activity_at}.${last.chat_id}` : undefined,
+    };
   }
 
   async find(number: WhatsAppNumber, rawChat: string): Promise<ChatSummary> {
@@ -60,7 +63,8 @@ export class ChatService {
   async change(number: WhatsAppNumber, rawChat: string, change: ChatChange): Promise<ChatSummary> {
     const row = await this.row(number, rawChat);
     const [last] = await findMessagesByIds(this.store.db, [row.last_message_id]);
-    if (last?.engineMessageId == null) throw new AppError('chat_not_found', `The chat ${row.chat_id} has no message WhatsApp knows yet.`, { field: 'chat' });
+    if (last?.engineMessageId == null)
+      throw new AppError('chat_not_found', `The chat ${row.chat_id} has no message WhatsApp knows yet.`, { field: 'chat' });
     await this.supervisor.sessionFor(number).modifyChat(chatTarget(row.chat_id, last), change);
     const changed = await changeChatState(this.store.db, number.id, row.chat_id, stateChange(change, new Date()));
     return (await this.summaries(number, [changed ?? row]))[0]!;
@@ -84,8 +88,15 @@ export class ChatService {
 
   private async summaries(number: WhatsAppNumber, rows: readonly ChatRow[]): Promise<ChatSummary[]> {
     const [messages, people] = await Promise.all([
-      findMessagesByIds(this.store.db, rows.map((row) => row.last_message_id)),
-      identitiesOf(this.store.db, number.id, rows.map((row) => row.chat_id).filter((chatId) => !chatId.endsWith('@g.us'))),
+      findMessagesByIds(
+        this.store.db,
+        rows.map((row) => row.last_message_id),
+      ),
+      identitiesOf(
+        this.store.db,
+        number.id,
+        rows.map((row) => row.chat_id).filter((chatId) => !chatId.endsWith('@g.us')),
+      ),
     ]);
     const byId = new Map(messages.map((message) => [message.id, message]));
     return rows.flatMap((row) => {
@@ -93,19 +104,21 @@ export class ChatService {
       if (lastMessage === undefined) return [];
       const group = row.chat_id.endsWith('@g.us') ? (lastMessage.group ?? { id: row.chat_id, subject: null }) : null;
       const person = people.find((known) => known.phone === row.chat_id || known.lid === row.chat_id);
-      return [{
-        chatId: row.chat_id,
-        phone: group === null ? (person?.phone ?? (isLid(row.chat_id) ? null : (row.chat_id as E164))) : null,
-        lid: group === null ? (person?.lid ?? (isLid(row.chat_id) ? row.chat_id : null)) : null,
-        group,
-        lastMessage,
-        lastActivityAt: new Date(Number(row.last_activity_at)),
-        unreadCount: row.unread_count,
-        markedUnread: row.marked_unread === 1,
-        archived: row.archived === 1,
-        pinnedAt: row.pinned_at === null ? null : new Date(Number(row.pinned_at)),
-        mutedUntil: row.muted_until === null ? null : new Date(Number(row.muted_until)),
-      }];
+      return [
+        {
+          chatId: row.chat_id,
+          phone: group === null ? (person?.phone ?? (isLid(row.chat_id) ? null : (row.chat_id as E164))) : null,
+          lid: group === null ? (person?.lid ?? (isLid(row.chat_id) ? row.chat_id : null)) : null,
+          group,
+          lastMessage,
+          lastActivityAt: new Date(Number(row.last_activity_at)),
+          unreadCount: row.unread_count,
+          markedUnread: row.marked_unread === 1,
+          archived: row.archived === 1,
+          pinnedAt: row.pinned_at === null ? null : new Date(Number(row.pinned_at)),
+          mutedUntil: row.muted_until === null ? null : new Date(Number(row.muted_until)),
+        },
+      ];
     });
   }
 }
@@ -113,7 +126,10 @@ export class ChatService {
 function chatTarget(chatId: string, last: Message): ChatTarget {
   const fromMe = last.direction === 'outbound';
   const participant = last.group != null && !fromMe ? (last.fromPhone ?? last.fromLid ?? undefined) : undefined;
-  return { chatId, lastMessage: { engineMessageId: last.engineMessageId!, fromMe, ...(participant !== undefined && { participant }), at: last.createdAt } };
+  return {
+    chatId,
+    lastMessage: { engineMessageId: last.engineMessageId!, fromMe, ...(participant !== undefined && { participant }), at: last.createdAt },
+  };
 }
 
 /** What the change leaves in the chat's row; reading it clears its unread count too. */
@@ -132,6 +148,7 @@ function stateChange(change: ChatChange, at: Date): ChatStateChange {
 
 function parseCursor(cursor: string): { lastActivityAt: number; chatId: string } {
   const match = /^(\d{1,15})\.(.{1,128})$/.exec(cursor);
-  if (match === null) throw new AppError('invalid_request', 'The page link is not valid; start again from the first page.', { field: 'cursor' });
+  if (match === null)
+    throw new AppError('invalid_request', 'The page link is not valid; start again from the first page.', { field: 'cursor' });
   return { lastActivityAt: Number(match[1]), chatId: match[2]! };
 }

@@ -28,14 +28,21 @@ export class ContactsService {
   /** One person, by phone (any common spelling) or by LID, found whichever the map knows them by. */
   async find(number: WhatsAppNumber, raw: string): Promise<Contact> {
     const ref = parsePersonRef(raw);
-    if (ref === undefined) throw new AppError('invalid_request', `"${raw.slice(0, 64)}" is neither a phone (with its country code) nor a LID (<digits>@lid).`, { field: 'phone_or_lid' });
+    if (ref === undefined)
+      throw new AppError('invalid_request', `"${raw.slice(0, 64)}" is neither a phone (with its country code) nor a LID (<digits>@lid).`, {
+        field: 'phone_or_lid',
+      });
     const contact = await findContact(this.store.db, number.id, ref);
-    if (contact === undefined) throw new AppError('contact_not_found', `${number.phone} knows no person ${'lid' in ref ? ref.lid : ref.phone}.`, { field: 'phone_or_lid' });
+    if (contact === undefined)
+      throw new AppError('contact_not_found', `${number.phone} knows no person ${'lid' in ref ? ref.lid : ref.phone}.`, {
+        field: 'phone_or_lid',
+      });
     return contact;
   }
 }
 
 function parseCursor(cursor: string): string {
-  if (!/^ctc_[0-9a-z]{26}$/.test(cursor)) throw new AppError('invalid_request', 'The page link is not valid; start again from the first page.', { field: 'cursor' });
+  if (!/^ctc_[0-9a-z]{26}$/.test(cursor))
+    throw new AppError('invalid_request', 'The page link is not valid; start again from the first page.', { field: 'cursor' });
   return cursor;
 }

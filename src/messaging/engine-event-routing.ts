@@ -1,6 +1,18 @@
 import type { Logger } from 'pino';
 import type { EngineKind, Message } from '../domain/model.ts';
-import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingCallEvent, IncomingPollVoteEvent, PresenceEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine.ts';
+import type {
+  EngineEvents,
+  IdentitiesLearned,
+  IncomingActionEvent,
+  IncomingCallEvent,
+  IncomingPollVoteEvent,
+  PresenceEvent,
+  IncomingMessageEvent,
+  NumberRestrictedEvent,
+  ReceiptEvent,
+  RestrictionLiftedEvent,
+  SessionStatusEvent,
+} from '../engines/engine.ts';
 import type { GroupChange } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { CallService } from './calls.ts';

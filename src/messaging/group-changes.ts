@@ -29,13 +29,20 @@ export class GroupChangeService {
       if (aboutNumber && (event.kind === 'removed' || event.kind === 'left')) await forgetMembership(trx, number, event.groupId, event.at);
       else await noteGroupChange(trx, number, event, aboutNumber);
       const subject = (await knownSubject(trx, number.id, event.groupId)) ?? event.subject ?? null;
-      return enqueueEvent(trx, this.notifier, number.accountId, groupUpdatedPayload(number.phone, { id: event.groupId, subject }, event, aboutNumber), event.at);
+      return enqueueEvent(
+        trx,
+        this.notifier,
+        number.accountId,
+        groupUpdatedPayload(number.phone, { id: event.groupId, subject }, event, aboutNumber),
+        event.at,
+      );
     });
     this.groups.forgetRemembered(number, event.groupId);
     this.notifier.deliveriesQueued(queued);
     // A number just added learns the rest (size, roles) from its session, as its phone would;
     // if WhatsApp will not say now, the next read of the group fills it in.
-    if (aboutNumber && (event.kind === 'added' || event.kind === 'joined')) await this.groups.get(number, event.groupId).catch(() => undefined);
+    if (aboutNumber && (event.kind === 'added' || event.kind === 'joined'))
+      await this.groups.get(number, event.groupId).catch(() => undefined);
   }
 }
 

@@ -1,7 +1,15 @@
 import { AppError } from '../domain/errors.ts';
 import {
-  isGroupId, MAX_GROUP_DESCRIPTION_LENGTH, MAX_GROUP_SUBJECT_LENGTH, MAX_NEW_GROUP_PARTICIPANTS, MAX_PARTICIPANTS_PER_CHANGE, participantActions, roleOf,
-  type Group, type GroupSettings, type ParticipantResult,
+  isGroupId,
+  MAX_GROUP_DESCRIPTION_LENGTH,
+  MAX_GROUP_SUBJECT_LENGTH,
+  MAX_NEW_GROUP_PARTICIPANTS,
+  MAX_PARTICIPANTS_PER_CHANGE,
+  participantActions,
+  roleOf,
+  type Group,
+  type GroupSettings,
+  type ParticipantResult,
 } from '../domain/groups.ts';
 import { EngineSendError } from '../engines/engine.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
@@ -36,7 +44,8 @@ export class GroupService {
   async create(number: WhatsAppNumber, rawSubject: string, rawParticipants: readonly string[]): Promise<Group> {
     const subject = parseSubject(rawSubject);
     const participants = parseParticipants(rawParticipants).filter((phone) => phone !== number.phone);
-    if (participants.length === 0) throw new AppError('invalid_request', 'participants must name at least one phone besides from_phone.', { field: 'participants' });
+    if (participants.length === 0)
+      throw new AppError('invalid_request', 'participants must name at least one phone besides from_phone.', { field: 'participants' });
     const group = await this.supervisor.sessionFor(number).createGroup(subject, participants);
     await this.remember(number, [group]);
     return group;
@@ -65,28 +74,44 @@ export class GroupService {
   }
 
   /** Adds, removes, promotes or demotes participants; the number must be an admin. One result per phone, in order. */
-  async changeParticipants(number: WhatsAppNumber, groupId: string, rawAction: string, rawPhones: readonly string[]): Promise<ParticipantResult[]> {
+  async changeParticipants(
+    number: WhatsAppNumber,
+    groupId: string,
+    rawAction: string,
+    rawPhones: readonly string[],
+  ): Promise<ParticipantResult[]> {
     const action = participantActions.find((known) => known === rawAction);
-    if (action === undefined) throw new AppError('invalid_request', `action must be one of ${participantActions.join(', ')}.`, { field: 'action' });
+    if (action === undefined)
+      throw new AppError('invalid_request', `action must be one of ${participantActions.join(', ')}.`, { field: 'action' });
     const phones = [...new Set(parsePhoneList(rawPhones, 'participants', { min: 1, max: MAX_PARTICIPANTS_PER_CHANGE }))];
     await this.asAdmin(number, groupId);
-    const results = await this.supervisor.sessionFor(number).updateParticipants(groupId, action, phones).catch((error: unknown) => this.refused(number, groupId, error));
+    const results = await this.supervisor
+      .sessionFor(number)
+      .updateParticipants(groupId, action, phones)
+      .catch((error: unknown) => this.refused(number, groupId, error));
     this.forgetRemembered(number, groupId);
     return results;
   }
 
   /** Changes the subject and description (null or empty clears it); the number must be an admin. Answers the group as it is now. */
   async changeSettings(number: WhatsAppNumber, groupId: string, raw: { subject?: string; description?: string | null }): Promise<Group> {
-    if (raw.subject === undefined && raw.description === undefined) throw new AppError('invalid_request', 'Give subject, description or both to change.', { field: 'subject', problem: 'missing' });
+    if (raw.subject === undefined && raw.description === undefined)
+      throw new AppError('invalid_request', 'Give subject, description or both to change.', { field: 'subject', problem: 'missing' });
     const settings: GroupSettings = {};
     if (raw.subject !== undefined) settings.subject = parseSubject(raw.subject);
     if (raw.description !== undefined) {
       const description = raw.description?.trim() ?? '';
-      if ([...description].length > MAX_GROUP_DESCRIPTION_LENGTH) throw new AppError('invalid_request', `description holds at most ${MAX_GROUP_DESCRIPTION_LENGTH} characters.`, { field: 'description' });
+      if ([...description].length > MAX_GROUP_DESCRIPTION_LENGTH)
+        throw new AppError('invalid_request', `description holds at most ${MAX_GROUP_DESCRIPTION_LENGTH} characters.`, {
+          field: 'description',
+        });
       settings.description = description === '' ? null : description;
     }
     await this.asAdmin(number, groupId);
-    await this.supervisor.sessionFor(number).updateGroupSettings(groupId, settings).catch((error: unknown) => this.refused(number, groupId, error));
+    await this.supervisor
+      .sessionFor(number)
+      .updateGroupSettings(groupId, settings)
+      .catch((error: unknown) => this.refused(number, groupId, error));
     this.forgetRemembered(number, groupId);
     return this.asMember(number, groupId, 'id');
   }
@@ -94,14 +119,20 @@ export class GroupService {
   /** The group's invite link, or (with `revoke`) a new one, the old one no longer working; the number must be an admin. */
   async inviteLink(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<{ code: string; link: string }> {
     await this.asAdmin(number, groupId);
-    const code = await this.supervisor.sessionFor(number).inviteCode(groupId, revoke).catch((error: unknown) => this.refused(number, groupId, error));
+    const code = await this.supervisor
+      .sessionFor(number)
+      .inviteCode(groupId, revoke)
+      .catch((error: unknown) => this.refused(number, groupId, error));
     return { code, link: `https://chat.whatsapp.com/${code}` };
   }
 
   /** The number leaves the group; the account still knows it, as one its number was in. */
   async leave(number: WhatsAppNumber, groupId: string): Promise<void> {
     await this.asMember(number, groupId, 'id');
-    await this.supervisor.sessionFor(number).leaveGroup(groupId).catch((error: unknown) => this.refused(number, groupId, error));
+    await this.supervisor
+      .sessionFor(number)
+      .leaveGroup(groupId)
+      .catch((error: unknown) => this.refused(number, groupId, error));
     await forgetMembership(this.store.db, number, groupId, new Date());
     this.forgetRemembered(number, groupId);
   }
@@ -124,7 +155,11 @@ export class GroupService {
     if (isGroupId(groupId) && (await accountKnowsGroup(this.store.db, number.accountId, groupId))) {
       await forgetMembership(this.store.db, number, groupId, new Date());
       this.forgetRemembered(number, groupId);
-      return new AppError('not_group_member', `${number.phone} is not a member of group ${groupId}${field === 'to_group' ? ', so it cannot send there' : ''}.`, { field, group_id: groupId });
+      return new AppError(
+        'not_group_member',
+        `${number.phone} is not a member of group ${groupId}${field === 'to_group' ? ', so it cannot send there' : ''}.`,
+        { field, group_id: groupId },
+      );
     }
     return new AppError('group_not_found', `${number.phone} is not in a group "${groupId.slice(0, 64)}".`, { field });
   }
@@ -164,7 +199,9 @@ function parseSubject(raw: string): string {
 }
 
 function notAdmin(number: WhatsAppNumber, groupId: string): AppError {
-  return new AppError('not_group_admin', `${number.phone} is not an admin of group ${groupId}; only admins may change it.`, { group_id: groupId });
+  return new AppError('not_group_admin', `${number.phone} is not an admin of group ${groupId}; only admins may change it.`, {
+    group_id: groupId,
+  });
 }
 
 /** The phones to add, each in E.164 and once, or a 400 naming the first that is not a phone. */

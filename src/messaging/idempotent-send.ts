@@ -21,7 +21,6 @@ import type { SendMessageService, SendOutcome, SendRequest } from './send-messag
 /** A key answers for 24 hours after its first use; then it is treated as never used. */
 export const IDEMPOTENCY_KEY_TTL_MS = 24 * 60 * 60_000;
 
-
 const PRINTABLE_ASCII_KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** Claims can be lost to a concurrent release or takeover; past this many, the key is busy. */
@@ -29,7 +28,13 @@ const MAX_CLAIM_ATTEMPTS = 3;
 
 /** The engine's refusals: a message failed with one of these never reached WhatsApp. */
 // A restriction (463) and rate-overlimit are WhatsApp refusing the message: nothing went out.
-const REFUSALS: ReadonlySet<string> = new Set<EngineSendFailure>(['not_connected', 'rejected', 'recipient_not_on_whatsapp', 'restricted', 'rate_limited']);
+const REFUSALS: ReadonlySet<string> = new Set<EngineSendFailure>([
+  'not_connected',
+  'rejected',
+  'recipient_not_on_whatsapp',
+  'restricted',
+  'rate_limited',
+]);
 
 export interface IdempotentSendOutcome {
   /** True when the answer is the stored one of an earlier request with the same key. */
@@ -42,11 +47,9 @@ export interface IdempotentSendOutcome {
 export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (typeof header === 'string' && PRINTABLE_ASCII_KEY.test(header)) return header;
-  throw new AppError(
-    'invalid_idempotency_key',
-    'The Idempotency-Key header must be 1 to 255 printable ASCII characters.',
-    { field: 'Idempotency-Key' },
-  );
+  throw new AppError('invalid_idempotency_key', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.', {
+    field: 'Idempotency-Key',
+  });
 }
 
 /**
@@ -65,9 +68,13 @@ export function requestFingerprint(request: SendFingerprinted): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 
-type SendFingerprinted = Pick<SendRequest, 'fromPhone' | 'text' | 'mediaFingerprint' | 'replyTo' | 'structured' | 'linkPreview'> & ({ toPhone: SendRequest['toPhone']; toGroup?: undefined } | { toGroup: string; mentions: readonly string[] });
+type SendFingerprinted = Pick<SendRequest, 'fromPhone' | 'text' | 'mediaFingerprint' | 'replyTo' | 'structured' | 'linkPreview'> &
+  ({ toPhone: SendRequest['toPhone']; toGroup?: undefined } | { toGroup: string; mentions: readonly string[] });
 
-type Resolution = { kind: 'answer'; outcome: IdempotentSendOutcome } | { kind: 'send'; record: IdempotencyRecord } | { kind: 'claim_again' };
+type Resolution =
+  | { kind: 'answer'; outcome: IdempotentSendOutcome }
+  | { kind: 'send'; record: IdempotencyRecord }
+  | { kind: 'claim_again' };
 
 /**
  * Sends with an Idempotency-Key (docs/adr/0010): the first request claims the key in the
@@ -138,7 +145,11 @@ export class IdempotentSendService {
     return purgeExpiredIdempotencyKeys(this.store.db, new Date(now.getTime() - IDEMPOTENCY_KEY_TTL_MS));
   }
 
-  private async sendClaimed(request: SendRequest, record: IdempotencyRecord, present: (message: Message) => unknown): Promise<IdempotentSendOutcome> {
+  private async sendClaimed(
+    request: SendRequest,
+    record: IdempotencyRecord,
+    present: (message: Message) => unknown,
+  ): Promise<IdempotentSendOutcome> {
     let message: SendOutcome;
     try {
       message = await this.sender.send({ ...request, messageId: record.messageId });
@@ -154,7 +165,9 @@ export class IdempotentSendService {
     // answer from the message row.
     await this.committer
       .run((trx) => completeIdempotencyKey(trx, record, { statusCode, body: JSON.stringify(body) }))
-      .catch((error: unknown) => this.logger.error({ err: error, messageId: record.messageId }, 'could not store the answer of an idempotent send'));
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, messageId: record.messageId }, 'could not store the answer of an idempotent send'),
+      );
     return { replayed: false, statusCode, body };
   }
 
@@ -174,10 +187,18 @@ export class IdempotentSendService {
     }
   }
 
-  private async resolveExisting(record: IdempotencyRecord, fingerprint: string, at: Date, present: (message: Message) => unknown): Promise<Resolution> {
+  private async resolveExisting(
+    record: IdempotencyRecord,
+    fingerprint: string,
+    at: Date,
+    present: (message: Message) => unknown,
+  ): Promise<Resolution> {
     if (record.fingerprint !== fingerprint) throw keyReused();
     if (record.state === 'completed' && record.response !== null) {
-      return { kind: 'answer', outcome: { replayed: true, statusCode: record.response.statusCode, body: JSON.parse(record.response.body) } };
+      return {
+        kind: 'answer',
+        outcome: { replayed: true, statusCode: record.response.statusCode, body: JSON.parse(record.response.body) },
+      };
     }
     if (at.getTime() - record.lockedAt.getTime() < this.abandonedAfterMs) throw requestInProgress();
     return this.recoverAbandoned(record, at, present);
@@ -201,7 +222,7 @@ export class IdempotentSendService {
     if (message.status === 'failed' || message.status === 'unknown') {
       throw new AppError(
         'send_outcome_unknown',
-        'The request first made with this Idempotency-Key was cut off before WhatsApp\'s answer was recorded, so it is not known whether its message went out; it is not sent again under this key.',
+        "The request first made with this Idempotency-Key was cut off before WhatsApp's answer was recorded, so it is not known whether its message went out; it is not sent again under this key.",
         { message_id: message.id, error_code: errorCode },
       );
     }

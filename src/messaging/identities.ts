@@ -10,7 +10,6 @@ import { mergeChatOfLid } from '../store/repositories/chats.ts';
 import { findNumberById, findNumberByPhone } from '../store/repositories/numbers.ts';
 import { enqueueEvent, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 
-
 /**
  * Each number's own map from LID to phone (ADR 0032). Resolving asks the database, never
  * WhatsApp. Learning merges the person into one contact, fills the phone into the messages that
@@ -45,11 +44,16 @@ export class IdentityMap {
     if (number !== undefined) await this.learnAll(number, event.identities, event.source);
   }
 
-  private async learnAll(number: WhatsAppNumber, identities: readonly { lid: string; phone: E164 }[], source: IdentitySource): Promise<number> {
+  private async learnAll(
+    number: WhatsAppNumber,
+    identities: readonly { lid: string; phone: E164 }[],
+    source: IdentitySource,
+  ): Promise<number> {
     const at = new Date();
     // Group metadata names every member at once; only the news costs a write.
     const news: { lid: string; phone: E164 }[] = [];
-    for (const identity of identities) if ((await phoneOfLid(this.store.db, number.id, identity.lid)) !== identity.phone) news.push(identity);
+    for (const identity of identities)
+      if ((await phoneOfLid(this.store.db, number.id, identity.lid)) !== identity.phone) news.push(identity);
     if (news.length === 0) return 0;
     const queued = await this.committer.run(async (trx) => {
       const parts: Enqueued[] = [];
@@ -63,7 +67,12 @@ export class IdentityMap {
 
 /** Learns one identity inside the caller's transaction; see IdentityMap. */
 export async function learnAndReport(
-  trx: Executor, notifier: DeliveryNotifier, number: Pick<WhatsAppNumber, 'id' | 'accountId' | 'phone'>, identity: { lid: string; phone: E164 }, source: IdentitySource, at: Date,
+  trx: Executor,
+  notifier: DeliveryNotifier,
+  number: Pick<WhatsAppNumber, 'id' | 'accountId' | 'phone'>,
+  identity: { lid: string; phone: E164 },
+  source: IdentitySource,
+  at: Date,
 ): Promise<Enqueued> {
   if (!(await learnIdentity(trx, { numberId: number.id, accountId: number.accountId }, identity, source, at))) return NOTHING_QUEUED;
   await fillSenderPhone(trx, number.id, identity);
@@ -77,6 +86,7 @@ export async function learnAndReport(
  */
 export async function completeIdentity(db: Executor, numberId: string, person: PersonIdentity): Promise<PersonIdentity> {
   if (person.phone === null && person.lid !== null) return { lid: person.lid, phone: (await phoneOfLid(db, numberId, person.lid)) ?? null };
-  if (person.phone !== null && person.lid === null) return { phone: person.phone, lid: (await lidOfPhone(db, numberId, person.phone)) ?? null };
+  if (person.phone !== null && person.lid === null)
+    return { phone: person.phone, lid: (await lidOfPhone(db, numberId, person.phone)) ?? null };
   return person;
 }

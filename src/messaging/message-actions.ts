@@ -47,13 +47,28 @@ export type Chat = { phone: E164; groupId?: undefined } | { groupId: string; pho
  * that very chat that made it onto the network. Anything else is the same 400, so that another
  * account's ids cannot be told from unknown ones.
  */
-export async function findQuotable(store: Store, number: WhatsAppNumber, chat: Chat, replyTo: string): Promise<{ ref: MessageRef; quoted: QuotedMessage }> {
+export async function findQuotable(
+  store: Store,
+  number: WhatsAppNumber,
+  chat: Chat,
+  replyTo: string,
+): Promise<{ ref: MessageRef; quoted: QuotedMessage }> {
   const message = await findMessageById(store.db, replyTo);
   const peer = message === undefined ? undefined : message.direction === 'outbound' ? message.toPhone : message.fromPhone;
-  const sameChat = message !== undefined && (chat.groupId === undefined ? message.group == null && peer === chat.phone : message.group?.id === chat.groupId);
-  if (message === undefined || message.accountId !== number.accountId || message.numberId !== number.id || !sameChat || message.engineMessageId === null) {
+  const sameChat =
+    message !== undefined &&
+    (chat.groupId === undefined ? message.group == null && peer === chat.phone : message.group?.id === chat.groupId);
+  if (
+    message === undefined ||
+    message.accountId !== number.accountId ||
+    message.numberId !== number.id ||
+    !sameChat ||
+    message.engineMessageId === null
+  ) {
     const where = chat.groupId === undefined ? `the chat between ${number.phone} and ${chat.phone}` : `group ${chat.groupId}`;
-    throw new AppError('invalid_reply_to', `reply_to must be the message_id of a message in ${where}; ${replyTo} is not one.`, { field: 'reply_to' });
+    throw new AppError('invalid_reply_to', `reply_to must be the message_id of a message in ${where}; ${replyTo} is not one.`, {
+      field: 'reply_to',
+    });
   }
   return { ref: messageRef(message), quoted: { messageId: message.id, engineMessageId: message.engineMessageId } };
 }
@@ -73,15 +88,21 @@ export class MessageActionService {
   /** The account's message and the number whose chat holds it. */
   async locate(scope: AccountScope, messageId: string): Promise<{ message: Message; number: WhatsAppNumber | undefined }> {
     const message = await findMessageById(this.store.db, messageId);
-    if (message === undefined || message.accountId !== scope.accountId) throw new AppError('message_not_found', `There is no message "${messageId.slice(0, 64)}" in your account.`, { field: 'message_id' });
+    if (message === undefined || message.accountId !== scope.accountId)
+      throw new AppError('message_not_found', `There is no message "${messageId.slice(0, 64)}" in your account.`, { field: 'message_id' });
     const number = message.numberId === null ? undefined : await findNumberById(this.store.db, message.numberId);
     return { message, number };
   }
 
   async react(number: WhatsAppNumber, message: Message, emoji: string): Promise<{ reactedAt: Date }> {
-    if (emoji !== '' && !isOneEmoji(emoji)) throw new AppError('invalid_emoji', 'emoji must be exactly one emoji, or empty to remove your reaction.', { field: 'emoji' });
+    if (emoji !== '' && !isOneEmoji(emoji))
+      throw new AppError('invalid_emoji', 'emoji must be exactly one emoji, or empty to remove your reaction.', { field: 'emoji' });
     if (message.numberId !== number.id || message.engineMessageId === null) {
-      throw new AppError('message_not_in_chat', `Message ${message.id} is not in a chat of ${number.phone}${message.engineMessageId === null ? ' (it was never sent)' : ''}.`, { field: 'message_id' });
+      throw new AppError(
+        'message_not_in_chat',
+        `Message ${message.id} is not in a chat of ${number.phone}${message.engineMessageId === null ? ' (it was never sent)' : ''}.`,
+        { field: 'message_id' },
+      );
     }
     await this.act(number, message, { kind: 'react', emoji });
     const reactedAt = new Date();
@@ -112,7 +133,8 @@ export class MessageActionService {
 
   /** Marks a received message and the unread ones before it in its chat read, and tells the sender. */
   async markRead(number: WhatsAppNumber, message: Message): Promise<Message[]> {
-    if (message.direction !== 'inbound') throw notEditable('not_received', `Message ${message.id} was sent, not received; only received messages are marked read.`);
+    if (message.direction !== 'inbound')
+      throw notEditable('not_received', `Message ${message.id} was sent, not received; only received messages are marked read.`);
     const at = new Date();
     const marked = await this.committer.run(async (trx) => {
       const read = await markReceivedRead(trx, message, at);
@@ -131,13 +153,18 @@ export class MessageActionService {
 
 /** Only our own sent messages, not revoked and within WhatsApp's window, may be changed. */
 function assertOurs(message: Message, windowMs: number, closed: 'edit_window_closed' | 'revoke_window_closed'): void {
-  if (message.direction !== 'outbound') throw notEditable('not_ours', `Message ${message.id} was received; only messages you sent can be changed.`);
+  if (message.direction !== 'outbound')
+    throw notEditable('not_ours', `Message ${message.id} was received; only messages you sent can be changed.`);
   if (message.engineMessageId === null) throw notEditable('not_sent', `Message ${message.id} was never sent (${message.status}).`);
   if (message.times?.revoked) throw notEditable('revoked', `Message ${message.id} was revoked.`);
   const sentAt = message.times?.sent ?? message.createdAt;
   if (Date.now() - sentAt.getTime() > windowMs) {
     const what = closed === 'edit_window_closed' ? 'edited' : 'revoked';
-    throw new AppError('message_not_editable', `Message ${message.id} was sent too long ago to be ${what}: WhatsApp allows ${Math.round(windowMs / 60_000)} minutes.`, { reason: closed, limit_seconds: windowMs / 1000 });
+    throw new AppError(
+      'message_not_editable',
+      `Message ${message.id} was sent too long ago to be ${what}: WhatsApp allows ${Math.round(windowMs / 60_000)} minutes.`,
+      { reason: closed, limit_seconds: windowMs / 1000 },
+    );
   }
 }
 

@@ -33,7 +33,8 @@ export class MessageHistoryService {
   /** One message of the account; another account's is no different from none. */
   async find(scope: AccountScope, id: string): Promise<Message> {
     const message = await findMessageById(this.store.db, id);
-    if (message === undefined || message.accountId !== scope.accountId) throw new AppError('message_not_found', `There is no message ${id} in your account.`, { field: 'id' });
+    if (message === undefined || message.accountId !== scope.accountId)
+      throw new AppError('message_not_found', `There is no message ${id} in your account.`, { field: 'id' });
     const [withReply] = await this.withReplies([message]);
     return withReply!;
   }
@@ -46,7 +47,10 @@ export class MessageHistoryService {
 
   /** The messages, each with what it quotes: one query for the lot. */
   private async withReplies(messages: Message[]): Promise<Message[]> {
-    const replies = await findReplies(this.store.db, messages.map((message) => message.id));
+    const replies = await findReplies(
+      this.store.db,
+      messages.map((message) => message.id),
+    );
     return messages.map((message) => ({ ...message, replyTo: replies.get(message.id) ?? null }));
   }
 
@@ -54,7 +58,8 @@ export class MessageHistoryService {
     let phone: string | undefined;
     if (query.phone !== undefined) {
       phone = parseE164(query.phone);
-      if (phone === undefined) throw new AppError('invalid_phone_number', `"${query.phone}" is not a phone number; include the country code, e.g. +447700900123.`);
+      if (phone === undefined)
+        throw new AppError('invalid_phone_number', `"${query.phone}" is not a phone number; include the country code, e.g. +447700900123.`);
     }
     // One extra row tells whether another page exists without a count query.
     const { cursor, phone: _spelled, with: person, ...filters } = query;
@@ -76,9 +81,18 @@ export class MessageHistoryService {
    * The other side as one person: a LID whose phone a map knows is that phone (its messages had
    * the phone filled in when it was learned); one no map knows matches what came by that LID.
    */
-  private async personFilter(scope: AccountScope, raw: string, numberId: string | undefined): Promise<Pick<MessageFilter, 'peer' | 'unresolvedLid'>> {
+  private async personFilter(
+    scope: AccountScope,
+    raw: string,
+    numberId: string | undefined,
+  ): Promise<Pick<MessageFilter, 'peer' | 'unresolvedLid'>> {
     const person = parsePersonRef(raw);
-    if (person === undefined) throw new AppError('invalid_request', `with "${raw.slice(0, 64)}" is neither a phone (with its country code) nor a LID (<digits>@lid).`, { field: 'with' });
+    if (person === undefined)
+      throw new AppError(
+        'invalid_request',
+        `with "${raw.slice(0, 64)}" is neither a phone (with its country code) nor a LID (<digits>@lid).`,
+        { field: 'with' },
+      );
     if ('phone' in person) return { peer: person.phone };
     const phone = await phoneOfLidInAccount(this.store.db, scope.accountId, person.lid, numberId);
     return phone === undefined ? { unresolvedLid: person.lid } : { peer: phone };
@@ -87,6 +101,7 @@ export class MessageHistoryService {
 
 function parseCursor(cursor: string): { createdAt: Date; id: string } {
   const match = /^(\d{1,15})\.(msg_[0-9a-z]{26})$/.exec(cursor);
-  if (match === null) throw new AppError('invalid_request', 'The page link is not valid; start again from the first page.', { field: 'cursor' });
+  if (match === null)
+    throw new AppError('invalid_request', 'The page link is not valid; start again from the first page.', { field: 'cursor' });
   return { createdAt: new Date(Number(match[1])), id: match[2]! };
 }

@@ -32,15 +32,23 @@ export class NumberCheckService {
   private admit(number: WhatsAppNumber, count: number): void {
     if (count === 0) return;
     if (count > this.perMinute) {
-      throw new AppError('invalid_request', `This number may look up ${this.perMinute} phones a minute; ask about at most that many new phones at once.`, { field: 'phones' });
+      throw new AppError(
+        'invalid_request',
+        `This number may look up ${this.perMinute} phones a minute; ask about at most that many new phones at once.`,
+        { field: 'phones' },
+      );
     }
     const now = Date.now();
     if (this.lookups.tryTake(number.id, now, count)) return;
     const retryAfterSeconds = Math.max(1, Math.ceil((this.lookups.nextTokenAt(number.id, now, count) - now) / 1000));
-    throw new AppError('rate_limited', `from_phone may look up ${this.perMinute} phones a minute, to keep WhatsApp from banning it; these ${count} new phones may be asked about in ${retryAfterSeconds} s. Remembered answers are free.`, {
-      limit_per_minute: this.perMinute,
-      retry_after_seconds: retryAfterSeconds,
-    });
+    throw new AppError(
+      'rate_limited',
+      `from_phone may look up ${this.perMinute} phones a minute, to keep WhatsApp from banning it; these ${count} new phones may be asked about in ${retryAfterSeconds} s. Remembered answers are free.`,
+      {
+        limit_per_minute: this.perMinute,
+        retry_after_seconds: retryAfterSeconds,
+      },
+    );
   }
 }
 

@@ -76,7 +76,12 @@ export class NumberLinkingService {
   async cancel(numberId: string): Promise<void> {
     const running = this.running.get(numberId);
     if (running === undefined) return;
-    await this.finish(running, running.attempt.status === 'connecting' ? 'disconnected' : running.attempt.status, 'linking was cancelled', true);
+    await this.finish(
+      running,
+      running.attempt.status === 'connecting' ? 'disconnected' : running.attempt.status,
+      'linking was cancelled',
+      true,
+    );
   }
 
   /** Stops every attempt under way; the server's shutdown calls this before stopping sessions. */
@@ -123,6 +128,8 @@ export class NumberLinkingService {
     this.running.delete(attempt.numberId);
     this.finished.set(attempt.numberId, attempt);
     if (!stopSession) return;
-    await running.session.stop().catch((error: unknown) => this.logger.error({ err: error, numberId: attempt.numberId }, 'could not stop a linking session'));
+    await running.session
+      .stop()
+      .catch((error: unknown) => this.logger.error({ err: error, numberId: attempt.numberId }, 'could not stop a linking session'));
   }
 }

@@ -14,7 +14,6 @@ import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier } from '../webhooks
 /** The longest a Node timer waits (about 24.8 days); a later lift time is reached in steps. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
 
-
 export interface NumberPausesDependencies {
   store: Store;
   committer: GroupCommitter;
@@ -101,7 +100,8 @@ export class NumberPauses implements SendHold {
     const pause = await findPause(this.deps.store.db, number.id);
     if (pause === undefined) return;
     this.hold(number, pause);
-    if (pause.until !== null && pause.until.getTime() <= Date.now()) await this.quietlyUnder(lease, () => this.resumeUnder(number, 'lifted', lease));
+    if (pause.until !== null && pause.until.getTime() <= Date.now())
+      await this.quietlyUnder(lease, () => this.resumeUnder(number, 'lifted', lease));
   }
 
   /** The number's session left this node: its new owner holds the pause from now on. */
@@ -150,16 +150,22 @@ export class NumberPauses implements SendHold {
   /** Resumes the number at its lift time, on this node while it owns the number. */
   private armLift(held: Held): void {
     const waitMs = Math.max(0, (held.pause.until?.getTime() ?? 0) - Date.now());
-    held.timer = setTimeout(() => {
-      if (this.held.get(held.number.id) !== held) return;
-      if (waitMs > LONGEST_TIMER_MS) return this.armLift(held);
-      const lease = this.deps.leaseOf(held.number.id);
-      if (lease === undefined) return this.forget(held.number.id);
-      void this.quietlyUnder(lease, () => this.resumeUnder(held.number, 'lifted', lease)).catch((error: unknown) => {
-        this.deps.logger.error({ err: error, phone: held.number.phone }, 'could not resume a number at its lift time; trying again in a minute');
-        held.timer = setTimeout(() => this.armLift(held), 60_000).unref();
-      });
-    }, Math.min(waitMs, LONGEST_TIMER_MS));
+    held.timer = setTimeout(
+      () => {
+        if (this.held.get(held.number.id) !== held) return;
+        if (waitMs > LONGEST_TIMER_MS) return this.armLift(held);
+        const lease = this.deps.leaseOf(held.number.id);
+        if (lease === undefined) return this.forget(held.number.id);
+        void this.quietlyUnder(lease, () => this.resumeUnder(held.number, 'lifted', lease)).catch((error: unknown) => {
+          this.deps.logger.error(
+            { err: error, phone: held.number.phone },
+            'could not resume a number at its lift time; trying again in a minute',
+          );
+          held.timer = setTimeout(() => this.armLift(held), 60_000).unref();
+        });
+      },
+      Math.min(waitMs, LONGEST_TIMER_MS),
+    );
     held.timer.unref();
   }
 
@@ -195,7 +201,11 @@ export class NumberPauses implements SendHold {
 
 /** Owner dispatch brought the request here; the lease moved on in the meantime, so it is tried again. */
 function notServedHere(number: WhatsAppNumber): AppError {
-  return new AppError('number_not_connected', `No node serves ${number.phone} at this moment (it is changing owner); try again shortly.`, { from_phone: number.phone, status: 'no_owner', retry_after_seconds: 5 });
+  return new AppError('number_not_connected', `No node serves ${number.phone} at this moment (it is changing owner); try again shortly.`, {
+    from_phone: number.phone,
+    status: 'no_owner',
+    retry_after_seconds: 5,
+  });
 }
 
 /**

@@ -32,7 +32,9 @@ type SessionCapability = (typeof SESSION_CAPABILITIES)[number];
 
 /** A number's session: each capability of the engine port, bound to the number. */
 export type NumberSession = {
-  [Name in SessionCapability]: Engine[Name] extends (number: WhatsAppNumber, ...rest: infer Rest) => infer Result ? (...rest: Rest) => Result : never;
+  [Name in SessionCapability]: Engine[Name] extends (number: WhatsAppNumber, ...rest: infer Rest) => infer Result
+    ? (...rest: Rest) => Result
+    : never;
 };
 
 /**
@@ -42,7 +44,8 @@ export type NumberSession = {
 export function bindSession(number: WhatsAppNumber, act: <T>(use: (engine: Engine) => Promise<T>) => Promise<T>): NumberSession {
   const bound = SESSION_CAPABILITIES.map((name) => [
     name,
-    (...rest: unknown[]) => act((engine) => (engine[name] as (number: WhatsAppNumber, ...rest: unknown[]) => Promise<unknown>).call(engine, number, ...rest)),
+    (...rest: unknown[]) =>
+      act((engine) => (engine[name] as (number: WhatsAppNumber, ...rest: unknown[]) => Promise<unknown>).call(engine, number, ...rest)),
   ]);
   return Object.fromEntries(bound) as NumberSession;
 }

@@ -40,15 +40,37 @@ export class PollService {
       }
       const chosen = event.selectedOptions({ secret: (await findPollSecret(trx, message.id)) ?? null, options: poll.options });
       if (chosen === undefined) {
-        this.logger.warn({ messageId: message.id }, 'a poll vote could not be decrypted with the poll\'s secret; it was dropped');
+        this.logger.warn({ messageId: message.id }, "a poll vote could not be decrypted with the poll's secret; it was dropped");
         return NOTHING_QUEUED;
       }
       const options = poll.options.filter((option) => chosen.includes(option));
-      const changed = await saveSelection(trx, message.id, { voter, voterPhone: event.voterPhone, voterLid: event.voterLid, options, votedAt: event.at });
+      const changed = await saveSelection(trx, message.id, {
+        voter,
+        voterPhone: event.voterPhone,
+        voterLid: event.voterLid,
+        options,
+        votedAt: event.at,
+      });
       if (!changed) return NOTHING_QUEUED;
-      const group = event.groupId === undefined ? null : { id: event.groupId, subject: (await knownSubject(trx, number.id, event.groupId)) ?? null };
-      const vote = { messageId: message.id, whatsappId: event.pollEngineId, phone: number.phone, group, voterPhone: event.voterPhone, voterLid: event.voterLid, options, at: event.at };
-      return enqueueEvent(trx, this.notifier, number.accountId, pollVotePayload(vote, poll, await tallyOf(trx, message.id, poll)), event.at);
+      const group =
+        event.groupId === undefined ? null : { id: event.groupId, subject: (await knownSubject(trx, number.id, event.groupId)) ?? null };
+      const vote = {
+        messageId: message.id,
+        whatsappId: event.pollEngineId,
+        phone: number.phone,
+        group,
+        voterPhone: event.voterPhone,
+        voterLid: event.voterLid,
+        options,
+        at: event.at,
+      };
+      return enqueueEvent(
+        trx,
+        this.notifier,
+        number.accountId,
+        pollVotePayload(vote, poll, await tallyOf(trx, message.id, poll)),
+        event.at,
+      );
     });
     this.notifier.deliveriesQueued(queued);
   }
@@ -61,5 +83,8 @@ export class PollService {
 }
 
 async function tallyOf(db: Executor, messageId: string, poll: NonNullable<ReturnType<typeof pollOf>>): Promise<PollTally> {
-  return tallyPoll(poll, (await listSelections(db, messageId)).map((selection) => selection.options));
+  return tallyPoll(
+    poll,
+    (await listSelections(db, messageId)).map((selection) => selection.options),
+  );
 }

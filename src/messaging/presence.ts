@@ -38,7 +38,7 @@ export class PresenceService {
       .setOnline(number.showOnline)
       .catch((error: unknown) => {
         if (!(error instanceof AppError) || error.code !== 'number_not_connected') throw error;
-        this.logger.debug({ numberId: number.id }, 'show_online is kept for the session\'s next connection');
+        this.logger.debug({ numberId: number.id }, "show_online is kept for the session's next connection");
       });
   }
 

@@ -42,10 +42,24 @@ export class ProfileService {
     const version = profile.picture?.version ?? null;
     // The same picture as before keeps its stored copy: only a new one is downloaded.
     const picture =
-      profile.picture === null ? null
-      : kept?.pictureVersion === version && kept.view.picture !== null && kept.view.picture.expiresAt! > new Date() ? kept.view.picture
-      : await this.media.ingest(await profile.picture.download(), { accountId: number.accountId, source: 'upload', kind: 'image', fileName: null });
-    const view = { phone, about: profile.about, aboutSetAt: profile.aboutSetAt, picture, business: profile.business, fetchedAt: new Date() };
+      profile.picture === null
+        ? null
+        : kept?.pictureVersion === version && kept.view.picture !== null && kept.view.picture.expiresAt! > new Date()
+          ? kept.view.picture
+          : await this.media.ingest(await profile.picture.download(), {
+              accountId: number.accountId,
+              source: 'upload',
+              kind: 'image',
+              fileName: null,
+            });
+    const view = {
+      phone,
+      about: profile.about,
+      aboutSetAt: profile.aboutSetAt,
+      picture,
+      business: profile.business,
+      fetchedAt: new Date(),
+    };
     this.kept.delete(key);
     this.kept.set(key, { view, pictureVersion: version, expiresAt: Date.now() + this.cacheMs });
     while (this.kept.size > MAX_PROFILES_KEPT) this.kept.delete(this.kept.keys().next().value!);

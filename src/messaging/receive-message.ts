@@ -10,7 +10,12 @@ import type { MediaLinks } from '../media/media-links.ts';
 import type { MediaService } from '../media/media-service.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { advanceOutboundStatus, advanceOutboundStatusById, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
+import {
+  advanceOutboundStatus,
+  advanceOutboundStatusById,
+  findInboundByEngineId,
+  findOutboundStatus,
+} from '../store/repositories/messages.ts';
 import type { Database } from '../store/schema.ts';
 import type { Transaction } from 'kysely';
 import type { RecentSends, RecordedSend } from './recent-sends.ts';
@@ -18,7 +23,14 @@ import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.t
 import { markEarlierRead } from '../store/repositories/read-receipts.ts';
 import { savePollSecret } from '../store/repositories/polls.ts';
 import { findMessageGroups, insertMessageGroups, knownSubject } from '../store/repositories/groups.ts';
-import { enqueueEvent, insertMessageAndEnqueue, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
+import {
+  enqueueEvent,
+  insertMessageAndEnqueue,
+  mergeQueued,
+  NOTHING_QUEUED,
+  type DeliveryNotifier,
+  type Enqueued,
+} from '../webhooks/outbox.ts';
 import type { Executor } from '../store/database.ts';
 import { noteChatMessages } from '../store/repositories/chats.ts';
 import { noteContact } from '../store/repositories/contacts.ts';
@@ -72,7 +84,10 @@ export class ReceiveMessageService {
     }
     const media = event.media === undefined ? undefined : await this.storeMedia(number.accountId, event.media);
     // A group message names its group with the subject the engine gave, or the one the number knew.
-    const group = event.group === undefined ? null : { id: event.group.id, subject: event.group.subject ?? (await knownSubject(this.store.db, number.id, event.group.id)) ?? null };
+    const group =
+      event.group === undefined
+        ? null
+        : { id: event.group.id, subject: event.group.subject ?? (await knownSubject(this.store.db, number.id, event.group.id)) ?? null };
     const retryToken = event.media?.retryToken ?? null;
     const message: Message = {
       id: newId('message'),
@@ -104,20 +119,38 @@ export class ReceiveMessageService {
         const quoted = await findByEngineId(trx, number.id, event.quotedEngineId);
         message.replyTo = { messageId: quoted?.id ?? null, engineMessageId: event.quotedEngineId };
       }
-      const queued = await insertMessageAndEnqueue(trx, this.notifier, message, incomingMessagePayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)));
+      const queued = await insertMessageAndEnqueue(
+        trx,
+        this.notifier,
+        message,
+        incomingMessagePayload(message, media, webhookAddresses(this.links, this.media.linkTtlMs, media)),
+      );
       if (message.replyTo) await insertReply(trx, message, message.replyTo);
       if (event.pollSecret !== undefined) await savePollSecret(trx, message.id, event.pollSecret);
       await insertMessageGroups(trx, [message]);
       await noteChatMessages(trx, [message]);
       if (group === null) {
-        const sender = { lid: message.fromLid, phone: message.fromPhone, messageAt: message.createdAt, ...(event.senderName !== undefined && { whatsappName: event.senderName }) };
+        const sender = {
+          lid: message.fromLid,
+          phone: message.fromPhone,
+          messageAt: message.createdAt,
+          ...(event.senderName !== undefined && { whatsappName: event.senderName }),
+        };
         await noteContact(trx, { numberId: number.id, accountId: number.accountId }, sender, message.createdAt);
       }
       // The promise of a later message.media event commits with the message, or not at all.
       if (media !== undefined && 'unavailable' in media && media.willRetry && retryToken !== null) {
         await insertPendingDownload(trx, {
-          messageId: message.id, accountId: number.accountId, numberId: number.id, kind: media.kind, fileName: event.media!.fileName, engineToken: retryToken,
-          attempts: 1, lastReason: media.unavailable, nextAttemptAt: new Date(Date.now() + DOWNLOAD_RETRY_DELAYS_MS[0]!), createdAt: new Date(),
+          messageId: message.id,
+          accountId: number.accountId,
+          numberId: number.id,
+          kind: media.kind,
+          fileName: event.media!.fileName,
+          engineToken: retryToken,
+          attempts: 1,
+          lastReason: media.unavailable,
+          nextAttemptAt: new Date(Date.now() + DOWNLOAD_RETRY_DELAYS_MS[0]!),
+          createdAt: new Date(),
         });
       }
       return { message, queued: mergeQueued([learned, queued]), fresh: true };
@@ -132,7 +165,14 @@ export class ReceiveMessageService {
    */
   private async identify(trx: Executor, number: WhatsAppNumber, event: IncomingMessageEvent, message: Message): Promise<Enqueued> {
     if (event.fromPhone !== null && event.fromLid !== null) {
-      return learnAndReport(trx, this.notifier, number, { lid: event.fromLid, phone: event.fromPhone }, event.identitySource ?? 'message', message.createdAt);
+      return learnAndReport(
+        trx,
+        this.notifier,
+        number,
+        { lid: event.fromLid, phone: event.fromPhone },
+        event.identitySource ?? 'message',
+        message.createdAt,
+      );
     }
     const person = await completeIdentity(trx, number.id, { phone: event.fromPhone, lid: event.fromLid });
     message.fromPhone = person.phone;
@@ -180,7 +220,14 @@ export class ReceiveMessageService {
       const applied = await this.committer.run(async (trx) => {
         await assertLeaseHeld(trx, this.store.dialect, event.lease);
         const transitions = RECEIPT_TRANSITIONS[event.status];
-        const advanced = await advanceOutboundStatus(trx, { fromPhone: event.phone, engineMessageId: event.engineMessageId }, event.status, transitions, event.at, errorCode);
+        const advanced = await advanceOutboundStatus(
+          trx,
+          { fromPhone: event.phone, engineMessageId: event.engineMessageId },
+          event.status,
+          transitions,
+          event.at,
+          errorCode,
+        );
         if (advanced === undefined) return undefined;
         // The row names a group send's group but not its subject, which the event shows too.
         const group = advanced.group == null ? null : ((await findMessageGroups(trx, [advanced.id])).get(advanced.id) ?? advanced.group);
@@ -199,21 +246,47 @@ export class ReceiveMessageService {
   }
 
   /** The lean receipt: this node's own send, moved by primary key, its event made from memory. */
-  private async applyToRecordedSend(trx: Transaction<Database>, send: RecordedSend, event: ReceiptEvent, errorCode: string | null): Promise<Enqueued> {
+  private async applyToRecordedSend(
+    trx: Transaction<Database>,
+    send: RecordedSend,
+    event: ReceiptEvent,
+    errorCode: string | null,
+  ): Promise<Enqueued> {
     await assertLeaseHeld(trx, this.store.dialect, event.lease);
-    if (!(await advanceOutboundStatusById(trx, send.id, event.status, RECEIPT_TRANSITIONS[event.status], event.at, errorCode))) return NOTHING_QUEUED;
+    if (!(await advanceOutboundStatusById(trx, send.id, event.status, RECEIPT_TRANSITIONS[event.status], event.at, errorCode)))
+      return NOTHING_QUEUED;
     return this.reportReceipt(trx, send, event, errorCode);
   }
 
   /** The receipt's event, and for a read one in a direct chat, the read of the chat's earlier sends with theirs. */
-  private async reportReceipt(trx: Transaction<Database>, message: RecordedSend, event: ReceiptEvent, errorCode: string | null): Promise<Enqueued> {
-    const queued = await enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, event.status, errorCode, event.at), event.at);
+  private async reportReceipt(
+    trx: Transaction<Database>,
+    message: RecordedSend,
+    event: ReceiptEvent,
+    errorCode: string | null,
+  ): Promise<Enqueued> {
+    const queued = await enqueueEvent(
+      trx,
+      this.notifier,
+      message.accountId,
+      messageStatusPayload(message, event.status, errorCode, event.at),
+      event.at,
+    );
     // Read up to here means everything before it in a direct chat was read too; in a group,
     // one member's reading says nothing of the others.
     if (event.status !== 'read' || message.group !== null) return queued;
     const settled = await markEarlierRead(trx, message, event.at);
     const more = [];
-    for (const earlier of settled) more.push(await enqueueEvent(trx, this.notifier, earlier.accountId, messageStatusPayload({ ...earlier, group: null }, 'read', null, event.at), event.at));
+    for (const earlier of settled)
+      more.push(
+        await enqueueEvent(
+          trx,
+          this.notifier,
+          earlier.accountId,
+          messageStatusPayload({ ...earlier, group: null }, 'read', null, event.at),
+          event.at,
+        ),
+      );
     return more.length === 0 ? queued : mergeQueued([queued, ...more]);
   }
 }

@@ -44,17 +44,32 @@ export class SandboxInbox {
    * or not a sandbox one, gets the same 403 whether or not it exists elsewhere, so nothing about
    * other accounts can be learnt from it.
    */
-  async receiveOnPhone(scope: AccountScope, toPhone: E164, incoming: SimulatedIncoming, replyTo?: string, loadMedia?: () => Promise<OutgoingMedia>): Promise<Message> {
+  async receiveOnPhone(
+    scope: AccountScope,
+    toPhone: E164,
+    incoming: SimulatedIncoming,
+    replyTo?: string,
+    loadMedia?: () => Promise<OutgoingMedia>,
+  ): Promise<Message> {
     this.admit(scope);
     const { number, simulator } = await this.sandboxNumber(scope, toPhone, 'to_phone');
     if (incoming.groupId !== undefined) {
       // A group message comes from a member, to a group the number is in.
       const group = await this.groups.asMember(number, incoming.groupId, 'group_id');
       if (roleOf(group, incoming.fromPhone) === undefined) {
-        throw new AppError('invalid_request', `from_phone ${incoming.fromPhone} is not a member of group ${group.id}; add it to the group first.`, { field: 'from_phone' });
+        throw new AppError(
+          'invalid_request',
+          `from_phone ${incoming.fromPhone} is not a member of group ${group.id}; add it to the group first.`,
+          { field: 'from_phone' },
+        );
       }
       const stranger = (incoming.mentions ?? []).findIndex((phone) => roleOf(group, phone) === undefined);
-      if (stranger >= 0) throw new AppError('invalid_mention', `mentions[${stranger}] ${incoming.mentions![stranger]} is not a member of group ${group.id}.`, { field: `mentions[${stranger}]` });
+      if (stranger >= 0)
+        throw new AppError(
+          'invalid_mention',
+          `mentions[${stranger}] ${incoming.mentions![stranger]} is not a member of group ${group.id}.`,
+          { field: `mentions[${stranger}]` },
+        );
       await this.assertMaySpeakInGroup(scope, incoming.fromPhone);
     }
     // The simulated phone answers a message of its chat with the number, as a customer would.
@@ -91,33 +106,56 @@ export class SandboxInbox {
     const { number, simulator } = await this.sandboxNumber(scope, toPhone, 'to_phone');
     const poll = await findMessageById(this.store.db, vote.messageId);
     const inChat = poll !== undefined && poll.accountId === scope.accountId && poll.numberId === number.id && poll.engineMessageId !== null;
-    if (!inChat) throw new AppError('message_not_found', `There is no poll ${vote.messageId} in a chat of ${toPhone}.`, { field: 'message_id' });
+    if (!inChat)
+      throw new AppError('message_not_found', `There is no poll ${vote.messageId} in a chat of ${toPhone}.`, { field: 'message_id' });
     const shared = pollOf(poll.structured);
-    if (shared === undefined) throw new AppError('invalid_poll_vote', `${vote.messageId} is a ${poll.contentKind} message, not a poll.`, { field: 'message_id' });
+    if (shared === undefined)
+      throw new AppError('invalid_poll_vote', `${vote.messageId} is a ${poll.contentKind} message, not a poll.`, { field: 'message_id' });
     const unknown = vote.options.findIndex((option) => !shared.options.includes(option));
-    if (unknown >= 0) throw new AppError('invalid_poll_vote', `options[${unknown}] is not an option of the poll.`, { field: `options[${unknown}]` });
-    if (new Set(vote.options).size > shared.selectableCount) throw new AppError('invalid_poll_vote', `The poll lets a voter choose ${shared.selectableCount} of its options.`, { field: 'options' });
+    if (unknown >= 0)
+      throw new AppError('invalid_poll_vote', `options[${unknown}] is not an option of the poll.`, { field: `options[${unknown}]` });
+    if (new Set(vote.options).size > shared.selectableCount)
+      throw new AppError('invalid_poll_vote', `The poll lets a voter choose ${shared.selectableCount} of its options.`, {
+        field: 'options',
+      });
     if (poll.group == null) {
       const peer = poll.direction === 'outbound' ? poll.toPhone : poll.fromPhone;
-      if (peer !== vote.fromPhone) throw new AppError('invalid_poll_vote', `The poll is in the chat with ${peer}; only that phone votes on it.`, { field: 'from_phone' });
+      if (peer !== vote.fromPhone)
+        throw new AppError('invalid_poll_vote', `The poll is in the chat with ${peer}; only that phone votes on it.`, {
+          field: 'from_phone',
+        });
     } else {
       const group = await this.groups.asMember(number, poll.group.id, 'group_id');
-      if (roleOf(group, vote.fromPhone) === undefined) throw new AppError('invalid_poll_vote', `from_phone ${vote.fromPhone} is not a member of group ${group.id}.`, { field: 'from_phone' });
+      if (roleOf(group, vote.fromPhone) === undefined)
+        throw new AppError('invalid_poll_vote', `from_phone ${vote.fromPhone} is not a member of group ${group.id}.`, {
+          field: 'from_phone',
+        });
       await this.assertMaySpeakInGroup(scope, vote.fromPhone);
     }
-    await simulator.deliverPollVote(number, { fromPhone: vote.fromPhone, pollEngineId: poll.engineMessageId!, options: [...new Set(vote.options)], ...(poll.group != null && { groupId: poll.group.id }) })
+    await simulator
+      .deliverPollVote(number, {
+        fromPhone: vote.fromPhone,
+        pollEngineId: poll.engineMessageId!,
+        options: [...new Set(vote.options)],
+        ...(poll.group != null && { groupId: poll.group.id }),
+      })
       .catch((error: unknown) => refusedIncoming(number, error));
     return poll;
   }
 
   /** The phone as a sandbox number of the account; any other phone gets the same 403, so nothing is learnt of other accounts. */
-  private async sandboxNumber(scope: AccountScope, phone: E164, field: string): Promise<{ number: WhatsAppNumber; simulator: InboundSimulator }> {
+  private async sandboxNumber(
+    scope: AccountScope,
+    phone: E164,
+    field: string,
+  ): Promise<{ number: WhatsAppNumber; simulator: InboundSimulator }> {
     const number = await this.numbers.findNumber(scope, phone).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'number_not_found') return undefined;
       throw error;
     });
     const simulator = number === undefined ? undefined : this.supervisor.simulatorFor(number);
-    if (number === undefined || simulator === undefined) throw new AppError('phone_not_owned', `${field} is not a sandbox number of your account.`, { field });
+    if (number === undefined || simulator === undefined)
+      throw new AppError('phone_not_owned', `${field} is not a sandbox number of your account.`, { field });
     return { number, simulator };
   }
 
@@ -131,23 +169,40 @@ export class SandboxInbox {
     if (call.groupId !== undefined) {
       const group = await this.groups.asMember(number, call.groupId, 'group_id');
       if (roleOf(group, call.fromPhone) === undefined) {
-        throw new AppError('invalid_request', `from_phone ${call.fromPhone} is not a member of group ${group.id}; add it to the group first.`, { field: 'from_phone' });
+        throw new AppError(
+          'invalid_request',
+          `from_phone ${call.fromPhone} is not a member of group ${group.id}; add it to the group first.`,
+          { field: 'from_phone' },
+        );
       }
     }
     return simulator.placeCall(number, call).catch((error: unknown) => refusedIncoming(number, error));
   }
 
   /** The dashboard's form: the number by id (another account's is not found), the rest as typed, with an optional file. */
-  async receiveOnNumber(scope: AccountScope, numberId: string, rawFromPhone: string, text: string, media?: () => Promise<OutgoingMedia>): Promise<Message> {
+  async receiveOnNumber(
+    scope: AccountScope,
+    numberId: string,
+    rawFromPhone: string,
+    text: string,
+    media?: () => Promise<OutgoingMedia>,
+  ): Promise<Message> {
     this.admit(scope);
     const number = await this.numbers.findNumber(scope, numberId);
     const simulator = this.supervisor.simulatorFor(number);
     if (simulator === undefined) {
-      throw new AppError('invalid_argument', `${number.phone} is a ${number.engine} number; only sandbox numbers can simulate incoming messages.`);
+      throw new AppError(
+        'invalid_argument',
+        `${number.phone} is a ${number.engine} number; only sandbox numbers can simulate incoming messages.`,
+      );
     }
     const fromPhone = parseE164(rawFromPhone);
     if (fromPhone === undefined) {
-      throw new AppError('invalid_phone_number', 'From phone is not a valid international phone number; include the country code, e.g. +447700900123.', { field: 'from_phone' });
+      throw new AppError(
+        'invalid_phone_number',
+        'From phone is not a valid international phone number; include the country code, e.g. +447700900123.',
+        { field: 'from_phone' },
+      );
     }
     // A file's caption may be empty; a message without a file may not.
     assertSendableText(text, this.maxMessageLength, media !== undefined);
@@ -175,10 +230,14 @@ export class SandboxInbox {
     const now = Date.now();
     if (this.perAccount.tryTake(scope.accountId, now)) return;
     const retryAfterSeconds = Math.max(1, Math.ceil((this.perAccount.nextTokenAt(scope.accountId, now) - now) / 1000));
-    throw new AppError('rate_limited', `Your account may simulate ${this.perMinute} incoming messages a minute; try again in ${retryAfterSeconds} s.`, {
-      limit_per_minute: this.perMinute,
-      retry_after_seconds: retryAfterSeconds,
-    });
+    throw new AppError(
+      'rate_limited',
+      `Your account may simulate ${this.perMinute} incoming messages a minute; try again in ${retryAfterSeconds} s.`,
+      {
+        limit_per_minute: this.perMinute,
+        retry_after_seconds: retryAfterSeconds,
+      },
+    );
   }
 }
 

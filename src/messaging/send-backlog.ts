@@ -16,11 +16,15 @@ export class SendBacklog {
 
   async admit<T>(send: () => Promise<T>): Promise<T> {
     if (this.maxPending !== null && this.pending >= this.maxPending) {
-      throw new AppError('overloaded', `This node is working on ${this.pending} sends, as many as it takes at once; try again after Retry-After.`, {
-        pending_sends: this.pending,
-        limit: this.maxPending,
-        retry_after_seconds: OVERLOAD_RETRY_AFTER_SECONDS,
-      });
+      throw new AppError(
+        'overloaded',
+        `This node is working on ${this.pending} sends, as many as it takes at once; try again after Retry-After.`,
+        {
+          pending_sends: this.pending,
+          limit: this.maxPending,
+          retry_after_seconds: OVERLOAD_RETRY_AFTER_SECONDS,
+        },
+      );
     }
     this.pending += 1;
     try {

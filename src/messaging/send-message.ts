@@ -18,7 +18,13 @@ import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { savePollSecret } from '../store/repositories/polls.ts';
 import { structuredKind, type LinkPreviewAsk, type StructuredContent } from '../domain/structured-content.ts';
-import { listInterruptedSends, markMessageSent, markPendingMessageSent, updateMessageStatus, findMessageById } from '../store/repositories/messages.ts';
+import {
+  listInterruptedSends,
+  markMessageSent,
+  markPendingMessageSent,
+  updateMessageStatus,
+  findMessageById,
+} from '../store/repositories/messages.ts';
 import type { Database } from '../store/schema.ts';
 import type { Transaction } from 'kysely';
 import type { Logger } from 'pino';
@@ -55,7 +61,8 @@ interface EngineAnswer {
 }
 
 /** A send to a phone, or to a group `fromPhone` is in (mentioning some of its members). */
-export type SendRequest = SendContent & ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
+export type SendRequest = SendContent &
+  ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
 
 interface SendContent {
   accountId: string;
@@ -192,17 +199,45 @@ export class SendMessageService {
       });
       if (!admission.admitted) throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
     } else {
-      const options = { ...(request.toGroup !== undefined && { mentions: request.mentions }), ...(request.replyTo !== undefined && { reply_to: request.replyTo }) };
-      const admission = await this.governor.admit(number, message, policy, terms, request.schedule, options, async (trx) => {
-        // A waiting message's file must outlive its wait: kept for the retention after it expires.
-        const keepFrom = Math.max(at.getTime(), request.schedule?.expiresAt?.getTime() ?? 0, (request.schedule?.sendAt?.getTime() ?? 0) + this.governor.config.defaultExpiryMs);
-        if (media !== undefined) await extendMediaRetention(trx, media.id, new Date(keepFrom + this.media.retentionMs));
-      }, held);
+      const options = {
+        ...(request.toGroup !== undefined && { mentions: request.mentions }),
+        ...(request.replyTo !== undefined && { reply_to: request.replyTo }),
+      };
+      const admission = await this.governor.admit(
+        number,
+        message,
+        policy,
+        terms,
+        request.schedule,
+        options,
+        async (trx) => {
+          // A waiting message's file must outlive its wait: kept for the retention after it expires.
+          const keepFrom = Math.max(
+            at.getTime(),
+            request.schedule?.expiresAt?.getTime() ?? 0,
+            (request.schedule?.sendAt?.getTime() ?? 0) + this.governor.config.defaultExpiryMs,
+          );
+          if (media !== undefined) await extendMediaRetention(trx, media.id, new Date(keepFrom + this.media.retentionMs));
+        },
+        held,
+      );
       if (admission.kind === 'refused') throw quotaExceeded(terms, await monthlyUsed(this.store.db, terms.accountId, terms.period));
-      if (admission.kind === 'queued') return { ...message, queue: { scheduledFor: admission.scheduledFor, expiresAt: admission.expiresAt, waitReason: admission.waitReason } };
+      if (admission.kind === 'queued')
+        return {
+          ...message,
+          queue: { scheduledFor: admission.scheduledFor, expiresAt: admission.expiresAt, waitReason: admission.waitReason },
+        };
     }
 
-    const { engineMessageId, lease, pollSecret } = await this.handOverToEngine(number, message, terms.period, media, quotable?.ref, request.toGroup === undefined ? [] : request.mentions, request.linkPreviewThumbnail);
+    const { engineMessageId, lease, pollSecret } = await this.handOverToEngine(
+      number,
+      message,
+      terms.period,
+      media,
+      quotable?.ref,
+      request.toGroup === undefined ? [] : request.mentions,
+      request.linkPreviewThumbnail,
+    );
     const sentAt = new Date();
     const sent: EngineAnswer = { message, engineMessageId, lease, quoted: quotable?.quoted, sentAt, pollSecret };
     let queued: Enqueued;
@@ -216,7 +251,12 @@ export class SendMessageService {
       throw await this.sentButNotRecorded(sent, error);
     }
     this.notifier.deliveriesQueued(queued);
-    return { ...message, status: 'sent', engineMessageId, times: { sent: sentAt, delivered: null, read: null, failed: null, edited: null, revoked: null } };
+    return {
+      ...message,
+      status: 'sent',
+      engineMessageId,
+      times: { sent: sentAt, delivered: null, read: null, failed: null, edited: null, revoked: null },
+    };
   }
 
   /**
@@ -268,16 +308,30 @@ export class SendMessageService {
    */
   private async sentButNotRecorded(sent: EngineAnswer, cause: unknown): Promise<AppError> {
     const { message, engineMessageId } = sent;
-    this.logger.error({ err: cause, messageId: message.id, engineMessageId }, 'the engine took a send, but its record could not be committed; retrying in the background');
+    this.logger.error(
+      { err: cause, messageId: message.id, engineMessageId },
+      'the engine took a send, but its record could not be committed; retrying in the background',
+    );
     const at = new Date();
     try {
       const queued = await this.committer.run(async (trx) => {
-        const marked = await updateMessageStatus(trx, message.id, { status: 'unknown', errorCode: OUTCOME_UNKNOWN, engineMessageId, at, onlyFrom: 'queued' });
-        return marked ? enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'unknown', OUTCOME_UNKNOWN, at), at) : NOTHING_QUEUED;
+        const marked = await updateMessageStatus(trx, message.id, {
+          status: 'unknown',
+          errorCode: OUTCOME_UNKNOWN,
+          engineMessageId,
+          at,
+          onlyFrom: 'queued',
+        });
+        return marked
+          ? enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'unknown', OUTCOME_UNKNOWN, at), at)
+          : NOTHING_QUEUED;
       });
       this.notifier.deliveriesQueued(queued);
     } catch (error) {
-      this.logger.error({ err: error, messageId: message.id }, 'could not record a send as unknown either; the interrupted-send sweep will');
+      this.logger.error(
+        { err: error, messageId: message.id },
+        'could not record a send as unknown either; the interrupted-send sweep will',
+      );
     }
     void this.recordSentInBackground(sent);
     return new AppError(
@@ -300,7 +354,10 @@ export class SendMessageService {
         if (error instanceof StaleLeaseError) return;
       }
     }
-    this.logger.error({ messageId: sent.message.id, engineMessageId: sent.engineMessageId }, 'gave up recording a send the engine took; its status stays unknown');
+    this.logger.error(
+      { messageId: sent.message.id, engineMessageId: sent.engineMessageId },
+      'gave up recording a send the engine took; its status stays unknown',
+    );
   }
 
   /**
@@ -324,14 +381,19 @@ export class SendMessageService {
     let quotable: Awaited<ReturnType<typeof findQuotable>> | undefined;
     let media: MediaObject | undefined;
     try {
-      quotable = waiting.options?.reply_to === undefined ? undefined : await findQuotable(this.store, number, chat, waiting.options.reply_to);
+      quotable =
+        waiting.options?.reply_to === undefined ? undefined : await findQuotable(this.store, number, chat, waiting.options.reply_to);
       media = message.mediaId === null ? undefined : await this.media.find(message.accountId, message.mediaId);
     } catch (error) {
       await this.markFailed(message, error instanceof AppError ? error.code : 'engine_error', period);
       return { ...message, status: 'failed' };
     }
     const mentions = (waiting.options?.mentions ?? []) as E164[];
-    const { engineMessageId, lease: sentLease, pollSecret } = await this.handOverToEngine(number, message, period, media, quotable?.ref, mentions);
+    const {
+      engineMessageId,
+      lease: sentLease,
+      pollSecret,
+    } = await this.handOverToEngine(number, message, period, media, quotable?.ref, mentions);
     const sentAt = new Date();
     const sent: EngineAnswer = { message, engineMessageId, lease: sentLease, quoted: quotable?.quoted, sentAt, pollSecret };
     try {
@@ -352,7 +414,11 @@ export class SendMessageService {
    * expires_at. Its unit goes back to the month it was taken from, and subscribers hear of it.
    * False when it had already left (sent, or settled by the other path).
    */
-  async settleWaiting(message: Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone' | 'direction' | 'group' | 'createdAt'>, status: 'cancelled' | 'expired', lease: SessionLease | undefined): Promise<boolean> {
+  async settleWaiting(
+    message: Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone' | 'direction' | 'group' | 'createdAt'>,
+    status: 'cancelled' | 'expired',
+    lease: SessionLease | undefined,
+  ): Promise<boolean> {
     const at = new Date();
     const queued = await this.committer.run(async (trx) => {
       if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
@@ -380,7 +446,15 @@ export class SendMessageService {
     return interrupted.length;
   }
 
-  private async handOverToEngine(number: WhatsAppNumber, message: Message, period: string, media: MediaObject | undefined, replyTo: MessageRef | undefined, mentions: readonly E164[], linkPreviewThumbnail?: Buffer): Promise<SentMessage> {
+  private async handOverToEngine(
+    number: WhatsAppNumber,
+    message: Message,
+    period: string,
+    media: MediaObject | undefined,
+    replyTo: MessageRef | undefined,
+    mentions: readonly E164[],
+    linkPreviewThumbnail?: Buffer,
+  ): Promise<SentMessage> {
     const content = {
       text: message.text,
       ...(media !== undefined && { media: this.media.outgoing(media) }),
@@ -391,13 +465,18 @@ export class SendMessageService {
     // Its receipts wait for its record from here (recordSent ends the wait).
     this.recentSends.began(number.phone, message.id);
     try {
-      return await this.supervisor.sendMessage(number, message.group == null ? { toPhone: message.toPhone, ...content } : { toGroup: message.group.id, mentions, ...content });
+      return await this.supervisor.sendMessage(
+        number,
+        message.group == null ? { toPhone: message.toPhone, ...content } : { toGroup: message.group.id, mentions, ...content },
+      );
     } catch (error) {
       this.recentSends.ended(number.phone, message.id);
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
       await this.markFailed(message, errorCode, period);
       if (error instanceof EngineSendError && error.failure === 'recipient_not_on_whatsapp') {
-        throw new AppError('recipient_not_on_whatsapp', `${message.toPhone} does not use WhatsApp, so the message cannot be delivered.`, { field: 'to_phone' });
+        throw new AppError('recipient_not_on_whatsapp', `${message.toPhone} does not use WhatsApp, so the message cannot be delivered.`, {
+          field: 'to_phone',
+        });
       }
       if (error instanceof EngineSendError && error.failure === 'rate_limited') {
         throw whatsAppRateLimited(number);
@@ -443,7 +522,14 @@ export class SendMessageService {
     }
     const at = new Date();
     const plan = found.plan as PlanName;
-    const terms: QuotaTerms = { accountId, plan, limit: effectiveMonthlyLimit(plan, found.customMonthlyLimit), period: usagePeriod(at), at, policies: found.sendPolicies };
+    const terms: QuotaTerms = {
+      accountId,
+      plan,
+      limit: effectiveMonthlyLimit(plan, found.customMonthlyLimit),
+      period: usagePeriod(at),
+      at,
+      policies: found.sendPolicies,
+    };
     return { number: found.number, terms };
   }
 
@@ -484,14 +570,18 @@ function numberPaused(number: WhatsAppNumber, held: { reason: string; until: Dat
   return new AppError(
     'number_paused',
     `from_phone is paused (${held.reason.replace(/_/g, ' ')})${until === null ? ' until it is resumed' : ` until ${until}`}; nothing was sent.`,
-    { from_phone: number.phone, reason: held.reason, until, ...(retryAfterSeconds !== undefined && { retry_after_seconds: retryAfterSeconds }) },
+    {
+      from_phone: number.phone,
+      reason: held.reason,
+      until,
+      ...(retryAfterSeconds !== undefined && { retry_after_seconds: retryAfterSeconds }),
+    },
   );
 }
 
 function notConnected(number: WhatsAppNumber, status: string): AppError {
-  return new AppError(
-    'number_not_connected',
-    `The WhatsApp session of from_phone is not connected (${status}).`,
-    { from_phone: number.phone, status },
-  );
+  return new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${status}).`, {
+    from_phone: number.phone,
+    status,
+  });
 }

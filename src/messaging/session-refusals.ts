@@ -6,7 +6,11 @@ import { EngineSendError } from '../engines/engine.ts';
 const WHATSAPP_BACKOFF_SECONDS = 60;
 
 export function whatsAppRateLimited(number: WhatsAppNumber): AppError {
-  return new AppError('rate_limited', `WhatsApp is limiting how fast ${number.phone} may act (rate-overlimit); nothing was done. Try again in ${WHATSAPP_BACKOFF_SECONDS} s.`, { retry_after_seconds: WHATSAPP_BACKOFF_SECONDS });
+  return new AppError(
+    'rate_limited',
+    `WhatsApp is limiting how fast ${number.phone} may act (rate-overlimit); nothing was done. Try again in ${WHATSAPP_BACKOFF_SECONDS} s.`,
+    { retry_after_seconds: WHATSAPP_BACKOFF_SECONDS },
+  );
 }
 
 /**
@@ -18,7 +22,10 @@ export function refusedBySession(number: WhatsAppNumber, error: unknown): never 
   if (error instanceof EngineSendError && error.failure === 'rate_limited') throw whatsAppRateLimited(number);
   if (error instanceof EngineSendError && error.failure === 'not_connected') {
     const status = error.sessionStatus ?? 'disconnected';
-    throw new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${status}).`, { from_phone: number.phone, status });
+    throw new AppError('number_not_connected', `The WhatsApp session of from_phone is not connected (${status}).`, {
+      from_phone: number.phone,
+      status,
+    });
   }
   throw error;
 }
@@ -29,11 +36,16 @@ export function refusedBySession(number: WhatsAppNumber, error: unknown): never 
  */
 export function refusedIncoming(number: WhatsAppNumber, error: unknown): never {
   if (error instanceof EngineSendError && error.failure === 'sender_blocked') {
-    throw new AppError('sender_blocked', `${number.phone} has blocked from_phone; as on WhatsApp, its messages are not delivered.`, { field: 'from_phone' });
+    throw new AppError('sender_blocked', `${number.phone} has blocked from_phone; as on WhatsApp, its messages are not delivered.`, {
+      field: 'from_phone',
+    });
   }
   if (error instanceof EngineSendError && error.failure === 'not_connected') {
     const status = error.sessionStatus ?? 'disconnected';
-    throw new AppError('number_not_connected', `The session of to_phone is not connected (${status}); nothing was received.`, { to_phone: number.phone, status });
+    throw new AppError('number_not_connected', `The session of to_phone is not connected (${status}); nothing was received.`, {
+      to_phone: number.phone,
+      status,
+    });
   }
   throw error;
 }

@@ -3,7 +3,15 @@ import type { StaleWrites } from './stale-writes.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
-import type { Engine, EngineSendFailure, InboundSimulator, LinkSession, OutgoingMessage, SentMessage, SessionStatusEvent } from '../engines/engine.ts';
+import type {
+  Engine,
+  EngineSendFailure,
+  InboundSimulator,
+  LinkSession,
+  OutgoingMessage,
+  SentMessage,
+  SessionStatusEvent,
+} from '../engines/engine.ts';
 import { EngineSendError } from '../engines/engine.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
@@ -75,7 +83,10 @@ export class SessionSupervisor implements SessionHost {
 
   leasesGained(leases: ClaimedLease[]): void {
     this.starts = this.starts.then(async () => {
-      const numbers = await findNumbersByIds(this.store.db, leases.map((lease) => lease.numberId)).catch((error: unknown) => {
+      const numbers = await findNumbersByIds(
+        this.store.db,
+        leases.map((lease) => lease.numberId),
+      ).catch((error: unknown) => {
         this.logger.error({ err: error }, 'could not read the numbers whose leases this node gained');
         return [];
       });
@@ -180,7 +191,10 @@ export class SessionSupervisor implements SessionHost {
     }
     // The stored status, or the live one: a sandbox number whose stored status is the operator's may be in conflict all the same.
     if (!RESTARTABLE.has(number.status) && !RESTARTABLE.has(engine.sessionStatus(number))) {
-      throw new AppError('invalid_argument', `${number.phone} is ${number.status.replace(/_/g, ' ')}; only a failed, conflicting or disconnected session is restarted. Link it instead.`);
+      throw new AppError(
+        'invalid_argument',
+        `${number.phone} is ${number.status.replace(/_/g, ' ')}; only a failed, conflicting or disconnected session is restarted. Link it instead.`,
+      );
     }
     const lease = this.requireLease(number);
     await engine.stop(number);
@@ -255,7 +269,8 @@ export class SessionSupervisor implements SessionHost {
   /** Runs `use` on the number's engine; a gateway that runs no such engine refuses as WhatsApp does a session that is down. */
   private onEngine<T>(number: WhatsAppNumber, use: (engine: Engine) => Promise<T>): Promise<T> {
     const engine = this.engineFor(number);
-    if (engine === undefined) return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
+    if (engine === undefined)
+      return Promise.reject(new EngineSendError('not_connected', `No ${number.engine} engine runs in this gateway.`, 'disconnected'));
     return use(engine);
   }
 
@@ -307,7 +322,12 @@ export class SessionSupervisor implements SessionHost {
     this.staleWrites.refused(error);
   }
 
-  private async writeStatus(phone: WhatsAppNumber['phone'], status: SessionStatus, reason: string | null, lease: SessionLease | undefined): Promise<void> {
+  private async writeStatus(
+    phone: WhatsAppNumber['phone'],
+    status: SessionStatus,
+    reason: string | null,
+    lease: SessionLease | undefined,
+  ): Promise<void> {
     const number = await findNumberByPhone(this.store.db, phone);
     if (number === undefined || number.status === status) return;
     const at = new Date();
@@ -324,7 +344,10 @@ export class SessionSupervisor implements SessionHost {
   private requireLease(number: WhatsAppNumber): SessionLease {
     const lease = this.keeper.leaseOf(number.id);
     if (lease === undefined) {
-      throw new AppError('number_not_connected', `${number.phone} is not served by this node; ask the node that owns it.`, { from_phone: number.phone, status: 'elsewhere' });
+      throw new AppError('number_not_connected', `${number.phone} is not served by this node; ask the node that owns it.`, {
+        from_phone: number.phone,
+        status: 'elsewhere',
+      });
     }
     return lease;
   }

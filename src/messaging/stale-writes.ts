@@ -17,10 +17,16 @@ export class StaleWrites {
 
   refused(error: StaleLeaseError): void {
     if (this.keeper.gaveUp(error.lease)) {
-      this.logger.debug({ numberId: error.lease.numberId, epoch: error.lease.epoch }, 'dropped a late write from a session of a number this node gave up');
+      this.logger.debug(
+        { numberId: error.lease.numberId, epoch: error.lease.epoch },
+        'dropped a late write from a session of a number this node gave up',
+      );
       return;
     }
-    this.logger.warn({ numberId: error.lease.numberId, epoch: error.lease.epoch, current: error.current }, 'refused a write from a session whose lease is stale');
+    this.logger.warn(
+      { numberId: error.lease.numberId, epoch: error.lease.epoch, current: error.current },
+      'refused a write from a session whose lease is stale',
+    );
     this.counter?.staleWriteRefused();
     void this.keeper.lost(error.lease);
   }

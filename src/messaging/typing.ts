@@ -35,7 +35,9 @@ export class TypingService {
       void this.supervisor
         .sessionFor(number)
         .sendPresence(toPhone, 'paused')
-        .catch((error: unknown) => this.logger.debug({ err: error, numberId: number.id }, 'typing could not be ended by itself; the session is gone'));
+        .catch((error: unknown) =>
+          this.logger.debug({ err: error, numberId: number.id }, 'typing could not be ended by itself; the session is gone'),
+        );
     }, this.lastsMs);
     ending.unref();
     this.endings.set(chat, ending);

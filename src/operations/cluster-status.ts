@@ -82,7 +82,14 @@ export async function readNodeTasks(nodes: readonly NodeStatus[], sources: TaskS
       if (node.id === sources.thisNodeId) return [node.id, sources.scheduler.list().map(reported)];
       if (node.state !== 'live' || node.url === null) return [node.id, null];
       try {
-        const answer = await sources.nodeClient.call({ nodeId: node.id, url: node.url }, 'GET', TASKS_PATH, undefined, undefined, TASKS_ANSWER_MS);
+        const answer = await sources.nodeClient.call(
+          { nodeId: node.id, url: node.url },
+          'GET',
+          TASKS_PATH,
+          undefined,
+          undefined,
+          TASKS_ANSWER_MS,
+        );
         const tasks = (answer.body as { tasks?: ReportedTask[] } | null)?.tasks;
         return [node.id, answer.status === 200 && Array.isArray(tasks) ? tasks : null];
       } catch {

@@ -146,7 +146,7 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
     });
     this.taskRuns = new Counter({
       name: 'wagw_task_runs_total',
-      help: 'Passes of the node\'s periodic tasks (src/jobs/scheduler.ts), by task and outcome: succeeded or failed.',
+      help: "Passes of the node's periodic tasks (src/jobs/scheduler.ts), by task and outcome: succeeded or failed.",
       labelNames: ['task', 'outcome'],
       registers,
     });
@@ -259,7 +259,7 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
     });
     const sendQueue = new Gauge({
       name: 'wagw_send_queue_depth',
-      help: 'Messages waiting in the numbers\' send queues: due now (overdue), or waiting for their time.',
+      help: "Messages waiting in the numbers' send queues: due now (overdue), or waiting for their time.",
       labelNames: ['status'],
       registers,
       collect: async () => {

@@ -57,6 +57,9 @@ export function loadSecretKey(configured: Buffer | undefined, dataDirectory: str
   } finally {
     fs.rmSync(draft, { force: true });
   }
-  logger.warn({ file }, 'WAGW_SECRET_KEY is not set: generated a secret key file. Back it up with the database; without it, stored secrets cannot be read.');
+  logger.warn(
+    { file },
+    'WAGW_SECRET_KEY is not set: generated a secret key file. Back it up with the database; without it, stored secrets cannot be read.',
+  );
   return key;
 }

@@ -55,7 +55,8 @@ function compileTemplate<Values extends Record<string, unknown>, Row>(
   const compiled = build(db, markers).compile();
   if (compiled.sql.includes(MARKER_START)) throw new Error(`A compiled statement put a value into its SQL text: ${compiled.sql}`);
   const valueAt = compiled.parameters.map((parameter) => {
-    if (parameter === undefined) throw new Error(`A compiled statement read a value that is not one of its top-level names: ${compiled.sql}`);
+    if (parameter === undefined)
+      throw new Error(`A compiled statement read a value that is not one of its top-level names: ${compiled.sql}`);
     if (typeof parameter !== 'string' || !parameter.includes(MARKER_START)) return undefined;
     if (!parameter.startsWith(MARKER_START) || parameter.indexOf(MARKER_END, MARKER_START.length) !== parameter.length - 1) {
       throw new Error(`A compiled statement used a value inside another value: ${compiled.sql}`);

@@ -2,7 +2,16 @@ import fs from 'node:fs';
 import { CachedLookups } from './cached-lookups.ts';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, type Transaction } from 'kysely';
+import {
+  Kysely,
+  PostgresDialect,
+  sql,
+  type PostgresCursor,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PostgresQueryResult,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import { preparedStatementName } from './compiled-statement.ts';
@@ -75,7 +84,9 @@ async function assertDurableSettings(db: Kysely<Database>, dialect: DatabaseConf
     if (actual !== expected) wrong.push(`${name} is ${actual || 'unknown'}, not ${expected}`);
   }
   if (wrong.length > 0) {
-    throw new Error(`The database does not keep commits durable (${wrong.join('; ')}), so the gateway will not start: a 200 promises that the data is on disk.`);
+    throw new Error(
+      `The database does not keep commits durable (${wrong.join('; ')}), so the gateway will not start: a 200 promises that the data is on disk.`,
+    );
   }
 }
 
@@ -156,7 +167,9 @@ function openPostgres(config: Extract<DatabaseConfig, { dialect: 'postgres' }>):
     // hold row locks for long (see idleInTransactionTimeoutMs). Poolers that share server
     // connections between clients (prepared statements off) refuse per-client settings; there
     // the server's own must be right, and assertDurable stops a start where they are not.
-    ...(preparedStatements && { options: `-c synchronous_commit=on -c idle_in_transaction_session_timeout=${config.idleInTransactionTimeoutMs}` }),
+    ...(preparedStatements && {
+      options: `-c synchronous_commit=on -c idle_in_transaction_session_timeout=${config.idleInTransactionTimeoutMs}`,
+    }),
     // Instants are stored as bigint milliseconds; read them back as numbers, not strings.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
@@ -196,7 +209,10 @@ class NamingClient implements PostgresPoolClient {
 
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
-  query<R>(textOrCursor: string | PostgresCursor<R>, parameters?: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+  query<R>(
+    textOrCursor: string | PostgresCursor<R>,
+    parameters?: ReadonlyArray<unknown>,
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     if (typeof textOrCursor !== 'string') return this.client.query(textOrCursor as never) as PostgresCursor<R>;
     const values = [...(parameters ?? [])];
     const name = preparedStatementName(textOrCursor);

@@ -125,7 +125,12 @@ export class GroupCommitter {
     }
     let results: unknown[];
     try {
-      results = await this.db.transaction().execute((trx) => runBatch(trx, batch.map((item) => item.work)));
+      results = await this.db.transaction().execute((trx) =>
+        runBatch(
+          trx,
+          batch.map((item) => item.work),
+        ),
+      );
     } catch (error) {
       this.writeFailures?.observe(error);
       for (const item of batch) await this.runAlone(item);

@@ -7,7 +7,11 @@
  * unwritable while such a failure of a write is recent (write-failures.ts).
  */
 export function isStorageOutage(error: unknown): boolean {
-  for (let cause = error, depth = 0; typeof cause === 'object' && cause !== null && depth < 5; cause = (cause as { cause?: unknown }).cause, depth++) {
+  for (
+    let cause = error, depth = 0;
+    typeof cause === 'object' && cause !== null && depth < 5;
+    cause = (cause as { cause?: unknown }).cause, depth++
+  ) {
     if (isOutageCode((cause as { code?: unknown }).code) || isPoolOutageMessage((cause as { message?: unknown }).message)) return true;
   }
   return false;
@@ -32,5 +36,10 @@ function isOutageCode(code: unknown): boolean {
 
 /** node-postgres says these in words only: a connection that ended under a query, or a pool that waited too long. */
 function isPoolOutageMessage(message: unknown): boolean {
-  return typeof message === 'string' && /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed)/i.test(message);
+  return (
+    typeof message === 'string' &&
+    /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection is closed)/i.test(
+      message,
+    )
+  );
 }

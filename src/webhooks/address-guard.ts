@@ -95,7 +95,11 @@ export async function allowedAddresses(policy: AddressPolicy, hostname: string, 
   const family = isIP(bare);
   const addresses = family === 0 ? await dns.promises.lookup(bare, { all: true }) : [{ address: bare, family }];
   const allowed = addresses.filter((entry) => mayConnect(policy, entry.address, port, urlHost));
-  if (allowed.length === 0) throw new BlockedAddressError(hostname, addresses.map((entry) => entry.address));
+  if (allowed.length === 0)
+    throw new BlockedAddressError(
+      hostname,
+      addresses.map((entry) => entry.address),
+    );
   return allowed;
 }
 

@@ -40,7 +40,10 @@ export class AttemptRecorder {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, 1_000);
       try {
-        await this.write(batch.map((entry) => entry.outcome), batch.filter((entry) => entry.gone).map((entry) => entry.outcome));
+        await this.write(
+          batch.map((entry) => entry.outcome),
+          batch.filter((entry) => entry.gone).map((entry) => entry.outcome),
+        );
       } catch (error) {
         // The deliveries keep their claims and will be attempted again when those lapse.
         this.logger.error({ err: error, count: batch.length }, 'could not record webhook attempts');

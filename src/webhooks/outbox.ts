@@ -50,21 +50,43 @@ export const CLAIMS_ONLY: DeliveryNotifier = Object.freeze({ claimForNew: () => 
  * that every stored message is delivered at least once, whatever crashes afterwards. The
  * caller passes the result to `notifier.deliveriesQueued` once the transaction has committed.
  */
-export async function enqueueEvent(db: Executor, notifier: DeliveryNotifier, accountId: string, payload: EventPayload, at: Date): Promise<Enqueued> {
+export async function enqueueEvent(
+  db: Executor,
+  notifier: DeliveryNotifier,
+  accountId: string,
+  payload: EventPayload,
+  at: Date,
+): Promise<Enqueued> {
   const planned = eventFor(accountId, payload, await subscribedWebhooks(db, accountId, payload, notifier.lookups), at, notifier);
   if (planned.deliveries.length > 0) await insertEventWithDeliveries(db, planned.event, planned.deliveries);
   return planned.enqueued;
 }
 
 /** Stores a message together with the event that reports it, as enqueueEvent would, in as few statements as the database allows. */
-export async function insertMessageAndEnqueue(db: Executor, notifier: DeliveryNotifier, message: Message, payload: EventPayload): Promise<Enqueued> {
-  const planned = eventFor(message.accountId, payload, await subscribedWebhooks(db, message.accountId, payload, notifier.lookups), message.createdAt, notifier);
+export async function insertMessageAndEnqueue(
+  db: Executor,
+  notifier: DeliveryNotifier,
+  message: Message,
+  payload: EventPayload,
+): Promise<Enqueued> {
+  const planned = eventFor(
+    message.accountId,
+    payload,
+    await subscribedWebhooks(db, message.accountId, payload, notifier.lookups),
+    message.createdAt,
+    notifier,
+  );
   if (planned.deliveries.length === 0) await insertMessage(db, message);
   else await insertMessageWithEvent(db, message, planned.event, planned.deliveries);
   return planned.enqueued;
 }
 
-async function subscribedWebhooks(db: Executor, accountId: string, payload: EventPayload, lookups: CachedLookups | undefined): Promise<EnabledWebhook[]> {
+async function subscribedWebhooks(
+  db: Executor,
+  accountId: string,
+  payload: EventPayload,
+  lookups: CachedLookups | undefined,
+): Promise<EnabledWebhook[]> {
   const subscription = subscriptionOf(payload.event);
   const enabled = lookups === undefined ? await listEnabledWebhooks(db, accountId) : await lookups.enabledWebhooks(db, accountId);
   return enabled.filter(
@@ -79,7 +101,13 @@ interface PlannedEvent {
 }
 
 /** Without a notifier (the test event) nothing is claimed: every delivery waits for a claim. */
-function eventFor(accountId: string, payload: EventPayload, webhooks: (Webhook | EnabledWebhook)[], at: Date, notifier?: DeliveryNotifier): PlannedEvent {
+function eventFor(
+  accountId: string,
+  payload: EventPayload,
+  webhooks: (Webhook | EnabledWebhook)[],
+  at: Date,
+  notifier?: DeliveryNotifier,
+): PlannedEvent {
   const event: NewEvent = { id: newId('event'), accountId, eventType: payload.event, payload: JSON.stringify(payload), createdAt: at };
   const now = Date.now();
   const deliveries: EventDelivery[] = [];

@@ -7,7 +7,11 @@ const JITTER_FRACTION = 0.2;
  * jitter so that a recovering endpoint is not hit by every retry at once; null once the
  * schedule is spent and the delivery should be failed.
  */
-export function retryDelayMs(attemptsMade: number, retryDelaysSeconds: readonly number[], random: () => number = Math.random): number | null {
+export function retryDelayMs(
+  attemptsMade: number,
+  retryDelaysSeconds: readonly number[],
+  random: () => number = Math.random,
+): number | null {
   const baseSeconds = retryDelaysSeconds[attemptsMade - 1];
   if (baseSeconds === undefined) return null;
   const factor = 1 - JITTER_FRACTION + 2 * JITTER_FRACTION * random();

@@ -72,7 +72,8 @@ export class WebhookHttpClient {
         responseExcerpt: excerpt,
         error: isRedirect ? 'redirect' : null,
         errorDetail: isRedirect ? `Redirects are not followed (Location: ${String(response.headers.location ?? 'none')}).` : null,
-        retryAfterMs: statusCode === 429 || statusCode === 503 ? parseRetryAfter(headerValue(response.headers['retry-after']), new Date()) : null,
+        retryAfterMs:
+          statusCode === 429 || statusCode === 503 ? parseRetryAfter(headerValue(response.headers['retry-after']), new Date()) : null,
       });
     } catch (error) {
       const [kind, detail] = classify(error as NodeJS.ErrnoException);
@@ -135,7 +136,8 @@ function classify(error: NodeJS.ErrnoException): [AttemptError, string] {
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA') return ['dns', `The host does not resolve (${code}).`];
   if (code === 'ECONNREFUSED') return ['refused', 'The connection was refused.'];
   if (code === 'UND_ERR_CONNECT_TIMEOUT') return ['timeout', 'No connection within the timeout.'];
-  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return ['reset', 'The connection was closed before an answer.'];
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET')
+    return ['reset', 'The connection was closed before an answer.'];
   if (code.startsWith('ERR_TLS') || code.includes('CERT') || code === 'EPROTO' || /SSL|TLS/.test(code)) return ['tls', error.message];
   return ['network', error.message];
 }

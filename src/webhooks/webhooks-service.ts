@@ -1,7 +1,14 @@
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Webhook, WebhookAttempt, WebhookDelivery, WebhookEventType } from '../domain/webhooks.ts';
-import { isMessageScope, isWebhookEventType, messageScopes, testEventPayload, webhookEventTypes, type MessageScope } from '../domain/webhooks.ts';
+import {
+  isMessageScope,
+  isWebhookEventType,
+  messageScopes,
+  testEventPayload,
+  webhookEventTypes,
+  type MessageScope,
+} from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
@@ -202,7 +209,12 @@ export class WebhooksService {
 }
 
 function parseMessageScope(scope: string): MessageScope {
-  if (!isMessageScope(scope)) throw new AppError('invalid_request', `message_scope must be one of ${messageScopes.join(', ')}: whether the webhook receives direct chats' messages, groups', or both.`, { field: 'message_scope' });
+  if (!isMessageScope(scope))
+    throw new AppError(
+      'invalid_request',
+      `message_scope must be one of ${messageScopes.join(', ')}: whether the webhook receives direct chats' messages, groups', or both.`,
+      { field: 'message_scope' },
+    );
   return scope;
 }
 

@@ -20,7 +20,13 @@ export interface AccountParts {
 }
 
 /** Accounts, their users, numbers and API keys, and the dashboard's sign-in. */
-export function buildAccounts(config: Config, storage: StorageParts, keys: GatewayKeys, sessions: SessionParts, logger: Logger): AccountParts {
+export function buildAccounts(
+  config: Config,
+  storage: StorageParts,
+  keys: GatewayKeys,
+  sessions: SessionParts,
+  logger: Logger,
+): AccountParts {
   const { store } = storage;
   const accounts = new AccountsService(store);
   const authenticator = new ApiKeyAuthenticator(store, logger);

@@ -46,7 +46,18 @@ interface ClusterInputs {
 }
 
 /** How this node reaches the others, and the runtime that starts and stops its background work. */
-export function buildCluster({ config, keys, storage, webhooks, media, sessions, messaging, accounts, scheduler, logger }: ClusterInputs): ClusterParts {
+export function buildCluster({
+  config,
+  keys,
+  storage,
+  webhooks,
+  media,
+  sessions,
+  messaging,
+  accounts,
+  scheduler,
+  logger,
+}: ClusterInputs): ClusterParts {
   const { keeper, supervisor } = sessions;
   const nodeClient = new NodeClient(keys.clusterKey, config.cluster.nodeCallTimeoutMs);
   const router = new OwnerRouter(supervisor, config.cluster.ownerWaitMs, nodeClient);

@@ -26,7 +26,13 @@ export interface MediaParts {
 }
 
 /** Media storage with its quotas and free-disk floor, URL fetches behind the SSRF guard, and signed links. */
-export function buildMedia(config: Config, storage: StorageParts, keys: GatewayKeys, addressPolicy: AddressPolicy, logger: Logger): MediaParts {
+export function buildMedia(
+  config: Config,
+  storage: StorageParts,
+  keys: GatewayKeys,
+  addressPolicy: AddressPolicy,
+  logger: Logger,
+): MediaParts {
   const { store, blobs } = storage;
   const fetcher = new MediaFetcher({
     addressPolicy,

@@ -88,14 +88,31 @@ interface MessagingInputs {
 }
 
 /** Sending, receiving, message actions, groups and the routing of what the engines report. */
-export function buildMessaging({ config, storage, webhooks, media: mediaParts, sessions, numbers, logger }: MessagingInputs): MessagingParts {
+export function buildMessaging({
+  config,
+  storage,
+  webhooks,
+  media: mediaParts,
+  sessions,
+  numbers,
+  logger,
+}: MessagingInputs): MessagingParts {
   const { store, committer, metrics } = storage;
   const { deliveryWorker } = webhooks;
   const { media, mediaLinks } = mediaParts;
   const { supervisor, pauses, keeper } = sessions;
   // A receipt for a send of this node waits for that send's own `sent` write (recent-sends.ts).
   const recentSends = new RecentSends();
-  const receiver = new ReceiveMessageService(store, committer, deliveryWorker, media, mediaLinks, config.media.receiveTimeoutMs, (error) => supervisor.staleWriteRefused(error), recentSends);
+  const receiver = new ReceiveMessageService(
+    store,
+    committer,
+    deliveryWorker,
+    media,
+    mediaLinks,
+    config.media.receiveTimeoutMs,
+    (error) => supervisor.staleWriteRefused(error),
+    recentSends,
+  );
   const groups = new GroupService(store, supervisor);
   const messageActions = new MessageActionService(store, committer, supervisor);
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
@@ -105,7 +122,10 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, governor, pauses, recentSends);
   const typing = new TypingService(supervisor, logger, config.typingMs);
   // A paused number's queue holds: the runner asks the pauses before it releases a message.
-  const queueRunner = new QueueRunner(store, keeper, supervisor, governor, sender, pauses, typing, metrics, logger, { idleCheckMs: config.governor.queueCheckMs, batchSize: 500 });
+  const queueRunner = new QueueRunner(store, keeper, supervisor, governor, sender, pauses, typing, metrics, logger, {
+    idleCheckMs: config.governor.queueCheckMs,
+    batchSize: 500,
+  });
   const calls = new CallService(store, committer, deliveryWorker, supervisor, sender, logger);
   const polls = new PollService(store, committer, deliveryWorker, logger);
   const presence = new PresenceService(store, committer, deliveryWorker, supervisor, logger);
@@ -132,6 +152,19 @@ export function buildMessaging({ config, storage, webhooks, media: mediaParts, s
     blocklist: new BlocklistService(supervisor),
     presence,
     profiles: new ProfileService(supervisor, media, config.profileCacheMs),
-    engineEventRouting: new EngineEventRouting({ receiver, incomingActions, groupChanges, sessions: supervisor, messageActions, pauses, identities, calls, presence, polls, received: metrics, logger }),
+    engineEventRouting: new EngineEventRouting({
+      receiver,
+      incomingActions,
+      groupChanges,
+      sessions: supervisor,
+      messageActions,
+      pauses,
+      identities,
+      calls,
+      presence,
+      polls,
+      received: metrics,
+      logger,
+    }),
   };
 }

@@ -39,7 +39,15 @@ export interface SessionParts {
 }
 
 /** The lease keeper, both engines, the supervisor that runs each number's session on its owner, and the numbers' pauses. */
-export async function buildSessions(config: Config, storage: StorageParts, keys: GatewayKeys, webhooks: WebhookParts, scheduler: Scheduler, logger: Logger, boundaries: GatewayBoundaries): Promise<SessionParts> {
+export async function buildSessions(
+  config: Config,
+  storage: StorageParts,
+  keys: GatewayKeys,
+  webhooks: WebhookParts,
+  scheduler: Scheduler,
+  logger: Logger,
+  boundaries: GatewayBoundaries,
+): Promise<SessionParts> {
   const { store, committer, metrics } = storage;
   const { nodeName, nodeUrl, leaseTtlMs, maxSessionsPerNode } = config.cluster;
   const keeper = new LeaseKeeper(store, { ttlMs: leaseTtlMs, maxSessions: maxSessionsPerNode, nodeName, nodeUrl }, logger, scheduler);
@@ -57,7 +65,10 @@ export async function buildSessions(config: Config, storage: StorageParts, keys:
   const sandboxNetwork =
     shared === null
       ? await embeddedSandboxNetwork(store)
-      : new RemoteSandboxNetwork({ ...shared, key: keys.sandboxNetworkKey, maxLineBytes: config.cluster.sandboxNetworkMaxLineBytes }, logger);
+      : new RemoteSandboxNetwork(
+          { ...shared, key: keys.sandboxNetworkKey, maxLineBytes: config.cluster.sandboxNetworkMaxLineBytes },
+          logger,
+        );
   const sandbox = new SandboxEngine({
     events: engineEvents.forEngine('sandbox'),
     network: sandboxNetwork,
@@ -84,7 +95,17 @@ export async function buildSessions(config: Config, storage: StorageParts, keys:
     });
   });
   const engines = new EngineRegistry([sandbox, baileys]);
-  const supervisor = new SessionSupervisor(store, engines, committer, webhooks.deliveryWorker, logger, keeper, staleWrites, [pauses], metrics);
+  const supervisor = new SessionSupervisor(
+    store,
+    engines,
+    committer,
+    webhooks.deliveryWorker,
+    logger,
+    keeper,
+    staleWrites,
+    [pauses],
+    metrics,
+  );
   return { keeper, supervisor, pauses, sandboxNetwork, engineEvents };
 }
 

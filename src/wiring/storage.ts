@@ -35,10 +35,19 @@ export async function openStorage(config: Config): Promise<StorageParts> {
   // PostgreSQL commits a few batches side by side, leaving pool connections for reads.
   const concurrentBatches = config.database.dialect === 'postgres' ? Math.max(1, Math.floor(config.database.poolSize / 2)) : 1;
   const writeFailures = new WriteFailures();
-  const committer = new GroupCommitter(store.db, config.groupCommit.maxBatchSize, concurrentBatches, config.groupCommit.enabled, writeFailures);
+  const committer = new GroupCommitter(
+    store.db,
+    config.groupCommit.maxBatchSize,
+    concurrentBatches,
+    config.groupCommit.enabled,
+    writeFailures,
+  );
   const metrics = new GatewayMetrics(store, {
     processMetrics: config.metrics.token !== undefined,
-    volumes: { data: config.database.dialect === 'sqlite' ? path.dirname(config.database.path) : config.dataDirectory, media: config.media.directory },
+    volumes: {
+      data: config.database.dialect === 'sqlite' ? path.dirname(config.database.path) : config.dataDirectory,
+      media: config.media.directory,
+    },
   });
   return { store, committer, writeFailures, blobs, appliedMigrations, metrics };
 }

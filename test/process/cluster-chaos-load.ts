@@ -69,7 +69,9 @@ export class ChaosLoad {
   timedSend(port: number, fromPhone: string): Promise<TimedAnswer> {
     const { text, body, key } = this.nextSend(fromPhone, `+1415557${String(1000 + randomInt(9000))}`, 'timed');
     const startedAt = Date.now();
-    const first = this.postForBody(port, '/send_message', body, { 'idempotency-key': key }, TIMED_REQUEST_TIMEOUT_MS).catch(() => undefined);
+    const first = this.postForBody(port, '/send_message', body, { 'idempotency-key': key }, TIMED_REQUEST_TIMEOUT_MS).catch(
+      () => undefined,
+    );
     const timed = first.then((answer) => ({ port, status: answer?.status ?? 0, error: errorCodeOf(answer), ms: Date.now() - startedAt }));
     this.loops.push(first.then(async (answer) => void (await this.settle(answer, text, body, key, startedAt))));
     return timed;
@@ -77,7 +79,11 @@ export class ChaosLoad {
 
   private async sendLoop(): Promise<void> {
     while (this.running) {
-      const { text, body, key } = this.nextSend(this.phones[randomInt(this.phones.length)]!, `+1415555${String(1000 + (this.counter % 9000)).padStart(4, '0')}`, 'load');
+      const { text, body, key } = this.nextSend(
+        this.phones[randomInt(this.phones.length)]!,
+        `+1415555${String(1000 + (this.counter % 9000)).padStart(4, '0')}`,
+        'load',
+      );
       await this.sendUntilAnswered(text, body, key);
       await sleep(50);
     }
@@ -125,7 +131,11 @@ export class ChaosLoad {
   private async receiveLoop(): Promise<void> {
     while (this.running) {
       const n = ++this.counter;
-      const body = { from_phone: `+1415556${String(1000 + (n % 9000)).padStart(4, '0')}`, to_phone: this.phones[randomInt(this.phones.length)], message: `in-${n}` };
+      const body = {
+        from_phone: `+1415556${String(1000 + (n % 9000)).padStart(4, '0')}`,
+        to_phone: this.phones[randomInt(this.phones.length)],
+        message: `in-${n}`,
+      };
       const answer = await this.postToAnyNode('/sandbox/receive', body).catch(() => undefined);
       if (answer?.status === 200) this.received.push((answer.body as { message_id: string }).message_id);
       await sleep(answer?.status === 200 ? 50 : 200);

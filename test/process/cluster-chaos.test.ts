@@ -47,7 +47,9 @@ export interface RoundResult {
 /** Written by the test for bench/cluster-failover.ts to report; absent unless asked for. */
 const RESULTS_FILE = process.env.WAGW_CHAOS_RESULTS;
 
-describe('three nodes on one PostgreSQL with a shared sandbox network, under kill -9, SIGSTOP and SIGTERM (postgres)', { timeout: 420_000 }, () => {
+describe('three nodes on one PostgreSQL with a shared sandbox network, under kill -9, SIGSTOP and SIGTERM (postgres)', {
+  timeout: 420_000,
+}, () => {
   let database: TestDatabase;
   let receiver: WebhookReceiver;
   let network: ChildProcess;
@@ -59,10 +61,14 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
   let load: ChaosLoad | undefined;
 
   const startNetwork = async () => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin/wagw'), 'sandbox-network', '--port', String(networkPort), '--journal', journalFile], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-      env: { ...process.env, WAGW_SECRET_KEY: TEST_SECRET_KEY_HEX },
-    });
+    const child = spawn(
+      process.execPath,
+      [path.join(ROOT, 'bin/wagw'), 'sandbox-network', '--port', String(networkPort), '--journal', journalFile],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, WAGW_SECRET_KEY: TEST_SECRET_KEY_HEX },
+      },
+    );
     await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
     return child;
   };
@@ -119,7 +125,11 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       await waitFor(async () => (await operatorsNow()).length > 0, 10_000, 'the operator to be made');
       await sleep(1_000);
       const operators = await operatorsNow();
-      assert.deepEqual(operators.map((operator) => operator.email), ['admin@wagw.local'], 'one operator, made once');
+      assert.deepEqual(
+        operators.map((operator) => operator.email),
+        ['admin@wagw.local'],
+        'one operator, made once',
+      );
       const seeded = await withGateway(
         database.url,
         async (gateway) => {
@@ -130,7 +140,12 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
         { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${receiver.port}`, WAGW_SECRET_KEY: TEST_SECRET_KEY_HEX },
       );
       const nodeIdOf = async (server: ServerProcess) => {
-        const row = await store.db.selectFrom('cluster_nodes').select('id').where('pid', '=', server.pid).orderBy('started_at', 'desc').executeTakeFirstOrThrow();
+        const row = await store.db
+          .selectFrom('cluster_nodes')
+          .select('id')
+          .where('pid', '=', server.pid)
+          .orderBy('started_at', 'desc')
+          .executeTakeFirstOrThrow();
         return row.id;
       };
       /** Every number leased by a live node other than `excluded`, and connected on the network from that node. */
@@ -139,20 +154,36 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
         const leases = await leasedPhones().catch(() => []);
         if (leases.length < NUMBERS) return false;
         const live = liveConnections(await networkClient.journal());
-        const done = leases.every((lease) => lease.node_id !== null && lease.node_id !== excluded && live.get(lease.phone) === lease.node_id);
+        const done = leases.every(
+          (lease) => lease.node_id !== null && lease.node_id !== excluded && live.get(lease.phone) === lease.node_id,
+        );
         if (!done) lastSeen = `leases ${JSON.stringify(leases)}, live connections ${JSON.stringify(Object.fromEntries(live))}`;
         return done;
       };
       /** What the last look found, for a round that took longer than its bound. */
       let lastSeen = '';
-      const leasedPhones = () => store.db.selectFrom('number_leases').innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id').select(['phone', 'node_id']).execute();
+      const leasedPhones = () =>
+        store.db
+          .selectFrom('number_leases')
+          .innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id')
+          .select(['phone', 'node_id'])
+          .execute();
       const waitRecovered = async (excluded: string | undefined, boundMs: number, from: number) => {
         while (!(await recovered(excluded))) {
           if (Date.now() - from > boundMs + 30_000) {
-            const leases = await store.db.selectFrom('number_leases').innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id').select(['phone', 'node_id', 'epoch', 'expires_at']).execute();
-            const clusterNodes = await store.db.selectFrom('cluster_nodes').select(['id', 'pid', 'role', 'heartbeat_at', 'stopped_at']).execute();
+            const leases = await store.db
+              .selectFrom('number_leases')
+              .innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id')
+              .select(['phone', 'node_id', 'epoch', 'expires_at'])
+              .execute();
+            const clusterNodes = await store.db
+              .selectFrom('cluster_nodes')
+              .select(['id', 'pid', 'role', 'heartbeat_at', 'stopped_at'])
+              .execute();
             const live = Object.fromEntries(liveConnections(await networkClient.journal()));
-            const outputs = nodes.map((node) => `--- pid ${node.pid} ${JSON.stringify(node.exitStatus())}\n${node.output().slice(-3_000)}`).join('\n');
+            const outputs = nodes
+              .map((node) => `--- pid ${node.pid} ${JSON.stringify(node.exitStatus())}\n${node.output().slice(-3_000)}`)
+              .join('\n');
             assert.fail(
               `numbers were not all owned and connected again ${boundMs + 30_000} ms after the signal (excluded ${excluded}, now ${Date.now()}):\n` +
                 `leases ${JSON.stringify(leases)}\nnodes ${JSON.stringify(clusterNodes)}\nlive connections ${JSON.stringify(live)}\n${outputs}`,
@@ -166,12 +197,17 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       };
       await waitRecovered(undefined, 30_000, Date.now());
 
-      load = new ChaosLoad(() => nodes.filter((node) => node.exitStatus() === undefined).map((node) => node.port), seeded.apiKey, seeded.phones);
+      load = new ChaosLoad(
+        () => nodes.filter((node) => node.exitStatus() === undefined).map((node) => node.port),
+        seeded.apiKey,
+        seeded.phones,
+      );
       load.start();
       // The load runs through all three of the nodes that started together.
       const startedPorts = nodes.map((node) => node.port);
       for (const from = Date.now(); startedPorts.some((port) => !load!.answeredBy.has(port)); await sleep(100)) {
-        if (Date.now() - from > 30_000) assert.fail(`not every node served the load: ${JSON.stringify([...load.answeredBy])} of ${startedPorts.join(', ')}`);
+        if (Date.now() - from > 30_000)
+          assert.fail(`not every node served the load: ${JSON.stringify([...load.answeredBy])} of ${startedPorts.join(', ')}`);
       }
       const results: RoundResult[] = [];
       const stopWindows: { node: string; from: number; to: number }[] = [];
@@ -218,11 +254,20 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
         const recoveryMs = await waitRecovered(victimId, RECOVERY_MS[kind], signalledAt);
         await sendingToFrozenOwner;
         const answers = await Promise.all(inFlight);
-        const slowest = answers.reduce<TimedAnswer | undefined>((worst, answer) => (worst === undefined || answer.ms > worst.ms ? answer : worst), undefined);
+        const slowest = answers.reduce<TimedAnswer | undefined>(
+          (worst, answer) => (worst === undefined || answer.ms > worst.ms ? answer : worst),
+          undefined,
+        );
         results.push({ kind, recoveryMs, ...(slowest !== undefined && { slowestInFlightAnswerMs: slowest.ms }) });
-        assert.ok(recoveryMs <= RECOVERY_MS[kind], `round ${round} (${kind}): recovered in ${recoveryMs} ms, more than ${RECOVERY_MS[kind]} ms; the victim's output:\n${victim.output().slice(-4_000)}`);
+        assert.ok(
+          recoveryMs <= RECOVERY_MS[kind],
+          `round ${round} (${kind}): recovered in ${recoveryMs} ms, more than ${RECOVERY_MS[kind]} ms; the victim's output:\n${victim.output().slice(-4_000)}`,
+        );
         for (const answer of answers) {
-          assert.ok(answer.ms <= IN_FLIGHT_ANSWER_MS, `round ${round}: a send forwarded to the frozen owner was answered after ${answer.ms} ms, more than ${IN_FLIGHT_ANSWER_MS} ms: ${JSON.stringify(answers)}`);
+          assert.ok(
+            answer.ms <= IN_FLIGHT_ANSWER_MS,
+            `round ${round}: a send forwarded to the frozen owner was answered after ${answer.ms} ms, more than ${IN_FLIGHT_ANSWER_MS} ms: ${JSON.stringify(answers)}`,
+          );
         }
         if (kind === 'stop') {
           await sleep(Math.max(0, TTL_MS + 1_000 - (Date.now() - signalledAt)));
@@ -244,7 +289,10 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       await sleep(NETWORK_OUTAGE_MS);
       network = await startNetwork();
       results.push({ kind: 'network', recoveryMs: await waitRecovered(undefined, NETWORK_RECOVERY_MS, Date.now()) });
-      assert.ok(results.at(-1)!.recoveryMs <= NETWORK_RECOVERY_MS, `the network round recovered in ${results.at(-1)!.recoveryMs} ms, more than ${NETWORK_RECOVERY_MS} ms`);
+      assert.ok(
+        results.at(-1)!.recoveryMs <= NETWORK_RECOVERY_MS,
+        `the network round recovered in ${results.at(-1)!.recoveryMs} ms, more than ${NETWORK_RECOVERY_MS} ms`,
+      );
       await sleep(3_000);
 
       // PostgreSQL restarts under the nodes while numbers send to each other: a receiving node
@@ -258,7 +306,10 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
         const restartedAt = Date.now();
         await restartPostgres(postgres);
         results.push({ kind: 'postgres', recoveryMs: await waitRecovered(undefined, POSTGRES_RECOVERY_MS, restartedAt) });
-        assert.ok(results.at(-1)!.recoveryMs <= POSTGRES_RECOVERY_MS, `the PostgreSQL round recovered in ${results.at(-1)!.recoveryMs} ms, more than ${POSTGRES_RECOVERY_MS} ms`);
+        assert.ok(
+          results.at(-1)!.recoveryMs <= POSTGRES_RECOVERY_MS,
+          `the PostgreSQL round recovered in ${results.at(-1)!.recoveryMs} ms, more than ${POSTGRES_RECOVERY_MS} ms`,
+        );
         await sleep(3_000);
         assert.ok(load.numberToNumber.length > numberToNumberBefore, 'numbers sent to each other after the restart');
       }
@@ -267,7 +318,9 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       // Everything the load was answered 200 for has reached the network and the webhook.
       const journal = wholeJournal();
       const sentTexts = new Map<string, number>();
-      for (const entry of journal) if (entry.kind === 'send' && entry.node !== 'simulator' && entry.text !== undefined) sentTexts.set(entry.text, (sentTexts.get(entry.text) ?? 0) + 1);
+      for (const entry of journal)
+        if (entry.kind === 'send' && entry.node !== 'simulator' && entry.text !== undefined)
+          sentTexts.set(entry.text, (sentTexts.get(entry.text) ?? 0) + 1);
       assert.ok(load.sent.length > 20, `the load made sends (${load.sent.length})`);
       for (const text of load.sent) assert.equal(sentTexts.get(text), 1, `"${text}" was answered 200 and reached the network exactly once`);
       for (const [text, count] of sentTexts) assert.equal(count, 1, `"${text}" reached the network ${count} times`);
@@ -286,21 +339,33 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       const delivered = deliveredIds();
       for (const id of load.received) {
         if (delivered.has(id)) continue;
-        const row = await store.db.selectFrom('messages').select(['status', 'engine_message_id', 'to_phone', 'created_at']).where('id', '=', id).executeTakeFirst();
+        const row = await store.db
+          .selectFrom('messages')
+          .select(['status', 'engine_message_id', 'to_phone', 'created_at'])
+          .where('id', '=', id)
+          .executeTakeFirst();
         const deliveries = await store.db
           .selectFrom('webhook_deliveries')
           .innerJoin('webhook_events', 'webhook_events.id', 'webhook_deliveries.event_id')
           .selectAll('webhook_deliveries')
           .where('webhook_events.payload', 'like', `%${id}%`)
           .execute();
-        assert.fail(`incoming ${id} was answered 200 but never reached the webhook: row ${JSON.stringify(row)}, deliveries ${JSON.stringify(deliveries)}`);
+        assert.fail(
+          `incoming ${id} was answered 200 but never reached the webhook: row ${JSON.stringify(row)}, deliveries ${JSON.stringify(deliveries)}`,
+        );
       }
-      for (const [id, webhookIds] of delivered) assert.equal(webhookIds.size, 1, `incoming ${id} reached the webhook as ${webhookIds.size} different events`);
+      for (const [id, webhookIds] of delivered)
+        assert.equal(webhookIds.size, 1, `incoming ${id} reached the webhook as ${webhookIds.size} different events`);
 
       // Every send between the gateway's numbers answered 200 was stored once as incoming on the
       // receiving number, and reached the webhook.
       assert.ok(load.numberToNumber.length > 20, `numbers sent to each other (${load.numberToNumber.length})`);
-      const webhookTexts = () => new Set(receiver.requests.map((request) => JSON.parse(request.body) as { message: string; to_phone: string }).map((payload) => `${payload.to_phone} ${payload.message}`));
+      const webhookTexts = () =>
+        new Set(
+          receiver.requests
+            .map((request) => JSON.parse(request.body) as { message: string; to_phone: string })
+            .map((payload) => `${payload.to_phone} ${payload.message}`),
+        );
       const arrivedAt = (send: { text: string; toPhone: string }) => `${send.toPhone} ${send.text}`;
       while (load.numberToNumber.some((send) => !webhookTexts().has(arrivedAt(send))) && Date.now() < deadline) await sleep(100);
       const stored = await store.db
@@ -314,24 +379,39 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       for (const row of stored) storedCounts.set(`${row.phone} ${row.text}`, (storedCounts.get(`${row.phone} ${row.text}`) ?? 0) + 1);
       const webhooked = webhookTexts();
       for (const send of load.numberToNumber) {
-        assert.equal(storedCounts.get(arrivedAt(send)), 1, `"${send.text}" to ${send.toPhone} was answered 200 and stored once as incoming on the receiving number`);
-        assert.ok(webhooked.has(arrivedAt(send)), `"${send.text}" to ${send.toPhone} was answered 200 but its incoming message never reached the webhook`);
+        assert.equal(
+          storedCounts.get(arrivedAt(send)),
+          1,
+          `"${send.text}" to ${send.toPhone} was answered 200 and stored once as incoming on the receiving number`,
+        );
+        assert.ok(
+          webhooked.has(arrivedAt(send)),
+          `"${send.text}" to ${send.toPhone} was answered 200 but its incoming message never reached the webhook`,
+        );
       }
 
       // Two live connections for one number happen only as WhatsApp's own replacement after a SIGSTOP.
       const replacements = journal.filter((entry) => entry.kind === 'replace');
       for (const replacement of replacements) {
-        const window = stopWindows.find((stop) => stop.node === replacement.node && replacement.at >= stop.from && replacement.at <= stop.to);
+        const window = stopWindows.find(
+          (stop) => stop.node === replacement.node && replacement.at >= stop.from && replacement.at <= stop.to,
+        );
         assert.ok(window !== undefined, `${replacement.phone} had two live connections outside a SIGSTOP round (node ${replacement.node})`);
       }
       for (const window of stopWindows) {
-        const phones = replacements.filter((entry) => entry.node === window.node && entry.at >= window.from && entry.at <= window.to).map((entry) => entry.phone);
+        const phones = replacements
+          .filter((entry) => entry.node === window.node && entry.at >= window.from && entry.at <= window.to)
+          .map((entry) => entry.phone);
         assert.equal(new Set(phones).size, phones.length, 'at most one replacement per number per SIGSTOP');
       }
       // No stale write was accepted: no session status was ever overwritten to conflict.
       const statuses = await store.db.selectFrom('whatsapp_numbers').select(['phone', 'status']).execute();
       for (const row of statuses) assert.equal(row.status, 'connected', `${row.phone} ended ${row.status}`);
-      if (RESULTS_FILE !== undefined) fs.writeFileSync(RESULTS_FILE, JSON.stringify({ results, sends: load.sent.length, receives: load.received.length, replacements: replacements.length }));
+      if (RESULTS_FILE !== undefined)
+        fs.writeFileSync(
+          RESULTS_FILE,
+          JSON.stringify({ results, sends: load.sent.length, receives: load.received.length, replacements: replacements.length }),
+        );
     } finally {
       await store.close();
     }
@@ -355,7 +435,17 @@ function throwawayPostgres(): ThrowawayPostgres | undefined {
  * root the server belongs to the postgres user (scripts/postgres.sh).
  */
 async function restartPostgres({ bin, directory }: ThrowawayPostgres): Promise<void> {
-  const pgCtl = [path.join(bin, 'pg_ctl'), 'restart', '-D', path.join(directory, 'data'), '-m', 'fast', '-w', '-l', path.join(directory, 'server.log')];
+  const pgCtl = [
+    path.join(bin, 'pg_ctl'),
+    'restart',
+    '-D',
+    path.join(directory, 'data'),
+    '-m',
+    'fast',
+    '-w',
+    '-l',
+    path.join(directory, 'server.log'),
+  ];
   const [command, ...args] = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...pgCtl] : pgCtl;
   await promisify(execFile)(command!, args, { timeout: 30_000 });
 }

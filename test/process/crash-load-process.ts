@@ -82,7 +82,12 @@ function post(order: LoadOrder, kind: LoadKind, text: string): Promise<LedgerEnt
     );
     request.on('timeout', () => request.destroy(new Error('no answer in time')));
     request.on('error', (error: NodeJS.ErrnoException) =>
-      resolve({ kind, text, outcome: error.code === 'ECONNREFUSED' ? 'refused' : 'cut_off', error: `${error.code ?? ''} ${error.message}`.trim() }),
+      resolve({
+        kind,
+        text,
+        outcome: error.code === 'ECONNREFUSED' ? 'refused' : 'cut_off',
+        error: `${error.code ?? ''} ${error.message}`.trim(),
+      }),
     );
     request.end(payload);
   });

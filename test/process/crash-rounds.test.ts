@@ -159,7 +159,10 @@ for (const dialect of dialects) {
         async (gateway) => {
           // Unlimited volume, so that the quota never answers for the server under test.
           account = await seedAccount(gateway, { plan: 'enterprise', numbers: 2 });
-          const { secret } = await gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url(), eventTypes: ['message'] });
+          const { secret } = await gateway.webhooks.createWebhook(accountScope(account.accountId), {
+            url: receiver.url(),
+            eventTypes: ['message'],
+          });
           return secret;
         },
         SERVER_ENV,
@@ -182,7 +185,9 @@ for (const dialect of dialects) {
       await database?.drop();
     });
 
-    it(`after ${ROUNDS} kills mid-load: every 200 is stored once, no send is stored twice, every stored incoming message reaches the webhook`, { timeout: TEST_TIMEOUT_MS }, async (t) => {
+    it(`after ${ROUNDS} kills mid-load: every 200 is stored once, no send is stored twice, every stored incoming message reaches the webhook`, {
+      timeout: TEST_TIMEOUT_MS,
+    }, async (t) => {
       const startedAt = Date.now();
       const ledger: LedgerEntry[] = [];
       const rounds: RoundSummary[] = [];
@@ -232,9 +237,18 @@ async function runRound(round: number, databaseUrl: string, account: SeededAccou
 /** Without this the rounds could pass by never loading the server, or by killing it idle. */
 function assertLoadWasReal(rounds: RoundSummary[], ledger: LedgerEntry[]): void {
   for (const summary of rounds) {
-    assert.ok(summary.answered.send >= MIN_ANSWERED_PER_KIND, `round ${summary.round} had too few sends answered: ${JSON.stringify(summary)}`);
-    assert.ok(summary.answered.receive >= MIN_ANSWERED_PER_KIND, `round ${summary.round} had too few incoming messages answered: ${JSON.stringify(summary)}`);
-    assert.ok(summary.cutOff.send > 0 && summary.cutOff.receive > 0, `round ${summary.round}'s kill did not land mid-load: ${JSON.stringify(summary)}`);
+    assert.ok(
+      summary.answered.send >= MIN_ANSWERED_PER_KIND,
+      `round ${summary.round} had too few sends answered: ${JSON.stringify(summary)}`,
+    );
+    assert.ok(
+      summary.answered.receive >= MIN_ANSWERED_PER_KIND,
+      `round ${summary.round} had too few incoming messages answered: ${JSON.stringify(summary)}`,
+    );
+    assert.ok(
+      summary.cutOff.send > 0 && summary.cutOff.receive > 0,
+      `round ${summary.round}'s kill did not land mid-load: ${JSON.stringify(summary)}`,
+    );
   }
   // A server that answers at all answers 200 here: the number is connected and the volume unlimited.
   const otherAnswers = ledger.filter((entry) => entry.outcome === 'answered' && entry.statusCode !== 200);

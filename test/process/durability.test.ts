@@ -76,14 +76,21 @@ for (const dialect of dialects) {
           assert.equal(rows.length, 1, `"${text}" was answered 200 and must be stored exactly once`);
           assert.equal(rows[0]!.id, answer.message_id);
           assert.match(String(rows[0]!.status), /^(sent|delivered)$/, 'stored as accepted by the engine');
-          assert.match(String((await findMessageById(store.db, answer.message_id))?.status), /^(sent|delivered)$/, 'stored as accepted by the engine');
+          assert.match(
+            String((await findMessageById(store.db, answer.message_id))?.status),
+            /^(sent|delivered)$/,
+            'stored as accepted by the engine',
+          );
         }
         // Sends the kill cut off were never promised; none may be stored twice. One cut off
         // before the engine answered stays queued until the interrupted-send sweep fails it
         // (a minute on), which test/integration/http/quota.test.ts covers.
         for (const [text, rows] of byText) {
           assert.equal(rows.length, 1, `"${text}" is stored ${rows.length} times`);
-          assert.ok(['queued', 'sent', 'delivered', 'unknown'].includes(rows[0]!.status), `"${text}" was left ${rows[0]!.status} after the restart`);
+          assert.ok(
+            ['queued', 'sent', 'delivered', 'unknown'].includes(rows[0]!.status),
+            `"${text}" was left ${rows[0]!.status} after the restart`,
+          );
         }
       } finally {
         await store.close();

@@ -29,7 +29,11 @@ describe('nodes started together on an empty database (postgres)', { timeout: 18
     const database = await createTestDatabase('postgres');
     const dataDirectories = [0, 1, 2].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-first-start-')));
     try {
-      const env = (index: number) => ({ WAGW_SECRET_KEY: '7e57'.repeat(16), WAGW_NODE_NAME: `node-${index}`, WAGW_DATA_DIR: dataDirectories[index]! });
+      const env = (index: number) => ({
+        WAGW_SECRET_KEY: '7e57'.repeat(16),
+        WAGW_NODE_NAME: `node-${index}`,
+        WAGW_DATA_DIR: dataDirectories[index]!,
+      });
       const starts = await Promise.allSettled([0, 1, 2].map((index) => startServerProcess(database.url, env(index))));
       const failures = starts.flatMap((start) => (start.status === 'rejected' ? [String(start.reason)] : []));
       assert.deepEqual(failures, [], 'every node serves');
@@ -43,7 +47,10 @@ describe('nodes started together on an empty database (postgres)', { timeout: 18
       const store = openDatabase(database.url);
       try {
         const operators = await store.db.selectFrom('users').select('email').where('is_operator', '=', 1).execute();
-        assert.deepEqual(operators.map((operator) => operator.email), ['admin@wagw.local']);
+        assert.deepEqual(
+          operators.map((operator) => operator.email),
+          ['admin@wagw.local'],
+        );
       } finally {
         await store.close();
       }

@@ -38,10 +38,14 @@ for (const dialect of dialects) {
       try {
         assert.equal((await findMessageById(store.db, id))?.status, 'queued', 'it waits in the database while no server runs');
         await startServerProcess(database.url);
-        const sent = await waitFor(async () => {
-          const message = await findMessageById(store.db, id);
-          return message !== undefined && message.status !== 'queued' ? message : undefined;
-        }, 30_000, 'the restarted server to send the queued message');
+        const sent = await waitFor(
+          async () => {
+            const message = await findMessageById(store.db, id);
+            return message !== undefined && message.status !== 'queued' ? message : undefined;
+          },
+          30_000,
+          'the restarted server to send the queued message',
+        );
         assert.match(sent.status, /^(sent|delivered)$/);
         assert.ok(sent.engineMessageId, 'the engine took it');
         assert.ok(sent.times!.sent!.getTime() >= sendAt.getTime(), 'not before its send_at');

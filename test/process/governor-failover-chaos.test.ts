@@ -33,7 +33,9 @@ describe('the send queue when its owner is killed mid-queue, three nodes (postgr
     database = await createTestDatabase('postgres');
     network = await serveTestNetwork();
     networkClient = testNetworkClient(network.port);
-    seeded = await withGateway(database.url, (gateway) => seedAccount(gateway, { numbers: NUMBERS, plan: 'enterprise' }), { WAGW_SECRET_KEY: TEST_SECRET_KEY_HEX });
+    seeded = await withGateway(database.url, (gateway) => seedAccount(gateway, { numbers: NUMBERS, plan: 'enterprise' }), {
+      WAGW_SECRET_KEY: TEST_SECRET_KEY_HEX,
+    });
     store = openDatabase(database.url);
   });
   after(async () => {
@@ -52,9 +54,15 @@ describe('the send queue when its owner is killed mid-queue, three nodes (postgr
       WAGW_SEND_QUEUE_CHECK_MS: '500',
       WAGW_INTERRUPTED_SEND_AFTER_MS: '3000',
     };
-    nodes.push(...(await Promise.all([0, 1, 2].map((index) => startServerProcess(database.url, { ...env, WAGW_NODE_NAME: `node-${index}` })))));
+    nodes.push(
+      ...(await Promise.all([0, 1, 2].map((index) => startServerProcess(database.url, { ...env, WAGW_NODE_NAME: `node-${index}` })))),
+    );
     const leases = () => store.db.selectFrom('number_leases').select(['number_id', 'node_id']).where('node_id', 'is not', null).execute();
-    await waitFor(async () => (await leases()).length === NUMBERS && (await connectedCount()) === NUMBERS, 30_000, 'every number owned and connected');
+    await waitFor(
+      async () => (await leases()).length === NUMBERS && (await connectedCount()) === NUMBERS,
+      30_000,
+      'every number owned and connected',
+    );
 
     for (const phone of seeded.phones) {
       const answer = await request(nodes[0]!.port, {
@@ -66,7 +74,9 @@ describe('the send queue when its owner is killed mid-queue, three nodes (postgr
       assert.equal(answer.statusCode, 200, answer.body);
     }
     // Every number's backlog at once, through the three nodes in turn (each forwards to the owner).
-    const texts = seeded.phones.flatMap((_, numberIndex) => Array.from({ length: MESSAGES_PER_NUMBER }, (_unused, index) => `governed ${numberIndex}-${index}`));
+    const texts = seeded.phones.flatMap((_, numberIndex) =>
+      Array.from({ length: MESSAGES_PER_NUMBER }, (_unused, index) => `governed ${numberIndex}-${index}`),
+    );
     const answers = await Promise.all(
       texts.map(async (text, at) => {
         const numberIndex = Math.floor(at / MESSAGES_PER_NUMBER);
@@ -80,7 +90,10 @@ describe('the send queue when its owner is killed mid-queue, three nodes (postgr
         return answer.statusCode;
       }),
     );
-    assert.ok(answers.filter((code) => code === 202).length >= NUMBERS * (MESSAGES_PER_NUMBER - 2), `most sends were queued: ${JSON.stringify(answers)}`);
+    assert.ok(
+      answers.filter((code) => code === 202).length >= NUMBERS * (MESSAGES_PER_NUMBER - 2),
+      `most sends were queued: ${JSON.stringify(answers)}`,
+    );
 
     // The owner of the most numbers dies while their queues are still long.
     await sleep(GAP_MS * 2);
@@ -92,10 +105,24 @@ describe('the send queue when its owner is killed mid-queue, three nodes (postgr
     assert.ok(victim, 'the victim is one of the three nodes');
     victim.signalGroup('SIGKILL');
     await victim.exited;
-    const leftBehind = await store.db.selectFrom('messages').select(['id', 'text']).where('number_id', 'in', victimNumbers).where('scheduled_for', 'is not', null).execute();
-    assert.ok(leftBehind.length >= victimNumbers.length, `the kill came mid-queue: ${leftBehind.length} messages still waiting on the victim's ${victimNumbers.length} numbers`);
+    const leftBehind = await store.db
+      .selectFrom('messages')
+      .select(['id', 'text'])
+      .where('number_id', 'in', victimNumbers)
+      .where('scheduled_for', 'is not', null)
+      .execute();
+    assert.ok(
+      leftBehind.length >= victimNumbers.length,
+      `the kill came mid-queue: ${leftBehind.length} messages still waiting on the victim's ${victimNumbers.length} numbers`,
+    );
 
-    const outgoing = () => store.db.selectFrom('messages').select(['id', 'text', 'status']).where('account_id', '=', seeded.accountId).where('direction', '=', 'outbound').execute();
+    const outgoing = () =>
+      store.db
+        .selectFrom('messages')
+        .select(['id', 'text', 'status'])
+        .where('account_id', '=', seeded.accountId)
+        .where('direction', '=', 'outbound')
+        .execute();
     const settled = await waitFor(
       async () => {
         const rows = await outgoing();

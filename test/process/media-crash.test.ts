@@ -61,7 +61,13 @@ for (const dialect of dialects) {
       it('an upload cut off by kill -9 leaves no row and no blob, and its temporary file is swept', async () => {
         const server = await startServerProcess(database.url, env);
         const chunk = Buffer.alloc(64 * 1024, 0x2e);
-        const upload = http.request({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/media', headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/pdf' } });
+        const upload = http.request({
+          host: '127.0.0.1',
+          port: server.port,
+          method: 'POST',
+          path: '/media',
+          headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/pdf' },
+        });
         upload.on('error', ignoreCutOff);
         upload.write(samples.pdf(chunk.length));
         // Stream until the gateway has written part of the file to disk, then kill it mid-write.
@@ -106,21 +112,37 @@ for (const dialect of dialects) {
           files.map(
             (bytes) =>
               new Promise<void>((resolve) => {
-                const request = http.request({ host: '127.0.0.1', port: server.port, method: 'POST', path: '/sandbox/receive', headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' } }, (response) => {
-                  const chunks: Buffer[] = [];
-                  response.on('data', (data: Buffer) => chunks.push(data));
-                  response.on('end', () => {
-                    if (response.statusCode === 200) answered.push({ id: JSON.parse(Buffer.concat(chunks).toString()).media.id, bytes });
-                    if (!killed) {
-                      killed = true;
-                      server.signalGroup('SIGKILL');
-                    }
-                    resolve();
-                  });
-                  response.on('error', () => resolve());
-                });
+                const request = http.request(
+                  {
+                    host: '127.0.0.1',
+                    port: server.port,
+                    method: 'POST',
+                    path: '/sandbox/receive',
+                    headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
+                  },
+                  (response) => {
+                    const chunks: Buffer[] = [];
+                    response.on('data', (data: Buffer) => chunks.push(data));
+                    response.on('end', () => {
+                      if (response.statusCode === 200) answered.push({ id: JSON.parse(Buffer.concat(chunks).toString()).media.id, bytes });
+                      if (!killed) {
+                        killed = true;
+                        server.signalGroup('SIGKILL');
+                      }
+                      resolve();
+                    });
+                    response.on('error', () => resolve());
+                  },
+                );
                 request.on('error', () => resolve());
-                request.end(JSON.stringify({ from_phone: '+14155550123', to_phone: account.phones[0], message: 'a file', media: { data: bytes.toString('base64') } }));
+                request.end(
+                  JSON.stringify({
+                    from_phone: '+14155550123',
+                    to_phone: account.phones[0],
+                    message: 'a file',
+                    media: { data: bytes.toString('base64') },
+                  }),
+                );
               }),
           ),
         );
@@ -131,11 +153,14 @@ for (const dialect of dialects) {
         for (const { id, bytes } of answered) {
           const body = await new Promise<{ status: number; bytes: Buffer }>((resolve, reject) => {
             http
-              .get({ host: '127.0.0.1', port: restarted.port, path: `/media/${id}`, headers: { authorization: `Bearer ${account.apiKey}` } }, (response) => {
-                const chunks: Buffer[] = [];
-                response.on('data', (data: Buffer) => chunks.push(data));
-                response.on('end', () => resolve({ status: response.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
-              })
+              .get(
+                { host: '127.0.0.1', port: restarted.port, path: `/media/${id}`, headers: { authorization: `Bearer ${account.apiKey}` } },
+                (response) => {
+                  const chunks: Buffer[] = [];
+                  response.on('data', (data: Buffer) => chunks.push(data));
+                  response.on('end', () => resolve({ status: response.statusCode ?? 0, bytes: Buffer.concat(chunks) }));
+                },
+              )
               .on('error', reject);
           });
           assert.equal(body.status, 200, `media ${id} answered before the crash is served after it`);
@@ -150,7 +175,11 @@ for (const dialect of dialects) {
             .select(['media.account_id', 'media.sha256'])
             .where('messages.account_id', '=', account.accountId)
             .execute();
-          for (const row of named) assert.ok(await blobs.exists({ accountId: row.account_id, sha256: row.sha256 }), `the blob of a stored message exists: ${row.sha256}`);
+          for (const row of named)
+            assert.ok(
+              await blobs.exists({ accountId: row.account_id, sha256: row.sha256 }),
+              `the blob of a stored message exists: ${row.sha256}`,
+            );
         } finally {
           await store.close();
         }

@@ -21,7 +21,12 @@ async function seedLinkedBaileysNumber(databaseUrl: string): Promise<{ phone: st
     const number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone(), engine: 'baileys' });
     // Written as `wagw number link` does: under a lease on this one number, given back afterwards.
     await gateway.keeper.startPinned([number.id]);
-    const auth = await createDatabaseAuthState(gateway.store, new SecretBox(Buffer.from(SECRET_KEY, 'hex')), gateway.keeper.leaseOf(number.id)!, gateway.logger);
+    const auth = await createDatabaseAuthState(
+      gateway.store,
+      new SecretBox(Buffer.from(SECRET_KEY, 'hex')),
+      gateway.keeper.leaseOf(number.id)!,
+      gateway.logger,
+    );
     auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
     auth.state.creds.registered = true;
     await auth.saveCreds();
@@ -43,11 +48,18 @@ for (const dialect of dialects) {
         const { phone, apiKey } = await seedLinkedBaileysNumber(database.url);
         const server = await startServerProcess(database.url, { WAGW_SECRET_KEY: SECRET_KEY });
         const base = `http://127.0.0.1:${server.port}`;
-        const lines = () => server.output().split('\n').filter((line) => line.includes('"engine":"baileys"'));
+        const lines = () =>
+          server
+            .output()
+            .split('\n')
+            .filter((line) => line.includes('"engine":"baileys"'));
         await waitFor(() => lines().length >= 2, 30_000, 'two reconnect attempts to be logged');
 
         const reconnects = lines().map((line) => JSON.parse(line) as { level: number; retryInMs?: number; msg: string });
-        assert.ok(reconnects.every((line) => typeof line.retryInMs === 'number'), `only one line per backoff step:\n${lines().join('\n')}`);
+        assert.ok(
+          reconnects.every((line) => typeof line.retryInMs === 'number'),
+          `only one line per backoff step:\n${lines().join('\n')}`,
+        );
         assert.match(reconnects[0]!.msg, /the connection closed/);
         assert.ok(reconnects[1]!.retryInMs! > reconnects[0]!.retryInMs! * 1.2, 'the delay grows');
 

@@ -142,7 +142,11 @@ export class RawHttpConnection {
    * `from` picks the client's end: another loopback address such as 127.0.0.2, or ::1 for IPv6.
    * With `allowHalfOpen`, the client goes on sending after the server's FIN, as a hostile one would.
    */
-  static open(port: number, timeoutMs = 5_000, from: { host?: string; localAddress?: string; allowHalfOpen?: boolean } = {}): Promise<RawHttpConnection> {
+  static open(
+    port: number,
+    timeoutMs = 5_000,
+    from: { host?: string; localAddress?: string; allowHalfOpen?: boolean } = {},
+  ): Promise<RawHttpConnection> {
     const socket = net.connect({
       host: from.host ?? '127.0.0.1',
       port,

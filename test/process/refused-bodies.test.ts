@@ -12,7 +12,11 @@ const TRIES = 100;
 const OVERSIZED_BYTES = 4 * 1024 * 1024;
 
 function curl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => execFile('curl', args, { encoding: 'utf8', maxBuffer: 1 << 20 }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr })));
+  return new Promise((resolve) =>
+    execFile('curl', args, { encoding: 'utf8', maxBuffer: 1 << 20 }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr }),
+    ),
+  );
 }
 
 for (const dialect of dialects) {
@@ -23,7 +27,9 @@ for (const dialect of dialects) {
 
     before(async () => {
       test = await startListeningGateway(dialect);
-      body = Buffer.from(JSON.stringify({ from_phone: test.sender.phones[0], to_phone: '+14155550100', message: 'x'.repeat(OVERSIZED_BYTES) }));
+      body = Buffer.from(
+        JSON.stringify({ from_phone: test.sender.phones[0], to_phone: '+14155550100', message: 'x'.repeat(OVERSIZED_BYTES) }),
+      );
       bodyFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-413-')), 'big.json');
       fs.writeFileSync(bodyFile, body);
     });
@@ -33,8 +39,22 @@ for (const dialect of dialects) {
       const url = `http://127.0.0.1:${test.port}/send_message`;
       const outcomes = new Map<string, number>();
       for (let attempt = 0; attempt < TRIES; attempt++) {
-        const run = await curl(['-sS', '-w', '\n%{http_code}', '-H', `Authorization: Bearer ${test.sender.apiKey}`, '-H', 'Content-Type: application/json', '--data-binary', `@${bodyFile}`, url]);
-        const outcome = run.code === 0 && run.stdout.endsWith('\n413') && run.stdout.includes('"error":"payload_too_large"') ? '413' : `curl ${run.code}: ${run.stderr.trim()}`;
+        const run = await curl([
+          '-sS',
+          '-w',
+          '\n%{http_code}',
+          '-H',
+          `Authorization: Bearer ${test.sender.apiKey}`,
+          '-H',
+          'Content-Type: application/json',
+          '--data-binary',
+          `@${bodyFile}`,
+          url,
+        ]);
+        const outcome =
+          run.code === 0 && run.stdout.endsWith('\n413') && run.stdout.includes('"error":"payload_too_large"')
+            ? '413'
+            : `curl ${run.code}: ${run.stderr.trim()}`;
         outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
       }
       assert.deepEqual([...outcomes], [['413', TRIES]]);
@@ -84,7 +104,10 @@ for (const dialect of dialects) {
       const small = Buffer.from(JSON.stringify({ from_phone: test.sender.phones[0], to_phone: '+14155550100', message: 'hello' }));
       const cases = [
         { head: jsonPostHead(test.port, '/send_message', body, test.sender.apiKey, expect), first: 413 },
-        { head: jsonPostHead(test.port, '/send_message', small, test.sender.apiKey, expect).replace(/Authorization: [^\r]*\r\n/, ''), first: 401 },
+        {
+          head: jsonPostHead(test.port, '/send_message', small, test.sender.apiKey, expect).replace(/Authorization: [^\r]*\r\n/, ''),
+          first: 401,
+        },
         { head: jsonPostHead(test.port, '/send_message', small, test.sender.apiKey, expect), first: 100 },
       ];
       for (const { head, first } of cases) {
@@ -105,12 +128,14 @@ for (const dialect of dialects) {
       }
     });
 
-    it('Expect: 100-continue without a key gets its 401 at once on every operation\'s path, those with parameters and under /api included', async () => {
+    it("Expect: 100-continue without a key gets its 401 at once on every operation's path, those with parameters and under /api included", async () => {
       const small = Buffer.from(JSON.stringify({ message: 'hello' }));
       for (const path of ['/messages/msg_unknown/edit', '/api/groups/120363041234567890@g.us/leave', '/api/typing']) {
         const connection = await RawHttpConnection.open(test.port);
         try {
-          await connection.write(jsonPostHead(test.port, path, small, test.sender.apiKey, ['Expect: 100-continue']).replace(/Authorization: [^\r]*\r\n/, ''));
+          await connection.write(
+            jsonPostHead(test.port, path, small, test.sender.apiKey, ['Expect: 100-continue']).replace(/Authorization: [^\r]*\r\n/, ''),
+          );
           const response = await connection.nextResponse(5_000);
           assert.equal(response.statusCode, 401, path);
           assert.equal(JSON.parse(response.body).error, 'missing_api_key', path);

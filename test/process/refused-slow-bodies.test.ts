@@ -71,7 +71,9 @@ for (const dialect of dialects) {
       await test.close();
     });
 
-    async function trickling(kind: Parameters<typeof unauthenticatedHead>[1]): Promise<{ connection: RawHttpConnection; stop: () => Promise<void>; startedAt: number }> {
+    async function trickling(
+      kind: Parameters<typeof unauthenticatedHead>[1],
+    ): Promise<{ connection: RawHttpConnection; stop: () => Promise<void>; startedAt: number }> {
       const connection = await RawHttpConnection.open(test.port, 5_000, { allowHalfOpen: true });
       connections.push(connection);
       const startedAt = Date.now();
@@ -79,7 +81,10 @@ for (const dialect of dialects) {
       return { connection, stop: trickleOn([connection]), startedAt };
     }
 
-    for (const [kind, status, error] of [['bad-key', 401, 'invalid_api_key'], ['unknown-path', 404, 'not_found']] as const) {
+    for (const [kind, status, error] of [
+      ['bad-key', 401, 'invalid_api_key'],
+      ['unknown-path', 404, 'not_found'],
+    ] as const) {
       it(`a ${status} to a request whose body trickles is answered at once, says Connection: close, and the socket closes within the linger bound`, async () => {
         const { connection, stop } = await trickling(kind);
         try {
@@ -97,7 +102,10 @@ for (const dialect of dialects) {
       });
     }
 
-    for (const [kind, label] of [['login', 'a sign-in'], ['invite', 'an invite']] as const) {
+    for (const [kind, label] of [
+      ['login', 'a sign-in'],
+      ['invite', 'an invite'],
+    ] as const) {
       it(`${label} form whose body trickles is cut at the body deadline with 408 body_timeout and its connection closed`, async () => {
         const { connection, stop, startedAt } = await trickling(kind);
         try {
@@ -118,7 +126,9 @@ for (const dialect of dialects) {
       const form = Buffer.from('email=nobody%40example.com&password=wrong');
       const connection = await RawHttpConnection.open(test.port);
       connections.push(connection);
-      await connection.write(`POST /login HTTP/1.1\r\nHost: 127.0.0.1:${test.port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n`);
+      await connection.write(
+        `POST /login HTTP/1.1\r\nHost: 127.0.0.1:${test.port}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n`,
+      );
       await connection.write(form);
       const answer = await connection.nextResponse(5_000);
       assert.equal(answer.statusCode, 403, 'refused for its missing CSRF token, not for time');
@@ -158,10 +168,25 @@ for (const dialect of dialects) {
         const waitedMs = await sendsWithin(test, BODY_DEADLINE_MS + LINGER_MAX_MS + 10_000);
         t.diagnostic(`the authenticated client was answered after ${waitedMs} ms`);
         assert.ok(waitedMs < BODY_DEADLINE_MS + LINGER_MAX_MS + 5_000, `answered after ${waitedMs} ms`);
-        await waitFor(() => attackers.every((connection) => connection.isClosed), LINGER_MAX_MS + 5_000, 'every attacking socket to be closed');
-        const answered = await Promise.all(attackers.map((connection) => connection.nextResponse(100).then((response) => response.statusCode, () => 0)));
+        await waitFor(
+          () => attackers.every((connection) => connection.isClosed),
+          LINGER_MAX_MS + 5_000,
+          'every attacking socket to be closed',
+        );
+        const answered = await Promise.all(
+          attackers.map((connection) =>
+            connection.nextResponse(100).then(
+              (response) => response.statusCode,
+              () => 0,
+            ),
+          ),
+        );
         const counts = Object.fromEntries([401, 404, 408, 0].map((status) => [status, answered.filter((code) => code === status).length]));
-        assert.deepEqual(counts, { 401: ATTACKERS_PER_KIND, 404: ATTACKERS_PER_KIND, 408: ATTACKERS_PER_KIND, 0: 0 }, 'every attacker got its refusal before its socket closed');
+        assert.deepEqual(
+          counts,
+          { 401: ATTACKERS_PER_KIND, 404: ATTACKERS_PER_KIND, 408: ATTACKERS_PER_KIND, 0: 0 },
+          'every attacker got its refusal before its socket closed',
+        );
       } finally {
         await stop();
       }

@@ -52,7 +52,11 @@ export function freePort(): Promise<number> {
  * GET /health answers 200. The environment is built from scratch so that nothing of the test
  * runner's (NODE_OPTIONS, NODE_TEST_CONTEXT, WAGW_* of the developer) leaks into the server.
  */
-export async function startServerProcess(databaseUrl: string, env: Record<string, string> = {}, cwd = REPOSITORY_ROOT): Promise<ServerProcess> {
+export async function startServerProcess(
+  databaseUrl: string,
+  env: Record<string, string> = {},
+  cwd = REPOSITORY_ROOT,
+): Promise<ServerProcess> {
   for (let attempt = 1; ; attempt++) {
     const server = spawnServer(databaseUrl, await freePort(), env, cwd);
     try {
@@ -130,7 +134,8 @@ async function waitUntilHealthy(server: ServerProcess, databaseUrl: string): Pro
     const activity = await databaseActivity(databaseUrl);
     throw new Error(`${error.message}; ${lastProbe}\n--- database activity ---\n${activity}\n--- server output ---\n${server.output()}`);
   });
-  if (outcome === 'exited') throw new Error(`wagw serve exited (${JSON.stringify(server.exitStatus())}) before listening:\n${server.output()}`);
+  if (outcome === 'exited')
+    throw new Error(`wagw serve exited (${JSON.stringify(server.exitStatus())}) before listening:\n${server.output()}`);
 }
 
 async function databaseActivity(databaseUrl: string): Promise<string> {
@@ -182,7 +187,11 @@ process.once('exit', () => {
  * Runs `work` on a gateway in this process on the database (migrated first), through the real
  * services, and closes the gateway again; its server and workers never start.
  */
-export async function withGateway<T>(databaseUrl: string, work: (gateway: Gateway) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
+export async function withGateway<T>(
+  databaseUrl: string,
+  work: (gateway: Gateway) => Promise<T>,
+  env: Record<string, string> = {},
+): Promise<T> {
   const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', ...env });
   const gateway = await createGateway(config, createLogger(config));
   try {

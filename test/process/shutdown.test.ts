@@ -90,28 +90,25 @@ for (const dialect of dialects) {
       assert.deepEqual(exit, { code: 0, signal: null }, server.output());
     });
 
-    it(
-      'a client that keeps its connection open after the answer does not hold the shutdown: the process exits 0 within seconds',
-      async () => {
-        const server = await startServerProcess(database.url);
-        const { connection, rest } = await startHalfWrittenSend(server, sender, `keep-alive ${randomBytes(4).toString('hex')}`);
-        connections.push(connection);
+    it('a client that keeps its connection open after the answer does not hold the shutdown: the process exits 0 within seconds', async () => {
+      const server = await startServerProcess(database.url);
+      const { connection, rest } = await startHalfWrittenSend(server, sender, `keep-alive ${randomBytes(4).toString('hex')}`);
+      connections.push(connection);
 
-        server.signalGroup('SIGTERM');
-        await waitFor(() => isConnectionRefused(server.port), STOP_LISTENING_TIMEOUT_MS, 'the server to stop listening');
-        await connection.write(rest);
-        assertHandedOver(await connection.nextResponse());
+      server.signalGroup('SIGTERM');
+      await waitFor(() => isConnectionRefused(server.port), STOP_LISTENING_TIMEOUT_MS, 'the server to stop listening');
+      await connection.write(rest);
+      assertHandedOver(await connection.nextResponse());
 
-        // The connection stays open, as a pooling HTTP client leaves it. The answer should have
-        // said `Connection: close`, or the idle connection should be closed by the server.
-        const exit = await withTimeout(
-          server.exited,
-          EXIT_TIMEOUT_MS,
-          `the server to exit while the client holds its connection (it was still up ${EXIT_TIMEOUT_MS} ms after the answer)`,
-        );
-        assert.deepEqual(exit, { code: 0, signal: null }, server.output());
-      },
-    );
+      // The connection stays open, as a pooling HTTP client leaves it. The answer should have
+      // said `Connection: close`, or the idle connection should be closed by the server.
+      const exit = await withTimeout(
+        server.exited,
+        EXIT_TIMEOUT_MS,
+        `the server to exit while the client holds its connection (it was still up ${EXIT_TIMEOUT_MS} ms after the answer)`,
+      );
+      assert.deepEqual(exit, { code: 0, signal: null }, server.output());
+    });
 
     it('a body trickled past the grace period does not hold back the handover: the lease is released at once, and the process exits 0 within the grace period', async () => {
       const graceMs = 3_000;
@@ -121,7 +118,8 @@ for (const dialect of dialects) {
       // One byte every 200 ms: the body would take far longer than the grace period to arrive.
       let trickled = 0;
       const trickle = setInterval(() => {
-        if (trickled < rest.length - 1 && !connection.isClosed) void connection.write(rest.subarray(trickled, ++trickled)).catch(ignoreCutOff);
+        if (trickled < rest.length - 1 && !connection.isClosed)
+          void connection.write(rest.subarray(trickled, ++trickled)).catch(ignoreCutOff);
       }, 200);
       const store = openDatabase(database.url);
       try {
@@ -163,7 +161,11 @@ for (const dialect of dialects) {
       // The signal handlers are installed once the first start has made the operator.
       const store = openDatabase(database.url);
       try {
-        await waitFor(async () => (await store.db.selectFrom('users').select('id').where('is_operator', '=', 1).executeTakeFirst()) !== undefined, 30_000, 'the operator to be made');
+        await waitFor(
+          async () => (await store.db.selectFrom('users').select('id').where('is_operator', '=', 1).executeTakeFirst()) !== undefined,
+          30_000,
+          'the operator to be made',
+        );
       } finally {
         await store.close();
       }

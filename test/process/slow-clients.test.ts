@@ -78,7 +78,11 @@ for (const dialect of dialects) {
       const answer = JSON.parse(response.body);
       assert.equal(answer.status, 'sent');
       assert.equal(answer.message, text);
-      assert.match(String((await findMessageById(test.gateway.store.db, answer.message_id))?.status), /^(sent|delivered)$/, 'stored as accepted by the engine');
+      assert.match(
+        String((await findMessageById(test.gateway.store.db, answer.message_id))?.status),
+        /^(sent|delivered)$/,
+        'stored as accepted by the engine',
+      );
     });
 
     it('a request whose headers arrive a few bytes at a time is answered 200 and sent', async () => {

@@ -25,7 +25,8 @@ function unsupportedNodeBinary(): string {
 
 describe('the supported Node.js releases', () => {
   it('accepts 22.12 and later, and refuses older releases in one line that names the floor', () => {
-    for (const version of ['22.12.0', '22.23.3', '23.0.0', '24.21.0', '26.1.0']) assert.equal(unsupportedNodeMessage(version), null, version);
+    for (const version of ['22.12.0', '22.23.3', '23.0.0', '24.21.0', '26.1.0'])
+      assert.equal(unsupportedNodeMessage(version), null, version);
     for (const version of ['20.20.2', '20.19.0', '22.11.0', '18.20.8']) {
       const message = unsupportedNodeMessage(version);
       assert.ok(message !== null, version);

@@ -28,15 +28,26 @@ export async function startLinkedBaileysNumber(dialect: Dialect, env: Record<str
   const accountId = (await test.gateway.accounts.createAccount({ name: 'Real numbers', plan: 'enterprise' })).id;
   const apiKey = (await test.gateway.apiKeys.createKey({ accountId })).plaintext;
   const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });
-  const auth = await createDatabaseAuthState(test.gateway.store, new SecretBox(test.gateway.config.secretKey!), test.gateway.keeper.leaseOf(number.id)!, test.gateway.logger);
+  const auth = await createDatabaseAuthState(
+    test.gateway.store,
+    new SecretBox(test.gateway.config.secretKey!),
+    test.gateway.keeper.leaseOf(number.id)!,
+    test.gateway.logger,
+  );
   auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
   await auth.saveCreds();
   await test.gateway.supervisor.resume(number);
   const socket = whatsapp.latest;
   socket.openAs(number.phone.slice(1));
-  for (let tries = 0; tries < 300 && (await test.gateway.numbers.findNumber(operatorScope(), number.id)).status !== 'connected'; tries++) await delay(10);
+  for (let tries = 0; tries < 300 && (await test.gateway.numbers.findNumber(operatorScope(), number.id)).status !== 'connected'; tries++)
+    await delay(10);
   return {
-    test, accountId, apiKey, number, socket, whatsapp,
+    test,
+    accountId,
+    apiKey,
+    number,
+    socket,
+    whatsapp,
     async arrives(message, stored) {
       socket.emit('messages.upsert', { messages: [message], type: 'notify' });
       for (let tries = 0; tries < 300; tries++) {

@@ -35,4 +35,3 @@ export function browserTestConfig(databaseUrl: string, env: Record<string, strin
     ...env,
   });
 }
-

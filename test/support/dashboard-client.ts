@@ -46,7 +46,12 @@ export class DashboardClient {
    * Posts a multipart form, as a browser does for a form with a file input: the body is encoded
    * by the platform's own FormData. The CSRF token goes first, unless `csrf: false`.
    */
-  async postMultipart(url: string, fields: Record<string, string>, file?: { name: string; type: string; bytes: Buffer }, options: { csrf?: boolean } = {}): Promise<LightMyRequestResponse> {
+  async postMultipart(
+    url: string,
+    fields: Record<string, string>,
+    file?: { name: string; type: string; bytes: Buffer },
+    options: { csrf?: boolean } = {},
+  ): Promise<LightMyRequestResponse> {
     const form = new FormData();
     if (options.csrf !== false && this.csrfToken !== undefined) form.append('_csrf', this.csrfToken);
     for (const [name, value] of Object.entries(fields)) form.append(name, value);
@@ -89,7 +94,8 @@ export class DashboardClient {
 
   private remember(response: LightMyRequestResponse): void {
     for (const cookie of response.cookies as Array<{ name: string; value: string; maxAge?: number; expires?: Date }>) {
-      const expired = cookie.maxAge === 0 || (cookie.expires !== undefined && cookie.expires.getTime() <= Date.now()) || cookie.value === '';
+      const expired =
+        cookie.maxAge === 0 || (cookie.expires !== undefined && cookie.expires.getTime() <= Date.now()) || cookie.value === '';
       if (expired) this.cookies.delete(cookie.name);
       else this.cookies.set(cookie.name, cookie.value);
     }

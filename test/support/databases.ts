@@ -69,10 +69,9 @@ const BACKENDS_GONE_TIMEOUT_MS = 5_000;
 async function waitForBackendsToLeave(client: pg.Client, database: string): Promise<void> {
   const deadline = Date.now() + BACKENDS_GONE_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    const result = await client.query<{ backends: number }>(
-      'select count(*)::int as backends from pg_stat_activity where datname = $1',
-      [database],
-    );
+    const result = await client.query<{ backends: number }>('select count(*)::int as backends from pg_stat_activity where datname = $1', [
+      database,
+    ]);
     if (result.rows[0]?.backends === 0) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -116,14 +115,31 @@ let seededPhones = 0;
  * An account with one number, written straight through the repositories, for storage tests that
  * need an owner for their rows. Each call gets a phone of its own within the process.
  */
-export async function seedNumberRow(store: Store, overrides: Partial<WhatsAppNumber> = {}, plan: PlanName = 'starter'): Promise<WhatsAppNumber> {
+export async function seedNumberRow(
+  store: Store,
+  overrides: Partial<WhatsAppNumber> = {},
+  plan: PlanName = 'starter',
+): Promise<WhatsAppNumber> {
   const at = new Date();
   const accountId = overrides.accountId ?? newId('account');
-  if (overrides.accountId === undefined) await insertAccount(store.db, { id: accountId, name: 'Storage test', plan, customMonthlyLimit: null, createdAt: at });
+  if (overrides.accountId === undefined)
+    await insertAccount(store.db, { id: accountId, name: 'Storage test', plan, customMonthlyLimit: null, createdAt: at });
   seededPhones += 1;
   const number: WhatsAppNumber = {
-    id: newId('number'), accountId, holderUserId: null, phone: `+4477009${String(process.pid % 100).padStart(2, '0')}${String(500 + seededPhones).padStart(3, '0')}` as E164,
-    engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at, ...overrides,
+    id: newId('number'),
+    accountId,
+    holderUserId: null,
+    phone: `+4477009${String(process.pid % 100).padStart(2, '0')}${String(500 + seededPhones).padStart(3, '0')}` as E164,
+    engine: 'sandbox',
+    status: 'connected',
+    statusReason: null,
+    autoRead: false,
+    rejectCalls: false,
+    callReplyText: null,
+    showOnline: false,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
   };
   await insertNumber(store.db, number);
   return number;
@@ -141,7 +157,7 @@ export function suiteStore(dialect: Dialect): { readonly store: Store } {
   after(() => opened?.close());
   return {
     get store(): Store {
-      if (opened === undefined) throw new Error('The suite\'s store is read before the suite started.');
+      if (opened === undefined) throw new Error("The suite's store is read before the suite started.");
       return opened.store;
     },
   };

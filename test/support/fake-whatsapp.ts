@@ -9,17 +9,54 @@ import { Writable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto, ReachoutTimelockEnforcementType } from 'baileys';
-import type { AnyMessageContent, BaileysEventMap, ChatModification, GroupMetadata, MiscMessageGenerationOptions, SignalDataSet, SignalDataTypeMap, SignalKeyStore, WAMessage, WAMessageKey, WABusinessProfile, WAMediaUpload } from 'baileys';
+import type {
+  AnyMessageContent,
+  BaileysEventMap,
+  ChatModification,
+  GroupMetadata,
+  MiscMessageGenerationOptions,
+  SignalDataSet,
+  SignalDataTypeMap,
+  SignalKeyStore,
+  WAMessage,
+  WAMessageKey,
+  WABusinessProfile,
+  WAMediaUpload,
+} from 'baileys';
 import { pino, type Logger } from 'pino';
 import type { GroupChange } from '../../src/domain/groups.ts';
 import { newId } from '../../src/domain/ids.ts';
 import type { Message, SessionStatus } from '../../src/domain/model.ts';
 import type { DatabaseAuthState } from '../../src/engines/baileys/auth-state-store.ts';
 import type { SessionSocket, SocketFactory, SocketOptions } from '../../src/engines/baileys/session-socket.ts';
-import type { EngineEvents, IdentitiesLearned, IncomingActionEvent, IncomingMessageEvent, NumberRestrictedEvent, ReceiptEvent, RestrictionLiftedEvent, SessionStatusEvent, IncomingCallEvent, PresenceEvent, IncomingPollVoteEvent } from '../../src/engines/engine.ts';
+import type {
+  EngineEvents,
+  IdentitiesLearned,
+  IncomingActionEvent,
+  IncomingMessageEvent,
+  NumberRestrictedEvent,
+  ReceiptEvent,
+  RestrictionLiftedEvent,
+  SessionStatusEvent,
+  IncomingCallEvent,
+  PresenceEvent,
+  IncomingPollVoteEvent,
+} from '../../src/engines/engine.ts';
 
 type EventName = keyof BaileysEventMap;
-const SESSION_EVENTS: readonly EventName[] = ['creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'lid-mapping.update', 'messaging-history.set', 'call', 'presence.update'];
+const SESSION_EVENTS: readonly EventName[] = [
+  'creds.update',
+  'connection.update',
+  'messages.upsert',
+  'messages.update',
+  'groups.upsert',
+  'groups.update',
+  'group-participants.update',
+  'lid-mapping.update',
+  'messaging-history.set',
+  'call',
+  'presence.update',
+];
 
 /** A socket whose every method is a stub that records its calls; the test emits its events. */
 export class FakeSocket implements SessionSocket {
@@ -65,7 +102,10 @@ export class FakeSocket implements SessionSocket {
   }
 
   closeWith(statusCode: number): void {
-    this.emit('connection.update', { connection: 'close', lastDisconnect: { error: new Boom('closed', { statusCode }), date: new Date() } });
+    this.emit('connection.update', {
+      connection: 'close',
+      lastDisconnect: { error: new Boom('closed', { statusCode }), date: new Date() },
+    });
   }
 
   openAs(phoneDigits: string): void {
@@ -84,7 +124,11 @@ export class FakeSocket implements SessionSocket {
   /** What the session handed Baileys as `cachedGroupMetadata`. */
   cachedGroupMetadata: SocketOptions['cachedGroupMetadata'] | undefined;
 
-  async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<proto.IWebMessageInfo | undefined> {
+  async sendMessage(
+    jid: string,
+    content: AnyMessageContent,
+    options?: MiscMessageGenerationOptions,
+  ): Promise<proto.IWebMessageInfo | undefined> {
     this.sendCalls.push({ jid, content, ...(options !== undefined && { options }), at: Date.now() });
     // As Baileys' relay does: a group's participants come from cachedGroupMetadata, and only
     // when that has none, from a metadata query to WhatsApp.
@@ -132,7 +176,9 @@ export class FakeSocket implements SessionSocket {
     const me = this.user?.id.replace(/:\d+@/, '@') ?? 'unknown@s.whatsapp.net';
     const id = `120363${String(this.groups.size + 1).padStart(12, '0')}@g.us`;
     const metadata: GroupMetadata = {
-      id, subject, owner: me,
+      id,
+      subject,
+      owner: me,
       participants: [{ id: me, admin: 'superadmin' }, ...participants.map((jid) => ({ id: jid, admin: null }))],
     };
     this.groups.set(id, metadata);
@@ -163,7 +209,11 @@ export class FakeSocket implements SessionSocket {
   }
 
   /** As WhatsApp answers: 409 for a phone already in, 403 for one whose privacy refuses adds (digits ending 403), 404 for removing a non-member. */
-  async groupParticipantsUpdate(jid: string, participants: string[], action: 'add' | 'remove' | 'promote' | 'demote'): Promise<Array<{ status: string; jid?: string }>> {
+  async groupParticipantsUpdate(
+    jid: string,
+    participants: string[],
+    action: 'add' | 'remove' | 'promote' | 'demote',
+  ): Promise<Array<{ status: string; jid?: string }>> {
     const metadata = this.groupCall('participants', jid);
     return participants.map((participant) => {
       const index = metadata.participants.findIndex((each) => each.id === participant || each.phoneNumber === participant);
@@ -207,7 +257,10 @@ export class FakeSocket implements SessionSocket {
   }
 
   /** WhatsApp's answer to fetchAccountReachoutTimelock, which Baileys also emits as connection.update. */
-  reachoutTimelock: { isActive: boolean; timeEnforcementEnds?: Date; enforcementType?: ReachoutTimelockEnforcementType } = { isActive: false, enforcementType: ReachoutTimelockEnforcementType.DEFAULT };
+  reachoutTimelock: { isActive: boolean; timeEnforcementEnds?: Date; enforcementType?: ReachoutTimelockEnforcementType } = {
+    isActive: false,
+    enforcementType: ReachoutTimelockEnforcementType.DEFAULT,
+  };
   timelockFetches = 0;
 
   async fetchAccountReachoutTimelock(): Promise<unknown> {
@@ -231,7 +284,10 @@ export class FakeSocket implements SessionSocket {
 
   async fetchStatus(...jids: string[]): Promise<Array<{ id: string; status?: unknown }> | undefined> {
     this.profileQueries.push(`status ${jids.join(',')}`);
-    return jids.map((id) => ({ id, status: { status: this.profiles.get(id)?.about ?? null, setAt: this.profiles.get(id)?.aboutSetAt ?? new Date(0) } }));
+    return jids.map((id) => ({
+      id,
+      status: { status: this.profiles.get(id)?.about ?? null, setAt: this.profiles.get(id)?.aboutSetAt ?? new Date(0) },
+    }));
   }
 
   async getBusinessProfile(jid: string): Promise<WABusinessProfile | undefined> {
@@ -452,4 +508,3 @@ export async function waitFor(what: string, condition: () => boolean, timeoutMs 
     await delay(2);
   }
 }
-

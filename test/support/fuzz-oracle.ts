@@ -97,8 +97,34 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 const FIELDS = ['from_phone', 'to_phone', 'message'] as const;
 /** Every body field each operation takes, as docs/api.md lists them; any other is refused as unknown. */
 const ROUTE_FIELDS: Partial<Record<RouteName, readonly string[]>> = {
-  send: ['from_phone', 'to_phone', 'to_group', 'mentions', 'message', 'media', 'reply_to', 'location', 'contacts', 'poll', 'view_once', 'link_preview'],
-  receive: ['from_phone', 'to_phone', 'group_id', 'mentions', 'message', 'media', 'reply_to', 'location', 'contacts', 'poll', 'view_once', 'simulate_failed_downloads'],
+  send: [
+    'from_phone',
+    'to_phone',
+    'to_group',
+    'mentions',
+    'message',
+    'media',
+    'reply_to',
+    'location',
+    'contacts',
+    'poll',
+    'view_once',
+    'link_preview',
+  ],
+  receive: [
+    'from_phone',
+    'to_phone',
+    'group_id',
+    'mentions',
+    'message',
+    'media',
+    'reply_to',
+    'location',
+    'contacts',
+    'poll',
+    'view_once',
+    'simulate_failed_downloads',
+  ],
 };
 
 export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectation {
@@ -120,7 +146,11 @@ export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectat
   if (bytes.length === 0) return verdict.fail(isJson ? ['invalid_json', 'invalid_request'] : 'invalid_request');
   if (!isJson) return verdict.fail('invalid_request');
   if (bytes.length > world.bodyLimitBytes) return verdict.fail('payload_too_large');
-  const codings = [request.headers['content-encoding'] ?? []].flat().join(',').split(',').map((coding) => coding.trim().toLowerCase());
+  const codings = [request.headers['content-encoding'] ?? []]
+    .flat()
+    .join(',')
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase());
   if (codings.some((coding) => coding !== '' && coding !== 'identity')) return verdict.fail('invalid_request');
   let value: unknown;
   try {
@@ -166,12 +196,18 @@ const E164_PATTERN = /^\+[1-9][0-9]{3,14}$/;
  * Checks one answer against its expectation and the documented contract. `documentedStatuses`
  * are the statuses the OpenAPI document lists for the route.
  */
-export function assertAnswer(request: FuzzRequest, expected: Expectation, response: LightMyRequestResponse, documentedStatuses: Set<number>): void {
+export function assertAnswer(
+  request: FuzzRequest,
+  expected: Expectation,
+  response: LightMyRequestResponse,
+  documentedStatuses: Set<number>,
+): void {
   const status = response.statusCode;
   assert.ok(status < 500, `a ${status}, never a 5xx: ${response.body}`);
   const suppliedId = request.headers['x-request-id'];
   const echoedId = String(response.headers['x-request-id']);
-  if (typeof suppliedId === 'string' && SAFE_REQUEST_ID.test(suppliedId)) assert.equal(echoedId, suppliedId, 'a safe X-Request-Id is echoed');
+  if (typeof suppliedId === 'string' && SAFE_REQUEST_ID.test(suppliedId))
+    assert.equal(echoedId, suppliedId, 'a safe X-Request-Id is echoed');
   else assert.match(echoedId, /^req_[0-9a-z]{26}$/, 'a missing or unsafe X-Request-Id is replaced');
   if (request.method === 'HEAD') {
     assert.equal(status, expected.allowed.has(200) ? 200 : 404);
@@ -184,25 +220,37 @@ export function assertAnswer(request: FuzzRequest, expected: Expectation, respon
     return;
   }
   const envelope = response.json() as Record<string, unknown>;
-  assert.deepEqual(Object.keys(envelope).filter((key) => !['error', 'message', 'details', 'request_id', 'meta'].includes(key)), [], 'the envelope has only error, message, details, request_id and meta');
+  assert.deepEqual(
+    Object.keys(envelope).filter((key) => !['error', 'message', 'details', 'request_id', 'meta'].includes(key)),
+    [],
+    'the envelope has only error, message, details, request_id and meta',
+  );
   assert.equal(envelope.request_id, response.headers['x-request-id'], 'request_id is the X-Request-Id');
   const code = envelope.error as ErrorCode;
   assert.ok(Object.hasOwn(errorCodes, code), `an error code from the table: ${String(code)}`);
   assert.equal(status, errorCodes[code], `the status of ${code} is the table's`);
   assert.ok(documentedStatuses.has(status), `${status} is documented for ${expected.route}`);
-  assert.ok(expected.allowed.has(code), `${code} (${JSON.stringify(envelope.meta)}), but expected one of ${[...expected.allowed].join(', ')}`);
+  assert.ok(
+    expected.allowed.has(code),
+    `${code} (${JSON.stringify(envelope.meta)}), but expected one of ${[...expected.allowed].join(', ')}`,
+  );
   assert.equal(typeof envelope.message, 'string');
   assert.ok((envelope.message as string).length > 0);
   // The v0.1.0 contract's details is a string; the facts are in meta.
-  assert.ok(envelope.details === undefined || typeof envelope.details === 'string', `details is a string when present, not ${JSON.stringify(envelope.details)}`);
+  assert.ok(
+    envelope.details === undefined || typeof envelope.details === 'string',
+    `details is a string when present, not ${JSON.stringify(envelope.details)}`,
+  );
   const meta = envelope.meta as Record<string, unknown> | undefined;
   assert.ok(meta === undefined || (typeof meta === 'object' && meta !== null && !Array.isArray(meta)), 'meta is an object when present');
-  if (typeof meta?.field === 'string') assert.equal(envelope.details, meta.field, 'a field error\'s details is the field');
+  if (typeof meta?.field === 'string') assert.equal(envelope.details, meta.field, "a field error's details is the field");
   // Only the keys the catalogue declares for the code, so clients can rely on them.
   const declared = 'meta' in errorCatalogue[code] ? Object.keys(errorCatalogue[code].meta as object) : [];
-  for (const key of Object.keys(meta ?? {})) assert.ok(declared.includes(key), `${code} carries ${key}, which the catalogue does not declare`);
+  for (const key of Object.keys(meta ?? {}))
+    assert.ok(declared.includes(key), `${code} carries ${key}, which the catalogue does not declare`);
   const namedFields = expected.fields.get(code);
-  if (namedFields !== undefined) assert.ok(namedFields.has(meta?.field as string), `${code} names one of ${[...namedFields].join(', ')}, not ${JSON.stringify(meta)}`);
+  if (namedFields !== undefined)
+    assert.ok(namedFields.has(meta?.field as string), `${code} names one of ${[...namedFields].join(', ')}, not ${JSON.stringify(meta)}`);
 }
 
 function assertSuccessBody(expected: Expectation, answer: Record<string, unknown>): void {
@@ -215,7 +263,10 @@ function assertSuccessBody(expected: Expectation, answer: Record<string, unknown
   assert.equal(new Date(String(answer.created_at)).toISOString(), answer.created_at);
   assert.equal(answer.message, success.text, 'the text comes back byte for byte');
   assert.equal(answer.status, expected.route === 'send' ? 'sent' : 'received');
-  for (const [field, phone] of [['from_phone', success.fromPhone], ['to_phone', success.toPhone]] as const) {
+  for (const [field, phone] of [
+    ['from_phone', success.fromPhone],
+    ['to_phone', success.toPhone],
+  ] as const) {
     if (phone !== undefined) assert.equal(answer[field], phone, `${field} in E.164`);
     else assert.match(String(answer[field]), E164_PATTERN, `${field} in E.164`);
   }

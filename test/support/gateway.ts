@@ -28,7 +28,11 @@ export interface TestGateway {
  * A gateway on a fresh database of the dialect, with the real HTTP app on top. With
  * `WAGW_MEDIA_STORE: 's3'` and no bucket named, its media go to an S3 server of its own.
  */
-export async function startTestGateway(dialect: Dialect, env: Record<string, string> = {}, boundaries: GatewayBoundaries = {}): Promise<TestGateway> {
+export async function startTestGateway(
+  dialect: Dialect,
+  env: Record<string, string> = {},
+  boundaries: GatewayBoundaries = {},
+): Promise<TestGateway> {
   const database = await createTestDatabase(dialect);
   // Media bytes go to a directory of the test's own, removed with it.
   const mediaDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-test-media-'));

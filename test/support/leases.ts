@@ -8,7 +8,9 @@ export async function holdLease(store: Store, numberId: string, epoch = 1): Prom
   await store.db
     .insertInto('number_leases')
     .values({ number_id: numberId, node_id: lease.nodeId, epoch, expires_at: Date.now() + 3_600_000 })
-    .onConflict((conflict) => conflict.column('number_id').doUpdateSet({ node_id: lease.nodeId, epoch, expires_at: Date.now() + 3_600_000 }))
+    .onConflict((conflict) =>
+      conflict.column('number_id').doUpdateSet({ node_id: lease.nodeId, epoch, expires_at: Date.now() + 3_600_000 }),
+    )
     .execute();
   return lease;
 }

@@ -20,7 +20,10 @@ export function testNetworkClient(port: number, key: Buffer = TEST_NETWORK_KEY):
 }
 
 /** Closes the nodes' sides first, then the network; any of them may be missing when a `before` failed. */
-export async function stopTestNetwork(shared: { close(): Promise<void> } | undefined, ...clients: (RemoteSandboxNetwork | undefined)[]): Promise<void> {
+export async function stopTestNetwork(
+  shared: { close(): Promise<void> } | undefined,
+  ...clients: (RemoteSandboxNetwork | undefined)[]
+): Promise<void> {
   for (const client of clients) client?.close();
   await shared?.close();
 }

@@ -20,7 +20,14 @@ export async function createTeam(test: TestGateway, name: string): Promise<Team>
   teamCounter += 1;
   const accountId = (await test.gateway.accounts.createAccount({ name })).id;
   const make = async (role: string) =>
-    (await test.gateway.accounts.createUser({ accountId, email: `${role}${teamCounter}@${name.toLowerCase()}.test`, password: PASSWORD, role })).user;
+    (
+      await test.gateway.accounts.createUser({
+        accountId,
+        email: `${role}${teamCounter}@${name.toLowerCase()}.test`,
+        password: PASSWORD,
+        role,
+      })
+    ).user;
   return { accountId, owner: await make('owner'), admin: await make('admin'), member: await make('member') };
 }
 
@@ -43,4 +50,3 @@ export async function createInviteLink(client: DashboardClient, role: string): P
   assert.ok(link, 'the page shows the invite link');
   return link;
 }
-

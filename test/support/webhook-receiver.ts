@@ -10,7 +10,10 @@ export interface ReceivedRequest {
 }
 
 /** What the receiver answers; by default 200. Return `'hang'` to never answer. */
-export type Responder = (request: ReceivedRequest, index: number) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
+export type Responder = (
+  request: ReceivedRequest,
+  index: number,
+) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | 'hang';
 
 /**
  * A real HTTP server standing in for a customer's webhook endpoint: it records every request
@@ -65,7 +68,11 @@ export class WebhookReceiver {
   }
 
   /** Resolves once `count` requests (optionally matching) have arrived, or fails after the timeout. */
-  async waitForRequests(count: number, timeoutMs = 10_000, match: (request: ReceivedRequest) => boolean = () => true): Promise<ReceivedRequest[]> {
+  async waitForRequests(
+    count: number,
+    timeoutMs = 10_000,
+    match: (request: ReceivedRequest) => boolean = () => true,
+  ): Promise<ReceivedRequest[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const matching = this.requests.filter(match);

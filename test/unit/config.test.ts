@@ -8,7 +8,10 @@ function problemsOf(env: Record<string, string>): string[] {
     loadConfig(env);
   } catch (error) {
     assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
-    return error.message.split('\n').slice(1).map((line) => line.replace(/^\s*- /, ''));
+    return error.message
+      .split('\n')
+      .slice(1)
+      .map((line) => line.replace(/^\s*- /, ''));
   }
   assert.fail(`expected ${JSON.stringify(env)} to be refused`);
 }
@@ -42,9 +45,19 @@ describe('loadConfig defaults', () => {
     assert.deepEqual(config.admin, { email: undefined, password: undefined });
   });
 
-  it('the shared sandbox network\'s line limit has room for the largest file in base64 with its caption, and follows the media limits', () => {
+  it("the shared sandbox network's line limit has room for the largest file in base64 with its caption, and follows the media limits", () => {
     assert.equal(config.cluster.sandboxNetworkMaxLineBytes, Math.ceil((100 * 1024 * 1024) / 3) * 4 + 6 * 65_536 + 1024 * 1024);
-    assert.equal(loadConfig({ WAGW_MEDIA_MAX_DOCUMENT_BYTES: '3000', WAGW_MEDIA_MAX_IMAGE_BYTES: '3000', WAGW_MEDIA_MAX_VIDEO_BYTES: '3000', WAGW_MEDIA_MAX_AUDIO_BYTES: '3000', WAGW_MEDIA_MAX_STICKER_BYTES: '3000', WAGW_MAX_MESSAGE_LENGTH: '10' }).cluster.sandboxNetworkMaxLineBytes, 4000 + 60 + 1024 * 1024);
+    assert.equal(
+      loadConfig({
+        WAGW_MEDIA_MAX_DOCUMENT_BYTES: '3000',
+        WAGW_MEDIA_MAX_IMAGE_BYTES: '3000',
+        WAGW_MEDIA_MAX_VIDEO_BYTES: '3000',
+        WAGW_MEDIA_MAX_AUDIO_BYTES: '3000',
+        WAGW_MEDIA_MAX_STICKER_BYTES: '3000',
+        WAGW_MAX_MESSAGE_LENGTH: '10',
+      }).cluster.sandboxNetworkMaxLineBytes,
+      4000 + 60 + 1024 * 1024,
+    );
     assert.equal(loadConfig({ WAGW_SANDBOX_NETWORK_MAX_LINE_BYTES: '1048576' }).cluster.sandboxNetworkMaxLineBytes, 1_048_576);
   });
 
@@ -214,7 +227,7 @@ describe('media allowances by plan', () => {
     assert.deepEqual([allowances.windowMs, minFreeBytes, minFreePercent], [3_600_000, 1024 * MIB, 2]);
   });
 
-  it('plan:MiB entries replace those plans\' figures and leave the others at their defaults', () => {
+  it("plan:MiB entries replace those plans' figures and leave the others at their defaults", () => {
     const { storageBytes } = loadConfig({ WAGW_MEDIA_STORAGE_QUOTA_MIB: 'pro:3, enterprise:7' }).media.allowances;
     assert.deepEqual(storageBytes, { starter: loadConfig({}).media.allowances.storageBytes.starter, pro: 3 * MIB, enterprise: 7 * MIB });
   });
@@ -247,7 +260,7 @@ describe('the loaded config cannot be changed', () => {
     assert.equal(config.apiKeyPrefix, 'wagw');
   });
 
-  it('each call returns its own config, so one caller cannot see another\'s values', () => {
+  it("each call returns its own config, so one caller cannot see another's values", () => {
     assert.notEqual(loadConfig({}), loadConfig({}));
     assert.equal(loadConfig({ PORT: '1234' }).http.port, 1234);
     assert.equal(loadConfig({}).http.port, 3000);
@@ -286,19 +299,46 @@ describe('WAGW_MEDIA_STORE chooses where media bytes go', () => {
   it('the filesystem is the default; s3 takes its bucket, endpoint and credentials', () => {
     assert.equal(loadConfig({}).media.s3, null);
     assert.deepEqual(
-      loadConfig({ WAGW_MEDIA_STORE: 's3', WAGW_MEDIA_S3_BUCKET: 'media', WAGW_MEDIA_S3_ENDPOINT: 'http://127.0.0.1:9000/', WAGW_MEDIA_S3_ACCESS_KEY_ID: 'id', WAGW_MEDIA_S3_SECRET_ACCESS_KEY: 'secret', WAGW_MEDIA_S3_PREFIX: 'gw/media/' }).media.s3,
-      { bucket: 'media', region: 'us-east-1', endpoint: 'http://127.0.0.1:9000', forcePathStyle: true, prefix: 'gw/media/', accessKeyId: 'id', secretAccessKey: 'secret' },
+      loadConfig({
+        WAGW_MEDIA_STORE: 's3',
+        WAGW_MEDIA_S3_BUCKET: 'media',
+        WAGW_MEDIA_S3_ENDPOINT: 'http://127.0.0.1:9000/',
+        WAGW_MEDIA_S3_ACCESS_KEY_ID: 'id',
+        WAGW_MEDIA_S3_SECRET_ACCESS_KEY: 'secret',
+        WAGW_MEDIA_S3_PREFIX: 'gw/media/',
+      }).media.s3,
+      {
+        bucket: 'media',
+        region: 'us-east-1',
+        endpoint: 'http://127.0.0.1:9000',
+        forcePathStyle: true,
+        prefix: 'gw/media/',
+        accessKeyId: 'id',
+        secretAccessKey: 'secret',
+      },
     );
     const aws = loadConfig({ WAGW_MEDIA_STORE: 's3', WAGW_MEDIA_S3_BUCKET: 'media', AWS_REGION: 'eu-west-2' }).media.s3;
-    assert.deepEqual([aws?.region, aws?.endpoint, aws?.forcePathStyle, aws?.accessKeyId], ['eu-west-2', null, false, null], 'AWS itself: virtual-host buckets and the SDK\'s credential chain');
+    assert.deepEqual(
+      [aws?.region, aws?.endpoint, aws?.forcePathStyle, aws?.accessKeyId],
+      ['eu-west-2', null, false, null],
+      "AWS itself: virtual-host buckets and the SDK's credential chain",
+    );
   });
 
   it('a wrong store, a missing bucket, half the credentials, a bad endpoint or prefix are each named', () => {
     assert.deepEqual(problemsOf({ WAGW_MEDIA_STORE: 'ftp' }), ['WAGW_MEDIA_STORE must be filesystem or s3, not "ftp".']);
-    const problems = problemsOf({ WAGW_MEDIA_STORE: 's3', WAGW_MEDIA_S3_ENDPOINT: 'ftp://files', WAGW_MEDIA_S3_ACCESS_KEY_ID: 'id', WAGW_MEDIA_S3_PREFIX: '../up' });
+    const problems = problemsOf({
+      WAGW_MEDIA_STORE: 's3',
+      WAGW_MEDIA_S3_ENDPOINT: 'ftp://files',
+      WAGW_MEDIA_S3_ACCESS_KEY_ID: 'id',
+      WAGW_MEDIA_S3_PREFIX: '../up',
+    });
     assert.equal(problems.length, 4, problems.join('\n'));
     for (const variable of ['WAGW_MEDIA_S3_BUCKET', 'WAGW_MEDIA_S3_ENDPOINT', 'WAGW_MEDIA_S3_SECRET_ACCESS_KEY', 'WAGW_MEDIA_S3_PREFIX']) {
-      assert.ok(problems.some((problem) => problem.includes(variable)), `${variable} is named`);
+      assert.ok(
+        problems.some((problem) => problem.includes(variable)),
+        `${variable} is named`,
+      );
     }
   });
 });

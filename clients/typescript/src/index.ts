@@ -30,9 +30,27 @@ export function createGatewayClient({ apiKey, ...options }: GatewayClientOptions
 }
 
 /** Any delivery a webhook receives, told apart by `event`. */
-export type WebhookEvent = { [Name in keyof webhooks]: NonNullable<webhooks[Name]['post']>['requestBody']['content']['application/json'] }[keyof webhooks];
+export type WebhookEvent = {
+  [Name in keyof webhooks]: NonNullable<webhooks[Name]['post']>['requestBody']['content']['application/json'];
+}[keyof webhooks];
 
-const eventNames = ['message', 'message.media', 'message.status', 'message.reaction', 'message.edited', 'message.revoked', 'session.status', 'group.updated', 'number.paused', 'number.resumed', 'contact.identity', 'call', 'presence.update', 'poll.vote', 'test'] as const satisfies readonly WebhookEvent['event'][];
+const eventNames = [
+  'message',
+  'message.media',
+  'message.status',
+  'message.reaction',
+  'message.edited',
+  'message.revoked',
+  'session.status',
+  'group.updated',
+  'number.paused',
+  'number.resumed',
+  'contact.identity',
+  'call',
+  'presence.update',
+  'poll.vote',
+  'test',
+] as const satisfies readonly WebhookEvent['event'][];
 // Fails to compile when the API adds an event this list lacks.
 const everyEventListed: Exclude<WebhookEvent['event'], (typeof eventNames)[number]> extends never ? true : false = true;
 const knownEvents = new Set<unknown>(everyEventListed ? eventNames : []);
@@ -52,7 +70,8 @@ export type WebhookHeaders = Record<string, string | string[] | undefined> | Hea
  */
 export function verifyWebhook(secret: string, body: string | Buffer, headers: WebhookHeaders): WebhookEvent {
   const event: unknown = new Webhook(secret).verify(body, signatureHeaders(headers));
-  if (!isWebhookEvent(event)) throw new WebhookVerificationError(`A signed delivery of an unknown event: ${JSON.stringify(event).slice(0, 100)}`);
+  if (!isWebhookEvent(event))
+    throw new WebhookVerificationError(`A signed delivery of an unknown event: ${JSON.stringify(event).slice(0, 100)}`);
   return event;
 }
 
@@ -61,7 +80,11 @@ function signatureHeaders(headers: WebhookHeaders): Record<string, string> {
     const value = headers instanceof Headers ? headers.get(name) : headers[name];
     return Array.isArray(value) ? value.join(' ') : (value ?? '');
   };
-  return { 'webhook-id': read('webhook-id'), 'webhook-timestamp': read('webhook-timestamp'), 'webhook-signature': read('webhook-signature') };
+  return {
+    'webhook-id': read('webhook-id'),
+    'webhook-timestamp': read('webhook-timestamp'),
+    'webhook-signature': read('webhook-signature'),
+  };
 }
 
 export { WebhookVerificationError };

@@ -11,7 +11,7 @@ export function registerAccountCommands(program: Command): void {
     .description('Create an account')
     .requiredOption('--name <name>', 'the account name')
     .option('--plan <plan>', 'starter, pro or enterprise', 'starter')
-    .option('--monthly-limit <n>', 'a custom monthly message limit, replacing the plan\'s')
+    .option('--monthly-limit <n>', "a custom monthly message limit, replacing the plan's")
     .action(async (options: { name: string; plan: string; monthlyLimit?: string }, command: Command) => {
       await withGateway(command, async (gateway, output) => {
         const created = await gateway.accounts.createAccount({
@@ -35,7 +35,7 @@ export function registerAccountCommands(program: Command): void {
 
   account
     .command('update <id>')
-    .description('Change an account\'s plan or custom monthly limit')
+    .description("Change an account's plan or custom monthly limit")
     .option('--plan <plan>', 'starter, pro or enterprise')
     .option('--monthly-limit <n>', 'a custom monthly limit, or "none" to use the plan\'s')
     .action(async (id: string, options: { plan?: string; monthlyLimit?: string }, command: Command) => {
@@ -45,7 +45,10 @@ export function registerAccountCommands(program: Command): void {
           ...(options.plan !== undefined && { plan: options.plan }),
           ...(limit !== undefined && { customMonthlyLimit: limit === 'none' ? null : parseWholeNumber(limit, '--monthly-limit') }),
         });
-        output.print(accountJson(updated), `Updated account ${updated.id}: plan ${updated.plan}, custom limit ${updated.customMonthlyLimit ?? 'none'}.`);
+        output.print(
+          accountJson(updated),
+          `Updated account ${updated.id}: plan ${updated.plan}, custom limit ${updated.customMonthlyLimit ?? 'none'}.`,
+        );
       });
     });
 }
@@ -61,20 +64,25 @@ export function registerUserCommands(program: Command): void {
     .option('--role <role>', 'owner, admin or member')
     .option('--operator', 'make the user an operator of this gateway')
     .option('--password <password>', 'the password; one is generated and shown once if omitted')
-    .action(async (options: { email: string; account?: string; role?: string; operator?: boolean; password?: string }, command: Command) => {
-      await withGateway(command, async (gateway, output) => {
-        const created = await gateway.accounts.createUser({
-          email: options.email,
-          accountId: options.account ?? null,
-          ...(options.role !== undefined && { role: options.role }),
-          isOperator: options.operator ?? false,
-          ...(options.password !== undefined && { password: options.password }),
+    .action(
+      async (options: { email: string; account?: string; role?: string; operator?: boolean; password?: string }, command: Command) => {
+        await withGateway(command, async (gateway, output) => {
+          const created = await gateway.accounts.createUser({
+            email: options.email,
+            accountId: options.account ?? null,
+            ...(options.role !== undefined && { role: options.role }),
+            isOperator: options.operator ?? false,
+            ...(options.password !== undefined && { password: options.password }),
+          });
+          const json = {
+            ...userJson(created.user),
+            ...(created.generatedPassword !== undefined && { password: created.generatedPassword }),
+          };
+          const passwordLine = created.generatedPassword === undefined ? '' : `\nPassword (shown once): ${created.generatedPassword}`;
+          output.print(json, `Created user ${created.user.id} <${created.user.email}>.${passwordLine}`);
         });
-        const json = { ...userJson(created.user), ...(created.generatedPassword !== undefined && { password: created.generatedPassword }) };
-        const passwordLine = created.generatedPassword === undefined ? '' : `\nPassword (shown once): ${created.generatedPassword}`;
-        output.print(json, `Created user ${created.user.id} <${created.user.email}>.${passwordLine}`);
-      });
-    });
+      },
+    );
 
   user
     .command('list')
@@ -83,7 +91,9 @@ export function registerUserCommands(program: Command): void {
     .action(async (options: { account?: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         if (options.account !== undefined) await gateway.accounts.getAccount(options.account);
-        const users = (await gateway.accounts.listUsers(options.account === undefined ? operator : withinAccount(operator, options.account))).map(userJson);
+        const users = (
+          await gateway.accounts.listUsers(options.account === undefined ? operator : withinAccount(operator, options.account))
+        ).map(userJson);
         output.print({ users }, table(users, ['id', 'email', 'account_id', 'role', 'is_operator']));
       });
     });

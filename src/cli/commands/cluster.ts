@@ -16,7 +16,11 @@ export function registerClusterCommands(program: Command): void {
     .action(async (_options: object, command: Command) => {
       await withGateway(command, async (gateway, output) => {
         const status = await readClusterStatus(gateway.store, gateway.config.cluster.leaseTtlMs);
-        const tasksByNode = await readNodeTasks(status.nodes, { thisNodeId: gateway.keeper.nodeId, scheduler: gateway.scheduler, nodeClient: gateway.nodeClient });
+        const tasksByNode = await readNodeTasks(status.nodes, {
+          thisNodeId: gateway.keeper.nodeId,
+          scheduler: gateway.scheduler,
+          nodeClient: gateway.nodeClient,
+        });
         const nodes = status.nodes.map((node) => ({
           id: node.id,
           name: node.name,
@@ -51,7 +55,10 @@ export function registerClusterCommands(program: Command): void {
         output.print(
           { nodes, unowned_phones: status.unownedPhones, recent_changes: changes },
           [
-            table(nodes.map((node) => ({ ...node, phones: undefined, tasks: undefined })), ['name', 'id', 'state', 'heartbeat_age_ms', 'numbers', 'url']),
+            table(
+              nodes.map((node) => ({ ...node, phones: undefined, tasks: undefined })),
+              ['name', 'id', 'state', 'heartbeat_age_ms', 'numbers', 'url'],
+            ),
             'Periodic tasks of the live nodes:',
             table(taskRows, ['node', 'name', 'scope', 'interval_ms', 'runs', 'failures', 'last_run_at']),
             `Unowned numbers: ${status.unownedPhones.length === 0 ? 'none' : status.unownedPhones.join(', ')}`,
@@ -68,7 +75,7 @@ export function registerClusterCommands(program: Command): void {
     .option('--host <host>', 'the address to listen on: loopback unless the nodes run on other machines', '127.0.0.1')
     .option('--port <port>', 'the port to listen on', '7400')
     .option('--journal <file>', 'append every connection, replacement, send and delivery to this file, one JSON object a line')
-    .option('--groups <file>', 'keep the network\'s groups in this file, so that they outlive a restart of the network')
+    .option('--groups <file>', "keep the network's groups in this file, so that they outlive a restart of the network")
     .action(async (options: { host: string; port: string; journal?: string; groups?: string }) => {
       const config = loadConfig();
       // The same key as the nodes': each must prove it holds WAGW_SECRET_KEY before it is heard.

@@ -17,7 +17,10 @@ export function registerLinkCommand(numberCommand: Command): void {
         await gateway.keeper.startPinned([number.id]);
         if (gateway.keeper.leaseOf(number.id) === undefined) {
           await gateway.keeper.stop();
-          throw new AppError('invalid_argument', `${number.phone} is served by a running node; link it from the operator console (any node), which links on that node.`);
+          throw new AppError(
+            'invalid_argument',
+            `${number.phone} is served by a running node; link it from the operator console (any node), which links on that node.`,
+          );
         }
         const session = await gateway.supervisor.link(number).catch(async (error: unknown) => {
           await gateway.keeper.stop();
@@ -28,7 +31,10 @@ export function registerLinkCommand(numberCommand: Command): void {
           if (final.status !== 'connected') {
             throw new AppError('link_failed', `${number.phone} was not linked: ${final.reason ?? final.status}.`, { status: final.status });
           }
-          output.print({ id: number.id, phone: number.phone, status: final.status }, `Linked: ${number.phone} is connected. A running gateway picks it up within seconds.`);
+          output.print(
+            { id: number.id, phone: number.phone, status: final.status },
+            `Linked: ${number.phone} is connected. A running gateway picks it up within seconds.`,
+          );
         } finally {
           await session.stop();
           await gateway.keeper.stop();
@@ -45,7 +51,16 @@ function followLink(session: LinkSession, usePairingCode: boolean, output: Outpu
       if (update.qr !== undefined && !usePairingCode) void showQr(update.qr, output);
       if (update.qr !== undefined && usePairingCode && !codeRequested) {
         codeRequested = true;
-        session.requestPairingCode().then((code) => notice(output, `Pairing code: ${code.slice(0, 4)}-${code.slice(4)}\nOn the phone: WhatsApp → Linked devices → Link a device → Link with phone number instead.`), reject);
+        session
+          .requestPairingCode()
+          .then(
+            (code) =>
+              notice(
+                output,
+                `Pairing code: ${code.slice(0, 4)}-${code.slice(4)}\nOn the phone: WhatsApp → Linked devices → Link a device → Link with phone number instead.`,
+              ),
+            reject,
+          );
       }
       if (update.status === 'connected' || endsLinking(update.status)) {
         unsubscribe();

@@ -31,7 +31,7 @@ export function registerNumberCommands(program: Command): void {
 
   number
     .command('restart <phoneOrId>')
-    .description('Restart a number\'s session that failed, was replaced or is backing off, on any engine; the node that owns it does it')
+    .description("Restart a number's session that failed, was replaced or is backing off, on any engine; the node that owns it does it")
     .action(async (phoneOrId: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
@@ -43,12 +43,15 @@ export function registerNumberCommands(program: Command): void {
   number
     .command('pause <phoneOrId>')
     .description('Pause a number: its sends are refused (503 number_paused) until it is resumed; the node that owns it does it')
-    .option('--reason <text>', 'why, shown as the pause\'s detail in number.paused')
+    .option('--reason <text>', "why, shown as the pause's detail in number.paused")
     .action(async (phoneOrId: string, options: { reason?: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
         await onItsOwner(gateway, found.id, () => gateway.routedPauses.pause(found, options.reason?.trim() || null));
-        output.print({ id: found.id, phone: found.phone, paused: true }, `Paused ${found.phone}; resume it with wagw number resume ${found.phone}.`);
+        output.print(
+          { id: found.id, phone: found.phone, paused: true },
+          `Paused ${found.phone}; resume it with wagw number resume ${found.phone}.`,
+        );
       });
     });
 
@@ -70,7 +73,9 @@ export function registerNumberCommands(program: Command): void {
     .action(async (options: { account?: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         if (options.account !== undefined) await gateway.accounts.getAccount(options.account);
-        const numbers = (await gateway.numbers.listNumbers(options.account === undefined ? operator : withinAccount(operator, options.account))).map(numberJson);
+        const numbers = (
+          await gateway.numbers.listNumbers(options.account === undefined ? operator : withinAccount(operator, options.account))
+        ).map(numberJson);
         output.print({ numbers }, table(numbers, ['id', 'phone', 'engine', 'status', 'account_id']));
       });
     });
@@ -90,28 +95,40 @@ export function registerNumberCommands(program: Command): void {
 
   number
     .command('set <phoneOrId>')
-    .description('Change a number\'s settings: those given change, the others keep their values')
+    .description("Change a number's settings: those given change, the others keep their values")
     .option('--reject-calls <on|off>', 'reject every call to the number as it rings')
     .option('--call-reply-text <text>', 'what a rejected caller is sent; an empty text sends nothing')
-    .option('--show-online <on|off>', 'show the number online to its contacts, from its session\'s next start (PATCH /numbers/{id} applies it at once)')
+    .option(
+      '--show-online <on|off>',
+      "show the number online to its contacts, from its session's next start (PATCH /numbers/{id} applies it at once)",
+    )
     .option('--auto-read <on|off>', 'mark what the number receives as read at once')
-    .action(async (phoneOrId: string, options: { rejectCalls?: string; callReplyText?: string; showOnline?: string; autoRead?: string }, command: Command) => {
-      await withGateway(command, async (gateway, output, operator) => {
-        const settings = {
-          rejectCalls: onOff(options.rejectCalls, '--reject-calls'),
-          callReplyText: options.callReplyText === undefined ? undefined : options.callReplyText === '' ? null : options.callReplyText,
-          showOnline: onOff(options.showOnline, '--show-online'),
-          autoRead: onOff(options.autoRead, '--auto-read'),
-        };
-        const found = await gateway.numbers.findNumber(operator, phoneOrId);
-        const updated = await gateway.numbers.updateSettings(operator, found.id, settings);
-        output.print(numberJson(updated), `${updated.phone}: reject calls ${updated.rejectCalls ? 'on' : 'off'}, show online ${updated.showOnline ? 'on' : 'off'}, auto read ${updated.autoRead ? 'on' : 'off'}.`);
-      });
-    });
+    .action(
+      async (
+        phoneOrId: string,
+        options: { rejectCalls?: string; callReplyText?: string; showOnline?: string; autoRead?: string },
+        command: Command,
+      ) => {
+        await withGateway(command, async (gateway, output, operator) => {
+          const settings = {
+            rejectCalls: onOff(options.rejectCalls, '--reject-calls'),
+            callReplyText: options.callReplyText === undefined ? undefined : options.callReplyText === '' ? null : options.callReplyText,
+            showOnline: onOff(options.showOnline, '--show-online'),
+            autoRead: onOff(options.autoRead, '--auto-read'),
+          };
+          const found = await gateway.numbers.findNumber(operator, phoneOrId);
+          const updated = await gateway.numbers.updateSettings(operator, found.id, settings);
+          output.print(
+            numberJson(updated),
+            `${updated.phone}: reject calls ${updated.rejectCalls ? 'on' : 'off'}, show online ${updated.showOnline ? 'on' : 'off'}, auto read ${updated.autoRead ? 'on' : 'off'}.`,
+          );
+        });
+      },
+    );
 
   number
     .command('set-status <phoneOrId> <status>')
-    .description('Set a sandbox number\'s session status, to rehearse an outage (e.g. disconnected)')
+    .description("Set a sandbox number's session status, to rehearse an outage (e.g. disconnected)")
     .action(async (phoneOrId: string, status: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const updated = await gateway.numbers.setSimulatedStatus(operator, phoneOrId, status);
@@ -165,7 +182,7 @@ export function registerKeyCommands(program: Command): void {
 
   key
     .command('list')
-    .description('List an account\'s API keys (never the keys themselves)')
+    .description("List an account's API keys (never the keys themselves)")
     .requiredOption('--account <id>', 'the account')
     .action(async (options: { account: string }, command: Command) => {
       await withGateway(command, async (gateway, output) => {

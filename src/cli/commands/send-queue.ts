@@ -8,7 +8,7 @@ import { table } from '../output.ts';
 export function registerSendQueueCommands(number: Command): void {
   number
     .command('queue <phoneOrId>')
-    .description('Show the messages waiting in a number\'s send queue, with why each waits; --clear cancels them all')
+    .description("Show the messages waiting in a number's send queue, with why each waits; --clear cancels them all")
     .option('--limit <count>', 'messages to list', '50')
     .option('--clear', 'cancel every waiting message (their units of quota are given back)')
     .action(async (phoneOrId: string, options: { limit: string; clear?: boolean }, command: Command) => {
@@ -27,10 +27,21 @@ export function registerSendQueueCommands(number: Command): void {
           wait_reason: message.waitReason,
           expires_at: message.expiresAt?.toISOString() ?? null,
         }));
-        const counts = Object.entries(view.counts).map(([reason, count]) => `${reason} ${count}`).join(', ') || 'none';
+        const counts =
+          Object.entries(view.counts)
+            .map(([reason, count]) => `${reason} ${count}`)
+            .join(', ') || 'none';
         const policy = view.policy.preset ?? 'custom';
         output.print(
-          { number_id: found.id, phone: found.phone, total: view.total, counts: view.counts, next_scheduled_for: view.nextScheduledFor?.toISOString() ?? null, send_policy: view.policy, messages },
+          {
+            number_id: found.id,
+            phone: found.phone,
+            total: view.total,
+            counts: view.counts,
+            next_scheduled_for: view.nextScheduledFor?.toISOString() ?? null,
+            send_policy: view.policy,
+            messages,
+          },
           `${found.phone}: ${view.total} waiting (${counts}); policy ${policy} from the ${view.policy.source}; next at ${view.nextScheduledFor?.toISOString() ?? '-'}\n${table(messages, ['message_id', 'to', 'scheduled_for', 'wait_reason', 'expires_at'])}`,
         );
       });
@@ -38,16 +49,22 @@ export function registerSendQueueCommands(number: Command): void {
 
   number
     .command('policy <phoneOrId>')
-    .description('Show a number\'s send policy, or set it: --preset off|standard|cautious, --policy \'<JSON>\' for figures of its own, --inherit to follow its account')
+    .description(
+      "Show a number's send policy, or set it: --preset off|standard|cautious, --policy '<JSON>' for figures of its own, --inherit to follow its account",
+    )
     .option('--preset <name>', 'a preset: off, standard or cautious')
     .option('--policy <json>', 'a policy object, as PATCH /numbers/{id} takes it (snake_case fields)')
-    .option('--inherit', 'drop the number\'s own policy and follow its account\'s')
+    .option('--inherit', "drop the number's own policy and follow its account's")
     .action(async (phoneOrId: string, options: { preset?: string; policy?: string; inherit?: boolean }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
         const setting = settingOf(options);
-        const shown = setting === undefined ? await gateway.sendQueues.numberPolicy(found) : await gateway.sendQueues.setNumberPolicy(found, setting);
-        output.print({ number_id: found.id, phone: found.phone, send_policy: shown }, `${found.phone}: ${shown.preset ?? 'custom'} policy from the ${shown.source}\n${JSON.stringify(shown.policy, null, 2)}`);
+        const shown =
+          setting === undefined ? await gateway.sendQueues.numberPolicy(found) : await gateway.sendQueues.setNumberPolicy(found, setting);
+        output.print(
+          { number_id: found.id, phone: found.phone, send_policy: shown },
+          `${found.phone}: ${shown.preset ?? 'custom'} policy from the ${shown.source}\n${JSON.stringify(shown.policy, null, 2)}`,
+        );
       });
     });
 }
@@ -65,6 +82,7 @@ function settingOf(options: { preset?: string; policy?: string; inherit?: boolea
   } catch {
     throw new AppError('invalid_send_policy', '--policy must be a JSON object.', { field: 'policy' });
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new AppError('invalid_send_policy', '--policy must be a JSON object.', { field: 'policy' });
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new AppError('invalid_send_policy', '--policy must be a JSON object.', { field: 'policy' });
   return parseSettingInput(parsed as Partial<SendPolicyBody>, 'policy');
 }

@@ -52,47 +52,65 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption('--account <id>', 'the account whose events it receives')
     .requiredOption('--url <url>', 'where to POST events (http or https)')
     .option('--events <types>', 'comma-separated: message, message.status, session.status, group.updated, …', 'message')
-    .option('--scope <scope>', 'which chats\' message events it receives: direct, group or all', 'direct')
+    .option('--scope <scope>', "which chats' message events it receives: direct, group or all", 'direct')
     .action(async (options: { account: string; url: string; events: string; scope: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const input = { url: options.url, eventTypes: splitEvents(options.events)!, messageScope: options.scope };
         const { webhook: created, secret } = await gateway.webhooks.createWebhook(withinAccount(operator, options.account), input);
-        output.print({ ...webhookJson(created), secret }, `Created webhook ${created.id} → ${created.url} (${created.eventTypes.join(', ')}).\nSigning secret: ${secret}`);
+        output.print(
+          { ...webhookJson(created), secret },
+          `Created webhook ${created.id} → ${created.url} (${created.eventTypes.join(', ')}).\nSigning secret: ${secret}`,
+        );
       });
     });
 
   webhook
     .command('list')
-    .description('List an account\'s webhooks')
+    .description("List an account's webhooks")
     .requiredOption('--account <id>', 'the account')
     .action(async (options: { account: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         await gateway.accounts.getAccount(options.account);
         const webhooks = (await gateway.webhooks.listWebhooks(withinAccount(operator, options.account))).map(webhookJson);
-        output.print({ webhooks }, table(webhooks.map((row) => ({ ...row, events: row.events.join(',') })), ['id', 'url', 'events', 'enabled', 'disabled_reason']));
+        output.print(
+          { webhooks },
+          table(
+            webhooks.map((row) => ({ ...row, events: row.events.join(',') })),
+            ['id', 'url', 'events', 'enabled', 'disabled_reason'],
+          ),
+        );
       });
     });
 
   webhook
     .command('update <id>')
-    .description('Change a webhook\'s URL or events, or enable or disable it')
+    .description("Change a webhook's URL or events, or enable or disable it")
     .option('--url <url>', 'a new URL')
     .option('--events <types>', 'a new comma-separated list of event types')
-    .option('--scope <scope>', 'which chats\' message events it receives: direct, group or all')
+    .option('--scope <scope>', "which chats' message events it receives: direct, group or all")
     .option('--enable', 'enable it (also after it was disabled for failing)')
     .option('--disable', 'disable it; its deliveries wait until it is enabled again')
-    .action(async (id: string, options: { url?: string; events?: string; scope?: string; enable?: boolean; disable?: boolean }, command: Command) => {
-      await withGateway(command, async (gateway, output, operator) => {
-        const enabled = options.enable ? true : options.disable ? false : undefined;
-        const updated = await gateway.webhooks.updateWebhook(operator, id, {
-          ...(options.url !== undefined && { url: options.url }),
-          ...(options.events !== undefined && { eventTypes: splitEvents(options.events)! }),
-          ...(options.scope !== undefined && { messageScope: options.scope }),
-          ...(enabled !== undefined && { enabled }),
+    .action(
+      async (
+        id: string,
+        options: { url?: string; events?: string; scope?: string; enable?: boolean; disable?: boolean },
+        command: Command,
+      ) => {
+        await withGateway(command, async (gateway, output, operator) => {
+          const enabled = options.enable ? true : options.disable ? false : undefined;
+          const updated = await gateway.webhooks.updateWebhook(operator, id, {
+            ...(options.url !== undefined && { url: options.url }),
+            ...(options.events !== undefined && { eventTypes: splitEvents(options.events)! }),
+            ...(options.scope !== undefined && { messageScope: options.scope }),
+            ...(enabled !== undefined && { enabled }),
+          });
+          output.print(
+            webhookJson(updated),
+            `Updated webhook ${updated.id}: ${updated.enabled ? 'enabled' : 'disabled'}, ${updated.eventTypes.join(', ')}.`,
+          );
         });
-        output.print(webhookJson(updated), `Updated webhook ${updated.id}: ${updated.enabled ? 'enabled' : 'disabled'}, ${updated.eventTypes.join(', ')}.`);
-      });
-    });
+      },
+    );
 
   webhook
     .command('delete <id>')
@@ -119,12 +137,17 @@ export function registerWebhookCommands(program: Command): void {
 
   webhook
     .command('deliveries <id>')
-    .description('Show a webhook\'s latest deliveries and their attempts')
+    .description("Show a webhook's latest deliveries and their attempts")
     .option('--limit <n>', 'how many deliveries', '50')
     .action(async (id: string, options: { limit: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        const deliveries = (await gateway.webhooks.listDeliveries(operator, id, parseWholeNumber(options.limit, '--limit', 1))).map(deliveryJson);
-        output.print({ deliveries }, table(deliveries, ['id', 'event_type', 'state', 'attempt_count', 'last_status_code', 'last_error', 'created_at']));
+        const deliveries = (await gateway.webhooks.listDeliveries(operator, id, parseWholeNumber(options.limit, '--limit', 1))).map(
+          deliveryJson,
+        );
+        output.print(
+          { deliveries },
+          table(deliveries, ['id', 'event_type', 'state', 'attempt_count', 'last_status_code', 'last_error', 'created_at']),
+        );
       });
     });
 

@@ -16,7 +16,9 @@ document.addEventListener('click', async (event) => {
   }
   const label = button.textContent;
   button.textContent = 'Copied';
-  setTimeout(() => { button.textContent = label; }, 1500);
+  setTimeout(() => {
+    button.textContent = label;
+  }, 1500);
 });
 
 // Destructive forms ask first: <form data-confirm="Delete this webhook?">.

@@ -42,7 +42,10 @@ export function readMessageFilters(query: unknown): MessageFilters {
 }
 
 export async function presentMessages(gateway: Gateway, account: ScopedAccount, filters: MessageFilters): Promise<MessagesView> {
-  const numbers: NumberOption[] = (await gateway.numbers.listNumbers(account.scope)).map((number) => ({ id: number.id, phone: number.phone }));
+  const numbers: NumberOption[] = (await gateway.numbers.listNumbers(account.scope)).map((number) => ({
+    id: number.id,
+    phone: number.phone,
+  }));
   const base = {
     filters,
     numbers,
@@ -74,7 +77,7 @@ function historyQuery(numbers: NumberOption[], filters: MessageFilters): History
 // Only the account's own numbers may be filtered on, so an id of another account reveals nothing.
 function ownNumberId(numbers: NumberOption[], numberId: string): string {
   if (!numbers.some((number) => number.id === numberId)) {
-    throw new AppError('invalid_argument', 'That number is not one of your account\'s numbers; pick one from the list.');
+    throw new AppError('invalid_argument', "That number is not one of your account's numbers; pick one from the list.");
   }
   return numberId;
 }

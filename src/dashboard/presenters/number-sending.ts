@@ -94,7 +94,12 @@ function toSendingView(number: WhatsAppNumber, overview: SendingOverview): Numbe
     policy: toPolicyView(queue.policy, 'number', "the account's default"),
     waiting: queue.total,
     counts: Object.entries(queue.counts).map(([reason, count]) => ({ reason: describeWaitReason(reason), count })),
-    next: queue.messages.map((message) => ({ id: message.id, toPhone: message.toPhone, scheduledFor: message.scheduledFor, reason: describeWaitReason(message.waitReason) })),
+    next: queue.messages.map((message) => ({
+      id: message.id,
+      toPhone: message.toPhone,
+      scheduledFor: message.scheduledFor,
+      reason: describeWaitReason(message.waitReason),
+    })),
     oldestWaitingSince: overview.oldestWaitingSince,
     chart: {
       bars: overview.sentPerHour.map((count, index) => {
@@ -113,7 +118,10 @@ function toSendingView(number: WhatsAppNumber, overview: SendingOverview): Numbe
  */
 function toPolicyView(presented: PresentedPolicy, ownSource: PresentedPolicy['source'], inheritText: string): PolicyView {
   const selected = presented.source === ownSource ? (presented.preset ?? 'custom') : 'inherit';
-  const choices: Choice[] = [{ value: 'inherit', label: `Inherit ${inheritText}` }, ...PRESET_NAMES.map((name) => ({ value: name, label: `Preset: ${name}` }))];
+  const choices: Choice[] = [
+    { value: 'inherit', label: `Inherit ${inheritText}` },
+    ...PRESET_NAMES.map((name) => ({ value: name, label: `Preset: ${name}` })),
+  ];
   if (selected === 'custom') choices.push({ value: 'custom', label: 'Figures of its own (keep; change them through the API)' });
   return {
     name: presented.policy === null ? 'off' : presented.preset === null ? 'figures of its own' : `preset ${presented.preset}`,
@@ -132,7 +140,9 @@ function describeFigures(policy: SendPolicyBody): string[] {
     `Caps: ${cap(policy.per_minute)} a minute, ${cap(policy.per_hour)} an hour, ${cap(policy.per_day)} a day`,
     `Gap per recipient: ${seconds(policy.per_recipient_gap_ms)}`,
     `First contacts a day: ${cap(policy.first_contacts_per_day)}${policy.warm_up === null ? '' : ` (warm-up from ${policy.warm_up.start}, +${policy.warm_up.daily_increase} a day)`}`,
-    policy.quiet_hours === null ? 'No quiet hours' : `Quiet hours: ${policy.quiet_hours.start} to ${policy.quiet_hours.end} (${policy.quiet_hours.time_zone})`,
+    policy.quiet_hours === null
+      ? 'No quiet hours'
+      : `Quiet hours: ${policy.quiet_hours.start} to ${policy.quiet_hours.end} (${policy.quiet_hours.time_zone})`,
     ...(policy.typing_before_send ? ['Shows "typing…" before each message'] : []),
   ];
 }

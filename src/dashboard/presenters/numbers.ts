@@ -61,18 +61,53 @@ export interface NumberStatusesView {
   numbers: Array<{ id: string; phone: string; status: string }>;
 }
 
-export async function presentNumbers(gateway: Gateway, account: ScopedAccount, canManage: boolean, draft?: SimulationDraft): Promise<NumbersView> {
+export async function presentNumbers(
+  gateway: Gateway,
+  account: ScopedAccount,
+  canManage: boolean,
+  draft?: SimulationDraft,
+): Promise<NumbersView> {
   const [numbers, users] = await Promise.all([gateway.numbers.listNumbers(account.scope), gateway.accounts.listUsers(account.scope)]);
   const holders = usersById(users);
   const rows = numbers.map((number) => toNumberRow(number, holders));
-  const groups = (await gateway.groups.knownGroups(numbers)).map((group) => ({ phone: group.phone, groupId: group.groupId, subject: group.subject, size: group.size, isAdmin: group.isAdmin }));
+  const groups = (await gateway.groups.knownGroups(numbers)).map((group) => ({
+    phone: group.phone,
+    groupId: group.groupId,
+    subject: group.subject,
+    size: group.size,
+    isAdmin: group.isAdmin,
+  }));
   const pauses = await gateway.pauses.pausesOf(numbers.map((number) => number.id));
   const paused = numbers.flatMap((number) => {
     const pause = pauses.get(number.id);
-    return pause === undefined ? [] : [{ id: number.id, phone: number.phone, reason: PAUSE_REASONS[pause.reason], detail: pause.detail, since: pause.since, until: pause.until }];
+    return pause === undefined
+      ? []
+      : [
+          {
+            id: number.id,
+            phone: number.phone,
+            reason: PAUSE_REASONS[pause.reason],
+            detail: pause.detail,
+            since: pause.since,
+            until: pause.until,
+          },
+        ];
   });
-  const [sending, accountPolicy] = await Promise.all([presentNumberSending(gateway, numbers, new Date()), presentAccountPolicy(gateway, account.id)]);
-  return { numbers: rows, sandboxNumbers: rows.filter((row) => row.isSandbox), draft, groups, paused, canResume: canManage, canChangeSettings: canManage, sending, accountPolicy };
+  const [sending, accountPolicy] = await Promise.all([
+    presentNumberSending(gateway, numbers, new Date()),
+    presentAccountPolicy(gateway, account.id),
+  ]);
+  return {
+    numbers: rows,
+    sandboxNumbers: rows.filter((row) => row.isSandbox),
+    draft,
+    groups,
+    paused,
+    canResume: canManage,
+    canChangeSettings: canManage,
+    sending,
+    accountPolicy,
+  };
 }
 
 export async function presentNumberStatuses(gateway: Gateway, account: ScopedAccount): Promise<NumberStatusesView> {

@@ -28,7 +28,10 @@ export type { Choice };
 export function planChoices(): Choice[] {
   return planNames.map((plan) => {
     const volume = effectiveMonthlyLimit(plan, null);
-    return { value: plan, label: `${planLabel(plan)} — ${volume === null ? 'unlimited messages' : `${formatCount(volume)} messages a month`}` };
+    return {
+      value: plan,
+      label: `${planLabel(plan)} — ${volume === null ? 'unlimited messages' : `${formatCount(volume)} messages a month`}`,
+    };
   });
 }
 
@@ -99,10 +102,28 @@ export async function presentOperatorAccount(gateway: Gateway, operator: Operato
     planValue: account.plan,
     customMonthlyLimit: account.customMonthlyLimit,
     resetsAt: usage.resetsAt,
-    users: users.map((user) => ({ id: user.id, email: user.email, role: user.role, isOperator: user.isOperator, createdAt: user.createdAt })),
+    users: users.map((user) => ({
+      id: user.id,
+      email: user.email,
+      role: user.role,
+      isOperator: user.isOperator,
+      createdAt: user.createdAt,
+    })),
     suggestedRole: users.some((user) => user.role === 'owner') ? 'member' : 'owner',
-    numbers: numbers.map((number) => ({ id: number.id, phone: number.phone, engine: number.engine, status: number.status, statusReason: number.statusReason })),
-    apiKeys: keys.map((key) => ({ name: key.name, hint: key.hint, createdAt: key.createdAt, lastUsedAt: key.lastUsedAt, revokedAt: key.revokedAt })),
+    numbers: numbers.map((number) => ({
+      id: number.id,
+      phone: number.phone,
+      engine: number.engine,
+      status: number.status,
+      statusReason: number.statusReason,
+    })),
+    apiKeys: keys.map((key) => ({
+      name: key.name,
+      hint: key.hint,
+      createdAt: key.createdAt,
+      lastUsedAt: key.lastUsedAt,
+      revokedAt: key.revokedAt,
+    })),
   };
 }
 
@@ -111,7 +132,10 @@ export function engineChoices(gateway: Gateway): Choice[] {
   const baileysReady = gateway.supervisor.initialStatusFor('baileys') !== undefined;
   return [
     { value: 'sandbox', label: 'Sandbox — simulated, connected at once' },
-    { value: 'baileys', label: baileysReady ? 'Baileys — a real WhatsApp number' : 'Baileys — a real WhatsApp number (not in this build yet)' },
+    {
+      value: 'baileys',
+      label: baileysReady ? 'Baileys — a real WhatsApp number' : 'Baileys — a real WhatsApp number (not in this build yet)',
+    },
   ];
 }
 
@@ -120,7 +144,11 @@ export interface OperatorUserView extends AccountUserView {
   isViewer: boolean;
 }
 
-export async function presentOperatorUsers(gateway: Gateway, operator: OperatorScope, viewerId: string): Promise<{ users: OperatorUserView[]; accounts: AccountRef[] }> {
+export async function presentOperatorUsers(
+  gateway: Gateway,
+  operator: OperatorScope,
+  viewerId: string,
+): Promise<{ users: OperatorUserView[]; accounts: AccountRef[] }> {
   const [users, accounts] = await Promise.all([gateway.accounts.listUsers(operator), gateway.accounts.listAccounts()]);
   const byId = accountsById(accounts);
   return {
@@ -146,8 +174,15 @@ export interface OperatorNumberView extends AccountNumberView {
   updatedAt: Date;
 }
 
-export async function presentOperatorNumbers(gateway: Gateway, operator: OperatorScope): Promise<{ numbers: OperatorNumberView[]; accounts: AccountRef[]; statuses: readonly string[] }> {
-  const [numbers, accounts, users] = await Promise.all([gateway.numbers.listNumbers(operator), gateway.accounts.listAccounts(), gateway.accounts.listUsers(operator)]);
+export async function presentOperatorNumbers(
+  gateway: Gateway,
+  operator: OperatorScope,
+): Promise<{ numbers: OperatorNumberView[]; accounts: AccountRef[]; statuses: readonly string[] }> {
+  const [numbers, accounts, users] = await Promise.all([
+    gateway.numbers.listNumbers(operator),
+    gateway.accounts.listAccounts(),
+    gateway.accounts.listUsers(operator),
+  ]);
   const byId = accountsById(accounts);
   const emails = new Map(users.map((user) => [user.id, user.email]));
   return {
@@ -157,7 +192,11 @@ export async function presentOperatorNumbers(gateway: Gateway, operator: Operato
   };
 }
 
-export async function presentOperatorNumber(gateway: Gateway, operator: OperatorScope, numberId: string): Promise<{ number: OperatorNumberView; panel: LinkPanelView }> {
+export async function presentOperatorNumber(
+  gateway: Gateway,
+  operator: OperatorScope,
+  numberId: string,
+): Promise<{ number: OperatorNumberView; panel: LinkPanelView }> {
   const number = await gateway.numbers.findNumber(operator, numberId);
   const account = await gateway.accounts.getAccount(number.accountId);
   const holder = number.holderUserId === null ? undefined : await gateway.accounts.getUser(number.holderUserId);
@@ -165,7 +204,12 @@ export async function presentOperatorNumber(gateway: Gateway, operator: Operator
   return { number: toOperatorNumber(gateway, number, accountsById([account]), emails), panel: await presentLinkPanel(gateway, number) };
 }
 
-function toOperatorNumber(gateway: Gateway, number: WhatsAppNumber, accounts: Map<string, AccountRef>, emails: Map<string, string>): OperatorNumberView {
+function toOperatorNumber(
+  gateway: Gateway,
+  number: WhatsAppNumber,
+  accounts: Map<string, AccountRef>,
+  emails: Map<string, string>,
+): OperatorNumberView {
   return {
     id: number.id,
     phone: number.phone,

@@ -29,7 +29,11 @@ export function toMessageRow(message: Message): MessageRowView {
     media:
       message.mediaId === null
         ? undefined
-        : { href: `/messages/media/${encodeURIComponent(message.mediaId)}`, kind: message.contentKind, picture: message.contentKind === 'image' || message.contentKind === 'sticker' },
+        : {
+            href: `/messages/media/${encodeURIComponent(message.mediaId)}`,
+            kind: message.contentKind,
+            picture: message.contentKind === 'image' || message.contentKind === 'sticker',
+          },
     status: message.status,
     at: message.createdAt,
     change: message.times?.revoked ? 'deleted' : message.times?.edited ? 'edited' : undefined,

@@ -59,7 +59,13 @@ export async function presentTeam(gateway: Gateway, viewer: Viewer, account: Sco
   return {
     accountName: account.name,
     viewerIsOwner,
-    members: users.map((user) => ({ id: user.id, email: user.email, role: user.role, createdAt: user.createdAt, isViewer: user.id === viewer.user.id })),
+    members: users.map((user) => ({
+      id: user.id,
+      email: user.email,
+      role: user.role,
+      createdAt: user.createdAt,
+      isViewer: user.id === viewer.user.id,
+    })),
     invites: invites.map((invite) => ({
       id: invite.id,
       role: invite.role,
@@ -69,7 +75,13 @@ export async function presentTeam(gateway: Gateway, viewer: Viewer, account: Sco
     })),
     orphanedKeys: keys
       .filter((key) => key.revokedAt === null && key.createdByUserId === null && key.createdByEmail !== null)
-      .map((key) => ({ id: key.id, name: key.name, hint: key.hint, createdBy: describeCreator(key, members)!, lastUsedAt: key.lastUsedAt })),
+      .map((key) => ({
+        id: key.id,
+        name: key.name,
+        hint: key.hint,
+        createdBy: describeCreator(key, members)!,
+        lastUsedAt: key.lastUsedAt,
+      })),
   };
 }
 

@@ -11,8 +11,10 @@ const EVENT_EXPLANATIONS = {
   'message.edited': 'A message in a chat of your numbers was edited, by the other side or from your own phone.',
   'message.revoked': 'A message in a chat of your numbers was deleted for everyone.',
   'session.status': 'One of your numbers connected, disconnected or needs to be linked again.',
-  'group.updated': 'Someone joined, left, was added, removed, promoted or demoted in a group of your numbers, or its subject or description changed.',
-  'number.paused': 'One of your numbers stopped sending: WhatsApp restricted or rate-limited it, or logged it out, or it was paused by hand.',
+  'group.updated':
+    'Someone joined, left, was added, removed, promoted or demoted in a group of your numbers, or its subject or description changed.',
+  'number.paused':
+    'One of your numbers stopped sending: WhatsApp restricted or rate-limited it, or logged it out, or it was paused by hand.',
   'number.resumed': 'A paused number of yours sends again: its pause lifted, someone resumed it, or it was linked again.',
   'contact.identity': 'A person your numbers knew only by LID now has a phone number too.',
   call: 'A call to one of your numbers rang, was missed, accepted, rejected (by you or by the gateway) or ended.',
@@ -112,19 +114,38 @@ export async function presentWebhookList(gateway: Gateway, account: ScopedAccoun
 }
 
 /** The webhook and its delivery log; another account's webhook id is not found. */
-export async function presentWebhookDetail(gateway: Gateway, account: ScopedAccount, webhookId: string, canManage: boolean): Promise<WebhookDetailView> {
+export async function presentWebhookDetail(
+  gateway: Gateway,
+  account: ScopedAccount,
+  webhookId: string,
+  canManage: boolean,
+): Promise<WebhookDetailView> {
   const webhook = await gateway.webhooks.getWebhook(account.scope, webhookId);
   const deliveries = await gateway.webhooks.listDeliveries(account.scope, webhookId);
   return { webhook: toWebhookRow(webhook), deliveries: deliveries.map(toDeliveryView), canManage };
 }
 
 export function newWebhookForm(): WebhookFormView {
-  return { webhookId: null, url: '', eventTypes: [...webhookEventTypes], messageScope: 'direct', error: undefined, options: eventTypeOptions };
+  return {
+    webhookId: null,
+    url: '',
+    eventTypes: [...webhookEventTypes],
+    messageScope: 'direct',
+    error: undefined,
+    options: eventTypeOptions,
+  };
 }
 
 export async function presentWebhookForm(gateway: Gateway, account: ScopedAccount, webhookId: string): Promise<WebhookFormView> {
   const webhook = await gateway.webhooks.getWebhook(account.scope, webhookId);
-  return { webhookId: webhook.id, url: webhook.url, eventTypes: webhook.eventTypes, messageScope: webhook.messageScope, error: undefined, options: eventTypeOptions };
+  return {
+    webhookId: webhook.id,
+    url: webhook.url,
+    eventTypes: webhook.eventTypes,
+    messageScope: webhook.messageScope,
+    error: undefined,
+    options: eventTypeOptions,
+  };
 }
 
 function toDeliveryView(entry: DeliveryWithAttempts): DeliveryView {

@@ -15,21 +15,33 @@ export function registerAuthRoutes(app: FastifyInstance, gateway: Gateway): void
   app.get('/login', async (request, reply) => {
     const next = safeNextPath(queryText(request.query, 'next') ?? '/');
     if (request.viewer !== null) return reply.redirect(next, 303);
-    return sendPage(reply, SignInPage({ context: pageContext(request, reply, 'Sign in', 'none'), view: { email: '', next, error: undefined } }));
+    return sendPage(
+      reply,
+      SignInPage({ context: pageContext(request, reply, 'Sign in', 'none'), view: { email: '', next, error: undefined } }),
+    );
   });
 
   app.post('/login', async (request, reply) => {
     const email = formText(request.body, 'email');
     const next = safeNextPath(formText(request.body, 'next') || '/');
     const result = await attempt(() =>
-      gateway.signIn.signIn({ email, password: formText(request.body, 'password'), ip: request.ip, userAgent: request.headers['user-agent'] }),
+      gateway.signIn.signIn({
+        email,
+        password: formText(request.body, 'password'),
+        ip: request.ip,
+        userAgent: request.headers['user-agent'],
+      }),
     );
     if (!result.ok) {
       const context = pageContext(request, reply, 'Sign in', 'none');
       const status = httpStatusFor(result.error.code);
       if (result.error.code === 'sign_in_throttled') void reply.header('Retry-After', String(retryAfterSeconds(result.error)));
       // The email typed is shown again, but never an oversized one.
-      return sendPage(reply, SignInPage({ context, view: { email: email.slice(0, MAX_EMAIL_LENGTH), next, error: result.error.message } }), status);
+      return sendPage(
+        reply,
+        SignInPage({ context, view: { email: email.slice(0, MAX_EMAIL_LENGTH), next, error: result.error.message } }),
+        status,
+      );
     }
     await startBrowserSession(request, reply, gateway.signIn, result.value.token, sessionMaxAgeMs);
     return reply.redirect(next, 303);
@@ -50,10 +62,19 @@ export function registerAuthRoutes(app: FastifyInstance, gateway: Gateway): void
   app.post('/account/password', { preHandler: requireSignedIn }, async (request, reply) => {
     const viewer = viewerOf(request);
     const result = await attempt(() =>
-      gateway.signIn.changePassword(viewer.user.id, formText(request.body, 'current_password'), formText(request.body, 'new_password'), viewer.sessionId),
+      gateway.signIn.changePassword(
+        viewer.user.id,
+        formText(request.body, 'current_password'),
+        formText(request.body, 'new_password'),
+        viewer.sessionId,
+      ),
     );
     if (!result.ok) {
-      return sendPage(reply, ChangePasswordPage({ context: pageContext(request, reply, 'Change password', 'password'), error: result.error.message }), 400);
+      return sendPage(
+        reply,
+        ChangePasswordPage({ context: pageContext(request, reply, 'Change password', 'password'), error: result.error.message }),
+        400,
+      );
     }
     return redirectWithNotice(reply, '/', 'password_changed');
   });

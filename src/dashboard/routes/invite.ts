@@ -22,7 +22,6 @@ interface InviteParams {
  * registered (docs/dashboard.md). Submissions are throttled per address like sign-ins.
  */
 export function registerInviteRoutes(app: FastifyInstance, gateway: Gateway): void {
-
   app.get<{ Params: InviteParams }>('/invite/:token', async (request, reply) => {
     const view = await presentInvite(gateway, request.params.token, request.viewer);
     const context = pageContext(request, reply, 'Join an account', 'none');
@@ -43,7 +42,11 @@ export function registerInviteRoutes(app: FastifyInstance, gateway: Gateway): vo
       if (joined.error.code === 'invite_not_found') throw joined.error;
       if (joined.error.code === 'sign_in_throttled') void reply.header('Retry-After', String(retryAfterSeconds(joined.error)));
       const context = pageContext(request, reply, 'Join an account', 'none');
-      return sendPage(reply, InvitePage({ context, token, view, form: { email: email.slice(0, 254), error: joined.error.message } }), httpStatusFor(joined.error.code));
+      return sendPage(
+        reply,
+        InvitePage({ context, token, view, form: { email: email.slice(0, 254), error: joined.error.message } }),
+        httpStatusFor(joined.error.code),
+      );
     }
     // Whoever was signed in on this browser is signed out, so the sign-in page is the next step.
     const current = sessionTokenFrom(request);

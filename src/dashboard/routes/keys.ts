@@ -23,7 +23,8 @@ export function registerKeyRoutes(app: FastifyInstance, gateway: Gateway): void 
     const result = await attempt(() =>
       gateway.apiKeys.createKey({ accountId: accountOf(request).id, name, createdByUserId: viewerOf(request).user.id }),
     );
-    if (!result.ok) return renderKeys(request, reply, { name, error: result.error.message, newKey: undefined }, httpStatusFor(result.error.code));
+    if (!result.ok)
+      return renderKeys(request, reply, { name, error: result.error.message, newKey: undefined }, httpStatusFor(result.error.code));
     return renderKeys(request, reply, { ...EMPTY_KEY_FORM, newKey: result.value.plaintext }, 201);
   });
 

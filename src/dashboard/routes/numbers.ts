@@ -52,7 +52,10 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
   app.post<{ Params: { id: string } }>('/numbers/:id/calls', { preHandler: requireManager }, async (request, reply) => {
     const replyText = formText(request.body, 'call_reply_text').trim();
     if (replyText.length > CALL_REPLY_TEXT_MAX_LENGTH) {
-      throw new AppError('invalid_argument', `The reply to callers takes at most ${CALL_REPLY_TEXT_MAX_LENGTH} characters.`, { field: 'call_reply_text', limit: CALL_REPLY_TEXT_MAX_LENGTH });
+      throw new AppError('invalid_argument', `The reply to callers takes at most ${CALL_REPLY_TEXT_MAX_LENGTH} characters.`, {
+        field: 'call_reply_text',
+        limit: CALL_REPLY_TEXT_MAX_LENGTH,
+      });
     }
     await gateway.numbers.updateSettings(accountOf(request).scope, request.params.id, {
       rejectCalls: formText(request.body, 'reject_calls') === 'on',
@@ -87,14 +90,24 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
         const fromPhone = formText(fields, 'from_phone');
         const message = formText(fields, 'message');
         const result = await attempt(() =>
-          gateway.sandboxInbox.receiveOnNumber(account.scope, request.params.id, fromPhone, message, file === undefined ? undefined : () => describeFile(gateway, file)),
+          gateway.sandboxInbox.receiveOnNumber(
+            account.scope,
+            request.params.id,
+            fromPhone,
+            message,
+            file === undefined ? undefined : () => describeFile(gateway, file),
+          ),
         );
         if (!result.ok) {
           // Another account's number (or none) is a 404 page, whatever was typed, not a form error.
           if (result.error.code === 'number_not_found') throw result.error;
           const draft = { numberId: request.params.id, fromPhone, message, error: describeInputError(result.error) };
           const view = await presentNumbers(gateway, account, canManage(viewerOf(request)), draft);
-          return sendPage(reply, NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }), httpStatusFor(result.error.code));
+          return sendPage(
+            reply,
+            NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }),
+            httpStatusFor(result.error.code),
+          );
         }
         return redirectWithNotice(reply, '/numbers', 'incoming_simulated');
       },
@@ -106,9 +119,13 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
 async function describeFile(gateway: Gateway, part: MultipartFile) {
   const bytes = await part.toBuffer();
   if (part.file.truncated) {
-    throw new AppError('media_too_large', `The form takes files up to ${SIMULATED_FILE_LIMIT_BYTES / 1024 / 1024} MiB; simulate larger ones with POST /sandbox/receive and an upload.`, {
-      limit_bytes: SIMULATED_FILE_LIMIT_BYTES,
-    });
+    throw new AppError(
+      'media_too_large',
+      `The form takes files up to ${SIMULATED_FILE_LIMIT_BYTES / 1024 / 1024} MiB; simulate larger ones with POST /sandbox/receive and an upload.`,
+      {
+        limit_bytes: SIMULATED_FILE_LIMIT_BYTES,
+      },
+    );
   }
   return gateway.media.describe(bytes, { fileName: part.filename || null, fallbackMimeType: part.mimetype });
 }
@@ -121,7 +138,10 @@ function chosenSetting(body: unknown): PolicySetting | null | undefined {
   const chosen = formText(body, 'send_policy');
   if (chosen === 'inherit') return null;
   if (chosen === 'custom') return undefined;
-  if (!isPresetName(chosen)) throw new AppError('invalid_send_policy', `Choose inherit or one of the presets: ${PRESET_NAMES.join(', ')}.`, { field: 'send_policy' });
+  if (!isPresetName(chosen))
+    throw new AppError('invalid_send_policy', `Choose inherit or one of the presets: ${PRESET_NAMES.join(', ')}.`, {
+      field: 'send_policy',
+    });
   return { preset: chosen };
 }
 

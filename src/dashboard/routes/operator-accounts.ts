@@ -16,15 +16,29 @@ interface AccountParams {
 export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Gateway): void {
   const renderList = async (request: FastifyRequest, reply: FastifyReply, form: CreateAccountForm, status = 200) => {
     const accounts = await presentAccountList(gateway);
-    return sendPage(reply, OperatorAccountsPage({ context: pageContext(request, reply, 'Accounts', 'operator'), accounts, plans: planChoices(), form }), status);
+    return sendPage(
+      reply,
+      OperatorAccountsPage({ context: pageContext(request, reply, 'Accounts', 'operator'), accounts, plans: planChoices(), form }),
+      status,
+    );
   };
-  const renderAccount = async (request: FastifyRequest<{ Params: AccountParams }>, reply: FastifyReply, state: OperatorAccountState, status = 200) => {
+  const renderAccount = async (
+    request: FastifyRequest<{ Params: AccountParams }>,
+    reply: FastifyReply,
+    state: OperatorAccountState,
+    status = 200,
+  ) => {
     const view = await presentOperatorAccount(gateway, operatorScopeOf(request), request.params.accountId);
     const context = pageContext(request, reply, view.summary.name, 'operator');
     return sendPage(reply, OperatorAccountPage({ context, view, plans: planChoices(), engines: engineChoices(gateway), state }), status);
   };
-  const renderFailure = (request: FastifyRequest<{ Params: AccountParams }>, reply: FastifyReply, form: AccountForm, error: AppError, state: OperatorAccountState) =>
-    renderAccount(request, reply, { ...state, error: { form, message: error.message } }, httpStatusFor(error.code));
+  const renderFailure = (
+    request: FastifyRequest<{ Params: AccountParams }>,
+    reply: FastifyReply,
+    form: AccountForm,
+    error: AppError,
+    state: OperatorAccountState,
+  ) => renderAccount(request, reply, { ...state, error: { form, message: error.message } }, httpStatusFor(error.code));
 
   app.get('/operator/accounts', async (request, reply) => renderList(request, reply, { name: '', plan: 'starter', error: undefined }));
 
@@ -41,7 +55,9 @@ export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Gat
   app.post<{ Params: AccountParams }>('/operator/accounts/:accountId/plan', async (request, reply) => {
     const plan = formText(request.body, 'plan');
     const customMonthlyLimit = formText(request.body, 'custom_monthly_limit').trim();
-    const result = await attempt(() => gateway.accounts.updateAccount(request.params.accountId, { plan, customMonthlyLimit: parseCustomLimit(customMonthlyLimit) }));
+    const result = await attempt(() =>
+      gateway.accounts.updateAccount(request.params.accountId, { plan, customMonthlyLimit: parseCustomLimit(customMonthlyLimit) }),
+    );
     if (!result.ok) return renderFailure(request, reply, 'plan', result.error, { plan: { plan, customMonthlyLimit } });
     return redirectWithNotice(reply, accountPath(request.params.accountId), 'account_updated');
   });
@@ -55,14 +71,17 @@ export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Gat
     if (!result.ok) return renderFailure(request, reply, 'user', result.error, { user: { email, role } });
     const { user, generatedPassword } = result.value;
     // A generated password exists only in this response, so the page answers instead of redirecting.
-    if (generatedPassword !== undefined) return renderAccount(request, reply, { generatedPassword: { email: user.email, password: generatedPassword } }, 201);
+    if (generatedPassword !== undefined)
+      return renderAccount(request, reply, { generatedPassword: { email: user.email, password: generatedPassword } }, 201);
     return redirectWithNotice(reply, accountPath(accountId), 'user_created');
   });
 
   app.post<{ Params: AccountParams }>('/operator/accounts/:accountId/numbers', async (request, reply) => {
     const phone = formText(request.body, 'phone');
     const engine = formText(request.body, 'engine') || 'sandbox';
-    const result = await attempt(() => gateway.numbers.addNumber(operatorScopeOf(request), { accountId: request.params.accountId, phone, engine }));
+    const result = await attempt(() =>
+      gateway.numbers.addNumber(operatorScopeOf(request), { accountId: request.params.accountId, phone, engine }),
+    );
     if (!result.ok) return renderFailure(request, reply, 'number', result.error, { number: { phone, engine } });
     return redirectWithNotice(reply, accountPath(request.params.accountId), 'number_added');
   });
@@ -76,7 +95,10 @@ function accountPath(accountId: string): string {
 function parseCustomLimit(raw: string): number | null {
   if (raw === '') return null;
   if (!/^\d{1,15}$/.test(raw)) {
-    throw new AppError('invalid_argument', `The custom monthly limit must be a whole number of messages, or blank for the plan's volume; got "${raw}".`);
+    throw new AppError(
+      'invalid_argument',
+      `The custom monthly limit must be a whole number of messages, or blank for the plan's volume; got "${raw}".`,
+    );
   }
   return Number(raw);
 }

@@ -8,7 +8,11 @@ import { OperatorClusterPage } from '../views/operator-cluster-page.tsx';
 export function registerOperatorClusterRoutes(app: FastifyInstance, gateway: Gateway): void {
   app.get('/operator/cluster', async (request, reply) => {
     const status = await readClusterStatus(gateway.store, gateway.config.cluster.leaseTtlMs);
-    const tasks = await readNodeTasks(status.nodes, { thisNodeId: gateway.keeper.nodeId, scheduler: gateway.scheduler, nodeClient: gateway.nodeClient });
+    const tasks = await readNodeTasks(status.nodes, {
+      thisNodeId: gateway.keeper.nodeId,
+      scheduler: gateway.scheduler,
+      nodeClient: gateway.nodeClient,
+    });
     const view = { ...status, tasks, thisNodeId: gateway.keeper.nodeId, leaseTtlMs: gateway.config.cluster.leaseTtlMs };
     return sendPage(reply, OperatorClusterPage({ context: pageContext(request, reply, 'Cluster', 'operator'), view }));
   });

@@ -47,19 +47,27 @@ export function registerLinkRoutes(app: FastifyInstance, gateway: Gateway, rende
 
   // Polled every two seconds while the QR is on screen; an operator waiting to scan is not
   // "activity" any more than the status poll is.
-  app.get<{ Params: NumberParams }>('/operator/numbers/:numberId/link.json', { config: { passiveSession: true } }, async (request, reply) => {
-    const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    const current = await gateway.routedLinking.current(number);
-    void reply.header('cache-control', 'no-store');
-    return { number_status: number.status, attempt: current === undefined ? null : presentLinkState(current) };
-  });
+  app.get<{ Params: NumberParams }>(
+    '/operator/numbers/:numberId/link.json',
+    { config: { passiveSession: true } },
+    async (request, reply) => {
+      const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
+      const current = await gateway.routedLinking.current(number);
+      void reply.header('cache-control', 'no-store');
+      return { number_status: number.status, attempt: current === undefined ? null : presentLinkState(current) };
+    },
+  );
 
-  app.get<{ Params: NumberParams }>('/operator/numbers/:numberId/link-qr.svg', { config: { passiveSession: true } }, async (request, reply) => {
-    const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
-    const qr = (await gateway.routedLinking.current(number))?.qr ?? null;
-    if (qr === null) throw new AppError('not_found', 'There is no QR code to show: start linking first, or the attempt has ended.');
-    const svg = await QRCode.toString(qr, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
-    // The QR grants access to the WhatsApp account while it is valid, so no cache may keep it.
-    return reply.header('cache-control', 'no-store').type('image/svg+xml').send(svg);
-  });
+  app.get<{ Params: NumberParams }>(
+    '/operator/numbers/:numberId/link-qr.svg',
+    { config: { passiveSession: true } },
+    async (request, reply) => {
+      const number = await gateway.numbers.findNumber(operatorScopeOf(request), request.params.numberId);
+      const qr = (await gateway.routedLinking.current(number))?.qr ?? null;
+      if (qr === null) throw new AppError('not_found', 'There is no QR code to show: start linking first, or the attempt has ended.');
+      const svg = await QRCode.toString(qr, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
+      // The QR grants access to the WhatsApp account while it is valid, so no cache may keep it.
+      return reply.header('cache-control', 'no-store').type('image/svg+xml').send(svg);
+    },
+  );
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor, type AppError } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
-import { pageContext, sendPage,  operatorScopeOf } from '../context.ts';
+import { pageContext, sendPage, operatorScopeOf } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentOperatorNumber, presentOperatorNumbers } from '../presenters/operator.ts';
@@ -17,7 +17,11 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Gate
   const render = async (request: FastifyRequest, reply: FastifyReply, error?: AppError) => {
     const view = await presentOperatorNumbers(gateway, operatorScopeOf(request));
     const context = pageContext(request, reply, 'Numbers', 'operator');
-    return sendPage(reply, OperatorNumbersPage({ context, ...view, error: error?.message }), error === undefined ? 200 : httpStatusFor(error.code));
+    return sendPage(
+      reply,
+      OperatorNumbersPage({ context, ...view, error: error?.message }),
+      error === undefined ? 200 : httpStatusFor(error.code),
+    );
   };
 
   app.get('/operator/numbers', async (request, reply) => render(request, reply));
@@ -25,7 +29,11 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Gate
   const renderNumber = async (request: FastifyRequest<{ Params: NumberParams }>, reply: FastifyReply, error?: AppError) => {
     const { number, panel } = await presentOperatorNumber(gateway, operatorScopeOf(request), request.params.numberId);
     const context = pageContext(request, reply, number.phone, 'operator');
-    return sendPage(reply, OperatorNumberPage({ context, number, panel, error: error?.message }), error === undefined ? 200 : httpStatusFor(error.code));
+    return sendPage(
+      reply,
+      OperatorNumberPage({ context, number, panel, error: error?.message }),
+      error === undefined ? 200 : httpStatusFor(error.code),
+    );
   };
 
   app.get<{ Params: NumberParams }>('/operator/numbers/:numberId', renderNumber);
@@ -33,7 +41,9 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Gate
   registerLinkRoutes(app, gateway, renderNumber);
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/reassign', async (request, reply) => {
-    const result = await attempt(() => gateway.numbers.reassignNumber(operatorScopeOf(request), request.params.numberId, formText(request.body, 'account_id')));
+    const result = await attempt(() =>
+      gateway.numbers.reassignNumber(operatorScopeOf(request), request.params.numberId, formText(request.body, 'account_id')),
+    );
     if (!result.ok) return render(request, reply, result.error);
     return redirectWithNotice(reply, '/operator/numbers', 'number_reassigned');
   });
@@ -45,9 +55,10 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Gate
   });
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/status', async (request, reply) => {
-    const result = await attempt(() => gateway.numbers.setSimulatedStatus(operatorScopeOf(request), request.params.numberId, formText(request.body, 'status')));
+    const result = await attempt(() =>
+      gateway.numbers.setSimulatedStatus(operatorScopeOf(request), request.params.numberId, formText(request.body, 'status')),
+    );
     if (!result.ok) return render(request, reply, result.error);
     return redirectWithNotice(reply, '/operator/numbers', 'number_status_set');
   });
 }
-

@@ -40,7 +40,12 @@ export function registerOperatorUserRoutes(app: FastifyInstance, gateway: Gatewa
     const { user, generatedPassword } = result.value;
     if (generatedPassword === undefined) return redirectWithNotice(reply, '/operator/users', 'user_created');
     // Shown once, in this response only.
-    return render(request, reply, { reveal: { id: 'generated-password', label: `Password for ${user.email}`, value: generatedPassword } }, 201);
+    return render(
+      request,
+      reply,
+      { reveal: { id: 'generated-password', label: `Password for ${user.email}`, value: generatedPassword } },
+      201,
+    );
   });
 
   app.post<{ Params: UserParams }>('/operator/users/:userId/reset-password', async (request, reply) => {

@@ -26,7 +26,9 @@ export function registerTeamRoutes(app: FastifyInstance, gateway: Gateway): void
   const renderFailure = (request: FastifyRequest, reply: FastifyReply, error: AppError, inviteRole = DEFAULT_INVITE_ROLE) =>
     renderTeam(request, reply, { error: error.message, inviteRole }, httpStatusFor(error.code));
 
-  app.get('/team', { preHandler: requireAccountMember }, async (request, reply) => renderTeam(request, reply, { inviteRole: DEFAULT_INVITE_ROLE }));
+  app.get('/team', { preHandler: requireAccountMember }, async (request, reply) =>
+    renderTeam(request, reply, { inviteRole: DEFAULT_INVITE_ROLE }),
+  );
 
   app.post('/team/invites', { preHandler: requireOwner }, async (request, reply) => {
     const role = formText(request.body, 'role');
@@ -44,7 +46,9 @@ export function registerTeamRoutes(app: FastifyInstance, gateway: Gateway): void
   });
 
   app.post<{ Params: UserParams }>('/team/:userId/role', { preHandler: requireOwner }, async (request, reply) => {
-    const result = await attempt(() => gateway.team.changeRole(accountOf(request).id, request.params.userId, formText(request.body, 'role')));
+    const result = await attempt(() =>
+      gateway.team.changeRole(accountOf(request).id, request.params.userId, formText(request.body, 'role')),
+    );
     if (!result.ok) return renderFailure(request, reply, result.error);
     return redirectWithNotice(reply, '/team', 'role_changed');
   });

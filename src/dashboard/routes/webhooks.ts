@@ -4,7 +4,14 @@ import type { Gateway } from '../../main.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
 import { attempt, formErrorText, formList, formText } from '../forms.ts';
 import { redirectWithNotice, type NoticeCode } from '../notices.ts';
-import { eventTypeOptions, newWebhookForm, presentWebhookDetail, presentWebhookForm, presentWebhookList, type WebhookFormView } from '../presenters/webhooks.ts';
+import {
+  eventTypeOptions,
+  newWebhookForm,
+  presentWebhookDetail,
+  presentWebhookForm,
+  presentWebhookList,
+  type WebhookFormView,
+} from '../presenters/webhooks.ts';
 import { WebhookDetailPage, type ShownSecret } from '../views/webhook-detail-page.tsx';
 import { WebhookFormPage } from '../views/webhook-form-page.tsx';
 import { WebhookListPage } from '../views/webhook-list-page.tsx';
@@ -31,7 +38,13 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
   app.post('/webhooks', manager, async (request, reply) => {
     const input = webhookInput(request.body);
     const result = await attempt(() => gateway.webhooks.createWebhook(accountOf(request).scope, input));
-    if (!result.ok) return renderForm(request, reply, { ...newWebhookForm(), ...input, error: formErrorText(result.error) }, httpStatusFor(result.error.code));
+    if (!result.ok)
+      return renderForm(
+        request,
+        reply,
+        { ...newWebhookForm(), ...input, error: formErrorText(result.error) },
+        httpStatusFor(result.error.code),
+      );
     return redirectWithNotice(reply, `/webhooks/${encodeURIComponent(result.value.webhook.id)}`, 'webhook_created');
   });
 
@@ -106,7 +119,11 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
 
 /** The form's fields as the service takes them; no checkbox ticked is an empty list, which it refuses. */
 function webhookInput(body: unknown): { url: string; eventTypes: string[]; messageScope: string } {
-  return { url: formText(body, 'url').trim(), eventTypes: formList(body, 'event_types'), messageScope: formText(body, 'message_scope') || 'direct' };
+  return {
+    url: formText(body, 'url').trim(),
+    eventTypes: formList(body, 'event_types'),
+    messageScope: formText(body, 'message_scope') || 'direct',
+  };
 }
 
 function redirectToWebhook(reply: FastifyReply, id: string, notice: NoticeCode): FastifyReply {

@@ -44,7 +44,15 @@ export function ChangePasswordPage(props: { context: PageContext; error: string 
           <label for="current_password">Current password</label>
           <input id="current_password" name="current_password" type="password" autocomplete="current-password" required />
           <label for="new_password">New password</label>
-          <input id="new_password" name="new_password" type="password" autocomplete="new-password" minlength="12" required aria-describedby="new-password-hint" />
+          <input
+            id="new_password"
+            name="new_password"
+            type="password"
+            autocomplete="new-password"
+            minlength="12"
+            required
+            aria-describedby="new-password-hint"
+          />
           <p id="new-password-hint" class="hint">
             At least 12 characters. Your other sessions are signed out.
           </p>

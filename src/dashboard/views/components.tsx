@@ -12,7 +12,14 @@ export function PageHeader(props: { title: string; children?: Children }): JSX.E
 }
 
 /** A form that changes state: POST with the session's CSRF token. */
-export function PostForm(props: { action: string; csrfToken: string; class?: string; children?: Children; confirm?: string; enctype?: 'multipart/form-data' }): JSX.Element {
+export function PostForm(props: {
+  action: string;
+  csrfToken: string;
+  class?: string;
+  children?: Children;
+  confirm?: string;
+  enctype?: 'multipart/form-data';
+}): JSX.Element {
   return (
     <form method="post" action={props.action} class={props.class} data-confirm={props.confirm} enctype={props.enctype}>
       <input type="hidden" name="_csrf" value={props.csrfToken} />
@@ -79,14 +86,25 @@ export function NumberStatus(props: { id: string; status: string; reason: string
   return (
     <>
       <StatusBadge status={props.status} id={props.id} />
-      {props.reason === null ? '' : <div class="muted small" safe>{props.reason}</div>}
+      {props.reason === null ? (
+        ''
+      ) : (
+        <div class="muted small" safe>
+          {props.reason}
+        </div>
+      )}
     </>
   );
 }
 
 /** A time in UTC, readable, with the exact instant for machines and tooltips. */
 export function Time(props: { at: Date | null; empty?: string }): JSX.Element {
-  if (props.at === null) return <span class="muted" safe>{props.empty ?? 'never'}</span>;
+  if (props.at === null)
+    return (
+      <span class="muted" safe>
+        {props.empty ?? 'never'}
+      </span>
+    );
   const iso = props.at.toISOString();
   return (
     <time datetime={iso} title={iso} safe>
@@ -131,7 +149,14 @@ export function GeneratedPasswordField(props: { id: string }): JSX.Element {
   return (
     <div class="field">
       <label for={props.id}>Password</label>
-      <input id={props.id} name="password" type="password" autocomplete="new-password" minlength="12" aria-describedby={`${props.id}-hint`} />
+      <input
+        id={props.id}
+        name="password"
+        type="password"
+        autocomplete="new-password"
+        minlength="12"
+        aria-describedby={`${props.id}-hint`}
+      />
       <p id={`${props.id}-hint`} class="hint">
         Leave blank to generate one
       </p>

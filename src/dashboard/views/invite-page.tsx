@@ -19,7 +19,11 @@ export function InvitePage(props: { context: PageContext; token: string; view: I
         <p class="muted small">
           This link expires <Time at={view.expiresAt} /> and works once.
         </p>
-        {view.signedInAs === null ? '' : <p class="hint" safe>{`You are signed in as ${view.signedInAs}. Joining signs you out of that user and in as the new one.`}</p>}
+        {view.signedInAs === null ? (
+          ''
+        ) : (
+          <p class="hint" safe>{`You are signed in as ${view.signedInAs}. Joining signs you out of that user and in as the new one.`}</p>
+        )}
         <ErrorSummary error={form.error} />
         <PostForm action={`/invite/${encodeURIComponent(props.token)}`} csrfToken={context.csrfToken} class="stack">
           <label for="invite-email">Email</label>

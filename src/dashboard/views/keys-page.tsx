@@ -71,7 +71,11 @@ function KeysTable(props: { keys: KeyRowView[]; canManage: boolean; csrfToken: s
   if (props.keys.length === 0) {
     return (
       <EmptyState
-        empty={props.canManage ? { text: 'No API keys yet', action: { href: '#key-name', label: 'create one' } } : { text: 'No API keys yet. An owner or admin can create one.' }}
+        empty={
+          props.canManage
+            ? { text: 'No API keys yet', action: { href: '#key-name', label: 'create one' } }
+            : { text: 'No API keys yet. An owner or admin can create one.' }
+        }
       />
     );
   }

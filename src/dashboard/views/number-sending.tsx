@@ -6,19 +6,28 @@ import { SendsChart } from './sends-chart.tsx';
  * The "Sending" section of the numbers page: the account's default send policy, then each
  * number's policy in force, its queue and its last day's sends (docs/send-governor.md).
  */
-export function SendingSection(props: { sending: NumberSendingView[]; accountPolicy: PolicyView; canChange: boolean; csrfToken: string }): JSX.Element {
+export function SendingSection(props: {
+  sending: NumberSendingView[];
+  accountPolicy: PolicyView;
+  canChange: boolean;
+  csrfToken: string;
+}): JSX.Element {
   return (
     <section aria-labelledby="sending">
       <h2 id="sending">Sending</h2>
       <p class="muted">
-        The send governor paces each number's sends so that WhatsApp does not restrict it. A message that must wait is queued and leaves at its time;
-        the API answers it 202 queued.
+        The send governor paces each number's sends so that WhatsApp does not restrict it. A message that must wait is queued and leaves at
+        its time; the API answers it 202 queued.
       </p>
       <div class="grid">
         <section class="card stack" aria-labelledby="account-send-policy">
           <h3 id="account-send-policy">Account default</h3>
           <PolicySummary policy={props.accountPolicy} />
-          {props.canChange ? <PolicyForm action="/numbers/default_send_policy" policy={props.accountPolicy} id="account" csrfToken={props.csrfToken} /> : ''}
+          {props.canChange ? (
+            <PolicyForm action="/numbers/default_send_policy" policy={props.accountPolicy} id="account" csrfToken={props.csrfToken} />
+          ) : (
+            ''
+          )}
         </section>
         {props.sending.map((number) => (
           <NumberSendingCard number={number} canChange={props.canChange} csrfToken={props.csrfToken} />
@@ -35,11 +44,21 @@ function NumberSendingCard(props: { number: NumberSendingView; canChange: boolea
     <section class="card stack" aria-labelledby={`sending-${number.id}`}>
       <h3 id={`sending-${number.id}`} class="mono" safe>{`Sending from ${number.phone}`}</h3>
       <PolicySummary policy={number.policy} />
-      {props.canChange ? <PolicyForm action={`${path}/send_policy`} policy={number.policy} id={number.id} csrfToken={props.csrfToken} /> : ''}
+      {props.canChange ? (
+        <PolicyForm action={`${path}/send_policy`} policy={number.policy} id={number.id} csrfToken={props.csrfToken} />
+      ) : (
+        ''
+      )}
       <h4>Queue</h4>
       <QueueSummary number={number} />
       {props.canChange && number.waiting > 0 ? (
-        <ActionButton action={`${path}/clear_queue`} csrfToken={props.csrfToken} label="Clear queue" danger confirm={`Cancel all ${number.waiting} waiting message(s) of ${number.phone}? None of them will be sent.`} />
+        <ActionButton
+          action={`${path}/clear_queue`}
+          csrfToken={props.csrfToken}
+          label="Clear queue"
+          danger
+          confirm={`Cancel all ${number.waiting} waiting message(s) of ${number.phone}? None of them will be sent.`}
+        />
       ) : (
         ''
       )}

@@ -28,7 +28,16 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
       ) : (
         ''
       )}
-      {view.numbers.length > 0 ? <SendingSection sending={view.sending} accountPolicy={view.accountPolicy} canChange={view.canChangeSettings} csrfToken={context.csrfToken} /> : ''}
+      {view.numbers.length > 0 ? (
+        <SendingSection
+          sending={view.sending}
+          accountPolicy={view.accountPolicy}
+          canChange={view.canChangeSettings}
+          csrfToken={context.csrfToken}
+        />
+      ) : (
+        ''
+      )}
       <h2>Groups</h2>
       <GroupsTable groups={view.groups} />
       {view.sandboxNumbers.length === 0 ? (
@@ -37,12 +46,16 @@ export function NumbersPage(props: { context: PageContext; view: NumbersView }):
         <>
           <h2>Simulate an incoming message</h2>
           <p class="muted">
-            Sandbox numbers are not connected to WhatsApp. A simulated message arrives exactly as a real one would: it is stored,
-            listed in Messages and sent to your webhooks.
+            Sandbox numbers are not connected to WhatsApp. A simulated message arrives exactly as a real one would: it is stored, listed in
+            Messages and sent to your webhooks.
           </p>
           <div class="grid">
             {view.sandboxNumbers.map((number) => (
-              <SimulateForm number={number} csrfToken={context.csrfToken} draft={view.draft?.numberId === number.id ? view.draft : undefined} />
+              <SimulateForm
+                number={number}
+                csrfToken={context.csrfToken}
+                draft={view.draft?.numberId === number.id ? view.draft : undefined}
+              />
             ))}
           </div>
         </>
@@ -57,17 +70,35 @@ function PausedNumbers(props: { paused: PausedNumberView[]; canResume: boolean; 
   return (
     <section aria-labelledby="paused-numbers">
       <h2 id="paused-numbers">Paused</h2>
-      <p class="muted">A paused number holds its sends until it resumes: a number with a send policy queues them, one without refuses them (503 number_paused). Resume a restricted number only once WhatsApp has lifted the restriction.</p>
+      <p class="muted">
+        A paused number holds its sends until it resumes: a number with a send policy queues them, one without refuses them (503
+        number_paused). Resume a restricted number only once WhatsApp has lifted the restriction.
+      </p>
       <div class="grid">
         {props.paused.map((number) => (
           <div class="card stack">
-            <h3 class="mono" safe>{number.phone}</h3>
+            <h3 class="mono" safe>
+              {number.phone}
+            </h3>
             <p>
               <span class="badge status-paused">paused</span> <span safe>{number.reason}</span>
             </p>
-            {number.detail === null ? '' : <p class="muted" safe>{number.detail}</p>}
+            {number.detail === null ? (
+              ''
+            ) : (
+              <p class="muted" safe>
+                {number.detail}
+              </p>
+            )}
             <p>
-              Since <Time at={number.since} />; {number.until === null ? 'until it is resumed' : <>resumes by itself at <Time at={number.until} /></>}
+              Since <Time at={number.since} />;{' '}
+              {number.until === null ? (
+                'until it is resumed'
+              ) : (
+                <>
+                  resumes by itself at <Time at={number.until} />
+                </>
+              )}
             </p>
             {props.canResume ? (
               <PostForm action={`/numbers/${encodeURIComponent(number.id)}/resume`} csrfToken={props.csrfToken}>
@@ -87,7 +118,10 @@ function PausedNumbers(props: { paused: PausedNumberView[]; canResume: boolean; 
 
 /** Each number's groups as it last saw them; the API's GET /groups asks the session itself. */
 function GroupsTable(props: { groups: GroupRowView[] }): JSX.Element {
-  if (props.groups.length === 0) return <EmptyState empty={{ text: 'Your numbers are in no groups yet, as far as the gateway has seen. Create one with POST /groups.' }} />;
+  if (props.groups.length === 0)
+    return (
+      <EmptyState empty={{ text: 'Your numbers are in no groups yet, as far as the gateway has seen. Create one with POST /groups.' }} />
+    );
   return (
     <div class="table-wrap">
       <table>
@@ -106,7 +140,10 @@ function GroupsTable(props: { groups: GroupRowView[] }): JSX.Element {
                 {group.phone}
               </td>
               <td>
-                <span safe>{group.subject}</span> <span class="muted mono" safe>{group.groupId}</span>
+                <span safe>{group.subject}</span>{' '}
+                <span class="muted mono" safe>
+                  {group.groupId}
+                </span>
               </td>
               <td safe>{String(group.size)}</td>
               <td>{group.isAdmin ? 'Admin' : 'Member'}</td>
@@ -156,9 +193,22 @@ function SimulateForm(props: { number: NumberRowView; csrfToken: string; draft: 
     <section class="card" aria-labelledby={`simulate-${number.id}`}>
       <h3 id={`simulate-${number.id}`} class="mono" safe>{`To ${number.phone}`}</h3>
       <ErrorSummary error={draft?.error} />
-      <PostForm action={`/numbers/${encodeURIComponent(number.id)}/simulate`} csrfToken={props.csrfToken} class="stack" enctype="multipart/form-data">
+      <PostForm
+        action={`/numbers/${encodeURIComponent(number.id)}/simulate`}
+        csrfToken={props.csrfToken}
+        class="stack"
+        enctype="multipart/form-data"
+      >
         <label for={fromId}>From phone</label>
-        <input id={fromId} name="from_phone" type="tel" autocomplete="off" required aria-describedby={hintId} value={draft?.fromPhone ?? ''} />
+        <input
+          id={fromId}
+          name="from_phone"
+          type="tel"
+          autocomplete="off"
+          required
+          aria-describedby={hintId}
+          value={draft?.fromPhone ?? ''}
+        />
         <p id={hintId} class="hint">
           The sender, with its country code, e.g. +447700900123.
         </p>

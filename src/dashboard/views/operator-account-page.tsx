@@ -42,7 +42,11 @@ export function OperatorAccountPage(props: AccountPageProps): JSX.Element {
         ''
       ) : (
         <section class="card" aria-label="Generated password">
-          <SecretReveal id="generated-password" label={`Password for ${state.generatedPassword.email}`} value={state.generatedPassword.password} />
+          <SecretReveal
+            id="generated-password"
+            label={`Password for ${state.generatedPassword.email}`}
+            value={state.generatedPassword.password}
+          />
           <p class="hint">Shown only now. Pass it on; the user can change it under Password after signing in.</p>
         </section>
       )}
@@ -63,7 +67,9 @@ function AccountFacts(props: { view: OperatorAccountView }): JSX.Element {
     <section class="card" aria-label="Account facts">
       <dl class="facts">
         <dt>Id</dt>
-        <dd class="mono" safe>{summary.id}</dd>
+        <dd class="mono" safe>
+          {summary.id}
+        </dd>
         <dt>Plan</dt>
         <dd safe>{summary.plan}</dd>
         <dt>Monthly limit</dt>
@@ -83,9 +89,18 @@ function AccountFacts(props: { view: OperatorAccountView }): JSX.Element {
   );
 }
 
-function PlanForm(props: { action: string; view: OperatorAccountView; plans: Choice[]; state: OperatorAccountState; csrfToken: string }): JSX.Element {
+function PlanForm(props: {
+  action: string;
+  view: OperatorAccountView;
+  plans: Choice[];
+  state: OperatorAccountState;
+  csrfToken: string;
+}): JSX.Element {
   const { view, state } = props;
-  const values = state.plan ?? { plan: view.planValue, customMonthlyLimit: view.customMonthlyLimit === null ? '' : String(view.customMonthlyLimit) };
+  const values = state.plan ?? {
+    plan: view.planValue,
+    customMonthlyLimit: view.customMonthlyLimit === null ? '' : String(view.customMonthlyLimit),
+  };
   return (
     <section class="card" aria-labelledby="plan-heading">
       <h2 id="plan-heading">Plan</h2>
@@ -96,7 +111,15 @@ function PlanForm(props: { action: string; view: OperatorAccountView; plans: Cho
           <ChoiceOptions choices={props.plans} selected={values.plan} />
         </select>
         <label for="plan-custom-limit">Custom monthly limit</label>
-        <input id="plan-custom-limit" name="custom_monthly_limit" type="number" min="0" step="1" value={values.customMonthlyLimit} aria-describedby="plan-custom-limit-hint" />
+        <input
+          id="plan-custom-limit"
+          name="custom_monthly_limit"
+          type="number"
+          min="0"
+          step="1"
+          value={values.customMonthlyLimit}
+          aria-describedby="plan-custom-limit-hint"
+        />
         <p id="plan-custom-limit-hint" class="hint">
           Messages a month. Leave blank to use the plan's volume.
         </p>
@@ -109,7 +132,8 @@ function PlanForm(props: { action: string; view: OperatorAccountView; plans: Cho
 }
 
 function UsersTable(props: { users: AccountUserView[] }): JSX.Element {
-  if (props.users.length === 0) return <EmptyState empty={{ text: 'No users yet. Add the owner below; they can invite the rest from the Team page.' }} />;
+  if (props.users.length === 0)
+    return <EmptyState empty={{ text: 'No users yet. Add the owner below; they can invite the rest from the Team page.' }} />;
   return (
     <div class="table-wrap">
       <table aria-labelledby="users-heading">
@@ -125,12 +149,17 @@ function UsersTable(props: { users: AccountUserView[] }): JSX.Element {
             <tr>
               <td>
                 <span safe>{user.email}</span>
-                {user.isOperator ? <> <span class="badge">operator</span></> : ''}
+                {user.isOperator ? (
+                  <>
+                    {' '}
+                    <span class="badge">operator</span>
+                  </>
+                ) : (
+                  ''
+                )}
               </td>
               <td>
-                <span class="badge">
-                  {user.role}
-                </span>
+                <span class="badge">{user.role}</span>
               </td>
               <td>
                 <Time at={user.createdAt} />
@@ -171,7 +200,8 @@ function AddUserForm(props: { action: string; suggestedRole: string; state: Oper
 }
 
 function NumbersTable(props: { numbers: AccountNumberView[] }): JSX.Element {
-  if (props.numbers.length === 0) return <EmptyState empty={{ text: 'No numbers yet. Add a sandbox number below to try the account out.' }} />;
+  if (props.numbers.length === 0)
+    return <EmptyState empty={{ text: 'No numbers yet. Add a sandbox number below to try the account out.' }} />;
   return (
     <div class="table-wrap">
       <table aria-labelledby="numbers-heading">
@@ -229,7 +259,8 @@ function AddNumberForm(props: { action: string; engines: Choice[]; state: Operat
 }
 
 function KeysTable(props: { keys: AccountKeyView[] }): JSX.Element {
-  if (props.keys.length === 0) return <EmptyState empty={{ text: 'No API keys yet. Owners and admins create them on the API keys page of the account.' }} />;
+  if (props.keys.length === 0)
+    return <EmptyState empty={{ text: 'No API keys yet. Owners and admins create them on the API keys page of the account.' }} />;
   return (
     <div class="table-wrap">
       <table aria-labelledby="keys-heading">
@@ -246,7 +277,9 @@ function KeysTable(props: { keys: AccountKeyView[] }): JSX.Element {
           {props.keys.map((key) => (
             <tr>
               <td safe>{key.name}</td>
-              <td class="mono" safe>{key.hint}</td>
+              <td class="mono" safe>
+                {key.hint}
+              </td>
               <td>
                 <Time at={key.createdAt} />
               </td>

@@ -10,7 +10,12 @@ export interface CreateAccountForm {
   error: string | undefined;
 }
 
-export function OperatorAccountsPage(props: { context: PageContext; accounts: AccountSummaryView[]; plans: Choice[]; form: CreateAccountForm }): JSX.Element {
+export function OperatorAccountsPage(props: {
+  context: PageContext;
+  accounts: AccountSummaryView[];
+  plans: Choice[];
+  form: CreateAccountForm;
+}): JSX.Element {
   const { context, form } = props;
   return (
     <OperatorFrame context={context} section="accounts" title="Accounts">

@@ -50,11 +50,16 @@ export function OperatorClusterPage(props: { context: PageContext; view: Cluster
                   <td>
                     <Time at={node.startedAt} />
                   </td>
-                  <td class="mono" safe>{node.url ?? '—'}</td>
+                  <td class="mono" safe>
+                    {node.url ?? '—'}
+                  </td>
                   <td>
                     <span safe>{String(node.phones.length)}</span>
                     {node.phones.length > 0 ? (
-                      <span class="mono muted" safe>{` · ${node.phones.slice(0, PHONES_SHOWN).join(', ')}${node.phones.length > PHONES_SHOWN ? ` and ${node.phones.length - PHONES_SHOWN} more` : ''}`}</span>
+                      <span
+                        class="mono muted"
+                        safe
+                      >{` · ${node.phones.slice(0, PHONES_SHOWN).join(', ')}${node.phones.length > PHONES_SHOWN ? ` and ${node.phones.length - PHONES_SHOWN} more` : ''}`}</span>
                     ) : (
                       ''
                     )}
@@ -64,7 +69,11 @@ export function OperatorClusterPage(props: { context: PageContext; view: Cluster
             </tbody>
           </table>
         </div>
-        <p safe>{view.unownedPhones.length === 0 ? 'Every number has a live owner.' : `Without a live owner now (a takeover is due): ${view.unownedPhones.join(', ')}`}</p>
+        <p safe>
+          {view.unownedPhones.length === 0
+            ? 'Every number has a live owner.'
+            : `Without a live owner now (a takeover is due): ${view.unownedPhones.join(', ')}`}
+        </p>
       </section>
       <section class="card" aria-labelledby="tasks-heading">
         <h2 id="tasks-heading">Periodic tasks</h2>
@@ -99,7 +108,9 @@ export function OperatorClusterPage(props: { context: PageContext; view: Cluster
                   return tasks.map((task) => (
                     <tr>
                       <td safe>{node.name}</td>
-                      <td class="mono" safe>{task.name}</td>
+                      <td class="mono" safe>
+                        {task.name}
+                      </td>
                       <td>{task.scope === 'owner' ? 'numbers it owns' : 'every node'}</td>
                       <td safe>{formatInterval(task.intervalMs)}</td>
                       <td safe>{String(task.runs)}</td>
@@ -135,10 +146,16 @@ export function OperatorClusterPage(props: { context: PageContext; view: Cluster
                     <td>
                       <Time at={new Date(change.at)} />
                     </td>
-                    <td class="mono" safe>{change.phone}</td>
+                    <td class="mono" safe>
+                      {change.phone}
+                    </td>
                     <td safe>{change.reason.replace(/_/g, ' ')}</td>
-                    <td class="mono" safe>{change.fromNodeId ?? '—'}</td>
-                    <td class="mono" safe>{change.toNodeId ?? '—'}</td>
+                    <td class="mono" safe>
+                      {change.fromNodeId ?? '—'}
+                    </td>
+                    <td class="mono" safe>
+                      {change.toNodeId ?? '—'}
+                    </td>
                     <td safe>{String(change.epoch)}</td>
                   </tr>
                 ))}

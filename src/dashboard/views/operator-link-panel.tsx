@@ -22,7 +22,13 @@ export function LinkPanel(props: { panel: LinkPanelView; csrfToken: string }): J
   const qrSrc = active && attempt.method === 'qr' && attempt.qr_version > 0 ? `${panel.qrUrl}?v=${attempt.qr_version}` : undefined;
   const base = `/operator/numbers/${encodeURIComponent(panel.numberId)}`;
   return (
-    <section class="card link-panel" id="link-panel" aria-labelledby="link-heading" data-link-state={active ? panel.stateUrl : undefined} data-link-qr={panel.qrUrl}>
+    <section
+      class="card link-panel"
+      id="link-panel"
+      aria-labelledby="link-heading"
+      data-link-state={active ? panel.stateUrl : undefined}
+      data-link-qr={panel.qrUrl}
+    >
       <p id="link-status" role="status" safe>
         {attempt?.message ?? NOT_LINKING}
       </p>
@@ -39,8 +45,8 @@ export function LinkPanel(props: { panel: LinkPanelView; csrfToken: string }): J
         {attempt?.pairing_code ?? ''}
       </p>
       <p class="muted small">
-        On the phone: WhatsApp → Linked devices → Link a device. Scan the QR, or choose “Link with phone number instead” and type the pairing code. The
-        phone must be the number’s own; another phone is logged out again.
+        On the phone: WhatsApp → Linked devices → Link a device. Scan the QR, or choose “Link with phone number instead” and type the
+        pairing code. The phone must be the number’s own; another phone is logged out again.
       </p>
       <div class="actions">
         <PostForm action={`${base}/link`} csrfToken={csrfToken} class="inline">

@@ -19,7 +19,12 @@ export function OperatorNumbersPage(props: NumbersPageProps): JSX.Element {
     <OperatorFrame context={context} section="numbers" title="Numbers">
       <ErrorSummary error={props.error} />
       {props.numbers.length === 0 ? (
-        <EmptyState empty={{ text: 'No numbers yet. Numbers are added on an account’s page', action: { href: '/operator/accounts', label: 'open Accounts' } }} />
+        <EmptyState
+          empty={{
+            text: 'No numbers yet. Numbers are added on an account’s page',
+            action: { href: '/operator/accounts', label: 'open Accounts' },
+          }}
+        />
       ) : (
         <div class="table-wrap">
           <table>
@@ -44,7 +49,12 @@ export function OperatorNumbersPage(props: NumbersPageProps): JSX.Element {
   );
 }
 
-function NumberRow(props: { number: OperatorNumberView; accounts: AccountRef[]; statuses: readonly string[]; csrfToken: string }): JSX.Element {
+function NumberRow(props: {
+  number: OperatorNumberView;
+  accounts: AccountRef[];
+  statuses: readonly string[];
+  csrfToken: string;
+}): JSX.Element {
   const { number, csrfToken } = props;
   const base = `/operator/numbers/${encodeURIComponent(number.id)}`;
   return (
@@ -100,7 +110,12 @@ function NumberRow(props: { number: OperatorNumberView; accounts: AccountRef[]; 
   );
 }
 
-export function OperatorNumberPage(props: { context: PageContext; number: OperatorNumberView; panel: LinkPanelView; error?: string }): JSX.Element {
+export function OperatorNumberPage(props: {
+  context: PageContext;
+  number: OperatorNumberView;
+  panel: LinkPanelView;
+  error?: string;
+}): JSX.Element {
   const { number } = props;
   return (
     <OperatorFrame context={props.context} section="numbers" title={number.phone}>
@@ -111,7 +126,9 @@ export function OperatorNumberPage(props: { context: PageContext; number: Operat
       <section class="card" aria-label="Number facts">
         <dl class="facts">
           <dt>Id</dt>
-          <dd class="mono" safe>{number.id}</dd>
+          <dd class="mono" safe>
+            {number.id}
+          </dd>
           <dt>Account</dt>
           <dd>
             <AccountLink account={number.account} />

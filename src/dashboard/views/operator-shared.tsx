@@ -34,7 +34,9 @@ export function OperatorFrame(props: { context: PageContext; section: OperatorSe
 export { ChoiceOptions };
 
 export function AccountOptions(props: { accounts: AccountRef[]; selected: string }): JSX.Element {
-  return <ChoiceOptions choices={props.accounts.map((account) => ({ value: account.id, label: account.name }))} selected={props.selected} />;
+  return (
+    <ChoiceOptions choices={props.accounts.map((account) => ({ value: account.id, label: account.name }))} selected={props.selected} />
+  );
 }
 
 /** A link to an account's operator page. */

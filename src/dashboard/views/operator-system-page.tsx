@@ -22,7 +22,9 @@ export function OperatorSystemPage(props: { context: PageContext; view: Operator
             <dt>Database</dt>
             <dd safe>{view.databaseKind}</dd>
             <dt>Database URL</dt>
-            <dd class="mono" safe>{view.database}</dd>
+            <dd class="mono" safe>
+              {view.database}
+            </dd>
           </dl>
         </section>
         <section class="card" aria-labelledby="counts-heading">

@@ -21,7 +21,12 @@ export interface OperatorUsersState {
 
 export const NO_ACCOUNT = 'none';
 
-export function OperatorUsersPage(props: { context: PageContext; users: OperatorUserView[]; accounts: AccountRef[]; state: OperatorUsersState }): JSX.Element {
+export function OperatorUsersPage(props: {
+  context: PageContext;
+  users: OperatorUserView[];
+  accounts: AccountRef[];
+  state: OperatorUsersState;
+}): JSX.Element {
   const { context, state } = props;
   return (
     <OperatorFrame context={context} section="users" title="Users">
@@ -63,7 +68,14 @@ function UsersTable(props: { users: OperatorUserView[]; csrfToken: string }): JS
             <tr>
               <td>
                 <span safe>{user.email}</span>
-                {user.isViewer ? <> <span class="badge">you</span></> : ''}
+                {user.isViewer ? (
+                  <>
+                    {' '}
+                    <span class="badge">you</span>
+                  </>
+                ) : (
+                  ''
+                )}
               </td>
               <td>
                 <AccountLink account={user.account} />

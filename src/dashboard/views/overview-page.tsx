@@ -18,8 +18,17 @@ export function OverviewPage(props: { context: PageContext; view: OverviewView }
         <NumbersTable numbers={view.numbers} empty={{ text: 'No numbers yet. The operator links WhatsApp numbers to your account.' }} />
       </div>
       <h2>Latest messages</h2>
-      <MessagesTable messages={view.latestMessages} empty={{ text: 'No messages yet', action: { href: '/numbers', label: 'simulate an incoming one on the Numbers page' } }} />
-      {view.latestMessages.length === 0 ? '' : <p><a href="/messages">All messages →</a></p>}
+      <MessagesTable
+        messages={view.latestMessages}
+        empty={{ text: 'No messages yet', action: { href: '/numbers', label: 'simulate an incoming one on the Numbers page' } }}
+      />
+      {view.latestMessages.length === 0 ? (
+        ''
+      ) : (
+        <p>
+          <a href="/messages">All messages →</a>
+        </p>
+      )}
     </Layout>
   );
 }
@@ -31,12 +40,21 @@ function UsageCard(props: { usage: UsageView }): JSX.Element {
   return (
     <section class="card" aria-labelledby="usage-heading">
       <h2 id="usage-heading">This month</h2>
-      <p class="big-number" safe>{formatCount(usage.used)}</p>
+      <p class="big-number" safe>
+        {formatCount(usage.used)}
+      </p>
       <p class="muted" safe>{`messages sent of ${limitText} on the ${usage.plan} plan${usage.isCustomLimit ? ' (custom limit)' : ''}`}</p>
       {usage.percent === null ? (
         ''
       ) : (
-        <meter class={fill} min="0" max="100" value={String(usage.percent)} aria-label="Share of the monthly volume used" safe>{`${usage.percent}%`}</meter>
+        <meter
+          class={fill}
+          min="0"
+          max="100"
+          value={String(usage.percent)}
+          aria-label="Share of the monthly volume used"
+          safe
+        >{`${usage.percent}%`}</meter>
       )}
       <p class="small">
         Resets <Time at={usage.resetsAt} />

@@ -22,8 +22,12 @@ export function SendsChart(props: { chart: SendsChartView; id: string }): JSX.El
   return (
     <figure class="sends-chart">
       <svg viewBox={`0 0 ${width} ${PLOT_HEIGHT + AXIS_HEIGHT}`} role="img" aria-labelledby={id} class="chart">
-        <title id={id} safe>{summary}</title>
-        <text x="0" y="10" class="chart-scale" safe>{String(highest)}</text>
+        <title id={id} safe>
+          {summary}
+        </title>
+        <text x="0" y="10" class="chart-scale" safe>
+          {String(highest)}
+        </text>
         <line x1={String(SCALE_WIDTH)} y1={String(PLOT_HEIGHT)} x2={String(width)} y2={String(PLOT_HEIGHT)} class="chart-axis" />
         {chart.bars.map((bar, index) => {
           const x = SCALE_WIDTH + index * (BAR_WIDTH + BAR_GAP);
@@ -31,14 +35,39 @@ export function SendsChart(props: { chart: SendsChartView; id: string }): JSX.El
           const overCap = chart.hourlyCap !== null && bar.count > chart.hourlyCap;
           return (
             <g>
-              <rect x={String(x)} y={String(PLOT_HEIGHT - height)} width={String(BAR_WIDTH)} height={String(height)} class={overCap ? 'chart-bar over' : 'chart-bar'} data-hour={bar.start.toISOString()} data-count={String(bar.count)}>
+              <rect
+                x={String(x)}
+                y={String(PLOT_HEIGHT - height)}
+                width={String(BAR_WIDTH)}
+                height={String(height)}
+                class={overCap ? 'chart-bar over' : 'chart-bar'}
+                data-hour={bar.start.toISOString()}
+                data-count={String(bar.count)}
+              >
                 <title safe>{`${bar.label} UTC: ${bar.count} sent`}</title>
               </rect>
-              {index % 6 === 0 ? <text x={String(x)} y={String(PLOT_HEIGHT + AXIS_HEIGHT - 4)} class="chart-label" safe>{bar.label}</text> : ''}
+              {index % 6 === 0 ? (
+                <text x={String(x)} y={String(PLOT_HEIGHT + AXIS_HEIGHT - 4)} class="chart-label" safe>
+                  {bar.label}
+                </text>
+              ) : (
+                ''
+              )}
             </g>
           );
         })}
-        {capY === null ? '' : <line x1={String(SCALE_WIDTH)} y1={String(capY)} x2={String(width)} y2={String(capY)} class="chart-cap" data-cap={String(chart.hourlyCap)} />}
+        {capY === null ? (
+          ''
+        ) : (
+          <line
+            x1={String(SCALE_WIDTH)}
+            y1={String(capY)}
+            x2={String(width)}
+            y2={String(capY)}
+            class="chart-cap"
+            data-cap={String(chart.hourlyCap)}
+          />
+        )}
       </svg>
       <figcaption class="muted small" safe>{`${summary}; hours in UTC.`}</figcaption>
     </figure>

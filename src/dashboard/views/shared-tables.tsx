@@ -45,7 +45,11 @@ export function MessagesTable(props: { messages: MessageRowView[]; empty: Empty 
                   </a>
                 )}
                 <span safe>{message.text}</span>
-                {message.change === undefined ? '' : <span class="muted">{message.change === 'deleted' ? ' (deleted for everyone)' : ' (edited)'}</span>}
+                {message.change === undefined ? (
+                  ''
+                ) : (
+                  <span class="muted">{message.change === 'deleted' ? ' (deleted for everyone)' : ' (edited)'}</span>
+                )}
               </td>
               <td>
                 <StatusBadge status={message.status} />

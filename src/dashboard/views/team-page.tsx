@@ -1,7 +1,17 @@
 import type { PageContext } from '../context.ts';
 import type { OpenInviteView, OrphanedKeyView, TeamMemberView, TeamPageState, TeamView } from '../presenters/team.ts';
 import { userRoles } from '../../domain/model.ts';
-import { ActionButton, ChoiceOptions, EmptyState, ErrorSummary, PageHeader, PostForm, SecretReveal, Time, type Choice } from './components.tsx';
+import {
+  ActionButton,
+  ChoiceOptions,
+  EmptyState,
+  ErrorSummary,
+  PageHeader,
+  PostForm,
+  SecretReveal,
+  Time,
+  type Choice,
+} from './components.tsx';
 import { Layout } from './layout.tsx';
 
 /** What each role may do, in the words the role pickers show. */
@@ -35,7 +45,11 @@ export function TeamPage(props: { context: PageContext; view: TeamView; state: T
         </section>
       )}
       <MembersTable members={view.members} viewerIsOwner={view.viewerIsOwner} csrfToken={context.csrfToken} />
-      {view.viewerIsOwner ? <InviteSection invites={view.invites} state={state} csrfToken={context.csrfToken} /> : <p class="muted small">Only owners can invite users and change roles.</p>}
+      {view.viewerIsOwner ? (
+        <InviteSection invites={view.invites} state={state} csrfToken={context.csrfToken} />
+      ) : (
+        <p class="muted small">Only owners can invite users and change roles.</p>
+      )}
       {view.viewerIsOwner && view.orphanedKeys.length > 0 ? <OrphanedKeys keys={view.orphanedKeys} csrfToken={context.csrfToken} /> : null}
     </Layout>
   );
@@ -58,12 +72,17 @@ function MembersTable(props: { members: TeamMemberView[]; viewerIsOwner: boolean
             <tr>
               <td>
                 <span safe>{member.email}</span>
-                {member.isViewer ? <> <span class="badge">you</span></> : ''}
+                {member.isViewer ? (
+                  <>
+                    {' '}
+                    <span class="badge">you</span>
+                  </>
+                ) : (
+                  ''
+                )}
               </td>
               <td>
-                <span class={`badge role-${member.role}`}>
-                  {member.role}
-                </span>
+                <span class={`badge role-${member.role}`}>{member.role}</span>
               </td>
               <td>
                 <Time at={member.createdAt} />
@@ -206,7 +225,13 @@ function OrphanedKeys(props: { keys: OrphanedKeyView[]; csrfToken: string }): JS
                   <Time at={key.lastUsedAt} empty="never" />
                 </td>
                 <td>
-                  <ActionButton action={`/keys/${encodeURIComponent(key.id)}/revoke`} csrfToken={props.csrfToken} label="Revoke" danger confirm="Revoke this key? Requests using it are refused at once." />
+                  <ActionButton
+                    action={`/keys/${encodeURIComponent(key.id)}/revoke`}
+                    csrfToken={props.csrfToken}
+                    label="Revoke"
+                    danger
+                    confirm="Revoke this key? Requests using it are refused at once."
+                  />
                 </td>
               </tr>
             ))}

@@ -12,7 +12,9 @@ export function WebhookDetailPage(props: { context: PageContext; view: WebhookDe
   const path = webhookPath(view.webhook.id);
   return (
     <Layout context={context}>
-      <PageHeader title="Webhook">{view.canManage ? <WebhookActions webhook={view.webhook} csrfToken={context.csrfToken} /> : ''}</PageHeader>
+      <PageHeader title="Webhook">
+        {view.canManage ? <WebhookActions webhook={view.webhook} csrfToken={context.csrfToken} /> : ''}
+      </PageHeader>
       <p>
         <a href="/webhooks">← All webhooks</a>
       </p>
@@ -45,10 +47,16 @@ export function WebhookDetailPage(props: { context: PageContext; view: WebhookDe
       </p>
       {view.deliveries.length === 0 ? (
         <EmptyState
-          empty={view.canManage ? { text: 'No deliveries yet — send a test event with the button above' } : { text: 'No deliveries yet. Events are logged here as they are sent.' }}
+          empty={
+            view.canManage
+              ? { text: 'No deliveries yet — send a test event with the button above' }
+              : { text: 'No deliveries yet. Events are logged here as they are sent.' }
+          }
         />
       ) : (
-        view.deliveries.map((delivery) => <DeliveryEntry delivery={delivery} path={path} canManage={view.canManage} csrfToken={context.csrfToken} />)
+        view.deliveries.map((delivery) => (
+          <DeliveryEntry delivery={delivery} path={path} canManage={view.canManage} csrfToken={context.csrfToken} />
+        ))
       )}
     </Layout>
   );
@@ -88,8 +96,8 @@ function SecretCard(props: { path: string; canManage: boolean; csrfToken: string
     <section class="card" aria-labelledby="secret-heading">
       <h2 id="secret-heading">Signing secret</h2>
       <p class="muted">
-        Every request carries a <code>webhook-signature</code> made with this secret (Standard Webhooks), so your server can check it came from
-        this gateway.
+        Every request carries a <code>webhook-signature</code> made with this secret (Standard Webhooks), so your server can check it came
+        from this gateway.
       </p>
       {secret === undefined ? (
         ''
@@ -102,8 +110,8 @@ function SecretCard(props: { path: string; canManage: boolean; csrfToken: string
       )}
       {secret?.kind === 'rotated' ? (
         <p class="hint">
-          The old secret keeps signing too until <Time at={secret.previousValidUntil} /> (24 h), so your server can switch over without losing
-          events.
+          The old secret keeps signing too until <Time at={secret.previousValidUntil} /> (24 h), so your server can switch over without
+          losing events.
         </p>
       ) : (
         ''
@@ -134,7 +142,11 @@ function DeliveryEntry(props: { delivery: DeliveryView; path: string; canManage:
           <code safe>{delivery.eventType}</code> <StatusBadge status={delivery.state} />
         </h3>
         {props.canManage ? (
-          <ActionButton action={`${props.path}/deliveries/${encodeURIComponent(delivery.id)}/redeliver`} csrfToken={props.csrfToken} label="Redeliver" />
+          <ActionButton
+            action={`${props.path}/deliveries/${encodeURIComponent(delivery.id)}/redeliver`}
+            csrfToken={props.csrfToken}
+            label="Redeliver"
+          />
         ) : (
           ''
         )}

@@ -25,8 +25,7 @@ export function WebhookFormPage(props: { context: PageContext; view: WebhookForm
             value={view.url}
           />
           <p id="webhook-url-hint" class="hint">
-            Your server's address for the POST requests, http:// or https://. It must be reachable from the internet, not a private
-            address.
+            Your server's address for the POST requests, http:// or https://. It must be reachable from the internet, not a private address.
           </p>
           <fieldset>
             <legend>Events</legend>
@@ -50,12 +49,21 @@ export function WebhookFormPage(props: { context: PageContext; view: WebhookForm
             {messageScopeOptions.map((option) => (
               <div>
                 <label for={`scope-${option.scope}`}>
-                  <input id={`scope-${option.scope}`} type="radio" name="message_scope" value={option.scope} checked={view.messageScope === option.scope} />
+                  <input
+                    id={`scope-${option.scope}`}
+                    type="radio"
+                    name="message_scope"
+                    value={option.scope}
+                    checked={view.messageScope === option.scope}
+                  />
                   <span safe>{option.label}</span>
                 </label>
               </div>
             ))}
-            <p class="hint">Which chats' message, status, reaction, edit and revocation events this webhook receives. Group changes come with group.updated whatever is chosen here.</p>
+            <p class="hint">
+              Which chats' message, status, reaction, edit and revocation events this webhook receives. Group changes come with
+              group.updated whatever is chosen here.
+            </p>
           </fieldset>
           <button type="submit" class="button primary">
             {isNew ? 'Create webhook' : 'Save webhook'}

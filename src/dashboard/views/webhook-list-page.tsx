@@ -88,7 +88,13 @@ export function WebhookState(props: { webhook: WebhookRowView }): JSX.Element {
   return (
     <>
       <StatusBadge status={webhook.enabled ? 'enabled' : 'disabled'} />
-      {webhook.disabledReason === null || webhook.enabled ? '' : <div class="muted small" safe>{webhook.disabledReason}</div>}
+      {webhook.disabledReason === null || webhook.enabled ? (
+        ''
+      ) : (
+        <div class="muted small" safe>
+          {webhook.disabledReason}
+        </div>
+      )}
       {webhook.failingSince === null ? (
         ''
       ) : (

@@ -45,7 +45,12 @@ type KeyCategory = keyof SignalDataTypeMap;
  * database or backup does not hand out the WhatsApp session. Without stored creds it starts a
  * fresh identity, which is what linking a number needs.
  */
-export async function createDatabaseAuthState(store: Store, secretBox: SecretBox, lease: SessionLease, logger: Logger): Promise<DatabaseAuthState> {
+export async function createDatabaseAuthState(
+  store: Store,
+  secretBox: SecretBox,
+  lease: SessionLease,
+  logger: Logger,
+): Promise<DatabaseAuthState> {
   const { numberId } = lease;
   // Every write is fenced by the node's lease: a node that lost the number (paused past its
   // lease, say) cannot overwrite the Signal keys the new owner is ratcheting.

@@ -10,10 +10,36 @@ import type { ProfileChanges } from '../../domain/profiles.ts';
 import { Readable } from 'node:stream';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
 import { groupRefusal, participantOutcomes } from './group-admin.ts';
-import { EngineSendError, isGroupMessage, type ChatPresence, type Engine, type EngineEvents, type ChatChange, type ChatTarget, type MessageAction, type MessageRef, type OutgoingMessage, type SentMessage, type SessionLinker, type CallRef, type ContactProfile, type OutgoingMedia } from '../engine.ts';
+import {
+  EngineSendError,
+  isGroupMessage,
+  type ChatPresence,
+  type Engine,
+  type EngineEvents,
+  type ChatChange,
+  type ChatTarget,
+  type MessageAction,
+  type MessageRef,
+  type OutgoingMessage,
+  type SentMessage,
+  type SessionLinker,
+  type CallRef,
+  type ContactProfile,
+  type OutgoingMedia,
+} from '../engine.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
-import { toActionContent, toChatJid, toChatModification, toMediaContent, toMessageKey, toQuoted, toRecipientJid, toTextContent, toStructuredContent } from './outbound-mapper.ts';
+import {
+  toActionContent,
+  toChatJid,
+  toChatModification,
+  toMediaContent,
+  toMessageKey,
+  toQuoted,
+  toRecipientJid,
+  toTextContent,
+  toStructuredContent,
+} from './outbound-mapper.ts';
 import { randomBytes } from 'node:crypto';
 import { extractImageThumb } from 'baileys';
 import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
@@ -157,9 +183,16 @@ export class BaileysEngine implements Engine {
     }
   }
 
-  async updateParticipants(number: WhatsAppNumber, groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]> {
+  async updateParticipants(
+    number: WhatsAppNumber,
+    groupId: string,
+    action: ParticipantAction,
+    phones: readonly E164[],
+  ): Promise<ParticipantResult[]> {
     const { session, socket } = this.connected(number);
-    const answers = await socket.groupParticipantsUpdate(groupId, phones.map(toRecipientJid), action).catch((error: unknown) => Promise.reject(groupRefusal(error)));
+    const answers = await socket
+      .groupParticipantsUpdate(groupId, phones.map(toRecipientJid), action)
+      .catch((error: unknown) => Promise.reject(groupRefusal(error)));
     session.groups.forget(groupId);
     return participantOutcomes(action, phones, answers);
   }
@@ -178,7 +211,9 @@ export class BaileysEngine implements Engine {
 
   async inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string> {
     const { socket } = this.connected(number);
-    const code = await (revoke ? socket.groupRevokeInvite(groupId) : socket.groupInviteCode(groupId)).catch((error: unknown) => Promise.reject(groupRefusal(error)));
+    const code = await (revoke ? socket.groupRevokeInvite(groupId) : socket.groupInviteCode(groupId)).catch((error: unknown) =>
+      Promise.reject(groupRefusal(error)),
+    );
     if (code === undefined) throw new Error('WhatsApp answered without an invite code.');
     return code;
   }
@@ -259,11 +294,13 @@ export class BaileysEngine implements Engine {
     await this.pacer.waitTurn(number.id);
     const { content, pollSecret } = await contentOf(request);
     const options = request.replyTo === undefined ? undefined : { quoted: toQuoted(request.replyTo) };
-    const withSecret = (sent: SentMessage): SentMessage => (pollSecret === undefined ? sent : { ...sent, pollSecret: pollSecret.toString('base64') });
+    const withSecret = (sent: SentMessage): SentMessage =>
+      pollSecret === undefined ? sent : { ...sent, pollSecret: pollSecret.toString('base64') };
     if (!isGroupMessage(request)) return withSecret(await this.sendOn(session, socket, toRecipientJid(request.toPhone), content, options));
     // Baileys reads the group's members from the session's cache (cachedGroupMetadata), as the
     // mentions do here: a send to a known group asks WhatsApp nothing.
-    const mentions = request.mentions.length === 0 ? {} : { mentions: mentionJids(session.groups.cached(request.toGroup), request.mentions) };
+    const mentions =
+      request.mentions.length === 0 ? {} : { mentions: mentionJids(session.groups.cached(request.toGroup), request.mentions) };
     return withSecret(await this.sendOn(session, socket, request.toGroup, { ...content, ...mentions } as AnyMessageContent, options));
   }
 
@@ -292,7 +329,13 @@ export class BaileysEngine implements Engine {
     return { session, socket };
   }
 
-  private async sendOn(session: BaileysSession, socket: NonNullable<BaileysSession['socketForSending']>, jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<SentMessage> {
+  private async sendOn(
+    session: BaileysSession,
+    socket: NonNullable<BaileysSession['socketForSending']>,
+    jid: string,
+    content: AnyMessageContent,
+    options?: MiscMessageGenerationOptions,
+  ): Promise<SentMessage> {
     try {
       const sent = await socket.sendMessage(jid, content, options);
       const id = sent?.key?.id;
@@ -310,7 +353,11 @@ export class BaileysEngine implements Engine {
       }
       const refusal = groupRefusal(error);
       if (refusal instanceof EngineSendError && refusal.failure === 'rate_limited') {
-        await session.restricted('rate_limited', new Date(Date.now() + RATE_LIMIT_PAUSE_MS), 'WhatsApp answered a send with rate-overlimit');
+        await session.restricted(
+          'rate_limited',
+          new Date(Date.now() + RATE_LIMIT_PAUSE_MS),
+          'WhatsApp answered a send with rate-overlimit',
+        );
         throw refusal;
       }
       // WhatsApp refuses a group send from a number that is not (or no longer) a member.
@@ -352,11 +399,22 @@ function pictureAt(url: string): NonNullable<ContactProfile['picture']> {
  */
 async function contentOf(request: OutgoingMessage): Promise<{ content: AnyMessageContent; pollSecret?: Buffer }> {
   const { media, structured } = request;
-  if (media !== undefined) return { content: toMediaContent({ ...media, bytes: { stream: await media.open() } }, request.text, structured !== undefined && 'viewOnce' in structured) };
+  if (media !== undefined)
+    return {
+      content: toMediaContent(
+        { ...media, bytes: { stream: await media.open() } },
+        request.text,
+        structured !== undefined && 'viewOnce' in structured,
+      ),
+    };
   if (structured === undefined || 'viewOnce' in structured) return { content: toTextContent(request.text) };
-  if ('linkPreview' in structured) return { content: toTextContent(request.text, structured.linkPreview, await smallThumbnail(request.linkPreviewThumbnail)) };
+  if ('linkPreview' in structured)
+    return { content: toTextContent(request.text, structured.linkPreview, await smallThumbnail(request.linkPreviewThumbnail)) };
   const pollSecret = 'poll' in structured ? randomBytes(32) : undefined;
-  return { content: toStructuredContent(structured, request.text, pollSecret ?? new Uint8Array()), ...(pollSecret !== undefined && { pollSecret }) };
+  return {
+    content: toStructuredContent(structured, request.text, pollSecret ?? new Uint8Array()),
+    ...(pollSecret !== undefined && { pollSecret }),
+  };
 }
 
 /**

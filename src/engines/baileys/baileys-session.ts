@@ -54,8 +54,17 @@ export interface SessionDependencies {
  */
 /** Every event the session listens to on a socket, all removed when the socket ends. */
 const SOCKET_EVENTS = [
-  'creds.update', 'connection.update', 'messages.upsert', 'messages.update', 'groups.upsert', 'groups.update', 'group-participants.update', 'lid-mapping.update', 'messaging-history.set',
-  'call', 'presence.update',
+  'creds.update',
+  'connection.update',
+  'messages.upsert',
+  'messages.update',
+  'groups.upsert',
+  'groups.update',
+  'group-participants.update',
+  'lid-mapping.update',
+  'messaging-history.set',
+  'call',
+  'presence.update',
 ] as const;
 /** Calls the gateway rejected whose echo from WhatsApp is not reported again; the oldest are forgotten first. */
 const MAX_REJECTED_CALLS_KEPT = 256;
@@ -112,7 +121,9 @@ export class BaileysSession {
     this.watchdogTimer = undefined;
     // Writes are queued in order, so saving once more waits for every pending one: the creds on
     // disk are the latest when the process exits.
-    await this.auth?.saveCreds().catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not save WhatsApp creds at shutdown'));
+    await this.auth
+      ?.saveCreds()
+      .catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not save WhatsApp creds at shutdown'));
     this.endSocket();
   }
 
@@ -164,7 +175,10 @@ export class BaileysSession {
     });
     this.socket = socket;
     const current = () => generation === this.generation && !this.stopped;
-    socket.ev.on('creds.update', () => void this.auth?.saveCreds().catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not save WhatsApp creds')));
+    socket.ev.on(
+      'creds.update',
+      () => void this.auth?.saveCreds().catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not save WhatsApp creds')),
+    );
     socket.ev.on('connection.update', (update) => current() && void this.onConnectionUpdate(update));
     socket.ev.on('messages.upsert', (upsert) => current() && void this.onMessages(upsert));
     socket.ev.on('messages.update', (updates) => current() && void this.onReceipts(updates));
@@ -181,7 +195,10 @@ export class BaileysSession {
     });
     // WhatsApp tells the LID behind a phone outside messages too: the gateway keeps its own map.
     socket.ev.on('lid-mapping.update', (mapping) => current() && this.reportIdentities([identityOfMapping(mapping)], 'mapping'));
-    socket.ev.on('messaging-history.set', (history) => current() && this.reportIdentities((history.lidPnMappings ?? []).map(identityOfMapping), 'mapping'));
+    socket.ev.on(
+      'messaging-history.set',
+      (history) => current() && this.reportIdentities((history.lidPnMappings ?? []).map(identityOfMapping), 'mapping'),
+    );
     socket.ev.on('presence.update', (update) => current() && void this.onPresence(update));
     socket.ev.on('call', (calls) => {
       if (current()) this.callsReported = this.callsReported.then(() => this.onCalls(calls));
@@ -217,7 +234,12 @@ export class BaileysSession {
     if (update.connection === 'close') {
       const error = update.lastDisconnect?.error as { message?: string; output?: { statusCode?: number } } | undefined;
       const linking = this.auth?.state.creds.me === undefined;
-      const facts = { statusCode: error?.output?.statusCode, linking, qrShown: this.qrShown, consecutiveFailures: this.consecutiveFailures };
+      const facts = {
+        statusCode: error?.output?.statusCode,
+        linking,
+        qrShown: this.qrShown,
+        consecutiveFailures: this.consecutiveFailures,
+      };
       const decision = decideReconnect(facts, this.deps.timings.reconnect);
       // The code alone rarely says why ("408"); the error's own words do ("ENOTFOUND web.whatsapp.com").
       const detail = error?.message === undefined || error.message === '' ? '' : `: ${error.message}`;
@@ -239,7 +261,9 @@ export class BaileysSession {
   async restricted(reason: NumberRestrictedEvent['reason'], until: Date | null, detail: string | null): Promise<void> {
     await this.deps.events.numberRestricted({ lease: this.deps.lease, phone: this.deps.number.phone, reason, until, detail });
     if (reason !== 'restricted') return;
-    this.socket?.fetchAccountReachoutTimelock().catch((error: unknown) => this.deps.logger.warn({ err: error }, 'could not ask WhatsApp about a reach-out time lock'));
+    this.socket
+      ?.fetchAccountReachoutTimelock()
+      .catch((error: unknown) => this.deps.logger.warn({ err: error }, 'could not ask WhatsApp about a reach-out time lock'));
   }
 
   private async onOpen(): Promise<void> {
@@ -300,7 +324,12 @@ export class BaileysSession {
 
   private async failToOpen(error: unknown): Promise<void> {
     this.deps.logger.error({ err: error }, 'could not open a WhatsApp socket');
-    await this.act(decideReconnect({ statusCode: undefined, linking: false, consecutiveFailures: this.consecutiveFailures }, this.deps.timings.reconnect));
+    await this.act(
+      decideReconnect(
+        { statusCode: undefined, linking: false, consecutiveFailures: this.consecutiveFailures },
+        this.deps.timings.reconnect,
+      ),
+    );
   }
 
   private async onMessages(upsert: BaileysEventMap['messages.upsert']): Promise<void> {
@@ -331,7 +360,15 @@ export class BaileysSession {
         pollEngineId,
         at: decision.timestamp ?? new Date(),
         ...(decision.groupId !== null && { groupId: decision.groupId }),
-        selectedOptions: (poll) => (poll.secret === null ? undefined : openPollVote(vote, { pollEngineId, secret: poll.secret, options: poll.options }, [...new Set([...ours, ...creatorJids])], voterJids)),
+        selectedOptions: (poll) =>
+          poll.secret === null
+            ? undefined
+            : openPollVote(
+                vote,
+                { pollEngineId, secret: poll.secret, options: poll.options },
+                [...new Set([...ours, ...creatorJids])],
+                voterJids,
+              ),
       });
       return;
     }
@@ -371,7 +408,8 @@ export class BaileysSession {
   reportIdentities(identities: readonly (LearnedIdentity | undefined)[], source: IdentitySource): void {
     const known = identities.filter((identity): identity is LearnedIdentity => identity !== undefined);
     if (known.length === 0) return;
-    this.deps.events.identitiesLearned({ toPhone: this.deps.number.phone, identities: known, source })
+    this.deps.events
+      .identitiesLearned({ toPhone: this.deps.number.phone, identities: known, source })
       .catch((error: unknown) => this.deps.logger.error({ err: error }, 'could not record LID mappings'));
   }
 
@@ -413,7 +451,9 @@ export class BaileysSession {
 
   private reportGroupChanges(changes: readonly GroupChange[]): void {
     for (const change of changes) {
-      this.deps.events.groupChanged({ ...change, toPhone: this.deps.number.phone }).catch((error: unknown) => this.deps.logger.error({ err: error, group: change.groupId }, 'could not record a group change'));
+      this.deps.events
+        .groupChanged({ ...change, toPhone: this.deps.number.phone })
+        .catch((error: unknown) => this.deps.logger.error({ err: error, group: change.groupId }, 'could not record a group change'));
     }
   }
 
@@ -421,7 +461,12 @@ export class BaileysSession {
   private async groupSubject(groupId: string): Promise<string | null> {
     const socket = this.socket;
     if (socket === undefined) return this.groups.cached(groupId)?.subject ?? null;
-    return this.groups.get(groupId, (jid) => socket.groupMetadata(jid)).then((metadata) => metadata.subject, () => null);
+    return this.groups
+      .get(groupId, (jid) => socket.groupMetadata(jid))
+      .then(
+        (metadata) => metadata.subject,
+        () => null,
+      );
   }
 
   /**
@@ -435,10 +480,16 @@ export class BaileysSession {
   /** Downloads a file of an incoming message, now or on a retry (`Engine.downloadAgain`). */
   async download(message: WAMessage): Promise<AsyncIterable<Buffer>> {
     const socket = this.socket;
-    const stream = await downloadMediaMessage(message, 'stream', {}, {
-      logger: this.deps.logger.child({ component: 'baileys-media' }, { level: 'warn' }),
-      reuploadRequest: (stale: WAMessage) => (socket === undefined ? Promise.reject(new Error('the session closed')) : socket.updateMediaMessage(stale)),
-    });
+    const stream = await downloadMediaMessage(
+      message,
+      'stream',
+      {},
+      {
+        logger: this.deps.logger.child({ component: 'baileys-media' }, { level: 'warn' }),
+        reuploadRequest: (stale: WAMessage) =>
+          socket === undefined ? Promise.reject(new Error('the session closed')) : socket.updateMediaMessage(stale),
+      },
+    );
     return stream as AsyncIterable<Buffer>;
   }
 
@@ -448,16 +499,30 @@ export class BaileysSession {
       const receipt = mapReceiptUpdate(update);
       // `sent` is already what the send answered; only later news is worth an event.
       if (receipt === undefined || receipt.status === 'sent') continue;
-      await this.deps.events.receipt({ lease: this.deps.lease, phone: this.deps.number.phone, engineMessageId: receipt.engineMessageId, status: receipt.status, errorCode: receipt.errorCode ?? null, at: new Date() });
+      await this.deps.events.receipt({
+        lease: this.deps.lease,
+        phone: this.deps.number.phone,
+        engineMessageId: receipt.engineMessageId,
+        status: receipt.status,
+        errorCode: receipt.errorCode ?? null,
+        at: new Date(),
+      });
       // WhatsApp's ack of a send from a restricted account arrives as a failed receipt with 463.
-      if (receipt.errorCode === ACCOUNT_RESTRICTED_CODE) await this.restricted('restricted', null, `WhatsApp refused message ${receipt.engineMessageId} with 463 (account restricted)`);
+      if (receipt.errorCode === ACCOUNT_RESTRICTED_CODE)
+        await this.restricted('restricted', null, `WhatsApp refused message ${receipt.engineMessageId} with 463 (account restricted)`);
     }
   }
 
   /** A session that says "open" but has heard nothing for a while is asked a cheap question. */
   private async watchdog(): Promise<void> {
     const socket = this.socket;
-    if (this.probing || this.status !== 'connected' || socket === undefined || Date.now() - this.lastTrafficAt < this.deps.timings.watchdogIdleMs) return;
+    if (
+      this.probing ||
+      this.status !== 'connected' ||
+      socket === undefined ||
+      Date.now() - this.lastTrafficAt < this.deps.timings.watchdogIdleMs
+    )
+      return;
     // One probe at a time: overlapping probes would each restart the session in turn.
     this.probing = true;
     let timer: NodeJS.Timeout | undefined;
@@ -485,7 +550,8 @@ export class BaileysSession {
     const changed = status !== this.status;
     this.status = status;
     this.emitLink({ status, reason });
-    if (changed || status === 'connecting') await this.deps.events.sessionStatusChanged({ lease: this.deps.lease, phone: this.deps.number.phone, status, reason });
+    if (changed || status === 'connecting')
+      await this.deps.events.sessionStatusChanged({ lease: this.deps.lease, phone: this.deps.number.phone, status, reason });
   }
 
   private emitLink(update: LinkUpdate): void {

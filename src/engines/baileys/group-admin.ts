@@ -20,7 +20,11 @@ export interface ParticipantAnswer {
  * one without WhatsApp (on an add) or not in the group (otherwise). A phone WhatsApp did not
  * answer for is `refused`.
  */
-export function participantOutcomes(action: ParticipantAction, phones: readonly E164[], answers: readonly ParticipantAnswer[]): ParticipantResult[] {
+export function participantOutcomes(
+  action: ParticipantAction,
+  phones: readonly E164[],
+  answers: readonly ParticipantAnswer[],
+): ParticipantResult[] {
   const byDigits = new Map(answers.map((answer) => [jidDecode(answer.jid ?? '')?.user, answer.status]));
   return phones.map((phone) => ({ phone, outcome: outcomeOf(action, byDigits.get(phone.slice(1))) }));
 }
@@ -49,8 +53,11 @@ function outcomeOf(action: ParticipantAction, status: string | undefined): Parti
 export function groupRefusal(error: unknown): unknown {
   const boom = error as { message?: unknown; data?: unknown; output?: { statusCode?: number } };
   const statusCode = boom.output?.statusCode ?? (typeof boom.data === 'number' ? boom.data : undefined);
-  if (boom.message === 'rate-overlimit' || statusCode === 429) return new EngineSendError('rate_limited', 'WhatsApp is limiting how fast this number may act (rate-overlimit).');
-  if (statusCode === 401 || statusCode === 403) return new EngineSendError('not_group_admin', 'WhatsApp refused the change: the number is not an admin of the group.');
-  if (statusCode === 404 || statusCode === 406) return new EngineSendError('not_group_member', 'WhatsApp refused the change: the number is not in the group.');
+  if (boom.message === 'rate-overlimit' || statusCode === 429)
+    return new EngineSendError('rate_limited', 'WhatsApp is limiting how fast this number may act (rate-overlimit).');
+  if (statusCode === 401 || statusCode === 403)
+    return new EngineSendError('not_group_admin', 'WhatsApp refused the change: the number is not an admin of the group.');
+  if (statusCode === 404 || statusCode === 406)
+    return new EngineSendError('not_group_member', 'WhatsApp refused the change: the number is not in the group.');
   return error;
 }

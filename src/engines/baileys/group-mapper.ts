@@ -2,7 +2,15 @@
  * WhatsApp's group metadata, as Baileys gives it, in the gateway's terms. Pure, so every shape of
  * participant (by phone, by LID, by both) is a unit test built from Baileys' own types.
  */
-import { isLidUser, isPnUser, jidDecode, jidEncode, jidNormalizedUser, type GroupMetadata, type GroupParticipant as BaileysParticipant } from 'baileys';
+import {
+  isLidUser,
+  isPnUser,
+  jidDecode,
+  jidEncode,
+  jidNormalizedUser,
+  type GroupMetadata,
+  type GroupParticipant as BaileysParticipant,
+} from 'baileys';
 import type { Group, GroupChange, GroupMember, GroupParticipant, GroupRole } from '../../domain/groups.ts';
 import type { BaileysEventMap } from 'baileys';
 import { parseE164, type E164 } from '../../domain/phone.ts';
@@ -51,7 +59,8 @@ export function mentionJids(metadata: GroupMetadata | undefined, phones: readonl
  */
 export function mentionedMembers(metadata: GroupMetadata | undefined, jids: readonly string[]): string[] {
   return jids.flatMap((jid) => {
-    const phone = phoneOf(jid) ?? phoneOf(metadata?.participants.find((participant) => participant.id === jid || participant.lid === jid)?.phoneNumber);
+    const phone =
+      phoneOf(jid) ?? phoneOf(metadata?.participants.find((participant) => participant.id === jid || participant.lid === jid)?.phoneNumber);
     if (phone !== undefined) return [phone];
     return isLidUser(jid) ? [jidNormalizedUser(jid)] : [];
   });
@@ -68,7 +77,13 @@ export function participantChanges(update: BaileysEventMap['group-participants.u
     return { phone, lid };
   });
   const self = actor !== null && participants.length === 1 && sameMember(actor, participants[0]!);
-  const kind = { add: self ? 'joined' : 'added', remove: self ? 'left' : 'removed', promote: 'promoted', demote: 'demoted', modify: undefined }[update.action] as GroupChange['kind'] | undefined;
+  const kind = {
+    add: self ? 'joined' : 'added',
+    remove: self ? 'left' : 'removed',
+    promote: 'promoted',
+    demote: 'demoted',
+    modify: undefined,
+  }[update.action] as GroupChange['kind'] | undefined;
   return kind === undefined ? [] : [{ groupId: update.id, kind, participants, actor, at }];
 }
 
@@ -77,8 +92,10 @@ export function settingsChanges(update: Partial<GroupMetadata>, at: Date): Group
   if (update.id === undefined) return [];
   const actor = memberOf(update.author, update.authorPn);
   const changes: GroupChange[] = [];
-  if (typeof update.subject === 'string') changes.push({ groupId: update.id, kind: 'subject', participants: [], subject: update.subject, actor, at });
-  if (update.desc !== undefined) changes.push({ groupId: update.id, kind: 'description', participants: [], description: update.desc ?? null, actor, at });
+  if (typeof update.subject === 'string')
+    changes.push({ groupId: update.id, kind: 'subject', participants: [], subject: update.subject, actor, at });
+  if (update.desc !== undefined)
+    changes.push({ groupId: update.id, kind: 'description', participants: [], description: update.desc ?? null, actor, at });
   return changes;
 }
 

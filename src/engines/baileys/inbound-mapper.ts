@@ -168,7 +168,11 @@ function pollVoteOf(message: WAMessage, update: proto.Message.IPollUpdateMessage
   const { senderJid, alternativeJid, groupId } = senderKey(key);
   const voter = key.fromMe ? { fromPhone: null, fromLid: null } : resolveSender(senderJid, alternativeJid, resolveLid);
   if (voter === undefined) return skip('unaddressable');
-  const people = (jids: (string | null | undefined)[]) => [...new Set(jids.filter((jid): jid is string => typeof jid === 'string' && jid !== '' && !isJidGroup(jid)).map((jid) => jidNormalizedUser(jid)))];
+  const people = (jids: (string | null | undefined)[]) => [
+    ...new Set(
+      jids.filter((jid): jid is string => typeof jid === 'string' && jid !== '' && !isJidGroup(jid)).map((jid) => jidNormalizedUser(jid)),
+    ),
+  ];
   const chatSide = [key.remoteJid, key.remoteJidAlt, key.participant, key.participantAlt];
   return {
     kind: 'poll_vote',
@@ -185,7 +189,8 @@ function pollVoteOf(message: WAMessage, update: proto.Message.IPollUpdateMessage
 
 /** A view-once file: wrapped as one (any version of the wrapper), or flagged so on the file itself. */
 function isViewOnce(raw: proto.IMessage | null | undefined, content: proto.IMessage | undefined): boolean {
-  const wrapped = (message: proto.IMessage | null | undefined) => Boolean(message?.viewOnceMessage || message?.viewOnceMessageV2 || message?.viewOnceMessageV2Extension);
+  const wrapped = (message: proto.IMessage | null | undefined) =>
+    Boolean(message?.viewOnceMessage || message?.viewOnceMessageV2 || message?.viewOnceMessageV2Extension);
   if (wrapped(raw) || wrapped(raw?.ephemeralMessage?.message)) return true;
   return Boolean(content?.imageMessage?.viewOnce || content?.videoMessage?.viewOnce || content?.audioMessage?.viewOnce);
 }
@@ -217,7 +222,12 @@ function actionOf(content: proto.IMessage | undefined): { targetEngineId: string
   if (protocol.type === ProtocolType.REVOKE) return { targetEngineId: protocol.key.id, action: { kind: 'revoke' } };
   if (protocol.type === ProtocolType.MESSAGE_EDIT) {
     const edited = unwrapMessage(protocol.editedMessage);
-    const text = edited?.conversation ?? edited?.extendedTextMessage?.text ?? edited?.imageMessage?.caption ?? edited?.videoMessage?.caption ?? edited?.documentMessage?.caption;
+    const text =
+      edited?.conversation ??
+      edited?.extendedTextMessage?.text ??
+      edited?.imageMessage?.caption ??
+      edited?.videoMessage?.caption ??
+      edited?.documentMessage?.caption;
     if (typeof text === 'string') return { targetEngineId: protocol.key.id, action: { kind: 'edit', text } };
   }
   return undefined;
@@ -231,9 +241,18 @@ function quotedIdOf(content: proto.IMessage | undefined): string | null {
 /** Each kind of message carries its context (the quote, the mentions) in its own part. */
 function contextOf(content: proto.IMessage | undefined): proto.IContextInfo | undefined {
   const holders = [
-    content?.extendedTextMessage, content?.imageMessage, content?.videoMessage, content?.audioMessage, content?.documentMessage,
-    content?.stickerMessage, content?.locationMessage, content?.contactMessage, content?.contactsArrayMessage,
-    content?.pollCreationMessage, content?.pollCreationMessageV2, content?.pollCreationMessageV3,
+    content?.extendedTextMessage,
+    content?.imageMessage,
+    content?.videoMessage,
+    content?.audioMessage,
+    content?.documentMessage,
+    content?.stickerMessage,
+    content?.locationMessage,
+    content?.contactMessage,
+    content?.contactsArrayMessage,
+    content?.pollCreationMessage,
+    content?.pollCreationMessageV2,
+    content?.pollCreationMessageV3,
   ];
   return holders.find((holder) => holder?.contextInfo)?.contextInfo ?? undefined;
 }
@@ -285,12 +304,19 @@ type ExtractedContent = { text: string; contentKind: InboundContentKind; media: 
 
 function extractText(content: proto.IMessage | undefined): ExtractedContent | undefined {
   const media = mediaOf(content);
-  if (media !== undefined) return { text: media.caption ?? '', contentKind: media.kind, media: { kind: media.kind, mimeType: media.mimetype ?? null, fileName: media.fileName }, structured: null };
+  if (media !== undefined)
+    return {
+      text: media.caption ?? '',
+      contentKind: media.kind,
+      media: { kind: media.kind, mimeType: media.mimetype ?? null, fileName: media.fileName },
+      structured: null,
+    };
   const structured = structuredOf(content);
   if (structured !== undefined) return { ...structured, media: null };
   for (const text of [content?.conversation, content?.extendedTextMessage?.text]) {
     // A blank text message is no message; the gateway never stores one, in either direction.
-    if (typeof text === 'string' && text.trim().length > 0) return { text, contentKind: 'text', media: null, structured: linkPreviewOf(content?.extendedTextMessage) };
+    if (typeof text === 'string' && text.trim().length > 0)
+      return { text, contentKind: 'text', media: null, structured: linkPreviewOf(content?.extendedTextMessage) };
   }
   return undefined;
 }
@@ -304,7 +330,9 @@ function linkPreviewOf(extended: proto.Message.IExtendedTextMessage | null | und
 }
 
 /** A shared place (a live one as where it was when shared) or contact cards. */
-function structuredOf(content: proto.IMessage | undefined): { text: string; contentKind: InboundContentKind; structured: StructuredContent } | undefined {
+function structuredOf(
+  content: proto.IMessage | undefined,
+): { text: string; contentKind: InboundContentKind; structured: StructuredContent } | undefined {
   const place = content?.locationMessage ?? content?.liveLocationMessage;
   if (place) {
     const fixed = content?.locationMessage ?? undefined;
@@ -329,17 +357,24 @@ function structuredOf(content: proto.IMessage | undefined): { text: string; cont
   }
   const cards = content?.contactsArrayMessage?.contacts ?? (content?.contactMessage ? [content.contactMessage] : undefined);
   if (cards && cards.length > 0) {
-    const contacts = cards.map((card) => ({ name: card.displayName ?? '', phones: phonesOfVcard(card.vcard ?? ''), vcard: card.vcard ?? null }));
+    const contacts = cards.map((card) => ({
+      name: card.displayName ?? '',
+      phones: phonesOfVcard(card.vcard ?? ''),
+      vcard: card.vcard ?? null,
+    }));
     return { text: '', contentKind: 'contact', structured: { contacts } };
   }
   return undefined;
 }
 
 /** The one file a message carries, by kind; a voice note is the audio message marked PTT. */
-function mediaOf(content: proto.IMessage | undefined): { kind: MediaKind; caption?: string | null; mimetype?: string | null; fileName: string | null } | undefined {
+function mediaOf(
+  content: proto.IMessage | undefined,
+): { kind: MediaKind; caption?: string | null; mimetype?: string | null; fileName: string | null } | undefined {
   if (content?.imageMessage) return { kind: 'image', ...content.imageMessage, fileName: null };
   if (content?.videoMessage) return { kind: 'video', ...content.videoMessage, fileName: null };
-  if (content?.audioMessage) return { kind: content.audioMessage.ptt ? 'voice' : 'audio', mimetype: content.audioMessage.mimetype, fileName: null };
+  if (content?.audioMessage)
+    return { kind: content.audioMessage.ptt ? 'voice' : 'audio', mimetype: content.audioMessage.mimetype, fileName: null };
   if (content?.documentMessage) return { kind: 'document', ...content.documentMessage, fileName: content.documentMessage.fileName ?? null };
   if (content?.stickerMessage) return { kind: 'sticker', mimetype: content.stickerMessage.mimetype, fileName: null };
   return undefined;

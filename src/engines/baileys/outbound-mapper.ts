@@ -22,10 +22,7 @@ const Status = proto.WebMessageInfo.Status;
 
 // PENDING is our own socket's bookkeeping, not news from WhatsApp, so it maps to nothing.
 // PLAYED is the read receipt of voice and video notes.
-const receiptStatuses: ReadonlyMap<proto.WebMessageInfo.Status, ReceiptStatus> = new Map<
-  proto.WebMessageInfo.Status,
-  ReceiptStatus
->([
+const receiptStatuses: ReadonlyMap<proto.WebMessageInfo.Status, ReceiptStatus> = new Map<proto.WebMessageInfo.Status, ReceiptStatus>([
   [Status.SERVER_ACK, 'sent'],
   [Status.DELIVERY_ACK, 'delivered'],
   [Status.READ, 'read'],
@@ -55,10 +52,22 @@ export function toTextContent(text: string, preview?: LinkPreview, thumbnail?: B
 }
 
 /** A place, contact cards or a poll as Baileys builds each; `text` is a place's comment. */
-export function toStructuredContent(content: { location: SharedLocation } | { contacts: SharedContact[] } | { poll: SharedPoll }, text: string, pollSecret: Uint8Array): AnyMessageContent {
+export function toStructuredContent(
+  content: { location: SharedLocation } | { contacts: SharedContact[] } | { poll: SharedPoll },
+  text: string,
+  pollSecret: Uint8Array,
+): AnyMessageContent {
   if ('location' in content) {
     const { latitude, longitude, name, address } = content.location;
-    return { location: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name !== null && { name }), ...(address !== null && { address }), ...(text !== '' && { comment: text }) } };
+    return {
+      location: {
+        degreesLatitude: latitude,
+        degreesLongitude: longitude,
+        ...(name !== null && { name }),
+        ...(address !== null && { address }),
+        ...(text !== '' && { comment: text }),
+      },
+    };
   }
   if ('contacts' in content) {
     const cards = content.contacts.map((card) => ({ displayName: card.name, vcard: card.vcard ?? '' }));
@@ -71,7 +80,8 @@ export function toStructuredContent(content: { location: SharedLocation } | { co
 /** A message of a chat as WhatsApp names it: the chat, whose side sent it, and its id (and in a group, which member sent it). */
 export function toMessageKey(ref: MessageRef): WAMessageKey {
   if (ref.groupId === undefined) return { remoteJid: toRecipientJid(ref.chatPhone), fromMe: ref.fromMe, id: ref.engineMessageId };
-  const participant = ref.participant === undefined ? undefined : ref.participant.startsWith('+') ? toRecipientJid(ref.participant as E164) : ref.participant;
+  const participant =
+    ref.participant === undefined ? undefined : ref.participant.startsWith('+') ? toRecipientJid(ref.participant as E164) : ref.participant;
   return { remoteJid: ref.groupId, fromMe: ref.fromMe, id: ref.engineMessageId, ...(participant !== undefined && { participant }) };
 }
 

@@ -19,7 +19,12 @@ export interface PollToOpen {
  * does not say whether its writer named the people by phone or by LID; the cipher is
  * authenticated, so a wrong pair fails rather than reading as other options.
  */
-export function openPollVote(vote: proto.Message.IPollEncValue, poll: PollToOpen, creatorJids: readonly string[], voterJids: readonly string[]): string[] | undefined {
+export function openPollVote(
+  vote: proto.Message.IPollEncValue,
+  poll: PollToOpen,
+  creatorJids: readonly string[],
+  voterJids: readonly string[],
+): string[] | undefined {
   const pollEncKey = Buffer.from(poll.secret, 'base64');
   for (const pollCreatorJid of creatorJids) {
     for (const voterJid of voterJids) {
@@ -30,7 +35,10 @@ export function openPollVote(vote: proto.Message.IPollEncValue, poll: PollToOpen
   return undefined;
 }
 
-function tryDecrypt(vote: proto.Message.IPollEncValue, context: Parameters<typeof decryptPollVote>[1]): proto.Message.PollVoteMessage | undefined {
+function tryDecrypt(
+  vote: proto.Message.IPollEncValue,
+  context: Parameters<typeof decryptPollVote>[1],
+): proto.Message.PollVoteMessage | undefined {
   try {
     return decryptPollVote(vote, context);
   } catch {

@@ -46,12 +46,18 @@ export interface DisconnectFacts {
   consecutiveFailures: number;
 }
 
-export function decideReconnect(facts: DisconnectFacts, options: ReconnectPolicyOptions = DEFAULT_RECONNECT_POLICY, random: () => number = Math.random): ReconnectDecision {
+export function decideReconnect(
+  facts: DisconnectFacts,
+  options: ReconnectPolicyOptions = DEFAULT_RECONNECT_POLICY,
+  random: () => number = Math.random,
+): ReconnectDecision {
   const code = facts.statusCode;
   if (code === 401 || code === 403) return { action: 'logged_out', reason: `WhatsApp ended the session (${code}); link the number again` };
   if (code === 515) return { action: 'restart_now', reason: 'WhatsApp asked for a restart (515)' };
-  if (code === 440) return { action: 'conflict', reason: 'another client replaced this session (440); restart it once that client is gone' };
-  if (code === 408 && facts.linking && facts.qrShown !== false) return { action: 'link_expired', reason: 'the QR codes expired before the phone scanned one (408)' };
+  if (code === 440)
+    return { action: 'conflict', reason: 'another client replaced this session (440); restart it once that client is gone' };
+  if (code === 408 && facts.linking && facts.qrShown !== false)
+    return { action: 'link_expired', reason: 'the QR codes expired before the phone scanned one (408)' };
   const failures = facts.consecutiveFailures + 1;
   const described = code === undefined ? 'the connection closed' : `the connection closed (${code})`;
   if (failures >= options.maxConsecutiveFailures) {

@@ -1,4 +1,18 @@
-import type { AnyMessageContent, AuthenticationState, ChatModification, BaileysEventEmitter, GroupMetadata, MiscMessageGenerationOptions, proto, UserFacingSocketConfig, WAMessage, WAMessageKey, WAVersion, WABusinessProfile, WAMediaUpload } from 'baileys';
+import type {
+  AnyMessageContent,
+  AuthenticationState,
+  ChatModification,
+  BaileysEventEmitter,
+  GroupMetadata,
+  MiscMessageGenerationOptions,
+  proto,
+  UserFacingSocketConfig,
+  WAMessage,
+  WAMessageKey,
+  WAVersion,
+  WABusinessProfile,
+  WAMediaUpload,
+} from 'baileys';
 import makeWASocket from 'baileys';
 import type { Logger } from 'pino';
 import { cachedKeys } from './auth-state-store.ts';
@@ -28,7 +42,11 @@ export interface SessionSocket {
   groupFetchAllParticipating(): Promise<{ [jid: string]: GroupMetadata }>;
   groupMetadata(jid: string): Promise<GroupMetadata>;
   /** Per participant: WhatsApp's error code as `status` ('200' when done) and the participant's JID. */
-  groupParticipantsUpdate(jid: string, participants: string[], action: 'add' | 'remove' | 'promote' | 'demote'): Promise<Array<{ status: string; jid?: string }>>;
+  groupParticipantsUpdate(
+    jid: string,
+    participants: string[],
+    action: 'add' | 'remove' | 'promote' | 'demote',
+  ): Promise<Array<{ status: string; jid?: string }>>;
   groupUpdateSubject(jid: string, subject: string): Promise<void>;
   groupUpdateDescription(jid: string, description?: string): Promise<void>;
   groupInviteCode(jid: string): Promise<string | undefined>;

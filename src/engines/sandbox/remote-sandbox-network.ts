@@ -4,9 +4,27 @@ import type { StructuredContent } from '../../domain/structured-content.ts';
 import type { Group, GroupChange, ParticipantResult } from '../../domain/groups.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { networkRestriction, parseProtocolLine, SendRestrictedError, type NetworkRestriction } from './sandbox-network-protocol.ts';
-import { HANDSHAKE_LINE_BYTES, HANDSHAKE_TIMEOUT_MS, handshakeProof, isNonce, newNonce, proofMatches } from './sandbox-network-handshake.ts';
+import {
+  HANDSHAKE_LINE_BYTES,
+  HANDSHAKE_TIMEOUT_MS,
+  handshakeProof,
+  isNonce,
+  newNonce,
+  proofMatches,
+} from './sandbox-network-handshake.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
-import { BlockedSenderError, NotConnectedError, NotGroupMemberError, type JournalEntry, type NetworkConnection, type NetworkDevice, type NetworkExtras, type NetworkMedia, type NetworkMessage, type SandboxNetworkPort } from './sandbox-network.ts';
+import {
+  BlockedSenderError,
+  NotConnectedError,
+  NotGroupMemberError,
+  type JournalEntry,
+  type NetworkConnection,
+  type NetworkDevice,
+  type NetworkExtras,
+  type NetworkMedia,
+  type NetworkMessage,
+  type SandboxNetworkPort,
+} from './sandbox-network.ts';
 
 /** Where the shared network listens, the handshake key it expects, and the longest line either side may send. */
 export interface SharedNetworkAddress {
@@ -75,12 +93,22 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
         if (this.devices.get(phone) !== local) return;
         this.devices.delete(phone);
         // The network drops a device whose connection ends, so a disconnect it did not hear loses nothing.
-        await this.request({ op: 'disconnect', phone }).catch((error: unknown) => this.logger?.debug({ err: error, phone }, 'the shared sandbox network did not hear a disconnect'));
+        await this.request({ op: 'disconnect', phone }).catch((error: unknown) =>
+          this.logger?.debug({ err: error, phone }, 'the shared sandbox network did not hear a disconnect'),
+        );
       },
     };
   }
 
-  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }> {
+  async inject(
+    from: string,
+    to: string,
+    text: string,
+    media?: NetworkMedia,
+    structured?: StructuredContent,
+    extras?: NetworkExtras,
+    inGroup?: string,
+  ): Promise<{ id: string }> {
     const answer = await this.request({ op: 'inject', from, to, text, media, structured, ...extras, in_group: inGroup });
     return { id: String(answer.id) };
   }
@@ -103,7 +131,10 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 
   async manageGroup(actor: string, id: string, operation: GroupOperation): Promise<{ results?: ParticipantResult[]; code?: string }> {
     const answer = await this.request({ op: 'group_manage', phone: actor, id, operation });
-    return { ...(answer.results !== undefined && { results: answer.results as ParticipantResult[] }), ...(typeof answer.code === 'string' && { code: answer.code }) };
+    return {
+      ...(answer.results !== undefined && { results: answer.results as ParticipantResult[] }),
+      ...(typeof answer.code === 'string' && { code: answer.code }),
+    };
   }
 
   async groupSeenBy(phone: string, id: string): Promise<Group | undefined> {
@@ -182,8 +213,14 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
           const message = parseProtocolLine(line) ?? {};
           if (message.op === 'challenge' && isNonce(message.nonce) && challenge === undefined) {
             challenge = message.nonce;
-            socket.write(`${JSON.stringify({ op: 'hello', nonce: nodeNonce, proof: handshakeProof(this.address.key, 'node', message.nonce, nodeNonce) })}\n`);
-          } else if (message.op === 'welcome' && challenge !== undefined && proofMatches(handshakeProof(this.address.key, 'network', challenge, nodeNonce), message.proof)) {
+            socket.write(
+              `${JSON.stringify({ op: 'hello', nonce: nodeNonce, proof: handshakeProof(this.address.key, 'node', message.nonce, nodeNonce) })}\n`,
+            );
+          } else if (
+            message.op === 'welcome' &&
+            challenge !== undefined &&
+            proofMatches(handshakeProof(this.address.key, 'network', challenge, nodeNonce), message.proof)
+          ) {
             admitted = true;
             clearTimeout(deadline);
             lines.maxLineBytes = this.address.maxLineBytes;
@@ -200,7 +237,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
         clearTimeout(deadline);
         lines.stop();
         // Closed before the welcome: the network refused this node's proof, or went away.
-        if (!admitted) refuse('closed the connection during the handshake: WAGW_SECRET_KEY must be the same on the network and on every node.');
+        if (!admitted)
+          refuse('closed the connection during the handshake: WAGW_SECRET_KEY must be the same on the network and on every node.');
         this.onClose(socket);
       });
     });
@@ -262,7 +300,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 function remoteError(answer: Record<string, unknown>, body: Record<string, unknown>): Error {
   if (answer.error === 'NotConnectedError') return new NotConnectedError(String(body.phone ?? body.to));
   if (answer.error === 'SendRestrictedError') return new SendRestrictedError(networkRestriction(answer));
-  if (answer.error === 'GroupRefusedError') return new GroupRefusedError(answer.reason === 'not_admin' ? 'not_admin' : 'not_member', String(answer.message));
+  if (answer.error === 'GroupRefusedError')
+    return new GroupRefusedError(answer.reason === 'not_admin' ? 'not_admin' : 'not_member', String(answer.message));
   if (answer.error === 'BlockedSenderError') return Object.assign(new BlockedSenderError('', ''), { message: String(answer.message) });
   if (answer.error === 'NotGroupMemberError') return Object.assign(new NotGroupMemberError('', ''), { message: String(answer.message) });
   return new Error(String(answer.message));

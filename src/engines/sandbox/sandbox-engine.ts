@@ -3,7 +3,28 @@ import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Message, SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
-import { type ChatChange, type ChatPresence, type ChatTarget, type Engine, type EngineEvents, type InboundSimulator, type IncomingMedia, MediaGoneError, type MessageAction, type MessageRef, type OutgoingMedia, type OutgoingMessage, type SentMessage, type SimulatedIncoming, type SimulatedRestriction, type CallRef, type ContactProfile, type IncomingCallEvent, type SimulatedCall, type SimulatedPollVote } from '../engine.ts';
+import {
+  type ChatChange,
+  type ChatPresence,
+  type ChatTarget,
+  type Engine,
+  type EngineEvents,
+  type InboundSimulator,
+  type IncomingMedia,
+  MediaGoneError,
+  type MessageAction,
+  type MessageRef,
+  type OutgoingMedia,
+  type OutgoingMessage,
+  type SentMessage,
+  type SimulatedIncoming,
+  type SimulatedRestriction,
+  type CallRef,
+  type ContactProfile,
+  type IncomingCallEvent,
+  type SimulatedCall,
+  type SimulatedPollVote,
+} from '../engine.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
@@ -11,7 +32,17 @@ import { structuredKind } from '../../domain/structured-content.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
-import { NotConnectedError, NotGroupMemberError, SendRestrictedError, type NetworkAction, type NetworkRestriction, type NetworkConnection, type NetworkMedia, type SandboxNetworkPort, BlockedSenderError } from './sandbox-network.ts';
+import {
+  NotConnectedError,
+  NotGroupMemberError,
+  SendRestrictedError,
+  type NetworkAction,
+  type NetworkRestriction,
+  type NetworkConnection,
+  type NetworkMedia,
+  type SandboxNetworkPort,
+  BlockedSenderError,
+} from './sandbox-network.ts';
 
 export interface SandboxEngineOptions {
   events: EngineEvents;
@@ -73,7 +104,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
   /** Simulated calls that ring now, by call id, each with the timer that makes it missed. */
   private readonly ringing = new Map<string, NodeJS.Timeout>();
   /** Each sandbox number's own profile, by phone. */
-  private readonly profiles = new Map<string, { name?: string; about?: string; aboutSetAt?: Date; picture?: { version: string; bytes: Buffer } }>();
+  private readonly profiles = new Map<
+    string,
+    { name?: string; about?: string; aboutSetAt?: Date; picture?: { version: string; bytes: Buffer } }
+  >();
   /** Whether each number last showed itself online (setOnline), by number id. */
   private readonly online = new Map<string, boolean>();
 
@@ -102,7 +136,11 @@ export class SandboxEngine implements Engine, InboundSimulator {
           const options = message.action.options ?? [];
           // The network carries a vote in the clear; only the options the poll has are counted.
           await events.pollVote({
-            toPhone: number.phone, voterPhone: message.from as E164, voterLid: null, pollEngineId: message.action.target, at: new Date(message.sentAt),
+            toPhone: number.phone,
+            voterPhone: message.from as E164,
+            voterLid: null,
+            pollEngineId: message.action.target,
+            at: new Date(message.sentAt),
             ...(message.group !== undefined && { groupId: message.group.id }),
             selectedOptions: (poll) => options.filter((option) => poll.options.includes(option)),
           });
@@ -110,8 +148,13 @@ export class SandboxEngine implements Engine, InboundSimulator {
         }
         if (message.action !== undefined) {
           await events.incomingAction({
-            toPhone: number.phone, actorPhone: message.from as E164, actorLid: null, fromMe: false,
-            targetEngineId: message.action.target, action: engineAction(message.action, message.text), at: new Date(message.sentAt),
+            toPhone: number.phone,
+            actorPhone: message.from as E164,
+            actorLid: null,
+            fromMe: false,
+            targetEngineId: message.action.target,
+            action: engineAction(message.action, message.text),
+            at: new Date(message.sentAt),
             ...(message.group !== undefined && { groupId: message.group.id }),
           });
           return;
@@ -123,7 +166,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
           fromLid: message.senderLid ?? null,
           identitySource: 'sandbox',
           text: message.text,
-          contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : structuredKind(message.structured) ?? 'text',
+          contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : (structuredKind(message.structured) ?? 'text'),
           ...(media !== undefined && isMediaKind(media.kind) && { media: this.incomingMedia(number, message.id, media, media.kind) }),
           ...(message.structured !== undefined && { structured: message.structured }),
           engineMessageId: message.id,
@@ -133,7 +176,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
         });
       },
       groupChanged: (change) => {
-        void events.groupChanged({ ...change, toPhone: number.phone }).catch((error: unknown) => this.unrecorded(error, number, 'a group change'));
+        void events
+          .groupChanged({ ...change, toPhone: number.phone })
+          .catch((error: unknown) => this.unrecorded(error, number, 'a group change'));
       },
       receipt: (receipt) => {
         void events
@@ -210,7 +255,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
       ...(isGroupMessage(request) && { mentions: [...request.mentions] }),
       ...(request.structured !== undefined && { structured: request.structured }),
     };
-    return this.onConnection(number, (connection) => connection.send(to, request.text, media === undefined ? undefined : () => networkMedia(media), extras));
+    return this.onConnection(number, (connection) =>
+      connection.send(to, request.text, media === undefined ? undefined : () => networkMedia(media), extras),
+    );
   }
 
   /** A reaction, edit or revocation travels as a message of its own that names its target. */
@@ -218,7 +265,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const text = action.kind === 'edit' ? action.text : '';
     const carried = { kind: action.kind, target: target.engineMessageId, ...(action.kind === 'react' && { emoji: action.emoji }) };
     if (target.groupId === undefined) await this.announce(target.chatPhone);
-    return this.onConnection(number, (connection) => connection.send(target.groupId ?? target.chatPhone, text, undefined, { action: carried }));
+    return this.onConnection(number, (connection) =>
+      connection.send(target.groupId ?? target.chatPhone, text, undefined, { action: carried }),
+    );
   }
 
   /**
@@ -235,7 +284,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
     if (first === undefined) return;
     await this.onConnection(number, async (connection) => {
       // In a group, the receipt goes to the member who wrote the message.
-      await connection.markRead(first.groupId === undefined ? first.chatPhone : first.participant ?? first.chatPhone, targets.map((target) => target.engineMessageId));
+      await connection.markRead(
+        first.groupId === undefined ? first.chatPhone : (first.participant ?? first.chatPhone),
+        targets.map((target) => target.engineMessageId),
+      );
       return { id: '' };
     });
   }
@@ -250,7 +302,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
   private async announce(phone: E164): Promise<void> {
     if (this.announced.has(phone)) return;
     const now = Date.now();
-    if (this.sandboxPhones === undefined || (!this.sandboxPhones.phones.has(phone) && now - this.sandboxPhones.readAt >= SANDBOX_PHONES_FRESH_MS)) {
+    if (
+      this.sandboxPhones === undefined ||
+      (!this.sandboxPhones.phones.has(phone) && now - this.sandboxPhones.readAt >= SANDBOX_PHONES_FRESH_MS)
+    ) {
       this.sandboxPhones = { phones: new Set(await this.options.listSandboxPhones()), readAt: now };
     }
     if (!this.sandboxPhones.phones.has(phone)) return;
@@ -259,7 +314,10 @@ export class SandboxEngine implements Engine, InboundSimulator {
   }
 
   /** Runs `use` on the number's live connection, or refuses as WhatsApp does when there is none. */
-  private async onConnection(number: WhatsAppNumber, use: (connection: NetworkConnection) => Promise<{ id: string }>): Promise<SentMessage> {
+  private async onConnection(
+    number: WhatsAppNumber,
+    use: (connection: NetworkConnection) => Promise<{ id: string }>,
+  ): Promise<SentMessage> {
     const status = this.sessionStatus(number);
     const session = this.sessions.get(number.id);
     if (status !== 'connected' || session?.connection === undefined) {
@@ -287,7 +345,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
       phone: number.phone,
       reason: restricted ? 'restricted' : 'rate_limited',
       until: new Date(restriction.until),
-      detail: restricted ? 'the sandbox network restricted this number (463), as asked' : 'the sandbox network answered a send with rate-overlimit, as asked',
+      detail: restricted
+        ? 'the sandbox network restricted this number (463), as asked'
+        : 'the sandbox network answered a send with rate-overlimit, as asked',
     });
   }
 
@@ -298,7 +358,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
    */
   private incomingMedia(number: WhatsAppNumber, messageId: string, media: NetworkMedia, kind: MediaKind): IncomingMedia {
     const described = { kind, mimeType: media.mimeType, fileName: media.fileName };
-    if (!media.failedDownloads) return { ...described, retryToken: null, download: async () => Readable.from([Buffer.from(media.base64, 'base64')]) };
+    if (!media.failedDownloads)
+      return { ...described, retryToken: null, download: async () => Readable.from([Buffer.from(media.base64, 'base64')]) };
     const retryToken = `${number.id}/${messageId}`;
     this.lateFiles.set(retryToken, { base64: media.base64, failuresLeft: media.failedDownloads });
     while (this.lateFiles.size > MAX_LATE_FILES) this.lateFiles.delete(this.lateFiles.keys().next().value!);
@@ -328,7 +389,12 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return this.options.network.groupsOf(number.phone);
   }
 
-  async updateParticipants(number: WhatsAppNumber, groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]> {
+  async updateParticipants(
+    number: WhatsAppNumber,
+    groupId: string,
+    action: ParticipantAction,
+    phones: readonly E164[],
+  ): Promise<ParticipantResult[]> {
     if (action === 'add') for (const phone of phones) await this.announce(phone);
     return (await this.manage(number, groupId, { kind: 'participants', action, phones: [...phones] })).results ?? [];
   }
@@ -346,12 +412,17 @@ export class SandboxEngine implements Engine, InboundSimulator {
   }
 
   /** The network refuses a change by a non-member or non-admin as WhatsApp does; the port says which. */
-  private async manage(number: WhatsAppNumber, groupId: string, operation: GroupOperation): Promise<{ results?: ParticipantResult[]; code?: string }> {
+  private async manage(
+    number: WhatsAppNumber,
+    groupId: string,
+    operation: GroupOperation,
+  ): Promise<{ results?: ParticipantResult[]; code?: string }> {
     this.assertConnected(number);
     try {
       return await this.options.network.manageGroup(number.phone, groupId, operation);
     } catch (error) {
-      if (error instanceof GroupRefusedError) throw new EngineSendError(error.reason === 'not_admin' ? 'not_group_admin' : 'not_group_member', error.message);
+      if (error instanceof GroupRefusedError)
+        throw new EngineSendError(error.reason === 'not_admin' ? 'not_group_admin' : 'not_group_member', error.message);
       throw error;
     }
   }
@@ -378,7 +449,12 @@ export class SandboxEngine implements Engine, InboundSimulator {
    */
   async checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]> {
     this.assertConnected(number);
-    return this.directory.check(number.accountId, phones, async (unknown) => new Map(unknown.map((phone) => [phone, { exists: true, waId: `${phone.slice(1)}@s.whatsapp.net` }])), admit);
+    return this.directory.check(
+      number.accountId,
+      phones,
+      async (unknown) => new Map(unknown.map((phone) => [phone, { exists: true, waId: `${phone.slice(1)}@s.whatsapp.net` }])),
+      admit,
+    );
   }
 
   /**
@@ -389,7 +465,15 @@ export class SandboxEngine implements Engine, InboundSimulator {
     this.assertConnected(number);
     setImmediate(() => {
       void this.options.events
-        .presenceUpdate({ toPhone: number.phone, contactPhone: phone, contactLid: null, groupId: null, presence: 'available', lastSeen: null, at: new Date() })
+        .presenceUpdate({
+          toPhone: number.phone,
+          contactPhone: phone,
+          contactLid: null,
+          groupId: null,
+          presence: 'available',
+          lastSeen: null,
+          at: new Date(),
+        })
         .catch((error: unknown) => this.unrecorded(error, number, 'a presence'));
     });
   }
@@ -450,11 +534,18 @@ export class SandboxEngine implements Engine, InboundSimulator {
     this.assertConnected(number);
     const callId = randomBytes(16).toString('hex').toUpperCase();
     const heard = (status: IncomingCallEvent['status']): IncomingCallEvent => ({
-      toPhone: number.phone, call: { callId, caller: call.fromPhone }, fromPhone: call.fromPhone, fromLid: null,
-      groupId: call.groupId ?? null, video: call.video, status, at: new Date(),
+      toPhone: number.phone,
+      call: { callId, caller: call.fromPhone },
+      fromPhone: call.fromPhone,
+      fromLid: null,
+      groupId: call.groupId ?? null,
+      video: call.video,
+      status,
+      at: new Date(),
     });
     const ringsOut = setTimeout(() => {
-      if (this.ringing.delete(callId)) void this.options.events.incomingCall(heard('missed')).catch((error: unknown) => this.unrecorded(error, number, 'a missed call'));
+      if (this.ringing.delete(callId))
+        void this.options.events.incomingCall(heard('missed')).catch((error: unknown) => this.unrecorded(error, number, 'a missed call'));
     }, call.ringsForMs);
     ringsOut.unref();
     this.ringing.set(callId, ringsOut);
@@ -471,7 +562,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
 
   async downloadAgain(_number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
     const file = this.lateFiles.get(retryToken);
-    if (file === undefined) throw new MediaGoneError('The sandbox no longer holds this file: it keeps late files only while the gateway runs.');
+    if (file === undefined)
+      throw new MediaGoneError('The sandbox no longer holds this file: it keeps late files only while the gateway runs.');
     if (file.failuresLeft > 0) {
       file.failuresLeft -= 1;
       throw new Error('The sandbox failed this download, as it was asked to.');
@@ -492,15 +584,27 @@ export class SandboxEngine implements Engine, InboundSimulator {
     const { media } = incoming;
     let id: string;
     try {
-      const carried = media === undefined ? undefined : { ...(await networkMedia(media)), ...(incoming.failedDownloads && { failedDownloads: incoming.failedDownloads }) };
+      const carried =
+        media === undefined
+          ? undefined
+          : { ...(await networkMedia(media)), ...(incoming.failedDownloads && { failedDownloads: incoming.failedDownloads }) };
       const extras = {
         ...(incoming.quotedEngineId !== undefined && { quoted: incoming.quotedEngineId }),
         ...(incoming.mentions !== undefined && { mentions: incoming.mentions }),
         ...(incoming.fromLid !== undefined && { senderLid: incoming.fromLid, phoneHidden: incoming.withholdPhone === true }),
       };
-      ({ id } = await this.options.network.inject(incoming.fromPhone, number.phone, incoming.text, carried, incoming.structured, extras, incoming.groupId));
+      ({ id } = await this.options.network.inject(
+        incoming.fromPhone,
+        number.phone,
+        incoming.text,
+        carried,
+        incoming.structured,
+        extras,
+        incoming.groupId,
+      ));
     } catch (error) {
-      if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
+      if (error instanceof NotConnectedError)
+        throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
       if (error instanceof BlockedSenderError) throw new EngineSendError('sender_blocked', error.message);
       throw error;
     }
@@ -516,9 +620,18 @@ export class SandboxEngine implements Engine, InboundSimulator {
  */
 async function injectVote(network: SandboxEngineOptions['network'], number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void> {
   try {
-    await network.inject(vote.fromPhone, number.phone, '', undefined, undefined, { action: { kind: 'vote', target: vote.pollEngineId, options: [...vote.options] } }, vote.groupId);
+    await network.inject(
+      vote.fromPhone,
+      number.phone,
+      '',
+      undefined,
+      undefined,
+      { action: { kind: 'vote', target: vote.pollEngineId, options: [...vote.options] } },
+      vote.groupId,
+    );
   } catch (error) {
-    if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
+    if (error instanceof NotConnectedError)
+      throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
     throw error;
   }
 }

@@ -16,7 +16,8 @@ export function fileGroupArchive(file: string): SandboxGroupArchive {
       const records = JSON.parse(await fs.readFile(file, 'utf8')) as SandboxGroupRecord[];
       groups = new Map(records.map((record) => [record.id, record]));
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`Could not read the sandbox network's groups from ${file}: ${(error as Error).message}`);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new Error(`Could not read the sandbox network's groups from ${file}: ${(error as Error).message}`);
       groups = new Map();
     }
     return groups;

@@ -74,7 +74,12 @@ export class SandboxGroups {
   restore(records: readonly SandboxGroupRecord[]): void {
     for (const record of records) {
       if (this.groups.has(record.id)) continue;
-      this.groups.set(record.id, { subject: record.subject, description: record.description, members: new Map(record.members), inviteCode: record.inviteCode });
+      this.groups.set(record.id, {
+        subject: record.subject,
+        description: record.description,
+        members: new Map(record.members),
+        inviteCode: record.inviteCode,
+      });
     }
   }
 
@@ -82,7 +87,13 @@ export class SandboxGroups {
   record(id: string): SandboxGroupRecord | undefined {
     const group = this.groups.get(id);
     if (group === undefined) return undefined;
-    return { id, subject: group.subject, description: group.description, inviteCode: group.inviteCode, members: [...group.members.entries()] };
+    return {
+      id,
+      subject: group.subject,
+      description: group.description,
+      inviteCode: group.inviteCode,
+      members: [...group.members.entries()],
+    };
   }
 
   create(creator: string, subject: string, participants: readonly string[]): Group {
@@ -112,7 +123,12 @@ export class SandboxGroups {
     this.described.delete(id);
     const before = [...group.members.keys()];
     const change = (kind: GroupChange['kind'], phones: string[], extra: Partial<GroupChange> = {}): GroupChange => ({
-      groupId: id, kind, participants: phones.map((phone) => ({ phone: phone as E164, lid: null })), actor: { phone: actor as E164, lid: null }, at: new Date(), ...extra,
+      groupId: id,
+      kind,
+      participants: phones.map((phone) => ({ phone: phone as E164, lid: null })),
+      actor: { phone: actor as E164, lid: null },
+      at: new Date(),
+      ...extra,
     });
     if (operation.kind === 'leave') {
       group.members.delete(actor);
@@ -139,7 +155,10 @@ export class SandboxGroups {
       }
       return { changes, notify: before };
     }
-    const results = operation.phones.map((phone) => ({ phone: phone as E164, outcome: this.participantOutcome(group, operation.action, phone) }));
+    const results = operation.phones.map((phone) => ({
+      phone: phone as E164,
+      outcome: this.participantOutcome(group, operation.action, phone),
+    }));
     const done = results.filter((result) => result.outcome === 'done').map((result) => result.phone);
     for (const phone of done) {
       if (operation.action === 'add') group.members.set(phone, 'member');
@@ -148,7 +167,11 @@ export class SandboxGroups {
     }
     const kind = ({ add: 'added', remove: 'removed', promote: 'promoted', demote: 'demoted' } as const)[operation.action];
     // An added number learns the group's subject with the news, as a device does.
-    return { results, changes: done.length === 0 ? [] : [change(kind, done, { subject: group.subject })], notify: [...new Set([...before, ...done])] };
+    return {
+      results,
+      changes: done.length === 0 ? [] : [change(kind, done, { subject: group.subject })],
+      notify: [...new Set([...before, ...done])],
+    };
   }
 
   private participantOutcome(group: SandboxGroup, action: ParticipantAction, phone: string): ParticipantResult['outcome'] {

@@ -117,7 +117,15 @@ export interface SandboxNetworkPort {
    * it. With `inGroup`, the phone writes in that group (both must be members), and every other
    * member gets the message too.
    */
-  inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }>;
+  inject(
+    from: string,
+    to: string,
+    text: string,
+    media?: NetworkMedia,
+    structured?: StructuredContent,
+    extras?: NetworkExtras,
+    inGroup?: string,
+  ): Promise<{ id: string }>;
   /** Restricts `phone` until the restriction's `until`, as WhatsApp would (see NetworkRestriction). */
   restrict(phone: string, restriction: NetworkRestriction): Promise<void>;
   /** `phone` blocks (or unblocks) `contact`: the network then carries nothing from `contact` to `phone`. */
@@ -157,7 +165,11 @@ export function networkRestriction(value: Record<string, unknown>): NetworkRestr
 /** A send the network refused because it restricted the sender (NetworkRestriction). */
 export class SendRestrictedError extends Error {
   constructor(readonly restriction: NetworkRestriction) {
-    super(restriction.kind === 'restricted' ? 'The sandbox network restricted this number (463).' : 'The sandbox network is rate-limiting this number (rate-overlimit).');
+    super(
+      restriction.kind === 'restricted'
+        ? 'The sandbox network restricted this number (463).'
+        : 'The sandbox network is rate-limiting this number (rate-overlimit).',
+    );
     this.name = 'SendRestrictedError';
   }
 }

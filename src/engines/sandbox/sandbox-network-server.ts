@@ -2,11 +2,25 @@ import fs from 'node:fs';
 import net from 'node:net';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import { fileGroupArchive } from './sandbox-group-file.ts';
-import { HANDSHAKE_LINE_BYTES, HANDSHAKE_TIMEOUT_MS, handshakeProof, isNonce, newNonce, proofMatches } from './sandbox-network-handshake.ts';
+import {
+  HANDSHAKE_LINE_BYTES,
+  HANDSHAKE_TIMEOUT_MS,
+  handshakeProof,
+  isNonce,
+  newNonce,
+  proofMatches,
+} from './sandbox-network-handshake.ts';
 import { LineSplitter } from './line-splitter.ts';
 import { networkRestriction, parseProtocolLine, SendRestrictedError } from './sandbox-network-protocol.ts';
 import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
-import { SandboxNetwork, type JournalEntry, type NetworkConnection, type NetworkExtras, type NetworkMedia, type NetworkMessage } from './sandbox-network.ts';
+import {
+  SandboxNetwork,
+  type JournalEntry,
+  type NetworkConnection,
+  type NetworkExtras,
+  type NetworkMedia,
+  type NetworkMessage,
+} from './sandbox-network.ts';
 
 export interface SandboxNetworkServerOptions {
   host: string;
@@ -46,7 +60,11 @@ const SHARED_JOURNAL_LIMIT = 500_000;
 export async function serveSandboxNetwork(options: SandboxNetworkServerOptions): Promise<{ port: number; close(): Promise<void> }> {
   const groupArchive = options.groupsFile === undefined ? undefined : fileGroupArchive(options.groupsFile);
   const journalStream = options.journalFile === undefined ? undefined : fs.createWriteStream(options.journalFile, { flags: 'a' });
-  const network = new SandboxNetwork((entry: JournalEntry) => journalStream?.write(`${JSON.stringify(entry)}\n`), SHARED_JOURNAL_LIMIT, groupArchive);
+  const network = new SandboxNetwork(
+    (entry: JournalEntry) => journalStream?.write(`${JSON.stringify(entry)}\n`),
+    SHARED_JOURNAL_LIMIT,
+    groupArchive,
+  );
   // Before any node connects, so that its numbers find their groups from the first request.
   await network.restoreGroups().catch((error: unknown) => {
     journalStream?.end();
@@ -82,7 +100,11 @@ export async function serveSandboxNetwork(options: SandboxNetworkServerOptions):
  * a handshake needs, closes the socket without a word. Only then may lines grow to
  * `maxLineBytes`, and requests reach `serve`.
  */
-function admitNode(socket: net.Socket, options: { key: Buffer; maxLineBytes: number }, serve: (push: (message: object) => void) => (request: Record<string, unknown>) => void): void {
+function admitNode(
+  socket: net.Socket,
+  options: { key: Buffer; maxLineBytes: number },
+  serve: (push: (message: object) => void) => (request: Record<string, unknown>) => void,
+): void {
   const push = (message: object) => {
     if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
   };
@@ -95,7 +117,12 @@ function admitNode(socket: net.Socket, options: { key: Buffer; maxLineBytes: num
       const request = parseProtocolLine(line);
       if (request === undefined) return socket.destroy();
       if (handle !== undefined) return handle(request);
-      if (request.op !== 'hello' || !isNonce(request.nonce) || !proofMatches(handshakeProof(options.key, 'node', challenge, request.nonce), request.proof)) return socket.destroy();
+      if (
+        request.op !== 'hello' ||
+        !isNonce(request.nonce) ||
+        !proofMatches(handshakeProof(options.key, 'node', challenge, request.nonce), request.proof)
+      )
+        return socket.destroy();
       clearTimeout(deadline);
       lines.maxLineBytes = options.maxLineBytes;
       push({ op: 'welcome', proof: handshakeProof(options.key, 'network', challenge, request.nonce) });
@@ -112,7 +139,11 @@ function admitNode(socket: net.Socket, options: { key: Buffer; maxLineBytes: num
 }
 
 /** One admitted node's requests: its numbers' connections, and the messages they have yet to store. */
-function serveNode(socket: net.Socket, network: SandboxNetwork, push: (message: object) => void): (request: Record<string, unknown>) => void {
+function serveNode(
+  socket: net.Socket,
+  network: SandboxNetwork,
+  push: (message: object) => void,
+): (request: Record<string, unknown>) => void {
   const node: NodeState = { connections: new Map(), awaitingStore: new Map(), push };
   socket.on('close', () => {
     for (const connection of node.connections.values()) void connection.close();
@@ -122,7 +153,12 @@ function serveNode(socket: net.Socket, network: SandboxNetwork, push: (message: 
   });
   return (request) =>
     void handleRequest(network, node, request).catch((error: unknown) =>
-      answer(node, request.ref, { error: error instanceof Error ? error.name : 'Error', message: error instanceof Error ? error.message : String(error), ...(error instanceof GroupRefusedError && { reason: error.reason }), ...(error instanceof SendRestrictedError && error.restriction) }),
+      answer(node, request.ref, {
+        error: error instanceof Error ? error.name : 'Error',
+        message: error instanceof Error ? error.message : String(error),
+        ...(error instanceof GroupRefusedError && { reason: error.reason }),
+        ...(error instanceof SendRestrictedError && error.restriction),
+      }),
     );
 }
 
@@ -165,12 +201,24 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
       return answer(node, request.ref, { ok: true });
     case 'send': {
       const connection = node.connections.get(phone);
-      if (connection === undefined) return answer(node, request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
-      return answer(node, request.ref, await connection.send(String(request.to), String(request.text), carried(networkMedia(request.media)), networkExtras(request)));
+      if (connection === undefined)
+        return answer(node, request.ref, {
+          error: 'NotConnectedError',
+          message: `${phone} has no live connection to the sandbox network.`,
+        });
+      return answer(
+        node,
+        request.ref,
+        await connection.send(String(request.to), String(request.text), carried(networkMedia(request.media)), networkExtras(request)),
+      );
     }
     case 'read': {
       const connection = node.connections.get(phone);
-      if (connection === undefined) return answer(node, request.ref, { error: 'NotConnectedError', message: `${phone} has no live connection to the sandbox network.` });
+      if (connection === undefined)
+        return answer(node, request.ref, {
+          error: 'NotConnectedError',
+          message: `${phone} has no live connection to the sandbox network.`,
+        });
       await connection.markRead(String(request.to), Array.isArray(request.ids) ? request.ids.map(String) : []);
       return answer(node, request.ref, { ok: true });
     }
@@ -178,10 +226,24 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
       return answer(
         node,
         request.ref,
-        await network.inject(String(request.from), String(request.to), String(request.text), networkMedia(request.media), (request.structured ?? undefined) as StructuredContent | undefined, networkExtras(request), typeof request.in_group === 'string' ? request.in_group : undefined),
+        await network.inject(
+          String(request.from),
+          String(request.to),
+          String(request.text),
+          networkMedia(request.media),
+          (request.structured ?? undefined) as StructuredContent | undefined,
+          networkExtras(request),
+          typeof request.in_group === 'string' ? request.in_group : undefined,
+        ),
       );
     case 'group_create':
-      return answer(node, request.ref, { group: await network.createGroup(phone, String(request.subject), Array.isArray(request.participants) ? request.participants.map(String) : []) });
+      return answer(node, request.ref, {
+        group: await network.createGroup(
+          phone,
+          String(request.subject),
+          Array.isArray(request.participants) ? request.participants.map(String) : [],
+        ),
+      });
     case 'groups_of':
       return answer(node, request.ref, { groups: await network.groupsOf(phone) });
     case 'group_manage':
@@ -225,9 +287,15 @@ function networkExtras(request: Record<string, unknown>): NetworkExtras {
     extras.phoneHidden = request.phoneHidden === true;
   }
   const action = request.action as Record<string, unknown> | undefined;
-  if (typeof action === 'object' && action !== null && typeof action.target === 'string' && (action.kind === 'react' || action.kind === 'edit' || action.kind === 'revoke' || action.kind === 'vote')) {
+  if (
+    typeof action === 'object' &&
+    action !== null &&
+    typeof action.target === 'string' &&
+    (action.kind === 'react' || action.kind === 'edit' || action.kind === 'revoke' || action.kind === 'vote')
+  ) {
     extras.action = {
-      kind: action.kind, target: action.target,
+      kind: action.kind,
+      target: action.target,
       ...(typeof action.emoji === 'string' && { emoji: action.emoji }),
       ...(Array.isArray(action.options) && { options: action.options.map(String) }),
     };
@@ -246,5 +314,10 @@ function networkMedia(value: unknown): NetworkMedia | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const media = value as Record<string, unknown>;
   if (typeof media.base64 !== 'string' || typeof media.kind !== 'string' || typeof media.mimeType !== 'string') return undefined;
-  return { kind: media.kind, mimeType: media.mimeType, fileName: typeof media.fileName === 'string' ? media.fileName : null, base64: media.base64 };
+  return {
+    kind: media.kind,
+    mimeType: media.mimeType,
+    fileName: typeof media.fileName === 'string' ? media.fileName : null,
+    base64: media.base64,
+  };
 }

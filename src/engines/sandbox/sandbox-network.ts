@@ -127,7 +127,14 @@ export class SandboxNetwork implements SandboxNetworkPort {
     const group = this.groups.create(creator, subject, participants);
     await this.keep(group.id);
     const added = group.participants.map((member) => member.phone!).filter((phone) => phone !== creator);
-    const change: GroupChange = { groupId: group.id, kind: 'added', participants: added.map((phone) => ({ phone, lid: null })), subject, actor: { phone: creator as E164, lid: null }, at: new Date() };
+    const change: GroupChange = {
+      groupId: group.id,
+      kind: 'added',
+      participants: added.map((phone) => ({ phone, lid: null })),
+      subject,
+      actor: { phone: creator as E164, lid: null },
+      at: new Date(),
+    };
     this.tellMembers(added, [change]);
     return group;
   }
@@ -135,7 +142,10 @@ export class SandboxNetwork implements SandboxNetworkPort {
   async manageGroup(actor: string, id: string, operation: GroupOperation): Promise<{ results?: ParticipantResult[]; code?: string }> {
     const { changes, notify, ...answer } = this.groups.apply(actor, id, operation);
     if (operation.kind !== 'invite' || operation.revoke) await this.keep(id);
-    this.tellMembers(notify.filter((phone) => phone !== actor), changes);
+    this.tellMembers(
+      notify.filter((phone) => phone !== actor),
+      changes,
+    );
     return answer;
   }
 
@@ -172,12 +182,21 @@ export class SandboxNetwork implements SandboxNetworkPort {
     return this.groups.seenBy(phone, id);
   }
 
-  async inject(from: string, to: string, text: string, media?: NetworkMedia, structured?: StructuredContent, extras?: NetworkExtras, inGroup?: string): Promise<{ id: string }> {
+  async inject(
+    from: string,
+    to: string,
+    text: string,
+    media?: NetworkMedia,
+    structured?: StructuredContent,
+    extras?: NetworkExtras,
+    inGroup?: string,
+  ): Promise<{ id: string }> {
     if (this.isBlocked(to, from)) throw new BlockedSenderError(from, to);
     const message = { ...this.newMessage(from, to, text, media, extras), ...(structured !== undefined && { structured }) };
     if (inGroup !== undefined) {
       const group = this.groups.seenBy(from, inGroup);
-      if (group === undefined || !group.participants.some((member) => member.phone === to)) throw new NotGroupMemberError(group === undefined ? from : to, inGroup);
+      if (group === undefined || !group.participants.some((member) => member.phone === to))
+        throw new NotGroupMemberError(group === undefined ? from : to, inGroup);
       message.group = { id: group.id, subject: group.subject };
       // The other members get theirs as a real group's would; the simulated phone waits for `to` alone.
       void this.fanOut(message, group, to);
@@ -214,7 +233,13 @@ export class SandboxNetwork implements SandboxNetworkPort {
     for (const connection of [...this.live.values()]) if (connection.node === node) this.close(connection);
   }
 
-  private async send(connection: LiveConnection, to: string, text: string, readMedia?: () => Promise<NetworkMedia>, extras?: NetworkExtras): Promise<{ id: string }> {
+  private async send(
+    connection: LiveConnection,
+    to: string,
+    text: string,
+    readMedia?: () => Promise<NetworkMedia>,
+    extras?: NetworkExtras,
+  ): Promise<{ id: string }> {
     if (!connection.open) throw new NotConnectedError(connection.phone);
     const restriction = this.restrictionOf(connection.phone);
     if (restriction !== undefined) throw new SendRestrictedError(restriction);
@@ -243,7 +268,13 @@ export class SandboxNetwork implements SandboxNetworkPort {
    * copy as on WhatsApp. The send waits for the gateway's members to store theirs (briefly, as
    * for one recipient), and the sender hears one delivery receipt for the group.
    */
-  private async sendToGroup(connection: LiveConnection, groupId: string, text: string, readMedia?: () => Promise<NetworkMedia>, extras?: NetworkExtras): Promise<{ id: string }> {
+  private async sendToGroup(
+    connection: LiveConnection,
+    groupId: string,
+    text: string,
+    readMedia?: () => Promise<NetworkMedia>,
+    extras?: NetworkExtras,
+  ): Promise<{ id: string }> {
     const sender = connection.phone;
     const group = this.groups.seenBy(sender, groupId);
     if (group === undefined) throw new NotGroupMemberError(sender, groupId);
@@ -339,7 +370,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
         this.record({ kind: 'deliver', phone, node: connection.node, id: pending.message.id });
         pending.settle(true);
         // A group message's sender hears one receipt for the group, when it is handed out.
-        if (pending.message.from !== phone && pending.message.action === undefined && pending.message.group === undefined) this.acknowledge(pending.message.from, pending.message.id);
+        if (pending.message.from !== phone && pending.message.action === undefined && pending.message.group === undefined)
+          this.acknowledge(pending.message.from, pending.message.id);
         this.flushWaiting(phone);
       },
       () => {
@@ -373,7 +405,11 @@ export class SandboxNetwork implements SandboxNetworkPort {
 
   private newMessage(from: string, to: string, text: string, media: NetworkMedia | undefined, extras?: NetworkExtras): NetworkMessage {
     return {
-      id: `sbx_${nextUlid()}`, from, to, text, sentAt: Date.now(),
+      id: `sbx_${nextUlid()}`,
+      from,
+      to,
+      text,
+      sentAt: Date.now(),
       ...(media !== undefined && { media }),
       ...(extras?.quoted !== undefined && { quoted: extras.quoted }),
       ...(extras?.action !== undefined && { action: extras.action }),

@@ -23,19 +23,26 @@ const fromPhoneQuery = {
   properties: { from_phone: { type: 'string', description: 'One of your numbers: its blocklist.' } },
 } as const;
 
-export const blockContact = defineOperation({
-  body: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['from_phone', 'phone'],
-    properties: { from_phone: { type: 'string', description: 'One of your numbers.' }, phone: { type: 'string', description: 'The contact to block, E.164.' } },
+export const blockContact = defineOperation(
+  {
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['from_phone', 'phone'],
+      properties: {
+        from_phone: { type: 'string', description: 'One of your numbers.' },
+        phone: { type: 'string', description: 'The contact to block, E.164.' },
+      },
+    },
   },
-}, ['numbers', 'blocklist'])({
+  ['numbers', 'blocklist'],
+)({
   method: 'POST',
   path: '/blocklist',
   operationId: 'blockContact',
   summary: 'Block a contact',
-  description: 'from_phone blocks phone, as on the phone\'s own app: WhatsApp no longer delivers its messages or calls to the number. Blocking a contact already blocked changes nothing.',
+  description:
+    "from_phone blocks phone, as on the phone's own app: WhatsApp no longer delivers its messages or calls to the number. Blocking a contact already blocked changes nothing.",
   tag: 'contacts',
   answers: { 200: blockStateSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],
@@ -49,10 +56,17 @@ export const blockContact = defineOperation({
   },
 });
 
-export const unblockContact = defineOperation({
-  params: { type: 'object', required: ['phone'], properties: { phone: { type: 'string', description: 'The contact to unblock, E.164 (+ encoded as %2B or left as it is).' } } },
-  query: fromPhoneQuery,
-}, ['numbers', 'blocklist'])({
+export const unblockContact = defineOperation(
+  {
+    params: {
+      type: 'object',
+      required: ['phone'],
+      properties: { phone: { type: 'string', description: 'The contact to unblock, E.164 (+ encoded as %2B or left as it is).' } },
+    },
+    query: fromPhoneQuery,
+  },
+  ['numbers', 'blocklist'],
+)({
   method: 'DELETE',
   path: '/blocklist/:phone',
   operationId: 'unblockContact',
@@ -76,7 +90,8 @@ export const listBlocklist = defineOperation({ query: fromPhoneQuery }, ['number
   path: '/blocklist',
   operationId: 'listBlocklist',
   summary: 'List the contacts a number blocks',
-  description: 'As WhatsApp holds it, changes made on the phone included. A contact WhatsApp names only by LID has phone null until its phone is known.',
+  description:
+    'As WhatsApp holds it, changes made on the phone included. A contact WhatsApp names only by LID has phone null until its phone is known.',
   tag: 'contacts',
   answers: {
     200: {
@@ -86,7 +101,11 @@ export const listBlocklist = defineOperation({ query: fromPhoneQuery }, ['number
         from_phone: { type: 'string' },
         contacts: {
           type: 'array',
-          items: { type: 'object', required: ['phone', 'lid'], properties: { phone: { type: ['string', 'null'] }, lid: { type: ['string', 'null'] } } },
+          items: {
+            type: 'object',
+            required: ['phone', 'lid'],
+            properties: { phone: { type: ['string', 'null'] }, lid: { type: ['string', 'null'] } },
+          },
         },
       },
     },

@@ -28,7 +28,16 @@ import { linkMedia } from './link-media.ts';
 import { listContacts } from './contacts/list-contacts.ts';
 import { getContact } from './contacts/get-contact.ts';
 import { listChats } from './chats/list-chats.ts';
-import { archiveChat, markChatRead, markChatUnread, muteChat, pinChat, unarchiveChat, unmuteChat, unpinChat } from './chats/chat-actions.ts';
+import {
+  archiveChat,
+  markChatRead,
+  markChatUnread,
+  muteChat,
+  pinChat,
+  unarchiveChat,
+  unmuteChat,
+  unpinChat,
+} from './chats/chat-actions.ts';
 import { subscribePresence } from './subscribe-presence.ts';
 import { getContactProfile, updateOwnProfile } from './profiles.ts';
 import { blockContact, listBlocklist, unblockContact } from './blocklist.ts';

@@ -27,7 +27,11 @@ const checkNumbersResponseSchema = {
           phone: { type: 'string', description: 'E.164, in the order asked.' },
           on_whatsapp: { type: 'boolean' },
           wa_id: { type: ['string', 'null'], description: 'Its WhatsApp id ("<digits>@s.whatsapp.net") when it uses WhatsApp.' },
-          cached: { type: 'boolean', description: 'Answered from memory (a yes is kept a day, a no an hour) without asking WhatsApp, and not counted against the lookup limit.' },
+          cached: {
+            type: 'boolean',
+            description:
+              'Answered from memory (a yes is kept a day, a no an hour) without asking WhatsApp, and not counted against the lookup limit.',
+          },
         },
       },
     },
@@ -40,7 +44,7 @@ export const checkNumbers = defineOperation({ body: checkNumbersRequestSchema },
   operationId: 'checkNumbers',
   summary: 'Check whether phones use WhatsApp',
   description:
-    'Asks, through from_phone\'s session, whether each phone uses WhatsApp. Answers are remembered per account (a yes for a day, a no for an hour) and shared with the account\'s send path; only phones not remembered are looked up, at most WAGW_NUMBER_CHECKS_PER_MINUTE a minute per number (60 by default), since heavy lookups get numbers banned. In the sandbox every phone uses WhatsApp. /check_numbers and /api/check_numbers are the same operation.',
+    "Asks, through from_phone's session, whether each phone uses WhatsApp. Answers are remembered per account (a yes for a day, a no for an hour) and shared with the account's send path; only phones not remembered are looked up, at most WAGW_NUMBER_CHECKS_PER_MINUTE a minute per number (60 by default), since heavy lookups get numbers banned. In the sandbox every phone uses WhatsApp. /check_numbers and /api/check_numbers are the same operation.",
   tag: 'numbers',
   answers: { 200: checkNumbersResponseSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],
@@ -54,6 +58,8 @@ export const checkNumbers = defineOperation({ body: checkNumbersRequestSchema },
     const phones = parseCheckedPhones(body.phones);
     const number = await numbers.findNumber(scope, fromPhone).catch(notOwned);
     const results = await numberChecks.check(number, phones);
-    return ok({ results: results.map((result) => ({ phone: result.phone, on_whatsapp: result.exists, wa_id: result.waId, cached: result.cached })) });
+    return ok({
+      results: results.map((result) => ({ phone: result.phone, on_whatsapp: result.exists, wa_id: result.waId, cached: result.cached })),
+    });
   },
 });

@@ -2,11 +2,21 @@ import { errorCatalogue, type ErrorCode } from '../../domain/errors.ts';
 import { errorResponseOf } from '../schemas.ts';
 
 /** What every keyed operation can answer: no key or a bad one, a database that is out for the moment, and our own failure. */
-export const KEYED_ERRORS = ['missing_api_key', 'invalid_api_key', 'storage_unavailable', 'internal_error'] as const satisfies readonly ErrorCode[];
+export const KEYED_ERRORS = [
+  'missing_api_key',
+  'invalid_api_key',
+  'storage_unavailable',
+  'internal_error',
+] as const satisfies readonly ErrorCode[];
 /** What a JSON body, or any request line, can be refused for. */
 export const REQUEST_ERRORS = ['invalid_json', 'invalid_request', 'payload_too_large'] as const satisfies readonly ErrorCode[];
 /** What acting through a number's session can answer: not the account's, down, or held back by WhatsApp. */
-export const SESSION_ERRORS = ['invalid_phone_number', 'phone_not_owned', 'number_not_connected', 'rate_limited'] as const satisfies readonly ErrorCode[];
+export const SESSION_ERRORS = [
+  'invalid_phone_number',
+  'phone_not_owned',
+  'number_not_connected',
+  'rate_limited',
+] as const satisfies readonly ErrorCode[];
 
 /**
  * An operation's error responses: one per status its codes have, each allowing exactly the
@@ -15,5 +25,7 @@ export const SESSION_ERRORS = ['invalid_phone_number', 'phone_not_owned', 'numbe
 export function errorResponsesFor(codes: readonly ErrorCode[]): Record<number, object> {
   const unique = [...new Set(codes)];
   const statuses = [...new Set(unique.map((code) => errorCatalogue[code].status))].sort((a, b) => a - b);
-  return Object.fromEntries(statuses.map((status) => [status, errorResponseOf(unique.filter((code) => errorCatalogue[code].status === status))]));
+  return Object.fromEntries(
+    statuses.map((status) => [status, errorResponseOf(unique.filter((code) => errorCatalogue[code].status === status))]),
+  );
 }

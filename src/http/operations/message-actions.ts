@@ -7,26 +7,46 @@ import type { OperationServices } from './services.ts';
 
 /** What acting on a stored message can answer besides the key's and the request's errors. */
 export const MESSAGE_ACTION_ERRORS = [
-  ...KEYED_ERRORS, ...REQUEST_ERRORS,
-  'message_not_found', 'message_not_in_chat', 'message_not_editable', 'number_not_connected', 'rate_limited',
+  ...KEYED_ERRORS,
+  ...REQUEST_ERRORS,
+  'message_not_found',
+  'message_not_in_chat',
+  'message_not_editable',
+  'number_not_connected',
+  'rate_limited',
 ] as const;
 
 export const messageIdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
 
 /** The number whose session acts on the message: its own; undefined when it left the gateway (answered here). */
-export async function messageOwner(services: Pick<OperationServices, 'messageActions'>, scope: AccountScope, messageId: string): Promise<WhatsAppNumber | undefined> {
+export async function messageOwner(
+  services: Pick<OperationServices, 'messageActions'>,
+  scope: AccountScope,
+  messageId: string,
+): Promise<WhatsAppNumber | undefined> {
   return (await services.messageActions.locate(scope, messageId)).number;
 }
 
 /** The message and the number it belongs to, which must still be on the gateway. */
-export async function locateOnItsNumber(services: Pick<OperationServices, 'messageActions'>, scope: AccountScope, messageId: string): Promise<{ message: Message; number: WhatsAppNumber }> {
+export async function locateOnItsNumber(
+  services: Pick<OperationServices, 'messageActions'>,
+  scope: AccountScope,
+  messageId: string,
+): Promise<{ message: Message; number: WhatsAppNumber }> {
   const { message, number } = await services.messageActions.locate(scope, messageId);
-  if (number === undefined) throw new AppError('message_not_in_chat', `Message ${message.id} belongs to a number that is no longer on this gateway.`, { field: 'id' });
+  if (number === undefined)
+    throw new AppError('message_not_in_chat', `Message ${message.id} belongs to a number that is no longer on this gateway.`, {
+      field: 'id',
+    });
   return { message, number };
 }
 
 /** A changed message as GET /messages/{id} shows it in a page. */
-export async function presentChanged(services: Pick<OperationServices, 'history' | 'media' | 'mediaLinks'>, scope: AccountScope, changed: Message) {
+export async function presentChanged(
+  services: Pick<OperationServices, 'history' | 'media' | 'mediaLinks'>,
+  scope: AccountScope,
+  changed: Message,
+) {
   const [presented] = await presentPage(services, scope, [await services.history.find(scope, changed.id)]);
   return presented;
 }

@@ -28,16 +28,27 @@ export interface ListQuery {
 }
 
 /** The query's filters, each checked, with the field at fault named. */
-export async function readListQuery(gateway: Pick<OperationServices, 'numbers'>, scope: AccountScope, raw: ListQuery): Promise<HistoryQuery> {
+export async function readListQuery(
+  gateway: Pick<OperationServices, 'numbers'>,
+  scope: AccountScope,
+  raw: ListQuery,
+): Promise<HistoryQuery> {
   const query: HistoryQuery = { limit: raw.limit ?? DEFAULT_LIMIT };
   if (raw.phone !== undefined) query.numberId = (await gateway.numbers.findNumber(scope, raw.phone).catch(notYours)).id;
   if (raw.peer !== undefined) {
     const peer = parseE164(raw.peer);
-    if (peer === undefined) throw new AppError('invalid_phone_number', `peer "${raw.peer}" is not a phone number; include the country code, e.g. +14155550100.`, { field: 'peer' });
+    if (peer === undefined)
+      throw new AppError('invalid_phone_number', `peer "${raw.peer}" is not a phone number; include the country code, e.g. +14155550100.`, {
+        field: 'peer',
+      });
     query.peer = peer;
   }
   if (raw.with !== undefined) {
-    if (raw.peer !== undefined) throw new AppError('invalid_request', 'Give peer or with, not both: with is the person by phone or LID.', { field: 'with', problem: 'conflict' });
+    if (raw.peer !== undefined)
+      throw new AppError('invalid_request', 'Give peer or with, not both: with is the person by phone or LID.', {
+        field: 'with',
+        problem: 'conflict',
+      });
     query.with = raw.with;
   }
   if (raw.group_id !== undefined) query.groupId = parseGroupId(raw.group_id, 'group_id');
@@ -74,16 +85,25 @@ function readTime(raw: string, field: string): Date {
 export async function presentPage(gateway: Pick<OperationServices, 'media' | 'mediaLinks'>, scope: AccountScope, messages: Message[]) {
   const ids = messages.flatMap((message) => (message.mediaId === null ? [] : [message.mediaId]));
   const media = new Map((await gateway.media.describeForMessages(scope, ids)).map((item) => [item.id, item]));
-  return messages.map((message) => presentStoredMessage(gateway, message, message.mediaId === null ? undefined : media.get(message.mediaId)));
+  return messages.map((message) =>
+    presentStoredMessage(gateway, message, message.mediaId === null ? undefined : media.get(message.mediaId)),
+  );
 }
 
 /**
  * A stored message: what the send answers, with its direction, kind and what happened to it. A
  * file whose bytes retention removed is still described, marked `expired` and without a url.
  */
-function presentStoredMessage(gateway: Pick<OperationServices, 'mediaLinks'>, message: Message, media: (MediaObject & { removed: boolean }) | undefined) {
+function presentStoredMessage(
+  gateway: Pick<OperationServices, 'mediaLinks'>,
+  message: Message,
+  media: (MediaObject & { removed: boolean }) | undefined,
+) {
   const base = presentMessage(message, media, { plain: (id) => gateway.mediaLinks.plain(id) });
-  const described = base.media === undefined || media === undefined ? {} : { media: media.removed ? { ...base.media, status: 'expired', url: undefined } : { ...base.media, status: 'available' } };
+  const described =
+    base.media === undefined || media === undefined
+      ? {}
+      : { media: media.removed ? { ...base.media, status: 'expired', url: undefined } : { ...base.media, status: 'available' } };
   const times = message.times;
   return {
     ...base,
@@ -102,18 +122,45 @@ function statusHistory(message: Message): { status: MessageStatus; at: string }[
   const times = message.times;
   const reached: [MessageStatus, Date | null | undefined][] =
     message.direction === 'inbound'
-      ? [['received', message.createdAt], ['read', times?.read]]
-      : [['queued', message.createdAt], ['sent', times?.sent], ['delivered', times?.delivered], ['read', times?.read], ['failed', times?.failed]];
+      ? [
+          ['received', message.createdAt],
+          ['read', times?.read],
+        ]
+      : [
+          ['queued', message.createdAt],
+          ['sent', times?.sent],
+          ['delivered', times?.delivered],
+          ['read', times?.read],
+          ['failed', times?.failed],
+        ];
   return reached.flatMap(([status, at]) => (at === null || at === undefined ? [] : [{ status, at: at.toISOString() }]));
 }
 
 /** One message with its reactions and the texts it had before, and a poll's tally. */
-export async function presentDetail(gateway: Pick<OperationServices, 'media' | 'mediaLinks' | 'history' | 'polls'>, scope: AccountScope, message: Message) {
-  const [[presented], changes, tally] = await Promise.all([presentPage(gateway, scope, [message]), gateway.history.changes(message), gateway.polls.tally(message)]);
+export async function presentDetail(
+  gateway: Pick<OperationServices, 'media' | 'mediaLinks' | 'history' | 'polls'>,
+  scope: AccountScope,
+  message: Message,
+) {
+  const [[presented], changes, tally] = await Promise.all([
+    presentPage(gateway, scope, [message]),
+    gateway.history.changes(message),
+    gateway.polls.tally(message),
+  ]);
   return {
     ...presented!,
     ...(tally !== undefined && presentStructured(message.structured, tally)),
-    reactions: changes.reactions.map((reaction) => ({ emoji: reaction.emoji, by: reaction.reactor, from_me: reaction.fromUs, reacted_at: reaction.reactedAt.toISOString() })),
-    revisions: changes.revisions.map((revision) => ({ kind: revision.kind, previous_message: revision.previousText, from_me: revision.fromUs, at: revision.changedAt.toISOString() })),
+    reactions: changes.reactions.map((reaction) => ({
+      emoji: reaction.emoji,
+      by: reaction.reactor,
+      from_me: reaction.fromUs,
+      reacted_at: reaction.reactedAt.toISOString(),
+    })),
+    revisions: changes.revisions.map((revision) => ({
+      kind: revision.kind,
+      previous_message: revision.previousText,
+      from_me: revision.fromUs,
+      at: revision.changedAt.toISOString(),
+    })),
   };
 }

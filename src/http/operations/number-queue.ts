@@ -3,25 +3,39 @@ import { presentQueue } from '../send-policy-schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';
 
-const numberParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } } } as const;
+const numberParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } },
+} as const;
 const DEFAULT_PAGE = 50;
 
-export const getNumberQueue = defineOperation({
-  params: numberParams,
-  query: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      limit: { type: 'integer', minimum: 1, maximum: 500, default: DEFAULT_PAGE, description: 'Messages per page (1 to 500, 50 by default).' },
-      cursor: { type: 'string', maxLength: 128, description: 'The next_cursor of the previous page.' },
+export const getNumberQueue = defineOperation(
+  {
+    params: numberParams,
+    query: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 500,
+          default: DEFAULT_PAGE,
+          description: 'Messages per page (1 to 500, 50 by default).',
+        },
+        cursor: { type: 'string', maxLength: 128, description: 'The next_cursor of the previous page.' },
+      },
     },
   },
-}, ['numbers', 'sendQueues'])({
+  ['numbers', 'sendQueues'],
+)({
   method: 'GET',
   path: '/numbers/:id/queue',
   operationId: 'getNumberQueue',
-  summary: 'A number\'s send queue',
-  description: 'The messages the send governor keeps waiting for this number (docs/send-governor.md), in the order they are due to leave, with counts by the reason they wait, the next time one leaves, and the policy in force.',
+  summary: "A number's send queue",
+  description:
+    'The messages the send governor keeps waiting for this number (docs/send-governor.md), in the order they are due to leave, with counts by the reason they wait, the next time one leaves, and the policy in force.',
   tag: 'numbers',
   answers: { 200: ref('NumberQueue') },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found'],
@@ -35,10 +49,17 @@ export const clearNumberQueue = defineOperation({ params: numberParams }, ['numb
   method: 'DELETE',
   path: '/numbers/:id/queue',
   operationId: 'clearNumberQueue',
-  summary: 'Cancel every message waiting in a number\'s queue',
-  description: 'Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number.',
+  summary: "Cancel every message waiting in a number's queue",
+  description:
+    'Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number.',
   tag: 'numbers',
-  answers: { 200: { type: 'object', required: ['number_id', 'cancelled'], properties: { number_id: { type: 'string' }, cancelled: { type: 'integer', description: 'Messages cancelled.' } } } },
+  answers: {
+    200: {
+      type: 'object',
+      required: ['number_id', 'cancelled'],
+      properties: { number_id: { type: 'string' }, cancelled: { type: 'integer', description: 'Messages cancelled.' } },
+    },
+  },
   errors: [...KEYED_ERRORS, 'number_not_found', 'number_not_connected'],
   owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id),
   handle: async ({ scope, params }, { numbers, sendQueues }) => {

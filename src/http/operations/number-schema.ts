@@ -14,20 +14,48 @@ const pausedSchema = {
     },
     { type: 'null' },
   ],
-  description: 'Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume.',
+  description:
+    'Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume.',
 } as const;
 
 export const numberSchema = {
   type: 'object',
-  required: ['number_id', 'phone', 'engine', 'status', 'status_reason', 'can_send', 'auto_read', 'reject_calls', 'call_reply_text', 'show_online', 'paused', 'created_at'],
+  required: [
+    'number_id',
+    'phone',
+    'engine',
+    'status',
+    'status_reason',
+    'can_send',
+    'auto_read',
+    'reject_calls',
+    'call_reply_text',
+    'show_online',
+    'paused',
+    'created_at',
+  ],
   properties: {
     number_id: { type: 'string' },
     phone: { type: 'string', description: 'E.164: what from_phone names.' },
-    engine: { type: 'string', enum: ['sandbox', 'baileys'], description: 'sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.' },
-    status: { type: 'string', description: 'The WhatsApp session\'s state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked.' },
+    engine: {
+      type: 'string',
+      enum: ['sandbox', 'baileys'],
+      description: 'sandbox numbers live on the simulated network; baileys ones are real WhatsApp numbers.',
+    },
+    status: {
+      type: 'string',
+      description:
+        "The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked.",
+    },
     status_reason: { type: ['string', 'null'], description: 'Why, when there is more to say.' },
-    can_send: { type: 'boolean', description: 'Whether a send from this number would be handed to WhatsApp now (status connected, and not paused).' },
-    auto_read: { type: 'boolean', description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}).' },
+    can_send: {
+      type: 'boolean',
+      description: 'Whether a send from this number would be handed to WhatsApp now (status connected, and not paused).',
+    },
+    auto_read: {
+      type: 'boolean',
+      description: 'Whether messages it receives are marked read as soon as they are stored (PATCH /numbers/{id}).',
+    },
     reject_calls: { type: 'boolean', description: 'Whether calls to it are rejected as they ring (PATCH /numbers/{id}).' },
     call_reply_text: { type: ['string', 'null'], description: 'What a caller whose call was rejected is sent; null for nothing.' },
     show_online: { type: 'boolean', description: 'Whether it shows itself online to its contacts (PATCH /numbers/{id}).' },

@@ -15,7 +15,9 @@ export interface RequestSchemas {
 }
 
 /** A part's type from its schema; undefined for a part the operation does not take. */
-type Typed<Schemas extends RequestSchemas, Part extends keyof RequestSchemas> = Schemas[Part] extends undefined ? undefined : FromSchema<NonNullable<Schemas[Part]>>;
+type Typed<Schemas extends RequestSchemas, Part extends keyof RequestSchemas> = Schemas[Part] extends undefined
+  ? undefined
+  : FromSchema<NonNullable<Schemas[Part]>>;
 
 /**
  * What a handler receives: the request's parts typed from their schemas, the key's account, and
@@ -46,7 +48,10 @@ type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  * and its account scope, the document entry with the error codes it lists, and, with `owner`,
  * the run on the node that serves the number (src/http/operations/registry.ts).
  */
-export interface Operation<Schemas extends RequestSchemas = RequestSchemas, Uses extends keyof OperationServices = keyof OperationServices> {
+export interface Operation<
+  Schemas extends RequestSchemas = RequestSchemas,
+  Uses extends keyof OperationServices = keyof OperationServices,
+> {
   method: HttpMethod;
   /** Fastify's form, `/messages/:id`. */
   path: string;
@@ -68,7 +73,10 @@ export interface Operation<Schemas extends RequestSchemas = RequestSchemas, Uses
    * that number. A phone is looked up in the key's account (403 phone_not_owned when it is not
    * there); undefined runs it here.
    */
-  owner?(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): E164 | WhatsAppNumber | undefined | Promise<E164 | WhatsAppNumber | undefined>;
+  owner?(
+    input: OperationInput<Schemas>,
+    services: Pick<OperationServices, Uses>,
+  ): E164 | WhatsAppNumber | undefined | Promise<E164 | WhatsAppNumber | undefined>;
   /** An answer this node can give without the owner (a replayed send), asked before forwarding. */
   answerWithoutOwner?(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): Promise<Answer | undefined>;
   handle(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): Promise<Answer>;
@@ -90,8 +98,12 @@ export type AnyOperation = Operation<RequestSchemas, keyof OperationServices>;
  * Fastify validated against those same schemas (or that the first node validated, for a
  * forwarded call); that is the one place the types are set aside.
  */
-export function defineOperation<const Schemas extends RequestSchemas, const Uses extends keyof OperationServices>(request: Schemas, uses: readonly Uses[]) {
-  return (operation: Omit<Operation<Schemas, Uses>, 'request' | 'uses'>): AnyOperation => ({ ...operation, request, uses }) as unknown as AnyOperation;
+export function defineOperation<const Schemas extends RequestSchemas, const Uses extends keyof OperationServices>(
+  request: Schemas,
+  uses: readonly Uses[],
+) {
+  return (operation: Omit<Operation<Schemas, Uses>, 'request' | 'uses'>): AnyOperation =>
+    ({ ...operation, request, uses }) as unknown as AnyOperation;
 }
 
 /** A 200 with this body. */

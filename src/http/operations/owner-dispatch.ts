@@ -40,14 +40,17 @@ export class OwnerDispatch {
     const owner = await operation.owner?.(input, services);
     if (owner === undefined) return here();
     if (this.gateway.supervisor.servesPhone(typeof owner === 'string' ? owner : owner.phone)) return here();
-    const number: WhatsAppNumber = typeof owner === 'string' ? await this.gateway.numbers.findNumber(input.scope, owner).catch(notOwned) : owner;
+    const number: WhatsAppNumber =
+      typeof owner === 'string' ? await this.gateway.numbers.findNumber(input.scope, owner).catch(notOwned) : owner;
     const known = await operation.answerWithoutOwner?.(input, services);
     if (known !== undefined) return known;
     // With an Idempotency-Key (a send), the claim in the shared database lets one attempt through
     // whichever node makes it, so a call the owner stopped answering may be made again on the
     // owner that took over (docs/cluster.md).
     const repeatable = typeof input.idempotencyKey === 'string';
-    return this.gateway.router.run(number, here, (node, signal) => this.forward(node, operation.operationId, input, signal), { repeatable });
+    return this.gateway.router.run(number, here, (node, signal) => this.forward(node, operation.operationId, input, signal), {
+      repeatable,
+    });
   }
 
   /** Runs a forwarded operation here, as its owner: the first node has checked and routed it. */
@@ -63,7 +66,12 @@ export class OwnerDispatch {
     return operation.handle(input, pickServices(this.services, operation.uses));
   }
 
-  private async forward(node: NodeAddress, operationId: string, input: OperationInput<RequestSchemas>, signal: AbortSignal): Promise<Answer> {
+  private async forward(
+    node: NodeAddress,
+    operationId: string,
+    input: OperationInput<RequestSchemas>,
+    signal: AbortSignal,
+  ): Promise<Answer> {
     const forwarded: ForwardedOperation = {
       account_id: input.scope.accountId,
       params: input.params ?? {},
@@ -73,16 +81,19 @@ export class OwnerDispatch {
       prefer_wait_seconds: input.preferWaitSeconds ?? null,
     };
     const answer = await this.gateway.nodeClient.call(node, 'POST', DISPATCH_PATH.replace(':operationId', operationId), forwarded, signal);
-    const headers = Object.fromEntries(RELAYED_HEADERS.flatMap((name) => {
-      const value = answer.headers.get(name);
-      return value === null ? [] : [[name, value]];
-    }));
+    const headers = Object.fromEntries(
+      RELAYED_HEADERS.flatMap((name) => {
+        const value = answer.headers.get(name);
+        return value === null ? [] : [[name, value]];
+      }),
+    );
     return { statusCode: answer.status, body: answer.body, headers };
   }
 }
 
 /** number_not_found as the public API says it of a from_phone. */
 export function notOwned(error: unknown): never {
-  if (error instanceof AppError && error.code === 'number_not_found') throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
+  if (error instanceof AppError && error.code === 'number_not_found')
+    throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
   throw error;
 }

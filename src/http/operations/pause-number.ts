@@ -3,16 +3,25 @@ import { numberSchema, presentNumber } from './number-schema.ts';
 import { defineOperation, ok } from './operation.ts';
 
 /** {id} of the numbers' operations: a number_id or a phone. */
-export const numberIdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } } } as const;
+export const numberIdParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', description: 'The number_id, or the phone in E.164.' } },
+} as const;
 
-export const pauseNumber = defineOperation({
-  params: numberIdParams,
-  body: {
-    type: 'object',
-    additionalProperties: false,
-    properties: { reason: { type: 'string', maxLength: 500, description: 'Why, in your words; shown as the pause\'s detail in number.paused.' } },
+export const pauseNumber = defineOperation(
+  {
+    params: numberIdParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        reason: { type: 'string', maxLength: 500, description: "Why, in your words; shown as the pause's detail in number.paused." },
+      },
+    },
   },
-}, ['numbers', 'pauses'])({
+  ['numbers', 'pauses'],
+)({
   method: 'POST',
   path: '/numbers/:id/pause',
   operationId: 'pauseNumber',

@@ -16,13 +16,20 @@ const bearer = [{ apiKey: [] }];
  * operation, `<operationId>Api`, with the same schemas, so that every path a client may call is
  * described and operationIds stay unique.
  */
-export async function registerOperations(app: FastifyInstance, gateway: Gateway, operations: readonly AnyOperation[]): Promise<OwnerDispatch> {
+export async function registerOperations(
+  app: FastifyInstance,
+  gateway: Gateway,
+  operations: readonly AnyOperation[],
+): Promise<OwnerDispatch> {
   const dispatch = new OwnerDispatch(gateway, operationServices(gateway));
   const onRequest = apiKeyAuthHook(gateway.authenticator);
   for (const prefix of PREFIXES) {
-    await app.register(async (scope) => {
-      for (const operation of operations) scope.route(routeOf(operation, prefix, onRequest, dispatch));
-    }, { prefix });
+    await app.register(
+      async (scope) => {
+        for (const operation of operations) scope.route(routeOf(operation, prefix, onRequest, dispatch));
+      },
+      { prefix },
+    );
   }
   return dispatch;
 }
@@ -81,7 +88,9 @@ export function send(reply: FastifyReply, answer: Answer): FastifyReply {
  */
 export function keyedPathMatcher(operations: readonly AnyOperation[]): (path: string) => boolean {
   const patterns = operations.flatMap((operation) =>
-    PREFIXES.filter((prefix) => prefix !== '' || operation.unprefixedRouteOptions === undefined).map((prefix) => new RegExp(`^${prefix}${operation.path.replace(/:[a-z_]+/gi, '[^/]+')}$`)),
+    PREFIXES.filter((prefix) => prefix !== '' || operation.unprefixedRouteOptions === undefined).map(
+      (prefix) => new RegExp(`^${prefix}${operation.path.replace(/:[a-z_]+/gi, '[^/]+')}$`),
+    ),
   );
   return (path) => patterns.some((pattern) => pattern.test(path));
 }

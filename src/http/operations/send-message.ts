@@ -1,24 +1,74 @@
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
 import { parseSendInput } from '../message-input.ts';
-import { idempotencyKeyHeadersSchema, idempotentReplayedHeaderSchema, messageRequestSchema, queuedMessageResponseSchema, sentMessageResponseSchema } from '../schemas.ts';
+import {
+  idempotencyKeyHeadersSchema,
+  idempotentReplayedHeaderSchema,
+  messageRequestSchema,
+  queuedMessageResponseSchema,
+  sentMessageResponseSchema,
+} from '../schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.ts';
 import { defineOperation } from './operation.ts';
 import { answerKnownKey, asAnswer, sendHere, toKnownPhone } from './sending.ts';
 
-export const sendMessage = defineOperation({ body: messageRequestSchema, headers: idempotencyKeyHeadersSchema }, ['sender', 'governor', 'idempotentSender', 'media', 'mediaLinks', 'accounts', 'linkPreviews', 'maxMessageLength', 'numbers', 'identities', 'sendBacklog'])({
+export const sendMessage = defineOperation({ body: messageRequestSchema, headers: idempotencyKeyHeadersSchema }, [
+  'sender',
+  'governor',
+  'idempotentSender',
+  'media',
+  'mediaLinks',
+  'accounts',
+  'linkPreviews',
+  'maxMessageLength',
+  'numbers',
+  'identities',
+  'sendBacklog',
+])({
   method: 'POST',
   path: '/send_message',
   operationId: 'sendMessage',
   summary: 'Send a WhatsApp message: a text, a file, a location, contact cards or a poll',
   description:
-    'Sends from one of your account\'s numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number\'s map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again. When the number\'s send policy (docs/send-governor.md) makes the message wait, or send_at schedules it, it is stored in the number\'s queue and answered 202 `queued` with scheduled_for; `wait: true` or `Prefer: wait=N` answers once it has left.',
+    "Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone \"<digits>@lid\"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again. When the number's send policy (docs/send-governor.md) makes the message wait, or send_at schedules it, it is stored in the number's queue and answered 202 `queued` with scheduled_for; `wait: true` or `Prefer: wait=N` answers once it has left.",
   tag: 'messages',
-  answers: { 200: { ...sentMessageResponseSchema, headers: idempotentReplayedHeaderSchema }, 202: { ...queuedMessageResponseSchema, headers: idempotentReplayedHeaderSchema } },
+  answers: {
+    200: { ...sentMessageResponseSchema, headers: idempotentReplayedHeaderSchema },
+    202: { ...queuedMessageResponseSchema, headers: idempotentReplayedHeaderSchema },
+  },
   errors: [
-    ...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS,
-    'empty_message', 'message_too_long', 'invalid_media', 'media_type_mismatch', 'media_kind_mismatch', 'media_url_blocked', 'media_too_large', 'recipient_not_on_whatsapp',
-    'invalid_reply_to', 'invalid_mention', 'invalid_poll', 'invalid_contact', 'link_previews_disabled', 'invalid_idempotency_key', 'not_group_member', 'media_not_found', 'request_in_progress', 'send_outcome_unknown',
-    'storage_quota_exceeded', 'media_url_unreachable', 'idempotency_key_reused', 'quota_exceeded', 'upload_rate_exceeded', 'media_fetch_budget_exceeded', 'insufficient_storage', 'send_not_recorded', 'number_paused', 'contact_not_found', 'overloaded', 'invalid_schedule',
+    ...KEYED_ERRORS,
+    ...REQUEST_ERRORS,
+    ...SESSION_ERRORS,
+    'empty_message',
+    'message_too_long',
+    'invalid_media',
+    'media_type_mismatch',
+    'media_kind_mismatch',
+    'media_url_blocked',
+    'media_too_large',
+    'recipient_not_on_whatsapp',
+    'invalid_reply_to',
+    'invalid_mention',
+    'invalid_poll',
+    'invalid_contact',
+    'link_previews_disabled',
+    'invalid_idempotency_key',
+    'not_group_member',
+    'media_not_found',
+    'request_in_progress',
+    'send_outcome_unknown',
+    'storage_quota_exceeded',
+    'media_url_unreachable',
+    'idempotency_key_reused',
+    'quota_exceeded',
+    'upload_rate_exceeded',
+    'media_fetch_budget_exceeded',
+    'insufficient_storage',
+    'send_not_recorded',
+    'number_paused',
+    'contact_not_found',
+    'overloaded',
+    'invalid_schedule',
   ],
   check: ({ body, idempotencyKey }, { maxMessageLength }) => {
     parseSendInput(body, maxMessageLength);
@@ -29,7 +79,12 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
   answerWithoutOwner: async ({ scope, body, idempotencyKey }, services) => {
     const key = parseIdempotencyKey(idempotencyKey);
     if (key === undefined) return undefined;
-    const known = await answerKnownKey(services, scope.accountId, await toKnownPhone(services, scope, parseSendInput(body, services.maxMessageLength)), key);
+    const known = await answerKnownKey(
+      services,
+      scope.accountId,
+      await toKnownPhone(services, scope, parseSendInput(body, services.maxMessageLength)),
+      key,
+    );
     return known === undefined ? undefined : asAnswer(known);
   },
   handle: async ({ scope, body, idempotencyKey, preferWaitSeconds }, services) => {

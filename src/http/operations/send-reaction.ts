@@ -12,7 +12,12 @@ const reactionRequestSchema = {
   properties: {
     from_phone: { type: 'string', description: 'The number whose chat holds the message.' },
     message_id: { type: 'string', description: 'The message to react to, sent or received.' },
-    emoji: { type: 'string', description: 'Exactly one emoji by Unicode\'s emoji rules (skin tones, ZWJ sequences, flags and keycaps included); an empty string takes your reaction away.', examples: ['👍'] },
+    emoji: {
+      type: 'string',
+      description:
+        "Exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps included); an empty string takes your reaction away.",
+      examples: ['👍'],
+    },
   },
 } as const;
 
@@ -33,12 +38,14 @@ export const sendReaction = defineOperation({ body: reactionRequestSchema }, ['n
   path: '/send_reaction',
   operationId: 'sendReaction',
   summary: 'React to a message, or take the reaction away',
-  description: 'Reacts with one emoji to a message in a chat of from_phone, as its sender sees on WhatsApp; a new reaction replaces the last, and an empty emoji removes it. /send_reaction and /api/send_reaction are the same operation.',
+  description:
+    'Reacts with one emoji to a message in a chat of from_phone, as its sender sees on WhatsApp; a new reaction replaces the last, and an empty emoji removes it. /send_reaction and /api/send_reaction are the same operation.',
   tag: 'messages',
   answers: { 200: reactionResponseSchema },
   errors: [...MESSAGE_ACTION_ERRORS, 'invalid_emoji', 'invalid_phone_number', 'phone_not_owned'],
   check: ({ body }) => {
-    if (body.emoji !== '' && !isOneEmoji(body.emoji)) throw new AppError('invalid_emoji', 'emoji must be exactly one emoji, or empty to remove your reaction.', { field: 'emoji' });
+    if (body.emoji !== '' && !isOneEmoji(body.emoji))
+      throw new AppError('invalid_emoji', 'emoji must be exactly one emoji, or empty to remove your reaction.', { field: 'emoji' });
   },
   // A reaction is made by from_phone, whichever number the message belongs to.
   owner: ({ body }) => parsePhoneField(body.from_phone, 'from_phone'),
@@ -46,6 +53,12 @@ export const sendReaction = defineOperation({ body: reactionRequestSchema }, ['n
     const { message } = await messageActions.locate(scope, body.message_id);
     const from = await numbers.findNumber(scope, parsePhoneField(body.from_phone, 'from_phone')).catch(notOwned);
     const { reactedAt } = await messageActions.react(from, message, body.emoji);
-    return ok({ message_id: message.id, from_phone: from.phone, emoji: body.emoji, removed: body.emoji === '', reacted_at: reactedAt.toISOString() });
+    return ok({
+      message_id: message.id,
+      from_phone: from.phone,
+      emoji: body.emoji,
+      removed: body.emoji === '',
+      reacted_at: reactedAt.toISOString(),
+    });
   },
 });

@@ -12,7 +12,10 @@ import type { AccountScope } from '../../domain/tenant-scope.ts';
 import { notOwned } from './owner-dispatch.ts';
 
 /** What a send reaches: the senders and the media it stores or reuses. */
-export type SendingServices = Pick<OperationServices, 'sender' | 'governor' | 'idempotentSender' | 'media' | 'mediaLinks' | 'sendBacklog' | 'accounts' | 'linkPreviews'>;
+export type SendingServices = Pick<
+  OperationServices,
+  'sender' | 'governor' | 'idempotentSender' | 'media' | 'mediaLinks' | 'sendBacklog' | 'accounts' | 'linkPreviews'
+>;
 
 export interface SendAnswer {
   statusCode: number;
@@ -29,7 +32,13 @@ export function asAnswer(answer: SendAnswer): Answer {
  * The send as this node makes it, once it serves from_phone (or no node does and it answers why);
  * refused at once past the node's backlog. A client's wait for a queued message holds no place in it.
  */
-export async function sendHere(services: SendingServices, scope: AccountScope, input: SendInput, idempotencyKey: string | undefined, preferWaitSeconds?: number): Promise<SendAnswer> {
+export async function sendHere(
+  services: SendingServices,
+  scope: AccountScope,
+  input: SendInput,
+  idempotencyKey: string | undefined,
+  preferWaitSeconds?: number,
+): Promise<SendAnswer> {
   const answer = await services.sendBacklog.admit(() => sendOnce(services, scope, input, idempotencyKey));
   const waitMs = input.wait === true ? null : preferWaitSeconds === undefined ? undefined : preferWaitSeconds * 1_000;
   if (answer.statusCode !== 202 || waitMs === undefined || answer.replayed) return answer;
@@ -44,7 +53,12 @@ export async function sendHere(services: SendingServices, scope: AccountScope, i
   return { ...answer, body: { ...(answer.body as object), status: left } };
 }
 
-async function sendOnce(services: SendingServices, scope: AccountScope, input: SendInput, idempotencyKey: string | undefined): Promise<SendAnswer> {
+async function sendOnce(
+  services: SendingServices,
+  scope: AccountScope,
+  input: SendInput,
+  idempotencyKey: string | undefined,
+): Promise<SendAnswer> {
   const { accountId } = scope;
   // A replay of a send with a file is answered before the file is stored again; only a URL's
   // bytes are unknown until fetched, so those sends reach the claim after their fetch.
@@ -54,8 +68,10 @@ async function sendOnce(services: SendingServices, scope: AccountScope, input: S
   }
   // Check first, fetch last: a send refused for its number or quota never downloads or stores a file.
   if (input.linkPreview?.fetch === true) await assertMayFetchPreviews(services, scope);
-  if ((input.media !== undefined && input.media.id === undefined) || input.linkPreview?.fetch === true) await services.sender.assertMaySend(accountId, input.fromPhone);
-  const preview = input.linkPreview === undefined ? undefined : await resolveLinkPreview(services, accountId, input.linkPreview, input.text);
+  if ((input.media !== undefined && input.media.id === undefined) || input.linkPreview?.fetch === true)
+    await services.sender.assertMaySend(accountId, input.fromPhone);
+  const preview =
+    input.linkPreview === undefined ? undefined : await resolveLinkPreview(services, accountId, input.linkPreview, input.text);
   const media = input.media === undefined ? undefined : await resolveMedia(services, accountId, input.media);
   // A file's kind is known only now, from its bytes, when the request did not name it.
   if (media !== undefined && input.structured !== undefined && 'viewOnce' in input.structured) assertViewOnceKind(media.kind);
@@ -85,14 +101,23 @@ async function sendOnce(services: SendingServices, scope: AccountScope, input: S
 /** Fetching a page for its preview is the account's choice, off until it is made. */
 async function assertMayFetchPreviews(services: Pick<SendingServices, 'accounts'>, scope: AccountScope): Promise<void> {
   if ((await services.accounts.settings(scope)).linkPreviews) return;
-  throw new AppError('link_previews_disabled', 'link_preview: true has the gateway fetch the page, which this account has not turned on (PATCH /account/settings with link_previews: true); or give the preview as an object.', { field: 'link_preview' });
+  throw new AppError(
+    'link_previews_disabled',
+    'link_preview: true has the gateway fetch the page, which this account has not turned on (PATCH /account/settings with link_previews: true); or give the preview as an object.',
+    { field: 'link_preview' },
+  );
 }
 
 /**
  * The preview a text goes with: fetched from its first link (none when the page cannot be had),
  * or the caller's own, with its thumbnail read from an image of the account.
  */
-async function resolveLinkPreview(services: Pick<SendingServices, 'media' | 'linkPreviews'>, accountId: string, ask: LinkPreviewAsk, text: string): Promise<{ preview: LinkPreview; thumbnail?: Buffer } | undefined> {
+async function resolveLinkPreview(
+  services: Pick<SendingServices, 'media' | 'linkPreviews'>,
+  accountId: string,
+  ask: LinkPreviewAsk,
+  text: string,
+): Promise<{ preview: LinkPreview; thumbnail?: Buffer } | undefined> {
   if (ask.fetch) {
     const link = firstLink(text);
     return link === undefined ? undefined : services.linkPreviews.preview(link);
@@ -100,7 +125,12 @@ async function resolveLinkPreview(services: Pick<SendingServices, 'media' | 'lin
   const preview = { url: ask.url, title: ask.title, description: ask.description };
   if (ask.thumbnailMediaId === undefined) return { preview };
   const image = await services.media.find(accountId, ask.thumbnailMediaId, 'link_preview.thumbnail_media_id');
-  if (image.kind !== 'image') throw new AppError('media_kind_mismatch', `link_preview.thumbnail_media_id is ${image.mimeType}, not an image.`, { field: 'link_preview.thumbnail_media_id', kind: 'image', mime_type: image.mimeType });
+  if (image.kind !== 'image')
+    throw new AppError('media_kind_mismatch', `link_preview.thumbnail_media_id is ${image.mimeType}, not an image.`, {
+      field: 'link_preview.thumbnail_media_id',
+      kind: 'image',
+      mime_type: image.mimeType,
+    });
   return { preview, thumbnail: await services.media.outgoing(image).read() };
 }
 
@@ -131,11 +161,24 @@ export async function resolveMedia(services: Pick<OperationServices, 'media'>, a
  * without storing or fetching anything; undefined when the request is to be sent, or when its
  * file comes by URL and only the fetch can tell whether it is the same request.
  */
-export async function answerKnownKey(services: SendingServices, accountId: string, input: SendInput, idempotencyKey: string): Promise<SendAnswer | undefined> {
+export async function answerKnownKey(
+  services: SendingServices,
+  accountId: string,
+  input: SendInput,
+  idempotencyKey: string,
+): Promise<SendAnswer | undefined> {
   const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(services, accountId, input.media);
   if (input.media !== undefined && fingerprint === undefined) return undefined;
   const known = await services.idempotentSender.answerFromRecord(
-    { accountId, fromPhone: input.fromPhone, ...recipientOf(input), text: input.text, mediaFingerprint: fingerprint, replyTo: input.replyTo, ...contentOf(input) },
+    {
+      accountId,
+      fromPhone: input.fromPhone,
+      ...recipientOf(input),
+      text: input.text,
+      mediaFingerprint: fingerprint,
+      replyTo: input.replyTo,
+      ...contentOf(input),
+    },
     idempotencyKey,
   );
   return known === undefined ? undefined : { statusCode: known.statusCode, body: known.body, replayed: known.replayed };
@@ -143,18 +186,30 @@ export async function answerKnownKey(services: SendingServices, accountId: strin
 
 /** What the send carries besides its text and file, as the request gave it. */
 function contentOf(input: SendInput): Pick<SendRequest, 'structured' | 'linkPreview'> {
-  return { ...(input.structured !== undefined && { structured: input.structured }), ...(input.linkPreview !== undefined && { linkPreview: input.linkPreview }) };
+  return {
+    ...(input.structured !== undefined && { structured: input.structured }),
+    ...(input.linkPreview !== undefined && { linkPreview: input.linkPreview }),
+  };
 }
 
 /**
  * A recipient named by LID, as the phone from_phone's map knows for it: the message goes to the
  * person's phone and joins their one conversation. Asks the database, never WhatsApp.
  */
-export async function toKnownPhone(services: Pick<OperationServices, 'numbers' | 'identities'>, scope: AccountScope, input: SendInput): Promise<SendInput> {
+export async function toKnownPhone(
+  services: Pick<OperationServices, 'numbers' | 'identities'>,
+  scope: AccountScope,
+  input: SendInput,
+): Promise<SendInput> {
   if (input.toLid === undefined) return input;
   const number = await services.numbers.findNumber(scope, input.fromPhone).catch(notOwned);
   const phone = await services.identities.phoneOf(number.id, input.toLid);
-  if (phone === undefined) throw new AppError('contact_not_found', `${number.phone} does not know a phone for ${input.toLid} yet; it learns one when the person writes with it, or WhatsApp maps it.`, { field: 'to_phone' });
+  if (phone === undefined)
+    throw new AppError(
+      'contact_not_found',
+      `${number.phone} does not know a phone for ${input.toLid} yet; it learns one when the person writes with it, or WhatsApp maps it.`,
+      { field: 'to_phone' },
+    );
   const { toLid: _lid, ...rest } = input;
   return { ...rest, toPhone: phone };
 }
@@ -180,8 +235,15 @@ function mediaFingerprint(sha256: string, input: MediaInput): string {
  * The same fingerprint before the file is stored, for a node answering a replay for another;
  * undefined for a URL, whose bytes only a fetch would tell: the owner answers those.
  */
-async function mediaFingerprintOf(services: Pick<OperationServices, 'media'>, accountId: string, input: MediaInput): Promise<string | undefined> {
+async function mediaFingerprintOf(
+  services: Pick<OperationServices, 'media'>,
+  accountId: string,
+  input: MediaInput,
+): Promise<string | undefined> {
   if (input.url !== undefined) return undefined;
-  const sha256 = input.id !== undefined ? (await services.media.find(accountId, input.id)).sha256 : createHash('sha256').update(input.data!).digest('hex');
+  const sha256 =
+    input.id !== undefined
+      ? (await services.media.find(accountId, input.id)).sha256
+      : createHash('sha256').update(input.data!).digest('hex');
   return mediaFingerprint(sha256, input);
 }

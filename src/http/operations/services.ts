@@ -6,7 +6,30 @@ import type { Gateway } from '../../main.ts';
  */
 export type OperationServices = Pick<
   Gateway,
-  'numbers' | 'sender' | 'governor' | 'sendQueues' | 'idempotentSender' | 'media' | 'mediaLinks' | 'typing' | 'numberChecks' | 'messageActions' | 'history' | 'groups' | 'sandboxInbox' | 'pauses' | 'contacts' | 'chats' | 'identities' | 'blocklist' | 'presence' | 'profiles' | 'sendBacklog' | 'polls' | 'accounts' | 'linkPreviews'
+  | 'numbers'
+  | 'sender'
+  | 'governor'
+  | 'sendQueues'
+  | 'idempotentSender'
+  | 'media'
+  | 'mediaLinks'
+  | 'typing'
+  | 'numberChecks'
+  | 'messageActions'
+  | 'history'
+  | 'groups'
+  | 'sandboxInbox'
+  | 'pauses'
+  | 'contacts'
+  | 'chats'
+  | 'identities'
+  | 'blocklist'
+  | 'presence'
+  | 'profiles'
+  | 'sendBacklog'
+  | 'polls'
+  | 'accounts'
+  | 'linkPreviews'
 > & {
   /** The longest text a message may carry (WAGW_MAX_MESSAGE_LENGTH). */
   maxMessageLength: number;
@@ -16,11 +39,66 @@ export type OperationServices = Pick<
 
 /** The operation services of a gateway. */
 export function operationServices(gateway: Gateway): OperationServices {
-  const { numbers, sender, governor, sendQueues, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox, pauses, contacts, chats, identities, blocklist, presence, profiles, sendBacklog, polls, accounts, linkPreviews } = gateway;
-  return { numbers, sender, governor, sendQueues, idempotentSender, media, mediaLinks, typing, numberChecks, messageActions, history, groups, sandboxInbox, pauses, contacts, chats, identities, blocklist, presence, profiles, sendBacklog, polls, accounts, linkPreviews, maxMessageLength: gateway.config.maxMessageLength, mediaLinkTtlMs: gateway.config.media.linkTtlMs };
+  const {
+    numbers,
+    sender,
+    governor,
+    sendQueues,
+    idempotentSender,
+    media,
+    mediaLinks,
+    typing,
+    numberChecks,
+    messageActions,
+    history,
+    groups,
+    sandboxInbox,
+    pauses,
+    contacts,
+    chats,
+    identities,
+    blocklist,
+    presence,
+    profiles,
+    sendBacklog,
+    polls,
+    accounts,
+    linkPreviews,
+  } = gateway;
+  return {
+    numbers,
+    sender,
+    governor,
+    sendQueues,
+    idempotentSender,
+    media,
+    mediaLinks,
+    typing,
+    numberChecks,
+    messageActions,
+    history,
+    groups,
+    sandboxInbox,
+    pauses,
+    contacts,
+    chats,
+    identities,
+    blocklist,
+    presence,
+    profiles,
+    sendBacklog,
+    polls,
+    accounts,
+    linkPreviews,
+    maxMessageLength: gateway.config.maxMessageLength,
+    mediaLinkTtlMs: gateway.config.media.linkTtlMs,
+  };
 }
 
 /** Only the services `uses` names. */
-export function pickServices<Uses extends keyof OperationServices>(services: OperationServices, uses: readonly Uses[]): Pick<OperationServices, Uses> {
+export function pickServices<Uses extends keyof OperationServices>(
+  services: OperationServices,
+  uses: readonly Uses[],
+): Pick<OperationServices, Uses> {
   return Object.fromEntries(uses.map((name) => [name, services[name]])) as Pick<OperationServices, Uses>;
 }

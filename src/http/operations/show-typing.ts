@@ -25,12 +25,17 @@ const typingResponseSchema = {
     from_phone: { type: 'string' },
     to_phone: { type: 'string' },
     state: { type: 'string', enum: STATES },
-    ends_at: { type: ['string', 'null'], format: 'date-time', description: 'When the state ends by itself unless renewed; null for paused.' },
+    ends_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When the state ends by itself unless renewed; null for paused.',
+    },
   },
 } as const;
 
 function parseState(state: string): ChatPresence {
-  if (!(STATES as readonly string[]).includes(state)) throw new AppError('invalid_request', `state must be one of ${STATES.join(', ')}.`, { field: 'state' });
+  if (!(STATES as readonly string[]).includes(state))
+    throw new AppError('invalid_request', `state must be one of ${STATES.join(', ')}.`, { field: 'state' });
   return state as ChatPresence;
 }
 

@@ -14,7 +14,13 @@ const simulatedCallSchema = {
     to_phone: { type: 'string', description: 'One of your sandbox numbers.' },
     video: { type: 'boolean', default: false, description: 'A video call rather than a voice call.' },
     group_id: { type: 'string', description: 'A group call, made in this group, which both phones belong to.' },
-    rings_for_seconds: { type: 'integer', minimum: 1, maximum: 120, default: DEFAULT_RINGS_FOR_SECONDS, description: 'How long it rings before it is missed, unless the number rejects it first.' },
+    rings_for_seconds: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 120,
+      default: DEFAULT_RINGS_FOR_SECONDS,
+      description: 'How long it rings before it is missed, unless the number rejects it first.',
+    },
   },
 } as const;
 
@@ -40,7 +46,16 @@ export const simulateIncomingCall = defineOperation({ body: simulatedCallSchema 
     'A simulated phone calls one of your sandbox numbers, as a real call arrives: `call` webhooks hear it offered, then rejected (at once when the number has reject_calls, and the caller is sent call_reply_text) or missed when it has rung for rings_for_seconds. Limited per account and minute together with simulated messages.',
   tag: 'sandbox',
   answers: { 200: simulatedCallAnswerSchema },
-  errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number', 'phone_not_owned', 'not_group_member', 'group_not_found', 'rate_limited', 'number_not_connected'],
+  errors: [
+    ...KEYED_ERRORS,
+    ...REQUEST_ERRORS,
+    'invalid_phone_number',
+    'phone_not_owned',
+    'not_group_member',
+    'group_not_found',
+    'rate_limited',
+    'number_not_connected',
+  ],
   owner: ({ body }) => parsePhoneField(body.to_phone, 'to_phone'),
   handle: async ({ scope, body }, { sandboxInbox }) => {
     const fromPhone = parsePhoneField(body.from_phone, 'from_phone');
@@ -48,7 +63,19 @@ export const simulateIncomingCall = defineOperation({ body: simulatedCallSchema 
     const video = body.video ?? false;
     const ringsForMs = (body.rings_for_seconds ?? DEFAULT_RINGS_FOR_SECONDS) * 1000;
     const startedAt = Date.now();
-    const callId = await sandboxInbox.callOnPhone(scope, toPhone, { fromPhone, video, ringsForMs, ...(body.group_id !== undefined && { groupId: body.group_id }) });
-    return ok({ call_id: callId, from_phone: fromPhone, to_phone: toPhone, video, group_id: body.group_id ?? null, rings_until: new Date(startedAt + ringsForMs).toISOString() });
+    const callId = await sandboxInbox.callOnPhone(scope, toPhone, {
+      fromPhone,
+      video,
+      ringsForMs,
+      ...(body.group_id !== undefined && { groupId: body.group_id }),
+    });
+    return ok({
+      call_id: callId,
+      from_phone: fromPhone,
+      to_phone: toPhone,
+      video,
+      group_id: body.group_id ?? null,
+      rings_until: new Date(startedAt + ringsForMs).toISOString(),
+    });
   },
 });

@@ -4,7 +4,12 @@ import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';
 import { addressesOf, resolveMedia } from './sending.ts';
 
-export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveRequestSchema }, ['sandboxInbox', 'media', 'mediaLinks', 'maxMessageLength'])({
+export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveRequestSchema }, [
+  'sandboxInbox',
+  'media',
+  'mediaLinks',
+  'maxMessageLength',
+])({
   method: 'POST',
   path: '/sandbox/receive',
   operationId: 'simulateIncomingMessage',
@@ -14,10 +19,29 @@ export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveReq
   tag: 'sandbox',
   answers: { 200: receivedMessageResponseSchema },
   errors: [
-    ...KEYED_ERRORS, ...REQUEST_ERRORS,
-    'invalid_phone_number', 'empty_message', 'message_too_long', 'invalid_media', 'media_type_mismatch', 'media_kind_mismatch', 'media_url_blocked', 'media_too_large',
-    'invalid_reply_to', 'invalid_mention', 'invalid_poll', 'invalid_contact', 'phone_not_owned', 'not_group_member', 'media_not_found', 'storage_quota_exceeded', 'media_url_unreachable',
-    'rate_limited', 'media_fetch_budget_exceeded', 'number_not_connected', 'insufficient_storage',
+    ...KEYED_ERRORS,
+    ...REQUEST_ERRORS,
+    'invalid_phone_number',
+    'empty_message',
+    'message_too_long',
+    'invalid_media',
+    'media_type_mismatch',
+    'media_kind_mismatch',
+    'media_url_blocked',
+    'media_too_large',
+    'invalid_reply_to',
+    'invalid_mention',
+    'invalid_poll',
+    'invalid_contact',
+    'phone_not_owned',
+    'not_group_member',
+    'media_not_found',
+    'storage_quota_exceeded',
+    'media_url_unreachable',
+    'rate_limited',
+    'media_fetch_budget_exceeded',
+    'number_not_connected',
+    'insufficient_storage',
   ],
   handle: async ({ scope, body }, services) => {
     const input = parseSandboxReceiveInput(body, services.maxMessageLength);
@@ -25,17 +49,25 @@ export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveReq
     // An upload is sent as stored; bytes in the body are described but not stored here, as
     // the receiving number stores its own copy. Either is read only after the inbox's checks.
     const loadMedia =
-      mediaInput === undefined ? undefined
-      : mediaInput.data !== undefined ? () => services.media.describe(mediaInput.data!, mediaInput)
-      : async () => services.media.outgoing(await resolveMedia(services, scope.accountId, mediaInput));
-    const message = await services.sandboxInbox.receiveOnPhone(scope, input.toPhone, {
-      fromPhone: input.fromPhone,
-      text: input.text,
-      ...(mediaInput !== undefined && { failedDownloads: input.failedDownloads }),
-      ...(input.structured !== undefined && { structured: input.structured }),
-      ...(input.groupId !== undefined && { groupId: input.groupId, mentions: input.mentions ?? [] }),
-      ...(input.fromLid !== undefined && { fromLid: input.fromLid, withholdPhone: input.withholdPhone === true }),
-    }, input.replyTo, loadMedia);
+      mediaInput === undefined
+        ? undefined
+        : mediaInput.data !== undefined
+          ? () => services.media.describe(mediaInput.data!, mediaInput)
+          : async () => services.media.outgoing(await resolveMedia(services, scope.accountId, mediaInput));
+    const message = await services.sandboxInbox.receiveOnPhone(
+      scope,
+      input.toPhone,
+      {
+        fromPhone: input.fromPhone,
+        text: input.text,
+        ...(mediaInput !== undefined && { failedDownloads: input.failedDownloads }),
+        ...(input.structured !== undefined && { structured: input.structured }),
+        ...(input.groupId !== undefined && { groupId: input.groupId, mentions: input.mentions ?? [] }),
+        ...(input.fromLid !== undefined && { fromLid: input.fromLid, withholdPhone: input.withholdPhone === true }),
+      },
+      input.replyTo,
+      loadMedia,
+    );
     const media = message.mediaId === null ? undefined : await services.media.find(scope.accountId, message.mediaId, 'media');
     return ok(presentMessage(message, media, addressesOf(services)));
   },

@@ -5,18 +5,31 @@ import { defineOperation, ok } from './operation.ts';
 /** The longest simulated restriction: a day, as long as a rehearsal needs. */
 const LONGEST_LIFT_SECONDS = 86_400;
 
-export const simulateRestriction = defineOperation({
-  body: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['phone', 'kind', 'lift_after_seconds'],
-    properties: {
-      phone: { type: 'string', description: 'One of your sandbox numbers (E.164).' },
-      kind: { type: 'string', enum: ['restricted', 'rate_overlimit'], description: 'restricted: WhatsApp\'s 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit.' },
-      lift_after_seconds: { type: 'integer', minimum: 1, maximum: LONGEST_LIFT_SECONDS, description: 'When the simulated network lifts it, from now.' },
+export const simulateRestriction = defineOperation(
+  {
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['phone', 'kind', 'lift_after_seconds'],
+      properties: {
+        phone: { type: 'string', description: 'One of your sandbox numbers (E.164).' },
+        kind: {
+          type: 'string',
+          enum: ['restricted', 'rate_overlimit'],
+          description:
+            "restricted: WhatsApp's 463, told to the number at once; rate_overlimit: its next sends are answered rate-overlimit.",
+        },
+        lift_after_seconds: {
+          type: 'integer',
+          minimum: 1,
+          maximum: LONGEST_LIFT_SECONDS,
+          description: 'When the simulated network lifts it, from now.',
+        },
+      },
     },
   },
-}, ['sandboxInbox'])({
+  ['sandboxInbox'],
+)({
   method: 'POST',
   path: '/sandbox/restrict',
   operationId: 'simulateRestriction',
@@ -28,7 +41,11 @@ export const simulateRestriction = defineOperation({
     200: {
       type: 'object',
       required: ['phone', 'kind', 'until'],
-      properties: { phone: { type: 'string' }, kind: { type: 'string', enum: ['restricted', 'rate_overlimit'] }, until: { type: 'string', format: 'date-time' } },
+      properties: {
+        phone: { type: 'string' },
+        kind: { type: 'string', enum: ['restricted', 'rate_overlimit'] },
+        until: { type: 'string', format: 'date-time' },
+      },
     },
   },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number', 'phone_not_owned', 'rate_limited'],

@@ -3,20 +3,26 @@ import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.
 import { fromPhone, groupNumber as ownNumber } from './groups/group-number.ts';
 import { defineOperation, ok } from './operation.ts';
 
-export const subscribePresence = defineOperation({
-  body: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['from_phone', 'to_phone'],
-    properties: { from_phone: { type: 'string', description: 'One of your numbers.' }, to_phone: { type: 'string', description: 'The contact whose presence to hear of.' } },
+export const subscribePresence = defineOperation(
+  {
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['from_phone', 'to_phone'],
+      properties: {
+        from_phone: { type: 'string', description: 'One of your numbers.' },
+        to_phone: { type: 'string', description: 'The contact whose presence to hear of.' },
+      },
+    },
   },
-}, ['numbers', 'presence'])({
+  ['numbers', 'presence'],
+)({
   method: 'POST',
   path: '/presence/subscribe',
   operationId: 'subscribePresence',
   summary: 'Hear when a contact comes online, goes away, or types',
   description:
-    'Asks WhatsApp to tell from_phone of to_phone\'s presence: `presence.update` webhooks then hear available, unavailable (with last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only while the session is connected: subscribe again after a reconnect.',
+    "Asks WhatsApp to tell from_phone of to_phone's presence: `presence.update` webhooks then hear available, unavailable (with last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only while the session is connected: subscribe again after a reconnect.",
   tag: 'contacts',
   answers: {
     200: {

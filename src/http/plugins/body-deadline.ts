@@ -27,7 +27,11 @@ function withDeadline(source: Readable, timeoutMs: number): { body: Readable; ca
   const timer = setTimeout(() => {
     source.unpipe(body);
     body.destroy(
-      new AppError('body_timeout', `The request body did not arrive within ${timeoutMs} ms; a request sent without signing in must be sent at once.`, { limit_ms: timeoutMs }),
+      new AppError(
+        'body_timeout',
+        `The request body did not arrive within ${timeoutMs} ms; a request sent without signing in must be sent at once.`,
+        { limit_ms: timeoutMs },
+      ),
     );
   }, timeoutMs);
   timer.unref();

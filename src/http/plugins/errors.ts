@@ -40,7 +40,8 @@ export function notFound(request: FastifyRequest): AppError {
 export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   let appError: AppError;
   if (error.code === 'FST_ERR_BAD_URL') appError = new AppError('invalid_request', 'The URL is not valid: it holds a malformed %-escape.');
-  else if (typeof error.statusCode === 'number' && error.statusCode < 500) appError = new AppError('invalid_request', `The request could not be read: ${error.message}`);
+  else if (typeof error.statusCode === 'number' && error.statusCode < 500)
+    appError = new AppError('invalid_request', `The request could not be read: ${error.message}`);
   else appError = new AppError('internal_error', 'Something went wrong on our side; the request_id names it in our log.');
   if (appError.code === 'internal_error') request.log.error({ err: error }, 'request failed unexpectedly');
   const status = httpStatusFor(appError.code);
@@ -57,7 +58,9 @@ function toAppError(error: FastifyError | AppError, request: FastifyRequest, bod
   if (error.validation) return fromValidation(error);
   switch (error.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new AppError('payload_too_large', `The request body is too large: the limit is ${bodyLimitBytes} bytes.`, { limit_bytes: bodyLimitBytes });
+      return new AppError('payload_too_large', `The request body is too large: the limit is ${bodyLimitBytes} bytes.`, {
+        limit_bytes: bodyLimitBytes,
+      });
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_TYPE':
       return new AppError('invalid_request', 'The body must be JSON: send Content-Type: application/json.', { field: 'Content-Type' });
@@ -82,7 +85,11 @@ function toAppError(error: FastifyError | AppError, request: FastifyRequest, bod
 const STORAGE_RETRY_AFTER_SECONDS = 2;
 
 function storageUnavailable(): AppError {
-  return new AppError('storage_unavailable', `The gateway's database cannot be reached or cannot write at the moment; nothing was stored. Try again in ${STORAGE_RETRY_AFTER_SECONDS} s.`, {
-    retry_after_seconds: STORAGE_RETRY_AFTER_SECONDS,
-  });
+  return new AppError(
+    'storage_unavailable',
+    `The gateway's database cannot be reached or cannot write at the moment; nothing was stored. Try again in ${STORAGE_RETRY_AFTER_SECONDS} s.`,
+    {
+      retry_after_seconds: STORAGE_RETRY_AFTER_SECONDS,
+    },
+  );
 }

@@ -21,7 +21,14 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     }
     const coding = unsupportedContentCoding(request.headers['content-encoding']);
     if (coding !== undefined) {
-      done(new AppError('invalid_request', `The body must not be compressed: Content-Encoding ${coding} is not supported; send the JSON as it is.`, { field: 'Content-Encoding' }), undefined);
+      done(
+        new AppError(
+          'invalid_request',
+          `The body must not be compressed: Content-Encoding ${coding} is not supported; send the JSON as it is.`,
+          { field: 'Content-Encoding' },
+        ),
+        undefined,
+      );
       return;
     }
     let text: string;
@@ -52,7 +59,10 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
  */
 export function unsupportedContentCoding(header: string | undefined): string | undefined {
   if (header === undefined) return undefined;
-  return header.split(',').map((coding) => coding.trim()).find((coding) => coding !== '' && coding.toLowerCase() !== 'identity');
+  return header
+    .split(',')
+    .map((coding) => coding.trim())
+    .find((coding) => coding !== '' && coding.toLowerCase() !== 'identity');
 }
 
 /**

@@ -52,7 +52,9 @@ const SECRET_LOOKING_QUERY_PARAMETERS: readonly string[] = ['signature'];
  */
 export function loggableUrl(url: string, routePattern?: string, secretQueryParameters: readonly string[] = []): string {
   if (routePattern !== undefined) {
-    return SECRET_PARAMETER.test(routePattern) ? routePattern.replaceAll(':token', '[redacted]') : withSecretQueryMasked(url, secretQueryParameters);
+    return SECRET_PARAMETER.test(routePattern)
+      ? routePattern.replaceAll(':token', '[redacted]')
+      : withSecretQueryMasked(url, secretQueryParameters);
   }
   const decoded = decodedOrAsWritten(url);
   if (SECRET_LOOKING_PATH.test(decoded.toLowerCase())) return '[redacted: an unmatched path that may hold a secret]';
@@ -63,11 +65,14 @@ export function loggableUrl(url: string, routePattern?: string, secretQueryParam
 function withSecretQueryMasked(url: string, secretNames: readonly string[]): string {
   const queryStart = url.indexOf('?');
   if (queryStart === -1 || secretNames.length === 0) return url;
-  const pairs = url.slice(queryStart + 1).split('&').map((pair) => {
-    const nameEnd = pair.indexOf('=');
-    const name = nameEnd === -1 ? pair : pair.slice(0, nameEnd);
-    return secretNames.includes(decodedOrAsWritten(name.replaceAll('+', ' '))) ? `${name}=[redacted]` : pair;
-  });
+  const pairs = url
+    .slice(queryStart + 1)
+    .split('&')
+    .map((pair) => {
+      const nameEnd = pair.indexOf('=');
+      const name = nameEnd === -1 ? pair : pair.slice(0, nameEnd);
+      return secretNames.includes(decodedOrAsWritten(name.replaceAll('+', ' '))) ? `${name}=[redacted]` : pair;
+    });
   return `${url.slice(0, queryStart)}?${pairs.join('&')}`;
 }
 

@@ -20,9 +20,13 @@ export function fromValidation(error: FastifyError): AppError {
   const choice = error.validation?.find((each) => each.keyword === 'oneOf');
   const chosen = choice === undefined ? undefined : choices(choice);
   if (choice !== undefined && chosen?.given.length !== 1) return exactlyOneOf(choice, chosen!, part);
-  const issue = chosen === undefined ? error.validation?.[0] : error.validation?.find((each) => each.instancePath.endsWith(`/${chosen.given[0]}`));
+  const issue =
+    chosen === undefined ? error.validation?.[0] : error.validation?.find((each) => each.instancePath.endsWith(`/${chosen.given[0]}`));
   // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
-  const at = issue?.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+  const at = issue?.instancePath
+    .replace(/^\//, '')
+    .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
+    .replace(/\//g, '.');
   const unknown = (issue?.params as { additionalProperty?: string } | undefined)?.additionalProperty;
   if (issue?.keyword === 'additionalProperties' && unknown !== undefined) {
     // Refused rather than ignored: a typo in an optional field (a schedule, say) must not turn into a different request.
@@ -53,7 +57,10 @@ function choices(issue: FastifySchemaValidationError): { names: string[]; given:
 function exactlyOneOf(issue: FastifySchemaValidationError, { names, given }: { names: string[]; given: string[] }, part: string): AppError {
   const at = issue.instancePath.replace(/^\//, '').replace(/\//g, '.');
   const fields = names.map((name) => (at === '' ? name : `${at}.${name}`));
-  return new AppError('invalid_request', `Give exactly one of the ${part}s ${fields.join(' and ')}.`, { field: fields[0] ?? at, problem: given.length === 0 ? 'missing' : 'conflict' });
+  return new AppError('invalid_request', `Give exactly one of the ${part}s ${fields.join(' and ')}.`, {
+    field: fields[0] ?? at,
+    problem: given.length === 0 ? 'missing' : 'conflict',
+  });
 }
 
 /** Each keyword says what it asks for: a type is named only when the type was wrong. */
@@ -82,9 +89,15 @@ function shortfall(issue: FastifySchemaValidationError): Shortfall {
     case 'maxItems':
       return { mustBe: `must hold at most ${counted(params.limit, 'item')}`, problem: 'too_many' };
     case 'enum':
-      return { mustBe: `must be one of ${(params.allowedValues ?? []).map((value) => JSON.stringify(value)).join(', ')}`, problem: 'not_allowed' };
+      return {
+        mustBe: `must be one of ${(params.allowedValues ?? []).map((value) => JSON.stringify(value)).join(', ')}`,
+        problem: 'not_allowed',
+      };
     case 'format':
-      return { mustBe: `must be ${formatNames[String((params as { format?: string }).format)] ?? `in the format ${(params as { format?: string }).format}`}`, problem: 'invalid' };
+      return {
+        mustBe: `must be ${formatNames[String((params as { format?: string }).format)] ?? `in the format ${(params as { format?: string }).format}`}`,
+        problem: 'invalid',
+      };
     case 'const':
       return { mustBe: `must be ${JSON.stringify(params.allowedValue)}`, problem: 'not_allowed' };
     default:

@@ -7,7 +7,12 @@ const unhealthy = {
   required: ['ok'],
   properties: {
     ok: { type: 'boolean', enum: [false] },
-    storage: { type: 'string', enum: ['unwritable'], description: 'Present when the database answers but failed to take a write in the last 30 s (a full disk, a server refusing writes); the log has the cause.' },
+    storage: {
+      type: 'string',
+      enum: ['unwritable'],
+      description:
+        'Present when the database answers but failed to take a write in the last 30 s (a full disk, a server refusing writes); the log has the cause.',
+    },
   },
 } as const;
 
@@ -22,7 +27,12 @@ export function registerHealthRoute(app: FastifyInstance, store: Store, writeFai
         tags: ['operations'],
         security: [],
         response: {
-          200: { description: 'The gateway and its database answer.', type: 'object', required: ['ok'], properties: { ok: { type: 'boolean', enum: [true] } } },
+          200: {
+            description: 'The gateway and its database answer.',
+            type: 'object',
+            required: ['ok'],
+            properties: { ok: { type: 'boolean', enum: [true] } },
+          },
           503: { description: 'The database does not answer, or cannot write; the log says why.', ...unhealthy },
         },
       },

@@ -16,7 +16,12 @@ import { send } from '../operations/registry.ts';
  * A signature names the node it is for, so a call made for one node is refused by every other.
  * These routes are not part of the public API document.
  */
-export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway, operations: readonly AnyOperation[], dispatch: OwnerDispatch): void {
+export function registerInternalRoutes(
+  app: FastifyInstance,
+  gateway: Gateway,
+  operations: readonly AnyOperation[],
+  dispatch: OwnerDispatch,
+): void {
   const verifier = new NodeCallVerifier(gateway.clusterKey, gateway.keeper.nodeId);
   // The headers are judged before the body is read: a call not signed for this node is refused
   // from them alone, exactly as an unknown path is, and none of its body is read.
@@ -37,21 +42,29 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway, o
   // A forwarded operation carries the account of the key the first node authenticated; the
   // cluster key's signature, checked above, is what vouches for it, so the scope is minted here.
   const byId = new Map(operations.map((operation) => [operation.operationId, operation]));
-  app.post<{ Params: { operationId: string }; Body: ForwardedOperation }>(DISPATCH_PATH, { onRequest, preHandler, schema: hidden }, async (request, reply) => {
-    const operation = byId.get(request.params.operationId);
-    if (operation === undefined) throw notFound(request);
-    return send(reply, await dispatch.runForwarded(operation, request.body));
-  });
+  app.post<{ Params: { operationId: string }; Body: ForwardedOperation }>(
+    DISPATCH_PATH,
+    { onRequest, preHandler, schema: hidden },
+    async (request, reply) => {
+      const operation = byId.get(request.params.operationId);
+      if (operation === undefined) throw notFound(request);
+      return send(reply, await dispatch.runForwarded(operation, request.body));
+    },
+  );
 
   const numberOf = (id: string) => gateway.numbers.findNumberForOwner(id);
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/restart', { onRequest, preHandler, schema: hidden }, async (request) => {
     await gateway.supervisor.restart(await numberOf(request.params.id));
     return { ok: true };
   });
-  app.post<{ Params: { id: string }; Body: { detail?: string | null } }>('/internal/numbers/:id/pause', { onRequest, preHandler, schema: hidden }, async (request) => {
-    await gateway.pauses.pause(await numberOf(request.params.id), typeof request.body?.detail === 'string' ? request.body.detail : null);
-    return { ok: true };
-  });
+  app.post<{ Params: { id: string }; Body: { detail?: string | null } }>(
+    '/internal/numbers/:id/pause',
+    { onRequest, preHandler, schema: hidden },
+    async (request) => {
+      await gateway.pauses.pause(await numberOf(request.params.id), typeof request.body?.detail === 'string' ? request.body.detail : null);
+      return { ok: true };
+    },
+  );
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/resume', { onRequest, preHandler, schema: hidden }, async (request) => {
     await gateway.pauses.resume(await numberOf(request.params.id));
     return { ok: true };
@@ -59,9 +72,13 @@ export function registerInternalRoutes(app: FastifyInstance, gateway: Gateway, o
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/queue/clear', { onRequest, preHandler, schema: hidden }, async (request) => {
     return { cancelled: await gateway.sendQueues.clear(await numberOf(request.params.id)) };
   });
-  app.post<{ Params: { id: string }; Body: { method: LinkMethod } }>('/internal/numbers/:id/link', { onRequest, preHandler, schema: hidden }, async (request) => {
-    return gateway.linking.start(await numberOf(request.params.id), request.body.method === 'pairing_code' ? 'pairing_code' : 'qr');
-  });
+  app.post<{ Params: { id: string }; Body: { method: LinkMethod } }>(
+    '/internal/numbers/:id/link',
+    { onRequest, preHandler, schema: hidden },
+    async (request) => {
+      return gateway.linking.start(await numberOf(request.params.id), request.body.method === 'pairing_code' ? 'pairing_code' : 'qr');
+    },
+  );
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/link/state', { onRequest, preHandler, schema: hidden }, async (request) => {
     return { attempt: gateway.linking.current(request.params.id) ?? null };
   });

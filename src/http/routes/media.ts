@@ -53,10 +53,19 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
     uploads.addContentTypeParser('*', (request, payload, done) => {
       // Compressed bytes would be stored, sniffed and sent compressed: refused, as for JSON.
       const coding = unsupportedContentCoding(request.headers['content-encoding']);
-      if (coding !== undefined) done(new AppError('invalid_request', `The file must not be compressed in transit: Content-Encoding ${coding} is not supported.`, { field: 'Content-Encoding' }), undefined);
+      if (coding !== undefined)
+        done(
+          new AppError('invalid_request', `The file must not be compressed in transit: Content-Encoding ${coding} is not supported.`, {
+            field: 'Content-Encoding',
+          }),
+          undefined,
+        );
       else done(null, payload);
     });
-    for (const [url, operationId] of [['/media', 'uploadMedia'], ['/api/media', 'uploadMediaApi']] as const) {
+    for (const [url, operationId] of [
+      ['/media', 'uploadMedia'],
+      ['/api/media', 'uploadMediaApi'],
+    ] as const) {
       uploads.post<{ Querystring: UploadQuery }>(
         url,
         {
@@ -67,14 +76,18 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
             operationId,
             summary: 'Upload a file to send later',
             description:
-              'The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). Uploads count against the account\'s media storage quota (413 storage_quota_exceeded) and upload rate (429 upload_rate_exceeded), by plan; while the gateway\'s disk is near full they are refused with 503 insufficient_storage. /media and /api/media are the same operation.',
+              "The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). Uploads count against the account's media storage quota (413 storage_quota_exceeded) and upload rate (429 upload_rate_exceeded), by plan; while the gateway's disk is near full they are refused with 503 insufficient_storage. /media and /api/media are the same operation.",
             tags: ['media'],
             security: bearer,
             consumes: UPLOAD_CONTENT_TYPES,
             querystring: {
               type: 'object',
               properties: {
-                kind: { type: 'string', enum: mediaKinds, description: 'Send it as this kind rather than the one its type suggests (a WebP as an image, say).' },
+                kind: {
+                  type: 'string',
+                  enum: mediaKinds,
+                  description: 'Send it as this kind rather than the one its type suggests (a WebP as an image, say).',
+                },
                 filename: { type: 'string', maxLength: 255, description: 'The name a recipient sees, for a document.' },
               },
             },
@@ -108,7 +121,10 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
   const keyOrSignature = async (request: FastifyRequest<{ Querystring: DownloadQuery }>) => {
     if (request.query.signature === undefined && request.query.expires === undefined) await onRequest(request);
   };
-  for (const [url, operationId] of [['/media/:id', 'downloadMedia'], ['/api/media/:id', 'downloadMediaApi']] as const) {
+  for (const [url, operationId] of [
+    ['/media/:id', 'downloadMedia'],
+    ['/api/media/:id', 'downloadMediaApi'],
+  ] as const) {
     app.get<{ Params: { id: string }; Querystring: DownloadQuery }>(
       url,
       {
@@ -127,13 +143,19 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
           querystring: {
             type: 'object',
             properties: {
-              expires: { type: 'string', description: 'A signed link\'s expiry, in Unix seconds.' },
-              signature: { type: 'string', description: 'A signed link\'s signature; with it, no key is needed.' },
+              expires: { type: 'string', description: "A signed link's expiry, in Unix seconds." },
+              signature: { type: 'string', description: "A signed link's signature; with it, no key is needed." },
             },
           },
           response: {
-            200: { description: 'The whole file, with its type as Content-Type.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
-            206: { description: 'The requested range, with Content-Range.', content: { '*/*': { schema: { type: 'string', format: 'binary' } } } },
+            200: {
+              description: 'The whole file, with its type as Content-Type.',
+              content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+            },
+            206: {
+              description: 'The requested range, with Content-Range.',
+              content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+            },
             304: { description: 'If-None-Match named the current ETag: nothing changed.', type: 'null' },
             ...errorResponses(401, 404, 416, 500),
           },
@@ -144,7 +166,8 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
         const { expires, signature } = request.query;
         if (request.apiKey === null) {
           // An expired, altered or foreign link is no different from an unknown file.
-          if (!gateway.mediaLinks.verify(id, expires, signature)) throw new AppError('media_not_found', 'This link is unknown, altered or expired.', { field: 'signature' });
+          if (!gateway.mediaLinks.verify(id, expires, signature))
+            throw new AppError('media_not_found', 'This link is unknown, altered or expired.', { field: 'signature' });
           return serveMedia(gateway, request, reply, await gateway.media.findBySignedLink(id));
         }
         return serveMedia(gateway, request, reply, await gateway.media.find(keyScope(request).accountId, id, 'id'));
@@ -154,7 +177,12 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
 }
 
 /** Answers a media object's bytes, whole or a range, with its headers; the caller has checked who may see it. */
-export async function serveMedia(gateway: Gateway, request: FastifyRequest, reply: FastifyReply, media: MediaObject): Promise<FastifyReply> {
+export async function serveMedia(
+  gateway: Gateway,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  media: MediaObject,
+): Promise<FastifyReply> {
   const etag = `"${media.sha256}"`;
   void reply
     .header('etag', etag)

@@ -2,9 +2,29 @@ import { parseClock, type SendPolicy } from '../../domain/send-policy.ts';
 
 /** Why a message waits; `paused` is set by the queue runner from its SendHold, never here. */
 export type WaitReason =
-  | 'scheduled' | 'gap' | 'per_minute' | 'per_hour' | 'per_day' | 'recipient_gap' | 'first_contacts' | 'quiet_hours' | 'paused' | 'not_connected';
+  | 'scheduled'
+  | 'gap'
+  | 'per_minute'
+  | 'per_hour'
+  | 'per_day'
+  | 'recipient_gap'
+  | 'first_contacts'
+  | 'quiet_hours'
+  | 'paused'
+  | 'not_connected';
 
-export const WAIT_REASONS: readonly WaitReason[] = ['scheduled', 'gap', 'per_minute', 'per_hour', 'per_day', 'recipient_gap', 'first_contacts', 'quiet_hours', 'paused', 'not_connected'];
+export const WAIT_REASONS: readonly WaitReason[] = [
+  'scheduled',
+  'gap',
+  'per_minute',
+  'per_hour',
+  'per_day',
+  'recipient_gap',
+  'first_contacts',
+  'quiet_hours',
+  'paused',
+  'not_connected',
+];
 
 /** One send of the number, made or planned: when, to whom, and whether it was a first contact. */
 export interface SendMark {
@@ -66,7 +86,14 @@ interface Move {
   reason: WaitReason;
 }
 
-function firstBlockingRule(policy: SendPolicy, linkedAt: Date, marks: readonly SendMark[], candidate: SendCandidate, at: number, gapMs: number): Move | undefined {
+function firstBlockingRule(
+  policy: SendPolicy,
+  linkedAt: Date,
+  marks: readonly SendMark[],
+  candidate: SendCandidate,
+  at: number,
+  gapMs: number,
+): Move | undefined {
   return (
     quietHoursMove(policy, at) ??
     gapMove(marks, at, gapMs) ??
@@ -74,7 +101,15 @@ function firstBlockingRule(policy: SendPolicy, linkedAt: Date, marks: readonly S
     windowMove(marks, at, HOUR, policy.perHour, 'per_hour') ??
     windowMove(marks, at, DAY, policy.perDay, 'per_day') ??
     recipientGapMove(marks, candidate.recipient, at, policy.perRecipientGapMs) ??
-    (candidate.firstContact ? windowMove(marks.filter((mark) => mark.firstContact), at, DAY, firstContactCap(policy, linkedAt, at), 'first_contacts') : undefined)
+    (candidate.firstContact
+      ? windowMove(
+          marks.filter((mark) => mark.firstContact),
+          at,
+          DAY,
+          firstContactCap(policy, linkedAt, at),
+          'first_contacts',
+        )
+      : undefined)
   );
 }
 
@@ -101,7 +136,10 @@ function recipientGapMove(marks: readonly SendMark[], recipient: string, at: num
 /** A cap over the rolling window ending at `at`: when full, wait until its oldest send leaves it. */
 function windowMove(marks: readonly SendMark[], at: number, windowMs: number, cap: number | null, reason: WaitReason): Move | undefined {
   if (cap === null) return undefined;
-  const inWindow = marks.filter((mark) => mark.at > at - windowMs).map((mark) => mark.at).sort((a, b) => a - b);
+  const inWindow = marks
+    .filter((mark) => mark.at > at - windowMs)
+    .map((mark) => mark.at)
+    .sort((a, b) => a - b);
   if (inWindow.length < cap) return undefined;
   // The window holds `cap` or more: the send that must leave it is the (length - cap + 1)-th oldest.
   return { until: inWindow[inWindow.length - cap]! + windowMs, reason };

@@ -3,7 +3,16 @@ import type { SessionLease, WhatsAppNumber } from '../../domain/model.ts';
 import type { Store } from '../../store/database.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
 import { findNumbersByIds } from '../../store/repositories/numbers.ts';
-import { deferWaiting, findSendPoliciesOf, listDueOnNode, listExpiredOnNode, listReleasedMarksOf, nextDueOnNode, type GovernedMark, type WaitingMessage } from '../../store/repositories/send-queue.ts';
+import {
+  deferWaiting,
+  findSendPoliciesOf,
+  listDueOnNode,
+  listExpiredOnNode,
+  listReleasedMarksOf,
+  nextDueOnNode,
+  type GovernedMark,
+  type WaitingMessage,
+} from '../../store/repositories/send-queue.ts';
 import type { SendMessageService } from '../send-message.ts';
 import type { SessionSupervisor } from '../session-supervisor.ts';
 import { decide, typingDurationMs } from './decision.ts';
@@ -13,7 +22,6 @@ import type { E164 } from '../../domain/phone.ts';
 import type { TypingService } from '../typing.ts';
 import { NO_LIMITS, type SendGovernor } from './send-governor.ts';
 import type { SendHold } from '../../domain/number-pauses.ts';
-
 
 /** The runner's leases: this node's id, and the lease it holds on a number now. */
 export interface LeaseView {
@@ -140,9 +148,13 @@ export class QueueRunner {
     const byNumber = new Map<string, WaitingMessage[]>();
     for (const message of due) byNumber.set(message.numberId, [...(byNumber.get(message.numberId) ?? []), message]);
     const batch = await this.readBatch([...byNumber.keys()].filter((numberId) => this.leases.leaseOf(numberId) !== undefined));
-    await Promise.all([...byNumber].map(([numberId, messages]) => this.releaseNumber(numberId, messages, batch).catch((error: unknown) => {
-      this.logger.error({ err: error, numberId }, 'could not release the due messages of a number');
-    })));
+    await Promise.all(
+      [...byNumber].map(([numberId, messages]) =>
+        this.releaseNumber(numberId, messages, batch).catch((error: unknown) => {
+          this.logger.error({ err: error, numberId }, 'could not release the due messages of a number');
+        }),
+      ),
+    );
     if (this.stopped) return;
     if (due.length === this.options.batchSize) {
       this.again = true;
@@ -171,7 +183,8 @@ export class QueueRunner {
     for (const waiting of await listExpiredOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize)) {
       const message = await findMessageById(this.store.db, waiting.id);
       if (message === undefined) continue;
-      if (await this.sender.settleWaiting(message, 'expired', this.leases.leaseOf(waiting.numberId))) this.governor.messageLeft(waiting.id, 'expired');
+      if (await this.sender.settleWaiting(message, 'expired', this.leases.leaseOf(waiting.numberId)))
+        this.governor.messageLeft(waiting.id, 'expired');
     }
   }
 
@@ -201,14 +214,21 @@ export class QueueRunner {
         if (this.stopped || this.leases.leaseOf(numberId)?.epoch !== lease.epoch) return;
         const now = new Date();
         // The jitter was spent when the time was planned; here only the policy's floor is checked.
-        const decision = decide(policy, { marks: sent, linkedAt: number.createdAt }, { recipient: waiting.toPhone, firstContact: waiting.firstContact, notBefore: null }, now, () => 0);
+        const decision = decide(
+          policy,
+          { marks: sent, linkedAt: number.createdAt },
+          { recipient: waiting.toPhone, firstContact: waiting.firstContact, notBefore: null },
+          now,
+          () => 0,
+        );
         if (decision.kind === 'wait') {
           await deferWaiting(this.store.db, numberId, decision.until, decision.reason);
           return;
         }
         if (policy.typingBeforeSend) await this.showTyping(number, waiting);
         // Marked no earlier than the row's released_at, so the next decision's gap is never short.
-        if (await this.release(number, waiting, lease)) sent.push({ at: Date.now(), recipient: waiting.toPhone, firstContact: waiting.firstContact, planned: false, scheduled: false });
+        if (await this.release(number, waiting, lease))
+          sent.push({ at: Date.now(), recipient: waiting.toPhone, firstContact: waiting.firstContact, planned: false, scheduled: false });
       }
     });
   }

@@ -60,7 +60,8 @@ export class SendGovernor {
 
   /** The policy a send obeys, or null when it goes the ungoverned way of today (off, no send_at). */
   policyForSend(stored: StoredSettings, schedule: SendSchedule | undefined): SendPolicy | null {
-    const { policy } = stored.number === null && stored.account === null && this.config.defaultPreset === 'off' ? { policy: null } : this.resolve(stored);
+    const { policy } =
+      stored.number === null && stored.account === null && this.config.defaultPreset === 'off' ? { policy: null } : this.resolve(stored);
     if (policy !== null) return policy;
     return schedule?.sendAt !== undefined ? NO_LIMITS : null;
   }
@@ -69,7 +70,10 @@ export class SendGovernor {
   checkSchedule(schedule: SendSchedule, now: Date): void {
     if (schedule.sendAt !== undefined && schedule.sendAt.getTime() > now.getTime() + this.config.sendAtHorizonMs) {
       const days = this.config.sendAtHorizonMs / DAY_MS;
-      throw new AppError('invalid_schedule', `send_at may be at most ${days} days ahead (WAGW_SEND_AT_HORIZON_DAYS).`, { field: 'send_at', horizon_days: days });
+      throw new AppError('invalid_schedule', `send_at may be at most ${days} days ahead (WAGW_SEND_AT_HORIZON_DAYS).`, {
+        field: 'send_at',
+        horizon_days: days,
+      });
     }
     const earliest = Math.max(now.getTime(), schedule.sendAt?.getTime() ?? 0);
     if (schedule.expiresAt !== undefined && schedule.expiresAt.getTime() <= earliest) {
@@ -84,18 +88,41 @@ export class SendGovernor {
    * held (paused) never sends at once: the message waits, with reason `paused`, at least until the
    * hold's lift time, and the runner keeps it until the hold is gone.
    */
-  admit(number: WhatsAppNumber, message: Message, policy: SendPolicy, unit: { period: string; limit: number | null }, schedule: SendSchedule | undefined, options: QueuedOptions | null, beforeInsert: (trx: Parameters<Parameters<GroupCommitter['run']>[0]>[0]) => Promise<void>, held: { until: Date | null } | null = null): Promise<Admission> {
+  admit(
+    number: WhatsAppNumber,
+    message: Message,
+    policy: SendPolicy,
+    unit: { period: string; limit: number | null },
+    schedule: SendSchedule | undefined,
+    options: QueuedOptions | null,
+    beforeInsert: (trx: Parameters<Parameters<GroupCommitter['run']>[0]>[0]) => Promise<void>,
+    held: { until: Date | null } | null = null,
+  ): Promise<Admission> {
     return this.withNumberLock(number.id, async () => {
       const now = new Date();
       const recipient = message.group == null ? message.toPhone : message.group.id;
-      const firstContact = message.group == null && needsFirstContacts(policy) && !(await hasExchangedWith(this.store.db, number.accountId, number.id, message.toPhone));
+      const firstContact =
+        message.group == null &&
+        needsFirstContacts(policy) &&
+        !(await hasExchangedWith(this.store.db, number.accountId, number.id, message.toPhone));
       const marks = await listGovernedMarks(this.store.db, number.id, new Date(now.getTime() - DAY_MS));
       // First in, first out: a message that is not scheduled goes behind those already waiting.
       const tail = Math.max(0, ...marks.filter((mark) => mark.planned && !mark.scheduled).map((mark) => mark.at));
       const sendAt = schedule?.sendAt;
       const notBefore = Math.max(tail, sendAt?.getTime() ?? 0);
-      const decision = decide(policy, { marks, linkedAt: number.createdAt }, { recipient, firstContact, notBefore: notBefore === 0 ? null : new Date(notBefore) }, now, this.random);
-      let waitReason: WaitReason | undefined = decision.kind === 'now' ? undefined : decision.reason === 'scheduled' && (sendAt === undefined || sendAt.getTime() < tail) ? 'gap' : decision.reason;
+      const decision = decide(
+        policy,
+        { marks, linkedAt: number.createdAt },
+        { recipient, firstContact, notBefore: notBefore === 0 ? null : new Date(notBefore) },
+        now,
+        this.random,
+      );
+      let waitReason: WaitReason | undefined =
+        decision.kind === 'now'
+          ? undefined
+          : decision.reason === 'scheduled' && (sendAt === undefined || sendAt.getTime() < tail)
+            ? 'gap'
+            : decision.reason;
       let scheduledFor = decision.kind === 'now' ? null : decision.until;
       if (held !== null && (scheduledFor === null || (held.until !== null && held.until > scheduledFor))) {
         scheduledFor = new Date(Math.max(now.getTime(), held.until?.getTime() ?? 0));

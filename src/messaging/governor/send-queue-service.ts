@@ -123,7 +123,11 @@ export class SendQueueService {
     const cancelled = await this.sender.settleWaiting(message, 'cancelled', this.leases.leaseOf(number.id));
     if (!cancelled) {
       const now = (await findMessageById(this.store.db, message.id)) ?? message;
-      throw new AppError('message_not_cancellable', `Message ${message.id} is not waiting in its number's queue (its status is ${now.status}); only a queued or scheduled message can be cancelled.`, { status: now.status });
+      throw new AppError(
+        'message_not_cancellable',
+        `Message ${message.id} is not waiting in its number's queue (its status is ${now.status}); only a queued or scheduled message can be cancelled.`,
+        { status: now.status },
+      );
     }
     this.governor.messageLeft(message.id, 'cancelled');
     return { ...message, status: 'cancelled' };
@@ -153,6 +157,7 @@ function present(source: PresentedPolicy['source'], setting: PolicySetting): Pre
 
 function parseCursor(cursor: string): { scheduledFor: number; id: string } {
   const match = /^(\d{1,16})_(msg_[A-Za-z0-9_]+)$/.exec(cursor);
-  if (match === null) throw new AppError('invalid_request', 'cursor must be the next_cursor of an earlier page.', { field: 'cursor', problem: 'invalid' });
+  if (match === null)
+    throw new AppError('invalid_request', 'cursor must be the next_cursor of an earlier page.', { field: 'cursor', problem: 'invalid' });
   return { scheduledFor: Number(match[1]), id: match[2]! };
 }

@@ -68,11 +68,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (column) => column.notNull())
     .addColumn('updated_at', 'bigint', (column) => column.notNull())
     .execute();
-  await db.schema
-    .createIndex('messages_account_created_idx')
-    .on('messages')
-    .columns(['account_id', 'created_at'])
-    .execute();
+  await db.schema.createIndex('messages_account_created_idx').on('messages').columns(['account_id', 'created_at']).execute();
   await db.schema.createIndex('messages_number_idx').on('messages').column('number_id').execute();
   await db.schema.createIndex('messages_engine_message_idx').on('messages').column('engine_message_id').execute();
 

@@ -46,16 +46,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (column) => column.notNull())
     .addColumn('updated_at', 'bigint', (column) => column.notNull())
     .execute();
-  await db.schema
-    .createIndex('webhook_deliveries_due_idx')
-    .on('webhook_deliveries')
-    .columns(['state', 'next_attempt_at'])
-    .execute();
-  await db.schema
-    .createIndex('webhook_deliveries_webhook_idx')
-    .on('webhook_deliveries')
-    .columns(['webhook_id', 'created_at'])
-    .execute();
+  await db.schema.createIndex('webhook_deliveries_due_idx').on('webhook_deliveries').columns(['state', 'next_attempt_at']).execute();
+  await db.schema.createIndex('webhook_deliveries_webhook_idx').on('webhook_deliveries').columns(['webhook_id', 'created_at']).execute();
   await db.schema.createIndex('webhook_deliveries_event_idx').on('webhook_deliveries').column('event_id').execute();
 
   await db.schema

@@ -7,7 +7,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
     await sql`alter table messages alter column from_phone drop not null`.execute(db);
     await db.schema.alterTable('messages').addColumn('from_lid', 'text').execute();
-    await db.schema.alterTable('messages').addColumn('content_kind', 'text', (column) => column.notNull().defaultTo('text')).execute();
+    await db.schema
+      .alterTable('messages')
+      .addColumn('content_kind', 'text', (column) => column.notNull().defaultTo('text'))
+      .execute();
     return;
   }
   await rebuildSqliteMessages(db, true);
@@ -34,7 +37,9 @@ async function rebuildSqliteMessages(db: Kysely<unknown>, withSenders: boolean):
     .addColumn('created_at', 'bigint', (column) => column.notNull())
     .addColumn('updated_at', 'bigint', (column) => column.notNull())
     .$call((table) =>
-      withSenders ? table.addColumn('from_lid', 'text').addColumn('content_kind', 'text', (column) => column.notNull().defaultTo('text')) : table,
+      withSenders
+        ? table.addColumn('from_lid', 'text').addColumn('content_kind', 'text', (column) => column.notNull().defaultTo('text'))
+        : table,
     )
     .execute();
   // The columns both shapes share; the new ones take their defaults.

@@ -40,8 +40,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('lease_changes_at_idx').on('lease_changes').columns(['at']).execute();
   // Earlier versions could store an incoming message twice; keep the first of each before the index.
   await sql`delete from messages where direction = 'inbound' and engine_message_id is not null and id not in (
-    select min(id) from messages where direction = 'inbound' and engine_message_id is not null group by number_id, engine_message_id)`.execute(db);
-  await sql`create unique index messages_inbound_engine_id_idx on messages (number_id, engine_message_id) where direction = 'inbound'`.execute(db);
+    select min(id) from messages where direction = 'inbound' and engine_message_id is not null group by number_id, engine_message_id)`.execute(
+    db,
+  );
+  await sql`create unique index messages_inbound_engine_id_idx on messages (number_id, engine_message_id) where direction = 'inbound'`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

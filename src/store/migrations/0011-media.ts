@@ -23,7 +23,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('media_blob_idx').on('media').columns(['account_id', 'sha256']).execute();
   // The retention sweep reads by expiry, across accounts.
   await db.schema.createIndex('media_expiry_idx').on('media').columns(['expires_at']).execute();
-  await db.schema.alterTable('messages').addColumn('media_id', 'text', (column) => column.references('media.id')).execute();
+  await db.schema
+    .alterTable('messages')
+    .addColumn('media_id', 'text', (column) => column.references('media.id'))
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

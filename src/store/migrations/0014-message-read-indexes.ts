@@ -9,8 +9,16 @@ import type { Kysely } from 'kysely';
 //   single-column index did.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('messages_account_to_created_idx').on('messages').columns(['account_id', 'to_phone', 'created_at']).execute();
-  await db.schema.createIndex('messages_account_from_created_idx').on('messages').columns(['account_id', 'from_phone', 'created_at']).execute();
-  await db.schema.createIndex('messages_account_status_created_idx').on('messages').columns(['account_id', 'status', 'created_at']).execute();
+  await db.schema
+    .createIndex('messages_account_from_created_idx')
+    .on('messages')
+    .columns(['account_id', 'from_phone', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('messages_account_status_created_idx')
+    .on('messages')
+    .columns(['account_id', 'status', 'created_at'])
+    .execute();
   await db.schema.createIndex('messages_number_created_idx').on('messages').columns(['number_id', 'created_at']).execute();
   await db.schema.dropIndex('messages_number_idx').execute();
 }

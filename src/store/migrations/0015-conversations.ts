@@ -39,7 +39,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('changed_at', 'bigint', (column) => column.notNull())
     .execute();
   await db.schema.createIndex('message_revisions_message_idx').on('message_revisions').columns(['message_id', 'changed_at']).execute();
-  await db.schema.alterTable('whatsapp_numbers').addColumn('auto_read', 'integer', (column) => column.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('whatsapp_numbers')
+    .addColumn('auto_read', 'integer', (column) => column.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -32,7 +32,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('number_groups_pk', ['number_id', 'group_id'])
     .execute();
   await db.schema.createIndex('number_groups_account_idx').on('number_groups').columns(['account_id', 'group_id']).execute();
-  await db.schema.alterTable('webhooks').addColumn('message_scope', 'text', (column) => column.notNull().defaultTo('direct')).execute();
+  await db.schema
+    .alterTable('webhooks')
+    .addColumn('message_scope', 'text', (column) => column.notNull().defaultTo('direct'))
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -22,7 +22,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const index of ['messages_released_idx', 'messages_queue_expiry_idx', 'messages_queue_due_idx']) await db.schema.dropIndex(index).execute();
+  for (const index of ['messages_released_idx', 'messages_queue_expiry_idx', 'messages_queue_due_idx'])
+    await db.schema.dropIndex(index).execute();
   await db.schema.alterTable('accounts').dropColumn('send_policy').execute();
   await db.schema.alterTable('whatsapp_numbers').dropColumn('send_policy').execute();
   for (const column of ['queued_options', 'first_contact', 'released_at', 'wait_reason', 'expires_at', 'scheduled_for']) {

@@ -24,7 +24,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('voted_at', 'bigint', (column) => column.notNull())
     .addPrimaryKeyConstraint('poll_votes_pk', ['message_id', 'voter'])
     .execute();
-  await db.schema.alterTable('accounts').addColumn('link_previews', 'integer', (column) => column.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('accounts')
+    .addColumn('link_previews', 'integer', (column) => column.notNull().defaultTo(0))
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

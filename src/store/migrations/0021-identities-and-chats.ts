@@ -29,12 +29,29 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (column) => column.notNull())
     .addColumn('updated_at', 'bigint', (column) => column.notNull())
     .execute();
-  await db.schema.createIndex('contacts_number_lid_key').on('contacts').columns(['number_id', 'lid']).unique().where(sql.ref('lid'), 'is not', null).execute();
-  await db.schema.createIndex('contacts_number_phone_key').on('contacts').columns(['number_id', 'phone']).unique().where(sql.ref('phone'), 'is not', null).execute();
+  await db.schema
+    .createIndex('contacts_number_lid_key')
+    .on('contacts')
+    .columns(['number_id', 'lid'])
+    .unique()
+    .where(sql.ref('lid'), 'is not', null)
+    .execute();
+  await db.schema
+    .createIndex('contacts_number_phone_key')
+    .on('contacts')
+    .columns(['number_id', 'phone'])
+    .unique()
+    .where(sql.ref('phone'), 'is not', null)
+    .execute();
   // GET /messages?with=<LID> resolves across the account's numbers.
   await db.schema.createIndex('contacts_account_lid_idx').on('contacts').columns(['account_id', 'lid']).execute();
   await db.schema.createIndex('contacts_number_page_idx').on('contacts').columns(['number_id', 'id']).execute();
-  await db.schema.createIndex('messages_number_unresolved_lid_idx').on('messages').columns(['number_id', 'from_lid']).where(sql.ref('from_phone'), 'is', null).execute();
+  await db.schema
+    .createIndex('messages_number_unresolved_lid_idx')
+    .on('messages')
+    .columns(['number_id', 'from_lid'])
+    .where(sql.ref('from_phone'), 'is', null)
+    .execute();
   await db.schema
     .createTable('chats')
     .addColumn('number_id', 'text', (column) => column.notNull().references('whatsapp_numbers.id').onDelete('cascade'))

@@ -74,5 +74,9 @@ export async function findAccountSettings(db: Executor, id: string): Promise<Acc
 
 export async function updateAccountSettings(db: Executor, id: string, changes: Partial<AccountSettings>): Promise<void> {
   if (changes.linkPreviews === undefined) return;
-  await db.updateTable('accounts').set({ link_previews: changes.linkPreviews ? 1 : 0 }).where('id', '=', id).execute();
+  await db
+    .updateTable('accounts')
+    .set({ link_previews: changes.linkPreviews ? 1 : 0 })
+    .where('id', '=', id)
+    .execute();
 }

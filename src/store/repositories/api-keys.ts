@@ -62,12 +62,7 @@ export async function listApiKeys(db: Executor, accountId: string): Promise<ApiK
 }
 
 export async function revokeApiKey(db: Executor, id: string, at: Date): Promise<void> {
-  await db
-    .updateTable('api_keys')
-    .set({ revoked_at: at.getTime() })
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .execute();
+  await db.updateTable('api_keys').set({ revoked_at: at.getTime() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
 }
 
 export async function touchApiKeyLastUsed(db: Executor, id: string, at: Date): Promise<void> {

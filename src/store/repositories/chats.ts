@@ -34,15 +34,25 @@ export async function noteChatMessages(db: Executor, messages: readonly Message[
   }
   if (chats.size === 0) return;
   const rows = [...chats.values()].map(({ message, chatId, received }) => ({
-    number_id: message.numberId!, account_id: message.accountId, chat_id: chatId, last_message_id: message.id,
-    last_activity_at: message.createdAt.getTime(), unread_count: received,
+    number_id: message.numberId!,
+    account_id: message.accountId,
+    chat_id: chatId,
+    last_message_id: message.id,
+    last_activity_at: message.createdAt.getTime(),
+    unread_count: received,
   }));
-  await db.insertInto('chats').values(rows).onConflict((conflict) => conflict.columns(['number_id', 'chat_id']).doUpdateSet({
-    // A message that arrives late (stamped by the sender's phone) does not take the top back.
-    last_message_id: sql`case when excluded.last_activity_at >= chats.last_activity_at then excluded.last_message_id else chats.last_message_id end`,
-    last_activity_at: sql`case when excluded.last_activity_at >= chats.last_activity_at then excluded.last_activity_at else chats.last_activity_at end`,
-    unread_count: sql`chats.unread_count + excluded.unread_count`,
-  })).execute();
+  await db
+    .insertInto('chats')
+    .values(rows)
+    .onConflict((conflict) =>
+      conflict.columns(['number_id', 'chat_id']).doUpdateSet({
+        // A message that arrives late (stamped by the sender's phone) does not take the top back.
+        last_message_id: sql`case when excluded.last_activity_at >= chats.last_activity_at then excluded.last_message_id else chats.last_message_id end`,
+        last_activity_at: sql`case when excluded.last_activity_at >= chats.last_activity_at then excluded.last_activity_at else chats.last_activity_at end`,
+        unread_count: sql`chats.unread_count + excluded.unread_count`,
+      }),
+    )
+    .execute();
 }
 
 /** The chat known by a LID becomes the chat of its phone: one person, one chat. */
@@ -51,25 +61,40 @@ export async function mergeChatOfLid(db: Executor, numberId: string, identity: {
   if (lidChat === undefined) return;
   const phoneChat = await findChat(db, numberId, identity.phone);
   if (phoneChat === undefined) {
-    await db.updateTable('chats').set({ chat_id: identity.phone }).where('number_id', '=', numberId).where('chat_id', '=', identity.lid).execute();
+    await db
+      .updateTable('chats')
+      .set({ chat_id: identity.phone })
+      .where('number_id', '=', numberId)
+      .where('chat_id', '=', identity.lid)
+      .execute();
     return;
   }
   const lidIsLater = Number(lidChat.last_activity_at) > Number(phoneChat.last_activity_at);
   await db.deleteFrom('chats').where('number_id', '=', numberId).where('chat_id', '=', identity.lid).execute();
-  await db.updateTable('chats').where('number_id', '=', numberId).where('chat_id', '=', identity.phone).set({
-    ...(lidIsLater && { last_message_id: lidChat.last_message_id, last_activity_at: lidChat.last_activity_at }),
-    unread_count: phoneChat.unread_count + lidChat.unread_count,
-    marked_unread: Math.max(phoneChat.marked_unread, lidChat.marked_unread),
-    archived: phoneChat.archived,
-  }).execute();
+  await db
+    .updateTable('chats')
+    .where('number_id', '=', numberId)
+    .where('chat_id', '=', identity.phone)
+    .set({
+      ...(lidIsLater && { last_message_id: lidChat.last_message_id, last_activity_at: lidChat.last_activity_at }),
+      unread_count: phoneChat.unread_count + lidChat.unread_count,
+      marked_unread: Math.max(phoneChat.marked_unread, lidChat.marked_unread),
+      archived: phoneChat.archived,
+    })
+    .execute();
 }
 
 /** Reading a message reads its chat, unless a later message arrived since. */
 export async function clearUnreadThrough(db: Executor, message: Message): Promise<void> {
   const chatId = chatIdOf(message);
   if (chatId === undefined || message.numberId === null) return;
-  await db.updateTable('chats').set({ unread_count: 0, marked_unread: 0 })
-    .where('number_id', '=', message.numberId).where('chat_id', '=', chatId).where('last_activity_at', '<=', message.createdAt.getTime()).execute();
+  await db
+    .updateTable('chats')
+    .set({ unread_count: 0, marked_unread: 0 })
+    .where('number_id', '=', message.numberId)
+    .where('chat_id', '=', chatId)
+    .where('last_activity_at', '<=', message.createdAt.getTime())
+    .execute();
 }
 
 export async function findChat(db: Executor, numberId: string, chatId: string): Promise<ChatRow | undefined> {
@@ -86,7 +111,8 @@ export async function listChats(db: Executor, numberId: string, before: ChatPosi
   let query = db.selectFrom('chats').selectAll().where('number_id', '=', numberId);
   // A row-value comparison, which both databases read as one range of the index; the same
   // condition spelled with OR makes SQLite walk the number's chats from the top.
-  if (before !== undefined) query = query.where((eb) => eb(eb.refTuple('last_activity_at', 'chat_id'), '<', eb.tuple(before.lastActivityAt, before.chatId)));
+  if (before !== undefined)
+    query = query.where((eb) => eb(eb.refTuple('last_activity_at', 'chat_id'), '<', eb.tuple(before.lastActivityAt, before.chatId)));
   return query.orderBy('last_activity_at', 'desc').orderBy('chat_id', 'desc').limit(limit).execute();
 }
 
@@ -99,7 +125,12 @@ export interface ChatStateChange {
 }
 
 /** Changes a chat's state; answers the chat as it is now, or undefined when the number has no such chat. */
-export async function changeChatState(db: Executor, numberId: string, chatId: string, change: ChatStateChange): Promise<ChatRow | undefined> {
+export async function changeChatState(
+  db: Executor,
+  numberId: string,
+  chatId: string,
+  change: ChatStateChange,
+): Promise<ChatRow | undefined> {
   await db.updateTable('chats').set(change).where('number_id', '=', numberId).where('chat_id', '=', chatId).execute();
   return findChat(db, numberId, chatId);
 }

@@ -21,30 +21,59 @@ export interface NumberRef {
  * row or in two; afterwards they are one row with both. Answers whether the LID's phone is news
  * (a LID that gets its phone, or a different one), which is when a `contact.identity` event is due.
  */
-export async function learnIdentity(db: Executor, number: NumberRef, identity: { lid: string; phone: E164 }, source: IdentitySource, at: Date): Promise<boolean> {
-  const rows = await db.selectFrom('contacts').selectAll().where('number_id', '=', number.numberId)
-    .where((eb) => eb.or([eb('lid', '=', identity.lid), eb('phone', '=', identity.phone)])).execute();
+export async function learnIdentity(
+  db: Executor,
+  number: NumberRef,
+  identity: { lid: string; phone: E164 },
+  source: IdentitySource,
+  at: Date,
+): Promise<boolean> {
+  const rows = await db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('number_id', '=', number.numberId)
+    .where((eb) => eb.or([eb('lid', '=', identity.lid), eb('phone', '=', identity.phone)]))
+    .execute();
   const byLid = rows.find((row) => row.lid === identity.lid);
   if (byLid?.phone === identity.phone) return false;
   const byPhone = rows.find((row) => row.phone === identity.phone && row !== byLid);
   const kept = byLid ?? byPhone;
   if (kept === undefined) {
-    await db.insertInto('contacts').values({
-      id: newId('contact'), number_id: number.numberId, account_id: number.accountId, lid: identity.lid, phone: identity.phone, whatsapp_name: null,
-      identity_source: source, identity_learned_at: at.getTime(), last_message_at: null, created_at: at.getTime(), updated_at: at.getTime(),
-    }).execute();
+    await db
+      .insertInto('contacts')
+      .values({
+        id: newId('contact'),
+        number_id: number.numberId,
+        account_id: number.accountId,
+        lid: identity.lid,
+        phone: identity.phone,
+        whatsapp_name: null,
+        identity_source: source,
+        identity_learned_at: at.getTime(),
+        last_message_at: null,
+        created_at: at.getTime(),
+        updated_at: at.getTime(),
+      })
+      .execute();
     return true;
   }
   // The other row goes first, so that neither unique index sees the identifier twice.
   const other = byLid !== undefined && byPhone !== undefined ? byPhone : undefined;
   if (other !== undefined) await db.deleteFrom('contacts').where('id', '=', other.id).execute();
-  await db.updateTable('contacts').where('id', '=', kept.id).set({
-    lid: identity.lid, phone: identity.phone,
-    whatsapp_name: kept.whatsapp_name ?? other?.whatsapp_name ?? null,
-    saved: Math.max(kept.saved, other?.saved ?? 0),
-    last_message_at: latest(kept.last_message_at, other?.last_message_at ?? null),
-    identity_source: source, identity_learned_at: at.getTime(), updated_at: at.getTime(),
-  }).execute();
+  await db
+    .updateTable('contacts')
+    .where('id', '=', kept.id)
+    .set({
+      lid: identity.lid,
+      phone: identity.phone,
+      whatsapp_name: kept.whatsapp_name ?? other?.whatsapp_name ?? null,
+      saved: Math.max(kept.saved, other?.saved ?? 0),
+      last_message_at: latest(kept.last_message_at, other?.last_message_at ?? null),
+      identity_source: source,
+      identity_learned_at: at.getTime(),
+      updated_at: at.getTime(),
+    })
+    .execute();
   return true;
 }
 
@@ -53,8 +82,13 @@ export async function learnIdentity(db: Executor, number: NumberRef, identity: {
  * so that every read (and every filter by phone) sees one person.
  */
 export async function fillSenderPhone(db: Executor, numberId: string, identity: { lid: string; phone: E164 }): Promise<number> {
-  const result = await db.updateTable('messages').set({ from_phone: identity.phone })
-    .where('number_id', '=', numberId).where('from_phone', 'is', null).where('from_lid', '=', identity.lid).executeTakeFirst();
+  const result = await db
+    .updateTable('messages')
+    .set({ from_phone: identity.phone })
+    .where('number_id', '=', numberId)
+    .where('from_phone', 'is', null)
+    .where('from_lid', '=', identity.lid)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
@@ -63,20 +97,44 @@ export async function fillSenderPhone(db: Executor, numberId: string, identity: 
  * identifier it has: the LID when known, else the phone. Call `learnIdentity` first when both
  * are known, so that this finds the one row.
  */
-export async function noteContact(db: Executor, number: NumberRef, person: PersonIdentity & { whatsappName?: string | null; saved?: boolean; messageAt?: Date }, at: Date): Promise<void> {
+export async function noteContact(
+  db: Executor,
+  number: NumberRef,
+  person: PersonIdentity & { whatsappName?: string | null; saved?: boolean; messageAt?: Date },
+  at: Date,
+): Promise<void> {
   const key = person.lid !== null ? 'lid' : 'phone';
   if (person[key] === null) return;
   const name = person.whatsappName ?? null;
   const messageAt = person.messageAt?.getTime() ?? null;
-  await db.insertInto('contacts').values({
-    id: newId('contact'), number_id: number.numberId, account_id: number.accountId, lid: person.lid, phone: person.phone, whatsapp_name: name,
-    saved: person.saved === true ? 1 : 0, identity_source: null, identity_learned_at: null, last_message_at: messageAt, created_at: at.getTime(), updated_at: at.getTime(),
-  }).onConflict((conflict) => conflict.columns(['number_id', key]).where(key, 'is not', null).doUpdateSet((eb) => ({
-    whatsapp_name: name === null ? eb.ref('contacts.whatsapp_name') : name,
-    saved: person.saved === true ? 1 : eb.ref('contacts.saved'),
-    last_message_at: messageAt === null ? eb.ref('contacts.last_message_at') : messageAt,
-    updated_at: at.getTime(),
-  }))).execute();
+  await db
+    .insertInto('contacts')
+    .values({
+      id: newId('contact'),
+      number_id: number.numberId,
+      account_id: number.accountId,
+      lid: person.lid,
+      phone: person.phone,
+      whatsapp_name: name,
+      saved: person.saved === true ? 1 : 0,
+      identity_source: null,
+      identity_learned_at: null,
+      last_message_at: messageAt,
+      created_at: at.getTime(),
+      updated_at: at.getTime(),
+    })
+    .onConflict((conflict) =>
+      conflict
+        .columns(['number_id', key])
+        .where(key, 'is not', null)
+        .doUpdateSet((eb) => ({
+          whatsapp_name: name === null ? eb.ref('contacts.whatsapp_name') : name,
+          saved: person.saved === true ? 1 : eb.ref('contacts.saved'),
+          last_message_at: messageAt === null ? eb.ref('contacts.last_message_at') : messageAt,
+          updated_at: at.getTime(),
+        })),
+    )
+    .execute();
 }
 
 /** Notes the recipients of direct messages we sent as people of their numbers, in one statement. */
@@ -87,12 +145,27 @@ export async function noteRecipients(db: Executor, messages: readonly Message[])
   }
   if (people.size === 0) return;
   const rows = [...people.values()].map((message) => ({
-    id: newId('contact'), number_id: message.numberId!, account_id: message.accountId, lid: null, phone: message.toPhone, whatsapp_name: null,
-    identity_source: null, identity_learned_at: null, last_message_at: message.createdAt.getTime(), created_at: message.createdAt.getTime(), updated_at: message.createdAt.getTime(),
+    id: newId('contact'),
+    number_id: message.numberId!,
+    account_id: message.accountId,
+    lid: null,
+    phone: message.toPhone,
+    whatsapp_name: null,
+    identity_source: null,
+    identity_learned_at: null,
+    last_message_at: message.createdAt.getTime(),
+    created_at: message.createdAt.getTime(),
+    updated_at: message.createdAt.getTime(),
   }));
-  await db.insertInto('contacts').values(rows).onConflict((conflict) => conflict.columns(['number_id', 'phone']).where('phone', 'is not', null).doUpdateSet({
-    last_message_at: sql`excluded.last_message_at`,
-  })).execute();
+  await db
+    .insertInto('contacts')
+    .values(rows)
+    .onConflict((conflict) =>
+      conflict.columns(['number_id', 'phone']).where('phone', 'is not', null).doUpdateSet({
+        last_message_at: sql`excluded.last_message_at`,
+      }),
+    )
+    .execute();
 }
 
 /** The phone a number's map knows for `lid`. */
@@ -103,7 +176,12 @@ export async function phoneOfLid(db: Executor, numberId: string, lid: string): P
 
 /** The phone any of the account's numbers (or only `numberId`) knows for `lid`. */
 export async function phoneOfLidInAccount(db: Executor, accountId: string, lid: string, numberId?: string): Promise<E164 | undefined> {
-  let query = db.selectFrom('contacts').select('phone').where('account_id', '=', accountId).where('lid', '=', lid).where('phone', 'is not', null);
+  let query = db
+    .selectFrom('contacts')
+    .select('phone')
+    .where('account_id', '=', accountId)
+    .where('lid', '=', lid)
+    .where('phone', 'is not', null);
   if (numberId !== undefined) query = query.where('number_id', '=', numberId);
   const row = await query.limit(1).executeTakeFirst();
   return (row?.phone ?? undefined) as E164 | undefined;
@@ -118,8 +196,12 @@ export async function lidOfPhone(db: Executor, numberId: string, phone: E164): P
 /** The people among `ids` (phones or LIDs) the number knows, each with both identifiers where known. */
 export async function identitiesOf(db: Executor, numberId: string, ids: readonly string[]): Promise<PersonIdentity[]> {
   if (ids.length === 0) return [];
-  const rows = await db.selectFrom('contacts').select(['lid', 'phone']).where('number_id', '=', numberId)
-    .where((eb) => eb.or([eb('phone', 'in', ids), eb('lid', 'in', ids)])).execute();
+  const rows = await db
+    .selectFrom('contacts')
+    .select(['lid', 'phone'])
+    .where('number_id', '=', numberId)
+    .where((eb) => eb.or([eb('phone', 'in', ids), eb('lid', 'in', ids)]))
+    .execute();
   return rows.map((row) => ({ lid: row.lid, phone: row.phone as E164 | null }));
 }
 
@@ -135,8 +217,16 @@ export async function findContact(db: Executor, numberId: string, ref: { lid: st
  * page at a time after `afterId`. People the map knows only from groups or checks are left out
  * of the list (a lookup still finds them).
  */
-export async function listContacts(db: Executor, numberId: string, afterId: string | undefined, limit: number): Promise<{ id: string; contact: Contact }[]> {
-  let query = db.selectFrom('contacts').selectAll().where('number_id', '=', numberId)
+export async function listContacts(
+  db: Executor,
+  numberId: string,
+  afterId: string | undefined,
+  limit: number,
+): Promise<{ id: string; contact: Contact }[]> {
+  let query = db
+    .selectFrom('contacts')
+    .selectAll()
+    .where('number_id', '=', numberId)
     .where((eb) => eb.or([eb('last_message_at', 'is not', null), eb('saved', '=', 1)]));
   if (afterId !== undefined) query = query.where('id', '>', afterId);
   const rows = await query.orderBy('id').limit(limit).execute();

@@ -27,7 +27,12 @@ const MOST_MARKED_READ = 100;
 export async function insertReply(db: Executor, message: Pick<Message, 'id' | 'accountId'>, quoted: QuotedMessage): Promise<void> {
   await db
     .insertInto('message_replies')
-    .values({ message_id: message.id, account_id: message.accountId, quoted_message_id: quoted.messageId, quoted_engine_id: quoted.engineMessageId })
+    .values({
+      message_id: message.id,
+      account_id: message.accountId,
+      quoted_message_id: quoted.messageId,
+      quoted_engine_id: quoted.engineMessageId,
+    })
     .execute();
 }
 
@@ -43,7 +48,12 @@ export async function findReplies(db: Executor, messageIds: readonly string[]): 
  * an edit or a revocation names. A WhatsApp id is unique per sender, so the number narrows it.
  */
 export async function findByEngineId(db: Executor, numberId: string, engineMessageId: string): Promise<Message | undefined> {
-  const row = await db.selectFrom('messages').select(MESSAGE_COLUMNS).where('engine_message_id', '=', engineMessageId).where('number_id', '=', numberId).executeTakeFirst();
+  const row = await db
+    .selectFrom('messages')
+    .select(MESSAGE_COLUMNS)
+    .where('engine_message_id', '=', engineMessageId)
+    .where('number_id', '=', numberId)
+    .executeTakeFirst();
   return row && toMessage(row);
 }
 
@@ -66,7 +76,12 @@ export async function saveReaction(db: Executor, message: Pick<Message, 'id' | '
 
 export async function listReactions(db: Executor, messageId: string): Promise<Reaction[]> {
   const rows = await db.selectFrom('message_reactions').selectAll().where('message_id', '=', messageId).orderBy('reacted_at').execute();
-  return rows.map((row) => ({ reactor: row.reactor, fromUs: row.from_us === 1, emoji: row.emoji, reactedAt: new Date(Number(row.reacted_at)) }));
+  return rows.map((row) => ({
+    reactor: row.reactor,
+    fromUs: row.from_us === 1,
+    emoji: row.emoji,
+    reactedAt: new Date(Number(row.reacted_at)),
+  }));
 }
 
 /**
@@ -90,14 +105,33 @@ export async function reviseMessage(
   if (row === undefined) return undefined;
   await db
     .insertInto('message_revisions')
-    .values({ id: newId('revision'), message_id: message.id, account_id: message.accountId, kind: change.kind, previous_text: message.text, from_us: change.fromUs ? 1 : 0, changed_at: at })
+    .values({
+      id: newId('revision'),
+      message_id: message.id,
+      account_id: message.accountId,
+      kind: change.kind,
+      previous_text: message.text,
+      from_us: change.fromUs ? 1 : 0,
+      changed_at: at,
+    })
     .execute();
   return toMessage(row);
 }
 
 export async function listRevisions(db: Executor, messageId: string): Promise<Revision[]> {
-  const rows = await db.selectFrom('message_revisions').selectAll().where('message_id', '=', messageId).orderBy('changed_at').orderBy('id').execute();
-  return rows.map((row) => ({ kind: row.kind as Revision['kind'], previousText: row.previous_text, fromUs: row.from_us === 1, changedAt: new Date(Number(row.changed_at)) }));
+  const rows = await db
+    .selectFrom('message_revisions')
+    .selectAll()
+    .where('message_id', '=', messageId)
+    .orderBy('changed_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => ({
+    kind: row.kind as Revision['kind'],
+    previousText: row.previous_text,
+    fromUs: row.from_us === 1,
+    changedAt: new Date(Number(row.changed_at)),
+  }));
 }
 
 /**
@@ -116,7 +150,14 @@ export async function markReceivedRead(db: Executor, upTo: Message, at: Date): P
   unread = upTo.fromPhone !== null ? unread.where('from_phone', '=', upTo.fromPhone) : unread.where('from_lid', '=', upTo.fromLid);
   // Only the chat of the message: its group's, or the direct chat with its sender, never both.
   const group = upTo.group ?? null;
-  const inGroup = (eb: ExpressionBuilder<Database, 'messages'>) => eb.exists(eb.selectFrom('message_groups').select('message_groups.message_id').whereRef('message_groups.message_id', '=', 'messages.id').$if(group !== null, (query) => query.where('message_groups.group_id', '=', group!.id)));
+  const inGroup = (eb: ExpressionBuilder<Database, 'messages'>) =>
+    eb.exists(
+      eb
+        .selectFrom('message_groups')
+        .select('message_groups.message_id')
+        .whereRef('message_groups.message_id', '=', 'messages.id')
+        .$if(group !== null, (query) => query.where('message_groups.group_id', '=', group!.id)),
+    );
   unread = group === null ? unread.where((eb) => eb.not(inGroup(eb))) : unread.where(inGroup);
   const ids = (await unread.orderBy('created_at', 'desc').limit(MOST_MARKED_READ).execute()).map((row) => row.id);
   if (ids.length === 0) return [];
@@ -127,5 +168,7 @@ export async function markReceivedRead(db: Executor, upTo: Message, at: Date): P
     .where('read_at', 'is', null)
     .returning(MESSAGE_COLUMNS)
     .execute();
-  return rows.map((row) => ({ ...toMessage(row), ...(group !== null && { group }) })).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+  return rows
+    .map((row) => ({ ...toMessage(row), ...(group !== null && { group }) }))
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }

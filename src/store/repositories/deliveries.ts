@@ -17,9 +17,7 @@ export interface NewEvent {
 // webhook hears of; these fixed shapes are compiled once.
 const insertEventRow = compiledStatement((db, v: EventValues) => eventInsert(db, v));
 
-const insertOneDelivery = compiledStatement((db, v: DeliveryValues) =>
-  db.insertInto('webhook_deliveries').values(pendingDelivery(v)),
-);
+const insertOneDelivery = compiledStatement((db, v: DeliveryValues) => db.insertInto('webhook_deliveries').values(pendingDelivery(v)));
 
 async function insertEvent(db: Executor, event: NewEvent): Promise<void> {
   await insertEventRow(db, eventValues(event));
@@ -48,7 +46,12 @@ export interface EventDelivery {
 export async function insertEventWithDeliveries(db: Executor, event: NewEvent, deliveries: EventDelivery[]): Promise<void> {
   if (deliveries.length === 1 && runsOnPostgres(db)) {
     const [delivery] = deliveries as [EventDelivery];
-    await insertEventAndDelivery(db, { ...eventValues(event), deliveryId: delivery.id, webhookId: delivery.webhookId, claimedUntil: delivery.claimedUntil });
+    await insertEventAndDelivery(db, {
+      ...eventValues(event),
+      deliveryId: delivery.id,
+      webhookId: delivery.webhookId,
+      claimedUntil: delivery.claimedUntil,
+    });
     return;
   }
   await insertEvent(db, event);
@@ -59,16 +62,28 @@ type EventValues = ReturnType<typeof eventValues>;
 type DeliveryValues = { id: string; eventId: string; webhookId: string; accountId: string; at: number; claimedUntil: number | null };
 
 // The event's values, and of its delivery the id and the webhook: the rest they share.
-const insertEventAndDelivery = compiledStatement((db, v: EventValues & { deliveryId: string; webhookId: string; claimedUntil: number | null }) =>
-  db
-    .with('event', (cte) => eventInsert(cte, v))
-    .insertInto('webhook_deliveries')
-    .values(pendingDelivery({ id: v.deliveryId, eventId: v.id, webhookId: v.webhookId, accountId: v.accountId, at: v.at, claimedUntil: v.claimedUntil })),
+const insertEventAndDelivery = compiledStatement(
+  (db, v: EventValues & { deliveryId: string; webhookId: string; claimedUntil: number | null }) =>
+    db
+      .with('event', (cte) => eventInsert(cte, v))
+      .insertInto('webhook_deliveries')
+      .values(
+        pendingDelivery({
+          id: v.deliveryId,
+          eventId: v.id,
+          webhookId: v.webhookId,
+          accountId: v.accountId,
+          at: v.at,
+          claimedUntil: v.claimedUntil,
+        }),
+      ),
 );
 
 /** The event's insert, for the statements that write one; a CTE too, hence the QueryCreator. */
 export function eventInsert(db: QueryCreator<Database>, v: EventValues) {
-  return db.insertInto('webhook_events').values({ id: v.id, account_id: v.accountId, event_type: v.eventType, payload: v.payload, created_at: v.at });
+  return db
+    .insertInto('webhook_events')
+    .values({ id: v.id, account_id: v.accountId, event_type: v.eventType, payload: v.payload, created_at: v.at });
 }
 
 async function insertDeliveries(db: Executor, event: NewEvent, deliveries: EventDelivery[]): Promise<void> {
@@ -122,7 +137,17 @@ export async function recordAttempts(db: Executor, allOutcomes: AttemptOutcome[]
   // A webhook deleted while its requests were in flight takes its deliveries with it; their
   // outcomes have nothing left to record, and must not fail the rest of the batch.
   const surviving = new Set(
-    (await db.selectFrom('webhook_deliveries').select('id').where('id', 'in', allOutcomes.map((outcome) => outcome.attempt.deliveryId)).execute()).map((row) => row.id),
+    (
+      await db
+        .selectFrom('webhook_deliveries')
+        .select('id')
+        .where(
+          'id',
+          'in',
+          allOutcomes.map((outcome) => outcome.attempt.deliveryId),
+        )
+        .execute()
+    ).map((row) => row.id),
   );
   const outcomes = allOutcomes.filter((outcome) => surviving.has(outcome.attempt.deliveryId));
   if (outcomes.length === 0) return;
@@ -179,7 +204,11 @@ export async function recordAttempts(db: Executor, allOutcomes: AttemptOutcome[]
         last_error: null,
         updated_at: now,
       }))
-      .where('id', 'in', group.map((outcome) => outcome.attempt.deliveryId))
+      .where(
+        'id',
+        'in',
+        group.map((outcome) => outcome.attempt.deliveryId),
+      )
       .where('claimed_until', '=', group[0]!.claimedUntil)
       .execute();
   }
@@ -247,7 +276,13 @@ export async function listDeliveries(db: Executor, webhookId: string, limit: num
 }
 
 export async function listAttempts(db: Executor, deliveryId: string): Promise<WebhookAttempt[]> {
-  const rows = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempted_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('delivery_id', '=', deliveryId)
+    .orderBy('attempted_at')
+    .orderBy('id')
+    .execute();
   return rows.map((row) => ({
     id: row.id,
     deliveryId: row.delivery_id,
@@ -295,7 +330,13 @@ export async function pruneDeliveryHistory(db: Executor, cutoff: Date): Promise<
     .deleteFrom('webhook_events')
     .where('created_at', '<', before)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('webhook_deliveries').select('webhook_deliveries.id').whereRef('webhook_deliveries.event_id', '=', 'webhook_events.id'))),
+      not(
+        exists(
+          selectFrom('webhook_deliveries')
+            .select('webhook_deliveries.id')
+            .whereRef('webhook_deliveries.event_id', '=', 'webhook_events.id'),
+        ),
+      ),
     )
     .execute();
 }

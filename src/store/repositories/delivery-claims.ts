@@ -69,7 +69,11 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
   const claimed = await db
     .updateTable('webhook_deliveries')
     .set({ claimed_until: options.claimedUntil })
-    .where('id', 'in', candidates.map((row) => row.id))
+    .where(
+      'id',
+      'in',
+      candidates.map((row) => row.id),
+    )
     // Everything the candidates were chosen by is checked again here, where it counts: a row
     // another worker claimed or finished since the select is left alone. The checks form one
     // expression so that SQLite finds the rows by id: given them as separate terms, its planner
@@ -96,7 +100,11 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
       'webhook_events.event_type',
       'webhook_events.payload',
     ])
-    .where('webhook_deliveries.id', 'in', claimed.map((row) => row.id))
+    .where(
+      'webhook_deliveries.id',
+      'in',
+      claimed.map((row) => row.id),
+    )
     .orderBy('webhook_deliveries.next_attempt_at')
     .execute();
   const deliveries = rows.map((row) => ({
@@ -120,7 +128,12 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
  * deliveries to the end (found fewer than its share) and took all it found. A webhook never
  * read, because the claim filled up first, found none and so counts.
  */
-function leftBehind(dueWebhooks: string[], shares: { webhookId: string; count: number }[], found: { webhook_id: string }[], taken: { webhook_id: string }[]): string[] {
+function leftBehind(
+  dueWebhooks: string[],
+  shares: { webhookId: string; count: number }[],
+  found: { webhook_id: string }[],
+  taken: { webhook_id: string }[],
+): string[] {
   const countOf = (rows: { webhook_id: string }[]) => {
     const counts = new Map<string, number>();
     for (const row of rows) counts.set(row.webhook_id, (counts.get(row.webhook_id) ?? 0) + 1);
@@ -179,7 +192,10 @@ async function webhooksWithDueWork(db: Executor, now: number): Promise<string[]>
  */
 function sharesOf(webhookIds: string[], options: ClaimOptions): { webhookId: string; count: number }[] {
   return webhookIds
-    .map((webhookId) => ({ webhookId, count: Math.min(options.freeSlotsByWebhook.get(webhookId) ?? options.perWebhookLimit, options.limit) }))
+    .map((webhookId) => ({
+      webhookId,
+      count: Math.min(options.freeSlotsByWebhook.get(webhookId) ?? options.perWebhookLimit, options.limit),
+    }))
     .filter((share) => share.count > 0);
 }
 
@@ -218,6 +234,11 @@ export async function releaseClaims(db: Executor, claims: { id: string; claimedU
     else ids.push(claim.id);
   }
   for (const [claimedUntil, ids] of idsByClaim) {
-    await db.updateTable('webhook_deliveries').set({ claimed_until: null }).where('id', 'in', ids).where('claimed_until', '=', claimedUntil).execute();
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ claimed_until: null })
+      .where('id', 'in', ids)
+      .where('claimed_until', '=', claimedUntil)
+      .execute();
   }
 }

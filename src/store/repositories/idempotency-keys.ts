@@ -27,7 +27,9 @@ function toRecord(row: IdempotencyKeyRow): IdempotencyRecord {
     messageId: row.message_id,
     state: row.state as IdempotencyKeyState,
     response:
-      row.response_status === null || row.response_body === null ? null : { statusCode: Number(row.response_status), body: row.response_body },
+      row.response_status === null || row.response_body === null
+        ? null
+        : { statusCode: Number(row.response_status), body: row.response_body },
     createdAt: new Date(Number(row.created_at)),
     lockedAt: new Date(Number(row.locked_at)),
   };
@@ -114,7 +116,10 @@ export async function completeIdempotencyKey(
 }
 
 /** Frees a key whose request sent nothing, so that a retry may; false if another holder has it. */
-export async function releaseIdempotencyKey(db: Executor, holder: Pick<IdempotencyRecord, 'accountId' | 'key' | 'messageId'>): Promise<boolean> {
+export async function releaseIdempotencyKey(
+  db: Executor,
+  holder: Pick<IdempotencyRecord, 'accountId' | 'key' | 'messageId'>,
+): Promise<boolean> {
   const result = await db
     .deleteFrom('idempotency_keys')
     .where('account_id', '=', holder.accountId)

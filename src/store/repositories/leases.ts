@@ -22,7 +22,9 @@ export class StaleLeaseError extends Error {
     readonly lease: SessionLease,
     readonly current: { nodeId: string | null; epoch: number } | undefined,
   ) {
-    super(`Refused a write for ${lease.numberId} under epoch ${lease.epoch} of node ${lease.nodeId}: the lease is now ${current === undefined ? 'gone' : `epoch ${current.epoch} of ${current.nodeId ?? 'no node'}`}.`);
+    super(
+      `Refused a write for ${lease.numberId} under epoch ${lease.epoch} of node ${lease.nodeId}: the lease is now ${current === undefined ? 'gone' : `epoch ${current.epoch} of ${current.nodeId ?? 'no node'}`}.`,
+    );
     this.name = 'StaleLeaseError';
   }
 }
@@ -68,7 +70,11 @@ export async function registerNode(db: Executor, dialect: Dialect, node: NodeReg
 }
 
 export async function heartbeatNode(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
-  await db.updateTable('cluster_nodes').set({ heartbeat_at: databaseNow(dialect) }).where('id', '=', nodeId).execute();
+  await db
+    .updateTable('cluster_nodes')
+    .set({ heartbeat_at: databaseNow(dialect) })
+    .where('id', '=', nodeId)
+    .execute();
 }
 
 export async function setNodeUrl(db: Executor, nodeId: string, url: string): Promise<void> {
@@ -76,7 +82,11 @@ export async function setNodeUrl(db: Executor, nodeId: string, url: string): Pro
 }
 
 export async function markNodeStopped(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
-  await db.updateTable('cluster_nodes').set({ stopped_at: databaseNow(dialect) }).where('id', '=', nodeId).execute();
+  await db
+    .updateTable('cluster_nodes')
+    .set({ stopped_at: databaseNow(dialect) })
+    .where('id', '=', nodeId)
+    .execute();
 }
 
 export interface ClusterNode extends NodeRegistration {
@@ -137,7 +147,10 @@ export async function ensureLeaseRows(db: Executor): Promise<void> {
 }
 
 export async function countLeasedNumbers(db: Executor): Promise<number> {
-  const row = await db.selectFrom('number_leases').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('number_leases')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -165,25 +178,38 @@ export async function claimLeases(
     .innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id')
     .select(['number_leases.number_id', 'number_leases.node_id', 'whatsapp_numbers.phone'])
     .where((eb) => eb.or([eb('number_leases.node_id', 'is', null), eb('number_leases.expires_at', '<=', now)]))
-    .$if(onlyNumberIds !== undefined, (query) => query.where('number_leases.number_id', 'in', onlyNumberIds!.length > 0 ? onlyNumberIds! : ['']))
+    .$if(onlyNumberIds !== undefined, (query) =>
+      query.where('number_leases.number_id', 'in', onlyNumberIds!.length > 0 ? onlyNumberIds! : ['']),
+    )
     .orderBy('number_leases.number_id')
     .limit(limit)
     // A node's own balancing skips rows another transaction holds: they are someone's business
     // now, and it takes others. A command taking named numbers waits for them instead (a fenced
     // write holds its row only to its commit, a frozen one only to the idle-transaction timeout),
     // or it would fail for a lock held a millisecond.
-    .$if(dialect === 'postgres', (query) => (onlyNumberIds === undefined ? query.forUpdate('number_leases').skipLocked() : query.forUpdate('number_leases')))
+    .$if(dialect === 'postgres', (query) =>
+      onlyNumberIds === undefined ? query.forUpdate('number_leases').skipLocked() : query.forUpdate('number_leases'),
+    )
     .execute();
   if (candidates.length === 0) return [];
   const claimed = await db
     .updateTable('number_leases')
     .set((eb) => ({ node_id: nodeId, epoch: eb('epoch', '+', 1), expires_at: sql<number>`${now} + ${ttlMs}` }))
-    .where('number_id', 'in', candidates.map((candidate) => candidate.number_id))
+    .where(
+      'number_id',
+      'in',
+      candidates.map((candidate) => candidate.number_id),
+    )
     .where((eb) => eb.or([eb('node_id', 'is', null), eb('expires_at', '<=', now)]))
     .returning(['number_id', 'epoch'])
     .execute();
   const byId = new Map(candidates.map((candidate) => [candidate.number_id, candidate]));
-  const leases = claimed.map((row) => ({ numberId: row.number_id, nodeId, epoch: Number(row.epoch), phone: byId.get(row.number_id)!.phone }));
+  const leases = claimed.map((row) => ({
+    numberId: row.number_id,
+    nodeId,
+    epoch: Number(row.epoch),
+    phone: byId.get(row.number_id)!.phone,
+  }));
   await recordLeaseChanges(
     db,
     dialect,
@@ -212,13 +238,22 @@ export async function renewLeases(db: Executor, dialect: Dialect, nodeId: string
  * Gives up the leases the node still holds, so that another node may claim them at once; in
  * batches, since a statement's parameters are bounded.
  */
-export async function releaseLeases(db: Executor, dialect: Dialect, leases: readonly ClaimedLease[], reason: 'released' | 'handed_over'): Promise<void> {
+export async function releaseLeases(
+  db: Executor,
+  dialect: Dialect,
+  leases: readonly ClaimedLease[],
+  reason: 'released' | 'handed_over',
+): Promise<void> {
   for (let start = 0; start < leases.length; start += LEASE_BATCH) {
     const batch = leases.slice(start, start + LEASE_BATCH);
     const released = await db
       .updateTable('number_leases')
       .set({ node_id: null, expires_at: 0 })
-      .where('number_id', 'in', batch.map((lease) => lease.numberId))
+      .where(
+        'number_id',
+        'in',
+        batch.map((lease) => lease.numberId),
+      )
       .where('node_id', '=', batch[0]!.nodeId)
       .returning(['number_id'])
       .execute();
@@ -226,7 +261,9 @@ export async function releaseLeases(db: Executor, dialect: Dialect, leases: read
     await recordLeaseChanges(
       db,
       dialect,
-      batch.filter((lease) => releasedIds.has(lease.numberId)).map((lease) => ({ lease, fromNodeId: lease.nodeId, toNodeId: null, reason })),
+      batch
+        .filter((lease) => releasedIds.has(lease.numberId))
+        .map((lease) => ({ lease, fromNodeId: lease.nodeId, toNodeId: null, reason })),
     );
   }
 }
@@ -278,7 +315,12 @@ export async function findLeaseOwner(db: Executor, dialect: Dialect, numberId: s
   const row = await db
     .selectFrom('number_leases')
     .leftJoin('cluster_nodes', 'cluster_nodes.id', 'number_leases.node_id')
-    .select(['number_leases.node_id', 'number_leases.epoch', 'cluster_nodes.url', sql<number>`number_leases.expires_at - ${databaseNow(dialect)}`.as('remaining')])
+    .select([
+      'number_leases.node_id',
+      'number_leases.epoch',
+      'cluster_nodes.url',
+      sql<number>`number_leases.expires_at - ${databaseNow(dialect)}`.as('remaining'),
+    ])
     .where('number_leases.number_id', '=', numberId)
     .executeTakeFirst();
   if (row === undefined) return undefined;
@@ -333,7 +375,14 @@ export interface LeaseChange {
 
 export async function listRecentLeaseChanges(db: Executor, limit: number): Promise<LeaseChange[]> {
   const rows = await db.selectFrom('lease_changes').selectAll().orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-  return rows.map((row) => ({ phone: row.phone, fromNodeId: row.from_node_id, toNodeId: row.to_node_id, epoch: Number(row.epoch), reason: row.reason, at: Number(row.at) }));
+  return rows.map((row) => ({
+    phone: row.phone,
+    fromNodeId: row.from_node_id,
+    toNodeId: row.to_node_id,
+    epoch: Number(row.epoch),
+    reason: row.reason,
+    at: Number(row.at),
+  }));
 }
 
 /**
@@ -342,7 +391,12 @@ export async function listRecentLeaseChanges(db: Executor, limit: number): Promi
  */
 export async function retireNode(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
   await db.updateTable('number_leases').set({ expires_at: 0 }).where('node_id', '=', nodeId).execute();
-  await db.updateTable('cluster_nodes').set({ stopped_at: databaseNow(dialect) }).where('id', '=', nodeId).where('stopped_at', 'is', null).execute();
+  await db
+    .updateTable('cluster_nodes')
+    .set({ stopped_at: databaseNow(dialect) })
+    .where('id', '=', nodeId)
+    .where('stopped_at', 'is', null)
+    .execute();
 }
 
 /** Forgets nodes and lease changes older than the cutoff (epoch milliseconds). */

@@ -80,7 +80,11 @@ export async function claimDownload(db: Executor, pending: PendingDownload, unti
 }
 
 export async function rescheduleDownload(db: Executor, messageId: string, attempts: number, reason: string, next: Date): Promise<void> {
-  await db.updateTable('media_downloads').set({ attempts, last_reason: reason, next_attempt_at: next.getTime() }).where('message_id', '=', messageId).execute();
+  await db
+    .updateTable('media_downloads')
+    .set({ attempts, last_reason: reason, next_attempt_at: next.getTime() })
+    .where('message_id', '=', messageId)
+    .execute();
 }
 
 /** Ends the retries; false when another node already ended them. */

@@ -51,17 +51,32 @@ export async function findLiveMedia(db: Executor, accountId: string, id: string,
 
 /** A media object by id alone, for a signed link (which is its own authorization); never for a keyed request. */
 export async function findLiveMediaById(db: Executor, id: string, now: Date): Promise<MediaObject | undefined> {
-  const row = await db.selectFrom('media').selectAll().where('id', '=', id).where('removed_at', 'is', null).where('expires_at', '>', now.getTime()).executeTakeFirst();
+  const row = await db
+    .selectFrom('media')
+    .selectAll()
+    .where('id', '=', id)
+    .where('removed_at', 'is', null)
+    .where('expires_at', '>', now.getTime())
+    .executeTakeFirst();
   return row === undefined ? undefined : toMedia(row);
 }
 
 /** Keeps a media object at least until `until`: an upload a message now uses lives as long as the message's media. */
 export async function extendMediaRetention(db: Executor, id: string, until: Date): Promise<void> {
-  await db.updateTable('media').set({ expires_at: until.getTime() }).where('id', '=', id).where('expires_at', '<', until.getTime()).execute();
+  await db
+    .updateTable('media')
+    .set({ expires_at: until.getTime() })
+    .where('id', '=', id)
+    .where('expires_at', '<', until.getTime())
+    .execute();
 }
 
 /** Media whose retention has ended and whose bytes are not yet removed, oldest first. */
-export async function listExpiredMedia(db: Executor, now: Date, limit: number): Promise<{ id: string; accountId: string; sha256: string }[]> {
+export async function listExpiredMedia(
+  db: Executor,
+  now: Date,
+  limit: number,
+): Promise<{ id: string; accountId: string; sha256: string }[]> {
   const rows = await db
     .selectFrom('media')
     .select(['id', 'account_id', 'sha256'])
@@ -80,12 +95,23 @@ export async function markMediaRemoved(db: Executor, ids: readonly string[], at:
 
 /** Whether any media object whose bytes are still kept uses this blob. */
 export async function blobInUse(db: Executor, accountId: string, sha256: string): Promise<boolean> {
-  const row = await db.selectFrom('media').select('id').where('account_id', '=', accountId).where('sha256', '=', sha256).where('removed_at', 'is', null).limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('media')
+    .select('id')
+    .where('account_id', '=', accountId)
+    .where('sha256', '=', sha256)
+    .where('removed_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
   return row !== undefined;
 }
 
 /** The account's media objects by id, kept or not: what a page of messages carries. */
-export async function findAccountMedia(db: Executor, accountId: string, ids: readonly string[]): Promise<(MediaObject & { removed: boolean })[]> {
+export async function findAccountMedia(
+  db: Executor,
+  accountId: string,
+  ids: readonly string[],
+): Promise<(MediaObject & { removed: boolean })[]> {
   if (ids.length === 0) return [];
   const rows = await db.selectFrom('media').selectAll().where('account_id', '=', accountId).where('id', 'in', ids).execute();
   return rows.map((row) => ({ ...toMedia(row), removed: row.removed_at !== null || Number(row.expires_at) <= Date.now() }));

@@ -18,10 +18,20 @@ export async function insertMessages(db: Executor, messages: readonly Message[])
   const rows = messages.map(messageRow);
   const column = <Name extends keyof NewMessageValues>(name: Name) => rows.map((row) => row[name]);
   await insertMessageColumns(db, {
-    id: column('id'), account_id: column('account_id'), number_id: column('number_id'), direction: column('direction'),
-    from_phone: column('from_phone'), from_lid: column('from_lid'), to_phone: column('to_phone'), text: column('text'),
-    content_kind: column('content_kind'), media_id: column('media_id'), structured: column('structured'), status: column('status'),
-    engine_message_id: column('engine_message_id'), created_at: column('created_at'),
+    id: column('id'),
+    account_id: column('account_id'),
+    number_id: column('number_id'),
+    direction: column('direction'),
+    from_phone: column('from_phone'),
+    from_lid: column('from_lid'),
+    to_phone: column('to_phone'),
+    text: column('text'),
+    content_kind: column('content_kind'),
+    media_id: column('media_id'),
+    structured: column('structured'),
+    status: column('status'),
+    engine_message_id: column('engine_message_id'),
+    created_at: column('created_at'),
   });
 }
 
@@ -53,4 +63,3 @@ const insertMessageColumns = compiledStatement((db, v: MessageColumns) =>
       ]),
     ),
 );
-

@@ -34,7 +34,10 @@ export interface MessageFilter {
  */
 export async function listMessages(db: Executor, filter: MessageFilter): Promise<Message[]> {
   if (filter.peer !== undefined && filter.direction === undefined) {
-    const [sent, received] = await Promise.all([listMessages(db, { ...filter, direction: 'outbound' }), listMessages(db, { ...filter, direction: 'inbound' })]);
+    const [sent, received] = await Promise.all([
+      listMessages(db, { ...filter, direction: 'outbound' }),
+      listMessages(db, { ...filter, direction: 'inbound' }),
+    ]);
     return [...sent, ...received].sort(newestFirst).slice(0, filter.limit);
   }
   let query = db.selectFrom('messages').selectAll().where('account_id', '=', filter.accountId);
@@ -47,7 +50,11 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
   if (filter.unresolvedLid !== undefined) query = query.where('from_lid', '=', filter.unresolvedLid).where('from_phone', 'is', null);
   const groupId = filter.groupId;
   if (groupId !== undefined) {
-    query = query.where('id', 'in', db.selectFrom('message_groups').select('message_id').where('account_id', '=', filter.accountId).where('group_id', '=', groupId));
+    query = query.where(
+      'id',
+      'in',
+      db.selectFrom('message_groups').select('message_id').where('account_id', '=', filter.accountId).where('group_id', '=', groupId),
+    );
   }
   if (filter.since !== undefined) query = query.where('created_at', '>=', filter.since.getTime());
   if (filter.until !== undefined) query = query.where('created_at', '<', filter.until.getTime());
@@ -65,7 +72,13 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
     .leftJoin('message_replies', 'message_replies.message_id', 'page.id')
     .leftJoin('message_groups', 'message_groups.message_id', 'page.id')
     .selectAll('page')
-    .select(['message_replies.quoted_message_id', 'message_replies.quoted_engine_id', 'message_groups.group_id', 'message_groups.group_subject', 'message_groups.mentions'])
+    .select([
+      'message_replies.quoted_message_id',
+      'message_replies.quoted_engine_id',
+      'message_groups.group_id',
+      'message_groups.group_subject',
+      'message_groups.mentions',
+    ])
     .orderBy('page.created_at', 'desc')
     .orderBy('page.id', 'desc')
     .execute();

@@ -51,7 +51,10 @@ function instant(value: number | null | undefined): Date | null {
 // Every send and every incoming message writes a row, and every send marks it sent: compiled once.
 const insertMessageRow = compiledStatement((db, row: NewMessageValues) => messageInsert(db, row));
 
-export type NewMessageValues = Omit<MessageRow, 'error_code' | 'updated_at' | `${'sent' | 'delivered' | 'read' | 'failed' | 'edited' | 'revoked'}_at`>;
+export type NewMessageValues = Omit<
+  MessageRow,
+  'error_code' | 'updated_at' | `${'sent' | 'delivered' | 'read' | 'failed' | 'edited' | 'revoked'}_at`
+>;
 
 /** A message row's insert, for the statements that write one; a CTE too, hence the QueryCreator. */
 function messageInsert(db: QueryCreator<Database>, row: NewMessageValues) {
@@ -115,9 +118,26 @@ const insertMessageEventAndDelivery = compiledStatement((db, v: MessageEventDeli
   db
     .with('message', (cte) => messageInsert(cte, v))
     // The first CTE widens the builder's table list; the event's insert needs only the schema's.
-    .with('event', (cte) => eventInsert(cte as unknown as QueryCreator<Database>, { id: v.event, accountId: v.eventAccountId, eventType: v.eventType, payload: v.payload, at: v.eventAt }))
+    .with('event', (cte) =>
+      eventInsert(cte as unknown as QueryCreator<Database>, {
+        id: v.event,
+        accountId: v.eventAccountId,
+        eventType: v.eventType,
+        payload: v.payload,
+        at: v.eventAt,
+      }),
+    )
     .insertInto('webhook_deliveries')
-    .values(pendingDelivery({ id: v.deliveryId, eventId: v.event, webhookId: v.webhookId, accountId: v.eventAccountId, at: v.eventAt, claimedUntil: v.claimedUntil })),
+    .values(
+      pendingDelivery({
+        id: v.deliveryId,
+        eventId: v.event,
+        webhookId: v.webhookId,
+        accountId: v.eventAccountId,
+        at: v.eventAt,
+        claimedUntil: v.claimedUntil,
+      }),
+    ),
 );
 
 export async function insertMessage(db: Executor, message: Message): Promise<void> {
@@ -149,16 +169,21 @@ export function messageRow(message: Message): NewMessageValues {
  * the upsert's returned row, so no unit means no row), which saves a round trip on every send;
  * SQLite runs in-process, where two statements cost no more.
  */
-export async function insertMessageWithUnit(db: Executor, message: Message, unit: { period: string; limit: number | null }): Promise<boolean> {
+export async function insertMessageWithUnit(
+  db: Executor,
+  message: Message,
+  unit: { period: string; limit: number | null },
+): Promise<boolean> {
   if (!runsOnPostgres(db) || (unit.limit !== null && unit.limit <= 0)) {
     if (!(await reserveMonthlyUnit(db, message.accountId, unit.period, unit.limit))) return false;
     await insertMessage(db, message);
     return true;
   }
   const row = messageRow(message);
-  const { rows } = unit.limit === null
-    ? await insertWithUnlimitedUnit(db, { ...row, period: unit.period })
-    : await insertWithLimitedUnit(db, { ...row, period: unit.period, limit: unit.limit });
+  const { rows } =
+    unit.limit === null
+      ? await insertWithUnlimitedUnit(db, { ...row, period: unit.period })
+      : await insertWithLimitedUnit(db, { ...row, period: unit.period, limit: unit.limit });
   return rows.length > 0;
 }
 
@@ -178,8 +203,22 @@ function insertFromUnit(db: Kysely<Database>, v: RowWithUnit & { limit?: number 
 
 /** The columns a new message is written with, in the order the batch inserts give them. */
 export const INSERTED_COLUMNS = [
-  'id', 'account_id', 'number_id', 'direction', 'from_phone', 'from_lid', 'to_phone', 'text',
-  'content_kind', 'media_id', 'structured', 'status', 'engine_message_id', 'error_code', 'created_at', 'updated_at',
+  'id',
+  'account_id',
+  'number_id',
+  'direction',
+  'from_phone',
+  'from_lid',
+  'to_phone',
+  'text',
+  'content_kind',
+  'media_id',
+  'structured',
+  'status',
+  'engine_message_id',
+  'error_code',
+  'created_at',
+  'updated_at',
 ] as const;
 
 /** Every column a message is read with: named, so that a prepared statement outlives a migration. */
@@ -208,7 +247,10 @@ function messageSelection(v: RowWithUnit) {
 }
 
 const updateToSent = compiledStatement((db, v: { id: string; engineMessageId: string; at: number }) =>
-  db.updateTable('messages').set({ status: 'sent', engine_message_id: v.engineMessageId, updated_at: v.at, sent_at: v.at }).where('id', '=', v.id),
+  db
+    .updateTable('messages')
+    .set({ status: 'sent', engine_message_id: v.engineMessageId, updated_at: v.at, sent_at: v.at })
+    .where('id', '=', v.id),
 );
 
 /** The engine accepted the send: the row records WhatsApp's id for it. */
@@ -282,7 +324,12 @@ export async function findMessagesByIds(db: Executor, ids: readonly string[]): P
 // lookup is compiled once. The direction is a literal, which the partial unique index on
 // (number_id, engine_message_id) where direction = 'inbound' needs to be chosen.
 const selectInboundByEngineId = compiledStatement((db, v: { numberId: string; engineMessageId: string }) =>
-  db.selectFrom('messages').select(MESSAGE_COLUMNS).where('number_id', '=', v.numberId).where('engine_message_id', '=', v.engineMessageId).where('direction', '=', sql.lit('inbound')),
+  db
+    .selectFrom('messages')
+    .select(MESSAGE_COLUMNS)
+    .where('number_id', '=', v.numberId)
+    .where('engine_message_id', '=', v.engineMessageId)
+    .where('direction', '=', sql.lit('inbound')),
 );
 
 export async function findInboundByEngineId(db: Executor, numberId: string, engineMessageId: string): Promise<Message | undefined> {
@@ -310,7 +357,12 @@ export async function advanceOutboundStatus(
   errorCode: string | null = null,
 ): Promise<Message | undefined> {
   if (allowedFrom.length === 0) return undefined;
-  const values: Record<string, string | number> = { engineMessageId: sent.engineMessageId, fromPhone: sent.fromPhone, status, at: at.getTime() };
+  const values: Record<string, string | number> = {
+    engineMessageId: sent.engineMessageId,
+    fromPhone: sent.fromPhone,
+    status,
+    at: at.getTime(),
+  };
   allowedFrom.forEach((from, index) => {
     values[`from${index}`] = from;
   });
@@ -323,7 +375,14 @@ export async function advanceOutboundStatus(
  * advanceOutboundStatus for a send whose row id the caller knows (the node that sent it): by
  * primary key, returning only whether it moved, since the caller holds what the event needs.
  */
-export async function advanceOutboundStatusById(db: Executor, id: string, status: MessageStatus, allowedFrom: MessageStatus[], at: Date, errorCode: string | null = null): Promise<boolean> {
+export async function advanceOutboundStatusById(
+  db: Executor,
+  id: string,
+  status: MessageStatus,
+  allowedFrom: MessageStatus[],
+  at: Date,
+  errorCode: string | null = null,
+): Promise<boolean> {
   if (allowedFrom.length === 0) return false;
   const values: Record<string, string | number> = { id, status, at: at.getTime() };
   allowedFrom.forEach((from, index) => {
@@ -353,7 +412,12 @@ function compileAdvance(status: MessageStatus, allowedCount: number, withErrorCo
   return compiledStatement((db, v: Record<string, string | number>) => {
     const update = db
       .updateTable('messages')
-      .set({ status: v.status as string, updated_at: v.at as number, [`${status}_at`]: v.at as number, ...(withErrorCode && { error_code: v.errorCode as string }) })
+      .set({
+        status: v.status as string,
+        updated_at: v.at as number,
+        [`${status}_at`]: v.at as number,
+        ...(withErrorCode && { error_code: v.errorCode as string }),
+      })
       .where(
         'status',
         'in',
@@ -362,7 +426,11 @@ function compileAdvance(status: MessageStatus, allowedCount: number, withErrorCo
     // By primary key the row is known to be ours, and only whether it moved is wanted back.
     if (byId) return update.where('id', '=', v.id as string).returning('id');
     // Named, not *, so that the prepared statement survives a migration adding a column.
-    return update.where('engine_message_id', '=', v.engineMessageId as string).where('from_phone', '=', v.fromPhone as string).where('direction', '=', 'outbound').returning(MESSAGE_COLUMNS);
+    return update
+      .where('engine_message_id', '=', v.engineMessageId as string)
+      .where('from_phone', '=', v.fromPhone as string)
+      .where('direction', '=', 'outbound')
+      .returning(MESSAGE_COLUMNS);
   });
 }
 

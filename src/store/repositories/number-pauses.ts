@@ -21,7 +21,11 @@ export async function findPause(db: Executor, numberId: string): Promise<NumberP
 export async function findPauses(db: Executor, numberIds: readonly string[]): Promise<Map<string, NumberPause>> {
   const pauses = new Map<string, NumberPause>();
   for (let start = 0; start < numberIds.length; start += 500) {
-    const rows = await db.selectFrom('number_pauses').selectAll().where('number_id', 'in', numberIds.slice(start, start + 500)).execute();
+    const rows = await db
+      .selectFrom('number_pauses')
+      .selectAll()
+      .where('number_id', 'in', numberIds.slice(start, start + 500))
+      .execute();
     for (const row of rows) pauses.set(row.number_id, toPause(row));
   }
   return pauses;

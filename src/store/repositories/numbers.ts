@@ -47,16 +47,37 @@ export async function insertNumber(db: Executor, number: WhatsAppNumber): Promis
 // Both run on every send and every incoming message, so they are compiled once. They name
 // their columns rather than select *: a statement PostgreSQL has prepared fails once a
 // migration adds a column to what * means, so a running gateway would break during an upgrade.
-const NUMBER_COLUMNS = ['id', 'account_id', 'holder_user_id', 'phone', 'engine', 'status', 'status_reason', 'auto_read', 'reject_calls', 'call_reply_text', 'show_online', 'created_at', 'updated_at'] as const;
+const NUMBER_COLUMNS = [
+  'id',
+  'account_id',
+  'holder_user_id',
+  'phone',
+  'engine',
+  'status',
+  'status_reason',
+  'auto_read',
+  'reject_calls',
+  'call_reply_text',
+  'show_online',
+  'created_at',
+  'updated_at',
+] as const;
 
-const selectNumberByPhone = compiledStatement((db, v: { phone: string }) => db.selectFrom('whatsapp_numbers').select(NUMBER_COLUMNS).where('phone', '=', v.phone));
+const selectNumberByPhone = compiledStatement((db, v: { phone: string }) =>
+  db.selectFrom('whatsapp_numbers').select(NUMBER_COLUMNS).where('phone', '=', v.phone),
+);
 
 const selectNumberWithPlanByPhone = compiledStatement((db, v: { phone: string }) =>
   db
     .selectFrom('whatsapp_numbers')
     .innerJoin('accounts', 'accounts.id', 'whatsapp_numbers.account_id')
     .select(NUMBER_COLUMNS.map((column) => `whatsapp_numbers.${column}` as const))
-    .select(['accounts.plan', 'accounts.custom_monthly_limit', 'whatsapp_numbers.send_policy as number_send_policy', 'accounts.send_policy as account_send_policy'])
+    .select([
+      'accounts.plan',
+      'accounts.custom_monthly_limit',
+      'whatsapp_numbers.send_policy as number_send_policy',
+      'accounts.send_policy as account_send_policy',
+    ])
     .where('whatsapp_numbers.phone', '=', v.phone),
 );
 
@@ -74,7 +95,11 @@ export async function findNumberById(db: Executor, id: string): Promise<WhatsApp
 export async function findNumbersByIds(db: Executor, ids: readonly string[]): Promise<WhatsAppNumber[]> {
   const numbers: WhatsAppNumber[] = [];
   for (let start = 0; start < ids.length; start += 500) {
-    const rows = await db.selectFrom('whatsapp_numbers').selectAll().where('id', 'in', ids.slice(start, start + 500)).execute();
+    const rows = await db
+      .selectFrom('whatsapp_numbers')
+      .selectAll()
+      .where('id', 'in', ids.slice(start, start + 500))
+      .execute();
     numbers.push(...rows.map(toNumber));
   }
   return numbers;
@@ -93,18 +118,8 @@ export async function deleteNumber(db: Executor, id: string): Promise<boolean> {
   return Number(result.numDeletedRows) > 0;
 }
 
-export async function updateNumberStatus(
-  db: Executor,
-  id: string,
-  status: SessionStatus,
-  reason: string | null,
-  at: Date,
-): Promise<void> {
-  await db
-    .updateTable('whatsapp_numbers')
-    .set({ status, status_reason: reason, updated_at: at.getTime() })
-    .where('id', '=', id)
-    .execute();
+export async function updateNumberStatus(db: Executor, id: string, status: SessionStatus, reason: string | null, at: Date): Promise<void> {
+  await db.updateTable('whatsapp_numbers').set({ status, status_reason: reason, updated_at: at.getTime() }).where('id', '=', id).execute();
 }
 
 export interface NumberWithPlan {
@@ -120,7 +135,12 @@ export async function findNumberWithPlanByPhone(db: Executor, phone: E164): Prom
   const row = (await selectNumberWithPlanByPhone(db, { phone })).rows[0];
   if (row === undefined) return undefined;
   const { plan, custom_monthly_limit, number_send_policy, account_send_policy, ...numberRow } = row;
-  return { number: toNumber(numberRow), plan, customMonthlyLimit: custom_monthly_limit, sendPolicies: { number: number_send_policy, account: account_send_policy } };
+  return {
+    number: toNumber(numberRow),
+    plan,
+    customMonthlyLimit: custom_monthly_limit,
+    sendPolicies: { number: number_send_policy, account: account_send_policy },
+  };
 }
 
 /** The holder belonged to the old account, so it is cleared with the move. */

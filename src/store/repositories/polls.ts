@@ -11,7 +11,11 @@ export interface PollSelection {
 
 /** Keeps the message secret WhatsApp encrypts a poll's votes with (base64). */
 export async function savePollSecret(db: Executor, messageId: string, secret: string): Promise<void> {
-  await db.insertInto('poll_secrets').values({ message_id: messageId, secret }).onConflict((conflict) => conflict.column('message_id').doNothing()).execute();
+  await db
+    .insertInto('poll_secrets')
+    .values({ message_id: messageId, secret })
+    .onConflict((conflict) => conflict.column('message_id').doNothing())
+    .execute();
 }
 
 export async function findPollSecret(db: Executor, messageId: string): Promise<string | undefined> {
@@ -25,21 +29,46 @@ export async function findPollSecret(db: Executor, messageId: string): Promise<s
  * vote delivered twice is reported once. A vote older than the one kept is ignored.
  */
 export async function saveSelection(db: Executor, messageId: string, selection: PollSelection): Promise<boolean> {
-  const current = await db.selectFrom('poll_votes').select(['options', 'voted_at']).where('message_id', '=', messageId).where('voter', '=', selection.voter).executeTakeFirst();
+  const current = await db
+    .selectFrom('poll_votes')
+    .select(['options', 'voted_at'])
+    .where('message_id', '=', messageId)
+    .where('voter', '=', selection.voter)
+    .executeTakeFirst();
   const options = JSON.stringify(selection.options);
   if (current !== undefined && Number(current.voted_at) > selection.votedAt.getTime()) return false;
   if (current === undefined ? selection.options.length === 0 : current.options === options) return false;
-  if (current !== undefined) await db.deleteFrom('poll_votes').where('message_id', '=', messageId).where('voter', '=', selection.voter).execute();
+  if (current !== undefined)
+    await db.deleteFrom('poll_votes').where('message_id', '=', messageId).where('voter', '=', selection.voter).execute();
   if (selection.options.length === 0) return true;
   await db
     .insertInto('poll_votes')
-    .values({ message_id: messageId, voter: selection.voter, voter_phone: selection.voterPhone, voter_lid: selection.voterLid, options, voted_at: selection.votedAt.getTime() })
+    .values({
+      message_id: messageId,
+      voter: selection.voter,
+      voter_phone: selection.voterPhone,
+      voter_lid: selection.voterLid,
+      options,
+      voted_at: selection.votedAt.getTime(),
+    })
     .execute();
   return true;
 }
 
 /** Every voter's current selection of the poll, oldest vote first. */
 export async function listSelections(db: Executor, messageId: string): Promise<PollSelection[]> {
-  const rows = await db.selectFrom('poll_votes').selectAll().where('message_id', '=', messageId).orderBy('voted_at').orderBy('voter').execute();
-  return rows.map((row) => ({ voter: row.voter, voterPhone: row.voter_phone, voterLid: row.voter_lid, options: JSON.parse(row.options) as string[], votedAt: new Date(Number(row.voted_at)) }));
+  const rows = await db
+    .selectFrom('poll_votes')
+    .selectAll()
+    .where('message_id', '=', messageId)
+    .orderBy('voted_at')
+    .orderBy('voter')
+    .execute();
+  return rows.map((row) => ({
+    voter: row.voter,
+    voterPhone: row.voter_phone,
+    voterLid: row.voter_lid,
+    options: JSON.parse(row.options) as string[],
+    votedAt: new Date(Number(row.voted_at)),
+  }));
 }

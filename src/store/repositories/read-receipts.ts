@@ -10,7 +10,11 @@ const MOST_SETTLED = 100;
  * our earlier messages in the same chat still marked sent or delivered are read too. Returns
  * those it moved, newest first, each to be reported.
  */
-export async function markEarlierRead(db: Executor, read: Pick<Message, 'id' | 'fromPhone' | 'toPhone' | 'createdAt'>, at: Date): Promise<Message[]> {
+export async function markEarlierRead(
+  db: Executor,
+  read: Pick<Message, 'id' | 'fromPhone' | 'toPhone' | 'createdAt'>,
+  at: Date,
+): Promise<Message[]> {
   if (read.fromPhone === null) return [];
   const earlier = await db
     .selectFrom('messages')
@@ -28,7 +32,11 @@ export async function markEarlierRead(db: Executor, read: Pick<Message, 'id' | '
   const rows = await db
     .updateTable('messages')
     .set({ status: 'read', updated_at: at.getTime(), read_at: at.getTime() })
-    .where('id', 'in', earlier.map((row) => row.id))
+    .where(
+      'id',
+      'in',
+      earlier.map((row) => row.id),
+    )
     // Checked again in the write: a receipt that moved one meanwhile is not undone.
     .where('status', 'in', ['sent', 'delivered'])
     .returning(MESSAGE_COLUMNS)

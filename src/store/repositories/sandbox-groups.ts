@@ -16,7 +16,13 @@ export async function listSandboxGroups(db: Executor): Promise<SandboxGroupRecor
 }
 
 export async function saveSandboxGroup(db: Executor, record: SandboxGroupRecord, at: Date): Promise<void> {
-  const values = { subject: record.subject, description: record.description, invite_code: record.inviteCode, members: JSON.stringify(record.members), updated_at: at.getTime() };
+  const values = {
+    subject: record.subject,
+    description: record.description,
+    invite_code: record.inviteCode,
+    members: JSON.stringify(record.members),
+    updated_at: at.getTime(),
+  };
   await db
     .insertInto('sandbox_groups')
     .values({ group_id: record.id, ...values })

@@ -43,7 +43,12 @@ export interface GovernedMark {
  * Takes the unit and stores the governed message in one transaction: the unit is taken when the
  * message is queued, as for any send. Returns whether a unit was left.
  */
-export async function insertGovernedMessage(trx: Executor, message: Message, unit: { period: string; limit: number | null }, fields: GovernedFields): Promise<boolean> {
+export async function insertGovernedMessage(
+  trx: Executor,
+  message: Message,
+  unit: { period: string; limit: number | null },
+  fields: GovernedFields,
+): Promise<boolean> {
   if (!(await reserveMonthlyUnit(trx, message.accountId, unit.period, unit.limit))) return false;
   await insertMessage(trx, message);
   await insertMessageGroups(trx, [message]);
@@ -78,8 +83,20 @@ export async function listGovernedMarks(db: Executor, numberId: string, since: D
     .where('scheduled_for', 'is not', null)
     .execute();
   return [
-    ...released.map((row) => ({ at: Number(row.at), recipient: row.to_phone, firstContact: row.first_contact === 1, planned: false, scheduled: false })),
-    ...waiting.map((row) => ({ at: Number(row.at), recipient: row.to_phone, firstContact: row.first_contact === 1, planned: true, scheduled: row.wait_reason === 'scheduled' })),
+    ...released.map((row) => ({
+      at: Number(row.at),
+      recipient: row.to_phone,
+      firstContact: row.first_contact === 1,
+      planned: false,
+      scheduled: false,
+    })),
+    ...waiting.map((row) => ({
+      at: Number(row.at),
+      recipient: row.to_phone,
+      firstContact: row.first_contact === 1,
+      planned: true,
+      scheduled: row.wait_reason === 'scheduled',
+    })),
   ];
 }
 
@@ -97,7 +114,10 @@ export async function listReleasedMarksOf(db: Executor, numberIds: readonly stri
       .where('released_at', 'is not', null)
       .where('released_at', '>', since.getTime())
       .execute();
-    for (const row of rows) marks.get(row.number_id!)?.push({ at: Number(row.at), recipient: row.to_phone, firstContact: row.first_contact === 1, planned: false, scheduled: false });
+    for (const row of rows)
+      marks
+        .get(row.number_id!)
+        ?.push({ at: Number(row.at), recipient: row.to_phone, firstContact: row.first_contact === 1, planned: false, scheduled: false });
   }
   return marks;
 }
@@ -171,9 +191,32 @@ export interface WaitingMessage {
   options: QueuedOptions | null;
 }
 
-const WAITING_COLUMNS = ['messages.id', 'messages.account_id', 'messages.number_id', 'messages.to_phone', 'messages.scheduled_for', 'messages.expires_at', 'messages.wait_reason', 'messages.created_at', 'messages.queued_options', 'messages.first_contact'] as const;
+const WAITING_COLUMNS = [
+  'messages.id',
+  'messages.account_id',
+  'messages.number_id',
+  'messages.to_phone',
+  'messages.scheduled_for',
+  'messages.expires_at',
+  'messages.wait_reason',
+  'messages.created_at',
+  'messages.queued_options',
+  'messages.first_contact',
+] as const;
 
-type WaitingRow = { text_length?: number | string | null; id: string; account_id: string; number_id: string | null; to_phone: string; scheduled_for: number | null; expires_at: number | null; wait_reason: string | null; created_at: number; queued_options: string | null; first_contact: number | null };
+type WaitingRow = {
+  text_length?: number | string | null;
+  id: string;
+  account_id: string;
+  number_id: string | null;
+  to_phone: string;
+  scheduled_for: number | null;
+  expires_at: number | null;
+  wait_reason: string | null;
+  created_at: number;
+  queued_options: string | null;
+  first_contact: number | null;
+};
 
 function toWaiting(row: WaitingRow): WaitingMessage {
   return {
@@ -231,8 +274,12 @@ export async function nextDueOnNode(db: Executor, nodeId: string): Promise<Date 
   const row = await db
     .selectFrom('number_leases as lease')
     .select([
-      sql<number | string | null>`min((select min(m.scheduled_for) from messages m where m.number_id = lease.number_id and m.scheduled_for is not null))`.as('due'),
-      sql<number | string | null>`min((select min(m.expires_at) from messages m where m.number_id = lease.number_id and m.scheduled_for is not null))`.as('expiry'),
+      sql<
+        number | string | null
+      >`min((select min(m.scheduled_for) from messages m where m.number_id = lease.number_id and m.scheduled_for is not null))`.as('due'),
+      sql<
+        number | string | null
+      >`min((select min(m.expires_at) from messages m where m.number_id = lease.number_id and m.scheduled_for is not null))`.as('expiry'),
     ])
     .where('lease.node_id', '=', nodeId)
     .executeTakeFirst();
@@ -241,14 +288,24 @@ export async function nextDueOnNode(db: Executor, nodeId: string): Promise<Date 
 }
 
 /** One page of the number's queue in the order it will leave, after `after` (scheduled_for and id). */
-export async function listWaitingPage(db: Executor, numberId: string, limit: number, after?: { scheduledFor: number; id: string }): Promise<WaitingMessage[]> {
+export async function listWaitingPage(
+  db: Executor,
+  numberId: string,
+  limit: number,
+  after?: { scheduledFor: number; id: string },
+): Promise<WaitingMessage[]> {
   const rows = await db
     .selectFrom('messages')
     .select(WAITING_COLUMNS)
     .where('messages.number_id', '=', numberId)
     .where('messages.scheduled_for', 'is not', null)
     .$if(after !== undefined, (query) =>
-      query.where((eb) => eb.or([eb('messages.scheduled_for', '>', after!.scheduledFor), eb.and([eb('messages.scheduled_for', '=', after!.scheduledFor), eb('messages.id', '>', after!.id)])])),
+      query.where((eb) =>
+        eb.or([
+          eb('messages.scheduled_for', '>', after!.scheduledFor),
+          eb.and([eb('messages.scheduled_for', '=', after!.scheduledFor), eb('messages.id', '>', after!.id)]),
+        ]),
+      ),
     )
     .orderBy('messages.scheduled_for')
     .orderBy('messages.id')
@@ -281,7 +338,12 @@ export async function queueTotals(db: Executor): Promise<{ depth: number; oldest
     ])
     .where('scheduled_for', 'is not', null)
     .executeTakeFirstOrThrow();
-  return { depth: Number(row.depth), oldestCreatedAt: row.oldest === null ? null : new Date(Number(row.oldest)), overdue: Number(row.overdue), now };
+  return {
+    depth: Number(row.depth),
+    oldestCreatedAt: row.oldest === null ? null : new Date(Number(row.oldest)),
+    overdue: Number(row.overdue),
+    now,
+  };
 }
 
 export async function setNumberSendPolicy(db: Executor, numberId: string, stored: string | null): Promise<void> {
@@ -292,7 +354,10 @@ export async function setAccountSendPolicy(db: Executor, accountId: string, stor
   await db.updateTable('accounts').set({ send_policy: stored }).where('id', '=', accountId).execute();
 }
 
-export async function findSendPolicies(db: Executor, numberId: string): Promise<{ number: string | null; account: string | null } | undefined> {
+export async function findSendPolicies(
+  db: Executor,
+  numberId: string,
+): Promise<{ number: string | null; account: string | null } | undefined> {
   const row = await db
     .selectFrom('whatsapp_numbers')
     .innerJoin('accounts', 'accounts.id', 'whatsapp_numbers.account_id')
@@ -303,7 +368,10 @@ export async function findSendPolicies(db: Executor, numberId: string): Promise<
 }
 
 /** The stored settings of many numbers and their accounts, in one statement per 500 numbers. */
-export async function findSendPoliciesOf(db: Executor, numberIds: readonly string[]): Promise<Map<string, { number: string | null; account: string | null }>> {
+export async function findSendPoliciesOf(
+  db: Executor,
+  numberIds: readonly string[],
+): Promise<Map<string, { number: string | null; account: string | null }>> {
   const settings = new Map<string, { number: string | null; account: string | null }>();
   for (let start = 0; start < numberIds.length; start += IDS_PER_STATEMENT) {
     const rows = await db

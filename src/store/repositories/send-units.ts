@@ -24,7 +24,7 @@ export class UnitAdmission {
   }
 
   get admitted(): boolean {
-    if (this.decided === undefined) throw new Error('A send\'s admission was read before its batch finished.');
+    if (this.decided === undefined) throw new Error("A send's admission was read before its batch finished.");
     return this.decided;
   }
 }

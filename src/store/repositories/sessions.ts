@@ -31,7 +31,10 @@ export async function insertSession(db: Executor, session: NewDashboardSession):
 }
 
 /** The session behind a token, with its user, in one read. */
-export async function findSessionByTokenHash(db: Executor, tokenHash: string): Promise<{ session: DashboardSession; user: User } | undefined> {
+export async function findSessionByTokenHash(
+  db: Executor,
+  tokenHash: string,
+): Promise<{ session: DashboardSession; user: User } | undefined> {
   const row = await db
     .selectFrom('dashboard_sessions as s')
     .innerJoin('users as u', 'u.id', 's.user_id')

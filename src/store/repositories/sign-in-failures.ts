@@ -41,14 +41,26 @@ export interface DelayedAttempt {
  * hammering does not lengthen the wait but gets nothing through either. One statement, so that
  * parallel attempts are decided one after another on the row.
  */
-export async function countDelayedAttempt(db: Executor, throttleKey: string, at: Date, windowCutoff: Date, delaysMs: readonly number[]): Promise<DelayedAttempt> {
+export async function countDelayedAttempt(
+  db: Executor,
+  throttleKey: string,
+  at: Date,
+  windowCutoff: Date,
+  delaysMs: readonly number[],
+): Promise<DelayedAttempt> {
   const now = at.getTime();
   const cutoff = windowCutoff.getTime();
   const expired = sql<boolean>`sign_in_failures.window_started_at < ${cutoff}`;
   const waiting = sql<boolean>`sign_in_failures.blocked_until > ${now}`;
   const row = await db
     .insertInto('sign_in_failures')
-    .values({ throttle_key: throttleKey, failures: 1, window_started_at: now, blocked_until: blockedUntilAfter(sql`1`, now, delaysMs), previous_blocked_until: 0 })
+    .values({
+      throttle_key: throttleKey,
+      failures: 1,
+      window_started_at: now,
+      blocked_until: blockedUntilAfter(sql`1`, now, delaysMs),
+      previous_blocked_until: 0,
+    })
     .onConflict((conflict) =>
       conflict.column('throttle_key').doUpdateSet({
         failures: sql<number>`case when ${expired} then 1 when ${waiting} then sign_in_failures.failures else sign_in_failures.failures + 1 end`,

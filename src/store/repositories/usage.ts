@@ -10,14 +10,10 @@ import type { Database } from '../schema.ts';
  * lock that the conflict takes, so concurrent senders at the edge of the limit cannot both see
  * room for one more. `limit` null means unlimited, which still counts usage for the dashboard.
  */
-export async function reserveMonthlyUnit(
-  db: Executor,
-  accountId: string,
-  period: string,
-  limit: number | null,
-): Promise<boolean> {
+export async function reserveMonthlyUnit(db: Executor, accountId: string, period: string, limit: number | null): Promise<boolean> {
   if (limit !== null && limit <= 0) return false;
-  const { rows } = limit === null ? await reserveUnlimitedUnit(db, { accountId, period }) : await reserveLimitedUnit(db, { accountId, period, limit });
+  const { rows } =
+    limit === null ? await reserveUnlimitedUnit(db, { accountId, period }) : await reserveLimitedUnit(db, { accountId, period, limit });
   return rows.length > 0;
 }
 
@@ -38,7 +34,9 @@ export function takeUnitStatement(db: QueryCreator<Database>, v: { accountId: st
 
 // Every send takes a unit, so both forms are compiled once.
 const reserveUnlimitedUnit = compiledStatement((db, v: { accountId: string; period: string }) => takeUnitStatement(db, v, false));
-const reserveLimitedUnit = compiledStatement((db, v: { accountId: string; period: string; limit: number }) => takeUnitStatement(db, v, true));
+const reserveLimitedUnit = compiledStatement((db, v: { accountId: string; period: string; limit: number }) =>
+  takeUnitStatement(db, v, true),
+);
 
 /**
  * Takes up to `wanted` units at once and returns how many it took: all of them when the limit
@@ -50,7 +48,13 @@ const reserveLimitedUnit = compiledStatement((db, v: { accountId: string; period
  * locks the row, and creates it at 0 the first time in a period); concurrent batches, on this or
  * another gateway, queue on that lock, so between them they never take more than the limit.
  */
-export async function takeMonthlyUnits(db: Executor, accountId: string, period: string, limit: number | null, wanted: number): Promise<number> {
+export async function takeMonthlyUnits(
+  db: Executor,
+  accountId: string,
+  period: string,
+  limit: number | null,
+  wanted: number,
+): Promise<number> {
   if (wanted <= 0 || (limit !== null && limit <= 0)) return 0;
   if (limit === null) {
     await addUnits(db, { accountId, period, count: wanted });

@@ -59,7 +59,10 @@ export async function listUsers(db: Executor, scope: TenantScope): Promise<User[
 }
 
 /** A user with the stored password hash, for sign-in only. */
-export async function findUserCredentials(db: Executor, by: { email: string } | { id: string }): Promise<{ user: User; passwordHash: string } | undefined> {
+export async function findUserCredentials(
+  db: Executor,
+  by: { email: string } | { id: string },
+): Promise<{ user: User; passwordHash: string } | undefined> {
   let query = db.selectFrom('users').selectAll();
   query = 'email' in by ? query.where('email', '=', by.email) : query.where('id', '=', by.id);
   const row = await query.executeTakeFirst();
@@ -75,7 +78,11 @@ export async function updateUserRole(db: Executor, id: string, role: UserRole): 
 }
 
 export async function updateUserOperator(db: Executor, id: string, isOperator: boolean): Promise<void> {
-  await db.updateTable('users').set({ is_operator: isOperator ? 1 : 0 }).where('id', '=', id).execute();
+  await db
+    .updateTable('users')
+    .set({ is_operator: isOperator ? 1 : 0 })
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function deleteUser(db: Executor, id: string): Promise<void> {

@@ -77,20 +77,41 @@ export async function findWebhookSecrets(db: Executor, id: string): Promise<Webh
 }
 
 export async function countWebhooks(db: Executor, accountId: string): Promise<number> {
-  const row = await db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('count')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('webhooks')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where('account_id', '=', accountId)
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
 export async function listWebhooks(db: Executor, accountId: string): Promise<Webhook[]> {
-  const rows = await db.selectFrom('webhooks').selectAll().where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute();
+  const rows = await db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return rows.map(toWebhook);
 }
 
 // Every stored message and every status change looks its account's webhooks up. The columns are
 // named, not *, so that a prepared statement survives a migration adding one (ADR 0011).
 const WEBHOOK_COLUMNS = [
-  'id', 'account_id', 'url', 'event_types', 'enabled', 'secret_ciphertext', 'previous_secret_ciphertext',
-  'previous_secret_expires_at', 'disabled_reason', 'failing_since', 'created_at', 'updated_at', 'message_scope',
+  'id',
+  'account_id',
+  'url',
+  'event_types',
+  'enabled',
+  'secret_ciphertext',
+  'previous_secret_ciphertext',
+  'previous_secret_expires_at',
+  'disabled_reason',
+  'failing_since',
+  'created_at',
+  'updated_at',
+  'message_scope',
 ] as const;
 
 const selectEnabledWebhooks = compiledStatement((db, v: { accountId: string }) =>
@@ -103,7 +124,11 @@ export type EnabledWebhook = Webhook & { secrets: WebhookSecrets };
 export async function listEnabledWebhooks(db: Executor, accountId: string): Promise<EnabledWebhook[]> {
   return (await selectEnabledWebhooks(db, { accountId })).rows.map((row) => ({
     ...toWebhook(row),
-    secrets: { current: row.secret_ciphertext, previous: row.previous_secret_ciphertext, previousExpiresAt: row.previous_secret_expires_at },
+    secrets: {
+      current: row.secret_ciphertext,
+      previous: row.previous_secret_ciphertext,
+      previousExpiresAt: row.previous_secret_expires_at,
+    },
   }));
 }
 
@@ -161,9 +186,19 @@ export async function deleteWebhook(db: Executor, id: string): Promise<void> {
  */
 export async function recordWebhookHealth(db: Executor, succeededIds: string[], failedIds: string[], at: Date): Promise<void> {
   if (succeededIds.length > 0) {
-    await db.updateTable('webhooks').set({ failing_since: null }).where('id', 'in', succeededIds).where('failing_since', 'is not', null).execute();
+    await db
+      .updateTable('webhooks')
+      .set({ failing_since: null })
+      .where('id', 'in', succeededIds)
+      .where('failing_since', 'is not', null)
+      .execute();
   }
   if (failedIds.length > 0) {
-    await db.updateTable('webhooks').set({ failing_since: at.getTime() }).where('id', 'in', failedIds).where('failing_since', 'is', null).execute();
+    await db
+      .updateTable('webhooks')
+      .set({ failing_since: at.getTime() })
+      .where('id', 'in', failedIds)
+      .where('failing_since', 'is', null)
+      .execute();
   }
 }

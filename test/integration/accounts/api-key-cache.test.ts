@@ -84,7 +84,17 @@ for (const dialect of dialects) {
     it('an unknown key is not remembered as unknown: once its row exists, it works on the next request', async () => {
       const generated = generateApiKey('wagw');
       await assert.rejects(test.gateway.authenticator.authenticate(`Bearer ${generated.plaintext}`), { code: 'invalid_api_key' });
-      const key = { id: newId('apiKey'), accountId: caller.accountId, name: 'late', hint: generated.hint, createdByUserId: null, createdByEmail: null, createdAt: new Date(), revokedAt: null, lastUsedAt: null };
+      const key = {
+        id: newId('apiKey'),
+        accountId: caller.accountId,
+        name: 'late',
+        hint: generated.hint,
+        createdByUserId: null,
+        createdByEmail: null,
+        createdAt: new Date(),
+        revokedAt: null,
+        lastUsedAt: null,
+      };
       await insertApiKey(test.gateway.store.db, key, generated.hash);
       assert.equal((await test.gateway.authenticator.authenticate(`Bearer ${generated.plaintext}`)).id, key.id);
     });

@@ -33,17 +33,20 @@ for (const dialect of dialects) {
     });
     after(() => opened?.close());
 
-    const storedKeys = async () => (await opened.store.db.selectFrom('sign_in_failures').select('throttle_key').execute()).map((row) => row.throttle_key);
+    const storedKeys = async () =>
+      (await opened.store.db.selectFrom('sign_in_failures').select('throttle_key').execute()).map((row) => row.throttle_key);
 
     it('a pair gets a few free failures, then growing waits; an attempt during a wait is refused and does not lengthen it', async () => {
       const email = 'pair@throttle.test';
-      for (let failure = 0; failure < FREE_FAILURES_PER_PAIR; failure += 1) assert.equal(await throttle.admit(email, '203.0.113.1', at(failure)), undefined);
+      for (let failure = 0; failure < FREE_FAILURES_PER_PAIR; failure += 1)
+        assert.equal(await throttle.admit(email, '203.0.113.1', at(failure)), undefined);
       const firstWait = SIGN_IN_LIMITS.pairDelaysMs[FREE_FAILURES_PER_PAIR - 1]!;
       const refused = await throttle.admit(email, '203.0.113.1', at(10 * SECOND_MS));
       assert.ok(refused !== undefined, 'the next attempt waits');
       assert.equal(refused.getTime(), at(FREE_FAILURES_PER_PAIR - 1).getTime() + firstWait);
       // Hammering during the wait neither gets through nor moves the end of the wait.
-      for (let retry = 0; retry < 5; retry += 1) assert.equal((await throttle.admit(email, '203.0.113.1', at(11 * SECOND_MS)))?.getTime(), refused.getTime());
+      for (let retry = 0; retry < 5; retry += 1)
+        assert.equal((await throttle.admit(email, '203.0.113.1', at(11 * SECOND_MS)))?.getTime(), refused.getTime());
       // After the wait one more attempt goes through, and the wait after it is longer.
       const afterWait = refused.getTime() - start.getTime() + SECOND_MS;
       assert.equal(await throttle.admit(email, '203.0.113.1', at(afterWait)), undefined);
@@ -63,7 +66,8 @@ for (const dialect of dialects) {
     });
 
     it('an address over its limit is refused before anything about the email is stored', async () => {
-      for (let guess = 0; guess < SIGN_IN_LIMITS.failuresPerAddress; guess += 1) await throttle.admit(`spray${guess}@throttle.test`, '203.0.113.50', at(guess));
+      for (let guess = 0; guess < SIGN_IN_LIMITS.failuresPerAddress; guess += 1)
+        await throttle.admit(`spray${guess}@throttle.test`, '203.0.113.50', at(guess));
       const before = (await storedKeys()).length;
       for (let guess = 0; guess < 50; guess += 1) {
         assert.ok((await throttle.admit(`more${guess}@throttle.test`, '203.0.113.50', at(100 + guess))) !== undefined);

@@ -82,17 +82,27 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     await database?.drop();
   });
 
-  it('is forwarded to the owner, whose answer is the client\'s', async () => {
+  it("is forwarded to the owner, whose answer is the client's", async () => {
     const { holder: owner, asker: other } = await holderOf([first, second], seededNumberId);
     assert.equal(other.gateway.keeper.leaseOf(seededNumberId), undefined, 'the other node does not hold the number');
-    const response = await send(other, seeded.apiKey, { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'through another node' });
+    const response = await send(other, seeded.apiKey, {
+      from_phone: seeded.phones[0],
+      to_phone: '+14155550100',
+      message: 'through another node',
+    });
     assert.equal(response.status, 200);
     const body = (await response.json()) as { message_id: string; status: string };
     assert.equal(body.status, 'sent');
-    const row = await owner.gateway.store.db.selectFrom('messages').select(['status', 'engine_message_id']).where('id', '=', body.message_id).executeTakeFirstOrThrow();
+    const row = await owner.gateway.store.db
+      .selectFrom('messages')
+      .select(['status', 'engine_message_id'])
+      .where('id', '=', body.message_id)
+      .executeTakeFirstOrThrow();
     assert.ok(row.status === 'sent' || row.status === 'delivered', `stored as sent (or already delivered), not ${row.status}`);
-    const sent = (owner.gateway.sandboxNetwork as unknown as { journal(): { kind: string; id?: string; node: string }[] }).journal().filter((entry) => entry.kind === 'send' && entry.id === row.engine_message_id);
-    assert.equal(sent.length, 1, 'the owner\'s session sent it, once');
+    const sent = (owner.gateway.sandboxNetwork as unknown as { journal(): { kind: string; id?: string; node: string }[] })
+      .journal()
+      .filter((entry) => entry.kind === 'send' && entry.id === row.engine_message_id);
+    assert.equal(sent.length, 1, "the owner's session sent it, once");
     assert.equal(sent[0]!.node, owner.gateway.keeper.nodeId);
   });
 
@@ -118,7 +128,11 @@ describe('a request for a number served by another node (postgres)', { skip: !di
 
   it('forwards reactions, edits, read marks and revocations to the owner, whose session makes them', async () => {
     const post = (node: Node, path: string, body: object) =>
-      fetch(`${node.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` }, body: JSON.stringify(body) });
+      fetch(`${node.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
+        body: JSON.stringify(body),
+      });
     // Its own customer and its own messages: nothing here rests on an earlier test's send.
     const customer = '+14155550112';
     const { holder: owner, asker: other } = await holderOf([first, second], seededNumberId);
@@ -140,15 +154,37 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     }
     const journal = (owner.gateway.sandboxNetwork as unknown as { journal(): { kind: string; to?: string; node: string }[] }).journal();
     const toCustomer = journal.filter((entry) => (entry.kind === 'send' || entry.kind === 'read') && entry.to === customer);
-    assert.deepEqual(toCustomer.map((entry) => entry.kind), ['send', 'send', 'send', 'read', 'send'], 'the message, the reaction, the edit, the read mark and the revocation');
-    assert.ok(toCustomer.every((entry) => entry.node === owner.gateway.keeper.nodeId), 'all through the owner\'s session');
-    const stored = await owner.gateway.store.db.selectFrom('messages').select(['text', 'revoked_at']).where('id', '=', sent.message_id).executeTakeFirstOrThrow();
+    assert.deepEqual(
+      toCustomer.map((entry) => entry.kind),
+      ['send', 'send', 'send', 'read', 'send'],
+      'the message, the reaction, the edit, the read mark and the revocation',
+    );
+    assert.ok(
+      toCustomer.every((entry) => entry.node === owner.gateway.keeper.nodeId),
+      "all through the owner's session",
+    );
+    const stored = await owner.gateway.store.db
+      .selectFrom('messages')
+      .select(['text', 'revoked_at'])
+      .where('id', '=', sent.message_id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual([stored.text, stored.revoked_at !== null], ['', true]);
   });
 
   it('answers every internal route as an unknown path to a caller without the cluster key', async () => {
     const number = { id: seededNumberId };
-    for (const route of ['/internal/operations/sendMessage', '/internal/operations/sendReaction', '/internal/operations/showTyping', '/internal/operations/checkNumbers', '/internal/operations/listGroups', `/internal/numbers/${number.id}/restart`, `/internal/numbers/${number.id}/link`, `/internal/numbers/${number.id}/link/state`, `/internal/numbers/${number.id}/link/cancel`, `/internal/numbers/${number.id}/queue/clear`]) {
+    for (const route of [
+      '/internal/operations/sendMessage',
+      '/internal/operations/sendReaction',
+      '/internal/operations/showTyping',
+      '/internal/operations/checkNumbers',
+      '/internal/operations/listGroups',
+      `/internal/numbers/${number.id}/restart`,
+      `/internal/numbers/${number.id}/link`,
+      `/internal/numbers/${number.id}/link/state`,
+      `/internal/numbers/${number.id}/link/cancel`,
+      `/internal/numbers/${number.id}/queue/clear`,
+    ]) {
       const response = await fetch(`${first.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
       assert.equal(response.status, 404, route);
       assert.equal(((await response.json()) as { error: string }).error, 'not_found', route);
@@ -158,14 +194,25 @@ describe('a request for a number served by another node (postgres)', { skip: !di
   it('refuses an internal call without a valid signature as an unknown path', async () => {
     const response = await fetch(`${first.url}/internal/operations/sendMessage`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-wagw-node-time': String(Date.now()), 'x-wagw-node-nonce': '0'.repeat(32), 'x-wagw-node-signature': 'f'.repeat(64) },
-      body: JSON.stringify({ account_id: seeded.accountId, params: {}, query: {}, body: { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'forged' }, idempotency_key: null }),
+      headers: {
+        'content-type': 'application/json',
+        'x-wagw-node-time': String(Date.now()),
+        'x-wagw-node-nonce': '0'.repeat(32),
+        'x-wagw-node-signature': 'f'.repeat(64),
+      },
+      body: JSON.stringify({
+        account_id: seeded.accountId,
+        params: {},
+        query: {},
+        body: { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'forged' },
+        idempotency_key: null,
+      }),
     });
     assert.equal(response.status, 404);
     assert.equal(((await response.json()) as { error: string }).error, 'not_found');
   });
 
-  it('drops a key revoked on one node from every node\'s cache', async () => {
+  it("drops a key revoked on one node from every node's cache", async () => {
     // Which node serves the number does not matter here: the key is revoked through one node and refused by the other.
     const [revoking, cached] = [first, second];
     const key = await revoking.gateway.apiKeys.createKey({ accountId: seeded.accountId, name: 'revoked elsewhere' });
@@ -175,13 +222,18 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     const deadline = Date.now() + 2_000;
     let status = 200;
     while (status !== 401 && Date.now() < deadline) {
-      status = (await send(cached, key.plaintext, { from_phone: seeded.phones[0], to_phone: '+14155550102', message: 'after revoking' })).status;
+      status = (await send(cached, key.plaintext, { from_phone: seeded.phones[0], to_phone: '+14155550102', message: 'after revoking' }))
+        .status;
     }
     assert.equal(status, 401, 'the other node refuses the key it had cached');
   });
 
   it('links a real number on the node that owns it, whichever node the console asks', async () => {
-    const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone: uniquePhone(), engine: 'baileys' });
+    const number = await first.gateway.numbers.addNumber(operatorScope(), {
+      accountId: seeded.accountId,
+      phone: uniquePhone(),
+      engine: 'baileys',
+    });
     const { holder, asker } = await holderOf([first, second], number.id);
     const started = await asker.gateway.routedLinking.start(number, 'qr');
     assert.equal(started.numberId, number.id);
@@ -193,11 +245,14 @@ describe('a request for a number served by another node (postgres)', { skip: !di
     assert.equal(holder.gateway.linking.current(number.id)?.active, false, 'cancelled on the owner');
   });
 
-  it('clears a number\'s queue on the node that owns it, whichever node the dashboard asks', async () => {
+  it("clears a number's queue on the node that owns it, whichever node the dashboard asks", async () => {
     const phone = uniquePhone();
     const number = await first.gateway.numbers.addNumber(operatorScope(), { accountId: seeded.accountId, phone });
     const { holder, asker } = await holderOf([first, second], number.id);
-    await holder.gateway.sendQueues.setNumberPolicy(number, parseSettingInput({ min_gap_ms: 3_600_000, max_gap_ms: 3_600_000 }, 'send_policy'));
+    await holder.gateway.sendQueues.setNumberPolicy(
+      number,
+      parseSettingInput({ min_gap_ms: 3_600_000, max_gap_ms: 3_600_000 }, 'send_policy'),
+    );
     assert.equal((await send(holder, seeded.apiKey, { from_phone: phone, to_phone: '+14155550100', message: 'leaves now' })).status, 200);
     const queued = await send(holder, seeded.apiKey, { from_phone: phone, to_phone: '+14155550100', message: 'waits' });
     assert.equal(queued.status, 202);
@@ -290,7 +345,11 @@ describe('a send forwarded to an owner that stops answering (postgres)', { skip:
     const { phone, asker } = await numberWithFrozenOwner();
     const connectionsBefore = silent.connections();
     for (const headers of [{}, { 'idempotency-key': `frozen-${phone}` }] as Record<string, string>[]) {
-      const { response, elapsedMs } = await timedSend(asker, { from_phone: phone, to_phone: '+14155550140', message: 'to a frozen owner' }, headers);
+      const { response, elapsedMs } = await timedSend(
+        asker,
+        { from_phone: phone, to_phone: '+14155550140', message: 'to a frozen owner' },
+        headers,
+      );
       assert.ok(elapsedMs <= OWNER_WAIT_MS + 1_000, `answered after ${elapsedMs} ms`);
       assert.equal(response.status, 503, await response.clone().text());
       assert.ok(Number(response.headers.get('retry-after')) >= 1, 'Retry-After says when');
@@ -302,7 +361,11 @@ describe('a send forwarded to an owner that stops answering (postgres)', { skip:
 
   it('sends a keyed send on the node that takes the number over, once, within WAGW_OWNER_WAIT_MS + 1 s', async () => {
     const { phone, owner, asker } = await numberWithFrozenOwner();
-    const pending = timedSend(asker, { from_phone: phone, to_phone: '+14155550141', message: 'after the takeover' }, { 'idempotency-key': `takeover-${phone}` });
+    const pending = timedSend(
+      asker,
+      { from_phone: phone, to_phone: '+14155550141', message: 'after the takeover' },
+      { 'idempotency-key': `takeover-${phone}` },
+    );
     // The frozen owner's lease ends while the send waits for its answer; the asker takes the number.
     await new Promise((resolve) => setTimeout(resolve, 300));
     await owner.gateway.keeper.stop();
@@ -310,8 +373,18 @@ describe('a send forwarded to an owner that stops answering (postgres)', { skip:
     assert.equal(response.status, 200, await response.clone().text());
     assert.ok(elapsedMs <= OWNER_WAIT_MS + 1_000, `answered after ${elapsedMs} ms`);
     const sent = (await response.json()) as { message_id: string };
-    const row = await asker.gateway.store.db.selectFrom('messages').select(['engine_message_id']).where('id', '=', sent.message_id).executeTakeFirstOrThrow();
-    const onNetwork = (asker.gateway.sandboxNetwork as unknown as { journal(): { kind: string; id?: string; node: string }[] }).journal().filter((entry) => entry.kind === 'send' && entry.id === row.engine_message_id);
-    assert.deepEqual(onNetwork.map((entry) => entry.node), [asker.gateway.keeper.nodeId], 'sent once, by the new owner');
+    const row = await asker.gateway.store.db
+      .selectFrom('messages')
+      .select(['engine_message_id'])
+      .where('id', '=', sent.message_id)
+      .executeTakeFirstOrThrow();
+    const onNetwork = (asker.gateway.sandboxNetwork as unknown as { journal(): { kind: string; id?: string; node: string }[] })
+      .journal()
+      .filter((entry) => entry.kind === 'send' && entry.id === row.engine_message_id);
+    assert.deepEqual(
+      onNetwork.map((entry) => entry.node),
+      [asker.gateway.keeper.nodeId],
+      'sent once, by the new owner',
+    );
   });
 });

@@ -36,7 +36,7 @@ async function startNode(database: TestDatabase, name: string): Promise<Node> {
 type Journal = { journal(): { kind: string; id?: string; node: string }[] };
 
 // The queue follows its number from node to node on one PostgreSQL database.
-describe('a number\'s send queue after its owner stops (postgres)', { skip: !dialects.includes('postgres') }, () => {
+describe("a number's send queue after its owner stops (postgres)", { skip: !dialects.includes('postgres') }, () => {
   let database: TestDatabase;
   let nodes: Node[];
 
@@ -68,7 +68,12 @@ describe('a number\'s send queue after its owner stops (postgres)', { skip: !dia
       const response = await fetch(`${holder.url}/send_message`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
-        body: JSON.stringify({ from_phone: seeded.phones[0], to_phone: `+1415555012${index}`, message: `queued #${index}`, send_at: sendAt }),
+        body: JSON.stringify({
+          from_phone: seeded.phones[0],
+          to_phone: `+1415555012${index}`,
+          message: `queued #${index}`,
+          send_at: sendAt,
+        }),
       });
       assert.equal(response.status, 202, await response.clone().text());
       ids.push(((await response.json()) as { message_id: string }).message_id);
@@ -80,12 +85,18 @@ describe('a number\'s send queue after its owner stops (postgres)', { skip: !dia
     let rows: { id: string; status: string; engine_message_id: string | null }[] = [];
     while (Date.now() < deadline) {
       await successor.gateway.keeper.tickSoon();
-      rows = await successor.gateway.store.db.selectFrom('messages').select(['id', 'status', 'engine_message_id']).where('id', 'in', ids).execute();
+      rows = await successor.gateway.store.db
+        .selectFrom('messages')
+        .select(['id', 'status', 'engine_message_id'])
+        .where('id', 'in', ids)
+        .execute();
       if (rows.every((row) => row.status !== 'queued')) break;
       await sleep(100);
     }
     for (const row of rows) assert.match(row.status, /^(sent|delivered)$/, `${row.id} is ${row.status}`);
-    const sent = (successor.gateway.sandboxNetwork as unknown as Journal).journal().filter((entry) => entry.kind === 'send' && rows.some((row) => row.engine_message_id === entry.id));
+    const sent = (successor.gateway.sandboxNetwork as unknown as Journal)
+      .journal()
+      .filter((entry) => entry.kind === 'send' && rows.some((row) => row.engine_message_id === entry.id));
     assert.equal(sent.length, 3, 'each sent once, by the new owner');
     assert.ok(sent.every((entry) => entry.node === successor.gateway.keeper.nodeId));
   });

@@ -64,7 +64,12 @@ for (const dialect of dialects) {
       const other = otherNode(test, 'other');
       others.push(other.keeper);
       const expireUnlessOtherHolds = () =>
-        test.gateway.store.db.updateTable('number_leases').set({ expires_at: 0 }).where('number_id', '=', number.id).where('node_id', '!=', other.keeper.nodeId).execute();
+        test.gateway.store.db
+          .updateTable('number_leases')
+          .set({ expires_at: 0 })
+          .where('number_id', '=', number.id)
+          .where('node_id', '!=', other.keeper.nodeId)
+          .execute();
       await expireUnlessOtherHolds();
       await other.keeper.startPinned([number.id]);
       // This node's own tick may reclaim the expired lease first (it is live, only its lease
@@ -88,28 +93,68 @@ for (const dialect of dialects) {
       const auth = await createDatabaseAuthState(test.gateway.store, secretBox, stale, silent);
       await assert.rejects(async () => auth.state.keys.set({ session: { peer: new Uint8Array([1, 2, 3]) } }), StaleLeaseError);
       await assert.rejects(auth.saveCreds(), StaleLeaseError);
-      const keys = await test.gateway.store.db.selectFrom('baileys_auth_keys').select('key_id').where('number_id', '=', number.id).execute();
+      const keys = await test.gateway.store.db
+        .selectFrom('baileys_auth_keys')
+        .select('key_id')
+        .where('number_id', '=', number.id)
+        .execute();
       assert.equal(keys.length, 0);
       // The new owner's writes go through.
       const fresh = await createDatabaseAuthState(test.gateway.store, secretBox, current, silent);
       await fresh.state.keys.set({ session: { peer: new Uint8Array([4]) } });
-      assert.equal((await test.gateway.store.db.selectFrom('baileys_auth_keys').select('key_id').where('number_id', '=', number.id).execute()).length, 1);
+      assert.equal(
+        (await test.gateway.store.db.selectFrom('baileys_auth_keys').select('key_id').where('number_id', '=', number.id).execute()).length,
+        1,
+      );
 
       // A receipt under the stale lease changes nothing.
       const now = Date.now();
       await test.gateway.store.db
         .insertInto('messages')
         .values({
-          id: `msg_stale_${dialect}`, account_id: seeded.accountId, number_id: number.id, direction: 'outbound', from_phone: number.phone, from_lid: null,
-          to_phone: '+14155550100', text: 'hi', content_kind: 'text', status: 'sent', engine_message_id: 'sbx_stale', error_code: null,
-          created_at: now, updated_at: now,
+          id: `msg_stale_${dialect}`,
+          account_id: seeded.accountId,
+          number_id: number.id,
+          direction: 'outbound',
+          from_phone: number.phone,
+          from_lid: null,
+          to_phone: '+14155550100',
+          text: 'hi',
+          content_kind: 'text',
+          status: 'sent',
+          engine_message_id: 'sbx_stale',
+          error_code: null,
+          created_at: now,
+          updated_at: now,
         })
         .execute();
-      await test.gateway.receiver.recordReceipt({ lease: stale, phone: number.phone, engineMessageId: 'sbx_stale', status: 'read', errorCode: null, at: new Date() });
-      const row = await test.gateway.store.db.selectFrom('messages').select('status').where('id', '=', `msg_stale_${dialect}`).executeTakeFirstOrThrow();
+      await test.gateway.receiver.recordReceipt({
+        lease: stale,
+        phone: number.phone,
+        engineMessageId: 'sbx_stale',
+        status: 'read',
+        errorCode: null,
+        at: new Date(),
+      });
+      const row = await test.gateway.store.db
+        .selectFrom('messages')
+        .select('status')
+        .where('id', '=', `msg_stale_${dialect}`)
+        .executeTakeFirstOrThrow();
       assert.equal(row.status, 'sent');
-      await test.gateway.receiver.recordReceipt({ lease: current, phone: number.phone, engineMessageId: 'sbx_stale', status: 'read', errorCode: null, at: new Date() });
-      const after = await test.gateway.store.db.selectFrom('messages').select('status').where('id', '=', `msg_stale_${dialect}`).executeTakeFirstOrThrow();
+      await test.gateway.receiver.recordReceipt({
+        lease: current,
+        phone: number.phone,
+        engineMessageId: 'sbx_stale',
+        status: 'read',
+        errorCode: null,
+        at: new Date(),
+      });
+      const after = await test.gateway.store.db
+        .selectFrom('messages')
+        .select('status')
+        .where('id', '=', `msg_stale_${dialect}`)
+        .executeTakeFirstOrThrow();
       assert.equal(after.status, 'read', 'the same receipt under the current lease is applied');
     });
 
@@ -118,10 +163,21 @@ for (const dialect of dialects) {
       const other = otherNode(test, 'joiner');
       others.push(other.keeper);
       await other.keeper.start();
-      const total = Number((await test.gateway.store.db.selectFrom('number_leases').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      const total = Number(
+        (
+          await test.gateway.store.db
+            .selectFrom('number_leases')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
       await until(() => other.keeper.heldCount() >= Math.floor(total / 2), 'the joiner to reach its fair share');
       await until(() => test.gateway.keeper.heldCount() <= Math.ceil(total / 2), 'this node to give up its surplus');
-      const handovers = await test.gateway.store.db.selectFrom('lease_changes').select(['reason']).where('reason', '=', 'handed_over').execute();
+      const handovers = await test.gateway.store.db
+        .selectFrom('lease_changes')
+        .select(['reason'])
+        .where('reason', '=', 'handed_over')
+        .execute();
       assert.ok(handovers.length >= 1, 'handovers are recorded');
       assert.equal(other.running.size, other.keeper.heldCount(), 'every number the joiner holds has its session started');
     });
@@ -145,8 +201,19 @@ for (const dialect of dialects) {
       await test.gateway.store.db.transaction().execute(async (trx) => {
         for (let index = 0; index < 2_500; index++) {
           await insertNumber(trx, {
-            id: newId('number'), accountId, holderUserId: null, phone: `+4477008${String(index).padStart(5, "0")}` as E164,
-            engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt, updatedAt: createdAt,
+            id: newId('number'),
+            accountId,
+            holderUserId: null,
+            phone: `+4477008${String(index).padStart(5, '0')}` as E164,
+            engine: 'sandbox',
+            status: 'connected',
+            statusReason: null,
+            autoRead: false,
+            rejectCalls: false,
+            callReplyText: null,
+            showOnline: false,
+            createdAt,
+            updatedAt: createdAt,
           });
         }
       });
@@ -170,7 +237,11 @@ for (const dialect of dialects) {
         },
       });
       const running = new Set<string>();
-      const keeper = new LeaseKeeper({ ...test.gateway.store, db }, { ttlMs: TTL_MS, maxSessions: 1, nodeName: 'stalling', nodeUrl: null }, silent);
+      const keeper = new LeaseKeeper(
+        { ...test.gateway.store, db },
+        { ttlMs: TTL_MS, maxSessions: 1, nodeName: 'stalling', nodeUrl: null },
+        silent,
+      );
       keeper.attach({
         leasesGained: (leases) => {
           for (const lease of leases) running.add(lease.numberId);
@@ -182,7 +253,12 @@ for (const dialect of dialects) {
       // The test's own node holds the number and may reclaim an expired lease at its next tick,
       // so the lease is expired again until the stalling keeper's claim wins it.
       const expireUnlessStallingHolds = () =>
-        test.gateway.store.db.updateTable('number_leases').set({ expires_at: 0 }).where('number_id', '=', number.id).where('node_id', '!=', keeper.nodeId).execute();
+        test.gateway.store.db
+          .updateTable('number_leases')
+          .set({ expires_at: 0 })
+          .where('number_id', '=', number.id)
+          .where('node_id', '!=', keeper.nodeId)
+          .execute();
       await expireUnlessStallingHolds();
       await keeper.startPinned([number.id]);
       await until(async () => {
@@ -191,7 +267,11 @@ for (const dialect of dialects) {
         await keeper.tickSoon();
         return false;
       }, 'the stalling keeper to claim the number');
-      const { expires_at: expiresAt } = await test.gateway.store.db.selectFrom('number_leases').select('expires_at').where('number_id', '=', number.id).executeTakeFirstOrThrow();
+      const { expires_at: expiresAt } = await test.gateway.store.db
+        .selectFrom('number_leases')
+        .select('expires_at')
+        .where('number_id', '=', number.id)
+        .executeTakeFirstOrThrow();
       blocked.on = true;
       await until(() => running.size === 0, 'the stalled node to stop its session', TTL_MS * 2);
       assert.ok(Date.now() < Number(expiresAt), 'it stopped before the lease it last renewed ran out');
@@ -200,7 +280,15 @@ for (const dialect of dialects) {
       // a lease whose session it no longer runs.
       await until(
         async () =>
-          (await test.gateway.store.db.selectFrom('lease_changes').select('id').where('number_id', '=', number.id).where('reason', '=', 'released').where('from_node_id', '=', keeper.nodeId).execute()).length > 0,
+          (
+            await test.gateway.store.db
+              .selectFrom('lease_changes')
+              .select('id')
+              .where('number_id', '=', number.id)
+              .where('reason', '=', 'released')
+              .where('from_node_id', '=', keeper.nodeId)
+              .execute()
+          ).length > 0,
         'the fenced node to give its lease back',
       );
       await keeper.stop();

@@ -40,12 +40,13 @@ async function startNode(database: TestDatabase, networkPort: number, name: stri
   return { gateway, logLines };
 }
 
-const staleCount = async (node: Node) => Number(/^wagw_stale_lease_writes_refused_total (\d+)$/m.exec(await node.gateway.metrics.render())?.[1]);
+const staleCount = async (node: Node) =>
+  Number(/^wagw_stale_lease_writes_refused_total (\d+)$/m.exec(await node.gateway.metrics.render())?.[1]);
 
 // The stale-write counter means a node was paused or cut off and stood down. A node that gives
 // numbers up of its own accord (a clean stop, a handover to a node that joined) is neither, and
 // its sessions' last words after the release are expected, not alarms.
-describe('numbers given up of a node\'s own accord raise no stale-write alarm (postgres)', { skip: !dialects.includes('postgres') }, () => {
+describe("numbers given up of a node's own accord raise no stale-write alarm (postgres)", { skip: !dialects.includes('postgres') }, () => {
   let database: TestDatabase;
   let network: Awaited<ReturnType<typeof serveTestNetwork>>;
   const nodes: Node[] = [];
@@ -74,21 +75,46 @@ describe('numbers given up of a node\'s own accord raise no stale-write alarm (p
 
     const second = await startNode(database, network.port, 'second');
     nodes.push(second);
-    await until(() => second.gateway.keeper.heldCount() === 3 && first.gateway.keeper.heldCount() === 3, 'the handover of half the numbers', 15_000);
+    await until(
+      () => second.gateway.keeper.heldCount() === 3 && first.gateway.keeper.heldCount() === 3,
+      'the handover of half the numbers',
+      15_000,
+    );
     const handedOver = numbers.find((number) => first.gateway.keeper.leaseOf(number.id) === undefined)!;
     const kept = numbers.find((number) => first.gateway.keeper.leaseOf(number.id) !== undefined)!;
     // A session's last word, written after its number was handed over: refused, and expected.
-    await first.gateway.supervisor.recordSessionStatus({ lease: leasesBefore.get(handedOver.id)!, phone: handedOver.phone, status: 'conflict', reason: 'late' });
+    await first.gateway.supervisor.recordSessionStatus({
+      lease: leasesBefore.get(handedOver.id)!,
+      phone: handedOver.phone,
+      status: 'conflict',
+      reason: 'late',
+    });
 
     await first.gateway.keeper.stop();
     await until(() => second.gateway.keeper.heldCount() === 6, 'the second node to take every number after the clean stop', 15_000);
-    await first.gateway.receiver.recordReceipt({ lease: leasesBefore.get(kept.id)!, phone: kept.phone, engineMessageId: 'sbx_late', status: 'read', errorCode: null, at: new Date() });
-    await first.gateway.supervisor.recordSessionStatus({ lease: leasesBefore.get(kept.id)!, phone: kept.phone, status: 'conflict', reason: 'late' });
+    await first.gateway.receiver.recordReceipt({
+      lease: leasesBefore.get(kept.id)!,
+      phone: kept.phone,
+      engineMessageId: 'sbx_late',
+      status: 'read',
+      errorCode: null,
+      at: new Date(),
+    });
+    await first.gateway.supervisor.recordSessionStatus({
+      lease: leasesBefore.get(kept.id)!,
+      phone: kept.phone,
+      status: 'conflict',
+      reason: 'late',
+    });
     // Late events of the stopped sessions (a replaced connection, a receipt) come within moments.
     await new Promise((resolve) => setTimeout(resolve, TTL_MS));
 
     for (const number of [handedOver, kept]) {
-      assert.equal((await second.gateway.numbers.findNumber(operatorScope(), number.id)).status, 'connected', 'the late writes were refused');
+      assert.equal(
+        (await second.gateway.numbers.findNumber(operatorScope(), number.id)).status,
+        'connected',
+        'the late writes were refused',
+      );
     }
     for (const node of [first, second]) {
       assert.equal(await staleCount(node), 0, node.logLines.filter((line) => line.includes('stale')).join(''));

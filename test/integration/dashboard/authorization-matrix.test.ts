@@ -21,7 +21,33 @@ interface Route {
 // cluster key's signature and answer 404 without it (test/integration/cluster/forwarding.test.ts).
 // /messages/:id, /check_numbers, /typing, /numbers/:id/pause, /numbers/:id/queue, /account/send_policy, /blocklist,
 // /presence, /contacts and /chats are the public API's alone (bearer keys), probed by test/integration/http/authorization-matrix.test.ts.
-const OUTSIDE_THE_MATRIX = [/^\/internal\//, /^\/media(\/|$)/, /^\/messages\/:id(\/(edit|revoke|read|cancel))?$/, /^\/numbers\/:id\/queue$/, /^\/account\/send_policy$/, /^\/send_reaction$/, /^\/groups(\/|$)/, /^\/numbers\/:id(\/pause)?$/, /^\/check_numbers$/, /^\/typing$/, /^\/blocklist(\/|$)/, /^\/presence\//, /^\/contacts(\/|$)/, /^\/chats(\/|$)/, /^\/docs/, /^\/health/, /send_message$/, /^\/sandbox\//, /^\/api\//, /^\/openapi\.json$/, /\*/, /^\/login$/, /^\/logout$/, /^\/invite\//, /^\/assets/];
+const OUTSIDE_THE_MATRIX = [
+  /^\/internal\//,
+  /^\/media(\/|$)/,
+  /^\/messages\/:id(\/(edit|revoke|read|cancel))?$/,
+  /^\/numbers\/:id\/queue$/,
+  /^\/account\/send_policy$/,
+  /^\/send_reaction$/,
+  /^\/groups(\/|$)/,
+  /^\/numbers\/:id(\/pause)?$/,
+  /^\/check_numbers$/,
+  /^\/typing$/,
+  /^\/blocklist(\/|$)/,
+  /^\/presence\//,
+  /^\/contacts(\/|$)/,
+  /^\/chats(\/|$)/,
+  /^\/docs/,
+  /^\/health/,
+  /send_message$/,
+  /^\/sandbox\//,
+  /^\/api\//,
+  /^\/openapi\.json$/,
+  /\*/,
+  /^\/login$/,
+  /^\/logout$/,
+  /^\/invite\//,
+  /^\/assets/,
+];
 
 /** Every GET and POST route of the app, read from Fastify's route tree. */
 function allRoutes(app: FastifyInstance): Route[] {
@@ -75,7 +101,9 @@ async function seedTenant(test: TestGateway, name: string): Promise<AccountObjec
   await gateway.webhooks.sendTestEvent(accountScope(accountId), webhook.id);
   const [delivery] = await gateway.webhooks.listDeliveries(accountScope(accountId), webhook.id);
   const invite = await gateway.team.createInvite(accountId, 'member', owner.id);
-  await gateway.supervisor.simulatorFor(number)!.deliverIncoming(number, { fromPhone: parseE164('+14155550123')!, text: `private words of ${name}` });
+  await gateway.supervisor
+    .simulatorFor(number)!
+    .deliverIncoming(number, { fromPhone: parseE164('+14155550123')!, text: `private words of ${name}` });
   const media = await gateway.media.ingest(Readable.from([Buffer.from(`private file of ${name}`)]), { accountId, source: 'upload' });
   return {
     mediaId: media.id,
@@ -98,11 +126,12 @@ async function seedTenant(test: TestGateway, name: string): Promise<AccountObjec
 /** The concrete URLs that aim a route at `target`'s objects, one per combination worth trying. */
 function urlsAimedAt(path: string, target: AccountObjects, own: AccountObjects): string[] {
   if (!path.includes(':')) return [path];
-  const fill = (values: Record<string, string>) => path.replace(/:(\w+)/g, (_whole, param: string) => {
-    const value = values[param];
-    if (value === undefined) throw new Error(`The authorization matrix does not know the parameter :${param} of ${path}; add it.`);
-    return value;
-  });
+  const fill = (values: Record<string, string>) =>
+    path.replace(/:(\w+)/g, (_whole, param: string) => {
+      const value = values[param];
+      if (value === undefined) throw new Error(`The authorization matrix does not know the parameter :${param} of ${path}; add it.`);
+      return value;
+    });
   if (path.startsWith('/team/invites/')) return [fill({ inviteId: target.inviteId })];
   if (path.startsWith('/team/')) return [fill({ userId: target.ownerId }), fill({ userId: target.memberId })];
   if (path.startsWith('/keys/')) return [fill({ id: target.keyId })];
@@ -194,7 +223,13 @@ for (const dialect of dialects) {
       assert.deepEqual(webhook.eventTypes, ['message']);
       assert.equal(await test.gateway.webhooks.revealSecret(accountScope(b.accountId), b.webhookId), secretBefore);
       const users = await test.gateway.accounts.listUsers(accountScope(b.accountId));
-      assert.deepEqual(users.map((user) => [user.id, user.role]).sort(), [[b.ownerId, 'owner'], [b.memberId, 'member']].sort());
+      assert.deepEqual(
+        users.map((user) => [user.id, user.role]).sort(),
+        [
+          [b.ownerId, 'owner'],
+          [b.memberId, 'member'],
+        ].sort(),
+      );
       assert.ok(await test.gateway.team.findUsableInvite(b.inviteToken));
       assert.equal((await test.gateway.numbers.findNumber(accountScope(b.accountId), b.numberId)).status, 'connected');
       assert.equal((await test.gateway.webhooks.getDelivery(accountScope(b.accountId), b.deliveryId)).attempts.length, attemptsBefore);
@@ -205,7 +240,9 @@ for (const dialect of dialects) {
     it("opens the same routes for A's own objects (the 404s above are not broken routes)", async () => {
       const client = new DashboardClient(test);
       await client.signIn(a.ownerEmail, PASSWORD);
-      for (const route of routes.filter((candidate) => candidate.method === 'GET' && candidate.path.includes(':') && !candidate.path.startsWith('/operator'))) {
+      for (const route of routes.filter(
+        (candidate) => candidate.method === 'GET' && candidate.path.includes(':') && !candidate.path.startsWith('/operator'),
+      )) {
         for (const url of urlsAimedAt(route.path, a, a)) {
           const response = await client.get(url);
           assert.equal(response.statusCode, 200, `GET ${url} opens for its own account`);
@@ -216,7 +253,9 @@ for (const dialect of dialects) {
     it('lists only A on the list pages', async () => {
       const client = new DashboardClient(test);
       await client.signIn(a.ownerEmail, PASSWORD);
-      for (const route of routes.filter((candidate) => candidate.method === 'GET' && !candidate.path.includes(':') && !candidate.path.startsWith('/operator'))) {
+      for (const route of routes.filter(
+        (candidate) => candidate.method === 'GET' && !candidate.path.includes(':') && !candidate.path.startsWith('/operator'),
+      )) {
         const response = await client.get(route.path);
         assert.ok(response.statusCode === 200 || response.statusCode === 303, `GET ${route.path} answers`);
         for (const secret of [b.webhookUrl, b.ownerEmail, 'private words of bravo', b.phone, b.keyId]) {
@@ -244,7 +283,8 @@ for (const dialect of dialects) {
       for (const route of routes) {
         for (const url of urlsAimedAt(route.path, a, a)) {
           const response = await test.inject({ method: route.method, url });
-          const refused = response.statusCode === 303 ? response.headers.location?.toString().startsWith('/login') : response.statusCode === 403;
+          const refused =
+            response.statusCode === 303 ? response.headers.location?.toString().startsWith('/login') : response.statusCode === 403;
           assert.ok(refused, `${route.method} ${url} refuses a visitor, got ${response.statusCode}`);
         }
       }

@@ -43,13 +43,15 @@ for (const dialect of dialects) {
 
     /** A receiver path of the test's own, so that tests sharing the receiver never see each other's requests. */
     const freshPath = () => `/dashboard-hook-${++pathCounter}`;
-    const send = (apiKey: string) => test.post('/send_message', { from_phone: sandboxPhone, to_phone: uniquePhone(), message: 'hi' }, apiKey);
+    const send = (apiKey: string) =>
+      test.post('/send_message', { from_phone: sandboxPhone, to_phone: uniquePhone(), message: 'hi' }, apiKey);
     const countKeys = async () => (await test.gateway.apiKeys.listKeys(accountId)).length;
 
     before(async () => {
       test = await startDeliveringGateway(dialect, webhookEnv());
       receiver = await WebhookReceiver.start();
-      receiver.responder = (request) => (request.path.endsWith('-html') ? { status: 200, body: '<script>alert(1)</script>' } : { status: 200, body: 'ok' });
+      receiver.responder = (request) =>
+        request.path.endsWith('-html') ? { status: 200, body: '<script>alert(1)</script>' } : { status: 200, body: 'ok' };
       accountId = (await test.gateway.accounts.createAccount({ name: 'Acme', plan: 'pro' })).id;
       rivalAccountId = (await test.gateway.accounts.createAccount({ name: 'Rival', plan: 'pro' })).id;
       sandboxPhone = (await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone() })).phone;
@@ -75,13 +77,16 @@ for (const dialect of dialects) {
         assert.match(created.body, /Your new API key — copy it now, it is not shown again/);
         const plaintext = inputValue(created.body, 'new-api-key');
         assert.ok(plaintext !== undefined && API_KEY_PATTERN.test(plaintext), `a full key is shown: ${plaintext}`);
-        assert.ok(created.body.includes("<td>Production &lt;server></td>"), "the name is escaped");
+        assert.ok(created.body.includes('<td>Production &lt;server></td>'), 'the name is escaped');
         assert.ok(created.body.includes(apiKeyHint(plaintext)), 'the list shows the hint');
         assert.match(created.body, /<td>owner@acme\.test<\/td>/, 'the list names the creator');
 
         const [stored] = await test.gateway.apiKeys.listKeys(accountId);
         assert.equal(stored?.name, 'Production <server>');
-        assert.equal(stored?.createdByUserId, (await test.gateway.accounts.listUsers(accountScope(accountId))).find((user) => user.role === 'owner')?.id);
+        assert.equal(
+          stored?.createdByUserId,
+          (await test.gateway.accounts.listUsers(accountScope(accountId))).find((user) => user.role === 'owner')?.id,
+        );
 
         const sent = await send(plaintext);
         assert.equal(sent.statusCode, 200, sent.body);
@@ -224,7 +229,10 @@ for (const dialect of dialects) {
         assert.equal(webhook.url, newUrl);
         assert.deepEqual(webhook.eventTypes, ['message.status']);
 
-        const badEdit = await owner.submit(`/webhooks/${id}/edit`, `/webhooks/${id}`, { url: 'ftp://example.com/', event_types: ['message'] });
+        const badEdit = await owner.submit(`/webhooks/${id}/edit`, `/webhooks/${id}`, {
+          url: 'ftp://example.com/',
+          event_types: ['message'],
+        });
         assert.equal(badEdit.statusCode, 400);
         assert.match(badEdit.body, /must use http or https/);
         assert.equal((await test.gateway.webhooks.getWebhook(accountScope(accountId), id)).url, newUrl);
@@ -244,7 +252,10 @@ for (const dialect of dialects) {
         const deleted = await owner.post(`/webhooks/${id}/delete`, {});
         assert.equal(deleted.statusCode, 303);
         assert.equal(deleted.headers.location, '/webhooks');
-        await assert.rejects(test.gateway.webhooks.getWebhook(accountScope(accountId), id), (error: AppError) => error.code === 'webhook_not_found');
+        await assert.rejects(
+          test.gateway.webhooks.getWebhook(accountScope(accountId), id),
+          (error: AppError) => error.code === 'webhook_not_found',
+        );
         assert.equal((await owner.get(`/webhooks/${id}`)).statusCode, 404);
       });
 
@@ -311,7 +322,11 @@ for (const dialect of dialects) {
           'the redelivery attempt to be logged',
         );
         assert.equal(redone.delivery.attemptCount, 2);
-        assert.equal((await owner.get(`/webhooks/${id}`)).body.match(/<td class="mono">200<\/td>/g)?.length, 2, 'both attempts are in the log');
+        assert.equal(
+          (await owner.get(`/webhooks/${id}`)).body.match(/<td class="mono">200<\/td>/g)?.length,
+          2,
+          'both attempts are in the log',
+        );
       });
 
       it('a member sees the log but cannot reveal, rotate, delete, test or redeliver', async () => {
@@ -343,11 +358,18 @@ for (const dialect of dialects) {
         assert.equal((await member.get('/webhooks/new')).statusCode, 403);
         assert.equal(await test.gateway.webhooks.revealSecret(accountScope(accountId), id), secret, 'the secret is unchanged');
         assert.equal((await test.gateway.webhooks.getWebhook(accountScope(accountId), id)).enabled, true);
-        assert.equal((await test.gateway.webhooks.listDeliveries(accountScope(accountId), id))[0]?.attempts.length, entry!.attempts.length, 'nothing was redelivered');
+        assert.equal(
+          (await test.gateway.webhooks.listDeliveries(accountScope(accountId), id))[0]?.attempts.length,
+          entry!.attempts.length,
+          'nothing was redelivered',
+        );
       });
 
       it("another account's webhook and delivery ids are not found", async () => {
-        const rival = await test.gateway.webhooks.createWebhook(accountScope(rivalAccountId), { url: receiver.url(freshPath()), eventTypes: ['message'] });
+        const rival = await test.gateway.webhooks.createWebhook(accountScope(rivalAccountId), {
+          url: receiver.url(freshPath()),
+          eventTypes: ['message'],
+        });
         await test.gateway.webhooks.sendTestEvent(accountScope(rivalAccountId), rival.webhook.id);
         const [rivalEntry] = await test.gateway.webhooks.listDeliveries(accountScope(rivalAccountId), rival.webhook.id);
         assert.ok(rivalEntry);
@@ -361,7 +383,15 @@ for (const dialect of dialects) {
         assert.equal((await owner.get(rivalPath)).statusCode, 404);
         assert.equal((await owner.get(`${rivalPath}/edit`)).statusCode, 404);
         await owner.get('/webhooks');
-        for (const action of ['', '/secret', '/rotate-secret', '/delete', '/disable', '/test', `/deliveries/${rivalEntry.delivery.id}/redeliver`]) {
+        for (const action of [
+          '',
+          '/secret',
+          '/rotate-secret',
+          '/delete',
+          '/disable',
+          '/test',
+          `/deliveries/${rivalEntry.delivery.id}/redeliver`,
+        ]) {
           const response = await owner.post(`${rivalPath}${action}`, { url: receiver.url('/stolen'), event_types: 'message' });
           assert.equal(response.statusCode, 404, action);
           assert.ok(!response.body.includes(rival.secret));
@@ -391,7 +421,10 @@ for (const dialect of dialects) {
     after(() => test.close());
 
     it('a URL that reaches only a private or reserved address is refused with 400', async () => {
-      const response = await owner.submit('/webhooks/new', '/webhooks', { url: 'http://169.254.169.254/latest/meta-data', event_types: ['message'] });
+      const response = await owner.submit('/webhooks/new', '/webhooks', {
+        url: 'http://169.254.169.254/latest/meta-data',
+        event_types: ['message'],
+      });
       assert.equal(response.statusCode, 400);
       assert.match(response.body, /169\.254\.169\.254 resolves only to private, loopback or reserved addresses/);
       assert.equal(inputValue(response.body, 'webhook-url'), 'http://169.254.169.254/latest/meta-data');

@@ -24,7 +24,13 @@ for (const dialect of dialects) {
 
     before(async () => {
       test = await startTestGateway(dialect, {}, { baileysSocketFactory: whatsapp.create });
-      await test.gateway.accounts.createUser({ email: 'op@linking.test', accountId: null, password: PASSWORD, isOperator: true, role: 'admin' });
+      await test.gateway.accounts.createUser({
+        email: 'op@linking.test',
+        accountId: null,
+        password: PASSWORD,
+        isOperator: true,
+        role: 'admin',
+      });
       operator = new DashboardClient(test);
       assert.equal((await operator.signIn('op@linking.test', PASSWORD)).statusCode, 303);
       accountId = (await test.gateway.accounts.createAccount({ name: 'Linking' })).id;
@@ -40,7 +46,17 @@ for (const dialect of dialects) {
     const linkState = async (number: WhatsAppNumber) => {
       const response = await operator.get(`${page(number)}/link.json`);
       assert.equal(response.statusCode, 200, response.body);
-      return response.json() as { number_status: string; attempt: null | { active: boolean; status: string; reason: string | null; qr_version: number; pairing_code: string | null; message: string } };
+      return response.json() as {
+        number_status: string;
+        attempt: null | {
+          active: boolean;
+          status: string;
+          reason: string | null;
+          qr_version: number;
+          pairing_code: string | null;
+          message: string;
+        };
+      };
     };
     // The session's status reaches the database through the group committer, a moment after the
     // link update that the attempt records.
@@ -81,7 +97,11 @@ for (const dialect of dialects) {
       assert.equal(image.statusCode, 200);
       assert.match(String(image.headers['content-type']), /^image\/svg\+xml/);
       assert.equal(image.headers['cache-control'], 'no-store');
-      assert.equal(image.body, await QRCode.toString('first-qr-payload', { type: 'svg', margin: 2, errorCorrectionLevel: 'M' }), 'the SVG encodes the QR WhatsApp offered');
+      assert.equal(
+        image.body,
+        await QRCode.toString('first-qr-payload', { type: 'svg', margin: 2, errorCorrectionLevel: 'M' }),
+        'the SVG encodes the QR WhatsApp offered',
+      );
 
       const shown = await operator.get(page(number));
       assert.match(shown.body, new RegExp(`data-link-state="/operator/numbers/${number.id}/link.json"`));

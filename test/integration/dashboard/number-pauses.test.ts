@@ -39,7 +39,8 @@ for (const dialect of dialects) {
     it('shows the pause with its reason and lift time, and the owner resumes it with the form', async () => {
       const until = new Date(Date.now() + 3_600_000);
       await test.gateway.supervisor.simulatorFor(number)!.restrict(number, { kind: 'restricted', until });
-      for (let tries = 0; tries < 200 && test.gateway.pauses.holdOf(number.id) === null; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let tries = 0; tries < 200 && test.gateway.pauses.holdOf(number.id) === null; tries++)
+        await new Promise((resolve) => setTimeout(resolve, 10));
 
       const page = await owner.get('/numbers');
       assert.match(page.body, /<h2 id="paused-numbers">Paused<\/h2>/);

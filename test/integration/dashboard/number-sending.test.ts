@@ -29,13 +29,21 @@ for (const dialect of dialects) {
       assert.equal((await client.signIn(email, PASSWORD)).statusCode, 303);
       return client;
     };
-    const send = (to = '+14155550100') => test.post('/send_message', { from_phone: seeded.phones[0], to_phone: to, message: 'hi' }, seeded.apiKey);
+    const send = (to = '+14155550100') =>
+      test.post('/send_message', { from_phone: seeded.phones[0], to_phone: to, message: 'hi' }, seeded.apiKey);
     const setPolicy = (body: unknown) =>
-      test.inject({ method: 'PATCH', url: `/numbers/${numberId}`, headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` }, payload: JSON.stringify({ send_policy: body }) });
+      test.inject({
+        method: 'PATCH',
+        url: `/numbers/${numberId}`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
+        payload: JSON.stringify({ send_policy: body }),
+      });
     const numberPolicy = async () => test.gateway.sendQueues.numberPolicy(await test.gateway.numbers.findNumber(operatorScope(), numberId));
-    const setSentAt = (id: string, at: number) => test.gateway.store.db.updateTable('messages').set({ sent_at: at }).where('id', '=', id).execute();
+    const setSentAt = (id: string, at: number) =>
+      test.gateway.store.db.updateTable('messages').set({ sent_at: at }).where('id', '=', id).execute();
     /** The chart's bars, hour start → count, read from the page. */
-    const barsOf = (body: string) => new Map([...body.matchAll(/data-hour="([^"]+)" data-count="(\d+)"/g)].map((match) => [match[1]!, Number(match[2])]));
+    const barsOf = (body: string) =>
+      new Map([...body.matchAll(/data-hour="([^"]+)" data-count="(\d+)"/g)].map((match) => [match[1]!, Number(match[2])]));
 
     before(async () => {
       test = await startTestGateway(dialect);
@@ -67,7 +75,11 @@ for (const dialect of dialects) {
       assert.equal(bars.size, 24, 'one bar per hour');
       assert.equal(bars.get(new Date(thisHour - 2 * HOUR_MS).toISOString()), 3);
       assert.equal(bars.get(new Date(thisHour).toISOString()), 2, 'the hour under way: one ungoverned and one governed send');
-      assert.equal([...bars.values()].reduce((sum, count) => sum + count, 0), 5, 'the send of 24 hours ago is not in the chart');
+      assert.equal(
+        [...bars.values()].reduce((sum, count) => sum + count, 0),
+        5,
+        'the send of 24 hours ago is not in the chart',
+      );
       assert.match(page.body, /data-cap="5"/, 'the hourly cap is drawn');
       assert.match(page.body, /5 sent in the last 24 hours, against a cap of 5 an hour/);
 
@@ -75,22 +87,36 @@ for (const dialect of dialects) {
       assert.match(page.body, /1 waiting/);
       assert.match(page.body, /1 for the gap between sends/);
       assert.ok(page.body.includes('+14155550111'), 'the waiting message is listed');
-      const waiting = (await test.gateway.sendQueues.view(await test.gateway.numbers.findNumber(operatorScope(), numberId), 1, undefined)).messages[0]!;
+      const waiting = (await test.gateway.sendQueues.view(await test.gateway.numbers.findNumber(operatorScope(), numberId), 1, undefined))
+        .messages[0]!;
       assert.ok(page.body.includes(`datetime="${waiting.scheduledFor.toISOString()}"`), 'with the time it leaves');
       assert.doesNotMatch(page.body, /send_policy"|clear_queue"/, 'a member gets no forms');
       assert.match((await owner.get('/numbers')).body, /\/clear_queue"/, 'an owner does');
     });
 
     it('escapes what it shows of a waiting message', async () => {
-      const [waiting] = await test.gateway.store.db.selectFrom('messages').select('id').where('number_id', '=', numberId).where('scheduled_for', 'is not', null).execute();
-      await test.gateway.store.db.updateTable('messages').set({ to_phone: '<b>bold</b>', wait_reason: '<i>why</i>' }).where('id', '=', waiting!.id).execute();
+      const [waiting] = await test.gateway.store.db
+        .selectFrom('messages')
+        .select('id')
+        .where('number_id', '=', numberId)
+        .where('scheduled_for', 'is not', null)
+        .execute();
+      await test.gateway.store.db
+        .updateTable('messages')
+        .set({ to_phone: '<b>bold</b>', wait_reason: '<i>why</i>' })
+        .where('id', '=', waiting!.id)
+        .execute();
       const page = await owner.get('/numbers');
       assert.ok(page.body.includes('&lt;b>bold&lt;/b>') && page.body.includes('&lt;i>why&lt;/i>'), 'shown as text');
       assert.ok(!page.body.includes('<b>bold') && !page.body.includes('<i>why'), 'never as markup');
-      await test.gateway.store.db.updateTable('messages').set({ to_phone: '+14155550111', wait_reason: 'gap' }).where('id', '=', waiting!.id).execute();
+      await test.gateway.store.db
+        .updateTable('messages')
+        .set({ to_phone: '+14155550111', wait_reason: 'gap' })
+        .where('id', '=', waiting!.id)
+        .execute();
     });
 
-    it('refuses a change without the CSRF token, from a member, and on another account\'s number', async () => {
+    it("refuses a change without the CSRF token, from a member, and on another account's number", async () => {
       const before = await numberPolicy();
       await owner.get('/numbers');
       assert.equal((await owner.post(`/numbers/${numberId}/send_policy`, { send_policy: 'off' }, { csrf: false })).statusCode, 403);
@@ -104,7 +130,7 @@ for (const dialect of dialects) {
       const invalid = await owner.submit('/numbers', `/numbers/${numberId}/send_policy`, { send_policy: 'reckless' });
       assert.equal(invalid.statusCode, 400);
       assert.deepEqual(await numberPolicy(), before, 'none of those changed the policy');
-      assert.equal((await test.gateway.sendQueues.accountPolicy(seeded.accountId)).source, 'gateway', 'nor the account\'s');
+      assert.equal((await test.gateway.sendQueues.accountPolicy(seeded.accountId)).source, 'gateway', "nor the account's");
       const queue = await test.gateway.sendQueues.view(await test.gateway.numbers.findNumber(operatorScope(), numberId), 10, undefined);
       assert.equal(queue.total, 1, 'nor cleared the queue');
     });
@@ -129,7 +155,12 @@ for (const dialect of dialects) {
     });
 
     it('an owner clears the queue: its messages are cancelled and never sent', async () => {
-      const [waiting] = await test.gateway.store.db.selectFrom('messages').select('id').where('number_id', '=', numberId).where('scheduled_for', 'is not', null).execute();
+      const [waiting] = await test.gateway.store.db
+        .selectFrom('messages')
+        .select('id')
+        .where('number_id', '=', numberId)
+        .where('scheduled_for', 'is not', null)
+        .execute();
       const cleared = await owner.submit('/numbers', `/numbers/${numberId}/clear_queue`, {});
       assert.equal(cleared.statusCode, 303, cleared.body);
       assert.equal((await findMessageById(test.gateway.store.db, waiting!.id))?.status, 'cancelled');

@@ -13,7 +13,9 @@ const password = 'correct horse battery';
 
 /** The texts of the message rows on a page, in the order shown. */
 function messageTexts(body: string): string[] {
-  return [...body.matchAll(/<td class="text">(?:<a [^>]*>(?:<img [^>]*>|[^<]*)<\/a>)?<span>([^<]*)<\/span><\/td>/g)].map((match) => match[1]!);
+  return [...body.matchAll(/<td class="text">(?:<a [^>]*>(?:<img [^>]*>|[^<]*)<\/a>)?<span>([^<]*)<\/span><\/td>/g)].map(
+    (match) => match[1]!,
+  );
 }
 
 /** An href from the page, as a browser would follow it (attributes arrive HTML-escaped). */
@@ -40,7 +42,10 @@ for (const dialect of dialects) {
     }
 
     /** A fresh account with one user and the given sandbox numbers, for tests that count messages. */
-    async function seedAccount(name: string, phones: string[]): Promise<{ accountId: string; numbers: WhatsAppNumber[]; client: DashboardClient }> {
+    async function seedAccount(
+      name: string,
+      phones: string[],
+    ): Promise<{ accountId: string; numbers: WhatsAppNumber[]; client: DashboardClient }> {
       const accountId = (await test.gateway.accounts.createAccount({ name, plan: 'pro' })).id;
       const email = `owner@${name.toLowerCase().replace(/\W/g, '')}.test`;
       await test.gateway.accounts.createUser({ accountId, email, password, role: 'owner' });
@@ -60,7 +65,11 @@ for (const dialect of dialects) {
       const owner = await test.gateway.accounts.createUser({ accountId: acmeId, email: 'owner@acme.test', password, role: 'owner' });
       await test.gateway.accounts.createUser({ accountId: acmeId, email: 'member@acme.test', password, role: 'member' });
       await test.gateway.accounts.createUser({ accountId: globexId, email: 'owner@globex.test', password, role: 'owner' });
-      acmeOne = await test.gateway.numbers.addNumber(operatorScope(), { accountId: acmeId, phone: '+447700900001', holderUserId: owner.user.id });
+      acmeOne = await test.gateway.numbers.addNumber(operatorScope(), {
+        accountId: acmeId,
+        phone: '+447700900001',
+        holderUserId: owner.user.id,
+      });
       acmeTwo = await test.gateway.numbers.addNumber(operatorScope(), { accountId: acmeId, phone: '+447700900002' });
       globexOne = await test.gateway.numbers.addNumber(operatorScope(), { accountId: globexId, phone: '+447700900101' });
       await receive(globexOne, '+447700900199', 'globex-secret');
@@ -90,7 +99,10 @@ for (const dialect of dialects) {
         const owner = await signedIn('owner@acme.test');
         const page = await owner.get('/numbers');
         assert.match(page.body, new RegExp(`action="/numbers/${acmeTwo.id}/calls"`));
-        const saved = await owner.submit('/numbers', `/numbers/${acmeTwo.id}/calls`, { reject_calls: 'on', call_reply_text: '  Please write <instead>.  ' });
+        const saved = await owner.submit('/numbers', `/numbers/${acmeTwo.id}/calls`, {
+          reject_calls: 'on',
+          call_reply_text: '  Please write <instead>.  ',
+        });
         assert.equal(saved.statusCode, 303);
         let stored = await test.gateway.numbers.findNumber(operatorScope(), acmeTwo.id);
         assert.deepEqual([stored.rejectCalls, stored.callReplyText], [true, 'Please write <instead>.']);
@@ -118,7 +130,10 @@ for (const dialect of dialects) {
 
       it('lets a member simulate an incoming message, which is stored as received', async () => {
         const client = await signedIn('member@acme.test');
-        const response = await client.submit('/numbers', `/numbers/${acmeOne.id}/simulate`, { from_phone: '+44 7700 900555', message: 'Hello from a member' });
+        const response = await client.submit('/numbers', `/numbers/${acmeOne.id}/simulate`, {
+          from_phone: '+44 7700 900555',
+          message: 'Hello from a member',
+        });
         assert.equal(response.statusCode, 303);
         assert.equal(response.headers.location, '/numbers');
         const page = await client.get('/numbers');
@@ -135,7 +150,10 @@ for (const dialect of dialects) {
 
       it("answers 404 for another account's number and stores nothing", async () => {
         const client = await signedIn('owner@acme.test');
-        const response = await client.submit('/numbers', `/numbers/${globexOne.id}/simulate`, { from_phone: '+447700900556', message: 'Probe' });
+        const response = await client.submit('/numbers', `/numbers/${globexOne.id}/simulate`, {
+          from_phone: '+447700900556',
+          message: 'Probe',
+        });
         assert.equal(response.statusCode, 404);
         assert.match(response.headers['content-type'] as string, /text\/html/);
         for (const accountId of [acmeId, globexId]) {
@@ -147,13 +165,20 @@ for (const dialect of dialects) {
       it('simulates an incoming file from the form: stored, shown on the Messages page, and served to the session', async () => {
         const client = await signedIn('member@acme.test');
         await client.get('/numbers');
-        const response = await client.postMultipart(`/numbers/${acmeOne.id}/simulate`, { from_phone: '+447700900561', message: '' }, { name: 'receipt.png', type: 'image/png', bytes: samples.png });
+        const response = await client.postMultipart(
+          `/numbers/${acmeOne.id}/simulate`,
+          { from_phone: '+447700900561', message: '' },
+          { name: 'receipt.png', type: 'image/png', bytes: samples.png },
+        );
         assert.equal(response.statusCode, 303, response.body);
         const [message] = (await test.gateway.history.page(accountScope(acmeId), { phone: '+447700900561', limit: 10 })).messages;
         assert.equal(message?.contentKind, 'image');
         assert.equal(message?.text, '', 'a file needs no caption');
         const media = await test.gateway.media.find(acmeId, message!.mediaId!);
-        assert.deepEqual([media.kind, media.mimeType, media.fileName, media.size], ['image', 'image/png', 'receipt.png', samples.png.length]);
+        assert.deepEqual(
+          [media.kind, media.mimeType, media.fileName, media.size],
+          ['image', 'image/png', 'receipt.png', samples.png.length],
+        );
         const messagesPage = await client.get('/messages');
         assert.match(messagesPage.body, new RegExp(`<img[^>]+src="/messages/media/${media.id}"`));
         const served = await client.get(`/messages/media/${media.id}`);
@@ -163,11 +188,20 @@ for (const dialect of dialects) {
       it('the form refuses a file over its limit or a type its bytes contradict, and a multipart post needs its CSRF token too', async () => {
         const client = await signedIn('owner@acme.test');
         await client.get('/numbers');
-        const huge = await client.postMultipart(`/numbers/${acmeTwo.id}/simulate`, { from_phone: '+447700900562', message: 'big' }, { name: 'big.pdf', type: 'application/pdf', bytes: samples.pdf(16 * 1024 * 1024 + 10) });
+        const huge = await client.postMultipart(
+          `/numbers/${acmeTwo.id}/simulate`,
+          { from_phone: '+447700900562', message: 'big' },
+          { name: 'big.pdf', type: 'application/pdf', bytes: samples.pdf(16 * 1024 * 1024 + 10) },
+        );
         assert.equal(huge.statusCode, 400, 'media_too_large, as the API answers it');
         assert.match(huge.body, /The form takes files up to 16 MiB/);
         await client.get('/numbers');
-        const forged = await client.postMultipart(`/numbers/${acmeTwo.id}/simulate`, { from_phone: '+447700900563', message: 'forged' }, { name: 'a.png', type: 'image/png', bytes: samples.png }, { csrf: false });
+        const forged = await client.postMultipart(
+          `/numbers/${acmeTwo.id}/simulate`,
+          { from_phone: '+447700900563', message: 'forged' },
+          { name: 'a.png', type: 'image/png', bytes: samples.png },
+          { csrf: false },
+        );
         assert.equal(forged.statusCode, 403);
         const stored = await test.gateway.history.page(accountScope(acmeId), { numberId: acmeTwo.id, limit: 10 });
         assert.equal(stored.messages.length, 0);
@@ -175,14 +209,22 @@ for (const dialect of dialects) {
 
       it('a signed-out multipart post is sent to sign in before its body is read', async () => {
         const anonymous = new DashboardClient(test);
-        const response = await anonymous.postMultipart(`/numbers/${acmeOne.id}/simulate`, { from_phone: '+447700900564', message: 'x' }, { name: 'a.png', type: 'image/png', bytes: samples.png });
+        const response = await anonymous.postMultipart(
+          `/numbers/${acmeOne.id}/simulate`,
+          { from_phone: '+447700900564', message: 'x' },
+          { name: 'a.png', type: 'image/png', bytes: samples.png },
+        );
         assert.deepEqual([response.statusCode, response.headers.location], [303, '/login']);
       });
 
       it('refuses a simulate form without the CSRF token', async () => {
         const client = await signedIn('owner@acme.test');
         await client.get('/numbers');
-        const response = await client.post(`/numbers/${acmeOne.id}/simulate`, { from_phone: '+447700900557', message: 'Forged' }, { csrf: false });
+        const response = await client.post(
+          `/numbers/${acmeOne.id}/simulate`,
+          { from_phone: '+447700900557', message: 'Forged' },
+          { csrf: false },
+        );
         assert.equal(response.statusCode, 403);
         const stored = await test.gateway.history.page(accountScope(acmeId), { phone: '+447700900557', limit: 10 });
         assert.equal(stored.messages.length, 0);
@@ -190,7 +232,10 @@ for (const dialect of dialects) {
 
       it('shows the form again with the error and what was typed when the input is invalid', async () => {
         const client = await signedIn('owner@acme.test');
-        const badPhone = await client.submit('/numbers', `/numbers/${acmeTwo.id}/simulate`, { from_phone: 'not a phone', message: 'Kept <text>' });
+        const badPhone = await client.submit('/numbers', `/numbers/${acmeTwo.id}/simulate`, {
+          from_phone: 'not a phone',
+          message: 'Kept <text>',
+        });
         assert.equal(badPhone.statusCode, 400);
         assert.match(badPhone.body, /role="alert">From phone is not a valid international phone number/);
         assert.match(badPhone.body, /value="not a phone"/);
@@ -229,7 +274,12 @@ for (const dialect of dialects) {
         const [first, second] = filters.numbers;
         await receive(first!, '+447700900201', 'in-one');
         await receive(second!, '+447700900202', 'in-two');
-        await test.gateway.sender.send({ accountId: filters.accountId, fromPhone: first!.phone, toPhone: '+447700900203' as E164, text: 'out-one' });
+        await test.gateway.sender.send({
+          accountId: filters.accountId,
+          fromPhone: first!.phone,
+          toPhone: '+447700900203' as E164,
+          text: 'out-one',
+        });
       });
 
       it('lists sent and received messages newest first', async () => {
@@ -245,11 +295,26 @@ for (const dialect of dialects) {
         const media = (bytes: Buffer) => test.gateway.media.ingest(Readable.from([bytes]), { accountId: own.accountId, source: 'upload' });
         const photo = await media(samples.png);
         const pdf = await media(samples.pdf(700));
-        await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first!.phone, toPhone: '+447700900204' as E164, text: 'a photo', media: photo });
-        await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first!.phone, toPhone: '+447700900205' as E164, text: '', media: pdf });
+        await test.gateway.sender.send({
+          accountId: own.accountId,
+          fromPhone: first!.phone,
+          toPhone: '+447700900204' as E164,
+          text: 'a photo',
+          media: photo,
+        });
+        await test.gateway.sender.send({
+          accountId: own.accountId,
+          fromPhone: first!.phone,
+          toPhone: '+447700900205' as E164,
+          text: '',
+          media: pdf,
+        });
         const page = await own.client.get('/messages');
         assert.deepEqual(messageTexts(page.body), ['', 'a photo']);
-        assert.match(page.body, new RegExp(`<img src="/messages/media/${photo.id}" alt="image attachment" class="thumbnail" loading="lazy"/?>`));
+        assert.match(
+          page.body,
+          new RegExp(`<img src="/messages/media/${photo.id}" alt="image attachment" class="thumbnail" loading="lazy"/?>`),
+        );
         assert.match(page.body, new RegExp(`<a href="/messages/media/${pdf.id}" class="media-link">Download the document</a>`));
         const image = await own.client.get(`/messages/media/${photo.id}`);
         assert.equal(image.statusCode, 200);
@@ -262,8 +327,18 @@ for (const dialect of dialects) {
       it('marks an edited message and one deleted for everyone', async () => {
         const own = await seedAccount('Changes', ['+447700900321']);
         const [first] = own.numbers;
-        const edited = await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first!.phone, toPhone: '+447700900206' as E164, text: 'first draft' });
-        const revoked = await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first!.phone, toPhone: '+447700900207' as E164, text: 'wrong chat' });
+        const edited = await test.gateway.sender.send({
+          accountId: own.accountId,
+          fromPhone: first!.phone,
+          toPhone: '+447700900206' as E164,
+          text: 'first draft',
+        });
+        const revoked = await test.gateway.sender.send({
+          accountId: own.accountId,
+          fromPhone: first!.phone,
+          toPhone: '+447700900207' as E164,
+          text: 'wrong chat',
+        });
         await test.gateway.messageActions.edit(first!, edited, 'second draft');
         await test.gateway.messageActions.revoke(first!, revoked);
         const page = await own.client.get('/messages');
@@ -272,14 +347,28 @@ for (const dialect of dialects) {
         assert.doesNotMatch(page.body, /first draft|wrong chat/, 'the old texts stay in the history, not on the list');
       });
 
-      it('shows a group message with its group\'s subject, escaped, and lists each number\'s groups on the Numbers page', async () => {
+      it("shows a group message with its group's subject, escaped, and lists each number's groups on the Numbers page", async () => {
         const own = await seedAccount('Groupies', ['+447700900331', '+447700900332']);
         const [first, second] = own.numbers as [WhatsAppNumber, WhatsAppNumber];
         const group = await test.gateway.groups.create(first, 'Route <b>7</b>', [second.phone, '+447700900208']);
-        await test.gateway.sender.send({ accountId: own.accountId, fromPhone: first.phone, toGroup: group.id, mentions: [], text: 'to the group' });
+        await test.gateway.sender.send({
+          accountId: own.accountId,
+          fromPhone: first.phone,
+          toGroup: group.id,
+          mentions: [],
+          text: 'to the group',
+        });
         const messages = await own.client.get('/messages');
-        assert.match(messages.body, /<span class="mono">group<\/span><span class="muted"> in Route &lt;b>7&lt;\/b><\/span>/, 'the sent message names its group');
-        assert.match(messages.body, new RegExp(`<span class="mono">\\${first.phone}</span><span class="muted"> in Route &lt;b>7&lt;/b></span>`), 'the copy the other number received names the group and its sender');
+        assert.match(
+          messages.body,
+          /<span class="mono">group<\/span><span class="muted"> in Route &lt;b>7&lt;\/b><\/span>/,
+          'the sent message names its group',
+        );
+        assert.match(
+          messages.body,
+          new RegExp(`<span class="mono">\\${first.phone}</span><span class="muted"> in Route &lt;b>7&lt;/b></span>`),
+          'the copy the other number received names the group and its sender',
+        );
         const numbers = await own.client.get('/numbers');
         assert.equal(numbers.body.split('Route &lt;b>7&lt;/b>').length - 1, 2, 'both numbers list the group');
         assert.match(numbers.body, /<td>3<\/td><td>Admin<\/td>/);
@@ -350,7 +439,12 @@ for (const dialect of dialects) {
         const busy = await seedAccount('Busy', ['+447700900501']);
         const number = busy.numbers[0]!;
         for (let index = 0; index < 56; index++) await receive(number, '+447700900502', `busy-${String(index).padStart(2, '0')}`);
-        await test.gateway.sender.send({ accountId: busy.accountId, fromPhone: number.phone, toPhone: '+447700900502' as E164, text: 'busy-sent' });
+        await test.gateway.sender.send({
+          accountId: busy.accountId,
+          fromPhone: number.phone,
+          toPhone: '+447700900502' as E164,
+          text: 'busy-sent',
+        });
 
         const first = await busy.client.get('/messages?direction=inbound');
         assert.equal(first.statusCode, 200);
@@ -375,7 +469,10 @@ for (const dialect of dialects) {
       it('escapes message text', async () => {
         const [first] = filters.numbers;
         const client = filters.client;
-        const response = await client.submit('/numbers', `/numbers/${first!.id}/simulate`, { from_phone: '+447700900204', message: '<script>alert(1)</script>' });
+        const response = await client.submit('/numbers', `/numbers/${first!.id}/simulate`, {
+          from_phone: '+447700900204',
+          message: '<script>alert(1)</script>',
+        });
         assert.equal(response.statusCode, 303);
         const page = await client.get('/messages?phone=%2B447700900204');
         assert.equal(page.statusCode, 200);

@@ -24,7 +24,12 @@ for (const dialect of dialects) {
 
     const createAccountWithOwner = async (name: string) => {
       const account = await test.gateway.accounts.createAccount({ name });
-      const { user } = await test.gateway.accounts.createUser({ accountId: account.id, email: email('owner'), password: PASSWORD, role: 'owner' });
+      const { user } = await test.gateway.accounts.createUser({
+        accountId: account.id,
+        email: email('owner'),
+        password: PASSWORD,
+        role: 'owner',
+      });
       return { account, owner: user };
     };
     const signedIn = async (userEmail: string, password = PASSWORD) => {
@@ -35,7 +40,15 @@ for (const dialect of dialects) {
 
     before(async () => {
       test = await startTestGateway(dialect);
-      operatorUser = (await test.gateway.accounts.createUser({ email: 'op@operator-test.test', accountId: null, password: PASSWORD, isOperator: true, role: 'admin' })).user;
+      operatorUser = (
+        await test.gateway.accounts.createUser({
+          email: 'op@operator-test.test',
+          accountId: null,
+          password: PASSWORD,
+          isOperator: true,
+          role: 'admin',
+        })
+      ).user;
       operator = await signedIn(operatorUser.email);
     });
     after(() => test.close());
@@ -44,7 +57,16 @@ for (const dialect of dialects) {
       const { account, owner } = await createAccountWithOwner('Acme');
       const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone() });
       const client = await signedIn(owner.email);
-      const pages = ['/operator', '/operator/accounts', `/operator/accounts/${account.id}`, '/operator/users', '/operator/numbers', `/operator/numbers/${number.id}`, '/operator/cluster', '/operator/system'];
+      const pages = [
+        '/operator',
+        '/operator/accounts',
+        `/operator/accounts/${account.id}`,
+        '/operator/users',
+        '/operator/numbers',
+        `/operator/numbers/${number.id}`,
+        '/operator/cluster',
+        '/operator/system',
+      ];
       for (const page of pages) {
         const response = await client.get(page);
         assert.equal(response.statusCode, 403, page);
@@ -114,9 +136,16 @@ for (const dialect of dialects) {
       const ownerClient = await signedIn(ownerEmail, generated);
       assert.match((await ownerClient.get('/')).body, /Gamma Ltd/);
       const users = await test.gateway.accounts.listUsers(accountScope(accountId));
-      assert.deepEqual(users.map((user) => [user.email, user.role]), [[ownerEmail, 'owner']]);
+      assert.deepEqual(
+        users.map((user) => [user.email, user.role]),
+        [[ownerEmail, 'owner']],
+      );
 
-      const withPassword = await operator.submit(accountPath, `${accountPath}/users`, { email: email('gamma-member'), role: 'member', password: 'a long chosen password' });
+      const withPassword = await operator.submit(accountPath, `${accountPath}/users`, {
+        email: email('gamma-member'),
+        role: 'member',
+        password: 'a long chosen password',
+      });
       assert.equal(withPassword.statusCode, 303);
       assert.match((await operator.get(accountPath)).body, /The user is created\.[\s\S]*<option value="member" selected>/);
 
@@ -124,7 +153,10 @@ for (const dialect of dialects) {
       const added = await operator.post(`${accountPath}/numbers`, { phone, engine: 'sandbox' });
       assert.equal(added.statusCode, 303);
       const numbers = await test.gateway.numbers.listNumbers(accountScope(accountId));
-      assert.deepEqual(numbers.map((number) => [number.phone, number.engine, number.status]), [[phone, 'sandbox', 'connected']]);
+      assert.deepEqual(
+        numbers.map((number) => [number.phone, number.engine, number.status]),
+        [[phone, 'sandbox', 'connected']],
+      );
       assert.match((await operator.get(accountPath)).body, /The number is added\./);
     });
 
@@ -209,7 +241,12 @@ for (const dialect of dialects) {
       assert.deepEqual([lonelyUser?.accountId, lonelyUser?.isOperator], [null, true]);
 
       const member = email('member');
-      const memberCreated = await operator.post('/operator/users', { email: member, account_id: account.id, role: 'admin', password: 'a long chosen password' });
+      const memberCreated = await operator.post('/operator/users', {
+        email: member,
+        account_id: account.id,
+        role: 'admin',
+        password: 'a long chosen password',
+      });
       assert.equal(memberCreated.statusCode, 303);
       const created = (await test.gateway.accounts.listUsers(accountScope(account.id))).find((user) => user.email === member);
       assert.deepEqual([created?.role, created?.isOperator], ['admin', false]);
@@ -263,7 +300,11 @@ for (const dialect of dialects) {
       const { account } = await createAccountWithOwner('Cluster');
       const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone() });
       // A node whose name is markup (WAGW_NODE_NAME is free text) holding nothing.
-      const odd = new LeaseKeeper(test.gateway.store, { ttlMs: 15_000, maxSessions: null, nodeName: '<script>alert(1)</script>', nodeUrl: null }, test.gateway.logger);
+      const odd = new LeaseKeeper(
+        test.gateway.store,
+        { ttlMs: 15_000, maxSessions: null, nodeName: '<script>alert(1)</script>', nodeUrl: null },
+        test.gateway.logger,
+      );
       await odd.startPinned([]);
       const page = await operator.get('/operator/cluster');
       await odd.stop();
@@ -276,7 +317,8 @@ for (const dialect of dialects) {
       assert.ok(page.body.includes('&lt;script>alert(1)&lt;/script>'), 'the node name is escaped');
       assert.ok(!page.body.includes('<script>alert(1)'));
       assert.match(page.body, /<h2 id="tasks-heading">Periodic tasks<\/h2>/);
-      for (const task of test.gateway.scheduler.list()) assert.ok(page.body.includes(`>${task.name}</td>`), `this node's task ${task.name} is listed`);
+      for (const task of test.gateway.scheduler.list())
+        assert.ok(page.body.includes(`>${task.name}</td>`), `this node's task ${task.name} is listed`);
       assert.match(page.body, /Did not answer with its tasks/, 'a live node with no address is listed without its tasks');
     });
   });

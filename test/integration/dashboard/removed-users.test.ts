@@ -15,16 +15,27 @@ for (const dialect of dialects) {
     });
     after(() => test?.close());
 
-    it("removing an owner revokes the invites they made, so their saved link does not bring them back", async () => {
+    it('removing an owner revokes the invites they made, so their saved link does not bring them back', async () => {
       const team = await createTeam(test, 'Gone');
-      const leaving = (await test.gateway.accounts.createUser({ accountId: team.accountId, email: `leaving-${team.accountId}@gone.test`, password: 'pale orbit cactus forty', role: 'owner' })).user;
+      const leaving = (
+        await test.gateway.accounts.createUser({
+          accountId: team.accountId,
+          email: `leaving-${team.accountId}@gone.test`,
+          password: 'pale orbit cactus forty',
+          role: 'owner',
+        })
+      ).user;
       const leaver = new DashboardClient(test);
       await leaver.signIn(leaving.email, 'pale orbit cactus forty');
       const saved = new URL(await createInviteLink(leaver, 'owner')).pathname;
 
       const owner = await signedIn(test, team.owner);
       const teamPage = await owner.get('/team');
-      assert.match(teamPage.body, new RegExp(`<td>owner</td><td>${leaving.email.replace(/[.]/g, '\\.')}</td>`), 'an open invite shows who made it');
+      assert.match(
+        teamPage.body,
+        new RegExp(`<td>owner</td><td>${leaving.email.replace(/[.]/g, '\\.')}</td>`),
+        'an open invite shows who made it',
+      );
       assert.equal((await owner.submit('/team', `/team/${leaving.id}/remove`, {})).statusCode, 303);
 
       assert.equal((await new DashboardClient(test).get(saved)).statusCode, 404, 'the saved link is dead');
@@ -37,9 +48,16 @@ for (const dialect of dialects) {
       const { invite: adminInvite } = await test.gateway.team.createInvite(team.accountId, 'admin', team.admin.id);
       const { invite: memberInvite } = await test.gateway.team.createInvite(team.accountId, 'member', team.admin.id);
       await test.gateway.team.changeRole(team.accountId, team.admin.id, 'admin');
-      assert.deepEqual((await test.gateway.team.listOpenInvites(team.accountId)).map((invite) => invite.id).sort(), [ownerInvite.id, adminInvite.id, memberInvite.id].sort(), 'no change, no revocation');
+      assert.deepEqual(
+        (await test.gateway.team.listOpenInvites(team.accountId)).map((invite) => invite.id).sort(),
+        [ownerInvite.id, adminInvite.id, memberInvite.id].sort(),
+        'no change, no revocation',
+      );
       await test.gateway.team.changeRole(team.accountId, team.admin.id, 'member');
-      assert.deepEqual((await test.gateway.team.listOpenInvites(team.accountId)).map((invite) => invite.id), [memberInvite.id]);
+      assert.deepEqual(
+        (await test.gateway.team.listOpenInvites(team.accountId)).map((invite) => invite.id),
+        [memberInvite.id],
+      );
     });
 
     it("a removed admin's key still sends, is marked with its maker on the keys page, and the team page revokes it", async () => {
@@ -55,7 +73,11 @@ for (const dialect of dialects) {
       const owner = await signedIn(test, team.owner);
       await owner.submit('/team', `/team/${team.admin.id}/remove`, {});
 
-      const sent = await test.post('/send_message', { from_phone: phone, to_phone: '+14155550100', message: 'still working' }, sending.plaintext);
+      const sent = await test.post(
+        '/send_message',
+        { from_phone: phone, to_phone: '+14155550100', message: 'still working' },
+        sending.plaintext,
+      );
       assert.equal(sent.statusCode, 200, 'a removal does not take production down');
       const keysPage = await owner.get('/keys');
       assert.ok(keysPage.body.includes(`a removed user (${team.admin.email})`), 'attribution survives the removal');
@@ -64,7 +86,11 @@ for (const dialect of dialects) {
       assert.ok(teamPage.body.includes(`/keys/${sending.apiKey.id}/revoke`), 'the team page offers to revoke it');
 
       assert.equal((await owner.submit('/team', `/keys/${sending.apiKey.id}/revoke`, {})).statusCode, 303);
-      const refused = await test.post('/send_message', { from_phone: phone, to_phone: '+14155550100', message: 'now refused' }, sending.plaintext);
+      const refused = await test.post(
+        '/send_message',
+        { from_phone: phone, to_phone: '+14155550100', message: 'now refused' },
+        sending.plaintext,
+      );
       assert.equal(refused.statusCode, 401);
       assert.ok(!(await owner.get('/team')).body.includes(`/keys/${sending.apiKey.id}/revoke`), 'a revoked key leaves the list');
     });

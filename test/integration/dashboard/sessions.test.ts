@@ -47,13 +47,17 @@ for (const dialect of dialects) {
       assert.equal(blocked.statusCode, 429);
       assert.match(blocked.body, /Too many failed sign-ins\. Try again in \d+ (seconds|minutes)\./);
       assert.ok(Number(blocked.headers['retry-after']) > 0, 'Retry-After says how long');
-      assert.equal(blocked.cookies.find((cookie) => cookie.name === 'wagw_session'), undefined);
+      assert.equal(
+        blocked.cookies.find((cookie) => cookie.name === 'wagw_session'),
+        undefined,
+      );
     });
 
     it('a correct password from an address that has not failed signs in while someone else hammers the account', async () => {
       const email = await newUser();
       const hammerer = { 'x-forwarded-for': '198.51.100.41' };
-      for (let failure = 0; failure < FREE_FAILURES_PER_PAIR + 10; failure += 1) await new DashboardClient(test, hammerer).signIn(email, `guess ${failure}`);
+      for (let failure = 0; failure < FREE_FAILURES_PER_PAIR + 10; failure += 1)
+        await new DashboardClient(test, hammerer).signIn(email, `guess ${failure}`);
       assert.equal((await new DashboardClient(test, hammerer).signIn(email, PASSWORD)).statusCode, 429, 'the hammerer is held');
       const owner = new DashboardClient(test, { 'x-forwarded-for': '192.0.2.41' });
       assert.equal((await owner.signIn(email, PASSWORD)).statusCode, 303, 'the owner, elsewhere, signs in');
@@ -68,7 +72,10 @@ for (const dialect of dialects) {
       assert.match(response.body, /at most 254 characters/);
       assert.ok(!response.body.includes('x'.repeat(300)), 'the page does not echo the oversized email');
       // Larger still, the form's own size limit answers before the sign-in code runs at all.
-      const huge = await new DashboardClient(test, { 'x-forwarded-for': '198.51.100.42' }).signIn(`${'x'.repeat(64 * 1024)}@sessions.test`, 'whatever');
+      const huge = await new DashboardClient(test, { 'x-forwarded-for': '198.51.100.42' }).signIn(
+        `${'x'.repeat(64 * 1024)}@sessions.test`,
+        'whatever',
+      );
       assert.ok(huge.statusCode === 400 || huge.statusCode === 413, String(huge.statusCode));
       assert.equal(await rows(), before, 'nothing was stored');
     });
@@ -155,7 +162,9 @@ for (const dialect of dialects) {
       // Background polling reads the session without keeping it alive.
       const polled = await test.gateway.signIn.signIn({ email, password: PASSWORD, ip: '127.0.0.1', userAgent: undefined });
       const polledStart = polled.session.createdAt.getTime();
-      assert.ok(await test.gateway.signIn.resume(polled.token, new Date(polledStart + config.sessionIdleTimeoutMs - 1_000), { touch: false }));
+      assert.ok(
+        await test.gateway.signIn.resume(polled.token, new Date(polledStart + config.sessionIdleTimeoutMs - 1_000), { touch: false }),
+      );
       assert.equal(await test.gateway.signIn.resume(polled.token, new Date(polledStart + config.sessionIdleTimeoutMs + 1_000)), undefined);
 
       const busy = await test.gateway.signIn.signIn({ email, password: PASSWORD, ip: '127.0.0.1', userAgent: undefined });
@@ -165,7 +174,10 @@ for (const dialect of dialects) {
         at += config.sessionIdleTimeoutMs / 2;
         assert.ok(await test.gateway.signIn.resume(busy.token, new Date(at)), 'still active');
       }
-      assert.equal(await test.gateway.signIn.resume(busy.token, new Date(busy.session.createdAt.getTime() + config.sessionAbsoluteTimeoutMs + 1)), undefined);
+      assert.equal(
+        await test.gateway.signIn.resume(busy.token, new Date(busy.session.createdAt.getTime() + config.sessionAbsoluteTimeoutMs + 1)),
+        undefined,
+      );
     });
 
     it('signs out: the cookie is cleared and the session no longer opens pages', async () => {
@@ -188,10 +200,16 @@ for (const dialect of dialects) {
       const elsewhere = new DashboardClient(test);
       await here.signIn(email, PASSWORD);
       await elsewhere.signIn(email, PASSWORD);
-      const wrongCurrent = await here.submit('/account/password', '/account/password', { current_password: 'nope', new_password: 'a brand new password' });
+      const wrongCurrent = await here.submit('/account/password', '/account/password', {
+        current_password: 'nope',
+        new_password: 'a brand new password',
+      });
       assert.equal(wrongCurrent.statusCode, 400);
       assert.match(wrongCurrent.body, /The current password is incorrect\./);
-      const changed = await here.submit('/account/password', '/account/password', { current_password: PASSWORD, new_password: 'a brand new password' });
+      const changed = await here.submit('/account/password', '/account/password', {
+        current_password: PASSWORD,
+        new_password: 'a brand new password',
+      });
       assert.equal(changed.statusCode, 303);
       assert.equal((await here.get('/')).statusCode, 200);
       assert.equal((await elsewhere.get('/')).statusCode, 303, 'the other session is over');
@@ -207,7 +225,11 @@ for (const dialect of dialects) {
       const response = await test.inject({
         method: 'POST',
         url: '/login',
-        headers: { 'x-forwarded-proto': 'https', 'content-type': 'application/x-www-form-urlencoded', cookie: `wagw_csrf=${csrfCookie.value}` },
+        headers: {
+          'x-forwarded-proto': 'https',
+          'content-type': 'application/x-www-form-urlencoded',
+          cookie: `wagw_csrf=${csrfCookie.value}`,
+        },
         payload: new URLSearchParams({ _csrf: token, email, password: PASSWORD }).toString(),
       });
       assert.equal(response.statusCode, 303);
@@ -216,7 +238,10 @@ for (const dialect of dialects) {
       assert.equal(session.secure, true);
       assert.equal(session.path, '/');
       assert.equal(session.domain, undefined);
-      assert.equal(response.cookies.find((cookie) => cookie.name === 'wagw_session'), undefined);
+      assert.equal(
+        response.cookies.find((cookie) => cookie.name === 'wagw_session'),
+        undefined,
+      );
     });
 
     it('follows only same-site paths after sign-in', async () => {
@@ -241,8 +266,17 @@ for (const dialect of dialects) {
       const client = new DashboardClient(test);
       await client.signIn(email, PASSWORD);
       const crafted = [
-        '/.//evil.example', '/..//evil.example', '/%2e//evil.example', '/a/..//evil.example', '/%2e%2e//evil.example',
-        '/./\\evil.example', '/.\\/evil.example', '/\\\\evil.example', '/a/../\\evil.example', '\\\\evil.example', '/.//\\evil.example',
+        '/.//evil.example',
+        '/..//evil.example',
+        '/%2e//evil.example',
+        '/a/..//evil.example',
+        '/%2e%2e//evil.example',
+        '/./\\evil.example',
+        '/.\\/evil.example',
+        '/\\\\evil.example',
+        '/a/../\\evil.example',
+        '\\\\evil.example',
+        '/.//\\evil.example',
       ];
       for (const next of crafted) {
         const response = await client.get(`/login?next=${encodeURIComponent(next)}`);
@@ -250,7 +284,11 @@ for (const dialect of dialects) {
         const location = String(response.headers.location);
         // A browser reads "\\" as "/" in a path, so both spellings are checked.
         assert.doesNotMatch(location.replace(/\\/g, '/'), /^\/\//, `${JSON.stringify(next)} led to ${location}`);
-        assert.equal(new URL(location, 'https://gateway.example').origin, 'https://gateway.example', `${JSON.stringify(next)} led to ${location}`);
+        assert.equal(
+          new URL(location, 'https://gateway.example').origin,
+          'https://gateway.example',
+          `${JSON.stringify(next)} led to ${location}`,
+        );
       }
       const ordinary = await client.get(`/login?next=${encodeURIComponent('/webhooks/../messages?page=2')}`);
       assert.equal(ordinary.headers.location, '/messages?page=2', 'a harmless dot segment still leads where it points');

@@ -25,7 +25,13 @@ interface InFlightAnswer {
  * the first 256 KiB of the file, and waits for the answer: a post refused before its file is
  * read is answered while the rest of the file has not been sent.
  */
-function postWhileFileInFlight(port: number, path: string, cookie: string, fields: [string, string][], fileFirst = false): Promise<InFlightAnswer> {
+function postWhileFileInFlight(
+  port: number,
+  path: string,
+  cookie: string,
+  fields: [string, string][],
+  fileFirst = false,
+): Promise<InFlightAnswer> {
   const boundary = '----wagw-test-boundary';
   const field = ([name, value]: [string, string]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
   const fileHead = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf\r\n\r\n`;
@@ -62,7 +68,8 @@ for (const dialect of dialects) {
     let intruder: DashboardClient;
 
     const cookie = (of = client) => of.cookieHeader().cookie!;
-    const stored = async (fromPhone: string) => (await test.gateway.history.page(accountScope(accountId), { phone: fromPhone, limit: 10 })).messages.length;
+    const stored = async (fromPhone: string) =>
+      (await test.gateway.history.page(accountScope(accountId), { phone: fromPhone, limit: 10 })).messages.length;
 
     before(async () => {
       test = await startTestGateway(dialect, { WAGW_SANDBOX_RECEIVES_PER_MINUTE: '2' });
@@ -84,7 +91,11 @@ for (const dialect of dialects) {
     after(() => test.close());
 
     it('a forged token, or none before the file, is answered 403 while the file is still arriving', async () => {
-      const forged = await postWhileFileInFlight(port, `/numbers/${own.id}/simulate`, cookie(), [['_csrf', 'forged-token'], ['from_phone', '+447700900311'], ['message', 'x']]);
+      const forged = await postWhileFileInFlight(port, `/numbers/${own.id}/simulate`, cookie(), [
+        ['_csrf', 'forged-token'],
+        ['from_phone', '+447700900311'],
+        ['message', 'x'],
+      ]);
       assert.match(forged.statusLine, /^HTTP\/1\.1 403 /);
       assert.ok(forged.bodyBytesSent < forged.bodyBytes / 32, `answered after ${forged.bodyBytesSent} of ${forged.bodyBytes} bytes`);
       const fileFirst = await postWhileFileInFlight(port, `/numbers/${own.id}/simulate`, cookie(), [], true);
@@ -93,7 +104,11 @@ for (const dialect of dialects) {
     });
 
     it("another account's number is answered 404 before its file is read", async () => {
-      const answer = await postWhileFileInFlight(port, `/numbers/${own.id}/simulate`, cookie(intruder), [['_csrf', intruder.csrfToken!], ['from_phone', '+447700900312'], ['message', 'x']]);
+      const answer = await postWhileFileInFlight(port, `/numbers/${own.id}/simulate`, cookie(intruder), [
+        ['_csrf', intruder.csrfToken!],
+        ['from_phone', '+447700900312'],
+        ['message', 'x'],
+      ]);
       assert.match(answer.statusLine, /^HTTP\/1\.1 404 /);
       assert.equal(await stored('+447700900312'), 0);
     });
@@ -105,11 +120,20 @@ for (const dialect of dialects) {
         form.append('from_phone', fromPhone);
         form.append('message', 'a photo');
         form.append('file', new Blob([samples.png], { type: 'image/png' }), 'photo.png');
-        const response = await fetch(`http://127.0.0.1:${port}/numbers/${own.id}/simulate`, { method: 'POST', body: form, headers: { cookie: cookie() }, redirect: 'manual' });
+        const response = await fetch(`http://127.0.0.1:${port}/numbers/${own.id}/simulate`, {
+          method: 'POST',
+          body: form,
+          headers: { cookie: cookie() },
+          redirect: 'manual',
+        });
         assert.equal(response.status, 303, await response.text());
         assert.equal(await stored(fromPhone), 1);
       }
-      const limited = await postWhileFileInFlight(port, `/numbers/${own.id}/simulate`, cookie(), [['_csrf', client.csrfToken!], ['from_phone', '+447700900315'], ['message', 'x']]);
+      const limited = await postWhileFileInFlight(port, `/numbers/${own.id}/simulate`, cookie(), [
+        ['_csrf', client.csrfToken!],
+        ['from_phone', '+447700900315'],
+        ['message', 'x'],
+      ]);
       assert.match(limited.statusLine, /^HTTP\/1\.1 429 /);
       assert.equal(await stored('+447700900315'), 0);
     });

@@ -108,7 +108,14 @@ for (const dialect of dialects) {
         return { response, visitor };
       };
       // Another tenant's member and the operator: existing emails the submitter has no business knowing of.
-      const operator = (await test.gateway.accounts.createUser({ email: 'ops@gateway.test', accountId: null, isOperator: true, password: 'an operator password' })).user;
+      const operator = (
+        await test.gateway.accounts.createUser({
+          email: 'ops@gateway.test',
+          accountId: null,
+          isOperator: true,
+          password: 'an operator password',
+        })
+      ).user;
       const answers = [];
       for (const email of [other.member.email, operator.email]) {
         const { response, visitor } = await submit(email);
@@ -116,7 +123,12 @@ for (const dialect of dialects) {
         assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 1, 'a taken email leaves the invite usable');
       }
       const fresh = await submit('fresh@acme.test');
-      const freshAnswer = [fresh.response.statusCode, fresh.response.headers.location, fresh.visitor.cookie('wagw_session'), fresh.response.body];
+      const freshAnswer = [
+        fresh.response.statusCode,
+        fresh.response.headers.location,
+        fresh.visitor.cookie('wagw_session'),
+        fresh.response.body,
+      ];
       for (const answer of answers) assert.deepEqual(answer, freshAnswer, 'a registered email is answered like a new one');
       assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 0, 'the new email used the invite');
       const users = await test.gateway.accounts.listUsers(accountScope(team.accountId));
@@ -138,7 +150,10 @@ for (const dialect of dialects) {
       assert.ok(Number(last!.headers['retry-after']) > 0);
       const elsewhere = from('198.51.100.67');
       await elsewhere.get(`/invite/${token}`);
-      assert.equal((await elsewhere.post(`/invite/${token}`, { email: 'real@acme.test', password: 'a long new password' })).statusCode, 303);
+      assert.equal(
+        (await elsewhere.post(`/invite/${token}`, { email: 'real@acme.test', password: 'a long new password' })).statusCode,
+        303,
+      );
     });
 
     it('signs out whoever was signed in on the browser when an invite is accepted', async () => {
@@ -190,7 +205,10 @@ for (const dialect of dialects) {
       const users = await test.gateway.accounts.listUsers(accountScope(team.accountId));
       assert.deepEqual(users.map((user) => user.role).sort(), ['admin', 'member', 'owner']);
       const invites = await test.gateway.team.listOpenInvites(team.accountId);
-      assert.deepEqual(invites.map((open) => open.id), [invite.id]);
+      assert.deepEqual(
+        invites.map((open) => open.id),
+        [invite.id],
+      );
     });
 
     it('lets the owner change roles, remove a member (ending their sessions) and revoke an invite', async () => {
@@ -247,7 +265,14 @@ for (const dialect of dialects) {
 
     it('keeps an owner when two owners demote each other at the same moment', async () => {
       const team = await createTeam(test, 'Duel');
-      const second = (await test.gateway.accounts.createUser({ accountId: team.accountId, email: `second-${team.accountId}@duel.test`, password: PASSWORD, role: 'owner' })).user;
+      const second = (
+        await test.gateway.accounts.createUser({
+          accountId: team.accountId,
+          email: `second-${team.accountId}@duel.test`,
+          password: PASSWORD,
+          role: 'owner',
+        })
+      ).user;
       const outcomes = await Promise.allSettled([
         test.gateway.team.changeRole(team.accountId, second.id, 'member'),
         test.gateway.team.changeRole(team.accountId, team.owner.id, 'member'),
@@ -261,7 +286,15 @@ for (const dialect of dialects) {
 
     it('does not let an account owner remove a gateway operator who belongs to the account', async () => {
       const team = await createTeam(test, 'Hosted');
-      const operator = (await test.gateway.accounts.createUser({ accountId: team.accountId, email: `op-${team.accountId}@hosted.test`, password: PASSWORD, role: 'member', isOperator: true })).user;
+      const operator = (
+        await test.gateway.accounts.createUser({
+          accountId: team.accountId,
+          email: `op-${team.accountId}@hosted.test`,
+          password: PASSWORD,
+          role: 'member',
+          isOperator: true,
+        })
+      ).user;
       const owner = await signedIn(test, team.owner);
       const response = await owner.submit('/team', `/team/${operator.id}/remove`, {});
       assert.equal(response.statusCode, 403);
@@ -271,7 +304,15 @@ for (const dialect of dialects) {
     it('keeps invite links out of the request log', async () => {
       const team = await createTeam(test, 'Quiet');
       const { token } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id);
-      const spellings = [`/invite/${token}`, `/%69nvite/${token}`, `/INVITE/${token}`, `/invite/${token}/`, `/invite/${token}?x=1`, `//invite/${token}`, `/invite/${encodeURIComponent(token).replace(/-/g, '%2D')}`];
+      const spellings = [
+        `/invite/${token}`,
+        `/%69nvite/${token}`,
+        `/INVITE/${token}`,
+        `/invite/${token}/`,
+        `/invite/${token}?x=1`,
+        `//invite/${token}`,
+        `/invite/${encodeURIComponent(token).replace(/-/g, '%2D')}`,
+      ];
       const before = test.logLines.length;
       for (const path of spellings) await new DashboardClient(test).get(path);
       const lines = test.logLines.slice(before).filter((line) => line.includes('"msg":"request"'));

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { accountScope, operatorScope, scopeCovers, scopedAccountId, withinAccount, type AccountScope, type OperatorScope } from '../../../src/domain/tenant-scope.ts';
+import {
+  accountScope,
+  operatorScope,
+  scopeCovers,
+  scopedAccountId,
+  withinAccount,
+  type AccountScope,
+  type OperatorScope,
+} from '../../../src/domain/tenant-scope.ts';
 
 const SOURCE_ROOT = path.resolve(import.meta.dirname, '../../../src');
 
@@ -54,7 +62,11 @@ describe('tenant scope', () => {
   it('an account scope is minted only from an API key, a dashboard session, or a node call signed by the cluster key', () => {
     // owner-dispatch.ts: an operation another node forwards, through the signed dispatch route only,
     // names the account of the key that node authenticated.
-    assert.deepEqual(filesCalling('accountScope'), ['dashboard/context.ts', 'http/operations/owner-dispatch.ts', 'http/plugins/api-key-auth.ts']);
+    assert.deepEqual(filesCalling('accountScope'), [
+      'dashboard/context.ts',
+      'http/operations/owner-dispatch.ts',
+      'http/plugins/api-key-auth.ts',
+    ]);
   });
 
   it('the operator scope is minted only from an operator sign-in or the CLI', () => {

@@ -58,13 +58,21 @@ interface Probe {
 }
 
 const sendFromOwnersNumber: Probe = {
-  request: (owner, marker) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], to_phone: '+14155550100', message: marker } }),
+  request: (owner, marker) => ({
+    method: 'POST',
+    url: '',
+    body: { from_phone: owner.phones[0], to_phone: '+14155550100', message: marker },
+  }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 };
 
 const receiveOnOwnersNumber: Probe = {
-  request: (owner, marker) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], message: marker } }),
+  request: (owner, marker) => ({
+    method: 'POST',
+    url: '',
+    body: { from_phone: '+14155550100', to_phone: owner.phones[0], message: marker },
+  }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 };
@@ -76,7 +84,11 @@ const callOwnersNumber: Probe = {
 };
 
 const voteOnOwnersPoll: Probe = {
-  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: '+14155550100', to_phone: owner.phones[0], message_id: owner.pollId, options: ['yes'] } }),
+  request: (owner) => ({
+    method: 'POST',
+    url: '',
+    body: { from_phone: '+14155550100', to_phone: owner.phones[0], message_id: owner.pollId, options: ['yes'] },
+  }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 };
@@ -88,7 +100,10 @@ const blockWithOwnersNumber: Probe = {
 };
 
 const unblockWithOwnersNumber: Probe = {
-  request: (owner) => ({ method: 'DELETE', url: `/${encodeURIComponent('+14155550199')}?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  request: (owner) => ({
+    method: 'DELETE',
+    url: `/${encodeURIComponent('+14155550199')}?from_phone=${encodeURIComponent(owner.phones[0]!)}`,
+  }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 };
@@ -106,13 +121,20 @@ const subscribeWithOwnersNumber: Probe = {
 };
 
 const readProfileWithOwnersNumber: Probe = {
-  request: (owner) => ({ method: 'GET', url: `/${encodeURIComponent('+14155550100')}/profile?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
+  request: (owner) => ({
+    method: 'GET',
+    url: `/${encodeURIComponent('+14155550100')}/profile?from_phone=${encodeURIComponent(owner.phones[0]!)}`,
+  }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 };
 
 const setOwnersProfile: Probe = {
-  request: (owner, marker) => ({ method: 'PATCH', url: `/${encodeURIComponent(owner.phones[0]!)}/profile`, body: { about: marker.slice(0, 139) } }),
+  request: (owner, marker) => ({
+    method: 'PATCH',
+    url: `/${encodeURIComponent(owner.phones[0]!)}/profile`,
+    body: { about: marker.slice(0, 139) },
+  }),
   refusedWith: { status: 404, error: 'number_not_found' },
   succeedsWith: 200,
 };
@@ -240,7 +262,8 @@ const restrictOwnersNumber: Probe = {
 };
 
 /** The owner's account keeps the `standard` policy it was given, whatever another account sets. */
-const ownersPolicyKept = async (test: TestGateway, owner: Owner) => (await test.gateway.sendQueues.accountPolicy(owner.accountId)).preset === 'standard';
+const ownersPolicyKept = async (test: TestGateway, owner: Owner) =>
+  (await test.gateway.sendQueues.accountPolicy(owner.accountId)).preset === 'standard';
 
 const readAccountPolicy: Probe = {
   request: () => ({ method: 'GET', url: '' }),
@@ -255,7 +278,11 @@ const setAccountPolicy: Probe = {
 };
 
 const createGroupWithOwnersNumber: Probe = {
-  request: (owner) => ({ method: 'POST', url: '', body: { from_phone: owner.phones[0], subject: 'probe', participants: ['+14155550100'] } }),
+  request: (owner) => ({
+    method: 'POST',
+    url: '',
+    body: { from_phone: owner.phones[0], subject: 'probe', participants: ['+14155550100'] },
+  }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 201,
 };
@@ -297,21 +324,31 @@ const changeOwnersChat = (verb: string): Probe => ({
   succeedsWith: 200,
 });
 
-const chatProbes = Object.fromEntries(['archive', 'unarchive', 'pin', 'unpin', 'mute', 'unmute', 'mark_unread', 'mark_read'].flatMap((verb) => [
-  [`POST /chats/{chat}/${verb}`, changeOwnersChat(verb)],
-  [`POST /api/chats/{chat}/${verb}`, changeOwnersChat(verb)],
-]));
+const chatProbes = Object.fromEntries(
+  ['archive', 'unarchive', 'pin', 'unpin', 'mute', 'unmute', 'mark_unread', 'mark_read'].flatMap((verb) => [
+    [`POST /chats/{chat}/${verb}`, changeOwnersChat(verb)],
+    [`POST /api/chats/{chat}/${verb}`, changeOwnersChat(verb)],
+  ]),
+);
 
 const groupPath = (owner: Owner, suffix = '') => `/${encodeURIComponent(owner.groupId)}${suffix}`;
 
 const changeOwnersGroupParticipants: Probe = {
-  request: (owner) => ({ method: 'POST', url: groupPath(owner, '/participants'), body: { from_phone: owner.phones[0], action: 'add', participants: ['+14155550101'] } }),
+  request: (owner) => ({
+    method: 'POST',
+    url: groupPath(owner, '/participants'),
+    body: { from_phone: owner.phones[0], action: 'add', participants: ['+14155550101'] },
+  }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 };
 
 const renameOwnersGroup: Probe = {
-  request: (owner, marker) => ({ method: 'PATCH', url: groupPath(owner), body: { from_phone: owner.phones[0], subject: marker.slice(0, 100) } }),
+  request: (owner, marker) => ({
+    method: 'PATCH',
+    url: groupPath(owner),
+    body: { from_phone: owner.phones[0], subject: marker.slice(0, 100) },
+  }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 };
@@ -329,7 +366,11 @@ const revokeOwnersInviteLink: Probe = {
 };
 
 const leaveOwnersGroup = (which: 0 | 1): Probe => ({
-  request: (owner) => ({ method: 'POST', url: `/${encodeURIComponent(owner.leavableGroupIds[which])}/leave`, body: { from_phone: owner.phones[0] } }),
+  request: (owner) => ({
+    method: 'POST',
+    url: `/${encodeURIComponent(owner.leavableGroupIds[which])}/leave`,
+    body: { from_phone: owner.phones[0] },
+  }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
 });
@@ -462,28 +503,75 @@ for (const dialect of dialects) {
     before(async () => {
       test = await startTestGateway(dialect);
       const seeded = await seedAccount(test.gateway, { numbers: 2 });
-      const media = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'text/plain' }, payload: 'the owner\'s file' });
-      const received = await test.post('/sandbox/receive', { from_phone: '+14155550100', to_phone: seeded.phones[0], message: 'the owner\'s message' }, seeded.apiKey);
+      const media = await test.inject({
+        method: 'POST',
+        url: '/media',
+        headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'text/plain' },
+        payload: "the owner's file",
+      });
+      const received = await test.post(
+        '/sandbox/receive',
+        { from_phone: '+14155550100', to_phone: seeded.phones[0], message: "the owner's message" },
+        seeded.apiKey,
+      );
       const sends = [];
       for (const text of ['sent, to edit', 'sent, to revoke', 'sent, to revoke by /api']) {
-        sends.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text }, seeded.apiKey)).json().message_id as string);
+        sends.push(
+          (
+            await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text }, seeded.apiKey)
+          ).json().message_id as string,
+        );
       }
       const sendAt = new Date(Date.now() + 86_400_000).toISOString();
       const cancellable: string[] = [];
       for (const text of ['scheduled, to cancel', 'scheduled, to cancel by /api']) {
-        cancellable.push((await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text, send_at: sendAt }, seeded.apiKey)).json().message_id as string);
+        cancellable.push(
+          (
+            await test.post(
+              '/send_message',
+              { from_phone: seeded.phones[0], to_phone: '+14155550100', message: text, send_at: sendAt },
+              seeded.apiKey,
+            )
+          ).json().message_id as string,
+        );
       }
       // The account's policy is what another account must not change; its number's own keeps the probes' sends immediate.
       await test.gateway.sendQueues.setAccountPolicy(seeded.accountId, { preset: 'standard' });
-      await test.gateway.sendQueues.setNumberPolicy(await test.gateway.numbers.findNumber(accountScope(seeded.accountId), seeded.phones[0]!), { preset: 'off' });
-      const group = await test.post('/groups', { from_phone: seeded.phones[0], subject: 'the owner\'s group', participants: ['+14155550100'] }, seeded.apiKey);
-      await test.inject({ method: 'PATCH', url: '/account/settings', headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'application/json' }, payload: '{"link_previews":true}' });
-      const poll = await test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', poll: { question: 'the owner\'s poll', options: ['yes', 'no'] } }, seeded.apiKey);
+      await test.gateway.sendQueues.setNumberPolicy(
+        await test.gateway.numbers.findNumber(accountScope(seeded.accountId), seeded.phones[0]!),
+        { preset: 'off' },
+      );
+      const group = await test.post(
+        '/groups',
+        { from_phone: seeded.phones[0], subject: "the owner's group", participants: ['+14155550100'] },
+        seeded.apiKey,
+      );
+      await test.inject({
+        method: 'PATCH',
+        url: '/account/settings',
+        headers: { authorization: `Bearer ${seeded.apiKey}`, 'content-type': 'application/json' },
+        payload: '{"link_previews":true}',
+      });
+      const poll = await test.post(
+        '/send_message',
+        { from_phone: seeded.phones[0], to_phone: '+14155550100', poll: { question: "the owner's poll", options: ['yes', 'no'] } },
+        seeded.apiKey,
+      );
       const leavable: string[] = [];
-      for (const subject of ['to leave', 'to leave by /api']) leavable.push((await test.post('/groups', { from_phone: seeded.phones[0], subject, participants: ['+14155550100'] }, seeded.apiKey)).json().id);
+      for (const subject of ['to leave', 'to leave by /api'])
+        leavable.push(
+          (await test.post('/groups', { from_phone: seeded.phones[0], subject, participants: ['+14155550100'] }, seeded.apiKey)).json().id,
+        );
       owner = {
-        ...seeded, mediaId: media.json().media_id, messageId: received.json().message_id, sentId: sends[0]!, revocableIds: [sends[1]!, sends[2]!], cancellableIds: [cancellable[0]!, cancellable[1]!], groupId: group.json().id,
-        leavableGroupIds: [leavable[0]!, leavable[1]!], pollId: poll.json().message_id,
+        ...seeded,
+        mediaId: media.json().media_id,
+        messageId: received.json().message_id,
+        sentId: sends[0]!,
+        revocableIds: [sends[1]!, sends[2]!],
+        cancellableIds: [cancellable[0]!, cancellable[1]!],
+        groupId: group.json().id,
+        leavableGroupIds: [leavable[0]!, leavable[1]!],
+        pollId: poll.json().message_id,
       };
       stranger = await seedAccount(test.gateway);
       operations = keyedOperations((await test.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument);
@@ -510,7 +598,11 @@ for (const dialect of dialects) {
           // A listing names nothing: it must simply show nothing of the owner's.
           assert.equal(response.statusCode, probe.succeedsWith, `${operation}: ${response.body}`);
           assert.equal(probe.shows(response.json(), owner), false, `${operation} showed the owner's data to another account`);
-          assert.equal(probe.shows((await call(test, operation, probe.request(owner, marker), owner.apiKey)).json(), owner), true, `${operation}: the owner sees its own`);
+          assert.equal(
+            probe.shows((await call(test, operation, probe.request(owner, marker), owner.apiKey)).json(), owner),
+            true,
+            `${operation}: the owner sees its own`,
+          );
           continue;
         }
         if (probe.refusedWith === undefined) {

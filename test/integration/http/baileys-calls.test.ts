@@ -29,7 +29,10 @@ for (const dialect of dialects) {
     before(async () => {
       linked = await startLinkedBaileysNumber(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true', WAGW_WEBHOOK_POLL_INTERVAL_MS: '50' });
       receiver = await WebhookReceiver.start();
-      await linked.test.gateway.webhooks.createWebhook(accountScope(linked.accountId), { url: receiver.url('/calls'), eventTypes: ['call'] });
+      await linked.test.gateway.webhooks.createWebhook(accountScope(linked.accountId), {
+        url: receiver.url('/calls'),
+        eventTypes: ['call'],
+      });
       linked.test.gateway.deliveryWorker.start();
     });
     after(async () => {
@@ -39,7 +42,7 @@ for (const dialect of dialects) {
 
     const heard = (callId: string, count: number) => callEventsOf(receiver, callId, count);
 
-    it('an offered video call from a LID caller, then its timeout, arrive as offered and missed, with the caller\'s phone and LID', async () => {
+    it("an offered video call from a LID caller, then its timeout, arrive as offered and missed, with the caller's phone and LID", async () => {
       linked.socket.emit('call', [callUpdate('CALL-1', 'offer', { isVideo: true, isGroup: false, callerPn: CALLER_PN })]);
       linked.socket.emit('call', [callUpdate('CALL-1', 'ringing')]);
       linked.socket.emit('call', [callUpdate('CALL-1', 'timeout', { isVideo: true, callerPn: CALLER_PN })]);
@@ -53,14 +56,24 @@ for (const dialect of dialects) {
     });
 
     it('a group call names its group; an accepted one reports accepted', async () => {
-      linked.socket.emit('call', [{ chatId: GROUP, from: CALLER_PN, id: 'CALL-2', date: new Date(), status: 'offer', offline: false, isGroup: true, groupJid: GROUP }]);
+      linked.socket.emit('call', [
+        { chatId: GROUP, from: CALLER_PN, id: 'CALL-2', date: new Date(), status: 'offer', offline: false, isGroup: true, groupJid: GROUP },
+      ]);
       linked.socket.emit('call', [{ chatId: GROUP, from: CALLER_PN, id: 'CALL-2', date: new Date(), status: 'accept', offline: false }]);
       const [offered, accepted] = await heard('CALL-2', 2);
-      assert.deepEqual([offered!.group, offered!.from_phone, offered!.from_lid, accepted!.status], [{ id: GROUP }, '+14155550166', null, 'accepted']);
+      assert.deepEqual(
+        [offered!.group, offered!.from_phone, offered!.from_lid, accepted!.status],
+        [{ id: GROUP }, '+14155550166', null, 'accepted'],
+      );
     });
 
-    it('with reject_calls, the gateway rejects the call on the socket, with the caller\'s JID, and WhatsApp\'s echo of it is not reported twice', async () => {
-      const set = await linked.test.inject({ method: 'PATCH', url: `/numbers/${linked.number.id}`, payload: { reject_calls: true, call_reply_text: 'Calls are not answered here.' }, headers: { authorization: `Bearer ${linked.apiKey}` } });
+    it("with reject_calls, the gateway rejects the call on the socket, with the caller's JID, and WhatsApp's echo of it is not reported twice", async () => {
+      const set = await linked.test.inject({
+        method: 'PATCH',
+        url: `/numbers/${linked.number.id}`,
+        payload: { reject_calls: true, call_reply_text: 'Calls are not answered here.' },
+        headers: { authorization: `Bearer ${linked.apiKey}` },
+      });
       assert.equal(set.statusCode, 200, set.body);
       const caller = `${CALLER_LID.split('@')[0]}:3@lid`;
       linked.socket.emit('call', [callUpdate('CALL-3', 'offer', { callerPn: CALLER_PN })]);

@@ -28,7 +28,10 @@ for (const dialect of dialects) {
     before(async () => {
       linked = await startLinkedBaileysNumber(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true', WAGW_WEBHOOK_POLL_INTERVAL_MS: '50' });
       receiver = await WebhookReceiver.start();
-      await linked.test.gateway.webhooks.createWebhook(accountScope(linked.accountId), { url: receiver.url('/contacts'), eventTypes: ['presence.update'] });
+      await linked.test.gateway.webhooks.createWebhook(accountScope(linked.accountId), {
+        url: receiver.url('/contacts'),
+        eventTypes: ['presence.update'],
+      });
       linked.test.gateway.deliveryWorker.start();
     });
     after(async () => {
@@ -36,39 +39,63 @@ for (const dialect of dialects) {
       await receiver?.close();
     });
 
-    it('block and unblock go to WhatsApp as updateBlockStatus on the phone JID; the list is WhatsApp\'s, a LID resolved where Baileys knows its phone', async () => {
+    it("block and unblock go to WhatsApp as updateBlockStatus on the phone JID; the list is WhatsApp's, a LID resolved where Baileys knows its phone", async () => {
       const blocked = await linked.test.post('/blocklist', { from_phone: linked.number.phone, phone: CONTACT }, linked.apiKey);
       assert.equal(blocked.statusCode, 200, blocked.body);
       assert.deepEqual(linked.socket.blocked, [CONTACT_JID]);
       // Blocked from the phone itself, by LID: WhatsApp lists it so.
       linked.socket.blocked.push(LID_CONTACT, '999999999999999@lid');
       linked.socket.lidMapping.set(LID_CONTACT, LID_CONTACT_PHONE_JID);
-      const listed = await linked.test.inject({ method: 'GET', url: `/blocklist?from_phone=${encodeURIComponent(linked.number.phone)}`, headers: as() });
+      const listed = await linked.test.inject({
+        method: 'GET',
+        url: `/blocklist?from_phone=${encodeURIComponent(linked.number.phone)}`,
+        headers: as(),
+      });
       assert.deepEqual(listed.json().contacts, [
         { phone: CONTACT, lid: null },
         { phone: '+447700900555', lid: LID_CONTACT },
         { phone: null, lid: '999999999999999@lid' },
       ]);
-      const lifted = await linked.test.inject({ method: 'DELETE', url: `/blocklist/${encodeURIComponent(CONTACT)}?from_phone=${encodeURIComponent(linked.number.phone)}`, headers: as() });
+      const lifted = await linked.test.inject({
+        method: 'DELETE',
+        url: `/blocklist/${encodeURIComponent(CONTACT)}?from_phone=${encodeURIComponent(linked.number.phone)}`,
+        headers: as(),
+      });
       assert.equal(lifted.statusCode, 200, lifted.body);
       assert.deepEqual(linked.socket.blocked, [LID_CONTACT, '999999999999999@lid']);
     });
 
-    it('a subscription is presenceSubscribe on the phone JID; presence.update in Baileys\' shape becomes events, LIDs resolved, last seen from Unix seconds', async () => {
-      const subscribed = await linked.test.post('/presence/subscribe', { from_phone: linked.number.phone, to_phone: CONTACT }, linked.apiKey);
+    it("a subscription is presenceSubscribe on the phone JID; presence.update in Baileys' shape becomes events, LIDs resolved, last seen from Unix seconds", async () => {
+      const subscribed = await linked.test.post(
+        '/presence/subscribe',
+        { from_phone: linked.number.phone, to_phone: CONTACT },
+        linked.apiKey,
+      );
       assert.equal(subscribed.statusCode, 200, subscribed.body);
       assert.deepEqual(linked.socket.presenceSubscriptions, [CONTACT_JID]);
       linked.socket.lidMapping.set(LID_CONTACT, LID_CONTACT_PHONE_JID);
-      linked.socket.emit('presence.update', { id: CONTACT_JID, presences: { [CONTACT_JID]: { lastKnownPresence: 'unavailable', lastSeen: 1_764_000_000 } } });
-      linked.socket.emit('presence.update', { id: '120363333333333333@g.us', presences: { [LID_CONTACT]: { lastKnownPresence: 'composing' } } });
+      linked.socket.emit('presence.update', {
+        id: CONTACT_JID,
+        presences: { [CONTACT_JID]: { lastKnownPresence: 'unavailable', lastSeen: 1_764_000_000 } },
+      });
+      linked.socket.emit('presence.update', {
+        id: '120363333333333333@g.us',
+        presences: { [LID_CONTACT]: { lastKnownPresence: 'composing' } },
+      });
       const events = (await receiver.waitForRequests(2, 10_000)).map((request) => JSON.parse(request.body) as JsonObject);
       const away = events.find((event) => event.presence === 'unavailable')!;
       const typing = events.find((event) => event.presence === 'composing')!;
-      assert.deepEqual([away.contact_phone, away.contact_lid, away.group, away.last_seen], [CONTACT, null, null, new Date(1_764_000_000_000).toISOString()]);
-      assert.deepEqual([typing.contact_phone, typing.contact_lid, typing.group, typing.last_seen], ['+447700900555', LID_CONTACT, { id: '120363333333333333@g.us' }, null]);
+      assert.deepEqual(
+        [away.contact_phone, away.contact_lid, away.group, away.last_seen],
+        [CONTACT, null, null, new Date(1_764_000_000_000).toISOString()],
+      );
+      assert.deepEqual(
+        [typing.contact_phone, typing.contact_lid, typing.group, typing.last_seen],
+        ['+447700900555', LID_CONTACT, { id: '120363333333333333@g.us' }, null],
+      );
     });
 
-    it('a profile is WhatsApp\'s three answers, the picture fetched from its CDN URL and stored; our own is set with updateProfileName, updateProfileStatus and updateProfilePicture', async () => {
+    it("a profile is WhatsApp's three answers, the picture fetched from its CDN URL and stored; our own is set with updateProfileName, updateProfileStatus and updateProfilePicture", async () => {
       const cdn = http.createServer((request, response) => {
         cdnHits.push(request.url ?? '');
         response.writeHead(200, { 'content-type': 'image/jpeg' }).end(samples.jpeg());
@@ -81,27 +108,73 @@ for (const dialect of dialects) {
           pictureUrl: `http://127.0.0.1:${port}/v/t61/picture.jpg?oe=1&oh=signature`,
           about: 'Open 9 to 5',
           aboutSetAt: new Date('2026-01-02T03:04:05Z'),
-          business: { description: 'Bakery', email: 'hi@example.com', category: 'Food', website: ['https://example.com'], address: '1 High St', business_hours: {} },
+          business: {
+            description: 'Bakery',
+            email: 'hi@example.com',
+            category: 'Food',
+            website: ['https://example.com'],
+            address: '1 High St',
+            business_hours: {},
+          },
         });
-        const response = await linked.test.inject({ method: 'GET', url: `/contacts/${encodeURIComponent(CONTACT)}/profile?from_phone=${encodeURIComponent(linked.number.phone)}`, headers: as() });
+        const response = await linked.test.inject({
+          method: 'GET',
+          url: `/contacts/${encodeURIComponent(CONTACT)}/profile?from_phone=${encodeURIComponent(linked.number.phone)}`,
+          headers: as(),
+        });
         assert.equal(response.statusCode, 200, response.body);
         const profile = response.json();
-        assert.deepEqual([profile.about, profile.about_set_at, profile.picture.mime_type, profile.picture.size], ['Open 9 to 5', '2026-01-02T03:04:05.000Z', 'image/jpeg', samples.jpeg().length]);
-        assert.deepEqual(profile.business, { description: 'Bakery', category: 'Food', email: 'hi@example.com', websites: ['https://example.com'], address: '1 High St' });
-        assert.deepEqual(linked.socket.profileQueries.sort(), [`business ${CONTACT_JID}`, `picture ${CONTACT_JID}`, `status ${CONTACT_JID}`]);
+        assert.deepEqual(
+          [profile.about, profile.about_set_at, profile.picture.mime_type, profile.picture.size],
+          ['Open 9 to 5', '2026-01-02T03:04:05.000Z', 'image/jpeg', samples.jpeg().length],
+        );
+        assert.deepEqual(profile.business, {
+          description: 'Bakery',
+          category: 'Food',
+          email: 'hi@example.com',
+          websites: ['https://example.com'],
+          address: '1 High St',
+        });
+        assert.deepEqual(linked.socket.profileQueries.sort(), [
+          `business ${CONTACT_JID}`,
+          `picture ${CONTACT_JID}`,
+          `status ${CONTACT_JID}`,
+        ]);
         assert.equal(cdnHits.length, 1);
 
-        const none = await linked.test.inject({ method: 'GET', url: `/contacts/%2B14155550199/profile?from_phone=${encodeURIComponent(linked.number.phone)}`, headers: as() });
-        assert.deepEqual([none.json().picture, none.json().about, none.json().business], [null, null, null], 'a 404 from WhatsApp is no picture, not an error');
+        const none = await linked.test.inject({
+          method: 'GET',
+          url: `/contacts/%2B14155550199/profile?from_phone=${encodeURIComponent(linked.number.phone)}`,
+          headers: as(),
+        });
+        assert.deepEqual(
+          [none.json().picture, none.json().about, none.json().business],
+          [null, null, null],
+          'a 404 from WhatsApp is no picture, not an error',
+        );
       } finally {
         cdn.close();
       }
 
-      const media = await linked.test.inject({ method: 'POST', url: '/media', headers: { ...as(), 'content-type': 'image/jpeg' }, payload: samples.jpeg(512) });
-      const set = await linked.test.inject({ method: 'PATCH', url: `/numbers/${linked.number.id}/profile`, payload: { name: 'Acme', about: 'Hello', picture_media_id: media.json().media_id }, headers: as() });
+      const media = await linked.test.inject({
+        method: 'POST',
+        url: '/media',
+        headers: { ...as(), 'content-type': 'image/jpeg' },
+        payload: samples.jpeg(512),
+      });
+      const set = await linked.test.inject({
+        method: 'PATCH',
+        url: `/numbers/${linked.number.id}/profile`,
+        payload: { name: 'Acme', about: 'Hello', picture_media_id: media.json().media_id },
+        headers: as(),
+      });
       assert.equal(set.statusCode, 200, set.body);
       const ownJid = `${linked.number.phone.slice(1)}@s.whatsapp.net`;
-      assert.deepEqual(linked.socket.ownProfileChanges, [{ name: 'Acme' }, { about: 'Hello' }, { picture: { jid: ownJid, bytes: samples.jpeg(512) } }]);
+      assert.deepEqual(linked.socket.ownProfileChanges, [
+        { name: 'Acme' },
+        { about: 'Hello' },
+        { picture: { jid: ownJid, bytes: samples.jpeg(512) } },
+      ]);
     });
 
     it('show_online is sent as available or unavailable at once, and the next socket connects with markOnlineOnConnect as set', async () => {

@@ -25,7 +25,10 @@ for (const dialect of dialects) {
       linked = await startLinkedBaileysNumber(dialect, webhookEnv());
       linked.test.gateway.deliveryWorker.start();
       receiver = await WebhookReceiver.start();
-      await linked.test.gateway.webhooks.createWebhook(accountScope(linked.accountId), { url: receiver.url(), eventTypes: ['number.paused', 'number.resumed', 'session.status'] });
+      await linked.test.gateway.webhooks.createWebhook(accountScope(linked.accountId), {
+        url: receiver.url(),
+        eventTypes: ['number.paused', 'number.resumed', 'session.status'],
+      });
     });
 
     after(async () => {
@@ -36,10 +39,16 @@ for (const dialect of dialects) {
     const phone = () => linked.number.phone;
     const send = () => linked.test.post('/send_message', { from_phone: phone(), to_phone: CUSTOMER, message: 'hello' }, linked.apiKey);
     const events = (event: string) => receiver.requests.map(payloadOf).filter((payload) => payload.event === event);
-    const waitFor = (event: string, count: number) => receiver.waitForRequests(count, 10_000, (request: ReceivedRequest) => payloadOf(request).event === event);
-    const resumeByApi = async () => assert.equal((await linked.test.post(`/numbers/${linked.number.id}/resume`, undefined, linked.apiKey)).statusCode, 200);
+    const waitFor = (event: string, count: number) =>
+      receiver.waitForRequests(count, 10_000, (request: ReceivedRequest) => payloadOf(request).event === event);
+    const resumeByApi = async () =>
+      assert.equal((await linked.test.post(`/numbers/${linked.number.id}/resume`, undefined, linked.apiKey)).statusCode, 200);
     const restore = () => {
-      linked.socket.answerSend = async (jid) => proto.WebMessageInfo.fromObject({ key: { remoteJid: jid, fromMe: true, id: `3EB0OK${Date.now()}` }, message: { conversation: 'hello' } });
+      linked.socket.answerSend = async (jid) =>
+        proto.WebMessageInfo.fromObject({
+          key: { remoteJid: jid, fromMe: true, id: `3EB0OK${Date.now()}` },
+          message: { conversation: 'hello' },
+        });
     };
 
     it('a send answered 463 is refused 503 number_paused, the session stays connected, and nothing more goes to WhatsApp', async () => {
@@ -48,10 +57,17 @@ for (const dialect of dialects) {
       };
       const refused = await send();
       assert.equal(refused.statusCode, 503, refused.body);
-      assert.deepEqual([refused.json().error, refused.json().meta.reason, refused.json().meta.until], ['number_paused', 'restricted', null]);
+      assert.deepEqual(
+        [refused.json().error, refused.json().meta.reason, refused.json().meta.until],
+        ['number_paused', 'restricted', null],
+      );
       const [paused] = await waitFor('number.paused', 1);
       assert.deepEqual([payloadOf(paused!).reason, payloadOf(paused!).until], ['restricted', null]);
-      assert.equal((await linked.test.gateway.numbers.findNumber(operatorScope(), linked.number.id)).status, 'connected', 'not failed: it still receives');
+      assert.equal(
+        (await linked.test.gateway.numbers.findNumber(operatorScope(), linked.number.id)).status,
+        'connected',
+        'not failed: it still receives',
+      );
 
       const sendsSoFar = linked.socket.sendCalls.length;
       restore();
@@ -70,11 +86,19 @@ for (const dialect of dialects) {
 
     it("reachoutTimeLock pauses with WhatsApp's lift time, and the number resumes by itself at that time", async () => {
       const ends = new Date(Date.now() + 1_500);
-      linked.socket.emit('connection.update', { reachoutTimeLock: { isActive: true, timeEnforcementEnds: ends, enforcementType: ReachoutTimelockEnforcementType.BIZ_QUALITY } });
+      linked.socket.emit('connection.update', {
+        reachoutTimeLock: { isActive: true, timeEnforcementEnds: ends, enforcementType: ReachoutTimelockEnforcementType.BIZ_QUALITY },
+      });
       const paused = (await waitFor('number.paused', 2)).at(-1)!;
-      assert.deepEqual([payloadOf(paused).reason, payloadOf(paused).until, payloadOf(paused).detail], ['reachout_timelock', ends.toISOString(), 'BIZ_QUALITY']);
+      assert.deepEqual(
+        [payloadOf(paused).reason, payloadOf(paused).until, payloadOf(paused).detail],
+        ['reachout_timelock', ends.toISOString(), 'BIZ_QUALITY'],
+      );
       const refused = await send();
-      assert.deepEqual([refused.statusCode, refused.json().meta.reason, refused.json().meta.until], [503, 'reachout_timelock', ends.toISOString()]);
+      assert.deepEqual(
+        [refused.statusCode, refused.json().meta.reason, refused.json().meta.until],
+        [503, 'reachout_timelock', ends.toISOString()],
+      );
       const resumed = (await waitFor('number.resumed', 2)).at(-1)!;
       assert.equal(payloadOf(resumed).reason, 'lifted');
       assert.ok(Date.parse(String(payloadOf(resumed).at)) >= ends.getTime());
@@ -82,9 +106,17 @@ for (const dialect of dialects) {
     });
 
     it('WhatsApp lifting a time lock early resumes the number then', async () => {
-      linked.socket.emit('connection.update', { reachoutTimeLock: { isActive: true, timeEnforcementEnds: new Date(Date.now() + 3_600_000), enforcementType: ReachoutTimelockEnforcementType.DEFAULT } });
+      linked.socket.emit('connection.update', {
+        reachoutTimeLock: {
+          isActive: true,
+          timeEnforcementEnds: new Date(Date.now() + 3_600_000),
+          enforcementType: ReachoutTimelockEnforcementType.DEFAULT,
+        },
+      });
       await waitFor('number.paused', 3);
-      linked.socket.emit('connection.update', { reachoutTimeLock: { isActive: false, enforcementType: ReachoutTimelockEnforcementType.DEFAULT } });
+      linked.socket.emit('connection.update', {
+        reachoutTimeLock: { isActive: false, enforcementType: ReachoutTimelockEnforcementType.DEFAULT },
+      });
       const resumed = (await waitFor('number.resumed', 3)).at(-1)!;
       assert.equal(payloadOf(resumed).reason, 'lifted');
     });

@@ -45,8 +45,17 @@ for (const dialect of dialects) {
 
     /** A number whose creds are in the database, as after a scan, and whose session is open. */
     const connectedNumber = async (ofAccount = accountId): Promise<{ number: WhatsAppNumber; socket: FakeSocket }> => {
-      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: ofAccount, phone: uniquePhone(), engine: 'baileys' });
-      const auth = await createDatabaseAuthState(test.gateway.store, new SecretBox(test.gateway.config.secretKey!), test.gateway.keeper.leaseOf(number.id)!, test.gateway.logger);
+      const number = await test.gateway.numbers.addNumber(operatorScope(), {
+        accountId: ofAccount,
+        phone: uniquePhone(),
+        engine: 'baileys',
+      });
+      const auth = await createDatabaseAuthState(
+        test.gateway.store,
+        new SecretBox(test.gateway.config.secretKey!),
+        test.gateway.keeper.leaseOf(number.id)!,
+        test.gateway.logger,
+      );
       auth.state.creds.me = { id: `${number.phone.slice(1)}:1@s.whatsapp.net` };
       await auth.saveCreds();
       const sockets = whatsapp.sockets.length;
@@ -65,7 +74,10 @@ for (const dialect of dialects) {
       const response = await send(number, '+14155550100');
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(response.json().status, 'sent');
-      assert.deepEqual(socket.sendCalls.map((call) => [call.jid, call.content]), [['14155550100@s.whatsapp.net', { text: 'Hello from a real number' }]]);
+      assert.deepEqual(
+        socket.sendCalls.map((call) => [call.jid, call.content]),
+        [['14155550100@s.whatsapp.net', { text: 'Hello from a real number' }]],
+      );
       const stored = await findMessageById(test.gateway.store.db, response.json().message_id);
       assert.equal(stored?.engineMessageId, '3EB0OUT1');
     });
@@ -91,7 +103,11 @@ for (const dialect of dialects) {
       const neighbour = await connectedNumber(neighbourId);
       const ours = await connectedNumber();
       const recipient = '+14155550105';
-      const neighbourSend = await test.post('/send_message', { from_phone: neighbour.number.phone, to_phone: recipient, message: 'hi' }, neighbourKey);
+      const neighbourSend = await test.post(
+        '/send_message',
+        { from_phone: neighbour.number.phone, to_phone: recipient, message: 'hi' },
+        neighbourKey,
+      );
       assert.equal(neighbourSend.statusCode, 200, neighbourSend.body);
       assert.deepEqual(neighbour.socket.onWhatsAppCalls, [[recipient.slice(1)]], 'the neighbour’s send looked the recipient up');
 
@@ -129,7 +145,13 @@ for (const dialect of dialects) {
 
     it('lets an operator restart a session that was replaced, and refuses to restart a healthy one', async () => {
       const { number, socket } = await connectedNumber();
-      await test.gateway.accounts.createUser({ email: `op-${number.id}@restart.test`, accountId: null, password: PASSWORD, isOperator: true, role: 'admin' });
+      await test.gateway.accounts.createUser({
+        email: `op-${number.id}@restart.test`,
+        accountId: null,
+        password: PASSWORD,
+        isOperator: true,
+        role: 'admin',
+      });
       const operator = new DashboardClient(test);
       assert.equal((await operator.signIn(`op-${number.id}@restart.test`, PASSWORD)).statusCode, 303);
       const page = `/operator/numbers/${number.id}`;
@@ -140,7 +162,8 @@ for (const dialect of dialects) {
       assert.match(refused.body, /only a failed, conflicting or disconnected session is restarted/);
 
       // Counted for this number only: sessions of the file's other numbers may reconnect meanwhile.
-      const socketsOfNumber = () => whatsapp.options.filter((options) => options.auth.creds.me?.id.startsWith(`${number.phone.slice(1)}:`)).length;
+      const socketsOfNumber = () =>
+        whatsapp.options.filter((options) => options.auth.creds.me?.id.startsWith(`${number.phone.slice(1)}:`)).length;
       const sockets = socketsOfNumber();
       socket.closeWith(440);
       await waitForStatus(number, 'conflict');

@@ -23,16 +23,31 @@ for (const dialect of dialects) {
     after(() => test?.close());
 
     const as = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
-    const list = (fromPhone: string, prefix = '') => test.inject({ method: 'GET', url: `${prefix}/blocklist?from_phone=${encodeURIComponent(fromPhone)}`, headers: as(account.apiKey) });
+    const list = (fromPhone: string, prefix = '') =>
+      test.inject({ method: 'GET', url: `${prefix}/blocklist?from_phone=${encodeURIComponent(fromPhone)}`, headers: as(account.apiKey) });
     const unblock = (fromPhone: string, phone: string, prefix = '') =>
-      test.inject({ method: 'DELETE', url: `${prefix}/blocklist/${encodeURIComponent(phone)}?from_phone=${encodeURIComponent(fromPhone)}`, headers: as(account.apiKey) });
-    const received = async (text: string) => (await test.gateway.store.db.selectFrom('messages').select('id').where('text', '=', text).where('direction', '=', 'inbound').executeTakeFirst()) !== undefined;
+      test.inject({
+        method: 'DELETE',
+        url: `${prefix}/blocklist/${encodeURIComponent(phone)}?from_phone=${encodeURIComponent(fromPhone)}`,
+        headers: as(account.apiKey),
+      });
+    const received = async (text: string) =>
+      (await test.gateway.store.db
+        .selectFrom('messages')
+        .select('id')
+        .where('text', '=', text)
+        .where('direction', '=', 'inbound')
+        .executeTakeFirst()) !== undefined;
 
-    it('a blocked phone\'s messages are not delivered; unblocked, they are again', async () => {
+    it("a blocked phone's messages are not delivered; unblocked, they are again", async () => {
       const [ours] = account.phones;
       const blocked = await test.post('/blocklist', { from_phone: ours, phone: '+1 415 555 0177' }, account.apiKey);
       assert.deepEqual([blocked.statusCode, blocked.json()], [200, { from_phone: ours, phone: PESTER, blocked: true }]);
-      assert.equal((await test.post('/api/blocklist', { from_phone: ours, phone: PESTER }, account.apiKey)).statusCode, 200, 'blocking twice changes nothing');
+      assert.equal(
+        (await test.post('/api/blocklist', { from_phone: ours, phone: PESTER }, account.apiKey)).statusCode,
+        200,
+        'blocking twice changes nothing',
+      );
       assert.deepEqual((await list(ours!)).json(), { from_phone: ours, contacts: [{ phone: PESTER, lid: null }] });
 
       const refused = await test.post('/sandbox/receive', { from_phone: PESTER, to_phone: ours, message: 'let me in' }, account.apiKey);
@@ -58,7 +73,7 @@ for (const dialect of dialects) {
       await unblock(blocker!, blockee!);
     });
 
-    it('refuses bad phones, another account\'s number, unknown fields and a session that is down', async () => {
+    it("refuses bad phones, another account's number, unknown fields and a session that is down", async () => {
       const [ours] = account.phones;
       const cases: [Promise<{ statusCode: number; json(): Json }>, number, string][] = [
         [test.post('/blocklist', { from_phone: ours, phone: 'nope' }, account.apiKey), 400, 'invalid_phone_number'],

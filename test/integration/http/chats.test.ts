@@ -18,10 +18,13 @@ for (const dialect of dialects) {
     });
     after(() => test?.close());
 
-    const get = (url: string, apiKey = account.apiKey) => test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
+    const get = (url: string, apiKey = account.apiKey) =>
+      test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
     const chats = async (extra = '') => (await get(`/api/chats?from_phone=${encodeURIComponent(ours)}${extra}`)).json();
-    const receive = (from: string, extra: Record<string, unknown> = {}) => test.post('/api/sandbox/receive', { from_phone: from, to_phone: ours, message: 'in', ...extra }, account.apiKey);
-    const send = (to: string, message = 'out') => test.post('/api/send_message', { from_phone: ours, to_phone: to, message }, account.apiKey);
+    const receive = (from: string, extra: Record<string, unknown> = {}) =>
+      test.post('/api/sandbox/receive', { from_phone: from, to_phone: ours, message: 'in', ...extra }, account.apiKey);
+    const send = (to: string, message = 'out') =>
+      test.post('/api/send_message', { from_phone: ours, to_phone: to, message }, account.apiKey);
     const act = (chat: string, verb: string, body: Record<string, unknown> = {}, apiKey = account.apiKey) =>
       test.post(`/api/chats/${encodeURIComponent(chat)}/${verb}`, { from_phone: ours, ...body }, apiKey);
 
@@ -31,10 +34,19 @@ for (const dialect of dialects) {
       await send(bob, 'to bob');
       await receive(ada, { message: 'ada 2' });
       const listed = (await chats()).chats;
-      assert.deepEqual(listed.slice(0, 2).map((chat: { chat_id: string }) => chat.chat_id), [ada, bob]);
+      assert.deepEqual(
+        listed.slice(0, 2).map((chat: { chat_id: string }) => chat.chat_id),
+        [ada, bob],
+      );
       const [first, second] = listed;
-      assert.deepEqual([first.kind, first.phone, first.unread_count, first.last_message.message, first.last_message.direction], ['direct', ada, 2, 'ada 2', 'inbound']);
-      assert.deepEqual([second.unread_count, second.last_message.message, second.archived, second.pinned, second.muted], [0, 'to bob', false, false, false]);
+      assert.deepEqual(
+        [first.kind, first.phone, first.unread_count, first.last_message.message, first.last_message.direction],
+        ['direct', ada, 2, 'ada 2', 'inbound'],
+      );
+      assert.deepEqual(
+        [second.unread_count, second.last_message.message, second.archived, second.pinned, second.muted],
+        [0, 'to bob', false, false, false],
+      );
     });
 
     it('a person met by LID and then by phone is one chat, by phone, with both identifiers', async () => {
@@ -44,9 +56,14 @@ for (const dialect of dialects) {
       assert.equal((await chats()).chats[0].chat_id, lid);
       await send(phone, 'answer by phone');
       await receive(phone, { from_lid: lid, message: 'now both' });
-      const mine = (await chats()).chats.filter((chat: { phone: string | null; lid: string | null }) => chat.phone === phone || chat.lid === lid);
+      const mine = (await chats()).chats.filter(
+        (chat: { phone: string | null; lid: string | null }) => chat.phone === phone || chat.lid === lid,
+      );
       assert.equal(mine.length, 1, JSON.stringify(mine));
-      assert.deepEqual([mine[0].chat_id, mine[0].phone, mine[0].lid, mine[0].unread_count, mine[0].last_message.message], [phone, phone, lid, 2, 'now both']);
+      assert.deepEqual(
+        [mine[0].chat_id, mine[0].phone, mine[0].lid, mine[0].unread_count, mine[0].last_message.message],
+        [phone, phone, lid, 2, 'now both'],
+      );
       // The LID still finds the chat.
       const pinned = await act(lid, 'pin');
       assert.equal(pinned.statusCode, 200, pinned.body);
@@ -84,7 +101,7 @@ for (const dialect of dialects) {
       assert.deepEqual(seen, all);
     });
 
-    it('refuses an unknown chat (404), a past mute (400) and another account\'s number (403)', async () => {
+    it("refuses an unknown chat (404), a past mute (400) and another account's number (403)", async () => {
       const unknown = await act(uniquePhone(), 'archive');
       assert.deepEqual([unknown.statusCode, unknown.json().error], [404, 'chat_not_found']);
       const phone = uniquePhone();

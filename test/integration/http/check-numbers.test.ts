@@ -30,12 +30,15 @@ for (const dialect of dialects) {
         { phone: '+447700900999', on_whatsapp: true, wa_id: '447700900999@s.whatsapp.net', cached: false },
       ]);
       const again = await check({ from_phone: account.phones[0], phones: ['+14155550101'] }, account.apiKey, '/api/check_numbers');
-      assert.deepEqual(again.json().results, [{ phone: '+14155550101', on_whatsapp: true, wa_id: '14155550101@s.whatsapp.net', cached: true }]);
+      assert.deepEqual(again.json().results, [
+        { phone: '+14155550101', on_whatsapp: true, wa_id: '14155550101@s.whatsapp.net', cached: true },
+      ]);
     });
 
     it('another account’s check is not this account’s memory: cached stays false until this account has asked', async () => {
       const phone = '+14155550188';
-      const asked = (key: string, fromPhone: string) => check({ from_phone: fromPhone, phones: [phone] }, key).then((response) => response.json().results[0].cached);
+      const asked = (key: string, fromPhone: string) =>
+        check({ from_phone: fromPhone, phones: [phone] }, key).then((response) => response.json().results[0].cached);
       assert.equal(await asked(other.apiKey, other.phones[0]!), false);
       assert.equal(await asked(other.apiKey, other.phones[0]!), true);
       assert.equal(await asked(account.apiKey, account.phones[0]!), false, 'the neighbour’s check does not show');
@@ -51,14 +54,26 @@ for (const dialect of dialects) {
       assert.ok(Number(refused.headers['retry-after']) >= 1, 'Retry-After says when');
       const remembered = await check({ from_phone: account.phones[1], phones: [fresh(1)] });
       assert.deepEqual([remembered.statusCode, remembered.json().results[0].cached], [200, true], 'the cache costs nothing');
-      const tooMany = await check({ from_phone: account.phones[1], phones: [fresh(7), fresh(8), fresh(9), fresh(10), fresh(11), fresh(12)] });
-      assert.deepEqual([tooMany.statusCode, tooMany.json().meta.field], [400, 'phones'], 'more new phones than a minute allows can never pass');
+      const tooMany = await check({
+        from_phone: account.phones[1],
+        phones: [fresh(7), fresh(8), fresh(9), fresh(10), fresh(11), fresh(12)],
+      });
+      assert.deepEqual(
+        [tooMany.statusCode, tooMany.json().meta.field],
+        [400, 'phones'],
+        'more new phones than a minute allows can never pass',
+      );
     });
 
     it('refuses bad requests with the field at fault', async () => {
       const cases: [unknown, number, string, string | undefined][] = [
         [{ from_phone: account.phones[0], phones: [] }, 400, 'invalid_request', 'phones'],
-        [{ from_phone: account.phones[0], phones: Array.from({ length: 51 }, (_, index) => `+1415555${String(3000 + index)}`) }, 400, 'invalid_request', 'phones'],
+        [
+          { from_phone: account.phones[0], phones: Array.from({ length: 51 }, (_, index) => `+1415555${String(3000 + index)}`) },
+          400,
+          'invalid_request',
+          'phones',
+        ],
         [{ from_phone: account.phones[0], phones: ['+14155550101', 'call me'] }, 400, 'invalid_phone_number', 'phones[1]'],
         [{ from_phone: 'nope', phones: ['+14155550101'] }, 400, 'invalid_phone_number', 'from_phone'],
         [{ from_phone: account.phones[0] }, 400, 'invalid_request', 'phones'],
@@ -67,7 +82,11 @@ for (const dialect of dialects) {
       ];
       for (const [body, status, error, field] of cases) {
         const response = await check(body);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [status, error, field], JSON.stringify(body).slice(0, 120));
+        assert.deepEqual(
+          [response.statusCode, response.json().error, response.json().meta?.field],
+          [status, error, field],
+          JSON.stringify(body).slice(0, 120),
+        );
       }
     });
 
@@ -75,7 +94,10 @@ for (const dialect of dialects) {
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'disconnected');
       try {
         const response = await check({ from_phone: account.phones[0], phones: ['+14155550177'] });
-        assert.deepEqual([response.statusCode, response.json().error, response.json().meta.status], [503, 'number_not_connected', 'disconnected']);
+        assert.deepEqual(
+          [response.statusCode, response.json().error, response.json().meta.status],
+          [503, 'number_not_connected', 'disconnected'],
+        );
       } finally {
         await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'connected');
       }

@@ -30,7 +30,10 @@ function boundedServer() {
 
 describe('per-address connection bounds', () => {
   it('IPv6 is counted per /64 and per /48; IPv4, mapped or not, per address', () => {
-    assert.deepEqual(connectionGroups('2001:db8:1:2::1', BOUNDS).map((group) => group.key), ['v6:2001:db8:1:2::/64', 'v6:2001:db8:1::/48']);
+    assert.deepEqual(
+      connectionGroups('2001:db8:1:2::1', BOUNDS).map((group) => group.key),
+      ['v6:2001:db8:1:2::/64', 'v6:2001:db8:1::/48'],
+    );
     assert.deepEqual(connectionGroups('::ffff:203.0.113.7', BOUNDS), connectionGroups('203.0.113.7', BOUNDS));
   });
 

@@ -17,13 +17,20 @@ function assertError(response: { statusCode: number; json(): Json; headers: Reco
   assert.equal(body.error, code);
   assert.equal(typeof body.message, 'string');
   assert.ok(body.message.length > 0);
-  for (const key of Object.keys(body)) assert.ok(['error', 'message', 'details', 'request_id', 'meta'].includes(key), `unexpected key ${key}`);
+  for (const key of Object.keys(body))
+    assert.ok(['error', 'message', 'details', 'request_id', 'meta'].includes(key), `unexpected key ${key}`);
   assert.ok(!JSON.stringify(body).includes('    at '), 'no stack trace');
   assert.match(String(response.headers['x-request-id']), /.+/);
   assert.equal(body.request_id, response.headers['x-request-id'], 'the body names the request like the header');
-  assert.ok(body.details === undefined || typeof body.details === 'string', `details is a string when present: ${JSON.stringify(body.details)}`);
-  assert.ok(body.meta === undefined || (typeof body.meta === 'object' && body.meta !== null && !Array.isArray(body.meta)), 'meta is an object when present');
-  if (typeof body.meta?.field === 'string') assert.equal(body.details, body.meta.field, 'a field error\'s details is the field');
+  assert.ok(
+    body.details === undefined || typeof body.details === 'string',
+    `details is a string when present: ${JSON.stringify(body.details)}`,
+  );
+  assert.ok(
+    body.meta === undefined || (typeof body.meta === 'object' && body.meta !== null && !Array.isArray(body.meta)),
+    'meta is an object when present',
+  );
+  if (typeof body.meta?.field === 'string') assert.equal(body.details, body.meta.field, "a field error's details is the field");
   return body;
 }
 
@@ -46,16 +53,28 @@ for (const dialect of dialects) {
     it('400 invalid_json: the body is not valid JSON', async () => {
       assertError(await send('{"from_phone": '), 400, 'invalid_json');
       assertError(await send(''), 400, 'invalid_json');
-      assertError(await send(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]) ), 400, 'invalid_json');
+      assertError(await send(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d])), 400, 'invalid_json');
     });
 
     it('400 invalid_request: not an object, a field missing or not a string, or not JSON', async () => {
       assert.equal(assertError(await send([]), 400, 'invalid_request').error, 'invalid_request');
       assertError(await send('"a string"'), 400, 'invalid_request');
-      assert.deepEqual(assertError(await send({ from_phone: from, message: 'x' }), 400, 'invalid_request').meta, { field: 'to_phone', problem: 'missing' });
-      assert.deepEqual(assertError(await send({ from_phone: 447700900123, to_phone: TO, message: 'x' }), 400, 'invalid_request').meta, { field: 'from_phone', problem: 'not_a_string' });
-      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: null }), 400, 'invalid_request').meta, { field: 'message', problem: 'not_a_string' });
-      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: ['x'] }), 400, 'invalid_request').meta, { field: 'message', problem: 'not_a_string' });
+      assert.deepEqual(assertError(await send({ from_phone: from, message: 'x' }), 400, 'invalid_request').meta, {
+        field: 'to_phone',
+        problem: 'missing',
+      });
+      assert.deepEqual(assertError(await send({ from_phone: 447700900123, to_phone: TO, message: 'x' }), 400, 'invalid_request').meta, {
+        field: 'from_phone',
+        problem: 'not_a_string',
+      });
+      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: null }), 400, 'invalid_request').meta, {
+        field: 'message',
+        problem: 'not_a_string',
+      });
+      assert.deepEqual(assertError(await send({ from_phone: from, to_phone: TO, message: ['x'] }), 400, 'invalid_request').meta, {
+        field: 'message',
+        problem: 'not_a_string',
+      });
       const plain = await test.inject({
         method: 'POST',
         url: '/send_message',
@@ -70,11 +89,18 @@ for (const dialect of dialects) {
     });
 
     it('400 invalid_request: a value out of its bounds is told its bound, not a type', async () => {
-      const link = (expiresInSeconds: number) => test.post('/media/med_unknown/link', { expires_in_seconds: expiresInSeconds }, caller.apiKey);
+      const link = (expiresInSeconds: number) =>
+        test.post('/media/med_unknown/link', { expires_in_seconds: expiresInSeconds }, caller.apiKey);
       const tooShort = assertError(await link(0), 400, 'invalid_request');
-      assert.deepEqual([tooShort.message, tooShort.meta], ['The field expires_in_seconds must be at least 1.', { field: 'expires_in_seconds', problem: 'too_small' }]);
+      assert.deepEqual(
+        [tooShort.message, tooShort.meta],
+        ['The field expires_in_seconds must be at least 1.', { field: 'expires_in_seconds', problem: 'too_small' }],
+      );
       const tooLong = assertError(await link(7 * 24 * 3600 + 1), 400, 'invalid_request');
-      assert.deepEqual([tooLong.message, tooLong.meta], ['The field expires_in_seconds must be at most 604800.', { field: 'expires_in_seconds', problem: 'too_large' }]);
+      assert.deepEqual(
+        [tooLong.message, tooLong.meta],
+        ['The field expires_in_seconds must be at most 604800.', { field: 'expires_in_seconds', problem: 'too_large' }],
+      );
       const upload = await test.inject({
         method: 'POST',
         url: `/media?filename=${'a'.repeat(256)}`,
@@ -82,7 +108,10 @@ for (const dialect of dialects) {
         payload: 'hello',
       });
       const longName = assertError(upload, 400, 'invalid_request');
-      assert.deepEqual([longName.message, longName.meta], ['The query parameter filename must be at most 255 characters long.', { field: 'filename', problem: 'too_long' }]);
+      assert.deepEqual(
+        [longName.message, longName.meta],
+        ['The query parameter filename must be at most 255 characters long.', { field: 'filename', problem: 'too_long' }],
+      );
     });
 
     it('400 invalid_phone_number: details and meta name the field', async () => {
@@ -90,7 +119,9 @@ for (const dialect of dialects) {
         const body = assertError(await send({ from_phone: from, to_phone: bad, message: 'x' }), 400, 'invalid_phone_number');
         assert.deepEqual(body.meta, { field: 'to_phone' }, `for "${bad}"`);
       }
-      assert.deepEqual(assertError(await send({ from_phone: '0800 123', to_phone: TO, message: 'x' }), 400, 'invalid_phone_number').meta, { field: 'from_phone' });
+      assert.deepEqual(assertError(await send({ from_phone: '0800 123', to_phone: TO, message: 'x' }), 400, 'invalid_phone_number').meta, {
+        field: 'from_phone',
+      });
     });
 
     it('400 empty_message: empty or only whitespace', async () => {
@@ -108,8 +139,16 @@ for (const dialect of dialects) {
 
     it('401 missing_api_key: no Authorization header, or not Bearer', async () => {
       assertError(await send({ from_phone: from, to_phone: TO, message: 'x' }, null), 401, 'missing_api_key');
-      assertError(await send({ from_phone: from, to_phone: TO, message: 'x' }, null, { authorization: `Basic ${caller.apiKey}` }), 401, 'missing_api_key');
-      assertError(await send({ from_phone: from, to_phone: TO, message: 'x' }, null, { authorization: caller.apiKey }), 401, 'missing_api_key');
+      assertError(
+        await send({ from_phone: from, to_phone: TO, message: 'x' }, null, { authorization: `Basic ${caller.apiKey}` }),
+        401,
+        'missing_api_key',
+      );
+      assertError(
+        await send({ from_phone: from, to_phone: TO, message: 'x' }, null, { authorization: caller.apiKey }),
+        401,
+        'missing_api_key',
+      );
     });
 
     it('401 invalid_api_key: malformed, unknown or revoked', async () => {
@@ -122,7 +161,7 @@ for (const dialect of dialects) {
       assertError(await send(body, revoked.plaintext), 401, 'invalid_api_key');
     });
 
-    it('403 phone_not_owned: from_phone is not a number of the caller\'s account', async () => {
+    it("403 phone_not_owned: from_phone is not a number of the caller's account", async () => {
       const other = await seedAccount(test.gateway);
       assertError(await send({ from_phone: other.phones[0], to_phone: TO, message: 'x' }), 403, 'phone_not_owned');
       assertError(await send({ from_phone: '+12025550123', to_phone: TO, message: 'x' }), 403, 'phone_not_owned');
@@ -198,15 +237,27 @@ for (const dialect of dialects) {
     });
 
     it('a bad body outranks a number of another account', async () => {
-      assertError(await test.post('/send_message', { from_phone: other.phones[0], to_phone: TO, message: ' ' }, caller.apiKey), 400, 'empty_message');
+      assertError(
+        await test.post('/send_message', { from_phone: other.phones[0], to_phone: TO, message: ' ' }, caller.apiKey),
+        400,
+        'empty_message',
+      );
     });
 
-    it('another account\'s number outranks an exhausted quota', async () => {
-      assertError(await test.post('/send_message', { from_phone: other.phones[0], to_phone: TO, message: 'x' }, caller.apiKey), 403, 'phone_not_owned');
+    it("another account's number outranks an exhausted quota", async () => {
+      assertError(
+        await test.post('/send_message', { from_phone: other.phones[0], to_phone: TO, message: 'x' }, caller.apiKey),
+        403,
+        'phone_not_owned',
+      );
     });
 
     it('an exhausted quota outranks a disconnected session', async () => {
-      assertError(await test.post('/send_message', { from_phone: caller.phones[0], to_phone: TO, message: 'x' }, caller.apiKey), 429, 'quota_exceeded');
+      assertError(
+        await test.post('/send_message', { from_phone: caller.phones[0], to_phone: TO, message: 'x' }, caller.apiKey),
+        429,
+        'quota_exceeded',
+      );
     });
   });
 }

@@ -28,8 +28,17 @@ const ANSWER_TIMEOUT_MS = 10_000;
 
 /** Every answer the generators can provoke; each must turn up in a full run, or the mix has rotted. */
 const REACHABLE: Outcome[] = [
-  200, 'invalid_json', 'invalid_request', 'invalid_phone_number', 'empty_message', 'message_too_long',
-  'missing_api_key', 'invalid_api_key', 'phone_not_owned', 'not_found', 'payload_too_large',
+  200,
+  'invalid_json',
+  'invalid_request',
+  'invalid_phone_number',
+  'empty_message',
+  'message_too_long',
+  'missing_api_key',
+  'invalid_api_key',
+  'phone_not_owned',
+  'not_found',
+  'payload_too_large',
 ];
 const OPENAPI_PATHS: Record<string, string> = { send: '/send_message', receive: '/sandbox/receive', health: '/health' };
 
@@ -63,7 +72,11 @@ for (const dialect of dialects) {
         LOG_LEVEL: 'warn',
       });
       other = await seedAccount(test.gateway, { numbers: 1 });
-      ({ caller, world } = await seedFuzzCaller(test.gateway, { foreignPhones: other.phones, bodyLimitBytes: BODY_LIMIT_BYTES, maxMessageLength: MAX_MESSAGE_LENGTH }));
+      ({ caller, world } = await seedFuzzCaller(test.gateway, {
+        foreignPhones: other.phones,
+        bodyLimitBytes: BODY_LIMIT_BYTES,
+        maxMessageLength: MAX_MESSAGE_LENGTH,
+      }));
       const openapi = test.app.swagger() as unknown as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
       for (const [route, path] of Object.entries(OPENAPI_PATHS)) {
         const operation = Object.values(openapi.paths[path] ?? {})[0];
@@ -80,7 +93,12 @@ for (const dialect of dialects) {
       const property = fc.asyncProperty(fuzzRequest(world), async (request) => {
         const expected = expectationFor(request, world);
         const response = await withTimeout(
-          test.inject({ method: request.method as 'POST', url: request.url, headers: request.headers, ...(request.payload !== undefined && { payload: request.payload }) }),
+          test.inject({
+            method: request.method as 'POST',
+            url: request.url,
+            headers: request.headers,
+            ...(request.payload !== undefined && { payload: request.payload }),
+          }),
           ANSWER_TIMEOUT_MS,
           `an answer to ${request.family}`,
         );
@@ -103,9 +121,18 @@ for (const dialect of dialects) {
         (error as Error).message = `Reproduce with WAGW_FUZZ_SEED=${SEED}\n${(error as Error).message}`;
         throw error;
       }
-      t.diagnostic(`seed ${SEED}; answers: ${[...seen].sort((a, b) => b[1] - a[1]).map(([outcome, count]) => `${outcome} ${count}`).join(', ')}`);
+      t.diagnostic(
+        `seed ${SEED}; answers: ${[...seen]
+          .sort((a, b) => b[1] - a[1])
+          .map(([outcome, count]) => `${outcome} ${count}`)
+          .join(', ')}`,
+      );
       if (RUNS_PER_DIALECT >= 2_000) {
-        assert.deepEqual(REACHABLE.filter((outcome) => !seen.has(outcome)), [], 'every reachable answer turned up');
+        assert.deepEqual(
+          REACHABLE.filter((outcome) => !seen.has(outcome)),
+          [],
+          'every reachable answer turned up',
+        );
         assert.ok((seen.get(200) ?? 0) >= RUNS_PER_DIALECT * 0.1, 'valid requests are a good share of the mix');
       }
     });
@@ -118,18 +145,32 @@ for (const dialect of dialects) {
         ['a malformed %-escape in the path', plain('POST', '/send_message%ff', json, body), 'invalid_request'],
         ['a method the path does not serve, with a JSON type and no body', plain('OPTIONS', '/send_message', json, undefined), 'not_found'],
         ['an unknown path with a body over the limit', plain('POST', '/nope', json, Buffer.alloc(BODY_LIMIT_BYTES + 1, 0x20)), 'not_found'],
-        ['a Content-Type the router cannot parse, on an unknown path', plain('POST', '/SEND_MESSAGE', { ...json, 'content-type': ';;;' }, Buffer.from('{}')), 'not_found'],
+        [
+          'a Content-Type the router cannot parse, on an unknown path',
+          plain('POST', '/SEND_MESSAGE', { ...json, 'content-type': ';;;' }, Buffer.from('{}')),
+          'not_found',
+        ],
         ['a compressed body', plain('POST', '/send_message', { ...json, 'content-encoding': 'gzip' }, body), 'invalid_request'],
         ['two byte order marks', plain('POST', '/send_message', json, Buffer.concat([Buffer.from('\ufeff\ufeff'), body])), 'invalid_json'],
         ['one byte order mark', plain('POST', '/send_message', json, Buffer.concat([Buffer.from('\ufeff'), body])), 200],
-        ['a key followed by more words', { ...plain('POST', '/send_message', { ...json, authorization: `${key} ${world.apiKey}` }, body), authIntent: 'invalid' }, 'invalid_api_key'],
+        [
+          'a key followed by more words',
+          { ...plain('POST', '/send_message', { ...json, authorization: `${key} ${world.apiKey}` }, body), authIntent: 'invalid' },
+          'invalid_api_key',
+        ],
       ];
       for (const [finding, request, outcome] of findings) {
         const expected = expectationFor(request, world);
         assert.deepEqual([...expected.allowed], [outcome], `the oracle agrees on ${finding}`);
-        const response = await test.inject({ method: request.method as 'POST', url: request.url, headers: request.headers, ...(request.payload !== undefined && { payload: request.payload }) });
+        const response = await test.inject({
+          method: request.method as 'POST',
+          url: request.url,
+          headers: request.headers,
+          ...(request.payload !== undefined && { payload: request.payload }),
+        });
         assertAnswer(request, expected, response, documentedStatuses.get(expected.route)!);
-        if (response.statusCode === 200) accepted.push({ id: response.json().message_id, route: 'send', text: 'hi', toPhone: '+14155550100' });
+        if (response.statusCode === 200)
+          accepted.push({ id: response.json().message_id, route: 'send', text: 'hi', toPhone: '+14155550100' });
       }
     });
 
@@ -137,7 +178,11 @@ for (const dialect of dialects) {
       const response = await test.inject({ method: 'GET', url: '/health' });
       assert.equal(response.statusCode, 200);
       assert.deepEqual(response.json(), { ok: true });
-      assert.deepEqual(test.logLines.filter((line) => JSON.parse(line).level >= 50), [], 'no error was logged');
+      assert.deepEqual(
+        test.logLines.filter((line) => JSON.parse(line).level >= 50),
+        [],
+        'no error was logged',
+      );
     });
 
     it('every 200 left exactly one stored message, and no refused request left any', async () => {
@@ -155,7 +200,11 @@ for (const dialect of dialects) {
       const sendsToOwnNumbers = sends.filter((answer) => caller.phones.includes(answer.toPhone)).length;
       assert.equal(inbound.length, receives.length + sendsToOwnNumbers);
       const inboundIds = new Set(inbound.map((message) => message.id));
-      assert.deepEqual(receives.filter((answer) => !inboundIds.has(answer.id)), [], 'every received message is stored');
+      assert.deepEqual(
+        receives.filter((answer) => !inboundIds.has(answer.id)),
+        [],
+        'every received message is stored',
+      );
       const otherInbound = await listMessages(db, { accountId: other.accountId, ...all });
       assert.equal(otherInbound.length, sends.filter((answer) => other.phones.includes(answer.toPhone)).length);
     });

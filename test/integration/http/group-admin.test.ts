@@ -30,10 +30,17 @@ for (const dialect of dialects) {
       globex = await seedAccount(test.gateway);
       for (const account of [alice, bob]) {
         // A direct-only webhook still hears group.updated: that event is not a chat's message.
-        await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url(`/${account.accountId}`), eventTypes: ['group.updated'] });
+        await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+          url: receiver.url(`/${account.accountId}`),
+          eventTypes: ['group.updated'],
+        });
       }
       test.gateway.deliveryWorker.start();
-      const created = await test.post('/groups', { from_phone: alice.phones[0], subject: 'Warehouse', participants: [alice.phones[1], CUSTOMER] }, alice.apiKey);
+      const created = await test.post(
+        '/groups',
+        { from_phone: alice.phones[0], subject: 'Warehouse', participants: [alice.phones[1], CUSTOMER] },
+        alice.apiKey,
+      );
       assert.equal(created.statusCode, 201, created.body);
       groupId = created.json().id;
     });
@@ -52,8 +59,12 @@ for (const dialect of dialects) {
       return JSON.parse(request!.body) as JsonObject;
     }
 
-    it('an admin adds participants with an outcome for each, and an added number\'s account hears it and lists the group', async () => {
-      const added = await test.post(url('/api', '/participants'), { from_phone: alice.phones[0], action: 'add', participants: [bob.phones[0], PRIVATE_PERSON, CUSTOMER] }, alice.apiKey);
+    it("an admin adds participants with an outcome for each, and an added number's account hears it and lists the group", async () => {
+      const added = await test.post(
+        url('/api', '/participants'),
+        { from_phone: alice.phones[0], action: 'add', participants: [bob.phones[0], PRIVATE_PERSON, CUSTOMER] },
+        alice.apiKey,
+      );
       assert.equal(added.statusCode, 200, added.body);
       assert.deepEqual(added.json(), {
         action: 'add',
@@ -70,32 +81,63 @@ for (const dialect of dialects) {
       );
       const listed = (await get(`/groups?from_phone=${encodeURIComponent(bob.phones[0]!)}`, bob.apiKey)).json();
       assert.deepEqual(listed.groups, [{ id: groupId, subject: 'Warehouse', size: 4, is_admin: false }]);
-      const seenByMember = await heard(alice, (body) => body.change === 'added' && body.phone === alice.phones[1] && body.participants[0].phone === bob.phones[0]);
+      const seenByMember = await heard(
+        alice,
+        (body) => body.change === 'added' && body.phone === alice.phones[1] && body.participants[0].phone === bob.phones[0],
+      );
       assert.equal(seenByMember.number_affected, false, 'another member hears of the add, which is not about it');
     });
 
     it('only an admin changes the group: a member is refused with not_group_admin until promoted', async () => {
-      const refused = await test.post(url('', '/participants'), { from_phone: bob.phones[0], action: 'remove', participants: [CUSTOMER] }, bob.apiKey);
+      const refused = await test.post(
+        url('', '/participants'),
+        { from_phone: bob.phones[0], action: 'remove', participants: [CUSTOMER] },
+        bob.apiKey,
+      );
       assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta], [403, 'not_group_admin', { group_id: groupId }]);
-      const renameRefused = await test.inject({ method: 'PATCH', url: url(''), payload: { from_phone: bob.phones[0], subject: 'Mine' }, headers: { authorization: `Bearer ${bob.apiKey}` } });
+      const renameRefused = await test.inject({
+        method: 'PATCH',
+        url: url(''),
+        payload: { from_phone: bob.phones[0], subject: 'Mine' },
+        headers: { authorization: `Bearer ${bob.apiKey}` },
+      });
       assert.deepEqual([renameRefused.statusCode, renameRefused.json().error], [403, 'not_group_admin']);
 
-      const promoted = await test.post(url('', '/participants'), { from_phone: alice.phones[0], action: 'promote', participants: [bob.phones[0]] }, alice.apiKey);
+      const promoted = await test.post(
+        url('', '/participants'),
+        { from_phone: alice.phones[0], action: 'promote', participants: [bob.phones[0]] },
+        alice.apiKey,
+      );
       assert.deepEqual(promoted.json().results, [{ phone: bob.phones[0], outcome: 'done' }]);
       await heard(bob, (body) => body.change === 'promoted' && body.number_affected === true);
       const detail = (await get(`${url('')}?from_phone=${encodeURIComponent(bob.phones[0]!)}`, bob.apiKey)).json();
       assert.equal(detail.is_admin, true);
-      const demoted = await test.post(url('', '/participants'), { from_phone: bob.phones[0], action: 'demote', participants: [alice.phones[0], CUSTOMER] }, bob.apiKey);
-      assert.deepEqual(demoted.json().results, [{ phone: alice.phones[0], outcome: 'refused' }, { phone: CUSTOMER, outcome: 'done' }], 'the creator cannot be demoted');
+      const demoted = await test.post(
+        url('', '/participants'),
+        { from_phone: bob.phones[0], action: 'demote', participants: [alice.phones[0], CUSTOMER] },
+        bob.apiKey,
+      );
+      assert.deepEqual(
+        demoted.json().results,
+        [
+          { phone: alice.phones[0], outcome: 'refused' },
+          { phone: CUSTOMER, outcome: 'done' },
+        ],
+        'the creator cannot be demoted',
+      );
     });
 
     it('an admin changes the subject and description; members hear it, and later messages carry the new subject', async () => {
-      const patch = (body: object, apiKey = alice.apiKey) => test.inject({ method: 'PATCH', url: url('/api'), payload: body, headers: { authorization: `Bearer ${apiKey}` } });
+      const patch = (body: object, apiKey = alice.apiKey) =>
+        test.inject({ method: 'PATCH', url: url('/api'), payload: body, headers: { authorization: `Bearer ${apiKey}` } });
       const changed = await patch({ from_phone: alice.phones[0], subject: '  Warehouse B  ', description: 'Shifts and pick-ups' });
       assert.equal(changed.statusCode, 200, changed.body);
       assert.deepEqual([changed.json().subject, changed.json().description], ['Warehouse B', 'Shifts and pick-ups']);
       const subject = await heard(bob, (body) => body.change === 'subject');
-      assert.deepEqual([subject.subject, subject.group, subject.by_phone], ['Warehouse B', { id: groupId, subject: 'Warehouse B' }, alice.phones[0]]);
+      assert.deepEqual(
+        [subject.subject, subject.group, subject.by_phone],
+        ['Warehouse B', { id: groupId, subject: 'Warehouse B' }, alice.phones[0]],
+      );
       await heard(bob, (body) => body.change === 'description' && body.description === 'Shifts and pick-ups');
       const cleared = await patch({ from_phone: alice.phones[0], description: null });
       assert.equal(cleared.json().description, null);
@@ -103,7 +145,11 @@ for (const dialect of dialects) {
       const sent = await test.post('/send_message', { from_phone: alice.phones[0], to_group: groupId, message: 'renamed' }, alice.apiKey);
       assert.deepEqual(sent.json().group, { id: groupId, subject: 'Warehouse B' });
 
-      for (const [body, field] of [[{ from_phone: alice.phones[0] }, 'subject'], [{ from_phone: alice.phones[0], subject: ' ' }, 'subject'], [{ from_phone: alice.phones[0], description: 'x'.repeat(2049) }, 'description']] as const) {
+      for (const [body, field] of [
+        [{ from_phone: alice.phones[0] }, 'subject'],
+        [{ from_phone: alice.phones[0], subject: ' ' }, 'subject'],
+        [{ from_phone: alice.phones[0], description: 'x'.repeat(2049) }, 'description'],
+      ] as const) {
         const response = await patch(body);
         assert.deepEqual([response.statusCode, response.json().error, response.json().meta.field], [400, 'invalid_request', field]);
       }
@@ -123,11 +169,26 @@ for (const dialect of dialects) {
     });
 
     it('removing a number tells its account, which may no longer send there; a number that leaves is gone too', async () => {
-      const removed = await test.post(url('', '/participants'), { from_phone: alice.phones[0], action: 'remove', participants: [bob.phones[0], PRIVATE_PERSON] }, alice.apiKey);
-      assert.deepEqual(removed.json().results, [{ phone: bob.phones[0], outcome: 'done' }, { phone: PRIVATE_PERSON, outcome: 'not_member' }]);
+      const removed = await test.post(
+        url('', '/participants'),
+        { from_phone: alice.phones[0], action: 'remove', participants: [bob.phones[0], PRIVATE_PERSON] },
+        alice.apiKey,
+      );
+      assert.deepEqual(removed.json().results, [
+        { phone: bob.phones[0], outcome: 'done' },
+        { phone: PRIVATE_PERSON, outcome: 'not_member' },
+      ]);
       await heard(bob, (body) => body.change === 'removed' && body.number_affected === true);
-      const bobSends = await test.post('/send_message', { from_phone: bob.phones[0], to_group: groupId, message: 'still here?' }, bob.apiKey);
-      assert.deepEqual([bobSends.statusCode, bobSends.json().error], [403, 'not_group_member'], 'the account knew the group, so it is told the number is no member');
+      const bobSends = await test.post(
+        '/send_message',
+        { from_phone: bob.phones[0], to_group: groupId, message: 'still here?' },
+        bob.apiKey,
+      );
+      assert.deepEqual(
+        [bobSends.statusCode, bobSends.json().error],
+        [403, 'not_group_member'],
+        'the account knew the group, so it is told the number is no member',
+      );
       assert.deepEqual((await get(`/groups?from_phone=${encodeURIComponent(bob.phones[0]!)}`, bob.apiKey)).json().groups, []);
 
       const left = await test.post(url('/api', '/leave'), { from_phone: alice.phones[1] }, alice.apiKey);
@@ -140,13 +201,28 @@ for (const dialect of dialects) {
       assert.deepEqual([leaveAgain.statusCode, leaveAgain.json().error], [403, 'not_group_member']);
     });
 
-    it('refuses bad changes with the field named, and another account\'s group or number as for any group call', async () => {
+    it("refuses bad changes with the field named, and another account's group or number as for any group call", async () => {
       const post = (suffix: string, body: object, apiKey = alice.apiKey) => test.post(url('', suffix), body, apiKey);
       const cases: [Promise<{ statusCode: number; json(): Json }>, number, string, string | undefined][] = [
-        [post('/participants', { from_phone: alice.phones[0], action: 'kick', participants: [CUSTOMER] }), 400, 'invalid_request', 'action'],
+        [
+          post('/participants', { from_phone: alice.phones[0], action: 'kick', participants: [CUSTOMER] }),
+          400,
+          'invalid_request',
+          'action',
+        ],
         [post('/participants', { from_phone: alice.phones[0], action: 'add', participants: [] }), 400, 'invalid_request', 'participants'],
-        [post('/participants', { from_phone: alice.phones[0], action: 'add', participants: ['nope'] }), 400, 'invalid_phone_number', 'participants[0]'],
-        [post('/participants', { from_phone: globex.phones[0], action: 'add', participants: [CUSTOMER] }, globex.apiKey), 404, 'group_not_found', 'id'],
+        [
+          post('/participants', { from_phone: alice.phones[0], action: 'add', participants: ['nope'] }),
+          400,
+          'invalid_phone_number',
+          'participants[0]',
+        ],
+        [
+          post('/participants', { from_phone: globex.phones[0], action: 'add', participants: [CUSTOMER] }, globex.apiKey),
+          404,
+          'group_not_found',
+          'id',
+        ],
         [post('/leave', { from_phone: globex.phones[0] }, globex.apiKey), 404, 'group_not_found', 'id'],
         [post('/leave', { from_phone: alice.phones[0] }, globex.apiKey), 403, 'phone_not_owned', 'from_phone'],
       ];

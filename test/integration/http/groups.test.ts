@@ -21,26 +21,34 @@ for (const dialect of dialects) {
     after(() => test?.close());
 
     const get = (url: string, apiKey: string) => test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
-    const groupUrl = (prefix: string, id: string, fromPhone: string) => `${prefix}/groups/${encodeURIComponent(id)}?from_phone=${encodeURIComponent(fromPhone)}`;
+    const groupUrl = (prefix: string, id: string, fromPhone: string) =>
+      `${prefix}/groups/${encodeURIComponent(id)}?from_phone=${encodeURIComponent(fromPhone)}`;
 
     it('creates a group with the creator as super admin, which each member lists and reads, at both paths', async () => {
       const [creator, member] = acme.phones as [string, string];
-      const created = await test.post('/groups', { from_phone: creator, subject: '  Order 1042  ', participants: [member, '+1 415 555 0100', CUSTOMER] }, acme.apiKey);
+      const created = await test.post(
+        '/groups',
+        { from_phone: creator, subject: '  Order 1042  ', participants: [member, '+1 415 555 0100', CUSTOMER] },
+        acme.apiKey,
+      );
       assert.equal(created.statusCode, 201, created.body);
       const group = created.json();
       assert.match(group.id, /^\d+@g\.us$/);
-      assert.deepEqual({ ...group, id: undefined }, {
-        id: undefined,
-        subject: 'Order 1042',
-        description: null,
-        size: 3,
-        is_admin: true,
-        participants: [
-          { phone: creator, lid: null, role: 'superadmin' },
-          { phone: member, lid: null, role: 'member' },
-          { phone: CUSTOMER, lid: null, role: 'member' },
-        ],
-      });
+      assert.deepEqual(
+        { ...group, id: undefined },
+        {
+          id: undefined,
+          subject: 'Order 1042',
+          description: null,
+          size: 3,
+          is_admin: true,
+          participants: [
+            { phone: creator, lid: null, role: 'superadmin' },
+            { phone: member, lid: null, role: 'member' },
+            { phone: CUSTOMER, lid: null, role: 'member' },
+          ],
+        },
+      );
 
       const listed = await get(`/api/groups?from_phone=${encodeURIComponent(member)}`, acme.apiKey);
       assert.equal(listed.statusCode, 200, listed.body);
@@ -50,14 +58,20 @@ for (const dialect of dialects) {
         assert.deepEqual([read.statusCode, read.json().id, read.json().is_admin], [200, group.id, false]);
       }
       const outsider = acme.phones[2]!;
-      assert.deepEqual((await get(`/groups?from_phone=${encodeURIComponent(outsider)}`, acme.apiKey)).json().groups, [], 'a number in no group lists none');
+      assert.deepEqual(
+        (await get(`/groups?from_phone=${encodeURIComponent(outsider)}`, acme.apiKey)).json().groups,
+        [],
+        'a number in no group lists none',
+      );
     });
 
     it('answers 404 for a group the account does not know, and 403 not_group_member for its own group asked by a number not in it', async () => {
       const [creator] = acme.phones as [string];
-      const group = (await test.post('/api/groups', { from_phone: creator, subject: 'Private', participants: [CUSTOMER] }, acme.apiKey)).json();
+      const group = (
+        await test.post('/api/groups', { from_phone: creator, subject: 'Private', participants: [CUSTOMER] }, acme.apiKey)
+      ).json();
       const cases: [string, string, string][] = [
-        [groupUrl('', group.id, globex.phones[0]!), globex.apiKey, 'another account\'s group, asked by its own number'],
+        [groupUrl('', group.id, globex.phones[0]!), globex.apiKey, "another account's group, asked by its own number"],
         [groupUrl('', '120363000000000000@g.us', creator), acme.apiKey, 'an unknown group'],
         [groupUrl('/api', 'not-a-group', creator), acme.apiKey, 'a malformed id'],
       ];
@@ -67,7 +81,10 @@ for (const dialect of dialects) {
       }
       // The account knows the group through its creator, so another of its numbers is told it is no member.
       const notMember = await get(groupUrl('', group.id, acme.phones[2]!), acme.apiKey);
-      assert.deepEqual([notMember.statusCode, notMember.json().error, notMember.json().meta], [403, 'not_group_member', { field: 'id', group_id: group.id }]);
+      assert.deepEqual(
+        [notMember.statusCode, notMember.json().error, notMember.json().meta],
+        [403, 'not_group_member', { field: 'id', group_id: group.id }],
+      );
       const foreignNumber = await get(groupUrl('', group.id, creator), globex.apiKey);
       assert.deepEqual([foreignNumber.statusCode, foreignNumber.json().error], [403, 'phone_not_owned']);
     });
@@ -85,7 +102,11 @@ for (const dialect of dialects) {
       ];
       for (const [body, status, error, field] of cases) {
         const response = await test.post('/groups', body, acme.apiKey);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [status, error, field], JSON.stringify(body));
+        assert.deepEqual(
+          [response.statusCode, response.json().error, response.json().meta?.field],
+          [status, error, field],
+          JSON.stringify(body),
+        );
       }
       const missing = await get('/groups', acme.apiKey);
       assert.deepEqual([missing.statusCode, missing.json().error, missing.json().meta?.field], [400, 'invalid_request', 'from_phone']);
@@ -95,7 +116,7 @@ for (const dialect of dialects) {
       assert.equal(unknown.json().message, 'The query parameter colour is not one this operation takes.');
     });
 
-    it('answers 503 while the number\'s session is down', async () => {
+    it("answers 503 while the number's session is down", async () => {
       const down = acme.phones[2]!;
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), down, 'disconnected');
       const response = await get(`/groups?from_phone=${encodeURIComponent(down)}`, acme.apiKey);

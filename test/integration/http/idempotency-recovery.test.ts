@@ -61,8 +61,15 @@ async function waitFor(what: string, condition: () => boolean | Promise<boolean>
  * sessions, as a restarted server does; otherwise it serves no number, as another node that does
  * not own the sender's number, and must answer what it can from the database alone.
  */
-async function openSecondGateway(databaseUrl: string, serves = false): Promise<{ gateway: Gateway; app: FastifyInstance; close(): Promise<void> }> {
-  const config = loadConfig({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16) });
+async function openSecondGateway(
+  databaseUrl: string,
+  serves = false,
+): Promise<{ gateway: Gateway; app: FastifyInstance; close(): Promise<void> }> {
+  const config = loadConfig({
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
+  });
   const gateway = await createGateway(config, createLogger(config));
   if (serves) await gateway.runtime.startSessions();
   const app = await buildApp(gateway);
@@ -100,14 +107,21 @@ for (const dialect of dialects) {
       const socket = whatsapp.latest;
       const sends = holdSends(socket);
       socket.openAs(phone.slice(1));
-      await waitFor('the number is connected', async () => (await test.gateway.numbers.findNumber(operatorScope(), phone)).status === 'connected');
+      await waitFor(
+        'the number is connected',
+        async () => (await test.gateway.numbers.findNumber(operatorScope(), phone)).status === 'connected',
+      );
       return { socket, sends };
     }
 
     /** An account whose one number is a real (Baileys) one, linked to a held socket. */
     async function accountWithHeldNumber(): Promise<{ account: SeededAccount; socket: FakeSocket; sends: HeldSends }> {
       const account = await seedAccount(test.gateway, { numbers: 0 });
-      const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId: account.accountId, phone: uniquePhone(), engine: 'baileys' });
+      const number = await test.gateway.numbers.addNumber(operatorScope(), {
+        accountId: account.accountId,
+        phone: uniquePhone(),
+        engine: 'baileys',
+      });
       return { account: { ...account, phones: [number.phone] }, ...(await connect(number.phone)) };
     }
 
@@ -161,7 +175,11 @@ for (const dialect of dialects) {
       assert.equal(refused.statusCode, 503, refused.body);
 
       // The 463 paused the number (docs/number-pauses.md); resuming it stands for the restriction lifted.
-      const resumed = await test.app.inject({ method: 'POST', url: `/numbers/${encodeURIComponent(account.phones[0]!)}/resume`, headers: { authorization: `Bearer ${account.apiKey}` } });
+      const resumed = await test.app.inject({
+        method: 'POST',
+        url: `/numbers/${encodeURIComponent(account.phones[0]!)}/resume`,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       assert.equal(resumed.statusCode, 200, resumed.body);
       const retry = sendVia(test.app, account, key);
       await waitFor('WhatsApp has the retry', () => socket.sendCalls.length === 2);
@@ -199,16 +217,41 @@ async function plantSend(gateway: Gateway, account: SeededAccount, key: string, 
   const text = planted.text ?? TEXT;
   const fingerprint = requestFingerprint({ fromPhone: number.phone, toPhone: RECIPIENT as E164, text });
   await gateway.committer.run(async (trx) => {
-    const claim = await claimIdempotencyKey(trx, { accountId: account.accountId, key, fingerprint, messageId, at, expiredBefore: new Date(0) });
+    const claim = await claimIdempotencyKey(trx, {
+      accountId: account.accountId,
+      key,
+      fingerprint,
+      messageId,
+      at,
+      expiredBefore: new Date(0),
+    });
     assert.ok(claim.claimed);
     if (planted.storedBody !== undefined) await completeIdempotencyKey(trx, claim.record, { statusCode: 200, body: planted.storedBody });
     if (planted.message === undefined) return;
     await insertMessage(trx, {
-      id: messageId, accountId: account.accountId, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null,
-      toPhone: RECIPIENT as E164, text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: at,
+      id: messageId,
+      accountId: account.accountId,
+      numberId: number.id,
+      direction: 'outbound',
+      fromPhone: number.phone,
+      fromLid: null,
+      toPhone: RECIPIENT as E164,
+      text,
+      contentKind: 'text',
+      mediaId: null,
+      structured: null,
+      status: 'queued',
+      engineMessageId: null,
+      createdAt: at,
     });
     const { status, errorCode } = planted.message;
-    if (status !== 'queued') await updateMessageStatus(trx, messageId, { status, at, ...(errorCode !== undefined && { errorCode }), ...(status === 'sent' && { engineMessageId: 'sbx_before_the_crash' }) });
+    if (status !== 'queued')
+      await updateMessageStatus(trx, messageId, {
+        status,
+        at,
+        ...(errorCode !== undefined && { errorCode }),
+        ...(status === 'sent' && { engineMessageId: 'sbx_before_the_crash' }),
+      });
   });
   return messageId;
 }
@@ -267,7 +310,8 @@ for (const dialect of dialects) {
     });
     after(() => test.close());
 
-    const outbound = (account: SeededAccount) => listMessages(test.gateway.store.db, { accountId: account.accountId, direction: 'outbound', limit: 10 });
+    const outbound = (account: SeededAccount) =>
+      listMessages(test.gateway.store.db, { accountId: account.accountId, direction: 'outbound', limit: 10 });
 
     it('a claim younger than its lease is honoured even with no message yet: 409', async () => {
       const account = await seedAccount(test.gateway);
@@ -313,7 +357,9 @@ for (const dialect of dialects) {
       assert.equal(queued.statusCode, 409, queued.body);
       assert.equal(queued.json().error, 'request_in_progress');
 
-      assert.ok((await test.gateway.sender.failInterruptedSends(new Date(Date.now() - test.gateway.idempotentSender.abandonedAfterMs))) >= 1);
+      assert.ok(
+        (await test.gateway.sender.failInterruptedSends(new Date(Date.now() - test.gateway.idempotentSender.abandonedAfterMs))) >= 1,
+      );
       for (let retry = 0; retry < 2; retry++) {
         const response = await sendMessage(test.app, account, key);
         assert.equal(response.statusCode, 409, response.body);
@@ -326,7 +372,10 @@ for (const dialect of dialects) {
     it('a crash after WhatsApp refused the message frees the key: the retry sends a new message', async () => {
       const account = await seedAccount(test.gateway);
       const key = newKey();
-      const refusedId = await plantSend(test.gateway, account, key, { ageMs: abandoned, message: { status: 'failed', errorCode: 'not_connected' } });
+      const refusedId = await plantSend(test.gateway, account, key, {
+        ageMs: abandoned,
+        message: { status: 'failed', errorCode: 'not_connected' },
+      });
       const response = await sendMessage(test.app, account, key);
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(response.headers['idempotent-replayed'], undefined);
@@ -338,7 +387,12 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const expired = IDEMPOTENCY_KEY_TTL_MS + HOUR_MS;
       const reusedKey = newKey();
-      await plantSend(test.gateway, account, reusedKey, { ageMs: expired, text: 'yesterday\'s text', message: { status: 'sent' }, storedBody: '{"from":"yesterday"}' });
+      await plantSend(test.gateway, account, reusedKey, {
+        ageMs: expired,
+        text: "yesterday's text",
+        message: { status: 'sent' },
+        storedBody: '{"from":"yesterday"}',
+      });
       const differentBody = await sendMessage(test.app, account, reusedKey);
       assert.equal(differentBody.statusCode, 200, differentBody.body);
 
@@ -350,7 +404,12 @@ for (const dialect of dialects) {
       assert.equal((await outbound(account)).length, 4);
 
       const live = newKey();
-      await plantSend(test.gateway, account, live, { ageMs: IDEMPOTENCY_KEY_TTL_MS - HOUR_MS, text: 'earlier today', message: { status: 'sent' }, storedBody: '{}' });
+      await plantSend(test.gateway, account, live, {
+        ageMs: IDEMPOTENCY_KEY_TTL_MS - HOUR_MS,
+        text: 'earlier today',
+        message: { status: 'sent' },
+        storedBody: '{}',
+      });
       assert.equal((await sendMessage(test.app, account, live)).statusCode, 422, 'a key within its 24 hours still holds');
     });
 

@@ -25,8 +25,19 @@ for (const dialect of dialects) {
     });
     after(() => test.close());
 
-    const send = (account: SeededAccount, key: string | undefined, message = 'Your order has shipped', path = '/send_message', fromPhone = account.phones[0]) =>
-      test.post(path, { from_phone: fromPhone, to_phone: RECIPIENT, message }, account.apiKey, key === undefined ? {} : { 'idempotency-key': key });
+    const send = (
+      account: SeededAccount,
+      key: string | undefined,
+      message = 'Your order has shipped',
+      path = '/send_message',
+      fromPhone = account.phones[0],
+    ) =>
+      test.post(
+        path,
+        { from_phone: fromPhone, to_phone: RECIPIENT, message },
+        account.apiKey,
+        key === undefined ? {} : { 'idempotency-key': key },
+      );
 
     const outboundMessages = (account: SeededAccount) =>
       listMessages(test.gateway.store.db, { accountId: account.accountId, direction: 'outbound', limit: 100 });
@@ -120,7 +131,9 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const key = newKey();
       const responses = await Promise.all(Array.from({ length: 10 }, () => send(account, key)));
-      const originals = responses.filter((response) => response.statusCode === 200 && response.headers['idempotent-replayed'] === undefined);
+      const originals = responses.filter(
+        (response) => response.statusCode === 200 && response.headers['idempotent-replayed'] === undefined,
+      );
       assert.equal(originals.length, 1, responses.map((response) => `${response.statusCode} ${response.body}`).join('\n'));
       for (const response of responses) {
         if (response === originals[0]) continue;

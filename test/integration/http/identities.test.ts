@@ -12,18 +12,27 @@ for (const dialect of dialects) {
     before(async () => {
       test = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: '127.0.0.1:9' });
       account = await seedAccount(test.gateway);
-      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: 'http://127.0.0.1:9/hook', eventTypes: ['message', 'contact.identity'] });
+      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+        url: 'http://127.0.0.1:9/hook',
+        eventTypes: ['message', 'contact.identity'],
+      });
     });
 
     after(() => test?.close());
 
     let lids = 0;
     const newLid = () => `${Date.now()}${String(++lids).padStart(3, '0')}@lid`;
-    const receive = (from: string, extra: Record<string, unknown>) => test.post('/api/sandbox/receive', { from_phone: from, to_phone: account.phones[0], message: 'hi', ...extra }, account.apiKey);
+    const receive = (from: string, extra: Record<string, unknown>) =>
+      test.post('/api/sandbox/receive', { from_phone: from, to_phone: account.phones[0], message: 'hi', ...extra }, account.apiKey);
     const get = (url: string) => test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${account.apiKey}` } });
 
     async function identityEvents(lid: string): Promise<Record<string, unknown>[]> {
-      const rows = await test.gateway.store.db.selectFrom('webhook_events').select('payload').where('account_id', '=', account.accountId).where('event_type', '=', 'contact.identity').execute();
+      const rows = await test.gateway.store.db
+        .selectFrom('webhook_events')
+        .select('payload')
+        .where('account_id', '=', account.accountId)
+        .where('event_type', '=', 'contact.identity')
+        .execute();
       return rows.map((row) => JSON.parse(row.payload) as Record<string, unknown>).filter((payload) => payload.contact_lid === lid);
     }
 
@@ -59,14 +68,22 @@ for (const dialect of dialects) {
       assert.deepEqual([plain.json().from_phone, plain.json().from_lid], [phone, lid]);
     });
 
-    it('a send to a LID goes to the phone the map knows, in the person\'s one conversation; an unknown LID is 404', async () => {
+    it("a send to a LID goes to the phone the map knows, in the person's one conversation; an unknown LID is 404", async () => {
       const phone = uniquePhone();
       const lid = newLid();
       await receive(phone, { from_lid: lid });
-      const sent = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: lid, message: 'by lid' }, account.apiKey);
+      const sent = await test.post(
+        '/api/send_message',
+        { from_phone: account.phones[0], to_phone: lid, message: 'by lid' },
+        account.apiKey,
+      );
       assert.equal(sent.statusCode, 200, sent.body);
       assert.equal(sent.json().to_phone, phone);
-      const unknown = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: newLid(), message: 'to nobody' }, account.apiKey);
+      const unknown = await test.post(
+        '/api/send_message',
+        { from_phone: account.phones[0], to_phone: newLid(), message: 'to nobody' },
+        account.apiKey,
+      );
       assert.deepEqual([unknown.statusCode, unknown.json().error, unknown.json().meta.field], [404, 'contact_not_found', 'to_phone']);
     });
 
@@ -92,15 +109,21 @@ for (const dialect of dialects) {
     });
     after(() => test?.close());
 
-    const get = (url: string, apiKey = account.apiKey) => test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
+    const get = (url: string, apiKey = account.apiKey) =>
+      test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
     const contactsOf = (phone: string, extra = '') => get(`/api/contacts?from_phone=${encodeURIComponent(phone)}${extra}`);
 
     it('a person met by LID and later by phone is one contact with both identifiers, found either way', async () => {
       const phone = uniquePhone();
       const lid = '700000000000001@lid';
-      const receive = (extra: Record<string, unknown>) => test.post('/api/sandbox/receive', { from_phone: phone, to_phone: account.phones[0], message: 'hello', ...extra }, account.apiKey);
+      const receive = (extra: Record<string, unknown>) =>
+        test.post('/api/sandbox/receive', { from_phone: phone, to_phone: account.phones[0], message: 'hello', ...extra }, account.apiKey);
       await receive({ from_lid: lid, withhold_phone: true });
-      const sent = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: phone, message: 'who is this?' }, account.apiKey);
+      const sent = await test.post(
+        '/api/send_message',
+        { from_phone: account.phones[0], to_phone: phone, message: 'who is this?' },
+        account.apiKey,
+      );
       assert.equal(sent.statusCode, 200, sent.body);
       // Two people so far: the LID that wrote, and the phone we wrote to.
       assert.equal((await contactsOf(account.phones[0]!)).json().contacts.length, 2);
@@ -117,7 +140,8 @@ for (const dialect of dialects) {
     });
 
     it('pages follow next_cursor to the end, each person once', async () => {
-      for (let index = 0; index < 3; index++) await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: uniquePhone(), message: 'hi' }, account.apiKey);
+      for (let index = 0; index < 3; index++)
+        await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: uniquePhone(), message: 'hi' }, account.apiKey);
       const seen: string[] = [];
       let cursor = '';
       for (let pages = 0; pages < 10; pages++) {
@@ -130,7 +154,7 @@ for (const dialect of dialects) {
       assert.equal(new Set(seen).size, 4);
     });
 
-    it('an unknown person is 404 contact_not_found, a bad one 400, and another account\'s number 403', async () => {
+    it("an unknown person is 404 contact_not_found, a bad one 400, and another account's number 403", async () => {
       const unknown = await get(`/api/contacts/${encodeURIComponent(uniquePhone())}?from_phone=${encodeURIComponent(account.phones[0]!)}`);
       assert.deepEqual([unknown.statusCode, unknown.json().error], [404, 'contact_not_found']);
       const bad = await get(`/api/contacts/nobody?from_phone=${encodeURIComponent(account.phones[0]!)}`);
@@ -138,7 +162,10 @@ for (const dialect of dialects) {
       const foreign = await get(`/api/contacts?from_phone=${encodeURIComponent(account.phones[0]!)}`, other.apiKey);
       assert.deepEqual([foreign.statusCode, foreign.json().error], [403, 'phone_not_owned']);
       // The other account's own number knows none of this account's people.
-      const theirs = await get(`/api/contacts/${encodeURIComponent('700000000000001@lid')}?from_phone=${encodeURIComponent(other.phones[0]!)}`, other.apiKey);
+      const theirs = await get(
+        `/api/contacts/${encodeURIComponent('700000000000001@lid')}?from_phone=${encodeURIComponent(other.phones[0]!)}`,
+        other.apiKey,
+      );
       assert.deepEqual([theirs.statusCode, theirs.json().error], [404, 'contact_not_found']);
     });
   });
@@ -156,7 +183,11 @@ for (const dialect of dialects) {
     after(() => test?.close());
 
     const conversation = async (person: string) => {
-      const response = await test.inject({ method: 'GET', url: `/api/messages?with=${encodeURIComponent(person)}`, headers: { authorization: `Bearer ${account.apiKey}` } });
+      const response = await test.inject({
+        method: 'GET',
+        url: `/api/messages?with=${encodeURIComponent(person)}`,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       assert.equal(response.statusCode, 200, response.body);
       return response.json().messages.map((message: { message: string }) => message.message);
     };
@@ -164,7 +195,8 @@ for (const dialect of dialects) {
     it('one conversation whether the person wrote by LID or by phone, asked for either way', async () => {
       const phone = uniquePhone();
       const lid = '900000000000003@lid';
-      const receive = (message: string, extra: Record<string, unknown>) => test.post('/api/sandbox/receive', { from_phone: phone, to_phone: account.phones[0], message, ...extra }, account.apiKey);
+      const receive = (message: string, extra: Record<string, unknown>) =>
+        test.post('/api/sandbox/receive', { from_phone: phone, to_phone: account.phones[0], message, ...extra }, account.apiKey);
       await receive('first, by LID alone', { from_lid: lid, withhold_phone: true });
       // Before the phone is known, the LID finds what came by it.
       assert.deepEqual(await conversation(lid), ['first, by LID alone']);
@@ -176,9 +208,17 @@ for (const dialect of dialects) {
     });
 
     it('refuses with beside peer, and a with that is neither phone nor LID', async () => {
-      const both = await test.inject({ method: 'GET', url: '/api/messages?with=%2B14155550100&peer=%2B14155550100', headers: { authorization: `Bearer ${account.apiKey}` } });
+      const both = await test.inject({
+        method: 'GET',
+        url: '/api/messages?with=%2B14155550100&peer=%2B14155550100',
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       assert.deepEqual([both.statusCode, both.json().meta.field], [400, 'with']);
-      const neither = await test.inject({ method: 'GET', url: '/api/messages?with=someone', headers: { authorization: `Bearer ${account.apiKey}` } });
+      const neither = await test.inject({
+        method: 'GET',
+        url: '/api/messages?with=someone',
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       assert.deepEqual([neither.statusCode, neither.json().meta.field], [400, 'with']);
     });
   });

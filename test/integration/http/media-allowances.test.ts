@@ -24,7 +24,12 @@ function startCountingFileServer(): Promise<{ url: (size: number) => string; por
       const port = (server.address() as AddressInfo).port;
       // A query per test keeps each fetch distinct, as separate files would be.
       let file = 0;
-      resolve({ port, url: (size) => `http://127.0.0.1:${port}/file-${++file}.pdf?size=${size}`, requests: () => requests, close: () => server.close() });
+      resolve({
+        port,
+        url: (size) => `http://127.0.0.1:${port}/file-${++file}.pdf?size=${size}`,
+        requests: () => requests,
+        close: () => server.close(),
+      });
     });
   });
 }
@@ -37,14 +42,24 @@ async function overHttp(test: TestGateway, path: string, apiKey: string, content
   if (test.app.server.address() === null) await test.app.listen({ port: 0, host: '127.0.0.1' });
   const address = test.app.server.address();
   return new Promise<{ statusCode: number; headers: http.IncomingHttpHeaders; body: string; json: () => Json }>((resolve, reject) => {
-    const request = http.request({ port: (address as AddressInfo).port, host: '127.0.0.1', path, method: 'POST', agent: false, headers: { authorization: `Bearer ${apiKey}`, 'content-type': contentType } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString();
-        resolve({ statusCode: response.statusCode!, headers: response.headers, body: text, json: () => JSON.parse(text) });
-      });
-    });
+    const request = http.request(
+      {
+        port: (address as AddressInfo).port,
+        host: '127.0.0.1',
+        path,
+        method: 'POST',
+        agent: false,
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': contentType },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString();
+          resolve({ statusCode: response.statusCode!, headers: response.headers, body: text, json: () => JSON.parse(text) });
+        });
+      },
+    );
     request.on('error', reject);
     // A Buffer or string goes with its Content-Length; chunks go without one, as a stream would.
     if (typeof body === 'string' || Buffer.isBuffer(body)) request.end(body);
@@ -84,7 +99,7 @@ for (const dialect of dialects) {
     const send = (from: string, url: string, key = account.apiKey) =>
       test.post('/send_message', { from_phone: from, to_phone: '+14155550100', message: 'from a URL', media: { url } }, key);
 
-    it('a send from a phone the account does not own is refused without a single request to the file\'s host', async () => {
+    it("a send from a phone the account does not own is refused without a single request to the file's host", async () => {
       const before = files.requests();
       for (const phone of [stranger.phones[0]!, uniquePhone()]) {
         const answer = await send(phone, files.url(600 * KIB));
@@ -96,7 +111,11 @@ for (const dialect of dialects) {
 
     it('a send over the monthly quota, or from a number that is not connected, fetches nothing either', async () => {
       const spent = await seedAccount(test.gateway, { monthlyLimit: 1 });
-      assert.equal((await test.post('/send_message', { from_phone: spent.phones[0], to_phone: '+14155550100', message: 'the one' }, spent.apiKey)).statusCode, 200);
+      assert.equal(
+        (await test.post('/send_message', { from_phone: spent.phones[0], to_phone: '+14155550100', message: 'the one' }, spent.apiKey))
+          .statusCode,
+        200,
+      );
       const before = files.requests();
       const overQuota = await send(spent.phones[0]!, files.url(3000), spent.apiKey);
       assert.equal(overQuota.statusCode, 429, overQuota.body);
@@ -110,10 +129,14 @@ for (const dialect of dialects) {
       assert.equal(files.requests(), before, 'the host was never asked');
     });
 
-    it('POST /sandbox/receive checks its rate and the number\'s owner before fetching', async () => {
+    it("POST /sandbox/receive checks its rate and the number's owner before fetching", async () => {
       const before = files.requests();
       const receive = (key: string, toPhone: string) =>
-        test.post('/sandbox/receive', { from_phone: '+14155550100', to_phone: toPhone, message: 'a file', media: { url: files.url(600 * KIB) } }, key);
+        test.post(
+          '/sandbox/receive',
+          { from_phone: '+14155550100', to_phone: toPhone, message: 'a file', media: { url: files.url(600 * KIB) } },
+          key,
+        );
       const foreign = await receive(stranger.apiKey, account.phones[0]!);
       assert.equal(foreign.statusCode, 403, foreign.body);
       assert.equal(foreign.json().error, 'phone_not_owned');
@@ -124,7 +147,7 @@ for (const dialect of dialects) {
       assert.equal(files.requests(), before, 'the host was never asked');
     });
 
-    it('fetched bytes count against the plan\'s budget, refused or not; past it, 429 with Retry-After before any request', async () => {
+    it("fetched bytes count against the plan's budget, refused or not; past it, 429 with Retry-After before any request", async () => {
       const fresh = await seedAccount(test.gateway);
       const first = await send(fresh.phones[0]!, files.url(700 * KIB), fresh.apiKey);
       assert.equal(first.statusCode, 200, first.body);
@@ -139,7 +162,10 @@ for (const dialect of dialects) {
       const third = await send(fresh.phones[0]!, files.url(3000), fresh.apiKey);
       assert.equal(third.statusCode, 429, third.body);
       const { meta: details } = third.json();
-      assert.deepEqual({ ...details, retry_after_seconds: undefined }, { plan: 'starter', limit_bytes: 1024 * KIB, window_seconds: 86_400, retry_after_seconds: undefined });
+      assert.deepEqual(
+        { ...details, retry_after_seconds: undefined },
+        { plan: 'starter', limit_bytes: 1024 * KIB, window_seconds: 86_400, retry_after_seconds: undefined },
+      );
       assert.ok(details.retry_after_seconds > 1, 'the budget refills over the window');
       assert.equal(third.headers['retry-after'], String(details.retry_after_seconds));
       assert.equal(files.requests(), before + 1, 'a spent budget fetches nothing');
@@ -165,7 +191,7 @@ for (const dialect of dialects) {
       await test?.close();
     });
 
-    it('an upload past the account\'s storage is 413 storage_quota_exceeded, with the figures', async () => {
+    it("an upload past the account's storage is 413 storage_quota_exceeded, with the figures", async () => {
       const account = await seedAccount(test.gateway);
       assert.equal((await upload(test, account, samples.pdf(600 * KIB))).statusCode, 201);
       const over = await upload(test, account, samples.pdf(601 * KIB));
@@ -174,7 +200,12 @@ for (const dialect of dialects) {
       assert.deepEqual(over.json().meta, { plan: 'starter', used_bytes: 600 * KIB, limit_bytes: 1024 * KIB });
       // A smaller file still fits, and a send's stored file counts too.
       assert.equal((await upload(test, account, samples.pdf(300 * KIB))).statusCode, 201);
-      const sendBody = { from_phone: account.phones[0], to_phone: '+14155550100', message: 'x', media: { data: samples.pdf(200 * KIB).toString('base64') } };
+      const sendBody = {
+        from_phone: account.phones[0],
+        to_phone: '+14155550100',
+        message: 'x',
+        media: { data: samples.pdf(200 * KIB).toString('base64') },
+      };
       const send = await overHttp(test, '/send_message', account.apiKey, 'application/json', JSON.stringify(sendBody));
       assert.equal(send.statusCode, 413, send.body);
       assert.equal(send.json().error, 'storage_quota_exceeded');
@@ -197,13 +228,16 @@ for (const dialect of dialects) {
       assert.equal(held.length, 0, 'nothing was stored');
     });
 
-    it('uploads past the plan\'s bytes per window are 429 upload_rate_exceeded with Retry-After', async () => {
+    it("uploads past the plan's bytes per window are 429 upload_rate_exceeded with Retry-After", async () => {
       const account = await seedAccount(test.gateway, { plan: 'enterprise' });
       assert.equal((await upload(test, account, samples.pdf(700 * KIB))).statusCode, 201);
       const over = await upload(test, account, samples.pdf(700 * KIB + 1));
       assert.equal(over.statusCode, 429, over.body);
       assert.equal(over.json().error, 'upload_rate_exceeded');
-      assert.deepEqual({ ...over.json().meta, retry_after_seconds: undefined }, { plan: 'enterprise', limit_bytes: 1024 * KIB, window_seconds: 86_400, retry_after_seconds: undefined });
+      assert.deepEqual(
+        { ...over.json().meta, retry_after_seconds: undefined },
+        { plan: 'enterprise', limit_bytes: 1024 * KIB, window_seconds: 86_400, retry_after_seconds: undefined },
+      );
       assert.equal(over.headers['retry-after'], String(over.json().meta.retry_after_seconds));
       assert.ok(over.json().meta.retry_after_seconds > 1);
     });
@@ -217,7 +251,10 @@ for (const dialect of dialects) {
     before(async () => {
       files = await startCountingFileServer();
       // A floor above any disk's free space: the gateway behaves as on a full disk.
-      test = await startTestGateway(dialect, { WAGW_MEDIA_MIN_FREE_BYTES: String(Number.MAX_SAFE_INTEGER), WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${files.port}` });
+      test = await startTestGateway(dialect, {
+        WAGW_MEDIA_MIN_FREE_BYTES: String(Number.MAX_SAFE_INTEGER),
+        WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${files.port}`,
+      });
       account = await seedAccount(test.gateway);
     });
 
@@ -231,23 +268,52 @@ for (const dialect of dialects) {
       assert.equal(refused.statusCode, 503, refused.body);
       assert.equal(refused.json().error, 'insufficient_storage');
       assert.equal(refused.headers['retry-after'], '60');
-      const send = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'x', media: { url: files.url(3000) } }, account.apiKey);
+      const send = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: '+14155550100', message: 'x', media: { url: files.url(3000) } },
+        account.apiKey,
+      );
       assert.equal(send.statusCode, 503, send.body);
       assert.equal(send.json().error, 'insufficient_storage');
       assert.equal(files.requests(), 0);
       // Messages without files still go: the database keeps the last space for them.
-      assert.equal((await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'text still goes' }, account.apiKey)).statusCode, 200);
+      assert.equal(
+        (
+          await test.post(
+            '/send_message',
+            { from_phone: account.phones[0], to_phone: '+14155550100', message: 'text still goes' },
+            account.apiKey,
+          )
+        ).statusCode,
+        200,
+      );
     });
 
     it('an incoming file is not downloaded: its message is stored, and the file is tried again later', async () => {
-      const answer = await test.post('/sandbox/receive', {
-        from_phone: uniquePhone(), to_phone: account.phones[0], message: 'a photo', media: { data: samples.jpeg(2500).toString('base64') }, simulate_failed_downloads: 1,
-      }, account.apiKey);
+      const answer = await test.post(
+        '/sandbox/receive',
+        {
+          from_phone: uniquePhone(),
+          to_phone: account.phones[0],
+          message: 'a photo',
+          media: { data: samples.jpeg(2500).toString('base64') },
+          simulate_failed_downloads: 1,
+        },
+        account.apiKey,
+      );
       assert.equal(answer.statusCode, 200, answer.body);
       const messageId = answer.json().message_id;
-      const row = await test.gateway.store.db.selectFrom('messages').select('media_id').where('id', '=', messageId).executeTakeFirstOrThrow();
+      const row = await test.gateway.store.db
+        .selectFrom('messages')
+        .select('media_id')
+        .where('id', '=', messageId)
+        .executeTakeFirstOrThrow();
       assert.equal(row.media_id, null, 'no file was stored');
-      const pending = await test.gateway.store.db.selectFrom('media_downloads').selectAll().where('message_id', '=', messageId).executeTakeFirst();
+      const pending = await test.gateway.store.db
+        .selectFrom('media_downloads')
+        .selectAll()
+        .where('message_id', '=', messageId)
+        .executeTakeFirst();
       assert.equal(pending?.last_reason, 'insufficient_storage');
     });
   });

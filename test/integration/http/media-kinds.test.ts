@@ -41,7 +41,10 @@ for (const dialect of dialects) {
         });
         await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
         filesPort = (files.address() as AddressInfo).port;
-        test = await startTestGateway(dialect, { WAGW_MEDIA_STORE: blobStore, WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${filesPort}` });
+        test = await startTestGateway(dialect, {
+          WAGW_MEDIA_STORE: blobStore,
+          WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${filesPort}`,
+        });
         sender = await seedAccount(test.gateway, { plan: 'pro' });
         recipient = await seedAccount(test.gateway, { plan: 'pro' });
       });
@@ -55,7 +58,10 @@ for (const dialect of dialects) {
         if (source === 'data') return { data: sample.bytes.toString('base64'), filename: sample.file };
         if (source === 'url') return { url: `http://127.0.0.1:${filesPort}/${sample.file}` };
         const uploaded = await test.inject({
-          method: 'POST', url: `/media?filename=${sample.file}`, headers: { authorization: `Bearer ${sender.apiKey}`, 'content-type': 'application/octet-stream' }, payload: sample.bytes,
+          method: 'POST',
+          url: `/media?filename=${sample.file}`,
+          headers: { authorization: `Bearer ${sender.apiKey}`, 'content-type': 'application/octet-stream' },
+          payload: sample.bytes,
         });
         assert.equal(uploaded.statusCode, 201, uploaded.body);
         return { id: uploaded.json().media_id };
@@ -64,16 +70,31 @@ for (const dialect of dialects) {
       for (const sample of KINDS) {
         it(`${sample.kind} (${sample.mimeType}) by ${SOURCES.join(', ')}`, async () => {
           for (const source of SOURCES) {
-            const response = await test.post('/send_message', {
-              from_phone: sender.phones[0], to_phone: recipient.phones[0], message: `${sample.kind} by ${source}`, media: await mediaFrom(source, sample),
-            }, sender.apiKey);
+            const response = await test.post(
+              '/send_message',
+              {
+                from_phone: sender.phones[0],
+                to_phone: recipient.phones[0],
+                message: `${sample.kind} by ${source}`,
+                media: await mediaFrom(source, sample),
+              },
+              sender.apiKey,
+            );
             assert.equal(response.statusCode, 200, `${source}: ${response.body}`);
             const sent = response.json().media;
-            assert.deepEqual([sent.kind, sent.mime_type, sent.size, sent.sha256, sent.filename], [sample.kind, sample.mimeType, sample.bytes.length, sha256(sample.bytes), sample.file], source);
+            assert.deepEqual(
+              [sent.kind, sent.mime_type, sent.size, sent.sha256, sent.filename],
+              [sample.kind, sample.mimeType, sample.bytes.length, sha256(sample.bytes), sample.file],
+              source,
+            );
 
             const [received] = (await test.gateway.history.page(accountScope(recipient.accountId), { limit: 1 })).messages;
             assert.deepEqual([received?.text, received?.contentKind], [`${sample.kind} by ${source}`, sample.kind], source);
-            const got = await test.inject({ method: 'GET', url: `/media/${received!.mediaId}`, headers: { authorization: `Bearer ${recipient.apiKey}` } });
+            const got = await test.inject({
+              method: 'GET',
+              url: `/media/${received!.mediaId}`,
+              headers: { authorization: `Bearer ${recipient.apiKey}` },
+            });
             assert.deepEqual([got.statusCode, got.headers['content-type']], [200, sample.mimeType], source);
             assert.deepEqual(got.rawPayload, sample.bytes, `${source}: the recipient holds the same bytes`);
           }

@@ -14,7 +14,11 @@ for (const dialect of dialects) {
       let other: SeededAccount;
 
       before(async () => {
-        test = await startTestGateway(dialect, { WAGW_MEDIA_STORE: blobStore, WAGW_PUBLIC_URL: 'https://wa.example.com/', WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: '127.0.0.1:9' });
+        test = await startTestGateway(dialect, {
+          WAGW_MEDIA_STORE: blobStore,
+          WAGW_PUBLIC_URL: 'https://wa.example.com/',
+          WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: '127.0.0.1:9',
+        });
         account = await seedAccount(test.gateway);
         other = await seedAccount(test.gateway);
       });
@@ -22,7 +26,14 @@ for (const dialect of dialects) {
       after(() => test?.close());
 
       const upload = async (key = account.apiKey) =>
-        (await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/pdf' }, payload: samples.pdf(900) })).json();
+        (
+          await test.inject({
+            method: 'POST',
+            url: '/media',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/pdf' },
+            payload: samples.pdf(900),
+          })
+        ).json();
       /** The path and query of a link, to ask this gateway for it. */
       const local = (url: string) => url.replace('https://wa.example.com', '');
 
@@ -56,7 +67,14 @@ for (const dialect of dialects) {
         const { media_id: id } = await upload();
         const { url } = (await test.post(`/media/${id}/link`, { expires_in_seconds: 60 }, account.apiKey)).json();
         const signature = /signature=([0-9a-f]{64})/.exec(url)![1]!;
-        const spellings = [local(url), local(url).replace('/media/', '/api/media/'), local(url).replace('signature=', '%73ignature='), `${local(url)}&x=1`, local(url).replace(`/media/${id}`, `/media/${id}/nothing`), local(url).replace(`/media/${id}`, `/media/${id}%`)];
+        const spellings = [
+          local(url),
+          local(url).replace('/media/', '/api/media/'),
+          local(url).replace('signature=', '%73ignature='),
+          `${local(url)}&x=1`,
+          local(url).replace(`/media/${id}`, `/media/${id}/nothing`),
+          local(url).replace(`/media/${id}`, `/media/${id}%`),
+        ];
         const before = test.logLines.length;
         for (const path of spellings) await test.inject({ method: 'GET', url: path });
         const lines = test.logLines.slice(before).filter((line) => line.includes('"msg":"request"'));
@@ -80,12 +98,24 @@ for (const dialect of dialects) {
       });
 
       it('a received file reaches the webhook with an absolute url and a signed link', async () => {
-        await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: 'http://127.0.0.1:9/hook', eventTypes: ['message'] });
-        const received = await test.post('/sandbox/receive', { from_phone: '+14155550123', to_phone: account.phones[0], message: 'photo', media: { data: samples.png.toString('base64') } }, account.apiKey);
+        await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+          url: 'http://127.0.0.1:9/hook',
+          eventTypes: ['message'],
+        });
+        const received = await test.post(
+          '/sandbox/receive',
+          { from_phone: '+14155550123', to_phone: account.phones[0], message: 'photo', media: { data: samples.png.toString('base64') } },
+          account.apiKey,
+        );
         assert.equal(received.statusCode, 200, received.body);
         const mediaId = received.json().media.id;
         assert.equal(received.json().media.url, `https://wa.example.com/media/${mediaId}`);
-        const event = await test.gateway.store.db.selectFrom('webhook_events').select('payload').where('account_id', '=', account.accountId).orderBy('created_at', 'desc').executeTakeFirstOrThrow();
+        const event = await test.gateway.store.db
+          .selectFrom('webhook_events')
+          .select('payload')
+          .where('account_id', '=', account.accountId)
+          .orderBy('created_at', 'desc')
+          .executeTakeFirstOrThrow();
         const payload = JSON.parse(event.payload);
         assert.equal(payload.media.url, `https://wa.example.com/media/${mediaId}`);
         assert.deepEqual(payload.data.media, payload.media);

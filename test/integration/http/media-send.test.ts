@@ -29,7 +29,8 @@ for (const dialect of dialects) {
         return test.gateway.store.db.selectFrom('media').select('source').where('account_id', '=', accountId).execute();
       }
 
-      const download = (id: string, key: string) => test.inject({ method: 'GET', url: `/media/${id}`, headers: { authorization: `Bearer ${key}` } });
+      const download = (id: string, key: string) =>
+        test.inject({ method: 'GET', url: `/media/${id}`, headers: { authorization: `Bearer ${key}` } });
 
       /** The recipient's stored copy of the newest message it received. */
       async function lastReceived() {
@@ -40,14 +41,29 @@ for (const dialect of dialects) {
       it('an upload sent by id reaches a sandbox recipient as its own stored copy of the file', async () => {
         const bytes = samples.pdf(5000);
         const uploaded = await test.inject({
-          method: 'POST', url: '/media?filename=inv-1042.pdf', headers: { authorization: `Bearer ${sender.apiKey}`, 'content-type': 'application/pdf' }, payload: bytes,
+          method: 'POST',
+          url: '/media?filename=inv-1042.pdf',
+          headers: { authorization: `Bearer ${sender.apiKey}`, 'content-type': 'application/pdf' },
+          payload: bytes,
         });
         const mediaId = uploaded.json().media_id;
-        const response = await test.post('/api/send_message', { from_phone: sender.phones[0], to_phone: recipient.phones[0], message: 'Your invoice', media: { id: mediaId } }, sender.apiKey);
+        const response = await test.post(
+          '/api/send_message',
+          { from_phone: sender.phones[0], to_phone: recipient.phones[0], message: 'Your invoice', media: { id: mediaId } },
+          sender.apiKey,
+        );
         assert.equal(response.statusCode, 200, response.body);
         const sent = response.json();
         assert.equal(sent.message, 'Your invoice');
-        assert.deepEqual(sent.media, { id: mediaId, kind: 'document', mime_type: 'application/pdf', size: 5000, sha256: sha256(bytes), filename: 'inv-1042.pdf', url: `/media/${mediaId}` });
+        assert.deepEqual(sent.media, {
+          id: mediaId,
+          kind: 'document',
+          mime_type: 'application/pdf',
+          size: 5000,
+          sha256: sha256(bytes),
+          filename: 'inv-1042.pdf',
+          url: `/media/${mediaId}`,
+        });
 
         const received = await lastReceived();
         assert.equal(received.text, 'Your invoice');
@@ -57,12 +73,20 @@ for (const dialect of dialects) {
         assert.equal(got.statusCode, 200);
         assert.deepEqual(got.rawPayload, bytes);
         assert.match(String(got.headers['content-disposition']), /filename="inv-1042.pdf"/);
-        assert.equal((await download(received.mediaId!, sender.apiKey)).statusCode, 404, "the sender's key cannot read the recipient's copy");
+        assert.equal(
+          (await download(received.mediaId!, sender.apiKey)).statusCode,
+          404,
+          "the sender's key cannot read the recipient's copy",
+        );
       });
 
       it('bytes sent as data decide the kind: Ogg Opus is a voice note, and an empty caption is allowed', async () => {
         const bytes = samples.opus(3000);
-        const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: recipient.phones[0], media: { data: bytes.toString('base64') } }, sender.apiKey);
+        const response = await test.post(
+          '/send_message',
+          { from_phone: sender.phones[0], to_phone: recipient.phones[0], media: { data: bytes.toString('base64') } },
+          sender.apiKey,
+        );
         assert.equal(response.statusCode, 200, response.body);
         assert.equal(response.json().message, '');
         assert.equal(response.json().media.kind, 'voice');
@@ -73,17 +97,34 @@ for (const dialect of dialects) {
 
       it('the simulated receive takes media too, and answers it', async () => {
         const rowsBefore = (await mediaRows(recipient.accountId)).length;
-        const response = await test.post('/sandbox/receive', { from_phone: '+14155550123', to_phone: recipient.phones[0], message: 'a photo', media: { data: samples.png.toString('base64') } }, recipient.apiKey);
+        const response = await test.post(
+          '/sandbox/receive',
+          {
+            from_phone: '+14155550123',
+            to_phone: recipient.phones[0],
+            message: 'a photo',
+            media: { data: samples.png.toString('base64') },
+          },
+          recipient.apiKey,
+        );
         assert.equal(response.statusCode, 200, response.body);
         const { media } = response.json();
         assert.equal(media.kind, 'image');
-        assert.equal((await mediaRows(recipient.accountId)).length, rowsBefore + 1, 'only the received copy is stored, not an upload beside it');
+        assert.equal(
+          (await mediaRows(recipient.accountId)).length,
+          rowsBefore + 1,
+          'only the received copy is stored, not an upload beside it',
+        );
         assert.deepEqual((await download(media.id, recipient.apiKey)).rawPayload, samples.png);
       });
 
       it('bad media requests get their codes', async () => {
         const send = (media: unknown, message?: string) =>
-          test.post('/send_message', { from_phone: sender.phones[0], to_phone: recipient.phones[0], ...(message !== undefined && { message }), media }, sender.apiKey);
+          test.post(
+            '/send_message',
+            { from_phone: sender.phones[0], to_phone: recipient.phones[0], ...(message !== undefined && { message }), media },
+            sender.apiKey,
+          );
         const both = await send({ id: 'med_x', data: 'AAAA' });
         assert.deepEqual([both.statusCode, both.json().error, both.json().meta], [400, 'invalid_media', { field: 'media' }]);
         const neither = await send({ filename: 'x.pdf' });
@@ -94,7 +135,14 @@ for (const dialect of dialects) {
         assert.deepEqual(badKind.json().meta, { field: 'media.kind' });
         const lie = await send({ data: samples.pdf().toString('base64'), mime_type: 'image/jpeg' });
         assert.equal(lie.json().error, 'media_type_mismatch');
-        const foreign = (await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${recipient.apiKey}`, 'content-type': 'image/png' }, payload: samples.png })).json();
+        const foreign = (
+          await test.inject({
+            method: 'POST',
+            url: '/media',
+            headers: { authorization: `Bearer ${recipient.apiKey}`, 'content-type': 'image/png' },
+            payload: samples.png,
+          })
+        ).json();
         const stolen = await send({ id: foreign.media_id });
         assert.deepEqual([stolen.statusCode, stolen.json().error], [404, 'media_not_found']);
         const noText = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: recipient.phones[0] }, sender.apiKey);
@@ -102,7 +150,12 @@ for (const dialect of dialects) {
       });
 
       it('an Idempotency-Key covers the file: the same file replays, another one is refused', async () => {
-        const body = (bytes: Buffer) => ({ from_phone: sender.phones[0], to_phone: '+14155550100', message: 'doc', media: { data: bytes.toString('base64') } });
+        const body = (bytes: Buffer) => ({
+          from_phone: sender.phones[0],
+          to_phone: '+14155550100',
+          message: 'doc',
+          media: { data: bytes.toString('base64') },
+        });
         const key = { 'idempotency-key': `media-${dialect}` };
         const first = await test.post('/send_message', body(samples.pdf(1000)), sender.apiKey, key);
         assert.equal(first.statusCode, 200, first.body);

@@ -38,7 +38,9 @@ for (const dialect of dialects) {
             case '/files/inv-1042.pdf':
               return response.writeHead(200, { 'content-type': 'application/pdf' }).end(PDF);
             case '/download?id=7':
-              return response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="report.pdf"' }).end(PDF);
+              return response
+                .writeHead(200, { 'content-type': 'application/octet-stream', 'content-disposition': 'attachment; filename="report.pdf"' })
+                .end(PDF);
             case '/table':
               return response.writeHead(200, { 'content-type': 'text/csv' }).end('a,b\n1,2\n');
             case '/moved':
@@ -67,7 +69,8 @@ for (const dialect of dialects) {
               return response.writeHead(404).end('no such file');
           }
         });
-        test = await startTestGateway(dialect, { WAGW_MEDIA_STORE: blobStore,
+        test = await startTestGateway(dialect, {
+          WAGW_MEDIA_STORE: blobStore,
           WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${files.port}`,
           WAGW_MEDIA_FETCH_IDLE_TIMEOUT_MS: '300',
           WAGW_MEDIA_MAX_DOCUMENT_BYTES: String(64 * 1024),
@@ -83,13 +86,20 @@ for (const dialect of dialects) {
       });
 
       const send = (url: string, extra: Record<string, unknown> = {}) =>
-        test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'from a URL', media: { url, ...extra } }, account.apiKey);
+        test.post(
+          '/send_message',
+          { from_phone: account.phones[0], to_phone: '+14155550100', message: 'from a URL', media: { url, ...extra } },
+          account.apiKey,
+        );
       const base = () => `http://127.0.0.1:${files.port}`;
 
       it('a URL is fetched, sniffed and sent; its name comes from the path or Content-Disposition', async () => {
         const direct = await send(`${base()}/files/inv-1042.pdf`);
         assert.equal(direct.statusCode, 200, direct.body);
-        assert.deepEqual([direct.json().media.kind, direct.json().media.mime_type, direct.json().media.size, direct.json().media.filename], ['document', 'application/pdf', PDF.length, 'inv-1042.pdf']);
+        assert.deepEqual(
+          [direct.json().media.kind, direct.json().media.mime_type, direct.json().media.size, direct.json().media.filename],
+          ['document', 'application/pdf', PDF.length, 'inv-1042.pdf'],
+        );
         const disposition = await send(`${base()}/download?id=7`);
         assert.equal(disposition.json().media.filename, 'report.pdf');
         const named = await send(`${base()}/download?id=7`, { filename: 'mine.pdf' });
@@ -101,7 +111,13 @@ for (const dialect of dialects) {
       });
 
       it('addresses the guard forbids are refused, directly or by a redirect, and nothing is fetched from them', async () => {
-        for (const url of ['http://169.254.169.254/latest/meta-data', 'http://10.0.0.1/x.pdf', `http://[::1]:${files.port}/files/inv-1042.pdf`, `http://127.0.0.1:${elsewhere.port}/x`, `${base()}/to-loopback`]) {
+        for (const url of [
+          'http://169.254.169.254/latest/meta-data',
+          'http://10.0.0.1/x.pdf',
+          `http://[::1]:${files.port}/files/inv-1042.pdf`,
+          `http://127.0.0.1:${elsewhere.port}/x`,
+          `${base()}/to-loopback`,
+        ]) {
           const response = await send(url);
           assert.equal(response.statusCode, 400, `${url}: ${response.body}`);
           assert.equal(response.json().error, 'media_url_blocked', url);
@@ -111,7 +127,10 @@ for (const dialect of dialects) {
 
       it('an unreachable, failing or endless upstream gets a specific answer', async () => {
         const missing = await send(`${base()}/nothing-here.pdf`);
-        assert.deepEqual([missing.statusCode, missing.json().error, missing.json().meta.reason, missing.json().meta.upstream_status], [422, 'media_url_unreachable', 'status', 404]);
+        assert.deepEqual(
+          [missing.statusCode, missing.json().error, missing.json().meta.reason, missing.json().meta.upstream_status],
+          [422, 'media_url_unreachable', 'status', 404],
+        );
         const loop = await send(`${base()}/loop`);
         assert.equal(loop.json().error, 'media_url_unreachable');
         const nowhere = await send('http://no-such-host.invalid/file.pdf');
@@ -119,7 +138,10 @@ for (const dialect of dialects) {
         const silent = await send(`${base()}/silent`);
         assert.deepEqual([silent.statusCode, silent.json().meta.reason], [422, 'idle_timeout']);
         const endless = await send(`${base()}/endless`);
-        assert.deepEqual([endless.statusCode, endless.json().error, endless.json().meta], [400, 'media_too_large', { kind: 'document', limit_bytes: 64 * 1024 }]);
+        assert.deepEqual(
+          [endless.statusCode, endless.json().error, endless.json().meta],
+          [400, 'media_too_large', { kind: 'document', limit_bytes: 64 * 1024 }],
+        );
         const huge = await send(`${base()}/huge`);
         assert.deepEqual([huge.json().error, huge.json().meta.kind], ['media_too_large', 'any']);
         for (const url of ['ftp://example.com/x.pdf', 'not a url', 'http://user:pass@example.com/x.pdf']) {

@@ -16,7 +16,11 @@ for (const dialect of dialects) {
       let other: SeededAccount;
 
       before(async () => {
-        test = await startTestGateway(dialect, { WAGW_MEDIA_STORE: blobStore, WAGW_MEDIA_MAX_IMAGE_BYTES: '4096', WAGW_MEDIA_MAX_STICKER_BYTES: '1024' });
+        test = await startTestGateway(dialect, {
+          WAGW_MEDIA_STORE: blobStore,
+          WAGW_MEDIA_MAX_IMAGE_BYTES: '4096',
+          WAGW_MEDIA_MAX_STICKER_BYTES: '1024',
+        });
         account = await seedAccount(test.gateway);
         other = await seedAccount(test.gateway);
       });
@@ -24,7 +28,12 @@ for (const dialect of dialects) {
       after(() => test?.close());
 
       function upload(bytes: Buffer, contentType = 'application/octet-stream', query = '', key = account.apiKey, path = '/media') {
-        return test.inject({ method: 'POST', url: `${path}${query}`, headers: { authorization: `Bearer ${key}`, 'content-type': contentType }, payload: bytes });
+        return test.inject({
+          method: 'POST',
+          url: `${path}${query}`,
+          headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
+          payload: bytes,
+        });
       }
 
       const download = (id: string, headers: Record<string, string> = {}, key = account.apiKey, path = '/media') =>
@@ -35,11 +44,23 @@ for (const dialect of dialects) {
         assert.equal(response.statusCode, 201, response.body);
         const media = response.json();
         assert.match(media.media_id, /^med_/);
-        assert.deepEqual({ ...media, media_id: undefined, expires_at: undefined }, {
-          media_id: undefined, kind: 'image', mime_type: 'image/png', size: samples.png.length, sha256: sha256(samples.png), filename: 'pixel.png', expires_at: undefined,
-        });
+        assert.deepEqual(
+          { ...media, media_id: undefined, expires_at: undefined },
+          {
+            media_id: undefined,
+            kind: 'image',
+            mime_type: 'image/png',
+            size: samples.png.length,
+            sha256: sha256(samples.png),
+            filename: 'pixel.png',
+            expires_at: undefined,
+          },
+        );
         const expiresIn = Date.parse(media.expires_at) - Date.now();
-        assert.ok(expiresIn > 23 * 3_600_000 && expiresIn <= 24 * 3_600_000, `an unused upload lives 24 hours by default, not ${expiresIn} ms`);
+        assert.ok(
+          expiresIn > 23 * 3_600_000 && expiresIn <= 24 * 3_600_000,
+          `an unused upload lives 24 hours by default, not ${expiresIn} ms`,
+        );
         for (const path of ['/media', '/api/media']) {
           const got = await download(media.media_id, {}, account.apiKey, path);
           assert.equal(got.statusCode, 200);
@@ -107,9 +128,22 @@ for (const dialect of dialects) {
         assert.equal(wrongKind.statusCode, 400);
         assert.equal(wrongKind.json().error, 'media_kind_mismatch');
         assert.deepEqual(wrongKind.json().meta, { field: 'media.kind', kind: 'image', mime_type: 'application/pdf' });
-        const compressed = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/pdf', 'content-encoding': 'gzip' }, payload: samples.pdf() });
-        assert.deepEqual([compressed.statusCode, compressed.json().error, compressed.json().meta], [400, 'invalid_request', { field: 'Content-Encoding' }]);
-        const untyped = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${account.apiKey}` }, payload: samples.pdf() });
+        const compressed = await test.inject({
+          method: 'POST',
+          url: '/media',
+          headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/pdf', 'content-encoding': 'gzip' },
+          payload: samples.pdf(),
+        });
+        assert.deepEqual(
+          [compressed.statusCode, compressed.json().error, compressed.json().meta],
+          [400, 'invalid_request', { field: 'Content-Encoding' }],
+        );
+        const untyped = await test.inject({
+          method: 'POST',
+          url: '/media',
+          headers: { authorization: `Bearer ${account.apiKey}` },
+          payload: samples.pdf(),
+        });
         assert.equal(untyped.json().mime_type, 'application/pdf', 'without a Content-Type the bytes alone decide');
         const empty = await upload(Buffer.alloc(0));
         assert.equal(empty.statusCode, 400);
@@ -120,18 +154,34 @@ for (const dialect of dialects) {
         const text = samples.text().toString('base64');
         for (const mimeType of ['text/plain\r\nX-Injected: 1', 'text/plain\u20ac', 'text/pl\u00e4in', 'text', 'text/plain; charset']) {
           for (const path of ['/send_message', '/sandbox/receive']) {
-            const body = path === '/send_message'
-              ? { from_phone: account.phones[0], to_phone: '+447700900777', media: { data: text, mime_type: mimeType } }
-              : { from_phone: '+447700900777', to_phone: account.phones[0], media: { data: text, mime_type: mimeType } };
+            const body =
+              path === '/send_message'
+                ? { from_phone: account.phones[0], to_phone: '+447700900777', media: { data: text, mime_type: mimeType } }
+                : { from_phone: '+447700900777', to_phone: account.phones[0], media: { data: text, mime_type: mimeType } };
             const refused = await test.post(path, body, account.apiKey);
-            assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta], [400, 'invalid_request', { field: 'media.mime_type', problem: 'not_a_media_type' }], `${path} ${JSON.stringify(mimeType)}`);
+            assert.deepEqual(
+              [refused.statusCode, refused.json().error, refused.json().meta],
+              [400, 'invalid_request', { field: 'media.mime_type', problem: 'not_a_media_type' }],
+              `${path} ${JSON.stringify(mimeType)}`,
+            );
           }
         }
         const malformed = await upload(samples.text(), 'text/plain; charset');
-        assert.deepEqual([malformed.statusCode, malformed.json().error, malformed.json().meta?.field], [400, 'invalid_request', 'Content-Type']);
+        assert.deepEqual(
+          [malformed.statusCode, malformed.json().error, malformed.json().meta?.field],
+          [400, 'invalid_request', 'Content-Type'],
+        );
         assert.match(malformed.json().message, /^Content-Type is not a media type/);
-        const withParameters = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+447700900777', media: { data: text, mime_type: 'text/csv; charset="utf-8"' } }, account.apiKey);
-        assert.deepEqual([withParameters.statusCode, withParameters.json().media?.mime_type], [200, 'text/csv'], 'a well-formed type with parameters is taken');
+        const withParameters = await test.post(
+          '/send_message',
+          { from_phone: account.phones[0], to_phone: '+447700900777', media: { data: text, mime_type: 'text/csv; charset="utf-8"' } },
+          account.apiKey,
+        );
+        assert.deepEqual(
+          [withParameters.statusCode, withParameters.json().media?.mime_type],
+          [200, 'text/csv'],
+          'a well-formed type with parameters is taken',
+        );
       });
 
       it('a file stored with a type that is no valid header still downloads, as application/octet-stream', async () => {
@@ -148,7 +198,10 @@ for (const dialect of dialects) {
 
       it('an upload with neither a Content-Type nor a body is a 400 saying the file is empty', async () => {
         const response = await test.inject({ method: 'POST', url: '/media', headers: { authorization: `Bearer ${account.apiKey}` } });
-        assert.deepEqual([response.statusCode, response.json().error, response.json().message], [400, 'invalid_media', 'The file is empty.']);
+        assert.deepEqual(
+          [response.statusCode, response.json().error, response.json().message],
+          [400, 'invalid_media', 'The file is empty.'],
+        );
       });
 
       it('each kind has its limit, named in the error', async () => {
@@ -161,7 +214,7 @@ for (const dialect of dialects) {
         assert.equal((await upload(samples.pdf(5000))).statusCode, 201, 'a document has a limit of its own');
       });
 
-      it('another account\'s media, and an unknown id, are 404 alike', async () => {
+      it("another account's media, and an unknown id, are 404 alike", async () => {
         const { media_id: id } = (await upload(samples.png, 'image/png')).json();
         const foreign = await download(id, {}, other.apiKey);
         assert.equal(foreign.statusCode, 404);
@@ -179,16 +232,22 @@ for (const dialect of dialects) {
         assert.notEqual(first.media_id, second.media_id);
         assert.equal(first.sha256, second.sha256);
         const blobs: string[] = [];
-        for await (const blob of test.gateway.blobs.list()) if (blob.accountId === account.accountId && blob.sha256 === first.sha256) blobs.push(blob.sha256);
+        for await (const blob of test.gateway.blobs.list())
+          if (blob.accountId === account.accountId && blob.sha256 === first.sha256) blobs.push(blob.sha256);
         assert.equal(blobs.length, 1);
         assert.deepEqual((await download(second.media_id)).rawPayload, bytes);
       });
 
       it('a file name is cleaned, and the header carries it safely', async () => {
-        const { media_id: id, filename } = (await upload(samples.pdf(), 'application/pdf', `?filename=${encodeURIComponent('../../etc/"in\r\nvoice" ü.pdf')}`)).json();
+        const { media_id: id, filename } = (
+          await upload(samples.pdf(), 'application/pdf', `?filename=${encodeURIComponent('../../etc/"in\r\nvoice" ü.pdf')}`)
+        ).json();
         assert.equal(filename, '"invoice" ü.pdf');
         const got = await download(id);
-        assert.equal(got.headers['content-disposition'], 'attachment; filename="_invoice_ _.pdf"; filename*=UTF-8\'\'%22invoice%22%20%C3%BC.pdf');
+        assert.equal(
+          got.headers['content-disposition'],
+          'attachment; filename="_invoice_ _.pdf"; filename*=UTF-8\'\'%22invoice%22%20%C3%BC.pdf',
+        );
       });
     });
   }

@@ -7,7 +7,14 @@ import { EngineSendError } from '../../../src/engines/engine.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
-import { eventually, onlyDelivery, receiveIncoming, startDeliveringGateway, subscribeFresh, webhookEnv } from '../../support/delivery-support.ts';
+import {
+  eventually,
+  onlyDelivery,
+  receiveIncoming,
+  startDeliveringGateway,
+  subscribeFresh,
+  webhookEnv,
+} from '../../support/delivery-support.ts';
 
 const TOKEN = 'metrics-token-for-the-tests-0123456789';
 
@@ -39,7 +46,9 @@ class Scrape {
 
   /** Every sample of the metric whose labels include `labels`. */
   all(name: string, labels: Record<string, string> = {}): Sample[] {
-    return this.samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+    return this.samples.filter(
+      (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+    );
   }
 
   /** The one sample of the metric with these labels; 0 when the series does not exist yet. */
@@ -118,8 +127,19 @@ for (const dialect of dialects) {
     });
 
     it('every periodic task has its runs, failures, duration and last run in the scrape, and a pass counts', async () => {
-      const tasks = test.gateway.scheduler.list().map((task) => task.name).sort();
-      assert.deepEqual(tasks, ['cluster-history-prune', 'expiry-sweep', 'lease-renewal', 'lease-trust-check', 'media-download-retries', 'media-expiry', 'media-orphans']);
+      const tasks = test.gateway.scheduler
+        .list()
+        .map((task) => task.name)
+        .sort();
+      assert.deepEqual(tasks, [
+        'cluster-history-prune',
+        'expiry-sweep',
+        'lease-renewal',
+        'lease-trust-check',
+        'media-download-retries',
+        'media-expiry',
+        'media-orphans',
+      ]);
       const before = await scrape(test);
       for (const task of tasks) {
         assert.equal(before.all('wagw_task_runs_total', { task }).length, 2, `${task} has a succeeded and a failed series`);
@@ -132,7 +152,11 @@ for (const dialect of dialects) {
       for (const task of ['expiry-sweep', 'media-expiry', 'media-download-retries', 'media-orphans', 'cluster-history-prune']) {
         const succeeded = { task, outcome: 'succeeded' };
         assert.equal(after.value('wagw_task_runs_total', succeeded) - before.value('wagw_task_runs_total', succeeded), 1, task);
-        assert.equal(after.value('wagw_task_duration_seconds_count', { task }) - before.value('wagw_task_duration_seconds_count', { task }), 1, task);
+        assert.equal(
+          after.value('wagw_task_duration_seconds_count', { task }) - before.value('wagw_task_duration_seconds_count', { task }),
+          1,
+          task,
+        );
         assert.ok(after.value('wagw_task_last_run_timestamp_seconds', { task }) >= Math.floor(startedAt), task);
       }
       // The test gateway's sessions were started, so its leases were renewed at least once.
@@ -142,11 +166,19 @@ for (const dialect of dialects) {
     it('a send and a sandbox receive are counted under the sandbox engine', async () => {
       const account = await seedAccount(test.gateway, { numbers: 2 });
       const before = await scrape(test);
-      const toOutside = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'hi' }, account.apiKey);
+      const toOutside = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: '+14155550100', message: 'hi' },
+        account.apiKey,
+      );
       assert.equal(toOutside.statusCode, 200, toOutside.body);
       await receiveIncoming(test, account, 'hello');
       // A send to another sandbox number is one sent and one received.
-      const between = await test.post('/send_message', { from_phone: account.phones[0], to_phone: account.phones[1], message: 'hi' }, account.apiKey);
+      const between = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: account.phones[1], message: 'hi' },
+        account.apiKey,
+      );
       assert.equal(between.statusCode, 200, between.body);
 
       const after = await scrape(test);
@@ -167,13 +199,20 @@ for (const dialect of dialects) {
       );
       const after = await scrape(test);
       assert.equal(after.value('wagw_message_send_failures_total', labels) - before.value('wagw_message_send_failures_total', labels), 1);
-      assert.equal(after.value('wagw_messages_sent_total', { engine: 'sandbox' }), before.value('wagw_messages_sent_total', { engine: 'sandbox' }));
+      assert.equal(
+        after.value('wagw_messages_sent_total', { engine: 'sandbox' }),
+        before.value('wagw_messages_sent_total', { engine: 'sandbox' }),
+      );
     });
 
     it('requests are counted by route pattern and status, and timed', async () => {
       const account = await seedAccount(test.gateway);
       const before = await scrape(test);
-      const ok = await test.post('/api/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'hi' }, account.apiKey);
+      const ok = await test.post(
+        '/api/send_message',
+        { from_phone: account.phones[0], to_phone: '+14155550100', message: 'hi' },
+        account.apiKey,
+      );
       assert.equal(ok.statusCode, 200, ok.body);
       const bad = await test.post('/api/send_message', { from_phone: account.phones[0], message: 'no recipient' }, account.apiKey);
       assert.equal(bad.statusCode, 400, bad.body);
@@ -184,9 +223,18 @@ for (const dialect of dialects) {
       assert.equal(requests(after, '200') - requests(before, '200'), 1);
       assert.equal(requests(after, '400') - requests(before, '400'), 1);
       const timed = { method: 'POST', route: '/api/send_message' };
-      assert.equal(after.value('wagw_http_request_duration_seconds_count', timed) - before.value('wagw_http_request_duration_seconds_count', timed), 2);
-      assert.ok(after.value('wagw_http_request_duration_seconds_sum', timed) > before.value('wagw_http_request_duration_seconds_sum', timed), 'the requests\' time is added up');
-      assert.equal(after.value('wagw_http_request_duration_seconds_bucket', { ...timed, le: '+Inf' }), after.value('wagw_http_request_duration_seconds_count', timed));
+      assert.equal(
+        after.value('wagw_http_request_duration_seconds_count', timed) - before.value('wagw_http_request_duration_seconds_count', timed),
+        2,
+      );
+      assert.ok(
+        after.value('wagw_http_request_duration_seconds_sum', timed) > before.value('wagw_http_request_duration_seconds_sum', timed),
+        "the requests' time is added up",
+      );
+      assert.equal(
+        after.value('wagw_http_request_duration_seconds_bucket', { ...timed, le: '+Inf' }),
+        after.value('wagw_http_request_duration_seconds_count', timed),
+      );
     });
 
     it('an unknown path is labelled unmatched, never by its own path', async () => {
@@ -210,7 +258,8 @@ for (const dialect of dialects) {
 
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'disconnected');
       const after = await scrape(test);
-      const change = (status: string) => after.value('wagw_sessions', { engine: 'sandbox', status }) - before.value('wagw_sessions', { engine: 'sandbox', status });
+      const change = (status: string) =>
+        after.value('wagw_sessions', { engine: 'sandbox', status }) - before.value('wagw_sessions', { engine: 'sandbox', status });
       assert.equal(change('connected'), -1);
       assert.equal(change('disconnected'), 1);
       // Every pair is present, zeros included, so that an emptied status reads 0 rather than vanishing.
@@ -219,13 +268,22 @@ for (const dialect of dialects) {
     });
 
     it('webhook attempts are counted by outcome and timed, and a delivery waiting for its retry is in the queue', async () => {
-      receiver.responder = (request) => ({ status: request.path.startsWith('/failing') ? 500 : request.path.startsWith('/gone') ? 410 : 200 });
+      receiver.responder = (request) => ({
+        status: request.path.startsWith('/failing') ? 500 : request.path.startsWith('/gone') ? 410 : 200,
+      });
       const before = await scrape(test);
-      const outcomes: [string, string][] = [['delivered', '/ok'], ['retrying', '/failing'], ['given_up', '/gone']];
+      const outcomes: [string, string][] = [
+        ['delivered', '/ok'],
+        ['retrying', '/failing'],
+        ['given_up', '/gone'],
+      ];
       const waits = [];
       for (const [, prefix] of outcomes) {
         const account = await seedAccount(test.gateway);
-        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url(`${prefix}/${account.accountId}`), eventTypes: ['message'] });
+        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+          url: receiver.url(`${prefix}/${account.accountId}`),
+          eventTypes: ['message'],
+        });
         await receiveIncoming(test, account, `to ${prefix}`);
         // The counters move as the answer arrives, before the attempt row is written.
         waits.push(onlyDelivery(test, webhook.id, (entry) => entry.attempts.length === 1));
@@ -234,11 +292,20 @@ for (const dialect of dialects) {
       const after = await scrape(test);
 
       for (const [outcome] of outcomes) {
-        assert.equal(after.value('wagw_webhook_attempts_total', { outcome }) - before.value('wagw_webhook_attempts_total', { outcome }), 1, outcome);
-        const timed = after.value('wagw_webhook_attempt_duration_seconds_count', { outcome }) - before.value('wagw_webhook_attempt_duration_seconds_count', { outcome });
+        assert.equal(
+          after.value('wagw_webhook_attempts_total', { outcome }) - before.value('wagw_webhook_attempts_total', { outcome }),
+          1,
+          outcome,
+        );
+        const timed =
+          after.value('wagw_webhook_attempt_duration_seconds_count', { outcome }) -
+          before.value('wagw_webhook_attempt_duration_seconds_count', { outcome });
         assert.equal(timed, 1, outcome);
       }
-      assert.ok(after.value('wagw_webhook_attempt_duration_seconds_sum', { outcome: 'delivered' }) > 0, 'the delivered attempt\'s time is recorded');
+      assert.ok(
+        after.value('wagw_webhook_attempt_duration_seconds_sum', { outcome: 'delivered' }) > 0,
+        "the delivered attempt's time is recorded",
+      );
       const waiting = { status: 'waiting_retry' };
       assert.equal(after.value('wagw_webhook_queue_depth', waiting) - before.value('wagw_webhook_queue_depth', waiting), 1);
     });
@@ -271,7 +338,11 @@ for (const dialect of dialects) {
 
       test.gateway.deliveryWorker.start();
       await receiver.waitForRequests(4, 5_000);
-      await eventually(async () => ((await scrape(test)).value('wagw_webhook_queue_depth', { status: 'due' }) === 0 ? true : undefined), 5_000, 'the queue to empty');
+      await eventually(
+        async () => ((await scrape(test)).value('wagw_webhook_queue_depth', { status: 'due' }) === 0 ? true : undefined),
+        5_000,
+        'the queue to empty',
+      );
     });
   });
 }

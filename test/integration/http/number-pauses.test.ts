@@ -24,7 +24,10 @@ for (const dialect of dialects) {
       receiver = await WebhookReceiver.start();
       account = await seedAccount(test.gateway, { numbers: 4 });
       other = await seedAccount(test.gateway);
-      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url(), eventTypes: ['number.paused', 'number.resumed'] });
+      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+        url: receiver.url(),
+        eventTypes: ['number.paused', 'number.resumed'],
+      });
     });
 
     after(async () => {
@@ -32,10 +35,16 @@ for (const dialect of dialects) {
       await receiver?.close();
     });
 
-    const send = (fromPhone: string) => test.post('/send_message', { from_phone: fromPhone, to_phone: CUSTOMER, message: 'hello' }, account.apiKey);
-    const eventsOf = (phone: string, event: string) => receiver.requests.map(payloadOf).filter((payload) => payload.event === event && payload.number === phone);
+    const send = (fromPhone: string) =>
+      test.post('/send_message', { from_phone: fromPhone, to_phone: CUSTOMER, message: 'hello' }, account.apiKey);
+    const eventsOf = (phone: string, event: string) =>
+      receiver.requests.map(payloadOf).filter((payload) => payload.event === event && payload.number === phone);
     const waitForEvent = (phone: string, event: string, count = 1) =>
-      receiver.waitForRequests(count, 10_000, (request: ReceivedRequest) => payloadOf(request).event === event && payloadOf(request).number === phone);
+      receiver.waitForRequests(
+        count,
+        10_000,
+        (request: ReceivedRequest) => payloadOf(request).event === event && payloadOf(request).number === phone,
+      );
     const listed = async (phone: string) => {
       const response = await test.inject({ method: 'GET', url: '/api/numbers', headers: { authorization: `Bearer ${account.apiKey}` } });
       return (response.json().numbers as { phone: string; paused: unknown; can_send: boolean }[]).find((number) => number.phone === phone)!;
@@ -49,15 +58,29 @@ for (const dialect of dialects) {
       const until = restricted.json().until as string;
 
       const [paused] = await waitForEvent(phone, 'number.paused');
-      assert.deepEqual({ ...payloadOf(paused!), since: undefined, webhook_id: undefined }, {
-        event: 'number.paused', webhook_id: undefined, number: phone, reason: 'restricted', since: undefined, until,
-        detail: 'the sandbox network restricted this number (463), as asked',
-      });
+      assert.deepEqual(
+        { ...payloadOf(paused!), since: undefined, webhook_id: undefined },
+        {
+          event: 'number.paused',
+          webhook_id: undefined,
+          number: phone,
+          reason: 'restricted',
+          since: undefined,
+          until,
+          detail: 'the sandbox network restricted this number (463), as asked',
+        },
+      );
       const refused = await send(phone);
       assert.equal(refused.statusCode, 503, refused.body);
       assert.equal(refused.json().error, 'number_paused');
-      assert.deepEqual({ ...refused.json().meta, retry_after_seconds: undefined }, { from_phone: phone, reason: 'restricted', until, retry_after_seconds: undefined });
-      assert.ok(Number(refused.headers['retry-after']) >= 1 && Number(refused.headers['retry-after']) <= 2, `Retry-After ${refused.headers['retry-after']}`);
+      assert.deepEqual(
+        { ...refused.json().meta, retry_after_seconds: undefined },
+        { from_phone: phone, reason: 'restricted', until, retry_after_seconds: undefined },
+      );
+      assert.ok(
+        Number(refused.headers['retry-after']) >= 1 && Number(refused.headers['retry-after']) <= 2,
+        `Retry-After ${refused.headers['retry-after']}`,
+      );
       const shown = await listed(phone);
       assert.deepEqual({ ...(shown.paused as object), since: undefined }, { reason: 'restricted', since: undefined, until });
       assert.equal(shown.can_send, false);
@@ -89,11 +112,18 @@ for (const dialect of dialects) {
 
     it('a pause by the API holds until the API resumes it, with events for both, and survives a restart', async () => {
       const phone = account.phones[2]!;
-      const paused = await test.post(`/numbers/${encodeURIComponent(phone)}/pause`, { reason: 'banned; moving to a new number' }, account.apiKey);
+      const paused = await test.post(
+        `/numbers/${encodeURIComponent(phone)}/pause`,
+        { reason: 'banned; moving to a new number' },
+        account.apiKey,
+      );
       assert.equal(paused.statusCode, 200, paused.body);
       assert.deepEqual({ ...paused.json().paused, since: undefined }, { reason: 'manual', since: undefined, until: null });
       const [event] = await waitForEvent(phone, 'number.paused');
-      assert.deepEqual([payloadOf(event!).reason, payloadOf(event!).until, payloadOf(event!).detail], ['manual', null, 'banned; moving to a new number']);
+      assert.deepEqual(
+        [payloadOf(event!).reason, payloadOf(event!).until, payloadOf(event!).detail],
+        ['manual', null, 'banned; moving to a new number'],
+      );
 
       const refused = await send(phone);
       assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta.until], [503, 'number_paused', null]);
@@ -118,9 +148,12 @@ for (const dialect of dialects) {
       assert.equal(eventsOf(phone, 'number.resumed').length, 1, 'and tells nobody');
     });
 
-    it("a lift time that passed while the gateway was down resumes the number when it starts", async () => {
+    it('a lift time that passed while the gateway was down resumes the number when it starts', async () => {
       const phone = account.phones[3]!;
-      assert.equal((await test.post('/sandbox/restrict', { phone, kind: 'restricted', lift_after_seconds: 1 }, account.apiKey)).statusCode, 200);
+      assert.equal(
+        (await test.post('/sandbox/restrict', { phone, kind: 'restricted', lift_after_seconds: 1 }, account.apiKey)).statusCode,
+        200,
+      );
       await waitForEvent(phone, 'number.paused');
       await test.gateway.pauses.stop();
       await new Promise((resolve) => setTimeout(resolve, 1_100));
@@ -145,7 +178,11 @@ for (const dialect of dialects) {
 
     it('refuses an unknown field, kind or lift time', async () => {
       const phone = account.phones[0]!;
-      for (const body of [{ phone, kind: 'banned', lift_after_seconds: 5 }, { phone, kind: 'restricted', lift_after_seconds: 0 }, { phone, kind: 'restricted' }]) {
+      for (const body of [
+        { phone, kind: 'banned', lift_after_seconds: 5 },
+        { phone, kind: 'restricted', lift_after_seconds: 0 },
+        { phone, kind: 'restricted' },
+      ]) {
         const response = await test.post('/sandbox/restrict', body, account.apiKey);
         assert.deepEqual([response.statusCode, response.json().error], [400, 'invalid_request'], JSON.stringify(body));
       }

@@ -18,7 +18,10 @@ interface DocumentedOperation {
   operationId: string;
   responses: Record<string, DocumentedResponse>;
 }
-type Document = { paths: Record<string, Record<string, DocumentedOperation>>; components: { responses?: Record<string, DocumentedResponse> } };
+type Document = {
+  paths: Record<string, Record<string, DocumentedOperation>>;
+  components: { responses?: Record<string, DocumentedResponse> };
+};
 
 /**
  * The codes an operation's document lists for a status: its answer may be a shared response
@@ -57,33 +60,60 @@ for (const dialect of dialects) {
         const path = operation.path.replace(/:([a-z_]+)/gi, '{$1}');
         const method = operation.method.toLowerCase();
         assert.equal(document.paths[path]?.[method]?.operationId, operation.operationId, `${operation.method} ${path}`);
-        assert.equal(document.paths[`/api${path}`]?.[method]?.operationId, `${operation.operationId}Api`, `${operation.method} /api${path}`);
+        assert.equal(
+          document.paths[`/api${path}`]?.[method]?.operationId,
+          `${operation.operationId}Api`,
+          `${operation.method} /api${path}`,
+        );
       }
     });
 
-    it('an operation\'s error responses list only public codes it declares, so no 401 offers a sign-in failure', () => {
+    it("an operation's error responses list only public codes it declares, so no 401 offers a sign-in failure", () => {
       for (const operation of publicOperations) {
         const documented = document.paths[operation.path.replace(/:([a-z_]+)/gi, '{$1}')]![operation.method.toLowerCase()]!;
-        const listed = Object.keys(documented.responses).filter((status) => Number(status) >= 400).flatMap((status) => documentedCodes(document, documented, status));
+        const listed = Object.keys(documented.responses)
+          .filter((status) => Number(status) >= 400)
+          .flatMap((status) => documentedCodes(document, documented, status));
         assert.deepEqual(new Set(listed), new Set(operation.errors), operation.operationId);
-        for (const code of listed) assert.equal((errorCatalogue[code as ErrorCode] as { publicApi?: boolean }).publicApi, true, `${operation.operationId} lists ${code}`);
+        for (const code of listed)
+          assert.equal(
+            (errorCatalogue[code as ErrorCode] as { publicApi?: boolean }).publicApi,
+            true,
+            `${operation.operationId} lists ${code}`,
+          );
         assert.deepEqual(documentedCodes(document, documented, '401'), ['missing_api_key', 'invalid_api_key'], operation.operationId);
       }
     });
 
     it('an operation forwarded through the one signed dispatch route is run here, as its owner', async () => {
-      const forwarded = { account_id: account.accountId, params: {}, query: {}, body: { from_phone: account.phones[0], to_phone: '+14155550123', state: 'composing' }, idempotency_key: null };
+      const forwarded = {
+        account_id: account.accountId,
+        params: {},
+        query: {},
+        body: { from_phone: account.phones[0], to_phone: '+14155550123', state: 'composing' },
+        idempotency_key: null,
+      };
       const answer = await signedPost('/internal/operations/showTyping', forwarded);
       assert.equal(answer.statusCode, 200, answer.body);
       assert.deepEqual([answer.json().from_phone, answer.json().state], [account.phones[0], 'composing']);
 
-      const groups = await signedPost('/internal/operations/listGroups', { ...forwarded, body: null, query: { from_phone: account.phones[0] } });
+      const groups = await signedPost('/internal/operations/listGroups', {
+        ...forwarded,
+        body: null,
+        query: { from_phone: account.phones[0] },
+      });
       assert.equal(groups.statusCode, 200, groups.body);
       assert.deepEqual(groups.json(), { groups: [] });
     });
 
     it('a signed dispatch to an operation that does not exist is answered as an unknown path', async () => {
-      const answer = await signedPost('/internal/operations/noSuchOperation', { account_id: account.accountId, params: {}, query: {}, body: {}, idempotency_key: null });
+      const answer = await signedPost('/internal/operations/noSuchOperation', {
+        account_id: account.accountId,
+        params: {},
+        query: {},
+        body: {},
+        idempotency_key: null,
+      });
       assert.equal(answer.statusCode, 404);
       assert.equal(answer.json().error, 'not_found');
     });

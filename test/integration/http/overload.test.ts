@@ -15,7 +15,12 @@ for (const dialect of dialects) {
     });
     after(() => test?.close());
 
-    const send = (index: number) => test.post('/send_message', { from_phone: caller.phones[0], to_phone: `+1415555${String(1000 + index)}`, message: `burst ${index}` }, caller.apiKey);
+    const send = (index: number) =>
+      test.post(
+        '/send_message',
+        { from_phone: caller.phones[0], to_phone: `+1415555${String(1000 + index)}`, message: `burst ${index}` },
+        caller.apiKey,
+      );
 
     it('a burst past WAGW_MAX_PENDING_SENDS is partly refused at once, the rest sent, and nothing refused is stored', async () => {
       const answers = await Promise.all(Array.from({ length: 40 }, (_unused, index) => send(index)));

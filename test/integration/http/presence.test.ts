@@ -22,7 +22,10 @@ for (const dialect of dialects) {
       account = await seedAccount(test.gateway);
       other = await seedAccount(test.gateway);
       receiver = await WebhookReceiver.start();
-      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url('/presence'), eventTypes: ['presence.update'] });
+      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+        url: receiver.url('/presence'),
+        eventTypes: ['presence.update'],
+      });
       test.gateway.deliveryWorker.start();
     });
     after(async () => {
@@ -31,8 +34,15 @@ for (const dialect of dialects) {
     });
 
     it('a subscription is answered, and presence.update hears the contact available', async () => {
-      const response = await test.post('/presence/subscribe', { from_phone: account.phones[0], to_phone: '+1 415 555 0133' }, account.apiKey);
-      assert.deepEqual([response.statusCode, response.json()], [200, { from_phone: account.phones[0], to_phone: CONTACT, subscribed: true }]);
+      const response = await test.post(
+        '/presence/subscribe',
+        { from_phone: account.phones[0], to_phone: '+1 415 555 0133' },
+        account.apiKey,
+      );
+      assert.deepEqual(
+        [response.statusCode, response.json()],
+        [200, { from_phone: account.phones[0], to_phone: CONTACT, subscribed: true }],
+      );
       const [request] = await receiver.waitForRequests(1, 10_000);
       const event = JSON.parse(request!.body);
       assert.deepEqual(
@@ -45,7 +55,12 @@ for (const dialect of dialects) {
       const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
       const shown = () => (test.gateway.supervisor.simulatorFor(number) as SandboxEngine).shownOnline(number);
       assert.equal(shown(), undefined);
-      const on = await test.inject({ method: 'PATCH', url: `/api/numbers/${encodeURIComponent(account.phones[0]!)}`, payload: { show_online: true }, headers: { authorization: `Bearer ${account.apiKey}` } });
+      const on = await test.inject({
+        method: 'PATCH',
+        url: `/api/numbers/${encodeURIComponent(account.phones[0]!)}`,
+        payload: { show_online: true },
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       assert.deepEqual([on.statusCode, on.json().show_online], [200, true], on.body);
       assert.equal(shown(), true);
       assert.equal((await test.gateway.numbers.findNumber(operatorScope(), number.id)).showOnline, true);
@@ -53,14 +68,19 @@ for (const dialect of dialects) {
       // A session that is down keeps the setting for its next connection rather than refusing it.
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), number.id, 'disconnected');
       try {
-        const off = await test.inject({ method: 'PATCH', url: `/numbers/${number.id}`, payload: { show_online: false }, headers: { authorization: `Bearer ${account.apiKey}` } });
+        const off = await test.inject({
+          method: 'PATCH',
+          url: `/numbers/${number.id}`,
+          payload: { show_online: false },
+          headers: { authorization: `Bearer ${account.apiKey}` },
+        });
         assert.deepEqual([off.statusCode, off.json().show_online], [200, false], off.body);
       } finally {
         await test.gateway.numbers.setSimulatedStatus(operatorScope(), number.id, 'connected');
       }
     });
 
-    it('refuses bad phones, another account\'s number and a session that is down', async () => {
+    it("refuses bad phones, another account's number and a session that is down", async () => {
       const cases: [object, number, string][] = [
         [{ from_phone: account.phones[0], to_phone: 'nope' }, 400, 'invalid_phone_number'],
         [{ from_phone: account.phones[0] }, 400, 'invalid_request'],
@@ -71,7 +91,12 @@ for (const dialect of dialects) {
         const response = await test.post('/presence/subscribe', body, account.apiKey);
         assert.deepEqual([response.statusCode, response.json().error], [status, error], JSON.stringify(body));
       }
-      const shownByStranger = await test.inject({ method: 'PATCH', url: `/numbers/${encodeURIComponent(account.phones[0]!)}`, payload: { show_online: true }, headers: { authorization: `Bearer ${other.apiKey}` } });
+      const shownByStranger = await test.inject({
+        method: 'PATCH',
+        url: `/numbers/${encodeURIComponent(account.phones[0]!)}`,
+        payload: { show_online: true },
+        headers: { authorization: `Bearer ${other.apiKey}` },
+      });
       assert.deepEqual([shownByStranger.statusCode, shownByStranger.json().error], [404, 'number_not_found']);
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'disconnected');
       try {

@@ -22,15 +22,33 @@ for (const dialect of dialects) {
     after(() => test?.close());
 
     const as = (apiKey = account.apiKey) => ({ authorization: `Bearer ${apiKey}` });
-    const upload = async (bytes: Buffer, type: string) => (await test.inject({ method: 'POST', url: '/media', headers: { ...as(), 'content-type': type }, payload: bytes })).json().media_id as string;
-    const setProfile = (id: string, body: object, apiKey = account.apiKey) => test.inject({ method: 'PATCH', url: `/numbers/${encodeURIComponent(id)}/profile`, payload: body, headers: as(apiKey) });
+    const upload = async (bytes: Buffer, type: string) =>
+      (await test.inject({ method: 'POST', url: '/media', headers: { ...as(), 'content-type': type }, payload: bytes })).json()
+        .media_id as string;
+    const setProfile = (id: string, body: object, apiKey = account.apiKey) =>
+      test.inject({ method: 'PATCH', url: `/numbers/${encodeURIComponent(id)}/profile`, payload: body, headers: as(apiKey) });
     const readProfile = (phone: string, fromPhone: string, prefix = '') =>
-      test.inject({ method: 'GET', url: `${prefix}/contacts/${encodeURIComponent(phone)}/profile?from_phone=${encodeURIComponent(fromPhone)}`, headers: as() });
+      test.inject({
+        method: 'GET',
+        url: `${prefix}/contacts/${encodeURIComponent(phone)}/profile?from_phone=${encodeURIComponent(fromPhone)}`,
+        headers: as(),
+      });
 
     it('a contact with no profile shows none', async () => {
       const response = await readProfile('+14155550144', account.phones[0]!);
       assert.equal(response.statusCode, 200, response.body);
-      assert.deepEqual({ ...(response.json() as object), fetched_at: undefined }, { phone: '+14155550144', from_phone: account.phones[0], about: null, about_set_at: null, picture: null, business: null, fetched_at: undefined });
+      assert.deepEqual(
+        { ...(response.json() as object), fetched_at: undefined },
+        {
+          phone: '+14155550144',
+          from_phone: account.phones[0],
+          about: null,
+          about_set_at: null,
+          picture: null,
+          business: null,
+          fetched_at: undefined,
+        },
+      );
     });
 
     it('a number sets its name, about and picture; another reads them, the picture stored once and kept while the cache lasts', async () => {
@@ -42,7 +60,10 @@ for (const dialect of dialects) {
       const first = await readProfile(ours!, reader!, '/api');
       assert.equal(first.statusCode, 200, first.body);
       const profile = first.json();
-      assert.deepEqual([profile.about, profile.picture.mime_type, profile.picture.size, profile.business], ['Replies within the hour', 'image/png', samples.png.length, null]);
+      assert.deepEqual(
+        [profile.about, profile.picture.mime_type, profile.picture.size, profile.business],
+        ['Replies within the hour', 'image/png', samples.png.length, null],
+      );
       const download = await test.inject({ method: 'GET', url: profile.picture.url, headers: as() });
       assert.deepEqual([download.statusCode, download.rawPayload.equals(samples.png)], [200, true]);
 
@@ -54,7 +75,7 @@ for (const dialect of dialects) {
       assert.equal(later.picture.media_id, profile.picture.media_id, 'an unchanged picture is not stored again');
     });
 
-    it('refuses bad requests, another account\'s numbers, a missing or non-image picture and a session that is down', async () => {
+    it("refuses bad requests, another account's numbers, a missing or non-image picture and a session that is down", async () => {
       const [ours] = account.phones;
       const pdf = await upload(samples.pdf(), 'application/pdf');
       const cases: [Promise<{ statusCode: number; json(): Json }>, number, string][] = [

@@ -72,12 +72,24 @@ for (const dialect of dialects) {
     it('a send a crash cut off before the engine answered is failed by the sweep, and its unit is given back once', async () => {
       const account = await seedAccount(test.gateway, { monthlyLimit: 5 });
       const at = new Date(Date.now() - 120_000);
-      const number = (await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!));
+      const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
       await test.gateway.committer.run(async (trx) => {
         await reserveMonthlyUnit(trx, account.accountId, usagePeriod(at), 5);
         await insertMessage(trx, {
-          id: newId('message'), accountId: account.accountId, numberId: number.id, direction: 'outbound',
-          fromPhone: number.phone, fromLid: null, toPhone: '+14155550100' as E164, text: 'cut off', contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: at,
+          id: newId('message'),
+          accountId: account.accountId,
+          numberId: number.id,
+          direction: 'outbound',
+          fromPhone: number.phone,
+          fromLid: null,
+          toPhone: '+14155550100' as E164,
+          text: 'cut off',
+          contentKind: 'text',
+          mediaId: null,
+          structured: null,
+          status: 'queued',
+          engineMessageId: null,
+          createdAt: at,
         });
       });
       assert.equal((await test.gateway.accounts.usage(account.accountId, at)).used, 1);
@@ -89,12 +101,24 @@ for (const dialect of dialects) {
       assert.equal((await test.gateway.accounts.usage(account.accountId, at)).used, 0);
     });
 
-    it('a send younger than the sweep\'s age is left to the gateway making it', async () => {
+    it("a send younger than the sweep's age is left to the gateway making it", async () => {
       const account = await seedAccount(test.gateway);
       const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[0]!);
       await insertMessage(test.gateway.store.db, {
-        id: newId('message'), accountId: account.accountId, numberId: number.id, direction: 'outbound',
-        fromPhone: number.phone, fromLid: null, toPhone: '+14155550100' as E164, text: 'in flight elsewhere', contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(),
+        id: newId('message'),
+        accountId: account.accountId,
+        numberId: number.id,
+        direction: 'outbound',
+        fromPhone: number.phone,
+        fromLid: null,
+        toPhone: '+14155550100' as E164,
+        text: 'in flight elsewhere',
+        contentKind: 'text',
+        mediaId: null,
+        structured: null,
+        status: 'queued',
+        engineMessageId: null,
+        createdAt: new Date(),
       });
       assert.equal(await test.gateway.sender.failInterruptedSends(new Date(Date.now() - 60_000)), 0);
       const [stored] = await listMessages(test.gateway.store.db, { accountId: account.accountId, direction: 'outbound', limit: 5 });
@@ -104,15 +128,23 @@ for (const dialect of dialects) {
     it('incoming messages do not count against the volume', async () => {
       const account = await seedAccount(test.gateway, { monthlyLimit: 1 });
       for (let index = 0; index < 3; index++) {
-        const response = await test.post('/sandbox/receive', { from_phone: uniquePhone(), to_phone: account.phones[0], message: 'in' }, account.apiKey);
+        const response = await test.post(
+          '/sandbox/receive',
+          { from_phone: uniquePhone(), to_phone: account.phones[0], message: 'in' },
+          account.apiKey,
+        );
         assert.equal(response.statusCode, 200);
       }
       assert.equal((await test.gateway.accounts.usage(account.accountId)).used, 0);
-      const send = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'out' }, account.apiKey);
+      const send = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: '+14155550100', message: 'out' },
+        account.apiKey,
+      );
       assert.equal(send.statusCode, 200);
     });
 
-    it('the plans carry their volumes, and a custom limit replaces the plan\'s', async () => {
+    it("the plans carry their volumes, and a custom limit replaces the plan's", async () => {
       const expectations: [string, number | undefined, number | null][] = [
         ['starter', undefined, 10_000],
         ['pro', undefined, 60_000],

@@ -20,14 +20,25 @@ for (const dialect of dialects) {
     });
     after(() => test?.close());
 
-    const send = (body: Record<string, unknown>) => test.post('/api/send_message', { from_phone: account.phones[0], to_phone: account.phones[1], ...body }, account.apiKey);
+    const send = (body: Record<string, unknown>) =>
+      test.post('/api/send_message', { from_phone: account.phones[0], to_phone: account.phones[1], ...body }, account.apiKey);
 
     /** What the second number received last, as GET /messages/{id} shows it. */
     async function receivedLast(): Promise<JsonObject> {
       const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[1]!);
       for (let tries = 0; tries < 100; tries++) {
-        const row = await test.gateway.store.db.selectFrom('messages').select('id').where('number_id', '=', number.id).where('direction', '=', 'inbound').orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirst();
-        if (row !== undefined) return (await test.inject({ method: 'GET', url: `/api/messages/${row.id}`, headers: { authorization: `Bearer ${account.apiKey}` } })).json();
+        const row = await test.gateway.store.db
+          .selectFrom('messages')
+          .select('id')
+          .where('number_id', '=', number.id)
+          .where('direction', '=', 'inbound')
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .executeTakeFirst();
+        if (row !== undefined)
+          return (
+            await test.inject({ method: 'GET', url: `/api/messages/${row.id}`, headers: { authorization: `Bearer ${account.apiKey}` } })
+          ).json();
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       assert.fail('nothing arrived');
@@ -43,10 +54,18 @@ for (const dialect of dialects) {
     });
 
     it('contact cards are written as escaped vCards 3.0, or taken whole when valid', async () => {
-      const sent = await send({ contacts: [{ name: 'Ada, Countess; of\nLovelace', phones: ['+44 7700 900123'], emails: ['ada@example.org'] }, { vcard: 'BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Charles\\, Babbage\r\nTEL:+44 7700 900124\r\nEND:VCARD' }] });
+      const sent = await send({
+        contacts: [
+          { name: 'Ada, Countess; of\nLovelace', phones: ['+44 7700 900123'], emails: ['ada@example.org'] },
+          { vcard: 'BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Charles\\, Babbage\r\nTEL:+44 7700 900124\r\nEND:VCARD' },
+        ],
+      });
       assert.equal(sent.statusCode, 200, sent.body);
       const [built, given] = sent.json().contacts;
-      assert.equal(built.vcard, 'BEGIN:VCARD\nVERSION:3.0\nFN:Ada\\, Countess\\; of\\nLovelace\nTEL;type=CELL;waid=447700900123:+447700900123\nEMAIL;type=INTERNET:ada@example.org\nN:;Ada\\, Countess\\; of\\nLovelace;;;\nEND:VCARD');
+      assert.equal(
+        built.vcard,
+        'BEGIN:VCARD\nVERSION:3.0\nFN:Ada\\, Countess\\; of\\nLovelace\nTEL;type=CELL;waid=447700900123:+447700900123\nEMAIL;type=INTERNET:ada@example.org\nN:;Ada\\, Countess\\; of\\nLovelace;;;\nEND:VCARD',
+      );
       assert.deepEqual([given.name, given.phones], ['Charles, Babbage', ['+447700900124']]);
       const received = await receivedLast();
       assert.deepEqual([received.content_kind, received.contacts], ['contact', sent.json().contacts]);
@@ -56,7 +75,11 @@ for (const dialect of dialects) {
       const cases: [unknown, string, string][] = [
         [[{ vcard: 'FN:nobody' }], 'invalid_contact', 'contacts[0].vcard'],
         [[{ vcard: 'BEGIN:VCARD\nVERSION:3.0\nEND:VCARD' }], 'invalid_contact', 'contacts[0].vcard'],
-        [[{ vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:A\nEND:VCARD\nBEGIN:VCARD\nVERSION:3.0\nFN:B\nEND:VCARD' }], 'invalid_contact', 'contacts[0].vcard'],
+        [
+          [{ vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:A\nEND:VCARD\nBEGIN:VCARD\nVERSION:3.0\nFN:B\nEND:VCARD' }],
+          'invalid_contact',
+          'contacts[0].vcard',
+        ],
         [[{ vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:A\nEND:VCARD', name: 'A' }], 'invalid_contact', 'contacts[0].name'],
         [[{ phones: ['+447700900123'] }], 'invalid_contact', 'contacts[0].name'],
         [[{ name: 'A' }], 'invalid_contact', 'contacts[0].phones'],
@@ -65,7 +88,11 @@ for (const dialect of dialects) {
       ];
       for (const [contacts, code, field] of cases) {
         const refused = await send({ contacts });
-        assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta?.field], [400, code, field], JSON.stringify(contacts));
+        assert.deepEqual(
+          [refused.statusCode, refused.json().error, refused.json().meta?.field],
+          [400, code, field],
+          JSON.stringify(contacts),
+        );
       }
     });
 
@@ -76,7 +103,10 @@ for (const dialect of dialects) {
       const received = await receivedLast();
       assert.deepEqual([received.content_kind, received.view_once], ['image', true]);
       const onText = await send({ message: 'hi', view_once: true });
-      assert.deepEqual([onText.statusCode, onText.json().error, onText.json().meta], [400, 'invalid_request', { field: 'view_once', problem: 'conflict' }]);
+      assert.deepEqual(
+        [onText.statusCode, onText.json().error, onText.json().meta],
+        [400, 'invalid_request', { field: 'view_once', problem: 'conflict' }],
+      );
       const onDocument = await send({ media: { data: PNG, kind: 'document' }, view_once: true });
       assert.deepEqual([onDocument.statusCode, onDocument.json().meta], [400, { field: 'view_once', problem: 'not_allowed' }]);
     });
@@ -91,7 +121,11 @@ for (const dialect of dialects) {
       ];
       for (const [body, field] of mixes) {
         const refused = await send(body);
-        assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta], [400, 'invalid_request', { field, problem: 'conflict' }], JSON.stringify(body));
+        assert.deepEqual(
+          [refused.statusCode, refused.json().error, refused.json().meta],
+          [400, 'invalid_request', { field, problem: 'conflict' }],
+          JSON.stringify(body),
+        );
       }
     });
   });

@@ -27,14 +27,27 @@ for (const dialect of dialects) {
     const groupUrl = (groupId: string, suffix = '') => `/groups/${encodeURIComponent(groupId)}${suffix}`;
 
     it('a group, its renaming, its invite link and a removal are all still there after a restart, and sends to it reach its members', async () => {
-      const created = await test.post('/groups', { from_phone: alice.phones[0], subject: 'Night shift', participants: [alice.phones[1], bob.phones[0], CUSTOMER] }, alice.apiKey);
+      const created = await test.post(
+        '/groups',
+        { from_phone: alice.phones[0], subject: 'Night shift', participants: [alice.phones[1], bob.phones[0], CUSTOMER] },
+        alice.apiKey,
+      );
       assert.equal(created.statusCode, 201, created.body);
       const groupId = created.json().id as string;
-      const renamed = await test.inject({ method: 'PATCH', url: groupUrl(groupId), payload: { from_phone: alice.phones[0], subject: 'Day shift', description: 'Rota' }, headers: { authorization: `Bearer ${alice.apiKey}` } });
+      const renamed = await test.inject({
+        method: 'PATCH',
+        url: groupUrl(groupId),
+        payload: { from_phone: alice.phones[0], subject: 'Day shift', description: 'Rota' },
+        headers: { authorization: `Bearer ${alice.apiKey}` },
+      });
       assert.equal(renamed.statusCode, 200, renamed.body);
       const revoked = await test.post(groupUrl(groupId, '/invite_link/revoke'), { from_phone: alice.phones[0] }, alice.apiKey);
       assert.equal(revoked.statusCode, 200, revoked.body);
-      const removed = await test.post(groupUrl(groupId, '/participants'), { from_phone: alice.phones[0], action: 'remove', participants: [bob.phones[0]] }, alice.apiKey);
+      const removed = await test.post(
+        groupUrl(groupId, '/participants'),
+        { from_phone: alice.phones[0], action: 'remove', participants: [bob.phones[0]] },
+        alice.apiKey,
+      );
       assert.deepEqual(removed.json().results, [{ phone: bob.phones[0], outcome: 'done' }]);
 
       await test.restart();
@@ -45,24 +58,44 @@ for (const dialect of dialects) {
       assert.deepEqual([group.subject, group.description], ['Day shift', 'Rota']);
       assert.deepEqual(
         (group.participants as { phone: string; role: string }[]).map((participant) => [participant.phone, participant.role]).sort(),
-        [[alice.phones[0], 'superadmin'], [alice.phones[1], 'member'], [CUSTOMER, 'member']].sort(),
+        [
+          [alice.phones[0], 'superadmin'],
+          [alice.phones[1], 'member'],
+          [CUSTOMER, 'member'],
+        ].sort(),
       );
       const link = await get(`${groupUrl(groupId, '/invite_link')}?from_phone=${encodeURIComponent(alice.phones[0]!)}`, alice.apiKey);
       assert.equal(link.json().link, revoked.json().link, 'the revoked link came back');
 
-      const sent = await test.post('/send_message', { from_phone: alice.phones[0], to_group: groupId, message: 'Still here after the restart' }, alice.apiKey);
+      const sent = await test.post(
+        '/send_message',
+        { from_phone: alice.phones[0], to_group: groupId, message: 'Still here after the restart' },
+        alice.apiKey,
+      );
       assert.equal(sent.statusCode, 200, sent.body);
       const received = await get(`/messages?group_id=${encodeURIComponent(groupId)}&direction=inbound`, alice.apiKey);
       assert.deepEqual(
         (received.json().messages as Record<string, unknown>[]).map((message) => [message.to_phone, message.from_phone, message.message]),
         [[alice.phones[1], alice.phones[0], 'Still here after the restart']],
       );
-      const outsider = await test.post('/send_message', { from_phone: bob.phones[0], to_group: groupId, message: 'Let me back in' }, bob.apiKey);
-      assert.deepEqual([outsider.statusCode, outsider.json().error], [403, 'not_group_member'], 'a number removed before the restart is still out');
+      const outsider = await test.post(
+        '/send_message',
+        { from_phone: bob.phones[0], to_group: groupId, message: 'Let me back in' },
+        bob.apiKey,
+      );
+      assert.deepEqual(
+        [outsider.statusCode, outsider.json().error],
+        [403, 'not_group_member'],
+        'a number removed before the restart is still out',
+      );
     });
 
     it('a group whose last member left is gone for good, after a restart too', async () => {
-      const created = await test.post('/groups', { from_phone: alice.phones[0], subject: 'Short-lived', participants: [alice.phones[1]] }, alice.apiKey);
+      const created = await test.post(
+        '/groups',
+        { from_phone: alice.phones[0], subject: 'Short-lived', participants: [alice.phones[1]] },
+        alice.apiKey,
+      );
       const groupId = created.json().id as string;
       for (const phone of [alice.phones[1], alice.phones[0]]) {
         const left = await test.post(groupUrl(groupId, '/leave'), { from_phone: phone }, alice.apiKey);
@@ -73,7 +106,10 @@ for (const dialect of dialects) {
       await test.restart();
       const listed = await get(`/groups?from_phone=${encodeURIComponent(alice.phones[0]!)}`, alice.apiKey);
       assert.equal(listed.statusCode, 200, listed.body);
-      assert.equal((listed.json().groups as { id: string }[]).some((each) => each.id === groupId), false);
+      assert.equal(
+        (listed.json().groups as { id: string }[]).some((each) => each.id === groupId),
+        false,
+      );
     });
   });
 }

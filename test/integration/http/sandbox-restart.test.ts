@@ -23,9 +23,14 @@ for (const dialect of dialects) {
       const send = () => test.post('/send_message', { from_phone: phone, to_phone: RECIPIENT, message: 'hello again' }, seeded.apiKey);
       assert.equal((await send()).statusCode, 200);
 
-      const intruder = await test.gateway.sandboxNetwork.connect(phone, 'elsewhere', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined });
+      const intruder = await test.gateway.sandboxNetwork.connect(phone, 'elsewhere', {
+        incoming: async () => undefined,
+        receipt: () => undefined,
+        replaced: () => undefined,
+      });
       const stored = () => test.gateway.numbers.findNumber(operatorScope(), phone);
-      for (let tries = 0; tries < 100 && (await stored()).status !== 'conflict'; tries++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let tries = 0; tries < 100 && (await stored()).status !== 'conflict'; tries++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       assert.equal((await stored()).status, 'conflict');
       assert.equal((await send()).statusCode, 503);
       await intruder.close();
@@ -39,7 +44,10 @@ for (const dialect of dialects) {
     it('a sandbox number that is connected is not restarted, as a real one is not', async () => {
       const seeded = await seedAccount(test.gateway);
       const number = await test.gateway.numbers.findNumber(operatorScope(), seeded.phones[0]!);
-      await assert.rejects(test.gateway.routedLinking.restart(number), (error: Error & { code?: string }) => error.code === 'invalid_argument' && /is connected/.test(error.message));
+      await assert.rejects(
+        test.gateway.routedLinking.restart(number),
+        (error: Error & { code?: string }) => error.code === 'invalid_argument' && /is connected/.test(error.message),
+      );
     });
   });
 }

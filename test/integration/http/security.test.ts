@@ -15,7 +15,9 @@ async function dumpEveryTable(test: TestGateway, dialect: Dialect): Promise<stri
   const tables =
     dialect === 'sqlite'
       ? (await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(db)).rows.map((row) => row.name)
-      : (await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'public'`.execute(db)).rows.map((row) => row.name);
+      : (
+          await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = 'public'`.execute(db)
+        ).rows.map((row) => row.name);
   assert.ok(tables.includes('api_keys') && tables.includes('messages'), `tables found: ${tables.join(', ')}`);
   let dump = '';
   for (const table of tables) {
@@ -66,7 +68,12 @@ for (const dialect of dialects) {
 
     it('keys handed out keep working after WAGW_KEY_PREFIX changes; new keys take the new prefix', async () => {
       // A second gateway on the same database, restarted with another prefix.
-      const config = loadConfig({ DATABASE_URL: test.database.url, LOG_LEVEL: 'silent', WAGW_KEY_PREFIX: 'acme', WAGW_SECRET_KEY: '7e57'.repeat(16) });
+      const config = loadConfig({
+        DATABASE_URL: test.database.url,
+        LOG_LEVEL: 'silent',
+        WAGW_KEY_PREFIX: 'acme',
+        WAGW_SECRET_KEY: '7e57'.repeat(16),
+      });
       const renamed = await createGateway(config, createLogger(config));
       const app = await buildApp(renamed);
       try {
@@ -104,10 +111,10 @@ for (const dialect of dialects) {
       assert.equal(response.statusCode, 403);
       assert.equal(response.json().error, 'phone_not_owned');
       const dump = await dumpEveryTable(test, dialect);
-      assert.ok(!dump.includes(`"from_phone":"${other.phones[0]}"`), 'a message from the other account\'s number was stored');
+      assert.ok(!dump.includes(`"from_phone":"${other.phones[0]}"`), "a message from the other account's number was stored");
     });
 
-    it('an account cannot revoke another account\'s key', async () => {
+    it("an account cannot revoke another account's key", async () => {
       const other = await seedAccount(test.gateway);
       await assert.rejects(test.gateway.apiKeys.revokeKey(accountScope(caller.accountId), other.apiKeyId), { code: 'api_key_not_found' });
       assert.equal((await sendWith(other.apiKey, other.phones[0])).statusCode, 200);
@@ -144,7 +151,7 @@ for (const dialect of dialects) {
       assert.ok(!everything.includes('secret body text'), 'the body was logged');
     });
 
-    it('a caller\'s own X-Request-Id is echoed when it is safe, replaced when it is not', async () => {
+    it("a caller's own X-Request-Id is echoed when it is safe, replaced when it is not", async () => {
       const kept = await test.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'trace-42.a' } });
       assert.equal(kept.headers['x-request-id'], 'trace-42.a');
       const replaced = await test.inject({ method: 'GET', url: '/health', headers: { 'x-request-id': 'bad value<script>' } });

@@ -31,16 +31,29 @@ for (const dialect of dialects) {
 
     async function account(): Promise<SeededAccount> {
       const seeded = await seedAccount(test.gateway, { monthlyLimit: 100 });
-      await test.gateway.webhooks.createWebhook(accountScope(seeded.accountId), { url: receiver.url(`/${seeded.accountId}`), eventTypes: ['message.status'] });
+      await test.gateway.webhooks.createWebhook(accountScope(seeded.accountId), {
+        url: receiver.url(`/${seeded.accountId}`),
+        eventTypes: ['message.status'],
+      });
       return seeded;
     }
 
     const patch = (url: string, body: unknown, apiKey: string) =>
-      test.inject({ method: 'PATCH', url, headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` }, payload: JSON.stringify(body) });
+      test.inject({
+        method: 'PATCH',
+        url,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+        payload: JSON.stringify(body),
+      });
     const get = (url: string, apiKey: string) => test.inject({ method: 'GET', url, headers: { authorization: `Bearer ${apiKey}` } });
     const cancel = (url: string, apiKey: string) => test.inject({ method: 'POST', url, headers: { authorization: `Bearer ${apiKey}` } });
     const send = (seeded: SeededAccount, extra: object = {}, headers: Record<string, string> = {}) =>
-      test.post('/send_message', { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'hi', ...extra }, seeded.apiKey, headers);
+      test.post(
+        '/send_message',
+        { from_phone: seeded.phones[0], to_phone: '+14155550100', message: 'hi', ...extra },
+        seeded.apiKey,
+        headers,
+      );
     const used = (seeded: SeededAccount) => monthlyUsed(test.gateway.store.db, seeded.accountId, usagePeriod(new Date()));
     const statusEvents = async (messageId: string) =>
       (await test.gateway.store.db.selectFrom('webhook_events').select('payload').where('event_type', '=', 'message.status').execute())
@@ -57,12 +70,16 @@ for (const dialect of dialects) {
       }
     }
 
-    it('off by default: a send is answered 200 sent, and none of the governor\'s columns is written', async () => {
+    it("off by default: a send is answered 200 sent, and none of the governor's columns is written", async () => {
       const seeded = await account();
       const response = await send(seeded);
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(response.json().status, 'sent');
-      const row = await test.gateway.store.db.selectFrom('messages').select(['scheduled_for', 'released_at', 'wait_reason', 'first_contact']).where('id', '=', response.json().message_id).executeTakeFirstOrThrow();
+      const row = await test.gateway.store.db
+        .selectFrom('messages')
+        .select(['scheduled_for', 'released_at', 'wait_reason', 'first_contact'])
+        .where('id', '=', response.json().message_id)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(row, { scheduled_for: null, released_at: null, wait_reason: null, first_contact: null });
     });
 
@@ -89,12 +106,19 @@ for (const dialect of dialects) {
 
     it('a queued message is sent by the runner when it is due, with a sent event', async () => {
       const seeded = await account();
-      await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: { min_gap_ms: 600, max_gap_ms: 600 } }, seeded.apiKey);
+      await patch(
+        `/numbers/${encodeURIComponent(seeded.phones[0]!)}`,
+        { send_policy: { min_gap_ms: 600, max_gap_ms: 600 } },
+        seeded.apiKey,
+      );
       assert.equal((await send(seeded)).statusCode, 200);
       const queued = await send(seeded);
       assert.equal(queued.statusCode, 202, queued.body);
       const id = queued.json().message_id as string;
-      const sent = await until(() => findMessageById(test.gateway.store.db, id), (message) => message?.status !== 'queued');
+      const sent = await until(
+        () => findMessageById(test.gateway.store.db, id),
+        (message) => message?.status !== 'queued',
+      );
       assert.ok(['sent', 'delivered'].includes(sent!.status), sent!.status);
       assert.ok(sent!.times!.sent!.getTime() >= Date.parse(queued.json().scheduled_for), 'never before its time');
       assert.deepEqual((await statusEvents(id)).slice(0, 1), ['sent']);
@@ -102,11 +126,19 @@ for (const dialect of dialects) {
 
     it('typing_before_send: a queued message leaves after "typing…" for a time that grows with its text', async () => {
       const seeded = await account();
-      await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: { min_gap_ms: 300, max_gap_ms: 300, typing_before_send: true } }, seeded.apiKey);
+      await patch(
+        `/numbers/${encodeURIComponent(seeded.phones[0]!)}`,
+        { send_policy: { min_gap_ms: 300, max_gap_ms: 300, typing_before_send: true } },
+        seeded.apiKey,
+      );
       assert.equal((await send(seeded)).statusCode, 200, 'a message the policy lets go at once is not held back for typing');
       const queued = await send(seeded, { message: 'x' });
       assert.equal(queued.statusCode, 202, queued.body);
-      const sent = await until(() => findMessageById(test.gateway.store.db, queued.json().message_id), (message) => message?.status !== 'queued', 10_000);
+      const sent = await until(
+        () => findMessageById(test.gateway.store.db, queued.json().message_id),
+        (message) => message?.status !== 'queued',
+        10_000,
+      );
       const typedMs = sent!.times!.sent!.getTime() - Date.parse(queued.json().scheduled_for);
       assert.ok(typedMs >= 1_300, `typing showed ${typedMs} ms for one character (1 s + 0.3 s a character)`);
     });
@@ -130,7 +162,11 @@ for (const dialect of dialects) {
 
     it('wait: true answers 200 sent once the queued message has left; Prefer: wait=N answers 202 after N seconds', async () => {
       const seeded = await account();
-      await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: { min_gap_ms: 500, max_gap_ms: 500 } }, seeded.apiKey);
+      await patch(
+        `/numbers/${encodeURIComponent(seeded.phones[0]!)}`,
+        { send_policy: { min_gap_ms: 500, max_gap_ms: 500 } },
+        seeded.apiKey,
+      );
       assert.equal((await send(seeded)).statusCode, 200);
       const waited = await send(seeded, { wait: true });
       assert.equal(waited.statusCode, 200, waited.body);
@@ -166,9 +202,16 @@ for (const dialect of dialects) {
       const response = await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() });
       const id = response.json().message_id as string;
       // The row's expiry is moved into the past, as time passing would.
-      await test.gateway.store.db.updateTable('messages').set({ expires_at: Date.now() - 1 }).where('id', '=', id).execute();
+      await test.gateway.store.db
+        .updateTable('messages')
+        .set({ expires_at: Date.now() - 1 })
+        .where('id', '=', id)
+        .execute();
       test.gateway.queueRunner.wakeBy(new Date());
-      const expired = await until(() => findMessageById(test.gateway.store.db, id), (message) => message?.status !== 'queued');
+      const expired = await until(
+        () => findMessageById(test.gateway.store.db, id),
+        (message) => message?.status !== 'queued',
+      );
       assert.equal(expired?.status, 'expired');
       assert.equal(expired?.engineMessageId, null, 'never sent');
       assert.equal(await used(seeded), 0);
@@ -185,13 +228,30 @@ for (const dialect of dialects) {
       assert.equal(queue.statusCode, 200, queue.body);
       assert.equal(queue.json().total, 3);
       assert.deepEqual(queue.json().counts, { gap: 3 });
-      assert.deepEqual(queue.json().messages.map((message: { message_id: string }) => message.message_id), ids.slice(0, 2), 'in the order they leave');
-      assert.ok(Date.parse(queue.json().messages[1].scheduled_for) - Date.parse(queue.json().messages[0].scheduled_for) >= 3_600_000, 'each a gap after the one before');
-      const rest = await get(`/api/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue?limit=2&cursor=${queue.json().next_cursor}`, seeded.apiKey);
-      assert.deepEqual(rest.json().messages.map((message: { message_id: string }) => message.message_id), ids.slice(2));
+      assert.deepEqual(
+        queue.json().messages.map((message: { message_id: string }) => message.message_id),
+        ids.slice(0, 2),
+        'in the order they leave',
+      );
+      assert.ok(
+        Date.parse(queue.json().messages[1].scheduled_for) - Date.parse(queue.json().messages[0].scheduled_for) >= 3_600_000,
+        'each a gap after the one before',
+      );
+      const rest = await get(
+        `/api/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue?limit=2&cursor=${queue.json().next_cursor}`,
+        seeded.apiKey,
+      );
+      assert.deepEqual(
+        rest.json().messages.map((message: { message_id: string }) => message.message_id),
+        ids.slice(2),
+      );
       assert.equal(rest.json().next_cursor, null);
       assert.equal(await used(seeded), 4);
-      const cleared = await test.inject({ method: 'DELETE', url: `/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue`, headers: { authorization: `Bearer ${seeded.apiKey}` } });
+      const cleared = await test.inject({
+        method: 'DELETE',
+        url: `/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue`,
+        headers: { authorization: `Bearer ${seeded.apiKey}` },
+      });
       assert.equal(cleared.statusCode, 200, cleared.body);
       assert.equal(cleared.json().cancelled, 3);
       assert.equal(await used(seeded), 1);
@@ -232,7 +292,7 @@ for (const dialect of dialects) {
       assert.equal(await used(seeded), 1);
     });
 
-    it('the policy in force is the number\'s, else the account\'s, else the gateway\'s', async () => {
+    it("the policy in force is the number's, else the account's, else the gateway's", async () => {
       const seeded = await account();
       const phone = encodeURIComponent(seeded.phones[0]!);
       assert.deepEqual((await get('/account/send_policy', seeded.apiKey)).json(), { source: 'gateway', preset: 'off', policy: null });
@@ -244,7 +304,11 @@ for (const dialect of dialects) {
       assert.deepEqual((await get(`/numbers/${phone}/queue`, seeded.apiKey)).json().send_policy.preset, 'standard');
       await patch(`/numbers/${phone}`, { send_policy: null }, seeded.apiKey);
       assert.equal((await get(`/numbers/${phone}/queue`, seeded.apiKey)).json().send_policy.source, 'account');
-      const refused = await patch(`/numbers/${phone}`, { send_policy: { quiet_hours: { start: '22:00', end: '08:00', time_zone: 'Nowhere/Atlantis' } } }, seeded.apiKey);
+      const refused = await patch(
+        `/numbers/${phone}`,
+        { send_policy: { quiet_hours: { start: '22:00', end: '08:00', time_zone: 'Nowhere/Atlantis' } } },
+        seeded.apiKey,
+      );
       assert.equal(refused.statusCode, 400);
       assert.equal(refused.json().error, 'invalid_send_policy');
       const unknownField = await patch(`/numbers/${phone}`, { send_policy: { min_gap: 5 } }, seeded.apiKey);
@@ -255,7 +319,12 @@ for (const dialect of dialects) {
       const seeded = await account();
       const phone = encodeURIComponent(seeded.phones[0]!);
       assert.equal((await patch(`/numbers/${phone}`, { send_policy: 'standard' }, seeded.apiKey)).statusCode, 200);
-      const paused = await test.inject({ method: 'POST', url: `/numbers/${phone}/pause`, headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` }, payload: '{}' });
+      const paused = await test.inject({
+        method: 'POST',
+        url: `/numbers/${phone}/pause`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
+        payload: '{}',
+      });
       assert.equal(paused.statusCode, 200, paused.body);
       const queued = await send(seeded);
       assert.equal(queued.statusCode, 202, queued.body);
@@ -263,9 +332,16 @@ for (const dialect of dialects) {
       // Held: the runner looks again every 200 ms, and leaves it where it is.
       await sleep(600);
       assert.equal((await findMessageById(test.gateway.store.db, queued.json().message_id))?.status, 'queued');
-      const resumed = await test.inject({ method: 'POST', url: `/numbers/${phone}/resume`, headers: { authorization: `Bearer ${seeded.apiKey}` } });
+      const resumed = await test.inject({
+        method: 'POST',
+        url: `/numbers/${phone}/resume`,
+        headers: { authorization: `Bearer ${seeded.apiKey}` },
+      });
       assert.equal(resumed.statusCode, 200, resumed.body);
-      const left = await until(() => findMessageById(test.gateway.store.db, queued.json().message_id), (message) => message?.engineMessageId != null);
+      const left = await until(
+        () => findMessageById(test.gateway.store.db, queued.json().message_id),
+        (message) => message?.engineMessageId != null,
+      );
       assert.ok(left?.status === 'sent' || left?.status === 'delivered', `left the queue once resumed, now ${left?.status}`);
       assert.ok(left?.engineMessageId, 'handed to the network');
     });
@@ -273,7 +349,12 @@ for (const dialect of dialects) {
     it('an ungoverned paused number still refuses a send with 503 number_paused', async () => {
       const seeded = await account();
       const phone = encodeURIComponent(seeded.phones[0]!);
-      await test.inject({ method: 'POST', url: `/numbers/${phone}/pause`, headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` }, payload: '{}' });
+      await test.inject({
+        method: 'POST',
+        url: `/numbers/${phone}/pause`,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
+        payload: '{}',
+      });
       const refused = await send(seeded);
       assert.deepEqual([refused.statusCode, refused.json().error], [503, 'number_paused']);
     });

@@ -22,10 +22,23 @@ for (const dialect of dialects) {
       it(`${path} answers 200 with the stored message, phones normalised to E.164`, async () => {
         const from = sender.phones[0]!;
         const spacedFrom = `${from.slice(0, 3)} ${from.slice(3, 7)} (${from.slice(7, 10)}) ${from.slice(10)}`;
-        const response = await test.post(path, { from_phone: spacedFrom, to_phone: '1-415-555-0100', message: 'Hello there' }, sender.apiKey);
+        const response = await test.post(
+          path,
+          { from_phone: spacedFrom, to_phone: '1-415-555-0100', message: 'Hello there' },
+          sender.apiKey,
+        );
         assert.equal(response.statusCode, 200, response.body);
         const body = response.json();
-        assert.deepEqual(Object.keys(body).sort(), ['created_at', 'from_phone', 'group', 'message', 'message_id', 'reply_to', 'status', 'to_phone']);
+        assert.deepEqual(Object.keys(body).sort(), [
+          'created_at',
+          'from_phone',
+          'group',
+          'message',
+          'message_id',
+          'reply_to',
+          'status',
+          'to_phone',
+        ]);
         assert.match(body.message_id, /^msg_[0-9a-z]{26}$/);
         assert.match(body.created_at, ISO_UTC_MILLISECONDS);
         assert.equal(body.from_phone, from);
@@ -45,7 +58,11 @@ for (const dialect of dialects) {
     }
 
     it('the sandbox acknowledges each send: the message moves from sent to delivered', async () => {
-      const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: '+14155550100', message: 'receipt please' }, sender.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: sender.phones[0], to_phone: '+14155550100', message: 'receipt please' },
+        sender.apiKey,
+      );
       assert.equal(response.statusCode, 200);
       let status: string | undefined;
       for (let attempt = 0; attempt < 100 && status !== 'delivered'; attempt++) {
@@ -57,7 +74,11 @@ for (const dialect of dialects) {
 
     it('a 65,536-character message of four-byte characters round-trips byte for byte', async () => {
       const text = `${'😀'.repeat(65_535)}\n`;
-      const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: '+14155550100', message: text }, sender.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: sender.phones[0], to_phone: '+14155550100', message: text },
+        sender.apiKey,
+      );
       assert.equal(response.statusCode, 200, response.body.slice(0, 300));
       assert.equal(response.json().message, text);
       const stored = await findMessageById(test.gateway.store.db, response.json().message_id);
@@ -65,7 +86,11 @@ for (const dialect of dialects) {
     });
 
     it('one character over the limit is refused with message_too_long and the limit', async () => {
-      const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: '+14155550100', message: '😀'.repeat(65_537) }, sender.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: sender.phones[0], to_phone: '+14155550100', message: '😀'.repeat(65_537) },
+        sender.apiKey,
+      );
       assert.equal(response.statusCode, 400);
       assert.equal(response.json().error, 'message_too_long');
       assert.equal(response.json().meta.limit, 65536);
@@ -73,7 +98,11 @@ for (const dialect of dialects) {
 
     it('mixed scripts, emoji sequences, newlines and tabs survive unchanged', async () => {
       const text = 'Grüße 👨‍👩‍👧‍👦 مرحبا\r\n\tनमस्ते 🇬🇧 "quotes" \\ back\\slash \u0007';
-      const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: '+4915112345678', message: text }, sender.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: sender.phones[0], to_phone: '+4915112345678', message: text },
+        sender.apiKey,
+      );
       assert.equal(response.statusCode, 200, response.body);
       const stored = await findMessageById(test.gateway.store.db, response.json().message_id);
       assert.equal(stored!.text, text);
@@ -81,16 +110,24 @@ for (const dialect of dialects) {
 
     it('U+0000 and unpaired surrogates are refused with invalid_request naming the message', async () => {
       for (const message of ['nul\u0000byte', 'lone \ud800 surrogate']) {
-        const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: '+14155550100', message }, sender.apiKey);
+        const response = await test.post(
+          '/send_message',
+          { from_phone: sender.phones[0], to_phone: '+14155550100', message },
+          sender.apiKey,
+        );
         assert.equal(response.statusCode, 400);
         assert.equal(response.json().error, 'invalid_request');
         assert.equal(response.json().meta.field, 'message');
       }
     });
 
-    it('a send to another account\'s sandbox number arrives there as an incoming message', async () => {
+    it("a send to another account's sandbox number arrives there as an incoming message", async () => {
       const recipient = await seedAccount(test.gateway);
-      const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: recipient.phones[0], message: 'across the sandbox' }, sender.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: sender.phones[0], to_phone: recipient.phones[0], message: 'across the sandbox' },
+        sender.apiKey,
+      );
       assert.equal(response.statusCode, 200, response.body);
       const inbox = await listMessages(test.gateway.store.db, { accountId: recipient.accountId, direction: 'inbound', limit: 10 });
       assert.equal(inbox.length, 1);
@@ -100,9 +137,13 @@ for (const dialect of dialects) {
       assert.equal(inbox[0]!.status, 'received');
     });
 
-    it('/sandbox/receive stores an incoming message on the account\'s number and answers it', async () => {
+    it("/sandbox/receive stores an incoming message on the account's number and answers it", async () => {
       const from = uniquePhone();
-      const response = await test.post('/sandbox/receive', { from_phone: from, to_phone: sender.phones[0], message: 'ping ✅' }, sender.apiKey);
+      const response = await test.post(
+        '/sandbox/receive',
+        { from_phone: from, to_phone: sender.phones[0], message: 'ping ✅' },
+        sender.apiKey,
+      );
       assert.equal(response.statusCode, 200, response.body);
       const body = response.json();
       assert.equal(body.status, 'received');
@@ -118,13 +159,21 @@ for (const dialect of dialects) {
 
     it('/sandbox/receive refuses a number of another account with phone_not_owned', async () => {
       const other = await seedAccount(test.gateway);
-      const response = await test.post('/sandbox/receive', { from_phone: '+14155550100', to_phone: other.phones[0], message: 'hi' }, sender.apiKey);
+      const response = await test.post(
+        '/sandbox/receive',
+        { from_phone: '+14155550100', to_phone: other.phones[0], message: 'hi' },
+        sender.apiKey,
+      );
       assert.equal(response.statusCode, 403);
       assert.equal(response.json().error, 'phone_not_owned');
     });
 
     it('/sandbox/receive applies the send validation rules', async () => {
-      const response = await test.post('/sandbox/receive', { from_phone: 'not a phone', to_phone: sender.phones[0], message: 'hi' }, sender.apiKey);
+      const response = await test.post(
+        '/sandbox/receive',
+        { from_phone: 'not a phone', to_phone: sender.phones[0], message: 'hi' },
+        sender.apiKey,
+      );
       assert.equal(response.statusCode, 400);
       assert.deepEqual(response.json(), {
         error: 'invalid_phone_number',

@@ -24,7 +24,9 @@ class FailingSentRecords extends GroupCommitter {
   failures = 0;
   refused = 0;
 
-  override run<T>(work: (trx: Transaction<Database>, batch: Parameters<Parameters<GroupCommitter['run']>[0]>[1]) => Promise<T>): Promise<T> {
+  override run<T>(
+    work: (trx: Transaction<Database>, batch: Parameters<Parameters<GroupCommitter['run']>[0]>[1]) => Promise<T>,
+  ): Promise<T> {
     return super.run((trx, batch) => work(this.refusing(trx), batch));
   }
 
@@ -33,7 +35,8 @@ class FailingSentRecords extends GroupCommitter {
     const planned = trx.withPlugin({
       transformQuery: (args) => {
         const node = args.node as { kind: string; updates?: { column: { column: { name: string } } }[] };
-        if (node.kind === 'UpdateQueryNode' && node.updates?.some((update) => update.column.column.name === 'sent_at')) this.refuseIfFailing();
+        if (node.kind === 'UpdateQueryNode' && node.updates?.some((update) => update.column.column.name === 'sent_at'))
+          this.refuseIfFailing();
         return args.node;
       },
       transformResult: async (args) => args.result,
@@ -67,7 +70,10 @@ for (const dialect of dialects) {
     before(async () => {
       test = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: '127.0.0.1:9' });
       account = await seedAccount(test.gateway);
-      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: 'http://127.0.0.1:9/hook', eventTypes: ['message.status'] });
+      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+        url: 'http://127.0.0.1:9/hook',
+        eventTypes: ['message.status'],
+      });
       const { gateway } = test;
       committer = new FailingSentRecords(gateway.store.db, gateway.config.groupCommit.maxBatchSize);
       // The sender keeps its place in the gateway (the operations were given it when the app was
@@ -76,11 +82,25 @@ for (const dialect of dialects) {
     });
     after(() => test?.close());
 
-    const send = (text: string) => test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: text }, account.apiKey);
-    const row = (id: string) => test.gateway.store.db.selectFrom('messages').select(['status', 'error_code', 'engine_message_id']).where('id', '=', id).executeTakeFirstOrThrow();
+    const send = (text: string) =>
+      test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: text }, account.apiKey);
+    const row = (id: string) =>
+      test.gateway.store.db
+        .selectFrom('messages')
+        .select(['status', 'error_code', 'engine_message_id'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
     const statusEvents = async (id: string) =>
       (await test.gateway.store.db.selectFrom('webhook_events').select('payload').where('account_id', '=', account.accountId).execute())
-        .map((event) => (typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload) as { event: string; message_id: string; status: string; error_code: string | null })
+        .map(
+          (event) =>
+            (typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload) as {
+              event: string;
+              message_id: string;
+              status: string;
+              error_code: string | null;
+            },
+        )
         .filter((event) => event.event === 'message.status' && event.message_id === id)
         .map((event) => [event.status, event.error_code]);
 
@@ -97,7 +117,7 @@ for (const dialect of dialects) {
       assert.deepEqual(await statusEvents(response.json().message_id), [['sent', null]]);
     });
 
-    it('a record refused past the retries leaves the message unknown, with the engine\'s id, and says so; never failed', async () => {
+    it("a record refused past the retries leaves the message unknown, with the engine's id, and says so; never failed", async () => {
       committer.failures = Number.POSITIVE_INFINITY;
       const response = await send('through a long outage');
       assert.equal(response.statusCode, 503, response.body);
@@ -107,7 +127,7 @@ for (const dialect of dialects) {
       // The sandbox's delivery receipt may already have settled it: unknown is what it left.
       assert.ok(['unknown', 'delivered'].includes(stored.status), stored.status);
       assert.equal(stored.error_code, 'outcome_unknown');
-      assert.ok(stored.engine_message_id, 'the engine\'s id is kept, so that a receipt can still settle it');
+      assert.ok(stored.engine_message_id, "the engine's id is kept, so that a receipt can still settle it");
       assert.deepEqual((await statusEvents(id))[0], ['unknown', 'outcome_unknown']);
 
       // Once the database takes records again, the background retry or the receipt settles it.

@@ -10,7 +10,12 @@ import { ignoreCleanupFailure } from '../../support/ignore.ts';
 // Retry-After, never a 500 that reads as a bug.
 const TO = '+14155550123';
 
-function assertStorageUnavailable(response: { statusCode: number; headers: Record<string, unknown>; body: string; json(): { error: string; meta?: { retry_after_seconds?: number } } }): void {
+function assertStorageUnavailable(response: {
+  statusCode: number;
+  headers: Record<string, unknown>;
+  body: string;
+  json(): { error: string; meta?: { retry_after_seconds?: number } };
+}): void {
   assert.deepEqual([response.statusCode, response.json().error], [503, 'storage_unavailable'], response.body);
   const retryAfter = Number(response.headers['retry-after']);
   assert.ok(retryAfter >= 1, `Retry-After says when: ${String(response.headers['retry-after'])}`);
@@ -37,13 +42,17 @@ describe('a send while PostgreSQL cannot be reached (postgres)', { skip: !dialec
     throughProxy.port = String(proxy.port);
     test = await startTestGateway('postgres', { DATABASE_URL: throughProxy.toString() });
     const account = await seedAccount(test.gateway);
-    const send = () => test!.post('/send_message', { from_phone: account.phones[0], to_phone: TO, message: 'during the outage' }, account.apiKey);
+    const send = () =>
+      test!.post('/send_message', { from_phone: account.phones[0], to_phone: TO, message: 'during the outage' }, account.apiKey);
     assert.equal((await send()).statusCode, 200);
 
     await proxy.cut();
     const refused = await send();
     assertStorageUnavailable(refused);
-    assert.ok(test.logLines.some((line) => line.includes('the store is unavailable')), 'the cause is logged');
+    assert.ok(
+      test.logLines.some((line) => line.includes('the store is unavailable')),
+      'the cause is logged',
+    );
 
     await proxy.mend();
     const healed = await send();
@@ -59,7 +68,8 @@ for (const dialect of dialects) {
     it('answers 503 number_not_connected, as a send does', async () => {
       test = await startTestGateway(dialect);
       const account = await seedAccount(test.gateway);
-      const receive = () => test!.post('/sandbox/receive', { from_phone: TO, to_phone: account.phones[0], message: 'hello' }, account.apiKey);
+      const receive = () =>
+        test!.post('/sandbox/receive', { from_phone: TO, to_phone: account.phones[0], message: 'hello' }, account.apiKey);
       assert.equal((await receive()).statusCode, 200);
       // The node stops its sessions and gives its leases up: nothing serves the number now.
       await test.gateway.keeper.stop();
@@ -70,7 +80,7 @@ for (const dialect of dialects) {
   });
 }
 
-describe('a send when SQLite\'s database is full (sqlite)', () => {
+describe("a send when SQLite's database is full (sqlite)", () => {
   let test: TestGateway | undefined;
   after(() => test?.close());
 
@@ -83,7 +93,11 @@ describe('a send when SQLite\'s database is full (sqlite)', () => {
     const statuses = new Map<string, number>();
     let refused: Awaited<ReturnType<TestGateway['post']>> | undefined;
     for (let attempt = 0; attempt < 200 && refused === undefined; attempt++) {
-      const response = await test.post('/send_message', { from_phone: account.phones[0], to_phone: TO, message: 'x'.repeat(2_000) }, account.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: TO, message: 'x'.repeat(2_000) },
+        account.apiKey,
+      );
       const key = `${response.statusCode} ${response.statusCode === 200 ? '' : response.json().error}`;
       statuses.set(key, (statuses.get(key) ?? 0) + 1);
       if (response.statusCode !== 200) refused = response;

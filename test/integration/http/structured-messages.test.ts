@@ -12,15 +12,25 @@ for (const dialect of dialects) {
     before(async () => {
       test = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: '127.0.0.1:9' });
       account = await seedAccount(test.gateway);
-      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: 'http://127.0.0.1:9/hook', eventTypes: ['message'] });
+      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+        url: 'http://127.0.0.1:9/hook',
+        eventTypes: ['message'],
+      });
     });
 
     after(() => test?.close());
 
-    const receive = (extra: Record<string, unknown>) => test.post('/api/sandbox/receive', { from_phone: '+14155550123', to_phone: account.phones[0], ...extra }, account.apiKey);
+    const receive = (extra: Record<string, unknown>) =>
+      test.post('/api/sandbox/receive', { from_phone: '+14155550123', to_phone: account.phones[0], ...extra }, account.apiKey);
 
     async function lastEvent(): Promise<Record<string, unknown> & { data: Record<string, unknown> }> {
-      const row = await test.gateway.store.db.selectFrom('webhook_events').select('payload').where('account_id', '=', account.accountId).orderBy('created_at', 'desc').orderBy('id', 'desc').executeTakeFirstOrThrow();
+      const row = await test.gateway.store.db
+        .selectFrom('webhook_events')
+        .select('payload')
+        .where('account_id', '=', account.accountId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .executeTakeFirstOrThrow();
       return JSON.parse(row.payload);
     }
 

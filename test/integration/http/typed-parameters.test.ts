@@ -19,11 +19,17 @@ for (const dialect of dialects) {
     });
     after(() => test?.close());
 
-    const list = (query: string) => test.inject({ method: 'GET', url: `/api/messages?${query}`, headers: { authorization: `Bearer ${account.apiKey}` } });
-    const refusal = (response: { statusCode: number; json(): { error?: string; meta?: unknown } }) => [response.statusCode, response.json().error, response.json().meta];
+    const list = (query: string) =>
+      test.inject({ method: 'GET', url: `/api/messages?${query}`, headers: { authorization: `Bearer ${account.apiKey}` } });
+    const refusal = (response: { statusCode: number; json(): { error?: string; meta?: unknown } }) => [
+      response.statusCode,
+      response.json().error,
+      response.json().meta,
+    ];
 
     it('reads limit=2 from the query string as the integer 2', async () => {
-      for (const text of ['one', 'two', 'three']) await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: text }, account.apiKey);
+      for (const text of ['one', 'two', 'three'])
+        await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: text }, account.apiKey);
       const page = await list('limit=2');
       assert.deepEqual([page.statusCode, page.json().messages.length, typeof page.json().next_cursor], [200, 2, 'string']);
     });
@@ -38,14 +44,22 @@ for (const dialect of dialects) {
     });
 
     it('takes a body as sent: a number is not read as the phone it spells', async () => {
-      const response = await test.post('/send_message', { from_phone: account.phones[0], to_phone: 14155550100, message: 'hi' }, account.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: 14155550100, message: 'hi' },
+        account.apiKey,
+      );
       assert.deepEqual(refusal(response), [400, 'invalid_request', { field: 'to_phone', problem: 'not_a_string' }]);
     });
 
     it('a send names exactly one recipient: neither is missing, both are in conflict', async () => {
       const neither = await test.post('/send_message', { from_phone: account.phones[0], message: 'hi' }, account.apiKey);
       assert.deepEqual(refusal(neither), [400, 'invalid_request', { field: 'to_phone', problem: 'missing' }]);
-      const both = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', to_group: '120363041234567890@g.us', message: 'hi' }, account.apiKey);
+      const both = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: '+14155550100', to_group: '120363041234567890@g.us', message: 'hi' },
+        account.apiKey,
+      );
       assert.deepEqual(refusal(both), [400, 'invalid_request', { field: 'to_phone', problem: 'conflict' }]);
       assert.equal(both.json().message, 'Give exactly one of the fields to_phone and to_group.');
     });

@@ -31,9 +31,16 @@ for (const dialect of dialects) {
 
     it('composing is shown at once and ends by itself; paused ends it at once, at both paths', async () => {
       const started = Date.now();
-      const response = await test.post('/typing', { from_phone: account.phones[0], to_phone: '+1 415 555 0100', state: 'composing' }, account.apiKey);
+      const response = await test.post(
+        '/typing',
+        { from_phone: account.phones[0], to_phone: '+1 415 555 0100', state: 'composing' },
+        account.apiKey,
+      );
       assert.equal(response.statusCode, 200, response.body);
-      assert.deepEqual({ ...(response.json() as object), ends_at: undefined }, { from_phone: account.phones[0], to_phone: CUSTOMER, state: 'composing', ends_at: undefined });
+      assert.deepEqual(
+        { ...(response.json() as object), ends_at: undefined },
+        { from_phone: account.phones[0], to_phone: CUSTOMER, state: 'composing', ends_at: undefined },
+      );
       const endsIn = Date.parse(response.json().ends_at) - started;
       assert.ok(endsIn >= 900 && endsIn <= 2_000, `ends after WAGW_TYPING_SECONDS, not ${endsIn} ms`);
       assert.equal(await shown(), 'composing');
@@ -46,7 +53,7 @@ for (const dialect of dialects) {
       assert.deepEqual([paused.statusCode, paused.json().ends_at, await shown()], [200, null, 'paused']);
     });
 
-    it('refuses a bad state, a bad phone, another account\'s number and a session that is down', async () => {
+    it("refuses a bad state, a bad phone, another account's number and a session that is down", async () => {
       const cases: [unknown, number, string, string | undefined][] = [
         [{ from_phone: account.phones[0], to_phone: CUSTOMER, state: 'dancing' }, 400, 'invalid_request', 'state'],
         [{ from_phone: account.phones[0], to_phone: 'x', state: 'composing' }, 400, 'invalid_phone_number', 'to_phone'],
@@ -55,7 +62,11 @@ for (const dialect of dialects) {
       ];
       for (const [body, status, error, field] of cases) {
         const response = await test.post('/typing', body, account.apiKey);
-        assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.field], [status, error, field], JSON.stringify(body));
+        assert.deepEqual(
+          [response.statusCode, response.json().error, response.json().meta?.field],
+          [status, error, field],
+          JSON.stringify(body),
+        );
       }
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), account.phones[0]!, 'disconnected');
       try {

@@ -67,7 +67,9 @@ function sampleOf(referenced: Schema): unknown {
 function bodiesWithUnknownFields(referenced: Schema): { body: Record<string, unknown>; field: string }[] {
   const schema = resolved(referenced);
   const sound = sampleOf(schema) as Record<string, unknown>;
-  const cases: { body: Record<string, unknown>; field: string }[] = [{ body: { ...sound, [UNKNOWN]: '2030-01-01T09:00:00Z' }, field: UNKNOWN }];
+  const cases: { body: Record<string, unknown>; field: string }[] = [
+    { body: { ...sound, [UNKNOWN]: '2030-01-01T09:00:00Z' }, field: UNKNOWN },
+  ];
   for (const [name, property] of Object.entries(schema.properties ?? {})) {
     const objectSchema = property.type === 'array' ? property.items && resolved(property.items) : resolved(property);
     if (objectSchema?.properties === undefined) continue;
@@ -96,7 +98,9 @@ for (const dialect of dialects) {
       const withBodies = Object.entries(document.paths).flatMap(([pathName, byMethod]) =>
         Object.entries(byMethod).flatMap(([method, operation]) => {
           const schema = operation.requestBody?.content?.['application/json']?.schema;
-          return schema === undefined ? [] : [{ method: method.toUpperCase(), url: pathName.replace(/\{[^}]+\}/g, 'x'), schema, operation }];
+          return schema === undefined
+            ? []
+            : [{ method: method.toUpperCase(), url: pathName.replace(/\{[^}]+\}/g, 'x'), schema, operation }];
         }),
       );
       // Thirteen today (the send, the sandbox's receive, the reaction, the edit, five of groups, the media link,
@@ -104,7 +108,12 @@ for (const dialect of dialects) {
       assert.ok(withBodies.length >= 26, `the document lists the operations that take a body (${withBodies.length})`);
       for (const { method, url, schema, operation } of withBodies) {
         for (const { body, field } of bodiesWithUnknownFields(schema)) {
-          const response = await test.inject({ method: method as 'POST', url, headers: { authorization: `Bearer ${account.apiKey}` }, payload: body });
+          const response = await test.inject({
+            method: method as 'POST',
+            url,
+            headers: { authorization: `Bearer ${account.apiKey}` },
+            payload: body,
+          });
           const answer = response.json();
           const what = `${operation.operationId}: ${JSON.stringify(body)} -> ${response.body}`;
           assert.equal(response.statusCode, 400, what);
@@ -116,9 +125,17 @@ for (const dialect of dialects) {
     });
 
     it('POST /send_message with a mistyped send_at ("send_after") sends nothing', async () => {
-      const response = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'later', send_after: '2030-01-01T09:00:00Z' }, account.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: '+14155550100', message: 'later', send_after: '2030-01-01T09:00:00Z' },
+        account.apiKey,
+      );
       assert.deepEqual([response.statusCode, response.json().error, response.json().details], [400, 'invalid_request', 'send_after']);
-      const sent = await test.inject({ method: 'GET', url: `/messages?phone=${encodeURIComponent(account.phones[0]!)}`, headers: { authorization: `Bearer ${account.apiKey}` } });
+      const sent = await test.inject({
+        method: 'GET',
+        url: `/messages?phone=${encodeURIComponent(account.phones[0]!)}`,
+        headers: { authorization: `Bearer ${account.apiKey}` },
+      });
       assert.deepEqual(sent.json().messages, []);
     });
   });

@@ -81,7 +81,7 @@ for (const kind of blobStores) {
     });
 
     it('accounts are kept apart, and a key that could escape its place is refused', async () => {
-      const bytes = Buffer.from('one account\'s file');
+      const bytes = Buffer.from("one account's file");
       await put('acc_four', bytes);
       assert.equal(await store.exists({ accountId: 'acc_five', sha256: sha256(bytes) }), false);
       await assert.rejects(store.read({ accountId: '..', sha256: sha256(bytes) }), /Not a blob key/);

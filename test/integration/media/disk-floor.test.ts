@@ -13,7 +13,8 @@ async function freeBytes(): Promise<number> {
   return stats.bavail * stats.bsize;
 }
 
-const refusedForSpace = (error: unknown) => error instanceof AppError && error.code === 'insufficient_storage' && error.meta?.retry_after_seconds === 60;
+const refusedForSpace = (error: unknown) =>
+  error instanceof AppError && error.code === 'insufficient_storage' && error.meta?.retry_after_seconds === 60;
 
 describe('the free-disk floor, read from the real disk', () => {
   it('a floor below the free space lets a file through; one above it refuses with 503 insufficient_storage', async () => {
@@ -35,6 +36,9 @@ describe('the free-disk floor, read from the real disk', () => {
   it('every directory is asked, and one that does not exist yet is passed over', async () => {
     const missing = path.join(directory, `wagw-no-such-directory-${process.pid}`);
     await new DiskFloor({ directories: [missing, directory], minFreeBytes: 0, minFreePercent: 0 }).assertRoom();
-    await assert.rejects(new DiskFloor({ directories: [missing, directory], minFreeBytes: Number.MAX_SAFE_INTEGER, minFreePercent: 0 }).assertRoom(), refusedForSpace);
+    await assert.rejects(
+      new DiskFloor({ directories: [missing, directory], minFreeBytes: Number.MAX_SAFE_INTEGER, minFreePercent: 0 }).assertRoom(),
+      refusedForSpace,
+    );
   });
 });

@@ -42,14 +42,24 @@ for (const dialect of dialects) {
       return verifiedPayload(request!, hook.secret);
     }
 
-    const pendingRow = (messageId: string) => test.gateway.store.db.selectFrom('media_downloads').selectAll().where('message_id', '=', messageId).executeTakeFirst();
-    const messageRow = (messageId: string) => test.gateway.store.db.selectFrom('messages').select('media_id').where('id', '=', messageId).executeTakeFirstOrThrow();
+    const pendingRow = (messageId: string) =>
+      test.gateway.store.db.selectFrom('media_downloads').selectAll().where('message_id', '=', messageId).executeTakeFirst();
+    const messageRow = (messageId: string) =>
+      test.gateway.store.db.selectFrom('messages').select('media_id').where('id', '=', messageId).executeTakeFirstOrThrow();
     const minutesFromNow = (minutes: number) => new Date(Date.now() + minutes * MINUTE);
 
     function receiveLateFile(failedDownloads: number, bytes = samples.jpeg(2500)) {
-      return test.post('/sandbox/receive', {
-        from_phone: uniquePhone(), to_phone: account.phones[0], message: 'a late photo', media: { data: bytes.toString('base64') }, simulate_failed_downloads: failedDownloads,
-      }, account.apiKey);
+      return test.post(
+        '/sandbox/receive',
+        {
+          from_phone: uniquePhone(),
+          to_phone: account.phones[0],
+          message: 'a late photo',
+          media: { data: bytes.toString('base64') },
+          simulate_failed_downloads: failedDownloads,
+        },
+        account.apiKey,
+      );
     }
 
     it('the message is reported at once as unavailable; a retry stores the file and message.media says so', async () => {
@@ -67,14 +77,28 @@ for (const dialect of dialects) {
       assert.equal(await test.gateway.mediaRetrier.runDue(minutesFromNow(1.1)), 1);
       const second = await pendingRow(messageId);
       assert.deepEqual([second?.attempts, second?.last_reason], [2, 'download_failed'], 'the second failure is counted');
-      assert.ok(Number(second!.next_attempt_at) >= minutesFromNow(1.1).getTime() + DOWNLOAD_RETRY_DELAYS_MS[1]! - 1_000, 'the next try waits the next delay');
+      assert.ok(
+        Number(second!.next_attempt_at) >= minutesFromNow(1.1).getTime() + DOWNLOAD_RETRY_DELAYS_MS[1]! - 1_000,
+        'the next try waits the next delay',
+      );
 
       assert.equal(await test.gateway.mediaRetrier.runDue(minutesFromNow(7)), 1);
       const completed = await eventFor('message.media', messageId);
-      assert.deepEqual({ ...completed.media, id: undefined, url: undefined, signed_url: undefined, signed_url_expires_at: undefined }, {
-        status: 'available', id: undefined, kind: 'image', mime_type: 'image/jpeg', size: bytes.length, sha256: completed.media.sha256, filename: null,
-        url: undefined, signed_url: undefined, signed_url_expires_at: undefined,
-      });
+      assert.deepEqual(
+        { ...completed.media, id: undefined, url: undefined, signed_url: undefined, signed_url_expires_at: undefined },
+        {
+          status: 'available',
+          id: undefined,
+          kind: 'image',
+          mime_type: 'image/jpeg',
+          size: bytes.length,
+          sha256: completed.media.sha256,
+          filename: null,
+          url: undefined,
+          signed_url: undefined,
+          signed_url_expires_at: undefined,
+        },
+      );
       assert.deepEqual([completed.from_phone, completed.to_phone], [message.from_phone, account.phones[0]]);
       assert.equal((await messageRow(messageId)).media_id, completed.media.id, 'the message now names its file');
       assert.equal(await pendingRow(messageId), undefined, 'the promise is kept and gone');
@@ -102,39 +126,77 @@ for (const dialect of dialects) {
 
     it('a file the engine can no longer fetch ends its retries at the first, as media_expired', async () => {
       const message = await test.gateway.receiver.receive({
-        toPhone: account.phones[0] as E164, fromPhone: uniquePhone() as E164, fromLid: null, text: '', contentKind: 'voice',
-        media: { kind: 'voice', mimeType: 'audio/ogg', fileName: null, retryToken: 'not-a-file-the-sandbox-holds', download: () => Promise.reject(new Error('the link failed')) },
-        engineMessageId: `GONE-${dialect}`, receivedAt: new Date(),
+        toPhone: account.phones[0] as E164,
+        fromPhone: uniquePhone() as E164,
+        fromLid: null,
+        text: '',
+        contentKind: 'voice',
+        media: {
+          kind: 'voice',
+          mimeType: 'audio/ogg',
+          fileName: null,
+          retryToken: 'not-a-file-the-sandbox-holds',
+          download: () => Promise.reject(new Error('the link failed')),
+        },
+        engineMessageId: `GONE-${dialect}`,
+        receivedAt: new Date(),
       });
       assert.equal((await eventFor('message', message.id)).media.will_retry, true);
       await test.gateway.mediaRetrier.runDue(minutesFromNow(2));
-      assert.deepEqual((await eventFor('message.media', message.id)).media, { status: 'unavailable', kind: 'voice', reason: 'media_expired', will_retry: false });
+      assert.deepEqual((await eventFor('message.media', message.id)).media, {
+        status: 'unavailable',
+        kind: 'voice',
+        reason: 'media_expired',
+        will_retry: false,
+      });
     });
 
     it('a download slower than WAGW_MEDIA_RECEIVE_TIMEOUT_MS does not hold its message back', async () => {
       const started = Date.now();
       const message = await test.gateway.receiver.receive({
-        toPhone: account.phones[0] as E164, fromPhone: uniquePhone() as E164, fromLid: null, text: 'slow', contentKind: 'video',
+        toPhone: account.phones[0] as E164,
+        fromPhone: uniquePhone() as E164,
+        fromLid: null,
+        text: 'slow',
+        contentKind: 'video',
         media: { kind: 'video', mimeType: 'video/mp4', fileName: null, retryToken: 'slow', download: () => new Promise(() => undefined) },
-        engineMessageId: `SLOW-${dialect}`, receivedAt: new Date(),
+        engineMessageId: `SLOW-${dialect}`,
+        receivedAt: new Date(),
       });
       assert.ok(Date.now() - started < 3_000, 'stored after the budget, not after the download');
-      assert.deepEqual((await eventFor('message', message.id)).media, { status: 'unavailable', kind: 'video', reason: 'download_timed_out', will_retry: true });
+      assert.deepEqual((await eventFor('message', message.id)).media, {
+        status: 'unavailable',
+        kind: 'video',
+        reason: 'download_timed_out',
+        will_retry: true,
+      });
     });
 
     it('a file without a way to fetch it again is reported as not retried', async () => {
       const message = await test.gateway.receiver.receive({
-        toPhone: account.phones[0] as E164, fromPhone: uniquePhone() as E164, fromLid: null, text: '', contentKind: 'image',
+        toPhone: account.phones[0] as E164,
+        fromPhone: uniquePhone() as E164,
+        fromLid: null,
+        text: '',
+        contentKind: 'image',
         media: { kind: 'image', mimeType: 'image/jpeg', fileName: null, retryToken: null, download: () => Promise.reject(new Error('no')) },
-        engineMessageId: `NO-TOKEN-${dialect}`, receivedAt: new Date(),
+        engineMessageId: `NO-TOKEN-${dialect}`,
+        receivedAt: new Date(),
       });
       assert.equal((await eventFor('message', message.id)).media.will_retry, false);
       assert.equal(await pendingRow(message.id), undefined);
     });
 
     it('simulate_failed_downloads needs media, and at most 10', async () => {
-      const withoutMedia = await test.post('/sandbox/receive', { from_phone: uniquePhone(), to_phone: account.phones[0], message: 'x', simulate_failed_downloads: 1 }, account.apiKey);
-      assert.deepEqual([withoutMedia.statusCode, withoutMedia.json().error, withoutMedia.json().meta.field], [400, 'invalid_request', 'simulate_failed_downloads']);
+      const withoutMedia = await test.post(
+        '/sandbox/receive',
+        { from_phone: uniquePhone(), to_phone: account.phones[0], message: 'x', simulate_failed_downloads: 1 },
+        account.apiKey,
+      );
+      assert.deepEqual(
+        [withoutMedia.statusCode, withoutMedia.json().error, withoutMedia.json().meta.field],
+        [400, 'invalid_request', 'simulate_failed_downloads'],
+      );
       const tooMany = await receiveLateFile(11);
       assert.deepEqual([tooMany.statusCode, tooMany.json().meta.field], [400, 'simulate_failed_downloads']);
     });

@@ -26,9 +26,16 @@ for (const dialect of dialects) {
       after(() => test?.close());
 
       const stored = (sha256: string) => test.gateway.blobs.exists({ accountId: account.accountId, sha256 });
-      const upload = (bytes: Buffer) => test.gateway.media.ingest(Readable.from([bytes]), { accountId: account.accountId, source: 'upload' });
-      const download = (id: string) => test.inject({ method: 'GET', url: `/media/${id}`, headers: { authorization: `Bearer ${account.apiKey}` } });
-      const expire = (id: string) => test.gateway.store.db.updateTable('media').set({ expires_at: Date.now() - 1 }).where('id', '=', id).execute();
+      const upload = (bytes: Buffer) =>
+        test.gateway.media.ingest(Readable.from([bytes]), { accountId: account.accountId, source: 'upload' });
+      const download = (id: string) =>
+        test.inject({ method: 'GET', url: `/media/${id}`, headers: { authorization: `Bearer ${account.apiKey}` } });
+      const expire = (id: string) =>
+        test.gateway.store.db
+          .updateTable('media')
+          .set({ expires_at: Date.now() - 1 })
+          .where('id', '=', id)
+          .execute();
 
       it('an expired upload is removed, row marked and bytes gone, and its id answers 404', async () => {
         const media = await upload(samples.pdf(1111));
@@ -36,7 +43,11 @@ for (const dialect of dialects) {
         // Two hours on: past the grace that keeps just-written bytes, short of the uploads' own day.
         assert.ok((await test.gateway.mediaSweeper.sweepExpired(hoursFromNow(2))) >= 1);
         assert.equal(await stored(media.sha256), false);
-        const row = await test.gateway.store.db.selectFrom('media').select('removed_at').where('id', '=', media.id).executeTakeFirstOrThrow();
+        const row = await test.gateway.store.db
+          .selectFrom('media')
+          .select('removed_at')
+          .where('id', '=', media.id)
+          .executeTakeFirstOrThrow();
         assert.notEqual(row.removed_at, null, 'the row stays, marked removed');
         assert.equal((await download(media.id)).statusCode, 404);
       });

@@ -39,7 +39,11 @@ for (const dialect of dialects) {
         const message = await receive(async () => Readable.from([samples.jpeg(3000)]));
         assert.equal(message.contentKind, 'image');
         assert.ok(message.mediaId !== null);
-        const got = await test.inject({ method: 'GET', url: `/media/${message.mediaId}`, headers: { authorization: `Bearer ${account.apiKey}` } });
+        const got = await test.inject({
+          method: 'GET',
+          url: `/media/${message.mediaId}`,
+          headers: { authorization: `Bearer ${account.apiKey}` },
+        });
         assert.deepEqual(got.rawPayload, samples.jpeg(3000));
         const media = await test.gateway.media.find(account.accountId, message.mediaId!);
         const expiresIn = media.expiresAt!.getTime() - Date.now();
@@ -53,8 +57,14 @@ for (const dialect of dialects) {
         assert.equal(message.text, 'see this');
         assert.equal(message.mediaId, null);
         const page = await test.gateway.history.page(accountScope(account.accountId), { limit: 5 });
-        assert.ok(page.messages.some((stored) => stored.id === message.id), 'the message is stored');
-        const payload = incomingMessagePayload(message, { kind: 'image', unavailable: 'download_failed', willRetry: false }) as unknown as { media: unknown; data: { media: unknown } };
+        assert.ok(
+          page.messages.some((stored) => stored.id === message.id),
+          'the message is stored',
+        );
+        const payload = incomingMessagePayload(message, { kind: 'image', unavailable: 'download_failed', willRetry: false }) as unknown as {
+          media: unknown;
+          data: { media: unknown };
+        };
         assert.deepEqual(payload.media, { status: 'unavailable', kind: 'image', reason: 'download_failed', will_retry: false });
         assert.deepEqual(payload.data.media, payload.media);
       });

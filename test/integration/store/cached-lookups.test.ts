@@ -27,7 +27,7 @@ for (const dialect of dialects) {
     const lookups = () => test.gateway.store.lookups;
     const planOf = async (phone: string) => (await lookups().numberWithPlan(phone as E164))?.plan;
 
-    it('a plan changed behind the gateway\'s back is seen only once the bound has passed', async () => {
+    it("a plan changed behind the gateway's back is seen only once the bound has passed", async () => {
       const phone = caller.phones[0]!;
       const planBefore = await planOf(phone);
       await updateAccount(test.gateway.store.db, caller.accountId, { plan: planBefore === 'enterprise' ? 'starter' : 'enterprise' });
@@ -67,7 +67,9 @@ for (const dialect of dialects) {
   });
 }
 
-describe('a change made on another node reaches this node\'s lookups by NOTIFY, well within the bound (postgres)', { skip: !dialects.includes('postgres') }, () => {
+describe("a change made on another node reaches this node's lookups by NOTIFY, well within the bound (postgres)", {
+  skip: !dialects.includes('postgres'),
+}, () => {
   let test: TestGateway;
   let other: Gateway;
   let listener: KeyRevocationListener;
@@ -76,7 +78,16 @@ describe('a change made on another node reaches this node\'s lookups by NOTIFY, 
     test = await startTestGateway('postgres');
     const config = loadConfig({ DATABASE_URL: test.database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: '7e57'.repeat(16) });
     other = await createGateway(config, createLogger(config));
-    listener = new KeyRevocationListener(test.database.url, { keyRevoked: () => undefined, missedSignals: () => undefined, leasesReleased: () => undefined, other: (payload) => void test.gateway.store.lookups.heard(payload) }, test.gateway.logger);
+    listener = new KeyRevocationListener(
+      test.database.url,
+      {
+        keyRevoked: () => undefined,
+        missedSignals: () => undefined,
+        leasesReleased: () => undefined,
+        other: (payload) => void test.gateway.store.lookups.heard(payload),
+      },
+      test.gateway.logger,
+    );
     await listener.start();
   });
   after(async () => {

@@ -23,7 +23,12 @@ describe('statements compiled once', () => {
   const accountByNameAndPlan = compiledStatement((db, v: { name: string; plan: string }) => {
     builds++;
     // 'enterprise' is a constant of the statement, not one of its values: it must survive.
-    return db.selectFrom('accounts').select(['id', 'name']).where('name', '=', v.name).where('plan', '=', v.plan).where('plan', '!=', 'enterprise');
+    return db
+      .selectFrom('accounts')
+      .select(['id', 'name'])
+      .where('name', '=', v.name)
+      .where('plan', '=', v.plan)
+      .where('plan', '!=', 'enterprise');
   });
 
   before(async () => {
@@ -55,12 +60,16 @@ describe('statements compiled once', () => {
       await assert.rejects(misuse(store.db, { name: 'Ada' }), /used a value inside another value/);
     }
     // A value put into the SQL text itself (a name, a raw fragment) would be frozen there.
-    const inText = compiledStatement((db, v: { column: string }) => db.selectFrom('accounts').select('id').where(sql.ref(v.column), '=', 'x'));
+    const inText = compiledStatement((db, v: { column: string }) =>
+      db.selectFrom('accounts').select('id').where(sql.ref(v.column), '=', 'x'),
+    );
     for (const store of stores) {
       await assert.rejects(inText(store.db, { column: 'name' }), /put a value into its SQL text/);
     }
     // Values are one flat object: a nested read would bind undefined for good.
-    const nested = compiledStatement((db, v: { account: { name: string } }) => db.selectFrom('accounts').select('id').where('name', '=', v.account.name));
+    const nested = compiledStatement((db, v: { account: { name: string } }) =>
+      db.selectFrom('accounts').select('id').where('name', '=', v.account.name),
+    );
     for (const store of stores) {
       await assert.rejects(nested(store.db, { account: { name: 'Ada' } }), /not one of its top-level names/);
     }
@@ -87,11 +96,17 @@ describe('compiled statements on PostgreSQL are prepared once per connection', {
     const numberLookups = prepared.rows.filter((row) => row.statement.includes('from "whatsapp_numbers"'));
     assert.equal(numberLookups.length, 1, `one prepared number lookup: ${JSON.stringify(prepared.rows)}`);
     assert.match(numberLookups[0]!.name, /^wagw_\d+$/);
-    assert.ok(!prepared.rows.some((row) => row.statement.includes('not compiled') || row.statement.includes('count(*)')), 'an ordinary query is not prepared');
+    assert.ok(
+      !prepared.rows.some((row) => row.statement.includes('not compiled') || row.statement.includes('count(*)')),
+      'an ordinary query is not prepared',
+    );
   });
 
   it('with WAGW_DATABASE_PREPARED_STATEMENTS=false nothing is prepared, and the statements still answer', async () => {
-    const unprepared = await openMigratedTestStore('postgres', { WAGW_DATABASE_POOL_SIZE: '1', WAGW_DATABASE_PREPARED_STATEMENTS: 'false' });
+    const unprepared = await openMigratedTestStore('postgres', {
+      WAGW_DATABASE_POOL_SIZE: '1',
+      WAGW_DATABASE_PREPARED_STATEMENTS: 'false',
+    });
     try {
       const accountId = await addAccount(unprepared.store, 'Pooled', 'pro');
       assert.deepEqual(await listEnabledWebhooks(unprepared.store.db, accountId), []);
@@ -107,8 +122,19 @@ describe('compiled statements on PostgreSQL are prepared once per connection', {
     const accountId = await addAccount(store, 'Upgrade', 'pro');
     const at = new Date();
     await insertNumber(store.db, {
-      id: newId('number'), accountId, holderUserId: null, phone: '+447700900125' as E164, engine: 'sandbox',
-      status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at,
+      id: newId('number'),
+      accountId,
+      holderUserId: null,
+      phone: '+447700900125' as E164,
+      engine: 'sandbox',
+      status: 'connected',
+      statusReason: null,
+      autoRead: false,
+      rejectCalls: false,
+      callReplyText: null,
+      showOnline: false,
+      createdAt: at,
+      updatedAt: at,
     });
     assert.equal((await findNumberByPhone(store.db, '+447700900125' as E164))?.accountId, accountId);
     assert.deepEqual(await listEnabledWebhooks(store.db, accountId), []);

@@ -20,7 +20,9 @@ for (const dialect of dialects) {
         if (dialect === 'postgres') {
           const { rows } = await sql<{ synchronous_commit: string }>`show synchronous_commit`.execute(store.db);
           assert.equal(rows[0]!.synchronous_commit, 'on');
-          const timeout = await sql<{ idle_in_transaction_session_timeout: string }>`show idle_in_transaction_session_timeout`.execute(store.db);
+          const timeout = await sql<{ idle_in_transaction_session_timeout: string }>`show idle_in_transaction_session_timeout`.execute(
+            store.db,
+          );
           // A third of the default 15 s lease TTL.
           assert.equal(timeout.rows[0]!.idle_in_transaction_session_timeout, '5s');
         } else {
@@ -43,7 +45,12 @@ if (dialects.includes('postgres')) {
       // client asks the server for asynchronous commits, as a misconfigured server would have them.
       const url = new URL(database.url);
       url.searchParams.set('options', '-c synchronous_commit=off');
-      const config = loadConfig({ DATABASE_URL: url.toString(), WAGW_DATABASE_PREPARED_STATEMENTS: 'false', WAGW_SECRET_KEY: KEY, LOG_LEVEL: 'silent' });
+      const config = loadConfig({
+        DATABASE_URL: url.toString(),
+        WAGW_DATABASE_PREPARED_STATEMENTS: 'false',
+        WAGW_SECRET_KEY: KEY,
+        LOG_LEVEL: 'silent',
+      });
       try {
         await assert.rejects(createGateway(config, createLogger(config)), /synchronous_commit is off, not on/);
       } finally {

@@ -40,7 +40,12 @@ describe('files the gateway creates', () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-permissions-'));
     fs.chmodSync(root, 0o750);
     try {
-      const config = loadConfig({ DATABASE_URL: `sqlite:${path.join(root, 'wagw.db')}`, WAGW_DATA_DIR: root, WAGW_SECRET_KEY: '7e57'.repeat(16), LOG_LEVEL: 'silent' });
+      const config = loadConfig({
+        DATABASE_URL: `sqlite:${path.join(root, 'wagw.db')}`,
+        WAGW_DATA_DIR: root,
+        WAGW_SECRET_KEY: '7e57'.repeat(16),
+        LOG_LEVEL: 'silent',
+      });
       const gateway = await createGateway(config, createLogger(config));
       await gateway.close();
       assert.equal(modeOf(root), 0o750);

@@ -87,9 +87,7 @@ for (const dialect of dialects) {
         await insertAccount(trx, newAccount('first'));
       });
       await firstStarted;
-      const later = Array.from({ length: 10 }, (_, index) =>
-        committer.run((trx) => insertAccount(trx, newAccount(`later ${index}`))),
-      );
+      const later = Array.from({ length: 10 }, (_, index) => committer.run((trx) => insertAccount(trx, newAccount(`later ${index}`))));
       await nextTurn();
       release();
       await Promise.all([first, ...later]);
@@ -135,7 +133,7 @@ for (const dialect of dialects) {
       assert.equal((await findAccountById(store.db, existing.id))?.name, 'already there', 'the existing row is untouched');
     });
 
-    it('a caller\'s promise resolves only once its write is visible to another connection', async () => {
+    it("a caller's promise resolves only once its write is visible to another connection", async () => {
       const committer = new GroupCommitter(store.db, 256);
       const observer = openStore(loadConfig({ DATABASE_URL: url }).database);
       try {
@@ -145,7 +143,8 @@ for (const dialect of dialects) {
             committer.run((trx) => insertAccount(trx, account)).then(() => findAccountById(observer.db, account.id)),
           ),
         );
-        for (const [index, seen] of seenByObserver.entries()) assert.equal(seen?.id, accounts[index]!.id, `${accounts[index]!.name} was not yet visible`);
+        for (const [index, seen] of seenByObserver.entries())
+          assert.equal(seen?.id, accounts[index]!.id, `${accounts[index]!.name} was not yet visible`);
       } finally {
         await observer.close();
       }
@@ -159,10 +158,12 @@ for (const dialect of dialects) {
       const count = 30;
       for (let index = 0; index < count; index++) {
         const account = index === 13 ? existing : newAccount(`drain ${index}`);
-        committer.run((trx) => insertAccount(trx, account)).then(
-          () => settled++,
-          () => settled++,
-        );
+        committer
+          .run((trx) => insertAccount(trx, account))
+          .then(
+            () => settled++,
+            () => settled++,
+          );
       }
       await committer.drain();
       // Settlement callbacks run as microtasks after each promise settles; drain's own
@@ -189,7 +190,10 @@ for (const dialect of dialects) {
       );
       assert.ok(transactions.count >= 4, `20 writes at batch size 5 took ${transactions.count} transactions`);
       for (const size of writesPerTransaction.values()) assert.ok(size <= 5, `a transaction held ${size} writes`);
-      assert.equal([...writesPerTransaction.values()].reduce((sum, size) => sum + size, 0), 20);
+      assert.equal(
+        [...writesPerTransaction.values()].reduce((sum, size) => sum + size, 0),
+        20,
+      );
     });
 
     it('with grouping off (WAGW_GROUP_COMMIT=false), every write commits in a transaction of its own', async () => {

@@ -89,7 +89,9 @@ for (const dialect of dialects) {
         fromLid: '123456789012345@lid',
         toPhone: '+447700900001' as E164,
         text: 'a caption',
-        contentKind: 'image_caption', mediaId: null, structured: null,
+        contentKind: 'image_caption',
+        mediaId: null,
+        structured: null,
         status: 'received',
         engineMessageId: 'engine-lid',
         createdAt: new Date(2_000),
@@ -99,7 +101,11 @@ for (const dialect of dialects) {
       assert.equal(message?.fromLid, '123456789012345@lid');
       assert.equal(message?.contentKind, 'image_caption');
       const listed = await listMessages(store.db, { accountId, phone: '+447700900001', limit: 10 });
-      assert.deepEqual(listed.map((entry) => entry.id), [id, oldMessageId], 'the phone filter still finds it by our own number');
+      assert.deepEqual(
+        listed.map((entry) => entry.id),
+        [id, oldMessageId],
+        'the phone filter still finds it by our own number',
+      );
     });
 
     it('the foreign keys survive the rebuild: removing the account removes its messages', async () => {

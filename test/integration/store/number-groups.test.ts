@@ -21,8 +21,16 @@ for (const dialect of dialects) {
       const number = await seedNumberRow(suite.store);
       const other = '+447700900999';
       // 1,200 groups: more than two batches, so the batching and its seams are exercised.
-      const first = Array.from({ length: 1_200 }, (_, index) => groupOf(index, [member(number.phone, index % 3 === 0 ? 'admin' : 'member'), member(other)]));
-      await rememberGroups(suite.store.db, number, first, new Date('2026-11-01T00:00:00Z'), first.map((group) => group.id));
+      const first = Array.from({ length: 1_200 }, (_, index) =>
+        groupOf(index, [member(number.phone, index % 3 === 0 ? 'admin' : 'member'), member(other)]),
+      );
+      await rememberGroups(
+        suite.store.db,
+        number,
+        first,
+        new Date('2026-11-01T00:00:00Z'),
+        first.map((group) => group.id),
+      );
 
       const listed = await listKnownGroups(suite.store.db, [number.id]);
       assert.equal(listed.length, 1_200);
@@ -42,7 +50,11 @@ for (const dialect of dialects) {
       const again = new Map((await listKnownGroups(suite.store.db, [number.id])).map((group) => [group.groupId, group]));
       assert.equal(again.size, 1_199);
       assert.deepEqual(
-        { subject: again.get(first[3]!.id)!.subject, isAdmin: again.get(first[3]!.id)!.isAdmin, at: again.get(first[3]!.id)!.updatedAt.toISOString() },
+        {
+          subject: again.get(first[3]!.id)!.subject,
+          isAdmin: again.get(first[3]!.id)!.isAdmin,
+          at: again.get(first[3]!.id)!.updatedAt.toISOString(),
+        },
         { subject: 'Renamed', isAdmin: false, at: '2026-11-02T00:00:00.000Z' },
       );
       assert.equal(again.get(first[4]!.id)!.size, 3);

@@ -25,8 +25,19 @@ for (const dialect of dialects) {
       await insertAccount(store.db, { id: accountId, name: 'Receipts', plan: 'starter', customMonthlyLimit: null, createdAt: new Date() });
       const at = new Date();
       number = {
-        id: newId('number'), accountId, holderUserId: null, phone: '+447700900401' as E164, engine: 'sandbox',
-        status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at,
+        id: newId('number'),
+        accountId,
+        holderUserId: null,
+        phone: '+447700900401' as E164,
+        engine: 'sandbox',
+        status: 'connected',
+        statusReason: null,
+        autoRead: false,
+        rejectCalls: false,
+        callReplyText: null,
+        showOnline: false,
+        createdAt: at,
+        updatedAt: at,
       };
       await insertNumber(store.db, number);
     });
@@ -40,9 +51,21 @@ for (const dialect of dialects) {
 
     async function storedMessage(overrides: Partial<Message>): Promise<Message> {
       const message: Message = {
-        id: newId('message'), accountId: number.accountId, numberId: number.id, direction: 'outbound',
-        fromPhone: number.phone, fromLid: null, toPhone: '+447700900402' as E164, text: 'hello', contentKind: 'text', mediaId: null, structured: null,
-        status: 'sent', engineMessageId: `sbx_${newId('event')}`, createdAt: new Date(), ...overrides,
+        id: newId('message'),
+        accountId: number.accountId,
+        numberId: number.id,
+        direction: 'outbound',
+        fromPhone: number.phone,
+        fromLid: null,
+        toPhone: '+447700900402' as E164,
+        text: 'hello',
+        contentKind: 'text',
+        mediaId: null,
+        structured: null,
+        status: 'sent',
+        engineMessageId: `sbx_${newId('event')}`,
+        createdAt: new Date(),
+        ...overrides,
       };
       await insertMessage(store.db, message);
       return message;
@@ -65,7 +88,16 @@ for (const dialect of dialects) {
     });
 
     it('an unknown engine id, or an inbound message with that id, changes nothing', async () => {
-      assert.equal(await advanceOutboundStatus(store.db, { fromPhone: number.phone, engineMessageId: 'sbx_unknown' }, 'delivered', ['sent'], new Date()), undefined);
+      assert.equal(
+        await advanceOutboundStatus(
+          store.db,
+          { fromPhone: number.phone, engineMessageId: 'sbx_unknown' },
+          'delivered',
+          ['sent'],
+          new Date(),
+        ),
+        undefined,
+      );
       const inbound = await storedMessage({ direction: 'inbound', status: 'received' });
       assert.equal(await advanceOutboundStatus(store.db, sentKey(inbound), 'read', ['received', 'sent'], new Date()), undefined);
       assert.equal((await findMessageById(store.db, inbound.id))?.status, 'received');
@@ -73,9 +105,20 @@ for (const dialect of dialects) {
 
     it('a failed receipt records its error code with the status', async () => {
       const message = await storedMessage({});
-      const failed = await advanceOutboundStatus(store.db, sentKey(message), 'failed', ['queued', 'sent'], new Date(), 'recipient_not_on_whatsapp');
+      const failed = await advanceOutboundStatus(
+        store.db,
+        sentKey(message),
+        'failed',
+        ['queued', 'sent'],
+        new Date(),
+        'recipient_not_on_whatsapp',
+      );
       assert.equal(failed?.status, 'failed');
-      const row = await store.db.selectFrom('messages').select(['status', 'error_code']).where('id', '=', message.id).executeTakeFirstOrThrow();
+      const row = await store.db
+        .selectFrom('messages')
+        .select(['status', 'error_code'])
+        .where('id', '=', message.id)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(row, { status: 'failed', error_code: 'recipient_not_on_whatsapp' });
     });
 
@@ -87,7 +130,7 @@ for (const dialect of dialects) {
       const theirs = await storedMessage({ engineMessageId: shared, numberId: other.id, fromPhone: other.phone });
       const advanced = await advanceOutboundStatus(store.db, sentKey(theirs), 'read', ['sent', 'delivered'], new Date());
       assert.equal(advanced?.id, theirs.id);
-      assert.equal((await findMessageById(store.db, ours.id))?.status, 'sent', 'the other number\'s message is untouched');
+      assert.equal((await findMessageById(store.db, ours.id))?.status, 'sent', "the other number's message is untouched");
       assert.equal(await findOutboundStatus(store.db, sentKey(ours)), 'sent');
       assert.equal(await findOutboundStatus(store.db, sentKey(theirs)), 'read');
     });

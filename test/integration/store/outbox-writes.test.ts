@@ -22,15 +22,25 @@ for (const dialect of dialects) {
   describe(`a message and its webhook event are written together (${dialect})`, () => {
     const suite = suiteStore(dialect);
 
-    async function accountWithWebhooks(eventTypesPerWebhook: WebhookEventType[][]): Promise<{ number: WhatsAppNumber; webhooks: Webhook[] }> {
+    async function accountWithWebhooks(
+      eventTypesPerWebhook: WebhookEventType[][],
+    ): Promise<{ number: WhatsAppNumber; webhooks: Webhook[] }> {
       const number = await seedNumberRow(suite.store, {}, 'pro');
       const { accountId } = number;
       const at = new Date();
       const webhooks: Webhook[] = [];
       for (const eventTypes of eventTypesPerWebhook) {
         const webhook: Webhook = {
-          id: newId('webhook'), accountId, url: 'https://receiver.example/hook', eventTypes, messageScope: 'direct', enabled: true,
-          disabledReason: null, failingSince: null, createdAt: at, updatedAt: at,
+          id: newId('webhook'),
+          accountId,
+          url: 'https://receiver.example/hook',
+          eventTypes,
+          messageScope: 'direct',
+          enabled: true,
+          disabledReason: null,
+          failingSince: null,
+          createdAt: at,
+          updatedAt: at,
         };
         await insertWebhook(suite.store.db, webhook, 'sealed-secret');
         webhooks.push(webhook);
@@ -40,16 +50,39 @@ for (const dialect of dialects) {
 
     function incoming(number: WhatsAppNumber): Message {
       return {
-        id: newId('message'), accountId: number.accountId, numberId: number.id, direction: 'inbound', fromPhone: '+447700900999' as E164,
-        fromLid: null, toPhone: number.phone, text: 'hello', contentKind: 'text', mediaId: null, structured: null, status: 'received', engineMessageId: `sbx_${newId('event')}`,
-        createdAt: new Date(), times: { ...NO_TIMES },
+        id: newId('message'),
+        accountId: number.accountId,
+        numberId: number.id,
+        direction: 'inbound',
+        fromPhone: '+447700900999' as E164,
+        fromLid: null,
+        toPhone: number.phone,
+        text: 'hello',
+        contentKind: 'text',
+        mediaId: null,
+        structured: null,
+        status: 'received',
+        engineMessageId: `sbx_${newId('event')}`,
+        createdAt: new Date(),
+        times: { ...NO_TIMES },
       };
     }
 
     async function queued(accountId: string) {
-      const { rows } = await sql<{ id: string; webhook_id: string; event_type: string; payload: string; state: string; next_attempt_at: number; created_at: number; claimed_until: number | null }>`
+      const { rows } = await sql<{
+        id: string;
+        webhook_id: string;
+        event_type: string;
+        payload: string;
+        state: string;
+        next_attempt_at: number;
+        created_at: number;
+        claimed_until: number | null;
+      }>`
         select d.id, d.webhook_id, e.event_type, e.payload, d.state, d.next_attempt_at, e.created_at, d.claimed_until
-        from webhook_deliveries d join webhook_events e on e.id = d.event_id where d.account_id = ${accountId} order by d.webhook_id`.execute(suite.store.db);
+        from webhook_deliveries d join webhook_events e on e.id = d.event_id where d.account_id = ${accountId} order by d.webhook_id`.execute(
+        suite.store.db,
+      );
       return rows;
     }
 
@@ -80,7 +113,9 @@ for (const dialect of dialects) {
       const claimedUntil = Date.now() + 20_000;
       const message = incoming(number);
       const payload = incomingMessagePayload(message);
-      const enqueued = await suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(webhooks[1]!.id, claimedUntil), message, payload));
+      const enqueued = await suite.store.db
+        .transaction()
+        .execute((trx) => insertMessageAndEnqueue(trx, leasingFor(webhooks[1]!.id, claimedUntil), message, payload));
       assert.equal(enqueued.count, 2);
       const rows = await queued(number.accountId);
       const leasedRow = rows.find((row) => row.webhook_id === webhooks[1]!.id)!;
@@ -97,15 +132,26 @@ for (const dialect of dialects) {
       // The one-statement form too (PostgreSQL): one subscribed webhook, leased.
       const single = await accountWithWebhooks([['message']]);
       const alone = incoming(single.number);
-      const one = await suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, leasingFor(single.webhooks[0]!.id, claimedUntil), alone, incomingMessagePayload(alone)));
+      const one = await suite.store.db
+        .transaction()
+        .execute((trx) =>
+          insertMessageAndEnqueue(trx, leasingFor(single.webhooks[0]!.id, claimedUntil), alone, incomingMessagePayload(alone)),
+        );
       assert.equal(one.handedOver[0]!.id, (await queued(single.number.accountId))[0]!.id);
       assert.equal(Number((await queued(single.number.accountId))[0]!.claimed_until), claimedUntil);
     });
 
     it('with two subscribed webhooks, two deliveries of one event; with none, the message alone', async () => {
       const two = await accountWithWebhooks([['message'], ['message', 'message.status']]);
-      assert.equal((await insertMessageAndEnqueue(suite.store.db, CLAIMS_ONLY, incoming(two.number), incomingMessagePayload(incoming(two.number)))).count, 2);
-      assert.deepEqual((await queued(two.number.accountId)).map((row) => row.webhook_id), two.webhooks.map((webhook) => webhook.id).sort());
+      assert.equal(
+        (await insertMessageAndEnqueue(suite.store.db, CLAIMS_ONLY, incoming(two.number), incomingMessagePayload(incoming(two.number))))
+          .count,
+        2,
+      );
+      assert.deepEqual(
+        (await queued(two.number.accountId)).map((row) => row.webhook_id),
+        two.webhooks.map((webhook) => webhook.id).sort(),
+      );
       const none = await accountWithWebhooks([['message.status']]);
       const alone = incoming(none.number);
       assert.equal((await insertMessageAndEnqueue(suite.store.db, CLAIMS_ONLY, alone, incomingMessagePayload(alone))).count, 0);
@@ -117,9 +163,15 @@ for (const dialect of dialects) {
       const { number, webhooks } = await accountWithWebhooks([['message.status']]);
       const message = incoming(number);
       const at = new Date();
-      assert.equal((await enqueueEvent(suite.store.db, CLAIMS_ONLY, number.accountId, messageStatusPayload(message, 'delivered', null, at), at)).count, 1);
+      assert.equal(
+        (await enqueueEvent(suite.store.db, CLAIMS_ONLY, number.accountId, messageStatusPayload(message, 'delivered', null, at), at)).count,
+        1,
+      );
       const rows = await queued(number.accountId);
-      assert.deepEqual(rows.map((row) => [row.webhook_id, row.event_type]), [[webhooks[0]!.id, 'message.status']]);
+      assert.deepEqual(
+        rows.map((row) => [row.webhook_id, row.event_type]),
+        [[webhooks[0]!.id, 'message.status']],
+      );
     });
 
     it('all or nothing: when a write fails, neither the message nor its event stays', async () => {
@@ -128,7 +180,9 @@ for (const dialect of dialects) {
       await insertMessageAndEnqueue(suite.store.db, CLAIMS_ONLY, first, incomingMessagePayload(first));
       // The same message id again: its insert fails, and the transaction takes the event with it.
       const again = { ...first, text: 'again' };
-      await assert.rejects(suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, CLAIMS_ONLY, again, incomingMessagePayload(again))));
+      await assert.rejects(
+        suite.store.db.transaction().execute((trx) => insertMessageAndEnqueue(trx, CLAIMS_ONLY, again, incomingMessagePayload(again))),
+      );
       assert.equal((await findMessageById(suite.store.db, first.id))?.text, 'hello');
       assert.equal((await queued(number.accountId)).length, 1, 'no second event or delivery');
     });

@@ -47,7 +47,11 @@ for (const dialect of dialects) {
         phone,
         engine: 'sandbox',
         status: 'connected',
-        statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
+        statusReason: null,
+        autoRead: false,
+        rejectCalls: false,
+        callReplyText: null,
+        showOnline: false,
         createdAt: at,
         updatedAt: at,
       };
@@ -147,17 +151,36 @@ for (const dialect of dialects) {
         const { id } = await seedAccount();
         const number = await seedNumber(id);
         const outbound = (text: string): Message => ({
-          id: newId('message'), accountId: id, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null,
-          toPhone: nextPhone(), text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(), times: { ...NO_TIMES },
+          id: newId('message'),
+          accountId: id,
+          numberId: number.id,
+          direction: 'outbound',
+          fromPhone: number.phone,
+          fromLid: null,
+          toPhone: nextPhone(),
+          text,
+          contentKind: 'text',
+          mediaId: null,
+          structured: null,
+          status: 'queued',
+          engineMessageId: null,
+          createdAt: new Date(),
+          times: { ...NO_TIMES },
         });
         const first = outbound('first of the month');
         assert.equal(await insertMessageWithUnit(suite.store.db, first, { period: '2026-05', limit: 2 }), true);
         assert.deepEqual(await findMessageById(suite.store.db, first.id), first, 'the row is stored exactly as given');
         const racing = Array.from({ length: 6 }, (_unused, index) => outbound(`racing ${index}`));
-        const admitted = await Promise.all(racing.map((message) => insertMessageWithUnit(suite.store.db, message, { period: '2026-05', limit: 2 })));
+        const admitted = await Promise.all(
+          racing.map((message) => insertMessageWithUnit(suite.store.db, message, { period: '2026-05', limit: 2 })),
+        );
         assert.equal(admitted.filter(Boolean).length, 1, 'one unit was left');
         for (const [index, message] of racing.entries()) {
-          assert.equal((await findMessageById(suite.store.db, message.id)) !== undefined, admitted[index], 'a row exists exactly when its unit was taken');
+          assert.equal(
+            (await findMessageById(suite.store.db, message.id)) !== undefined,
+            admitted[index],
+            'a row exists exactly when its unit was taken',
+          );
         }
         assert.equal(await monthlyUsed(suite.store.db, id, '2026-05'), 2);
         const unlimited = outbound('enterprise');
@@ -201,7 +224,9 @@ for (const dialect of dialects) {
           fromLid: null,
           toPhone: '+14155550100' as E164,
           text: 'kept after the number goes',
-          contentKind: 'text', mediaId: null, structured: null,
+          contentKind: 'text',
+          mediaId: null,
+          structured: null,
           status: 'sent',
           engineMessageId: 'engine-1',
           createdAt: new Date(),
@@ -212,13 +237,20 @@ for (const dialect of dialects) {
         assert.equal(await findNumberById(suite.store.db, number.id), undefined);
         assert.equal(await deleteNumber(suite.store.db, number.id), false, 'a second delete finds nothing');
 
-        const row = await suite.store.db.selectFrom('messages').select(['number_id', 'text']).where('id', '=', message.id).executeTakeFirst();
+        const row = await suite.store.db
+          .selectFrom('messages')
+          .select(['number_id', 'text'])
+          .where('id', '=', message.id)
+          .executeTakeFirst();
         assert.deepEqual(row, { number_id: null, text: 'kept after the number goes' });
         const kept = await findMessageById(suite.store.db, message.id);
         assert.equal(kept?.text, message.text);
         assert.equal(kept?.fromPhone, number.phone);
         const listed = await listMessages(suite.store.db, { accountId: account.id, limit: 10 });
-        assert.deepEqual(listed.map((listedMessage) => listedMessage.id), [message.id]);
+        assert.deepEqual(
+          listed.map((listedMessage) => listedMessage.id),
+          [message.id],
+        );
       });
 
       it('a deleted number frees its phone for a new registration', async () => {

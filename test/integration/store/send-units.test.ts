@@ -24,8 +24,22 @@ for (const dialect of dialects) {
 
     function outbound(number: WhatsAppNumber, text: string, overrides: Partial<Message> = {}): Message {
       return {
-        id: newId('message'), accountId: number.accountId, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null,
-        toPhone: '+14155550100' as E164, text, contentKind: 'text', mediaId: null, structured: null, status: 'queued', engineMessageId: null, createdAt: new Date(), times: { ...NO_TIMES }, ...overrides,
+        id: newId('message'),
+        accountId: number.accountId,
+        numberId: number.id,
+        direction: 'outbound',
+        fromPhone: number.phone,
+        fromLid: null,
+        toPhone: '+14155550100' as E164,
+        text,
+        contentKind: 'text',
+        mediaId: null,
+        structured: null,
+        status: 'queued',
+        engineMessageId: null,
+        createdAt: new Date(),
+        times: { ...NO_TIMES },
+        ...overrides,
       };
     }
 
@@ -42,11 +56,21 @@ for (const dialect of dialects) {
       const number = await seedNumber();
       const committer = new GroupCommitter(suite.store.db, 100);
       const first = await sendInOneBatch(committer, [outbound(number, 'before')], { period: PERIOD, limit: 5 });
-      assert.deepEqual(first.map((admission) => admission.admitted), [true]);
+      assert.deepEqual(
+        first.map((admission) => admission.admitted),
+        [true],
+      );
       const messages = Array.from({ length: 8 }, (_unused, index) => outbound(number, `send ${index}`));
       const admissions = await sendInOneBatch(committer, messages, { period: PERIOD, limit: 5 });
-      assert.deepEqual(admissions.map((admission) => admission.admitted), [true, true, true, true, false, false, false, false]);
-      assert.deepEqual(await stored(messages), [true, true, true, true, false, false, false, false], 'a row exists exactly when its unit was taken');
+      assert.deepEqual(
+        admissions.map((admission) => admission.admitted),
+        [true, true, true, true, false, false, false, false],
+      );
+      assert.deepEqual(
+        await stored(messages),
+        [true, true, true, true, false, false, false, false],
+        'a row exists exactly when its unit was taken',
+      );
       assert.equal(await monthlyUsed(suite.store.db, number.accountId, PERIOD), 5);
     });
 
@@ -57,7 +81,9 @@ for (const dialect of dialects) {
       const committers = [new GroupCommitter(suite.store.db, 7, 3), new GroupCommitter(suite.store.db, 5, 3)];
       const messages = Array.from({ length: limit + 20 }, (_unused, index) => outbound(number, `race ${index}`));
       const admissions = await Promise.all(
-        messages.map((message, index) => committers[index % 2]!.run(async (_trx, batch) => queueMessageWithUnit(batch, message, { period: PERIOD, limit }))),
+        messages.map((message, index) =>
+          committers[index % 2]!.run(async (_trx, batch) => queueMessageWithUnit(batch, message, { period: PERIOD, limit })),
+        ),
       );
       const admitted = admissions.map((admission) => admission.admitted);
       assert.equal(admitted.filter(Boolean).length, limit);
@@ -88,7 +114,10 @@ for (const dialect of dialects) {
           throw new Error('a neighbour fails');
         }),
       ]);
-      assert.deepEqual(results.map((result) => result.status), ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+      assert.deepEqual(
+        results.map((result) => result.status),
+        ['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected'],
+      );
       assert.ok(results.slice(0, 4).every((result) => result.status === 'fulfilled' && result.value.admitted));
       assert.deepEqual(await stored(messages), [true, true, true, true]);
       assert.equal(await monthlyUsed(suite.store.db, number.accountId, PERIOD), 4);
@@ -108,20 +137,35 @@ for (const dialect of dialects) {
       const at = new Date(1_795_600_000_123);
       const variants: Partial<Message>[] = [
         {},
-        { direction: 'inbound', fromPhone: null, fromLid: '12345678901234@lid', toPhone: number.phone, status: 'received', engineMessageId: 'ENGINE-1' },
+        {
+          direction: 'inbound',
+          fromPhone: null,
+          fromLid: '12345678901234@lid',
+          toPhone: number.phone,
+          status: 'received',
+          engineMessageId: 'ENGINE-1',
+        },
         { text: 'Ünïcode ✓ 🎉 with \'quotes\', "doubles", {braces} and a \\ backslash', contentKind: 'text' },
         { text: '' },
       ];
       const together = variants.map((variant, index) => outbound(number, `together ${index}`, { createdAt: at, ...variant }));
       // Engine ids are unique per number, so the copies written one by one carry their own.
-      const alone = together.map((message) => ({ ...message, id: newId('message'), engineMessageId: message.engineMessageId && `${message.engineMessageId}-alone` }));
+      const alone = together.map((message) => ({
+        ...message,
+        id: newId('message'),
+        engineMessageId: message.engineMessageId && `${message.engineMessageId}-alone`,
+      }));
       await insertMessages(suite.store.db, together);
       for (const message of alone) await insertMessage(suite.store.db, message);
       for (const [index, message] of together.entries()) {
         const written = await findMessageById(suite.store.db, message.id);
         assert.deepEqual(written, message, `message ${index} is stored exactly as given`);
         const one = await findMessageById(suite.store.db, alone[index]!.id);
-        assert.deepEqual({ ...written, id: '', engineMessageId: null }, { ...one, id: '', engineMessageId: null }, `message ${index} matches its copy written alone`);
+        assert.deepEqual(
+          { ...written, id: '', engineMessageId: null },
+          { ...one, id: '', engineMessageId: null },
+          `message ${index} matches its copy written alone`,
+        );
       }
     });
   });

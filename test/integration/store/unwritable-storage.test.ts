@@ -71,7 +71,9 @@ for (const dialect of dialects) {
       const response = await test.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
       assert.equal(response.statusCode, 200);
       for (const volume of ['data', 'media']) {
-        const line = new RegExp(`^wagw_volume_free_bytes\\{volume="${volume}"\\} (\\d+(?:\\.\\d+)?(?:e\\+\\d+)?)$`, 'm').exec(response.body);
+        const line = new RegExp(`^wagw_volume_free_bytes\\{volume="${volume}"\\} (\\d+(?:\\.\\d+)?(?:e\\+\\d+)?)$`, 'm').exec(
+          response.body,
+        );
         assert.ok(line, `no free-space line for the ${volume} volume`);
         assert.ok(Number(line[1]) > 0);
       }
@@ -83,14 +85,21 @@ for (const dialect of dialects) {
       try {
         let failed = false;
         for (let index = 0; index < 200 && !failed; index++) {
-          const response = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: `filling ${index} ${'x'.repeat(3_000)}` }, account.apiKey);
+          const response = await test.post(
+            '/send_message',
+            { from_phone: account.phones[0], to_phone: '+14155550100', message: `filling ${index} ${'x'.repeat(3_000)}` },
+            account.apiKey,
+          );
           failed = response.statusCode >= 500;
         }
         assert.ok(failed, 'a send failed once the store could not write');
         const health = await test.inject({ method: 'GET', url: '/health' });
         assert.equal(health.statusCode, 503, health.body);
         assert.deepEqual(health.json(), { ok: false, storage: 'unwritable' });
-        assert.ok(test.logLines.some((line) => /database or disk is full|read-only transaction/.test(line)), 'the log names the cause');
+        assert.ok(
+          test.logLines.some((line) => /database or disk is full|read-only transaction/.test(line)),
+          'the log names the cause',
+        );
         assert.ok(!test.logLines.some((line) => line.includes('cannot rollback')), 'no failed ROLLBACK hides it');
       } finally {
         await restore();
@@ -111,12 +120,16 @@ async function makeUnwritable(test: TestGateway): Promise<() => Promise<void>> {
   await admin.connect();
   const name = new URL(test.database.url).pathname.slice(1);
   await admin.query(`alter database "${name}" set default_transaction_read_only = on`);
-  await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  await admin.query(
+    'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+  );
   // The pool drops its ended connections as it hears of their end.
   await new Promise((resolve) => setTimeout(resolve, 500));
   return async () => {
     await admin.query(`alter database "${name}" set default_transaction_read_only = off`);
-    await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    await admin.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+    );
     await admin.end();
   };
 }

@@ -4,7 +4,16 @@ import { after, before, describe, it } from 'node:test';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
-import { gapMs, onlyDelivery, payloadOf, receiveIncoming, sleep, startDeliveringGateway, verifiedPayload, webhookEnv } from '../../support/delivery-support.ts';
+import {
+  gapMs,
+  onlyDelivery,
+  payloadOf,
+  receiveIncoming,
+  sleep,
+  startDeliveringGateway,
+  verifiedPayload,
+  webhookEnv,
+} from '../../support/delivery-support.ts';
 
 /** The worker's ±20 % jitter on every scheduled delay. */
 const JITTER_LOW = 0.8;
@@ -25,7 +34,10 @@ async function endpoint(test: TestGateway, receivers: WebhookReceiver[]): Promis
   const receiver = await WebhookReceiver.start();
   receivers.push(receiver);
   const account = await seedAccount(test.gateway);
-  const { webhook, secret } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url('/hook'), eventTypes: ['message'] });
+  const { webhook, secret } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+    url: receiver.url('/hook'),
+    eventTypes: ['message'],
+  });
   return { account, webhookId: webhook.id, secret, receiver };
 }
 
@@ -64,19 +76,31 @@ for (const dialect of dialects) {
       assert.equal(new Set(timestamps).size, 3, `a new webhook-timestamp on every attempt: ${timestamps.join(', ')}`);
       assert.ok(timestamps[0]! < timestamps[1]! && timestamps[1]! < timestamps[2]!);
       for (const request of requests) assert.equal(verifiedPayload(request, secret).message, 'third time lucky');
-      assert.ok(requests.every((request) => request.body === requests[0]!.body), 'the same body every time');
+      assert.ok(
+        requests.every((request) => request.body === requests[0]!.body),
+        'the same body every time',
+      );
 
       assert.equal(settled.delivery.state, 'delivered');
       assert.equal(settled.delivery.attemptCount, 3);
       assert.equal(settled.delivery.lastStatusCode, 200);
       assert.equal(settled.delivery.id, ids[0]);
-      assert.deepEqual(settled.attempts.map((attempt) => attempt.statusCode), [500, 500, 200]);
-      assert.deepEqual(settled.attempts.map((attempt) => attempt.responseExcerpt), ['failure 1', 'failure 2', 'ok']);
+      assert.deepEqual(
+        settled.attempts.map((attempt) => attempt.statusCode),
+        [500, 500, 200],
+      );
+      assert.deepEqual(
+        settled.attempts.map((attempt) => attempt.responseExcerpt),
+        ['failure 1', 'failure 2', 'ok'],
+      );
       for (const attempt of settled.attempts) {
         assert.ok(Number.isInteger(attempt.durationMs) && attempt.durationMs >= 0, `duration ${attempt.durationMs}`);
         assert.equal(attempt.deliveryId, settled.delivery.id);
       }
-      assert.deepEqual(settled.attempts.slice(0, 2).map((attempt) => attempt.error), [null, null]);
+      assert.deepEqual(
+        settled.attempts.slice(0, 2).map((attempt) => attempt.error),
+        [null, null],
+      );
     });
 
     it('a 429 with a Retry-After beyond the scheduled delay stretches the wait, but to no more than twice the schedule', async () => {
@@ -87,7 +111,10 @@ for (const dialect of dialects) {
       const gap = gapMs(requests, 0, 1);
       // More than any jittered delay alone (so Retry-After counted), far less than its 30 s.
       assert.ok(gap > scheduleSeconds * JITTER_HIGH * 1000, `the retry came ${gap} ms later; Retry-After was ignored`);
-      assert.ok(gap <= 2 * scheduleSeconds * JITTER_HIGH * 1000 + TIMING_SLACK_MS, `the retry came ${gap} ms later, beyond twice the schedule`);
+      assert.ok(
+        gap <= 2 * scheduleSeconds * JITTER_HIGH * 1000 + TIMING_SLACK_MS,
+        `the retry came ${gap} ms later, beyond twice the schedule`,
+      );
     });
 
     it('a 429 with a Retry-After shorter than the scheduled delay does not bring the retry forward', async () => {
@@ -107,7 +134,10 @@ for (const dialect of dialects) {
     const receivers: WebhookReceiver[] = [];
 
     before(async () => {
-      test = await startDeliveringGateway(dialect, webhookEnv({ WAGW_WEBHOOK_RETRY_SCHEDULE: '0.1,0.1', WAGW_WEBHOOK_TIMEOUT_MS: String(timeoutMs) }));
+      test = await startDeliveringGateway(
+        dialect,
+        webhookEnv({ WAGW_WEBHOOK_RETRY_SCHEDULE: '0.1,0.1', WAGW_WEBHOOK_TIMEOUT_MS: String(timeoutMs) }),
+      );
     });
     after(async () => {
       await closeAll(receivers);
@@ -138,7 +168,10 @@ for (const dialect of dialects) {
       await receiveIncoming(test, account, 'anyone home?');
       const settled = await onlyDelivery(test, webhookId, (entry) => entry.delivery.state !== 'pending');
       assert.equal(settled.delivery.state, 'failed');
-      assert.deepEqual(settled.attempts.map((attempt) => attempt.statusCode), [410]);
+      assert.deepEqual(
+        settled.attempts.map((attempt) => attempt.statusCode),
+        [410],
+      );
 
       const webhook = await test.gateway.webhooks.getWebhook(operatorScope(), webhookId);
       assert.equal(webhook.enabled, false);
@@ -152,12 +185,17 @@ for (const dialect of dialects) {
 
     it('a redirect is not followed: the attempt is logged as a redirect failure and retried at the same URL', async () => {
       const { account, webhookId, receiver } = await endpoint(test, receivers);
-      receiver.responder = (_request, index) => (index === 0 ? { status: 302, headers: { location: receiver.url('/moved') } } : { status: 200 });
+      receiver.responder = (_request, index) =>
+        index === 0 ? { status: 302, headers: { location: receiver.url('/moved') } } : { status: 200 };
       await receiveIncoming(test, account, 'follow me');
       const settled = await onlyDelivery(test, webhookId, (entry) => entry.delivery.state !== 'pending');
       await sleep(300);
 
-      assert.deepEqual(receiver.requests.map((request) => request.path), ['/hook', '/hook'], 'nothing went to the Location');
+      assert.deepEqual(
+        receiver.requests.map((request) => request.path),
+        ['/hook', '/hook'],
+        'nothing went to the Location',
+      );
       assert.equal(settled.delivery.state, 'delivered');
       const [redirected, retried] = settled.attempts;
       assert.equal(redirected!.statusCode, 302);
@@ -186,7 +224,10 @@ for (const dialect of dialects) {
       assert.equal(receiver.requests.length, 3);
       assert.equal(settled.delivery.state, 'failed');
       assert.equal(settled.delivery.attemptCount, 3);
-      assert.deepEqual(settled.attempts.map((attempt) => attempt.statusCode), [500, 500, 500]);
+      assert.deepEqual(
+        settled.attempts.map((attempt) => attempt.statusCode),
+        [500, 500, 500],
+      );
       assert.equal(new Set(receiver.requests.map((request) => request.headers['webhook-id'])).size, 1);
     });
   });
@@ -217,7 +258,10 @@ for (const dialect of dialects) {
         hanging.receiver.responder = () => 'hang';
         const healthy = await WebhookReceiver.start();
         receivers.push(healthy);
-        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(hanging.account.accountId), { url: healthy.url('/fast'), eventTypes: ['message'] });
+        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(hanging.account.accountId), {
+          url: healthy.url('/fast'),
+          eventTypes: ['message'],
+        });
 
         const sentAt = new Map<string, number>();
         for (let index = 0; index < messageCount; index++) {

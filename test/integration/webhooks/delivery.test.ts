@@ -19,11 +19,11 @@ import {
   webhookEnv,
 } from '../../support/delivery-support.ts';
 
-const packageVersion = (JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const packageVersion = (JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
 /** Longer than the whole 0.2 s retry schedule with jitter: a duplicate or retry would have come. */
 const QUIET_PERIOD_MS = 900;
 const WAIT_MS = 5_000;
-
 
 function onPath(path: string, match: (request: ReceivedRequest) => boolean = () => true): (request: ReceivedRequest) => boolean {
   return (request) => request.path === path && match(request);
@@ -93,11 +93,15 @@ for (const dialect of dialects) {
       assert.throws(() => verifiedPayload({ ...request, body: request.body.replace('Hello', 'Hellp') }, secret));
     });
 
-    it('a sandbox-to-sandbox send arrives at the recipient\'s webhook with the sender\'s number as from_phone', async () => {
+    it("a sandbox-to-sandbox send arrives at the recipient's webhook with the sender's number as from_phone", async () => {
       const sender = await seedAccount(test.gateway);
       const recipient = await seedAccount(test.gateway);
       const { webhook, secret, path } = await subscribe(recipient.accountId, ['message']);
-      const response = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: recipient.phones[0], message: 'across 🌍' }, sender.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: sender.phones[0], to_phone: recipient.phones[0], message: 'across 🌍' },
+        sender.apiKey,
+      );
       assert.equal(response.statusCode, 200, response.body);
 
       const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
@@ -135,7 +139,11 @@ for (const dialect of dialects) {
       const received = await receiveIncoming(test, recipient, 'via /sandbox/receive');
       await receiver.waitForRequests(1, WAIT_MS, onPath(first.path));
       await receiver.waitForRequests(1, WAIT_MS, onPath(second.path));
-      const sent = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: recipient.phones[0], message: 'via a sandbox send' }, sender.apiKey);
+      const sent = await test.post(
+        '/send_message',
+        { from_phone: sender.phones[0], to_phone: recipient.phones[0], message: 'via a sandbox send' },
+        sender.apiKey,
+      );
       assert.equal(sent.statusCode, 200, sent.body);
       await receiver.waitForRequests(2, WAIT_MS, onPath(first.path));
       await receiver.waitForRequests(2, WAIT_MS, onPath(second.path));
@@ -153,15 +161,25 @@ for (const dialect of dialects) {
       assert.deepEqual(await test.gateway.webhooks.listDeliveries(operatorScope(), disabled.webhook.id), []);
       for (const { webhook } of [first, second]) {
         const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
-        assert.deepEqual(deliveries.map((entry) => entry.delivery.state), ['delivered', 'delivered']);
-        assert.deepEqual(deliveries.map((entry) => entry.attempts.length), [1, 1]);
+        assert.deepEqual(
+          deliveries.map((entry) => entry.delivery.state),
+          ['delivered', 'delivered'],
+        );
+        assert.deepEqual(
+          deliveries.map((entry) => entry.attempts.length),
+          [1, 1],
+        );
       }
     });
 
     it('a send produces message.status events, sent and then delivered, with every field', async () => {
       const account = await seedAccount(test.gateway);
       const { webhook, secret, path } = await subscribe(account.accountId, ['message.status']);
-      const response = await test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: 'status please' }, account.apiKey);
+      const response = await test.post(
+        '/send_message',
+        { from_phone: account.phones[0], to_phone: '+14155550100', message: 'status please' },
+        account.apiKey,
+      );
       assert.equal(response.statusCode, 200, response.body);
       const messageId = response.json().message_id as string;
 
@@ -202,14 +220,20 @@ for (const dialect of dialects) {
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), phone, 'connected');
       const [, up] = await receiver.waitForRequests(2, WAIT_MS, onPath(path));
 
-      for (const [request, status] of [[down!, 'disconnected'], [up!, 'connected']] as const) {
+      for (const [request, status] of [
+        [down!, 'disconnected'],
+        [up!, 'connected'],
+      ] as const) {
         const payload = verifiedPayload(request, secret);
         assert.deepEqual(Object.keys(payload).sort(), ['event', 'phone', 'reason', 'status', 'timestamp', 'webhook_id']);
         assert.equal(payload.event, 'session.status');
         assert.equal(payload.webhook_id, webhook.id);
         assert.equal(payload.phone, phone);
         assert.equal(payload.status, status);
-        assert.ok(payload.reason === null || (typeof payload.reason === 'string' && payload.reason.length > 0), `reason ${String(payload.reason)}`);
+        assert.ok(
+          payload.reason === null || (typeof payload.reason === 'string' && payload.reason.length > 0),
+          `reason ${String(payload.reason)}`,
+        );
         assert.match(payload.timestamp as string, ISO_UTC_MILLISECONDS);
       }
     });
@@ -247,7 +271,10 @@ for (const dialect of dialects) {
       assert.equal(again!.body, original!.body);
       assert.equal(verifiedPayload(again!, secret).message, 'send me twice');
       const settled = await onlyDelivery(test, webhook.id, (entry) => entry.attempts.length === 2 && entry.delivery.state === 'delivered');
-      assert.deepEqual(settled.attempts.map((attempt) => attempt.statusCode), [200, 200]);
+      assert.deepEqual(
+        settled.attempts.map((attempt) => attempt.statusCode),
+        [200, 200],
+      );
       await sleep(QUIET_PERIOD_MS);
       assert.equal(receiver.requests.filter(onPath(path)).length, 2, 'one redelivery, not more');
     });
@@ -268,7 +295,7 @@ for (const dialect of dialects) {
       assert.equal(delivery.eventType, 'test');
     });
 
-    it('another account\'s webhooks and deliveries are not found, and refused calls change nothing', async () => {
+    it("another account's webhooks and deliveries are not found, and refused calls change nothing", async () => {
       const owner = await seedAccount(test.gateway);
       const stranger = await seedAccount(test.gateway);
       const { webhook, secret, path } = await subscribe(owner.accountId, ['message']);
@@ -301,7 +328,7 @@ for (const dialect of dialects) {
       assert.equal(entry!.attempts.length, 1);
     });
 
-    it('a webhook receives only its own account\'s events', async () => {
+    it("a webhook receives only its own account's events", async () => {
       const quiet = await seedAccount(test.gateway);
       const watched = await seedAccount(test.gateway);
       const { path } = await subscribe(watched.accountId, ['message']);

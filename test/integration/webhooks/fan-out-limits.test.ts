@@ -23,7 +23,9 @@ for (const dialect of dialects) {
     it('an account has at most the configured number of webhooks, even when creations race', async () => {
       const { accountId } = await seedAccount(test.gateway, { numbers: 0 });
       const scope = accountScope(accountId);
-      const attempts = await Promise.allSettled(Array.from({ length: 6 }, (_unused, index) => test.gateway.webhooks.createWebhook(scope, { url: `https://8.8.8.8/hook-${index}` })));
+      const attempts = await Promise.allSettled(
+        Array.from({ length: 6 }, (_unused, index) => test.gateway.webhooks.createWebhook(scope, { url: `https://8.8.8.8/hook-${index}` })),
+      );
       assert.equal(attempts.filter((attempt) => attempt.status === 'fulfilled').length, 3);
       for (const attempt of attempts) {
         if (attempt.status === 'rejected') {
@@ -33,7 +35,10 @@ for (const dialect of dialects) {
       }
       assert.equal((await test.gateway.webhooks.listWebhooks(scope)).length, 3);
       const other = accountScope((await seedAccount(test.gateway, { numbers: 0 })).accountId);
-      await assert.doesNotReject(test.gateway.webhooks.createWebhook(other, { url: 'https://8.8.8.8/other' }), 'another account has its own count');
+      await assert.doesNotReject(
+        test.gateway.webhooks.createWebhook(other, { url: 'https://8.8.8.8/other' }),
+        'another account has its own count',
+      );
     });
 
     it('simulated incoming messages are limited per account, with 429 rate_limited and Retry-After', async () => {

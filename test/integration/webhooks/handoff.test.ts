@@ -6,7 +6,15 @@ import { CLAIMS_ONLY, enqueueEvent } from '../../../src/webhooks/outbox.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, uniquePhone, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../../support/webhook-receiver.ts';
-import { eventually, payloadOf, receiveIncoming, startDeliveringGateway, subscribeFresh, verifiedPayload, webhookEnv } from '../../support/delivery-support.ts';
+import {
+  eventually,
+  payloadOf,
+  receiveIncoming,
+  startDeliveringGateway,
+  subscribeFresh,
+  verifiedPayload,
+  webhookEnv,
+} from '../../support/delivery-support.ts';
 
 const WAIT_MS = 5_000;
 
@@ -21,7 +29,9 @@ async function startsBySource(test: TestGateway): Promise<{ handoff: number; cla
 
 async function deliveryRows(test: TestGateway, webhookId: string) {
   const { rows } = await sql<{ id: string; state: string; attempt_count: number; claimed_until: number | null }>`
-    select id, state, attempt_count, claimed_until from webhook_deliveries where webhook_id = ${webhookId} order by created_at, id`.execute(test.gateway.store.db);
+    select id, state, attempt_count, claimed_until from webhook_deliveries where webhook_id = ${webhookId} order by created_at, id`.execute(
+    test.gateway.store.db,
+  );
   return rows;
 }
 
@@ -37,7 +47,10 @@ for (const dialect of dialects) {
 
     before(async () => {
       // One request per endpoint makes "waiting for a slot" easy to arrange.
-      test = await startDeliveringGateway(dialect, webhookEnv({ WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '1', WAGW_WEBHOOK_TIMEOUT_MS: '3000' }));
+      test = await startDeliveringGateway(
+        dialect,
+        webhookEnv({ WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '1', WAGW_WEBHOOK_TIMEOUT_MS: '3000' }),
+      );
       receiver = await WebhookReceiver.start();
     });
     after(async () => {
@@ -62,7 +75,8 @@ for (const dialect of dialects) {
       const { webhook, path } = await subscribeFresh(test, receiver, account.accountId, ['session.status', 'message']);
       const at = new Date(Date.now() - 1_000);
       await test.gateway.committer.run(async (trx) => {
-        for (let index = 0; index < 30; index++) await enqueueEvent(trx, CLAIMS_ONLY, account.accountId, sessionStatusPayload(account.phones[0]!, 'connected', null, at), at);
+        for (let index = 0; index < 30; index++)
+          await enqueueEvent(trx, CLAIMS_ONLY, account.accountId, sessionStatusPayload(account.phones[0]!, 'connected', null, at), at);
       });
       // The endpoint answers slowly, so that the backlog is still waiting when the message comes,
       // however fast the machine drains it.
@@ -79,7 +93,11 @@ for (const dialect of dialects) {
       assert.equal(messageAt, 30, 'the message arrived after all the backlog that was waiting');
       const now = await startsBySource(test);
       assert.equal(now.handoff - before.handoff, 0, 'nothing of this endpoint was sent past its outbox');
-      await eventually(async () => ((await deliveryRows(test, webhook.id)).every((row) => row.state === 'delivered') ? true : undefined), WAIT_MS, 'all 31 delivered');
+      await eventually(
+        async () => ((await deliveryRows(test, webhook.id)).every((row) => row.state === 'delivered') ? true : undefined),
+        WAIT_MS,
+        'all 31 delivered',
+      );
     });
 
     it('a stop gives back what was handed over and not started, so the next start claims it at once', async () => {
@@ -92,23 +110,34 @@ for (const dialect of dialects) {
         await receiver.waitForRequests(1, WAIT_MS, onPath(path));
         // The endpoint's one slot is taken: the second delivery waits in memory, leased.
         await receiveIncoming(test, account, 'waits in memory', uniquePhone());
-        const waiting = await eventually(async () => {
-          const rows = await deliveryRows(test, webhook.id);
-          return rows.length === 2 ? rows[1] : undefined;
-        }, WAIT_MS, 'the second delivery');
+        const waiting = await eventually(
+          async () => {
+            const rows = await deliveryRows(test, webhook.id);
+            return rows.length === 2 ? rows[1] : undefined;
+          },
+          WAIT_MS,
+          'the second delivery',
+        );
         assert.notEqual(waiting.claimed_until, null, 'leased by the write that queued it');
         assert.equal(receiver.requests.filter(onPath(path)).length, 1, 'not started while the slot is taken');
 
         await test.gateway.deliveryWorker.stop();
         const rows = await deliveryRows(test, webhook.id);
-        assert.deepEqual({ state: rows[1]!.state, attempts: Number(rows[1]!.attempt_count), lease: rows[1]!.claimed_until }, { state: 'pending', attempts: 0, lease: null });
+        assert.deepEqual(
+          { state: rows[1]!.state, attempts: Number(rows[1]!.attempt_count), lease: rows[1]!.claimed_until },
+          { state: 'pending', attempts: 0, lease: null },
+        );
       } finally {
         receiver.responder = previous;
         test.gateway.deliveryWorker.start();
       }
       // Restarted, the worker claims both: the one cut short by the stop and the one given back.
       await receiver.waitForRequests(3, WAIT_MS * 2, onPath(path));
-      await eventually(async () => ((await deliveryRows(test, webhook.id)).every((row) => row.state === 'delivered') ? true : undefined), WAIT_MS, 'both delivered');
+      await eventually(
+        async () => ((await deliveryRows(test, webhook.id)).every((row) => row.state === 'delivered') ? true : undefined),
+        WAIT_MS,
+        'both delivered',
+      );
     });
   });
 }

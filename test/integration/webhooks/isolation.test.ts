@@ -9,7 +9,14 @@ import { CLAIMS_ONLY, enqueueEvent } from '../../../src/webhooks/outbox.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
-import { eventually, payloadOf, receiveIncoming, startDeliveringGateway, subscribeFresh, webhookEnv } from '../../support/delivery-support.ts';
+import {
+  eventually,
+  payloadOf,
+  receiveIncoming,
+  startDeliveringGateway,
+  subscribeFresh,
+  webhookEnv,
+} from '../../support/delivery-support.ts';
 
 /** Gateway-side times come from two clocks and whole milliseconds; overlaps this small are not real. */
 const CLOCK_TOLERANCE_MS = 20;
@@ -67,8 +74,18 @@ for (const dialect of dialects) {
     it('one claim takes a newer delivery of a quiet endpoint past hundreds of older ones of a busy endpoint', async () => {
       const busy = await seedAccount(test.gateway);
       const quiet = await seedAccount(test.gateway);
-      const busyWebhook = (await test.gateway.webhooks.createWebhook(accountScope(busy.accountId), { url: 'http://127.0.0.1:9/busy', eventTypes: ['session.status'] })).webhook;
-      const quietWebhook = (await test.gateway.webhooks.createWebhook(accountScope(quiet.accountId), { url: 'http://127.0.0.1:9/quiet', eventTypes: ['session.status'] })).webhook;
+      const busyWebhook = (
+        await test.gateway.webhooks.createWebhook(accountScope(busy.accountId), {
+          url: 'http://127.0.0.1:9/busy',
+          eventTypes: ['session.status'],
+        })
+      ).webhook;
+      const quietWebhook = (
+        await test.gateway.webhooks.createWebhook(accountScope(quiet.accountId), {
+          url: 'http://127.0.0.1:9/quiet',
+          eventTypes: ['session.status'],
+        })
+      ).webhook;
       const start = Date.now() - 60_000;
       await test.gateway.committer.run(async (trx) => {
         for (let index = 0; index < 400; index++) {
@@ -88,8 +105,16 @@ for (const dialect of dialects) {
         // The busy endpoint has two requests in flight of its four.
         freeSlotsByWebhook: new Map([[busyWebhook.id, 2]]),
       });
-      assert.equal(claimed.filter((delivery) => delivery.webhookId === busyWebhook.id).length, 2, 'the busy endpoint gets only its free slots');
-      assert.equal(claimed.filter((delivery) => delivery.webhookId === quietWebhook.id).length, 1, 'the quiet endpoint is served in the same claim');
+      assert.equal(
+        claimed.filter((delivery) => delivery.webhookId === busyWebhook.id).length,
+        2,
+        'the busy endpoint gets only its free slots',
+      );
+      assert.equal(
+        claimed.filter((delivery) => delivery.webhookId === quietWebhook.id).length,
+        1,
+        'the quiet endpoint is served in the same claim',
+      );
     });
 
     it('one claim fills its whole room from many endpoints with a delivery each, oldest first', async () => {
@@ -99,16 +124,27 @@ for (const dialect of dialects) {
       const webhookIdsOldestFirst: string[] = [];
       for (let index = 0; index < endpoints; index++) {
         const account = await test.gateway.accounts.createAccount({ name: `Endpoint ${index}` });
-        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.id), { url: `http://127.0.0.1:9/${index}`, eventTypes: ['session.status'] });
+        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.id), {
+          url: `http://127.0.0.1:9/${index}`,
+          eventTypes: ['session.status'],
+        });
         webhookIdsOldestFirst.push(webhook.id);
         // Queued newest first, so that neither insertion order nor id order gives the answer away.
         const at = new Date(start + (endpoints - index) * 10);
-        await test.gateway.committer.run((trx) => enqueueEvent(trx, CLAIMS_ONLY, account.id, sessionStatusPayload('+447700900123', 'connected', null, at), at));
+        await test.gateway.committer.run((trx) =>
+          enqueueEvent(trx, CLAIMS_ONLY, account.id, sessionStatusPayload('+447700900123', 'connected', null, at), at),
+        );
       }
       webhookIdsOldestFirst.reverse();
 
       const now = Date.now();
-      const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, { now, claimedUntil: now + 60_000, limit, perWebhookLimit: 4, freeSlotsByWebhook: new Map() });
+      const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, {
+        now,
+        claimedUntil: now + 60_000,
+        limit,
+        perWebhookLimit: 4,
+        freeSlotsByWebhook: new Map(),
+      });
       assert.deepEqual(new Set(claimed.map((delivery) => delivery.webhookId)), new Set(webhookIdsOldestFirst.slice(0, limit)));
     });
   });
@@ -143,7 +179,8 @@ for (const dialect of dialects) {
       hangingReceiver.responder = () => 'hang';
       const hangingAccount = await seedAccount(test.gateway);
       const hanging: Awaited<ReturnType<typeof subscribeFresh>>[] = [];
-      for (let index = 0; index < 3; index++) hanging.push(await subscribeFresh(test, hangingReceiver, hangingAccount.accountId, ['message']));
+      for (let index = 0; index < 3; index++)
+        hanging.push(await subscribeFresh(test, hangingReceiver, hangingAccount.accountId, ['message']));
       const healthyAccount = await seedAccount(test.gateway);
       const healthy = await subscribeFresh(test, healthyReceiver, healthyAccount.accountId, ['message']);
 
@@ -156,8 +193,12 @@ for (const dialect of dialects) {
       const delivered = await healthyReceiver.waitForRequests(messageCount, 7_000, (request) => request.path === healthy.path);
 
       // Nothing sent to a hanging endpoint has ended yet: every request it received is still open.
-      for (const webhook of hanging) assert.deepEqual(await attemptsOf(test, webhook.webhook.id), [], 'no hung request has been cut off yet');
-      assert.ok(hangingReceiver.requests.length > maxInFlight, `the hanging endpoints hold ${hangingReceiver.requests.length} requests open`);
+      for (const webhook of hanging)
+        assert.deepEqual(await attemptsOf(test, webhook.webhook.id), [], 'no hung request has been cut off yet');
+      assert.ok(
+        hangingReceiver.requests.length > maxInFlight,
+        `the hanging endpoints hold ${hangingReceiver.requests.length} requests open`,
+      );
       assert.equal(new Set(delivered.map((request) => payloadOf(request).message_id)).size, messageCount, 'each message exactly once');
     });
   });
@@ -194,13 +235,22 @@ for (const dialect of dialects) {
         'the first wave and three probes',
       );
       const wave = attempts.slice(0, perEndpoint);
-      assert.ok(wave.every((attempt) => attempt.error?.startsWith('timeout')), 'the first wave timed out');
+      assert.ok(
+        wave.every((attempt) => attempt.error?.startsWith('timeout')),
+        'the first wave timed out',
+      );
       const firstWaveEnd = Math.min(...wave.map(endsAt));
-      assert.ok(wave.every((attempt) => attempt.attemptedAt.getTime() < firstWaveEnd), 'the first wave was in flight at once');
+      assert.ok(
+        wave.every((attempt) => attempt.attemptedAt.getTime() < firstWaveEnd),
+        'the first wave was in flight at once',
+      );
       const probes = attempts.slice(perEndpoint);
       for (const [index, probe] of probes.entries()) {
         const previous = index === 0 ? Math.max(...wave.map(endsAt)) : endsAt(probes[index - 1]!);
-        assert.ok(probe.attemptedAt.getTime() >= previous - CLOCK_TOLERANCE_MS, `probe ${index} began only after the request before it ended`);
+        assert.ok(
+          probe.attemptedAt.getTime() >= previous - CLOCK_TOLERANCE_MS,
+          `probe ${index} began only after the request before it ended`,
+        );
       }
 
       endpoint.mode = 'answer_slowly';

@@ -12,7 +12,6 @@ import { startDeliveringGateway, subscribeFresh, verifiedPayload, webhookEnv } f
 const WAIT_MS = 5_000;
 const LID = '123456789012345@lid';
 
-
 function onPath(path: string): (request: ReceivedRequest) => boolean {
   return (request) => request.path === path;
 }
@@ -98,7 +97,11 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const { secret, path } = await subscribe(account.accountId, ['message']);
       const from = uniquePhone();
-      const response = await test.post('/sandbox/receive', { from_phone: from, to_phone: account.phones[0], message: 'by phone' }, account.apiKey);
+      const response = await test.post(
+        '/sandbox/receive',
+        { from_phone: from, to_phone: account.phones[0], message: 'by phone' },
+        account.apiKey,
+      );
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(response.json().from_lid, null);
       const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
@@ -132,14 +135,36 @@ for (const dialect of dialects) {
       const engineMessageId = `engine-${newId('message')}`;
       const messageId = newId('message');
       await insertMessage(test.gateway.store.db, {
-        id: messageId, accountId: account.accountId, numberId: number.id, direction: 'outbound',
-        fromPhone: number.phone, fromLid: null, toPhone: '+14155550100' as E164, text: 'restricted',
-        contentKind: 'text', mediaId: null, structured: null, status: 'sent', engineMessageId, createdAt: new Date(),
+        id: messageId,
+        accountId: account.accountId,
+        numberId: number.id,
+        direction: 'outbound',
+        fromPhone: number.phone,
+        fromLid: null,
+        toPhone: '+14155550100' as E164,
+        text: 'restricted',
+        contentKind: 'text',
+        mediaId: null,
+        structured: null,
+        status: 'sent',
+        engineMessageId,
+        createdAt: new Date(),
       });
       const at = new Date();
-      await test.gateway.receiver.recordReceipt({ lease: test.gateway.keeper.leaseOf(number.id)!, phone: number.phone, engineMessageId, status: 'failed', errorCode: '463', at });
+      await test.gateway.receiver.recordReceipt({
+        lease: test.gateway.keeper.leaseOf(number.id)!,
+        phone: number.phone,
+        engineMessageId,
+        status: 'failed',
+        errorCode: '463',
+        at,
+      });
 
-      const row = await test.gateway.store.db.selectFrom('messages').select(['status', 'error_code']).where('id', '=', messageId).executeTakeFirst();
+      const row = await test.gateway.store.db
+        .selectFrom('messages')
+        .select(['status', 'error_code'])
+        .where('id', '=', messageId)
+        .executeTakeFirst();
       assert.deepEqual(row, { status: 'failed', error_code: '463' });
       const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
       assert.deepEqual(verifiedPayload(request!, secret), {

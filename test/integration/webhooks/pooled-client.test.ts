@@ -7,7 +7,9 @@ import { STRICT_ADDRESS_POLICY } from '../../../src/webhooks/address-guard.ts';
 import { WebhookHttpClient } from '../../../src/webhooks/webhook-http.ts';
 
 /** A receiver that counts the TCP connections it accepts, and closes each after one answer when told to. */
-async function startCountingReceiver(closeEachConnection: () => boolean): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
+async function startCountingReceiver(
+  closeEachConnection: () => boolean,
+): Promise<{ port: number; connections: () => number; close: () => Promise<void> }> {
   let connections = 0;
   const server = http.createServer((_request, response) => {
     _request.resume();
@@ -61,7 +63,7 @@ describe('the webhook client pools connections per origin and checks a host once
     await receiver?.close();
   });
 
-  it('twenty POSTs one after another to one endpoint share the pool\'s kept-alive connections', async () => {
+  it("twenty POSTs one after another to one endpoint share the pool's kept-alive connections", async () => {
     const before = receiver.connections();
     for (let i = 0; i < 20; i++) {
       const result = await client.post(`http://127.0.0.1:${receiver.port}/hook`, '{}', {});
@@ -73,7 +75,7 @@ describe('the webhook client pools connections per origin and checks a host once
     assert.ok(receiver.connections() - before <= 2, `${receiver.connections() - before} connections`);
   });
 
-  it('new connections to a named host within the check\'s lifetime resolve the name once', async () => {
+  it("new connections to a named host within the check's lifetime resolve the name once", async () => {
     closing = true;
     const before = receiver.connections();
     const lookups = await countLookups(async () => {

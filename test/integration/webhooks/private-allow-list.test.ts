@@ -38,7 +38,11 @@ describe('the private allow-list opens exactly the listed host:port', () => {
   });
 
   it('a listed address and port is reached; another port on the same host, and the same port by another address, are blocked', async () => {
-    const client = new WebhookHttpClient({ timeoutMs: 2_000, addressPolicy: { everything: false, hosts: [{ host: '127.0.0.1', port: receiver.port }] }, userAgent: 'x' });
+    const client = new WebhookHttpClient({
+      timeoutMs: 2_000,
+      addressPolicy: { everything: false, hosts: [{ host: '127.0.0.1', port: receiver.port }] },
+      userAgent: 'x',
+    });
     try {
       const listed = await client.post(`http://127.0.0.1:${receiver.port}/listed`, '{}', {});
       assert.equal(listed.statusCode, 200, JSON.stringify(listed));
@@ -47,7 +51,10 @@ describe('the private allow-list opens exactly the listed host:port', () => {
       const otherAddress = await client.post(`http://127.0.0.2:${receiver.port}/other-address`, '{}', {});
       assert.equal(otherAddress.error, 'blocked_address', JSON.stringify(otherAddress));
       await receiver.waitForRequests(1, 5_000);
-      assert.deepEqual(receiver.requests.map((request) => request.path), ['/listed']);
+      assert.deepEqual(
+        receiver.requests.map((request) => request.path),
+        ['/listed'],
+      );
       assert.equal(neighbour.requests.length, 0, 'the neighbouring service on the same host saw nothing');
     } finally {
       client.close();
@@ -55,7 +62,11 @@ describe('the private allow-list opens exactly the listed host:port', () => {
   });
 
   it('a listed name is matched by the URL host and port, not by what else resolves to the same address', async () => {
-    const client = new WebhookHttpClient({ timeoutMs: 2_000, addressPolicy: { everything: false, hosts: [{ host: 'localhost', port: neighbour.port }] }, userAgent: 'x' });
+    const client = new WebhookHttpClient({
+      timeoutMs: 2_000,
+      addressPolicy: { everything: false, hosts: [{ host: 'localhost', port: neighbour.port }] },
+      userAgent: 'x',
+    });
     try {
       const byName = await client.post(`http://localhost:${neighbour.port}/by-name`, '{}', {});
       assert.equal(byName.statusCode, 200, JSON.stringify(byName));
@@ -83,8 +94,17 @@ for (const dialect of dialects) {
         const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(accountId), { url });
         assert.equal(webhook.url, url);
       }
-      for (const url of ['http://127.0.0.1:4001/hook', 'http://127.0.0.1/hook', 'http://10.0.0.1:4000/hook', 'http://[::7f00:1]:4000/hook']) {
-        await assert.rejects(test.gateway.webhooks.createWebhook(accountScope(accountId), { url }), rejectsWith('webhook_url_blocked'), url);
+      for (const url of [
+        'http://127.0.0.1:4001/hook',
+        'http://127.0.0.1/hook',
+        'http://10.0.0.1:4000/hook',
+        'http://[::7f00:1]:4000/hook',
+      ]) {
+        await assert.rejects(
+          test.gateway.webhooks.createWebhook(accountScope(accountId), { url }),
+          rejectsWith('webhook_url_blocked'),
+          url,
+        );
       }
     });
   });
@@ -94,7 +114,13 @@ describe('WAGW_WEBHOOK_ALLOW_PRIVATE, the old switch', () => {
   it('still works, and the server warns at start that it opens every private address, naming the allow-list', async () => {
     const database = await createTestDatabase('sqlite');
     const lines: string[] = [];
-    const config = loadConfig({ DATABASE_URL: database.url, PORT: '0', LOG_LEVEL: 'warn', WAGW_SECRET_KEY: TEST_SECRET_KEY, ...ALLOW_PRIVATE });
+    const config = loadConfig({
+      DATABASE_URL: database.url,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      WAGW_SECRET_KEY: TEST_SECRET_KEY,
+      ...ALLOW_PRIVATE,
+    });
     const sink = new Writable({
       write(chunk, _encoding, done) {
         lines.push(String(chunk));
@@ -104,7 +130,9 @@ describe('WAGW_WEBHOOK_ALLOW_PRIVATE, the old switch', () => {
     const gateway = await createGateway(config, createLogger(config, sink));
     const server = await startServer(gateway);
     try {
-      const warning = lines.map((line) => JSON.parse(line) as { level: number; msg: string }).find((line) => /WAGW_WEBHOOK_ALLOW_PRIVATE/.test(line.msg));
+      const warning = lines
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .find((line) => /WAGW_WEBHOOK_ALLOW_PRIVATE/.test(line.msg));
       assert.ok(warning !== undefined, lines.join(''));
       assert.equal(warning.level, 40);
       assert.match(warning.msg, /WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS/);
@@ -115,11 +143,15 @@ describe('WAGW_WEBHOOK_ALLOW_PRIVATE, the old switch', () => {
   });
 
   it('the allow-list is read strictly: a port is required and a bad entry is a configuration error', () => {
-    assert.deepEqual(loadConfig({ WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: ' 127.0.0.1:4000 , [::1]:4000,Receiver.internal:8080' }).webhooks.allowedPrivateHosts, [
-      { host: '127.0.0.1', port: 4000 },
-      { host: '::1', port: 4000 },
-      { host: 'receiver.internal', port: 8080 },
-    ]);
+    assert.deepEqual(
+      loadConfig({ WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: ' 127.0.0.1:4000 , [::1]:4000,Receiver.internal:8080' }).webhooks
+        .allowedPrivateHosts,
+      [
+        { host: '127.0.0.1', port: 4000 },
+        { host: '::1', port: 4000 },
+        { host: 'receiver.internal', port: 8080 },
+      ],
+    );
     for (const bad of ['127.0.0.1', '127.0.0.1:0', '127.0.0.1:70000', 'http://127.0.0.1:4000', '::1:4000']) {
       assert.throws(() => loadConfig({ WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: bad }), /WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS/, bad);
     }

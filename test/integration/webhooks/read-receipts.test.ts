@@ -38,8 +38,20 @@ for (const dialect of dialects) {
       const write = async (status: 'sent' | 'delivered' | 'read' | 'failed', toPhone: E164, secondsIn: number) => {
         const id = newId('message');
         await insertMessage(test.gateway.store.db, {
-          id, accountId: account.accountId, numberId: number.id, direction: 'outbound', fromPhone: number.phone, fromLid: null, toPhone,
-          text: `${status} at ${secondsIn}`, contentKind: 'text', mediaId: null, structured: null, status, engineMessageId: `ENGINE-${id}`, createdAt: new Date(started + secondsIn * 1000),
+          id,
+          accountId: account.accountId,
+          numberId: number.id,
+          direction: 'outbound',
+          fromPhone: number.phone,
+          fromLid: null,
+          toPhone,
+          text: `${status} at ${secondsIn}`,
+          contentKind: 'text',
+          mediaId: null,
+          structured: null,
+          status,
+          engineMessageId: `ENGINE-${id}`,
+          createdAt: new Date(started + secondsIn * 1000),
         });
         return id;
       };
@@ -51,18 +63,36 @@ for (const dialect of dialects) {
       const later = await write('delivered', CUSTOMER, 6);
 
       const at = new Date();
-      await test.gateway.receiver.recordReceipt({ lease: test.gateway.keeper.leaseOf(number.id)!, phone: number.phone, engineMessageId: `ENGINE-${readOne}`, status: 'read', errorCode: null, at });
+      await test.gateway.receiver.recordReceipt({
+        lease: test.gateway.keeper.leaseOf(number.id)!,
+        phone: number.phone,
+        engineMessageId: `ENGINE-${readOne}`,
+        status: 'read',
+        errorCode: null,
+        at,
+      });
 
       const statuses = Object.fromEntries(
-        (await test.gateway.store.db.selectFrom('messages').select(['id', 'status']).where('account_id', '=', account.accountId).execute()).map((row) => [row.id, row.status]),
+        (
+          await test.gateway.store.db.selectFrom('messages').select(['id', 'status']).where('account_id', '=', account.accountId).execute()
+        ).map((row) => [row.id, row.status]),
       );
       assert.deepEqual(
         [statuses[oldSent], statuses[oldDelivered], statuses[failed], statuses[elsewhere], statuses[readOne], statuses[later]],
         ['read', 'read', 'failed', 'delivered', 'read', 'delivered'],
       );
       const requests = await receiver.waitForRequests(3, WAIT_MS, (request: ReceivedRequest) => request.path === path);
-      const reported = requests.map((request) => verifiedPayload(request, secret)).map((payload) => [payload.message_id, payload.status, payload.timestamp]);
-      assert.deepEqual(reported.sort(), [[oldSent, 'read', at.toISOString()], [oldDelivered, 'read', at.toISOString()], [readOne, 'read', at.toISOString()]].sort());
+      const reported = requests
+        .map((request) => verifiedPayload(request, secret))
+        .map((payload) => [payload.message_id, payload.status, payload.timestamp]);
+      assert.deepEqual(
+        reported.sort(),
+        [
+          [oldSent, 'read', at.toISOString()],
+          [oldDelivered, 'read', at.toISOString()],
+          [readOne, 'read', at.toISOString()],
+        ].sort(),
+      );
     });
   });
 }

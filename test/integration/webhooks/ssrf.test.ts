@@ -92,14 +92,17 @@ describe('which addresses the SSRF guard blocks', () => {
   });
 
   it('something that is not an address at all is blocked rather than waved through', () => {
-    for (const input of ['', 'example.com', '127.0.0.1.nip.io', '1.2.3.4.5']) assert.equal(isBlockedAddress(input), true, JSON.stringify(input));
+    for (const input of ['', 'example.com', '127.0.0.1.nip.io', '1.2.3.4.5'])
+      assert.equal(isBlockedAddress(input), true, JSON.stringify(input));
   });
 });
 
 describe('the guarded DNS lookup judges the addresses a name resolves to', () => {
   const lookup = (allowPrivateAddresses: boolean, all: boolean) =>
     new Promise<{ error: NodeJS.ErrnoException | null; address: string | LookupAddress[] }>((resolve) =>
-      guardedLookup({ everything: allowPrivateAddresses, hosts: [] }, 80, 'localhost')('localhost', { all }, (error, address) => resolve({ error, address })),
+      guardedLookup({ everything: allowPrivateAddresses, hosts: [] }, 80, 'localhost')('localhost', { all }, (error, address) =>
+        resolve({ error, address }),
+      ),
     );
 
   it('a name that resolves only to loopback fails the lookup with BlockedAddressError', async () => {
@@ -130,7 +133,10 @@ for (const dialect of dialects) {
     before(async () => {
       // Each blocked host below makes one webhook in one account, more than the default cap.
       const manyWebhooks = { WAGW_WEBHOOKS_PER_ACCOUNT: '1000' };
-      [guarded, permissive] = await Promise.all([startTestGateway(dialect, manyWebhooks), startTestGateway(dialect, { ...ALLOW_PRIVATE, ...manyWebhooks })]);
+      [guarded, permissive] = await Promise.all([
+        startTestGateway(dialect, manyWebhooks),
+        startTestGateway(dialect, { ...ALLOW_PRIVATE, ...manyWebhooks }),
+      ]);
       [guardedAccountId, permissiveAccountId] = await Promise.all([
         seedAccount(guarded.gateway, { numbers: 0 }).then((seeded) => seeded.accountId),
         seedAccount(permissive.gateway, { numbers: 0 }).then((seeded) => seeded.accountId),
@@ -144,8 +150,15 @@ for (const dialect of dialects) {
       it(`a webhook on ${host} is refused with webhook_url_blocked by default and accepted with WAGW_WEBHOOK_ALLOW_PRIVATE=true`, async () => {
         const url = `http://${host}:8080/x`;
         const storedBefore = (await guarded.gateway.webhooks.listWebhooks(accountScope(guardedAccountId))).length;
-        await assert.rejects(guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url }), rejectsWith('webhook_url_blocked'));
-        assert.equal((await guarded.gateway.webhooks.listWebhooks(accountScope(guardedAccountId))).length, storedBefore, 'nothing is stored');
+        await assert.rejects(
+          guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url }),
+          rejectsWith('webhook_url_blocked'),
+        );
+        assert.equal(
+          (await guarded.gateway.webhooks.listWebhooks(accountScope(guardedAccountId))).length,
+          storedBefore,
+          'nothing is stored',
+        );
 
         const { webhook } = await permissive.gateway.webhooks.createWebhook(accountScope(permissiveAccountId), { url });
         assert.equal(webhook.url, new URL(url).toString());
@@ -155,13 +168,16 @@ for (const dialect of dialects) {
     }
 
     it('the refusal says why and names the switch for local development', async () => {
-      await assert.rejects(guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url: 'http://169.254.169.254/latest/meta-data' }), (error: unknown) => {
-        assert.ok(error instanceof AppError && error.code === 'webhook_url_blocked', String(error));
-        assert.match(error.message, /169\.254\.169\.254/);
-        assert.match(error.message, /WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS/);
-        assert.deepEqual(error.meta, { host: '169.254.169.254', port: 80, resolved_addresses: ['169.254.169.254'] });
-        return true;
-      });
+      await assert.rejects(
+        guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url: 'http://169.254.169.254/latest/meta-data' }),
+        (error: unknown) => {
+          assert.ok(error instanceof AppError && error.code === 'webhook_url_blocked', String(error));
+          assert.match(error.message, /169\.254\.169\.254/);
+          assert.match(error.message, /WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS/);
+          assert.deepEqual(error.meta, { host: '169.254.169.254', port: 80, resolved_addresses: ['169.254.169.254'] });
+          return true;
+        },
+      );
     });
 
     it('public addresses are accepted without the switch', async () => {
@@ -171,18 +187,29 @@ for (const dialect of dialects) {
       }
     });
 
-    it('changing a webhook\'s URL to a blocked host is refused too, and the old URL stays', async () => {
+    it("changing a webhook's URL to a blocked host is refused too, and the old URL stays", async () => {
       const { webhook } = await guarded.gateway.webhooks.createWebhook(accountScope(guardedAccountId), { url: 'https://8.8.4.4/hook' });
       for (const url of ['http://127.0.0.1/hook', 'http://[::ffff:10.0.0.1]/hook', 'http://localhost:3000/hook']) {
-        await assert.rejects(guarded.gateway.webhooks.updateWebhook(accountScope(guardedAccountId), webhook.id, { url }), rejectsWith('webhook_url_blocked'), url);
+        await assert.rejects(
+          guarded.gateway.webhooks.updateWebhook(accountScope(guardedAccountId), webhook.id, { url }),
+          rejectsWith('webhook_url_blocked'),
+          url,
+        );
       }
       assert.equal((await guarded.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).url, 'https://8.8.4.4/hook');
     });
 
     it('a malformed or non-http URL is refused with invalid_webhook_url, with or without the switch', async () => {
       for (const url of ['not a url', 'ftp://x', '', 'http://', 'file:///etc/passwd', 'javascript:alert(1)']) {
-        for (const [test, accountId] of [[guarded, guardedAccountId], [permissive, permissiveAccountId]] as const) {
-          await assert.rejects(test.gateway.webhooks.createWebhook(accountScope(accountId), { url }), rejectsWith('invalid_webhook_url'), JSON.stringify(url));
+        for (const [test, accountId] of [
+          [guarded, guardedAccountId],
+          [permissive, permissiveAccountId],
+        ] as const) {
+          await assert.rejects(
+            test.gateway.webhooks.createWebhook(accountScope(accountId), { url }),
+            rejectsWith('invalid_webhook_url'),
+            JSON.stringify(url),
+          );
         }
       }
     });
@@ -223,7 +250,11 @@ describe('a delivery attempt checks the address it actually connects to', () => 
     const control = await permissiveClient.post(`http://127.0.0.1:${receiver.port}/control`, '{}', {});
     assert.equal(control.statusCode, 200, JSON.stringify(control));
     await receiver.waitForRequests(1, 5_000);
-    assert.deepEqual(receiver.requests.map((request) => request.path), ['/control'], 'the receiver saw only the allowed request');
+    assert.deepEqual(
+      receiver.requests.map((request) => request.path),
+      ['/control'],
+      'the receiver saw only the allowed request',
+    );
   });
 
   it('with private addresses allowed, the same URLs reach the receiver and get its 200', async () => {
@@ -235,16 +266,25 @@ describe('a delivery attempt checks the address it actually connects to', () => 
       assert.equal(result.statusCode, 200);
     }
     await receiver.waitForRequests(already + 2, 5_000);
-    assert.deepEqual(receiver.requests.slice(already).map((request) => [request.path, request.body]), [
-      ['/by-address', '{"event":"test"}'],
-      ['/by-name', '{"event":"test"}'],
-    ]);
+    assert.deepEqual(
+      receiver.requests.slice(already).map((request) => [request.path, request.body]),
+      [
+        ['/by-address', '{"event":"test"}'],
+        ['/by-name', '{"event":"test"}'],
+      ],
+    );
   });
 });
 
 /** A gateway on an existing database, so that two gateways with different settings share it. */
 async function openGateway(database: TestDatabase, env: Record<string, string>): Promise<Gateway> {
-  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: TEST_SECRET_KEY, WAGW_WEBHOOK_POLL_INTERVAL_MS: '50', ...env });
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: TEST_SECRET_KEY,
+    WAGW_WEBHOOK_POLL_INTERVAL_MS: '50',
+    ...env,
+  });
   return createGateway(config, createLogger(config));
 }
 

@@ -21,16 +21,20 @@ function weakPassword(error: unknown): boolean {
 describe('the password policy', () => {
   it('refuses twelve spaces and other guessable passwords, saying why', async () => {
     for (const password of WEAK) {
-      await assert.rejects(assertAcceptablePassword(password), (error: unknown) => {
-        weakPassword(error);
-        assert.match((error as AppError).message, /^This password is too easy to guess\. \S/);
-        assert.ok(((error as AppError).meta as { score: number }).score < MINIMUM_PASSWORD_SCORE);
-        return true;
-      }, JSON.stringify(password));
+      await assert.rejects(
+        assertAcceptablePassword(password),
+        (error: unknown) => {
+          weakPassword(error);
+          assert.match((error as AppError).message, /^This password is too easy to guess\. \S/);
+          assert.ok(((error as AppError).meta as { score: number }).score < MINIMUM_PASSWORD_SCORE);
+          return true;
+        },
+        JSON.stringify(password),
+      );
     }
   });
 
-  it('refuses a password made of the user\'s own email', async () => {
+  it("refuses a password made of the user's own email", async () => {
     await assert.doesNotReject(assertAcceptablePassword('marguerite.lindqvist'));
     await assert.rejects(assertAcceptablePassword('marguerite.lindqvist', ['marguerite.lindqvist@example.test']), weakPassword);
   });
@@ -66,7 +70,15 @@ for (const dialect of dialects) {
     });
 
     it('the CLI: user create --password refuses a weak one with the reason, and creates nothing', async () => {
-      const run = await runCli(test.database.url, ['user', 'create', '--email', 'cli@policy.test', '--operator', '--password', '            ']);
+      const run = await runCli(test.database.url, [
+        'user',
+        'create',
+        '--email',
+        'cli@policy.test',
+        '--operator',
+        '--password',
+        '            ',
+      ]);
       assert.notEqual(run.exitCode, 0);
       assert.match(run.stderr, /too easy to guess/);
       const users = await test.gateway.accounts.listUsers(operatorScope());
@@ -74,14 +86,29 @@ for (const dialect of dialects) {
     });
 
     it('the console, an invite and a change of password refuse a weak password beside the form', async () => {
-      await test.gateway.accounts.createUser({ email: 'ops@policy.test', accountId: null, password: STRONG, isOperator: true, role: 'admin' });
+      await test.gateway.accounts.createUser({
+        email: 'ops@policy.test',
+        accountId: null,
+        password: STRONG,
+        isOperator: true,
+        role: 'admin',
+      });
       const operator = new DashboardClient(test);
       await operator.signIn('ops@policy.test', STRONG);
-      const created = await operator.submit('/operator/users', '/operator/users', { email: 'new@policy.test', account_id: accountId, role: 'member', password: '            ' });
+      const created = await operator.submit('/operator/users', '/operator/users', {
+        email: 'new@policy.test',
+        account_id: accountId,
+        role: 'member',
+        password: '            ',
+      });
       assert.equal(created.statusCode, 400);
       assert.match(created.body, /too easy to guess/);
 
-      const { token } = await test.gateway.team.createInvite(accountId, 'member', (await test.gateway.accounts.createUser({ accountId, email: 'owner@policy.test', password: STRONG, role: 'owner' })).user.id);
+      const { token } = await test.gateway.team.createInvite(
+        accountId,
+        'member',
+        (await test.gateway.accounts.createUser({ accountId, email: 'owner@policy.test', password: STRONG, role: 'owner' })).user.id,
+      );
       const visitor = new DashboardClient(test);
       await visitor.get(`/invite/${token}`);
       const joined = await visitor.post(`/invite/${token}`, { email: 'joiner@policy.test', password: 'password1234' });
@@ -90,7 +117,10 @@ for (const dialect of dialects) {
 
       const owner = new DashboardClient(test);
       await owner.signIn('owner@policy.test', STRONG);
-      const changed = await owner.submit('/account/password', '/account/password', { current_password: STRONG, new_password: 'qwertyuiop12' });
+      const changed = await owner.submit('/account/password', '/account/password', {
+        current_password: STRONG,
+        new_password: 'qwertyuiop12',
+      });
       assert.equal(changed.statusCode, 400);
       assert.match(changed.body, /too easy to guess/);
       assert.equal((await new DashboardClient(test).signIn('owner@policy.test', STRONG)).statusCode, 303, 'the old password still works');

@@ -64,22 +64,39 @@ for (const dialect of dialects) {
         }
       });
 
-      it('account create --json prints the stored account; the plan defaults to starter and the limit to the plan\'s', async () => {
+      it("account create --json prints the stored account; the plan defaults to starter and the limit to the plan's", async () => {
         const [custom, plain] = await Promise.all([
           wagw('account', 'create', '--name', 'Acme', '--plan', 'pro', '--monthly-limit', '5', '--json'),
           wagw('account', 'create', '--name', 'Plain Co', '--json'),
         ]);
         const customAccount = expectJsonObject(custom);
-        assert.deepEqual(Object.keys(customAccount).sort(), ['created_at', 'effective_monthly_limit', 'id', 'monthly_limit', 'name', 'plan']);
+        assert.deepEqual(Object.keys(customAccount).sort(), [
+          'created_at',
+          'effective_monthly_limit',
+          'id',
+          'monthly_limit',
+          'name',
+          'plan',
+        ]);
         assert.match(customAccount.id, /^acc_[0-9a-z]{26}$/);
         assert.match(customAccount.created_at, ISO_UTC_MILLISECONDS);
         assert.deepEqual(
-          { name: customAccount.name, plan: customAccount.plan, monthly_limit: customAccount.monthly_limit, effective_monthly_limit: customAccount.effective_monthly_limit },
+          {
+            name: customAccount.name,
+            plan: customAccount.plan,
+            monthly_limit: customAccount.monthly_limit,
+            effective_monthly_limit: customAccount.effective_monthly_limit,
+          },
           { name: 'Acme', plan: 'pro', monthly_limit: 5, effective_monthly_limit: 5 },
         );
         const plainAccount = expectJsonObject(plain);
         assert.deepEqual(
-          { name: plainAccount.name, plan: plainAccount.plan, monthly_limit: plainAccount.monthly_limit, effective_monthly_limit: plainAccount.effective_monthly_limit },
+          {
+            name: plainAccount.name,
+            plan: plainAccount.plan,
+            monthly_limit: plainAccount.monthly_limit,
+            effective_monthly_limit: plainAccount.effective_monthly_limit,
+          },
           { name: 'Plain Co', plan: 'starter', monthly_limit: null, effective_monthly_limit: 10_000 },
         );
         const stored = await test.gateway.accounts.getAccount(customAccount.id);
@@ -93,12 +110,21 @@ for (const dialect of dialects) {
         const account = await newAccount('pro', 5);
         const planChanged = expectJsonObject(await wagw('account', 'update', account.id, '--plan', 'enterprise', '--json'));
         assert.deepEqual(
-          { id: planChanged.id, plan: planChanged.plan, monthly_limit: planChanged.monthly_limit, effective_monthly_limit: planChanged.effective_monthly_limit },
+          {
+            id: planChanged.id,
+            plan: planChanged.plan,
+            monthly_limit: planChanged.monthly_limit,
+            effective_monthly_limit: planChanged.effective_monthly_limit,
+          },
           { id: account.id, plan: 'enterprise', monthly_limit: 5, effective_monthly_limit: 5 },
         );
         const limitCleared = expectJsonObject(await wagw('account', 'update', account.id, '--monthly-limit', 'none', '--json'));
         assert.deepEqual(
-          { plan: limitCleared.plan, monthly_limit: limitCleared.monthly_limit, effective_monthly_limit: limitCleared.effective_monthly_limit },
+          {
+            plan: limitCleared.plan,
+            monthly_limit: limitCleared.monthly_limit,
+            effective_monthly_limit: limitCleared.effective_monthly_limit,
+          },
           { plan: 'enterprise', monthly_limit: null, effective_monthly_limit: null },
         );
         assert.equal((await test.gateway.accounts.getAccount(account.id)).customMonthlyLimit, null);
@@ -110,14 +136,23 @@ for (const dialect of dialects) {
         assert.deepEqual(Object.keys(listed), ['accounts']);
         assert.deepEqual(
           listed.accounts.find((row: { id: string }) => row.id === account.id),
-          { id: account.id, name: 'CLI test', plan: 'pro', monthly_limit: 7, effective_monthly_limit: 7, created_at: account.createdAt.toISOString() },
+          {
+            id: account.id,
+            name: 'CLI test',
+            plan: 'pro',
+            monthly_limit: 7,
+            effective_monthly_limit: 7,
+            created_at: account.createdAt.toISOString(),
+          },
         );
       });
 
       it('user create --json shows a generated password once, and the password it shows is the one stored', async () => {
         const account = await newAccount();
         const email = uniqueEmail('Owner');
-        const created = expectJsonObject(await wagw('user', 'create', '--email', email, '--account', account.id, '--role', 'owner', '--json'));
+        const created = expectJsonObject(
+          await wagw('user', 'create', '--email', email, '--account', account.id, '--role', 'owner', '--json'),
+        );
         assert.match(created.id, /^usr_[0-9a-z]{26}$/);
         assert.deepEqual(
           { email: created.email, account_id: created.account_id, role: created.role, is_operator: created.is_operator },
@@ -125,12 +160,25 @@ for (const dialect of dialects) {
         );
         assert.equal(typeof created.password, 'string');
         assert.ok(created.password.length >= 12, 'a generated password is at least as long as a chosen one must be');
-        const row = await test.gateway.store.db.selectFrom('users').select('password_hash').where('id', '=', created.id).executeTakeFirstOrThrow();
+        const row = await test.gateway.store.db
+          .selectFrom('users')
+          .select('password_hash')
+          .where('id', '=', created.id)
+          .executeTakeFirstOrThrow();
         assert.ok(await verifyPassword(created.password, row.password_hash));
       });
 
       it('user create --operator needs no account, and with --password the password is never echoed', async () => {
-        const run = await wagw('user', 'create', '--email', uniqueEmail('operator'), '--operator', '--password', 'operator secret 1', '--json');
+        const run = await wagw(
+          'user',
+          'create',
+          '--email',
+          uniqueEmail('operator'),
+          '--operator',
+          '--password',
+          'operator secret 1',
+          '--json',
+        );
         assert.ok(!run.stdout.includes('operator secret 1'));
         const operator = expectJsonObject(run);
         assert.ok(!('password' in operator));
@@ -159,7 +207,7 @@ for (const dialect of dialects) {
         assert.ok(!run.stdout.includes('scrypt$'));
       });
 
-      it('number list --json lists every number, or only one account\'s with --account; --json may also come first', async () => {
+      it("number list --json lists every number, or only one account's with --account; --json may also come first", async () => {
         const [first, second] = [await newAccount(), await newAccount()];
         const [firstNumber, secondNumber] = [await newNumber(first.id), await newNumber(second.id)];
         const runs = await Promise.all([wagw('--json', 'number', 'list'), wagw('number', 'list', '--account', first.id, '--json')]);
@@ -167,7 +215,10 @@ for (const dialect of dialects) {
         assert.deepEqual(Object.keys(all!), ['numbers']);
         const allPhones = all!.numbers.map((number: { phone: string }) => number.phone);
         assert.ok(allPhones.includes(firstNumber.phone) && allPhones.includes(secondNumber.phone));
-        assert.deepEqual(one!.numbers.map((number: { id: string }) => number.id), [firstNumber.id]);
+        assert.deepEqual(
+          one!.numbers.map((number: { id: string }) => number.id),
+          [firstNumber.id],
+        );
         assert.equal(one!.numbers[0].status, 'connected');
       });
 
@@ -182,7 +233,10 @@ for (const dialect of dialects) {
         const queued = await send(phone, account.apiKey);
         assert.equal(queued.statusCode, 202, queued.body);
         const queue = expectJsonObject(await wagw('number', 'queue', spaced(phone), '--json'));
-        assert.deepEqual([queue.total, queue.counts, queue.messages[0].message_id, queue.messages[0].wait_reason], [1, { gap: 1 }, queued.json().message_id, 'gap']);
+        assert.deepEqual(
+          [queue.total, queue.counts, queue.messages[0].message_id, queue.messages[0].wait_reason],
+          [1, { gap: 1 }, queued.json().message_id, 'gap'],
+        );
         const cleared = expectJsonObject(await wagw('number', 'queue', phone, '--clear', '--json'));
         assert.equal(cleared.cancelled, 1);
         const inherited = expectJsonObject(await wagw('number', 'policy', phone, '--inherit', '--json'));
@@ -195,8 +249,14 @@ for (const dialect of dialects) {
         const [byPhone, byId] = [await newNumber(account.id), await newNumber(account.id)];
         const runs = await Promise.all([wagw('number', 'remove', byPhone.phone, '--json'), wagw('number', 'remove', byId.id, '--json')]);
         const results = runs.map(expectJsonObject);
-        for (const [result, number] of [[results[0]!, byPhone], [results[1]!, byId]] as const) {
-          assert.deepEqual({ id: result.id, phone: result.phone, removed: result.removed }, { id: number.id, phone: number.phone, removed: true });
+        for (const [result, number] of [
+          [results[0]!, byPhone],
+          [results[1]!, byId],
+        ] as const) {
+          assert.deepEqual(
+            { id: result.id, phone: result.phone, removed: result.removed },
+            { id: number.id, phone: number.phone, removed: true },
+          );
           assert.equal(await findNumberById(test.gateway.store.db, number.id), undefined);
         }
       });
@@ -230,7 +290,9 @@ for (const dialect of dialects) {
       });
     });
 
-    describe('mistakes exit 1 with a message on stderr naming what was wrong, and nothing on stdout', { concurrency: CONCURRENT_TESTS }, () => {
+    describe('mistakes exit 1 with a message on stderr naming what was wrong, and nothing on stdout', {
+      concurrency: CONCURRENT_TESTS,
+    }, () => {
       it('an unknown account is named by number add, key create, key list and account update', async () => {
         const missing = 'acc_01jzzzzzzzzzzzzzzzzzzzzzzz';
         const runs = await Promise.all([
@@ -306,8 +368,13 @@ for (const dialect of dialects) {
 
       it('number set changes only the settings given, and refuses a switch that is neither on nor off', async () => {
         const number = await newNumber((await newAccount()).id);
-        const set = expectJsonObject(await wagw('number', 'set', number.phone, '--reject-calls', 'on', '--call-reply-text', 'Please write instead.', '--json'));
-        assert.deepEqual([set.reject_calls, set.call_reply_text, set.show_online, set.auto_read], [true, 'Please write instead.', false, false]);
+        const set = expectJsonObject(
+          await wagw('number', 'set', number.phone, '--reject-calls', 'on', '--call-reply-text', 'Please write instead.', '--json'),
+        );
+        assert.deepEqual(
+          [set.reject_calls, set.call_reply_text, set.show_online, set.auto_read],
+          [true, 'Please write instead.', false, false],
+        );
         const cleared = expectJsonObject(await wagw('number', 'set', number.id, '--call-reply-text', '', '--show-online', 'on', '--json'));
         assert.deepEqual([cleared.reject_calls, cleared.call_reply_text, cleared.show_online], [true, null, true]);
         expectRefusal(await wagw('number', 'set', number.phone, '--reject-calls', 'maybe', '--json'), '--reject-calls');
@@ -340,11 +407,29 @@ for (const dialect of dialects) {
         const seeded = await seedAccount(test.gateway);
         const phone = uniquePhone();
         const added = expectJsonObject(await wagw('number', 'add', '--account', seeded.accountId, '--phone', spaced(phone), '--json'));
-        assert.deepEqual(Object.keys(added).sort(), ['account_id', 'auto_read', 'call_reply_text', 'created_at', 'engine', 'holder_user_id', 'id', 'phone', 'reject_calls', 'show_online', 'status']);
+        assert.deepEqual(Object.keys(added).sort(), [
+          'account_id',
+          'auto_read',
+          'call_reply_text',
+          'created_at',
+          'engine',
+          'holder_user_id',
+          'id',
+          'phone',
+          'reject_calls',
+          'show_online',
+          'status',
+        ]);
         assert.match(added.id, /^num_[0-9a-z]{26}$/);
         assert.match(added.created_at, ISO_UTC_MILLISECONDS);
         assert.deepEqual(
-          { phone: added.phone, engine: added.engine, status: added.status, account_id: added.account_id, holder_user_id: added.holder_user_id },
+          {
+            phone: added.phone,
+            engine: added.engine,
+            status: added.status,
+            account_id: added.account_id,
+            holder_user_id: added.holder_user_id,
+          },
           { phone, engine: 'sandbox', status: 'connected', account_id: seeded.accountId, holder_user_id: null },
         );
         const response = await send(phone, seeded.apiKey);

@@ -16,11 +16,21 @@ for (const dialect of dialects) {
     after(() => node.close());
 
     it('with their scope, interval, runs, failures and when each last ran, asked of the node that runs them', async () => {
-      const status = expectJsonObject(await runCli(node.gateway.config.database.url, ['cluster', 'status', '--json'], { WAGW_SECRET_KEY: node.gateway.config.secretKey!.toString('hex') }));
+      const status = expectJsonObject(
+        await runCli(node.gateway.config.database.url, ['cluster', 'status', '--json'], {
+          WAGW_SECRET_KEY: node.gateway.config.secretKey!.toString('hex'),
+        }),
+      );
       const listed = (status.nodes as Array<JsonObject>).find((entry) => entry.id === node.gateway.keeper.nodeId);
       assert.ok(listed, 'the serving node is listed');
       const tasks = listed.tasks as Array<JsonObject>;
-      assert.deepEqual(tasks.map((task) => task.name).sort(), node.gateway.scheduler.list().map((task) => task.name).sort());
+      assert.deepEqual(
+        tasks.map((task) => task.name).sort(),
+        node.gateway.scheduler
+          .list()
+          .map((task) => task.name)
+          .sort(),
+      );
       const sweep = tasks.find((task) => task.name === 'expiry-sweep')!;
       assert.equal(sweep.scope, 'every-node');
       assert.equal(sweep.interval_ms, node.gateway.config.interruptedSendAfterMs);

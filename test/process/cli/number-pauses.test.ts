@@ -16,7 +16,11 @@ for (const dialect of dialects) {
 
     before(async () => {
       database = await createTestDatabase(dialect);
-      const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16) });
+      const config = loadConfig({
+        DATABASE_URL: database.url,
+        LOG_LEVEL: 'silent',
+        WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
+      });
       gateway = await createGateway(config, createLogger(config));
       accountId = (await gateway.accounts.createAccount({ name: 'Pausing', plan: 'pro' })).id;
     });

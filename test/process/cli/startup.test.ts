@@ -14,7 +14,10 @@ async function packagesLoadedBy(databaseUrl: string, args: string[]): Promise<st
   const directory = await mkdtemp(path.join(tmpdir(), 'wagw-trace-'));
   const traceFile = path.join(directory, 'packages.txt');
   try {
-    const run = await runCli(databaseUrl, args, { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${TRACE_HOOK}`, WAGW_TEST_PACKAGE_TRACE: traceFile });
+    const run = await runCli(databaseUrl, args, {
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --import=${TRACE_HOOK}`,
+      WAGW_TEST_PACKAGE_TRACE: traceFile,
+    });
     expectJsonObject(run);
     return (await readFile(traceFile, 'utf8')).split('\n').filter(Boolean);
   } finally {
@@ -32,7 +35,11 @@ for (const dialect of dialects) {
     });
     after(() => database.drop());
 
-    for (const args of [['account', 'list', '--json'], ['number', 'list', '--json'], ['cluster', 'status', '--json']]) {
+    for (const args of [
+      ['account', 'list', '--json'],
+      ['number', 'list', '--json'],
+      ['cluster', 'status', '--json'],
+    ]) {
       it(`wagw ${args.join(' ')} loads neither Baileys nor the HTTP stack`, async () => {
         const loaded = await packagesLoadedBy(database.url, args);
         assert.ok(loaded.includes('kysely'), `the trace saw the store load: ${loaded.join(', ')}`);

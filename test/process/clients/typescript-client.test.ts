@@ -19,7 +19,10 @@ const TSC = path.resolve('node_modules/.bin/tsc');
 describe('the typed TypeScript client', () => {
   it('is generated from the document the gateway serves: regenerating it changes nothing (npm run client:generate)', async () => {
     const fresh = await clientTypesOf(await servedDocument());
-    assert.ok(fresh === fs.readFileSync(CLIENT_SCHEMA_FILE, 'utf8'), 'clients/typescript/src/schema.ts differs from the document; run npm run client:generate');
+    assert.ok(
+      fresh === fs.readFileSync(CLIENT_SCHEMA_FILE, 'utf8'),
+      'clients/typescript/src/schema.ts differs from the document; run npm run client:generate',
+    );
     assert.match(fresh, /export type Message = components\['schemas'\]\['Message'\];/);
     assert.match(fresh, /export type GroupUpdatedEvent = components\['schemas'\]\['GroupUpdatedEvent'\];/);
   });
@@ -28,7 +31,10 @@ describe('the typed TypeScript client', () => {
     const compiled = spawnSync(TSC, ['--strict', '--noEmit', '-p', path.join(CLIENT, 'tsconfig.json')], { encoding: 'utf8' });
     assert.equal(compiled.status, 0, compiled.stdout + compiled.stderr);
     for (const file of [EXAMPLE, path.join(CLIENT, 'src/index.ts')]) {
-      const casts = fs.readFileSync(file, 'utf8').split('\n').filter((line) => / as (?!const\b)/.test(line.replace(/\/\*.*?\*\/|\/\/.*$|'[^']*'|`[^`]*`/g, '')) && !line.trim().startsWith('*'));
+      const casts = fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => / as (?!const\b)/.test(line.replace(/\/\*.*?\*\/|\/\/.*$|'[^']*'|`[^`]*`/g, '')) && !line.trim().startsWith('*'));
       assert.deepEqual(casts, [], `${path.basename(file)} casts nothing`);
     }
   });
@@ -45,7 +51,10 @@ for (const dialect of dialects) {
       live = await startListeningGateway(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
       account = await seedAccount(live.gateway, { numbers: 2 });
       receiverPort = await freePort();
-      const created = await live.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: `http://127.0.0.1:${receiverPort}/`, eventTypes: ['message', 'number.paused', 'number.resumed'] });
+      const created = await live.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+        url: `http://127.0.0.1:${receiverPort}/`,
+        eventTypes: ['message', 'number.paused', 'number.resumed'],
+      });
       secret = created.secret;
       live.gateway.deliveryWorker.start();
     });
@@ -85,7 +94,9 @@ for (const dialect of dialects) {
       assert.ok(events.length > 0, 'the program caused deliveries');
       for (const { payload } of events) {
         const event = { ...JSON.parse(payload), webhook_id: 'wh_example' };
-        const validate = ajv.compile({ $ref: `openapi.json#/webhooks/${event.event.replace(/\//g, '~1')}/post/requestBody/content/application~1json/schema` });
+        const validate = ajv.compile({
+          $ref: `openapi.json#/webhooks/${event.event.replace(/\//g, '~1')}/post/requestBody/content/application~1json/schema`,
+        });
         assert.ok(validate(event), `${event.event}: ${ajv.errorsText(validate.errors)} in ${payload}`);
       }
     });

@@ -12,13 +12,21 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 /** Runs `wagw serve` to its end and returns how it ended and what it said. */
 async function serveUntilExit(databaseUrl: string): Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }> {
   const child = spawn(process.execPath, [path.join(ROOT, 'bin/wagw'), 'serve'], {
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(await freePort()), LOG_LEVEL: 'warn', WAGW_SECRET_KEY: '7e57'.repeat(16) },
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: databaseUrl,
+      PORT: String(await freePort()),
+      LOG_LEVEL: 'warn',
+      WAGW_SECRET_KEY: '7e57'.repeat(16),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal])));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+    child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
+  );
   return { code, signal, output };
 }
 

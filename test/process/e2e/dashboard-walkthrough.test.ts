@@ -171,7 +171,8 @@ for (const dialect of dialects) {
       const thumbnail = page.locator('main img').first();
       await thumbnail.waitFor();
       // The thumbnail is served through the session and decodes as the PNG that was chosen.
-      const naturalWidth = () => thumbnail.evaluate((image) => (image as unknown as { complete: boolean; naturalWidth: number }).naturalWidth);
+      const naturalWidth = () =>
+        thumbnail.evaluate((image) => (image as unknown as { complete: boolean; naturalWidth: number }).naturalWidth);
       for (let tries = 0; tries < 50 && (await naturalWidth()) === 0; tries += 1) await new Promise((resolve) => setTimeout(resolve, 100));
       assert.equal(await naturalWidth(), 1, 'the 1-pixel PNG decoded');
       await saveScreenshot(page, `${dialect}-messages-with-photo`);

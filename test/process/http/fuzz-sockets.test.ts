@@ -24,18 +24,32 @@ const MAX_MESSAGE_LENGTH = 4_096;
 /** Long enough for any answer the server would give to a partial request to have arrived. */
 const HOLD_MS = 100;
 
-type Framing = 'plain' | 'chunked' | 'expect-continue' | 'expect-other' | 'no-host' | 'repeated-length' | 'length-and-chunked' | 'bad-chunk';
+type Framing =
+  | 'plain'
+  | 'chunked'
+  | 'expect-continue'
+  | 'expect-other'
+  | 'no-host'
+  | 'repeated-length'
+  | 'length-and-chunked'
+  | 'bad-chunk';
 type Delivery = 'whole' | 'cut-then-end' | 'cut-then-reset' | 'cut-then-hold';
 
 /** Header values as they go on the wire: Latin-1 text without control characters. */
 function fitsOnTheWire(generated: FuzzRequest): boolean {
-  return Object.values(generated.headers).flat().every((value) => /^[\t\x20-\x7e\x80-\xff]*$/.test(value)) && generated.method !== 'HEAD';
+  return (
+    Object.values(generated.headers)
+      .flat()
+      .every((value) => /^[\t\x20-\x7e\x80-\xff]*$/.test(value)) && generated.method !== 'HEAD'
+  );
 }
 
 /** The request as the server will see it: Node trims the whitespace around header values. */
 function asParsed(generated: FuzzRequest): FuzzRequest {
   const trim = (value: string) => value.replace(/^[ \t]+|[ \t]+$/g, '');
-  const headers = Object.fromEntries(Object.entries(generated.headers).map(([name, value]) => [name, Array.isArray(value) ? value.map(trim) : trim(value)]));
+  const headers = Object.fromEntries(
+    Object.entries(generated.headers).map(([name, value]) => [name, Array.isArray(value) ? value.map(trim) : trim(value)]),
+  );
   return { ...generated, headers };
 }
 
@@ -89,7 +103,12 @@ async function answerSoFar(connection: RawHttpConnection): Promise<RawResponse |
 }
 
 function asInjectResponse(response: RawResponse): LightMyRequestResponse {
-  return { statusCode: response.statusCode, headers: response.headers, body: response.body, json: () => JSON.parse(response.body) } as unknown as LightMyRequestResponse;
+  return {
+    statusCode: response.statusCode,
+    headers: response.headers,
+    body: response.body,
+    json: () => JSON.parse(response.body),
+  } as unknown as LightMyRequestResponse;
 }
 
 /**
@@ -99,7 +118,10 @@ function asInjectResponse(response: RawResponse): LightMyRequestResponse {
 function assertNoAnswerButA4xx(generated: FuzzRequest, connection: RawHttpConnection, response: RawResponse | undefined): void {
   if (response === undefined) return;
   if (response.statusCode === 200 && routeOf(generated.method, generated.url) === 'health') return;
-  assert.ok(response.statusCode >= 400 && response.statusCode < 500, `a ${response.statusCode} to a request without its whole body: ${response.body}`);
+  assert.ok(
+    response.statusCode >= 400 && response.statusCode < 500,
+    `a ${response.statusCode} to a request without its whole body: ${response.body}`,
+  );
   const envelope = JSON.parse(response.body) as { error: ErrorCode };
   assert.equal(response.statusCode, errorCodes[envelope.error], `${envelope.error} with the table's status`);
   assert.ok(connection.bytesReceived > 0);
@@ -111,15 +133,33 @@ for (const dialect of dialects) {
     let world: FuzzWorld;
 
     before(async () => {
-      test = await startListeningGateway(dialect, { WAGW_BODY_LIMIT_BYTES: String(BODY_LIMIT_BYTES), WAGW_MAX_MESSAGE_LENGTH: String(MAX_MESSAGE_LENGTH), WAGW_SANDBOX_RECEIVES_PER_MINUTE: '1000000' });
-      ({ world } = await seedFuzzCaller(test.gateway, { foreignPhones: test.sender.phones, bodyLimitBytes: BODY_LIMIT_BYTES, maxMessageLength: MAX_MESSAGE_LENGTH }));
+      test = await startListeningGateway(dialect, {
+        WAGW_BODY_LIMIT_BYTES: String(BODY_LIMIT_BYTES),
+        WAGW_MAX_MESSAGE_LENGTH: String(MAX_MESSAGE_LENGTH),
+        WAGW_SANDBOX_RECEIVES_PER_MINUTE: '1000000',
+      });
+      ({ world } = await seedFuzzCaller(test.gateway, {
+        foreignPhones: test.sender.phones,
+        bodyLimitBytes: BODY_LIMIT_BYTES,
+        maxMessageLength: MAX_MESSAGE_LENGTH,
+      }));
     });
     after(() => test.close());
 
     it(`${RUNS_PER_DIALECT} requests, whole or cut short, end in a documented 4xx, a 200 if whole and valid, or a closed socket`, async () => {
       const cases = fc.record({
         request: fuzzRequest(world).filter(fitsOnTheWire),
-        framing: fc.constantFrom<Framing>('plain', 'plain', 'chunked', 'expect-continue', 'expect-other', 'no-host', 'repeated-length', 'length-and-chunked', 'bad-chunk'),
+        framing: fc.constantFrom<Framing>(
+          'plain',
+          'plain',
+          'chunked',
+          'expect-continue',
+          'expect-other',
+          'no-host',
+          'repeated-length',
+          'length-and-chunked',
+          'bad-chunk',
+        ),
         delivery: fc.constantFrom<Delivery>('whole', 'whole', 'cut-then-end', 'cut-then-reset', 'cut-then-hold'),
         missingBytes: fc.integer({ min: 1, max: 2_000 }),
         cutAt: fc.nat(),

@@ -23,7 +23,10 @@ for (const dialect of dialects) {
     after(() => listening?.close());
 
     it('the scrape of a gateway that has sent and received is lint clean', async () => {
-      assert.ok(fs.existsSync(PROMTOOL), `promtool is missing at ${PROMTOOL}: install Debian's prometheus package (scripts/test.sh does this as root)`);
+      assert.ok(
+        fs.existsSync(PROMTOOL),
+        `promtool is missing at ${PROMTOOL}: install Debian's prometheus package (scripts/test.sh does this as root)`,
+      );
       const base = `http://127.0.0.1:${listening.port}`;
       const { sender } = listening;
       const send = await fetch(`${base}/send_message`, {

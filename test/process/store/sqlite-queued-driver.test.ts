@@ -38,7 +38,7 @@ describe('SQLite queries take the one connection in turn (queued driver)', () =>
       return result.rows[0]!.count;
     });
     await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.equal(readDone, false, 'the read ran inside another caller\'s open transaction');
+    assert.equal(readDone, false, "the read ran inside another caller's open transaction");
     release();
     await transaction;
     assert.equal(await read, 1);
@@ -60,7 +60,10 @@ describe('SQLite queries take the one connection in turn (queued driver)', () =>
       ),
     );
     assert.equal(mostAtOnce, 1);
-    assert.deepEqual(order, Array.from({ length: 100 }, (_, index) => index));
+    assert.deepEqual(
+      order,
+      Array.from({ length: 100 }, (_, index) => index),
+    );
   });
 
   it('a failing query hands the connection on: every query queued behind it still runs', async () => {
@@ -68,7 +71,10 @@ describe('SQLite queries take the one connection in turn (queued driver)', () =>
     const queued = Array.from({ length: 20 }, (_, index) => sql<{ turn: number }>`select ${index} as turn`.execute(store.db));
     await assert.rejects(failing, /no such table/);
     const turns = (await Promise.all(queued)).map((result) => Number(result.rows[0]!.turn));
-    assert.deepEqual(turns, Array.from({ length: 20 }, (_, index) => index));
+    assert.deepEqual(
+      turns,
+      Array.from({ length: 20 }, (_, index) => index),
+    );
   });
 
   it('a transaction that read before another process wrote still commits its own write', async () => {
@@ -76,7 +82,11 @@ describe('SQLite queries take the one connection in turn (queued driver)', () =>
     // this transaction has read. A deferred transaction would then fail its write at once with
     // SQLITE_BUSY; an immediate one holds the other writer off, by its busy timeout, until commit.
     const file = path.join(directory, 'queued.db');
-    const otherProcess = spawn(process.execPath, ['-e', `
+    const otherProcess = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const Database = require('better-sqlite3');
       process.stdin.once('data', () => {
         const db = new Database(${JSON.stringify(file)});
@@ -85,7 +95,10 @@ describe('SQLite queries take the one connection in turn (queued driver)', () =>
         process.stdout.write('committed');
         db.close();
       });
-    `], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
+    `,
+      ],
+      { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     const otherCommitted = new Promise<void>((resolve) => otherProcess.stdout.once('data', () => resolve()));
     const otherExited = new Promise<number | null>((resolve) => otherProcess.once('exit', resolve));
     await store.db.transaction().execute(async (trx) => {
@@ -97,6 +110,9 @@ describe('SQLite queries take the one connection in turn (queued driver)', () =>
     });
     assert.equal(await otherExited, 0, 'the other process could not write after this transaction committed');
     const notes = await sql<{ note: string }>`select note from turns where id >= 2000 order by id`.execute(store.db);
-    assert.deepEqual(notes.rows.map((row) => row.note), ['this process', 'other process']);
+    assert.deepEqual(
+      notes.rows.map((row) => row.note),
+      ['this process', 'other process'],
+    );
   });
 });

@@ -20,7 +20,18 @@ const UNKNOWN_DELIVERY = 'dlv_00000000000000000000000000';
 const CONCURRENT_TESTS = 4;
 
 const WEBHOOK_KEYS = ['account_id', 'created_at', 'disabled_reason', 'enabled', 'events', 'failing_since', 'id', 'message_scope', 'url'];
-const DELIVERY_KEYS = ['attempt_count', 'attempts', 'created_at', 'event_type', 'id', 'last_error', 'last_status_code', 'next_attempt_at', 'state', 'webhook_id'];
+const DELIVERY_KEYS = [
+  'attempt_count',
+  'attempts',
+  'created_at',
+  'event_type',
+  'id',
+  'last_error',
+  'last_status_code',
+  'next_attempt_at',
+  'state',
+  'webhook_id',
+];
 
 // Each test makes its own account and webhooks, so tests and dialects may run side by side: a CLI
 // start costs about a second of CPU, and overlapping them is what keeps this file short.
@@ -41,14 +52,43 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
       describe('every command prints exactly one JSON object with --json and exits 0', { concurrency: CONCURRENT_TESTS }, () => {
         it('create prints the stored webhook and its signing secret, which is the one that signs', async () => {
           const accountId = await newAccount();
-          const created = expectJsonObject(await wagw('webhook', 'create', '--account', accountId, '--url', PUBLIC_URL, '--events', 'message,session.status', '--scope', 'all'));
+          const created = expectJsonObject(
+            await wagw(
+              'webhook',
+              'create',
+              '--account',
+              accountId,
+              '--url',
+              PUBLIC_URL,
+              '--events',
+              'message,session.status',
+              '--scope',
+              'all',
+            ),
+          );
           assert.deepEqual(Object.keys(created).sort(), [...WEBHOOK_KEYS, 'secret'].sort());
           assert.match(created.id, WEBHOOK_ID);
           assert.match(created.secret, SECRET);
           assert.match(created.created_at, ISO_UTC_MILLISECONDS);
           assert.deepEqual(
-            { account_id: created.account_id, url: created.url, events: created.events, message_scope: created.message_scope, enabled: created.enabled, disabled_reason: created.disabled_reason, failing_since: created.failing_since },
-            { account_id: accountId, url: PUBLIC_URL, events: ['message', 'session.status'], message_scope: 'all', enabled: true, disabled_reason: null, failing_since: null },
+            {
+              account_id: created.account_id,
+              url: created.url,
+              events: created.events,
+              message_scope: created.message_scope,
+              enabled: created.enabled,
+              disabled_reason: created.disabled_reason,
+              failing_since: created.failing_since,
+            },
+            {
+              account_id: accountId,
+              url: PUBLIC_URL,
+              events: ['message', 'session.status'],
+              message_scope: 'all',
+              enabled: true,
+              disabled_reason: null,
+              failing_since: null,
+            },
           );
           const stored = await test.gateway.webhooks.getWebhook(accountScope(accountId), created.id);
           assert.deepEqual([stored.eventTypes, stored.messageScope], [['message', 'session.status'], 'all']);
@@ -69,7 +109,9 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
 
         it('update --disable --events disables the webhook with a reason and replaces its events', async () => {
           const webhook = await newWebhook();
-          const updated = expectJsonObject(await wagw('webhook', 'update', webhook.id, '--disable', '--events', 'message.status,session.status', '--scope', 'group'));
+          const updated = expectJsonObject(
+            await wagw('webhook', 'update', webhook.id, '--disable', '--events', 'message.status,session.status', '--scope', 'group'),
+          );
           assert.deepEqual(Object.keys(updated).sort(), WEBHOOK_KEYS);
           assert.deepEqual(
             { id: updated.id, enabled: updated.enabled, events: updated.events, message_scope: updated.message_scope },
@@ -77,14 +119,20 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           );
           assert.match(updated.disabled_reason, /\S/);
           const stored = await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id);
-          assert.deepEqual({ enabled: stored.enabled, eventTypes: stored.eventTypes }, { enabled: false, eventTypes: ['message.status', 'session.status'] });
+          assert.deepEqual(
+            { enabled: stored.enabled, eventTypes: stored.eventTypes },
+            { enabled: false, eventTypes: ['message.status', 'session.status'] },
+          );
         });
 
         it('update --enable turns a disabled webhook back on and clears the reason', async () => {
           const webhook = await newWebhook();
           await test.gateway.webhooks.updateWebhook(operatorScope(), webhook.id, { enabled: false });
           const updated = expectJsonObject(await wagw('webhook', 'update', webhook.id, '--enable'));
-          assert.deepEqual({ enabled: updated.enabled, disabled_reason: updated.disabled_reason, events: updated.events }, { enabled: true, disabled_reason: null, events: ['message'] });
+          assert.deepEqual(
+            { enabled: updated.enabled, disabled_reason: updated.disabled_reason, events: updated.events },
+            { enabled: true, disabled_reason: null, events: ['message'] },
+          );
           assert.equal((await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).enabled, true);
         });
 
@@ -109,7 +157,10 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           const queued = expectJsonObject(await wagw('webhook', 'test', webhook.id));
           assert.deepEqual(queued, { webhook_id: webhook.id, queued: true });
           const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
-          assert.deepEqual(deliveries.map(({ delivery }) => [delivery.eventType, delivery.state]), [['test', 'pending']]);
+          assert.deepEqual(
+            deliveries.map(({ delivery }) => [delivery.eventType, delivery.state]),
+            [['test', 'pending']],
+          );
         });
 
         it('deliveries prints {"deliveries": [...]} newest first, each with its attempts', async () => {
@@ -119,12 +170,21 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           const expected = (await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id)).map(({ delivery }) => delivery.id);
           const listed = expectJsonObject(await wagw('webhook', 'deliveries', webhook.id));
           assert.deepEqual(Object.keys(listed), ['deliveries']);
-          assert.deepEqual(listed.deliveries.map((delivery: { id: string }) => delivery.id), expected);
+          assert.deepEqual(
+            listed.deliveries.map((delivery: { id: string }) => delivery.id),
+            expected,
+          );
           assert.ok(expected[0]! > expected[1]!, 'newest first');
           for (const delivery of listed.deliveries) {
             assert.deepEqual(Object.keys(delivery).sort(), DELIVERY_KEYS);
             assert.deepEqual(
-              { webhook_id: delivery.webhook_id, event_type: delivery.event_type, state: delivery.state, attempt_count: delivery.attempt_count, attempts: delivery.attempts },
+              {
+                webhook_id: delivery.webhook_id,
+                event_type: delivery.event_type,
+                state: delivery.state,
+                attempt_count: delivery.attempt_count,
+                attempts: delivery.attempts,
+              },
               { webhook_id: webhook.id, event_type: 'test', state: 'pending', attempt_count: 0, attempts: [] },
             );
             assert.match(delivery.next_attempt_at, ISO_UTC_MILLISECONDS);
@@ -135,7 +195,11 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           // A delivery that really failed: a real worker, a receiver answering 500, and a
           // schedule of one immediate retry. Its own database keeps that worker away from the
           // other tests' deliveries.
-          const isolated = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true', WAGW_WEBHOOK_RETRY_SCHEDULE: '0', WAGW_WEBHOOK_POLL_INTERVAL_MS: '50' });
+          const isolated = await startTestGateway(dialect, {
+            WAGW_WEBHOOK_ALLOW_PRIVATE: 'true',
+            WAGW_WEBHOOK_RETRY_SCHEDULE: '0',
+            WAGW_WEBHOOK_POLL_INTERVAL_MS: '50',
+          });
           const receiver = await WebhookReceiver.start();
           receiver.responder = () => ({ status: 500, body: 'boom' });
           try {
@@ -155,14 +219,25 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
             assert.equal(receiver.requests.length, 2);
 
             const startedAt = Date.now();
-            const redelivered = expectJsonObject(await runCli(isolated.database.url, ['webhook', 'redeliver', failed.delivery.id, '--json']));
+            const redelivered = expectJsonObject(
+              await runCli(isolated.database.url, ['webhook', 'redeliver', failed.delivery.id, '--json']),
+            );
             assert.deepEqual(Object.keys(redelivered).sort(), DELIVERY_KEYS);
             assert.deepEqual(
-              { id: redelivered.id, state: redelivered.state, attempt_count: redelivered.attempt_count, last_status_code: redelivered.last_status_code },
+              {
+                id: redelivered.id,
+                state: redelivered.state,
+                attempt_count: redelivered.attempt_count,
+                last_status_code: redelivered.last_status_code,
+              },
               { id: failed.delivery.id, state: 'pending', attempt_count: 2, last_status_code: 500 },
             );
             assert.deepEqual(
-              redelivered.attempts.map((attempt: { id: string; status_code: number; response_excerpt: string }) => [attempt.id, attempt.status_code, attempt.response_excerpt]),
+              redelivered.attempts.map((attempt: { id: string; status_code: number; response_excerpt: string }) => [
+                attempt.id,
+                attempt.status_code,
+                attempt.response_excerpt,
+              ]),
               failed.attempts.map((attempt) => [attempt.id, 500, 'boom']),
             );
             const nextAttemptAt = Date.parse(redelivered.next_attempt_at);
@@ -182,8 +257,14 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           const deleted = expectJsonObject(await wagw('webhook', 'delete', webhook.id));
           assert.deepEqual(Object.keys(deleted).sort(), [...WEBHOOK_KEYS, 'deleted'].sort());
           assert.deepEqual({ id: deleted.id, deleted: deleted.deleted }, { id: webhook.id, deleted: true });
-          await assert.rejects(test.gateway.webhooks.getWebhook(operatorScope(), webhook.id), (error: unknown) => error instanceof AppError && error.code === 'webhook_not_found');
-          await assert.rejects(test.gateway.webhooks.getDelivery(operatorScope(), queued.delivery.id), (error: unknown) => error instanceof AppError && error.code === 'delivery_not_found');
+          await assert.rejects(
+            test.gateway.webhooks.getWebhook(operatorScope(), webhook.id),
+            (error: unknown) => error instanceof AppError && error.code === 'webhook_not_found',
+          );
+          await assert.rejects(
+            test.gateway.webhooks.getDelivery(operatorScope(), queued.delivery.id),
+            (error: unknown) => error instanceof AppError && error.code === 'delivery_not_found',
+          );
         });
       });
 
@@ -200,13 +281,10 @@ describe('wagw webhook', { concurrency: dialects.length }, () => {
           expectRefusal(await wagw('webhook', 'redeliver', UNKNOWN_DELIVERY), UNKNOWN_DELIVERY);
         });
 
-        it(
-          'a --limit that is not a whole number is refused, naming the option, instead of silently showing 50',
-          async () => {
-            const webhook = await newWebhook();
-            expectRefusal(await wagw('webhook', 'deliveries', webhook.id, '--limit', 'abc'), '--limit');
-          },
-        );
+        it('a --limit that is not a whole number is refused, naming the option, instead of silently showing 50', async () => {
+          const webhook = await newWebhook();
+          expectRefusal(await wagw('webhook', 'deliveries', webhook.id, '--limit', 'abc'), '--limit');
+        });
 
         it('a bad URL, a blocked URL and an unknown event type are refused, and no webhook is created', async () => {
           const accountId = await newAccount();

@@ -60,7 +60,9 @@ async function seedWebhook(databaseUrl: string, receiverPort: number): Promise<{
   const gateway = await openGateway(databaseUrl);
   try {
     const account = await seedAccount(gateway);
-    const { webhook } = await gateway.webhooks.createWebhook(accountScope(account.accountId), { url: `http://127.0.0.1:${receiverPort}/hook` });
+    const { webhook } = await gateway.webhooks.createWebhook(accountScope(account.accountId), {
+      url: `http://127.0.0.1:${receiverPort}/hook`,
+    });
     return { account, webhookId: webhook.id };
   } finally {
     await gateway.close();
@@ -92,7 +94,9 @@ for (const dialect of dialects) {
       await database?.drop();
     });
 
-    it('every incoming message answered 200 before the kill reaches the webhook after the restart; none is lost', { timeout: 120_000 }, async () => {
+    it('every incoming message answered 200 before the kill reaches the webhook after the restart; none is lost', {
+      timeout: 120_000,
+    }, async () => {
       const server = await startServerProcess(database.url, SERVER_ENV);
       const run = randomBytes(4).toString('hex');
       const answers = await Promise.all(
@@ -122,14 +126,18 @@ for (const dialect of dialects) {
       assert.equal(queued.length, INCOMING_MESSAGES, 'every message answered 200 has a delivery after the restart');
       // The restarted worker is retrying into the void before the receiver comes up.
       await waitFor(
-        async () => (await deliveriesOf(observer!, webhookId)).some(({ attempts }) => attempts.some((attempt) => attempt.error?.startsWith('refused'))),
+        async () =>
+          (await deliveriesOf(observer!, webhookId)).some(({ attempts }) =>
+            attempts.some((attempt) => attempt.error?.startsWith('refused')),
+          ),
         10_000,
         'an attempt refused by the endpoint that is still down',
         50,
       );
       receiver = await WebhookReceiver.start(receiverPort);
 
-      const isOurs = (body: { event?: string; message?: string }) => body.event === 'message' && body.message?.startsWith(`crash ${run} `) === true;
+      const isOurs = (body: { event?: string; message?: string }) =>
+        body.event === 'message' && body.message?.startsWith(`crash ${run} `) === true;
       const arrivedIds = () =>
         new Set(
           receiver!.requests
@@ -137,21 +145,28 @@ for (const dialect of dialects) {
             .filter(isOurs)
             .map((body) => body.message_id),
         );
-      await waitFor(() => arrivedIds().size >= INCOMING_MESSAGES, 40_000, `all ${INCOMING_MESSAGES} messages to reach the receiver`, 50).catch(
-        async (error: Error) => {
-          const missing = [...messageIds].filter((id) => !arrivedIds().has(id));
-          const states = (await deliveriesOf(observer!, webhookId)).map(({ delivery, attempts }) => `${delivery.state} after ${attempts.length} attempts`);
-          const tally = [...new Set(states)].map((state) => `${states.filter((other) => other === state).length} ${state}`).join('; ');
-          throw new Error(`${error.message}; missing ${missing.length}: ${missing.join(', ')}; deliveries: ${tally}`);
-        },
-      );
+      await waitFor(
+        () => arrivedIds().size >= INCOMING_MESSAGES,
+        40_000,
+        `all ${INCOMING_MESSAGES} messages to reach the receiver`,
+        50,
+      ).catch(async (error: Error) => {
+        const missing = [...messageIds].filter((id) => !arrivedIds().has(id));
+        const states = (await deliveriesOf(observer!, webhookId)).map(
+          ({ delivery, attempts }) => `${delivery.state} after ${attempts.length} attempts`,
+        );
+        const tally = [...new Set(states)].map((state) => `${states.filter((other) => other === state).length} ${state}`).join('; ');
+        throw new Error(`${error.message}; missing ${missing.length}: ${missing.join(', ')}; deliveries: ${tally}`);
+      });
       assert.deepEqual([...arrivedIds()].sort(), [...messageIds].sort(), 'exactly the answered messages arrived');
 
       // And the attempt log agrees: every delivery ends delivered, by its last attempt only.
       const final = await waitFor(
         async () => {
           const deliveries = await deliveriesOf(observer!, webhookId);
-          return deliveries.length === INCOMING_MESSAGES && deliveries.every(({ delivery }) => delivery.state === 'delivered') && deliveries;
+          return (
+            deliveries.length === INCOMING_MESSAGES && deliveries.every(({ delivery }) => delivery.state === 'delivered') && deliveries
+          );
         },
         10_000,
         'every delivery to be recorded as delivered',
@@ -159,7 +174,10 @@ for (const dialect of dialects) {
       for (const { delivery, attempts } of final) {
         assert.equal(delivery.eventType, 'message');
         assert.equal(attempts.at(-1)?.statusCode, 200, `${delivery.id} ended with a 200`);
-        assert.ok(attempts.slice(0, -1).every((attempt) => attempt.error !== null), `${delivery.id}: only the last attempt succeeded`);
+        assert.ok(
+          attempts.slice(0, -1).every((attempt) => attempt.error !== null),
+          `${delivery.id}: only the last attempt succeeded`,
+        );
       }
     });
   });

@@ -66,7 +66,7 @@ describe('AppError and its envelope', () => {
     assert.equal(JSON.stringify(envelope), '{"error":"not_found","message":"No such route.","request_id":"req_1"}');
   });
 
-  it('a field error\'s details is the field\'s name, a string as the v0.1.0 contract has it; the facts go in meta', () => {
+  it("a field error's details is the field's name, a string as the v0.1.0 contract has it; the facts go in meta", () => {
     assert.deepEqual(toEnvelope(new AppError('invalid_phone_number', 'Bad phone.', { field: 'to_phone' }), 'req_2'), {
       error: 'invalid_phone_number',
       message: 'Bad phone.',
@@ -78,7 +78,10 @@ describe('AppError and its envelope', () => {
   });
 
   it('without a field, details puts the facts in words and leaves out the null ones', () => {
-    const envelope = toEnvelope(new AppError('media_url_blocked', 'Blocked.', { host: 'example.test', resolved_addresses: ['10.0.0.1', '10.0.0.2'], port: null }), 'req_4');
+    const envelope = toEnvelope(
+      new AppError('media_url_blocked', 'Blocked.', { host: 'example.test', resolved_addresses: ['10.0.0.1', '10.0.0.2'], port: null }),
+      'req_4',
+    );
     assert.equal(envelope.details, 'host: example.test; resolved_addresses: 10.0.0.1, 10.0.0.2');
   });
 

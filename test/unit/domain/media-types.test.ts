@@ -4,13 +4,33 @@ import { decideMediaType, isMediaType } from '../../../src/domain/media.ts';
 
 describe('media types', () => {
   it('type/subtype with token characters and parameters of tokens or quoted strings are media types', () => {
-    for (const type of ['text/csv', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'text/plain; charset=utf-8', 'text/plain;charset="a \\"b\\""', 'image/svg+xml']) {
+    for (const type of [
+      'text/csv',
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      'text/plain; charset=utf-8',
+      'text/plain;charset="a \\"b\\""',
+      'image/svg+xml',
+    ]) {
       assert.ok(isMediaType(type), type);
     }
   });
 
   it('anything that could not go out again as a header, or is no type/subtype, is not', () => {
-    for (const type of ['text/plain\r\nX-Injected: 1', 'text/plain\n', 'text/plain\u20ac', 'text/pl\u00e4in', 'text', 'text/', '/csv', ' text/csv', 'text/csv;', 'text/csv; charset', 'text/csv; a=b c', `${'a'.repeat(128)}/b`, '']) {
+    for (const type of [
+      'text/plain\r\nX-Injected: 1',
+      'text/plain\n',
+      'text/plain\u20ac',
+      'text/pl\u00e4in',
+      'text',
+      'text/',
+      '/csv',
+      ' text/csv',
+      'text/csv;',
+      'text/csv; charset',
+      'text/csv; a=b c',
+      `${'a'.repeat(128)}/b`,
+      '',
+    ]) {
       assert.ok(!isMediaType(type), JSON.stringify(type));
     }
   });

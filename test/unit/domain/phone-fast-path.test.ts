@@ -34,7 +34,20 @@ function digits(random: () => number, count: number): string {
   return out;
 }
 
-const CALLING_CODES = [...new Set([...getCountries().map((country) => getCountryCallingCode(country)), '800', '808', '870', '878', '881', '882', '883', '888', '979'])];
+const CALLING_CODES = [
+  ...new Set([
+    ...getCountries().map((country) => getCountryCallingCode(country)),
+    '800',
+    '808',
+    '870',
+    '878',
+    '881',
+    '882',
+    '883',
+    '888',
+    '979',
+  ]),
+];
 /** Starts that national-prefix patterns strip, or nearly strip: 0, 1, 8, carrier codes, Australia's 1831. */
 const TRICKY_STARTS = ['0', '00', '01', '1', '11', '15', '8', '80', '9', '180020', '1800', '1831', '1832', '0180020', '6'];
 
@@ -61,7 +74,7 @@ describe('the phone length table never changes an answer of the full parse', () 
     assert.ok(decided / checked > 0.8, `the table decided only ${decided} of ${checked}`);
   });
 
-  it('numbers that start with what a national prefix pattern strips, or nearly strips, keep the full parse\'s answer', () => {
+  it("numbers that start with what a national prefix pattern strips, or nearly strips, keep the full parse's answer", () => {
     const random = seededRandom(2026);
     for (const code of CALLING_CODES) {
       for (const start of TRICKY_STARTS) {

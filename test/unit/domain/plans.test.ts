@@ -54,7 +54,7 @@ describe('usage periods are calendar months in UTC', () => {
   });
 });
 
-describe('periods do not depend on the server\'s time zone', () => {
+describe("periods do not depend on the server's time zone", () => {
   // Node applies a change to process.env.TZ at once; the machine running the tests is likely
   // on UTC, where a local-time slip would go unnoticed.
   for (const zone of ['Pacific/Kiritimati', 'America/Los_Angeles', 'Asia/Kolkata']) {

@@ -14,7 +14,10 @@ const number: WhatsAppNumber = {
   engine: 'baileys',
   status: 'connecting',
   statusReason: null,
-  autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
+  autoRead: false,
+  rejectCalls: false,
+  callReplyText: null,
+  showOnline: false,
   createdAt: new Date(0),
   updatedAt: new Date(0),
 };
@@ -27,7 +30,12 @@ function recordingEngine(calls: string[]): Engine {
     stop: async () => void calls.push('stop'),
     sessionStatus: () => 'connected' as const,
     listGroups: async () => [],
-    linker: { link: async () => { calls.push('link'); return { onUpdate: () => () => undefined, requestPairingCode: async () => '', stop: async () => undefined }; } },
+    linker: {
+      link: async () => {
+        calls.push('link');
+        return { onUpdate: () => () => undefined, requestPairingCode: async () => '', stop: async () => undefined };
+      },
+    },
   };
   return { ...BAILEYS_ENGINE, ...methods } as unknown as Engine;
 }

@@ -57,7 +57,11 @@ describe('a schema refusal says what is wrong with the value', () => {
   before(async () => {
     app = Fastify({ ajv: SCHEMA_VALIDATOR_OPTIONS });
     registerErrorHandling(app, 1024);
-    app.post('/probe', { schema: { body: probeSchema, querystring: { type: 'object', properties: { limit: { type: 'string', maxLength: 3 } } } } }, async () => ({ ok: true }));
+    app.post(
+      '/probe',
+      { schema: { body: probeSchema, querystring: { type: 'object', properties: { limit: { type: 'string', maxLength: 3 } } } } },
+      async () => ({ ok: true }),
+    );
     await app.ready();
   });
   after(() => app.close());

@@ -27,10 +27,17 @@ describe('the scheduler', () => {
     const { logger } = capturingLogger();
     const scheduler = new Scheduler(logger);
     let passes = 0;
-    const task = scheduler.register({ name: 'tally', intervalMs: 1_000, scope: 'every-node', run: async () => {
-      passes += 1;
-    } });
-    assert.deepEqual(scheduler.list(), [{ name: 'tally', intervalMs: 1_000, scope: 'every-node', active: false, runs: 0, failures: 0, lastRunAt: null, lastDurationMs: null }]);
+    const task = scheduler.register({
+      name: 'tally',
+      intervalMs: 1_000,
+      scope: 'every-node',
+      run: async () => {
+        passes += 1;
+      },
+    });
+    assert.deepEqual(scheduler.list(), [
+      { name: 'tally', intervalMs: 1_000, scope: 'every-node', active: false, runs: 0, failures: 0, lastRunAt: null, lastDurationMs: null },
+    ]);
 
     await task.start();
     mock.timers.tick(999);
@@ -56,9 +63,14 @@ describe('the scheduler', () => {
   it('runs a task once at start when asked, before its first interval', async () => {
     const scheduler = new Scheduler(capturingLogger().logger);
     let passes = 0;
-    const task = scheduler.register({ name: 'eager', intervalMs: 60_000, scope: 'every-node', run: async () => {
-      passes += 1;
-    } });
+    const task = scheduler.register({
+      name: 'eager',
+      intervalMs: 60_000,
+      scope: 'every-node',
+      run: async () => {
+        passes += 1;
+      },
+    });
     await task.start({ runNow: true });
     assert.equal(passes, 1);
     await task.start({ runNow: false });
@@ -67,10 +79,13 @@ describe('the scheduler', () => {
     assert.equal(passes, 2, 'starting a started task adds no second timer');
   });
 
-  it('counts and logs a failed run with the task\'s name, and keeps running it on time', async () => {
+  it("counts and logs a failed run with the task's name, and keeps running it on time", async () => {
     const { logger, lines } = capturingLogger();
     const heard: string[] = [];
-    const observer: TaskObserver = { taskRegistered: (name) => heard.push(`registered ${name}`), taskRan: (name, outcome) => heard.push(`${name} ${outcome}`) };
+    const observer: TaskObserver = {
+      taskRegistered: (name) => heard.push(`registered ${name}`),
+      taskRan: (name, outcome) => heard.push(`${name} ${outcome}`),
+    };
     const scheduler = new Scheduler(logger, observer);
     let passes = 0;
     const task = scheduler.register({
@@ -100,16 +115,30 @@ describe('the scheduler', () => {
   it('refuses a second task of the same name and an interval that is not positive', () => {
     const scheduler = new Scheduler(capturingLogger().logger);
     scheduler.register({ name: 'once', intervalMs: 10, scope: 'every-node', run: () => undefined });
-    assert.throws(() => scheduler.register({ name: 'once', intervalMs: 10, scope: 'every-node', run: () => undefined }), /registered already/);
-    assert.throws(() => scheduler.register({ name: 'never', intervalMs: 0, scope: 'every-node', run: () => undefined }), /positive interval/);
+    assert.throws(
+      () => scheduler.register({ name: 'once', intervalMs: 10, scope: 'every-node', run: () => undefined }),
+      /registered already/,
+    );
+    assert.throws(
+      () => scheduler.register({ name: 'never', intervalMs: 0, scope: 'every-node', run: () => undefined }),
+      /positive interval/,
+    );
   });
 
   it('stops every timer at once', async () => {
     const scheduler = new Scheduler(capturingLogger().logger);
     let passes = 0;
-    for (const name of ['a', 'b']) await scheduler.register({ name, intervalMs: 10, scope: 'every-node', run: async () => {
-      passes += 1;
-    } }).start();
+    for (const name of ['a', 'b'])
+      await scheduler
+        .register({
+          name,
+          intervalMs: 10,
+          scope: 'every-node',
+          run: async () => {
+            passes += 1;
+          },
+        })
+        .start();
     scheduler.stopAll();
     mock.timers.tick(100);
     await settle();

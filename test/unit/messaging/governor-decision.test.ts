@@ -27,7 +27,11 @@ describe('the governor decides when a message may leave', () => {
 
   it('the gap: the next send waits until min_gap_ms after the last one', () => {
     const policy = { ...none, minGapMs: 5_000, maxGapMs: 5_000 };
-    assert.deepEqual(decide(policy, history([sent(2)]), to(), NOW, zero), { kind: 'wait', until: new Date(NOW.getTime() + 3_000), reason: 'gap' });
+    assert.deepEqual(decide(policy, history([sent(2)]), to(), NOW, zero), {
+      kind: 'wait',
+      until: new Date(NOW.getTime() + 3_000),
+      reason: 'gap',
+    });
     assert.deepEqual(decide(policy, history([sent(5)]), to(), NOW, zero), { kind: 'now' });
   });
 
@@ -41,29 +45,49 @@ describe('the governor decides when a message may leave', () => {
 
   it('per_minute, per_hour and per_day: a full window waits until its oldest send leaves it', () => {
     const perMinute = { ...none, perMinute: 3 };
-    assert.deepEqual(decide(perMinute, history([sent(50), sent(40), sent(10)]), to(), NOW, zero), { kind: 'wait', until: new Date(NOW.getTime() + 10_000), reason: 'per_minute' });
+    assert.deepEqual(decide(perMinute, history([sent(50), sent(40), sent(10)]), to(), NOW, zero), {
+      kind: 'wait',
+      until: new Date(NOW.getTime() + 10_000),
+      reason: 'per_minute',
+    });
     assert.deepEqual(decide(perMinute, history([sent(61), sent(40), sent(10)]), to(), NOW, zero), { kind: 'now' });
     const perHour = { ...none, perHour: 2 };
-    assert.deepEqual(decide(perHour, history([sent(3_000), sent(100)]), to(), NOW, zero), { kind: 'wait', until: new Date(NOW.getTime() + 600_000), reason: 'per_hour' });
+    assert.deepEqual(decide(perHour, history([sent(3_000), sent(100)]), to(), NOW, zero), {
+      kind: 'wait',
+      until: new Date(NOW.getTime() + 600_000),
+      reason: 'per_hour',
+    });
     const perDay = { ...none, perDay: 1 };
-    assert.deepEqual(decide(perDay, history([sent(86_000)]), to(), NOW, zero), { kind: 'wait', until: new Date(NOW.getTime() + 400_000), reason: 'per_day' });
+    assert.deepEqual(decide(perDay, history([sent(86_000)]), to(), NOW, zero), {
+      kind: 'wait',
+      until: new Date(NOW.getTime() + 400_000),
+      reason: 'per_day',
+    });
   });
 
   it('per_recipient_gap_ms holds for the same recipient only', () => {
     const policy = { ...none, perRecipientGapMs: 6_000 };
     const marks = [sent(1, '+15550000001')];
-    assert.deepEqual(decide(policy, history(marks), to('+15550000001'), NOW, zero), { kind: 'wait', until: new Date(NOW.getTime() + 5_000), reason: 'recipient_gap' });
+    assert.deepEqual(decide(policy, history(marks), to('+15550000001'), NOW, zero), {
+      kind: 'wait',
+      until: new Date(NOW.getTime() + 5_000),
+      reason: 'recipient_gap',
+    });
     assert.deepEqual(decide(policy, history(marks), to('+15550000002'), NOW, zero), { kind: 'now' });
   });
 
   it('first_contacts_per_day caps new recipients only; known ones still go', () => {
     const policy = { ...none, firstContactsPerDay: 2 };
     const marks = [sent(7_200, '+15550000001', true), sent(3_600, '+15550000002', true)];
-    assert.deepEqual(decide(policy, history(marks), to('+15550000003', true), NOW, zero), { kind: 'wait', until: new Date(NOW.getTime() + 86_400_000 - 7_200_000), reason: 'first_contacts' });
+    assert.deepEqual(decide(policy, history(marks), to('+15550000003', true), NOW, zero), {
+      kind: 'wait',
+      until: new Date(NOW.getTime() + 86_400_000 - 7_200_000),
+      reason: 'first_contacts',
+    });
     assert.deepEqual(decide(policy, history(marks), to('+15550000001', false), NOW, zero), { kind: 'now' });
   });
 
-  it('warm-up: a new number\'s first-contact cap starts low and grows each day, up to the policy\'s cap', () => {
+  it("warm-up: a new number's first-contact cap starts low and grows each day, up to the policy's cap", () => {
     const policy = { ...none, firstContactsPerDay: 50, warmUp: { start: 10, dailyIncrease: 15 } };
     const linked = new Date(NOW.getTime() - 3_600_000);
     assert.equal(firstContactCap(policy, linked, NOW.getTime()), 10);
@@ -74,20 +98,36 @@ describe('the governor decides when a message may leave', () => {
     assert.equal(decide(policy, history(marks, LONG_AGO), to('+15550000999', true), NOW, zero).kind, 'now');
   });
 
-  it('quiet hours: a message inside them waits for their end in the policy\'s time zone, across midnight', () => {
+  it("quiet hours: a message inside them waits for their end in the policy's time zone, across midnight", () => {
     const policy = { ...none, quietHours: { start: '22:00', end: '08:00', timeZone: 'Europe/Berlin' } };
     // 12:00 UTC is 13:00 in Berlin (winter time): outside.
     assert.deepEqual(decide(policy, history([]), to(), NOW, zero), { kind: 'now' });
-    assert.deepEqual(decide(policy, history([]), to(), new Date('2026-03-10T22:30:00.000Z'), zero), { kind: 'wait', until: new Date('2026-03-11T07:00:00.000Z'), reason: 'quiet_hours' });
-    assert.deepEqual(decide(policy, history([]), to(), new Date('2026-03-11T06:59:30.000Z'), zero), { kind: 'wait', until: new Date('2026-03-11T07:00:00.000Z'), reason: 'quiet_hours' });
+    assert.deepEqual(decide(policy, history([]), to(), new Date('2026-03-10T22:30:00.000Z'), zero), {
+      kind: 'wait',
+      until: new Date('2026-03-11T07:00:00.000Z'),
+      reason: 'quiet_hours',
+    });
+    assert.deepEqual(decide(policy, history([]), to(), new Date('2026-03-11T06:59:30.000Z'), zero), {
+      kind: 'wait',
+      until: new Date('2026-03-11T07:00:00.000Z'),
+      reason: 'quiet_hours',
+    });
   });
 
   it('send_at: a message scheduled later waits for its time, then for the rules at that time', () => {
     const policy = { ...none, minGapMs: 5_000, maxGapMs: 5_000 };
     const later = new Date(NOW.getTime() + 60_000);
-    assert.deepEqual(decide(policy, history([]), { ...to(), notBefore: later }, NOW, zero), { kind: 'wait', until: later, reason: 'scheduled' });
+    assert.deepEqual(decide(policy, history([]), { ...to(), notBefore: later }, NOW, zero), {
+      kind: 'wait',
+      until: later,
+      reason: 'scheduled',
+    });
     const planned = { at: later.getTime() - 1_000, recipient: '+15550000001', firstContact: false };
-    assert.deepEqual(decide(policy, history([planned]), { ...to(), notBefore: later }, NOW, zero), { kind: 'wait', until: new Date(later.getTime() + 4_000), reason: 'gap' });
+    assert.deepEqual(decide(policy, history([planned]), { ...to(), notBefore: later }, NOW, zero), {
+      kind: 'wait',
+      until: new Date(later.getTime() + 4_000),
+      reason: 'gap',
+    });
   });
 
   it('rules combine: the time found holds every rule at once', () => {
@@ -109,11 +149,18 @@ describe('send policies', () => {
   });
 
   it('a policy is refused when its gaps are out of order, its clock is not HH:MM or its time zone is unknown', () => {
-    const refused = (body: object, field: string) => assert.throws(() => parseSettingInput(body, 'send_policy'), (error: unknown) => error instanceof AppError && error.code === 'invalid_send_policy' && error.meta?.field === field);
+    const refused = (body: object, field: string) =>
+      assert.throws(
+        () => parseSettingInput(body, 'send_policy'),
+        (error: unknown) => error instanceof AppError && error.code === 'invalid_send_policy' && error.meta?.field === field,
+      );
     refused({ min_gap_ms: 10, max_gap_ms: 5 }, 'send_policy.max_gap_ms');
     refused({ quiet_hours: { start: '24:00', end: '08:00', time_zone: 'UTC' } }, 'send_policy.quiet_hours.start');
     refused({ quiet_hours: { start: '22:00', end: '08:00', time_zone: 'Mars/Olympus' } }, 'send_policy.quiet_hours.time_zone');
-    assert.throws(() => parseSettingInput('fast', 'send_policy'), (error: unknown) => error instanceof AppError && error.code === 'invalid_send_policy');
+    assert.throws(
+      () => parseSettingInput('fast', 'send_policy'),
+      (error: unknown) => error instanceof AppError && error.code === 'invalid_send_policy',
+    );
     assert.deepEqual(parseSettingInput('cautious', 'send_policy'), { preset: 'cautious' });
   });
 });

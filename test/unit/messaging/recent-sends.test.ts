@@ -3,9 +3,17 @@ import { describe, it } from 'node:test';
 import { RecentSends, type RecordedSend } from '../../../src/messaging/recent-sends.ts';
 
 const PHONE = '+447700900123';
-const send = (id: string): RecordedSend => ({ id, accountId: 'acc_1', fromPhone: PHONE as RecordedSend['fromPhone'], toPhone: '+14155550100' as RecordedSend['toPhone'], direction: 'outbound', group: null, createdAt: new Date() });
+const send = (id: string): RecordedSend => ({
+  id,
+  accountId: 'acc_1',
+  fromPhone: PHONE as RecordedSend['fromPhone'],
+  toPhone: '+14155550100' as RecordedSend['toPhone'],
+  direction: 'outbound',
+  group: null,
+  createdAt: new Date(),
+});
 
-describe('a receipt waits behind its own send\'s record instead of retrying on a timer', () => {
+describe("a receipt waits behind its own send's record instead of retrying on a timer", () => {
   it('a receipt that overtakes the record of its send is answered the moment the record commits', async () => {
     const sends = new RecentSends();
     sends.began(PHONE, 'msg_1');

@@ -22,16 +22,23 @@ describe('the retry schedule', () => {
   it('WAGW_WEBHOOK_RETRY_SCHEDULE replaces the schedule, fractions of a second included', () => {
     const schedule = loadConfig({ WAGW_WEBHOOK_RETRY_SCHEDULE: '0.5, 2,10' }).webhooks.retryDelaysSeconds;
     assert.deepEqual([...schedule], [0.5, 2, 10]);
-    assert.deepEqual([1, 2, 3, 4].map((attempts) => retryDelayMs(attempts, schedule, middle)), [500, 2_000, 10_000, null]);
+    assert.deepEqual(
+      [1, 2, 3, 4].map((attempts) => retryDelayMs(attempts, schedule, middle)),
+      [500, 2_000, 10_000, null],
+    );
   });
 
   it('a schedule that is not comma-separated seconds stops the start with a message naming the variable', () => {
     for (const raw of ['5,soon', '-1', '5;10', '1e3']) {
-      assert.throws(() => loadConfig({ WAGW_WEBHOOK_RETRY_SCHEDULE: raw }), (error: unknown) => {
-        assert.ok(error instanceof ConfigError, String(error));
-        assert.match(error.message, /WAGW_WEBHOOK_RETRY_SCHEDULE/);
-        return true;
-      }, raw);
+      assert.throws(
+        () => loadConfig({ WAGW_WEBHOOK_RETRY_SCHEDULE: raw }),
+        (error: unknown) => {
+          assert.ok(error instanceof ConfigError, String(error));
+          assert.match(error.message, /WAGW_WEBHOOK_RETRY_SCHEDULE/);
+          return true;
+        },
+        raw,
+      );
     }
   });
 
@@ -53,7 +60,11 @@ describe('retry jitter', () => {
   it('spreads each delay over exactly ±20 % of the scheduled one', () => {
     for (const [index, seconds] of DEFAULT_RETRY_DELAYS_SECONDS.entries()) {
       const scheduledMs = seconds * 1000;
-      assert.equal(retryDelayMs(index + 1, DEFAULT_RETRY_DELAYS_SECONDS, lowest), Math.round(scheduledMs * 0.8), `attempt ${index + 1}, random() = 0`);
+      assert.equal(
+        retryDelayMs(index + 1, DEFAULT_RETRY_DELAYS_SECONDS, lowest),
+        Math.round(scheduledMs * 0.8),
+        `attempt ${index + 1}, random() = 0`,
+      );
       const top = retryDelayMs(index + 1, DEFAULT_RETRY_DELAYS_SECONDS, highest)!;
       assert.ok(top <= scheduledMs * 1.2, `attempt ${index + 1}: ${top} ms exceeds +20 %`);
       assert.ok(top >= scheduledMs * 1.2 - 1, `attempt ${index + 1}: ${top} ms falls short of the top of the range`);
@@ -112,13 +123,10 @@ describe('Retry-After', () => {
     }
   });
 
-  it(
-    'values that are neither whole seconds nor an HTTP date are ignored rather than read as "now"',
-    () => {
-      const now = new Date('2025-03-01T12:00:00Z');
-      for (const header of ['-5', '1.5', 'abc 1', 'Mar 5']) {
-        assert.equal(parseRetryAfter(header, now), null, JSON.stringify(header));
-      }
-    },
-  );
+  it('values that are neither whole seconds nor an HTTP date are ignored rather than read as "now"', () => {
+    const now = new Date('2025-03-01T12:00:00Z');
+    for (const header of ['-5', '1.5', 'abc 1', 'Mar 5']) {
+      assert.equal(parseRetryAfter(header, now), null, JSON.stringify(header));
+    }
+  });
 });

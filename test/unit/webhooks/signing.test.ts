@@ -14,7 +14,10 @@ describe('webhook signatures', () => {
       const body = round % 7 === 0 ? '' : JSON.stringify({ text: `héllo ✓ 🎉\n${randomBytes(round).toString('base64')}` });
       const headers = signatureHeaders(id, at, body, [secret]);
       assert.equal(headers['webhook-signature'], new Webhook(secret).sign(id, at, body));
-      assert.deepEqual(new Webhook(secret).verify(body, { ...headers, 'webhook-timestamp': headers['webhook-timestamp'] }) ?? {}, body === '' ? {} : JSON.parse(body));
+      assert.deepEqual(
+        new Webhook(secret).verify(body, { ...headers, 'webhook-timestamp': headers['webhook-timestamp'] }) ?? {},
+        body === '' ? {} : JSON.parse(body),
+      );
     }
   });
 

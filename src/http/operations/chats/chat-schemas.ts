@@ -9,7 +9,13 @@ import type { OperationServices } from '../services.ts';
 
 export const CHAT_LIST_ERRORS = [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number'] as const satisfies readonly ErrorCode[];
 /** A change acts through the number's session, on a chat it has. */
-export const CHAT_CHANGE_ERRORS = [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS, 'invalid_phone_number', 'chat_not_found'] as const satisfies readonly ErrorCode[];
+export const CHAT_CHANGE_ERRORS = [
+  ...KEYED_ERRORS,
+  ...REQUEST_ERRORS,
+  ...SESSION_ERRORS,
+  'invalid_phone_number',
+  'chat_not_found',
+] as const satisfies readonly ErrorCode[];
 
 export const listChatsQuerySchema = {
   type: 'object',
@@ -34,7 +40,13 @@ export const chatPageSchema = {
 export const chatParamsSchema = {
   type: 'object',
   required: ['chat'],
-  properties: { chat: { type: 'string', description: 'The chat: the person\'s phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person\'s chat by phone once the gateway knows it.' } },
+  properties: {
+    chat: {
+      type: 'string',
+      description:
+        "The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it.",
+    },
+  },
 } as const;
 
 export const chatChangeBodySchema = {
@@ -49,13 +61,21 @@ export const muteBodySchema = {
   required: ['from_phone'],
   properties: {
     from_phone: chatChangeBodySchema.properties.from_phone,
-    until: { type: 'string', format: 'date-time', description: 'When the mute ends (RFC 3339, in the future); without it, the chat is muted always.' },
+    until: {
+      type: 'string',
+      format: 'date-time',
+      description: 'When the mute ends (RFC 3339, in the future); without it, the chat is muted always.',
+    },
   },
   additionalProperties: false,
 } as const;
 
 /** Chats as the API answers them, each last message as GET /messages shows it. */
 export async function presentChats(services: Pick<OperationServices, 'media' | 'mediaLinks'>, scope: AccountScope, chats: ChatSummary[]) {
-  const messages = await presentPage(services, scope, chats.map((chat) => chat.lastMessage));
+  const messages = await presentPage(
+    services,
+    scope,
+    chats.map((chat) => chat.lastMessage),
+  );
   return chats.map((chat, index) => presentChatSummary(chat, messages[index]));
 }

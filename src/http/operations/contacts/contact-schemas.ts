@@ -12,18 +12,34 @@ export const listContactsQuerySchema = {
   required: ['from_phone'],
   properties: {
     from_phone: fromPhone,
-    limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, description: 'How many people a page holds: 1 to 100; 50 by default.' },
+    limit: {
+      type: 'integer',
+      minimum: 1,
+      maximum: 100,
+      default: 50,
+      description: 'How many people a page holds: 1 to 100; 50 by default.',
+    },
     cursor: { type: 'string', description: 'next_cursor of the previous page.' },
   },
   additionalProperties: false,
 } as const;
 
-export const oneContactQuerySchema = { type: 'object', required: ['from_phone'], properties: { from_phone: fromPhone }, additionalProperties: false } as const;
+export const oneContactQuerySchema = {
+  type: 'object',
+  required: ['from_phone'],
+  properties: { from_phone: fromPhone },
+  additionalProperties: false,
+} as const;
 
 export const contactParamsSchema = {
   type: 'object',
   required: ['phone_or_lid'],
-  properties: { phone_or_lid: { type: 'string', description: 'The person by phone (E.164, URL-encoded) or by LID ("<digits>@lid"): either finds them once the gateway knows both.' } },
+  properties: {
+    phone_or_lid: {
+      type: 'string',
+      description: 'The person by phone (E.164, URL-encoded) or by LID ("<digits>@lid"): either finds them once the gateway knows both.',
+    },
+  },
 } as const;
 
 export const contactPageSchema = {

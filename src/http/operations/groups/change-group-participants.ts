@@ -4,19 +4,22 @@ import { fromPhoneBody, groupIdParams, ONE_GROUP_ERRORS } from './group-schemas.
 
 const OUTCOMES = ['done', 'already_member', 'not_member', 'privacy_restricted', 'recently_left', 'not_on_whatsapp', 'refused'] as const;
 
-export const changeGroupParticipants = defineOperation({
-  params: groupIdParams,
-  body: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['from_phone', 'action', 'participants'],
-    properties: {
-      ...fromPhoneBody,
-      action: { type: 'string', enum: ['add', 'remove', 'promote', 'demote'] },
-      participants: { type: 'array', items: { type: 'string' }, description: '1 to 50 phones, with their country code.' },
+export const changeGroupParticipants = defineOperation(
+  {
+    params: groupIdParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['from_phone', 'action', 'participants'],
+      properties: {
+        ...fromPhoneBody,
+        action: { type: 'string', enum: ['add', 'remove', 'promote', 'demote'] },
+        participants: { type: 'array', items: { type: 'string' }, description: '1 to 50 phones, with their country code.' },
+      },
     },
   },
-}, ['numbers', 'groups'])({
+  ['numbers', 'groups'],
+)({
   method: 'POST',
   path: '/groups/:id/participants',
   operationId: 'changeGroupParticipants',
@@ -32,7 +35,11 @@ export const changeGroupParticipants = defineOperation({
         action: { type: 'string' },
         results: {
           type: 'array',
-          items: { type: 'object', required: ['phone', 'outcome'], properties: { phone: { type: 'string' }, outcome: { type: 'string', enum: OUTCOMES } } },
+          items: {
+            type: 'object',
+            required: ['phone', 'outcome'],
+            properties: { phone: { type: 'string' }, outcome: { type: 'string', enum: OUTCOMES } },
+          },
         },
       },
     },

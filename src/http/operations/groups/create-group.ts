@@ -2,23 +2,27 @@ import { defineOperation } from '../operation.ts';
 import { fromPhone, groupNumber } from './group-number.ts';
 import { GROUP_ERRORS, groupSchema, presentGroup } from './group-schemas.ts';
 
-export const createGroup = defineOperation({
-  body: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['from_phone', 'subject', 'participants'],
-    properties: {
-      from_phone: { type: 'string', description: 'One of your numbers: the group\'s creator.' },
-      subject: { type: 'string', description: 'The group\'s name, 1 to 100 characters.' },
-      participants: { type: 'array', items: { type: 'string' }, description: 'Phones to add, with their country code.' },
+export const createGroup = defineOperation(
+  {
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['from_phone', 'subject', 'participants'],
+      properties: {
+        from_phone: { type: 'string', description: "One of your numbers: the group's creator." },
+        subject: { type: 'string', description: "The group's name, 1 to 100 characters." },
+        participants: { type: 'array', items: { type: 'string' }, description: 'Phones to add, with their country code.' },
+      },
     },
   },
-}, ['numbers', 'groups'])({
+  ['numbers', 'groups'],
+)({
   method: 'POST',
   path: '/groups',
   operationId: 'createGroup',
   summary: 'Create a group',
-  description: 'Creates a WhatsApp group with from_phone as its super admin and the participants added (up to 256; more can be added later). Answers 201 with the group and its id.',
+  description:
+    'Creates a WhatsApp group with from_phone as its super admin and the participants added (up to 256; more can be added later). Answers 201 with the group and its id.',
   tag: 'groups',
   answers: { 201: groupSchema },
   errors: GROUP_ERRORS,

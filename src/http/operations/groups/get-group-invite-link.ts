@@ -6,7 +6,7 @@ export const getGroupInviteLink = defineOperation({ params: groupIdParams, query
   method: 'GET',
   path: '/groups/:id/invite_link',
   operationId: 'getGroupInviteLink',
-  summary: 'Get a group\'s invite link',
+  summary: "Get a group's invite link",
   description: 'from_phone must be an admin. Whoever has the link may join the group, until it is revoked.',
   tag: 'groups',
   answers: { 200: inviteLinkSchema },

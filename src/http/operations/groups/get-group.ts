@@ -2,12 +2,16 @@ import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, groupNumber } from './group-number.ts';
 import { fromPhoneQuery, GROUP_ERRORS, groupSchema, presentGroup } from './group-schemas.ts';
 
-export const getGroup = defineOperation({ params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } }, query: fromPhoneQuery }, ['numbers', 'groups'])({
+export const getGroup = defineOperation(
+  { params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } }, query: fromPhoneQuery },
+  ['numbers', 'groups'],
+)({
   method: 'GET',
   path: '/groups/:id',
   operationId: 'getGroup',
   summary: 'Get a group with its participants',
-  description: 'One group from_phone is in: its participants by phone (with their LID where WhatsApp gives one, and the LID alone when it gives no phone) and their roles. A group the number is not in is not found.',
+  description:
+    'One group from_phone is in: its participants by phone (with their LID where WhatsApp gives one, and the LID alone when it gives no phone) and their roles. A group the number is not in is not found.',
   tag: 'groups',
   answers: { 200: groupSchema },
   errors: [...GROUP_ERRORS, 'group_not_found'],

@@ -6,7 +6,12 @@ import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from '../error-responses
 /** What every group operation can answer: it acts through from_phone's session. */
 export const GROUP_ERRORS = [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS] as const satisfies readonly ErrorCode[];
 /** What acting on one group adds: it may be unknown, or from_phone not a member or not an admin. */
-export const ONE_GROUP_ERRORS = [...GROUP_ERRORS, 'group_not_found', 'not_group_member', 'not_group_admin'] as const satisfies readonly ErrorCode[];
+export const ONE_GROUP_ERRORS = [
+  ...GROUP_ERRORS,
+  'group_not_found',
+  'not_group_member',
+  'not_group_admin',
+] as const satisfies readonly ErrorCode[];
 
 // The group models are named shared schemas (src/http/group-schemas.ts), referenced from the document.
 export { groupSchema, groupSummarySchema } from '../../group-schemas.ts';
@@ -18,13 +23,21 @@ export const fromPhoneQuery = {
   additionalProperties: false,
 } as const;
 
-export const groupIdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The group\'s id (…@g.us), URL-encoded.' } } } as const;
+export const groupIdParams = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string', description: "The group's id (…@g.us), URL-encoded." } },
+} as const;
 export const fromPhoneBody = { from_phone: { type: 'string', description: 'One of your numbers, in the group.' } } as const;
 
 export const inviteLinkSchema = {
   type: 'object',
   required: ['group_id', 'code', 'link'],
-  properties: { group_id: { type: 'string' }, code: { type: 'string' }, link: { type: 'string', description: 'https://chat.whatsapp.com/<code>: whoever has it may join.' } },
+  properties: {
+    group_id: { type: 'string' },
+    code: { type: 'string' },
+    link: { type: 'string', description: 'https://chat.whatsapp.com/<code>: whoever has it may join.' },
+  },
 } as const;
 
 export function presentGroupSummary(group: Group, number: WhatsAppNumber) {
@@ -33,5 +46,9 @@ export function presentGroupSummary(group: Group, number: WhatsAppNumber) {
 }
 
 export function presentGroup(group: Group, number: WhatsAppNumber) {
-  return { ...presentGroupSummary(group, number), description: group.description, participants: group.participants.map((participant) => ({ phone: participant.phone, lid: participant.lid, role: participant.role })) };
+  return {
+    ...presentGroupSummary(group, number),
+    description: group.description,
+    participants: group.participants.map((participant) => ({ phone: participant.phone, lid: participant.lid, role: participant.role })),
+  };
 }

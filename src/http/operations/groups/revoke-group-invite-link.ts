@@ -2,11 +2,14 @@ import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, inviteLinkAnswer } from './group-number.ts';
 import { fromPhoneBody, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } from './group-schemas.ts';
 
-export const revokeGroupInviteLink = defineOperation({ params: groupIdParams, body: { type: 'object', additionalProperties: false, required: ['from_phone'], properties: fromPhoneBody } }, ['numbers', 'groups'])({
+export const revokeGroupInviteLink = defineOperation(
+  { params: groupIdParams, body: { type: 'object', additionalProperties: false, required: ['from_phone'], properties: fromPhoneBody } },
+  ['numbers', 'groups'],
+)({
   method: 'POST',
   path: '/groups/:id/invite_link/revoke',
   operationId: 'revokeGroupInviteLink',
-  summary: 'Revoke a group\'s invite link',
+  summary: "Revoke a group's invite link",
   description: 'from_phone must be an admin. The old link stops working; answers the new one.',
   tag: 'groups',
   answers: { 200: inviteLinkSchema },

@@ -2,23 +2,26 @@ import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, groupNumber } from './group-number.ts';
 import { fromPhoneBody, groupIdParams, groupSchema, ONE_GROUP_ERRORS, presentGroup } from './group-schemas.ts';
 
-export const updateGroup = defineOperation({
-  params: groupIdParams,
-  body: {
-    type: 'object',
-    additionalProperties: false,
-    required: ['from_phone'],
-    properties: {
-      ...fromPhoneBody,
-      subject: { type: 'string', description: '1 to 100 characters.' },
-      description: { type: ['string', 'null'], description: 'Up to 2,048 characters; empty or null clears it.' },
+export const updateGroup = defineOperation(
+  {
+    params: groupIdParams,
+    body: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['from_phone'],
+      properties: {
+        ...fromPhoneBody,
+        subject: { type: 'string', description: '1 to 100 characters.' },
+        description: { type: ['string', 'null'], description: 'Up to 2,048 characters; empty or null clears it.' },
+      },
     },
   },
-}, ['numbers', 'groups'])({
+  ['numbers', 'groups'],
+)({
   method: 'PATCH',
   path: '/groups/:id',
   operationId: 'updateGroup',
-  summary: 'Change a group\'s subject or description',
+  summary: "Change a group's subject or description",
   description: 'from_phone must be an admin. An empty or null description clears it. Answers the group as it is now.',
   tag: 'groups',
   answers: { 200: groupSchema },

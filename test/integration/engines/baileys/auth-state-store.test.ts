@@ -27,7 +27,10 @@ function sampleKeys(): { [T in KeyCategory]: { id: string; value: SignalDataType
     'pre-key': { id: '17', value: { public: bytes(32), private: bytes(32) } },
     session: { id: '447700900123.0', value: bytes(256) },
     'sender-key': { id: '120363000000000000@g.us::447700900123::0', value: bytes(180) },
-    'sender-key-memory': { id: '120363000000000000@g.us', value: { '447700900123:1@s.whatsapp.net': true, '447700900124@s.whatsapp.net': false } },
+    'sender-key-memory': {
+      id: '120363000000000000@g.us',
+      value: { '447700900123:1@s.whatsapp.net': true, '447700900124@s.whatsapp.net': false },
+    },
     'app-state-sync-key': {
       id: 'AAAAAFpd',
       value: proto.Message.AppStateSyncKeyData.fromObject({
@@ -42,7 +45,10 @@ function sampleKeys(): { [T in KeyCategory]: { id: string; value: SignalDataType
     },
     'lid-mapping': { id: '447700900123', value: '98765432109876' },
     'device-list': { id: '447700900123', value: ['0', '1', '23'] },
-    tctoken: { id: '447700900123@s.whatsapp.net', value: { token: randomBytes(24), timestamp: '1767225600', senderTimestamp: 1_767_225_600 } },
+    tctoken: {
+      id: '447700900123@s.whatsapp.net',
+      value: { token: randomBytes(24), timestamp: '1767225600', senderTimestamp: 1_767_225_600 },
+    },
     'identity-key': { id: '447700900123.0', value: bytes(33) },
   };
 }
@@ -104,7 +110,10 @@ for (const dialect of dialects) {
         engine: 'baileys',
         status: 'connecting',
         statusReason: null,
-        autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
+        autoRead: false,
+        rejectCalls: false,
+        callReplyText: null,
+        showOnline: false,
         createdAt: at,
         updatedAt: at,
       });
@@ -126,7 +135,8 @@ for (const dialect of dialects) {
         await state.keys.set({ [category]: { [id]: value } } as SignalDataSet);
         const read = await state.keys.get(category, [id]);
         assert.deepEqual(normalized(read[id]), normalized(value), `${category} reads back as written`);
-        if (category === 'app-state-sync-key') assert.ok(read[id] instanceof proto.Message.AppStateSyncKeyData, 'as the protobuf class Baileys expects');
+        if (category === 'app-state-sync-key')
+          assert.ok(read[id] instanceof proto.Message.AppStateSyncKeyData, 'as the protobuf class Baileys expects');
 
         await state.keys.set({ [category]: { [id]: null } } as SignalDataSet);
         assert.deepEqual(await state.keys.get(category, [id]), {}, `${category} is gone once set to null`);
@@ -148,8 +158,15 @@ for (const dialect of dialects) {
     it('reads many keys in one query and leaves out the ones it does not have', async () => {
       const numberId = await seedNumber();
       const spy = new StatementSpy();
-      const { state } = await createDatabaseAuthState({ ...store, db: store.db.withPlugin(spy) }, secretBox, await holdLease(store, numberId), silent);
-      const preKeys = Object.fromEntries(Array.from({ length: 50 }, (_, index) => [String(index + 1), { public: bytes(32), private: bytes(32) }]));
+      const { state } = await createDatabaseAuthState(
+        { ...store, db: store.db.withPlugin(spy) },
+        secretBox,
+        await holdLease(store, numberId),
+        silent,
+      );
+      const preKeys = Object.fromEntries(
+        Array.from({ length: 50 }, (_, index) => [String(index + 1), { public: bytes(32), private: bytes(32) }]),
+      );
       await state.keys.set({ 'pre-key': preKeys });
 
       const selectsBefore = spy.selects;
@@ -162,13 +179,24 @@ for (const dialect of dialects) {
     it('writes a set of changes in one transaction: a failure midway leaves nothing behind', async () => {
       const numberId = await seedNumber();
       const spy = new StatementSpy();
-      const { state } = await createDatabaseAuthState({ ...store, db: store.db.withPlugin(spy) }, secretBox, await holdLease(store, numberId), silent);
+      const { state } = await createDatabaseAuthState(
+        { ...store, db: store.db.withPlugin(spy) },
+        secretBox,
+        await holdLease(store, numberId),
+        silent,
+      );
       await state.keys.set({ session: { old: bytes(16) } });
 
       // The upserts run first, then the deletion fails: the upserts must be rolled back with it.
       spy.failDeletes = true;
       await assert.rejects(
-        Promise.resolve(state.keys.set({ 'pre-key': { '1': { public: bytes(32), private: bytes(32) } }, 'sender-key': { g: bytes(8) }, session: { old: null } })),
+        Promise.resolve(
+          state.keys.set({
+            'pre-key': { '1': { public: bytes(32), private: bytes(32) } },
+            'sender-key': { g: bytes(8) },
+            session: { old: null },
+          }),
+        ),
         /injected failure/,
       );
       spy.failDeletes = false;
@@ -193,7 +221,11 @@ for (const dialect of dialects) {
       assert.equal(restarted.state.creds.me?.id, '447700900123:4@s.whatsapp.net');
 
       const fresh = await createDatabaseAuthState(store, secretBox, await holdLease(store, await seedNumber()), silent);
-      assert.notDeepEqual(normalized(fresh.state.creds.noiseKey), normalized(first.state.creds.noiseKey), 'a new number starts a new identity');
+      assert.notDeepEqual(
+        normalized(fresh.state.creds.noiseKey),
+        normalized(first.state.creds.noiseKey),
+        'a new number starts a new identity',
+      );
     });
 
     it('stores nothing in plaintext', async () => {
@@ -201,7 +233,9 @@ for (const dialect of dialects) {
       const { state, saveCreds } = await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent);
       await saveCreds();
       const samples = sampleKeys();
-      await state.keys.set(Object.fromEntries(Object.entries(samples).map(([category, { id, value }]) => [category, { [id]: value }])) as SignalDataSet);
+      await state.keys.set(
+        Object.fromEntries(Object.entries(samples).map(([category, { id, value }]) => [category, { [id]: value }])) as SignalDataSet,
+      );
 
       const secrets = [
         samples['pre-key'].value.private,
@@ -211,7 +245,10 @@ for (const dialect of dialects) {
         state.creds.noiseKey.private,
         state.creds.signedIdentityKey.private,
       ].flatMap((secret) => [Buffer.from(secret).toString('base64'), Buffer.from(secret).toString('hex')]);
-      const stored = [...(await keyRows(numberId)).map((row) => row.value_ciphertext), ...(await credsRows(numberId)).map((row) => row.creds_ciphertext)];
+      const stored = [
+        ...(await keyRows(numberId)).map((row) => row.value_ciphertext),
+        ...(await credsRows(numberId)).map((row) => row.creds_ciphertext),
+      ];
       assert.equal(stored.length, Object.keys(samples).length + 1);
       for (const ciphertext of stored) {
         for (const secret of [...secrets, samples['lid-mapping'].value, state.creds.advSecretKey]) assert.ok(!ciphertext.includes(secret));
@@ -238,7 +275,10 @@ for (const dialect of dialects) {
     it('refuses to start a session whose creds were sealed under another secret key', async () => {
       const numberId = await seedNumber();
       await (await createDatabaseAuthState(store, secretBox, await holdLease(store, numberId), silent)).saveCreds();
-      await assert.rejects(createDatabaseAuthState(store, new SecretBox(randomBytes(32)), await holdLease(store, numberId), silent), /secret key/);
+      await assert.rejects(
+        createDatabaseAuthState(store, new SecretBox(randomBytes(32)), await holdLease(store, numberId), silent),
+        /secret key/,
+      );
     });
 
     it('wipes the creds and every key on clear(), and later writes do not bring them back', async () => {

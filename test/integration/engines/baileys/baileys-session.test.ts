@@ -27,7 +27,15 @@ import { SecretBox } from '../../../../src/secrets/secret-box.ts';
 import { openStore, type Store } from '../../../../src/store/database.ts';
 import { migrateToLatest } from '../../../../src/store/migrate.ts';
 import { createTestDatabase, type TestDatabase } from '../../../support/databases.ts';
-import { type FakeSocket, MemoryAuthState, RecordingEvents, RecordingSocketFactory, recordingLogger, waitFor, WARN_LEVEL } from '../../../support/fake-whatsapp.ts';
+import {
+  type FakeSocket,
+  MemoryAuthState,
+  RecordingEvents,
+  RecordingSocketFactory,
+  recordingLogger,
+  waitFor,
+  WARN_LEVEL,
+} from '../../../support/fake-whatsapp.ts';
 
 const OUR_PHONE = '+447700900100' as E164;
 const OUR_DIGITS = '447700900100';
@@ -57,7 +65,10 @@ function ourNumber(): WhatsAppNumber {
     engine: 'baileys',
     status: 'connecting',
     statusReason: null,
-    autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false,
+    autoRead: false,
+    rejectCalls: false,
+    callReplyText: null,
+    showOnline: false,
     createdAt: at,
     updatedAt: at,
   };
@@ -92,7 +103,9 @@ afterEach(async () => {
   for (const session of running.splice(0)) await session.stop();
 });
 
-async function startSession(options: { timings?: SessionTimings; prepare?: RecordingSocketFactory['prepare']; linked?: boolean } = {}): Promise<Harness> {
+async function startSession(
+  options: { timings?: SessionTimings; prepare?: RecordingSocketFactory['prepare']; linked?: boolean } = {},
+): Promise<Harness> {
   const factory = new RecordingSocketFactory();
   if (options.prepare) factory.prepare = options.prepare;
   const auth = new MemoryAuthState();
@@ -317,7 +330,10 @@ describe('Baileys session: incoming messages', () => {
     const [incoming] = harness.events.incoming;
     assert.equal(incoming?.contentKind, 'image');
     assert.equal(incoming?.text, 'look');
-    assert.deepEqual({ kind: incoming?.media?.kind, mimeType: incoming?.media?.mimeType, fileName: incoming?.media?.fileName }, { kind: 'image', mimeType: 'image/jpeg', fileName: null });
+    assert.deepEqual(
+      { kind: incoming?.media?.kind, mimeType: incoming?.media?.mimeType, fileName: incoming?.media?.fileName },
+      { kind: 'image', mimeType: 'image/jpeg', fileName: null },
+    );
     // The proto carries no media key or path, so Baileys refuses to fetch it; the receive path
     // then stores the message with its media marked unavailable (test/integration/media/received-media.test.ts).
     await assert.rejects(async () => {
@@ -335,7 +351,10 @@ describe('Baileys session: incoming messages', () => {
       const harness = await startSession();
       await connected(harness);
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/d/f/encrypted.enc`;
-      await receive(harness, received({ imageMessage: { url, mediaKey: encrypted.mediaKey, mimetype: 'image/jpeg', fileLength: photo.length } }));
+      await receive(
+        harness,
+        received({ imageMessage: { url, mediaKey: encrypted.mediaKey, mimetype: 'image/jpeg', fileLength: photo.length } }),
+      );
       const chunks: Buffer[] = [];
       for await (const chunk of await harness.events.incoming[0]!.media!.download()) chunks.push(chunk);
       assert.deepEqual(Buffer.concat(chunks), photo, 'the decrypted bytes are the photo');
@@ -364,7 +383,19 @@ describe('Baileys session: incoming messages', () => {
       const harness = await startSession();
       await connected(harness);
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/d/f/voice.enc`;
-      await receive(harness, received({ audioMessage: { url, mediaKey: encrypted.mediaKey, mimetype: 'audio/ogg; codecs=opus', ptt: true, fileLength: voice.length, seconds: 3 } }));
+      await receive(
+        harness,
+        received({
+          audioMessage: {
+            url,
+            mediaKey: encrypted.mediaKey,
+            mimetype: 'audio/ogg; codecs=opus',
+            ptt: true,
+            fileLength: voice.length,
+            seconds: 3,
+          },
+        }),
+      );
       const media = harness.events.incoming[0]!.media!;
       await assert.rejects(async () => buffer(await media.download()), 'the first fetch fails');
       assert.ok(media.retryToken !== null);
@@ -420,10 +451,10 @@ describe('Baileys session: incoming messages', () => {
     });
     await receive(harness, received({ conversation: 'marker' }, { id: 'MARKER' }));
     await delay(20);
-    assert.deepEqual(
-      harness.events.incoming.map((event) => [event.engineMessageId, event.group?.id ?? null]).sort(),
-      [['GROUP', '120363025246125486@g.us'], ['MARKER', null]],
-    );
+    assert.deepEqual(harness.events.incoming.map((event) => [event.engineMessageId, event.group?.id ?? null]).sort(), [
+      ['GROUP', '120363025246125486@g.us'],
+      ['MARKER', null],
+    ]);
   });
 });
 
@@ -638,7 +669,13 @@ describe('Baileys engine: sending', () => {
     const { engine, number, factory } = await startEngine();
     const socket = await connect(engine, number, factory);
     // WhatsApp answers by JID, a device suffix included, and in its own order.
-    socket.answerOnWhatsApp = async (phones) => phones.map((phone) => ({ jid: phone === '14155550111' ? '14155550111:3@s.whatsapp.net' : `${phone}@s.whatsapp.net`, exists: phone !== '14155550122' })).reverse();
+    socket.answerOnWhatsApp = async (phones) =>
+      phones
+        .map((phone) => ({
+          jid: phone === '14155550111' ? '14155550111:3@s.whatsapp.net' : `${phone}@s.whatsapp.net`,
+          exists: phone !== '14155550122',
+        }))
+        .reverse();
     const admitted: number[] = [];
     const first = await engine.checkNumbers(number, ['+14155550111' as E164, '+14155550122' as E164], (count) => admitted.push(count));
     assert.deepEqual(first, [
@@ -646,14 +683,32 @@ describe('Baileys engine: sending', () => {
       { phone: '+14155550122', exists: false, waId: null, cached: false },
     ]);
     const second = await engine.checkNumbers(number, ['+14155550122' as E164, '+14155550133' as E164], (count) => admitted.push(count));
-    assert.deepEqual(second.map((answer) => [answer.phone, answer.exists, answer.cached]), [['+14155550122', false, true], ['+14155550133', true, false]]);
-    assert.deepEqual(socket.onWhatsAppCalls, [['14155550111', '14155550122'], ['14155550133']], 'one query per check, for the phones not remembered');
+    assert.deepEqual(
+      second.map((answer) => [answer.phone, answer.exists, answer.cached]),
+      [
+        ['+14155550122', false, true],
+        ['+14155550133', true, false],
+      ],
+    );
+    assert.deepEqual(
+      socket.onWhatsAppCalls,
+      [['14155550111', '14155550122'], ['14155550133']],
+      'one query per check, for the phones not remembered',
+    );
     assert.deepEqual(admitted, [2, 1], 'the lookup limit hears only what is asked');
     // A check warms the send path: a phone known not to use WhatsApp is refused without a query.
-    await assert.rejects(engine.sendMessage(number, { toPhone: '+14155550122' as E164, text: 'hi' }), refusedWith('recipient_not_on_whatsapp'));
+    await assert.rejects(
+      engine.sendMessage(number, { toPhone: '+14155550122' as E164, text: 'hi' }),
+      refusedWith('recipient_not_on_whatsapp'),
+    );
     assert.equal(socket.onWhatsAppCalls.length, 2);
     const refusal = new Error('refused');
-    await assert.rejects(engine.checkNumbers(number, ['+14155550144' as E164], () => { throw refusal; }), refusal);
+    await assert.rejects(
+      engine.checkNumbers(number, ['+14155550144' as E164], () => {
+        throw refusal;
+      }),
+      refusal,
+    );
     assert.equal(socket.onWhatsAppCalls.length, 2, 'a refused check asks nothing');
   });
 
@@ -674,9 +729,10 @@ describe('Baileys engine: sending', () => {
     const socket = await connect(engine, number, factory);
     const sent = await engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hello there' });
     assert.equal(sent.engineMessageId, '3EB0OUT1');
-    assert.deepEqual(socket.sendCalls.map(({ jid, content }) => ({ jid, content })), [
-      { jid: `${RECIPIENT.slice(1)}@s.whatsapp.net`, content: { text: 'hello there' } },
-    ]);
+    assert.deepEqual(
+      socket.sendCalls.map(({ jid, content }) => ({ jid, content })),
+      [{ jid: `${RECIPIENT.slice(1)}@s.whatsapp.net`, content: { text: 'hello there' } }],
+    );
     assert.equal(factory.options[0]?.getMessage('3EB0OUT1')?.conversation, 'hello there');
   });
 
@@ -689,7 +745,10 @@ describe('Baileys engine: sending', () => {
     await assert.rejects(engine.sendMessage(number, { toPhone: RECIPIENT, text: 'hi' }), refusedWith('restricted'));
     assert.equal(socket.sendCalls.length, 1, 'not retried');
     assert.equal(engine.sessionStatus(number), 'connected', 'receiving still works');
-    assert.deepEqual(events.restrictions.map(({ reason, until }) => ({ reason, until })), [{ reason: 'restricted', until: null }]);
+    assert.deepEqual(
+      events.restrictions.map(({ reason, until }) => ({ reason, until })),
+      [{ reason: 'restricted', until: null }],
+    );
     assert.match(events.restrictions[0]!.detail ?? '', /463/);
     assert.equal(socket.timelockFetches, 1, 'WhatsApp is asked whether a time lock (with its lift time) is behind it');
   });
@@ -721,15 +780,18 @@ describe('Baileys engine: sending', () => {
 });
 
 describe('Baileys session: WhatsApp restricting the number', () => {
-  it("reachoutTimeLock, as Baileys emits it, is reported with its lift time and enforcement, and its lifting too", async () => {
+  it('reachoutTimeLock, as Baileys emits it, is reported with its lift time and enforcement, and its lifting too', async () => {
     const harness = await startSession({ linked: true });
     const socket = await connected(harness);
     const ends = new Date(Date.now() + 3_600_000);
-    socket.emit('connection.update', { reachoutTimeLock: { isActive: true, timeEnforcementEnds: ends, enforcementType: ReachoutTimelockEnforcementType.BIZ_QUALITY } });
+    socket.emit('connection.update', {
+      reachoutTimeLock: { isActive: true, timeEnforcementEnds: ends, enforcementType: ReachoutTimelockEnforcementType.BIZ_QUALITY },
+    });
     await waitFor('the time lock is reported', () => harness.events.restrictions.length === 1);
-    assert.deepEqual(harness.events.restrictions.map(({ reason, until, detail, phone }) => ({ reason, until, detail, phone })), [
-      { reason: 'reachout_timelock', until: ends, detail: 'BIZ_QUALITY', phone: OUR_PHONE },
-    ]);
+    assert.deepEqual(
+      harness.events.restrictions.map(({ reason, until, detail, phone }) => ({ reason, until, detail, phone })),
+      [{ reason: 'reachout_timelock', until: ends, detail: 'BIZ_QUALITY', phone: OUR_PHONE }],
+    );
     assert.equal(harness.session.status, 'connected', 'a time lock leaves the session up');
     socket.emit('connection.update', { reachoutTimeLock: { isActive: false, enforcementType: ReachoutTimelockEnforcementType.DEFAULT } });
     await waitFor('the lifting is reported', () => harness.events.lifts.length === 1);
@@ -740,13 +802,23 @@ describe('Baileys session: WhatsApp restricting the number', () => {
     const socket = await connected(harness);
     const ends = new Date(Math.floor(Date.now() / 1000 + 7_200) * 1000);
     socket.reachoutTimelock = { isActive: true, timeEnforcementEnds: ends, enforcementType: ReachoutTimelockEnforcementType.DEFAULT };
-    socket.emit('messages.update', [receiptUpdate('3EB0REFUSED', proto.WebMessageInfo.Status.ERROR, { messageStubParameters: ['463', 'Your account has been restricted'] })]);
-    await waitFor('both are reported', () => harness.events.restrictions.length === 2);
-    assert.deepEqual(harness.events.receipts.map(({ status, errorCode }) => ({ status, errorCode })), [{ status: 'failed', errorCode: '463' }]);
-    assert.deepEqual(harness.events.restrictions.map(({ reason, until }) => ({ reason, until })), [
-      { reason: 'restricted', until: null },
-      { reason: 'reachout_timelock', until: ends },
+    socket.emit('messages.update', [
+      receiptUpdate('3EB0REFUSED', proto.WebMessageInfo.Status.ERROR, {
+        messageStubParameters: ['463', 'Your account has been restricted'],
+      }),
     ]);
+    await waitFor('both are reported', () => harness.events.restrictions.length === 2);
+    assert.deepEqual(
+      harness.events.receipts.map(({ status, errorCode }) => ({ status, errorCode })),
+      [{ status: 'failed', errorCode: '463' }],
+    );
+    assert.deepEqual(
+      harness.events.restrictions.map(({ reason, until }) => ({ reason, until })),
+      [
+        { reason: 'restricted', until: null },
+        { reason: 'reachout_timelock', until: ends },
+      ],
+    );
   });
 
   it('a failed receipt for any other reason restricts nothing', async () => {
@@ -763,7 +835,10 @@ describe('Baileys session: WhatsApp restricting the number', () => {
     socket.closeWith(401);
     await waitFor('the log-out is reported', () => harness.events.restrictions.length === 1);
     assert.equal(harness.session.status, 'logged_out');
-    assert.deepEqual(harness.events.restrictions.map(({ reason, until }) => ({ reason, until })), [{ reason: 'logged_out', until: null }]);
+    assert.deepEqual(
+      harness.events.restrictions.map(({ reason, until }) => ({ reason, until })),
+      [{ reason: 'logged_out', until: null }],
+    );
   });
 });
 

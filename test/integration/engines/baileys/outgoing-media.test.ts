@@ -25,7 +25,10 @@ async function protoOf(kind: MediaKind, mimeType: string, bytes: Buffer, caption
   return message;
 }
 
-const common = (media: { url?: string | null; mediaKey?: Uint8Array | null; fileSha256?: Uint8Array | null; fileLength?: unknown } | null | undefined, size: number) => {
+const common = (
+  media: { url?: string | null; mediaKey?: Uint8Array | null; fileSha256?: Uint8Array | null; fileLength?: unknown } | null | undefined,
+  size: number,
+) => {
   assert.ok(media, 'the kind has its own message');
   assert.equal(media.url, 'https://mmg.whatsapp.net/d/f/test.enc');
   assert.equal(media.mediaKey?.length, 32, 'a fresh media key');
@@ -44,7 +47,10 @@ describe('outbound media, as Baileys builds each kind from our content', () => {
     const pdf = samples.pdf(3000);
     const message = await protoOf('document', 'application/pdf', pdf, 'Your invoice', 'inv-1042.pdf');
     common(message.documentMessage, pdf.length);
-    assert.deepEqual([message.documentMessage!.fileName, message.documentMessage!.caption, message.documentMessage!.mimetype], ['inv-1042.pdf', 'Your invoice', 'application/pdf']);
+    assert.deepEqual(
+      [message.documentMessage!.fileName, message.documentMessage!.caption, message.documentMessage!.mimetype],
+      ['inv-1042.pdf', 'Your invoice', 'application/pdf'],
+    );
   });
 
   it('a voice note as PTT in Ogg Opus, which takes no caption', async () => {

@@ -28,19 +28,40 @@ for (const dialect of dialects) {
       const at = new Date();
       // Written as the CLI writes it, without telling this node's supervisor.
       await insertNumber(test.gateway.store.db, {
-        id: newId('number'), accountId: sender.accountId, holderUserId: null, phone, engine: 'sandbox', status: 'connected',
-        statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at,
+        id: newId('number'),
+        accountId: sender.accountId,
+        holderUserId: null,
+        phone,
+        engine: 'sandbox',
+        status: 'connected',
+        statusReason: null,
+        autoRead: false,
+        rejectCalls: false,
+        callReplyText: null,
+        showOnline: false,
+        createdAt: at,
+        updatedAt: at,
       });
       // A stand-in node holds the number, so that this node's lease keeper cannot start its session
       // before the message is sent (under load a renewal tick could come first).
       const number0 = await test.gateway.numbers.findNumber(operatorScope(), phone);
       await holdLease(test.gateway.store, number0.id);
-      const sent = await test.post('/send_message', { from_phone: sender.phones[0], to_phone: phone, message: 'before you connected' }, sender.apiKey);
+      const sent = await test.post(
+        '/send_message',
+        { from_phone: sender.phones[0], to_phone: phone, message: 'before you connected' },
+        sender.apiKey,
+      );
       assert.equal(sent.statusCode, 200, sent.body);
       const number = await test.gateway.numbers.findNumber(operatorScope(), phone);
       assert.equal(test.gateway.supervisor.sessionStatus(number), 'disconnected', 'the new number has no session yet');
       assert.equal(
-        (await test.gateway.store.db.selectFrom('messages').select('status').where('id', '=', sent.json().message_id).executeTakeFirstOrThrow()).status,
+        (
+          await test.gateway.store.db
+            .selectFrom('messages')
+            .select('status')
+            .where('id', '=', sent.json().message_id)
+            .executeTakeFirstOrThrow()
+        ).status,
         'sent',
         'not delivered to anyone yet',
       );
@@ -48,9 +69,17 @@ for (const dialect of dialects) {
       await test.gateway.store.db.deleteFrom('number_leases').where('number_id', '=', number.id).execute();
       await test.gateway.keeper.tickSoon();
       for (let tries = 0; tries < 300; tries++) {
-        const received = await listMessages(test.gateway.store.db, { accountId: sender.accountId, numberId: number.id, direction: 'inbound', limit: 5 });
+        const received = await listMessages(test.gateway.store.db, {
+          accountId: sender.accountId,
+          numberId: number.id,
+          direction: 'inbound',
+          limit: 5,
+        });
         if (received.length > 0) {
-          assert.deepEqual(received.map((message) => message.text), ['before you connected']);
+          assert.deepEqual(
+            received.map((message) => message.text),
+            ['before you connected'],
+          );
           return;
         }
         await delay(20);

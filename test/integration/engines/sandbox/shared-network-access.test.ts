@@ -47,7 +47,10 @@ async function flood(socket: net.Socket, totalBytes: number): Promise<{ written:
   while (written < totalBytes && !socket.destroyed && socket.writable) {
     written += chunk.length;
     if (!socket.write(chunk)) {
-      await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), new Promise((resolve) => socket.once('close', resolve))]);
+      await Promise.race([
+        new Promise((resolve) => socket.once('drain', resolve)),
+        new Promise((resolve) => socket.once('close', resolve)),
+      ]);
     }
   }
   const closedEarly = await Promise.race([
@@ -68,7 +71,11 @@ describe('the shared sandbox network admits only nodes that hold the key', () =>
   before(async () => {
     shared = await serveTestNetwork();
     node = testNetworkClient(shared.port);
-    await node.connect(NUMBER, 'node-a', { incoming: async (message) => void received.push(message), receipt: () => undefined, replaced: () => undefined });
+    await node.connect(NUMBER, 'node-a', {
+      incoming: async (message) => void received.push(message),
+      receipt: () => undefined,
+      replaced: () => undefined,
+    });
     await node.inject(CUSTOMER, NUMBER, 'a private message');
   });
 
@@ -84,7 +91,10 @@ describe('the shared sandbox network admits only nodes that hold the key', () =>
     peer.send({ op: 'connect', ref: 3, phone: NUMBER, node: 'intruder' });
     peer.send({ op: 'group_create', ref: 4, phone: NUMBER, subject: 'Forged', participants: [CUSTOMER] });
     await peer.closed;
-    const lines = peer.heard().split('\n').filter((line) => line !== '');
+    const lines = peer
+      .heard()
+      .split('\n')
+      .filter((line) => line !== '');
     assert.equal(lines.length, 1, `it heard only the challenge: ${peer.heard().slice(0, 300)}`);
     assert.equal(JSON.parse(lines[0]!).op, 'challenge');
     assert.ok(!peer.heard().includes('a private message'));
@@ -96,13 +106,25 @@ describe('the shared sandbox network admits only nodes that hold the key', () =>
     const nonce = newNonce();
     wrong.send({ op: 'hello', nonce, proof: handshakeProof(WRONG_KEY, 'node', challenge, nonce) });
     await wrong.closed;
-    assert.equal(wrong.heard().split('\n').filter((line) => line !== '').length, 1);
+    assert.equal(
+      wrong
+        .heard()
+        .split('\n')
+        .filter((line) => line !== '').length,
+      1,
+    );
 
     const replayed = await rawPeer(shared.port);
     await replayed.nextLine(0);
     replayed.send({ op: 'hello', nonce, proof: handshakeProof(TEST_NETWORK_KEY, 'node', challenge, nonce) });
     await replayed.closed;
-    assert.equal(replayed.heard().split('\n').filter((line) => line !== '').length, 1);
+    assert.equal(
+      replayed
+        .heard()
+        .split('\n')
+        .filter((line) => line !== '').length,
+      1,
+    );
   });
 
   it('a node with the wrong key cannot read the journal, inject, manage groups or connect as a number, and is told why', async () => {
@@ -111,7 +133,9 @@ describe('the shared sandbox network admits only nodes that hold the key', () =>
       await assert.rejects(intruder.journal(), /WAGW_SECRET_KEY/);
       await assert.rejects(intruder.inject(CUSTOMER, NUMBER, 'forged'));
       await assert.rejects(intruder.createGroup(NUMBER, 'Forged', [CUSTOMER]));
-      await assert.rejects(intruder.connect(NUMBER, 'intruder', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined }));
+      await assert.rejects(
+        intruder.connect(NUMBER, 'intruder', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined }),
+      );
     } finally {
       intruder.close();
     }
@@ -130,7 +154,7 @@ describe('the shared sandbox network admits only nodes that hold the key', () =>
     assert.ok(written < 32 * 1024 * 1024, `the network stopped reading after ${written} bytes`);
   });
 
-  it('a proven node\'s line past the limit closes its socket too, and the network serves others after it', async () => {
+  it("a proven node's line past the limit closes its socket too, and the network serves others after it", async () => {
     const peer = await admittedPeer(shared.port, TEST_NETWORK_KEY);
     const { written, closedEarly } = await flood(peer.socket, 256 * 1024 * 1024);
     assert.ok(closedEarly, 'the network closed the socket');

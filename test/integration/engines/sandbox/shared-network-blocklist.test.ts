@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RemoteSandboxNetwork } from '../../../../src/engines/sandbox/remote-sandbox-network.ts';
-import { BlockedSenderError, type NetworkConnection, type NetworkMessage, type NetworkReceipt } from '../../../../src/engines/sandbox/sandbox-network.ts';
+import {
+  BlockedSenderError,
+  type NetworkConnection,
+  type NetworkMessage,
+  type NetworkReceipt,
+} from '../../../../src/engines/sandbox/sandbox-network.ts';
 import { serveTestNetwork, stopTestNetwork, testNetworkClient } from '../../../support/shared-network.ts';
 
 const BLOCKER = '+447700900821';
@@ -22,8 +27,16 @@ describe('the shared sandbox network keeps blocklists', () => {
     shared = await serveTestNetwork();
     first = testNetworkClient(shared.port);
     second = testNetworkClient(shared.port);
-    await first.connect(BLOCKER, 'node-a', { incoming: async (message) => void received.push(message), receipt: () => undefined, replaced: () => undefined });
-    sender = await second.connect(BLOCKED, 'node-b', { incoming: async () => undefined, receipt: (receipt) => void receipts.push(receipt), replaced: () => undefined });
+    await first.connect(BLOCKER, 'node-a', {
+      incoming: async (message) => void received.push(message),
+      receipt: () => undefined,
+      replaced: () => undefined,
+    });
+    sender = await second.connect(BLOCKED, 'node-b', {
+      incoming: async () => undefined,
+      receipt: (receipt) => void receipts.push(receipt),
+      replaced: () => undefined,
+    });
   });
   after(() => stopTestNetwork(shared, first, second));
 
@@ -32,13 +45,20 @@ describe('the shared sandbox network keeps blocklists', () => {
     assert.deepEqual(await second.blocklistOf(BLOCKER), [BLOCKED], 'every node sees the one blocklist');
     const { id } = await sender.send(BLOCKER, 'are you there?');
     await delay(200);
-    assert.deepEqual([received.length, receipts.filter((receipt) => receipt.id === id).length], [0, 0], 'never delivered, never acknowledged');
+    assert.deepEqual(
+      [received.length, receipts.filter((receipt) => receipt.id === id).length],
+      [0, 0],
+      'never delivered, never acknowledged',
+    );
     await assert.rejects(second.inject(BLOCKED, BLOCKER, 'simulated'), BlockedSenderError);
 
     await first.setBlocked(BLOCKER, BLOCKED, false);
     assert.deepEqual(await first.blocklistOf(BLOCKER), []);
     await sender.send(BLOCKER, 'now?');
     await delay(200);
-    assert.deepEqual(received.map((message) => message.text), ['now?']);
+    assert.deepEqual(
+      received.map((message) => message.text),
+      ['now?'],
+    );
   });
 });

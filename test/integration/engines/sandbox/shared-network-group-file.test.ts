@@ -54,17 +54,31 @@ describe('the shared sandbox network keeps its groups in a file across its resta
       const group = await network.groupSeenBy(MEMBER, kept);
       assert.deepEqual(
         [group?.subject, group?.description, group?.participants.map((member) => [member.phone, member.role])],
-        ['Night crew', 'Pier 4', [[ADMIN, 'superadmin'], [MEMBER, 'admin']]],
+        [
+          'Night crew',
+          'Pier 4',
+          [
+            [ADMIN, 'superadmin'],
+            [MEMBER, 'admin'],
+          ],
+        ],
       );
       assert.equal((await network.manageGroup(ADMIN, kept, { kind: 'invite', revoke: false })).code, code, 'the revoked link came back');
-      assert.deepEqual((await network.groupsOf(ADMIN)).map((each) => each.id), [kept], 'the group left empty came back');
+      assert.deepEqual(
+        (await network.groupsOf(ADMIN)).map((each) => each.id),
+        [kept],
+        'the group left empty came back',
+      );
     });
     const file = JSON.parse(fs.readFileSync(groupsFile, 'utf8')) as { id: string }[];
-    assert.deepEqual(file.map((record) => record.id), [kept]);
+    assert.deepEqual(
+      file.map((record) => record.id),
+      [kept],
+    );
     assert.equal(fs.statSync(groupsFile).mode & 0o777, 0o600, 'the file is readable by its owner alone');
   });
 
-  it('a file that is not the network\'s groups stops the network from starting, naming the file', async () => {
+  it("a file that is not the network's groups stops the network from starting, naming the file", async () => {
     fs.writeFileSync(groupsFile, '{ not json');
     await assert.rejects(serveTestNetwork({ groupsFile }), (error: Error) => error.message.includes(groupsFile));
   });

@@ -43,12 +43,18 @@ describe('the shared sandbox network carries groups between nodes', () => {
     assert.ok(check(), 'it arrived');
   };
 
-  it('a member on the other node hears that it was added, with the group\'s subject and the date as a date', async () => {
+  it("a member on the other node hears that it was added, with the group's subject and the date as a date", async () => {
     await until(() => changes.length > 0);
     const [added] = changes;
-    assert.deepEqual([added!.kind, added!.groupId, added!.subject, added!.participants.map((member) => member.phone)], ['added', groupId, 'Crew', [MEMBER, OUTSIDER]]);
+    assert.deepEqual(
+      [added!.kind, added!.groupId, added!.subject, added!.participants.map((member) => member.phone)],
+      ['added', groupId, 'Crew', [MEMBER, OUTSIDER]],
+    );
     assert.ok(added!.at instanceof Date);
-    assert.deepEqual((await second.groupsOf(MEMBER)).map((group) => group.id), [groupId]);
+    assert.deepEqual(
+      (await second.groupsOf(MEMBER)).map((group) => group.id),
+      [groupId],
+    );
   });
 
   it('a group message reaches the member on the other node with its group and mentions', async () => {
@@ -64,11 +70,21 @@ describe('the shared sandbox network carries groups between nodes', () => {
     await assert.rejects(first.inject('+14155550191', MEMBER, 'hi', undefined, undefined, undefined, groupId), NotGroupMemberError);
   });
 
-  it('admin changes cross the line with per-participant results, and a member\'s attempt is refused as not an admin', async () => {
-    const answer = await first.manageGroup(ADMIN, groupId, { kind: 'participants', action: 'add', phones: ['+14155550403', '+14155550192', MEMBER] });
-    assert.deepEqual(answer.results?.map((result) => result.outcome), ['privacy_restricted', 'done', 'already_member']);
+  it("admin changes cross the line with per-participant results, and a member's attempt is refused as not an admin", async () => {
+    const answer = await first.manageGroup(ADMIN, groupId, {
+      kind: 'participants',
+      action: 'add',
+      phones: ['+14155550403', '+14155550192', MEMBER],
+    });
+    assert.deepEqual(
+      answer.results?.map((result) => result.outcome),
+      ['privacy_restricted', 'done', 'already_member'],
+    );
     await until(() => changes.some((change) => change.kind === 'added' && change.participants[0]?.phone === '+14155550192'));
-    await assert.rejects(second.manageGroup(MEMBER, groupId, { kind: 'settings', settings: { subject: 'Mine' } }), (error: unknown) => error instanceof GroupRefusedError && error.reason === 'not_admin');
+    await assert.rejects(
+      second.manageGroup(MEMBER, groupId, { kind: 'settings', settings: { subject: 'Mine' } }),
+      (error: unknown) => error instanceof GroupRefusedError && error.reason === 'not_admin',
+    );
     const link = await first.manageGroup(ADMIN, groupId, { kind: 'invite', revoke: false });
     assert.match(link.code ?? '', /^[A-Za-z0-9_-]{22}$/);
   });
@@ -76,7 +92,11 @@ describe('the shared sandbox network carries groups between nodes', () => {
   it('a member removed on one node can no longer send to the group from the other', async () => {
     await first.manageGroup(ADMIN, groupId, { kind: 'participants', action: 'remove', phones: [MEMBER] });
     await until(() => changes.some((change) => change.kind === 'removed'));
-    const member = await second.connect(MEMBER, 'node-b', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined });
+    const member = await second.connect(MEMBER, 'node-b', {
+      incoming: async () => undefined,
+      receipt: () => undefined,
+      replaced: () => undefined,
+    });
     await assert.rejects(member.send(groupId, 'still here?'), NotGroupMemberError);
   });
 });

@@ -27,7 +27,11 @@ describe('the shared sandbox network carries files, places and cards between nod
   after(() => stopTestNetwork(shared, first, second));
 
   it('a file sent from a number on one node arrives, bytes and all, at a number on another', async () => {
-    const connection = await first.connect('+447700900801', 'node-a', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined });
+    const connection = await first.connect('+447700900801', 'node-a', {
+      incoming: async () => undefined,
+      receipt: () => undefined,
+      replaced: () => undefined,
+    });
     const media = { kind: 'document', mimeType: 'application/pdf', fileName: 'inv.pdf', base64: samples.pdf(5000).toString('base64') };
     await connection.send('+447700900802', 'the invoice', async () => media);
     const message = received.find((each) => each.text === 'the invoice');

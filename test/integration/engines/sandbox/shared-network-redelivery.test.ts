@@ -22,7 +22,11 @@ describe('the shared sandbox network hands a message over again when the receivi
     shared = await serveTestNetwork();
     first = testNetworkClient(shared.port);
     second = testNetworkClient(shared.port);
-    sender = await first.connect(SENDER, 'node-a', { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined });
+    sender = await first.connect(SENDER, 'node-a', {
+      incoming: async () => undefined,
+      receipt: () => undefined,
+      replaced: () => undefined,
+    });
     await second.connect(RECIPIENT, 'node-b', {
       incoming: async (message) => {
         if (failuresLeft > 0) {
@@ -41,8 +45,12 @@ describe('the shared sandbox network hands a message over again when the receivi
   it('a message the recipient failed to store twice is stored on a later try, once', async () => {
     failuresLeft = 2;
     const sent = await sender.send(RECIPIENT, 'kept until stored');
-    for (let tries = 0; tries < 100 && !stored.some((message) => message.id === sent.id); tries++) await new Promise((resolve) => setTimeout(resolve, 50));
-    assert.deepEqual(stored.filter((message) => message.id === sent.id).map((message) => message.text), ['kept until stored']);
+    for (let tries = 0; tries < 100 && !stored.some((message) => message.id === sent.id); tries++)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(
+      stored.filter((message) => message.id === sent.id).map((message) => message.text),
+      ['kept until stored'],
+    );
     assert.equal(failuresLeft, 0);
     const journal = await first.journal();
     assert.equal(journal.filter((entry) => entry.kind === 'deliver' && entry.id === sent.id).length, 1);

@@ -14,11 +14,26 @@ const OUTAGE_MS = 4_000;
 
 function sandboxNumber(phone: E164, index: number): WhatsAppNumber {
   const at = new Date();
-  return { id: `num_restart${index}`, accountId: 'acc_restart', holderUserId: null, phone, engine: 'sandbox', status: 'connected', statusReason: null, autoRead: false, rejectCalls: false, callReplyText: null, showOnline: false, createdAt: at, updatedAt: at };
+  return {
+    id: `num_restart${index}`,
+    accountId: 'acc_restart',
+    holderUserId: null,
+    phone,
+    engine: 'sandbox',
+    status: 'connected',
+    statusReason: null,
+    autoRead: false,
+    rejectCalls: false,
+    callReplyText: null,
+    showOnline: false,
+    createdAt: at,
+    updatedAt: at,
+  };
 }
 
 const until = async (check: () => boolean | Promise<boolean>, withinMs: number): Promise<boolean> => {
-  for (const deadline = Date.now() + withinMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) if (await check()) return true;
+  for (const deadline = Date.now() + withinMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50)))
+    if (await check()) return true;
   return check();
 };
 
@@ -70,14 +85,27 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
     shared = await serveTestNetwork({ port });
     const back = Date.now();
     const connectedAgain = () => numbers.every((number) => engine.sessionStatus(number) === 'connected');
-    assert.ok(await until(connectedAgain, 2_500), `every number connected again: ${numbers.map((number) => engine.sessionStatus(number)).join(', ')}`);
+    assert.ok(
+      await until(connectedAgain, 2_500),
+      `every number connected again: ${numbers.map((number) => engine.sessionStatus(number)).join(', ')}`,
+    );
     assert.ok(Date.now() - back <= 2_500);
     // Late chains, if any, would replace the connections now: give them the time to.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
-    assert.deepEqual(numbers.map((number) => engine.sessionStatus(number)), ['connected', 'connected', 'connected']);
+    assert.deepEqual(
+      numbers.map((number) => engine.sessionStatus(number)),
+      ['connected', 'connected', 'connected'],
+    );
     const journal = await client.journal();
-    for (const phone of PHONES) assert.equal(journal.filter((entry) => entry.kind === 'connect' && entry.phone === phone).length, 1, `${phone} connected once`);
-    assert.deepEqual(journal.filter((entry) => entry.kind === 'replace'), []);
-    assert.deepEqual(statuses.filter((event) => event.status === 'conflict'), []);
+    for (const phone of PHONES)
+      assert.equal(journal.filter((entry) => entry.kind === 'connect' && entry.phone === phone).length, 1, `${phone} connected once`);
+    assert.deepEqual(
+      journal.filter((entry) => entry.kind === 'replace'),
+      [],
+    );
+    assert.deepEqual(
+      statuses.filter((event) => event.status === 'conflict'),
+      [],
+    );
   });
 });

@@ -22,7 +22,12 @@ describe('the shared sandbox network carries restrictions between nodes', () => 
     shared = await serveTestNetwork();
     asking = testNetworkClient(shared.port);
     serving = testNetworkClient(shared.port);
-    const device = { incoming: async () => undefined, receipt: () => undefined, replaced: () => undefined, restricted: (restriction: NetworkRestriction) => void heard.push(restriction) };
+    const device = {
+      incoming: async () => undefined,
+      receipt: () => undefined,
+      replaced: () => undefined,
+      restricted: (restriction: NetworkRestriction) => void heard.push(restriction),
+    };
     restricted = await serving.connect(RESTRICTED, 'node-b', device);
     limited = await serving.connect(LIMITED, 'node-b', device);
   });
@@ -34,15 +39,22 @@ describe('the shared sandbox network carries restrictions between nodes', () => 
     await asking.restrict(RESTRICTED, { kind: 'restricted', until });
     for (let tries = 0; tries < 200 && heard.length === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 10));
     assert.deepEqual(heard, [{ kind: 'restricted', until }]);
-    await assert.rejects(restricted.send(CUSTOMER, 'hi'), (error: unknown) => error instanceof SendRestrictedError && error.restriction.kind === 'restricted' && error.restriction.until === until);
+    await assert.rejects(
+      restricted.send(CUSTOMER, 'hi'),
+      (error: unknown) =>
+        error instanceof SendRestrictedError && error.restriction.kind === 'restricted' && error.restriction.until === until,
+    );
     await new Promise((resolve) => setTimeout(resolve, until - Date.now() + 20));
     assert.ok((await restricted.send(CUSTOMER, 'lifted')).id, 'it sends once the restriction has lifted');
   });
 
-  it('rate-overlimit is told to nobody, and answers the number\'s sends', async () => {
+  it("rate-overlimit is told to nobody, and answers the number's sends", async () => {
     const until = Date.now() + 60_000;
     await asking.restrict(LIMITED, { kind: 'rate_overlimit', until });
-    await assert.rejects(limited.send(CUSTOMER, 'hi'), (error: unknown) => error instanceof SendRestrictedError && error.restriction.kind === 'rate_overlimit');
+    await assert.rejects(
+      limited.send(CUSTOMER, 'hi'),
+      (error: unknown) => error instanceof SendRestrictedError && error.restriction.kind === 'rate_overlimit',
+    );
     assert.equal(heard.filter((restriction) => restriction.kind === 'rate_overlimit').length, 0);
   });
 });

@@ -24,7 +24,11 @@ function received(body: Record<string, unknown>, key: Partial<WAMessageKey> = {}
   return Object.assign(info, { key: { remoteJid: SENDER_PN_JID, fromMe: false, id: '3EB0C0FFEE', ...key } });
 }
 
-function receiptUpdate(status: proto.WebMessageInfo.Status, extra: Partial<WAMessageUpdate['update']> = {}, fromMe = true): WAMessageUpdate {
+function receiptUpdate(
+  status: proto.WebMessageInfo.Status,
+  extra: Partial<WAMessageUpdate['update']> = {},
+  fromMe = true,
+): WAMessageUpdate {
   return { key: { remoteJid: SENDER_PN_JID, fromMe, id: '3EB0SENT' }, update: { status, ...extra } };
 }
 
@@ -49,11 +53,32 @@ describe('inbound mapper: what counts as a text from a person', () => {
   });
 
   it('a group message is taken from the participant who wrote it, with the group, by PN or by LID with its phone beside it', () => {
-    const byPhone = mapIncomingMessage(received({ conversation: 'hi all' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_PN_JID }), noMapping);
-    assert.deepEqual(byPhone.kind === 'message' && [byPhone.fromPhone, byPhone.fromLid, byPhone.groupId, byPhone.text], [SENDER_PHONE, null, '120363025246125486@g.us', 'hi all']);
-    const byLid = mapIncomingMessage(received({ conversation: 'hi' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_LID_JID, participantAlt: SENDER_PN_JID }), noMapping);
-    assert.deepEqual(byLid.kind === 'message' && [byLid.fromPhone, byLid.fromLid, byLid.groupId], [SENDER_PHONE, SENDER_LID_JID, '120363025246125486@g.us']);
-    const lidOnly = mapIncomingMessage(received({ conversation: 'hi' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_LID_JID }), noMapping);
+    const byPhone = mapIncomingMessage(
+      received({ conversation: 'hi all' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_PN_JID }),
+      noMapping,
+    );
+    assert.deepEqual(byPhone.kind === 'message' && [byPhone.fromPhone, byPhone.fromLid, byPhone.groupId, byPhone.text], [
+      SENDER_PHONE,
+      null,
+      '120363025246125486@g.us',
+      'hi all',
+    ]);
+    const byLid = mapIncomingMessage(
+      received(
+        { conversation: 'hi' },
+        { remoteJid: '120363025246125486@g.us', participant: SENDER_LID_JID, participantAlt: SENDER_PN_JID },
+      ),
+      noMapping,
+    );
+    assert.deepEqual(byLid.kind === 'message' && [byLid.fromPhone, byLid.fromLid, byLid.groupId], [
+      SENDER_PHONE,
+      SENDER_LID_JID,
+      '120363025246125486@g.us',
+    ]);
+    const lidOnly = mapIncomingMessage(
+      received({ conversation: 'hi' }, { remoteJid: '120363025246125486@g.us', participant: SENDER_LID_JID }),
+      noMapping,
+    );
     assert.deepEqual(lidOnly.kind === 'message' && [lidOnly.fromPhone, lidOnly.fromLid], [null, SENDER_LID_JID]);
     const noParticipant = mapIncomingMessage(received({ conversation: 'hi' }, { remoteJid: '120363025246125486@g.us' }), noMapping);
     assert.deepEqual(noParticipant, { kind: 'skip', reason: 'unaddressable' });
@@ -70,13 +95,41 @@ describe('inbound mapper: what counts as a text from a person', () => {
   });
 
   const files: [string, Record<string, unknown>, { text: string; kind: string; mimeType: string | null; fileName: string | null }][] = [
-    ['a photo with a caption', { imageMessage: { caption: 'a photo', mimetype: 'image/jpeg' } }, { text: 'a photo', kind: 'image', mimeType: 'image/jpeg', fileName: null }],
-    ['a video with a caption', { videoMessage: { caption: 'a clip', mimetype: 'video/mp4' } }, { text: 'a clip', kind: 'video', mimeType: 'video/mp4', fileName: null }],
-    ['a document with its name', { documentMessage: { caption: 'the invoice', fileName: 'invoice.pdf', mimetype: 'application/pdf' } }, { text: 'the invoice', kind: 'document', mimeType: 'application/pdf', fileName: 'invoice.pdf' }],
-    ['a document inside its caption wrapper', { documentWithCaptionMessage: { message: { documentMessage: { caption: 'the invoice' } } } }, { text: 'the invoice', kind: 'document', mimeType: null, fileName: null }],
-    ['a photo without a caption', { imageMessage: { mimetype: 'image/jpeg' } }, { text: '', kind: 'image', mimeType: 'image/jpeg', fileName: null }],
-    ['a voice note (PTT audio)', { audioMessage: { ptt: true, mimetype: 'audio/ogg; codecs=opus' } }, { text: '', kind: 'voice', mimeType: 'audio/ogg; codecs=opus', fileName: null }],
-    ['an audio file', { audioMessage: { ptt: false, mimetype: 'audio/mpeg' } }, { text: '', kind: 'audio', mimeType: 'audio/mpeg', fileName: null }],
+    [
+      'a photo with a caption',
+      { imageMessage: { caption: 'a photo', mimetype: 'image/jpeg' } },
+      { text: 'a photo', kind: 'image', mimeType: 'image/jpeg', fileName: null },
+    ],
+    [
+      'a video with a caption',
+      { videoMessage: { caption: 'a clip', mimetype: 'video/mp4' } },
+      { text: 'a clip', kind: 'video', mimeType: 'video/mp4', fileName: null },
+    ],
+    [
+      'a document with its name',
+      { documentMessage: { caption: 'the invoice', fileName: 'invoice.pdf', mimetype: 'application/pdf' } },
+      { text: 'the invoice', kind: 'document', mimeType: 'application/pdf', fileName: 'invoice.pdf' },
+    ],
+    [
+      'a document inside its caption wrapper',
+      { documentWithCaptionMessage: { message: { documentMessage: { caption: 'the invoice' } } } },
+      { text: 'the invoice', kind: 'document', mimeType: null, fileName: null },
+    ],
+    [
+      'a photo without a caption',
+      { imageMessage: { mimetype: 'image/jpeg' } },
+      { text: '', kind: 'image', mimeType: 'image/jpeg', fileName: null },
+    ],
+    [
+      'a voice note (PTT audio)',
+      { audioMessage: { ptt: true, mimetype: 'audio/ogg; codecs=opus' } },
+      { text: '', kind: 'voice', mimeType: 'audio/ogg; codecs=opus', fileName: null },
+    ],
+    [
+      'an audio file',
+      { audioMessage: { ptt: false, mimetype: 'audio/mpeg' } },
+      { text: '', kind: 'audio', mimeType: 'audio/mpeg', fileName: null },
+    ],
     ['a sticker', { stickerMessage: { mimetype: 'image/webp' } }, { text: '', kind: 'sticker', mimeType: 'image/webp', fileName: null }],
   ];
   for (const [name, body, expected] of files) {
@@ -85,7 +138,12 @@ describe('inbound mapper: what counts as a text from a person', () => {
       assert.equal(decision.kind, 'message');
       if (decision.kind !== 'message') return;
       assert.deepEqual(
-        { text: decision.text, kind: decision.contentKind, mimeType: decision.media?.mimeType ?? null, fileName: decision.media?.fileName ?? null },
+        {
+          text: decision.text,
+          kind: decision.contentKind,
+          mimeType: decision.media?.mimeType ?? null,
+          fileName: decision.media?.fileName ?? null,
+        },
         expected,
       );
       assert.equal(decision.media?.kind, expected.kind);
@@ -94,26 +152,58 @@ describe('inbound mapper: what counts as a text from a person', () => {
 
   it('a shared place arrives as a location, with its name, address and comment', () => {
     const decision = mapIncomingMessage(
-      received({ locationMessage: { degreesLatitude: 51.5033, degreesLongitude: -0.1196, name: 'London Eye', address: 'Riverside Building, London', url: 'https://maps.example/eye', comment: 'meet here' } }),
+      received({
+        locationMessage: {
+          degreesLatitude: 51.5033,
+          degreesLongitude: -0.1196,
+          name: 'London Eye',
+          address: 'Riverside Building, London',
+          url: 'https://maps.example/eye',
+          comment: 'meet here',
+        },
+      }),
       noMapping,
     );
     assert.equal(decision.kind, 'message');
     if (decision.kind !== 'message') return;
     assert.deepEqual([decision.contentKind, decision.text], ['location', 'meet here']);
-    assert.deepEqual(decision.structured, { location: { latitude: 51.5033, longitude: -0.1196, name: 'London Eye', address: 'Riverside Building, London', url: 'https://maps.example/eye' } });
-    const live = mapIncomingMessage(received({ liveLocationMessage: { degreesLatitude: -33.86, degreesLongitude: 151.21, caption: 'on my way' } }), noMapping);
-    assert.deepEqual(live.kind === 'message' && [live.text, live.structured], ['on my way', { location: { latitude: -33.86, longitude: 151.21, name: null, address: null, url: null } }]);
+    assert.deepEqual(decision.structured, {
+      location: {
+        latitude: 51.5033,
+        longitude: -0.1196,
+        name: 'London Eye',
+        address: 'Riverside Building, London',
+        url: 'https://maps.example/eye',
+      },
+    });
+    const live = mapIncomingMessage(
+      received({ liveLocationMessage: { degreesLatitude: -33.86, degreesLongitude: 151.21, caption: 'on my way' } }),
+      noMapping,
+    );
+    assert.deepEqual(live.kind === 'message' && [live.text, live.structured], [
+      'on my way',
+      { location: { latitude: -33.86, longitude: 151.21, name: null, address: null, url: null } },
+    ]);
   });
 
   it('contact cards arrive with their names, their phones from the vCard, and the vCard itself', () => {
-    const vcard = 'BEGIN:VCARD\nVERSION:3.0\nFN:Ada Lovelace\nitem1.TEL;waid=447700900123:+44 7700 900123\nTEL;type=WORK:+1 (415) 555-0100\nTEL:not a number\nEND:VCARD';
+    const vcard =
+      'BEGIN:VCARD\nVERSION:3.0\nFN:Ada Lovelace\nitem1.TEL;waid=447700900123:+44 7700 900123\nTEL;type=WORK:+1 (415) 555-0100\nTEL:not a number\nEND:VCARD';
     const single = mapIncomingMessage(received({ contactMessage: { displayName: 'Ada Lovelace', vcard } }), noMapping);
     assert.equal(single.kind, 'message');
     if (single.kind !== 'message') return;
     assert.deepEqual([single.contentKind, single.text], ['contact', '']);
     assert.deepEqual(single.structured, { contacts: [{ name: 'Ada Lovelace', phones: ['+447700900123', '+14155550100'], vcard }] });
     const several = mapIncomingMessage(
-      received({ contactsArrayMessage: { displayName: '2 contacts', contacts: [{ displayName: 'Ada', vcard }, { displayName: 'Bob', vcard: 'BEGIN:VCARD\nFN:Bob\nEND:VCARD' }] } }),
+      received({
+        contactsArrayMessage: {
+          displayName: '2 contacts',
+          contacts: [
+            { displayName: 'Ada', vcard },
+            { displayName: 'Bob', vcard: 'BEGIN:VCARD\nFN:Bob\nEND:VCARD' },
+          ],
+        },
+      }),
       noMapping,
     );
     assert.deepEqual(several.kind === 'message' && several.structured, {
@@ -148,11 +238,7 @@ describe('inbound mapper: what is skipped, with the reason', () => {
     ['a status update', received({ conversation: 'my story' }, { remoteJid: 'status@broadcast' }), 'status_broadcast'],
     ['a channel post', received({ conversation: 'news' }, { remoteJid: '120363144038483540@newsletter' }), 'newsletter'],
     ['a protocol message that names no message (a key share, say)', received({ protocolMessage: { type: 0 } }), 'protocol'],
-    [
-      'an edit that names no message',
-      received({ protocolMessage: { type: 14, editedMessage: { conversation: 'fixed' } } }),
-      'protocol',
-    ],
+    ['an edit that names no message', received({ protocolMessage: { type: 14, editedMessage: { conversation: 'fixed' } } }), 'protocol'],
     ['a history-sync notice', received({ protocolMessage: { type: 5, key: { id: 'X' } } }), 'protocol'],
     ['a reaction that names no message', received({ reactionMessage: { text: '👍' } }), 'reaction'],
     ['a poll vote', received({ pollUpdateMessage: { pollCreationMessageKey: { id: 'X' } } }), 'poll_update'],
@@ -287,20 +373,40 @@ describe('inbound mapper: what one message does to another', () => {
     ['a reaction', { reactionMessage: { key: target, text: '👍' } }, { kind: 'react', emoji: '👍' }],
     ['a reaction taken away (empty text)', { reactionMessage: { key: target, text: '' } }, { kind: 'react', emoji: '' }],
     ['a revocation', { protocolMessage: { type: Type.REVOKE, key: target } }, { kind: 'revoke' }],
-    ['an edit of a text', { protocolMessage: { type: Type.MESSAGE_EDIT, key: target, editedMessage: { conversation: 'fixed' } } }, { kind: 'edit', text: 'fixed' }],
-    ['an edit of a caption', { protocolMessage: { type: Type.MESSAGE_EDIT, key: target, editedMessage: { imageMessage: { caption: 'new caption' } } } }, { kind: 'edit', text: 'new caption' }],
+    [
+      'an edit of a text',
+      { protocolMessage: { type: Type.MESSAGE_EDIT, key: target, editedMessage: { conversation: 'fixed' } } },
+      { kind: 'edit', text: 'fixed' },
+    ],
+    [
+      'an edit of a caption',
+      { protocolMessage: { type: Type.MESSAGE_EDIT, key: target, editedMessage: { imageMessage: { caption: 'new caption' } } } },
+      { kind: 'edit', text: 'new caption' },
+    ],
   ];
   for (const [name, body, action] of acts) {
     it(`${name} names its target and who acted`, () => {
       const decision = mapIncomingMessage(received(body), noMapping);
-      assert.deepEqual(decision, { kind: 'action', fromMe: false, fromPhone: SENDER_PHONE, fromLid: null, targetEngineId: '3EB0TARGET', action, timestamp: new Date(SENT_AT_SECONDS * 1000), groupId: null });
+      assert.deepEqual(decision, {
+        kind: 'action',
+        fromMe: false,
+        fromPhone: SENDER_PHONE,
+        fromLid: null,
+        targetEngineId: '3EB0TARGET',
+        action,
+        timestamp: new Date(SENT_AT_SECONDS * 1000),
+        groupId: null,
+      });
     });
   }
 
   it('our own phone revoking a message is an action from us; a LID-addressed chat keeps its LID', () => {
     const mine = mapIncomingMessage(received({ protocolMessage: { type: Type.REVOKE, key: target } }, { fromMe: true }), noMapping);
     assert.equal(mine.kind === 'action' && mine.fromMe, true);
-    const byLid = mapIncomingMessage(received({ reactionMessage: { key: target, text: '❤️' } }, { remoteJid: SENDER_LID_JID, remoteJidAlt: SENDER_PN_JID }), noMapping);
+    const byLid = mapIncomingMessage(
+      received({ reactionMessage: { key: target, text: '❤️' } }, { remoteJid: SENDER_LID_JID, remoteJidAlt: SENDER_PN_JID }),
+      noMapping,
+    );
     assert.deepEqual(byLid.kind === 'action' && [byLid.fromPhone, byLid.fromLid], [SENDER_PHONE, SENDER_LID_JID]);
   });
 

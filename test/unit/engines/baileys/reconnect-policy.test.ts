@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backoffDelayMs, decideReconnect, DEFAULT_RECONNECT_POLICY, type ReconnectPolicyOptions } from '../../../../src/engines/baileys/reconnect-policy.ts';
+import {
+  backoffDelayMs,
+  decideReconnect,
+  DEFAULT_RECONNECT_POLICY,
+  type ReconnectPolicyOptions,
+} from '../../../../src/engines/baileys/reconnect-policy.ts';
 
 const linked = { linking: false, consecutiveFailures: 0 };
 const options: ReconnectPolicyOptions = { baseDelayMs: 1_000, maxDelayMs: 60_000, jitterRatio: 0.2, maxConsecutiveFailures: 5 };
@@ -40,14 +45,27 @@ describe('the reconnect policy', () => {
 
   it('doubles the delay per failure, caps it, and spreads it by the jitter ratio only', () => {
     const nominal = [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000];
-    for (const [index, expected] of nominal.entries()) assert.equal(backoffDelayMs(index + 1, options, () => 0.5), expected);
-    assert.equal(backoffDelayMs(3, options, () => 0), 3_200);
-    assert.equal(backoffDelayMs(3, options, () => 0.999_999), 4_800);
+    for (const [index, expected] of nominal.entries())
+      assert.equal(
+        backoffDelayMs(index + 1, options, () => 0.5),
+        expected,
+      );
+    assert.equal(
+      backoffDelayMs(3, options, () => 0),
+      3_200,
+    );
+    assert.equal(
+      backoffDelayMs(3, options, () => 0.999_999),
+      4_800,
+    );
     assert.ok(backoffDelayMs(40, options, () => 0.999_999) <= options.maxDelayMs, 'never above the cap');
   });
 
   it('gives up after the configured number of failures in a row, until an operator restarts it', () => {
-    assert.equal(decideReconnect({ statusCode: 428, linking: false, consecutiveFailures: options.maxConsecutiveFailures - 2 }, options).action, 'retry');
+    assert.equal(
+      decideReconnect({ statusCode: 428, linking: false, consecutiveFailures: options.maxConsecutiveFailures - 2 }, options).action,
+      'retry',
+    );
     const decision = decideReconnect({ statusCode: 428, linking: false, consecutiveFailures: options.maxConsecutiveFailures - 1 }, options);
     assert.equal(decision.action, 'give_up');
     assert.match(decision.reason, /operator must restart/);
