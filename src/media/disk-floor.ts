@@ -1,5 +1,6 @@
 import { statfs } from 'node:fs/promises';
 import { AppError } from '../domain/errors.ts';
+import path from 'node:path';
 
 /** How soon a client refused for want of disk is told to come back: a sweep or an operator may free space by then. */
 const RETRY_AFTER_SECONDS = 60;
@@ -38,13 +39,16 @@ export class DiskFloor {
   }
 }
 
-/** The disk's free and total bytes, as an unprivileged process sees them; undefined for a directory not there (yet). */
+/** The disk's free and total bytes, as an unprivileged process sees them: of the directory, or of its nearest existing parent. */
 export async function freeSpace(directory: string): Promise<{ freeBytes: number; totalBytes: number } | undefined> {
   try {
     const stats = await statfs(directory);
     return { freeBytes: stats.bavail * stats.bsize, totalBytes: stats.blocks * stats.bsize };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    // A directory not made yet (the data directory of a PostgreSQL node, say) will be made on
+    // the disk of its nearest existing parent: that disk's space is the one that counts.
+    const parent = path.dirname(directory);
+    return parent === directory ? undefined : freeSpace(parent);
   }
 }
