@@ -33,7 +33,10 @@ export async function noteChatMessages(db: Executor, messages: readonly Message[
     chats.set(key, { message: latest, chatId, received });
   }
   if (chats.size === 0) return;
-  const rows = [...chats.values()].map(({ message, chatId, received }) => ({
+  // Rows in one order, by key: two batches committing side by side (PostgreSQL runs several) then
+  // lock shared chats in the same order and wait for each other instead of deadlocking.
+  const ordered = [...chats.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, chat]) => chat);
+  const rows = ordered.map(({ message, chatId, received }) => ({
     number_id: message.numberId!,
     account_id: message.accountId,
     chat_id: chatId,
