@@ -1,36 +1,40 @@
 import type { Gateway } from '../../main.ts';
 
+/** The gateway's parts operations may reach, named once: the type and the picking both come from this list. */
+const GATEWAY_SERVICES = [
+  'numbers',
+  'sender',
+  'governor',
+  'sendQueues',
+  'idempotentSender',
+  'media',
+  'mediaLinks',
+  'typing',
+  'numberChecks',
+  'messageActions',
+  'history',
+  'groups',
+  'sandboxInbox',
+  'pauses',
+  'contacts',
+  'chats',
+  'identities',
+  'blocklist',
+  'presence',
+  'profiles',
+  'sendBacklog',
+  'polls',
+  'accounts',
+  'linkPreviews',
+] as const satisfies readonly (keyof Gateway)[];
+
+type GatewayService = (typeof GATEWAY_SERVICES)[number];
+
 /**
  * The services operations reach. A declaration names the ones it uses, and its handler is given
  * only those: an operation cannot grow a dependency on the whole gateway unseen.
  */
-export type OperationServices = Pick<
-  Gateway,
-  | 'numbers'
-  | 'sender'
-  | 'governor'
-  | 'sendQueues'
-  | 'idempotentSender'
-  | 'media'
-  | 'mediaLinks'
-  | 'typing'
-  | 'numberChecks'
-  | 'messageActions'
-  | 'history'
-  | 'groups'
-  | 'sandboxInbox'
-  | 'pauses'
-  | 'contacts'
-  | 'chats'
-  | 'identities'
-  | 'blocklist'
-  | 'presence'
-  | 'profiles'
-  | 'sendBacklog'
-  | 'polls'
-  | 'accounts'
-  | 'linkPreviews'
-> & {
+export type OperationServices = Pick<Gateway, GatewayService> & {
   /** The longest text a message may carry (WAGW_MAX_MESSAGE_LENGTH). */
   maxMessageLength: number;
   /** How long a signed media link works unless asked otherwise (WAGW_MEDIA_LINK_TTL_HOURS). */
@@ -39,60 +43,8 @@ export type OperationServices = Pick<
 
 /** The operation services of a gateway. */
 export function operationServices(gateway: Gateway): OperationServices {
-  const {
-    numbers,
-    sender,
-    governor,
-    sendQueues,
-    idempotentSender,
-    media,
-    mediaLinks,
-    typing,
-    numberChecks,
-    messageActions,
-    history,
-    groups,
-    sandboxInbox,
-    pauses,
-    contacts,
-    chats,
-    identities,
-    blocklist,
-    presence,
-    profiles,
-    sendBacklog,
-    polls,
-    accounts,
-    linkPreviews,
-  } = gateway;
-  return {
-    numbers,
-    sender,
-    governor,
-    sendQueues,
-    idempotentSender,
-    media,
-    mediaLinks,
-    typing,
-    numberChecks,
-    messageActions,
-    history,
-    groups,
-    sandboxInbox,
-    pauses,
-    contacts,
-    chats,
-    identities,
-    blocklist,
-    presence,
-    profiles,
-    sendBacklog,
-    polls,
-    accounts,
-    linkPreviews,
-    maxMessageLength: gateway.config.maxMessageLength,
-    mediaLinkTtlMs: gateway.config.media.linkTtlMs,
-  };
+  const parts = Object.fromEntries(GATEWAY_SERVICES.map((name) => [name, gateway[name]])) as Pick<Gateway, GatewayService>;
+  return { ...parts, maxMessageLength: gateway.config.maxMessageLength, mediaLinkTtlMs: gateway.config.media.linkTtlMs };
 }
 
 /** Only the services `uses` names. */
