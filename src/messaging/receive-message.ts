@@ -32,8 +32,7 @@ import {
   type Enqueued,
 } from '../webhooks/outbox.ts';
 import type { Executor } from '../store/database.ts';
-import { noteChatMessages } from '../store/repositories/chats.ts';
-import { noteContact } from '../store/repositories/contacts.ts';
+import { conversationNotes } from '../store/repositories/conversation-notes.ts';
 import { completeIdentity, learnAndReport } from './identities.ts';
 
 /** The statuses a receipt may move a message from: receipts only ever move it forward. */
@@ -110,7 +109,7 @@ export class ReceiveMessageService {
     // The message and its deliveries commit together: the outbox promise. A message the network
     // hands over again (after a failover, or a reconnect before its acknowledgement) is already
     // stored, and is neither stored nor reported twice; the unique index backs this check up.
-    const stored = await this.committer.run(async (trx) => {
+    const stored = await this.committer.run(async (trx, batch) => {
       const earlier = await findInboundByEngineId(trx, number.id, event.engineMessageId);
       if (earlier !== undefined) return { message: earlier, queued: NOTHING_QUEUED, fresh: false };
       // The sender as one person: learned when the message names both, completed from the map otherwise.
@@ -128,7 +127,9 @@ export class ReceiveMessageService {
       if (message.replyTo) await insertReply(trx, message, message.replyTo);
       if (event.pollSecret !== undefined) await savePollSecret(trx, message.id, event.pollSecret);
       await insertMessageGroups(trx, [message]);
-      await noteChatMessages(trx, [message]);
+      // The chat and the sender as a contact are written at the batch's end, with its other messages'.
+      const notes = conversationNotes(batch);
+      notes.messagesStored([message]);
       if (group === null) {
         const sender = {
           lid: message.fromLid,
@@ -136,7 +137,7 @@ export class ReceiveMessageService {
           messageAt: message.createdAt,
           ...(event.senderName !== undefined && { whatsappName: event.senderName }),
         };
-        await noteContact(trx, { numberId: number.id, accountId: number.accountId }, sender, message.createdAt);
+        notes.senderHeard({ numberId: number.id, accountId: number.accountId }, sender, message.createdAt);
       }
       // The promise of a later message.media event commits with the message, or not at all.
       if (media !== undefined && 'unavailable' in media && media.willRetry && retryToken !== null) {

@@ -156,6 +156,8 @@ export class SandboxInbox {
     const simulator = number === undefined ? undefined : this.supervisor.simulatorFor(number);
     if (number === undefined || simulator === undefined)
       throw new AppError('phone_not_owned', `${field} is not a sandbox number of your account.`, { field });
+    // As a send does, a message for a number this node is taking on waits for its session.
+    await this.supervisor.untilStarted(number);
     return { number, simulator };
   }
 

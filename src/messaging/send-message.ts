@@ -140,6 +140,7 @@ export class SendMessageService {
     const { number, terms } = await this.ownedNumber(accountId, fromPhone);
     await this.assertQuotaLeft(terms);
     this.assertNotPaused(number);
+    await this.supervisor.untilStarted(number);
     const status = this.supervisor.sessionStatus(number);
     if (status !== 'connected') throw notConnected(number, status);
   }
@@ -151,6 +152,7 @@ export class SendMessageService {
     // A reply names a message of this very chat, or the request is wrong whatever else holds.
     const chat: Chat = request.toGroup === undefined ? { phone: request.toPhone } : { groupId: request.toGroup };
     const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, chat, request.replyTo);
+    await this.supervisor.untilStarted(number);
     const status = this.supervisor.sessionStatus(number);
     const held = this.holds?.holdOf(number.id) ?? null;
     const policy = this.governor.policyForSend(terms.policies, request.schedule);

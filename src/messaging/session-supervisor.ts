@@ -49,6 +49,11 @@ export type SessionPlace =
 
 /** Pause between two session starts of an engine that logs in to a real network (Baileys). */
 const STAGGER_MS = 250;
+/**
+ * How long a request for a number whose session is being started waits for that start, rather
+ * than being refused in the moment between gaining the number and its session connecting.
+ */
+const SESSION_START_WAIT_MS = 5_000;
 
 /**
  * The one place that knows which node and which engine serve a number. This node runs a
@@ -62,6 +67,8 @@ export class SessionSupervisor implements SessionHost {
   private readonly running = new Map<string, { number: WhatsAppNumber; lease: SessionLease }>();
   /** Phone → number id of the sessions that run here, for the send path's routing check. */
   private readonly phones = new Map<string, string>();
+  /** Number id → the start of its session, from the lease's gain until the start has ended (see untilStarted). */
+  private readonly starting = new Map<string, Promise<void>>();
   constructor(
     private readonly store: Store,
     private readonly engines: EngineRegistry,
@@ -82,7 +89,18 @@ export class SessionSupervisor implements SessionHost {
   }
 
   leasesGained(leases: ClaimedLease[]): void {
-    this.starts = this.starts.then(async () => {
+    // The numbers are this node's from now on, but their sessions start one after another: a
+    // request for one meanwhile waits for its start (untilStarted) instead of finding it down.
+    const ended = new Map<string, () => void>();
+    for (const lease of leases) {
+      const start = new Promise<void>((resolve) => ended.set(lease.numberId, resolve));
+      this.starting.set(lease.numberId, start);
+      void start.then(() => {
+        if (this.starting.get(lease.numberId) === start) this.starting.delete(lease.numberId);
+      });
+    }
+    const endStart = (numberId: string) => ended.get(numberId)?.();
+    const starts = this.starts.then(async () => {
       const numbers = await findNumbersByIds(
         this.store.db,
         leases.map((lease) => lease.numberId),
@@ -94,8 +112,29 @@ export class SessionSupervisor implements SessionHost {
       for (const lease of leases) {
         const number = byId.get(lease.numberId);
         if (number !== undefined) await this.startUnderLease(number, lease);
+        endStart(lease.numberId);
       }
     });
+    // A start that failed or never came ends the wait all the same.
+    this.starts = starts.finally(() => {
+      for (const lease of leases) endStart(lease.numberId);
+    });
+  }
+
+  /**
+   * Resolves once the start of the number's session under way here has ended, or after
+   * SESSION_START_WAIT_MS; at once when none is under way. A send or a simulated message that
+   * arrives as the node takes the number on is answered by the session it was about to get.
+   */
+  async untilStarted(number: WhatsAppNumber): Promise<void> {
+    const start = this.starting.get(number.id);
+    if (start === undefined) return;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SESSION_START_WAIT_MS);
+    });
+    await Promise.race([start, waited]);
+    clearTimeout(timer);
   }
 
   /** Resolves once every session start asked for so far has been made. */
@@ -262,7 +301,8 @@ export class SessionSupervisor implements SessionHost {
    * Runs an API request's act on the number's session, with the session's refusals (down,
    * rate-limited) answered as the API answers them; any other engine error passes unchanged.
    */
-  private throughSession<T>(number: WhatsAppNumber, use: (engine: Engine) => Promise<T>): Promise<T> {
+  private async throughSession<T>(number: WhatsAppNumber, use: (engine: Engine) => Promise<T>): Promise<T> {
+    await this.untilStarted(number);
     return this.onEngine(number, use).catch((error: unknown) => refusedBySession(number, error));
   }
 

@@ -6,24 +6,34 @@ type Work<T> = (trx: Transaction<Database>, batch: EndOfBatch) => Promise<T>;
 
 /** Work that a batch does once for all its items, after every item's own work and before the commit. */
 export interface BatchStep {
-  finish(trx: Transaction<Database>): Promise<void>;
+  finish(trx: Transaction<Database>, batch: EndOfBatch): Promise<void>;
 }
 
-/** Makes a batch's step on first use; one object per kind of step, used as its key. */
+/**
+ * Makes a batch's step on first use; one object per kind of step, used as its key. `rank` sets
+ * when the step runs: every batch runs its steps in the same order, whichever item asked first.
+ */
 export interface BatchStepKind<Step extends BatchStep> {
+  readonly rank: number;
   create(): Step;
 }
 
 /**
  * The steps of one transaction's batch. An item asks for a step by its kind and adds its part;
- * the first item to ask creates it, and the steps run in that order once every item has run.
- * A statement that would take a hot row lock per item (the account's monthly usage) is made
- * once per batch this way, so the lock is held only from that statement to the commit.
+ * the steps run by rank once every item has run, and a step may add to a later one.
+ *
+ * A statement that would take a hot row lock per item (the account's monthly usage, a chat) is
+ * made once per batch this way, so the lock is held only from that statement to the commit. And
+ * because every batch takes those locks in one order (the steps' ranks, each step's rows by
+ * key), two batches committing side by side on PostgreSQL wait for each other instead of
+ * deadlocking.
  */
 export class EndOfBatch {
   private readonly steps = new Map<BatchStepKind<BatchStep>, BatchStep>();
+  private readonly finished = new Set<BatchStepKind<BatchStep>>();
 
   step<Step extends BatchStep>(kind: BatchStepKind<Step>): Step {
+    if (this.finished.has(kind)) throw new Error('A batch step was added to after it ran; give the later step a higher rank.');
     let step = this.steps.get(kind);
     if (step === undefined) {
       step = kind.create();
@@ -33,7 +43,15 @@ export class EndOfBatch {
   }
 
   async finish(trx: Transaction<Database>): Promise<void> {
-    for (const step of this.steps.values()) await step.finish(trx);
+    for (;;) {
+      let next: BatchStepKind<BatchStep> | undefined;
+      for (const kind of this.steps.keys()) {
+        if (!this.finished.has(kind) && (next === undefined || kind.rank < next.rank)) next = kind;
+      }
+      if (next === undefined) return;
+      this.finished.add(next);
+      await this.steps.get(next)!.finish(trx, this);
+    }
   }
 }
 
@@ -44,6 +62,21 @@ async function runBatch(trx: Transaction<Database>, works: Work<unknown>[]): Pro
   for (const work of works) outputs.push(await work(trx, batch));
   await batch.finish(trx);
   return outputs;
+}
+
+/**
+ * PostgreSQL's answers to two transactions that collided: a deadlock (40P01) or a serialization
+ * failure (40001). Nothing is wrong with the write itself; it is run again, and these are not
+ * the write failures /health reports.
+ */
+const TRANSIENT_CONFLICT_CODES: ReadonlySet<string> = new Set(['40P01', '40001']);
+/** Attempts of one write that keeps colliding, each after a short random pause. */
+const CONFLICT_ATTEMPTS = 5;
+const CONFLICT_PAUSE_MAX_MS = 20;
+
+function isTransientConflict(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && TRANSIENT_CONFLICT_CODES.has(code);
 }
 
 interface PendingWork {
@@ -61,7 +94,8 @@ interface PendingWork {
  * settles only after the batch that holds its write has committed.
  *
  * If a batch fails, its items are retried one transaction each, so that one bad write cannot
- * fail its neighbours. Items must therefore be safe to run again after a rollback. An item's
+ * fail its neighbours; a transaction that collided with another (a deadlock on PostgreSQL) is
+ * run again a few times. Items must therefore be safe to run again after a rollback. An item's
  * result may depend on the batch's steps (see EndOfBatch), which have run by the time the
  * caller's promise settles.
  */
@@ -132,7 +166,7 @@ export class GroupCommitter {
         ),
       );
     } catch (error) {
-      this.writeFailures?.observe(error);
+      if (!isTransientConflict(error)) this.writeFailures?.observe(error);
       for (const item of batch) await this.runAlone(item);
       return;
     }
@@ -142,7 +176,7 @@ export class GroupCommitter {
   }
 
   private runInOwnTransaction<T>(work: Work<T>): Promise<T> {
-    const running = this.db.transaction().execute(async (trx) => (await runBatch(trx, [work]))[0] as T);
+    const running = this.runOne(work);
     const settled: Promise<void> = running.then(
       () => undefined,
       (error: unknown) => this.writeFailures?.observe(error),
@@ -154,10 +188,22 @@ export class GroupCommitter {
 
   private async runAlone(item: PendingWork): Promise<void> {
     try {
-      item.resolve((await this.db.transaction().execute((trx) => runBatch(trx, [item.work])))[0]);
+      item.resolve(await this.runOne(item.work));
     } catch (error) {
       this.writeFailures?.observe(error);
       item.reject(error);
+    }
+  }
+
+  /** One item in a transaction of its own, run again while it collides with another transaction. */
+  private async runOne<T>(work: Work<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.db.transaction().execute((trx) => runBatch(trx, [work])))[0] as T;
+      } catch (error) {
+        if (!isTransientConflict(error) || attempt >= CONFLICT_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * CONFLICT_PAUSE_MAX_MS));
+      }
     }
   }
 }

@@ -36,7 +36,7 @@ export type LoadKind = 'send' | 'receive';
  * so the server may or may not have acted on it.
  */
 export type LedgerEntry =
-  | { kind: LoadKind; text: string; outcome: 'answered'; statusCode: number; messageId: string | null }
+  | { kind: LoadKind; text: string; outcome: 'answered'; statusCode: number; messageId: string | null; body?: string }
   | { kind: LoadKind; text: string; outcome: 'refused' | 'cut_off'; error: string };
 
 export type LoadCommand = ({ type: 'start' } & LoadOrder) | { type: 'stop' };
@@ -75,8 +75,13 @@ function post(order: LoadOrder, kind: LoadKind, text: string): Promise<LedgerEnt
         response.on('error', (error) => resolve({ kind, text, outcome: 'cut_off', error: error.message }));
         response.on('end', () => {
           const statusCode = response.statusCode ?? 0;
-          const answer = statusCode === 200 ? (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { message_id: string }) : undefined;
-          resolve({ kind, text, outcome: 'answered', statusCode, messageId: answer?.message_id ?? null });
+          const body = Buffer.concat(chunks).toString('utf8');
+          if (statusCode !== 200) {
+            // A refusal keeps its body, so a failed round names the error code it was given.
+            resolve({ kind, text, outcome: 'answered', statusCode, messageId: null, body });
+            return;
+          }
+          resolve({ kind, text, outcome: 'answered', statusCode, messageId: (JSON.parse(body) as { message_id: string }).message_id });
         });
       },
     );

@@ -3,8 +3,7 @@ import type { Message } from '../../domain/model.ts';
 import type { BatchStep, BatchStepKind, EndOfBatch } from '../group-commit.ts';
 import type { Database } from '../schema.ts';
 import { insertMessages } from './message-batches.ts';
-import { noteChatMessages } from './chats.ts';
-import { noteRecipients } from './contacts.ts';
+import { conversationNotes } from './conversation-notes.ts';
 import { insertMessageWithUnit } from './messages.ts';
 import { takeMonthlyUnits } from './usage.ts';
 import { insertMessageGroups } from './groups.ts';
@@ -68,8 +67,10 @@ class SendUnits implements BatchStep {
     return admission;
   }
 
-  async finish(trx: Transaction<Database>): Promise<void> {
-    for (const { accountId, terms, messages, admissions } of this.byAccount.values()) {
+  async finish(trx: Transaction<Database>, batch: EndOfBatch): Promise<void> {
+    // Accounts in one order, so that batches taking several accounts' usage rows never deadlock.
+    const accounts = [...this.byAccount.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, sends]) => sends);
+    for (const { accountId, terms, messages, admissions } of accounts) {
       let admitted: Message[];
       if (messages.length === 1) {
         // Alone, the unit and the row are one statement on PostgreSQL: the fewest round trips.
@@ -87,10 +88,9 @@ class SendUnits implements BatchStep {
       // A group send names its group from the start, so that even a failed one shows where it went.
       await insertMessageGroups(trx, admitted);
       // The chat list and the contact list move with the messages, in the same commit.
-      await noteChatMessages(trx, admitted);
-      await noteRecipients(trx, admitted);
+      conversationNotes(batch).messagesStored(admitted);
     }
   }
 }
 
-const SEND_UNITS: BatchStepKind<SendUnits> = { create: () => new SendUnits() };
+const SEND_UNITS: BatchStepKind<SendUnits> = { rank: 1, create: () => new SendUnits() };

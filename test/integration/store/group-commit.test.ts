@@ -6,7 +6,8 @@ import type { Account } from '../../../src/domain/model.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import { isUniqueViolation } from '../../../src/store/constraint-errors.ts';
 import { openStore, type Store } from '../../../src/store/database.ts';
-import { GroupCommitter } from '../../../src/store/group-commit.ts';
+import { EndOfBatch, GroupCommitter, type BatchStep, type BatchStepKind } from '../../../src/store/group-commit.ts';
+import { WriteFailures } from '../../../src/store/write-failures.ts';
 import { migrateToLatest } from '../../../src/store/migrate.ts';
 import { findAccountById, insertAccount } from '../../../src/store/repositories/accounts.ts';
 import type { Database } from '../../../src/store/schema.ts';
@@ -225,6 +226,70 @@ for (const dialect of dialects) {
       assert.ok(settled, 'drain() resolved before a write in flight had committed');
       await assert.rejects(failing, (error: unknown) => isUniqueViolation(error));
       assert.equal((await findAccountById(store.db, fine.id))?.name, 'fine');
+    });
+
+    it("a batch's steps run by rank, whichever item asked first, and a step may add to a later one but not to one that ran", async () => {
+      const ran: string[] = [];
+      const late: BatchStepKind<BatchStep & { parts: string[] }> = {
+        rank: 2,
+        create: () => ({
+          parts: [],
+          finish: async function (this: { parts: string[] }) {
+            ran.push(`late ${this.parts.join('+')}`);
+          },
+        }),
+      };
+      const early: BatchStepKind<BatchStep> = {
+        rank: 1,
+        create: () => ({
+          finish: async (_trx, batch) => {
+            ran.push('early');
+            batch.step(late).parts.push('from early');
+          },
+        }),
+      };
+      const batch = new EndOfBatch();
+      batch.step(late).parts.push('from an item');
+      batch.step(early);
+      await store.db.transaction().execute((trx) => batch.finish(trx));
+      assert.deepEqual(ran, ['early', 'late from an item+from early']);
+      assert.throws(() => batch.step(early), /after it ran/);
+    });
+
+    it('two writes that lock the same rows in opposite orders both commit: the loser of the deadlock runs again, and /health hears of no failure', {
+      skip: dialect !== 'postgres' && 'SQLite has one writer, so its transactions never deadlock',
+    }, async () => {
+      const failures = new WriteFailures();
+      // Without grouping, each write has a transaction of its own, side by side on the pool.
+      const committer = new GroupCommitter(store.db, 256, 2, false, failures);
+      const first = newAccount('first');
+      const second = newAccount('second');
+      await insertAccount(store.db, first);
+      await insertAccount(store.db, second);
+      let attempts = 0;
+      const holding = { first: Promise.withResolvers<void>(), second: Promise.withResolvers<void>() };
+      const rename = (own: Account, other: Account, mine: 'first' | 'second', theirs: 'first' | 'second') =>
+        committer.run(async (trx) => {
+          attempts++;
+          await trx
+            .updateTable('accounts')
+            .set({ name: `${mine} was here` })
+            .where('id', '=', own.id)
+            .execute();
+          holding[mine].resolve();
+          // Each waits until the other holds its row: the one order of events that deadlocks.
+          await holding[theirs].promise;
+          await trx
+            .updateTable('accounts')
+            .set({ name: `${mine} was here` })
+            .where('id', '=', other.id)
+            .execute();
+        });
+      await Promise.all([rename(first, second, 'first', 'second'), rename(second, first, 'second', 'first')]);
+      assert.equal(attempts, 3, 'PostgreSQL ended one of the two, which ran again once the other had committed');
+      const names = [(await findAccountById(store.db, first.id))?.name, (await findAccountById(store.db, second.id))?.name];
+      assert.equal(new Set(names).size, 1, `the write that committed last renamed both rows: ${names.join(', ')}`);
+      assert.equal(failures.recent(), undefined, 'a deadlock is no sign that the store cannot write');
     });
   });
 }

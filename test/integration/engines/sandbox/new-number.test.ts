@@ -2,12 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { E164 } from '../../../../src/domain/phone.ts';
-import { newId } from '../../../../src/domain/ids.ts';
 import { operatorScope } from '../../../../src/domain/tenant-scope.ts';
-import { insertNumber } from '../../../../src/store/repositories/numbers.ts';
 import { listMessages } from '../../../../src/store/repositories/message-pages.ts';
 import { holdLease } from '../../../support/leases.ts';
-import { dialects } from '../../../support/databases.ts';
+import { dialects, seedNumberRow } from '../../../support/databases.ts';
 import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../../../support/gateway.ts';
 
 // A number added by another process (the CLI) connects on the serving node's next lease tick.
@@ -24,24 +22,8 @@ for (const dialect of dialects) {
 
     it('receives what was sent to it meanwhile, once it connects', async () => {
       const sender = await seedAccount(test.gateway);
-      const phone = uniquePhone() as E164;
-      const at = new Date();
       // Written as the CLI writes it, without telling this node's supervisor.
-      await insertNumber(test.gateway.store.db, {
-        id: newId('number'),
-        accountId: sender.accountId,
-        holderUserId: null,
-        phone,
-        engine: 'sandbox',
-        status: 'connected',
-        statusReason: null,
-        autoRead: false,
-        rejectCalls: false,
-        callReplyText: null,
-        showOnline: false,
-        createdAt: at,
-        updatedAt: at,
-      });
+      const { phone } = await seedNumberRow(test.gateway.store, { accountId: sender.accountId, phone: uniquePhone() as E164 });
       // A stand-in node holds the number, so that this node's lease keeper cannot start its session
       // before the message is sent (under load a renewal tick could come first).
       const number0 = await test.gateway.numbers.findNumber(operatorScope(), phone);
@@ -85,6 +67,42 @@ for (const dialect of dialects) {
         await delay(20);
       }
       assert.fail('the message never reached the number once it connected');
+    });
+
+    it('answers messages for numbers and sends from them that come while this node takes them on, once their sessions start', async () => {
+      const account = await seedAccount(test.gateway);
+      // Several numbers gained in one tick start one after another, so the last ones wait longest.
+      const numbers = [];
+      for (let index = 0; index < 6; index++) {
+        const { phone } = await seedNumberRow(test.gateway.store, { accountId: account.accountId, phone: uniquePhone() as E164 });
+        const number = await test.gateway.numbers.findNumber(operatorScope(), phone);
+        await holdLease(test.gateway.store, number.id);
+        numbers.push(number);
+      }
+      const ids = numbers.map((number) => number.id);
+      await test.gateway.store.db.deleteFrom('number_leases').where('number_id', 'in', ids).execute();
+      // The tick gains the leases and queues the sessions' starts; the requests come before they end.
+      await test.gateway.keeper.tickSoon();
+      assert.ok(
+        numbers.every((number) => test.gateway.keeper.leaseOf(number.id) !== undefined),
+        'this node holds the numbers now',
+      );
+      const startedBefore = numbers.map((number) => test.gateway.supervisor.sessionStatus(number));
+      const answers = await Promise.all(
+        numbers.flatMap((number) => [
+          test.post('/sandbox/receive', { from_phone: '+14155550100', to_phone: number.phone, message: 'as you came up' }, account.apiKey),
+          test.post('/send_message', { from_phone: number.phone, to_phone: '+14155550100', message: 'first words' }, account.apiKey),
+        ]),
+      );
+      assert.ok(
+        startedBefore.includes('disconnected'),
+        `some sessions had not started when the requests came: ${startedBefore.join(', ')}`,
+      );
+      for (const answer of answers) assert.equal(answer.statusCode, 200, answer.body);
+      assert.deepEqual(
+        answers.map((answer) => answer.json().message),
+        numbers.flatMap(() => ['as you came up', 'first words']),
+      );
     });
   });
 }
