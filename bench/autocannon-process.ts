@@ -13,6 +13,11 @@ export interface AutocannonOrder {
   text: string;
   /** Sends to this group instead of a different phone each time. */
   toGroup?: string;
+  /**
+   * Simulated incoming messages (POST /sandbox/receive) to this sandbox number instead of sends,
+   * each from a different phone; `fromPhone` is then unused.
+   */
+  incomingTo?: string;
   connections: number;
   /** How long to run; or, with `amount`, how many requests to answer, however long they take. */
   durationSeconds?: number;
@@ -36,6 +41,10 @@ process.once('message', (order: AutocannonOrder) => {
           method: 'POST',
           headers: order.headers,
           setupRequest: (request) => {
+            if (order.incomingTo !== undefined) {
+              const stranger = `+4477009${10_000 + (sent++ % RECIPIENT_COUNT)}`;
+              return { ...request, body: JSON.stringify({ from_phone: stranger, to_phone: order.incomingTo, message: order.text }) };
+            }
             const recipient =
               order.toGroup === undefined ? { to_phone: `+4477009${10_000 + (sent++ % RECIPIENT_COUNT)}` } : { to_group: order.toGroup };
             return { ...request, body: JSON.stringify({ from_phone: order.fromPhone, ...recipient, message: order.text }) };

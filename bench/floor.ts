@@ -5,7 +5,10 @@
  * 1. the echo: a bare Fastify route answering the send's JSON (bench/ceiling-server.ts);
  * 2. the floor: the same route writing each send durably and nothing more, one prepared insert,
  *    its `sent` update and its receipt, batched with one fsync per batch (bench/floor-server.ts);
- * 3. `wagw serve` on a sandbox number of an enterprise account.
+ * 3. `wagw serve` on a sandbox number of an enterprise account;
+ * 4. the same gateway taking simulated incoming messages (POST /sandbox/receive), each delivered
+ *    to a webhook endpoint in this process: CPU per incoming message from its request until every
+ *    one of them has reached the endpoint.
  * Each is driven to saturation by autocannon (BENCH_CONNECTIONS, 32) for BENCH_FLOOR_SECONDS (5)
  * after a warm-up of BENCH_FLOOR_WARMUP_SECONDS (3), and its process's CPU time per answer is
  * read from /proc: the steady measure on a shared machine, where throughput moves with the
@@ -16,6 +19,8 @@
  * BENCH_CPU_PROFILE_DIR runs this tree's gateway under --cpu-prof.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -23,6 +28,7 @@ import { createTestDatabase, type Dialect, type TestDatabase } from '../test/sup
 import {
   assertAllAnswered,
   currentCommit,
+  incomingOrder,
   machineDescription,
   processCpuSeconds,
   runAutocannon,
@@ -52,6 +58,8 @@ interface DialectFigures {
   echo: Figure;
   floor: Figure;
   send: Figure;
+  /** Incoming message → its webhook delivered: CPU per delivered message, throughput of the requests. */
+  incoming: Figure;
   /** The send of the checkout at BENCH_FLOOR_COMPARE_ROOT, measured right after this one's. */
   compared?: Figure;
 }
@@ -120,12 +128,73 @@ async function measure(
   return figure;
 }
 
+/** A webhook endpoint that answers 204 at once and counts what reached it. */
+async function startCountingEndpoint(): Promise<{ url: string; received(): number; close(): Promise<void> }> {
+  let received = 0;
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received += 1;
+      response.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received: () => received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * Incoming messages at saturation for SECONDS after the warm-up; the CPU is counted from the
+ * first measured request until the endpoint has every message answered 200 so far, so that it
+ * holds each message's storage, its delivery and the delivery's outcome.
+ */
+async function measureIncoming(
+  gateway: { port: number; pid: number },
+  apiKey: string,
+  postmasterPid: number | undefined,
+  endpoint: { received(): number },
+  what: string,
+): Promise<Figure> {
+  const order = { ...incomingOrder(gateway, apiKey), connections: CONNECTIONS };
+  const warm = assertAllAnswered(await runAutocannon({ ...order, durationSeconds: WARMUP_SECONDS }), what);
+  await untilDelivered(endpoint, warm.total2xx, what);
+  const cpuBefore = processCpuSeconds(gateway.pid);
+  const databaseBefore = postgresCpuSeconds(postmasterPid);
+  const deliveredBefore = endpoint.received();
+  const result = assertAllAnswered(await runAutocannon({ ...order, durationSeconds: SECONDS }), what);
+  await untilDelivered(endpoint, deliveredBefore + result.total2xx, what);
+  const delivered = endpoint.received() - deliveredBefore;
+  const figure = {
+    requestsPerSecond: result.requestsPerSecond,
+    cpuMicroseconds: ((processCpuSeconds(gateway.pid) - cpuBefore) * 1e6) / delivered,
+    databaseCpuMicroseconds: ((postgresCpuSeconds(postmasterPid) - databaseBefore) * 1e6) / delivered,
+    loadAverage: os.loadavg()[0]!,
+  };
+  console.log(
+    `${what}: ${Math.round(figure.requestsPerSecond)}/s, ${figure.cpuMicroseconds.toFixed(0)} µs CPU per delivered message${Number.isNaN(figure.databaseCpuMicroseconds) ? '' : ` + ${figure.databaseCpuMicroseconds.toFixed(0)} µs in PostgreSQL`}, load ${figure.loadAverage.toFixed(2)}`,
+  );
+  return figure;
+}
+
+async function untilDelivered(endpoint: { received(): number }, count: number, what: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  while (endpoint.received() < count) {
+    if (Date.now() > deadline) throw new Error(`${what}: ${endpoint.received()} of ${count} deliveries arrived within 120 s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function benchmark(dialect: Dialect): Promise<DialectFigures> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), `wagw-bench-floor-${dialect}-`));
   const databases: TestDatabase[] = [];
   const running: { stop(): Promise<void> }[] = [];
+  const endpoint = await startCountingEndpoint();
   try {
-    const gatewayDatabase = await seededSendDatabase(dialect, databases);
+    const gatewayDatabase = await seededSendDatabase(dialect, databases, undefined, endpoint.url);
     const floorDatabase = dialect === 'sqlite' ? undefined : await createTestDatabase('postgres');
     if (floorDatabase !== undefined) databases.push(floorDatabase);
     process.env.FLOOR_DATABASE = floorDatabase?.url ?? `sqlite:${path.join(directory, 'floor.sqlite')}`;
@@ -135,7 +204,13 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
     running.push(floor);
     const profile = process.env.BENCH_CPU_PROFILE_DIR;
     const nodeArgs = profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(profile)}`];
-    const gateway = await startGatewayProcess({ databaseUrl: gatewayDatabase.url, directory, env: { LOG_LEVEL: 'info' }, nodeArgs });
+    const gateway = await startGatewayProcess({
+      databaseUrl: gatewayDatabase.url,
+      directory,
+      // The endpoint is on this machine; simulated incoming messages far faster than a tenant's limit.
+      env: { LOG_LEVEL: 'info', WAGW_WEBHOOK_ALLOW_PRIVATE: 'true', WAGW_SANDBOX_RECEIVES_PER_MINUTE: '100000000' },
+      nodeArgs,
+    });
     running.push(gateway);
     const postmaster = dialect === 'postgres' ? await postmasterPidOf(gatewayDatabase.url) : undefined;
     // Back to back, so that they share one moment's load.
@@ -144,6 +219,7 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
       echo: await measure(echo, gatewayDatabase.apiKey, postmaster, `${dialect} echo`),
       floor: await measure(floor, gatewayDatabase.apiKey, postmaster, `${dialect} floor`),
       send: await measure(gateway, gatewayDatabase.apiKey, postmaster, `${dialect} send`),
+      incoming: await measureIncoming(gateway, gatewayDatabase.apiKey, postmaster, endpoint, `${dialect} incoming → delivered`),
     };
     if (COMPARE_ROOT !== undefined) {
       const comparedDatabase = await seededSendDatabase(dialect, databases, COMPARE_ROOT);
@@ -160,6 +236,7 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
   } finally {
     for (const server of running.reverse()) await server.stop();
     for (const database of databases) await database.drop();
+    await endpoint.close();
     fs.rmSync(directory, { recursive: true, force: true });
   }
 }
@@ -169,8 +246,14 @@ for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'pos
   results.push(await benchmark(dialect));
 
 const micro = (value: number) => (Number.isNaN(value) ? '–' : `${value.toFixed(0)} µs`);
-const rows = results.flatMap(({ dialect, echo, floor, send, compared }) =>
-  [['echo', echo], ['floor', floor], ['send', send], ...(compared === undefined ? [] : [['send, compared checkout', compared]])].map(
+const rows = results.flatMap(({ dialect, echo, floor, send, incoming, compared }) =>
+  [
+    ['echo', echo],
+    ['floor', floor],
+    ['send', send],
+    ['incoming → delivered', incoming],
+    ...(compared === undefined ? [] : [['send, compared checkout', compared]]),
+  ].map(
     ([name, figure]) =>
       `| ${dialect} | ${name as string} | ${Math.round((figure as Figure).requestsPerSecond).toLocaleString('en')} /s | ${((figure as Figure).requestsPerSecond / echo.requestsPerSecond).toFixed(2)} | ${micro((figure as Figure).cpuMicroseconds)} | ${micro((figure as Figure).databaseCpuMicroseconds)} | ${(figure as Figure).loadAverage.toFixed(1)} |`,
   ),
@@ -181,7 +264,7 @@ writeReportSection(
 
 Measured ${new Date().toISOString().slice(0, 10)} at commit \`${currentCommit()}\` on ${machineDescription()}, autocannon with ${CONNECTIONS} connections, ${SECONDS} s after ${WARMUP_SECONDS} s of warm-up each, back to back.
 The floor (bench/floor-server.ts) is the echo plus the least durable send: one prepared insert, its \`sent\` update and its receipt, batched with one fsync per batch.
-CPU is per answer, from /proc: the server process's, and on PostgreSQL every database process's.
+CPU is per answer, from /proc: the server process's, and on PostgreSQL every database process's. For incoming → delivered it is per message, from the first measured \`POST /sandbox/receive\` until every one answered has reached a local webhook endpoint (204 at once), so it holds the message's storage, its signed delivery and the delivery's outcome; its throughput is that of the requests.
 
 | database | server | throughput | ÷ echo | CPU per answer | PostgreSQL CPU per answer | load |
 |---|---|---|---|---|---|---|

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type autocannon from 'autocannon';
 import { loadConfig } from '../src/config.ts';
-import { operatorScope } from '../src/domain/tenant-scope.ts';
+import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { createTestDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
 import { freePort } from '../test/process/server-process.ts';
@@ -234,15 +234,25 @@ export async function seededSendDatabase(
   dialect: Dialect,
   databases: TestDatabase[],
   root?: string,
+  /** A webhook for incoming messages, to this URL. */
+  webhookUrl?: string,
 ): Promise<{ url: string; apiKey: string }> {
   const database = await createTestDatabase(dialect);
   databases.push(database);
   if (root !== undefined) return { url: database.url, apiKey: seedInCheckout(root, database.url) };
-  const config = loadConfig({ DATABASE_URL: database.url, LOG_LEVEL: 'silent', WAGW_SECRET_KEY: BENCH_SECRET_KEY });
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: BENCH_SECRET_KEY,
+    // The benchmark's endpoint listens on this machine.
+    ...(webhookUrl !== undefined && { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' }),
+  });
   const gateway = await createGateway(config, createLogger(config));
   try {
     const account = await gateway.accounts.createAccount({ name: 'bench', plan: 'enterprise' });
     await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: SENDER });
+    if (webhookUrl !== undefined)
+      await gateway.webhooks.createWebhook(accountScope(account.id), { url: webhookUrl, eventTypes: ['message'] });
     const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'bench' });
     return { url: database.url, apiKey: key.plaintext };
   } finally {
@@ -276,6 +286,17 @@ function seedInCheckout(root: string, databaseUrl: string): string {
 }
 
 /** The load tool's orders for sends from the seeded sender, a different recipient each. */
+/** Simulated incoming messages to the benchmark's sandbox number, each from another phone. */
+export function incomingOrder(target: { port: number }, apiKey: string) {
+  return {
+    url: `http://127.0.0.1:${target.port}/sandbox/receive`,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+    fromPhone: SENDER,
+    incomingTo: SENDER,
+    text: TEXT,
+  };
+}
+
 export function sendOrder(target: { port: number }, apiKey: string) {
   return {
     url: `http://127.0.0.1:${target.port}/send_message`,
