@@ -16,7 +16,8 @@
  * postmaster). BENCH_DIALECTS=sqlite,postgres picks the databases. BENCH_FLOOR_COMPARE_ROOT, a
  * checkout of another commit (with its node_modules), adds that commit's send to the same run,
  * on a database that checkout migrates and seeds itself.
- * BENCH_CPU_PROFILE_DIR runs this tree's gateway under --cpu-prof.
+ * BENCH_CPU_PROFILE_DIR runs this tree's gateway under --cpu-prof; with it, BENCH_FLOOR_PHASES
+ * (echo,floor,send,incoming) narrows the run, so that a profile holds one path.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -43,6 +44,13 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const SECONDS = Number(process.env.BENCH_FLOOR_SECONDS ?? 5);
 const WARMUP_SECONDS = Number(process.env.BENCH_FLOOR_WARMUP_SECONDS ?? 3);
 const COMPARE_ROOT = process.env.BENCH_FLOOR_COMPARE_ROOT;
+const PHASES = new Set((process.env.BENCH_FLOOR_PHASES ?? 'echo,floor,send,incoming').split(','));
+const NOT_MEASURED: Figure = {
+  requestsPerSecond: Number.NaN,
+  cpuMicroseconds: Number.NaN,
+  databaseCpuMicroseconds: Number.NaN,
+  loadAverage: Number.NaN,
+};
 
 interface Figure {
   requestsPerSecond: number;
@@ -216,10 +224,12 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
     // Back to back, so that they share one moment's load.
     const figures: DialectFigures = {
       dialect,
-      echo: await measure(echo, gatewayDatabase.apiKey, postmaster, `${dialect} echo`),
-      floor: await measure(floor, gatewayDatabase.apiKey, postmaster, `${dialect} floor`),
-      send: await measure(gateway, gatewayDatabase.apiKey, postmaster, `${dialect} send`),
-      incoming: await measureIncoming(gateway, gatewayDatabase.apiKey, postmaster, endpoint, `${dialect} incoming → delivered`),
+      echo: PHASES.has('echo') ? await measure(echo, gatewayDatabase.apiKey, postmaster, `${dialect} echo`) : NOT_MEASURED,
+      floor: PHASES.has('floor') ? await measure(floor, gatewayDatabase.apiKey, postmaster, `${dialect} floor`) : NOT_MEASURED,
+      send: PHASES.has('send') ? await measure(gateway, gatewayDatabase.apiKey, postmaster, `${dialect} send`) : NOT_MEASURED,
+      incoming: PHASES.has('incoming')
+        ? await measureIncoming(gateway, gatewayDatabase.apiKey, postmaster, endpoint, `${dialect} incoming → delivered`)
+        : NOT_MEASURED,
     };
     if (COMPARE_ROOT !== undefined) {
       const comparedDatabase = await seededSendDatabase(dialect, databases, COMPARE_ROOT);
