@@ -12,6 +12,8 @@ interface LoadOrder {
   toPhone: string;
   ratePerSecond: number;
   total: number;
+  /** Starts each message's text, so that two runs against one gateway tell their messages apart. */
+  prefix?: string;
 }
 
 process.once('message', (order: LoadOrder) => {
@@ -28,7 +30,7 @@ process.once('message', (order: LoadOrder) => {
     const due = Math.min(order.total, Math.floor(((performance.now() - started) * order.ratePerSecond) / 1000) + 1);
     // Request n is due at started + n / rate; all that are due go out now.
     while (sent < due) {
-      const text = `bench-${sent}`;
+      const text = `${order.prefix ?? 'bench'}-${sent}`;
       const sentAt = performance.timeOrigin + started + (sent * 1000) / order.ratePerSecond;
       sent += 1;
       const request = http.request({
