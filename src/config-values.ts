@@ -199,7 +199,8 @@ export function parsePlanMebibytes(name: string, raw: string | undefined, defaul
     const match = /^([a-z]+):(\d{1,9})$/.exec(entry);
     if (match === null || !isPlanName(match[1]!) || Number(match[2]) < 1) {
       problems.push(
-        `${name} must be comma-separated plan:MiB entries with a plan of ${planNames.join(', ')} and at least 1 MiB, e.g. "starter:512,pro:2048"; "${entry}" is not one.`,
+        `${name} must be comma-separated plan:MiB entries with a plan of ${planNames.join(', ')} and at least 1 MiB, e.g. ` +
+          `"starter:512,pro:2048"; "${entry}" is not one.`,
       );
       continue;
     }

@@ -115,7 +115,8 @@ export class OwnerRouter {
 function ownerLost(number: WhatsAppNumber, why: string, retryAfterSeconds: number): AppError {
   return new AppError(
     'number_not_connected',
-    `The WhatsApp session of from_phone is not connected: ${why}. Retry after ${retryAfterSeconds} s (with the same Idempotency-Key, a retry is safe).`,
+    `The WhatsApp session of from_phone is not connected: ${why}. Retry after ${retryAfterSeconds} s (with the same Idempotency-Key, a ` +
+      `retry is safe).`,
     {
       from_phone: number.phone,
       status: 'no_owner',

@@ -28,7 +28,8 @@ const notices = {
   number_reassigned: 'The number is moved to the other account.',
   number_removed: 'The number is removed.',
   invite_submitted:
-    'Thank you. Sign in with the email and password you just chose. If that email already had an account here, nothing was made and the invite still works: use another email, or sign in with the account you have.',
+    'Thank you. Sign in with the email and password you just chose. If that email already had an account here, nothing was made and the ' +
+    'invite still works: use another email, or sign in with the account you have.',
   link_started: 'Linking started. The QR code (or pairing code) appears below as soon as WhatsApp offers it.',
   link_cancelled: 'Linking is cancelled.',
   session_restarted: 'The session is restarting. Its status below changes as it connects.',

@@ -25,11 +25,19 @@ export const errorCatalogue = {
     publicApi: true,
     status: 400,
     meaning:
-      "The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP.",
+      'The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message ' +
+      'names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, ' +
+      "an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL " +
+      'has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid ' +
+      'HTTP.',
     meta: {
       ...FIELD,
       problem:
-        '"missing", "unknown" (a field or query parameter the operation does not take), "not_a_string" (or not_a_number, not_an_integer, not_an_array, not_an_object, for the few fields of those types), "too_small" or "too_large" (a number), "too_short" or "too_long" (a text), "too_few" or "too_many" (a list), "not_allowed" (not one of the listed values), "conflict" (both of two fields of which exactly one is given, as to_phone and to_group), "not_a_media_type" or "invalid" for a field; absent otherwise',
+        '"missing", "unknown" (a field or query parameter the operation does not take), "not_a_string" (or not_a_number, not_an_integer, ' +
+        'not_an_array, not_an_object, for the few fields of those types), "too_small" or "too_large" (a number), "too_short" or ' +
+        '"too_long" (a text), "too_few" or "too_many" (a list), "not_allowed" (not one of the listed values), "conflict" (both of two ' +
+        'fields of which exactly one is given, as to_phone and to_group), "not_a_media_type" or "invalid" for a field; absent ' +
+        'otherwise',
     },
   },
   invalid_phone_number: { publicApi: true, status: 400, meaning: 'A phone is not a valid international number.', meta: FIELD },
@@ -44,7 +52,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 400,
     meaning:
-      'The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind.',
+      'The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, ' +
+      'an empty file, or an unknown kind.',
     meta: FIELD,
   },
   media_type_mismatch: {
@@ -81,7 +90,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 400,
     meaning:
-      '`reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent.',
+      '`reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or ' +
+      'never sent.',
     meta: FIELD,
   },
   message_not_in_chat: {
@@ -100,28 +110,32 @@ export const errorCatalogue = {
     publicApi: true,
     status: 400,
     meaning:
-      '`poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options.',
+      '`poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each ' +
+      'up to 100 characters), and a `selectable_count` from 1 to the number of options.',
     meta: FIELD,
   },
   invalid_poll_vote: {
     publicApi: true,
     status: 400,
     meaning:
-      'A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose.',
+      'A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter ' +
+      'choose.',
     meta: FIELD,
   },
   invalid_contact: {
     publicApi: true,
     status: 400,
     meaning:
-      'A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters.',
+      'A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION ' +
+      'and a non-empty FN, within 10,000 characters.',
     meta: FIELD,
   },
   invalid_emoji: {
     publicApi: true,
     status: 400,
     meaning:
-      "`emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction.",
+      "`emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * " +
+      'included), nor empty to remove the reaction.',
     meta: FIELD,
   },
   invalid_send_policy: {
@@ -135,7 +149,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 400,
     meaning:
-      '`send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now.',
+      '`send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` ' +
+      'is not after `send_at` and now.',
     meta: { ...FIELD, horizon_days: 'the scheduling horizon, for send_at' },
   },
   invalid_idempotency_key: {
@@ -150,7 +165,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 409,
     meaning:
-      'The receiving sandbox number has blocked from_phone (POST /blocklist): as on WhatsApp, its messages are not delivered; nothing was received.',
+      'The receiving sandbox number has blocked from_phone (POST /blocklist): as on WhatsApp, its messages are not delivered; nothing ' +
+      'was received.',
     meta: FIELD,
   },
   phone_not_owned: {
@@ -163,7 +179,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 403,
     meaning:
-      '`from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it.',
+      '`from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it ' +
+      'cannot send there or act on it.',
     meta: { ...FIELD, group_id: 'the group' },
   },
   not_group_admin: {
@@ -176,7 +193,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 403,
     meaning:
-      '`link_preview: true` asks the gateway to fetch the page, which this account has not turned on (PATCH /account/settings, `link_previews`); give the preview as an object instead, or turn fetching on.',
+      '`link_preview: true` asks the gateway to fetch the page, which this account has not turned on (PATCH /account/settings, ' +
+      '`link_previews`); give the preview as an object instead, or turn fetching on.',
     meta: FIELD,
   },
   not_found: { publicApi: true, status: 404, meaning: 'There is no such path or method.' },
@@ -191,7 +209,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 404,
     meaning:
-      "`from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either.",
+      '`from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another ' +
+      "account's people are not found either.",
     meta: FIELD,
   },
   chat_not_found: {
@@ -222,7 +241,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 503,
     meaning:
-      "WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives.",
+      "WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send " +
+      'it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives.',
     meta: { message_id: 'the message WhatsApp accepted' },
   },
   headers_timeout: { publicApi: true, status: 408, meaning: 'The request headers did not arrive within WAGW_HEADERS_TIMEOUT_MS.' },
@@ -236,7 +256,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 413,
     meaning:
-      'The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit.',
+      'The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no ' +
+      'message uses expire, and a smaller file may still fit.',
     meta: { plan: "the account's plan", used_bytes: 'bytes the account holds now', limit_bytes: 'bytes the plan may hold' },
   },
   range_not_satisfiable: {
@@ -249,7 +270,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 422,
     meaning:
-      '`media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or answers other than 2xx.',
+      '`media.url` could not be fetched: the host does not resolve, refuses, is silent past the time-outs, redirects too often, or ' +
+      'answers other than 2xx.',
     meta: {
       ...FIELD,
       host: "the URL's host",
@@ -261,7 +283,9 @@ export const errorCatalogue = {
     publicApi: true,
     status: 409,
     meaning:
-      'The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received messages are marked read.',
+      'The message cannot be changed so: only our own sent text or caption can be edited, and only within 15 minutes of sending; only ' +
+      'our own sent messages can be revoked, within about two days (60 hours); a revoked message cannot be changed; only received ' +
+      'messages are marked read.',
     meta: {
       reason: '`not_ours`, `not_sent`, `revoked`, `no_text`, `edit_window_closed`, `revoke_window_closed` or `not_received`',
       limit_seconds: 'the window, for a closed one',
@@ -271,7 +295,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 409,
     meaning:
-      "Only a message still waiting in its number's queue (status `queued` with `scheduled_for`) can be cancelled; this one has left the queue.",
+      "Only a message still waiting in its number's queue (status `queued` with `scheduled_for`) can be cancelled; this one has left the " +
+      'queue.',
     meta: { status: "the message's status now" },
   },
   idempotency_key_reused: { publicApi: true, status: 422, meaning: 'This Idempotency-Key was used with a different body.' },
@@ -307,7 +332,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 429,
     meaning:
-      'The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After.',
+      'The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after ' +
+      'Retry-After.',
     meta: {
       plan: "the account's plan",
       limit_bytes: 'bytes fetched allowed per window',
@@ -320,7 +346,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 503,
     meaning:
-      "The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After.",
+      "The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was " +
+      'stored. Try again after Retry-After.',
     meta: { retry_after_seconds: 'when to try again, as in Retry-After' },
   },
   number_not_connected: {
@@ -338,7 +365,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 503,
     meaning:
-      'The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume.',
+      'The sending number is paused: WhatsApp restricted it (463), put it under a reach-out time lock, rate-limited it or logged it out, ' +
+      'or it was paused by hand (POST /numbers/{id}/pause); nothing was sent. It resumes at `until`, or by POST /numbers/{id}/resume.',
     meta: {
       from_phone: 'the number',
       reason: 'restricted, reachout_timelock, rate_limited, logged_out or manual',
@@ -350,7 +378,8 @@ export const errorCatalogue = {
     publicApi: true,
     status: 503,
     meaning:
-      'The node is working on as many sends as it takes at once (WAGW_MAX_PENDING_SENDS); nothing was stored or sent. Try again after Retry-After.',
+      'The node is working on as many sends as it takes at once (WAGW_MAX_PENDING_SENDS); nothing was stored or sent. Try again after ' +
+      'Retry-After.',
     meta: {
       pending_sends: 'the sends in progress on the node',
       limit: 'WAGW_MAX_PENDING_SENDS',
@@ -361,14 +390,16 @@ export const errorCatalogue = {
     publicApi: true,
     status: 503,
     meaning:
-      "The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is freed; the database keeps the last space.",
+      "The gateway's disk is close to full (below WAGW_MEDIA_MIN_FREE_BYTES / _PERCENT free), so it stores no new file until space is " +
+      'freed; the database keeps the last space.',
     meta: { retry_after_seconds: 'when to try again, also in Retry-After' },
   },
   // The operator CLI and the dashboard.
   body_timeout: {
     status: 408,
     meaning:
-      'A form sent without signing in (sign-in, an invite) did not finish its body within WAGW_UNAUTHENTICATED_BODY_TIMEOUT_MS; the connection is closed.',
+      'A form sent without signing in (sign-in, an invite) did not finish its body within WAGW_UNAUTHENTICATED_BODY_TIMEOUT_MS; the ' +
+      'connection is closed.',
     meta: { limit_ms: 'the time the body had' },
   },
   invalid_argument: {

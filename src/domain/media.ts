@@ -167,7 +167,8 @@ export function assertWithinLimit(kind: MediaKind, size: number, limits: MediaLi
 export function mediaTooLarge(kind: MediaKind | 'any', limitBytes: number): AppError {
   return new AppError(
     'media_too_large',
-    `The file is larger than ${formatBytes(limitBytes)}, the most a${kind === 'image' || kind === 'audio' || kind === 'any' ? 'n' : ''} ${kind === 'any' ? 'media' : kind} file may be.`,
+    `The file is larger than ${formatBytes(limitBytes)}, the most a${kind === 'image' || kind === 'audio' || kind === 'any' ? 'n' : ''} ` +
+      `${kind === 'any' ? 'media' : kind} file may be.`,
     {
       kind,
       limit_bytes: limitBytes,

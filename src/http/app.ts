@@ -87,7 +87,9 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
         title: 'wa-gateway',
         version: config.version,
         description:
-          'Send WhatsApp messages with one HTTP call; receive them on your webhook. Every error answers in one envelope, {error, message, details?, request_id, meta?}, with the codes of docs/api.md; details is a string, meta holds the machine-readable facts.',
+          'Send WhatsApp messages with one HTTP call; receive them on your webhook. Every error answers in one envelope, {error, ' +
+          'message, details?, request_id, meta?}, with the codes of docs/api.md; details is a string, meta holds the machine-readable ' +
+          'facts.',
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/', description: 'This gateway' }],
@@ -114,7 +116,8 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
             in: 'header',
             name: 'webhook-signature',
             description:
-              "How a receiver knows a delivery is the gateway's: the Standard Webhooks signature under the webhook's secret (docs/webhooks.md).",
+              "How a receiver knows a delivery is the gateway's: the Standard Webhooks signature under the webhook's secret " +
+              '(docs/webhooks.md).',
           },
         },
       },
@@ -165,6 +168,7 @@ function answerMalformedRequest(error: NodeJS.ErrnoException, socket: import('no
   });
   const statusLine = timedOut ? '408 Request Timeout' : '400 Bad Request';
   socket.end(
-    `HTTP/1.1 ${statusLine}\r\nX-Request-Id: ${requestId}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${statusLine}\r\nX-Request-Id: ${requestId}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ` +
+      `${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

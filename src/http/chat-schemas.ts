@@ -6,7 +6,8 @@ const chatComponent = {
   $id: 'Chat',
   type: 'object',
   description:
-    'A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its state.',
+    'A chat of one of your numbers: direct (with one person, by phone and LID where known) or a group, with its last message and its ' +
+    'state.',
   required: [
     'chat_id',
     'kind',

@@ -51,7 +51,8 @@ export const mediaDownloadHeadersSchema = {
     range: {
       type: 'string',
       description:
-        'One byte range, `bytes=a-b`, `bytes=a-` or `bytes=-n`: answered 206 with Content-Range, or 416. Several ranges or another unit get the whole file.',
+        'One byte range, `bytes=a-b`, `bytes=a-` or `bytes=-n`: answered 206 with Content-Range, or 416. Several ranges or another unit ' +
+        'get the whole file.',
       examples: ['bytes=0-1023'],
     },
     'if-none-match': { type: 'string', description: 'The ETag (the quoted SHA-256) you hold: answered 304 while the file is the same.' },

@@ -29,7 +29,9 @@ const mediaRequestComponent = {
   type: 'object',
   additionalProperties: false,
   description:
-    'A file to send, with `message` as its caption. Exactly one of `url` (fetched by the gateway, through the same address guard as webhooks), `id` (an upload from POST /media) and `data` (base64, within the body limit). The type and kind come from the bytes (docs/media.md).',
+    'A file to send, with `message` as its caption. Exactly one of `url` (fetched by the gateway, through the same address guard as ' +
+    'webhooks), `id` (an upload from POST /media) and `data` (base64, within the body limit). The type and kind come from the bytes ' +
+    '(docs/media.md).',
   properties: {
     url: { type: 'string', description: 'An http(s) URL the gateway fetches the file from.' },
     id: { type: 'string', description: 'A media_id of your account, from POST /media.' },
@@ -65,7 +67,8 @@ const contactRequestComponent = {
   type: 'object',
   additionalProperties: false,
   description:
-    'One card: either `name` with `phones` (and optionally `organization` and `emails`), from which the gateway writes a vCard 3.0, or `vcard`, a whole card of your own (checked: one card with a VERSION and an FN, up to 10,000 characters).',
+    'One card: either `name` with `phones` (and optionally `organization` and `emails`), from which the gateway writes a vCard 3.0, or ' +
+    '`vcard`, a whole card of your own (checked: one card with a VERSION and an FN, up to 10,000 characters).',
   properties: {
     name: { type: 'string', maxLength: 1000, description: 'The name shown on the card.' },
     phones: {
@@ -86,7 +89,8 @@ const pollRequestComponent = {
   type: 'object',
   additionalProperties: false,
   description:
-    'A poll: the question, 2 to 12 unique options, and how many of them one voter may choose (1 by default, at most the number of options). Votes arrive as poll.vote events, and GET /messages/{id} shows the tally.',
+    'A poll: the question, 2 to 12 unique options, and how many of them one voter may choose (1 by default, at most the number of ' +
+    'options). Votes arrive as poll.vote events, and GET /messages/{id} shows the tally.',
   required: ['question', 'options'],
   properties: {
     question: { type: 'string', description: '1 to 255 characters.', examples: ['Which day suits you?'] },
@@ -109,7 +113,8 @@ const linkPreviewRequestComponent = {
   type: 'object',
   additionalProperties: false,
   description:
-    "A preview given whole, so the gateway fetches nothing: the title (required), an optional description, the URL it is for (the first link of the text by default) and a thumbnail (an image upload's media_id, made small as WhatsApp wants).",
+    'A preview given whole, so the gateway fetches nothing: the title (required), an optional description, the URL it is for (the first ' +
+    "link of the text by default) and a thumbnail (an image upload's media_id, made small as WhatsApp wants).",
   required: ['title'],
   properties: {
     url: {
@@ -128,13 +133,16 @@ const messageContentProperties = {
   message: {
     type: 'string',
     description:
-      'The text, up to the configured maximum (65,536 characters by default). Required without media, location, contacts and poll; with media it is the caption, and may be empty or absent; with a location, its comment; with contacts or a poll it is refused (they carry their own text).',
+      'The text, up to the configured maximum (65,536 characters by default). Required without media, location, contacts and poll; with ' +
+      'media it is the caption, and may be empty or absent; with a location, its comment; with contacts or a poll it is refused (they ' +
+      'carry their own text).',
   },
   media: ref('MediaRequest'),
   reply_to: {
     type: 'string',
     description:
-      'Answer a message: the message_id of a message (sent or received) in the same chat (between from_phone and to_phone, or in to_group). WhatsApp shows it quoted above this one. Any other id is refused with invalid_reply_to.',
+      'Answer a message: the message_id of a message (sent or received) in the same chat (between from_phone and to_phone, or in ' +
+      'to_group). WhatsApp shows it quoted above this one. Any other id is refused with invalid_reply_to.',
     examples: ['msg_01jd0k6x9g8p1b6m3v7t2q4w5e'],
   },
   location: ref('LocationRequest'),
@@ -161,7 +169,10 @@ const sendMessageRequestComponent = {
     ...messageContentProperties,
     to_phone: {
       ...phoneField,
-      description: `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description} A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found.`,
+      description:
+        `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description} A person known by LID may be ` +
+        `named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it ` +
+        `does not know is 404 contact_not_found.`,
     },
     to_group: {
       ...groupIdField,
@@ -172,31 +183,37 @@ const sendMessageRequestComponent = {
       maxItems: 256,
       items: { type: 'string' },
       description:
-        'With to_group: members to mention, by phone. Each must be a member of the group; write "@" and their digits in the text where the mention goes (docs/api.md, "Groups").',
+        'With to_group: members to mention, by phone. Each must be a member of the group; write "@" and their digits in the text where ' +
+        'the mention goes (docs/api.md, "Groups").',
       examples: [['+447700900123']],
     },
     link_preview: {
       description:
-        'With a text holding a link: `true` has the gateway fetch the page (through the same address guard as media.url) and show its title, description and image, if the account turned link_previews on (else 403 link_previews_disabled); an object gives the preview itself. A page that cannot be fetched sends the text without a preview. Off by default.',
+        'With a text holding a link: `true` has the gateway fetch the page (through the same address guard as media.url) and show its ' +
+        'title, description and image, if the account turned link_previews on (else 403 link_previews_disabled); an object gives the ' +
+        'preview itself. A page that cannot be fetched sends the text without a preview. Off by default.',
       anyOf: [{ type: 'boolean' }, ref('LinkPreviewRequest')],
     },
     send_at: {
       type: 'string',
       maxLength: 64,
       description:
-        "Send no earlier than this time (ISO 8601 with a zone offset, at most WAGW_SEND_AT_HORIZON_DAYS ahead, 30 by default): the message waits in the number's send queue and is answered 202 `queued` (docs/send-governor.md).",
+        'Send no earlier than this time (ISO 8601 with a zone offset, at most WAGW_SEND_AT_HORIZON_DAYS ahead, 30 by default): the ' +
+        "message waits in the number's send queue and is answered 202 `queued` (docs/send-governor.md).",
       examples: ['2026-06-01T09:00:00Z'],
     },
     expires_at: {
       type: 'string',
       maxLength: 64,
       description:
-        "If the message is still waiting in the number's send queue at this time, it becomes `expired` and is never sent (its unit of quota is given back). By default WAGW_SEND_EXPIRY_HOURS (24) after it was queued, or after send_at.",
+        "If the message is still waiting in the number's send queue at this time, it becomes `expired` and is never sent (its unit of " +
+        'quota is given back). By default WAGW_SEND_EXPIRY_HOURS (24) after it was queued, or after send_at.',
     },
     wait: {
       type: 'boolean',
       description:
-        'When the send governor queues the message, answer only once it has left (200 `sent`), however long that takes; `Prefer: wait=N` waits at most N seconds and then answers 202.',
+        'When the send governor queues the message, answer only once it has left (200 `sent`), however long that takes; `Prefer: wait=N` ' +
+        'waits at most N seconds and then answers 202.',
     },
   },
 } as const;
@@ -213,7 +230,8 @@ const sandboxReceiveRequestComponent = {
     group_id: {
       ...groupIdField,
       description:
-        'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one. from_phone must then be a phone outside the gateway or one of your own sandbox numbers (else 403 phone_not_owned).',
+        'Simulate a message written in this group, which to_phone and from_phone are both members of, rather than a direct one. ' +
+        'from_phone must then be a phone outside the gateway or one of your own sandbox numbers (else 403 phone_not_owned).',
     },
     mentions: {
       type: 'array',
@@ -224,17 +242,20 @@ const sandboxReceiveRequestComponent = {
     from_lid: {
       type: 'string',
       description:
-        'Simulate a LID-addressed sender: the simulated phone\'s LID ("<digits>@lid"), which the message carries beside from_phone (as WhatsApp\'s remoteJidAlt does), so the number learns it.',
+        'Simulate a LID-addressed sender: the simulated phone\'s LID ("<digits>@lid"), which the message carries beside from_phone (as ' +
+        "WhatsApp's remoteJidAlt does), so the number learns it.",
     },
     withhold_phone: {
       type: 'boolean',
       description:
-        'With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated network. A later message without this reveals the phone (docs/identity.md).',
+        'With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated ' +
+        'network. A later message without this reveals the phone (docs/identity.md).',
     },
     simulate_failed_downloads: {
       type: 'integer',
       description:
-        'With media: how many downloads of the file fail before one succeeds (0 to 10), to rehearse a file that arrives late. The message webhook then says the media is unavailable, and a message.media event follows once a retry stores it (docs/media.md).',
+        'With media: how many downloads of the file fail before one succeeds (0 to 10), to rehearse a file that arrives late. The ' +
+        'message webhook then says the media is unavailable, and a message.media event follows once a retry stores it (docs/media.md).',
     },
   },
 } as const;
@@ -244,7 +265,8 @@ const replyToComponent = {
   $id: 'ReplyTo',
   type: ['object', 'null'],
   description:
-    "The message this one answers: message_id when that message is stored here (null otherwise), and WhatsApp's id for it always. Null when the message is no reply.",
+    "The message this one answers: message_id when that message is stored here (null otherwise), and WhatsApp's id for it always. Null " +
+    'when the message is no reply.',
   required: ['message_id', 'whatsapp_id'],
   properties: { message_id: { type: ['string', 'null'] }, whatsapp_id: { type: 'string' } },
 } as const;
@@ -311,7 +333,8 @@ const pollComponent = {
   $id: 'Poll',
   type: 'object',
   description:
-    "A poll: its question, options and how many one voter may choose. GET /messages/{id} adds `results`: the voters counted and each option's votes, from each voter's current selection.",
+    'A poll: its question, options and how many one voter may choose. GET /messages/{id} adds `results`: the voters counted and each ' +
+    "option's votes, from each voter's current selection.",
   required: ['question', 'options', 'selectable_count'],
   properties: {
     question: { type: 'string' },
@@ -381,7 +404,8 @@ const queuedMessageComponent = {
   $id: 'QueuedMessage',
   type: 'object',
   description:
-    "A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow.",
+    "A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at " +
+    'scheduled_for or later; message.status events follow.',
   required: [...sentMessageRequired, 'scheduled_for', 'expires_at', 'wait_reason'],
   properties: {
     ...messageResponseFields,
@@ -407,7 +431,8 @@ const queuedMessageComponent = {
       type: 'string',
       enum: [...WAIT_REASONS],
       description:
-        'Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.',
+        'Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, ' +
+        '`first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.',
     },
   },
 } as const;

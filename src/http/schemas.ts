@@ -26,7 +26,8 @@ export const errorComponent = {
     details: {
       type: 'string',
       description:
-        'Additional detail, present when available: the field at fault ("to_phone", "media.url", "mentions[0]"), or the facts of `meta` in words.',
+        'Additional detail, present when available: the field at fault ("to_phone", "media.url", "mentions[0]"), or the facts of `meta` ' +
+        'in words.',
     },
     request_id: { type: 'string', description: "The X-Request-Id of this response, which names its line in the gateway's log." },
     meta: {
@@ -47,13 +48,15 @@ export const idempotencyKeyHeadersSchema = {
     'idempotency-key': {
       type: 'string',
       description:
-        "Makes retries safe: the same key with the same body within 24 hours answers the first request's response, and sends nothing more. 1 to 255 printable ASCII characters, unique per message; shared by /send_message and /api/send_message.",
+        "Makes retries safe: the same key with the same body within 24 hours answers the first request's response, and sends nothing " +
+        'more. 1 to 255 printable ASCII characters, unique per message; shared by /send_message and /api/send_message.',
       examples: ['order-7731-reminder'],
     },
     prefer: {
       type: 'string',
       description:
-        '`wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240).',
+        '`wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N ' +
+        'seconds the answer is 202 `queued` (RFC 7240).',
       examples: ['wait=30'],
     },
   },

@@ -25,7 +25,8 @@ const sendPolicyProperties = {
       daily_increase: { type: 'integer', minimum: 0, maximum: 1_000_000 },
     },
     description:
-      "A newly added number's first-contact cap: `start` on its first day and `daily_increase` more each day after, up to first_contacts_per_day.",
+      "A newly added number's first-contact cap: `start` on its first day and `daily_increase` more each day after, up to " +
+      'first_contacts_per_day.',
   },
   quiet_hours: {
     type: ['object', 'null'],
@@ -52,7 +53,8 @@ export const sendPolicySettingInput = {
     { type: 'null' },
   ],
   description:
-    "A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the gateway's WAGW_SEND_POLICY).",
+    'A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the ' +
+    "gateway's WAGW_SEND_POLICY).",
 } as const;
 
 const sendPolicyComponent = {

@@ -157,7 +157,8 @@ function reachableUrl(address: string): string {
 function warnAboutUnsafeSettings(gateway: Gateway): void {
   if (gateway.config.webhooks.allowPrivateAddresses) {
     gateway.logger.warn(
-      "WAGW_WEBHOOK_ALLOW_PRIVATE=true lets every tenant's webhooks reach every private and loopback address of this network, and shows their answers in the delivery log; list the receivers you need in WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS instead",
+      "WAGW_WEBHOOK_ALLOW_PRIVATE=true lets every tenant's webhooks reach every private and loopback address of this network, and shows " +
+        'their answers in the delivery log; list the receivers you need in WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS instead',
     );
   }
 }

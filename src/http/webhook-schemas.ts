@@ -92,7 +92,8 @@ const messageEventComponent = {
     content_kind: {
       type: 'string',
       description:
-        'text, a media kind, location or contact (image_caption, video_caption and document_caption on messages stored before files were kept).',
+        'text, a media kind, location or contact (image_caption, video_caption and document_caption on messages stored before files were ' +
+        'kept).',
     },
     media: ref('WebhookMedia'),
     ...structuredFields,
@@ -135,7 +136,9 @@ const messageStatusEventComponent = {
       type: 'string',
       enum: ['sent', 'delivered', 'read', 'failed', 'unknown', 'cancelled', 'expired'],
       description:
-        "`unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted after a crash); do not send it again blindly. `cancelled` and `expired`: a message waiting in its number's send queue was cancelled, or reached its expires_at, and was never sent.",
+        '`unknown`: WhatsApp may have taken the message but the gateway could not record it (error_code outcome_unknown, or interrupted ' +
+        "after a crash); do not send it again blindly. `cancelled` and `expired`: a message waiting in its number's send queue was " +
+        'cancelled, or reached its expires_at, and was never sent.',
     },
     error_code: {
       type: ['string', 'null'],
@@ -259,7 +262,8 @@ const numberPausedEventComponent = {
       type: 'string',
       enum: pauseReasons,
       description:
-        "restricted: WhatsApp answered 463; reachout_timelock: WhatsApp's time lock on reaching out to new chats; rate_limited: rate-overlimit or 429; logged_out: the phone ended the session; manual: POST /numbers/{id}/pause.",
+        "restricted: WhatsApp answered 463; reachout_timelock: WhatsApp's time lock on reaching out to new chats; rate_limited: " +
+        'rate-overlimit or 429; logged_out: the phone ended the session; manual: POST /numbers/{id}/pause.',
     },
     since: timestamp('When it paused.'),
     until: {
@@ -283,7 +287,8 @@ const numberResumedEventComponent = {
       type: 'string',
       enum: resumeReasons,
       description:
-        'lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a logged-out number was linked again.',
+        'lifted: its lift time came, or WhatsApp lifted it; manual: POST /numbers/{id}/resume, the dashboard or the CLI; relinked: a ' +
+        'logged-out number was linked again.',
     },
     at: timestamp('When it resumed.'),
   },
@@ -348,7 +353,8 @@ const callEventComponent = {
       type: 'string',
       enum: ['offered', 'missed', 'accepted', 'rejected', 'ended'],
       description:
-        "offered: it rings. missed: it rang out unanswered. accepted or rejected: on one of the number's devices, or rejected by the gateway (rejected_by_gateway). ended: the caller hung up.",
+        "offered: it rings. missed: it rang out unanswered. accepted or rejected: on one of the number's devices, or rejected by the " +
+        'gateway (rejected_by_gateway). ended: the caller hung up.',
     },
     rejected_by_gateway: {
       type: 'boolean',
@@ -383,7 +389,8 @@ const pollVoteEventComponent = {
   $id: 'PollVoteEvent',
   type: 'object',
   description:
-    'Someone voted on a poll in a chat of one of your numbers (a poll you sent or one you received): their whole current selection, which replaces the one before (empty when they took their vote back), and the totals since.',
+    'Someone voted on a poll in a chat of one of your numbers (a poll you sent or one you received): their whole current selection, ' +
+    'which replaces the one before (empty when they took their vote back), and the totals since.',
   required: [
     'event',
     'webhook_id',
@@ -466,7 +473,8 @@ const signatureHeaders = [
   ['webhook-timestamp', 'Unix seconds when this attempt was signed.'],
   [
     'webhook-signature',
-    'Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook\'s secret, space-separated while a secret rotates.',
+    'Standard Webhooks signatures: "v1,<base64 HMAC-SHA256>" of "<webhook-id>.<webhook-timestamp>.<body>" under the webhook\'s secret, ' +
+      'space-separated while a secret rotates.',
   ],
 ] as const;
 
@@ -481,7 +489,9 @@ export function webhooksSection(): Webhooks {
         post: {
           operationId: `on${component}`,
           summary,
-          description: `Delivered to webhooks subscribed to ${event === 'message.media' ? 'message' : event}; signed as Standard Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.`,
+          description:
+            `Delivered to webhooks subscribed to ${event === 'message.media' ? 'message' : event}; signed as Standard ` +
+            `Webhooks (docs/webhooks.md). Answer 2xx within the timeout, or the delivery is retried.`,
           tags: ['webhooks'],
           security: [{ webhookSignature: [] }],
           parameters: signatureHeaders.map(([name, description]) => ({

@@ -96,7 +96,8 @@ export class MediaAdmission {
     if (usedBytes + moreBytes <= quota.limitBytes) return;
     throw new AppError(
       'storage_quota_exceeded',
-      `This file would take your account past its media storage (${quota.limitBytes} bytes on the ${quota.plan} plan, ${usedBytes} held); uploads no message uses expire, or send a smaller file.`,
+      `This file would take your account past its media storage (${quota.limitBytes} bytes on the ${quota.plan} plan, ${usedBytes} ` +
+        `held); uploads no message uses expire, or send a smaller file.`,
       {
         plan: quota.plan,
         used_bytes: usedBytes,

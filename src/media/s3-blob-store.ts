@@ -58,7 +58,8 @@ export class S3BlobStore implements BlobStore {
       client.destroy();
       const status = error instanceof S3ServiceException ? ` (HTTP ${error.$metadata.httpStatusCode ?? '?'}, ${error.name})` : '';
       throw new Error(
-        `The media bucket ${settings.bucket} cannot be reached${status}: check WAGW_MEDIA_S3_BUCKET, WAGW_MEDIA_S3_ENDPOINT and the credentials. ${(error as Error).message}`,
+        `The media bucket ${settings.bucket} cannot be reached${status}: check WAGW_MEDIA_S3_BUCKET, WAGW_MEDIA_S3_ENDPOINT and the ` +
+          `credentials. ${(error as Error).message}`,
       );
     }
     return new S3BlobStore(client, settings, spoolDirectory);

@@ -222,7 +222,8 @@ export class IdempotentSendService {
     if (message.status === 'failed' || message.status === 'unknown') {
       throw new AppError(
         'send_outcome_unknown',
-        "The request first made with this Idempotency-Key was cut off before WhatsApp's answer was recorded, so it is not known whether its message went out; it is not sent again under this key.",
+        "The request first made with this Idempotency-Key was cut off before WhatsApp's answer was recorded, so it is not known whether " +
+          'its message went out; it is not sent again under this key.',
         { message_id: message.id, error_code: errorCode },
       );
     }
@@ -240,7 +241,8 @@ function isRefusal(message: Message, errorCode: string | null): boolean {
 function keyReused(): AppError {
   return new AppError(
     'idempotency_key_reused',
-    'This Idempotency-Key was used with a different request; use a new key for a new message (a key must come with the same from_phone, to_phone and message for 24 hours).',
+    'This Idempotency-Key was used with a different request; use a new key for a new message (a key must come with the same from_phone, ' +
+      'to_phone and message for 24 hours).',
   );
 }
 

@@ -43,7 +43,8 @@ export class NumberCheckService {
     const retryAfterSeconds = Math.max(1, Math.ceil((this.lookups.nextTokenAt(number.id, now, count) - now) / 1000));
     throw new AppError(
       'rate_limited',
-      `from_phone may look up ${this.perMinute} phones a minute, to keep WhatsApp from banning it; these ${count} new phones may be asked about in ${retryAfterSeconds} s. Remembered answers are free.`,
+      `from_phone may look up ${this.perMinute} phones a minute, to keep WhatsApp from banning it; these ${count} new phones may be ` +
+        `asked about in ${retryAfterSeconds} s. Remembered answers are free.`,
       {
         limit_per_minute: this.perMinute,
         retry_after_seconds: retryAfterSeconds,

@@ -222,7 +222,8 @@ export class SandboxInbox {
     if (sender === undefined || (sender.accountId === scope.accountId && this.supervisor.simulatorFor(sender) !== undefined)) return;
     throw new AppError(
       'phone_not_owned',
-      `from_phone ${fromPhone} is a number of this gateway but not a sandbox number of your account; a simulated group message comes from a phone outside the gateway or from one of your own sandbox numbers.`,
+      `from_phone ${fromPhone} is a number of this gateway but not a sandbox number of your account; a simulated group message comes ` +
+        `from a phone outside the gateway or from one of your own sandbox numbers.`,
       { field: 'from_phone' },
     );
   }

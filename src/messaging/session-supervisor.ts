@@ -232,7 +232,8 @@ export class SessionSupervisor implements SessionHost {
     if (!RESTARTABLE.has(number.status) && !RESTARTABLE.has(engine.sessionStatus(number))) {
       throw new AppError(
         'invalid_argument',
-        `${number.phone} is ${number.status.replace(/_/g, ' ')}; only a failed, conflicting or disconnected session is restarted. Link it instead.`,
+        `${number.phone} is ${number.status.replace(/_/g, ' ')}; only a failed, conflicting or disconnected session is restarted. Link ` +
+          `it instead.`,
       );
     }
     const lease = this.requireLease(number);

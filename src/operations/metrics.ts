@@ -128,13 +128,17 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
     });
     this.webhookStarts = new Counter({
       name: 'wagw_webhook_deliveries_started_total',
-      help: 'Webhook attempts started, by how the worker got the delivery: handoff (leased by the write that queued it) or claim (from the outbox).',
+      help:
+        'Webhook attempts started, by how the worker got the delivery: handoff (leased by the write that queued it) or claim (from ' +
+        'the outbox).',
       labelNames: ['source'],
       registers,
     });
     this.staleWrites = new Counter({
       name: 'wagw_stale_lease_writes_refused_total',
-      help: 'Owner-only writes the database refused because the session that made them had lost its lease, not counting the late writes of numbers the node gave up itself (docs/cluster.md).',
+      help:
+        'Owner-only writes the database refused because the session that made them had lost its lease, not counting the late writes ' +
+        'of numbers the node gave up itself (docs/cluster.md).',
       registers,
     });
     this.webhookAttemptDuration = new Histogram({

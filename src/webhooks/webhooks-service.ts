@@ -79,7 +79,8 @@ export class WebhooksService {
       if ((await webhooks.countWebhooks(trx, accountId)) > this.maxPerAccount) {
         throw new AppError(
           'webhook_limit_reached',
-          `An account can have at most ${this.maxPerAccount} webhooks. Delete one you no longer use, or subscribe an existing one to more events.`,
+          `An account can have at most ${this.maxPerAccount} webhooks. Delete one you no longer use, or subscribe an existing one to ` +
+            `more events.`,
           { limit: this.maxPerAccount },
         );
       }
@@ -200,7 +201,8 @@ export class WebhooksService {
     if (!addresses.some((address) => mayConnect(this.addressPolicy, address, port, url.hostname))) {
       throw new AppError(
         'webhook_url_blocked',
-        `${url.hostname} resolves only to private, loopback or reserved addresses, which webhooks may not reach. An operator can allow one receiver by its host:port with WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS.`,
+        `${url.hostname} resolves only to private, loopback or reserved addresses, which webhooks may not reach. An operator can allow ` +
+          `one receiver by its host:port with WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS.`,
         { host: url.hostname, port, resolved_addresses: addresses },
       );
     }

@@ -57,7 +57,8 @@ function followLink(session: LinkSession, usePairingCode: boolean, output: Outpu
             (code) =>
               notice(
                 output,
-                `Pairing code: ${code.slice(0, 4)}-${code.slice(4)}\nOn the phone: WhatsApp → Linked devices → Link a device → Link with phone number instead.`,
+                `Pairing code: ${code.slice(0, 4)}-${code.slice(4)}\nOn the phone: WhatsApp → Linked devices → Link a device → Link with ` +
+                  `phone number instead.`,
               ),
             reject,
           );

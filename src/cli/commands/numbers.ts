@@ -120,7 +120,8 @@ export function registerNumberCommands(program: Command): void {
           const updated = await gateway.numbers.updateSettings(operator, found.id, settings);
           output.print(
             numberJson(updated),
-            `${updated.phone}: reject calls ${updated.rejectCalls ? 'on' : 'off'}, show online ${updated.showOnline ? 'on' : 'off'}, auto read ${updated.autoRead ? 'on' : 'off'}.`,
+            `${updated.phone}: reject calls ${updated.rejectCalls ? 'on' : 'off'}, show online ${updated.showOnline ? 'on' : 'off'}, ` +
+              `auto read ${updated.autoRead ? 'on' : 'off'}.`,
           );
         });
       },

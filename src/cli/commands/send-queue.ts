@@ -50,7 +50,8 @@ export function registerSendQueueCommands(number: Command): void {
   number
     .command('policy <phoneOrId>')
     .description(
-      "Show a number's send policy, or set it: --preset off|standard|cautious, --policy '<JSON>' for figures of its own, --inherit to follow its account",
+      "Show a number's send policy, or set it: --preset off|standard|cautious, --policy '<JSON>' for figures of its own, --inherit to " +
+        'follow its account',
     )
     .option('--preset <name>', 'a preset: off, standard or cautious')
     .option('--policy <json>', 'a policy object, as PATCH /numbers/{id} takes it (snake_case fields)')

@@ -130,7 +130,8 @@ export function registerWebhookCommands(program: Command): void {
         const rotated = await gateway.webhooks.rotateSecret(operator, id);
         output.print(
           { id: rotated.webhook.id, secret: rotated.secret, previous_secret_valid_until: rotated.previousValidUntil.toISOString() },
-          `New signing secret for ${rotated.webhook.id}: ${rotated.secret}\nThe old secret also signs until ${rotated.previousValidUntil.toISOString()}.`,
+          `New signing secret for ${rotated.webhook.id}: ${rotated.secret}\nThe old secret also signs until ` +
+            `${rotated.previousValidUntil.toISOString()}.`,
         );
       });
     });

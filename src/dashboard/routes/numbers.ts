@@ -121,7 +121,8 @@ async function describeFile(gateway: Gateway, part: MultipartFile) {
   if (part.file.truncated) {
     throw new AppError(
       'media_too_large',
-      `The form takes files up to ${SIMULATED_FILE_LIMIT_BYTES / 1024 / 1024} MiB; simulate larger ones with POST /sandbox/receive and an upload.`,
+      `The form takes files up to ${SIMULATED_FILE_LIMIT_BYTES / 1024 / 1024} MiB; simulate larger ones with POST /sandbox/receive and ` +
+        `an upload.`,
       {
         limit_bytes: SIMULATED_FILE_LIMIT_BYTES,
       },

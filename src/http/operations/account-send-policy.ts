@@ -10,7 +10,8 @@ export const getAccountSendPolicy = defineOperation({}, ['sendQueues'])({
   operationId: 'getAccountSendPolicy',
   summary: "The account's default send policy",
   description:
-    "The policy that paces the sends of every number of the account that has none of its own (docs/send-governor.md); the gateway's (WAGW_SEND_POLICY, `off` unless the operator set one) when the account has none.",
+    "The policy that paces the sends of every number of the account that has none of its own (docs/send-governor.md); the gateway's " +
+    '(WAGW_SEND_POLICY, `off` unless the operator set one) when the account has none.',
   tag: 'numbers',
   answers: { 200: ref('SendPolicySetting') },
   errors: KEYED_ERRORS,
@@ -28,7 +29,8 @@ export const updateAccountSendPolicy = defineOperation(
   operationId: 'updateAccountSendPolicy',
   summary: "Set the account's default send policy",
   description:
-    "A preset (`off`, `standard`, `cautious`), a policy of its own, or null to follow the gateway's. Numbers with a policy of their own keep it. Messages already waiting keep their times; the next ones follow the new policy.",
+    "A preset (`off`, `standard`, `cautious`), a policy of its own, or null to follow the gateway's. Numbers with a policy of their own " +
+    'keep it. Messages already waiting keep their times; the next ones follow the new policy.',
   tag: 'numbers',
   answers: { 200: ref('SendPolicySetting') },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_send_policy'],

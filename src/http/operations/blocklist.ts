@@ -42,7 +42,8 @@ export const blockContact = defineOperation(
   operationId: 'blockContact',
   summary: 'Block a contact',
   description:
-    "from_phone blocks phone, as on the phone's own app: WhatsApp no longer delivers its messages or calls to the number. Blocking a contact already blocked changes nothing.",
+    "from_phone blocks phone, as on the phone's own app: WhatsApp no longer delivers its messages or calls to the number. Blocking a " +
+    'contact already blocked changes nothing.',
   tag: 'contacts',
   answers: { 200: blockStateSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],
@@ -91,7 +92,8 @@ export const listBlocklist = defineOperation({ query: fromPhoneQuery }, ['number
   operationId: 'listBlocklist',
   summary: 'List the contacts a number blocks',
   description:
-    'As WhatsApp holds it, changes made on the phone included. A contact WhatsApp names only by LID has phone null until its phone is known.',
+    'As WhatsApp holds it, changes made on the phone included. A contact WhatsApp names only by LID has phone null until its phone is ' +
+    'known.',
   tag: 'contacts',
   answers: {
     200: {

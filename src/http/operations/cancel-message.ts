@@ -15,7 +15,9 @@ export const cancelMessage = defineOperation({ params: messageIdParams }, [
   operationId: 'cancelMessage',
   summary: 'Cancel a queued or scheduled message',
   description:
-    "A message waiting in its number's send queue (answered 202 `queued`) becomes `cancelled` and is never sent; its unit of quota is given back and a message.status event reports it. A message that has left the queue cannot be cancelled (409 message_not_cancellable).",
+    "A message waiting in its number's send queue (answered 202 `queued`) becomes `cancelled` and is never sent; its unit of quota is " +
+    'given back and a message.status event reports it. A message that has left the queue cannot be cancelled (409 ' +
+    'message_not_cancellable).',
   tag: 'messages',
   answers: { 200: storedMessageSchema },
   errors: [...KEYED_ERRORS, 'message_not_found', 'message_not_in_chat', 'message_not_cancellable', 'number_not_connected'],

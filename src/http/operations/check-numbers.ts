@@ -44,7 +44,10 @@ export const checkNumbers = defineOperation({ body: checkNumbersRequestSchema },
   operationId: 'checkNumbers',
   summary: 'Check whether phones use WhatsApp',
   description:
-    "Asks, through from_phone's session, whether each phone uses WhatsApp. Answers are remembered per account (a yes for a day, a no for an hour) and shared with the account's send path; only phones not remembered are looked up, at most WAGW_NUMBER_CHECKS_PER_MINUTE a minute per number (60 by default), since heavy lookups get numbers banned. In the sandbox every phone uses WhatsApp. /check_numbers and /api/check_numbers are the same operation.",
+    "Asks, through from_phone's session, whether each phone uses WhatsApp. Answers are remembered per account (a yes for a day, a no for " +
+    "an hour) and shared with the account's send path; only phones not remembered are looked up, at most " +
+    'WAGW_NUMBER_CHECKS_PER_MINUTE a minute per number (60 by default), since heavy lookups get numbers banned. In the sandbox every ' +
+    'phone uses WhatsApp. /check_numbers and /api/check_numbers are the same operation.',
   tag: 'numbers',
   answers: { 200: checkNumbersResponseSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],

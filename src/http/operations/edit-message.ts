@@ -20,7 +20,8 @@ export const editMessage = defineOperation(
   operationId: 'editMessage',
   summary: 'Edit a message you sent',
   description:
-    "Replaces the text (or caption) of a message you sent, within WhatsApp's 15 minutes of sending; the recipient sees it marked edited. The text it had is kept in the message's revisions. Answers the message as it is now.",
+    "Replaces the text (or caption) of a message you sent, within WhatsApp's 15 minutes of sending; the recipient sees it marked edited. " +
+    "The text it had is kept in the message's revisions. Answers the message as it is now.",
   tag: 'messages',
   answers: { 200: storedMessageSchema },
   errors: [...MESSAGE_ACTION_ERRORS, 'empty_message', 'message_too_long'],

@@ -10,7 +10,9 @@ export const getMessage = defineOperation({ params: messageIdParams }, ['history
   operationId: 'getMessage',
   summary: 'Get one message',
   description:
-    "One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or its revocation, and for a poll its tally (each voter's current selection, counted). Another account's message is not found, like an unknown id. /messages/{id} and /api/messages/{id} are the same operation.",
+    'One message of the account, sent or received, with its status history, the reactions on it and the texts it had before an edit or ' +
+    "its revocation, and for a poll its tally (each voter's current selection, counted). Another account's message is not found, like " +
+    'an unknown id. /messages/{id} and /api/messages/{id} are the same operation.',
   tag: 'messages',
   answers: { 200: messageDetailSchema },
   errors: [...KEYED_ERRORS, 'message_not_found'],

@@ -20,7 +20,9 @@ export const linkMedia = defineOperation(
   operationId: 'linkMedia',
   summary: 'Make a signed download link',
   description:
-    "A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file's retention ends. /media/{id}/link and /api/media/{id}/link are the same operation.",
+    'A link to the file that needs no API key, for handing to another system, valid for expires_in_seconds (default ' +
+    "WAGW_MEDIA_LINK_TTL_HOURS, at most 7 days) or until the file's retention ends. /media/{id}/link and /api/media/{id}/link are the " +
+    'same operation.',
   tag: 'media',
   answers: {
     200: {

@@ -10,7 +10,9 @@ export const listMessages = defineOperation({ query: listMessagesQuerySchema }, 
   operationId: 'listMessages',
   summary: 'List sent and received messages',
   description:
-    "The account's messages, newest first, a page at a time: pass next_cursor as cursor for the next page. Filters combine. /messages and /api/messages are the same operation; /messages answers the API only with an Authorization header (without one it is the dashboard's page).",
+    "The account's messages, newest first, a page at a time: pass next_cursor as cursor for the next page. Filters combine. /messages " +
+    'and /api/messages are the same operation; /messages answers the API only with an Authorization header (without one it is the ' +
+    "dashboard's page).",
   tag: 'messages',
   answers: { 200: messagePageSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number', 'number_not_found'],

@@ -9,7 +9,9 @@ export const listNumbers = defineOperation({}, ['numbers', 'pauses'])({
   operationId: 'listNumbers',
   summary: 'List your numbers and their session status',
   description:
-    "Every number of the account, with its WhatsApp session's status and its pause, if any, so a client can check before sending. /numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is the dashboard's page).",
+    "Every number of the account, with its WhatsApp session's status and its pause, if any, so a client can check before sending. " +
+    '/numbers and /api/numbers are the same operation; /numbers answers the API only with an Authorization header (without one it is ' +
+    "the dashboard's page).",
   tag: 'numbers',
   answers: { 200: { type: 'object', required: ['numbers'], properties: { numbers: { type: 'array', items: numberSchema } } } },
   errors: KEYED_ERRORS,

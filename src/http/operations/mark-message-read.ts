@@ -10,7 +10,8 @@ const readResponseSchema = {
       type: 'array',
       items: { type: 'string' },
       description:
-        'The messages now marked read, oldest first: this one and the unread ones before it from the same sender (at most 100). Empty when all were read already.',
+        'The messages now marked read, oldest first: this one and the unread ones before it from the same sender (at most 100). Empty ' +
+        'when all were read already.',
     },
     read_at: { type: 'string', format: 'date-time' },
   },
@@ -22,7 +23,8 @@ export const markMessageRead = defineOperation({ params: messageIdParams }, ['me
   operationId: 'markMessageRead',
   summary: 'Mark a received message read',
   description:
-    'Marks a received message, and the unread ones before it from the same sender, read: the sender sees blue ticks (if both sides show read receipts). Answers which messages were marked.',
+    'Marks a received message, and the unread ones before it from the same sender, read: the sender sees blue ticks (if both sides show ' +
+    'read receipts). Answers which messages were marked.',
   tag: 'messages',
   answers: { 200: readResponseSchema },
   errors: MESSAGE_ACTION_ERRORS,

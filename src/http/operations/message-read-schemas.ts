@@ -57,7 +57,8 @@ const messageComponent = {
     status_history: {
       type: 'array',
       description:
-        'Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one.',
+        'Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a ' +
+        'read receipt may come without a delivered one); received, then read once you marked it read, for a received one.',
       items: {
         type: 'object',
         required: ['status', 'at'],
@@ -135,7 +136,8 @@ export const listMessagesQuerySchema = {
     with: {
       type: 'string',
       description:
-        'The person on the other side, by phone (E.164) or by LID ("<digits>@lid"): one conversation, whether their messages came by phone or by LID (docs/identity.md). Not with peer.',
+        'The person on the other side, by phone (E.164) or by LID ("<digits>@lid"): one conversation, whether their messages came by ' +
+        'phone or by LID (docs/identity.md). Not with peer.',
     },
     group_id: {
       type: 'string',

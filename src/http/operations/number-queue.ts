@@ -35,7 +35,8 @@ export const getNumberQueue = defineOperation(
   operationId: 'getNumberQueue',
   summary: "A number's send queue",
   description:
-    'The messages the send governor keeps waiting for this number (docs/send-governor.md), in the order they are due to leave, with counts by the reason they wait, the next time one leaves, and the policy in force.',
+    'The messages the send governor keeps waiting for this number (docs/send-governor.md), in the order they are due to leave, with ' +
+    'counts by the reason they wait, the next time one leaves, and the policy in force.',
   tag: 'numbers',
   answers: { 200: ref('NumberQueue') },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found'],
@@ -51,7 +52,8 @@ export const clearNumberQueue = defineOperation({ params: numberParams }, ['numb
   operationId: 'clearNumberQueue',
   summary: "Cancel every message waiting in a number's queue",
   description:
-    'Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number.',
+    'Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. ' +
+    'After a ban, do this before anything else, so that leftover messages never go out from a replacement number.',
   tag: 'numbers',
   answers: {
     200: {

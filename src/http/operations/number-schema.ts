@@ -15,7 +15,8 @@ const pausedSchema = {
     { type: 'null' },
   ],
   description:
-    'Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, or by POST /numbers/{id}/resume.',
+    'Set while the number holds its sends (docs/number-pauses.md): sends are refused with 503 number_paused until it resumes at `until`, ' +
+    'or by POST /numbers/{id}/resume.',
 } as const;
 
 export const numberSchema = {
@@ -45,7 +46,8 @@ export const numberSchema = {
     status: {
       type: 'string',
       description:
-        "The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, conflict, failed or not_linked.",
+        "The WhatsApp session's state, as its node last recorded it: connected, connecting, disconnected, logged_out, link_expired, " +
+        'conflict, failed or not_linked.',
     },
     status_reason: { type: ['string', 'null'], description: 'Why, when there is more to say.' },
     can_send: {

@@ -27,7 +27,9 @@ export const pauseNumber = defineOperation(
   operationId: 'pauseNumber',
   summary: 'Pause a number: hold its sends until it is resumed',
   description:
-    'Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number.paused event with reason "manual" tells your webhooks. Use it after a ban, before moving to another number. Pausing a number WhatsApp already paused makes it wait for a resume by hand. Answers the number. Another account\'s number is not found.',
+    'Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number.paused ' +
+    'event with reason "manual" tells your webhooks. Use it after a ban, before moving to another number. Pausing a number WhatsApp ' +
+    "already paused makes it wait for a resume by hand. Answers the number. Another account's number is not found.",
   tag: 'numbers',
   answers: { 200: numberSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found', 'number_not_connected'],

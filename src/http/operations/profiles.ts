@@ -100,7 +100,8 @@ export const getContactProfile = defineOperation(
   operationId: 'getContactProfile',
   summary: "Read a contact's profile picture, about text and business profile",
   description:
-    'As the contact shows them to from_phone (a contact may hide them). The picture is stored in your media store, once per picture, and served by its media_id. The answer is kept for WAGW_PROFILE_CACHE_SECONDS (300) before WhatsApp is asked again.',
+    'As the contact shows them to from_phone (a contact may hide them). The picture is stored in your media store, once per picture, and ' +
+    'served by its media_id. The answer is kept for WAGW_PROFILE_CACHE_SECONDS (300) before WhatsApp is asked again.',
   tag: 'contacts',
   answers: { 200: contactProfileSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS, 'storage_quota_exceeded', 'insufficient_storage'],
@@ -138,7 +139,8 @@ export const updateOwnProfile = defineOperation(
   operationId: 'updateNumberProfile',
   summary: "Set a number's display name, about text and picture",
   description:
-    "Sets those given, through the number's session, as its phone would; the others are left as they are. {id} is the number's phone or its number_id.",
+    "Sets those given, through the number's session, as its phone would; the others are left as they are. {id} is the number's phone or " +
+    'its number_id.',
   tag: 'numbers',
   answers: {
     200: {

@@ -10,7 +10,10 @@ export const resumeNumber = defineOperation({ params: numberIdParams }, ['number
   operationId: 'resumeNumber',
   summary: 'Resume a paused number',
   description:
-    "Ends the number's pause, whatever paused it (WhatsApp or a person), and its sends go to WhatsApp again; a number.resumed event with reason \"manual\" tells your webhooks. Resume a number WhatsApp restricted only once it is lifted: sending into a restriction deepens it. A number that is not paused is answered as it is. Answers the number. Another account's number is not found. /numbers/{id}/resume answers the API only with an Authorization header (without one it is the dashboard's form).",
+    "Ends the number's pause, whatever paused it (WhatsApp or a person), and its sends go to WhatsApp again; a number.resumed event with " +
+    'reason "manual" tells your webhooks. Resume a number WhatsApp restricted only once it is lifted: sending into a restriction ' +
+    "deepens it. A number that is not paused is answered as it is. Answers the number. Another account's number is not found. " +
+    "/numbers/{id}/resume answers the API only with an Authorization header (without one it is the dashboard's form).",
   tag: 'numbers',
   answers: { 200: numberSchema },
   errors: [...KEYED_ERRORS, 'number_not_found', 'number_not_connected'],

@@ -8,7 +8,8 @@ export const revokeMessage = defineOperation({ params: messageIdParams }, ['mess
   operationId: 'revokeMessage',
   summary: 'Delete a message you sent, for everyone',
   description:
-    "Deletes a message you sent from the chat on both sides, within WhatsApp's window (about 60 hours). Its text is kept in the message's revisions. Answers the message as it is now.",
+    "Deletes a message you sent from the chat on both sides, within WhatsApp's window (about 60 hours). Its text is kept in the " +
+    "message's revisions. Answers the message as it is now.",
   tag: 'messages',
   answers: { 200: storedMessageSchema },
   errors: MESSAGE_ACTION_ERRORS,

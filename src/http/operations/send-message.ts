@@ -29,7 +29,12 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
   operationId: 'sendMessage',
   summary: 'Send a WhatsApp message: a text, a file, a location, contact cards or a poll',
   description:
-    "Sends from one of your account's numbers to any phone number, or to a person by LID (to_phone \"<digits>@lid\"), whom the number's map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again. When the number's send policy (docs/send-governor.md) makes the message wait, or send_at schedules it, it is stored in the number's queue and answered 202 `queued` with scheduled_for; `wait: true` or `Prefer: wait=N` answers once it has left.",
+    'Sends from one of your account\'s numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number\'s ' +
+    'map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine ' +
+    'has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same ' +
+    'request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again. When the ' +
+    "number's send policy (docs/send-governor.md) makes the message wait, or send_at schedules it, it is stored in the number's queue " +
+    'and answered 202 `queued` with scheduled_for; `wait: true` or `Prefer: wait=N` answers once it has left.',
   tag: 'messages',
   answers: {
     200: { ...sentMessageResponseSchema, headers: idempotentReplayedHeaderSchema },

@@ -15,7 +15,8 @@ const reactionRequestSchema = {
     emoji: {
       type: 'string',
       description:
-        "Exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps included); an empty string takes your reaction away.",
+        "Exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps included); an empty string takes your " +
+        'reaction away.',
       examples: ['👍'],
     },
   },
@@ -39,7 +40,8 @@ export const sendReaction = defineOperation({ body: reactionRequestSchema }, ['n
   operationId: 'sendReaction',
   summary: 'React to a message, or take the reaction away',
   description:
-    'Reacts with one emoji to a message in a chat of from_phone, as its sender sees on WhatsApp; a new reaction replaces the last, and an empty emoji removes it. /send_reaction and /api/send_reaction are the same operation.',
+    'Reacts with one emoji to a message in a chat of from_phone, as its sender sees on WhatsApp; a new reaction replaces the last, and ' +
+    'an empty emoji removes it. /send_reaction and /api/send_reaction are the same operation.',
   tag: 'messages',
   answers: { 200: reactionResponseSchema },
   errors: [...MESSAGE_ACTION_ERRORS, 'invalid_emoji', 'invalid_phone_number', 'phone_not_owned'],

@@ -103,7 +103,8 @@ async function assertMayFetchPreviews(services: Pick<SendingServices, 'accounts'
   if ((await services.accounts.settings(scope)).linkPreviews) return;
   throw new AppError(
     'link_previews_disabled',
-    'link_preview: true has the gateway fetch the page, which this account has not turned on (PATCH /account/settings with link_previews: true); or give the preview as an object.',
+    'link_preview: true has the gateway fetch the page, which this account has not turned on (PATCH /account/settings with ' +
+      'link_previews: true); or give the preview as an object.',
     { field: 'link_preview' },
   );
 }

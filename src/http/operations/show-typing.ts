@@ -45,7 +45,8 @@ export const showTyping = defineOperation({ body: typingRequestSchema }, ['numbe
   operationId: 'showTyping',
   summary: 'Show "typing…" or "recording audio…" to a chat',
   description:
-    'Shows the state to the chat with to_phone, as WhatsApp does while a person types. composing and recording end by themselves after WAGW_TYPING_SECONDS (25 by default) unless sent again; paused ends them at once. /typing and /api/typing are the same operation.',
+    'Shows the state to the chat with to_phone, as WhatsApp does while a person types. composing and recording end by themselves after ' +
+    'WAGW_TYPING_SECONDS (25 by default) unless sent again; paused ends them at once. /typing and /api/typing are the same operation.',
   tag: 'messages',
   answers: { 200: typingResponseSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],

@@ -43,7 +43,9 @@ export const simulateIncomingCall = defineOperation({ body: simulatedCallSchema 
   operationId: 'simulateIncomingCall',
   summary: 'Simulate an incoming call on a sandbox number',
   description:
-    'A simulated phone calls one of your sandbox numbers, as a real call arrives: `call` webhooks hear it offered, then rejected (at once when the number has reject_calls, and the caller is sent call_reply_text) or missed when it has rung for rings_for_seconds. Limited per account and minute together with simulated messages.',
+    'A simulated phone calls one of your sandbox numbers, as a real call arrives: `call` webhooks hear it offered, then rejected (at ' +
+    'once when the number has reject_calls, and the caller is sent call_reply_text) or missed when it has rung for rings_for_seconds. ' +
+    'Limited per account and minute together with simulated messages.',
   tag: 'sandbox',
   answers: { 200: simulatedCallAnswerSchema },
   errors: [

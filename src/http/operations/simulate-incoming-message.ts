@@ -15,7 +15,9 @@ export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveReq
   operationId: 'simulateIncomingMessage',
   summary: 'Simulate an incoming message on a sandbox number',
   description:
-    'Produces an incoming message on one of your sandbox numbers exactly as a real one would arrive: stored with status "received" and delivered to your webhooks. Incoming messages do not count against the monthly volume; simulated ones are limited per account and minute instead. /sandbox/receive and /api/sandbox/receive are the same operation.',
+    'Produces an incoming message on one of your sandbox numbers exactly as a real one would arrive: stored with status "received" and ' +
+    'delivered to your webhooks. Incoming messages do not count against the monthly volume; simulated ones are limited per account ' +
+    'and minute instead. /sandbox/receive and /api/sandbox/receive are the same operation.',
   tag: 'sandbox',
   answers: { 200: receivedMessageResponseSchema },
   errors: [

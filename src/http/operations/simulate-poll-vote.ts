@@ -12,7 +12,8 @@ const pollVoteRequestSchema = {
     from_phone: {
       type: 'string',
       description:
-        "The phone that votes: the other side of the poll's chat, or for a group's poll a member outside the gateway (or one of your own sandbox numbers).",
+        "The phone that votes: the other side of the poll's chat, or for a group's poll a member outside the gateway (or one of your own " +
+        'sandbox numbers).',
     },
     to_phone: { type: 'string', description: 'Your sandbox number whose chat holds the poll.' },
     message_id: {
@@ -46,7 +47,10 @@ export const simulatePollVote = defineOperation({ body: pollVoteRequestSchema },
   operationId: 'simulatePollVote',
   summary: 'Simulate a vote on a poll of a sandbox number',
   description:
-    'A simulated phone votes on a poll in its chat with one of your sandbox numbers, as a real voter would: its whole selection, which replaces its earlier vote (an empty one takes it back). The vote is recorded, and webhooks subscribed to poll.vote hear it, with the totals; the answer shows the poll with its tally. Simulated votes share the limit of simulated messages. /sandbox/poll_vote and /api/sandbox/poll_vote are the same operation.',
+    'A simulated phone votes on a poll in its chat with one of your sandbox numbers, as a real voter would: its whole selection, which ' +
+    'replaces its earlier vote (an empty one takes it back). The vote is recorded, and webhooks subscribed to poll.vote hear it, with ' +
+    'the totals; the answer shows the poll with its tally. Simulated votes share the limit of simulated messages. /sandbox/poll_vote ' +
+    'and /api/sandbox/poll_vote are the same operation.',
   tag: 'sandbox',
   answers: { 200: pollVoteResponseSchema },
   errors: [

@@ -22,7 +22,9 @@ export const subscribePresence = defineOperation(
   operationId: 'subscribePresence',
   summary: 'Hear when a contact comes online, goes away, or types',
   description:
-    "Asks WhatsApp to tell from_phone of to_phone's presence: `presence.update` webhooks then hear available, unavailable (with last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only while the session is connected: subscribe again after a reconnect.",
+    "Asks WhatsApp to tell from_phone of to_phone's presence: `presence.update` webhooks then hear available, unavailable (with " +
+    'last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only while the session is ' +
+    'connected: subscribe again after a reconnect.',
   tag: 'contacts',
   answers: {
     200: {

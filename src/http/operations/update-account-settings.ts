@@ -8,7 +8,8 @@ const accountSettingsRequestSchema = {
     link_previews: {
       type: 'boolean',
       description:
-        'Let sends with `link_preview: true` have the gateway fetch the linked page (through the same address guard as media.url) for its preview. Off until turned on.',
+        'Let sends with `link_preview: true` have the gateway fetch the linked page (through the same address guard as media.url) for ' +
+        'its preview. Off until turned on.',
     },
   },
 } as const;
@@ -25,7 +26,9 @@ export const updateAccountSettings = defineOperation({ body: accountSettingsRequ
   operationId: 'updateAccountSettings',
   summary: "Change (or read) your account's settings",
   description:
-    'Sets what is given and answers every setting; an empty body only reads them. link_previews (off by default) lets sends ask the gateway to fetch a link\'s preview (docs/api.md, "Link previews"). /account/settings and /api/account/settings are the same operation.',
+    'Sets what is given and answers every setting; an empty body only reads them. link_previews (off by default) lets sends ask the ' +
+    'gateway to fetch a link\'s preview (docs/api.md, "Link previews"). /account/settings and /api/account/settings are the same ' +
+    'operation.',
   tag: 'messages',
   answers: { 200: accountSettingsResponseSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS],

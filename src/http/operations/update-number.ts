@@ -24,12 +24,14 @@ const settingsSchema = {
       minLength: 1,
       maxLength: CALL_REPLY_TEXT_MAX_LENGTH,
       description:
-        'With reject_calls: the text sent to a caller whose call was rejected (a message like any other, counted in the monthly volume); null sends nothing.',
+        'With reject_calls: the text sent to a caller whose call was rejected (a message like any other, counted in the monthly volume); ' +
+        'null sends nothing.',
     },
     show_online: {
       type: 'boolean',
       description:
-        'Show the number online to its contacts, as an open WhatsApp app does; the phone then gets no notifications of its own. Applied at once when the session is connected, else when it connects.',
+        'Show the number online to its contacts, as an open WhatsApp app does; the phone then gets no notifications of its own. Applied ' +
+        'at once when the session is connected, else when it connects.',
     },
     send_policy: sendPolicySettingInput,
   },
@@ -51,7 +53,11 @@ export const updateNumber = defineOperation(
   operationId: 'updateNumber',
   summary: "Change a number's settings",
   description:
-    "Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the node that serves it); send_policy sets how the number's sends are paced (docs/send-governor.md): a preset, a policy of its own, or null to follow its account's. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another account's number is not found.",
+    'Changes the settings given; the others keep their values. auto_read marks what the number receives as read at once; reject_calls ' +
+    'rejects calls as they ring, sending call_reply_text to the caller when set; show_online shows the number online (and runs on the ' +
+    "node that serves it); send_policy sets how the number's sends are paced (docs/send-governor.md): a preset, a policy of its own, " +
+    "or null to follow its account's. {id} is the number's phone (E.164, + encoded as %2B or left as it is) or its number_id. Another " +
+    "account's number is not found.",
   tag: 'numbers',
   answers: { 200: { ...numberSchema, properties: { ...numberSchema.properties, send_policy: ref('SendPolicySetting') } } },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found', 'invalid_send_policy'],

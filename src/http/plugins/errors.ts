@@ -87,7 +87,8 @@ const STORAGE_RETRY_AFTER_SECONDS = 2;
 function storageUnavailable(): AppError {
   return new AppError(
     'storage_unavailable',
-    `The gateway's database cannot be reached or cannot write at the moment; nothing was stored. Try again in ${STORAGE_RETRY_AFTER_SECONDS} s.`,
+    `The gateway's database cannot be reached or cannot write at the moment; nothing was stored. Try again in ` +
+      `${STORAGE_RETRY_AFTER_SECONDS} s.`,
     {
       retry_after_seconds: STORAGE_RETRY_AFTER_SECONDS,
     },

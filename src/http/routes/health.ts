@@ -11,7 +11,8 @@ const unhealthy = {
       type: 'string',
       enum: ['unwritable'],
       description:
-        'Present when the database answers but failed to take a write in the last 30 s (a full disk, a server refusing writes); the log has the cause.',
+        'Present when the database answers but failed to take a write in the last 30 s (a full disk, a server refusing writes); the log ' +
+        'has the cause.',
     },
   },
 } as const;
@@ -23,7 +24,9 @@ export function registerHealthRoute(app: FastifyInstance, store: Store, writeFai
       schema: {
         operationId: 'checkHealth',
         summary: 'Liveness, database reachability and writability',
-        description: `For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or when it failed to take a write in the last ${UNWRITABLE_FOR_MS / 1000} s (then with storage "unwritable"). Needs no key.`,
+        description:
+          `For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or ` +
+          `when it failed to take a write in the last ${UNWRITABLE_FOR_MS / 1000} s (then with storage "unwritable"). Needs no key.`,
         tags: ['operations'],
         security: [],
         response: {

@@ -76,7 +76,12 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
             operationId,
             summary: 'Upload a file to send later',
             description:
-              "The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). Uploads count against the account's media storage quota (413 storage_quota_exceeded) and upload rate (429 upload_rate_exceeded), by plan; while the gateway's disk is near full they are refused with 503 insufficient_storage. /media and /api/media are the same operation.",
+              'The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind ' +
+              'come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. ' +
+              'An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). Uploads count against the ' +
+              "account's media storage quota (413 storage_quota_exceeded) and upload rate (429 upload_rate_exceeded), by plan; while " +
+              "the gateway's disk is near full they are refused with 503 insufficient_storage. /media and /api/media are the same " +
+              'operation.',
             tags: ['media'],
             security: bearer,
             consumes: UPLOAD_CONTENT_TYPES,
@@ -135,7 +140,9 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
           operationId,
           summary: 'Download a media file',
           description:
-            'The bytes of an upload, a sent file or a received one, to a key of the account that owns it (any other gets 404), or to anyone with a signed link (expires and signature, from a webhook or POST /media/{id}/link). Supports Range (one range) and If-None-Match with the strong ETag, which is the SHA-256. /media/{id} and /api/media/{id} are the same operation.',
+            'The bytes of an upload, a sent file or a received one, to a key of the account that owns it (any other gets 404), or to ' +
+            'anyone with a signed link (expires and signature, from a webhook or POST /media/{id}/link). Supports Range (one range) ' +
+            'and If-None-Match with the strong ETag, which is the SHA-256. /media/{id} and /api/media/{id} are the same operation.',
           tags: ['media'],
           security: bearer,
           params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The media_id.' } } },
@@ -241,5 +248,8 @@ function contentDisposition(media: MediaObject): string {
   const disposition = media.kind === 'document' ? 'attachment' : 'inline';
   const name = media.fileName ?? `${media.id}`;
   const ascii = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_');
-  return `${disposition}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
+  return (
+    `${disposition}; filename="${ascii}"; ` +
+    `filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`
+  );
 }

@@ -125,7 +125,8 @@ export class SendQueueService {
       const now = (await findMessageById(this.store.db, message.id)) ?? message;
       throw new AppError(
         'message_not_cancellable',
-        `Message ${message.id} is not waiting in its number's queue (its status is ${now.status}); only a queued or scheduled message can be cancelled.`,
+        `Message ${message.id} is not waiting in its number's queue (its status is ${now.status}); only a queued or scheduled message ` +
+          `can be cancelled.`,
         { status: now.status },
       );
     }

@@ -44,7 +44,8 @@ export const chatParamsSchema = {
     chat: {
       type: 'string',
       description:
-        "The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once the gateway knows it.",
+        "The chat: the person's phone (E.164) or LID, or the group id (…@g.us), URL-encoded. A LID finds the person's chat by phone once " +
+        'the gateway knows it.',
     },
   },
 } as const;

@@ -8,7 +8,9 @@ export const listChats = defineOperation({ query: listChatsQuerySchema }, ['numb
   operationId: 'listChats',
   summary: "List a number's chats, latest first",
   description:
-    "Each chat of from_phone, direct or group, with its last message, unread count, and whether it is archived, pinned or muted; latest activity first, a page at a time: pass next_cursor as cursor for the next page. A person is one chat, whether their messages came by phone or by LID. Read from the gateway's own records.",
+    'Each chat of from_phone, direct or group, with its last message, unread count, and whether it is archived, pinned or muted; latest ' +
+    'activity first, a page at a time: pass next_cursor as cursor for the next page. A person is one chat, whether their messages ' +
+    "came by phone or by LID. Read from the gateway's own records.",
   tag: 'chats',
   answers: { 200: chatPageSchema },
   errors: CHAT_LIST_ERRORS,

@@ -10,7 +10,8 @@ export const getContact = defineOperation({ params: contactParamsSchema, query: 
   operationId: 'getContact',
   summary: 'Find a person by phone or by LID',
   description:
-    'One person from_phone knows (by a message, a group or a number check), named by phone or by LID: either finds them once the gateway has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.',
+    'One person from_phone knows (by a message, a group or a number check), named by phone or by LID: either finds them once the gateway ' +
+    'has learned that the two are one person, and the answer carries both. Resolving a LID this way never asks WhatsApp.',
   tag: 'contacts',
   answers: { 200: ref(contactComponent.$id) },
   errors: [...CONTACT_ERRORS, 'contact_not_found'],

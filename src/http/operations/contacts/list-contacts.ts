@@ -9,7 +9,9 @@ export const listContacts = defineOperation({ query: listContactsQuerySchema }, 
   operationId: 'listContacts',
   summary: 'List the people a number knows',
   description:
-    "The people from_phone has exchanged direct messages with, in either direction, or has saved, each once: by phone and by LID where the gateway knows both, with their WhatsApp name. In the order the number first met them, a page at a time: pass next_cursor as cursor for the next page. Read from the gateway's own records, so WhatsApp is not asked.",
+    'The people from_phone has exchanged direct messages with, in either direction, or has saved, each once: by phone and by LID where ' +
+    'the gateway knows both, with their WhatsApp name. In the order the number first met them, a page at a time: pass next_cursor as ' +
+    "cursor for the next page. Read from the gateway's own records, so WhatsApp is not asked.",
   tag: 'contacts',
   answers: { 200: contactPageSchema },
   errors: CONTACT_ERRORS,

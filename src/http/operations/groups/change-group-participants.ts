@@ -25,7 +25,9 @@ export const changeGroupParticipants = defineOperation(
   operationId: 'changeGroupParticipants',
   summary: 'Add, remove, promote or demote participants',
   description:
-    'from_phone must be an admin. Answers one outcome per phone, in order: done, already_member, not_member, privacy_restricted (their privacy settings let only contacts add them: send them the invite link), recently_left, not_on_whatsapp or refused. Members hear of it through group.updated.',
+    'from_phone must be an admin. Answers one outcome per phone, in order: done, already_member, not_member, privacy_restricted (their ' +
+    'privacy settings let only contacts add them: send them the invite link), recently_left, not_on_whatsapp or refused. Members hear ' +
+    'of it through group.updated.',
   tag: 'groups',
   answers: {
     200: {

@@ -22,7 +22,8 @@ export const createGroup = defineOperation(
   operationId: 'createGroup',
   summary: 'Create a group',
   description:
-    'Creates a WhatsApp group with from_phone as its super admin and the participants added (up to 256; more can be added later). Answers 201 with the group and its id.',
+    'Creates a WhatsApp group with from_phone as its super admin and the participants added (up to 256; more can be added later). ' +
+    'Answers 201 with the group and its id.',
   tag: 'groups',
   answers: { 201: groupSchema },
   errors: GROUP_ERRORS,

@@ -11,7 +11,8 @@ export const getGroup = defineOperation(
   operationId: 'getGroup',
   summary: 'Get a group with its participants',
   description:
-    'One group from_phone is in: its participants by phone (with their LID where WhatsApp gives one, and the LID alone when it gives no phone) and their roles. A group the number is not in is not found.',
+    'One group from_phone is in: its participants by phone (with their LID where WhatsApp gives one, and the LID alone when it gives no ' +
+    'phone) and their roles. A group the number is not in is not found.',
   tag: 'groups',
   answers: { 200: groupSchema },
   errors: [...GROUP_ERRORS, 'group_not_found'],
