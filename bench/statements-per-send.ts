@@ -44,10 +44,10 @@ async function measure(dialect: Dialect): Promise<number> {
   const test = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
   try {
     const account = await seedAccount(test.gateway, { plan: 'enterprise' });
-    await test.gateway.webhooks.createWebhook(
-      accountScope(account.accountId),
-      { url: 'http://127.0.0.1:9/hook', eventTypes: ['message.status'] },
-    );
+    await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+      url: 'http://127.0.0.1:9/hook',
+      eventTypes: ['message.status'],
+    });
     const send = (index: number) =>
       test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: `m${index}` }, account.apiKey);
     // Warm: the caches and the compiled statements, off the count.
@@ -63,7 +63,8 @@ async function measure(dialect: Dialect): Promise<number> {
     // The receipts of the last round.
     await new Promise((resolve) => setTimeout(resolve, 300));
     counting = false;
-    for (const [text, times] of [...byText].sort((a, b) => b[1] - a[1])) console.log(`  ${(times / (CONCURRENT * ROUNDS)).toFixed(2)}  ${text}`);
+    for (const [text, times] of [...byText].sort((a, b) => b[1] - a[1]))
+      console.log(`  ${(times / (CONCURRENT * ROUNDS)).toFixed(2)}  ${text}`);
     return counted / (CONCURRENT * ROUNDS);
   } finally {
     await test.close();

@@ -11,11 +11,7 @@ import type { MediaService } from '../media/media-service.ts';
 import type { Store } from '../store/database.ts';
 import type { EndOfBatch, GroupCommitter } from '../store/group-commit.ts';
 import { fenceLease, queueStatusAdvance, type BatchOutcome } from '../store/repositories/status-writes.ts';
-import {
-  advanceOutboundStatus,
-  findInboundByEngineId,
-  findOutboundStatus,
-} from '../store/repositories/messages.ts';
+import { advanceOutboundStatus, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
 import type { Database } from '../store/schema.ts';
 import type { Transaction } from 'kysely';
 import type { RecentSends, RecordedSend } from './recent-sends.ts';
@@ -251,7 +247,12 @@ export class ReceiveMessageService {
    * The lean receipt: this node's own send, moved by primary key at the batch's end with the
    * batch's other receipts (status-writes.ts), its event made from memory.
    */
-  private applyToRecordedSend(batch: EndOfBatch, send: RecordedSend, event: ReceiptEvent, errorCode: string | null): BatchOutcome<Enqueued> {
+  private applyToRecordedSend(
+    batch: EndOfBatch,
+    send: RecordedSend,
+    event: ReceiptEvent,
+    errorCode: string | null,
+  ): BatchOutcome<Enqueued> {
     const row = { id: send.id, at: event.at.getTime(), errorCode };
     return queueStatusAdvance(batch, event.lease, event.status, RECEIPT_TRANSITIONS[event.status], row, (trx, end) =>
       this.reportReceipt(trx, end, send, event, errorCode),

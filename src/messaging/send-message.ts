@@ -268,7 +268,8 @@ export class SendMessageService {
       for (const [attempt, delayMs] of [0, ...SENT_COMMIT_RETRY_DELAYS_MS].entries()) {
         if (delayMs > 0) await sleep(delayMs);
         try {
-          const queued = (await this.committer.run(async (_trx, batch) => this.writeSent(batch, sent, attempt > 0))).value ?? NOTHING_QUEUED;
+          const queued =
+            (await this.committer.run(async (_trx, batch) => this.writeSent(batch, sent, attempt > 0))).value ?? NOTHING_QUEUED;
           this.recentSends.committed(sent.message, sent.engineMessageId);
           return queued;
         } catch (error) {

@@ -45,7 +45,10 @@ interface Queued<Row> {
 class StatusWrites implements BatchStep {
   private readonly leases: SessionLease[] = [];
   private readonly sent: Queued<SentRow>[] = [];
-  private readonly advances = new Map<string, { status: AdvancedStatus; allowedFrom: readonly MessageStatus[]; queued: Queued<AdvanceRow>[] }>();
+  private readonly advances = new Map<
+    string,
+    { status: AdvancedStatus; allowedFrom: readonly MessageStatus[]; queued: Queued<AdvanceRow>[] }
+  >();
 
   fence(lease: SessionLease): void {
     this.leases.push(lease);
