@@ -3,8 +3,8 @@
  *
  * Counts what the database is asked per send: every statement and every transaction's begin and
  * commit (a round trip each on PostgreSQL), for ROUNDS rounds of CONCURRENT sends at once on an
- * in-process gateway with one webhook subscribed to message.status, until each send's delivered
- * receipt is recorded. The counters wrap pg's client and better-sqlite3's statements.
+ * in-process gateway, without a webhook and with one subscribed to message.status, until each
+ * send's delivered receipt is recorded. The counters wrap pg's client and better-sqlite3's statements.
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -40,14 +40,15 @@ for (const method of ['run', 'all', 'get', 'iterate']) {
   };
 }
 
-async function measure(dialect: Dialect): Promise<number> {
+async function measure(dialect: Dialect, withWebhook: boolean): Promise<number> {
   const test = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
   try {
     const account = await seedAccount(test.gateway, { plan: 'enterprise' });
-    await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
-      url: 'http://127.0.0.1:9/hook',
-      eventTypes: ['message.status'],
-    });
+    if (withWebhook)
+      await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+        url: 'http://127.0.0.1:9/hook',
+        eventTypes: ['message.status'],
+      });
     const send = (index: number) =>
       test.post('/send_message', { from_phone: account.phones[0], to_phone: '+14155550100', message: `m${index}` }, account.apiKey);
     // Warm: the caches and the compiled statements, off the count.
@@ -72,6 +73,11 @@ async function measure(dialect: Dialect): Promise<number> {
 }
 
 for (const dialect of dialects) {
-  const perSend = await measure(dialect);
-  console.log(`${dialect}: ${perSend.toFixed(2)} statements (with begin and commit) per send, ${CONCURRENT} at once × ${ROUNDS}`);
+  for (const withWebhook of [false, true]) {
+    const perSend = await measure(dialect, withWebhook);
+    const hearing = withWebhook ? 'one webhook hearing statuses' : 'no webhook';
+    console.log(
+      `${dialect}, ${hearing}: ${perSend.toFixed(2)} statements (with begin and commit) per send, ${CONCURRENT} at once × ${ROUNDS}`,
+    );
+  }
 }
