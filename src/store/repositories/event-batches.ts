@@ -5,7 +5,7 @@ import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import { insertEventWithDeliveries, type EventDelivery, type NewEvent } from './deliveries.ts';
 
-export interface EventWithDeliveries {
+interface EventWithDeliveries {
   event: NewEvent;
   deliveries: EventDelivery[];
 }
@@ -15,7 +15,7 @@ export interface EventWithDeliveries {
  * their number (the events inserted in a CTE, each column one array parameter); on SQLite in two,
  * the rows as one JSON parameter each. A single event takes the one-event statements.
  */
-export async function insertEventsWithDeliveries(db: Executor, written: readonly EventWithDeliveries[]): Promise<void> {
+async function insertEventsWithDeliveries(db: Executor, written: readonly EventWithDeliveries[]): Promise<void> {
   const events = written.filter((entry) => entry.deliveries.length > 0);
   if (events.length === 0) return;
   if (events.length === 1) {

@@ -11,7 +11,7 @@ import type { Executor } from '../database.ts';
  * one order.
  */
 
-export interface LeaseRow {
+interface LeaseRow {
   numberId: string;
   nodeId: string | null;
   epoch: number;
