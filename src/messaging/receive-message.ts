@@ -9,25 +9,21 @@ import { insertPendingDownload } from '../store/repositories/media-downloads.ts'
 import type { MediaLinks } from '../media/media-links.ts';
 import type { MediaService } from '../media/media-service.ts';
 import type { Store } from '../store/database.ts';
-import type { GroupCommitter } from '../store/group-commit.ts';
-import {
-  advanceOutboundStatus,
-  advanceOutboundStatusById,
-  findInboundByEngineId,
-  findOutboundStatus,
-} from '../store/repositories/messages.ts';
+import type { EndOfBatch, GroupCommitter } from '../store/group-commit.ts';
+import { fenceLease, queueStatusAdvance, type BatchOutcome } from '../store/repositories/status-writes.ts';
+import { advanceOutboundStatus, findInboundByEngineId, findOutboundStatus } from '../store/repositories/messages.ts';
 import type { Database } from '../store/schema.ts';
 import type { Transaction } from 'kysely';
 import type { RecentSends, RecordedSend } from './recent-sends.ts';
-import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
+import { StaleLeaseError } from '../store/repositories/leases.ts';
 import { markEarlierRead } from '../store/repositories/read-receipts.ts';
 import { savePollSecret } from '../store/repositories/polls.ts';
 import { findMessageGroups, insertMessageGroups, knownSubject } from '../store/repositories/groups.ts';
 import {
-  enqueueEvent,
   insertMessageAndEnqueue,
   mergeQueued,
   NOTHING_QUEUED,
+  queueEvent,
   type DeliveryNotifier,
   type Enqueued,
 } from '../webhooks/outbox.ts';
@@ -213,13 +209,14 @@ export class ReceiveMessageService {
     const ours = await this.recentSends?.find(event.phone, event.engineMessageId);
     if (ours !== undefined) {
       // Its record has committed, so one attempt is the answer: a receipt it does not move is stale.
-      this.notifier.deliveriesQueued(await this.committer.run((trx) => this.applyToRecordedSend(trx, ours, event, errorCode)));
+      const outcome = await this.committer.run(async (_trx, batch) => this.applyToRecordedSend(batch, ours, event, errorCode));
+      this.notifier.deliveriesQueued(outcome.value ?? NOTHING_QUEUED);
       return;
     }
     for (const delayMs of [0, ...RECEIPT_RETRY_DELAYS_MS]) {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-      const applied = await this.committer.run(async (trx) => {
-        await assertLeaseHeld(trx, this.store.dialect, event.lease);
+      const applied = await this.committer.run(async (trx, batch) => {
+        fenceLease(batch, event.lease);
         const transitions = RECEIPT_TRANSITIONS[event.status];
         const advanced = await advanceOutboundStatus(
           trx,
@@ -232,7 +229,7 @@ export class ReceiveMessageService {
         if (advanced === undefined) return undefined;
         // The row names a group send's group but not its subject, which the event shows too.
         const group = advanced.group == null ? null : ((await findMessageGroups(trx, [advanced.id])).get(advanced.id) ?? advanced.group);
-        return this.reportReceipt(trx, { ...advanced, group }, event, errorCode);
+        return this.reportReceipt(trx, batch, { ...advanced, group }, event, errorCode);
       });
       if (applied !== undefined) {
         this.notifier.deliveriesQueued(applied);
@@ -246,28 +243,33 @@ export class ReceiveMessageService {
     }
   }
 
-  /** The lean receipt: this node's own send, moved by primary key, its event made from memory. */
-  private async applyToRecordedSend(
-    trx: Transaction<Database>,
+  /**
+   * The lean receipt: this node's own send, moved by primary key at the batch's end with the
+   * batch's other receipts (status-writes.ts), its event made from memory.
+   */
+  private applyToRecordedSend(
+    batch: EndOfBatch,
     send: RecordedSend,
     event: ReceiptEvent,
     errorCode: string | null,
-  ): Promise<Enqueued> {
-    await assertLeaseHeld(trx, this.store.dialect, event.lease);
-    if (!(await advanceOutboundStatusById(trx, send.id, event.status, RECEIPT_TRANSITIONS[event.status], event.at, errorCode)))
-      return NOTHING_QUEUED;
-    return this.reportReceipt(trx, send, event, errorCode);
+  ): BatchOutcome<Enqueued> {
+    const row = { id: send.id, at: event.at.getTime(), errorCode };
+    return queueStatusAdvance(batch, event.lease, event.status, RECEIPT_TRANSITIONS[event.status], row, (trx, end) =>
+      this.reportReceipt(trx, end, send, event, errorCode),
+    );
   }
 
   /** The receipt's event, and for a read one in a direct chat, the read of the chat's earlier sends with theirs. */
   private async reportReceipt(
     trx: Transaction<Database>,
+    batch: EndOfBatch,
     message: RecordedSend,
     event: ReceiptEvent,
     errorCode: string | null,
   ): Promise<Enqueued> {
-    const queued = await enqueueEvent(
+    const queued = await queueEvent(
       trx,
+      batch,
       this.notifier,
       message.accountId,
       messageStatusPayload(message, event.status, errorCode, event.at),
@@ -280,8 +282,9 @@ export class ReceiveMessageService {
     const more = [];
     for (const earlier of settled)
       more.push(
-        await enqueueEvent(
+        await queueEvent(
           trx,
+          batch,
           this.notifier,
           earlier.accountId,
           messageStatusPayload({ ...earlier, group: null }, 'read', null, event.at),

@@ -15,24 +15,17 @@ import type { GroupService } from './groups.ts';
 import type { SendHold } from '../domain/number-pauses.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
-import type { GroupCommitter } from '../store/group-commit.ts';
+import type { EndOfBatch, GroupCommitter } from '../store/group-commit.ts';
 import { savePollSecret } from '../store/repositories/polls.ts';
 import { structuredKind, type LinkPreviewAsk, type StructuredContent } from '../domain/structured-content.ts';
-import {
-  listInterruptedSends,
-  markMessageSent,
-  markPendingMessageSent,
-  updateMessageStatus,
-  findMessageById,
-} from '../store/repositories/messages.ts';
-import type { Database } from '../store/schema.ts';
-import type { Transaction } from 'kysely';
+import { listInterruptedSends, updateMessageStatus, findMessageById } from '../store/repositories/messages.ts';
+import { queueSentRecord, type BatchOutcome } from '../store/repositories/status-writes.ts';
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { queueMessageWithUnit } from '../store/repositories/send-units.ts';
 import { monthlyUsed, releaseMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
-import { enqueueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
+import { enqueueEvent, queueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 import { RecentSends } from './recent-sends.ts';
 import { releaseWaiting, settleWaiting, type WaitingMessage } from '../store/repositories/send-queue.ts';
@@ -275,7 +268,8 @@ export class SendMessageService {
       for (const [attempt, delayMs] of [0, ...SENT_COMMIT_RETRY_DELAYS_MS].entries()) {
         if (delayMs > 0) await sleep(delayMs);
         try {
-          const queued = await this.committer.run((trx) => this.writeSent(trx, sent, attempt > 0));
+          const queued =
+            (await this.committer.run(async (_trx, batch) => this.writeSent(batch, sent, attempt > 0))).value ?? NOTHING_QUEUED;
           this.recentSends.committed(sent.message, sent.engineMessageId);
           return queued;
         } catch (error) {
@@ -289,17 +283,19 @@ export class SendMessageService {
     }
   }
 
-  private async writeSent(trx: Transaction<Database>, sent: EngineAnswer, onlyIfPending: boolean): Promise<Enqueued> {
+  /**
+   * Queues the record of `sent` at the end of the caller's batch, where the batch's records are
+   * fenced and written together (status-writes.ts); the reply, the poll's secret and the event
+   * follow only if the row changed.
+   */
+  private writeSent(batch: EndOfBatch, sent: EngineAnswer, onlyIfPending: boolean): BatchOutcome<Enqueued> {
     const { message, engineMessageId, lease, quoted, sentAt } = sent;
-    await assertLeaseHeld(trx, this.store.dialect, lease);
-    if (onlyIfPending) {
-      if (!(await markPendingMessageSent(trx, message.id, engineMessageId, sentAt))) return NOTHING_QUEUED;
-    } else {
-      await markMessageSent(trx, message.id, engineMessageId, sentAt);
-    }
-    if (quoted !== undefined) await insertReply(trx, message, quoted);
-    if (sent.pollSecret !== undefined) await savePollSecret(trx, message.id, sent.pollSecret);
-    return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
+    const row = { id: message.id, engineMessageId, at: sentAt.getTime(), onlyIfPending };
+    return queueSentRecord(batch, lease, row, async (trx, end) => {
+      if (quoted !== undefined) await insertReply(trx, message, quoted);
+      if (sent.pollSecret !== undefined) await savePollSecret(trx, message.id, sent.pollSecret);
+      return queueEvent(trx, end, this.notifier, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
+    });
   }
 
   /**
@@ -348,7 +344,7 @@ export class SendMessageService {
     while (Date.now() < deadline) {
       await sleep(SENT_RECORD_BACKGROUND_PERIOD_MS, undefined, { ref: false });
       try {
-        const queued = await this.committer.run((trx) => this.writeSent(trx, sent, true));
+        const queued = (await this.committer.run(async (_trx, batch) => this.writeSent(batch, sent, true))).value ?? NOTHING_QUEUED;
         this.notifier.deliveriesQueued(queued);
         this.logger.info({ messageId: sent.message.id }, 'recorded a send whose first record had failed');
         return;

@@ -7,6 +7,8 @@ import type { ClaimedDelivery } from '../store/repositories/delivery-claims.ts';
 import { insertMessage, insertMessageWithEvent } from '../store/repositories/messages.ts';
 import { listEnabledWebhooks, type EnabledWebhook } from '../store/repositories/webhooks.ts';
 import type { CachedLookups } from '../store/cached-lookups.ts';
+import type { EndOfBatch } from '../store/group-commit.ts';
+import { queueEventInsert } from '../store/repositories/event-batches.ts';
 
 /**
  * A delivery written with this node's claim on it, to be sent from memory as soon as the write
@@ -59,6 +61,23 @@ export async function enqueueEvent(
 ): Promise<Enqueued> {
   const planned = eventFor(accountId, payload, await subscribedWebhooks(db, accountId, payload, notifier.lookups), at, notifier);
   if (planned.deliveries.length > 0) await insertEventWithDeliveries(db, planned.event, planned.deliveries);
+  return planned.enqueued;
+}
+
+/**
+ * enqueueEvent for a write in a group-commit batch: the event and its deliveries are written at
+ * the batch's end with the batch's other events (event-batches.ts), in the same commit.
+ */
+export async function queueEvent(
+  db: Executor,
+  batch: EndOfBatch,
+  notifier: DeliveryNotifier,
+  accountId: string,
+  payload: EventPayload,
+  at: Date,
+): Promise<Enqueued> {
+  const planned = eventFor(accountId, payload, await subscribedWebhooks(db, accountId, payload, notifier.lookups), at, notifier);
+  queueEventInsert(batch, planned.event, planned.deliveries);
   return planned.enqueued;
 }
 

@@ -246,33 +246,6 @@ function messageSelection(v: RowWithUnit) {
   ];
 }
 
-const updateToSent = compiledStatement((db, v: { id: string; engineMessageId: string; at: number }) =>
-  db
-    .updateTable('messages')
-    .set({ status: 'sent', engine_message_id: v.engineMessageId, updated_at: v.at, sent_at: v.at })
-    .where('id', '=', v.id),
-);
-
-/** The engine accepted the send: the row records WhatsApp's id for it. */
-export async function markMessageSent(db: Executor, id: string, engineMessageId: string, at: Date): Promise<void> {
-  await updateToSent(db, { id, engineMessageId, at: at.getTime() });
-}
-
-/**
- * The engine's answer recorded again after a commit failed: only over a row still pending
- * (`queued`, or `unknown` once the first record failed), so that a commit which landed though
- * its acknowledgement was lost is not recorded twice. Returns whether the row changed.
- */
-export async function markPendingMessageSent(db: Executor, id: string, engineMessageId: string, at: Date): Promise<boolean> {
-  const result = await db
-    .updateTable('messages')
-    .set({ status: 'sent', engine_message_id: engineMessageId, error_code: null, updated_at: at.getTime(), sent_at: at.getTime() })
-    .where('id', '=', id)
-    .where('status', 'in', ['queued', 'unknown'])
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
-}
-
 /** Returns whether the row changed; `onlyFrom` makes the change conditional on the current status. */
 export async function updateMessageStatus(
   db: Executor,
@@ -371,42 +344,21 @@ export async function advanceOutboundStatus(
   return row && toMessage(row as MessageRow);
 }
 
-/**
- * advanceOutboundStatus for a send whose row id the caller knows (the node that sent it): by
- * primary key, returning only whether it moved, since the caller holds what the event needs.
- */
-export async function advanceOutboundStatusById(
-  db: Executor,
-  id: string,
-  status: MessageStatus,
-  allowedFrom: MessageStatus[],
-  at: Date,
-  errorCode: string | null = null,
-): Promise<boolean> {
-  if (allowedFrom.length === 0) return false;
-  const values: Record<string, string | number> = { id, status, at: at.getTime() };
-  allowedFrom.forEach((from, index) => {
-    values[`from${index}`] = from;
-  });
-  if (errorCode !== null) values.errorCode = errorCode;
-  return (await advanceStatement(status, allowedFrom.length, errorCode !== null, true)(db, values)).rows.length > 0;
-}
-
 // Every send's receipts run this, in a few shapes (the status, whose time it records, how many
 // statuses it may move from, and whether a code comes with it), each compiled once.
 const advanceStatements = new Map<string, ReturnType<typeof compileAdvance>>();
 
-function advanceStatement(status: MessageStatus, allowedCount: number, withErrorCode: boolean, byId = false) {
-  const shape = `${status}:${allowedCount}:${withErrorCode}:${byId}`;
+function advanceStatement(status: MessageStatus, allowedCount: number, withErrorCode: boolean) {
+  const shape = `${status}:${allowedCount}:${withErrorCode}`;
   let statement = advanceStatements.get(shape);
   if (statement === undefined) {
-    statement = compileAdvance(status, allowedCount, withErrorCode, byId);
+    statement = compileAdvance(status, allowedCount, withErrorCode);
     advanceStatements.set(shape, statement);
   }
   return statement;
 }
 
-function compileAdvance(status: MessageStatus, allowedCount: number, withErrorCode: boolean, byId: boolean) {
+function compileAdvance(status: MessageStatus, allowedCount: number, withErrorCode: boolean) {
   // One statement that checks and moves the status: two receipts racing in concurrent
   // transactions cannot both apply, and every receipt costs one round trip, not two.
   return compiledStatement((db, v: Record<string, string | number>) => {
@@ -423,8 +375,6 @@ function compileAdvance(status: MessageStatus, allowedCount: number, withErrorCo
         'in',
         Array.from({ length: allowedCount }, (_unused, index) => v[`from${index}`] as string),
       );
-    // By primary key the row is known to be ours, and only whether it moved is wanted back.
-    if (byId) return update.where('id', '=', v.id as string).returning('id');
     // Named, not *, so that the prepared statement survives a migration adding a column.
     return update
       .where('engine_message_id', '=', v.engineMessageId as string)

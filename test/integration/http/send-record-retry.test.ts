@@ -6,28 +6,40 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { GroupCommitter } from '../../../src/store/group-commit.ts';
 import type { Database } from '../../../src/store/schema.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 
-/** The update that records a send as taken by the engine: the only one that sets `sent_at`. */
-const RECORDS_SENT = /^update "messages" set .*"sent_at"/;
+/** The update that records a send as taken by the engine: the only one that sets `sent_at` (several rows at once, at a batch's end). */
+const RECORDS_SENT = /update "messages" set .*"sent_at"/;
 
 /**
- * A committer whose transactions refuse the `sent` record while `failures` lasts, as a
- * database does while it restarts: the statement throws and the transaction rolls back.
+ * Refuses the `sent` record while `failures` lasts, as a database does while it restarts: the
+ * statement throws and the transaction rolls back. It wraps every transaction of the database
+ * it is given, so that it sees the record wherever the batch writes it (in an item's work or in
+ * the batch's end-of-batch steps).
  */
-class FailingSentRecords extends GroupCommitter {
+class SentRecordRefusals {
   failures = 0;
   refused = 0;
 
-  override run<T>(
-    work: (trx: Transaction<Database>, batch: Parameters<Parameters<GroupCommitter['run']>[0]>[1]) => Promise<T>,
-  ): Promise<T> {
-    return super.run((trx, batch) => work(this.refusing(trx), batch));
+  /** `db`, whose transactions refuse the record while failures last. */
+  refusingDatabase(db: Kysely<Database>): Kysely<Database> {
+    return new Proxy(db, {
+      get: (target, property, receiver) => {
+        const value = Reflect.get(target, property, receiver);
+        if (property !== 'transaction') return typeof value === 'function' ? value.bind(target) : value;
+        return () => {
+          const builder = target.transaction();
+          return {
+            execute: <T>(work: (trx: Transaction<Database>) => Promise<T>) => builder.execute((trx) => work(this.refusing(trx))),
+          };
+        };
+      },
+    });
   }
 
   private refusing(trx: Transaction<Database>): Transaction<Database> {
@@ -65,7 +77,7 @@ for (const dialect of dialects) {
   describe(`a commit lost after the engine took the message is retried, and never becomes failed (${dialect})`, () => {
     let test: TestGateway;
     let account: SeededAccount;
-    let committer: FailingSentRecords;
+    let committer: SentRecordRefusals;
 
     before(async () => {
       test = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: '127.0.0.1:9' });
@@ -75,10 +87,11 @@ for (const dialect of dialects) {
         eventTypes: ['message.status'],
       });
       const { gateway } = test;
-      committer = new FailingSentRecords(gateway.store.db, gateway.config.groupCommit.maxBatchSize);
+      committer = new SentRecordRefusals();
+      const refusing = new GroupCommitter(committer.refusingDatabase(gateway.store.db), gateway.config.groupCommit.maxBatchSize);
       // The sender keeps its place in the gateway (the operations were given it when the app was
       // built); only the committer its sends record through is the refusing one.
-      Reflect.set(gateway.sender, 'committer', committer);
+      Reflect.set(gateway.sender, 'committer', refusing);
     });
     after(() => test?.close());
 
