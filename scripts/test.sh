@@ -50,11 +50,19 @@ else
   export WAGW_TEST_RECORD_TIMES=1
 fi
 
+# A migrated test database is a copy of one template that the run's first test process migrates
+# (test/support/databases.ts), named here so that every process of the run finds it. A
+# throwaway server goes with its template; a server of your own has it dropped at the end.
+export WAGW_TEST_POSTGRES_TEMPLATE="wagw_template_$(date +%s)_$$"
+if [ -n "${WAGW_TEST_POSTGRES_URL:-}" ]; then
+  trap 'node --import tsx --input-type=module -e "await (await import(\"./test/support/databases.ts\")).dropPostgresTemplate()" || true' EXIT
+fi
+
 # Test files share one PostgreSQL server but each makes its own databases, so files may run
 # side by side; two at a time suits a two-core machine.
 # Besides the usual report, each file's wall time goes to test-artifacts/file-times.md.
 mkdir -p test-artifacts
-exec bash scripts/with-postgres.sh node --import tsx --test --test-concurrency=2 \
+bash scripts/with-postgres.sh node --import tsx --test --test-concurrency=2 \
   --test-reporter=spec --test-reporter-destination=stdout \
   --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination=test-artifacts/file-times.md \
   "${files[@]}"
