@@ -7,6 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Both phases below share one PostgreSQL server: a throwaway one (scripts/with-postgres.sh) unless
+# WAGW_TEST_POSTGRES_URL names one of your own.
+if [ -z "${WAGW_TEST_POSTGRES_URL:-}" ]; then
+  WAGW_TEST_THROWAWAY_SERVER=1 exec bash scripts/with-postgres.sh bash scripts/test.sh "$@"
+fi
+
 # One fixed key for every process of a test run, so that a secret sealed by the CLI can be
 # opened by a server the test started, and no key file is written into the working tree.
 # The full suite always runs every storage and API test on both databases.
@@ -54,15 +60,37 @@ fi
 # (test/support/databases.ts), named here so that every process of the run finds it. A
 # throwaway server goes with its template; a server of your own has it dropped at the end.
 export WAGW_TEST_POSTGRES_TEMPLATE="wagw_template_$(date +%s)_$$"
-if [ -n "${WAGW_TEST_POSTGRES_URL:-}" ]; then
+if [ -z "${WAGW_TEST_THROWAWAY_SERVER:-}" ]; then
   trap 'node --import tsx --input-type=module -e "await (await import(\"./test/support/databases.ts\")).dropPostgresTemplate()" || true' EXIT
 fi
 
 # Test files share one PostgreSQL server but each makes its own databases, so files may run
-# side by side; two at a time suits a two-core machine.
-# Besides the usual report, each file's wall time goes to test-artifacts/file-times.md.
-mkdir -p test-artifacts
-bash scripts/with-postgres.sh node --import tsx --test --test-concurrency=2 \
-  --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination=test-artifacts/file-times.md \
-  "${files[@]}"
+# side by side. The process tier runs first, two files at a time, each in a process of its own,
+# since its files start servers and kill them. The unit and integration tiers then run in
+# shards (scripts/test-shards.sh). Each file's time goes to test-artifacts/file-times.md.
+export WAGW_TEST_STARTED_AT="$(date +%s%3N)"
+logs=test-artifacts/reports
+rm -rf "$logs"
+mkdir -p "$logs"
+process_files=()
+in_process_files=()
+for file in "${files[@]}"; do
+  case "$file" in
+    *test/process/*) process_files+=("$file") ;;
+    *) in_process_files+=("$file") ;;
+  esac
+done
+status=0
+if [ "${#process_files[@]}" -gt 0 ]; then
+  node --import tsx --test --test-concurrency=2 \
+    --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$logs/process.times.md" \
+    "${process_files[@]}" || status=1
+fi
+if [ "${#in_process_files[@]}" -gt 0 ]; then
+  # shellcheck source=scripts/test-shards.sh
+  source scripts/test-shards.sh
+  run_shards spec "$logs" "${in_process_files[@]}" || status=1
+fi
+node scripts/file-times-merge.mjs test-artifacts/file-times.md "$logs"/*.times.md
+exit "$status"
