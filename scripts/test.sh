@@ -43,8 +43,7 @@ fi
 if [ "$#" -gt 0 ]; then
   files=("$@")
 else
-  # The tiers are folders (docs/development.md): the process tier first, since its files are the
-  # longest and two of them side by side would otherwise end the run alone.
+  # The tiers are folders (docs/development.md).
   stray="$(find test -name '*.test.ts' -not -path 'test/unit/*' -not -path 'test/integration/*' -not -path 'test/process/*')"
   if [ -n "$stray" ]; then
     echo "These test files are outside test/unit, test/integration and test/process, so no tier runs them; move them:" >&2
@@ -82,6 +81,9 @@ for file in "${files[@]}"; do
 done
 status=0
 if [ "${#process_files[@]}" -gt 0 ]; then
+  # Slowest first (by the times test-shard-plan.mjs knows), so that no long file starts last and
+  # runs on alone at the end.
+  mapfile -t process_files < <(node scripts/test-shard-plan.mjs 1 "${process_files[@]}" | cut -d' ' -f2-)
   node --import tsx --test --test-concurrency=2 \
     --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$logs/process.times.md" \
