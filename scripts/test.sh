@@ -60,7 +60,7 @@ fi
 # throwaway server goes with its template; a server of your own has it dropped at the end.
 export WAGW_TEST_POSTGRES_TEMPLATE="wagw_template_$(date +%s)_$$"
 if [ -z "${WAGW_TEST_THROWAWAY_SERVER:-}" ]; then
-  trap 'node --import tsx --input-type=module -e "await (await import(\"./test/support/databases.ts\")).dropPostgresTemplate()" || true' EXIT
+  trap 'node --import tsx scripts/drop-test-template.ts || true' EXIT
 fi
 
 # Test files share one PostgreSQL server but each makes its own databases, so files may run
