@@ -3,10 +3,20 @@
 # in-process gateway) on SQLite only, with no PostgreSQL, browser or child process. `npm test`
 # (CI's command) stays the full suite, with both databases and the process tier; this never
 # replaces it. The tiers are folders, so a new or renamed file is in its tier by where it lives.
+# The files run in shards, as in the full suite (scripts/test-shards.sh).
 #   npm run test:fast
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export WAGW_TEST_DIALECTS=sqlite
 export WAGW_SECRET_KEY="${WAGW_SECRET_KEY:-7e57000000000000000000000000000000000000000000000000000000007e57}"
 mapfile -t files < <(find test/unit test/integration -name '*.test.ts' | sort)
-exec node --import tsx --test --test-concurrency=2 --test-reporter=dot "${files[@]}"
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
+# shellcheck source=scripts/test-shards.sh
+source scripts/test-shards.sh
+status=0
+run_shards dot "$logs" "${files[@]}" || status=1
+# Its own file times, which deal out the next run's shards when no full run has left its own.
+mkdir -p test-artifacts
+node scripts/file-times-merge.mjs test-artifacts/file-times-fast.md "$logs"/*.times.md
+exit "$status"

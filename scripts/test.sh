@@ -7,6 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Both phases below share one PostgreSQL server: a throwaway one (scripts/with-postgres.sh) unless
+# WAGW_TEST_POSTGRES_URL names one of your own.
+if [ -z "${WAGW_TEST_POSTGRES_URL:-}" ]; then
+  WAGW_TEST_THROWAWAY_SERVER=1 exec bash scripts/with-postgres.sh bash scripts/test.sh "$@"
+fi
+
 # One fixed key for every process of a test run, so that a secret sealed by the CLI can be
 # opened by a server the test started, and no key file is written into the working tree.
 # The full suite always runs every storage and API test on both databases.
@@ -37,8 +43,7 @@ fi
 if [ "$#" -gt 0 ]; then
   files=("$@")
 else
-  # The tiers are folders (docs/development.md): the process tier first, since its files are the
-  # longest and two of them side by side would otherwise end the run alone.
+  # The tiers are folders (docs/development.md).
   stray="$(find test -name '*.test.ts' -not -path 'test/unit/*' -not -path 'test/integration/*' -not -path 'test/process/*')"
   if [ -n "$stray" ]; then
     echo "These test files are outside test/unit, test/integration and test/process, so no tier runs them; move them:" >&2
@@ -50,11 +55,44 @@ else
   export WAGW_TEST_RECORD_TIMES=1
 fi
 
+# A migrated test database is a copy of one template that the run's first test process migrates
+# (test/support/databases.ts), named here so that every process of the run finds it. A
+# throwaway server goes with its template; a server of your own has it dropped at the end.
+export WAGW_TEST_POSTGRES_TEMPLATE="wagw_template_$(date +%s)_$$"
+if [ -z "${WAGW_TEST_THROWAWAY_SERVER:-}" ]; then
+  trap 'node --import tsx scripts/drop-test-template.ts || true' EXIT
+fi
+
 # Test files share one PostgreSQL server but each makes its own databases, so files may run
-# side by side; two at a time suits a two-core machine.
-# Besides the usual report, each file's wall time goes to test-artifacts/file-times.md.
-mkdir -p test-artifacts
-exec bash scripts/with-postgres.sh node --import tsx --test --test-concurrency=2 \
-  --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination=test-artifacts/file-times.md \
-  "${files[@]}"
+# side by side. The process tier runs first, two files at a time, each in a process of its own,
+# since its files start servers and kill them. The unit and integration tiers then run in
+# shards (scripts/test-shards.sh). Each file's time goes to test-artifacts/file-times.md.
+export WAGW_TEST_STARTED_AT="$(date +%s%3N)"
+logs=test-artifacts/reports
+rm -rf "$logs"
+mkdir -p "$logs"
+process_files=()
+in_process_files=()
+for file in "${files[@]}"; do
+  case "$file" in
+    *test/process/*) process_files+=("$file") ;;
+    *) in_process_files+=("$file") ;;
+  esac
+done
+status=0
+if [ "${#process_files[@]}" -gt 0 ]; then
+  # Slowest first (by the times test-shard-plan.mjs knows), so that no long file starts last and
+  # runs on alone at the end.
+  mapfile -t process_files < <(node scripts/test-shard-plan.mjs 1 "${process_files[@]}" | cut -d' ' -f2-)
+  node --import tsx --test --test-concurrency=2 \
+    --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$logs/process.times.md" \
+    "${process_files[@]}" || status=1
+fi
+if [ "${#in_process_files[@]}" -gt 0 ]; then
+  # shellcheck source=scripts/test-shards.sh
+  source scripts/test-shards.sh
+  run_shards spec "$logs" "${in_process_files[@]}" || status=1
+fi
+node scripts/file-times-merge.mjs test-artifacts/file-times.md "$logs"/*.times.md
+exit "$status"

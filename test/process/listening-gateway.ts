@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.ts';
 import { startServer, type RunningServer } from '../../src/http/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
-import { createTestDatabase, type Dialect } from '../support/databases.ts';
+import { createMigratedTestDatabase, type Dialect } from '../support/databases.ts';
 import { seedAccount, type SeededAccount } from '../support/gateway.ts';
 import { withTimeout } from './raw-http.ts';
 
@@ -21,7 +21,7 @@ export interface ListeningGateway {
  * socket on a free port, in this process, on a fresh database with one seeded account.
  */
 export async function startListeningGateway(dialect: Dialect, env: Record<string, string> = {}): Promise<ListeningGateway> {
-  const database = await createTestDatabase(dialect);
+  const database = await createMigratedTestDatabase(dialect);
   const config = loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env });
   const gateway = await createGateway(config, createLogger(config));
   const sender = await seedAccount(gateway);

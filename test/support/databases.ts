@@ -40,12 +40,16 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
       drop: async () => fs.rmSync(directory, { recursive: true, force: true }),
     };
   }
-  const serverUrl = process.env.WAGW_TEST_POSTGRES_URL;
-  if (!serverUrl) {
-    throw new Error('WAGW_TEST_POSTGRES_URL is not set: run the tests with `npm test`, which starts PostgreSQL.');
-  }
+  return createPostgresDatabase();
+}
+
+/** A new database on the test server: empty, or a copy of `template`. */
+async function createPostgresDatabase(template?: string): Promise<TestDatabase> {
+  const serverUrl = postgresServerUrl();
   const name = `wagw_test_${randomBytes(6).toString('hex')}`;
-  await withAdminClient(serverUrl, (client) => client.query(`create database ${name}`));
+  await withAdminClient(serverUrl, (client) =>
+    client.query(template === undefined ? `create database ${name}` : `create database ${name} template ${template}`),
+  );
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
@@ -56,6 +60,14 @@ export async function createTestDatabase(dialect: Dialect): Promise<TestDatabase
         await client.query(`drop database if exists ${name} with (force)`);
       }),
   };
+}
+
+function postgresServerUrl(): string {
+  const serverUrl = process.env.WAGW_TEST_POSTGRES_URL;
+  if (!serverUrl) {
+    throw new Error('WAGW_TEST_POSTGRES_URL is not set: run the tests with `npm test`, which starts PostgreSQL.');
+  }
+  return serverUrl;
 }
 
 const BACKENDS_GONE_TIMEOUT_MS = 5_000;
@@ -87,6 +99,84 @@ async function withAdminClient<T>(serverUrl: string, run: (client: pg.Client) =>
   }
 }
 
+/**
+ * A fresh database of the dialect with the latest schema: a copy of a template migrated once,
+ * rather than a migration of its own, which on PostgreSQL costs about a second a database. The
+ * copy is exactly what migrating gives (it is made by migrating); a test about migrations
+ * themselves starts from createTestDatabase's empty one instead.
+ */
+export async function createMigratedTestDatabase(dialect: Dialect): Promise<TestDatabase> {
+  if (dialect === 'sqlite') {
+    const template = await sqliteTemplate();
+    const database = await createTestDatabase('sqlite');
+    fs.copyFileSync(template, database.url.slice('sqlite:'.length));
+    return database;
+  }
+  const template = process.env.WAGW_TEST_POSTGRES_TEMPLATE;
+  // Outside scripts/test.sh no run names a template, and no one would drop it: migrate instead.
+  if (template === undefined) return migrated(await createTestDatabase('postgres'));
+  postgresTemplateReady ??= ensurePostgresTemplate(template);
+  await postgresTemplateReady;
+  return createPostgresDatabase(template);
+}
+
+async function migrated(database: TestDatabase): Promise<TestDatabase> {
+  const store = openStore(loadConfig({ DATABASE_URL: database.url }).database);
+  try {
+    await migrateToLatest(store.db, store.dialect);
+  } finally {
+    await store.close();
+  }
+  return database;
+}
+
+let sqliteTemplateFile: Promise<string> | undefined;
+
+/** The process's migrated SQLite file to copy, removed when the process exits. */
+function sqliteTemplate(): Promise<string> {
+  sqliteTemplateFile ??= (async () => {
+    const database = await migrated(await createTestDatabase('sqlite'));
+    process.on('exit', () => void database.drop());
+    return database.url.slice('sqlite:'.length);
+  })();
+  return sqliteTemplateFile;
+}
+
+let postgresTemplateReady: Promise<void> | undefined;
+
+/**
+ * Makes the run's PostgreSQL template (named by scripts/test.sh, which drops it) unless another
+ * test process of the run made it first. Each maker migrates a database of its own and renames
+ * it to the template's name, which only one can do; a loser drops its copy. A database being
+ * renamed has no one connected, so a copy never starts from a half-migrated template.
+ */
+async function ensurePostgresTemplate(name: string): Promise<void> {
+  const serverUrl = postgresServerUrl();
+  const exists = (client: pg.Client) =>
+    client.query('select 1 from pg_database where datname = $1', [name]).then((result) => result.rowCount === 1);
+  if (await withAdminClient(serverUrl, exists)) return;
+  const building = await migrated(await createTestDatabase('postgres'));
+  const buildingName = new URL(building.url).pathname.slice(1);
+  const renamed = await withAdminClient(serverUrl, async (client) => {
+    await waitForBackendsToLeave(client, buildingName);
+    try {
+      await client.query(`alter database ${buildingName} rename to ${name}`);
+      return true;
+    } catch (error) {
+      if ((error as { code?: string }).code === '42P04' /* duplicate_database */) return false;
+      throw error;
+    }
+  });
+  if (!renamed) await building.drop();
+}
+
+/** Drops the run's PostgreSQL template, for scripts/test.sh when the server is not its own throwaway one. */
+export async function dropPostgresTemplate(): Promise<void> {
+  const template = process.env.WAGW_TEST_POSTGRES_TEMPLATE;
+  if (template === undefined) return;
+  await withAdminClient(postgresServerUrl(), (client) => client.query(`drop database if exists ${template} with (force)`));
+}
+
 export interface MigratedTestStore {
   database: TestDatabase;
   store: Store;
@@ -96,9 +186,8 @@ export interface MigratedTestStore {
 
 /** A fresh database of the dialect, migrated, with a store open on it: what repository tests start from. */
 export async function openMigratedTestStore(dialect: Dialect, env: Record<string, string> = {}): Promise<MigratedTestStore> {
-  const database = await createTestDatabase(dialect);
+  const database = await createMigratedTestDatabase(dialect);
   const store = openStore(loadConfig({ DATABASE_URL: database.url, ...env }).database);
-  await migrateToLatest(store.db, store.dialect);
   return {
     database,
     store,

@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createGateway, createLogger, type Gateway, type GatewayBoundaries } from '../../src/main.ts';
 import { startS3Server } from './s3-server.ts';
-import { createTestDatabase, type Dialect, type TestDatabase } from './databases.ts';
+import { createMigratedTestDatabase, type Dialect, type TestDatabase } from './databases.ts';
 import { ignoreCleanupFailure } from './ignore.ts';
 
 export interface TestGateway {
@@ -25,7 +25,7 @@ export interface TestGateway {
 }
 
 /**
- * A gateway on a fresh database of the dialect, with the real HTTP app on top. With
+ * A gateway on a fresh, migrated database of the dialect, with the real HTTP app on top. With
  * `WAGW_MEDIA_STORE: 's3'` and no bucket named, its media go to an S3 server of its own.
  */
 export async function startTestGateway(
@@ -33,7 +33,7 @@ export async function startTestGateway(
   env: Record<string, string> = {},
   boundaries: GatewayBoundaries = {},
 ): Promise<TestGateway> {
-  const database = await createTestDatabase(dialect);
+  const database = await createMigratedTestDatabase(dialect);
   // Media bytes go to a directory of the test's own, removed with it.
   const mediaDirectory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-test-media-'));
   const s3 = env.WAGW_MEDIA_STORE === 's3' && env.WAGW_MEDIA_S3_BUCKET === undefined ? await startS3Server() : undefined;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import type { User } from '../../src/domain/model.ts';
+import type { User, UserRole } from '../../src/domain/model.ts';
 import type { TestGateway } from './gateway.ts';
 import { DashboardClient } from './dashboard-client.ts';
+import { createTestUser } from './users.ts';
 
 /** Teams and signed-in clients for the team and invite tests. */
 export const PASSWORD = 'correct horse battery';
@@ -19,9 +20,9 @@ let teamCounter = 0;
 export async function createTeam(test: TestGateway, name: string): Promise<Team> {
   teamCounter += 1;
   const accountId = (await test.gateway.accounts.createAccount({ name })).id;
-  const make = async (role: string) =>
+  const make = async (role: UserRole) =>
     (
-      await test.gateway.accounts.createUser({
+      await createTestUser(test.gateway, {
         accountId,
         email: `${role}${teamCounter}@${name.toLowerCase()}.test`,
         password: PASSWORD,

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { parseE164 } from '../../../src/domain/phone.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 
 const PASSWORD = 'matrix password 1';
@@ -91,8 +92,8 @@ async function seedTenant(test: TestGateway, name: string): Promise<AccountObjec
   const { gateway } = test;
   const accountId = (await gateway.accounts.createAccount({ name, plan: 'pro' })).id;
   const ownerEmail = `owner@${name}.test`;
-  const owner = (await gateway.accounts.createUser({ accountId, email: ownerEmail, password: PASSWORD, role: 'owner' })).user;
-  const member = (await gateway.accounts.createUser({ accountId, email: `member@${name}.test`, password: PASSWORD, role: 'member' })).user;
+  const owner = (await createTestUser(gateway, { accountId, email: ownerEmail, password: PASSWORD, role: 'owner' })).user;
+  const member = (await createTestUser(gateway, { accountId, email: `member@${name}.test`, password: PASSWORD, role: 'member' })).user;
   const phone = uniquePhone();
   const number = await gateway.numbers.addNumber(operatorScope(), { accountId, phone, engine: 'sandbox' });
   const key = await gateway.apiKeys.createKey({ accountId, name: `${name} key` });

@@ -3,8 +3,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { API_KEY_PATTERN, apiKeyHint } from '../../../src/domain/api-key.ts';
 import type { AppError } from '../../../src/domain/errors.ts';
+import type { UserRole } from '../../../src/domain/model.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 import { eventually, startDeliveringGateway, webhookEnv } from '../../support/delivery-support.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
@@ -23,8 +25,8 @@ function webhookIdFrom(location: string | undefined): string {
 }
 
 /** A client signed in as a new user of the account. */
-async function signedIn(test: TestGateway, accountId: string, email: string, role: string): Promise<DashboardClient> {
-  await test.gateway.accounts.createUser({ accountId, email, password: PASSWORD, role });
+async function signedIn(test: TestGateway, accountId: string, email: string, role: UserRole): Promise<DashboardClient> {
+  await createTestUser(test.gateway, { accountId, email, password: PASSWORD, role });
   const client = new DashboardClient(test);
   assert.equal((await client.signIn(email, PASSWORD)).statusCode, 303);
   return client;

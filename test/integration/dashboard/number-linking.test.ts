@@ -10,6 +10,7 @@ import QRCode from 'qrcode';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { RecordingSocketFactory, waitFor } from '../../support/fake-whatsapp.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 
@@ -24,7 +25,7 @@ for (const dialect of dialects) {
 
     before(async () => {
       test = await startTestGateway(dialect, {}, { baileysSocketFactory: whatsapp.create });
-      await test.gateway.accounts.createUser({
+      await createTestUser(test.gateway, {
         email: 'op@linking.test',
         accountId: null,
         password: PASSWORD,

@@ -4,6 +4,7 @@ import type { WhatsAppNumber } from '../../../src/domain/model.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -19,7 +20,7 @@ for (const dialect of dialects) {
 
     const signedIn = async (accountId: string, role: 'owner' | 'member') => {
       const email = `${role}-${accountId}@pauses.test`;
-      await test.gateway.accounts.createUser({ accountId, email, password: PASSWORD, role });
+      await createTestUser(test.gateway, { accountId, email, password: PASSWORD, role });
       const client = new DashboardClient(test);
       assert.equal((await client.signIn(email, PASSWORD)).statusCode, 303);
       return client;

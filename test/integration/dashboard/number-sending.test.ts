@@ -4,6 +4,7 @@ import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { findMessageById } from '../../../src/store/repositories/messages.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -24,7 +25,7 @@ for (const dialect of dialects) {
 
     const signedIn = async (accountId: string, role: 'owner' | 'member') => {
       const email = `${role}-${accountId}@sending.test`;
-      await test.gateway.accounts.createUser({ accountId, email, password: PASSWORD, role });
+      await createTestUser(test.gateway, { accountId, email, password: PASSWORD, role });
       const client = new DashboardClient(test);
       assert.equal((await client.signIn(email, PASSWORD)).statusCode, 303);
       return client;

@@ -7,6 +7,7 @@ import type { WhatsAppNumber } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 
 const password = 'correct horse battery';
@@ -48,7 +49,7 @@ for (const dialect of dialects) {
     ): Promise<{ accountId: string; numbers: WhatsAppNumber[]; client: DashboardClient }> {
       const accountId = (await test.gateway.accounts.createAccount({ name, plan: 'pro' })).id;
       const email = `owner@${name.toLowerCase().replace(/\W/g, '')}.test`;
-      await test.gateway.accounts.createUser({ accountId, email, password, role: 'owner' });
+      await createTestUser(test.gateway, { accountId, email, password, role: 'owner' });
       const numbers: WhatsAppNumber[] = [];
       for (const phone of phones) numbers.push(await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone }));
       return { accountId, numbers, client: await signedIn(email) };
@@ -62,9 +63,9 @@ for (const dialect of dialects) {
       test = await startTestGateway(dialect);
       acmeId = (await test.gateway.accounts.createAccount({ name: 'Acme', plan: 'pro' })).id;
       globexId = (await test.gateway.accounts.createAccount({ name: 'Globex', plan: 'pro' })).id;
-      const owner = await test.gateway.accounts.createUser({ accountId: acmeId, email: 'owner@acme.test', password, role: 'owner' });
-      await test.gateway.accounts.createUser({ accountId: acmeId, email: 'member@acme.test', password, role: 'member' });
-      await test.gateway.accounts.createUser({ accountId: globexId, email: 'owner@globex.test', password, role: 'owner' });
+      const owner = await createTestUser(test.gateway, { accountId: acmeId, email: 'owner@acme.test', password, role: 'owner' });
+      await createTestUser(test.gateway, { accountId: acmeId, email: 'member@acme.test', password, role: 'member' });
+      await createTestUser(test.gateway, { accountId: globexId, email: 'owner@globex.test', password, role: 'owner' });
       acmeOne = await test.gateway.numbers.addNumber(operatorScope(), {
         accountId: acmeId,
         phone: '+447700900001',

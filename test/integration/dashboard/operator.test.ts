@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import type { User } from '../../../src/domain/model.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 import { LeaseKeeper } from '../../../src/cluster/lease-keeper.ts';
 
@@ -24,7 +25,7 @@ for (const dialect of dialects) {
 
     const createAccountWithOwner = async (name: string) => {
       const account = await test.gateway.accounts.createAccount({ name });
-      const { user } = await test.gateway.accounts.createUser({
+      const { user } = await createTestUser(test.gateway, {
         accountId: account.id,
         email: email('owner'),
         password: PASSWORD,
@@ -41,7 +42,7 @@ for (const dialect of dialects) {
     before(async () => {
       test = await startTestGateway(dialect);
       operatorUser = (
-        await test.gateway.accounts.createUser({
+        await createTestUser(test.gateway, {
           email: 'op@operator-test.test',
           accountId: null,
           password: PASSWORD,

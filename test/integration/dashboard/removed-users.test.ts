@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 import { createInviteLink, createTeam, signedIn } from '../../support/team-support.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
@@ -18,7 +19,7 @@ for (const dialect of dialects) {
     it('removing an owner revokes the invites they made, so their saved link does not bring them back', async () => {
       const team = await createTeam(test, 'Gone');
       const leaving = (
-        await test.gateway.accounts.createUser({
+        await createTestUser(test.gateway, {
           accountId: team.accountId,
           email: `leaving-${team.accountId}@gone.test`,
           password: 'pale orbit cactus forty',

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { FREE_FAILURES_PER_PAIR, SIGN_IN_LIMITS } from '../../../src/accounts/sign-in-throttle.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 
 const PASSWORD = 'correct horse battery';
@@ -16,7 +17,7 @@ for (const dialect of dialects) {
     async function newUser(role: 'owner' | 'admin' | 'member' = 'owner'): Promise<string> {
       emailCounter += 1;
       const email = `user${emailCounter}@sessions.test`;
-      await test.gateway.accounts.createUser({ accountId, email, password: PASSWORD, role });
+      await createTestUser(test.gateway, { accountId, email, password: PASSWORD, role });
       return email;
     }
 

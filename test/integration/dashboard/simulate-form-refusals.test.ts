@@ -5,6 +5,7 @@ import type { WhatsAppNumber } from '../../../src/domain/model.ts';
 import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { samples } from '../../support/media-samples.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 
@@ -77,8 +78,8 @@ for (const dialect of dialects) {
       port = (test.app.server.address() as net.AddressInfo).port;
       accountId = (await test.gateway.accounts.createAccount({ name: 'Acme', plan: 'pro' })).id;
       const otherId = (await test.gateway.accounts.createAccount({ name: 'Globex', plan: 'pro' })).id;
-      await test.gateway.accounts.createUser({ accountId, email: 'owner@acme.test', password, role: 'owner' });
-      await test.gateway.accounts.createUser({ accountId: otherId, email: 'owner@globex.test', password, role: 'owner' });
+      await createTestUser(test.gateway, { accountId, email: 'owner@acme.test', password, role: 'owner' });
+      await createTestUser(test.gateway, { accountId: otherId, email: 'owner@globex.test', password, role: 'owner' });
       own = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: '+447700900301' });
       await test.gateway.numbers.addNumber(operatorScope(), { accountId: otherId, phone: '+447700900302' });
       client = new DashboardClient(test);

@@ -4,6 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { SIGN_IN_LIMITS } from '../../../src/accounts/sign-in-throttle.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 import { DashboardClient } from '../../support/dashboard-client.ts';
 import { createInviteLink, createTeam, PASSWORD, signedIn } from '../../support/team-support.ts';
 
@@ -109,7 +110,7 @@ for (const dialect of dialects) {
       };
       // Another tenant's member and the operator: existing emails the submitter has no business knowing of.
       const operator = (
-        await test.gateway.accounts.createUser({
+        await createTestUser(test.gateway, {
           email: 'ops@gateway.test',
           accountId: null,
           isOperator: true,
@@ -266,7 +267,7 @@ for (const dialect of dialects) {
     it('keeps an owner when two owners demote each other at the same moment', async () => {
       const team = await createTeam(test, 'Duel');
       const second = (
-        await test.gateway.accounts.createUser({
+        await createTestUser(test.gateway, {
           accountId: team.accountId,
           email: `second-${team.accountId}@duel.test`,
           password: PASSWORD,
@@ -287,7 +288,7 @@ for (const dialect of dialects) {
     it('does not let an account owner remove a gateway operator who belongs to the account', async () => {
       const team = await createTeam(test, 'Hosted');
       const operator = (
-        await test.gateway.accounts.createUser({
+        await createTestUser(test.gateway, {
           accountId: team.accountId,
           email: `op-${team.accountId}@hosted.test`,
           password: PASSWORD,

@@ -15,6 +15,7 @@ import { DashboardClient } from '../../support/dashboard-client.ts';
 import { RecordingSocketFactory, type FakeSocket } from '../../support/fake-whatsapp.ts';
 import { dialects } from '../../support/databases.ts';
 import { startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
+import { createTestUser } from '../../support/users.ts';
 
 const PASSWORD = 'correct horse battery';
 
@@ -145,7 +146,7 @@ for (const dialect of dialects) {
 
     it('lets an operator restart a session that was replaced, and refuses to restart a healthy one', async () => {
       const { number, socket } = await connectedNumber();
-      await test.gateway.accounts.createUser({
+      await createTestUser(test.gateway, {
         email: `op-${number.id}@restart.test`,
         accountId: null,
         password: PASSWORD,

@@ -1,0 +1,36 @@
+# Sourced by scripts/test.sh and scripts/test-fast.sh: runs the unit and integration tiers in
+# shards. Each shard is one process that runs its share of the files one after another
+# (--test-isolation=none), so the modules are loaded and the HTTP app's schemas compiled once
+# per shard instead of once per file, which cost about 2 s of a core per file. The shards run
+# side by side: the tests mostly wait on the database, timers and sockets, so six keep a
+# two-core machine busy. WAGW_TEST_SHARDS changes the count.
+#
+# The files are dealt out by their last known times (scripts/test-shard-plan.mjs).
+#
+# run_shards <reporter> <log dir> <files...>: each shard's report goes to <log dir>/shard-<k>.log
+# and is printed when the shard ends, and each file's time to <log dir>/shard-<k>.times.md.
+# Returns non-zero if any shard failed.
+run_shards() {
+  local reporter="$1" logs="$2"
+  shift 2
+  local count="${WAGW_TEST_SHARDS:-6}"
+  if [ "$#" -lt "$count" ]; then count="$#"; fi
+  local plan pids=() shard status=0 line
+  mapfile -t plan < <(node scripts/test-shard-plan.mjs "$count" "$@")
+  for ((shard = 1; shard <= count; shard++)); do
+    local shard_files=()
+    for line in "${plan[@]}"; do
+      if [ "${line%% *}" = "$shard" ]; then shard_files+=("${line#* }"); fi
+    done
+    node --import tsx --test --test-isolation=none \
+      --test-reporter="$reporter" --test-reporter-destination="$logs/shard-$shard.log" \
+      --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$logs/shard-$shard.times.md" \
+      "${shard_files[@]}" >"$logs/shard-$shard.out" 2>&1 &
+    pids+=("$!")
+  done
+  for ((shard = 1; shard <= count; shard++)); do
+    wait "${pids[$((shard - 1))]}" || status=1
+    cat "$logs/shard-$shard.log" "$logs/shard-$shard.out"
+  done
+  return "$status"
+}
