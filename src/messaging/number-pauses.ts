@@ -153,7 +153,9 @@ export class NumberPauses implements SendHold {
     held.timer = setTimeout(
       () => {
         if (this.held.get(held.number.id) !== held) return;
-        if (waitMs > LONGEST_TIMER_MS) return this.armLift(held);
+        // A timer counts from the event loop's cached time, so it may fire a moment before the
+        // wall clock reaches `until`; the number resumes at its lift time, never before.
+        if (waitMs > LONGEST_TIMER_MS || Date.now() < (held.pause.until?.getTime() ?? 0)) return this.armLift(held);
         const lease = this.deps.leaseOf(held.number.id);
         if (lease === undefined) return this.forget(held.number.id);
         void this.quietlyUnder(lease, () => this.resumeUnder(held.number, 'lifted', lease)).catch((error: unknown) => {

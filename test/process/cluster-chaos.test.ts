@@ -12,6 +12,7 @@ import type { JournalEntry } from '../../src/engines/sandbox/sandbox-network.ts'
 import type { RemoteSandboxNetwork } from '../../src/engines/sandbox/remote-sandbox-network.ts';
 import { TEST_SECRET_KEY_HEX, testNetworkClient } from '../support/shared-network.ts';
 import { createTestDatabase, type TestDatabase } from '../support/databases.ts';
+import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres.ts';
 import { seedAccount } from '../support/gateway.ts';
 import { WebhookReceiver } from '../support/webhook-receiver.ts';
 import { webhookEnv } from '../support/delivery-support.ts';
@@ -51,6 +52,7 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
   timeout: 420_000,
 }, () => {
   let database: TestDatabase;
+  let privatePostgres: PrivatePostgres | undefined;
   let receiver: WebhookReceiver;
   let network: ChildProcess;
   let networkClient: RemoteSandboxNetwork;
@@ -80,7 +82,11 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       .map((line) => JSON.parse(line) as JournalEntry);
 
   before(async () => {
-    database = await createTestDatabase('postgres');
+    // The PostgreSQL round restarts the server: a server of this test's own, so that the other
+    // test files running beside it keep theirs.
+    privatePostgres = await startPrivatePostgres();
+    database =
+      privatePostgres === undefined ? await createTestDatabase('postgres') : { url: privatePostgres.url, drop: privatePostgres.stop };
     receiver = await WebhookReceiver.start();
     networkPort = await freePort();
     journalFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-network-')), 'journal.ndjson');
@@ -297,9 +303,9 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
 
       // PostgreSQL restarts under the nodes while numbers send to each other: a receiving node
       // that cannot store a message tells the network, which hands it over again, so every
-      // number-to-number send answered 200 still arrives (issue 26, item 4). The server is the
-      // test run's own throwaway one (scripts/postgres.sh); another's is not ours to restart.
-      const postgres = throwawayPostgres();
+      // number-to-number send answered 200 still arrives (issue 26, item 4). The server is this
+      // test's own (startPrivatePostgres); without PostgreSQL's programs the round is left out.
+      const postgres = privatePostgres;
       if (postgres !== undefined) {
         await sleep(1_500);
         const numberToNumberBefore = load.numberToNumber.length;
@@ -418,23 +424,12 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
   });
 });
 
-interface ThrowawayPostgres {
-  bin: string;
-  directory: string;
-}
-
-/** The test run's own PostgreSQL server, which scripts/postgres.sh started and describes; undefined for a server given from outside. */
-function throwawayPostgres(): ThrowawayPostgres | undefined {
-  const { WAGW_PG_BIN: bin, WAGW_PG_DIR: directory } = process.env;
-  return bin !== undefined && directory !== undefined && fs.existsSync(path.join(directory, 'data')) ? { bin, directory } : undefined;
-}
-
 /**
  * A fast restart (open connections are ended, nothing is lost), as the cluster's owner; it
  * returns once the server accepts connections again. PostgreSQL refuses to run as root, so as
  * root the server belongs to the postgres user (scripts/postgres.sh).
  */
-async function restartPostgres({ bin, directory }: ThrowawayPostgres): Promise<void> {
+async function restartPostgres({ bin, directory }: PrivatePostgres): Promise<void> {
   const pgCtl = [
     path.join(bin, 'pg_ctl'),
     'restart',
