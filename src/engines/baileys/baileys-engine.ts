@@ -225,8 +225,8 @@ export class BaileysEngine implements Engine {
   }
 
   async subscribePresence(number: WhatsAppNumber, phone: E164): Promise<void> {
-    const { socket } = this.connected(number);
-    await socket.presenceSubscribe(toRecipientJid(phone));
+    const { session, socket } = this.connected(number);
+    await session.subscribePresence(socket, toRecipientJid(phone));
   }
 
   /** Sent now, and kept by the session so that its next sockets connect showing the same. */

@@ -24,6 +24,9 @@ import { mapCallEvent } from './call-mapper.ts';
 import { mapPresenceUpdate } from './presence-mapper.ts';
 import type { WACallEvent } from 'baileys';
 
+/** The most presence subscriptions a session renews on reconnecting. */
+const MAX_PRESENCE_SUBSCRIPTIONS = 256;
+
 export interface SessionTimings {
   reconnect: ReconnectPolicyOptions;
   /** How long an open session may go without any traffic before it is probed. */
@@ -92,6 +95,11 @@ export class BaileysSession {
   private callsReported: Promise<void> = Promise.resolve();
   /** Whether the number shows itself online: its setting at start, then as setOnline changes it. */
   showOnline: boolean;
+  /**
+   * The contacts whose presence the API subscribed to, by JID, oldest first: WhatsApp keeps a
+   * subscription only for the connection that made it, so each new connection renews them.
+   */
+  private readonly presenceSubscriptions = new Set<string>();
 
   constructor(private readonly deps: SessionDependencies) {
     this.showOnline = deps.number.showOnline;
@@ -280,6 +288,34 @@ export class BaileysSession {
     }
     this.consecutiveFailures = 0;
     await this.report('connected', null);
+    this.renewPresenceSubscriptions();
+  }
+
+  /** Subscribes to the contact's presence now, and again on every later connection of this session. */
+  async subscribePresence(socket: { presenceSubscribe(jid: string): Promise<void> }, jid: string): Promise<void> {
+    this.presenceSubscriptions.delete(jid);
+    this.presenceSubscriptions.add(jid);
+    // Bounded: the oldest subscriptions are the first to lapse on a reconnect.
+    if (this.presenceSubscriptions.size > MAX_PRESENCE_SUBSCRIPTIONS) {
+      this.presenceSubscriptions.delete(this.presenceSubscriptions.values().next().value!);
+    }
+    await socket.presenceSubscribe(jid);
+  }
+
+  /** One after another, not in a burst, and only while the connection that asks is this session's. */
+  private renewPresenceSubscriptions(): void {
+    const socket = this.socket;
+    if (socket === undefined || this.presenceSubscriptions.size === 0) return;
+    void (async () => {
+      for (const jid of [...this.presenceSubscriptions]) {
+        if (this.socket !== socket) return;
+        await socket
+          .presenceSubscribe(jid)
+          .catch((error: unknown) =>
+            this.deps.logger.warn({ err: error, jid }, 'could not renew a presence subscription after reconnecting'),
+          );
+      }
+    })();
   }
 
   private linkedPhone(): string | undefined {

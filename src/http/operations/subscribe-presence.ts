@@ -23,8 +23,9 @@ export const subscribePresence = defineOperation(
   summary: 'Hear when a contact comes online, goes away, or types',
   description:
     "Asks WhatsApp to tell from_phone of to_phone's presence: `presence.update` webhooks then hear available, unavailable (with " +
-    'last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only while the session is ' +
-    'connected: subscribe again after a reconnect.',
+    'last_seen when the contact shares it), composing, recording and paused. WhatsApp keeps a subscription only for the connection ' +
+    'that made it; the session renews its latest 256 each time it reconnects. After the gateway restarts or the number moves to ' +
+    'another node, subscribe again.',
   tag: 'contacts',
   answers: {
     200: {

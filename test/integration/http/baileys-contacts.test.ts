@@ -177,17 +177,31 @@ for (const dialect of dialects) {
       ]);
     });
 
-    it('show_online is sent as available or unavailable at once, and the next socket connects with markOnlineOnConnect as set', async () => {
+    it('show_online is sent as available or unavailable at once, and the next socket connects with markOnlineOnConnect as set and renews the presence subscriptions', async () => {
       assert.equal(linked.whatsapp.options.at(-1)!.markOnlineOnConnect, false, 'a gateway is not a person: offline by default');
       const patch = (showOnline: boolean) =>
         linked.test.inject({ method: 'PATCH', url: `/numbers/${linked.number.id}`, payload: { show_online: showOnline }, headers: as() });
       assert.equal((await patch(true)).statusCode, 200);
       assert.deepEqual(linked.socket.presenceCalls.at(-1), { type: 'available', jid: undefined });
+      const watched = '+447700900777';
+      const subscribed = await linked.test.post(
+        '/presence/subscribe',
+        { from_phone: linked.number.phone, to_phone: watched },
+        linked.apiKey,
+      );
+      assert.equal(subscribed.statusCode, 200, subscribed.body);
       linked.socket.closeWith(428);
       await waitFor('a new socket is made', () => linked.whatsapp.sockets.length === 2, 5_000);
       assert.equal(linked.whatsapp.options.at(-1)!.markOnlineOnConnect, true);
+      assert.deepEqual(linked.whatsapp.latest.presenceSubscriptions, [], 'nothing is asked of a socket before it is open');
       linked.whatsapp.latest.openAs(linked.number.phone.slice(1));
       await waitFor('it is connected again', () => linked.test.gateway.supervisor.sessionStatus(linked.number) === 'connected', 5_000);
+      // WhatsApp forgets a subscription with the connection that made it; the new one asks again.
+      await waitFor(
+        'the subscriptions are renewed',
+        () => linked.whatsapp.latest.presenceSubscriptions.includes('447700900777@s.whatsapp.net'),
+        5_000,
+      );
       assert.equal((await patch(false)).statusCode, 200);
       assert.deepEqual(linked.whatsapp.latest.presenceCalls.at(-1), { type: 'unavailable', jid: undefined });
     });
