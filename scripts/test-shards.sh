@@ -15,14 +15,16 @@ run_shards() {
   shift 2
   local count="${WAGW_TEST_SHARDS:-6}"
   if [ "$#" -lt "$count" ]; then count="$#"; fi
-  local plan pids=() shard status=0 line
+  local plan pids=() shard status=0 line isolation
+  # Node 22 knows the flag by its experimental name only; 24 takes both.
+  if node --help | grep -q -- '--test-isolation='; then isolation=--test-isolation=none; else isolation=--experimental-test-isolation=none; fi
   mapfile -t plan < <(node scripts/test-shard-plan.mjs "$count" "$@")
   for ((shard = 1; shard <= count; shard++)); do
     local shard_files=()
     for line in "${plan[@]}"; do
       if [ "${line%% *}" = "$shard" ]; then shard_files+=("${line#* }"); fi
     done
-    node --import tsx --test --test-isolation=none \
+    node --import tsx --test "$isolation" \
       --test-reporter="$reporter" --test-reporter-destination="$logs/shard-$shard.log" \
       --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$logs/shard-$shard.times.md" \
       "${shard_files[@]}" >"$logs/shard-$shard.out" 2>&1 &
