@@ -64,7 +64,7 @@ export async function createGateway(config: Config, logger: Logger, boundaries: 
   // Every periodic task of the node is timed, counted and logged here.
   const scheduler = new Scheduler(logger, storage.metrics);
   const sessions = await buildSessions(config, storage, keys, webhooks, scheduler, logger, boundaries);
-  const accounts = buildAccounts(config, storage, keys, sessions, logger);
+  const accounts = buildAccounts(config, storage, keys, sessions, logger, boundaries);
   const messaging = buildMessaging({ config, storage, webhooks, media, sessions, numbers: accounts.numbers, logger });
   sessions.engineEvents.connect(messaging.engineEventRouting);
   const cluster = buildCluster({ config, keys, storage, webhooks, media, sessions, messaging, accounts, scheduler, logger });

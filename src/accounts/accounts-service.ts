@@ -16,7 +16,7 @@ import {
 } from '../store/repositories/accounts.ts';
 import { countOperators, findUserById, insertUser, listUsers } from '../store/repositories/users.ts';
 import { monthlyUsed } from '../store/repositories/usage.ts';
-import { generatePassword, hashPassword } from './passwords.ts';
+import { generatePassword, PasswordHasher } from './passwords.ts';
 import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
 
@@ -58,7 +58,10 @@ const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Accounts and their users: what the operator manages. */
 export class AccountsService {
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly passwords = new PasswordHasher(),
+  ) {}
 
   async createAccount(input: CreateAccountInput): Promise<Account> {
     const name = input.name.trim();
@@ -143,7 +146,11 @@ export class AccountsService {
     if (input.password !== undefined) await assertAcceptablePassword(input.password, [email]);
     const password = input.password ?? generatePassword();
     const user: User = { id: newId('user'), accountId: input.accountId, email, role: role as UserRole, isOperator, createdAt: new Date() };
-    return { user, passwordHash: await hashPassword(password), ...(input.password === undefined && { generatedPassword: password }) };
+    return {
+      user,
+      passwordHash: await this.passwords.hash(password),
+      ...(input.password === undefined && { generatedPassword: password }),
+    };
   }
 
   async insertPreparedUser(db: Executor, prepared: PreparedUser): Promise<void> {

@@ -22,10 +22,40 @@ function derive(password: string, salt: Buffer, costLog2: number, blockSize: num
 }
 
 /** Hashes a password as `scrypt$<log2 N>$<r>$<p>$<salt>$<key>`, base64, so parameters can rise later. */
-export async function hashPassword(password: string): Promise<string> {
+export function hashPassword(password: string): Promise<string> {
+  return hashAtCost(password, COST_LOG2);
+}
+
+async function hashAtCost(password: string, costLog2: number): Promise<string> {
   const salt = randomBytes(SALT_BYTES);
-  const key = await derive(password, salt, COST_LOG2, BLOCK_SIZE, PARALLELISM);
-  return ['scrypt', COST_LOG2, BLOCK_SIZE, PARALLELISM, salt.toString('base64'), key.toString('base64')].join('$');
+  const key = await derive(password, salt, costLog2, BLOCK_SIZE, PARALLELISM);
+  return ['scrypt', costLog2, BLOCK_SIZE, PARALLELISM, salt.toString('base64'), key.toString('base64')].join('$');
+}
+
+/**
+ * The gateway's password hashing: new hashes at one cost (OWASP's, N=2^17, unless the process
+ * that builds the gateway chose a cheaper one for its tests, see GatewayBoundaries), and the
+ * decoy an unknown email is checked against, at that same cost so that it takes as long as a
+ * wrong password. A stored hash names its own cost, so verifying needs no setting.
+ */
+export class PasswordHasher {
+  private decoyHash: Promise<string> | undefined;
+
+  constructor(private readonly costLog2 = COST_LOG2) {}
+
+  hash(password: string): Promise<string> {
+    return hashAtCost(password, this.costLog2);
+  }
+
+  verify(password: string, stored: string): Promise<boolean> {
+    return verifyPassword(password, stored);
+  }
+
+  /** Made once, on the first unknown email. */
+  decoy(): Promise<string> {
+    this.decoyHash ??= this.hash('decoy password for unknown emails');
+    return this.decoyHash;
+  }
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {

@@ -14,7 +14,7 @@ import {
 } from '../store/repositories/sessions.ts';
 import { findUserCredentials, updatePasswordHash } from '../store/repositories/users.ts';
 import { assertAcceptablePassword } from './password-policy.ts';
-import { hashPassword, verifyPassword } from './passwords.ts';
+import { PasswordHasher } from './passwords.ts';
 import { SignInThrottle } from './sign-in-throttle.ts';
 
 export interface SessionTimeouts {
@@ -45,9 +45,6 @@ const TOUCH_INTERVAL_MS = 60_000;
 /** RFC 5321's longest path: no real address is longer, so a longer one is refused unread. */
 export const MAX_EMAIL_LENGTH = 254;
 
-// Verified when the email is unknown, so an unknown email costs as long as a wrong password.
-let decoyHash: Promise<string> | undefined;
-
 /**
  * Dashboard sign-in and server-side sessions. A session is a row keyed by the hash of a random
  * token; each sign-in makes a new one, so a token planted before sign-in is worth nothing after.
@@ -60,6 +57,7 @@ export class SignInService {
     private readonly timeouts: SessionTimeouts,
     /** Keys the throttle's digests; derived from the gateway's secret key. */
     throttleDigestKey: Buffer,
+    private readonly passwords = new PasswordHasher(),
   ) {
     this.throttle = new SignInThrottle(store, throttleDigestKey);
   }
@@ -77,7 +75,7 @@ export class SignInService {
     const blockedUntil = await this.throttle.admit(email, attempt.ip, now);
     if (blockedUntil !== undefined) throw throttled('Too many failed sign-ins', blockedUntil, now);
     const credentials = email === '' ? undefined : await findUserCredentials(this.store.db, { email });
-    const passwordMatches = await verifyPassword(attempt.password, credentials?.passwordHash ?? (await decoy()));
+    const passwordMatches = await this.passwords.verify(attempt.password, credentials?.passwordHash ?? (await this.passwords.decoy()));
     if (credentials === undefined || !passwordMatches) throw new AppError('sign_in_failed', GENERIC_FAILURE);
     await this.throttle.succeeded(email, attempt.ip);
     await deleteExpiredSessions(
@@ -143,11 +141,11 @@ export class SignInService {
   /** Changes the user's own password and ends the user's other sessions. */
   async changePassword(userId: string, currentPassword: string, newPassword: string, keepSessionId: string): Promise<void> {
     const credentials = await findUserCredentials(this.store.db, { id: userId });
-    if (credentials === undefined || !(await verifyPassword(currentPassword, credentials.passwordHash))) {
+    if (credentials === undefined || !(await this.passwords.verify(currentPassword, credentials.passwordHash))) {
       throw new AppError('invalid_argument', 'The current password is incorrect.');
     }
     await assertAcceptablePassword(newPassword, [credentials.user.email]);
-    await updatePasswordHash(this.store.db, userId, await hashPassword(newPassword));
+    await updatePasswordHash(this.store.db, userId, await this.passwords.hash(newPassword));
     await deleteSessionsOfUser(this.store.db, userId, keepSessionId);
   }
 }
@@ -157,9 +155,4 @@ function throttled(what: string, until: Date, now: Date): AppError {
   const seconds = Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000));
   const wait = seconds < 120 ? `${seconds} second${seconds === 1 ? '' : 's'}` : `${Math.ceil(seconds / 60)} minutes`;
   return new AppError('sign_in_throttled', `${what}. Try again in ${wait}.`, { retry_after_seconds: seconds });
-}
-
-function decoy(): Promise<string> {
-  decoyHash ??= hashPassword('decoy password for unknown emails');
-  return decoyHash;
 }

@@ -24,7 +24,7 @@ import {
   updateUserRole,
 } from '../store/repositories/users.ts';
 import type { AccountsService } from './accounts-service.ts';
-import { generatePassword, hashPassword } from './passwords.ts';
+import { generatePassword, PasswordHasher } from './passwords.ts';
 
 /** How long an invite link works. A week covers a weekend and a holiday. */
 const INVITE_LIFETIME_MS = 7 * 24 * 3_600_000;
@@ -43,6 +43,7 @@ export class TeamService {
   constructor(
     private readonly store: Store,
     private readonly accounts: AccountsService,
+    private readonly passwords = new PasswordHasher(),
   ) {}
 
   async createInvite(accountId: string, role: string, createdByUserId: string, now = new Date()): Promise<CreatedInvite> {
@@ -139,7 +140,7 @@ export class TeamService {
     if (userId === actingUserId) throw new AppError('invalid_argument', 'Change your own password on the Password page instead.');
     const user = await this.accounts.getUser(userId);
     const password = generatePassword();
-    await updatePasswordHash(this.store.db, userId, await hashPassword(password));
+    await updatePasswordHash(this.store.db, userId, await this.passwords.hash(password));
     await deleteSessionsOfUser(this.store.db, userId);
     return { user, password };
   }

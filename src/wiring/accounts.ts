@@ -7,7 +7,8 @@ import { SignInService } from '../accounts/sign-in-service.ts';
 import { TeamService } from '../accounts/team-service.ts';
 import type { Logger } from 'pino';
 import type { GatewayKeys } from './keys.ts';
-import type { SessionParts } from './sessions.ts';
+import type { GatewayBoundaries, SessionParts } from './sessions.ts';
+import { PasswordHasher } from '../accounts/passwords.ts';
 import type { StorageParts } from './storage.ts';
 
 export interface AccountParts {
@@ -26,9 +27,11 @@ export function buildAccounts(
   keys: GatewayKeys,
   sessions: SessionParts,
   logger: Logger,
+  boundaries: GatewayBoundaries = {},
 ): AccountParts {
   const { store } = storage;
-  const accounts = new AccountsService(store);
+  const passwords = new PasswordHasher(boundaries.passwordCostLog2);
+  const accounts = new AccountsService(store, passwords);
   const authenticator = new ApiKeyAuthenticator(store, logger);
   const { sessionIdleTimeoutMs: idleTimeoutMs, sessionAbsoluteTimeoutMs: absoluteTimeoutMs } = config.dashboard;
   return {
@@ -36,7 +39,7 @@ export function buildAccounts(
     numbers: new NumbersService(store, sessions.supervisor),
     apiKeys: new ApiKeysService(store, config.apiKeyPrefix, (keyId) => authenticator.forget(keyId)),
     authenticator,
-    signIn: new SignInService(store, { idleTimeoutMs, absoluteTimeoutMs }, keys.signInThrottleKey),
-    team: new TeamService(store, accounts),
+    signIn: new SignInService(store, { idleTimeoutMs, absoluteTimeoutMs }, keys.signInThrottleKey, passwords),
+    team: new TeamService(store, accounts, passwords),
   };
 }

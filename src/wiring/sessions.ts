@@ -21,9 +21,15 @@ import type { StorageParts } from './storage.ts';
 import type { WebhookParts } from './webhooks.ts';
 
 /** What a test may swap at the composition root: only the boundary we cannot reach. */
+/** What the process that builds the gateway may choose in code, never by configuration. */
 export interface GatewayBoundaries {
   /** Stands in for WhatsApp's servers behind the Baileys engine. */
   baileysSocketFactory?: SocketFactory;
+  /**
+   * The scrypt cost (log2 N) of new password hashes and of the unknown-email decoy; OWASP's 17
+   * unless set. Tests set a cheap one, so that a suite of sign-ins takes seconds, not minutes.
+   */
+  passwordCostLog2?: number;
 }
 
 export interface SessionParts {

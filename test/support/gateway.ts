@@ -10,6 +10,7 @@ import { createGateway, createLogger, type Gateway, type GatewayBoundaries } fro
 import { startS3Server } from './s3-server.ts';
 import { createMigratedTestDatabase, type Dialect, type TestDatabase } from './databases.ts';
 import { ignoreCleanupFailure } from './ignore.ts';
+import { TEST_COST_LOG2 } from './users.ts';
 
 export interface TestGateway {
   gateway: Gateway;
@@ -53,7 +54,9 @@ export async function startTestGateway(
     },
   });
   const open = async () => {
-    const gateway = await createGateway(config, createLogger(config, sink), boundaries);
+    // Passwords hashed cheaply, as the test users are (support/users.ts): what is tested is the
+    // sign-in's logic, and OWASP's cost would make each hash take a third of a second.
+    const gateway = await createGateway(config, createLogger(config, sink), { passwordCostLog2: TEST_COST_LOG2, ...boundaries });
     // The node's leases and sessions run, as in a server; deliveries and sweeps are left to each test.
     await gateway.runtime.startSessions();
     const app = await buildApp(gateway);

@@ -11,7 +11,7 @@ import type { Gateway } from '../../src/main.ts';
  * (`scrypt$<log2 N>$<r>$<p>$<salt>$<key>`, src/accounts/passwords.ts), so the gateway checks
  * these passwords through its one production path, at the cost the hash names.
  */
-const TEST_COST_LOG2 = 10;
+export const TEST_COST_LOG2 = 10;
 const BLOCK_SIZE = 8;
 const PARALLELISM = 1;
 
