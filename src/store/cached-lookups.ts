@@ -60,10 +60,10 @@ export class CachedLookups {
     await signalNodes(this.db, this.dialect, NUMBERS_CHANGED_SIGNAL);
   }
 
-  /** After a committed change to an account's webhooks (any account's, without one): forget them here, and tell the other nodes. */
-  async webhooksChanged(accountId?: string): Promise<void> {
+  /** After a committed change to the account's webhooks: forget them here, and tell the other nodes. */
+  async webhooksChanged(accountId: string): Promise<void> {
     this.forgetWebhooks(accountId);
-    await signalNodes(this.db, this.dialect, `${WEBHOOKS_CHANGED_SIGNAL_PREFIX}${accountId ?? ''}`);
+    await signalNodes(this.db, this.dialect, `${WEBHOOKS_CHANGED_SIGNAL_PREFIX}${accountId}`);
   }
 
   forgetNumbers(): void {
@@ -71,16 +71,20 @@ export class CachedLookups {
     this.numbers.clear();
   }
 
-  forgetWebhooks(accountId?: string): void {
+  forgetWebhooks(accountId: string): void {
     this.webhookChanges += 1;
-    if (accountId === undefined || accountId === '') this.webhooks.clear();
-    else this.webhooks.delete(accountId);
+    this.webhooks.delete(accountId);
+  }
+
+  private forgetEveryAccountsWebhooks(): void {
+    this.webhookChanges += 1;
+    this.webhooks.clear();
   }
 
   /** After missed cluster signals nothing held can be trusted. */
   forgetAll(): void {
     this.forgetNumbers();
-    this.forgetWebhooks();
+    this.forgetEveryAccountsWebhooks();
   }
 
   /** Handles one cluster signal; false when it is not about lookups. */

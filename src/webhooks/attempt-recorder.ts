@@ -65,7 +65,13 @@ export class AttemptRecorder {
         await updateWebhook(trx, outcome.attempt.webhookId, { enabled: false, disabledReason: 'The endpoint answered 410 Gone.' }, at);
       }
     });
-    if (goneOutcomes.length > 0) await this.store.lookups.webhooksChanged();
+    // Rare (a 410): each disabled webhook's account forgets its cached webhooks, here and on other nodes.
+    const goneAccounts = new Set<string>();
+    for (const outcome of goneOutcomes) {
+      const webhook = await findWebhookForDelivery(this.store.db, outcome.attempt.webhookId);
+      if (webhook !== undefined) goneAccounts.add(webhook.accountId);
+    }
+    for (const accountId of goneAccounts) await this.store.lookups.webhooksChanged(accountId);
     for (const webhookId of failed) await this.disableIfFailingTooLong(webhookId, at);
   }
 

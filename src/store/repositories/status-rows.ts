@@ -1,7 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type QueryCreator, type RawBuilder } from 'kysely';
 import type { MessageStatus } from '../../domain/model.ts';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
+import type { Database } from '../schema.ts';
 
 /**
  * Many messages' status changes, and the lease rows that fence them, in one statement each
@@ -72,32 +73,21 @@ export async function markRowsSent(db: Executor, sent: readonly SentRow[]): Prom
 const PENDING: MessageStatus[] = ['queued', 'unknown'];
 
 const markSentPostgres = compiledStatement((db, v: { ids: string[]; engineIds: string[]; ats: number[]; onlyPending: number[] }) =>
-  db
-    .with('sent', (cte) =>
+  markSentFrom(
+    db.with('sent', (cte) =>
       cte.selectNoFrom([
         sql<string>`unnest(cast(${v.ids} as text[]))`.as('id'),
         sql<string>`unnest(cast(${v.engineIds} as text[]))`.as('engine_message_id'),
         sql<number>`unnest(cast(${v.ats} as bigint[]))`.as('at'),
         sql<number>`unnest(cast(${v.onlyPending} as int[]))`.as('only_pending'),
       ]),
-    )
-    .updateTable('messages')
-    .from('sent')
-    .set((eb) => ({
-      status: 'sent',
-      engine_message_id: eb.ref('sent.engine_message_id'),
-      error_code: null,
-      updated_at: eb.ref('sent.at'),
-      sent_at: eb.ref('sent.at'),
-    }))
-    .whereRef('messages.id', '=', 'sent.id')
-    .where((eb) => eb.or([eb('sent.only_pending', '=', 0), eb('messages.status', 'in', PENDING)]))
-    .returning('messages.id'),
+    ),
+  ),
 );
 
 const markSentSqlite = compiledStatement((db, v: { rows: string }) =>
-  db
-    .with('sent', (cte) =>
+  markSentFrom(
+    db.with('sent', (cte) =>
       cte
         .selectFrom(sql`json_each(${v.rows})`.as('r'))
         .select([
@@ -106,7 +96,15 @@ const markSentSqlite = compiledStatement((db, v: { rows: string }) =>
           sql<number>`r.value ->> 't'`.as('at'),
           sql<number>`r.value ->> 'p'`.as('only_pending'),
         ]),
-    )
+    ),
+  ),
+);
+
+/** The one `sent` update of both dialects, over the rows their `sent` table expression unpacks. */
+function markSentFrom(
+  withSent: QueryCreator<Database & { sent: { id: string; engine_message_id: string; at: number; only_pending: number } }>,
+) {
+  return withSent
     .updateTable('messages')
     .from('sent')
     .set((eb) => ({
@@ -118,8 +116,8 @@ const markSentSqlite = compiledStatement((db, v: { rows: string }) =>
     }))
     .whereRef('messages.id', '=', 'sent.id')
     .where((eb) => eb.or([eb('sent.only_pending', '=', 0), eb('messages.status', 'in', PENDING)]))
-    .returning('messages.id'),
-);
+    .returning('messages.id');
+}
 
 /** The statuses a receipt moves a row to, each with the column that records its time. */
 export type AdvancedStatus = 'delivered' | 'read' | 'failed';
@@ -159,32 +157,24 @@ export async function advanceRowsById(
 
 function advancePostgres(status: AdvancedStatus) {
   return compiledStatement((db, v: { ids: string[]; ats: number[]; errorCodes: (string | null)[]; allowedFrom: string[] }) =>
-    db
-      .with('moved', (cte) =>
+    advanceFrom(
+      db.with('moved', (cte) =>
         cte.selectNoFrom([
           sql<string>`unnest(cast(${v.ids} as text[]))`.as('id'),
           sql<number>`unnest(cast(${v.ats} as bigint[]))`.as('at'),
           sql<string | null>`unnest(cast(${v.errorCodes} as text[]))`.as('error_code'),
         ]),
-      )
-      .updateTable('messages')
-      .from('moved')
-      .set((eb) => ({
-        status,
-        updated_at: eb.ref('moved.at'),
-        [`${status}_at`]: eb.ref('moved.at'),
-        error_code: eb.fn.coalesce('moved.error_code', 'messages.error_code'),
-      }))
-      .whereRef('messages.id', '=', 'moved.id')
-      .where('messages.status', '=', sql<string>`any(cast(${v.allowedFrom} as text[]))`)
-      .returning('messages.id'),
+      ),
+      status,
+      sql<boolean>`messages.status = any(cast(${v.allowedFrom} as text[]))`,
+    ),
   );
 }
 
 function advanceSqlite(status: AdvancedStatus) {
   return compiledStatement((db, v: { rows: string; allowedFrom: string }) =>
-    db
-      .with('moved', (cte) =>
+    advanceFrom(
+      db.with('moved', (cte) =>
         cte
           .selectFrom(sql`json_each(${v.rows})`.as('r'))
           .select([
@@ -192,19 +182,31 @@ function advanceSqlite(status: AdvancedStatus) {
             sql<number>`r.value ->> 't'`.as('at'),
             sql<string | null>`r.value ->> 'c'`.as('error_code'),
           ]),
-      )
-      .updateTable('messages')
-      .from('moved')
-      .set((eb) => ({
-        status,
-        updated_at: eb.ref('moved.at'),
-        [`${status}_at`]: eb.ref('moved.at'),
-        error_code: eb.fn.coalesce('moved.error_code', 'messages.error_code'),
-      }))
-      .whereRef('messages.id', '=', 'moved.id')
-      .where('messages.status', 'in', sql<string>`(select value from json_each(${v.allowedFrom}))`)
-      .returning('messages.id'),
+      ),
+      status,
+      sql<boolean>`messages.status in (select value from json_each(${v.allowedFrom}))`,
+    ),
   );
+}
+
+/** The one advance of both dialects, over the rows their `moved` table expression unpacks, from the statuses `allowed` admits. */
+function advanceFrom(
+  withMoved: QueryCreator<Database & { moved: { id: string; at: number; error_code: string | null } }>,
+  status: AdvancedStatus,
+  allowed: RawBuilder<boolean>,
+) {
+  return withMoved
+    .updateTable('messages')
+    .from('moved')
+    .set((eb) => ({
+      status,
+      updated_at: eb.ref('moved.at'),
+      [`${status}_at`]: eb.ref('moved.at'),
+      error_code: eb.fn.coalesce('moved.error_code', 'messages.error_code'),
+    }))
+    .whereRef('messages.id', '=', 'moved.id')
+    .where(allowed)
+    .returning('messages.id');
 }
 
 const ADVANCED_STATUSES: readonly AdvancedStatus[] = ['delivered', 'read', 'failed'];
