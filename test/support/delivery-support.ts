@@ -61,6 +61,11 @@ export function payloadOf(request: ReceivedRequest): Record<string, unknown> {
   return JSON.parse(request.body) as Record<string, unknown>;
 }
 
+/** Requests to one receiver path (one webhook's), that also `match`. */
+export function onPath(path: string, match: (request: ReceivedRequest) => boolean = () => true): (request: ReceivedRequest) => boolean {
+  return (request) => request.path === path && match(request);
+}
+
 export function isEvent(event: string): (request: ReceivedRequest) => boolean {
   return (request) => payloadOf(request).event === event;
 }

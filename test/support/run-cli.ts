@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { JsonObject } from './json.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
+import { createTestDatabase, type Dialect, type TestDatabase } from './databases.ts';
 
 const WAGW_BIN = fileURLToPath(new URL('../../bin/wagw', import.meta.url));
 // Generous: a CLI start costs a few seconds of CPU, and a loaded two-core CI machine runs several at once.
@@ -61,4 +64,32 @@ export function expectRefusal(run: CliRun, ...mentions: string[]): void {
   for (const mention of mentions) {
     assert.ok(run.stderr.includes(mention), `stderr should mention ${JSON.stringify(mention)}\n${describeRun(run)}`);
   }
+}
+
+/** A fresh database with one account, and a gateway on it for the test's own reads and writes beside the CLI's. */
+export interface CliTestDatabase {
+  database: TestDatabase;
+  gateway: Gateway;
+  accountId: string;
+  close(): Promise<void>;
+}
+
+export async function openCliTestDatabase(dialect: Dialect, accountName: string): Promise<CliTestDatabase> {
+  const database = await createTestDatabase(dialect);
+  const config = loadConfig({
+    DATABASE_URL: database.url,
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
+  });
+  const gateway = await createGateway(config, createLogger(config));
+  const accountId = (await gateway.accounts.createAccount({ name: accountName, plan: 'pro' })).id;
+  return {
+    database,
+    gateway,
+    accountId,
+    close: async () => {
+      await gateway.close();
+      await database.drop();
+    },
+  };
 }

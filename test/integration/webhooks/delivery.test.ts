@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { listMessages } from '../../../src/store/repositories/message-pages.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, uniquePhone, type TestGateway } from '../../support/gateway.ts';
-import { WebhookReceiver, type ReceivedRequest } from '../../support/webhook-receiver.ts';
+import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 import {
   ISO_UTC_MILLISECONDS,
   onlyDelivery,
@@ -17,6 +17,7 @@ import {
   verifiedPayload,
   subscribeFresh,
   webhookEnv,
+  onPath,
 } from '../../support/delivery-support.ts';
 
 const packageVersion = (JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string })
@@ -24,10 +25,6 @@ const packageVersion = (JSON.parse(fs.readFileSync(new URL('../../../package.jso
 /** Longer than the whole 0.2 s retry schedule with jitter: a duplicate or retry would have come. */
 const QUIET_PERIOD_MS = 900;
 const WAIT_MS = 5_000;
-
-function onPath(path: string, match: (request: ReceivedRequest) => boolean = () => true): (request: ReceivedRequest) => boolean {
-  return (request) => request.path === path && match(request);
-}
 
 function randomSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;

@@ -6,15 +6,11 @@ import type { E164 } from '../../../src/domain/phone.ts';
 import { findMessageById, insertMessage } from '../../../src/store/repositories/messages.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, uniquePhone, type TestGateway } from '../../support/gateway.ts';
-import { WebhookReceiver, type ReceivedRequest } from '../../support/webhook-receiver.ts';
-import { startDeliveringGateway, subscribeFresh, verifiedPayload, webhookEnv } from '../../support/delivery-support.ts';
+import { WebhookReceiver } from '../../support/webhook-receiver.ts';
+import { startDeliveringGateway, subscribeFresh, verifiedPayload, webhookEnv, onPath } from '../../support/delivery-support.ts';
 
 const WAIT_MS = 5_000;
 const LID = '123456789012345@lid';
-
-function onPath(path: string): (request: ReceivedRequest) => boolean {
-  return (request) => request.path === path;
-}
 
 // The engine boundary is where WhatsApp's addressing arrives, so these tests speak to the
 // gateway's engine events directly, as the Baileys engine does.

@@ -1,32 +1,23 @@
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../../../src/config.ts';
-import { createGateway, createLogger, type Gateway } from '../../../src/main.ts';
-import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
+import type { Gateway } from '../../../src/main.ts';
+import { dialects, type TestDatabase } from '../../support/databases.ts';
 import { uniquePhone } from '../../support/gateway.ts';
-import { runCli } from '../../support/run-cli.ts';
+import { runCli, openCliTestDatabase, type CliTestDatabase } from '../../support/run-cli.ts';
 
 for (const dialect of dialects) {
   describe(`wagw number link (${dialect})`, () => {
+    let opened: CliTestDatabase;
     let database: TestDatabase;
     let gateway: Gateway;
     let accountId: string;
 
     before(async () => {
-      database = await createTestDatabase(dialect);
-      const config = loadConfig({
-        DATABASE_URL: database.url,
-        LOG_LEVEL: 'silent',
-        WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
-      });
-      gateway = await createGateway(config, createLogger(config));
-      accountId = (await gateway.accounts.createAccount({ name: 'Linking', plan: 'pro' })).id;
+      opened = await openCliTestDatabase(dialect, 'Linking');
+      ({ database, gateway, accountId } = opened);
     });
-    after(async () => {
-      await gateway.close();
-      await database.drop();
-    });
+    after(() => opened?.close());
 
     it('ends at once with the network error when WhatsApp cannot be reached, instead of looping', async () => {
       const number = await gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });

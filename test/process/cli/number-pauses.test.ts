@@ -1,33 +1,24 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../../../src/config.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
-import { createGateway, createLogger, type Gateway } from '../../../src/main.ts';
-import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
+import type { Gateway } from '../../../src/main.ts';
+import { dialects, type TestDatabase } from '../../support/databases.ts';
 import { uniquePhone } from '../../support/gateway.ts';
-import { expectJsonObject, runCli } from '../../support/run-cli.ts';
+import { expectJsonObject, runCli, openCliTestDatabase, type CliTestDatabase } from '../../support/run-cli.ts';
 
 // wagw number pause / resume, with no server running: the command holds the number while it acts.
 for (const dialect of dialects) {
   describe(`wagw number pause and resume (${dialect})`, () => {
+    let opened: CliTestDatabase;
     let database: TestDatabase;
     let gateway: Gateway;
     let accountId: string;
 
     before(async () => {
-      database = await createTestDatabase(dialect);
-      const config = loadConfig({
-        DATABASE_URL: database.url,
-        LOG_LEVEL: 'silent',
-        WAGW_SECRET_KEY: process.env.WAGW_SECRET_KEY ?? '7e57'.repeat(16),
-      });
-      gateway = await createGateway(config, createLogger(config));
-      accountId = (await gateway.accounts.createAccount({ name: 'Pausing', plan: 'pro' })).id;
+      opened = await openCliTestDatabase(dialect, 'Pausing');
+      ({ database, gateway, accountId } = opened);
     });
-    after(async () => {
-      await gateway.close();
-      await database.drop();
-    });
+    after(() => opened?.close());
 
     it('pauses a number by hand with a reason, and resumes it', async () => {
       const number = await gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone() });
