@@ -42,21 +42,11 @@ import type {
   PresenceEvent,
   IncomingPollVoteEvent,
 } from '../../src/engines/engine.ts';
+import { SOCKET_EVENTS } from '../../src/engines/baileys/baileys-session.ts';
 
 type EventName = keyof BaileysEventMap;
-const SESSION_EVENTS: readonly EventName[] = [
-  'creds.update',
-  'connection.update',
-  'messages.upsert',
-  'messages.update',
-  'groups.upsert',
-  'groups.update',
-  'group-participants.update',
-  'lid-mapping.update',
-  'messaging-history.set',
-  'call',
-  'presence.update',
-];
+// The fake answers for exactly the events the session listens to.
+const SESSION_EVENTS: readonly EventName[] = SOCKET_EVENTS;
 
 /** A socket whose every method is a stub that records its calls; the test emits its events. */
 export class FakeSocket implements SessionSocket {

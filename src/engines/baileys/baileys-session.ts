@@ -49,14 +49,8 @@ export interface SessionDependencies {
   version: [number, number, number] | undefined;
 }
 
-/**
- * One number's WhatsApp session: one socket at a time, reconnected by the policy, watched for
- * silence, and reporting its status. The old socket is always ended, and its listeners removed,
- * before a new one is made: two live sockets for one number is how sessions get replaced (440)
- * and messages get lost.
- */
 /** Every event the session listens to on a socket, all removed when the socket ends. */
-const SOCKET_EVENTS = [
+export const SOCKET_EVENTS = [
   'creds.update',
   'connection.update',
   'messages.upsert',
@@ -72,6 +66,12 @@ const SOCKET_EVENTS = [
 /** Calls the gateway rejected whose echo from WhatsApp is not reported again; the oldest are forgotten first. */
 const MAX_REJECTED_CALLS_KEPT = 256;
 
+/**
+ * One number's WhatsApp session: one socket at a time, reconnected by the policy, watched for
+ * silence, and reporting its status. The old socket is always ended, and its listeners removed,
+ * before a new one is made: two live sockets for one number is how sessions get replaced (440)
+ * and messages get lost.
+ */
 export class BaileysSession {
   status: SessionStatus = 'connecting';
   private socket: SessionSocket | undefined;
