@@ -1,16 +1,13 @@
 import type { Readable } from 'node:stream';
 import type { CheckedPhone } from './recipient-directory.ts';
-import type { EngineKind, Message, MessageContentKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
+import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import type { MediaKind } from '../domain/media.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
-import type { Group, GroupChange, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
+import type { Group, GroupSettings, ParticipantAction, ParticipantResult } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
-import type { PauseReason } from '../domain/number-pauses.ts';
-import type { IdentitySource } from '../domain/identities.ts';
-import type { CallStatus } from '../domain/calls.ts';
-import type { ContactPresence } from '../domain/presence.ts';
 import type { BusinessProfile, ProfileChanges } from '../domain/profiles.ts';
 import type { GroupMember as Contact } from '../domain/groups.ts';
+import type { InboundSimulator } from './inbound-simulator.ts';
 
 /**
  * The engine port: what the gateway needs from a WhatsApp connection, in domain types only.
@@ -232,64 +229,6 @@ export interface SentMessage {
   pollSecret?: string;
 }
 
-/** A message as a simulated phone sends it to a sandbox number. */
-export interface SimulatedIncoming {
-  fromPhone: E164;
-  text: string;
-  media?: OutgoingMedia;
-  structured?: StructuredContent;
-  /** How many downloads of `media` fail before one succeeds, to rehearse the retries. */
-  failedDownloads?: number;
-  /** The network's id of the message the simulated phone answers. */
-  quotedEngineId?: string;
-  /** The group the simulated phone writes in, which both it and the number belong to. */
-  groupId?: string;
-  /** With `groupId`: the members the message mentions. */
-  mentions?: E164[];
-  /** The simulated phone's LID (`<digits>@lid`): the message is LID-addressed. */
-  fromLid?: string;
-  /** With `fromLid`: the network withholds the phone, as WhatsApp does for a LID-only sender. */
-  withholdPhone?: boolean;
-}
-
-/** What the simulated network does to a number to rehearse WhatsApp's restrictions: a 463, or rate-overlimit on its sends, until `until`. */
-export interface SimulatedRestriction {
-  kind: 'restricted' | 'rate_overlimit';
-  until: Date;
-}
-
-/** A call a simulated phone makes to a sandbox number; it rings until rejected, or for `ringsForMs`. */
-export interface SimulatedCall {
-  fromPhone: E164;
-  video: boolean;
-  /** The group the call is made in, which both the phone and the number belong to. */
-  groupId?: string;
-  /** How long it rings before it is missed, unless rejected first. */
-  ringsForMs: number;
-}
-
-/** A vote a simulated phone casts on a poll of one of its chats with a sandbox number. */
-export interface SimulatedPollVote {
-  fromPhone: E164;
-  /** The network's id of the poll. */
-  pollEngineId: string;
-  /** The options chosen; none takes the phone's vote back. */
-  options: string[];
-  /** The group the poll is in, when it is a group's. */
-  groupId?: string;
-}
-
-export interface InboundSimulator {
-  /** Produces an incoming message on `number` exactly as the network would, and waits until it is stored. */
-  deliverIncoming(number: WhatsAppNumber, incoming: SimulatedIncoming): Promise<Message>;
-  /** Has the network restrict the number as WhatsApp would, so that a client rehearses its `number.paused` handling. */
-  restrict(number: WhatsAppNumber, restriction: SimulatedRestriction): Promise<void>;
-  /** Rings `number` from a simulated phone; resolves with the call's id once the offer is reported. */
-  placeCall(number: WhatsAppNumber, call: SimulatedCall): Promise<string>;
-  /** Produces a vote on a poll of `number`, and waits until it is recorded. */
-  deliverPollVote(number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void>;
-}
-
 /** Why an engine refused a send. The messaging service turns these into API errors. */
 export type EngineSendFailure =
   | 'sender_blocked'
@@ -312,55 +251,6 @@ export class EngineSendError extends Error {
   }
 }
 
-export interface IncomingMessageEvent {
-  /** Our number, the one the message was sent to. */
-  toPhone: E164;
-  /**
-   * The sender's phone. WhatsApp may address a sender by LID only; the engine resolves the
-   * phone where it can, and passes null when it cannot, rather than guessing.
-   */
-  fromPhone: E164 | null;
-  /** The sender's LID as `<digits>@lid`, without a device suffix, whenever WhatsApp told it. */
-  fromLid: string | null;
-  /** The name the sender gave themselves on WhatsApp, when the message carried it. */
-  senderName?: string;
-  /** What told the engine that fromLid is fromPhone's, when both are given: a message by default. */
-  identitySource?: IdentitySource;
-  /** The text is the message's own, or the caption of a media message of this kind. */
-  text: string;
-  contentKind: MessageContentKind;
-  /** The file of a media message, when the engine can fetch it. */
-  media?: IncomingMedia;
-  /** A shared location, contact cards or a poll; or that a file is view-once, or a text's link preview. */
-  structured?: StructuredContent;
-  /** For a poll: the secret its votes are encrypted with (base64), where the network encrypts them. */
-  pollSecret?: string;
-  engineMessageId: string;
-  receivedAt: Date;
-  /** WhatsApp's id of the message this one quotes, when it is a reply. */
-  quotedEngineId?: string;
-  /** The group it was sent to, when it is a group message; the sender is then a member. */
-  group?: { id: string; subject: string | null };
-  /** The members a group message mentions: phones, or LIDs (`…@lid`) where the phone is unknown. */
-  mentions?: string[];
-}
-
-/** A reaction, edit or revocation that arrived in a chat of one of our numbers. */
-export interface IncomingActionEvent {
-  /** Our number. */
-  toPhone: E164;
-  /** Who acted: the other side, or (with `fromMe`) our own number on another of its devices. */
-  actorPhone: E164 | null;
-  actorLid: string | null;
-  fromMe: boolean;
-  /** WhatsApp's id of the message acted on. */
-  targetEngineId: string;
-  /** The group chat it happened in, if it is one. */
-  groupId?: string;
-  action: MessageAction;
-  at: Date;
-}
-
 /** A contact's profile as the engine fetched it. */
 export interface ContactProfile {
   about: string | null;
@@ -374,130 +264,4 @@ export interface ContactProfile {
 export interface CallRef {
   callId: string;
   caller: string;
-}
-
-/** A call to one of our numbers, or news of one, as the engine heard it. */
-export interface IncomingCallEvent {
-  /** Our number. */
-  toPhone: E164;
-  call: CallRef;
-  /** The caller's phone, and its LID when WhatsApp named the caller by one. */
-  fromPhone: E164 | null;
-  fromLid: string | null;
-  /** The group the call was made in, if it is a group call. */
-  groupId: string | null;
-  video: boolean;
-  status: CallStatus;
-  at: Date;
-}
-
-/** What a contact a number subscribed to shows of itself, as the engine heard it. */
-export interface PresenceEvent {
-  /** Our number. */
-  toPhone: E164;
-  contactPhone: E164 | null;
-  contactLid: string | null;
-  /** The group chat the contact is typing or recording in, if it is one. */
-  groupId: string | null;
-  presence: ContactPresence;
-  lastSeen: Date | null;
-  at: Date;
-}
-
-/**
- * A vote on a poll in a chat of one of our numbers: the voter's whole current selection, which
- * replaces their earlier one. The engine may carry it encrypted, as WhatsApp does; the poll's
- * secret and options, which only the stored poll knows, then open it.
- */
-export interface IncomingPollVoteEvent {
-  /** Our number. */
-  toPhone: E164;
-  voterPhone: E164 | null;
-  voterLid: string | null;
-  /** WhatsApp's id of the poll voted on. */
-  pollEngineId: string;
-  /** The group chat of the poll, if it is a group's. */
-  groupId?: string;
-  at: Date;
-  /**
-   * The options chosen, given the poll: its secret (null where the engine needs none) and its
-   * options. Undefined when the vote cannot be read with them.
-   */
-  selectedOptions(poll: { secret: string | null; options: readonly string[] }): string[] | undefined;
-}
-
-export interface SessionStatusEvent {
-  /** The lease of the session that saw the change; the write is refused if it is stale. */
-  lease: SessionLease;
-  phone: E164;
-  status: SessionStatus;
-  reason: string | null;
-}
-
-export interface ReceiptEvent {
-  /** The lease of the session that got the receipt; the write is refused if it is stale. */
-  lease: SessionLease;
-  /**
-   * Our number that sent the message. A WhatsApp message id is unique only per sender, and two of
-   * our numbers (a sandbox one and a real one, say) may hold the same id, so a receipt is
-   * matched by both.
-   */
-  phone: E164;
-  engineMessageId: string;
-  status: 'delivered' | 'read' | 'failed';
-  /** WhatsApp's reason for a failed receipt, such as '463'; null when it gave none. */
-  errorCode: string | null;
-  at: Date;
-}
-
-/**
- * WhatsApp stopped the number from sending for a while, or for good: a 463 (restricted), a
- * reach-out time lock, rate-overlimit (429), or a log-out. The engine reports it before it
- * refuses the send that met it, so the number is paused by the time that send is answered.
- */
-export interface NumberRestrictedEvent {
-  /** The lease of the session that heard it; the pause is written under it. */
-  lease: SessionLease;
-  phone: E164;
-  reason: Exclude<PauseReason, 'manual'>;
-  /** When WhatsApp lifts it (or, for a rate limit, when the engine's backoff ends); null when unknown. */
-  until: Date | null;
-  /** WhatsApp's own words or codes, such as the time lock's enforcement type. */
-  detail: string | null;
-}
-
-/** WhatsApp said a restriction of the number is over (a reach-out time lock lifted early). */
-export interface RestrictionLiftedEvent {
-  lease: SessionLease;
-  phone: E164;
-}
-
-/**
- * Where engines report what happens on the network. `incomingMessage` resolves once the message
- * is durably stored, so an engine may acknowledge it to the network only then.
- */
-export interface EngineEvents {
-  incomingMessage(event: IncomingMessageEvent): Promise<Message>;
-  sessionStatusChanged(event: SessionStatusEvent): Promise<void>;
-  receipt(event: ReceiptEvent): Promise<void>;
-  /** Resolves once the action is stored (or found to name a message we do not have). */
-  incomingAction(event: IncomingActionEvent): Promise<void>;
-  /** A change in a group one of our numbers (`toPhone`) is in, or was just removed from. */
-  groupChanged(event: GroupChange & { toPhone: E164 }): Promise<void>;
-  /** Resolves once the number's pause is stored (or refused as coming from a stale session). */
-  numberRestricted(event: NumberRestrictedEvent): Promise<void>;
-  restrictionLifted(event: RestrictionLiftedEvent): Promise<void>;
-  /** LIDs with their phones, as the network told one of our numbers (`toPhone`), outside a message. */
-  identitiesLearned(event: IdentitiesLearned): Promise<void>;
-  /** A call to one of our numbers rang, or ended; resolves once it is reported (and, if the number says so, rejected). */
-  incomingCall(event: IncomingCallEvent): Promise<void>;
-  presenceUpdate(event: PresenceEvent): Promise<void>;
-  /** Resolves once the vote is stored (or found to name a poll we do not have). */
-  pollVote(event: IncomingPollVoteEvent): Promise<void>;
-}
-
-export interface IdentitiesLearned {
-  toPhone: E164;
-  identities: readonly { lid: string; phone: E164 }[];
-  source: IdentitySource;
 }

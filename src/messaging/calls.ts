@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import { callPayload, type CallReport } from '../domain/webhooks.ts';
-import type { IncomingCallEvent } from '../engines/engine.ts';
+import type { IncomingCallEvent } from '../engines/engine-events.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';

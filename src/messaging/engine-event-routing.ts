@@ -12,7 +12,7 @@ import type {
   ReceiptEvent,
   RestrictionLiftedEvent,
   SessionStatusEvent,
-} from '../engines/engine.ts';
+} from '../engines/engine-events.ts';
 import type { GroupChange } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { CallService } from './calls.ts';

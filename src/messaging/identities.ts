@@ -1,5 +1,5 @@
 import type { IdentitySource, PersonIdentity } from '../domain/identities.ts';
-import type { IdentitiesLearned } from '../engines/engine.ts';
+import type { IdentitiesLearned } from '../engines/engine-events.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { contactIdentityPayload } from '../domain/webhooks.ts';

@@ -1,5 +1,5 @@
 import { messageEditedPayload, messageReactionPayload, messageRevokedPayload, type MessageChange } from '../domain/webhooks.ts';
-import type { IncomingActionEvent } from '../engines/engine.ts';
+import type { IncomingActionEvent } from '../engines/engine-events.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { findByEngineId, reviseMessage, saveReaction } from '../store/repositories/conversations.ts';

@@ -3,7 +3,7 @@ import { AppError } from '../domain/errors.ts';
 import type { SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import type { NumberPause, PauseReason, ResumeReason, SendHold } from '../domain/number-pauses.ts';
 import { numberPausedPayload, numberResumedPayload } from '../domain/webhooks.ts';
-import type { NumberRestrictedEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine.ts';
+import type { NumberRestrictedEvent, RestrictionLiftedEvent, SessionStatusEvent } from '../engines/engine-events.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';

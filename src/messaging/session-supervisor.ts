@@ -3,15 +3,9 @@ import type { StaleWrites } from './stale-writes.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
-import type {
-  Engine,
-  EngineSendFailure,
-  InboundSimulator,
-  LinkSession,
-  OutgoingMessage,
-  SentMessage,
-  SessionStatusEvent,
-} from '../engines/engine.ts';
+import type { Engine, EngineSendFailure, LinkSession, OutgoingMessage, SentMessage } from '../engines/engine.ts';
+import type { SessionStatusEvent } from '../engines/engine-events.ts';
+import type { InboundSimulator } from '../engines/inbound-simulator.ts';
 import { EngineSendError } from '../engines/engine.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';

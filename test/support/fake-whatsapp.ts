@@ -41,7 +41,7 @@ import type {
   IncomingCallEvent,
   PresenceEvent,
   IncomingPollVoteEvent,
-} from '../../src/engines/engine.ts';
+} from '../../src/engines/engine-events.ts';
 import { SOCKET_EVENTS } from '../../src/engines/baileys/baileys-session.ts';
 
 type EventName = keyof BaileysEventMap;

@@ -15,7 +15,6 @@ import {
   isGroupMessage,
   type ChatPresence,
   type Engine,
-  type EngineEvents,
   type ChatChange,
   type ChatTarget,
   type MessageAction,
@@ -27,6 +26,7 @@ import {
   type ContactProfile,
   type OutgoingMedia,
 } from '../engine.ts';
+import type { EngineEvents } from '../engine-events.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
 import { BaileysSession, type SessionTimings } from './baileys-session.ts';
 import {

@@ -4,7 +4,8 @@ import { openPollVote } from './poll-votes.ts';
 import { retryTokenOf } from './media-retry-token.ts';
 import type { Logger } from 'pino';
 import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
-import type { EngineEvents, IncomingMedia, LinkUpdate, NumberRestrictedEvent } from '../engine.ts';
+import type { IncomingMedia, LinkUpdate } from '../engine.ts';
+import type { EngineEvents, NumberRestrictedEvent } from '../engine-events.ts';
 import { ACCOUNT_RESTRICTED_CODE, timelockNews, type TimelockNews } from './restrictions.ts';
 import { parseE164, type E164 } from '../../domain/phone.ts';
 

@@ -1,7 +1,7 @@
 import type { WACallEvent, WACallUpdateType } from 'baileys';
 import { isJidGroup } from 'baileys';
 import type { CallStatus } from '../../domain/calls.ts';
-import type { IncomingCallEvent } from '../engine.ts';
+import type { IncomingCallEvent } from '../engine-events.ts';
 import { memberOf } from './group-mapper.ts';
 
 /**

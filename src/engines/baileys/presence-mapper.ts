@@ -1,7 +1,7 @@
 import type { BaileysEventMap } from 'baileys';
 import { isJidGroup } from 'baileys';
 import { isContactPresence } from '../../domain/presence.ts';
-import type { PresenceEvent } from '../engine.ts';
+import type { PresenceEvent } from '../engine-events.ts';
 import { memberOf } from './group-mapper.ts';
 
 /**

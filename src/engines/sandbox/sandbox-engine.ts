@@ -8,8 +8,6 @@ import {
   type ChatPresence,
   type ChatTarget,
   type Engine,
-  type EngineEvents,
-  type InboundSimulator,
   type IncomingMedia,
   MediaGoneError,
   type MessageAction,
@@ -17,14 +15,11 @@ import {
   type OutgoingMedia,
   type OutgoingMessage,
   type SentMessage,
-  type SimulatedIncoming,
-  type SimulatedRestriction,
   type CallRef,
   type ContactProfile,
-  type IncomingCallEvent,
-  type SimulatedCall,
-  type SimulatedPollVote,
 } from '../engine.ts';
+import type { EngineEvents, IncomingCallEvent } from '../engine-events.ts';
+import type { InboundSimulator, SimulatedIncoming, SimulatedRestriction, SimulatedCall, SimulatedPollVote } from '../inbound-simulator.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
 import type { Group, GroupMember as Contact, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';

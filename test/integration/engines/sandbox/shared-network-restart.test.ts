@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { SessionStatusEvent } from '../../../../src/engines/engine.ts';
+import type { SessionStatusEvent } from '../../../../src/engines/engine-events.ts';
 import type { WhatsAppNumber } from '../../../../src/domain/model.ts';
 import type { E164 } from '../../../../src/domain/phone.ts';
 import type { RemoteSandboxNetwork } from '../../../../src/engines/sandbox/remote-sandbox-network.ts';
