@@ -63,6 +63,21 @@ describe('the send queue when its owner is killed mid-queue, three nodes (postgr
       30_000,
       'every number owned and connected',
     );
+    // Nodes started together hand numbers over until each holds its fair share: wait until the
+    // owners stay the same over a few lease renewals, so that no send meets a number mid-handover.
+    let settledOwners = '';
+    let unchangedFor = 0;
+    await waitFor(
+      async () => {
+        const owners = JSON.stringify((await leases()).map((lease) => `${lease.number_id}:${lease.node_id}`).sort());
+        unchangedFor = owners === settledOwners && (await connectedCount()) === NUMBERS ? unchangedFor + 1 : 0;
+        settledOwners = owners;
+        return unchangedFor >= 6;
+      },
+      30_000,
+      'the numbers to stay with the same owners',
+      250,
+    );
 
     for (const phone of seeded.phones) {
       const answer = await request(nodes[0]!.port, {
