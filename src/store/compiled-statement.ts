@@ -1,4 +1,5 @@
-import { PostgresAdapter, type Compilable, type CompiledQuery, type Kysely, type QueryResult } from 'kysely';
+import { PostgresAdapter, type Compilable, type CompiledQuery, type DatabaseConnection, type Kysely, type QueryResult } from 'kysely';
+import { openTransactionOf } from './open-transactions.ts';
 import type { Database } from './schema.ts';
 import type { Executor } from './database.ts';
 
@@ -31,8 +32,38 @@ export function compiledStatement<Values extends Record<string, unknown>, Row>(
       const name = template.valueAt[index];
       return name === undefined ? constant : values[name];
     });
-    return db.executeQuery<Row>({ ...template.compiled, parameters });
+    return runOnConnection(db, { ...template.compiled, parameters });
   };
+}
+
+/** Per open transaction (its executor), the connection it holds and the token of its transaction there. */
+const transactionConnections = new WeakMap<object, { connection: DatabaseConnection; transaction: object }>();
+
+/**
+ * Runs a compiled query on the connection `db` is bound to, without Kysely's executor around
+ * it: the executor's layers (its connection provider's queue, the committed-transaction guard,
+ * the result plugins) cost more than SQLite takes to run a small
+ * statement. The connection's own `executeQuery` still runs it, so the errors (constraint,
+ * outage) and the result (`rows`, `numAffectedRows`) are exactly what Kysely would have passed on.
+ *
+ * Within a transaction, the connection is asked for once and then reused while that same
+ * transaction is open on it (open-transactions.ts); the statement then runs inside the
+ * transaction, in the order it was issued. Outside one, the connection is taken and given back
+ * as every query's is, so on SQLite the queued driver still runs one thing at a time.
+ *
+ * A database with plugins (tests count or refuse statements with them) keeps Kysely's executor,
+ * since a plugin may change what a result looks like.
+ */
+async function runOnConnection<Row>(db: Executor, query: CompiledQuery<Row>): Promise<QueryResult<Row>> {
+  const executor = db.getExecutor();
+  if (executor.plugins.length > 0) return db.executeQuery<Row>(query);
+  const held = transactionConnections.get(executor);
+  if (held !== undefined && openTransactionOf(held.connection) === held.transaction) return held.connection.executeQuery<Row>(query);
+  return executor.provideConnection((connection) => {
+    const transaction = openTransactionOf(connection);
+    if (db.isTransaction && transaction !== undefined) transactionConnections.set(executor, { connection, transaction });
+    return connection.executeQuery<Row>(query);
+  });
 }
 
 interface Template<Row> {

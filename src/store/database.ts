@@ -17,6 +17,7 @@ import type { DatabaseConfig } from '../config.ts';
 import { preparedStatementName } from './compiled-statement.ts';
 import type { Database } from './schema.ts';
 import { QueuedSqliteDialect } from './sqlite-queued-driver.ts';
+import { notingTransactions } from './open-transactions.ts';
 import { handledElsewhere } from '../domain/promises.ts';
 
 /** A query runner: the database itself or an open transaction. Repositories take either. */
@@ -115,19 +116,21 @@ function createPrivately(file: string): void {
 function openSqlite(file: string): Kysely<Database> {
   createPrivately(file);
   return new Kysely<Database>({
-    dialect: new QueuedSqliteDialect({
-      database: async () => {
-        const connection = new SqliteDatabase(file);
-        // WAL with synchronous=FULL fsyncs the log on every commit, so a committed row
-        // survives kill -9 and power loss; group commit keeps that cost per batch, not per row.
-        connection.pragma('journal_mode = WAL');
-        connection.pragma('synchronous = FULL');
-        connection.pragma('foreign_keys = ON');
-        // The CLI writes to the same file while the server runs; wait rather than fail.
-        connection.pragma('busy_timeout = 5000');
-        return withStatementCache(connection);
-      },
-    }),
+    dialect: notingTransactions(
+      new QueuedSqliteDialect({
+        database: async () => {
+          const connection = new SqliteDatabase(file);
+          // WAL with synchronous=FULL fsyncs the log on every commit, so a committed row
+          // survives kill -9 and power loss; group commit keeps that cost per batch, not per row.
+          connection.pragma('journal_mode = WAL');
+          connection.pragma('synchronous = FULL');
+          connection.pragma('foreign_keys = ON');
+          // The CLI writes to the same file while the server runs; wait rather than fail.
+          connection.pragma('busy_timeout = 5000');
+          return withStatementCache(connection);
+        },
+      }),
+    ),
   });
 }
 
@@ -184,7 +187,9 @@ function openPostgres(config: Extract<DatabaseConfig, { dialect: 'postgres' }>):
   // otherwise have no listener and end the process. Its pending and next queries fail instead,
   // and the pool drops it when it is released.
   pool.on('connect', (client) => client.on('error', handledElsewhere));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatements ? new NamingPool(pool) : pool }) });
+  return new Kysely<Database>({
+    dialect: notingTransactions(new PostgresDialect({ pool: preparedStatements ? new NamingPool(pool) : pool })),
+  });
 }
 
 /**
