@@ -1,9 +1,11 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type QueryCreator, type Selectable } from 'kysely';
+import { compiledStatement } from '../compiled-statement.ts';
 import type { Message } from '../../domain/model.ts';
 import type { Contact, IdentitySource, PersonIdentity } from '../../domain/identities.ts';
 import { newId } from '../../domain/ids.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { Executor } from '../database.ts';
+import type { Database } from '../schema.ts';
 import type { ContactsTable } from '../schema-identities.ts';
 
 // Each number's people and its LID-to-phone map: one row per person (migration 0021, ADR 0032).
@@ -105,37 +107,65 @@ export async function noteContact(
 ): Promise<void> {
   const key = person.lid !== null ? 'lid' : 'phone';
   if (person[key] === null) return;
-  const name = person.whatsappName ?? null;
-  const messageAt = person.messageAt?.getTime() ?? null;
-  await db
+  const values: ContactNoteValues = {
+    id: newId('contact'),
+    numberId: number.numberId,
+    accountId: number.accountId,
+    lid: person.lid,
+    phone: person.phone,
+    name: person.whatsappName ?? null,
+    saved: person.saved === true ? 1 : 0,
+    messageAt: person.messageAt?.getTime() ?? null,
+    at: at.getTime(),
+  };
+  await (key === 'lid' ? noteContactByLid : noteContactByPhone)(db, values);
+}
+
+type ContactNoteValues = {
+  id: string;
+  numberId: string;
+  accountId: string;
+  lid: string | null;
+  phone: string | null;
+  name: string | null;
+  saved: 0 | 1;
+  messageAt: number | null;
+  at: number;
+};
+
+/**
+ * Every incoming direct message notes its sender: compiled once per key the person is known by.
+ * What the note does not know (a null name or time, not saved) leaves the stored value as it is.
+ */
+function contactNote(db: QueryCreator<Database>, key: 'lid' | 'phone', v: ContactNoteValues) {
+  return db
     .insertInto('contacts')
     .values({
-      id: newId('contact'),
-      number_id: number.numberId,
-      account_id: number.accountId,
-      lid: person.lid,
-      phone: person.phone,
-      whatsapp_name: name,
-      saved: person.saved === true ? 1 : 0,
+      id: v.id,
+      number_id: v.numberId,
+      account_id: v.accountId,
+      lid: v.lid,
+      phone: v.phone,
+      whatsapp_name: v.name,
+      saved: v.saved,
       identity_source: null,
       identity_learned_at: null,
-      last_message_at: messageAt,
-      created_at: at.getTime(),
-      updated_at: at.getTime(),
+      last_message_at: v.messageAt,
+      created_at: v.at,
+      updated_at: v.at,
     })
     .onConflict((conflict) =>
-      conflict
-        .columns(['number_id', key])
-        .where(key, 'is not', null)
-        .doUpdateSet((eb) => ({
-          whatsapp_name: name === null ? eb.ref('contacts.whatsapp_name') : name,
-          saved: person.saved === true ? 1 : eb.ref('contacts.saved'),
-          last_message_at: messageAt === null ? eb.ref('contacts.last_message_at') : messageAt,
-          updated_at: at.getTime(),
-        })),
-    )
-    .execute();
+      conflict.columns(['number_id', key]).where(key, 'is not', null).doUpdateSet({
+        whatsapp_name: sql`coalesce(excluded.whatsapp_name, contacts.whatsapp_name)`,
+        saved: sql`case when excluded.saved = 1 then 1 else contacts.saved end`,
+        last_message_at: sql`coalesce(excluded.last_message_at, contacts.last_message_at)`,
+        updated_at: sql`excluded.updated_at`,
+      }),
+    );
 }
+
+const noteContactByLid = compiledStatement((db, v: ContactNoteValues) => contactNote(db, 'lid', v));
+const noteContactByPhone = compiledStatement((db, v: ContactNoteValues) => contactNote(db, 'phone', v));
 
 /** Notes the recipients of direct messages we sent as people of their numbers, in one statement. */
 export async function noteRecipients(db: Executor, messages: readonly Message[]): Promise<void> {
@@ -189,9 +219,14 @@ export async function phoneOfLidInAccount(db: Executor, accountId: string, lid: 
 
 /** The LID a number's map knows for `phone`. */
 export async function lidOfPhone(db: Executor, numberId: string, phone: E164): Promise<string | undefined> {
-  const row = await db.selectFrom('contacts').select('lid').where('number_id', '=', numberId).where('phone', '=', phone).executeTakeFirst();
-  return row?.lid ?? undefined;
+  const { rows } = await lidOfPhoneStatement(db, { numberId, phone });
+  return rows[0]?.lid ?? undefined;
 }
+
+// Read for every incoming message whose sender is known by phone: compiled once.
+const lidOfPhoneStatement = compiledStatement((db, v: { numberId: string; phone: string }) =>
+  db.selectFrom('contacts').select('lid').where('number_id', '=', v.numberId).where('phone', '=', v.phone),
+);
 
 /** The people among `ids` (phones or LIDs) the number knows, each with both identifiers where known. */
 export async function identitiesOf(db: Executor, numberId: string, ids: readonly string[]): Promise<PersonIdentity[]> {
