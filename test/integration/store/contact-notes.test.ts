@@ -1,25 +1,18 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { findContact, lidOfPhone, noteContact } from '../../../src/store/repositories/contacts.ts';
-import { dialects, openMigratedTestStore, seedNumberRow, type MigratedTestStore } from '../../support/databases.ts';
+import { dialects, seedNumberRow, suiteStore } from '../../support/databases.ts';
 
 // The contact note is a compiled statement whose values are bound whole, so "keep what is
 // stored" is said in SQL; these pin what a later, less informed note leaves in place.
 
-describe('a contact note keeps what it does not know', () => {
-  const opened: MigratedTestStore[] = [];
+for (const dialect of dialects) {
+  describe(`a contact note keeps what it does not know (${dialect})`, () => {
+    const suite = suiteStore(dialect);
 
-  before(async () => {
-    for (const dialect of dialects) opened.push(await openMigratedTestStore(dialect));
-  });
-
-  after(async () => {
-    for (const each of opened) await each.close();
-  });
-
-  it('a note without a name, a time or saved leaves the stored ones; one with them replaces them', async () => {
-    for (const { store } of opened) {
+    it('a note without a name, a time or saved leaves the stored ones; one with them replaces them', async () => {
+      const { store } = suite;
       const number = await seedNumberRow(store);
       const ref = { numberId: number.id, accountId: number.accountId };
       const phone = '+14155550123' as E164;
@@ -37,11 +30,10 @@ describe('a contact note keeps what it does not know', () => {
       assert.equal(contact?.whatsappName, 'Ada L.');
       assert.equal(contact?.saved, true, 'a note that does not say saved never unsaves');
       assert.equal(contact?.lastMessageAt?.getTime(), later.getTime());
-    }
-  });
+    });
 
-  it('a person known by LID is noted on the LID row, and the LID of a phone is found once stored', async () => {
-    for (const { store } of opened) {
+    it('a person known by LID is noted on the LID row, and the LID of a phone is found once stored', async () => {
+      const { store } = suite;
       const number = await seedNumberRow(store);
       const ref = { numberId: number.id, accountId: number.accountId };
       const lid = '123456789@lid';
@@ -54,6 +46,6 @@ describe('a contact note keeps what it does not know', () => {
       const both = { lid: '987654321@lid', phone: '+14155550125' as E164 };
       await noteContact(store.db, ref, both, new Date(3_000));
       assert.equal(await lidOfPhone(store.db, number.id, both.phone), both.lid);
-    }
+    });
   });
-});
+}

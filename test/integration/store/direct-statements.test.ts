@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { newId } from '../../../src/domain/ids.ts';
 import { compiledStatement } from '../../../src/store/compiled-statement.ts';
 import { isUniqueViolation } from '../../../src/store/constraint-errors.ts';
 import type { Store } from '../../../src/store/database.ts';
-import { dialects, openMigratedTestStore, type MigratedTestStore } from '../../support/databases.ts';
+import { dialects, suiteStore } from '../../support/databases.ts';
 
 // Compiled statements run on their transaction's connection without Kysely's executor
 // (compiled-statement.ts); these are the promises that must survive that shortcut.
@@ -28,19 +28,12 @@ async function namesOf(store: Store, ids: string[]): Promise<string[]> {
   return rows.map((row) => row.name);
 }
 
-describe('compiled statements run on the connection of their transaction', () => {
-  const opened: MigratedTestStore[] = [];
+for (const dialect of dialects) {
+  describe(`compiled statements run on the connection of their transaction (${dialect})`, () => {
+    const suite = suiteStore(dialect);
 
-  before(async () => {
-    for (const dialect of dialects) opened.push(await openMigratedTestStore(dialect));
-  });
-
-  after(async () => {
-    for (const each of opened) await each.close();
-  });
-
-  it('a compiled write in a transaction that fails is rolled back with the Kysely writes around it', async () => {
-    for (const { store } of opened) {
+    it('a compiled write in a transaction that fails is rolled back with the Kysely writes around it', async () => {
+      const { store } = suite;
       const before = newId('account');
       const compiled = newId('account');
       const failure = new Error('the batch failed after its writes');
@@ -59,23 +52,21 @@ describe('compiled statements run on the connection of their transaction', () =>
         failure,
       );
       assert.deepEqual(await namesOf(store, [before, compiled]), []);
-    }
-  });
+    });
 
-  it('a compiled write in a transaction commits with it, and is not seen outside before the commit', async () => {
-    for (const { store, database } of opened) {
+    it('a compiled write in a transaction commits with it, and is not seen outside before the commit', async () => {
+      const { store } = suite;
       const id = newId('account');
       await store.db.transaction().execute(async (trx) => {
         await insertAccountRow(trx, { id, name: 'Committed', createdAt: 1 });
         // SQLite's one connection is held by this transaction; only PostgreSQL can look from outside.
-        if (database.url.startsWith('postgres')) assert.deepEqual((await accountName(store.db, { id })).rows, []);
+        if (dialect === 'postgres') assert.deepEqual((await accountName(store.db, { id })).rows, []);
       });
       assert.deepEqual(await namesOf(store, [id]), ['Committed']);
-    }
-  });
+    });
 
-  it('results keep their shapes: rows for reads and RETURNING, a bigint count for writes', async () => {
-    for (const { store } of opened) {
+    it('results keep their shapes: rows for reads and RETURNING, a bigint count for writes', async () => {
+      const { store } = suite;
       for (const db of [store.db, undefined]) {
         const run = async (work: (executor: Store['db']) => Promise<void>) =>
           db === undefined ? store.db.transaction().execute((trx) => work(trx)) : work(db);
@@ -91,11 +82,10 @@ describe('compiled statements run on the connection of their transaction', () =>
           assert.deepEqual((await accountName(executor, { id })).rows, [{ name: 'Reshaped' }]);
         });
       }
-    }
-  });
+    });
 
-  it('a duplicate key from a compiled write is still a unique violation, in and out of a transaction', async () => {
-    for (const { store } of opened) {
+    it('a duplicate key from a compiled write is still a unique violation, in and out of a transaction', async () => {
+      const { store } = suite;
       const id = newId('account');
       await insertAccountRow(store.db, { id, name: 'First', createdAt: 1 });
       const outside = await insertAccountRow(store.db, { id, name: 'Again', createdAt: 2 }).catch((error: unknown) => error);
@@ -106,11 +96,10 @@ describe('compiled statements run on the connection of their transaction', () =>
         .catch((error: unknown) => error);
       assert.ok(isUniqueViolation(inside), `not a unique violation: ${String(inside)}`);
       assert.deepEqual(await namesOf(store, [id]), ['First']);
-    }
-  });
+    });
 
-  it('a compiled statement on a transaction that has ended is refused, and does not run in a later one', async () => {
-    for (const { store } of opened) {
+    it('a compiled statement on a transaction that has ended is refused, and does not run in a later one', async () => {
+      const { store } = suite;
       let ended: Store['db'] | undefined;
       await store.db.transaction().execute(async (trx) => {
         await accountName(trx, { id: 'acc_none' });
@@ -121,11 +110,10 @@ describe('compiled statements run on the connection of their transaction', () =>
         await assert.rejects(insertAccountRow(ended!, { id, name: 'Late', createdAt: 1 }), /already committed/);
       });
       assert.deepEqual(await namesOf(store, [id]), []);
-    }
-  });
+    });
 
-  it('a compiled statement outside an open transaction is not part of it: its rollback does not undo it', async () => {
-    for (const { store } of opened) {
+    it('a compiled statement outside an open transaction is not part of it: its rollback does not undo it', async () => {
+      const { store } = suite;
       const held = newId('account');
       const waiting = newId('account');
       let outside: Promise<unknown> | undefined;
@@ -140,6 +128,6 @@ describe('compiled statements run on the connection of their transaction', () =>
       );
       await outside;
       assert.deepEqual(await namesOf(store, [held, waiting]), ['Waiting']);
-    }
+    });
   });
-});
+}
