@@ -42,9 +42,9 @@ const transactionConnections = new WeakMap<object, { connection: DatabaseConnect
 /**
  * Runs a compiled query on the connection `db` is bound to, without Kysely's executor around
  * it: the executor's layers (its connection provider's queue, the committed-transaction guard,
- * the result plugins) cost more than SQLite takes to run a small
- * statement. The connection's own `executeQuery` still runs it, so the errors (constraint,
- * outage) and the result (`rows`, `numAffectedRows`) are exactly what Kysely would have passed on.
+ * the result plugins) add about half again to a small statement on SQLite (ADR 0011). The
+ * connection's own `executeQuery` still runs it, so the errors (constraint, outage) and the
+ * result (`rows`, `numAffectedRows`) are exactly what Kysely would have passed on.
  *
  * Within a transaction, the connection is asked for once and then reused while that same
  * transaction is open on it (open-transactions.ts); the statement then runs inside the
