@@ -7,6 +7,10 @@
 #
 # The files are dealt out by their last known times (scripts/test-shard-plan.mjs).
 #
+# A test that waits forever (a stalled statement holding SQLite's one connection, say) fails
+# after WAGW_TEST_TIMEOUT_MS (3 minutes; no test of these tiers needs a tenth of that) and is
+# named in the report, instead of holding its shard, and CI, until the job is killed.
+#
 # run_shards <reporter> <log dir> <files...>: each shard's report goes to <log dir>/shard-<k>.log
 # and is printed when the shard ends, and each file's time to <log dir>/shard-<k>.times.md.
 # Returns non-zero if any shard failed.
@@ -24,7 +28,7 @@ run_shards() {
     for line in "${plan[@]}"; do
       if [ "${line%% *}" = "$shard" ]; then shard_files+=("${line#* }"); fi
     done
-    node --import tsx --test "$isolation" \
+    node --import tsx --test "$isolation" --test-timeout="${WAGW_TEST_TIMEOUT_MS:-180000}" \
       --test-reporter="$reporter" --test-reporter-destination="$logs/shard-$shard.log" \
       --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$logs/shard-$shard.times.md" \
       "${shard_files[@]}" >"$logs/shard-$shard.out" 2>&1 &

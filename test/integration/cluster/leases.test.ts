@@ -272,26 +272,34 @@ for (const dialect of dialects) {
         .select('expires_at')
         .where('number_id', '=', number.id)
         .executeTakeFirstOrThrow();
+      // A failed wait or assertion must still lift the stall and stop the keeper: a statement held
+      // in the plugin keeps SQLite's one connection, so the suite's close would wait for it forever.
       blocked.on = true;
-      await until(() => running.size === 0, 'the stalled node to stop its session', TTL_MS * 2);
-      assert.ok(Date.now() < Number(expiresAt), 'it stopped before the lease it last renewed ran out');
-      blocked.on = false;
-      // Once the database answers again, the fenced node gives the lease back instead of renewing
-      // a lease whose session it no longer runs.
-      await until(
-        async () =>
-          (
-            await test.gateway.store.db
-              .selectFrom('lease_changes')
-              .select('id')
-              .where('number_id', '=', number.id)
-              .where('reason', '=', 'released')
-              .where('from_node_id', '=', keeper.nodeId)
-              .execute()
-          ).length > 0,
-        'the fenced node to give its lease back',
-      );
-      await keeper.stop();
+      try {
+        try {
+          await until(() => running.size === 0, 'the stalled node to stop its session', TTL_MS * 2);
+          assert.ok(Date.now() < Number(expiresAt), 'it stopped before the lease it last renewed ran out');
+        } finally {
+          blocked.on = false;
+        }
+        // Once the database answers again, the fenced node gives the lease back instead of renewing
+        // a lease whose session it no longer runs.
+        await until(
+          async () =>
+            (
+              await test.gateway.store.db
+                .selectFrom('lease_changes')
+                .select('id')
+                .where('number_id', '=', number.id)
+                .where('reason', '=', 'released')
+                .where('from_node_id', '=', keeper.nodeId)
+                .execute()
+            ).length > 0,
+          'the fenced node to give its lease back',
+        );
+      } finally {
+        await keeper.stop();
+      }
     });
   });
 }
