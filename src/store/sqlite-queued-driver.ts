@@ -1,4 +1,6 @@
-import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely';
+import type SqliteDatabase from 'better-sqlite3';
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, SqliteDriver } from 'kysely';
+import type { WalSync } from './wal-sync.ts';
 
 /**
  * Kysely's SQLite driver guards its one connection with a lock that, when released, wakes every
@@ -55,13 +57,100 @@ class QueuedSqliteDriver extends SqliteDriver {
 
 const NO_TRANSACTION = /no transaction is active/;
 
-/** Kysely's SQLite dialect with the queued driver in place of its own. */
+/** Opens the one connection when Kysely first needs it. */
+interface OpenedBy {
+  database: () => Promise<SqliteDatabase.Database>;
+}
+
+/** One turn of holding the connection; it is let go at the commit, before the log's sync. */
+class HeldConnection implements DatabaseConnection {
+  released = false;
+
+  constructor(
+    private readonly connection: DatabaseConnection,
+    private readonly database: SqliteDatabase.Database,
+    private readonly wal: WalSync,
+  ) {}
+
+  /** A write outside a transaction commits by itself, so it waits for the log's sync too. */
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.connection.executeQuery<R>(query);
+    if (!this.database.inTransaction && !this.database.prepare(query.sql).readonly) await this.wal.sync();
+    return result;
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.connection.streamQuery<R>(query, chunkSize);
+  }
+}
+
+/**
+ * The queued driver for a connection in synchronous=NORMAL, where a commit writes SQLite's log
+ * without syncing it (ADR 0039). Each commit is followed by a sync of the log on libuv's thread
+ * pool, and the transaction's caller hears of the commit only once that sync is done. The
+ * connection is handed to the next waiter as soon as COMMIT returns, so the next batch runs its
+ * statements while this one's sync is under way.
+ */
+class WalSyncingSqliteDriver extends QueuedSqliteDriver {
+  /** The connection's better-sqlite3 handle, known once Kysely has opened it. */
+  private readonly opened: { database?: SqliteDatabase.Database };
+
+  constructor(
+    config: OpenedBy,
+    private readonly wal: WalSync,
+  ) {
+    const opened: { database?: SqliteDatabase.Database } = {};
+    const open = config.database;
+    super({
+      ...config,
+      database: async () => {
+        const database = await open();
+        opened.database = database;
+        return database;
+      },
+    });
+    this.opened = opened;
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    return new HeldConnection(await super.acquireConnection(), this.opened.database!, this.wal);
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+    (connection as HeldConnection).released = true;
+    await super.releaseConnection();
+    await this.wal.sync();
+  }
+
+  /** After a commit whose sync failed there is nothing to roll back, and the connection is another's. */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!(connection as HeldConnection).released) await super.rollbackTransaction(connection);
+  }
+
+  override async releaseConnection(connection?: DatabaseConnection): Promise<void> {
+    if (!(connection as HeldConnection).released) await super.releaseConnection();
+  }
+
+  override async destroy(): Promise<void> {
+    await this.wal.close();
+    await super.destroy();
+  }
+}
+
+/**
+ * Kysely's SQLite dialect with the queued driver in place of its own; given a WalSync, each
+ * commit's log is synced off the event loop.
+ */
 export class QueuedSqliteDialect extends SqliteDialect {
-  constructor(private readonly config: SqliteDialectConfig) {
+  constructor(
+    private readonly config: OpenedBy,
+    private readonly wal?: WalSync,
+  ) {
     super(config);
   }
 
   override createDriver(): Driver {
-    return new QueuedSqliteDriver(this.config);
+    return this.wal === undefined ? new QueuedSqliteDriver(this.config) : new WalSyncingSqliteDriver(this.config, this.wal);
   }
 }

@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import type { BlobStore } from '../media/blob-store.ts';
 import { openBlobStore } from '../media/open-blob-store.ts';
 import { GatewayMetrics } from '../operations/metrics.ts';
-import { openStore, type Store } from '../store/database.ts';
+import { openStore, type Store, type StoreBoundaries } from '../store/database.ts';
 import { GroupCommitter } from '../store/group-commit.ts';
 import { migrateToLatest } from '../store/migrate.ts';
 import { WriteFailures } from '../store/write-failures.ts';
@@ -20,8 +20,8 @@ export interface StorageParts {
 }
 
 /** The database, migrated and proven durable, its group committer, the blob store and the metrics that read them. */
-export async function openStorage(config: Config): Promise<StorageParts> {
-  const store = openStore(config.database);
+export async function openStorage(config: Config, boundaries: StoreBoundaries = {}): Promise<StorageParts> {
+  const store = openStore(config.database, boundaries);
   let appliedMigrations: string[];
   let blobs: BlobStore;
   try {
@@ -32,8 +32,7 @@ export async function openStorage(config: Config): Promise<StorageParts> {
     await store.close();
     throw error;
   }
-  // PostgreSQL commits a few batches side by side, leaving pool connections for reads.
-  const concurrentBatches = config.database.dialect === 'postgres' ? Math.max(1, Math.floor(config.database.poolSize / 2)) : 1;
+  const concurrentBatches = concurrentBatchesOf(config.database);
   const writeFailures = new WriteFailures();
   const committer = new GroupCommitter(
     store.db,
@@ -50,4 +49,14 @@ export async function openStorage(config: Config): Promise<StorageParts> {
     },
   });
   return { store, committer, writeFailures, blobs, appliedMigrations, metrics };
+}
+
+/**
+ * PostgreSQL commits a few batches side by side, leaving pool connections for reads. SQLite has
+ * one connection; when its log is synced on the thread pool, a second batch runs its statements
+ * while the first one's sync is under way.
+ */
+function concurrentBatchesOf(database: Config['database']): number {
+  if (database.dialect === 'postgres') return Math.max(1, Math.floor(database.poolSize / 2));
+  return database.commitSync === 'thread-pool' ? 2 : 1;
 }

@@ -37,6 +37,29 @@ for (const dialect of dialects) {
   });
 }
 
+if (dialects.includes('sqlite')) {
+  describe("the durability settings with SQLite's log synced on the thread pool (sqlite)", () => {
+    it('are WAL with synchronous=NORMAL, which the start-up check accepts there and nowhere else', async () => {
+      const database = await createTestDatabase('sqlite');
+      const env = { DATABASE_URL: database.url, WAGW_SECRET_KEY: KEY };
+      const store = openStore(loadConfig({ ...env, WAGW_SQLITE_COMMIT_SYNC: 'thread-pool' }).database);
+      const onEventLoop = openStore(loadConfig(env).database);
+      try {
+        await store.assertDurable();
+        const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
+        assert.equal(rows[0]!.synchronous, 1, 'NORMAL');
+        // A store that syncs on the event loop must find FULL: NORMAL without the driver's sync is not durable.
+        await sql`pragma synchronous = NORMAL`.execute(onEventLoop.db);
+        await assert.rejects(onEventLoop.assertDurable(), /synchronous is 1, not 2/);
+      } finally {
+        await store.close();
+        await onEventLoop.close();
+        await database.drop();
+      }
+    });
+  });
+}
+
 if (dialects.includes('postgres')) {
   describe('a start-up where commits would not be durable (postgres)', () => {
     it('fails with the reason, instead of serving 200s it cannot keep', async () => {
