@@ -216,10 +216,10 @@ export type DatabaseConfig =
       path: string;
       url: string;
       /**
-       * WAGW_SQLITE_COMMIT_SYNC: where each commit's fsync of the log runs. `event-loop`
-       * (synchronous=FULL) stalls every request for it; `thread-pool` commits with
-       * synchronous=NORMAL and syncs the log on libuv's thread pool before the commit is
-       * reported (ADR 0039). Both keep a 200's row on disk.
+       * WAGW_SQLITE_COMMIT_SYNC: where each commit's fsync of the log runs. `thread-pool`, the
+       * default, commits with synchronous=NORMAL and syncs the log on libuv's thread pool before
+       * the commit is reported; `event-loop` (synchronous=FULL) stalls every request for it
+       * (ADR 0039). Both keep a 200's row on disk.
        */
       commitSync: 'event-loop' | 'thread-pool';
     }
@@ -427,10 +427,10 @@ type CommitSync = Extract<DatabaseConfig, { dialect: 'sqlite' }>['commitSync'];
 const COMMIT_SYNCS: readonly CommitSync[] = ['event-loop', 'thread-pool'];
 
 function parseCommitSync(raw: string | undefined, problems: string[]): CommitSync {
-  if (raw === undefined || raw === '') return 'event-loop';
+  if (raw === undefined || raw === '') return 'thread-pool';
   const found = COMMIT_SYNCS.find((name) => name === raw);
   if (found === undefined) problems.push(`WAGW_SQLITE_COMMIT_SYNC must be one of ${COMMIT_SYNCS.join(', ')}; got "${raw}".`);
-  return found ?? 'event-loop';
+  return found ?? 'thread-pool';
 }
 
 function parseDatabaseUrl(

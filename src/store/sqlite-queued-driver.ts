@@ -62,10 +62,8 @@ interface OpenedBy {
   database: () => Promise<SqliteDatabase.Database>;
 }
 
-/** One turn of holding the connection; it is let go at the commit, before the log's sync. */
-class HeldConnection implements DatabaseConnection {
-  released = false;
-
+/** The connection, with its writes outside a transaction made to wait for the log's sync. */
+class SyncingConnection implements DatabaseConnection {
   constructor(
     private readonly connection: DatabaseConnection,
     private readonly database: SqliteDatabase.Database,
@@ -88,8 +86,9 @@ class HeldConnection implements DatabaseConnection {
  * The queued driver for a connection in synchronous=NORMAL, where a commit writes SQLite's log
  * without syncing it (ADR 0039). Each commit is followed by a sync of the log on libuv's thread
  * pool, and the transaction's caller hears of the commit only once that sync is done. The
- * connection is handed to the next waiter as soon as COMMIT returns, so the next batch runs its
- * statements while this one's sync is under way.
+ * connection stays held until then: no statement of this process reads a commit before it is on
+ * disk, so nothing acts on a write, or on a cache that its caller has yet to forget, before the
+ * write is durable. The event loop is free meanwhile.
  */
 class WalSyncingSqliteDriver extends QueuedSqliteDriver {
   /** The connection's better-sqlite3 handle, known once Kysely has opened it. */
@@ -113,23 +112,12 @@ class WalSyncingSqliteDriver extends QueuedSqliteDriver {
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
-    return new HeldConnection(await super.acquireConnection(), this.opened.database!, this.wal);
+    return new SyncingConnection(await super.acquireConnection(), this.opened.database!, this.wal);
   }
 
   override async commitTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('commit'));
-    (connection as HeldConnection).released = true;
-    await super.releaseConnection();
     await this.wal.sync();
-  }
-
-  /** After a commit whose sync failed there is nothing to roll back, and the connection is another's. */
-  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    if (!(connection as HeldConnection).released) await super.rollbackTransaction(connection);
-  }
-
-  override async releaseConnection(connection?: DatabaseConnection): Promise<void> {
-    if (!(connection as HeldConnection).released) await super.releaseConnection();
   }
 
   override async destroy(): Promise<void> {

@@ -32,7 +32,8 @@ export async function openStorage(config: Config, boundaries: StoreBoundaries = 
     await store.close();
     throw error;
   }
-  const concurrentBatches = concurrentBatchesOf(config.database);
+  // PostgreSQL commits a few batches side by side, leaving pool connections for reads.
+  const concurrentBatches = config.database.dialect === 'postgres' ? Math.max(1, Math.floor(config.database.poolSize / 2)) : 1;
   const writeFailures = new WriteFailures();
   const committer = new GroupCommitter(
     store.db,
@@ -49,14 +50,4 @@ export async function openStorage(config: Config, boundaries: StoreBoundaries = 
     },
   });
   return { store, committer, writeFailures, blobs, appliedMigrations, metrics };
-}
-
-/**
- * PostgreSQL commits a few batches side by side, leaving pool connections for reads. SQLite has
- * one connection; when its log is synced on the thread pool, a second batch runs its statements
- * while the first one's sync is under way.
- */
-function concurrentBatchesOf(database: Config['database']): number {
-  if (database.dialect === 'postgres') return Math.max(1, Math.floor(database.poolSize / 2));
-  return database.commitSync === 'thread-pool' ? 2 : 1;
 }

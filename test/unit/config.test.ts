@@ -97,7 +97,7 @@ describe('DATABASE_URL chooses the dialect', () => {
       dialect: 'sqlite',
       path: path.resolve('var/gateway.db'),
       url: 'sqlite:./var/gateway.db',
-      commitSync: 'event-loop',
+      commitSync: 'thread-pool',
     });
     const absolute = loadConfig({ DATABASE_URL: 'sqlite:/srv/wagw/data.db' }).database;
     assert.ok(absolute.dialect === 'sqlite');

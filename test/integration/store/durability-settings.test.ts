@@ -26,8 +26,9 @@ for (const dialect of dialects) {
           // A third of the default 15 s lease TTL.
           assert.equal(timeout.rows[0]!.idle_in_transaction_session_timeout, '5s');
         } else {
+          // NORMAL, the driver syncing the log after each commit (ADR 0039).
           const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
-          assert.equal(rows[0]!.synchronous, 2, 'FULL');
+          assert.equal(rows[0]!.synchronous, 1, 'NORMAL');
         }
       } finally {
         await store.close();
@@ -38,22 +39,21 @@ for (const dialect of dialects) {
 }
 
 if (dialects.includes('sqlite')) {
-  describe("the durability settings with SQLite's log synced on the thread pool (sqlite)", () => {
-    it('are WAL with synchronous=NORMAL, which the start-up check accepts there and nowhere else', async () => {
+  describe("the durability settings with SQLite's log synced on the event loop (sqlite)", () => {
+    it('are WAL with synchronous=FULL, and the start-up check refuses NORMAL there', async () => {
       const database = await createTestDatabase('sqlite');
-      const env = { DATABASE_URL: database.url, WAGW_SECRET_KEY: KEY };
-      const store = openStore(loadConfig({ ...env, WAGW_SQLITE_COMMIT_SYNC: 'thread-pool' }).database);
-      const onEventLoop = openStore(loadConfig(env).database);
+      const store = openStore(
+        loadConfig({ DATABASE_URL: database.url, WAGW_SECRET_KEY: KEY, WAGW_SQLITE_COMMIT_SYNC: 'event-loop' }).database,
+      );
       try {
         await store.assertDurable();
         const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
-        assert.equal(rows[0]!.synchronous, 1, 'NORMAL');
-        // A store that syncs on the event loop must find FULL: NORMAL without the driver's sync is not durable.
-        await sql`pragma synchronous = NORMAL`.execute(onEventLoop.db);
-        await assert.rejects(onEventLoop.assertDurable(), /synchronous is 1, not 2/);
+        assert.equal(rows[0]!.synchronous, 2, 'FULL');
+        // Without the driver's sync after each commit, NORMAL is not durable.
+        await sql`pragma synchronous = NORMAL`.execute(store.db);
+        await assert.rejects(store.assertDurable(), /synchronous is 1, not 2/);
       } finally {
         await store.close();
-        await onEventLoop.close();
         await database.drop();
       }
     });
