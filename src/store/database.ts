@@ -36,8 +36,9 @@ export interface Store {
   ping(): Promise<Error | undefined>;
   /**
    * Throws unless the settings a 200's promise rests on are in force: SQLite in WAL mode with
-   * synchronous=FULL (NORMAL when the log is synced on the thread pool) and foreign keys on; PostgreSQL with synchronous_commit and fsync on. A
-   * start-up that cannot have them stops with the reason instead of serving without them.
+   * synchronous=FULL (NORMAL when the driver syncs the log on the thread pool) and foreign keys
+   * on; PostgreSQL with synchronous_commit and fsync on. A start-up that cannot have them stops
+   * with the reason instead of serving without them.
    */
   assertDurable(): Promise<void>;
   close(): Promise<void>;
