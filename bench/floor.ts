@@ -18,6 +18,7 @@
  * on a database that checkout migrates and seeds itself.
  * BENCH_CPU_PROFILE_DIR runs this tree's gateway under --cpu-prof; with it, BENCH_FLOOR_PHASES
  * (echo,floor,send,incoming) narrows the run, so that a profile holds one path.
+ * WAGW_SQLITE_COMMIT_SYNC is handed to this tree's gateway, to measure both ways (ADR 0037).
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -216,7 +217,13 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
       databaseUrl: gatewayDatabase.url,
       directory,
       // The endpoint is on this machine; simulated incoming messages far faster than a tenant's limit.
-      env: { LOG_LEVEL: 'info', WAGW_WEBHOOK_ALLOW_PRIVATE: 'true', WAGW_SANDBOX_RECEIVES_PER_MINUTE: '100000000' },
+      env: {
+        LOG_LEVEL: 'info',
+        WAGW_WEBHOOK_ALLOW_PRIVATE: 'true',
+        WAGW_SANDBOX_RECEIVES_PER_MINUTE: '100000000',
+        // Where SQLite's commits sync their log, to measure both ways (ADR 0037).
+        ...(process.env.WAGW_SQLITE_COMMIT_SYNC !== undefined && { WAGW_SQLITE_COMMIT_SYNC: process.env.WAGW_SQLITE_COMMIT_SYNC }),
+      },
       nodeArgs,
     });
     running.push(gateway);

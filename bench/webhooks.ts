@@ -9,7 +9,8 @@ import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
  * 3. Isolation: a healthy endpoint's drain rate alone, against the same with a second account's
  *    endpoint that never answers taking an equal share of the backlog at the same time.
  * All on SQLite and on PostgreSQL (WAGW_TEST_POSTGRES_URL, which `npm run bench:webhooks` sets).
- * BENCH_DIALECTS=sqlite and BENCH_PHASES=isolation narrow a run down while working on one part.
+ * BENCH_DIALECTS=sqlite and BENCH_PHASES=isolation narrow a run down while working on one part;
+ * WAGW_SQLITE_COMMIT_SYNC is handed to the gateway, and BENCH_NO_REPORT leaves the report alone.
  */
 import { loadConfig } from '../src/config.ts';
 import { startServer } from '../src/http/server.ts';
@@ -27,7 +28,8 @@ import vm from 'node:vm';
 import { sql } from 'kysely';
 import { currentCommit, machineDescription, percentile, writeReportSection } from './support.ts';
 
-const RATE_PER_SECOND = 1_000;
+/** The target's rate; BENCH_INCOMING_PER_SECOND lowers it where a loaded machine cannot keep up. */
+const RATE_PER_SECOND = Number(process.env.BENCH_INCOMING_PER_SECOND ?? 1_000);
 /** The first seconds after a start, measured as they come: the cold figures. */
 const COLD_SECONDS = 10;
 /** Then, on the same gateway, the warm figures. */
@@ -93,6 +95,8 @@ async function benchGateway(dialect: Dialect): Promise<BenchGateway> {
     WAGW_WEBHOOK_MAX_PER_HOST_PER_SECOND: '1000000',
     // The sandbox's own abuse limit on simulated incoming messages would refuse the load.
     WAGW_SANDBOX_RECEIVES_PER_MINUTE: '10000000',
+    // Where SQLite's commits sync their log, to measure both ways (ADR 0037).
+    WAGW_SQLITE_COMMIT_SYNC: process.env.WAGW_SQLITE_COMMIT_SYNC,
   });
   const gateway = await createGateway(config, createLogger(config));
   return { gateway, drop: () => database.drop() };

@@ -211,7 +211,18 @@ export interface WebhookConfig {
 }
 
 export type DatabaseConfig =
-  | { dialect: 'sqlite'; path: string; url: string }
+  | {
+      dialect: 'sqlite';
+      path: string;
+      url: string;
+      /**
+       * WAGW_SQLITE_COMMIT_SYNC: where each commit's fsync of the log runs. `thread-pool`, the
+       * default, commits with synchronous=NORMAL and syncs the log on libuv's thread pool before
+       * the commit is reported; `event-loop` (synchronous=FULL) stalls every request for it
+       * (ADR 0037). Both keep a 200's row on disk.
+       */
+      commitSync: 'event-loop' | 'thread-pool';
+    }
   | {
       dialect: 'postgres';
       connectionString: string;
@@ -285,6 +296,7 @@ export function loadConfig(env: Environment = process.env): Config {
           parseBoolean('WAGW_DATABASE_PREPARED_STATEMENTS', env.WAGW_DATABASE_PREPARED_STATEMENTS, problems),
         idleInTransactionTimeoutMs: Math.max(2_000, Math.round(leaseTtlMs / 3)),
       },
+      parseCommitSync(env.WAGW_SQLITE_COMMIT_SYNC, problems),
       problems,
     ),
     http: {
@@ -411,22 +423,33 @@ function largestNetworkLineBytes(limits: MediaLimits, maxMessageLength: number):
   return Math.ceil(Math.max(...Object.values(limits)) / 3) * 4 + 6 * maxMessageLength + MIB;
 }
 
+type CommitSync = Extract<DatabaseConfig, { dialect: 'sqlite' }>['commitSync'];
+const COMMIT_SYNCS: readonly CommitSync[] = ['event-loop', 'thread-pool'];
+
+function parseCommitSync(raw: string | undefined, problems: string[]): CommitSync {
+  if (raw === undefined || raw === '') return 'thread-pool';
+  const found = COMMIT_SYNCS.find((name) => name === raw);
+  if (found === undefined) problems.push(`WAGW_SQLITE_COMMIT_SYNC must be one of ${COMMIT_SYNCS.join(', ')}; got "${raw}".`);
+  return found ?? 'thread-pool';
+}
+
 function parseDatabaseUrl(
   raw: string | undefined,
   postgres: { poolSize: number; preparedStatements: boolean; idleInTransactionTimeoutMs: number },
+  commitSync: CommitSync,
   problems: string[],
 ): DatabaseConfig {
   const url = raw === undefined || raw === '' ? `sqlite:${DEFAULT_SQLITE_PATH}` : raw;
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length);
     if (file === '') problems.push('DATABASE_URL "sqlite:" needs a file path, e.g. sqlite:./data/wagw.db.');
-    return { dialect: 'sqlite', path: path.resolve(file || DEFAULT_SQLITE_PATH), url };
+    return { dialect: 'sqlite', path: path.resolve(file || DEFAULT_SQLITE_PATH), url, commitSync };
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     return { dialect: 'postgres', connectionString: url, url, ...postgres };
   }
   problems.push('DATABASE_URL must start with sqlite:, postgres:// or postgresql://.');
-  return { dialect: 'sqlite', path: path.resolve(DEFAULT_SQLITE_PATH), url };
+  return { dialect: 'sqlite', path: path.resolve(DEFAULT_SQLITE_PATH), url, commitSync };
 }
 
 function deepFreeze<T>(value: T): T {

@@ -57,7 +57,7 @@ export function createLogger(config: Config, destination?: NodeJS.WritableStream
  * builds its part from the parts before it (src/wiring/).
  */
 export async function createGateway(config: Config, logger: Logger, boundaries: GatewayBoundaries = {}): Promise<Gateway> {
-  const storage = await openStorage(config);
+  const storage = await openStorage(config, boundaries);
   const keys = deriveKeys(config, logger);
   const webhooks = buildWebhooks(config, storage, keys, logger);
   const media = buildMedia(config, storage, keys, webhooks.addressPolicy, logger);

@@ -19,6 +19,7 @@ import type { Database } from './schema.ts';
 import { QueuedSqliteDialect } from './sqlite-queued-driver.ts';
 import { notingTransactions } from './open-transactions.ts';
 import { handledElsewhere } from '../domain/promises.ts';
+import { type FileSync, WalSync } from './wal-sync.ts';
 
 /** A query runner: the database itself or an open transaction. Repositories take either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -36,8 +37,9 @@ export interface Store {
   ping(): Promise<Error | undefined>;
   /**
    * Throws unless the settings a 200's promise rests on are in force: SQLite in WAL mode with
-   * synchronous=FULL and foreign keys on; PostgreSQL with synchronous_commit and fsync on. A
-   * start-up that cannot have them stops with the reason instead of serving without them.
+   * synchronous=FULL (NORMAL when the driver syncs the log on the thread pool) and foreign keys
+   * on; PostgreSQL with synchronous_commit and fsync on. A start-up that cannot have them stops
+   * with the reason instead of serving without them.
    */
   assertDurable(): Promise<void>;
   close(): Promise<void>;
@@ -47,8 +49,13 @@ export interface Store {
 
 const PG_INT8_OID = 20;
 
-export function openStore(config: DatabaseConfig): Store {
-  const db = config.dialect === 'sqlite' ? openSqlite(config.path) : openPostgres(config);
+/** What stands outside the store: tests slow down or fail the sync of SQLite's log through it. */
+export interface StoreBoundaries {
+  walFileSync?: FileSync;
+}
+
+export function openStore(config: DatabaseConfig, boundaries: StoreBoundaries = {}): Store {
+  const db = config.dialect === 'sqlite' ? openSqlite(config, boundaries) : openPostgres(config);
   return {
     db,
     dialect: config.dialect,
@@ -63,21 +70,28 @@ export function openStore(config: DatabaseConfig): Store {
     // SQLite has one connection: lowering its sync for one transaction would mean holding every
     // other writer off meanwhile, which costs more than the fsync saved. It gets a plain one.
     transactionWithoutSync: (work) => (config.dialect === 'postgres' ? postgresWithoutSync(db, work) : db.transaction().execute(work)),
-    assertDurable: () => assertDurableSettings(db, config.dialect),
+    assertDurable: () => assertDurableSettings(db, config.dialect, durableSettings(config)),
     close: () => db.destroy(),
     lookups: new CachedLookups(db, config.dialect),
   };
 }
 
-/** The settings each dialect must report, as `show`/`pragma` print them. */
-const DURABLE_SETTINGS: Record<DatabaseConfig['dialect'], Record<string, string>> = {
-  sqlite: { journal_mode: 'wal', synchronous: '2', foreign_keys: '1' },
-  postgres: { synchronous_commit: 'on', fsync: 'on' },
-};
+/**
+ * The settings the database must report, as `show`/`pragma` print them. SQLite whose log is
+ * synced on the thread pool runs synchronous=NORMAL (1), the driver syncing after each commit.
+ */
+function durableSettings(config: DatabaseConfig): Record<string, string> {
+  if (config.dialect === 'postgres') return { synchronous_commit: 'on', fsync: 'on' };
+  return { journal_mode: 'wal', synchronous: config.commitSync === 'thread-pool' ? '1' : '2', foreign_keys: '1' };
+}
 
-async function assertDurableSettings(db: Kysely<Database>, dialect: DatabaseConfig['dialect']): Promise<void> {
+async function assertDurableSettings(
+  db: Kysely<Database>,
+  dialect: DatabaseConfig['dialect'],
+  settings: Record<string, string>,
+): Promise<void> {
   const wrong: string[] = [];
-  for (const [name, expected] of Object.entries(DURABLE_SETTINGS[dialect])) {
+  for (const [name, expected] of Object.entries(settings)) {
     // A fixed list of names, never input: they are written into the statement as identifiers.
     const statement = dialect === 'sqlite' ? sql`pragma ${sql.raw(name)}` : sql`show ${sql.raw(name)}`;
     const { rows } = await statement.execute(db);
@@ -113,23 +127,29 @@ function createPrivately(file: string): void {
   }
 }
 
-function openSqlite(file: string): Kysely<Database> {
+function openSqlite(config: Extract<DatabaseConfig, { dialect: 'sqlite' }>, boundaries: StoreBoundaries): Kysely<Database> {
+  const file = config.path;
   createPrivately(file);
+  const onThreadPool = config.commitSync === 'thread-pool';
   return new Kysely<Database>({
     dialect: notingTransactions(
-      new QueuedSqliteDialect({
-        database: async () => {
-          const connection = new SqliteDatabase(file);
-          // WAL with synchronous=FULL fsyncs the log on every commit, so a committed row
-          // survives kill -9 and power loss; group commit keeps that cost per batch, not per row.
-          connection.pragma('journal_mode = WAL');
-          connection.pragma('synchronous = FULL');
-          connection.pragma('foreign_keys = ON');
-          // The CLI writes to the same file while the server runs; wait rather than fail.
-          connection.pragma('busy_timeout = 5000');
-          return withStatementCache(connection);
+      new QueuedSqliteDialect(
+        {
+          database: async () => {
+            const connection = new SqliteDatabase(file);
+            // WAL with synchronous=FULL fsyncs the log on every commit, so a committed row
+            // survives kill -9 and power loss; group commit keeps that cost per batch, not per row.
+            // With NORMAL the driver does that fsync after the commit, on the thread pool (ADR 0037).
+            connection.pragma('journal_mode = WAL');
+            connection.pragma(onThreadPool ? 'synchronous = NORMAL' : 'synchronous = FULL');
+            connection.pragma('foreign_keys = ON');
+            // The CLI writes to the same file while the server runs; wait rather than fail.
+            connection.pragma('busy_timeout = 5000');
+            return withStatementCache(connection);
+          },
         },
-      }),
+        onThreadPool ? new WalSync(`${file}-wal`, boundaries.walFileSync) : undefined,
+      ),
     ),
   });
 }

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './schema.ts';
+import { UnsyncedCommitError } from './wal-sync.ts';
 import type { WriteFailures } from './write-failures.ts';
 
 type Work<T> = (trx: Transaction<Database>, batch: EndOfBatch) => Promise<T>;
@@ -167,6 +168,12 @@ export class GroupCommitter {
       );
     } catch (error) {
       if (!isTransientConflict(error)) this.writeFailures?.observe(error);
+      // The batch committed but its log could not be synced: its work is done, and running it
+      // again would do it twice. Every item hears of the outage instead.
+      if (error instanceof UnsyncedCommitError) {
+        for (const item of batch) item.reject(error);
+        return;
+      }
       for (const item of batch) await this.runAlone(item);
       return;
     }

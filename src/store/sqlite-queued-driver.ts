@@ -1,4 +1,6 @@
-import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, type SqliteDialectConfig, SqliteDriver } from 'kysely';
+import type SqliteDatabase from 'better-sqlite3';
+import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, SqliteDriver } from 'kysely';
+import type { WalSync } from './wal-sync.ts';
 
 /**
  * Kysely's SQLite driver guards its one connection with a lock that, when released, wakes every
@@ -55,13 +57,88 @@ class QueuedSqliteDriver extends SqliteDriver {
 
 const NO_TRANSACTION = /no transaction is active/;
 
-/** Kysely's SQLite dialect with the queued driver in place of its own. */
+/** Opens the one connection when Kysely first needs it. */
+interface OpenedBy {
+  database: () => Promise<SqliteDatabase.Database>;
+}
+
+/** The connection, with its writes outside a transaction made to wait for the log's sync. */
+class SyncingConnection implements DatabaseConnection {
+  constructor(
+    private readonly connection: DatabaseConnection,
+    private readonly database: SqliteDatabase.Database,
+    private readonly wal: WalSync,
+  ) {}
+
+  /** A write outside a transaction commits by itself, so it waits for the log's sync too. */
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.connection.executeQuery<R>(query);
+    if (!this.database.inTransaction && !this.database.prepare(query.sql).readonly) await this.wal.sync();
+    return result;
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.connection.streamQuery<R>(query, chunkSize);
+  }
+}
+
+/**
+ * The queued driver for a connection in synchronous=NORMAL, where a commit writes SQLite's log
+ * without syncing it (ADR 0037). Each commit is followed by a sync of the log on libuv's thread
+ * pool, and the transaction's caller hears of the commit only once that sync is done. The
+ * connection stays held until then: no statement of this process reads a commit before it is on
+ * disk, so nothing acts on a write, or on a cache that its caller has yet to forget, before the
+ * write is durable. The event loop is free meanwhile.
+ */
+class WalSyncingSqliteDriver extends QueuedSqliteDriver {
+  /** The connection's better-sqlite3 handle, known once Kysely has opened it. */
+  private readonly opened: { database?: SqliteDatabase.Database };
+
+  constructor(
+    config: OpenedBy,
+    private readonly wal: WalSync,
+  ) {
+    const opened: { database?: SqliteDatabase.Database } = {};
+    const open = config.database;
+    super({
+      ...config,
+      database: async () => {
+        const database = await open();
+        opened.database = database;
+        return database;
+      },
+    });
+    this.opened = opened;
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    return new SyncingConnection(await super.acquireConnection(), this.opened.database!, this.wal);
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+    await this.wal.sync();
+  }
+
+  override async destroy(): Promise<void> {
+    await this.wal.close();
+    await super.destroy();
+  }
+}
+
+/**
+ * Kysely's SQLite dialect with the queued driver in place of its own; given a WalSync, each
+ * commit's log is synced off the event loop.
+ */
 export class QueuedSqliteDialect extends SqliteDialect {
-  constructor(private readonly config: SqliteDialectConfig) {
+  constructor(
+    private readonly config: OpenedBy,
+    private readonly wal?: WalSync,
+  ) {
     super(config);
   }
 
   override createDriver(): Driver {
-    return new QueuedSqliteDriver(this.config);
+    return this.wal === undefined ? new QueuedSqliteDriver(this.config) : new WalSyncingSqliteDriver(this.config, this.wal);
   }
 }

@@ -12,7 +12,7 @@ import { EngineEventDispatch } from '../messaging/engine-event-routing.ts';
 import { NumberPauses } from '../messaging/number-pauses.ts';
 import { SessionSupervisor } from '../messaging/session-supervisor.ts';
 import { StaleWrites } from '../messaging/stale-writes.ts';
-import type { Store } from '../store/database.ts';
+import type { Store, StoreBoundaries } from '../store/database.ts';
 import { findInboundByEngineId, findMessageById } from '../store/repositories/messages.ts';
 import { listPhonesOfEngine } from '../store/repositories/numbers.ts';
 import { deleteSandboxGroup, listSandboxGroups, saveSandboxGroup } from '../store/repositories/sandbox-groups.ts';
@@ -22,7 +22,7 @@ import type { WebhookParts } from './webhooks.ts';
 
 /** What a test may swap at the composition root: only the boundary we cannot reach. */
 /** What the process that builds the gateway may choose in code, never by configuration. */
-export interface GatewayBoundaries {
+export interface GatewayBoundaries extends StoreBoundaries {
   /** Stands in for WhatsApp's servers behind the Baileys engine. */
   baileysSocketFactory?: SocketFactory;
   /**

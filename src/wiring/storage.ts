@@ -3,7 +3,7 @@ import type { Config } from '../config.ts';
 import type { BlobStore } from '../media/blob-store.ts';
 import { openBlobStore } from '../media/open-blob-store.ts';
 import { GatewayMetrics } from '../operations/metrics.ts';
-import { openStore, type Store } from '../store/database.ts';
+import { openStore, type Store, type StoreBoundaries } from '../store/database.ts';
 import { GroupCommitter } from '../store/group-commit.ts';
 import { migrateToLatest } from '../store/migrate.ts';
 import { WriteFailures } from '../store/write-failures.ts';
@@ -20,8 +20,8 @@ export interface StorageParts {
 }
 
 /** The database, migrated and proven durable, its group committer, the blob store and the metrics that read them. */
-export async function openStorage(config: Config): Promise<StorageParts> {
-  const store = openStore(config.database);
+export async function openStorage(config: Config, boundaries: StoreBoundaries = {}): Promise<StorageParts> {
+  const store = openStore(config.database, boundaries);
   let appliedMigrations: string[];
   let blobs: BlobStore;
   try {

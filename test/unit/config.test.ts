@@ -93,7 +93,12 @@ describe('loadConfig defaults', () => {
 describe('DATABASE_URL chooses the dialect', () => {
   it('sqlite:PATH is SQLite at PATH resolved absolute, keeping the URL as given', () => {
     const relative = loadConfig({ DATABASE_URL: 'sqlite:./var/gateway.db' }).database;
-    assert.deepEqual(relative, { dialect: 'sqlite', path: path.resolve('var/gateway.db'), url: 'sqlite:./var/gateway.db' });
+    assert.deepEqual(relative, {
+      dialect: 'sqlite',
+      path: path.resolve('var/gateway.db'),
+      url: 'sqlite:./var/gateway.db',
+      commitSync: 'thread-pool',
+    });
     const absolute = loadConfig({ DATABASE_URL: 'sqlite:/srv/wagw/data.db' }).database;
     assert.ok(absolute.dialect === 'sqlite');
     assert.equal(absolute.path, '/srv/wagw/data.db');

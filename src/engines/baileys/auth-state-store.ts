@@ -88,7 +88,8 @@ export async function createDatabaseAuthState(
         if (cleared) return;
         const { upserts, deletions } = sealChanges(data, seal);
         if (upserts.length === 0 && deletions.length === 0) return;
-        // Commit is durable here (synchronous=FULL on SQLite, synchronous_commit on PostgreSQL),
+        // Commit is durable here (the log synced before the commit returns on SQLite, ADR 0037;
+        // synchronous_commit on PostgreSQL),
         // so a pre-key Baileys has used or a session it has ratcheted stays so after a crash.
         await fenced((trx) => writeKeys(trx, numberId, upserts, deletions, new Date()));
       }),

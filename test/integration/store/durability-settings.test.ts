@@ -26,9 +26,32 @@ for (const dialect of dialects) {
           // A third of the default 15 s lease TTL.
           assert.equal(timeout.rows[0]!.idle_in_transaction_session_timeout, '5s');
         } else {
+          // NORMAL, the driver syncing the log after each commit (ADR 0037).
           const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
-          assert.equal(rows[0]!.synchronous, 2, 'FULL');
+          assert.equal(rows[0]!.synchronous, 1, 'NORMAL');
         }
+      } finally {
+        await store.close();
+        await database.drop();
+      }
+    });
+  });
+}
+
+if (dialects.includes('sqlite')) {
+  describe("the durability settings with SQLite's log synced on the event loop (sqlite)", () => {
+    it('are WAL with synchronous=FULL, and the start-up check refuses NORMAL there', async () => {
+      const database = await createTestDatabase('sqlite');
+      const store = openStore(
+        loadConfig({ DATABASE_URL: database.url, WAGW_SECRET_KEY: KEY, WAGW_SQLITE_COMMIT_SYNC: 'event-loop' }).database,
+      );
+      try {
+        await store.assertDurable();
+        const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
+        assert.equal(rows[0]!.synchronous, 2, 'FULL');
+        // Without the driver's sync after each commit, NORMAL is not durable.
+        await sql`pragma synchronous = NORMAL`.execute(store.db);
+        await assert.rejects(store.assertDurable(), /synchronous is 1, not 2/);
       } finally {
         await store.close();
         await database.drop();
