@@ -27,7 +27,8 @@ export interface RehearsalReport {
  * Runs the hot paths (an incoming message to its signed webhook delivery, and a send) through a
  * scratch gateway of its own before this node listens, so that V8 has compiled and optimised
  * them by the time real traffic arrives: a fresh process otherwise ran its first thousands of
- * messages interpreted, and at 1,000 a second fell seconds behind (docs/adr/0038-warm-start.md).
+ * messages through unoptimised code, and at 1,000 a second fell up to a second behind
+ * (docs/adr/0038-warm-start.md).
  *
  * Nothing of the operator's is touched. The scratch gateway has its own SQLite file in a
  * temporary folder, its own sandbox network, a silent log and its own metrics, and its webhook
