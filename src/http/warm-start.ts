@@ -38,44 +38,55 @@ export interface RehearsalReport {
  * It stops at `budgetMs` whatever it has done, and a failure only costs the warmth.
  */
 export async function rehearseHotPaths(budgetMs: number, logger: Logger): Promise<RehearsalReport | undefined> {
-  const started = performance.now();
-  const deadline = started + budgetMs;
-  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-warm-start-'));
-  const receiver = await startCountingReceiver();
-  let scratch: Gateway | undefined;
+  const cleanups: (() => unknown)[] = [];
   try {
-    const config = loadConfig({
-      DATABASE_URL: `sqlite:${path.join(directory, 'scratch.db')}`,
-      WAGW_DATA_DIR: directory,
-      LOG_LEVEL: 'silent',
-      WAGW_SECRET_KEY: randomBytes(32).toString('hex'),
-      WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${receiver.port}`,
-      WAGW_SANDBOX_RECEIVES_PER_MINUTE: String(REHEARSAL_MESSAGES * 10),
-      WAGW_WEBHOOK_MAX_PER_HOST_PER_SECOND: String(REHEARSAL_MESSAGES * 10),
-    });
-    scratch = await createGateway(config, createLogger(config));
-    await scratch.runtime.startSessions();
-    const app = await buildApp(scratch);
-    await app.ready();
-    try {
-      const apiKey = await scratchAccount(scratch, receiver.url);
-      scratch.deliveryWorker.start();
-      const messages = await rehearse(app, apiKey, deadline);
-      // The delivery path warms as the deliveries go out; waiting for the last is bounded too.
-      while (receiver.received() < messages.incoming && performance.now() < deadline) await pause(5);
-      return { messages: messages.incoming + messages.sent, deliveries: receiver.received(), elapsedMs: performance.now() - started };
-    } finally {
-      await app.close();
-    }
+    return await rehearseOnScratch(budgetMs, cleanups);
   } catch (error) {
     logger.warn({ err: error }, 'the warm start failed; the first requests will be slower');
     return undefined;
   } finally {
-    await scratch?.runtime.stop();
-    await scratch?.close();
-    await receiver.close();
-    fs.rmSync(directory, { recursive: true, force: true });
+    // Last made, first removed. A cleanup that fails is logged and the start goes on: what it
+    // leaves is a closed gateway's file in a temporary folder, nothing of the operator's.
+    for (const cleanup of cleanups.reverse()) {
+      try {
+        await cleanup();
+      } catch (error) {
+        logger.warn({ err: error }, 'the warm start could not remove all of its scratch gateway');
+      }
+    }
   }
+}
+
+/** The rehearsal itself; each part it makes is pushed onto `cleanups` as soon as it exists. */
+async function rehearseOnScratch(budgetMs: number, cleanups: (() => unknown)[]): Promise<RehearsalReport> {
+  const started = performance.now();
+  const deadline = started + budgetMs;
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-warm-start-'));
+  cleanups.push(() => fs.rmSync(directory, { recursive: true, force: true }));
+  const receiver = await startCountingReceiver();
+  cleanups.push(() => receiver.close());
+  const config = loadConfig({
+    DATABASE_URL: `sqlite:${path.join(directory, 'scratch.db')}`,
+    WAGW_DATA_DIR: directory,
+    LOG_LEVEL: 'silent',
+    WAGW_SECRET_KEY: randomBytes(32).toString('hex'),
+    WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: `127.0.0.1:${receiver.port}`,
+    WAGW_SANDBOX_RECEIVES_PER_MINUTE: String(REHEARSAL_MESSAGES * 10),
+    WAGW_WEBHOOK_MAX_PER_HOST_PER_SECOND: String(REHEARSAL_MESSAGES * 10),
+  });
+  const scratch = await createGateway(config, createLogger(config));
+  cleanups.push(() => scratch.close());
+  cleanups.push(() => scratch.runtime.stop());
+  await scratch.runtime.startSessions();
+  const app = await buildApp(scratch);
+  cleanups.push(() => app.close());
+  await app.ready();
+  const apiKey = await scratchAccount(scratch, receiver.url);
+  scratch.deliveryWorker.start();
+  const messages = await rehearse(app, apiKey, deadline);
+  // The delivery path warms as the deliveries go out; waiting for the last is bounded too.
+  while (receiver.received() < messages.incoming && performance.now() < deadline) await pause(5);
+  return { messages: messages.incoming + messages.sent, deliveries: receiver.received(), elapsedMs: performance.now() - started };
 }
 
 async function scratchAccount(scratch: Gateway, webhookUrl: string): Promise<string> {
