@@ -20,10 +20,11 @@
  * (echo,floor,send,incoming) narrows the run, so that a profile holds one path.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { startCountingReceiver } from '../src/http/warm-start.ts';
 import { createTestDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
 import {
   assertAllAnswered,
@@ -135,6 +136,25 @@ async function measure(
   return figure;
 }
 
+/** A webhook endpoint that answers 204 at once and counts what reached it. */
+async function startCountingEndpoint(): Promise<{ url: string; received(): number; close(): Promise<void> }> {
+  let received = 0;
+  const server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      received += 1;
+      response.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    received: () => received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
 /**
  * Incoming messages at saturation for SECONDS after the warm-up; the CPU is counted from the
  * first measured request until the endpoint has every message answered 200 so far, so that it
@@ -180,7 +200,7 @@ async function benchmark(dialect: Dialect): Promise<DialectFigures> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), `wagw-bench-floor-${dialect}-`));
   const databases: TestDatabase[] = [];
   const running: { stop(): Promise<void> }[] = [];
-  const endpoint = await startCountingReceiver();
+  const endpoint = await startCountingEndpoint();
   try {
     const gatewayDatabase = await seededSendDatabase(dialect, databases, undefined, endpoint.url);
     const floorDatabase = dialect === 'sqlite' ? undefined : await createTestDatabase('postgres');

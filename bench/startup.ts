@@ -43,7 +43,6 @@ const variants: Variant[] = [
         },
       ]),
   { label: 'sources through tsx (WAGW_RUN_SOURCES=1)', root: here, env: { WAGW_RUN_SOURCES: '1' } },
-  { label: 'compiled, without the warm start (WAGW_WARM_START_MS=0)', root: here, env: { WAGW_WARM_START_MS: '0' } },
   { label: 'compiled (dist/, what npm start runs)', root: here, env: {} },
 ];
 // bin/wagw would run the sources instead of a stale build, and the figures would be mislabelled.

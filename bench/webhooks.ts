@@ -14,7 +14,7 @@ import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
  * (dist/, what `npm start` runs) when dist/ is current, else the sources through tsx;
  * BENCH_SOURCES=1 chooses the sources. BENCH_CPU_PROFILE_DIR writes a CPU profile of each round's
  * cold seconds there; BENCH_TIMELINE=1 prints each second's latencies and the attempts' outcomes;
- * BENCH_RATE lowers the rate; WAGW_WARM_START_MS=0 starts without the rehearsal.
+ * BENCH_RATE lowers the rate.
  */
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -43,7 +43,7 @@ const { loadConfig } = (await import(`${gatewayModules}/config.${extension}`)) a
 const { startServer } = (await import(`${gatewayModules}/http/server.${extension}`)) as typeof import('../src/http/server.ts');
 const { createGateway, createLogger } = (await import(`${gatewayModules}/main.${extension}`)) as typeof import('../src/main.ts');
 
-/** BENCH_RATE lowers it to compare starts on a machine too busy to keep up with the target's rate. */
+/** BENCH_RATE lowers it, to compare runs on a machine too busy to keep up with the target's rate. */
 const RATE_PER_SECOND = Number(process.env.BENCH_RATE ?? 1_000);
 /** The first seconds after a start, measured as they come: the cold figures. */
 const COLD_SECONDS = 10;
@@ -110,8 +110,6 @@ async function benchGateway(dialect: Dialect): Promise<BenchGateway> {
     WAGW_WEBHOOK_MAX_PER_HOST_PER_SECOND: '1000000',
     // The sandbox's own abuse limit on simulated incoming messages would refuse the load.
     WAGW_SANDBOX_RECEIVES_PER_MINUTE: '10000000',
-    // The start's rehearsal is what the cold figures measure; 0 shows a start without it.
-    ...(process.env.WAGW_WARM_START_MS !== undefined && { WAGW_WARM_START_MS: process.env.WAGW_WARM_START_MS }),
   });
   const gateway = await createGateway(config, createLogger(config));
   return { gateway, drop: () => database.drop() };

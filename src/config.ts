@@ -121,11 +121,6 @@ export interface Config {
   maxMessageLength: number;
   /** WAGW_MAX_PENDING_SENDS: sends one node works on at once before it answers 503 `overloaded`; null for no cap. */
   maxPendingSends: number | null;
-  /**
-   * WAGW_WARM_START_MS: the longest a server's start rehearses the hot paths on a scratch
-   * database before it listens (src/http/warm-start.ts); 0 skips the rehearsal.
-   */
-  warmStartMs: number;
   /** WhatsApp lookups POST /check_numbers may make per number and minute (WAGW_NUMBER_CHECKS_PER_MINUTE); remembered answers are free. */
   numberChecksPerMinute: number;
   /** How long "typing…" lasts unless renewed (WAGW_TYPING_SECONDS, 25 by default). */
@@ -312,7 +307,6 @@ export function loadConfig(env: Environment = process.env): Config {
     publicUrl: parsePublicUrl(env.WAGW_PUBLIC_URL, problems),
     maxMessageLength,
     maxPendingSends: env.WAGW_MAX_PENDING_SENDS === '0' ? null : integer('WAGW_MAX_PENDING_SENDS', 1_000, 1),
-    warmStartMs: integer('WAGW_WARM_START_MS', 3_000, 0, 60_000),
     sandbox: { receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1) },
     numberChecksPerMinute: integer('WAGW_NUMBER_CHECKS_PER_MINUTE', 60, 1, 10_000),
     typingMs: integer('WAGW_TYPING_SECONDS', 25, 1, 300) * 1000,

@@ -4,7 +4,6 @@ import type { Socket } from 'node:net';
 import { boundConnectionsPerAddress } from './connection-bounds.ts';
 import type { Gateway } from '../main.ts';
 import { buildApp } from './app.ts';
-import { rehearseHotPaths } from './warm-start.ts';
 import { handledElsewhere } from '../domain/promises.ts';
 
 /** How often shutdown closes connections that have gone idle since the last sweep. */
@@ -51,12 +50,6 @@ export async function startServer(gateway: Gateway): Promise<RunningServer> {
   const closeUnusedConnections = trackRequestsPerConnection(server);
 
   warnAboutUnsafeSettings(gateway);
-  // Before the node takes work or listens, so that /health answers only a warm node, and the
-  // rehearsal's CPU does not compete with the first requests (docs/adr/0038-warm-start.md).
-  if (gateway.config.warmStartMs > 0) {
-    const rehearsal = await rehearseHotPaths(gateway.config.warmStartMs, gateway.logger);
-    if (rehearsal !== undefined) gateway.logger.info(rehearsal, 'warm start: the hot paths were rehearsed on a scratch database');
-  }
   // The node's background work (leases and sessions, deliveries, sweeps) is the runtime's; it
   // starts first so that a number this node serves is connected by the time requests come.
   await gateway.runtime.start();

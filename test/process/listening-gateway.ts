@@ -22,14 +22,7 @@ export interface ListeningGateway {
  */
 export async function startListeningGateway(dialect: Dialect, env: Record<string, string> = {}): Promise<ListeningGateway> {
   const database = await createMigratedTestDatabase(dialect);
-  const config = loadConfig({
-    DATABASE_URL: database.url,
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'silent',
-    WAGW_WARM_START_MS: '0',
-    ...env,
-  });
+  const config = loadConfig({ DATABASE_URL: database.url, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'silent', ...env });
   const gateway = await createGateway(config, createLogger(config));
   const sender = await seedAccount(gateway);
   const server = await startServer(gateway);

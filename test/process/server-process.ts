@@ -85,8 +85,6 @@ function spawnServer(databaseUrl: string, port: number, env: Record<string, stri
       HOST: '127.0.0.1',
       PORT: String(port),
       LOG_LEVEL: 'warn',
-      // The start's rehearsal of the hot paths (up to 3 s) is tested on its own (warm-start.test.ts).
-      WAGW_WARM_START_MS: '0',
       ...env,
     },
   });

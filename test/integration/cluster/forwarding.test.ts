@@ -30,7 +30,6 @@ async function startNode(database: TestDatabase, name: string, env: Record<strin
     WAGW_NODE_NAME: name,
     WAGW_LEASE_TTL_MS: String(TTL_MS),
     WAGW_OWNER_WAIT_MS: '600',
-    WAGW_WARM_START_MS: '0',
     ...env,
   });
   const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });

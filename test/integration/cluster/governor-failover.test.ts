@@ -26,7 +26,6 @@ async function startNode(database: TestDatabase, name: string): Promise<Node> {
     WAGW_LEASE_TTL_MS: '1500',
     WAGW_OWNER_WAIT_MS: '600',
     WAGW_SEND_QUEUE_CHECK_MS: '300',
-    WAGW_WARM_START_MS: '0',
   });
   const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
   const gateway = await createGateway(config, createLogger(config, quiet));

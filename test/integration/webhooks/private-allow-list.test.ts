@@ -118,7 +118,6 @@ describe('WAGW_WEBHOOK_ALLOW_PRIVATE, the old switch', () => {
       PORT: '0',
       LOG_LEVEL: 'warn',
       WAGW_SECRET_KEY: TEST_SECRET_KEY,
-      WAGW_WARM_START_MS: '0',
       ...ALLOW_PRIVATE,
     });
     const gateway = await createGateway(config, createLogger(config, collectingSink(lines)));
