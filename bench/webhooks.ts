@@ -13,8 +13,8 @@ import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
  * The gateway runs in the benchmark's process (each latency round in a fresh one): compiled
  * (dist/, what `npm start` runs) when dist/ is current, else the sources through tsx;
  * BENCH_SOURCES=1 chooses the sources. BENCH_CPU_PROFILE_DIR writes a CPU profile of each round's
- * cold seconds there; BENCH_TIMELINE=1 prints each second's latencies and the attempts' outcomes;
- * BENCH_RATE lowers the rate.
+ * cold seconds there; BENCH_TIMELINE=1 prints each second's latencies (all, to the 200, and from it
+ * to the delivery) and the attempts' outcomes; BENCH_RATE lowers the rate.
  */
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -180,20 +180,7 @@ async function openLoopLatencies(
     `${prefix}: answers ${JSON.stringify([...statuses])}, arrived ${load.filter((entry) => arrivals.has(entry.text)).length}`;
   await waitUntil(() => load.every((entry) => arrivals.has(entry.text)), 30_000);
   const sorted = (values: number[]) => values.filter(Number.isFinite).sort((a, b) => a - b);
-  if (process.env.BENCH_TIMELINE !== undefined) {
-    const first = Math.min(...load.map((entry) => entry.sentAt));
-    const bySecond = new Map<number, number[]>();
-    for (const entry of load) {
-      const second = Math.floor((entry.sentAt - first) / 1000);
-      bySecond.set(second, [...(bySecond.get(second) ?? []), (arrivals.get(entry.text) ?? Number.NaN) - entry.sentAt]);
-    }
-    for (const [second, values] of bySecond) {
-      const s = sorted(values);
-      console.log(
-        `${prefix} second ${second}: p50 ${percentile(s, 0.5).toFixed(1)} p99 ${percentile(s, 0.99).toFixed(1)} max ${s.at(-1)?.toFixed(1)}`,
-      );
-    }
-  }
+  if (process.env.BENCH_TIMELINE !== undefined) printTimeline(prefix, load, arrivals);
   return {
     answers: sorted(load.map((entry) => entry.answeredAt - entry.sentAt)),
     deliveries: sorted(load.map((entry) => (arrivals.get(entry.text) ?? Number.NaN) - entry.sentAt)),
@@ -354,6 +341,31 @@ async function isolation(dialect: Dialect): Promise<IsolationResult> {
 
 function sum(values: number[]): number {
   return values.reduce((total, value) => total + value, 0);
+}
+
+/**
+ * Each second's messages (by when they were sent): to the delivery, to the 200, and from the 200
+ * to the delivery, which is the webhook worker's part alone.
+ */
+function printTimeline(prefix: string, load: LoadReport[], arrivals: Map<string, number>): void {
+  const first = Math.min(...load.map((entry) => entry.sentAt));
+  const bySecond = new Map<number, LoadReport[]>();
+  for (const entry of load) {
+    const second = Math.floor((entry.sentAt - first) / 1000);
+    bySecond.set(second, [...(bySecond.get(second) ?? []), entry]);
+  }
+  const figures = (values: number[]) => {
+    const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+    return `p50 ${percentile(sorted, 0.5).toFixed(1)} p99 ${percentile(sorted, 0.99).toFixed(1)} max ${sorted.at(-1)?.toFixed(1)}`;
+  };
+  for (const [second, entries] of bySecond) {
+    const arrived = (entry: LoadReport) => arrivals.get(entry.text) ?? Number.NaN;
+    console.log(
+      `${prefix} second ${second}: ${figures(entries.map((entry) => arrived(entry) - entry.sentAt))}; ` +
+        `answer ${figures(entries.map((entry) => entry.answeredAt - entry.sentAt))}; ` +
+        `answer to delivery ${figures(entries.map((entry) => arrived(entry) - entry.answeredAt))}`,
+    );
+  }
 }
 
 let progress = () => '';
