@@ -11,10 +11,17 @@ import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
  * All on SQLite and on PostgreSQL (WAGW_TEST_POSTGRES_URL, which `npm run bench:webhooks` sets).
  * BENCH_DIALECTS=sqlite and BENCH_PHASES=isolation narrow a run down while working on one part;
  * WAGW_SQLITE_COMMIT_SYNC is handed to the gateway, and BENCH_NO_REPORT leaves the report alone.
+ * The gateway runs in the benchmark's process (each latency round in a fresh one): compiled
+ * (dist/, what `npm start` runs) when dist/ is current, else the sources through tsx;
+ * BENCH_SOURCES=1 chooses the sources. BENCH_CPU_PROFILE_DIR writes a CPU profile of each round's
+ * cold seconds there; BENCH_TIMELINE=1 prints each second's latencies (all, to the 200, and from it
+ * to the delivery) and the attempts' outcomes; BENCH_RATE lowers the rate.
  */
-import { loadConfig } from '../src/config.ts';
-import { startServer } from '../src/http/server.ts';
-import { createGateway, createLogger, type Gateway } from '../src/main.ts';
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
+import { compiledIsCurrent } from '../bin/build-freshness.mjs';
+import type { Gateway } from '../src/main.ts';
 import { incomingMessagePayload } from '../src/domain/webhooks.ts';
 import { newId } from '../src/domain/ids.ts';
 import type { Message } from '../src/domain/model.ts';
@@ -28,8 +35,17 @@ import vm from 'node:vm';
 import { sql } from 'kysely';
 import { currentCommit, machineDescription, percentile, writeReportSection } from './support.ts';
 
-/** The target's rate; BENCH_INCOMING_PER_SECOND lowers it where a loaded machine cannot keep up. */
-const RATE_PER_SECOND = Number(process.env.BENCH_INCOMING_PER_SECOND ?? 1_000);
+// Cold figures are the product's only if the product's code runs: what tsx compiles is not what
+// `npm start` runs, and a module imported lazily costs tsx a transform on first use.
+const runsCompiled = process.env.BENCH_SOURCES === undefined && compiledIsCurrent(path.resolve('.'));
+const gatewayModules = runsCompiled ? '../dist' : '../src';
+const extension = runsCompiled ? 'js' : 'ts';
+const { loadConfig } = (await import(`${gatewayModules}/config.${extension}`)) as typeof import('../src/config.ts');
+const { startServer } = (await import(`${gatewayModules}/http/server.${extension}`)) as typeof import('../src/http/server.ts');
+const { createGateway, createLogger } = (await import(`${gatewayModules}/main.${extension}`)) as typeof import('../src/main.ts');
+
+/** BENCH_RATE lowers it, to compare runs on a machine too busy to keep up with the target's rate. */
+const RATE_PER_SECOND = Number(process.env.BENCH_RATE ?? process.env.BENCH_INCOMING_PER_SECOND ?? 1_000);
 /** The first seconds after a start, measured as they come: the cold figures. */
 const COLD_SECONDS = 10;
 /** Then, on the same gateway, the warm figures. */
@@ -167,6 +183,7 @@ async function openLoopLatencies(
     `${prefix}: answers ${JSON.stringify([...statuses])}, arrived ${load.filter((entry) => arrivals.has(entry.text)).length}`;
   await waitUntil(() => load.every((entry) => arrivals.has(entry.text)), 30_000);
   const sorted = (values: number[]) => values.filter(Number.isFinite).sort((a, b) => a - b);
+  if (process.env.BENCH_TIMELINE !== undefined) printTimeline(prefix, load, arrivals);
   return {
     answers: sorted(load.map((entry) => entry.answeredAt - entry.sentAt)),
     deliveries: sorted(load.map((entry) => (arrivals.get(entry.text) ?? Number.NaN) - entry.sentAt)),
@@ -185,7 +202,15 @@ async function latencyAndThroughput(dialect: Dialect): Promise<LatencyResult> {
   // Phase 1: open-loop load at a fixed rate from another process; latency runs from just
   // before the request to the moment the endpoint has the delivery. First the cold seconds right
   // after the start, then the warm ones on the same gateway.
+  const profiler = await startColdProfile();
   const cold = await openLoopLatencies(port, key.plaintext, share.phone, arrivals, 'cold', COLD_SECONDS);
+  await profiler?.stop(dialect);
+  if (process.env.BENCH_TIMELINE !== undefined) {
+    const failed = await sql<{ error: string | null; status_code: number | null; n: number; slowest: number }>`
+      select error, status_code, count(*) as n, max(duration_ms) as slowest from webhook_attempts
+      group by error, status_code`.execute(gateway.store.db);
+    console.log('cold attempts', JSON.stringify(failed.rows));
+  }
   const warm = await openLoopLatencies(port, key.plaintext, share.phone, arrivals, 'warm', LATENCY_SECONDS);
   const latencyLoad = os.loadavg()[0]!;
 
@@ -321,7 +346,50 @@ function sum(values: number[]): number {
   return values.reduce((total, value) => total + value, 0);
 }
 
+/**
+ * Each second's messages (by when they were sent): to the delivery, to the 200, and from the 200
+ * to the delivery, which is the webhook worker's part alone.
+ */
+function printTimeline(prefix: string, load: LoadReport[], arrivals: Map<string, number>): void {
+  const first = Math.min(...load.map((entry) => entry.sentAt));
+  const bySecond = new Map<number, LoadReport[]>();
+  for (const entry of load) {
+    const second = Math.floor((entry.sentAt - first) / 1000);
+    bySecond.set(second, [...(bySecond.get(second) ?? []), entry]);
+  }
+  const figures = (values: number[]) => {
+    const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+    return `p50 ${percentile(sorted, 0.5).toFixed(1)} p99 ${percentile(sorted, 0.99).toFixed(1)} max ${sorted.at(-1)?.toFixed(1)}`;
+  };
+  for (const [second, entries] of bySecond) {
+    const arrived = (entry: LoadReport) => arrivals.get(entry.text) ?? Number.NaN;
+    console.log(
+      `${prefix} second ${second}: ${figures(entries.map((entry) => arrived(entry) - entry.sentAt))}; ` +
+        `answer ${figures(entries.map((entry) => entry.answeredAt - entry.sentAt))}; ` +
+        `answer to delivery ${figures(entries.map((entry) => arrived(entry) - entry.answeredAt))}`,
+    );
+  }
+}
+
 let progress = () => '';
+
+/** A CPU profile of this process (the gateway's) while it runs, when BENCH_CPU_PROFILE_DIR asks for one. */
+async function startColdProfile(): Promise<{ stop(dialect: Dialect): Promise<void> } | undefined> {
+  const directory = process.env.BENCH_CPU_PROFILE_DIR;
+  if (directory === undefined) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    stop: async (dialect) => {
+      const { profile } = await session.post('Profiler.stop');
+      fs.mkdirSync(directory, { recursive: true });
+      fs.writeFileSync(path.join(directory, `cold-${dialect}-${Date.now()}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
 
 // The benchmark runs without --expose-gc (npm run bench starts it plainly), so it asks V8 itself.
 v8.setFlagsFromString('--expose-gc');
@@ -390,6 +458,28 @@ async function waitUntil(condition: () => boolean, timeoutMs: number): Promise<v
   }
 }
 
+/**
+ * One latency round in a process of its own: a gateway started in a process where an earlier
+ * round's gateway ran would find V8's optimised code and the compiled schemas already there,
+ * and its "cold" seconds would be warm.
+ */
+async function latencyInFreshProcess(dialect: Dialect): Promise<LatencyResult> {
+  const child = fork(new URL(import.meta.url).pathname, [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, BENCH_LATENCY_ROUND_OF: dialect },
+  });
+  return new Promise<LatencyResult>((resolve, reject) => {
+    child.once('message', (result: LatencyResult) => resolve(result));
+    child.once('exit', (code) => reject(new Error(`the latency round's process ended (${code}) without a result`)));
+  });
+}
+
+const roundOf = process.env.BENCH_LATENCY_ROUND_OF as Dialect | undefined;
+if (roundOf !== undefined) {
+  process.send!(await latencyAndThroughput(roundOf));
+  process.exit(0);
+}
+
 const phases = process.env.BENCH_PHASES?.split(',') ?? ['latency', 'isolation'];
 const results: Result[] = [];
 for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'postgres']) as Dialect[]) {
@@ -397,7 +487,7 @@ for (const dialect of (process.env.BENCH_DIALECTS?.split(',') ?? ['sqlite', 'pos
   if (phases.includes('latency')) {
     result.latency = [];
     for (let round = 0; round < LATENCY_ROUNDS; round++) {
-      const measured = await latencyAndThroughput(dialect);
+      const measured = await latencyInFreshProcess(dialect);
       result.latency.push(measured);
       console.log(JSON.stringify({ dialect, round, ...measured }));
     }
@@ -444,7 +534,7 @@ function writeReport(all: Result[]): void {
     'bench:webhooks',
     `## Webhook delivery (\`npm run bench:webhooks\`)
 
-Measured ${new Date().toISOString().slice(0, 10)} at commit \`${currentCommit()}\` on ${machineDescription()}.
+Measured ${new Date().toISOString().slice(0, 10)} at commit \`${currentCommit()}\` on ${machineDescription()}, the gateway ${runsCompiled ? 'compiled (dist/)' : 'from its sources through tsx'}.
 The load generator and the endpoints each run in a process of their own; all share the machine's two cores with the gateway and, for PostgreSQL, its server.
 
 Min / **median** / max over ${LATENCY_ROUNDS} rounds, each on a fresh gateway and database: ${COLD_SECONDS} s of incoming messages at ${RATE_PER_SECOND}/s from its start (cold), then ${LATENCY_SECONDS} s more (warm), then the drain:

@@ -25,6 +25,16 @@ export interface TestGateway {
   close(): Promise<void>;
 }
 
+/** A log destination that keeps every line it is given in `lines`, for tests about what was logged. */
+export function collectingSink(lines: string[]): Writable {
+  return new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+}
+
 /**
  * A gateway on a fresh, migrated database of the dialect, with the real HTTP app on top. With
  * `WAGW_MEDIA_STORE: 's3'` and no bucket named, its media go to an S3 server of its own.
@@ -47,12 +57,7 @@ export async function startTestGateway(
     ...env,
   });
   const logLines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      logLines.push(String(chunk));
-      done();
-    },
-  });
+  const sink = collectingSink(logLines);
   const open = async () => {
     // Passwords hashed cheaply, as the test users are (support/users.ts): what is tested is the
     // sign-in's logic, and OWASP's cost would make each hash take a third of a second.

@@ -23,6 +23,13 @@ export interface ClaimedDelivery {
  * A claim reads further groups only while it still has room.
  */
 const WEBHOOKS_PER_STATEMENT = 50;
+/**
+ * How far past its share a claim reads a webhook's due deliveries, in multiples of the share (and
+ * never fewer than the minimum), to send the oldest of them first: a retry's due time carries
+ * jitter, so once a backlog is due its due times no longer follow the events' order.
+ */
+const DUE_WINDOW_PER_SHARE = 2;
+const MIN_DUE_WINDOW = 64;
 
 export interface ClaimOptions {
   now: number;
@@ -43,7 +50,8 @@ export interface ClaimOptions {
  * Work is chosen per webhook, never by walking the queue: each webhook with due work is found
  * and read through the (state, webhook_id, next_attempt_at) index. A claim therefore costs the
  * same however large any one endpoint's backlog is, and a hanging endpoint's queue, however
- * deep, is never read while its slots are full.
+ * deep, is never read while its slots are full. Of a webhook's earliest-due deliveries (a window
+ * a few times its share), the oldest events go first, by creation and then id.
  */
 export interface Claim {
   deliveries: ClaimedDelivery[];
@@ -57,12 +65,12 @@ export interface Claim {
 export async function claimDueDeliveries(db: Executor, options: ClaimOptions): Promise<Claim> {
   const dueWebhooks = await webhooksWithDueWork(db, options.now);
   const shares = sharesOf(dueWebhooks, options);
-  const found: { id: string; webhook_id: string; next_attempt_at: number }[] = [];
+  const found: DueDelivery[] = [];
   for (let offset = 0; offset < shares.length && found.length < options.limit; offset += WEBHOOKS_PER_STATEMENT) {
     found.push(...(await oldestDueOfEach(db, shares.slice(offset, offset + WEBHOOKS_PER_STATEMENT), options.now)));
   }
   // The last group read may overshoot the limit; the oldest work goes first.
-  const candidates = found.sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at)).slice(0, options.limit);
+  const candidates = found.sort(oldestFirst).slice(0, options.limit);
   const webhooksWithMore = leftBehind(dueWebhooks, shares, found, candidates);
   if (candidates.length === 0) return { deliveries: [], webhooksWithMore };
 
@@ -105,7 +113,8 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
       'in',
       claimed.map((row) => row.id),
     )
-    .orderBy('webhook_deliveries.next_attempt_at')
+    .orderBy('webhook_deliveries.created_at')
+    .orderBy('webhook_deliveries.id')
     .execute();
   const deliveries = rows.map((row) => ({
     id: row.id,
@@ -199,19 +208,42 @@ function sharesOf(webhookIds: string[], options: ClaimOptions): { webhookId: str
     .filter((share) => share.count > 0);
 }
 
-/** Each webhook's oldest due, unheld deliveries, as many as its share: one index range each. */
-async function oldestDueOfEach(db: Executor, shares: { webhookId: string; count: number }[], now: number) {
+interface DueDelivery {
+  id: string;
+  webhook_id: string;
+  created_at: number;
+}
+
+/** By when the event was made, then by id: ids made in one millisecond sort in creation order. */
+function oldestFirst(a: DueDelivery, b: DueDelivery): number {
+  return Number(a.created_at) - Number(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+/**
+ * Each webhook's oldest due, unheld deliveries, as many as its share: one index range each, its
+ * earliest-due window, of which the oldest events are taken. Reading by due time keeps the cost
+ * of a claim independent of how many retries wait further down the schedule.
+ */
+async function oldestDueOfEach(db: Executor, shares: { webhookId: string; count: number }[], now: number): Promise<DueDelivery[]> {
   const oldestDue = (share: { webhookId: string; count: number }, index: number) =>
     db
       .selectFrom(
         db
-          .selectFrom('webhook_deliveries')
-          .select(['id', 'webhook_id', 'next_attempt_at'])
-          .where('state', '=', 'pending')
-          .where('webhook_id', '=', share.webhookId)
-          .where('next_attempt_at', '<=', now)
-          .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
-          .orderBy('next_attempt_at')
+          .selectFrom(
+            db
+              .selectFrom('webhook_deliveries')
+              .select(['id', 'webhook_id', 'created_at'])
+              .where('state', '=', 'pending')
+              .where('webhook_id', '=', share.webhookId)
+              .where('next_attempt_at', '<=', now)
+              .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+              .orderBy('next_attempt_at')
+              .limit(Math.max(share.count * DUE_WINDOW_PER_SHARE, MIN_DUE_WINDOW))
+              .as(`due_${index}`),
+          )
+          .selectAll()
+          .orderBy('created_at')
+          .orderBy('id')
           .limit(share.count)
           .as(`share_${index}`),
       )

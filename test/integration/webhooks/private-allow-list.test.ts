@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config.ts';
 import { AppError, type ErrorCode } from '../../../src/domain/errors.ts';
@@ -8,7 +7,7 @@ import { startServer } from '../../../src/http/server.ts';
 import { createGateway, createLogger } from '../../../src/main.ts';
 import { WebhookHttpClient } from '../../../src/webhooks/webhook-http.ts';
 import { createTestDatabase, dialects } from '../../support/databases.ts';
-import { seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { collectingSink, seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 
 /**
@@ -121,13 +120,7 @@ describe('WAGW_WEBHOOK_ALLOW_PRIVATE, the old switch', () => {
       WAGW_SECRET_KEY: TEST_SECRET_KEY,
       ...ALLOW_PRIVATE,
     });
-    const sink = new Writable({
-      write(chunk, _encoding, done) {
-        lines.push(String(chunk));
-        done();
-      },
-    });
-    const gateway = await createGateway(config, createLogger(config, sink));
+    const gateway = await createGateway(config, createLogger(config, collectingSink(lines)));
     const server = await startServer(gateway);
     try {
       const warning = lines

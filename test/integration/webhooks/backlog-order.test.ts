@@ -1,0 +1,71 @@
+import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { dialects } from '../../support/databases.ts';
+import { seedAccount, type TestGateway } from '../../support/gateway.ts';
+import { WebhookReceiver, type ReceivedRequest } from '../../support/webhook-receiver.ts';
+import { eventually, payloadOf, receiveIncoming, sleep, startDeliveringGateway, webhookEnv } from '../../support/delivery-support.ts';
+
+const BACKLOG = 20;
+
+function textOf(request: ReceivedRequest): string {
+  return String(payloadOf(request).message);
+}
+
+for (const dialect of dialects) {
+  describe(`a webhook's backlog is delivered oldest first (${dialect})`, () => {
+    let test: TestGateway;
+    let receiver: WebhookReceiver;
+
+    before(async () => {
+      // One request at a time, so that the order they arrive in is the order they were sent in;
+      // retries a second apart, whose ±20 % jitter shuffles their due times.
+      test = await startDeliveringGateway(
+        dialect,
+        webhookEnv({ WAGW_WEBHOOK_RETRY_SCHEDULE: '1,1,1,1,1,1,1,1', WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '1' }),
+      );
+      receiver = await WebhookReceiver.start();
+    });
+    after(async () => {
+      await receiver.close();
+      await test.close();
+    });
+
+    it('events that failed while the endpoint was down arrive in the order they were made once it answers', async () => {
+      receiver.responder = () => ({ status: 503 });
+      const account = await seedAccount(test.gateway);
+      const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), {
+        url: receiver.url('/hook'),
+        eventTypes: ['message'],
+      });
+      const sent = Array.from({ length: BACKLOG }, (_, index) => `backlog ${String(index).padStart(2, '0')}`);
+      for (const text of sent) await receiveIncoming(test, account, text);
+      await eventually(
+        async () => (new Set(receiver.requests.map(textOf)).size === BACKLOG ? true : undefined),
+        10_000,
+        'every event to fail once',
+      );
+
+      // A restart stops the worker, so that every retry comes due before it claims again: the
+      // whole backlog due at once, as when an endpoint's slots are full.
+      await test.restart();
+      const textById = new Map(receiver.requests.map((request) => [String(request.headers['webhook-id']), textOf(request)]));
+      const deliveries = (await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id)).map((entry) => entry.delivery);
+      assert.equal(deliveries.length, BACKLOG);
+      const lastDueAt = Math.max(...deliveries.map((delivery) => delivery.nextAttemptAt.getTime()));
+      await sleep(Math.max(0, lastDueAt - Date.now()) + 50);
+      const byDueTime = [...deliveries].sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
+      assert.notDeepEqual(
+        byDueTime.map((delivery) => textById.get(delivery.id)),
+        sent,
+        'the retries came due in the order the events were made, so this run shows nothing',
+      );
+
+      receiver.responder = () => ({ status: 200 });
+      const before = receiver.requests.length;
+      test.gateway.deliveryWorker.start();
+      await receiver.waitForRequests(before + BACKLOG);
+      assert.deepEqual(receiver.requests.slice(before).map(textOf), sent);
+    });
+  });
+}
