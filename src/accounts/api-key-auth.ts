@@ -1,5 +1,5 @@
-import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import { LazyLru } from '../domain/lazy-lru.ts';
 import { API_KEY_PATTERN, hashApiKey } from '../domain/api-key.ts';
 import { AppError } from '../domain/errors.ts';
 import type { ApiKey } from '../domain/model.ts';
@@ -21,7 +21,7 @@ export const VERIFIED_KEY_TTL_MS = 2_000;
  */
 export class ApiKeyAuthenticator {
   private readonly lastUsedWrites = new Map<string, number>();
-  private readonly verified = new LRUCache<string, ApiKey>({ max: 10_000, ttl: VERIFIED_KEY_TTL_MS });
+  private readonly verified = new LazyLru<string, ApiKey>({ max: 10_000, ttl: VERIFIED_KEY_TTL_MS });
   /** Bumped by every revocation, so that a lookup that raced one does not remember its answer. */
   private revocations = 0;
 

@@ -1,5 +1,5 @@
-import { LRUCache } from 'lru-cache';
 import type { Message } from '../domain/model.ts';
+import { LazyLru } from '../domain/lazy-lru.ts';
 
 /** What a receipt's event needs of a send, all known to the node that made it. */
 export type RecordedSend = Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone' | 'direction' | 'group' | 'createdAt'>;
@@ -21,7 +21,7 @@ const LONGEST_WAIT_MS = 4_000;
  * memory instead of from the row.
  */
 export class RecentSends {
-  private readonly recorded = new LRUCache<string, RecordedSend>({ max: RECORDED_SENDS, ttl: RECORDED_SEND_TTL_MS });
+  private readonly recorded = new LazyLru<string, RecordedSend>({ max: RECORDED_SENDS, ttl: RECORDED_SEND_TTL_MS });
   /** Per sending phone, the sends handed to the engine whose record has not committed yet. */
   private readonly inFlight = new Map<string, Map<string, Promise<void>>>();
   private readonly finish = new Map<string, () => void>();

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { LRUCache } from 'lru-cache';
+import { LazyLru } from '../domain/lazy-lru.ts';
 import type { E164 } from '../domain/phone.ts';
 import type { Executor } from './database.ts';
 import { signalNodes } from './repositories/cluster-signals.ts';
@@ -24,8 +24,8 @@ const WEBHOOKS_CHANGED_SIGNAL_PREFIX = 'lookups:webhooks:';
  * a change is used for its own caller but not kept, as the key cache does.
  */
 export class CachedLookups {
-  private readonly numbers = new LRUCache<string, NumberWithPlan>({ max: LOOKUP_ENTRIES, ttl: LOOKUP_TTL_MS });
-  private readonly webhooks = new LRUCache<string, EnabledWebhook[]>({ max: LOOKUP_ENTRIES, ttl: LOOKUP_TTL_MS });
+  private readonly numbers = new LazyLru<string, NumberWithPlan>({ max: LOOKUP_ENTRIES, ttl: LOOKUP_TTL_MS });
+  private readonly webhooks = new LazyLru<string, EnabledWebhook[]>({ max: LOOKUP_ENTRIES, ttl: LOOKUP_TTL_MS });
   private numberChanges = 0;
   private webhookChanges = 0;
 

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { LazyLru } from '../domain/lazy-lru.ts';
 import { LRUCache } from 'lru-cache';
 import type { SecretBox } from '../secrets/secret-box.ts';
 
@@ -60,7 +61,7 @@ export interface SealedWebhookSecrets {
  * sealed value) is seen on the next delivery, and cheap, since every delivery needs its secret.
  */
 export class SealedSecrets {
-  private readonly opened = new LRUCache<string, string>({ max: KEY_CACHE_ENTRIES });
+  private readonly opened = new LazyLru<string, string>({ max: KEY_CACHE_ENTRIES });
 
   constructor(private readonly secretBox: SecretBox) {}
 
