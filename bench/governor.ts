@@ -9,6 +9,8 @@
  *   (the runner's one timer sleeps until the earliest due time; the lease keeper ticks as ever).
  * - Lateness: for each due message, its release (released_at) less its scheduled_for: p50, p99, max.
  * - CPU per release: the node's CPU from the first due time to the last release, per message.
+ * BENCH_CPU_PROFILE_DIR writes a CPU profile of the node over that same window (first due time to
+ * last release), so that the release path's cost can be read function by function.
  * The governor off against the build without it is bench:floor's (BENCH_FLOOR_COMPARE_ROOT); the
  * `standard` preset's gaps over 1,000 backlogs are bench/governor-gaps.ts's.
  */
@@ -24,7 +26,7 @@ import { createGateway, createLogger } from '../src/main.ts';
 import { insertAccount } from '../src/store/repositories/accounts.ts';
 import { insertNumber } from '../src/store/repositories/numbers.ts';
 import { createTestDatabase } from '../test/support/databases.ts';
-import { currentCommit, machineDescription, percentile, writeReportSection } from './support.ts';
+import { currentCommit, machineDescription, percentile, startCpuProfile, writeReportSection } from './support.ts';
 
 const MESSAGES = Number(process.env.BENCH_GOVERNOR_MESSAGES ?? 1_000_000);
 const NUMBERS = Number(process.env.BENCH_GOVERNOR_NUMBERS ?? 10_000);
@@ -67,6 +69,7 @@ const idleShare = (cpu.user + cpu.system) / 1_000 / (performance.now() - idleSta
 // The node's CPU from the first due time until the last release, per message released: the
 // measure that a busy shared machine moves least (lateness grows with whatever else runs).
 await sleep(Math.max(0, firstDue - Date.now()));
+const profile = await startCpuProfile();
 const releaseCpuBefore = process.cpuUsage();
 await sleep(Math.max(0, firstDue + DUE_SPREAD_MS - Date.now()));
 const deadline = Date.now() + 120_000;
@@ -83,6 +86,7 @@ for (;;) {
   await sleep(1_000);
 }
 const releaseCpu = process.cpuUsage(releaseCpuBefore);
+await profile?.stop('governor-release');
 const lateness = rows
   .filter((row) => row.released !== null)
   .map((row) => row.released! - row.scheduled)

@@ -1,4 +1,5 @@
 import { execFileSync, execSync, fork, spawn } from 'node:child_process';
+import { Session } from 'node:inspector/promises';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -60,6 +61,27 @@ export function writeReportSection(name: string, markdown: string): void {
 }
 
 export { freePort };
+
+/**
+ * A CPU profile of this process from now until `stop`, written to BENCH_CPU_PROFILE_DIR as
+ * `<name>-<time>.cpuprofile`; undefined when that knob is not set.
+ */
+export async function startCpuProfile(): Promise<{ stop(name: string): Promise<void> } | undefined> {
+  const directory = process.env.BENCH_CPU_PROFILE_DIR;
+  if (directory === undefined) return undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return {
+    stop: async (name) => {
+      const { profile } = await session.post('Profiler.stop');
+      fs.mkdirSync(directory, { recursive: true });
+      fs.writeFileSync(path.join(directory, `${name}-${Date.now()}.cpuprofile`), JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
+}
 
 export interface GatewayProcess {
   port: number;

@@ -17,8 +17,6 @@ import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
  * cold seconds there; BENCH_TIMELINE=1 prints each second's latencies (all, to the 200, and from it
  * to the delivery) and the attempts' outcomes; BENCH_RATE lowers the rate.
  */
-import fs from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import { compiledIsCurrent } from '../bin/build-freshness.mjs';
 import type { Gateway } from '../src/main.ts';
@@ -33,7 +31,7 @@ import os from 'node:os';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { sql } from 'kysely';
-import { currentCommit, machineDescription, percentile, writeReportSection } from './support.ts';
+import { currentCommit, machineDescription, percentile, startCpuProfile, writeReportSection } from './support.ts';
 
 // Cold figures are the product's only if the product's code runs: what tsx compiles is not what
 // `npm start` runs, and a module imported lazily costs tsx a transform on first use.
@@ -202,9 +200,10 @@ async function latencyAndThroughput(dialect: Dialect): Promise<LatencyResult> {
   // Phase 1: open-loop load at a fixed rate from another process; latency runs from just
   // before the request to the moment the endpoint has the delivery. First the cold seconds right
   // after the start, then the warm ones on the same gateway.
-  const profiler = await startColdProfile();
+  // The gateway runs in this process: its cold window's profile, when BENCH_CPU_PROFILE_DIR asks for one.
+  const profiler = await startCpuProfile();
   const cold = await openLoopLatencies(port, key.plaintext, share.phone, arrivals, 'cold', COLD_SECONDS);
-  await profiler?.stop(dialect);
+  await profiler?.stop(`cold-${dialect}`);
   if (process.env.BENCH_TIMELINE !== undefined) {
     const failed = await sql<{ error: string | null; status_code: number | null; n: number; slowest: number }>`
       select error, status_code, count(*) as n, max(duration_ms) as slowest from webhook_attempts
@@ -372,24 +371,6 @@ function printTimeline(prefix: string, load: LoadReport[], arrivals: Map<string,
 }
 
 let progress = () => '';
-
-/** A CPU profile of this process (the gateway's) while it runs, when BENCH_CPU_PROFILE_DIR asks for one. */
-async function startColdProfile(): Promise<{ stop(dialect: Dialect): Promise<void> } | undefined> {
-  const directory = process.env.BENCH_CPU_PROFILE_DIR;
-  if (directory === undefined) return undefined;
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-  return {
-    stop: async (dialect) => {
-      const { profile } = await session.post('Profiler.stop');
-      fs.mkdirSync(directory, { recursive: true });
-      fs.writeFileSync(path.join(directory, `cold-${dialect}-${Date.now()}.cpuprofile`), JSON.stringify(profile));
-      session.disconnect();
-    },
-  };
-}
 
 // The benchmark runs without --expose-gc (npm run bench starts it plainly), so it asks V8 itself.
 v8.setFlagsFromString('--expose-gc');

@@ -1,3 +1,5 @@
+import type { WhatsAppNumber } from '../../src/domain/model.ts';
+import type { E164 } from '../../src/domain/phone.ts';
 import { RemoteSandboxNetwork } from '../../src/engines/sandbox/remote-sandbox-network.ts';
 import { deriveSandboxNetworkKey } from '../../src/engines/sandbox/sandbox-network-handshake.ts';
 import { serveSandboxNetwork, type SandboxNetworkServerOptions } from '../../src/engines/sandbox/sandbox-network-server.ts';
@@ -26,4 +28,24 @@ export async function stopTestNetwork(
 ): Promise<void> {
   for (const client of clients) client?.close();
   await shared?.close();
+}
+
+/** A connected sandbox number as an engine is handed it, for engine tests without a database. */
+export function sandboxNumber(id: string, phone: E164): WhatsAppNumber {
+  const at = new Date();
+  return {
+    id,
+    accountId: `acc_${id.slice('num_'.length)}`,
+    holderUserId: null,
+    phone,
+    engine: 'sandbox',
+    status: 'connected',
+    statusReason: null,
+    autoRead: false,
+    rejectCalls: false,
+    callReplyText: null,
+    showOnline: false,
+    createdAt: at,
+    updatedAt: at,
+  };
 }

@@ -96,6 +96,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
   /** Sandbox phones the network has been told of; see `announce`. */
   private readonly announced = new Set<string>();
   private sandboxPhones: { phones: Set<string>; readAt: number } | undefined;
+  private sandboxPhonesRead: Promise<Set<string>> | undefined;
   /** Simulated calls that ring now, by call id, each with the timer that makes it missed. */
   private readonly ringing = new Map<string, NodeJS.Timeout>();
   /** Each sandbox number's own profile, by phone. */
@@ -296,16 +297,31 @@ export class SandboxEngine implements Engine, InboundSimulator {
    */
   private async announce(phone: E164): Promise<void> {
     if (this.announced.has(phone)) return;
-    const now = Date.now();
-    if (
-      this.sandboxPhones === undefined ||
-      (!this.sandboxPhones.phones.has(phone) && now - this.sandboxPhones.readAt >= SANDBOX_PHONES_FRESH_MS)
-    ) {
-      this.sandboxPhones = { phones: new Set(await this.options.listSandboxPhones()), readAt: now };
-    }
-    if (!this.sandboxPhones.phones.has(phone)) return;
+    if (!(await this.sandboxPhonesFor(phone)).has(phone)) return;
     await this.options.network.expect(phone);
     this.announced.add(phone);
+  }
+
+  /**
+   * The gateway's sandbox phones, read again when `phone` is not among them and the last read is
+   * a second old. One read at a time: the sends that meet an outside phone while it runs share
+   * it. Each used to read for itself, and the queue runner's releases, which start together,
+   * read the whole list dozens of times a second (most of a release's CPU in bench:governor).
+   */
+  private async sandboxPhonesFor(phone: E164): Promise<Set<string>> {
+    const known = this.sandboxPhones;
+    if (known !== undefined && (known.phones.has(phone) || Date.now() - known.readAt < SANDBOX_PHONES_FRESH_MS)) return known.phones;
+    this.sandboxPhonesRead ??= this.readSandboxPhones().finally(() => {
+      this.sandboxPhonesRead = undefined;
+    });
+    return this.sandboxPhonesRead;
+  }
+
+  private async readSandboxPhones(): Promise<Set<string>> {
+    const readAt = Date.now();
+    const phones = new Set(await this.options.listSandboxPhones());
+    this.sandboxPhones = { phones, readAt };
+    return phones;
   }
 
   /** Runs `use` on the number's live connection, or refuses as WhatsApp does when there is none. */

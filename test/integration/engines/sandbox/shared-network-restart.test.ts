@@ -1,35 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { SessionStatusEvent } from '../../../../src/engines/engine-events.ts';
-import type { WhatsAppNumber } from '../../../../src/domain/model.ts';
 import type { E164 } from '../../../../src/domain/phone.ts';
 import type { RemoteSandboxNetwork } from '../../../../src/engines/sandbox/remote-sandbox-network.ts';
 import { SandboxEngine } from '../../../../src/engines/sandbox/sandbox-engine.ts';
-import { serveTestNetwork, testNetworkClient } from '../../../support/shared-network.ts';
+import { sandboxNumber, serveTestNetwork, testNetworkClient } from '../../../support/shared-network.ts';
 import { ignoreCleanupFailure } from '../../../support/ignore.ts';
 
 const PHONES = ['+447700900831', '+447700900832', '+447700900833'] as E164[];
 /** Long enough for many failed dials while the network is away, as in the outage that left every number in conflict. */
 const OUTAGE_MS = 4_000;
-
-function sandboxNumber(phone: E164, index: number): WhatsAppNumber {
-  const at = new Date();
-  return {
-    id: `num_restart${index}`,
-    accountId: 'acc_restart',
-    holderUserId: null,
-    phone,
-    engine: 'sandbox',
-    status: 'connected',
-    statusReason: null,
-    autoRead: false,
-    rejectCalls: false,
-    callReplyText: null,
-    showOnline: false,
-    createdAt: at,
-    updatedAt: at,
-  };
-}
 
 const until = async (check: () => boolean | Promise<boolean>, withinMs: number): Promise<boolean> => {
   for (const deadline = Date.now() + withinMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50)))
@@ -45,7 +25,7 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
   let client: RemoteSandboxNetwork;
   let engine: SandboxEngine;
   const statuses: SessionStatusEvent[] = [];
-  const numbers = PHONES.map(sandboxNumber);
+  const numbers = PHONES.map((phone, index) => sandboxNumber(`num_restart${index}`, phone));
 
   before(async () => {
     shared = await serveTestNetwork();
