@@ -18,8 +18,8 @@ import type { Store } from '../store/database.ts';
 import type { EndOfBatch, GroupCommitter } from '../store/group-commit.ts';
 import { savePollSecret } from '../store/repositories/polls.ts';
 import { structuredKind, type LinkPreviewAsk, type StructuredContent } from '../domain/structured-content.ts';
-import { listInterruptedSends, updateMessageStatus, findMessageById } from '../store/repositories/messages.ts';
-import { queueSentRecord, type BatchOutcome } from '../store/repositories/status-writes.ts';
+import { listInterruptedSends, updateMessageStatus } from '../store/repositories/messages.ts';
+import { queueRelease, queueSentRecord, type BatchOutcome } from '../store/repositories/status-writes.ts';
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { queueMessageWithUnit } from '../store/repositories/send-units.ts';
@@ -28,7 +28,7 @@ import { messageStatusPayload } from '../domain/webhooks.ts';
 import { enqueueEvent, queueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 import { RecentSends } from './recent-sends.ts';
-import { releaseWaiting, settleWaiting, type WaitingMessage } from '../store/repositories/send-queue.ts';
+import { settleWaiting, type WaitingMessage } from '../store/repositories/send-queue.ts';
 import type { SendGovernor, SendSchedule, StoredSettings } from './governor/send-governor.ts';
 import type { WaitReason } from './governor/decision.ts';
 
@@ -360,20 +360,16 @@ export class SendMessageService {
 
   /**
    * Sends a message the governor held, now that it is due: its waiting state is cleared under
-   * the owner's lease first (releaseWaiting), so that a crash from here on leaves it `unknown`,
+   * the owner's lease first (queueRelease), so that a crash from here on leaves it `unknown`,
    * never sent twice; then the engine is asked as for any send. Returns the message as it ends
    * (sent, failed), or undefined when it had left the queue already (cancelled, expired, or
-   * released by another owner).
+   * released by another owner). `message` is its row as read before the release: the release
+   * itself checks that it still waits.
    */
-  async sendReleased(number: WhatsAppNumber, waiting: WaitingMessage, lease: SessionLease): Promise<Message | undefined> {
-    const message = await findMessageById(this.store.db, waiting.id);
-    if (message === undefined) return undefined;
-    const at = new Date();
-    const released = await this.committer.run(async (trx) => {
-      await assertLeaseHeld(trx, this.store.dialect, lease);
-      return releaseWaiting(trx, waiting.id, at);
-    });
-    if (!released) return undefined;
+  async sendReleased(number: WhatsAppNumber, waiting: WaitingMessage, message: Message, lease: SessionLease): Promise<Message | undefined> {
+    // Fenced and written with the batch's other releases, whichever numbers they are of.
+    const released = await this.committer.run(async (_trx, batch) => queueRelease(batch, lease, waiting.id));
+    if (released.value !== true) return undefined;
     const period = usagePeriod(message.createdAt);
     const chat: Chat = message.group == null ? { phone: message.toPhone } : { groupId: message.group.id };
     let quotable: Awaited<ReturnType<typeof findQuotable>> | undefined;

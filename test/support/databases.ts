@@ -3,9 +3,11 @@ import { after, before } from 'node:test';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '../../src/config.ts';
 import { openStore, type Store } from '../../src/store/database.ts';
+import type { Database } from '../../src/store/schema.ts';
 import { migrateToLatest } from '../../src/store/migrate.ts';
 import { insertAccount } from '../../src/store/repositories/accounts.ts';
 import { insertNumber } from '../../src/store/repositories/numbers.ts';
@@ -259,6 +261,19 @@ export async function seedNumberRow(
   };
   await insertNumber(store.db, number);
   return number;
+}
+
+/** `db`, counting every statement run through it (a transaction's begin and commit are not statements). */
+export function countingStatements(db: Kysely<Database>): { db: Kysely<Database>; statements: () => number } {
+  let statements = 0;
+  const counted = db.withPlugin({
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      statements += 1;
+      return args.result;
+    },
+  });
+  return { db: counted, statements: () => statements };
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { SessionLease, WhatsAppNumber } from '../../domain/model.ts';
+import type { Message, SessionLease, WhatsAppNumber } from '../../domain/model.ts';
 import type { Store } from '../../store/database.ts';
-import { findMessageById } from '../../store/repositories/messages.ts';
+import { findMessageById, findMessagesByIds } from '../../store/repositories/messages.ts';
 import { findNumbersByIds } from '../../store/repositories/numbers.ts';
 import {
   deferWaiting,
@@ -54,6 +54,8 @@ interface PassBatch {
   marks: Map<string, GovernedMark[]>;
   /** The governor's count of each number's sends let go at once, as of the read. */
   sentAtOnce: Map<string, number>;
+  /** The due messages' rows, which the engine is handed. */
+  messages: Map<string, Message>;
 }
 const STILL_DUE_REST_MS = 250;
 /**
@@ -147,7 +149,11 @@ export class QueueRunner {
     const due = await listDueOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize);
     const byNumber = new Map<string, WaitingMessage[]>();
     for (const message of due) byNumber.set(message.numberId, [...(byNumber.get(message.numberId) ?? []), message]);
-    const batch = await this.readBatch([...byNumber.keys()].filter((numberId) => this.leases.leaseOf(numberId) !== undefined));
+    const held = [...byNumber.keys()].filter((numberId) => this.leases.leaseOf(numberId) !== undefined);
+    const batch = await this.readBatch(
+      held,
+      held.flatMap((numberId) => byNumber.get(numberId)!.map((message) => message.id)),
+    );
     await Promise.all(
       [...byNumber].map(([numberId, messages]) =>
         this.releaseNumber(numberId, messages, batch).catch((error: unknown) => {
@@ -168,15 +174,16 @@ export class QueueRunner {
 
   /**
    * What the pass's releases decide over, read for all its numbers at once rather than per
-   * message: the numbers, their policies and their sends of the day.
+   * message: the numbers, their policies, their sends of the day and the due messages' rows.
    */
-  private async readBatch(numberIds: string[]): Promise<PassBatch> {
+  private async readBatch(numberIds: string[], messageIds: string[]): Promise<PassBatch> {
     const sentAtOnce = new Map(numberIds.map((numberId) => [numberId, this.governor.sentAtOnceCount(numberId)]));
     const since = new Date(Date.now() - DAY_MS);
     const numbers = new Map((await findNumbersByIds(this.store.db, numberIds)).map((number) => [number.id, number]));
     const policies = await findSendPoliciesOf(this.store.db, numberIds);
     const marks = await listReleasedMarksOf(this.store.db, numberIds, since);
-    return { numbers, policies, marks, sentAtOnce };
+    const messages = new Map((await findMessagesByIds(this.store.db, messageIds)).map((message) => [message.id, message]));
+    return { numbers, policies, marks, sentAtOnce, messages };
   }
 
   private async expire(now: Date): Promise<void> {
@@ -227,7 +234,8 @@ export class QueueRunner {
         }
         if (policy.typingBeforeSend) await this.showTyping(number, waiting);
         // Marked no earlier than the row's released_at, so the next decision's gap is never short.
-        if (await this.release(number, waiting, lease))
+        const message = batch.messages.get(waiting.id);
+        if (message !== undefined && (await this.release(number, waiting, message, lease)))
           sent.push({ at: Date.now(), recipient: waiting.toPhone, firstContact: waiting.firstContact, planned: false, scheduled: false });
       }
     });
@@ -245,9 +253,9 @@ export class QueueRunner {
   }
 
   /** Whether the message was released (its row counts among the number's sends), sent or not. */
-  private async release(number: WhatsAppNumber, waiting: WaitingMessage, lease: SessionLease): Promise<boolean> {
+  private async release(number: WhatsAppNumber, waiting: WaitingMessage, message: Message, lease: SessionLease): Promise<boolean> {
     try {
-      const left = await this.sender.sendReleased(number, waiting, lease);
+      const left = await this.sender.sendReleased(number, waiting, message, lease);
       if (left === undefined) return false;
       this.observer.released(Date.now() - waiting.createdAt.getTime());
       this.governor.messageLeft(waiting.id, left.status === 'sent' || left.status === 'unknown' ? left.status : 'failed');

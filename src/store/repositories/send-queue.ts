@@ -1,7 +1,9 @@
-import { sql } from 'kysely';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
+import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
+import type { Database } from '../schema.ts';
 import { insertMessageGroups } from './groups.ts';
 import { insertMessage } from './messages.ts';
 import { reserveMonthlyUnit } from './usage.ts';
@@ -136,20 +138,37 @@ export async function hasExchangedWith(db: Executor, accountId: string, numberId
 }
 
 /**
- * The release: the waiting state is cleared and the release time set, only over a message still
- * waiting. Run in the transaction that checks the owner's lease, before the engine is asked: a
- * crash after it leaves a `queued` row without `scheduled_for`, which the interrupted-send sweep
- * makes `unknown`, never a second send.
+ * The release: the waiting state is cleared and the release time set, only over messages still
+ * waiting; returns the ids released. Run in the transaction that checks the owner's lease,
+ * before the engine is asked: a crash after it leaves a `queued` row without `scheduled_for`,
+ * which the interrupted-send sweep makes `unknown`, never a second send. One statement for any
+ * number of messages, its text the same for every batch (see status-rows.ts).
  */
-export async function releaseWaiting(trx: Executor, id: string, at: Date): Promise<boolean> {
-  const result = await trx
+export async function releaseWaitingRows(db: Executor, ids: readonly string[], at: Date): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const sorted = [...ids].sort();
+  const { rows } = runsOnPostgres(db)
+    ? await releasePostgres(db, { ids: sorted, at: at.getTime() })
+    : await releaseSqlite(db, { ids: JSON.stringify(sorted), at: at.getTime() });
+  return new Set(rows.map((row) => row.id));
+}
+
+const releasePostgres = compiledStatement((db, v: { ids: string[]; at: number }) =>
+  releaseWhere(db, sql<string>`any(cast(${v.ids} as text[]))`, '=', v.at),
+);
+
+const releaseSqlite = compiledStatement((db, v: { ids: string; at: number }) =>
+  releaseWhere(db, sql<string>`(select value from json_each(${v.ids}))`, 'in', v.at),
+);
+
+function releaseWhere(db: Kysely<Database>, ids: RawBuilder<string>, operator: '=' | 'in', at: number) {
+  return db
     .updateTable('messages')
-    .set({ scheduled_for: null, wait_reason: null, released_at: at.getTime(), updated_at: at.getTime() })
-    .where('id', '=', id)
+    .set({ scheduled_for: null, wait_reason: null, released_at: at, updated_at: at })
+    .where('id', operator, ids)
     .where('status', '=', 'queued')
     .where('scheduled_for', 'is not', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+    .returning('id');
 }
 
 /** A waiting message leaves the queue as `cancelled` or `expired`; false when it had already left. */

@@ -3,6 +3,7 @@ import type { MessageStatus, SessionLease } from '../../domain/model.ts';
 import type { BatchStep, BatchStepKind, EndOfBatch } from '../group-commit.ts';
 import type { Database } from '../schema.ts';
 import { StaleLeaseError } from './leases.ts';
+import { releaseWaitingRows } from './send-queue.ts';
 import { advanceRowsById, markRowsSent, readLeaseRows, type AdvancedStatus, type AdvanceRow, type SentRow } from './status-rows.ts';
 
 /** What a queued status change came to; known once its batch has finished (as UnitAdmission is). */
@@ -32,9 +33,9 @@ interface Queued<Row> {
 }
 
 /**
- * A batch's owner-only status writes: the lease fence, the `sent` records and the receipts'
- * advances, once per batch instead of once per item, at the batch's end after the sends' rows
- * (send-units.ts) and their chats (conversation-notes.ts).
+ * A batch's owner-only status writes: the lease fence, the queue's releases, the `sent` records
+ * and the receipts' advances, once per batch instead of once per item, at the batch's end after
+ * the sends' rows (send-units.ts) and their chats (conversation-notes.ts).
  *
  * The fence reads every lease the batch's items carry in one statement, sorted by number (so
  * locked in one order on PostgreSQL, FOR KEY SHARE as assertLeaseHeld does), before any of the
@@ -45,6 +46,7 @@ interface Queued<Row> {
 class StatusWrites implements BatchStep {
   private readonly leases: SessionLease[] = [];
   private readonly sent: Queued<SentRow>[] = [];
+  private readonly releases: { id: string; outcome: BatchOutcome<boolean> }[] = [];
   private readonly advances = new Map<
     string,
     { status: AdvancedStatus; allowedFrom: readonly MessageStatus[]; queued: Queued<AdvanceRow>[] }
@@ -58,6 +60,13 @@ class StatusWrites implements BatchStep {
     this.fence(lease);
     const outcome = new BatchOutcome<T>();
     this.sent.push({ row, outcome, report });
+    return outcome;
+  }
+
+  release(lease: SessionLease, id: string): BatchOutcome<boolean> {
+    this.fence(lease);
+    const outcome = new BatchOutcome<boolean>();
+    this.releases.push({ id, outcome });
     return outcome;
   }
 
@@ -82,6 +91,14 @@ class StatusWrites implements BatchStep {
 
   async finish(trx: Transaction<Database>, batch: EndOfBatch): Promise<void> {
     await this.assertLeasesHeld(trx);
+    if (this.releases.length > 0) {
+      const released = await releaseWaitingRows(
+        trx,
+        this.releases.map((entry) => entry.id),
+        new Date(),
+      );
+      for (const entry of this.releases) entry.outcome.decide(released.has(entry.id));
+    }
     const changed: Queued<{ id: string }>[] = [];
     const unchanged: Queued<{ id: string }>[] = [];
     const sort = (queued: Queued<{ id: string }>[], moved: Set<string>) => {
@@ -145,6 +162,15 @@ export function fenceLease(batch: EndOfBatch, lease: SessionLease): void {
  */
 export function queueSentRecord<T>(batch: EndOfBatch, lease: SessionLease, row: SentRow, report: Report<T>): BatchOutcome<T> {
   return batch.step(STATUS_WRITES).markSent(lease, row, report);
+}
+
+/**
+ * A waiting message's release at the batch's end (releaseWaitingRows), under the lease of the
+ * number's owner: one fence and one update for all the batch's releases, whatever their numbers.
+ * The outcome is whether the message was still waiting, and so is now released.
+ */
+export function queueRelease(batch: EndOfBatch, lease: SessionLease, messageId: string): BatchOutcome<boolean> {
+  return batch.step(STATUS_WRITES).release(lease, messageId);
 }
 
 /** A receipt's advance of its row by primary key at the batch's end, fenced; `report` runs only if the row moved. */

@@ -277,7 +277,8 @@ for (const dialect of dialects) {
       const number = await test.gateway.numbers.findNumber(accountScope(seeded.accountId), seeded.phones[0]!);
       const lease = test.gateway.keeper.leaseOf(number.id)!;
       const [waiting] = await listWaitingPage(test.gateway.store.db, number.id, 1);
-      await assert.rejects(test.gateway.sender.sendReleased(number, waiting!, { ...lease, epoch: lease.epoch + 1 }), StaleLeaseError);
+      const row = (await findMessageById(test.gateway.store.db, id))!;
+      await assert.rejects(test.gateway.sender.sendReleased(number, waiting!, row, { ...lease, epoch: lease.epoch + 1 }), StaleLeaseError);
       const message = await findMessageById(test.gateway.store.db, id);
       assert.equal(message?.status, 'queued');
       assert.equal(message?.engineMessageId, null, 'never handed to the engine');

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Kysely } from 'kysely';
 import { newId } from '../../../src/domain/ids.ts';
 import type { Message, SessionLease, WhatsAppNumber } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
@@ -10,9 +9,8 @@ import { StaleLeaseError } from '../../../src/store/repositories/leases.ts';
 import { insertMessage } from '../../../src/store/repositories/messages.ts';
 import { queueSentRecord, queueStatusAdvance, type BatchOutcome } from '../../../src/store/repositories/status-writes.ts';
 import { insertWebhook } from '../../../src/store/repositories/webhooks.ts';
-import type { Database } from '../../../src/store/schema.ts';
 import { queueEvent, type DeliveryNotifier, type Enqueued } from '../../../src/webhooks/outbox.ts';
-import { dialects, seedNumberRow, suiteStore, type Dialect } from '../../support/databases.ts';
+import { countingStatements, dialects, seedNumberRow, suiteStore, type Dialect } from '../../support/databases.ts';
 import { holdLease } from '../../support/leases.ts';
 
 // A batch's sent records and receipts are fenced and written at its end, each kind once per
@@ -24,19 +22,6 @@ const STATEMENTS_PER_BATCH: Record<Dialect, number> = { postgres: 3, sqlite: 4 }
 for (const dialect of dialects) {
   describe(`status writes once per batch (${dialect})`, () => {
     const suite = suiteStore(dialect);
-
-    /** The database, counting every statement run through it (a transaction's begin and commit are not statements). */
-    function counting(): { db: Kysely<Database>; statements: () => number } {
-      let statements = 0;
-      const db = suite.store.db.withPlugin({
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => {
-          statements += 1;
-          return args.result;
-        },
-      });
-      return { db, statements: () => statements };
-    }
 
     /** A number whose lease a stand-in node holds, a webhook on its account hearing statuses, and `count` queued sends. */
     async function seed(
@@ -157,7 +142,7 @@ for (const dialect of dialects) {
     for (const sends of [1, 20]) {
       it(`a batch of ${sends} sent record(s) and then of their receipts takes ${STATEMENTS_PER_BATCH[dialect]} statements each`, async () => {
         const { number, lease, messages, notifier } = await seed(sends);
-        const { db, statements } = counting();
+        const { db, statements } = countingStatements(suite.store.db);
         const committer = new GroupCommitter(db, 100);
 
         const sent = await Promise.all(recordSent(committer, lease, messages, notifier));
