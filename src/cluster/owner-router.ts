@@ -62,15 +62,8 @@ export class OwnerRouter {
         await this.supervisor.numberAdded();
         place = await this.supervisor.placeOf(number);
       }
-      if (place.kind === 'here') {
-        try {
-          return await here();
-        } catch (error) {
-          // The session stopped under the call (a handover, a lost lease): nothing was sent, so
-          // the request waits for the number's new owner like any other within the wait.
-          if (!this.movedAway(number.phone, error)) throw error;
-        }
-      } else if (place.kind === 'elsewhere' && place.url !== null && place.nodeId !== silentNode) {
+      if (place.kind === 'here') return here();
+      if (place.kind === 'elsewhere' && place.url !== null && place.nodeId !== silentNode) {
         try {
           return await this.forward({ nodeId: place.nodeId, url: place.url }, elsewhere);
         } catch (error) {
@@ -78,7 +71,7 @@ export class OwnerRouter {
           if (error.silent && options.repeatable === true) silentNode = place.nodeId;
           else if (error.delivered)
             throw ownerLost(
-              number.phone,
+              number,
               error.silent
                 ? 'the owning node stopped answering; the request may have been carried out'
                 : 'the owning node went away while answering; the request may have been carried out',
@@ -88,25 +81,9 @@ export class OwnerRouter {
       }
       const retryAfterMs = place.kind === 'nowhere' ? place.retryAfterMs : 1_000;
       if (Date.now() + POLL_MS > deadline)
-        throw ownerLost(number.phone, 'no node serves this number at the moment; a takeover is under way', Math.ceil(retryAfterMs / 1000));
+        throw ownerLost(number, 'no node serves this number at the moment; a takeover is under way', Math.ceil(retryAfterMs / 1000));
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
-  }
-
-  /**
-   * Whether `error` is this node's session refusing a call because the number stopped being
-   * served here while the call ran: `number_not_connected` from a session that no longer holds
-   * the number's lease. The engine refuses such a call before it sends anything. Not so
-   * `ownership_lost`: WhatsApp took that message and only its record was refused, so it must
-   * not be made again elsewhere.
-   */
-  movedAway(phone: string, error: unknown): boolean {
-    return (
-      error instanceof AppError &&
-      error.code === 'number_not_connected' &&
-      error.meta?.status !== 'ownership_lost' &&
-      !this.supervisor.servesPhone(phone)
-    );
   }
 
   /**
@@ -135,22 +112,13 @@ export class OwnerRouter {
   }
 }
 
-/**
- * The answer of a node whose session stopped under a forwarded call because it handed the
- * number over: 503 `no_owner` with Retry-After, which the first node reads as "not carried out"
- * (owner-dispatch.ts) and waits for the new owner.
- */
-export function handedOver(phone: string): AppError {
-  return ownerLost(phone, 'this node handed the number over while the request ran; nothing was sent', 1);
-}
-
-function ownerLost(phone: string, why: string, retryAfterSeconds: number): AppError {
+function ownerLost(number: WhatsAppNumber, why: string, retryAfterSeconds: number): AppError {
   return new AppError(
     'number_not_connected',
     `The WhatsApp session of from_phone is not connected: ${why}. Retry after ${retryAfterSeconds} s (with the same Idempotency-Key, a ` +
       `retry is safe).`,
     {
-      from_phone: phone,
+      from_phone: number.phone,
       status: 'no_owner',
       retry_after_seconds: Math.max(1, retryAfterSeconds),
     },

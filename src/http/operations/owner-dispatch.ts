@@ -1,6 +1,5 @@
 import type { Gateway } from '../../main.ts';
-import { NodeUnreachableError, type NodeAddress } from '../../cluster/node-client.ts';
-import { handedOver } from '../../cluster/owner-router.ts';
+import type { NodeAddress } from '../../cluster/node-client.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
@@ -40,15 +39,7 @@ export class OwnerDispatch {
     const here = () => operation.handle(input, services);
     const owner = await operation.owner?.(input, services);
     if (owner === undefined) return here();
-    const phone = typeof owner === 'string' ? owner : owner.phone;
-    if (this.gateway.supervisor.servesPhone(phone)) {
-      try {
-        return await here();
-      } catch (error) {
-        // Handed over while it ran: the router below waits for the new owner.
-        if (!this.gateway.router.movedAway(phone, error)) throw error;
-      }
-    }
+    if (this.gateway.supervisor.servesPhone(typeof owner === 'string' ? owner : owner.phone)) return here();
     const number: WhatsAppNumber =
       typeof owner === 'string' ? await this.gateway.numbers.findNumber(input.scope, owner).catch(notOwned) : owner;
     const known = await operation.answerWithoutOwner?.(input, services);
@@ -62,12 +53,8 @@ export class OwnerDispatch {
     });
   }
 
-  /**
-   * Runs a forwarded operation here, as its owner: the first node has checked and routed it. A
-   * session that stopped under it because this node handed the number over is answered as such
-   * (503 `no_owner`), which the first node takes as "not carried out" and follows to the new owner.
-   */
-  async runForwarded(operation: AnyOperation, forwarded: ForwardedOperation): Promise<Answer> {
+  /** Runs a forwarded operation here, as its owner: the first node has checked and routed it. */
+  runForwarded(operation: AnyOperation, forwarded: ForwardedOperation): Promise<Answer> {
     const input: OperationInput<RequestSchemas> = {
       scope: accountScope(forwarded.account_id),
       params: forwarded.params,
@@ -76,14 +63,7 @@ export class OwnerDispatch {
       idempotencyKey: forwarded.idempotency_key ?? undefined,
       preferWaitSeconds: forwarded.prefer_wait_seconds ?? undefined,
     };
-    const services = pickServices(this.services, operation.uses);
-    try {
-      return await operation.handle(input, services);
-    } catch (error) {
-      const owner = await operation.owner?.(input, services);
-      const phone = typeof owner === 'string' ? owner : owner?.phone;
-      throw phone !== undefined && this.gateway.router.movedAway(phone, error) ? handedOver(phone) : error;
-    }
+    return operation.handle(input, pickServices(this.services, operation.uses));
   }
 
   private async forward(
@@ -101,8 +81,6 @@ export class OwnerDispatch {
       prefer_wait_seconds: input.preferWaitSeconds ?? null,
     };
     const answer = await this.gateway.nodeClient.call(node, 'POST', DISPATCH_PATH.replace(':operationId', operationId), forwarded, signal);
-    if (wasHandedOver(answer.status, answer.body))
-      throw new NodeUnreachableError(false, new Error('the node handed the number over before it acted on the request'));
     const headers = Object.fromEntries(
       RELAYED_HEADERS.flatMap((name) => {
         const value = answer.headers.get(name);
@@ -118,11 +96,4 @@ export function notOwned(error: unknown): never {
   if (error instanceof AppError && error.code === 'number_not_found')
     throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
   throw error;
-}
-
-/** The owner's answer to a call its session stopped under in a handover (see runForwarded). */
-function wasHandedOver(status: number, body: unknown): boolean {
-  if (status !== 503 || typeof body !== 'object' || body === null) return false;
-  const envelope = body as { error?: unknown; meta?: { status?: unknown } | null };
-  return envelope.error === 'number_not_connected' && envelope.meta?.status === 'no_owner';
 }
