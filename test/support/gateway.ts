@@ -151,6 +151,11 @@ export async function withNumberOn<T>(first: Gateway, second: Gateway, phone: st
     return await work();
   } finally {
     await second.keeper.stop();
+    // On SQLite the two gateways share one file from one thread. A write of the first that meets
+    // the second's open transaction (a batch of receipts still in flight) waits out the busy
+    // timeout synchronously, with the event loop, and so the second's transaction, frozen: 5 s
+    // lost, and a failed lease tick. Separate processes wait for each other properly.
+    await second.committer.drain();
     await first.supervisor.numberAdded();
   }
 }
