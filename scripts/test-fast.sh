@@ -11,6 +11,8 @@ export WAGW_TEST_DIALECTS=sqlite
 # The request fuzzer's lighter round for the edit loop (2,000, the least that still checks every answer turns up); the full suite runs 5,000 per database.
 export WAGW_FUZZ_RUNS="${WAGW_FUZZ_RUNS:-2000}"
 export WAGW_SECRET_KEY="${WAGW_SECRET_KEY:-7e57000000000000000000000000000000000000000000000000000000007e57}"
+# Its shards are dealt by its own last times (SQLite only), where it has them.
+export WAGW_SHARD_TIMES=test-artifacts/file-times-fast.md
 mapfile -t files < <(find test/unit test/integration -name '*.test.ts' | sort)
 logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT

@@ -11,6 +11,13 @@
 # after WAGW_TEST_TIMEOUT_MS (3 minutes; no test of these tiers needs a tenth of that) and is
 # named in the report, instead of holding its shard, and CI, until the job is killed.
 #
+# Two settings spend less CPU on each shard's process: V8's compile cache keeps the compiled
+# modules between runs (NODE_COMPILE_CACHE, under node_modules/.cache), which took about a tenth
+# off the fast tier's CPU, most of it the load of the modules each shard repeats; and a young
+# generation of 32 MiB a half (V8's default is 16 on 64-bit machines) collects the tests'
+# short-lived garbage less often.
+export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$PWD/node_modules/.cache/node-compile}"
+
 # run_shards <reporter> <log dir> <files...>: each shard's report goes to <log dir>/shard-<k>.log
 # and is printed when the shard ends, and each file's time to <log dir>/shard-<k>.times.md.
 # Returns non-zero if any shard failed.
@@ -28,7 +35,7 @@ run_shards() {
     for line in "${plan[@]}"; do
       if [ "${line%% *}" = "$shard" ]; then shard_files+=("${line#* }"); fi
     done
-    node --import tsx --test "$isolation" --test-timeout="${WAGW_TEST_TIMEOUT_MS:-180000}" \
+    node --max-semi-space-size=32 --import tsx --test "$isolation" --test-timeout="${WAGW_TEST_TIMEOUT_MS:-180000}" \
       --test-reporter="$reporter" --test-reporter-destination="$logs/shard-$shard.log" \
       --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$logs/shard-$shard.times.md" \
       "${shard_files[@]}" >"$logs/shard-$shard.out" 2>&1 &

@@ -21,6 +21,7 @@ import { registerMessagesRoutes } from './routes/messages.ts';
 import { registerNumbersRoutes } from './routes/numbers.ts';
 import { sessionTokenFrom } from './session-cookie.ts';
 import { ErrorPage } from './views/auth-pages.tsx';
+import { namedScope } from '../http/plugins/named-scope.ts';
 
 const ASSETS_DIRECTORY = fileURLToPath(new URL('./assets/', import.meta.url));
 
@@ -30,59 +31,61 @@ const ASSETS_DIRECTORY = fileURLToPath(new URL('./assets/', import.meta.url));
  * behaves exactly as it does without it.
  */
 export async function registerDashboard(app: FastifyInstance, gateway: Gateway): Promise<void> {
-  await app.register(async (dashboard) => {
-    // The dashboard answers browsers with HTML and redirects; the OpenAPI document describes the
-    // public JSON API only, so every route registered here is hidden from it.
-    dashboard.addHook('onRoute', (route) => {
-      route.schema = { ...route.schema, hide: true };
-    });
-    await dashboard.register(cookie);
-    await dashboard.register(formbody, { bodyLimit: 64 * 1024 });
-    await dashboard.register(helmet, htmlSecurityHeaders);
-    await dashboard.register(csrfProtection, {
-      sessionPlugin: '@fastify/cookie',
-      cookieKey: 'wagw_csrf',
-      cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, secure: 'auto' },
-      getUserInfo: csrfUserInfo,
-      csrfOpts: { hmacKey: gateway.dashboardSigningKey },
-    });
-    await dashboard.register(fastifyStatic, { root: ASSETS_DIRECTORY, prefix: '/assets/', decorateReply: false, maxAge: '1h' });
+  await app.register(
+    namedScope('dashboard', async (dashboard) => {
+      // The dashboard answers browsers with HTML and redirects; the OpenAPI document describes the
+      // public JSON API only, so every route registered here is hidden from it.
+      dashboard.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
+      await dashboard.register(cookie);
+      await dashboard.register(formbody, { bodyLimit: 64 * 1024 });
+      await dashboard.register(helmet, htmlSecurityHeaders);
+      await dashboard.register(csrfProtection, {
+        sessionPlugin: '@fastify/cookie',
+        cookieKey: 'wagw_csrf',
+        cookieOpts: { path: '/', sameSite: 'lax', httpOnly: true, secure: 'auto' },
+        getUserInfo: csrfUserInfo,
+        csrfOpts: { hmacKey: gateway.dashboardSigningKey },
+      });
+      await dashboard.register(fastifyStatic, { root: ASSETS_DIRECTORY, prefix: '/assets/', decorateReply: false, maxAge: '1h' });
 
-    dashboard.decorateRequest('viewer', null);
-    dashboard.addHook('onRequest', async (request) => {
-      const token = sessionTokenFrom(request);
-      if (token === undefined) return;
-      const resumed = await gateway.signIn.resume(token, new Date(), { touch: request.routeOptions.config.passiveSession !== true });
-      if (resumed === undefined) return;
-      const account = resumed.user.accountId === null ? null : await gateway.accounts.getAccount(resumed.user.accountId);
-      request.viewer = { user: resumed.user, sessionId: resumed.session.id, account };
-    });
-    // A form sent without a session (sign-in, an invite, or any form that will be refused) gets
-    // a deadline for its body, so that no one without an account can hold connections with it.
-    dashboard.addHook(
-      'preParsing',
-      bodyDeadlineHook(gateway.config.http.unauthenticatedBodyTimeoutMs, (request) => request.viewer === null),
-    );
-    dashboard.addHook('preHandler', (request, reply, done) => {
-      if (request.method === 'POST') dashboard.csrfProtection(request, reply, done);
-      else done();
-    });
-    dashboard.addHook('onSend', async (_request, reply) => {
-      // Pages can hold a secret shown once; no cache should keep a copy.
-      if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) void reply.header('cache-control', 'no-store');
-    });
-    dashboard.setErrorHandler((error: FastifyError | AppError, request, reply) => renderError(error, request, reply));
+      dashboard.decorateRequest('viewer', null);
+      dashboard.addHook('onRequest', async (request) => {
+        const token = sessionTokenFrom(request);
+        if (token === undefined) return;
+        const resumed = await gateway.signIn.resume(token, new Date(), { touch: request.routeOptions.config.passiveSession !== true });
+        if (resumed === undefined) return;
+        const account = resumed.user.accountId === null ? null : await gateway.accounts.getAccount(resumed.user.accountId);
+        request.viewer = { user: resumed.user, sessionId: resumed.session.id, account };
+      });
+      // A form sent without a session (sign-in, an invite, or any form that will be refused) gets
+      // a deadline for its body, so that no one without an account can hold connections with it.
+      dashboard.addHook(
+        'preParsing',
+        bodyDeadlineHook(gateway.config.http.unauthenticatedBodyTimeoutMs, (request) => request.viewer === null),
+      );
+      dashboard.addHook('preHandler', (request, reply, done) => {
+        if (request.method === 'POST') dashboard.csrfProtection(request, reply, done);
+        else done();
+      });
+      dashboard.addHook('onSend', async (_request, reply) => {
+        // Pages can hold a secret shown once; no cache should keep a copy.
+        if (String(reply.getHeader('content-type') ?? '').startsWith('text/html')) void reply.header('cache-control', 'no-store');
+      });
+      dashboard.setErrorHandler((error: FastifyError | AppError, request, reply) => renderError(error, request, reply));
 
-    registerAuthRoutes(dashboard, gateway);
-    registerOverviewRoutes(dashboard, gateway);
-    registerTeamRoutes(dashboard, gateway);
-    registerInviteRoutes(dashboard, gateway);
-    registerOperatorRoutes(dashboard, gateway);
-    registerKeyRoutes(dashboard, gateway);
-    registerWebhookRoutes(dashboard, gateway);
-    registerNumbersRoutes(dashboard, gateway);
-    registerMessagesRoutes(dashboard, gateway);
-  });
+      registerAuthRoutes(dashboard, gateway);
+      registerOverviewRoutes(dashboard, gateway);
+      registerTeamRoutes(dashboard, gateway);
+      registerInviteRoutes(dashboard, gateway);
+      registerOperatorRoutes(dashboard, gateway);
+      registerKeyRoutes(dashboard, gateway);
+      registerWebhookRoutes(dashboard, gateway);
+      registerNumbersRoutes(dashboard, gateway);
+      registerMessagesRoutes(dashboard, gateway);
+    }),
+  );
 }
 
 async function renderError(error: FastifyError | AppError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {

@@ -22,6 +22,7 @@ import { validatorsByPart } from './request-validation.ts';
 import { serializersWithReachedSchemas } from './response-serializers.ts';
 import { publicOperations } from './operations/catalogue.ts';
 import { keyedPathMatcher, registerOperations } from './operations/registry.ts';
+import { namedScope } from './plugins/named-scope.ts';
 
 /**
  * Bodies are validated as sent: nothing coerced, nothing dropped, and the first fault told.
@@ -128,10 +129,12 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   });
   // The reference page is HTML like the dashboard, and gets the same headers, in a plugin of its
   // own so that the JSON API keeps none of them.
-  await app.register(async (docs) => {
-    await docs.register(helmet, apiReferenceSecurityHeaders);
-    await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null } });
-  });
+  await app.register(
+    namedScope('API reference', async (docs) => {
+      await docs.register(helmet, apiReferenceSecurityHeaders);
+      await docs.register(swaggerUi, { routePrefix: '/docs', uiConfig: { validatorUrl: null } });
+    }),
+  );
 
   registerHealthRoute(app, gateway.store, gateway.writeFailures);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);

@@ -10,6 +10,7 @@ import { redirectWithNotice } from '../notices.ts';
 import { readFieldsBeforeFile, readLeadingCsrfToken, stopReadingUnfinishedForm } from '../streamed-form.ts';
 import { presentNumbers, presentNumberStatuses } from '../presenters/numbers.ts';
 import { NumbersPage } from '../views/numbers-page.tsx';
+import { namedScope } from '../../http/plugins/named-scope.ts';
 
 /** The simulate form's largest file: WhatsApp's limit for photos, video and sound. */
 const SIMULATED_FILE_LIMIT_BYTES = 16 * 1024 * 1024;
@@ -75,44 +76,46 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
   // else shares. Membership is checked before the body is read, the CSRF token (the form's first
   // field) before the other fields, and the rate and the number's owner before the file: only a
   // post that will be acted on makes the gateway hold a file, and only up to the form's limit.
-  void app.register(async (scope) => {
-    await scope.register(multipart, {
-      throwFileSizeLimit: false,
-      limits: { fileSize: SIMULATED_FILE_LIMIT_BYTES, files: 1, fields: 8, fieldSize: 256 * 1024 },
-    });
-    scope.addHook('onSend', stopReadingUnfinishedForm);
-    scope.post<{ Params: { id: string } }>(
-      '/numbers/:id/simulate',
-      { onRequest: requireAccountMember as onRequestAsyncHookHandler, preValidation: readLeadingCsrfToken },
-      async (request, reply) => {
-        const account = accountOf(request);
-        const { fields, file } = await readFieldsBeforeFile(request);
-        const fromPhone = formText(fields, 'from_phone');
-        const message = formText(fields, 'message');
-        const result = await attempt(() =>
-          gateway.sandboxInbox.receiveOnNumber(
-            account.scope,
-            request.params.id,
-            fromPhone,
-            message,
-            file === undefined ? undefined : () => describeFile(gateway, file),
-          ),
-        );
-        if (!result.ok) {
-          // Another account's number (or none) is a 404 page, whatever was typed, not a form error.
-          if (result.error.code === 'number_not_found') throw result.error;
-          const draft = { numberId: request.params.id, fromPhone, message, error: describeInputError(result.error) };
-          const view = await presentNumbers(gateway, account, canManage(viewerOf(request)), draft);
-          return sendPage(
-            reply,
-            NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }),
-            httpStatusFor(result.error.code),
+  void app.register(
+    namedScope('sandbox message form', async (scope) => {
+      await scope.register(multipart, {
+        throwFileSizeLimit: false,
+        limits: { fileSize: SIMULATED_FILE_LIMIT_BYTES, files: 1, fields: 8, fieldSize: 256 * 1024 },
+      });
+      scope.addHook('onSend', stopReadingUnfinishedForm);
+      scope.post<{ Params: { id: string } }>(
+        '/numbers/:id/simulate',
+        { onRequest: requireAccountMember as onRequestAsyncHookHandler, preValidation: readLeadingCsrfToken },
+        async (request, reply) => {
+          const account = accountOf(request);
+          const { fields, file } = await readFieldsBeforeFile(request);
+          const fromPhone = formText(fields, 'from_phone');
+          const message = formText(fields, 'message');
+          const result = await attempt(() =>
+            gateway.sandboxInbox.receiveOnNumber(
+              account.scope,
+              request.params.id,
+              fromPhone,
+              message,
+              file === undefined ? undefined : () => describeFile(gateway, file),
+            ),
           );
-        }
-        return redirectWithNotice(reply, '/numbers', 'incoming_simulated');
-      },
-    );
-  });
+          if (!result.ok) {
+            // Another account's number (or none) is a 404 page, whatever was typed, not a form error.
+            if (result.error.code === 'number_not_found') throw result.error;
+            const draft = { numberId: request.params.id, fromPhone, message, error: describeInputError(result.error) };
+            const view = await presentNumbers(gateway, account, canManage(viewerOf(request)), draft);
+            return sendPage(
+              reply,
+              NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }),
+              httpStatusFor(result.error.code),
+            );
+          }
+          return redirectWithNotice(reply, '/numbers', 'incoming_simulated');
+        },
+      );
+    }),
+  );
 }
 
 /** Reads the form's file, held in memory up to the form's limit, and describes it as an engine sends it. */

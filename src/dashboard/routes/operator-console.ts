@@ -6,19 +6,22 @@ import { registerOperatorNumberRoutes } from './operator-numbers.ts';
 import { registerOperatorSystemRoutes } from './operator-system.ts';
 import { registerOperatorClusterRoutes } from './operator-cluster.ts';
 import { registerOperatorUserRoutes } from './operator-users.ts';
+import { namedScope } from '../../http/plugins/named-scope.ts';
 
 /**
  * `/operator/*`: the operator console. Its routes live in a child context whose one hook admits
  * operators only, so no route of the console can be added without that check.
  */
 export function registerOperatorRoutes(app: FastifyInstance, gateway: Gateway): void {
-  void app.register(async (operator) => {
-    operator.addHook('preHandler', requireOperator);
-    operator.get('/operator', async (_request, reply) => reply.redirect('/operator/accounts', 303));
-    registerOperatorAccountRoutes(operator, gateway);
-    registerOperatorUserRoutes(operator, gateway);
-    registerOperatorNumberRoutes(operator, gateway);
-    registerOperatorClusterRoutes(operator, gateway);
-    registerOperatorSystemRoutes(operator, gateway);
-  });
+  void app.register(
+    namedScope('operator console', async (operator) => {
+      operator.addHook('preHandler', requireOperator);
+      operator.get('/operator', async (_request, reply) => reply.redirect('/operator/accounts', 303));
+      registerOperatorAccountRoutes(operator, gateway);
+      registerOperatorUserRoutes(operator, gateway);
+      registerOperatorNumberRoutes(operator, gateway);
+      registerOperatorClusterRoutes(operator, gateway);
+      registerOperatorSystemRoutes(operator, gateway);
+    }),
+  );
 }

@@ -5,6 +5,7 @@ import { errorResponsesFor } from './error-responses.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
 import { OwnerDispatch } from './owner-dispatch.ts';
 import { operationServices } from './services.ts';
+import { namedScope } from '../plugins/named-scope.ts';
 
 /** Every public operation is served at its path and again under /api, which older clients use. */
 const PREFIXES = ['', '/api'] as const;
@@ -25,9 +26,9 @@ export async function registerOperations(
   const onRequest = apiKeyAuthHook(gateway.authenticator);
   for (const prefix of PREFIXES) {
     await app.register(
-      async (scope) => {
+      namedScope(`operations at '${prefix}/'`, async (scope) => {
         for (const operation of operations) scope.route(routeOf(operation, prefix, onRequest, dispatch));
-      },
+      }),
       { prefix },
     );
   }

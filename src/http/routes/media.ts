@@ -8,6 +8,7 @@ import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponses, ref } from '../schemas.ts';
 import { documentUploadBody, mediaDownloadHeadersSchema, UPLOAD_CONTENT_TYPES } from '../media-schemas.ts';
 import { unsupportedContentCoding } from '../plugins/json-body.ts';
+import { namedScope } from '../plugins/named-scope.ts';
 
 const bearer = [{ apiKey: [] }];
 
@@ -48,79 +49,81 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
   const largestFile = Math.max(...Object.values(gateway.config.media.limits));
 
   // In a scope of their own: here a body of any type is the file, handed on as a stream.
-  await app.register(async (uploads) => {
-    uploads.removeAllContentTypeParsers();
-    uploads.addContentTypeParser('*', (request, payload, done) => {
-      // Compressed bytes would be stored, sniffed and sent compressed: refused, as for JSON.
-      const coding = unsupportedContentCoding(request.headers['content-encoding']);
-      if (coding !== undefined)
-        done(
-          new AppError('invalid_request', `The file must not be compressed in transit: Content-Encoding ${coding} is not supported.`, {
-            field: 'Content-Encoding',
-          }),
-          undefined,
-        );
-      else done(null, payload);
-    });
-    for (const [url, operationId] of [
-      ['/media', 'uploadMedia'],
-      ['/api/media', 'uploadMediaApi'],
-    ] as const) {
-      uploads.post<{ Querystring: UploadQuery }>(
-        url,
-        {
-          onRequest,
-          bodyLimit: largestFile,
-          config: { swaggerTransform: documentUploadBody },
-          schema: {
-            operationId,
-            summary: 'Upload a file to send later',
-            description:
-              'The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind ' +
-              'come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. ' +
-              'An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). Uploads count against the ' +
-              "account's media storage quota (413 storage_quota_exceeded) and upload rate (429 upload_rate_exceeded), by plan; while " +
-              "the gateway's disk is near full they are refused with 503 insufficient_storage. /media and /api/media are the same " +
-              'operation.',
-            tags: ['media'],
-            security: bearer,
-            consumes: UPLOAD_CONTENT_TYPES,
-            querystring: {
-              type: 'object',
-              properties: {
-                kind: {
-                  type: 'string',
-                  enum: mediaKinds,
-                  description: 'Send it as this kind rather than the one its type suggests (a WebP as an image, say).',
+  await app.register(
+    namedScope('media uploads', async (uploads) => {
+      uploads.removeAllContentTypeParsers();
+      uploads.addContentTypeParser('*', (request, payload, done) => {
+        // Compressed bytes would be stored, sniffed and sent compressed: refused, as for JSON.
+        const coding = unsupportedContentCoding(request.headers['content-encoding']);
+        if (coding !== undefined)
+          done(
+            new AppError('invalid_request', `The file must not be compressed in transit: Content-Encoding ${coding} is not supported.`, {
+              field: 'Content-Encoding',
+            }),
+            undefined,
+          );
+        else done(null, payload);
+      });
+      for (const [url, operationId] of [
+        ['/media', 'uploadMedia'],
+        ['/api/media', 'uploadMediaApi'],
+      ] as const) {
+        uploads.post<{ Querystring: UploadQuery }>(
+          url,
+          {
+            onRequest,
+            bodyLimit: largestFile,
+            config: { swaggerTransform: documentUploadBody },
+            schema: {
+              operationId,
+              summary: 'Upload a file to send later',
+              description:
+                'The body is the file itself, sent with its Content-Type; it is streamed to storage, never held whole. The type and kind ' +
+                'come from the bytes: a Content-Type they contradict is refused. Send it by passing the returned media_id as media.id. ' +
+                'An upload no message uses expires after WAGW_MEDIA_UPLOAD_TTL_HOURS (24 by default). Uploads count against the ' +
+                "account's media storage quota (413 storage_quota_exceeded) and upload rate (429 upload_rate_exceeded), by plan; while " +
+                "the gateway's disk is near full they are refused with 503 insufficient_storage. /media and /api/media are the same " +
+                'operation.',
+              tags: ['media'],
+              security: bearer,
+              consumes: UPLOAD_CONTENT_TYPES,
+              querystring: {
+                type: 'object',
+                properties: {
+                  kind: {
+                    type: 'string',
+                    enum: mediaKinds,
+                    description: 'Send it as this kind rather than the one its type suggests (a WebP as an image, say).',
+                  },
+                  filename: { type: 'string', maxLength: 255, description: 'The name a recipient sees, for a document.' },
                 },
-                filename: { type: 'string', maxLength: 255, description: 'The name a recipient sees, for a document.' },
               },
+              response: { 201: mediaObjectSchema, ...errorResponses(400, 401, 413, 429, 500, 503) },
             },
-            response: { 201: mediaObjectSchema, ...errorResponses(400, 401, 413, 429, 500, 503) },
           },
-        },
-        async (request, reply) => {
-          const { kind, filename } = request.query;
-          const contentType = request.headers['content-type'];
-          if (contentType !== undefined) assertMediaType(contentType, 'Content-Type');
-          const declaredLength = Number(request.headers['content-length']);
-          // Without a Content-Type, an empty body reaches no parser and arrives as no body at all.
-          const bytes = (request.body ?? Readable.from([])) as AsyncIterable<Buffer>;
-          const media = await gateway.media.ingest(bytes, {
-            accountId: keyScope(request).accountId,
-            source: 'upload',
-            // A stated length lets the quota, the upload rate and the disk refuse before any byte is read.
-            declaredBytes: Number.isSafeInteger(declaredLength) && declaredLength > 0 ? declaredLength : undefined,
-            kind: kind !== undefined && isMediaKind(kind) ? kind : undefined,
-            // A generic type says nothing about the file, so it is no claim to check.
-            mimeType: contentType === undefined || /^application\/octet-stream\b/i.test(contentType) ? undefined : contentType,
-            fileName: filename,
-          });
-          return reply.status(201).send(presentMedia(media));
-        },
-      );
-    }
-  });
+          async (request, reply) => {
+            const { kind, filename } = request.query;
+            const contentType = request.headers['content-type'];
+            if (contentType !== undefined) assertMediaType(contentType, 'Content-Type');
+            const declaredLength = Number(request.headers['content-length']);
+            // Without a Content-Type, an empty body reaches no parser and arrives as no body at all.
+            const bytes = (request.body ?? Readable.from([])) as AsyncIterable<Buffer>;
+            const media = await gateway.media.ingest(bytes, {
+              accountId: keyScope(request).accountId,
+              source: 'upload',
+              // A stated length lets the quota, the upload rate and the disk refuse before any byte is read.
+              declaredBytes: Number.isSafeInteger(declaredLength) && declaredLength > 0 ? declaredLength : undefined,
+              kind: kind !== undefined && isMediaKind(kind) ? kind : undefined,
+              // A generic type says nothing about the file, so it is no claim to check.
+              mimeType: contentType === undefined || /^application\/octet-stream\b/i.test(contentType) ? undefined : contentType,
+              fileName: filename,
+            });
+            return reply.status(201).send(presentMedia(media));
+          },
+        );
+      }
+    }),
+  );
 
   // A signed link opens its one file without a key; without a signature, a key is required.
   const keyOrSignature = async (request: FastifyRequest<{ Querystring: DownloadQuery }>) => {
