@@ -31,7 +31,8 @@ function randomSecret(): string {
 }
 
 for (const dialect of dialects) {
-  describe(`webhook delivery (${dialect})`, () => {
+  // Side by side: each test seeds its own accounts and reads only its own webhooks' paths and deliveries.
+  describe(`webhook delivery (${dialect})`, { concurrency: true }, () => {
     let test: TestGateway;
     let receiver: WebhookReceiver;
 

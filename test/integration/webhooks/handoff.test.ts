@@ -78,14 +78,17 @@ for (const dialect of dialects) {
         for (let index = 0; index < 30; index++)
           await enqueueEvent(trx, CLAIMS_ONLY, account.accountId, sessionStatusPayload(account.phones[0]!, 'connected', null, at), at);
       });
-      // The endpoint answers slowly, so that the backlog is still waiting when the message comes,
-      // however fast the machine drains it.
+      // The endpoint answers slowly until the message is queued, so that the backlog is still
+      // waiting when the message comes, however fast the machine drains it; then it drains at once.
       const answer = receiver.responder;
-      receiver.responder = (request, index) => (request.path === path ? { status: 200, delayMs: 40 } : answer(request, index));
+      let messageQueued = false;
+      receiver.responder = (request, index) =>
+        request.path === path ? { status: 200, ...(!messageQueued && { delayMs: 40 }) } : answer(request, index);
       test.gateway.deliveryWorker.deliveriesQueued();
       await receiver.waitForRequests(1, WAIT_MS, onPath(path));
       const before = await startsBySource(test);
       await receiveIncoming(test, account, 'behind the backlog', uniquePhone());
+      messageQueued = true;
       const requests = await receiver.waitForRequests(31, WAIT_MS * 2, onPath(path));
       receiver.responder = answer;
       // Claims go oldest first, and the backlog is a second older than the message.

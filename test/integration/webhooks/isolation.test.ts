@@ -63,207 +63,211 @@ async function attemptsOf(test: TestGateway, webhookId: string): Promise<Webhook
 const endsAt = (attempt: WebhookAttempt) => attempt.attemptedAt.getTime() + attempt.durationMs;
 
 for (const dialect of dialects) {
-  describe(`a claim sees every endpoint with due work (${dialect})`, () => {
-    let test: TestGateway;
+  // Side by side: each describe below starts a gateway of its own and reads only its own endpoints' deliveries.
+  describe(`webhook endpoints are isolated from each other (${dialect})`, { concurrency: true }, () => {
+    // One at a time (subtests would inherit the concurrency above): each test claims from its database's whole outbox.
+    describe(`a claim sees every endpoint with due work (${dialect})`, { concurrency: false }, () => {
+      let test: TestGateway;
 
-    before(async () => {
-      test = await startTestGateway(dialect, webhookEnv());
-    });
-    after(async () => test.close());
-
-    it('one claim takes a newer delivery of a quiet endpoint past hundreds of older ones of a busy endpoint', async () => {
-      const busy = await seedAccount(test.gateway);
-      const quiet = await seedAccount(test.gateway);
-      const busyWebhook = (
-        await test.gateway.webhooks.createWebhook(accountScope(busy.accountId), {
-          url: 'http://127.0.0.1:9/busy',
-          eventTypes: ['session.status'],
-        })
-      ).webhook;
-      const quietWebhook = (
-        await test.gateway.webhooks.createWebhook(accountScope(quiet.accountId), {
-          url: 'http://127.0.0.1:9/quiet',
-          eventTypes: ['session.status'],
-        })
-      ).webhook;
-      const start = Date.now() - 60_000;
-      await test.gateway.committer.run(async (trx) => {
-        for (let index = 0; index < 400; index++) {
-          const at = new Date(start + index);
-          await enqueueEvent(trx, CLAIMS_ONLY, busy.accountId, sessionStatusPayload(busy.phones[0]!, 'connected', null, at), at);
-        }
-        const at = new Date(start + 1_000);
-        await enqueueEvent(trx, CLAIMS_ONLY, quiet.accountId, sessionStatusPayload(quiet.phones[0]!, 'connected', null, at), at);
+      before(async () => {
+        test = await startTestGateway(dialect, webhookEnv());
       });
+      after(async () => test.close());
 
-      const now = Date.now();
-      const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, {
-        now,
-        claimedUntil: now + 60_000,
-        limit: 10,
-        perWebhookLimit: 4,
-        // The busy endpoint has two requests in flight of its four.
-        freeSlotsByWebhook: new Map([[busyWebhook.id, 2]]),
-      });
-      assert.equal(
-        claimed.filter((delivery) => delivery.webhookId === busyWebhook.id).length,
-        2,
-        'the busy endpoint gets only its free slots',
-      );
-      assert.equal(
-        claimed.filter((delivery) => delivery.webhookId === quietWebhook.id).length,
-        1,
-        'the quiet endpoint is served in the same claim',
-      );
-    });
-
-    it('one claim fills its whole room from many endpoints with a delivery each, oldest first', async () => {
-      const endpoints = 60;
-      const limit = 55;
-      const start = Date.now() - 120_000;
-      const webhookIdsOldestFirst: string[] = [];
-      for (let index = 0; index < endpoints; index++) {
-        const account = await test.gateway.accounts.createAccount({ name: `Endpoint ${index}` });
-        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.id), {
-          url: `http://127.0.0.1:9/${index}`,
-          eventTypes: ['session.status'],
+      it('one claim takes a newer delivery of a quiet endpoint past hundreds of older ones of a busy endpoint', async () => {
+        const busy = await seedAccount(test.gateway);
+        const quiet = await seedAccount(test.gateway);
+        const busyWebhook = (
+          await test.gateway.webhooks.createWebhook(accountScope(busy.accountId), {
+            url: 'http://127.0.0.1:9/busy',
+            eventTypes: ['session.status'],
+          })
+        ).webhook;
+        const quietWebhook = (
+          await test.gateway.webhooks.createWebhook(accountScope(quiet.accountId), {
+            url: 'http://127.0.0.1:9/quiet',
+            eventTypes: ['session.status'],
+          })
+        ).webhook;
+        const start = Date.now() - 60_000;
+        await test.gateway.committer.run(async (trx) => {
+          for (let index = 0; index < 400; index++) {
+            const at = new Date(start + index);
+            await enqueueEvent(trx, CLAIMS_ONLY, busy.accountId, sessionStatusPayload(busy.phones[0]!, 'connected', null, at), at);
+          }
+          const at = new Date(start + 1_000);
+          await enqueueEvent(trx, CLAIMS_ONLY, quiet.accountId, sessionStatusPayload(quiet.phones[0]!, 'connected', null, at), at);
         });
-        webhookIdsOldestFirst.push(webhook.id);
-        // Queued newest first, so that neither insertion order nor id order gives the answer away.
-        const at = new Date(start + (endpoints - index) * 10);
-        await test.gateway.committer.run((trx) =>
-          enqueueEvent(trx, CLAIMS_ONLY, account.id, sessionStatusPayload('+447700900123', 'connected', null, at), at),
-        );
-      }
-      webhookIdsOldestFirst.reverse();
 
-      const now = Date.now();
-      const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, {
-        now,
-        claimedUntil: now + 60_000,
-        limit,
-        perWebhookLimit: 4,
-        freeSlotsByWebhook: new Map(),
+        const now = Date.now();
+        const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, {
+          now,
+          claimedUntil: now + 60_000,
+          limit: 10,
+          perWebhookLimit: 4,
+          // The busy endpoint has two requests in flight of its four.
+          freeSlotsByWebhook: new Map([[busyWebhook.id, 2]]),
+        });
+        assert.equal(
+          claimed.filter((delivery) => delivery.webhookId === busyWebhook.id).length,
+          2,
+          'the busy endpoint gets only its free slots',
+        );
+        assert.equal(
+          claimed.filter((delivery) => delivery.webhookId === quietWebhook.id).length,
+          1,
+          'the quiet endpoint is served in the same claim',
+        );
       });
-      assert.deepEqual(new Set(claimed.map((delivery) => delivery.webhookId)), new Set(webhookIdsOldestFirst.slice(0, limit)));
+
+      it('one claim fills its whole room from many endpoints with a delivery each, oldest first', async () => {
+        const endpoints = 60;
+        const limit = 55;
+        const start = Date.now() - 120_000;
+        const webhookIdsOldestFirst: string[] = [];
+        for (let index = 0; index < endpoints; index++) {
+          const account = await test.gateway.accounts.createAccount({ name: `Endpoint ${index}` });
+          const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.id), {
+            url: `http://127.0.0.1:9/${index}`,
+            eventTypes: ['session.status'],
+          });
+          webhookIdsOldestFirst.push(webhook.id);
+          // Queued newest first, so that neither insertion order nor id order gives the answer away.
+          const at = new Date(start + (endpoints - index) * 10);
+          await test.gateway.committer.run((trx) =>
+            enqueueEvent(trx, CLAIMS_ONLY, account.id, sessionStatusPayload('+447700900123', 'connected', null, at), at),
+          );
+        }
+        webhookIdsOldestFirst.reverse();
+
+        const now = Date.now();
+        const { deliveries: claimed } = await claimDueDeliveries(test.gateway.store.db, {
+          now,
+          claimedUntil: now + 60_000,
+          limit,
+          perWebhookLimit: 4,
+          freeSlotsByWebhook: new Map(),
+        });
+        assert.deepEqual(new Set(claimed.map((delivery) => delivery.webhookId)), new Set(webhookIdsOldestFirst.slice(0, limit)));
+      });
     });
-  });
 
-  describe(`hanging endpoints cannot use up the worker (${dialect})`, () => {
-    const maxInFlight = 8;
-    const perEndpoint = 4;
-    let test: TestGateway;
-    const receivers: WebhookReceiver[] = [];
+    describe(`hanging endpoints cannot use up the worker (${dialect})`, () => {
+      const maxInFlight = 8;
+      const perEndpoint = 4;
+      let test: TestGateway;
+      const receivers: WebhookReceiver[] = [];
 
-    before(async () => {
-      // The timeout is long enough that nothing hung is cut off while the test looks.
-      test = await startDeliveringGateway(
-        dialect,
-        webhookEnv({
-          WAGW_WEBHOOK_TIMEOUT_MS: '8000',
-          WAGW_WEBHOOK_MAX_IN_FLIGHT: String(maxInFlight),
-          WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: String(perEndpoint),
-        }),
-      );
-    });
-    after(async () => {
-      // Closing the receivers first ends the hung requests, so stopping the worker is quick.
-      await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
-      await test.close();
-    });
-
-    it('a healthy endpoint gets all its deliveries while three hanging endpoints hold more requests open than the overall limit', async () => {
-      const hangingReceiver = await WebhookReceiver.start();
-      const healthyReceiver = await WebhookReceiver.start();
-      receivers.push(hangingReceiver, healthyReceiver);
-      hangingReceiver.responder = () => 'hang';
-      const hangingAccount = await seedAccount(test.gateway);
-      const hanging: Awaited<ReturnType<typeof subscribeFresh>>[] = [];
-      for (let index = 0; index < 3; index++)
-        hanging.push(await subscribeFresh(test, hangingReceiver, hangingAccount.accountId, ['message']));
-      const healthyAccount = await seedAccount(test.gateway);
-      const healthy = await subscribeFresh(test, healthyReceiver, healthyAccount.accountId, ['message']);
-
-      // Twelve deliveries per hanging endpoint: together they could fill the overall limit alone.
-      for (let index = 0; index < 12; index++) await receiveIncoming(test, hangingAccount, `to the hanging ${index}`);
-      await hangingReceiver.waitForRequests(maxInFlight, 5_000);
-
-      const messageCount = 12;
-      for (let index = 0; index < messageCount; index++) await receiveIncoming(test, healthyAccount, `to the healthy ${index}`);
-      const delivered = await healthyReceiver.waitForRequests(messageCount, 7_000, (request) => request.path === healthy.path);
-
-      // Nothing sent to a hanging endpoint has ended yet: every request it received is still open.
-      for (const webhook of hanging)
-        assert.deepEqual(await attemptsOf(test, webhook.webhook.id), [], 'no hung request has been cut off yet');
-      assert.ok(
-        hangingReceiver.requests.length > maxInFlight,
-        `the hanging endpoints hold ${hangingReceiver.requests.length} requests open`,
-      );
-      assert.equal(new Set(delivered.map((request) => payloadOf(request).message_id)).size, messageCount, 'each message exactly once');
-    });
-  });
-
-  describe(`an endpoint that times out is probed one request at a time (${dialect})`, () => {
-    const perEndpoint = 4;
-    const messageCount = 10;
-    let test: TestGateway;
-    let endpoint: ScriptedEndpoint;
-
-    before(async () => {
-      test = await startDeliveringGateway(
-        dialect,
-        webhookEnv({ WAGW_WEBHOOK_TIMEOUT_MS: '600', WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: String(perEndpoint) }),
-      );
-    });
-    afterEach(async () => endpoint?.close());
-    after(async () => test.close());
-
-    it('after a timeout the endpoint gets one request at a time until it answers, then its full share again, and nothing is lost', async () => {
-      endpoint = new ScriptedEndpoint();
-      const url = await endpoint.start();
-      const account = await seedAccount(test.gateway);
-      const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url, eventTypes: ['message'] });
-      for (let index = 0; index < messageCount; index++) await receiveIncoming(test, account, `message ${index}`);
-
-      // The first wave, and then three requests sent after it was cut off.
-      const attempts = await eventually(
-        async () => {
-          const recorded = await attemptsOf(test, webhook.id);
-          return recorded.length >= perEndpoint + 3 ? recorded : undefined;
-        },
-        10_000,
-        'the first wave and three probes',
-      );
-      const wave = attempts.slice(0, perEndpoint);
-      assert.ok(
-        wave.every((attempt) => attempt.error?.startsWith('timeout')),
-        'the first wave timed out',
-      );
-      const firstWaveEnd = Math.min(...wave.map(endsAt));
-      assert.ok(
-        wave.every((attempt) => attempt.attemptedAt.getTime() < firstWaveEnd),
-        'the first wave was in flight at once',
-      );
-      const probes = attempts.slice(perEndpoint);
-      for (const [index, probe] of probes.entries()) {
-        const previous = index === 0 ? Math.max(...wave.map(endsAt)) : endsAt(probes[index - 1]!);
-        assert.ok(
-          probe.attemptedAt.getTime() >= previous - CLOCK_TOLERANCE_MS,
-          `probe ${index} began only after the request before it ended`,
+      before(async () => {
+        // The timeout is long enough that nothing hung is cut off while the test looks.
+        test = await startDeliveringGateway(
+          dialect,
+          webhookEnv({
+            WAGW_WEBHOOK_TIMEOUT_MS: '8000',
+            WAGW_WEBHOOK_MAX_IN_FLIGHT: String(maxInFlight),
+            WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: String(perEndpoint),
+          }),
         );
-      }
+      });
+      after(async () => {
+        // Closing the receivers first ends the hung requests, so stopping the worker is quick.
+        await Promise.all(receivers.splice(0).map((receiver) => receiver.close()));
+        await test.close();
+      });
 
-      endpoint.mode = 'answer_slowly';
-      const entries = await eventually(
-        async () => {
-          const all = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
-          return all.length === messageCount && all.every((entry) => entry.delivery.state === 'delivered') ? all : undefined;
-        },
-        15_000,
-        'every delivery to be delivered',
-      );
-      assert.equal(entries.length, messageCount, 'no delivery was lost or failed');
-      assert.ok(endpoint.mostOpenAtOnce > 1, `once answered, the endpoint had ${endpoint.mostOpenAtOnce} requests in flight at once`);
+      it('a healthy endpoint gets all its deliveries while three hanging endpoints hold more requests open than the overall limit', async () => {
+        const hangingReceiver = await WebhookReceiver.start();
+        const healthyReceiver = await WebhookReceiver.start();
+        receivers.push(hangingReceiver, healthyReceiver);
+        hangingReceiver.responder = () => 'hang';
+        const hangingAccount = await seedAccount(test.gateway);
+        const hanging: Awaited<ReturnType<typeof subscribeFresh>>[] = [];
+        for (let index = 0; index < 3; index++)
+          hanging.push(await subscribeFresh(test, hangingReceiver, hangingAccount.accountId, ['message']));
+        const healthyAccount = await seedAccount(test.gateway);
+        const healthy = await subscribeFresh(test, healthyReceiver, healthyAccount.accountId, ['message']);
+
+        // Twelve deliveries per hanging endpoint: together they could fill the overall limit alone.
+        for (let index = 0; index < 12; index++) await receiveIncoming(test, hangingAccount, `to the hanging ${index}`);
+        await hangingReceiver.waitForRequests(maxInFlight, 5_000);
+
+        const messageCount = 12;
+        for (let index = 0; index < messageCount; index++) await receiveIncoming(test, healthyAccount, `to the healthy ${index}`);
+        const delivered = await healthyReceiver.waitForRequests(messageCount, 7_000, (request) => request.path === healthy.path);
+
+        // Nothing sent to a hanging endpoint has ended yet: every request it received is still open.
+        for (const webhook of hanging)
+          assert.deepEqual(await attemptsOf(test, webhook.webhook.id), [], 'no hung request has been cut off yet');
+        assert.ok(
+          hangingReceiver.requests.length > maxInFlight,
+          `the hanging endpoints hold ${hangingReceiver.requests.length} requests open`,
+        );
+        assert.equal(new Set(delivered.map((request) => payloadOf(request).message_id)).size, messageCount, 'each message exactly once');
+      });
+    });
+
+    describe(`an endpoint that times out is probed one request at a time (${dialect})`, () => {
+      const perEndpoint = 4;
+      const messageCount = 10;
+      let test: TestGateway;
+      let endpoint: ScriptedEndpoint;
+
+      before(async () => {
+        test = await startDeliveringGateway(
+          dialect,
+          webhookEnv({ WAGW_WEBHOOK_TIMEOUT_MS: '600', WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: String(perEndpoint) }),
+        );
+      });
+      afterEach(async () => endpoint?.close());
+      after(async () => test.close());
+
+      it('after a timeout the endpoint gets one request at a time until it answers, then its full share again, and nothing is lost', async () => {
+        endpoint = new ScriptedEndpoint();
+        const url = await endpoint.start();
+        const account = await seedAccount(test.gateway);
+        const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url, eventTypes: ['message'] });
+        for (let index = 0; index < messageCount; index++) await receiveIncoming(test, account, `message ${index}`);
+
+        // The first wave, and then three requests sent after it was cut off.
+        const attempts = await eventually(
+          async () => {
+            const recorded = await attemptsOf(test, webhook.id);
+            return recorded.length >= perEndpoint + 3 ? recorded : undefined;
+          },
+          10_000,
+          'the first wave and three probes',
+        );
+        const wave = attempts.slice(0, perEndpoint);
+        assert.ok(
+          wave.every((attempt) => attempt.error?.startsWith('timeout')),
+          'the first wave timed out',
+        );
+        const firstWaveEnd = Math.min(...wave.map(endsAt));
+        assert.ok(
+          wave.every((attempt) => attempt.attemptedAt.getTime() < firstWaveEnd),
+          'the first wave was in flight at once',
+        );
+        const probes = attempts.slice(perEndpoint);
+        for (const [index, probe] of probes.entries()) {
+          const previous = index === 0 ? Math.max(...wave.map(endsAt)) : endsAt(probes[index - 1]!);
+          assert.ok(
+            probe.attemptedAt.getTime() >= previous - CLOCK_TOLERANCE_MS,
+            `probe ${index} began only after the request before it ended`,
+          );
+        }
+
+        endpoint.mode = 'answer_slowly';
+        const entries = await eventually(
+          async () => {
+            const all = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
+            return all.length === messageCount && all.every((entry) => entry.delivery.state === 'delivered') ? all : undefined;
+          },
+          15_000,
+          'every delivery to be delivered',
+        );
+        assert.equal(entries.length, messageCount, 'no delivery was lost or failed');
+        assert.ok(endpoint.mostOpenAtOnce > 1, `once answered, the endpoint had ${endpoint.mostOpenAtOnce} requests in flight at once`);
+      });
     });
   });
 }
