@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import { LeaseKeeper } from '../cluster/lease-keeper.ts';
 import { BAILEYS_ENGINE } from '../engines/baileys/descriptor.ts';
+import type { SessionTimings } from '../engines/baileys/baileys-session.ts';
 import type { SocketFactory } from '../engines/baileys/session-socket.ts';
 import { EngineRegistry, onDemand } from '../engines/registry.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
@@ -25,6 +26,11 @@ import type { WebhookParts } from './webhooks.ts';
 export interface GatewayBoundaries extends StoreBoundaries {
   /** Stands in for WhatsApp's servers behind the Baileys engine. */
   baileysSocketFactory?: SocketFactory;
+  /**
+   * The Baileys sessions' reconnect backoff and watchdog, the engine's own unless set. Tests that
+   * close a fake socket set a short backoff, so that its reconnect comes in milliseconds, not 2 s.
+   */
+  baileysTimings?: Partial<SessionTimings>;
   /**
    * The scrypt cost (log2 N) of new password hashes and of the unknown-email decoy; OWASP's 17
    * unless set. Tests set a cheap one, so that a suite of sign-ins takes seconds, not minutes.
@@ -98,6 +104,7 @@ export async function buildSessions(
       pacing: { minimumGapMs: config.baileys.sendGapMs, jitterMs: config.baileys.sendJitterMs },
       version: config.baileys.webVersion,
       socketFactory: boundaries.baileysSocketFactory,
+      timings: boundaries.baileysTimings,
     });
   });
   const engines = new EngineRegistry([sandbox, baileys]);

@@ -4,6 +4,7 @@ import type { WAMessage } from 'baileys';
 import type { WhatsAppNumber } from '../../src/domain/model.ts';
 import { operatorScope } from '../../src/domain/tenant-scope.ts';
 import { createDatabaseAuthState } from '../../src/engines/baileys/auth-state-store.ts';
+import type { GatewayBoundaries } from '../../src/main.ts';
 import { SecretBox } from '../../src/secrets/secret-box.ts';
 import { RecordingSocketFactory, type FakeSocket } from './fake-whatsapp.ts';
 import type { Dialect } from './databases.ts';
@@ -22,9 +23,13 @@ export interface LinkedBaileysNumber {
   close(): Promise<void>;
 }
 
-export async function startLinkedBaileysNumber(dialect: Dialect, env: Record<string, string> = {}): Promise<LinkedBaileysNumber> {
+export async function startLinkedBaileysNumber(
+  dialect: Dialect,
+  env: Record<string, string> = {},
+  boundaries: Omit<GatewayBoundaries, 'baileysSocketFactory'> = {},
+): Promise<LinkedBaileysNumber> {
   const whatsapp = new RecordingSocketFactory();
-  const test = await startTestGateway(dialect, env, { baileysSocketFactory: whatsapp.create });
+  const test = await startTestGateway(dialect, env, { ...boundaries, baileysSocketFactory: whatsapp.create });
   const accountId = (await test.gateway.accounts.createAccount({ name: 'Real numbers', plan: 'enterprise' })).id;
   const apiKey = (await test.gateway.apiKeys.createKey({ accountId })).plaintext;
   const number = await test.gateway.numbers.addNumber(operatorScope(), { accountId, phone: uniquePhone(), engine: 'baileys' });

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
+import { DEFAULT_RECONNECT_POLICY } from '../../../src/engines/baileys/reconnect-policy.ts';
 import { startLinkedBaileysNumber, type LinkedBaileysNumber } from '../../support/baileys-number.ts';
 import { dialects } from '../../support/databases.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
@@ -26,7 +27,12 @@ for (const dialect of dialects) {
     const as = () => ({ authorization: `Bearer ${linked.apiKey}` });
 
     before(async () => {
-      linked = await startLinkedBaileysNumber(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true', WAGW_WEBHOOK_POLL_INTERVAL_MS: '50' });
+      linked = await startLinkedBaileysNumber(
+        dialect,
+        { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true', WAGW_WEBHOOK_POLL_INTERVAL_MS: '50' },
+        // The closed socket's reconnect comes after a backoff; its length is not what is tested here.
+        { baileysTimings: { reconnect: { ...DEFAULT_RECONNECT_POLICY, baseDelayMs: 50 } } },
+      );
       receiver = await WebhookReceiver.start();
       await linked.test.gateway.webhooks.createWebhook(accountScope(linked.accountId), {
         url: receiver.url('/contacts'),

@@ -39,85 +39,92 @@ for (const dialect of dialects) {
       });
     const callEvents = (callId: string, count: number) => callEventsOf(receiver, callId, count);
 
-    it('a call that nobody rejects is offered, then missed when it has rung out', async () => {
-      const response = await test.post(
-        '/sandbox/call',
-        { from_phone: CALLER, to_phone: account.phones[0], video: true, rings_for_seconds: 1 },
-        account.apiKey,
-      );
-      assert.equal(response.statusCode, 200, response.body);
-      const { call_id: callId } = response.json();
-      const [offered, missed] = await callEvents(callId, 2);
-      assert.deepEqual(
-        [
-          offered!.event,
-          offered!.status,
-          offered!.phone,
-          offered!.from_phone,
-          offered!.from_lid,
-          offered!.group,
-          offered!.video,
-          offered!.rejected_by_gateway,
-        ],
-        ['call', 'offered', account.phones[0], CALLER, null, null, true, false],
-      );
-      assert.deepEqual([missed!.status, missed!.rejected_by_gateway], ['missed', false]);
+    // Side by side: the first number's call, and the second number's calls (in order), each read by their own call ids.
+    describe('each number on its own', { concurrency: true }, () => {
+      it('a call that nobody rejects is offered, then missed when it has rung out', async () => {
+        const response = await test.post(
+          '/sandbox/call',
+          { from_phone: CALLER, to_phone: account.phones[0], video: true, rings_for_seconds: 1 },
+          account.apiKey,
+        );
+        assert.equal(response.statusCode, 200, response.body);
+        const { call_id: callId } = response.json();
+        const [offered, missed] = await callEvents(callId, 2);
+        assert.deepEqual(
+          [
+            offered!.event,
+            offered!.status,
+            offered!.phone,
+            offered!.from_phone,
+            offered!.from_lid,
+            offered!.group,
+            offered!.video,
+            offered!.rejected_by_gateway,
+          ],
+          ['call', 'offered', account.phones[0], CALLER, null, null, true, false],
+        );
+        assert.deepEqual([missed!.status, missed!.rejected_by_gateway], ['missed', false]);
+      });
+
+      // In order (a suite's tests would inherit running side by side): the second undoes what the first set.
+      describe('the second number rejects calls, then lets them ring', { concurrency: false }, () => {
+        it('a number with reject_calls rejects a call as it rings, and sends the caller its reply text, which is stored as a sent message', async () => {
+          const set = await patch(account.phones[1]!, { reject_calls: true, call_reply_text: 'We do not take calls; please write.' });
+          assert.equal(set.statusCode, 200, set.body);
+          assert.deepEqual(
+            [set.json().reject_calls, set.json().call_reply_text, set.json().auto_read],
+            [true, 'We do not take calls; please write.', false],
+          );
+
+          const response = await test.post(
+            '/api/sandbox/call',
+            { from_phone: CALLER, to_phone: account.phones[1], rings_for_seconds: 1 },
+            account.apiKey,
+          );
+          assert.equal(response.statusCode, 200, response.body);
+          const { call_id: callId } = response.json();
+          const [offered, rejected] = await callEvents(callId, 2);
+          assert.deepEqual(
+            [offered!.status, rejected!.status, rejected!.rejected_by_gateway, rejected!.video],
+            ['offered', 'rejected', true, false],
+          );
+          await new Promise((resolve) => setTimeout(resolve, 1_300));
+          assert.equal(
+            receiver.requests.filter((request) => JSON.parse(request.body).call_id === callId).length,
+            2,
+            'a rejected call is never reported missed',
+          );
+
+          const reply = await test.gateway.store.db
+            .selectFrom('messages')
+            .select(['to_phone', 'text', 'direction'])
+            .where('from_phone', '=', account.phones[1]!)
+            .where('to_phone', '=', CALLER)
+            .executeTakeFirst();
+          assert.deepEqual(reply, { to_phone: CALLER, text: 'We do not take calls; please write.', direction: 'outbound' });
+        });
+
+        it('turning reject_calls off again lets calls ring; settings left out keep their values', async () => {
+          const off = await patch(account.phones[1]!, { reject_calls: false });
+          assert.deepEqual(
+            [off.statusCode, off.json().reject_calls, off.json().call_reply_text],
+            [200, false, 'We do not take calls; please write.'],
+          );
+          const stored = await test.gateway.numbers.findNumber(operatorScope(), account.phones[1]!);
+          assert.deepEqual([stored.rejectCalls, stored.callReplyText], [false, 'We do not take calls; please write.']);
+          const { call_id: callId } = (
+            await test.post('/sandbox/call', { from_phone: CALLER, to_phone: account.phones[1], rings_for_seconds: 1 }, account.apiKey)
+          ).json();
+          const events = await callEvents(callId, 2);
+          assert.deepEqual(
+            events.map((event) => event.status),
+            ['offered', 'missed'],
+          );
+        });
+      });
     });
 
-    it('a number with reject_calls rejects a call as it rings, and sends the caller its reply text, which is stored as a sent message', async () => {
-      const set = await patch(account.phones[1]!, { reject_calls: true, call_reply_text: 'We do not take calls; please write.' });
-      assert.equal(set.statusCode, 200, set.body);
-      assert.deepEqual(
-        [set.json().reject_calls, set.json().call_reply_text, set.json().auto_read],
-        [true, 'We do not take calls; please write.', false],
-      );
-
-      const response = await test.post(
-        '/api/sandbox/call',
-        { from_phone: CALLER, to_phone: account.phones[1], rings_for_seconds: 1 },
-        account.apiKey,
-      );
-      assert.equal(response.statusCode, 200, response.body);
-      const { call_id: callId } = response.json();
-      const [offered, rejected] = await callEvents(callId, 2);
-      assert.deepEqual(
-        [offered!.status, rejected!.status, rejected!.rejected_by_gateway, rejected!.video],
-        ['offered', 'rejected', true, false],
-      );
-      await new Promise((resolve) => setTimeout(resolve, 1_300));
-      assert.equal(
-        receiver.requests.filter((request) => JSON.parse(request.body).call_id === callId).length,
-        2,
-        'a rejected call is never reported missed',
-      );
-
-      const reply = await test.gateway.store.db
-        .selectFrom('messages')
-        .select(['to_phone', 'text', 'direction'])
-        .where('from_phone', '=', account.phones[1]!)
-        .where('to_phone', '=', CALLER)
-        .executeTakeFirst();
-      assert.deepEqual(reply, { to_phone: CALLER, text: 'We do not take calls; please write.', direction: 'outbound' });
-    });
-
-    it('turning reject_calls off again lets calls ring; settings left out keep their values', async () => {
-      const off = await patch(account.phones[1]!, { reject_calls: false });
-      assert.deepEqual(
-        [off.statusCode, off.json().reject_calls, off.json().call_reply_text],
-        [200, false, 'We do not take calls; please write.'],
-      );
-      const stored = await test.gateway.numbers.findNumber(operatorScope(), account.phones[1]!);
-      assert.deepEqual([stored.rejectCalls, stored.callReplyText], [false, 'We do not take calls; please write.']);
-      const { call_id: callId } = (
-        await test.post('/sandbox/call', { from_phone: CALLER, to_phone: account.phones[1], rings_for_seconds: 1 }, account.apiKey)
-      ).json();
-      const events = await callEvents(callId, 2);
-      assert.deepEqual(
-        events.map((event) => event.status),
-        ['offered', 'missed'],
-      );
-    });
-
+    // Alone: it takes the first number's session down for a moment.
     it('refuses bad settings and bad calls with the documented errors', async () => {
       const settings: [object, number, string][] = [
         [{}, 400, 'invalid_request'],

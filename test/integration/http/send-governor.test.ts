@@ -70,60 +70,276 @@ for (const dialect of dialects) {
       }
     }
 
-    it("off by default: a send is answered 200 sent, and none of the governor's columns is written", async () => {
-      const seeded = await account();
-      const response = await send(seeded);
-      assert.equal(response.statusCode, 200, response.body);
-      assert.equal(response.json().status, 'sent');
-      const row = await test.gateway.store.db
-        .selectFrom('messages')
-        .select(['scheduled_for', 'released_at', 'wait_reason', 'first_contact'])
-        .where('id', '=', response.json().message_id)
-        .executeTakeFirstOrThrow();
-      assert.deepEqual(row, { scheduled_for: null, released_at: null, wait_reason: null, first_contact: null });
+    // Side by side: each test seeds its own account and number, and reads only its own messages, events, units and queue.
+    describe('each on a number of its own', { concurrency: true }, () => {
+      it("off by default: a send is answered 200 sent, and none of the governor's columns is written", async () => {
+        const seeded = await account();
+        const response = await send(seeded);
+        assert.equal(response.statusCode, 200, response.body);
+        assert.equal(response.json().status, 'sent');
+        const row = await test.gateway.store.db
+          .selectFrom('messages')
+          .select(['scheduled_for', 'released_at', 'wait_reason', 'first_contact'])
+          .where('id', '=', response.json().message_id)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(row, { scheduled_for: null, released_at: null, wait_reason: null, first_contact: null });
+      });
+
+      it('a message the policy lets go is 200 sent; the next one, inside the gap, is 202 queued with scheduled_for', async () => {
+        const seeded = await account();
+        const policy = await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: LONG_GAP }, seeded.apiKey);
+        assert.equal(policy.statusCode, 200, policy.body);
+        assert.equal(policy.json().send_policy.source, 'number');
+        const first = await send(seeded);
+        assert.equal(first.statusCode, 200, first.body);
+        assert.equal(first.json().status, 'sent');
+        const before = Date.now();
+        const second = await send(seeded);
+        assert.equal(second.statusCode, 202, second.body);
+        const body = second.json();
+        assert.equal(body.status, 'queued');
+        assert.equal(body.wait_reason, 'gap');
+        const due = Date.parse(body.scheduled_for);
+        assert.ok(due >= before + 3_590_000 && due <= Date.now() + 3_600_000, body.scheduled_for);
+        assert.ok(Date.parse(body.expires_at) > due, 'it expires a day after it was queued');
+        assert.equal((await findMessageById(test.gateway.store.db, body.message_id))?.status, 'queued');
+        assert.equal(await used(seeded), 2, 'the unit is taken when the message is queued');
+      });
+
+      it('a queued message is sent by the runner when it is due, with a sent event', async () => {
+        const seeded = await account();
+        await patch(
+          `/numbers/${encodeURIComponent(seeded.phones[0]!)}`,
+          { send_policy: { min_gap_ms: 600, max_gap_ms: 600 } },
+          seeded.apiKey,
+        );
+        assert.equal((await send(seeded)).statusCode, 200);
+        const queued = await send(seeded);
+        assert.equal(queued.statusCode, 202, queued.body);
+        const id = queued.json().message_id as string;
+        const sent = await until(
+          () => findMessageById(test.gateway.store.db, id),
+          (message) => message?.status !== 'queued',
+        );
+        assert.ok(['sent', 'delivered'].includes(sent!.status), sent!.status);
+        assert.ok(sent!.times!.sent!.getTime() >= Date.parse(queued.json().scheduled_for), 'never before its time');
+        assert.deepEqual((await statusEvents(id)).slice(0, 1), ['sent']);
+      });
+
+      it('send_at schedules a message even with the governor off; past the horizon it is refused', async () => {
+        const seeded = await account();
+        const at = new Date(Date.now() + 86_400_000).toISOString();
+        const scheduled = await send(seeded, { send_at: at });
+        assert.equal(scheduled.statusCode, 202, scheduled.body);
+        assert.equal(scheduled.json().wait_reason, 'scheduled');
+        assert.equal(scheduled.json().scheduled_for, at);
+        const tooFar = await send(seeded, { send_at: new Date(Date.now() + 31 * 86_400_000).toISOString() });
+        assert.equal(tooFar.statusCode, 400);
+        assert.equal(tooFar.json().error, 'invalid_schedule');
+        const noZone = await send(seeded, { send_at: '2030-01-01T10:00:00' });
+        assert.equal(noZone.statusCode, 400);
+        assert.equal(noZone.json().error, 'invalid_request');
+        const expiresFirst = await send(seeded, { send_at: at, expires_at: new Date(Date.now() + 3_600_000).toISOString() });
+        assert.equal(expiresFirst.json().error, 'invalid_schedule');
+      });
+
+      it('wait: true answers 200 sent once the queued message has left; Prefer: wait=N answers 202 after N seconds', async () => {
+        const seeded = await account();
+        await patch(
+          `/numbers/${encodeURIComponent(seeded.phones[0]!)}`,
+          { send_policy: { min_gap_ms: 500, max_gap_ms: 500 } },
+          seeded.apiKey,
+        );
+        assert.equal((await send(seeded)).statusCode, 200);
+        const waited = await send(seeded, { wait: true });
+        assert.equal(waited.statusCode, 200, waited.body);
+        assert.equal(waited.json().status, 'sent');
+        assert.equal(waited.json().scheduled_for, undefined);
+        await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: LONG_GAP }, seeded.apiKey);
+        const started = Date.now();
+        const timedOut = await send(seeded, {}, { prefer: 'wait=1' });
+        assert.equal(timedOut.statusCode, 202, timedOut.body);
+        assert.ok(Date.now() - started >= 900, 'it waited about a second');
+      });
+
+      it('cancel: a queued message becomes cancelled with an event, its unit comes back, and a second cancel is 409', async () => {
+        const seeded = await account();
+        const id = (await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() })).json().message_id as string;
+        assert.equal(await used(seeded), 1);
+        const cancelled = await cancel(`/messages/${id}/cancel`, seeded.apiKey);
+        assert.equal(cancelled.statusCode, 200, cancelled.body);
+        assert.equal(cancelled.json().status, 'cancelled');
+        assert.equal(await used(seeded), 0, 'the unit is given back');
+        assert.deepEqual(await statusEvents(id), ['cancelled']);
+        const again = await cancel(`/api/messages/${id}/cancel`, seeded.apiKey);
+        assert.equal(again.statusCode, 409);
+        assert.equal(again.json().error, 'message_not_cancellable');
+        assert.equal(again.json().meta.status, 'cancelled');
+        const sent = (await send(seeded)).json().message_id as string;
+        const late = await cancel(`/messages/${sent}/cancel`, seeded.apiKey);
+        assert.equal(late.statusCode, 409);
+      });
+
+      it('expiry: a message still waiting at expires_at becomes expired with an event, is never sent, and its unit comes back', async () => {
+        const seeded = await account();
+        const response = await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() });
+        const id = response.json().message_id as string;
+        // The row's expiry is moved into the past, as time passing would.
+        await test.gateway.store.db
+          .updateTable('messages')
+          .set({ expires_at: Date.now() - 1 })
+          .where('id', '=', id)
+          .execute();
+        test.gateway.queueRunner.wakeBy(new Date());
+        const expired = await until(
+          () => findMessageById(test.gateway.store.db, id),
+          (message) => message?.status !== 'queued',
+        );
+        assert.equal(expired?.status, 'expired');
+        assert.equal(expired?.engineMessageId, null, 'never sent');
+        assert.equal(await used(seeded), 0);
+        assert.deepEqual(await statusEvents(id), ['expired']);
+      });
+
+      it('DELETE /numbers/{id}/queue cancels every waiting message and gives their units back', async () => {
+        const seeded = await account();
+        await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: LONG_GAP }, seeded.apiKey);
+        await send(seeded);
+        const ids = [];
+        for (let index = 0; index < 3; index++) ids.push((await send(seeded)).json().message_id as string);
+        const queue = await get(`/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue?limit=2`, seeded.apiKey);
+        assert.equal(queue.statusCode, 200, queue.body);
+        assert.equal(queue.json().total, 3);
+        assert.deepEqual(queue.json().counts, { gap: 3 });
+        assert.deepEqual(
+          queue.json().messages.map((message: { message_id: string }) => message.message_id),
+          ids.slice(0, 2),
+          'in the order they leave',
+        );
+        assert.ok(
+          Date.parse(queue.json().messages[1].scheduled_for) - Date.parse(queue.json().messages[0].scheduled_for) >= 3_600_000,
+          'each a gap after the one before',
+        );
+        const rest = await get(
+          `/api/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue?limit=2&cursor=${queue.json().next_cursor}`,
+          seeded.apiKey,
+        );
+        assert.deepEqual(
+          rest.json().messages.map((message: { message_id: string }) => message.message_id),
+          ids.slice(2),
+        );
+        assert.equal(rest.json().next_cursor, null);
+        assert.equal(await used(seeded), 4);
+        const cleared = await test.inject({
+          method: 'DELETE',
+          url: `/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue`,
+          headers: { authorization: `Bearer ${seeded.apiKey}` },
+        });
+        assert.equal(cleared.statusCode, 200, cleared.body);
+        assert.equal(cleared.json().cancelled, 3);
+        assert.equal(await used(seeded), 1);
+        for (const id of ids) assert.equal((await findMessageById(test.gateway.store.db, id))?.status, 'cancelled');
+        assert.equal((await get(`/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue`, seeded.apiKey)).json().total, 0);
+      });
+
+      it('an Idempotency-Key replays a 202 as 202, and queues nothing more', async () => {
+        const seeded = await account();
+        const headers = { 'idempotency-key': `governed-${seeded.accountId}` };
+        const first = await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() }, headers);
+        const sameBodyLater = await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() }, headers);
+        assert.equal(first.statusCode, 202, first.body);
+        assert.equal(sameBodyLater.statusCode, 202, sameBodyLater.body);
+        assert.equal(sameBodyLater.headers['idempotent-replayed'], 'true');
+        assert.equal(sameBodyLater.json().message_id, first.json().message_id);
+        assert.equal(await used(seeded), 1);
+      });
+
+      it('a release under a lease the node no longer holds is refused before the engine is asked', async () => {
+        const seeded = await account();
+        const id = (await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() })).json().message_id as string;
+        const number = await test.gateway.numbers.findNumber(accountScope(seeded.accountId), seeded.phones[0]!);
+        const lease = test.gateway.keeper.leaseOf(number.id)!;
+        const [waiting] = await listWaitingPage(test.gateway.store.db, number.id, 1);
+        const row = (await findMessageById(test.gateway.store.db, id))!;
+        await assert.rejects(
+          test.gateway.sender.sendReleased(number, waiting!, row, { ...lease, epoch: lease.epoch + 1 }),
+          StaleLeaseError,
+        );
+        const message = await findMessageById(test.gateway.store.db, id);
+        assert.equal(message?.status, 'queued');
+        assert.equal(message?.engineMessageId, null, 'never handed to the engine');
+        assert.equal((await listWaitingPage(test.gateway.store.db, number.id, 1))[0]?.id, id, 'still waiting');
+      });
+
+      it("the policy in force is the number's, else the account's, else the gateway's", async () => {
+        const seeded = await account();
+        const phone = encodeURIComponent(seeded.phones[0]!);
+        assert.deepEqual((await get('/account/send_policy', seeded.apiKey)).json(), { source: 'gateway', preset: 'off', policy: null });
+        const accountWide = await patch('/api/account/send_policy', { send_policy: 'cautious' }, seeded.apiKey);
+        assert.equal(accountWide.statusCode, 200, accountWide.body);
+        assert.equal(accountWide.json().policy.first_contacts_per_day, 15);
+        assert.equal((await get(`/numbers/${phone}/queue`, seeded.apiKey)).json().send_policy.source, 'account');
+        await patch(`/numbers/${phone}`, { send_policy: 'standard' }, seeded.apiKey);
+        assert.deepEqual((await get(`/numbers/${phone}/queue`, seeded.apiKey)).json().send_policy.preset, 'standard');
+        await patch(`/numbers/${phone}`, { send_policy: null }, seeded.apiKey);
+        assert.equal((await get(`/numbers/${phone}/queue`, seeded.apiKey)).json().send_policy.source, 'account');
+        const refused = await patch(
+          `/numbers/${phone}`,
+          { send_policy: { quiet_hours: { start: '22:00', end: '08:00', time_zone: 'Nowhere/Atlantis' } } },
+          seeded.apiKey,
+        );
+        assert.equal(refused.statusCode, 400);
+        assert.equal(refused.json().error, 'invalid_send_policy');
+        const unknownField = await patch(`/numbers/${phone}`, { send_policy: { min_gap: 5 } }, seeded.apiKey);
+        assert.equal(unknownField.statusCode, 400);
+      });
+
+      it('a paused governed number queues its sends (202, paused) instead of refusing them, and sends them once it resumes', async () => {
+        const seeded = await account();
+        const phone = encodeURIComponent(seeded.phones[0]!);
+        assert.equal((await patch(`/numbers/${phone}`, { send_policy: 'standard' }, seeded.apiKey)).statusCode, 200);
+        const paused = await test.inject({
+          method: 'POST',
+          url: `/numbers/${phone}/pause`,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
+          payload: '{}',
+        });
+        assert.equal(paused.statusCode, 200, paused.body);
+        const queued = await send(seeded);
+        assert.equal(queued.statusCode, 202, queued.body);
+        assert.deepEqual([queued.json().status, queued.json().wait_reason], ['queued', 'paused']);
+        // Held: the runner looks again every 200 ms, and leaves it where it is.
+        await sleep(600);
+        assert.equal((await findMessageById(test.gateway.store.db, queued.json().message_id))?.status, 'queued');
+        const resumed = await test.inject({
+          method: 'POST',
+          url: `/numbers/${phone}/resume`,
+          headers: { authorization: `Bearer ${seeded.apiKey}` },
+        });
+        assert.equal(resumed.statusCode, 200, resumed.body);
+        const left = await until(
+          () => findMessageById(test.gateway.store.db, queued.json().message_id),
+          (message) => message?.engineMessageId != null,
+        );
+        assert.ok(left?.status === 'sent' || left?.status === 'delivered', `left the queue once resumed, now ${left?.status}`);
+        assert.ok(left?.engineMessageId, 'handed to the network');
+      });
+
+      it('an ungoverned paused number still refuses a send with 503 number_paused', async () => {
+        const seeded = await account();
+        const phone = encodeURIComponent(seeded.phones[0]!);
+        await test.inject({
+          method: 'POST',
+          url: `/numbers/${phone}/pause`,
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
+          payload: '{}',
+        });
+        const refused = await send(seeded);
+        assert.deepEqual([refused.statusCode, refused.json().error], [503, 'number_paused']);
+      });
     });
 
-    it('a message the policy lets go is 200 sent; the next one, inside the gap, is 202 queued with scheduled_for', async () => {
-      const seeded = await account();
-      const policy = await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: LONG_GAP }, seeded.apiKey);
-      assert.equal(policy.statusCode, 200, policy.body);
-      assert.equal(policy.json().send_policy.source, 'number');
-      const first = await send(seeded);
-      assert.equal(first.statusCode, 200, first.body);
-      assert.equal(first.json().status, 'sent');
-      const before = Date.now();
-      const second = await send(seeded);
-      assert.equal(second.statusCode, 202, second.body);
-      const body = second.json();
-      assert.equal(body.status, 'queued');
-      assert.equal(body.wait_reason, 'gap');
-      const due = Date.parse(body.scheduled_for);
-      assert.ok(due >= before + 3_590_000 && due <= Date.now() + 3_600_000, body.scheduled_for);
-      assert.ok(Date.parse(body.expires_at) > due, 'it expires a day after it was queued');
-      assert.equal((await findMessageById(test.gateway.store.db, body.message_id))?.status, 'queued');
-      assert.equal(await used(seeded), 2, 'the unit is taken when the message is queued');
-    });
-
-    it('a queued message is sent by the runner when it is due, with a sent event', async () => {
-      const seeded = await account();
-      await patch(
-        `/numbers/${encodeURIComponent(seeded.phones[0]!)}`,
-        { send_policy: { min_gap_ms: 600, max_gap_ms: 600 } },
-        seeded.apiKey,
-      );
-      assert.equal((await send(seeded)).statusCode, 200);
-      const queued = await send(seeded);
-      assert.equal(queued.statusCode, 202, queued.body);
-      const id = queued.json().message_id as string;
-      const sent = await until(
-        () => findMessageById(test.gateway.store.db, id),
-        (message) => message?.status !== 'queued',
-      );
-      assert.ok(['sent', 'delivered'].includes(sent!.status), sent!.status);
-      assert.ok(sent!.times!.sent!.getTime() >= Date.parse(queued.json().scheduled_for), 'never before its time');
-      assert.deepEqual((await statusEvents(id)).slice(0, 1), ['sent']);
-    });
-
+    // Alone: a pass of the queue runner waits out a message's typing, holding back what falls due on other numbers meanwhile.
     it('typing_before_send: a queued message leaves after "typing…" for a time that grows with its text', async () => {
       const seeded = await account();
       await patch(
@@ -143,221 +359,13 @@ for (const dialect of dialects) {
       assert.ok(typedMs >= 1_300, `typing showed ${typedMs} ms for one character (1 s + 0.3 s a character)`);
     });
 
-    it('send_at schedules a message even with the governor off; past the horizon it is refused', async () => {
-      const seeded = await account();
-      const at = new Date(Date.now() + 86_400_000).toISOString();
-      const scheduled = await send(seeded, { send_at: at });
-      assert.equal(scheduled.statusCode, 202, scheduled.body);
-      assert.equal(scheduled.json().wait_reason, 'scheduled');
-      assert.equal(scheduled.json().scheduled_for, at);
-      const tooFar = await send(seeded, { send_at: new Date(Date.now() + 31 * 86_400_000).toISOString() });
-      assert.equal(tooFar.statusCode, 400);
-      assert.equal(tooFar.json().error, 'invalid_schedule');
-      const noZone = await send(seeded, { send_at: '2030-01-01T10:00:00' });
-      assert.equal(noZone.statusCode, 400);
-      assert.equal(noZone.json().error, 'invalid_request');
-      const expiresFirst = await send(seeded, { send_at: at, expires_at: new Date(Date.now() + 3_600_000).toISOString() });
-      assert.equal(expiresFirst.json().error, 'invalid_schedule');
-    });
-
-    it('wait: true answers 200 sent once the queued message has left; Prefer: wait=N answers 202 after N seconds', async () => {
-      const seeded = await account();
-      await patch(
-        `/numbers/${encodeURIComponent(seeded.phones[0]!)}`,
-        { send_policy: { min_gap_ms: 500, max_gap_ms: 500 } },
-        seeded.apiKey,
-      );
-      assert.equal((await send(seeded)).statusCode, 200);
-      const waited = await send(seeded, { wait: true });
-      assert.equal(waited.statusCode, 200, waited.body);
-      assert.equal(waited.json().status, 'sent');
-      assert.equal(waited.json().scheduled_for, undefined);
-      await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: LONG_GAP }, seeded.apiKey);
-      const started = Date.now();
-      const timedOut = await send(seeded, {}, { prefer: 'wait=1' });
-      assert.equal(timedOut.statusCode, 202, timedOut.body);
-      assert.ok(Date.now() - started >= 900, 'it waited about a second');
-    });
-
-    it('cancel: a queued message becomes cancelled with an event, its unit comes back, and a second cancel is 409', async () => {
-      const seeded = await account();
-      const id = (await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() })).json().message_id as string;
-      assert.equal(await used(seeded), 1);
-      const cancelled = await cancel(`/messages/${id}/cancel`, seeded.apiKey);
-      assert.equal(cancelled.statusCode, 200, cancelled.body);
-      assert.equal(cancelled.json().status, 'cancelled');
-      assert.equal(await used(seeded), 0, 'the unit is given back');
-      assert.deepEqual(await statusEvents(id), ['cancelled']);
-      const again = await cancel(`/api/messages/${id}/cancel`, seeded.apiKey);
-      assert.equal(again.statusCode, 409);
-      assert.equal(again.json().error, 'message_not_cancellable');
-      assert.equal(again.json().meta.status, 'cancelled');
-      const sent = (await send(seeded)).json().message_id as string;
-      const late = await cancel(`/messages/${sent}/cancel`, seeded.apiKey);
-      assert.equal(late.statusCode, 409);
-    });
-
-    it('expiry: a message still waiting at expires_at becomes expired with an event, is never sent, and its unit comes back', async () => {
-      const seeded = await account();
-      const response = await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() });
-      const id = response.json().message_id as string;
-      // The row's expiry is moved into the past, as time passing would.
-      await test.gateway.store.db
-        .updateTable('messages')
-        .set({ expires_at: Date.now() - 1 })
-        .where('id', '=', id)
-        .execute();
-      test.gateway.queueRunner.wakeBy(new Date());
-      const expired = await until(
-        () => findMessageById(test.gateway.store.db, id),
-        (message) => message?.status !== 'queued',
-      );
-      assert.equal(expired?.status, 'expired');
-      assert.equal(expired?.engineMessageId, null, 'never sent');
-      assert.equal(await used(seeded), 0);
-      assert.deepEqual(await statusEvents(id), ['expired']);
-    });
-
-    it('DELETE /numbers/{id}/queue cancels every waiting message and gives their units back', async () => {
-      const seeded = await account();
-      await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: LONG_GAP }, seeded.apiKey);
-      await send(seeded);
-      const ids = [];
-      for (let index = 0; index < 3; index++) ids.push((await send(seeded)).json().message_id as string);
-      const queue = await get(`/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue?limit=2`, seeded.apiKey);
-      assert.equal(queue.statusCode, 200, queue.body);
-      assert.equal(queue.json().total, 3);
-      assert.deepEqual(queue.json().counts, { gap: 3 });
-      assert.deepEqual(
-        queue.json().messages.map((message: { message_id: string }) => message.message_id),
-        ids.slice(0, 2),
-        'in the order they leave',
-      );
-      assert.ok(
-        Date.parse(queue.json().messages[1].scheduled_for) - Date.parse(queue.json().messages[0].scheduled_for) >= 3_600_000,
-        'each a gap after the one before',
-      );
-      const rest = await get(
-        `/api/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue?limit=2&cursor=${queue.json().next_cursor}`,
-        seeded.apiKey,
-      );
-      assert.deepEqual(
-        rest.json().messages.map((message: { message_id: string }) => message.message_id),
-        ids.slice(2),
-      );
-      assert.equal(rest.json().next_cursor, null);
-      assert.equal(await used(seeded), 4);
-      const cleared = await test.inject({
-        method: 'DELETE',
-        url: `/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue`,
-        headers: { authorization: `Bearer ${seeded.apiKey}` },
-      });
-      assert.equal(cleared.statusCode, 200, cleared.body);
-      assert.equal(cleared.json().cancelled, 3);
-      assert.equal(await used(seeded), 1);
-      for (const id of ids) assert.equal((await findMessageById(test.gateway.store.db, id))?.status, 'cancelled');
-      assert.equal((await get(`/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue`, seeded.apiKey)).json().total, 0);
-    });
-
-    it('an Idempotency-Key replays a 202 as 202, and queues nothing more', async () => {
-      const seeded = await account();
-      const headers = { 'idempotency-key': `governed-${seeded.accountId}` };
-      const first = await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() }, headers);
-      const sameBodyLater = await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() }, headers);
-      assert.equal(first.statusCode, 202, first.body);
-      assert.equal(sameBodyLater.statusCode, 202, sameBodyLater.body);
-      assert.equal(sameBodyLater.headers['idempotent-replayed'], 'true');
-      assert.equal(sameBodyLater.json().message_id, first.json().message_id);
-      assert.equal(await used(seeded), 1);
-    });
-
-    it('a release under a lease the node no longer holds is refused before the engine is asked', async () => {
-      const seeded = await account();
-      const id = (await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() })).json().message_id as string;
-      const number = await test.gateway.numbers.findNumber(accountScope(seeded.accountId), seeded.phones[0]!);
-      const lease = test.gateway.keeper.leaseOf(number.id)!;
-      const [waiting] = await listWaitingPage(test.gateway.store.db, number.id, 1);
-      const row = (await findMessageById(test.gateway.store.db, id))!;
-      await assert.rejects(test.gateway.sender.sendReleased(number, waiting!, row, { ...lease, epoch: lease.epoch + 1 }), StaleLeaseError);
-      const message = await findMessageById(test.gateway.store.db, id);
-      assert.equal(message?.status, 'queued');
-      assert.equal(message?.engineMessageId, null, 'never handed to the engine');
-      assert.equal((await listWaitingPage(test.gateway.store.db, number.id, 1))[0]?.id, id, 'still waiting');
-    });
-
+    // Alone: the sweep looks at every account's sends, and would fail a send of a test running beside it.
     it('the interrupted-send sweep never touches a waiting message', async () => {
       const seeded = await account();
       const id = (await send(seeded, { send_at: new Date(Date.now() + 3_600_000).toISOString() })).json().message_id as string;
       await test.gateway.sender.failInterruptedSends(new Date(Date.now() + 60_000));
       assert.equal((await findMessageById(test.gateway.store.db, id))?.status, 'queued');
       assert.equal(await used(seeded), 1);
-    });
-
-    it("the policy in force is the number's, else the account's, else the gateway's", async () => {
-      const seeded = await account();
-      const phone = encodeURIComponent(seeded.phones[0]!);
-      assert.deepEqual((await get('/account/send_policy', seeded.apiKey)).json(), { source: 'gateway', preset: 'off', policy: null });
-      const accountWide = await patch('/api/account/send_policy', { send_policy: 'cautious' }, seeded.apiKey);
-      assert.equal(accountWide.statusCode, 200, accountWide.body);
-      assert.equal(accountWide.json().policy.first_contacts_per_day, 15);
-      assert.equal((await get(`/numbers/${phone}/queue`, seeded.apiKey)).json().send_policy.source, 'account');
-      await patch(`/numbers/${phone}`, { send_policy: 'standard' }, seeded.apiKey);
-      assert.deepEqual((await get(`/numbers/${phone}/queue`, seeded.apiKey)).json().send_policy.preset, 'standard');
-      await patch(`/numbers/${phone}`, { send_policy: null }, seeded.apiKey);
-      assert.equal((await get(`/numbers/${phone}/queue`, seeded.apiKey)).json().send_policy.source, 'account');
-      const refused = await patch(
-        `/numbers/${phone}`,
-        { send_policy: { quiet_hours: { start: '22:00', end: '08:00', time_zone: 'Nowhere/Atlantis' } } },
-        seeded.apiKey,
-      );
-      assert.equal(refused.statusCode, 400);
-      assert.equal(refused.json().error, 'invalid_send_policy');
-      const unknownField = await patch(`/numbers/${phone}`, { send_policy: { min_gap: 5 } }, seeded.apiKey);
-      assert.equal(unknownField.statusCode, 400);
-    });
-
-    it('a paused governed number queues its sends (202, paused) instead of refusing them, and sends them once it resumes', async () => {
-      const seeded = await account();
-      const phone = encodeURIComponent(seeded.phones[0]!);
-      assert.equal((await patch(`/numbers/${phone}`, { send_policy: 'standard' }, seeded.apiKey)).statusCode, 200);
-      const paused = await test.inject({
-        method: 'POST',
-        url: `/numbers/${phone}/pause`,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
-        payload: '{}',
-      });
-      assert.equal(paused.statusCode, 200, paused.body);
-      const queued = await send(seeded);
-      assert.equal(queued.statusCode, 202, queued.body);
-      assert.deepEqual([queued.json().status, queued.json().wait_reason], ['queued', 'paused']);
-      // Held: the runner looks again every 200 ms, and leaves it where it is.
-      await sleep(600);
-      assert.equal((await findMessageById(test.gateway.store.db, queued.json().message_id))?.status, 'queued');
-      const resumed = await test.inject({
-        method: 'POST',
-        url: `/numbers/${phone}/resume`,
-        headers: { authorization: `Bearer ${seeded.apiKey}` },
-      });
-      assert.equal(resumed.statusCode, 200, resumed.body);
-      const left = await until(
-        () => findMessageById(test.gateway.store.db, queued.json().message_id),
-        (message) => message?.engineMessageId != null,
-      );
-      assert.ok(left?.status === 'sent' || left?.status === 'delivered', `left the queue once resumed, now ${left?.status}`);
-      assert.ok(left?.engineMessageId, 'handed to the network');
-    });
-
-    it('an ungoverned paused number still refuses a send with 503 number_paused', async () => {
-      const seeded = await account();
-      const phone = encodeURIComponent(seeded.phones[0]!);
-      await test.inject({
-        method: 'POST',
-        url: `/numbers/${phone}/pause`,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${seeded.apiKey}` },
-        payload: '{}',
-      });
-      const refused = await send(seeded);
-      assert.deepEqual([refused.statusCode, refused.json().error], [503, 'number_paused']);
     });
   });
 }

@@ -27,15 +27,37 @@ for (const dialect of dialects) {
     const lookups = () => test.gateway.store.lookups;
     const planOf = async (phone: string) => (await lookups().numberWithPlan(phone as E164))?.plan;
 
-    it("a plan changed behind the gateway's back is seen only once the bound has passed", async () => {
-      const phone = caller.phones[0]!;
-      const planBefore = await planOf(phone);
-      await updateAccount(test.gateway.store.db, caller.accountId, { plan: planBefore === 'enterprise' ? 'starter' : 'enterprise' });
-      assert.equal(await planOf(phone), planBefore, 'the number and its plan come from memory');
-      await sleep(LOOKUP_TTL_MS + 50);
-      assert.notEqual(await planOf(phone), planBefore);
+    // Side by side: one waits on the numbers' cache, the other on its account's webhooks', and neither makes the other's forgotten.
+    describe('each on a cache of its own', { concurrency: true }, () => {
+      it("a plan changed behind the gateway's back is seen only once the bound has passed", async () => {
+        const phone = caller.phones[0]!;
+        const planBefore = await planOf(phone);
+        await updateAccount(test.gateway.store.db, caller.accountId, { plan: planBefore === 'enterprise' ? 'starter' : 'enterprise' });
+        assert.equal(await planOf(phone), planBefore, 'the number and its plan come from memory');
+        await sleep(LOOKUP_TTL_MS + 50);
+        assert.notEqual(await planOf(phone), planBefore);
+      });
+
+      it('a webhook disabled, changed or deleted through the service is forgotten at once; one changed behind its back within the bound', async () => {
+        const account = accountScope(caller.accountId);
+        const { webhook } = await test.gateway.webhooks.createWebhook(account, { url: 'https://8.8.8.8/hook' });
+        const enabledIds = async () => (await lookups().enabledWebhooks(test.gateway.store.db, caller.accountId)).map((entry) => entry.id);
+        assert.deepEqual(await enabledIds(), [webhook.id], 'a new webhook is seen at once');
+        await test.gateway.webhooks.updateWebhook(account, webhook.id, { enabled: false });
+        assert.deepEqual(await enabledIds(), []);
+        await test.gateway.webhooks.updateWebhook(account, webhook.id, { enabled: true });
+        assert.deepEqual(await enabledIds(), [webhook.id]);
+        await updateWebhook(test.gateway.store.db, webhook.id, { enabled: false }, new Date());
+        assert.deepEqual(await enabledIds(), [webhook.id], 'a change the service did not make is not known yet');
+        await sleep(LOOKUP_TTL_MS + 50);
+        assert.deepEqual(await enabledIds(), []);
+        await test.gateway.webhooks.updateWebhook(account, webhook.id, { enabled: true });
+        await test.gateway.webhooks.deleteWebhook(account, webhook.id);
+        assert.deepEqual(await enabledIds(), []);
+      });
     });
 
+    // Alone: the move makes every number's entry forgotten, the plan's among them.
     it('a number moved to another account is refused to its old account on the very next send', async () => {
       const phone = caller.phones[1]!;
       const send = () => test.post('/send_message', { from_phone: phone, to_phone: '+14155550100', message: 'hi' }, caller.apiKey);
@@ -45,24 +67,6 @@ for (const dialect of dialects) {
       const refused = await send();
       assert.equal(refused.statusCode, 403, refused.body);
       assert.equal(refused.json().error, 'phone_not_owned');
-    });
-
-    it('a webhook disabled, changed or deleted through the service is forgotten at once; one changed behind its back within the bound', async () => {
-      const account = accountScope(caller.accountId);
-      const { webhook } = await test.gateway.webhooks.createWebhook(account, { url: 'https://8.8.8.8/hook' });
-      const enabledIds = async () => (await lookups().enabledWebhooks(test.gateway.store.db, caller.accountId)).map((entry) => entry.id);
-      assert.deepEqual(await enabledIds(), [webhook.id], 'a new webhook is seen at once');
-      await test.gateway.webhooks.updateWebhook(account, webhook.id, { enabled: false });
-      assert.deepEqual(await enabledIds(), []);
-      await test.gateway.webhooks.updateWebhook(account, webhook.id, { enabled: true });
-      assert.deepEqual(await enabledIds(), [webhook.id]);
-      await updateWebhook(test.gateway.store.db, webhook.id, { enabled: false }, new Date());
-      assert.deepEqual(await enabledIds(), [webhook.id], 'a change the service did not make is not known yet');
-      await sleep(LOOKUP_TTL_MS + 50);
-      assert.deepEqual(await enabledIds(), []);
-      await test.gateway.webhooks.updateWebhook(account, webhook.id, { enabled: true });
-      await test.gateway.webhooks.deleteWebhook(account, webhook.id);
-      assert.deepEqual(await enabledIds(), []);
     });
   });
 }

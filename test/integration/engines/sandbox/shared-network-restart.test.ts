@@ -8,8 +8,16 @@ import { sandboxNumber, serveTestNetwork, testNetworkClient } from '../../../sup
 import { ignoreCleanupFailure } from '../../../support/ignore.ts';
 
 const PHONES = ['+447700900831', '+447700900832', '+447700900833'] as E164[];
-/** Long enough for many failed dials while the network is away, as in the outage that left every number in conflict. */
-const OUTAGE_MS = 4_000;
+/**
+ * Long enough for failed dials while the network is away, as in the outage that left every number
+ * in conflict: each number's reconnect loop (sandbox-engine.ts) dials at 0.25 s and at 1.25 s, both
+ * refused (each refusal holds the dial for the client's 0.5 s redial pause), and its next try, at
+ * 2.75 s, finds the network back. A second refused dial comes 0.75 s before the return, a margin
+ * for a loaded machine's late timers; failed dials are what used to start the competing chains.
+ */
+const OUTAGE_MS = 2_000;
+/** Longer than the longest pause of a reconnect loop (2 s) and a refused dial's 0.5 s after it. */
+const LATE_CHAIN_WATCH_MS = 3_000;
 
 const until = async (check: () => boolean | Promise<boolean>, withinMs: number): Promise<boolean> => {
   for (const deadline = Date.now() + withinMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50)))
@@ -71,7 +79,7 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
     );
     assert.ok(Date.now() - back <= 2_500);
     // Late chains, if any, would replace the connections now: give them the time to.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    await new Promise((resolve) => setTimeout(resolve, LATE_CHAIN_WATCH_MS));
     assert.deepEqual(
       numbers.map((number) => engine.sessionStatus(number)),
       ['connected', 'connected', 'connected'],
