@@ -5,6 +5,7 @@
 // UNKNOWN_SECONDS.
 //   node scripts/test-shard-plan.mjs <shards> <file>...   prints "<shard> <file>" lines
 import fs from 'node:fs';
+import { runsAlone } from './runs-alone.mjs';
 
 // A run that has reports of its own kind names them first (WAGW_SHARD_TIMES): the fast tier's
 // times are SQLite's alone, which the full run's, with both databases, overstate unevenly.
@@ -26,9 +27,14 @@ for (const report of REPORTS) {
   }
 }
 const timeOf = (file) => seconds.get(file.replace(/^\.\//, '')) ?? UNKNOWN_SECONDS;
+// A shard runs up to WAGW_SHARD_CONCURRENCY of its files side by side and those that run alone
+// one at a time (scripts/test-shard-runner.mjs), so a file takes that fraction of its time from
+// its shard, or all of it.
+const concurrency = Number(process.env.WAGW_SHARD_CONCURRENCY ?? '1');
+const shareOf = (file) => (runsAlone(file) ? timeOf(file) : timeOf(file) / concurrency);
 const shards = Array.from({ length: Number(shardCount) }, () => 0);
-for (const file of [...files].sort((a, b) => timeOf(b) - timeOf(a) || a.localeCompare(b))) {
+for (const file of [...files].sort((a, b) => shareOf(b) - shareOf(a) || a.localeCompare(b))) {
   const least = shards.indexOf(Math.min(...shards));
-  shards[least] += timeOf(file);
+  shards[least] += shareOf(file);
   console.log(`${least + 1} ${file}`);
 }

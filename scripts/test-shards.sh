@@ -1,9 +1,11 @@
 # Sourced by scripts/test.sh and scripts/test-fast.sh: runs the unit and integration tiers in
-# shards. Each shard is one process that runs its share of the files one after another
-# (--test-isolation=none), so the modules are loaded and the HTTP app's schemas compiled once
-# per shard instead of once per file, which cost about 2 s of a core per file. The shards run
-# side by side: the tests mostly wait on the database, timers and sockets, so six keep a
-# two-core machine busy. WAGW_TEST_SHARDS changes the count.
+# shards. Each shard is one process (--test-isolation=none) that runs its share of the files
+# through scripts/test-shard-runner.mjs, so the modules are loaded and the HTTP app's schemas
+# compiled once per shard instead of once per file, which cost about 2 s of a core per file. The
+# runner runs WAGW_SHARD_CONCURRENCY files side by side (1 unless set: one after another), each
+# file's own tests one after another as ever. The shards run side by side too: the tests mostly
+# wait on the database, timers and sockets, so six processes of one file at a time keep a
+# two-core machine busy, and fewer do with more files each. WAGW_TEST_SHARDS changes the count.
 #
 # The files are dealt out by their last known times (scripts/test-shard-plan.mjs).
 #
@@ -35,10 +37,11 @@ run_shards() {
     for line in "${plan[@]}"; do
       if [ "${line%% *}" = "$shard" ]; then shard_files+=("${line#* }"); fi
     done
-    node --max-semi-space-size=32 --import tsx --test "$isolation" --test-timeout="${WAGW_TEST_TIMEOUT_MS:-180000}" \
+    WAGW_SHARD_FILES="$(printf '%s\n' "${shard_files[@]}")" WAGW_SHARD_CONCURRENCY="${WAGW_SHARD_CONCURRENCY:-1}" \
+      node --max-semi-space-size=32 --import tsx --test "$isolation" --test-timeout="${WAGW_TEST_TIMEOUT_MS:-180000}" \
       --test-reporter="$reporter" --test-reporter-destination="$logs/shard-$shard.log" \
       --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$logs/shard-$shard.times.md" \
-      "${shard_files[@]}" >"$logs/shard-$shard.out" 2>&1 &
+      scripts/test-shard-runner.mjs >"$logs/shard-$shard.out" 2>&1 &
     pids+=("$!")
   done
   for ((shard = 1; shard <= count; shard++)); do

@@ -12,6 +12,8 @@ import { insertApiKey, revokeApiKey } from '../../../src/store/repositories/api-
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 
+// Runs alone: its second gateway on the same SQLite file can meet the first's lock, and SQLite's busy wait then holds the whole process.
+
 /** Holds every query's result until released, so a test can place a revocation inside a lookup. */
 class ResultGate implements KyselyPlugin {
   private opened!: () => void;

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { compiledIsCurrent } from '../../../bin/build-freshness.mjs';
 
+// Runs alone: it sets a variable of the process's environment.
+
 /** A checkout with one source file and a build, each dated as given (seconds since the epoch). */
 function checkout(dates: { source: number; built?: number; withoutSources?: boolean }): string {
   const root = mkdtempSync(path.join(tmpdir(), 'wagw-freshness-'));

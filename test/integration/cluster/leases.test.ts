@@ -13,6 +13,8 @@ import { insertNumber } from '../../../src/store/repositories/numbers.ts';
 import { until } from '../../support/leases.ts';
 import { seedAccount, startTestGateway, uniquePhone, type TestGateway } from '../../support/gateway.ts';
 
+// Runs alone: its lease TTLs leave margins of a few hundred milliseconds, which other files' work on the same event loop could eat.
+
 const silent = pino({ level: 'silent' });
 const TTL_MS = 1_500;
 

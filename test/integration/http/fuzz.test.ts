@@ -10,6 +10,8 @@ import { seedFuzzCaller } from '../../support/fuzz-world.ts';
 import { assertAnswer, expectationFor, type Outcome, type RouteName } from '../../support/fuzz-oracle.ts';
 import { describeRequest, fuzzRequest, type FuzzRequest, type FuzzWorld } from '../../support/fuzz-requests.ts';
 
+// Runs alone: its thousands of requests hold the event loop for most of a second at a time.
+
 /**
  * Property-based requests against the real app through `inject`: every answer is a 200 for a
  * valid request or the documented 4xx in the error envelope, never a 5xx, a crash or a hang.

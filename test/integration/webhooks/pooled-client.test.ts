@@ -6,6 +6,8 @@ import { after, before, describe, it } from 'node:test';
 import { STRICT_ADDRESS_POLICY } from '../../../src/webhooks/address-guard.ts';
 import { WebhookHttpClient } from '../../../src/webhooks/webhook-http.ts';
 
+// Runs alone: it counts DNS lookups by wrapping node:dns's functions for the whole process.
+
 /** A receiver that counts the TCP connections it accepts, and closes each after one answer when told to. */
 async function startCountingReceiver(
   closeEachConnection: () => boolean,

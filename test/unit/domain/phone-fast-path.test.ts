@@ -5,6 +5,8 @@ import examples from 'libphonenumber-js/mobile/examples';
 import { answerByLength, UNDECIDED } from '../../../src/domain/phone-lengths.ts';
 import { parseE164 } from '../../../src/domain/phone.ts';
 
+// Runs alone: its checks run synchronously for most of a second each, which would hold other files' timers.
+
 /**
  * The oracle: the rule of docs/adr/0002-phone-validation.md computed by the full library parse
  * alone, with no length table and no cache in front of it.

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { effectiveMonthlyLimit, isPlanName, planNames, usagePeriod, usagePeriodResetAt } from '../../../src/domain/plans.ts';
 
+// Runs alone: it changes the process's time zone.
+
 describe('monthly limits', () => {
   it('each plan carries its documented volume: starter 10,000, pro 60,000, enterprise unlimited', () => {
     assert.equal(effectiveMonthlyLimit('starter', null), 10_000);

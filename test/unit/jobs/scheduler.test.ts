@@ -4,6 +4,8 @@ import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { pino } from 'pino';
 import { Scheduler, type TaskObserver } from '../../../src/jobs/scheduler.ts';
 
+// Runs alone: it mocks the process's timers and Date.
+
 /** A logger whose lines are kept, parsed, for the assertions. */
 function capturingLogger() {
   const lines: Record<string, unknown>[] = [];
