@@ -3,11 +3,10 @@ import type { MediaObject } from '../domain/media.ts';
 import type { MediaService } from '../media/media-service.ts';
 import { extendMediaRetention } from '../store/repositories/media.ts';
 import { newId } from '../domain/ids.ts';
-import type { Message, QuotedMessage, SessionLease, WhatsAppNumber } from '../domain/model.ts';
+import type { Message, SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import type { E164 } from '../domain/phone.ts';
 import { effectiveMonthlyLimit, type PlanName, usagePeriod, usagePeriodResetAt } from '../domain/plans.ts';
 import { EngineSendError, type MessageRef, type SentMessage } from '../engines/engine.ts';
-import { insertReply } from '../store/repositories/conversations.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
 import { whatsAppRateLimited } from './session-refusals.ts';
 import { roleOf, type Group } from '../domain/groups.ts';
@@ -15,43 +14,21 @@ import type { GroupService } from './groups.ts';
 import type { SendHold } from '../domain/number-pauses.ts';
 import { assertLeaseHeld, StaleLeaseError } from '../store/repositories/leases.ts';
 import type { Store } from '../store/database.ts';
-import type { EndOfBatch, GroupCommitter } from '../store/group-commit.ts';
-import { savePollSecret } from '../store/repositories/polls.ts';
+import type { GroupCommitter } from '../store/group-commit.ts';
 import { structuredKind, type LinkPreviewAsk, type StructuredContent } from '../domain/structured-content.ts';
-import { listInterruptedSends, updateMessageStatus } from '../store/repositories/messages.ts';
-import { queueRelease, queueSentRecord, type BatchOutcome } from '../store/repositories/status-writes.ts';
+import { listInterruptedSends } from '../store/repositories/messages.ts';
+import { queueRelease } from '../store/repositories/status-writes.ts';
 import type { Logger } from 'pino';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { queueMessageWithUnit } from '../store/repositories/send-units.ts';
 import { monthlyUsed, releaseMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
-import { enqueueEvent, queueEvent, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
+import { enqueueEvent, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 import { RecentSends } from './recent-sends.ts';
+import { SendOutcomes, type EngineAnswer } from './send-outcomes.ts';
 import { settleWaiting, type WaitingMessage } from '../store/repositories/send-queue.ts';
 import type { SendGovernor, SendSchedule, StoredSettings } from './governor/send-governor.ts';
 import type { WaitReason } from './governor/decision.ts';
-
-/** Waits between attempts of the commit of the engine's answer: about 3 s in all, past a database restart. */
-const SENT_COMMIT_RETRY_DELAYS_MS = [50, 100, 200, 400, 800, 1_600];
-/** After the request is answered, how long and how often the record of `sent` is tried again. */
-const SENT_RECORD_BACKGROUND_MS = 30_000;
-const SENT_RECORD_BACKGROUND_PERIOD_MS = 2_000;
-/** The error code of a send the engine took whose record could not be committed. */
-const OUTCOME_UNKNOWN = 'outcome_unknown';
-
-type SettledSend = Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone' | 'direction' | 'group'>;
-
-/** What the engine answered for a send, held until it is committed. */
-interface EngineAnswer {
-  message: Message;
-  engineMessageId: string;
-  lease: SentMessage['lease'];
-  quoted: QuotedMessage | undefined;
-  sentAt: Date;
-  /** A poll's secret, which its votes are opened with; kept in the same commit as `sent`. */
-  pollSecret: string | undefined;
-}
 
 /** A send to a phone, or to a group `fromPhone` is in (mentioning some of its members). */
 export type SendRequest = SendContent &
@@ -116,13 +93,18 @@ export class SendMessageService {
     private readonly notifier: DeliveryNotifier,
     private readonly media: MediaService,
     private readonly groups: GroupService,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly governor: SendGovernor,
     /** Numbers that hold their sends (paused); none without it. */
     private readonly holds: SendHold | undefined,
     /** This node's sends, for their receipts (recent-sends.ts). */
     private readonly recentSends = new RecentSends(),
-  ) {}
+  ) {
+    this.outcomes = new SendOutcomes(committer, notifier, logger, recentSends);
+  }
+
+  /** Where what became of each send is recorded. */
+  private readonly outcomes: SendOutcomes;
 
   /**
    * The send's checks that need nothing but from_phone, in the documented order: ownership (403),
@@ -237,13 +219,13 @@ export class SendMessageService {
     const sent: EngineAnswer = { message, engineMessageId, lease, quoted: quotable?.quoted, sentAt, pollSecret };
     let queued: Enqueued;
     try {
-      queued = await this.recordSent(sent);
+      queued = await this.outcomes.recordSent(sent);
     } catch (error) {
       if (error instanceof StaleLeaseError) {
         this.supervisor.staleWriteRefused(error);
         throw notConnected(number, 'ownership_lost');
       }
-      throw await this.sentButNotRecorded(sent, error);
+      throw await this.outcomes.sentButNotRecorded(sent, error);
     }
     this.notifier.deliveriesQueued(queued);
     return {
@@ -252,110 +234,6 @@ export class SendMessageService {
       engineMessageId,
       times: { sent: sentAt, delivered: null, read: null, failed: null, edited: null, revoked: null },
     };
-  }
-
-  /**
-   * Commits the engine's answer. The 200 waits for this commit, so that a message the client was
-   * told is sent is never found `queued` after a crash. It is written under the lease of the
-   * session that sent it: a node that lost the number in that instant is refused (StaleLeaseError,
-   * not retried). Any other failure (a database restarting) is retried with backoff: the message
-   * went out, and only the record of it is missing. A retry writes only over a row still pending,
-   * so a commit that landed though its acknowledgement was lost is not recorded twice.
-   */
-  private async recordSent(sent: EngineAnswer): Promise<Enqueued> {
-    let lastError: unknown;
-    try {
-      for (const [attempt, delayMs] of [0, ...SENT_COMMIT_RETRY_DELAYS_MS].entries()) {
-        if (delayMs > 0) await sleep(delayMs);
-        try {
-          const queued =
-            (await this.committer.run(async (_trx, batch) => this.writeSent(batch, sent, attempt > 0))).value ?? NOTHING_QUEUED;
-          this.recentSends.committed(sent.message, sent.engineMessageId);
-          return queued;
-        } catch (error) {
-          if (error instanceof StaleLeaseError) throw error;
-          lastError = error;
-        }
-      }
-      throw lastError;
-    } finally {
-      this.recentSends.ended(sent.message.fromPhone!, sent.message.id);
-    }
-  }
-
-  /**
-   * Queues the record of `sent` at the end of the caller's batch, where the batch's records are
-   * fenced and written together (status-writes.ts); the reply, the poll's secret and the event
-   * follow only if the row changed.
-   */
-  private writeSent(batch: EndOfBatch, sent: EngineAnswer, onlyIfPending: boolean): BatchOutcome<Enqueued> {
-    const { message, engineMessageId, lease, quoted, sentAt } = sent;
-    const row = { id: message.id, engineMessageId, at: sentAt.getTime(), onlyIfPending };
-    return queueSentRecord(batch, lease, row, async (trx, end) => {
-      if (quoted !== undefined) await insertReply(trx, message, quoted);
-      if (sent.pollSecret !== undefined) await savePollSecret(trx, message.id, sent.pollSecret);
-      return queueEvent(trx, end, this.notifier, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);
-    });
-  }
-
-  /**
-   * The engine took the message but its record could not be committed. The row becomes
-   * `unknown` (outcome_unknown) if the database takes that, never `failed`: the message may well
-   * have reached the recipient. The record of `sent` is then retried in the background for a
-   * while, and a receipt from the engine moves the row on too.
-   */
-  private async sentButNotRecorded(sent: EngineAnswer, cause: unknown): Promise<AppError> {
-    const { message, engineMessageId } = sent;
-    this.logger.error(
-      { err: cause, messageId: message.id, engineMessageId },
-      'the engine took a send, but its record could not be committed; retrying in the background',
-    );
-    const at = new Date();
-    try {
-      const queued = await this.committer.run(async (trx) => {
-        const marked = await updateMessageStatus(trx, message.id, {
-          status: 'unknown',
-          errorCode: OUTCOME_UNKNOWN,
-          engineMessageId,
-          at,
-          onlyFrom: 'queued',
-        });
-        return marked
-          ? enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, 'unknown', OUTCOME_UNKNOWN, at), at)
-          : NOTHING_QUEUED;
-      });
-      this.notifier.deliveriesQueued(queued);
-    } catch (error) {
-      this.logger.error(
-        { err: error, messageId: message.id },
-        'could not record a send as unknown either; the interrupted-send sweep will',
-      );
-    }
-    void this.recordSentInBackground(sent);
-    return new AppError(
-      'send_not_recorded',
-      'WhatsApp accepted the message, but the gateway could not record it; do not send it again. Its status is "unknown" until the record is made (then "sent") or a receipt arrives.',
-      { message_id: message.id },
-    );
-  }
-
-  private async recordSentInBackground(sent: EngineAnswer): Promise<void> {
-    const deadline = Date.now() + SENT_RECORD_BACKGROUND_MS;
-    while (Date.now() < deadline) {
-      await sleep(SENT_RECORD_BACKGROUND_PERIOD_MS, undefined, { ref: false });
-      try {
-        const queued = (await this.committer.run(async (_trx, batch) => this.writeSent(batch, sent, true))).value ?? NOTHING_QUEUED;
-        this.notifier.deliveriesQueued(queued);
-        this.logger.info({ messageId: sent.message.id }, 'recorded a send whose first record had failed');
-        return;
-      } catch (error) {
-        if (error instanceof StaleLeaseError) return;
-      }
-    }
-    this.logger.error(
-      { messageId: sent.message.id, engineMessageId: sent.engineMessageId },
-      'gave up recording a send the engine took; its status stays unknown',
-    );
   }
 
   /**
@@ -379,7 +257,7 @@ export class SendMessageService {
         waiting.options?.reply_to === undefined ? undefined : await findQuotable(this.store, number, chat, waiting.options.reply_to);
       media = message.mediaId === null ? undefined : await this.media.find(message.accountId, message.mediaId);
     } catch (error) {
-      await this.markFailed(message, error instanceof AppError ? error.code : 'engine_error', period);
+      await this.outcomes.markFailed(message, error instanceof AppError ? error.code : 'engine_error', period);
       return { ...message, status: 'failed' };
     }
     const mentions = (waiting.options?.mentions ?? []) as E164[];
@@ -391,13 +269,13 @@ export class SendMessageService {
     const sentAt = new Date();
     const sent: EngineAnswer = { message, engineMessageId, lease: sentLease, quoted: quotable?.quoted, sentAt, pollSecret };
     try {
-      this.notifier.deliveriesQueued(await this.recordSent(sent));
+      this.notifier.deliveriesQueued(await this.outcomes.recordSent(sent));
     } catch (error) {
       if (error instanceof StaleLeaseError) {
         this.supervisor.staleWriteRefused(error);
         return undefined;
       }
-      await this.sentButNotRecorded(sent, error);
+      await this.outcomes.sentButNotRecorded(sent, error);
       return { ...message, status: 'unknown' };
     }
     return { ...message, status: 'sent', engineMessageId };
@@ -435,7 +313,7 @@ export class SendMessageService {
   async failInterruptedSends(olderThan: Date): Promise<number> {
     const interrupted = await listInterruptedSends(this.store.db, olderThan);
     for (const send of interrupted) {
-      await this.markInterrupted(send, usagePeriod(new Date(send.createdAt)));
+      await this.outcomes.markInterrupted(send, usagePeriod(new Date(send.createdAt)));
     }
     return interrupted.length;
   }
@@ -466,7 +344,7 @@ export class SendMessageService {
     } catch (error) {
       this.recentSends.ended(number.phone, message.id);
       const errorCode = error instanceof EngineSendError ? error.failure : 'engine_error';
-      await this.markFailed(message, errorCode, period);
+      await this.outcomes.markFailed(message, errorCode, period);
       if (error instanceof EngineSendError && error.failure === 'recipient_not_on_whatsapp') {
         throw new AppError('recipient_not_on_whatsapp', `${message.toPhone} does not use WhatsApp, so the message cannot be delivered.`, {
           field: 'to_phone',
@@ -485,27 +363,6 @@ export class SendMessageService {
       }
       throw error;
     }
-  }
-
-  /** Fails a send the engine never accepted: its unit goes back, and subscribers hear of it. */
-  private markFailed(message: SettledSend, errorCode: string, period: string): Promise<void> {
-    return this.settleQueued(message, 'failed', errorCode, period);
-  }
-
-  private markInterrupted(message: SettledSend, period: string): Promise<void> {
-    return this.settleQueued(message, 'unknown', 'interrupted', period);
-  }
-
-  private async settleQueued(message: SettledSend, status: 'failed' | 'unknown', errorCode: string, period: string): Promise<void> {
-    const at = new Date();
-    const queued = await this.committer.run(async (trx) => {
-      // Only a send still queued is settled, and only then is its unit returned: a row another
-      // path has already settled is left as it is, and the quota is never given back twice.
-      if (!(await updateMessageStatus(trx, message.id, { status, errorCode, at, onlyFrom: 'queued' }))) return NOTHING_QUEUED;
-      await releaseMonthlyUnit(trx, message.accountId, period);
-      return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, status, errorCode, at), at);
-    });
-    this.notifier.deliveriesQueued(queued);
   }
 
   /** from_phone as a number of the account, with this month's quota terms; phone_not_owned otherwise. */

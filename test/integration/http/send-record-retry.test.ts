@@ -90,8 +90,8 @@ for (const dialect of dialects) {
       committer = new SentRecordRefusals();
       const refusing = new GroupCommitter(committer.refusingDatabase(gateway.store.db), gateway.config.groupCommit.maxBatchSize);
       // The sender keeps its place in the gateway (the operations were given it when the app was
-      // built); only the committer its sends record through is the refusing one.
-      Reflect.set(gateway.sender, 'committer', refusing);
+      // built); only the committer its sends' outcomes are recorded through is the refusing one.
+      Reflect.set(Reflect.get(gateway.sender, 'outcomes'), 'committer', refusing);
     });
     after(() => test?.close());
 
