@@ -97,6 +97,25 @@ export function NumberStatus(props: { id: string; status: string; reason: string
   );
 }
 
+/** A user's email in a table of users, with a badge after it where one applies ("you", "operator"). */
+export function UserEmail(props: { email: string; badge: string | false }): JSX.Element {
+  return (
+    <>
+      <span safe>{props.email}</span>
+      {props.badge === false ? (
+        ''
+      ) : (
+        <>
+          {' '}
+          <span class="badge" safe>
+            {props.badge}
+          </span>
+        </>
+      )}
+    </>
+  );
+}
+
 /** A time in UTC, readable, with the exact instant for machines and tooltips. */
 export function Time(props: { at: Date | null; empty?: string }): JSX.Element {
   if (props.at === null)

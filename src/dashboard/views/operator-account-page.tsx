@@ -1,7 +1,7 @@
 import type { PageContext } from '../context.ts';
 import type { AccountKeyView, AccountNumberView, AccountUserView, Choice, OperatorAccountView } from '../presenters/operator.ts';
 import { formatCount } from '../presenters/shared.ts';
-import { EmptyState, ErrorSummary, GeneratedPasswordField, NumberStatus, PostForm, SecretReveal, Time } from './components.tsx';
+import { EmptyState, ErrorSummary, GeneratedPasswordField, NumberStatus, PostForm, SecretReveal, Time, UserEmail } from './components.tsx';
 import { limitText } from './operator-accounts-page.tsx';
 import { ChoiceOptions, OperatorFrame } from './operator-shared.tsx';
 import { RoleOptions } from './team-page.tsx';
@@ -148,15 +148,7 @@ function UsersTable(props: { users: AccountUserView[] }): JSX.Element {
           {props.users.map((user) => (
             <tr>
               <td>
-                <span safe>{user.email}</span>
-                {user.isOperator ? (
-                  <>
-                    {' '}
-                    <span class="badge">operator</span>
-                  </>
-                ) : (
-                  ''
-                )}
+                <UserEmail email={user.email} badge={user.isOperator && 'operator'} />
               </td>
               <td>
                 <span class="badge">{user.role}</span>

@@ -1,6 +1,6 @@
 import type { PageContext } from '../context.ts';
 import type { AccountRef, OperatorUserView } from '../presenters/operator.ts';
-import { ActionButton, EmptyState, ErrorSummary, PostForm, SecretReveal, Time, GeneratedPasswordField } from './components.tsx';
+import { ActionButton, EmptyState, ErrorSummary, PostForm, SecretReveal, Time, GeneratedPasswordField, UserEmail } from './components.tsx';
 import { AccountLink, AccountOptions, OperatorFrame } from './operator-shared.tsx';
 import { RoleOptions } from './team-page.tsx';
 
@@ -67,15 +67,7 @@ function UsersTable(props: { users: OperatorUserView[]; csrfToken: string }): JS
           {props.users.map((user) => (
             <tr>
               <td>
-                <span safe>{user.email}</span>
-                {user.isViewer ? (
-                  <>
-                    {' '}
-                    <span class="badge">you</span>
-                  </>
-                ) : (
-                  ''
-                )}
+                <UserEmail email={user.email} badge={user.isViewer && 'you'} />
               </td>
               <td>
                 <AccountLink account={user.account} />

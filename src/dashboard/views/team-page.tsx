@@ -10,6 +10,7 @@ import {
   PostForm,
   SecretReveal,
   Time,
+  UserEmail,
   type Choice,
 } from './components.tsx';
 import { Layout } from './layout.tsx';
@@ -71,15 +72,7 @@ function MembersTable(props: { members: TeamMemberView[]; viewerIsOwner: boolean
           {props.members.map((member) => (
             <tr>
               <td>
-                <span safe>{member.email}</span>
-                {member.isViewer ? (
-                  <>
-                    {' '}
-                    <span class="badge">you</span>
-                  </>
-                ) : (
-                  ''
-                )}
+                <UserEmail email={member.email} badge={member.isViewer && 'you'} />
               </td>
               <td>
                 <span class={`badge role-${member.role}`}>{member.role}</span>
