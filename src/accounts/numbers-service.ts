@@ -17,6 +17,7 @@ import {
   type NumberSettings,
 } from '../store/repositories/numbers.ts';
 import { findUserById } from '../store/repositories/users.ts';
+import { signalNodes } from '../store/repositories/cluster-signals.ts';
 import { scopeCovers, type OperatorScope, type TenantScope } from '../domain/tenant-scope.ts';
 
 export interface AddNumberInput {
@@ -85,7 +86,9 @@ export class NumbersService {
       throw error;
     }
     await this.store.lookups.numbersChanged();
-    // A node running here claims the new number at once rather than on its next lease tick.
+    // A node running here claims the new number at once rather than on its next lease tick; on
+    // PostgreSQL so do the nodes that hear of it, when it was added elsewhere (by the CLI, say).
+    await signalNodes(this.store.db, this.store.dialect, 'leases');
     await this.supervisor.numberAdded();
     return number;
   }
