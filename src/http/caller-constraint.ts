@@ -2,10 +2,10 @@ import type { IncomingMessage } from 'node:http';
 import type { ConstraintStrategy, Handler, HTTPVersion } from 'find-my-way';
 
 /**
- * `GET /messages` and `GET /numbers` are both a dashboard page and an API operation (the API's
- * rule is that every operation answers at `/x` and `/api/x`). One path serves two callers: a
- * request with a Bearer Authorization header is an API client, and everything else is a
- * browser. A browser never sends a bearer token; it may send Basic credentials, when an
+ * `GET /messages`, `GET /numbers` and `POST /numbers/{id}/resume` are both a dashboard route and
+ * an API operation (the API's rule is that every operation answers at `/x` and `/api/x`). One
+ * path serves two callers: a request with a Bearer Authorization header or a JSON body is an API
+ * client, and everything else is a browser. A browser never sends a bearer token; it may send Basic credentials, when an
  * operator puts the dashboard behind a proxy's password, and that stays the dashboard's. Routes constrained to `api` win for API clients;
  * every other route is unconstrained and serves both, so nothing else changes (docs/adr/0021).
  */
@@ -19,13 +19,16 @@ export const callerConstraint: ConstraintStrategy<HTTPVersion.V1, string> = {
     };
   },
   deriveConstraint(request: IncomingMessage) {
-    return BEARER.test(request.headers.authorization ?? '') ? 'api' : 'browser';
+    // A JSON body is a program's too: the dashboard's forms post form data, and its script only reads.
+    const api = BEARER.test(request.headers.authorization ?? '') || JSON_BODY.test(request.headers['content-type'] ?? '');
+    return api ? 'api' : 'browser';
   },
   // A browser's request, or an API client's for any other path, falls through to the unconstrained routes.
   mustMatchWhenDerived: false,
 };
 
 const BEARER = /^\s*bearer\b/i;
+const JSON_BODY = /^\s*application\/(?:[\w.+-]+\+)?json\b/i;
 
 /** Route options for the API side of a path the dashboard also serves. */
 export const FOR_API_CLIENTS = { constraints: { caller: 'api' } } as const;

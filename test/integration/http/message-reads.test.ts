@@ -170,7 +170,7 @@ for (const dialect of dialects) {
       }
     });
 
-    it("without a bearer key, /api/x answers 401 in the envelope, and /messages and /numbers are the dashboard's pages", async () => {
+    it("without a bearer key, /api/x answers 401 in the envelope, and /messages and /numbers are the dashboard's pages unless the body is JSON", async () => {
       for (const url of ['/api/messages', '/api/numbers', `/api/messages/${photoId}`, `/messages/${photoId}`]) {
         const response = await test.inject({ method: 'GET', url });
         assert.deepEqual([response.statusCode, response.json().error], [401, 'missing_api_key'], url);
@@ -192,6 +192,22 @@ for (const dialect of dialects) {
         headers: { authorization: `Basic ${Buffer.from('ops:secret').toString('base64')}` },
       });
       assert.deepEqual([basic.statusCode, basic.headers.location], [303, '/login?next=%2Fnumbers']);
+      // A JSON body is a program's, key or not: the dashboard's own resume is a form.
+      const keyless = await test.inject({
+        method: 'POST',
+        url: `/numbers/num_${'0'.repeat(26)}/resume`,
+        headers: { 'content-type': 'application/json' },
+        payload: '{}',
+      });
+      assert.deepEqual([keyless.statusCode, keyless.json().error], [401, 'missing_api_key']);
+      const form = await test.inject({
+        method: 'POST',
+        url: `/numbers/num_${'0'.repeat(26)}/resume`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: '',
+      });
+      assert.equal(form.statusCode, 403, "a form without the dashboard's token is refused as a forgery");
+      assert.match(form.headers['content-type'] ?? '', /^text\/html/);
     });
   });
 }
