@@ -20,6 +20,9 @@ export const htmlSecurityHeaders: FastifyHelmetOptions = {
       objectSrc: ["'none'"],
     },
   },
+  // The older header says what frame-ancestors says (helmet's default is SAMEORIGIN), for the
+  // browsers that read only it.
+  xFrameOptions: { action: 'deny' },
   // Plain HTTP on a LAN address is a supported setup; forcing HTTPS subresources would break it.
   strictTransportSecurity: false,
 };

@@ -304,6 +304,7 @@ for (const dialect of dialects) {
       assert.match(policy, /default-src 'self'/);
       assert.match(policy, /script-src 'self'(;|$)/);
       assert.match(policy, /frame-ancestors 'none'/);
+      assert.equal(page.headers['x-frame-options'], 'DENY', 'the older header agrees with frame-ancestors');
       assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval/);
       assert.equal(page.headers['cache-control'], 'no-store');
       assert.doesNotMatch(page.body, /<script(?![^>]*\bsrc=)[^>]*>/, 'every script has a src');
