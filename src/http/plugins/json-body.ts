@@ -7,7 +7,8 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 /**
  * Replaces the JSON body parser with one that refuses what the default would quietly accept:
  * bytes that are not UTF-8 (which would otherwise turn into U+FFFD and change the message)
- * and prototype-poisoning keys, both `invalid_json`, and compressed bodies, `invalid_request`.
+ * and prototype-poisoning keys, both `invalid_json`, and compressed bodies and bodies that are
+ * not an object, `invalid_request`.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -48,6 +49,10 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     // The default parser answers through its callback; its type also allows a promise, which it never returns.
     void parseJson(request, text, (error, value) => {
       if (error) done(new AppError('invalid_json', `The body is not valid JSON: ${describeJsonError(text)}`), undefined);
+      // Every operation's body is an object; said so here, the refusal names what came instead of
+      // the first field that a list, a string or null could not hold.
+      else if (value === null || typeof value !== 'object' || Array.isArray(value))
+        done(new AppError('invalid_request', `The body must be a JSON object, not ${jsonKind(value)}.`), undefined);
       else done(null, value);
     });
   });
@@ -76,4 +81,10 @@ function describeJsonError(text: string): string {
   } catch (syntaxError) {
     return (syntaxError as Error).message;
   }
+}
+
+function jsonKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
 }

@@ -57,8 +57,9 @@ for (const dialect of dialects) {
     });
 
     it('400 invalid_request: not an object, a field missing or not a string, or not JSON', async () => {
-      assert.equal(assertError(await send([]), 400, 'invalid_request').error, 'invalid_request');
-      assertError(await send('"a string"'), 400, 'invalid_request');
+      assert.equal(assertError(await send([]), 400, 'invalid_request').message, 'The body must be a JSON object, not an array.');
+      assert.equal(assertError(await send('"a string"'), 400, 'invalid_request').message, 'The body must be a JSON object, not a string.');
+      assert.equal(assertError(await send('null'), 400, 'invalid_request').message, 'The body must be a JSON object, not null.');
       assert.deepEqual(assertError(await send({ from_phone: from, message: 'x' }), 400, 'invalid_request').meta, {
         field: 'to_phone',
         problem: 'missing',
