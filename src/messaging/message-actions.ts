@@ -85,11 +85,15 @@ export class MessageActionService {
     private readonly supervisor: Pick<SessionSupervisor, 'sessionFor'>,
   ) {}
 
-  /** The account's message and the number whose chat holds it. */
-  async locate(scope: AccountScope, messageId: string): Promise<{ message: Message; number: WhatsAppNumber | undefined }> {
+  /** The account's message and the number whose chat holds it; `field` is where the request named it. */
+  async locate(
+    scope: AccountScope,
+    messageId: string,
+    field: 'id' | 'message_id' = 'message_id',
+  ): Promise<{ message: Message; number: WhatsAppNumber | undefined }> {
     const message = await findMessageById(this.store.db, messageId);
     if (message === undefined || message.accountId !== scope.accountId)
-      throw new AppError('message_not_found', `There is no message "${messageId.slice(0, 64)}" in your account.`, { field: 'message_id' });
+      throw new AppError('message_not_found', `There is no message "${messageId.slice(0, 64)}" in your account.`, { field });
     const number = message.numberId === null ? undefined : await findNumberById(this.store.db, message.numberId);
     return { message, number };
   }

@@ -5118,7 +5118,7 @@ export interface components {
                 };
             };
         };
-        /** @description `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. */
         CancelMessageError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -5127,7 +5127,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "message_not_in_chat";
+                    error?: "invalid_json" | "invalid_request" | "message_not_in_chat";
                 };
             };
         };
@@ -5167,6 +5167,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "message_not_cancellable";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        CancelMessageError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
                 };
             };
         };
@@ -5303,7 +5316,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
         ListMessagesError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -5312,7 +5325,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
                 };
             };
         };
@@ -5382,6 +5395,19 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetMessageError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
         /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         GetMessageError401: {
             headers: {
@@ -5432,6 +5458,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ListNumbersError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
                 };
             };
         };
@@ -5633,6 +5672,19 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ResumeNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
         /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         ResumeNumberError401: {
             headers: {
@@ -5656,6 +5708,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ResumeNumberError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
                 };
             };
         };
@@ -5686,7 +5751,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. */
         GetNumberQueueError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -5695,7 +5760,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request";
+                    error?: "invalid_request" | "invalid_json";
                 };
             };
         };
@@ -5765,6 +5830,19 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ClearNumberQueueError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
         /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
         ClearNumberQueueError401: {
             headers: {
@@ -5788,6 +5866,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ClearNumberQueueError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
                 };
             };
         };
@@ -5815,6 +5906,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetAccountSendPolicyError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
                 };
             };
         };
@@ -6017,7 +6121,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
         ListGroupsError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6026,7 +6130,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
                 };
             };
         };
@@ -6110,7 +6214,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
         GetGroupError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6119,7 +6223,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
                 };
             };
         };
@@ -6428,7 +6532,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
         GetGroupInviteLinkError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6437,7 +6541,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
                 };
             };
         };
@@ -6825,7 +6929,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
         ListContactsError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6834,7 +6938,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
                 };
             };
         };
@@ -6891,7 +6995,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
         GetContactError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6900,7 +7004,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
                 };
             };
         };
@@ -6970,7 +7074,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
         ListChatsError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6979,7 +7083,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
                 };
             };
         };
@@ -7977,7 +8081,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
         GetContactProfileError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7986,7 +8090,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
                 };
             };
         };
@@ -8256,7 +8360,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
         ListBlocklistError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -8265,7 +8369,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
                 };
             };
         };
@@ -8842,6 +8946,7 @@ export type ResponseCancelMessageError400 = components['responses']['CancelMessa
 export type ResponseCancelMessageError401 = components['responses']['CancelMessageError401'];
 export type ResponseCancelMessageError404 = components['responses']['CancelMessageError404'];
 export type ResponseCancelMessageError409 = components['responses']['CancelMessageError409'];
+export type ResponseCancelMessageError413 = components['responses']['CancelMessageError413'];
 export type ResponseCancelMessageError500 = components['responses']['CancelMessageError500'];
 export type ResponseCancelMessageError503 = components['responses']['CancelMessageError503'];
 export type ResponseMarkMessageReadError400 = components['responses']['MarkMessageReadError400'];
@@ -8858,10 +8963,12 @@ export type ResponseListMessagesError404 = components['responses']['ListMessages
 export type ResponseListMessagesError413 = components['responses']['ListMessagesError413'];
 export type ResponseListMessagesError500 = components['responses']['ListMessagesError500'];
 export type ResponseListMessagesError503 = components['responses']['ListMessagesError503'];
+export type ResponseGetMessageError400 = components['responses']['GetMessageError400'];
 export type ResponseGetMessageError401 = components['responses']['GetMessageError401'];
 export type ResponseGetMessageError404 = components['responses']['GetMessageError404'];
 export type ResponseGetMessageError500 = components['responses']['GetMessageError500'];
 export type ResponseGetMessageError503 = components['responses']['GetMessageError503'];
+export type ResponseListNumbersError400 = components['responses']['ListNumbersError400'];
 export type ResponseListNumbersError401 = components['responses']['ListNumbersError401'];
 export type ResponseListNumbersError500 = components['responses']['ListNumbersError500'];
 export type ResponseListNumbersError503 = components['responses']['ListNumbersError503'];
@@ -8877,8 +8984,10 @@ export type ResponsePauseNumberError404 = components['responses']['PauseNumberEr
 export type ResponsePauseNumberError413 = components['responses']['PauseNumberError413'];
 export type ResponsePauseNumberError500 = components['responses']['PauseNumberError500'];
 export type ResponsePauseNumberError503 = components['responses']['PauseNumberError503'];
+export type ResponseResumeNumberError400 = components['responses']['ResumeNumberError400'];
 export type ResponseResumeNumberError401 = components['responses']['ResumeNumberError401'];
 export type ResponseResumeNumberError404 = components['responses']['ResumeNumberError404'];
+export type ResponseResumeNumberError413 = components['responses']['ResumeNumberError413'];
 export type ResponseResumeNumberError500 = components['responses']['ResumeNumberError500'];
 export type ResponseResumeNumberError503 = components['responses']['ResumeNumberError503'];
 export type ResponseGetNumberQueueError400 = components['responses']['GetNumberQueueError400'];
@@ -8887,10 +8996,13 @@ export type ResponseGetNumberQueueError404 = components['responses']['GetNumberQ
 export type ResponseGetNumberQueueError413 = components['responses']['GetNumberQueueError413'];
 export type ResponseGetNumberQueueError500 = components['responses']['GetNumberQueueError500'];
 export type ResponseGetNumberQueueError503 = components['responses']['GetNumberQueueError503'];
+export type ResponseClearNumberQueueError400 = components['responses']['ClearNumberQueueError400'];
 export type ResponseClearNumberQueueError401 = components['responses']['ClearNumberQueueError401'];
 export type ResponseClearNumberQueueError404 = components['responses']['ClearNumberQueueError404'];
+export type ResponseClearNumberQueueError413 = components['responses']['ClearNumberQueueError413'];
 export type ResponseClearNumberQueueError500 = components['responses']['ClearNumberQueueError500'];
 export type ResponseClearNumberQueueError503 = components['responses']['ClearNumberQueueError503'];
+export type ResponseGetAccountSendPolicyError400 = components['responses']['GetAccountSendPolicyError400'];
 export type ResponseGetAccountSendPolicyError401 = components['responses']['GetAccountSendPolicyError401'];
 export type ResponseGetAccountSendPolicyError500 = components['responses']['GetAccountSendPolicyError500'];
 export type ResponseGetAccountSendPolicyError503 = components['responses']['GetAccountSendPolicyError503'];
@@ -9511,6 +9623,7 @@ export interface operations {
             401: components["responses"]["CancelMessageError401"];
             404: components["responses"]["CancelMessageError404"];
             409: components["responses"]["CancelMessageError409"];
+            413: components["responses"]["CancelMessageError413"];
             500: components["responses"]["CancelMessageError500"];
             503: components["responses"]["CancelMessageError503"];
         };
@@ -9615,6 +9728,7 @@ export interface operations {
                     "application/json": components["schemas"]["MessageDetail"];
                 };
             };
+            400: components["responses"]["GetMessageError400"];
             401: components["responses"]["GetMessageError401"];
             404: components["responses"]["GetMessageError404"];
             500: components["responses"]["GetMessageError500"];
@@ -9640,6 +9754,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListNumbersResponse"];
                 };
             };
+            400: components["responses"]["ListNumbersError400"];
             401: components["responses"]["ListNumbersError401"];
             500: components["responses"]["ListNumbersError500"];
             503: components["responses"]["ListNumbersError503"];
@@ -9735,8 +9850,10 @@ export interface operations {
                     "application/json": components["schemas"]["ResumeNumberResponse"];
                 };
             };
+            400: components["responses"]["ResumeNumberError400"];
             401: components["responses"]["ResumeNumberError401"];
             404: components["responses"]["ResumeNumberError404"];
+            413: components["responses"]["ResumeNumberError413"];
             500: components["responses"]["ResumeNumberError500"];
             503: components["responses"]["ResumeNumberError503"];
         };
@@ -9798,8 +9915,10 @@ export interface operations {
                     "application/json": components["schemas"]["ClearNumberQueueResponse"];
                 };
             };
+            400: components["responses"]["ClearNumberQueueError400"];
             401: components["responses"]["ClearNumberQueueError401"];
             404: components["responses"]["ClearNumberQueueError404"];
+            413: components["responses"]["ClearNumberQueueError413"];
             500: components["responses"]["ClearNumberQueueError500"];
             503: components["responses"]["ClearNumberQueueError503"];
         };
@@ -9823,6 +9942,7 @@ export interface operations {
                     "application/json": components["schemas"]["SendPolicySetting"];
                 };
             };
+            400: components["responses"]["GetAccountSendPolicyError400"];
             401: components["responses"]["GetAccountSendPolicyError401"];
             500: components["responses"]["GetAccountSendPolicyError500"];
             503: components["responses"]["GetAccountSendPolicyError503"];
@@ -11164,6 +11284,7 @@ export interface operations {
             401: components["responses"]["CancelMessageError401"];
             404: components["responses"]["CancelMessageError404"];
             409: components["responses"]["CancelMessageError409"];
+            413: components["responses"]["CancelMessageError413"];
             500: components["responses"]["CancelMessageError500"];
             503: components["responses"]["CancelMessageError503"];
         };
@@ -11268,6 +11389,7 @@ export interface operations {
                     "application/json": components["schemas"]["MessageDetail"];
                 };
             };
+            400: components["responses"]["GetMessageError400"];
             401: components["responses"]["GetMessageError401"];
             404: components["responses"]["GetMessageError404"];
             500: components["responses"]["GetMessageError500"];
@@ -11293,6 +11415,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListNumbersResponse"];
                 };
             };
+            400: components["responses"]["ListNumbersError400"];
             401: components["responses"]["ListNumbersError401"];
             500: components["responses"]["ListNumbersError500"];
             503: components["responses"]["ListNumbersError503"];
@@ -11388,8 +11511,10 @@ export interface operations {
                     "application/json": components["schemas"]["ResumeNumberResponse"];
                 };
             };
+            400: components["responses"]["ResumeNumberError400"];
             401: components["responses"]["ResumeNumberError401"];
             404: components["responses"]["ResumeNumberError404"];
+            413: components["responses"]["ResumeNumberError413"];
             500: components["responses"]["ResumeNumberError500"];
             503: components["responses"]["ResumeNumberError503"];
         };
@@ -11451,8 +11576,10 @@ export interface operations {
                     "application/json": components["schemas"]["ClearNumberQueueResponse"];
                 };
             };
+            400: components["responses"]["ClearNumberQueueError400"];
             401: components["responses"]["ClearNumberQueueError401"];
             404: components["responses"]["ClearNumberQueueError404"];
+            413: components["responses"]["ClearNumberQueueError413"];
             500: components["responses"]["ClearNumberQueueError500"];
             503: components["responses"]["ClearNumberQueueError503"];
         };
@@ -11476,6 +11603,7 @@ export interface operations {
                     "application/json": components["schemas"]["SendPolicySetting"];
                 };
             };
+            400: components["responses"]["GetAccountSendPolicyError400"];
             401: components["responses"]["GetAccountSendPolicyError401"];
             500: components["responses"]["GetAccountSendPolicyError500"];
             503: components["responses"]["GetAccountSendPolicyError503"];

@@ -18,13 +18,13 @@ export const MESSAGE_ACTION_ERRORS = [
 
 export const messageIdParams = { type: 'object', required: ['id'], properties: { id: { type: 'string' } } } as const;
 
-/** The number whose session acts on the message: its own; undefined when it left the gateway (answered here). */
+/** The number whose session acts on the message named in the path: its own; undefined when it left the gateway (answered here). */
 export async function messageOwner(
   services: Pick<OperationServices, 'messageActions'>,
   scope: AccountScope,
   messageId: string,
 ): Promise<WhatsAppNumber | undefined> {
-  return (await services.messageActions.locate(scope, messageId)).number;
+  return (await services.messageActions.locate(scope, messageId, 'id')).number;
 }
 
 /** The message and the number it belongs to, which must still be on the gateway. */
@@ -33,7 +33,7 @@ export async function locateOnItsNumber(
   scope: AccountScope,
   messageId: string,
 ): Promise<{ message: Message; number: WhatsAppNumber }> {
-  const { message, number } = await services.messageActions.locate(scope, messageId);
+  const { message, number } = await services.messageActions.locate(scope, messageId, 'id');
   if (number === undefined)
     throw new AppError('message_not_in_chat', `Message ${message.id} belongs to a number that is no longer on this gateway.`, {
       field: 'id',

@@ -5,6 +5,7 @@ import type { WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import type { OperationServices } from './services.ts';
+import { REQUEST_ERRORS } from './error-responses.ts';
 
 /** The parts of a request an operation reads, each described by a JSON schema. */
 export interface RequestSchemas {
@@ -103,7 +104,21 @@ export function defineOperation<const Schemas extends RequestSchemas, const Uses
   uses: readonly Uses[],
 ) {
   return (operation: Omit<Operation<Schemas, Uses>, 'request' | 'uses'>): AnyOperation =>
-    ({ ...operation, request, uses }) as unknown as AnyOperation;
+    ({
+      ...operation,
+      errors: [...new Set([...refusalsBeforeTheOperation(operation.method), ...operation.errors])],
+      request,
+      uses,
+    }) as unknown as AnyOperation;
+}
+
+/**
+ * What the HTTP layer can answer on any route before its operation runs, and so what every
+ * operation's errors include: a URL it cannot read (a broken %-escape), and for a POST a body
+ * that is not JSON, too large, or with a field the operation does not take (registry.ts).
+ */
+function refusalsBeforeTheOperation(method: string): readonly ErrorCode[] {
+  return method === 'GET' ? ['invalid_request'] : REQUEST_ERRORS;
 }
 
 /** A 200 with this body. */

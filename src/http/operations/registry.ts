@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponsesFor } from './error-responses.ts';
@@ -42,6 +43,7 @@ function routeOf(operation: AnyOperation, prefix: string, onRequest: ReturnType<
     url: operation.path,
     ...(prefix === '' && operation.unprefixedRouteOptions),
     onRequest,
+    ...(request.body === undefined && { preValidation: refuseBodyFields }),
     schema: {
       operationId: prefix === '' ? operation.operationId : `${operation.operationId}Api`,
       summary: operation.summary,
@@ -56,6 +58,22 @@ function routeOf(operation: AnyOperation, prefix: string, onRequest: ReturnType<
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => send(reply, await dispatch.run(operation, inputOf(request))),
   };
+}
+
+/**
+ * An operation that takes no body refuses one with fields, as every other refuses a field it does
+ * not take: an option sent where there is none (a reason, a time) must not be silently ignored.
+ * No body, an empty one or `{}` is fine.
+ */
+async function refuseBodyFields(request: FastifyRequest): Promise<void> {
+  const { body } = request;
+  if (body === undefined || body === null || typeof body !== 'object') return;
+  const [field] = Object.keys(body);
+  if (field !== undefined)
+    throw new AppError('invalid_request', `The body field ${field} is not one this operation takes; it takes no body.`, {
+      field,
+      problem: 'unknown',
+    });
 }
 
 function inputOf(request: FastifyRequest): OperationInput<RequestSchemas> {

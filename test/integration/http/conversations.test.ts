@@ -278,6 +278,27 @@ for (const dialect of dialects) {
         const response = await test.post(url, body, apiKey);
         assert.deepEqual([response.statusCode, response.json().error, response.json().meta?.reason], [status, error, reason], url);
       }
+      // A refusal names where the request gave the message: the path's {id} here, a reaction's message_id in its body.
+      for (const [action, body] of [
+        ['edit', { message: 'x' }],
+        ['revoke', {}],
+        ['read', {}],
+      ] as const) {
+        const unknown = await test.post(`/messages/msg_00000000000000000000000000/${action}`, body, alice.apiKey);
+        assert.deepEqual([unknown.json().error, unknown.json().meta?.field], ['message_not_found', 'id'], action);
+      }
+      const reaction = await test.post(
+        '/send_reaction',
+        { from_phone: alice.phones[0], message_id: 'msg_00000000000000000000000000', emoji: '👍' },
+        alice.apiKey,
+      );
+      assert.deepEqual([reaction.json().error, reaction.json().meta?.field], ['message_not_found', 'message_id']);
+      // An operation that takes no body refuses a field, as any operation refuses one it does not take.
+      const optioned = await test.post(`/messages/${sent.message_id}/revoke`, { for_everyone: false }, alice.apiKey);
+      assert.deepEqual(
+        [optioned.statusCode, optioned.json().error, optioned.json().meta],
+        [400, 'invalid_request', { field: 'for_everyone', problem: 'unknown' }],
+      );
       // Sent 16 minutes ago: past the edit window, within the revoke window.
       const longAgo = Date.now() - 16 * 60_000;
       await test.gateway.store.db
