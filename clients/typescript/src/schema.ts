@@ -20,6 +20,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness, database reachability and writability
+         * @description For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or when it failed to take a write in the last 30 s (then with storage "unwritable"). Needs no key.
+         */
+        get: operations["checkHealthApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/send_message": {
         parameters: {
             query?: never;
@@ -4027,6 +4047,19 @@ export interface components {
         };
     };
     responses: {
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        CheckHealthError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
         /** @description The database does not answer, or cannot write; the log says why. */
         CheckHealthError503: {
             headers: {
@@ -8860,6 +8893,7 @@ export type ListBlocklistResponse = components['schemas']['ListBlocklistResponse
 export type UnblockContactResponse = components['schemas']['UnblockContactResponse'];
 export type UpdateAccountSettingsRequest = components['schemas']['UpdateAccountSettingsRequest'];
 export type UpdateAccountSettingsResponse = components['schemas']['UpdateAccountSettingsResponse'];
+export type ResponseCheckHealthError400 = components['responses']['CheckHealthError400'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
 export type ResponseSendMessageError401 = components['responses']['SendMessageError401'];
@@ -9239,6 +9273,30 @@ export interface operations {
                     "application/json": components["schemas"]["CheckHealthResponse"];
                 };
             };
+            400: components["responses"]["CheckHealthError400"];
+            503: components["responses"]["CheckHealthError503"];
+        };
+    };
+    checkHealthApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The gateway and its database answer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckHealthResponse"];
+                };
+            };
+            400: components["responses"]["CheckHealthError400"];
             503: components["responses"]["CheckHealthError503"];
         };
     };

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/database.ts';
 import { UNWRITABLE_FOR_MS, type WriteFailures } from '../../store/write-failures.ts';
+import { errorResponsesFor } from '../operations/error-responses.ts';
 
 const unhealthy = {
   type: 'object',
@@ -17,12 +18,17 @@ const unhealthy = {
   },
 } as const;
 
+/** At both of the API's prefixes, as every endpoint is. */
 export function registerHealthRoute(app: FastifyInstance, store: Store, writeFailures: WriteFailures): void {
+  for (const prefix of ['', '/api']) registerHealthRouteAt(app, prefix, store, writeFailures);
+}
+
+function registerHealthRouteAt(app: FastifyInstance, prefix: string, store: Store, writeFailures: WriteFailures): void {
   app.get(
-    '/health',
+    `${prefix}/health`,
     {
       schema: {
-        operationId: 'checkHealth',
+        operationId: prefix === '' ? 'checkHealth' : 'checkHealthApi',
         summary: 'Liveness, database reachability and writability',
         description:
           `For load balancers and monitors: 200 while the database answers and takes writes; 503 when it does not answer, or ` +
@@ -36,6 +42,8 @@ export function registerHealthRoute(app: FastifyInstance, store: Store, writeFai
             required: ['ok'],
             properties: { ok: { type: 'boolean', enum: [true] } },
           },
+          // Only a URL it cannot read (a broken %-escape in its query); it reads no other input.
+          ...errorResponsesFor(['invalid_request']),
           503: { description: 'The database does not answer, or cannot write; the log says why.', ...unhealthy },
         },
       },

@@ -184,10 +184,12 @@ for (const dialect of dialects) {
       });
     });
 
-    it('GET /health answers {ok: true} without a key', async () => {
-      const response = await test.inject({ method: 'GET', url: '/health' });
-      assert.equal(response.statusCode, 200);
-      assert.deepEqual(response.json(), { ok: true });
+    it('GET /health and /api/health answer {ok: true} without a key', async () => {
+      for (const url of ['/health', '/api/health']) {
+        const response = await test.inject({ method: 'GET', url });
+        assert.equal(response.statusCode, 200, url);
+        assert.deepEqual(response.json(), { ok: true }, url);
+      }
     });
 
     it('GET /openapi.json documents both send paths, and /docs renders it', async () => {
