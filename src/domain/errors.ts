@@ -26,7 +26,7 @@ export const errorCatalogue = {
     status: 400,
     meaning:
       'The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message ' +
-      'names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON, a media type (`media.mime_type`, ' +
+      'names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, ' +
       "an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL " +
       'has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid ' +
       'HTTP.',

@@ -165,6 +165,9 @@ export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectat
     .split(',')
     .map((coding) => coding.trim().toLowerCase());
   if (codings.some((coding) => coding !== '' && coding !== 'identity')) return verdict.fail('invalid_request');
+  // JSON is UTF-8: a body labelled as another charset is refused, not read as something else.
+  const charset = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '')?.[1];
+  if (charset !== undefined && !/^utf-?8$/i.test(charset)) return verdict.fail('invalid_request', ['Content-Type']);
   let value: unknown;
   try {
     // A leading byte order mark is tolerated, as the decoder's default does.

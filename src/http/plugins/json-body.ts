@@ -3,6 +3,7 @@ import { AppError } from '../../domain/errors.ts';
 
 // The BOM is left in, for the JSON parser to drop exactly one; the decoder would drop one too.
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
 
 /**
  * Replaces the JSON body parser with one that refuses what the default would quietly accept:
@@ -28,6 +29,17 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
           `The body must not be compressed: Content-Encoding ${coding} is not supported; send the JSON as it is.`,
           { field: 'Content-Encoding' },
         ),
+        undefined,
+      );
+      return;
+    }
+    // JSON is UTF-8 (RFC 8259); a body labelled as another charset would be read other than meant.
+    const charset = CHARSET.exec(request.headers['content-type'] ?? '')?.[1];
+    if (charset !== undefined && !/^utf-?8$/i.test(charset)) {
+      done(
+        new AppError('invalid_request', `The body must be JSON in UTF-8, but its Content-Type says charset=${charset}.`, {
+          field: 'Content-Type',
+        }),
         undefined,
       );
       return;

@@ -85,6 +85,14 @@ for (const dialect of dialects) {
       const refusedPlain = assertError(plain, 400, 'invalid_request');
       assert.match(refusedPlain.message, /application\/json/);
       assert.deepEqual(refusedPlain.meta, { field: 'Content-Type' });
+      const latin1 = await send({ from_phone: from, to_phone: TO, message: 'x' }, caller.apiKey, {
+        'content-type': 'application/json; charset=iso-8859-1',
+      });
+      assert.deepEqual(assertError(latin1, 400, 'invalid_request').meta, { field: 'Content-Type' });
+      const utf8 = await send({ from_phone: from, to_phone: TO, message: 'x' }, caller.apiKey, {
+        'content-type': 'application/json; charset=UTF-8',
+      });
+      assert.equal(utf8.statusCode, 200, utf8.body);
       const noBody = await test.inject({ method: 'POST', url: '/send_message', headers: { authorization: `Bearer ${caller.apiKey}` } });
       assertError(noBody, 400, 'invalid_request');
     });
