@@ -21,6 +21,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.ts';
 import { newId } from '../src/domain/ids.ts';
+import { newWhatsAppNumber } from '../src/domain/model.ts';
 import type { E164 } from '../src/domain/phone.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { insertAccount } from '../src/store/repositories/accounts.ts';
@@ -128,21 +129,19 @@ async function seedNumbers(): Promise<string[]> {
           const id = newId('number');
           ids.push(id);
           const phone = `+447700${String(index * NUMBERS_PER_ACCOUNT + slot).padStart(6, '0')}` as E164;
-          await insertNumber(trx, {
-            id,
-            accountId,
-            holderUserId: null,
-            phone,
-            engine: 'sandbox',
-            status: 'connected',
-            statusReason: null,
-            autoRead: false,
-            rejectCalls: false,
-            callReplyText: null,
-            showOnline: false,
-            createdAt,
-            updatedAt: createdAt,
-          });
+          await insertNumber(
+            trx,
+            newWhatsAppNumber(
+              {
+                id,
+                accountId,
+                phone,
+                engine: 'sandbox',
+                status: 'connected',
+              },
+              createdAt,
+            ),
+          );
         }
       }
     });

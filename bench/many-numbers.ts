@@ -12,6 +12,7 @@
  * The file is both the benchmark and, with the argument `child`, the measured process.
  */
 import { fork } from 'node:child_process';
+import { newWhatsAppNumber } from '../src/domain/model.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -161,22 +162,20 @@ async function seed(databaseUrl: string, dataDirectory: string, accounts: number
         const accountId = newId('account');
         await insertAccount(trx, { id: accountId, name: `Bench ${index}`, plan: 'enterprise', customMonthlyLimit: null, createdAt });
         for (let slot = 0; slot < NUMBERS_PER_ACCOUNT; slot++) {
-          await insertNumber(trx, {
-            id: newId('number'),
-            accountId,
-            holderUserId: null,
-            // Distinct UK mobile numbers; the repository stores them as given.
-            phone: `+447700${String(index * NUMBERS_PER_ACCOUNT + slot).padStart(6, '0')}` as E164,
-            engine: 'sandbox',
-            status: 'connected',
-            statusReason: null,
-            autoRead: false,
-            rejectCalls: false,
-            callReplyText: null,
-            showOnline: false,
-            createdAt,
-            updatedAt: createdAt,
-          });
+          await insertNumber(
+            trx,
+            newWhatsAppNumber(
+              {
+                id: newId('number'),
+                accountId,
+                // Distinct UK mobile numbers; the repository stores them as given.
+                phone: `+447700${String(index * NUMBERS_PER_ACCOUNT + slot).padStart(6, '0')}` as E164,
+                engine: 'sandbox',
+                status: 'connected',
+              },
+              createdAt,
+            ),
+          );
         }
       }
     });

@@ -1,6 +1,13 @@
 import { AppError } from '../domain/errors.ts';
 import { hasIdPrefix, newId } from '../domain/ids.ts';
-import { engineKinds, sessionStatuses, type EngineKind, type SessionStatus, type WhatsAppNumber } from '../domain/model.ts';
+import {
+  engineKinds,
+  sessionStatuses,
+  type EngineKind,
+  type SessionStatus,
+  type WhatsAppNumber,
+  newWhatsAppNumber,
+} from '../domain/model.ts';
 import { parseE164 } from '../domain/phone.ts';
 import type { SessionSupervisor } from '../messaging/session-supervisor.ts';
 import { isUniqueViolation } from '../store/constraint-errors.ts';
@@ -63,22 +70,14 @@ export class NumbersService {
         throw new AppError('user_not_found', `There is no user ${input.holderUserId} in account ${input.accountId}.`);
       }
     }
-    const now = new Date();
-    const number: WhatsAppNumber = {
+    const number = newWhatsAppNumber({
       id: newId('number'),
       accountId: input.accountId,
       holderUserId: input.holderUserId ?? null,
       phone,
       engine: engine as EngineKind,
       status: initialStatus,
-      statusReason: null,
-      autoRead: false,
-      rejectCalls: false,
-      callReplyText: null,
-      showOnline: false,
-      createdAt: now,
-      updatedAt: now,
-    };
+    });
     try {
       await insertNumber(this.store.db, number);
     } catch (error) {

@@ -90,6 +90,27 @@ export interface WhatsAppNumber {
 }
 
 /**
+ * A number as it is first added: held by nobody, with every setting off, created and updated
+ * `at`. What is given replaces those defaults.
+ */
+export function newWhatsAppNumber(
+  fields: Pick<WhatsAppNumber, 'id' | 'accountId' | 'phone' | 'engine' | 'status'> & Partial<WhatsAppNumber>,
+  at = new Date(),
+): WhatsAppNumber {
+  return {
+    holderUserId: null,
+    statusReason: null,
+    autoRead: false,
+    rejectCalls: false,
+    callReplyText: null,
+    showOnline: false,
+    createdAt: at,
+    updatedAt: at,
+    ...fields,
+  };
+}
+
+/**
  * A node's hold on a number's session (docs/adr/0018-cluster-leases.md). Every write that only
  * the owner may make carries it, and the database refuses one whose epoch is no longer current.
  */

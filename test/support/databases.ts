@@ -12,7 +12,7 @@ import { migrateToLatest } from '../../src/store/migrate.ts';
 import { insertAccount } from '../../src/store/repositories/accounts.ts';
 import { insertNumber } from '../../src/store/repositories/numbers.ts';
 import { newId } from '../../src/domain/ids.ts';
-import type { WhatsAppNumber } from '../../src/domain/model.ts';
+import { newWhatsAppNumber, type WhatsAppNumber } from '../../src/domain/model.ts';
 import type { E164 } from '../../src/domain/phone.ts';
 import type { PlanName } from '../../src/domain/plans.ts';
 
@@ -243,22 +243,17 @@ export async function seedNumberRow(
   if (overrides.accountId === undefined)
     await insertAccount(store.db, { id: accountId, name: 'Storage test', plan, customMonthlyLimit: null, createdAt: at });
   seededPhones += 1;
-  const number: WhatsAppNumber = {
-    id: newId('number'),
-    accountId,
-    holderUserId: null,
-    phone: `+4477009${String(process.pid % 100).padStart(2, '0')}${String(500 + seededPhones).padStart(3, '0')}` as E164,
-    engine: 'sandbox',
-    status: 'connected',
-    statusReason: null,
-    autoRead: false,
-    rejectCalls: false,
-    callReplyText: null,
-    showOnline: false,
-    createdAt: at,
-    updatedAt: at,
-    ...overrides,
-  };
+  const number = newWhatsAppNumber(
+    {
+      id: newId('number'),
+      phone: `+4477009${String(process.pid % 100).padStart(2, '0')}${String(500 + seededPhones).padStart(3, '0')}` as E164,
+      engine: 'sandbox',
+      status: 'connected',
+      ...overrides,
+      accountId,
+    },
+    at,
+  );
   await insertNumber(store.db, number);
   return number;
 }

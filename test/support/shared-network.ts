@@ -1,4 +1,4 @@
-import type { WhatsAppNumber } from '../../src/domain/model.ts';
+import { newWhatsAppNumber, type WhatsAppNumber } from '../../src/domain/model.ts';
 import type { E164 } from '../../src/domain/phone.ts';
 import { RemoteSandboxNetwork } from '../../src/engines/sandbox/remote-sandbox-network.ts';
 import { deriveSandboxNetworkKey } from '../../src/engines/sandbox/sandbox-network-handshake.ts';
@@ -32,20 +32,5 @@ export async function stopTestNetwork(
 
 /** A connected sandbox number as an engine is handed it, for engine tests without a database. */
 export function sandboxNumber(id: string, phone: E164): WhatsAppNumber {
-  const at = new Date();
-  return {
-    id,
-    accountId: `acc_${id.slice('num_'.length)}`,
-    holderUserId: null,
-    phone,
-    engine: 'sandbox',
-    status: 'connected',
-    statusReason: null,
-    autoRead: false,
-    rejectCalls: false,
-    callReplyText: null,
-    showOnline: false,
-    createdAt: at,
-    updatedAt: at,
-  };
+  return newWhatsAppNumber({ id, accountId: `acc_${id.slice('num_'.length)}`, phone, engine: 'sandbox', status: 'connected' });
 }

@@ -8,8 +8,8 @@ import { OwnerDispatch } from './owner-dispatch.ts';
 import { operationServices } from './services.ts';
 import { namedScope } from '../plugins/named-scope.ts';
 
-/** Every public operation is served at its path and again under /api, which older clients use. */
-const PREFIXES = ['', '/api'] as const;
+/** Every endpoint is served at its path and again under /api, which older clients use. */
+export const API_PREFIXES = ['', '/api'] as const;
 const bearer = [{ apiKey: [] }];
 
 /**
@@ -25,7 +25,7 @@ export async function registerOperations(
 ): Promise<OwnerDispatch> {
   const dispatch = new OwnerDispatch(gateway, operationServices(gateway));
   const onRequest = apiKeyAuthHook(gateway.authenticator);
-  for (const prefix of PREFIXES) {
+  for (const prefix of API_PREFIXES) {
     await app.register(
       namedScope(`operations at '${prefix}/'`, async (scope) => {
         for (const operation of operations) scope.route(routeOf(operation, prefix, onRequest, dispatch));
@@ -107,7 +107,7 @@ export function send(reply: FastifyReply, answer: Answer): FastifyReply {
  */
 export function keyedPathMatcher(operations: readonly AnyOperation[]): (path: string) => boolean {
   const patterns = operations.flatMap((operation) =>
-    PREFIXES.filter((prefix) => prefix !== '' || operation.unprefixedRouteOptions === undefined).map(
+    API_PREFIXES.filter((prefix) => prefix !== '' || operation.unprefixedRouteOptions === undefined).map(
       (prefix) => new RegExp(`^${prefix}${operation.path.replace(/:[a-z_]+/gi, '[^/]+')}$`),
     ),
   );

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../store/database.ts';
 import { UNWRITABLE_FOR_MS, type WriteFailures } from '../../store/write-failures.ts';
 import { errorResponsesFor } from '../operations/error-responses.ts';
+import { API_PREFIXES } from '../operations/registry.ts';
 
 const unhealthy = {
   type: 'object',
@@ -20,7 +21,7 @@ const unhealthy = {
 
 /** At both of the API's prefixes, as every endpoint is. */
 export function registerHealthRoute(app: FastifyInstance, store: Store, writeFailures: WriteFailures): void {
-  for (const prefix of ['', '/api']) registerHealthRouteAt(app, prefix, store, writeFailures);
+  for (const prefix of API_PREFIXES) registerHealthRouteAt(app, prefix, store, writeFailures);
 }
 
 function registerHealthRouteAt(app: FastifyInstance, prefix: string, store: Store, writeFailures: WriteFailures): void {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { newWhatsAppNumber } from '../../../src/domain/model.ts';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { LeaseKeeper, type SessionHost } from '../../../src/cluster/lease-keeper.ts';
@@ -202,21 +203,19 @@ for (const dialect of dialects) {
       const createdAt = new Date();
       await test.gateway.store.db.transaction().execute(async (trx) => {
         for (let index = 0; index < 2_500; index++) {
-          await insertNumber(trx, {
-            id: newId('number'),
-            accountId,
-            holderUserId: null,
-            phone: `+4477008${String(index).padStart(5, '0')}` as E164,
-            engine: 'sandbox',
-            status: 'connected',
-            statusReason: null,
-            autoRead: false,
-            rejectCalls: false,
-            callReplyText: null,
-            showOnline: false,
-            createdAt,
-            updatedAt: createdAt,
-          });
+          await insertNumber(
+            trx,
+            newWhatsAppNumber(
+              {
+                id: newId('number'),
+                accountId,
+                phone: `+4477008${String(index).padStart(5, '0')}` as E164,
+                engine: 'sandbox',
+                status: 'connected',
+              },
+              createdAt,
+            ),
+          );
         }
       });
       const other = otherNode(test, 'bulk');

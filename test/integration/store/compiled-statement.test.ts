@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { newWhatsAppNumber } from '../../../src/domain/model.ts';
 import { after, before, describe, it } from 'node:test';
 import { newId } from '../../../src/domain/ids.ts';
 import { compiledStatement } from '../../../src/store/compiled-statement.ts';
@@ -121,21 +122,19 @@ describe('compiled statements on PostgreSQL are prepared once per connection', {
   it('a prepared statement keeps working after a migration adds a column, as in a rolling upgrade', async () => {
     const accountId = await addAccount(store, 'Upgrade', 'pro');
     const at = new Date();
-    await insertNumber(store.db, {
-      id: newId('number'),
-      accountId,
-      holderUserId: null,
-      phone: '+447700900125' as E164,
-      engine: 'sandbox',
-      status: 'connected',
-      statusReason: null,
-      autoRead: false,
-      rejectCalls: false,
-      callReplyText: null,
-      showOnline: false,
-      createdAt: at,
-      updatedAt: at,
-    });
+    await insertNumber(
+      store.db,
+      newWhatsAppNumber(
+        {
+          id: newId('number'),
+          accountId,
+          phone: '+447700900125' as E164,
+          engine: 'sandbox',
+          status: 'connected',
+        },
+        at,
+      ),
+    );
     assert.equal((await findNumberByPhone(store.db, '+447700900125' as E164))?.accountId, accountId);
     assert.deepEqual(await listEnabledWebhooks(store.db, accountId), []);
     // What a newer gateway's migration would do while this one keeps running.

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config.ts';
 import { newId } from '../../../src/domain/ids.ts';
-import type { Message, WhatsAppNumber } from '../../../src/domain/model.ts';
+import { newWhatsAppNumber, type Message, type WhatsAppNumber } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { openStore, type Store } from '../../../src/store/database.ts';
 import { migrateToLatest } from '../../../src/store/migrate.ts';
@@ -24,21 +24,16 @@ for (const dialect of dialects) {
       const accountId = newId('account');
       await insertAccount(store.db, { id: accountId, name: 'Receipts', plan: 'starter', customMonthlyLimit: null, createdAt: new Date() });
       const at = new Date();
-      number = {
-        id: newId('number'),
-        accountId,
-        holderUserId: null,
-        phone: '+447700900401' as E164,
-        engine: 'sandbox',
-        status: 'connected',
-        statusReason: null,
-        autoRead: false,
-        rejectCalls: false,
-        callReplyText: null,
-        showOnline: false,
-        createdAt: at,
-        updatedAt: at,
-      };
+      number = newWhatsAppNumber(
+        {
+          id: newId('number'),
+          accountId,
+          phone: '+447700900401' as E164,
+          engine: 'sandbox',
+          status: 'connected',
+        },
+        at,
+      );
       await insertNumber(store.db, number);
     });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { newId } from '../../../src/domain/ids.ts';
-import type { Account, Message, User, WhatsAppNumber } from '../../../src/domain/model.ts';
+import { newWhatsAppNumber, type Account, type Message, type User, type WhatsAppNumber } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
 import { isUniqueViolation } from '../../../src/store/constraint-errors.ts';
 import { insertAccount } from '../../../src/store/repositories/accounts.ts';
@@ -39,22 +39,7 @@ for (const dialect of dialects) {
     }
 
     async function seedNumber(accountId: string, phone: E164 = nextPhone()): Promise<WhatsAppNumber> {
-      const at = new Date();
-      const number: WhatsAppNumber = {
-        id: newId('number'),
-        accountId,
-        holderUserId: null,
-        phone,
-        engine: 'sandbox',
-        status: 'connected',
-        statusReason: null,
-        autoRead: false,
-        rejectCalls: false,
-        callReplyText: null,
-        showOnline: false,
-        createdAt: at,
-        updatedAt: at,
-      };
+      const number = newWhatsAppNumber({ id: newId('number'), accountId, phone, engine: 'sandbox', status: 'connected' });
       await insertNumber(suite.store.db, number);
       return number;
     }

@@ -3,24 +3,19 @@ import { describe, it } from 'node:test';
 import type { Engine } from '../../../src/engines/engine.ts';
 import { BAILEYS_ENGINE } from '../../../src/engines/baileys/descriptor.ts';
 import { onDemand } from '../../../src/engines/registry.ts';
-import type { SessionLease, WhatsAppNumber } from '../../../src/domain/model.ts';
+import { newWhatsAppNumber, type SessionLease, type WhatsAppNumber } from '../../../src/domain/model.ts';
 import type { E164 } from '../../../src/domain/phone.ts';
 
-const number: WhatsAppNumber = {
-  id: 'num_1',
-  accountId: 'acc_1',
-  holderUserId: null,
-  phone: '+447700900123' as E164,
-  engine: 'baileys',
-  status: 'connecting',
-  statusReason: null,
-  autoRead: false,
-  rejectCalls: false,
-  callReplyText: null,
-  showOnline: false,
-  createdAt: new Date(0),
-  updatedAt: new Date(0),
-};
+const number: WhatsAppNumber = newWhatsAppNumber(
+  {
+    id: 'num_1',
+    accountId: 'acc_1',
+    phone: '+447700900123' as E164,
+    engine: 'baileys',
+    status: 'connecting',
+  },
+  new Date(0),
+);
 const lease: SessionLease = { numberId: number.id, nodeId: 'node_1', epoch: 1 };
 
 /** An engine that records what it was asked, standing in for the code an import would load. */

@@ -1,4 +1,5 @@
 import { holdLease } from '../../../support/leases.ts';
+import { newWhatsAppNumber } from '../../../../src/domain/model.ts';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
@@ -102,21 +103,19 @@ for (const dialect of dialects) {
       await insertAccount(store.db, { id: accountId, name: 'Acme', plan: 'starter', customMonthlyLimit: null, createdAt: at });
       const numberId = newId('number');
       const phone = `+447700${String(800000 + ++phoneCounter).padStart(6, '0')}` as E164;
-      await insertNumber(store.db, {
-        id: numberId,
-        accountId,
-        holderUserId: null,
-        phone,
-        engine: 'baileys',
-        status: 'connecting',
-        statusReason: null,
-        autoRead: false,
-        rejectCalls: false,
-        callReplyText: null,
-        showOnline: false,
-        createdAt: at,
-        updatedAt: at,
-      });
+      await insertNumber(
+        store.db,
+        newWhatsAppNumber(
+          {
+            id: numberId,
+            accountId,
+            phone,
+            engine: 'baileys',
+            status: 'connecting',
+          },
+          at,
+        ),
+      );
       return numberId;
     }
 

@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import type { WAMessage, WAMessageKey, WAMessageUpdate } from 'baileys';
 import { loadConfig } from '../../../../src/config.ts';
 import { newId } from '../../../../src/domain/ids.ts';
-import type { SessionStatus, WhatsAppNumber } from '../../../../src/domain/model.ts';
+import { newWhatsAppNumber, type SessionStatus, type WhatsAppNumber } from '../../../../src/domain/model.ts';
 import type { E164 } from '../../../../src/domain/phone.ts';
 import { BaileysEngine } from '../../../../src/engines/baileys/baileys-engine.ts';
 import { messageOfRetryToken, retryTokenOf } from '../../../../src/engines/baileys/media-retry-token.ts';
@@ -57,21 +57,16 @@ const WATCHDOG_TIMINGS: SessionTimings = { reconnect, watchdogIdleMs: 20, watchd
 
 function ourNumber(): WhatsAppNumber {
   const at = new Date();
-  return {
-    id: newId('number'),
-    accountId: newId('account'),
-    holderUserId: null,
-    phone: OUR_PHONE,
-    engine: 'baileys',
-    status: 'connecting',
-    statusReason: null,
-    autoRead: false,
-    rejectCalls: false,
-    callReplyText: null,
-    showOnline: false,
-    createdAt: at,
-    updatedAt: at,
-  };
+  return newWhatsAppNumber(
+    {
+      id: newId('number'),
+      accountId: newId('account'),
+      phone: OUR_PHONE,
+      engine: 'baileys',
+      status: 'connecting',
+    },
+    at,
+  );
 }
 
 /** A message as Baileys emits it: proto for the body, a plain key (proto's has no `remoteJidAlt`). */
