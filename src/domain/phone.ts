@@ -1,6 +1,7 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import { LRUCache } from 'lru-cache';
 import { answerByLength, UNDECIDED } from './phone-lengths.ts';
+import { isWhatsAppOnlyForm } from './phone-variants.ts';
 
 /** A phone number in E.164: a plus sign and up to fifteen digits. */
 export type E164 = string & { readonly __brand: 'E164' };
@@ -24,6 +25,8 @@ export function parseE164(input: string): E164 | undefined {
   if (!DIGITS_WITH_OPTIONAL_PLUS.test(compact)) return undefined;
   const candidate = compact.startsWith('+') ? compact : `+${compact}`;
   if (candidate.length < 4) return undefined;
+  // WhatsApp's own form of a Mexican mobile: refusing it would drop every message from one.
+  if (isWhatsAppOnlyForm(candidate)) return candidate as E164;
   const byLength = answerByLength(candidate);
   if (byLength !== UNDECIDED) return byLength as E164 | undefined;
   const known = recentlyParsed.get(candidate);

@@ -31,9 +31,10 @@ export interface CheckedPhone extends RecipientAnswer {
 export class RecipientDirectory {
   private readonly answers = new Map<string, RecipientAnswer & { until: number }>();
 
-  async isOnWhatsApp(accountId: string, phone: E164, lookup: LookupMany, now = Date.now()): Promise<boolean> {
+  /** Whether the phone uses WhatsApp, and the JID WhatsApp named it by. */
+  async recipient(accountId: string, phone: E164, lookup: LookupMany, now = Date.now()): Promise<RecipientAnswer> {
     const [checked] = await this.check(accountId, [phone], lookup, () => undefined, now);
-    return checked!.exists;
+    return { exists: checked!.exists, waId: checked!.waId };
   }
 
   /**

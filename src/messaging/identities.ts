@@ -5,7 +5,8 @@ import type { E164 } from '../domain/phone.ts';
 import { contactIdentityPayload } from '../domain/webhooks.ts';
 import type { Executor, Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
-import { fillSenderPhone, learnIdentity, lidOfPhone, phoneOfLid } from '../store/repositories/contacts.ts';
+import { fillSenderPhone, knownPhoneAmong, learnIdentity, lidOfPhone, phoneOfLid } from '../store/repositories/contacts.ts';
+import { phoneVariant } from '../domain/phone-variants.ts';
 import { mergeChatOfLid } from '../store/repositories/chats.ts';
 import { findNumberById, findNumberByPhone } from '../store/repositories/numbers.ts';
 import { enqueueEvent, mergeQueued, NOTHING_QUEUED, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
@@ -29,6 +30,16 @@ export class IdentityMap {
 
   lidOf(numberId: string, phone: E164): Promise<string | undefined> {
     return lidOfPhone(this.store.db, numberId, phone);
+  }
+
+  /**
+   * The form the number knows a person by, when `phone` is one of a line's two forms (Brazil's
+   * ninth digit, Mexico's 52 1, Argentina's 54 9; ADR 0050): the one its map holds, so that one
+   * person stays one contact and one chat whichever form a caller writes. Asks the database only.
+   */
+  async knownForm(numberId: string, phone: E164): Promise<E164 | undefined> {
+    const variant = phoneVariant(phone);
+    return variant === undefined ? undefined : knownPhoneAmong(this.store.db, numberId, [phone, variant]);
   }
 
   async learn(numberId: string, identity: { lid: string; phone: E164 }, source: IdentitySource): Promise<boolean> {

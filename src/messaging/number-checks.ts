@@ -1,6 +1,6 @@
 import { AppError } from '../domain/errors.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
-import type { E164 } from '../domain/phone.ts';
+import { parseE164, type E164 } from '../domain/phone.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';
 import { TokenBuckets } from '../domain/token-buckets.ts';
 import type { CheckedPhone } from '../engines/recipient-directory.ts';
@@ -27,6 +27,21 @@ export class NumberCheckService {
 
   async check(number: WhatsAppNumber, phones: readonly E164[]): Promise<CheckedPhone[]> {
     return this.supervisor.sessionFor(number).checkNumbers(phones, (count) => this.admit(number, count));
+  }
+
+  /**
+   * The form WhatsApp names `phone`'s account by, asked as a send would ask (the answer is
+   * remembered for the send); undefined when it cannot be asked now or the phone is not on
+   * WhatsApp, and the send then finds out itself.
+   */
+  async answeredForm(number: WhatsAppNumber, phone: E164): Promise<E164 | undefined> {
+    try {
+      const [checked] = await this.supervisor.sessionFor(number).checkNumbers([phone], () => undefined);
+      const digits = checked?.waId?.split('@')[0];
+      return digits === undefined ? undefined : (parseE164(`+${digits}`) ?? undefined);
+    } catch {
+      return undefined;
+    }
   }
 
   private admit(number: WhatsAppNumber, count: number): void {

@@ -50,6 +50,7 @@ import { identityOfCheck } from './identity-mapper.ts';
 import { DEFAULT_RECONNECT_POLICY } from './reconnect-policy.ts';
 import { ACCOUNT_RESTRICTED_CODE, RATE_LIMIT_PAUSE_MS } from './restrictions.ts';
 import { BAILEYS_ENGINE } from './descriptor.ts';
+import { phoneVariant } from '../../domain/phone-variants.ts';
 
 export interface BaileysEngineOptions {
   store: Store;
@@ -288,15 +289,18 @@ export class BaileysEngine implements Engine {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const { session, socket } = this.connected(number);
-    if (!isGroupMessage(request) && !(await this.directory.isOnWhatsApp(number.accountId, request.toPhone, lookupOn(socket, session)))) {
-      throw new EngineSendError('recipient_not_on_whatsapp', `${request.toPhone} does not use WhatsApp.`);
-    }
+    // A person goes to the JID WhatsApp named for the phone, which may be its other form (ADR 0050).
+    const toPhone = isGroupMessage(request) ? undefined : request.toPhone;
+    const recipient =
+      toPhone === undefined ? undefined : await this.directory.recipient(number.accountId, toPhone, lookupOn(socket, session));
+    if (recipient?.exists === false) throw new EngineSendError('recipient_not_on_whatsapp', `${toPhone} does not use WhatsApp.`);
     await this.pacer.waitTurn(number.id);
     const { content, pollSecret } = await contentOf(request);
     const options = request.replyTo === undefined ? undefined : { quoted: toQuoted(request.replyTo) };
     const withSecret = (sent: SentMessage): SentMessage =>
       pollSecret === undefined ? sent : { ...sent, pollSecret: pollSecret.toString('base64') };
-    if (!isGroupMessage(request)) return withSecret(await this.sendOn(session, socket, toRecipientJid(request.toPhone), content, options));
+    if (!isGroupMessage(request))
+      return withSecret(await this.sendOn(session, socket, recipient?.waId ?? toRecipientJid(request.toPhone), content, options));
     // Baileys reads the group's members from the session's cache (cachedGroupMetadata), as the
     // mentions do here: a send to a known group asks WhatsApp nothing.
     const mentions =
@@ -433,7 +437,13 @@ async function smallThumbnail(image: Buffer | undefined): Promise<Buffer | undef
 /** The width of a link preview's thumbnail, as WhatsApp's apps make it. */
 const PREVIEW_THUMBNAIL_WIDTH = 192;
 
-/** One onWhatsApp query for many phones; WhatsApp answers by JID, whose user part is the phone's digits. */
+/**
+ * One onWhatsApp query for many phones. WhatsApp answers each account on WhatsApp by its JID, the
+ * number it registered with, and leaves out the others. That JID is the phone asked for, or, in a
+ * country whose numbers have two forms (Brazil's ninth digit, Mexico's 52 1, Argentina's 54 9),
+ * the other form: such an answer belongs to the phone asked in that form, and its JID is where
+ * messages to that phone must go (ADR 0050).
+ */
 function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<BaileysSession, 'reportIdentities'>): LookupMany {
   return async (phones) => {
     const answers = new Map<E164, RecipientAnswer>();
@@ -441,10 +451,25 @@ function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<Baile
     const answered = (await socket.onWhatsApp(...byDigits.keys())) ?? [];
     // Newer WhatsApp answers name the phone's LID as well, which the map keeps.
     session.reportIdentities(answered.map(identityOfCheck), 'check');
-    for (const answer of answered) {
-      const phone = byDigits.get(answer.jid.split('@')[0]!.split(':')[0]!);
-      if (phone !== undefined) answers.set(phone, { exists: answer.exists === true, waId: answer.exists === true ? answer.jid : null });
+    const asAnswer = (answer: (typeof answered)[number]): RecipientAnswer => ({
+      exists: answer.exists === true,
+      waId: answer.exists === true ? `${userOf(answer.jid)}@s.whatsapp.net` : null,
+    });
+    // Exact answers first, so that a variant answer never takes a phone asked in both forms.
+    const unmatched = answered.filter((answer) => {
+      const phone = byDigits.get(userOf(answer.jid));
+      if (phone !== undefined) answers.set(phone, asAnswer(answer));
+      return phone === undefined;
+    });
+    for (const answer of unmatched) {
+      const phone = phoneVariant(`+${userOf(answer.jid)}`);
+      if (phone !== undefined && byDigits.has(phone.slice(1)) && !answers.has(phone)) answers.set(phone, asAnswer(answer));
     }
     return answers;
   };
+}
+
+/** A JID's user part: the digits, without server or device. */
+function userOf(jid: string): string {
+  return jid.split('@')[0]!.split(':')[0]!;
 }

@@ -19,6 +19,7 @@ import {
   type ContactProfile,
 } from '../engine.ts';
 import type { EngineEvents, IncomingCallEvent } from '../engine-events.ts';
+import { sandboxRegisteredForm } from './sandbox-registrations.ts';
 import type { InboundSimulator, SimulatedIncoming, SimulatedRestriction, SimulatedCall, SimulatedPollVote } from '../inbound-simulator.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
@@ -244,8 +245,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
 
   async sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage> {
     const { media, replyTo } = request;
-    const to = isGroupMessage(request) ? request.toGroup : request.toPhone;
-    if (!isGroupMessage(request)) await this.announce(request.toPhone);
+    // As WhatsApp does, a phone written in its other form reaches the account under its own.
+    const to = isGroupMessage(request) ? request.toGroup : sandboxRegisteredForm(request.toPhone);
+    if (!isGroupMessage(request)) await this.announce(sandboxRegisteredForm(request.toPhone));
     const extras = {
       ...(replyTo !== undefined && { quoted: replyTo.engineMessageId }),
       ...(isGroupMessage(request) && { mentions: [...request.mentions] }),
@@ -463,7 +465,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
     return this.directory.check(
       number.accountId,
       phones,
-      async (unknown) => new Map(unknown.map((phone) => [phone, { exists: true, waId: `${phone.slice(1)}@s.whatsapp.net` }])),
+      async (unknown) =>
+        new Map(unknown.map((phone) => [phone, { exists: true, waId: `${sandboxRegisteredForm(phone).slice(1)}@s.whatsapp.net` }])),
       admit,
     );
   }
@@ -605,7 +608,7 @@ export class SandboxEngine implements Engine, InboundSimulator {
         ...(incoming.fromLid !== undefined && { senderLid: incoming.fromLid, phoneHidden: incoming.withholdPhone === true }),
       };
       ({ id } = await this.options.network.inject(
-        incoming.fromPhone,
+        sandboxRegisteredForm(incoming.fromPhone),
         number.phone,
         incoming.text,
         carried,

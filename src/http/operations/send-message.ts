@@ -22,6 +22,7 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
   'maxMessageLength',
   'numbers',
   'identities',
+  'numberChecks',
   'sendBacklog',
 ])({
   method: 'POST',
@@ -30,7 +31,9 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
   summary: 'Send a WhatsApp message: a text, a file, a location, contact cards or a poll',
   description:
     'Sends from one of your account\'s numbers to any phone number, or to a person by LID (to_phone "<digits>@lid"), whom the number\'s ' +
-    'map must know a phone for (else 404 contact_not_found). The 200 comes only after the message is durably stored and the engine ' +
+    "map must know a phone for (else 404 contact_not_found). A phone of a line with two forms (Brazil's ninth digit, Mexico's 52 1, " +
+    "Argentina's 54 9) is answered, stored and reported in the form WhatsApp knows the account by. " +
+    'The 200 comes only after the message is durably stored and the engine ' +
     'has accepted it. /send_message and /api/send_message are the same operation. With an Idempotency-Key header, a retry of the same ' +
     'request within 24 hours answers the first response (marked Idempotent-Replayed: true) instead of sending again. When the ' +
     "number's send policy (docs/send-governor.md) makes the message wait, or send_at schedules it, it is stored in the number's queue " +
@@ -93,7 +96,7 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
     return known === undefined ? undefined : asAnswer(known);
   },
   handle: async ({ scope, body, idempotencyKey, preferWaitSeconds }, services) => {
-    const input = await toKnownPhone(services, scope, parseSendInput(body, services.maxMessageLength));
+    const input = await toKnownPhone(services, scope, parseSendInput(body, services.maxMessageLength), true);
     return asAnswer(await sendHere(services, scope, input, parseIdempotencyKey(idempotencyKey), preferWaitSeconds));
   },
 });

@@ -10,6 +10,7 @@ import type { Answer } from './operation.ts';
 import type { OperationServices } from './services.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import { notOwned } from './owner-dispatch.ts';
+import { phoneVariant, sameLine } from '../../domain/phone-variants.ts';
 
 /** What a send reaches: the senders and the media it stores or reuses. */
 export type SendingServices = Pick<
@@ -194,15 +195,26 @@ function contentOf(input: SendInput): Pick<SendRequest, 'structured' | 'linkPrev
 }
 
 /**
- * A recipient named by LID, as the phone from_phone's map knows for it: the message goes to the
- * person's phone and joins their one conversation. Asks the database, never WhatsApp.
+ * The recipient as the number knows the person: a LID becomes the phone from_phone's map knows
+ * for it, and a phone of a line with two forms (ADR 0050) becomes the form the map holds, or,
+ * where `mayAsk` (on the number's owner), the form WhatsApp answers for it. So the message goes to
+ * the person's one chat and conversation. A replay answered by another node reads the map only:
+ * the owner's first send stored the person under the answered form.
  */
 export async function toKnownPhone(
-  services: Pick<OperationServices, 'numbers' | 'identities'>,
+  services: Pick<OperationServices, 'numbers' | 'identities' | 'numberChecks'>,
   scope: AccountScope,
   input: SendInput,
+  mayAsk = false,
 ): Promise<SendInput> {
-  if (input.toLid === undefined) return input;
+  if (input.toLid === undefined) {
+    if (input.toPhone === undefined || phoneVariant(input.toPhone) === undefined) return input;
+    const number = await services.numbers.findNumber(scope, input.fromPhone).catch(notOwned);
+    const known =
+      (await services.identities.knownForm(number.id, input.toPhone)) ??
+      (mayAsk ? await services.numberChecks.answeredForm(number, input.toPhone) : undefined);
+    return known === undefined || !sameLine(known, input.toPhone) ? input : { ...input, toPhone: known };
+  }
   const number = await services.numbers.findNumber(scope, input.fromPhone).catch(notOwned);
   const phone = await services.identities.phoneOf(number.id, input.toLid);
   if (phone === undefined)

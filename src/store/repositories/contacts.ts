@@ -217,6 +217,18 @@ export async function phoneOfLidInAccount(db: Executor, accountId: string, lid: 
   return (row?.phone ?? undefined) as E164 | undefined;
 }
 
+/** Which of `phones` (one line's two forms) the number's map knows a person by; the first wins. */
+export async function knownPhoneAmong(db: Executor, numberId: string, phones: readonly E164[]): Promise<E164 | undefined> {
+  const rows = await db
+    .selectFrom('contacts')
+    .select('phone')
+    .where('number_id', '=', numberId)
+    .where('phone', 'in', [...phones])
+    .execute();
+  const known = new Set(rows.map((row) => row.phone));
+  return phones.find((phone) => known.has(phone));
+}
+
 /** The LID a number's map knows for `phone`. */
 export async function lidOfPhone(db: Executor, numberId: string, phone: E164): Promise<string | undefined> {
   const { rows } = await lidOfPhoneStatement(db, { numberId, phone });

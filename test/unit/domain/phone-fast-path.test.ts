@@ -20,6 +20,12 @@ function oracle(input: string): string | undefined {
   return parsed?.isPossible() ? parsed.number : undefined;
 }
 
+/** What parseE164 answers: the oracle's answer, and WhatsApp's form of a Mexican mobile besides (ADR 0050). */
+function parseOracle(input: string): string | undefined {
+  const compact = input.trim().replace(/[ ().-]/g, '');
+  return /^\+?521[0-9]{10}$/.test(compact) ? `+${compact.replace('+', '')}` : oracle(input);
+}
+
 /** A small seeded generator (mulberry32), so that a failure names an input that reproduces. */
 function seededRandom(seed: number): () => number {
   return () => {
@@ -84,7 +90,7 @@ describe('the phone length table never changes an answer of the full parse', () 
           const candidate = `+${code}${start}${digits(random, rest)}`;
           const fast = answerByLength(candidate);
           if (fast !== UNDECIDED) assert.equal(fast, oracle(candidate), candidate);
-          assert.equal(parseE164(candidate), oracle(candidate), candidate);
+          assert.equal(parseE164(candidate), parseOracle(candidate), candidate);
         }
       }
     }
@@ -100,7 +106,7 @@ describe('the phone length table never changes an answer of the full parse', () 
         input += String(Math.floor(random() * 10));
         if (random() < 0.15) input += separators[Math.floor(random() * separators.length)];
       }
-      assert.equal(parseE164(input), oracle(input), JSON.stringify(input));
+      assert.equal(parseE164(input), parseOracle(input), JSON.stringify(input));
     }
   });
 
@@ -113,7 +119,7 @@ describe('the phone length table never changes an answer of the full parse', () 
       for (const candidate of [example, `${example}1`, example.slice(0, -1)]) {
         const fast = answerByLength(candidate);
         if (fast !== UNDECIDED) assert.equal(fast, oracle(candidate), `${country}: ${candidate}`);
-        assert.equal(parseE164(candidate), oracle(candidate), `${country}: ${candidate}`);
+        assert.equal(parseE164(candidate), parseOracle(candidate), `${country}: ${candidate}`);
       }
       if (answerByLength(example) !== UNDECIDED) decided++;
     }

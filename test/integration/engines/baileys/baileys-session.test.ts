@@ -663,7 +663,7 @@ describe('Baileys engine: sending', () => {
   it('checks many phones in one onWhatsApp query, by JID, and answers remembered phones without asking again', async () => {
     const { engine, number, factory } = await startEngine();
     const socket = await connect(engine, number, factory);
-    // WhatsApp answers by JID, a device suffix included, and in its own order.
+    // WhatsApp answers by JID, a device suffix included (which wa_id leaves out), and in its own order.
     socket.answerOnWhatsApp = async (phones) =>
       phones
         .map((phone) => ({
@@ -674,7 +674,7 @@ describe('Baileys engine: sending', () => {
     const admitted: number[] = [];
     const first = await engine.checkNumbers(number, ['+14155550111' as E164, '+14155550122' as E164], (count) => admitted.push(count));
     assert.deepEqual(first, [
-      { phone: '+14155550111', exists: true, waId: '14155550111:3@s.whatsapp.net', cached: false },
+      { phone: '+14155550111', exists: true, waId: '14155550111@s.whatsapp.net', cached: false },
       { phone: '+14155550122', exists: false, waId: null, cached: false },
     ]);
     const second = await engine.checkNumbers(number, ['+14155550122' as E164, '+14155550133' as E164], (count) => admitted.push(count));
