@@ -180,6 +180,8 @@ interface ClusterConfig {
   maxSessionsPerNode: number | null;
   /** WAGW_OWNER_WAIT_MS: how long a request for a number without a live owner waits for a takeover. */
   ownerWaitMs: number;
+  /** WAGW_HANDOVER_DRAIN_MS: the longest a node giving a number up waits for the work under way on it. */
+  handoverDrainMs: number;
   /** WAGW_NODE_CALL_TIMEOUT_MS: the longest any call to another node may take, however alive that node looks. */
   nodeCallTimeoutMs: number;
   /** WAGW_SANDBOX_NETWORK: `tcp://host:port` of a shared sandbox network; null runs it in this process. */
@@ -392,6 +394,7 @@ export function loadConfig(env: Environment = process.env): Config {
       leaseTtlMs,
       maxSessionsPerNode: env.WAGW_MAX_SESSIONS_PER_NODE ? integer('WAGW_MAX_SESSIONS_PER_NODE', 0, 1) : null,
       ownerWaitMs: integer('WAGW_OWNER_WAIT_MS', 5_000, 0, 120_000),
+      handoverDrainMs: integer('WAGW_HANDOVER_DRAIN_MS', 5_000, 0, 120_000),
       nodeCallTimeoutMs: integer('WAGW_NODE_CALL_TIMEOUT_MS', 60_000, 1_000, 600_000),
       sandboxNetwork: parseSandboxNetwork(env.WAGW_SANDBOX_NETWORK, problems),
       sandboxNetworkMaxLineBytes: integer(

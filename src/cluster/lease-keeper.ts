@@ -28,6 +28,8 @@ export interface LeaseSettings {
   nodeName: string;
   /** Where other nodes reach this one (WAGW_NODE_URL); null on a single node. */
   nodeUrl: string | null;
+  /** The longest a number given up waits for the work already under way on it (WAGW_HANDOVER_DRAIN_MS). */
+  drainMs: number;
 }
 
 /** The phones of leases known only by number id, for the record of changes of owner. */
@@ -57,6 +59,11 @@ export interface SessionHost {
   leasesGained(leases: ClaimedLease[]): void;
   /** The lease is gone, or about to be given up: end the session, cleanly, before returning. */
   leaseLost(numberId: string): Promise<void>;
+  /**
+   * The numbers are being given up and no new work is let in for them (leaseOf hides them):
+   * resolve once the work already under way on them has ended, or after `boundMs`.
+   */
+  drain(numberIds: readonly string[], boundMs: number): Promise<void>;
 }
 
 /**
@@ -82,6 +89,10 @@ export class LeaseKeeper {
   private pinned: readonly string[] | undefined;
   /** Leases this node gave up of its own accord (`numberId:epoch`), with when, oldest first. */
   private readonly relinquished = new Map<string, number>();
+  /** Numbers being given up: still held (their sends in flight are recorded under the lease), but no new work is let in. */
+  private readonly leaving = new Set<string>();
+  /** Set while the watchdog stands the node down, so that its overlapping passes do it once. */
+  private distrusting = false;
 
   constructor(
     private readonly store: Store,
@@ -176,9 +187,19 @@ export class LeaseKeeper {
     return this.ticking;
   }
 
-  /** The lease this node holds on the number, if it holds one it still trusts. */
+  /** The lease this node holds on the number, if it holds one it still trusts and is not giving up. */
   leaseOf(numberId: string): SessionLease | undefined {
-    return this.held.get(numberId);
+    return this.leaving.has(numberId) ? undefined : this.held.get(numberId);
+  }
+
+  /** Whether this node is giving the number up now: it waits for the work under way before it releases the lease. */
+  givingUp(numberId: string): boolean {
+    return this.leaving.has(numberId);
+  }
+
+  /** Whether this node has begun to stop (or never started): it takes no number any more. */
+  get stopping(): boolean {
+    return !this.running;
   }
 
   heldCount(): number {
@@ -210,6 +231,7 @@ export class LeaseKeeper {
     const held = this.held.get(lease.numberId);
     if (held === undefined || held.epoch !== lease.epoch) return;
     this.held.delete(lease.numberId);
+    this.leaving.delete(lease.numberId);
     this.logger.warn({ numberId: lease.numberId, epoch: lease.epoch }, 'another node owns this number now; stopping its session here');
     await this.host?.leaseLost(lease.numberId);
   }
@@ -220,7 +242,10 @@ export class LeaseKeeper {
    */
   async giveBack(leases: ClaimedLease[]): Promise<void> {
     for (const lease of leases) {
-      if (this.held.get(lease.numberId)?.epoch === lease.epoch) this.held.delete(lease.numberId);
+      if (this.held.get(lease.numberId)?.epoch === lease.epoch) {
+        this.held.delete(lease.numberId);
+        this.leaving.delete(lease.numberId);
+      }
       await this.host?.leaseLost(lease.numberId);
     }
     try {
@@ -242,9 +267,11 @@ export class LeaseKeeper {
     // A tick logs its own failures (tick() catches them), so this only waits for it to end.
     await this.ticking;
     const leases = [...this.held.values()];
+    await this.drain(leases, this.settings.drainMs);
     this.relinquish(leases);
     await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
     this.held.clear();
+    this.leaving.clear();
     try {
       await this.store.db.transaction().execute(async (trx) => {
         await releaseLeases(trx, this.store.dialect, leases, 'released');
@@ -316,9 +343,11 @@ export class LeaseKeeper {
       }
       if (claimedNow > 0) this.logger.info({ claimed: claimedNow, held: this.held.size, target }, 'claimed numbers');
     } else if (this.held.size > target && nodes > 1 && this.pinned === undefined) {
-      // One number per tick, each stopped cleanly before its release, so a join moves load gradually.
+      // One number per tick, each drained and stopped cleanly before its release, so a join moves load gradually.
       const lease = this.held.values().next().value!;
+      await this.drain([lease], this.settings.drainMs);
       this.held.delete(lease.numberId);
+      this.leaving.delete(lease.numberId);
       this.relinquish([lease]);
       await this.host?.leaseLost(lease.numberId);
       await this.store.db.transaction().execute(async (trx) => {
@@ -330,16 +359,45 @@ export class LeaseKeeper {
   }
 
   private async checkTrust(): Promise<void> {
-    if (!this.running || this.held.size === 0) return;
+    if (!this.running || this.held.size === 0 || this.distrusting) return;
     if (performance.now() - this.lastRenewalSentAt <= this.trustMs) return;
-    const leases = [...this.held.values()];
-    this.held.clear();
-    this.logger.error(
-      { numbers: leases.length, trustMs: this.trustMs },
-      'leases could not be renewed in time; stopping every session before another node may take them over',
-    );
-    await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
-    // If the database answers again, the leases go back at once rather than at their TTL.
-    await this.giveBack(leases);
+    this.distrusting = true;
+    try {
+      const leases = [...this.held.values()];
+      this.logger.error(
+        { numbers: leases.length, trustMs: this.trustMs },
+        'leases could not be renewed in time; stopping every session before another node may take them over',
+      );
+      // The work under way may finish within half of what is left before a lease can end by the
+      // database's clock (ttlMs - trustMs from the last renewal sent); the sessions stop after it.
+      await this.drain(leases, Math.min(this.settings.drainMs, Math.floor((this.settings.ttlMs - this.trustMs) / 2)));
+      for (const lease of leases) {
+        if (this.held.get(lease.numberId)?.epoch === lease.epoch) this.held.delete(lease.numberId);
+        this.leaving.delete(lease.numberId);
+      }
+      await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
+      // If the database answers again, the leases go back at once rather than at their TTL.
+      await this.giveBack(leases);
+    } finally {
+      this.distrusting = false;
+    }
+  }
+
+  /**
+   * The first step of giving numbers up: no new work is let in for them (leaseOf hides them, so
+   * requests wait for, or are forwarded to, the next owner), and the work already under way is
+   * waited for, at most `boundMs`, while the session still runs and the lease is still held.
+   */
+  private async drain(leases: readonly SessionLease[], boundMs: number): Promise<void> {
+    if (leases.length === 0) return;
+    for (const lease of leases) this.leaving.add(lease.numberId);
+    try {
+      await this.host?.drain(
+        leases.map((lease) => lease.numberId),
+        boundMs,
+      );
+    } catch (error) {
+      this.logger.error({ err: error }, 'could not wait for the work under way on numbers being given up');
+    }
   }
 }

@@ -1,6 +1,6 @@
 import { AppError } from '../domain/errors.ts';
 import type { WhatsAppNumber } from '../domain/model.ts';
-import type { SessionSupervisor } from '../messaging/session-supervisor.ts';
+import type { NoOwnerReason, SessionSupervisor } from '../messaging/session-supervisor.ts';
 import { NodeStoppedAnsweringError, NodeUnreachableError, type NodeAddress, type NodeClient } from './node-client.ts';
 
 /** How often a request waiting for a number's new owner looks again. */
@@ -43,6 +43,8 @@ export class OwnerRouter {
     private readonly supervisor: SessionSupervisor,
     private readonly waitMs: number,
     private readonly nodes: NodeClient,
+    /** No other node can take a number over (SQLite): a request is never told to wait for one. */
+    private readonly singleNode: boolean,
   ) {
     // A short wait gets quicker probes, so that a frozen owner is found out within it.
     this.probeMs = Math.max(50, Math.min(PROBE_MS, Math.floor(waitMs / 4)));
@@ -55,14 +57,25 @@ export class OwnerRouter {
     let silentNode: string | undefined;
     for (;;) {
       let place = await this.supervisor.placeOf(number);
-      if (place.kind === 'nowhere' && !claimed) {
+      if (place.kind === 'nowhere' && place.reason === 'unowned' && !claimed) {
         // A number nobody holds (just added by the CLI, or released) may be this node's to take
         // now, rather than at its next lease tick.
         claimed = true;
         await this.supervisor.numberAdded();
         place = await this.supervisor.placeOf(number);
       }
-      if (place.kind === 'here') return here();
+      if (place.kind === 'here') {
+        // Let in as work on the number, which a handover waits for before it stops the session;
+        // a number given up since the look is looked up again.
+        const admitted = this.supervisor.admit(number.id);
+        if (admitted !== undefined) {
+          try {
+            return await here();
+          } finally {
+            admitted();
+          }
+        }
+      }
       if (place.kind === 'elsewhere' && place.url !== null && place.nodeId !== silentNode) {
         try {
           return await this.forward({ nodeId: place.nodeId, url: place.url }, elsewhere);
@@ -80,8 +93,14 @@ export class OwnerRouter {
         }
       }
       const retryAfterMs = place.kind === 'nowhere' ? place.retryAfterMs : 1_000;
-      if (Date.now() + POLL_MS > deadline)
-        throw ownerLost(number, 'no node serves this number at the moment; a takeover is under way', Math.ceil(retryAfterMs / 1000));
+      // One node alone has nobody to hand the number to: waiting would only delay the answer.
+      const alone = this.singleNode && place.kind === 'nowhere' && place.reason !== 'unowned';
+      if (alone || Date.now() + POLL_MS > deadline)
+        throw ownerLost(
+          number,
+          whyNoOwner(place.kind === 'nowhere' ? place.reason : 'unowned', this.singleNode),
+          Math.ceil(retryAfterMs / 1000),
+        );
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
   }
@@ -110,6 +129,17 @@ export class OwnerRouter {
       probing = false;
     }
   }
+}
+
+/** What the 503 says of a number without an owner, as true of one node as of a cluster. */
+function whyNoOwner(reason: NoOwnerReason, singleNode: boolean): string {
+  if (singleNode) {
+    return reason === 'unowned'
+      ? 'its session does not run in this gateway at the moment; nothing was done'
+      : 'the gateway is stopping; nothing was done';
+  }
+  if (reason === 'unowned') return 'no node serves this number at the moment; a takeover is under way';
+  return 'its node is handing it over to another node; nothing was done';
 }
 
 function ownerLost(number: WhatsAppNumber, why: string, retryAfterSeconds: number): AppError {

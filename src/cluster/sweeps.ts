@@ -53,7 +53,7 @@ export function registerSweeps(scheduler: Scheduler, parts: SweptParts, interrup
 
 /**
  * The node's periodic clean-up, run at start and then every WAGW_INTERRUPTED_SEND_AFTER_MS:
- * sends a crash cut off are failed (their age is the same setting, so that a send still in flight
+ * sends whose outcome was never recorded are settled as unknown (their age is the same setting, so that a send still in flight
  * on another node is left alone), and expired idempotency keys and sign-in counters go.
  */
 async function sweepExpired(
@@ -67,7 +67,13 @@ async function sweepExpired(
     logger.error({ err: error }, 'could not sweep interrupted sends');
     return 0;
   });
-  if (interrupted > 0) logger.warn({ count: interrupted }, 'failed sends that a crash cut off before the engine answered');
+  // What the sweep knows is only that no answer was recorded: whether the engine took them, and
+  // whether a crash, a lost lease or a dead database stood between, it cannot tell.
+  if (interrupted > 0)
+    logger.warn(
+      { count: interrupted },
+      'settled as unknown sends whose engine answer was never recorded (their node stopped, or could not write, in between)',
+    );
   // Idempotency keys past their 24 hours go in the same sweep; until then they are only ignored.
   await idempotentSender.purgeExpired().catch((error: unknown) => logger.error({ err: error }, 'could not purge expired idempotency keys'));
   // So do sign-in counters whose windows have passed: without this the table only grows.

@@ -243,7 +243,10 @@ export const errorCatalogue = {
     meaning:
       "WhatsApp accepted the message, but the gateway's database would not record it, even after retrying for a few seconds; do not send " +
       'it again. Its status is `unknown` (error_code `outcome_unknown`) until the gateway records it as sent or a receipt arrives.',
-    meta: { message_id: 'the message WhatsApp accepted' },
+    meta: {
+      message_id: 'the message WhatsApp accepted',
+      retry_after_seconds: 'when a retry with the same Idempotency-Key may find the record',
+    },
   },
   headers_timeout: { publicApi: true, status: 408, meaning: 'The request headers did not arrive within WAGW_HEADERS_TIMEOUT_MS.' },
   payload_too_large: {
@@ -357,8 +360,8 @@ export const errorCatalogue = {
     meta: {
       from_phone: 'the number',
       to_phone: 'the number, for a simulated incoming message',
-      status: 'its session status (`no_owner` while another node takes the number over)',
-      retry_after_seconds: 'when to try again, also in Retry-After (during a takeover)',
+      status: 'its session status (`no_owner` while no node serves the number: a takeover, a handover, a stopping gateway)',
+      retry_after_seconds: 'when to try again, also in Retry-After',
     },
   },
   number_paused: {
@@ -371,7 +374,7 @@ export const errorCatalogue = {
       from_phone: 'the number',
       reason: 'restricted, reachout_timelock, rate_limited, logged_out or manual',
       until: 'when the pause lifts by itself (ISO 8601), or null when that is not known',
-      retry_after_seconds: 'until `until`, also in Retry-After; absent when `until` is null',
+      retry_after_seconds: 'until `until`, also in Retry-After; 60 when `until` is null',
     },
   },
   overloaded: {
@@ -451,6 +454,13 @@ export const errorCatalogue = {
     status: 429,
     meaning: 'Too many failed attempts; wait before trying again.',
     meta: { retry_after_seconds: 'when to try again, as in Retry-After' },
+  },
+  // Between nodes.
+  number_moved: {
+    status: 421,
+    meaning:
+      'A call forwarded to a node that no longer serves the number (it is handing it over, or has): the forwarding node looks for ' +
+      'its owner again. Never answered to a client.',
   },
   // GET /metrics, for the monitoring system.
   invalid_metrics_token: { publicApi: true, status: 401, meaning: 'GET /metrics needs the configured metrics token as a bearer token.' },

@@ -1,5 +1,5 @@
 import { newId } from '../domain/ids.ts';
-import type { Message, MessageStatus, WhatsAppNumber } from '../domain/model.ts';
+import type { Message, MessageStatus, SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import { findByEngineId, insertReply } from '../store/repositories/conversations.ts';
 import { incomingMessagePayload, messageStatusPayload } from '../domain/webhooks.ts';
 import type { IncomingMedia } from '../engines/engine.ts';
@@ -194,30 +194,39 @@ export class ReceiveMessageService {
     );
   }
 
-  /** Receipts are written under the lease of the session that got them; a stale one is refused and dropped. */
+  /**
+   * Receipts are written under the lease of the session that got them. One the fence refuses
+   * (its number moved in the meantime, or this node was cut off) is reported as a stale write,
+   * and is then applied all the same, without the fence: it is WhatsApp's word about a message,
+   * true whichever session heard it, and a receipt only ever moves its row forward
+   * (RECEIPT_TRANSITIONS), making its event only when it does, so a late one can neither undo
+   * nor repeat anything. Dropping it would leave the message `sent` for good.
+   */
   async recordReceipt(event: ReceiptEvent): Promise<void> {
     try {
-      await this.applyReceipt(event);
+      await this.applyReceipt(event, event.lease);
     } catch (error) {
       if (!(error instanceof StaleLeaseError)) throw error;
       this.onStaleWrite?.(error);
+      await this.applyReceipt(event, undefined);
     }
   }
 
-  private async applyReceipt(event: ReceiptEvent): Promise<void> {
+  /** `fence` is the lease the write is made under, or undefined for none. */
+  private async applyReceipt(event: ReceiptEvent, fence: SessionLease | undefined): Promise<void> {
     // Only a failure has a reason; a code on a delivered or read receipt would mean nothing.
     const errorCode = event.status === 'failed' ? event.errorCode : null;
     const ours = await this.recentSends?.find(event.phone, event.engineMessageId);
     if (ours !== undefined) {
       // Its record has committed, so one attempt is the answer: a receipt it does not move is stale.
-      const outcome = await this.committer.run(async (_trx, batch) => this.applyToRecordedSend(batch, ours, event, errorCode));
+      const outcome = await this.committer.run(async (_trx, batch) => this.applyToRecordedSend(batch, ours, event, errorCode, fence));
       this.notifier.deliveriesQueued(outcome.value ?? NOTHING_QUEUED);
       return;
     }
     for (const delayMs of [0, ...RECEIPT_RETRY_DELAYS_MS]) {
       if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       const applied = await this.committer.run(async (trx, batch) => {
-        fenceLease(batch, event.lease);
+        if (fence !== undefined) fenceLease(batch, fence);
         const transitions = RECEIPT_TRANSITIONS[event.status];
         const advanced = await advanceOutboundStatus(
           trx,
@@ -253,9 +262,10 @@ export class ReceiveMessageService {
     send: RecordedSend,
     event: ReceiptEvent,
     errorCode: string | null,
+    fence: SessionLease | undefined,
   ): BatchOutcome<Enqueued> {
     const row = { id: send.id, at: event.at.getTime(), errorCode };
-    return queueStatusAdvance(batch, event.lease, event.status, RECEIPT_TRANSITIONS[event.status], row, (trx, end) =>
+    return queueStatusAdvance(batch, fence, event.status, RECEIPT_TRANSITIONS[event.status], row, (trx, end) =>
       this.reportReceipt(trx, end, send, event, errorCode),
     );
   }

@@ -217,17 +217,7 @@ export class SendMessageService {
     );
     const sentAt = new Date();
     const sent: EngineAnswer = { message, engineMessageId, lease, quoted: quotable?.quoted, sentAt, pollSecret };
-    let queued: Enqueued;
-    try {
-      queued = await this.outcomes.recordSent(sent);
-    } catch (error) {
-      if (error instanceof StaleLeaseError) {
-        this.supervisor.staleWriteRefused(error);
-        throw notConnected(number, 'ownership_lost');
-      }
-      throw await this.outcomes.sentButNotRecorded(sent, error);
-    }
-    this.notifier.deliveriesQueued(queued);
+    this.notifier.deliveriesQueued(await this.record(sent));
     return {
       ...message,
       status: 'sent',
@@ -245,6 +235,22 @@ export class SendMessageService {
    * itself checks that it still waits.
    */
   async sendReleased(number: WhatsAppNumber, waiting: WaitingMessage, message: Message, lease: SessionLease): Promise<Message | undefined> {
+    // A number this node is giving up releases nothing more; what it released is waited for.
+    const admitted = this.supervisor.admit(number.id);
+    if (admitted === undefined) return undefined;
+    try {
+      return await this.sendReleasedAdmitted(number, waiting, message, lease);
+    } finally {
+      admitted();
+    }
+  }
+
+  private async sendReleasedAdmitted(
+    number: WhatsAppNumber,
+    waiting: WaitingMessage,
+    message: Message,
+    lease: SessionLease,
+  ): Promise<Message | undefined> {
     // Fenced and written with the batch's other releases, whichever numbers they are of.
     const released = await this.committer.run(async (_trx, batch) => queueRelease(batch, lease, waiting.id));
     if (released.value !== true) return undefined;
@@ -269,16 +275,32 @@ export class SendMessageService {
     const sentAt = new Date();
     const sent: EngineAnswer = { message, engineMessageId, lease: sentLease, quoted: quotable?.quoted, sentAt, pollSecret };
     try {
-      this.notifier.deliveriesQueued(await this.outcomes.recordSent(sent));
+      this.notifier.deliveriesQueued(await this.record(sent));
     } catch (error) {
-      if (error instanceof StaleLeaseError) {
-        this.supervisor.staleWriteRefused(error);
-        return undefined;
-      }
-      await this.outcomes.sentButNotRecorded(sent, error);
+      if (!(error instanceof AppError) || error.code !== 'send_not_recorded') throw error;
       return { ...message, status: 'unknown' };
     }
     return { ...message, status: 'sent', engineMessageId };
+  }
+
+  /**
+   * Records the engine's answer. A record the lease's fence refuses (the number moved after the
+   * engine took the send) is reported as a stale write and then made without the fence, since
+   * the engine's answer is known (SendOutcomes.recordSentAfterMove): the message is `sent`, and
+   * the client's answer says so. A record the database will not take is `send_not_recorded`.
+   */
+  private async record(sent: EngineAnswer): Promise<Enqueued> {
+    try {
+      return await this.outcomes.recordSent(sent);
+    } catch (error) {
+      if (!(error instanceof StaleLeaseError)) throw await this.outcomes.sentButNotRecorded(sent, error);
+      this.supervisor.staleWriteRefused(error);
+    }
+    try {
+      return await this.outcomes.recordSentAfterMove(sent);
+    } catch (error) {
+      throw await this.outcomes.sentButNotRecorded(sent, error);
+    }
   }
 
   /**
@@ -304,8 +326,9 @@ export class SendMessageService {
   }
 
   /**
-   * Marks sends that a crash cut off between the row's commit and the record of the engine's
-   * answer. Whether the engine took them cannot be known, so they become `unknown` (interrupted),
+   * Marks sends that were cut off (a crash, a database that would not write) between the row's
+   * commit and the record of the engine's answer. Whether the engine took them cannot be known
+   * here, so they become `unknown` (interrupted),
    * not failed; their clients never got a 200, and their units go back to the account. Only
    * rows older than `olderThan` are touched, so that a send still in flight in another process
    * sharing the database is left to finish.
@@ -415,9 +438,13 @@ function quotaExceeded(terms: QuotaTerms, used: number): AppError {
   );
 }
 
+/** When a client is asked to look again at a number paused until someone resumes it. */
+const INDEFINITE_PAUSE_RETRY_AFTER_SECONDS = 60;
+
 function numberPaused(number: WhatsAppNumber, held: { reason: string; until: Date | null }): AppError {
   const until = held.until?.toISOString() ?? null;
-  const retryAfterSeconds = held.until === null ? undefined : Math.max(1, Math.ceil((held.until.getTime() - Date.now()) / 1000));
+  const retryAfterSeconds =
+    held.until === null ? INDEFINITE_PAUSE_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((held.until.getTime() - Date.now()) / 1000));
   return new AppError(
     'number_paused',
     `from_phone is paused (${held.reason.replace(/_/g, ' ')})${until === null ? ' until it is resumed' : ` until ${until}`}; nothing was sent.`,
@@ -425,7 +452,7 @@ function numberPaused(number: WhatsAppNumber, held: { reason: string; until: Dat
       from_phone: number.phone,
       reason: held.reason,
       until,
-      ...(retryAfterSeconds !== undefined && { retry_after_seconds: retryAfterSeconds }),
+      retry_after_seconds: retryAfterSeconds,
     },
   );
 }

@@ -79,14 +79,29 @@ export class SendOutcomes {
   }
 
   /**
+   * Records `sent` for a send the engine took but whose fenced record was refused: its number
+   * moved to another node between the hand-over and the record (a drain cut short, a node that
+   * lost trust in its lease or was paused). The engine's answer is known, so the message is
+   * `sent`, not unknown, and the client is told so. The record is made without the fence and
+   * only over a row still pending (queued, or unknown by the sweep), by primary key: no other
+   * node sends this row (its id is this send's alone, and an Idempotency-Key's claim keeps a
+   * retry off it while it is queued), so nothing the new owner did can be overwritten.
+   */
+  async recordSentAfterMove(sent: EngineAnswer): Promise<Enqueued> {
+    const queued = await this.committer.run(async (_trx, batch) => this.writeSent(batch, sent, true, false));
+    this.recentSends.committed(sent.message, sent.engineMessageId);
+    return queued.value ?? NOTHING_QUEUED;
+  }
+
+  /**
    * Queues the record of `sent` at the end of the caller's batch, where the batch's records are
    * fenced and written together (status-writes.ts); the reply, the poll's secret and the event
    * follow only if the row changed.
    */
-  private writeSent(batch: EndOfBatch, sent: EngineAnswer, onlyIfPending: boolean): BatchOutcome<Enqueued> {
+  private writeSent(batch: EndOfBatch, sent: EngineAnswer, onlyIfPending: boolean, fenced = true): BatchOutcome<Enqueued> {
     const { message, engineMessageId, lease, quoted, sentAt } = sent;
     const row = { id: message.id, engineMessageId, at: sentAt.getTime(), onlyIfPending };
-    return queueSentRecord(batch, lease, row, async (trx, end) => {
+    return queueSentRecord(batch, fenced ? lease : undefined, row, async (trx, end) => {
       if (quoted !== undefined) await insertReply(trx, message, quoted);
       if (sent.pollSecret !== undefined) await savePollSecret(trx, message.id, sent.pollSecret);
       return queueEvent(trx, end, this.notifier, message.accountId, messageStatusPayload(message, 'sent', null, sentAt), sentAt);

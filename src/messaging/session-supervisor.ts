@@ -10,6 +10,7 @@ import { EngineSendError } from '../engines/engine.ts';
 import type { EngineRegistry } from '../engines/registry.ts';
 import type { Store } from '../store/database.ts';
 import { refusedBySession } from './session-refusals.ts';
+import { WorkInFlight } from './work-in-flight.ts';
 import { sessionStatusPayload } from '../domain/webhooks.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { assertLeaseHeld, findLeaseOwner, StaleLeaseError, type ClaimedLease } from '../store/repositories/leases.ts';
@@ -34,12 +35,22 @@ export interface ServedNumberObserver {
   sessionStopped(numberId: string): void;
 }
 
+/**
+ * Why no node serves a number now: this node is handing it over (it drains the work under way,
+ * then releases the lease for another to claim), this node is stopping and has let it go, or
+ * nobody holds a live lease (its node died, or it was just added).
+ */
+export type NoOwnerReason = 'handing_over' | 'stopping' | 'unowned';
+
 /** Where a number's session runs, as far as this node can tell. */
 export type SessionPlace =
   | { kind: 'here'; lease: SessionLease }
   | { kind: 'elsewhere'; nodeId: string; url: string | null }
   /** Nobody holds a live lease; `retryAfterMs` is when a takeover is due at the latest. */
-  | { kind: 'nowhere'; retryAfterMs: number };
+  | { kind: 'nowhere'; retryAfterMs: number; reason: NoOwnerReason };
+
+/** What a client is asked to wait while this node hands a number over: a drain, a release and a claim. */
+const HANDOVER_RETRY_AFTER_MS = 1_000;
 
 /** Pause between two session starts of an engine that logs in to a real network (Baileys). */
 const STAGGER_MS = 250;
@@ -63,6 +74,8 @@ export class SessionSupervisor implements SessionHost {
   private readonly phones = new Map<string, string>();
   /** Number id → the start of its session, from the lease's gain until the start has ended (see untilStarted). */
   private readonly starting = new Map<string, Promise<void>>();
+  /** The requests and queue releases let in on each number, which a node giving it up waits for. */
+  private readonly work = new WorkInFlight();
   constructor(
     private readonly store: Store,
     private readonly engines: EngineRegistry,
@@ -136,6 +149,32 @@ export class SessionSupervisor implements SessionHost {
     await this.starts;
   }
 
+  /**
+   * Lets one request or queue release run on the number here, if this node serves it and is not
+   * giving it up: returns what ends it, which the caller must call. Undefined when the number is
+   * not (or no longer) this node's to serve: the caller routes the work again.
+   */
+  admit(numberId: string): (() => void) | undefined {
+    if (this.keeper.leaseOf(numberId) === undefined) return undefined;
+    return this.work.enter(numberId);
+  }
+
+  /**
+   * The lease keeper gives the numbers up: it lets no new work in for them, and this waits for
+   * the work already let in (sends with the engine among it) to end, at most `boundMs`, while
+   * their sessions still run and their leases are still held, so that a send the engine took is
+   * recorded under its lease and answered 200.
+   */
+  async drain(numberIds: readonly string[], boundMs: number): Promise<void> {
+    const ended = await Promise.all(numberIds.map((numberId) => this.work.ended(numberId, boundMs)));
+    const cut = numberIds.filter((_, index) => !ended[index]);
+    if (cut.length > 0)
+      this.logger.warn(
+        { numbers: cut.length, drainMs: boundMs },
+        'work on numbers being given up was still under way when the drain ended; their sessions stop now',
+      );
+  }
+
   async leaseLost(numberId: string): Promise<void> {
     const running = this.running.get(numberId);
     if (running === undefined) return;
@@ -183,10 +222,10 @@ export class SessionSupervisor implements SessionHost {
     if (engine.capabilities.staggeredStart) await new Promise((resolve) => setTimeout(resolve, STAGGER_MS));
   }
 
-  /** Whether this node runs the session of the phone now: the send path's check, with no query. */
-  servesPhone(phone: string): boolean {
+  /** admit() for the phone whose session runs here: the send path's check, with no query. */
+  admitPhone(phone: string): (() => void) | undefined {
     const numberId = this.phones.get(phone);
-    return numberId !== undefined && this.keeper.leaseOf(numberId) !== undefined;
+    return numberId === undefined ? undefined : this.admit(numberId);
   }
 
   /** Tracks the number as served here, with what the observer keeps of it loaded before its session runs. */
@@ -204,11 +243,15 @@ export class SessionSupervisor implements SessionHost {
   async placeOf(number: WhatsAppNumber): Promise<SessionPlace> {
     const lease = this.keeper.leaseOf(number.id);
     if (lease !== undefined) return { kind: 'here', lease };
+    if (this.keeper.givingUp(number.id)) return { kind: 'nowhere', retryAfterMs: HANDOVER_RETRY_AFTER_MS, reason: 'handing_over' };
     const owner = await findLeaseOwner(this.store.db, this.store.dialect, number.id);
     if (owner?.nodeId != null && owner.nodeId !== this.keeper.nodeId && owner.remainingMs > 0) {
       return { kind: 'elsewhere', nodeId: owner.nodeId, url: owner.url };
     }
-    return { kind: 'nowhere', retryAfterMs: Math.max(0, owner?.remainingMs ?? 0) + this.keeper.renewIntervalMs };
+    const reason: NoOwnerReason = this.keeper.stopping ? 'stopping' : 'unowned';
+    // Still this node's in the database: its release is a moment away, not the lease's end.
+    if (owner?.nodeId === this.keeper.nodeId) return { kind: 'nowhere', retryAfterMs: HANDOVER_RETRY_AFTER_MS, reason };
+    return { kind: 'nowhere', retryAfterMs: Math.max(0, owner?.remainingMs ?? 0) + this.keeper.renewIntervalMs, reason };
   }
 
   /**

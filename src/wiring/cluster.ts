@@ -60,7 +60,7 @@ export function buildCluster({
 }: ClusterInputs): ClusterParts {
   const { keeper, supervisor } = sessions;
   const nodeClient = new NodeClient(keys.clusterKey, config.cluster.nodeCallTimeoutMs);
-  const router = new OwnerRouter(supervisor, config.cluster.ownerWaitMs, nodeClient);
+  const router = new OwnerRouter(supervisor, config.cluster.ownerWaitMs, nodeClient, config.database.dialect === 'sqlite');
   const { authenticator } = accounts;
   const revocations = new KeyRevocationListener(
     config.database.dialect === 'postgres' ? config.database.connectionString : undefined,

@@ -61,8 +61,13 @@ export async function buildSessions(
   boundaries: GatewayBoundaries,
 ): Promise<SessionParts> {
   const { store, committer, metrics } = storage;
-  const { nodeName, nodeUrl, leaseTtlMs, maxSessionsPerNode } = config.cluster;
-  const keeper = new LeaseKeeper(store, { ttlMs: leaseTtlMs, maxSessions: maxSessionsPerNode, nodeName, nodeUrl }, logger, scheduler);
+  const { nodeName, nodeUrl, leaseTtlMs, maxSessionsPerNode, handoverDrainMs } = config.cluster;
+  const keeper = new LeaseKeeper(
+    store,
+    { ttlMs: leaseTtlMs, maxSessions: maxSessionsPerNode, nodeName, nodeUrl, drainMs: handoverDrainMs },
+    logger,
+    scheduler,
+  );
   const staleWrites = new StaleWrites(keeper, logger, metrics);
   const pauses = new NumberPauses({
     store,

@@ -3,7 +3,13 @@ import type { Logger } from 'pino';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import type { Group, GroupChange, ParticipantResult } from '../../domain/groups.ts';
 import { LineSplitter } from './line-splitter.ts';
-import { networkRestriction, parseProtocolLine, SendRestrictedError, type NetworkRestriction } from './sandbox-network-protocol.ts';
+import {
+  networkRestriction,
+  NetworkUnreachableError,
+  parseProtocolLine,
+  SendRestrictedError,
+  type NetworkRestriction,
+} from './sandbox-network-protocol.ts';
 import {
   HANDSHAKE_LINE_BYTES,
   HANDSHAKE_TIMEOUT_MS,
@@ -164,7 +170,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 
   /** A request on this very socket: a connection must live on the socket whose loss it will hear of. */
   private requestOn(socket: net.Socket, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-    if (socket.destroyed) return Promise.reject(new Error('the connection to the shared sandbox network closed'));
+    if (socket.destroyed) return Promise.reject(new NetworkUnreachableError('the connection to the shared sandbox network closed', false));
     const ref = ++this.nextRef;
     return new Promise((resolve, reject) => {
       this.pending.set(ref, {
@@ -202,7 +208,7 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
       let admitted = false;
       let challenge: string | undefined;
       const refuse = (reason: string) => {
-        reject(new Error(`The shared sandbox network at ${where} ${reason}`));
+        reject(new NetworkUnreachableError(`The shared sandbox network at ${where} ${reason}`, false));
         socket.destroy();
       };
       const deadline = setTimeout(() => refuse('did not complete the handshake in time.'), HANDSHAKE_TIMEOUT_MS);
@@ -284,7 +290,8 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
 
   private onClose(socket: net.Socket): void {
     if (this.socket === socket) this.socket = undefined;
-    for (const waiter of this.pending.values()) waiter.reject(new Error('the connection to the shared sandbox network closed'));
+    for (const waiter of this.pending.values())
+      waiter.reject(new NetworkUnreachableError('the connection to the shared sandbox network closed', true));
     this.pending.clear();
     const lost: NetworkDevice[] = [];
     for (const [phone, local] of this.devices) {

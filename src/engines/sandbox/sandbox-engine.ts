@@ -29,6 +29,7 @@ import { GroupRefusedError, type GroupOperation } from './sandbox-groups.ts';
 import { EngineSendError, isGroupMessage } from '../engine.ts';
 import { RecipientDirectory, type CheckedPhone } from '../recipient-directory.ts';
 import {
+  NetworkUnreachableError,
   NotConnectedError,
   NotGroupMemberError,
   SendRestrictedError,
@@ -341,6 +342,9 @@ export class SandboxEngine implements Engine, InboundSimulator {
       return { engineMessageId: sent.id, lease: session.lease };
     } catch (error) {
       if (error instanceof NotConnectedError) throw new EngineSendError('not_connected', error.message, 'disconnected');
+      // Only a send that surely never reached the network is refused: one that may have is not known to have failed.
+      if (error instanceof NetworkUnreachableError && !error.delivered)
+        throw new EngineSendError('not_connected', error.message, 'disconnected');
       if (error instanceof NotGroupMemberError) throw new EngineSendError('not_group_member', error.message);
       if (error instanceof SendRestrictedError) {
         await this.reportRestriction(number, session.lease, error.restriction);
@@ -617,7 +621,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
         incoming.groupId,
       ));
     } catch (error) {
-      if (error instanceof NotConnectedError)
+      // The shared network being out of reach is the number's session being down, as a send finds it.
+      if (error instanceof NotConnectedError || error instanceof NetworkUnreachableError)
         throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
       if (error instanceof BlockedSenderError) throw new EngineSendError('sender_blocked', error.message);
       throw error;
@@ -644,7 +649,7 @@ async function injectVote(network: SandboxEngineOptions['network'], number: What
       vote.groupId,
     );
   } catch (error) {
-    if (error instanceof NotConnectedError)
+    if (error instanceof NotConnectedError || error instanceof NetworkUnreachableError)
       throw new EngineSendError('not_connected', `${number.phone} is not connected to the sandbox network.`, 'disconnected');
     throw error;
   }

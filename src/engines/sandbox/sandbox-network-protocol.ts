@@ -189,6 +189,21 @@ export class NotConnectedError extends Error {
   }
 }
 
+/**
+ * The shared network could not be asked: it cannot be reached, or its connection closed while a
+ * request was on it. `delivered` says whether the request may have arrived (it was written
+ * before the connection closed) or surely did not (no connection to write it on).
+ */
+export class NetworkUnreachableError extends Error {
+  constructor(
+    message: string,
+    readonly delivered: boolean,
+  ) {
+    super(message);
+    this.name = 'NetworkUnreachableError';
+  }
+}
+
 /** One line of the shared network's protocol as the object it must be, or undefined for anything else. */
 export function parseProtocolLine(line: string): Record<string, unknown> | undefined {
   try {

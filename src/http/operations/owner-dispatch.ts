@@ -1,6 +1,6 @@
 import type { Gateway } from '../../main.ts';
-import type { NodeAddress } from '../../cluster/node-client.ts';
-import { AppError } from '../../domain/errors.ts';
+import { NodeUnreachableError, type NodeAddress } from '../../cluster/node-client.ts';
+import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
@@ -39,7 +39,8 @@ export class OwnerDispatch {
     const here = () => operation.handle(input, services);
     const owner = await operation.owner?.(input, services);
     if (owner === undefined) return here();
-    if (this.gateway.supervisor.servesPhone(typeof owner === 'string' ? owner : owner.phone)) return here();
+    const admitted = this.gateway.supervisor.admitPhone(typeof owner === 'string' ? owner : owner.phone);
+    if (admitted !== undefined) return runAdmitted(here, admitted);
     const number: WhatsAppNumber =
       typeof owner === 'string' ? await this.gateway.numbers.findNumber(input.scope, owner).catch(notOwned) : owner;
     const known = await operation.answerWithoutOwner?.(input, services);
@@ -53,8 +54,12 @@ export class OwnerDispatch {
     });
   }
 
-  /** Runs a forwarded operation here, as its owner: the first node has checked and routed it. */
-  runForwarded(operation: AnyOperation, forwarded: ForwardedOperation): Promise<Answer> {
+  /**
+   * Runs a forwarded operation here, as its owner: the first node has checked and routed it. A
+   * node that no longer serves the number (it is handing it over, or has) runs nothing and answers
+   * `number_moved`, on which the first node looks for the owner again.
+   */
+  async runForwarded(operation: AnyOperation, forwarded: ForwardedOperation): Promise<Answer> {
     const input: OperationInput<RequestSchemas> = {
       scope: accountScope(forwarded.account_id),
       params: forwarded.params,
@@ -63,7 +68,16 @@ export class OwnerDispatch {
       idempotencyKey: forwarded.idempotency_key ?? undefined,
       preferWaitSeconds: forwarded.prefer_wait_seconds ?? undefined,
     };
-    return operation.handle(input, pickServices(this.services, operation.uses));
+    const services = pickServices(this.services, operation.uses);
+    const here = () => operation.handle(input, services);
+    // The first node found the owner without fault; anything this look cannot find is the handler's to answer.
+    const owner = await Promise.resolve(operation.owner?.(input, services)).catch(() => undefined);
+    if (owner === undefined) return here();
+    const number = typeof owner === 'string' ? await this.gateway.numbers.findNumber(input.scope, owner).catch(() => undefined) : owner;
+    if (number === undefined) return here();
+    const admitted = this.gateway.supervisor.admit(number.id);
+    if (admitted === undefined) throw new AppError('number_moved', `This node does not serve ${number.phone} (any more).`);
+    return runAdmitted(here, admitted);
   }
 
   private async forward(
@@ -81,6 +95,9 @@ export class OwnerDispatch {
       prefer_wait_seconds: input.preferWaitSeconds ?? null,
     };
     const answer = await this.gateway.nodeClient.call(node, 'POST', DISPATCH_PATH.replace(':operationId', operationId), forwarded, signal);
+    // Nothing was run there: the router looks for the owner again, as after a refused connection.
+    if (answer.status === httpStatusFor('number_moved') && (answer.body as { error?: unknown } | null)?.error === 'number_moved')
+      throw new NodeUnreachableError(false, new Error(`node ${node.nodeId} no longer serves the number`));
     const headers = Object.fromEntries(
       RELAYED_HEADERS.flatMap((name) => {
         const value = answer.headers.get(name);
@@ -88,6 +105,15 @@ export class OwnerDispatch {
       }),
     );
     return { statusCode: answer.status, body: answer.body, headers };
+  }
+}
+
+/** Runs work let in on a number (SessionSupervisor.admit), ending it however it ends. */
+async function runAdmitted<T>(work: () => Promise<T>, admitted: () => void): Promise<T> {
+  try {
+    return await work();
+  } finally {
+    admitted();
   }
 }
 

@@ -11,7 +11,7 @@ import { fromValidation } from './validation-errors.ts';
  */
 export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: number): void {
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-    const appError = toAppError(error, request, bodyLimitBytes);
+    const appError = withRetryAfter(toAppError(error, request, bodyLimitBytes));
     if (appError.code === 'internal_error') {
       request.log.error({ err: error }, 'request failed unexpectedly');
     } else if (appError.code === 'storage_unavailable' && !(error instanceof AppError)) {
@@ -26,6 +26,21 @@ export function registerErrorHandling(app: FastifyInstance, bodyLimitBytes: numb
   app.setNotFoundHandler((request, reply) => {
     void reply.status(404).send(toEnvelope(notFound(request), request.id));
   });
+}
+
+/**
+ * How long a 503 that names no time of its own asks a client to wait: a session between owners
+ * or reconnecting (the sandbox network's reconnect loop waits at most 2 s) is back within it.
+ */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * Every 503 says when to come back, in Retry-After and in meta.retry_after_seconds: a client that
+ * honours it (as a load balancer or an HTTP library does) retries rather than failing.
+ */
+function withRetryAfter(error: AppError): AppError {
+  if (httpStatusFor(error.code) !== 503 || typeof error.meta?.retry_after_seconds === 'number') return error;
+  return new AppError(error.code, error.message, { ...error.meta, retry_after_seconds: UNAVAILABLE_RETRY_AFTER_SECONDS });
 }
 
 /** The answer to any path or method no route serves; a refused internal call answers exactly so. */

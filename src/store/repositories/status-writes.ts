@@ -56,8 +56,8 @@ class StatusWrites implements BatchStep {
     this.leases.push(lease);
   }
 
-  markSent<T>(lease: SessionLease, row: SentRow, report: Report<T>): BatchOutcome<T> {
-    this.fence(lease);
+  markSent<T>(lease: SessionLease | undefined, row: SentRow, report: Report<T>): BatchOutcome<T> {
+    if (lease !== undefined) this.fence(lease);
     const outcome = new BatchOutcome<T>();
     this.sent.push({ row, outcome, report });
     return outcome;
@@ -71,13 +71,13 @@ class StatusWrites implements BatchStep {
   }
 
   advance<T>(
-    lease: SessionLease,
+    lease: SessionLease | undefined,
     status: AdvancedStatus,
     allowedFrom: readonly MessageStatus[],
     row: AdvanceRow,
     report: Report<T>,
   ): BatchOutcome<T> {
-    this.fence(lease);
+    if (lease !== undefined) this.fence(lease);
     const outcome = new BatchOutcome<T>();
     const shape = `${status}:${allowedFrom.join(',')}`;
     let advances = this.advances.get(shape);
@@ -158,9 +158,10 @@ export function fenceLease(batch: EndOfBatch, lease: SessionLease): void {
 /**
  * Records the engine's answer for a send at the batch's end, under the lease of the session that
  * sent it; `report` runs, in the same commit, only if the row changed (an `onlyIfPending` record
- * of a row no longer pending does not).
+ * of a row no longer pending does not). Without a lease the record is not fenced: only a send
+ * whose number moved after the engine took it is recorded so (SendOutcomes.recordSentAfterMove).
  */
-export function queueSentRecord<T>(batch: EndOfBatch, lease: SessionLease, row: SentRow, report: Report<T>): BatchOutcome<T> {
+export function queueSentRecord<T>(batch: EndOfBatch, lease: SessionLease | undefined, row: SentRow, report: Report<T>): BatchOutcome<T> {
   return batch.step(STATUS_WRITES).markSent(lease, row, report);
 }
 
@@ -173,10 +174,13 @@ export function queueRelease(batch: EndOfBatch, lease: SessionLease, messageId: 
   return batch.step(STATUS_WRITES).release(lease, messageId);
 }
 
-/** A receipt's advance of its row by primary key at the batch's end, fenced; `report` runs only if the row moved. */
+/**
+ * A receipt's advance of its row by primary key at the batch's end, fenced unless `lease` is
+ * undefined (a receipt heard after its number moved); `report` runs only if the row moved.
+ */
 export function queueStatusAdvance<T>(
   batch: EndOfBatch,
-  lease: SessionLease,
+  lease: SessionLease | undefined,
   status: AdvancedStatus,
   allowedFrom: readonly MessageStatus[],
   row: AdvanceRow,

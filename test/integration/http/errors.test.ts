@@ -198,10 +198,12 @@ for (const dialect of dialects) {
       assert.match(refused.meta.resets_at, /^\d{4}-\d{2}-01T00:00:00\.000Z$/);
     });
 
-    it('503 number_not_connected: meta gives the session status', async () => {
+    it('503 number_not_connected: meta gives the session status, and when to retry as every 503 does', async () => {
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), caller.phones[1]!, 'disconnected');
-      const body = assertError(await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' }), 503, 'number_not_connected');
-      assert.deepEqual(body.meta, { from_phone: body.meta.from_phone, status: 'disconnected' });
+      const refused = await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' });
+      const body = assertError(refused, 503, 'number_not_connected');
+      assert.deepEqual(body.meta, { from_phone: body.meta.from_phone, status: 'disconnected', retry_after_seconds: 2 });
+      assert.equal(refused.headers['retry-after'], '2');
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), caller.phones[1]!, 'connected');
       assert.equal((await send({ from_phone: caller.phones[1], to_phone: TO, message: 'x' })).statusCode, 200);
     });

@@ -127,7 +127,8 @@ for (const dialect of dialects) {
 
       const refused = await send(phone);
       assert.deepEqual([refused.statusCode, refused.json().error, refused.json().meta.until], [503, 'number_paused', null]);
-      assert.equal(refused.headers['retry-after'], undefined, 'no Retry-After when nobody knows the lift time');
+      // Every 503 says when to look again: a pause nobody set a lift time for, in a minute.
+      assert.deepEqual([refused.headers['retry-after'], refused.json().meta.retry_after_seconds], ['60', 60]);
 
       await test.restart();
       test.gateway.deliveryWorker.start();
