@@ -23,18 +23,31 @@ const alone = files.filter(runsAlone);
 const together = files.filter((file) => !alone.includes(file));
 
 /**
+ * What the time limit (--test-timeout, WAGW_TEST_TIMEOUT_MS) applies to: each test, and never a
+ * group of files, whose time is the sum of its files' on however busy a machine. Node 24 gives
+ * a suite without a timeout of its own none, and each test the command line's. Node 22 gives
+ * every suite and test its parent's, down from the root's, which is the command line's: there
+ * the groups take the longest timeout there is, and each file the limit, so that a file that
+ * stalls fails alone. (`timeout: Infinity` takes the parent's on both, so a group of files once
+ * failed after 3 minutes on a busy machine, cancelling every file of its shard still running.)
+ */
+const suitesInheritTimeouts = Number(process.versions.node.split('.')[0]) < 24;
+const LONGEST_TIMEOUT_MS = 2 ** 31 - 1;
+const testLimitMs = Number(process.env.WAGW_TEST_TIMEOUT_MS ?? '180000');
+const groupOptions = suitesInheritTimeouts ? { timeout: LONGEST_TIMEOUT_MS } : {};
+const fileOptions = suitesInheritTimeouts ? { timeout: testLimitMs } : {};
+
+/**
  * A file's suite. Its own concurrency of 1 is what the file's tests inherit, as they would at the
- * top of a process of their own; a describe of the file that sets its own keeps it. The time
- * limit (--test-timeout) still applies to each of the file's tests; the file and the groups
- * below have none, as their time is the sum of their tests'.
+ * top of a process of their own; a describe of the file that sets its own keeps it.
  */
 function fileTest(file) {
-  describe(file, { concurrency: 1, timeout: Number.POSITIVE_INFINITY }, () => import(pathToFileURL(path.resolve(file)).href));
+  describe(file, { concurrency: 1, ...fileOptions }, () => import(pathToFileURL(path.resolve(file)).href));
 }
 
-describe('files that run alone', { concurrency: 1, timeout: Number.POSITIVE_INFINITY }, () => {
+describe('files that run alone', { concurrency: 1, ...groupOptions }, () => {
   for (const file of alone) fileTest(file);
 });
-describe('files that run side by side', { concurrency, timeout: Number.POSITIVE_INFINITY }, () => {
+describe('files that run side by side', { concurrency, ...groupOptions }, () => {
   for (const file of together) fileTest(file);
 });

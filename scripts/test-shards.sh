@@ -11,7 +11,8 @@
 #
 # A test that waits forever (a stalled statement holding SQLite's one connection, say) fails
 # after WAGW_TEST_TIMEOUT_MS (3 minutes; no test of these tiers needs a tenth of that) and is
-# named in the report, instead of holding its shard, and CI, until the job is killed.
+# named in the report, instead of holding its shard, and CI, until the job is killed. The limit
+# is each test's alone (the runner keeps it off its groups of files).
 #
 # Two settings spend less CPU on each shard's process: V8's compile cache keeps the compiled
 # modules between runs (NODE_COMPILE_CACHE, under node_modules/.cache), which took about a tenth
@@ -28,7 +29,7 @@ run_shards() {
   shift 2
   local count="${WAGW_TEST_SHARDS:-6}"
   if [ "$#" -lt "$count" ]; then count="$#"; fi
-  local plan pids=() shard status=0 line isolation
+  local plan pids=() shard status=0 line isolation timeout="${WAGW_TEST_TIMEOUT_MS:-180000}"
   # Node 22 knows the flag by its experimental name only; 24 takes both.
   if node --help | grep -q -- '--test-isolation='; then isolation=--test-isolation=none; else isolation=--experimental-test-isolation=none; fi
   mapfile -t plan < <(node scripts/test-shard-plan.mjs "$count" "$@")
@@ -38,7 +39,8 @@ run_shards() {
       if [ "${line%% *}" = "$shard" ]; then shard_files+=("${line#* }"); fi
     done
     WAGW_SHARD_FILES="$(printf '%s\n' "${shard_files[@]}")" WAGW_SHARD_CONCURRENCY="${WAGW_SHARD_CONCURRENCY:-1}" \
-      node --max-semi-space-size=32 --import tsx --test "$isolation" --test-timeout="${WAGW_TEST_TIMEOUT_MS:-180000}" \
+      WAGW_TEST_TIMEOUT_MS="$timeout" \
+      node --max-semi-space-size=32 --import tsx --test "$isolation" --test-timeout="$timeout" \
       --test-reporter="$reporter" --test-reporter-destination="$logs/shard-$shard.log" \
       --test-reporter=./scripts/file-times-reporter.mjs --test-reporter-destination="$logs/shard-$shard.times.md" \
       scripts/test-shard-runner.mjs >"$logs/shard-$shard.out" 2>&1 &
