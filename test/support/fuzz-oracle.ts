@@ -75,6 +75,22 @@ function routeOfPath(method: string, rawPath: string): RouteName {
   return 'unknown';
 }
 
+/** The names of a URL's query parameters, as the server parses them, in order. */
+function queryParameterNames(url: string): string[] {
+  const queryStart = url.indexOf('?');
+  if (queryStart < 0) return [];
+  return url
+    .slice(queryStart + 1)
+    .split('&')
+    .filter((part) => part !== '')
+    .map((part) => decodeURIComponent(part.split('=')[0]!.replace(/\+/g, ' ')));
+}
+
+/** A text the gateway refuses whatever else is wrong: U+0000 or a lone surrogate. */
+function hasForbiddenText(text: string): boolean {
+  return text.includes('\u0000') || /\p{Cs}/u.test(text);
+}
+
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -182,6 +198,10 @@ export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectat
   // Which of a wrong field and an unknown one is named first is the validator's choice.
   const unknownFields = Object.keys(body).filter((key) => !ROUTE_FIELDS[route]!.includes(key));
   if (wrongFields.length > 0 || unknownFields.length > 0) return verdict.fail('invalid_request', [...wrongFields, ...unknownFields]);
+  // The query string is checked after the body's shape: neither route takes a parameter.
+  const parameters = queryParameterNames(request.url);
+  const text = body.message as string;
+  if (parameters.length > 0) return verdict.fail('invalid_request', [parameters[0]!, ...(hasForbiddenText(text) ? ['message'] : [])]);
 
   // 3. from_phone, then to_phone
   const phones = { from_phone: classifyPhone(body.from_phone as string, world), to_phone: classifyPhone(body.to_phone as string, world) };
@@ -191,8 +211,7 @@ export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectat
   }
 
   // 4. the message
-  const text = body.message as string;
-  if (text.includes('\u0000') || /\p{Cs}/u.test(text)) return verdict.fail('invalid_request', ['message']);
+  if (hasForbiddenText(text)) return verdict.fail('invalid_request', ['message']);
   if (text.trim() === '') return verdict.fail('empty_message');
   if ([...text].length > world.maxMessageLength) return verdict.fail('message_too_long');
 

@@ -8725,6 +8725,19 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        DownloadMediaError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key";
+                };
+            };
+        };
         /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
         DownloadMediaError401: {
             headers: {
@@ -9246,6 +9259,7 @@ export type ResponseUploadMediaError413 = components['responses']['UploadMediaEr
 export type ResponseUploadMediaError429 = components['responses']['UploadMediaError429'];
 export type ResponseUploadMediaError500 = components['responses']['UploadMediaError500'];
 export type ResponseUploadMediaError503 = components['responses']['UploadMediaError503'];
+export type ResponseDownloadMediaError400 = components['responses']['DownloadMediaError400'];
 export type ResponseDownloadMediaError401 = components['responses']['DownloadMediaError401'];
 export type ResponseDownloadMediaError404 = components['responses']['DownloadMediaError404'];
 export type ResponseDownloadMediaError416 = components['responses']['DownloadMediaError416'];
@@ -12753,6 +12767,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["DownloadMediaError400"];
             401: components["responses"]["DownloadMediaError401"];
             404: components["responses"]["DownloadMediaError404"];
             416: components["responses"]["DownloadMediaError416"];
@@ -12814,6 +12829,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["DownloadMediaError400"];
             401: components["responses"]["DownloadMediaError401"];
             404: components["responses"]["DownloadMediaError404"];
             416: components["responses"]["DownloadMediaError416"];

@@ -1,3 +1,4 @@
+import { unknownNumberId } from './number-schema.ts';
 import { ref } from '../message-schemas.ts';
 import { presentQueue } from '../send-policy-schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
@@ -41,7 +42,7 @@ export const getNumberQueue = defineOperation(
   answers: { 200: ref('NumberQueue') },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found'],
   handle: async ({ scope, params, query }, { numbers, sendQueues }) => {
-    const number = await numbers.findNumber(scope, params.id);
+    const number = await numbers.findNumber(scope, params.id).catch(unknownNumberId);
     return ok(presentQueue(number, await sendQueues.view(number, query.limit ?? DEFAULT_PAGE, query.cursor)));
   },
 });
@@ -63,9 +64,9 @@ export const clearNumberQueue = defineOperation({ params: numberParams }, ['numb
     },
   },
   errors: [...KEYED_ERRORS, 'number_not_found', 'number_not_connected'],
-  owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id),
+  owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
   handle: async ({ scope, params }, { numbers, sendQueues }) => {
-    const number = await numbers.findNumber(scope, params.id);
+    const number = await numbers.findNumber(scope, params.id).catch(unknownNumberId);
     return ok({ number_id: number.id, cancelled: await sendQueues.clear(number) });
   },
 });

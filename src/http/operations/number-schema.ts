@@ -1,3 +1,4 @@
+import { AppError } from '../../domain/errors.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import { pauseReasons, presentPause, type NumberPause } from '../../domain/number-pauses.ts';
 
@@ -81,4 +82,11 @@ export function presentNumber(number: WhatsAppNumber, pause: NumberPause | undef
     paused: presentPause(pause),
     created_at: number.createdAt.toISOString(),
   };
+}
+
+/** number_not_found for the {id} of a path, naming it, as every other refusal names its field. */
+export function unknownNumberId(error: unknown): never {
+  if (error instanceof AppError && error.code === 'number_not_found' && error.meta === undefined)
+    throw new AppError('number_not_found', `${error.message} The path's {id} is a number_id or a phone of your account.`, { field: 'id' });
+  throw error;
 }

@@ -1,5 +1,5 @@
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
-import { numberSchema, presentNumber } from './number-schema.ts';
+import { numberSchema, presentNumber, unknownNumberId } from './number-schema.ts';
 import { defineOperation, ok } from './operation.ts';
 
 /** {id} of the numbers' operations: a number_id or a phone. */
@@ -33,9 +33,9 @@ export const pauseNumber = defineOperation(
   tag: 'numbers',
   answers: { 200: numberSchema },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found', 'number_not_connected'],
-  owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id),
+  owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
   handle: async ({ scope, params, body }, { numbers, pauses }) => {
-    const number = await numbers.findNumber(scope, params.id);
+    const number = await numbers.findNumber(scope, params.id).catch(unknownNumberId);
     const pause = await pauses.pause(number, body?.reason?.trim() || null);
     return ok(presentNumber(number, pause));
   },

@@ -1,3 +1,4 @@
+import { unknownNumberId } from './number-schema.ts';
 import { AppError } from '../../domain/errors.ts';
 import { PROFILE_ABOUT_MAX_LENGTH, PROFILE_NAME_MAX_LENGTH } from '../../domain/profiles.ts';
 import type { ContactProfileView } from '../../messaging/profiles.ts';
@@ -162,9 +163,9 @@ export const updateOwnProfile = defineOperation(
     'media_not_found',
     'media_kind_mismatch',
   ],
-  owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id),
+  owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
   handle: async ({ scope, params, body }, services) => {
-    const number = await services.numbers.findNumber(scope, params.id);
+    const number = await services.numbers.findNumber(scope, params.id).catch(unknownNumberId);
     const pictureId = body.picture_media_id;
     const stored = pictureId === undefined ? undefined : await services.media.find(number.accountId, pictureId, 'picture_media_id');
     if (stored !== undefined && stored.kind !== 'image') {

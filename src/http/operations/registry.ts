@@ -43,7 +43,7 @@ function routeOf(operation: AnyOperation, prefix: string, onRequest: ReturnType<
     url: operation.path,
     ...(prefix === '' && operation.unprefixedRouteOptions),
     onRequest,
-    ...(request.body === undefined && { preValidation: refuseBodyFields }),
+    ...(request.body === undefined && { preValidation: operation.method === 'GET' ? refuseGetBody : refuseBodyFields }),
     schema: {
       operationId: prefix === '' ? operation.operationId : `${operation.operationId}Api`,
       summary: operation.summary,
@@ -51,13 +51,38 @@ function routeOf(operation: AnyOperation, prefix: string, onRequest: ReturnType<
       tags: [operation.tag],
       security: bearer,
       ...(request.params !== undefined && { params: request.params }),
-      ...(request.query !== undefined && { querystring: request.query }),
+      querystring: request.query ?? NO_QUERY,
       ...(request.body !== undefined && { body: request.body }),
       ...(request.headers !== undefined && { headers: request.headers }),
       response: { ...operation.answers, ...errorResponsesFor(operation.errors) },
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => send(reply, await dispatch.run(operation, inputOf(request))),
   };
+}
+
+/**
+ * The query string of an operation that reads none: a parameter is refused as an unknown body
+ * field is, since `?send_at=…` on a send, or `?limit=5` where there is no limit, must not pass as
+ * if it had been heard.
+ */
+const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} } as const;
+
+/**
+ * A GET has no body to read (Fastify does not parse one), so one sent is refused rather than
+ * silently dropped: filters put in a body where the query string was meant would otherwise
+ * answer an unfiltered list. An empty body (Content-Length: 0) is no body.
+ */
+export async function refuseGetBody(request: FastifyRequest): Promise<void> {
+  const { 'content-length': length, 'transfer-encoding': coding } = request.headers;
+  if (coding !== undefined || (length !== undefined && length !== '0'))
+    throw new AppError(
+      'invalid_request',
+      `${request.method} ${request.routeOptions.url} takes no body; send its parameters in the query string.`,
+      {
+        field: 'body',
+        problem: 'unknown',
+      },
+    );
 }
 
 /**

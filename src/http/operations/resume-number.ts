@@ -1,6 +1,6 @@
 import { FOR_API_CLIENTS } from '../caller-constraint.ts';
 import { KEYED_ERRORS } from './error-responses.ts';
-import { numberSchema, presentNumber } from './number-schema.ts';
+import { numberSchema, presentNumber, unknownNumberId } from './number-schema.ts';
 import { defineOperation, ok } from './operation.ts';
 import { numberIdParams } from './pause-number.ts';
 
@@ -19,9 +19,9 @@ export const resumeNumber = defineOperation({ params: numberIdParams }, ['number
   errors: [...KEYED_ERRORS, 'number_not_found', 'number_not_connected'],
   // The dashboard's numbers page has its own Resume form at the same path.
   unprefixedRouteOptions: FOR_API_CLIENTS,
-  owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id),
+  owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
   handle: async ({ scope, params }, { numbers, pauses }) => {
-    const number = await numbers.findNumber(scope, params.id);
+    const number = await numbers.findNumber(scope, params.id).catch(unknownNumberId);
     await pauses.resume(number);
     return ok(presentNumber(number, undefined));
   },

@@ -3,7 +3,7 @@ import { parseSettingInput } from '../../domain/send-policy.ts';
 import { ref } from '../message-schemas.ts';
 import { sendPolicySettingInput } from '../send-policy-schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
-import { numberSchema, presentNumber } from './number-schema.ts';
+import { numberSchema, presentNumber, unknownNumberId } from './number-schema.ts';
 import { defineOperation, ok } from './operation.ts';
 
 const settingsSchema = {
@@ -65,7 +65,8 @@ export const updateNumber = defineOperation(
     if (body.send_policy != null) parseSettingInput(body.send_policy, 'send_policy');
   },
   // Showing online acts through the session, so a change of it runs where the session is.
-  owner: ({ scope, params, body }, { numbers }) => (body.show_online === undefined ? undefined : numbers.findNumber(scope, params.id)),
+  owner: ({ scope, params, body }, { numbers }) =>
+    body.show_online === undefined ? undefined : numbers.findNumber(scope, params.id).catch(unknownNumberId),
   handle: async ({ scope, params, body }, { numbers, presence, pauses, sendQueues }) => {
     const settings = {
       autoRead: body.auto_read,
@@ -74,7 +75,9 @@ export const updateNumber = defineOperation(
       showOnline: body.show_online,
     };
     const changesSettings = Object.values(settings).some((value) => value !== undefined);
-    const number = changesSettings ? await numbers.updateSettings(scope, params.id, settings) : await numbers.findNumber(scope, params.id);
+    const number = changesSettings
+      ? await numbers.updateSettings(scope, params.id, settings).catch(unknownNumberId)
+      : await numbers.findNumber(scope, params.id).catch(unknownNumberId);
     if (body.show_online !== undefined) await presence.applyShowOnline(number);
     const policy =
       body.send_policy === undefined

@@ -21,7 +21,9 @@ export function fromValidation(error: FastifyError): AppError {
   const chosen = choice === undefined ? undefined : choices(choice);
   if (choice !== undefined && chosen?.given.length !== 1) return exactlyOneOf(choice, chosen!, part);
   const issue =
-    chosen === undefined ? error.validation?.[0] : error.validation?.find((each) => each.instancePath.endsWith(`/${chosen.given[0]}`));
+    chosen === undefined
+      ? issueOf(error.validation ?? [])
+      : error.validation?.find((each) => each.instancePath.endsWith(`/${chosen.given[0]}`));
   // A field is named as the gateway's own checks name it: `contacts[0].name`, `mentions[2]`.
   const at = issue?.instancePath
     .replace(/^\//, '')
@@ -34,13 +36,57 @@ export function fromValidation(error: FastifyError): AppError {
     return new AppError('invalid_request', `The ${part} ${field} is not one this operation takes.`, { field, problem: 'unknown' });
   }
   const missing = (issue?.params as { missingProperty?: string } | undefined)?.missingProperty;
-  const field = missing ?? at;
-  if (issue === undefined || field === undefined || field === '') {
-    return new AppError('invalid_request', 'The body must be a JSON object, e.g. {"from_phone", "to_phone", "message"}.');
-  }
+  // A field missing inside an object is named by its whole path: poll.question, not question.
+  const field = missing !== undefined && at ? `${at}.${missing}` : (missing ?? at);
+  if (issue === undefined || field === undefined || field === '') return wholeBody(issue);
   if (missing !== undefined) return new AppError('invalid_request', `The ${part} ${field} is missing.`, { field, problem: 'missing' });
   const { mustBe, problem } = shortfall(issue);
   return new AppError('invalid_request', `The ${part} ${field} ${mustBe}.`, { field, problem });
+}
+
+/**
+ * The issue to tell. In a union (a boolean or an object, a preset's name or a policy), Ajv reports
+ * every branch; the one the client meant is the branch whose type the value has, so its own fault
+ * is told ("link_preview.url is missing"), not the first branch's "must be a boolean". A value of
+ * none of the types is told all of them.
+ */
+function issueOf(issues: readonly FastifySchemaValidationError[]): FastifySchemaValidationError | undefined {
+  const union = issues.find((each) => each.keyword === 'anyOf');
+  if (union === undefined) return issues[0];
+  const within = issues.filter((each) => each !== union && each.instancePath.startsWith(union.instancePath));
+  const typeFaults = within.filter((each) => each.keyword === 'type' && each.instancePath === union.instancePath);
+  // A branch of another type may report more than its type (an enum of strings, given an object).
+  const otherType = (each: FastifySchemaValidationError) => {
+    const { parentSchema, data } = each as { parentSchema?: { type?: string | string[] }; data?: unknown };
+    return each.instancePath === union.instancePath && parentSchema?.type !== undefined && !hasType(data, parentSchema.type);
+  };
+  const meant = within.find((each) => !typeFaults.includes(each) && !otherType(each));
+  if (meant !== undefined || typeFaults.length === 0) return meant ?? union;
+  const types = typeFaults.flatMap((each) => String((each.params as { type?: string | string[] }).type).split(','));
+  return { ...typeFaults[0]!, params: { type: [...new Set(types)] } };
+}
+
+/** Whether a JSON value is of a schema's type (or one of its types). */
+function hasType(value: unknown, type: string | string[]): boolean {
+  const kind = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
+  return [type].flat().some((each) => each === kind || (each === 'integer' && Number.isInteger(value)));
+}
+
+/**
+ * A fault of the body as a whole: not an object, or an object with none of the fields an update
+ * needs. The message names this operation's own fields, from its schema.
+ */
+function wholeBody(issue: FastifySchemaValidationError | undefined): AppError {
+  const schema = (issue as { parentSchema?: { required?: string[]; properties?: Record<string, unknown> } } | undefined)?.parentSchema;
+  if (issue?.keyword === 'minProperties') {
+    const fields = Object.keys(schema?.properties ?? {});
+    return new AppError('invalid_request', `The body sets nothing: give at least one of ${fields.join(', ')}.`);
+  }
+  const required = schema?.required ?? [];
+  return new AppError(
+    'invalid_request',
+    required.length === 0 ? 'The body must be a JSON object.' : `The body must be a JSON object with ${required.join(', ')}.`,
+  );
 }
 
 /**
@@ -68,9 +114,10 @@ function shortfall(issue: FastifySchemaValidationError): Shortfall {
   const params = issue.params as { type?: string | string[]; limit?: number; allowedValues?: unknown[]; allowedValue?: unknown };
   switch (issue.keyword) {
     case 'type': {
-      const expected = String(params.type ?? 'string').split(',')[0]!;
-      const article = /^[aeiou]/.test(expected) ? 'an' : 'a';
-      return { mustBe: `must be ${article} ${expected}`, problem: `not_${article}_${expected}` };
+      const types = String(params.type ?? 'string').split(',');
+      const named = types.map((type) => (type === 'null' ? 'null' : `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`));
+      const words = named.length === 1 ? named[0]! : `${named.slice(0, -1).join(', ')} or ${named.at(-1)}`;
+      return { mustBe: `must be ${words}`, problem: `not_${named[0]!.replace(' ', '_')}` };
     }
     case 'minimum':
       return { mustBe: `must be at least ${params.limit}`, problem: 'too_small' };

@@ -9,6 +9,7 @@ import { errorResponses, ref } from '../schemas.ts';
 import { documentUploadBody, mediaDownloadHeadersSchema, UPLOAD_CONTENT_TYPES } from '../media-schemas.ts';
 import { unsupportedContentCoding } from '../plugins/json-body.ts';
 import { namedScope } from '../plugins/named-scope.ts';
+import { refuseGetBody } from '../operations/registry.ts';
 
 const bearer = [{ apiKey: [] }];
 
@@ -89,6 +90,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
               consumes: UPLOAD_CONTENT_TYPES,
               querystring: {
                 type: 'object',
+                additionalProperties: false,
                 properties: {
                   kind: {
                     type: 'string',
@@ -137,6 +139,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
       url,
       {
         onRequest: keyOrSignature,
+        preValidation: refuseGetBody,
         // A signed link is a bearer secret for up to 7 days: its signature never reaches the log.
         config: { secretQueryParameters: ['signature'] },
         schema: {
@@ -152,6 +155,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
           headers: mediaDownloadHeadersSchema,
           querystring: {
             type: 'object',
+            additionalProperties: false,
             properties: {
               expires: { type: 'string', description: "A signed link's expiry, in Unix seconds." },
               signature: { type: 'string', description: "A signed link's signature; with it, no key is needed." },
@@ -167,7 +171,8 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
               content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
             },
             304: { description: 'If-None-Match named the current ETag: nothing changed.', type: 'null' },
-            ...errorResponses(401, 404, 416, 500),
+            // 400: a URL with a broken %-escape, an unknown query parameter or a body.
+            ...errorResponses(400, 401, 404, 416, 500),
           },
         },
       },

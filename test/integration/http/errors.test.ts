@@ -123,6 +123,89 @@ for (const dialect of dialects) {
       );
     });
 
+    it('400 invalid_request: a field inside an object is named by its path, and a union by the branch the value meant', async () => {
+      const refusal = async (url: string, body: unknown, method: 'POST' | 'PATCH' = 'POST') => {
+        const answer = assertError(
+          await test.inject({
+            method,
+            url,
+            headers: { authorization: `Bearer ${caller.apiKey}` },
+            ...(body !== undefined && { payload: body as object }),
+          }),
+          400,
+          'invalid_request',
+        );
+        return [answer.message, answer.meta];
+      };
+      const direct = { from_phone: from, to_phone: TO };
+      assert.deepEqual(await refusal('/send_message', { ...direct, poll: { options: ['a', 'b'] } }), [
+        'The field poll.question is missing.',
+        { field: 'poll.question', problem: 'missing' },
+      ]);
+      assert.deepEqual((await refusal('/send_message', { ...direct, poll: { question: 'Which?' } }))[1], {
+        field: 'poll.options',
+        problem: 'missing',
+      });
+      assert.deepEqual((await refusal('/send_message', { ...direct, location: { longitude: 1 } }))[1], {
+        field: 'location.latitude',
+        problem: 'missing',
+      });
+      // link_preview is true/false or an object: an incomplete object is told what it lacks, not that it is no boolean.
+      assert.deepEqual(
+        (await refusal('/send_message', { ...direct, message: 'see https://example.com', link_preview: { description: 'a' } }))[1],
+        {
+          field: 'link_preview.title',
+          problem: 'missing',
+        },
+      );
+      assert.deepEqual(await refusal('/send_message', { ...direct, message: 'x', link_preview: 3 }), [
+        'The field link_preview must be a boolean or an object.',
+        { field: 'link_preview', problem: 'not_a_boolean' },
+      ]);
+      // send_policy is a preset's name, a policy or null: a policy's own fault is told.
+      assert.deepEqual(await refusal(`/numbers/${encodeURIComponent(from)}`, { send_policy: { min_gap_ms: -1 } }, 'PATCH'), [
+        'The field send_policy.min_gap_ms must be at least 0.',
+        { field: 'send_policy.min_gap_ms', problem: 'too_small' },
+      ]);
+      assert.equal(
+        (await refusal(`/numbers/${encodeURIComponent(from)}`, { send_policy: 5 }, 'PATCH'))[0],
+        'The field send_policy must be a string, an object or null.',
+      );
+    });
+
+    it("400 invalid_request about the whole body names the operation's own fields, never a send's", async () => {
+      const refusal = async (url: string, body: unknown, method: 'POST' | 'PATCH' = 'POST') =>
+        assertError(
+          await test.inject({
+            method,
+            url,
+            headers: { authorization: `Bearer ${caller.apiKey}` },
+            ...(body !== undefined && { payload: body as object }),
+          }),
+          400,
+          'invalid_request',
+        ).message;
+      const number = `/numbers/${encodeURIComponent(from)}`;
+      assert.equal(
+        await refusal(number, {}, 'PATCH'),
+        'The body sets nothing: give at least one of auto_read, reject_calls, call_reply_text, show_online, send_policy.',
+      );
+      assert.equal(await refusal('/typing', undefined), 'The body must be a JSON object with from_phone, to_phone, state.');
+      assert.equal(await refusal('/presence/subscribe', undefined), 'The body must be a JSON object with from_phone, to_phone.');
+      assert.equal(await refusal(`${number}/pause`, undefined), 'The body must be a JSON object.');
+    });
+
+    it('404 number_not_found for a path {id} names it', async () => {
+      const missing = await test.inject({
+        method: 'PATCH',
+        url: '/numbers/num_00000000000000000000000000',
+        headers: { authorization: `Bearer ${caller.apiKey}` },
+        payload: { auto_read: true },
+      });
+      const body = assertError(missing, 404, 'number_not_found');
+      assert.deepEqual([body.details, body.meta], ['id', { field: 'id' }]);
+    });
+
     it('400 invalid_phone_number: details and meta name the field', async () => {
       for (const bad of ['12', 'abc', '+44 7700 900123 ext 5', '++447700900123', '+999123456789', '']) {
         const body = assertError(await send({ from_phone: from, to_phone: bad, message: 'x' }), 400, 'invalid_phone_number');

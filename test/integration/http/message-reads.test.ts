@@ -170,7 +170,7 @@ for (const dialect of dialects) {
       }
     });
 
-    it("without a bearer key, /api/x answers 401 in the envelope, and /messages and /numbers are the dashboard's pages unless the body is JSON", async () => {
+    it("without a bearer key, /api/x answers 401 in the envelope, and /messages and /numbers are the dashboard's pages unless the body or the wanted answer is JSON", async () => {
       for (const url of ['/api/messages', '/api/numbers', `/api/messages/${photoId}`, `/messages/${photoId}`]) {
         const response = await test.inject({ method: 'GET', url });
         assert.deepEqual([response.statusCode, response.json().error], [401, 'missing_api_key'], url);
@@ -179,6 +179,18 @@ for (const dialect of dialects) {
         const page = await test.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
         assert.deepEqual([page.statusCode, page.headers.location], [303, `/login?next=${encodeURIComponent(url)}`], url);
       }
+      // A program that asks for JSON and not for a page is told so, in the envelope, as under /api.
+      for (const url of ['/messages', '/numbers'])
+        for (const accept of ['application/json', 'application/problem+json, application/json;q=0.9']) {
+          const keyless = await test.inject({ method: 'GET', url, headers: { accept } });
+          assert.deepEqual([keyless.statusCode, keyless.json().error], [401, 'missing_api_key'], `${url} with Accept: ${accept}`);
+        }
+      const browser = await test.inject({
+        method: 'GET',
+        url: '/numbers',
+        headers: { accept: 'text/html,application/json;q=0.9,*/*;q=0.8' },
+      });
+      assert.equal(browser.statusCode, 303, 'a browser that also accepts JSON still gets the page');
       const badKey = await test.inject({ method: 'GET', url: '/messages', headers: { authorization: 'Bearer nope' } });
       assert.deepEqual(
         [badKey.statusCode, badKey.json().error],

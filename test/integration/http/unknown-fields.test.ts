@@ -19,10 +19,12 @@ interface Schema {
   enum?: unknown[];
   examples?: unknown[];
   minimum?: number;
+  minProperties?: number;
   additionalProperties?: unknown;
 }
 interface Operation {
   operationId: string;
+  parameters?: { name: string; in: string; required?: boolean; schema: Schema }[];
   requestBody?: { content?: Record<string, { schema: Schema }> };
 }
 type Document = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
@@ -42,6 +44,9 @@ function resolved(schema: Schema): Schema {
 
 const UNKNOWN = 'send_after';
 
+/** /health is a probe without a key, not an operation: a monitor's cache-busting parameter is its business. */
+const isProbe = (pathName: string) => pathName.replace(/^\/api/, '') === '/health';
+
 /** A value the schema accepts as far as its types go; the gateway's own checks may still refuse it later. */
 function sampleOf(referenced: Schema): unknown {
   const schema = resolved(referenced);
@@ -58,8 +63,11 @@ function sampleOf(referenced: Schema): unknown {
       return true;
     case 'array':
       return schema.items === undefined ? [] : [sampleOf(schema.items)];
-    default:
-      return Object.fromEntries((schema.required ?? []).map((name) => [name, sampleOf(schema.properties?.[name] ?? {})]));
+    default: {
+      // An update takes at least one field: the first it offers.
+      const names = schema.required ?? (schema.minProperties ? Object.keys(schema.properties ?? {}).slice(0, 1) : []);
+      return Object.fromEntries(names.map((name) => [name, sampleOf(schema.properties?.[name] ?? {})]));
+    }
   }
 }
 
@@ -121,6 +129,60 @@ for (const dialect of dialects) {
           assert.deepEqual(answer.meta, { field, problem: 'unknown' }, what);
           assert.equal(answer.details, field, what);
         }
+      }
+    });
+
+    /** Every operation of the document with a request its schemas accept, and the key. */
+    const soundRequests = () =>
+      Object.entries(document.paths).flatMap(([pathName, byMethod]) =>
+        Object.entries(byMethod).map(([method, operation]) => {
+          const content = Object.entries(operation.requestBody?.content ?? {})[0];
+          const query = new URLSearchParams();
+          for (const parameter of operation.parameters ?? [])
+            if (parameter.in === 'query' && parameter.required) query.set(parameter.name, String(sampleOf(parameter.schema)));
+          const headers: Record<string, string> = isProbe(pathName) ? {} : { authorization: `Bearer ${account.apiKey}` };
+          if (content !== undefined) headers['content-type'] = content[0] === '*/*' ? 'application/octet-stream' : content[0];
+          const payload =
+            content === undefined ? undefined : content[0] === 'application/json' ? JSON.stringify(sampleOf(content[1].schema)) : 'bytes';
+          return {
+            method: method.toUpperCase() as 'POST' | 'GET' | 'PATCH' | 'DELETE',
+            pathName,
+            url: pathName.replace(/\{[^}]+\}/g, 'x'),
+            query,
+            headers,
+            payload,
+            operation,
+          };
+        }),
+      );
+
+    it('every operation refuses a query parameter it does not take, by name, as it refuses an unknown body field', async () => {
+      const requests = soundRequests().filter(({ pathName }) => !isProbe(pathName));
+      assert.ok(requests.length >= 100, `every operation, on both paths (${requests.length})`);
+      for (const { method, url, query, headers, payload, operation } of requests) {
+        query.set('zzz', '1');
+        const response = await test.inject({ method, url: `${url}?${query}`, headers, ...(payload !== undefined && { payload }) });
+        const what = `${operation.operationId}: ${method} ${url}?${query} -> ${response.body}`;
+        assert.equal(response.statusCode, 400, what);
+        assert.deepEqual([response.json().error, response.json().meta], ['invalid_request', { field: 'zzz', problem: 'unknown' }], what);
+        assert.match(response.json().message, /query parameter zzz/, what);
+      }
+    });
+
+    it('every GET refuses a body rather than ignore it, and takes an empty one', async () => {
+      const gets = soundRequests().filter(({ method, pathName }) => method === 'GET' && !isProbe(pathName));
+      assert.ok(gets.length >= 28, `the GETs, on both paths (${gets.length})`);
+      for (const { url, query, headers, operation } of gets) {
+        const withBody = await test.inject({
+          method: 'GET',
+          url: `${url}?${query}`,
+          headers: { ...headers, 'content-type': 'application/json' },
+          payload: JSON.stringify({ limit: 1 }),
+        });
+        const what = `${operation.operationId}: GET ${url} with a body -> ${withBody.body}`;
+        assert.deepEqual([withBody.statusCode, withBody.json().error, withBody.json().meta?.field], [400, 'invalid_request', 'body'], what);
+        const empty = await test.inject({ method: 'GET', url: `${url}?${query}`, headers: { ...headers, 'content-length': '0' } });
+        assert.notEqual(empty.json().meta?.field, 'body', `${operation.operationId}: an empty body is no body`);
       }
     });
 
