@@ -1,4 +1,5 @@
 import type { StructuredContent } from './structured-content.ts';
+import type { AdReferral } from './referral.ts';
 import type { MediaKind } from './media.ts';
 import type { E164 } from './phone.ts';
 import type { PlanName } from './plans.ts';
@@ -38,6 +39,8 @@ export type MessageContentKind =
   | 'location'
   | 'contact'
   | 'poll'
+  /** A message WhatsApp announced but whose content never came (an ad's first message the phone did not send again). */
+  | 'unavailable'
   | 'image_caption'
   | 'video_caption'
   | 'document_caption';
@@ -164,6 +167,8 @@ export interface Message {
   group?: MessageGroup | null;
   /** The members a group message mentions: phones, or LIDs where WhatsApp gave no phone. */
   mentions?: readonly string[];
+  /** The ad or post the person came from, on an incoming message that carried it (read separately from the row). */
+  referral?: AdReferral | null;
 }
 
 /** A group chat as a message names it: WhatsApp's id for the group, and its subject when the message was stored (null if unknown). */

@@ -1,3 +1,4 @@
+import { presentReferral } from './referral.ts';
 import { presentPoll, presentStructured, type PollTally, type SharedPoll } from './structured-content.ts';
 import type { GroupChange } from './groups.ts';
 import type { CallStatus } from './calls.ts';
@@ -160,6 +161,7 @@ export function incomingMessagePayload(message: Message, media?: ReceivedMedia, 
     content_kind: message.contentKind,
     ...(described !== undefined && { media: described }),
     ...presentStructured(message.structured),
+    ...(message.referral != null && { referral: presentReferral(message.referral) }),
     reply_to: presentReplyTo(message.replyTo),
     status: 'received',
     data: {

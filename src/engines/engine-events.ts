@@ -1,4 +1,5 @@
 import type { Message, MessageContentKind, SessionLease, SessionStatus } from '../domain/model.ts';
+import type { AdReferral } from '../domain/referral.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
 import type { GroupChange } from '../domain/groups.ts';
 import type { E164 } from '../domain/phone.ts';
@@ -43,6 +44,8 @@ export interface IncomingMessageEvent {
   group?: { id: string; subject: string | null };
   /** The members a group message mentions: phones, or LIDs (`…@lid`) where the phone is unknown. */
   mentions?: string[];
+  /** The ad or post the person tapped before writing (Click-to-WhatsApp). */
+  referral?: AdReferral;
 }
 
 /** A reaction, edit or revocation that arrived in a chat of one of our numbers. */

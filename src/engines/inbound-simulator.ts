@@ -1,3 +1,4 @@
+import type { AdReferral } from '../domain/referral.ts';
 import type { Message, WhatsAppNumber } from '../domain/model.ts';
 import type { StructuredContent } from '../domain/structured-content.ts';
 import type { E164 } from '../domain/phone.ts';
@@ -24,6 +25,10 @@ export interface SimulatedIncoming {
   fromLid?: string;
   /** With `fromLid`: the network withholds the phone, as WhatsApp does for a LID-only sender. */
   withholdPhone?: boolean;
+  /** The ad the simulated person tapped before writing. */
+  referral?: AdReferral;
+  /** The message comes as a placeholder whose content the phone never sends again. */
+  neverResent?: boolean;
 }
 
 /** What the simulated network does to a number to rehearse WhatsApp's restrictions: a 463, or rate-overlimit on its sends, until `until`. */

@@ -4,6 +4,7 @@ import type { Message } from '../domain/model.ts';
 import { type E164, parseE164 } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
 import { isLid } from '../domain/identities.ts';
+import { presentReferral, referralFromJson, type AdReferral } from '../domain/referral.ts';
 import { presentStructured, type StructuredContent, type LinkPreviewAsk } from '../domain/structured-content.ts';
 import { assertOneContentKind, parseStructuredInput } from './structured-input.ts';
 import { assertMediaType, isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
@@ -211,12 +212,24 @@ export function parseSandboxReceiveInput(
   mentions?: E164[];
   fromLid?: string;
   withholdPhone?: boolean;
+  referral?: AdReferral;
+  neverResent?: boolean;
 } {
   if (body.mentions !== undefined && body.group_id === undefined)
     throw new AppError('invalid_request', 'mentions are for group messages (group_id).', { field: 'mentions' });
   const inGroup =
     body.group_id === undefined ? {} : { groupId: parseGroupId(body.group_id, 'group_id'), mentions: parseMentions(body.mentions) };
-  return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup, ...parseSenderLid(body) };
+  return { ...parseSandboxMessage(body, maxMessageLength), ...inGroup, ...parseSenderLid(body), ...parseAdArrival(body) };
+}
+
+/** A simulated ad's first message: its referral, and whether it came as a placeholder never resent. */
+function parseAdArrival(body: SandboxReceiveBody): { referral?: AdReferral; neverResent?: boolean } {
+  const referral = body.referral === undefined ? undefined : referralFromJson(body.referral);
+  if (body.referral !== undefined && referral === undefined)
+    throw new AppError('invalid_request', 'referral must name its ad: source_id, source_url, source_type or ctwa_clid.', {
+      field: 'referral',
+    });
+  return { ...(referral !== undefined && { referral }), ...(body.placeholder === 'never_resent' && { neverResent: true }) };
 }
 
 /** A simulated LID-addressed sender: the LID, and whether the phone is withheld. */
@@ -295,6 +308,7 @@ export function presentMessage(message: Message, media?: MediaObject, addresses?
     message: message.text,
     ...(media !== undefined && { media: described }),
     ...presentStructured(message.structured),
+    ...(message.referral != null && { referral: presentReferral(message.referral) }),
     reply_to: presentReplyTo(message.replyTo),
     status: message.status,
   };

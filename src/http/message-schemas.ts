@@ -251,6 +251,33 @@ const sandboxReceiveRequestComponent = {
         'With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated ' +
         'network. A later message without this reveals the phone (docs/identity.md).',
     },
+    referral: {
+      type: 'object',
+      additionalProperties: false,
+      description:
+        "Simulate the first message after tapping a Click-to-WhatsApp ad: its attribution, in the Referral component's names (all " +
+        'optional, null as absent; source_id, source_url, source_type or ctwa_clid must be given). The message then carries referral (ADR 0051).',
+      properties: {
+        source_type: { type: ['string', 'null'], maxLength: 2048 },
+        source_id: { type: ['string', 'null'], maxLength: 2048 },
+        source_url: { type: ['string', 'null'], maxLength: 2048 },
+        headline: { type: ['string', 'null'], maxLength: 2048 },
+        body: { type: ['string', 'null'], maxLength: 2048 },
+        media_type: { type: ['string', 'null'], enum: ['image', 'video', null] },
+        image_url: { type: ['string', 'null'], maxLength: 2048 },
+        video_url: { type: ['string', 'null'], maxLength: 2048 },
+        thumbnail_url: { type: ['string', 'null'], maxLength: 2048 },
+        ctwa_clid: { type: ['string', 'null'], maxLength: 2048 },
+      },
+    },
+    placeholder: {
+      type: 'string',
+      enum: ['resent', 'never_resent'],
+      description:
+        "Simulate a message WhatsApp first delivers without its content, as it often does an ad's first message: `resent`, the " +
+        "sender's phone sends it again when asked and it arrives once, as itself; `never_resent`, it never does, and the message " +
+        'arrives with content_kind unavailable and no text (docs/whatsapp.md).',
+    },
     simulate_failed_downloads: {
       type: 'integer',
       description:
@@ -360,6 +387,41 @@ const linkPreviewComponent = {
   description: 'The preview shown under a text with a link (the thumbnail is sent, not kept).',
   required: ['url', 'title', 'description'],
   properties: { url: { type: 'string' }, title: { type: 'string' }, description: { type: ['string', 'null'] } },
+} as const;
+
+const nullableText = (description: string) => ({ type: ['string', 'null'], maxLength: 2048, description });
+
+/** The ad or post a person came from: the Cloud API's `referral`, field for field (ADR 0051). */
+const referralComponent = {
+  $id: 'Referral',
+  type: 'object',
+  description:
+    "On an incoming message written after tapping a Click-to-WhatsApp ad or post: its attribution, from WhatsApp's externalAdReply, " +
+    "with the Cloud API's referral field names. Absent on every other message.",
+  required: [
+    'source_type',
+    'source_id',
+    'source_url',
+    'headline',
+    'body',
+    'media_type',
+    'image_url',
+    'video_url',
+    'thumbnail_url',
+    'ctwa_clid',
+  ],
+  properties: {
+    source_type: nullableText('`ad` or `post`, as WhatsApp names the source.'),
+    source_id: nullableText("The ad's or post's id."),
+    source_url: nullableText('The URL the person tapped.'),
+    headline: nullableText("The ad's headline."),
+    body: nullableText("The ad's text."),
+    media_type: { type: ['string', 'null'], enum: ['image', 'video', null], description: "The ad's media." },
+    image_url: nullableText("The ad's image, when media_type is image."),
+    video_url: nullableText("The ad's video, when media_type is video."),
+    thumbnail_url: nullableText("The ad's thumbnail."),
+    ctwa_clid: nullableText("The click's id (Click-to-WhatsApp click id), which Meta's Conversions API takes to tie the lead to the ad."),
+  },
 } as const;
 
 /** What a message carries besides text and a file, in one shape for sent and received messages. */
@@ -481,6 +543,7 @@ const receivedMessageComponent = {
       description: 'The sender\'s LID ("<digits>@lid") when the message was LID-addressed; otherwise null.',
     },
     ...structuredFields,
+    referral: ref('Referral'),
     status: { type: 'string', enum: ['received'] },
   },
 } as const;
@@ -493,6 +556,7 @@ export const messageSchemaComponents = [
   linkPreviewRequestComponent,
   pollComponent,
   linkPreviewComponent,
+  referralComponent,
   sendMessageRequestComponent,
   sandboxReceiveRequestComponent,
   replyToComponent,

@@ -148,4 +148,6 @@ export interface SandboxReceiveBody
   simulate_failed_downloads?: number;
   from_lid?: string;
   withhold_phone?: boolean;
+  referral?: Record<string, unknown>;
+  placeholder?: 'resent' | 'never_resent';
 }

@@ -92,11 +92,13 @@ const messageEventComponent = {
     content_kind: {
       type: 'string',
       description:
-        'text, a media kind, location or contact (image_caption, video_caption and document_caption on messages stored before files were ' +
-        'kept).',
+        'text, a media kind, location, contact or poll; unavailable for a message WhatsApp announced whose content the phone never sent ' +
+        "(an ad's first message, say; message is then empty and referral absent) (image_caption, video_caption and document_caption on " +
+        'messages stored before files were kept).',
     },
     media: ref('WebhookMedia'),
     ...structuredFields,
+    referral: ref('Referral'),
     reply_to: ref('ReplyTo'),
     status: { type: 'string', const: 'received' },
     data: {

@@ -1,4 +1,5 @@
 import { newId } from '../domain/ids.ts';
+import { insertMessageReferrals } from '../store/repositories/message-referrals.ts';
 import type { Message, MessageStatus, SessionLease, WhatsAppNumber } from '../domain/model.ts';
 import { findByEngineId, insertReply } from '../store/repositories/conversations.ts';
 import { incomingMessagePayload, messageStatusPayload } from '../domain/webhooks.ts';
@@ -102,6 +103,7 @@ export class ReceiveMessageService {
       createdAt: event.receivedAt,
       group,
       ...(group !== null && { mentions: event.mentions ?? [] }),
+      ...(event.referral !== undefined && { referral: event.referral }),
     };
     // The message and its deliveries commit together: the outbox promise. A message the network
     // hands over again (after a failover, or a reconnect before its acknowledgement) is already
@@ -124,6 +126,7 @@ export class ReceiveMessageService {
       if (message.replyTo) await insertReply(trx, message, message.replyTo);
       if (event.pollSecret !== undefined) await savePollSecret(trx, message.id, event.pollSecret);
       await insertMessageGroups(trx, [message]);
+      await insertMessageReferrals(trx, [message]);
       // The chat and the sender as a contact are written at the batch's end, with its other messages'.
       const notes = conversationNotes(batch);
       notes.messagesStored([message]);

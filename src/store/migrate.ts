@@ -21,6 +21,7 @@ import * as numberPauses from './migrations/0019-number-pauses.ts';
 import * as richContent from './migrations/0020-rich-content.ts';
 import * as identitiesAndChats from './migrations/0021-identities-and-chats.ts';
 import * as numberCallsPresence from './migrations/0022-number-calls-presence.ts';
+import * as messageReferrals from './migrations/0023-message-referrals.ts';
 import * as sendGovernor from './migrations/0018-send-governor.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '0020-rich-content': richContent,
   '0021-identities-and-chats': identitiesAndChats,
   '0022-number-calls-presence': numberCallsPresence,
+  '0023-message-referrals': messageReferrals,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -33,6 +33,7 @@ export interface Database {
   message_reactions: MessageReactionsTable;
   message_revisions: MessageRevisionsTable;
   message_groups: MessageGroupsTable;
+  message_referrals: MessageReferralsTable;
   number_groups: NumberGroupsTable;
   sandbox_groups: SandboxGroupsTable;
   number_pauses: NumberPausesTable;
@@ -40,6 +41,13 @@ export interface Database {
   chats: ChatsTable;
   poll_secrets: PollSecretsTable;
   poll_votes: PollVotesTable;
+}
+
+/** The ad an incoming message came from (migration 0023): the referral as JSON. */
+export interface MessageReferralsTable {
+  message_id: string;
+  account_id: string;
+  referral: string;
 }
 
 /** A poll's secret, which opens its votes (migration 0020). */

@@ -2343,6 +2343,32 @@ export interface components {
             title: string;
             description: string | null;
         };
+        /** @description On an incoming message written after tapping a Click-to-WhatsApp ad or post: its attribution, from WhatsApp's externalAdReply, with the Cloud API's referral field names. Absent on every other message. */
+        Referral: {
+            /** @description `ad` or `post`, as WhatsApp names the source. */
+            source_type: string | null;
+            /** @description The ad's or post's id. */
+            source_id: string | null;
+            /** @description The URL the person tapped. */
+            source_url: string | null;
+            /** @description The ad's headline. */
+            headline: string | null;
+            /** @description The ad's text. */
+            body: string | null;
+            /**
+             * @description The ad's media.
+             * @enum {string|null}
+             */
+            media_type: "image" | "video" | null;
+            /** @description The ad's image, when media_type is image. */
+            image_url: string | null;
+            /** @description The ad's video, when media_type is video. */
+            video_url: string | null;
+            /** @description The ad's thumbnail. */
+            thumbnail_url: string | null;
+            /** @description The click's id (Click-to-WhatsApp click id), which Meta's Conversions API takes to tie the lead to the ad. */
+            ctwa_clid: string | null;
+        };
         SendMessageRequest: {
             /**
              * @description An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored.
@@ -2434,6 +2460,25 @@ export interface components {
             from_lid?: string;
             /** @description With from_lid: the message names the sender by LID alone, as WhatsApp often does; from_phone only routes it on the simulated network. A later message without this reveals the phone (docs/identity.md). */
             withhold_phone?: boolean;
+            /** @description Simulate the first message after tapping a Click-to-WhatsApp ad: its attribution, in the Referral component's names (all optional, null as absent; source_id, source_url, source_type or ctwa_clid must be given). The message then carries referral (ADR 0051). */
+            referral?: {
+                source_type?: string | null;
+                source_id?: string | null;
+                source_url?: string | null;
+                headline?: string | null;
+                body?: string | null;
+                /** @enum {string|null} */
+                media_type?: "image" | "video" | null;
+                image_url?: string | null;
+                video_url?: string | null;
+                thumbnail_url?: string | null;
+                ctwa_clid?: string | null;
+            };
+            /**
+             * @description Simulate a message WhatsApp first delivers without its content, as it often does an ad's first message: `resent`, the sender's phone sends it again when asked and it arrives once, as itself; `never_resent`, it never does, and the message arrives with content_kind unavailable and no text (docs/whatsapp.md).
+             * @enum {string}
+             */
+            placeholder?: "resent" | "never_resent";
             /** @description With media: how many downloads of the file fail before one succeeds (0 to 10), to rehearse a file that arrives late. The message webhook then says the media is unavailable, and a message.media event follows once a retry stores it (docs/media.md). */
             simulate_failed_downloads?: number;
         };
@@ -2612,6 +2657,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            referral?: components["schemas"]["Referral"];
             /** @enum {string} */
             status: "received";
         };
@@ -2654,7 +2700,7 @@ export interface components {
             /** @description An inbound sender's LID when the message was LID-addressed; otherwise null. */
             from_lid: string | null;
             /** @enum {string} */
-            content_kind: "text" | "image" | "video" | "audio" | "voice" | "document" | "sticker" | "location" | "contact" | "poll";
+            content_kind: "text" | "image" | "video" | "audio" | "voice" | "document" | "sticker" | "location" | "contact" | "poll" | "unavailable";
             location?: components["schemas"]["Location"];
             /** @description Contact cards, for a contact message. */
             contacts?: components["schemas"]["Contact"][];
@@ -2665,6 +2711,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            referral?: components["schemas"]["Referral"];
             /**
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
              * @enum {string}
@@ -2713,7 +2760,7 @@ export interface components {
             /** @description An inbound sender's LID when the message was LID-addressed; otherwise null. */
             from_lid: string | null;
             /** @enum {string} */
-            content_kind: "text" | "image" | "video" | "audio" | "voice" | "document" | "sticker" | "location" | "contact" | "poll";
+            content_kind: "text" | "image" | "video" | "audio" | "voice" | "document" | "sticker" | "location" | "contact" | "poll" | "unavailable";
             location?: components["schemas"]["Location"];
             /** @description Contact cards, for a contact message. */
             contacts?: components["schemas"]["Contact"][];
@@ -2724,6 +2771,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            referral?: components["schemas"]["Referral"];
             /**
              * @description `unknown`: the gateway could not record whether WhatsApp took the send (see error_code); a later receipt still moves it on.
              * @enum {string}
@@ -3004,7 +3052,7 @@ export interface components {
             mentions?: string[];
             /** @description The text exactly as received, or a media message's caption. */
             message: string;
-            /** @description text, a media kind, location or contact (image_caption, video_caption and document_caption on messages stored before files were kept). */
+            /** @description text, a media kind, location, contact or poll; unavailable for a message WhatsApp announced whose content the phone never sent (an ad's first message, say; message is then empty and referral absent) (image_caption, video_caption and document_caption on messages stored before files were kept). */
             content_kind: string;
             media?: components["schemas"]["WebhookMedia"];
             location?: components["schemas"]["Location"];
@@ -3017,6 +3065,7 @@ export interface components {
              */
             view_once?: true;
             link_preview?: components["schemas"]["LinkPreview"];
+            referral?: components["schemas"]["Referral"];
             reply_to: components["schemas"]["ReplyTo"];
             /** @enum {string} */
             status: "received";
@@ -8810,6 +8859,7 @@ export type PollRequest = components['schemas']['PollRequest'];
 export type LinkPreviewRequest = components['schemas']['LinkPreviewRequest'];
 export type Poll = components['schemas']['Poll'];
 export type LinkPreview = components['schemas']['LinkPreview'];
+export type Referral = components['schemas']['Referral'];
 export type SendMessageRequest = components['schemas']['SendMessageRequest'];
 export type SandboxReceiveRequest = components['schemas']['SandboxReceiveRequest'];
 export type ReplyTo = components['schemas']['ReplyTo'];

@@ -69,6 +69,9 @@ const DEFAULT_TIMINGS: SessionTimings = {
   watchdogIdleMs: 10 * 60_000,
   watchdogIntervalMs: 60_000,
   probeTimeoutMs: 20_000,
+  // Baileys asks the phone 2 s after the placeholder and forgets the ask 8 s later; a copy that
+  // comes at all comes well within this.
+  placeholderWaitMs: 60_000,
 };
 
 /** A profile picture is a small image; a CDN that takes longer than this is not waited for. */

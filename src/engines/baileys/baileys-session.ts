@@ -11,7 +11,16 @@ import { parseE164, type E164 } from '../../domain/phone.ts';
 
 export type { LinkUpdate };
 import type { DatabaseAuthState } from './auth-state-store.ts';
-import { lidNeedingLookup, mapIncomingMessage, type InboundMedia } from './inbound-mapper.ts';
+import {
+  lidNeedingLookup,
+  mapIncomingMessage,
+  mapUnreadableMessage,
+  placeholderId,
+  type InboundDecision,
+  type InboundMedia,
+  type LidResolver,
+} from './inbound-mapper.ts';
+import { PlaceholderWaits } from './placeholder-waits.ts';
 import { mapReceiptUpdate } from './outbound-mapper.ts';
 import { decideReconnect, type ReconnectDecision, type ReconnectPolicyOptions } from './reconnect-policy.ts';
 import type { SessionSocket, SocketFactory } from './session-socket.ts';
@@ -34,6 +43,8 @@ export interface SessionTimings {
   watchdogIdleMs: number;
   /** How often the watchdog looks. */
   watchdogIntervalMs: number;
+  /** How long a placeholder (a message whose content WhatsApp left out) waits for its resent copy. */
+  placeholderWaitMs: number;
   /** How long a probe may take before the session counts as dead. */
   probeTimeoutMs: number;
 }
@@ -102,8 +113,12 @@ export class BaileysSession {
    */
   private readonly presenceSubscriptions = new Set<string>();
 
+  /** Placeholders waiting for the copy Baileys asked the sender's phone for (ADR 0051). */
+  private readonly placeholders: PlaceholderWaits;
+
   constructor(private readonly deps: SessionDependencies) {
     this.showOnline = deps.number.showOnline;
+    this.placeholders = new PlaceholderWaits(deps.timings.placeholderWaitMs, (stub) => void this.reportUnreadable(stub));
   }
 
   get lease(): SessionLease {
@@ -128,6 +143,7 @@ export class BaileysSession {
     clearTimeout(this.reconnectTimer);
     clearInterval(this.watchdogTimer);
     this.watchdogTimer = undefined;
+    await Promise.all(this.placeholders.endAll().map((stub) => this.reportUnreadable(stub)));
     // Writes are queued in order, so saving once more waits for every pending one: the creds on
     // disk are the latest when the process exits.
     await this.auth
@@ -377,9 +393,12 @@ export class BaileysSession {
   }
 
   private async receive(message: WAMessage): Promise<void> {
-    const lid = lidNeedingLookup(message);
-    const phoneJid = lid === undefined ? undefined : await this.socket?.signalRepository.lidMapping.getPNForLID(lid).catch(() => null);
-    const decision = mapIncomingMessage(message, () => phoneJid ?? undefined);
+    // The first message after an ad often comes without its content; Baileys asks the phone for it
+    // again, and the copy arrives as a message of its own with the same id.
+    const placeholder = placeholderId(message);
+    if (placeholder !== undefined) return this.placeholders.hold(placeholder, message);
+    this.placeholders.settle(message.key.id);
+    const decision = mapIncomingMessage(message, await this.lidResolver(message));
     if (decision.kind === 'skip') {
       this.deps.logger.debug({ reason: decision.reason, id: message.key.id }, 'skipped an incoming WhatsApp message');
       return;
@@ -422,6 +441,10 @@ export class BaileysSession {
       });
       return;
     }
+    await this.reportMessage(message, decision);
+  }
+
+  private async reportMessage(message: WAMessage, decision: Extract<InboundDecision, { kind: 'message' }>): Promise<void> {
     const group = decision.groupId === null ? undefined : { id: decision.groupId, subject: await this.groupSubject(decision.groupId) };
     const mentions = decision.groupId === null ? [] : mentionedMembers(this.groups.cached(decision.groupId), decision.mentionedJids);
     await this.deps.events.incomingMessage({
@@ -438,7 +461,25 @@ export class BaileysSession {
       receivedAt: decision.timestamp ?? new Date(),
       ...(decision.quotedEngineId !== null && { quotedEngineId: decision.quotedEngineId }),
       ...(group !== undefined && { group, mentions }),
+      ...(decision.referral !== null && { referral: decision.referral }),
     });
+  }
+
+  /** A placeholder whose copy never came, reported as a message that could not be read, so a business can follow up. */
+  private async reportUnreadable(stub: WAMessage): Promise<void> {
+    const decision = mapUnreadableMessage(stub, await this.lidResolver(stub));
+    if (decision.kind !== 'message') return;
+    this.deps.logger.warn({ id: stub.key.id }, "the sender's phone never sent a placeholder message again; reporting it unavailable");
+    await this.reportMessage(stub, decision).catch((error: unknown) =>
+      this.deps.logger.error({ err: error }, 'could not record a message that never arrived'),
+    );
+  }
+
+  /** Baileys' LID store's answer for a LID-only sender, read before the pure mapper runs. */
+  private async lidResolver(message: WAMessage): Promise<LidResolver> {
+    const lid = lidNeedingLookup(message);
+    const phoneJid = lid === undefined ? undefined : await this.socket?.signalRepository.lidMapping.getPNForLID(lid).catch(() => null);
+    return () => phoneJid ?? undefined;
   }
 
   /** Hands identities to the gateway's map; a failure to record them loses nothing WhatsApp will not tell again. */

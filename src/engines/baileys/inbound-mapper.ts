@@ -14,6 +14,7 @@ import {
   isPnUser,
   jidDecode,
   jidNormalizedUser,
+  NO_MESSAGE_FOUND_ERROR_TEXT,
   normalizeMessageContent,
   toNumber,
 } from 'baileys';
@@ -24,8 +25,9 @@ import type { E164 } from '../../domain/phone.ts';
 import type { MediaKind } from '../../domain/media.ts';
 import { isValidLocation, type StructuredContent } from '../../domain/structured-content.ts';
 import { phonesOfVcard } from '../../domain/vcards.ts';
+import { adReferral, type AdReferral } from '../../domain/referral.ts';
 
-type InboundContentKind = 'text' | MediaKind | 'location' | 'contact' | 'poll';
+type InboundContentKind = 'text' | MediaKind | 'location' | 'contact' | 'poll' | 'unavailable';
 
 /** A file an incoming message carries, as its proto describes it; the adapter downloads the bytes. */
 export interface InboundMedia {
@@ -73,6 +75,8 @@ export type InboundDecision =
       groupId: string | null;
       /** The JIDs (PN or LID) of the members it mentions. */
       mentionedJids: string[];
+      /** The ad the person tapped before writing, from the message's externalAdReply. */
+      referral: AdReferral | null;
     }
   | {
       kind: 'action';
@@ -153,7 +157,68 @@ export function mapIncomingMessage(message: WAMessage, resolveLid: LidResolver):
     quotedEngineId: quotedIdOf(content),
     groupId,
     mentionedJids: contextOf(content)?.mentionedJid?.filter((jid): jid is string => typeof jid === 'string') ?? [],
+    referral: referralOf(contextOf(content)?.externalAdReply) ?? null,
   };
+}
+
+/** A placeholder whose content never came, as a message that says so: no text, kind `unavailable`. */
+export function mapUnreadableMessage(stub: WAMessage, resolveLid: LidResolver): InboundDecision {
+  const key = stub.key;
+  const chatSkip = chatSkipReason(key.remoteJid ?? '');
+  if (chatSkip !== undefined) return skip(chatSkip);
+  const { senderJid, alternativeJid, groupId } = senderKey(key);
+  const sender = resolveSender(senderJid, alternativeJid, resolveLid);
+  if (sender === undefined || !key.id) return skip('unaddressable');
+  return {
+    kind: 'message',
+    ...sender,
+    text: '',
+    contentKind: 'unavailable',
+    media: null,
+    structured: null,
+    pollSecret: null,
+    engineMessageId: key.id,
+    timestamp: timestampOf(stub),
+    quotedEngineId: null,
+    groupId,
+    mentionedJids: [],
+    referral: null,
+  };
+}
+
+/**
+ * A Click-to-WhatsApp ad's attribution, as the first message after the tap carries it in its
+ * context (`externalAdReply`; Baileys 7's proto.ContextInfo.IExternalAdReplyInfo). The Cloud
+ * API's names: title is the headline, mediaUrl the video (or, without an original, the image).
+ */
+export function referralOf(ad: proto.ContextInfo.IExternalAdReplyInfo | null | undefined): AdReferral | undefined {
+  if (!ad) return undefined;
+  const { IMAGE, VIDEO } = proto.ContextInfo.ExternalAdReplyInfo.MediaType;
+  const mediaType = ad.mediaType === IMAGE ? 'image' : ad.mediaType === VIDEO ? 'video' : null;
+  return adReferral({
+    sourceType: ad.sourceType,
+    sourceId: ad.sourceId,
+    sourceUrl: ad.sourceUrl,
+    headline: ad.title,
+    body: ad.body,
+    mediaType,
+    imageUrl: mediaType === 'image' ? (ad.originalImageUrl ?? ad.mediaUrl) : null,
+    videoUrl: mediaType === 'video' ? ad.mediaUrl : null,
+    thumbnailUrl: ad.thumbnailUrl,
+    ctwaClid: ad.ctwaClid,
+  });
+}
+
+/**
+ * The stub Baileys emits for a message that reached us without its content (`Message absent from
+ * node`, a CIPHERTEXT stub): what the first message after tapping an ad often is. Baileys asks the
+ * sender's phone to send it again (a placeholder resend) and emits the real message later, under
+ * the same id. Answers the id to wait for, or undefined for any other message.
+ */
+export function placeholderId(message: WAMessage): string | undefined {
+  if (message.key.fromMe || !message.key.id || message.message) return undefined;
+  if (message.messageStubType !== proto.WebMessageInfo.StubType.CIPHERTEXT) return undefined;
+  return message.messageStubParameters?.[0] === NO_MESSAGE_FOUND_ERROR_TEXT ? message.key.id : undefined;
 }
 
 /**

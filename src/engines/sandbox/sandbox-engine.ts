@@ -163,14 +163,20 @@ export class SandboxEngine implements Engine, InboundSimulator {
           fromPhone: message.phoneHidden === true ? null : (message.from as E164),
           fromLid: message.senderLid ?? null,
           identitySource: 'sandbox',
-          text: message.text,
-          contentKind: media !== undefined && isMediaKind(media.kind) ? media.kind : (structuredKind(message.structured) ?? 'text'),
+          text: message.unavailable === true ? '' : message.text,
+          contentKind:
+            message.unavailable === true
+              ? 'unavailable'
+              : media !== undefined && isMediaKind(media.kind)
+                ? media.kind
+                : (structuredKind(message.structured) ?? 'text'),
           ...(media !== undefined && isMediaKind(media.kind) && { media: this.incomingMedia(number, message.id, media, media.kind) }),
           ...(message.structured !== undefined && { structured: message.structured }),
           engineMessageId: message.id,
           receivedAt: new Date(message.sentAt),
           ...(message.quoted !== undefined && { quotedEngineId: message.quoted }),
           ...(message.group !== undefined && { group: message.group, mentions: message.mentions ?? [] }),
+          ...(message.referral !== undefined && { referral: message.referral }),
         });
       },
       groupChanged: (change) => {
@@ -610,6 +616,8 @@ export class SandboxEngine implements Engine, InboundSimulator {
         ...(incoming.quotedEngineId !== undefined && { quoted: incoming.quotedEngineId }),
         ...(incoming.mentions !== undefined && { mentions: incoming.mentions }),
         ...(incoming.fromLid !== undefined && { senderLid: incoming.fromLid, phoneHidden: incoming.withholdPhone === true }),
+        // A placeholder carries nothing of the message: neither its text nor its ad.
+        ...(incoming.neverResent === true ? { unavailable: true } : incoming.referral !== undefined && { referral: incoming.referral }),
       };
       ({ id } = await this.options.network.inject(
         sandboxRegisteredForm(incoming.fromPhone),

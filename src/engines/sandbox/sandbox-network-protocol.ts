@@ -1,4 +1,5 @@
 import type { StructuredContent } from '../../domain/structured-content.ts';
+import type { AdReferral } from '../../domain/referral.ts';
 import type { Group, GroupChange, ParticipantResult } from '../../domain/groups.ts';
 import type { GroupOperation } from './sandbox-groups.ts';
 
@@ -30,6 +31,10 @@ export interface NetworkMessage {
    */
   senderLid?: string;
   phoneHidden?: boolean;
+  /** The ad the sender tapped before writing (ADR 0051). */
+  referral?: AdReferral;
+  /** Delivered as a placeholder whose content never comes, as WhatsApp sometimes does an ad's first message. */
+  unavailable?: boolean;
 }
 
 /**
@@ -44,7 +49,10 @@ export interface NetworkAction {
 }
 
 /** A message's extras on the way out: its quote, the action it carries, the members it mentions, its sender's LID, its place, cards or poll. */
-export type NetworkExtras = Pick<NetworkMessage, 'quoted' | 'action' | 'mentions' | 'senderLid' | 'phoneHidden' | 'structured'>;
+export type NetworkExtras = Pick<
+  NetworkMessage,
+  'quoted' | 'action' | 'mentions' | 'senderLid' | 'phoneHidden' | 'structured' | 'referral' | 'unavailable'
+>;
 
 /** A file on the simulated network: carried with its message, base64 so that it crosses the shared network's JSON lines as it is. */
 export interface NetworkMedia {

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { adReferral } from '../../domain/referral.ts';
 import net from 'node:net';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import { fileGroupArchive } from './sandbox-group-file.ts';
@@ -286,6 +287,9 @@ function networkExtras(request: Record<string, unknown>): NetworkExtras {
     extras.senderLid = request.senderLid;
     extras.phoneHidden = request.phoneHidden === true;
   }
+  const referral = typeof request.referral === 'object' && request.referral !== null ? adReferral(request.referral) : undefined;
+  if (referral !== undefined) extras.referral = referral;
+  if (request.unavailable === true) extras.unavailable = true;
   const action = request.action as Record<string, unknown> | undefined;
   if (
     typeof action === 'object' &&

@@ -416,6 +416,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
       ...(extras?.mentions !== undefined && extras.mentions.length > 0 && { mentions: [...extras.mentions] }),
       ...(extras?.senderLid !== undefined && { senderLid: extras.senderLid, phoneHidden: extras.phoneHidden === true }),
       ...(extras?.structured !== undefined && { structured: extras.structured }),
+      ...(extras?.referral !== undefined && { referral: extras.referral }),
+      ...(extras?.unavailable === true && { unavailable: true }),
     };
   }
 

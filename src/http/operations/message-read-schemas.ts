@@ -45,9 +45,10 @@ const messageComponent = {
       description: 'E.164: our number for an outbound message, the sender for an inbound one (null when WhatsApp gave only a LID).',
     },
     from_lid: { type: ['string', 'null'], description: "An inbound sender's LID when the message was LID-addressed; otherwise null." },
-    content_kind: { type: 'string', enum: ['text', ...mediaKinds, 'location', 'contact', 'poll'] },
+    content_kind: { type: 'string', enum: ['text', ...mediaKinds, 'location', 'contact', 'poll', 'unavailable'] },
     media: ref('StoredMessageMedia'),
     ...structuredFields,
+    referral: ref('Referral'),
     status: {
       type: 'string',
       enum: statuses,

@@ -66,6 +66,8 @@ export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveReq
         ...(input.structured !== undefined && { structured: input.structured }),
         ...(input.groupId !== undefined && { groupId: input.groupId, mentions: input.mentions ?? [] }),
         ...(input.fromLid !== undefined && { fromLid: input.fromLid, withholdPhone: input.withholdPhone === true }),
+        ...(input.referral !== undefined && { referral: input.referral }),
+        ...(input.neverResent === true && { neverResent: true }),
       },
       input.replyTo,
       loadMedia,

@@ -2,6 +2,7 @@ import type { Message, MessageDirection, MessageStatus } from '../../domain/mode
 import type { Executor } from '../database.ts';
 import { toMessage } from './messages.ts';
 import { withGroup } from './groups.ts';
+import { withReferral } from './message-referrals.ts';
 
 // GET /messages and the dashboard's list: an account's messages a page at a time, newest first,
 // each through an index ordered by time (migration 0014), with what it quotes.
@@ -71,6 +72,7 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
     .selectFrom('page')
     .leftJoin('message_replies', 'message_replies.message_id', 'page.id')
     .leftJoin('message_groups', 'message_groups.message_id', 'page.id')
+    .leftJoin('message_referrals', 'message_referrals.message_id', 'page.id')
     .selectAll('page')
     .select([
       'message_replies.quoted_message_id',
@@ -78,12 +80,13 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
       'message_groups.group_id',
       'message_groups.group_subject',
       'message_groups.mentions',
+      'message_referrals.referral',
     ])
     .orderBy('page.created_at', 'desc')
     .orderBy('page.id', 'desc')
     .execute();
   return rows.map((row) => ({
-    ...withGroup(toMessage(row), row),
+    ...withReferral(withGroup(toMessage(row), row), row),
     replyTo: row.quoted_engine_id === null ? null : { messageId: row.quoted_message_id, engineMessageId: row.quoted_engine_id },
   }));
 }

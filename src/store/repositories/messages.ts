@@ -2,6 +2,7 @@ import type { Message, MessageContentKind, MessageDirection, MessageStatus } fro
 import type { E164 } from '../../domain/phone.ts';
 import { isGroupId } from '../../domain/groups.ts';
 import { withGroup } from './groups.ts';
+import { withReferral } from './message-referrals.ts';
 import type { StructuredContent } from '../../domain/structured-content.ts';
 import { sql, type Kysely, type QueryCreator } from 'kysely';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
@@ -272,11 +273,12 @@ export async function findMessageById(db: Executor, id: string): Promise<Message
   const row = await db
     .selectFrom('messages')
     .leftJoin('message_groups', 'message_groups.message_id', 'messages.id')
+    .leftJoin('message_referrals', 'message_referrals.message_id', 'messages.id')
     .selectAll('messages')
-    .select(['message_groups.group_id', 'message_groups.group_subject', 'message_groups.mentions'])
+    .select(['message_groups.group_id', 'message_groups.group_subject', 'message_groups.mentions', 'message_referrals.referral'])
     .where('messages.id', '=', id)
     .executeTakeFirst();
-  return row && withGroup(toMessage(row), row);
+  return row && withReferral(withGroup(toMessage(row), row), row);
 }
 
 /** Several messages at once, each with its group chat; those that do not exist are left out. */
@@ -285,11 +287,12 @@ export async function findMessagesByIds(db: Executor, ids: readonly string[]): P
   const rows = await db
     .selectFrom('messages')
     .leftJoin('message_groups', 'message_groups.message_id', 'messages.id')
+    .leftJoin('message_referrals', 'message_referrals.message_id', 'messages.id')
     .selectAll('messages')
-    .select(['message_groups.group_id', 'message_groups.group_subject', 'message_groups.mentions'])
+    .select(['message_groups.group_id', 'message_groups.group_subject', 'message_groups.mentions', 'message_referrals.referral'])
     .where('messages.id', 'in', ids)
     .execute();
-  return rows.map((row) => withGroup(toMessage(row), row));
+  return rows.map((row) => withReferral(withGroup(toMessage(row), row), row));
 }
 
 /** An incoming message of the number by WhatsApp's (or the sandbox network's) id for it. */

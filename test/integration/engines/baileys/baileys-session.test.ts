@@ -52,8 +52,20 @@ const LONGER_THAN_ANY_BACKOFF_MS = 3 * MAX_DELAY_MS;
 
 const reconnect = { baseDelayMs: BASE_DELAY_MS, maxDelayMs: MAX_DELAY_MS, jitterRatio: 0, maxConsecutiveFailures: 3 };
 /** The watchdog stays out of the way in tests that are not about it. */
-const QUIET_TIMINGS: SessionTimings = { reconnect, watchdogIdleMs: 60_000, watchdogIntervalMs: 60_000, probeTimeoutMs: 20 };
-const WATCHDOG_TIMINGS: SessionTimings = { reconnect, watchdogIdleMs: 20, watchdogIntervalMs: 10, probeTimeoutMs: 20 };
+const QUIET_TIMINGS: SessionTimings = {
+  reconnect,
+  watchdogIdleMs: 60_000,
+  watchdogIntervalMs: 60_000,
+  probeTimeoutMs: 20,
+  placeholderWaitMs: 60_000,
+};
+const WATCHDOG_TIMINGS: SessionTimings = {
+  reconnect,
+  watchdogIdleMs: 20,
+  watchdogIntervalMs: 10,
+  probeTimeoutMs: 20,
+  placeholderWaitMs: 60_000,
+};
 
 function ourNumber(): WhatsAppNumber {
   const at = new Date();

@@ -49,6 +49,7 @@ describe('inbound mapper: what counts as a text from a person', () => {
       quotedEngineId: null,
       groupId: null,
       mentionedJids: [],
+      referral: null,
     });
   });
 
