@@ -25,13 +25,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { createTestDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
 import {
   assertAllAnswered,
   currentCommit,
   incomingOrder,
   machineDescription,
+  postgresCpuSeconds,
+  postmasterPidOf,
   processCpuSeconds,
   runAutocannon,
   seededSendDatabase,
@@ -71,46 +72,6 @@ interface DialectFigures {
   incoming: Figure;
   /** The send of the checkout at BENCH_FLOOR_COMPARE_ROOT, measured right after this one's. */
   compared?: Figure;
-}
-
-/**
- * The CPU seconds of the postmaster, of every process under it, and of those of them that have
- * ended (the postmaster's children's time, which a backend's joins when it exits), so that a
- * connection closed during the run does not take its CPU out of the sum.
- */
-function postgresCpuSeconds(postmasterPid: number | undefined): number {
-  if (postmasterPid === undefined) return Number.NaN;
-  let total = processCpuSeconds(postmasterPid) + endedChildrenCpuSeconds(postmasterPid);
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (parent === postmasterPid) total += processCpuSeconds(Number(entry));
-    } catch {
-      // The process ended between the listing and the read.
-    }
-  }
-  return total;
-}
-
-function endedChildrenCpuSeconds(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[13]) + Number(fields[14])) / 100;
-}
-
-async function postmasterPidOf(url: string): Promise<number | undefined> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const directory = (await client.query<{ data_directory: string }>('show data_directory')).rows[0]!.data_directory;
-    return Number(fs.readFileSync(path.join(directory, 'postmaster.pid'), 'utf8').split('\n')[0]);
-  } catch {
-    return undefined;
-  } finally {
-    await client.end();
-  }
 }
 
 async function measure(

@@ -5,6 +5,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type autocannon from 'autocannon';
+import pg from 'pg';
 import { loadConfig } from '../src/config.ts';
 import { accountScope, operatorScope } from '../src/domain/tenant-scope.ts';
 import { createGateway, createLogger } from '../src/main.ts';
@@ -337,4 +338,44 @@ export function assertAllAnswered(result: LoadResult, what: string): LoadResult 
     throw new Error(`The send benchmark (${what}) got ${result.non2xx} non-2xx answers out of ${result.total2xx + result.non2xx}.`);
   }
   return result;
+}
+
+/**
+ * The CPU seconds of the postmaster, of every process under it, and of those of them that have
+ * ended (the postmaster's children's time, which a backend's joins when it exits), so that a
+ * connection closed during the run does not take its CPU out of the sum.
+ */
+export function postgresCpuSeconds(postmasterPid: number | undefined): number {
+  if (postmasterPid === undefined) return Number.NaN;
+  let total = processCpuSeconds(postmasterPid) + endedChildrenCpuSeconds(postmasterPid);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (parent === postmasterPid) total += processCpuSeconds(Number(entry));
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
+}
+
+function endedChildrenCpuSeconds(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[13]) + Number(fields[14])) / 100;
+}
+
+export async function postmasterPidOf(url: string): Promise<number | undefined> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const directory = (await client.query<{ data_directory: string }>('show data_directory')).rows[0]!.data_directory;
+    return Number(fs.readFileSync(path.join(directory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return undefined;
+  } finally {
+    await client.end();
+  }
 }

@@ -118,7 +118,7 @@ export function buildMessaging({
   const incomingActions = new IncomingActionService(store, committer, deliveryWorker);
   const groupChanges = new GroupChangeService(store, committer, deliveryWorker, groups);
   const identities = new IdentityMap(store, committer, deliveryWorker);
-  const governor = new SendGovernor(store, committer, config.governor);
+  const governor = new SendGovernor(store, committer, config.governor, keeper);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, governor, pauses, recentSends);
   const typing = new TypingService(supervisor, logger, config.typingMs);
   // A paused number's queue holds: the runner asks the pauses before it releases a message.

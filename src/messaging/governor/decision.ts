@@ -33,9 +33,25 @@ export interface SendMark {
   firstContact: boolean;
 }
 
+/**
+ * The number's sends as the rules ask about them, each looking back from a time `at` (ADR 0048:
+ * answered from counters kept as the number sends, never by reading its history).
+ */
+export interface MarkView {
+  /** The latest send at or before `at`. */
+  latest(at: number): number | undefined;
+  /** The latest send to the recipient at or before `at`. */
+  latestTo(recipient: string, at: number): number | undefined;
+  /**
+   * With `cap` or more sends (first contacts only, if asked) in the window (at - windowMs, at]:
+   * the time of the cap-th newest, whose leaving frees the window; else undefined.
+   */
+  capReachedBy(at: number, windowMs: number, cap: number, firstContacts: boolean): number | undefined;
+}
+
 /** What the governor knows of the number: its sends of the last 24 hours, sent or planned. */
 export interface SendHistory {
-  marks: readonly SendMark[];
+  marks: MarkView;
   /** When the number was linked: its warm-up counts days from here. */
   linkedAt: Date;
 }
@@ -72,8 +88,7 @@ export function decide(policy: SendPolicy, history: SendHistory, candidate: Send
   let at = startAt;
   let reason: WaitReason | undefined = at > now.getTime() ? 'scheduled' : undefined;
   for (let move = 0; move < MAX_MOVES; move++) {
-    const before = history.marks.filter((mark) => mark.at <= at);
-    const next = firstBlockingRule(policy, history.linkedAt, before, candidate, at, gapMs);
+    const next = firstBlockingRule(policy, history.linkedAt, history.marks, candidate, at, gapMs);
     if (next === undefined) return at <= now.getTime() ? { kind: 'now' } : { kind: 'wait', until: new Date(at), reason: reason ?? 'gap' };
     at = Math.max(at + 1, next.until);
     reason = next.reason;
@@ -89,27 +104,19 @@ interface Move {
 function firstBlockingRule(
   policy: SendPolicy,
   linkedAt: Date,
-  marks: readonly SendMark[],
+  marks: MarkView,
   candidate: SendCandidate,
   at: number,
   gapMs: number,
 ): Move | undefined {
   return (
     quietHoursMove(policy, at) ??
-    gapMove(marks, at, gapMs) ??
+    gapMove(marks.latest(at), at, gapMs, 'gap') ??
     windowMove(marks, at, MINUTE, policy.perMinute, 'per_minute') ??
     windowMove(marks, at, HOUR, policy.perHour, 'per_hour') ??
     windowMove(marks, at, DAY, policy.perDay, 'per_day') ??
-    recipientGapMove(marks, candidate.recipient, at, policy.perRecipientGapMs) ??
-    (candidate.firstContact
-      ? windowMove(
-          marks.filter((mark) => mark.firstContact),
-          at,
-          DAY,
-          firstContactCap(policy, linkedAt, at),
-          'first_contacts',
-        )
-      : undefined)
+    gapMove(marks.latestTo(candidate.recipient, at), at, policy.perRecipientGapMs, 'recipient_gap') ??
+    (candidate.firstContact ? windowMove(marks, at, DAY, firstContactCap(policy, linkedAt, at), 'first_contacts') : undefined)
   );
 }
 
@@ -123,26 +130,18 @@ const TYPING_MAX_MS = 8_000;
 /** About 200 characters a minute, a quick typist on a phone. */
 const TYPING_PER_CHARACTER_MS = 300;
 
-function gapMove(marks: readonly SendMark[], at: number, gapMs: number): Move | undefined {
-  const last = latest(marks);
-  return last !== undefined && at < last + gapMs ? { until: last + gapMs, reason: 'gap' } : undefined;
+function gapMove(last: number | undefined, at: number, gapMs: number, reason: WaitReason): Move | undefined {
+  return last !== undefined && at < last + gapMs ? { until: last + gapMs, reason } : undefined;
 }
 
-function recipientGapMove(marks: readonly SendMark[], recipient: string, at: number, gapMs: number): Move | undefined {
-  const last = latest(marks.filter((mark) => mark.recipient === recipient));
-  return last !== undefined && at < last + gapMs ? { until: last + gapMs, reason: 'recipient_gap' } : undefined;
-}
-
-/** A cap over the rolling window ending at `at`: when full, wait until its oldest send leaves it. */
-function windowMove(marks: readonly SendMark[], at: number, windowMs: number, cap: number | null, reason: WaitReason): Move | undefined {
+/**
+ * A cap over the rolling window ending at `at`: when full, wait until the send whose leaving
+ * frees it has left (the cap-th newest). A cap below 1 is refused when a policy is written.
+ */
+function windowMove(marks: MarkView, at: number, windowMs: number, cap: number | null, reason: WaitReason): Move | undefined {
   if (cap === null) return undefined;
-  const inWindow = marks
-    .filter((mark) => mark.at > at - windowMs)
-    .map((mark) => mark.at)
-    .sort((a, b) => a - b);
-  if (inWindow.length < cap) return undefined;
-  // The window holds `cap` or more: the send that must leave it is the (length - cap + 1)-th oldest.
-  return { until: inWindow[inWindow.length - cap]! + windowMs, reason };
+  const freedBy = marks.capReachedBy(at, windowMs, cap, reason === 'first_contacts');
+  return freedBy === undefined ? undefined : { until: freedBy + windowMs, reason };
 }
 
 /**
@@ -181,10 +180,4 @@ function localClock(at: number, timeZone: string): { minutes: number; seconds: n
   }
   const parts = Object.fromEntries(format.formatToParts(new Date(at)).map((part) => [part.type, part.value]));
   return { minutes: Number(parts.hour) * 60 + Number(parts.minute), seconds: Number(parts.second) + (at % 1_000) / 1_000 };
-}
-
-function latest(marks: readonly SendMark[]): number | undefined {
-  let found: number | undefined;
-  for (const mark of marks) if (found === undefined || mark.at > found) found = mark.at;
-  return found;
 }

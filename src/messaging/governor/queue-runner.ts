@@ -4,13 +4,10 @@ import type { Store } from '../../store/database.ts';
 import { findMessageById, findMessagesByIds } from '../../store/repositories/messages.ts';
 import { findNumbersByIds } from '../../store/repositories/numbers.ts';
 import {
-  deferWaiting,
   findSendPoliciesOf,
   listDueOnNode,
   listExpiredOnNode,
-  listReleasedMarksOf,
   nextDueOnNode,
-  type GovernedMark,
   type WaitingMessage,
 } from '../../store/repositories/send-queue.ts';
 import type { SendMessageService } from '../send-message.ts';
@@ -44,16 +41,10 @@ export interface QueueObserver {
   released(waitMs: number): void;
 }
 
-const DAY_MS = 86_400_000;
-
 /** What one pass read for all its numbers. */
 interface PassBatch {
   numbers: Map<string, WhatsAppNumber>;
   policies: Map<string, { number: string | null; account: string | null }>;
-  /** Each number's sends released in the last day, as of the read. */
-  marks: Map<string, GovernedMark[]>;
-  /** The governor's count of each number's sends let go at once, as of the read. */
-  sentAtOnce: Map<string, number>;
   /** The due messages' rows, which the engine is handed. */
   messages: Map<string, Message>;
 }
@@ -145,6 +136,7 @@ export class QueueRunner {
   private async pass(): Promise<void> {
     const now = new Date();
     this.lastPassAt = now.getTime();
+    this.governor.forgetUnheld();
     await this.expire(now);
     const due = await listDueOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize);
     const byNumber = new Map<string, WaitingMessage[]>();
@@ -174,16 +166,14 @@ export class QueueRunner {
 
   /**
    * What the pass's releases decide over, read for all its numbers at once rather than per
-   * message: the numbers, their policies, their sends of the day and the due messages' rows.
+   * message: the numbers, their policies and the due messages' rows. What the numbers sent is
+   * in the governor's ledgers, not read here.
    */
   private async readBatch(numberIds: string[], messageIds: string[]): Promise<PassBatch> {
-    const sentAtOnce = new Map(numberIds.map((numberId) => [numberId, this.governor.sentAtOnceCount(numberId)]));
-    const since = new Date(Date.now() - DAY_MS);
     const numbers = new Map((await findNumbersByIds(this.store.db, numberIds)).map((number) => [number.id, number]));
     const policies = await findSendPoliciesOf(this.store.db, numberIds);
-    const marks = await listReleasedMarksOf(this.store.db, numberIds, since);
     const messages = new Map((await findMessagesByIds(this.store.db, messageIds)).map((message) => [message.id, message]));
-    return { numbers, policies, marks, sentAtOnce, messages };
+    return { numbers, policies, messages };
   }
 
   private async expire(now: Date): Promise<void> {
@@ -191,7 +181,7 @@ export class QueueRunner {
       const message = await findMessageById(this.store.db, waiting.id);
       if (message === undefined) continue;
       if (await this.sender.settleWaiting(message, 'expired', this.leases.leaseOf(waiting.numberId)))
-        this.governor.messageLeft(waiting.id, 'expired');
+        this.governor.messageLeft(waiting.numberId, waiting.id, 'expired');
     }
   }
 
@@ -202,41 +192,38 @@ export class QueueRunner {
     if (lease === undefined || number === undefined) return;
     const held = this.hold.holdOf(numberId);
     if (held !== null) {
-      await deferWaiting(this.store.db, numberId, held.until ?? new Date(Date.now() + this.options.idleCheckMs), 'paused');
+      await this.governor.defer(numberId, held.until ?? new Date(Date.now() + this.options.idleCheckMs), 'paused');
       return;
     }
     if (this.supervisor.sessionStatus(number) !== 'connected') {
-      await deferWaiting(this.store.db, numberId, new Date(Date.now() + this.options.idleCheckMs), 'not_connected');
+      await this.governor.defer(numberId, new Date(Date.now() + this.options.idleCheckMs), 'not_connected');
       return;
     }
     const stored = batch.policies.get(numberId);
     const policy = (stored === undefined ? null : this.governor.resolve(stored).policy) ?? NO_LIMITS;
     await this.governor.withNumberLock(numberId, async () => {
-      // A send let go at once since the batch was read is not in it: read this number's again.
-      const sent: GovernedMark[] =
-        this.governor.sentAtOnceCount(numberId) === batch.sentAtOnce.get(numberId)
-          ? (batch.marks.get(numberId) ?? [])
-          : ((await listReleasedMarksOf(this.store.db, [numberId], new Date(Date.now() - DAY_MS))).get(numberId) ?? []);
+      // Under the lock, so the sends let go at once since the pass began are in it.
+      const ledger = await this.governor.ledgerFor(numberId);
       for (const waiting of messages) {
         if (this.stopped || this.leases.leaseOf(numberId)?.epoch !== lease.epoch) return;
         const now = new Date();
         // The jitter was spent when the time was planned; here only the policy's floor is checked.
         const decision = decide(
           policy,
-          { marks: sent, linkedAt: number.createdAt },
+          { marks: ledger.madeOnly, linkedAt: number.createdAt },
           { recipient: waiting.toPhone, firstContact: waiting.firstContact, notBefore: null },
           now,
           () => 0,
         );
         if (decision.kind === 'wait') {
-          await deferWaiting(this.store.db, numberId, decision.until, decision.reason);
+          await this.governor.defer(numberId, decision.until, decision.reason);
           return;
         }
         if (policy.typingBeforeSend) await this.showTyping(number, waiting);
         // Marked no earlier than the row's released_at, so the next decision's gap is never short.
         const message = batch.messages.get(waiting.id);
         if (message !== undefined && (await this.release(number, waiting, message, lease)))
-          sent.push({ at: Date.now(), recipient: waiting.toPhone, firstContact: waiting.firstContact, planned: false, scheduled: false });
+          this.governor.released(numberId, waiting.id, { at: Date.now(), recipient: waiting.toPhone, firstContact: waiting.firstContact });
       }
     });
   }
@@ -258,12 +245,12 @@ export class QueueRunner {
       const left = await this.sender.sendReleased(number, waiting, message, lease);
       if (left === undefined) return false;
       this.observer.released(Date.now() - waiting.createdAt.getTime());
-      this.governor.messageLeft(waiting.id, left.status === 'sent' || left.status === 'unknown' ? left.status : 'failed');
+      this.governor.messageLeft(waiting.numberId, waiting.id, left.status === 'sent' || left.status === 'unknown' ? left.status : 'failed');
       return true;
     } catch (error) {
       // The engine refused it: the message is failed (its unit returned) by the send path itself.
       this.logger.warn({ err: error, messageId: waiting.id }, 'a queued message could not be sent');
-      this.governor.messageLeft(waiting.id, 'failed');
+      this.governor.messageLeft(waiting.numberId, waiting.id, 'failed');
       return true;
     }
   }

@@ -5,8 +5,16 @@ import { parsePolicyBody, readStoredSetting, resolvePolicy, type PolicySetting, 
 import type { Store } from '../../store/database.ts';
 import type { GroupCommitter } from '../../store/group-commit.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
-import { hasExchangedWith, insertGovernedMessage, listGovernedMarks, type QueuedOptions } from '../../store/repositories/send-queue.ts';
+import {
+  deferWaiting,
+  hasExchangedWith,
+  insertGovernedMessage,
+  readLedgerMarks,
+  type QueuedOptions,
+} from '../../store/repositories/send-queue.ts';
 import { decide, type WaitReason } from './decision.ts';
+import type { LeaseView } from './queue-runner.ts';
+import { SendLedger, type MadeMark } from './send-ledger.ts';
 
 const DAY_MS = 86_400_000;
 /** With the governor off, a send_at still waits for its time: the policy of no limits. */
@@ -41,8 +49,10 @@ export interface StoredSettings {
 export class SendGovernor {
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly leaveWaiters = new Map<string, ((left: LeftAs | undefined) => void)[]>();
-  /** Per number, how many sends this node let go at once: the runner's sign that its read of the number's sends is stale. */
-  private readonly sentAtOnce = new Map<string, number>();
+  /** Per number this node owns, what its rules count, and the lease epoch it was read under (ADR 0048). */
+  private readonly ledgers = new Map<string, { epoch: number; ledger: SendLedger }>();
+  /** Changes to a number's queue made while its ledger is read from the database: applied to it once read. */
+  private readonly reading = new Map<string, ((ledger: SendLedger) => void)[]>();
   /** Called with the time of each message queued here, so the runner's timer can wake for it. */
   queuedListener: (scheduledFor: Date) => void = () => undefined;
 
@@ -50,6 +60,7 @@ export class SendGovernor {
     private readonly store: Store,
     private readonly committer: GroupCommitter,
     readonly config: GovernorConfig,
+    private readonly leases: Pick<LeaseView, 'leaseOf'>,
     private readonly random: () => number = Math.random,
   ) {}
 
@@ -105,14 +116,14 @@ export class SendGovernor {
         message.group == null &&
         needsFirstContacts(policy) &&
         !(await hasExchangedWith(this.store.db, number.accountId, number.id, message.toPhone));
-      const marks = await listGovernedMarks(this.store.db, number.id, new Date(now.getTime() - DAY_MS));
+      const ledger = await this.ledgerFor(number.id);
       // First in, first out: a message that is not scheduled goes behind those already waiting.
-      const tail = Math.max(0, ...marks.filter((mark) => mark.planned && !mark.scheduled).map((mark) => mark.at));
+      const tail = ledger.queueTail();
       const sendAt = schedule?.sendAt;
       const notBefore = Math.max(tail, sendAt?.getTime() ?? 0);
       const decision = decide(
         policy,
-        { marks, linkedAt: number.createdAt },
+        { marks: ledger.withQueue, linkedAt: number.createdAt },
         { recipient, firstContact, notBefore: notBefore === 0 ? null : new Date(notBefore) },
         now,
         this.random,
@@ -141,10 +152,17 @@ export class SendGovernor {
         });
       });
       if (!admitted) return { kind: 'refused' };
+      // The ledger counts a message by its row's recipient (to_phone), as it is read back after a takeover.
       if (scheduledFor === null) {
-        this.sentAtOnce.set(number.id, this.sentAtOnceCount(number.id) + 1);
+        ledger.sent({ at: now.getTime(), recipient: message.toPhone, firstContact });
         return { kind: 'now' };
       }
+      ledger.queued(message.id, {
+        at: scheduledFor.getTime(),
+        recipient: message.toPhone,
+        firstContact,
+        scheduled: waitReason === 'scheduled',
+      });
       this.queuedListener(scheduledFor);
       return { kind: 'queued', scheduledFor, expiresAt, waitReason: waitReason! };
     });
@@ -176,14 +194,64 @@ export class SendGovernor {
     });
   }
 
-  /** The message left the queue: whoever waits for it is answered. */
-  messageLeft(messageId: string, status: LeftAs): void {
+  /** The message left the queue (sent, failed, cancelled or expired): the ledger forgets it, whoever waits for it is answered. */
+  messageLeft(numberId: string, messageId: string, status: LeftAs): void {
+    this.changeLedger(numberId, (ledger) => ledger.left(messageId));
     for (const finish of this.leaveWaiters.get(messageId) ?? []) finish(status);
   }
 
-  /** How many of the number's sends this node has let go at once so far. */
-  sentAtOnceCount(numberId: string): number {
-    return this.sentAtOnce.get(numberId) ?? 0;
+  /** The runner released the message: from now on it counts among the number's sends. */
+  released(numberId: string, messageId: string, mark: MadeMark): void {
+    this.changeLedger(numberId, (ledger) => {
+      ledger.left(messageId);
+      ledger.sent(mark);
+    });
+  }
+
+  /** Moves the number's waiting messages due before `until` to `until`, with the reason they wait. */
+  async defer(numberId: string, until: Date, reason: WaitReason): Promise<void> {
+    await deferWaiting(this.store.db, numberId, until, reason);
+    this.changeLedger(numberId, (ledger) => ledger.deferred(until.getTime()));
+  }
+
+  /**
+   * The number's ledger. This node reads it from the database when it keeps none under the lease
+   * it holds now: it gained the number (a start, a takeover), or lost it and gained it again,
+   * when another node may have sent meanwhile. Called under the number's lock, so no send or
+   * release of the number runs while it is read; a cancel, an expiry or a deferral may, and is
+   * applied to it once read.
+   */
+  async ledgerFor(numberId: string): Promise<SendLedger> {
+    const epoch = this.leases.leaseOf(numberId)?.epoch;
+    const kept = this.ledgers.get(numberId);
+    if (kept !== undefined && kept.epoch === epoch) {
+      kept.ledger.trim(Date.now());
+      return kept.ledger;
+    }
+    this.ledgers.delete(numberId);
+    const changes: ((ledger: SendLedger) => void)[] = [];
+    this.reading.set(numberId, changes);
+    try {
+      const { made, planned } = await readLedgerMarks(this.store.db, numberId, new Date(Date.now() - DAY_MS));
+      const ledger = SendLedger.of(made, planned);
+      for (const change of changes) change(ledger);
+      // Without a lease (the number is not this node's) it is read afresh each time, as before.
+      if (epoch !== undefined && this.leases.leaseOf(numberId)?.epoch === epoch) this.ledgers.set(numberId, { epoch, ledger });
+      return ledger;
+    } finally {
+      this.reading.delete(numberId);
+    }
+  }
+
+  /** Forgets the ledgers of the numbers this node no longer holds under the lease they were read under. */
+  forgetUnheld(): void {
+    for (const [numberId, { epoch }] of this.ledgers) if (this.leases.leaseOf(numberId)?.epoch !== epoch) this.ledgers.delete(numberId);
+  }
+
+  private changeLedger(numberId: string, change: (ledger: SendLedger) => void): void {
+    const kept = this.ledgers.get(numberId);
+    if (kept !== undefined) change(kept.ledger);
+    this.reading.get(numberId)?.push(change);
   }
 
   /** Runs `work` alone among this node's governed work on the number. */

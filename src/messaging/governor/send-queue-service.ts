@@ -130,7 +130,7 @@ export class SendQueueService {
         { status: now.status },
       );
     }
-    this.governor.messageLeft(message.id, 'cancelled');
+    this.governor.messageLeft(number.id, message.id, 'cancelled');
     return { ...message, status: 'cancelled' };
   }
 
@@ -143,7 +143,7 @@ export class SendQueueService {
         const message = await findMessageById(this.store.db, waiting.id);
         if (message !== undefined && (await this.sender.settleWaiting(message, 'cancelled', this.leases.leaseOf(number.id)))) {
           cleared++;
-          this.governor.messageLeft(message.id, 'cancelled');
+          this.governor.messageLeft(number.id, message.id, 'cancelled');
         }
       }
       if (page.length < CLEAR_BATCH) return cleared;

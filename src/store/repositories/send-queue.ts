@@ -31,14 +31,10 @@ export interface QueuedOptions {
   reply_to?: string;
 }
 
-/** A send of the number in the window, made (released) or planned (waiting). */
-export interface GovernedMark {
-  at: number;
-  recipient: string;
-  firstContact: boolean;
-  /** Waiting; `scheduled` too when it waits for its own send_at. */
-  planned: boolean;
-  scheduled: boolean;
+/** A send of the number, made (released) in the window, or planned (waiting) with its id. */
+export interface LedgerMarks {
+  made: { at: number; recipient: string; firstContact: boolean }[];
+  planned: { id: string; at: number; recipient: string; firstContact: boolean; scheduled: boolean }[];
 }
 
 /**
@@ -69,72 +65,60 @@ export async function insertGovernedMessage(
   return true;
 }
 
-/** The number's sends released since `since`, and every message still waiting. */
-export async function listGovernedMarks(db: Executor, numberId: string, since: Date): Promise<GovernedMark[]> {
-  const released = await db
+/**
+ * What the governor's ledger of the number is built from (ADR 0048), once, when its node gains the
+ * number: its sends released since `since` and every message still waiting, each in time order,
+ * through the two partial indexes.
+ */
+export async function readLedgerMarks(db: Executor, numberId: string, since: Date): Promise<LedgerMarks> {
+  const made = await db
     .selectFrom('messages')
     .select(['released_at as at', 'to_phone', 'first_contact'])
     .where('number_id', '=', numberId)
     .where('released_at', 'is not', null)
     .where('released_at', '>', since.getTime())
+    .orderBy('released_at')
     .execute();
-  const waiting = await db
+  const planned = await db
     .selectFrom('messages')
-    .select(['scheduled_for as at', 'to_phone', 'first_contact', 'wait_reason'])
+    .select(['id', 'scheduled_for as at', 'to_phone', 'first_contact', 'wait_reason'])
     .where('number_id', '=', numberId)
     .where('scheduled_for', 'is not', null)
+    .orderBy('scheduled_for')
     .execute();
-  return [
-    ...released.map((row) => ({
+  return {
+    made: made.map((row) => ({ at: Number(row.at), recipient: row.to_phone, firstContact: row.first_contact === 1 })),
+    planned: planned.map((row) => ({
+      id: row.id,
       at: Number(row.at),
       recipient: row.to_phone,
       firstContact: row.first_contact === 1,
-      planned: false,
-      scheduled: false,
-    })),
-    ...waiting.map((row) => ({
-      at: Number(row.at),
-      recipient: row.to_phone,
-      firstContact: row.first_contact === 1,
-      planned: true,
       scheduled: row.wait_reason === 'scheduled',
     })),
-  ];
+  };
 }
 
-/** Ids per statement when many numbers are read at once. */
-const IDS_PER_STATEMENT = 500;
-
-/** The sends each number released since `since`, for many numbers in one statement per 500. */
-export async function listReleasedMarksOf(db: Executor, numberIds: readonly string[], since: Date): Promise<Map<string, GovernedMark[]>> {
-  const marks = new Map<string, GovernedMark[]>(numberIds.map((id) => [id, []]));
-  for (let start = 0; start < numberIds.length; start += IDS_PER_STATEMENT) {
-    const rows = await db
-      .selectFrom('messages')
-      .select(['number_id', 'released_at as at', 'to_phone', 'first_contact'])
-      .where('number_id', 'in', numberIds.slice(start, start + IDS_PER_STATEMENT))
-      .where('released_at', 'is not', null)
-      .where('released_at', '>', since.getTime())
-      .execute();
-    for (const row of rows)
-      marks
-        .get(row.number_id!)
-        ?.push({ at: Number(row.at), recipient: row.to_phone, firstContact: row.first_contact === 1, planned: false, scheduled: false });
-  }
-  return marks;
-}
-
-/** Whether the number has exchanged any message with the phone (a first contact has none). */
+/**
+ * Whether the number has exchanged any message with the phone (a first contact has none). Two
+ * probes, each through its per-account phone index: asked as one condition with an `or`, both
+ * databases walked the number's own index instead, a scan of its whole history per send.
+ */
 export async function hasExchangedWith(db: Executor, accountId: string, numberId: string, phone: E164): Promise<boolean> {
-  const row = await db
-    .selectFrom('messages')
-    .select('id')
-    .where('account_id', '=', accountId)
-    .where('number_id', '=', numberId)
-    .where((eb) => eb.or([eb('to_phone', '=', phone), eb('from_phone', '=', phone)]))
-    .limit(1)
-    .executeTakeFirst();
-  return row !== undefined;
+  const row = await exchangedWithQuery(db, accountId, numberId, phone).executeTakeFirstOrThrow();
+  return Boolean(row.sent_to) || Boolean(row.received_from);
+}
+
+/** The statement of hasExchangedWith, whose plan a test reads. */
+export function exchangedWithQuery(db: Executor, accountId: string, numberId: string, phone: E164) {
+  const probe = (column: 'to_phone' | 'from_phone') =>
+    db
+      .selectFrom('messages')
+      .select('id')
+      .where('account_id', '=', accountId)
+      .where(column, '=', phone)
+      .where('number_id', '=', numberId)
+      .limit(1);
+  return db.selectNoFrom((eb) => [eb.exists(probe('to_phone')).as('sent_to'), eb.exists(probe('from_phone')).as('received_from')]);
 }
 
 /**
@@ -385,6 +369,9 @@ export async function findSendPolicies(
     .executeTakeFirst();
   return row;
 }
+
+/** Ids per statement when many numbers are read at once. */
+const IDS_PER_STATEMENT = 500;
 
 /** The stored settings of many numbers and their accounts, in one statement per 500 numbers. */
 export async function findSendPoliciesOf(

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { PRESETS, parsePolicyBody, parseSettingInput, type SendPolicy } from '../../../src/domain/send-policy.ts';
 import { decide, firstContactCap, type SendHistory, type SendMark } from '../../../src/messaging/governor/decision.ts';
 import { AppError } from '../../../src/domain/errors.ts';
+import { SendLedger } from '../../../src/messaging/governor/send-ledger.ts';
 
 const NOW = new Date('2026-03-10T12:00:00.000Z');
 const LONG_AGO = new Date('2025-01-01T00:00:00.000Z');
@@ -10,7 +11,15 @@ const none: SendPolicy = parsePolicyBody({}, 'p');
 const zero = () => 0;
 
 function history(marks: SendMark[], linkedAt = LONG_AGO): SendHistory {
-  return { marks, linkedAt };
+  // A mark after NOW is a message waiting in the queue; the ledger keeps the two apart.
+  const planned = marks.filter((mark) => mark.at > NOW.getTime()).map((mark, index) => ({ ...mark, id: `msg_${index}`, scheduled: false }));
+  return {
+    marks: SendLedger.of(
+      marks.filter((mark) => mark.at <= NOW.getTime()),
+      planned,
+    ).withQueue,
+    linkedAt,
+  };
 }
 
 function sent(secondsAgo: number, recipient = '+15550000001', firstContact = false): SendMark {

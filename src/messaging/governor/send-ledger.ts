@@ -1,0 +1,152 @@
+import type { MarkView } from './decision.ts';
+import { capthNewest, TimeIndex } from './time-index.ts';
+
+const DAY_MS = 86_400_000;
+
+/** A message waiting in the number's queue, as the ledger counts it. */
+export interface PlannedMark {
+  at: number;
+  recipient: string;
+  firstContact: boolean;
+  /** It waits for its own send_at: it keeps its place in time and is not the queue's tail. */
+  scheduled: boolean;
+}
+
+/** A send the number made. */
+export interface MadeMark {
+  at: number;
+  recipient: string;
+  firstContact: boolean;
+}
+
+/**
+ * What the governor's rules need to know of one number (ADR 0048), kept up to date as its sends
+ * are made and its queue changes, so that a decision costs the same at its 10th send of the day
+ * and its 100,000th, and with an empty queue or 20,000 waiting: the sends it made in the last 24
+ * hours (and which were first contacts), the last send to each recipient, and the waiting
+ * messages' planned times. It lives on the node that owns the number and is built from the
+ * database when that node gains the number's lease (SendGovernor.ledgerFor).
+ */
+export class SendLedger {
+  private readonly made = new TimeIndex();
+  private readonly madeFirstContacts = new TimeIndex();
+  /** The last send to each recipient; in the order of those times, so the oldest leave first. */
+  private readonly lastMadeTo = new Map<string, number>();
+  private readonly planned = new TimeIndex();
+  private readonly plannedFirstContacts = new TimeIndex();
+  /** The planned times of the messages not waiting for their own send_at: the queue's tail is the last. */
+  private readonly plannedInTurn = new TimeIndex();
+  private readonly plannedTo = new Map<string, TimeIndex>();
+  private readonly plannedById = new Map<string, PlannedMark>();
+  private readonly idsByTime = new Map<number, Set<string>>();
+  private readonly empty = new TimeIndex();
+
+  /** A ledger of these sends made and messages waiting, in any order. */
+  static of(made: readonly MadeMark[], planned: readonly (PlannedMark & { id: string })[] = []): SendLedger {
+    const ledger = new SendLedger();
+    for (const mark of [...made].sort((a, b) => a.at - b.at)) ledger.sent(mark);
+    for (const { id, ...mark } of [...planned].sort((a, b) => a.at - b.at)) ledger.queued(id, mark);
+    return ledger;
+  }
+
+  /** The sends made and the messages waiting: what a new message is placed behind. */
+  readonly withQueue: MarkView = {
+    latest: (at) => maxOf(this.made.latestAtOrBefore(at), this.planned.latestAtOrBefore(at)),
+    latestTo: (recipient, at) => maxOf(this.lastMadeBy(recipient, at), this.plannedTo.get(recipient)?.latestAtOrBefore(at)),
+    capReachedBy: (at, windowMs, cap, firstContacts) =>
+      firstContacts
+        ? capthNewest(this.madeFirstContacts, this.plannedFirstContacts, at - windowMs, at, cap)
+        : capthNewest(this.made, this.planned, at - windowMs, at, cap),
+  };
+
+  /** The sends made only: what the release of a due message is checked against. */
+  readonly madeOnly: MarkView = {
+    latest: (at) => this.made.latestAtOrBefore(at),
+    latestTo: (recipient, at) => this.lastMadeBy(recipient, at),
+    capReachedBy: (at, windowMs, cap, firstContacts) =>
+      capthNewest(firstContacts ? this.madeFirstContacts : this.made, this.empty, at - windowMs, at, cap),
+  };
+
+  /** When the last message that waits its turn is planned to leave; 0 when none waits. */
+  queueTail(): number {
+    return this.plannedInTurn.last() ?? 0;
+  }
+
+  get waiting(): number {
+    return this.plannedById.size;
+  }
+
+  /** Forgets the sends older than the longest window, a day before `now`. */
+  trim(now: number): void {
+    const dayAgo = now - DAY_MS;
+    this.made.dropUpTo(dayAgo);
+    this.madeFirstContacts.dropUpTo(dayAgo);
+    for (const [recipient, at] of this.lastMadeTo) {
+      if (at > dayAgo) break;
+      this.lastMadeTo.delete(recipient);
+    }
+  }
+
+  sent(mark: MadeMark): void {
+    this.made.add(mark.at);
+    if (mark.firstContact) this.madeFirstContacts.add(mark.at);
+    const last = this.lastMadeTo.get(mark.recipient);
+    if (last === undefined || mark.at >= last) {
+      // Moved to the end, so the map stays in the order of the times.
+      this.lastMadeTo.delete(mark.recipient);
+      this.lastMadeTo.set(mark.recipient, mark.at);
+    }
+  }
+
+  queued(id: string, mark: PlannedMark): void {
+    if (this.plannedById.has(id)) return;
+    this.plannedById.set(id, mark);
+    this.planned.add(mark.at);
+    if (mark.firstContact) this.plannedFirstContacts.add(mark.at);
+    if (!mark.scheduled) this.plannedInTurn.add(mark.at);
+    const toRecipient = this.plannedTo.get(mark.recipient) ?? new TimeIndex();
+    this.plannedTo.set(mark.recipient, toRecipient);
+    toRecipient.add(mark.at);
+    const ids = this.idsByTime.get(mark.at) ?? new Set<string>();
+    this.idsByTime.set(mark.at, ids);
+    ids.add(id);
+  }
+
+  /** The message left the queue (released, cancelled, expired); a message it does not hold is ignored. */
+  left(id: string): PlannedMark | undefined {
+    const mark = this.plannedById.get(id);
+    if (mark === undefined) return undefined;
+    this.plannedById.delete(id);
+    this.planned.remove(mark.at);
+    if (mark.firstContact) this.plannedFirstContacts.remove(mark.at);
+    if (!mark.scheduled) this.plannedInTurn.remove(mark.at);
+    const toRecipient = this.plannedTo.get(mark.recipient)!;
+    toRecipient.remove(mark.at);
+    if (toRecipient.size === 0) this.plannedTo.delete(mark.recipient);
+    const ids = this.idsByTime.get(mark.at)!;
+    ids.delete(id);
+    if (ids.size === 0) this.idsByTime.delete(mark.at);
+    return mark;
+  }
+
+  /** The waiting messages planned before `until` now wait until then, for a reason other than their send_at. */
+  deferred(until: number): void {
+    for (const at of this.planned.distinctBefore(until)) {
+      for (const id of [...(this.idsByTime.get(at) ?? [])]) {
+        const mark = this.left(id)!;
+        this.queued(id, { ...mark, at: until, scheduled: false });
+      }
+    }
+  }
+
+  private lastMadeBy(recipient: string, at: number): number | undefined {
+    const last = this.lastMadeTo.get(recipient);
+    return last !== undefined && last <= at ? last : undefined;
+  }
+}
+
+function maxOf(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.max(a, b);
+}

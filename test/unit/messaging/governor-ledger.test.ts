@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { SendLedger } from '../../../src/messaging/governor/send-ledger.ts';
+import { capthNewest, TimeIndex } from '../../../src/messaging/governor/time-index.ts';
+
+/** A small seeded generator, so that a failure can be replayed. */
+function randomFrom(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return state / 2_147_483_648;
+  };
+}
+
+/** The cap-th newest of the items in (after, upTo], by sorting them all: what the ledger must agree with. */
+function capthNewestBySorting(items: number[], after: number, upTo: number, cap: number): number | undefined {
+  const inWindow = items.filter((at) => at > after && at <= upTo).sort((a, b) => a - b);
+  return inWindow.length < cap ? undefined : inWindow[inWindow.length - cap];
+}
+
+describe("the governor's ledger answers as a reading of every send would", () => {
+  it('the cap-th newest of two indexes, for any window and cap, after adds and removals at both ends and inside', () => {
+    const random = randomFrom(41);
+    for (let round = 0; round < 200; round++) {
+      const first = new TimeIndex();
+      const second = new TimeIndex();
+      const all: [number[], number[]] = [[], []];
+      for (let step = 0; step < 60; step++) {
+        const side = random() < 0.5 ? 0 : 1;
+        const index = side === 0 ? first : second;
+        const at = Math.floor(random() * 100);
+        if (random() < 0.7 || all[side].length === 0) {
+          index.add(at);
+          all[side].push(at);
+        } else {
+          const gone = all[side].splice(Math.floor(random() * all[side].length), 1)[0]!;
+          assert.equal(index.remove(gone), true);
+        }
+      }
+      const cutoff = Math.floor(random() * 30);
+      first.dropUpTo(cutoff);
+      all[0] = all[0].filter((at) => at > cutoff);
+      for (let query = 0; query < 20; query++) {
+        const after = Math.floor(random() * 100) - 10;
+        const upTo = after + Math.floor(random() * 60);
+        const cap = 1 + Math.floor(random() * 12);
+        assert.equal(capthNewest(first, second, after, upTo, cap), capthNewestBySorting([...all[0], ...all[1]], after, upTo, cap));
+      }
+      assert.equal(first.size, all[0].length);
+    }
+  });
+
+  it('a deferral moves the waiting messages planned before its time to it; they then wait their turn', () => {
+    const ledger = SendLedger.of(
+      [{ at: 100, recipient: '+1', firstContact: false }],
+      [
+        { id: 'msg_a', at: 200, recipient: '+2', firstContact: true, scheduled: false },
+        { id: 'msg_b', at: 300, recipient: '+3', firstContact: false, scheduled: true },
+        { id: 'msg_c', at: 900, recipient: '+2', firstContact: false, scheduled: false },
+      ],
+    );
+    assert.equal(ledger.queueTail(), 900);
+    ledger.deferred(500);
+    assert.equal(ledger.withQueue.latestTo('+3', 499), undefined);
+    assert.equal(ledger.withQueue.latestTo('+3', 500), 500);
+    assert.equal(ledger.withQueue.capReachedBy(1_000, 1_000, 3, false), 500, 'the send at 100 and the two moved to 500, newest first');
+    assert.equal(ledger.withQueue.capReachedBy(1_000, 1_000, 1, true), 500);
+    ledger.left('msg_c');
+    assert.equal(ledger.queueTail(), 500, 'the send_at one moved from its own time waits its turn now');
+    assert.equal(ledger.waiting, 2);
+  });
+
+  it('a release turns a waiting message into a send made; the day-old sends are forgotten', () => {
+    const day = 86_400_000;
+    const ledger = SendLedger.of(
+      [{ at: 1_000, recipient: '+1', firstContact: true }],
+      [{ id: 'msg_a', at: 5_000, recipient: '+2', firstContact: false, scheduled: false }],
+    );
+    assert.equal(ledger.madeOnly.latest(10_000), 1_000);
+    ledger.left('msg_a');
+    ledger.sent({ at: 6_000, recipient: '+2', firstContact: false });
+    assert.equal(ledger.madeOnly.latest(10_000), 6_000);
+    assert.equal(ledger.madeOnly.latestTo('+1', 10_000), 1_000);
+    assert.equal(ledger.queueTail(), 0);
+    ledger.trim(1_000 + day);
+    assert.equal(ledger.madeOnly.latestTo('+1', 2 * day), undefined);
+    assert.equal(ledger.madeOnly.capReachedBy(2 * day, 2 * day, 1, true), undefined);
+    assert.equal(ledger.madeOnly.latestTo('+2', 2 * day), 6_000);
+  });
+});
