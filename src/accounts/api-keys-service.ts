@@ -1,4 +1,5 @@
 import { generateApiKey } from '../domain/api-key.ts';
+import { DEFAULT_API_KEY_SCOPES, parseApiKeyScopes } from '../domain/api-key-scopes.ts';
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { ApiKey } from '../domain/model.ts';
@@ -16,6 +17,8 @@ export interface CreateApiKeyInput {
   accountId: string;
   name?: string;
   createdByUserId?: string;
+  /** What the key may do; without it, what every key could do before scopes (read and send). */
+  scopes?: readonly string[];
 }
 
 export interface CreatedApiKey {
@@ -51,6 +54,7 @@ export class ApiKeysService {
       }
       createdByEmail = user.email;
     }
+    const scopes = input.scopes === undefined ? DEFAULT_API_KEY_SCOPES : parseApiKeyScopes(input.scopes);
     const generated = generateApiKey(this.keyPrefix);
     const apiKey: ApiKey = {
       id: newId('apiKey'),
@@ -59,6 +63,7 @@ export class ApiKeysService {
       hint: generated.hint,
       createdByUserId: input.createdByUserId ?? null,
       createdByEmail,
+      scopes,
       createdAt: new Date(),
       revokedAt: null,
       lastUsedAt: null,

@@ -61,6 +61,7 @@ export function apiKeyJson(key: ApiKey) {
     id: key.id,
     name: key.name,
     hint: key.hint,
+    scopes: key.scopes,
     account_id: key.accountId,
     created_by_user_id: key.createdByUserId,
     created_at: iso(key.createdAt),

@@ -169,6 +169,14 @@ export const errorCatalogue = {
       'was received.',
     meta: FIELD,
   },
+  missing_scope: {
+    publicApi: true,
+    status: 403,
+    meaning:
+      "The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made " +
+      '(docs/api.md, Scopes).',
+    meta: { required_scope: 'the scope the operation needs', key_scopes: 'the scopes the key has' },
+  },
   phone_not_owned: {
     publicApi: true,
     status: 403,

@@ -1,3 +1,4 @@
+import type { ApiKeyScope } from './api-key-scopes.ts';
 import type { StructuredContent } from './structured-content.ts';
 import type { AdReferral } from './referral.ts';
 import type { MediaKind } from './media.ts';
@@ -131,6 +132,8 @@ export interface ApiKey {
   createdByUserId: string | null;
   /** Who made it, kept when that user is removed (createdByUserId becomes null then). */
   createdByEmail: string | null;
+  /** What the key may do, chosen when it is made (domain/api-key-scopes.ts). */
+  scopes: readonly ApiKeyScope[];
   createdAt: Date;
   revokedAt: Date | null;
   lastUsedAt: Date | null;

@@ -33,7 +33,9 @@ export const errorComponent = {
     meta: {
       type: 'object',
       description: 'Machine-readable facts about the error; each code has fixed keys (see the error catalogue in docs/api.md).',
-      additionalProperties: { type: ['string', 'number', 'boolean', 'null', 'array'] },
+      // 'array' comes first: the serializer tries the types in order, and as a string first a list
+      // would be written joined by commas ("a,b") instead of as a list.
+      additionalProperties: { type: ['array', 'string', 'number', 'boolean', 'null'] },
     },
   },
 } as const;

@@ -23,6 +23,7 @@ import * as identitiesAndChats from './migrations/0021-identities-and-chats.ts';
 import * as numberCallsPresence from './migrations/0022-number-calls-presence.ts';
 import * as messageReferrals from './migrations/0023-message-referrals.ts';
 import * as sendGovernor from './migrations/0018-send-governor.ts';
+import * as apiKeyScopes from './migrations/0024-api-key-scopes.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0021-identities-and-chats': identitiesAndChats,
   '0022-number-calls-presence': numberCallsPresence,
   '0023-message-referrals': messageReferrals,
+  '0024-api-key-scopes': apiKeyScopes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

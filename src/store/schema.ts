@@ -43,7 +43,7 @@ export interface Database {
   poll_votes: PollVotesTable;
 }
 
-/** The ad an incoming message came from (migration 0023): the referral as JSON. */
+/** The ad an incoming message came from (migration 0024): the referral as JSON. */
 export interface MessageReferralsTable {
   message_id: string;
   account_id: string;
@@ -118,6 +118,8 @@ export interface ApiKeysTable {
   created_by_user_id: string | null;
   /** The creator's email when the key was made; kept after the creator is removed. */
   created_by_email: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The key's scopes, comma-separated; keys made before scopes have 'read,send'. */
+  scopes: string;
   created_at: number;
   revoked_at: number | null;
   last_used_at: number | null;

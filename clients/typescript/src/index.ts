@@ -4,6 +4,8 @@ import type { components, paths, webhooks } from './schema.ts';
 
 /** Every model, request and webhook event of the API by its own name: Message, Group, MessageEvent… */
 export type * from './schema.ts';
+/** The scope an API key needs for each operation (403 missing_scope without it). */
+export { requiredScopes, type ApiKeyScope } from './scopes.ts';
 
 /** The error envelope every 4xx and 5xx answers with. */
 export type ApiError = components['schemas']['Error'];

@@ -2237,7 +2237,7 @@ export interface components {
             request_id: string;
             /** @description Machine-readable facts about the error; each code has fixed keys (see the error catalogue in docs/api.md). */
             meta?: {
-                [key: string]: string | number | boolean | null | unknown[];
+                [key: string]: unknown[] | string | number | boolean | null;
             };
         };
         Media: {
@@ -4153,7 +4153,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `link_previews_disabled`: `link_preview: true` asks the gateway to fetch the page, which this account has not turned on (PATCH /account/settings, `link_previews`); give the preview as an object instead, or turn fetching on. `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `link_previews_disabled`: `link_preview: true` asks the gateway to fetch the page, which this account has not turned on (PATCH /account/settings, `link_previews`); give the preview as an object instead, or turn fetching on. `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
         SendMessageError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4162,7 +4162,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "link_previews_disabled" | "not_group_member";
+                    error?: "missing_scope" | "phone_not_owned" | "link_previews_disabled" | "not_group_member";
                 };
             };
         };
@@ -4285,7 +4285,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
         SimulateIncomingMessageError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4294,7 +4294,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member";
+                    error?: "missing_scope" | "phone_not_owned" | "not_group_member";
                 };
             };
         };
@@ -4404,7 +4404,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         SimulateRestrictionError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4413,7 +4413,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -4497,7 +4497,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
         SimulateIncomingCallError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4506,7 +4506,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member";
+                    error?: "missing_scope" | "phone_not_owned" | "not_group_member";
                 };
             };
         };
@@ -4603,7 +4603,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. */
         SimulatePollVoteError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4612,7 +4612,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member";
+                    error?: "missing_scope" | "phone_not_owned" | "not_group_member";
                 };
             };
         };
@@ -4709,7 +4709,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         CheckNumbersError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4718,7 +4718,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -4802,7 +4802,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         ShowTypingError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4811,7 +4811,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -4895,7 +4895,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         SendReactionError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4904,7 +4904,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -5014,6 +5014,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        EditMessageError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `message_not_found`: There is no such message in your account. */
         EditMessageError404: {
             headers: {
@@ -5117,6 +5130,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        RevokeMessageError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -5226,6 +5252,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        CancelMessageError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `message_not_found`: There is no such message in your account. */
         CancelMessageError404: {
             headers: {
@@ -5315,6 +5354,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        MarkMessageReadError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -5424,6 +5476,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        ListMessagesError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `number_not_found`: There is no such number (in your scope). */
         ListMessagesError404: {
             headers: {
@@ -5503,6 +5568,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        GetMessageError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `message_not_found`: There is no such message in your account. */
         GetMessageError404: {
             headers: {
@@ -5569,6 +5647,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        ListNumbersError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
         ListNumbersError500: {
             headers: {
@@ -5619,6 +5710,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        UpdateNumberError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -5701,6 +5805,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        PauseNumberError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `number_not_found`: There is no such number (in your scope). */
         PauseNumberError404: {
             headers: {
@@ -5777,6 +5894,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        ResumeNumberError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -5859,6 +5989,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        GetNumberQueueError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `number_not_found`: There is no such number (in your scope). */
         GetNumberQueueError404: {
             headers: {
@@ -5935,6 +6078,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        ClearNumberQueueError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -6017,6 +6173,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        GetAccountSendPolicyError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
         GetAccountSendPolicyError500: {
             headers: {
@@ -6067,6 +6236,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        UpdateAccountSendPolicyError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -6136,7 +6318,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         CreateGroupError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6145,7 +6327,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -6229,7 +6411,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         ListGroupsError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6238,7 +6420,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -6322,7 +6504,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         GetGroupError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6331,7 +6513,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -6428,7 +6610,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
         UpdateGroupError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6437,7 +6619,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "missing_scope" | "phone_not_owned" | "not_group_member" | "not_group_admin";
                 };
             };
         };
@@ -6534,7 +6716,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
         ChangeGroupParticipantsError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6543,7 +6725,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "missing_scope" | "phone_not_owned" | "not_group_member" | "not_group_admin";
                 };
             };
         };
@@ -6640,7 +6822,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
         GetGroupInviteLinkError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6649,7 +6831,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "missing_scope" | "phone_not_owned" | "not_group_member" | "not_group_admin";
                 };
             };
         };
@@ -6746,7 +6928,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
         RevokeGroupInviteLinkError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6755,7 +6937,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "missing_scope" | "phone_not_owned" | "not_group_member" | "not_group_admin";
                 };
             };
         };
@@ -6852,7 +7034,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). `not_group_member`: `from_phone` is not, or is no longer, a member of the group, which your account knows through this or another of its numbers; it cannot send there or act on it. `not_group_admin`: `from_phone` is a member of the group but not an admin, and only admins may change it. */
         LeaveGroupError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -6861,7 +7043,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned" | "not_group_member" | "not_group_admin";
+                    error?: "missing_scope" | "phone_not_owned" | "not_group_member" | "not_group_admin";
                 };
             };
         };
@@ -6958,6 +7140,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        LinkMediaError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `media_not_found`: There is no such media in your account, or its retention ended. */
         LinkMediaError404: {
             headers: {
@@ -7037,6 +7232,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        ListContactsError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `payload_too_large`: The request body is over the body limit. */
         ListContactsError413: {
             headers: {
@@ -7100,6 +7308,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        GetContactError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -7182,6 +7403,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        ListChatsError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `payload_too_large`: The request body is over the body limit. */
         ListChatsError413: {
             headers: {
@@ -7248,7 +7482,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         ArchiveChatError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7257,7 +7491,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -7354,7 +7588,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         UnarchiveChatError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7363,7 +7597,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -7460,7 +7694,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         PinChatError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7469,7 +7703,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -7566,7 +7800,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         UnpinChatError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7575,7 +7809,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -7672,7 +7906,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         MuteChatError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7681,7 +7915,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -7778,7 +8012,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         UnmuteChatError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7787,7 +8021,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -7884,7 +8118,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         MarkChatUnreadError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7893,7 +8127,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -7990,7 +8224,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         MarkChatReadError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7999,7 +8233,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -8096,7 +8330,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         SubscribePresenceError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -8105,7 +8339,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -8189,7 +8423,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         GetContactProfileError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -8198,7 +8432,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -8279,6 +8513,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        UpdateNumberProfileError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -8375,7 +8622,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         BlockContactError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -8384,7 +8631,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -8468,7 +8715,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         ListBlocklistError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -8477,7 +8724,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -8561,7 +8808,7 @@ export interface components {
                 };
             };
         };
-        /** @description `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         UnblockContactError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -8570,7 +8817,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "phone_not_owned";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -8654,6 +8901,19 @@ export interface components {
                 };
             };
         };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        UpdateAccountSettingsError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
         /** @description `payload_too_large`: The request body is over the body limit. */
         UpdateAccountSettingsError413: {
             headers: {
@@ -8717,6 +8977,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        UploadMediaError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -8797,6 +9070,19 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        DownloadMediaError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
                 };
             };
         };
@@ -9025,6 +9311,7 @@ export type ResponseSendReactionError500 = components['responses']['SendReaction
 export type ResponseSendReactionError503 = components['responses']['SendReactionError503'];
 export type ResponseEditMessageError400 = components['responses']['EditMessageError400'];
 export type ResponseEditMessageError401 = components['responses']['EditMessageError401'];
+export type ResponseEditMessageError403 = components['responses']['EditMessageError403'];
 export type ResponseEditMessageError404 = components['responses']['EditMessageError404'];
 export type ResponseEditMessageError409 = components['responses']['EditMessageError409'];
 export type ResponseEditMessageError413 = components['responses']['EditMessageError413'];
@@ -9033,6 +9320,7 @@ export type ResponseEditMessageError500 = components['responses']['EditMessageEr
 export type ResponseEditMessageError503 = components['responses']['EditMessageError503'];
 export type ResponseRevokeMessageError400 = components['responses']['RevokeMessageError400'];
 export type ResponseRevokeMessageError401 = components['responses']['RevokeMessageError401'];
+export type ResponseRevokeMessageError403 = components['responses']['RevokeMessageError403'];
 export type ResponseRevokeMessageError404 = components['responses']['RevokeMessageError404'];
 export type ResponseRevokeMessageError409 = components['responses']['RevokeMessageError409'];
 export type ResponseRevokeMessageError413 = components['responses']['RevokeMessageError413'];
@@ -9041,6 +9329,7 @@ export type ResponseRevokeMessageError500 = components['responses']['RevokeMessa
 export type ResponseRevokeMessageError503 = components['responses']['RevokeMessageError503'];
 export type ResponseCancelMessageError400 = components['responses']['CancelMessageError400'];
 export type ResponseCancelMessageError401 = components['responses']['CancelMessageError401'];
+export type ResponseCancelMessageError403 = components['responses']['CancelMessageError403'];
 export type ResponseCancelMessageError404 = components['responses']['CancelMessageError404'];
 export type ResponseCancelMessageError409 = components['responses']['CancelMessageError409'];
 export type ResponseCancelMessageError413 = components['responses']['CancelMessageError413'];
@@ -9048,6 +9337,7 @@ export type ResponseCancelMessageError500 = components['responses']['CancelMessa
 export type ResponseCancelMessageError503 = components['responses']['CancelMessageError503'];
 export type ResponseMarkMessageReadError400 = components['responses']['MarkMessageReadError400'];
 export type ResponseMarkMessageReadError401 = components['responses']['MarkMessageReadError401'];
+export type ResponseMarkMessageReadError403 = components['responses']['MarkMessageReadError403'];
 export type ResponseMarkMessageReadError404 = components['responses']['MarkMessageReadError404'];
 export type ResponseMarkMessageReadError409 = components['responses']['MarkMessageReadError409'];
 export type ResponseMarkMessageReadError413 = components['responses']['MarkMessageReadError413'];
@@ -9056,55 +9346,65 @@ export type ResponseMarkMessageReadError500 = components['responses']['MarkMessa
 export type ResponseMarkMessageReadError503 = components['responses']['MarkMessageReadError503'];
 export type ResponseListMessagesError400 = components['responses']['ListMessagesError400'];
 export type ResponseListMessagesError401 = components['responses']['ListMessagesError401'];
+export type ResponseListMessagesError403 = components['responses']['ListMessagesError403'];
 export type ResponseListMessagesError404 = components['responses']['ListMessagesError404'];
 export type ResponseListMessagesError413 = components['responses']['ListMessagesError413'];
 export type ResponseListMessagesError500 = components['responses']['ListMessagesError500'];
 export type ResponseListMessagesError503 = components['responses']['ListMessagesError503'];
 export type ResponseGetMessageError400 = components['responses']['GetMessageError400'];
 export type ResponseGetMessageError401 = components['responses']['GetMessageError401'];
+export type ResponseGetMessageError403 = components['responses']['GetMessageError403'];
 export type ResponseGetMessageError404 = components['responses']['GetMessageError404'];
 export type ResponseGetMessageError500 = components['responses']['GetMessageError500'];
 export type ResponseGetMessageError503 = components['responses']['GetMessageError503'];
 export type ResponseListNumbersError400 = components['responses']['ListNumbersError400'];
 export type ResponseListNumbersError401 = components['responses']['ListNumbersError401'];
+export type ResponseListNumbersError403 = components['responses']['ListNumbersError403'];
 export type ResponseListNumbersError500 = components['responses']['ListNumbersError500'];
 export type ResponseListNumbersError503 = components['responses']['ListNumbersError503'];
 export type ResponseUpdateNumberError400 = components['responses']['UpdateNumberError400'];
 export type ResponseUpdateNumberError401 = components['responses']['UpdateNumberError401'];
+export type ResponseUpdateNumberError403 = components['responses']['UpdateNumberError403'];
 export type ResponseUpdateNumberError404 = components['responses']['UpdateNumberError404'];
 export type ResponseUpdateNumberError413 = components['responses']['UpdateNumberError413'];
 export type ResponseUpdateNumberError500 = components['responses']['UpdateNumberError500'];
 export type ResponseUpdateNumberError503 = components['responses']['UpdateNumberError503'];
 export type ResponsePauseNumberError400 = components['responses']['PauseNumberError400'];
 export type ResponsePauseNumberError401 = components['responses']['PauseNumberError401'];
+export type ResponsePauseNumberError403 = components['responses']['PauseNumberError403'];
 export type ResponsePauseNumberError404 = components['responses']['PauseNumberError404'];
 export type ResponsePauseNumberError413 = components['responses']['PauseNumberError413'];
 export type ResponsePauseNumberError500 = components['responses']['PauseNumberError500'];
 export type ResponsePauseNumberError503 = components['responses']['PauseNumberError503'];
 export type ResponseResumeNumberError400 = components['responses']['ResumeNumberError400'];
 export type ResponseResumeNumberError401 = components['responses']['ResumeNumberError401'];
+export type ResponseResumeNumberError403 = components['responses']['ResumeNumberError403'];
 export type ResponseResumeNumberError404 = components['responses']['ResumeNumberError404'];
 export type ResponseResumeNumberError413 = components['responses']['ResumeNumberError413'];
 export type ResponseResumeNumberError500 = components['responses']['ResumeNumberError500'];
 export type ResponseResumeNumberError503 = components['responses']['ResumeNumberError503'];
 export type ResponseGetNumberQueueError400 = components['responses']['GetNumberQueueError400'];
 export type ResponseGetNumberQueueError401 = components['responses']['GetNumberQueueError401'];
+export type ResponseGetNumberQueueError403 = components['responses']['GetNumberQueueError403'];
 export type ResponseGetNumberQueueError404 = components['responses']['GetNumberQueueError404'];
 export type ResponseGetNumberQueueError413 = components['responses']['GetNumberQueueError413'];
 export type ResponseGetNumberQueueError500 = components['responses']['GetNumberQueueError500'];
 export type ResponseGetNumberQueueError503 = components['responses']['GetNumberQueueError503'];
 export type ResponseClearNumberQueueError400 = components['responses']['ClearNumberQueueError400'];
 export type ResponseClearNumberQueueError401 = components['responses']['ClearNumberQueueError401'];
+export type ResponseClearNumberQueueError403 = components['responses']['ClearNumberQueueError403'];
 export type ResponseClearNumberQueueError404 = components['responses']['ClearNumberQueueError404'];
 export type ResponseClearNumberQueueError413 = components['responses']['ClearNumberQueueError413'];
 export type ResponseClearNumberQueueError500 = components['responses']['ClearNumberQueueError500'];
 export type ResponseClearNumberQueueError503 = components['responses']['ClearNumberQueueError503'];
 export type ResponseGetAccountSendPolicyError400 = components['responses']['GetAccountSendPolicyError400'];
 export type ResponseGetAccountSendPolicyError401 = components['responses']['GetAccountSendPolicyError401'];
+export type ResponseGetAccountSendPolicyError403 = components['responses']['GetAccountSendPolicyError403'];
 export type ResponseGetAccountSendPolicyError500 = components['responses']['GetAccountSendPolicyError500'];
 export type ResponseGetAccountSendPolicyError503 = components['responses']['GetAccountSendPolicyError503'];
 export type ResponseUpdateAccountSendPolicyError400 = components['responses']['UpdateAccountSendPolicyError400'];
 export type ResponseUpdateAccountSendPolicyError401 = components['responses']['UpdateAccountSendPolicyError401'];
+export type ResponseUpdateAccountSendPolicyError403 = components['responses']['UpdateAccountSendPolicyError403'];
 export type ResponseUpdateAccountSendPolicyError413 = components['responses']['UpdateAccountSendPolicyError413'];
 export type ResponseUpdateAccountSendPolicyError500 = components['responses']['UpdateAccountSendPolicyError500'];
 export type ResponseUpdateAccountSendPolicyError503 = components['responses']['UpdateAccountSendPolicyError503'];
@@ -9172,23 +9472,27 @@ export type ResponseLeaveGroupError500 = components['responses']['LeaveGroupErro
 export type ResponseLeaveGroupError503 = components['responses']['LeaveGroupError503'];
 export type ResponseLinkMediaError400 = components['responses']['LinkMediaError400'];
 export type ResponseLinkMediaError401 = components['responses']['LinkMediaError401'];
+export type ResponseLinkMediaError403 = components['responses']['LinkMediaError403'];
 export type ResponseLinkMediaError404 = components['responses']['LinkMediaError404'];
 export type ResponseLinkMediaError413 = components['responses']['LinkMediaError413'];
 export type ResponseLinkMediaError500 = components['responses']['LinkMediaError500'];
 export type ResponseLinkMediaError503 = components['responses']['LinkMediaError503'];
 export type ResponseListContactsError400 = components['responses']['ListContactsError400'];
 export type ResponseListContactsError401 = components['responses']['ListContactsError401'];
+export type ResponseListContactsError403 = components['responses']['ListContactsError403'];
 export type ResponseListContactsError413 = components['responses']['ListContactsError413'];
 export type ResponseListContactsError500 = components['responses']['ListContactsError500'];
 export type ResponseListContactsError503 = components['responses']['ListContactsError503'];
 export type ResponseGetContactError400 = components['responses']['GetContactError400'];
 export type ResponseGetContactError401 = components['responses']['GetContactError401'];
+export type ResponseGetContactError403 = components['responses']['GetContactError403'];
 export type ResponseGetContactError404 = components['responses']['GetContactError404'];
 export type ResponseGetContactError413 = components['responses']['GetContactError413'];
 export type ResponseGetContactError500 = components['responses']['GetContactError500'];
 export type ResponseGetContactError503 = components['responses']['GetContactError503'];
 export type ResponseListChatsError400 = components['responses']['ListChatsError400'];
 export type ResponseListChatsError401 = components['responses']['ListChatsError401'];
+export type ResponseListChatsError403 = components['responses']['ListChatsError403'];
 export type ResponseListChatsError413 = components['responses']['ListChatsError413'];
 export type ResponseListChatsError500 = components['responses']['ListChatsError500'];
 export type ResponseListChatsError503 = components['responses']['ListChatsError503'];
@@ -9272,6 +9576,7 @@ export type ResponseGetContactProfileError500 = components['responses']['GetCont
 export type ResponseGetContactProfileError503 = components['responses']['GetContactProfileError503'];
 export type ResponseUpdateNumberProfileError400 = components['responses']['UpdateNumberProfileError400'];
 export type ResponseUpdateNumberProfileError401 = components['responses']['UpdateNumberProfileError401'];
+export type ResponseUpdateNumberProfileError403 = components['responses']['UpdateNumberProfileError403'];
 export type ResponseUpdateNumberProfileError404 = components['responses']['UpdateNumberProfileError404'];
 export type ResponseUpdateNumberProfileError413 = components['responses']['UpdateNumberProfileError413'];
 export type ResponseUpdateNumberProfileError429 = components['responses']['UpdateNumberProfileError429'];
@@ -9300,17 +9605,20 @@ export type ResponseUnblockContactError500 = components['responses']['UnblockCon
 export type ResponseUnblockContactError503 = components['responses']['UnblockContactError503'];
 export type ResponseUpdateAccountSettingsError400 = components['responses']['UpdateAccountSettingsError400'];
 export type ResponseUpdateAccountSettingsError401 = components['responses']['UpdateAccountSettingsError401'];
+export type ResponseUpdateAccountSettingsError403 = components['responses']['UpdateAccountSettingsError403'];
 export type ResponseUpdateAccountSettingsError413 = components['responses']['UpdateAccountSettingsError413'];
 export type ResponseUpdateAccountSettingsError500 = components['responses']['UpdateAccountSettingsError500'];
 export type ResponseUpdateAccountSettingsError503 = components['responses']['UpdateAccountSettingsError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
+export type ResponseUploadMediaError403 = components['responses']['UploadMediaError403'];
 export type ResponseUploadMediaError413 = components['responses']['UploadMediaError413'];
 export type ResponseUploadMediaError429 = components['responses']['UploadMediaError429'];
 export type ResponseUploadMediaError500 = components['responses']['UploadMediaError500'];
 export type ResponseUploadMediaError503 = components['responses']['UploadMediaError503'];
 export type ResponseDownloadMediaError400 = components['responses']['DownloadMediaError400'];
 export type ResponseDownloadMediaError401 = components['responses']['DownloadMediaError401'];
+export type ResponseDownloadMediaError403 = components['responses']['DownloadMediaError403'];
 export type ResponseDownloadMediaError404 = components['responses']['DownloadMediaError404'];
 export type ResponseDownloadMediaError416 = components['responses']['DownloadMediaError416'];
 export type ResponseDownloadMediaError500 = components['responses']['DownloadMediaError500'];
@@ -9681,6 +9989,7 @@ export interface operations {
             };
             400: components["responses"]["EditMessageError400"];
             401: components["responses"]["EditMessageError401"];
+            403: components["responses"]["EditMessageError403"];
             404: components["responses"]["EditMessageError404"];
             409: components["responses"]["EditMessageError409"];
             413: components["responses"]["EditMessageError413"];
@@ -9712,6 +10021,7 @@ export interface operations {
             };
             400: components["responses"]["RevokeMessageError400"];
             401: components["responses"]["RevokeMessageError401"];
+            403: components["responses"]["RevokeMessageError403"];
             404: components["responses"]["RevokeMessageError404"];
             409: components["responses"]["RevokeMessageError409"];
             413: components["responses"]["RevokeMessageError413"];
@@ -9743,6 +10053,7 @@ export interface operations {
             };
             400: components["responses"]["CancelMessageError400"];
             401: components["responses"]["CancelMessageError401"];
+            403: components["responses"]["CancelMessageError403"];
             404: components["responses"]["CancelMessageError404"];
             409: components["responses"]["CancelMessageError409"];
             413: components["responses"]["CancelMessageError413"];
@@ -9773,6 +10084,7 @@ export interface operations {
             };
             400: components["responses"]["MarkMessageReadError400"];
             401: components["responses"]["MarkMessageReadError401"];
+            403: components["responses"]["MarkMessageReadError403"];
             404: components["responses"]["MarkMessageReadError404"];
             409: components["responses"]["MarkMessageReadError409"];
             413: components["responses"]["MarkMessageReadError413"];
@@ -9823,6 +10135,7 @@ export interface operations {
             };
             400: components["responses"]["ListMessagesError400"];
             401: components["responses"]["ListMessagesError401"];
+            403: components["responses"]["ListMessagesError403"];
             404: components["responses"]["ListMessagesError404"];
             413: components["responses"]["ListMessagesError413"];
             500: components["responses"]["ListMessagesError500"];
@@ -9852,6 +10165,7 @@ export interface operations {
             };
             400: components["responses"]["GetMessageError400"];
             401: components["responses"]["GetMessageError401"];
+            403: components["responses"]["GetMessageError403"];
             404: components["responses"]["GetMessageError404"];
             500: components["responses"]["GetMessageError500"];
             503: components["responses"]["GetMessageError503"];
@@ -9878,6 +10192,7 @@ export interface operations {
             };
             400: components["responses"]["ListNumbersError400"];
             401: components["responses"]["ListNumbersError401"];
+            403: components["responses"]["ListNumbersError403"];
             500: components["responses"]["ListNumbersError500"];
             503: components["responses"]["ListNumbersError503"];
         };
@@ -9910,6 +10225,7 @@ export interface operations {
             };
             400: components["responses"]["UpdateNumberError400"];
             401: components["responses"]["UpdateNumberError401"];
+            403: components["responses"]["UpdateNumberError403"];
             404: components["responses"]["UpdateNumberError404"];
             413: components["responses"]["UpdateNumberError413"];
             500: components["responses"]["UpdateNumberError500"];
@@ -9944,6 +10260,7 @@ export interface operations {
             };
             400: components["responses"]["PauseNumberError400"];
             401: components["responses"]["PauseNumberError401"];
+            403: components["responses"]["PauseNumberError403"];
             404: components["responses"]["PauseNumberError404"];
             413: components["responses"]["PauseNumberError413"];
             500: components["responses"]["PauseNumberError500"];
@@ -9974,6 +10291,7 @@ export interface operations {
             };
             400: components["responses"]["ResumeNumberError400"];
             401: components["responses"]["ResumeNumberError401"];
+            403: components["responses"]["ResumeNumberError403"];
             404: components["responses"]["ResumeNumberError404"];
             413: components["responses"]["ResumeNumberError413"];
             500: components["responses"]["ResumeNumberError500"];
@@ -10009,6 +10327,7 @@ export interface operations {
             };
             400: components["responses"]["GetNumberQueueError400"];
             401: components["responses"]["GetNumberQueueError401"];
+            403: components["responses"]["GetNumberQueueError403"];
             404: components["responses"]["GetNumberQueueError404"];
             413: components["responses"]["GetNumberQueueError413"];
             500: components["responses"]["GetNumberQueueError500"];
@@ -10039,6 +10358,7 @@ export interface operations {
             };
             400: components["responses"]["ClearNumberQueueError400"];
             401: components["responses"]["ClearNumberQueueError401"];
+            403: components["responses"]["ClearNumberQueueError403"];
             404: components["responses"]["ClearNumberQueueError404"];
             413: components["responses"]["ClearNumberQueueError413"];
             500: components["responses"]["ClearNumberQueueError500"];
@@ -10066,6 +10386,7 @@ export interface operations {
             };
             400: components["responses"]["GetAccountSendPolicyError400"];
             401: components["responses"]["GetAccountSendPolicyError401"];
+            403: components["responses"]["GetAccountSendPolicyError403"];
             500: components["responses"]["GetAccountSendPolicyError500"];
             503: components["responses"]["GetAccountSendPolicyError503"];
         };
@@ -10095,6 +10416,7 @@ export interface operations {
             };
             400: components["responses"]["UpdateAccountSendPolicyError400"];
             401: components["responses"]["UpdateAccountSendPolicyError401"];
+            403: components["responses"]["UpdateAccountSendPolicyError403"];
             413: components["responses"]["UpdateAccountSendPolicyError413"];
             500: components["responses"]["UpdateAccountSendPolicyError500"];
             503: components["responses"]["UpdateAccountSendPolicyError503"];
@@ -10404,6 +10726,7 @@ export interface operations {
             };
             400: components["responses"]["LinkMediaError400"];
             401: components["responses"]["LinkMediaError401"];
+            403: components["responses"]["LinkMediaError403"];
             404: components["responses"]["LinkMediaError404"];
             413: components["responses"]["LinkMediaError413"];
             500: components["responses"]["LinkMediaError500"];
@@ -10438,6 +10761,7 @@ export interface operations {
             };
             400: components["responses"]["ListContactsError400"];
             401: components["responses"]["ListContactsError401"];
+            403: components["responses"]["ListContactsError403"];
             413: components["responses"]["ListContactsError413"];
             500: components["responses"]["ListContactsError500"];
             503: components["responses"]["ListContactsError503"];
@@ -10470,6 +10794,7 @@ export interface operations {
             };
             400: components["responses"]["GetContactError400"];
             401: components["responses"]["GetContactError401"];
+            403: components["responses"]["GetContactError403"];
             404: components["responses"]["GetContactError404"];
             413: components["responses"]["GetContactError413"];
             500: components["responses"]["GetContactError500"];
@@ -10504,6 +10829,7 @@ export interface operations {
             };
             400: components["responses"]["ListChatsError400"];
             401: components["responses"]["ListChatsError401"];
+            403: components["responses"]["ListChatsError403"];
             413: components["responses"]["ListChatsError413"];
             500: components["responses"]["ListChatsError500"];
             503: components["responses"]["ListChatsError503"];
@@ -10891,6 +11217,7 @@ export interface operations {
             };
             400: components["responses"]["UpdateNumberProfileError400"];
             401: components["responses"]["UpdateNumberProfileError401"];
+            403: components["responses"]["UpdateNumberProfileError403"];
             404: components["responses"]["UpdateNumberProfileError404"];
             413: components["responses"]["UpdateNumberProfileError413"];
             429: components["responses"]["UpdateNumberProfileError429"];
@@ -11020,6 +11347,7 @@ export interface operations {
             };
             400: components["responses"]["UpdateAccountSettingsError400"];
             401: components["responses"]["UpdateAccountSettingsError401"];
+            403: components["responses"]["UpdateAccountSettingsError403"];
             413: components["responses"]["UpdateAccountSettingsError413"];
             500: components["responses"]["UpdateAccountSettingsError500"];
             503: components["responses"]["UpdateAccountSettingsError503"];
@@ -11342,6 +11670,7 @@ export interface operations {
             };
             400: components["responses"]["EditMessageError400"];
             401: components["responses"]["EditMessageError401"];
+            403: components["responses"]["EditMessageError403"];
             404: components["responses"]["EditMessageError404"];
             409: components["responses"]["EditMessageError409"];
             413: components["responses"]["EditMessageError413"];
@@ -11373,6 +11702,7 @@ export interface operations {
             };
             400: components["responses"]["RevokeMessageError400"];
             401: components["responses"]["RevokeMessageError401"];
+            403: components["responses"]["RevokeMessageError403"];
             404: components["responses"]["RevokeMessageError404"];
             409: components["responses"]["RevokeMessageError409"];
             413: components["responses"]["RevokeMessageError413"];
@@ -11404,6 +11734,7 @@ export interface operations {
             };
             400: components["responses"]["CancelMessageError400"];
             401: components["responses"]["CancelMessageError401"];
+            403: components["responses"]["CancelMessageError403"];
             404: components["responses"]["CancelMessageError404"];
             409: components["responses"]["CancelMessageError409"];
             413: components["responses"]["CancelMessageError413"];
@@ -11434,6 +11765,7 @@ export interface operations {
             };
             400: components["responses"]["MarkMessageReadError400"];
             401: components["responses"]["MarkMessageReadError401"];
+            403: components["responses"]["MarkMessageReadError403"];
             404: components["responses"]["MarkMessageReadError404"];
             409: components["responses"]["MarkMessageReadError409"];
             413: components["responses"]["MarkMessageReadError413"];
@@ -11484,6 +11816,7 @@ export interface operations {
             };
             400: components["responses"]["ListMessagesError400"];
             401: components["responses"]["ListMessagesError401"];
+            403: components["responses"]["ListMessagesError403"];
             404: components["responses"]["ListMessagesError404"];
             413: components["responses"]["ListMessagesError413"];
             500: components["responses"]["ListMessagesError500"];
@@ -11513,6 +11846,7 @@ export interface operations {
             };
             400: components["responses"]["GetMessageError400"];
             401: components["responses"]["GetMessageError401"];
+            403: components["responses"]["GetMessageError403"];
             404: components["responses"]["GetMessageError404"];
             500: components["responses"]["GetMessageError500"];
             503: components["responses"]["GetMessageError503"];
@@ -11539,6 +11873,7 @@ export interface operations {
             };
             400: components["responses"]["ListNumbersError400"];
             401: components["responses"]["ListNumbersError401"];
+            403: components["responses"]["ListNumbersError403"];
             500: components["responses"]["ListNumbersError500"];
             503: components["responses"]["ListNumbersError503"];
         };
@@ -11571,6 +11906,7 @@ export interface operations {
             };
             400: components["responses"]["UpdateNumberError400"];
             401: components["responses"]["UpdateNumberError401"];
+            403: components["responses"]["UpdateNumberError403"];
             404: components["responses"]["UpdateNumberError404"];
             413: components["responses"]["UpdateNumberError413"];
             500: components["responses"]["UpdateNumberError500"];
@@ -11605,6 +11941,7 @@ export interface operations {
             };
             400: components["responses"]["PauseNumberError400"];
             401: components["responses"]["PauseNumberError401"];
+            403: components["responses"]["PauseNumberError403"];
             404: components["responses"]["PauseNumberError404"];
             413: components["responses"]["PauseNumberError413"];
             500: components["responses"]["PauseNumberError500"];
@@ -11635,6 +11972,7 @@ export interface operations {
             };
             400: components["responses"]["ResumeNumberError400"];
             401: components["responses"]["ResumeNumberError401"];
+            403: components["responses"]["ResumeNumberError403"];
             404: components["responses"]["ResumeNumberError404"];
             413: components["responses"]["ResumeNumberError413"];
             500: components["responses"]["ResumeNumberError500"];
@@ -11670,6 +12008,7 @@ export interface operations {
             };
             400: components["responses"]["GetNumberQueueError400"];
             401: components["responses"]["GetNumberQueueError401"];
+            403: components["responses"]["GetNumberQueueError403"];
             404: components["responses"]["GetNumberQueueError404"];
             413: components["responses"]["GetNumberQueueError413"];
             500: components["responses"]["GetNumberQueueError500"];
@@ -11700,6 +12039,7 @@ export interface operations {
             };
             400: components["responses"]["ClearNumberQueueError400"];
             401: components["responses"]["ClearNumberQueueError401"];
+            403: components["responses"]["ClearNumberQueueError403"];
             404: components["responses"]["ClearNumberQueueError404"];
             413: components["responses"]["ClearNumberQueueError413"];
             500: components["responses"]["ClearNumberQueueError500"];
@@ -11727,6 +12067,7 @@ export interface operations {
             };
             400: components["responses"]["GetAccountSendPolicyError400"];
             401: components["responses"]["GetAccountSendPolicyError401"];
+            403: components["responses"]["GetAccountSendPolicyError403"];
             500: components["responses"]["GetAccountSendPolicyError500"];
             503: components["responses"]["GetAccountSendPolicyError503"];
         };
@@ -11756,6 +12097,7 @@ export interface operations {
             };
             400: components["responses"]["UpdateAccountSendPolicyError400"];
             401: components["responses"]["UpdateAccountSendPolicyError401"];
+            403: components["responses"]["UpdateAccountSendPolicyError403"];
             413: components["responses"]["UpdateAccountSendPolicyError413"];
             500: components["responses"]["UpdateAccountSendPolicyError500"];
             503: components["responses"]["UpdateAccountSendPolicyError503"];
@@ -12065,6 +12407,7 @@ export interface operations {
             };
             400: components["responses"]["LinkMediaError400"];
             401: components["responses"]["LinkMediaError401"];
+            403: components["responses"]["LinkMediaError403"];
             404: components["responses"]["LinkMediaError404"];
             413: components["responses"]["LinkMediaError413"];
             500: components["responses"]["LinkMediaError500"];
@@ -12099,6 +12442,7 @@ export interface operations {
             };
             400: components["responses"]["ListContactsError400"];
             401: components["responses"]["ListContactsError401"];
+            403: components["responses"]["ListContactsError403"];
             413: components["responses"]["ListContactsError413"];
             500: components["responses"]["ListContactsError500"];
             503: components["responses"]["ListContactsError503"];
@@ -12131,6 +12475,7 @@ export interface operations {
             };
             400: components["responses"]["GetContactError400"];
             401: components["responses"]["GetContactError401"];
+            403: components["responses"]["GetContactError403"];
             404: components["responses"]["GetContactError404"];
             413: components["responses"]["GetContactError413"];
             500: components["responses"]["GetContactError500"];
@@ -12165,6 +12510,7 @@ export interface operations {
             };
             400: components["responses"]["ListChatsError400"];
             401: components["responses"]["ListChatsError401"];
+            403: components["responses"]["ListChatsError403"];
             413: components["responses"]["ListChatsError413"];
             500: components["responses"]["ListChatsError500"];
             503: components["responses"]["ListChatsError503"];
@@ -12552,6 +12898,7 @@ export interface operations {
             };
             400: components["responses"]["UpdateNumberProfileError400"];
             401: components["responses"]["UpdateNumberProfileError401"];
+            403: components["responses"]["UpdateNumberProfileError403"];
             404: components["responses"]["UpdateNumberProfileError404"];
             413: components["responses"]["UpdateNumberProfileError413"];
             429: components["responses"]["UpdateNumberProfileError429"];
@@ -12681,6 +13028,7 @@ export interface operations {
             };
             400: components["responses"]["UpdateAccountSettingsError400"];
             401: components["responses"]["UpdateAccountSettingsError401"];
+            403: components["responses"]["UpdateAccountSettingsError403"];
             413: components["responses"]["UpdateAccountSettingsError413"];
             500: components["responses"]["UpdateAccountSettingsError500"];
             503: components["responses"]["UpdateAccountSettingsError503"];
@@ -12718,6 +13066,7 @@ export interface operations {
             };
             400: components["responses"]["UploadMediaError400"];
             401: components["responses"]["UploadMediaError401"];
+            403: components["responses"]["UploadMediaError403"];
             413: components["responses"]["UploadMediaError413"];
             429: components["responses"]["UploadMediaError429"];
             500: components["responses"]["UploadMediaError500"];
@@ -12756,6 +13105,7 @@ export interface operations {
             };
             400: components["responses"]["UploadMediaError400"];
             401: components["responses"]["UploadMediaError401"];
+            403: components["responses"]["UploadMediaError403"];
             413: components["responses"]["UploadMediaError413"];
             429: components["responses"]["UploadMediaError429"];
             500: components["responses"]["UploadMediaError500"];
@@ -12819,6 +13169,7 @@ export interface operations {
             };
             400: components["responses"]["DownloadMediaError400"];
             401: components["responses"]["DownloadMediaError401"];
+            403: components["responses"]["DownloadMediaError403"];
             404: components["responses"]["DownloadMediaError404"];
             416: components["responses"]["DownloadMediaError416"];
             500: components["responses"]["DownloadMediaError500"];
@@ -12881,6 +13232,7 @@ export interface operations {
             };
             400: components["responses"]["DownloadMediaError400"];
             401: components["responses"]["DownloadMediaError401"];
+            403: components["responses"]["DownloadMediaError403"];
             404: components["responses"]["DownloadMediaError404"];
             416: components["responses"]["DownloadMediaError416"];
             500: components["responses"]["DownloadMediaError500"];

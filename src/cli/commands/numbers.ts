@@ -1,3 +1,4 @@
+import { apiKeyScopes, DEFAULT_API_KEY_SCOPES } from '../../domain/api-key-scopes.ts';
 import type { Command } from 'commander';
 import { apiKeyJson, numberJson, table } from '../output.ts';
 import { withGateway } from '../context.ts';
@@ -167,11 +168,13 @@ export function registerKeyCommands(program: Command): void {
     .requiredOption('--account <id>', 'the account the key acts for')
     .option('--name <name>', 'a name to tell keys apart', 'default')
     .option('--user <id>', 'the user who creates it')
-    .action(async (options: { account: string; name: string; user?: string }, command: Command) => {
+    .option('--scopes <list>', `what it may do, comma-separated, of ${apiKeyScopes.join(', ')}`, DEFAULT_API_KEY_SCOPES.join(','))
+    .action(async (options: { account: string; name: string; user?: string; scopes: string }, command: Command) => {
       await withGateway(command, async (gateway, output) => {
         const created = await gateway.apiKeys.createKey({
           accountId: options.account,
           name: options.name,
+          scopes: options.scopes.split(','),
           ...(options.user !== undefined && { createdByUserId: options.user }),
         });
         output.print(
@@ -189,7 +192,7 @@ export function registerKeyCommands(program: Command): void {
       await withGateway(command, async (gateway, output) => {
         await gateway.accounts.getAccount(options.account);
         const keys = (await gateway.apiKeys.listKeys(options.account)).map(apiKeyJson);
-        output.print({ keys }, table(keys, ['id', 'name', 'hint', 'created_at', 'revoked_at', 'last_used_at']));
+        output.print({ keys }, table(keys, ['id', 'name', 'hint', 'scopes', 'created_at', 'revoked_at', 'last_used_at']));
       });
     });
 

@@ -8,6 +8,7 @@ export interface KeyRowView {
   id: string;
   name: string;
   hint: string;
+  scopes: readonly string[];
   createdAt: Date;
   /** The creator's email; null when unknown (made by the CLI, or by a user since removed). */
   createdBy: string | null;
@@ -40,6 +41,7 @@ export async function presentKeys(gateway: Gateway, account: ScopedAccount, canM
       id: key.id,
       name: key.name,
       hint: key.hint,
+      scopes: key.scopes,
       createdAt: key.createdAt,
       createdBy: describeCreator(key, holders),
       lastUsedAt: key.lastUsedAt,

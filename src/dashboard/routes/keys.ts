@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
-import { attempt, formText } from '../forms.ts';
+import { attempt, formList, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentKeys } from '../presenters/keys.ts';
 import { EMPTY_KEY_FORM, KeysPage, type KeyFormState } from '../views/keys-page.tsx';
@@ -20,11 +20,13 @@ export function registerKeyRoutes(app: FastifyInstance, gateway: Gateway): void 
   // only in this response (the page is no-store) and is never kept anywhere to show later.
   app.post('/keys', { preHandler: requireManager }, async (request, reply) => {
     const name = formText(request.body, 'name');
+    // No box ticked is an empty list, which the service refuses: a key must be able to do something.
+    const scopes = formList(request.body, 'scopes');
     const result = await attempt(() =>
-      gateway.apiKeys.createKey({ accountId: accountOf(request).id, name, createdByUserId: viewerOf(request).user.id }),
+      gateway.apiKeys.createKey({ accountId: accountOf(request).id, name, scopes, createdByUserId: viewerOf(request).user.id }),
     );
     if (!result.ok)
-      return renderKeys(request, reply, { name, error: result.error.message, newKey: undefined }, httpStatusFor(result.error.code));
+      return renderKeys(request, reply, { name, scopes, error: result.error.message, newKey: undefined }, httpStatusFor(result.error.code));
     return renderKeys(request, reply, { ...EMPTY_KEY_FORM, newKey: result.value.plaintext }, 201);
   });
 

@@ -1,18 +1,27 @@
 import { MAX_API_KEY_NAME_LENGTH } from '../../accounts/api-keys-service.ts';
+import { apiKeyScopes, DEFAULT_API_KEY_SCOPES, type ApiKeyScope } from '../../domain/api-key-scopes.ts';
 import type { PageContext } from '../context.ts';
 import type { KeyRowView, KeysView } from '../presenters/keys.ts';
 import { ActionButton, EmptyState, ErrorSummary, PageHeader, PostForm, SecretReveal, StatusBadge, Time } from './components.tsx';
 import { Layout } from './layout.tsx';
 
-/** What the create form shows: the name typed and why it failed, or the key just made. */
+/** What the create form shows: the name typed and scopes ticked and why it failed, or the key just made. */
 export interface KeyFormState {
   name: string;
+  scopes: readonly string[];
   error: string | undefined;
   /** The full new key, shown on this one response and never again. */
   newKey: string | undefined;
 }
 
-export const EMPTY_KEY_FORM: KeyFormState = { name: '', error: undefined, newKey: undefined };
+export const EMPTY_KEY_FORM: KeyFormState = { name: '', scopes: DEFAULT_API_KEY_SCOPES, error: undefined, newKey: undefined };
+
+/** What each scope lets a key do, as the form explains it. */
+const SCOPE_EXPLANATIONS: Readonly<Record<ApiKeyScope, string>> = {
+  read: 'read messages, numbers, chats, contacts and groups',
+  send: 'send messages and act on them, change numbers and settings',
+  webhooks: "manage the account's webhooks",
+};
 
 export function KeysPage(props: { context: PageContext; view: KeysView; form: KeyFormState }): JSX.Element {
   const { context, view, form } = props;
@@ -56,12 +65,27 @@ function CreateKeyForm(props: { context: PageContext; form: KeyFormState }): JSX
             value={props.form.name}
           />
         </div>
+        <fieldset>
+          <legend>Scopes</legend>
+          {apiKeyScopes.map((scope) => (
+            <div>
+              <label for={`key-scope-${scope}`}>
+                <input id={`key-scope-${scope}`} type="checkbox" name="scopes" value={scope} checked={props.form.scopes.includes(scope)} />
+                <code>{scope}</code>
+                <span class="muted" safe>
+                  {` — ${SCOPE_EXPLANATIONS[scope]}`}
+                </span>
+              </label>
+            </div>
+          ))}
+        </fieldset>
         <button type="submit" class="button primary">
           Create key
         </button>
       </PostForm>
       <p id="key-name-hint" class="hint">
-        A name says where the key is used, so that you know which one to revoke. Left blank, it is called “default”.
+        A name says where the key is used, so that you know which one to revoke. Left blank, it is called “default”. A key can do only what
+        its scopes allow; read and send are what every key could do before scopes, and a key's scopes cannot change later.
       </p>
     </section>
   );
@@ -86,6 +110,7 @@ function KeysTable(props: { keys: KeyRowView[]; canManage: boolean; csrfToken: s
           <tr>
             <th scope="col">Name</th>
             <th scope="col">Key</th>
+            <th scope="col">Scopes</th>
             <th scope="col">Created</th>
             <th scope="col">Created by</th>
             <th scope="col">Last used</th>
@@ -106,6 +131,7 @@ function KeysTable(props: { keys: KeyRowView[]; canManage: boolean; csrfToken: s
               <td class="mono" safe>
                 {key.hint}
               </td>
+              <td safe>{key.scopes.join(', ')}</td>
               <td>
                 <Time at={key.createdAt} />
               </td>

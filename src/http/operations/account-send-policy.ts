@@ -6,6 +6,7 @@ import { defineOperation, ok } from './operation.ts';
 
 export const getAccountSendPolicy = defineOperation({}, ['sendQueues'])({
   method: 'GET',
+  scope: 'read',
   path: '/account/send_policy',
   operationId: 'getAccountSendPolicy',
   summary: "The account's default send policy",
@@ -25,6 +26,7 @@ export const updateAccountSendPolicy = defineOperation(
   ['sendQueues'],
 )({
   method: 'PATCH',
+  scope: 'send',
   path: '/account/send_policy',
   operationId: 'updateAccountSendPolicy',
   summary: "Set the account's default send policy",

@@ -38,6 +38,7 @@ export const blockContact = defineOperation(
   ['numbers', 'blocklist'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/blocklist',
   operationId: 'blockContact',
   summary: 'Block a contact',
@@ -69,6 +70,7 @@ export const unblockContact = defineOperation(
   ['numbers', 'blocklist'],
 )({
   method: 'DELETE',
+  scope: 'send',
   path: '/blocklist/:phone',
   operationId: 'unblockContact',
   summary: 'Unblock a contact',
@@ -88,6 +90,7 @@ export const unblockContact = defineOperation(
 
 export const listBlocklist = defineOperation({ query: fromPhoneQuery }, ['numbers', 'blocklist'])({
   method: 'GET',
+  scope: 'read',
   path: '/blocklist',
   operationId: 'listBlocklist',
   summary: 'List the contacts a number blocks',

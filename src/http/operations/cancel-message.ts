@@ -11,6 +11,7 @@ export const cancelMessage = defineOperation({ params: messageIdParams }, [
   'sendQueues',
 ])({
   method: 'POST',
+  scope: 'send',
   path: '/messages/:id/cancel',
   operationId: 'cancelMessage',
   summary: 'Cancel a queued or scheduled message',

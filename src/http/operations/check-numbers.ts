@@ -40,6 +40,7 @@ const checkNumbersResponseSchema = {
 
 export const checkNumbers = defineOperation({ body: checkNumbersRequestSchema }, ['numbers', 'numberChecks'])({
   method: 'POST',
+  scope: 'send',
   path: '/check_numbers',
   operationId: 'checkNumbers',
   summary: 'Check whether phones use WhatsApp',

@@ -16,6 +16,7 @@ export const editMessage = defineOperation(
   ['messageActions', 'history', 'media', 'mediaLinks', 'maxMessageLength'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/messages/:id/edit',
   operationId: 'editMessage',
   summary: 'Edit a message you sent',

@@ -6,6 +6,7 @@ import { defineOperation, ok } from './operation.ts';
 
 export const getMessage = defineOperation({ params: messageIdParams }, ['history', 'media', 'mediaLinks', 'polls'])({
   method: 'GET',
+  scope: 'read',
   path: '/messages/:id',
   operationId: 'getMessage',
   summary: 'Get one message',

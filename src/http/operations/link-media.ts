@@ -16,6 +16,7 @@ export const linkMedia = defineOperation(
   ['media', 'mediaLinks', 'mediaLinkTtlMs'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/media/:id/link',
   operationId: 'linkMedia',
   summary: 'Make a signed download link',

@@ -6,6 +6,7 @@ import { defineOperation, ok } from './operation.ts';
 
 export const listMessages = defineOperation({ query: listMessagesQuerySchema }, ['numbers', 'history', 'media', 'mediaLinks'])({
   method: 'GET',
+  scope: 'read',
   path: '/messages',
   operationId: 'listMessages',
   summary: 'List sent and received messages',

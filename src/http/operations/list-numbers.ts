@@ -5,6 +5,7 @@ import { defineOperation, ok } from './operation.ts';
 
 export const listNumbers = defineOperation({}, ['numbers', 'pauses'])({
   method: 'GET',
+  scope: 'read',
   path: '/numbers',
   operationId: 'listNumbers',
   summary: 'List your numbers and their session status',

@@ -19,6 +19,7 @@ const readResponseSchema = {
 
 export const markMessageRead = defineOperation({ params: messageIdParams }, ['messageActions'])({
   method: 'POST',
+  scope: 'send',
   path: '/messages/:id/read',
   operationId: 'markMessageRead',
   summary: 'Mark a received message read',

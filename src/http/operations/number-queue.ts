@@ -32,6 +32,7 @@ export const getNumberQueue = defineOperation(
   ['numbers', 'sendQueues'],
 )({
   method: 'GET',
+  scope: 'read',
   path: '/numbers/:id/queue',
   operationId: 'getNumberQueue',
   summary: "A number's send queue",
@@ -49,6 +50,7 @@ export const getNumberQueue = defineOperation(
 
 export const clearNumberQueue = defineOperation({ params: numberParams }, ['numbers', 'sendQueues'])({
   method: 'DELETE',
+  scope: 'send',
   path: '/numbers/:id/queue',
   operationId: 'clearNumberQueue',
   summary: "Cancel every message waiting in a number's queue",

@@ -1,5 +1,6 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RouteShorthandOptions } from 'fastify';
+import type { ApiKeyScope } from '../../domain/api-key-scopes.ts';
 import type { ErrorCode } from '../../domain/errors.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
@@ -59,7 +60,12 @@ export interface Operation<
   operationId: string;
   summary: string;
   description: string;
-  tag: 'messages' | 'numbers' | 'groups' | 'contacts' | 'chats' | 'media' | 'sandbox';
+  tag: 'messages' | 'numbers' | 'groups' | 'contacts' | 'chats' | 'media' | 'sandbox' | 'webhooks';
+  /**
+   * The scope a key needs for this operation (domain/api-key-scopes.ts); a key without it is
+   * refused with 403 missing_scope before the body is read. The document states it.
+   */
+  scope: ApiKeyScope;
   request: Schemas;
   /** The successful answers' schemas by status. */
   answers: Readonly<Record<number, object>>;
@@ -114,11 +120,12 @@ export function defineOperation<const Schemas extends RequestSchemas, const Uses
 
 /**
  * What the HTTP layer can answer on any route before its operation runs, and so what every
- * operation's errors include: a URL it cannot read (a broken %-escape), and for a POST a body
- * that is not JSON, too large, or with a field the operation does not take (registry.ts).
+ * operation's errors include: a key without the operation's scope, a URL it cannot read (a broken
+ * %-escape), and for a POST a body that is not JSON, too large, or with a field the operation
+ * does not take (registry.ts).
  */
 function refusalsBeforeTheOperation(method: string): readonly ErrorCode[] {
-  return method === 'GET' ? ['invalid_request'] : REQUEST_ERRORS;
+  return ['missing_scope', ...(method === 'GET' ? ['invalid_request' as const] : REQUEST_ERRORS)];
 }
 
 /** A 200 with this body. */

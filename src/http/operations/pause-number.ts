@@ -23,6 +23,7 @@ export const pauseNumber = defineOperation(
   ['numbers', 'pauses'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/numbers/:id/pause',
   operationId: 'pauseNumber',
   summary: 'Pause a number: hold its sends until it is resumed',

@@ -97,6 +97,7 @@ export const getContactProfile = defineOperation(
   ['numbers', 'profiles', 'mediaLinks'],
 )({
   method: 'GET',
+  scope: 'read',
   path: '/contacts/:phone/profile',
   operationId: 'getContactProfile',
   summary: "Read a contact's profile picture, about text and business profile",
@@ -136,6 +137,7 @@ export const updateOwnProfile = defineOperation(
   ['numbers', 'profiles', 'media'],
 )({
   method: 'PATCH',
+  scope: 'send',
   path: '/numbers/:id/profile',
   operationId: 'updateNumberProfile',
   summary: "Set a number's display name, about text and picture",

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
-import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
+import { apiKeyAuthHook, documentedScope, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponsesFor } from './error-responses.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
 import { OwnerDispatch } from './owner-dispatch.ts';
@@ -10,7 +10,6 @@ import { namedScope } from '../plugins/named-scope.ts';
 
 /** Every endpoint is served at its path and again under /api, which older clients use. */
 export const API_PREFIXES = ['', '/api'] as const;
-const bearer = [{ apiKey: [] }];
 
 /**
  * Serves the declared operations: each at both paths, behind the API key, with its account scope,
@@ -24,11 +23,13 @@ export async function registerOperations(
   operations: readonly AnyOperation[],
 ): Promise<OwnerDispatch> {
   const dispatch = new OwnerDispatch(gateway, operationServices(gateway));
-  const onRequest = apiKeyAuthHook(gateway.authenticator);
   for (const prefix of API_PREFIXES) {
     await app.register(
       namedScope(`operations at '${prefix}/'`, async (scope) => {
-        for (const operation of operations) scope.route(routeOf(operation, prefix, onRequest, dispatch));
+        for (const operation of operations) {
+          const onRequest = apiKeyAuthHook(gateway.authenticator, operation.scope, `${operation.method} ${prefix}${operation.path}`);
+          scope.route(routeOf(operation, prefix, onRequest, dispatch));
+        }
       }),
       { prefix },
     );
@@ -49,7 +50,7 @@ function routeOf(operation: AnyOperation, prefix: string, onRequest: ReturnType<
       summary: operation.summary,
       description: operation.description,
       tags: [operation.tag],
-      security: bearer,
+      ...documentedScope(operation.scope),
       ...(request.params !== undefined && { params: request.params }),
       querystring: request.query ?? NO_QUERY,
       ...(request.body !== undefined && { body: request.body }),

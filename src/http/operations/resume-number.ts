@@ -6,6 +6,7 @@ import { numberIdParams } from './pause-number.ts';
 
 export const resumeNumber = defineOperation({ params: numberIdParams }, ['numbers', 'pauses'])({
   method: 'POST',
+  scope: 'send',
   path: '/numbers/:id/resume',
   operationId: 'resumeNumber',
   summary: 'Resume a paused number',

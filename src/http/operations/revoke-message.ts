@@ -4,6 +4,7 @@ import { defineOperation, ok } from './operation.ts';
 
 export const revokeMessage = defineOperation({ params: messageIdParams }, ['messageActions', 'history', 'media', 'mediaLinks'])({
   method: 'POST',
+  scope: 'send',
   path: '/messages/:id/revoke',
   operationId: 'revokeMessage',
   summary: 'Delete a message you sent, for everyone',

@@ -26,6 +26,7 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
   'sendBacklog',
 ])({
   method: 'POST',
+  scope: 'send',
   path: '/send_message',
   operationId: 'sendMessage',
   summary: 'Send a WhatsApp message: a text, a file, a location, contact cards or a poll',

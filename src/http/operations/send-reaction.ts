@@ -36,6 +36,7 @@ const reactionResponseSchema = {
 
 export const sendReaction = defineOperation({ body: reactionRequestSchema }, ['numbers', 'messageActions'])({
   method: 'POST',
+  scope: 'send',
   path: '/send_reaction',
   operationId: 'sendReaction',
   summary: 'React to a message, or take the reaction away',

@@ -41,6 +41,7 @@ function parseState(state: string): ChatPresence {
 
 export const showTyping = defineOperation({ body: typingRequestSchema }, ['numbers', 'typing'])({
   method: 'POST',
+  scope: 'send',
   path: '/typing',
   operationId: 'showTyping',
   summary: 'Show "typing…" or "recording audio…" to a chat',

@@ -39,6 +39,7 @@ const simulatedCallAnswerSchema = {
 
 export const simulateIncomingCall = defineOperation({ body: simulatedCallSchema }, ['sandboxInbox'])({
   method: 'POST',
+  scope: 'send',
   path: '/sandbox/call',
   operationId: 'simulateIncomingCall',
   summary: 'Simulate an incoming call on a sandbox number',

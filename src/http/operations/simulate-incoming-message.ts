@@ -11,6 +11,7 @@ export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveReq
   'maxMessageLength',
 ])({
   method: 'POST',
+  scope: 'send',
   path: '/sandbox/receive',
   operationId: 'simulateIncomingMessage',
   summary: 'Simulate an incoming message on a sandbox number',

@@ -43,6 +43,7 @@ const pollVoteResponseSchema = {
 
 export const simulatePollVote = defineOperation({ body: pollVoteRequestSchema }, ['sandboxInbox', 'polls'])({
   method: 'POST',
+  scope: 'send',
   path: '/sandbox/poll_vote',
   operationId: 'simulatePollVote',
   summary: 'Simulate a vote on a poll of a sandbox number',

@@ -31,6 +31,7 @@ export const simulateRestriction = defineOperation(
   ['sandboxInbox'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/sandbox/restrict',
   operationId: 'simulateRestriction',
   summary: 'Simulate WhatsApp restricting a sandbox number',

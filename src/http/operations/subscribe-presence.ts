@@ -18,6 +18,7 @@ export const subscribePresence = defineOperation(
   ['numbers', 'presence'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/presence/subscribe',
   operationId: 'subscribePresence',
   summary: 'Hear when a contact comes online, goes away, or types',

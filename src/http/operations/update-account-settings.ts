@@ -22,6 +22,7 @@ const accountSettingsResponseSchema = {
 
 export const updateAccountSettings = defineOperation({ body: accountSettingsRequestSchema }, ['accounts'])({
   method: 'PATCH',
+  scope: 'send',
   path: '/account/settings',
   operationId: 'updateAccountSettings',
   summary: "Change (or read) your account's settings",

@@ -49,6 +49,7 @@ export const updateNumber = defineOperation(
   ['numbers', 'presence', 'pauses', 'sendQueues'],
 )({
   method: 'PATCH',
+  scope: 'send',
   path: '/numbers/:id',
   operationId: 'updateNumber',
   summary: "Change a number's settings",

@@ -4,14 +4,12 @@ import type { Gateway } from '../../main.ts';
 import { AppError } from '../../domain/errors.ts';
 import { assertMediaType, GENERIC_BINARY, isMediaKind, isMediaType, mediaKinds, type MediaObject } from '../../domain/media.ts';
 import type { ByteRange } from '../../media/blob-store.ts';
-import { apiKeyAuthHook, keyScope } from '../plugins/api-key-auth.ts';
-import { errorResponses, ref } from '../schemas.ts';
+import { apiKeyAuthHook, documentedScope, keyScope } from '../plugins/api-key-auth.ts';
+import { errorResponseOf, errorResponses, ref } from '../schemas.ts';
 import { documentUploadBody, mediaDownloadHeadersSchema, UPLOAD_CONTENT_TYPES } from '../media-schemas.ts';
 import { unsupportedContentCoding } from '../plugins/json-body.ts';
 import { namedScope } from '../plugins/named-scope.ts';
 import { refuseGetBody } from '../operations/registry.ts';
-
-const bearer = [{ apiKey: [] }];
 
 export const MEDIA_UPLOAD_PATHS: readonly string[] = ['/media', '/api/media'];
 
@@ -46,7 +44,8 @@ interface UploadQuery {
  * registry has neither a stream body nor that authentication (docs/adr/0027).
  */
 export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway): Promise<void> {
-  const onRequest = apiKeyAuthHook(gateway.authenticator);
+  const uploadAuth = apiKeyAuthHook(gateway.authenticator, 'send', 'POST /media');
+  const downloadAuth = apiKeyAuthHook(gateway.authenticator, 'read', 'GET /media/:id');
   const largestFile = Math.max(...Object.values(gateway.config.media.limits));
 
   // In a scope of their own: here a body of any type is the file, handed on as a stream.
@@ -72,7 +71,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
         uploads.post<{ Querystring: UploadQuery }>(
           url,
           {
-            onRequest,
+            onRequest: uploadAuth,
             bodyLimit: largestFile,
             config: { swaggerTransform: documentUploadBody },
             schema: {
@@ -86,7 +85,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
                 "the gateway's disk is near full they are refused with 503 insufficient_storage. /media and /api/media are the same " +
                 'operation.',
               tags: ['media'],
-              security: bearer,
+              ...documentedScope('send'),
               consumes: UPLOAD_CONTENT_TYPES,
               querystring: {
                 type: 'object',
@@ -100,7 +99,11 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
                   filename: { type: 'string', maxLength: 255, description: 'The name a recipient sees, for a document.' },
                 },
               },
-              response: { 201: mediaObjectSchema, ...errorResponses(400, 401, 413, 429, 500, 503) },
+              response: {
+                201: mediaObjectSchema,
+                ...errorResponses(400, 401, 413, 429, 500, 503),
+                403: errorResponseOf(['missing_scope']),
+              },
             },
           },
           async (request, reply) => {
@@ -129,7 +132,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
 
   // A signed link opens its one file without a key; without a signature, a key is required.
   const keyOrSignature = async (request: FastifyRequest<{ Querystring: DownloadQuery }>) => {
-    if (request.query.signature === undefined && request.query.expires === undefined) await onRequest(request);
+    if (request.query.signature === undefined && request.query.expires === undefined) await downloadAuth(request);
   };
   for (const [url, operationId] of [
     ['/media/:id', 'downloadMedia'],
@@ -150,7 +153,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
             'anyone with a signed link (expires and signature, from a webhook or POST /media/{id}/link). Supports Range (one range) ' +
             'and If-None-Match with the strong ETag, which is the SHA-256. /media/{id} and /api/media/{id} are the same operation.',
           tags: ['media'],
-          security: bearer,
+          ...documentedScope('read'),
           params: { type: 'object', required: ['id'], properties: { id: { type: 'string', description: 'The media_id.' } } },
           headers: mediaDownloadHeadersSchema,
           querystring: {
@@ -173,6 +176,7 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
             304: { description: 'If-None-Match named the current ETag: nothing changed.', type: 'null' },
             // 400: a URL with a broken %-escape, an unknown query parameter or a body.
             ...errorResponses(400, 401, 404, 416, 500),
+            403: errorResponseOf(['missing_scope']),
           },
         },
       },

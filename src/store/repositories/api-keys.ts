@@ -1,3 +1,4 @@
+import { scopesFromStored } from '../../domain/api-key-scopes.ts';
 import type { ApiKey } from '../../domain/model.ts';
 import type { Executor } from '../database.ts';
 import type { ApiKeyRow } from '../schema.ts';
@@ -10,6 +11,7 @@ function toApiKey(row: ApiKeyRow): ApiKey {
     hint: row.hint,
     createdByUserId: row.created_by_user_id,
     createdByEmail: row.created_by_email ?? null,
+    scopes: scopesFromStored(row.scopes),
     createdAt: new Date(row.created_at),
     revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : new Date(row.last_used_at),
@@ -27,6 +29,7 @@ export async function insertApiKey(db: Executor, key: ApiKey, keyHash: string): 
       hint: key.hint,
       created_by_user_id: key.createdByUserId,
       created_by_email: key.createdByEmail,
+      scopes: key.scopes.join(','),
       created_at: key.createdAt.getTime(),
       revoked_at: null,
       last_used_at: null,

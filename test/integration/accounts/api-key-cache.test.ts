@@ -1,3 +1,4 @@
+import { DEFAULT_API_KEY_SCOPES } from '../../../src/domain/api-key-scopes.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -93,6 +94,7 @@ for (const dialect of dialects) {
         hint: generated.hint,
         createdByUserId: null,
         createdByEmail: null,
+        scopes: DEFAULT_API_KEY_SCOPES,
         createdAt: new Date(),
         revokedAt: null,
         lastUsedAt: null,

@@ -73,7 +73,7 @@ for (const dialect of dialects) {
         assert.match(empty.body, /<label for="key-name">Key name<\/label>/);
         assert.match(empty.body, /<input id="key-name" name="name"/);
 
-        const created = await owner.post('/keys', { name: 'Production <server>' });
+        const created = await owner.post('/keys', { name: 'Production <server>', scopes: ['read', 'send'] });
         assert.equal(created.statusCode, 201);
         assert.equal(created.headers['cache-control'], 'no-store');
         assert.match(created.body, /Your new API key — copy it now, it is not shown again/);
@@ -102,12 +102,12 @@ for (const dialect of dialects) {
       it('a blank name becomes "default"; a name over 100 characters is refused with 400 and kept in the form', async () => {
         const before = await countKeys();
         await owner.get('/keys');
-        const blank = await owner.post('/keys', { name: '   ' });
+        const blank = await owner.post('/keys', { name: '   ', scopes: ['read', 'send'] });
         assert.equal(blank.statusCode, 201);
         assert.ok((await test.gateway.apiKeys.listKeys(accountId)).some((key) => key.name === 'default'));
 
         const long = 'k'.repeat(101);
-        const refused = await owner.post('/keys', { name: long });
+        const refused = await owner.post('/keys', { name: long, scopes: ['read', 'send'] });
         assert.equal(refused.statusCode, 400);
         assert.match(refused.body, /class="form-error" role="alert">A key name can be at most 100 characters/);
         assert.equal(inputValue(refused.body, 'key-name'), long);

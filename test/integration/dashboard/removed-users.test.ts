@@ -65,7 +65,7 @@ for (const dialect of dialects) {
       const team = await createTeam(test, 'Orphan');
       const phone = (await test.gateway.numbers.addNumber(operatorScope(), { accountId: team.accountId, phone: uniquePhone() })).phone;
       const admin = await signedIn(test, team.admin);
-      await admin.submit('/keys', '/keys', { name: 'made by the admin' });
+      await admin.submit('/keys', '/keys', { name: 'made by the admin', scopes: ['read', 'send'] });
       const [key] = await test.gateway.apiKeys.listKeys(team.accountId);
       assert.ok(key !== undefined);
       // The plaintext is shown once to the admin; the test makes a key of its own through the same service to send with.

@@ -270,8 +270,19 @@ for (const dialect of dialects) {
           { name: created.name, account_id: created.account_id, revoked_at: created.revoked_at, hint: created.hint },
           { name: 'ci', account_id: seeded.accountId, revoked_at: null, hint: `wagw_live_sk_…${created.key.slice(-4)}` },
         );
+        assert.deepEqual(created.scopes, ['read', 'send'], 'by default, what every key could do before scopes');
         const response = await send(seeded.phones[0]!, created.key);
         assert.equal(response.statusCode, 200, response.body);
+      });
+
+      it('key create --scopes makes a key with just those scopes, which is refused a send naming the one it lacks', async () => {
+        const seeded = await seedAccount(test.gateway);
+        const created = expectJsonObject(await wagw('key', 'create', '--account', seeded.accountId, '--scopes', 'webhooks,read', '--json'));
+        assert.deepEqual(created.scopes, ['read', 'webhooks']);
+        const response = await send(seeded.phones[0]!, created.key);
+        assert.equal(response.statusCode, 403, response.body);
+        assert.equal(response.json().meta.required_scope, 'send');
+        expectRefusal(await wagw('key', 'create', '--account', seeded.accountId, '--scopes', 'admin', '--json'), 'admin');
       });
 
       it('key list --json shows hints and never a key', async () => {

@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
-import { CLIENT_SCHEMA_FILE, clientTypesOf, servedDocument } from '../../../scripts/client-generate.ts';
+import { CLIENT_SCHEMA_FILE, CLIENT_SCOPES_FILE, clientScopesOf, clientTypesOf, servedDocument } from '../../../scripts/client-generate.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, type SeededAccount } from '../../support/gateway.ts';
 import { freePort } from '../server-process.ts';
@@ -18,10 +18,15 @@ const TSC = path.resolve('node_modules/.bin/tsc');
 
 describe('the typed TypeScript client', () => {
   it('is generated from the document the gateway serves: regenerating it changes nothing (npm run client:generate)', async () => {
-    const fresh = await clientTypesOf(await servedDocument());
+    const document = await servedDocument();
+    const fresh = await clientTypesOf(document);
     assert.ok(
       fresh === fs.readFileSync(CLIENT_SCHEMA_FILE, 'utf8'),
       'clients/typescript/src/schema.ts differs from the document; run npm run client:generate',
+    );
+    assert.ok(
+      clientScopesOf(document) === fs.readFileSync(CLIENT_SCOPES_FILE, 'utf8'),
+      'clients/typescript/src/scopes.ts differs from the document; run npm run client:generate',
     );
     assert.match(fresh, /export type Message = components\['schemas'\]\['Message'\];/);
     assert.match(fresh, /export type GroupUpdatedEvent = components\['schemas'\]\['GroupUpdatedEvent'\];/);

@@ -18,6 +18,7 @@ function chatOperation(verb: string, operationId: string, summary: string, descr
     services,
   )({
     method: 'POST',
+    scope: 'send',
     path: `/chats/:chat/${verb}`,
     operationId,
     summary,
@@ -74,6 +75,7 @@ export const muteChat = defineOperation(
   services,
 )({
   method: 'POST',
+  scope: 'send',
   path: '/chats/:chat/mute',
   operationId: 'muteChat',
   summary: 'Mute a chat',

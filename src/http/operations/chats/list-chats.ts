@@ -4,6 +4,7 @@ import { CHAT_LIST_ERRORS, chatPageSchema, listChatsQuerySchema, presentChats } 
 
 export const listChats = defineOperation({ query: listChatsQuerySchema }, ['numbers', 'chats', 'media', 'mediaLinks'])({
   method: 'GET',
+  scope: 'read',
   path: '/chats',
   operationId: 'listChats',
   summary: "List a number's chats, latest first",

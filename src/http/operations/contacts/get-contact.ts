@@ -6,6 +6,7 @@ import { CONTACT_ERRORS, contactParamsSchema, oneContactQuerySchema } from './co
 
 export const getContact = defineOperation({ params: contactParamsSchema, query: oneContactQuerySchema }, ['numbers', 'contacts'])({
   method: 'GET',
+  scope: 'read',
   path: '/contacts/:phone_or_lid',
   operationId: 'getContact',
   summary: 'Find a person by phone or by LID',

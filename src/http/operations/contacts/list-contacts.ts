@@ -5,6 +5,7 @@ import { CONTACT_ERRORS, contactPageSchema, listContactsQuerySchema } from './co
 
 export const listContacts = defineOperation({ query: listContactsQuerySchema }, ['numbers', 'contacts'])({
   method: 'GET',
+  scope: 'read',
   path: '/contacts',
   operationId: 'listContacts',
   summary: 'List the people a number knows',

@@ -21,6 +21,7 @@ export const changeGroupParticipants = defineOperation(
   ['numbers', 'groups'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/groups/:id/participants',
   operationId: 'changeGroupParticipants',
   summary: 'Add, remove, promote or demote participants',

@@ -18,6 +18,7 @@ export const createGroup = defineOperation(
   ['numbers', 'groups'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/groups',
   operationId: 'createGroup',
   summary: 'Create a group',

@@ -4,6 +4,7 @@ import { fromPhoneQuery, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } fro
 
 export const getGroupInviteLink = defineOperation({ params: groupIdParams, query: fromPhoneQuery }, ['numbers', 'groups'])({
   method: 'GET',
+  scope: 'send',
   path: '/groups/:id/invite_link',
   operationId: 'getGroupInviteLink',
   summary: "Get a group's invite link",

@@ -7,6 +7,7 @@ export const getGroup = defineOperation(
   ['numbers', 'groups'],
 )({
   method: 'GET',
+  scope: 'read',
   path: '/groups/:id',
   operationId: 'getGroup',
   summary: 'Get a group with its participants',

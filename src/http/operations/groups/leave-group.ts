@@ -7,6 +7,7 @@ export const leaveGroup = defineOperation(
   ['numbers', 'groups'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/groups/:id/leave',
   operationId: 'leaveGroup',
   summary: 'Leave a group',

@@ -4,6 +4,7 @@ import { fromPhoneQuery, GROUP_ERRORS, groupSummarySchema, presentGroupSummary }
 
 export const listGroups = defineOperation({ query: fromPhoneQuery }, ['numbers', 'groups'])({
   method: 'GET',
+  scope: 'read',
   path: '/groups',
   operationId: 'listGroups',
   summary: 'List the groups a number belongs to',

@@ -7,6 +7,7 @@ export const revokeGroupInviteLink = defineOperation(
   ['numbers', 'groups'],
 )({
   method: 'POST',
+  scope: 'send',
   path: '/groups/:id/invite_link/revoke',
   operationId: 'revokeGroupInviteLink',
   summary: "Revoke a group's invite link",

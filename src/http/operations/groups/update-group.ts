@@ -19,6 +19,7 @@ export const updateGroup = defineOperation(
   ['numbers', 'groups'],
 )({
   method: 'PATCH',
+  scope: 'send',
   path: '/groups/:id',
   operationId: 'updateGroup',
   summary: "Change a group's subject or description",
