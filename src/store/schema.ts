@@ -43,7 +43,7 @@ export interface Database {
   poll_votes: PollVotesTable;
 }
 
-/** The ad an incoming message came from (migration 0024): the referral as JSON. */
+/** The ad an incoming message came from (migration 0023): the referral as JSON. */
 export interface MessageReferralsTable {
   message_id: string;
   account_id: string;

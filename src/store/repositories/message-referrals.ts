@@ -2,7 +2,7 @@ import type { Message } from '../../domain/model.ts';
 import type { AdReferral } from '../../domain/referral.ts';
 import type { Executor } from '../database.ts';
 
-// The ad each incoming message came from, where it came from one (migration 0024, ADR 0051).
+// The ad each incoming message came from, where it came from one (migration 0023, ADR 0051).
 
 /** Records the referral of each message that has one. */
 export async function insertMessageReferrals(db: Executor, messages: readonly Message[]): Promise<void> {
