@@ -109,7 +109,7 @@ async function countTickStatements(gateway: Awaited<ReturnType<typeof createGate
   });
   const keeper = new LeaseKeeper(
     { ...gateway.store, db: counting },
-    { ttlMs: 15_000, maxSessions: null, nodeName: 'counter', nodeUrl: null, drainMs: 1_000 },
+    { ttlMs: 15_000, maxSessions: null, nodeName: 'counter', nodeUrl: null, drainMs: 1_000, sessionStartsPerSecond: 4 },
     gateway.logger,
   );
   // A command node holding nothing: it takes no share, so this node's leases stay where they are.

@@ -178,6 +178,12 @@ interface ClusterConfig {
   leaseTtlMs: number;
   /** WAGW_MAX_SESSIONS_PER_NODE: the most numbers this node holds; null for no cap. */
   maxSessionsPerNode: number | null;
+  /**
+   * WAGW_SESSION_STARTS_PER_SECOND: the most sessions of a real network (Baileys) this node
+   * starts a second, so a cold start or a takeover of many numbers is not a storm of logins;
+   * also the pace at which it asks other nodes for numbers (ADR 0041).
+   */
+  sessionStartsPerSecond: number;
   /** WAGW_OWNER_WAIT_MS: how long a request for a number without a live owner waits for a takeover. */
   ownerWaitMs: number;
   /** WAGW_HANDOVER_DRAIN_MS: the longest a node giving a number up waits for the work under way on it. */
@@ -393,6 +399,7 @@ export function loadConfig(env: Environment = process.env): Config {
       nodeUrl: parseNodeUrl(env.WAGW_NODE_URL, problems),
       leaseTtlMs,
       maxSessionsPerNode: env.WAGW_MAX_SESSIONS_PER_NODE ? integer('WAGW_MAX_SESSIONS_PER_NODE', 0, 1) : null,
+      sessionStartsPerSecond: integer('WAGW_SESSION_STARTS_PER_SECOND', 4, 1, 1_000),
       ownerWaitMs: integer('WAGW_OWNER_WAIT_MS', 5_000, 0, 120_000),
       handoverDrainMs: integer('WAGW_HANDOVER_DRAIN_MS', 5_000, 0, 120_000),
       nodeCallTimeoutMs: integer('WAGW_NODE_CALL_TIMEOUT_MS', 60_000, 1_000, 600_000),

@@ -8,17 +8,27 @@ import { findNumbersByIds } from '../store/repositories/numbers.ts';
 import { signalNodes } from '../store/repositories/cluster-signals.ts';
 import {
   claimLeases,
-  countLeasedNumbers,
-  countLiveNodes,
   ensureLeaseRows,
-  heartbeatNode,
+  listNodeLeases,
   markNodeStopped,
   registerNode,
   releaseLeases,
-  renewLeases,
+  renewNode,
+  restartNodeLeases,
   setNodeUrl,
   type ClaimedLease,
 } from '../store/repositories/leases.ts';
+import {
+  declineRequests,
+  findRequestedLeases,
+  handOverLeases,
+  listWantedLeases,
+  readClusterView,
+  requestLeases,
+  withdrawRequests,
+  type ClusterView,
+} from '../store/repositories/lease-handovers.ts';
+import { claimTarget, fairFloor, planRequests } from './lease-plan.ts';
 
 export interface LeaseSettings {
   /** How long a lease lasts unless renewed (WAGW_LEASE_TTL_MS). */
@@ -30,6 +40,8 @@ export interface LeaseSettings {
   nodeUrl: string | null;
   /** The longest a number given up waits for the work already under way on it (WAGW_HANDOVER_DRAIN_MS). */
   drainMs: number;
+  /** The most sessions of a real network this node starts a second (WAGW_SESSION_STARTS_PER_SECOND): also its pace in taking numbers over. */
+  sessionStartsPerSecond: number;
 }
 
 /** The phones of leases known only by number id, for the record of changes of owner. */
@@ -53,6 +65,13 @@ const RELINQUISHED_MEMORY_MS = 3_600_000;
 /** Numbers claimed per statement. */
 const CLAIM_BATCH = 1_000;
 
+/**
+ * The longest a node starting on PostgreSQL beside numbers nobody holds waits before claiming
+ * them, so that nodes started together all register first and each claims its share, instead
+ * of the first to tick taking everything and handing most of it over again (ADR 0041).
+ */
+const STARTUP_WINDOW_MS = 1_000;
+
 /** What the keeper asks of whoever runs sessions: the session supervisor. */
 export interface SessionHost {
   /** Leases were claimed: start the numbers' sessions (soon; starts may be staggered). */
@@ -64,14 +83,17 @@ export interface SessionHost {
    * resolve once the work already under way on them has ended, or after `boundMs`.
    */
   drain(numberIds: readonly string[], boundMs: number): Promise<void>;
+  /** Sessions gained and not yet started: a node with a backlog asks for no more numbers. */
+  pendingStarts(): number;
 }
 
 /**
- * Holds this node's leases (docs/adr/0018-cluster-leases.md). On every tick it heartbeats,
- * renews all its leases in one statement, claims free or expired numbers up to its fair share,
- * and hands surplus numbers over one at a time when nodes have joined. A watchdog stops every
- * session once the last successful renewal is too old for the leases to be trusted: a node that
- * cannot reach the database fences itself before another node may take its numbers.
+ * Holds this node's leases (docs/adr/0018-cluster-leases.md, 0041). On every tick it renews
+ * all its leases with one write of its own row, claims free numbers up to its fair share,
+ * hands over the numbers other nodes asked for, and, below its share, asks the most loaded
+ * nodes for numbers at the pace it can start them. A watchdog stops every session once the last
+ * successful renewal is too old for the leases to be trusted: a node that cannot reach the
+ * database fences itself before another node may take its numbers.
  */
 export class LeaseKeeper {
   readonly nodeId = newId('node');
@@ -93,6 +115,12 @@ export class LeaseKeeper {
   private readonly leaving = new Set<string>();
   /** Set while the watchdog stands the node down, so that its overlapping passes do it once. */
   private distrusting = false;
+  /** Numbers this node asked other nodes for, with when (performance.now()). */
+  private readonly requested = new Map<string, number>();
+  /** Set by the scheduler's ticks: only these ask for numbers, so a node asks at its own pace, not at every signal. */
+  private periodicDue = false;
+  /** performance.now() until which this node claims nothing (its start-up window); undefined before its first tick. */
+  private settlesAt: number | undefined;
 
   constructor(
     private readonly store: Store,
@@ -104,7 +132,10 @@ export class LeaseKeeper {
       name: 'lease-renewal',
       intervalMs: this.renewIntervalMs,
       scope: 'every-node',
-      run: () => this.tickSoon(),
+      run: () => {
+        this.periodicDue = true;
+        return this.tickSoon();
+      },
     });
     this.trustCheck = scheduler.register({
       name: 'lease-trust-check',
@@ -144,15 +175,26 @@ export class LeaseKeeper {
   /** Records this node in the cluster's table, once; start() does it if nobody did before. */
   async register(): Promise<void> {
     if (this.registered) return;
-    await registerNode(this.store.db, this.store.dialect, {
-      id: this.nodeId,
-      name: this.settings.nodeName,
-      url: this.settings.nodeUrl,
-      role: this.pinned === undefined ? 'server' : 'command',
-      hostname: os.hostname(),
-      pid: process.pid,
-    });
+    await registerNode(
+      this.store.db,
+      this.store.dialect,
+      {
+        id: this.nodeId,
+        name: this.settings.nodeName,
+        url: this.settings.nodeUrl,
+        role: this.pinned === undefined ? 'server' : 'command',
+        hostname: os.hostname(),
+        pid: process.pid,
+      },
+      this.settings.ttlMs,
+    );
+    this.lastRenewalSentAt = performance.now();
     this.registered = true;
+  }
+
+  /** How many sessions this node can start before its next tick: what it asks for at most. */
+  private get startsPerTick(): number {
+    return Math.max(1, Math.floor((this.settings.sessionStartsPerSecond * this.renewIntervalMs) / 1000));
   }
 
   /** Marks a registered node that will not start after all (a refused second server) as stopped. */
@@ -165,6 +207,13 @@ export class LeaseKeeper {
     this.running = true;
     await this.renewal.start({ runNow: true });
     await this.trustCheck.start();
+    // A node in its start-up window claims at its end, before start() returns, so that a single
+    // node still has its numbers' sessions under way before it listens.
+    const waitMs = (this.settlesAt ?? 0) - performance.now();
+    if (waitMs > 0) {
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      await this.tickSoon();
+    }
   }
 
   /**
@@ -266,6 +315,8 @@ export class LeaseKeeper {
     this.trustCheck.stop();
     // A tick logs its own failures (tick() catches them), so this only waits for it to end.
     await this.ticking;
+    const asked = this.requested.size > 0;
+    this.requested.clear();
     const leases = [...this.held.values()];
     await this.drain(leases, this.settings.drainMs);
     this.relinquish(leases);
@@ -274,6 +325,7 @@ export class LeaseKeeper {
     this.leaving.clear();
     try {
       await this.store.db.transaction().execute(async (trx) => {
+        if (asked) await withdrawRequests(trx, this.nodeId);
         await releaseLeases(trx, this.store.dialect, leases, 'released');
         await markNodeStopped(trx, this.store.dialect, this.nodeId);
         // The other nodes claim the numbers now, not at their next tick.
@@ -286,76 +338,185 @@ export class LeaseKeeper {
 
   private async tick(): Promise<void> {
     if (!this.running) return;
+    const periodic = this.periodicDue;
+    this.periodicDue = false;
     try {
       await this.renew();
-      await this.balance();
+      await this.adoptHandedOver();
+      await ensureLeaseRows(this.store.db);
+      const view = await readClusterView(this.store.db, this.store.dialect);
+      // A number deleted, or a lease this node holds in the database without serving it: compared in full only when the counts differ.
+      if ((view.heldBy.get(this.nodeId) ?? 0) !== this.held.size) await this.reconcile();
+      if (this.pinned === undefined && (view.wantedFrom.get(this.nodeId) ?? 0) > 0) await this.handOver(view);
+      this.settlesAt ??= performance.now() + this.startupWindowMs(view);
+      if (performance.now() < this.settlesAt) return;
+      const claimed = await this.claim(view);
+      if (periodic && this.pinned === undefined && view.claimable - claimed <= 0) await this.askForNumbers(view);
     } catch (error) {
       this.logger.error({ err: error }, 'lease tick failed');
     }
   }
 
+  /**
+   * A start-up window only where it matters: on PostgreSQL (SQLite has one node), for a server,
+   * with numbers nobody holds. A node joining a cluster whose numbers are all held, or starting
+   * on an empty database, claims at once.
+   */
+  private startupWindowMs(view: ClusterView): number {
+    if (this.store.dialect !== 'postgres' || this.pinned !== undefined || view.claimable === 0) return 0;
+    return Math.min(STARTUP_WINDOW_MS, this.renewIntervalMs);
+  }
+
   private async renew(): Promise<void> {
     const sentAt = performance.now();
-    await heartbeatNode(this.store.db, this.store.dialect, this.nodeId);
-    const renewed = await renewLeases(this.store.db, this.store.dialect, this.nodeId, this.settings.ttlMs);
-    this.lastRenewalSentAt = sentAt;
-    const still = new Set(renewed.map((lease) => `${lease.numberId}:${lease.epoch}`));
-    for (const lease of [...this.held.values()]) {
-      if (!still.has(`${lease.numberId}:${lease.epoch}`)) await this.lost(lease);
+    if (await renewNode(this.store.db, this.store.dialect, this.nodeId, this.settings.ttlMs)) {
+      this.lastRenewalSentAt = sentAt;
+      return;
     }
-    // Leases the database says are this node's but whose sessions it no longer runs (it fenced
-    // itself, or a start failed): given back, or nobody would serve those numbers while this
-    // node kept renewing them.
-    const orphans = renewed.filter((lease) => this.held.get(lease.numberId)?.epoch !== lease.epoch);
+    // The node's leases ran out before it renewed them (it was paused, or cut off): any of them
+    // may be another node's by now. Its sessions stop, what still names it is given up, and it
+    // starts a new term with nothing, to claim again like any node.
+    const leases = [...this.held.values()];
+    this.held.clear();
+    this.leaving.clear();
+    this.requested.clear();
+    if (leases.length > 0) {
+      this.logger.warn({ numbers: leases.length }, "this node's leases ran out before it could renew them; stopping their sessions");
+    }
+    await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
+    await this.store.db.transaction().execute(async (trx) => {
+      const released = await restartNodeLeases(trx, this.store.dialect, this.nodeId, this.settings.ttlMs);
+      if (released.length > 0) await signalNodes(trx, this.store.dialect, 'leases');
+    });
+    this.lastRenewalSentAt = sentAt;
+  }
+
+  /**
+   * Compares the leases the database names this node for with those it holds: one it holds that
+   * is gone (the number was deleted) is lost; one it does not serve (it fenced itself, or a start
+   * failed) is given back, or nobody would serve that number while this node kept renewing it.
+   */
+  private async reconcile(): Promise<void> {
+    const rows = await listNodeLeases(this.store.db, this.nodeId);
+    const inDatabase = new Map(rows.map((lease) => [lease.numberId, lease.epoch]));
+    for (const lease of [...this.held.values()]) {
+      if (inDatabase.get(lease.numberId) !== lease.epoch) await this.lost(lease);
+    }
+    const orphans = rows.filter((lease) => this.held.get(lease.numberId)?.epoch !== lease.epoch && !this.requested.has(lease.numberId));
     if (orphans.length > 0) await this.giveBack(orphans.map((lease) => ({ ...lease, phone: '' })));
   }
 
-  private async balance(): Promise<void> {
-    await ensureLeaseRows(this.store.db);
-    const [nodes, numbers] = await Promise.all([
-      countLiveNodes(this.store.db, this.store.dialect, this.settings.ttlMs),
-      countLeasedNumbers(this.store.db),
-    ]);
-    const fairShare = Math.ceil(numbers / Math.max(1, nodes));
-    const capped = this.settings.maxSessions === null ? fairShare : Math.min(fairShare, this.settings.maxSessions);
-    const target = this.pinned === undefined ? capped : this.pinned.length;
-    if (this.held.size < target) {
-      // In batches, each its own transaction: a statement's parameters are bounded (SQLite's and
-      // PostgreSQL's limits), and a node taking over thousands of numbers starts the first ones early.
-      let claimedNow = 0;
-      while (this.held.size < target) {
-        const claimed = await this.store.db
-          .transaction()
-          .execute((trx) =>
-            claimLeases(
-              trx,
-              this.store.dialect,
-              this.nodeId,
-              this.settings.ttlMs,
-              Math.min(CLAIM_BATCH, target - this.held.size),
-              this.pinned,
-            ),
-          );
-        for (const lease of claimed) this.held.set(lease.numberId, lease);
-        if (claimed.length > 0) this.host?.leasesGained(claimed);
-        claimedNow += claimed.length;
-        if (claimed.length < CLAIM_BATCH) break;
+  /** Claims numbers nobody holds, up to the fair share; returns how many. */
+  private async claim(view: ClusterView): Promise<number> {
+    const target = this.pinned === undefined ? claimTarget(view, this.settings.maxSessions) - this.requested.size : this.pinned.length;
+    if (this.held.size >= target || (view.claimable === 0 && this.pinned === undefined)) return 0;
+    // In batches, each its own transaction: a statement's parameters are bounded (SQLite's and
+    // PostgreSQL's limits), and a node taking over thousands of numbers starts the first ones early.
+    let claimedNow = 0;
+    while (this.held.size < target) {
+      const claimed = await this.store.db
+        .transaction()
+        .execute((trx) => claimLeases(trx, this.store.dialect, this.nodeId, Math.min(CLAIM_BATCH, target - this.held.size), this.pinned));
+      for (const lease of claimed) this.held.set(lease.numberId, lease);
+      if (claimed.length > 0) this.host?.leasesGained(claimed);
+      claimedNow += claimed.length;
+      if (claimed.length < CLAIM_BATCH) break;
+    }
+    if (claimedNow > 0) this.logger.info({ claimed: claimedNow, held: this.held.size, target }, 'claimed numbers');
+    return claimedNow;
+  }
+
+  /**
+   * Below its share, asks the most loaded nodes for numbers, no more than it can start before
+   * its next tick; they hand them over at once (they hear the signal) or at their next tick.
+   */
+  private async askForNumbers(view: ClusterView): Promise<void> {
+    const budget = this.startsPerTick - (this.host?.pendingStarts() ?? 0) - this.requested.size;
+    if (budget <= 0) return;
+    const plan = planRequests(view, {
+      nodeId: this.nodeId,
+      held: this.held.size,
+      outstanding: this.requested.size,
+      budget,
+      cap: this.settings.maxSessions,
+    });
+    if (plan.size === 0) return;
+    const asked = await this.store.db.transaction().execute(async (trx) => {
+      const ids: string[] = [];
+      for (const [from, count] of plan) ids.push(...(await requestLeases(trx, this.store.dialect, this.nodeId, from, count)));
+      if (ids.length > 0) await signalNodes(trx, this.store.dialect, 'leases');
+      return ids;
+    });
+    const now = performance.now();
+    for (const id of asked) this.requested.set(id, now);
+    if (asked.length > 0) this.logger.info({ asked: asked.length, held: this.held.size }, 'asked more loaded nodes for numbers');
+  }
+
+  /** Takes up the numbers handed over to this node, and forgets requests that were declined or went unanswered. */
+  private async adoptHandedOver(): Promise<void> {
+    if (this.requested.size === 0) return;
+    const rows = await findRequestedLeases(this.store.db, [...this.requested.keys()]);
+    const byId = new Map(rows.map((row) => [row.numberId, row]));
+    const gained: ClaimedLease[] = [];
+    const unanswered: string[] = [];
+    for (const [numberId, askedAt] of this.requested) {
+      const row = byId.get(numberId);
+      if (row?.nodeId === this.nodeId) {
+        this.requested.delete(numberId);
+        if (this.held.get(numberId)?.epoch === row.epoch) continue;
+        const lease = { numberId, nodeId: this.nodeId, epoch: row.epoch, phone: row.phone };
+        this.held.set(numberId, lease);
+        gained.push(lease);
+      } else if (row?.wantedBy !== this.nodeId) {
+        this.requested.delete(numberId);
+      } else if (performance.now() - askedAt > this.settings.ttlMs) {
+        unanswered.push(numberId);
       }
-      if (claimedNow > 0) this.logger.info({ claimed: claimedNow, held: this.held.size, target }, 'claimed numbers');
-    } else if (this.held.size > target && nodes > 1 && this.pinned === undefined) {
-      // One number per tick, each drained and stopped cleanly before its release, so a join moves load gradually.
-      const lease = this.held.values().next().value!;
-      await this.drain([lease], this.settings.drainMs);
+    }
+    if (unanswered.length > 0) {
+      await withdrawRequests(this.store.db, this.nodeId, unanswered);
+      for (const numberId of unanswered) this.requested.delete(numberId);
+    }
+    if (gained.length > 0) {
+      this.host?.leasesGained(gained);
+      this.logger.info({ gained: gained.length, held: this.held.size }, 'took over numbers handed to this node');
+    }
+  }
+
+  /**
+   * Hands over the numbers other nodes asked for, as long as this node keeps its floor of the
+   * fair share: each is drained and its session stopped cleanly first, then its lease goes to the asker under
+   * the next epoch in one transaction, so the number is never without an owner.
+   */
+  private async handOver(view: ClusterView): Promise<void> {
+    const wanted = await listWantedLeases(this.store.db, this.nodeId);
+    const floor = fairFloor(view);
+    let keeping = this.held.size;
+    const given = wanted.filter((lease) => {
+      if (this.held.get(lease.numberId)?.epoch !== lease.epoch || keeping - 1 < floor) return false;
+      keeping--;
+      return true;
+    });
+    const givenIds = new Set(given.map((lease) => lease.numberId));
+    await declineRequests(
+      this.store.db,
+      this.nodeId,
+      wanted.filter((lease) => !givenIds.has(lease.numberId)).map((lease) => lease.numberId),
+    );
+    if (given.length === 0) return;
+    await this.drain(given, this.settings.drainMs);
+    for (const lease of given) {
       this.held.delete(lease.numberId);
       this.leaving.delete(lease.numberId);
-      this.relinquish([lease]);
-      await this.host?.leaseLost(lease.numberId);
-      await this.store.db.transaction().execute(async (trx) => {
-        await releaseLeases(trx, this.store.dialect, [lease], 'handed_over');
-        await signalNodes(trx, this.store.dialect, 'leases');
-      });
-      this.logger.info({ phone: lease.phone, held: this.held.size, target }, 'handed a number over to a less loaded node');
     }
+    this.relinquish(given);
+    await Promise.allSettled(given.map((lease) => this.host?.leaseLost(lease.numberId)));
+    // If this fails, the leases still name this node without its serving them: reconcile gives them back.
+    await this.store.db.transaction().execute(async (trx) => {
+      await handOverLeases(trx, this.store.dialect, given);
+      await signalNodes(trx, this.store.dialect, 'leases');
+    });
+    this.logger.info({ numbers: given.length, held: this.held.size }, 'handed numbers over to nodes that asked for them');
   }
 
   private async checkTrust(): Promise<void> {

@@ -75,8 +75,14 @@ export class NodeRuntime {
 
   async start(): Promise<void> {
     this.started = true;
-    await this.startSessions();
+    // A node listens before it is counted: a number handed to it, or released for it, is heard at once (ADR 0041).
     await this.work.revocations.start();
+    try {
+      await this.startSessions();
+    } catch (error) {
+      await this.work.revocations.stop();
+      throw error;
+    }
     this.work.deliveryWorker.start();
     this.work.queueRunner.start();
     for (const task of this.periodic) await task.start({ runNow: true });

@@ -52,8 +52,6 @@ export type SessionPlace =
 /** What a client is asked to wait while this node hands a number over: a drain, a release and a claim. */
 const HANDOVER_RETRY_AFTER_MS = 1_000;
 
-/** Pause between two session starts of an engine that logs in to a real network (Baileys). */
-const STAGGER_MS = 250;
 /**
  * How long a request for a number whose session is being started waits for that start, rather
  * than being refused in the moment between gaining the number and its session connecting.
@@ -86,6 +84,8 @@ export class SessionSupervisor implements SessionHost {
     private readonly staleWrites: StaleWrites,
     /** Told as this node starts and stops serving numbers (the pauses load theirs then). */
     private readonly servedNumberObservers: readonly ServedNumberObserver[],
+    /** WAGW_SESSION_STARTS_PER_SECOND: the pace of starts of engines that log in to a real network (Baileys). */
+    private readonly sessionStartsPerSecond: number,
     private readonly sendObserver?: SendObserver,
   ) {
     keeper.attach(this);
@@ -142,6 +142,11 @@ export class SessionSupervisor implements SessionHost {
     });
     await Promise.race([start, waited]);
     clearTimeout(timer);
+  }
+
+  /** Sessions gained and not yet started (the lease keeper asks for no more numbers while there are many). */
+  pendingStarts(): number {
+    return this.starting.size;
   }
 
   /** Resolves once every session start asked for so far has been made. */
@@ -219,7 +224,8 @@ export class SessionSupervisor implements SessionHost {
       // Held without a session, the number would be served by nobody; given back, any node may try.
       await this.keeper.giveBack([lease]);
     }
-    if (engine.capabilities.staggeredStart) await new Promise((resolve) => setTimeout(resolve, STAGGER_MS));
+    // Starts are one after another, so this bounds them per second: a takeover or a cold start of many numbers is no burst of logins.
+    if (engine.capabilities.staggeredStart) await new Promise((resolve) => setTimeout(resolve, 1000 / this.sessionStartsPerSecond));
   }
 
   /** admit() for the phone whose session runs here: the send path's check, with no query. */

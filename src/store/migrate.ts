@@ -22,6 +22,7 @@ import * as richContent from './migrations/0020-rich-content.ts';
 import * as identitiesAndChats from './migrations/0021-identities-and-chats.ts';
 import * as numberCallsPresence from './migrations/0022-number-calls-presence.ts';
 import * as messageReferrals from './migrations/0023-message-referrals.ts';
+import * as nodeLeases from './migrations/0025-node-leases.ts';
 import * as sendGovernor from './migrations/0018-send-governor.ts';
 import * as apiKeyScopes from './migrations/0024-api-key-scopes.ts';
 
@@ -52,6 +53,7 @@ const migrations: Record<string, Migration> = {
   '0022-number-calls-presence': numberCallsPresence,
   '0023-message-referrals': messageReferrals,
   '0024-api-key-scopes': apiKeyScopes,
+  '0025-node-leases': nodeLeases,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

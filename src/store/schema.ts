@@ -365,17 +365,22 @@ export interface ClusterNodesTable {
   heartbeat_at: number;
   /** Set by a clean stop; a node whose heartbeat stopped without it died. */
   stopped_at: number | null;
+  /**
+   * Until when every lease that names this node is live (the database's clock on PostgreSQL):
+   * one renewal writes this row alone. Once it has passed, it is never moved forward again.
+   */
+  lease_expires_at: number;
 }
 
-/** Which node holds a number's session, until when, and the fencing epoch of that holding. */
+/** Which node holds a number's session (live while that node's lease_expires_at is ahead) and the fencing epoch of that holding. */
 export interface NumberLeasesTable {
   number_id: string;
   /** Null when released or never held. */
   node_id: string | null;
   /** Grows by one on every change of owner; owner-only writes carry it and a stale one is refused. */
   epoch: number;
-  /** Epoch milliseconds by the database's clock on PostgreSQL (the node's on SQLite). */
-  expires_at: number;
+  /** A node that asked for the number, to balance the load; the holder hands it over at its next tick. */
+  wanted_by: string | null;
 }
 
 /** A change of a number's owner, for the Cluster page and `wagw cluster status`. */

@@ -61,10 +61,10 @@ export async function buildSessions(
   boundaries: GatewayBoundaries,
 ): Promise<SessionParts> {
   const { store, committer, metrics } = storage;
-  const { nodeName, nodeUrl, leaseTtlMs, maxSessionsPerNode, handoverDrainMs } = config.cluster;
+  const { nodeName, nodeUrl, leaseTtlMs, maxSessionsPerNode, handoverDrainMs, sessionStartsPerSecond } = config.cluster;
   const keeper = new LeaseKeeper(
     store,
-    { ttlMs: leaseTtlMs, maxSessions: maxSessionsPerNode, nodeName, nodeUrl, drainMs: handoverDrainMs },
+    { ttlMs: leaseTtlMs, maxSessions: maxSessionsPerNode, nodeName, nodeUrl, drainMs: handoverDrainMs, sessionStartsPerSecond },
     logger,
     scheduler,
   );
@@ -122,6 +122,7 @@ export async function buildSessions(
     keeper,
     staleWrites,
     [pauses],
+    sessionStartsPerSecond,
     metrics,
   );
   return { keeper, supervisor, pauses, sandboxNetwork, engineEvents };

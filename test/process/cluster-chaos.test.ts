@@ -180,11 +180,11 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
             const leases = await store.db
               .selectFrom('number_leases')
               .innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id')
-              .select(['phone', 'node_id', 'epoch', 'expires_at'])
+              .select(['phone', 'node_id', 'epoch', 'wanted_by'])
               .execute();
             const clusterNodes = await store.db
               .selectFrom('cluster_nodes')
-              .select(['id', 'pid', 'role', 'heartbeat_at', 'stopped_at'])
+              .select(['id', 'pid', 'role', 'heartbeat_at', 'lease_expires_at', 'stopped_at'])
               .execute();
             const live = Object.fromEntries(liveConnections(await networkClient.journal()));
             const outputs = nodes

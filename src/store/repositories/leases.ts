@@ -12,7 +12,7 @@ const LEASE_BATCH = 1_000;
  * Lease times come from the database's clock on PostgreSQL, so that nodes whose clocks disagree
  * still agree on when a lease ends. SQLite has one node, whose clock is the only one.
  */
-function databaseNow(dialect: Dialect): RawBuilder<number> {
+export function databaseNow(dialect: Dialect): RawBuilder<number> {
   return dialect === 'postgres' ? sql<number>`(extract(epoch from clock_timestamp()) * 1000)::bigint` : sql<number>`${Date.now()}`;
 }
 
@@ -62,29 +62,91 @@ export interface NodeRegistration {
   pid: number;
 }
 
-export async function registerNode(db: Executor, dialect: Dialect, node: NodeRegistration): Promise<void> {
+/** Records a node, live for one TTL from now: it is counted in the shares from this moment. */
+export async function registerNode(db: Executor, dialect: Dialect, node: NodeRegistration, ttlMs: number): Promise<void> {
   await db
     .insertInto('cluster_nodes')
-    .values({ ...node, started_at: databaseNow(dialect), heartbeat_at: databaseNow(dialect), stopped_at: null })
+    .values({
+      ...node,
+      started_at: databaseNow(dialect),
+      heartbeat_at: databaseNow(dialect),
+      stopped_at: null,
+      lease_expires_at: sql<number>`${databaseNow(dialect)} + ${ttlMs}`,
+    })
     .execute();
 }
 
-export async function heartbeatNode(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
+/**
+ * Heartbeats and renews every lease the node holds, in one write of the node's own row: a
+ * lease is live while its node's expiry is ahead, so the cost does not grow with the numbers
+ * held (docs/adr/0041-node-leases-and-pulled-handovers.md). False when the node's leases had
+ * already run out: they are never renewed once ended, since another node may have taken any of
+ * them meanwhile (see restartNodeLeases).
+ */
+export async function renewNode(db: Executor, dialect: Dialect, nodeId: string, ttlMs: number): Promise<boolean> {
+  const now = databaseNow(dialect);
+  const result = await db
+    .updateTable('cluster_nodes')
+    .set({ heartbeat_at: now, lease_expires_at: sql<number>`${now} + ${ttlMs}` })
+    .where('id', '=', nodeId)
+    .where('lease_expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * For a node whose leases ran out: gives up whatever leases still name it (none of them may
+ * be trusted: another node could claim any at any moment) and starts a fresh expiry, in one
+ * transaction, so that no lease of the ended term comes back to life. Returns what it gave up.
+ */
+export async function restartNodeLeases(db: Executor, dialect: Dialect, nodeId: string, ttlMs: number): Promise<SessionLease[]> {
+  const now = databaseNow(dialect);
+  const named = await db
+    .selectFrom('number_leases')
+    .innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id')
+    .select(['number_leases.number_id', 'whatsapp_numbers.phone'])
+    .where('number_leases.node_id', '=', nodeId)
+    .execute();
+  const phones = new Map(named.map((row) => [row.number_id, row.phone]));
+  const released = await db
+    .updateTable('number_leases')
+    .set({ node_id: null, wanted_by: null })
+    .where('node_id', '=', nodeId)
+    .returning(['number_id', 'epoch'])
+    .execute();
+  const leases = released.map((row) => ({
+    numberId: row.number_id,
+    nodeId,
+    epoch: Number(row.epoch),
+    phone: phones.get(row.number_id) ?? '',
+  }));
+  await recordLeaseChanges(
+    db,
+    dialect,
+    leases.map((lease) => ({ lease, fromNodeId: nodeId, toNodeId: null, reason: 'expired' })),
+  );
   await db
     .updateTable('cluster_nodes')
-    .set({ heartbeat_at: databaseNow(dialect) })
+    .set({ heartbeat_at: now, lease_expires_at: sql<number>`${now} + ${ttlMs}` })
     .where('id', '=', nodeId)
     .execute();
+  return leases;
+}
+
+/** A SQL condition: the lease row's node holds it now (it names a node whose expiry is ahead). */
+function heldByLiveNode(now: RawBuilder<number>): RawBuilder<boolean> {
+  return sql<boolean>`exists (select 1 from cluster_nodes where cluster_nodes.id = number_leases.node_id and cluster_nodes.lease_expires_at > ${now})`;
 }
 
 export async function setNodeUrl(db: Executor, nodeId: string, url: string): Promise<void> {
   await db.updateTable('cluster_nodes').set({ url }).where('id', '=', nodeId).execute();
 }
 
+/** A stopped node's leases end with it: any it could not release are free at once. */
 export async function markNodeStopped(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
   await db
     .updateTable('cluster_nodes')
-    .set({ stopped_at: databaseNow(dialect) })
+    .set({ stopped_at: databaseNow(dialect), lease_expires_at: 0 })
     .where('id', '=', nodeId)
     .execute();
 }
@@ -118,40 +180,20 @@ export async function listNodes(db: Executor, dialect: Dialect): Promise<Cluster
   }));
 }
 
-/** Servers that heartbeat within the TTL and have not stopped: the ones numbers are shared among. */
-export async function countLiveNodes(db: Executor, dialect: Dialect, ttlMs: number): Promise<number> {
-  const row = await db
-    .selectFrom('cluster_nodes')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .where('stopped_at', 'is', null)
-    .where('role', '=', 'server')
-    .where('heartbeat_at', '>', sql<number>`${databaseNow(dialect)} - ${ttlMs}`)
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
-}
-
 /** Gives every number without a lease row an empty one, so that claiming is a single update. */
 export async function ensureLeaseRows(db: Executor): Promise<void> {
   await db
     .insertInto('number_leases')
-    .columns(['number_id', 'node_id', 'epoch', 'expires_at'])
+    .columns(['number_id', 'node_id', 'epoch'])
     .expression((eb) =>
       eb
         .selectFrom('whatsapp_numbers')
         .leftJoin('number_leases', 'number_leases.number_id', 'whatsapp_numbers.id')
         .where('number_leases.number_id', 'is', null)
-        .select(['whatsapp_numbers.id', sql<null>`null`.as('node_id'), sql<number>`0`.as('epoch'), sql<number>`0`.as('expires_at')]),
+        .select(['whatsapp_numbers.id', sql<null>`null`.as('node_id'), sql<number>`0`.as('epoch')]),
     )
     .onConflict((conflict) => conflict.column('number_id').doNothing())
     .execute();
-}
-
-export async function countLeasedNumbers(db: Executor): Promise<number> {
-  const row = await db
-    .selectFrom('number_leases')
-    .select((eb) => eb.fn.countAll<number>().as('count'))
-    .executeTakeFirstOrThrow();
-  return Number(row.count);
 }
 
 export interface ClaimedLease extends SessionLease {
@@ -167,7 +209,6 @@ export async function claimLeases(
   db: Executor,
   dialect: Dialect,
   nodeId: string,
-  ttlMs: number,
   limit: number,
   onlyNumberIds?: readonly string[],
 ): Promise<ClaimedLease[]> {
@@ -177,7 +218,7 @@ export async function claimLeases(
     .selectFrom('number_leases')
     .innerJoin('whatsapp_numbers', 'whatsapp_numbers.id', 'number_leases.number_id')
     .select(['number_leases.number_id', 'number_leases.node_id', 'whatsapp_numbers.phone'])
-    .where((eb) => eb.or([eb('number_leases.node_id', 'is', null), eb('number_leases.expires_at', '<=', now)]))
+    .where((eb) => eb.or([eb('number_leases.node_id', 'is', null), eb.not(heldByLiveNode(now))]))
     .$if(onlyNumberIds !== undefined, (query) =>
       query.where('number_leases.number_id', 'in', onlyNumberIds!.length > 0 ? onlyNumberIds! : ['']),
     )
@@ -194,13 +235,15 @@ export async function claimLeases(
   if (candidates.length === 0) return [];
   const claimed = await db
     .updateTable('number_leases')
-    .set((eb) => ({ node_id: nodeId, epoch: eb('epoch', '+', 1), expires_at: sql<number>`${now} + ${ttlMs}` }))
+    .set((eb) => ({ node_id: nodeId, epoch: eb('epoch', '+', 1), wanted_by: null }))
     .where(
       'number_id',
       'in',
       candidates.map((candidate) => candidate.number_id),
     )
-    .where((eb) => eb.or([eb('node_id', 'is', null), eb('expires_at', '<=', now)]))
+    .where((eb) => eb.or([eb('node_id', 'is', null), eb.not(heldByLiveNode(now))]))
+    // Claimed under this node's own live term only: a node whose leases ended claims nothing until it restarts them.
+    .where(sql<boolean>`exists (select 1 from cluster_nodes where id = ${nodeId} and lease_expires_at > ${now})`)
     .returning(['number_id', 'epoch'])
     .execute();
   const byId = new Map(candidates.map((candidate) => [candidate.number_id, candidate]));
@@ -221,16 +264,9 @@ export async function claimLeases(
   return leases;
 }
 
-/** Extends every live lease the node holds, in one statement; returns the ones it still holds. */
-export async function renewLeases(db: Executor, dialect: Dialect, nodeId: string, ttlMs: number): Promise<SessionLease[]> {
-  const now = databaseNow(dialect);
-  const rows = await db
-    .updateTable('number_leases')
-    .set({ expires_at: sql<number>`${now} + ${ttlMs}` })
-    .where('node_id', '=', nodeId)
-    .where('expires_at', '>', now)
-    .returning(['number_id', 'epoch'])
-    .execute();
+/** Every lease that names the node, for comparing with what it believes it holds. */
+export async function listNodeLeases(db: Executor, nodeId: string): Promise<SessionLease[]> {
+  const rows = await db.selectFrom('number_leases').select(['number_id', 'epoch']).where('node_id', '=', nodeId).execute();
   return rows.map((row) => ({ numberId: row.number_id, nodeId, epoch: Number(row.epoch) }));
 }
 
@@ -242,13 +278,13 @@ export async function releaseLeases(
   db: Executor,
   dialect: Dialect,
   leases: readonly ClaimedLease[],
-  reason: 'released' | 'handed_over',
+  reason: 'released' | 'handed_over' | 'expired',
 ): Promise<void> {
   for (let start = 0; start < leases.length; start += LEASE_BATCH) {
     const batch = leases.slice(start, start + LEASE_BATCH);
     const released = await db
       .updateTable('number_leases')
-      .set({ node_id: null, expires_at: 0 })
+      .set({ node_id: null, wanted_by: null })
       .where(
         'number_id',
         'in',
@@ -268,7 +304,7 @@ export async function releaseLeases(
   }
 }
 
-async function recordLeaseChanges(
+export async function recordLeaseChanges(
   db: Executor,
   dialect: Dialect,
   changes: { lease: ClaimedLease; fromNodeId: string | null; toNodeId: string | null; reason: string }[],
@@ -319,7 +355,7 @@ export async function findLeaseOwner(db: Executor, dialect: Dialect, numberId: s
       'number_leases.node_id',
       'number_leases.epoch',
       'cluster_nodes.url',
-      sql<number>`number_leases.expires_at - ${databaseNow(dialect)}`.as('remaining'),
+      sql<number>`coalesce(cluster_nodes.lease_expires_at, 0) - ${databaseNow(dialect)}`.as('remaining'),
     ])
     .where('number_leases.number_id', '=', numberId)
     .executeTakeFirst();
@@ -342,6 +378,7 @@ export async function listLeasedNumbers(db: Executor, dialect: Dialect): Promise
   const rows = await db
     .selectFrom('whatsapp_numbers')
     .leftJoin('number_leases', 'number_leases.number_id', 'whatsapp_numbers.id')
+    .leftJoin('cluster_nodes', 'cluster_nodes.id', 'number_leases.node_id')
     .select([
       'whatsapp_numbers.id',
       'whatsapp_numbers.phone',
@@ -349,7 +386,7 @@ export async function listLeasedNumbers(db: Executor, dialect: Dialect): Promise
       'whatsapp_numbers.status',
       'number_leases.node_id',
       'number_leases.epoch',
-      sql<number | null>`number_leases.expires_at - ${databaseNow(dialect)}`.as('remaining'),
+      sql<number | null>`cluster_nodes.lease_expires_at - ${databaseNow(dialect)}`.as('remaining'),
     ])
     .orderBy('whatsapp_numbers.phone')
     .execute();
@@ -390,7 +427,7 @@ export async function listRecentLeaseChanges(db: Executor, limit: number): Promi
  * is gone (a restart after a crash), so its numbers need not wait out their TTL.
  */
 export async function retireNode(db: Executor, dialect: Dialect, nodeId: string): Promise<void> {
-  await db.updateTable('number_leases').set({ expires_at: 0 }).where('node_id', '=', nodeId).execute();
+  await db.updateTable('cluster_nodes').set({ lease_expires_at: 0 }).where('id', '=', nodeId).execute();
   await db
     .updateTable('cluster_nodes')
     .set({ stopped_at: databaseNow(dialect) })

@@ -303,7 +303,14 @@ for (const dialect of dialects) {
       // A node whose name is markup (WAGW_NODE_NAME is free text) holding nothing.
       const odd = new LeaseKeeper(
         test.gateway.store,
-        { ttlMs: 15_000, maxSessions: null, nodeName: '<script>alert(1)</script>', nodeUrl: null, drainMs: 1_000 },
+        {
+          ttlMs: 15_000,
+          maxSessions: null,
+          nodeName: '<script>alert(1)</script>',
+          nodeUrl: null,
+          drainMs: 1_000,
+          sessionStartsPerSecond: 4,
+        },
         test.gateway.logger,
       );
       await odd.startPinned([]);
