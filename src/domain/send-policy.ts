@@ -24,6 +24,9 @@ export interface SendPolicy {
   typingBeforeSend: boolean;
 }
 
+/** The least a cap may be (a count per window, a warm-up's first day); null is no cap. */
+export const MIN_CAP = 1;
+
 export const PRESET_NAMES = ['off', 'standard', 'cautious'] as const;
 export type PresetName = (typeof PRESET_NAMES)[number];
 
@@ -112,10 +115,19 @@ export function policyBody(policy: SendPolicy): SendPolicyBody {
 }
 
 /**
- * A policy from its API form, every field optional and defaulting to "no limit"; the schema has
- * checked the types, this checks what a schema cannot (gaps in order, a real time zone).
+ * A policy from its API form, every field optional and defaulting to "no limit". Every way in
+ * (the API, the CLI, a stored setting) comes through here, so a cap below MIN_CAP can never reach
+ * a decision: the schema checks the types, this checks the caps again and what a schema cannot
+ * (gaps in order, a real time zone).
  */
 export function parsePolicyBody(body: Partial<SendPolicyBody>, field: string): SendPolicy {
+  for (const name of CAP_FIELDS) {
+    const value = body[name];
+    if (value != null && !(Number.isInteger(value) && value >= MIN_CAP))
+      throw invalidPolicy(`${field}.${name} must be a whole number of at least ${MIN_CAP}, or null for no cap.`, `${field}.${name}`);
+  }
+  if (body.warm_up != null && !(Number.isInteger(body.warm_up.start) && body.warm_up.start >= MIN_CAP))
+    throw invalidPolicy(`${field}.warm_up.start must be a whole number of at least ${MIN_CAP}.`, `${field}.warm_up.start`);
   const minGapMs = body.min_gap_ms ?? 0;
   const maxGapMs = body.max_gap_ms ?? minGapMs;
   if (maxGapMs < minGapMs) throw invalidPolicy(`${field}.max_gap_ms must be at least min_gap_ms.`, `${field}.max_gap_ms`);
@@ -145,6 +157,8 @@ export function parsePolicyBody(body: Partial<SendPolicyBody>, field: string): S
   };
 }
 
+const CAP_FIELDS = ['per_minute', 'per_hour', 'per_day', 'first_contacts_per_day'] as const;
+
 /** A setting as the API takes it: a preset's name or a policy object. */
 export function parseSettingInput(input: string | Partial<SendPolicyBody>, field: string): PolicySetting {
   if (typeof input === 'string') {
@@ -163,7 +177,21 @@ export function readStoredSetting(stored: string | null): PolicySetting | null {
   if (stored === null) return null;
   return isPresetName(stored)
     ? { preset: stored }
-    : { custom: parsePolicyBody(JSON.parse(stored) as Partial<SendPolicyBody>, 'send_policy') };
+    : { custom: parsePolicyBody(liftStoredCaps(JSON.parse(stored) as Partial<SendPolicyBody>), 'send_policy') };
+}
+
+/**
+ * A policy stored before caps were checked on write may hold a 0: it reads as the least cap, the
+ * nearest policy that lets a message leave at all, rather than making every read of it fail.
+ */
+function liftStoredCaps(body: Partial<SendPolicyBody>): Partial<SendPolicyBody> {
+  const lifted = { ...body };
+  for (const name of CAP_FIELDS) {
+    const value = lifted[name];
+    if (typeof value === 'number' && value < MIN_CAP) lifted[name] = MIN_CAP;
+  }
+  if (lifted.warm_up != null && lifted.warm_up.start < MIN_CAP) lifted.warm_up = { ...lifted.warm_up, start: MIN_CAP };
+  return lifted;
 }
 
 /** Minutes since midnight of "HH:MM"; undefined for anything else. */

@@ -1,10 +1,13 @@
-import { PRESET_NAMES } from '../domain/send-policy.ts';
+import { MIN_CAP, PRESET_NAMES } from '../domain/send-policy.ts';
 import { WAIT_REASONS } from '../messaging/governor/decision.ts';
 import type { QueueView } from '../messaging/governor/send-queue-service.ts';
 import { ref } from './message-schemas.ts';
 
-/** A count of 0 or more, or null for no cap. */
-const cap = (description: string) => ({ type: ['integer', 'null'], minimum: 0, maximum: 1_000_000, description }) as const;
+/**
+ * A count of 1 or more, or null for no cap. A cap of 0 is refused: "never send" is a pause
+ * (POST /numbers/{id}/pause), and a cap no send can meet has no time at which a message may leave.
+ */
+const cap = (description: string) => ({ type: ['integer', 'null'], minimum: MIN_CAP, maximum: 1_000_000, description }) as const;
 const milliseconds = (description: string) => ({ type: 'integer', minimum: 0, maximum: 7 * 86_400_000, description }) as const;
 
 /** A send policy's figures (docs/send-governor.md); in a request every field is optional. */
@@ -21,7 +24,7 @@ const sendPolicyProperties = {
     additionalProperties: false,
     required: ['start', 'daily_increase'],
     properties: {
-      start: { type: 'integer', minimum: 0, maximum: 1_000_000 },
+      start: { type: 'integer', minimum: MIN_CAP, maximum: 1_000_000 },
       daily_increase: { type: 'integer', minimum: 0, maximum: 1_000_000 },
     },
     description:

@@ -62,6 +62,10 @@ const PASS_INTERVAL_MS = 200;
  * the earliest time anything is due on its numbers (a release or an expiry), never a poll of
  * each number. A message queued here moves the timer earlier; a new owner finds its numbers'
  * due rows on its next look, at most idleCheckMs after it gained them.
+ *
+ * Numbers are served independently (ADR 0042): a pass hands each due number its own serving and
+ * does not wait for it, so one number's typing, slow engine or failing decision is never another
+ * number's wait; a number still being served is left out of the passes until it is done.
  */
 export class QueueRunner {
   private timer: NodeJS.Timeout | undefined;
@@ -70,6 +74,10 @@ export class QueueRunner {
   private again = false;
   private stopped = true;
   private lastPassAt = 0;
+  /** The numbers being served now, each with its serving. */
+  private readonly serving = new Map<string, Promise<void>>();
+  /** Cuts short the typing shown before a message when the runner stops. */
+  private stopping = new AbortController();
 
   constructor(
     private readonly store: Store,
@@ -86,15 +94,18 @@ export class QueueRunner {
 
   start(): void {
     this.stopped = false;
+    this.stopping = new AbortController();
     this.governor.queuedListener = (at) => this.wakeBy(at);
     void this.runOnce();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     clearTimeout(this.timer);
     this.wakeAt = null;
     await this.running;
+    await Promise.all(this.serving.values());
   }
 
   /** Something is due at `at`: wake by then. */
@@ -116,7 +127,9 @@ export class QueueRunner {
         if (this.stopped) return;
         if (this.again) {
           this.again = false;
-          void this.runOnce();
+          // Through the event loop: on SQLite every read of a pass can settle without it, and
+          // passes chained as promises alone would starve every socket and timer of the process.
+          setImmediate(() => void this.runOnce());
         }
       });
     return this.running;
@@ -138,7 +151,7 @@ export class QueueRunner {
     this.lastPassAt = now.getTime();
     this.governor.forgetUnheld();
     await this.expire(now);
-    const due = await listDueOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize);
+    const due = await listDueOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize, [...this.serving.keys()]);
     const byNumber = new Map<string, WaitingMessage[]>();
     for (const message of due) byNumber.set(message.numberId, [...(byNumber.get(message.numberId) ?? []), message]);
     const held = [...byNumber.keys()].filter((numberId) => this.leases.leaseOf(numberId) !== undefined);
@@ -146,13 +159,7 @@ export class QueueRunner {
       held,
       held.flatMap((numberId) => byNumber.get(numberId)!.map((message) => message.id)),
     );
-    await Promise.all(
-      [...byNumber].map(([numberId, messages]) =>
-        this.releaseNumber(numberId, messages, batch).catch((error: unknown) => {
-          this.logger.error({ err: error, numberId }, 'could not release the due messages of a number');
-        }),
-      ),
-    );
+    for (const [numberId, messages] of byNumber) this.serve(numberId, messages, batch);
     if (this.stopped) return;
     if (due.length === this.options.batchSize) {
       this.again = true;
@@ -162,6 +169,26 @@ export class QueueRunner {
     // Still due after the pass: queued while it ran, or of a number whose lease is changing
     // hands. A short rest keeps the latter from spinning and costs the former little.
     this.sleepUntil(next === null ? Date.now() + this.options.idleCheckMs : Math.max(next.getTime(), Date.now() + STILL_DUE_REST_MS));
+  }
+
+  /**
+   * Serves one number's due messages without holding the pass. Whatever goes wrong holds that
+   * number only: its due messages wait idleCheckMs, so a failing decision (a stored policy that
+   * no longer reads, a rule that cannot settle) is neither retried at once nor another number's
+   * wait. When it is done, the next pass looks at the number again.
+   */
+  private serve(numberId: string, messages: WaitingMessage[], batch: PassBatch): void {
+    const serving = this.releaseNumber(numberId, messages, batch)
+      .catch(async (error: unknown) => {
+        this.logger.error({ err: error, numberId }, 'could not release the due messages of a number; they wait for the next look');
+        await deferWaiting(this.store.db, numberId, new Date(Date.now() + this.options.idleCheckMs), null);
+      })
+      .catch((error: unknown) => this.logger.error({ err: error, numberId }, 'could not hold back the due messages of a number'))
+      .finally(() => {
+        this.serving.delete(numberId);
+        if (!this.stopped) this.wakeBy(new Date());
+      });
+    this.serving.set(numberId, serving);
   }
 
   /**
@@ -220,6 +247,7 @@ export class QueueRunner {
           return;
         }
         if (policy.typingBeforeSend) await this.showTyping(number, waiting);
+        if (this.stopped) return;
         // Marked no earlier than the row's released_at, so the next decision's gap is never short.
         const message = batch.messages.get(waiting.id);
         if (message !== undefined && (await this.release(number, waiting, message, lease)))
@@ -233,7 +261,7 @@ export class QueueRunner {
     if (isGroupId(waiting.toPhone)) return;
     try {
       await this.typist.show(number, waiting.toPhone as E164, 'composing');
-      await sleep(typingDurationMs(waiting.textLength));
+      await sleep(typingDurationMs(waiting.textLength), undefined, { signal: this.stopping.signal });
     } catch (error) {
       this.logger.debug({ err: error, messageId: waiting.id }, 'could not show typing before a queued message; sending it anyway');
     }

@@ -167,11 +167,14 @@ export async function settleWaiting(trx: Executor, id: string, status: 'cancelle
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** Moves the number's waiting messages due before `until` to `until`, with the reason they wait. */
-export async function deferWaiting(db: Executor, numberId: string, until: Date, reason: string): Promise<void> {
+/**
+ * Moves the number's waiting messages due before `until` to `until`, with the reason they wait
+ * (null keeps each message's own).
+ */
+export async function deferWaiting(db: Executor, numberId: string, until: Date, reason: string | null): Promise<void> {
   await db
     .updateTable('messages')
-    .set({ scheduled_for: until.getTime(), wait_reason: reason })
+    .set(reason === null ? { scheduled_for: until.getTime() } : { scheduled_for: until.getTime(), wait_reason: reason })
     .where('number_id', '=', numberId)
     .where('scheduled_for', 'is not', null)
     .where('scheduled_for', '<', until.getTime())
@@ -237,18 +240,35 @@ function toWaiting(row: WaitingRow): WaitingMessage {
   };
 }
 
-/** Waiting messages due by `now` on the numbers the node holds, oldest due first. */
-export async function listDueOnNode(db: Executor, nodeId: string, now: Date, limit: number): Promise<WaitingMessage[]> {
-  const rows = await db
+/**
+ * Waiting messages due by `now` on the numbers the node holds, leaving out the numbers in `busy`
+ * (the runner is still serving them). Taken in turns: every number's oldest due message comes
+ * before any number's second, so one number's backlog never fills the batch and keeps another
+ * number's due message out of it (ADR 0042).
+ */
+export async function listDueOnNode(
+  db: Executor,
+  nodeId: string,
+  now: Date,
+  limit: number,
+  busy: readonly string[] = [],
+): Promise<WaitingMessage[]> {
+  const ranked = db
     .selectFrom('messages')
     .innerJoin('number_leases', 'number_leases.number_id', 'messages.number_id')
     .select(WAITING_COLUMNS)
     .select(sql<number>`length(messages.text)`.as('text_length'))
+    .select(sql<number>`row_number() over (partition by messages.number_id order by messages.scheduled_for, messages.id)`.as('turn'))
     .where('number_leases.node_id', '=', nodeId)
     .where('messages.scheduled_for', 'is not', null)
     .where('messages.scheduled_for', '<=', now.getTime())
-    .orderBy('messages.scheduled_for')
-    .orderBy('messages.id')
+    .$if(busy.length > 0, (query) => query.where('messages.number_id', 'not in', busy));
+  const rows = await db
+    .selectFrom(ranked.as('due'))
+    .selectAll()
+    .orderBy('turn')
+    .orderBy('scheduled_for')
+    .orderBy('id')
     .limit(limit)
     .execute();
   return rows.map(toWaiting);
