@@ -10,10 +10,13 @@ const LINGER_MAX_MS = 5_000;
 /**
  * Courtesies and bounds for requests refused before their body matters.
  *
- * A refusal answered while the body is still arriving (a 413 from the Content-Length, a 401
- * from the Authorization header, a 404 from the path, a form's 408) ends the connection: the
- * gateway will never use that body, and the promise that a body may take as long as it needs
- * (docs/adr/0003) is for callers allowed to send one. Closing at once would make the kernel
+ * Any answer given while the body is still arriving, or before it was read to its end, ends the
+ * connection, whatever its status: a 413 from the Content-Length, a 401 from the Authorization
+ * header, a 404 from the path, a form's 408, but also a 200 from /health to a GET with a body, the
+ * dashboard's 303 to its sign-in page, a 429 that stopped reading an upload part-way. The gateway
+ * will never use that body, and the promise that a body may take as long as it needs
+ * (docs/adr/0003) is for callers whose body is being read; a status list would leave whichever
+ * answer it forgot as a way to hold a slot with a trickled body (issue 38). Closing at once would make the kernel
  * reset the connection under unread bytes, and many clients then report a broken pipe instead
  * of the answer. So the answer says `Connection: close`, the rest of the body is read and
  * discarded (a lingering close, RFC 9112 §9.6), and the socket is closed once the body has
@@ -40,7 +43,7 @@ export function registerEarlyRefusals(app: FastifyInstance, options: RefusalOpti
   });
 
   app.addHook('onSend', async (request, reply) => {
-    if (reply.statusCode < 400 || !isBodyStillArriving(request.raw)) return;
+    if (!isBodyUnread(request.raw, reply.raw)) return;
     void reply.header('connection', 'close');
     closeAfterLinger(request.raw, reply.raw);
   });
@@ -57,10 +60,17 @@ function refusedByHeaders(request: IncomingMessage, options: RefusalOptions): bo
   return options.isKeyedPath(path) && !/^Bearer[ \t]+\S/i.test(request.headers.authorization ?? '');
 }
 
-function isBodyStillArriving(request: IncomingMessage): boolean {
-  // Only a real connection lingers; an injected request has no socket to keep.
-  if (request.complete || !(request.socket instanceof Socket)) return false;
-  return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+/** Whether the request has a body that has not arrived, or that nobody read to its end. */
+function isBodyUnread(request: IncomingMessage, response: ServerResponse): boolean {
+  // Only a real connection lingers; an injected request has no socket to keep. A request whose
+  // reading was abandoned (destroyed) has let go of its socket; the answer still holds it.
+  if (!(connectionOf(request, response) instanceof Socket)) return false;
+  if (request.headers['transfer-encoding'] === undefined && !(Number(request.headers['content-length'] ?? 0) > 0)) return false;
+  return !request.complete || !request.readableEnded;
+}
+
+function connectionOf(request: IncomingMessage, response: ServerResponse): unknown {
+  return request.socket ?? response.socket;
 }
 
 /** Requests whose connection already ends after a linger: a refusal may pass two hooks that each ask. */
@@ -74,7 +84,7 @@ const lingering = new WeakSet<IncomingMessage>();
 export function closeAfterLinger(request: IncomingMessage, response: ServerResponse): void {
   if (lingering.has(request)) return;
   lingering.add(request);
-  const socket = request.socket as Socket & { destroySoon(): void };
+  const socket = connectionOf(request, response) as Socket & { destroySoon(): void };
   // Node closes the socket of a `Connection: close` answer with destroySoon as soon as the answer
   // is written, which resets it under the bytes still arriving. Here the socket is ended only
   // once the answer is written and the body has arrived, so that the client reads the answer.
@@ -85,7 +95,11 @@ export function closeAfterLinger(request: IncomingMessage, response: ServerRespo
     if (pending === 0) socket.end();
   };
   response.once('finish', endWhenBothDone);
-  request.once('end', endWhenBothDone);
+  // A request whose reading was abandoned part-way (an upload refused by its byte budget) never
+  // ends: what is left of its body is only bytes for the parser to drop, so the answer alone ends
+  // the connection, with a FIN the client sees after the answer.
+  if (request.destroyed) endWhenBothDone();
+  else request.once('end', endWhenBothDone);
   const close = () => socket.destroy();
   const timer = setTimeout(close, LINGER_MAX_MS);
   timer.unref();
