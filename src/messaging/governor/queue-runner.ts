@@ -181,7 +181,7 @@ export class QueueRunner {
     const serving = this.releaseNumber(numberId, messages, batch)
       .catch(async (error: unknown) => {
         this.logger.error({ err: error, numberId }, 'could not release the due messages of a number; they wait for the next look');
-        await deferWaiting(this.store.db, numberId, new Date(Date.now() + this.options.idleCheckMs), null);
+        await this.governor.defer(numberId, new Date(Date.now() + this.options.idleCheckMs), null);
       })
       .catch((error: unknown) => this.logger.error({ err: error, numberId }, 'could not hold back the due messages of a number'))
       .finally(() => {

@@ -208,8 +208,8 @@ export class SendGovernor {
     });
   }
 
-  /** Moves the number's waiting messages due before `until` to `until`, with the reason they wait. */
-  async defer(numberId: string, until: Date, reason: WaitReason): Promise<void> {
+  /** Moves the number's waiting messages due before `until` to `until`, with the reason they wait (null keeps each one's). */
+  async defer(numberId: string, until: Date, reason: WaitReason | null): Promise<void> {
     await deferWaiting(this.store.db, numberId, until, reason);
     this.changeLedger(numberId, (ledger) => ledger.deferred(until.getTime()));
   }
