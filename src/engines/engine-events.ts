@@ -120,6 +120,8 @@ export interface SessionStatusEvent {
   phone: E164;
   status: SessionStatus;
   reason: string | null;
+  /** Set when the engine restarted a session that looked open but had gone quiet (no traffic, no answered probe). */
+  quietRestart?: true;
 }
 
 export interface ReceiptEvent {

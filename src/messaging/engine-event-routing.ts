@@ -38,8 +38,8 @@ export interface EngineEventConsumers {
   calls: Pick<CallService, 'record'>;
   presence: Pick<PresenceService, 'record'>;
   polls: Pick<PollService, 'recordVote'>;
-  /** Counts incoming messages per engine (the metrics listen here). */
-  received: { messageReceived(engine: EngineKind): void };
+  /** Counts incoming messages, and restarts of quiet sessions, per engine (the metrics listen here). */
+  received: { messageReceived(engine: EngineKind): void; quietSessionRestarted(engine: EngineKind): void };
   logger: Logger;
 }
 
@@ -59,7 +59,8 @@ export class EngineEventRouting {
   }
 
   /** Records the status; a log-out also pauses the number, and a relink resumes it. */
-  async sessionStatusChanged(event: SessionStatusEvent): Promise<void> {
+  async sessionStatusChanged(engine: EngineKind, event: SessionStatusEvent): Promise<void> {
+    if (event.quietRestart === true) this.consumers.received.quietSessionRestarted(engine);
     await this.consumers.sessions.recordSessionStatus(event);
     await this.consumers.pauses.sessionChanged(event);
   }
@@ -130,7 +131,7 @@ export class EngineEventDispatch {
   forEngine(engine: EngineKind): EngineEvents {
     return {
       incomingMessage: (event) => this.connected().incomingMessage(engine, event),
-      sessionStatusChanged: (event) => this.connected().sessionStatusChanged(event),
+      sessionStatusChanged: (event) => this.connected().sessionStatusChanged(engine, event),
       receipt: (event) => this.connected().receipt(event),
       incomingAction: (event) => this.connected().incomingAction(event),
       groupChanged: (event) => this.connected().groupChanged(event),

@@ -67,6 +67,7 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
   private readonly messagesSent: Counter<'engine'>;
   private readonly messageSendFailures: Counter<'engine' | 'reason'>;
   private readonly messagesReceived: Counter<'engine'>;
+  private readonly quietSessionRestarts: Counter<'engine'>;
   private readonly webhookAttempts: Counter<'outcome'>;
   private readonly webhookStarts: Counter<'source'>;
   private readonly staleWrites: Counter;
@@ -117,6 +118,12 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
     this.messagesReceived = new Counter({
       name: 'wagw_messages_received_total',
       help: 'Incoming messages stored, by engine.',
+      labelNames: ['engine'],
+      registers,
+    });
+    this.quietSessionRestarts = new Counter({
+      name: 'wagw_quiet_session_restarts_total',
+      help: 'Sessions that looked open but had gone quiet (no traffic, no answered probe) and were restarted, by engine.',
       labelNames: ['engine'],
       registers,
     });
@@ -193,6 +200,10 @@ export class GatewayMetrics implements SendObserver, TaskObserver, QueueObserver
 
   messageReceived(engine: EngineKind): void {
     this.messagesReceived.inc({ engine });
+  }
+
+  quietSessionRestarted(engine: EngineKind): void {
+    this.quietSessionRestarts.inc({ engine });
   }
 
   /** `state` is the delivery's state after the attempt: delivered, pending (a retry is due) or failed. */

@@ -616,7 +616,12 @@ export class BaileysSession {
       if (this.stopped || socket !== this.socket) return;
       this.deps.logger.warn({ err: error }, 'an open WhatsApp session did not answer a probe; restarting it');
       // Sends get 503 until the new socket opens, rather than going to a socket that is not up.
-      await this.report('connecting', 'the session did not answer a probe; reconnecting');
+      const quietMinutes = Math.round((Date.now() - this.lastTrafficAt) / 60_000);
+      await this.report(
+        'connecting',
+        `quiet session: no traffic for ${quietMinutes} min and no answer to a probe within ${this.deps.timings.probeTimeoutMs} ms; reconnecting`,
+        true,
+      );
       await this.openSocket();
     } finally {
       clearTimeout(timer);
@@ -624,12 +629,18 @@ export class BaileysSession {
     }
   }
 
-  async report(status: SessionStatus, reason: string | null): Promise<void> {
+  async report(status: SessionStatus, reason: string | null, quietRestart = false): Promise<void> {
     const changed = status !== this.status;
     this.status = status;
     this.emitLink({ status, reason });
     if (changed || status === 'connecting')
-      await this.deps.events.sessionStatusChanged({ lease: this.deps.lease, phone: this.deps.number.phone, status, reason });
+      await this.deps.events.sessionStatusChanged({
+        lease: this.deps.lease,
+        phone: this.deps.number.phone,
+        status,
+        reason,
+        ...(quietRestart && { quietRestart: true }),
+      });
   }
 
   private emitLink(update: LinkUpdate): void {
