@@ -1,4 +1,5 @@
 import { AppError } from './errors.ts';
+import { isStorableText } from './storable-text.ts';
 
 /**
  * Length is counted in Unicode code points, which is what a person counts as characters;
@@ -20,9 +21,8 @@ export function codePointLength(text: string): number {
 
 /** `allowEmpty` for a caption, which may be empty; a text message may not. */
 export function assertSendableText(text: string, maxLength: number, allowEmpty = false): void {
-  // Neither can be stored and read back unchanged (PostgreSQL text refuses U+0000, and a lone
-  // surrogate has no UTF-8 form), so both are refused up front, on every database alike.
-  if (text.includes('\u0000') || !text.isWellFormed()) {
+  // Also checked for every field where input is parsed; here for texts that come another way (the CLI, the engine).
+  if (!isStorableText(text)) {
     throw new AppError('invalid_request', 'The message contains a character that cannot be sent: U+0000 or an unpaired surrogate.', {
       field: 'message',
     });

@@ -137,7 +137,7 @@ export function parsePolicyBody(body: Partial<SendPolicyBody>, field: string): S
       if (parseClock(quiet[part]) === undefined)
         throw invalidPolicy(`${field}.quiet_hours.${part} must be a time "HH:MM" (00:00 to 23:59).`, `${field}.quiet_hours.${part}`);
     }
-    if (!isTimeZone(quiet.time_zone))
+    if (canonicalTimeZone(quiet.time_zone) === undefined)
       throw invalidPolicy(
         `${field}.quiet_hours.time_zone must be an IANA time zone name, such as Europe/Berlin.`,
         `${field}.quiet_hours.time_zone`,
@@ -152,7 +152,8 @@ export function parsePolicyBody(body: Partial<SendPolicyBody>, field: string): S
     perRecipientGapMs: body.per_recipient_gap_ms ?? 0,
     firstContactsPerDay: body.first_contacts_per_day ?? null,
     warmUp: body.warm_up == null ? null : { start: body.warm_up.start, dailyIncrease: body.warm_up.daily_increase },
-    quietHours: quiet === null ? null : { start: quiet.start, end: quiet.end, timeZone: quiet.time_zone },
+    // Stored and compared in its one canonical spelling ("europe/BERLIN" is Europe/Berlin).
+    quietHours: quiet === null ? null : { start: quiet.start, end: quiet.end, timeZone: canonicalTimeZone(quiet.time_zone)! },
     typingBeforeSend: body.typing_before_send ?? false,
   };
 }
@@ -200,12 +201,12 @@ export function parseClock(value: string): number | undefined {
   return match === null ? undefined : Number(match[1]) * 60 + Number(match[2]);
 }
 
-function isTimeZone(name: string): boolean {
+/** The IANA name of a time zone in its canonical case, or undefined when it names none. */
+function canonicalTimeZone(name: string): string | undefined {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
+    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
   } catch {
-    return false;
+    return undefined;
   }
 }
 

@@ -44,6 +44,9 @@ export const errorComponent = {
  * The send's optional Idempotency-Key header. Only its type is checked here, so that every
  * header passes the schema; its rules (1–255 printable ASCII) give their own error code.
  */
+/** The longest `Prefer: wait=N` a send may ask for (a day, a queued message's default life); longer is refused. */
+export const MAX_PREFER_WAIT_SECONDS = 86_400;
+
 export const idempotencyKeyHeadersSchema = {
   type: 'object',
   properties: {
@@ -58,7 +61,7 @@ export const idempotencyKeyHeadersSchema = {
       type: 'string',
       description:
         '`wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N ' +
-        'seconds the answer is 202 `queued` (RFC 7240).',
+        `seconds the answer is 202 \`queued\` (RFC 7240). N is at most ${MAX_PREFER_WAIT_SECONDS} (a day); more is refused with 400.`,
       examples: ['wait=30'],
     },
   },

@@ -91,6 +91,49 @@ function hasForbiddenText(text: string): boolean {
   return text.includes('\u0000') || /\p{Cs}/u.test(text);
 }
 
+/** The first query parameter (as the server names it) whose name or value the gateway refuses as text. */
+function unstorableQueryField(url: string): string | undefined {
+  const queryStart = url.indexOf('?');
+  if (queryStart < 0) return undefined;
+  const seen = new Map<string, number>();
+  for (const part of url.slice(queryStart + 1).split('&')) {
+    if (part === '') continue;
+    const [rawName = '', ...rest] = part.split('=');
+    const decode = (text: string) => {
+      try {
+        return decodeURIComponent(text.replace(/\+/g, ' '));
+      } catch {
+        return text;
+      }
+    };
+    const name = decode(rawName);
+    const index = seen.get(name) ?? 0;
+    seen.set(name, index + 1);
+    if (hasForbiddenText(name)) return 'body';
+    if (hasForbiddenText(decode(rest.join('=')))) return index === 0 ? name : `${name}[${index}]`;
+  }
+  return undefined;
+}
+
+/** The path of a body's first string, key or value, that the gateway refuses as text; it looks 64 levels deep. */
+function unstorableBodyField(value: unknown, path: string, depth = 0): string | undefined {
+  if (typeof value === 'string') return hasForbiddenText(value) ? path : undefined;
+  if (value === null || typeof value !== 'object' || depth > 64) return undefined;
+  if (Array.isArray(value)) {
+    for (const [index, item] of value.entries()) {
+      const found = unstorableBodyField(item, `${path}[${index}]`, depth + 1);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const [key, item] of Object.entries(value)) {
+    if (hasForbiddenText(key)) return path === '' ? 'body' : path;
+    const found = unstorableBodyField(item, path === '' ? key : `${path}.${key}`, depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 function firstValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
@@ -161,7 +204,9 @@ export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectat
   const verdict = new Verdict(route);
   if (route === 'bad-url') return verdict.fail('invalid_request');
   if (route === 'unknown') return verdict.fail('not_found');
-  if (route === 'health') return verdict.succeed();
+  // Every query value and name passes the one text check, on every route (ADR 0042).
+  const queryField = unstorableQueryField(request.url);
+  if (route === 'health') return queryField === undefined ? verdict.succeed() : verdict.fail('invalid_request', [queryField]);
 
   // 1. auth, before the body is read
   if (request.authIntent === 'missing') return verdict.fail('missing_api_key');
@@ -193,6 +238,10 @@ export function expectationFor(request: FuzzRequest, world: FuzzWorld): Expectat
   }
   if (hasPrototypeKey(value)) return verdict.fail('invalid_json');
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return verdict.fail('invalid_request');
+  // Then the one text check: the query's first unstorable value, else the body's, whatever else is wrong.
+  if (queryField !== undefined) return verdict.fail('invalid_request', [queryField]);
+  const bodyField = unstorableBodyField(value, '');
+  if (bodyField !== undefined) return verdict.fail('invalid_request', [bodyField]);
   const body = value as Record<string, unknown>;
   const wrongFields = FIELDS.filter((field) => typeof body[field] !== 'string');
   // Which of a wrong field and an unknown one is named first is the validator's choice.
@@ -248,7 +297,7 @@ export function assertAnswer(
   else assert.match(echoedId, /^req_[0-9a-z]{26}$/, 'a missing or unsafe X-Request-Id is replaced');
   if (request.method === 'HEAD') {
     // No body to read the code from: the status alone says which answer it was.
-    assert.equal(status, expected.allowed.has(200) ? 200 : expected.route === 'bad-url' ? 400 : 404);
+    assert.equal(status, expected.allowed.has(200) ? 200 : expected.route === 'bad-url' || expected.route === 'health' ? 400 : 404);
     return;
   }
   assert.match(String(response.headers['content-type']), /^application\/json/);

@@ -7,6 +7,7 @@ import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './ope
 import { OwnerDispatch } from './owner-dispatch.ts';
 import { operationServices } from './services.ts';
 import { namedScope } from '../plugins/named-scope.ts';
+import { MAX_PREFER_WAIT_SECONDS } from '../schemas.ts';
 
 /** Every endpoint is served at its path and again under /api, which older clients use. */
 export const API_PREFIXES = ['', '/api'] as const;
@@ -113,11 +114,25 @@ function inputOf(request: FastifyRequest): OperationInput<RequestSchemas> {
   };
 }
 
-/** The `wait` preference of a Prefer header, in seconds; undefined without one (RFC 7240). */
+/**
+ * The `wait` preference of a Prefer header, in seconds; undefined without one (RFC 7240). Past
+ * MAX_PREFER_WAIT_SECONDS it is refused rather than cut: a timer of 2^31 ms or more fires at once,
+ * so `wait=3000000` once answered 202 at once, and a bound taken silently would be as surprising.
+ */
 function preferredWaitSeconds(header: string | string[] | undefined): number | undefined {
   const values = Array.isArray(header) ? header.join(',') : header;
-  const match = values === undefined ? null : /(?:^|[,;\s])wait\s*=\s*"?(\d{1,9})"?/i.exec(values);
-  return match === null ? undefined : Number(match[1]);
+  const match = values === undefined ? null : /(?:^|[,;\s])wait\s*=\s*"?(\d+)"?/i.exec(values);
+  if (match === null) return undefined;
+  const seconds = Number(match[1]);
+  if (!(seconds <= MAX_PREFER_WAIT_SECONDS))
+    throw new AppError(
+      'invalid_request',
+      `Prefer: wait=N takes at most ${MAX_PREFER_WAIT_SECONDS} seconds (a day); use wait: true to wait as long as it takes.`,
+      {
+        field: 'Prefer',
+      },
+    );
+  return seconds;
 }
 
 /** Sends an operation's answer, made here or relayed from the owner, with its headers. */

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/errors.ts';
+import { assertStorableStrings } from '../../domain/storable-text.ts';
 
 // The BOM is left in, for the JSON parser to drop exactly one; the decoder would drop one too.
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -12,6 +13,13 @@ const CHARSET = /;\s*charset\s*=\s*"?([^";\s]+)"?/i;
  * not an object, `invalid_request`.
  */
 export function registerJsonBodyParser(app: FastifyInstance): void {
+  // Every field of every body, query and path, JSON or form, passes the one text check before
+  // any schema or handler sees it (ADR 0042): a new field cannot forget it.
+  app.addHook('preValidation', async (request) => {
+    assertStorableStrings(request.params);
+    assertStorableStrings(request.query);
+    assertStorableStrings(request.body);
+  });
   const parseJson = app.getDefaultJsonParser('error', 'error');
   // Without this, text/plain bodies would be parsed too and fail later with a vaguer error.
   app.removeAllContentTypeParsers();
