@@ -461,42 +461,61 @@ const sentMessageProperties = {
   status: { type: 'string', enum: ['sent'] },
 } as const;
 
+/** What a queued send's answer holds beyond the message: when it is due, until when, and why it waits. */
+const queuedProperties = {
+  ...messageResponseFields,
+  ...structuredFields,
+  from_phone: { type: 'string', description: 'E.164.' },
+  to_phone: { type: ['string', 'null'], description: 'E.164: the recipient; null for a message to a group.' },
+  scheduled_for: {
+    type: 'string',
+    format: 'date-time',
+    description: "When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.",
+  },
+  expires_at: {
+    type: 'string',
+    format: 'date-time',
+    description: 'If it is still waiting then, it becomes `expired` and is never sent.',
+  },
+  wait_reason: {
+    type: 'string',
+    enum: [...WAIT_REASONS],
+    description:
+      'Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, ' +
+      '`first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.',
+  },
+} as const;
+
 /** A send the governor keeps in the number's queue: answered 202 with when it is due to leave. */
 const queuedMessageComponent = {
   $id: 'QueuedMessage',
   type: 'object',
   description:
     "A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at " +
-    'scheduled_for or later; message.status events follow.',
+    'scheduled_for or later; message.status events follow. A poll, a location or contact cards are answered as queued.',
   required: [...sentMessageRequired, 'scheduled_for', 'expires_at', 'wait_reason'],
-  properties: {
-    ...messageResponseFields,
-    from_phone: { type: 'string', description: 'E.164.' },
-    to_phone: { type: ['string', 'null'], description: 'E.164: the recipient; null for a message to a group.' },
-    status: {
-      type: 'string',
-      enum: ['queued', 'failed', 'cancelled', 'expired'],
-      description: '`queued`; after a wait asked for with `wait` or `Prefer: wait=N` that ended otherwise than sent, how it ended.',
-    },
-    scheduled_for: {
-      type: 'string',
-      format: 'date-time',
-      description:
-        "When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.",
-    },
-    expires_at: {
-      type: 'string',
-      format: 'date-time',
-      description: 'If it is still waiting then, it becomes `expired` and is never sent.',
-    },
-    wait_reason: {
-      type: 'string',
-      enum: [...WAIT_REASONS],
-      description:
-        'Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, ' +
-        '`first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.',
-    },
-  },
+  properties: { ...queuedProperties, status: { type: 'string', enum: ['queued'] } },
+} as const;
+
+/**
+ * A queued send whose wait, asked for with `wait` or `Prefer: wait=N`, ended otherwise than sent.
+ * Its own model, so that `status !== 'queued'` tells a client's types it is not waiting any more.
+ */
+const unsentMessageComponent = {
+  $id: 'UnsentMessage',
+  type: 'object',
+  description:
+    'A queued message that a send waited for (`wait` or `Prefer: wait=N`) and that ended otherwise than sent: it failed, was cancelled ' +
+    'or expired. It will not be sent.',
+  required: [...sentMessageRequired, 'scheduled_for', 'expires_at', 'wait_reason'],
+  properties: { ...queuedProperties, status: { type: 'string', enum: ['failed', 'cancelled', 'expired'] } },
+} as const;
+
+/** The 202 of /send_message: still queued, or, after a wait, how it ended. */
+const queuedAnswerComponent = {
+  $id: 'QueuedAnswer',
+  description: 'The 202 of a send: queued, or after a wait that ended otherwise than sent, how it ended.',
+  oneOf: [ref('QueuedMessage'), ref('UnsentMessage')],
 } as const;
 
 /** A send to a phone: its recipient is that phone, never null. */
@@ -568,5 +587,7 @@ export const messageSchemaComponents = [
   groupSentMessageComponent,
   sentMessageComponent,
   queuedMessageComponent,
+  unsentMessageComponent,
+  queuedAnswerComponent,
   receivedMessageComponent,
 ] as const;

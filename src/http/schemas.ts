@@ -11,7 +11,7 @@ export { ref } from './message-schemas.ts';
 export const messageRequestSchema = ref('SendMessageRequest');
 export const sandboxReceiveRequestSchema = ref('SandboxReceiveRequest');
 export const sentMessageResponseSchema = ref('SentMessage');
-export const queuedMessageResponseSchema = ref('QueuedMessage');
+export const queuedMessageResponseSchema = ref('QueuedAnswer');
 export const receivedMessageResponseSchema = ref('ReceivedMessage');
 
 /** The error envelope; each operation's statuses narrow `error` to their codes. */

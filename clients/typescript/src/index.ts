@@ -1,11 +1,25 @@
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
+import type { Readable } from 'openapi-typescript-helpers';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import type { components, paths, webhooks } from './schema.ts';
+import type { components, paths, webhooks } from './schema.js';
 
 /** Every model, request and webhook event of the API by its own name: Message, Group, MessageEvent… */
-export type * from './schema.ts';
+export type * from './schema.js';
 /** The scope an API key needs for each operation (403 missing_scope without it). */
-export { requiredScopes, type ApiKeyScope } from './scopes.ts';
+export { requiredScopes, type ApiKeyScope } from './scopes.js';
+
+/**
+ * The send's answers as the client hands them over. openapi-fetch's answer types leave out a
+ * property whose only type is null (a direct send's `group`, a group send's `to_phone`), so the
+ * models as the document writes them could not hold the client's own answers; these can, and
+ * `status !== 'queued'` tells a waiting message from one that left or ended.
+ */
+export type DirectSentMessage = Readable<components['schemas']['DirectSentMessage']>;
+export type GroupSentMessage = Readable<components['schemas']['GroupSentMessage']>;
+export type SentMessage = Readable<components['schemas']['SentMessage']>;
+export type QueuedMessage = Readable<components['schemas']['QueuedMessage']>;
+export type UnsentMessage = Readable<components['schemas']['UnsentMessage']>;
+export type QueuedAnswer = Readable<components['schemas']['QueuedAnswer']>;
 
 /** The error envelope every 4xx and 5xx answers with. */
 export type ApiError = components['schemas']['Error'];

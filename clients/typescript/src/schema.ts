@@ -2583,7 +2583,7 @@ export interface components {
         };
         /** @description The message as sent: to a phone, or to a group. */
         SentMessage: components["schemas"]["DirectSentMessage"] | components["schemas"]["GroupSentMessage"];
-        /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. */
+        /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. A poll, a location or contact cards are answered as queued. */
         QueuedMessage: {
             /** @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e */
             message_id: string;
@@ -2602,13 +2602,18 @@ export interface components {
             /** @description The text exactly as it was sent; the caption of a media message. */
             message: string;
             media?: components["schemas"]["MessageMedia"];
+            location?: components["schemas"]["Location"];
+            /** @description Contact cards, for a contact message. */
+            contacts?: components["schemas"]["Contact"][];
+            poll?: components["schemas"]["Poll"];
+            /**
+             * @description Present, and true, on a file that can be opened once.
+             * @enum {boolean}
+             */
+            view_once?: true;
+            link_preview?: components["schemas"]["LinkPreview"];
             /** @description E.164. */
             from_phone: string;
-            /**
-             * @description `queued`; after a wait asked for with `wait` or `Prefer: wait=N` that ended otherwise than sent, how it ended.
-             * @enum {string}
-             */
-            status: "queued" | "failed" | "cancelled" | "expired";
             /**
              * Format: date-time
              * @description When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.
@@ -2624,7 +2629,60 @@ export interface components {
              * @enum {string}
              */
             wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected";
+            /** @enum {string} */
+            status: "queued";
         };
+        /** @description A queued message that a send waited for (`wait` or `Prefer: wait=N`) and that ended otherwise than sent: it failed, was cancelled or expired. It will not be sent. */
+        UnsentMessage: {
+            /** @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e */
+            message_id: string;
+            reply_to: components["schemas"]["ReplyTo"];
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC with milliseconds.
+             */
+            created_at: string;
+            /** @description E.164: the recipient; null for a message to a group. */
+            to_phone: string | null;
+            /** @description Only on a group message: the members it mentions, by phone (by LID where WhatsApp gave no phone); empty when it mentions none. */
+            mentions?: string[];
+            /** @description The group chat of a group message; null for a direct message. */
+            group: components["schemas"]["ChatGroup"] | null;
+            /** @description The text exactly as it was sent; the caption of a media message. */
+            message: string;
+            media?: components["schemas"]["MessageMedia"];
+            location?: components["schemas"]["Location"];
+            /** @description Contact cards, for a contact message. */
+            contacts?: components["schemas"]["Contact"][];
+            poll?: components["schemas"]["Poll"];
+            /**
+             * @description Present, and true, on a file that can be opened once.
+             * @enum {boolean}
+             */
+            view_once?: true;
+            link_preview?: components["schemas"]["LinkPreview"];
+            /** @description E.164. */
+            from_phone: string;
+            /**
+             * Format: date-time
+             * @description When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.
+             */
+            scheduled_for: string;
+            /**
+             * Format: date-time
+             * @description If it is still waiting then, it becomes `expired` and is never sent.
+             */
+            expires_at: string;
+            /**
+             * @description Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.
+             * @enum {string}
+             */
+            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected";
+            /** @enum {string} */
+            status: "failed" | "cancelled" | "expired";
+        };
+        /** @description The 202 of a send: queued, or after a wait that ended otherwise than sent, how it ended. */
+        QueuedAnswer: components["schemas"]["QueuedMessage"] | components["schemas"]["UnsentMessage"];
         ReceivedMessage: {
             /** @example msg_01jd0k6x9g8p1b6m3v7t2q4w5e */
             message_id: string;
@@ -9157,6 +9215,8 @@ export type DirectSentMessage = components['schemas']['DirectSentMessage'];
 export type GroupSentMessage = components['schemas']['GroupSentMessage'];
 export type SentMessage = components['schemas']['SentMessage'];
 export type QueuedMessage = components['schemas']['QueuedMessage'];
+export type UnsentMessage = components['schemas']['UnsentMessage'];
+export type QueuedAnswer = components['schemas']['QueuedAnswer'];
 export type ReceivedMessage = components['schemas']['ReceivedMessage'];
 export type StoredMessageMedia = components['schemas']['StoredMessageMedia'];
 export type Message = components['schemas']['Message'];
@@ -9708,7 +9768,7 @@ export interface operations {
                     "application/json": components["schemas"]["SentMessage"];
                 };
             };
-            /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. */
+            /** @description The 202 of a send: queued, or after a wait that ended otherwise than sent, how it ended. */
             202: {
                 headers: {
                     /** @description The response is the stored answer of an earlier request with the same Idempotency-Key; nothing was sent again. */
@@ -9717,7 +9777,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueuedMessage"];
+                    "application/json": components["schemas"]["QueuedAnswer"];
                 };
             };
             400: components["responses"]["SendMessageError400"];
@@ -11389,7 +11449,7 @@ export interface operations {
                     "application/json": components["schemas"]["SentMessage"];
                 };
             };
-            /** @description A message waiting in its number's send queue (docs/send-governor.md): stored, its quota unit taken, and sent by the gateway at scheduled_for or later; message.status events follow. */
+            /** @description The 202 of a send: queued, or after a wait that ended otherwise than sent, how it ended. */
             202: {
                 headers: {
                     /** @description The response is the stored answer of an earlier request with the same Idempotency-Key; nothing was sent again. */
@@ -11398,7 +11458,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["QueuedMessage"];
+                    "application/json": components["schemas"]["QueuedAnswer"];
                 };
             };
             400: components["responses"]["SendMessageError400"];

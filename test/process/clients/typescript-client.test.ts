@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -8,6 +9,7 @@ import addFormats from 'ajv-formats';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { CLIENT_SCHEMA_FILE, CLIENT_SCOPES_FILE, clientScopesOf, clientTypesOf, servedDocument } from '../../../scripts/client-generate.ts';
 import { dialects } from '../../support/databases.ts';
+import { documentChecker, type RecordedAnswer } from '../../support/documented-answers.ts';
 import { seedAccount, type SeededAccount } from '../../support/gateway.ts';
 import { freePort } from '../server-process.ts';
 import { startListeningGateway, type ListeningGateway } from '../listening-gateway.ts';
@@ -51,6 +53,7 @@ for (const dialect of dialects) {
     let account: SeededAccount;
     let secret: string;
     let receiverPort: number;
+    const answersFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-answers-')), 'answers.json');
 
     before(async () => {
       live = await startListeningGateway(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
@@ -79,6 +82,7 @@ for (const dialect of dialects) {
           WAGW_OTHER: other,
           WAGW_WEBHOOK_SECRET: secret,
           WAGW_RECEIVER_PORT: String(receiverPort),
+          WAGW_RECORD_ANSWERS: answersFile,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -88,6 +92,31 @@ for (const dialect of dialects) {
       const code = await new Promise<number | null>((resolve) => run.on('exit', resolve));
       assert.equal(code, 0, output);
       assert.match(output, /every operation answered in its documented shape/);
+    });
+
+    it('every answer the program got, refusals included, matches the document (Ajv 2020), and it reached every operation', async () => {
+      const document = (await (await fetch(`http://127.0.0.1:${live.port}/openapi.json`)).json()) as {
+        paths: Record<string, Record<string, unknown>>;
+      };
+      const answers = JSON.parse(fs.readFileSync(answersFile, 'utf8')) as RecordedAnswer[];
+      const check = documentChecker(document);
+      assert.deepEqual(
+        answers.map(check).filter((fault) => fault !== undefined),
+        [],
+      );
+      assert.ok(
+        answers.some((answer) => answer.status >= 400),
+        'refusals are among them',
+      );
+      const reached = new Set(answers.map((answer) => `${answer.method} ${answer.path}`));
+      const operations = Object.entries(document.paths)
+        .filter(([pathName]) => !pathName.startsWith('/api/'))
+        .flatMap(([pathName, byMethod]) => Object.keys(byMethod).map((method) => `${method.toUpperCase()} ${pathName}`));
+      assert.deepEqual(
+        operations.filter((operation) => !reached.has(operation)),
+        [],
+        'every operation of the document was called',
+      );
     });
 
     it('the delivery it verified matches the webhooks section of the document (Ajv 2020)', async () => {
