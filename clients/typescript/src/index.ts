@@ -1,5 +1,4 @@
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
-import type { Readable } from 'openapi-typescript-helpers';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import type { components, paths, webhooks } from './schema.js';
 
@@ -14,6 +13,11 @@ export { requiredScopes, type ApiKeyScope } from './scopes.js';
  * models as the document writes them could not hold the client's own answers; these can, and
  * `status !== 'queued'` tells a waiting message from one that left or ended.
  */
+type Readable<T> = T extends (infer Item)[]
+  ? Readable<Item>[]
+  : T extends object
+    ? { [K in keyof T as [NonNullable<T[K]>] extends [never] ? never : K]: Readable<T[K]> }
+    : T;
 export type DirectSentMessage = Readable<components['schemas']['DirectSentMessage']>;
 export type GroupSentMessage = Readable<components['schemas']['GroupSentMessage']>;
 export type SentMessage = Readable<components['schemas']['SentMessage']>;
