@@ -13,10 +13,11 @@ export { requiredScopes, type ApiKeyScope } from './scopes.js';
  * models as the document writes them could not hold the client's own answers; these can, and
  * `status !== 'queued'` tells a waiting message from one that left or ended.
  */
+type AnsweredKeys<T> = { [K in keyof T]-?: [NonNullable<T[K]>] extends [never] ? never : K }[keyof T];
 type Readable<T> = T extends (infer Item)[]
   ? Readable<Item>[]
   : T extends object
-    ? { [K in keyof T as [NonNullable<T[K]>] extends [never] ? never : K]: Readable<T[K]> }
+    ? { [K in keyof Pick<T, AnsweredKeys<T>>]: Readable<Pick<T, AnsweredKeys<T>>[K]> }
     : T;
 export type DirectSentMessage = Readable<components['schemas']['DirectSentMessage']>;
 export type GroupSentMessage = Readable<components['schemas']['GroupSentMessage']>;
