@@ -9742,7 +9742,7 @@ export interface operations {
                  */
                 "idempotency-key"?: string;
                 /**
-                 * @description `wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240).
+                 * @description `wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240). N is at most 86400 (a day); more is refused with 400.
                  * @example wait=30
                  */
                 prefer?: string;
@@ -11423,7 +11423,7 @@ export interface operations {
                  */
                 "idempotency-key"?: string;
                 /**
-                 * @description `wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240).
+                 * @description `wait=N`: when the send governor queues the message, wait up to N seconds for it to leave and answer 200 `sent`; after N seconds the answer is 202 `queued` (RFC 7240). N is at most 86400 (a day); more is refused with 400.
                  * @example wait=30
                  */
                 prefer?: string;
