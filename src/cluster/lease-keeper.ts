@@ -318,7 +318,7 @@ export class LeaseKeeper {
     const asked = this.requested.size > 0;
     this.requested.clear();
     const leases = [...this.held.values()];
-    await this.drain(leases, this.settings.drainMs);
+    await this.drain(leases, this.drainBoundMs(0));
     this.relinquish(leases);
     await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
     this.held.clear();
@@ -504,7 +504,9 @@ export class LeaseKeeper {
       wanted.filter((lease) => !givenIds.has(lease.numberId)).map((lease) => lease.numberId),
     );
     if (given.length === 0) return;
-    await this.drain(given, this.settings.drainMs);
+    // The tick waits for the drain, so the next renewal does too: the drain ends a renewal
+    // interval before the leases would stop being trusted.
+    await this.drain(given, this.drainBoundMs(this.renewIntervalMs));
     for (const lease of given) {
       this.held.delete(lease.numberId);
       this.leaving.delete(lease.numberId);
@@ -542,6 +544,16 @@ export class LeaseKeeper {
     } finally {
       this.distrusting = false;
     }
+  }
+
+  /**
+   * How long a drain may last: WAGW_HANDOVER_DRAIN_MS, but never past the moment the leases stop
+   * being trusted (less `marginMs`), since no renewal runs meanwhile and a session must not
+   * outlive its lease.
+   */
+  private drainBoundMs(marginMs: number): number {
+    const trustedForMs = this.lastRenewalSentAt + this.trustMs - performance.now();
+    return Math.max(0, Math.min(this.settings.drainMs, Math.floor(trustedForMs - marginMs)));
   }
 
   /**

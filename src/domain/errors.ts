@@ -464,8 +464,10 @@ export const errorCatalogue = {
     meta: { retry_after_seconds: 'when to try again, as in Retry-After' },
   },
   // Between nodes.
+  // Not 421 Misdirected Request: fetch repeats a request answered 421 on a new connection, with
+  // the same signed headers, which the node then refuses as a replay.
   number_moved: {
-    status: 421,
+    status: 409,
     meaning:
       'A call forwarded to a node that no longer serves the number (it is handing it over, or has): the forwarding node looks for ' +
       'its owner again. Never answered to a client.',

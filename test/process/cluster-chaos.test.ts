@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { accountScope } from '../../src/domain/tenant-scope.ts';
 import type { JournalEntry } from '../../src/engines/sandbox/sandbox-network.ts';
@@ -20,8 +18,8 @@ import { sleep, waitFor } from './raw-http.ts';
 import { freePort, killAllServerProcesses, openDatabase, startServerProcess, withGateway, type ServerProcess } from './server-process.ts';
 import { ChaosLoad, type TimedAnswer } from './cluster-chaos-load.ts';
 import { ignoreCleanupFailure } from '../support/ignore.ts';
+import { liveConnections, networkProcess, sentTextCounts, type NetworkProcess } from './network-process.ts';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 // Short enough for a bounded CI run, long enough that a busy CI machine does not starve renewals.
 const TTL_MS = 4_000;
 const NUMBERS = 6;
@@ -57,29 +55,12 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
   let network: ChildProcess;
   let networkClient: RemoteSandboxNetwork;
   let networkPort: number;
-  /** The network's journal, appended to by each of its runs: what it saw across a restart. */
-  let journalFile: string;
   const nodes: ServerProcess[] = [];
   let load: ChaosLoad | undefined;
 
-  const startNetwork = async () => {
-    const child = spawn(
-      process.execPath,
-      [path.join(ROOT, 'bin/wagw'), 'sandbox-network', '--port', String(networkPort), '--journal', journalFile],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-        env: { ...process.env, WAGW_SECRET_KEY: TEST_SECRET_KEY_HEX },
-      },
-    );
-    await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
-    return child;
-  };
-  const wholeJournal = (): JournalEntry[] =>
-    fs
-      .readFileSync(journalFile, 'utf8')
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as JournalEntry);
+  let networkRuns: NetworkProcess;
+  const startNetwork = () => networkRuns.start();
+  const wholeJournal = (): JournalEntry[] => networkRuns.journal();
 
   before(async () => {
     // The PostgreSQL round restarts the server: a server of this test's own, so that the other
@@ -89,7 +70,7 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       privatePostgres === undefined ? await createTestDatabase('postgres') : { url: privatePostgres.url, drop: privatePostgres.stop };
     receiver = await WebhookReceiver.start();
     networkPort = await freePort();
-    journalFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-network-')), 'journal.ndjson');
+    networkRuns = networkProcess(networkPort);
     network = await startNetwork();
     networkClient = testNetworkClient(networkPort);
   });
@@ -323,10 +304,7 @@ describe('three nodes on one PostgreSQL with a shared sandbox network, under kil
       await load.stop();
       // Everything the load was answered 200 for has reached the network and the webhook.
       const journal = wholeJournal();
-      const sentTexts = new Map<string, number>();
-      for (const entry of journal)
-        if (entry.kind === 'send' && entry.node !== 'simulator' && entry.text !== undefined)
-          sentTexts.set(entry.text, (sentTexts.get(entry.text) ?? 0) + 1);
+      const sentTexts = sentTextCounts(journal);
       assert.ok(load.sent.length > 20, `the load made sends (${load.sent.length})`);
       for (const text of load.sent) assert.equal(sentTexts.get(text), 1, `"${text}" was answered 200 and reached the network exactly once`);
       for (const [text, count] of sentTexts) assert.equal(count, 1, `"${text}" reached the network ${count} times`);
@@ -443,14 +421,4 @@ async function restartPostgres({ bin, directory }: PrivatePostgres): Promise<voi
   ];
   const [command, ...args] = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--', ...pgCtl] : pgCtl;
   await promisify(execFile)(command!, args, { timeout: 30_000 });
-}
-
-/** Which node holds each phone's live connection, replaying the network's journal in order. */
-function liveConnections(journal: JournalEntry[]): Map<string, string> {
-  const live = new Map<string, string>();
-  for (const entry of journal) {
-    if (entry.kind === 'connect') live.set(entry.phone, entry.node);
-    else if ((entry.kind === 'disconnect' || entry.kind === 'replace') && live.get(entry.phone) === entry.node) live.delete(entry.phone);
-  }
-  return live;
 }
