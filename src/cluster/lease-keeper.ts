@@ -20,15 +20,14 @@ import {
 } from '../store/repositories/leases.ts';
 import {
   declineRequests,
-  findRequestedLeases,
   handOverLeases,
   listWantedLeases,
   readClusterView,
-  requestLeases,
   withdrawRequests,
   type ClusterView,
 } from '../store/repositories/lease-handovers.ts';
-import { claimTarget, fairFloor, planRequests } from './lease-plan.ts';
+import { claimTarget, fairFloor } from './lease-plan.ts';
+import { NumberRequests } from './number-requests.ts';
 
 export interface LeaseSettings {
   /** How long a lease lasts unless renewed (WAGW_LEASE_TTL_MS). */
@@ -115,8 +114,8 @@ export class LeaseKeeper {
   private readonly leaving = new Set<string>();
   /** Set while the watchdog stands the node down, so that its overlapping passes do it once. */
   private distrusting = false;
-  /** Numbers this node asked other nodes for, with when (performance.now()). */
-  private readonly requested = new Map<string, number>();
+  /** Numbers this node asked other nodes for. */
+  private readonly requests: NumberRequests;
   /** Set by the scheduler's ticks: only these ask for numbers, so a node asks at its own pace, not at every signal. */
   private periodicDue = false;
   /** performance.now() until which this node claims nothing (its start-up window); undefined before its first tick. */
@@ -128,6 +127,7 @@ export class LeaseKeeper {
     private readonly logger: Logger,
     scheduler = new Scheduler(logger),
   ) {
+    this.requests = new NumberRequests(store, this.nodeId, settings.ttlMs, logger);
     this.renewal = scheduler.register({
       name: 'lease-renewal',
       intervalMs: this.renewIntervalMs,
@@ -315,8 +315,8 @@ export class LeaseKeeper {
     this.trustCheck.stop();
     // A tick logs its own failures (tick() catches them), so this only waits for it to end.
     await this.ticking;
-    const asked = this.requested.size > 0;
-    this.requested.clear();
+    const asked = this.requests.outstanding > 0;
+    this.requests.forget();
     const leases = [...this.held.values()];
     await this.drain(leases, this.drainBoundMs(0));
     this.relinquish(leases);
@@ -379,7 +379,7 @@ export class LeaseKeeper {
     const leases = [...this.held.values()];
     this.held.clear();
     this.leaving.clear();
-    this.requested.clear();
+    this.requests.forget();
     if (leases.length > 0) {
       this.logger.warn({ numbers: leases.length }, "this node's leases ran out before it could renew them; stopping their sessions");
     }
@@ -402,13 +402,14 @@ export class LeaseKeeper {
     for (const lease of [...this.held.values()]) {
       if (inDatabase.get(lease.numberId) !== lease.epoch) await this.lost(lease);
     }
-    const orphans = rows.filter((lease) => this.held.get(lease.numberId)?.epoch !== lease.epoch && !this.requested.has(lease.numberId));
+    const orphans = rows.filter((lease) => this.held.get(lease.numberId)?.epoch !== lease.epoch && !this.requests.has(lease.numberId));
     if (orphans.length > 0) await this.giveBack(orphans.map((lease) => ({ ...lease, phone: '' })));
   }
 
   /** Claims numbers nobody holds, up to the fair share; returns how many. */
   private async claim(view: ClusterView): Promise<number> {
-    const target = this.pinned === undefined ? claimTarget(view, this.settings.maxSessions) - this.requested.size : this.pinned.length;
+    const target =
+      this.pinned === undefined ? claimTarget(view, this.settings.maxSessions) - this.requests.outstanding : this.pinned.length;
     if (this.held.size >= target || (view.claimable === 0 && this.pinned === undefined)) return 0;
     // In batches, each its own transaction: a statement's parameters are bounded (SQLite's and
     // PostgreSQL's limits), and a node taking over thousands of numbers starts the first ones early.
@@ -426,61 +427,19 @@ export class LeaseKeeper {
     return claimedNow;
   }
 
-  /**
-   * Below its share, asks the most loaded nodes for numbers, no more than it can start before
-   * its next tick; they hand them over at once (they hear the signal) or at their next tick.
-   */
+  /** Below its share, asks the most loaded nodes for numbers, no more than it can start before its next tick. */
   private async askForNumbers(view: ClusterView): Promise<void> {
-    const budget = this.startsPerTick - (this.host?.pendingStarts() ?? 0) - this.requested.size;
-    if (budget <= 0) return;
-    const plan = planRequests(view, {
-      nodeId: this.nodeId,
-      held: this.held.size,
-      outstanding: this.requested.size,
-      budget,
-      cap: this.settings.maxSessions,
-    });
-    if (plan.size === 0) return;
-    const asked = await this.store.db.transaction().execute(async (trx) => {
-      const ids: string[] = [];
-      for (const [from, count] of plan) ids.push(...(await requestLeases(trx, this.store.dialect, this.nodeId, from, count)));
-      if (ids.length > 0) await signalNodes(trx, this.store.dialect, 'leases');
-      return ids;
-    });
-    const now = performance.now();
-    for (const id of asked) this.requested.set(id, now);
-    if (asked.length > 0) this.logger.info({ asked: asked.length, held: this.held.size }, 'asked more loaded nodes for numbers');
+    const budget = this.startsPerTick - (this.host?.pendingStarts() ?? 0);
+    await this.requests.ask(view, this.held.size, budget, this.settings.maxSessions);
   }
 
-  /** Takes up the numbers handed over to this node, and forgets requests that were declined or went unanswered. */
+  /** Takes up the numbers handed to this node since its last tick. */
   private async adoptHandedOver(): Promise<void> {
-    if (this.requested.size === 0) return;
-    const rows = await findRequestedLeases(this.store.db, [...this.requested.keys()]);
-    const byId = new Map(rows.map((row) => [row.numberId, row]));
-    const gained: ClaimedLease[] = [];
-    const unanswered: string[] = [];
-    for (const [numberId, askedAt] of this.requested) {
-      const row = byId.get(numberId);
-      if (row?.nodeId === this.nodeId) {
-        this.requested.delete(numberId);
-        if (this.held.get(numberId)?.epoch === row.epoch) continue;
-        const lease = { numberId, nodeId: this.nodeId, epoch: row.epoch, phone: row.phone };
-        this.held.set(numberId, lease);
-        gained.push(lease);
-      } else if (row?.wantedBy !== this.nodeId) {
-        this.requested.delete(numberId);
-      } else if (performance.now() - askedAt > this.settings.ttlMs) {
-        unanswered.push(numberId);
-      }
-    }
-    if (unanswered.length > 0) {
-      await withdrawRequests(this.store.db, this.nodeId, unanswered);
-      for (const numberId of unanswered) this.requested.delete(numberId);
-    }
-    if (gained.length > 0) {
-      this.host?.leasesGained(gained);
-      this.logger.info({ gained: gained.length, held: this.held.size }, 'took over numbers handed to this node');
-    }
+    const gained = await this.requests.handedOver((numberId, epoch) => this.held.get(numberId)?.epoch === epoch);
+    if (gained.length === 0) return;
+    for (const lease of gained) this.held.set(lease.numberId, lease);
+    this.host?.leasesGained(gained);
+    this.logger.info({ gained: gained.length, held: this.held.size }, 'took over numbers handed to this node');
   }
 
   /**
