@@ -4369,6 +4369,19 @@ export interface components {
                 };
             };
         };
+        /** @description `sender_blocked`: The receiving sandbox number has blocked from_phone (POST /blocklist): as on WhatsApp, its messages are not delivered; nothing was received. */
+        SimulateIncomingMessageError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "sender_blocked";
+                };
+            };
+        };
         /** @description `payload_too_large`: The request body is over the body limit. `storage_quota_exceeded`: The file would take the account past the media storage its plan may hold (its unexpired uploads and sent files); uploads no message uses expire, and a smaller file may still fit. */
         SimulateIncomingMessageError413: {
             headers: {
@@ -9318,6 +9331,7 @@ export type ResponseSimulateIncomingMessageError400 = components['responses']['S
 export type ResponseSimulateIncomingMessageError401 = components['responses']['SimulateIncomingMessageError401'];
 export type ResponseSimulateIncomingMessageError403 = components['responses']['SimulateIncomingMessageError403'];
 export type ResponseSimulateIncomingMessageError404 = components['responses']['SimulateIncomingMessageError404'];
+export type ResponseSimulateIncomingMessageError409 = components['responses']['SimulateIncomingMessageError409'];
 export type ResponseSimulateIncomingMessageError413 = components['responses']['SimulateIncomingMessageError413'];
 export type ResponseSimulateIncomingMessageError422 = components['responses']['SimulateIncomingMessageError422'];
 export type ResponseSimulateIncomingMessageError429 = components['responses']['SimulateIncomingMessageError429'];
@@ -9819,6 +9833,7 @@ export interface operations {
             401: components["responses"]["SimulateIncomingMessageError401"];
             403: components["responses"]["SimulateIncomingMessageError403"];
             404: components["responses"]["SimulateIncomingMessageError404"];
+            409: components["responses"]["SimulateIncomingMessageError409"];
             413: components["responses"]["SimulateIncomingMessageError413"];
             422: components["responses"]["SimulateIncomingMessageError422"];
             429: components["responses"]["SimulateIncomingMessageError429"];
@@ -11500,6 +11515,7 @@ export interface operations {
             401: components["responses"]["SimulateIncomingMessageError401"];
             403: components["responses"]["SimulateIncomingMessageError403"];
             404: components["responses"]["SimulateIncomingMessageError404"];
+            409: components["responses"]["SimulateIncomingMessageError409"];
             413: components["responses"]["SimulateIncomingMessageError413"];
             422: components["responses"]["SimulateIncomingMessageError422"];
             429: components["responses"]["SimulateIncomingMessageError429"];

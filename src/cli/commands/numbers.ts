@@ -43,7 +43,9 @@ export function registerNumberCommands(program: Command): void {
 
   number
     .command('pause <phoneOrId>')
-    .description('Pause a number: its sends are refused (503 number_paused) until it is resumed; the node that owns it does it')
+    .description(
+      'Pause a number until it is resumed: its sends are refused (503 number_paused), or queued (202) when a send policy governs it; the node that owns it does it',
+    )
     .option('--reason <text>', "why, shown as the pause's detail in number.paused")
     .action(async (phoneOrId: string, options: { reason?: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {

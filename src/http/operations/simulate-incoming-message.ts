@@ -37,6 +37,8 @@ export const simulateIncomingMessage = defineOperation({ body: sandboxReceiveReq
     'invalid_poll',
     'invalid_contact',
     'phone_not_owned',
+    // The sandbox number blocked the simulated sender (POST /blocklist), as WhatsApp would.
+    'sender_blocked',
     'not_group_member',
     'media_not_found',
     'storage_quota_exceeded',

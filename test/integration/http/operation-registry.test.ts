@@ -4,6 +4,7 @@ import { signedCallHeaders } from '../../../src/cluster/node-client.ts';
 import { errorCatalogue, type ErrorCode } from '../../../src/domain/errors.ts';
 import { publicOperations } from '../../../src/http/operations/catalogue.ts';
 import { dialects } from '../../support/databases.ts';
+import { documentChecker } from '../../support/documented-answers.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 
 interface ErrorSchema {
@@ -104,6 +105,24 @@ for (const dialect of dialects) {
       });
       assert.equal(groups.statusCode, 200, groups.body);
       assert.deepEqual(groups.json(), { groups: [] });
+    });
+
+    it('a refusal the gateway gives is one the document lists: a blocked simulated sender is 409 sender_blocked', async () => {
+      const [own] = account.phones as [string];
+      const sender = '+14155550177';
+      const auth = { authorization: `Bearer ${account.apiKey}` };
+      const blocked = await test.inject({ method: 'POST', url: '/blocklist', headers: auth, payload: { from_phone: own, phone: sender } });
+      assert.equal(blocked.statusCode, 200, blocked.body);
+      const refused = await test.inject({
+        method: 'POST',
+        url: '/sandbox/receive',
+        headers: auth,
+        payload: { from_phone: sender, to_phone: own, message: 'hello' },
+      });
+      assert.deepEqual([refused.statusCode, refused.json().error], [409, 'sender_blocked'], refused.body);
+      const check = documentChecker(document);
+      const answer = { method: 'POST', path: '/sandbox/receive', status: 409, contentType: 'application/json', body: refused.body };
+      assert.equal(check(answer), undefined);
     });
 
     it('a signed dispatch to an operation that does not exist is answered as an unknown path', async () => {
