@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { WhatsAppNumber } from '../domain/model.ts';
+import { CallReplyMeter } from '../domain/call-reply-meter.ts';
 import { callPayload, type CallReport } from '../domain/webhooks.ts';
 import type { IncomingCallEvent } from '../engines/engine-events.ts';
 import type { Store } from '../store/database.ts';
@@ -16,6 +17,8 @@ import type { SessionSupervisor } from './session-supervisor.ts';
  * is a stored message with its own status like any other.
  */
 export class CallService {
+  private readonly replies = new CallReplyMeter();
+
   constructor(
     private readonly store: Store,
     private readonly committer: GroupCommitter,
@@ -43,11 +46,19 @@ export class CallService {
   }
 
   /**
-   * The caller hears why nobody answered. A caller known only by LID is not written to: a send
-   * needs a phone. A reply that fails (no quota left, say) is logged; the call stays rejected.
+   * The caller hears why nobody answered, once per CallReplyMeter's bounds (a caller who rings
+   * again soon, or the number's hundredth caller of the hour, is not written to again). A caller
+   * known only by LID is not written to: a send needs a phone. A reply that fails (no quota left, say) is logged; the call stays rejected.
    */
   private async replyToCaller(number: WhatsAppNumber, event: IncomingCallEvent): Promise<void> {
     if (number.callReplyText === null || number.callReplyText === '' || event.fromPhone === null) return;
+    if (!this.replies.tryReply(number.id, event.fromPhone)) {
+      this.logger.info(
+        { numberId: number.id, callId: event.call.callId },
+        'a rejected call was not replied to: the caller or the number had its replies',
+      );
+      return;
+    }
     await this.sender
       .send({ accountId: number.accountId, fromPhone: number.phone, toPhone: event.fromPhone, text: number.callReplyText })
       .catch((error: unknown) =>
