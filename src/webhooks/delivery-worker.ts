@@ -171,7 +171,11 @@ export class DeliveryWorker implements DeliveryNotifier {
 
   /**
    * Starts the endpoint's queued deliveries while it has free slots. One whose claim no longer
-   * covers a whole request, or whose host is over its rate, goes back to the outbox.
+   * covers a whole request, or whose host is over its rate, goes back to the outbox, and so does
+   * everything queued behind it: the queue is oldest first, and a later claim's fresher work
+   * would otherwise overtake it (the next claim takes them all again, oldest first). On a slow
+   * endpoint, or a busy machine, work claimed ahead can wait out its claim while work claimed
+   * since waits behind it.
    */
   private startQueued(webhookId: string): void {
     const expired: QueuedDelivery[] = [];
@@ -180,8 +184,8 @@ export class DeliveryWorker implements DeliveryNotifier {
       if (delivery === undefined) break;
       const now = Date.now();
       if (delivery.claimedUntil - now < this.options.config.timeoutMs) {
-        expired.push(delivery);
-        continue;
+        expired.push(delivery, ...this.queued.takeAll(webhookId));
+        break;
       }
       const host = hostOf(delivery.url);
       if (!this.hostLimits.tryTake(host, now)) {

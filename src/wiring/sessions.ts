@@ -36,6 +36,13 @@ export interface GatewayBoundaries extends StoreBoundaries {
    * unless set. Tests set a cheap one, so that a suite of sign-ins takes seconds, not minutes.
    */
   passwordCostLog2?: number;
+  /**
+   * How long a sandbox send waits for a live recipient of this process's network to store the
+   * message before it is answered anyway (the network's 2 s unless set). A test that reads the
+   * recipient's copy waits for it whatever this is (test/support/gateway.ts, receivedMessage);
+   * one that sends to a number that is away sets a short wait, so as not to wait out 2 s.
+   */
+  sandboxDeliveryWaitMs?: number;
 }
 
 export interface SessionParts {
@@ -81,7 +88,7 @@ export async function buildSessions(
   const shared = config.cluster.sandboxNetwork;
   const sandboxNetwork =
     shared === null
-      ? await embeddedSandboxNetwork(store)
+      ? await embeddedSandboxNetwork(store, boundaries.sandboxDeliveryWaitMs)
       : new RemoteSandboxNetwork(
           { ...shared, key: keys.sandboxNetworkKey, maxLineBytes: config.cluster.sandboxNetworkMaxLineBytes },
           logger,
@@ -129,12 +136,17 @@ export async function buildSessions(
 }
 
 /** The simulated network in this process, with its groups kept in the gateway's database between runs. */
-async function embeddedSandboxNetwork(store: Store): Promise<SandboxNetwork> {
-  const network = new SandboxNetwork(undefined, undefined, {
-    load: () => listSandboxGroups(store.db),
-    save: (record) => saveSandboxGroup(store.db, record, new Date()),
-    remove: (id) => deleteSandboxGroup(store.db, id),
-  });
+async function embeddedSandboxNetwork(store: Store, deliveryWaitMs?: number): Promise<SandboxNetwork> {
+  const network = new SandboxNetwork(
+    undefined,
+    undefined,
+    {
+      load: () => listSandboxGroups(store.db),
+      save: (record) => saveSandboxGroup(store.db, record, new Date()),
+      remove: (id) => deleteSandboxGroup(store.db, id),
+    },
+    deliveryWaitMs,
+  );
   await network.restoreGroups();
   return network;
 }

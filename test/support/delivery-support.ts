@@ -5,6 +5,7 @@ import type { DeliveryWithAttempts } from '../../src/webhooks/webhooks-service.t
 import type { Dialect } from './databases.ts';
 import { startTestGateway, uniquePhone, type SeededAccount, type TestGateway } from './gateway.ts';
 import type { ReceivedRequest, WebhookReceiver } from './webhook-receiver.ts';
+import { waitForValue } from './waiting.ts';
 
 export const ISO_UTC_MILLISECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -29,19 +30,11 @@ export async function startDeliveringGateway(dialect: Dialect, env: Record<strin
   return test;
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+export { sleep } from './waiting.ts';
 
-/** Polls until `probe` returns something other than undefined, or fails after the timeout. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
-    await sleep(20);
-  }
+/** Polls until `probe` returns something other than undefined (test/support/waiting.ts). */
+export function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+  return waitForValue(probe, what, 20);
 }
 
 function headerRecord(request: ReceivedRequest): Record<string, string> {
@@ -87,17 +80,12 @@ export async function onlyDelivery(
   test: TestGateway,
   webhookId: string,
   ready: (entry: DeliveryWithAttempts) => boolean,
-  timeoutMs = 5_000,
 ): Promise<DeliveryWithAttempts> {
-  return eventually(
-    async () => {
-      const entries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhookId);
-      assert.ok(entries.length <= 1, `expected one delivery for ${webhookId}, found ${entries.length}`);
-      return entries[0] !== undefined && ready(entries[0]) ? entries[0] : undefined;
-    },
-    timeoutMs,
-    `the delivery of ${webhookId} to settle`,
-  );
+  return eventually(async () => {
+    const entries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhookId);
+    assert.ok(entries.length <= 1, `expected one delivery for ${webhookId}, found ${entries.length}`);
+    return entries[0] !== undefined && ready(entries[0]) ? entries[0] : undefined;
+  }, `the delivery of ${webhookId} to settle`);
 }
 
 /** The gap between two requests' arrivals, in milliseconds. */

@@ -6,7 +6,6 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
-import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import { initAuthCreds, proto, ReachoutTimelockEnforcementType } from 'baileys';
 import type {
@@ -43,6 +42,7 @@ import type {
   IncomingPollVoteEvent,
 } from '../../src/engines/engine-events.ts';
 import { SOCKET_EVENTS } from '../../src/engines/baileys/baileys-session.ts';
+import { waitUntil } from './waiting.ts';
 
 type EventName = keyof BaileysEventMap;
 // The fake answers for exactly the events the session listens to.
@@ -491,10 +491,7 @@ export function recordingLogger(): { logger: Logger; lines: { level: number; msg
 
 export const WARN_LEVEL = 40;
 
-export async function waitFor(what: string, condition: () => boolean, timeoutMs = 1_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-    await delay(2);
-  }
+/** Waits until `condition` holds (test/support/waiting.ts), looking every 2 ms. */
+export function waitFor(what: string, condition: () => boolean): Promise<void> {
+  return waitUntil(condition, what, 2);
 }

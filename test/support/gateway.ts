@@ -1,4 +1,4 @@
-import { operatorScope } from '../../src/domain/tenant-scope.ts';
+import { accountScope, operatorScope } from '../../src/domain/tenant-scope.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,9 +7,11 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createGateway, createLogger, type Gateway, type GatewayBoundaries } from '../../src/main.ts';
+import type { Message } from '../../src/domain/model.ts';
 import { createMigratedTestDatabase, type Dialect, type TestDatabase } from './databases.ts';
 import { ignoreCleanupFailure } from './ignore.ts';
 import { TEST_COST_LOG2 } from './users.ts';
+import { waitForValue } from './waiting.ts';
 
 export interface TestGateway {
   gateway: Gateway;
@@ -162,4 +164,22 @@ export async function withNumberOn<T>(first: Gateway, second: Gateway, phone: st
     await second.committer.drain();
     await first.supervisor.numberAdded();
   }
+}
+
+/**
+ * The message the account received that `matches`, once its number has stored it. A sandbox
+ * send is answered once the recipient has stored the message, or after the network's delivery
+ * wait (2 s) whether or not it has, so on a busy machine the recipient's copy can come after the
+ * sender's 200, and the account's newest message may still be the one before.
+ */
+export function receivedMessage(
+  gateway: Gateway,
+  accountId: string,
+  matches: (message: Message) => boolean,
+  what: string,
+): Promise<Message> {
+  return waitForValue(async () => {
+    const page = await gateway.history.page(accountScope(accountId), { direction: 'inbound', limit: 20 });
+    return page.messages.find(matches);
+  }, what);
 }

@@ -1,6 +1,6 @@
-import assert from 'node:assert/strict';
 import type { SessionLease } from '../../src/domain/model.ts';
 import type { Store } from '../../src/store/database.ts';
+import { waitUntil } from './waiting.ts';
 
 /** A lease held by a stand-in node on a stored number, for tests of owner-only writes without a lease keeper. */
 export async function holdLease(store: Store, numberId: string, epoch = 1): Promise<SessionLease> {
@@ -34,11 +34,7 @@ export async function holdLease(store: Store, numberId: string, epoch = 1): Prom
 /** What an engine's session is given when no database fences it (engine tests with recording events). */
 export const UNFENCED_TEST_LEASE: SessionLease = { numberId: 'num_test', nodeId: 'node_test', epoch: 1 };
 
-/** Waits until `condition` holds, looking every 25 ms; fails naming `what` after `timeoutMs`. */
-export async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** Waits until `condition` holds (test/support/waiting.ts), looking every 25 ms. */
+export function until(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  return waitUntil(condition, what, 25);
 }

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { waitForValue } from './waiting.ts';
 
 export interface ReceivedRequest {
   method: string;
@@ -67,19 +68,15 @@ export class WebhookReceiver {
     return `http://127.0.0.1:${this.port}${path}`;
   }
 
-  /** Resolves once `count` requests (optionally matching) have arrived, or fails after the timeout. */
-  async waitForRequests(
-    count: number,
-    timeoutMs = 10_000,
-    match: (request: ReceivedRequest) => boolean = () => true,
-  ): Promise<ReceivedRequest[]> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const matching = this.requests.filter(match);
-      if (matching.length >= count) return matching;
-      if (Date.now() > deadline) throw new Error(`Expected ${count} webhook requests within ${timeoutMs} ms; got ${matching.length}.`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+  /** Resolves once `count` requests (optionally matching) have arrived (test/support/waiting.ts). */
+  async waitForRequests(count: number, match: (request: ReceivedRequest) => boolean = () => true): Promise<ReceivedRequest[]> {
+    return waitForValue(
+      () => {
+        const matching = this.requests.filter(match);
+        return matching.length >= count ? matching : undefined;
+      },
+      `${count} webhook requests (${this.requests.filter(match).length} so far)`,
+    );
   }
 
   async close(): Promise<void> {

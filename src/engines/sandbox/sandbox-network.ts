@@ -39,8 +39,11 @@ interface Pending {
 }
 
 const nextUlid = monotonicFactory(randomFraction);
-/** How long a send waits for a live recipient to store the message before answering anyway. */
-const DELIVERY_WAIT_MS = 2_000;
+/**
+ * How long a send waits for a live recipient to store the message before answering anyway,
+ * unless the code that builds the network sets another (GatewayBoundaries.sandboxDeliveryWaitMs).
+ */
+export const DEFAULT_DELIVERY_WAIT_MS = 2_000;
 /**
  * Messages handed to one connection before the first of them is stored. Like WhatsApp's own
  * servers, the network does not wait for each acknowledgement before sending the next: the
@@ -78,6 +81,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
     private readonly journalLimit = DEFAULT_JOURNAL_LIMIT,
     /** Where groups are kept between runs; without it they last as long as this process. */
     private readonly groupArchive?: SandboxGroupArchive,
+    private readonly deliveryWaitMs = DEFAULT_DELIVERY_WAIT_MS,
   ) {}
 
   /** Puts back the groups an earlier run kept, before any number connects. */
@@ -322,7 +326,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
       const timer = setTimeout(() => {
         if (dropIfUndelivered) this.forget(pending);
         pending.settle(false);
-      }, DELIVERY_WAIT_MS);
+      }, this.deliveryWaitMs);
       const queue = this.waiting.get(message.to) ?? [];
       queue.push(pending);
       this.waiting.set(message.to, queue);

@@ -69,7 +69,7 @@ describe("numbers given up of a node's own accord raise no stale-write alarm (po
     nodes.push(first);
     const seeded = await seedAccount(first.gateway, { numbers: 6 });
     await first.gateway.supervisor.numberAdded();
-    await until(() => first.gateway.keeper.heldCount() === 6, 'the first node to hold every number', 15_000);
+    await until(() => first.gateway.keeper.heldCount() === 6, 'the first node to hold every number');
     const numbers = await Promise.all(seeded.phones.map((phone) => first.gateway.numbers.findNumber(operatorScope(), phone)));
     const leasesBefore = new Map(numbers.map((number) => [number.id, first.gateway.keeper.leaseOf(number.id)!]));
 
@@ -78,7 +78,6 @@ describe("numbers given up of a node's own accord raise no stale-write alarm (po
     await until(
       () => second.gateway.keeper.heldCount() === 3 && first.gateway.keeper.heldCount() === 3,
       'the handover of half the numbers',
-      15_000,
     );
     const handedOver = numbers.find((number) => first.gateway.keeper.leaseOf(number.id) === undefined)!;
     const kept = numbers.find((number) => first.gateway.keeper.leaseOf(number.id) !== undefined)!;
@@ -91,7 +90,7 @@ describe("numbers given up of a node's own accord raise no stale-write alarm (po
     });
 
     await first.gateway.keeper.stop();
-    await until(() => second.gateway.keeper.heldCount() === 6, 'the second node to take every number after the clean stop', 15_000);
+    await until(() => second.gateway.keeper.heldCount() === 6, 'the second node to take every number after the clean stop');
     await first.gateway.receiver.recordReceipt({
       lease: leasesBefore.get(kept.id)!,
       phone: kept.phone,

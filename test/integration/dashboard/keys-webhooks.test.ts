@@ -12,7 +12,6 @@ import { eventually, startDeliveringGateway, webhookEnv } from '../../support/de
 import { DashboardClient } from '../../support/dashboard-client.ts';
 
 const PASSWORD = 'correct horse battery';
-const WAIT_MS = 5_000;
 
 function inputValue(html: string, id: string): string | undefined {
   return new RegExp(`<input id="${id}"[^>]*value="([^"]*)"`).exec(html)?.[1];
@@ -285,15 +284,11 @@ for (const dialect of dialects) {
         const id = await createThroughForm(path, ['message']);
         await owner.get(`/webhooks/${id}`);
         assert.equal((await owner.post(`/webhooks/${id}/test`, {})).statusCode, 303);
-        await receiver.waitForRequests(1, WAIT_MS, (request) => request.path === path);
-        const [entry] = await eventually(
-          async () => {
-            const entries = await test.gateway.webhooks.listDeliveries(accountScope(accountId), id);
-            return entries[0]?.delivery.state === 'delivered' ? entries : undefined;
-          },
-          WAIT_MS,
-          'the test delivery to succeed',
-        );
+        await receiver.waitForRequests(1, (request) => request.path === path);
+        const [entry] = await eventually(async () => {
+          const entries = await test.gateway.webhooks.listDeliveries(accountScope(accountId), id);
+          return entries[0]?.delivery.state === 'delivered' ? entries : undefined;
+        }, 'the test delivery to succeed');
         assert.ok(entry);
 
         const page = await owner.get(`/webhooks/${id}`);
@@ -313,16 +308,12 @@ for (const dialect of dialects) {
         assert.equal(redelivered.statusCode, 303);
         assert.equal(redelivered.headers.location, `/webhooks/${id}`);
         // The delivery had succeeded, so a second request and attempt can only be the redelivery.
-        const [first, second] = await receiver.waitForRequests(2, WAIT_MS, (request) => request.path === path);
+        const [first, second] = await receiver.waitForRequests(2, (request) => request.path === path);
         assert.equal(second?.headers['webhook-id'], first?.headers['webhook-id'], 'a redelivery keeps its webhook-id');
-        const redone = await eventually(
-          async () => {
-            const again = await test.gateway.webhooks.getDelivery(accountScope(accountId), entry.delivery.id);
-            return again.attempts.length === 2 && again.delivery.state === 'delivered' ? again : undefined;
-          },
-          WAIT_MS,
-          'the redelivery attempt to be logged',
-        );
+        const redone = await eventually(async () => {
+          const again = await test.gateway.webhooks.getDelivery(accountScope(accountId), entry.delivery.id);
+          return again.attempts.length === 2 && again.delivery.state === 'delivered' ? again : undefined;
+        }, 'the redelivery attempt to be logged');
         assert.equal(redone.delivery.attemptCount, 2);
         assert.equal(
           (await owner.get(`/webhooks/${id}`)).body.match(/<td class="mono">200<\/td>/g)?.length,
@@ -335,14 +326,10 @@ for (const dialect of dialects) {
         const path = freshPath();
         const id = await createThroughForm(path, ['message']);
         await test.gateway.webhooks.sendTestEvent(accountScope(accountId), id);
-        const [entry] = await eventually(
-          async () => {
-            const entries = await test.gateway.webhooks.listDeliveries(accountScope(accountId), id);
-            return entries[0]?.delivery.state === 'delivered' ? entries : undefined;
-          },
-          WAIT_MS,
-          'the test delivery to succeed',
-        );
+        const [entry] = await eventually(async () => {
+          const entries = await test.gateway.webhooks.listDeliveries(accountScope(accountId), id);
+          return entries[0]?.delivery.state === 'delivered' ? entries : undefined;
+        }, 'the test delivery to succeed');
         const secret = await test.gateway.webhooks.revealSecret(accountScope(accountId), id);
 
         const page = await member.get(`/webhooks/${id}`);

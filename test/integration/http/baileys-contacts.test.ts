@@ -88,7 +88,7 @@ for (const dialect of dialects) {
         id: '120363333333333333@g.us',
         presences: { [LID_CONTACT]: { lastKnownPresence: 'composing' } },
       });
-      const events = (await receiver.waitForRequests(2, 10_000)).map((request) => JSON.parse(request.body) as JsonObject);
+      const events = (await receiver.waitForRequests(2)).map((request) => JSON.parse(request.body) as JsonObject);
       const away = events.find((event) => event.presence === 'unavailable')!;
       const typing = events.find((event) => event.presence === 'composing')!;
       assert.deepEqual(
@@ -197,16 +197,14 @@ for (const dialect of dialects) {
       );
       assert.equal(subscribed.statusCode, 200, subscribed.body);
       linked.socket.closeWith(428);
-      await waitFor('a new socket is made', () => linked.whatsapp.sockets.length === 2, 5_000);
+      await waitFor('a new socket is made', () => linked.whatsapp.sockets.length === 2);
       assert.equal(linked.whatsapp.options.at(-1)!.markOnlineOnConnect, true);
       assert.deepEqual(linked.whatsapp.latest.presenceSubscriptions, [], 'nothing is asked of a socket before it is open');
       linked.whatsapp.latest.openAs(linked.number.phone.slice(1));
-      await waitFor('it is connected again', () => linked.test.gateway.supervisor.sessionStatus(linked.number) === 'connected', 5_000);
+      await waitFor('it is connected again', () => linked.test.gateway.supervisor.sessionStatus(linked.number) === 'connected');
       // WhatsApp forgets a subscription with the connection that made it; the new one asks again.
-      await waitFor(
-        'the subscriptions are renewed',
-        () => linked.whatsapp.latest.presenceSubscriptions.includes('447700900777@s.whatsapp.net'),
-        5_000,
+      await waitFor('the subscriptions are renewed', () =>
+        linked.whatsapp.latest.presenceSubscriptions.includes('447700900777@s.whatsapp.net'),
       );
       assert.equal((await patch(false)).statusCode, 200);
       assert.deepEqual(linked.whatsapp.latest.presenceCalls.at(-1), { type: 'unavailable', jid: undefined });

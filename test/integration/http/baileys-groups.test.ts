@@ -63,7 +63,7 @@ for (const dialect of dialects) {
 
     const send = (body: object) => linked.test.post('/send_message', { from_phone: linked.number.phone, ...body }, linked.apiKey);
     const heard = async (match: (body: JsonObject) => boolean) => {
-      const [request] = await receiver.waitForRequests(1, 10_000, (each) => match(JSON.parse(each.body)));
+      const [request] = await receiver.waitForRequests(1, (each) => match(JSON.parse(each.body)));
       return JSON.parse(request!.body) as JsonObject;
     };
 

@@ -40,7 +40,7 @@ for (const dialect of dialects) {
     const send = () => linked.test.post('/send_message', { from_phone: phone(), to_phone: CUSTOMER, message: 'hello' }, linked.apiKey);
     const events = (event: string) => receiver.requests.map(payloadOf).filter((payload) => payload.event === event);
     const waitFor = (event: string, count: number) =>
-      receiver.waitForRequests(count, 10_000, (request: ReceivedRequest) => payloadOf(request).event === event);
+      receiver.waitForRequests(count, (request: ReceivedRequest) => payloadOf(request).event === event);
     const resumeByApi = async () =>
       assert.equal((await linked.test.post(`/numbers/${linked.number.id}/resume`, undefined, linked.apiKey)).statusCode, 200);
     const restore = () => {

@@ -50,7 +50,7 @@ for (const dialect of dialects) {
         const body = JSON.parse(request.body) as Record<string, unknown>;
         return body.event === event && match(body);
       };
-      const [request] = await receiver.waitForRequests(1, 10_000, matches);
+      const [request] = await receiver.waitForRequests(1, matches);
       return JSON.parse(request!.body) as JsonObject;
     }
 

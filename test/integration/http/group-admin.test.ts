@@ -55,7 +55,7 @@ for (const dialect of dialects) {
 
     async function heard(account: SeededAccount, match: (body: JsonObject) => boolean): Promise<JsonObject> {
       const matches = (request: ReceivedRequest) => request.path === `/${account.accountId}` && match(JSON.parse(request.body));
-      const [request] = await receiver.waitForRequests(1, 10_000, matches);
+      const [request] = await receiver.waitForRequests(1, matches);
       return JSON.parse(request!.body) as JsonObject;
     }
 

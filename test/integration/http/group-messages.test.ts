@@ -62,7 +62,7 @@ for (const dialect of dialects) {
     async function heard(hook: string, event: string, match: (body: JsonObject) => boolean): Promise<JsonObject> {
       const matches = (request: ReceivedRequest) =>
         request.path === `/${hook}` && ((body) => body.event === event && match(body))(JSON.parse(request.body));
-      const [request] = await receiver.waitForRequests(1, 10_000, matches);
+      const [request] = await receiver.waitForRequests(1, matches);
       return JSON.parse(request!.body) as JsonObject;
     }
 

@@ -3,9 +3,8 @@ import { createHash } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
-import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { receivedMessage, seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { samples } from '../../support/media-samples.ts';
 import { blobStores } from '../../support/s3-server.ts';
 
@@ -88,11 +87,12 @@ for (const dialect of dialects) {
               source,
             );
 
-            const [received] = (await test.gateway.history.page(accountScope(recipient.accountId), { limit: 1 })).messages;
-            assert.deepEqual([received?.text, received?.contentKind], [`${sample.kind} by ${source}`, sample.kind], source);
+            const text = `${sample.kind} by ${source}`;
+            const received = await receivedMessage(test.gateway, recipient.accountId, (message) => message.text === text, text);
+            assert.deepEqual([received.text, received.contentKind], [text, sample.kind], source);
             const got = await test.inject({
               method: 'GET',
-              url: `/media/${received!.mediaId}`,
+              url: `/media/${received.mediaId}`,
               headers: { authorization: `Bearer ${recipient.apiKey}` },
             });
             assert.deepEqual([got.statusCode, got.headers['content-type']], [200, sample.mimeType], source);

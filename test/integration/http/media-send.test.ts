@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
 import { blobStores } from '../../support/s3-server.ts';
-import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { receivedMessage, seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { samples } from '../../support/media-samples.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -32,10 +32,13 @@ for (const dialect of dialects) {
       const download = (id: string, key: string) =>
         test.inject({ method: 'GET', url: `/media/${id}`, headers: { authorization: `Bearer ${key}` } });
 
-      /** The recipient's stored copy of the newest message it received. */
-      async function lastReceived() {
-        const page = await test.gateway.history.page(accountScope(recipient.accountId), { limit: 1 });
-        return page.messages[0]!;
+      /** The recipient's stored copy of the message sent as `messageId`, once stored. */
+      async function received(sent: { message_id: string }, what: string) {
+        const engineId = (await test.gateway.history.page(accountScope(sender.accountId), { limit: 20 })).messages.find(
+          (message) => message.id === sent.message_id,
+        )?.engineMessageId;
+        assert.ok(engineId, `the send of ${what} was handed to the network`);
+        return receivedMessage(test.gateway, recipient.accountId, (message) => message.engineMessageId === engineId, what);
       }
 
       it('an upload sent by id reaches a sandbox recipient as its own stored copy of the file', async () => {
@@ -65,19 +68,15 @@ for (const dialect of dialects) {
           url: `/media/${mediaId}`,
         });
 
-        const received = await lastReceived();
-        assert.equal(received.text, 'Your invoice');
-        assert.equal(received.contentKind, 'document');
-        assert.ok(received.mediaId !== null && received.mediaId !== mediaId, 'the recipient stores a copy of its own');
-        const got = await download(received.mediaId!, recipient.apiKey);
+        const copy = await received(sent, 'the invoice');
+        assert.equal(copy.text, 'Your invoice');
+        assert.equal(copy.contentKind, 'document');
+        assert.ok(copy.mediaId !== null && copy.mediaId !== mediaId, 'the recipient stores a copy of its own');
+        const got = await download(copy.mediaId!, recipient.apiKey);
         assert.equal(got.statusCode, 200);
         assert.deepEqual(got.rawPayload, bytes);
         assert.match(String(got.headers['content-disposition']), /filename="inv-1042.pdf"/);
-        assert.equal(
-          (await download(received.mediaId!, sender.apiKey)).statusCode,
-          404,
-          "the sender's key cannot read the recipient's copy",
-        );
+        assert.equal((await download(copy.mediaId!, sender.apiKey)).statusCode, 404, "the sender's key cannot read the recipient's copy");
       });
 
       it('bytes sent as data decide the kind: Ogg Opus is a voice note, and an empty caption is allowed', async () => {
@@ -90,9 +89,9 @@ for (const dialect of dialects) {
         assert.equal(response.statusCode, 200, response.body);
         assert.equal(response.json().message, '');
         assert.equal(response.json().media.kind, 'voice');
-        const received = await lastReceived();
-        assert.equal(received.contentKind, 'voice');
-        assert.deepEqual((await download(received.mediaId!, recipient.apiKey)).rawPayload, bytes);
+        const copy = await received(response.json(), 'the voice note');
+        assert.equal(copy.contentKind, 'voice');
+        assert.deepEqual((await download(copy.mediaId!, recipient.apiKey)).rawPayload, bytes);
       });
 
       it('the simulated receive takes media too, and answers it', async () => {

@@ -337,10 +337,9 @@ for (const dialect of dialects) {
       assert.equal(queued.value('wagw_webhook_queue_depth', { status: 'waiting_retry' }), 0);
 
       test.gateway.deliveryWorker.start();
-      await receiver.waitForRequests(4, 5_000);
+      await receiver.waitForRequests(4);
       await eventually(
         async () => ((await scrape(test)).value('wagw_webhook_queue_depth', { status: 'due' }) === 0 ? true : undefined),
-        5_000,
         'the queue to empty',
       );
     });

@@ -47,7 +47,7 @@ for (const dialect of dialects) {
         const body = JSON.parse(request.body);
         return body.event === 'poll.vote' && body.message_id === messageId;
       };
-      return (await receiver.waitForRequests(count, 10_000, matches)).map((request) => JSON.parse(request.body) as JsonObject);
+      return (await receiver.waitForRequests(count, matches)).map((request) => JSON.parse(request.body) as JsonObject);
     }
 
     it("a sent poll is answered and stored as a poll, and each vote replaces the voter's last one", async () => {
@@ -127,7 +127,7 @@ for (const dialect of dialects) {
       assert.equal(received.statusCode, 200, received.body);
       assert.deepEqual(received.json().poll, { question: 'Lunch?', options: ['Yes', 'No'], selectable_count: 1 });
       const [event] = (
-        await receiver.waitForRequests(1, 10_000, (request) => JSON.parse(request.body).message_id === received.json().message_id)
+        await receiver.waitForRequests(1, (request) => JSON.parse(request.body).message_id === received.json().message_id)
       ).map((request) => JSON.parse(request.body));
       assert.deepEqual(
         [event.event, event.content_kind, event.poll],

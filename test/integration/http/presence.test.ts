@@ -43,7 +43,7 @@ for (const dialect of dialects) {
         [response.statusCode, response.json()],
         [200, { from_phone: account.phones[0], to_phone: CONTACT, subscribed: true }],
       );
-      const [request] = await receiver.waitForRequests(1, 10_000);
+      const [request] = await receiver.waitForRequests(1);
       const event = JSON.parse(request!.body);
       assert.deepEqual(
         [event.event, event.phone, event.contact_phone, event.contact_lid, event.group, event.presence, event.last_seen],

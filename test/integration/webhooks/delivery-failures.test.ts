@@ -20,7 +20,6 @@ const JITTER_LOW = 0.8;
 const JITTER_HIGH = 1.2;
 /** Request latency and the worker's 50 ms poll, either side of a measured gap. */
 const TIMING_SLACK_MS = 400;
-const WAIT_MS = 8_000;
 
 interface Endpoint {
   account: SeededAccount;
@@ -67,7 +66,7 @@ for (const dialect of dialects) {
         receiver.responder = (_request, index) => (index < 2 ? { status: 500, body: `failure ${index + 1}` } : { status: 200, body: 'ok' });
         await receiveIncoming(test, account, 'third time lucky');
 
-        const requests = await receiver.waitForRequests(3, WAIT_MS);
+        const requests = await receiver.waitForRequests(3);
         const settled = await onlyDelivery(test, webhookId, (entry) => entry.delivery.state !== 'pending');
         await sleep(scheduleSeconds * JITTER_HIGH * 1000 + TIMING_SLACK_MS);
         assert.equal(receiver.requests.length, 3, 'no attempt after the 200');
@@ -109,7 +108,7 @@ for (const dialect of dialects) {
         const { account, receiver } = await endpoint(test, receivers);
         receiver.responder = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '30' } } : { status: 200 });
         await receiveIncoming(test, account, 'slow down');
-        const requests = await receiver.waitForRequests(2, WAIT_MS);
+        const requests = await receiver.waitForRequests(2);
         const gap = gapMs(requests, 0, 1);
         // More than any jittered delay alone (so Retry-After counted), far less than its 30 s.
         assert.ok(gap > scheduleSeconds * JITTER_HIGH * 1000, `the retry came ${gap} ms later; Retry-After was ignored`);
@@ -123,7 +122,7 @@ for (const dialect of dialects) {
         const { account, receiver } = await endpoint(test, receivers);
         receiver.responder = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '0' } } : { status: 200 });
         await receiveIncoming(test, account, 'hurry up');
-        const requests = await receiver.waitForRequests(2, WAIT_MS);
+        const requests = await receiver.waitForRequests(2);
         const gap = gapMs(requests, 0, 1);
         assert.ok(gap >= scheduleSeconds * JITTER_LOW * 1000 - 50, `the retry came after only ${gap} ms`);
         assert.ok(gap <= scheduleSeconds * JITTER_HIGH * 1000 + TIMING_SLACK_MS, `the retry came ${gap} ms later`);
@@ -150,7 +149,7 @@ for (const dialect of dialects) {
         const { account, webhookId, receiver } = await endpoint(test, receivers);
         receiver.responder = (_request, index) => (index === 0 ? 'hang' : { status: 200 });
         await receiveIncoming(test, account, 'are you there?');
-        const requests = await receiver.waitForRequests(2, WAIT_MS);
+        const requests = await receiver.waitForRequests(2);
         assert.equal(requests[1]!.headers['webhook-id'], requests[0]!.headers['webhook-id']);
 
         const settled = await onlyDelivery(test, webhookId, (entry) => entry.delivery.state !== 'pending');
@@ -280,7 +279,7 @@ for (const dialect of dialects) {
             const received = await receiveIncoming(test, hanging.account, `message ${index}`);
             sentAt.set(received.message_id!, started);
           }
-          const delivered = await healthy.waitForRequests(messageCount, timeoutMs);
+          const delivered = await healthy.waitForRequests(messageCount);
           const firstHungAt = hanging.receiver.requests[0]?.receivedAt;
           assert.ok(firstHungAt !== undefined, 'the hanging endpoint was being tried');
           for (const request of delivered) {

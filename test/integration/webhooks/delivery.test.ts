@@ -24,7 +24,6 @@ const packageVersion = (JSON.parse(fs.readFileSync(new URL('../../../package.jso
   .version;
 /** Longer than the whole 0.2 s retry schedule with jitter: a duplicate or retry would have come. */
 const QUIET_PERIOD_MS = 900;
-const WAIT_MS = 5_000;
 
 function randomSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
@@ -53,7 +52,7 @@ for (const dialect of dialects) {
       const from = uniquePhone();
       const received = await receiveIncoming(test, account, 'Hello webhook ✅ "quoted"\n', from);
 
-      const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [request] = await receiver.waitForRequests(1, onPath(path));
       assert.ok(request);
       assert.equal(request.method, 'POST');
       assert.match(request.headers['content-type'] ?? '', /^application\/json\b/);
@@ -102,7 +101,7 @@ for (const dialect of dialects) {
       );
       assert.equal(response.statusCode, 200, response.body);
 
-      const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [request] = await receiver.waitForRequests(1, onPath(path));
       const payload = verifiedPayload(request!, secret);
       const [inbound] = await listMessages(test.gateway.store.db, { accountId: recipient.accountId, direction: 'inbound', limit: 10 });
       assert.ok(inbound, 'the recipient stored the message');
@@ -135,16 +134,16 @@ for (const dialect of dialects) {
       await test.gateway.webhooks.updateWebhook(operatorScope(), disabled.webhook.id, { enabled: false });
 
       const received = await receiveIncoming(test, recipient, 'via /sandbox/receive');
-      await receiver.waitForRequests(1, WAIT_MS, onPath(first.path));
-      await receiver.waitForRequests(1, WAIT_MS, onPath(second.path));
+      await receiver.waitForRequests(1, onPath(first.path));
+      await receiver.waitForRequests(1, onPath(second.path));
       const sent = await test.post(
         '/send_message',
         { from_phone: sender.phones[0], to_phone: recipient.phones[0], message: 'via a sandbox send' },
         sender.apiKey,
       );
       assert.equal(sent.statusCode, 200, sent.body);
-      await receiver.waitForRequests(2, WAIT_MS, onPath(first.path));
-      await receiver.waitForRequests(2, WAIT_MS, onPath(second.path));
+      await receiver.waitForRequests(2, onPath(first.path));
+      await receiver.waitForRequests(2, onPath(second.path));
       await sleep(QUIET_PERIOD_MS);
 
       for (const { path, secret } of [first, second]) {
@@ -181,7 +180,7 @@ for (const dialect of dialects) {
       assert.equal(response.statusCode, 200, response.body);
       const messageId = response.json().message_id as string;
 
-      const requests = await receiver.waitForRequests(2, WAIT_MS, onPath(path));
+      const requests = await receiver.waitForRequests(2, onPath(path));
       await sleep(QUIET_PERIOD_MS);
       assert.equal(receiver.requests.filter(onPath(path)).length, 2, 'one event per status, no more');
       const payloads = requests.map((request) => verifiedPayload(request, secret));
@@ -214,9 +213,9 @@ for (const dialect of dialects) {
       const { webhook, secret, path } = await subscribe(account.accountId, ['session.status']);
       const phone = account.phones[0]!;
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), phone, 'disconnected');
-      const [down] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [down] = await receiver.waitForRequests(1, onPath(path));
       await test.gateway.numbers.setSimulatedStatus(operatorScope(), phone, 'connected');
-      const [, up] = await receiver.waitForRequests(2, WAIT_MS, onPath(path));
+      const [, up] = await receiver.waitForRequests(2, onPath(path));
 
       for (const [request, status] of [
         [down!, 'disconnected'],
@@ -240,13 +239,13 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const { webhook, secret: oldSecret, path } = await subscribe(account.accountId, ['message']);
       await receiveIncoming(test, account, 'before rotation');
-      const [before] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [before] = await receiver.waitForRequests(1, onPath(path));
       assert.equal((before!.headers['webhook-signature'] as string).split(' ').length, 1, 'one signature before a rotation');
 
       const { secret: newSecret } = await test.gateway.webhooks.rotateSecret(operatorScope(), webhook.id);
       assert.notEqual(newSecret, oldSecret);
       await receiveIncoming(test, account, 'after rotation');
-      const [, rotated] = await receiver.waitForRequests(2, WAIT_MS, onPath(path));
+      const [, rotated] = await receiver.waitForRequests(2, onPath(path));
       const signatures = (rotated!.headers['webhook-signature'] as string).split(' ');
       assert.equal(signatures.length, 2, 'two space-separated signatures');
       for (const signature of signatures) assert.match(signature, /^v1,[A-Za-z0-9+/]+={0,2}$/);
@@ -260,11 +259,11 @@ for (const dialect of dialects) {
       const account = await seedAccount(test.gateway);
       const { webhook, secret, path } = await subscribe(account.accountId, ['message']);
       await receiveIncoming(test, account, 'send me twice');
-      const [original] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [original] = await receiver.waitForRequests(1, onPath(path));
       const { delivery } = await onlyDelivery(test, webhook.id, (entry) => entry.delivery.state === 'delivered');
 
       await test.gateway.webhooks.redeliver(accountScope(account.accountId), delivery.id);
-      const [, again] = await receiver.waitForRequests(2, WAIT_MS, onPath(path));
+      const [, again] = await receiver.waitForRequests(2, onPath(path));
       assert.equal(again!.headers['webhook-id'], original!.headers['webhook-id']);
       assert.equal(again!.body, original!.body);
       assert.equal(verifiedPayload(again!, secret).message, 'send me twice');
@@ -282,7 +281,7 @@ for (const dialect of dialects) {
       const { webhook, secret, path } = await subscribe(account.accountId, ['session.status']);
       const before = Date.now();
       await test.gateway.webhooks.sendTestEvent(accountScope(account.accountId), webhook.id);
-      const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [request] = await receiver.waitForRequests(1, onPath(path));
       const payload = verifiedPayload(request!, secret);
       assert.equal(payload.event, 'test');
       assert.equal(payload.webhook_id, webhook.id);
@@ -298,7 +297,7 @@ for (const dialect of dialects) {
       const stranger = await seedAccount(test.gateway);
       const { webhook, secret, path } = await subscribe(owner.accountId, ['message']);
       await receiveIncoming(test, owner, 'private');
-      await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      await receiver.waitForRequests(1, onPath(path));
       const { delivery } = await onlyDelivery(test, webhook.id, (entry) => entry.delivery.state === 'delivered');
       const service = test.gateway.webhooks;
 
@@ -332,7 +331,7 @@ for (const dialect of dialects) {
       const { path } = await subscribe(watched.accountId, ['message']);
       await receiveIncoming(test, quiet, 'not for you');
       await receiveIncoming(test, watched, 'for you');
-      await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      await receiver.waitForRequests(1, onPath(path));
       await sleep(QUIET_PERIOD_MS);
       const texts = receiver.requests.filter(onPath(path)).map((request) => payloadOf(request).message);
       assert.deepEqual(texts, ['for you']);

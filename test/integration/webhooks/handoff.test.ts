@@ -16,8 +16,6 @@ import {
   webhookEnv,
 } from '../../support/delivery-support.ts';
 
-const WAIT_MS = 5_000;
-
 /** How many attempts the worker has started so far, by how it got the delivery. */
 async function startsBySource(test: TestGateway): Promise<{ handoff: number; claim: number }> {
   const metric = test.gateway.metrics.registry.getSingleMetric('wagw_webhook_deliveries_started_total');
@@ -63,7 +61,7 @@ for (const dialect of dialects) {
       const { secret, path } = await subscribeFresh(test, receiver, account.accountId, ['message']);
       const before = await startsBySource(test);
       const received = await receiveIncoming(test, account, 'straight from the write', uniquePhone());
-      const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [request] = await receiver.waitForRequests(1, onPath(path));
       const payload = verifiedPayload(request!, secret);
       assert.equal(payload.message_id, received.message_id);
       const now = await startsBySource(test);
@@ -85,11 +83,11 @@ for (const dialect of dialects) {
       receiver.responder = (request, index) =>
         request.path === path ? { status: 200, ...(!messageQueued && { delayMs: 40 }) } : answer(request, index);
       test.gateway.deliveryWorker.deliveriesQueued();
-      await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      await receiver.waitForRequests(1, onPath(path));
       const before = await startsBySource(test);
       await receiveIncoming(test, account, 'behind the backlog', uniquePhone());
       messageQueued = true;
-      const requests = await receiver.waitForRequests(31, WAIT_MS * 2, onPath(path));
+      const requests = await receiver.waitForRequests(31, onPath(path));
       receiver.responder = answer;
       // Claims go oldest first, and the backlog is a second older than the message.
       const messageAt = requests.findIndex((request) => payloadOf(request).event === 'message');
@@ -98,7 +96,6 @@ for (const dialect of dialects) {
       assert.equal(now.handoff - before.handoff, 0, 'nothing of this endpoint was sent past its outbox');
       await eventually(
         async () => ((await deliveryRows(test, webhook.id)).every((row) => row.state === 'delivered') ? true : undefined),
-        WAIT_MS,
         'all 31 delivered',
       );
     });
@@ -110,17 +107,13 @@ for (const dialect of dialects) {
       receiver.responder = (request, index) => (request.path === path ? 'hang' : previous(request, index));
       try {
         await receiveIncoming(test, account, 'holds the only slot', uniquePhone());
-        await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+        await receiver.waitForRequests(1, onPath(path));
         // The endpoint's one slot is taken: the second delivery waits in memory, leased.
         await receiveIncoming(test, account, 'waits in memory', uniquePhone());
-        const waiting = await eventually(
-          async () => {
-            const rows = await deliveryRows(test, webhook.id);
-            return rows.length === 2 ? rows[1] : undefined;
-          },
-          WAIT_MS,
-          'the second delivery',
-        );
+        const waiting = await eventually(async () => {
+          const rows = await deliveryRows(test, webhook.id);
+          return rows.length === 2 ? rows[1] : undefined;
+        }, 'the second delivery');
         assert.notEqual(waiting.claimed_until, null, 'leased by the write that queued it');
         assert.equal(receiver.requests.filter(onPath(path)).length, 1, 'not started while the slot is taken');
 
@@ -135,10 +128,9 @@ for (const dialect of dialects) {
         test.gateway.deliveryWorker.start();
       }
       // Restarted, the worker claims both: the one cut short by the stop and the one given back.
-      await receiver.waitForRequests(3, WAIT_MS * 2, onPath(path));
+      await receiver.waitForRequests(3, onPath(path));
       await eventually(
         async () => ((await deliveryRows(test, webhook.id)).every((row) => row.state === 'delivered') ? true : undefined),
-        WAIT_MS,
         'both delivered',
       );
     });

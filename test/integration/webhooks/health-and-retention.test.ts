@@ -38,14 +38,10 @@ for (const dialect of dialects) {
         .where('id', '=', webhook.id)
         .execute();
       assert.equal((await receive()).statusCode, 200);
-      const disabled = await eventually(
-        async () => {
-          const current = await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id);
-          return current.enabled ? undefined : current;
-        },
-        5_000,
-        'the webhook to be disabled',
-      );
+      const disabled = await eventually(async () => {
+        const current = await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id);
+        return current.enabled ? undefined : current;
+      }, 'the webhook to be disabled');
       assert.match(disabled.disabledReason ?? '', /failed since .* \(5 days\)/);
       await test.gateway.webhooks.deleteWebhook(operatorScope(), webhook.id);
     });
@@ -57,7 +53,6 @@ for (const dialect of dialects) {
       assert.equal((await receive()).statusCode, 200);
       const failing = await eventually(
         async () => (await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).failingSince ?? undefined,
-        5_000,
         'a failing run',
       );
       assert.ok(Date.now() - failing.getTime() < 60_000);
@@ -65,7 +60,6 @@ for (const dialect of dialects) {
       assert.equal((await receive()).statusCode, 200);
       await eventually(
         async () => ((await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).failingSince === null ? true : undefined),
-        5_000,
         'the run to end',
       );
       assert.equal((await test.gateway.webhooks.getWebhook(operatorScope(), webhook.id)).enabled, true);
@@ -76,25 +70,17 @@ for (const dialect of dialects) {
       receiver.responder = () => ({ status: 200 });
       const { webhook } = await test.gateway.webhooks.createWebhook(accountScope(account.accountId), { url: receiver.url('/kept') });
       assert.equal((await receive()).statusCode, 200);
-      const [delivered] = await eventually(
-        async () => {
-          const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
-          return deliveries[0]?.delivery.state === 'delivered' ? deliveries : undefined;
-        },
-        5_000,
-        'a delivered delivery',
-      );
+      const [delivered] = await eventually(async () => {
+        const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
+        return deliveries[0]?.delivery.state === 'delivered' ? deliveries : undefined;
+      }, 'a delivered delivery');
       // A failure with a 60 s retry delay leaves a delivery pending for the rest of the test.
       receiver.responder = () => ({ status: 503 });
       assert.equal((await receive()).statusCode, 200);
-      await eventually(
-        async () => {
-          const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
-          return deliveries.some((entry) => entry.delivery.state === 'pending' && entry.attempts.length === 1) ? true : undefined;
-        },
-        5_000,
-        'a failed first attempt',
-      );
+      await eventually(async () => {
+        const deliveries = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
+        return deliveries.some((entry) => entry.delivery.state === 'pending' && entry.attempts.length === 1) ? true : undefined;
+      }, 'a failed first attempt');
       const pendingBefore = await countPendingDeliveries(test.gateway.store.db);
       assert.ok(pendingBefore >= 1, 'a delivery is pending');
 

@@ -191,11 +191,11 @@ for (const dialect of dialects) {
 
         // Twelve deliveries per hanging endpoint: together they could fill the overall limit alone.
         for (let index = 0; index < 12; index++) await receiveIncoming(test, hangingAccount, `to the hanging ${index}`);
-        await hangingReceiver.waitForRequests(maxInFlight, 5_000);
+        await hangingReceiver.waitForRequests(maxInFlight);
 
         const messageCount = 12;
         for (let index = 0; index < messageCount; index++) await receiveIncoming(test, healthyAccount, `to the healthy ${index}`);
-        const delivered = await healthyReceiver.waitForRequests(messageCount, 7_000, (request) => request.path === healthy.path);
+        const delivered = await healthyReceiver.waitForRequests(messageCount, (request) => request.path === healthy.path);
 
         // Nothing sent to a hanging endpoint has ended yet: every request it received is still open.
         for (const webhook of hanging)
@@ -235,14 +235,10 @@ for (const dialect of dialects) {
         test.gateway.deliveryWorker.start();
 
         // The first wave, and then three requests sent after it was cut off.
-        const attempts = await eventually(
-          async () => {
-            const recorded = await attemptsOf(test, webhook.id);
-            return recorded.length >= perEndpoint + 3 ? recorded : undefined;
-          },
-          10_000,
-          'the first wave and three probes',
-        );
+        const attempts = await eventually(async () => {
+          const recorded = await attemptsOf(test, webhook.id);
+          return recorded.length >= perEndpoint + 3 ? recorded : undefined;
+        }, 'the first wave and three probes');
         const wave = attempts.slice(0, perEndpoint);
         assert.ok(
           wave.every((attempt) => attempt.error?.startsWith('timeout')),
@@ -263,14 +259,10 @@ for (const dialect of dialects) {
         }
 
         endpoint.mode = 'answer_slowly';
-        const entries = await eventually(
-          async () => {
-            const all = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
-            return all.length === messageCount && all.every((entry) => entry.delivery.state === 'delivered') ? all : undefined;
-          },
-          15_000,
-          'every delivery to be delivered',
-        );
+        const entries = await eventually(async () => {
+          const all = await test.gateway.webhooks.listDeliveries(operatorScope(), webhook.id);
+          return all.length === messageCount && all.every((entry) => entry.delivery.state === 'delivered') ? all : undefined;
+        }, 'every delivery to be delivered');
         assert.equal(entries.length, messageCount, 'no delivery was lost or failed');
         assert.ok(endpoint.mostOpenAtOnce > 1, `once answered, the endpoint had ${endpoint.mostOpenAtOnce} requests in flight at once`);
       });

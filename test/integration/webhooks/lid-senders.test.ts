@@ -9,7 +9,6 @@ import { seedAccount, uniquePhone, type TestGateway } from '../../support/gatewa
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 import { startDeliveringGateway, subscribeFresh, verifiedPayload, webhookEnv, onPath } from '../../support/delivery-support.ts';
 
-const WAIT_MS = 5_000;
 const LID = '123456789012345@lid';
 
 // The engine boundary is where WhatsApp's addressing arrives, so these tests speak to the
@@ -49,7 +48,7 @@ for (const dialect of dialects) {
       assert.equal(stored?.fromLid, LID);
       assert.equal(stored?.contentKind, 'image_caption');
 
-      const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [request] = await receiver.waitForRequests(1, onPath(path));
       const createdAt = receivedAt.toISOString();
       assert.deepEqual(verifiedPayload(request!, secret), {
         event: 'message',
@@ -82,7 +81,7 @@ for (const dialect of dialects) {
         engineMessageId: `engine-${newId('message')}`,
         receivedAt: new Date(),
       });
-      const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [request] = await receiver.waitForRequests(1, onPath(path));
       const payload = verifiedPayload(request!, secret);
       assert.equal(payload.from_phone, from);
       assert.equal(payload.from_lid, LID);
@@ -100,7 +99,7 @@ for (const dialect of dialects) {
       );
       assert.equal(response.statusCode, 200, response.body);
       assert.equal(response.json().from_lid, null);
-      const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [request] = await receiver.waitForRequests(1, onPath(path));
       const payload = verifiedPayload(request!, secret);
       assert.equal(payload.from_phone, from);
       assert.equal(payload.from_lid, null);
@@ -162,7 +161,7 @@ for (const dialect of dialects) {
         .where('id', '=', messageId)
         .executeTakeFirst();
       assert.deepEqual(row, { status: 'failed', error_code: '463' });
-      const [request] = await receiver.waitForRequests(1, WAIT_MS, onPath(path));
+      const [request] = await receiver.waitForRequests(1, onPath(path));
       assert.deepEqual(verifiedPayload(request!, secret), {
         event: 'message.status',
         webhook_id: webhook.id,

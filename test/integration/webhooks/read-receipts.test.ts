@@ -9,8 +9,6 @@ import { seedAccount, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../../support/webhook-receiver.ts';
 import { startDeliveringGateway, subscribeFresh, verifiedPayload, webhookEnv } from '../../support/delivery-support.ts';
 
-const WAIT_MS = 5_000;
-
 // A read receipt reads the chat up to its message, as WhatsApp means it: our earlier messages to
 // that person, still sent or delivered, are read too, each reported with the receipt's time.
 for (const dialect of dialects) {
@@ -81,7 +79,7 @@ for (const dialect of dialects) {
         [statuses[oldSent], statuses[oldDelivered], statuses[failed], statuses[elsewhere], statuses[readOne], statuses[later]],
         ['read', 'read', 'failed', 'delivered', 'read', 'delivered'],
       );
-      const requests = await receiver.waitForRequests(3, WAIT_MS, (request: ReceivedRequest) => request.path === path);
+      const requests = await receiver.waitForRequests(3, (request: ReceivedRequest) => request.path === path);
       const reported = requests
         .map((request) => verifiedPayload(request, secret))
         .map((payload) => [payload.message_id, payload.status, payload.timestamp]);

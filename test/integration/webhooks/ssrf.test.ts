@@ -249,7 +249,7 @@ describe('a delivery attempt checks the address it actually connects to', () => 
     // client had let through would have arrived too.
     const control = await permissiveClient.post(`http://127.0.0.1:${receiver.port}/control`, '{}', {});
     assert.equal(control.statusCode, 200, JSON.stringify(control));
-    await receiver.waitForRequests(1, 5_000);
+    await receiver.waitForRequests(1);
     assert.deepEqual(
       receiver.requests.map((request) => request.path),
       ['/control'],
@@ -265,7 +265,7 @@ describe('a delivery attempt checks the address it actually connects to', () => 
       assert.equal(result.error, null, JSON.stringify(result));
       assert.equal(result.statusCode, 200);
     }
-    await receiver.waitForRequests(already + 2, 5_000);
+    await receiver.waitForRequests(already + 2);
     assert.deepEqual(
       receiver.requests.slice(already).map((request) => [request.path, request.body]),
       [
@@ -347,7 +347,7 @@ for (const dialect of dialects) {
       // was what stopped them.
       permissive.deliveryWorker.start();
       for (const delivery of attempted) await permissive.webhooks.redeliver(operatorScope(), delivery!.id);
-      await receiver.waitForRequests(2, DELIVERY_TIMEOUT_MS);
+      await receiver.waitForRequests(2);
       await permissive.deliveryWorker.stop();
       assert.deepEqual(receiver.requests.map((request) => request.path).sort(), ['/by-address', '/by-name']);
     });

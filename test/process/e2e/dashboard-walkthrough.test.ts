@@ -138,7 +138,7 @@ for (const dialect of dialects) {
       await page.locator('[data-status-source] .badge', { hasText: 'disconnected' }).waitFor({ timeout: 15_000 });
       await gateway.numbers.setSimulatedStatus(operatorScope(), numberPhone, 'connected');
 
-      const [delivered] = await receiver.waitForRequests(1, 15_000, (request) => request.body.includes('is my order on its way'));
+      const [delivered] = await receiver.waitForRequests(1, (request) => request.body.includes('is my order on its way'));
       assert.ok(delivered, 'the receiver got the incoming message');
 
       // The attempt is logged just after the receiver answers; reload until the log shows it.
