@@ -89,7 +89,7 @@ for (const dialect of dialects) {
         (request) => JSON.parse(request.body) as { whatsapp_id?: string; message_id: string } & Record<string, unknown>,
       );
     const eventsFor = async (text: string, count: number) => {
-      await receiver.waitForRequests(count, 10_000, (request) => JSON.parse(request.body).message === text);
+      await receiver.waitForRequests(count, (request) => JSON.parse(request.body).message === text);
       return events().filter((event) => event.message === text);
     };
     const listed = async (messageId: string) => {

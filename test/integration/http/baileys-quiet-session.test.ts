@@ -42,10 +42,10 @@ for (const dialect of dialects) {
       const quiet = linked.socket;
       // Open, but nothing arrives and the probe is never answered.
       quiet.answerOnWhatsApp = () => new Promise(() => undefined);
-      await waitFor('a new socket', () => linked.whatsapp.sockets.length > 1, 10_000);
+      await waitFor('a new socket', () => linked.whatsapp.sockets.length > 1);
       assert.equal(quiet.endCalls.length, 1, 'the quiet socket was ended');
 
-      const [event] = await receiver.waitForRequests(1, 10_000, (request) => JSON.parse(request.body).status === 'connecting');
+      const [event] = await receiver.waitForRequests(1, (request) => JSON.parse(request.body).status === 'connecting');
       const reason = JSON.parse(event!.body).reason as string;
       assert.match(reason, /^quiet session: no traffic for \d+ min and no answer to a probe within 100 ms; reconnecting$/);
       const number = await linked.test.gateway.numbers.findNumber(operatorScope(), linked.number.id);
@@ -57,7 +57,7 @@ for (const dialect of dialects) {
 
       // The new socket opens, and the number is connected again.
       linked.whatsapp.latest.openAs(linked.number.phone.slice(1));
-      await waitFor('connected again', () => receiver.requests.some((request) => JSON.parse(request.body).status === 'connected'), 10_000);
+      await waitFor('connected again', () => receiver.requests.some((request) => JSON.parse(request.body).status === 'connected'));
     });
   });
 }

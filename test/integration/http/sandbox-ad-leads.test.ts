@@ -45,7 +45,7 @@ for (const dialect of dialects) {
     const receive = (extra: Record<string, unknown>) =>
       test.post('/sandbox/receive', { from_phone: uniquePhone(), to_phone: ours, ...extra }, account.apiKey);
     const webhookOf = async (messageId: string) => {
-      const [request] = await receiver.waitForRequests(1, 10_000, (request) => JSON.parse(request.body).message_id === messageId);
+      const [request] = await receiver.waitForRequests(1, (request) => JSON.parse(request.body).message_id === messageId);
       return JSON.parse(request!.body);
     };
     const stored = async (messageId: string) =>
