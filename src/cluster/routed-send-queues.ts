@@ -16,13 +16,16 @@ export class RoutedSendQueues {
     private readonly nodes: NodeClient,
   ) {}
 
-  /** Cancels every waiting message of the number; returns how many. */
-  clear(number: WhatsAppNumber): Promise<number> {
+  /** Cancels every waiting message of the number; returns how many, and how many are still being settled. */
+  clear(number: WhatsAppNumber): Promise<{ cancelled: number; pending: number }> {
     return this.router.run(
       number,
       () => this.sendQueues.clear(number),
       async (owner, signal) =>
-        ((await callOwner(this.nodes, owner, signal, `/internal/numbers/${number.id}/queue/clear`)) as { cancelled: number }).cancelled,
+        (await callOwner(this.nodes, owner, signal, `/internal/numbers/${number.id}/queue/clear`)) as {
+          cancelled: number;
+          pending: number;
+        },
     );
   }
 }

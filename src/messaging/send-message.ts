@@ -22,7 +22,7 @@ import type { Logger } from 'pino';
 import { queueMessageWithUnit } from '../store/repositories/send-units.ts';
 import { monthlyUsed, releaseMonthlyUnit } from '../store/repositories/usage.ts';
 import { messageStatusPayload } from '../domain/webhooks.ts';
-import { enqueueEvent, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
+import { enqueueEvent, mergeQueued, type DeliveryNotifier, type Enqueued } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 import { RecentSends } from './recent-sends.ts';
 import { SendOutcomes, type EngineAnswer } from './send-outcomes.ts';
@@ -313,16 +313,33 @@ export class SendMessageService {
     status: 'cancelled' | 'expired',
     lease: SessionLease | undefined,
   ): Promise<boolean> {
+    return (await this.settleWaitingMany([message], status, lease)).size > 0;
+  }
+
+  /**
+   * settleWaiting for many messages in one transaction (one commit, one lease check), as a clear
+   * of a long queue needs; returns the ids that were still waiting and are now settled.
+   */
+  async settleWaitingMany(
+    messages: readonly Pick<Message, 'id' | 'accountId' | 'fromPhone' | 'toPhone' | 'direction' | 'group' | 'createdAt'>[],
+    status: 'cancelled' | 'expired',
+    lease: SessionLease | undefined,
+  ): Promise<Set<string>> {
     const at = new Date();
+    const settled = new Set<string>();
     const queued = await this.committer.run(async (trx) => {
       if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
-      if (!(await settleWaiting(trx, message.id, status, at))) return undefined;
-      await releaseMonthlyUnit(trx, message.accountId, usagePeriod(message.createdAt));
-      return enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, status, null, at), at);
+      const parts: Enqueued[] = [];
+      for (const message of messages) {
+        if (!(await settleWaiting(trx, message.id, status, at))) continue;
+        settled.add(message.id);
+        await releaseMonthlyUnit(trx, message.accountId, usagePeriod(message.createdAt));
+        parts.push(await enqueueEvent(trx, this.notifier, message.accountId, messageStatusPayload(message, status, null, at), at));
+      }
+      return mergeQueued(parts);
     });
-    if (queued === undefined) return false;
     this.notifier.deliveriesQueued(queued);
-    return true;
+    return settled;
   }
 
   /**

@@ -133,7 +133,7 @@ export function buildMessaging({
     sender,
     governor,
     queueRunner,
-    sendQueues: new SendQueueService(store, governor, sender, keeper),
+    sendQueues: new SendQueueService(store, governor, sender, committer, keeper),
     sendBacklog: new SendBacklog(config.maxPendingSends),
     idempotentSender: new IdempotentSendService(store, committer, sender, logger, config.interruptedSendAfterMs),
     receiver,

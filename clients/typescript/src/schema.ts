@@ -416,7 +416,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel every message waiting in a number's queue
-         * @description Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number.
+         * @description Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number. A long queue is answered 202 at once, its cancellations settled in the background (docs/send-governor.md).
          */
         delete: operations["clearNumberQueue"];
         options?: never;
@@ -1316,7 +1316,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel every message waiting in a number's queue
-         * @description Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number.
+         * @description Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. After a ban, do this before anything else, so that leftover messages never go out from a replacement number. A long queue is answered 202 at once, its cancellations settled in the background (docs/send-governor.md).
          */
         delete: operations["clearNumberQueueApi"];
         options?: never;
@@ -2628,7 +2628,7 @@ export interface components {
              * @description Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.
              * @enum {string}
              */
-            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected";
+            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected" | "cancelling";
             /** @enum {string} */
             status: "queued";
         };
@@ -2677,7 +2677,7 @@ export interface components {
              * @description Why it waits: its own send_at (`scheduled`), the gap between sends, a cap (`per_minute`, `per_hour`, `per_day`, `first_contacts`), the gap per recipient, quiet hours, a pause of the number, or its session being down.
              * @enum {string}
              */
-            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected";
+            wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected" | "cancelling";
             /** @enum {string} */
             status: "failed" | "cancelled" | "expired";
         };
@@ -3046,7 +3046,7 @@ export interface components {
                 /** Format: date-time */
                 expires_at: string | null;
                 /** @enum {string} */
-                wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected";
+                wait_reason: "scheduled" | "gap" | "per_minute" | "per_hour" | "per_day" | "recipient_gap" | "first_contacts" | "quiet_hours" | "paused" | "not_connected" | "cancelling";
                 /** Format: date-time */
                 created_at: string;
             }[];
@@ -3898,8 +3898,17 @@ export interface components {
         };
         ClearNumberQueueResponse: {
             number_id: string;
-            /** @description Messages cancelled. */
+            /** @description Messages cancelled: none of them will be sent. */
             cancelled: number;
+            /** @description Of those, how many are still being settled (their message.status event and unit of quota). */
+            pending: number;
+        };
+        ClearNumberQueueResponse202: {
+            number_id: string;
+            /** @description Messages cancelled: none of them will be sent. */
+            cancelled: number;
+            /** @description Of those, how many are still being settled (their message.status event and unit of quota). */
+            pending: number;
         };
         UpdateAccountSendPolicyRequest: {
             /** @description A preset (`off`, `standard`, `cautious`), a policy object, or null to inherit (the number from its account, the account from the gateway's WAGW_SEND_POLICY). */
@@ -9281,6 +9290,7 @@ export type PauseNumberRequest = components['schemas']['PauseNumberRequest'];
 export type PauseNumberResponse = components['schemas']['PauseNumberResponse'];
 export type ResumeNumberResponse = components['schemas']['ResumeNumberResponse'];
 export type ClearNumberQueueResponse = components['schemas']['ClearNumberQueueResponse'];
+export type ClearNumberQueueResponse202 = components['schemas']['ClearNumberQueueResponse202'];
 export type UpdateAccountSendPolicyRequest = components['schemas']['UpdateAccountSendPolicyRequest'];
 export type CreateGroupRequest = components['schemas']['CreateGroupRequest'];
 export type ListGroupsResponse = components['schemas']['ListGroupsResponse'];
@@ -10421,7 +10431,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Every waiting message is cancelled, its event written and its unit given back. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -10429,6 +10439,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClearNumberQueueResponse"];
+                };
+            };
+            /** @description Every waiting message is cancelled and none of them will be sent; `pending` of them are still being settled (their events and units follow), which GET /numbers/{id}/queue shows under the wait reason `cancelling`. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearNumberQueueResponse202"];
                 };
             };
             400: components["responses"]["ClearNumberQueueError400"];
@@ -12103,7 +12123,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Every waiting message is cancelled, its event written and its unit given back. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -12111,6 +12131,16 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ClearNumberQueueResponse"];
+                };
+            };
+            /** @description Every waiting message is cancelled and none of them will be sent; `pending` of them are still being settled (their events and units follow), which GET /numbers/{id}/queue shows under the wait reason `cancelling`. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClearNumberQueueResponse202"];
                 };
             };
             400: components["responses"]["ClearNumberQueueError400"];

@@ -15,7 +15,9 @@ export function registerSendQueueCommands(number: Command): void {
       await withGateway(command, async (gateway, output, operator) => {
         const found = await gateway.numbers.findNumber(operator, phoneOrId);
         if (options.clear === true) {
-          const cancelled = await gateway.sendQueues.clear(found);
+          // The command settles every cancellation itself rather than leave them to a server's runner.
+          const { cancelled } = await gateway.sendQueues.clear(found);
+          await gateway.sendQueues.finishClearing(found);
           output.print({ number_id: found.id, cancelled }, `Cancelled ${cancelled} waiting message(s) of ${found.phone}.`);
           return;
         }

@@ -63,6 +63,7 @@ const WAIT_REASON_TEXT: Record<WaitReason, string> = {
   quiet_hours: 'quiet hours',
   paused: 'the number is paused',
   not_connected: 'the number is not connected',
+  cancelling: 'being cancelled (the queue was cleared)',
 };
 
 const SOURCE_TEXT: Record<PresentedPolicy['source'], string> = {

@@ -56,19 +56,38 @@ export const clearNumberQueue = defineOperation({ params: numberParams }, ['numb
   summary: "Cancel every message waiting in a number's queue",
   description:
     'Every waiting message becomes `cancelled` (a message.status event each) and its unit of quota is given back; none of them is sent. ' +
-    'After a ban, do this before anything else, so that leftover messages never go out from a replacement number.',
+    'After a ban, do this before anything else, so that leftover messages never go out from a replacement number. A long queue is ' +
+    'answered 202 at once, its cancellations settled in the background (docs/send-governor.md).',
   tag: 'numbers',
   answers: {
-    200: {
-      type: 'object',
-      required: ['number_id', 'cancelled'],
-      properties: { number_id: { type: 'string' }, cancelled: { type: 'integer', description: 'Messages cancelled.' } },
-    },
+    200: clearedQueueSchema('Every waiting message is cancelled, its event written and its unit given back.'),
+    202: clearedQueueSchema(
+      'Every waiting message is cancelled and none of them will be sent; `pending` of them are still being settled (their events and ' +
+        'units follow), which GET /numbers/{id}/queue shows under the wait reason `cancelling`.',
+    ),
   },
   errors: [...KEYED_ERRORS, 'number_not_found', 'number_not_connected'],
   owner: ({ scope, params }, { numbers }) => numbers.findNumber(scope, params.id).catch(unknownNumberId),
   handle: async ({ scope, params }, { numbers, sendQueues }) => {
     const number = await numbers.findNumber(scope, params.id).catch(unknownNumberId);
-    return ok({ number_id: number.id, cancelled: await sendQueues.clear(number) });
+    const { cancelled, pending } = await sendQueues.clear(number);
+    return { statusCode: pending === 0 ? 200 : 202, body: { number_id: number.id, cancelled, pending } };
   },
 });
+
+/** The answer to a clear: 200 when it is wholly settled, 202 while the queue runner settles the rest. */
+function clearedQueueSchema(description: string) {
+  return {
+    type: 'object',
+    description,
+    required: ['number_id', 'cancelled', 'pending'],
+    properties: {
+      number_id: { type: 'string' },
+      cancelled: { type: 'integer', description: 'Messages cancelled: none of them will be sent.' },
+      pending: {
+        type: 'integer',
+        description: 'Of those, how many are still being settled (their message.status event and unit of quota).',
+      },
+    },
+  } as const;
+}

@@ -70,7 +70,7 @@ export function registerInternalRoutes(
     return { ok: true };
   });
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/queue/clear', { onRequest, preHandler, schema: hidden }, async (request) => {
-    return { cancelled: await gateway.sendQueues.clear(await numberOf(request.params.id)) };
+    return gateway.sendQueues.clear(await numberOf(request.params.id));
   });
   app.post<{ Params: { id: string }; Body: { method: LinkMethod } }>(
     '/internal/numbers/:id/link',

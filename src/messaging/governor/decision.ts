@@ -1,7 +1,10 @@
 import { LazyLru } from '../../domain/lazy-lru.ts';
 import { parseClock, type SendPolicy } from '../../domain/send-policy.ts';
 
-/** Why a message waits; `paused` is set by the queue runner from its SendHold, never here. */
+/**
+ * Why a message waits; `paused` is set by the queue runner from its SendHold, and `cancelling`
+ * by a clear of the queue (the message is being cancelled), never here.
+ */
 export type WaitReason =
   | 'scheduled'
   | 'gap'
@@ -12,7 +15,8 @@ export type WaitReason =
   | 'first_contacts'
   | 'quiet_hours'
   | 'paused'
-  | 'not_connected';
+  | 'not_connected'
+  | 'cancelling';
 
 export const WAIT_REASONS: readonly WaitReason[] = [
   'scheduled',
@@ -25,6 +29,7 @@ export const WAIT_REASONS: readonly WaitReason[] = [
   'quiet_hours',
   'paused',
   'not_connected',
+  'cancelling',
 ];
 
 /** One send of the number, made or planned: when, to whom, and whether it was a first contact. */

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Message, SessionLease, WhatsAppNumber } from '../../domain/model.ts';
 import type { Store } from '../../store/database.ts';
-import { findMessageById, findMessagesByIds } from '../../store/repositories/messages.ts';
+import { findMessagesByIds } from '../../store/repositories/messages.ts';
+import { settleUnsent } from './unsent-leaving.ts';
 import { findNumbersByIds } from '../../store/repositories/numbers.ts';
 import {
   findSendPoliciesOf,
@@ -84,7 +85,7 @@ export class QueueRunner {
     private readonly leases: LeaseView,
     private readonly supervisor: Pick<SessionSupervisor, 'sessionStatus'>,
     private readonly governor: SendGovernor,
-    private readonly sender: Pick<SendMessageService, 'sendReleased' | 'settleWaiting'>,
+    private readonly sender: Pick<SendMessageService, 'sendReleased' | 'settleWaitingMany'>,
     private readonly hold: SendHold,
     private readonly typist: Pick<TypingService, 'show'>,
     private readonly observer: QueueObserver,
@@ -150,7 +151,7 @@ export class QueueRunner {
     const now = new Date();
     this.lastPassAt = now.getTime();
     this.governor.forgetUnheld();
-    await this.expire(now);
+    const moreExpired = await this.expire(now);
     const due = await listDueOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize, [...this.serving.keys()]);
     const byNumber = new Map<string, WaitingMessage[]>();
     for (const message of due) byNumber.set(message.numberId, [...(byNumber.get(message.numberId) ?? []), message]);
@@ -161,7 +162,7 @@ export class QueueRunner {
     );
     for (const [numberId, messages] of byNumber) this.serve(numberId, messages, batch);
     if (this.stopped) return;
-    if (due.length === this.options.batchSize) {
+    if (due.length === this.options.batchSize || moreExpired) {
       this.again = true;
       return;
     }
@@ -203,13 +204,14 @@ export class QueueRunner {
     return { numbers, policies, messages };
   }
 
-  private async expire(now: Date): Promise<void> {
-    for (const waiting of await listExpiredOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize)) {
-      const message = await findMessageById(this.store.db, waiting.id);
-      if (message === undefined) continue;
-      if (await this.sender.settleWaiting(message, 'expired', this.leases.leaseOf(waiting.numberId)))
-        this.governor.messageLeft(waiting.numberId, waiting.id, 'expired');
-    }
+  /** Settles what is past its expiry, and what a clear marked; true when there may be more. */
+  private async expire(now: Date): Promise<boolean> {
+    const expired = await listExpiredOnNode(this.store.db, this.leases.nodeId, now, this.options.batchSize);
+    await settleUnsent(
+      { store: this.store, sender: this.sender, governor: this.governor, leaseOf: (id) => this.leases.leaseOf(id) },
+      expired,
+    );
+    return expired.length === this.options.batchSize;
   }
 
   /** The number's due messages in order, each decided again over the sends actually made. */

@@ -200,6 +200,11 @@ export class SendGovernor {
     for (const finish of this.leaveWaiters.get(messageId) ?? []) finish(status);
   }
 
+  /** The number's queue was cleared: none of its waiting messages will leave. */
+  queueCleared(numberId: string): void {
+    this.changeLedger(numberId, (ledger) => ledger.cleared());
+  }
+
   /** The runner released the message: from now on it counts among the number's sends. */
   released(numberId: string, messageId: string, mark: MadeMark): void {
     this.changeLedger(numberId, (ledger) => {

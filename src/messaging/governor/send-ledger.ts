@@ -129,6 +129,11 @@ export class SendLedger {
     return mark;
   }
 
+  /** Every waiting message left the queue at once (a clear). */
+  cleared(): void {
+    for (const id of [...this.plannedById.keys()]) this.left(id);
+  }
+
   /** The waiting messages planned before `until` now wait until then, for a reason other than their send_at. */
   deferred(until: number): void {
     for (const at of this.planned.distinctBefore(until)) {

@@ -4,7 +4,10 @@ import { policyBody, policyOf, storedSetting, type PolicySetting, type SendPolic
 import type { Store } from '../../store/database.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
 import {
+  CLEARING,
   countSentPerHour,
+  listClearingOf,
+  markClearing,
   countWaitingByReason,
   findAccountSendPolicy,
   findSendPolicies,
@@ -17,6 +20,9 @@ import {
 import type { SendMessageService } from '../send-message.ts';
 import type { LeaseView } from './queue-runner.ts';
 import type { SendGovernor } from './send-governor.ts';
+import { settleUnsent } from './unsent-leaving.ts';
+import type { GroupCommitter } from '../../store/group-commit.ts';
+import { assertLeaseHeld } from '../../store/repositories/leases.ts';
 
 /** A policy setting as the API shows it: where it comes from, its preset if any, and its figures. */
 export interface PresentedPolicy {
@@ -58,7 +64,8 @@ export class SendQueueService {
   constructor(
     private readonly store: Store,
     private readonly governor: SendGovernor,
-    private readonly sender: Pick<SendMessageService, 'settleWaiting'>,
+    private readonly sender: Pick<SendMessageService, 'settleWaiting' | 'settleWaitingMany'>,
+    private readonly committer: GroupCommitter,
     private readonly leases: Pick<LeaseView, 'leaseOf'>,
   ) {}
 
@@ -134,20 +141,39 @@ export class SendQueueService {
     return { ...message, status: 'cancelled' };
   }
 
-  /** Cancels every waiting message of the number; returns how many. */
-  async clear(number: WhatsAppNumber): Promise<number> {
-    let cleared = 0;
-    for (;;) {
-      const page = await listWaitingPage(this.store.db, number.id, CLEAR_BATCH);
-      for (const waiting of page) {
-        const message = await findMessageById(this.store.db, waiting.id);
-        if (message !== undefined && (await this.sender.settleWaiting(message, 'cancelled', this.leases.leaseOf(number.id)))) {
-          cleared++;
-          this.governor.messageLeft(number.id, message.id, 'cancelled');
-        }
-      }
-      if (page.length < CLEAR_BATCH) return cleared;
-    }
+  /**
+   * Cancels every waiting message of the number (ADR 0048): all are marked at once, durably and
+   * fenced by the owner's lease, so none of them leaves from then on; the first batch is settled
+   * (`cancelled`, its events, its units back) before the answer, and the queue runner settles
+   * the rest in batches, which the queue view shows under the reason `cancelling`. Returns how
+   * many were cancelled, and how many of them are still to be settled.
+   */
+  async clear(number: WhatsAppNumber): Promise<{ cancelled: number; pending: number }> {
+    const lease = this.leases.leaseOf(number.id);
+    const cancelled = await this.governor.withNumberLock(number.id, async () => {
+      const marked = await this.committer.run(async (trx) => {
+        if (lease !== undefined) await assertLeaseHeld(trx, this.store.dialect, lease);
+        return markClearing(trx, number.id, new Date());
+      });
+      this.governor.queueCleared(number.id);
+      return marked;
+    });
+    await this.settleClearing(number);
+    const pending = (await countWaitingByReason(this.store.db, number.id))[CLEARING] ?? 0;
+    // The runner looks for what a clear left at once, as it would for a message past its expiry.
+    if (pending > 0) this.governor.queuedListener(new Date());
+    return { cancelled, pending };
+  }
+
+  /** Settles what clears of the number left, batch after batch, until none is left. */
+  async finishClearing(number: WhatsAppNumber): Promise<void> {
+    while ((await this.settleClearing(number)) > 0);
+  }
+
+  /** One batch of what a clear marked: settled, each with its event and its unit back. */
+  private async settleClearing(number: WhatsAppNumber): Promise<number> {
+    const deps = { store: this.store, sender: this.sender, governor: this.governor, leaseOf: (id: string) => this.leases.leaseOf(id) };
+    return settleUnsent(deps, await listClearingOf(this.store.db, number.id, CLEAR_BATCH));
   }
 }
 

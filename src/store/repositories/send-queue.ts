@@ -1,4 +1,4 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
 import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
@@ -84,6 +84,7 @@ export async function readLedgerMarks(db: Executor, numberId: string, since: Dat
     .select(['id', 'scheduled_for as at', 'to_phone', 'first_contact', 'wait_reason'])
     .where('number_id', '=', numberId)
     .where('scheduled_for', 'is not', null)
+    .where(notClearing)
     .orderBy('scheduled_for')
     .execute();
   return {
@@ -152,6 +153,7 @@ function releaseWhere(db: Kysely<Database>, ids: RawBuilder<string>, operator: '
     .where('id', operator, ids)
     .where('status', '=', 'queued')
     .where('scheduled_for', 'is not', null)
+    .where(notClearing)
     .returning('id');
 }
 
@@ -178,7 +180,47 @@ export async function deferWaiting(db: Executor, numberId: string, until: Date, 
     .where('number_id', '=', numberId)
     .where('scheduled_for', 'is not', null)
     .where('scheduled_for', '<', until.getTime())
+    .where(notClearing)
     .execute();
+}
+
+/**
+ * A clear of the number's queue (ADR 0048): every waiting message is marked `cancelling` at
+ * once, in one statement, so none of them is released from here on (the release, the due list
+ * and deferrals pass them over); each is then settled `cancelled`, with its event and its unit
+ * back, a batch at a time. Their expiry is set to the mark's time, so that the queue runner's
+ * look for expired messages (through the expiry index) finds what is left of a clear, on this
+ * node or on the next owner after a crash. Returns how many were marked.
+ */
+export async function markClearing(db: Executor, numberId: string, at: Date): Promise<number> {
+  const result = await db
+    .updateTable('messages')
+    .set({ wait_reason: CLEARING, expires_at: at.getTime() })
+    .where('number_id', '=', numberId)
+    .where('scheduled_for', 'is not', null)
+    .where(notClearing)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/** The wait reason of a message whose number's queue is being cleared. */
+export const CLEARING = 'cancelling';
+
+function notClearing(eb: ExpressionBuilder<Database, 'messages'>) {
+  return eb.or([eb('messages.wait_reason', 'is', null), eb('messages.wait_reason', '<>', CLEARING)]);
+}
+
+/** Up to `limit` of the number's messages marked by a clear and not yet settled. */
+export async function listClearingOf(db: Executor, numberId: string, limit: number): Promise<WaitingMessage[]> {
+  const rows = await db
+    .selectFrom('messages')
+    .select(WAITING_COLUMNS)
+    .where('messages.number_id', '=', numberId)
+    .where('messages.scheduled_for', 'is not', null)
+    .where('messages.wait_reason', '=', CLEARING)
+    .limit(limit)
+    .execute();
+  return rows.map(toWaiting);
 }
 
 /** A waiting message as the runner and the queue view read it. */
@@ -262,6 +304,7 @@ export async function listDueOnNode(
     .where('number_leases.node_id', '=', nodeId)
     .where('messages.scheduled_for', 'is not', null)
     .where('messages.scheduled_for', '<=', now.getTime())
+    .where(notClearing)
     .$if(busy.length > 0, (query) => query.where('messages.number_id', 'not in', busy));
   const rows = await db
     .selectFrom(ranked.as('due'))

@@ -124,7 +124,7 @@ for (const dialect of dialects) {
         const seeded = await account();
         await patch(
           `/numbers/${encodeURIComponent(seeded.phones[0]!)}`,
-          { send_policy: { min_gap_ms: 600, max_gap_ms: 600 } },
+          { send_policy: { min_gap_ms: 1_500, max_gap_ms: 1_500 } },
           seeded.apiKey,
         );
         assert.equal((await send(seeded)).statusCode, 200);
@@ -250,9 +250,77 @@ for (const dialect of dialects) {
         });
         assert.equal(cleared.statusCode, 200, cleared.body);
         assert.equal(cleared.json().cancelled, 3);
+        assert.equal(cleared.json().pending, 0, 'a short queue is settled within the answer');
         assert.equal(await used(seeded), 1);
         for (const id of ids) assert.equal((await findMessageById(test.gateway.store.db, id))?.status, 'cancelled');
         assert.equal((await get(`/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue`, seeded.apiKey)).json().total, 0);
+      });
+
+      it('a queue longer than a batch is answered 202 at once: none of it leaves, the view shows it cancelling, the runner settles the rest', async () => {
+        const seeded = await account();
+        const phone = seeded.phones[0]!;
+        await patch(`/numbers/${encodeURIComponent(phone)}`, { send_policy: LONG_GAP }, seeded.apiKey);
+        const number = await test.gateway.store.db
+          .selectFrom('whatsapp_numbers')
+          .select('id')
+          .where('phone', '=', phone)
+          .executeTakeFirstOrThrow();
+        // Written as the send path leaves them (faster than 1,200 sends), a second apart from an hour ahead.
+        const waiting = 1_200;
+        const now = Date.now();
+        const rows = Array.from({ length: waiting }, (_, index) => ({
+          id: `msg_clear${String(index).padStart(5, '0')}${dialect}${now}`,
+          account_id: seeded.accountId,
+          number_id: number.id,
+          direction: 'outbound',
+          from_phone: phone,
+          to_phone: '+14155550100',
+          text: `waiting ${index}`,
+          content_kind: 'text',
+          status: 'queued',
+          created_at: now,
+          updated_at: now,
+          scheduled_for: now + 3_600_000 + index * 1_000,
+          expires_at: now + 86_400_000,
+          wait_reason: 'gap',
+          first_contact: 0,
+        }));
+        for (let start = 0; start < waiting; start += 400)
+          await test.gateway.store.db
+            .insertInto('messages')
+            .values(rows.slice(start, start + 400))
+            .execute();
+        const cleared = await test.inject({
+          method: 'DELETE',
+          url: `/numbers/${encodeURIComponent(phone)}/queue`,
+          headers: { authorization: `Bearer ${seeded.apiKey}` },
+        });
+        assert.equal(cleared.statusCode, 202, cleared.body);
+        assert.equal(cleared.json().cancelled, waiting);
+        assert.ok(cleared.json().pending > 0 && cleared.json().pending < waiting, cleared.body);
+        const remaining = (await get(`/numbers/${encodeURIComponent(phone)}/queue?limit=1`, seeded.apiKey)).json();
+        assert.ok(remaining.total === 0 || Object.keys(remaining.counts).join() === 'cancelling', JSON.stringify(remaining.counts));
+        // A send after the clear is placed in an empty queue: the cleared messages hold no place in it.
+        assert.equal((await send(seeded)).statusCode, 200);
+        await until(
+          async () => (await get(`/numbers/${encodeURIComponent(phone)}/queue?limit=1`, seeded.apiKey)).json().total as number,
+          (total) => total === 0,
+        );
+        const statuses = await test.gateway.store.db
+          .selectFrom('messages')
+          .select(['status', (eb) => eb.fn.countAll<number | string>().as('count')])
+          .where(
+            'id',
+            'in',
+            rows.map((row) => row.id),
+          )
+          .groupBy('status')
+          .execute();
+        assert.deepEqual(
+          statuses.map((row) => [row.status, Number(row.count)]),
+          [['cancelled', waiting]],
+        );
+        assert.deepEqual(await statusEvents(rows.at(-1)!.id), ['cancelled']);
       });
 
       it('an Idempotency-Key replays a 202 as 202, and queues nothing more', async () => {
