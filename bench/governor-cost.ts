@@ -82,7 +82,11 @@ interface DialectResult {
 }
 
 const results: DialectResult[] = [];
-for (const dialect of DIALECTS) results.push(await measureDialect(dialect));
+for (const dialect of DIALECTS) {
+  results.push(await measureDialect(dialect));
+  // Each database's table as soon as it is measured, so a later failure does not lose it.
+  console.log(render(results.slice(-1)));
+}
 const report = render(results);
 console.log(report);
 writeReportSection('governor-cost', report);
