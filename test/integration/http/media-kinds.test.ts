@@ -74,7 +74,8 @@ for (const dialect of dialects) {
               {
                 from_phone: sender.phones[0],
                 to_phone: recipient.phones[0],
-                message: `${sample.kind} by ${source}`,
+                // Unique to this sample and source: two samples are images, and each test reads its own.
+                message: `${sample.file} by ${source}`,
                 media: await mediaFrom(source, sample),
               },
               sender.apiKey,
@@ -87,7 +88,7 @@ for (const dialect of dialects) {
               source,
             );
 
-            const text = `${sample.kind} by ${source}`;
+            const text = `${sample.file} by ${source}`;
             const received = await receivedMessage(test.gateway, recipient.accountId, (message) => message.text === text, text);
             assert.deepEqual([received.text, received.contentKind], [text, sample.kind], source);
             const got = await test.inject({

@@ -4,12 +4,34 @@ import { after, before, describe, it } from 'node:test';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver, type ReceivedRequest } from '../../support/webhook-receiver.ts';
+import { waitForValue } from '../../support/waiting.ts';
 import { eventually, payloadOf, receiveIncoming, sleep, startDeliveringGateway, webhookEnv } from '../../support/delivery-support.ts';
 
 const BACKLOG = 20;
 
 function textOf(request: ReceivedRequest): string {
   return String(payloadOf(request).message);
+}
+
+/**
+ * Each delivery's first arrival, in the order they came, as a receiver that deduplicates by
+ * webhook-id sees them: a request the gateway gave up on as timed out (a busy machine can hold
+ * an answer for seconds) is sent again, at least once being the promise, and may come again later.
+ */
+function firstArrivals(requests: ReceivedRequest[]): string[] {
+  const first = new Map<string, string>();
+  for (const request of requests) {
+    const id = String(request.headers['webhook-id']);
+    if (!first.has(id)) first.set(id, textOf(request));
+  }
+  return [...first.values()];
+}
+
+async function firstArrivalsOf(receiver: WebhookReceiver, count: number, from: number, path: string): Promise<string[]> {
+  return waitForValue(() => {
+    const arrivals = firstArrivals(receiver.requests.slice(from).filter((request) => request.path === path));
+    return arrivals.length >= count ? arrivals : undefined;
+  }, `${count} deliveries to ${path}`);
 }
 
 for (const dialect of dialects) {
@@ -69,8 +91,7 @@ for (const dialect of dialects) {
       receiver.responder = () => ({ status: 200 });
       const before = receiver.requests.length;
       test.gateway.deliveryWorker.start();
-      await receiver.waitForRequests(before + BACKLOG);
-      assert.deepEqual(receiver.requests.slice(before).map(textOf), sent);
+      assert.deepEqual(await firstArrivalsOf(receiver, BACKLOG, before, '/hook'), sent);
     });
 
     it('a backlog worked through slowly keeps its order when the deliveries claimed ahead wait out their claims', async () => {
@@ -87,8 +108,7 @@ for (const dialect of dialects) {
       for (const text of sent) await receiveIncoming(test, account, text);
 
       test.gateway.deliveryWorker.start();
-      const requests = await receiver.waitForRequests(sent.length, (request) => request.path === '/slow');
-      assert.deepEqual(requests.map(textOf), sent);
+      assert.deepEqual(await firstArrivalsOf(receiver, sent.length, 0, '/slow'), sent);
     });
   });
 }
