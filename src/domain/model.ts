@@ -194,6 +194,8 @@ interface MessageTimes {
   failed: Date | null;
   edited: Date | null;
   revoked: Date | null;
+  /** When a message that waited in its number's queue left it unsent, as `cancelled` or `expired`. */
+  unsent: Date | null;
 }
 
 /**

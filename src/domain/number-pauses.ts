@@ -33,3 +33,14 @@ export function presentPause(pause: NumberPause | null | undefined) {
   if (pause === null || pause === undefined) return null;
   return { reason: pause.reason, since: pause.since.toISOString(), until: pause.until?.toISOString() ?? null };
 }
+
+/**
+ * When a message waiting in a paused number's queue can leave: not before the pause's lift
+ * time, and at no time anyone can name while the pause lasts until someone resumes it (null).
+ * The stored due time is only when the queue runner looks again, which would tell a client a
+ * time in the past, or a gap it is not waiting for.
+ */
+export function dueUnderPause(scheduledFor: Date, pause: Pick<NumberPause, 'until'>): Date | null {
+  if (pause.until === null) return null;
+  return pause.until > scheduledFor ? pause.until : scheduledFor;
+}

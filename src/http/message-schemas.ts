@@ -468,9 +468,11 @@ const queuedProperties = {
   from_phone: { type: 'string', description: 'E.164.' },
   to_phone: { type: ['string', 'null'], description: 'E.164: the recipient; null for a message to a group.' },
   scheduled_for: {
-    type: 'string',
+    type: ['string', 'null'],
     format: 'date-time',
-    description: "When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.",
+    description:
+      "When the message is expected to leave, by the number's send policy and its pause; it may leave later (a cap, a pause), never " +
+      'earlier. Null while the number is paused until someone resumes it (wait_reason `paused`).',
   },
   expires_at: {
     type: 'string',

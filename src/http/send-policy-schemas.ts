@@ -89,7 +89,13 @@ const queuedEntry = {
   properties: {
     message_id: { type: 'string' },
     to: { type: 'string', description: 'The recipient: a phone (E.164) or a group id.' },
-    scheduled_for: { type: 'string', format: 'date-time' },
+    scheduled_for: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description:
+        'When it is expected to leave; while the number is paused, not before the pause lifts, and null when the pause lasts until ' +
+        'someone resumes the number.',
+    },
     expires_at: { type: ['string', 'null'], format: 'date-time' },
     wait_reason: { type: 'string', enum: [...WAIT_REASONS] },
     created_at: { type: 'string', format: 'date-time' },
@@ -104,8 +110,16 @@ const numberQueueComponent = {
     number_id: { type: 'string' },
     phone: { type: 'string' },
     total: { type: 'integer', description: 'Messages waiting.' },
-    counts: { type: 'object', additionalProperties: { type: 'integer' }, description: 'Waiting messages by wait_reason.' },
-    next_scheduled_for: { type: ['string', 'null'], format: 'date-time', description: 'When the next message is due to leave.' },
+    counts: {
+      type: 'object',
+      additionalProperties: { type: 'integer' },
+      description: "Waiting messages by wait_reason; while the number is paused, all of them under `paused` (but a clear's `cancelling`).",
+    },
+    next_scheduled_for: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'When the next message is due to leave; null when none waits, or while the number is paused until someone resumes it.',
+    },
     send_policy: ref('SendPolicySetting'),
     messages: { type: 'array', items: queuedEntry, description: 'The waiting messages in the order they are due to leave.' },
     next_cursor: { type: ['string', 'null'], description: 'Pass as cursor for the next page; null on the last.' },
@@ -125,7 +139,7 @@ export function presentQueue(number: { id: string; phone: string }, view: QueueV
     messages: view.messages.map((message) => ({
       message_id: message.id,
       to: message.toPhone,
-      scheduled_for: message.scheduledFor.toISOString(),
+      scheduled_for: message.scheduledFor?.toISOString() ?? null,
       expires_at: message.expiresAt?.toISOString() ?? null,
       wait_reason: message.waitReason,
       created_at: message.createdAt.toISOString(),

@@ -63,7 +63,8 @@ interface SendContent {
 
 /** A message the governor keeps in its number's queue: when it is due to leave, and why it waits. */
 interface QueuedSend {
-  scheduledFor: Date;
+  /** Null while the number is paused until someone resumes it. */
+  scheduledFor: Date | null;
   expiresAt: Date;
   waitReason: WaitReason;
 }
@@ -222,7 +223,7 @@ export class SendMessageService {
       ...message,
       status: 'sent',
       engineMessageId,
-      times: { sent: sentAt, delivered: null, read: null, failed: null, edited: null, revoked: null },
+      times: { sent: sentAt, delivered: null, read: null, failed: null, edited: null, revoked: null, unsent: null },
     };
   }
 

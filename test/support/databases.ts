@@ -290,4 +290,4 @@ export function suiteStore(dialect: Dialect): { readonly store: Store } {
 }
 
 /** A stored message's times before anything happened to it: what a freshly written row reads back with. */
-export const NO_TIMES = Object.freeze({ sent: null, delivered: null, read: null, failed: null, edited: null, revoked: null });
+export const NO_TIMES = Object.freeze({ sent: null, delivered: null, read: null, failed: null, edited: null, revoked: null, unsent: null });

@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   // The exported models hold the client's own answers, and the status tells a waiting message from one that left.
   const answered: SentMessage | QueuedAnswer = scheduled;
   if (answered.status !== 'queued') throw new Error(`a scheduled send is queued, not ${answered.status}`);
-  check(answered.wait_reason === 'scheduled' && Date.parse(answered.scheduled_for) > Date.now(), 'it waits for its time');
+  check(answered.wait_reason === 'scheduled' && answered.scheduled_for !== null && Date.parse(answered.scheduled_for) > Date.now(), 'it waits for its time');
   // A queued poll answers what was queued.
   const laterPoll = succeeded('POST /send_message a poll with send_at', await client.POST('/send_message', { body: { from_phone: from, to_phone: other, poll: { question: 'Later?', options: ['Yes', 'No'] }, send_at: new Date(Date.now() + 3_600_000).toISOString() } }));
   check(laterPoll.status === 'queued' && laterPoll.poll?.question === 'Later?', 'the queued poll is answered with its question');

@@ -91,7 +91,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate WhatsApp restricting a sandbox number
-         * @description Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts, and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
+         * @description Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
          */
         post: operations["simulateRestriction"];
         delete?: never;
@@ -371,7 +371,7 @@ export interface paths {
         put?: never;
         /**
          * Pause a number: hold its sends until it is resumed
-         * @description Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number.paused event with reason "manual" tells your webhooks. Use it after a ban, before moving to another number. Pausing a number WhatsApp already paused makes it wait for a resume by hand. Answers the number. Another account's number is not found.
+         * @description Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number with a send policy queues them instead (202, wait_reason paused, scheduled_for null) and sends them once it resumes. A number.paused event with reason "manual" tells your webhooks. Use it after a ban, before moving to another number. Pausing a number WhatsApp already paused makes it wait for a resume by hand. Answers the number. Another account's number is not found.
          */
         post: operations["pauseNumber"];
         delete?: never;
@@ -991,7 +991,7 @@ export interface paths {
         put?: never;
         /**
          * Simulate WhatsApp restricting a sandbox number
-         * @description Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts, and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
+         * @description Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, until now + lift_after_seconds); kind "rate_overlimit" answers the number's next send 429 rate_limited and pauses it (reason rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send policy queues them until the lift time, wait_reason paused), and number.resumed (reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.
          */
         post: operations["simulateRestrictionApi"];
         delete?: never;
@@ -1271,7 +1271,7 @@ export interface paths {
         put?: never;
         /**
          * Pause a number: hold its sends until it is resumed
-         * @description Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number.paused event with reason "manual" tells your webhooks. Use it after a ban, before moving to another number. Pausing a number WhatsApp already paused makes it wait for a resume by hand. Answers the number. Another account's number is not found.
+         * @description Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number with a send policy queues them instead (202, wait_reason paused, scheduled_for null) and sends them once it resumes. A number.paused event with reason "manual" tells your webhooks. Use it after a ban, before moving to another number. Pausing a number WhatsApp already paused makes it wait for a resume by hand. Answers the number. Another account's number is not found.
          */
         post: operations["pauseNumberApi"];
         delete?: never;
@@ -2616,9 +2616,9 @@ export interface components {
             from_phone: string;
             /**
              * Format: date-time
-             * @description When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.
+             * @description When the message is expected to leave, by the number's send policy and its pause; it may leave later (a cap, a pause), never earlier. Null while the number is paused until someone resumes it (wait_reason `paused`).
              */
-            scheduled_for: string;
+            scheduled_for: string | null;
             /**
              * Format: date-time
              * @description If it is still waiting then, it becomes `expired` and is never sent.
@@ -2665,9 +2665,9 @@ export interface components {
             from_phone: string;
             /**
              * Format: date-time
-             * @description When the message is expected to leave, by the number's send policy; it may leave later (a cap, a pause), never earlier.
+             * @description When the message is expected to leave, by the number's send policy and its pause; it may leave later (a cap, a pause), never earlier. Null while the number is paused until someone resumes it (wait_reason `paused`).
              */
-            scheduled_for: string;
+            scheduled_for: string | null;
             /**
              * Format: date-time
              * @description If it is still waiting then, it becomes `expired` and is never sent.
@@ -2775,7 +2775,7 @@ export interface components {
              * @enum {string}
              */
             status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
-            /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
+            /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one), or queued then cancelled or expired for one that left its queue unsent; received, then read once you marked it read, for a received one. */
             status_history: {
                 /** @enum {string} */
                 status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
@@ -2835,7 +2835,7 @@ export interface components {
              * @enum {string}
              */
             status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
-            /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one); received, then read once you marked it read, for a received one. */
+            /** @description Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a read receipt may come without a delivered one), or queued then cancelled or expired for one that left its queue unsent; received, then read once you marked it read, for a received one. */
             status_history: {
                 /** @enum {string} */
                 status: "queued" | "sent" | "delivered" | "read" | "failed" | "unknown" | "received" | "cancelled" | "expired";
@@ -3026,13 +3026,13 @@ export interface components {
             phone: string;
             /** @description Messages waiting. */
             total: number;
-            /** @description Waiting messages by wait_reason. */
+            /** @description Waiting messages by wait_reason; while the number is paused, all of them under `paused` (but a clear's `cancelling`). */
             counts: {
                 [key: string]: number;
             };
             /**
              * Format: date-time
-             * @description When the next message is due to leave.
+             * @description When the next message is due to leave; null when none waits, or while the number is paused until someone resumes it.
              */
             next_scheduled_for: string | null;
             send_policy: components["schemas"]["SendPolicySetting"];
@@ -3041,8 +3041,11 @@ export interface components {
                 message_id: string;
                 /** @description The recipient: a phone (E.164) or a group id. */
                 to: string;
-                /** Format: date-time */
-                scheduled_for: string;
+                /**
+                 * Format: date-time
+                 * @description When it is expected to leave; while the number is paused, not before the pause lifts, and null when the pause lasts until someone resumes the number.
+                 */
+                scheduled_for: string | null;
                 /** Format: date-time */
                 expires_at: string | null;
                 /** @enum {string} */

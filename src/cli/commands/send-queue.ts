@@ -25,7 +25,7 @@ export function registerSendQueueCommands(number: Command): void {
         const messages = view.messages.map((message) => ({
           message_id: message.id,
           to: message.toPhone,
-          scheduled_for: message.scheduledFor.toISOString(),
+          scheduled_for: message.scheduledFor?.toISOString() ?? null,
           wait_reason: message.waitReason,
           expires_at: message.expiresAt?.toISOString() ?? null,
         }));

@@ -29,7 +29,8 @@ interface WaitCountView {
 interface WaitingRowView {
   id: string;
   toPhone: string;
-  scheduledFor: Date;
+  /** Null while the number is paused until someone resumes it. */
+  scheduledFor: Date | null;
   reason: string;
 }
 

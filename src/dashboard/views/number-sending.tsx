@@ -128,9 +128,7 @@ function QueueSummary(props: { number: NumberSendingView }): JSX.Element {
           <tbody>
             {number.next.map((message) => (
               <tr>
-                <td>
-                  <Time at={message.scheduledFor} />
-                </td>
+                <td>{message.scheduledFor === null ? 'once resumed' : <Time at={message.scheduledFor} />}</td>
                 <td class="mono" safe>
                   {message.toPhone}
                 </td>

@@ -132,6 +132,7 @@ function statusHistory(message: Message): { status: MessageStatus; at: string }[
           ['delivered', times?.delivered],
           ['read', times?.read],
           ['failed', times?.failed],
+          [message.status === 'expired' ? 'expired' : 'cancelled', times?.unsent],
         ];
   return reached.flatMap(([status, at]) => (at === null || at === undefined ? [] : [{ status, at: at.toISOString() }]));
 }

@@ -59,7 +59,8 @@ const messageComponent = {
       type: 'array',
       description:
         'Each status the message reached, with its time, oldest first: queued, sent, delivered, read or failed for a sent message (a ' +
-        'read receipt may come without a delivered one); received, then read once you marked it read, for a received one.',
+        'read receipt may come without a delivered one), or queued then cancelled or expired for one that left its queue unsent; ' +
+        'received, then read once you marked it read, for a received one.',
       items: {
         type: 'object',
         required: ['status', 'at'],

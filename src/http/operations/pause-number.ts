@@ -28,7 +28,8 @@ export const pauseNumber = defineOperation(
   operationId: 'pauseNumber',
   summary: 'Pause a number: hold its sends until it is resumed',
   description:
-    'Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number.paused ' +
+    'Sends from a paused number are refused with 503 number_paused (nothing is sent) until POST /numbers/{id}/resume; a number with a ' +
+    'send policy queues them instead (202, wait_reason paused, scheduled_for null) and sends them once it resumes. A number.paused ' +
     'event with reason "manual" tells your webhooks. Use it after a ban, before moving to another number. Pausing a number WhatsApp ' +
     "already paused makes it wait for a resume by hand. Answers the number. Another account's number is not found.",
   tag: 'numbers',

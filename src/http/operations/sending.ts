@@ -142,7 +142,7 @@ function presentSent(outcome: SendOutcome, media: MediaObject | undefined, addre
   if (outcome.queue === undefined) return presented;
   return {
     ...presented,
-    scheduled_for: outcome.queue.scheduledFor.toISOString(),
+    scheduled_for: outcome.queue.scheduledFor?.toISOString() ?? null,
     expires_at: outcome.queue.expiresAt.toISOString(),
     wait_reason: outcome.queue.waitReason,
   };

@@ -38,7 +38,8 @@ export const simulateRestriction = defineOperation(
   description:
     'Rehearses your handling of number.paused (docs/number-pauses.md). kind "restricted" pauses the number at once (reason restricted, ' +
     'until now + lift_after_seconds); kind "rate_overlimit" answers the number\'s next send 429 rate_limited and pauses it (reason ' +
-    'rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts, and number.resumed ' +
+    'rate_limited) until the lift time. Either way sends are refused with 503 number_paused while it lasts (a number with a send ' +
+    'policy queues them until the lift time, wait_reason paused), and number.resumed ' +
     '(reason lifted) follows at the lift time. Counted with your simulated incoming messages per minute.',
   tag: 'sandbox',
   answers: {

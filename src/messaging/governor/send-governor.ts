@@ -1,6 +1,7 @@
 import type { GovernorConfig } from '../../config.ts';
 import { AppError } from '../../domain/errors.ts';
 import type { Message, WhatsAppNumber } from '../../domain/model.ts';
+import { dueUnderPause } from '../../domain/number-pauses.ts';
 import { parsePolicyBody, readStoredSetting, resolvePolicy, type PolicySetting, type SendPolicy } from '../../domain/send-policy.ts';
 import type { Store } from '../../store/database.ts';
 import type { GroupCommitter } from '../../store/group-commit.ts';
@@ -33,7 +34,8 @@ export type LeftAs = 'sent' | 'failed' | 'unknown' | 'cancelled' | 'expired';
 export type Admission =
   | { kind: 'refused' }
   | { kind: 'now' }
-  | { kind: 'queued'; scheduledFor: Date; expiresAt: Date; waitReason: WaitReason };
+  /** scheduledFor: when it is expected to leave; null while it waits for a pause that lasts until someone resumes the number. */
+  | { kind: 'queued'; scheduledFor: Date | null; expiresAt: Date; waitReason: WaitReason };
 
 /** The stored policy settings of a number and its account (null inherits). */
 export interface StoredSettings {
@@ -135,8 +137,10 @@ export class SendGovernor {
             ? 'gap'
             : decision.reason;
       let scheduledFor = decision.kind === 'now' ? null : decision.until;
-      if (held !== null && (scheduledFor === null || (held.until !== null && held.until > scheduledFor))) {
-        scheduledFor = new Date(Math.max(now.getTime(), held.until?.getTime() ?? 0));
+      // Held until someone resumes it, the number waits for that whatever its policy says; held
+      // until a time, it waits for whichever comes later.
+      if (held !== null && (scheduledFor === null || held.until === null || held.until > scheduledFor)) {
+        scheduledFor = new Date(Math.max(now.getTime(), scheduledFor?.getTime() ?? 0, held.until?.getTime() ?? 0));
         waitReason = 'paused';
       }
       const expiresAt = schedule?.expiresAt ?? new Date(Math.max(now.getTime(), sendAt?.getTime() ?? 0) + this.config.defaultExpiryMs);
@@ -164,7 +168,8 @@ export class SendGovernor {
         scheduled: waitReason === 'scheduled',
       });
       this.queuedListener(scheduledFor);
-      return { kind: 'queued', scheduledFor, expiresAt, waitReason: waitReason! };
+      const expected = waitReason === 'paused' && held !== null ? dueUnderPause(scheduledFor, held) : scheduledFor;
+      return { kind: 'queued', scheduledFor: expected, expiresAt, waitReason: waitReason! };
     });
   }
 

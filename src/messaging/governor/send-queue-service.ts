@@ -1,5 +1,7 @@
 import { AppError } from '../../domain/errors.ts';
 import type { Message, WhatsAppNumber } from '../../domain/model.ts';
+import { dueUnderPause } from '../../domain/number-pauses.ts';
+import { findPause } from '../../store/repositories/number-pauses.ts';
 import { policyBody, policyOf, storedSetting, type PolicySetting, type SendPolicyBody } from '../../domain/send-policy.ts';
 import type { Store } from '../../store/database.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
@@ -32,11 +34,14 @@ export interface PresentedPolicy {
   policy: SendPolicyBody | null;
 }
 
+/** A waiting message as shown: when it is expected to leave (null while its number is paused until resumed), and why it waits. */
+type ShownWaitingMessage = Omit<WaitingMessage, 'scheduledFor'> & { scheduledFor: Date | null };
+
 export interface QueueView {
   counts: Record<string, number>;
   total: number;
   nextScheduledFor: Date | null;
-  messages: WaitingMessage[];
+  messages: ShownWaitingMessage[];
   nextCursor: string | null;
   policy: PresentedPolicy;
 }
@@ -95,19 +100,26 @@ export class SendQueueService {
 
   async view(number: WhatsAppNumber, limit: number, cursor: string | undefined): Promise<QueueView> {
     const after = cursor === undefined ? undefined : parseCursor(cursor);
-    const [counts, page, policy] = await Promise.all([
+    const [counts, page, policy, pause] = await Promise.all([
       countWaitingByReason(this.store.db, number.id),
       listWaitingPage(this.store.db, number.id, limit + 1, after),
       this.numberPolicy(number),
+      findPause(this.store.db, number.id),
     ]);
     const messages = page.slice(0, limit);
     const last = messages.at(-1);
     const first = after === undefined ? messages[0] : (await listWaitingPage(this.store.db, number.id, 1))[0];
+    const shown = (message: WaitingMessage): ShownWaitingMessage =>
+      pause === undefined || message.waitReason === CLEARING
+        ? message
+        : { ...message, scheduledFor: dueUnderPause(message.scheduledFor, pause), waitReason: 'paused' };
+    const shownCounts = pause === undefined ? counts : countsUnderPause(counts);
     return {
-      counts,
-      total: Object.values(counts).reduce((sum, count) => sum + count, 0),
-      nextScheduledFor: first?.scheduledFor ?? null,
-      messages,
+      counts: shownCounts,
+      total: Object.values(shownCounts).reduce((sum, count) => sum + count, 0),
+      nextScheduledFor: first === undefined ? null : shown(first).scheduledFor,
+      messages: messages.map(shown),
+      // The cursor keeps the stored order, whatever is shown.
       nextCursor: page.length > limit && last !== undefined ? `${last.scheduledFor.getTime()}_${last.id}` : null,
       policy,
     };
@@ -175,6 +187,15 @@ export class SendQueueService {
     const deps = { store: this.store, sender: this.sender, governor: this.governor, leaseOf: (id: string) => this.leases.leaseOf(id) };
     return settleUnsent(deps, await listClearingOf(this.store.db, number.id, CLEAR_BATCH));
   }
+}
+
+/**
+ * A paused number's queue waits for the pause, whatever each message waited for before (the
+ * runner only writes `paused` on the messages it finds due); a clear's `cancelling` stays.
+ */
+function countsUnderPause(counts: Record<string, number>): Record<string, number> {
+  const paused = Object.entries(counts).reduce((sum, [reason, count]) => (reason === CLEARING ? sum : sum + count), 0);
+  return { ...(paused > 0 && { paused }), ...(counts[CLEARING] !== undefined && { [CLEARING]: counts[CLEARING] }) };
 }
 
 function present(source: PresentedPolicy['source'], setting: PolicySetting): PresentedPolicy {

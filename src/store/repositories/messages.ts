@@ -41,6 +41,9 @@ export function toMessage(row: MessageRow): Message {
       failed: instant(row.failed_at),
       edited: instant(row.edited_at),
       revoked: instant(row.revoked_at),
+      // Settling a waiting message is the last write to its row: nothing is sent, so no receipt,
+      // edit or revocation comes after it, and its updated_at is when it was cancelled or expired.
+      unsent: row.status === 'cancelled' || row.status === 'expired' ? instant(row.updated_at) : null,
     },
   };
 }

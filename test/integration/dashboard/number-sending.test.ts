@@ -90,7 +90,7 @@ for (const dialect of dialects) {
       assert.ok(page.body.includes('+14155550111'), 'the waiting message is listed');
       const waiting = (await test.gateway.sendQueues.view(await test.gateway.numbers.findNumber(operatorScope(), numberId), 1, undefined))
         .messages[0]!;
-      assert.ok(page.body.includes(`datetime="${waiting.scheduledFor.toISOString()}"`), 'with the time it leaves');
+      assert.ok(page.body.includes(`datetime="${waiting.scheduledFor?.toISOString()}"`), 'with the time it leaves');
       assert.doesNotMatch(page.body, /send_policy"|clear_queue"/, 'a member gets no forms');
       assert.match((await owner.get('/numbers')).body, /\/clear_queue"/, 'an owner does');
     });

@@ -11,6 +11,7 @@ import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 import { waitForValue } from '../../support/waiting.ts';
+import { documentChecker } from '../../support/documented-answers.ts';
 
 /** A policy that makes every second send of a number wait: a gap far longer than a test. */
 const LONG_GAP = { min_gap_ms: 3_600_000, max_gap_ms: 3_600_000 };
@@ -61,6 +62,24 @@ for (const dialect of dialects) {
         .map((row) => JSON.parse(row.payload) as { message_id: string; status: string })
         .filter((event) => event.message_id === messageId)
         .map((event) => event.status);
+
+    /** The message's status_history holds these statuses in order, each at or after the one before. */
+    async function assertHistory(seeded: SeededAccount, id: string, statuses: string[]) {
+      const read = await get(`/messages/${id}`, seeded.apiKey);
+      assert.equal(read.statusCode, 200, read.body);
+      const history = read.json().status_history as { status: string; at: string }[];
+      assert.deepEqual(
+        history.map((entry) => entry.status),
+        statuses,
+        read.body,
+      );
+      const times = history.map((entry) => Date.parse(entry.at));
+      assert.deepEqual(
+        times,
+        [...times].sort((a, b) => a - b),
+        'oldest first',
+      );
+    }
 
     /** What `read` gives once `done` holds of it (test/support/waiting.ts). */
     function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -184,6 +203,7 @@ for (const dialect of dialects) {
         assert.equal(cancelled.json().status, 'cancelled');
         assert.equal(await used(seeded), 0, 'the unit is given back');
         assert.deepEqual(await statusEvents(id), ['cancelled']);
+        await assertHistory(seeded, id, ['queued', 'cancelled']);
         const again = await cancel(`/api/messages/${id}/cancel`, seeded.apiKey);
         assert.equal(again.statusCode, 409);
         assert.equal(again.json().error, 'message_not_cancellable');
@@ -212,6 +232,7 @@ for (const dialect of dialects) {
         assert.equal(expired?.engineMessageId, null, 'never sent');
         assert.equal(await used(seeded), 0);
         assert.deepEqual(await statusEvents(id), ['expired']);
+        await assertHistory(seeded, id, ['queued', 'expired']);
       });
 
       it('DELETE /numbers/{id}/queue cancels every waiting message and gives their units back', async () => {
@@ -388,7 +409,7 @@ for (const dialect of dialects) {
         assert.equal(paused.statusCode, 200, paused.body);
         const queued = await send(seeded);
         assert.equal(queued.statusCode, 202, queued.body);
-        assert.deepEqual([queued.json().status, queued.json().wait_reason], ['queued', 'paused']);
+        assert.deepEqual([queued.json().status, queued.json().wait_reason, queued.json().scheduled_for], ['queued', 'paused', null]);
         // Held: the runner looks again every 200 ms, and leaves it where it is.
         await sleep(600);
         assert.equal((await findMessageById(test.gateway.store.db, queued.json().message_id))?.status, 'queued');
@@ -404,6 +425,89 @@ for (const dialect of dialects) {
         );
         assert.ok(left?.status === 'sent' || left?.status === 'delivered', `left the queue once resumed, now ${left?.status}`);
         assert.ok(left?.engineMessageId, 'handed to the network');
+      });
+
+      it('a paused number reports its queue as waiting for the pause: until its lift time, or scheduled_for null until resumed', async () => {
+        const seeded = await account();
+        const phone = encodeURIComponent(seeded.phones[0]!);
+        assert.equal((await patch(`/numbers/${phone}`, { send_policy: LONG_GAP }, seeded.apiKey)).statusCode, 200);
+        assert.equal((await send(seeded)).statusCode, 200);
+        const gapped = await send(seeded);
+        assert.deepEqual([gapped.statusCode, gapped.json().wait_reason], [202, 'gap'], gapped.body);
+        // A restriction that lifts after the gap: everything waits for its lift time.
+        const restricted = await test.post(
+          '/sandbox/restrict',
+          { phone: seeded.phones[0], kind: 'restricted', lift_after_seconds: 10_800 },
+          seeded.apiKey,
+        );
+        assert.equal(restricted.statusCode, 200, restricted.body);
+        const until = restricted.json().until as string;
+        const timed = await waitForValue(async () => {
+          const queue = (await get(`/numbers/${phone}/queue`, seeded.apiKey)).json();
+          return queue.counts.paused === 1 ? queue : undefined;
+        }, 'the queue to wait for the restriction');
+        assert.deepEqual(
+          [
+            timed.counts,
+            timed.next_scheduled_for,
+            timed.messages.map((m: { wait_reason: string; scheduled_for: string }) => [m.wait_reason, m.scheduled_for]),
+          ],
+          [{ paused: 1 }, until, [['paused', until]]],
+        );
+        const duringRestriction = await send(seeded);
+        assert.deepEqual([duringRestriction.statusCode, duringRestriction.json().wait_reason], [202, 'paused'], duringRestriction.body);
+        assert.ok(Date.parse(duringRestriction.json().scheduled_for) >= Date.parse(until), duringRestriction.body);
+        // Paused by hand, until someone resumes it: no time can be named.
+        const paused = await test.post(`/numbers/${phone}/pause`, {}, seeded.apiKey);
+        assert.equal(paused.statusCode, 200, paused.body);
+        const byHand = (await get(`/api/numbers/${phone}/queue`, seeded.apiKey)).json();
+        assert.deepEqual(
+          [
+            byHand.counts,
+            byHand.next_scheduled_for,
+            byHand.messages.map((m: { wait_reason: string; scheduled_for: string | null }) => [m.wait_reason, m.scheduled_for]),
+          ],
+          [
+            { paused: 2 },
+            null,
+            [
+              ['paused', null],
+              ['paused', null],
+            ],
+          ],
+        );
+        const whilePaused = await send(seeded);
+        assert.deepEqual(
+          [whilePaused.statusCode, whilePaused.json().wait_reason, whilePaused.json().scheduled_for],
+          [202, 'paused', null],
+          whilePaused.body,
+        );
+      });
+
+      it('a queued poll and queued contact cards are answered 202 with what was queued, as the document describes', async () => {
+        const seeded = await account();
+        const check = documentChecker((await test.inject({ method: 'GET', url: '/openapi.json' })).json());
+        const later = { send_at: new Date(Date.now() + 3_600_000).toISOString() };
+        const poll = await send(seeded, { message: undefined, poll: { question: 'Later?', options: ['Yes', 'No'] }, ...later });
+        assert.equal(poll.statusCode, 202, poll.body);
+        assert.deepEqual([poll.json().poll.question, poll.json().poll.options], ['Later?', ['Yes', 'No']], poll.body);
+        const card = await send(seeded, {
+          message: undefined,
+          contacts: [{ name: 'Ada Lovelace', phones: ['+44 7700 900123'] }],
+          ...later,
+        });
+        assert.equal(card.statusCode, 202, card.body);
+        assert.deepEqual([card.json().contacts[0].name, card.json().contacts[0].phones], ['Ada Lovelace', ['+447700900123']], card.body);
+        for (const answer of [poll, card]) {
+          const problem = check({
+            method: 'POST',
+            path: '/send_message',
+            status: answer.statusCode,
+            contentType: String(answer.headers['content-type']),
+            body: answer.body,
+          });
+          assert.equal(problem, undefined, problem);
+        }
       });
 
       it('an ungoverned paused number still refuses a send with 503 number_paused', async () => {
