@@ -42,6 +42,8 @@ export class WebhookReceiver {
         const answer = this.responder(received, index);
         if (answer === 'hang') {
           this.hanging.add(response);
+          // The gateway gave up on it (its timeout) or the connection ended: no longer held open.
+          response.on('close', () => this.hanging.delete(response));
           return;
         }
         const respond = () => {
@@ -77,6 +79,11 @@ export class WebhookReceiver {
       },
       `${count} webhook requests (${this.requests.filter(match).length} so far)`,
     );
+  }
+
+  /** Requests answered `'hang'` whose connections the sender still holds open. */
+  get openHungRequests(): number {
+    return this.hanging.size;
   }
 
   async close(): Promise<void> {

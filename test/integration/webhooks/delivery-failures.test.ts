@@ -249,7 +249,10 @@ for (const dialect of dialects) {
     ];
     for (const limits of endpointLimits) {
       describe(`webhook endpoints are isolated, ${limits.name} (${dialect})`, () => {
-        const timeoutMs = 3_000;
+        // Longer than any wait of the suite (test/support/waiting.ts gives up after a minute): if the
+        // hanging endpoint held the worker up, the healthy deliveries would wait out this timeout and
+        // the test would fail, however fast or slow the machine is.
+        const timeoutMs = 600_000;
         const messageCount = 20;
         let test: TestGateway;
         const receivers: WebhookReceiver[] = [];
@@ -273,28 +276,25 @@ for (const dialect of dialects) {
             eventTypes: ['message'],
           });
 
-          const sentAt = new Map<string, number>();
+          const sentIds = new Set<string>();
           for (let index = 0; index < messageCount; index++) {
-            const started = Date.now();
             const received = await receiveIncoming(test, hanging.account, `message ${index}`);
-            sentAt.set(received.message_id!, started);
+            sentIds.add(received.message_id!);
           }
           const delivered = await healthy.waitForRequests(messageCount);
-          const firstHungAt = hanging.receiver.requests[0]?.receivedAt;
-          assert.ok(firstHungAt !== undefined, 'the hanging endpoint was being tried');
-          for (const request of delivered) {
-            const payload = payloadOf(request);
-            assert.equal(payload.webhook_id, webhook.id);
-            const lagMs = request.receivedAt - sentAt.get(payload.message_id as string)!;
-            assert.ok(lagMs <= 2_000, `${String(payload.message)} arrived ${lagMs} ms after it was sent`);
-          }
-          const lastDeliveredAt = Math.max(...delivered.map((request) => request.receivedAt));
-          assert.ok(lastDeliveredAt - firstHungAt < timeoutMs, 'everything arrived while the hung requests were still open');
+          await hanging.receiver.waitForRequests(1);
+          assert.equal(
+            hanging.receiver.openHungRequests,
+            hanging.receiver.requests.length,
+            'every request to the hanging endpoint is still open: the healthy one was served meanwhile, not after a timeout',
+          );
+          for (const request of delivered) assert.equal(payloadOf(request).webhook_id, webhook.id);
           assert.deepEqual(
-            [...new Set(delivered.map((request) => payloadOf(request).message_id))].length,
-            messageCount,
+            new Set(delivered.map((request) => payloadOf(request).message_id as string)),
+            sentIds,
             'each message exactly once',
           );
+          assert.equal(delivered.length, messageCount);
         });
       });
     }
