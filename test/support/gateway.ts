@@ -183,3 +183,22 @@ export function receivedMessage(
     return page.messages.find(matches);
   }, what);
 }
+
+/**
+ * The recipient's stored copy of a message the gateway sent as `sentMessageId`, once stored: matched
+ * by the network's message id, never "the newest row" (the sandbox answers the sender before the
+ * recipient stores when the machine is busy).
+ */
+export async function receivedCopyOf(
+  gateway: Gateway,
+  sender: { accountId: string },
+  recipient: { accountId: string },
+  sentMessageId: string,
+  what: string,
+): Promise<Message> {
+  const engineId = await waitForValue(async () => {
+    const page = await gateway.history.page(accountScope(sender.accountId), { direction: 'outbound', limit: 50 });
+    return page.messages.find((message) => message.id === sentMessageId)?.engineMessageId ?? undefined;
+  }, `the send of ${what} handed to the network`);
+  return receivedMessage(gateway, recipient.accountId, (message) => message.engineMessageId === engineId, what);
+}

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
 import { blobStores } from '../../support/s3-server.ts';
-import { receivedMessage, seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { receivedCopyOf, seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { samples } from '../../support/media-samples.ts';
 
 const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
@@ -33,13 +32,8 @@ for (const dialect of dialects) {
         test.inject({ method: 'GET', url: `/media/${id}`, headers: { authorization: `Bearer ${key}` } });
 
       /** The recipient's stored copy of the message sent as `messageId`, once stored. */
-      async function received(sent: { message_id: string }, what: string) {
-        const engineId = (await test.gateway.history.page(accountScope(sender.accountId), { limit: 20 })).messages.find(
-          (message) => message.id === sent.message_id,
-        )?.engineMessageId;
-        assert.ok(engineId, `the send of ${what} was handed to the network`);
-        return receivedMessage(test.gateway, recipient.accountId, (message) => message.engineMessageId === engineId, what);
-      }
+      const received = (sent: { message_id: string }, what: string) =>
+        receivedCopyOf(test.gateway, sender, recipient, sent.message_id, what);
 
       it('an upload sent by id reaches a sandbox recipient as its own stored copy of the file', async () => {
         const bytes = samples.pdf(5000);

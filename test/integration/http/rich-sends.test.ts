@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
-import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { receivedCopyOf, seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import type { JsonObject } from '../../support/json.ts';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
@@ -23,25 +22,10 @@ for (const dialect of dialects) {
     const send = (body: Record<string, unknown>) =>
       test.post('/api/send_message', { from_phone: account.phones[0], to_phone: account.phones[1], ...body }, account.apiKey);
 
-    /** What the second number received last, as GET /messages/{id} shows it. */
-    async function receivedLast(): Promise<JsonObject> {
-      const number = await test.gateway.numbers.findNumber(operatorScope(), account.phones[1]!);
-      for (let tries = 0; tries < 100; tries++) {
-        const row = await test.gateway.store.db
-          .selectFrom('messages')
-          .select('id')
-          .where('number_id', '=', number.id)
-          .where('direction', '=', 'inbound')
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .executeTakeFirst();
-        if (row !== undefined)
-          return (
-            await test.inject({ method: 'GET', url: `/api/messages/${row.id}`, headers: { authorization: `Bearer ${account.apiKey}` } })
-          ).json();
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      assert.fail('nothing arrived');
+    /** The second number's stored copy of `sent`, as GET /messages/{id} shows it. */
+    async function receivedCopy(sent: { json(): JsonObject }, what: string): Promise<JsonObject> {
+      const copy = await receivedCopyOf(test.gateway, account, account, sent.json().message_id as string, what);
+      return (await test.inject({ method: 'GET', url: `/api/messages/${copy.id}`, headers: { authorization: `Bearer ${account.apiKey}` } })).json();
     }
 
     it('a location is sent with its comment and arrives in the shape it was sent in', async () => {
@@ -49,7 +33,7 @@ for (const dialect of dialects) {
       assert.equal(sent.statusCode, 200, sent.body);
       const location = { latitude: 51.5033, longitude: -0.1196, name: 'London Eye', address: null, url: null };
       assert.deepEqual([sent.json().location, sent.json().message], [location, 'the entrance']);
-      const received = await receivedLast();
+      const received = await receivedCopy(sent, 'send 1');
       assert.deepEqual([received.content_kind, received.location, received.message], ['location', location, 'the entrance']);
     });
 
@@ -67,7 +51,7 @@ for (const dialect of dialects) {
         'BEGIN:VCARD\nVERSION:3.0\nFN:Ada\\, Countess\\; of\\nLovelace\nTEL;type=CELL;waid=447700900123:+447700900123\nEMAIL;type=INTERNET:ada@example.org\nN:;Ada\\, Countess\\; of\\nLovelace;;;\nEND:VCARD',
       );
       assert.deepEqual([given.name, given.phones], ['Charles, Babbage', ['+447700900124']]);
-      const received = await receivedLast();
+      const received = await receivedCopy(sent, 'send 2');
       assert.deepEqual([received.content_kind, received.contacts], ['contact', sent.json().contacts]);
     });
 
@@ -100,7 +84,7 @@ for (const dialect of dialects) {
       const sent = await send({ media: { data: PNG }, view_once: true });
       assert.equal(sent.statusCode, 200, sent.body);
       assert.equal(sent.json().view_once, true);
-      const received = await receivedLast();
+      const received = await receivedCopy(sent, 'send 3');
       assert.deepEqual([received.content_kind, received.view_once], ['image', true]);
       const onText = await send({ message: 'hi', view_once: true });
       assert.deepEqual(
