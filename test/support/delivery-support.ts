@@ -17,7 +17,9 @@ export function webhookEnv(overrides: Record<string, string> = {}): Record<strin
   return {
     WAGW_WEBHOOK_ALLOW_PRIVATE: 'true',
     WAGW_WEBHOOK_RETRY_SCHEDULE: '0.2,0.2,0.2',
-    WAGW_WEBHOOK_TIMEOUT_MS: '1000',
+    // Far longer than a busy machine takes to answer: an answer late only because of load must not
+    // count as a timeout. Tests of the timeout itself set their own.
+    WAGW_WEBHOOK_TIMEOUT_MS: '30000',
     WAGW_WEBHOOK_POLL_INTERVAL_MS: '50',
     ...overrides,
   };

@@ -112,10 +112,8 @@ for (const dialect of dialects) {
         const gap = gapMs(requests, 0, 1);
         // More than any jittered delay alone (so Retry-After counted), far less than its 30 s.
         assert.ok(gap > scheduleSeconds * JITTER_HIGH * 1000, `the retry came ${gap} ms later; Retry-After was ignored`);
-        assert.ok(
-          gap <= 2 * scheduleSeconds * JITTER_HIGH * 1000 + TIMING_SLACK_MS,
-          `the retry came ${gap} ms later, beyond twice the schedule`,
-        );
+        // The bound of twice the schedule is applyRetryAfter's (test/unit/webhooks/retry-policy.test.ts):
+        // a gap measured here grows with the machine's load, so only its lower bound is a fact.
       });
 
       it('a 429 with a Retry-After shorter than the scheduled delay does not bring the retry forward', async () => {
@@ -125,7 +123,6 @@ for (const dialect of dialects) {
         const requests = await receiver.waitForRequests(2);
         const gap = gapMs(requests, 0, 1);
         assert.ok(gap >= scheduleSeconds * JITTER_LOW * 1000 - 50, `the retry came after only ${gap} ms`);
-        assert.ok(gap <= scheduleSeconds * JITTER_HIGH * 1000 + TIMING_SLACK_MS, `the retry came ${gap} ms later`);
       });
     });
 

