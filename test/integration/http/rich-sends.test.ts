@@ -25,7 +25,9 @@ for (const dialect of dialects) {
     /** The second number's stored copy of `sent`, as GET /messages/{id} shows it. */
     async function receivedCopy(sent: { json(): JsonObject }, what: string): Promise<JsonObject> {
       const copy = await receivedCopyOf(test.gateway, account, account, sent.json().message_id as string, what);
-      return (await test.inject({ method: 'GET', url: `/api/messages/${copy.id}`, headers: { authorization: `Bearer ${account.apiKey}` } })).json();
+      return (
+        await test.inject({ method: 'GET', url: `/api/messages/${copy.id}`, headers: { authorization: `Bearer ${account.apiKey}` } })
+      ).json();
     }
 
     it('a location is sent with its comment and arrives in the shape it was sent in', async () => {

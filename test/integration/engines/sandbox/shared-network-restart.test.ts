@@ -20,7 +20,6 @@ const OUTAGE_MS = 2_000;
 /** Longer than the longest pause of a reconnect loop (2 s) and a refused dial's 0.5 s after it. */
 const LATE_CHAIN_WATCH_MS = 3_000;
 
-
 // After the shared network comes back from an outage, each number connects again once, in one
 // reconnect loop with backoff: not in parallel chains whose connections replace one another and
 // leave the number in conflict for good.
@@ -69,10 +68,7 @@ describe('a restart of the shared sandbox network', () => {
     shared = await serveTestNetwork({ port });
     // How soon is the reconnect loop's backoff (sandbox-engine.ts), which load stretches; what must
     // hold on any machine is that each number ends connected, once.
-    await waitUntil(
-      () => numbers.every((number) => engine.sessionStatus(number) === 'connected'),
-      'every number connected again',
-    );
+    await waitUntil(() => numbers.every((number) => engine.sessionStatus(number) === 'connected'), 'every number connected again');
     // Late chains, if any, would replace the connections now: give them the time to.
     await sleep(LATE_CHAIN_WATCH_MS);
     assert.deepEqual(
