@@ -203,7 +203,11 @@ export class SandboxNetwork implements SandboxNetworkPort {
         throw new NotGroupMemberError(group === undefined ? from : to, inGroup);
       message.group = { id: group.id, subject: group.subject };
       // The other members get theirs as a real group's would; the simulated phone waits for `to` alone.
-      void this.fanOut(message, group, to);
+      // A simulated LID is a claim of the account that simulates, made to its own number: the
+      // other members (another account's numbers, maybe) get the message from the phone alone,
+      // so that no account's LID map learns what another account asserted (issue 38, ADR 0055).
+      const { senderLid: _claimedLid, phoneHidden: _claimHidden, ...unclaimed } = message;
+      void this.fanOut(unclaimed, group, to);
     }
     this.record({ kind: 'send', phone: from, node: 'simulator', id: message.id, to, text });
     const delivered = await this.deliver(message, true);
