@@ -69,6 +69,8 @@ export interface MediaAllowances {
   uploadBytesPerWindow: PlanAmounts;
   /** Bytes the gateway fetches for an account's media.url within a window. */
   fetchBytesPerWindow: PlanAmounts;
+  /** Link-preview fetches (a page, an image) a number may have made within a window. */
+  previewFetchesPerNumber: number;
   windowMs: number;
 }
 
@@ -371,6 +373,7 @@ export function loadConfig(env: Environment = process.env): Config {
           { starter: 512, pro: 2_048, enterprise: 10_240 },
           problems,
         ),
+        previewFetchesPerNumber: integer('WAGW_LINK_PREVIEW_FETCHES_PER_NUMBER', 600, 1),
         windowMs: integer('WAGW_MEDIA_BYTE_WINDOW_SECONDS', 3_600, 1, 86_400) * 1000,
       },
       minFreeBytes: integer('WAGW_MEDIA_MIN_FREE_BYTES', 1_024 * MIB, 0),

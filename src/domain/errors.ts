@@ -343,11 +343,14 @@ export const errorCatalogue = {
     publicApi: true,
     status: 429,
     meaning:
-      'The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after ' +
+      'The gateway has fetched as many bytes of `media.url` files and link previews for the account as its plan allows in the ' +
+      'window, or as many link-preview fetches for the number as it may make (`meta.field` is `link_preview`); try again after ' +
       'Retry-After.',
     meta: {
       plan: "the account's plan",
       limit_bytes: 'bytes fetched allowed per window',
+      limit_fetches: "the number's link-preview fetches allowed per window",
+      field: "`link_preview`, when the number's preview fetches are spent",
       window_seconds: 'the window',
       retry_after_seconds: 'when to try again, as in Retry-After',
     },

@@ -54,7 +54,7 @@ export class ByteBudgets {
     const retryAfterSeconds = Math.max(1, Math.ceil((this.buckets[plan].nextTokenAt(accountId, now, neededBytes) - now) / 1000));
     const limitBytes = this.perWindow[plan];
     const windowSeconds = Math.round(this.windowMs / 1000);
-    const what = this.refusal === 'upload_rate_exceeded' ? 'upload' : 'have fetched for media.url';
+    const what = this.refusal === 'upload_rate_exceeded' ? 'upload' : 'have fetched (media.url files and link previews)';
     return new AppError(
       this.refusal,
       `Your account may ${what} ${limitBytes} bytes every ${windowSeconds} s on the ${plan} plan; try again in ${retryAfterSeconds} s.`,

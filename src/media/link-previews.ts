@@ -1,6 +1,7 @@
 import { Parser } from 'htmlparser2';
 import type { LinkPreview } from '../domain/structured-content.ts';
 import type { MediaFetcher } from './media-fetcher.ts';
+import type { PreviewBudgets, PreviewMeter, PreviewPayer } from './preview-budgets.ts';
 
 /** The most of a page read for its preview: the head, where the tags are, comes first. */
 const PREVIEW_PAGE_MAX_BYTES = 512 * 1024;
@@ -34,23 +35,30 @@ export interface PageMeta {
 export class LinkPreviewFetcher {
   constructor(
     private readonly fetcher: Pick<MediaFetcher, 'fetch'>,
+    private readonly budgets: Pick<PreviewBudgets, 'start'>,
     private readonly timeoutMs = PREVIEW_TIMEOUT_MS,
   ) {}
 
-  async preview(url: string): Promise<{ preview: LinkPreview; thumbnail?: Buffer } | undefined> {
+  /**
+   * The preview of `url`, paid for by `payer` (preview-budgets.ts): a 429 before anything is
+   * fetched when its budgets are spent; every fetch and every byte after that is counted.
+   */
+  async preview(url: string, payer: PreviewPayer): Promise<{ preview: LinkPreview; thumbnail?: Buffer } | undefined> {
+    const meter = await this.budgets.start(payer);
     const deadline = Date.now() + this.timeoutMs;
     const page = await this.read(
       url,
       { maxBytes: PREVIEW_PAGE_MAX_BYTES, type: /^text\/html|^application\/xhtml/i, cutAtBudget: true },
       deadline,
+      meter,
     );
     if (page === undefined) return undefined;
     const meta = parsePageMeta(page.toString('utf8'), url);
     if (meta === undefined) return undefined;
     const thumbnail =
-      meta.image === null
+      meta.image === null || !meter.mayFetch()
         ? undefined
-        : await this.read(meta.image, { maxBytes: PREVIEW_IMAGE_MAX_BYTES, type: /^image\//i, cutAtBudget: false }, deadline);
+        : await this.read(meta.image, { maxBytes: PREVIEW_IMAGE_MAX_BYTES, type: /^image\//i, cutAtBudget: false }, deadline, meter);
     return { preview: { url, title: meta.title, description: meta.description }, ...(thumbnail !== undefined && { thumbnail }) };
   }
 
@@ -59,13 +67,13 @@ export class LinkPreviewFetcher {
    * failure. A page is cut where the budget ends (its head is what matters); a file over it is
    * refused, as half an image is none.
    */
-  private async read(url: string, want: Wanted, deadline: number): Promise<Buffer | undefined> {
+  private async read(url: string, want: Wanted, deadline: number, meter: PreviewMeter): Promise<Buffer | undefined> {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), Math.max(0, deadline - Date.now()));
     });
     try {
-      return await Promise.race([this.readWithin(url, want, deadline), late]);
+      return await Promise.race([this.readWithin(url, want, deadline, meter), late]);
     } catch {
       return undefined;
     } finally {
@@ -73,7 +81,12 @@ export class LinkPreviewFetcher {
     }
   }
 
-  private async readWithin(url: string, { maxBytes, type, cutAtBudget }: Wanted, deadline: number): Promise<Buffer | undefined> {
+  private async readWithin(
+    url: string,
+    { maxBytes, type, cutAtBudget }: Wanted,
+    deadline: number,
+    meter: PreviewMeter,
+  ): Promise<Buffer | undefined> {
     const fetched = await this.fetcher.fetch(url);
     if (fetched.contentType !== undefined && !type.test(fetched.contentType)) {
       // Leaving the loop ends the response (media-fetcher's guard destroys it).
@@ -83,6 +96,8 @@ export class LinkPreviewFetcher {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of fetched.bytes) {
+      // Bytes read were moved, used or not: a spent budget ends the read (and the preview) here.
+      meter.bytes(chunk.length);
       chunks.push(chunk);
       size += chunk.length;
       if (size > maxBytes || Date.now() > deadline) break;

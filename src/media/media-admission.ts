@@ -63,6 +63,15 @@ export class MediaAdmission {
     return this.counting(accountId, quota, meter);
   }
 
+  /**
+   * The account's fetch budget for bytes that are read but never stored (a link preview's page
+   * and image): refused with 429 before the fetch when the budget is spent, then counted as they
+   * arrive, as media.url's are.
+   */
+  async startFetch(accountId: string): Promise<ByteMeter> {
+    return this.budgets.fetch.start(accountId, await this.planOf(accountId));
+  }
+
   private counting(accountId: string, quota: Quota | undefined, meter: ByteMeter | undefined): FileAdmission {
     // `size` is what this file adds to the account's count in flight; `written`, what it adds to the disk.
     let size = 0;

@@ -34,6 +34,10 @@ import type { WaitReason } from './governor/decision.ts';
 export type SendRequest = SendContent &
   ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
 
+/** What a send's checks need: who sends, to whom, quoting what, and when (assertSendable). */
+export type SendCheck = Pick<SendContent, 'accountId' | 'fromPhone' | 'replyTo' | 'schedule'> &
+  ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
+
 interface SendContent {
   accountId: string;
   fromPhone: E164;
@@ -108,43 +112,20 @@ export class SendMessageService {
   private readonly outcomes: SendOutcomes;
 
   /**
-   * The send's checks that need nothing but from_phone, in the documented order: ownership (403),
-   * quota (429), session (503). A send whose file must be fetched or stored asks these first,
-   * so that a request bound to be refused never costs a download or a write.
+   * Every check of a send that costs no more than reading the database (and a group's members,
+   * which the session caches), with nothing written: ownership, send_at, reply_to, the session,
+   * group membership and mentions, then the quota. A send that must fetch something (a preview,
+   * a media.url) or store a file passes these first, so that a request bound to be refused
+   * costs no outbound request and no write (issue 38, ADR 0055).
    */
-  async assertMaySend(accountId: string, fromPhone: E164): Promise<void> {
-    const { number, terms } = await this.ownedNumber(accountId, fromPhone);
+  async assertSendable(request: SendCheck): Promise<void> {
+    const { terms } = await this.checked(request);
     await this.assertQuotaLeft(terms);
-    this.assertNotPaused(number);
-    await this.supervisor.untilStarted(number);
-    const status = this.supervisor.sessionStatus(number);
-    if (status !== 'connected') throw notConnected(number, status);
   }
 
   async send(request: SendRequest): Promise<SendOutcome> {
-    const { number, terms } = await this.ownedNumber(request.accountId, request.fromPhone);
+    const { number, terms, quotable, held, policy, group } = await this.checked(request);
     const { at } = terms;
-    if (request.schedule !== undefined) this.governor.checkSchedule(request.schedule, at);
-    // A reply names a message of this very chat, or the request is wrong whatever else holds.
-    const chat: Chat = request.toGroup === undefined ? { phone: request.toPhone } : { groupId: request.toGroup };
-    const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, chat, request.replyTo);
-    await this.supervisor.untilStarted(number);
-    const status = this.supervisor.sessionStatus(number);
-    const held = this.holds?.holdOf(number.id) ?? null;
-    const policy = this.governor.policyForSend(terms.policies, request.schedule);
-    // A governed number's queue holds while it is paused: its sends wait there (202, wait_reason
-    // paused) instead of being refused, and leave once it resumes. An ungoverned one answers 503.
-    const waitsOutPause = held !== null && policy !== null;
-    if (!waitsOutPause && (status !== 'connected' || held !== null)) {
-      // Quota outranks the session in the error order, so look at it before saying 503.
-      await this.assertQuotaLeft(terms);
-      this.assertNotPaused(number);
-      throw notConnected(number, status);
-    }
-    // Only the session knows the group's members (from its cache, so a send rarely asks WhatsApp).
-    const group = request.toGroup === undefined ? undefined : await this.groups.asMember(number, request.toGroup, 'to_group');
-    if (group !== undefined && request.toGroup !== undefined) assertMembers(group, request.mentions, number.phone);
-
     const message: Message = {
       id: request.messageId ?? newId('message'),
       accountId: request.accountId,
@@ -225,6 +206,33 @@ export class SendMessageService {
       engineMessageId,
       times: { sent: sentAt, delivered: null, read: null, failed: null, edited: null, revoked: null, unsent: null },
     };
+  }
+
+  /** A send's checks, in the documented order; see assertSendable. */
+  private async checked(request: SendCheck) {
+    const { number, terms } = await this.ownedNumber(request.accountId, request.fromPhone);
+    const { at } = terms;
+    if (request.schedule !== undefined) this.governor.checkSchedule(request.schedule, at);
+    // A reply names a message of this very chat, or the request is wrong whatever else holds.
+    const chat: Chat = request.toGroup === undefined ? { phone: request.toPhone } : { groupId: request.toGroup };
+    const quotable = request.replyTo === undefined ? undefined : await findQuotable(this.store, number, chat, request.replyTo);
+    await this.supervisor.untilStarted(number);
+    const status = this.supervisor.sessionStatus(number);
+    const held = this.holds?.holdOf(number.id) ?? null;
+    const policy = this.governor.policyForSend(terms.policies, request.schedule);
+    // A governed number's queue holds while it is paused: its sends wait there (202, wait_reason
+    // paused) instead of being refused, and leave once it resumes. An ungoverned one answers 503.
+    const waitsOutPause = held !== null && policy !== null;
+    if (!waitsOutPause && (status !== 'connected' || held !== null)) {
+      // Quota outranks the session in the error order, so look at it before saying 503.
+      await this.assertQuotaLeft(terms);
+      this.assertNotPaused(number);
+      throw notConnected(number, status);
+    }
+    // Only the session knows the group's members (from its cache, so a send rarely asks WhatsApp).
+    const group = request.toGroup === undefined ? undefined : await this.groups.asMember(number, request.toGroup, 'to_group');
+    if (group !== undefined && request.toGroup !== undefined) assertMembers(group, request.mentions, number.phone);
+    return { number, terms, quotable, held, policy, group };
   }
 
   /**

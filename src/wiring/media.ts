@@ -4,6 +4,7 @@ import { DiskFloor } from '../media/disk-floor.ts';
 import { MediaAdmission } from '../media/media-admission.ts';
 import { MediaFetcher } from '../media/media-fetcher.ts';
 import { LinkPreviewFetcher } from '../media/link-previews.ts';
+import { PreviewBudgets } from '../media/preview-budgets.ts';
 import { MediaLinks } from '../media/media-links.ts';
 import { MediaService } from '../media/media-service.ts';
 import { MediaSweeper } from '../media/media-sweeper.ts';
@@ -47,11 +48,13 @@ export function buildMedia(
     minFreeBytes: config.media.minFreeBytes,
     minFreePercent: config.media.minFreePercent,
   });
+  const admission = new MediaAdmission(store, config.media.allowances, diskFloor);
+  const { previewFetchesPerNumber, windowMs } = config.media.allowances;
   return {
     mediaFetcher: fetcher,
-    media: new MediaService(store, blobs, config.media, fetcher, new MediaAdmission(store, config.media.allowances, diskFloor)),
+    media: new MediaService(store, blobs, config.media, fetcher, admission),
     mediaSweeper: new MediaSweeper(store, blobs, logger),
     mediaLinks: new MediaLinks(keys.mediaLinksKey, config.publicUrl),
-    linkPreviews: new LinkPreviewFetcher(fetcher),
+    linkPreviews: new LinkPreviewFetcher(fetcher, new PreviewBudgets(admission, previewFetchesPerNumber, windowMs)),
   };
 }

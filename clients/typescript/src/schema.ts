@@ -4288,7 +4288,7 @@ export interface components {
                 };
             };
         };
-        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. `quota_exceeded`: The account has used its monthly volume. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. `quota_exceeded`: The account has used its monthly volume. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files and link previews for the account as its plan allows in the window, or as many link-preview fetches for the number as it may make (`meta.field` is `link_preview`); try again after Retry-After. */
         SendMessageError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4420,7 +4420,7 @@ export interface components {
                 };
             };
         };
-        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files and link previews for the account as its plan allows in the window, or as many link-preview fetches for the number as it may make (`meta.field` is `link_preview`); try again after Retry-After. */
         SimulateIncomingMessageError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -9089,7 +9089,7 @@ export interface components {
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files for the account as its plan allows in the window; try again after Retry-After. */
+        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files and link previews for the account as its plan allows in the window, or as many link-preview fetches for the number as it may make (`meta.field` is `link_preview`); try again after Retry-After. */
         UploadMediaError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];

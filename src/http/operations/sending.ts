@@ -67,12 +67,19 @@ async function sendOnce(
     const known = await answerKnownKey(services, accountId, input, idempotencyKey);
     if (known !== undefined) return known;
   }
-  // Check first, fetch last: a send refused for its number or quota never downloads or stores a file.
+  // Check first, fetch last: a send refused for anything it says (its number, quota, reply_to,
+  // send_at, group) never fetches a page or a file, nor stores one (ADR 0055).
   if (input.linkPreview?.fetch === true) await assertMayFetchPreviews(services, scope);
   if ((input.media !== undefined && input.media.id === undefined) || input.linkPreview?.fetch === true)
-    await services.sender.assertMaySend(accountId, input.fromPhone);
+    await services.sender.assertSendable({
+      accountId,
+      fromPhone: input.fromPhone,
+      ...recipientOf(input),
+      replyTo: input.replyTo,
+      ...(input.schedule !== undefined && { schedule: input.schedule }),
+    });
   const preview =
-    input.linkPreview === undefined ? undefined : await resolveLinkPreview(services, accountId, input.linkPreview, input.text);
+    input.linkPreview === undefined ? undefined : await resolveLinkPreview(services, scope, input.fromPhone, input.linkPreview, input.text);
   const media = input.media === undefined ? undefined : await resolveMedia(services, accountId, input.media);
   // A file's kind is known only now, from its bytes, when the request did not name it.
   if (media !== undefined && input.structured !== undefined && 'viewOnce' in input.structured) assertViewOnceKind(media.kind);
@@ -116,13 +123,14 @@ async function assertMayFetchPreviews(services: Pick<SendingServices, 'accounts'
  */
 async function resolveLinkPreview(
   services: Pick<SendingServices, 'media' | 'linkPreviews'>,
-  accountId: string,
+  { accountId }: AccountScope,
+  fromPhone: E164,
   ask: LinkPreviewAsk,
   text: string,
 ): Promise<{ preview: LinkPreview; thumbnail?: Buffer } | undefined> {
   if (ask.fetch) {
     const link = firstLink(text);
-    return link === undefined ? undefined : services.linkPreviews.preview(link);
+    return link === undefined ? undefined : services.linkPreviews.preview(link, { accountId, fromPhone });
   }
   const preview = { url: ask.url, title: ask.title, description: ask.description };
   if (ask.thumbnailMediaId === undefined) return { preview };
