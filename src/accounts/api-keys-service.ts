@@ -1,3 +1,5 @@
+import { SYSTEM_ACTOR, type AuditActor } from '../domain/audit.ts';
+import { recordAudit } from '../audit/audit-trail.ts';
 import { generateApiKey } from '../domain/api-key.ts';
 import { DEFAULT_API_KEY_SCOPES, parseApiKeyScopes } from '../domain/api-key-scopes.ts';
 import { AppError } from '../domain/errors.ts';
@@ -19,6 +21,8 @@ export interface CreateApiKeyInput {
   createdByUserId?: string;
   /** What the key may do; without it, what every key could do before scopes (read and send). */
   scopes?: readonly string[];
+  /** Who makes it, for the audit log; SYSTEM_ACTOR only for code with no person behind it. */
+  actor?: AuditActor;
 }
 
 export interface CreatedApiKey {
@@ -68,7 +72,14 @@ export class ApiKeysService {
       revokedAt: null,
       lastUsedAt: null,
     };
-    await insertApiKey(this.store.db, apiKey, generated.hash);
+    await this.store.db.transaction().execute(async (trx) => {
+      await insertApiKey(trx, apiKey, generated.hash);
+      await recordAudit(trx, input.actor ?? SYSTEM_ACTOR, 'api_key.created', {
+        accountId: apiKey.accountId,
+        targetId: apiKey.id,
+        details: { name: apiKey.name, scopes: apiKey.scopes },
+      });
+    });
     return { apiKey, plaintext: generated.plaintext };
   }
 
@@ -80,7 +91,7 @@ export class ApiKeysService {
    * Revokes a key. A key outside the scope is not found, so that no account can revoke
    * another's. Revoking twice is harmless.
    */
-  async revokeKey(scope: TenantScope, id: string): Promise<ApiKey> {
+  async revokeKey(scope: TenantScope, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<ApiKey> {
     const key = await findApiKeyById(this.store.db, id);
     if (key === undefined || !scopeCovers(scope, key.accountId)) {
       throw new AppError('api_key_not_found', `There is no API key ${id}.`);
@@ -89,6 +100,7 @@ export class ApiKeysService {
     if (key.revokedAt === null) {
       await this.store.db.transaction().execute(async (trx) => {
         await revokeApiKey(trx, id, at);
+        await recordAudit(trx, actor, 'api_key.revoked', { accountId: key.accountId, targetId: id, details: { name: key.name } });
         // Every other node drops the key from its cache when this commits (LISTEN/NOTIFY).
         await signalNodes(trx, this.store.dialect, `key:${id}`);
       });

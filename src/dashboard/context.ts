@@ -1,3 +1,4 @@
+import type { AuditActor } from '../domain/audit.ts';
 import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { AppError } from '../domain/errors.ts';
 import type { Account, User } from '../domain/model.ts';
@@ -59,6 +60,12 @@ export async function sendPage(reply: FastifyReply, html: JSX.Element, status = 
 export function viewerOf(request: FastifyRequest): Viewer {
   if (request.viewer === null) throw new AppError('internal_error', 'A dashboard page ran without a signed-in user.');
   return request.viewer;
+}
+
+/** The signed-in user as the audit log names an actor, with the address the request came from. */
+export function userActor(request: FastifyRequest): AuditActor {
+  const { user } = viewerOf(request);
+  return { kind: 'user', id: user.id, label: user.email, address: request.ip };
 }
 
 /** An account page's account, with the scope that its session grants. */

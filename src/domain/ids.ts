@@ -20,6 +20,7 @@ const idPrefixes = {
   media: 'med',
   revision: 'rev',
   contact: 'ctc',
+  auditEvent: 'aud',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -64,6 +64,8 @@ export interface Webhook {
   url: string;
   eventTypes: WebhookEventType[];
   messageScope: MessageScope;
+  /** What it is for, as its maker said; null when they said nothing. */
+  description: string | null;
   enabled: boolean;
   disabledReason: string | null;
   failingSince: Date | null;

@@ -106,7 +106,12 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
         { name: 'media', description: 'Files to send, and files sent and received.' },
         { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },
         { name: 'operations', description: 'Probes for load balancers and monitors.' },
-        { name: 'webhooks', description: 'What the gateway POSTs to your webhooks, signed as Standard Webhooks (docs/webhooks.md).' },
+        {
+          name: 'webhooks',
+          description:
+            'Your webhooks, managed with a key of the `webhooks` scope, and what the gateway POSTs to them, signed as Standard Webhooks ' +
+            '(docs/webhooks.md).',
+        },
       ],
       webhooks: documentAdditions.webhooks,
       components: {

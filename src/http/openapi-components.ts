@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { webhookResourceComponents } from './operations/webhooks/webhook-resource-schemas.ts';
 import { chatSchemaComponents } from './chat-schemas.ts';
 import { contactSchemaComponents } from './contact-schemas.ts';
 import { groupSchemaComponents } from './group-schemas.ts';
@@ -24,6 +25,7 @@ export function registerSharedSchemas(app: FastifyInstance): void {
     ...chatSchemaComponents,
     ...sendPolicySchemaComponents,
     ...webhookSchemaComponents,
+    ...webhookResourceComponents,
   ];
   for (const component of components) app.addSchema(component);
 }

@@ -25,6 +25,8 @@ import * as messageReferrals from './migrations/0023-message-referrals.ts';
 import * as nodeLeases from './migrations/0025-node-leases.ts';
 import * as sendGovernor from './migrations/0018-send-governor.ts';
 import * as apiKeyScopes from './migrations/0024-api-key-scopes.ts';
+import * as webhookDescriptions from './migrations/0029-webhook-descriptions.ts';
+import * as auditLog from './migrations/0030-audit-log.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -54,6 +56,8 @@ const migrations: Record<string, Migration> = {
   '0023-message-referrals': messageReferrals,
   '0024-api-key-scopes': apiKeyScopes,
   '0025-node-leases': nodeLeases,
+  '0029-webhook-descriptions': webhookDescriptions,
+  '0030-audit-log': auditLog,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -12,6 +12,7 @@ export interface Database {
   users: UsersTable;
   whatsapp_numbers: WhatsAppNumbersTable;
   api_keys: ApiKeysTable;
+  audit_events: AuditEventsTable;
   messages: MessagesTable;
   monthly_usage: MonthlyUsageTable;
   webhooks: WebhooksTable;
@@ -233,8 +234,25 @@ export interface WebhooksTable {
   failing_since: number | null;
   /** Which chats' message events it receives: direct, group or all (migration 0016). */
   message_scope: ColumnType<string, string | undefined, string>;
+  /** What it is for, as its maker said (migration 0029). */
+  description: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
+}
+
+/** The audit log of management actions (migration 0030, docs/adr/0053-audit-log.md). */
+export interface AuditEventsTable {
+  id: string;
+  at: number;
+  account_id: string | null;
+  actor_kind: string;
+  actor_id: string | null;
+  actor_label: string | null;
+  source_address: string | null;
+  action: string;
+  target_id: string | null;
+  /** A small JSON object of facts, never a secret. */
+  details: string | null;
 }
 
 export interface WebhookEventsTable {
@@ -275,6 +293,7 @@ export interface WebhookAttemptsTable {
 }
 
 export type WebhookRow = Selectable<WebhooksTable>;
+export type AuditEventRow = Selectable<AuditEventsTable>;
 
 export interface DashboardSessionsTable {
   id: string;

@@ -19,15 +19,22 @@ import { mayConnect, portOf, resolveHost, type AddressPolicy } from './address-g
 import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
 import { generateWebhookSecret } from './signing.ts';
 import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
+import { SYSTEM_ACTOR, type AuditActor } from '../domain/audit.ts';
+import { recordAudit } from '../audit/audit-trail.ts';
 
 /** After a rotation, the old secret keeps signing alongside the new one for this long. */
 const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+/** Enough to say whose a webhook is and what for; short enough for a table. */
+export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 500;
 
 export interface WebhookInput {
   url?: string;
   eventTypes?: string[];
   /** direct, group or all: which chats' message events it receives. */
   messageScope?: string;
+  /** What it is for; null or blank clears it. */
+  description?: string | null;
   enabled?: boolean;
 }
 
@@ -37,8 +44,11 @@ export interface DeliveryWithAttempts {
 }
 
 /**
- * Webhooks as customers and operators manage them. Every method takes the caller's scope and
- * acts only inside it: another account's webhook or delivery is simply not found.
+ * Webhooks as customers and operators manage them, through the dashboard, the API and the CLI
+ * alike. Every method takes the caller's scope and acts only inside it: another account's webhook
+ * or delivery is simply not found. Every change takes its actor and writes its audit row in the
+ * same transaction (docs/adr/0053-audit-log.md); SYSTEM_ACTOR is for code with no person behind
+ * it (tests, benchmarks).
  */
 export class WebhooksService {
   constructor(
@@ -51,7 +61,11 @@ export class WebhooksService {
     private readonly maxPerAccount: number,
   ) {}
 
-  async createWebhook(scope: AccountScope, input: WebhookInput): Promise<{ webhook: Webhook; secret: string }> {
+  async createWebhook(
+    scope: AccountScope,
+    input: WebhookInput,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<{ webhook: Webhook; secret: string }> {
     const { accountId } = scope;
     if ((await findAccountById(this.store.db, accountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${accountId}.`);
@@ -63,6 +77,7 @@ export class WebhooksService {
       url: await this.checkUrl(input.url ?? ''),
       eventTypes: parseEventTypes(input.eventTypes ?? ['message']),
       messageScope: parseMessageScope(input.messageScope ?? 'direct'),
+      description: parseDescription(input.description),
       enabled: input.enabled ?? true,
       disabledReason: null,
       failingSince: null,
@@ -84,6 +99,11 @@ export class WebhooksService {
           { limit: this.maxPerAccount },
         );
       }
+      await recordAudit(trx, actor, 'webhook.created', {
+        accountId,
+        targetId: webhook.id,
+        details: { url: webhook.url, events: webhook.eventTypes },
+      });
     });
     await this.store.lookups.webhooksChanged(accountId);
     return { webhook, secret };
@@ -99,53 +119,72 @@ export class WebhooksService {
     return webhook;
   }
 
-  async updateWebhook(scope: TenantScope, id: string, input: WebhookInput): Promise<Webhook> {
+  async updateWebhook(scope: TenantScope, id: string, input: WebhookInput, actor: AuditActor = SYSTEM_ACTOR): Promise<Webhook> {
     const before = await this.getWebhook(scope, id);
-    await webhooks.updateWebhook(
-      this.store.db,
-      id,
-      {
-        ...(input.url !== undefined && { url: await this.checkUrl(input.url) }),
-        ...(input.eventTypes !== undefined && { eventTypes: parseEventTypes(input.eventTypes) }),
-        ...(input.messageScope !== undefined && { messageScope: parseMessageScope(input.messageScope) }),
-        ...(input.enabled !== undefined && { enabled: input.enabled, disabledReason: input.enabled ? null : 'Disabled by a user.' }),
-      },
-      new Date(),
-    );
+    const changes: webhooks.WebhookChanges = {
+      ...(input.url !== undefined && { url: await this.checkUrl(input.url) }),
+      ...(input.eventTypes !== undefined && { eventTypes: parseEventTypes(input.eventTypes) }),
+      ...(input.messageScope !== undefined && { messageScope: parseMessageScope(input.messageScope) }),
+      ...(input.description !== undefined && { description: parseDescription(input.description) }),
+      ...(input.enabled !== undefined && { enabled: input.enabled, disabledReason: input.enabled ? null : 'Disabled by a user.' }),
+    };
+    await this.store.db.transaction().execute(async (trx) => {
+      await webhooks.updateWebhook(trx, id, changes, new Date());
+      await recordAudit(trx, actor, 'webhook.updated', {
+        accountId: before.accountId,
+        targetId: id,
+        details: { changed: Object.keys(changes).filter((name) => name !== 'disabledReason') },
+      });
+    });
     await this.store.lookups.webhooksChanged(before.accountId);
     if (input.enabled) this.notifier.deliveriesQueued();
     return this.getWebhook(scope, id);
   }
 
-  async deleteWebhook(scope: TenantScope, id: string): Promise<Webhook> {
+  async deleteWebhook(scope: TenantScope, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<Webhook> {
     const webhook = await this.getWebhook(scope, id);
-    await webhooks.deleteWebhook(this.store.db, id);
+    await this.store.db.transaction().execute(async (trx) => {
+      await webhooks.deleteWebhook(trx, id);
+      await recordAudit(trx, actor, 'webhook.deleted', { accountId: webhook.accountId, targetId: id, details: { url: webhook.url } });
+    });
     await this.store.lookups.webhooksChanged(webhook.accountId);
     return webhook;
   }
 
-  async revealSecret(scope: TenantScope, id: string): Promise<string> {
-    await this.getWebhook(scope, id);
+  async revealSecret(scope: TenantScope, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<string> {
+    const webhook = await this.getWebhook(scope, id);
     const sealed = await webhooks.findWebhookSecrets(this.store.db, id);
+    // Seeing a secret is recorded as an action: whoever saw it could sign deliveries.
+    await recordAudit(this.store.db, actor, 'webhook.secret_revealed', { accountId: webhook.accountId, targetId: id });
     return this.secretBox.open(sealed!.current);
   }
 
   /** A new secret; the old one keeps signing too for 24 hours, so receivers can switch over. */
-  async rotateSecret(scope: TenantScope, id: string): Promise<{ webhook: Webhook; secret: string; previousValidUntil: Date }> {
+  async rotateSecret(
+    scope: TenantScope,
+    id: string,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<{ webhook: Webhook; secret: string; previousValidUntil: Date }> {
     const webhook = await this.getWebhook(scope, id);
     const sealed = await webhooks.findWebhookSecrets(this.store.db, id);
     const secret = generateWebhookSecret();
     const now = new Date();
     const previousValidUntil = new Date(now.getTime() + ROTATION_OVERLAP_MS);
-    await webhooks.rotateWebhookSecret(this.store.db, id, this.secretBox.seal(secret), sealed!.current, previousValidUntil, now);
+    await this.store.db.transaction().execute(async (trx) => {
+      await webhooks.rotateWebhookSecret(trx, id, this.secretBox.seal(secret), sealed!.current, previousValidUntil, now);
+      await recordAudit(trx, actor, 'webhook.secret_rotated', { accountId: webhook.accountId, targetId: id });
+    });
     await this.store.lookups.webhooksChanged(webhook.accountId);
     return { webhook, secret, previousValidUntil };
   }
 
-  async sendTestEvent(scope: TenantScope, id: string): Promise<void> {
+  async sendTestEvent(scope: TenantScope, id: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
     const webhook = await this.getWebhook(scope, id);
     const now = new Date();
-    await this.committer.run((trx) => enqueueTestEvent(trx, webhook, testEventPayload(now), now));
+    await this.committer.run(async (trx) => {
+      await enqueueTestEvent(trx, webhook, testEventPayload(now), now);
+      await recordAudit(trx, actor, 'webhook.test_sent', { accountId: webhook.accountId, targetId: id });
+    });
     this.notifier.deliveriesQueued();
   }
 
@@ -166,12 +205,19 @@ export class WebhooksService {
    * a caller named beside the delivery (a URL that holds both), a delivery of another webhook is
    * not found through it.
    */
-  async redeliver(scope: TenantScope, id: string, ofWebhookId?: string): Promise<WebhookDelivery> {
+  async redeliver(scope: TenantScope, id: string, ofWebhookId?: string, actor: AuditActor = SYSTEM_ACTOR): Promise<WebhookDelivery> {
     const { delivery } = await this.getDelivery(scope, id);
     if (ofWebhookId !== undefined && delivery.webhookId !== ofWebhookId) {
       throw new AppError('delivery_not_found', `There is no delivery ${id} for this webhook.`);
     }
-    await scheduleRedelivery(this.store.db, id, new Date());
+    await this.store.db.transaction().execute(async (trx) => {
+      await scheduleRedelivery(trx, id, new Date());
+      await recordAudit(trx, actor, 'webhook.delivery_redelivered', {
+        accountId: delivery.accountId,
+        targetId: id,
+        details: { webhook_id: delivery.webhookId },
+      });
+    });
     this.notifier.deliveriesQueued();
     return (await this.getDelivery(scope, id)).delivery;
   }
@@ -208,6 +254,16 @@ export class WebhooksService {
     }
     return url.toString();
   }
+}
+
+function parseDescription(description: string | null | undefined): string | null {
+  const trimmed = description?.trim() ?? '';
+  if (trimmed.length > MAX_WEBHOOK_DESCRIPTION_LENGTH)
+    throw new AppError('invalid_request', `description can be at most ${MAX_WEBHOOK_DESCRIPTION_LENGTH} characters.`, {
+      field: 'description',
+      problem: 'too_long',
+    });
+  return trimmed === '' ? null : trimmed;
 }
 
 function parseMessageScope(scope: string): MessageScope {

@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { AuditLog } from '../audit/audit-log.ts';
 import { AccountsService } from '../accounts/accounts-service.ts';
 import { ApiKeyAuthenticator } from '../accounts/api-key-auth.ts';
 import { ApiKeysService } from '../accounts/api-keys-service.ts';
@@ -18,6 +19,8 @@ export interface AccountParts {
   authenticator: ApiKeyAuthenticator;
   signIn: SignInService;
   team: TeamService;
+  /** The audit log of management actions, as the operator reads it. */
+  audit: AuditLog;
 }
 
 /** Accounts, their users, numbers and API keys, and the dashboard's sign-in. */
@@ -41,5 +44,6 @@ export function buildAccounts(
     authenticator,
     signIn: new SignInService(store, { idleTimeoutMs, absoluteTimeoutMs }, keys.signInThrottleKey, passwords),
     team: new TeamService(store, accounts, passwords),
+    audit: new AuditLog(store),
   };
 }

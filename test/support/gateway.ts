@@ -126,7 +126,7 @@ export function uniquePhone(): string {
 /** An account with sandbox numbers and an API key, made through the same services the CLI uses. */
 export async function seedAccount(
   gateway: Gateway,
-  options: { plan?: string; monthlyLimit?: number; numbers?: number } = {},
+  options: { plan?: string; monthlyLimit?: number; numbers?: number; scopes?: readonly string[] } = {},
 ): Promise<SeededAccount> {
   const account = await gateway.accounts.createAccount({
     name: 'Test account',
@@ -138,7 +138,11 @@ export async function seedAccount(
     const number = await gateway.numbers.addNumber(operatorScope(), { accountId: account.id, phone: uniquePhone() });
     phones.push(number.phone);
   }
-  const key = await gateway.apiKeys.createKey({ accountId: account.id, name: 'test' });
+  const key = await gateway.apiKeys.createKey({
+    accountId: account.id,
+    name: 'test',
+    ...(options.scopes !== undefined && { scopes: options.scopes }),
+  });
   return { accountId: account.id, apiKey: key.plaintext, apiKeyId: key.apiKey.id, phones };
 }
 

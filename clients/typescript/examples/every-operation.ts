@@ -5,10 +5,12 @@
  * answer's type is the one the document gives.
  *
  *   WAGW_URL=http://127.0.0.1:3000 WAGW_API_KEY=… WAGW_FROM=+1… WAGW_OTHER=+1… \
- *   WAGW_WEBHOOK_SECRET=whsec_… WAGW_RECEIVER_PORT=4000 node --import tsx every-operation.ts
+ *   WAGW_WEBHOOK_SECRET=whsec_… WAGW_RECEIVER_PORT=4000 WAGW_WEBHOOKS_API_KEY=… node --import tsx every-operation.ts
  *
  * WAGW_FROM and WAGW_OTHER are two sandbox numbers of the key's account; a webhook of the
  * account subscribed to `message` points at http://127.0.0.1:$WAGW_RECEIVER_PORT/.
+ * WAGW_WEBHOOKS_API_KEY is a key of the same account with the `webhooks` scope, which registers a
+ * webhook of its own on a local receiver (the gateway must allow 127.0.0.1 as a webhook address).
  */
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -31,16 +33,19 @@ function succeeded<T>(what: string, answer: { data?: T; error?: unknown; respons
 }
 
 const client = createGatewayClient({ baseUrl: setting('WAGW_URL'), apiKey: setting('WAGW_API_KEY') });
+/** A key with the `webhooks` scope only: it manages webhooks, and nothing else. */
+const hooksClient = createGatewayClient({ baseUrl: setting('WAGW_URL'), apiKey: setting('WAGW_WEBHOOKS_API_KEY') });
 
 /** With WAGW_RECORD_ANSWERS set, every answer is kept, by its documented path, and written there at the end (the test checks each against the document). */
 const answers: { method: string; path: string; status: number; contentType: string | null; body: string }[] = [];
 if (process.env.WAGW_RECORD_ANSWERS !== undefined)
-  client.use({
-    async onResponse({ request, response, schemaPath }) {
-      const body = await response.clone().text();
-      answers.push({ method: request.method, path: schemaPath, status: response.status, contentType: response.headers.get('content-type'), body });
-    },
-  });
+  for (const each of [client, hooksClient])
+    each.use({
+      async onResponse({ request, response, schemaPath }) {
+        const body = await response.clone().text();
+        answers.push({ method: request.method, path: schemaPath, status: response.status, contentType: response.headers.get('content-type'), body });
+      },
+    });
 const from = setting('WAGW_FROM');
 const other = setting('WAGW_OTHER');
 
@@ -64,13 +69,35 @@ function startReceiver(port: number, secret: string): { events: WebhookEvent[]; 
   return { events, close: () => server.close() };
 }
 
-/** The first event the receiver kept that the test accepts, waiting up to ten seconds for it. */
-async function delivered<T extends WebhookEvent>(events: WebhookEvent[], accept: (event: WebhookEvent) => event is T): Promise<T> {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
-    const found = events.find(accept);
+/** A local receiver that keeps each delivery as it came, to be verified once its webhook's secret is known. */
+async function startRecorder(): Promise<{ url: string; deliveries: { body: string; headers: http.IncomingHttpHeaders }[]; close(): void }> {
+  const deliveries: { body: string; headers: http.IncomingHttpHeaders }[] = [];
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      deliveries.push({ body: Buffer.concat(chunks).toString('utf8'), headers: request.headers });
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('the recorder has no port');
+  return { url: `http://127.0.0.1:${address.port}/api-made`, deliveries, close: () => server.close() };
+}
+
+/** Waits for a condition of the program's own making; a minute, so that a busy machine is not a failure. */
+async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string): Promise<T> {
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 50))) {
+    const found = await probe();
     if (found !== undefined) return found;
   }
-  throw new Error(`no such delivery among ${events.length}`);
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** The first event the receiver kept that the test accepts. */
+function delivered<T extends WebhookEvent>(events: WebhookEvent[], accept: (event: WebhookEvent) => event is T): Promise<T> {
+  return until(() => events.find(accept), `such a delivery among ${events.length}`);
 }
 
 async function main(): Promise<void> {
@@ -208,6 +235,35 @@ async function main(): Promise<void> {
   check(!succeeded('DELETE /blocklist/{phone}', await client.DELETE('/blocklist/{phone}', { params: { path: { phone: other }, query: { from_phone: from } } })).blocked, 'and unblocked');
   const call = succeeded('POST /sandbox/call', await client.POST('/sandbox/call', { body: { from_phone: other, to_phone: from, video: false, rings_for_seconds: 1 } }));
   check(call.call_id.length > 0, 'the rehearsed call has an id');
+
+  // Webhooks over the API, with the `webhooks` key: the default key is refused (403 naming the scope).
+  const notScoped = await client.GET('/webhooks');
+  check(notScoped.response.status === 403 && notScoped.error?.error === 'missing_scope', 'a key made as before cannot manage webhooks');
+  const recorder = await startRecorder();
+  const made = succeeded('POST /webhooks', await hooksClient.POST('/webhooks', { body: { url: recorder.url, events: ['message.status'], description: 'typed client' } }));
+  check(made.secret.startsWith('whsec_') && made.description === 'typed client', 'the new webhook answers its secret once');
+  const hooks = succeeded('GET /webhooks', await hooksClient.GET('/webhooks'));
+  check(hooks.webhooks.some((each) => each.id === made.id), 'the new webhook is listed');
+  check(succeeded('GET /webhooks/{id}', await hooksClient.GET('/webhooks/{id}', { params: { path: { id: made.id } } })).url === recorder.url, 'it reads back');
+  const renamed = succeeded('PATCH /webhooks/{id}', await hooksClient.PATCH('/webhooks/{id}', { params: { path: { id: made.id } }, body: { description: 'typed client, renamed' } }));
+  check(renamed.description === 'typed client, renamed', 'the change is answered');
+  check(succeeded('POST /webhooks/{id}/test', await hooksClient.POST('/webhooks/{id}/test', { params: { path: { id: made.id } } })).event === 'test', 'a test event is queued');
+  const tested = await until(() => recorder.deliveries[0], 'the test delivery');
+  check(verifyWebhook(made.secret, tested.body, tested.headers).event === 'test', 'the test delivery verifies with the secret shown once');
+  const recent = await until(async () => {
+    const listed = succeeded('GET /webhooks/{id}/deliveries', await hooksClient.GET('/webhooks/{id}/deliveries', { params: { path: { id: made.id }, query: { limit: 5 } } }));
+    return listed.deliveries[0]?.state === 'delivered' ? listed.deliveries : undefined;
+  }, 'the test delivery to be recorded');
+  const [delivery] = recent;
+  if (delivery === undefined) throw new Error('the test delivery is listed');
+  check(delivery.attempts[0]?.status_code === 204, 'its attempt is listed');
+  const again = succeeded('POST /webhooks/{id}/deliveries/{deliveryId}/redeliver', await hooksClient.POST('/webhooks/{id}/deliveries/{deliveryId}/redeliver', { params: { path: { id: made.id, deliveryId: delivery.id } } }));
+  check(again.id === delivery.id, 'the same delivery is sent again');
+  await until(() => recorder.deliveries[1], 'the delivery sent again');
+  const rotated = succeeded('POST /webhooks/{id}/rotate_secret', await hooksClient.POST('/webhooks/{id}/rotate_secret', { params: { path: { id: made.id } } }));
+  check(rotated.secret !== made.secret, 'a rotated secret is new');
+  check(succeeded('DELETE /webhooks/{id}', await hooksClient.DELETE('/webhooks/{id}', { params: { path: { id: made.id } } })).id === made.id, 'the webhook is deleted');
+  recorder.close();
 
   // The webhook heard the received message, signed; the event's type narrows the payload.
   const isAnswer = (event: WebhookEvent): event is MessageEvent => event.event === 'message' && event.message_id === received.message_id;

@@ -940,6 +940,138 @@ export interface paths {
         patch: operations["updateAccountSettings"];
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your account's webhooks
+         * @description Every webhook of the account, oldest first, without their secrets.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Registers a receiver for the events named. The URL passes the same address guard as deliveries (no private, loopback or reserved address unless the operator allowed the host). An account has at most WAGW_WEBHOOKS_PER_ACCOUNT webhooks (409 webhook_limit_reached). The answer carries the signing secret (whsec_…), shown this once: keep it to verify deliveries (docs/webhooks.md).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook
+         * @description One webhook of the account; another account's is not found.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Removes the webhook and its deliveries not yet made; answers it as it was.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook
+         * @description Changes what is given and answers the webhook as it is now. The URL passes the same address guard as deliveries (no private, loopback or reserved address unless the operator allowed the host).
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's signing secret
+         * @description Makes a new secret, shown in this answer only. For 24 hours deliveries are signed with both the new and the old one (two signatures in webhook-signature), so a receiver can switch over without refusing any.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook a test event
+         * @description Queues a signed `test` event for this webhook, delivered and retried like any other (its delivery is listed under deliveries), even when the webhook is not subscribed to it.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's recent deliveries, with their attempts
+         * @description The newest deliveries first, each with every attempt made: status code, time taken, the start of the answer, or the error.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Sends the delivery again now, whatever its state, with the same webhook-id (so a receiver that kept it can tell a repeat), and answers it as it is now. A delivery of another webhook is not found through this one.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/send_message": {
         parameters: {
             query?: never;
@@ -1838,6 +1970,138 @@ export interface paths {
          * @description Sets what is given and answers every setting; an empty body only reads them. link_previews (off by default) lets sends ask the gateway to fetch a link's preview (docs/api.md, "Link previews"). /account/settings and /api/account/settings are the same operation.
          */
         patch: operations["updateAccountSettingsApi"];
+        trace?: never;
+    };
+    "/api/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your account's webhooks
+         * @description Every webhook of the account, oldest first, without their secrets.
+         */
+        get: operations["listWebhooksApi"];
+        put?: never;
+        /**
+         * Create a webhook
+         * @description Registers a receiver for the events named. The URL passes the same address guard as deliveries (no private, loopback or reserved address unless the operator allowed the host). An account has at most WAGW_WEBHOOKS_PER_ACCOUNT webhooks (409 webhook_limit_reached). The answer carries the signing secret (whsec_…), shown this once: keep it to verify deliveries (docs/webhooks.md).
+         */
+        post: operations["createWebhookApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook
+         * @description One webhook of the account; another account's is not found.
+         */
+        get: operations["getWebhookApi"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Removes the webhook and its deliveries not yet made; answers it as it was.
+         */
+        delete: operations["deleteWebhookApi"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook
+         * @description Changes what is given and answers the webhook as it is now. The URL passes the same address guard as deliveries (no private, loopback or reserved address unless the operator allowed the host).
+         */
+        patch: operations["updateWebhookApi"];
+        trace?: never;
+    };
+    "/api/webhooks/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's signing secret
+         * @description Makes a new secret, shown in this answer only. For 24 hours deliveries are signed with both the new and the old one (two signatures in webhook-signature), so a receiver can switch over without refusing any.
+         */
+        post: operations["rotateWebhookSecretApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a webhook a test event
+         * @description Queues a signed `test` event for this webhook, delivered and retried like any other (its delivery is listed under deliveries), even when the webhook is not subscribed to it.
+         */
+        post: operations["testWebhookApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook's recent deliveries, with their attempts
+         * @description The newest deliveries first, each with every attempt made: status code, time taken, the start of the answer, or the error.
+         */
+        get: operations["listWebhookDeliveriesApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description Sends the delivery again now, whatever its state, with the same webhook-id (so a receiver that kept it can tell a repeat), and answers it as it is now. A delivery of another webhook is not found through this one.
+         */
+        post: operations["redeliverWebhookDeliveryApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/media": {
@@ -3547,6 +3811,73 @@ export interface components {
              */
             timestamp: string;
         };
+        /** @description A webhook of your account: where the gateway POSTs which events. Its secret is shown only when made or rotated. */
+        Webhook: {
+            /** @description wh_… */
+            id: string;
+            /** @description The receiver, an absolute http(s) URL. */
+            url: string;
+            /** @description The events it receives. */
+            events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
+            /**
+             * @description Which chats' message events it receives: direct chats, groups, or all.
+             * @enum {string}
+             */
+            message_scope: "direct" | "group" | "all";
+            /** @description What it is for, as its maker said. */
+            description: string | null;
+            /** @description Whether it receives deliveries. */
+            enabled: boolean;
+            /** @description Why it is disabled, when it is. */
+            disabled_reason: string | null;
+            /**
+             * Format: date-time
+             * @description When its current run of failed deliveries began; null while healthy.
+             */
+            failing_since: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        WebhookAttempt: {
+            /** @description att_… */
+            id: string;
+            /** Format: date-time */
+            attempted_at: string;
+            duration_ms: number;
+            /** @description The receiver's HTTP status; null when it gave none. */
+            status_code: number | null;
+            /** @description The start of the receiver's answer. */
+            response_excerpt: string | null;
+            /** @description Why the attempt failed without an HTTP answer (timeout, dns, refused, …). */
+            error: string | null;
+        };
+        /** @description One event on its way to one webhook, with every attempt made, oldest first. */
+        WebhookDelivery: {
+            /** @description dlv_…, the webhook-id header of every attempt: the same on a redelivery. */
+            id: string;
+            webhook_id: string;
+            /** @description The event delivered, evt_…. */
+            event_id: string;
+            /** @description The event, e.g. message or test. */
+            event: string;
+            /** @enum {string} */
+            state: "pending" | "delivered" | "failed";
+            attempt_count: number;
+            /**
+             * Format: date-time
+             * @description When it is next tried, while pending.
+             */
+            next_attempt_at: string;
+            /** Format: date-time */
+            last_attempt_at: string | null;
+            last_status_code: number | null;
+            last_error: string | null;
+            /** Format: date-time */
+            created_at: string;
+            attempts: components["schemas"]["WebhookAttempt"][];
+        };
         CheckHealthResponse: {
             /** @enum {boolean} */
             ok: true;
@@ -4163,6 +4494,61 @@ export interface components {
         UpdateAccountSettingsResponse: {
             /** @description Whether the gateway fetches link previews for this account's sends. */
             link_previews: boolean;
+        };
+        ListWebhooksResponse: {
+            webhooks: components["schemas"]["Webhook"][];
+        };
+        CreateWebhookRequest: {
+            /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). */
+            url: string;
+            /** @description The events it receives (at least one). */
+            events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
+            /** @description What it is for, up to 500 characters; null clears it. */
+            description?: string | null;
+            /**
+             * @description Which chats' message events it receives (direct by default).
+             * @enum {string}
+             */
+            message_scope?: "direct" | "group" | "all";
+            /** @description Whether it receives deliveries at once (true by default). */
+            enabled?: boolean;
+        };
+        CreateWebhookResponse: components["schemas"]["Webhook"] & {
+            /** @description The signing secret, whsec_…; shown only now. */
+            secret: string;
+        };
+        UpdateWebhookRequest: {
+            /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). */
+            url?: string;
+            /** @description The events it receives (at least one). */
+            events?: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
+            /** @description What it is for, up to 500 characters; null clears it. */
+            description?: string | null;
+            /**
+             * @description Which chats' message events it receives (direct by default).
+             * @enum {string}
+             */
+            message_scope?: "direct" | "group" | "all";
+            /** @description Turn deliveries on or off; turning on clears a disabled_reason. */
+            enabled?: boolean;
+        };
+        RotateWebhookSecretResponse: {
+            webhook_id: string;
+            /** @description The new signing secret, whsec_…; shown only now. */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description Until when the old secret signs too.
+             */
+            previous_secret_valid_until: string;
+        };
+        TestWebhookResponse202: {
+            webhook_id: string;
+            /** @enum {string} */
+            event: "test";
+        };
+        ListWebhookDeliveriesResponse: {
+            deliveries: components["schemas"]["WebhookDelivery"][];
         };
     };
     responses: {
@@ -9037,7 +9423,783 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ListWebhooksError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListWebhooksError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        ListWebhooksError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListWebhooksError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListWebhooksError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
+        CreateWebhookError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        CreateWebhookError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        CreateWebhookError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `webhook_limit_reached`: The account has as many webhooks as it may. */
+        CreateWebhookError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "webhook_limit_reached";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        CreateWebhookError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        CreateWebhookError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        CreateWebhookError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetWebhookError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetWebhookError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        GetWebhookError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `webhook_not_found`: There is no such webhook (in your scope). */
+        GetWebhookError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "webhook_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetWebhookError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetWebhookError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
+        UpdateWebhookError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        UpdateWebhookError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        UpdateWebhookError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `webhook_not_found`: There is no such webhook (in your scope). */
+        UpdateWebhookError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "webhook_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateWebhookError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateWebhookError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        UpdateWebhookError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        DeleteWebhookError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        DeleteWebhookError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        DeleteWebhookError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `webhook_not_found`: There is no such webhook (in your scope). */
+        DeleteWebhookError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "webhook_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        DeleteWebhookError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        DeleteWebhookError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        DeleteWebhookError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        RotateWebhookSecretError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        RotateWebhookSecretError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        RotateWebhookSecretError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `webhook_not_found`: There is no such webhook (in your scope). */
+        RotateWebhookSecretError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "webhook_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        RotateWebhookSecretError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        RotateWebhookSecretError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        RotateWebhookSecretError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        TestWebhookError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        TestWebhookError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        TestWebhookError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `webhook_not_found`: There is no such webhook (in your scope). */
+        TestWebhookError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "webhook_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        TestWebhookError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        TestWebhookError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        TestWebhookError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ListWebhookDeliveriesError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        ListWebhookDeliveriesError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        ListWebhookDeliveriesError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `webhook_not_found`: There is no such webhook (in your scope). */
+        ListWebhookDeliveriesError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "webhook_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListWebhookDeliveriesError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListWebhookDeliveriesError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        RedeliverWebhookDeliveryError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        RedeliverWebhookDeliveryError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        RedeliverWebhookDeliveryError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope";
+                };
+            };
+        };
+        /** @description `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
+        RedeliverWebhookDeliveryError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "webhook_not_found" | "delivery_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        RedeliverWebhookDeliveryError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        RedeliverWebhookDeliveryError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        RedeliverWebhookDeliveryError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
         UploadMediaError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -9046,7 +10208,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
                 };
             };
         };
@@ -9130,7 +10292,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
         DownloadMediaError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -9139,7 +10301,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
                 };
             };
         };
@@ -9169,7 +10331,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). */
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
         DownloadMediaError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -9178,7 +10340,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "number_not_found";
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "number_not_found" | "webhook_not_found" | "delivery_not_found";
                 };
             };
         };
@@ -9270,6 +10432,9 @@ export type CallEvent = components['schemas']['CallEvent'];
 export type PresenceUpdateEvent = components['schemas']['PresenceUpdateEvent'];
 export type PollVoteEvent = components['schemas']['PollVoteEvent'];
 export type TestEvent = components['schemas']['TestEvent'];
+export type Webhook = components['schemas']['Webhook'];
+export type WebhookAttempt = components['schemas']['WebhookAttempt'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
 export type SimulateRestrictionRequest = components['schemas']['SimulateRestrictionRequest'];
 export type SimulateRestrictionResponse = components['schemas']['SimulateRestrictionResponse'];
@@ -9328,6 +10493,13 @@ export type ListBlocklistResponse = components['schemas']['ListBlocklistResponse
 export type UnblockContactResponse = components['schemas']['UnblockContactResponse'];
 export type UpdateAccountSettingsRequest = components['schemas']['UpdateAccountSettingsRequest'];
 export type UpdateAccountSettingsResponse = components['schemas']['UpdateAccountSettingsResponse'];
+export type ListWebhooksResponse = components['schemas']['ListWebhooksResponse'];
+export type CreateWebhookRequest = components['schemas']['CreateWebhookRequest'];
+export type CreateWebhookResponse = components['schemas']['CreateWebhookResponse'];
+export type UpdateWebhookRequest = components['schemas']['UpdateWebhookRequest'];
+export type RotateWebhookSecretResponse = components['schemas']['RotateWebhookSecretResponse'];
+export type TestWebhookResponse202 = components['schemas']['TestWebhookResponse202'];
+export type ListWebhookDeliveriesResponse = components['schemas']['ListWebhookDeliveriesResponse'];
 export type ResponseCheckHealthError400 = components['responses']['CheckHealthError400'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
@@ -9696,6 +10868,65 @@ export type ResponseUpdateAccountSettingsError403 = components['responses']['Upd
 export type ResponseUpdateAccountSettingsError413 = components['responses']['UpdateAccountSettingsError413'];
 export type ResponseUpdateAccountSettingsError500 = components['responses']['UpdateAccountSettingsError500'];
 export type ResponseUpdateAccountSettingsError503 = components['responses']['UpdateAccountSettingsError503'];
+export type ResponseListWebhooksError400 = components['responses']['ListWebhooksError400'];
+export type ResponseListWebhooksError401 = components['responses']['ListWebhooksError401'];
+export type ResponseListWebhooksError403 = components['responses']['ListWebhooksError403'];
+export type ResponseListWebhooksError500 = components['responses']['ListWebhooksError500'];
+export type ResponseListWebhooksError503 = components['responses']['ListWebhooksError503'];
+export type ResponseCreateWebhookError400 = components['responses']['CreateWebhookError400'];
+export type ResponseCreateWebhookError401 = components['responses']['CreateWebhookError401'];
+export type ResponseCreateWebhookError403 = components['responses']['CreateWebhookError403'];
+export type ResponseCreateWebhookError409 = components['responses']['CreateWebhookError409'];
+export type ResponseCreateWebhookError413 = components['responses']['CreateWebhookError413'];
+export type ResponseCreateWebhookError500 = components['responses']['CreateWebhookError500'];
+export type ResponseCreateWebhookError503 = components['responses']['CreateWebhookError503'];
+export type ResponseGetWebhookError400 = components['responses']['GetWebhookError400'];
+export type ResponseGetWebhookError401 = components['responses']['GetWebhookError401'];
+export type ResponseGetWebhookError403 = components['responses']['GetWebhookError403'];
+export type ResponseGetWebhookError404 = components['responses']['GetWebhookError404'];
+export type ResponseGetWebhookError500 = components['responses']['GetWebhookError500'];
+export type ResponseGetWebhookError503 = components['responses']['GetWebhookError503'];
+export type ResponseUpdateWebhookError400 = components['responses']['UpdateWebhookError400'];
+export type ResponseUpdateWebhookError401 = components['responses']['UpdateWebhookError401'];
+export type ResponseUpdateWebhookError403 = components['responses']['UpdateWebhookError403'];
+export type ResponseUpdateWebhookError404 = components['responses']['UpdateWebhookError404'];
+export type ResponseUpdateWebhookError413 = components['responses']['UpdateWebhookError413'];
+export type ResponseUpdateWebhookError500 = components['responses']['UpdateWebhookError500'];
+export type ResponseUpdateWebhookError503 = components['responses']['UpdateWebhookError503'];
+export type ResponseDeleteWebhookError400 = components['responses']['DeleteWebhookError400'];
+export type ResponseDeleteWebhookError401 = components['responses']['DeleteWebhookError401'];
+export type ResponseDeleteWebhookError403 = components['responses']['DeleteWebhookError403'];
+export type ResponseDeleteWebhookError404 = components['responses']['DeleteWebhookError404'];
+export type ResponseDeleteWebhookError413 = components['responses']['DeleteWebhookError413'];
+export type ResponseDeleteWebhookError500 = components['responses']['DeleteWebhookError500'];
+export type ResponseDeleteWebhookError503 = components['responses']['DeleteWebhookError503'];
+export type ResponseRotateWebhookSecretError400 = components['responses']['RotateWebhookSecretError400'];
+export type ResponseRotateWebhookSecretError401 = components['responses']['RotateWebhookSecretError401'];
+export type ResponseRotateWebhookSecretError403 = components['responses']['RotateWebhookSecretError403'];
+export type ResponseRotateWebhookSecretError404 = components['responses']['RotateWebhookSecretError404'];
+export type ResponseRotateWebhookSecretError413 = components['responses']['RotateWebhookSecretError413'];
+export type ResponseRotateWebhookSecretError500 = components['responses']['RotateWebhookSecretError500'];
+export type ResponseRotateWebhookSecretError503 = components['responses']['RotateWebhookSecretError503'];
+export type ResponseTestWebhookError400 = components['responses']['TestWebhookError400'];
+export type ResponseTestWebhookError401 = components['responses']['TestWebhookError401'];
+export type ResponseTestWebhookError403 = components['responses']['TestWebhookError403'];
+export type ResponseTestWebhookError404 = components['responses']['TestWebhookError404'];
+export type ResponseTestWebhookError413 = components['responses']['TestWebhookError413'];
+export type ResponseTestWebhookError500 = components['responses']['TestWebhookError500'];
+export type ResponseTestWebhookError503 = components['responses']['TestWebhookError503'];
+export type ResponseListWebhookDeliveriesError400 = components['responses']['ListWebhookDeliveriesError400'];
+export type ResponseListWebhookDeliveriesError401 = components['responses']['ListWebhookDeliveriesError401'];
+export type ResponseListWebhookDeliveriesError403 = components['responses']['ListWebhookDeliveriesError403'];
+export type ResponseListWebhookDeliveriesError404 = components['responses']['ListWebhookDeliveriesError404'];
+export type ResponseListWebhookDeliveriesError500 = components['responses']['ListWebhookDeliveriesError500'];
+export type ResponseListWebhookDeliveriesError503 = components['responses']['ListWebhookDeliveriesError503'];
+export type ResponseRedeliverWebhookDeliveryError400 = components['responses']['RedeliverWebhookDeliveryError400'];
+export type ResponseRedeliverWebhookDeliveryError401 = components['responses']['RedeliverWebhookDeliveryError401'];
+export type ResponseRedeliverWebhookDeliveryError403 = components['responses']['RedeliverWebhookDeliveryError403'];
+export type ResponseRedeliverWebhookDeliveryError404 = components['responses']['RedeliverWebhookDeliveryError404'];
+export type ResponseRedeliverWebhookDeliveryError413 = components['responses']['RedeliverWebhookDeliveryError413'];
+export type ResponseRedeliverWebhookDeliveryError500 = components['responses']['RedeliverWebhookDeliveryError500'];
+export type ResponseRedeliverWebhookDeliveryError503 = components['responses']['RedeliverWebhookDeliveryError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError403 = components['responses']['UploadMediaError403'];
@@ -11451,6 +12682,288 @@ export interface operations {
             503: components["responses"]["UpdateAccountSettingsError503"];
         };
     };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListWebhooksResponse"];
+                };
+            };
+            400: components["responses"]["ListWebhooksError400"];
+            401: components["responses"]["ListWebhooksError401"];
+            403: components["responses"]["ListWebhooksError403"];
+            500: components["responses"]["ListWebhooksError500"];
+            503: components["responses"]["ListWebhooksError503"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateWebhookResponse"];
+                };
+            };
+            400: components["responses"]["CreateWebhookError400"];
+            401: components["responses"]["CreateWebhookError401"];
+            403: components["responses"]["CreateWebhookError403"];
+            409: components["responses"]["CreateWebhookError409"];
+            413: components["responses"]["CreateWebhookError413"];
+            500: components["responses"]["CreateWebhookError500"];
+            503: components["responses"]["CreateWebhookError503"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A webhook of your account: where the gateway POSTs which events. Its secret is shown only when made or rotated. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["GetWebhookError400"];
+            401: components["responses"]["GetWebhookError401"];
+            403: components["responses"]["GetWebhookError403"];
+            404: components["responses"]["GetWebhookError404"];
+            500: components["responses"]["GetWebhookError500"];
+            503: components["responses"]["GetWebhookError503"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A webhook of your account: where the gateway POSTs which events. Its secret is shown only when made or rotated. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["DeleteWebhookError400"];
+            401: components["responses"]["DeleteWebhookError401"];
+            403: components["responses"]["DeleteWebhookError403"];
+            404: components["responses"]["DeleteWebhookError404"];
+            413: components["responses"]["DeleteWebhookError413"];
+            500: components["responses"]["DeleteWebhookError500"];
+            503: components["responses"]["DeleteWebhookError503"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description A webhook of your account: where the gateway POSTs which events. Its secret is shown only when made or rotated. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["UpdateWebhookError400"];
+            401: components["responses"]["UpdateWebhookError401"];
+            403: components["responses"]["UpdateWebhookError403"];
+            404: components["responses"]["UpdateWebhookError404"];
+            413: components["responses"]["UpdateWebhookError413"];
+            500: components["responses"]["UpdateWebhookError500"];
+            503: components["responses"]["UpdateWebhookError503"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotateWebhookSecretResponse"];
+                };
+            };
+            400: components["responses"]["RotateWebhookSecretError400"];
+            401: components["responses"]["RotateWebhookSecretError401"];
+            403: components["responses"]["RotateWebhookSecretError403"];
+            404: components["responses"]["RotateWebhookSecretError404"];
+            413: components["responses"]["RotateWebhookSecretError413"];
+            500: components["responses"]["RotateWebhookSecretError500"];
+            503: components["responses"]["RotateWebhookSecretError503"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestWebhookResponse202"];
+                };
+            };
+            400: components["responses"]["TestWebhookError400"];
+            401: components["responses"]["TestWebhookError401"];
+            403: components["responses"]["TestWebhookError403"];
+            404: components["responses"]["TestWebhookError404"];
+            413: components["responses"]["TestWebhookError413"];
+            500: components["responses"]["TestWebhookError500"];
+            503: components["responses"]["TestWebhookError503"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many, newest first (1 to 100, 20 by default). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListWebhookDeliveriesResponse"];
+                };
+            };
+            400: components["responses"]["ListWebhookDeliveriesError400"];
+            401: components["responses"]["ListWebhookDeliveriesError401"];
+            403: components["responses"]["ListWebhookDeliveriesError403"];
+            404: components["responses"]["ListWebhookDeliveriesError404"];
+            500: components["responses"]["ListWebhookDeliveriesError500"];
+            503: components["responses"]["ListWebhookDeliveriesError503"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+                /** @description The delivery, dlv_… */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One event on its way to one webhook, with every attempt made, oldest first. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["RedeliverWebhookDeliveryError400"];
+            401: components["responses"]["RedeliverWebhookDeliveryError401"];
+            403: components["responses"]["RedeliverWebhookDeliveryError403"];
+            404: components["responses"]["RedeliverWebhookDeliveryError404"];
+            413: components["responses"]["RedeliverWebhookDeliveryError413"];
+            500: components["responses"]["RedeliverWebhookDeliveryError500"];
+            503: components["responses"]["RedeliverWebhookDeliveryError503"];
+        };
+    };
     sendMessageApi: {
         parameters: {
             query?: never;
@@ -13141,6 +14654,288 @@ export interface operations {
             413: components["responses"]["UpdateAccountSettingsError413"];
             500: components["responses"]["UpdateAccountSettingsError500"];
             503: components["responses"]["UpdateAccountSettingsError503"];
+        };
+    };
+    listWebhooksApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListWebhooksResponse"];
+                };
+            };
+            400: components["responses"]["ListWebhooksError400"];
+            401: components["responses"]["ListWebhooksError401"];
+            403: components["responses"]["ListWebhooksError403"];
+            500: components["responses"]["ListWebhooksError500"];
+            503: components["responses"]["ListWebhooksError503"];
+        };
+    };
+    createWebhookApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateWebhookResponse"];
+                };
+            };
+            400: components["responses"]["CreateWebhookError400"];
+            401: components["responses"]["CreateWebhookError401"];
+            403: components["responses"]["CreateWebhookError403"];
+            409: components["responses"]["CreateWebhookError409"];
+            413: components["responses"]["CreateWebhookError413"];
+            500: components["responses"]["CreateWebhookError500"];
+            503: components["responses"]["CreateWebhookError503"];
+        };
+    };
+    getWebhookApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A webhook of your account: where the gateway POSTs which events. Its secret is shown only when made or rotated. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["GetWebhookError400"];
+            401: components["responses"]["GetWebhookError401"];
+            403: components["responses"]["GetWebhookError403"];
+            404: components["responses"]["GetWebhookError404"];
+            500: components["responses"]["GetWebhookError500"];
+            503: components["responses"]["GetWebhookError503"];
+        };
+    };
+    deleteWebhookApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A webhook of your account: where the gateway POSTs which events. Its secret is shown only when made or rotated. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["DeleteWebhookError400"];
+            401: components["responses"]["DeleteWebhookError401"];
+            403: components["responses"]["DeleteWebhookError403"];
+            404: components["responses"]["DeleteWebhookError404"];
+            413: components["responses"]["DeleteWebhookError413"];
+            500: components["responses"]["DeleteWebhookError500"];
+            503: components["responses"]["DeleteWebhookError503"];
+        };
+    };
+    updateWebhookApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description A webhook of your account: where the gateway POSTs which events. Its secret is shown only when made or rotated. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["UpdateWebhookError400"];
+            401: components["responses"]["UpdateWebhookError401"];
+            403: components["responses"]["UpdateWebhookError403"];
+            404: components["responses"]["UpdateWebhookError404"];
+            413: components["responses"]["UpdateWebhookError413"];
+            500: components["responses"]["UpdateWebhookError500"];
+            503: components["responses"]["UpdateWebhookError503"];
+        };
+    };
+    rotateWebhookSecretApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotateWebhookSecretResponse"];
+                };
+            };
+            400: components["responses"]["RotateWebhookSecretError400"];
+            401: components["responses"]["RotateWebhookSecretError401"];
+            403: components["responses"]["RotateWebhookSecretError403"];
+            404: components["responses"]["RotateWebhookSecretError404"];
+            413: components["responses"]["RotateWebhookSecretError413"];
+            500: components["responses"]["RotateWebhookSecretError500"];
+            503: components["responses"]["RotateWebhookSecretError503"];
+        };
+    };
+    testWebhookApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestWebhookResponse202"];
+                };
+            };
+            400: components["responses"]["TestWebhookError400"];
+            401: components["responses"]["TestWebhookError401"];
+            403: components["responses"]["TestWebhookError403"];
+            404: components["responses"]["TestWebhookError404"];
+            413: components["responses"]["TestWebhookError413"];
+            500: components["responses"]["TestWebhookError500"];
+            503: components["responses"]["TestWebhookError503"];
+        };
+    };
+    listWebhookDeliveriesApi: {
+        parameters: {
+            query?: {
+                /** @description How many, newest first (1 to 100, 20 by default). */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListWebhookDeliveriesResponse"];
+                };
+            };
+            400: components["responses"]["ListWebhookDeliveriesError400"];
+            401: components["responses"]["ListWebhookDeliveriesError401"];
+            403: components["responses"]["ListWebhookDeliveriesError403"];
+            404: components["responses"]["ListWebhookDeliveriesError404"];
+            500: components["responses"]["ListWebhookDeliveriesError500"];
+            503: components["responses"]["ListWebhookDeliveriesError503"];
+        };
+    };
+    redeliverWebhookDeliveryApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The webhook, wh_… */
+                id: string;
+                /** @description The delivery, dlv_… */
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One event on its way to one webhook, with every attempt made, oldest first. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["RedeliverWebhookDeliveryError400"];
+            401: components["responses"]["RedeliverWebhookDeliveryError401"];
+            403: components["responses"]["RedeliverWebhookDeliveryError403"];
+            404: components["responses"]["RedeliverWebhookDeliveryError404"];
+            413: components["responses"]["RedeliverWebhookDeliveryError413"];
+            500: components["responses"]["RedeliverWebhookDeliveryError500"];
+            503: components["responses"]["RedeliverWebhookDeliveryError503"];
         };
     };
     uploadMedia: {

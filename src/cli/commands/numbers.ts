@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../../domain/audit.ts';
 import { apiKeyScopes, DEFAULT_API_KEY_SCOPES } from '../../domain/api-key-scopes.ts';
 import type { Command } from 'commander';
 import { apiKeyJson, numberJson, table } from '../output.ts';
@@ -177,6 +178,7 @@ export function registerKeyCommands(program: Command): void {
           accountId: options.account,
           name: options.name,
           scopes: options.scopes.split(','),
+          actor: CLI_ACTOR,
           ...(options.user !== undefined && { createdByUserId: options.user }),
         });
         output.print(
@@ -203,7 +205,7 @@ export function registerKeyCommands(program: Command): void {
     .description('Revoke an API key; it is refused from the very next request')
     .action(async (id: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        const revoked = await gateway.apiKeys.revokeKey(operator, id);
+        const revoked = await gateway.apiKeys.revokeKey(operator, id, CLI_ACTOR);
         output.print(apiKeyJson(revoked), `Revoked API key ${revoked.id}.`);
       });
     });

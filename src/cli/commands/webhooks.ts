@@ -1,3 +1,4 @@
+import { CLI_ACTOR } from '../../domain/audit.ts';
 import type { Command } from 'commander';
 import type { Webhook } from '../../domain/webhooks.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
@@ -56,7 +57,11 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (options: { account: string; url: string; events: string; scope: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
         const input = { url: options.url, eventTypes: splitEvents(options.events)!, messageScope: options.scope };
-        const { webhook: created, secret } = await gateway.webhooks.createWebhook(withinAccount(operator, options.account), input);
+        const { webhook: created, secret } = await gateway.webhooks.createWebhook(
+          withinAccount(operator, options.account),
+          input,
+          CLI_ACTOR,
+        );
         output.print(
           { ...webhookJson(created), secret },
           `Created webhook ${created.id} → ${created.url} (${created.eventTypes.join(', ')}).\nSigning secret: ${secret}`,
@@ -98,12 +103,17 @@ export function registerWebhookCommands(program: Command): void {
       ) => {
         await withGateway(command, async (gateway, output, operator) => {
           const enabled = options.enable ? true : options.disable ? false : undefined;
-          const updated = await gateway.webhooks.updateWebhook(operator, id, {
-            ...(options.url !== undefined && { url: options.url }),
-            ...(options.events !== undefined && { eventTypes: splitEvents(options.events)! }),
-            ...(options.scope !== undefined && { messageScope: options.scope }),
-            ...(enabled !== undefined && { enabled }),
-          });
+          const updated = await gateway.webhooks.updateWebhook(
+            operator,
+            id,
+            {
+              ...(options.url !== undefined && { url: options.url }),
+              ...(options.events !== undefined && { eventTypes: splitEvents(options.events)! }),
+              ...(options.scope !== undefined && { messageScope: options.scope }),
+              ...(enabled !== undefined && { enabled }),
+            },
+            CLI_ACTOR,
+          );
           output.print(
             webhookJson(updated),
             `Updated webhook ${updated.id}: ${updated.enabled ? 'enabled' : 'disabled'}, ${updated.eventTypes.join(', ')}.`,
@@ -117,7 +127,7 @@ export function registerWebhookCommands(program: Command): void {
     .description('Delete a webhook and its delivery history')
     .action(async (id: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        const deleted = await gateway.webhooks.deleteWebhook(operator, id);
+        const deleted = await gateway.webhooks.deleteWebhook(operator, id, CLI_ACTOR);
         output.print({ ...webhookJson(deleted), deleted: true }, `Deleted webhook ${deleted.id}.`);
       });
     });
@@ -127,7 +137,7 @@ export function registerWebhookCommands(program: Command): void {
     .description('Give a webhook a new secret; the old one also signs for 24 hours')
     .action(async (id: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        const rotated = await gateway.webhooks.rotateSecret(operator, id);
+        const rotated = await gateway.webhooks.rotateSecret(operator, id, CLI_ACTOR);
         output.print(
           { id: rotated.webhook.id, secret: rotated.secret, previous_secret_valid_until: rotated.previousValidUntil.toISOString() },
           `New signing secret for ${rotated.webhook.id}: ${rotated.secret}\nThe old secret also signs until ` +
@@ -157,7 +167,7 @@ export function registerWebhookCommands(program: Command): void {
     .description('Send a delivery again now, whatever its state')
     .action(async (deliveryId: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        await gateway.webhooks.redeliver(operator, deliveryId);
+        await gateway.webhooks.redeliver(operator, deliveryId, undefined, CLI_ACTOR);
         const delivery = deliveryJson(await gateway.webhooks.getDelivery(operator, deliveryId));
         output.print(delivery, `Delivery ${delivery.id} is queued to be sent again.`);
       });
@@ -168,7 +178,7 @@ export function registerWebhookCommands(program: Command): void {
     .description('Send a test event to a webhook')
     .action(async (id: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        await gateway.webhooks.sendTestEvent(operator, id);
+        await gateway.webhooks.sendTestEvent(operator, id, CLI_ACTOR);
         output.print({ webhook_id: id, queued: true }, `A test event is queued for ${id}; see \`wagw webhook deliveries ${id}\`.`);
       });
     });

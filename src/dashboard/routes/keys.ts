@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
-import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
+import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, userActor, viewerOf } from '../context.ts';
 import { attempt, formList, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentKeys } from '../presenters/keys.ts';
@@ -23,7 +23,13 @@ export function registerKeyRoutes(app: FastifyInstance, gateway: Gateway): void 
     // No box ticked is an empty list, which the service refuses: a key must be able to do something.
     const scopes = formList(request.body, 'scopes');
     const result = await attempt(() =>
-      gateway.apiKeys.createKey({ accountId: accountOf(request).id, name, scopes, createdByUserId: viewerOf(request).user.id }),
+      gateway.apiKeys.createKey({
+        accountId: accountOf(request).id,
+        name,
+        scopes,
+        createdByUserId: viewerOf(request).user.id,
+        actor: userActor(request),
+      }),
     );
     if (!result.ok)
       return renderKeys(request, reply, { name, scopes, error: result.error.message, newKey: undefined }, httpStatusFor(result.error.code));
@@ -31,7 +37,7 @@ export function registerKeyRoutes(app: FastifyInstance, gateway: Gateway): void 
   });
 
   app.post<{ Params: { id: string } }>('/keys/:id/revoke', { preHandler: requireManager }, async (request, reply) => {
-    await gateway.apiKeys.revokeKey(accountOf(request).scope, request.params.id);
+    await gateway.apiKeys.revokeKey(accountOf(request).scope, request.params.id, userActor(request));
     return redirectWithNotice(reply, '/keys', 'key_revoked');
   });
 }

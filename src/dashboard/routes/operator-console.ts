@@ -4,6 +4,7 @@ import { requireOperator } from '../context.ts';
 import { registerOperatorAccountRoutes } from './operator-accounts.ts';
 import { registerOperatorNumberRoutes } from './operator-numbers.ts';
 import { registerOperatorSystemRoutes } from './operator-system.ts';
+import { registerOperatorAuditRoutes } from './operator-audit.ts';
 import { registerOperatorClusterRoutes } from './operator-cluster.ts';
 import { registerOperatorUserRoutes } from './operator-users.ts';
 import { namedScope } from '../../http/plugins/named-scope.ts';
@@ -22,6 +23,7 @@ export function registerOperatorRoutes(app: FastifyInstance, gateway: Gateway): 
       registerOperatorNumberRoutes(operator, gateway);
       registerOperatorClusterRoutes(operator, gateway);
       registerOperatorSystemRoutes(operator, gateway);
+      registerOperatorAuditRoutes(operator, gateway);
     }),
   );
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
-import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
+import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, userActor, viewerOf } from '../context.ts';
 import { attempt, formErrorText, formList, formText } from '../forms.ts';
 import { redirectWithNotice, type NoticeCode } from '../notices.ts';
 import {
@@ -37,7 +37,7 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
 
   app.post('/webhooks', manager, async (request, reply) => {
     const input = webhookInput(request.body);
-    const result = await attempt(() => gateway.webhooks.createWebhook(accountOf(request).scope, input));
+    const result = await attempt(() => gateway.webhooks.createWebhook(accountOf(request).scope, input, userActor(request)));
     if (!result.ok)
       return renderForm(
         request,
@@ -57,7 +57,7 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
   app.post('/webhooks/:id', manager, async (request: WebhookRequest, reply) => {
     const { id } = request.params;
     const input = webhookInput(request.body);
-    const result = await attempt(() => gateway.webhooks.updateWebhook(accountOf(request).scope, id, input));
+    const result = await attempt(() => gateway.webhooks.updateWebhook(accountOf(request).scope, id, input, userActor(request)));
     if (!result.ok) {
       // A webhook that is not there (any more, or not in this account) is a 404 page, not a form error.
       if (result.error.code === 'webhook_not_found') throw result.error;
@@ -68,41 +68,41 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): v
   });
 
   app.post('/webhooks/:id/enable', manager, async (request: WebhookRequest, reply) => {
-    await gateway.webhooks.updateWebhook(accountOf(request).scope, request.params.id, { enabled: true });
+    await gateway.webhooks.updateWebhook(accountOf(request).scope, request.params.id, { enabled: true }, userActor(request));
     return redirectToWebhook(reply, request.params.id, 'webhook_enabled');
   });
 
   app.post('/webhooks/:id/disable', manager, async (request: WebhookRequest, reply) => {
-    await gateway.webhooks.updateWebhook(accountOf(request).scope, request.params.id, { enabled: false });
+    await gateway.webhooks.updateWebhook(accountOf(request).scope, request.params.id, { enabled: false }, userActor(request));
     return redirectToWebhook(reply, request.params.id, 'webhook_disabled');
   });
 
   app.post('/webhooks/:id/delete', manager, async (request: WebhookRequest, reply) => {
-    await gateway.webhooks.deleteWebhook(accountOf(request).scope, request.params.id);
+    await gateway.webhooks.deleteWebhook(accountOf(request).scope, request.params.id, userActor(request));
     return redirectWithNotice(reply, '/webhooks', 'webhook_deleted');
   });
 
   app.post('/webhooks/:id/test', manager, async (request: WebhookRequest, reply) => {
-    await gateway.webhooks.sendTestEvent(accountOf(request).scope, request.params.id);
+    await gateway.webhooks.sendTestEvent(accountOf(request).scope, request.params.id, userActor(request));
     return redirectToWebhook(reply, request.params.id, 'test_event_sent');
   });
 
   // Revealing and rotating answer the POST with the page itself: the secret is in this one
   // no-store response only, and a POST carries the CSRF token that a GET link could not.
   app.post('/webhooks/:id/secret', manager, async (request: WebhookRequest, reply) => {
-    const value = await gateway.webhooks.revealSecret(accountOf(request).scope, request.params.id);
+    const value = await gateway.webhooks.revealSecret(accountOf(request).scope, request.params.id, userActor(request));
     return renderDetail(request, reply, { kind: 'revealed', value });
   });
 
   app.post('/webhooks/:id/rotate-secret', manager, async (request: WebhookRequest, reply) => {
-    const rotated = await gateway.webhooks.rotateSecret(accountOf(request).scope, request.params.id);
+    const rotated = await gateway.webhooks.rotateSecret(accountOf(request).scope, request.params.id, userActor(request));
     return renderDetail(request, reply, { kind: 'rotated', value: rotated.secret, previousValidUntil: rotated.previousValidUntil });
   });
 
   app.post('/webhooks/:id/deliveries/:deliveryId/redeliver', manager, async (request: DeliveryRequest, reply) => {
     const { id, deliveryId } = request.params;
     // The URL names the webhook too; the service refuses a delivery of another webhook through it.
-    await gateway.webhooks.redeliver(accountOf(request).scope, deliveryId, id);
+    await gateway.webhooks.redeliver(accountOf(request).scope, deliveryId, id, userActor(request));
     return redirectToWebhook(reply, id, 'redelivery_scheduled');
   });
 

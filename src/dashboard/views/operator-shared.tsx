@@ -4,7 +4,7 @@ import type { AccountRef } from '../presenters/operator.ts';
 import { ChoiceOptions, PageHeader } from './components.tsx';
 import { Layout } from './layout.tsx';
 
-export type OperatorSection = 'accounts' | 'users' | 'numbers' | 'cluster' | 'system';
+export type OperatorSection = 'accounts' | 'users' | 'numbers' | 'cluster' | 'system' | 'audit';
 
 const OPERATOR_LINKS: Array<{ section: OperatorSection; href: string; label: string }> = [
   { section: 'accounts', href: '/operator/accounts', label: 'Accounts' },
@@ -12,6 +12,7 @@ const OPERATOR_LINKS: Array<{ section: OperatorSection; href: string; label: str
   { section: 'numbers', href: '/operator/numbers', label: 'Numbers' },
   { section: 'cluster', href: '/operator/cluster', label: 'Cluster' },
   { section: 'system', href: '/operator/system', label: 'System' },
+  { section: 'audit', href: '/operator/audit', label: 'Audit log' },
 ];
 
 /** Every operator page: the layout, its heading and the console's own sub-navigation. */

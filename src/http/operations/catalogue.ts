@@ -45,6 +45,8 @@ import { updateAccountSettings } from './update-account-settings.ts';
 import { cancelMessage } from './cancel-message.ts';
 import { clearNumberQueue, getNumberQueue } from './number-queue.ts';
 import { getAccountSendPolicy, updateAccountSendPolicy } from './account-send-policy.ts';
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from './webhooks/manage-webhooks.ts';
+import { listWebhookDeliveries, redeliverWebhookDelivery, rotateWebhookSecret, testWebhook } from './webhooks/webhook-actions.ts';
 
 /**
  * The public API's operations, in the order the document lists them. An operation joins the API
@@ -100,4 +102,13 @@ export const publicOperations: readonly AnyOperation[] = [
   unblockContact,
   listBlocklist,
   updateAccountSettings,
+  listWebhooks,
+  createWebhook,
+  getWebhook,
+  updateWebhook,
+  deleteWebhook,
+  rotateWebhookSecret,
+  testWebhook,
+  listWebhookDeliveries,
+  redeliverWebhookDelivery,
 ];

@@ -1,6 +1,7 @@
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { RouteShorthandOptions } from 'fastify';
 import type { ApiKeyScope } from '../../domain/api-key-scopes.ts';
+import type { AuditActor } from '../../domain/audit.ts';
 import type { ErrorCode } from '../../domain/errors.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
@@ -28,6 +29,8 @@ type Typed<Schemas extends RequestSchemas, Part extends keyof RequestSchemas> = 
  */
 export interface OperationInput<Schemas extends RequestSchemas> {
   scope: AccountScope;
+  /** Who calls: the key, and the address it called from, for the audit rows of management actions. */
+  actor: AuditActor;
   params: Typed<Schemas, 'params'>;
   query: Typed<Schemas, 'query'>;
   body: Typed<Schemas, 'body'>;

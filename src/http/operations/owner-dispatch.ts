@@ -3,6 +3,7 @@ import { NodeUnreachableError, type NodeAddress } from '../../cluster/node-clien
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
+import { SYSTEM_ACTOR, type AuditActor } from '../../domain/audit.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
 import { pickServices, type OperationServices } from './services.ts';
 
@@ -17,6 +18,8 @@ export interface ForwardedOperation {
   body: unknown;
   idempotency_key: string | null;
   prefer_wait_seconds?: number | null;
+  /** The caller as the first node saw it, for audit rows the owner writes. */
+  actor?: AuditActor;
 }
 
 /** Headers of an owner's answer that the client must see as the owner gave them. */
@@ -62,6 +65,7 @@ export class OwnerDispatch {
   async runForwarded(operation: AnyOperation, forwarded: ForwardedOperation): Promise<Answer> {
     const input: OperationInput<RequestSchemas> = {
       scope: accountScope(forwarded.account_id),
+      actor: forwarded.actor ?? SYSTEM_ACTOR,
       params: forwarded.params,
       query: forwarded.query,
       body: forwarded.body,
@@ -93,6 +97,7 @@ export class OwnerDispatch {
       body: input.body ?? null,
       idempotency_key: typeof input.idempotencyKey === 'string' ? input.idempotencyKey : null,
       prefer_wait_seconds: input.preferWaitSeconds ?? null,
+      actor: input.actor,
     };
     const answer = await this.gateway.nodeClient.call(node, 'POST', DISPATCH_PATH.replace(':operationId', operationId), forwarded, signal);
     // Nothing was run there: the router looks for the owner again, as after a refused connection.

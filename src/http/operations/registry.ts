@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
-import { apiKeyAuthHook, documentedScope, keyScope } from '../plugins/api-key-auth.ts';
+import { apiKeyAuthHook, documentedScope, keyActor, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponsesFor } from './error-responses.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
 import { OwnerDispatch } from './owner-dispatch.ts';
@@ -106,6 +106,7 @@ async function refuseBodyFields(request: FastifyRequest): Promise<void> {
 function inputOf(request: FastifyRequest): OperationInput<RequestSchemas> {
   return {
     scope: keyScope(request),
+    actor: keyActor(request),
     params: request.params,
     query: request.query,
     body: request.body,

@@ -26,6 +26,7 @@ const GATEWAY_SERVICES = [
   'polls',
   'accounts',
   'linkPreviews',
+  'webhooks',
 ] as const satisfies readonly (keyof Gateway)[];
 
 type GatewayService = (typeof GATEWAY_SERVICES)[number];

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { ApiKeyAuthenticator } from '../../accounts/api-key-auth.ts';
 import { requireScope, type ApiKeyScope } from '../../domain/api-key-scopes.ts';
+import type { AuditActor } from '../../domain/audit.ts';
 import type { ApiKey } from '../../domain/model.ts';
 import { accountScope, type AccountScope } from '../../domain/tenant-scope.ts';
 
@@ -35,6 +36,12 @@ export function documentedScope(scope: ApiKeyScope) {
 /** The account scope a request's API key grants: the only way the public API reads tenant data. */
 export function keyScope(request: FastifyRequest): AccountScope {
   return accountScope(authenticatedKey(request).accountId);
+}
+
+/** The key as the audit log names an actor: its id, its name and hint, and the client's address. */
+export function keyActor(request: FastifyRequest): AuditActor {
+  const key = authenticatedKey(request);
+  return { kind: 'api_key', id: key.id, label: `${key.name} (${key.hint})`, address: request.ip };
 }
 
 function authenticatedKey(request: FastifyRequest): ApiKey {

@@ -11,6 +11,7 @@ function toWebhook(row: WebhookRow): Webhook {
     url: row.url,
     eventTypes: row.event_types.split(',').filter(Boolean) as WebhookEventType[],
     messageScope: isMessageScope(row.message_scope) ? row.message_scope : 'direct',
+    description: row.description ?? null,
     enabled: row.enabled === 1,
     disabledReason: row.disabled_reason,
     failingSince: row.failing_since === null ? null : new Date(row.failing_since),
@@ -34,6 +35,7 @@ export async function insertWebhook(db: Executor, webhook: Webhook, sealedSecret
       url: webhook.url,
       event_types: webhook.eventTypes.join(','),
       message_scope: webhook.messageScope,
+      description: webhook.description,
       enabled: webhook.enabled ? 1 : 0,
       secret_ciphertext: sealedSecret,
       previous_secret_ciphertext: null,
@@ -112,6 +114,7 @@ const WEBHOOK_COLUMNS = [
   'created_at',
   'updated_at',
   'message_scope',
+  'description',
 ] as const;
 
 const selectEnabledWebhooks = compiledStatement((db, v: { accountId: string }) =>
@@ -136,6 +139,7 @@ export interface WebhookChanges {
   url?: string;
   eventTypes?: WebhookEventType[];
   messageScope?: MessageScope;
+  description?: string | null;
   enabled?: boolean;
   disabledReason?: string | null;
 }
@@ -148,6 +152,7 @@ export async function updateWebhook(db: Executor, id: string, changes: WebhookCh
       ...(changes.url !== undefined && { url: changes.url }),
       ...(changes.eventTypes !== undefined && { event_types: changes.eventTypes.join(',') }),
       ...(changes.messageScope !== undefined && { message_scope: changes.messageScope }),
+      ...(changes.description !== undefined && { description: changes.description }),
       ...(changes.enabled !== undefined && { enabled: changes.enabled ? 1 : 0 }),
       ...(changes.enabled === true && { failing_since: null }),
       ...(changes.disabledReason !== undefined && { disabled_reason: changes.disabledReason }),

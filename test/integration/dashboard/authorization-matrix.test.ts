@@ -50,13 +50,27 @@ const OUTSIDE_THE_MATRIX = [
   /^\/assets/,
 ];
 
-/** Every GET and POST route of the app, read from Fastify's route tree. */
+/**
+ * Every GET and POST route of the app, read from Fastify's route tree, without the routes
+ * constrained to API callers (caller-constraint.ts): they are the public API's, probed by its own
+ * matrix, though they share a path with the dashboard's.
+ *
+ * A node of the tree prints one line per route it holds: the first after its branch ("├── "), any
+ * other below it at the same indentation, and each with its constraints as JSON after its methods.
+ * Every line must be read, constrained or not, to keep the stack of parents right: skipping a node
+ * whose only route is constrained (GET /webhooks/:id/deliveries) would give its children the path
+ * of the sibling read before it.
+ */
 function allRoutes(app: FastifyInstance): Route[] {
   const routes: Route[] = [];
   const stack: string[] = [];
   for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^([│ ├└─]*)(\S.*?) \(([A-Z, ]+)\)$/.exec(line);
-    if (match === null) continue;
+    const match = /^([│ ├└─]*)(\S.*?) \(([A-Z, ]+)\)(?: (\{.*\}))?$/.exec(line);
+    if (match === null) {
+      // A line read wrongly would shift every path after it; a format not understood stops the test.
+      if (line.trim() === '') continue;
+      throw new Error(`The authorization matrix cannot read this line of Fastify's route tree: ${line}`);
+    }
     const depth = match[1]!.length / 4;
     stack.length = depth;
     const parent = stack.at(-1) ?? '';
@@ -64,6 +78,8 @@ function allRoutes(app: FastifyInstance): Route[] {
     // ".json" and "-qr.svg" under "/link"), so the path is the plain concatenation.
     const path = `${parent}${match[2]}`;
     stack.push(path);
+    const constraints = match[4] === undefined ? {} : (JSON.parse(match[4]) as { caller?: string });
+    if (constraints.caller === 'api') continue;
     for (const method of match[3]!.split(', ')) {
       if (method === 'GET' || method === 'POST') routes.push({ method, path });
     }

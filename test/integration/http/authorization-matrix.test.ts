@@ -38,6 +38,11 @@ interface Owner extends SeededAccount {
   leavableGroupIds: [string, string];
   /** A poll the owner's number sent, to vote on. */
   pollId: string;
+  /** A webhook of the owner's, and a delivery of it (a test event). */
+  webhookId: string;
+  deliveryId: string;
+  /** Webhooks to delete, one per path. */
+  deletableWebhookIds: [string, string];
 }
 
 interface Probe {
@@ -375,7 +380,56 @@ const leaveOwnersGroup = (which: 0 | 1): Probe => ({
   succeedsWith: 200,
 });
 
+const webhookNotFound = { status: 404, error: 'webhook_not_found' } as const;
+const ownersWebhook = (method: ProbeRequest['method'], suffix: string, succeedsWith: number, body?: unknown): Probe => ({
+  request: (owner) => ({ method, url: `/${encodeURIComponent(owner.webhookId)}${suffix}`, ...(body !== undefined && { body }) }),
+  refusedWith: webhookNotFound,
+  succeedsWith,
+});
+const deleteOwnersWebhook = (which: 0 | 1): Probe => ({
+  request: (owner) => ({ method: 'DELETE', url: `/${encodeURIComponent(owner.deletableWebhookIds[which])}` }),
+  refusedWith: webhookNotFound,
+  succeedsWith: 200,
+});
+const redeliverOwnersDelivery: Probe = {
+  request: (owner) => ({ method: 'POST', url: `/${encodeURIComponent(owner.webhookId)}/deliveries/${owner.deliveryId}/redeliver` }),
+  refusedWith: webhookNotFound,
+  succeedsWith: 202,
+};
+const listOwnersWebhooks: Probe = {
+  request: () => ({ method: 'GET', url: '' }),
+  succeedsWith: 200,
+  shows: (body, owner) => JSON.stringify(body).includes(owner.webhookId),
+};
+const createWebhook: Probe = {
+  // A public address as a literal, so that the address guard needs no DNS.
+  request: () => ({ method: 'POST', url: '', body: { url: 'http://93.184.215.14/hook', events: ['message'] } }),
+  succeedsWith: 201,
+  ownerUntouched: async (test, owner) =>
+    (await test.gateway.webhooks.listWebhooks(accountScope(owner.accountId))).every(
+      (webhook) => webhook.url !== 'http://93.184.215.14/hook',
+    ),
+};
+
 const PROBES: Record<string, Probe> = {
+  'GET /webhooks': listOwnersWebhooks,
+  'GET /api/webhooks': listOwnersWebhooks,
+  'POST /webhooks': createWebhook,
+  'POST /api/webhooks': createWebhook,
+  'GET /webhooks/{id}': ownersWebhook('GET', '', 200),
+  'GET /api/webhooks/{id}': ownersWebhook('GET', '', 200),
+  'PATCH /webhooks/{id}': ownersWebhook('PATCH', '', 200, { description: 'probed' }),
+  'PATCH /api/webhooks/{id}': ownersWebhook('PATCH', '', 200, { description: 'probed' }),
+  'DELETE /webhooks/{id}': deleteOwnersWebhook(0),
+  'DELETE /api/webhooks/{id}': deleteOwnersWebhook(1),
+  'POST /webhooks/{id}/rotate_secret': ownersWebhook('POST', '/rotate_secret', 200),
+  'POST /api/webhooks/{id}/rotate_secret': ownersWebhook('POST', '/rotate_secret', 200),
+  'POST /webhooks/{id}/test': ownersWebhook('POST', '/test', 202),
+  'POST /api/webhooks/{id}/test': ownersWebhook('POST', '/test', 202),
+  'GET /webhooks/{id}/deliveries': ownersWebhook('GET', '/deliveries', 200),
+  'GET /api/webhooks/{id}/deliveries': ownersWebhook('GET', '/deliveries', 200),
+  'POST /webhooks/{id}/deliveries/{deliveryId}/redeliver': redeliverOwnersDelivery,
+  'POST /api/webhooks/{id}/deliveries/{deliveryId}/redeliver': redeliverOwnersDelivery,
   'POST /groups/{id}/participants': changeOwnersGroupParticipants,
   'POST /api/groups/{id}/participants': changeOwnersGroupParticipants,
   'PATCH /groups/{id}': renameOwnersGroup,
@@ -465,9 +519,24 @@ const PROBES: Record<string, Probe> = {
   'POST /api/media/{id}/link': linkOwnersMedia,
 };
 
+async function everyScopeKey(test: TestGateway, accountId: string): Promise<string> {
+  return (await test.gateway.apiKeys.createKey({ accountId, name: 'every scope', scopes: ['read', 'send', 'webhooks'] })).plaintext;
+}
+
+async function ownersWebhooks(test: TestGateway, accountId: string) {
+  const scope = accountScope(accountId);
+  const make = async () =>
+    (await test.gateway.webhooks.createWebhook(scope, { url: 'http://93.184.215.14/owner', eventTypes: ['call'] })).webhook.id;
+  const webhookId = await make();
+  await test.gateway.webhooks.sendTestEvent(scope, webhookId);
+  const [delivery] = await test.gateway.webhooks.listDeliveries(scope, webhookId);
+  return { webhookId, deliveryId: delivery!.delivery.id, deletableWebhookIds: [await make(), await make()] as [string, string] };
+}
+
 /** The probe's request at the operation's path, with `{id}` and the like filled by the probe's own url part. */
 function call(test: TestGateway, operation: string, request: ProbeRequest, apiKey: string) {
-  const path = operation.split(' ')[1]!.replace(/\/\{[^}]+\}(\/[a-z_]+)*$/, '') + request.url;
+  // Everything from the first parameter on is the probe's own: `/webhooks/{id}/deliveries/{deliveryId}/redeliver` too.
+  const path = operation.split(' ')[1]!.replace(/\/\{.*$/, '') + request.url;
   const raw = Buffer.isBuffer(request.body);
   return test.inject({
     method: request.method,
@@ -572,8 +641,12 @@ for (const dialect of dialects) {
         groupId: group.json().id,
         leavableGroupIds: [leavable[0]!, leavable[1]!],
         pollId: poll.json().message_id,
+        ...(await ownersWebhooks(test, seeded.accountId)),
+        // Keys of every scope, so that each probe reaches its operation's own checks.
+        apiKey: await everyScopeKey(test, seeded.accountId),
       };
-      stranger = await seedAccount(test.gateway);
+      const strangerSeed = await seedAccount(test.gateway);
+      stranger = { ...strangerSeed, apiKey: await everyScopeKey(test, strangerSeed.accountId) };
       operations = keyedOperations((await test.inject({ method: 'GET', url: '/openapi.json' })).json() as OpenApiDocument);
     });
     after(() => test?.close());

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dialects } from '../../support/databases.ts';
+import { apiKeyScopes } from '../../../src/domain/api-key-scopes.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 
 /**
@@ -96,7 +97,8 @@ for (const dialect of dialects) {
 
     before(async () => {
       test = await startTestGateway(dialect);
-      account = await seedAccount(test.gateway, { numbers: 1 });
+      // Every scope, so that each operation reaches its input checks rather than stop at 403 missing_scope.
+      account = await seedAccount(test.gateway, { numbers: 1, scopes: apiKeyScopes });
       document = (await test.inject({ method: 'GET', url: '/openapi.json' })).json() as Document;
       components = document.components.schemas;
     });

@@ -36,6 +36,7 @@ for (const dialect of dialects) {
           url: 'https://receiver.example/hook',
           eventTypes,
           messageScope: 'direct',
+          description: null,
           enabled: true,
           disabledReason: null,
           failingSince: null,

@@ -38,6 +38,7 @@ for (const dialect of dialects) {
           url: 'https://hooks.example/status',
           eventTypes: ['message.status'],
           messageScope: 'direct',
+          description: null,
           enabled: true,
           disabledReason: null,
           failingSince: null,

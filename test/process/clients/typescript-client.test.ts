@@ -52,6 +52,7 @@ for (const dialect of dialects) {
     let live: ListeningGateway;
     let account: SeededAccount;
     let secret: string;
+    let hooksKey: string;
     let receiverPort: number;
     const answersFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-answers-')), 'answers.json');
 
@@ -64,6 +65,7 @@ for (const dialect of dialects) {
         eventTypes: ['message', 'number.paused', 'number.resumed'],
       });
       secret = created.secret;
+      hooksKey = (await live.gateway.apiKeys.createKey({ accountId: account.accountId, name: 'hooks', scopes: ['webhooks'] })).plaintext;
       live.gateway.deliveryWorker.start();
     });
     after(async () => {
@@ -82,6 +84,7 @@ for (const dialect of dialects) {
           WAGW_OTHER: other,
           WAGW_WEBHOOK_SECRET: secret,
           WAGW_RECEIVER_PORT: String(receiverPort),
+          WAGW_WEBHOOKS_API_KEY: hooksKey,
           WAGW_RECORD_ANSWERS: answersFile,
         },
         stdio: ['ignore', 'pipe', 'pipe'],

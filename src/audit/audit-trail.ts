@@ -1,0 +1,28 @@
+import type { AuditAction, AuditActor, AuditDetails, AuditEvent } from '../domain/audit.ts';
+import { newId } from '../domain/ids.ts';
+import type { Executor } from '../store/database.ts';
+import { insertAuditEvent } from '../store/repositories/audit-events.ts';
+
+export interface AuditFacts {
+  accountId: string | null;
+  targetId: string | null;
+  details?: AuditDetails;
+}
+
+/**
+ * Writes an action's audit row through `db`, which the caller passes as the transaction of the
+ * change itself: a change that commits has its row, and one that rolls back leaves none.
+ */
+export async function recordAudit(db: Executor, actor: AuditActor, action: AuditAction, facts: AuditFacts): Promise<AuditEvent> {
+  const event: AuditEvent = {
+    id: newId('auditEvent'),
+    at: new Date(),
+    accountId: facts.accountId,
+    actor,
+    action,
+    targetId: facts.targetId,
+    details: facts.details ?? null,
+  };
+  await insertAuditEvent(db, event);
+  return event;
+}

@@ -1,0 +1,55 @@
+import type { AuditEvent } from '../../domain/audit.ts';
+import type { OperatorScope } from '../../domain/tenant-scope.ts';
+import type { Gateway } from '../../main.ts';
+
+/** One row of the audit page: who, through what, from where, did what to which object, and when. */
+interface AuditRowView {
+  at: Date;
+  account: { id: string; name: string } | null;
+  actor: string;
+  via: string;
+  address: string;
+  action: string;
+  target: string;
+  details: string;
+}
+
+export interface OperatorAuditView {
+  rows: AuditRowView[];
+  /** The account the page is narrowed to, if any. */
+  accountId: string | undefined;
+  accounts: Array<{ id: string; name: string }>;
+}
+
+const VIA: Readonly<Record<AuditEvent['actor']['kind'], string>> = {
+  user: 'dashboard',
+  api_key: 'API key',
+  cli: 'CLI',
+  system: 'gateway',
+};
+
+export async function presentOperatorAudit(
+  gateway: Gateway,
+  operator: OperatorScope,
+  accountId: string | undefined,
+): Promise<OperatorAuditView> {
+  const [events, accounts] = await Promise.all([
+    gateway.audit.list(operator, { ...(accountId !== undefined && { accountId }), limit: 200 }),
+    gateway.accounts.listAccounts(),
+  ]);
+  const names = new Map(accounts.map((account) => [account.id, account.name]));
+  return {
+    accountId,
+    accounts: accounts.map((account) => ({ id: account.id, name: account.name })),
+    rows: events.map((event) => ({
+      at: event.at,
+      account: event.accountId === null ? null : { id: event.accountId, name: names.get(event.accountId) ?? event.accountId },
+      actor: event.actor.label ?? event.actor.id ?? '—',
+      via: VIA[event.actor.kind],
+      address: event.actor.address ?? '—',
+      action: event.action,
+      target: event.targetId ?? '—',
+      details: event.details === null ? '' : JSON.stringify(event.details),
+    })),
+  };
+}

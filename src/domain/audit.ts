@@ -1,0 +1,55 @@
+/**
+ * The audit log's vocabulary (docs/adr/0053-audit-log.md): who acted, through what, from where,
+ * and what they did. Every management action, through the dashboard, the API or the CLI, writes
+ * one row in the same transaction as its change, so there is no change without its row.
+ */
+
+/** How the actor reached the gateway. */
+export type AuditActorKind = 'user' | 'api_key' | 'cli' | 'system';
+
+export interface AuditActor {
+  kind: AuditActorKind;
+  /** The user's or the key's id; null for the CLI and the gateway itself. */
+  id: string | null;
+  /** What a person reads: the user's email, the key's name and hint. */
+  label: string | null;
+  /** The client's address as the HTTP layer saw it (after WAGW_TRUST_PROXY); null off HTTP. */
+  address: string | null;
+}
+
+/** The operator at the machine, through `wagw`. */
+export const CLI_ACTOR: AuditActor = Object.freeze({ kind: 'cli', id: null, label: 'wagw (CLI)', address: null });
+
+/**
+ * The gateway's own code acting without a person behind it: tests and benchmarks that call a
+ * service directly. Every entry point a person reaches (dashboard, API, CLI) names its actor.
+ */
+export const SYSTEM_ACTOR: AuditActor = Object.freeze({ kind: 'system', id: null, label: null, address: null });
+
+const auditActions = [
+  'api_key.created',
+  'api_key.revoked',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.secret_revealed',
+  'webhook.secret_rotated',
+  'webhook.test_sent',
+  'webhook.delivery_redelivered',
+] as const;
+export type AuditAction = (typeof auditActions)[number];
+
+/** Small facts about an action: what changed, never a secret. */
+export type AuditDetails = Readonly<Record<string, string | number | boolean | null | readonly string[]>>;
+
+export interface AuditEvent {
+  id: string;
+  at: Date;
+  /** The account acted in; null for an action on the gateway as a whole. */
+  accountId: string | null;
+  actor: AuditActor;
+  action: AuditAction;
+  /** The object acted on: a webhook, key or delivery id. */
+  targetId: string | null;
+  details: AuditDetails | null;
+}
