@@ -15,6 +15,7 @@ import {
   releaseLeases,
   renewNode,
   restartNodeLeases,
+  reviveNodeTerm,
   setNodeUrl,
   type ClaimedLease,
 } from '../store/repositories/leases.ts';
@@ -28,6 +29,7 @@ import {
 } from '../store/repositories/lease-handovers.ts';
 import { claimTarget, fairFloor } from './lease-plan.ts';
 import { NumberRequests } from './number-requests.ts';
+import { urgently } from '../store/urgent-lane.ts';
 
 export interface LeaseSettings {
   /** How long a lease lasts unless renewed (WAGW_LEASE_TTL_MS). */
@@ -87,19 +89,26 @@ export interface SessionHost {
 }
 
 /**
- * Holds this node's leases (docs/adr/0018-cluster-leases.md, 0041). On every tick it renews
- * all its leases with one write of its own row, claims free numbers up to its fair share,
- * hands over the numbers other nodes asked for, and, below its share, asks the most loaded
- * nodes for numbers at the pace it can start them. A watchdog stops every session once the last
- * successful renewal is too old for the leases to be trusted: a node that cannot reach the
- * database fences itself before another node may take its numbers.
+ * Holds this node's leases (docs/adr/0018-cluster-leases.md, 0041, 0054). Its renewal, one
+ * write of its own row, runs on its own timer and ahead of the database's queue, never behind
+ * the tick's other work. On every tick it claims free numbers up to its fair share, hands over
+ * the numbers other nodes asked for, and, below its share, asks the most loaded nodes for
+ * numbers at the pace it can start them. A watchdog stops every session once the last
+ * successful renewal is too old for the leases to be trusted and the database does not confirm
+ * them in time: a node that cannot reach the database fences itself before another node may
+ * take its numbers.
  */
 export class LeaseKeeper {
   readonly nodeId = newId('node');
   private readonly held = new Map<string, ClaimedLease>();
   private host: SessionHost | undefined;
   private readonly renewal: ScheduledTask;
+  private readonly leaseTick: ScheduledTask;
   private readonly trustCheck: ScheduledTask;
+  /** The renewal under way, if any: whoever needs one meanwhile waits for it rather than queueing another. */
+  private renewing: Promise<boolean> | undefined;
+  /** Counts this node's terms on PostgreSQL: a claim answered after its term restarted is not kept (the restart gave it up). */
+  private term = 0;
   private ticking: Promise<void> = Promise.resolve();
   private tickQueued = false;
   /** performance.now() when the last renewal that succeeded was sent. */
@@ -130,6 +139,12 @@ export class LeaseKeeper {
     this.requests = new NumberRequests(store, this.nodeId, settings.ttlMs, logger);
     this.renewal = scheduler.register({
       name: 'lease-renewal',
+      intervalMs: this.renewIntervalMs,
+      scope: 'every-node',
+      run: () => this.renewNow(),
+    });
+    this.leaseTick = scheduler.register({
+      name: 'lease-tick',
       intervalMs: this.renewIntervalMs,
       scope: 'every-node',
       run: () => {
@@ -206,6 +221,7 @@ export class LeaseKeeper {
     await this.register();
     this.running = true;
     await this.renewal.start({ runNow: true });
+    await this.leaseTick.start({ runNow: true });
     await this.trustCheck.start();
     // A node in its start-up window claims at its end, before start() returns, so that a single
     // node still has its numbers' sessions under way before it listens.
@@ -312,13 +328,15 @@ export class LeaseKeeper {
     if (!this.running) return;
     this.running = false;
     this.renewal.stop();
+    this.leaseTick.stop();
     this.trustCheck.stop();
+    await this.renewing?.catch(() => undefined);
     // A tick logs its own failures (tick() catches them), so this only waits for it to end.
     await this.ticking;
     const asked = this.requests.outstanding > 0;
     this.requests.forget();
     const leases = [...this.held.values()];
-    await this.drain(leases, this.drainBoundMs(0));
+    await this.drain(leases, this.drainBoundMs());
     this.relinquish(leases);
     await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
     this.held.clear();
@@ -341,7 +359,6 @@ export class LeaseKeeper {
     const periodic = this.periodicDue;
     this.periodicDue = false;
     try {
-      await this.renew();
       await this.adoptHandedOver();
       await ensureLeaseRows(this.store.db);
       const view = await readClusterView(this.store.db, this.store.dialect);
@@ -367,15 +384,33 @@ export class LeaseKeeper {
     return Math.min(STARTUP_WINDOW_MS, this.renewIntervalMs);
   }
 
-  private async renew(): Promise<void> {
+  /**
+   * Renews this node's term, unless a renewal is under way already (then it waits for that one).
+   * Resolves whether the leases it holds are still its own: false when its term had ended and
+   * it gave them up.
+   */
+  renewNow(): Promise<boolean> {
+    if (!this.running) return Promise.resolve(false);
+    this.renewing ??= this.renew().finally(() => {
+      this.renewing = undefined;
+    });
+    return this.renewing;
+  }
+
+  private async renew(): Promise<boolean> {
     const sentAt = performance.now();
-    if (await renewNode(this.store.db, this.store.dialect, this.nodeId, this.settings.ttlMs)) {
+    // A renewal never waits for the requests queued for the database (urgent-lane.ts): under
+    // load that queue is seconds long, and the node would stop trusting its own leases.
+    if (await urgently(() => renewNode(this.store.db, this.store.dialect, this.nodeId, this.settings.ttlMs))) {
+      this.noteLateness(sentAt);
       this.lastRenewalSentAt = sentAt;
-      return;
+      return true;
     }
+    if (this.store.dialect === 'sqlite' && (await this.reviveTerm(sentAt))) return true;
     // The node's leases ran out before it renewed them (it was paused, or cut off): any of them
     // may be another node's by now. Its sessions stop, what still names it is given up, and it
     // starts a new term with nothing, to claim again like any node.
+    this.term++;
     const leases = [...this.held.values()];
     this.held.clear();
     this.leaving.clear();
@@ -384,11 +419,44 @@ export class LeaseKeeper {
       this.logger.warn({ numbers: leases.length }, "this node's leases ran out before it could renew them; stopping their sessions");
     }
     await Promise.allSettled(leases.map((lease) => this.host?.leaseLost(lease.numberId)));
-    await this.store.db.transaction().execute(async (trx) => {
-      const released = await restartNodeLeases(trx, this.store.dialect, this.nodeId, this.settings.ttlMs);
-      if (released.length > 0) await signalNodes(trx, this.store.dialect, 'leases');
-    });
+    await urgently(() =>
+      this.store.db.transaction().execute(async (trx) => {
+        const released = await restartNodeLeases(trx, this.store.dialect, this.nodeId, this.settings.ttlMs);
+        if (released.length > 0) await signalNodes(trx, this.store.dialect, 'leases');
+      }),
+    );
     this.lastRenewalSentAt = sentAt;
+    return false;
+  }
+
+  /**
+   * SQLite: takes the ended term up again with every lease nobody took meanwhile, so that a
+   * node whose event loop stalled past its TTL loses none of its numbers (reviveNodeTerm says
+   * why this is safe there). A lease taken meanwhile (by a CLI command) is lost as usual.
+   */
+  private async reviveTerm(sentAt: number): Promise<boolean> {
+    const kept = await urgently(() => this.store.db.transaction().execute((trx) => reviveNodeTerm(trx, this.nodeId, this.settings.ttlMs)));
+    if (kept === undefined) return false;
+    this.lastRenewalSentAt = sentAt;
+    const epochs = new Map(kept.map((lease) => [lease.numberId, lease.epoch]));
+    const taken = [...this.held.values()].filter((lease) => epochs.get(lease.numberId) !== lease.epoch);
+    this.logger.warn(
+      { kept: this.held.size - taken.length, lost: taken.length },
+      "this node's term ended before it could renew it (its event loop or its database was slow); took it up again with the leases nobody took",
+    );
+    for (const lease of taken) await this.lost(lease);
+    return true;
+  }
+
+  /** Says when a renewal comes later than planned: the first sign of a node whose leases are at risk. */
+  private noteLateness(sentAt: number): void {
+    const lateMs = Math.round(sentAt - this.lastRenewalSentAt - this.renewIntervalMs);
+    if (lateMs > this.renewIntervalMs / 2) {
+      this.logger.warn(
+        { lateMs, renewIntervalMs: this.renewIntervalMs, trustMs: this.trustMs },
+        'a lease renewal ran late: the event loop or the database is slow',
+      );
+    }
   }
 
   /**
@@ -414,10 +482,14 @@ export class LeaseKeeper {
     // In batches, each its own transaction: a statement's parameters are bounded (SQLite's and
     // PostgreSQL's limits), and a node taking over thousands of numbers starts the first ones early.
     let claimedNow = 0;
+    const term = this.term;
     while (this.held.size < target) {
       const claimed = await this.store.db
         .transaction()
         .execute((trx) => claimLeases(trx, this.store.dialect, this.nodeId, Math.min(CLAIM_BATCH, target - this.held.size), this.pinned));
+      // The renewal found the term ended meanwhile and gave up whatever named this node: what
+      // this claim took may be gone; reconcile gives back what is not.
+      if (term !== this.term) break;
       for (const lease of claimed) this.held.set(lease.numberId, lease);
       if (claimed.length > 0) this.host?.leasesGained(claimed);
       claimedNow += claimed.length;
@@ -435,8 +507,9 @@ export class LeaseKeeper {
 
   /** Takes up the numbers handed to this node since its last tick. */
   private async adoptHandedOver(): Promise<void> {
+    const term = this.term;
     const gained = await this.requests.handedOver((numberId, epoch) => this.held.get(numberId)?.epoch === epoch);
-    if (gained.length === 0) return;
+    if (gained.length === 0 || term !== this.term) return;
     for (const lease of gained) this.held.set(lease.numberId, lease);
     this.host?.leasesGained(gained);
     this.logger.info({ gained: gained.length, held: this.held.size }, 'took over numbers handed to this node');
@@ -463,9 +536,9 @@ export class LeaseKeeper {
       wanted.filter((lease) => !givenIds.has(lease.numberId)).map((lease) => lease.numberId),
     );
     if (given.length === 0) return;
-    // The tick waits for the drain, so the next renewal does too: the drain ends a renewal
-    // interval before the leases would stop being trusted.
-    await this.drain(given, this.drainBoundMs(this.renewIntervalMs));
+    // Renewals go on meanwhile (they do not wait for the tick); the drain still ends before the
+    // leases would stop being trusted, should they stop being renewed.
+    await this.drain(given, this.drainBoundMs());
     for (const lease of given) {
       this.held.delete(lease.numberId);
       this.leaving.delete(lease.numberId);
@@ -480,19 +553,43 @@ export class LeaseKeeper {
     this.logger.info({ numbers: given.length, held: this.held.size }, 'handed numbers over to nodes that asked for them');
   }
 
+  /**
+   * The watchdog. A bound before the last renewal grows older than the trust window, no new work
+   * is let in and the database is asked (a renewal, ahead of its queue) whether the leases are
+   * still this node's. If it says so in time, nothing is lost: the node was slow, not cut off.
+   * Otherwise the work under way ends, the sessions stop and the leases are given back, at the
+   * latest a bound after the trust window: all before a lease can end by the database's clock,
+   * at the same moments as before the question was asked (ADR 0054).
+   */
   private async checkTrust(): Promise<void> {
-    if (!this.running || this.held.size === 0 || this.distrusting) return;
-    if (performance.now() - this.lastRenewalSentAt <= this.trustMs) return;
+    if (!this.running || this.held.size === 0 || this.distrusting || !this.doubtful()) return;
+    // Timers run before I/O callbacks: after a stall of the event loop, a renewal the database
+    // has already answered is still unread. Let it be read before judging.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!this.running || this.distrusting || !this.doubtful()) return;
     this.distrusting = true;
     try {
       const leases = [...this.held.values()];
+      const trustEndsAt = this.lastRenewalSentAt + this.trustMs;
+      const now = performance.now();
+      // Asked in time, the database has until the trust window ends. Asked only after (the event
+      // loop stalled past it), it has a bound, taken from the drain: what matters then is the
+      // answer, since the work under way had the stall to run.
+      const answerMs = now < trustEndsAt ? trustEndsAt - now : this.stopBoundMs;
+      const stopBy = Math.max(trustEndsAt, now) + this.stopBoundMs;
+      for (const lease of leases) this.leaving.add(lease.numberId);
+      const answer = await this.confirm(answerMs);
+      if (answer !== 'unanswered') {
+        // Renewed: the node was slow, not cut off, and keeps everything. Restarted: the renewal
+        // found the term ended and has stopped the sessions and given the leases up itself.
+        for (const lease of leases) this.leaving.delete(lease.numberId);
+        return;
+      }
       this.logger.error(
         { numbers: leases.length, trustMs: this.trustMs },
         'leases could not be renewed in time; stopping every session before another node may take them over',
       );
-      // The work under way may finish within half of what is left before a lease can end by the
-      // database's clock (ttlMs - trustMs from the last renewal sent); the sessions stop after it.
-      await this.drain(leases, Math.min(this.settings.drainMs, Math.floor((this.settings.ttlMs - this.trustMs) / 2)));
+      await this.drain(leases, Math.max(0, Math.floor(stopBy - performance.now())));
       for (const lease of leases) {
         if (this.held.get(lease.numberId)?.epoch === lease.epoch) this.held.delete(lease.numberId);
         this.leaving.delete(lease.numberId);
@@ -506,13 +603,48 @@ export class LeaseKeeper {
   }
 
   /**
-   * How long a drain may last: WAGW_HANDOVER_DRAIN_MS, but never past the moment the leases stop
-   * being trusted (less `marginMs`), since no renewal runs meanwhile and a session must not
-   * outlive its lease.
+   * How long past the trust window the work under way may run on, or the database answer after
+   * a stall: half of what is left before a lease can end by the database's clock (ttlMs - trustMs
+   * from the last renewal sent), the other half being the sessions' stop's margin.
    */
-  private drainBoundMs(marginMs: number): number {
+  private get stopBoundMs(): number {
+    return Math.min(this.settings.drainMs, Math.floor((this.settings.ttlMs - this.trustMs) / 2));
+  }
+
+  /** Whether the last renewal is old enough for the watchdog to ask the database: a bound before it stops being trusted. */
+  private doubtful(): boolean {
+    return performance.now() - this.lastRenewalSentAt > this.trustMs - this.stopBoundMs;
+  }
+
+  /** Whether the last renewal is recent enough for this node's leases to be trusted. */
+  private trusted(): boolean {
+    return performance.now() - this.lastRenewalSentAt <= this.trustMs;
+  }
+
+  /** What a renewal (the one under way, or a new one) says within `boundMs`. */
+  private async confirm(boundMs: number): Promise<'renewed' | 'restarted' | 'unanswered'> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'unanswered'>((resolve) => {
+      timer = setTimeout(() => resolve('unanswered'), boundMs);
+    });
+    try {
+      const renewed = this.renewNow().then(
+        (held) => (!held ? 'restarted' : this.trusted() ? 'renewed' : 'unanswered'),
+        () => 'unanswered' as const,
+      );
+      return await Promise.race([renewed, late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * How long a drain may last: WAGW_HANDOVER_DRAIN_MS, but never past the moment the leases stop
+   * being trusted as of now, since a session must not outlive its lease.
+   */
+  private drainBoundMs(): number {
     const trustedForMs = this.lastRenewalSentAt + this.trustMs - performance.now();
-    return Math.max(0, Math.min(this.settings.drainMs, Math.floor(trustedForMs - marginMs)));
+    return Math.max(0, Math.min(this.settings.drainMs, Math.floor(trustedForMs)));
   }
 
   /**

@@ -20,6 +20,7 @@ import { QueuedSqliteDialect } from './sqlite-queued-driver.ts';
 import { notingTransactions } from './open-transactions.ts';
 import { handledElsewhere } from '../domain/promises.ts';
 import { type FileSync, WalSync } from './wal-sync.ts';
+import { isUrgent } from './urgent-lane.ts';
 
 /** A query runner: the database itself or an open transaction. Repositories take either. */
 export type Executor = Kysely<Database> | Transaction<Database>;
@@ -181,10 +182,17 @@ function withStatementCache(connection: SqliteDatabase.Database): SqliteDatabase
 }
 
 function openPostgres(config: Extract<DatabaseConfig, { dialect: 'postgres' }>): Kysely<Database> {
-  const { connectionString, poolSize, preparedStatements } = config;
+  const pools = new LanedPool(newPostgresPool(config, config.poolSize), newPostgresPool(config, 1));
+  return new Kysely<Database>({
+    dialect: notingTransactions(new PostgresDialect({ pool: config.preparedStatements ? new NamingPool(pools) : pools })),
+  });
+}
+
+function newPostgresPool(config: Extract<DatabaseConfig, { dialect: 'postgres' }>, size: number): pg.Pool {
+  const { connectionString, preparedStatements } = config;
   const pool = new pg.Pool({
     connectionString,
-    max: poolSize,
+    max: size,
     // Set by the server as each connection starts, whatever its own configuration says: a 200
     // promises a durable commit (checked at start by assertDurable), and a frozen node must not
     // hold row locks for long (see idleInTransactionTimeoutMs). Poolers that share server
@@ -207,9 +215,32 @@ function openPostgres(config: Extract<DatabaseConfig, { dialect: 'postgres' }>):
   // otherwise have no listener and end the process. Its pending and next queries fail instead,
   // and the pool drops it when it is released.
   pool.on('connect', (client) => client.on('error', handledElsewhere));
-  return new Kysely<Database>({
-    dialect: notingTransactions(new PostgresDialect({ pool: preparedStatements ? new NamingPool(pool) : pool })),
-  });
+  return pool;
+}
+
+/** What Kysely and NamingPool need of a pool. */
+interface ClientPool {
+  connect(): Promise<pg.PoolClient>;
+  end(): Promise<void>;
+}
+
+/**
+ * The pool of requests, and beside it one connection for urgent work (urgent-lane.ts), so that
+ * a lease renewal never waits for a pool that a burst of requests keeps busy.
+ */
+class LanedPool implements ClientPool {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly lane: pg.Pool,
+  ) {}
+
+  connect(): Promise<pg.PoolClient> {
+    return (isUrgent() ? this.lane : this.pool).connect();
+  }
+
+  async end(): Promise<void> {
+    await Promise.all([this.pool.end(), this.lane.end()]);
+  }
 }
 
 /**
@@ -218,7 +249,7 @@ function openPostgres(config: Extract<DatabaseConfig, { dialect: 'postgres' }>):
  * each once per connection. Every other query goes through as Kysely sent it.
  */
 class NamingPool implements PostgresPool {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: ClientPool) {}
 
   async connect(): Promise<PostgresPoolClient> {
     return new NamingClient(await this.pool.connect());

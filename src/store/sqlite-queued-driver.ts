@@ -1,6 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult, SqliteDialect, SqliteDriver } from 'kysely';
 import type { WalSync } from './wal-sync.ts';
+import { isUrgent } from './urgent-lane.ts';
 
 /**
  * Kysely's SQLite driver guards its one connection with a lock that, when released, wakes every
@@ -8,14 +9,16 @@ import type { WalSync } from './wal-sync.ts';
  * dozens of requests waiting, each query's turn cost a wake-up of every other one: profiles of
  * the send path at saturation showed twice the CPU per request of the same path at a moderate
  * rate. This driver keeps the waiters in a queue and hands the connection to the next one only,
- * in arrival order, so the driver's own lock is never contended.
+ * in arrival order, so the driver's own lock is never contended. Urgent work (urgent-lane.ts)
+ * goes before everything waiting: it waits only for the holder of the moment.
  */
 class QueuedSqliteDriver extends SqliteDriver {
   private readonly waiting: (() => void)[] = [];
+  private readonly urgentWaiting: (() => void)[] = [];
   private held = false;
 
   override async acquireConnection(): Promise<DatabaseConnection> {
-    if (this.held) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.held) await new Promise<void>((resolve) => (isUrgent() ? this.urgentWaiting : this.waiting).push(resolve));
     // Either the connection was free, or the previous holder handed it over and left `held` set.
     this.held = true;
     return super.acquireConnection();
@@ -49,7 +52,7 @@ class QueuedSqliteDriver extends SqliteDriver {
 
   override async releaseConnection(): Promise<void> {
     await super.releaseConnection();
-    const next = this.waiting.shift();
+    const next = this.urgentWaiting.shift() ?? this.waiting.shift();
     if (next === undefined) this.held = false;
     else next();
   }

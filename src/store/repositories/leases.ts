@@ -133,6 +133,28 @@ export async function restartNodeLeases(db: Executor, dialect: Dialect, nodeId: 
   return leases;
 }
 
+/**
+ * SQLite only: a node whose term ended takes it up again, keeping every lease that still names
+ * it, and returns those. Call it in a transaction. SQLite runs one write transaction at a time,
+ * across processes too (every transaction begins IMMEDIATE), so no claim is under way meanwhile:
+ * a lease that still names the node under its epoch was taken by nobody while the term was over,
+ * and nobody else served it. Undefined for a node marked stopped. A node on SQLite whose event loop stalled past its TTL thus keeps
+ * its numbers. PostgreSQL does not allow this: a claim that read the term as ended may still be
+ * about to commit, so there a term once ended is never taken up again (restartNodeLeases).
+ */
+export async function reviveNodeTerm(db: Executor, nodeId: string, ttlMs: number): Promise<SessionLease[] | undefined> {
+  const now = databaseNow('sqlite');
+  const result = await db
+    .updateTable('cluster_nodes')
+    .set({ heartbeat_at: now, lease_expires_at: sql<number>`${now} + ${ttlMs}` })
+    .where('id', '=', nodeId)
+    .where('stopped_at', 'is', null)
+    .executeTakeFirst();
+  // A node marked stopped (by itself, or as dead by another) is never revived.
+  if (Number(result.numUpdatedRows) === 0) return undefined;
+  return listNodeLeases(db, nodeId);
+}
+
 /** A SQL condition: the lease row's node holds it now (it names a node whose expiry is ahead). */
 function heldByLiveNode(now: RawBuilder<number>): RawBuilder<boolean> {
   return sql<boolean>`exists (select 1 from cluster_nodes where cluster_nodes.id = number_leases.node_id and cluster_nodes.lease_expires_at > ${now})`;

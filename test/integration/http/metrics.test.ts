@@ -135,6 +135,7 @@ for (const dialect of dialects) {
         'cluster-history-prune',
         'expiry-sweep',
         'lease-renewal',
+        'lease-tick',
         'lease-trust-check',
         'media-download-retries',
         'media-expiry',
