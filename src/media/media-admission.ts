@@ -4,7 +4,8 @@ import type { MediaSource } from '../domain/media.ts';
 import type { PlanName } from '../domain/plans.ts';
 import type { Store } from '../store/database.ts';
 import { findAccountById } from '../store/repositories/accounts.ts';
-import { mediaBytesHeld } from '../store/repositories/media.ts';
+import { insertMedia, insertMediaWithinQuota, mediaBytesHeld } from '../store/repositories/media.ts';
+import type { MediaObject } from '../domain/media.ts';
 import { ByteBudgets, type ByteMeter } from './byte-budgets.ts';
 import type { DiskFloor } from './disk-floor.ts';
 
@@ -20,6 +21,11 @@ export type Transfer = 'upload' | 'fetch';
 /** A file admitted to storage: each chunk is counted before it is written, and `finish` ends the count. */
 export interface FileAdmission {
   take(bytes: number): Promise<void>;
+  /**
+   * Writes the file's row once its bytes are durable: for a file the quota counts, only if the
+   * account's files with it are still within the quota at that moment (413 otherwise).
+   */
+  record(media: MediaObject & { expiresAt: Date }): Promise<void>;
   finish(): void;
 }
 
@@ -27,6 +33,9 @@ export interface FileAdmission {
  * Whether a file may be stored now, checked before its first byte is read and again as it
  * streams: the disk floor, the account's storage quota, and its upload or fetch budget
  * (docs/media.md). A refusal comes before any byte moves whenever the figures already say no.
+ * Those checks see the files stored when the file started, and this node's files in flight; the
+ * quota's last word is the row's write, counted and inserted under the account's lock, so files
+ * that finish at once (on any node) can never hold more than the quota together (ADR 0055).
  */
 export class MediaAdmission {
   private readonly budgets: Record<Transfer, ByteBudgets>;
@@ -91,6 +100,15 @@ export class MediaAdmission {
           await this.floor.assertRoom();
         }
       },
+      record: async (media) => {
+        if (quota === undefined) return insertMedia(this.store.db, media);
+        const refusedAt = await this.store.db
+          .transaction()
+          .execute((trx) =>
+            insertMediaWithinQuota(trx, this.store.dialect, media, { limitBytes: quota.limitBytes, sources: QUOTA_SOURCES }),
+          );
+        if (refusedAt !== undefined) throw quotaExceeded(quota, refusedAt);
+      },
       finish: () => {
         const left = (this.inFlight.get(accountId) ?? 0) - size;
         if (left > 0) this.inFlight.set(accountId, left);
@@ -102,17 +120,7 @@ export class MediaAdmission {
 
   private assertWithinQuota(accountId: string, quota: Quota, moreBytes: number): void {
     const usedBytes = quota.heldBytes + (this.inFlight.get(accountId) ?? 0);
-    if (usedBytes + moreBytes <= quota.limitBytes) return;
-    throw new AppError(
-      'storage_quota_exceeded',
-      `This file would take your account past its media storage (${quota.limitBytes} bytes on the ${quota.plan} plan, ${usedBytes} ` +
-        `held); uploads no message uses expire, or send a smaller file.`,
-      {
-        plan: quota.plan,
-        used_bytes: usedBytes,
-        limit_bytes: quota.limitBytes,
-      },
-    );
+    if (usedBytes + moreBytes > quota.limitBytes) throw quotaExceeded(quota, usedBytes);
   }
 
   private async planOf(accountId: string): Promise<PlanName> {
@@ -126,4 +134,17 @@ interface Quota {
   plan: PlanName;
   limitBytes: number;
   heldBytes: number;
+}
+
+function quotaExceeded(quota: Quota, usedBytes: number): AppError {
+  return new AppError(
+    'storage_quota_exceeded',
+    `This file would take your account past its media storage (${quota.limitBytes} bytes on the ${quota.plan} plan, ${usedBytes} ` +
+      `held); uploads no message uses expire, or send a smaller file.`,
+    {
+      plan: quota.plan,
+      used_bytes: usedBytes,
+      limit_bytes: quota.limitBytes,
+    },
+  );
 }

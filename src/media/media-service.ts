@@ -15,7 +15,7 @@ import {
   type MediaSource,
 } from '../domain/media.ts';
 import type { Store } from '../store/database.ts';
-import { findAccountMedia, findLiveMedia, findLiveMediaById, insertMedia } from '../store/repositories/media.ts';
+import { findAccountMedia, findLiveMedia, findLiveMediaById } from '../store/repositories/media.ts';
 import type { AccountScope } from '../domain/tenant-scope.ts';
 import type { BlobStore, ByteRange } from './blob-store.ts';
 import type { MediaFetcher } from './media-fetcher.ts';
@@ -124,7 +124,7 @@ export class MediaService {
         createdAt,
         expiresAt: new Date(createdAt.getTime() + retention),
       };
-      await insertMedia(this.store.db, { ...media, expiresAt: media.expiresAt! });
+      await admission.record({ ...media, expiresAt: media.expiresAt! });
       return media;
     } catch (error) {
       await writer.abort();

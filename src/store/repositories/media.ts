@@ -1,5 +1,6 @@
 import type { MediaKind, MediaObject, MediaSource } from '../../domain/media.ts';
 import type { Executor } from '../database.ts';
+import { lockAccount } from './accounts.ts';
 import type { MediaTable } from '../schema.ts';
 
 function toMedia(row: MediaTable): MediaObject {
@@ -34,6 +35,35 @@ export async function insertMedia(db: Executor, media: MediaObject & { expiresAt
       removed_at: null,
     })
     .execute();
+}
+
+/**
+ * Writes the row of a file the account put in itself only if the files it holds, with this one,
+ * stay within `limitBytes` (each distinct file once, as mediaBytesHeld counts). The count and the
+ * insert run under the account's lock, so two files finishing at once, on this node or another,
+ * cannot both pass on the same count. Answers undefined when written, else the bytes held.
+ */
+export async function insertMediaWithinQuota(
+  trx: Executor,
+  dialect: 'sqlite' | 'postgres',
+  media: MediaObject & { expiresAt: Date },
+  quota: { limitBytes: number; sources: readonly MediaSource[] },
+): Promise<number | undefined> {
+  await lockAccount(trx, dialect, media.accountId);
+  const heldBytes = await mediaBytesHeld(trx, media.accountId, media.createdAt, quota.sources);
+  const same = await trx
+    .selectFrom('media')
+    .select((eb) => eb.fn.max('size').as('size'))
+    .where('account_id', '=', media.accountId)
+    .where('sha256', '=', media.sha256)
+    .where('removed_at', 'is', null)
+    .where('expires_at', '>', media.createdAt.getTime())
+    .where('source', 'in', quota.sources)
+    .executeTakeFirst();
+  const addedBytes = Math.max(0, media.size - Number(same?.size ?? 0));
+  if (addedBytes > 0 && heldBytes + addedBytes > quota.limitBytes) return heldBytes;
+  await insertMedia(trx, media);
+  return undefined;
 }
 
 /** The account's media object whose bytes are still kept; another account's id finds nothing. */
