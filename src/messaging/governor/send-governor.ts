@@ -6,16 +6,11 @@ import { parsePolicyBody, readStoredSetting, resolvePolicy, type PolicySetting, 
 import type { Store } from '../../store/database.ts';
 import type { GroupCommitter } from '../../store/group-commit.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
-import {
-  deferWaiting,
-  hasExchangedWith,
-  insertGovernedMessage,
-  readLedgerMarks,
-  type QueuedOptions,
-} from '../../store/repositories/send-queue.ts';
+import { deferWaiting, hasExchangedWith, readLedgerMarks, type QueuedOptions } from '../../store/repositories/send-queue.ts';
 import { decide, type WaitReason } from './decision.ts';
 import type { LeaseView } from './queue-runner.ts';
-import { SendLedger, type MadeMark } from './send-ledger.ts';
+import { SendLedger, type MadeMark, type PlannedMark } from './send-ledger.ts';
+import { queueMessageWithUnit } from '../../store/repositories/send-units.ts';
 
 const DAY_MS = 86_400_000;
 /** With the governor off, a send_at still waits for its time: the policy of no limits. */
@@ -96,12 +91,15 @@ export class SendGovernor {
 
   /**
    * Decides when the message may leave and stores it with its unit: at once (the caller hands it
-   * to the engine as today), or waiting in the number's queue. The decision and the insert run
-   * under the number's lock, so that the next send of the number sees this one. A number that is
-   * held (paused) never sends at once: the message waits, with reason `paused`, at least until the
-   * hold's lift time, and the runner keeps it until the hold is gone.
+   * to the engine as today), or waiting in the number's queue. The decision is made under the
+   * number's lock and counted in its ledger at once, so that the next send of the number sees
+   * this one; the row is then written with the group-commit batch, outside the lock, so that a
+   * number's concurrent sends share a commit as ungoverned ones do (ADR 0048). A decision whose
+   * row is not stored (no unit left, a failed write) is taken back out of the ledger. A number
+   * that is held (paused) never sends at once: the message waits, with reason `paused`, at
+   * least until the hold's lift time, and the runner keeps it until the hold is gone.
    */
-  admit(
+  async admit(
     number: WhatsAppNumber,
     message: Message,
     policy: SendPolicy,
@@ -111,14 +109,19 @@ export class SendGovernor {
     beforeInsert: (trx: Parameters<Parameters<GroupCommitter['run']>[0]>[0]) => Promise<void>,
     held: { until: Date | null } | null = null,
   ): Promise<Admission> {
-    return this.withNumberLock(number.id, async () => {
+    const recipient = message.group == null ? message.toPhone : message.group.id;
+    const countsFirstContacts = message.group == null && needsFirstContacts(policy);
+    // Asked before the lock, so that the database's answer is never waited for under it; a
+    // recipient the ledger knows (a send of the day, one waiting, one decided a moment ago by a
+    // concurrent send) is no first contact whatever the database said.
+    const exchangedBefore =
+      !countsFirstContacts ||
+      this.ledgers.get(number.id)?.ledger.knows(message.toPhone) === true ||
+      (await hasExchangedWith(this.store.db, number.accountId, number.id, message.toPhone));
+    const decided = await this.withNumberLock(number.id, async () => {
       const now = new Date();
-      const recipient = message.group == null ? message.toPhone : message.group.id;
-      const firstContact =
-        message.group == null &&
-        needsFirstContacts(policy) &&
-        !(await hasExchangedWith(this.store.db, number.accountId, number.id, message.toPhone));
       const ledger = await this.ledgerFor(number.id);
+      const firstContact = !exchangedBefore && !ledger.knows(message.toPhone);
       // First in, first out: a message that is not scheduled goes behind those already waiting.
       const tail = ledger.queueTail();
       const sendAt = schedule?.sendAt;
@@ -144,9 +147,24 @@ export class SendGovernor {
         waitReason = 'paused';
       }
       const expiresAt = schedule?.expiresAt ?? new Date(Math.max(now.getTime(), sendAt?.getTime() ?? 0) + this.config.defaultExpiryMs);
-      const admitted = await this.committer.run(async (trx) => {
+      // The ledger counts a message by its row's recipient (to_phone), as it is read back after a takeover.
+      const takeBack =
+        scheduledFor === null
+          ? ledger.sentTentatively({ at: now.getTime(), recipient: message.toPhone, firstContact })
+          : SendGovernor.queueTentatively(ledger, message.id, {
+              at: scheduledFor.getTime(),
+              recipient: message.toPhone,
+              firstContact,
+              scheduled: waitReason === 'scheduled',
+            });
+      return { now, firstContact, waitReason, scheduledFor, expiresAt, takeBack };
+    });
+    const { now, firstContact, waitReason, scheduledFor, expiresAt, takeBack } = decided;
+    let admitted: boolean;
+    try {
+      const admission = await this.committer.run(async (trx, batch) => {
         await beforeInsert(trx);
-        return insertGovernedMessage(trx, message, unit, {
+        return queueMessageWithUnit(batch, message, unit, {
           scheduledFor,
           expiresAt: scheduledFor === null ? null : expiresAt,
           waitReason: waitReason ?? null,
@@ -155,22 +173,25 @@ export class SendGovernor {
           options: scheduledFor === null ? null : options,
         });
       });
-      if (!admitted) return { kind: 'refused' };
-      // The ledger counts a message by its row's recipient (to_phone), as it is read back after a takeover.
-      if (scheduledFor === null) {
-        ledger.sent({ at: now.getTime(), recipient: message.toPhone, firstContact });
-        return { kind: 'now' };
-      }
-      ledger.queued(message.id, {
-        at: scheduledFor.getTime(),
-        recipient: message.toPhone,
-        firstContact,
-        scheduled: waitReason === 'scheduled',
-      });
-      this.queuedListener(scheduledFor);
-      const expected = waitReason === 'paused' && held !== null ? dueUnderPause(scheduledFor, held) : scheduledFor;
-      return { kind: 'queued', scheduledFor: expected, expiresAt, waitReason: waitReason! };
-    });
+      admitted = admission.admitted;
+    } catch (error) {
+      takeBack();
+      throw error;
+    }
+    if (!admitted) {
+      takeBack();
+      return { kind: 'refused' };
+    }
+    if (scheduledFor === null) return { kind: 'now' };
+    this.queuedListener(scheduledFor);
+    const expected = waitReason === 'paused' && held !== null ? dueUnderPause(scheduledFor, held) : scheduledFor;
+    return { kind: 'queued', scheduledFor: expected, expiresAt, waitReason: waitReason! };
+  }
+
+  /** Counts a waiting message decided but not yet stored; the returned function takes it back. */
+  private static queueTentatively(ledger: SendLedger, messageId: string, mark: PlannedMark): () => void {
+    ledger.queued(messageId, mark);
+    return () => void ledger.left(messageId);
   }
 
   /**

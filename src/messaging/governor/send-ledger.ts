@@ -98,6 +98,28 @@ export class SendLedger {
     }
   }
 
+  /**
+   * Counts a send decided but not yet stored (SendGovernor.admit), so the number's next decision
+   * sees it; the returned function takes it back if its row is never stored.
+   */
+  sentTentatively(mark: MadeMark): () => void {
+    const lastBefore = this.lastMadeTo.get(mark.recipient);
+    this.sent(mark);
+    return () => {
+      this.made.remove(mark.at);
+      if (mark.firstContact) this.madeFirstContacts.remove(mark.at);
+      if (this.lastMadeTo.get(mark.recipient) !== mark.at) return;
+      this.lastMadeTo.delete(mark.recipient);
+      // Put back where it stood in time; a later send to the recipient since would have moved it.
+      if (lastBefore !== undefined) this.restoreLastMadeTo(mark.recipient, lastBefore);
+    };
+  }
+
+  /** Whether the number sent to, or has a message waiting for, the recipient within the ledger's day. */
+  knows(recipient: string): boolean {
+    return this.lastMadeTo.has(recipient) || this.plannedTo.has(recipient);
+  }
+
   queued(id: string, mark: PlannedMark): void {
     if (this.plannedById.has(id)) return;
     this.plannedById.set(id, mark);
@@ -142,6 +164,14 @@ export class SendLedger {
         this.queued(id, { ...mark, at: until, scheduled: false });
       }
     }
+  }
+
+  /** Re-inserts a recipient's last send in time order (the map's order is what trim relies on). */
+  private restoreLastMadeTo(recipient: string, at: number): void {
+    const later = [...this.lastMadeTo].filter(([, time]) => time > at);
+    for (const [other] of later) this.lastMadeTo.delete(other);
+    this.lastMadeTo.set(recipient, at);
+    for (const [other, time] of later) this.lastMadeTo.set(other, time);
   }
 
   private lastMadeBy(recipient: string, at: number): number | undefined {

@@ -1,12 +1,8 @@
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
-import type { Message } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { Database } from '../schema.ts';
-import { insertMessageGroups } from './groups.ts';
-import { insertMessage } from './messages.ts';
-import { reserveMonthlyUnit } from './usage.ts';
 
 /**
  * The send governor's queue, which is the messages table (ADR 0029): a waiting message is
@@ -37,19 +33,8 @@ export interface LedgerMarks {
   planned: { id: string; at: number; recipient: string; firstContact: boolean; scheduled: boolean }[];
 }
 
-/**
- * Takes the unit and stores the governed message in one transaction: the unit is taken when the
- * message is queued, as for any send. Returns whether a unit was left.
- */
-export async function insertGovernedMessage(
-  trx: Executor,
-  message: Message,
-  unit: { period: string; limit: number | null },
-  fields: GovernedFields,
-): Promise<boolean> {
-  if (!(await reserveMonthlyUnit(trx, message.accountId, unit.period, unit.limit))) return false;
-  await insertMessage(trx, message);
-  await insertMessageGroups(trx, [message]);
+/** What the governor decided for a send, written on its row once the row is stored. */
+export async function setGovernedFields(trx: Executor, messageId: string, fields: GovernedFields): Promise<void> {
   await trx
     .updateTable('messages')
     .set({
@@ -60,9 +45,8 @@ export async function insertGovernedMessage(
       first_contact: fields.firstContact ? 1 : 0,
       queued_options: fields.options === null ? null : JSON.stringify(fields.options),
     })
-    .where('id', '=', message.id)
+    .where('id', '=', messageId)
     .execute();
-  return true;
 }
 
 /**

@@ -7,6 +7,7 @@ import { conversationNotes } from './conversation-notes.ts';
 import { insertMessageWithUnit } from './messages.ts';
 import { takeMonthlyUnits } from './usage.ts';
 import { insertMessageGroups } from './groups.ts';
+import { type GovernedFields, setGovernedFields } from './send-queue.ts';
 
 export interface UnitTerms {
   period: string;
@@ -39,8 +40,8 @@ export class UnitAdmission {
  * account, which commit side by side on the pool, queued behind each other for their whole
  * length; now each holds the lock from its last statements to its commit.
  */
-export function queueMessageWithUnit(batch: EndOfBatch, message: Message, terms: UnitTerms): UnitAdmission {
-  return batch.step(SEND_UNITS).add(message, terms);
+export function queueMessageWithUnit(batch: EndOfBatch, message: Message, terms: UnitTerms, governed?: GovernedFields): UnitAdmission {
+  return batch.step(SEND_UNITS).add(message, terms, governed);
 }
 
 interface AccountSends {
@@ -52,8 +53,11 @@ interface AccountSends {
 
 class SendUnits implements BatchStep {
   private readonly byAccount = new Map<string, AccountSends>();
+  /** What the governor decided for the governed sends of the batch, written once their rows are stored. */
+  private readonly governed = new Map<string, GovernedFields>();
 
-  add(message: Message, terms: UnitTerms): UnitAdmission {
+  add(message: Message, terms: UnitTerms, governed: GovernedFields | undefined): UnitAdmission {
+    if (governed !== undefined) this.governed.set(message.id, governed);
     // A limit changed between two sends of one batch gives them groups of their own.
     const key = `${message.accountId}\u0000${terms.period}\u0000${terms.limit}`;
     let sends = this.byAccount.get(key);
@@ -84,6 +88,10 @@ class SendUnits implements BatchStep {
         admissions.forEach((admission, index) => {
           admission.decide(index < taken);
         });
+      }
+      for (const message of admitted) {
+        const fields = this.governed.get(message.id);
+        if (fields !== undefined) await setGovernedFields(trx, message.id, fields);
       }
       // A group send names its group from the start, so that even a failed one shows where it went.
       await insertMessageGroups(trx, admitted);

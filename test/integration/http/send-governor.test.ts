@@ -118,6 +118,40 @@ for (const dialect of dialects) {
         assert.deepEqual(row, { scheduled_for: null, released_at: null, wait_reason: null, first_contact: null });
       });
 
+      it('governed sends made at once each go with their unit and first contact counted, and each shows in the chat list', async () => {
+        const seeded = await account();
+        // Caps far above the sends, to twelve recipients at once: decided one after another under
+        // the number's lock, written together (ADR 0048), each a first contact.
+        const permissive = { per_minute: 1_000, per_hour: 1_000, per_day: 1_000, first_contacts_per_day: 1_000 };
+        const policy = await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: permissive }, seeded.apiKey);
+        assert.equal(policy.statusCode, 200, policy.body);
+        const recipients = Array.from({ length: 12 }, (_, index) => `+1415555${String(200 + index).padStart(4, '0')}`);
+        const answers = await Promise.all(recipients.map((to_phone) => send(seeded, { to_phone, message: `to ${to_phone}` })));
+        for (const answer of answers) assert.deepEqual([answer.statusCode, answer.json().status], [200, 'sent'], answer.body);
+        assert.equal(await used(seeded), recipients.length, 'one unit each');
+        const firstContacts = await test.gateway.store.db
+          .selectFrom('messages')
+          .select(['to_phone', 'first_contact', 'released_at'])
+          .where(
+            'id',
+            'in',
+            answers.map((answer) => answer.json().message_id as string),
+          )
+          .execute();
+        assert.deepEqual(
+          firstContacts.map((row) => [row.first_contact, row.released_at === null]),
+          recipients.map(() => [1, false]),
+          'each a first contact, released as it was sent',
+        );
+        const chats = await get(`/chats?from_phone=${encodeURIComponent(seeded.phones[0]!)}&limit=100`, seeded.apiKey);
+        assert.equal(chats.statusCode, 200, chats.body);
+        const listed = new Map(
+          (chats.json().chats as { phone: string; last_message: { message_id: string } }[]).map((chat) => [chat.phone, chat]),
+        );
+        for (const [index, to] of recipients.entries())
+          assert.equal(listed.get(to)?.last_message.message_id, answers[index]!.json().message_id, `the chat with ${to} shows its send`);
+      });
+
       it('a message the policy lets go is 200 sent; the next one, inside the gap, is 202 queued with scheduled_for', async () => {
         const seeded = await account();
         const policy = await patch(`/numbers/${encodeURIComponent(seeded.phones[0]!)}`, { send_policy: LONG_GAP }, seeded.apiKey);

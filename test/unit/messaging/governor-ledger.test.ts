@@ -87,4 +87,29 @@ describe("the governor's ledger answers as a reading of every send would", () =>
     assert.equal(ledger.madeOnly.capReachedBy(2 * day, 2 * day, 1, true), undefined);
     assert.equal(ledger.madeOnly.latestTo('+2', 2 * day), 6_000);
   });
+
+  it('a send decided but never stored is taken back whole, and the recipients it knows are those of the day', () => {
+    const day = 86_400_000;
+    const ledger = SendLedger.of([
+      { at: 1_000, recipient: '+1', firstContact: false },
+      { at: 2_000, recipient: '+2', firstContact: false },
+    ]);
+    const takeBack = ledger.sentTentatively({ at: 3_000, recipient: '+1', firstContact: true });
+    assert.deepEqual(
+      [ledger.madeOnly.latest(10_000), ledger.madeOnly.latestTo('+1', 10_000), ledger.madeOnly.capReachedBy(10_000, day, 1, true)],
+      [3_000, 3_000, 3_000],
+      'counted at once, so the next decision sees it',
+    );
+    takeBack();
+    assert.deepEqual(
+      [ledger.madeOnly.latest(10_000), ledger.madeOnly.latestTo('+1', 10_000), ledger.madeOnly.capReachedBy(10_000, day, 1, true)],
+      [2_000, 1_000, undefined],
+      'taken back: the last send to +1 is the one before, and no first contact was made',
+    );
+    // Trimming still forgets the oldest first: the recipient put back keeps its place in time.
+    ledger.trim(1_500 + day);
+    assert.deepEqual([ledger.knows('+1'), ledger.knows('+2'), ledger.knows('+3')], [false, true, false]);
+    ledger.queued('msg_w', { at: 9_000, recipient: '+3', firstContact: true, scheduled: false });
+    assert.equal(ledger.knows('+3'), true, 'a message waiting for +3 makes it known');
+  });
 });
