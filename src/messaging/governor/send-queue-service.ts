@@ -170,7 +170,9 @@ export class SendQueueService {
       this.governor.queueCleared(number.id);
       return marked;
     });
-    await this.settleClearing(number);
+    // A short queue is settled within the answer (200); a long one is answered at once (202) and
+    // settled by the runner, so that the answer's time does not grow with the queue.
+    if (cancelled <= CLEAR_BATCH) await this.settleClearing(number);
     const pending = (await countWaitingByReason(this.store.db, number.id))[CLEARING] ?? 0;
     // The runner looks for what a clear left at once, as it would for a message past its expiry.
     if (pending > 0) this.governor.queuedListener(new Date());

@@ -352,7 +352,8 @@ for (const dialect of dialects) {
         });
         assert.equal(cleared.statusCode, 202, cleared.body);
         assert.equal(cleared.json().cancelled, waiting);
-        assert.ok(cleared.json().pending > 0 && cleared.json().pending < waiting, cleared.body);
+        // Longer than one settling batch: answered at once, the runner settles it (ADR 0048).
+        assert.ok(cleared.json().pending > 0 && cleared.json().pending <= waiting, cleared.body);
         const remaining = (await get(`/numbers/${encodeURIComponent(phone)}/queue?limit=1`, seeded.apiKey)).json();
         assert.ok(remaining.total === 0 || Object.keys(remaining.counts).join() === 'cancelling', JSON.stringify(remaining.counts));
         // A send after the clear is placed in an empty queue: the cleared messages hold no place in it.
