@@ -83,6 +83,8 @@ export interface GovernorConfig {
   sendAtHorizonMs: number;
   /** The longest the queue runner sleeps without looking for due messages (WAGW_SEND_QUEUE_CHECK_MS, 10 s). */
   queueCheckMs: number;
+  /** The content (text and structured, UTF-8 bytes) a number's queue may hold (WAGW_SEND_QUEUE_MAX_KIB_PER_NUMBER, 64 MiB). */
+  queueBytesPerNumber: number;
 }
 
 export interface Config {
@@ -419,6 +421,7 @@ export function loadConfig(env: Environment = process.env): Config {
       defaultExpiryMs: integer('WAGW_SEND_EXPIRY_HOURS', 24, 1, 24 * 366) * 3_600_000,
       sendAtHorizonMs: integer('WAGW_SEND_AT_HORIZON_DAYS', 30, 1, 366) * 86_400_000,
       queueCheckMs: integer('WAGW_SEND_QUEUE_CHECK_MS', 10_000, 100, 600_000),
+      queueBytesPerNumber: integer('WAGW_SEND_QUEUE_MAX_KIB_PER_NUMBER', 65_536, 64) * 1024,
     },
     metrics: { token: parseMetricsToken(env.WAGW_METRICS_TOKEN, problems) },
     version: VERSION,

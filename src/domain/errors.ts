@@ -322,6 +322,18 @@ export const errorCatalogue = {
       resets_at: 'when the next month starts, ISO 8601',
     },
   },
+  queue_full: {
+    publicApi: true,
+    status: 429,
+    meaning:
+      "The number's send queue holds as much message content as it may (WAGW_SEND_QUEUE_MAX_KIB_PER_NUMBER): the message would have " +
+      'to wait, and there is no room for it. Room comes back as waiting messages leave (sent, cancelled or expired).',
+    meta: {
+      limit_bytes: "the content the number's queue may hold, in bytes",
+      queued_bytes: 'the content it holds now',
+      retry_after_seconds: 'when its first waiting message is due to leave, as in Retry-After',
+    },
+  },
   rate_limited: {
     publicApi: true,
     status: 429,

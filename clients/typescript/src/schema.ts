@@ -4674,7 +4674,7 @@ export interface components {
                 };
             };
         };
-        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. `quota_exceeded`: The account has used its monthly volume. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files and link previews for the account as its plan allows in the window, or as many link-preview fetches for the number as it may make (`meta.field` is `link_preview`); try again after Retry-After. */
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. `quota_exceeded`: The account has used its monthly volume. `queue_full`: The number's send queue holds as much message content as it may (WAGW_SEND_QUEUE_MAX_KIB_PER_NUMBER): the message would have to wait, and there is no room for it. Room comes back as waiting messages leave (sent, cancelled or expired). `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files and link previews for the account as its plan allows in the window, or as many link-preview fetches for the number as it may make (`meta.field` is `link_preview`); try again after Retry-After. */
         SendMessageError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -4684,7 +4684,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "rate_limited" | "quota_exceeded" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "rate_limited" | "quota_exceeded" | "queue_full" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
                 };
             };
         };
@@ -10251,7 +10251,7 @@ export interface components {
                 };
             };
         };
-        /** @description `quota_exceeded`: The account has used its monthly volume. `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files and link previews for the account as its plan allows in the window, or as many link-preview fetches for the number as it may make (`meta.field` is `link_preview`); try again after Retry-After. */
+        /** @description `quota_exceeded`: The account has used its monthly volume. `queue_full`: The number's send queue holds as much message content as it may (WAGW_SEND_QUEUE_MAX_KIB_PER_NUMBER): the message would have to wait, and there is no room for it. Room comes back as waiting messages leave (sent, cancelled or expired). `rate_limited`: Too many requests of this kind; try again after Retry-After. `upload_rate_exceeded`: The account has uploaded as many bytes as its plan allows in the window (POST /media); try again after Retry-After. `media_fetch_budget_exceeded`: The gateway has fetched as many bytes of `media.url` files and link previews for the account as its plan allows in the window, or as many link-preview fetches for the number as it may make (`meta.field` is `link_preview`); try again after Retry-After. */
         UploadMediaError429: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10261,7 +10261,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "quota_exceeded" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
+                    error?: "quota_exceeded" | "queue_full" | "rate_limited" | "upload_rate_exceeded" | "media_fetch_budget_exceeded";
                 };
             };
         };

@@ -70,6 +70,7 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
     'media_url_unreachable',
     'idempotency_key_reused',
     'quota_exceeded',
+    'queue_full',
     'upload_rate_exceeded',
     'media_fetch_budget_exceeded',
     'insufficient_storage',

@@ -147,6 +147,8 @@ export class SendGovernor {
         waitReason = 'paused';
       }
       const expiresAt = schedule?.expiresAt ?? new Date(Math.max(now.getTime(), sendAt?.getTime() ?? 0) + this.config.defaultExpiryMs);
+      const bytes = contentBytes(message);
+      if (scheduledFor !== null) this.assertQueueRoom(ledger, bytes, now);
       // The ledger counts a message by its row's recipient (to_phone), as it is read back after a takeover.
       const takeBack =
         scheduledFor === null
@@ -156,6 +158,7 @@ export class SendGovernor {
               recipient: message.toPhone,
               firstContact,
               scheduled: waitReason === 'scheduled',
+              bytes,
             });
       return { now, firstContact, waitReason, scheduledFor, expiresAt, takeBack };
     });
@@ -192,6 +195,25 @@ export class SendGovernor {
   private static queueTentatively(ledger: SendLedger, messageId: string, mark: PlannedMark): () => void {
     ledger.queued(messageId, mark);
     return () => void ledger.left(messageId);
+  }
+
+  /**
+   * A number's queue holds at most `queueBytesPerNumber` of content, checked under its lock
+   * against its ledger: queued messages are rows in the database that no other meter counts (a
+   * cancelled message gives its unit back), so without a bound one key could fill the disk with
+   * them (issue 38, ADR 0055).
+   */
+  private assertQueueRoom(ledger: SendLedger, bytes: number, now: Date): void {
+    const limitBytes = this.config.queueBytesPerNumber;
+    if (ledger.queuedBytes + bytes <= limitBytes) return;
+    const firstDue = ledger.firstPlanned() ?? now.getTime();
+    const retryAfterSeconds = Math.max(1, Math.ceil((firstDue - now.getTime()) / 1000));
+    throw new AppError(
+      'queue_full',
+      `The queue of this number holds ${ledger.queuedBytes} bytes of messages, and may hold ${limitBytes}; this message (${bytes} ` +
+        `bytes) must wait, and has no room. Try again in ${retryAfterSeconds} s, or cancel waiting messages.`,
+      { limit_bytes: limitBytes, queued_bytes: ledger.queuedBytes, retry_after_seconds: retryAfterSeconds },
+    );
   }
 
   /**
@@ -305,4 +327,9 @@ function asLeft(status: Message['status']): LeftAs {
 
 function needsFirstContacts(policy: SendPolicy): boolean {
   return policy.firstContactsPerDay !== null || policy.warmUp !== null;
+}
+
+/** What a message's content takes in its row: its text and structured content, as UTF-8 (readLedgerMarks counts the same). */
+function contentBytes(message: Pick<Message, 'text' | 'structured'>): number {
+  return Buffer.byteLength(message.text) + (message.structured === null ? 0 : Buffer.byteLength(JSON.stringify(message.structured)));
 }

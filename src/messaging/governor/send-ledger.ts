@@ -10,6 +10,8 @@ export interface PlannedMark {
   firstContact: boolean;
   /** It waits for its own send_at: it keeps its place in time and is not the queue's tail. */
   scheduled: boolean;
+  /** What its content takes in the database (text and structured content, UTF-8). */
+  bytes: number;
 }
 
 /** A send the number made. */
@@ -40,6 +42,7 @@ export class SendLedger {
   private readonly plannedById = new Map<string, PlannedMark>();
   private readonly idsByTime = new Map<number, Set<string>>();
   private readonly empty = new TimeIndex();
+  private waitingBytes = 0;
 
   /** A ledger of these sends made and messages waiting, in any order. */
   static of(made: readonly MadeMark[], planned: readonly (PlannedMark & { id: string })[] = []): SendLedger {
@@ -74,6 +77,16 @@ export class SendLedger {
 
   get waiting(): number {
     return this.plannedById.size;
+  }
+
+  /** What the waiting messages' content takes in the database: bounded per number (ADR 0055). */
+  get queuedBytes(): number {
+    return this.waitingBytes;
+  }
+
+  /** When the first waiting message is planned to leave; undefined when none waits. */
+  firstPlanned(): number | undefined {
+    return this.planned.first();
   }
 
   /** Forgets the sends older than the longest window, a day before `now`. */
@@ -123,6 +136,7 @@ export class SendLedger {
   queued(id: string, mark: PlannedMark): void {
     if (this.plannedById.has(id)) return;
     this.plannedById.set(id, mark);
+    this.waitingBytes += mark.bytes;
     this.planned.add(mark.at);
     if (mark.firstContact) this.plannedFirstContacts.add(mark.at);
     if (!mark.scheduled) this.plannedInTurn.add(mark.at);
@@ -139,6 +153,7 @@ export class SendLedger {
     const mark = this.plannedById.get(id);
     if (mark === undefined) return undefined;
     this.plannedById.delete(id);
+    this.waitingBytes -= mark.bytes;
     this.planned.remove(mark.at);
     if (mark.firstContact) this.plannedFirstContacts.remove(mark.at);
     if (!mark.scheduled) this.plannedInTurn.remove(mark.at);

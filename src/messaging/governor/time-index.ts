@@ -14,6 +14,10 @@ export class TimeIndex {
     return this.items.length - this.head;
   }
 
+  first(): number | undefined {
+    return this.size === 0 ? undefined : this.items[this.head];
+  }
+
   last(): number | undefined {
     return this.size === 0 ? undefined : this.items[this.items.length - 1];
   }

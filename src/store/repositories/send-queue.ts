@@ -30,7 +30,7 @@ export interface QueuedOptions {
 /** A send of the number, made (released) in the window, or planned (waiting) with its id. */
 export interface LedgerMarks {
   made: { at: number; recipient: string; firstContact: boolean }[];
-  planned: { id: string; at: number; recipient: string; firstContact: boolean; scheduled: boolean }[];
+  planned: { id: string; at: number; recipient: string; firstContact: boolean; scheduled: boolean; bytes: number }[];
 }
 
 /** What the governor decided for a send, written on its row once the row is stored. */
@@ -66,6 +66,7 @@ export async function readLedgerMarks(db: Executor, numberId: string, since: Dat
   const planned = await db
     .selectFrom('messages')
     .select(['id', 'scheduled_for as at', 'to_phone', 'first_contact', 'wait_reason'])
+    .select(sql<number | string>`octet_length(text) + coalesce(octet_length(structured), 0)`.as('bytes'))
     .where('number_id', '=', numberId)
     .where('scheduled_for', 'is not', null)
     .where(notClearing)
@@ -79,6 +80,7 @@ export async function readLedgerMarks(db: Executor, numberId: string, since: Dat
       recipient: row.to_phone,
       firstContact: row.first_contact === 1,
       scheduled: row.wait_reason === 'scheduled',
+      bytes: Number(row.bytes),
     })),
   };
 }
@@ -143,9 +145,11 @@ function releaseWhere(db: Kysely<Database>, ids: RawBuilder<string>, operator: '
 
 /** A waiting message leaves the queue as `cancelled` or `expired`; false when it had already left. */
 export async function settleWaiting(trx: Executor, id: string, status: 'cancelled' | 'expired', at: Date): Promise<boolean> {
+  // A message that will never be sent keeps its record (who, when, what became of it) but not its
+  // content: queueing and cancelling again and again must not grow the database (ADR 0055).
   const result = await trx
     .updateTable('messages')
-    .set({ status, scheduled_for: null, wait_reason: null, updated_at: at.getTime() })
+    .set({ status, scheduled_for: null, wait_reason: null, text: '', structured: null, updated_at: at.getTime() })
     .where('id', '=', id)
     .where('status', '=', 'queued')
     .where('scheduled_for', 'is not', null)

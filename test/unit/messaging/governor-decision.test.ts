@@ -12,7 +12,9 @@ const zero = () => 0;
 
 function history(marks: SendMark[], linkedAt = LONG_AGO): SendHistory {
   // A mark after NOW is a message waiting in the queue; the ledger keeps the two apart.
-  const planned = marks.filter((mark) => mark.at > NOW.getTime()).map((mark, index) => ({ ...mark, id: `msg_${index}`, scheduled: false }));
+  const planned = marks
+    .filter((mark) => mark.at > NOW.getTime())
+    .map((mark, index) => ({ ...mark, id: `msg_${index}`, scheduled: false, bytes: 0 }));
   return {
     marks: SendLedger.of(
       marks.filter((mark) => mark.at <= NOW.getTime()),

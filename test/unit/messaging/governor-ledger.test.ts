@@ -54,9 +54,9 @@ describe("the governor's ledger answers as a reading of every send would", () =>
     const ledger = SendLedger.of(
       [{ at: 100, recipient: '+1', firstContact: false }],
       [
-        { id: 'msg_a', at: 200, recipient: '+2', firstContact: true, scheduled: false },
-        { id: 'msg_b', at: 300, recipient: '+3', firstContact: false, scheduled: true },
-        { id: 'msg_c', at: 900, recipient: '+2', firstContact: false, scheduled: false },
+        { id: 'msg_a', at: 200, recipient: '+2', firstContact: true, scheduled: false, bytes: 10 },
+        { id: 'msg_b', at: 300, recipient: '+3', firstContact: false, scheduled: true, bytes: 20 },
+        { id: 'msg_c', at: 900, recipient: '+2', firstContact: false, scheduled: false, bytes: 40 },
       ],
     );
     assert.equal(ledger.queueTail(), 900);
@@ -65,16 +65,20 @@ describe("the governor's ledger answers as a reading of every send would", () =>
     assert.equal(ledger.withQueue.latestTo('+3', 500), 500);
     assert.equal(ledger.withQueue.capReachedBy(1_000, 1_000, 3, false), 500, 'the send at 100 and the two moved to 500, newest first');
     assert.equal(ledger.withQueue.capReachedBy(1_000, 1_000, 1, true), 500);
+    assert.equal(ledger.queuedBytes, 70, 'a deferral keeps what each message holds');
     ledger.left('msg_c');
     assert.equal(ledger.queueTail(), 500, 'the send_at one moved from its own time waits its turn now');
     assert.equal(ledger.waiting, 2);
+    assert.deepEqual([ledger.queuedBytes, ledger.firstPlanned()], [30, 500]);
+    ledger.cleared();
+    assert.deepEqual([ledger.queuedBytes, ledger.firstPlanned()], [0, undefined]);
   });
 
   it('a release turns a waiting message into a send made; the day-old sends are forgotten', () => {
     const day = 86_400_000;
     const ledger = SendLedger.of(
       [{ at: 1_000, recipient: '+1', firstContact: true }],
-      [{ id: 'msg_a', at: 5_000, recipient: '+2', firstContact: false, scheduled: false }],
+      [{ id: 'msg_a', at: 5_000, recipient: '+2', firstContact: false, scheduled: false, bytes: 0 }],
     );
     assert.equal(ledger.madeOnly.latest(10_000), 1_000);
     ledger.left('msg_a');
@@ -109,7 +113,7 @@ describe("the governor's ledger answers as a reading of every send would", () =>
     // Trimming still forgets the oldest first: the recipient put back keeps its place in time.
     ledger.trim(1_500 + day);
     assert.deepEqual([ledger.knows('+1'), ledger.knows('+2'), ledger.knows('+3')], [false, true, false]);
-    ledger.queued('msg_w', { at: 9_000, recipient: '+3', firstContact: true, scheduled: false });
+    ledger.queued('msg_w', { at: 9_000, recipient: '+3', firstContact: true, scheduled: false, bytes: 0 });
     assert.equal(ledger.knows('+3'), true, 'a message waiting for +3 makes it known');
   });
 });
