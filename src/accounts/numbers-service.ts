@@ -8,7 +8,7 @@ import {
   type WhatsAppNumber,
   newWhatsAppNumber,
 } from '../domain/model.ts';
-import { parseE164 } from '../domain/phone.ts';
+import { parseE164, phoneProblem } from '../domain/phone.ts';
 import type { SessionSupervisor } from '../messaging/session-supervisor.ts';
 import { isUniqueViolation } from '../store/constraint-errors.ts';
 import type { Store } from '../store/database.ts';
@@ -48,11 +48,7 @@ export class NumbersService {
   async addNumber(_operator: OperatorScope, input: AddNumberInput): Promise<WhatsAppNumber> {
     const phone = parseE164(input.phone);
     if (phone === undefined) {
-      throw new AppError(
-        'invalid_phone_number',
-        `"${input.phone}" is not a valid international phone number; include the country code, e.g. +447700900123.`,
-        { field: 'phone' },
-      );
+      throw new AppError('invalid_phone_number', phoneProblem('phone', input.phone), { field: 'phone' });
     }
     if ((await findAccountById(this.store.db, input.accountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${input.accountId}.`);

@@ -1,5 +1,5 @@
 import { AppError } from './errors.ts';
-import { parseE164, type E164 } from './phone.ts';
+import { parseE164, phoneProblem, type E164 } from './phone.ts';
 
 /**
  * A request's list of phones (`field`), each in E.164 and in the order given, or a 400: for a
@@ -18,11 +18,7 @@ export function parsePhoneList(raw: readonly string[], field: string, bounds: { 
   return raw.map((value, index) => {
     const phone = parseE164(value);
     if (phone === undefined)
-      throw new AppError(
-        'invalid_phone_number',
-        `${field}[${index}] "${value.slice(0, 64)}" is not a valid international phone number; include the country code.`,
-        { field: `${field}[${index}]` },
-      );
+      throw new AppError('invalid_phone_number', phoneProblem(`${field}[${index}]`, value), { field: `${field}[${index}]` });
     return phone;
   });
 }

@@ -1,7 +1,7 @@
 import { AppError } from '../domain/errors.ts';
 import { assertSendableText } from '../domain/message-text.ts';
 import type { Message } from '../domain/model.ts';
-import { type E164, parseE164 } from '../domain/phone.ts';
+import { type E164, parseE164, phoneProblem } from '../domain/phone.ts';
 import type { MessageRequestBody, SandboxReceiveBody } from './schemas.ts';
 import { isLid } from '../domain/identities.ts';
 import { presentReferral, referralFromJson, type AdReferral } from '../domain/referral.ts';
@@ -10,7 +10,7 @@ import { assertOneContentKind, parseStructuredInput } from './structured-input.t
 import { assertMediaType, isMediaKind, mediaKinds, type MediaClaims, type MediaKind, type MediaObject } from '../domain/media.ts';
 import { mediaPayload, presentChat, presentMentions, presentReplyTo, type MediaAddresses } from '../domain/webhooks.ts';
 import { hasIdPrefix } from '../domain/ids.ts';
-import { MAX_MENTIONS, parseGroupId } from '../domain/groups.ts';
+import { isGroupId, MAX_MENTIONS, parseGroupId } from '../domain/groups.ts';
 import { parsePhoneList } from '../domain/phone-lists.ts';
 import type { SendSchedule } from '../messaging/governor/send-governor.ts';
 
@@ -53,6 +53,11 @@ export interface MediaInput extends MediaClaims {
 
 /** /send_message's body, after the schema's type check: a message to a phone or to a group. */
 export function parseSendInput(body: MessageRequestBody, maxMessageLength: number): SendInput {
+  // A group's chat id in to_phone is the group, as clients moving from WAHA or Evolution API write it.
+  if (body.to_phone !== undefined && body.to_group === undefined && isGroupId(body.to_phone.trim())) {
+    const { to_phone: groupId, ...rest } = body;
+    return parseSendInput({ ...rest, to_group: groupId.trim() }, maxMessageLength);
+  }
   if ((body.to_phone === undefined) === (body.to_group === undefined)) {
     const problem = body.to_phone === undefined ? 'missing' : 'conflict';
     throw new AppError('invalid_request', 'Give exactly one of to_phone (a phone) and to_group (a group id from GET /groups).', {
@@ -283,11 +288,7 @@ function parseMediaInput(media: NonNullable<MessageRequestBody['media']>): Media
 export function parsePhoneField(value: string, field: 'from_phone' | 'to_phone' | 'phone'): E164 {
   const phone = parseE164(value);
   if (phone === undefined) {
-    throw new AppError(
-      'invalid_phone_number',
-      `${field} is not a valid international phone number; include the country code, e.g. +447700900123.`,
-      { field },
-    );
+    throw new AppError('invalid_phone_number', phoneProblem(field, value), { field });
   }
   return phone;
 }

@@ -12,7 +12,9 @@ export function ref<Name extends string>(name: Name) {
 
 const phoneField = {
   type: 'string',
-  description: 'An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored.',
+  description:
+    'An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored. WhatsApp\'s ' +
+    'chat id of the person is taken too: "447700900123@c.us" or "447700900123@s.whatsapp.net".',
   examples: ['+447700900123'],
 } as const;
 
@@ -172,7 +174,7 @@ const sendMessageRequestComponent = {
       description:
         `The recipient; exactly one of to_phone and to_group is given. ${phoneField.description} A person known by LID may be ` +
         `named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it ` +
-        `does not know is 404 contact_not_found.`,
+        `does not know is 404 contact_not_found. A group's id ("…@g.us") is taken as to_group.`,
     },
     to_group: {
       ...groupIdField,

@@ -44,6 +44,19 @@ export const errorComponent = {
  * The send's optional Idempotency-Key header. Only its type is checked here, so that every
  * header passes the schema; its rules (1–255 printable ASCII) give their own error code.
  */
+/**
+ * A list's `offset`, for clients that page by position as WAHA and Evolution API do. Bounded:
+ * the database walks the skipped rows, where a cursor starts at its place whatever the depth.
+ */
+export const pageOffsetParameter = {
+  type: 'integer',
+  minimum: 0,
+  maximum: 10_000,
+  description:
+    "How many items to skip before the page starts: from the list's first item, or from cursor's place when both are given " +
+    '(0 to 10,000; 0 by default). next_cursor goes on from the page either way, and is the cheaper way to go deep.',
+} as const;
+
 /** The longest `Prefer: wait=N` a send may ask for (a day, a queued message's default life); longer is refused. */
 export const MAX_PREFER_WAIT_SECONDS = 86_400;
 

@@ -45,8 +45,8 @@ export class ChatService {
     private readonly supervisor: Pick<SessionSupervisor, 'sessionFor'>,
   ) {}
 
-  async page(number: WhatsAppNumber, cursor: string | undefined, limit: number): Promise<ChatPage> {
-    const rows = await listChats(this.store.db, number.id, cursor === undefined ? undefined : parseCursor(cursor), limit + 1);
+  async page(number: WhatsAppNumber, cursor: string | undefined, limit: number, offset = 0): Promise<ChatPage> {
+    const rows = await listChats(this.store.db, number.id, cursor === undefined ? undefined : parseCursor(cursor), limit + 1, offset);
     const page = rows.slice(0, limit);
     const last = page.at(-1);
     return {

@@ -18,9 +18,9 @@ export interface ContactPage {
 export class ContactsService {
   constructor(private readonly store: Store) {}
 
-  async page(number: WhatsAppNumber, cursor: string | undefined, limit: number): Promise<ContactPage> {
+  async page(number: WhatsAppNumber, cursor: string | undefined, limit: number, offset = 0): Promise<ContactPage> {
     const after = cursor === undefined ? undefined : parseCursor(cursor);
-    const rows = await listContacts(this.store.db, number.id, after, limit + 1);
+    const rows = await listContacts(this.store.db, number.id, after, limit + 1, offset);
     const page = rows.slice(0, limit);
     return { contacts: page.map((row) => row.contact), nextCursor: rows.length > limit ? page.at(-1)!.id : undefined };
   }

@@ -7,6 +7,9 @@ import { AppError } from '../domain/errors.ts';
 import type { Store } from '../store/database.ts';
 import type { GroupCommitter } from '../store/group-commit.ts';
 import { findNumberByPhone } from '../store/repositories/numbers.ts';
+import { findHeardPresence, recordHeardPresence, type HeardPresence } from '../store/repositories/contact-presences.ts';
+import { lidOfPhone, phoneOfLid } from '../store/repositories/contacts.ts';
+import { parsePersonRef } from '../domain/identities.ts';
 import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 
@@ -46,7 +49,39 @@ export class PresenceService {
     const number = await findNumberByPhone(this.store.db, event.toPhone);
     if (number === undefined) throw new Error(`An engine reported a presence for ${event.toPhone}, which this gateway does not hold.`);
     const payload = presenceUpdatePayload({ ...event, phone: number.phone });
-    const queued = await this.committer.run((trx) => enqueueEvent(trx, this.notifier, number.accountId, payload, event.at));
+    const contact = event.contactPhone ?? event.contactLid;
+    const queued = await this.committer.run(async (trx) => {
+      if (contact !== null)
+        await recordHeardPresence(trx, number.id, {
+          contact,
+          presence: event.presence,
+          groupId: event.groupId,
+          lastSeen: event.lastSeen,
+          heardAt: event.at,
+        });
+      return enqueueEvent(trx, this.notifier, number.accountId, payload, event.at);
+    });
     this.notifier.deliveriesQueued(queued);
+  }
+
+  /**
+   * What the number last heard of a person's presence, by phone or by LID: whichever of the two
+   * it was reported by, once the number's map knows they are one person. Undefined heard: nothing
+   * yet (no subscription, or no report since).
+   */
+  async heard(number: WhatsAppNumber, raw: string): Promise<{ phone: E164 | null; lid: string | null; heard: HeardPresence | undefined }> {
+    const person = parsePersonRef(raw);
+    if (person === undefined)
+      throw new AppError(
+        'invalid_phone_number',
+        `"${raw.slice(0, 64)}" is neither a phone (with its country code) nor a LID (<digits>@lid).`,
+        {
+          field: 'phone_or_lid',
+        },
+      );
+    const phone = 'phone' in person ? person.phone : ((await phoneOfLid(this.store.db, number.id, person.lid)) ?? null);
+    const lid = 'lid' in person ? person.lid : ((await lidOfPhone(this.store.db, number.id, person.phone)) ?? null);
+    const keys = [phone, lid].filter((key): key is string => key !== null);
+    return { phone, lid, heard: await findHeardPresence(this.store.db, number.id, keys) };
   }
 }

@@ -42,6 +42,17 @@ export interface Database {
   chats: ChatsTable;
   poll_secrets: PollSecretsTable;
   poll_votes: PollVotesTable;
+  contact_presences: ContactPresencesTable;
+}
+
+/** What a number last heard of a contact's presence (migration 0028); contact is a phone, or a LID while its phone is unknown. */
+export interface ContactPresencesTable {
+  number_id: string;
+  contact: string;
+  presence: string;
+  group_id: string | null;
+  last_seen_at: number | null;
+  heard_at: number;
 }
 
 /** The ad an incoming message came from (migration 0023): the referral as JSON. */

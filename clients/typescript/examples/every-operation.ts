@@ -215,6 +215,8 @@ async function main(): Promise<void> {
   check(person.phone === other, 'a contact is found by phone');
   const chats = succeeded('GET /chats', await client.GET('/chats', { params: { query: { from_phone: from } } }));
   check(chats.chats.some((chat) => chat.chat_id === other), 'the chat with the other number is listed');
+  const skipped = succeeded('GET /chats with offset', await client.GET('/chats', { params: { query: { from_phone: from, limit: 1, offset: 1 } } }));
+  check(skipped.chats.length <= 1 && skipped.chats[0]?.chat_id !== chats.chats[0]?.chat_id, 'offset skips the first chat');
   const onChat = { params: { path: { chat: other } }, body: { from_phone: from } };
   check(succeeded('POST /chats/{chat}/archive', await client.POST('/chats/{chat}/archive', onChat)).archived, 'the chat is archived');
   check(!succeeded('POST /chats/{chat}/unarchive', await client.POST('/chats/{chat}/unarchive', onChat)).archived, 'and back');
@@ -227,6 +229,9 @@ async function main(): Promise<void> {
 
   // Presence, profiles, the blocklist and a rehearsed call.
   check(succeeded('POST /presence/subscribe', await client.POST('/presence/subscribe', { body: { from_phone: from, to_phone: other } })).subscribed, 'presence is subscribed');
+  // Read back by WhatsApp's chat id, as a client moving from WAHA writes it; the first report may still be on its way (presence null).
+  const heard = succeeded('GET /presence/{phone_or_lid}', await client.GET('/presence/{phone_or_lid}', { params: { path: { phone_or_lid: `${other.slice(1)}@c.us` }, query: { from_phone: from } } }));
+  check(heard.phone === other && (heard.presence === null || heard.presence === 'available'), 'the presence heard is the contact\'s');
   const profile = succeeded('GET /contacts/{phone}/profile', await client.GET('/contacts/{phone}/profile', { params: { path: { phone: other }, query: { from_phone: from } } }));
   check(profile.phone === other, 'the profile is the contact\'s');
   succeeded('PATCH /numbers/{id}/profile', await client.PATCH('/numbers/{id}/profile', { params: { path: { id: from } }, body: { about: 'Typed client' } }));

@@ -836,6 +836,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/presence/{phone_or_lid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read what a number last heard of a contact's presence
+         * @description The latest presence.update from_phone heard of the contact (after POST /presence/subscribe), read back: online or not, typing or recording, their last seen, and when it was heard. Named by phone (E.164 or a chat id such as 447700900123@c.us) or by LID; either finds what was heard under the other once the number knows both. Stored, so it is read from any node and survives restarts; it is what WhatsApp last said, not a live look.
+         */
+        get: operations["getPresence"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/contacts/{phone}/profile": {
         parameters: {
             query?: never;
@@ -1868,6 +1888,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/presence/{phone_or_lid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read what a number last heard of a contact's presence
+         * @description The latest presence.update from_phone heard of the contact (after POST /presence/subscribe), read back: online or not, typing or recording, their last seen, and when it was heard. Named by phone (E.164 or a chat id such as 447700900123@c.us) or by LID; either finds what was heard under the other once the number knows both. Stored, so it is read from any node and survives restarts; it is what WhatsApp last said, not a live look.
+         */
+        get: operations["getPresenceApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/contacts/{phone}/profile": {
         parameters: {
             query?: never;
@@ -2635,7 +2675,7 @@ export interface components {
         };
         SendMessageRequest: {
             /**
-             * @description An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored.
+             * @description An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored. WhatsApp's chat id of the person is taken too: "447700900123@c.us" or "447700900123@s.whatsapp.net".
              * @example +447700900123
              */
             from_phone: string;
@@ -2654,7 +2694,7 @@ export interface components {
             /** @description With media of kind image, video or voice: the recipient can open it once. Refused with any other content. */
             view_once?: boolean;
             /**
-             * @description The recipient; exactly one of to_phone and to_group is given. An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored. A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found.
+             * @description The recipient; exactly one of to_phone and to_group is given. An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored. WhatsApp's chat id of the person is taken too: "447700900123@c.us" or "447700900123@s.whatsapp.net". A person known by LID may be named by it ("<digits>@lid"): the message goes to the phone from_phone's map knows for them (docs/identity.md), and a LID it does not know is 404 contact_not_found. A group's id ("…@g.us") is taken as to_group.
              * @example +447700900123
              */
             to_phone?: string;
@@ -2690,7 +2730,7 @@ export interface components {
         });
         SandboxReceiveRequest: {
             /**
-             * @description An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored.
+             * @description An international number with its country code: "+447700900123". Spaces, dashes, dots and parentheses are ignored. WhatsApp's chat id of the person is taken too: "447700900123@c.us" or "447700900123@s.whatsapp.net".
              * @example +447700900123
              */
             from_phone: string;
@@ -4408,6 +4448,33 @@ export interface components {
             to_phone: string;
             /** @enum {boolean} */
             subscribed: true;
+        };
+        GetPresenceResponse: {
+            /** @description The number that heard it (E.164). */
+            from_phone: string;
+            /** @description The contact's phone (E.164); null while the number knows them only by LID. */
+            phone: string | null;
+            /** @description The contact's LID ("<digits>@lid"); null while unknown. */
+            lid: string | null;
+            /**
+             * @description The latest presence WhatsApp reported to from_phone: online (available) or not (unavailable), and in a chat typing (composing), recording a voice note (recording), or neither any more (paused). Null when nothing was heard: subscribe with POST /presence/subscribe first.
+             * @enum {string|null}
+             */
+            presence: "available" | "unavailable" | "composing" | "recording" | "paused" | null;
+            /** @description The group chat they were typing or recording in; null for their chat with from_phone, or no chat. */
+            group: {
+                id: string;
+            } | null;
+            /**
+             * Format: date-time
+             * @description The last seen the contact shares, as last reported (kept across reports without one); null when never shared.
+             */
+            last_seen: string | null;
+            /**
+             * Format: date-time
+             * @description When WhatsApp reported it. A typing state is shown by WhatsApp for about 25 seconds unless renewed: judge it by this.
+             */
+            heard_at: string | null;
         };
         GetContactProfileResponse: {
             /** @description The contact. */
@@ -7701,7 +7768,7 @@ export interface components {
                 };
             };
         };
-        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         ListContactsError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7710,7 +7777,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_scope";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -7780,7 +7847,7 @@ export interface components {
                 };
             };
         };
-        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         GetContactError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7789,7 +7856,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_scope";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -7872,7 +7939,7 @@ export interface components {
                 };
             };
         };
-        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). */
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
         ListChatsError403: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -7881,7 +7948,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_scope";
+                    error?: "missing_scope" | "phone_not_owned";
                 };
             };
         };
@@ -8863,6 +8930,85 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
+        GetPresenceError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetPresenceError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        GetPresenceError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope" | "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        GetPresenceError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetPresenceError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetPresenceError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
                 };
             };
         };
@@ -10484,6 +10630,7 @@ export type MarkChatUnreadRequest = components['schemas']['MarkChatUnreadRequest
 export type MarkChatReadRequest = components['schemas']['MarkChatReadRequest'];
 export type SubscribePresenceRequest = components['schemas']['SubscribePresenceRequest'];
 export type SubscribePresenceResponse = components['schemas']['SubscribePresenceResponse'];
+export type GetPresenceResponse = components['schemas']['GetPresenceResponse'];
 export type GetContactProfileResponse = components['schemas']['GetContactProfileResponse'];
 export type UpdateNumberProfileRequest = components['schemas']['UpdateNumberProfileRequest'];
 export type UpdateNumberProfileResponse = components['schemas']['UpdateNumberProfileResponse'];
@@ -10826,6 +10973,12 @@ export type ResponseSubscribePresenceError413 = components['responses']['Subscri
 export type ResponseSubscribePresenceError429 = components['responses']['SubscribePresenceError429'];
 export type ResponseSubscribePresenceError500 = components['responses']['SubscribePresenceError500'];
 export type ResponseSubscribePresenceError503 = components['responses']['SubscribePresenceError503'];
+export type ResponseGetPresenceError400 = components['responses']['GetPresenceError400'];
+export type ResponseGetPresenceError401 = components['responses']['GetPresenceError401'];
+export type ResponseGetPresenceError403 = components['responses']['GetPresenceError403'];
+export type ResponseGetPresenceError413 = components['responses']['GetPresenceError413'];
+export type ResponseGetPresenceError500 = components['responses']['GetPresenceError500'];
+export type ResponseGetPresenceError503 = components['responses']['GetPresenceError503'];
 export type ResponseGetContactProfileError400 = components['responses']['GetContactProfileError400'];
 export type ResponseGetContactProfileError401 = components['responses']['GetContactProfileError401'];
 export type ResponseGetContactProfileError403 = components['responses']['GetContactProfileError403'];
@@ -11435,6 +11588,8 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor of the previous page. */
                 cursor?: string;
+                /** @description How many items to skip before the page starts: from the list's first item, or from cursor's place when both are given (0 to 10,000; 0 by default). next_cursor goes on from the page either way, and is the cheaper way to go deep. */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -11624,6 +11779,8 @@ export interface operations {
                 limit?: number;
                 /** @description The next_cursor of the previous page. */
                 cursor?: string;
+                /** @description How many items to skip before the page starts: from the list's first item, or from cursor's place when both are given (0 to 10,000; 0 by default). next_cursor goes on from the page either way, and is the cheaper way to go deep. */
+                offset?: number;
             };
             header?: never;
             path: {
@@ -12071,6 +12228,8 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor of the previous page. */
                 cursor?: string;
+                /** @description How many items to skip before the page starts: from the list's first item, or from cursor's place when both are given (0 to 10,000; 0 by default). next_cursor goes on from the page either way, and is the cheaper way to go deep. */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -12139,6 +12298,8 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor of the previous page. */
                 cursor?: string;
+                /** @description How many items to skip before the page starts: from the list's first item, or from cursor's place when both are given (0 to 10,000; 0 by default). next_cursor goes on from the page either way, and is the cheaper way to go deep. */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -12482,6 +12643,39 @@ export interface operations {
             429: components["responses"]["SubscribePresenceError429"];
             500: components["responses"]["SubscribePresenceError500"];
             503: components["responses"]["SubscribePresenceError503"];
+        };
+    };
+    getPresence: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The person by phone (E.164, URL-encoded) or by LID ("<digits>@lid"): either finds them once the gateway knows both. */
+                phone_or_lid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetPresenceResponse"];
+                };
+            };
+            400: components["responses"]["GetPresenceError400"];
+            401: components["responses"]["GetPresenceError401"];
+            403: components["responses"]["GetPresenceError403"];
+            413: components["responses"]["GetPresenceError413"];
+            500: components["responses"]["GetPresenceError500"];
+            503: components["responses"]["GetPresenceError503"];
         };
     };
     getContactProfile: {
@@ -13409,6 +13603,8 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor of the previous page. */
                 cursor?: string;
+                /** @description How many items to skip before the page starts: from the list's first item, or from cursor's place when both are given (0 to 10,000; 0 by default). next_cursor goes on from the page either way, and is the cheaper way to go deep. */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -13598,6 +13794,8 @@ export interface operations {
                 limit?: number;
                 /** @description The next_cursor of the previous page. */
                 cursor?: string;
+                /** @description How many items to skip before the page starts: from the list's first item, or from cursor's place when both are given (0 to 10,000; 0 by default). next_cursor goes on from the page either way, and is the cheaper way to go deep. */
+                offset?: number;
             };
             header?: never;
             path: {
@@ -14045,6 +14243,8 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor of the previous page. */
                 cursor?: string;
+                /** @description How many items to skip before the page starts: from the list's first item, or from cursor's place when both are given (0 to 10,000; 0 by default). next_cursor goes on from the page either way, and is the cheaper way to go deep. */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -14113,6 +14313,8 @@ export interface operations {
                 limit?: number;
                 /** @description next_cursor of the previous page. */
                 cursor?: string;
+                /** @description How many items to skip before the page starts: from the list's first item, or from cursor's place when both are given (0 to 10,000; 0 by default). next_cursor goes on from the page either way, and is the cheaper way to go deep. */
+                offset?: number;
             };
             header?: never;
             path?: never;
@@ -14456,6 +14658,39 @@ export interface operations {
             429: components["responses"]["SubscribePresenceError429"];
             500: components["responses"]["SubscribePresenceError500"];
             503: components["responses"]["SubscribePresenceError503"];
+        };
+    };
+    getPresenceApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its people. */
+                from_phone: string;
+            };
+            header?: never;
+            path: {
+                /** @description The person by phone (E.164, URL-encoded) or by LID ("<digits>@lid"): either finds them once the gateway knows both. */
+                phone_or_lid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetPresenceResponse"];
+                };
+            };
+            400: components["responses"]["GetPresenceError400"];
+            401: components["responses"]["GetPresenceError401"];
+            403: components["responses"]["GetPresenceError403"];
+            413: components["responses"]["GetPresenceError413"];
+            500: components["responses"]["GetPresenceError500"];
+            503: components["responses"]["GetPresenceError503"];
         };
     };
     getContactProfileApi: {

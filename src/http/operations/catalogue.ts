@@ -39,6 +39,7 @@ import {
   unpinChat,
 } from './chats/chat-actions.ts';
 import { subscribePresence } from './subscribe-presence.ts';
+import { getPresence } from './get-presence.ts';
 import { getContactProfile, updateOwnProfile } from './profiles.ts';
 import { blockContact, listBlocklist, unblockContact } from './blocklist.ts';
 import { updateAccountSettings } from './update-account-settings.ts';
@@ -96,6 +97,7 @@ export const publicOperations: readonly AnyOperation[] = [
   markChatUnread,
   markChatRead,
   subscribePresence,
+  getPresence,
   getContactProfile,
   updateOwnProfile,
   blockContact,

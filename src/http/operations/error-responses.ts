@@ -10,6 +10,13 @@ export const KEYED_ERRORS = [
 ] as const satisfies readonly ErrorCode[];
 /** What a JSON body, or any request line, can be refused for. */
 export const REQUEST_ERRORS = ['invalid_json', 'invalid_request', 'payload_too_large'] as const satisfies readonly ErrorCode[];
+/** What a read through from_phone can answer: the key, the request, and from_phone not a phone or not the account's. */
+export const NUMBER_READ_ERRORS = [
+  ...KEYED_ERRORS,
+  ...REQUEST_ERRORS,
+  'invalid_phone_number',
+  'phone_not_owned',
+] as const satisfies readonly ErrorCode[];
 /** What acting through a number's session can answer: not the account's, down, or held back by WhatsApp. */
 export const SESSION_ERRORS = [
   'invalid_phone_number',

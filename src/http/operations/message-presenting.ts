@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { Message, MessageDirection, MessageStatus } from '../../domain/model.ts';
-import { parseE164 } from '../../domain/phone.ts';
+import { parseE164, phoneProblem } from '../../domain/phone.ts';
 import { parseGroupId } from '../../domain/groups.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
@@ -25,6 +25,8 @@ export interface ListQuery {
   /** 1 to 100, checked by the query's schema. */
   limit?: number;
   cursor?: string;
+  /** 0 to 10,000, checked by the query's schema. */
+  offset?: number;
 }
 
 /** The query's filters, each checked, with the field at fault named. */
@@ -37,10 +39,7 @@ export async function readListQuery(
   if (raw.phone !== undefined) query.numberId = (await gateway.numbers.findNumber(scope, raw.phone).catch(notYours)).id;
   if (raw.peer !== undefined) {
     const peer = parseE164(raw.peer);
-    if (peer === undefined)
-      throw new AppError('invalid_phone_number', `peer "${raw.peer}" is not a phone number; include the country code, e.g. +14155550100.`, {
-        field: 'peer',
-      });
+    if (peer === undefined) throw new AppError('invalid_phone_number', phoneProblem('peer', raw.peer), { field: 'peer' });
     query.peer = peer;
   }
   if (raw.with !== undefined) {
@@ -57,6 +56,7 @@ export async function readListQuery(
   if (raw.since !== undefined) query.since = readTime(raw.since, 'since');
   if (raw.until !== undefined) query.until = readTime(raw.until, 'until');
   if (raw.cursor !== undefined) query.cursor = raw.cursor;
+  if (raw.offset !== undefined) query.offset = raw.offset;
   return query;
 }
 

@@ -1,5 +1,6 @@
 import { mediaKinds } from '../../domain/media.ts';
 import { mediaFileProperties, messageResponseFields, ref, structuredFields } from '../message-schemas.ts';
+import { pageOffsetParameter } from '../schemas.ts';
 
 const statuses = ['queued', 'sent', 'delivered', 'read', 'failed', 'unknown', 'received', 'cancelled', 'expired'] as const;
 
@@ -157,6 +158,7 @@ export const listMessagesQuerySchema = {
       description: 'How many messages a page holds: 1 to 100; 50 by default.',
     },
     cursor: { type: 'string', description: 'next_cursor of the previous page.' },
+    offset: pageOffsetParameter,
   },
   additionalProperties: false,
 } as const;

@@ -1,5 +1,6 @@
 import { unknownNumberId } from './number-schema.ts';
 import { ref } from '../message-schemas.ts';
+import { pageOffsetParameter } from '../schemas.ts';
 import { presentQueue } from '../send-policy-schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS } from './error-responses.ts';
 import { defineOperation, ok } from './operation.ts';
@@ -26,6 +27,7 @@ export const getNumberQueue = defineOperation(
           description: 'Messages per page (1 to 500, 50 by default).',
         },
         cursor: { type: 'string', maxLength: 128, description: 'The next_cursor of the previous page.' },
+        offset: pageOffsetParameter,
       },
     },
   },
@@ -44,7 +46,7 @@ export const getNumberQueue = defineOperation(
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, 'number_not_found'],
   handle: async ({ scope, params, query }, { numbers, sendQueues }) => {
     const number = await numbers.findNumber(scope, params.id).catch(unknownNumberId);
-    return ok(presentQueue(number, await sendQueues.view(number, query.limit ?? DEFAULT_PAGE, query.cursor)));
+    return ok(presentQueue(number, await sendQueues.view(number, query.limit ?? DEFAULT_PAGE, query.cursor, query.offset ?? 0)));
   },
 });
 

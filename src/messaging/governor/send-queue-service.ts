@@ -98,17 +98,17 @@ export class SendQueueService {
     return this.accountPolicy(accountId);
   }
 
-  async view(number: WhatsAppNumber, limit: number, cursor: string | undefined): Promise<QueueView> {
+  async view(number: WhatsAppNumber, limit: number, cursor: string | undefined, offset = 0): Promise<QueueView> {
     const after = cursor === undefined ? undefined : parseCursor(cursor);
     const [counts, page, policy, pause] = await Promise.all([
       countWaitingByReason(this.store.db, number.id),
-      listWaitingPage(this.store.db, number.id, limit + 1, after),
+      listWaitingPage(this.store.db, number.id, limit + 1, after, offset),
       this.numberPolicy(number),
       findPause(this.store.db, number.id),
     ]);
     const messages = page.slice(0, limit);
     const last = messages.at(-1);
-    const first = after === undefined ? messages[0] : (await listWaitingPage(this.store.db, number.id, 1))[0];
+    const first = after === undefined && offset === 0 ? messages[0] : (await listWaitingPage(this.store.db, number.id, 1))[0];
     const shown = (message: WaitingMessage): ShownWaitingMessage =>
       pause === undefined || message.waitReason === CLEARING
         ? message

@@ -110,13 +110,19 @@ export interface ChatPosition {
 }
 
 /** A page of the number's chats, latest activity first, after `before`: one index range scan. */
-export async function listChats(db: Executor, numberId: string, before: ChatPosition | undefined, limit: number): Promise<ChatRow[]> {
+export async function listChats(
+  db: Executor,
+  numberId: string,
+  before: ChatPosition | undefined,
+  limit: number,
+  offset = 0,
+): Promise<ChatRow[]> {
   let query = db.selectFrom('chats').selectAll().where('number_id', '=', numberId);
   // A row-value comparison, which both databases read as one range of the index; the same
   // condition spelled with OR makes SQLite walk the number's chats from the top.
   if (before !== undefined)
     query = query.where((eb) => eb(eb.refTuple('last_activity_at', 'chat_id'), '<', eb.tuple(before.lastActivityAt, before.chatId)));
-  return query.orderBy('last_activity_at', 'desc').orderBy('chat_id', 'desc').limit(limit).execute();
+  return query.orderBy('last_activity_at', 'desc').orderBy('chat_id', 'desc').limit(limit).offset(offset).execute();
 }
 
 export interface ChatStateChange {

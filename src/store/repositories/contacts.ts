@@ -269,6 +269,7 @@ export async function listContacts(
   numberId: string,
   afterId: string | undefined,
   limit: number,
+  offset = 0,
 ): Promise<{ id: string; contact: Contact }[]> {
   let query = db
     .selectFrom('contacts')
@@ -276,7 +277,7 @@ export async function listContacts(
     .where('number_id', '=', numberId)
     .where((eb) => eb.or([eb('last_message_at', 'is not', null), eb('saved', '=', 1)]));
   if (afterId !== undefined) query = query.where('id', '>', afterId);
-  const rows = await query.orderBy('id').limit(limit).execute();
+  const rows = await query.orderBy('id').limit(limit).offset(offset).execute();
   return rows.map((row) => ({ id: row.id, contact: toContact(row) }));
 }
 

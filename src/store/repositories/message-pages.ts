@@ -26,6 +26,8 @@ export interface MessageFilter {
   /** Keyset pagination: only messages older than this one. */
   before?: { createdAt: Date; id: string };
   limit: number;
+  /** How many messages to skip before the page starts (after `before`, when given). */
+  offset?: number;
 }
 
 /**
@@ -35,11 +37,14 @@ export interface MessageFilter {
  */
 export async function listMessages(db: Executor, filter: MessageFilter): Promise<Message[]> {
   if (filter.peer !== undefined && filter.direction === undefined) {
+    // Each side's first offset + limit holds the merged page's.
+    const offset = filter.offset ?? 0;
+    const sides = { ...filter, limit: offset + filter.limit, offset: 0 };
     const [sent, received] = await Promise.all([
-      listMessages(db, { ...filter, direction: 'outbound' }),
-      listMessages(db, { ...filter, direction: 'inbound' }),
+      listMessages(db, { ...sides, direction: 'outbound' }),
+      listMessages(db, { ...sides, direction: 'inbound' }),
     ]);
-    return [...sent, ...received].sort(newestFirst).slice(0, filter.limit);
+    return [...sent, ...received].sort(newestFirst).slice(offset, offset + filter.limit);
   }
   let query = db.selectFrom('messages').selectAll().where('account_id', '=', filter.accountId);
   if (filter.numberId !== undefined) query = query.where('number_id', '=', filter.numberId);
@@ -66,7 +71,11 @@ export async function listMessages(db: Executor, filter: MessageFilter): Promise
   }
   // What each message of the page quotes comes with it, by the replies' primary key, rather
   // than in a second round trip: a left join on the page alone, after its limit.
-  const page = query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit);
+  const page = query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(filter.limit)
+    .offset(filter.offset ?? 0);
   const rows = await db
     .with('page', () => page)
     .selectFrom('page')

@@ -347,6 +347,7 @@ export async function listWaitingPage(
   numberId: string,
   limit: number,
   after?: { scheduledFor: number; id: string },
+  offset = 0,
 ): Promise<WaitingMessage[]> {
   const rows = await db
     .selectFrom('messages')
@@ -364,6 +365,7 @@ export async function listWaitingPage(
     .orderBy('messages.scheduled_for')
     .orderBy('messages.id')
     .limit(limit)
+    .offset(offset)
     .execute();
   return rows.map(toWaiting);
 }

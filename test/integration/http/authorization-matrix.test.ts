@@ -499,6 +499,8 @@ const PROBES: Record<string, Probe> = {
   'PATCH /api/numbers/{id}/profile': setOwnersProfile,
   'POST /presence/subscribe': subscribeWithOwnersNumber,
   'POST /api/presence/subscribe': subscribeWithOwnersNumber,
+  'GET /presence/{phone_or_lid}': readOwnersContact,
+  'GET /api/presence/{phone_or_lid}': readOwnersContact,
   'POST /blocklist': blockWithOwnersNumber,
   'POST /api/blocklist': blockWithOwnersNumber,
   'DELETE /blocklist/{phone}': unblockWithOwnersNumber,

@@ -12,6 +12,7 @@ import { startLinkedBaileysNumber, type LinkedBaileysNumber } from '../../suppor
 import { dialects } from '../../support/databases.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 import { waitFor } from '../../support/fake-whatsapp.ts';
+import { waitForValue } from '../../support/waiting.ts';
 import { samples } from '../../support/media-samples.ts';
 import type { JsonObject } from '../../support/json.ts';
 
@@ -99,6 +100,37 @@ for (const dialect of dialects) {
         [typing.contact_phone, typing.contact_lid, typing.group, typing.last_seen],
         ['+447700900555', LID_CONTACT, { id: '120363333333333333@g.us' }, null],
       );
+      // Read back: what the number last heard of each, stored with its event.
+      const heard = async (who: string) => {
+        const response = await linked.test.inject({
+          method: 'GET',
+          url: `/presence/${encodeURIComponent(who)}?from_phone=${encodeURIComponent(linked.number.phone)}`,
+          headers: as(),
+        });
+        assert.equal(response.statusCode, 200, response.body);
+        return response.json();
+      };
+      assert.deepEqual(await heard(CONTACT), {
+        from_phone: linked.number.phone,
+        phone: CONTACT,
+        lid: null,
+        presence: 'unavailable',
+        group: null,
+        last_seen: new Date(1_764_000_000_000).toISOString(),
+        heard_at: away.timestamp,
+      });
+      const typist = await heard(LID_CONTACT_PHONE_JID);
+      assert.deepEqual(
+        [typist.phone, typist.presence, typist.group, typist.last_seen],
+        ['+447700900555', 'composing', { id: '120363333333333333@g.us' }, null],
+      );
+      // A report without a last seen keeps the one the contact shared before.
+      linked.socket.emit('presence.update', { id: CONTACT_JID, presences: { [CONTACT_JID]: { lastKnownPresence: 'available' } } });
+      const back = await waitForValue(async () => {
+        const now = await heard(CONTACT_JID);
+        return now.presence === 'available' ? now : undefined;
+      }, 'the contact to be heard available');
+      assert.equal(back.last_seen, new Date(1_764_000_000_000).toISOString());
     });
 
     it("a profile is WhatsApp's three answers, the picture fetched from its CDN URL and stored; our own is set with updateProfileName, updateProfileStatus and updateProfilePicture", async () => {

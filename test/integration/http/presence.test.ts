@@ -5,6 +5,7 @@ import type { SandboxEngine } from '../../../src/engines/sandbox/sandbox-engine.
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
+import { waitForValue } from '../../support/waiting.ts';
 
 const CONTACT = '+14155550133';
 
@@ -49,6 +50,52 @@ for (const dialect of dialects) {
         [event.event, event.phone, event.contact_phone, event.contact_lid, event.group, event.presence, event.last_seen],
         ['presence.update', account.phones[0], CONTACT, null, null, 'available', null],
       );
+    });
+
+    it('GET /presence/{phone_or_lid} reads back what the number last heard; nothing heard is presence null', async () => {
+      const read = (who: string, key = account.apiKey, from = account.phones[0]!) =>
+        test.inject({
+          method: 'GET',
+          url: `/api/presence/${encodeURIComponent(who)}?from_phone=${encodeURIComponent(from)}`,
+          headers: { authorization: `Bearer ${key}` },
+        });
+      const quiet = await read('+14155550134');
+      assert.deepEqual(
+        [quiet.statusCode, quiet.json()],
+        [
+          200,
+          { from_phone: account.phones[0], phone: '+14155550134', lid: null, presence: null, group: null, last_seen: null, heard_at: null },
+        ],
+      );
+      const subscribed = await test.post(
+        '/presence/subscribe',
+        { from_phone: account.phones[0], to_phone: '14155550135@c.us' },
+        account.apiKey,
+      );
+      assert.deepEqual([subscribed.statusCode, subscribed.json().to_phone], [200, '+14155550135'], subscribed.body);
+      // The simulated contact's first report follows the answer.
+      const heard = await waitForValue(async () => {
+        const response = await test.inject({
+          method: 'GET',
+          url: `/presence/14155550135@s.whatsapp.net?from_phone=${encodeURIComponent(account.phones[0]!)}`,
+          headers: { authorization: `Bearer ${account.apiKey}` },
+        });
+        assert.equal(response.statusCode, 200, response.body);
+        const body = response.json() as {
+          phone: string;
+          presence: string | null;
+          group: unknown;
+          last_seen: string | null;
+          heard_at: string;
+        };
+        return body.presence === null ? undefined : body;
+      }, 'the contact to be heard');
+      assert.deepEqual([heard.phone, heard.presence, heard.group, heard.last_seen], ['+14155550135', 'available', null, null]);
+      assert.ok(Date.parse(heard.heard_at) <= Date.now(), heard.heard_at);
+      const notYours = await read('+14155550135', other.apiKey);
+      assert.deepEqual([notYours.statusCode, notYours.json().error], [403, 'phone_not_owned']);
+      const notAPerson = await read('someone');
+      assert.deepEqual([notAPerson.statusCode, notAPerson.json().error], [400, 'invalid_phone_number']);
     });
 
     it('show_online is stored, shown through the session at once, and answered with the number', async () => {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { dialects } from '../../support/databases.ts';
 import { apiKeyScopes } from '../../../src/domain/api-key-scopes.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { documentChecker } from '../../support/documented-answers.ts';
 
 /**
  * A field the gateway does not know is refused, never ignored: a client that adds `send_after`
@@ -186,6 +187,52 @@ for (const dialect of dialects) {
         const empty = await test.inject({ method: 'GET', url: `${url}?${query}`, headers: { ...headers, 'content-length': '0' } });
         assert.notEqual(empty.json().meta?.field, 'body', `${operation.operationId}: an empty body is no body`);
       }
+    });
+
+    it("every operation's answers to these requests, refusals included, are ones the document gives it, in its schemas (Ajv 2020)", async () => {
+      const check = documentChecker(document);
+      const faults: string[] = [];
+      const requests = soundRequests();
+      for (const { method, pathName, url, query, headers, payload } of requests) {
+        const tries = [
+          // As sampled: placeholders the gateway refuses (404, 403, 400) or takes.
+          { url: `${url}?${query}`, headers, payload },
+          // Without the key, from a client that asks for JSON (a browser's /messages and /numbers are the dashboard's pages).
+          { url: `${url}?${query}`, headers: { ...headers, authorization: undefined, accept: 'application/json' }, payload },
+          // From a valid number that is not the account's.
+          ...(query.has('from_phone')
+            ? [{ url: `${url}?${new URLSearchParams({ ...Object.fromEntries(query), from_phone: '+14155550177' })}`, headers, payload }]
+            : []),
+          // With a query parameter it does not take.
+          { url: `${url}?${query}&zzz=1`, headers, payload },
+          // A body it cannot read.
+          ...(method === 'GET'
+            ? []
+            : [{ url: `${url}?${query}`, headers: { ...headers, 'content-type': 'application/json' }, payload: '{' }]),
+        ];
+        for (const attempt of tries) {
+          if (isProbe(pathName) && attempt !== tries[0]) continue;
+          const response = await test.inject({
+            method,
+            url: attempt.url,
+            headers: Object.fromEntries(Object.entries(attempt.headers).filter(([, value]) => value !== undefined)) as Record<
+              string,
+              string
+            >,
+            ...(attempt.payload !== undefined && { payload: attempt.payload }),
+          });
+          const fault = check({
+            method,
+            path: pathName,
+            status: response.statusCode,
+            contentType: response.headers['content-type'] === undefined ? null : String(response.headers['content-type']),
+            body: response.body,
+          });
+          if (fault !== undefined) faults.push(`${attempt.url}: ${fault}`);
+        }
+      }
+      assert.ok(requests.length >= 100, `every operation, on both paths (${requests.length})`);
+      assert.deepEqual(faults, []);
     });
 
     it('POST /send_message with a mistyped send_at ("send_after") sends nothing', async () => {

@@ -228,6 +228,8 @@ for (const dialect of dialects) {
           'post /api/sandbox/call',
           'post /presence/subscribe',
           'post /api/presence/subscribe',
+          'get /presence/{phone_or_lid}',
+          'get /api/presence/{phone_or_lid}',
           'get /contacts/{phone}/profile',
           'get /api/contacts/{phone}/profile',
           'patch /numbers/{id}/profile',

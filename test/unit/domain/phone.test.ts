@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseE164 } from '../../../src/domain/phone.ts';
+import { parseE164, phoneProblem } from '../../../src/domain/phone.ts';
 
 // The rule (docs/adr/0002-phone-validation.md): after spaces, dashes, dots and parentheses are
 // stripped, an optional "+" and digits, with a known country code and a length that country
@@ -23,6 +23,25 @@ describe('parseE164', () => {
         assert.equal(parseE164(input), expected);
       });
     }
+  });
+
+  it("WhatsApp's chat id of a person is that person's phone, as WAHA (@c.us) and Baileys or Evolution (@s.whatsapp.net) write it", () => {
+    assert.equal(parseE164('447700900123@c.us'), '+447700900123');
+    assert.equal(parseE164(' 14155550100@s.whatsapp.net '), '+14155550100');
+    assert.equal(parseE164('+447700900123@C.US'), '+447700900123');
+    // Only digits before the suffix, and a number that is one: a chat id is not a way around the rule.
+    for (const refused of ['4477 0090 0123@c.us', '999123@c.us', '447700900123@g.us', '447700900123@lid', '447700900123:12@s.whatsapp.net'])
+      assert.equal(parseE164(refused), undefined, refused);
+  });
+
+  it('a value that is not a phone is told what it is: only a plain number is told to include its country code', () => {
+    assert.match(phoneProblem('to_phone', '120363000000000000@g.us'), /is a group id/);
+    assert.match(phoneProblem('to_phone', '12345@lid'), /is a LID/);
+    assert.match(phoneProblem('to_phone', '999123@c.us'), /the digits before @c\.us must be the number with its country code/);
+    assert.match(phoneProblem('to_phone', 'someone@example.org'), /not a phone or a chat id WhatsApp uses/);
+    assert.match(phoneProblem('to_phone', '7700900123'), /include the country code/);
+    for (const chatId of ['120363000000000000@g.us', '12345@lid', '999123@c.us', '999123@s.whatsapp.net'])
+      assert.doesNotMatch(phoneProblem('to_phone', chatId), /include the country code/, chatId);
   });
 
   it('numbers in ranges reserved for fiction are accepted, since allocation is not checked', () => {

@@ -3,11 +3,12 @@ import type { ChatSummary } from '../../../messaging/chats.ts';
 import type { AccountScope } from '../../../domain/tenant-scope.ts';
 import { presentChatSummary } from '../../chat-schemas.ts';
 import { ref } from '../../message-schemas.ts';
-import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from '../error-responses.ts';
+import { pageOffsetParameter } from '../../schemas.ts';
+import { KEYED_ERRORS, NUMBER_READ_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from '../error-responses.ts';
 import { presentPage } from '../message-presenting.ts';
 import type { OperationServices } from '../services.ts';
 
-export const CHAT_LIST_ERRORS = [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number'] as const satisfies readonly ErrorCode[];
+export const CHAT_LIST_ERRORS = NUMBER_READ_ERRORS;
 /** A change acts through the number's session, on a chat it has. */
 export const CHAT_CHANGE_ERRORS = [
   ...KEYED_ERRORS,
@@ -24,6 +25,7 @@ export const listChatsQuerySchema = {
     from_phone: { type: 'string', description: 'One of your numbers: its chats.' },
     limit: { type: 'integer', minimum: 1, maximum: 100, default: 50, description: 'How many chats a page holds: 1 to 100; 50 by default.' },
     cursor: { type: 'string', description: 'next_cursor of the previous page.' },
+    offset: pageOffsetParameter,
   },
   additionalProperties: false,
 } as const;

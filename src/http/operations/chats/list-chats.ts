@@ -17,7 +17,7 @@ export const listChats = defineOperation({ query: listChatsQuerySchema }, ['numb
   errors: CHAT_LIST_ERRORS,
   handle: async ({ scope, query }, services) => {
     const number = await groupNumber(services, scope, query.from_phone);
-    const page = await services.chats.page(number, query.cursor, query.limit ?? 50);
+    const page = await services.chats.page(number, query.cursor, query.limit ?? 50, query.offset ?? 0);
     return ok({ chats: await presentChats(services, scope, page.chats), next_cursor: page.nextCursor ?? null });
   },
 });

@@ -1,9 +1,9 @@
-import type { ErrorCode } from '../../../domain/errors.ts';
 import { ref } from '../../message-schemas.ts';
-import { KEYED_ERRORS, REQUEST_ERRORS } from '../error-responses.ts';
+import { pageOffsetParameter } from '../../schemas.ts';
+import { NUMBER_READ_ERRORS } from '../error-responses.ts';
 
 /** What every contact read can answer: the key, the request, and from_phone not of the account. */
-export const CONTACT_ERRORS = [...KEYED_ERRORS, ...REQUEST_ERRORS, 'invalid_phone_number'] as const satisfies readonly ErrorCode[];
+export const CONTACT_ERRORS = NUMBER_READ_ERRORS;
 
 const fromPhone = { type: 'string', description: 'One of your numbers: its people.' } as const;
 
@@ -20,6 +20,7 @@ export const listContactsQuerySchema = {
       description: 'How many people a page holds: 1 to 100; 50 by default.',
     },
     cursor: { type: 'string', description: 'next_cursor of the previous page.' },
+    offset: pageOffsetParameter,
   },
   additionalProperties: false,
 } as const;

@@ -18,7 +18,7 @@ export const listContacts = defineOperation({ query: listContactsQuerySchema }, 
   errors: CONTACT_ERRORS,
   handle: async ({ scope, query }, services) => {
     const number = await groupNumber(services, scope, query.from_phone);
-    const page = await services.contacts.page(number, query.cursor, query.limit ?? 50);
+    const page = await services.contacts.page(number, query.cursor, query.limit ?? 50, query.offset ?? 0);
     return ok({ contacts: page.contacts.map(presentContact), next_cursor: page.nextCursor ?? null });
   },
 });
