@@ -1,4 +1,4 @@
-import { sql, type ExpressionBuilder, type Kysely, type RawBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type QueryCreator, type RawBuilder } from 'kysely';
 import type { E164 } from '../../domain/phone.ts';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
@@ -33,20 +33,120 @@ export interface LedgerMarks {
   planned: { id: string; at: number; recipient: string; firstContact: boolean; scheduled: boolean; bytes: number }[];
 }
 
-/** What the governor decided for a send, written on its row once the row is stored. */
-export async function setGovernedFields(trx: Executor, messageId: string, fields: GovernedFields): Promise<void> {
-  await trx
+/**
+ * What the governor decided for each of a batch's governed sends, written on their rows once the
+ * rows are stored: one statement for the whole batch (unnest on PostgreSQL, json_each on SQLite,
+ * as status-rows.ts does), so that a number's sends written together cost one round trip here.
+ */
+export async function setGovernedFields(trx: Executor, decided: ReadonlyMap<string, GovernedFields>): Promise<void> {
+  if (decided.size === 0) return;
+  const rows = [...decided].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([id, fields]) => governedRow(id, fields));
+  if (runsOnPostgres(trx)) {
+    const column = <Name extends keyof GovernedRow>(name: Name) => rows.map((row) => row[name]);
+    await setGovernedPostgres(trx, {
+      ids: column('i'),
+      scheduledFor: column('s'),
+      expiresAt: column('x'),
+      waitReason: column('w'),
+      releasedAt: column('r'),
+      firstContact: column('f'),
+      options: column('o'),
+    });
+  } else await setGovernedSqlite(trx, { rows: JSON.stringify(rows) });
+}
+
+interface GovernedRow {
+  i: string;
+  s: number | null;
+  x: number | null;
+  w: string | null;
+  r: number | null;
+  f: number;
+  o: string | null;
+}
+
+function governedRow(id: string, fields: GovernedFields): GovernedRow {
+  return {
+    i: id,
+    s: fields.scheduledFor?.getTime() ?? null,
+    x: fields.expiresAt?.getTime() ?? null,
+    w: fields.waitReason,
+    r: fields.releasedAt?.getTime() ?? null,
+    f: fields.firstContact ? 1 : 0,
+    o: fields.options === null ? null : JSON.stringify(fields.options),
+  };
+}
+
+type GovernedColumns = {
+  ids: string[];
+  scheduledFor: (number | null)[];
+  expiresAt: (number | null)[];
+  waitReason: (string | null)[];
+  releasedAt: (number | null)[];
+  firstContact: number[];
+  options: (string | null)[];
+};
+
+const setGovernedPostgres = compiledStatement((db, v: GovernedColumns) =>
+  setGovernedFrom(
+    db.with('decided', (cte) =>
+      cte.selectNoFrom([
+        sql<string>`unnest(cast(${v.ids} as text[]))`.as('id'),
+        sql<number | null>`unnest(cast(${v.scheduledFor} as bigint[]))`.as('scheduled_for'),
+        sql<number | null>`unnest(cast(${v.expiresAt} as bigint[]))`.as('expires_at'),
+        sql<string | null>`unnest(cast(${v.waitReason} as text[]))`.as('wait_reason'),
+        sql<number | null>`unnest(cast(${v.releasedAt} as bigint[]))`.as('released_at'),
+        sql<number>`unnest(cast(${v.firstContact} as int[]))`.as('first_contact'),
+        sql<string | null>`unnest(cast(${v.options} as text[]))`.as('queued_options'),
+      ]),
+    ),
+  ),
+);
+
+const setGovernedSqlite = compiledStatement((db, v: { rows: string }) =>
+  setGovernedFrom(
+    db.with('decided', (cte) =>
+      cte
+        .selectFrom(sql`json_each(${v.rows})`.as('r'))
+        .select([
+          sql<string>`r.value ->> 'i'`.as('id'),
+          sql<number | null>`r.value ->> 's'`.as('scheduled_for'),
+          sql<number | null>`r.value ->> 'x'`.as('expires_at'),
+          sql<string | null>`r.value ->> 'w'`.as('wait_reason'),
+          sql<number | null>`r.value ->> 'r'`.as('released_at'),
+          sql<number>`r.value ->> 'f'`.as('first_contact'),
+          sql<string | null>`r.value ->> 'o'`.as('queued_options'),
+        ]),
+    ),
+  ),
+);
+
+type DecidedTable = {
+  decided: {
+    id: string;
+    scheduled_for: number | null;
+    expires_at: number | null;
+    wait_reason: string | null;
+    released_at: number | null;
+    first_contact: number;
+    queued_options: string | null;
+  };
+};
+
+/** The one update of both dialects, over the rows their `decided` table expression unpacks. */
+function setGovernedFrom(withDecided: QueryCreator<Database & DecidedTable>) {
+  return withDecided
     .updateTable('messages')
-    .set({
-      scheduled_for: fields.scheduledFor?.getTime() ?? null,
-      expires_at: fields.expiresAt?.getTime() ?? null,
-      wait_reason: fields.waitReason,
-      released_at: fields.releasedAt?.getTime() ?? null,
-      first_contact: fields.firstContact ? 1 : 0,
-      queued_options: fields.options === null ? null : JSON.stringify(fields.options),
-    })
-    .where('id', '=', messageId)
-    .execute();
+    .from('decided')
+    .set((eb) => ({
+      scheduled_for: eb.ref('decided.scheduled_for'),
+      expires_at: eb.ref('decided.expires_at'),
+      wait_reason: eb.ref('decided.wait_reason'),
+      released_at: eb.ref('decided.released_at'),
+      first_contact: eb.ref('decided.first_contact'),
+      queued_options: eb.ref('decided.queued_options'),
+    }))
+    .whereRef('messages.id', '=', 'decided.id');
 }
 
 /**

@@ -89,10 +89,12 @@ class SendUnits implements BatchStep {
           admission.decide(index < taken);
         });
       }
+      const decided = new Map<string, GovernedFields>();
       for (const message of admitted) {
         const fields = this.governed.get(message.id);
-        if (fields !== undefined) await setGovernedFields(trx, message.id, fields);
+        if (fields !== undefined) decided.set(message.id, fields);
       }
+      await setGovernedFields(trx, decided);
       // A group send names its group from the start, so that even a failed one shows where it went.
       await insertMessageGroups(trx, admitted);
       // The chat list and the contact list move with the messages, in the same commit.
