@@ -5,6 +5,7 @@ import { createGateway, createLogger } from '../main.ts';
 import { registerAccountCommands, registerUserCommands } from './commands/accounts.ts';
 import { registerKeyCommands, registerNumberCommands } from './commands/numbers.ts';
 import { registerWebhookCommands } from './commands/webhooks.ts';
+import { registerOperatorTokenCommands } from './commands/operator-tokens.ts';
 import { registerClusterCommands } from './commands/cluster.ts';
 import { CliInputError, withGateway } from './context.ts';
 import { SingleNodeError } from '../cluster/node-runtime.ts';
@@ -63,6 +64,7 @@ registerUserCommands(program);
 registerNumberCommands(program);
 registerKeyCommands(program);
 registerWebhookCommands(program);
+registerOperatorTokenCommands(program);
 registerClusterCommands(program);
 
 try {

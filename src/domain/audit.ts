@@ -5,7 +5,7 @@
  */
 
 /** How the actor reached the gateway. */
-export type AuditActorKind = 'user' | 'api_key' | 'cli' | 'system';
+export type AuditActorKind = 'user' | 'api_key' | 'operator_token' | 'cli' | 'system';
 
 export interface AuditActor {
   kind: AuditActorKind;
@@ -29,6 +29,8 @@ export const SYSTEM_ACTOR: AuditActor = Object.freeze({ kind: 'system', id: null
 const auditActions = [
   'api_key.created',
   'api_key.revoked',
+  'operator_token.created',
+  'operator_token.revoked',
   'webhook.created',
   'webhook.updated',
   'webhook.deleted',

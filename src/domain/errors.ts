@@ -161,6 +161,16 @@ export const errorCatalogue = {
   },
   missing_api_key: { publicApi: true, status: 401, meaning: 'No API key was sent as "Authorization: Bearer <key>".' },
   invalid_api_key: { publicApi: true, status: 401, meaning: 'The API key is malformed, unknown or revoked.' },
+  missing_operator_token: {
+    publicApi: true,
+    status: 401,
+    meaning: 'An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md).',
+  },
+  invalid_operator_token: {
+    publicApi: true,
+    status: 401,
+    meaning: 'The operator token is malformed, unknown or revoked; an API key is not an operator token.',
+  },
   sender_blocked: {
     publicApi: true,
     status: 409,
@@ -462,6 +472,7 @@ export const errorCatalogue = {
   user_not_found: { status: 404, meaning: 'There is no such user (in your scope).' },
   number_not_found: { publicApi: true, status: 404, meaning: 'There is no such number (in your scope).', meta: FIELD },
   api_key_not_found: { status: 404, meaning: 'There is no such API key (in your scope).' },
+  operator_token_not_found: { status: 404, meaning: 'There is no such operator token.' },
   webhook_not_found: { publicApi: true, status: 404, meaning: 'There is no such webhook (in your scope).' },
   delivery_not_found: { publicApi: true, status: 404, meaning: 'There is no such webhook delivery (in your scope).' },
   invite_not_found: { status: 404, meaning: 'The invite link is unknown, used or expired.' },

@@ -21,6 +21,7 @@ const idPrefixes = {
   revision: 'rev',
   contact: 'ctc',
   auditEvent: 'aud',
+  operatorToken: 'opt',
 } as const;
 
 export type IdKind = keyof typeof idPrefixes;

@@ -17,6 +17,8 @@ import { registerHealthRoute } from './routes/health.ts';
 import { registerMetricsRoute } from './routes/metrics.ts';
 import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
+import { registerOperatorOperations } from './operator-api/operator-operation.ts';
+import { operatorOperations } from './operator-api/audit-events.ts';
 import { documentAdditions, finishDocument, registerSharedSchemas } from './openapi-components.ts';
 import { validatorsByPart } from './request-validation.ts';
 import { serializersWithReachedSchemas } from './response-serializers.ts';
@@ -107,6 +109,11 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
         { name: 'sandbox', description: 'The simulated network of sandbox numbers.' },
         { name: 'operations', description: 'Probes for load balancers and monitors.' },
         {
+          name: 'operator',
+          description:
+            "The gateway's operator's API, at /admin, with an operator token rather than an API key: the audit log (docs/operator-api.md).",
+        },
+        {
           name: 'webhooks',
           description:
             'Your webhooks, managed with a key of the `webhooks` scope, and what the gateway POSTs to them, signed as Standard Webhooks ' +
@@ -117,6 +124,11 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
       components: {
         securitySchemes: {
           apiKey: { type: 'http', scheme: 'bearer', description: 'An API key: <prefix>_live_sk_<64 hex>.' },
+          operatorToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'An operator token, wagw_op_<64 hex>, made with `wagw operator-token create` (docs/operator-api.md).',
+          },
           webhookSignature: {
             type: 'apiKey',
             in: 'header',
@@ -144,6 +156,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   registerHealthRoute(app, gateway.store, gateway.writeFailures);
   registerMetricsRoute(app, gateway.metrics, config.metrics.token);
   const dispatch = await registerOperations(app, gateway, publicOperations);
+  await registerOperatorOperations(app, gateway, operatorOperations);
   await registerMediaRoutes(app, gateway);
   registerInternalRoutes(app, gateway, publicOperations, dispatch);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -28,6 +28,7 @@ import * as sendGovernor from './migrations/0018-send-governor.ts';
 import * as apiKeyScopes from './migrations/0024-api-key-scopes.ts';
 import * as webhookDescriptions from './migrations/0029-webhook-descriptions.ts';
 import * as auditLog from './migrations/0030-audit-log.ts';
+import * as operatorTokens from './migrations/0031-operator-tokens.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   '0028-contact-presences': contactPresences,
   '0029-webhook-descriptions': webhookDescriptions,
   '0030-audit-log': auditLog,
+  '0031-operator-tokens': operatorTokens,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

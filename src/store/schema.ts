@@ -13,6 +13,7 @@ export interface Database {
   whatsapp_numbers: WhatsAppNumbersTable;
   api_keys: ApiKeysTable;
   audit_events: AuditEventsTable;
+  operator_tokens: OperatorTokensTable;
   messages: MessagesTable;
   monthly_usage: MonthlyUsageTable;
   webhooks: WebhooksTable;
@@ -249,6 +250,17 @@ export interface WebhooksTable {
   description: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
+}
+
+/** Bearer tokens of the operator API, stored as their SHA-256 (migration 0031, docs/adr/0057-operator-api.md). */
+export interface OperatorTokensTable {
+  id: string;
+  name: string;
+  token_hash: string;
+  hint: string;
+  created_at: number;
+  revoked_at: number | null;
+  last_used_at: number | null;
 }
 
 /** The audit log of management actions (migration 0030, docs/adr/0053-audit-log.md). */

@@ -3,6 +3,7 @@ import { AuditLog } from '../audit/audit-log.ts';
 import { AccountsService } from '../accounts/accounts-service.ts';
 import { ApiKeyAuthenticator } from '../accounts/api-key-auth.ts';
 import { ApiKeysService } from '../accounts/api-keys-service.ts';
+import { OperatorTokensService } from '../accounts/operator-tokens-service.ts';
 import { NumbersService } from '../accounts/numbers-service.ts';
 import { SignInService } from '../accounts/sign-in-service.ts';
 import { TeamService } from '../accounts/team-service.ts';
@@ -21,6 +22,8 @@ export interface AccountParts {
   team: TeamService;
   /** The audit log of management actions, as the operator reads it. */
   audit: AuditLog;
+  /** The operator API's tokens: made, revoked and checked (docs/adr/0057-operator-api.md). */
+  operatorTokens: OperatorTokensService;
 }
 
 /** Accounts, their users, numbers and API keys, and the dashboard's sign-in. */
@@ -45,5 +48,6 @@ export function buildAccounts(
     signIn: new SignInService(store, { idleTimeoutMs, absoluteTimeoutMs }, keys.signInThrottleKey, passwords),
     team: new TeamService(store, accounts, passwords),
     audit: new AuditLog(store),
+    operatorTokens: new OperatorTokensService(store, logger),
   };
 }

@@ -11,10 +11,11 @@
  * account subscribed to `message` points at http://127.0.0.1:$WAGW_RECEIVER_PORT/.
  * WAGW_WEBHOOKS_API_KEY is a key of the same account with the `webhooks` scope, which registers a
  * webhook of its own on a local receiver (the gateway must allow 127.0.0.1 as a webhook address).
+ * WAGW_OPERATOR_TOKEN is an operator token (`wagw operator-token create`), which reads the audit log.
  */
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { createGatewayClient, verifyWebhook, type ApiError, type MessageEvent, type QueuedAnswer, type SentMessage, type WebhookEvent } from '../src/index.ts';
+import { createGatewayClient, createOperatorClient, verifyWebhook, type ApiError, type MessageEvent, type QueuedAnswer, type SentMessage, type WebhookEvent } from '../src/index.ts';
 
 function setting(name: string): string {
   const value = process.env[name];
@@ -35,11 +36,13 @@ function succeeded<T>(what: string, answer: { data?: T; error?: unknown; respons
 const client = createGatewayClient({ baseUrl: setting('WAGW_URL'), apiKey: setting('WAGW_API_KEY') });
 /** A key with the `webhooks` scope only: it manages webhooks, and nothing else. */
 const hooksClient = createGatewayClient({ baseUrl: setting('WAGW_URL'), apiKey: setting('WAGW_WEBHOOKS_API_KEY') });
+/** The operator's client: the operator API, with an operator token. */
+const operatorClient = createOperatorClient({ baseUrl: setting('WAGW_URL'), token: setting('WAGW_OPERATOR_TOKEN') });
 
 /** With WAGW_RECORD_ANSWERS set, every answer is kept, by its documented path, and written there at the end (the test checks each against the document). */
 const answers: { method: string; path: string; status: number; contentType: string | null; body: string }[] = [];
 if (process.env.WAGW_RECORD_ANSWERS !== undefined)
-  for (const each of [client, hooksClient])
+  for (const each of [client, hooksClient, operatorClient])
     each.use({
       async onResponse({ request, response, schemaPath }) {
         const body = await response.clone().text();
@@ -269,6 +272,13 @@ async function main(): Promise<void> {
   check(rotated.secret !== made.secret, 'a rotated secret is new');
   check(succeeded('DELETE /webhooks/{id}', await hooksClient.DELETE('/webhooks/{id}', { params: { path: { id: made.id } } })).id === made.id, 'the webhook is deleted');
   recorder.close();
+
+  // The operator API: the audit log names the key that made the webhook, and an API key is no operator token.
+  const audit = succeeded('GET /admin/audit_events', await operatorClient.GET('/admin/audit_events', { params: { query: { limit: 50 } } }));
+  const madeRow = audit.events.find((event) => event.action === 'webhook.created' && event.target_id === made.id);
+  check(madeRow?.actor.kind === 'api_key', 'the audit log names the key that made the webhook');
+  const notOperator = await client.GET('/admin/audit_events');
+  check(notOperator.response.status === 401 && notOperator.error?.error === 'invalid_operator_token', 'an API key is no operator token');
 
   // The webhook heard the received message, signed; the event's type narrows the payload.
   const isAnswer = (event: WebhookEvent): event is MessageEvent => event.event === 'message' && event.message_id === received.message_id;

@@ -50,6 +50,21 @@ export function createGatewayClient({ apiKey, ...options }: GatewayClientOptions
   return client;
 }
 
+export interface OperatorClientOptions extends Omit<ClientOptions, 'baseUrl'> {
+  /** Where the gateway answers, e.g. https://wa.example.com. */
+  baseUrl: string;
+  /** An operator token (wagw_op_…, from `wagw operator-token create`); sent as `Authorization: Bearer <token>`. */
+  token: string;
+}
+
+/**
+ * A typed client of the operator API (the `operator` tag, under /admin): the same paths as the
+ * gateway client, called with an operator token instead of an API key.
+ */
+export function createOperatorClient({ token, ...options }: OperatorClientOptions): GatewayClient {
+  return createGatewayClient({ ...options, apiKey: token });
+}
+
 /** Any delivery a webhook receives, told apart by `event`. */
 export type WebhookEvent = {
   [Name in keyof webhooks]: NonNullable<webhooks[Name]['post']>['requestBody']['content']['application/json'];

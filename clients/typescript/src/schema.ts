@@ -2144,6 +2144,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/audit_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log
+         * @description Management actions, newest first: who (a dashboard user, an API key, an operator token, the CLI), from which address, did what to which object, and when (docs/adr/0053-audit-log.md). Every account, or one with account_id.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/audit_events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The audit log
+         * @description Management actions, newest first: who (a dashboard user, an API key, an operator token, the CLI), from which address, did what to which object, and when (docs/adr/0053-audit-log.md). Every account, or one with account_id.
+         */
+        get: operations["listAuditEventsApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/media": {
         parameters: {
             query?: never;
@@ -4616,6 +4656,37 @@ export interface components {
         };
         ListWebhookDeliveriesResponse: {
             deliveries: components["schemas"]["WebhookDelivery"][];
+        };
+        ListAuditEventsResponse: {
+            events: {
+                /** @description aud_… */
+                id: string;
+                /** Format: date-time */
+                at: string;
+                /** @description The account acted in; null for an action on the gateway as a whole. */
+                account_id: string | null;
+                actor: {
+                    /**
+                     * @description How the actor came: the dashboard (user), an API key, an operator token, the CLI, or the gateway itself.
+                     * @enum {string}
+                     */
+                    kind: "user" | "api_key" | "operator_token" | "cli" | "system";
+                    /** @description The user's, key's or token's id; null for the CLI and the gateway. */
+                    id: string | null;
+                    /** @description An email, or a key's or token's name and hint (never the secret). */
+                    label: string | null;
+                    /** @description The client's address as the gateway saw it; null off HTTP. */
+                    address: string | null;
+                };
+                /** @description What was done: webhook.created, api_key.revoked, operator_token.created, … */
+                action: string;
+                /** @description The object acted on. */
+                target_id: string | null;
+                /** @description Small facts about the action (what changed), never a secret. */
+                details: {
+                    [key: string]: unknown;
+                } | null;
+            }[];
         };
     };
     responses: {
@@ -10345,6 +10416,59 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ListAuditEventsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ListAuditEventsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListAuditEventsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListAuditEventsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
         UploadMediaError400: {
             headers: {
@@ -10358,7 +10482,7 @@ export interface components {
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
         UploadMediaError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10367,7 +10491,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key" | "missing_operator_token" | "invalid_operator_token" | "invalid_metrics_token";
                 };
             };
         };
@@ -10451,7 +10575,7 @@ export interface components {
                 };
             };
         };
-        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. `invalid_metrics_token`: GET /metrics needs the configured metrics token as a bearer token. */
         DownloadMediaError401: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10460,7 +10584,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "missing_api_key" | "invalid_api_key" | "invalid_metrics_token";
+                    error?: "missing_api_key" | "invalid_api_key" | "missing_operator_token" | "invalid_operator_token" | "invalid_metrics_token";
                 };
             };
         };
@@ -10647,6 +10771,7 @@ export type UpdateWebhookRequest = components['schemas']['UpdateWebhookRequest']
 export type RotateWebhookSecretResponse = components['schemas']['RotateWebhookSecretResponse'];
 export type TestWebhookResponse202 = components['schemas']['TestWebhookResponse202'];
 export type ListWebhookDeliveriesResponse = components['schemas']['ListWebhookDeliveriesResponse'];
+export type ListAuditEventsResponse = components['schemas']['ListAuditEventsResponse'];
 export type ResponseCheckHealthError400 = components['responses']['CheckHealthError400'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
 export type ResponseSendMessageError400 = components['responses']['SendMessageError400'];
@@ -11080,6 +11205,10 @@ export type ResponseRedeliverWebhookDeliveryError404 = components['responses']['
 export type ResponseRedeliverWebhookDeliveryError413 = components['responses']['RedeliverWebhookDeliveryError413'];
 export type ResponseRedeliverWebhookDeliveryError500 = components['responses']['RedeliverWebhookDeliveryError500'];
 export type ResponseRedeliverWebhookDeliveryError503 = components['responses']['RedeliverWebhookDeliveryError503'];
+export type ResponseListAuditEventsError400 = components['responses']['ListAuditEventsError400'];
+export type ResponseListAuditEventsError401 = components['responses']['ListAuditEventsError401'];
+export type ResponseListAuditEventsError500 = components['responses']['ListAuditEventsError500'];
+export type ResponseListAuditEventsError503 = components['responses']['ListAuditEventsError503'];
 export type ResponseUploadMediaError400 = components['responses']['UploadMediaError400'];
 export type ResponseUploadMediaError401 = components['responses']['UploadMediaError401'];
 export type ResponseUploadMediaError403 = components['responses']['UploadMediaError403'];
@@ -15171,6 +15300,66 @@ export interface operations {
             413: components["responses"]["RedeliverWebhookDeliveryError413"];
             500: components["responses"]["RedeliverWebhookDeliveryError500"];
             503: components["responses"]["RedeliverWebhookDeliveryError503"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description One account's actions only (acc_…). */
+                account_id?: string;
+                /** @description How many, newest first (1 to 500, 100 by default). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAuditEventsResponse"];
+                };
+            };
+            400: components["responses"]["ListAuditEventsError400"];
+            401: components["responses"]["ListAuditEventsError401"];
+            500: components["responses"]["ListAuditEventsError500"];
+            503: components["responses"]["ListAuditEventsError503"];
+        };
+    };
+    listAuditEventsApi: {
+        parameters: {
+            query?: {
+                /** @description One account's actions only (acc_…). */
+                account_id?: string;
+                /** @description How many, newest first (1 to 500, 100 by default). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAuditEventsResponse"];
+                };
+            };
+            400: components["responses"]["ListAuditEventsError400"];
+            401: components["responses"]["ListAuditEventsError401"];
+            500: components["responses"]["ListAuditEventsError500"];
+            503: components["responses"]["ListAuditEventsError503"];
         };
     };
     uploadMedia: {

@@ -24,6 +24,7 @@ export interface OperatorAuditView {
 const VIA: Readonly<Record<AuditEvent['actor']['kind'], string>> = {
   user: 'dashboard',
   api_key: 'API key',
+  operator_token: 'operator token',
   cli: 'CLI',
   system: 'gateway',
 };

@@ -1,12 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import net from 'node:net';
-import { Writable } from 'node:stream';
-import { loadConfig } from '../../../src/config.ts';
 import { parseSettingInput } from '../../../src/domain/send-policy.ts';
 import { operatorScope, withinAccount } from '../../../src/domain/tenant-scope.ts';
-import { startServer, type RunningServer } from '../../../src/http/server.ts';
-import { createGateway, createLogger, type Gateway } from '../../../src/main.ts';
+import { startClusterNode, type ClusterNode } from '../../support/cluster-node.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
 import { seedAccount, uniquePhone } from '../../support/gateway.ts';
 import { ignoreCleanupFailure } from '../../support/ignore.ts';
@@ -14,28 +11,11 @@ import { ignoreCutOff } from '../../support/ignore.ts';
 
 const TTL_MS = 1_500;
 
-interface Node {
-  gateway: Gateway;
-  server: RunningServer;
-  url: string;
-}
+type Node = ClusterNode;
 
-/** A node as `wagw serve` runs one, listening on a loopback port, on the shared database. */
-async function startNode(database: TestDatabase, name: string, env: Record<string, string> = {}): Promise<Node> {
-  const config = loadConfig({
-    DATABASE_URL: database.url,
-    PORT: '0',
-    LOG_LEVEL: 'warn',
-    WAGW_SECRET_KEY: '7e57'.repeat(16),
-    WAGW_NODE_NAME: name,
-    WAGW_LEASE_TTL_MS: String(TTL_MS),
-    WAGW_OWNER_WAIT_MS: '600',
-    ...env,
-  });
-  const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const gateway = await createGateway(config, createLogger(config, quiet));
-  const server = await startServer(gateway);
-  return { gateway, server, url: server.address };
+/** A node on the shared database, with a short lease term so that takeovers come quickly. */
+function startNode(database: TestDatabase, name: string, env: Record<string, string> = {}): Promise<Node> {
+  return startClusterNode(database, name, { WAGW_LEASE_TTL_MS: String(TTL_MS), WAGW_OWNER_WAIT_MS: '600', ...env });
 }
 
 /**

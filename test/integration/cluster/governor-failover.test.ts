@@ -1,36 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Writable } from 'node:stream';
-import { loadConfig } from '../../../src/config.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
-import { startServer, type RunningServer } from '../../../src/http/server.ts';
-import { createGateway, createLogger, type Gateway } from '../../../src/main.ts';
+import { startClusterNode, type ClusterNode } from '../../support/cluster-node.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
 import { seedAccount } from '../../support/gateway.ts';
 import { ignoreCleanupFailure } from '../../support/ignore.ts';
 
-interface Node {
-  gateway: Gateway;
-  server: RunningServer;
-  url: string;
-}
+type Node = ClusterNode;
 
-async function startNode(database: TestDatabase, name: string): Promise<Node> {
-  const config = loadConfig({
-    DATABASE_URL: database.url,
-    PORT: '0',
-    LOG_LEVEL: 'warn',
-    WAGW_SECRET_KEY: '7e57'.repeat(16),
-    WAGW_NODE_NAME: name,
-    WAGW_LEASE_TTL_MS: '1500',
-    WAGW_OWNER_WAIT_MS: '600',
-    WAGW_SEND_QUEUE_CHECK_MS: '300',
-  });
-  const quiet = new Writable({ write: (_chunk, _encoding, done) => done() });
-  const gateway = await createGateway(config, createLogger(config, quiet));
-  const server = await startServer(gateway);
-  return { gateway, server, url: server.address };
+function startNode(database: TestDatabase, name: string): Promise<Node> {
+  return startClusterNode(database, name, { WAGW_LEASE_TTL_MS: '1500', WAGW_OWNER_WAIT_MS: '600', WAGW_SEND_QUEUE_CHECK_MS: '300' });
 }
 
 type Journal = { journal(): { kind: string; id?: string; node: string }[] };

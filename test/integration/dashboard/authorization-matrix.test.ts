@@ -24,6 +24,8 @@ interface Route {
 // /presence, /contacts and /chats are the public API's alone (bearer keys), probed by test/integration/http/authorization-matrix.test.ts.
 const OUTSIDE_THE_MATRIX = [
   /^\/internal\//,
+  // The operator API, behind operator tokens (test/integration/http/operator-api.test.ts).
+  /^\/admin\//,
   /^\/media(\/|$)/,
   /^\/messages\/:id(\/(edit|revoke|read|cancel))?$/,
   /^\/numbers\/:id\/queue$/,

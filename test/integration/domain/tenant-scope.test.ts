@@ -69,8 +69,8 @@ describe('tenant scope', () => {
     ]);
   });
 
-  it('the operator scope is minted only from an operator sign-in or the CLI', () => {
-    assert.deepEqual(filesCalling('operatorScope'), ['cli/context.ts', 'dashboard/context.ts']);
+  it('the operator scope is minted only from an operator sign-in, an operator token, or the CLI', () => {
+    assert.deepEqual(filesCalling('operatorScope'), ['cli/context.ts', 'dashboard/context.ts', 'http/operator-api/operator-auth.ts']);
   });
 
   it('routes, pages and commands reach tenant data through services, never through a repository', () => {

@@ -53,6 +53,7 @@ for (const dialect of dialects) {
     let account: SeededAccount;
     let secret: string;
     let hooksKey: string;
+    let operatorToken: string;
     let receiverPort: number;
     const answersFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-answers-')), 'answers.json');
 
@@ -65,6 +66,7 @@ for (const dialect of dialects) {
         eventTypes: ['message', 'number.paused', 'number.resumed'],
       });
       secret = created.secret;
+      operatorToken = (await live.gateway.operatorTokens.create('typed client')).plaintext;
       hooksKey = (await live.gateway.apiKeys.createKey({ accountId: account.accountId, name: 'hooks', scopes: ['webhooks'] })).plaintext;
       live.gateway.deliveryWorker.start();
     });
@@ -85,6 +87,7 @@ for (const dialect of dialects) {
           WAGW_WEBHOOK_SECRET: secret,
           WAGW_RECEIVER_PORT: String(receiverPort),
           WAGW_WEBHOOKS_API_KEY: hooksKey,
+          WAGW_OPERATOR_TOKEN: operatorToken,
           WAGW_RECORD_ANSWERS: answersFile,
         },
         stdio: ['ignore', 'pipe', 'pipe'],

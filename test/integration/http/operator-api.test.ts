@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { CLI_ACTOR } from '../../../src/domain/audit.ts';
+import { operatorScope } from '../../../src/domain/tenant-scope.ts';
+import { dialects } from '../../support/databases.ts';
+import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+
+/**
+ * The operator API (docs/operator-api.md): an operator token, made like an API key and revocable,
+ * reads the audit log at /admin and /api/admin; anything else is refused with the documented
+ * envelope. Revocation on another node is test/integration/cluster/operator-tokens.test.ts.
+ */
+
+/** The error envelope of v0.1.0, with the code and, for a field, the field. */
+interface Envelope {
+  error?: string;
+  message?: unknown;
+  details?: unknown;
+  request_id?: string;
+  meta?: { field?: string };
+}
+
+function assertRefused(response: { statusCode: number; json(): unknown }, status: number, error: string, field?: string): void {
+  const body = response.json() as Envelope;
+  assert.equal(response.statusCode, status, JSON.stringify(body));
+  assert.equal(body.error, error);
+  assert.equal(typeof body.message, 'string');
+  assert.ok(body.details === undefined || typeof body.details === 'string');
+  assert.match(body.request_id ?? '', /^req_/);
+  if (field !== undefined) assert.equal(body.meta?.field, field);
+}
+
+for (const dialect of dialects) {
+  describe(`the operator API (${dialect})`, () => {
+    let test: TestGateway;
+    let account: SeededAccount;
+    let other: SeededAccount;
+    let token: string;
+    let tokenId: string;
+
+    const read = (url: string, bearer: string | undefined, extra: { payload?: string } = {}) =>
+      test.inject({
+        method: 'GET',
+        url,
+        headers: {
+          ...(bearer !== undefined && { authorization: `Bearer ${bearer}` }),
+          ...(extra.payload !== undefined && { 'content-type': 'application/json' }),
+        },
+        ...extra,
+      });
+
+    before(async () => {
+      test = await startTestGateway(dialect, { WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS: '127.0.0.1:9' });
+      account = await seedAccount(test.gateway);
+      other = await seedAccount(test.gateway);
+      const made = await test.gateway.operatorTokens.create('provisioning script', CLI_ACTOR);
+      token = made.plaintext;
+      tokenId = made.token.id;
+    });
+    after(() => test?.close());
+
+    it('a token is shown once, stored only as its hash, and named with a hint; its making is an audit row', async () => {
+      assert.match(token, /^wagw_op_[0-9a-f]{64}$/);
+      const row = await test.gateway.store.db.selectFrom('operator_tokens').selectAll().where('id', '=', tokenId).executeTakeFirstOrThrow();
+      assert.ok(!Object.values(row).includes(token), 'the token itself is not stored');
+      assert.equal(row.hint, `wagw_op_…${token.slice(-4)}`);
+      const audit = await test.gateway.audit.list(operatorScope(), { limit: 500 });
+      const made = audit.find((event) => event.targetId === tokenId);
+      assert.deepEqual([made?.action, made?.actor.kind, made?.accountId], ['operator_token.created', 'cli', null]);
+    });
+
+    it('reads the audit log, newest first, of every account or of one, at both paths, naming the key or token that acted', async () => {
+      const { plaintext: webhooksKey } = await test.gateway.apiKeys.createKey({
+        accountId: account.accountId,
+        name: 'hooks',
+        scopes: ['webhooks'],
+      });
+      const created = await test.inject({
+        method: 'POST',
+        url: '/webhooks',
+        headers: { authorization: `Bearer ${webhooksKey}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ url: 'http://127.0.0.1:9/hook', events: ['message'] }),
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      for (const prefix of ['', '/api']) {
+        const all = await read(`${prefix}/admin/audit_events?limit=500`, token);
+        assert.equal(all.statusCode, 200, all.body);
+        const events = all.json().events as {
+          id: string;
+          at: string;
+          account_id: string | null;
+          action: string;
+          actor: { kind: string };
+        }[];
+        assert.ok(
+          events.some((event) => event.account_id === other.accountId && event.action === 'api_key.created'),
+          'every account',
+        );
+        assert.ok(
+          events.some((event) => event.account_id === null && event.action === 'operator_token.created'),
+          'the gateway as a whole',
+        );
+        const times = events.map((event) => Date.parse(event.at));
+        assert.deepEqual(
+          times,
+          [...times].sort((a, b) => b - a),
+          'newest first',
+        );
+
+        const one = await read(`${prefix}/admin/audit_events?account_id=${account.accountId}&limit=2`, token);
+        assert.equal(one.statusCode, 200, one.body);
+        const ones = one.json().events as { account_id: string; action: string }[];
+        assert.ok(ones.length >= 1 && ones.length <= 2);
+        assert.ok(
+          ones.every((event) => event.account_id === account.accountId),
+          "one account's rows only",
+        );
+      }
+      const newest = (await read(`/admin/audit_events?account_id=${account.accountId}&limit=1`, token)).json().events[0];
+      assert.deepEqual([newest.action, newest.actor.kind], ['webhook.created', 'api_key']);
+    });
+
+    it('refuses a call without a token, with an API key, with a malformed, unknown or revoked token, each 401 in the envelope', async () => {
+      assertRefused(await read('/admin/audit_events', undefined), 401, 'missing_operator_token');
+      assertRefused(await read('/admin/audit_events', account.apiKey), 401, 'invalid_operator_token');
+      assertRefused(await read('/api/admin/audit_events', 'wagw_op_nothex'), 401, 'invalid_operator_token');
+      assertRefused(await read('/admin/audit_events', `wagw_op_${'0'.repeat(64)}`), 401, 'invalid_operator_token');
+      // …and a token is no API key.
+      assertRefused(await read('/numbers', token), 401, 'invalid_api_key');
+
+      const doomed = await test.gateway.operatorTokens.create('doomed', CLI_ACTOR);
+      assert.equal((await read('/admin/audit_events?limit=1', doomed.plaintext)).statusCode, 200);
+      await test.gateway.operatorTokens.revoke(doomed.token.id, CLI_ACTOR);
+      assertRefused(await read('/admin/audit_events?limit=1', doomed.plaintext), 401, 'invalid_operator_token');
+      const revoked = (await read('/admin/audit_events?limit=500', token))
+        .json()
+        .events.find(
+          (event: { action: string; target_id: string }) =>
+            event.action === 'operator_token.revoked' && event.target_id === doomed.token.id,
+        );
+      assert.equal(revoked?.actor.kind, 'cli');
+      const listed = await test.gateway.operatorTokens.list();
+      assert.ok(listed.find((each) => each.id === doomed.token.id)?.revokedAt instanceof Date);
+    });
+
+    it('refuses bad input with 400 invalid_request naming the parameter: a limit out of bounds, an unknown parameter, a body', async () => {
+      assertRefused(await read('/admin/audit_events?limit=0', token), 400, 'invalid_request', 'limit');
+      assertRefused(await read('/admin/audit_events?limit=501', token), 400, 'invalid_request', 'limit');
+      assertRefused(await read('/admin/audit_events?limit=ten', token), 400, 'invalid_request', 'limit');
+      assertRefused(await read('/admin/audit_events?accounts=1', token), 400, 'invalid_request', 'accounts');
+      assertRefused(await read('/admin/audit_events', token, { payload: '{"limit":1}' }), 400, 'invalid_request', 'body');
+    });
+
+    it('records when a token was last used', async () => {
+      const used = await test.gateway.operatorTokens.create('last used', CLI_ACTOR);
+      assert.equal(used.token.lastUsedAt, null);
+      assert.equal((await read('/admin/audit_events?limit=1', used.plaintext)).statusCode, 200);
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const found = (await test.gateway.operatorTokens.list()).find((each) => each.id === used.token.id);
+        if (found?.lastUsedAt instanceof Date) break;
+        assert.ok(Date.now() < deadline, 'last_used_at was written');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+  });
+}
