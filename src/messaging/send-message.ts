@@ -188,6 +188,7 @@ export class SendMessageService {
         };
     }
 
+    let answeredAt: Date | undefined;
     const { engineMessageId, lease, pollSecret } = await this.handOverToEngine(
       number,
       message,
@@ -196,8 +197,12 @@ export class SendMessageService {
       quotable?.ref,
       request.toGroup === undefined ? [] : request.mentions,
       request.linkPreviewThumbnail,
-    );
-    const sentAt = new Date();
+    ).finally(() => {
+      answeredAt = new Date();
+      // A governed number's next send keeps its gap from the engine's answer, not the decision.
+      if (policy !== null) this.governor.engineAnswered(number.id, message.id, answeredAt);
+    });
+    const sentAt = answeredAt!;
     const sent: EngineAnswer = { message, engineMessageId, lease, quoted: quotable?.quoted, sentAt, pollSecret };
     this.notifier.deliveriesQueued(await this.record(sent));
     return {

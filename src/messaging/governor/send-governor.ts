@@ -152,7 +152,7 @@ export class SendGovernor {
       // The ledger counts a message by its row's recipient (to_phone), as it is read back after a takeover.
       const takeBack =
         scheduledFor === null
-          ? ledger.sentTentatively({ at: now.getTime(), recipient: message.toPhone, firstContact })
+          ? ledger.sending(message.id, { at: now.getTime(), recipient: message.toPhone, firstContact })
           : SendGovernor.queueTentatively(ledger, message.id, {
               at: scheduledFor.getTime(),
               recipient: message.toPhone,
@@ -251,6 +251,14 @@ export class SendGovernor {
   /** The number's queue was cleared: none of its waiting messages will leave. */
   queueCleared(numberId: string): void {
     this.changeLedger(numberId, (ledger) => ledger.cleared());
+  }
+
+  /**
+   * The engine answered a send admitted to leave at once (it took it, or refused it): the
+   * number's next send keeps its gap from this moment, not from the decision (issue 37).
+   */
+  engineAnswered(numberId: string, messageId: string, at: Date): void {
+    this.changeLedger(numberId, (ledger) => ledger.answered(messageId, at.getTime()));
   }
 
   /** The runner released the message: from now on it counts among the number's sends. */

@@ -43,6 +43,10 @@ export class SendLedger {
   private readonly idsByTime = new Map<number, Set<string>>();
   private readonly empty = new TimeIndex();
   private waitingBytes = 0;
+  /** Sends handed to the engine and not yet answered, by message id (see `sending`). */
+  private readonly inFlight = new Map<string, MadeMark>();
+
+  constructor(private readonly clock: () => number = Date.now) {}
 
   /** A ledger of these sends made and messages waiting, in any order. */
   static of(made: readonly MadeMark[], planned: readonly (PlannedMark & { id: string })[] = []): SendLedger {
@@ -54,7 +58,7 @@ export class SendLedger {
 
   /** The sends made and the messages waiting: what a new message is placed behind. */
   readonly withQueue: MarkView = {
-    latest: (at) => maxOf(this.made.latestAtOrBefore(at), this.planned.latestAtOrBefore(at)),
+    latest: (at) => maxOf(this.latestMade(at), this.planned.latestAtOrBefore(at)),
     latestTo: (recipient, at) => maxOf(this.lastMadeBy(recipient, at), this.plannedTo.get(recipient)?.latestAtOrBefore(at)),
     capReachedBy: (at, windowMs, cap, firstContacts) =>
       firstContacts
@@ -64,7 +68,7 @@ export class SendLedger {
 
   /** The sends made only: what the release of a due message is checked against. */
   readonly madeOnly: MarkView = {
-    latest: (at) => this.made.latestAtOrBefore(at),
+    latest: (at) => this.latestMade(at),
     latestTo: (recipient, at) => this.lastMadeBy(recipient, at),
     capReachedBy: (at, windowMs, cap, firstContacts) =>
       capthNewest(firstContacts ? this.madeFirstContacts : this.made, this.empty, at - windowMs, at, cap),
@@ -128,6 +132,31 @@ export class SendLedger {
     };
   }
 
+  /**
+   * A send decided to leave at once, on its way to the engine (counted as sentTentatively is, and
+   * taken back the same way): until the engine answers, it is the number's latest send at every
+   * moment, since the gap to the next one counts from the engine's acceptance, not from the
+   * decision (issue 37).
+   */
+  sending(id: string, mark: MadeMark): () => void {
+    const takeBack = this.sentTentatively(mark);
+    this.inFlight.set(id, mark);
+    return () => {
+      if (this.inFlight.delete(id)) takeBack();
+    };
+  }
+
+  /** The engine answered the send (took it or refused it) at `at`: its gap counts from then. */
+  answered(id: string, at: number): void {
+    const mark = this.inFlight.get(id);
+    if (mark === undefined) return;
+    this.inFlight.delete(id);
+    if (at <= mark.at) return;
+    this.made.remove(mark.at);
+    if (mark.firstContact) this.madeFirstContacts.remove(mark.at);
+    this.sent({ ...mark, at });
+  }
+
   /** Whether the number sent to, or has a message waiting for, the recipient within the ledger's day. */
   knows(recipient: string): boolean {
     return this.lastMadeTo.has(recipient) || this.plannedTo.has(recipient);
@@ -189,9 +218,17 @@ export class SendLedger {
     for (const [other, time] of later) this.lastMadeTo.set(other, time);
   }
 
+  /** The last send made at or before `at`; a send still with the engine counts as made this moment. */
+  private latestMade(at: number): number | undefined {
+    const made = this.made.latestAtOrBefore(at);
+    return this.inFlight.size === 0 ? made : maxOf(made, Math.min(at, this.clock()));
+  }
+
   private lastMadeBy(recipient: string, at: number): number | undefined {
     const last = this.lastMadeTo.get(recipient);
-    return last !== undefined && last <= at ? last : undefined;
+    const made = last !== undefined && last <= at ? last : undefined;
+    for (const mark of this.inFlight.values()) if (mark.recipient === recipient) return maxOf(made, Math.min(at, this.clock()));
+    return made;
   }
 }
 

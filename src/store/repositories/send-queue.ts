@@ -157,7 +157,8 @@ function setGovernedFrom(withDecided: QueryCreator<Database & DecidedTable>) {
 export async function readLedgerMarks(db: Executor, numberId: string, since: Date): Promise<LedgerMarks> {
   const made = await db
     .selectFrom('messages')
-    .select(['released_at as at', 'to_phone', 'first_contact'])
+    // A send counts from when the engine accepted it (sent_at), as the governor's gap does.
+    .select([sql<number>`coalesce(sent_at, released_at)`.as('at'), 'to_phone', 'first_contact'])
     .where('number_id', '=', numberId)
     .where('released_at', 'is not', null)
     .where('released_at', '>', since.getTime())

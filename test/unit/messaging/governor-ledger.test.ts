@@ -116,4 +116,20 @@ describe("the governor's ledger answers as a reading of every send would", () =>
     ledger.queued('msg_w', { at: 9_000, recipient: '+3', firstContact: true, scheduled: false, bytes: 0 });
     assert.equal(ledger.knows('+3'), true, 'a message waiting for +3 makes it known');
   });
+  it('a send with the engine counts as made at every moment until the engine answers, then from the answer', () => {
+    let now = 2_000;
+    const ledger = new SendLedger(() => now);
+    ledger.sending('msg_a', { at: 1_000, recipient: '+1', firstContact: false });
+    assert.equal(ledger.madeOnly.latest(5_000), 2_000, 'still with the engine: made now, whatever the decision said');
+    assert.equal(ledger.withQueue.latestTo('+1', 5_000), 2_000);
+    assert.equal(ledger.madeOnly.capReachedBy(5_000, 60_000, 1, false), 1_000, 'counted against the caps from its decision');
+    now = 3_000;
+    ledger.answered('msg_a', 2_500);
+    assert.equal(ledger.madeOnly.latest(5_000), 2_500, 'the gap counts from the answer');
+    assert.equal(ledger.madeOnly.latestTo('+1', 5_000), 2_500);
+    assert.equal(ledger.madeOnly.capReachedBy(5_000, 60_000, 2, false), undefined, 'counted once');
+    const takeBack = ledger.sending('msg_b', { at: 3_000, recipient: '+2', firstContact: false });
+    takeBack();
+    assert.equal(ledger.madeOnly.latest(5_000), 2_500, 'a send taken back (its row never stored) is neither made nor in flight');
+  });
 });
