@@ -4,6 +4,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { pino } from 'pino';
 import { KeyRevocationListener } from '../../../src/cluster/key-revocations.ts';
 import { LeaseKeeper } from '../../../src/cluster/lease-keeper.ts';
+import { Scheduler } from '../../../src/jobs/scheduler.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import { newWhatsAppNumber } from '../../../src/domain/model.ts';
@@ -33,7 +34,12 @@ interface SessionEvent {
 interface TestNode {
   keeper: LeaseKeeper;
   listener: KeyRevocationListener;
+  /** How many periodic lease ticks the node has run: a third of the TTL each, so 9 are 3 TTLs on the node's own clock, however loaded the machine. */
+  ticks(): number;
 }
+
+/** Three TTLs, in a node's periodic ticks (one per third of the TTL). */
+const THREE_TTLS_IN_TICKS = 9;
 
 async function seedNumbers(store: Store, count: number): Promise<void> {
   const accountId = newId('account');
@@ -121,10 +127,12 @@ describe('numbers spread gradually and evenly (postgres)', { skip: !dialects.inc
   let nodes: TestNode[];
 
   const startNode = async (name: string): Promise<TestNode> => {
+    const scheduler = new Scheduler(silent);
     const keeper = new LeaseKeeper(
       store,
       { ttlMs: TTL_MS, maxSessions: null, nodeName: name, nodeUrl: null, drainMs: 1_000, sessionStartsPerSecond: STARTS_PER_SECOND },
       silent,
+      scheduler,
     );
     const running = new Set<string>();
     keeper.attach({
@@ -148,7 +156,8 @@ describe('numbers spread gradually and evenly (postgres)', { skip: !dialects.inc
     );
     await listener.start();
     await keeper.start();
-    const node = { keeper, listener };
+    const ticks = () => scheduler.list().find((task) => task.name === 'lease-tick')?.runs ?? 0;
+    const node = { keeper, listener, ticks };
     nodes.push(node);
     return node;
   };
@@ -190,6 +199,9 @@ describe('numbers spread gradually and evenly (postgres)', { skip: !dialects.inc
       };
       await until(even, 'every number owned, and each node within 5 % of a third');
       const evenAfterMs = Date.now() - startedAt;
+      // Within 3 TTLs, counted in the last node's own ticks since it started (it started last).
+      const ticksToEven = nodes.at(-1)!.ticks();
+      assert.ok(ticksToEven <= THREE_TTLS_IN_TICKS, `even within 3 TTLs: after ${ticksToEven} ticks of the last node (${evenAfterMs} ms)`);
       // And it stays so: no moves after the spread is even, beyond what evening it out needs.
       await untilTicked(store, nodes, 3);
       assert.ok(await even(), 'still even three ticks later');
@@ -227,6 +239,8 @@ describe('numbers spread gradually and evenly (postgres)', { skip: !dialects.inc
         async () => [...(await holdings(store)).values()].every((count) => count === 16) && (await holdings(store)).size === 4,
         'each of the four nodes to hold 16',
       );
+      const ticksToShare = joiner.ticks();
+      assert.ok(ticksToShare <= THREE_TTLS_IN_TICKS, `the fair share within 3 TTLs: after ${ticksToShare} of the joiner's ticks`);
       await untilTicked(store, nodes, 3);
 
       const held = await holdings(store);
