@@ -44,8 +44,11 @@ export interface DeliveryWorkerOptions {
   secretBox: SecretBox;
   config: WebhookConfig;
   logger: Logger;
-  /** Told of every attempt: the delivery's state after it, and how long the request took. */
-  onAttempt?: (state: DeliveryState, durationSeconds: number) => void;
+  /**
+   * Told of every attempt: the delivery's state after it, how long the request took, and how long
+   * after its event was committed it ended.
+   */
+  onAttempt?: (state: DeliveryState, durationSeconds: number, lagSeconds: number) => void;
   /** Told of every attempt started, with how the delivery reached the worker. */
   onStarted?: (source: DeliverySource) => void;
 }
@@ -375,7 +378,7 @@ export class DeliveryWorker implements DeliveryNotifier {
       error: result.error === null ? null : `${result.error}${result.errorDetail ? `: ${result.errorDetail}` : ''}`,
     };
     const state = succeeded ? 'delivered' : delayMs === null ? 'failed' : 'pending';
-    this.options.onAttempt?.(state, result.durationMs / 1000);
+    this.options.onAttempt?.(state, result.durationMs / 1000, (Date.now() - Number(delivery.createdAt)) / 1000);
     const nextAttemptAt = delayMs === null ? null : new Date(attemptedAt.getTime() + delayMs);
     await this.recorder.record({ attempt, state, nextAttemptAt, claimedUntil: delivery.claimedUntil }, gone);
   }

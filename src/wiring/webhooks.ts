@@ -29,7 +29,7 @@ export function buildWebhooks(config: Config, storage: StorageParts, keys: Gatew
     secretBox: keys.secretBox,
     config: config.webhooks,
     logger,
-    onAttempt: (state, durationSeconds) => metrics.webhookAttempted(state, durationSeconds),
+    onAttempt: (state, durationSeconds, lagSeconds) => metrics.webhookAttempted(state, durationSeconds, lagSeconds),
     onStarted: (source) => metrics.webhookStarted(source),
   });
   const webhooks = new WebhooksService(store, committer, keys.secretBox, deliveryWorker, addressPolicy, config.webhooks.maxPerAccount);

@@ -307,6 +307,15 @@ for (const dialect of dialects) {
         after.value('wagw_webhook_attempt_duration_seconds_sum', { outcome: 'delivered' }) > 0,
         "the delivered attempt's time is recorded",
       );
+      assert.equal(
+        after.value('wagw_webhook_delivery_lag_seconds_count') - before.value('wagw_webhook_delivery_lag_seconds_count'),
+        1,
+        'the delivered one, and only it, has its lag from the event recorded',
+      );
+      assert.ok(
+        after.value('wagw_webhook_delivery_lag_seconds_sum') > before.value('wagw_webhook_delivery_lag_seconds_sum'),
+        'a lag of more than nothing',
+      );
       const waiting = { status: 'waiting_retry' };
       assert.equal(after.value('wagw_webhook_queue_depth', waiting) - before.value('wagw_webhook_queue_depth', waiting), 1);
     });
