@@ -40,6 +40,8 @@ interface Held {
  */
 export class NumberPauses implements SendHold {
   private readonly held = new Map<string, Held>();
+  /** Told of each number that resumed here, so that what waited for the pause is looked at now rather than at its lift time. */
+  resumedListener: (numberId: string) => Promise<void> = async () => undefined;
 
   constructor(private readonly deps: NumberPausesDependencies) {}
 
@@ -138,6 +140,12 @@ export class NumberPauses implements SendHold {
     this.deps.notifier.deliveriesQueued(queued);
     if (this.held.has(number.id)) this.deps.logger.info({ phone: number.phone, reason }, 'resumed a number');
     this.forget(number.id);
+    await this.resumedListener(number.id).catch((error: unknown) =>
+      this.deps.logger.error(
+        { err: error, phone: number.phone },
+        'could not bring forward what waited for a pause; it leaves at its lift time',
+      ),
+    );
   }
 
   private hold(number: Held['number'], pause: NumberPause): void {

@@ -121,7 +121,9 @@ export function buildMessaging({
   const governor = new SendGovernor(store, committer, config.governor, keeper);
   const sender = new SendMessageService(store, committer, supervisor, deliveryWorker, media, groups, logger, governor, pauses, recentSends);
   const typing = new TypingService(supervisor, logger, config.typingMs);
-  // A paused number's queue holds: the runner asks the pauses before it releases a message.
+  // A paused number's queue holds: the runner asks the pauses before it releases a message, and
+  // what waited for a pause is due again as soon as the number resumes.
+  pauses.resumedListener = (numberId) => governor.pauseEnded(numberId);
   const queueRunner = new QueueRunner(store, keeper, supervisor, governor, sender, pauses, typing, metrics, logger, {
     idleCheckMs: config.governor.queueCheckMs,
     batchSize: 500,

@@ -6,7 +6,13 @@ import { parsePolicyBody, readStoredSetting, resolvePolicy, type PolicySetting, 
 import type { Store } from '../../store/database.ts';
 import type { GroupCommitter } from '../../store/group-commit.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
-import { deferWaiting, hasExchangedWith, readLedgerMarks, type QueuedOptions } from '../../store/repositories/send-queue.ts';
+import {
+  bringForwardWaiting,
+  deferWaiting,
+  hasExchangedWith,
+  readLedgerMarks,
+  type QueuedOptions,
+} from '../../store/repositories/send-queue.ts';
 import { decide, type WaitReason } from './decision.ts';
 import type { LeaseView } from './queue-runner.ts';
 import { SendLedger, type MadeMark, type PlannedMark } from './send-ledger.ts';
@@ -273,6 +279,19 @@ export class SendGovernor {
   async defer(numberId: string, until: Date, reason: WaitReason | null): Promise<void> {
     await deferWaiting(this.store.db, numberId, until, reason);
     this.changeLedger(numberId, (ledger) => ledger.deferred(until.getTime()));
+  }
+
+  /**
+   * The number resumed: what waited for its pause is due now, and decided on again by the runner
+   * (the policy's gaps still hold). The ledger's planned times for those messages were the lift
+   * time, so it is read afresh under the lock.
+   */
+  async pauseEnded(numberId: string): Promise<void> {
+    await this.withNumberLock(numberId, async () => {
+      const moved = await bringForwardWaiting(this.store.db, numberId, 'paused', new Date());
+      if (moved > 0) this.ledgers.delete(numberId);
+    });
+    this.queuedListener(new Date());
   }
 
   /**

@@ -274,6 +274,22 @@ export async function deferWaiting(db: Executor, numberId: string, until: Date, 
 }
 
 /**
+ * Brings the number's messages that wait for `reason` (a pause that ended early) forward to
+ * `at`, so that the runner decides on them again now rather than at the lift time they were
+ * moved to. Their order is kept: equal times leave in id order, which is the order they came.
+ */
+export async function bringForwardWaiting(db: Executor, numberId: string, reason: string, at: Date): Promise<number> {
+  const result = await db
+    .updateTable('messages')
+    .set({ scheduled_for: at.getTime() })
+    .where('number_id', '=', numberId)
+    .where('scheduled_for', '>', at.getTime())
+    .where('wait_reason', '=', reason)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+/**
  * A clear of the number's queue (ADR 0048): every waiting message is marked `cancelling` at
  * once, in one statement, so none of them is released from here on (the release, the due list
  * and deferrals pass them over); each is then settled `cancelled`, with its event and its unit

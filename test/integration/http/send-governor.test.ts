@@ -545,6 +545,38 @@ for (const dialect of dialects) {
         }
       });
 
+      it('a number resumed before its lift time sends what waited for the pause then, not at the lift time', async () => {
+        const seeded = await account();
+        const phone = encodeURIComponent(seeded.phones[0]!);
+        await patch(`/numbers/${phone}`, { send_policy: { min_gap_ms: 300, max_gap_ms: 300 } }, seeded.apiKey);
+        const number = await test.gateway.numbers.findNumber(accountScope(seeded.accountId), seeded.phones[0]!);
+        const restricted = await test.post(
+          '/sandbox/restrict',
+          { phone: seeded.phones[0], kind: 'restricted', lift_after_seconds: 10_800 },
+          seeded.apiKey,
+        );
+        assert.equal(restricted.statusCode, 200, restricted.body);
+        await waitForValue(() => test.gateway.pauses.holdOf(number.id) ?? undefined, 'the restriction to pause the number');
+        const queued = await send(seeded);
+        assert.deepEqual(
+          [queued.statusCode, queued.json().wait_reason, queued.json().scheduled_for],
+          [202, 'paused', restricted.json().until],
+        );
+        const resumed = await test.inject({
+          method: 'POST',
+          url: `/numbers/${phone}/resume`,
+          headers: { authorization: `Bearer ${seeded.apiKey}` },
+        });
+        assert.equal(resumed.statusCode, 200, resumed.body);
+        // Released now rather than at the lift time three hours on (what the simulated network then
+        // does with it, still restricting the number, is its own business).
+        const left = await until(
+          () => findMessageById(test.gateway.store.db, queued.json().message_id),
+          (message) => message?.status !== 'queued',
+        );
+        assert.notEqual(left?.status, 'queued');
+      });
+
       it('an ungoverned paused number still refuses a send with 503 number_paused', async () => {
         const seeded = await account();
         const phone = encodeURIComponent(seeded.phones[0]!);
