@@ -209,6 +209,8 @@ for (const dialect of dialects) {
           ...(query.has('from_phone')
             ? [{ url: `${url}?${new URLSearchParams({ ...Object.fromEntries(query), from_phone: '+14155550177' })}`, headers, payload }]
             : []),
+          // A URL it cannot read (a malformed percent-escape).
+          { url: `${url}?${query}&a=%ZZ`, headers, payload },
           // With a query parameter it does not take.
           { url: `${url}?${query}&zzz=1`, headers, payload },
           // A body it cannot read.
