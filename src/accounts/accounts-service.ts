@@ -1,3 +1,5 @@
+import { recordAudit } from '../audit/audit-trail.ts';
+import { SYSTEM_ACTOR, type AuditActor } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import type { Account, User, UserRole } from '../domain/model.ts';
@@ -63,7 +65,8 @@ export class AccountsService {
     private readonly passwords = new PasswordHasher(),
   ) {}
 
-  async createAccount(input: CreateAccountInput): Promise<Account> {
+  /** Makes an account, with its audit row (docs/adr/0053-audit-log.md); SYSTEM_ACTOR only for code with no person behind it. */
+  async createAccount(input: CreateAccountInput, actor: AuditActor = SYSTEM_ACTOR): Promise<Account> {
     const name = input.name.trim();
     if (name === '') throw new AppError('invalid_argument', 'An account needs a name.');
     const account: Account = {
@@ -73,7 +76,14 @@ export class AccountsService {
       customMonthlyLimit: parseMonthlyLimit(input.customMonthlyLimit ?? null),
       createdAt: new Date(),
     };
-    await insertAccount(this.store.db, account);
+    await this.store.db.transaction().execute(async (trx) => {
+      await insertAccount(trx, account);
+      await recordAudit(trx, actor, 'account.created', {
+        accountId: account.id,
+        targetId: account.id,
+        details: { name: account.name, plan: account.plan, monthly_limit: account.customMonthlyLimit },
+      });
+    });
     return account;
   }
 
@@ -87,11 +97,27 @@ export class AccountsService {
     return account;
   }
 
-  async updateAccount(id: string, changes: { plan?: string; customMonthlyLimit?: number | null }): Promise<Account> {
+  async updateAccount(
+    id: string,
+    changes: { plan?: string; customMonthlyLimit?: number | null },
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<Account> {
     await this.getAccount(id);
-    const updated = await updateAccount(this.store.db, id, {
+    const parsed = {
       ...(changes.plan !== undefined && { plan: parsePlan(changes.plan) }),
       ...(changes.customMonthlyLimit !== undefined && { customMonthlyLimit: parseMonthlyLimit(changes.customMonthlyLimit) }),
+    };
+    const updated = await this.store.db.transaction().execute(async (trx) => {
+      const row = await updateAccount(trx, id, parsed);
+      await recordAudit(trx, actor, 'account.updated', {
+        accountId: id,
+        targetId: id,
+        details: {
+          ...(parsed.plan !== undefined && { plan: parsed.plan }),
+          ...(parsed.customMonthlyLimit !== undefined && { monthly_limit: parsed.customMonthlyLimit }),
+        },
+      });
+      return row;
     });
     // Sends read the plan with the number (store/cached-lookups.ts).
     await this.store.lookups.numbersChanged();

@@ -1,5 +1,5 @@
-import type { Account, ApiKey, User, WhatsAppNumber } from '../domain/model.ts';
-import { effectiveMonthlyLimit } from '../domain/plans.ts';
+import type { ApiKey, User, WhatsAppNumber } from '../domain/model.ts';
+export { accountJson } from '../accounts/account-json.ts';
 
 /** How a command's result is shown: one JSON object with --json, readable lines without. */
 export interface Output {
@@ -17,17 +17,6 @@ export function createOutput(json: boolean): Output {
 }
 
 export const iso = (date: Date | null) => (date === null ? null : date.toISOString());
-
-export function accountJson(account: Account) {
-  return {
-    id: account.id,
-    name: account.name,
-    plan: account.plan,
-    monthly_limit: account.customMonthlyLimit,
-    effective_monthly_limit: effectiveMonthlyLimit(account.plan, account.customMonthlyLimit),
-    created_at: iso(account.createdAt),
-  };
-}
 
 export function userJson(user: User) {
   return {

@@ -27,6 +27,8 @@ export const CLI_ACTOR: AuditActor = Object.freeze({ kind: 'cli', id: null, labe
 export const SYSTEM_ACTOR: AuditActor = Object.freeze({ kind: 'system', id: null, label: null, address: null });
 
 const auditActions = [
+  'account.created',
+  'account.updated',
   'api_key.created',
   'api_key.revoked',
   'operator_token.created',

@@ -468,7 +468,7 @@ export const errorCatalogue = {
   sign_in_failed: { status: 401, meaning: 'The email or password is incorrect.' },
   forbidden: { status: 403, meaning: "The signed-in user's role does not allow this." },
   invalid_csrf_token: { status: 403, meaning: 'A dashboard form was sent without a valid CSRF token.' },
-  account_not_found: { status: 404, meaning: 'There is no such account (in your scope).' },
+  account_not_found: { publicApi: true, status: 404, meaning: 'There is no such account (in your scope).' },
   user_not_found: { status: 404, meaning: 'There is no such user (in your scope).' },
   number_not_found: { publicApi: true, status: 404, meaning: 'There is no such number (in your scope).', meta: FIELD },
   api_key_not_found: { status: 404, meaning: 'There is no such API key (in your scope).' },

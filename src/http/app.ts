@@ -18,7 +18,7 @@ import { registerMetricsRoute } from './routes/metrics.ts';
 import { MEDIA_UPLOAD_PATHS, registerMediaRoutes } from './routes/media.ts';
 import { registerInternalRoutes } from './routes/internal.ts';
 import { registerOperatorOperations } from './operator-api/operator-operation.ts';
-import { operatorOperations } from './operator-api/audit-events.ts';
+import { operatorOperations } from './operator-api/catalogue.ts';
 import { documentAdditions, finishDocument, registerSharedSchemas } from './openapi-components.ts';
 import { validatorsByPart } from './request-validation.ts';
 import { serializersWithReachedSchemas } from './response-serializers.ts';
@@ -111,7 +111,7 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
         {
           name: 'operator',
           description:
-            "The gateway's operator's API, at /admin, with an operator token rather than an API key: the audit log (docs/operator-api.md).",
+            "The gateway's operator's API, at /admin, with an operator token rather than an API key: accounts and the audit log (docs/operator-api.md).",
         },
         {
           name: 'webhooks',

@@ -277,6 +277,12 @@ async function main(): Promise<void> {
   const audit = succeeded('GET /admin/audit_events', await operatorClient.GET('/admin/audit_events', { params: { query: { limit: 50 } } }));
   const madeRow = audit.events.find((event) => event.action === 'webhook.created' && event.target_id === made.id);
   check(madeRow?.actor.kind === 'api_key', 'the audit log names the key that made the webhook');
+  const onboarded = succeeded('POST /admin/accounts', await operatorClient.POST('/admin/accounts', { body: { name: 'Typed client onboarding', plan: 'pro' } }));
+  check(onboarded.plan === 'pro' && onboarded.monthly_limit === null, 'the account is made on its plan');
+  check(succeeded('GET /admin/accounts', await operatorClient.GET('/admin/accounts')).accounts.some((each) => each.id === onboarded.id), 'the account is listed');
+  check(succeeded('GET /admin/accounts/{id}', await operatorClient.GET('/admin/accounts/{id}', { params: { path: { id: onboarded.id } } })).name === onboarded.name, 'it reads back');
+  const limited = succeeded('PATCH /admin/accounts/{id}', await operatorClient.PATCH('/admin/accounts/{id}', { params: { path: { id: onboarded.id } }, body: { monthly_limit: 100 } }));
+  check(limited.effective_monthly_limit === 100, 'its limit is changed');
   const notOperator = await client.GET('/admin/audit_events');
   check(notOperator.response.status === 401 && notOperator.error?.error === 'invalid_operator_token', 'an API key is no operator token');
 

@@ -2144,6 +2144,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every account
+         * @description Every account of the gateway, oldest first, with its plan and limits.
+         */
+        get: operations["listAccounts"];
+        put?: never;
+        /**
+         * Create an account
+         * @description Makes an account, as `wagw account create` does; an audit row names the token.
+         */
+        post: operations["createAccount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account
+         * @description One account, with its plan and limits.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change an account's plan or limit
+         * @description Changes what is given, as `wagw account update` does, and answers the account as it is now; an audit row names the token.
+         */
+        patch: operations["updateAccount"];
+        trace?: never;
+    };
     "/admin/audit_events": {
         parameters: {
             query?: never;
@@ -2162,6 +2210,54 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every account
+         * @description Every account of the gateway, oldest first, with its plan and limits.
+         */
+        get: operations["listAccountsApi"];
+        put?: never;
+        /**
+         * Create an account
+         * @description Makes an account, as `wagw account create` does; an audit row names the token.
+         */
+        post: operations["createAccountApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account
+         * @description One account, with its plan and limits.
+         */
+        get: operations["getAccountApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change an account's plan or limit
+         * @description Changes what is given, as `wagw account update` does, and answers the account as it is now; an audit row names the token.
+         */
+        patch: operations["updateAccountApi"];
         trace?: never;
     };
     "/api/admin/audit_events": {
@@ -4656,6 +4752,81 @@ export interface components {
         };
         ListWebhookDeliveriesResponse: {
             deliveries: components["schemas"]["WebhookDelivery"][];
+        };
+        ListAccountsResponse: {
+            accounts: {
+                /** @description acc_… */
+                id: string;
+                name: string;
+                /** @enum {string} */
+                plan: "starter" | "pro" | "enterprise";
+                /** @description A custom monthly message limit replacing the plan's; null for the plan's. */
+                monthly_limit: number | null;
+                /** @description The limit that applies; null for none. */
+                effective_monthly_limit: number | null;
+                /** Format: date-time */
+                created_at: string;
+            }[];
+        };
+        CreateAccountRequest: {
+            /** @description What the account is called. */
+            name: string;
+            /**
+             * @description starter, pro or enterprise.
+             * @default starter
+             * @enum {string}
+             */
+            plan: "starter" | "pro" | "enterprise";
+            /** @description A custom monthly message limit replacing the plan's; null for the plan's. */
+            monthly_limit?: number | null;
+        };
+        CreateAccountResponse: {
+            /** @description acc_… */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            plan: "starter" | "pro" | "enterprise";
+            /** @description A custom monthly message limit replacing the plan's; null for the plan's. */
+            monthly_limit: number | null;
+            /** @description The limit that applies; null for none. */
+            effective_monthly_limit: number | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        GetAccountResponse: {
+            /** @description acc_… */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            plan: "starter" | "pro" | "enterprise";
+            /** @description A custom monthly message limit replacing the plan's; null for the plan's. */
+            monthly_limit: number | null;
+            /** @description The limit that applies; null for none. */
+            effective_monthly_limit: number | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        UpdateAccountRequest: {
+            /**
+             * @description starter, pro or enterprise.
+             * @enum {string}
+             */
+            plan?: "starter" | "pro" | "enterprise";
+            /** @description A custom monthly message limit replacing the plan's; null for the plan's. */
+            monthly_limit?: number | null;
+        };
+        UpdateAccountResponse: {
+            /** @description acc_… */
+            id: string;
+            name: string;
+            /** @enum {string} */
+            plan: "starter" | "pro" | "enterprise";
+            /** @description A custom monthly message limit replacing the plan's; null for the plan's. */
+            monthly_limit: number | null;
+            /** @description The limit that applies; null for none. */
+            effective_monthly_limit: number | null;
+            /** Format: date-time */
+            created_at: string;
         };
         ListAuditEventsResponse: {
             events: {
@@ -10417,6 +10588,270 @@ export interface components {
             };
         };
         /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ListAccountsError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ListAccountsError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListAccountsError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListAccountsError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        CreateAccountError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        CreateAccountError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        CreateAccountError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        CreateAccountError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        CreateAccountError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetAccountError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        GetAccountError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). */
+        GetAccountError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetAccountError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetAccountError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        UpdateAccountError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        UpdateAccountError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). */
+        UpdateAccountError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateAccountError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateAccountError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        UpdateAccountError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         ListAuditEventsError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10601,7 +11036,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `number_not_found`: There is no such number (in your scope). `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
         DownloadMediaError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -10610,7 +11045,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "number_not_found" | "webhook_not_found" | "delivery_not_found";
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "account_not_found" | "number_not_found" | "webhook_not_found" | "delivery_not_found";
                 };
             };
         };
@@ -10771,6 +11206,12 @@ export type UpdateWebhookRequest = components['schemas']['UpdateWebhookRequest']
 export type RotateWebhookSecretResponse = components['schemas']['RotateWebhookSecretResponse'];
 export type TestWebhookResponse202 = components['schemas']['TestWebhookResponse202'];
 export type ListWebhookDeliveriesResponse = components['schemas']['ListWebhookDeliveriesResponse'];
+export type ListAccountsResponse = components['schemas']['ListAccountsResponse'];
+export type CreateAccountRequest = components['schemas']['CreateAccountRequest'];
+export type CreateAccountResponse = components['schemas']['CreateAccountResponse'];
+export type GetAccountResponse = components['schemas']['GetAccountResponse'];
+export type UpdateAccountRequest = components['schemas']['UpdateAccountRequest'];
+export type UpdateAccountResponse = components['schemas']['UpdateAccountResponse'];
 export type ListAuditEventsResponse = components['schemas']['ListAuditEventsResponse'];
 export type ResponseCheckHealthError400 = components['responses']['CheckHealthError400'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
@@ -11205,6 +11646,26 @@ export type ResponseRedeliverWebhookDeliveryError404 = components['responses']['
 export type ResponseRedeliverWebhookDeliveryError413 = components['responses']['RedeliverWebhookDeliveryError413'];
 export type ResponseRedeliverWebhookDeliveryError500 = components['responses']['RedeliverWebhookDeliveryError500'];
 export type ResponseRedeliverWebhookDeliveryError503 = components['responses']['RedeliverWebhookDeliveryError503'];
+export type ResponseListAccountsError400 = components['responses']['ListAccountsError400'];
+export type ResponseListAccountsError401 = components['responses']['ListAccountsError401'];
+export type ResponseListAccountsError500 = components['responses']['ListAccountsError500'];
+export type ResponseListAccountsError503 = components['responses']['ListAccountsError503'];
+export type ResponseCreateAccountError400 = components['responses']['CreateAccountError400'];
+export type ResponseCreateAccountError401 = components['responses']['CreateAccountError401'];
+export type ResponseCreateAccountError413 = components['responses']['CreateAccountError413'];
+export type ResponseCreateAccountError500 = components['responses']['CreateAccountError500'];
+export type ResponseCreateAccountError503 = components['responses']['CreateAccountError503'];
+export type ResponseGetAccountError400 = components['responses']['GetAccountError400'];
+export type ResponseGetAccountError401 = components['responses']['GetAccountError401'];
+export type ResponseGetAccountError404 = components['responses']['GetAccountError404'];
+export type ResponseGetAccountError500 = components['responses']['GetAccountError500'];
+export type ResponseGetAccountError503 = components['responses']['GetAccountError503'];
+export type ResponseUpdateAccountError400 = components['responses']['UpdateAccountError400'];
+export type ResponseUpdateAccountError401 = components['responses']['UpdateAccountError401'];
+export type ResponseUpdateAccountError404 = components['responses']['UpdateAccountError404'];
+export type ResponseUpdateAccountError413 = components['responses']['UpdateAccountError413'];
+export type ResponseUpdateAccountError500 = components['responses']['UpdateAccountError500'];
+export type ResponseUpdateAccountError503 = components['responses']['UpdateAccountError503'];
 export type ResponseListAuditEventsError400 = components['responses']['ListAuditEventsError400'];
 export type ResponseListAuditEventsError401 = components['responses']['ListAuditEventsError401'];
 export type ResponseListAuditEventsError500 = components['responses']['ListAuditEventsError500'];
@@ -15302,6 +15763,124 @@ export interface operations {
             503: components["responses"]["RedeliverWebhookDeliveryError503"];
         };
     };
+    listAccounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAccountsResponse"];
+                };
+            };
+            400: components["responses"]["ListAccountsError400"];
+            401: components["responses"]["ListAccountsError401"];
+            500: components["responses"]["ListAccountsError500"];
+            503: components["responses"]["ListAccountsError503"];
+        };
+    };
+    createAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAccountRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateAccountResponse"];
+                };
+            };
+            400: components["responses"]["CreateAccountError400"];
+            401: components["responses"]["CreateAccountError401"];
+            413: components["responses"]["CreateAccountError413"];
+            500: components["responses"]["CreateAccountError500"];
+            503: components["responses"]["CreateAccountError503"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAccountResponse"];
+                };
+            };
+            400: components["responses"]["GetAccountError400"];
+            401: components["responses"]["GetAccountError401"];
+            404: components["responses"]["GetAccountError404"];
+            500: components["responses"]["GetAccountError500"];
+            503: components["responses"]["GetAccountError503"];
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountError400"];
+            401: components["responses"]["UpdateAccountError401"];
+            404: components["responses"]["UpdateAccountError404"];
+            413: components["responses"]["UpdateAccountError413"];
+            500: components["responses"]["UpdateAccountError500"];
+            503: components["responses"]["UpdateAccountError503"];
+        };
+    };
     listAuditEvents: {
         parameters: {
             query?: {
@@ -15330,6 +15909,124 @@ export interface operations {
             401: components["responses"]["ListAuditEventsError401"];
             500: components["responses"]["ListAuditEventsError500"];
             503: components["responses"]["ListAuditEventsError503"];
+        };
+    };
+    listAccountsApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAccountsResponse"];
+                };
+            };
+            400: components["responses"]["ListAccountsError400"];
+            401: components["responses"]["ListAccountsError401"];
+            500: components["responses"]["ListAccountsError500"];
+            503: components["responses"]["ListAccountsError503"];
+        };
+    };
+    createAccountApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAccountRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateAccountResponse"];
+                };
+            };
+            400: components["responses"]["CreateAccountError400"];
+            401: components["responses"]["CreateAccountError401"];
+            413: components["responses"]["CreateAccountError413"];
+            500: components["responses"]["CreateAccountError500"];
+            503: components["responses"]["CreateAccountError503"];
+        };
+    };
+    getAccountApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAccountResponse"];
+                };
+            };
+            400: components["responses"]["GetAccountError400"];
+            401: components["responses"]["GetAccountError401"];
+            404: components["responses"]["GetAccountError404"];
+            500: components["responses"]["GetAccountError500"];
+            503: components["responses"]["GetAccountError503"];
+        };
+    };
+    updateAccountApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountError400"];
+            401: components["responses"]["UpdateAccountError401"];
+            404: components["responses"]["UpdateAccountError404"];
+            413: components["responses"]["UpdateAccountError413"];
+            500: components["responses"]["UpdateAccountError500"];
+            503: components["responses"]["UpdateAccountError503"];
         };
     };
     listAuditEventsApi: {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { CLI_ACTOR } from '../../domain/audit.ts';
 import { accountJson, table, userJson } from '../output.ts';
 import { parseWholeNumber, withGateway } from '../context.ts';
 import { withinAccount } from '../../domain/tenant-scope.ts';
@@ -14,11 +15,14 @@ export function registerAccountCommands(program: Command): void {
     .option('--monthly-limit <n>', "a custom monthly message limit, replacing the plan's")
     .action(async (options: { name: string; plan: string; monthlyLimit?: string }, command: Command) => {
       await withGateway(command, async (gateway, output) => {
-        const created = await gateway.accounts.createAccount({
-          name: options.name,
-          plan: options.plan,
-          customMonthlyLimit: options.monthlyLimit === undefined ? null : parseWholeNumber(options.monthlyLimit, '--monthly-limit'),
-        });
+        const created = await gateway.accounts.createAccount(
+          {
+            name: options.name,
+            plan: options.plan,
+            customMonthlyLimit: options.monthlyLimit === undefined ? null : parseWholeNumber(options.monthlyLimit, '--monthly-limit'),
+          },
+          CLI_ACTOR,
+        );
         output.print(accountJson(created), `Created account ${created.id} "${created.name}" on the ${created.plan} plan.`);
       });
     });
@@ -41,10 +45,14 @@ export function registerAccountCommands(program: Command): void {
     .action(async (id: string, options: { plan?: string; monthlyLimit?: string }, command: Command) => {
       await withGateway(command, async (gateway, output) => {
         const limit = options.monthlyLimit;
-        const updated = await gateway.accounts.updateAccount(id, {
-          ...(options.plan !== undefined && { plan: options.plan }),
-          ...(limit !== undefined && { customMonthlyLimit: limit === 'none' ? null : parseWholeNumber(limit, '--monthly-limit') }),
-        });
+        const updated = await gateway.accounts.updateAccount(
+          id,
+          {
+            ...(options.plan !== undefined && { plan: options.plan }),
+            ...(limit !== undefined && { customMonthlyLimit: limit === 'none' ? null : parseWholeNumber(limit, '--monthly-limit') }),
+          },
+          CLI_ACTOR,
+        );
         output.print(
           accountJson(updated),
           `Updated account ${updated.id}: plan ${updated.plan}, custom limit ${updated.customMonthlyLimit ?? 'none'}.`,

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { Gateway } from '../../main.ts';
-import { pageContext, sendPage, operatorScopeOf } from '../context.ts';
+import { pageContext, sendPage, operatorScopeOf, userActor } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { engineChoices, planChoices, presentAccountList, presentOperatorAccount } from '../presenters/operator.ts';
@@ -45,7 +45,7 @@ export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Gat
   app.post('/operator/accounts', async (request, reply) => {
     const name = formText(request.body, 'name');
     const plan = formText(request.body, 'plan');
-    const result = await attempt(() => gateway.accounts.createAccount({ name, plan }));
+    const result = await attempt(() => gateway.accounts.createAccount({ name, plan }, userActor(request)));
     if (!result.ok) return renderList(request, reply, { name, plan, error: result.error.message }, httpStatusFor(result.error.code));
     return redirectWithNotice(reply, accountPath(result.value.id), 'account_created');
   });
@@ -56,7 +56,11 @@ export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Gat
     const plan = formText(request.body, 'plan');
     const customMonthlyLimit = formText(request.body, 'custom_monthly_limit').trim();
     const result = await attempt(() =>
-      gateway.accounts.updateAccount(request.params.accountId, { plan, customMonthlyLimit: parseCustomLimit(customMonthlyLimit) }),
+      gateway.accounts.updateAccount(
+        request.params.accountId,
+        { plan, customMonthlyLimit: parseCustomLimit(customMonthlyLimit) },
+        userActor(request),
+      ),
     );
     if (!result.ok) return renderFailure(request, reply, 'plan', result.error, { plan: { plan, customMonthlyLimit } });
     return redirectWithNotice(reply, accountPath(request.params.accountId), 'account_updated');

@@ -65,7 +65,7 @@ const auditQuery = {
   },
 } as const;
 
-const listAuditEvents = defineOperatorOperation(auditQuery)({
+const listAuditEvents = defineOperatorOperation({ query: auditQuery })({
   method: 'GET',
   path: '/admin/audit_events',
   operationId: 'listAuditEvents',
@@ -84,5 +84,4 @@ const listAuditEvents = defineOperatorOperation(auditQuery)({
   },
 });
 
-/** The operator API, in the document's order. */
-export const operatorOperations = [listAuditEvents];
+export const auditOperations = [listAuditEvents];

@@ -4,11 +4,30 @@ import type { AuditActor } from '../../domain/audit.ts';
 import type { ErrorCode } from '../../domain/errors.ts';
 import type { OperatorScope } from '../../domain/tenant-scope.ts';
 import type { Gateway } from '../../main.ts';
-import { errorResponsesFor } from '../operations/error-responses.ts';
+import { errorResponsesFor, REQUEST_ERRORS } from '../operations/error-responses.ts';
 import type { Answer } from '../operations/operation.ts';
 import { API_PREFIXES, refuseGetBody, send } from '../operations/registry.ts';
 import { namedScope } from '../plugins/named-scope.ts';
 import { OPERATOR_ERRORS, OPERATOR_SECURITY, operatorActor, operatorAuthHook, tokenScope } from './operator-auth.ts';
+
+/** The parts of a request an operator operation reads, each described by a JSON schema. */
+interface OperatorRequest {
+  params?: JSONSchema;
+  query?: JSONSchema;
+  body?: JSONSchema;
+}
+
+type Part<Request extends OperatorRequest, Name extends keyof OperatorRequest> = Request[Name] extends JSONSchema
+  ? FromSchema<Request[Name]>
+  : undefined;
+
+interface OperatorInput<Request extends OperatorRequest> {
+  scope: OperatorScope;
+  actor: AuditActor;
+  params: Part<Request, 'params'>;
+  query: Part<Request, 'query'>;
+  body: Part<Request, 'body'>;
+}
 
 /**
  * One operation of the operator API (docs/operator-api.md), declared once as the public API's
@@ -16,29 +35,32 @@ import { OPERATOR_ERRORS, OPERATOR_SECURITY, operatorActor, operatorAuthHook, to
  * `operator` tag with the errors it lists, and given the operator's scope and the token as the
  * actor of its audit rows.
  */
-interface OperatorOperation<Query extends JSONSchema> {
-  method: 'GET';
+interface OperatorOperation<Request extends OperatorRequest> {
+  method: 'GET' | 'POST' | 'PATCH';
   /** Fastify's form, under /admin. */
   path: `/admin/${string}`;
   operationId: string;
   summary: string;
   description: string;
-  query: Query;
+  request: Request;
   answers: Readonly<Record<number, object>>;
   errors: readonly ErrorCode[];
-  handle(input: { scope: OperatorScope; actor: AuditActor; query: FromSchema<Query> }, gateway: Gateway): Promise<Answer>;
+  handle(input: OperatorInput<Request>, gateway: Gateway): Promise<Answer>;
 }
 
-type AnyOperatorOperation = OperatorOperation<JSONSchema>;
+type AnyOperatorOperation = OperatorOperation<OperatorRequest>;
 
 /**
  * Declares an operator operation in two steps, as defineOperation does (operations/operation.ts):
- * the query's schema first, so that the handler's input is typed from it without inference.
+ * the request's schemas first, so that the handler's input is typed from them without inference.
  */
-export function defineOperatorOperation<const Query extends JSONSchema>(query: Query) {
-  return (operation: Omit<OperatorOperation<Query>, 'query'>): AnyOperatorOperation =>
-    ({ ...operation, query }) as unknown as AnyOperatorOperation;
+export function defineOperatorOperation<const Request extends OperatorRequest>(request: Request) {
+  return (operation: Omit<OperatorOperation<Request>, 'request'>): AnyOperatorOperation =>
+    ({ ...operation, request }) as unknown as AnyOperatorOperation;
 }
+
+/** A query string of an operation that reads none: a parameter is refused, never ignored. */
+const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 /** Serves the operator operations at both prefixes, each behind the operator token. */
 export async function registerOperatorOperations(
@@ -56,21 +78,36 @@ export async function registerOperatorOperations(
             method: operation.method,
             url: operation.path,
             onRequest,
-            preValidation: refuseGetBody,
+            ...(operation.method === 'GET' && { preValidation: refuseGetBody }),
             schema: {
               operationId: prefix === '' ? operation.operationId : `${operation.operationId}Api`,
               summary: operation.summary,
               description: operation.description,
               tags: ['operator'],
               ...OPERATOR_SECURITY,
-              querystring: operation.query,
-              response: { ...operation.answers, ...errorResponsesFor([...OPERATOR_ERRORS, 'invalid_request', ...operation.errors]) },
+              ...(operation.request.params !== undefined && { params: operation.request.params }),
+              querystring: operation.request.query ?? NO_QUERY,
+              ...(operation.request.body !== undefined && { body: operation.request.body }),
+              response: {
+                ...operation.answers,
+                ...errorResponsesFor([
+                  ...OPERATOR_ERRORS,
+                  ...(operation.method === 'GET' ? (['invalid_request'] as const) : REQUEST_ERRORS),
+                  ...operation.errors,
+                ]),
+              },
             },
             handler: async (request: FastifyRequest, reply: FastifyReply) =>
               send(
                 reply,
                 await operation.handle(
-                  { scope: tokenScope(request), actor: operatorActor(request), query: request.query as FromSchema<JSONSchema> },
+                  {
+                    scope: tokenScope(request),
+                    actor: operatorActor(request),
+                    params: request.params as never,
+                    query: request.query as never,
+                    body: request.body as never,
+                  },
                   gateway,
                 ),
               ),

@@ -151,6 +151,63 @@ for (const dialect of dialects) {
       assertRefused(await read('/admin/audit_events', token, { payload: '{"limit":1}' }), 400, 'invalid_request', 'body');
     });
 
+    const call = (method: 'POST' | 'PATCH' | 'GET', url: string, body?: unknown, bearer = token) =>
+      test.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+        ...(body !== undefined && { payload: JSON.stringify(body) }),
+      });
+
+    it('creates, reads, lists and changes accounts at both paths, each change an audit row naming the token', async () => {
+      const created = await call('POST', '/admin/accounts', { name: 'Onboarded Co', plan: 'pro', monthly_limit: 5000 });
+      assert.equal(created.statusCode, 201, created.body);
+      const made = created.json();
+      assert.deepEqual(
+        { name: made.name, plan: made.plan, monthly_limit: made.monthly_limit, effective: made.effective_monthly_limit },
+        { name: 'Onboarded Co', plan: 'pro', monthly_limit: 5000, effective: 5000 },
+      );
+      assert.equal((await call('GET', `/api/admin/accounts/${made.id}`)).json().name, 'Onboarded Co');
+      assert.ok((await call('GET', '/admin/accounts')).json().accounts.some((each: { id: string }) => each.id === made.id));
+      const changed = await call('PATCH', `/api/admin/accounts/${made.id}`, { plan: 'enterprise', monthly_limit: null });
+      assert.equal(changed.statusCode, 200, changed.body);
+      assert.deepEqual([changed.json().plan, changed.json().monthly_limit], ['enterprise', null]);
+      assert.equal((await test.gateway.accounts.getAccount(made.id)).plan, 'enterprise', 'the change is stored');
+
+      const rows = (await read(`/admin/audit_events?account_id=${made.id}`, token)).json().events;
+      assert.deepEqual(
+        rows.map((row: { action: string; actor: { kind: string; id: string }; details: unknown }) => [
+          row.action,
+          row.actor.kind,
+          row.actor.id,
+          row.details,
+        ]),
+        [
+          ['account.updated', 'operator_token', tokenId, { plan: 'enterprise', monthly_limit: null }],
+          ['account.created', 'operator_token', tokenId, { name: 'Onboarded Co', plan: 'pro', monthly_limit: 5000 }],
+        ],
+      );
+      assert.ok(rows.every((row: { actor: { label: string } }) => row.actor.label === `provisioning script (wagw_op_…${token.slice(-4)})`));
+    });
+
+    it('an unknown account is 404 account_not_found to every operation on one, and nothing is recorded', async () => {
+      assertRefused(await call('GET', '/admin/accounts/acc_unknown'), 404, 'account_not_found');
+      assertRefused(await call('PATCH', '/admin/accounts/acc_unknown', { plan: 'pro' }), 404, 'account_not_found');
+      assert.equal((await read('/admin/audit_events?account_id=acc_unknown', token)).json().events.length, 0);
+    });
+
+    it('refuses bad account input with 400 invalid_request naming the field, and makes nothing', async () => {
+      const before = (await test.gateway.accounts.listAccounts()).length;
+      assertRefused(await call('POST', '/admin/accounts', {}), 400, 'invalid_request', 'name');
+      assertRefused(await call('POST', '/admin/accounts', { name: '   ' }), 400, 'invalid_request', 'name');
+      assertRefused(await call('POST', '/admin/accounts', { name: 'X', plan: 'gold' }), 400, 'invalid_request', 'plan');
+      assertRefused(await call('POST', '/admin/accounts', { name: 'X', monthly_limit: -1 }), 400, 'invalid_request', 'monthly_limit');
+      assertRefused(await call('POST', '/admin/accounts', { name: 'X', owner: 'me' }), 400, 'invalid_request', 'owner');
+      assertRefused(await call('PATCH', `/admin/accounts/${account.accountId}`, {}), 400, 'invalid_request');
+      assertRefused(await call('POST', '/admin/accounts', { name: 'X' }, account.apiKey), 401, 'invalid_operator_token');
+      assert.equal((await test.gateway.accounts.listAccounts()).length, before);
+    });
+
     it('records when a token was last used', async () => {
       const used = await test.gateway.operatorTokens.create('last used', CLI_ACTOR);
       assert.equal(used.token.lastUsedAt, null);

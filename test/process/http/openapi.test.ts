@@ -244,6 +244,14 @@ for (const dialect of dialects) {
           'post /api/sandbox/poll_vote',
           'patch /account/settings',
           'patch /api/account/settings',
+          // The operator API, behind operator tokens (docs/operator-api.md).
+          ...[
+            'get /admin/accounts',
+            'post /admin/accounts',
+            'get /admin/accounts/{id}',
+            'patch /admin/accounts/{id}',
+            'get /admin/audit_events',
+          ].flatMap((operation) => [operation, operation.replace(' /', ' /api/')]),
         ].sort(),
       );
       const ids = all.map(([, , operation]) => operation.operationId);

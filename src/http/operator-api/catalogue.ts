@@ -1,0 +1,5 @@
+import { accountOperations } from './accounts.ts';
+import { auditOperations } from './audit-events.ts';
+
+/** The operator API (docs/operator-api.md), in the document's order. */
+export const operatorOperations = [...accountOperations, ...auditOperations];
