@@ -65,5 +65,6 @@ export function phoneProblem(field: string, raw: string): string {
     return `${field} ${shown} is a chat id whose number is not a valid international phone number: the digits before @${chatId[2]} must be the number with its country code, e.g. 447700900123@${chatId[2]}.`;
   if (value.includes('@'))
     return `${field} ${shown} is not a phone or a chat id WhatsApp uses (<digits>@c.us or <digits>@s.whatsapp.net); give the number with its country code, e.g. +447700900123.`;
-  return `${field} is not a valid international phone number; include the country code, e.g. +447700900123.`;
+  // The value quoted, as the CLI and the console show it back: what was typed, not only where.
+  return `${field} ${shown} is not a valid international phone number; include the country code, e.g. +447700900123.`;
 }

@@ -13,6 +13,9 @@ import { ignoreCleanupFailure } from './ignore.ts';
 import { TEST_COST_LOG2 } from './users.ts';
 import { waitForValue } from './waiting.ts';
 
+/** The sandbox network's delivery wait in tests: as long as a condition's wait (test/support/waiting.ts). */
+const TEST_SANDBOX_DELIVERY_WAIT_MS = 60_000;
+
 export interface TestGateway {
   gateway: Gateway;
   app: FastifyInstance;
@@ -66,7 +69,15 @@ export async function startTestGateway(
   const open = async () => {
     // Passwords hashed cheaply, as the test users are (support/users.ts): what is tested is the
     // sign-in's logic, and OWASP's cost would make each hash take a third of a second.
-    const gateway = await createGateway(config, createLogger(config, sink), { passwordCostLog2: TEST_COST_LOG2, ...boundaries });
+    // The sandbox network waits up to 2 s for a live recipient to store a message, then answers
+    // as if it were away (a simulated receive: 503, nothing received). On a busy machine storing
+    // can take longer than that, so tests wait as long as their conditions do (waiting.ts); a
+    // test of the wait itself sets its own (delivery-wait.test.ts).
+    const gateway = await createGateway(config, createLogger(config, sink), {
+      passwordCostLog2: TEST_COST_LOG2,
+      sandboxDeliveryWaitMs: TEST_SANDBOX_DELIVERY_WAIT_MS,
+      ...boundaries,
+    });
     // The node's leases and sessions run, as in a server; deliveries and sweeps are left to each test.
     await gateway.runtime.startSessions();
     const app = await buildApp(gateway);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
+import { DEFAULT_DELIVERY_WAIT_MS } from '../../../src/engines/sandbox/sandbox-network.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { until } from '../../support/leases.ts';
@@ -9,8 +10,10 @@ import { ignoreCleanupFailure } from '../../support/ignore.ts';
 
 /**
  * A send that stays with the engine for a while: to another of the gateway's numbers whose
- * session is down, which the sandbox network waits for (2 s) before it answers the sender.
+ * session is down, which the sandbox network waits for (2 s, its default: the tests' own wait is
+ * longer than any drain) before it answers the sender.
  */
+const HELD_SEND = { sandboxDeliveryWaitMs: DEFAULT_DELIVERY_WAIT_MS };
 async function slowSendSetup(test: TestGateway) {
   const seeded = await seedAccount(test.gateway, { numbers: 2 });
   await test.gateway.supervisor.numberAdded();
@@ -44,7 +47,7 @@ for (const dialect of dialects) {
     });
 
     it('a clean stop waits for a send in flight: it is recorded sent and answered 200; a send that comes meanwhile is answered 503 with Retry-After', async () => {
-      test = await startTestGateway(dialect, { WAGW_OWNER_WAIT_MS: '500' });
+      test = await startTestGateway(dialect, { WAGW_OWNER_WAIT_MS: '500' }, HELD_SEND);
       const { seeded, from, to } = await slowSendSetup(test);
       const sending = test.post('/send_message', { from_phone: from.phone, to_phone: to.phone, message: 'drained' }, seeded.apiKey);
       await untilQueued(test, 'drained');
@@ -76,7 +79,7 @@ for (const dialect of dialects) {
     });
 
     it('a send the fence refuses after the engine took it (the drain cut short) is still recorded sent and answered 200', async () => {
-      test = await startTestGateway(dialect, { WAGW_HANDOVER_DRAIN_MS: '0' });
+      test = await startTestGateway(dialect, { WAGW_HANDOVER_DRAIN_MS: '0' }, HELD_SEND);
       const { seeded, from, to } = await slowSendSetup(test);
       const sending = test.post('/send_message', { from_phone: from.phone, to_phone: to.phone, message: 'moved on' }, seeded.apiKey, {
         'idempotency-key': `moved-${dialect}`,
