@@ -6,12 +6,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { accountScope } from '../../../src/domain/tenant-scope.ts';
 import { CLIENT_SCHEMA_FILE, CLIENT_SCOPES_FILE, clientScopesOf, clientTypesOf, servedDocument } from '../../../scripts/client-generate.ts';
 import { dialects } from '../../support/databases.ts';
 import { documentChecker, type RecordedAnswer } from '../../support/documented-answers.ts';
-import { seedAccount, type SeededAccount } from '../../support/gateway.ts';
-import { freePort } from '../server-process.ts';
+import { everyOperationSubject } from './every-operation-subject.ts';
 import { startListeningGateway, type ListeningGateway } from '../listening-gateway.ts';
 
 const CLIENT = path.resolve('clients/typescript');
@@ -50,24 +48,12 @@ describe('the typed TypeScript client', () => {
 for (const dialect of dialects) {
   describe(`the typed client's program uses every public operation against a live gateway (${dialect})`, () => {
     let live: ListeningGateway;
-    let account: SeededAccount;
-    let secret: string;
-    let hooksKey: string;
-    let operatorToken: string;
-    let receiverPort: number;
+    let subject: Awaited<ReturnType<typeof everyOperationSubject>>;
     const answersFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-answers-')), 'answers.json');
 
     before(async () => {
       live = await startListeningGateway(dialect, { WAGW_WEBHOOK_ALLOW_PRIVATE: 'true' });
-      account = await seedAccount(live.gateway, { numbers: 2 });
-      receiverPort = await freePort();
-      const created = await live.gateway.webhooks.createWebhook(accountScope(account.accountId), {
-        url: `http://127.0.0.1:${receiverPort}/`,
-        eventTypes: ['message', 'number.paused', 'number.resumed'],
-      });
-      secret = created.secret;
-      operatorToken = (await live.gateway.operatorTokens.create('typed client')).plaintext;
-      hooksKey = (await live.gateway.apiKeys.createKey({ accountId: account.accountId, name: 'hooks', scopes: ['webhooks'] })).plaintext;
+      subject = await everyOperationSubject(live);
       live.gateway.deliveryWorker.start();
     });
     after(async () => {
@@ -76,20 +62,8 @@ for (const dialect of dialects) {
     });
 
     it('runs green: every answer as typed, the error envelope, and a signed delivery verified into a typed event', async () => {
-      const [from, other] = account.phones as [string, string];
       const run = spawn(process.execPath, ['--import', 'tsx', EXAMPLE], {
-        env: {
-          PATH: process.env.PATH ?? '',
-          WAGW_URL: `http://127.0.0.1:${live.port}`,
-          WAGW_API_KEY: account.apiKey,
-          WAGW_FROM: from,
-          WAGW_OTHER: other,
-          WAGW_WEBHOOK_SECRET: secret,
-          WAGW_RECEIVER_PORT: String(receiverPort),
-          WAGW_WEBHOOKS_API_KEY: hooksKey,
-          WAGW_OPERATOR_TOKEN: operatorToken,
-          WAGW_RECORD_ANSWERS: answersFile,
-        },
+        env: { ...subject.env, WAGW_RECORD_ANSWERS: answersFile },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';

@@ -4,9 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { accountScope } from '../../../src/domain/tenant-scope.ts';
-import { seedAccount } from '../../support/gateway.ts';
-import { freePort } from '../server-process.ts';
+import { everyOperationSubject } from './every-operation-subject.ts';
 import { startListeningGateway, type ListeningGateway } from '../listening-gateway.ts';
 
 /**
@@ -129,22 +127,7 @@ describe('the typed client installs from its tarball and runs on Node 22 and 24 
   for (const release of ['24', NODE_22]) {
     it(`runs the every-operation program with plain node ${release}`, async () => {
       // Each run is a new account, with its own webhook and receiver.
-      const account = await seedAccount(live.gateway, { numbers: 2 });
-      const receiverPort = await freePort();
-      const { secret } = await live.gateway.webhooks.createWebhook(accountScope(account.accountId), {
-        url: `http://127.0.0.1:${receiverPort}/`,
-        eventTypes: ['message'],
-      });
-      const [from, other] = account.phones as [string, string];
-      const env = {
-        PATH: process.env.PATH ?? '',
-        WAGW_URL: `http://127.0.0.1:${live.port}`,
-        WAGW_API_KEY: account.apiKey,
-        WAGW_FROM: from,
-        WAGW_OTHER: other,
-        WAGW_WEBHOOK_SECRET: secret,
-        WAGW_RECEIVER_PORT: String(receiverPort),
-      };
+      const { env } = await everyOperationSubject(live);
       const program = path.join(consumer, 'out/every-operation.js');
       const child =
         release === '24'
