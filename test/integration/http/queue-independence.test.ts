@@ -66,6 +66,17 @@ for (const dialect of dialects) {
       assert.equal(health.statusCode, 200, 'and the gateway answers meanwhile');
     }
 
+    /** Makes every waiting message of the number due now, and wakes the runner for it. */
+    async function dueNow(id: string): Promise<void> {
+      await test.gateway.store.db
+        .updateTable('messages')
+        .set({ scheduled_for: Date.now() })
+        .where('number_id', '=', id)
+        .where('scheduled_for', 'is not', null)
+        .execute();
+      test.gateway.governor.queuedListener(new Date());
+    }
+
     it('a cap of 0 and a warm-up starting at 0 are refused on write with a 400, and nothing is stored', async () => {
       const seeded = await seedAccount(test.gateway);
       for (const [policy, field] of [
@@ -121,9 +132,13 @@ for (const dialect of dialects) {
 
     it('a stored policy that cannot be read holds its own number only, and its messages wait for the next look', async () => {
       const broken = await seedAccount(test.gateway);
-      const queued = await send(broken, { send_at: new Date(Date.now() + 200).toISOString() });
+      // Queued an hour ahead (202 however slow the machine), then made due at once below.
+      const queued = await send(broken, { send_at: new Date(Date.now() + 3_600_000).toISOString() });
       assert.equal(queued.statusCode, 202, queued.body);
-      await setNumberSendPolicy(test.gateway.store.db, await numberId(broken), '{not json');
+      const brokenNumber = await numberId(broken);
+      await setNumberSendPolicy(test.gateway.store.db, brokenNumber, '{not json');
+      const dueAt = Date.now();
+      await dueNow(brokenNumber);
       await otherAccountsSendLeaves();
       const row = await test.gateway.store.db
         .selectFrom('messages')
@@ -131,18 +146,21 @@ for (const dialect of dialects) {
         .where('id', '=', queued.json().message_id)
         .executeTakeFirstOrThrow();
       assert.equal(row.status, 'queued');
-      assert.ok(Number(row.scheduled_for) > Date.parse(queued.json().scheduled_for), 'held back, not retried in a loop');
+      assert.ok(Number(row.scheduled_for) > dueAt, 'held back, not retried in a loop');
     });
 
     it('one number showing "typing…" before its message never delays another number\'s due message', async () => {
       const typist = await seedAccount(test.gateway);
       assert.equal((await patchPolicy(typist, { typing_before_send: true })).statusCode, 200);
-      // 30 characters: typing shows for the longest, 8 s.
-      const typed = await send(typist, { message: 'x'.repeat(30), send_at: new Date(Date.now() + 200).toISOString() });
+      // 30 characters: typing shows for the longest, 8 s. Queued an hour ahead (202 however slow
+      // the machine), then made due: the typist's first, the other's a moment later.
+      const typed = await send(typist, { message: 'x'.repeat(30), send_at: new Date(Date.now() + 3_600_000).toISOString() });
       assert.equal(typed.statusCode, 202, typed.body);
       const other = await seedAccount(test.gateway);
-      const quick = await send(other, { send_at: new Date(Date.now() + 1_000).toISOString() });
+      const quick = await send(other, { send_at: new Date(Date.now() + 3_600_000).toISOString() });
       assert.equal(quick.statusCode, 202, quick.body);
+      await dueNow(await numberId(typist));
+      await dueNow(await numberId(other));
       const quickId = quick.json().message_id as string;
       assert.ok(
         LEFT.includes(
