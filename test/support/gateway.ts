@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { createGateway, createLogger, type Gateway, type GatewayBoundaries } from '../../src/main.ts';
 import type { Message } from '../../src/domain/model.ts';
+import { DEFAULT_DELIVERY_WAIT_MS } from '../../src/engines/sandbox/sandbox-network.ts';
 import { createMigratedTestDatabase, type Dialect, type TestDatabase } from './databases.ts';
 import { ignoreCleanupFailure } from './ignore.ts';
 import { TEST_COST_LOG2 } from './users.ts';
@@ -15,6 +16,12 @@ import { waitForValue } from './waiting.ts';
 
 /** The sandbox network's delivery wait in tests: as long as a condition's wait (test/support/waiting.ts). */
 const TEST_SANDBOX_DELIVERY_WAIT_MS = 60_000;
+/**
+ * For a test whose subject is a message the network holds for a recipient that is not there, so
+ * that the wait runs out: the network's own 2 s. With the tests' 60 s, each such send would cost
+ * a minute of wall time; such a test asserts what happens after the wait, not that storing fits in it.
+ */
+export const RECIPIENT_AWAY = { sandboxDeliveryWaitMs: DEFAULT_DELIVERY_WAIT_MS };
 
 export interface TestGateway {
   gateway: Gateway;

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, describe, it } from 'node:test';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
-import { DEFAULT_DELIVERY_WAIT_MS } from '../../../src/engines/sandbox/sandbox-network.ts';
 import { dialects } from '../../support/databases.ts';
-import { seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { RECIPIENT_AWAY, seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { until } from '../../support/leases.ts';
 import { serveTestNetwork, stopTestNetwork, TEST_SECRET_KEY_HEX } from '../../support/shared-network.ts';
 import { ignoreCleanupFailure } from '../../support/ignore.ts';
@@ -13,7 +12,7 @@ import { ignoreCleanupFailure } from '../../support/ignore.ts';
  * session is down, which the sandbox network waits for (2 s, its default: the tests' own wait is
  * longer than any drain) before it answers the sender.
  */
-const HELD_SEND = { sandboxDeliveryWaitMs: DEFAULT_DELIVERY_WAIT_MS };
+const HELD_SEND = RECIPIENT_AWAY;
 async function slowSendSetup(test: TestGateway) {
   const seeded = await seedAccount(test.gateway, { numbers: 2 });
   await test.gateway.supervisor.numberAdded();

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { createTestDatabase, dialects } from '../../support/databases.ts';
-import { seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
+import { RECIPIENT_AWAY, seedAccount, startTestGateway, type TestGateway } from '../../support/gateway.ts';
 import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.ts';
 import { ignoreCleanupFailure } from '../../support/ignore.ts';
 
@@ -66,7 +66,8 @@ for (const dialect of dialects) {
     after(() => test?.close());
 
     it('answers 503 number_not_connected, as a send does', async () => {
-      test = await startTestGateway(dialect);
+      // The refused message waits for the number on the network first: its own wait, not the tests' minute.
+      test = await startTestGateway(dialect, {}, RECIPIENT_AWAY);
       const account = await seedAccount(test.gateway);
       const receive = () =>
         test!.post('/sandbox/receive', { from_phone: TO, to_phone: account.phones[0], message: 'hello' }, account.apiKey);
