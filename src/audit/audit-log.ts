@@ -1,4 +1,4 @@
-import type { AuditEvent } from '../domain/audit.ts';
+import type { AuditEvent, AuditFilter } from '../domain/audit.ts';
 import type { OperatorScope } from '../domain/tenant-scope.ts';
 import type { Store } from '../store/database.ts';
 import { listAuditEvents } from '../store/repositories/audit-events.ts';
@@ -13,7 +13,7 @@ const MAX_AUDIT_PAGE = 500;
 export class AuditLog {
   constructor(private readonly store: Store) {}
 
-  list(_operator: OperatorScope, filter: { accountId?: string; limit?: number } = {}): Promise<AuditEvent[]> {
+  list(_operator: OperatorScope, filter: AuditFilter = {}): Promise<AuditEvent[]> {
     const limit = Math.min(Math.max(filter.limit ?? 100, 1), MAX_AUDIT_PAGE);
     return listAuditEvents(this.store.db, { ...(filter.accountId !== undefined && { accountId: filter.accountId }), limit });
   }

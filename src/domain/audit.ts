@@ -57,3 +57,15 @@ export interface AuditEvent {
   targetId: string | null;
   details: AuditDetails | null;
 }
+
+/**
+ * Which rows an operator's read of the audit log returns. `accountId` narrows the read to one
+ * account's rows: it is a filter the operator chooses within the operator scope, never a tenant
+ * scope, so it grants nothing and is no substitute for an AccountScope.
+ */
+export interface AuditFilter {
+  /** One account's rows; undefined for every account's and the gateway's own. */
+  accountId?: string;
+  /** How many, newest first. */
+  limit?: number;
+}

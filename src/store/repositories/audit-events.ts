@@ -1,4 +1,4 @@
-import type { AuditAction, AuditActorKind, AuditDetails, AuditEvent } from '../../domain/audit.ts';
+import type { AuditAction, AuditActorKind, AuditDetails, AuditEvent, AuditFilter } from '../../domain/audit.ts';
 import type { Executor } from '../database.ts';
 import type { AuditEventRow } from '../schema.ts';
 
@@ -33,14 +33,8 @@ export async function insertAuditEvent(db: Executor, event: AuditEvent): Promise
     .execute();
 }
 
-export interface AuditFilter {
-  /** One account's rows; undefined for every account's and the gateway's own. */
-  accountId?: string;
-  limit: number;
-}
-
-/** The newest rows first. */
-export async function listAuditEvents(db: Executor, filter: AuditFilter): Promise<AuditEvent[]> {
+/** The newest rows first, as many as the filter's limit (the caller bounds it). */
+export async function listAuditEvents(db: Executor, filter: AuditFilter & { limit: number }): Promise<AuditEvent[]> {
   let query = db.selectFrom('audit_events').selectAll();
   if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
   const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
