@@ -154,13 +154,12 @@ for (const dialect of dialects) {
     });
 
     it(`${total} sockets trickling a 401, a sign-in form and a 404 hold every slot, and a fresh client with a key is answered once the bounds pass`, async (t) => {
-      for (const kind of ['bad-key', 'login', 'unknown-path'] as const) {
-        for (let index = 0; index < ATTACKERS_PER_KIND; index++) {
-          const connection = await RawHttpConnection.open(test.port, 5_000, { allowHalfOpen: true });
-          attackers.push(connection);
-          await connection.write(unauthenticatedHead(test.port, kind));
-        }
-      }
+      // Every socket connects first and only then do all send their heads, so that the refusals'
+      // lingers start together: on a busy machine, opening 330 sockets one after another can take
+      // longer than a linger, and the first would close before the last opened.
+      const kinds = (['bad-key', 'login', 'unknown-path'] as const).flatMap((kind) => Array<typeof kind>(ATTACKERS_PER_KIND).fill(kind));
+      for (const _kind of kinds) attackers.push(await RawHttpConnection.open(test.port, 5_000, { allowHalfOpen: true }));
+      await Promise.all(attackers.map((connection, index) => connection.write(unauthenticatedHead(test.port, kinds[index]!))));
       const stop = trickleOn(attackers);
       try {
         // Each refusal is answered at once, but its socket is held for the linger: all are open now.
