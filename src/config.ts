@@ -134,6 +134,8 @@ export interface Config {
   sandbox: {
     /** Simulated incoming messages one account may make a minute (the API and the dashboard together). */
     receivesPerMinute: number;
+    /** WAGW_SANDBOX_LINK_QR_SECONDS: how often a sandbox number being linked offers a new QR (20 s, as WhatsApp). */
+    linkQrRotateMs: number;
   };
   admin: { email: string | undefined; password: string | undefined };
   logLevel: string;
@@ -331,7 +333,10 @@ export function loadConfig(env: Environment = process.env): Config {
     publicUrl: parsePublicUrl(env.WAGW_PUBLIC_URL, problems),
     maxMessageLength,
     maxPendingSends: env.WAGW_MAX_PENDING_SENDS === '0' ? null : integer('WAGW_MAX_PENDING_SENDS', 1_000, 1),
-    sandbox: { receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1) },
+    sandbox: {
+      receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1),
+      linkQrRotateMs: integer('WAGW_SANDBOX_LINK_QR_SECONDS', 20, 1, 600) * 1000,
+    },
     numberChecksPerMinute: integer('WAGW_NUMBER_CHECKS_PER_MINUTE', 60, 1, 10_000),
     typingMs: integer('WAGW_TYPING_SECONDS', 25, 1, 300) * 1000,
     profileCacheMs: integer('WAGW_PROFILE_CACHE_SECONDS', 300, 0, 86_400) * 1000,

@@ -18,12 +18,12 @@ export class RoutedLinking {
     private readonly nodes: NodeClient,
   ) {}
 
-  start(number: WhatsAppNumber, method: LinkMethod): Promise<LinkAttempt> {
+  start(number: WhatsAppNumber, method: LinkMethod, rehearsal = false): Promise<LinkAttempt> {
     return this.router.run(
       number,
-      () => this.linking.start(number, method),
+      () => this.linking.start(number, method, rehearsal),
       async (owner, signal) =>
-        reviveAttempt((await this.call(owner, signal, `/internal/numbers/${number.id}/link`, { method })) as RawAttempt),
+        reviveAttempt((await this.call(owner, signal, `/internal/numbers/${number.id}/link`, { method, rehearsal })) as RawAttempt),
     );
   }
 
@@ -51,6 +51,14 @@ export class RoutedLinking {
       number,
       () => this.supervisor.restart(number),
       async (owner, signal) => void (await this.call(owner, signal, `/internal/numbers/${number.id}/restart`)),
+    );
+  }
+
+  logout(number: WhatsAppNumber): Promise<void> {
+    return this.router.run(
+      number,
+      () => this.linking.logout(number),
+      async (owner, signal) => void (await this.call(owner, signal, `/internal/numbers/${number.id}/logout`)),
     );
   }
 

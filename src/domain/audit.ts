@@ -40,6 +40,10 @@ const auditActions = [
   'webhook.secret_rotated',
   'webhook.test_sent',
   'webhook.delivery_redelivered',
+  'number.link_started',
+  'number.link_cancelled',
+  'number.restarted',
+  'number.logged_out',
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

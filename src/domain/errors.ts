@@ -312,6 +312,13 @@ export const errorCatalogue = {
       limit_seconds: 'the window, for a closed one',
     },
   },
+  session_action_refused: {
+    publicApi: true,
+    status: 409,
+    meaning:
+      "The number's session is not in a state for this action: only a failed, conflicting or disconnected session is restarted (a " +
+      'logged-out one is linked instead), and only a running session is logged out.',
+  },
   message_not_cancellable: {
     publicApi: true,
     status: 409,

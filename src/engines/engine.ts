@@ -77,7 +77,10 @@ export interface Engine {
   downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** Present only where `capabilities.simulatedInbound` is true. */
   readonly simulator?: InboundSimulator;
-  /** Present only where `capabilities.linking` is true: starts linking a number to a phone. */
+  /**
+   * Links a number to a phone, and logs it out: present where `capabilities.linking` is true,
+   * and on the sandbox, whose numbers connect without linking but may be linked to rehearse it.
+   */
   readonly linker?: SessionLinker;
 }
 
@@ -107,6 +110,8 @@ export interface LinkSession {
 
 export interface SessionLinker {
   link(number: WhatsAppNumber, lease: SessionLease): Promise<LinkSession>;
+  /** Unlinks the number's phone, as "Log out" on the phone does: the session ends as `logged_out` and must be linked again. */
+  logout(number: WhatsAppNumber, lease: SessionLease): Promise<void>;
 }
 
 export interface EngineCapabilities {

@@ -67,4 +67,6 @@ export interface InboundSimulator {
   placeCall(number: WhatsAppNumber, call: SimulatedCall): Promise<string>;
   /** Produces a vote on a poll of `number`, and waits until it is recorded. */
   deliverPollVote(number: WhatsAppNumber, vote: SimulatedPollVote): Promise<void>;
+  /** The number's simulated phone scans its current QR, or types its pairing code: whether that linked it. */
+  confirmLink(number: WhatsAppNumber, code: string): Promise<boolean>;
 }

@@ -49,7 +49,10 @@ class OnDemandEngine implements Engine {
     this.capabilities = descriptor.capabilities;
     this.initialStatus = descriptor.initialStatus;
     this.linker = descriptor.capabilities.linking
-      ? { link: async (number, lease) => linkerOf(await this.engine()).link(number, lease) }
+      ? {
+          link: async (number, lease) => linkerOf(await this.engine()).link(number, lease),
+          logout: async (number, lease) => linkerOf(await this.engine()).logout(number, lease),
+        }
       : undefined;
   }
 

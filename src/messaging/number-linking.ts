@@ -44,10 +44,13 @@ export class NumberLinkingService {
     private readonly logger: Logger,
   ) {}
 
-  /** Starts linking the number, ending any attempt already under way for it. */
-  async start(number: WhatsAppNumber, method: LinkMethod): Promise<LinkAttempt> {
+  /**
+   * Starts linking the number, ending any attempt already under way for it; `rehearsal` lets a
+   * sandbox number link (SessionSupervisor.link).
+   */
+  async start(number: WhatsAppNumber, method: LinkMethod, rehearsal = false): Promise<LinkAttempt> {
     await this.cancel(number.id);
-    const session = await this.supervisor.link(number);
+    const session = await this.supervisor.link(number, rehearsal);
     const attempt: LinkAttempt = {
       numberId: number.id,
       method,
@@ -82,6 +85,12 @@ export class NumberLinkingService {
       'linking was cancelled',
       true,
     );
+  }
+
+  /** Logs the number's phone out, ending any attempt first: the number must be linked again. */
+  async logout(number: WhatsAppNumber): Promise<void> {
+    await this.cancel(number.id);
+    await this.supervisor.logout(number);
   }
 
   /** Stops every attempt under way; the server's shutdown calls this before stopping sessions. */

@@ -149,6 +149,7 @@ export class SandboxInbox {
     scope: AccountScope,
     phone: E164,
     field: string,
+    waitForSession = true,
   ): Promise<{ number: WhatsAppNumber; simulator: InboundSimulator }> {
     const number = await this.numbers.findNumber(scope, phone).catch((error: unknown) => {
       if (error instanceof AppError && error.code === 'number_not_found') return undefined;
@@ -158,8 +159,27 @@ export class SandboxInbox {
     if (number === undefined || simulator === undefined)
       throw new AppError('phone_not_owned', `${field} is not a sandbox number of your account.`, { field });
     // As a send does, a message for a number this node is taking on waits for its session.
-    await this.supervisor.untilStarted(number);
+    if (waitForSession) await this.supervisor.untilStarted(number);
     return { number, simulator };
+  }
+
+  /**
+   * POST /sandbox/link_scan: the number's simulated phone scans the QR its linking attempt shows
+   * now, or types its pairing code, as the phone's owner does to link a real number. Refused for
+   * anything else: a QR already replaced, a code of another attempt, or no attempt at all. The
+   * number is off the network while it links, so its session is not waited for.
+   */
+  async scanLink(scope: AccountScope, phone: E164, code: string): Promise<WhatsAppNumber> {
+    this.admit(scope);
+    const { number, simulator } = await this.sandboxNumber(scope, phone, 'phone', false);
+    if (!(await simulator.confirmLink(number, code)))
+      throw new AppError(
+        'invalid_request',
+        `code is not the QR or pairing code that ${phone} shows now: a QR is replaced every 20 s, and an attempt ends after six; read ` +
+          `the current one from GET /admin/numbers/{id}/session.`,
+        { field: 'code' },
+      );
+    return number;
   }
 
   /**

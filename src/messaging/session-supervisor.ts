@@ -3,7 +3,7 @@ import type { StaleWrites } from './stale-writes.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
-import type { Engine, EngineSendFailure, LinkSession, OutgoingMessage, SentMessage } from '../engines/engine.ts';
+import type { Engine, EngineSendFailure, LinkSession, OutgoingMessage, SentMessage, SessionLinker } from '../engines/engine.ts';
 import type { SessionStatusEvent } from '../engines/engine-events.ts';
 import type { InboundSimulator } from '../engines/inbound-simulator.ts';
 import { EngineSendError } from '../engines/engine.ts';
@@ -358,15 +358,29 @@ export class SessionSupervisor implements SessionHost {
     return use(engine);
   }
 
-  /** Starts linking a number to a phone, on engines that link (not the sandbox), on the node that owns it. */
-  async link(number: WhatsAppNumber): Promise<LinkSession> {
-    const engine = this.engineFor(number);
-    if (engine === undefined || !engine.capabilities.linking || engine.linker === undefined) {
-      throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which connects without linking.`);
-    }
+  /**
+   * Starts linking a number to a phone, on the node that owns it, on engines that link. The
+   * sandbox, whose numbers connect without linking, links only as a rehearsal (`rehearsal`, the
+   * operator API's; sandbox-linker.ts): the console and the CLI keep telling it has nothing to link.
+   */
+  async link(number: WhatsAppNumber, rehearsal = false): Promise<LinkSession> {
+    const linker = this.linkerFor(number, rehearsal);
     const lease = this.requireLease(number);
     await this.serve(number, lease);
-    return engine.linker.link(number, lease);
+    return linker.link(number, lease);
+  }
+
+  /** Logs the number's phone out, on the node that owns it: its session ends as logged_out. */
+  async logout(number: WhatsAppNumber): Promise<void> {
+    await this.linkerFor(number, true).logout(number, this.requireLease(number));
+  }
+
+  private linkerFor(number: WhatsAppNumber, rehearsal: boolean): SessionLinker {
+    const engine = this.engineFor(number);
+    if (engine?.linker === undefined || (!engine.capabilities.linking && !rehearsal)) {
+      throw new AppError('invalid_argument', `${number.phone} runs on the ${number.engine} engine, which connects without linking.`);
+    }
+    return engine.linker;
   }
 
   simulatorFor(number: WhatsAppNumber): InboundSimulator | undefined {

@@ -104,6 +104,7 @@ export async function buildSessions(
     },
     listSandboxPhones: () => listPhonesOfEngine(store.db, 'sandbox'),
     logger,
+    linkQrRotateMs: config.sandbox.linkQrRotateMs,
   });
   // Baileys is loaded the first time a Baileys session needs it: most CLI commands never do.
   const baileys = onDemand(BAILEYS_ENGINE, async () => {

@@ -283,6 +283,22 @@ async function main(): Promise<void> {
   check(succeeded('GET /admin/accounts/{id}', await operatorClient.GET('/admin/accounts/{id}', { params: { path: { id: onboarded.id } } })).name === onboarded.name, 'it reads back');
   const limited = succeeded('PATCH /admin/accounts/{id}', await operatorClient.PATCH('/admin/accounts/{id}', { params: { path: { id: onboarded.id } }, body: { monthly_limit: 100 } }));
   check(limited.effective_monthly_limit === 100, 'its limit is changed');
+  // A number's session over the operator API, rehearsed on a sandbox number: its phone types the
+  // pairing code and then scans the QR through the sandbox's own operation, as a real phone would.
+  const session = (query: { qr_version_after?: number; wait_seconds?: number } = {}) =>
+    operatorClient.GET('/admin/numbers/{id}/session', { params: { path: { id: other }, query } }).then((answer) => succeeded('GET /admin/numbers/{id}/session', answer));
+  succeeded('POST /admin/numbers/{id}/session/link', await operatorClient.POST('/admin/numbers/{id}/session/link', { params: { path: { id: other } }, body: { method: 'pairing_code' } }));
+  const code = await until(async () => (await session({ qr_version_after: 0, wait_seconds: 5 })).link?.pairing_code ?? undefined, 'a pairing code');
+  check(succeeded('POST /sandbox/link_scan', await client.POST('/sandbox/link_scan', { body: { phone: other, code } })).linked, 'the code typed on the phone links it');
+  check((await session()).status === 'connected', 'the number is connected again');
+  const notRestartable = await operatorClient.POST('/admin/numbers/{id}/session/restart', { params: { path: { id: other } }, body: {} });
+  check(notRestartable.response.status === 409 && notRestartable.error?.error === 'session_action_refused', 'a connected session is not restarted');
+  check(succeeded('POST /admin/numbers/{id}/session/logout', await operatorClient.POST('/admin/numbers/{id}/session/logout', { params: { path: { id: other } }, body: {} })).status === 'logged_out', 'the phone is logged out');
+  succeeded('POST /admin/numbers/{id}/session/link', await operatorClient.POST('/admin/numbers/{id}/session/link', { params: { path: { id: other } }, body: { method: 'qr' } }));
+  const qr = await until(async () => (await session({ qr_version_after: 0, wait_seconds: 5 })).link?.qr ?? undefined, 'a QR');
+  check(succeeded('POST /admin/numbers/{id}/session/link/cancel', await operatorClient.POST('/admin/numbers/{id}/session/link/cancel', { params: { path: { id: other } }, body: {} })).link?.active === false, 'linking is cancelled');
+  const lateScan = await client.POST('/sandbox/link_scan', { body: { phone: other, code: qr } });
+  check(lateScan.response.status === 400 && lateScan.error?.error === 'invalid_request', 'a QR of a cancelled attempt links nothing');
   const notOperator = await client.GET('/admin/audit_events');
   check(notOperator.response.status === 401 && notOperator.error?.error === 'invalid_operator_token', 'an API key is no operator token');
 

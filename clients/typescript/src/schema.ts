@@ -100,6 +100,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sandbox/link_scan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the number's phone scanning its QR or typing its pairing code
+         * @description Rehearses linking (docs/operator-api.md): once an operator started linking a sandbox number (POST /admin/numbers/{id}/session/link), the number is off the network and shows a QR that changes every 20 s, or a pairing code. Showing the current one back here links it, as the phone would: the number connects and its session.status event says connected. A replaced QR, another code, or a number not being linked is refused (400 invalid_request, field code). Counted with your simulated incoming messages per minute.
+         */
+        post: operations["simulateLinkScan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/call": {
         parameters: {
             query?: never;
@@ -1152,6 +1172,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sandbox/link_scan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate the number's phone scanning its QR or typing its pairing code
+         * @description Rehearses linking (docs/operator-api.md): once an operator started linking a sandbox number (POST /admin/numbers/{id}/session/link), the number is off the network and shows a QR that changes every 20 s, or a pairing code. Showing the current one back here links it, as the phone would: the number connects and its session.status event says connected. A replaced QR, another code, or a number not being linked is refused (400 invalid_request, field code). Counted with your simulated incoming messages per minute.
+         */
+        post: operations["simulateLinkScanApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sandbox/call": {
         parameters: {
             query?: never;
@@ -2192,6 +2232,106 @@ export interface paths {
         patch: operations["updateAccount"];
         trace?: never;
     };
+    "/admin/numbers/{id}/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A number's session, and its linking attempt
+         * @description The session's status and the current linking attempt: its QR as text and as a PNG, its pairing code. With qr_version_after it is a long-poll: it answers once a newer QR is offered (WhatsApp replaces it about every 20 s) or the attempt ends, or after wait_seconds with the same state. Served by the node that runs the number, from any node.
+         */
+        get: operations["getNumberSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/numbers/{id}/session/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Link a number to its phone, by QR or pairing code
+         * @description Starts linking, ending any attempt under way: the session leaves WhatsApp until the phone scans the QR or types the code. Read the QR or code with GET /admin/numbers/{id}/session (a long-poll with qr_version_after). A sandbox number links as a real one does; its phone scans with POST /sandbox/link_scan. An audit row names the token.
+         */
+        post: operations["startNumberLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/numbers/{id}/session/link/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel linking
+         * @description Ends the attempt under way, if any; the session stays off WhatsApp until it is linked or restarted. Answers the session as it stands; an audit row names the token.
+         */
+        post: operations["cancelNumberLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/numbers/{id}/session/restart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart a number's session
+         * @description Ends the session and starts it again, as `wagw number restart` does: for a session that failed, is in conflict with another device, or waits out a backoff. Any other status is refused (409 session_action_refused): a logged-out number is linked instead. Answers the session as it stands; an audit row names the token.
+         */
+        post: operations["restartNumberSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/numbers/{id}/session/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log a number's phone out
+         * @description Unlinks the phone, as "Log out" on it does: the session ends as logged_out (a session.status event says so), its keys are forgotten, and sends are refused until it is linked again. Answers the session as it stands; an audit row names the token.
+         */
+        post: operations["logoutNumberSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit_events": {
         parameters: {
             query?: never;
@@ -2258,6 +2398,106 @@ export interface paths {
          * @description Changes what is given, as `wagw account update` does, and answers the account as it is now; an audit row names the token.
          */
         patch: operations["updateAccountApi"];
+        trace?: never;
+    };
+    "/api/admin/numbers/{id}/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A number's session, and its linking attempt
+         * @description The session's status and the current linking attempt: its QR as text and as a PNG, its pairing code. With qr_version_after it is a long-poll: it answers once a newer QR is offered (WhatsApp replaces it about every 20 s) or the attempt ends, or after wait_seconds with the same state. Served by the node that runs the number, from any node.
+         */
+        get: operations["getNumberSessionApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/numbers/{id}/session/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Link a number to its phone, by QR or pairing code
+         * @description Starts linking, ending any attempt under way: the session leaves WhatsApp until the phone scans the QR or types the code. Read the QR or code with GET /admin/numbers/{id}/session (a long-poll with qr_version_after). A sandbox number links as a real one does; its phone scans with POST /sandbox/link_scan. An audit row names the token.
+         */
+        post: operations["startNumberLinkApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/numbers/{id}/session/link/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel linking
+         * @description Ends the attempt under way, if any; the session stays off WhatsApp until it is linked or restarted. Answers the session as it stands; an audit row names the token.
+         */
+        post: operations["cancelNumberLinkApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/numbers/{id}/session/restart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restart a number's session
+         * @description Ends the session and starts it again, as `wagw number restart` does: for a session that failed, is in conflict with another device, or waits out a backoff. Any other status is refused (409 session_action_refused): a logged-out number is linked instead. Answers the session as it stands; an audit row names the token.
+         */
+        post: operations["restartNumberSessionApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/numbers/{id}/session/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Log a number's phone out
+         * @description Unlinks the phone, as "Log out" on it does: the session ends as logged_out (a session.status event says so), its keys are forgotten, and sends are refused until it is linked again. Answers the session as it stands; an audit row names the token.
+         */
+        post: operations["logoutNumberSessionApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/admin/audit_events": {
@@ -4076,6 +4316,17 @@ export interface components {
             /** Format: date-time */
             until: string;
         };
+        SimulateLinkScanRequest: {
+            /** @description One of your sandbox numbers (E.164), being linked. */
+            phone: string;
+            /** @description The QR text the linking attempt shows now, or its pairing code (with or without its dash). */
+            code: string;
+        };
+        SimulateLinkScanResponse: {
+            phone: string;
+            /** @enum {boolean} */
+            linked: true;
+        };
         SimulateIncomingCallRequest: {
             /** @description The simulated caller, E.164. */
             from_phone: string;
@@ -4828,6 +5079,166 @@ export interface components {
             /** Format: date-time */
             created_at: string;
         };
+        GetNumberSessionResponse: {
+            number_id: string;
+            account_id: string;
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status as every node sees it (connected, logged_out, …). */
+            status: string;
+            status_reason: string | null;
+            /** @description The latest linking attempt started since the owning node started; null when there is none. */
+            link: {
+                /** @enum {string} */
+                method: "qr" | "pairing_code";
+                /** @description connecting while the phone has not answered; then how it ended (connected, link_expired, …). */
+                status: string;
+                reason: string | null;
+                /** @description The QR to show now, as text; replaced about every 20 s; null once the attempt ended. */
+                qr: string | null;
+                /** @description The same QR as a PNG image, a data: URL (data:image/png;base64,…). */
+                qr_png: string | null;
+                /** @description Counts the QRs offered: a new value is a new QR. */
+                qr_version: number;
+                /** @description The 8 characters to type on the phone, for method pairing_code. */
+                pairing_code: string | null;
+                /** @description False once the attempt ended (linked, expired, cancelled, failed). */
+                active: boolean;
+                /** Format: date-time */
+                started_at: string;
+            } | null;
+        };
+        StartNumberLinkRequest: {
+            /**
+             * @description qr: a QR to scan with the phone; pairing_code: 8 characters to type on the phone, for the number's own phone.
+             * @enum {string}
+             */
+            method: "qr" | "pairing_code";
+        };
+        StartNumberLinkResponse: {
+            number_id: string;
+            account_id: string;
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status as every node sees it (connected, logged_out, …). */
+            status: string;
+            status_reason: string | null;
+            /** @description The latest linking attempt started since the owning node started; null when there is none. */
+            link: {
+                /** @enum {string} */
+                method: "qr" | "pairing_code";
+                /** @description connecting while the phone has not answered; then how it ended (connected, link_expired, …). */
+                status: string;
+                reason: string | null;
+                /** @description The QR to show now, as text; replaced about every 20 s; null once the attempt ended. */
+                qr: string | null;
+                /** @description The same QR as a PNG image, a data: URL (data:image/png;base64,…). */
+                qr_png: string | null;
+                /** @description Counts the QRs offered: a new value is a new QR. */
+                qr_version: number;
+                /** @description The 8 characters to type on the phone, for method pairing_code. */
+                pairing_code: string | null;
+                /** @description False once the attempt ended (linked, expired, cancelled, failed). */
+                active: boolean;
+                /** Format: date-time */
+                started_at: string;
+            } | null;
+        };
+        CancelNumberLinkRequest: Record<string, never>;
+        CancelNumberLinkResponse: {
+            number_id: string;
+            account_id: string;
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status as every node sees it (connected, logged_out, …). */
+            status: string;
+            status_reason: string | null;
+            /** @description The latest linking attempt started since the owning node started; null when there is none. */
+            link: {
+                /** @enum {string} */
+                method: "qr" | "pairing_code";
+                /** @description connecting while the phone has not answered; then how it ended (connected, link_expired, …). */
+                status: string;
+                reason: string | null;
+                /** @description The QR to show now, as text; replaced about every 20 s; null once the attempt ended. */
+                qr: string | null;
+                /** @description The same QR as a PNG image, a data: URL (data:image/png;base64,…). */
+                qr_png: string | null;
+                /** @description Counts the QRs offered: a new value is a new QR. */
+                qr_version: number;
+                /** @description The 8 characters to type on the phone, for method pairing_code. */
+                pairing_code: string | null;
+                /** @description False once the attempt ended (linked, expired, cancelled, failed). */
+                active: boolean;
+                /** Format: date-time */
+                started_at: string;
+            } | null;
+        };
+        RestartNumberSessionRequest: Record<string, never>;
+        RestartNumberSessionResponse: {
+            number_id: string;
+            account_id: string;
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status as every node sees it (connected, logged_out, …). */
+            status: string;
+            status_reason: string | null;
+            /** @description The latest linking attempt started since the owning node started; null when there is none. */
+            link: {
+                /** @enum {string} */
+                method: "qr" | "pairing_code";
+                /** @description connecting while the phone has not answered; then how it ended (connected, link_expired, …). */
+                status: string;
+                reason: string | null;
+                /** @description The QR to show now, as text; replaced about every 20 s; null once the attempt ended. */
+                qr: string | null;
+                /** @description The same QR as a PNG image, a data: URL (data:image/png;base64,…). */
+                qr_png: string | null;
+                /** @description Counts the QRs offered: a new value is a new QR. */
+                qr_version: number;
+                /** @description The 8 characters to type on the phone, for method pairing_code. */
+                pairing_code: string | null;
+                /** @description False once the attempt ended (linked, expired, cancelled, failed). */
+                active: boolean;
+                /** Format: date-time */
+                started_at: string;
+            } | null;
+        };
+        LogoutNumberSessionRequest: Record<string, never>;
+        LogoutNumberSessionResponse: {
+            number_id: string;
+            account_id: string;
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status as every node sees it (connected, logged_out, …). */
+            status: string;
+            status_reason: string | null;
+            /** @description The latest linking attempt started since the owning node started; null when there is none. */
+            link: {
+                /** @enum {string} */
+                method: "qr" | "pairing_code";
+                /** @description connecting while the phone has not answered; then how it ended (connected, link_expired, …). */
+                status: string;
+                reason: string | null;
+                /** @description The QR to show now, as text; replaced about every 20 s; null once the attempt ended. */
+                qr: string | null;
+                /** @description The same QR as a PNG image, a data: URL (data:image/png;base64,…). */
+                qr_png: string | null;
+                /** @description Counts the QRs offered: a new value is a new QR. */
+                qr_version: number;
+                /** @description The 8 characters to type on the phone, for method pairing_code. */
+                pairing_code: string | null;
+                /** @description False once the attempt ended (linked, expired, cancelled, failed). */
+                active: boolean;
+                /** Format: date-time */
+                started_at: string;
+            } | null;
+        };
         ListAuditEventsResponse: {
             events: {
                 /** @description aud_… */
@@ -5246,6 +5657,99 @@ export interface components {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
                     error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        SimulateLinkScanError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        SimulateLinkScanError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        SimulateLinkScanError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope" | "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        SimulateLinkScanError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        SimulateLinkScanError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        SimulateLinkScanError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        SimulateLinkScanError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
                 };
             };
         };
@@ -10852,6 +11356,440 @@ export interface components {
             };
         };
         /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetNumberSessionError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        GetNumberSessionError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        GetNumberSessionError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetNumberSessionError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        GetNumberSessionError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        StartNumberLinkError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        StartNumberLinkError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        StartNumberLinkError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `session_action_refused`: The number's session is not in a state for this action: only a failed, conflicting or disconnected session is restarted (a logged-out one is linked instead), and only a running session is logged out. */
+        StartNumberLinkError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "session_action_refused";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        StartNumberLinkError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        StartNumberLinkError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        StartNumberLinkError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        CancelNumberLinkError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        CancelNumberLinkError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        CancelNumberLinkError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `session_action_refused`: The number's session is not in a state for this action: only a failed, conflicting or disconnected session is restarted (a logged-out one is linked instead), and only a running session is logged out. */
+        CancelNumberLinkError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "session_action_refused";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        CancelNumberLinkError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        CancelNumberLinkError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        CancelNumberLinkError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        RestartNumberSessionError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        RestartNumberSessionError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        RestartNumberSessionError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `session_action_refused`: The number's session is not in a state for this action: only a failed, conflicting or disconnected session is restarted (a logged-out one is linked instead), and only a running session is logged out. */
+        RestartNumberSessionError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "session_action_refused";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        RestartNumberSessionError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        RestartNumberSessionError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        RestartNumberSessionError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        LogoutNumberSessionError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        LogoutNumberSessionError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `number_not_found`: There is no such number (in your scope). */
+        LogoutNumberSessionError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "number_not_found";
+                };
+            };
+        };
+        /** @description `session_action_refused`: The number's session is not in a state for this action: only a failed, conflicting or disconnected session is restarted (a logged-out one is linked instead), and only a running session is logged out. */
+        LogoutNumberSessionError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "session_action_refused";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        LogoutNumberSessionError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        LogoutNumberSessionError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        LogoutNumberSessionError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         ListAuditEventsError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -11143,6 +12081,8 @@ export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type CheckHealthResponse = components['schemas']['CheckHealthResponse'];
 export type SimulateRestrictionRequest = components['schemas']['SimulateRestrictionRequest'];
 export type SimulateRestrictionResponse = components['schemas']['SimulateRestrictionResponse'];
+export type SimulateLinkScanRequest = components['schemas']['SimulateLinkScanRequest'];
+export type SimulateLinkScanResponse = components['schemas']['SimulateLinkScanResponse'];
 export type SimulateIncomingCallRequest = components['schemas']['SimulateIncomingCallRequest'];
 export type SimulateIncomingCallResponse = components['schemas']['SimulateIncomingCallResponse'];
 export type SimulatePollVoteRequest = components['schemas']['SimulatePollVoteRequest'];
@@ -11212,6 +12152,15 @@ export type CreateAccountResponse = components['schemas']['CreateAccountResponse
 export type GetAccountResponse = components['schemas']['GetAccountResponse'];
 export type UpdateAccountRequest = components['schemas']['UpdateAccountRequest'];
 export type UpdateAccountResponse = components['schemas']['UpdateAccountResponse'];
+export type GetNumberSessionResponse = components['schemas']['GetNumberSessionResponse'];
+export type StartNumberLinkRequest = components['schemas']['StartNumberLinkRequest'];
+export type StartNumberLinkResponse = components['schemas']['StartNumberLinkResponse'];
+export type CancelNumberLinkRequest = components['schemas']['CancelNumberLinkRequest'];
+export type CancelNumberLinkResponse = components['schemas']['CancelNumberLinkResponse'];
+export type RestartNumberSessionRequest = components['schemas']['RestartNumberSessionRequest'];
+export type RestartNumberSessionResponse = components['schemas']['RestartNumberSessionResponse'];
+export type LogoutNumberSessionRequest = components['schemas']['LogoutNumberSessionRequest'];
+export type LogoutNumberSessionResponse = components['schemas']['LogoutNumberSessionResponse'];
 export type ListAuditEventsResponse = components['schemas']['ListAuditEventsResponse'];
 export type ResponseCheckHealthError400 = components['responses']['CheckHealthError400'];
 export type ResponseCheckHealthError503 = components['responses']['CheckHealthError503'];
@@ -11242,6 +12191,13 @@ export type ResponseSimulateRestrictionError413 = components['responses']['Simul
 export type ResponseSimulateRestrictionError429 = components['responses']['SimulateRestrictionError429'];
 export type ResponseSimulateRestrictionError500 = components['responses']['SimulateRestrictionError500'];
 export type ResponseSimulateRestrictionError503 = components['responses']['SimulateRestrictionError503'];
+export type ResponseSimulateLinkScanError400 = components['responses']['SimulateLinkScanError400'];
+export type ResponseSimulateLinkScanError401 = components['responses']['SimulateLinkScanError401'];
+export type ResponseSimulateLinkScanError403 = components['responses']['SimulateLinkScanError403'];
+export type ResponseSimulateLinkScanError413 = components['responses']['SimulateLinkScanError413'];
+export type ResponseSimulateLinkScanError429 = components['responses']['SimulateLinkScanError429'];
+export type ResponseSimulateLinkScanError500 = components['responses']['SimulateLinkScanError500'];
+export type ResponseSimulateLinkScanError503 = components['responses']['SimulateLinkScanError503'];
 export type ResponseSimulateIncomingCallError400 = components['responses']['SimulateIncomingCallError400'];
 export type ResponseSimulateIncomingCallError401 = components['responses']['SimulateIncomingCallError401'];
 export type ResponseSimulateIncomingCallError403 = components['responses']['SimulateIncomingCallError403'];
@@ -11666,6 +12622,39 @@ export type ResponseUpdateAccountError404 = components['responses']['UpdateAccou
 export type ResponseUpdateAccountError413 = components['responses']['UpdateAccountError413'];
 export type ResponseUpdateAccountError500 = components['responses']['UpdateAccountError500'];
 export type ResponseUpdateAccountError503 = components['responses']['UpdateAccountError503'];
+export type ResponseGetNumberSessionError400 = components['responses']['GetNumberSessionError400'];
+export type ResponseGetNumberSessionError401 = components['responses']['GetNumberSessionError401'];
+export type ResponseGetNumberSessionError404 = components['responses']['GetNumberSessionError404'];
+export type ResponseGetNumberSessionError500 = components['responses']['GetNumberSessionError500'];
+export type ResponseGetNumberSessionError503 = components['responses']['GetNumberSessionError503'];
+export type ResponseStartNumberLinkError400 = components['responses']['StartNumberLinkError400'];
+export type ResponseStartNumberLinkError401 = components['responses']['StartNumberLinkError401'];
+export type ResponseStartNumberLinkError404 = components['responses']['StartNumberLinkError404'];
+export type ResponseStartNumberLinkError409 = components['responses']['StartNumberLinkError409'];
+export type ResponseStartNumberLinkError413 = components['responses']['StartNumberLinkError413'];
+export type ResponseStartNumberLinkError500 = components['responses']['StartNumberLinkError500'];
+export type ResponseStartNumberLinkError503 = components['responses']['StartNumberLinkError503'];
+export type ResponseCancelNumberLinkError400 = components['responses']['CancelNumberLinkError400'];
+export type ResponseCancelNumberLinkError401 = components['responses']['CancelNumberLinkError401'];
+export type ResponseCancelNumberLinkError404 = components['responses']['CancelNumberLinkError404'];
+export type ResponseCancelNumberLinkError409 = components['responses']['CancelNumberLinkError409'];
+export type ResponseCancelNumberLinkError413 = components['responses']['CancelNumberLinkError413'];
+export type ResponseCancelNumberLinkError500 = components['responses']['CancelNumberLinkError500'];
+export type ResponseCancelNumberLinkError503 = components['responses']['CancelNumberLinkError503'];
+export type ResponseRestartNumberSessionError400 = components['responses']['RestartNumberSessionError400'];
+export type ResponseRestartNumberSessionError401 = components['responses']['RestartNumberSessionError401'];
+export type ResponseRestartNumberSessionError404 = components['responses']['RestartNumberSessionError404'];
+export type ResponseRestartNumberSessionError409 = components['responses']['RestartNumberSessionError409'];
+export type ResponseRestartNumberSessionError413 = components['responses']['RestartNumberSessionError413'];
+export type ResponseRestartNumberSessionError500 = components['responses']['RestartNumberSessionError500'];
+export type ResponseRestartNumberSessionError503 = components['responses']['RestartNumberSessionError503'];
+export type ResponseLogoutNumberSessionError400 = components['responses']['LogoutNumberSessionError400'];
+export type ResponseLogoutNumberSessionError401 = components['responses']['LogoutNumberSessionError401'];
+export type ResponseLogoutNumberSessionError404 = components['responses']['LogoutNumberSessionError404'];
+export type ResponseLogoutNumberSessionError409 = components['responses']['LogoutNumberSessionError409'];
+export type ResponseLogoutNumberSessionError413 = components['responses']['LogoutNumberSessionError413'];
+export type ResponseLogoutNumberSessionError500 = components['responses']['LogoutNumberSessionError500'];
+export type ResponseLogoutNumberSessionError503 = components['responses']['LogoutNumberSessionError503'];
 export type ResponseListAuditEventsError400 = components['responses']['ListAuditEventsError400'];
 export type ResponseListAuditEventsError401 = components['responses']['ListAuditEventsError401'];
 export type ResponseListAuditEventsError500 = components['responses']['ListAuditEventsError500'];
@@ -11858,6 +12847,38 @@ export interface operations {
             429: components["responses"]["SimulateRestrictionError429"];
             500: components["responses"]["SimulateRestrictionError500"];
             503: components["responses"]["SimulateRestrictionError503"];
+        };
+    };
+    simulateLinkScan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateLinkScanRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateLinkScanResponse"];
+                };
+            };
+            400: components["responses"]["SimulateLinkScanError400"];
+            401: components["responses"]["SimulateLinkScanError401"];
+            403: components["responses"]["SimulateLinkScanError403"];
+            413: components["responses"]["SimulateLinkScanError413"];
+            429: components["responses"]["SimulateLinkScanError429"];
+            500: components["responses"]["SimulateLinkScanError500"];
+            503: components["responses"]["SimulateLinkScanError503"];
         };
     };
     simulateIncomingCall: {
@@ -13875,6 +14896,38 @@ export interface operations {
             503: components["responses"]["SimulateRestrictionError503"];
         };
     };
+    simulateLinkScanApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SimulateLinkScanRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimulateLinkScanResponse"];
+                };
+            };
+            400: components["responses"]["SimulateLinkScanError400"];
+            401: components["responses"]["SimulateLinkScanError401"];
+            403: components["responses"]["SimulateLinkScanError403"];
+            413: components["responses"]["SimulateLinkScanError413"];
+            429: components["responses"]["SimulateLinkScanError429"];
+            500: components["responses"]["SimulateLinkScanError500"];
+            503: components["responses"]["SimulateLinkScanError503"];
+        };
+    };
     simulateIncomingCallApi: {
         parameters: {
             query?: never;
@@ -15881,6 +16934,180 @@ export interface operations {
             503: components["responses"]["UpdateAccountError503"];
         };
     };
+    getNumberSession: {
+        parameters: {
+            query?: {
+                /** @description Wait (a long-poll) until the QR offered is newer than this qr_version, or the attempt ends, or wait_seconds pass. */
+                qr_version_after?: number;
+                /** @description How long the long-poll waits at most (0 to 50 s); only with qr_version_after. */
+                wait_seconds?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetNumberSessionResponse"];
+                };
+            };
+            400: components["responses"]["GetNumberSessionError400"];
+            401: components["responses"]["GetNumberSessionError401"];
+            404: components["responses"]["GetNumberSessionError404"];
+            500: components["responses"]["GetNumberSessionError500"];
+            503: components["responses"]["GetNumberSessionError503"];
+        };
+    };
+    startNumberLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartNumberLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartNumberLinkResponse"];
+                };
+            };
+            400: components["responses"]["StartNumberLinkError400"];
+            401: components["responses"]["StartNumberLinkError401"];
+            404: components["responses"]["StartNumberLinkError404"];
+            409: components["responses"]["StartNumberLinkError409"];
+            413: components["responses"]["StartNumberLinkError413"];
+            500: components["responses"]["StartNumberLinkError500"];
+            503: components["responses"]["StartNumberLinkError503"];
+        };
+    };
+    cancelNumberLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelNumberLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelNumberLinkResponse"];
+                };
+            };
+            400: components["responses"]["CancelNumberLinkError400"];
+            401: components["responses"]["CancelNumberLinkError401"];
+            404: components["responses"]["CancelNumberLinkError404"];
+            409: components["responses"]["CancelNumberLinkError409"];
+            413: components["responses"]["CancelNumberLinkError413"];
+            500: components["responses"]["CancelNumberLinkError500"];
+            503: components["responses"]["CancelNumberLinkError503"];
+        };
+    };
+    restartNumberSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestartNumberSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestartNumberSessionResponse"];
+                };
+            };
+            400: components["responses"]["RestartNumberSessionError400"];
+            401: components["responses"]["RestartNumberSessionError401"];
+            404: components["responses"]["RestartNumberSessionError404"];
+            409: components["responses"]["RestartNumberSessionError409"];
+            413: components["responses"]["RestartNumberSessionError413"];
+            500: components["responses"]["RestartNumberSessionError500"];
+            503: components["responses"]["RestartNumberSessionError503"];
+        };
+    };
+    logoutNumberSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LogoutNumberSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogoutNumberSessionResponse"];
+                };
+            };
+            400: components["responses"]["LogoutNumberSessionError400"];
+            401: components["responses"]["LogoutNumberSessionError401"];
+            404: components["responses"]["LogoutNumberSessionError404"];
+            409: components["responses"]["LogoutNumberSessionError409"];
+            413: components["responses"]["LogoutNumberSessionError413"];
+            500: components["responses"]["LogoutNumberSessionError500"];
+            503: components["responses"]["LogoutNumberSessionError503"];
+        };
+    };
     listAuditEvents: {
         parameters: {
             query?: {
@@ -16027,6 +17254,180 @@ export interface operations {
             413: components["responses"]["UpdateAccountError413"];
             500: components["responses"]["UpdateAccountError500"];
             503: components["responses"]["UpdateAccountError503"];
+        };
+    };
+    getNumberSessionApi: {
+        parameters: {
+            query?: {
+                /** @description Wait (a long-poll) until the QR offered is newer than this qr_version, or the attempt ends, or wait_seconds pass. */
+                qr_version_after?: number;
+                /** @description How long the long-poll waits at most (0 to 50 s); only with qr_version_after. */
+                wait_seconds?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetNumberSessionResponse"];
+                };
+            };
+            400: components["responses"]["GetNumberSessionError400"];
+            401: components["responses"]["GetNumberSessionError401"];
+            404: components["responses"]["GetNumberSessionError404"];
+            500: components["responses"]["GetNumberSessionError500"];
+            503: components["responses"]["GetNumberSessionError503"];
+        };
+    };
+    startNumberLinkApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartNumberLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartNumberLinkResponse"];
+                };
+            };
+            400: components["responses"]["StartNumberLinkError400"];
+            401: components["responses"]["StartNumberLinkError401"];
+            404: components["responses"]["StartNumberLinkError404"];
+            409: components["responses"]["StartNumberLinkError409"];
+            413: components["responses"]["StartNumberLinkError413"];
+            500: components["responses"]["StartNumberLinkError500"];
+            503: components["responses"]["StartNumberLinkError503"];
+        };
+    };
+    cancelNumberLinkApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelNumberLinkRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelNumberLinkResponse"];
+                };
+            };
+            400: components["responses"]["CancelNumberLinkError400"];
+            401: components["responses"]["CancelNumberLinkError401"];
+            404: components["responses"]["CancelNumberLinkError404"];
+            409: components["responses"]["CancelNumberLinkError409"];
+            413: components["responses"]["CancelNumberLinkError413"];
+            500: components["responses"]["CancelNumberLinkError500"];
+            503: components["responses"]["CancelNumberLinkError503"];
+        };
+    };
+    restartNumberSessionApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestartNumberSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestartNumberSessionResponse"];
+                };
+            };
+            400: components["responses"]["RestartNumberSessionError400"];
+            401: components["responses"]["RestartNumberSessionError401"];
+            404: components["responses"]["RestartNumberSessionError404"];
+            409: components["responses"]["RestartNumberSessionError409"];
+            413: components["responses"]["RestartNumberSessionError413"];
+            500: components["responses"]["RestartNumberSessionError500"];
+            503: components["responses"]["RestartNumberSessionError503"];
+        };
+    };
+    logoutNumberSessionApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LogoutNumberSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LogoutNumberSessionResponse"];
+                };
+            };
+            400: components["responses"]["LogoutNumberSessionError400"];
+            401: components["responses"]["LogoutNumberSessionError401"];
+            404: components["responses"]["LogoutNumberSessionError404"];
+            409: components["responses"]["LogoutNumberSessionError409"];
+            413: components["responses"]["LogoutNumberSessionError413"];
+            500: components["responses"]["LogoutNumberSessionError500"];
+            503: components["responses"]["LogoutNumberSessionError503"];
         };
     };
     listAuditEventsApi: {

@@ -1,3 +1,4 @@
+import { AppError } from '../../domain/errors.ts';
 import type { Logger } from 'pino';
 import type { SessionLease, SessionStatus, WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
@@ -89,6 +90,15 @@ export class BaileysEngine implements Engine {
         requestPairingCode: () => session.requestPairingCode(),
         stop: () => this.stop(number),
       };
+    },
+    logout: async (number) => {
+      // Without a running session there is no socket to tell WhatsApp through: the operator
+      // restarts it first (a failed session) or there is nothing linked to log out.
+      const session = this.sessions.get(number.id);
+      if (session === undefined)
+        throw new AppError('invalid_argument', `${number.phone} has no running session to log out; restart or link it first.`);
+      this.sessions.delete(number.id);
+      await session.logout('logged out by the operator');
     },
   };
   readonly initialStatus: SessionStatus = BAILEYS_ENGINE.initialStatus;

@@ -152,6 +152,22 @@ export class BaileysSession {
     this.endSocket();
   }
 
+  /**
+   * Unlinks the phone, as "Log out" on it does: WhatsApp forgets this device, the creds and keys
+   * go, and the session ends as logged_out until it is linked again.
+   */
+  async logout(reason: string): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.reconnectTimer);
+    clearInterval(this.watchdogTimer);
+    this.watchdogTimer = undefined;
+    // A socket already closed cannot tell WhatsApp; the keys go all the same, so it cannot resume.
+    await this.socket?.logout().catch((error: unknown) => this.deps.logger.warn({ err: error }, 'WhatsApp was not told of the logout'));
+    this.endSocket();
+    await this.auth?.clear();
+    await this.report('logged_out', reason);
+  }
+
   onLinkUpdate(listener: (update: LinkUpdate) => void): () => void {
     this.linkListeners.add(listener);
     return () => this.linkListeners.delete(listener);

@@ -17,9 +17,11 @@ import {
   type SentMessage,
   type CallRef,
   type ContactProfile,
+  type SessionLinker,
 } from '../engine.ts';
 import type { EngineEvents, IncomingCallEvent } from '../engine-events.ts';
 import { sandboxRegisteredForm } from './sandbox-registrations.ts';
+import { SandboxLinker } from './sandbox-linker.ts';
 import type { InboundSimulator, SimulatedIncoming, SimulatedRestriction, SimulatedCall, SimulatedPollVote } from '../inbound-simulator.ts';
 import { isMediaKind, type MediaKind } from '../../domain/media.ts';
 import type { ProfileChanges } from '../../domain/profiles.ts';
@@ -53,6 +55,8 @@ export interface SandboxEngineOptions {
   listSandboxPhones(): Promise<string[]>;
   /** Hears the events the gateway could not record (the network delivers them once, and does not wait). */
   logger?: Logger;
+  /** How often a linking attempt offers a new QR (20 s, as WhatsApp); tests shorten it. */
+  linkQrRotateMs?: number;
 }
 
 /** How stale the list of the gateway's sandbox phones may be when a send meets a phone not in it. */
@@ -108,10 +112,43 @@ export class SandboxEngine implements Engine, InboundSimulator {
   >();
   /** Whether each number last showed itself online (setOnline), by number id. */
   private readonly online = new Map<string, boolean>();
+  /** Linking rehearsed as WhatsApp does it (a rotating QR, a pairing code); see sandbox-linker.ts. */
+  private readonly linking: SandboxLinker;
+  readonly linker: SessionLinker;
 
-  constructor(private readonly options: SandboxEngineOptions) {}
+  constructor(private readonly options: SandboxEngineOptions) {
+    this.linking = new SandboxLinker({
+      connect: async (number, lease) => {
+        await this.start(number, lease);
+        await this.options.events.sessionStatusChanged({ lease, phone: number.phone, status: 'connected', reason: 'linked' });
+      },
+      disconnect: (number) => this.stop(number),
+      report: (number, lease, status, reason) => this.options.events.sessionStatusChanged({ lease, phone: number.phone, status, reason }),
+      ...(options.linkQrRotateMs !== undefined && { qrRotateMs: options.linkQrRotateMs }),
+    });
+    this.linker = {
+      link: (number, lease) => this.linking.link(number, lease),
+      logout: async (number, lease) => {
+        this.linking.forget(number.id);
+        await this.stop(number);
+        await this.options.events.sessionStatusChanged({
+          lease,
+          phone: number.phone,
+          status: 'logged_out',
+          reason: 'logged out by the operator',
+        });
+      },
+    };
+  }
+
+  /** The simulated phone scans the number's current QR, or types its pairing code: whether that linked it. */
+  confirmLink(number: WhatsAppNumber, code: string): Promise<boolean> {
+    return this.linking.confirm(number, code);
+  }
 
   async start(number: WhatsAppNumber, lease: SessionLease): Promise<void> {
+    // A number being linked stays off the network until its phone scans, whatever starts it.
+    if (this.linking.linking(number.id)) return;
     const existing = this.sessions.get(number.id);
     if (existing !== undefined && existing.lease.epoch === lease.epoch && !existing.replaced) return;
     await this.stop(number);

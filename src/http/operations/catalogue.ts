@@ -16,6 +16,7 @@ import { updateNumber } from './update-number.ts';
 import { pauseNumber } from './pause-number.ts';
 import { resumeNumber } from './resume-number.ts';
 import { simulateRestriction } from './simulate-restriction.ts';
+import { simulateLinkScan } from './simulate-link-scan.ts';
 import { createGroup } from './groups/create-group.ts';
 import { listGroups } from './groups/list-groups.ts';
 import { getGroup } from './groups/get-group.ts';
@@ -57,6 +58,7 @@ export const publicOperations: readonly AnyOperation[] = [
   sendMessage,
   simulateIncomingMessage,
   simulateRestriction,
+  simulateLinkScan,
   simulateIncomingCall,
   simulatePollVote,
   checkNumbers,

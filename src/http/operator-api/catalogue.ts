@@ -1,5 +1,6 @@
 import { accountOperations } from './accounts.ts';
 import { auditOperations } from './audit-events.ts';
+import { numberSessionOperations } from './number-session.ts';
 
 /** The operator API (docs/operator-api.md), in the document's order. */
-export const operatorOperations = [...accountOperations, ...auditOperations];
+export const operatorOperations = [...accountOperations, ...numberSessionOperations, ...auditOperations];

@@ -65,6 +65,10 @@ export function registerInternalRoutes(
       return { ok: true };
     },
   );
+  app.post<{ Params: { id: string } }>('/internal/numbers/:id/logout', { onRequest, preHandler, schema: hidden }, async (request) => {
+    await gateway.linking.logout(await numberOf(request.params.id));
+    return { ok: true };
+  });
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/resume', { onRequest, preHandler, schema: hidden }, async (request) => {
     await gateway.pauses.resume(await numberOf(request.params.id));
     return { ok: true };
@@ -72,11 +76,12 @@ export function registerInternalRoutes(
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/queue/clear', { onRequest, preHandler, schema: hidden }, async (request) => {
     return gateway.sendQueues.clear(await numberOf(request.params.id));
   });
-  app.post<{ Params: { id: string }; Body: { method: LinkMethod } }>(
+  app.post<{ Params: { id: string }; Body: { method: LinkMethod; rehearsal?: boolean } }>(
     '/internal/numbers/:id/link',
     { onRequest, preHandler, schema: hidden },
     async (request) => {
-      return gateway.linking.start(await numberOf(request.params.id), request.body.method === 'pairing_code' ? 'pairing_code' : 'qr');
+      const method = request.body.method === 'pairing_code' ? 'pairing_code' : 'qr';
+      return gateway.linking.start(await numberOf(request.params.id), method, request.body.rehearsal === true);
     },
   );
   app.post<{ Params: { id: string } }>('/internal/numbers/:id/link/state', { onRequest, preHandler, schema: hidden }, async (request) => {

@@ -160,6 +160,7 @@ describe('a request for a number served by another node (postgres)', { skip: !di
       '/internal/operations/checkNumbers',
       '/internal/operations/listGroups',
       `/internal/numbers/${number.id}/restart`,
+      `/internal/numbers/${number.id}/logout`,
       `/internal/numbers/${number.id}/link`,
       `/internal/numbers/${number.id}/link/state`,
       `/internal/numbers/${number.id}/link/cancel`,

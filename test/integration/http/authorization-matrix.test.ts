@@ -266,6 +266,13 @@ const restrictOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
+// No linking attempt is under way: the owner's own phone is answered that its code is not current.
+const scanOwnersLink: Probe = {
+  request: (owner) => ({ method: 'POST', url: '', body: { phone: owner.phones[1], code: 'ABCD1234' } }),
+  refusedWith: { status: 403, error: 'phone_not_owned' },
+  succeedsWith: 400,
+};
+
 /** The owner's account keeps the `standard` policy it was given, whatever another account sets. */
 const ownersPolicyKept = async (test: TestGateway, owner: Owner) =>
   (await test.gateway.sendQueues.accountPolicy(owner.accountId)).preset === 'standard';
@@ -467,6 +474,8 @@ const PROBES: Record<string, Probe> = {
   'POST /api/numbers/{id}/resume': resumeOwnersNumber,
   'POST /sandbox/restrict': restrictOwnersNumber,
   'POST /api/sandbox/restrict': restrictOwnersNumber,
+  'POST /sandbox/link_scan': scanOwnersLink,
+  'POST /api/sandbox/link_scan': scanOwnersLink,
   'POST /messages/{id}/cancel': cancelOwnersMessage(0),
   'POST /api/messages/{id}/cancel': cancelOwnersMessage(1),
   'GET /numbers/{id}/queue': readOwnersQueue,
