@@ -274,7 +274,19 @@ export class RemoteSandboxNetwork implements SandboxNetworkPort {
         },
       );
     } else if (message.op === 'receipt') {
-      device?.receipt({ id: String(message.id), status: message.status === 'read' ? 'read' : 'delivered' });
+      // Either answer lets the network move on: a receipt not recorded is handed over again, here or to the number's next node.
+      const answer = (op: 'receipt_recorded' | 'receipt_not_recorded') =>
+        !socket.destroyed && socket.write(`${JSON.stringify({ op, receipt: message.receipt })}\n`);
+      if (device === undefined) return void answer('receipt_not_recorded');
+      Promise.resolve()
+        .then(() => device.receipt({ id: String(message.id), status: message.status === 'read' ? 'read' : 'delivered' }))
+        .then(
+          () => answer('receipt_recorded'),
+          (error: unknown) => {
+            this.logger?.debug({ err: error, id: message.id }, 'could not record a sandbox receipt; the network hands it over again');
+            answer('receipt_not_recorded');
+          },
+        );
     } else if (message.op === 'group_changed') {
       const change = message.change as GroupChange;
       device?.groupChanged?.({ ...change, at: new Date(change.at) });

@@ -221,11 +221,16 @@ export class SandboxEngine implements Engine, InboundSimulator {
           .groupChanged({ ...change, toPhone: number.phone })
           .catch((error: unknown) => this.unrecorded(error, number, 'a group change'));
       },
-      receipt: (receipt) => {
-        void events
-          .receipt({ lease, phone: number.phone, engineMessageId: receipt.id, status: receipt.status, errorCode: null, at: new Date() })
-          .catch((error: unknown) => this.unrecorded(error, number, 'a receipt'));
-      },
+      // Answered to the network, which keeps a receipt not recorded and hands it over again (ADR 0062).
+      receipt: (receipt) =>
+        events.receipt({
+          lease,
+          phone: number.phone,
+          engineMessageId: receipt.id,
+          status: receipt.status,
+          errorCode: null,
+          at: new Date(),
+        }),
       replaced: () => {
         session.replaced = true;
         void events

@@ -84,7 +84,12 @@ export interface NetworkRestriction {
 export interface NetworkDevice {
   /** Resolves once the device has stored the message; only then does the network forget it. */
   incoming(message: NetworkMessage): Promise<void>;
-  receipt(receipt: NetworkReceipt): void;
+  /**
+   * A receipt for one of this number's messages. A promise it returns resolves once the receipt
+   * is recorded, and only then does the network forget it; a rejection, or the connection
+   * closing first, makes the network hand it over again (HeldReceipts).
+   */
+  receipt(receipt: NetworkReceipt): Promise<void> | void;
   /** Another connection of the same number took over (WhatsApp's 440 conflict); this one is closed. */
   replaced(): void;
   /** The way to the network broke (a shared network restarting): the session should connect again. */

@@ -53,8 +53,9 @@ const SHARED_JOURNAL_LIMIT = 500_000;
  *   connect {phone, node, connection} · disconnect {phone} · send {phone, to, text, media?} ·
  *   inject {from, to, text, media?, structured?, in_group?} ·
  *   stored {id} (the node has stored incoming message id) · not_stored {id} (it could not; the
- *   network hands the message over again) · journal {} · restrict {phone, kind, until}
- * Pushed to the node: incoming {phone, message} · receipt {phone, id, status} · replaced {phone, connection} ·
+ *   network hands the message over again) · receipt_recorded {receipt} · receipt_not_recorded {receipt}
+ *   (the same for a receipt, by the number its push carried) · journal {} · restrict {phone, kind, until}
+ * Pushed to the node: incoming {phone, message} · receipt {phone, receipt, id, status} · replaced {phone, connection} ·
  *   restricted {phone, kind, until}
  * A send refused by a restriction is answered {error: "SendRestrictedError", kind, until}.
  */
@@ -145,12 +146,13 @@ function serveNode(
   network: SandboxNetwork,
   push: (message: object) => void,
 ): (request: Record<string, unknown>) => void {
-  const node: NodeState = { connections: new Map(), awaitingStore: new Map(), push };
+  const node: NodeState = { connections: new Map(), awaitingStore: new Map(), awaitingReceipt: new Map(), receiptRefs: 0, push };
   socket.on('close', () => {
     for (const connection of node.connections.values()) void connection.close();
     node.connections.clear();
-    for (const waiter of node.awaitingStore.values()) waiter.reject(new Error('the node went away'));
+    for (const waiter of [...node.awaitingStore.values(), ...node.awaitingReceipt.values()]) waiter.reject(new Error('the node went away'));
     node.awaitingStore.clear();
+    node.awaitingReceipt.clear();
   });
   return (request) =>
     void handleRequest(network, node, request).catch((error: unknown) =>
@@ -166,6 +168,9 @@ function serveNode(
 interface NodeState {
   connections: Map<string, NetworkConnection>;
   awaitingStore: Map<string, { resolve: () => void; reject: (error: Error) => void }>;
+  /** Receipts pushed to the node and not yet answered for, by the number each push carried. */
+  awaitingReceipt: Map<number, { resolve: () => void; reject: (error: Error) => void }>;
+  receiptRefs: number;
   push(message: object): void;
 }
 
@@ -185,7 +190,12 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
             node.awaitingStore.set(message.id, { resolve, reject });
             node.push({ op: 'incoming', phone, message });
           }),
-        receipt: (receipt) => node.push({ op: 'receipt', phone, ...receipt }),
+        receipt: (receipt) =>
+          new Promise<void>((resolve, reject) => {
+            const ref = ++node.receiptRefs;
+            node.awaitingReceipt.set(ref, { resolve, reject });
+            node.push({ op: 'receipt', phone, receipt: ref, ...receipt });
+          }),
         groupChanged: (change) => node.push({ op: 'group_changed', phone, change }),
         restricted: (restriction) => node.push({ op: 'restricted', phone, ...restriction }),
         replaced: () => {
@@ -268,6 +278,15 @@ async function handleRequest(network: SandboxNetwork, node: NodeState, request: 
       node.awaitingStore.get(String(request.id))?.reject(new Error('the node could not store the message'));
       node.awaitingStore.delete(String(request.id));
       return;
+    case 'receipt_recorded':
+    case 'receipt_not_recorded': {
+      // Not recorded: the network keeps the receipt and hands it over again (sandbox-receipts.ts).
+      const waiter = node.awaitingReceipt.get(Number(request.receipt));
+      node.awaitingReceipt.delete(Number(request.receipt));
+      if (request.op === 'receipt_recorded') waiter?.resolve();
+      else waiter?.reject(new Error('the node could not record the receipt'));
+      return;
+    }
     case 'journal':
       return answer(node, request.ref, { entries: network.journal() });
     case 'restrict':

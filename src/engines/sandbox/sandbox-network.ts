@@ -15,10 +15,12 @@ import {
   type NetworkExtras,
   type NetworkMedia,
   type NetworkMessage,
+  type NetworkReceipt,
   type NetworkRestriction,
   type SandboxNetworkPort,
 } from './sandbox-network-protocol.ts';
 import { handledElsewhere } from '../../domain/promises.ts';
+import { HeldReceipts } from './sandbox-receipts.ts';
 
 // The protocol's types are imported from here by the engines and the server, as before.
 export * from './sandbox-network-protocol.ts';
@@ -66,6 +68,8 @@ export class SandboxNetwork implements SandboxNetworkPort {
   private readonly live = new Map<string, LiveConnection>();
   private readonly known = new Set<string>();
   private readonly waiting = new Map<string, Pending[]>();
+  /** Receipts for the gateway's numbers, kept until a connection of the sender records them. */
+  private readonly receipts = new HeldReceipts((phone) => this.live.get(phone));
   private readonly entries: JournalEntry[] = [];
   private readonly groups = new SandboxGroups();
   /** Numbers the network restricts, by phone, until their restriction's time. */
@@ -99,10 +103,14 @@ export class SandboxNetwork implements SandboxNetworkPort {
       this.record({ kind: 'replace', phone, node: previous.node });
       previous.device.replaced();
       this.release(previous);
+      this.receipts.release(phone, previous);
     }
     this.record({ kind: 'connect', phone, node });
     // Messages kept while the number was away go to the new connection, in order.
-    queueMicrotask(() => this.flushWaiting(phone));
+    queueMicrotask(() => {
+      this.flushWaiting(phone);
+      this.receipts.flush(phone);
+    });
     return {
       send: (to, text, media, extras) => this.send(connection, to, text, media, extras),
       markRead: async (to, ids) => this.markRead(connection, to, ids),
@@ -304,15 +312,11 @@ export class SandboxNetwork implements SandboxNetworkPort {
     await Promise.all(copies);
   }
 
-  /**
-   * A read mark goes to the sender's live connection at once, as a receipt; like WhatsApp, the
-   * network does not keep receipts for a sender that is away.
-   */
+  /** A read mark goes to the sender as a receipt, kept like any other until the sender records it. */
   private markRead(connection: LiveConnection, to: string, ids: readonly string[]): void {
     if (!connection.open) throw new NotConnectedError(connection.phone);
     for (const id of ids) this.record({ kind: 'read', phone: connection.phone, node: connection.node, id, to });
-    const sender = this.live.get(to);
-    if (sender?.open) for (const id of ids) sender.device.receipt({ id, status: 'read' });
+    for (const id of ids) this.receipt(to, { id, status: 'read' });
   }
 
   private deliver(message: NetworkMessage, dropIfUndelivered: boolean): Promise<boolean> {
@@ -399,8 +403,16 @@ export class SandboxNetwork implements SandboxNetworkPort {
   }
 
   private acknowledge(sender: string, id: string): void {
-    const connection = this.live.get(sender);
-    if (connection?.open) connection.device.receipt({ id, status: 'delivered' });
+    this.receipt(sender, { id, status: 'delivered' });
+  }
+
+  /**
+   * A receipt for one of the gateway's numbers is kept until a connection of it records it, even
+   * while the number is away or moving between nodes, as WhatsApp keeps them for an offline
+   * device (ADR 0062); a phone outside the gateway has no one to tell.
+   */
+  private receipt(sender: string, receipt: NetworkReceipt): void {
+    if (this.known.has(sender)) this.receipts.add(sender, receipt);
   }
 
   private close(connection: LiveConnection): void {
@@ -409,6 +421,7 @@ export class SandboxNetwork implements SandboxNetworkPort {
     if (this.live.get(connection.phone) === connection) this.live.delete(connection.phone);
     this.record({ kind: 'disconnect', phone: connection.phone, node: connection.node });
     this.release(connection);
+    this.receipts.release(connection.phone, connection);
   }
 
   private newMessage(from: string, to: string, text: string, media: NetworkMedia | undefined, extras?: NetworkExtras): NetworkMessage {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { RemoteSandboxNetwork } from '../../../../src/engines/sandbox/remote-sandbox-network.ts';
 import type { NetworkConnection, NetworkMessage } from '../../../../src/engines/sandbox/sandbox-network.ts';
+import { waitUntil } from '../../../support/waiting.ts';
 import { serveTestNetwork, stopTestNetwork, testNetworkClient } from '../../../support/shared-network.ts';
 
 const SENDER = '+447700900841';
@@ -17,6 +18,8 @@ describe('the shared sandbox network hands a message over again when the receivi
   let sender: NetworkConnection;
   const stored: NetworkMessage[] = [];
   let failuresLeft = 0;
+  const receipts: string[] = [];
+  let receiptFailuresLeft = 0;
 
   before(async () => {
     shared = await serveTestNetwork();
@@ -24,7 +27,13 @@ describe('the shared sandbox network hands a message over again when the receivi
     second = testNetworkClient(shared.port);
     sender = await first.connect(SENDER, 'node-a', {
       incoming: async () => undefined,
-      receipt: () => undefined,
+      receipt: async (receipt) => {
+        if (receiptFailuresLeft > 0) {
+          receiptFailuresLeft -= 1;
+          throw new Error('the store is closing');
+        }
+        receipts.push(`${receipt.status} ${receipt.id}`);
+      },
       replaced: () => undefined,
     });
     await second.connect(RECIPIENT, 'node-b', {
@@ -54,5 +63,18 @@ describe('the shared sandbox network hands a message over again when the receivi
     assert.equal(failuresLeft, 0);
     const journal = await first.journal();
     assert.equal(journal.filter((entry) => entry.kind === 'deliver' && entry.id === sent.id).length, 1);
+  });
+
+  // Issue 37, ADR 0062: a receipt its sender's node could not write (its store closing at a
+  // stop, say) is not lost with the write.
+  it('a delivery receipt the sender failed to record twice is recorded on a later try, once', async () => {
+    receiptFailuresLeft = 2;
+    const sent = await sender.send(RECIPIENT, 'its receipt kept until recorded');
+    await waitUntil(() => receipts.includes(`delivered ${sent.id}`), 'the receipt to be recorded');
+    assert.deepEqual(
+      receipts.filter((receipt) => receipt.endsWith(sent.id)),
+      [`delivered ${sent.id}`],
+    );
+    assert.equal(receiptFailuresLeft, 0);
   });
 });
