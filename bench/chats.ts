@@ -15,7 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { newId } from '../src/domain/ids.ts';
 import type { Message } from '../src/domain/model.ts';
 import type { E164 } from '../src/domain/phone.ts';
-import { buildApp } from '../src/http/app.ts';
+import { buildApp } from '../src/app.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import type { Database } from '../src/store/schema.ts';
 import { insertMessages } from '../src/store/repositories/message-batches.ts';

@@ -15,7 +15,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '../src/config.ts';
 import { PRESETS } from '../src/domain/send-policy.ts';
-import { startServer } from '../src/http/server.ts';
+import { startServer } from '../src/server.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { createTestDatabase } from '../test/support/databases.ts';
 import { operatorScope } from '../src/domain/tenant-scope.ts';

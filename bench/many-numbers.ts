@@ -19,7 +19,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { newId } from '../src/domain/ids.ts';
 import type { E164 } from '../src/domain/phone.ts';
-import { startServer } from '../src/http/server.ts';
+import { startServer } from '../src/server.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { insertAccount } from '../src/store/repositories/accounts.ts';
 import { LeaseKeeper } from '../src/cluster/lease-keeper.ts';

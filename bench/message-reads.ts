@@ -13,7 +13,7 @@ import { loadConfig } from '../src/config.ts';
 import { newId } from '../src/domain/ids.ts';
 import type { Message, MessageStatus } from '../src/domain/model.ts';
 import type { E164 } from '../src/domain/phone.ts';
-import { buildApp } from '../src/http/app.ts';
+import { buildApp } from '../src/app.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { insertMessages } from '../src/store/repositories/message-batches.ts';
 import { createTestDatabase, type Dialect } from '../test/support/databases.ts';

@@ -39,7 +39,7 @@ const runsCompiled = process.env.BENCH_SOURCES === undefined && compiledIsCurren
 const gatewayModules = runsCompiled ? '../dist' : '../src';
 const extension = runsCompiled ? 'js' : 'ts';
 const { loadConfig } = (await import(`${gatewayModules}/config.${extension}`)) as typeof import('../src/config.ts');
-const { startServer } = (await import(`${gatewayModules}/http/server.${extension}`)) as typeof import('../src/http/server.ts');
+const { startServer } = (await import(`${gatewayModules}/server.${extension}`)) as typeof import('../src/server.ts');
 const { createGateway, createLogger } = (await import(`${gatewayModules}/main.${extension}`)) as typeof import('../src/main.ts');
 
 /** BENCH_RATE lowers it, to compare runs on a machine too busy to keep up with the target's rate. */

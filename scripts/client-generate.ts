@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { loadConfig } from '../src/config.ts';
-import { buildApp } from '../src/http/app.ts';
+import { buildApp } from '../src/app.ts';
 import { createGateway, createLogger } from '../src/main.ts';
 import { ignoreCleanupFailure } from '../test/support/ignore.ts';
 

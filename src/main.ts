@@ -3,8 +3,9 @@ import type { Config } from './config.ts';
 import { RemoteSandboxNetwork } from './engines/sandbox/remote-sandbox-network.ts';
 import { Scheduler } from './jobs/scheduler.ts';
 import { SystemStatusService } from './operations/system-status.ts';
-import { buildAccounts, type AccountParts } from './wiring/accounts.ts';
-import { buildCluster, type ClusterParts } from './wiring/cluster.ts';
+import type { GatewayServices } from './ports/gateway-services.ts';
+import { buildAccounts } from './wiring/accounts.ts';
+import { buildCluster } from './wiring/cluster.ts';
 import { deriveKeys } from './wiring/keys.ts';
 import { buildMedia, type MediaParts } from './wiring/media.ts';
 import { buildMessaging, type MessagingParts } from './wiring/messaging.ts';
@@ -14,25 +15,11 @@ import { buildWebhooks, type WebhookParts } from './wiring/webhooks.ts';
 
 export type { GatewayBoundaries } from './wiring/sessions.ts';
 
-/** Everything the HTTP app, the CLI and the workers are built from: the parts of each module. */
-export interface Gateway
-  extends StorageParts,
-    Omit<WebhookParts, 'addressPolicy'>,
-    MediaParts,
-    Omit<SessionParts, 'engineEvents'>,
-    AccountParts,
-    Omit<MessagingParts, 'engineEventRouting'>,
-    ClusterParts {
-  config: Config;
-  logger: Logger;
-  system: SystemStatusService;
-  /** Times the node's periodic tasks, with their runs, failures and last run (src/jobs/scheduler.ts). */
-  scheduler: Scheduler;
-  /** Signs and checks the calls nodes make to each other; derived from the secret key. */
-  clusterKey: Buffer;
-  /** Keys the dashboard's CSRF tokens; derived from the secret key, so it survives restarts. */
-  dashboardSigningKey: Buffer;
-  startedAt: Date;
+/**
+ * Everything the HTTP app, the CLI and the workers are built from: the services the edges are
+ * handed (src/ports/gateway-services.ts), and the closing that only the root's owner may call.
+ */
+export interface Gateway extends GatewayServices {
   /** Flushes pending commits and closes the database. Sessions must be stopped first. */
   close(): Promise<void>;
 }

@@ -21,7 +21,7 @@ program
   .description('Run the gateway (HTTP API and sessions); what `npm start` runs')
   .action(async () => {
     // The HTTP stack is loaded by the one command that serves it, so that the others start fast.
-    const { startServer, stopOnSignals } = await import('../http/server.ts');
+    const { startServer, stopOnSignals } = await import('../server.ts');
     const config = loadConfig();
     const logger = createLogger(config);
     const gateway = await createGateway(config, logger);

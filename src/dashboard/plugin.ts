@@ -3,12 +3,12 @@ import cookie from '@fastify/cookie';
 import csrfProtection from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
-import { htmlSecurityHeaders } from '../http/security-headers.ts';
-import { bodyDeadlineHook } from '../http/plugins/body-deadline.ts';
+import { htmlSecurityHeaders } from '../web/security-headers.ts';
+import { bodyDeadlineHook } from '../web/body-deadline.ts';
 import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor } from '../domain/errors.ts';
-import type { Gateway } from '../main.ts';
+import type { GatewayServices } from '../ports/gateway-services.ts';
 import { csrfUserInfo, pageContext, sendPage } from './context.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerInviteRoutes } from './routes/invite.ts';
@@ -21,7 +21,36 @@ import { registerMessagesRoutes } from './routes/messages.ts';
 import { registerNumbersRoutes } from './routes/numbers.ts';
 import { sessionTokenFrom } from './session-cookie.ts';
 import { ErrorPage } from './views/auth-pages.tsx';
-import { namedScope } from '../http/plugins/named-scope.ts';
+import { namedScope } from '../web/named-scope.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<
+  GatewayServices,
+  | 'accounts'
+  | 'apiKeys'
+  | 'audit'
+  | 'config'
+  | 'dashboardSigningKey'
+  | 'groups'
+  | 'history'
+  | 'keeper'
+  | 'media'
+  | 'nodeClient'
+  | 'numbers'
+  | 'pauses'
+  | 'routedLinking'
+  | 'routedPauses'
+  | 'routedSendQueues'
+  | 'sandboxInbox'
+  | 'scheduler'
+  | 'sendQueues'
+  | 'signIn'
+  | 'store'
+  | 'supervisor'
+  | 'system'
+  | 'team'
+  | 'webhooks'
+>;
 
 const ASSETS_DIRECTORY = fileURLToPath(new URL('./assets/', import.meta.url));
 
@@ -30,7 +59,7 @@ const ASSETS_DIRECTORY = fileURLToPath(new URL('./assets/', import.meta.url));
  * security headers and the HTML error pages apply to its routes only, so the public JSON API
  * behaves exactly as it does without it.
  */
-export async function registerDashboard(app: FastifyInstance, gateway: Gateway): Promise<void> {
+export async function registerDashboard(app: FastifyInstance, gateway: Services): Promise<void> {
   await app.register(
     namedScope('dashboard', async (dashboard) => {
       // The dashboard answers browsers with HTML and redirects; the OpenAPI document describes the

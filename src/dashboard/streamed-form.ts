@@ -1,6 +1,6 @@
 import type { Multipart, MultipartFile } from '@fastify/multipart';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { closeAfterLinger } from '../http/plugins/early-refusals.ts';
+import { closeAfterLinger } from '../web/linger.ts';
 import type { FormBody } from './forms.ts';
 
 /**

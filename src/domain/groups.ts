@@ -105,3 +105,13 @@ export interface GroupChange {
 export const MAX_GROUP_DESCRIPTION_LENGTH = 2048;
 /** The most participants one change names. */
 export const MAX_PARTICIPANTS_PER_CHANGE = 50;
+
+/** A group of the simulated network as it is kept between runs: the sandbox engine keeps it, the
+ * store writes it (here, below both, so that neither imports the other: docs/adr/0061). */
+export interface SandboxGroupRecord {
+  id: string;
+  subject: string;
+  description: string | null;
+  inviteCode: string;
+  members: [phone: string, role: GroupRole][];
+}

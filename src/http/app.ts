@@ -1,12 +1,11 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import helmet from '@fastify/helmet';
-import { apiReferenceSecurityHeaders } from './security-headers.ts';
+import { apiReferenceSecurityHeaders } from '../web/security-headers.ts';
 import { callerConstraint } from './caller-constraint.ts';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
-import type { Gateway } from '../main.ts';
+import type { GatewayServices } from '../ports/gateway-services.ts';
 import { newId } from '../domain/ids.ts';
-import { registerDashboard } from '../dashboard/plugin.ts';
 import { answerFrameworkError, registerErrorHandling } from './plugins/errors.ts';
 import { registerHttpConformance } from './plugins/http-conformance.ts';
 import { registerJsonBodyParser } from './plugins/json-body.ts';
@@ -24,7 +23,52 @@ import { validatorsByPart } from './request-validation.ts';
 import { serializersWithReachedSchemas } from './response-serializers.ts';
 import { publicOperations } from './operations/catalogue.ts';
 import { keyedPathMatcher, registerOperations } from './operations/registry.ts';
-import { namedScope } from './plugins/named-scope.ts';
+import { namedScope } from '../web/named-scope.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<
+  GatewayServices,
+  | 'accounts'
+  | 'audit'
+  | 'authenticator'
+  | 'blocklist'
+  | 'chats'
+  | 'clusterKey'
+  | 'config'
+  | 'contacts'
+  | 'governor'
+  | 'groups'
+  | 'history'
+  | 'idempotentSender'
+  | 'identities'
+  | 'keeper'
+  | 'linkPreviews'
+  | 'linking'
+  | 'logger'
+  | 'media'
+  | 'mediaLinks'
+  | 'messageActions'
+  | 'metrics'
+  | 'nodeClient'
+  | 'numberChecks'
+  | 'numbers'
+  | 'operatorTokens'
+  | 'pauses'
+  | 'polls'
+  | 'presence'
+  | 'profiles'
+  | 'router'
+  | 'sandboxInbox'
+  | 'scheduler'
+  | 'sendBacklog'
+  | 'sendQueues'
+  | 'sender'
+  | 'store'
+  | 'supervisor'
+  | 'typing'
+  | 'webhooks'
+  | 'writeFailures'
+>;
 
 /**
  * Bodies are validated as sent: nothing coerced, nothing dropped, and the first fault told.
@@ -35,10 +79,11 @@ export const SCHEMA_VALIDATOR_OPTIONS = {
 } as const;
 
 /**
- * Builds the HTTP app from a gateway. It never listens: server.ts does, and tests call
- * `inject` on what this returns.
+ * Builds the HTTP API from a gateway: the framework, its plugins, the operations and the
+ * documents. The dashboard is not its to add: the root puts the two together (src/app.ts), so
+ * that the API and the pages stand side by side and neither imports the other.
  */
-export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
+export async function buildApi(gateway: Services): Promise<FastifyInstance> {
   const { config } = gateway;
   const app = Fastify({
     loggerInstance: gateway.logger as FastifyBaseLogger,
@@ -160,7 +205,6 @@ export async function buildApp(gateway: Gateway): Promise<FastifyInstance> {
   await registerMediaRoutes(app, gateway);
   registerInternalRoutes(app, gateway, publicOperations, dispatch);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  await registerDashboard(app, gateway);
   return app;
 }
 

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.ts';
-import { startServer, type RunningServer } from '../../src/http/server.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import { createMigratedTestDatabase, type Dialect } from '../support/databases.ts';
 import { seedAccount, type SeededAccount } from '../support/gateway.ts';

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.ts';
-import { startServer, type RunningServer } from '../../src/http/server.ts';
+import { startServer, type RunningServer } from '../../src/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../src/main.ts';
 import type { TestDatabase } from './databases.ts';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
-import { buildApp } from '../../src/http/app.ts';
+import { buildApp } from '../../src/app.ts';
 import { createGateway, createLogger, type Gateway, type GatewayBoundaries } from '../../src/main.ts';
 import type { Message } from '../../src/domain/model.ts';
 import { DEFAULT_DELIVERY_WAIT_MS } from '../../src/engines/sandbox/sandbox-network.ts';

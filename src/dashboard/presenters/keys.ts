@@ -1,7 +1,10 @@
 import type { ApiKey, User } from '../../domain/model.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { usersById } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys'>;
 
 /** An API key as the keys page lists it: never the key itself, only its hint. */
 export interface KeyRowView {
@@ -32,7 +35,7 @@ export function describeCreator(key: ApiKey, members: Map<string, User>): string
   return null;
 }
 
-export async function presentKeys(gateway: Gateway, account: ScopedAccount, canManage: boolean): Promise<KeysView> {
+export async function presentKeys(gateway: Services, account: ScopedAccount, canManage: boolean): Promise<KeysView> {
   const [keys, users] = await Promise.all([gateway.apiKeys.listKeys(account.id), gateway.accounts.listUsers(account.scope)]);
   const holders = usersById(users);
   return {

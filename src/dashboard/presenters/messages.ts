@@ -1,10 +1,13 @@
 import { AppError } from '../../domain/errors.ts';
 import type { MessageDirection } from '../../domain/model.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { HistoryQuery } from '../../messaging/message-history.ts';
 import { attempt, queryText } from '../forms.ts';
 import { toMessageRow, type MessageRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'history' | 'numbers'>;
 
 const MESSAGES_PER_PAGE = 50;
 
@@ -41,7 +44,7 @@ export function readMessageFilters(query: unknown): MessageFilters {
   };
 }
 
-export async function presentMessages(gateway: Gateway, account: ScopedAccount, filters: MessageFilters): Promise<MessagesView> {
+export async function presentMessages(gateway: Services, account: ScopedAccount, filters: MessageFilters): Promise<MessagesView> {
   const numbers: NumberOption[] = (await gateway.numbers.listNumbers(account.scope)).map((number) => ({
     id: number.id,
     phone: number.phone,

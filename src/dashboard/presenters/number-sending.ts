@@ -2,8 +2,11 @@ import type { WhatsAppNumber } from '../../domain/model.ts';
 import { PRESET_NAMES, type SendPolicyBody } from '../../domain/send-policy.ts';
 import type { WaitReason } from '../../messaging/governor/decision.ts';
 import type { PresentedPolicy, SendingOverview } from '../../messaging/governor/send-queue-service.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { Choice } from './shared.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'sendQueues'>;
 
 /** The next messages a number's card lists; the API's GET /numbers/{id}/queue pages through all. */
 const NEXT_SHOWN = 5;
@@ -74,7 +77,7 @@ const SOURCE_TEXT: Record<PresentedPolicy['source'], string> = {
 };
 
 /** Each number's sending card: policy, queue and the last day's sends. */
-export async function presentNumberSending(gateway: Gateway, numbers: readonly WhatsAppNumber[], now: Date): Promise<NumberSendingView[]> {
+export async function presentNumberSending(gateway: Services, numbers: readonly WhatsAppNumber[], now: Date): Promise<NumberSendingView[]> {
   return Promise.all(
     numbers.map(async (number) => {
       const overview = await gateway.sendQueues.overview(number, NEXT_SHOWN, now);
@@ -84,7 +87,7 @@ export async function presentNumberSending(gateway: Gateway, numbers: readonly W
 }
 
 /** The account's default policy, which numbers without their own follow. */
-export async function presentAccountPolicy(gateway: Gateway, accountId: string): Promise<PolicyView> {
+export async function presentAccountPolicy(gateway: Services, accountId: string): Promise<PolicyView> {
   return toPolicyView(await gateway.sendQueues.accountPolicy(accountId), 'account', "the gateway's default");
 }
 

@@ -1,8 +1,11 @@
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { toNumberRow, usersById, type NumberRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
 import type { PauseReason } from '../../domain/number-pauses.ts';
 import { presentAccountPolicy, presentNumberSending, type NumberSendingView, type PolicyView } from './number-sending.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'groups' | 'numbers' | 'pauses' | 'sendQueues'>;
 
 /** What the user typed into one number's "Simulate an incoming message" form, kept on a failure. */
 export interface SimulationDraft {
@@ -62,7 +65,7 @@ export interface NumberStatusesView {
 }
 
 export async function presentNumbers(
-  gateway: Gateway,
+  gateway: Services,
   account: ScopedAccount,
   canManage: boolean,
   draft?: SimulationDraft,
@@ -110,7 +113,7 @@ export async function presentNumbers(
   };
 }
 
-export async function presentNumberStatuses(gateway: Gateway, account: ScopedAccount): Promise<NumberStatusesView> {
+export async function presentNumberStatuses(gateway: Services, account: ScopedAccount): Promise<NumberStatusesView> {
   const numbers = await gateway.numbers.listNumbers(account.scope);
   return { numbers: numbers.map((number) => ({ id: number.id, phone: number.phone, status: number.status })) };
 }

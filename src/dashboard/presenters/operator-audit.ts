@@ -1,6 +1,9 @@
 import type { AuditEvent } from '../../domain/audit.ts';
 import type { OperatorScope } from '../../domain/tenant-scope.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'audit'>;
 
 /** One row of the audit page: who, through what, from where, did what to which object, and when. */
 interface AuditRowView {
@@ -30,7 +33,7 @@ const VIA: Readonly<Record<AuditEvent['actor']['kind'], string>> = {
 };
 
 export async function presentOperatorAudit(
-  gateway: Gateway,
+  gateway: Services,
   operator: OperatorScope,
   accountId: string | undefined,
 ): Promise<OperatorAuditView> {

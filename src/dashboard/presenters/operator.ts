@@ -1,11 +1,14 @@
 import type { AccountUsage } from '../../accounts/accounts-service.ts';
 import { sessionStatuses, type Account, type UserRole, type WhatsAppNumber } from '../../domain/model.ts';
 import { effectiveMonthlyLimit, planNames } from '../../domain/plans.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { SystemStatus } from '../../operations/system-status.ts';
 import { formatCount, planLabel, type Choice } from './shared.ts';
 import { presentLinkPanel, type LinkPanelView } from './number-linking.ts';
 import { withinAccount, type OperatorScope } from '../../domain/tenant-scope.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'routedLinking' | 'supervisor' | 'system'>;
 
 /** A value and the words a select shows for it. */
 
@@ -35,7 +38,7 @@ export function planChoices(): Choice[] {
   });
 }
 
-export async function presentAccountList(gateway: Gateway): Promise<AccountSummaryView[]> {
+export async function presentAccountList(gateway: Services): Promise<AccountSummaryView[]> {
   const accounts = await gateway.accounts.listAccounts();
   return Promise.all(accounts.map(async (account) => summarizeAccount(account, await gateway.accounts.usage(account.id))));
 }
@@ -88,7 +91,7 @@ export interface OperatorAccountView {
   apiKeys: AccountKeyView[];
 }
 
-export async function presentOperatorAccount(gateway: Gateway, operator: OperatorScope, accountId: string): Promise<OperatorAccountView> {
+export async function presentOperatorAccount(gateway: Services, operator: OperatorScope, accountId: string): Promise<OperatorAccountView> {
   const account = await gateway.accounts.getAccount(accountId);
   const inAccount = withinAccount(operator, account.id);
   const [usage, users, numbers, keys] = await Promise.all([
@@ -128,7 +131,7 @@ export async function presentOperatorAccount(gateway: Gateway, operator: Operato
 }
 
 /** The engines a number can run on; one this build lacks is still listed, marked as such. */
-export function engineChoices(gateway: Gateway): Choice[] {
+export function engineChoices(gateway: Services): Choice[] {
   const baileysReady = gateway.supervisor.initialStatusFor('baileys') !== undefined;
   return [
     { value: 'sandbox', label: 'Sandbox — simulated, connected at once' },
@@ -145,7 +148,7 @@ export interface OperatorUserView extends AccountUserView {
 }
 
 export async function presentOperatorUsers(
-  gateway: Gateway,
+  gateway: Services,
   operator: OperatorScope,
   viewerId: string,
 ): Promise<{ users: OperatorUserView[]; accounts: AccountRef[] }> {
@@ -175,7 +178,7 @@ export interface OperatorNumberView extends AccountNumberView {
 }
 
 export async function presentOperatorNumbers(
-  gateway: Gateway,
+  gateway: Services,
   operator: OperatorScope,
 ): Promise<{ numbers: OperatorNumberView[]; accounts: AccountRef[]; statuses: readonly string[] }> {
   const [numbers, accounts, users] = await Promise.all([
@@ -193,7 +196,7 @@ export async function presentOperatorNumbers(
 }
 
 export async function presentOperatorNumber(
-  gateway: Gateway,
+  gateway: Services,
   operator: OperatorScope,
   numberId: string,
 ): Promise<{ number: OperatorNumberView; panel: LinkPanelView }> {
@@ -205,7 +208,7 @@ export async function presentOperatorNumber(
 }
 
 function toOperatorNumber(
-  gateway: Gateway,
+  gateway: Services,
   number: WhatsAppNumber,
   accounts: Map<string, AccountRef>,
   emails: Map<string, string>,
@@ -233,7 +236,7 @@ export interface OperatorSystemView {
   counts: Array<{ label: string; value: string }>;
 }
 
-export async function presentSystem(gateway: Gateway): Promise<OperatorSystemView> {
+export async function presentSystem(gateway: Services): Promise<OperatorSystemView> {
   const status: SystemStatus = await gateway.system.status();
   const { counts } = status;
   return {

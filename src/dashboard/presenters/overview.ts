@@ -1,6 +1,9 @@
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { planLabel, toMessageRow, toNumberRow, usersById, type MessageRowView, type NumberRowView } from './shared.ts';
 import type { ScopedAccount } from '../context.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'history' | 'numbers'>;
 
 export interface UsageView {
   plan: string;
@@ -22,7 +25,7 @@ export interface OverviewView {
 
 const LATEST_MESSAGES = 10;
 
-export async function presentOverview(gateway: Gateway, account: ScopedAccount): Promise<OverviewView> {
+export async function presentOverview(gateway: Services, account: ScopedAccount): Promise<OverviewView> {
   const [usage, numbers, users, history] = await Promise.all([
     gateway.accounts.usage(account.id),
     gateway.numbers.listNumbers(account.scope),

@@ -1,8 +1,11 @@
 import type { UserRole } from '../../domain/model.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { Viewer, ScopedAccount } from '../context.ts';
 import { describeCreator } from './keys.ts';
 import { usersById } from './shared.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'team'>;
 
 export interface TeamMemberView {
   id: string;
@@ -48,7 +51,7 @@ export interface TeamPageState {
   inviteRole: string;
 }
 
-export async function presentTeam(gateway: Gateway, viewer: Viewer, account: ScopedAccount): Promise<TeamView> {
+export async function presentTeam(gateway: Services, viewer: Viewer, account: ScopedAccount): Promise<TeamView> {
   const viewerIsOwner = viewer.user.role === 'owner';
   const [users, invites, keys] = await Promise.all([
     gateway.accounts.listUsers(account.scope),
@@ -94,7 +97,7 @@ export interface InviteView {
 }
 
 /** The invite behind a link; an unusable link throws invite_not_found (404). */
-export async function presentInvite(gateway: Gateway, token: string, viewer: Viewer | null): Promise<InviteView> {
+export async function presentInvite(gateway: Services, token: string, viewer: Viewer | null): Promise<InviteView> {
   const invite = await gateway.team.findUsableInvite(token);
   const account = await gateway.accounts.getAccount(invite.accountId);
   return { accountName: account.name, role: invite.role, expiresAt: invite.expiresAt, signedInAs: viewer?.user.email ?? null };

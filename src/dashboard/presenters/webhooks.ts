@@ -1,7 +1,10 @@
 import { webhookEventTypes, type MessageScope, type Webhook, type WebhookAttempt, type WebhookEventType } from '../../domain/webhooks.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { DeliveryWithAttempts } from '../../webhooks/webhooks-service.ts';
 import type { ScopedAccount } from '../context.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'webhooks'>;
 
 /** What each event means to someone choosing what to subscribe to. */
 const EVENT_EXPLANATIONS = {
@@ -108,14 +111,14 @@ function toWebhookRow(webhook: Webhook): WebhookRowView {
   };
 }
 
-export async function presentWebhookList(gateway: Gateway, account: ScopedAccount, canManage: boolean): Promise<WebhookListView> {
+export async function presentWebhookList(gateway: Services, account: ScopedAccount, canManage: boolean): Promise<WebhookListView> {
   const webhooks = await gateway.webhooks.listWebhooks(account.scope);
   return { webhooks: webhooks.map(toWebhookRow), canManage };
 }
 
 /** The webhook and its delivery log; another account's webhook id is not found. */
 export async function presentWebhookDetail(
-  gateway: Gateway,
+  gateway: Services,
   account: ScopedAccount,
   webhookId: string,
   canManage: boolean,
@@ -136,7 +139,7 @@ export function newWebhookForm(): WebhookFormView {
   };
 }
 
-export async function presentWebhookForm(gateway: Gateway, account: ScopedAccount, webhookId: string): Promise<WebhookFormView> {
+export async function presentWebhookForm(gateway: Services, account: ScopedAccount, webhookId: string): Promise<WebhookFormView> {
   const webhook = await gateway.webhooks.getWebhook(account.scope, webhookId);
   return {
     webhookId: webhook.id,

@@ -1,15 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
 import { MAX_EMAIL_LENGTH } from '../../accounts/sign-in-service.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { pageContext, requireSignedIn, sendPage, viewerOf } from '../context.ts';
 import { attempt, formText, queryText, retryAfterSeconds, safeNextPath } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { clearSessionCookie, sessionTokenFrom, startBrowserSession } from '../session-cookie.ts';
 import { ChangePasswordPage, SignInPage } from '../views/auth-pages.tsx';
 
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'config' | 'signIn'>;
+
 /** Sign-in, sign-out and changing one's own password. */
-export function registerAuthRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerAuthRoutes(app: FastifyInstance, gateway: Services): void {
   const sessionMaxAgeMs = gateway.config.dashboard.sessionAbsoluteTimeoutMs;
 
   app.get('/login', async (request, reply) => {

@@ -1,12 +1,15 @@
 import type { FastifyInstance } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { pageContext, sendPage } from '../context.ts';
 import { attempt, formText, retryAfterSeconds } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentInvite } from '../presenters/team.ts';
 import { clearSessionCookie, sessionTokenFrom } from '../session-cookie.ts';
 import { InvitePage } from '../views/invite-page.tsx';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'signIn' | 'team'>;
 
 interface InviteParams {
   token: string;
@@ -21,7 +24,7 @@ interface InviteParams {
  * in: a difference, even a session cookie, would tell the submitter whether the email is
  * registered (docs/dashboard.md). Submissions are throttled per address like sign-ins.
  */
-export function registerInviteRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerInviteRoutes(app: FastifyInstance, gateway: Services): void {
   app.get<{ Params: InviteParams }>('/invite/:token', async (request, reply) => {
     const view = await presentInvite(gateway, request.params.token, request.viewer);
     const context = pageContext(request, reply, 'Join an account', 'none');

@@ -1,14 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, userActor, viewerOf } from '../context.ts';
 import { attempt, formList, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentKeys } from '../presenters/keys.ts';
 import { EMPTY_KEY_FORM, KeysPage, type KeyFormState } from '../views/keys-page.tsx';
 
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys'>;
+
 /** `/keys`: the account's API keys; owners and admins create and revoke them. */
-export function registerKeyRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerKeyRoutes(app: FastifyInstance, gateway: Services): void {
   async function renderKeys(request: FastifyRequest, reply: FastifyReply, form: KeyFormState, status = 200): Promise<FastifyReply> {
     const view = await presentKeys(gateway, accountOf(request), canManage(viewerOf(request)));
     return sendPage(reply, KeysPage({ context: pageContext(request, reply, 'API keys', 'keys'), view, form }), status);

@@ -1,7 +1,7 @@
 import multipart, { type MultipartFile } from '@fastify/multipart';
 import type { FastifyInstance, onRequestAsyncHookHandler } from 'fastify';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, viewerOf } from '../context.ts';
 import { CALL_REPLY_TEXT_MAX_LENGTH } from '../../domain/calls.ts';
 import { isPresetName, PRESET_NAMES, type PolicySetting } from '../../domain/send-policy.ts';
@@ -10,13 +10,19 @@ import { redirectWithNotice } from '../notices.ts';
 import { readFieldsBeforeFile, readLeadingCsrfToken, stopReadingUnfinishedForm } from '../streamed-form.ts';
 import { presentNumbers, presentNumberStatuses } from '../presenters/numbers.ts';
 import { NumbersPage } from '../views/numbers-page.tsx';
-import { namedScope } from '../../http/plugins/named-scope.ts';
+import { namedScope } from '../../web/named-scope.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<
+  GatewayServices,
+  'accounts' | 'groups' | 'media' | 'numbers' | 'pauses' | 'routedPauses' | 'routedSendQueues' | 'sandboxInbox' | 'sendQueues'
+>;
 
 /** The simulate form's largest file: WhatsApp's limit for photos, video and sound. */
 const SIMULATED_FILE_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** `/numbers`: the account's numbers, their live status, their sending (policy, queue, chart), and the sandbox's incoming-message form. */
-export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerNumbersRoutes(app: FastifyInstance, gateway: Services): void {
   app.get('/numbers', { preHandler: requireAccountMember }, async (request, reply) => {
     const view = await presentNumbers(gateway, accountOf(request), canManage(viewerOf(request)));
     return sendPage(reply, NumbersPage({ context: pageContext(request, reply, 'Numbers', 'numbers'), view }));
@@ -119,7 +125,7 @@ export function registerNumbersRoutes(app: FastifyInstance, gateway: Gateway): v
 }
 
 /** Reads the form's file, held in memory up to the form's limit, and describes it as an engine sends it. */
-async function describeFile(gateway: Gateway, part: MultipartFile) {
+async function describeFile(gateway: Services, part: MultipartFile) {
   const bytes = await part.toBuffer();
   if (part.file.truncated) {
     throw new AppError(

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { pageContext, sendPage, operatorScopeOf, userActor } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
@@ -8,12 +8,15 @@ import { engineChoices, planChoices, presentAccountList, presentOperatorAccount 
 import { OperatorAccountPage, type AccountForm, type OperatorAccountState } from '../views/operator-account-page.tsx';
 import { OperatorAccountsPage, type CreateAccountForm } from '../views/operator-accounts-page.tsx';
 
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'routedLinking' | 'supervisor' | 'system'>;
+
 interface AccountParams {
   accountId: string;
 }
 
 /** `/operator/accounts`: every account, creating one, and one account's plan, users and numbers. */
-export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Services): void {
   const renderList = async (request: FastifyRequest, reply: FastifyReply, form: CreateAccountForm, status = 200) => {
     const accounts = await presentAccountList(gateway);
     return sendPage(

@@ -1,11 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { readClusterStatus, readNodeTasks } from '../../operations/cluster-status.ts';
 import { pageContext, sendPage } from '../context.ts';
 import { OperatorClusterPage } from '../views/operator-cluster-page.tsx';
 
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'config' | 'keeper' | 'nodeClient' | 'scheduler' | 'store'>;
+
 /** `/operator/cluster`: the nodes sharing the database, what each owns, their periodic tasks, and recent changes of owner. */
-export function registerOperatorClusterRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerOperatorClusterRoutes(app: FastifyInstance, gateway: Services): void {
   app.get('/operator/cluster', async (request, reply) => {
     const status = await readClusterStatus(gateway.store, gateway.config.cluster.leaseTtlMs);
     const tasks = await readNodeTasks(status.nodes, {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { requireOperator } from '../context.ts';
 import { registerOperatorAccountRoutes } from './operator-accounts.ts';
 import { registerOperatorNumberRoutes } from './operator-numbers.ts';
@@ -7,13 +7,31 @@ import { registerOperatorSystemRoutes } from './operator-system.ts';
 import { registerOperatorAuditRoutes } from './operator-audit.ts';
 import { registerOperatorClusterRoutes } from './operator-cluster.ts';
 import { registerOperatorUserRoutes } from './operator-users.ts';
-import { namedScope } from '../../http/plugins/named-scope.ts';
+import { namedScope } from '../../web/named-scope.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<
+  GatewayServices,
+  | 'accounts'
+  | 'apiKeys'
+  | 'audit'
+  | 'config'
+  | 'keeper'
+  | 'nodeClient'
+  | 'numbers'
+  | 'routedLinking'
+  | 'scheduler'
+  | 'store'
+  | 'supervisor'
+  | 'system'
+  | 'team'
+>;
 
 /**
  * `/operator/*`: the operator console. Its routes live in a child context whose one hook admits
  * operators only, so no route of the console can be added without that check.
  */
-export function registerOperatorRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerOperatorRoutes(app: FastifyInstance, gateway: Services): void {
   void app.register(
     namedScope('operator console', async (operator) => {
       operator.addHook('preHandler', requireOperator);

@@ -1,13 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import QRCode from 'qrcode';
 import { AppError } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { operatorScopeOf } from '../context.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentLinkState } from '../presenters/number-linking.ts';
 import type { NumberParams } from './operator-numbers.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'numbers' | 'routedLinking'>;
 
 type NumberRequest = FastifyRequest<{ Params: NumberParams }>;
 type RenderNumber = (request: NumberRequest, reply: FastifyReply, error?: AppError) => Promise<FastifyReply>;
@@ -18,7 +21,7 @@ const LINK_METHODS: readonly LinkMethod[] = ['qr', 'pairing_code'];
  * Linking a real number from its console page: start (QR or pairing code), the state the page
  * polls, the QR as an SVG image, cancel, and restarting a session that gave up.
  */
-export function registerLinkRoutes(app: FastifyInstance, gateway: Gateway, renderNumber: RenderNumber): void {
+export function registerLinkRoutes(app: FastifyInstance, gateway: Services, renderNumber: RenderNumber): void {
   const numberPage = (number: { id: string }) => `/operator/numbers/${encodeURIComponent(number.id)}`;
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/link', async (request, reply) => {

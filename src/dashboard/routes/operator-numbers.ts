@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor, type AppError } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { pageContext, sendPage, operatorScopeOf } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
@@ -8,12 +8,15 @@ import { presentOperatorNumber, presentOperatorNumbers } from '../presenters/ope
 import { OperatorNumberPage, OperatorNumbersPage } from '../views/operator-numbers-page.tsx';
 import { registerLinkRoutes } from './operator-number-link.ts';
 
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'routedLinking' | 'supervisor' | 'system'>;
+
 export interface NumberParams {
   numberId: string;
 }
 
 /** `/operator/numbers`: every number, moving and removing them, and sandbox outage rehearsal. */
-export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Services): void {
   const render = async (request: FastifyRequest, reply: FastifyReply, error?: AppError) => {
     const view = await presentOperatorNumbers(gateway, operatorScopeOf(request));
     const context = pageContext(request, reply, 'Numbers', 'operator');

@@ -1,18 +1,21 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { pageContext, sendPage, viewerOf, operatorScopeOf } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentOperatorUsers } from '../presenters/operator.ts';
 import { NO_ACCOUNT, OperatorUsersPage, type CreateUserForm, type OperatorUsersState } from '../views/operator-users-page.tsx';
 
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'numbers' | 'routedLinking' | 'supervisor' | 'system' | 'team'>;
+
 interface UserParams {
   userId: string;
 }
 
 /** `/operator/users`: every user of the gateway, password resets, operator rights, new users. */
-export function registerOperatorUserRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerOperatorUserRoutes(app: FastifyInstance, gateway: Services): void {
   const render = async (request: FastifyRequest, reply: FastifyReply, state: Partial<OperatorUsersState>, status = 200) => {
     const { users, accounts } = await presentOperatorUsers(gateway, operatorScopeOf(request), viewerOf(request).user.id);
     // A fresh form suggests the first account, since most new users belong to one.

@@ -1,11 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor, type AppError } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { accountOf, pageContext, requireAccountMember, requireOwner, sendPage, viewerOf } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentTeam, type TeamPageState } from '../presenters/team.ts';
 import { TeamPage } from '../views/team-page.tsx';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'team'>;
 
 interface UserParams {
   userId: string;
@@ -18,7 +21,7 @@ interface InviteParams {
 const DEFAULT_INVITE_ROLE = 'member';
 
 /** `/team`: the account's users for every member; invites, roles and removal for owners. */
-export function registerTeamRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerTeamRoutes(app: FastifyInstance, gateway: Services): void {
   const renderTeam = async (request: FastifyRequest, reply: FastifyReply, state: TeamPageState, status = 200): Promise<FastifyReply> => {
     const view = await presentTeam(gateway, viewerOf(request), accountOf(request));
     return sendPage(reply, TeamPage({ context: pageContext(request, reply, 'Team', 'team'), view, state }), status);

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, userActor, viewerOf } from '../context.ts';
 import { attempt, formErrorText, formList, formText } from '../forms.ts';
 import { redirectWithNotice, type NoticeCode } from '../notices.ts';
@@ -16,6 +16,9 @@ import { WebhookDetailPage, type ShownSecret } from '../views/webhook-detail-pag
 import { WebhookFormPage } from '../views/webhook-form-page.tsx';
 import { WebhookListPage } from '../views/webhook-list-page.tsx';
 
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'webhooks'>;
+
 type WebhookRequest = FastifyRequest<{ Params: { id: string } }>;
 type DeliveryRequest = FastifyRequest<{ Params: { id: string; deliveryId: string } }>;
 
@@ -24,7 +27,7 @@ type DeliveryRequest = FastifyRequest<{ Params: { id: string; deliveryId: string
  * change and test them and see their secrets. Every lookup is scoped to the viewer's account,
  * so another account's webhook or delivery id is simply not found.
  */
-export function registerWebhookRoutes(app: FastifyInstance, gateway: Gateway): void {
+export function registerWebhookRoutes(app: FastifyInstance, gateway: Services): void {
   const member = { preHandler: requireAccountMember };
   const manager = { preHandler: requireManager };
 

@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
-import type { SandboxGroupArchive, SandboxGroupRecord } from './sandbox-groups.ts';
+import type { SandboxGroupRecord } from '../../domain/groups.ts';
+import type { SandboxGroupArchive } from './sandbox-groups.ts';
 
 /**
  * The shared network's groups in one JSON file (`wagw sandbox-network --groups`), since that

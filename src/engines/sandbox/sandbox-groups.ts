@@ -1,5 +1,13 @@
 import { randomBytes, randomInt } from 'node:crypto';
-import type { Group, GroupChange, GroupRole, GroupSettings, ParticipantAction, ParticipantResult } from '../../domain/groups.ts';
+import type {
+  Group,
+  GroupChange,
+  GroupRole,
+  GroupSettings,
+  ParticipantAction,
+  ParticipantResult,
+  SandboxGroupRecord,
+} from '../../domain/groups.ts';
 import type { E164 } from '../../domain/phone.ts';
 
 /** What an admin (or, to leave, any member) does to a group on the simulated network. */
@@ -39,15 +47,6 @@ interface SandboxGroup {
   description: string | null;
   members: Map<string, GroupRole>;
   inviteCode: string;
-}
-
-/** A group of the simulated network as it is kept between runs. */
-export interface SandboxGroupRecord {
-  id: string;
-  subject: string;
-  description: string | null;
-  inviteCode: string;
-  members: [phone: string, role: GroupRole][];
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { NodeUnreachableError, type NodeAddress } from '../../cluster/node-client.ts';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
@@ -32,7 +32,7 @@ const RELAYED_HEADERS = ['retry-after', 'idempotent-replayed'] as const;
  */
 export class OwnerDispatch {
   constructor(
-    private readonly gateway: Pick<Gateway, 'supervisor' | 'numbers' | 'router' | 'nodeClient'>,
+    private readonly gateway: Pick<GatewayServices, 'supervisor' | 'numbers' | 'router' | 'nodeClient'>,
     private readonly services: OperationServices,
   ) {}
 

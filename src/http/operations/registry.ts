@@ -1,13 +1,48 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { apiKeyAuthHook, documentedScope, keyActor, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponsesFor } from './error-responses.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
 import { OwnerDispatch } from './owner-dispatch.ts';
 import { operationServices } from './services.ts';
-import { namedScope } from '../plugins/named-scope.ts';
+import { namedScope } from '../../web/named-scope.ts';
 import { MAX_PREFER_WAIT_SECONDS } from '../schemas.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<
+  GatewayServices,
+  | 'accounts'
+  | 'authenticator'
+  | 'blocklist'
+  | 'chats'
+  | 'config'
+  | 'contacts'
+  | 'governor'
+  | 'groups'
+  | 'history'
+  | 'idempotentSender'
+  | 'identities'
+  | 'linkPreviews'
+  | 'media'
+  | 'mediaLinks'
+  | 'messageActions'
+  | 'nodeClient'
+  | 'numberChecks'
+  | 'numbers'
+  | 'pauses'
+  | 'polls'
+  | 'presence'
+  | 'profiles'
+  | 'router'
+  | 'sandboxInbox'
+  | 'sendBacklog'
+  | 'sendQueues'
+  | 'sender'
+  | 'supervisor'
+  | 'typing'
+  | 'webhooks'
+>;
 
 /** Every endpoint is served at its path and again under /api, which older clients use. */
 export const API_PREFIXES = ['', '/api'] as const;
@@ -20,7 +55,7 @@ export const API_PREFIXES = ['', '/api'] as const;
  */
 export async function registerOperations(
   app: FastifyInstance,
-  gateway: Gateway,
+  gateway: Services,
   operations: readonly AnyOperation[],
 ): Promise<OwnerDispatch> {
   const dispatch = new OwnerDispatch(gateway, operationServices(gateway));

@@ -1,4 +1,4 @@
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 
 /** The gateway's parts operations may reach, named once: the type and the picking both come from this list. */
 const GATEWAY_SERVICES = [
@@ -27,7 +27,7 @@ const GATEWAY_SERVICES = [
   'accounts',
   'linkPreviews',
   'webhooks',
-] as const satisfies readonly (keyof Gateway)[];
+] as const satisfies readonly (keyof GatewayServices)[];
 
 type GatewayService = (typeof GATEWAY_SERVICES)[number];
 
@@ -35,7 +35,7 @@ type GatewayService = (typeof GATEWAY_SERVICES)[number];
  * The services operations reach. A declaration names the ones it uses, and its handler is given
  * only those: an operation cannot grow a dependency on the whole gateway unseen.
  */
-export type OperationServices = Pick<Gateway, GatewayService> & {
+export type OperationServices = Pick<GatewayServices, GatewayService> & {
   /** The longest text a message may carry (WAGW_MAX_MESSAGE_LENGTH). */
   maxMessageLength: number;
   /** How long a signed media link works unless asked otherwise (WAGW_MEDIA_LINK_TTL_HOURS). */
@@ -43,8 +43,8 @@ export type OperationServices = Pick<Gateway, GatewayService> & {
 };
 
 /** The operation services of a gateway. */
-export function operationServices(gateway: Gateway): OperationServices {
-  const parts = Object.fromEntries(GATEWAY_SERVICES.map((name) => [name, gateway[name]])) as Pick<Gateway, GatewayService>;
+export function operationServices(gateway: Pick<GatewayServices, GatewayService | 'config'>): OperationServices {
+  const parts = Object.fromEntries(GATEWAY_SERVICES.map((name) => [name, gateway[name]])) as Pick<GatewayServices, GatewayService>;
   return { ...parts, maxMessageLength: gateway.config.maxMessageLength, mediaLinkTtlMs: gateway.config.media.linkTtlMs };
 }
 

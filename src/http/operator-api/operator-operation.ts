@@ -3,12 +3,18 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuditActor } from '../../domain/audit.ts';
 import type { ErrorCode } from '../../domain/errors.ts';
 import type { OperatorScope } from '../../domain/tenant-scope.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { errorResponsesFor, REQUEST_ERRORS } from '../operations/error-responses.ts';
 import type { Answer } from '../operations/operation.ts';
 import { API_PREFIXES, refuseGetBody, send } from '../operations/registry.ts';
-import { namedScope } from '../plugins/named-scope.ts';
+import { namedScope } from '../../web/named-scope.ts';
 import { OPERATOR_ERRORS, OPERATOR_SECURITY, operatorActor, operatorAuthHook, tokenScope } from './operator-auth.ts';
+
+/** The services operator operations' handlers reach (docs/adr/0061); a new one is named here. */
+type OperatorServices = Pick<GatewayServices, 'accounts' | 'audit'>;
+
+/** What registering them uses: the handlers' services and the tokens that admit their callers. */
+type Services = OperatorServices & Pick<GatewayServices, 'operatorTokens'>;
 
 /** The parts of a request an operator operation reads, each described by a JSON schema. */
 interface OperatorRequest {
@@ -45,7 +51,7 @@ interface OperatorOperation<Request extends OperatorRequest> {
   request: Request;
   answers: Readonly<Record<number, object>>;
   errors: readonly ErrorCode[];
-  handle(input: OperatorInput<Request>, gateway: Gateway): Promise<Answer>;
+  handle(input: OperatorInput<Request>, gateway: OperatorServices): Promise<Answer>;
 }
 
 type AnyOperatorOperation = OperatorOperation<OperatorRequest>;
@@ -65,7 +71,7 @@ const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} }
 /** Serves the operator operations at both prefixes, each behind the operator token. */
 export async function registerOperatorOperations(
   app: FastifyInstance,
-  gateway: Gateway,
+  gateway: Services,
   operations: readonly AnyOperatorOperation[],
 ): Promise<void> {
   app.decorateRequest('operatorToken', null);

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { notFound } from '../plugins/errors.ts';
 import { ALIVE_PATH, NodeCallVerifier, TASKS_PATH } from '../../cluster/node-client.ts';
 import { reported } from '../../operations/cluster-status.ts';
@@ -7,6 +7,12 @@ import type { LinkMethod } from '../../messaging/number-linking.ts';
 import type { AnyOperation } from '../operations/operation.ts';
 import { DISPATCH_PATH, type ForwardedOperation, type OwnerDispatch } from '../operations/owner-dispatch.ts';
 import { send } from '../operations/registry.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<
+  GatewayServices,
+  'clusterKey' | 'keeper' | 'linking' | 'numbers' | 'pauses' | 'scheduler' | 'sendQueues' | 'supervisor'
+>;
 
 /**
  * The calls nodes make to each other (docs/cluster.md): any public operation handed to the node
@@ -18,7 +24,7 @@ import { send } from '../operations/registry.ts';
  */
 export function registerInternalRoutes(
   app: FastifyInstance,
-  gateway: Gateway,
+  gateway: Services,
   operations: readonly AnyOperation[],
   dispatch: OwnerDispatch,
 ): void {

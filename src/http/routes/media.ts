@@ -1,15 +1,18 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Gateway } from '../../main.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { AppError } from '../../domain/errors.ts';
-import { assertMediaType, GENERIC_BINARY, isMediaKind, isMediaType, mediaKinds, type MediaObject } from '../../domain/media.ts';
-import type { ByteRange } from '../../media/blob-store.ts';
+import { assertMediaType, isMediaKind, mediaKinds, type MediaObject } from '../../domain/media.ts';
 import { apiKeyAuthHook, documentedScope, keyScope } from '../plugins/api-key-auth.ts';
 import { errorResponseOf, errorResponses, ref } from '../schemas.ts';
 import { documentUploadBody, mediaDownloadHeadersSchema, UPLOAD_CONTENT_TYPES } from '../media-schemas.ts';
 import { unsupportedContentCoding } from '../plugins/json-body.ts';
-import { namedScope } from '../plugins/named-scope.ts';
+import { namedScope } from '../../web/named-scope.ts';
 import { refuseGetBody } from '../operations/registry.ts';
+import { serveMedia } from '../../web/serve-media.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'authenticator' | 'config' | 'media' | 'mediaLinks'>;
 
 export const MEDIA_UPLOAD_PATHS: readonly string[] = ['/media', '/api/media'];
 
@@ -43,7 +46,7 @@ interface UploadQuery {
  * stream, and a download is answered to a key or a signed link, with Range and ETag headers; the
  * registry has neither a stream body nor that authentication (docs/adr/0027).
  */
-export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway): Promise<void> {
+export async function registerMediaRoutes(app: FastifyInstance, gateway: Services): Promise<void> {
   const uploadAuth = apiKeyAuthHook(gateway.authenticator, 'send', 'POST /media');
   const downloadAuth = apiKeyAuthHook(gateway.authenticator, 'read', 'GET /media/:id');
   const largestFile = Math.max(...Object.values(gateway.config.media.limits));
@@ -187,81 +190,10 @@ export async function registerMediaRoutes(app: FastifyInstance, gateway: Gateway
           // An expired, altered or foreign link is no different from an unknown file.
           if (!gateway.mediaLinks.verify(id, expires, signature))
             throw new AppError('media_not_found', 'This link is unknown, altered or expired.', { field: 'signature' });
-          return serveMedia(gateway, request, reply, await gateway.media.findBySignedLink(id));
+          return serveMedia(gateway.media, request, reply, await gateway.media.findBySignedLink(id));
         }
-        return serveMedia(gateway, request, reply, await gateway.media.find(keyScope(request).accountId, id, 'id'));
+        return serveMedia(gateway.media, request, reply, await gateway.media.find(keyScope(request).accountId, id, 'id'));
       },
     );
   }
-}
-
-/** Answers a media object's bytes, whole or a range, with its headers; the caller has checked who may see it. */
-export async function serveMedia(
-  gateway: Gateway,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  media: MediaObject,
-): Promise<FastifyReply> {
-  const etag = `"${media.sha256}"`;
-  void reply
-    .header('etag', etag)
-    .header('accept-ranges', 'bytes')
-    .header('cache-control', 'private, max-age=3600')
-    // A type stored before types were checked may not be a valid header; the bytes still are the file.
-    .header('content-type', isMediaType(media.mimeType) ? media.mimeType : GENERIC_BINARY)
-    .header('content-disposition', contentDisposition(media))
-    // The bytes are the sender's: never let a browser run them as a page of this origin.
-    .header('content-security-policy', "default-src 'none'; sandbox")
-    .header('x-content-type-options', 'nosniff');
-  if (matchesEtag(request.headers['if-none-match'], etag)) return reply.status(304).send();
-  const ifRange = request.headers['if-range'];
-  const range = ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, media.size) : undefined;
-  if (range === 'unsatisfiable') {
-    void reply.header('content-range', `bytes */${media.size}`);
-    throw new AppError('range_not_satisfiable', `The range is outside the file, which has ${media.size} bytes.`, { size: media.size });
-  }
-  const stream = await gateway.media.open(media, range);
-  if (range === undefined) return reply.header('content-length', media.size).send(stream);
-  return reply
-    .status(206)
-    .header('content-range', `bytes ${range.start}-${range.end}/${media.size}`)
-    .header('content-length', range.end - range.start + 1)
-    .send(stream);
-}
-
-function matchesEtag(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  return header.split(',').some((candidate) => {
-    const tag = candidate.trim().replace(/^W\//, '');
-    return tag === '*' || tag === etag;
-  });
-}
-
-/**
- * One range of `bytes=a-b`, `bytes=a-` or `bytes=-n`. Anything else (several ranges, another
- * unit, nonsense) is ignored and the whole file is served, as HTTP allows.
- */
-function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
-  const match = header === undefined ? null : /^bytes=(\d*)-(\d*)$/.exec(header.trim());
-  if (match === null || (match[1] === '' && match[2] === '')) return undefined;
-  if (match[1] === '') {
-    const suffix = Number(match[2]);
-    if (suffix === 0) return 'unsatisfiable';
-    return { start: Math.max(0, size - suffix), end: size - 1 };
-  }
-  const start = Number(match[1]);
-  const end = match[2] === '' ? size - 1 : Math.min(Number(match[2]), size - 1);
-  if (start >= size || end < start) return 'unsatisfiable';
-  return { start, end };
-}
-
-/** Inline for pictures, sound and video, a download otherwise; the name as ASCII and, exactly, as UTF-8. */
-function contentDisposition(media: MediaObject): string {
-  const disposition = media.kind === 'document' ? 'attachment' : 'inline';
-  const name = media.fileName ?? `${media.id}`;
-  const ascii = name.replace(/[^\x20-\x7e]|["\\%;]/g, '_');
-  return (
-    `${disposition}; filename="${ascii}"; ` +
-    `filename*=UTF-8''${encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`
-  );
 }

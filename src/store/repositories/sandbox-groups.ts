@@ -1,5 +1,4 @@
-import type { GroupRole } from '../../domain/groups.ts';
-import type { SandboxGroupRecord } from '../../engines/sandbox/sandbox-groups.ts';
+import type { GroupRole, SandboxGroupRecord } from '../../domain/groups.ts';
 import type { Executor } from '../database.ts';
 
 // The embedded sandbox network's groups, kept whole between runs (migration 0017, ADR 0024).

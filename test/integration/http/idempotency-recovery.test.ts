@@ -11,7 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Boom } from '@hapi/boom';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { loadConfig } from '../../../src/config.ts';
-import { buildApp } from '../../../src/http/app.ts';
+import { buildApp } from '../../../src/app.ts';
 import { createGateway, createLogger, type Gateway } from '../../../src/main.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import type { MessageStatus } from '../../../src/domain/model.ts';

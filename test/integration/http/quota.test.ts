@@ -2,7 +2,7 @@ import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config.ts';
-import { buildApp } from '../../../src/http/app.ts';
+import { buildApp } from '../../../src/app.ts';
 import { createGateway, createLogger } from '../../../src/main.ts';
 import { newId } from '../../../src/domain/ids.ts';
 import type { E164 } from '../../../src/domain/phone.ts';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { loadConfig } from '../../../src/config.ts';
-import { buildApp } from '../../../src/http/app.ts';
+import { buildApp } from '../../../src/app.ts';
 import { createGateway, createLogger } from '../../../src/main.ts';
 import { findApiKeyById } from '../../../src/store/repositories/api-keys.ts';
 import { dialects, type Dialect } from '../../support/databases.ts';

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config.ts';
 import { AppError, type ErrorCode } from '../../../src/domain/errors.ts';
 import { accountScope } from '../../../src/domain/tenant-scope.ts';
-import { startServer } from '../../../src/http/server.ts';
+import { startServer } from '../../../src/server.ts';
 import { createGateway, createLogger } from '../../../src/main.ts';
 import { WebhookHttpClient } from '../../../src/webhooks/webhook-http.ts';
 import { createTestDatabase, dialects } from '../../support/databases.ts';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { startServer, type RunningServer } from '../../../src/http/server.ts';
+import { startServer, type RunningServer } from '../../../src/server.ts';
 import { createGateway, createLogger } from '../../../src/main.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.ts';
 import { browserTestConfig, launchChromium, saveScreenshot } from '../../support/browser.ts';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { API_KEY_PATTERN } from '../../../src/domain/api-key.ts';
-import { startServer, type RunningServer } from '../../../src/http/server.ts';
+import { startServer, type RunningServer } from '../../../src/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../../src/main.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
 import { uniquePhone } from '../../support/gateway.ts';

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
-import { startServer, type RunningServer } from '../../../src/http/server.ts';
+import { startServer, type RunningServer } from '../../../src/server.ts';
 import { createGateway, createLogger, type Gateway } from '../../../src/main.ts';
 import { RecordingSocketFactory } from '../../support/fake-whatsapp.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';

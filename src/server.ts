@@ -1,10 +1,10 @@
 import closeWithGrace from 'close-with-grace';
 import type { FastifyInstance } from 'fastify';
 import type { Socket } from 'node:net';
-import { boundConnectionsPerAddress } from './connection-bounds.ts';
-import type { Gateway } from '../main.ts';
+import { boundConnectionsPerAddress } from './http/connection-bounds.ts';
+import type { Gateway } from './main.ts';
 import { buildApp } from './app.ts';
-import { handledElsewhere } from '../domain/promises.ts';
+import { handledElsewhere } from './domain/promises.ts';
 
 /** How often shutdown closes connections that have gone idle since the last sweep. */
 const IDLE_SWEEP_MS = 100;

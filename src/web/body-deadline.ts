@@ -1,6 +1,6 @@
 import { PassThrough, type Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../domain/errors.ts';
+import { AppError } from '../domain/errors.ts';
 
 /**
  * A preParsing hook that gives a body a deadline when `applies` says so: the body must have
