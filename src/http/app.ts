@@ -57,6 +57,7 @@ type Services = Pick<
   | 'polls'
   | 'presence'
   | 'profiles'
+  | 'routedLinking'
   | 'router'
   | 'sandboxInbox'
   | 'scheduler'

@@ -4,10 +4,13 @@ import { recordAudit } from '../../audit/audit-trail.ts';
 import type { AuditAction, AuditActor, AuditDetails } from '../../domain/audit.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import type { OperatorScope } from '../../domain/tenant-scope.ts';
-import type { Gateway } from '../../main.ts';
+import type { GatewayServices } from '../../ports/gateway-services.ts';
 import type { LinkAttempt } from '../../messaging/number-linking.ts';
 import { ok } from '../operations/operation.ts';
 import { defineOperatorOperation } from './operator-operation.ts';
+
+/** What this module uses of the gateway's services (docs/adr/0061). */
+type Services = Pick<GatewayServices, 'numbers' | 'routedLinking' | 'store'>;
 
 // A number's WhatsApp session over the operator API (docs/operator-api.md, ADR 0064): link it by
 // QR or pairing code, read where it stands, restart it, log it out. Each runs on the node that
@@ -77,7 +80,7 @@ async function presentLink(attempt: LinkAttempt | undefined) {
 }
 
 /** The session as it stands: the number read again (its status is every node's), and the owner's attempt. */
-async function presentSession(gateway: Gateway, scope: OperatorScope, number: WhatsAppNumber, attempt?: LinkAttempt) {
+async function presentSession(gateway: Services, scope: OperatorScope, number: WhatsAppNumber, attempt?: LinkAttempt) {
   const current = await gateway.numbers.findNumber(scope, number.id);
   return {
     number_id: current.id,
@@ -99,7 +102,7 @@ function refusedBySession(error: unknown): never {
   throw error;
 }
 
-function audit(gateway: Gateway, actor: AuditActor, action: AuditAction, number: WhatsAppNumber, details?: AuditDetails) {
+function audit(gateway: Services, actor: AuditActor, action: AuditAction, number: WhatsAppNumber, details?: AuditDetails) {
   return recordAudit(gateway.store.db, actor, action, {
     accountId: number.accountId,
     targetId: number.id,
@@ -194,7 +197,7 @@ function sessionAction(options: {
   summary: string;
   description: string;
   action: AuditAction;
-  run(gateway: Gateway, number: WhatsAppNumber): Promise<void>;
+  run(gateway: Services, number: WhatsAppNumber): Promise<void>;
 }) {
   return defineOperatorOperation({
     params: numberParams,
