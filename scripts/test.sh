@@ -30,6 +30,16 @@ if [ ! -x "${WAGW_CHROMIUM_PATH:-/usr/bin/chromium}" ]; then
   fi
 fi
 
+# The RabbitMQ sink's tests start a throwaway broker of Debian's rabbitmq-server (test/support/rabbitmq.ts).
+if [ ! -d /usr/lib/rabbitmq/lib ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "RabbitMQ is not installed; installing Debian's rabbitmq-server package for the sink tests." >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends rabbitmq-server >/dev/null
+  else
+    echo "The RabbitMQ sink tests need RabbitMQ: install it (apt-get install rabbitmq-server)." >&2
+  fi
+fi
+
 # The metrics lint runs Prometheus' own promtool, from Debian's prometheus package.
 if ! command -v promtool >/dev/null; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then

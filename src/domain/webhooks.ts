@@ -66,11 +66,42 @@ export interface Webhook {
   messageScope: MessageScope;
   /** What it is for, as its maker said; null when they said nothing. */
   description: string | null;
+  /** Where a RabbitMQ sink publishes; null for an HTTP webhook (docs/adr/0065-event-sinks.md). */
+  rabbitmq: RabbitmqTarget | null;
   enabled: boolean;
   disabledReason: string | null;
   failingSince: Date | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/**
+ * A RabbitMQ sink's destination: the exchange, and the routing key as a template whose
+ * placeholders ({event}, {number}) are filled from each event.
+ */
+export interface RabbitmqTarget {
+  exchange: string;
+  routingKey: string;
+}
+
+/** Whether a destination URL names a RabbitMQ broker rather than an HTTP endpoint. */
+export function isAmqpUrl(url: string): boolean {
+  return /^amqps?:\/\//i.test(url);
+}
+
+/**
+ * The number an event concerns, for a routing key: the number of a session, pause or group
+ * event, and for a message event the number of ours in the chat (the recipient of an incoming
+ * message, the sender of one we sent).
+ */
+function eventNumber(payload: EventPayload): string {
+  const ours = payload.phone ?? payload.number ?? (payload.status === 'received' ? payload.to_phone : payload.from_phone);
+  return typeof ours === 'string' && ours !== '' ? ours : 'none';
+}
+
+/** A routing key from its template; anything but the two placeholders is kept as written. */
+export function renderRoutingKey(template: string, payload: EventPayload): string {
+  return template.replace(/\{(event|number)\}/g, (_, name: string) => (name === 'event' ? payload.event : eventNumber(payload)));
 }
 
 export type DeliveryState = 'pending' | 'delivered' | 'failed';
@@ -91,7 +122,19 @@ export interface WebhookDelivery {
 }
 
 /** Why an attempt failed without an HTTP answer, as recorded in the attempt log. */
-export type AttemptError = 'timeout' | 'dns' | 'refused' | 'reset' | 'tls' | 'blocked_address' | 'redirect' | 'network' | 'internal';
+export type AttemptError =
+  | 'timeout'
+  | 'dns'
+  | 'refused'
+  | 'reset'
+  | 'tls'
+  | 'blocked_address'
+  | 'redirect'
+  | 'network'
+  | 'internal'
+  // A RabbitMQ broker refused the message, or had no queue to route it to.
+  | 'nacked'
+  | 'unroutable';
 
 export interface WebhookAttempt {
   id: string;

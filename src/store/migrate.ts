@@ -29,6 +29,7 @@ import * as apiKeyScopes from './migrations/0024-api-key-scopes.ts';
 import * as webhookDescriptions from './migrations/0029-webhook-descriptions.ts';
 import * as auditLog from './migrations/0030-audit-log.ts';
 import * as operatorTokens from './migrations/0031-operator-tokens.ts';
+import * as rabbitmqSinks from './migrations/0035-rabbitmq-sinks.ts';
 
 // Migrations are listed here rather than read from a folder, so that they work the same from
 // source, from a bundle and from the CLI, whatever the working directory.
@@ -62,6 +63,7 @@ const migrations: Record<string, Migration> = {
   '0029-webhook-descriptions': webhookDescriptions,
   '0030-audit-log': auditLog,
   '0031-operator-tokens': operatorTokens,
+  '0035-rabbitmq-sinks': rabbitmqSinks,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -248,6 +248,11 @@ export interface WebhooksTable {
   message_scope: ColumnType<string, string | undefined, string>;
   /** What it is for, as its maker said (migration 0029). */
   description: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A RabbitMQ sink's full broker URL, sealed: it holds the password (migration 0035). Null for HTTP. */
+  target_ciphertext: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A RabbitMQ sink's exchange and routing-key template (migration 0035). Null for HTTP. */
+  amqp_exchange: ColumnType<string | null, string | null | undefined, string | null>;
+  amqp_routing_key: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: number;
 }

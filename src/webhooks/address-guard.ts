@@ -70,10 +70,12 @@ export function mayConnect(policy: AddressPolicy, address: string, port: number,
   });
 }
 
+const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443, 'amqp:': 5672, 'amqps:': 5671 };
+
 /** The port a URL connects to, written or implied by its scheme. */
 export function portOf(url: URL): number {
   if (url.port !== '') return Number(url.port);
-  return url.protocol === 'https:' ? 443 : 80;
+  return DEFAULT_PORTS[url.protocol] ?? 80;
 }
 
 export class BlockedAddressError extends Error {

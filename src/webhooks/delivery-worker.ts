@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import type { WebhookConfig } from '../config.ts';
 import { newId } from '../domain/ids.ts';
 import type { DeliveryState, EventPayload, WebhookAttempt } from '../domain/webhooks.ts';
-import { renderPayload } from '../domain/webhooks.ts';
+import { renderPayload, renderRoutingKey } from '../domain/webhooks.ts';
+import type { AmqpPublisher } from './amqp-publisher.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { CachedLookups } from '../store/cached-lookups.ts';
 import type { Executor, Store } from '../store/database.ts';
@@ -41,6 +42,8 @@ export interface DeliveryWorkerOptions {
   store: Store;
   committer: GroupCommitter;
   client: WebhookHttpClient;
+  /** Publishes to RabbitMQ sinks (webhooks whose URL is amqp:// or amqps://). */
+  amqp: AmqpPublisher;
   secretBox: SecretBox;
   config: WebhookConfig;
   logger: Logger;
@@ -129,6 +132,7 @@ export class DeliveryWorker implements DeliveryNotifier {
     // Handed over but not started: given back, so the next start (here or elsewhere) claims them at once.
     await this.handBack(this.queued.clear());
     this.options.client.close();
+    this.options.amqp.close();
     await Promise.allSettled([...this.settled]);
   }
 
@@ -344,7 +348,7 @@ export class DeliveryWorker implements DeliveryNotifier {
       const body = renderPayload(event, delivery.webhookId);
       // webhook-id is the delivery id, the same on every retry, so receivers can deduplicate.
       const headers = signatureHeaders(delivery.id, attemptedAt, body, this.secrets.signingSecrets(delivery, attemptedAt));
-      result = await this.options.client.post(delivery.url, body, { ...headers });
+      result = await this.send(delivery, event, body, { ...headers });
     } catch (error) {
       // Something on our side (a secret sealed under another key, say) stopped the request.
       // It is recorded like any failure, so the schedule and the disabling rules still apply.
@@ -362,8 +366,24 @@ export class DeliveryWorker implements DeliveryNotifier {
     await this.record(delivery, attemptedAt, result);
   }
 
+  /** A RabbitMQ sink publishes the same body, signed the same way, with the event id as message_id. */
+  private send(delivery: QueuedDelivery, event: EventPayload, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+    if (delivery.sealedTarget === null || delivery.rabbitmq === null) return this.options.client.post(delivery.url, body, { ...headers });
+    const message = {
+      url: this.options.secretBox.open(delivery.sealedTarget),
+      exchange: delivery.rabbitmq.exchange,
+      routingKey: renderRoutingKey(delivery.rabbitmq.routingKey, event),
+      body,
+      messageId: delivery.eventId,
+      headers,
+    };
+    return this.options.amqp.publish(message, delivery.id);
+  }
+
   private async record(delivery: ClaimedDelivery, attemptedAt: Date, result: AttemptResult): Promise<void> {
-    const succeeded = result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const confirmed = result.brokerAnswered === true && result.error === null;
+    const succeeded =
+      confirmed || (result.error === null && result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300);
     const gone = result.statusCode === 410;
     const scheduled = succeeded || gone ? null : retryDelayMs(delivery.attemptCount + 1, this.options.config.retryDelaysSeconds);
     const delayMs = scheduled === null ? null : applyRetryAfter(scheduled, result.retryAfterMs);
@@ -403,5 +423,5 @@ function hostOf(url: string): string {
 /** Any HTTP answer, even an error status, shows the endpoint responsive; a timeout, that it is not. */
 function slotOutcomeOf(result: AttemptResult | undefined): SlotOutcome {
   if (result?.error === 'timeout') return 'timed_out';
-  return result?.statusCode != null ? 'answered' : 'failed';
+  return result?.statusCode != null || result?.brokerAnswered === true ? 'answered' : 'failed';
 }

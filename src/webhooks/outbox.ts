@@ -144,11 +144,14 @@ function eventFor(
       eventType: event.eventType,
       payload: event.payload,
       event: payload,
+      eventId: event.id,
       attemptCount: 0,
       createdAt: at.getTime(),
       sealedSecret: secrets.current,
       sealedPreviousSecret: secrets.previous,
       previousSecretExpiresAt: secrets.previousExpiresAt,
+      sealedTarget: 'sealedTarget' in webhook ? webhook.sealedTarget : null,
+      rabbitmq: webhook.rabbitmq,
       claimedUntil,
     });
   }

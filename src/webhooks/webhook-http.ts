@@ -16,6 +16,8 @@ export interface AttemptResult {
   errorDetail: string | null;
   durationMs: number;
   retryAfterMs: number | null;
+  /** Set by a RabbitMQ publish: whether the broker answered (confirmed, nacked or returned it). */
+  brokerAnswered?: boolean;
 }
 
 export interface WebhookHttpOptions {

@@ -5,9 +5,11 @@ import {
   isMessageScope,
   isWebhookEventType,
   messageScopes,
+  isAmqpUrl,
   testEventPayload,
   webhookEventTypes,
   type MessageScope,
+  type RabbitmqTarget,
 } from '../domain/webhooks.ts';
 import type { SecretBox } from '../secrets/secret-box.ts';
 import type { Store } from '../store/database.ts';
@@ -15,7 +17,8 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { findAccountById, lockAccount } from '../store/repositories/accounts.ts';
 import { findDelivery, listAttempts, listDeliveries, scheduleRedelivery } from '../store/repositories/deliveries.ts';
 import * as webhooks from '../store/repositories/webhooks.ts';
-import { mayConnect, portOf, resolveHost, type AddressPolicy } from './address-guard.ts';
+import type { AddressPolicy } from './address-guard.ts';
+import { checkDestination, checkRabbitmqTarget } from './destination-check.ts';
 import { enqueueTestEvent, type DeliveryNotifier } from './outbox.ts';
 import { generateWebhookSecret } from './signing.ts';
 import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
@@ -36,6 +39,8 @@ export interface WebhookInput {
   /** What it is for; null or blank clears it. */
   description?: string | null;
   enabled?: boolean;
+  /** Where a RabbitMQ sink (an amqp:// or amqps:// url) publishes. */
+  rabbitmq?: RabbitmqTarget;
 }
 
 export interface DeliveryWithAttempts {
@@ -71,13 +76,15 @@ export class WebhooksService {
       throw new AppError('account_not_found', `There is no account ${accountId}.`);
     }
     const now = new Date();
+    const destination = await checkDestination(this.addressPolicy, this.secretBox, input.url ?? '', input.rabbitmq);
     const webhook: Webhook = {
       id: newId('webhook'),
       accountId,
-      url: await this.checkUrl(input.url ?? ''),
+      url: destination.url,
       eventTypes: parseEventTypes(input.eventTypes ?? ['message']),
       messageScope: parseMessageScope(input.messageScope ?? 'direct'),
       description: parseDescription(input.description),
+      rabbitmq: destination.rabbitmq,
       enabled: input.enabled ?? true,
       disabledReason: null,
       failingSince: null,
@@ -90,7 +97,7 @@ export class WebhooksService {
       // two creations at the cap cannot both pass, and on SQLite the transaction's first
       // statement is a write, so it waits for the write lock instead of failing to upgrade a read.
       await lockAccount(trx, this.store.dialect, accountId);
-      await webhooks.insertWebhook(trx, webhook, this.secretBox.seal(secret));
+      await webhooks.insertWebhook(trx, webhook, this.secretBox.seal(secret), destination.sealedTarget);
       if ((await webhooks.countWebhooks(trx, accountId)) > this.maxPerAccount) {
         throw new AppError(
           'webhook_limit_reached',
@@ -122,7 +129,7 @@ export class WebhooksService {
   async updateWebhook(scope: TenantScope, id: string, input: WebhookInput, actor: AuditActor = SYSTEM_ACTOR): Promise<Webhook> {
     const before = await this.getWebhook(scope, id);
     const changes: webhooks.WebhookChanges = {
-      ...(input.url !== undefined && { url: await this.checkUrl(input.url) }),
+      ...(await this.destinationChanges(before, input)),
       ...(input.eventTypes !== undefined && { eventTypes: parseEventTypes(input.eventTypes) }),
       ...(input.messageScope !== undefined && { messageScope: parseMessageScope(input.messageScope) }),
       ...(input.description !== undefined && { description: parseDescription(input.description) }),
@@ -223,36 +230,32 @@ export class WebhooksService {
   }
 
   /**
-   * A webhook URL must be http(s), and its host must resolve to at least one address the
-   * delivery worker may reach. The worker checks again on every connection, because DNS can
-   * change after this.
+   * A new URL is checked as a new webhook's is. A RabbitMQ sink's exchange and routing key may
+   * change on their own; its broker URL, whose password is not shown, only by being given whole.
    */
-  private async checkUrl(raw: string): Promise<string> {
-    let url: URL;
-    try {
-      url = new URL(raw.trim());
-    } catch {
-      throw new AppError('invalid_webhook_url', `"${raw}" is not a URL; use an absolute http:// or https:// URL.`);
+  private async destinationChanges(before: Webhook, input: WebhookInput): Promise<webhooks.WebhookChanges> {
+    // A form that sends back a sink's URL as shown (without its password) keeps the sealed one.
+    if (input.url !== undefined && before.rabbitmq !== null && sameUrl(input.url, before.url)) {
+      return this.destinationChanges(before, { ...input, url: undefined });
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new AppError('invalid_webhook_url', `Webhook URLs must use http or https, not ${url.protocol.replace(':', '')}.`);
+    if (input.url === undefined) {
+      if (input.rabbitmq === undefined) return {};
+      if (before.rabbitmq === null) {
+        throw new AppError('invalid_request', 'rabbitmq is for a RabbitMQ sink, whose url is amqp:// or amqps://.', { field: 'rabbitmq' });
+      }
+      return { rabbitmq: checkRabbitmqTarget(input.rabbitmq) };
     }
-    let addresses: string[];
-    try {
-      addresses = await resolveHost(url.hostname);
-    } catch {
-      throw new AppError('invalid_webhook_url', `The host ${url.hostname} does not resolve.`);
-    }
-    const port = portOf(url);
-    if (!addresses.some((address) => mayConnect(this.addressPolicy, address, port, url.hostname))) {
-      throw new AppError(
-        'webhook_url_blocked',
-        `${url.hostname} resolves only to private, loopback or reserved addresses, which webhooks may not reach. An operator can allow ` +
-          `one receiver by its host:port with WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS.`,
-        { host: url.hostname, port, resolved_addresses: addresses },
-      );
-    }
-    return url.toString();
+    const rabbitmq = input.rabbitmq ?? (isAmqpUrl(input.url) ? (before.rabbitmq ?? undefined) : undefined);
+    const destination = await checkDestination(this.addressPolicy, this.secretBox, input.url, rabbitmq);
+    return { url: destination.url, sealedTarget: destination.sealedTarget, rabbitmq: destination.rabbitmq };
+  }
+}
+
+function sameUrl(given: string, shown: string): boolean {
+  try {
+    return new URL(given.trim()).toString() === shown;
+  } catch {
+    return false;
   }
 }
 

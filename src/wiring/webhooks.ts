@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { AddressPolicy } from '../webhooks/address-guard.ts';
+import { AmqpPublisher } from '../webhooks/amqp-publisher.ts';
 import { DeliveryWorker } from '../webhooks/delivery-worker.ts';
 import { WebhookHttpClient } from '../webhooks/webhook-http.ts';
 import { WebhooksService } from '../webhooks/webhooks-service.ts';
@@ -22,10 +23,12 @@ export function buildWebhooks(config: Config, storage: StorageParts, keys: Gatew
   const { store, committer, metrics } = storage;
   const addressPolicy = { everything: config.webhooks.allowPrivateAddresses, hosts: config.webhooks.allowedPrivateHosts };
   const client = new WebhookHttpClient({ timeoutMs: config.webhooks.timeoutMs, addressPolicy, userAgent: `wa-gateway/${config.version}` });
+  const amqp = new AmqpPublisher({ timeoutMs: config.webhooks.timeoutMs, addressPolicy });
   const deliveryWorker = new DeliveryWorker({
     store,
     committer,
     client,
+    amqp,
     secretBox: keys.secretBox,
     config: config.webhooks,
     logger,

@@ -4231,8 +4231,15 @@ export interface components {
         Webhook: {
             /** @description wh_… */
             id: string;
-            /** @description The receiver, an absolute http(s) URL. */
+            /** @description The receiver, an absolute http(s) URL; for a RabbitMQ sink, the broker's amqp(s) URL without its password. */
             url: string;
+            /** @description Only on a RabbitMQ sink: where it publishes. */
+            rabbitmq?: {
+                /** @description The exchange published to; "" is the default exchange. */
+                exchange: string;
+                /** @description The routing key, a template: {event} becomes the event (message.status), {number} the number of yours it concerns. */
+                routing_key: string;
+            };
             /** @description The events it receives. */
             events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
             /**
@@ -4953,7 +4960,7 @@ export interface components {
             webhooks: components["schemas"]["Webhook"][];
         };
         CreateWebhookRequest: {
-            /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). */
+            /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). An amqp:// or amqps:// URL (user, password and vhost in it) makes a RabbitMQ sink, which needs rabbitmq; it is stored sealed and shown without its password. */
             url: string;
             /** @description The events it receives (at least one). */
             events: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
@@ -4964,6 +4971,13 @@ export interface components {
              * @enum {string}
              */
             message_scope?: "direct" | "group" | "all";
+            /** @description For a RabbitMQ sink (an amqp(s) url): the exchange and routing-key template it publishes with. */
+            rabbitmq?: {
+                /** @description The exchange published to; "" is the default exchange. */
+                exchange: string;
+                /** @description The routing key, a template: {event} becomes the event (message.status), {number} the number of yours it concerns. */
+                routing_key: string;
+            };
             /** @description Whether it receives deliveries at once (true by default). */
             enabled?: boolean;
         };
@@ -4972,7 +4986,7 @@ export interface components {
             secret: string;
         };
         UpdateWebhookRequest: {
-            /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). */
+            /** @description The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, unless the operator allowed it). An amqp:// or amqps:// URL (user, password and vhost in it) makes a RabbitMQ sink, which needs rabbitmq; it is stored sealed and shown without its password. */
             url?: string;
             /** @description The events it receives (at least one). */
             events?: ("message" | "message.status" | "message.reaction" | "message.edited" | "message.revoked" | "session.status" | "group.updated" | "number.paused" | "number.resumed" | "contact.identity" | "call" | "presence.update" | "poll.vote")[];
@@ -4983,6 +4997,13 @@ export interface components {
              * @enum {string}
              */
             message_scope?: "direct" | "group" | "all";
+            /** @description A RabbitMQ sink's new exchange and routing-key template. */
+            rabbitmq?: {
+                /** @description The exchange published to; "" is the default exchange. */
+                exchange: string;
+                /** @description The routing key, a template: {event} becomes the event (message.status), {number} the number of yours it concerns. */
+                routing_key: string;
+            };
             /** @description Turn deliveries on or off; turning on clears a disabled_reason. */
             enabled?: boolean;
         };

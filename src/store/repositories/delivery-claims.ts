@@ -1,4 +1,4 @@
-import type { DeliveredEventType } from '../../domain/webhooks.ts';
+import type { DeliveredEventType, RabbitmqTarget } from '../../domain/webhooks.ts';
 import { sql } from 'kysely';
 import type { Executor } from '../database.ts';
 
@@ -11,8 +11,13 @@ export interface ClaimedDelivery {
   payload: string;
   attemptCount: number;
   createdAt: number;
+  /** The outbox event's id: a RabbitMQ message's message_id, the same for every sink and retry. */
+  eventId: string;
   sealedSecret: string;
   sealedPreviousSecret: string | null;
+  /** A RabbitMQ sink's full URL, sealed, with where it publishes; null for an HTTP webhook. */
+  sealedTarget: string | null;
+  rabbitmq: RabbitmqTarget | null;
   previousSecretExpiresAt: number | null;
   /** The expiry this claim set; an outcome is written only while the claim is still this one. */
   claimedUntil: number;
@@ -101,7 +106,11 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
       'webhook_deliveries.webhook_id',
       'webhook_deliveries.attempt_count',
       'webhook_deliveries.created_at',
+      'webhook_deliveries.event_id',
       'webhooks.url',
+      'webhooks.target_ciphertext',
+      'webhooks.amqp_exchange',
+      'webhooks.amqp_routing_key',
       'webhooks.secret_ciphertext',
       'webhooks.previous_secret_ciphertext',
       'webhooks.previous_secret_expires_at',
@@ -124,8 +133,14 @@ export async function claimDueDeliveries(db: Executor, options: ClaimOptions): P
     payload: row.payload,
     attemptCount: row.attempt_count,
     createdAt: row.created_at,
+    eventId: row.event_id,
     sealedSecret: row.secret_ciphertext,
     sealedPreviousSecret: row.previous_secret_ciphertext,
+    sealedTarget: row.target_ciphertext,
+    rabbitmq:
+      row.amqp_exchange === null || row.amqp_routing_key === null
+        ? null
+        : { exchange: row.amqp_exchange, routingKey: row.amqp_routing_key },
     previousSecretExpiresAt: row.previous_secret_expires_at,
     claimedUntil: options.claimedUntil,
   }));

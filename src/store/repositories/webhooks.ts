@@ -1,4 +1,4 @@
-import { isMessageScope, type MessageScope, type Webhook, type WebhookEventType } from '../../domain/webhooks.ts';
+import { isMessageScope, type MessageScope, type RabbitmqTarget, type Webhook, type WebhookEventType } from '../../domain/webhooks.ts';
 import { compiledStatement } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { WebhookRow } from '../schema.ts';
@@ -12,6 +12,8 @@ function toWebhook(row: WebhookRow): Webhook {
     eventTypes: row.event_types.split(',').filter(Boolean) as WebhookEventType[],
     messageScope: isMessageScope(row.message_scope) ? row.message_scope : 'direct',
     description: row.description ?? null,
+    rabbitmq:
+      row.amqp_exchange == null || row.amqp_routing_key == null ? null : { exchange: row.amqp_exchange, routingKey: row.amqp_routing_key },
     enabled: row.enabled === 1,
     disabledReason: row.disabled_reason,
     failingSince: row.failing_since === null ? null : new Date(row.failing_since),
@@ -26,7 +28,13 @@ export interface WebhookSecrets {
   previousExpiresAt: number | null;
 }
 
-export async function insertWebhook(db: Executor, webhook: Webhook, sealedSecret: string): Promise<void> {
+/** `sealedTarget` is a RabbitMQ sink's full URL, sealed; null for an HTTP webhook. */
+export async function insertWebhook(
+  db: Executor,
+  webhook: Webhook,
+  sealedSecret: string,
+  sealedTarget: string | null = null,
+): Promise<void> {
   await db
     .insertInto('webhooks')
     .values({
@@ -36,6 +44,9 @@ export async function insertWebhook(db: Executor, webhook: Webhook, sealedSecret
       event_types: webhook.eventTypes.join(','),
       message_scope: webhook.messageScope,
       description: webhook.description,
+      target_ciphertext: sealedTarget,
+      amqp_exchange: webhook.rabbitmq?.exchange ?? null,
+      amqp_routing_key: webhook.rabbitmq?.routingKey ?? null,
       enabled: webhook.enabled ? 1 : 0,
       secret_ciphertext: sealedSecret,
       previous_secret_ciphertext: null,
@@ -115,14 +126,20 @@ const WEBHOOK_COLUMNS = [
   'updated_at',
   'message_scope',
   'description',
+  'target_ciphertext',
+  'amqp_exchange',
+  'amqp_routing_key',
 ] as const;
 
 const selectEnabledWebhooks = compiledStatement((db, v: { accountId: string }) =>
   db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('account_id', '=', v.accountId).where('enabled', '=', 1),
 );
 
-/** An enabled webhook with its sealed secrets, which a node sending a delivery from memory signs with. */
-export type EnabledWebhook = Webhook & { secrets: WebhookSecrets };
+/**
+ * An enabled webhook with its sealed secrets, which a node sending a delivery from memory signs
+ * with, and a RabbitMQ sink's sealed broker URL.
+ */
+export type EnabledWebhook = Webhook & { secrets: WebhookSecrets; sealedTarget: string | null };
 
 export async function listEnabledWebhooks(db: Executor, accountId: string): Promise<EnabledWebhook[]> {
   return (await selectEnabledWebhooks(db, { accountId })).rows.map((row) => ({
@@ -132,11 +149,15 @@ export async function listEnabledWebhooks(db: Executor, accountId: string): Prom
       previous: row.previous_secret_ciphertext,
       previousExpiresAt: row.previous_secret_expires_at,
     },
+    sealedTarget: row.target_ciphertext,
   }));
 }
 
 export interface WebhookChanges {
   url?: string;
+  /** A RabbitMQ sink's new full URL, sealed; given with `url`. */
+  sealedTarget?: string | null;
+  rabbitmq?: RabbitmqTarget | null;
   eventTypes?: WebhookEventType[];
   messageScope?: MessageScope;
   description?: string | null;
@@ -150,6 +171,11 @@ export async function updateWebhook(db: Executor, id: string, changes: WebhookCh
     .set({
       updated_at: at.getTime(),
       ...(changes.url !== undefined && { url: changes.url }),
+      ...(changes.sealedTarget !== undefined && { target_ciphertext: changes.sealedTarget }),
+      ...(changes.rabbitmq !== undefined && {
+        amqp_exchange: changes.rabbitmq?.exchange ?? null,
+        amqp_routing_key: changes.rabbitmq?.routingKey ?? null,
+      }),
       ...(changes.eventTypes !== undefined && { event_types: changes.eventTypes.join(',') }),
       ...(changes.messageScope !== undefined && { message_scope: changes.messageScope }),
       ...(changes.description !== undefined && { description: changes.description }),

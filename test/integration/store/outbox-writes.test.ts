@@ -37,6 +37,7 @@ for (const dialect of dialects) {
           eventTypes,
           messageScope: 'direct',
           description: null,
+          rabbitmq: null,
           enabled: true,
           disabledReason: null,
           failingSince: null,

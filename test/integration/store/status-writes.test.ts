@@ -39,6 +39,7 @@ for (const dialect of dialects) {
           eventTypes: ['message.status'],
           messageScope: 'direct',
           description: null,
+          rabbitmq: null,
           enabled: true,
           disabledReason: null,
           failingSince: null,

@@ -9,6 +9,24 @@ import { ref } from '../../message-schemas.ts';
 const time = { type: 'string', format: 'date-time' } as const;
 const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
+function rabbitmqComponentField(description: string) {
+  return {
+    type: 'object',
+    description,
+    required: ['exchange', 'routing_key'],
+    additionalProperties: false,
+    properties: {
+      exchange: { type: 'string', maxLength: 255, description: 'The exchange published to; "" is the default exchange.' },
+      routing_key: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 255,
+        description: 'The routing key, a template: {event} becomes the event (message.status), {number} the number of yours it concerns.',
+      },
+    },
+  } as const;
+}
+
 const webhookComponent = {
   $id: 'Webhook',
   type: 'object',
@@ -27,7 +45,11 @@ const webhookComponent = {
   ],
   properties: {
     id: { type: 'string', description: 'wh_…' },
-    url: { type: 'string', description: 'The receiver, an absolute http(s) URL.' },
+    url: {
+      type: 'string',
+      description: "The receiver, an absolute http(s) URL; for a RabbitMQ sink, the broker's amqp(s) URL without its password.",
+    },
+    rabbitmq: rabbitmqComponentField('Only on a RabbitMQ sink: where it publishes.'),
     events: { type: 'array', items: { type: 'string', enum: webhookEventTypes }, description: 'The events it receives.' },
     message_scope: {
       type: 'string',
@@ -121,7 +143,8 @@ const urlField = {
   maxLength: 2048,
   description:
     'The receiver: an absolute http(s) URL whose host resolves to an address webhooks may reach (not private, loopback or reserved, ' +
-    'unless the operator allowed it).',
+    'unless the operator allowed it). An amqp:// or amqps:// URL (user, password and vhost in it) makes a RabbitMQ sink, which needs ' +
+    'rabbitmq; it is stored sealed and shown without its password.',
 } as const;
 
 const messageScopeField = {
@@ -139,6 +162,7 @@ export const createWebhookBody = {
     events: eventsField,
     description: descriptionField,
     message_scope: messageScopeField,
+    rabbitmq: rabbitmqComponentField('For a RabbitMQ sink (an amqp(s) url): the exchange and routing-key template it publishes with.'),
     enabled: { type: 'boolean', description: 'Whether it receives deliveries at once (true by default).' },
   },
 } as const;
@@ -152,6 +176,7 @@ export const updateWebhookBody = {
     events: eventsField,
     description: descriptionField,
     message_scope: messageScopeField,
+    rabbitmq: rabbitmqComponentField("A RabbitMQ sink's new exchange and routing-key template."),
     enabled: { type: 'boolean', description: 'Turn deliveries on or off; turning on clears a disabled_reason.' },
   },
 } as const;
@@ -163,6 +188,7 @@ export function presentWebhook(webhook: Webhook) {
     events: webhook.eventTypes,
     message_scope: webhook.messageScope,
     description: webhook.description,
+    ...(webhook.rabbitmq !== null && { rabbitmq: { exchange: webhook.rabbitmq.exchange, routing_key: webhook.rabbitmq.routingKey } }),
     enabled: webhook.enabled,
     disabled_reason: webhook.disabledReason,
     failing_since: webhook.failingSince?.toISOString() ?? null,

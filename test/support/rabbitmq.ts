@@ -1,0 +1,118 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, connect as connectTcp } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { waitUntil } from './waiting.ts';
+
+const run = promisify(execFile);
+
+/**
+ * Debian's rabbitmq-server, started as the current user: the /usr/sbin wrapper would switch to
+ * the rabbitmq user, whose home the throwaway node must not touch.
+ */
+function brokerScripts(): string {
+  const base = '/usr/lib/rabbitmq/lib';
+  const release = existsSync(base)
+    ? readdirSync(base)
+        .filter((name) => name.startsWith('rabbitmq_server-'))
+        .sort()
+        .at(-1)
+    : undefined;
+  if (release === undefined) throw new Error("The RabbitMQ tests need Debian's rabbitmq-server (apt-get install rabbitmq-server).");
+  return join(base, release, 'sbin');
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connectTcp(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * A throwaway RabbitMQ node for one test file, as scripts/postgres.sh makes a throwaway
+ * PostgreSQL: its own node name, ports, data directory and Erlang cookie (HOME), listening on
+ * 127.0.0.1 only, deleted afterwards. `restart` stops and starts the broker application (its
+ * connections drop, its durable queues come back from disk) without the Erlang VM's slow start.
+ */
+export class ThrowawayRabbitmq {
+  private constructor(
+    private readonly process: ChildProcess,
+    private readonly dir: string,
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly node: string,
+    readonly port: number,
+  ) {}
+
+  get url(): string {
+    return `amqp://guest:guest@127.0.0.1:${this.port}`;
+  }
+
+  static async start(): Promise<ThrowawayRabbitmq> {
+    const scripts = brokerScripts();
+    const dir = await mkdtemp(join(tmpdir(), 'wagw-test-rabbitmq-'));
+    const port = await freePort();
+    const node = `wagw${port}@localhost`;
+    const env = {
+      ...process.env,
+      HOME: dir,
+      RABBITMQ_NODENAME: node,
+      RABBITMQ_NODE_IP_ADDRESS: '127.0.0.1',
+      RABBITMQ_NODE_PORT: String(port),
+      RABBITMQ_DIST_PORT: String(await freePort()),
+      RABBITMQ_MNESIA_BASE: join(dir, 'mnesia'),
+      RABBITMQ_LOG_BASE: join(dir, 'log'),
+      RABBITMQ_ENABLED_PLUGINS_FILE: join(dir, 'enabled_plugins'),
+      RABBITMQ_PLUGINS_EXPAND_DIR: join(dir, 'plugins-expand'),
+      RABBITMQ_CONFIG_FILE: join(dir, 'rabbitmq'),
+      RABBITMQ_PID_FILE: join(dir, 'pid'),
+      RABBITMQ_ENABLED_PLUGINS: '',
+    };
+    const child = spawn(join(scripts, 'rabbitmq-server'), [], { env, stdio: 'ignore' });
+    const broker = new ThrowawayRabbitmq(child, dir, env, node, port);
+    await waitUntil(() => accepts(port), `RabbitMQ to listen on ${port}`, 200);
+    return broker;
+  }
+
+  private ctl(...args: string[]): Promise<unknown> {
+    return run(join(brokerScripts(), 'rabbitmqctl'), ['-n', this.node, ...args], { env: this.env });
+  }
+
+  /** Stops the broker application and starts it again, dropping every connection. */
+  async restart(): Promise<void> {
+    await this.ctl('stop_app');
+    await this.ctl('start_app');
+    await waitUntil(() => accepts(this.port), `RabbitMQ to listen on ${this.port} again`, 100);
+  }
+
+  async stopApp(): Promise<void> {
+    await this.ctl('stop_app');
+  }
+
+  async startApp(): Promise<void> {
+    await this.ctl('start_app');
+    await waitUntil(() => accepts(this.port), `RabbitMQ to listen on ${this.port} again`, 100);
+  }
+
+  async close(): Promise<void> {
+    await this.ctl('stop').catch(() => this.process.kill('SIGKILL'));
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
