@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
  * that will happen is cut short by a budget of its own; a condition that has not held after a
  * minute is broken, and the test's own limit (WAGW_TEST_TIMEOUT_MS) backs this one.
  */
-const CONDITION_WAIT_MS = 60_000;
+export const CONDITION_WAIT_MS = 60_000;
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

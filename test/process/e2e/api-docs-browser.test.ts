@@ -11,6 +11,7 @@ import { startServer, type RunningServer } from '../../../src/server.ts';
 import { createGateway, createLogger } from '../../../src/main.ts';
 import { createTestDatabase, type TestDatabase } from '../../support/databases.ts';
 import { browserTestConfig, launchChromium, saveScreenshot } from '../../support/browser.ts';
+import { CONDITION_WAIT_MS } from '../../support/waiting.ts';
 
 describe('the API reference in Chromium', () => {
   let database: TestDatabase;
@@ -42,7 +43,7 @@ describe('the API reference in Chromium', () => {
     assert.match(policy, /script-src 'self'(;|$)/);
     assert.match(policy, /frame-ancestors 'none'/);
     assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval/);
-    await page.getByText('/send_message', { exact: true }).first().waitFor({ timeout: 15_000 });
+    await page.getByText('/send_message', { exact: true }).first().waitFor({ timeout: CONDITION_WAIT_MS });
     await saveScreenshot(page, 'api-docs');
     assert.deepEqual(violations, [], 'the page ran without a CSP violation');
   });

@@ -11,6 +11,7 @@ import { uniquePhone } from '../../support/gateway.ts';
 import { WebhookReceiver } from '../../support/webhook-receiver.ts';
 import { samples } from '../../support/media-samples.ts';
 import { browserTestConfig, launchChromium, saveScreenshot } from '../../support/browser.ts';
+import { CONDITION_WAIT_MS } from '../../support/waiting.ts';
 
 const OPERATOR = { email: 'operator@walkthrough.test', password: 'operator password 1' };
 const OWNER = { email: 'owner@walkthrough.test', password: 'owner password 123' };
@@ -135,7 +136,7 @@ for (const dialect of dialects) {
       assert.equal((await badge.innerText()).trim(), 'connected');
       await gateway.numbers.setSimulatedStatus(operatorScope(), numberPhone, 'disconnected');
       // Locators run outside the page's CSP; a string predicate would be refused by it, rightly.
-      await page.locator('[data-status-source] .badge', { hasText: 'disconnected' }).waitFor({ timeout: 15_000 });
+      await page.locator('[data-status-source] .badge', { hasText: 'disconnected' }).waitFor({ timeout: CONDITION_WAIT_MS });
       await gateway.numbers.setSimulatedStatus(operatorScope(), numberPhone, 'connected');
 
       const [delivered] = await receiver.waitForRequests(1, (request) => request.body.includes('is my order on its way'));

@@ -14,10 +14,11 @@ import { RecordingSocketFactory } from '../../support/fake-whatsapp.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
 import { uniquePhone } from '../../support/gateway.ts';
 import { browserTestConfig, launchChromium, saveScreenshot } from '../../support/browser.ts';
+import { CONDITION_WAIT_MS } from '../../support/waiting.ts';
 
 const OPERATOR = { email: 'operator@linking-browser.test', password: 'operator password 1' };
-/** The page polls every two seconds; this leaves room for a slow machine. */
-const POLL_WAIT_MS = 15_000;
+/** The page polls every two seconds; a busy machine gets a condition's whole wait. */
+const POLL_WAIT_MS = CONDITION_WAIT_MS;
 
 for (const dialect of dialects) {
   describe(`linking a number in Chromium (${dialect})`, () => {
