@@ -203,7 +203,10 @@ for (const dialect of dialects) {
         const before = (await test.gateway.webhooks.listWebhooks(accountScope(accountId))).length;
         const invalid = await owner.submit('/webhooks/new', '/webhooks', { url: 'not a url', event_types: ['message.status'] });
         assert.equal(invalid.statusCode, 400);
-        assert.match(invalid.body, /role="alert">&#34;not a url&#34; is not a URL; use an absolute http:\/\/ or https:\/\/ URL\./);
+        assert.match(
+          invalid.body,
+          /role="alert">&#34;not a url&#34; is not a URL; use an absolute http:\/\/, https:\/\/, amqp:\/\/ or amqps:\/\/ URL\./,
+        );
         assert.equal(inputValue(invalid.body, 'webhook-url'), 'not a url');
         assert.match(invalid.body, /value="message\.status" checked/);
         assert.match(invalid.body, /value="message"\s*\/>/, 'an unchosen event stays unchecked');
