@@ -13,8 +13,8 @@ const MAX_AUDIT_PAGE = 500;
 export class AuditLog {
   constructor(private readonly store: Store) {}
 
-  list(_operator: OperatorScope, filter: AuditFilter = {}): Promise<AuditEvent[]> {
+  list(_operator: OperatorScope, filter: AuditFilter): Promise<AuditEvent[]> {
     const limit = Math.min(Math.max(filter.limit ?? 100, 1), MAX_AUDIT_PAGE);
-    return listAuditEvents(this.store.db, { ...(filter.accountId !== undefined && { accountId: filter.accountId }), limit });
+    return listAuditEvents(this.store.db, { accountId: filter.accountId, limit });
   }
 }

@@ -65,11 +65,12 @@ export interface AuditEvent {
 /**
  * Which rows an operator's read of the audit log returns. `accountId` narrows the read to one
  * account's rows: it is a filter the operator chooses within the operator scope, never a tenant
- * scope, so it grants nothing and is no substitute for an AccountScope.
+ * scope, so it grants nothing and is no substitute for an AccountScope. It is required, null
+ * meaning every account, so that a read across accounts is always a choice someone wrote down.
  */
 export interface AuditFilter {
-  /** One account's rows; undefined for every account's and the gateway's own. */
-  accountId?: string;
+  /** One account's rows; null for every account's and the gateway's own. */
+  accountId: string | null;
   /** How many, newest first. */
   limit?: number;
 }

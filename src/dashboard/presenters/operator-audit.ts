@@ -19,8 +19,8 @@ interface AuditRowView {
 
 export interface OperatorAuditView {
   rows: AuditRowView[];
-  /** The account the page is narrowed to, if any. */
-  accountId: string | undefined;
+  /** The account the page is narrowed to; null for every account. */
+  accountId: string | null;
   accounts: Array<{ id: string; name: string }>;
 }
 
@@ -35,12 +35,10 @@ const VIA: Readonly<Record<AuditEvent['actor']['kind'], string>> = {
 export async function presentOperatorAudit(
   gateway: Services,
   operator: OperatorScope,
-  accountId: string | undefined,
+  /** One account's rows, or null for every account's. */
+  accountId: string | null,
 ): Promise<OperatorAuditView> {
-  const [events, accounts] = await Promise.all([
-    gateway.audit.list(operator, { ...(accountId !== undefined && { accountId }), limit: 200 }),
-    gateway.accounts.listAccounts(),
-  ]);
+  const [events, accounts] = await Promise.all([gateway.audit.list(operator, { accountId, limit: 200 }), gateway.accounts.listAccounts()]);
   const names = new Map(accounts.map((account) => [account.id, account.name]));
   return {
     accountId,

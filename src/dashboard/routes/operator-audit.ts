@@ -11,7 +11,7 @@ type Services = Pick<GatewayServices, 'accounts' | 'audit'>;
 /** `/operator/audit`: the audit log of management actions, for every account or one (`?account=`). */
 export function registerOperatorAuditRoutes(app: FastifyInstance, gateway: Services): void {
   app.get('/operator/audit', async (request, reply) => {
-    const view = await presentOperatorAudit(gateway, operatorScopeOf(request), queryText(request.query, 'account'));
+    const view = await presentOperatorAudit(gateway, operatorScopeOf(request), queryText(request.query, 'account') ?? null);
     return sendPage(reply, OperatorAuditPage({ context: pageContext(request, reply, 'Audit log', 'operator'), view }));
   });
 }

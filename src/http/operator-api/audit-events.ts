@@ -77,7 +77,7 @@ const listAuditEvents = defineOperatorOperation({ query: auditQuery })({
   errors: [],
   handle: async ({ scope, query }, gateway) => {
     const events = await gateway.audit.list(scope, {
-      ...(query.account_id !== undefined && { accountId: query.account_id }),
+      accountId: query.account_id ?? null,
       limit: query.limit ?? DEFAULT_EVENTS,
     });
     return ok({ events: events.map(presentAuditEvent) });

@@ -36,7 +36,7 @@ export async function insertAuditEvent(db: Executor, event: AuditEvent): Promise
 /** The newest rows first, as many as the filter's limit (the caller bounds it). */
 export async function listAuditEvents(db: Executor, filter: AuditFilter & { limit: number }): Promise<AuditEvent[]> {
   let query = db.selectFrom('audit_events').selectAll();
-  if (filter.accountId !== undefined) query = query.where('account_id', '=', filter.accountId);
+  if (filter.accountId !== null) query = query.where('account_id', '=', filter.accountId);
   const rows = await query.orderBy('at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
   return rows.map(toAuditEvent);
 }

@@ -64,7 +64,7 @@ for (const dialect of dialects) {
       const row = await test.gateway.store.db.selectFrom('operator_tokens').selectAll().where('id', '=', tokenId).executeTakeFirstOrThrow();
       assert.ok(!Object.values(row).includes(token), 'the token itself is not stored');
       assert.equal(row.hint, `wagw_op_…${token.slice(-4)}`);
-      const audit = await test.gateway.audit.list(operatorScope(), { limit: 500 });
+      const audit = await test.gateway.audit.list(operatorScope(), { accountId: null, limit: 500 });
       const made = audit.find((event) => event.targetId === tokenId);
       assert.deepEqual([made?.action, made?.actor.kind, made?.accountId], ['operator_token.created', 'cli', null]);
     });

@@ -35,7 +35,7 @@ for (const dialect of dialects) {
       expectRefusal(await runCli(url, ['operator-token', 'revoke', 'opt_missing']), 'There is no operator token opt_missing');
       assert.equal((await runCli(url, ['operator-token', 'create', '--name', '  '])).exitCode, 1);
 
-      const audit = await opened.gateway.audit.list(operatorScope(), { limit: 10 });
+      const audit = await opened.gateway.audit.list(operatorScope(), { accountId: null, limit: 10 });
       assert.deepEqual(
         audit.filter((event) => event.targetId === created.id).map((event) => [event.action, event.actor.kind]),
         [
