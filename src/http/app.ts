@@ -22,54 +22,28 @@ import { documentAdditions, finishDocument, registerSharedSchemas } from './open
 import { validatorsByPart } from './request-validation.ts';
 import { serializersWithReachedSchemas } from './response-serializers.ts';
 import { publicOperations } from './operations/catalogue.ts';
-import { keyedPathMatcher, registerOperations } from './operations/registry.ts';
+import { keyedPathMatcher, type OperationRegistryServices, registerOperations } from './operations/registry.ts';
 import { namedScope } from '../web/named-scope.ts';
 
-/** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<
-  GatewayServices,
-  | 'accounts'
-  | 'audit'
-  | 'authenticator'
-  | 'blocklist'
-  | 'chats'
-  | 'clusterKey'
-  | 'config'
-  | 'contacts'
-  | 'governor'
-  | 'groups'
-  | 'history'
-  | 'idempotentSender'
-  | 'identities'
-  | 'keeper'
-  | 'linkPreviews'
-  | 'linking'
-  | 'logger'
-  | 'media'
-  | 'mediaLinks'
-  | 'messageActions'
-  | 'metrics'
-  | 'nodeClient'
-  | 'numberChecks'
-  | 'numbers'
-  | 'operatorTokens'
-  | 'pauses'
-  | 'polls'
-  | 'presence'
-  | 'profiles'
-  | 'routedLinking'
-  | 'router'
-  | 'sandboxInbox'
-  | 'scheduler'
-  | 'sendBacklog'
-  | 'sendQueues'
-  | 'sender'
-  | 'store'
-  | 'supervisor'
-  | 'typing'
-  | 'webhooks'
-  | 'writeFailures'
->;
+/**
+ * What this module uses of the gateway's services (docs/adr/0061): what the operations' registry
+ * needs, and what the app's own routes and plugins need beside it.
+ */
+type Services = OperationRegistryServices &
+  Pick<
+    GatewayServices,
+    | 'audit'
+    | 'clusterKey'
+    | 'keeper'
+    | 'linking'
+    | 'logger'
+    | 'metrics'
+    | 'operatorTokens'
+    | 'routedLinking'
+    | 'scheduler'
+    | 'store'
+    | 'writeFailures'
+  >;
 
 /**
  * Bodies are validated as sent: nothing coerced, nothing dropped, and the first fault told.

@@ -9,8 +9,8 @@ import { operationServices } from './services.ts';
 import { namedScope } from '../../web/named-scope.ts';
 import { MAX_PREFER_WAIT_SECONDS } from '../schemas.ts';
 
-/** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<
+/** What this module uses of the gateway's services (docs/adr/0061); the app hands it these. */
+export type OperationRegistryServices = Pick<
   GatewayServices,
   | 'accounts'
   | 'authenticator'
@@ -55,7 +55,7 @@ export const API_PREFIXES = ['', '/api'] as const;
  */
 export async function registerOperations(
   app: FastifyInstance,
-  gateway: Services,
+  gateway: OperationRegistryServices,
   operations: readonly AnyOperation[],
 ): Promise<OwnerDispatch> {
   const dispatch = new OwnerDispatch(gateway, operationServices(gateway));
