@@ -12,7 +12,7 @@ import type { GatewayServices } from '../ports/gateway-services.ts';
 import { csrfUserInfo, pageContext, sendPage } from './context.ts';
 import { registerAuthRoutes } from './routes/auth.ts';
 import { registerInviteRoutes } from './routes/invite.ts';
-import { registerOperatorRoutes } from './routes/operator-console.ts';
+import { type OperatorConsoleServices, registerOperatorRoutes } from './routes/operator-console.ts';
 import { registerTeamRoutes } from './routes/team.ts';
 import { registerKeyRoutes } from './routes/keys.ts';
 import { registerOverviewRoutes } from './routes/overview.ts';
@@ -23,34 +23,25 @@ import { sessionTokenFrom } from './session-cookie.ts';
 import { ErrorPage } from './views/auth-pages.tsx';
 import { namedScope } from '../web/named-scope.ts';
 
-/** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<
-  GatewayServices,
-  | 'accounts'
-  | 'apiKeys'
-  | 'audit'
-  | 'config'
-  | 'dashboardSigningKey'
-  | 'groups'
-  | 'history'
-  | 'keeper'
-  | 'media'
-  | 'nodeClient'
-  | 'numbers'
-  | 'pauses'
-  | 'routedLinking'
-  | 'routedPauses'
-  | 'routedSendQueues'
-  | 'sandboxInbox'
-  | 'scheduler'
-  | 'sendQueues'
-  | 'signIn'
-  | 'store'
-  | 'supervisor'
-  | 'system'
-  | 'team'
-  | 'webhooks'
->;
+/**
+ * What this module uses of the gateway's services (docs/adr/0061): what the operator console
+ * needs, and what the account pages need beside it.
+ */
+type Services = OperatorConsoleServices &
+  Pick<
+    GatewayServices,
+    | 'dashboardSigningKey'
+    | 'groups'
+    | 'history'
+    | 'media'
+    | 'pauses'
+    | 'routedPauses'
+    | 'routedSendQueues'
+    | 'sandboxInbox'
+    | 'sendQueues'
+    | 'signIn'
+    | 'webhooks'
+  >;
 
 const ASSETS_DIRECTORY = fileURLToPath(new URL('./assets/', import.meta.url));
 

@@ -9,8 +9,8 @@ import { registerOperatorClusterRoutes } from './operator-cluster.ts';
 import { registerOperatorUserRoutes } from './operator-users.ts';
 import { namedScope } from '../../web/named-scope.ts';
 
-/** What this module uses of the gateway's services (docs/adr/0061). */
-type Services = Pick<
+/** What this module uses of the gateway's services (docs/adr/0061); the dashboard's plugin hands it these. */
+export type OperatorConsoleServices = Pick<
   GatewayServices,
   | 'accounts'
   | 'apiKeys'
@@ -31,7 +31,7 @@ type Services = Pick<
  * `/operator/*`: the operator console. Its routes live in a child context whose one hook admits
  * operators only, so no route of the console can be added without that check.
  */
-export function registerOperatorRoutes(app: FastifyInstance, gateway: Services): void {
+export function registerOperatorRoutes(app: FastifyInstance, gateway: OperatorConsoleServices): void {
   void app.register(
     namedScope('operator console', async (operator) => {
       operator.addHook('preHandler', requireOperator);
