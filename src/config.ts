@@ -136,6 +136,12 @@ export interface Config {
     receivesPerMinute: number;
     /** WAGW_SANDBOX_LINK_QR_SECONDS: how often a sandbox number being linked offers a new QR (20 s, as WhatsApp). */
     linkQrRotateMs: number;
+    /**
+     * WAGW_SANDBOX_DELIVERY_WAIT_MS: how long a sandbox send waits for a connected recipient to store
+     * the message before answering anyway (2,000). A busy machine's tests raise it, so that a 200
+     * still means the recipient holds the message when the machine is slow.
+     */
+    deliveryWaitMs: number;
   };
   admin: { email: string | undefined; password: string | undefined };
   logLevel: string;
@@ -336,6 +342,7 @@ export function loadConfig(env: Environment = process.env): Config {
     sandbox: {
       receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1),
       linkQrRotateMs: integer('WAGW_SANDBOX_LINK_QR_SECONDS', 20, 1, 600) * 1000,
+      deliveryWaitMs: integer('WAGW_SANDBOX_DELIVERY_WAIT_MS', 2_000, 0, 600_000),
     },
     numberChecksPerMinute: integer('WAGW_NUMBER_CHECKS_PER_MINUTE', 60, 1, 10_000),
     typingMs: integer('WAGW_TYPING_SECONDS', 25, 1, 300) * 1000,

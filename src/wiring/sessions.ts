@@ -88,7 +88,7 @@ export async function buildSessions(
   const shared = config.cluster.sandboxNetwork;
   const sandboxNetwork =
     shared === null
-      ? await embeddedSandboxNetwork(store, boundaries.sandboxDeliveryWaitMs)
+      ? await embeddedSandboxNetwork(store, boundaries.sandboxDeliveryWaitMs ?? config.sandbox.deliveryWaitMs)
       : new RemoteSandboxNetwork(
           { ...shared, key: keys.sandboxNetworkKey, maxLineBytes: config.cluster.sandboxNetworkMaxLineBytes },
           logger,

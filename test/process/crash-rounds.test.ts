@@ -40,6 +40,9 @@ const SERVER_ENV = webhookEnv({
   WAGW_WEBHOOK_POLL_INTERVAL_MS: '100',
   // The load simulates incoming messages far faster than a tenant may; the limit has tests of its own.
   WAGW_SANDBOX_RECEIVES_PER_MINUTE: '1000000',
+  // Every recipient here is connected: on a busy machine its store can take longer than the
+  // network's usual 2 s, and a send answered before it would not be the one the rounds count.
+  WAGW_SANDBOX_DELIVERY_WAIT_MS: '60000',
 });
 
 /** Drives test/process/crash-load-process.ts, one round at a time. */

@@ -88,6 +88,15 @@ describe('loadConfig defaults', () => {
     assert.throws(() => loadConfig({ WAGW_GROUP_COMMIT: 'off' }), /WAGW_GROUP_COMMIT must be true or false/);
     assert.throws(() => loadConfig({ WAGW_MAX_CONNECTIONS_PER_IP: '0' }), /WAGW_MAX_CONNECTIONS_PER_IP must be a whole number from 1/);
   });
+
+  it('reads the sandbox delivery wait, 2 s unless set, and refuses one beyond ten minutes', () => {
+    assert.equal(loadConfig({}).sandbox.deliveryWaitMs, 2_000);
+    assert.equal(loadConfig({ WAGW_SANDBOX_DELIVERY_WAIT_MS: '60000' }).sandbox.deliveryWaitMs, 60_000);
+    assert.throws(
+      () => loadConfig({ WAGW_SANDBOX_DELIVERY_WAIT_MS: '600001' }),
+      /WAGW_SANDBOX_DELIVERY_WAIT_MS must be a whole number from 0/,
+    );
+  });
 });
 
 describe('DATABASE_URL chooses the dialect', () => {

@@ -43,7 +43,8 @@ interface Pending {
 const nextUlid = monotonicFactory(randomFraction);
 /**
  * How long a send waits for a live recipient to store the message before answering anyway,
- * unless the code that builds the network sets another (GatewayBoundaries.sandboxDeliveryWaitMs).
+ * unless the code that builds the network sets another (WAGW_SANDBOX_DELIVERY_WAIT_MS, or
+ * GatewayBoundaries.sandboxDeliveryWaitMs in tests).
  */
 export const DEFAULT_DELIVERY_WAIT_MS = 2_000;
 /**
