@@ -87,6 +87,9 @@ export interface WebhookFormView {
   eventTypes: string[];
   /** direct, group or all: which chats' message events it receives. */
   messageScope: string;
+  /** A RabbitMQ sink's exchange and routing-key template; blank for an http(s) webhook. */
+  rabbitmqExchange: string;
+  rabbitmqRoutingKey: string;
   error: string | undefined;
   options: EventTypeOption[];
 }
@@ -134,6 +137,8 @@ export function newWebhookForm(): WebhookFormView {
     url: '',
     eventTypes: [...webhookEventTypes],
     messageScope: 'direct',
+    rabbitmqExchange: '',
+    rabbitmqRoutingKey: '',
     error: undefined,
     options: eventTypeOptions,
   };
@@ -146,6 +151,8 @@ export async function presentWebhookForm(gateway: Services, account: ScopedAccou
     url: webhook.url,
     eventTypes: webhook.eventTypes,
     messageScope: webhook.messageScope,
+    rabbitmqExchange: webhook.rabbitmq?.exchange ?? '',
+    rabbitmqRoutingKey: webhook.rabbitmq?.routingKey ?? '',
     error: undefined,
     options: eventTypeOptions,
   };

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
+import { isAmqpUrl, type RabbitmqTarget } from '../../domain/webhooks.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { accountOf, canManage, pageContext, requireAccountMember, requireManager, sendPage, userActor, viewerOf } from '../context.ts';
 import { attempt, formErrorText, formList, formText } from '../forms.ts';
@@ -39,13 +40,13 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Services): 
   app.get('/webhooks/new', manager, (request, reply) => renderForm(request, reply, newWebhookForm()));
 
   app.post('/webhooks', manager, async (request, reply) => {
-    const input = webhookInput(request.body);
+    const { input, typed } = webhookInput(request.body);
     const result = await attempt(() => gateway.webhooks.createWebhook(accountOf(request).scope, input, userActor(request)));
     if (!result.ok)
       return renderForm(
         request,
         reply,
-        { ...newWebhookForm(), ...input, error: formErrorText(result.error) },
+        { ...newWebhookForm(), ...typed, error: formErrorText(result.error) },
         httpStatusFor(result.error.code),
       );
     return redirectWithNotice(reply, `/webhooks/${encodeURIComponent(result.value.webhook.id)}`, 'webhook_created');
@@ -59,12 +60,12 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Services): 
 
   app.post('/webhooks/:id', manager, async (request: WebhookRequest, reply) => {
     const { id } = request.params;
-    const input = webhookInput(request.body);
+    const { input, typed } = webhookInput(request.body);
     const result = await attempt(() => gateway.webhooks.updateWebhook(accountOf(request).scope, id, input, userActor(request)));
     if (!result.ok) {
       // A webhook that is not there (any more, or not in this account) is a 404 page, not a form error.
       if (result.error.code === 'webhook_not_found') throw result.error;
-      const form: WebhookFormView = { webhookId: id, ...input, error: formErrorText(result.error), options: eventTypeOptions };
+      const form: WebhookFormView = { webhookId: id, ...typed, error: formErrorText(result.error), options: eventTypeOptions };
       return renderForm(request, reply, form, httpStatusFor(result.error.code));
     }
     return redirectToWebhook(reply, id, 'webhook_updated');
@@ -120,13 +121,29 @@ export function registerWebhookRoutes(app: FastifyInstance, gateway: Services): 
   }
 }
 
-/** The form's fields as the service takes them; no checkbox ticked is an empty list, which it refuses. */
-function webhookInput(body: unknown): { url: string; eventTypes: string[]; messageScope: string } {
-  return {
+/** The form's fields as typed, to show them again beside a refusal. */
+type TypedWebhookForm = Pick<WebhookFormView, 'url' | 'eventTypes' | 'messageScope' | 'rabbitmqExchange' | 'rabbitmqRoutingKey'>;
+
+/**
+ * The form's fields as the service takes them; no checkbox ticked is an empty list, which it
+ * refuses. The exchange and routing key go with an amqp(s):// URL only, where the service needs
+ * them; beside an http(s) URL the service refuses them, so filled-in fields there are passed on
+ * to be refused rather than silently dropped.
+ */
+function webhookInput(body: unknown): {
+  input: { url: string; eventTypes: string[]; messageScope: string; rabbitmq?: RabbitmqTarget };
+  typed: TypedWebhookForm;
+} {
+  const typed: TypedWebhookForm = {
     url: formText(body, 'url').trim(),
     eventTypes: formList(body, 'event_types'),
     messageScope: formText(body, 'message_scope') || 'direct',
+    rabbitmqExchange: formText(body, 'rabbitmq_exchange').trim(),
+    rabbitmqRoutingKey: formText(body, 'rabbitmq_routing_key').trim(),
   };
+  const { rabbitmqExchange: exchange, rabbitmqRoutingKey: routingKey, ...rest } = typed;
+  const sink = isAmqpUrl(typed.url) || exchange !== '' || routingKey !== '';
+  return { input: sink ? { ...rest, rabbitmq: { exchange, routingKey } } : rest, typed };
 }
 
 function redirectToWebhook(reply: FastifyReply, id: string, notice: NoticeCode): FastifyReply {

@@ -25,8 +25,36 @@ export function WebhookFormPage(props: { context: PageContext; view: WebhookForm
             value={view.url}
           />
           <p id="webhook-url-hint" class="hint">
-            Your server's address for the POST requests, http:// or https://. It must be reachable from the internet, not a private address.
+            Your server's address for the POST requests, http:// or https://, or a RabbitMQ broker's amqp:// or amqps:// URL for a sink. It
+            must be reachable from the internet, not a private address.
           </p>
+          <fieldset>
+            <legend>RabbitMQ sink (amqp:// and amqps:// URLs only)</legend>
+            <label for="rabbitmq-exchange">Exchange</label>
+            <input
+              id="rabbitmq-exchange"
+              name="rabbitmq_exchange"
+              type="text"
+              maxlength={255}
+              placeholder="wagw.events"
+              aria-describedby="rabbitmq-hint"
+              value={view.rabbitmqExchange}
+            />
+            <label for="rabbitmq-routing-key">Routing key</label>
+            <input
+              id="rabbitmq-routing-key"
+              name="rabbitmq_routing_key"
+              type="text"
+              maxlength={255}
+              placeholder="{event}.{number}"
+              aria-describedby="rabbitmq-hint"
+              value={view.rabbitmqRoutingKey}
+            />
+            <p id="rabbitmq-hint" class="hint">
+              Each event is published, persistent and confirmed, to this exchange with this routing key; {'{event}'} and {'{number}'} are
+              filled in per event. Leave both blank for an http(s) webhook.
+            </p>
+          </fieldset>
           <fieldset>
             <legend>Events</legend>
             {view.options.map((option) => {

@@ -422,5 +422,57 @@ for (const dialect of dialects) {
       assert.equal(inputValue(response.body, 'webhook-url'), 'http://169.254.169.254/latest/meta-data');
       assert.deepEqual(await test.gateway.webhooks.listWebhooks(accountScope(accountId)), []);
     });
+
+    it('a RabbitMQ sink is made and edited through the form, its exchange and routing key stored and shown again', async () => {
+      const created = await owner.submit('/webhooks/new', '/webhooks', {
+        url: 'amqp://8.8.8.8',
+        event_types: ['message'],
+        rabbitmq_exchange: 'wagw.events',
+        rabbitmq_routing_key: '{event}.{number}',
+      });
+      assert.equal(created.statusCode, 303, created.body);
+      const id = webhookIdFrom(created.headers.location);
+      const stored = await test.gateway.webhooks.getWebhook(accountScope(accountId), id);
+      assert.deepEqual(stored.rabbitmq, { exchange: 'wagw.events', routingKey: '{event}.{number}' });
+
+      const edit = await owner.get(`/webhooks/${id}/edit`);
+      assert.equal(inputValue(edit.body, 'rabbitmq-exchange'), 'wagw.events');
+      assert.equal(inputValue(edit.body, 'rabbitmq-routing-key'), '{event}.{number}');
+      const saved = await owner.post(`/webhooks/${id}`, {
+        url: 'amqp://8.8.8.8',
+        event_types: ['message'],
+        rabbitmq_exchange: '',
+        rabbitmq_routing_key: 'all.{event}',
+      });
+      assert.equal(saved.statusCode, 303, saved.body);
+      assert.deepEqual((await test.gateway.webhooks.getWebhook(accountScope(accountId), id)).rabbitmq, {
+        exchange: '',
+        routingKey: 'all.{event}',
+      });
+      await test.gateway.webhooks.deleteWebhook(accountScope(accountId), id);
+    });
+
+    it('a sink without a routing key, or an http URL with sink fields, is refused with 400 and the fields kept', async () => {
+      const noKey = await owner.submit('/webhooks/new', '/webhooks', {
+        url: 'amqp://8.8.8.8',
+        event_types: ['message'],
+        rabbitmq_exchange: 'wagw.events',
+        rabbitmq_routing_key: '',
+      });
+      assert.equal(noKey.statusCode, 400);
+      assert.match(noKey.body, /role="alert">[^<]*routing/);
+      assert.equal(inputValue(noKey.body, 'rabbitmq-exchange'), 'wagw.events');
+
+      const httpWithSink = await owner.submit('/webhooks/new', '/webhooks', {
+        url: 'https://8.8.8.8/hook',
+        event_types: ['message'],
+        rabbitmq_exchange: 'wagw.events',
+        rabbitmq_routing_key: '{event}',
+      });
+      assert.equal(httpWithSink.statusCode, 400);
+      assert.match(httpWithSink.body, /rabbitmq is for a RabbitMQ sink/);
+      assert.equal(inputValue(httpWithSink.body, 'rabbitmq-routing-key'), '{event}');
+      assert.deepEqual(await test.gateway.webhooks.listWebhooks(accountScope(accountId)), []);
+    });
   });
 }
