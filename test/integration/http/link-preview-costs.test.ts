@@ -57,7 +57,7 @@ for (const dialect of dialects) {
       test.post('/api/send_message', { from_phone: fromPhone, to_phone: alice.phones[2], ...body }, alice.apiKey);
     const link = (path: string) => `See http://127.0.0.1:${port}${path} today`;
 
-    it('a send refused for its reply_to, its send_at or its group makes no request at all', async () => {
+    it('a send refused for its reply_to, its send_at, its expires_at or its group makes no request at all', async () => {
       const grouped = await test.post(
         '/groups',
         { from_phone: alice.phones[1], subject: 'Not yours', participants: [uniquePhone()] },
@@ -65,9 +65,12 @@ for (const dialect of dialects) {
       );
       assert.equal(grouped.statusCode, 201, grouped.body);
       const farAhead = new Date(Date.now() + 60 * 86_400_000).toISOString();
+      const past = new Date(Date.now() - 60_000).toISOString();
       const refusals = [
         [{ message: link('/menu'), link_preview: true, reply_to: 'msg_01j0000000000000000000000' }, 400],
         [{ message: link('/menu'), link_preview: true, send_at: farAhead }, 400],
+        // A send_at in the past is "now" (it is sent); an expiry already past is what refuses.
+        [{ message: link('/menu'), link_preview: true, expires_at: past }, 400],
         [{ message: 'caption', media: { url: `http://127.0.0.1:${port}/cover.png` }, reply_to: 'msg_01j0000000000000000000000' }, 400],
       ] as const;
       const before = requests;
