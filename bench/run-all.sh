@@ -13,6 +13,7 @@ run() {
 run bench/floor.ts       # echo, durable floor and send in one run: CPU per answer
 run bench/send.ts        # send throughput and latency against the ceiling; durability cost
 run bench/webhooks.ts    # incoming → endpoint latency; sustained deliveries
+run bench/sinks.ts       # events/s and CPU per event to RabbitMQ beside webhooks
 run bench/many-numbers.ts  # start-up time, lease ticks and memory with 10,000 owned numbers
 run bench/cluster.ts       # a send through another node; failover times of the chaos rounds
 run bench/media.ts         # uploads and downloads against bare routes; memory under big uploads; media sends
