@@ -24,6 +24,7 @@ const notices = {
   account_updated: 'The account is saved.',
   user_created: 'The user is created.',
   operator_changed: 'Operator rights are changed.',
+  operator_token_revoked: 'The operator token is revoked; every node refuses it from now on.',
   number_added: 'The number is added.',
   number_reassigned: 'The number is moved to the other account.',
   number_removed: 'The number is removed.',

@@ -7,6 +7,7 @@ import { registerOperatorSystemRoutes } from './operator-system.ts';
 import { registerOperatorAuditRoutes } from './operator-audit.ts';
 import { registerOperatorClusterRoutes } from './operator-cluster.ts';
 import { registerOperatorUserRoutes } from './operator-users.ts';
+import { registerOperatorTokenRoutes } from './operator-tokens.ts';
 import { namedScope } from '../../web/named-scope.ts';
 
 /** What this module uses of the gateway's services (docs/adr/0061); the dashboard's plugin hands it these. */
@@ -19,6 +20,7 @@ export type OperatorConsoleServices = Pick<
   | 'keeper'
   | 'nodeClient'
   | 'numbers'
+  | 'operatorTokens'
   | 'routedLinking'
   | 'scheduler'
   | 'store'
@@ -42,6 +44,7 @@ export function registerOperatorRoutes(app: FastifyInstance, gateway: OperatorCo
       registerOperatorClusterRoutes(operator, gateway);
       registerOperatorSystemRoutes(operator, gateway);
       registerOperatorAuditRoutes(operator, gateway);
+      registerOperatorTokenRoutes(operator, gateway);
     }),
   );
 }

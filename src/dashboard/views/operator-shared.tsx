@@ -4,7 +4,7 @@ import type { AccountRef } from '../presenters/operator.ts';
 import { ChoiceOptions, PageHeader } from './components.tsx';
 import { Layout } from './layout.tsx';
 
-export type OperatorSection = 'accounts' | 'users' | 'numbers' | 'cluster' | 'system' | 'audit';
+export type OperatorSection = 'accounts' | 'users' | 'numbers' | 'cluster' | 'system' | 'audit' | 'tokens';
 
 const OPERATOR_LINKS: Array<{ section: OperatorSection; href: string; label: string }> = [
   { section: 'accounts', href: '/operator/accounts', label: 'Accounts' },
@@ -13,6 +13,7 @@ const OPERATOR_LINKS: Array<{ section: OperatorSection; href: string; label: str
   { section: 'cluster', href: '/operator/cluster', label: 'Cluster' },
   { section: 'system', href: '/operator/system', label: 'System' },
   { section: 'audit', href: '/operator/audit', label: 'Audit log' },
+  { section: 'tokens', href: '/operator/tokens', label: 'Tokens' },
 ];
 
 /** Every operator page: the layout, its heading and the console's own sub-navigation. */

@@ -104,6 +104,8 @@ interface AccountObjects {
   inviteId: string;
   inviteToken: string;
   mediaId: string;
+  /** Not an account's: the operator console's routes take it, and a non-operator must be refused them. */
+  operatorTokenId: string;
 }
 
 async function seedTenant(test: TestGateway, name: string): Promise<AccountObjects> {
@@ -124,7 +126,9 @@ async function seedTenant(test: TestGateway, name: string): Promise<AccountObjec
     .simulatorFor(number)!
     .deliverIncoming(number, { fromPhone: parseE164('+14155550123')!, text: `private words of ${name}` });
   const media = await gateway.media.ingest(Readable.from([Buffer.from(`private file of ${name}`)]), { accountId, source: 'upload' });
+  const operatorToken = await gateway.operatorTokens.create(`${name} operator token`);
   return {
+    operatorTokenId: operatorToken.token.id,
     mediaId: media.id,
     accountId,
     ownerEmail,
@@ -162,7 +166,7 @@ function urlsAimedAt(path: string, target: AccountObjects, own: AccountObjects):
   if (path.startsWith('/numbers/')) return [fill({ id: target.numberId })];
   if (path.startsWith('/messages/media/')) return [fill({ id: target.mediaId })];
   if (path.startsWith('/operator/')) {
-    return [fill({ accountId: target.accountId, userId: target.ownerId, numberId: target.numberId })];
+    return [fill({ accountId: target.accountId, userId: target.ownerId, numberId: target.numberId, tokenId: target.operatorTokenId })];
   }
   throw new Error(`The authorization matrix does not cover ${path}; add it.`);
 }

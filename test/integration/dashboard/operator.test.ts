@@ -67,6 +67,7 @@ for (const dialect of dialects) {
         `/operator/numbers/${number.id}`,
         '/operator/cluster',
         '/operator/system',
+        '/operator/tokens',
       ];
       for (const page of pages) {
         const response = await client.get(page);
@@ -85,6 +86,7 @@ for (const dialect of dialects) {
         [`/operator/numbers/${number.id}/reassign`, { account_id: account.id }],
         [`/operator/numbers/${number.id}/status`, { status: 'failed' }],
         [`/operator/numbers/${number.id}/remove`, {}],
+        ['/operator/tokens', { name: 'sneaky token' }],
       ];
       for (const [action, fields] of actions) {
         const response = await client.post(action, fields);
@@ -97,6 +99,7 @@ for (const dialect of dialects) {
       assert.equal((await test.gateway.numbers.findNumber(operatorScope(), number.id)).status, 'connected');
       assert.equal((await test.gateway.numbers.listNumbers(accountScope(account.id))).length, 1);
       assert.ok(!(await test.gateway.accounts.listAccounts()).some((each) => each.name === 'Sneaky'));
+      assert.ok(!(await test.gateway.operatorTokens.list()).some((token) => token.name === 'sneaky token'));
       assert.equal((await new DashboardClient(test).get('/operator/users')).statusCode, 303, 'a visitor is sent to sign in');
     });
 
@@ -110,6 +113,43 @@ for (const dialect of dialects) {
         assert.match(response.body, /<nav class="subnav actions" aria-label="Operator console">/);
         assert.ok(response.body.includes(`href="${page}" class="button small" aria-current="page"`), `${page} is marked current`);
       }
+    });
+
+    it('makes an operator token, shown once, and revokes it: both audit rows name the operator, and a revoked token is refused', async () => {
+      const page = await operator.get('/operator/tokens');
+      assert.equal(page.statusCode, 200);
+      assert.ok(page.body.includes('href="/operator/tokens" class="button small" aria-current="page"'));
+
+      const name = `<b>script</b> ${++counter}`;
+      const created = await operator.submit('/operator/tokens', '/operator/tokens', { name });
+      assert.equal(created.statusCode, 201, created.body);
+      assert.equal(created.headers['cache-control'], 'no-store');
+      const value = revealed(created.body, 'created-token');
+      assert.match(value ?? '', /^wagw_op_[0-9a-f]{64}$/);
+      // The name is text in the table (escaped), and inside quoted attributes only where it is quoted.
+      assert.match(created.body, /<td>&lt;b>script&lt;\/b> \d+<\/td>/);
+      assert.doesNotMatch(created.body.replace(/"[^"]*"/g, '""'), /<b>script<\/b>/, 'no element is made of the name');
+      const token = await test.gateway.operatorTokens.authenticate(`Bearer ${value}`);
+      assert.equal(token.name, name);
+      const list = await operator.get('/operator/tokens');
+      assert.ok(!list.body.includes(value!), 'the token is not shown again');
+      assert.ok(list.body.includes(token.hint));
+
+      const revoked = await operator.post(`/operator/tokens/${token.id}/revoke`, {});
+      assert.equal(revoked.statusCode, 303);
+      await assert.rejects(test.gateway.operatorTokens.authenticate(`Bearer ${value}`), /operator token|invalid|revoked/i);
+      const audit = await test.gateway.audit.list(operatorScope(), { accountId: null, limit: 500 });
+      const rows = audit.filter((event) => event.targetId === token.id);
+      assert.deepEqual(rows.map((event) => event.action).sort(), ['operator_token.created', 'operator_token.revoked']);
+      for (const row of rows) assert.deepEqual([row.actor.kind, row.actor.id, row.accountId], ['user', operatorUser.id, null]);
+    });
+
+    it('refuses a blank operator token name with 400, keeping the page, and makes nothing', async () => {
+      const before = (await test.gateway.operatorTokens.list()).length;
+      const refused = await operator.submit('/operator/tokens', '/operator/tokens', { name: '   ' });
+      assert.equal(refused.statusCode, 400);
+      assert.match(refused.body, /role="alert">A token&#39;s name is 1 to 100 characters\./);
+      assert.equal((await test.gateway.operatorTokens.list()).length, before);
     });
 
     it('creates an account, its owner and a sandbox number through the forms', async () => {
