@@ -1,4 +1,4 @@
-import type { ApiKey, User, WhatsAppNumber } from '../domain/model.ts';
+import type { User, WhatsAppNumber } from '../domain/model.ts';
 export { accountJson } from '../accounts/account-json.ts';
 
 /** How a command's result is shown: one JSON object with --json, readable lines without. */
@@ -42,20 +42,6 @@ export function numberJson(number: WhatsAppNumber) {
     call_reply_text: number.callReplyText,
     show_online: number.showOnline,
     created_at: iso(number.createdAt),
-  };
-}
-
-export function apiKeyJson(key: ApiKey) {
-  return {
-    id: key.id,
-    name: key.name,
-    hint: key.hint,
-    scopes: key.scopes,
-    account_id: key.accountId,
-    created_by_user_id: key.createdByUserId,
-    created_at: iso(key.createdAt),
-    revoked_at: iso(key.revokedAt),
-    last_used_at: iso(key.lastUsedAt),
   };
 }
 

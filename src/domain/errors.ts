@@ -478,7 +478,7 @@ export const errorCatalogue = {
   account_not_found: { publicApi: true, status: 404, meaning: 'There is no such account (in your scope).' },
   user_not_found: { status: 404, meaning: 'There is no such user (in your scope).' },
   number_not_found: { publicApi: true, status: 404, meaning: 'There is no such number (in your scope).', meta: FIELD },
-  api_key_not_found: { status: 404, meaning: 'There is no such API key (in your scope).' },
+  api_key_not_found: { publicApi: true, status: 404, meaning: 'There is no such API key (in your scope).' },
   operator_token_not_found: { status: 404, meaning: 'There is no such operator token.' },
   webhook_not_found: { publicApi: true, status: 404, meaning: 'There is no such webhook (in your scope).' },
   delivery_not_found: { publicApi: true, status: 404, meaning: 'There is no such webhook delivery (in your scope).' },

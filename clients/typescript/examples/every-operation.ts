@@ -283,6 +283,11 @@ async function main(): Promise<void> {
   check(succeeded('GET /admin/accounts/{id}', await operatorClient.GET('/admin/accounts/{id}', { params: { path: { id: onboarded.id } } })).name === onboarded.name, 'it reads back');
   const limited = succeeded('PATCH /admin/accounts/{id}', await operatorClient.PATCH('/admin/accounts/{id}', { params: { path: { id: onboarded.id } }, body: { monthly_limit: 100 } }));
   check(limited.effective_monthly_limit === 100, 'its limit is changed');
+  // The new account's key, made over the operator API, shown once, then revoked.
+  const onboardedKey = succeeded('POST /admin/accounts/{id}/api_keys', await operatorClient.POST('/admin/accounts/{id}/api_keys', { params: { path: { id: onboarded.id } }, body: { name: 'onboarding', scopes: ['read'] } }));
+  check(onboardedKey.key.length > 20 && onboardedKey.scopes.join() === 'read', 'the key is shown once, with its scopes');
+  check(succeeded('GET /admin/accounts/{id}/api_keys', await operatorClient.GET('/admin/accounts/{id}/api_keys', { params: { path: { id: onboarded.id } } })).api_keys.some((each) => each.id === onboardedKey.id), 'the key is listed');
+  check(succeeded('POST /admin/api_keys/{id}/revoke', await operatorClient.POST('/admin/api_keys/{id}/revoke', { params: { path: { id: onboardedKey.id } }, body: {} })).revoked_at !== null, 'the key is revoked');
   // A number's session over the operator API, rehearsed on a sandbox number: its phone types the
   // pairing code and then scans the QR through the sandbox's own operation, as a real phone would.
   const session = (query: { qr_version_after?: number; wait_seconds?: number } = {}) =>

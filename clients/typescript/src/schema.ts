@@ -2232,6 +2232,50 @@ export interface paths {
         patch: operations["updateAccount"];
         trace?: never;
     };
+    "/admin/accounts/{id}/api_keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's API keys
+         * @description The account's keys, revoked ones included, with their scopes and last use; never a key itself (only its hash is stored).
+         */
+        get: operations["listAccountApiKeys"];
+        put?: never;
+        /**
+         * Make an API key for an account
+         * @description Makes a key, as `wagw key create` does, and answers it once in `key`: only its hash is kept, so it cannot be read again. An audit row names the token.
+         */
+        post: operations["createAccountApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/api_keys/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key, as `wagw key revoke` does: refused from the next request on every node. Revoking twice is harmless. An audit row names the token.
+         */
+        post: operations["revokeApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/numbers/{id}/session": {
         parameters: {
             query?: never;
@@ -2398,6 +2442,50 @@ export interface paths {
          * @description Changes what is given, as `wagw account update` does, and answers the account as it is now; an audit row names the token.
          */
         patch: operations["updateAccountApi"];
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/api_keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's API keys
+         * @description The account's keys, revoked ones included, with their scopes and last use; never a key itself (only its hash is stored).
+         */
+        get: operations["listAccountApiKeysApi"];
+        put?: never;
+        /**
+         * Make an API key for an account
+         * @description Makes a key, as `wagw key create` does, and answers it once in `key`: only its hash is kept, so it cannot be read again. An audit row names the token.
+         */
+        post: operations["createAccountApiKeyApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/api_keys/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes the key, as `wagw key revoke` does: refused from the next request on every node. Revoking twice is harmless. An audit row names the token.
+         */
+        post: operations["revokeApiKeyApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/admin/numbers/{id}/session": {
@@ -5099,6 +5187,65 @@ export interface components {
             effective_monthly_limit: number | null;
             /** Format: date-time */
             created_at: string;
+        };
+        ListAccountApiKeysResponse: {
+            api_keys: {
+                /** @description key_… */
+                id: string;
+                name: string;
+                /** @description The end of the key, to recognise it; never the key. */
+                hint: string;
+                scopes: ("read" | "send" | "webhooks")[];
+                account_id: string;
+                created_by_user_id: string | null;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                revoked_at: string | null;
+                /** Format: date-time */
+                last_used_at: string | null;
+            }[];
+        };
+        CreateAccountApiKeyRequest: {
+            /** @description What the key is for. */
+            name?: string;
+            /** @description What the key may do; without it, read and send (what every key did before scopes). webhooks is opt-in. */
+            scopes?: ("read" | "send" | "webhooks")[];
+        };
+        CreateAccountApiKeyResponse: {
+            /** @description key_… */
+            id: string;
+            name: string;
+            /** @description The end of the key, to recognise it; never the key. */
+            hint: string;
+            scopes: ("read" | "send" | "webhooks")[];
+            account_id: string;
+            created_by_user_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** Format: date-time */
+            last_used_at: string | null;
+            /** @description The key, shown this once. */
+            key: string;
+        };
+        RevokeApiKeyRequest: Record<string, never>;
+        RevokeApiKeyResponse: {
+            /** @description key_… */
+            id: string;
+            name: string;
+            /** @description The end of the key, to recognise it; never the key. */
+            hint: string;
+            scopes: ("read" | "send" | "webhooks")[];
+            account_id: string;
+            created_by_user_id: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** Format: date-time */
+            last_used_at: string | null;
         };
         GetNumberSessionResponse: {
             number_id: string;
@@ -11377,6 +11524,230 @@ export interface components {
             };
         };
         /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ListAccountApiKeysError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ListAccountApiKeysError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). */
+        ListAccountApiKeysError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListAccountApiKeysError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListAccountApiKeysError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        CreateAccountApiKeyError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        CreateAccountApiKeyError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). */
+        CreateAccountApiKeyError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        CreateAccountApiKeyError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        CreateAccountApiKeyError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        CreateAccountApiKeyError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        RevokeApiKeyError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        RevokeApiKeyError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `api_key_not_found`: There is no such API key (in your scope). */
+        RevokeApiKeyError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "api_key_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        RevokeApiKeyError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        RevokeApiKeyError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        RevokeApiKeyError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         GetNumberSessionError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -11995,7 +12366,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). `api_key_not_found`: There is no such API key (in your scope). `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
         DownloadMediaError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12004,7 +12375,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "account_not_found" | "number_not_found" | "webhook_not_found" | "delivery_not_found";
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "account_not_found" | "number_not_found" | "api_key_not_found" | "webhook_not_found" | "delivery_not_found";
                 };
             };
         };
@@ -12173,6 +12544,11 @@ export type CreateAccountResponse = components['schemas']['CreateAccountResponse
 export type GetAccountResponse = components['schemas']['GetAccountResponse'];
 export type UpdateAccountRequest = components['schemas']['UpdateAccountRequest'];
 export type UpdateAccountResponse = components['schemas']['UpdateAccountResponse'];
+export type ListAccountApiKeysResponse = components['schemas']['ListAccountApiKeysResponse'];
+export type CreateAccountApiKeyRequest = components['schemas']['CreateAccountApiKeyRequest'];
+export type CreateAccountApiKeyResponse = components['schemas']['CreateAccountApiKeyResponse'];
+export type RevokeApiKeyRequest = components['schemas']['RevokeApiKeyRequest'];
+export type RevokeApiKeyResponse = components['schemas']['RevokeApiKeyResponse'];
 export type GetNumberSessionResponse = components['schemas']['GetNumberSessionResponse'];
 export type StartNumberLinkRequest = components['schemas']['StartNumberLinkRequest'];
 export type StartNumberLinkResponse = components['schemas']['StartNumberLinkResponse'];
@@ -12643,6 +13019,23 @@ export type ResponseUpdateAccountError404 = components['responses']['UpdateAccou
 export type ResponseUpdateAccountError413 = components['responses']['UpdateAccountError413'];
 export type ResponseUpdateAccountError500 = components['responses']['UpdateAccountError500'];
 export type ResponseUpdateAccountError503 = components['responses']['UpdateAccountError503'];
+export type ResponseListAccountApiKeysError400 = components['responses']['ListAccountApiKeysError400'];
+export type ResponseListAccountApiKeysError401 = components['responses']['ListAccountApiKeysError401'];
+export type ResponseListAccountApiKeysError404 = components['responses']['ListAccountApiKeysError404'];
+export type ResponseListAccountApiKeysError500 = components['responses']['ListAccountApiKeysError500'];
+export type ResponseListAccountApiKeysError503 = components['responses']['ListAccountApiKeysError503'];
+export type ResponseCreateAccountApiKeyError400 = components['responses']['CreateAccountApiKeyError400'];
+export type ResponseCreateAccountApiKeyError401 = components['responses']['CreateAccountApiKeyError401'];
+export type ResponseCreateAccountApiKeyError404 = components['responses']['CreateAccountApiKeyError404'];
+export type ResponseCreateAccountApiKeyError413 = components['responses']['CreateAccountApiKeyError413'];
+export type ResponseCreateAccountApiKeyError500 = components['responses']['CreateAccountApiKeyError500'];
+export type ResponseCreateAccountApiKeyError503 = components['responses']['CreateAccountApiKeyError503'];
+export type ResponseRevokeApiKeyError400 = components['responses']['RevokeApiKeyError400'];
+export type ResponseRevokeApiKeyError401 = components['responses']['RevokeApiKeyError401'];
+export type ResponseRevokeApiKeyError404 = components['responses']['RevokeApiKeyError404'];
+export type ResponseRevokeApiKeyError413 = components['responses']['RevokeApiKeyError413'];
+export type ResponseRevokeApiKeyError500 = components['responses']['RevokeApiKeyError500'];
+export type ResponseRevokeApiKeyError503 = components['responses']['RevokeApiKeyError503'];
 export type ResponseGetNumberSessionError400 = components['responses']['GetNumberSessionError400'];
 export type ResponseGetNumberSessionError401 = components['responses']['GetNumberSessionError401'];
 export type ResponseGetNumberSessionError404 = components['responses']['GetNumberSessionError404'];
@@ -16955,6 +17348,103 @@ export interface operations {
             503: components["responses"]["UpdateAccountError503"];
         };
     };
+    listAccountApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAccountApiKeysResponse"];
+                };
+            };
+            400: components["responses"]["ListAccountApiKeysError400"];
+            401: components["responses"]["ListAccountApiKeysError401"];
+            404: components["responses"]["ListAccountApiKeysError404"];
+            500: components["responses"]["ListAccountApiKeysError500"];
+            503: components["responses"]["ListAccountApiKeysError503"];
+        };
+    };
+    createAccountApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAccountApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateAccountApiKeyResponse"];
+                };
+            };
+            400: components["responses"]["CreateAccountApiKeyError400"];
+            401: components["responses"]["CreateAccountApiKeyError401"];
+            404: components["responses"]["CreateAccountApiKeyError404"];
+            413: components["responses"]["CreateAccountApiKeyError413"];
+            500: components["responses"]["CreateAccountApiKeyError500"];
+            503: components["responses"]["CreateAccountApiKeyError503"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key, key_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeApiKeyResponse"];
+                };
+            };
+            400: components["responses"]["RevokeApiKeyError400"];
+            401: components["responses"]["RevokeApiKeyError401"];
+            404: components["responses"]["RevokeApiKeyError404"];
+            413: components["responses"]["RevokeApiKeyError413"];
+            500: components["responses"]["RevokeApiKeyError500"];
+            503: components["responses"]["RevokeApiKeyError503"];
+        };
+    };
     getNumberSession: {
         parameters: {
             query?: {
@@ -17275,6 +17765,103 @@ export interface operations {
             413: components["responses"]["UpdateAccountError413"];
             500: components["responses"]["UpdateAccountError500"];
             503: components["responses"]["UpdateAccountError503"];
+        };
+    };
+    listAccountApiKeysApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAccountApiKeysResponse"];
+                };
+            };
+            400: components["responses"]["ListAccountApiKeysError400"];
+            401: components["responses"]["ListAccountApiKeysError401"];
+            404: components["responses"]["ListAccountApiKeysError404"];
+            500: components["responses"]["ListAccountApiKeysError500"];
+            503: components["responses"]["ListAccountApiKeysError503"];
+        };
+    };
+    createAccountApiKeyApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAccountApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateAccountApiKeyResponse"];
+                };
+            };
+            400: components["responses"]["CreateAccountApiKeyError400"];
+            401: components["responses"]["CreateAccountApiKeyError401"];
+            404: components["responses"]["CreateAccountApiKeyError404"];
+            413: components["responses"]["CreateAccountApiKeyError413"];
+            500: components["responses"]["CreateAccountApiKeyError500"];
+            503: components["responses"]["CreateAccountApiKeyError503"];
+        };
+    };
+    revokeApiKeyApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key, key_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeApiKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevokeApiKeyResponse"];
+                };
+            };
+            400: components["responses"]["RevokeApiKeyError400"];
+            401: components["responses"]["RevokeApiKeyError401"];
+            404: components["responses"]["RevokeApiKeyError404"];
+            413: components["responses"]["RevokeApiKeyError413"];
+            500: components["responses"]["RevokeApiKeyError500"];
+            503: components["responses"]["RevokeApiKeyError503"];
         };
     };
     getNumberSessionApi: {

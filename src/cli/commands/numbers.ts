@@ -1,7 +1,8 @@
 import { CLI_ACTOR } from '../../domain/audit.ts';
 import { apiKeyScopes, DEFAULT_API_KEY_SCOPES } from '../../domain/api-key-scopes.ts';
 import type { Command } from 'commander';
-import { apiKeyJson, numberJson, table } from '../output.ts';
+import { apiKeyJson } from '../../accounts/account-json.ts';
+import { numberJson, table } from '../output.ts';
 import { withGateway } from '../context.ts';
 import { registerLinkCommand } from './link.ts';
 import { registerSendQueueCommands } from './send-queue.ts';

@@ -208,6 +208,51 @@ for (const dialect of dialects) {
       assert.equal((await test.gateway.accounts.listAccounts()).length, before);
     });
 
+    it("makes, lists and revokes an account's API keys, the key shown once and working at once, each change an audit row", async () => {
+      const made = await call('POST', `/api/admin/accounts/${account.accountId}/api_keys`, { name: 'onboarded', scopes: ['read'] });
+      assert.equal(made.statusCode, 201, made.body);
+      const key = made.json();
+      assert.deepEqual([key.name, key.scopes, key.account_id, key.revoked_at], ['onboarded', ['read'], account.accountId, null]);
+      assert.ok(key.key.endsWith(key.hint.slice(-4)), 'the key is shown, and its hint is its end');
+      const numbers = await test.inject({ method: 'GET', url: '/numbers', headers: { authorization: `Bearer ${key.key}` } });
+      assert.equal(numbers.statusCode, 200, 'the key works at once');
+      const listed = (await call('GET', `/admin/accounts/${account.accountId}/api_keys`)).json().api_keys as { id: string; key?: string }[];
+      assert.ok(
+        listed.some((each) => each.id === key.id && each.key === undefined),
+        'listed, without the key',
+      );
+      const revoked = await call('POST', `/admin/api_keys/${key.id}/revoke`, {});
+      assert.equal(revoked.statusCode, 200, revoked.body);
+      assert.equal(typeof revoked.json().revoked_at, 'string');
+      const refused = await test.inject({ method: 'GET', url: '/numbers', headers: { authorization: `Bearer ${key.key}` } });
+      assert.equal(refused.statusCode, 401);
+      const rows = (await read(`/admin/audit_events?account_id=${account.accountId}&limit=2`, token)).json().events;
+      assert.deepEqual(
+        rows.map((row: { action: string; target_id: string; actor: { id: string } }) => [row.action, row.target_id, row.actor.id]),
+        [
+          ['api_key.revoked', key.id, tokenId],
+          ['api_key.created', key.id, tokenId],
+        ],
+      );
+    });
+
+    it('refuses bad key input, an unknown account or key, and makes nothing', async () => {
+      const before = (await test.gateway.apiKeys.listKeys(other.accountId)).length;
+      assertRefused(await call('POST', `/admin/accounts/${other.accountId}/api_keys`, { scopes: [] }), 400, 'invalid_request', 'scopes');
+      assertRefused(await call('POST', `/admin/accounts/${other.accountId}/api_keys`, { scopes: ['admin'] }), 400, 'invalid_request');
+      assertRefused(
+        await call('POST', `/admin/accounts/${other.accountId}/api_keys`, { name: 'x', owner: 1 }),
+        400,
+        'invalid_request',
+        'owner',
+      );
+      assertRefused(await call('POST', '/admin/accounts/acc_unknown/api_keys', {}), 404, 'account_not_found');
+      assertRefused(await call('GET', '/admin/accounts/acc_unknown/api_keys'), 404, 'account_not_found');
+      assertRefused(await call('POST', '/admin/api_keys/key_unknown/revoke', {}), 404, 'api_key_not_found');
+      assertRefused(await call('POST', `/admin/accounts/${other.accountId}/api_keys`, {}, other.apiKey), 401, 'invalid_operator_token');
+      assert.equal((await test.gateway.apiKeys.listKeys(other.accountId)).length, before);
+    });
+
     it('records when a token was last used', async () => {
       const used = await test.gateway.operatorTokens.create('last used', CLI_ACTOR);
       assert.equal(used.token.lastUsedAt, null);
