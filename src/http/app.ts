@@ -32,6 +32,7 @@ import { namedScope } from '../web/named-scope.ts';
 type Services = OperationRegistryServices &
   Pick<
     GatewayServices,
+    | 'apiKeys'
     | 'audit'
     | 'clusterKey'
     | 'keeper'
