@@ -307,7 +307,11 @@ for (const dialect of dialects) {
         assert.equal(cleared.json().cancelled, 3);
         assert.equal(cleared.json().pending, 0, 'a short queue is settled within the answer');
         assert.equal(await used(seeded), 1);
-        for (const id of ids) assert.equal((await findMessageById(test.gateway.store.db, id))?.status, 'cancelled');
+        for (const id of ids) {
+          assert.equal((await findMessageById(test.gateway.store.db, id))?.status, 'cancelled');
+          // Cleared with the queue, each records its cancellation as a message cancelled alone does.
+          await assertHistory(seeded, id, ['queued', 'cancelled']);
+        }
         assert.equal((await get(`/numbers/${encodeURIComponent(seeded.phones[0]!)}/queue`, seeded.apiKey)).json().total, 0);
       });
 
