@@ -20,7 +20,8 @@ const accountSchema = {
   },
 } as const;
 
-const accountParams = {
+/** The path parameters of every operation on one account (its keys' too). */
+export const accountParams = {
   type: 'object',
   required: ['id'],
   additionalProperties: false,

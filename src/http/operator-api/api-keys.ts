@@ -2,6 +2,7 @@ import { apiKeyJson } from '../../accounts/account-json.ts';
 import { MAX_API_KEY_NAME_LENGTH } from '../../accounts/api-keys-service.ts';
 import { apiKeyScopes } from '../../domain/api-key-scopes.ts';
 import { ok } from '../operations/operation.ts';
+import { accountParams } from './accounts.ts';
 import { defineOperatorOperation } from './operator-operation.ts';
 
 // An account's API keys as `wagw key create|list|revoke` manage them, over the operator API: how
@@ -23,13 +24,6 @@ const apiKeySchema = {
     revoked_at: { type: ['string', 'null'], format: 'date-time' },
     last_used_at: { type: ['string', 'null'], format: 'date-time' },
   },
-} as const;
-
-const accountParams = {
-  type: 'object',
-  required: ['id'],
-  additionalProperties: false,
-  properties: { id: { type: 'string', maxLength: 64, description: 'The account, acc_…' } },
 } as const;
 
 const listApiKeys = defineOperatorOperation({ params: accountParams })({
