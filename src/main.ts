@@ -2,7 +2,7 @@ import { pino, type Logger } from 'pino';
 import type { Config } from './config.ts';
 import { RemoteSandboxNetwork } from './engines/sandbox/remote-sandbox-network.ts';
 import { Scheduler } from './jobs/scheduler.ts';
-import { SystemStatusService } from './operations/system-status.ts';
+import { SystemStatusService } from './observability/system-status.ts';
 import type { GatewayServices } from './ports/gateway-services.ts';
 import { buildAccounts } from './wiring/accounts.ts';
 import { buildCluster } from './wiring/cluster.ts';

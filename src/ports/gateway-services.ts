@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
-import type { SystemStatusService } from '../operations/system-status.ts';
+import type { SystemStatusService } from '../observability/system-status.ts';
 import type { AccountParts } from '../wiring/accounts.ts';
 import type { ClusterParts } from '../wiring/cluster.ts';
 import type { MediaParts } from '../wiring/media.ts';

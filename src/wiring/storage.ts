@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Config } from '../config.ts';
 import type { BlobStore } from '../media/blob-store.ts';
 import { openBlobStore } from '../media/open-blob-store.ts';
-import { GatewayMetrics } from '../operations/metrics.ts';
+import { GatewayMetrics } from '../observability/metrics.ts';
 import { openStore, type Store, type StoreBoundaries } from '../store/database.ts';
 import { GroupCommitter } from '../store/group-commit.ts';
 import { migrateToLatest } from '../store/migrate.ts';

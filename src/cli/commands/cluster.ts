@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { readClusterStatus, readNodeTasks } from '../../operations/cluster-status.ts';
+import { readClusterStatus, readNodeTasks } from '../../observability/cluster-status.ts';
 import { serveSandboxNetwork } from '../../engines/sandbox/sandbox-network-server.ts';
 import { loadConfig } from '../../config.ts';
 import { createLogger } from '../../main.ts';

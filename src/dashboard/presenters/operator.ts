@@ -2,7 +2,7 @@ import type { AccountUsage } from '../../accounts/accounts-service.ts';
 import { sessionStatuses, type Account, type UserRole, type WhatsAppNumber } from '../../domain/model.ts';
 import { effectiveMonthlyLimit, planNames } from '../../domain/plans.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
-import type { SystemStatus } from '../../operations/system-status.ts';
+import type { SystemStatus } from '../../observability/system-status.ts';
 import { formatCount, planLabel, type Choice } from './shared.ts';
 import { presentLinkPanel, type LinkPanelView } from './number-linking.ts';
 import { withinAccount, type OperatorScope } from '../../domain/tenant-scope.ts';

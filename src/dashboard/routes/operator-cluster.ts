@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
-import { readClusterStatus, readNodeTasks } from '../../operations/cluster-status.ts';
+import { readClusterStatus, readNodeTasks } from '../../observability/cluster-status.ts';
 import { pageContext, sendPage } from '../context.ts';
 import { OperatorClusterPage } from '../views/operator-cluster-page.tsx';
 

@@ -1,5 +1,5 @@
 import type { PageContext } from '../context.ts';
-import type { ClusterStatus, ReportedTask } from '../../operations/cluster-status.ts';
+import type { ClusterStatus, ReportedTask } from '../../observability/cluster-status.ts';
 import { StatusBadge, Time } from './components.tsx';
 import { OperatorFrame } from './operator-shared.tsx';
 

@@ -1,4 +1,4 @@
-import { CONTACT_ERRORS, contactParamsSchema, oneContactQuerySchema } from './contacts/contact-schemas.ts';
+import { CONTACT_ERRORS, contactParamsSchema, oneContactQuerySchema } from './contacts/contact-requests.ts';
 import { groupNumber } from './groups/group-number.ts';
 import { defineOperation, ok } from './operation.ts';
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { GatewayMetrics } from '../../operations/metrics.ts';
+import type { GatewayMetrics } from '../../observability/metrics.ts';
 
 /**
  * Counts and times every answered request. The hook sits on the send path, so it does no more

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { notFound } from '../plugins/errors.ts';
 import { ALIVE_PATH, NodeCallVerifier, TASKS_PATH } from '../../cluster/node-client.ts';
-import { reported } from '../../operations/cluster-status.ts';
+import { reported } from '../../observability/cluster-status.ts';
 import type { LinkMethod } from '../../messaging/number-linking.ts';
 import type { AnyOperation } from '../operations/operation.ts';
 import { DISPATCH_PATH, type ForwardedOperation, type OwnerDispatch } from '../operations/owner-dispatch.ts';

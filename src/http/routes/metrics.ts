@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../domain/errors.ts';
-import type { GatewayMetrics } from '../../operations/metrics.ts';
+import type { GatewayMetrics } from '../../observability/metrics.ts';
 
 /**
  * GET /metrics in Prometheus' text format, behind a bearer token of its own. Without a configured

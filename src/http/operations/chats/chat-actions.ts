@@ -4,7 +4,7 @@ import { MUTED_FOREVER } from '../../../messaging/chats.ts';
 import { ref } from '../../message-schemas.ts';
 import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, groupNumber } from '../groups/group-number.ts';
-import { CHAT_CHANGE_ERRORS, chatChangeBodySchema, chatParamsSchema, muteBodySchema, presentChats } from './chat-schemas.ts';
+import { CHAT_CHANGE_ERRORS, chatChangeBodySchema, chatParamsSchema, muteBodySchema, presentChats } from './chat-requests.ts';
 
 // A chat's state, changed on WhatsApp (Baileys' chatModify, synced to the number's phone) and
 // then recorded: archive, pin, mute, mark unread, and each one's undo. Eight operations of one

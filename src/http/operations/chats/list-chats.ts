@@ -1,6 +1,6 @@
 import { defineOperation, ok } from '../operation.ts';
 import { groupNumber } from '../groups/group-number.ts';
-import { CHAT_LIST_ERRORS, chatPageSchema, listChatsQuerySchema, presentChats } from './chat-schemas.ts';
+import { CHAT_LIST_ERRORS, chatPageSchema, listChatsQuerySchema, presentChats } from './chat-requests.ts';
 
 export const listChats = defineOperation({ query: listChatsQuerySchema }, ['numbers', 'chats', 'media', 'mediaLinks'])({
   method: 'GET',

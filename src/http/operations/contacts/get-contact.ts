@@ -2,7 +2,7 @@ import { contactComponent, presentContact } from '../../contact-schemas.ts';
 import { ref } from '../../message-schemas.ts';
 import { defineOperation, ok } from '../operation.ts';
 import { groupNumber } from '../groups/group-number.ts';
-import { CONTACT_ERRORS, contactParamsSchema, oneContactQuerySchema } from './contact-schemas.ts';
+import { CONTACT_ERRORS, contactParamsSchema, oneContactQuerySchema } from './contact-requests.ts';
 
 export const getContact = defineOperation({ params: contactParamsSchema, query: oneContactQuerySchema }, ['numbers', 'contacts'])({
   method: 'GET',

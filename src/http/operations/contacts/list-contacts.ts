@@ -1,7 +1,7 @@
 import { presentContact } from '../../contact-schemas.ts';
 import { defineOperation, ok } from '../operation.ts';
 import { groupNumber } from '../groups/group-number.ts';
-import { CONTACT_ERRORS, contactPageSchema, listContactsQuerySchema } from './contact-schemas.ts';
+import { CONTACT_ERRORS, contactPageSchema, listContactsQuerySchema } from './contact-requests.ts';
 
 export const listContacts = defineOperation({ query: listContactsQuerySchema }, ['numbers', 'contacts'])({
   method: 'GET',

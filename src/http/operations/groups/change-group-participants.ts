@@ -1,6 +1,6 @@
 import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, groupNumber } from './group-number.ts';
-import { fromPhoneBody, groupIdParams, ONE_GROUP_ERRORS } from './group-schemas.ts';
+import { fromPhoneBody, groupIdParams, ONE_GROUP_ERRORS } from './group-requests.ts';
 
 const OUTCOMES = ['done', 'already_member', 'not_member', 'privacy_restricted', 'recently_left', 'not_on_whatsapp', 'refused'] as const;
 

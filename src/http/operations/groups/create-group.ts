@@ -1,6 +1,6 @@
 import { defineOperation } from '../operation.ts';
 import { fromPhone, groupNumber } from './group-number.ts';
-import { GROUP_ERRORS, groupSchema, presentGroup } from './group-schemas.ts';
+import { GROUP_ERRORS, groupSchema, presentGroup } from './group-requests.ts';
 
 export const createGroup = defineOperation(
   {

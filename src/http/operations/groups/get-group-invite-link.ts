@@ -1,6 +1,6 @@
 import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, inviteLinkAnswer } from './group-number.ts';
-import { fromPhoneQuery, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } from './group-schemas.ts';
+import { fromPhoneQuery, groupIdParams, inviteLinkSchema, ONE_GROUP_ERRORS } from './group-requests.ts';
 
 export const getGroupInviteLink = defineOperation({ params: groupIdParams, query: fromPhoneQuery }, ['numbers', 'groups'])({
   method: 'GET',

@@ -1,6 +1,6 @@
 import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, groupNumber } from './group-number.ts';
-import { fromPhoneQuery, GROUP_ERRORS, groupSchema, presentGroup } from './group-schemas.ts';
+import { fromPhoneQuery, GROUP_ERRORS, groupSchema, presentGroup } from './group-requests.ts';
 
 export const getGroup = defineOperation(
   { params: { type: 'object', required: ['id'], properties: { id: { type: 'string' } } }, query: fromPhoneQuery },

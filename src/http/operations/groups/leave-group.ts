@@ -1,6 +1,6 @@
 import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, groupNumber } from './group-number.ts';
-import { fromPhoneBody, groupIdParams, ONE_GROUP_ERRORS } from './group-schemas.ts';
+import { fromPhoneBody, groupIdParams, ONE_GROUP_ERRORS } from './group-requests.ts';
 
 export const leaveGroup = defineOperation(
   { params: groupIdParams, body: { type: 'object', additionalProperties: false, required: ['from_phone'], properties: fromPhoneBody } },

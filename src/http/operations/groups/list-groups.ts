@@ -1,6 +1,6 @@
 import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, groupNumber } from './group-number.ts';
-import { fromPhoneQuery, GROUP_ERRORS, groupSummarySchema, presentGroupSummary } from './group-schemas.ts';
+import { fromPhoneQuery, GROUP_ERRORS, groupSummarySchema, presentGroupSummary } from './group-requests.ts';
 
 export const listGroups = defineOperation({ query: fromPhoneQuery }, ['numbers', 'groups'])({
   method: 'GET',

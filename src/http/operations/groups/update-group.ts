@@ -1,6 +1,6 @@
 import { defineOperation, ok } from '../operation.ts';
 import { fromPhone, groupNumber } from './group-number.ts';
-import { fromPhoneBody, groupIdParams, groupSchema, ONE_GROUP_ERRORS, presentGroup } from './group-schemas.ts';
+import { fromPhoneBody, groupIdParams, groupSchema, ONE_GROUP_ERRORS, presentGroup } from './group-requests.ts';
 
 export const updateGroup = defineOperation(
   {
