@@ -1,34 +1,36 @@
+import os from 'node:os';
+import path from 'node:path';
+import type { Variable } from './config-values.ts';
+import { VARIABLES, type ConfigValues } from './config-variables.ts';
 import type { MediaLimits } from './domain/media.ts';
 import type { PlanAmounts } from './domain/plans.ts';
-import os from 'node:os';
-import {
-  type S3StoreConfig,
-  parseRetrySchedule,
-  parseHostPorts,
-  parseBoolean,
-  parsePublicUrl,
-  parseTrustProxy,
-  parseWebVersion,
-  parseNodeUrl,
-  parseSandboxNetwork,
-  parseMetricsToken,
-  parseSecretKey,
-  parseS3Store,
-  parsePlanMebibytes,
-} from './config-values.ts';
-import path from 'node:path';
-import { isPresetName, PRESET_NAMES, type PresetName } from './domain/send-policy.ts';
+import type { PresetName } from './domain/send-policy.ts';
 
-export type { S3StoreConfig } from './config-values.ts';
+export { DEFAULT_SQLITE_PATH } from './config-variables.ts';
 
 /**
  * The gateway's whole configuration, read from the environment once at start and frozen.
- * This module is the only reader of process.env; everything else is handed a Config.
- * Every option is documented in .env.example and in the README's configuration table.
+ * This module is the only reader of process.env; everything else is handed a Config. Each
+ * variable's name, default, bounds, error message and documentation are declared once, in
+ * src/config-variables.ts; this module arranges the values read there into the Config's shape
+ * and checks the few rules that join several variables.
  */
 const MIB = 1024 * 1024;
 
-/** An S3-compatible bucket for media bytes (WAGW_MEDIA_STORE=s3). */
+/** Where media bytes go when WAGW_MEDIA_STORE is s3. */
+export interface S3StoreConfig {
+  bucket: string;
+  region: string;
+  /** Another service than AWS (MinIO, R2, …); null for AWS itself. */
+  endpoint: string | null;
+  forcePathStyle: boolean;
+  /** Prepended to every object key, so that one bucket can hold several gateways' media. */
+  prefix: string;
+  /** Null for both: the AWS SDK's own credential chain (environment, profile, instance role). */
+  accessKeyId: string | null;
+  secretAccessKey: string | null;
+}
+
 export interface MediaConfig {
   /**
    * Where the filesystem blob store keeps media bytes (WAGW_MEDIA_DIR, or media/ in the data
@@ -258,7 +260,6 @@ export type DatabaseConfig =
        */
       idleInTransactionTimeoutMs: number;
     };
-
 export class ConfigError extends Error {
   constructor(problems: string[]) {
     super(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
@@ -268,178 +269,162 @@ export class ConfigError extends Error {
 
 type Environment = Record<string, string | undefined>;
 
-export const DEFAULT_SQLITE_PATH = './data/wagw.db';
 const VERSION = '0.1.0';
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const SECOND = 1_000;
+const MINUTE = 60 * SECOND;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+
+/** Reads every declared variable, each problem pushed naming its variable. */
+function readVariables(env: Environment, problems: string[]): ConfigValues {
+  const values: Record<string, unknown> = {};
+  for (const [name, variable] of Object.entries(VARIABLES) as [string, Variable<unknown>][]) {
+    const { onlyWhen } = variable;
+    const raw = onlyWhen === undefined || env[onlyWhen.variable] === onlyWhen.is ? env[name] : undefined;
+    values[name] = variable.read(name, raw, problems);
+  }
+  return values as ConfigValues;
+}
 
 export function loadConfig(env: Environment = process.env): Config {
   const problems: string[] = [];
-  const integer = (name: string, fallback: number, minimum: number, maximum = Number.MAX_SAFE_INTEGER): number => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return fallback;
-    // Only plain decimal digits: Number() would also read " " as 0 and "0x10" as 16.
-    const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-    if (!Number.isSafeInteger(value) || value < minimum || value > maximum) {
-      problems.push(`${name} must be a whole number from ${minimum} to ${maximum}, got "${raw}".`);
-      return fallback;
-    }
-    return value;
-  };
-
-  const apiKeyPrefix = env.WAGW_KEY_PREFIX || 'wagw';
-  if (!/^[a-z][a-z0-9]{0,15}$/.test(apiKeyPrefix)) {
-    problems.push(`WAGW_KEY_PREFIX must be 1-16 lowercase letters or digits, starting with a letter; got "${apiKeyPrefix}".`);
-  }
-
-  const logLevel = env.LOG_LEVEL || 'info';
-  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "${logLevel}".`);
-
-  const leaseTtlMs = integer('WAGW_LEASE_TTL_MS', 15_000, 1_000, 600_000);
-  // WhatsApp's own limits: 16 MiB for photos, video and sound, 100 MiB for documents, 500 KiB for stickers.
+  const v = readVariables(env, problems);
   const mediaLimits: MediaLimits = {
-    image: integer('WAGW_MEDIA_MAX_IMAGE_BYTES', 16 * MIB, 1),
-    video: integer('WAGW_MEDIA_MAX_VIDEO_BYTES', 16 * MIB, 1),
-    audio: integer('WAGW_MEDIA_MAX_AUDIO_BYTES', 16 * MIB, 1),
-    voice: integer('WAGW_MEDIA_MAX_AUDIO_BYTES', 16 * MIB, 1),
-    document: integer('WAGW_MEDIA_MAX_DOCUMENT_BYTES', 100 * MIB, 1),
-    sticker: integer('WAGW_MEDIA_MAX_STICKER_BYTES', 500 * 1024, 1),
+    image: v.WAGW_MEDIA_MAX_IMAGE_BYTES,
+    video: v.WAGW_MEDIA_MAX_VIDEO_BYTES,
+    audio: v.WAGW_MEDIA_MAX_AUDIO_BYTES,
+    voice: v.WAGW_MEDIA_MAX_AUDIO_BYTES,
+    document: v.WAGW_MEDIA_MAX_DOCUMENT_BYTES,
+    sticker: v.WAGW_MEDIA_MAX_STICKER_BYTES,
   };
-  const maxMessageLength = integer('WAGW_MAX_MESSAGE_LENGTH', 65_536, 1);
   const config: Config = {
-    database: parseDatabaseUrl(
-      env.DATABASE_URL,
-      {
-        poolSize: integer('WAGW_DATABASE_POOL_SIZE', 10, 1),
-        preparedStatements:
-          env.WAGW_DATABASE_PREPARED_STATEMENTS === undefined ||
-          env.WAGW_DATABASE_PREPARED_STATEMENTS === '' ||
-          parseBoolean('WAGW_DATABASE_PREPARED_STATEMENTS', env.WAGW_DATABASE_PREPARED_STATEMENTS, problems),
-        idleInTransactionTimeoutMs: Math.max(2_000, Math.round(leaseTtlMs / 3)),
-      },
-      parseCommitSync(env.WAGW_SQLITE_COMMIT_SYNC, problems),
-      problems,
-    ),
+    database:
+      v.DATABASE_URL.dialect === 'sqlite'
+        ? { ...v.DATABASE_URL, path: path.resolve(v.DATABASE_URL.path), commitSync: v.WAGW_SQLITE_COMMIT_SYNC }
+        : {
+            dialect: 'postgres',
+            connectionString: v.DATABASE_URL.url,
+            url: v.DATABASE_URL.url,
+            poolSize: v.WAGW_DATABASE_POOL_SIZE,
+            preparedStatements: v.WAGW_DATABASE_PREPARED_STATEMENTS,
+            idleInTransactionTimeoutMs: Math.max(2_000, Math.round(v.WAGW_LEASE_TTL_MS / 3)),
+          },
     http: {
-      host: env.HOST || '127.0.0.1',
-      port: integer('PORT', 3000, 0, 65_535),
-      bodyLimitBytes: integer('WAGW_BODY_LIMIT_BYTES', 1024 * 1024, 1024),
-      maxConnections: integer('WAGW_MAX_CONNECTIONS', 4096, 1),
-      maxConnectionsPerAddress: integer('WAGW_MAX_CONNECTIONS_PER_IP', 256, 1),
-      maxConnectionsPerIpv6Site: integer('WAGW_MAX_CONNECTIONS_PER_IPV6_48', 1024, 1),
-      headersTimeoutMs: integer('WAGW_HEADERS_TIMEOUT_MS', 60_000, 100),
-      unauthenticatedBodyTimeoutMs: integer('WAGW_UNAUTHENTICATED_BODY_TIMEOUT_MS', 10_000, 100),
-      shutdownGraceMs: integer('WAGW_SHUTDOWN_GRACE_MS', 10_000, 0),
-      trustProxy: parseTrustProxy(env.WAGW_TRUST_PROXY),
+      host: v.HOST,
+      port: v.PORT,
+      bodyLimitBytes: v.WAGW_BODY_LIMIT_BYTES,
+      maxConnections: v.WAGW_MAX_CONNECTIONS,
+      maxConnectionsPerAddress: v.WAGW_MAX_CONNECTIONS_PER_IP,
+      maxConnectionsPerIpv6Site: v.WAGW_MAX_CONNECTIONS_PER_IPV6_48,
+      headersTimeoutMs: v.WAGW_HEADERS_TIMEOUT_MS,
+      unauthenticatedBodyTimeoutMs: v.WAGW_UNAUTHENTICATED_BODY_TIMEOUT_MS,
+      shutdownGraceMs: v.WAGW_SHUTDOWN_GRACE_MS,
+      trustProxy: v.WAGW_TRUST_PROXY,
     },
     dashboard: {
-      sessionIdleTimeoutMs: integer('WAGW_SESSION_IDLE_MINUTES', 60, 1, 10_080) * 60_000,
-      sessionAbsoluteTimeoutMs: integer('WAGW_SESSION_MAX_HOURS', 12, 1, 8_760) * 3_600_000,
+      sessionIdleTimeoutMs: v.WAGW_SESSION_IDLE_MINUTES * MINUTE,
+      sessionAbsoluteTimeoutMs: v.WAGW_SESSION_MAX_HOURS * HOUR,
     },
-    apiKeyPrefix,
-    publicUrl: parsePublicUrl(env.WAGW_PUBLIC_URL, problems),
-    maxMessageLength,
-    maxPendingSends: env.WAGW_MAX_PENDING_SENDS === '0' ? null : integer('WAGW_MAX_PENDING_SENDS', 1_000, 1),
+    apiKeyPrefix: v.WAGW_KEY_PREFIX,
+    publicUrl: v.WAGW_PUBLIC_URL,
+    maxMessageLength: v.WAGW_MAX_MESSAGE_LENGTH,
+    maxPendingSends: v.WAGW_MAX_PENDING_SENDS,
     sandbox: {
-      receivesPerMinute: integer('WAGW_SANDBOX_RECEIVES_PER_MINUTE', 60, 1),
-      linkQrRotateMs: integer('WAGW_SANDBOX_LINK_QR_SECONDS', 20, 1, 600) * 1000,
-      deliveryWaitMs: integer('WAGW_SANDBOX_DELIVERY_WAIT_MS', 2_000, 0, 600_000),
+      receivesPerMinute: v.WAGW_SANDBOX_RECEIVES_PER_MINUTE,
+      linkQrRotateMs: v.WAGW_SANDBOX_LINK_QR_SECONDS * SECOND,
+      deliveryWaitMs: v.WAGW_SANDBOX_DELIVERY_WAIT_MS,
     },
-    numberChecksPerMinute: integer('WAGW_NUMBER_CHECKS_PER_MINUTE', 60, 1, 10_000),
-    typingMs: integer('WAGW_TYPING_SECONDS', 25, 1, 300) * 1000,
-    profileCacheMs: integer('WAGW_PROFILE_CACHE_SECONDS', 300, 0, 86_400) * 1000,
-    admin: { email: env.WAGW_ADMIN_EMAIL || undefined, password: env.WAGW_ADMIN_PASSWORD || undefined },
-    logLevel,
-    groupCommit: {
-      enabled:
-        env.WAGW_GROUP_COMMIT === undefined ||
-        env.WAGW_GROUP_COMMIT === '' ||
-        parseBoolean('WAGW_GROUP_COMMIT', env.WAGW_GROUP_COMMIT, problems),
-      maxBatchSize: integer('WAGW_GROUP_COMMIT_MAX_BATCH', 256, 1),
-    },
-    dataDirectory: path.resolve(env.WAGW_DATA_DIR || './data'),
-    secretKey: parseSecretKey(env.WAGW_SECRET_KEY, problems),
+    numberChecksPerMinute: v.WAGW_NUMBER_CHECKS_PER_MINUTE,
+    typingMs: v.WAGW_TYPING_SECONDS * SECOND,
+    profileCacheMs: v.WAGW_PROFILE_CACHE_SECONDS * SECOND,
+    admin: { email: v.WAGW_ADMIN_EMAIL ?? undefined, password: v.WAGW_ADMIN_PASSWORD ?? undefined },
+    logLevel: v.LOG_LEVEL,
+    groupCommit: { enabled: v.WAGW_GROUP_COMMIT, maxBatchSize: v.WAGW_GROUP_COMMIT_MAX_BATCH },
+    dataDirectory: path.resolve(v.WAGW_DATA_DIR),
+    secretKey: v.WAGW_SECRET_KEY,
     media: {
-      directory: path.resolve(env.WAGW_MEDIA_DIR || path.join(env.WAGW_DATA_DIR || './data', 'media')),
-      s3: parseS3Store(env, problems),
+      directory: path.resolve(v.WAGW_MEDIA_DIR ?? path.join(v.WAGW_DATA_DIR, 'media')),
+      s3: v.WAGW_MEDIA_STORE === 's3' ? s3Store(v, problems) : null,
       limits: mediaLimits,
-      retentionMs: integer('WAGW_MEDIA_RETENTION_DAYS', 30, 1, 3650) * 86_400_000,
-      uploadTtlMs: integer('WAGW_MEDIA_UPLOAD_TTL_HOURS', 24, 1, 8760) * 3_600_000,
-      linkTtlMs: integer('WAGW_MEDIA_LINK_TTL_HOURS', 24, 1, 168) * 3_600_000,
-      receiveTimeoutMs: integer('WAGW_MEDIA_RECEIVE_TIMEOUT_MS', 30_000, 100),
-      fetchConnectTimeoutMs: integer('WAGW_MEDIA_FETCH_CONNECT_TIMEOUT_MS', 10_000, 100),
-      fetchIdleTimeoutMs: integer('WAGW_MEDIA_FETCH_IDLE_TIMEOUT_MS', 30_000, 100),
+      retentionMs: v.WAGW_MEDIA_RETENTION_DAYS * DAY,
+      uploadTtlMs: v.WAGW_MEDIA_UPLOAD_TTL_HOURS * HOUR,
+      linkTtlMs: v.WAGW_MEDIA_LINK_TTL_HOURS * HOUR,
+      receiveTimeoutMs: v.WAGW_MEDIA_RECEIVE_TIMEOUT_MS,
+      fetchConnectTimeoutMs: v.WAGW_MEDIA_FETCH_CONNECT_TIMEOUT_MS,
+      fetchIdleTimeoutMs: v.WAGW_MEDIA_FETCH_IDLE_TIMEOUT_MS,
       allowances: {
-        storageBytes: parsePlanMebibytes(
-          'WAGW_MEDIA_STORAGE_QUOTA_MIB',
-          env.WAGW_MEDIA_STORAGE_QUOTA_MIB,
-          { starter: 512, pro: 5_120, enterprise: 51_200 },
-          problems,
-        ),
-        uploadBytesPerWindow: parsePlanMebibytes(
-          'WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW',
-          env.WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW,
-          { starter: 512, pro: 2_048, enterprise: 10_240 },
-          problems,
-        ),
-        fetchBytesPerWindow: parsePlanMebibytes(
-          'WAGW_MEDIA_FETCH_MIB_PER_WINDOW',
-          env.WAGW_MEDIA_FETCH_MIB_PER_WINDOW,
-          { starter: 512, pro: 2_048, enterprise: 10_240 },
-          problems,
-        ),
-        previewFetchesPerNumber: integer('WAGW_LINK_PREVIEW_FETCHES_PER_NUMBER', 600, 1),
-        windowMs: integer('WAGW_MEDIA_BYTE_WINDOW_SECONDS', 3_600, 1, 86_400) * 1000,
+        storageBytes: v.WAGW_MEDIA_STORAGE_QUOTA_MIB,
+        uploadBytesPerWindow: v.WAGW_MEDIA_UPLOAD_MIB_PER_WINDOW,
+        fetchBytesPerWindow: v.WAGW_MEDIA_FETCH_MIB_PER_WINDOW,
+        previewFetchesPerNumber: v.WAGW_LINK_PREVIEW_FETCHES_PER_NUMBER,
+        windowMs: v.WAGW_MEDIA_BYTE_WINDOW_SECONDS * SECOND,
       },
-      minFreeBytes: integer('WAGW_MEDIA_MIN_FREE_BYTES', 1_024 * MIB, 0),
-      minFreePercent: integer('WAGW_MEDIA_MIN_FREE_PERCENT', 2, 0, 99),
+      minFreeBytes: v.WAGW_MEDIA_MIN_FREE_BYTES,
+      minFreePercent: v.WAGW_MEDIA_MIN_FREE_PERCENT,
     },
     webhooks: {
-      timeoutMs: integer('WAGW_WEBHOOK_TIMEOUT_MS', 15_000, 100),
-      retryDelaysSeconds: parseRetrySchedule(env.WAGW_WEBHOOK_RETRY_SCHEDULE, problems),
-      allowPrivateAddresses: parseBoolean('WAGW_WEBHOOK_ALLOW_PRIVATE', env.WAGW_WEBHOOK_ALLOW_PRIVATE, problems),
-      allowedPrivateHosts: parseHostPorts('WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS', env.WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS, problems),
-      maxInFlight: integer('WAGW_WEBHOOK_MAX_IN_FLIGHT', 256, 1),
-      maxInFlightPerEndpoint: integer('WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 16, 1),
-      maxPerHostPerSecond: integer('WAGW_WEBHOOK_MAX_PER_HOST_PER_SECOND', 1_000, 1),
-      maxPerAccount: integer('WAGW_WEBHOOKS_PER_ACCOUNT', 10, 1),
-      pollIntervalMs: integer('WAGW_WEBHOOK_POLL_INTERVAL_MS', 1_000, 10),
-      attemptRetentionDays: integer('WAGW_WEBHOOK_ATTEMPT_RETENTION_DAYS', 30, 1),
-      disableAfterFailingDays: integer('WAGW_WEBHOOK_DISABLE_AFTER_FAILING_DAYS', 5, 1),
+      timeoutMs: v.WAGW_WEBHOOK_TIMEOUT_MS,
+      retryDelaysSeconds: v.WAGW_WEBHOOK_RETRY_SCHEDULE,
+      allowPrivateAddresses: v.WAGW_WEBHOOK_ALLOW_PRIVATE,
+      allowedPrivateHosts: v.WAGW_WEBHOOK_ALLOWED_PRIVATE_HOSTS,
+      maxInFlight: v.WAGW_WEBHOOK_MAX_IN_FLIGHT,
+      maxInFlightPerEndpoint: v.WAGW_WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT,
+      maxPerHostPerSecond: v.WAGW_WEBHOOK_MAX_PER_HOST_PER_SECOND,
+      maxPerAccount: v.WAGW_WEBHOOKS_PER_ACCOUNT,
+      pollIntervalMs: v.WAGW_WEBHOOK_POLL_INTERVAL_MS,
+      attemptRetentionDays: v.WAGW_WEBHOOK_ATTEMPT_RETENTION_DAYS,
+      disableAfterFailingDays: v.WAGW_WEBHOOK_DISABLE_AFTER_FAILING_DAYS,
     },
     baileys: {
-      sendGapMs: integer('WAGW_BAILEYS_SEND_GAP_MS', 0, 0),
-      sendJitterMs: integer('WAGW_BAILEYS_SEND_JITTER_MS', 0, 0),
-      webVersion: parseWebVersion(env.WAGW_WA_WEB_VERSION, problems),
+      sendGapMs: v.WAGW_BAILEYS_SEND_GAP_MS,
+      sendJitterMs: v.WAGW_BAILEYS_SEND_JITTER_MS,
+      webVersion: v.WAGW_WA_WEB_VERSION,
     },
     cluster: {
-      nodeName: env.WAGW_NODE_NAME || os.hostname(),
-      nodeUrl: parseNodeUrl(env.WAGW_NODE_URL, problems),
-      leaseTtlMs,
-      maxSessionsPerNode: env.WAGW_MAX_SESSIONS_PER_NODE ? integer('WAGW_MAX_SESSIONS_PER_NODE', 0, 1) : null,
-      sessionStartsPerSecond: integer('WAGW_SESSION_STARTS_PER_SECOND', 4, 1, 1_000),
-      ownerWaitMs: integer('WAGW_OWNER_WAIT_MS', 5_000, 0, 120_000),
-      handoverDrainMs: integer('WAGW_HANDOVER_DRAIN_MS', 5_000, 0, 120_000),
-      nodeCallTimeoutMs: integer('WAGW_NODE_CALL_TIMEOUT_MS', 60_000, 1_000, 600_000),
-      sandboxNetwork: parseSandboxNetwork(env.WAGW_SANDBOX_NETWORK, problems),
-      sandboxNetworkMaxLineBytes: integer(
-        'WAGW_SANDBOX_NETWORK_MAX_LINE_BYTES',
-        largestNetworkLineBytes(mediaLimits, maxMessageLength),
-        65_536,
-      ),
+      nodeName: v.WAGW_NODE_NAME ?? os.hostname(),
+      nodeUrl: v.WAGW_NODE_URL,
+      leaseTtlMs: v.WAGW_LEASE_TTL_MS,
+      maxSessionsPerNode: v.WAGW_MAX_SESSIONS_PER_NODE,
+      sessionStartsPerSecond: v.WAGW_SESSION_STARTS_PER_SECOND,
+      ownerWaitMs: v.WAGW_OWNER_WAIT_MS,
+      handoverDrainMs: v.WAGW_HANDOVER_DRAIN_MS,
+      nodeCallTimeoutMs: v.WAGW_NODE_CALL_TIMEOUT_MS,
+      sandboxNetwork: v.WAGW_SANDBOX_NETWORK,
+      sandboxNetworkMaxLineBytes: v.WAGW_SANDBOX_NETWORK_MAX_LINE_BYTES ?? largestNetworkLineBytes(mediaLimits, v.WAGW_MAX_MESSAGE_LENGTH),
     },
-    interruptedSendAfterMs: integer('WAGW_INTERRUPTED_SEND_AFTER_MS', 60_000, 1_000),
+    interruptedSendAfterMs: v.WAGW_INTERRUPTED_SEND_AFTER_MS,
     governor: {
-      defaultPreset: parseSendPolicyPreset(env.WAGW_SEND_POLICY, problems),
-      defaultExpiryMs: integer('WAGW_SEND_EXPIRY_HOURS', 24, 1, 24 * 366) * 3_600_000,
-      sendAtHorizonMs: integer('WAGW_SEND_AT_HORIZON_DAYS', 30, 1, 366) * 86_400_000,
-      queueCheckMs: integer('WAGW_SEND_QUEUE_CHECK_MS', 10_000, 100, 600_000),
-      queueBytesPerNumber: integer('WAGW_SEND_QUEUE_MAX_KIB_PER_NUMBER', 65_536, 64) * 1024,
+      defaultPreset: v.WAGW_SEND_POLICY,
+      defaultExpiryMs: v.WAGW_SEND_EXPIRY_HOURS * HOUR,
+      sendAtHorizonMs: v.WAGW_SEND_AT_HORIZON_DAYS * DAY,
+      queueCheckMs: v.WAGW_SEND_QUEUE_CHECK_MS,
+      queueBytesPerNumber: v.WAGW_SEND_QUEUE_MAX_KIB_PER_NUMBER * 1024,
     },
-    metrics: { token: parseMetricsToken(env.WAGW_METRICS_TOKEN, problems) },
+    metrics: { token: v.WAGW_METRICS_TOKEN },
     version: VERSION,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(config);
+}
+
+/** The S3 store's settings, with the rules that join several of its variables. */
+function s3Store(v: ConfigValues, problems: string[]): S3StoreConfig {
+  if (v.WAGW_MEDIA_S3_BUCKET === '') problems.push('WAGW_MEDIA_S3_BUCKET is required when WAGW_MEDIA_STORE is s3.');
+  if ((v.WAGW_MEDIA_S3_ACCESS_KEY_ID === null) !== (v.WAGW_MEDIA_S3_SECRET_ACCESS_KEY === null)) {
+    problems.push(
+      'WAGW_MEDIA_S3_ACCESS_KEY_ID and WAGW_MEDIA_S3_SECRET_ACCESS_KEY go together: set both, or neither to use the AWS credential chain.',
+    );
+  }
+  return {
+    bucket: v.WAGW_MEDIA_S3_BUCKET,
+    region: v.WAGW_MEDIA_S3_REGION ?? v.AWS_REGION ?? 'us-east-1',
+    endpoint: v.WAGW_MEDIA_S3_ENDPOINT,
+    // Services other than AWS mostly serve buckets by path, not by host name.
+    forcePathStyle: v.WAGW_MEDIA_S3_FORCE_PATH_STYLE ?? v.WAGW_MEDIA_S3_ENDPOINT !== null,
+    prefix: v.WAGW_MEDIA_S3_PREFIX,
+    accessKeyId: v.WAGW_MEDIA_S3_ACCESS_KEY_ID,
+    secretAccessKey: v.WAGW_MEDIA_S3_SECRET_ACCESS_KEY,
+  };
 }
 
 /**
@@ -449,35 +434,6 @@ export function loadConfig(env: Environment = process.env): Config {
  */
 function largestNetworkLineBytes(limits: MediaLimits, maxMessageLength: number): number {
   return Math.ceil(Math.max(...Object.values(limits)) / 3) * 4 + 6 * maxMessageLength + MIB;
-}
-
-type CommitSync = Extract<DatabaseConfig, { dialect: 'sqlite' }>['commitSync'];
-const COMMIT_SYNCS: readonly CommitSync[] = ['event-loop', 'thread-pool'];
-
-function parseCommitSync(raw: string | undefined, problems: string[]): CommitSync {
-  if (raw === undefined || raw === '') return 'thread-pool';
-  const found = COMMIT_SYNCS.find((name) => name === raw);
-  if (found === undefined) problems.push(`WAGW_SQLITE_COMMIT_SYNC must be one of ${COMMIT_SYNCS.join(', ')}; got "${raw}".`);
-  return found ?? 'thread-pool';
-}
-
-function parseDatabaseUrl(
-  raw: string | undefined,
-  postgres: { poolSize: number; preparedStatements: boolean; idleInTransactionTimeoutMs: number },
-  commitSync: CommitSync,
-  problems: string[],
-): DatabaseConfig {
-  const url = raw === undefined || raw === '' ? `sqlite:${DEFAULT_SQLITE_PATH}` : raw;
-  if (url.startsWith('sqlite:')) {
-    const file = url.slice('sqlite:'.length);
-    if (file === '') problems.push('DATABASE_URL "sqlite:" needs a file path, e.g. sqlite:./data/wagw.db.');
-    return { dialect: 'sqlite', path: path.resolve(file || DEFAULT_SQLITE_PATH), url, commitSync };
-  }
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
-    return { dialect: 'postgres', connectionString: url, url, ...postgres };
-  }
-  problems.push('DATABASE_URL must start with sqlite:, postgres:// or postgresql://.');
-  return { dialect: 'sqlite', path: path.resolve(DEFAULT_SQLITE_PATH), url, commitSync };
 }
 
 function deepFreeze<T>(value: T): T {
@@ -499,11 +455,4 @@ export function describeDatabase(database: DatabaseConfig): string {
   } catch {
     return 'postgres://(unparseable URL)';
   }
-}
-
-function parseSendPolicyPreset(raw: string | undefined, problems: string[]): PresetName {
-  if (raw === undefined || raw === '') return 'off';
-  if (isPresetName(raw)) return raw;
-  problems.push(`WAGW_SEND_POLICY must be one of ${PRESET_NAMES.join(', ')}.`);
-  return 'off';
 }
