@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import { describe, it } from 'node:test';
+import { isDeepStrictEqual } from 'node:util';
 import { currentConfigTable, renderConfigTable } from '../../scripts/config-table.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { VARIABLES } from '../../src/config-variables.ts';
@@ -39,6 +40,39 @@ describe('the declared variables are the single source of the configuration', ()
         (error: unknown) => error instanceof ConfigError && error.message.includes(name),
         `${name}=${raw} is refused by name`,
       );
+    }
+  });
+
+  it('every declared variable reaches the config: some valid value of it changes what loadConfig returns', () => {
+    // A declaration that loadConfig never arranges into the Config would be documented and ignored.
+    const s3 = {
+      WAGW_MEDIA_STORE: 's3',
+      WAGW_MEDIA_S3_BUCKET: 'b',
+      WAGW_MEDIA_S3_ACCESS_KEY_ID: 'a',
+      WAGW_MEDIA_S3_SECRET_ACCESS_KEY: 's',
+    };
+    const postgres = { DATABASE_URL: 'postgres://localhost/wagw' };
+    const candidates = ['2', '7', '100', '65536', '1000000', 'true', 'false', 'x1', 'debug', 'event-loop', 'standard', 's3', 'gw/'];
+    candidates.push('http://10.0.0.5:3000', 'tcp://h:1', '127.0.0.1:4000', 'pro:3', '2.3000.1', '5,10', 'f'.repeat(64), 'sqlite:./x.db');
+    for (const name of Object.keys(VARIABLES)) {
+      // Some variables mean something only beside another: the S3 settings with s3, the pool with PostgreSQL.
+      const base =
+        name.startsWith('WAGW_MEDIA_S3_') || name === 'AWS_REGION'
+          ? s3
+          : name.startsWith('WAGW_DATABASE_')
+            ? postgres
+            : name === 'WAGW_MEDIA_STORE'
+              ? { WAGW_MEDIA_S3_BUCKET: 'b' }
+              : {};
+      const before = loadConfig(base);
+      const reaches = candidates.some((raw) => {
+        try {
+          return !isDeepStrictEqual(loadConfig({ ...base, [name]: raw }), before);
+        } catch {
+          return false;
+        }
+      });
+      assert.ok(reaches, `no value of ${name} changes the config`);
     }
   });
 
