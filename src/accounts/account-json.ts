@@ -1,4 +1,4 @@
-import type { Account, ApiKey } from '../domain/model.ts';
+import type { Account, ApiKey, User, WhatsAppNumber } from '../domain/model.ts';
 import { effectiveMonthlyLimit } from '../domain/plans.ts';
 
 /** An account as the CLI's --json and the operator API show it: the same fields, in snake_case. */
@@ -25,5 +25,34 @@ export function apiKeyJson(key: ApiKey) {
     created_at: key.createdAt.toISOString(),
     revoked_at: key.revokedAt?.toISOString() ?? null,
     last_used_at: key.lastUsedAt?.toISOString() ?? null,
+  };
+}
+
+/** A user as the CLI's --json and the operator API show it: never a password or its hash. */
+export function userJson(user: User) {
+  return {
+    id: user.id,
+    email: user.email,
+    account_id: user.accountId,
+    role: user.role,
+    is_operator: user.isOperator,
+    created_at: user.createdAt.toISOString(),
+  };
+}
+
+/** A number as the CLI's --json and the operator API show it, with its settings. */
+export function numberJson(number: WhatsAppNumber) {
+  return {
+    id: number.id,
+    phone: number.phone,
+    engine: number.engine,
+    status: number.status,
+    account_id: number.accountId,
+    holder_user_id: number.holderUserId,
+    auto_read: number.autoRead,
+    reject_calls: number.rejectCalls,
+    call_reply_text: number.callReplyText,
+    show_online: number.showOnline,
+    created_at: number.createdAt.toISOString(),
   };
 }

@@ -56,7 +56,7 @@ export interface AccountUsage {
   resetsAt: Date;
 }
 
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 /** Accounts and their users: what the operator manages. */
 export class AccountsService {
@@ -146,9 +146,18 @@ export class AccountsService {
     };
   }
 
-  async createUser(input: CreateUserInput): Promise<CreatedUser> {
+  /** Makes a user, with its audit row (never the password); SYSTEM_ACTOR only for code with no person behind it. */
+  async createUser(input: CreateUserInput, actor: AuditActor = SYSTEM_ACTOR): Promise<CreatedUser> {
     const prepared = await this.prepareUser(input);
-    await this.insertPreparedUser(this.store.db, prepared);
+    const { user } = prepared;
+    await this.store.db.transaction().execute(async (trx) => {
+      await this.insertPreparedUser(trx, prepared);
+      await recordAudit(trx, actor, 'user.created', {
+        accountId: user.accountId,
+        targetId: user.id,
+        details: { email: user.email, role: user.role, is_operator: user.isOperator },
+      });
+    });
     return prepared.generatedPassword === undefined
       ? { user: prepared.user }
       : { user: prepared.user, generatedPassword: prepared.generatedPassword };

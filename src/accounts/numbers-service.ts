@@ -26,6 +26,8 @@ import {
 import { findUserById } from '../store/repositories/users.ts';
 import { signalNodes } from '../store/repositories/cluster-signals.ts';
 import { scopeCovers, type OperatorScope, type TenantScope } from '../domain/tenant-scope.ts';
+import { recordAudit } from '../audit/audit-trail.ts';
+import { SYSTEM_ACTOR, type AuditActor, type AuditDetails } from '../domain/audit.ts';
 
 export interface AddNumberInput {
   accountId: string;
@@ -45,7 +47,8 @@ export class NumbersService {
     private readonly supervisor: SessionSupervisor,
   ) {}
 
-  async addNumber(_operator: OperatorScope, input: AddNumberInput): Promise<WhatsAppNumber> {
+  /** Adds a number, with its audit row; SYSTEM_ACTOR only for code with no person behind it. */
+  async addNumber(_operator: OperatorScope, input: AddNumberInput, actor: AuditActor = SYSTEM_ACTOR): Promise<WhatsAppNumber> {
     const phone = parseE164(input.phone);
     if (phone === undefined) {
       throw new AppError('invalid_phone_number', phoneProblem('phone', input.phone), { field: 'phone' });
@@ -75,7 +78,14 @@ export class NumbersService {
       status: initialStatus,
     });
     try {
-      await insertNumber(this.store.db, number);
+      await this.store.db.transaction().execute(async (trx) => {
+        await insertNumber(trx, number);
+        await recordAudit(trx, actor, 'number.added', {
+          accountId: number.accountId,
+          targetId: number.id,
+          details: { phone, engine: number.engine, holder_user_id: number.holderUserId },
+        });
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw new AppError('phone_already_registered', `${phone} is already a number of this gateway.`);
       throw error;
@@ -93,17 +103,29 @@ export class NumbersService {
   }
 
   /**
+   * Changes the settings given (auto read, call rejection, showing online); the rest keep theirs.
+   * With an actor (the CLI, the operator API) the change is an audit row naming what changed.
+   */
+  async updateSettings(scope: TenantScope, phoneOrId: string, settings: NumberSettings, actor?: AuditActor): Promise<WhatsAppNumber> {
+    const number = await this.findNumber(scope, phoneOrId);
+    const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
+    await this.store.db.transaction().execute(async (trx) => {
+      await updateNumberSettings(trx, number.accountId, number.id, settings);
+      if (actor !== undefined)
+        await recordAudit(trx, actor, 'number.settings_changed', {
+          accountId: number.accountId,
+          targetId: number.id,
+          details: { phone: number.phone, ...settingsDetails(settings) },
+        });
+    });
+    await this.store.lookups.numbersChanged();
+    return { ...number, ...defined };
+  }
+
+  /**
    * Finds a number by its id or by its phone, in any common spelling. A number outside the scope
    * is reported as not existing, so ids and phones cannot be probed across accounts.
    */
-  /** Changes the settings given (auto read, call rejection, showing online); the rest keep theirs. */
-  async updateSettings(scope: TenantScope, phoneOrId: string, settings: NumberSettings): Promise<WhatsAppNumber> {
-    const number = await this.findNumber(scope, phoneOrId);
-    await updateNumberSettings(this.store.db, number.accountId, number.id, settings);
-    await this.store.lookups.numbersChanged();
-    const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
-    return { ...number, ...defined };
-  }
 
   async findNumber(scope: TenantScope, phoneOrId: string): Promise<WhatsAppNumber> {
     const number = hasIdPrefix('number', phoneOrId)
@@ -125,20 +147,41 @@ export class NumbersService {
     return number;
   }
 
-  async removeNumber(operator: OperatorScope, phoneOrId: string): Promise<WhatsAppNumber> {
+  /** Removes a number, with its audit row. */
+  async removeNumber(operator: OperatorScope, phoneOrId: string, actor: AuditActor = SYSTEM_ACTOR): Promise<WhatsAppNumber> {
     const number = await this.findNumber(operator, phoneOrId);
-    await deleteNumber(this.store.db, number.id);
+    await this.store.db.transaction().execute(async (trx) => {
+      await deleteNumber(trx, number.id);
+      await recordAudit(trx, actor, 'number.removed', {
+        accountId: number.accountId,
+        targetId: number.id,
+        details: { phone: number.phone },
+      });
+    });
     await this.store.lookups.numbersChanged();
     return number;
   }
 
   /** Moves a number to another account; its message history stays with the old account. */
-  async reassignNumber(operator: OperatorScope, phoneOrId: string, toAccountId: string): Promise<WhatsAppNumber> {
+  async reassignNumber(
+    operator: OperatorScope,
+    phoneOrId: string,
+    toAccountId: string,
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<WhatsAppNumber> {
     const number = await this.findNumber(operator, phoneOrId);
     if ((await findAccountById(this.store.db, toAccountId)) === undefined) {
       throw new AppError('account_not_found', `There is no account ${toAccountId}.`);
     }
-    await reassignNumber(this.store.db, number.id, toAccountId, new Date());
+    // The row is the account's the number leaves; it names where the number went.
+    await this.store.db.transaction().execute(async (trx) => {
+      await reassignNumber(trx, number.id, toAccountId, new Date());
+      await recordAudit(trx, actor, 'number.reassigned', {
+        accountId: number.accountId,
+        targetId: number.id,
+        details: { phone: number.phone, to_account_id: toAccountId },
+      });
+    });
     await this.store.lookups.numbersChanged();
     return this.findNumber(operator, number.id);
   }
@@ -155,6 +198,17 @@ export class NumbersService {
     await this.supervisor.recordSimulatedStatus(number, status as SessionStatus);
     return this.findNumber(scope, number.id);
   }
+}
+
+/** A number's settings as an audit row names them: those given, in the API's words (no secret among them). */
+function settingsDetails(settings: NumberSettings): AuditDetails {
+  const named = {
+    auto_read: settings.autoRead,
+    reject_calls: settings.rejectCalls,
+    call_reply_text: settings.callReplyText,
+    show_online: settings.showOnline,
+  };
+  return Object.fromEntries(Object.entries(named).filter((entry): entry is [string, string | boolean | null] => entry[1] !== undefined));
 }
 
 async function lookupPhone(store: Store, raw: string): Promise<WhatsAppNumber | undefined> {

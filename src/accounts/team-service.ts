@@ -1,3 +1,5 @@
+import { recordAudit } from '../audit/audit-trail.ts';
+import { SYSTEM_ACTOR, type AuditActor } from '../domain/audit.ts';
 import { AppError } from '../domain/errors.ts';
 import { newId } from '../domain/ids.ts';
 import { rolesAbove, userRoles, type User, type UserRole } from '../domain/model.ts';
@@ -107,7 +109,12 @@ export class TeamService {
     return prepared.user;
   }
 
-  async changeRole(accountId: string, userId: string, role: string): Promise<User> {
+  /** One user of the account; a user of another account, or of none, is not found. */
+  getMember(accountId: string, userId: string): Promise<User> {
+    return memberOf(this.store.db, accountId, userId);
+  }
+
+  async changeRole(accountId: string, userId: string, role: string, actor: AuditActor = SYSTEM_ACTOR): Promise<User> {
     const newRole = parseRole(role);
     return this.changeMembership(async (trx) => {
       const user = await memberOf(trx, accountId, userId);
@@ -115,12 +122,17 @@ export class TeamService {
       await updateUserRole(trx, userId, newRole);
       // An invite may grant no more than its maker now holds: a demotion revokes the rest.
       if (rolesAbove(user.role).length < rolesAbove(newRole).length) await deleteOpenInvitesOf(trx, userId, rolesAbove(newRole));
+      await recordAudit(trx, actor, 'user.role_changed', {
+        accountId,
+        targetId: userId,
+        details: { email: user.email, from: user.role, to: newRole },
+      });
       return { ...user, role: newRole };
     });
   }
 
   /** `actingUserId` is who asks: nobody removes themselves, since they would be cut off mid-page. */
-  async removeMember(accountId: string, userId: string, actingUserId?: string): Promise<User> {
+  async removeMember(accountId: string, userId: string, actor: AuditActor, actingUserId?: string): Promise<User> {
     return this.changeMembership(async (trx) => {
       const user = await memberOf(trx, accountId, userId);
       if (userId === actingUserId) throw new AppError('invalid_argument', 'You cannot remove yourself; ask another owner.');
@@ -130,18 +142,26 @@ export class TeamService {
       // A saved invite link of a removed user must not let them, or anyone, back in.
       await deleteOpenInvitesOf(trx, userId, userRoles);
       await deleteUser(trx, userId);
+      await recordAudit(trx, actor, 'user.removed', { accountId, targetId: userId, details: { email: user.email, role: user.role } });
       return user;
     });
   }
 
-  /** The operator's reset: a new generated password, shown once, and every session ended. */
-  async resetPassword(userId: string, actingUserId?: string): Promise<{ user: User; password: string }> {
+  /**
+   * The operator's reset: a new generated password, shown once, and every session ended. The
+   * audit row says that it was reset, never to what.
+   */
+  async resetPassword(userId: string, actor: AuditActor, actingUserId?: string): Promise<{ user: User; password: string }> {
     // A reset ends every session, the acting one too; one's own password is changed knowing the old one.
     if (userId === actingUserId) throw new AppError('invalid_argument', 'Change your own password on the Password page instead.');
     const user = await this.accounts.getUser(userId);
     const password = generatePassword();
-    await updatePasswordHash(this.store.db, userId, await this.passwords.hash(password));
-    await deleteSessionsOfUser(this.store.db, userId);
+    const passwordHash = await this.passwords.hash(password);
+    await this.store.db.transaction().execute(async (trx) => {
+      await updatePasswordHash(trx, userId, passwordHash);
+      await deleteSessionsOfUser(trx, userId);
+      await recordAudit(trx, actor, 'user.password_reset', { accountId: user.accountId, targetId: userId, details: { email: user.email } });
+    });
     return { user, password };
   }
 

@@ -1,5 +1,4 @@
-import type { User, WhatsAppNumber } from '../domain/model.ts';
-export { accountJson } from '../accounts/account-json.ts';
+export { accountJson, numberJson, userJson } from '../accounts/account-json.ts';
 
 /** How a command's result is shown: one JSON object with --json, readable lines without. */
 export interface Output {
@@ -17,33 +16,6 @@ export function createOutput(json: boolean): Output {
 }
 
 export const iso = (date: Date | null) => (date === null ? null : date.toISOString());
-
-export function userJson(user: User) {
-  return {
-    id: user.id,
-    email: user.email,
-    account_id: user.accountId,
-    role: user.role,
-    is_operator: user.isOperator,
-    created_at: iso(user.createdAt),
-  };
-}
-
-export function numberJson(number: WhatsAppNumber) {
-  return {
-    id: number.id,
-    phone: number.phone,
-    engine: number.engine,
-    status: number.status,
-    account_id: number.accountId,
-    holder_user_id: number.holderUserId,
-    auto_read: number.autoRead,
-    reject_calls: number.rejectCalls,
-    call_reply_text: number.callReplyText,
-    show_online: number.showOnline,
-    created_at: iso(number.createdAt),
-  };
-}
 
 /** Renders rows as aligned columns for a terminal. */
 export function table(rows: Record<string, unknown>[], columns: string[]): string {

@@ -451,6 +451,7 @@ export const errorCatalogue = {
     meta: { ...FIELD, limit: 'the bound it broke, when there is one' },
   },
   weak_password: {
+    publicApi: true,
     status: 400,
     meaning: 'A password is too short or too easy to guess.',
     meta: {
@@ -476,16 +477,21 @@ export const errorCatalogue = {
   forbidden: { status: 403, meaning: "The signed-in user's role does not allow this." },
   invalid_csrf_token: { status: 403, meaning: 'A dashboard form was sent without a valid CSRF token.' },
   account_not_found: { publicApi: true, status: 404, meaning: 'There is no such account (in your scope).' },
-  user_not_found: { status: 404, meaning: 'There is no such user (in your scope).' },
+  user_not_found: { publicApi: true, status: 404, meaning: 'There is no such user (in your scope).' },
   number_not_found: { publicApi: true, status: 404, meaning: 'There is no such number (in your scope).', meta: FIELD },
   api_key_not_found: { publicApi: true, status: 404, meaning: 'There is no such API key (in your scope).' },
   operator_token_not_found: { status: 404, meaning: 'There is no such operator token.' },
   webhook_not_found: { publicApi: true, status: 404, meaning: 'There is no such webhook (in your scope).' },
   delivery_not_found: { publicApi: true, status: 404, meaning: 'There is no such webhook delivery (in your scope).' },
   invite_not_found: { status: 404, meaning: 'The invite link is unknown, used or expired.' },
-  phone_already_registered: { status: 409, meaning: 'The number is already on this gateway.' },
-  email_already_registered: { status: 409, meaning: 'A user with this email exists.' },
-  last_owner: { status: 409, meaning: 'The change would leave the account without an owner.' },
+  phone_already_registered: { publicApi: true, status: 409, meaning: 'The number is already on this gateway.' },
+  email_already_registered: { publicApi: true, status: 409, meaning: 'A user with this email exists.' },
+  last_owner: { publicApi: true, status: 409, meaning: 'The change would leave the account without an owner.' },
+  user_is_operator: {
+    publicApi: true,
+    status: 409,
+    meaning: 'The user is also an operator of the gateway; take their operator rights away in the console before removing them.',
+  },
   link_failed: {
     status: 409,
     meaning: 'Linking a real number ended without a link.',

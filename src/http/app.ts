@@ -43,6 +43,7 @@ type Services = OperationRegistryServices &
     | 'routedLinking'
     | 'scheduler'
     | 'store'
+    | 'team'
     | 'writeFailures'
   >;
 

@@ -288,6 +288,20 @@ async function main(): Promise<void> {
   check(onboardedKey.key.length > 20 && onboardedKey.scopes.join() === 'read', 'the key is shown once, with its scopes');
   check(succeeded('GET /admin/accounts/{id}/api_keys', await operatorClient.GET('/admin/accounts/{id}/api_keys', { params: { path: { id: onboarded.id } } })).api_keys.some((each) => each.id === onboardedKey.id), 'the key is listed');
   check(succeeded('POST /admin/api_keys/{id}/revoke', await operatorClient.POST('/admin/api_keys/{id}/revoke', { params: { path: { id: onboardedKey.id } }, body: {} })).revoked_at !== null, 'the key is revoked');
+  // The new account's people: its owner (with a password the gateway generates, shown once), and a member who is promoted, given a new password and removed.
+  const users = { params: { path: { id: onboarded.id } } };
+  const owner = succeeded('POST /admin/accounts/{id}/users', await operatorClient.POST('/admin/accounts/{id}/users', { ...users, body: { email: `owner.${Date.now()}@onboarded.example`, role: 'owner' } }));
+  check(owner.role === 'owner' && (owner.password ?? '').length >= 12, 'the owner is made, with a generated password shown once');
+  const member = succeeded('POST /admin/accounts/{id}/users', await operatorClient.POST('/admin/accounts/{id}/users', { ...users, body: { email: `member.${Date.now()}@onboarded.example`, password: 'violet-Harbor-quantum-47-lantern' } }));
+  check(member.role === 'member' && member.password === undefined, 'a password given is not answered back');
+  check(succeeded('GET /admin/accounts/{id}/users', await operatorClient.GET('/admin/accounts/{id}/users', users)).users.length === 2, 'both are listed');
+  const oneUser = { params: { path: { id: onboarded.id, user_id: member.id } } };
+  check(succeeded('GET /admin/accounts/{id}/users/{user_id}', await operatorClient.GET('/admin/accounts/{id}/users/{user_id}', oneUser)).email === member.email, 'the member reads back');
+  check(succeeded('PATCH /admin/accounts/{id}/users/{user_id}', await operatorClient.PATCH('/admin/accounts/{id}/users/{user_id}', { ...oneUser, body: { role: 'admin' } })).role === 'admin', 'the member is promoted');
+  check(succeeded('POST /admin/accounts/{id}/users/{user_id}/reset_password', await operatorClient.POST('/admin/accounts/{id}/users/{user_id}/reset_password', { ...oneUser, body: {} })).password.length >= 12, 'a new password, shown once');
+  const lastOwner = await operatorClient.DELETE('/admin/accounts/{id}/users/{user_id}', { params: { path: { id: onboarded.id, user_id: owner.id } } });
+  check(lastOwner.response.status === 409 && lastOwner.error?.error === 'last_owner', 'the only owner stays');
+  check(succeeded('DELETE /admin/accounts/{id}/users/{user_id}', await operatorClient.DELETE('/admin/accounts/{id}/users/{user_id}', oneUser)).id === member.id, 'the member is removed');
   // A number's session over the operator API, rehearsed on a sandbox number: its phone types the
   // pairing code and then scans the QR through the sandbox's own operation, as a real phone would.
   const session = (query: { qr_version_after?: number; wait_seconds?: number } = {}) =>

@@ -2232,6 +2232,78 @@ export interface paths {
         patch: operations["updateAccount"];
         trace?: never;
     };
+    "/admin/accounts/{id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's users
+         * @description The account's users, oldest first, with their roles; never a password.
+         */
+        get: operations["listAccountUsers"];
+        put?: never;
+        /**
+         * Add a user to an account
+         * @description Makes a user of the account, as `wagw user create --account` does. A password given is checked by the password policy and never answered back; without one, one is generated and answered in `password`, this once. An audit row names the token.
+         */
+        post: operations["createAccountUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user of an account
+         * @description One user of the account; a user of another account is not found.
+         */
+        get: operations["getAccountUser"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a user from an account
+         * @description Removes the user and their open invites, as the Team page does, and answers the user as they were. The account keeps at least one owner (409 last_owner). A user who is also an operator of the gateway is refused (409 user_is_operator) until their operator rights are taken away in the console. An audit row names the token.
+         */
+        delete: operations["removeAccountUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user's role
+         * @description Changes the user's role, as the account's Team page does; the account keeps at least one owner (409 last_owner). An audit row names the token.
+         */
+        patch: operations["updateAccountUser"];
+        trace?: never;
+    };
+    "/admin/accounts/{id}/users/{user_id}/reset_password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a user's password
+         * @description Gives the user a new generated password, answered in `password` this once, and ends every sign-in session of the user, as the operator console's reset does. An audit row names the token (never the password).
+         */
+        post: operations["resetAccountUserPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/accounts/{id}/api_keys": {
         parameters: {
             query?: never;
@@ -2442,6 +2514,78 @@ export interface paths {
          * @description Changes what is given, as `wagw account update` does, and answers the account as it is now; an audit row names the token.
          */
         patch: operations["updateAccountApi"];
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's users
+         * @description The account's users, oldest first, with their roles; never a password.
+         */
+        get: operations["listAccountUsersApi"];
+        put?: never;
+        /**
+         * Add a user to an account
+         * @description Makes a user of the account, as `wagw user create --account` does. A password given is checked by the password policy and never answered back; without one, one is generated and answered in `password`, this once. An audit row names the token.
+         */
+        post: operations["createAccountUserApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user of an account
+         * @description One user of the account; a user of another account is not found.
+         */
+        get: operations["getAccountUserApi"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a user from an account
+         * @description Removes the user and their open invites, as the Team page does, and answers the user as they were. The account keeps at least one owner (409 last_owner). A user who is also an operator of the gateway is refused (409 user_is_operator) until their operator rights are taken away in the console. An audit row names the token.
+         */
+        delete: operations["removeAccountUserApi"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a user's role
+         * @description Changes the user's role, as the account's Team page does; the account keeps at least one owner (409 last_owner). An audit row names the token.
+         */
+        patch: operations["updateAccountUserApi"];
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/users/{user_id}/reset_password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset a user's password
+         * @description Gives the user a new generated password, answered in `password` this once, and ends every sign-in session of the user, as the operator console's reset does. An audit row names the token (never the password).
+         */
+        post: operations["resetAccountUserPasswordApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/admin/accounts/{id}/api_keys": {
@@ -5187,6 +5331,130 @@ export interface components {
             effective_monthly_limit: number | null;
             /** Format: date-time */
             created_at: string;
+        };
+        ListAccountUsersResponse: {
+            users: {
+                /** @description user_… */
+                id: string;
+                /** @description The sign-in email, in lower case. */
+                email: string;
+                account_id: string | null;
+                /**
+                 * @description owner, admin or member: what the user may do in the account's dashboard.
+                 * @enum {string}
+                 */
+                role: "owner" | "admin" | "member";
+                /** @description Whether the user also runs the gateway (the operator console). */
+                is_operator: boolean;
+                /** Format: date-time */
+                created_at: string;
+            }[];
+        };
+        CreateAccountUserRequest: {
+            /**
+             * @description The sign-in email.
+             * @example owner@example.com
+             */
+            email: string;
+            /**
+             * @description owner, admin or member; member when not given.
+             * @enum {string}
+             */
+            role?: "owner" | "admin" | "member";
+            /** @description The sign-in password: at least 12 characters and not easy to guess (else 400 weak_password). Without it one is generated and answered this once. */
+            password?: string;
+        };
+        CreateAccountUserResponse: {
+            /** @description user_… */
+            id: string;
+            /** @description The sign-in email, in lower case. */
+            email: string;
+            account_id: string | null;
+            /**
+             * @description owner, admin or member: what the user may do in the account's dashboard.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description Whether the user also runs the gateway (the operator console). */
+            is_operator: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The password the gateway generated, shown this once (only its hash is kept); absent when one was given. */
+            password?: string;
+        };
+        GetAccountUserResponse: {
+            /** @description user_… */
+            id: string;
+            /** @description The sign-in email, in lower case. */
+            email: string;
+            account_id: string | null;
+            /**
+             * @description owner, admin or member: what the user may do in the account's dashboard.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description Whether the user also runs the gateway (the operator console). */
+            is_operator: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        UpdateAccountUserRequest: {
+            /**
+             * @description owner, admin or member.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+        };
+        UpdateAccountUserResponse: {
+            /** @description user_… */
+            id: string;
+            /** @description The sign-in email, in lower case. */
+            email: string;
+            account_id: string | null;
+            /**
+             * @description owner, admin or member: what the user may do in the account's dashboard.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description Whether the user also runs the gateway (the operator console). */
+            is_operator: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        RemoveAccountUserResponse: {
+            /** @description user_… */
+            id: string;
+            /** @description The sign-in email, in lower case. */
+            email: string;
+            account_id: string | null;
+            /**
+             * @description owner, admin or member: what the user may do in the account's dashboard.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description Whether the user also runs the gateway (the operator console). */
+            is_operator: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        ResetAccountUserPasswordRequest: Record<string, never>;
+        ResetAccountUserPasswordResponse: {
+            /** @description user_… */
+            id: string;
+            /** @description The sign-in email, in lower case. */
+            email: string;
+            account_id: string | null;
+            /**
+             * @description owner, admin or member: what the user may do in the account's dashboard.
+             * @enum {string}
+             */
+            role: "owner" | "admin" | "member";
+            /** @description Whether the user also runs the gateway (the operator console). */
+            is_operator: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** @description The new password, shown this once. */
+            password: string;
         };
         ListAccountApiKeysResponse: {
             api_keys: {
@@ -11524,6 +11792,493 @@ export interface components {
             };
         };
         /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ListAccountUsersError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ListAccountUsersError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). */
+        ListAccountUsersError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListAccountUsersError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListAccountUsersError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `weak_password`: A password is too short or too easy to guess. */
+        CreateAccountUserError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "weak_password";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        CreateAccountUserError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). */
+        CreateAccountUserError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found";
+                };
+            };
+        };
+        /** @description `email_already_registered`: A user with this email exists. */
+        CreateAccountUserError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "email_already_registered";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        CreateAccountUserError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        CreateAccountUserError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        CreateAccountUserError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetAccountUserError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        GetAccountUserError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `user_not_found`: There is no such user (in your scope). */
+        GetAccountUserError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "user_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetAccountUserError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetAccountUserError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        UpdateAccountUserError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        UpdateAccountUserError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `user_not_found`: There is no such user (in your scope). */
+        UpdateAccountUserError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "user_not_found";
+                };
+            };
+        };
+        /** @description `last_owner`: The change would leave the account without an owner. */
+        UpdateAccountUserError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "last_owner";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateAccountUserError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateAccountUserError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        UpdateAccountUserError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        RemoveAccountUserError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        RemoveAccountUserError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `user_not_found`: There is no such user (in your scope). */
+        RemoveAccountUserError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "user_not_found";
+                };
+            };
+        };
+        /** @description `last_owner`: The change would leave the account without an owner. `user_is_operator`: The user is also an operator of the gateway; take their operator rights away in the console before removing them. */
+        RemoveAccountUserError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "last_owner" | "user_is_operator";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        RemoveAccountUserError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        RemoveAccountUserError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        RemoveAccountUserError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ResetAccountUserPasswordError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ResetAccountUserPasswordError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `user_not_found`: There is no such user (in your scope). */
+        ResetAccountUserPasswordError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "user_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        ResetAccountUserPasswordError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ResetAccountUserPasswordError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ResetAccountUserPasswordError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         ListAccountApiKeysError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12234,7 +12989,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `weak_password`: A password is too short or too easy to guess. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
         UploadMediaError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12243,7 +12998,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "weak_password" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
                 };
             };
         };
@@ -12327,7 +13082,7 @@ export interface components {
                 };
             };
         };
-        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. `empty_message`: The message is empty or only whitespace. `message_too_long`: The message is longer than the configured maximum. `invalid_media`: The media object is not usable: not exactly one of url, id and data, a url that is not absolute http(s), data that is not base64, an empty file, or an unknown kind. `media_type_mismatch`: The declared mime_type (or upload Content-Type) contradicts the file's bytes. `media_kind_mismatch`: The file's type cannot be sent as the requested kind (a PDF as an image, say). `media_url_blocked`: `media.url` leads only to addresses the gateway may not reach (private, loopback, reserved), directly or by a redirect. `media_too_large`: The file is over the size limit of its kind. `recipient_not_on_whatsapp`: The recipient does not use WhatsApp (real numbers only; the answer is remembered for an hour); nothing was sent. `invalid_reply_to`: `reply_to` names no message of this conversation: unknown, of another account, of another of your numbers or another chat, or never sent. `message_not_in_chat`: The message is not in a chat of `from_phone` (it belongs to another of your numbers), or was never sent. `invalid_mention`: A phone in `mentions` is not a member of the group (or it is `from_phone` itself). `invalid_poll`: `poll` is not one WhatsApp shows: it needs a question (1 to 255 characters), 2 to 12 options that are unique and not blank (each up to 100 characters), and a `selectable_count` from 1 to the number of options. `invalid_poll_vote`: A simulated vote names a message that is no poll, an option the poll does not have, or more options than the poll lets one voter choose. `invalid_contact`: A contact card is neither `{name, phones}` nor `{vcard}`, or its vCard is not one card (BEGIN:VCARD … END:VCARD) with a VERSION and a non-empty FN, within 10,000 characters. `invalid_emoji`: `emoji` is not exactly one emoji by Unicode's emoji rules (skin tones, ZWJ sequences, flags and keycaps of 0-9, # and * included), nor empty to remove the reaction. `invalid_send_policy`: A send policy cannot be used: max_gap_ms below min_gap_ms, a quiet-hours time not "HH:MM", or a time zone that is not an IANA name. `invalid_schedule`: `send_at` or `expires_at` cannot be kept: `send_at` is past the scheduling horizon (WAGW_SEND_AT_HORIZON_DAYS), or `expires_at` is not after `send_at` and now. `invalid_idempotency_key`: The Idempotency-Key header is not 1 to 255 printable ASCII characters. `weak_password`: A password is too short or too easy to guess. `invalid_webhook_url`: A webhook URL is not an absolute http(s) URL, or its host does not resolve. `webhook_url_blocked`: A webhook URL leads only to addresses webhooks may not reach (private, loopback, reserved). `invalid_event_type`: A webhook event type is unknown, or none was given. */
         DownloadMediaError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12336,7 +13091,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number" | "empty_message" | "message_too_long" | "invalid_media" | "media_type_mismatch" | "media_kind_mismatch" | "media_url_blocked" | "media_too_large" | "recipient_not_on_whatsapp" | "invalid_reply_to" | "message_not_in_chat" | "invalid_mention" | "invalid_poll" | "invalid_poll_vote" | "invalid_contact" | "invalid_emoji" | "invalid_send_policy" | "invalid_schedule" | "invalid_idempotency_key" | "weak_password" | "invalid_webhook_url" | "webhook_url_blocked" | "invalid_event_type";
                 };
             };
         };
@@ -12366,7 +13121,7 @@ export interface components {
                 };
             };
         };
-        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). `api_key_not_found`: There is no such API key (in your scope). `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
+        /** @description `not_found`: There is no such path or method. `message_not_found`: There is no such message in your account. `group_not_found`: `from_phone` is not in such a group: the id is unknown, malformed, or of a group the number does not belong to. `contact_not_found`: `from_phone` knows no such person: no message was exchanged with them and they are not saved, by that phone or LID; another account's people are not found either. `chat_not_found`: `from_phone` has no such chat: no message was exchanged with that phone, LID or group. `media_not_found`: There is no such media in your account, or its retention ended. `account_not_found`: There is no such account (in your scope). `user_not_found`: There is no such user (in your scope). `number_not_found`: There is no such number (in your scope). `api_key_not_found`: There is no such API key (in your scope). `webhook_not_found`: There is no such webhook (in your scope). `delivery_not_found`: There is no such webhook delivery (in your scope). */
         DownloadMediaError404: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -12375,7 +13130,7 @@ export interface components {
             content: {
                 "application/json": components["schemas"]["Error"] & {
                     /** @enum {string} */
-                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "account_not_found" | "number_not_found" | "api_key_not_found" | "webhook_not_found" | "delivery_not_found";
+                    error?: "not_found" | "message_not_found" | "group_not_found" | "contact_not_found" | "chat_not_found" | "media_not_found" | "account_not_found" | "user_not_found" | "number_not_found" | "api_key_not_found" | "webhook_not_found" | "delivery_not_found";
                 };
             };
         };
@@ -12544,6 +13299,15 @@ export type CreateAccountResponse = components['schemas']['CreateAccountResponse
 export type GetAccountResponse = components['schemas']['GetAccountResponse'];
 export type UpdateAccountRequest = components['schemas']['UpdateAccountRequest'];
 export type UpdateAccountResponse = components['schemas']['UpdateAccountResponse'];
+export type ListAccountUsersResponse = components['schemas']['ListAccountUsersResponse'];
+export type CreateAccountUserRequest = components['schemas']['CreateAccountUserRequest'];
+export type CreateAccountUserResponse = components['schemas']['CreateAccountUserResponse'];
+export type GetAccountUserResponse = components['schemas']['GetAccountUserResponse'];
+export type UpdateAccountUserRequest = components['schemas']['UpdateAccountUserRequest'];
+export type UpdateAccountUserResponse = components['schemas']['UpdateAccountUserResponse'];
+export type RemoveAccountUserResponse = components['schemas']['RemoveAccountUserResponse'];
+export type ResetAccountUserPasswordRequest = components['schemas']['ResetAccountUserPasswordRequest'];
+export type ResetAccountUserPasswordResponse = components['schemas']['ResetAccountUserPasswordResponse'];
 export type ListAccountApiKeysResponse = components['schemas']['ListAccountApiKeysResponse'];
 export type CreateAccountApiKeyRequest = components['schemas']['CreateAccountApiKeyRequest'];
 export type CreateAccountApiKeyResponse = components['schemas']['CreateAccountApiKeyResponse'];
@@ -13019,6 +13783,43 @@ export type ResponseUpdateAccountError404 = components['responses']['UpdateAccou
 export type ResponseUpdateAccountError413 = components['responses']['UpdateAccountError413'];
 export type ResponseUpdateAccountError500 = components['responses']['UpdateAccountError500'];
 export type ResponseUpdateAccountError503 = components['responses']['UpdateAccountError503'];
+export type ResponseListAccountUsersError400 = components['responses']['ListAccountUsersError400'];
+export type ResponseListAccountUsersError401 = components['responses']['ListAccountUsersError401'];
+export type ResponseListAccountUsersError404 = components['responses']['ListAccountUsersError404'];
+export type ResponseListAccountUsersError500 = components['responses']['ListAccountUsersError500'];
+export type ResponseListAccountUsersError503 = components['responses']['ListAccountUsersError503'];
+export type ResponseCreateAccountUserError400 = components['responses']['CreateAccountUserError400'];
+export type ResponseCreateAccountUserError401 = components['responses']['CreateAccountUserError401'];
+export type ResponseCreateAccountUserError404 = components['responses']['CreateAccountUserError404'];
+export type ResponseCreateAccountUserError409 = components['responses']['CreateAccountUserError409'];
+export type ResponseCreateAccountUserError413 = components['responses']['CreateAccountUserError413'];
+export type ResponseCreateAccountUserError500 = components['responses']['CreateAccountUserError500'];
+export type ResponseCreateAccountUserError503 = components['responses']['CreateAccountUserError503'];
+export type ResponseGetAccountUserError400 = components['responses']['GetAccountUserError400'];
+export type ResponseGetAccountUserError401 = components['responses']['GetAccountUserError401'];
+export type ResponseGetAccountUserError404 = components['responses']['GetAccountUserError404'];
+export type ResponseGetAccountUserError500 = components['responses']['GetAccountUserError500'];
+export type ResponseGetAccountUserError503 = components['responses']['GetAccountUserError503'];
+export type ResponseUpdateAccountUserError400 = components['responses']['UpdateAccountUserError400'];
+export type ResponseUpdateAccountUserError401 = components['responses']['UpdateAccountUserError401'];
+export type ResponseUpdateAccountUserError404 = components['responses']['UpdateAccountUserError404'];
+export type ResponseUpdateAccountUserError409 = components['responses']['UpdateAccountUserError409'];
+export type ResponseUpdateAccountUserError413 = components['responses']['UpdateAccountUserError413'];
+export type ResponseUpdateAccountUserError500 = components['responses']['UpdateAccountUserError500'];
+export type ResponseUpdateAccountUserError503 = components['responses']['UpdateAccountUserError503'];
+export type ResponseRemoveAccountUserError400 = components['responses']['RemoveAccountUserError400'];
+export type ResponseRemoveAccountUserError401 = components['responses']['RemoveAccountUserError401'];
+export type ResponseRemoveAccountUserError404 = components['responses']['RemoveAccountUserError404'];
+export type ResponseRemoveAccountUserError409 = components['responses']['RemoveAccountUserError409'];
+export type ResponseRemoveAccountUserError413 = components['responses']['RemoveAccountUserError413'];
+export type ResponseRemoveAccountUserError500 = components['responses']['RemoveAccountUserError500'];
+export type ResponseRemoveAccountUserError503 = components['responses']['RemoveAccountUserError503'];
+export type ResponseResetAccountUserPasswordError400 = components['responses']['ResetAccountUserPasswordError400'];
+export type ResponseResetAccountUserPasswordError401 = components['responses']['ResetAccountUserPasswordError401'];
+export type ResponseResetAccountUserPasswordError404 = components['responses']['ResetAccountUserPasswordError404'];
+export type ResponseResetAccountUserPasswordError413 = components['responses']['ResetAccountUserPasswordError413'];
+export type ResponseResetAccountUserPasswordError500 = components['responses']['ResetAccountUserPasswordError500'];
+export type ResponseResetAccountUserPasswordError503 = components['responses']['ResetAccountUserPasswordError503'];
 export type ResponseListAccountApiKeysError400 = components['responses']['ListAccountApiKeysError400'];
 export type ResponseListAccountApiKeysError401 = components['responses']['ListAccountApiKeysError401'];
 export type ResponseListAccountApiKeysError404 = components['responses']['ListAccountApiKeysError404'];
@@ -17348,6 +18149,207 @@ export interface operations {
             503: components["responses"]["UpdateAccountError503"];
         };
     };
+    listAccountUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAccountUsersResponse"];
+                };
+            };
+            400: components["responses"]["ListAccountUsersError400"];
+            401: components["responses"]["ListAccountUsersError401"];
+            404: components["responses"]["ListAccountUsersError404"];
+            500: components["responses"]["ListAccountUsersError500"];
+            503: components["responses"]["ListAccountUsersError503"];
+        };
+    };
+    createAccountUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAccountUserRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateAccountUserResponse"];
+                };
+            };
+            400: components["responses"]["CreateAccountUserError400"];
+            401: components["responses"]["CreateAccountUserError401"];
+            404: components["responses"]["CreateAccountUserError404"];
+            409: components["responses"]["CreateAccountUserError409"];
+            413: components["responses"]["CreateAccountUserError413"];
+            500: components["responses"]["CreateAccountUserError500"];
+            503: components["responses"]["CreateAccountUserError503"];
+        };
+    };
+    getAccountUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The user, user_… */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAccountUserResponse"];
+                };
+            };
+            400: components["responses"]["GetAccountUserError400"];
+            401: components["responses"]["GetAccountUserError401"];
+            404: components["responses"]["GetAccountUserError404"];
+            500: components["responses"]["GetAccountUserError500"];
+            503: components["responses"]["GetAccountUserError503"];
+        };
+    };
+    removeAccountUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The user, user_… */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoveAccountUserResponse"];
+                };
+            };
+            400: components["responses"]["RemoveAccountUserError400"];
+            401: components["responses"]["RemoveAccountUserError401"];
+            404: components["responses"]["RemoveAccountUserError404"];
+            409: components["responses"]["RemoveAccountUserError409"];
+            413: components["responses"]["RemoveAccountUserError413"];
+            500: components["responses"]["RemoveAccountUserError500"];
+            503: components["responses"]["RemoveAccountUserError503"];
+        };
+    };
+    updateAccountUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The user, user_… */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountUserRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountUserResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountUserError400"];
+            401: components["responses"]["UpdateAccountUserError401"];
+            404: components["responses"]["UpdateAccountUserError404"];
+            409: components["responses"]["UpdateAccountUserError409"];
+            413: components["responses"]["UpdateAccountUserError413"];
+            500: components["responses"]["UpdateAccountUserError500"];
+            503: components["responses"]["UpdateAccountUserError503"];
+        };
+    };
+    resetAccountUserPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The user, user_… */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetAccountUserPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResetAccountUserPasswordResponse"];
+                };
+            };
+            400: components["responses"]["ResetAccountUserPasswordError400"];
+            401: components["responses"]["ResetAccountUserPasswordError401"];
+            404: components["responses"]["ResetAccountUserPasswordError404"];
+            413: components["responses"]["ResetAccountUserPasswordError413"];
+            500: components["responses"]["ResetAccountUserPasswordError500"];
+            503: components["responses"]["ResetAccountUserPasswordError503"];
+        };
+    };
     listAccountApiKeys: {
         parameters: {
             query?: never;
@@ -17765,6 +18767,207 @@ export interface operations {
             413: components["responses"]["UpdateAccountError413"];
             500: components["responses"]["UpdateAccountError500"];
             503: components["responses"]["UpdateAccountError503"];
+        };
+    };
+    listAccountUsersApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAccountUsersResponse"];
+                };
+            };
+            400: components["responses"]["ListAccountUsersError400"];
+            401: components["responses"]["ListAccountUsersError401"];
+            404: components["responses"]["ListAccountUsersError404"];
+            500: components["responses"]["ListAccountUsersError500"];
+            503: components["responses"]["ListAccountUsersError503"];
+        };
+    };
+    createAccountUserApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAccountUserRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateAccountUserResponse"];
+                };
+            };
+            400: components["responses"]["CreateAccountUserError400"];
+            401: components["responses"]["CreateAccountUserError401"];
+            404: components["responses"]["CreateAccountUserError404"];
+            409: components["responses"]["CreateAccountUserError409"];
+            413: components["responses"]["CreateAccountUserError413"];
+            500: components["responses"]["CreateAccountUserError500"];
+            503: components["responses"]["CreateAccountUserError503"];
+        };
+    };
+    getAccountUserApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The user, user_… */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAccountUserResponse"];
+                };
+            };
+            400: components["responses"]["GetAccountUserError400"];
+            401: components["responses"]["GetAccountUserError401"];
+            404: components["responses"]["GetAccountUserError404"];
+            500: components["responses"]["GetAccountUserError500"];
+            503: components["responses"]["GetAccountUserError503"];
+        };
+    };
+    removeAccountUserApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The user, user_… */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoveAccountUserResponse"];
+                };
+            };
+            400: components["responses"]["RemoveAccountUserError400"];
+            401: components["responses"]["RemoveAccountUserError401"];
+            404: components["responses"]["RemoveAccountUserError404"];
+            409: components["responses"]["RemoveAccountUserError409"];
+            413: components["responses"]["RemoveAccountUserError413"];
+            500: components["responses"]["RemoveAccountUserError500"];
+            503: components["responses"]["RemoveAccountUserError503"];
+        };
+    };
+    updateAccountUserApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The user, user_… */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountUserRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountUserResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountUserError400"];
+            401: components["responses"]["UpdateAccountUserError401"];
+            404: components["responses"]["UpdateAccountUserError404"];
+            409: components["responses"]["UpdateAccountUserError409"];
+            413: components["responses"]["UpdateAccountUserError413"];
+            500: components["responses"]["UpdateAccountUserError500"];
+            503: components["responses"]["UpdateAccountUserError503"];
+        };
+    };
+    resetAccountUserPasswordApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The user, user_… */
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResetAccountUserPasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResetAccountUserPasswordResponse"];
+                };
+            };
+            400: components["responses"]["ResetAccountUserPasswordError400"];
+            401: components["responses"]["ResetAccountUserPasswordError401"];
+            404: components["responses"]["ResetAccountUserPasswordError404"];
+            413: components["responses"]["ResetAccountUserPasswordError413"];
+            500: components["responses"]["ResetAccountUserPasswordError500"];
+            503: components["responses"]["ResetAccountUserPasswordError503"];
         };
     };
     listAccountApiKeysApi: {

@@ -75,13 +75,16 @@ export function registerUserCommands(program: Command): void {
     .action(
       async (options: { email: string; account?: string; role?: string; operator?: boolean; password?: string }, command: Command) => {
         await withGateway(command, async (gateway, output) => {
-          const created = await gateway.accounts.createUser({
-            email: options.email,
-            accountId: options.account ?? null,
-            ...(options.role !== undefined && { role: options.role }),
-            isOperator: options.operator ?? false,
-            ...(options.password !== undefined && { password: options.password }),
-          });
+          const created = await gateway.accounts.createUser(
+            {
+              email: options.email,
+              accountId: options.account ?? null,
+              ...(options.role !== undefined && { role: options.role }),
+              isOperator: options.operator ?? false,
+              ...(options.password !== undefined && { password: options.password }),
+            },
+            CLI_ACTOR,
+          );
           const json = {
             ...userJson(created.user),
             ...(created.generatedPassword !== undefined && { password: created.generatedPassword }),

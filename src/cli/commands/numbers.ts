@@ -22,12 +22,16 @@ export function registerNumberCommands(program: Command): void {
     .option('--user <id>', 'the user who holds the number')
     .action(async (options: { account: string; phone: string; engine: string; user?: string }, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        const added = await gateway.numbers.addNumber(operator, {
-          accountId: options.account,
-          phone: options.phone,
-          engine: options.engine,
-          ...(options.user !== undefined && { holderUserId: options.user }),
-        });
+        const added = await gateway.numbers.addNumber(
+          operator,
+          {
+            accountId: options.account,
+            phone: options.phone,
+            engine: options.engine,
+            ...(options.user !== undefined && { holderUserId: options.user }),
+          },
+          CLI_ACTOR,
+        );
         output.print(numberJson(added), `Added ${added.phone} (${added.id}) on the ${added.engine} engine, status ${added.status}.`);
       });
     });
@@ -90,7 +94,7 @@ export function registerNumberCommands(program: Command): void {
     .description('Remove a number; its message history stays with the account')
     .action(async (phoneOrId: string, _options: object, command: Command) => {
       await withGateway(command, async (gateway, output, operator) => {
-        const removed = await gateway.numbers.removeNumber(operator, phoneOrId);
+        const removed = await gateway.numbers.removeNumber(operator, phoneOrId, CLI_ACTOR);
         output.print({ ...numberJson(removed), removed: true }, `Removed ${removed.phone} (${removed.id}).`);
       });
     });
@@ -122,7 +126,7 @@ export function registerNumberCommands(program: Command): void {
             autoRead: onOff(options.autoRead, '--auto-read'),
           };
           const found = await gateway.numbers.findNumber(operator, phoneOrId);
-          const updated = await gateway.numbers.updateSettings(operator, found.id, settings);
+          const updated = await gateway.numbers.updateSettings(operator, found.id, settings, CLI_ACTOR);
           output.print(
             numberJson(updated),
             `${updated.phone}: reject calls ${updated.rejectCalls ? 'on' : 'off'}, show online ${updated.showOnline ? 'on' : 'off'}, ` +

@@ -74,7 +74,9 @@ export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Ser
     const email = formText(request.body, 'email');
     const role = formText(request.body, 'role');
     const password = formText(request.body, 'password');
-    const result = await attempt(() => gateway.accounts.createUser({ accountId, email, role, ...(password !== '' && { password }) }));
+    const result = await attempt(() =>
+      gateway.accounts.createUser({ accountId, email, role, ...(password !== '' && { password }) }, userActor(request)),
+    );
     if (!result.ok) return renderFailure(request, reply, 'user', result.error, { user: { email, role } });
     const { user, generatedPassword } = result.value;
     // A generated password exists only in this response, so the page answers instead of redirecting.
@@ -87,7 +89,7 @@ export function registerOperatorAccountRoutes(app: FastifyInstance, gateway: Ser
     const phone = formText(request.body, 'phone');
     const engine = formText(request.body, 'engine') || 'sandbox';
     const result = await attempt(() =>
-      gateway.numbers.addNumber(operatorScopeOf(request), { accountId: request.params.accountId, phone, engine }),
+      gateway.numbers.addNumber(operatorScopeOf(request), { accountId: request.params.accountId, phone, engine }, userActor(request)),
     );
     if (!result.ok) return renderFailure(request, reply, 'number', result.error, { number: { phone, engine } });
     return redirectWithNotice(reply, accountPath(request.params.accountId), 'number_added');

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor, type AppError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
-import { pageContext, sendPage, operatorScopeOf } from '../context.ts';
+import { pageContext, sendPage, operatorScopeOf, userActor } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentOperatorNumber, presentOperatorNumbers } from '../presenters/operator.ts';
@@ -45,14 +45,19 @@ export function registerOperatorNumberRoutes(app: FastifyInstance, gateway: Serv
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/reassign', async (request, reply) => {
     const result = await attempt(() =>
-      gateway.numbers.reassignNumber(operatorScopeOf(request), request.params.numberId, formText(request.body, 'account_id')),
+      gateway.numbers.reassignNumber(
+        operatorScopeOf(request),
+        request.params.numberId,
+        formText(request.body, 'account_id'),
+        userActor(request),
+      ),
     );
     if (!result.ok) return render(request, reply, result.error);
     return redirectWithNotice(reply, '/operator/numbers', 'number_reassigned');
   });
 
   app.post<{ Params: NumberParams }>('/operator/numbers/:numberId/remove', async (request, reply) => {
-    const result = await attempt(() => gateway.numbers.removeNumber(operatorScopeOf(request), request.params.numberId));
+    const result = await attempt(() => gateway.numbers.removeNumber(operatorScopeOf(request), request.params.numberId, userActor(request)));
     if (!result.ok) return render(request, reply, result.error);
     return redirectWithNotice(reply, '/operator/numbers', 'number_removed');
   });

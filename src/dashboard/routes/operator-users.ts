@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
-import { pageContext, sendPage, viewerOf, operatorScopeOf } from '../context.ts';
+import { pageContext, sendPage, viewerOf, operatorScopeOf, userActor } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentOperatorUsers } from '../presenters/operator.ts';
@@ -30,14 +30,17 @@ export function registerOperatorUserRoutes(app: FastifyInstance, gateway: Servic
     const form = createUserForm(request.body);
     const password = formText(request.body, 'password');
     const result = await attempt(() =>
-      gateway.accounts.createUser({
-        email: form.email,
-        isOperator: form.isOperator,
-        // A role means something only inside an account; without one the service picks its default.
-        accountId: form.accountId === NO_ACCOUNT ? null : form.accountId,
-        ...(form.accountId !== NO_ACCOUNT && { role: form.role }),
-        ...(password !== '' && { password }),
-      }),
+      gateway.accounts.createUser(
+        {
+          email: form.email,
+          isOperator: form.isOperator,
+          // A role means something only inside an account; without one the service picks its default.
+          accountId: form.accountId === NO_ACCOUNT ? null : form.accountId,
+          ...(form.accountId !== NO_ACCOUNT && { role: form.role }),
+          ...(password !== '' && { password }),
+        },
+        userActor(request),
+      ),
     );
     if (!result.ok) return render(request, reply, { error: result.error.message, form }, httpStatusFor(result.error.code));
     const { user, generatedPassword } = result.value;
@@ -52,7 +55,7 @@ export function registerOperatorUserRoutes(app: FastifyInstance, gateway: Servic
   });
 
   app.post<{ Params: UserParams }>('/operator/users/:userId/reset-password', async (request, reply) => {
-    const reset = await attempt(() => gateway.team.resetPassword(request.params.userId, viewerOf(request).user.id));
+    const reset = await attempt(() => gateway.team.resetPassword(request.params.userId, userActor(request), viewerOf(request).user.id));
     if (!reset.ok) return render(request, reply, { error: reset.error.message }, httpStatusFor(reset.error.code));
     const { user, password } = reset.value;
     return render(request, reply, { reveal: { id: 'reset-password', label: `New password for ${user.email}`, value: password } });

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { httpStatusFor, type AppError } from '../../domain/errors.ts';
 import type { GatewayServices } from '../../ports/gateway-services.ts';
-import { accountOf, pageContext, requireAccountMember, requireOwner, sendPage, viewerOf } from '../context.ts';
+import { accountOf, pageContext, requireAccountMember, requireOwner, sendPage, userActor, viewerOf } from '../context.ts';
 import { attempt, formText } from '../forms.ts';
 import { redirectWithNotice } from '../notices.ts';
 import { presentTeam, type TeamPageState } from '../presenters/team.ts';
@@ -50,7 +50,7 @@ export function registerTeamRoutes(app: FastifyInstance, gateway: Services): voi
 
   app.post<{ Params: UserParams }>('/team/:userId/role', { preHandler: requireOwner }, async (request, reply) => {
     const result = await attempt(() =>
-      gateway.team.changeRole(accountOf(request).id, request.params.userId, formText(request.body, 'role')),
+      gateway.team.changeRole(accountOf(request).id, request.params.userId, formText(request.body, 'role'), userActor(request)),
     );
     if (!result.ok) return renderFailure(request, reply, result.error);
     return redirectWithNotice(reply, '/team', 'role_changed');
@@ -58,7 +58,9 @@ export function registerTeamRoutes(app: FastifyInstance, gateway: Services): voi
 
   app.post<{ Params: UserParams }>('/team/:userId/remove', { preHandler: requireOwner }, async (request, reply) => {
     const viewer = viewerOf(request);
-    const result = await attempt(() => gateway.team.removeMember(accountOf(request).id, request.params.userId, viewer.user.id));
+    const result = await attempt(() =>
+      gateway.team.removeMember(accountOf(request).id, request.params.userId, userActor(request), viewer.user.id),
+    );
     if (!result.ok) return renderFailure(request, reply, result.error);
     return redirectWithNotice(reply, '/team', 'member_removed');
   });

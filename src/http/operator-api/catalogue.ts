@@ -2,6 +2,13 @@ import { accountOperations } from './accounts.ts';
 import { apiKeyOperations } from './api-keys.ts';
 import { auditOperations } from './audit-events.ts';
 import { numberSessionOperations } from './number-session.ts';
+import { userOperations } from './users.ts';
 
 /** The operator API (docs/operator-api.md), in the document's order. */
-export const operatorOperations = [...accountOperations, ...apiKeyOperations, ...numberSessionOperations, ...auditOperations];
+export const operatorOperations = [
+  ...accountOperations,
+  ...userOperations,
+  ...apiKeyOperations,
+  ...numberSessionOperations,
+  ...auditOperations,
+];

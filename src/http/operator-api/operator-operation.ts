@@ -11,7 +11,7 @@ import { namedScope } from '../../web/named-scope.ts';
 import { OPERATOR_ERRORS, OPERATOR_SECURITY, operatorActor, operatorAuthHook, tokenScope } from './operator-auth.ts';
 
 /** The services operator operations' handlers reach (docs/adr/0061); a new one is named here. */
-type OperatorServices = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'audit' | 'numbers' | 'routedLinking' | 'store'>;
+type OperatorServices = Pick<GatewayServices, 'accounts' | 'apiKeys' | 'audit' | 'numbers' | 'routedLinking' | 'store' | 'team'>;
 
 /** What registering them uses: the handlers' services and the tokens that admit their callers. */
 type Services = OperatorServices & Pick<GatewayServices, 'operatorTokens'>;
@@ -42,7 +42,7 @@ interface OperatorInput<Request extends OperatorRequest> {
  * actor of its audit rows.
  */
 interface OperatorOperation<Request extends OperatorRequest> {
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** Fastify's form, under /admin. */
   path: `/admin/${string}`;
   operationId: string;
@@ -68,6 +68,10 @@ export function defineOperatorOperation<const Request extends OperatorRequest>(r
 /** A query string of an operation that reads none: a parameter is refused, never ignored. */
 const NO_QUERY = { type: 'object', additionalProperties: false, properties: {} } as const;
 
+function takesNoBody(operation: AnyOperatorOperation): boolean {
+  return operation.method === 'GET' || operation.method === 'DELETE';
+}
+
 /** Serves the operator operations at both prefixes, each behind the operator token. */
 export async function registerOperatorOperations(
   app: FastifyInstance,
@@ -84,7 +88,8 @@ export async function registerOperatorOperations(
             method: operation.method,
             url: operation.path,
             onRequest,
-            ...(operation.method === 'GET' && { preValidation: refuseGetBody }),
+            // A GET or a DELETE takes no body: one sent is refused, not dropped (registry.ts says why).
+            ...(takesNoBody(operation) && { preValidation: refuseGetBody }),
             schema: {
               operationId: prefix === '' ? operation.operationId : `${operation.operationId}Api`,
               summary: operation.summary,
@@ -98,6 +103,7 @@ export async function registerOperatorOperations(
                 ...operation.answers,
                 ...errorResponsesFor([
                   ...OPERATOR_ERRORS,
+                  // A DELETE's body is still read (and refused), so it can be malformed or too large.
                   ...(operation.method === 'GET' ? (['invalid_request'] as const) : REQUEST_ERRORS),
                   ...operation.errors,
                 ]),

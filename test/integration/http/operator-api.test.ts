@@ -4,31 +4,13 @@ import { CLI_ACTOR } from '../../../src/domain/audit.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
+import { assertRefused, operatorCaller } from '../../support/operator-api.ts';
 
 /**
  * The operator API (docs/operator-api.md): an operator token, made like an API key and revocable,
  * reads the audit log at /admin and /api/admin; anything else is refused with the documented
  * envelope. Revocation on another node is test/integration/cluster/operator-tokens.test.ts.
  */
-
-/** The error envelope of v0.1.0, with the code and, for a field, the field. */
-interface Envelope {
-  error?: string;
-  message?: unknown;
-  details?: unknown;
-  request_id?: string;
-  meta?: { field?: string };
-}
-
-function assertRefused(response: { statusCode: number; json(): unknown }, status: number, error: string, field?: string): void {
-  const body = response.json() as Envelope;
-  assert.equal(response.statusCode, status, JSON.stringify(body));
-  assert.equal(body.error, error);
-  assert.equal(typeof body.message, 'string');
-  assert.ok(body.details === undefined || typeof body.details === 'string');
-  assert.match(body.request_id ?? '', /^req_/);
-  if (field !== undefined) assert.equal(body.meta?.field, field);
-}
 
 for (const dialect of dialects) {
   describe(`the operator API (${dialect})`, () => {
@@ -151,13 +133,10 @@ for (const dialect of dialects) {
       assertRefused(await read('/admin/audit_events', token, { payload: '{"limit":1}' }), 400, 'invalid_request', 'body');
     });
 
-    const call = (method: 'POST' | 'PATCH' | 'GET', url: string, body?: unknown, bearer = token) =>
-      test.inject({
-        method,
-        url,
-        headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-        ...(body !== undefined && { payload: JSON.stringify(body) }),
-      });
+    const call = operatorCaller(
+      () => test,
+      () => token,
+    );
 
     it('creates, reads, lists and changes accounts at both paths, each change an audit row naming the token', async () => {
       const created = await call('POST', '/admin/accounts', { name: 'Onboarded Co', plan: 'pro', monthly_limit: 5000 });
