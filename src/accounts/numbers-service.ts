@@ -8,7 +8,7 @@ import {
   type WhatsAppNumber,
   newWhatsAppNumber,
 } from '../domain/model.ts';
-import { parseE164, phoneProblem } from '../domain/phone.ts';
+import { parseE164, phoneProblem, type E164 } from '../domain/phone.ts';
 import type { SessionSupervisor } from '../messaging/session-supervisor.ts';
 import { isUniqueViolation } from '../store/constraint-errors.ts';
 import type { Store } from '../store/database.ts';
@@ -25,7 +25,7 @@ import {
 } from '../store/repositories/numbers.ts';
 import { findUserById } from '../store/repositories/users.ts';
 import { signalNodes } from '../store/repositories/cluster-signals.ts';
-import { scopeCovers, type OperatorScope, type TenantScope } from '../domain/tenant-scope.ts';
+import { scopeCovers, type AccountScope, type OperatorScope, type TenantScope } from '../domain/tenant-scope.ts';
 import { recordAudit } from '../audit/audit-trail.ts';
 import { SYSTEM_ACTOR, type AuditActor, type AuditDetails } from '../domain/audit.ts';
 
@@ -122,11 +122,11 @@ export class NumbersService {
     return { ...number, ...defined };
   }
 
+
   /**
    * Finds a number by its id or by its phone, in any common spelling. A number outside the scope
    * is reported as not existing, so ids and phones cannot be probed across accounts.
    */
-
   async findNumber(scope: TenantScope, phoneOrId: string): Promise<WhatsAppNumber> {
     const number = hasIdPrefix('number', phoneOrId)
       ? await findNumberById(this.store.db, phoneOrId)
@@ -135,6 +135,17 @@ export class NumbersService {
       throw new AppError('number_not_found', `There is no number ${phoneOrId}.`);
     }
     return number;
+  }
+  /**
+   * from_phone as a number of the key's account: the one look-up of a request's number (the
+   * owner dispatch's), through the lookup cache every send and incoming message reads
+   * (store/cached-lookups.ts), so a send's path asks the database for its number at most once.
+   */
+  async ownedNumber(scope: AccountScope, phone: E164): Promise<WhatsAppNumber> {
+    const found = await this.store.lookups.numberWithPlan(phone);
+    if (found === undefined || found.number.accountId !== scope.accountId)
+      throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
+    return found.number;
   }
 
   /**

@@ -10,10 +10,80 @@ import type { GroupMember as Contact } from '../domain/groups.ts';
 import type { InboundSimulator } from './inbound-simulator.ts';
 
 /**
+ * A number's session, as the gateway acts through it (ADR 0059): each capability of WhatsApp the
+ * API reaches, for that one number. A new capability is a method here, its engines'
+ * implementations and the operation that calls it; nothing between the API and the engine
+ * forwards it by name (registry.ts and session-supervisor.ts forward every method alike).
+ *
+ * An engine that cannot do one of these declines it explicitly: its implementation throws
+ * `capabilityDeclined` (capability-declined.ts), which the API answers 422
+ * capability_not_supported.
+ */
+export interface EngineSession {
+  sendMessage(request: OutgoingMessage): Promise<SentMessage>;
+  /** Reacts to `target`, or edits or revokes it (only our own messages). */
+  sendAction(target: MessageRef, action: MessageAction): Promise<SentMessage>;
+  /** Tells the sender of `targets` (incoming messages of one chat) that we read them. */
+  markRead(targets: readonly MessageRef[]): Promise<void>;
+  /** Archives, pins, mutes or marks unread a chat (or undoes it), as the number's phone would. */
+  modifyChat(chat: ChatTarget, change: ChatChange): Promise<void>;
+  /** Shows `state` ("typing…", "recording audio…", or neither) to the chat with `toPhone`. */
+  sendPresence(toPhone: E164, state: ChatPresence): Promise<void>;
+  /**
+   * Whether phones use WhatsApp, from the engine's directory where it remembers, asking the
+   * network for the rest. `admit` hears how many will be asked first, and may refuse by throwing.
+   */
+  checkNumbers(phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]>;
+  /** Creates a group with our number as its super admin; `participants` are phones to add. */
+  createGroup(subject: string, participants: readonly E164[]): Promise<Group>;
+  /** The groups the number belongs to, with their participants. */
+  listGroups(): Promise<Group[]>;
+  /** One group the number belongs to; undefined when it does not (or the group does not exist). */
+  groupInfo(groupId: string): Promise<Group | undefined>;
+  /** Adds, removes, promotes or demotes participants (the number must be an admin); one result per phone. */
+  updateParticipants(groupId: string, action: ParticipantAction, phones: readonly E164[]): Promise<ParticipantResult[]>;
+  /** Changes the group's subject and description (the number must be an admin). */
+  updateGroupSettings(groupId: string, settings: GroupSettings): Promise<void>;
+  /** The group's invite code, or (with `revoke`) a new one that replaces it. */
+  inviteCode(groupId: string, revoke: boolean): Promise<string>;
+  leaveGroup(groupId: string): Promise<void>;
+  /** Asks WhatsApp to tell the number when `phone` comes online, goes away, or types to it (presenceUpdate events). */
+  subscribePresence(phone: E164): Promise<void>;
+  /** Shows the number online to its contacts, or not, as an open WhatsApp app does; kept for the session's next connections. */
+  setOnline(online: boolean): Promise<void>;
+  /** What a contact shows the number of itself: picture, about text, business profile; each null where it shows none. */
+  contactProfile(phone: E164): Promise<ContactProfile>;
+  /** Sets our number's display name, about text and picture, those given. */
+  updateProfile(changes: ProfileChanges, picture?: OutgoingMedia): Promise<void>;
+  /** Blocks a contact (WhatsApp then carries nothing of theirs to the number), or unblocks it. */
+  updateBlock(phone: E164, blocked: boolean): Promise<void>;
+  /** The contacts the number has blocked: by phone, or by LID where WhatsApp gives no phone. */
+  blocklist(): Promise<Contact[]>;
+  /** Rejects a call that is ringing, as a person pressing "decline" on the phone would. */
+  rejectCall(call: CallRef): Promise<void>;
+  /** Fetches an incoming file again from its `IncomingMedia.retryToken`, through the number's session. */
+  downloadAgain(retryToken: string): Promise<AsyncIterable<Buffer>>;
+}
+
+/** A capability of the session, by name. */
+export type SessionCapability = keyof EngineSession;
+
+/**
+ * The session's capabilities as an engine implements them for all its numbers at once: each
+ * takes the number first. An engine keeps its sessions' state by number, so this is its natural
+ * shape; the supervisor's `sessionFor` binds one number (session-binding.ts).
+ */
+export type ForEachNumber<Session> = {
+  [Name in keyof Session]: Session[Name] extends (...args: infer Args) => infer Result
+    ? (number: WhatsAppNumber, ...args: Args) => Result
+    : never;
+};
+
+/**
  * The engine port: what the gateway needs from a WhatsApp connection, in domain types only.
  * An engine serves many numbers; the session supervisor decides which engine serves which.
  */
-export interface Engine {
+export interface Engine extends ForEachNumber<EngineSession> {
   readonly kind: EngineKind;
   readonly capabilities: EngineCapabilities;
   /** The status a newly added number of this engine starts in. */
@@ -27,54 +97,6 @@ export interface Engine {
   stop(number: WhatsAppNumber): Promise<void>;
   /** The live status of the number's session, as the engine sees it now. */
   sessionStatus(number: WhatsAppNumber): SessionStatus;
-  sendMessage(number: WhatsAppNumber, request: OutgoingMessage): Promise<SentMessage>;
-  /** Reacts to `target`, or edits or revokes it (only our own messages). */
-  sendAction(number: WhatsAppNumber, target: MessageRef, action: MessageAction): Promise<SentMessage>;
-  /** Tells the sender of `targets` (incoming messages of one chat) that we read them. */
-  markRead(number: WhatsAppNumber, targets: readonly MessageRef[]): Promise<void>;
-  /** Archives, pins, mutes or marks unread a chat (or undoes it), as the number's phone would. */
-  modifyChat(number: WhatsAppNumber, chat: ChatTarget, change: ChatChange): Promise<void>;
-  /** Shows `state` ("typing…", "recording audio…", or neither) to the chat with `toPhone`. */
-  sendPresence(number: WhatsAppNumber, toPhone: E164, state: ChatPresence): Promise<void>;
-  /**
-   * Whether phones use WhatsApp, from the engine's directory where it remembers, asking the
-   * network for the rest. `admit` hears how many will be asked first, and may refuse by throwing.
-   */
-  checkNumbers(number: WhatsAppNumber, phones: readonly E164[], admit: (lookups: number) => void): Promise<CheckedPhone[]>;
-  /** Creates a group with our number as its super admin; `participants` are phones to add. */
-  createGroup(number: WhatsAppNumber, subject: string, participants: readonly E164[]): Promise<Group>;
-  /** The groups the number belongs to, with their participants. */
-  listGroups(number: WhatsAppNumber): Promise<Group[]>;
-  /** One group the number belongs to; undefined when it does not (or the group does not exist). */
-  groupInfo(number: WhatsAppNumber, groupId: string): Promise<Group | undefined>;
-  /** Adds, removes, promotes or demotes participants (the number must be an admin); one result per phone. */
-  updateParticipants(
-    number: WhatsAppNumber,
-    groupId: string,
-    action: ParticipantAction,
-    phones: readonly E164[],
-  ): Promise<ParticipantResult[]>;
-  /** Changes the group's subject and description (the number must be an admin). */
-  updateGroupSettings(number: WhatsAppNumber, groupId: string, settings: GroupSettings): Promise<void>;
-  /** The group's invite code, or (with `revoke`) a new one that replaces it. */
-  inviteCode(number: WhatsAppNumber, groupId: string, revoke: boolean): Promise<string>;
-  leaveGroup(number: WhatsAppNumber, groupId: string): Promise<void>;
-  /** Asks WhatsApp to tell the number when `phone` comes online, goes away, or types to it (presenceUpdate events). */
-  subscribePresence(number: WhatsAppNumber, phone: E164): Promise<void>;
-  /** Shows the number online to its contacts, or not, as an open WhatsApp app does; kept for the session's next connections. */
-  setOnline(number: WhatsAppNumber, online: boolean): Promise<void>;
-  /** What a contact shows the number of itself: picture, about text, business profile; each null where it shows none. */
-  contactProfile(number: WhatsAppNumber, phone: E164): Promise<ContactProfile>;
-  /** Sets our number's display name, about text and picture, those given. */
-  updateProfile(number: WhatsAppNumber, changes: ProfileChanges, picture?: OutgoingMedia): Promise<void>;
-  /** Blocks a contact (WhatsApp then carries nothing of theirs to the number), or unblocks it. */
-  updateBlock(number: WhatsAppNumber, phone: E164, blocked: boolean): Promise<void>;
-  /** The contacts the number has blocked: by phone, or by LID where WhatsApp gives no phone. */
-  blocklist(number: WhatsAppNumber): Promise<Contact[]>;
-  /** Rejects a call that is ringing, as a person pressing "decline" on the phone would. */
-  rejectCall(number: WhatsAppNumber, call: CallRef): Promise<void>;
-  /** Fetches an incoming file again from its `IncomingMedia.retryToken`, through the number's session. */
-  downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>>;
   /** Present only where `capabilities.simulatedInbound` is true. */
   readonly simulator?: InboundSimulator;
   /**

@@ -1,5 +1,6 @@
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
-import type { Engine, EngineCapabilities, SessionLinker } from './engine.ts';
+import type { Engine, EngineCapabilities, SessionCapability, SessionLinker } from './engine.ts';
+import { forwardingObject } from './session-binding.ts';
 
 /** The engines this gateway runs, by kind. Built once in the composition root. */
 export class EngineRegistry {
@@ -27,17 +28,26 @@ export interface EngineDescriptor {
 
 /**
  * An engine whose code is imported the first time a session needs it. Baileys takes most of a
- * second to load, and a CLI command or a gateway with no Baileys number never needs it.
+ * second to load, and a CLI command or a gateway with no Baileys number never needs it. Its
+ * lifecycle is written out below; every capability of the session port is forwarded to the loaded
+ * engine by one forwarder (session-binding.ts), so a new capability adds nothing here.
  */
 export function onDemand(descriptor: EngineDescriptor, load: () => Promise<Engine>): Engine {
-  return new OnDemandEngine(descriptor, load);
+  const lifecycle = new OnDemandLifecycle(descriptor, load);
+  return forwardingObject<Engine>(async (name, args) => {
+    const engine = await lifecycle.engine();
+    return (engine[name] as (...args: unknown[]) => unknown).apply(engine, args);
+  }, lifecycle);
 }
 
-class OnDemandEngine implements Engine {
+/** The members of an engine that are not capabilities, each written out, for the engine not yet loaded. */
+class OnDemandLifecycle implements Omit<Engine, SessionCapability> {
   readonly kind: EngineKind;
   readonly capabilities: EngineCapabilities;
   readonly initialStatus: SessionStatus;
   readonly linker: SessionLinker | undefined;
+  /** Declared, so that the forwarder answers it as undefined rather than as a capability: an engine loaded on demand simulates nothing. */
+  readonly simulator: undefined = undefined;
   private loaded: Engine | undefined;
   private loading: Promise<Engine> | undefined;
 
@@ -57,7 +67,7 @@ class OnDemandEngine implements Engine {
   }
 
   /** The loaded engine; concurrent first calls share one import. */
-  private engine(): Promise<Engine> {
+  engine(): Promise<Engine> {
     if (this.loaded !== undefined) return Promise.resolve(this.loaded);
     this.loading ??= this.load().then(
       (engine) => (this.loaded = engine),
@@ -83,90 +93,6 @@ class OnDemandEngine implements Engine {
   sessionStatus(number: WhatsAppNumber): SessionStatus {
     // Not loaded yet: no session of this engine runs here.
     return this.loaded?.sessionStatus(number) ?? 'disconnected';
-  }
-
-  async sendMessage(...args: Parameters<Engine['sendMessage']>) {
-    return (await this.engine()).sendMessage(...args);
-  }
-
-  async sendAction(...args: Parameters<Engine['sendAction']>) {
-    return (await this.engine()).sendAction(...args);
-  }
-
-  async markRead(...args: Parameters<Engine['markRead']>) {
-    return (await this.engine()).markRead(...args);
-  }
-
-  async sendPresence(...args: Parameters<Engine['sendPresence']>) {
-    return (await this.engine()).sendPresence(...args);
-  }
-
-  async checkNumbers(...args: Parameters<Engine['checkNumbers']>) {
-    return (await this.engine()).checkNumbers(...args);
-  }
-
-  async createGroup(...args: Parameters<Engine['createGroup']>) {
-    return (await this.engine()).createGroup(...args);
-  }
-
-  async listGroups(...args: Parameters<Engine['listGroups']>) {
-    return (await this.engine()).listGroups(...args);
-  }
-
-  async groupInfo(...args: Parameters<Engine['groupInfo']>) {
-    return (await this.engine()).groupInfo(...args);
-  }
-
-  async updateParticipants(...args: Parameters<Engine['updateParticipants']>) {
-    return (await this.engine()).updateParticipants(...args);
-  }
-
-  async updateGroupSettings(...args: Parameters<Engine['updateGroupSettings']>) {
-    return (await this.engine()).updateGroupSettings(...args);
-  }
-
-  async inviteCode(...args: Parameters<Engine['inviteCode']>) {
-    return (await this.engine()).inviteCode(...args);
-  }
-
-  async leaveGroup(...args: Parameters<Engine['leaveGroup']>) {
-    return (await this.engine()).leaveGroup(...args);
-  }
-
-  async downloadAgain(...args: Parameters<Engine['downloadAgain']>) {
-    return (await this.engine()).downloadAgain(...args);
-  }
-
-  async modifyChat(...args: Parameters<Engine['modifyChat']>) {
-    return (await this.engine()).modifyChat(...args);
-  }
-
-  async subscribePresence(...args: Parameters<Engine['subscribePresence']>) {
-    return (await this.engine()).subscribePresence(...args);
-  }
-
-  async setOnline(...args: Parameters<Engine['setOnline']>) {
-    return (await this.engine()).setOnline(...args);
-  }
-
-  async contactProfile(...args: Parameters<Engine['contactProfile']>) {
-    return (await this.engine()).contactProfile(...args);
-  }
-
-  async updateProfile(...args: Parameters<Engine['updateProfile']>) {
-    return (await this.engine()).updateProfile(...args);
-  }
-
-  async updateBlock(...args: Parameters<Engine['updateBlock']>) {
-    return (await this.engine()).updateBlock(...args);
-  }
-
-  async blocklist(...args: Parameters<Engine['blocklist']>) {
-    return (await this.engine()).blocklist(...args);
-  }
-
-  async rejectCall(...args: Parameters<Engine['rejectCall']>) {
-    return (await this.engine()).rejectCall(...args);
   }
 }
 

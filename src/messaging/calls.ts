@@ -60,7 +60,7 @@ export class CallService {
       return;
     }
     await this.sender
-      .send({ accountId: number.accountId, fromPhone: number.phone, toPhone: event.fromPhone, text: number.callReplyText })
+      .send({ number, toPhone: event.fromPhone, text: number.callReplyText })
       .catch((error: unknown) =>
         this.logger.warn({ err: error, numberId: number.id, callId: event.call.callId }, 'could not send the reply to a rejected call'),
       );

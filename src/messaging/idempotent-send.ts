@@ -68,7 +68,7 @@ export function requestFingerprint(request: SendFingerprinted): string {
   return createHash('sha256').update(JSON.stringify(parts)).digest('hex');
 }
 
-type SendFingerprinted = Pick<SendRequest, 'fromPhone' | 'text' | 'mediaFingerprint' | 'replyTo' | 'structured' | 'linkPreview'> &
+type SendFingerprinted = { fromPhone: string } & Pick<SendRequest, 'text' | 'mediaFingerprint' | 'replyTo' | 'structured' | 'linkPreview'> &
   ({ toPhone: SendRequest['toPhone']; toGroup?: undefined } | { toGroup: string; mentions: readonly string[] });
 
 type Resolution =
@@ -98,12 +98,12 @@ export class IdempotentSendService {
 
   /** `present` turns the sent message into the 200's body, which is stored for replays. */
   async send(request: SendRequest, key: string, present: (message: Message) => unknown): Promise<IdempotentSendOutcome> {
-    const fingerprint = requestFingerprint(request);
+    const fingerprint = requestFingerprint({ ...request, fromPhone: request.number.phone });
     for (let attempt = 1; attempt <= MAX_CLAIM_ATTEMPTS; attempt++) {
       const at = new Date();
       const claim = await this.committer.run((trx) =>
         claimIdempotencyKey(trx, {
-          accountId: request.accountId,
+          accountId: request.number.accountId,
           key,
           fingerprint,
           messageId: newId('message'),
@@ -129,10 +129,10 @@ export class IdempotentSendService {
    * This keeps the documented order of checks, idempotency before the session, on every node.
    */
   async answerFromRecord(request: SendRequest, key: string): Promise<IdempotentSendOutcome | undefined> {
-    const record = await findIdempotencyKey(this.store.db, request.accountId, key);
+    const record = await findIdempotencyKey(this.store.db, request.number.accountId, key);
     const at = Date.now();
     if (record === undefined || at - record.createdAt.getTime() >= IDEMPOTENCY_KEY_TTL_MS) return undefined;
-    if (record.fingerprint !== requestFingerprint(request)) throw keyReused();
+    if (record.fingerprint !== requestFingerprint({ ...request, fromPhone: request.number.phone })) throw keyReused();
     if (record.state === 'completed' && record.response !== null) {
       return { replayed: true, statusCode: record.response.statusCode, body: JSON.parse(record.response.body) };
     }

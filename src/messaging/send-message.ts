@@ -30,17 +30,17 @@ import { settleWaiting, type WaitingMessage } from '../store/repositories/send-q
 import type { SendGovernor, SendSchedule, StoredSettings } from './governor/send-governor.ts';
 import type { WaitReason } from './governor/decision.ts';
 
-/** A send to a phone, or to a group `fromPhone` is in (mentioning some of its members). */
+/** A send to a phone, or to a group `number` is in (mentioning some of its members). */
 export type SendRequest = SendContent &
   ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
 
 /** What a send's checks need: who sends, to whom, quoting what, and when (assertSendable). */
-export type SendCheck = Pick<SendContent, 'accountId' | 'fromPhone' | 'replyTo' | 'schedule'> &
+export type SendCheck = Pick<SendContent, 'number' | 'replyTo' | 'schedule'> &
   ({ toPhone: E164; toGroup?: undefined } | { toGroup: string; mentions: readonly E164[]; toPhone?: undefined });
 
 interface SendContent {
-  accountId: string;
-  fromPhone: E164;
+  /** The account's number that sends, as the request's dispatch resolved it (once). */
+  number: WhatsAppNumber;
   text: string;
   /** The message's id, when the caller chose it beforehand (an idempotent send does). */
   messageId?: string;
@@ -128,7 +128,7 @@ export class SendMessageService {
     const { at } = terms;
     const message: Message = {
       id: request.messageId ?? newId('message'),
-      accountId: request.accountId,
+      accountId: number.accountId,
       numberId: number.id,
       direction: 'outbound',
       fromPhone: number.phone,
@@ -215,7 +215,8 @@ export class SendMessageService {
 
   /** A send's checks, in the documented order; see assertSendable. */
   private async checked(request: SendCheck) {
-    const { number, terms } = await this.ownedNumber(request.accountId, request.fromPhone);
+    const { number } = request;
+    const terms = await this.termsOf(number);
     const { at } = terms;
     if (request.schedule !== undefined) this.governor.checkSchedule(request.schedule, at);
     // A reply names a message of this very chat, or the request is wrong whatever else holds.
@@ -419,23 +420,27 @@ export class SendMessageService {
     }
   }
 
-  /** from_phone as a number of the account, with this month's quota terms; phone_not_owned otherwise. */
-  private async ownedNumber(accountId: string, fromPhone: E164): Promise<{ number: WhatsAppNumber; terms: QuotaTerms }> {
-    const found = await this.store.lookups.numberWithPlan(fromPhone);
-    if (found === undefined || found.number.accountId !== accountId) {
+  /**
+   * This month's quota terms of the number's account, and its send policies: read from the
+   * lookup the dispatch resolved the number through (store/cached-lookups.ts), so no query of its
+   * own while that entry is fresh.
+   */
+  private async termsOf(number: WhatsAppNumber): Promise<QuotaTerms> {
+    const found = await this.store.lookups.numberWithPlan(number.phone);
+    // The number left the account, or the gateway, since the request was dispatched.
+    if (found === undefined || found.number.id !== number.id) {
       throw new AppError('phone_not_owned', 'from_phone is not a number of your account.', { field: 'from_phone' });
     }
     const at = new Date();
     const plan = found.plan as PlanName;
-    const terms: QuotaTerms = {
-      accountId,
+    return {
+      accountId: number.accountId,
       plan,
       limit: effectiveMonthlyLimit(plan, found.customMonthlyLimit),
       period: usagePeriod(at),
       at,
       policies: found.sendPolicies,
     };
-    return { number: found.number, terms };
   }
 
   /** 503 number_paused while the number holds its sends, with Retry-After when the lift time is known. */

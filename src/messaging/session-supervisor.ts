@@ -1,9 +1,17 @@
-import { bindSession, type NumberSession } from './number-session.ts';
 import type { StaleWrites } from './stale-writes.ts';
 import type { Logger } from 'pino';
 import type { EngineKind, SessionLease, SessionStatus, WhatsAppNumber } from '../domain/model.ts';
 import { AppError } from '../domain/errors.ts';
-import type { Engine, EngineSendFailure, LinkSession, OutgoingMessage, SentMessage, SessionLinker } from '../engines/engine.ts';
+import type {
+  Engine,
+  EngineSendFailure,
+  EngineSession,
+  LinkSession,
+  OutgoingMessage,
+  SentMessage,
+  SessionLinker,
+} from '../engines/engine.ts';
+import { callOnNumber, forwardingObject } from '../engines/session-binding.ts';
 import type { SessionStatusEvent } from '../engines/engine-events.ts';
 import type { InboundSimulator } from '../engines/inbound-simulator.ts';
 import { EngineSendError } from '../engines/engine.ts';
@@ -68,8 +76,6 @@ const SESSION_START_WAIT_MS = 5_000;
 export class SessionSupervisor implements SessionHost {
   private starts: Promise<void> = Promise.resolve();
   private readonly running = new Map<string, { number: WhatsAppNumber; lease: SessionLease }>();
-  /** Phone → number id of the sessions that run here, for the send path's routing check. */
-  private readonly phones = new Map<string, string>();
   /** Number id → the start of its session, from the lease's gain until the start has ended (see untilStarted). */
   private readonly starting = new Map<string, Promise<void>>();
   /** The requests and queue releases let in on each number, which a node giving it up waits for. */
@@ -184,7 +190,6 @@ export class SessionSupervisor implements SessionHost {
     const running = this.running.get(numberId);
     if (running === undefined) return;
     this.running.delete(numberId);
-    this.phones.delete(running.number.phone);
     for (const observer of this.servedNumberObservers) observer.sessionStopped(numberId);
     await this.engineFor(running.number)
       ?.stop(running.number)
@@ -228,12 +233,6 @@ export class SessionSupervisor implements SessionHost {
     if (engine.capabilities.staggeredStart) await new Promise((resolve) => setTimeout(resolve, 1000 / this.sessionStartsPerSecond));
   }
 
-  /** admit() for the phone whose session runs here: the send path's check, with no query. */
-  admitPhone(phone: string): (() => void) | undefined {
-    const numberId = this.phones.get(phone);
-    return numberId === undefined ? undefined : this.admit(numberId);
-  }
-
   /** Tracks the number as served here, with what the observer keeps of it loaded before its session runs. */
   private async serve(number: WhatsAppNumber, lease: SessionLease): Promise<void> {
     this.track(number, lease);
@@ -242,7 +241,6 @@ export class SessionSupervisor implements SessionHost {
 
   private track(number: WhatsAppNumber, lease: SessionLease): void {
     this.running.set(number.id, { number, lease });
-    this.phones.set(number.phone, number.id);
   }
 
   /** Where the number's session runs: here, on another live node, or (for now) nowhere. */
@@ -333,12 +331,14 @@ export class SessionSupervisor implements SessionHost {
   }
 
   /**
-   * The number's session here, as API requests act through it: each engine capability bound to
-   * the number (number-session.ts), its refusals (down, rate-limited) answered as the API answers
-   * them.
+   * The number's session here, as API requests act through it: every capability of the port
+   * (engine.ts's EngineSession), run on the number's engine once its session has started, its
+   * refusals (down, rate-limited) answered as the API answers them.
    */
-  sessionFor(number: WhatsAppNumber): NumberSession {
-    return bindSession(number, (use) => this.throughSession(number, use));
+  sessionFor(number: WhatsAppNumber): EngineSession {
+    return forwardingObject<EngineSession>((name, args) =>
+      this.throughSession(number, async (engine) => callOnNumber(engine, name, number, args)),
+    );
   }
 
   /**

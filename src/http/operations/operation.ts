@@ -6,6 +6,7 @@ import type { ErrorCode } from '../../domain/errors.ts';
 import type { WhatsAppNumber } from '../../domain/model.ts';
 import type { E164 } from '../../domain/phone.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
+import type { EngineSession } from '../../engines/engine.ts';
 import type { OperationServices } from './services.ts';
 import { REQUEST_ERRORS } from './error-responses.ts';
 
@@ -48,6 +49,19 @@ export interface Answer {
 
 type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/** The request with the command its operation read from it (`Operation.command`): undefined where it reads none. */
+export type CommandInput<Schemas extends RequestSchemas, Command> = OperationInput<Schemas> & { command: Command };
+
+/**
+ * What a handler of a number's operation is handed besides its request: the number the dispatch
+ * resolved (once, for the whole request) and that number's session, whose capabilities it acts
+ * through (engines/engine.ts's EngineSession).
+ */
+export interface OnTheSession {
+  number: WhatsAppNumber;
+  session: EngineSession;
+}
+
 /**
  * One public operation, declared once: the registry gives it both paths (/x and /api/x), the key
  * and its account scope, the document entry with the error codes it lists, and, with `owner`,
@@ -56,6 +70,7 @@ type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 export interface Operation<
   Schemas extends RequestSchemas = RequestSchemas,
   Uses extends keyof OperationServices = keyof OperationServices,
+  Command = undefined,
 > {
   method: HttpMethod;
   /** Fastify's form, `/messages/:id`. */
@@ -76,26 +91,49 @@ export interface Operation<
   errors: readonly ErrorCode[];
   /** The services the handler reaches; it is given only these. */
   uses: readonly Uses[];
-  /** Checks made on the node that took the request, before it is handed to the owner. */
-  check?(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): void | Promise<void>;
   /**
-   * The number whose session the operation needs: the registry runs it on the node that serves
-   * that number. A phone is looked up in the key's account (403 phone_not_owned when it is not
-   * there); undefined runs it here.
+   * Reads the request into what the handler acts on (phones parsed, a message's content
+   * checked): once on each node that runs the operation, before anything is routed, so that its
+   * refusals are the request's 4xx wherever the number's session runs, and nothing after it reads
+   * the body again.
+   */
+  command?(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): Command;
+  /** Checks made on the node that took the request, before it is handed to the owner. */
+  check?(input: CommandInput<Schemas, Command>, services: Pick<OperationServices, Uses>): void | Promise<void>;
+  /**
+   * The number whose session the operation needs: the dispatch resolves it (a phone is looked up
+   * in the key's account, 403 phone_not_owned when it is not there), runs the handler on the node
+   * that serves it, and hands the handler the number and its session. Undefined runs it here.
    */
   owner?(
-    input: OperationInput<Schemas>,
+    input: CommandInput<Schemas, Command>,
     services: Pick<OperationServices, Uses>,
   ): E164 | WhatsAppNumber | undefined | Promise<E164 | WhatsAppNumber | undefined>;
   /** An answer this node can give without the owner (a replayed send), asked before forwarding. */
-  answerWithoutOwner?(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): Promise<Answer | undefined>;
-  handle(input: OperationInput<Schemas>, services: Pick<OperationServices, Uses>): Promise<Answer>;
+  answerWithoutOwner?(
+    input: CommandInput<Schemas, Command> & { number: WhatsAppNumber },
+    services: Pick<OperationServices, Uses>,
+  ): Promise<Answer | undefined>;
+  /** The operation's work; with `owner`, on the node serving the number, `number` and `session` given (OnTheSession). */
+  handle(input: CommandInput<Schemas, Command> & Partial<OnTheSession>, services: Pick<OperationServices, Uses>): Promise<Answer>;
   /** Route options of the unprefixed path only: /messages and /numbers share theirs with the dashboard. */
   unprefixedRouteOptions?: Pick<RouteShorthandOptions, 'constraints'>;
 }
 
+/**
+ * An operation on one number's session: `owner` names the number, and the handler is handed the
+ * number and its session, resolved once by the dispatch.
+ */
+type SessionOperation<Schemas extends RequestSchemas, Uses extends keyof OperationServices, Command> = Omit<
+  Operation<Schemas, Uses, Command>,
+  'request' | 'uses' | 'owner' | 'handle'
+> & {
+  owner: NonNullable<Operation<Schemas, Uses, Command>['owner']>;
+  handle(input: CommandInput<Schemas, Command> & OnTheSession, services: Pick<OperationServices, Uses>): Promise<Answer>;
+};
+
 /** Any declared operation, as the registry holds them (its methods' parameters are checked where it is declared). */
-export type AnyOperation = Operation<RequestSchemas, keyof OperationServices>;
+export type AnyOperation = Operation<RequestSchemas, keyof OperationServices, unknown>;
 
 /**
  * Declares an operation in two steps: first its request's schemas and the services it uses, then
@@ -112,13 +150,34 @@ export function defineOperation<const Schemas extends RequestSchemas, const Uses
   request: Schemas,
   uses: readonly Uses[],
 ) {
-  return (operation: Omit<Operation<Schemas, Uses>, 'request' | 'uses'>): AnyOperation =>
-    ({
-      ...operation,
-      errors: [...new Set([...refusalsBeforeTheOperation(operation.method), ...operation.errors])],
-      request,
-      uses,
-    }) as unknown as AnyOperation;
+  return (operation: Omit<Operation<Schemas, Uses>, 'request' | 'uses'>): AnyOperation => declared(request, uses, operation);
+}
+
+/** The operation as the registry holds it, with the refusals every operation can answer listed first. */
+function declared(
+  request: RequestSchemas,
+  uses: readonly string[],
+  operation: { method: string; errors: readonly ErrorCode[] },
+): AnyOperation {
+  return {
+    ...operation,
+    errors: [...new Set([...refusalsBeforeTheOperation(operation.method), ...operation.errors])],
+    request,
+    uses,
+  } as unknown as AnyOperation;
+}
+
+/**
+ * Declares an operation on a number's session, in the same two steps as `defineOperation`: its
+ * `owner` names the number, its `command` (if any) reads the request once, and its handler is
+ * handed the command, the number and the session: `defineSessionOperation({ body }, [])({ …,
+ * command, owner, handle: ({ command, session }) => … })`.
+ */
+export function defineSessionOperation<const Schemas extends RequestSchemas, const Uses extends keyof OperationServices>(
+  request: Schemas,
+  uses: readonly Uses[],
+) {
+  return <Command = undefined>(operation: SessionOperation<Schemas, Uses, Command>): AnyOperation => declared(request, uses, operation);
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { GatewayServices } from '../../ports/gateway-services.ts';
 import { NodeUnreachableError, type NodeAddress } from '../../cluster/node-client.ts';
 import { AppError, httpStatusFor } from '../../domain/errors.ts';
-import type { WhatsAppNumber } from '../../domain/model.ts';
 import { accountScope } from '../../domain/tenant-scope.ts';
 import { SYSTEM_ACTOR, type AuditActor } from '../../domain/audit.ts';
 import type { Answer, AnyOperation, OperationInput, RequestSchemas } from './operation.ts';
@@ -36,34 +35,36 @@ export class OwnerDispatch {
     private readonly services: OperationServices,
   ) {}
 
-  async run(operation: AnyOperation, input: OperationInput<RequestSchemas>): Promise<Answer> {
+  async run(operation: AnyOperation, request: OperationInput<RequestSchemas>): Promise<Answer> {
     const services = pickServices(this.services, operation.uses);
+    const input = { ...request, command: operation.command?.(request, services) };
     await operation.check?.(input, services);
-    const here = () => operation.handle(input, services);
     const owner = await operation.owner?.(input, services);
-    if (owner === undefined) return here();
-    const admitted = this.gateway.supervisor.admitPhone(typeof owner === 'string' ? owner : owner.phone);
+    if (owner === undefined) return operation.handle(input, services);
+    // The request's number, resolved once: the handler is handed it with its session.
+    const number = typeof owner === 'string' ? await this.gateway.numbers.ownedNumber(input.scope, owner) : owner;
+    const here = () => operation.handle({ ...input, number, session: this.gateway.supervisor.sessionFor(number) }, services);
+    const admitted = this.gateway.supervisor.admit(number.id);
     if (admitted !== undefined) return runAdmitted(here, admitted);
-    const number: WhatsAppNumber =
-      typeof owner === 'string' ? await this.gateway.numbers.findNumber(input.scope, owner).catch(notOwned) : owner;
-    const known = await operation.answerWithoutOwner?.(input, services);
+    const known = await operation.answerWithoutOwner?.({ ...input, number }, services);
     if (known !== undefined) return known;
     // With an Idempotency-Key (a send), the claim in the shared database lets one attempt through
     // whichever node makes it, so a call the owner stopped answering may be made again on the
     // owner that took over (docs/cluster.md).
     const repeatable = typeof input.idempotencyKey === 'string';
-    return this.gateway.router.run(number, here, (node, signal) => this.forward(node, operation.operationId, input, signal), {
+    return this.gateway.router.run(number, here, (node, signal) => this.forward(node, operation.operationId, request, signal), {
       repeatable,
     });
   }
 
   /**
-   * Runs a forwarded operation here, as its owner: the first node has checked and routed it. A
-   * node that no longer serves the number (it is handing it over, or has) runs nothing and answers
-   * `number_moved`, on which the first node looks for the owner again.
+   * Runs a forwarded operation here, as its owner: the first node has checked and routed it. It
+   * reads the request into its command and resolves the number once more, here, as the node that
+   * runs it. A node that no longer serves the number (it is handing it over, or has) runs nothing
+   * and answers `number_moved`, on which the first node looks for the owner again.
    */
   async runForwarded(operation: AnyOperation, forwarded: ForwardedOperation): Promise<Answer> {
-    const input: OperationInput<RequestSchemas> = {
+    const request: OperationInput<RequestSchemas> = {
       scope: accountScope(forwarded.account_id),
       actor: forwarded.actor ?? SYSTEM_ACTOR,
       params: forwarded.params,
@@ -73,15 +74,17 @@ export class OwnerDispatch {
       preferWaitSeconds: forwarded.prefer_wait_seconds ?? undefined,
     };
     const services = pickServices(this.services, operation.uses);
-    const here = () => operation.handle(input, services);
-    // The first node found the owner without fault; anything this look cannot find is the handler's to answer.
-    const owner = await Promise.resolve(operation.owner?.(input, services)).catch(() => undefined);
-    if (owner === undefined) return here();
-    const number = typeof owner === 'string' ? await this.gateway.numbers.findNumber(input.scope, owner).catch(() => undefined) : owner;
-    if (number === undefined) return here();
+    const input = { ...request, command: operation.command?.(request, services) };
+    // The first node found the number; should it have left the account since, the refusal is the answer.
+    const owner = await operation.owner?.(input, services);
+    if (owner === undefined) return operation.handle(input, services);
+    const number = typeof owner === 'string' ? await this.gateway.numbers.ownedNumber(input.scope, owner) : owner;
     const admitted = this.gateway.supervisor.admit(number.id);
     if (admitted === undefined) throw new AppError('number_moved', `This node does not serve ${number.phone} (any more).`);
-    return runAdmitted(here, admitted);
+    return runAdmitted(
+      () => operation.handle({ ...input, number, session: this.gateway.supervisor.sessionFor(number) }, services),
+      admitted,
+    );
   }
 
   private async forward(

@@ -1,5 +1,5 @@
 import { parseIdempotencyKey } from '../../messaging/idempotent-send.ts';
-import { parseSendInput } from '../message-input.ts';
+import { parseSendInput, type SendInput } from '../message-input.ts';
 import {
   idempotencyKeyHeadersSchema,
   idempotentReplayedHeaderSchema,
@@ -8,10 +8,10 @@ import {
   sentMessageResponseSchema,
 } from '../schemas.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.ts';
-import { defineOperation } from './operation.ts';
+import { defineSessionOperation } from './operation.ts';
 import { answerKnownKey, asAnswer, sendHere, toKnownPhone } from './sending.ts';
 
-export const sendMessage = defineOperation({ body: messageRequestSchema, headers: idempotencyKeyHeadersSchema }, [
+export const sendMessage = defineSessionOperation({ body: messageRequestSchema, headers: idempotencyKeyHeadersSchema }, [
   'sender',
   'governor',
   'idempotentSender',
@@ -20,11 +20,10 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
   'accounts',
   'linkPreviews',
   'maxMessageLength',
-  'numbers',
   'identities',
   'numberChecks',
   'sendBacklog',
-])({
+])<SendCommand>({
   method: 'POST',
   scope: 'send',
   path: '/send_message',
@@ -80,25 +79,26 @@ export const sendMessage = defineOperation({ body: messageRequestSchema, headers
     'overloaded',
     'invalid_schedule',
   ],
-  check: ({ body, idempotencyKey }, { maxMessageLength }) => {
-    parseSendInput(body, maxMessageLength);
-    parseIdempotencyKey(idempotencyKey);
-  },
-  owner: ({ body }, { maxMessageLength }) => parseSendInput(body, maxMessageLength).fromPhone,
+  // The body is read once, here, on each node that runs the send; everything after reads the command.
+  command: ({ body, idempotencyKey }, { maxMessageLength }) => ({
+    input: parseSendInput(body, maxMessageLength),
+    idempotencyKey: parseIdempotencyKey(idempotencyKey),
+  }),
+  owner: ({ command }) => command.input.fromPhone,
   // A replay, a reused key or a request in progress is answered here, without the owner.
-  answerWithoutOwner: async ({ scope, body, idempotencyKey }, services) => {
-    const key = parseIdempotencyKey(idempotencyKey);
-    if (key === undefined) return undefined;
-    const known = await answerKnownKey(
-      services,
-      scope.accountId,
-      await toKnownPhone(services, scope, parseSendInput(body, services.maxMessageLength)),
-      key,
-    );
+  answerWithoutOwner: async ({ command, number }, services) => {
+    if (command.idempotencyKey === undefined) return undefined;
+    const known = await answerKnownKey(services, number, await toKnownPhone(services, number, command.input), command.idempotencyKey);
     return known === undefined ? undefined : asAnswer(known);
   },
-  handle: async ({ scope, body, idempotencyKey, preferWaitSeconds }, services) => {
-    const input = await toKnownPhone(services, scope, parseSendInput(body, services.maxMessageLength), true);
-    return asAnswer(await sendHere(services, scope, input, parseIdempotencyKey(idempotencyKey), preferWaitSeconds));
+  handle: async ({ scope, command, number, preferWaitSeconds }, services) => {
+    const input = await toKnownPhone(services, number, command.input, true);
+    return asAnswer(await sendHere(services, scope, number, input, command.idempotencyKey, preferWaitSeconds));
   },
 });
+
+/** A send as its body and Idempotency-Key were read, once. */
+interface SendCommand {
+  input: SendInput;
+  idempotencyKey: string | undefined;
+}

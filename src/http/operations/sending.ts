@@ -5,11 +5,11 @@ import { AppError } from '../../domain/errors.ts';
 import type { LinkPreview, LinkPreviewAsk } from '../../domain/structured-content.ts';
 import type { MediaObject } from '../../domain/media.ts';
 import type { E164 } from '../../domain/phone.ts';
+import type { WhatsAppNumber } from '../../domain/model.ts';
 import type { SendOutcome, SendRequest } from '../../messaging/send-message.ts';
 import type { Answer } from './operation.ts';
 import type { OperationServices } from './services.ts';
 import type { AccountScope } from '../../domain/tenant-scope.ts';
-import { notOwned } from './owner-dispatch.ts';
 import { phoneVariant, sameLine } from '../../domain/phone-variants.ts';
 
 /** What a send reaches: the senders and the media it stores or reuses. */
@@ -36,11 +36,12 @@ export function asAnswer(answer: SendAnswer): Answer {
 export async function sendHere(
   services: SendingServices,
   scope: AccountScope,
+  number: WhatsAppNumber,
   input: SendInput,
   idempotencyKey: string | undefined,
   preferWaitSeconds?: number,
 ): Promise<SendAnswer> {
-  const answer = await services.sendBacklog.admit(() => sendOnce(services, scope, input, idempotencyKey));
+  const answer = await services.sendBacklog.admit(() => sendOnce(services, scope, number, input, idempotencyKey));
   const waitMs = input.wait === true ? null : preferWaitSeconds === undefined ? undefined : preferWaitSeconds * 1_000;
   if (answer.statusCode !== 202 || waitMs === undefined || answer.replayed) return answer;
   // The client asked for the answer once the message has left: the API promises no time-out.
@@ -57,6 +58,7 @@ export async function sendHere(
 async function sendOnce(
   services: SendingServices,
   scope: AccountScope,
+  number: WhatsAppNumber,
   input: SendInput,
   idempotencyKey: string | undefined,
 ): Promise<SendAnswer> {
@@ -64,7 +66,7 @@ async function sendOnce(
   // A replay of a send with a file is answered before the file is stored again; only a URL's
   // bytes are unknown until fetched, so those sends reach the claim after their fetch.
   if (idempotencyKey !== undefined && input.media !== undefined) {
-    const known = await answerKnownKey(services, accountId, input, idempotencyKey);
+    const known = await answerKnownKey(services, number, input, idempotencyKey);
     if (known !== undefined) return known;
   }
   // Check first, fetch last: a send refused for anything it says (its number, quota, reply_to,
@@ -72,8 +74,7 @@ async function sendOnce(
   if (input.linkPreview?.fetch === true) await assertMayFetchPreviews(services, scope);
   if ((input.media !== undefined && input.media.id === undefined) || input.linkPreview?.fetch === true)
     await services.sender.assertSendable({
-      accountId,
-      fromPhone: input.fromPhone,
+      number,
       ...recipientOf(input),
       replyTo: input.replyTo,
       ...(input.schedule !== undefined && { schedule: input.schedule }),
@@ -84,8 +85,7 @@ async function sendOnce(
   // A file's kind is known only now, from its bytes, when the request did not name it.
   if (media !== undefined && input.structured !== undefined && 'viewOnce' in input.structured) assertViewOnceKind(media.kind);
   const sendRequest: SendRequest = {
-    accountId,
-    fromPhone: input.fromPhone,
+    number,
     ...recipientOf(input),
     text: input.text,
     media,
@@ -173,16 +173,15 @@ export async function resolveMedia(services: Pick<OperationServices, 'media'>, a
  */
 export async function answerKnownKey(
   services: SendingServices,
-  accountId: string,
+  number: WhatsAppNumber,
   input: SendInput,
   idempotencyKey: string,
 ): Promise<SendAnswer | undefined> {
-  const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(services, accountId, input.media);
+  const fingerprint = input.media === undefined ? undefined : await mediaFingerprintOf(services, number.accountId, input.media);
   if (input.media !== undefined && fingerprint === undefined) return undefined;
   const known = await services.idempotentSender.answerFromRecord(
     {
-      accountId,
-      fromPhone: input.fromPhone,
+      number,
       ...recipientOf(input),
       text: input.text,
       mediaFingerprint: fingerprint,
@@ -210,20 +209,18 @@ function contentOf(input: SendInput): Pick<SendRequest, 'structured' | 'linkPrev
  * the owner's first send stored the person under the answered form.
  */
 export async function toKnownPhone(
-  services: Pick<OperationServices, 'numbers' | 'identities' | 'numberChecks'>,
-  scope: AccountScope,
+  services: Pick<OperationServices, 'identities' | 'numberChecks'>,
+  number: WhatsAppNumber,
   input: SendInput,
   mayAsk = false,
 ): Promise<SendInput> {
   if (input.toLid === undefined) {
     if (input.toPhone === undefined || phoneVariant(input.toPhone) === undefined) return input;
-    const number = await services.numbers.findNumber(scope, input.fromPhone).catch(notOwned);
     const known =
       (await services.identities.knownForm(number.id, input.toPhone)) ??
       (mayAsk ? await services.numberChecks.answeredForm(number, input.toPhone) : undefined);
     return known === undefined || !sameLine(known, input.toPhone) ? input : { ...input, toPhone: known };
   }
-  const number = await services.numbers.findNumber(scope, input.fromPhone).catch(notOwned);
   const phone = await services.identities.phoneOf(number.id, input.toLid);
   if (phone === undefined)
     throw new AppError(

@@ -276,8 +276,7 @@ for (const dialect of dialects) {
         await receive(first!, '+447700900201', 'in-one');
         await receive(second!, '+447700900202', 'in-two');
         await test.gateway.sender.send({
-          accountId: filters.accountId,
-          fromPhone: first!.phone,
+          number: first!,
           toPhone: '+447700900203' as E164,
           text: 'out-one',
         });
@@ -297,15 +296,13 @@ for (const dialect of dialects) {
         const photo = await media(samples.png);
         const pdf = await media(samples.pdf(700));
         await test.gateway.sender.send({
-          accountId: own.accountId,
-          fromPhone: first!.phone,
+          number: first!,
           toPhone: '+447700900204' as E164,
           text: 'a photo',
           media: photo,
         });
         await test.gateway.sender.send({
-          accountId: own.accountId,
-          fromPhone: first!.phone,
+          number: first!,
           toPhone: '+447700900205' as E164,
           text: '',
           media: pdf,
@@ -329,14 +326,12 @@ for (const dialect of dialects) {
         const own = await seedAccount('Changes', ['+447700900321']);
         const [first] = own.numbers;
         const edited = await test.gateway.sender.send({
-          accountId: own.accountId,
-          fromPhone: first!.phone,
+          number: first!,
           toPhone: '+447700900206' as E164,
           text: 'first draft',
         });
         const revoked = await test.gateway.sender.send({
-          accountId: own.accountId,
-          fromPhone: first!.phone,
+          number: first!,
           toPhone: '+447700900207' as E164,
           text: 'wrong chat',
         });
@@ -353,8 +348,7 @@ for (const dialect of dialects) {
         const [first, second] = own.numbers as [WhatsAppNumber, WhatsAppNumber];
         const group = await test.gateway.groups.create(first, 'Route <b>7</b>', [second.phone, '+447700900208']);
         await test.gateway.sender.send({
-          accountId: own.accountId,
-          fromPhone: first.phone,
+          number: first,
           toGroup: group.id,
           mentions: [],
           text: 'to the group',
@@ -441,8 +435,7 @@ for (const dialect of dialects) {
         const number = busy.numbers[0]!;
         for (let index = 0; index < 56; index++) await receive(number, '+447700900502', `busy-${String(index).padStart(2, '0')}`);
         await test.gateway.sender.send({
-          accountId: busy.accountId,
-          fromPhone: number.phone,
+          number,
           toPhone: '+447700900502' as E164,
           text: 'busy-sent',
         });

@@ -25,6 +25,7 @@ function recordingEngine(calls: string[]): Engine {
     stop: async () => void calls.push('stop'),
     sessionStatus: () => 'connected' as const,
     listGroups: async () => [],
+    updateBlock: async (on: WhatsAppNumber, phone: E164, blocked: boolean) => void calls.push(`updateBlock ${on.id} ${phone} ${blocked}`),
     linker: {
       link: async () => {
         calls.push('link');
@@ -76,5 +77,16 @@ describe('an engine loaded on demand', () => {
     await assert.rejects(engine.start(number, lease), /import failed/);
     await engine.start(number, lease);
     assert.equal(loads, 2);
+  });
+
+  it('forwards every capability of the port to the loaded engine, with its arguments, and nothing else', async () => {
+    const calls: string[] = [];
+    const engine = onDemand(BAILEYS_ENGINE, async () => recordingEngine(calls));
+    await engine.updateBlock(number, '+447700900999' as E164, true);
+    assert.deepEqual(calls, ['updateBlock num_1 +447700900999 true']);
+    assert.equal(engine.simulator, undefined, 'an engine loaded on demand simulates nothing');
+    // Handed out of an async function, the engine must not look like a promise.
+    assert.equal(await Promise.resolve(engine), engine);
+    assert.equal(JSON.stringify({ kind: engine.kind }), '{"kind":"baileys"}');
   });
 });
