@@ -50,14 +50,14 @@ export interface Answer {
 type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** The request with the command its operation read from it (`Operation.command`): undefined where it reads none. */
-export type CommandInput<Schemas extends RequestSchemas, Command> = OperationInput<Schemas> & { command: Command };
+type CommandInput<Schemas extends RequestSchemas, Command> = OperationInput<Schemas> & { command: Command };
 
 /**
  * What a handler of a number's operation is handed besides its request: the number the dispatch
  * resolved (once, for the whole request) and that number's session, whose capabilities it acts
  * through (engines/engine.ts's EngineSession).
  */
-export interface OnTheSession {
+interface OnTheSession {
   number: WhatsAppNumber;
   session: EngineSession;
 }
