@@ -169,15 +169,22 @@ function declared(
 
 /**
  * Declares an operation on a number's session, in the same two steps as `defineOperation`: its
- * `owner` names the number, its `command` (if any) reads the request once, and its handler is
- * handed the command, the number and the session: `defineSessionOperation({ body }, [])({ …,
- * command, owner, handle: ({ command, session }) => … })`.
+ * `owner` names the number, and its handler is handed the number and the session:
+ * `defineSessionOperation({ body }, [])({ …, owner, handle: ({ number, session }) => … })`.
+ * An operation that reads its request into a command names the command's type, and its handler
+ * gets what `command` made: `defineSessionOperation({ body }, []).reading<SendCommand>()({ …,
+ * command, owner, handle: ({ command, number, session }) => … })`. (TypeScript could not afford
+ * inferring the command's type over the larger schemas, for the reason given above.)
  */
 export function defineSessionOperation<const Schemas extends RequestSchemas, const Uses extends keyof OperationServices>(
   request: Schemas,
   uses: readonly Uses[],
 ) {
-  return <Command = undefined>(operation: SessionOperation<Schemas, Uses, Command>): AnyOperation => declared(request, uses, operation);
+  const define =
+    <Command>() =>
+    (operation: SessionOperation<Schemas, Uses, Command>): AnyOperation =>
+      declared(request, uses, operation);
+  return Object.assign(define<undefined>(), { reading: define });
 }
 
 /**

@@ -23,7 +23,7 @@ export const sendMessage = defineSessionOperation({ body: messageRequestSchema, 
   'identities',
   'numberChecks',
   'sendBacklog',
-])<SendCommand>({
+]).reading<SendCommand>()({
   method: 'POST',
   scope: 'send',
   path: '/send_message',

@@ -2,8 +2,7 @@ import { AppError } from '../../domain/errors.ts';
 import { isOneEmoji } from '../../domain/emoji.ts';
 import { parsePhoneField } from '../message-input.ts';
 import { MESSAGE_ACTION_ERRORS } from './message-actions.ts';
-import { defineOperation, ok } from './operation.ts';
-import { notOwned } from './owner-dispatch.ts';
+import { defineSessionOperation, ok } from './operation.ts';
 
 const reactionRequestSchema = {
   type: 'object',
@@ -34,7 +33,7 @@ const reactionResponseSchema = {
   },
 } as const;
 
-export const sendReaction = defineOperation({ body: reactionRequestSchema }, ['numbers', 'messageActions'])({
+export const sendReaction = defineSessionOperation({ body: reactionRequestSchema }, ['messageActions'])({
   method: 'POST',
   scope: 'send',
   path: '/send_reaction',
@@ -46,15 +45,17 @@ export const sendReaction = defineOperation({ body: reactionRequestSchema }, ['n
   tag: 'messages',
   answers: { 200: reactionResponseSchema },
   errors: [...MESSAGE_ACTION_ERRORS, 'invalid_emoji', 'invalid_phone_number', 'phone_not_owned'],
-  check: ({ body }) => {
+  check: async ({ scope, body }, { messageActions }) => {
     if (body.emoji !== '' && !isOneEmoji(body.emoji))
       throw new AppError('invalid_emoji', 'emoji must be exactly one emoji, or empty to remove your reaction.', { field: 'emoji' });
+    // The message is looked for before from_phone, on every node: another account's message is a
+    // 404 whether or not from_phone is also another account's.
+    await messageActions.locate(scope, body.message_id);
   },
   // A reaction is made by from_phone, whichever number the message belongs to.
   owner: ({ body }) => parsePhoneField(body.from_phone, 'from_phone'),
-  handle: async ({ scope, body }, { numbers, messageActions }) => {
+  handle: async ({ scope, body, number: from }, { messageActions }) => {
     const { message } = await messageActions.locate(scope, body.message_id);
-    const from = await numbers.findNumber(scope, parsePhoneField(body.from_phone, 'from_phone')).catch(notOwned);
     const { reactedAt } = await messageActions.react(from, message, body.emoji);
     return ok({
       message_id: message.id,
