@@ -5,7 +5,6 @@ import { MediaDownloadRetrier } from '../media/media-download-retrier.ts';
 import { QueueRunner } from '../messaging/governor/queue-runner.ts';
 import { SendGovernor } from '../messaging/governor/send-governor.ts';
 import { SendQueueService } from '../messaging/governor/send-queue-service.ts';
-import { BlocklistService } from '../messaging/blocklist.ts';
 import { CallService } from '../messaging/calls.ts';
 import { ChatService } from '../messaging/chats.ts';
 import { ContactsService } from '../messaging/contacts.ts';
@@ -67,8 +66,6 @@ export interface MessagingParts {
   chats: ChatService;
   /** Polls' votes: the current selection per voter, and the tallies. */
   polls: PollService;
-  /** Each number's blocklist, as WhatsApp keeps it. */
-  blocklist: BlocklistService;
   /** Contacts' presence, and whether each number shows itself online. */
   presence: PresenceService;
   /** Contacts' profiles, kept briefly, and our numbers' own. */
@@ -151,7 +148,6 @@ export function buildMessaging({
     contacts: new ContactsService(store),
     chats: new ChatService(store, supervisor),
     polls,
-    blocklist: new BlocklistService(supervisor),
     presence,
     profiles: new ProfileService(supervisor, media, config.profileCacheMs),
     engineEventRouting: new EngineEventRouting({

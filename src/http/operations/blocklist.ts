@@ -1,7 +1,7 @@
 import { parsePhoneField } from '../message-input.ts';
 import { KEYED_ERRORS, REQUEST_ERRORS, SESSION_ERRORS } from './error-responses.ts';
-import { fromPhone, groupNumber as ownNumber } from './groups/group-number.ts';
-import { defineOperation, ok } from './operation.ts';
+import { fromPhone } from './groups/group-number.ts';
+import { defineSessionOperation, ok } from './operation.ts';
 
 // The blocklist's three operations (ADR 0033): block, unblock and list, each on the node that
 // serves from_phone, each answered from WhatsApp itself.
@@ -23,7 +23,7 @@ const fromPhoneQuery = {
   properties: { from_phone: { type: 'string', description: 'One of your numbers: its blocklist.' } },
 } as const;
 
-export const blockContact = defineOperation(
+export const blockContact = defineSessionOperation(
   {
     body: {
       type: 'object',
@@ -35,7 +35,7 @@ export const blockContact = defineOperation(
       },
     },
   },
-  ['numbers', 'blocklist'],
+  [],
 )({
   method: 'POST',
   scope: 'send',
@@ -50,15 +50,14 @@ export const blockContact = defineOperation(
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],
   check: ({ body }) => void parsePhoneField(body.phone, 'phone'),
   owner: ({ body }) => fromPhone(body.from_phone),
-  handle: async ({ scope, body }, services) => {
-    const number = await ownNumber(services, scope, body.from_phone);
+  handle: async ({ body, number, session }) => {
     const phone = parsePhoneField(body.phone, 'phone');
-    await services.blocklist.setBlocked(number, phone, true);
+    await session.updateBlock(phone, true);
     return ok({ from_phone: number.phone, phone, blocked: true });
   },
 });
 
-export const unblockContact = defineOperation(
+export const unblockContact = defineSessionOperation(
   {
     params: {
       type: 'object',
@@ -67,7 +66,7 @@ export const unblockContact = defineOperation(
     },
     query: fromPhoneQuery,
   },
-  ['numbers', 'blocklist'],
+  [],
 )({
   method: 'DELETE',
   scope: 'send',
@@ -80,15 +79,17 @@ export const unblockContact = defineOperation(
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],
   check: ({ params }) => void parsePhoneField(params.phone, 'phone'),
   owner: ({ query }) => fromPhone(query.from_phone),
-  handle: async ({ scope, params, query }, services) => {
-    const number = await ownNumber(services, scope, query.from_phone);
+  handle: async ({ params, number, session }) => {
     const phone = parsePhoneField(params.phone, 'phone');
-    await services.blocklist.setBlocked(number, phone, false);
+    await session.updateBlock(phone, false);
     return ok({ from_phone: number.phone, phone, blocked: false });
   },
 });
 
-export const listBlocklist = defineOperation({ query: fromPhoneQuery }, ['numbers', 'blocklist'])({
+export const listBlocklist = defineSessionOperation(
+  { query: fromPhoneQuery },
+  [],
+)({
   method: 'GET',
   scope: 'read',
   path: '/blocklist',
@@ -117,9 +118,8 @@ export const listBlocklist = defineOperation({ query: fromPhoneQuery }, ['number
   },
   errors: [...KEYED_ERRORS, ...REQUEST_ERRORS, ...SESSION_ERRORS],
   owner: ({ query }) => fromPhone(query.from_phone),
-  handle: async ({ scope, query }, services) => {
-    const number = await ownNumber(services, scope, query.from_phone);
-    const contacts = await services.blocklist.list(number);
+  handle: async ({ number, session }) => {
+    const contacts = await session.blocklist();
     return ok({ from_phone: number.phone, contacts: contacts.map((contact) => ({ phone: contact.phone, lid: contact.lid })) });
   },
 });

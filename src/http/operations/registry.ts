@@ -14,7 +14,6 @@ export type OperationRegistryServices = Pick<
   GatewayServices,
   | 'accounts'
   | 'authenticator'
-  | 'blocklist'
   | 'chats'
   | 'config'
   | 'contacts'

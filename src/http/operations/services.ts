@@ -19,7 +19,6 @@ const GATEWAY_SERVICES = [
   'contacts',
   'chats',
   'identities',
-  'blocklist',
   'presence',
   'profiles',
   'sendBacklog',
