@@ -1,4 +1,5 @@
 import os from 'node:os';
+import type { SessionHost, SessionLeases } from '../messaging/session-leases.ts';
 import type { Logger } from 'pino';
 import { Scheduler, type ScheduledTask } from '../jobs/scheduler.ts';
 import { newId } from '../domain/ids.ts';
@@ -73,21 +74,6 @@ const CLAIM_BATCH = 1_000;
  */
 const STARTUP_WINDOW_MS = 1_000;
 
-/** What the keeper asks of whoever runs sessions: the session supervisor. */
-export interface SessionHost {
-  /** Leases were claimed: start the numbers' sessions (soon; starts may be staggered). */
-  leasesGained(leases: ClaimedLease[]): void;
-  /** The lease is gone, or about to be given up: end the session, cleanly, before returning. */
-  leaseLost(numberId: string): Promise<void>;
-  /**
-   * The numbers are being given up and no new work is let in for them (leaseOf hides them):
-   * resolve once the work already under way on them has ended, or after `boundMs`.
-   */
-  drain(numberIds: readonly string[], boundMs: number): Promise<void>;
-  /** Sessions gained and not yet started: a node with a backlog asks for no more numbers. */
-  pendingStarts(): number;
-}
-
 /**
  * Holds this node's leases (docs/adr/0018-cluster-leases.md, 0041, 0054). Its renewal, one
  * write of its own row, runs on its own timer and ahead of the database's queue, never behind
@@ -98,7 +84,7 @@ export interface SessionHost {
  * them in time: a node that cannot reach the database fences itself before another node may
  * take its numbers.
  */
-export class LeaseKeeper {
+export class LeaseKeeper implements SessionLeases {
   readonly nodeId = newId('node');
   private readonly held = new Map<string, ClaimedLease>();
   private host: SessionHost | undefined;

@@ -2,8 +2,7 @@ import { AppError } from '../domain/errors.ts';
 import { assertSendableText } from '../domain/message-text.ts';
 import type { Message, WhatsAppNumber } from '../domain/model.ts';
 import { parseE164, type E164 } from '../domain/phone.ts';
-import type { AccountScope } from '../domain/tenant-scope.ts';
-import type { NumbersService } from '../accounts/numbers-service.ts';
+import type { AccountScope, TenantScope } from '../domain/tenant-scope.ts';
 import type { SessionSupervisor } from './session-supervisor.ts';
 import type { OutgoingMedia } from '../engines/engine.ts';
 import type { InboundSimulator, SimulatedIncoming, SimulatedRestriction, SimulatedCall } from '../engines/inbound-simulator.ts';
@@ -16,6 +15,11 @@ import { pollOf } from '../domain/structured-content.ts';
 import { findQuotable, type Chat } from './message-actions.ts';
 import { roleOf } from '../domain/groups.ts';
 import type { GroupService } from './groups.ts';
+
+/** How the inbox finds a number of the caller's scope (accounts/numbers-service.ts's findNumber). */
+interface NumberFinder {
+  findNumber(scope: TenantScope, phoneOrId: string): Promise<WhatsAppNumber>;
+}
 
 /**
  * Simulated incoming messages on an account's sandbox numbers, from the API and from the
@@ -31,7 +35,7 @@ export class SandboxInbox {
 
   constructor(
     private readonly store: Store,
-    private readonly numbers: NumbersService,
+    private readonly numbers: NumberFinder,
     private readonly supervisor: SessionSupervisor,
     private readonly maxMessageLength: number,
     private readonly perMinute: number,

@@ -24,7 +24,7 @@ import type { GroupCommitter } from '../store/group-commit.ts';
 import { assertLeaseHeld, findLeaseOwner, StaleLeaseError, type ClaimedLease } from '../store/repositories/leases.ts';
 import { findNumberByPhone, findNumbersByIds, updateNumberStatus } from '../store/repositories/numbers.ts';
 import { enqueueEvent, type DeliveryNotifier } from '../webhooks/outbox.ts';
-import type { LeaseKeeper, SessionHost } from '../cluster/lease-keeper.ts';
+import type { SessionHost, SessionLeases } from './session-leases.ts';
 
 const RESTARTABLE: ReadonlySet<SessionStatus> = new Set(['failed', 'conflict', 'disconnected']);
 
@@ -86,7 +86,7 @@ export class SessionSupervisor implements SessionHost {
     private readonly committer: GroupCommitter,
     private readonly notifier: DeliveryNotifier,
     private readonly logger: Logger,
-    private readonly keeper: LeaseKeeper,
+    private readonly keeper: SessionLeases,
     private readonly staleWrites: StaleWrites,
     /** Told as this node starts and stops serving numbers (the pauses load theirs then). */
     private readonly servedNumberObservers: readonly ServedNumberObserver[],

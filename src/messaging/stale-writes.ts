@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { LeaseKeeper } from '../cluster/lease-keeper.ts';
+import type { SessionLeases } from './session-leases.ts';
 import type { StaleLeaseError } from '../store/repositories/leases.ts';
 
 /**
@@ -10,7 +10,7 @@ import type { StaleLeaseError } from '../store/repositories/leases.ts';
  */
 export class StaleWrites {
   constructor(
-    private readonly keeper: Pick<LeaseKeeper, 'gaveUp' | 'lost'>,
+    private readonly keeper: Pick<SessionLeases, 'gaveUp' | 'lost'>,
     private readonly logger: Logger,
     private readonly counter?: { staleWriteRefused(): void },
   ) {}

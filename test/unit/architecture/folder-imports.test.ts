@@ -114,19 +114,6 @@ function witnesses(cycle: string[], imports: FileImport[]): string[] {
     .map(({ from, to }) => `${from} -> ${to}`);
 }
 
-/**
- * The one cycle left open (docs/adr/0061): the session supervisor (messaging/) holds the lease
- * keeper (cluster/), the cluster's routed services and sweeps wrap messaging's, and the numbers
- * service (accounts/) starts and stops sessions through the supervisor. Breaking it is the
- * session-as-the-unit work of issue 40 part 1. A cycle other than this one, or this one grown by
- * a folder, fails the test.
- */
-const KNOWN_CYCLE: readonly string[] = ['accounts', 'cluster', 'messaging'];
-
-function isKnown(cycle: readonly string[]): boolean {
-  return cycle.join() === KNOWN_CYCLE.join();
-}
-
 describe('folder imports of src/ (ADR 0061)', () => {
   const imports = fileImports();
 
@@ -163,18 +150,10 @@ describe('folder imports of src/ (ADR 0061)', () => {
     assert.ok(imports.some(({ from, to }) => from === 'main.ts' && to.startsWith('wiring/')));
   });
 
-  it('has no import cycle between folders but the one still open, which may only shrink', () => {
-    const cycles = cyclesOf(folderGraph(imports)).filter((cycle) => !isKnown(cycle));
+  it('has no import cycle between folders', () => {
+    const cycles = cyclesOf(folderGraph(imports));
     const report = cycles.map((cycle) => `${cycle.join(' <-> ')}:\n    ${witnesses(cycle, imports).join('\n    ')}`);
     assert.deepEqual(report, []);
-  });
-
-  it('the open cycle is still there (when it is broken, remove it from KNOWN_CYCLE)', () => {
-    const cycles = cyclesOf(folderGraph(imports));
-    assert.ok(
-      cycles.some((cycle) => cycle.join() === KNOWN_CYCLE.join()),
-      `the cycle ${KNOWN_CYCLE.join(' <-> ')} is gone or changed (now ${JSON.stringify(cycles)}): narrow KNOWN_CYCLE`,
-    );
   });
 
   it('no file under src/http/ or src/dashboard/ imports src/main.ts (the root stands on top)', () => {
