@@ -122,7 +122,6 @@ export class NumbersService {
     return { ...number, ...defined };
   }
 
-
   /**
    * Finds a number by its id or by its phone, in any common spelling. A number outside the scope
    * is reported as not existing, so ids and phones cannot be probed across accounts.
