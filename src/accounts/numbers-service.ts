@@ -63,12 +63,7 @@ export class NumbersService {
     if (initialStatus === undefined) {
       throw new AppError('invalid_argument', `This gateway has no "${engine}" engine.`);
     }
-    if (input.holderUserId !== undefined) {
-      const holder = await findUserById(this.store.db, input.holderUserId);
-      if (holder === undefined || holder.accountId !== input.accountId) {
-        throw new AppError('user_not_found', `There is no user ${input.holderUserId} in account ${input.accountId}.`);
-      }
-    }
+    if (input.holderUserId !== undefined) await this.assertUserOf(input.accountId, input.holderUserId);
     const number = newWhatsAppNumber({
       id: newId('number'),
       accountId: input.accountId,
@@ -98,6 +93,14 @@ export class NumbersService {
     return number;
   }
 
+  /** A number's holder must be a user of its account. */
+  private async assertUserOf(accountId: string, userId: string): Promise<void> {
+    const holder = await findUserById(this.store.db, userId);
+    if (holder === undefined || holder.accountId !== accountId) {
+      throw new AppError('user_not_found', `There is no user ${userId} in account ${accountId}.`, { field: 'holder_user_id' });
+    }
+  }
+
   listNumbers(scope: TenantScope): Promise<WhatsAppNumber[]> {
     return listNumbers(this.store.db, scope);
   }
@@ -108,6 +111,7 @@ export class NumbersService {
    */
   async updateSettings(scope: TenantScope, phoneOrId: string, settings: NumberSettings, actor?: AuditActor): Promise<WhatsAppNumber> {
     const number = await this.findNumber(scope, phoneOrId);
+    if (typeof settings.holderUserId === 'string') await this.assertUserOf(number.accountId, settings.holderUserId);
     const defined = Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined));
     await this.store.db.transaction().execute(async (trx) => {
       await updateNumberSettings(trx, number.accountId, number.id, settings);
@@ -217,6 +221,7 @@ function settingsDetails(settings: NumberSettings): AuditDetails {
     reject_calls: settings.rejectCalls,
     call_reply_text: settings.callReplyText,
     show_online: settings.showOnline,
+    holder_user_id: settings.holderUserId,
   };
   return Object.fromEntries(Object.entries(named).filter((entry): entry is [string, string | boolean | null] => entry[1] !== undefined));
 }

@@ -477,7 +477,7 @@ export const errorCatalogue = {
   forbidden: { status: 403, meaning: "The signed-in user's role does not allow this." },
   invalid_csrf_token: { status: 403, meaning: 'A dashboard form was sent without a valid CSRF token.' },
   account_not_found: { publicApi: true, status: 404, meaning: 'There is no such account (in your scope).' },
-  user_not_found: { publicApi: true, status: 404, meaning: 'There is no such user (in your scope).' },
+  user_not_found: { publicApi: true, status: 404, meaning: 'There is no such user (in your scope).', meta: FIELD },
   number_not_found: { publicApi: true, status: 404, meaning: 'There is no such number (in your scope).', meta: FIELD },
   api_key_not_found: { publicApi: true, status: 404, meaning: 'There is no such API key (in your scope).' },
   operator_token_not_found: { status: 404, meaning: 'There is no such operator token.' },

@@ -31,3 +31,17 @@ export function operatorCaller(test: () => TestGateway, token: () => string) {
       ...(body !== undefined && { payload: JSON.stringify(body) }),
     });
 }
+
+/** An audit event as GET /admin/audit_events answers it, as far as the tests read it. */
+export interface AuditRow {
+  action: string;
+  target_id: string;
+  account_id: string;
+  actor: { kind: string; id: string };
+  details: Record<string, unknown>;
+}
+
+/** One account's newest audit rows, read through the operator API itself. */
+export async function auditRowsOf(call: ReturnType<typeof operatorCaller>, accountId: string, limit: number): Promise<AuditRow[]> {
+  return (await call('GET', `/admin/audit_events?account_id=${accountId}&limit=${limit}`)).json().events;
+}

@@ -302,6 +302,20 @@ async function main(): Promise<void> {
   const lastOwner = await operatorClient.DELETE('/admin/accounts/{id}/users/{user_id}', { params: { path: { id: onboarded.id, user_id: owner.id } } });
   check(lastOwner.response.status === 409 && lastOwner.error?.error === 'last_owner', 'the only owner stays');
   check(succeeded('DELETE /admin/accounts/{id}/users/{user_id}', await operatorClient.DELETE('/admin/accounts/{id}/users/{user_id}', oneUser)).id === member.id, 'the member is removed');
+  // A number for the new account, given to its owner, its calls rejected, moved to a second account and removed there.
+  // A mobile range apart from the sandbox numbers the tests seed (+44 7700 9…).
+  const onboardedPhone = `+447911${String(Date.now() % 1_000_000).padStart(6, '0')}`;
+  const added = succeeded('POST /admin/accounts/{id}/numbers', await operatorClient.POST('/admin/accounts/{id}/numbers', { ...users, body: { phone: onboardedPhone, holder_user_id: owner.id } }));
+  check(added.engine === 'sandbox' && added.holder_user_id === owner.id, 'the number is added, held by the owner');
+  check(succeeded('GET /admin/accounts/{id}/numbers', await operatorClient.GET('/admin/accounts/{id}/numbers', users)).numbers.some((each) => each.id === added.id), 'the number is listed');
+  const oneNumber = { params: { path: { id: onboarded.id, number_id: added.id } } };
+  check(succeeded('GET /admin/accounts/{id}/numbers/{number_id}', await operatorClient.GET('/admin/accounts/{id}/numbers/{number_id}', oneNumber)).phone === added.phone, 'the number reads back');
+  check(succeeded('PATCH /admin/accounts/{id}/numbers/{number_id}', await operatorClient.PATCH('/admin/accounts/{id}/numbers/{number_id}', { ...oneNumber, body: { reject_calls: true } })).reject_calls, 'its calls are rejected');
+  const second = succeeded('POST /admin/accounts', await operatorClient.POST('/admin/accounts', { body: { name: 'Typed client second account', plan: 'starter' } }));
+  check(succeeded('POST /admin/accounts/{id}/numbers/{number_id}/move', await operatorClient.POST('/admin/accounts/{id}/numbers/{number_id}/move', { ...oneNumber, body: { account_id: second.id } })).account_id === second.id, 'the number is moved');
+  const gone = await operatorClient.GET('/admin/accounts/{id}/numbers/{number_id}', oneNumber);
+  check(gone.response.status === 404 && gone.error?.error === 'number_not_found', "another account's number is not found");
+  check(succeeded('DELETE /admin/accounts/{id}/numbers/{number_id}', await operatorClient.DELETE('/admin/accounts/{id}/numbers/{number_id}', { params: { path: { id: second.id, number_id: added.id } } })).id === added.id, 'the number is removed');
   // A number's session over the operator API, rehearsed on a sandbox number: its phone types the
   // pairing code and then scans the QR through the sandbox's own operation, as a real phone would.
   const session = (query: { qr_version_after?: number; wait_seconds?: number } = {}) =>

@@ -2348,6 +2348,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/accounts/{id}/numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's numbers
+         * @description The account's WhatsApp numbers, with their engine, session status, holder and settings.
+         */
+        get: operations["listAccountNumbers"];
+        put?: never;
+        /**
+         * Add a number to an account
+         * @description Adds a WhatsApp number to the account, as `wagw number add` does; a node claims it at once. A real (baileys) number's phone is then linked through its session (POST /admin/numbers/{id}/session/link). An audit row names the token.
+         */
+        post: operations["addAccountNumber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/accounts/{id}/numbers/{number_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A number of an account
+         * @description One number of the account; another account's number is not found.
+         */
+        get: operations["getAccountNumber"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a number
+         * @description Removes the number, as `wagw number remove` does; its message history stays with the account. Answers the number as it was. An audit row names the token.
+         */
+        delete: operations["removeAccountNumber"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a number's holder or settings
+         * @description Changes what is given, as `wagw number set` does, and gives the number to a user of its account (`holder_user_id`). show_online is applied from the session's next start here; the account's own PATCH /numbers/{id} applies it at once. An audit row names the token and what changed.
+         */
+        patch: operations["updateAccountNumber"];
+        trace?: never;
+    };
+    "/admin/accounts/{id}/numbers/{number_id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a number to another account
+         * @description Moves the number to another account, as the console does: it sends for that account from now on, its message history stays with the old one, and its holder is cleared. An unknown target is 404 account_not_found. The audit row is the old account's and names the new one.
+         */
+        post: operations["moveAccountNumber"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/numbers/{id}/session": {
         parameters: {
             query?: never;
@@ -2626,6 +2698,78 @@ export interface paths {
          * @description Revokes the key, as `wagw key revoke` does: refused from the next request on every node. Revoking twice is harmless. An audit row names the token.
          */
         post: operations["revokeApiKeyApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An account's numbers
+         * @description The account's WhatsApp numbers, with their engine, session status, holder and settings.
+         */
+        get: operations["listAccountNumbersApi"];
+        put?: never;
+        /**
+         * Add a number to an account
+         * @description Adds a WhatsApp number to the account, as `wagw number add` does; a node claims it at once. A real (baileys) number's phone is then linked through its session (POST /admin/numbers/{id}/session/link). An audit row names the token.
+         */
+        post: operations["addAccountNumberApi"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/numbers/{number_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A number of an account
+         * @description One number of the account; another account's number is not found.
+         */
+        get: operations["getAccountNumberApi"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a number
+         * @description Removes the number, as `wagw number remove` does; its message history stays with the account. Answers the number as it was. An audit row names the token.
+         */
+        delete: operations["removeAccountNumberApi"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a number's holder or settings
+         * @description Changes what is given, as `wagw number set` does, and gives the number to a user of its account (`holder_user_id`). show_online is applied from the session's next start here; the account's own PATCH /numbers/{id} applies it at once. An audit row names the token and what changed.
+         */
+        patch: operations["updateAccountNumberApi"];
+        trace?: never;
+    };
+    "/api/admin/accounts/{id}/numbers/{number_id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a number to another account
+         * @description Moves the number to another account, as the console does: it sends for that account from now on, its message history stays with the old one, and its holder is cleared. An unknown target is 404 account_not_found. The audit row is the old account's and names the new one.
+         */
+        post: operations["moveAccountNumberApi"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5514,6 +5658,152 @@ export interface components {
             revoked_at: string | null;
             /** Format: date-time */
             last_used_at: string | null;
+        };
+        ListAccountNumbersResponse: {
+            numbers: {
+                /** @description num_… */
+                id: string;
+                /** @description E.164. */
+                phone: string;
+                /** @enum {string} */
+                engine: "sandbox" | "baileys";
+                /** @description The session's status (connected, connecting, logged_out, …). */
+                status: string;
+                account_id: string;
+                /** @description The user of the account who holds the number; null for nobody. */
+                holder_user_id: string | null;
+                auto_read: boolean;
+                reject_calls: boolean;
+                call_reply_text: string | null;
+                show_online: boolean;
+                /** Format: date-time */
+                created_at: string;
+            }[];
+        };
+        AddAccountNumberRequest: {
+            /**
+             * @description The number, E.164.
+             * @example +447700900123
+             */
+            phone: string;
+            /**
+             * @description The engine that serves it; sandbox when not given.
+             * @enum {string}
+             */
+            engine?: "sandbox" | "baileys";
+            /** @description The user of the account who holds the number (user_…); null for nobody. */
+            holder_user_id?: string;
+        };
+        AddAccountNumberResponse: {
+            /** @description num_… */
+            id: string;
+            /** @description E.164. */
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status (connected, connecting, logged_out, …). */
+            status: string;
+            account_id: string;
+            /** @description The user of the account who holds the number; null for nobody. */
+            holder_user_id: string | null;
+            auto_read: boolean;
+            reject_calls: boolean;
+            call_reply_text: string | null;
+            show_online: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        GetAccountNumberResponse: {
+            /** @description num_… */
+            id: string;
+            /** @description E.164. */
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status (connected, connecting, logged_out, …). */
+            status: string;
+            account_id: string;
+            /** @description The user of the account who holds the number; null for nobody. */
+            holder_user_id: string | null;
+            auto_read: boolean;
+            reject_calls: boolean;
+            call_reply_text: string | null;
+            show_online: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        UpdateAccountNumberRequest: {
+            /** @description The user of the account who holds the number (user_…); null for nobody. */
+            holder_user_id?: string | null;
+            /** @description Mark what the number receives as read at once. */
+            auto_read?: boolean;
+            /** @description Reject every call as it rings. */
+            reject_calls?: boolean;
+            /** @description What a rejected caller is sent; null sends nothing. */
+            call_reply_text?: string | null;
+            /** @description Show the number online to its contacts, from its session's next start. */
+            show_online?: boolean;
+        };
+        UpdateAccountNumberResponse: {
+            /** @description num_… */
+            id: string;
+            /** @description E.164. */
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status (connected, connecting, logged_out, …). */
+            status: string;
+            account_id: string;
+            /** @description The user of the account who holds the number; null for nobody. */
+            holder_user_id: string | null;
+            auto_read: boolean;
+            reject_calls: boolean;
+            call_reply_text: string | null;
+            show_online: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        RemoveAccountNumberResponse: {
+            /** @description num_… */
+            id: string;
+            /** @description E.164. */
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status (connected, connecting, logged_out, …). */
+            status: string;
+            account_id: string;
+            /** @description The user of the account who holds the number; null for nobody. */
+            holder_user_id: string | null;
+            auto_read: boolean;
+            reject_calls: boolean;
+            call_reply_text: string | null;
+            show_online: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        MoveAccountNumberRequest: {
+            /** @description The account the number moves to, acc_… */
+            account_id: string;
+        };
+        MoveAccountNumberResponse: {
+            /** @description num_… */
+            id: string;
+            /** @description E.164. */
+            phone: string;
+            /** @enum {string} */
+            engine: "sandbox" | "baileys";
+            /** @description The session's status (connected, connecting, logged_out, …). */
+            status: string;
+            account_id: string;
+            /** @description The user of the account who holds the number; null for nobody. */
+            holder_user_id: string | null;
+            auto_read: boolean;
+            reject_calls: boolean;
+            call_reply_text: string | null;
+            show_online: boolean;
+            /** Format: date-time */
+            created_at: string;
         };
         GetNumberSessionResponse: {
             number_id: string;
@@ -12503,6 +12793,467 @@ export interface components {
             };
         };
         /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        ListAccountNumbersError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        ListAccountNumbersError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). */
+        ListAccountNumbersError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        ListAccountNumbersError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        ListAccountNumbersError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_phone_number`: A phone is not a valid international number. */
+        AddAccountNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        AddAccountNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `user_not_found`: There is no such user (in your scope). */
+        AddAccountNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "user_not_found";
+                };
+            };
+        };
+        /** @description `phone_already_registered`: The number is already on this gateway. */
+        AddAccountNumberError409: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "phone_already_registered";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        AddAccountNumberError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        AddAccountNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        AddAccountNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        GetAccountNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        GetAccountNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        GetAccountNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetAccountNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        GetAccountNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        UpdateAccountNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        UpdateAccountNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). `user_not_found`: There is no such user (in your scope). */
+        UpdateAccountNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found" | "user_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        UpdateAccountNumberError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        UpdateAccountNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        UpdateAccountNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        RemoveAccountNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        RemoveAccountNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        RemoveAccountNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        RemoveAccountNumberError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        RemoveAccountNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        RemoveAccountNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
+        MoveAccountNumberError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_json" | "invalid_request";
+                };
+            };
+        };
+        /** @description `missing_operator_token`: An operator API call (/admin/…) came without an operator token as "Authorization: Bearer <token>" (docs/operator-api.md). `invalid_operator_token`: The operator token is malformed, unknown or revoked; an API key is not an operator token. */
+        MoveAccountNumberError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_operator_token" | "invalid_operator_token";
+                };
+            };
+        };
+        /** @description `account_not_found`: There is no such account (in your scope). `number_not_found`: There is no such number (in your scope). */
+        MoveAccountNumberError404: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "account_not_found" | "number_not_found";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        MoveAccountNumberError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        MoveAccountNumberError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. */
+        MoveAccountNumberError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable";
+                };
+            };
+        };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         GetNumberSessionError400: {
             headers: {
                 "X-Request-Id": components["headers"]["RequestId"];
@@ -13313,6 +14064,15 @@ export type CreateAccountApiKeyRequest = components['schemas']['CreateAccountApi
 export type CreateAccountApiKeyResponse = components['schemas']['CreateAccountApiKeyResponse'];
 export type RevokeApiKeyRequest = components['schemas']['RevokeApiKeyRequest'];
 export type RevokeApiKeyResponse = components['schemas']['RevokeApiKeyResponse'];
+export type ListAccountNumbersResponse = components['schemas']['ListAccountNumbersResponse'];
+export type AddAccountNumberRequest = components['schemas']['AddAccountNumberRequest'];
+export type AddAccountNumberResponse = components['schemas']['AddAccountNumberResponse'];
+export type GetAccountNumberResponse = components['schemas']['GetAccountNumberResponse'];
+export type UpdateAccountNumberRequest = components['schemas']['UpdateAccountNumberRequest'];
+export type UpdateAccountNumberResponse = components['schemas']['UpdateAccountNumberResponse'];
+export type RemoveAccountNumberResponse = components['schemas']['RemoveAccountNumberResponse'];
+export type MoveAccountNumberRequest = components['schemas']['MoveAccountNumberRequest'];
+export type MoveAccountNumberResponse = components['schemas']['MoveAccountNumberResponse'];
 export type GetNumberSessionResponse = components['schemas']['GetNumberSessionResponse'];
 export type StartNumberLinkRequest = components['schemas']['StartNumberLinkRequest'];
 export type StartNumberLinkResponse = components['schemas']['StartNumberLinkResponse'];
@@ -13837,6 +14597,41 @@ export type ResponseRevokeApiKeyError404 = components['responses']['RevokeApiKey
 export type ResponseRevokeApiKeyError413 = components['responses']['RevokeApiKeyError413'];
 export type ResponseRevokeApiKeyError500 = components['responses']['RevokeApiKeyError500'];
 export type ResponseRevokeApiKeyError503 = components['responses']['RevokeApiKeyError503'];
+export type ResponseListAccountNumbersError400 = components['responses']['ListAccountNumbersError400'];
+export type ResponseListAccountNumbersError401 = components['responses']['ListAccountNumbersError401'];
+export type ResponseListAccountNumbersError404 = components['responses']['ListAccountNumbersError404'];
+export type ResponseListAccountNumbersError500 = components['responses']['ListAccountNumbersError500'];
+export type ResponseListAccountNumbersError503 = components['responses']['ListAccountNumbersError503'];
+export type ResponseAddAccountNumberError400 = components['responses']['AddAccountNumberError400'];
+export type ResponseAddAccountNumberError401 = components['responses']['AddAccountNumberError401'];
+export type ResponseAddAccountNumberError404 = components['responses']['AddAccountNumberError404'];
+export type ResponseAddAccountNumberError409 = components['responses']['AddAccountNumberError409'];
+export type ResponseAddAccountNumberError413 = components['responses']['AddAccountNumberError413'];
+export type ResponseAddAccountNumberError500 = components['responses']['AddAccountNumberError500'];
+export type ResponseAddAccountNumberError503 = components['responses']['AddAccountNumberError503'];
+export type ResponseGetAccountNumberError400 = components['responses']['GetAccountNumberError400'];
+export type ResponseGetAccountNumberError401 = components['responses']['GetAccountNumberError401'];
+export type ResponseGetAccountNumberError404 = components['responses']['GetAccountNumberError404'];
+export type ResponseGetAccountNumberError500 = components['responses']['GetAccountNumberError500'];
+export type ResponseGetAccountNumberError503 = components['responses']['GetAccountNumberError503'];
+export type ResponseUpdateAccountNumberError400 = components['responses']['UpdateAccountNumberError400'];
+export type ResponseUpdateAccountNumberError401 = components['responses']['UpdateAccountNumberError401'];
+export type ResponseUpdateAccountNumberError404 = components['responses']['UpdateAccountNumberError404'];
+export type ResponseUpdateAccountNumberError413 = components['responses']['UpdateAccountNumberError413'];
+export type ResponseUpdateAccountNumberError500 = components['responses']['UpdateAccountNumberError500'];
+export type ResponseUpdateAccountNumberError503 = components['responses']['UpdateAccountNumberError503'];
+export type ResponseRemoveAccountNumberError400 = components['responses']['RemoveAccountNumberError400'];
+export type ResponseRemoveAccountNumberError401 = components['responses']['RemoveAccountNumberError401'];
+export type ResponseRemoveAccountNumberError404 = components['responses']['RemoveAccountNumberError404'];
+export type ResponseRemoveAccountNumberError413 = components['responses']['RemoveAccountNumberError413'];
+export type ResponseRemoveAccountNumberError500 = components['responses']['RemoveAccountNumberError500'];
+export type ResponseRemoveAccountNumberError503 = components['responses']['RemoveAccountNumberError503'];
+export type ResponseMoveAccountNumberError400 = components['responses']['MoveAccountNumberError400'];
+export type ResponseMoveAccountNumberError401 = components['responses']['MoveAccountNumberError401'];
+export type ResponseMoveAccountNumberError404 = components['responses']['MoveAccountNumberError404'];
+export type ResponseMoveAccountNumberError413 = components['responses']['MoveAccountNumberError413'];
+export type ResponseMoveAccountNumberError500 = components['responses']['MoveAccountNumberError500'];
+export type ResponseMoveAccountNumberError503 = components['responses']['MoveAccountNumberError503'];
 export type ResponseGetNumberSessionError400 = components['responses']['GetNumberSessionError400'];
 export type ResponseGetNumberSessionError401 = components['responses']['GetNumberSessionError401'];
 export type ResponseGetNumberSessionError404 = components['responses']['GetNumberSessionError404'];
@@ -18447,6 +19242,205 @@ export interface operations {
             503: components["responses"]["RevokeApiKeyError503"];
         };
     };
+    listAccountNumbers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAccountNumbersResponse"];
+                };
+            };
+            400: components["responses"]["ListAccountNumbersError400"];
+            401: components["responses"]["ListAccountNumbersError401"];
+            404: components["responses"]["ListAccountNumbersError404"];
+            500: components["responses"]["ListAccountNumbersError500"];
+            503: components["responses"]["ListAccountNumbersError503"];
+        };
+    };
+    addAccountNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["AddAccountNumberError400"];
+            401: components["responses"]["AddAccountNumberError401"];
+            404: components["responses"]["AddAccountNumberError404"];
+            409: components["responses"]["AddAccountNumberError409"];
+            413: components["responses"]["AddAccountNumberError413"];
+            500: components["responses"]["AddAccountNumberError500"];
+            503: components["responses"]["AddAccountNumberError503"];
+        };
+    };
+    getAccountNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["GetAccountNumberError400"];
+            401: components["responses"]["GetAccountNumberError401"];
+            404: components["responses"]["GetAccountNumberError404"];
+            500: components["responses"]["GetAccountNumberError500"];
+            503: components["responses"]["GetAccountNumberError503"];
+        };
+    };
+    removeAccountNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoveAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["RemoveAccountNumberError400"];
+            401: components["responses"]["RemoveAccountNumberError401"];
+            404: components["responses"]["RemoveAccountNumberError404"];
+            413: components["responses"]["RemoveAccountNumberError413"];
+            500: components["responses"]["RemoveAccountNumberError500"];
+            503: components["responses"]["RemoveAccountNumberError503"];
+        };
+    };
+    updateAccountNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountNumberError400"];
+            401: components["responses"]["UpdateAccountNumberError401"];
+            404: components["responses"]["UpdateAccountNumberError404"];
+            413: components["responses"]["UpdateAccountNumberError413"];
+            500: components["responses"]["UpdateAccountNumberError500"];
+            503: components["responses"]["UpdateAccountNumberError503"];
+        };
+    };
+    moveAccountNumber: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MoveAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["MoveAccountNumberError400"];
+            401: components["responses"]["MoveAccountNumberError401"];
+            404: components["responses"]["MoveAccountNumberError404"];
+            413: components["responses"]["MoveAccountNumberError413"];
+            500: components["responses"]["MoveAccountNumberError500"];
+            503: components["responses"]["MoveAccountNumberError503"];
+        };
+    };
     getNumberSession: {
         parameters: {
             query?: {
@@ -19065,6 +20059,205 @@ export interface operations {
             413: components["responses"]["RevokeApiKeyError413"];
             500: components["responses"]["RevokeApiKeyError500"];
             503: components["responses"]["RevokeApiKeyError503"];
+        };
+    };
+    listAccountNumbersApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListAccountNumbersResponse"];
+                };
+            };
+            400: components["responses"]["ListAccountNumbersError400"];
+            401: components["responses"]["ListAccountNumbersError401"];
+            404: components["responses"]["ListAccountNumbersError404"];
+            500: components["responses"]["ListAccountNumbersError500"];
+            503: components["responses"]["ListAccountNumbersError503"];
+        };
+    };
+    addAccountNumberApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["AddAccountNumberError400"];
+            401: components["responses"]["AddAccountNumberError401"];
+            404: components["responses"]["AddAccountNumberError404"];
+            409: components["responses"]["AddAccountNumberError409"];
+            413: components["responses"]["AddAccountNumberError413"];
+            500: components["responses"]["AddAccountNumberError500"];
+            503: components["responses"]["AddAccountNumberError503"];
+        };
+    };
+    getAccountNumberApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["GetAccountNumberError400"];
+            401: components["responses"]["GetAccountNumberError401"];
+            404: components["responses"]["GetAccountNumberError404"];
+            500: components["responses"]["GetAccountNumberError500"];
+            503: components["responses"]["GetAccountNumberError503"];
+        };
+    };
+    removeAccountNumberApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemoveAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["RemoveAccountNumberError400"];
+            401: components["responses"]["RemoveAccountNumberError401"];
+            404: components["responses"]["RemoveAccountNumberError404"];
+            413: components["responses"]["RemoveAccountNumberError413"];
+            500: components["responses"]["RemoveAccountNumberError500"];
+            503: components["responses"]["RemoveAccountNumberError503"];
+        };
+    };
+    updateAccountNumberApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["UpdateAccountNumberError400"];
+            401: components["responses"]["UpdateAccountNumberError401"];
+            404: components["responses"]["UpdateAccountNumberError404"];
+            413: components["responses"]["UpdateAccountNumberError413"];
+            500: components["responses"]["UpdateAccountNumberError500"];
+            503: components["responses"]["UpdateAccountNumberError503"];
+        };
+    };
+    moveAccountNumberApi: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The account, acc_… */
+                id: string;
+                /** @description The number: its id (num_…) or its phone in E.164. */
+                number_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveAccountNumberRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MoveAccountNumberResponse"];
+                };
+            };
+            400: components["responses"]["MoveAccountNumberError400"];
+            401: components["responses"]["MoveAccountNumberError401"];
+            404: components["responses"]["MoveAccountNumberError404"];
+            413: components["responses"]["MoveAccountNumberError413"];
+            500: components["responses"]["MoveAccountNumberError500"];
+            503: components["responses"]["MoveAccountNumberError503"];
         };
     };
     getNumberSessionApi: {

@@ -1,6 +1,7 @@
 import { accountOperations } from './accounts.ts';
 import { apiKeyOperations } from './api-keys.ts';
 import { auditOperations } from './audit-events.ts';
+import { numberOperations } from './numbers.ts';
 import { numberSessionOperations } from './number-session.ts';
 import { userOperations } from './users.ts';
 
@@ -9,6 +10,7 @@ export const operatorOperations = [
   ...accountOperations,
   ...userOperations,
   ...apiKeyOperations,
+  ...numberOperations,
   ...numberSessionOperations,
   ...auditOperations,
 ];

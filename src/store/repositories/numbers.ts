@@ -168,16 +168,19 @@ export interface NumberSettings {
   rejectCalls?: boolean;
   callReplyText?: string | null;
   showOnline?: boolean;
+  /** The user of the account who holds the number (the operator's to set); null for nobody. */
+  holderUserId?: string | null;
 }
 
 /** Writes the settings given; those left out keep their value. */
 export async function updateNumberSettings(db: Executor, accountId: string, numberId: string, settings: NumberSettings): Promise<void> {
-  const { autoRead, rejectCalls, callReplyText, showOnline } = settings;
+  const { autoRead, rejectCalls, callReplyText, showOnline, holderUserId } = settings;
   const values = {
     ...(autoRead !== undefined && { auto_read: autoRead ? 1 : 0 }),
     ...(rejectCalls !== undefined && { reject_calls: rejectCalls ? 1 : 0 }),
     ...(callReplyText !== undefined && { call_reply_text: callReplyText }),
     ...(showOnline !== undefined && { show_online: showOnline ? 1 : 0 }),
+    ...(holderUserId !== undefined && { holder_user_id: holderUserId }),
   };
   if (Object.keys(values).length === 0) return;
   await db.updateTable('whatsapp_numbers').set(values).where('id', '=', numberId).where('account_id', '=', accountId).execute();

@@ -4,7 +4,7 @@ import { verifyPassword } from '../../../src/accounts/passwords.ts';
 import { CLI_ACTOR } from '../../../src/domain/audit.ts';
 import { dialects } from '../../support/databases.ts';
 import { seedAccount, startTestGateway, type SeededAccount, type TestGateway } from '../../support/gateway.ts';
-import { assertRefused, operatorCaller } from '../../support/operator-api.ts';
+import { assertRefused, auditRowsOf, operatorCaller } from '../../support/operator-api.ts';
 import { createTestUser } from '../../support/users.ts';
 
 /**
@@ -24,13 +24,6 @@ interface UserBody {
   password?: string;
 }
 
-interface AuditRow {
-  action: string;
-  target_id: string;
-  actor: { kind: string; id: string };
-  details: Record<string, unknown>;
-}
-
 let emails = 0;
 const freshEmail = () => `person${++emails}.${Date.now()}@onboarded.test`;
 
@@ -45,8 +38,7 @@ for (const dialect of dialects) {
       () => test,
       () => token,
     );
-    const auditOf = async (accountId: string, limit: number): Promise<AuditRow[]> =>
-      (await call('GET', `/admin/audit_events?account_id=${accountId}&limit=${limit}`)).json().events;
+    const auditOf = (accountId: string, limit: number) => auditRowsOf(call, accountId, limit);
     const storedHash = async (userId: string) =>
       (await test.gateway.store.db.selectFrom('users').select('password_hash').where('id', '=', userId).executeTakeFirstOrThrow())
         .password_hash;
