@@ -15,6 +15,12 @@
  *   took, and how long until the queue was empty.
  * A number's first governed send reads its ledger (its day and its queue) once; its time is
  * reported apart, and a warm-up block on each number precedes the measured ones.
+ *
+ * BENCH_CPU_PROFILE_DIR profiles instead of measuring: per database, a gateway under --cpu-prof
+ * for each of the two ways (no policy, the permissive policy), each sending a warm-up block and
+ * BENCH_ROUNDS blocks (the profile's samples of those only) from the number with the longest history (BENCH_GOVERNOR_PROFILE_SUBJECT,
+ * its index in the table), and prints each profile's top five self-time frames
+ * (bench/profile-top.ts); docs/benchmarks.md is left alone.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,6 +44,7 @@ import {
   startGatewayProcess,
   writeReportSection,
 } from './support.ts';
+import { renderTopFrames, topSelfFrames } from './profile-top.ts';
 
 const DIALECTS = (process.env.BENCH_DIALECTS ?? 'sqlite,postgres').split(',') as Dialect[];
 const BLOCK = Number(process.env.BENCH_GOVERNOR_BLOCK ?? 1_000);
@@ -81,6 +88,13 @@ interface DialectResult {
   firstSendMs: Map<string, number>;
   clear: { answerMs: number; emptyMs: number; cancelled: number; status: number };
   loadAverages: number[];
+}
+
+const PROFILE_DIR = process.env.BENCH_CPU_PROFILE_DIR;
+const PROFILE_SUBJECT = Number(process.env.BENCH_GOVERNOR_PROFILE_SUBJECT ?? HISTORIES.length - 1);
+if (PROFILE_DIR !== undefined) {
+  for (const dialect of DIALECTS) await profileDialect(dialect, path.resolve(PROFILE_DIR));
+  process.exit(0);
 }
 
 const results: DialectResult[] = [];
@@ -163,6 +177,71 @@ async function measureDialect(dialect: Dialect): Promise<DialectResult> {
     return { dialect, subjects, off, governed, firstSendMs, clear, loadAverages };
   } finally {
     for (const database of databases) await database.drop();
+    fs.rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+/** Both ways of sending profiled in a gateway of their own, each profile's top five printed. */
+async function profileDialect(dialect: Dialect, profileDir: string): Promise<void> {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'wagw-bench-governor-cost-'));
+  const database = await createTestDatabase(dialect);
+  try {
+    const { apiKey, subjects } = await seed(database.url);
+    const subject = subjects[PROFILE_SUBJECT]!;
+    for (const [way, policy] of [
+      ['governed', PERMISSIVE],
+      ['off', null],
+    ] as const) {
+      const into = path.join(profileDir, `${dialect}-${way}`);
+      fs.rmSync(into, { recursive: true, force: true });
+      const gateway = await startGatewayProcess({
+        databaseUrl: database.url,
+        directory,
+        env: { LOG_LEVEL: 'warn' },
+        nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${into}`],
+      });
+      const answer = await fetch(`http://127.0.0.1:${gateway.port}/numbers/${encodeURIComponent(subject.phone)}`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ send_policy: policy }),
+      });
+      if (answer.status !== 200) throw new Error(`PATCH ${subject.phone}: ${answer.status} ${await answer.text()}`);
+      let cpuBefore = 0;
+      let fromMicroseconds = 0;
+      let sent = 0;
+      // Round 0 warms up, unprofiled: its samples are left out with the start-up's.
+      for (let round = 0; round <= ROUNDS; round++) {
+        if (round === 1) {
+          cpuBefore = processCpuSeconds(gateway.pid);
+          fromMicroseconds = Number(process.hrtime.bigint() / 1_000n);
+        }
+        const result = assertAllAnswered(
+          await runAutocannon({
+            url: `http://127.0.0.1:${gateway.port}/send_message`,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${apiKey}` },
+            fromPhone: subject.phone,
+            text: TEXT,
+            connections: CONNECTIONS,
+            amount: BLOCK,
+          }),
+          subject.label,
+        );
+        if (round > 0) sent += result.total2xx;
+      }
+      const toMicroseconds = Number(process.hrtime.bigint() / 1_000n);
+      const cpu = ((processCpuSeconds(gateway.pid) - cpuBefore) * 1e6) / sent;
+      await gateway.stop();
+      const file = fs.readdirSync(into).find((name) => name.endsWith('.cpuprofile'))!;
+      const { frames, busyMs } = topSelfFrames(JSON.parse(fs.readFileSync(path.join(into, file), 'utf8')), 5, {
+        fromMicroseconds,
+        toMicroseconds,
+      });
+      console.log(
+        `${dialect}, ${subject.label}, ${way === 'governed' ? 'permissive policy' : 'no policy'}: ${sent} sends, ${Math.round(cpu)} µs of CPU per send (profiled), load ${os.loadavg()[0]!.toFixed(1)}; ${path.join(into, file)}\n\n${renderTopFrames(frames, busyMs)}\n`,
+      );
+    }
+  } finally {
+    await database.drop();
     fs.rmSync(directory, { recursive: true, force: true });
   }
 }

@@ -192,9 +192,14 @@ export async function readLedgerMarks(db: Executor, numberId: string, since: Dat
  * databases walked the number's own index instead, a scan of its whole history per send.
  */
 export async function hasExchangedWith(db: Executor, accountId: string, numberId: string, phone: E164): Promise<boolean> {
-  const row = await exchangedWithQuery(db, accountId, numberId, phone).executeTakeFirstOrThrow();
-  return Boolean(row.sent_to) || Boolean(row.received_from);
+  const { rows } = await exchangedWith(db, { accountId, numberId, phone });
+  return Boolean(rows[0]?.sent_to) || Boolean(rows[0]?.received_from);
 }
+
+/** Asked once per governed send to a phone the ledger does not know: built and compiled once (compiled-statement.ts). */
+const exchangedWith = compiledStatement((db, v: { accountId: string; numberId: string; phone: string }) =>
+  exchangedWithQuery(db, v.accountId, v.numberId, v.phone as E164),
+);
 
 /** The statement of hasExchangedWith, whose plan a test reads. */
 export function exchangedWithQuery(db: Executor, accountId: string, numberId: string, phone: E164) {

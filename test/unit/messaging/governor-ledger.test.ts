@@ -116,6 +116,47 @@ describe("the governor's ledger answers as a reading of every send would", () =>
     ledger.queued('msg_w', { at: 9_000, recipient: '+3', firstContact: true, scheduled: false, bytes: 0 });
     assert.equal(ledger.knows('+3'), true, 'a message waiting for +3 makes it known');
   });
+  it('the last send to each recipient, and which recipients it knows, agree with every send kept, through sends, take-backs and trims in any order', () => {
+    const day = 86_400_000;
+    const random = randomFrom(4141);
+    for (let round = 0; round < 50; round++) {
+      const ledger = new SendLedger();
+      // What the ledger must agree with: every send counted and not taken back, as (recipient, time).
+      let kept: { recipient: string; at: number }[] = [];
+      let now = day;
+      // Tentative sends not yet stored; one is taken back, if at all, before the next send to its recipient is counted.
+      let pending: { takeBack: () => void; recipient: string; at: number }[] = [];
+      for (let step = 0; step < 300; step++) {
+        const action = random();
+        const recipient = `+${Math.floor(random() * 12)}`;
+        // Mostly forward in time, sometimes a send recorded at an earlier moment (an engine's late answer, a release).
+        const at = now - (random() < 0.2 ? Math.floor(random() * 3 * 3_600_000) : 0);
+        if (action < 0.65) {
+          pending = pending.filter((send) => send.recipient !== recipient);
+          if (action < 0.45) ledger.sent({ at, recipient, firstContact: false });
+          else pending.push({ takeBack: ledger.sentTentatively({ at, recipient, firstContact: false }), recipient, at });
+          kept.push({ recipient, at });
+        } else if (action < 0.8 && pending.length > 0) {
+          const { takeBack, recipient: taken, at: takenAt } = pending.splice(Math.floor(random() * pending.length), 1)[0]!;
+          takeBack();
+          kept.splice(kept.findLastIndex((send) => send.recipient === taken && send.at === takenAt), 1);
+        } else {
+          now += Math.floor(random() * 4 * 3_600_000);
+          ledger.trim(now);
+          kept = kept.filter((send) => send.at > now - day);
+          pending = [];
+        }
+        for (let other = 0; other < 12; other++) {
+          const phone = `+${other}`;
+          const times = kept.filter((send) => send.recipient === phone).map((send) => send.at);
+          const last = times.length === 0 ? undefined : Math.max(...times);
+          assert.equal(ledger.madeOnly.latestTo(phone, Number.MAX_SAFE_INTEGER), last, `round ${round}, step ${step}, ${phone}`);
+          assert.equal(ledger.knows(phone), last !== undefined, `round ${round}, step ${step}, ${phone} known`);
+        }
+      }
+    }
+  });
+
   it('a send with the engine counts as made at every moment until the engine answers, then from the answer', () => {
     let now = 2_000;
     const ledger = new SendLedger(() => now);
