@@ -6,14 +6,9 @@ import { parsePolicyBody, readStoredSetting, resolvePolicy, type PolicySetting, 
 import type { Store } from '../../store/database.ts';
 import type { GroupCommitter } from '../../store/group-commit.ts';
 import { findMessageById } from '../../store/repositories/messages.ts';
-import {
-  bringForwardWaiting,
-  deferWaiting,
-  hasExchangedWith,
-  readLedgerMarks,
-  type QueuedOptions,
-} from '../../store/repositories/send-queue.ts';
+import { bringForwardWaiting, deferWaiting, readLedgerMarks, type QueuedOptions } from '../../store/repositories/send-queue.ts';
 import { decide, type WaitReason } from './decision.ts';
+import { ExchangeProbe } from './exchange-probe.ts';
 import type { LeaseView } from './queue-runner.ts';
 import { SendLedger, type MadeMark, type PlannedMark } from './send-ledger.ts';
 import { queueMessageWithUnit } from '../../store/repositories/send-units.ts';
@@ -58,6 +53,7 @@ export class SendGovernor {
   private readonly reading = new Map<string, ((ledger: SendLedger) => void)[]>();
   /** Called with the time of each message queued here, so the runner's timer can wake for it. */
   queuedListener: (scheduledFor: Date) => void = () => undefined;
+  private readonly exchanges: ExchangeProbe;
 
   constructor(
     private readonly store: Store,
@@ -65,7 +61,9 @@ export class SendGovernor {
     readonly config: GovernorConfig,
     private readonly leases: Pick<LeaseView, 'leaseOf'>,
     private readonly random: () => number = Math.random,
-  ) {}
+  ) {
+    this.exchanges = new ExchangeProbe(store.db);
+  }
 
   /** The setting in force and its policy: the number's, else its account's, else the gateway's. */
   resolve(stored: StoredSettings): { setting: PolicySetting; policy: SendPolicy | null } {
@@ -123,7 +121,7 @@ export class SendGovernor {
     const exchangedBefore =
       !countsFirstContacts ||
       this.ledgers.get(number.id)?.ledger.knows(message.toPhone) === true ||
-      (await hasExchangedWith(this.store.db, number.accountId, number.id, message.toPhone));
+      (await this.exchanges.exchanged(number.accountId, number.id, message.toPhone));
     const decided = await this.withNumberLock(number.id, async () => {
       const now = new Date();
       const ledger = await this.ledgerFor(number.id);

@@ -1,5 +1,4 @@
 import { sql, type ExpressionBuilder, type Kysely, type QueryCreator, type RawBuilder } from 'kysely';
-import type { E164 } from '../../domain/phone.ts';
 import { compiledStatement, runsOnPostgres } from '../compiled-statement.ts';
 import type { Executor } from '../database.ts';
 import type { Database } from '../schema.ts';
@@ -187,31 +186,49 @@ export async function readLedgerMarks(db: Executor, numberId: string, since: Dat
 }
 
 /**
- * Whether the number has exchanged any message with the phone (a first contact has none). Two
- * probes, each through its per-account phone index: asked as one condition with an `or`, both
- * databases walked the number's own index instead, a scan of its whole history per send.
+ * Which of the phones the number has exchanged any message with (a first contact has none), in
+ * one statement for any number of phones. For each phone, two probes, each through its
+ * per-account phone index: asked as one condition with an `or`, both databases walked the
+ * number's own index instead, a scan of its whole history per send.
  */
-export async function hasExchangedWith(db: Executor, accountId: string, numberId: string, phone: E164): Promise<boolean> {
-  const { rows } = await exchangedWith(db, { accountId, numberId, phone });
-  return Boolean(rows[0]?.sent_to) || Boolean(rows[0]?.received_from);
+export async function exchangedWithAny(db: Executor, accountId: string, numberId: string, phones: readonly string[]): Promise<Set<string>> {
+  if (phones.length === 0) return new Set();
+  const { rows } = runsOnPostgres(db)
+    ? await exchangedPostgres(db, { accountId, numberId, phones: [...phones] })
+    : await exchangedSqlite(db, { accountId, numberId, phones: JSON.stringify(phones) });
+  return new Set(rows.filter((row) => Boolean(row.sent_to) || Boolean(row.received_from)).map((row) => row.phone));
 }
 
-/** Asked once per governed send to a phone the ledger does not know: built and compiled once (compiled-statement.ts). */
-const exchangedWith = compiledStatement((db, v: { accountId: string; numberId: string; phone: string }) =>
-  exchangedWithQuery(db, v.accountId, v.numberId, v.phone as E164),
+const exchangedPostgres = compiledStatement((db, v: { accountId: string; numberId: string; phones: string[] }) =>
+  exchangedWithQuery(
+    db.with('asked', (cte) => cte.selectNoFrom(sql<string>`unnest(cast(${v.phones} as text[]))`.as('phone'))),
+    v,
+  ),
 );
 
-/** The statement of hasExchangedWith, whose plan a test reads. */
-export function exchangedWithQuery(db: Executor, accountId: string, numberId: string, phone: E164) {
-  const probe = (column: 'to_phone' | 'from_phone') =>
-    db
-      .selectFrom('messages')
-      .select('id')
-      .where('account_id', '=', accountId)
-      .where(column, '=', phone)
-      .where('number_id', '=', numberId)
-      .limit(1);
-  return db.selectNoFrom((eb) => [eb.exists(probe('to_phone')).as('sent_to'), eb.exists(probe('from_phone')).as('received_from')]);
+const exchangedSqlite = compiledStatement(exchangedSqliteQuery);
+
+/** The statement of exchangedWithAny on SQLite (the phones as a JSON array), whose plan a test reads. */
+export function exchangedSqliteQuery(db: Executor, v: { accountId: string; numberId: string; phones: string }) {
+  return exchangedWithQuery(
+    db.with('asked', (cte) => cte.selectFrom(sql`json_each(${v.phones})`.as('p')).select(sql<string>`p.value`.as('phone'))),
+    v,
+  );
+}
+
+/** The statement of exchangedWithAny over the phones `asked` holds. */
+function exchangedWithQuery(asked: QueryCreator<Database & { asked: { phone: string } }>, v: { accountId: string; numberId: string }) {
+  return asked.selectFrom('asked').select((eb) => {
+    const probe = (column: 'to_phone' | 'from_phone') =>
+      eb
+        .selectFrom('messages')
+        .select('messages.id')
+        .where('messages.account_id', '=', v.accountId)
+        .where(`messages.${column}`, '=', eb.ref('asked.phone'))
+        .where('messages.number_id', '=', v.numberId)
+        .limit(1);
+    return ['asked.phone', eb.exists(probe('to_phone')).as('sent_to'), eb.exists(probe('from_phone')).as('received_from')];
+  });
 }
 
 /**

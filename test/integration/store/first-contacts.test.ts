@@ -3,9 +3,9 @@ import { describe, it } from 'node:test';
 import { CompiledQuery } from 'kysely';
 import { newId } from '../../../src/domain/ids.ts';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
-import type { E164 } from '../../../src/domain/phone.ts';
-import { exchangedWithQuery, hasExchangedWith } from '../../../src/store/repositories/send-queue.ts';
-import { dialects, seedNumberRow, suiteStore } from '../../support/databases.ts';
+import { exchangedSqliteQuery, exchangedWithAny } from '../../../src/store/repositories/send-queue.ts';
+import { ExchangeProbe } from '../../../src/messaging/governor/exchange-probe.ts';
+import { countingStatements, dialects, seedNumberRow, suiteStore } from '../../support/databases.ts';
 
 for (const dialect of dialects) {
   describe(`the first-contact probe (${dialect})`, () => {
@@ -37,7 +37,7 @@ for (const dialect of dialects) {
       await message(number, 'outbound', '+14155550101');
       await message(number, 'inbound', '+14155550102');
       await message(other, 'outbound', '+14155550103');
-      const known = (phone: string, of = number) => hasExchangedWith(suite.store.db, of.accountId, of.id, phone as E164);
+      const known = async (phone: string, of = number) => (await exchangedWithAny(suite.store.db, of.accountId, of.id, [phone])).has(phone);
       assert.equal(await known('+14155550101'), true);
       assert.equal(await known('+14155550102'), true);
       assert.equal(await known('+14155550103'), false);
@@ -45,9 +45,44 @@ for (const dialect of dialects) {
       assert.equal(await known('+14155550103', other), true);
     });
 
+    it('several phones asked in one statement: the ones exchanged with, whatever their number or order', async () => {
+      const number = await seedNumberRow(suite.store);
+      const other = await seedNumberRow(suite.store, { accountId: number.accountId });
+      await message(number, 'outbound', '+14155550201');
+      await message(number, 'inbound', '+14155550202');
+      await message(other, 'outbound', '+14155550203');
+      const asked = ['+14155550204', '+14155550203', '+14155550202', '+14155550201', '+14155550201'];
+      assert.deepEqual([...(await exchangedWithAny(suite.store.db, number.accountId, number.id, asked))].sort(), [
+        '+14155550201',
+        '+14155550202',
+      ]);
+      assert.deepEqual([...(await exchangedWithAny(suite.store.db, number.accountId, number.id, []))], []);
+    });
+
+    it("a number's sends asked at once share a statement: the first alone, those that came meanwhile together", async () => {
+      const number = await seedNumberRow(suite.store);
+      const other = await seedNumberRow(suite.store, { accountId: number.accountId });
+      await message(number, 'outbound', '+14155550301');
+      await message(other, 'inbound', '+14155550302');
+      const counted = countingStatements(suite.store.db);
+      const probe = new ExchangeProbe(counted.db);
+      const phones = Array.from({ length: 20 }, (_, index) => `+141555503${String(index + 1).padStart(2, '0')}`);
+      const answers = await Promise.all([
+        ...phones.map((phone) => probe.exchanged(number.accountId, number.id, phone)),
+        probe.exchanged(other.accountId, other.id, '+14155550302'),
+        probe.exchanged(number.accountId, number.id, '+14155550301'),
+      ]);
+      assert.deepEqual(answers, [true, ...phones.slice(1).map(() => false), true, true]);
+      assert.equal(counted.statements(), 3, 'one for the first phone, one for the 20 that came meanwhile, one for the other number');
+    });
+
     if (dialect === 'sqlite') {
       it("looks the phone up in the account's phone indexes, never walking the number's history", async () => {
-        const query = exchangedWithQuery(suite.store.db, 'acc_x', 'num_x', '+14155550101' as E164).compile();
+        const query = exchangedSqliteQuery(suite.store.db, {
+          accountId: 'acc_x',
+          numberId: 'num_x',
+          phones: '["+14155550101","+14155550102"]',
+        }).compile();
         const plan = await suite.store.db.executeQuery<{ detail: string }>(
           CompiledQuery.raw(`explain query plan ${query.sql}`, [...query.parameters]),
         );

@@ -139,7 +139,10 @@ describe("the governor's ledger answers as a reading of every send would", () =>
         } else if (action < 0.8 && pending.length > 0) {
           const { takeBack, recipient: taken, at: takenAt } = pending.splice(Math.floor(random() * pending.length), 1)[0]!;
           takeBack();
-          kept.splice(kept.findLastIndex((send) => send.recipient === taken && send.at === takenAt), 1);
+          kept.splice(
+            kept.findLastIndex((send) => send.recipient === taken && send.at === takenAt),
+            1,
+          );
         } else {
           now += Math.floor(random() * 4 * 3_600_000);
           ledger.trim(now);
