@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { newId } from '../../../src/domain/ids.ts';
 import type { WhatsAppNumber } from '../../../src/domain/model.ts';
-import { exchangedSqliteQuery, exchangedWithAny } from '../../../src/store/repositories/send-queue.ts';
+import { exchangedPostgresQuery, exchangedSqliteQuery, exchangedWithAny } from '../../../src/store/repositories/send-queue.ts';
 import { ExchangeProbe } from '../../../src/messaging/governor/exchange-probe.ts';
 import { countingStatements, dialects, seedNumberRow, suiteStore } from '../../support/databases.ts';
 
@@ -90,6 +90,47 @@ for (const dialect of dialects) {
         assert.match(details, /messages_account_to_created_idx/);
         assert.match(details, /messages_account_from_created_idx/);
         assert.doesNotMatch(details, /messages_number/);
+      });
+    }
+
+    if (dialect === 'postgres') {
+      it("looks each phone up in the account's phone indexes even where one phone fills a column, never scanning the table", async () => {
+        // Every outbound row's from_phone is the number's own: a probe planned for any phone at
+        // once (a correlated one) took such a column for a match on every row and scanned.
+        const number = await seedNumberRow(suite.store);
+        const at = Date.now();
+        const rows = Array.from({ length: 5_000 }, (_, index) => ({
+          id: newId('message'),
+          account_id: number.accountId,
+          number_id: number.id,
+          direction: 'outbound',
+          from_phone: number.phone,
+          to_phone: `+1415556${String(index).padStart(4, '0')}`,
+          text: 'hello',
+          content_kind: 'text',
+          status: 'sent',
+          created_at: at - index,
+          updated_at: at - index,
+        }));
+        for (let first = 0; first < rows.length; first += 1_000) {
+          await suite.store.db
+            .insertInto('messages')
+            .values(rows.slice(first, first + 1_000))
+            .execute();
+        }
+        await sql`analyze messages`.execute(suite.store.db);
+        const query = exchangedPostgresQuery(suite.store.db, {
+          accountId: number.accountId,
+          numberId: number.id,
+          phones: ['+14155570001', '+14155570002'],
+        }).compile();
+        const plan = await suite.store.db.executeQuery<{ 'QUERY PLAN': string }>(
+          CompiledQuery.raw(`explain ${query.sql}`, [...query.parameters]),
+        );
+        const details = plan.rows.map((row) => row['QUERY PLAN']).join('\n');
+        assert.match(details, /messages_account_to_created_idx/, details);
+        assert.match(details, /messages_account_from_created_idx/, details);
+        assert.doesNotMatch(details, /Seq Scan on messages/, details);
       });
     }
   });
