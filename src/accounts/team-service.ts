@@ -165,7 +165,7 @@ export class TeamService {
     return { user, password };
   }
 
-  async setOperator(userId: string, isOperator: boolean, actingUserId: string): Promise<User> {
+  async setOperator(userId: string, isOperator: boolean, actingUserId: string, actor: AuditActor): Promise<User> {
     if (!isOperator && userId === actingUserId) {
       throw new AppError('invalid_argument', 'You cannot remove your own operator rights; ask another operator.');
     }
@@ -179,6 +179,11 @@ export class TeamService {
         throw new AppError('invalid_argument', 'The gateway needs at least one operator.');
       }
       await updateUserOperator(trx, userId, isOperator);
+      await recordAudit(trx, actor, 'user.operator_changed', {
+        accountId: user.accountId,
+        targetId: userId,
+        details: { email: user.email, is_operator: isOperator },
+      });
       return { ...user, isOperator };
     });
   }

@@ -43,6 +43,7 @@ const auditActions = [
   'user.created',
   'user.role_changed',
   'user.password_reset',
+  'user.operator_changed',
   'user.removed',
   'number.added',
   'number.settings_changed',

@@ -63,7 +63,9 @@ export function registerOperatorUserRoutes(app: FastifyInstance, gateway: Servic
 
   app.post<{ Params: UserParams }>('/operator/users/:userId/operator', async (request, reply) => {
     const makeOperator = formText(request.body, 'operator') === 'true';
-    const result = await attempt(() => gateway.team.setOperator(request.params.userId, makeOperator, viewerOf(request).user.id));
+    const result = await attempt(() =>
+      gateway.team.setOperator(request.params.userId, makeOperator, viewerOf(request).user.id, userActor(request)),
+    );
     if (!result.ok) return render(request, reply, { error: result.error.message }, httpStatusFor(result.error.code));
     return redirectWithNotice(reply, '/operator/users', 'operator_changed');
   });

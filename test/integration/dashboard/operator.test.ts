@@ -246,6 +246,12 @@ for (const dialect of dialects) {
       assert.equal((await ownerClient.get('/')).statusCode, 303, 'the old session is ended');
       assert.equal((await new DashboardClient(test).signIn(owner.email, PASSWORD)).statusCode, 401);
       await signedIn(owner.email, newPassword);
+      const [row] = await test.gateway.audit.list(operatorScope(), { accountId: owner.accountId, limit: 1 });
+      assert.deepEqual(
+        [row?.action, row?.targetId, row?.actor.kind, row?.actor.id, row?.details],
+        ['user.password_reset', owner.id, 'user', operatorUser.id, { email: owner.email }],
+        'an audit row names the operator, never the password',
+      );
     });
 
     it('makes and removes operators, but not oneself', async () => {
@@ -264,6 +270,14 @@ for (const dialect of dialects) {
       assert.equal(self.statusCode, 400);
       assert.match(self.body, /cannot remove your own operator rights/);
       assert.equal((await test.gateway.accounts.getUser(operatorUser.id)).isOperator, true);
+      const rows = await test.gateway.audit.list(operatorScope(), { accountId: owner.accountId, limit: 2 });
+      assert.deepEqual(
+        rows.map((row) => [row.action, row.actor.id, row.details?.is_operator]),
+        [
+          ['user.operator_changed', operatorUser.id, false],
+          ['user.operator_changed', operatorUser.id, true],
+        ],
+      );
     });
 
     it('creates users from the users page; a user without an account must be an operator', async () => {

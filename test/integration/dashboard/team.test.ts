@@ -1,4 +1,4 @@
-import { accountScope } from '../../../src/domain/tenant-scope.ts';
+import { accountScope, operatorScope } from '../../../src/domain/tenant-scope.ts';
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SIGN_IN_LIMITS } from '../../../src/accounts/sign-in-throttle.ts';
@@ -226,6 +226,15 @@ for (const dialect of dialects) {
       assert.equal(removed.statusCode, 303);
       await assert.rejects(test.gateway.accounts.getUser(team.member.id), /There is no user/);
       assert.equal((await member.get('/')).statusCode, 303, 'the removed user is signed out');
+      // Each change is an audit row naming the owner who made it (ADR 0053, 0069).
+      const rows = await test.gateway.audit.list(operatorScope(), { accountId: team.accountId, limit: 2 });
+      assert.deepEqual(
+        rows.map((row) => [row.action, row.targetId, row.actor.kind, row.actor.id, row.details]),
+        [
+          ['user.removed', team.member.id, 'user', team.owner.id, { email: team.member.email, role: 'member' }],
+          ['user.role_changed', team.admin.id, 'user', team.owner.id, { email: team.admin.email, from: 'admin', to: 'owner' }],
+        ],
+      );
 
       const { invite } = await test.gateway.team.createInvite(team.accountId, 'member', team.owner.id);
       const revoked = await owner.submit('/team', `/team/invites/${invite.id}/revoke`, {});

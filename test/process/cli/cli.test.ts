@@ -166,6 +166,12 @@ for (const dialect of dialects) {
           .where('id', '=', created.id)
           .executeTakeFirstOrThrow();
         assert.ok(await verifyPassword(created.password, row.password_hash));
+        const [audit] = await test.gateway.audit.list(operatorScope(), { accountId: account.id, limit: 1 });
+        assert.deepEqual(
+          [audit?.action, audit?.targetId, audit?.actor.kind, audit?.details],
+          ['user.created', created.id, 'cli', { email: email.toLowerCase(), role: 'owner', is_operator: false }],
+          'an audit row names the CLI, and never the password',
+        );
       });
 
       it('user create --operator needs no account, and with --password the password is never echoed', async () => {
@@ -259,6 +265,17 @@ for (const dialect of dialects) {
           );
           assert.equal(await findNumberById(test.gateway.store.db, number.id), undefined);
         }
+        const removals = (await test.gateway.audit.list(operatorScope(), { accountId: account.id, limit: 10 })).filter(
+          (row) => row.action === 'number.removed',
+        );
+        assert.deepEqual(
+          removals.map((row) => [row.targetId, row.actor.kind]).sort(),
+          [
+            [byPhone.id, 'cli'],
+            [byId.id, 'cli'],
+          ].sort(),
+          'each removal is an audit row naming the CLI',
+        );
       });
 
       it('key create --json prints a wagw_live_sk_ key, this once, and it authenticates', async () => {
