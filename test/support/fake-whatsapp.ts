@@ -14,6 +14,7 @@ import type {
   ChatModification,
   GroupMetadata,
   MiscMessageGenerationOptions,
+  NewChatMessageCapInfo,
   SignalDataSet,
   SignalDataTypeMap,
   SignalKeyStore,
@@ -323,6 +324,17 @@ export class FakeSocket implements SessionSocket {
   async updateMediaMessage(message: WAMessage): Promise<WAMessage> {
     this.reuploadRequests.push(message);
     return message;
+  }
+
+  /**
+   * WhatsApp's answer to the capping query (NewChatMessageCapInfo, every field optional), or the
+   * error it answers some accounts with: a Boom whose message Baileys' executeWMexQuery builds.
+   */
+  newChatCap: NewChatMessageCapInfo | Error = {};
+
+  async fetchNewChatMessageCap(): Promise<NewChatMessageCapInfo> {
+    if (this.newChatCap instanceof Error) throw this.newChatCap;
+    return this.newChatCap;
   }
 }
 

@@ -240,6 +240,8 @@ async function main(): Promise<void> {
   succeeded('PATCH /numbers/{id}/profile', await client.PATCH('/numbers/{id}/profile', { params: { path: { id: from } }, body: { about: 'Typed client' } }));
   check(succeeded('POST /blocklist', await client.POST('/blocklist', { body: { from_phone: from, phone: other } })).blocked, 'the contact is blocked');
   check(succeeded('GET /blocklist', await client.GET('/blocklist', { params: { query: { from_phone: from } } })).contacts.some((each) => each.phone === other), 'the blocklist lists it');
+  const quota = succeeded('GET /new_chat_quota', await client.GET('/new_chat_quota', { params: { query: { from_phone: from } } }));
+  check(quota.from_phone === from && quota.status === 'none', 'a sandbox number is never capped');
   check(!succeeded('DELETE /blocklist/{phone}', await client.DELETE('/blocklist/{phone}', { params: { path: { phone: other }, query: { from_phone: from } } })).blocked, 'and unblocked');
   const call = succeeded('POST /sandbox/call', await client.POST('/sandbox/call', { body: { from_phone: other, to_phone: from, video: false, rings_for_seconds: 1 } }));
   check(call.call_id.length > 0, 'the rehearsed call has an id');

@@ -960,6 +960,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/new_chat_quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read WhatsApp's cap on the new chats a number may start
+         * @description As WhatsApp answers it now: `status` none (far from the cap), first_warning, second_warning or capped (first contacts are refused with 475 until cycle_ends_at; replies to people who wrote first still go), with the quota, the part used and the cycle where WhatsApp gives them (null where it does not). WhatsApp answers the query with an error for some accounts: status is then unknown and `error` says what WhatsApp answered. A sandbox number is never capped.
+         */
+        get: operations["getNewChatQuota"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/account/settings": {
         parameters: {
             query?: never;
@@ -2027,6 +2047,26 @@ export interface paths {
          * @description from_phone unblocks phone. Unblocking a contact that is not blocked changes nothing.
          */
         delete: operations["unblockContactApi"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/new_chat_quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read WhatsApp's cap on the new chats a number may start
+         * @description As WhatsApp answers it now: `status` none (far from the cap), first_warning, second_warning or capped (first contacts are refused with 475 until cycle_ends_at; replies to people who wrote first still go), with the quota, the part used and the cycle where WhatsApp gives them (null where it does not). WhatsApp answers the query with an error for some accounts: status is then unknown and `error` says what WhatsApp answered. A sandbox number is never capped.
+         */
+        get: operations["getNewChatQuotaApi"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -5323,6 +5363,26 @@ export interface components {
             phone: string;
             /** @description Whether the number now blocks the contact. */
             blocked: boolean;
+        };
+        GetNewChatQuotaResponse: {
+            from_phone: string;
+            /** @enum {string} */
+            status: "none" | "first_warning" | "second_warning" | "capped" | "unknown";
+            /** @description New chats allowed in the cycle. */
+            total: number | null;
+            /** @description New chats started in the cycle. */
+            used: number | null;
+            /** @description total less used, when WhatsApp gave both. */
+            remaining: number | null;
+            /** Format: date-time */
+            cycle_started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the cycle ends and the count starts again.
+             */
+            cycle_ends_at: string | null;
+            /** @description Why WhatsApp gave no quota, when status is unknown. */
+            error: string | null;
         };
         UpdateAccountSettingsRequest: {
             /** @description Let sends with `link_preview: true` have the gateway fetch the linked page (through the same address guard as media.url) for its preview. Off until turned on. */
@@ -10962,6 +11022,99 @@ export interface components {
                 };
             };
         };
+        /** @description `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_phone_number`: A phone is not a valid international number. */
+        GetNewChatQuotaError400: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "invalid_request" | "invalid_json" | "invalid_phone_number";
+                };
+            };
+        };
+        /** @description `missing_api_key`: No API key was sent as "Authorization: Bearer <key>". `invalid_api_key`: The API key is malformed, unknown or revoked. */
+        GetNewChatQuotaError401: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_api_key" | "invalid_api_key";
+                };
+            };
+        };
+        /** @description `missing_scope`: The API key lacks the scope the operation needs (`read`, `send` or `webhooks`); a key's scopes are chosen when it is made (docs/api.md, Scopes). `phone_not_owned`: The number is not one of the key's account (or not a sandbox number, for the sandbox). */
+        GetNewChatQuotaError403: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "missing_scope" | "phone_not_owned";
+                };
+            };
+        };
+        /** @description `payload_too_large`: The request body is over the body limit. */
+        GetNewChatQuotaError413: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "payload_too_large";
+                };
+            };
+        };
+        /** @description `rate_limited`: Too many requests of this kind; try again after Retry-After. */
+        GetNewChatQuotaError429: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "rate_limited";
+                };
+            };
+        };
+        /** @description `internal_error`: Something failed on our side; the request_id names it in our log. */
+        GetNewChatQuotaError500: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "internal_error";
+                };
+            };
+        };
+        /** @description `storage_unavailable`: The gateway's database cannot be reached or cannot write at the moment (it is restarting, or its disk is full); nothing was stored. Try again after Retry-After. `number_not_connected`: The sending number's WhatsApp session is not connected. */
+        GetNewChatQuotaError503: {
+            headers: {
+                "X-Request-Id": components["headers"]["RequestId"];
+                "Retry-After": components["headers"]["RetryAfter"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"] & {
+                    /** @enum {string} */
+                    error?: "storage_unavailable" | "number_not_connected";
+                };
+            };
+        };
         /** @description `invalid_json`: The body is not valid JSON (or not UTF-8); the message says where. `invalid_request`: The request cannot be read: the body is not an object, a field is missing, of the wrong type, out of its bounds (the message names the bound) or not one the operation takes (at any depth), the Content-Type is not JSON or names a charset other than UTF-8, a media type (`media.mime_type`, an upload's Content-Type) is not well formed, the body is compressed, the text holds U+0000 or an unpaired surrogate, the URL has a malformed %-escape, a query parameter is missing or not one the operation takes, Host is missing, or it is not valid HTTP. */
         UpdateAccountSettingsError400: {
             headers: {
@@ -14035,6 +14188,7 @@ export type BlockContactRequest = components['schemas']['BlockContactRequest'];
 export type BlockContactResponse = components['schemas']['BlockContactResponse'];
 export type ListBlocklistResponse = components['schemas']['ListBlocklistResponse'];
 export type UnblockContactResponse = components['schemas']['UnblockContactResponse'];
+export type GetNewChatQuotaResponse = components['schemas']['GetNewChatQuotaResponse'];
 export type UpdateAccountSettingsRequest = components['schemas']['UpdateAccountSettingsRequest'];
 export type UpdateAccountSettingsResponse = components['schemas']['UpdateAccountSettingsResponse'];
 export type ListWebhooksResponse = components['schemas']['ListWebhooksResponse'];
@@ -14458,6 +14612,13 @@ export type ResponseUnblockContactError413 = components['responses']['UnblockCon
 export type ResponseUnblockContactError429 = components['responses']['UnblockContactError429'];
 export type ResponseUnblockContactError500 = components['responses']['UnblockContactError500'];
 export type ResponseUnblockContactError503 = components['responses']['UnblockContactError503'];
+export type ResponseGetNewChatQuotaError400 = components['responses']['GetNewChatQuotaError400'];
+export type ResponseGetNewChatQuotaError401 = components['responses']['GetNewChatQuotaError401'];
+export type ResponseGetNewChatQuotaError403 = components['responses']['GetNewChatQuotaError403'];
+export type ResponseGetNewChatQuotaError413 = components['responses']['GetNewChatQuotaError413'];
+export type ResponseGetNewChatQuotaError429 = components['responses']['GetNewChatQuotaError429'];
+export type ResponseGetNewChatQuotaError500 = components['responses']['GetNewChatQuotaError500'];
+export type ResponseGetNewChatQuotaError503 = components['responses']['GetNewChatQuotaError503'];
 export type ResponseUpdateAccountSettingsError400 = components['responses']['UpdateAccountSettingsError400'];
 export type ResponseUpdateAccountSettingsError401 = components['responses']['UpdateAccountSettingsError401'];
 export type ResponseUpdateAccountSettingsError403 = components['responses']['UpdateAccountSettingsError403'];
@@ -16464,6 +16625,37 @@ export interface operations {
             429: components["responses"]["UnblockContactError429"];
             500: components["responses"]["UnblockContactError500"];
             503: components["responses"]["UnblockContactError503"];
+        };
+    };
+    getNewChatQuota: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its new-chat cap. */
+                from_phone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetNewChatQuotaResponse"];
+                };
+            };
+            400: components["responses"]["GetNewChatQuotaError400"];
+            401: components["responses"]["GetNewChatQuotaError401"];
+            403: components["responses"]["GetNewChatQuotaError403"];
+            413: components["responses"]["GetNewChatQuotaError413"];
+            429: components["responses"]["GetNewChatQuotaError429"];
+            500: components["responses"]["GetNewChatQuotaError500"];
+            503: components["responses"]["GetNewChatQuotaError503"];
         };
     };
     updateAccountSettings: {
@@ -18511,6 +18703,37 @@ export interface operations {
             429: components["responses"]["UnblockContactError429"];
             500: components["responses"]["UnblockContactError500"];
             503: components["responses"]["UnblockContactError503"];
+        };
+    };
+    getNewChatQuotaApi: {
+        parameters: {
+            query: {
+                /** @description One of your numbers: its new-chat cap. */
+                from_phone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetNewChatQuotaResponse"];
+                };
+            };
+            400: components["responses"]["GetNewChatQuotaError400"];
+            401: components["responses"]["GetNewChatQuotaError401"];
+            403: components["responses"]["GetNewChatQuotaError403"];
+            413: components["responses"]["GetNewChatQuotaError413"];
+            429: components["responses"]["GetNewChatQuotaError429"];
+            500: components["responses"]["GetNewChatQuotaError500"];
+            503: components["responses"]["GetNewChatQuotaError503"];
         };
     };
     updateAccountSettingsApi: {

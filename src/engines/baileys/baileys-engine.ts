@@ -26,6 +26,7 @@ import {
   type CallRef,
   type ContactProfile,
   type OutgoingMedia,
+  type NewChatQuota,
 } from '../engine.ts';
 import type { EngineEvents } from '../engine-events.ts';
 import { createDatabaseAuthState, isLinked } from './auth-state-store.ts';
@@ -43,7 +44,7 @@ import {
 } from './outbound-mapper.ts';
 import { randomBytes } from 'node:crypto';
 import { extractImageThumb } from 'baileys';
-import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions } from 'baileys';
+import { isJidGroup, type AnyMessageContent, type MiscMessageGenerationOptions, type NewChatMessageCapInfo } from 'baileys';
 import { RecipientDirectory, type CheckedPhone, type LookupMany, type RecipientAnswer } from '../recipient-directory.ts';
 import { SendPacer, type PacingOptions } from './send-pacer.ts';
 import { createBaileysSocket, type SessionSocket, type SocketFactory } from './session-socket.ts';
@@ -294,6 +295,30 @@ export class BaileysEngine implements Engine {
     await socket.rejectCall(call.callId, call.caller);
   }
 
+  /**
+   * WhatsApp's answer to the capping query, as it gave it. The query fails for some accounts (a
+   * 500 from WhatsApp's GraphQL endpoint): that is an answer too, `unknown` with the error, since
+   * the number sends on regardless and the governor's own cap stands in (ADR 0058).
+   */
+  async newChatQuota(number: WhatsAppNumber): Promise<NewChatQuota> {
+    const { socket } = this.connected(number);
+    let info: NewChatMessageCapInfo;
+    try {
+      info = await socket.fetchNewChatMessageCap();
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return { status: 'unknown', total: null, used: null, cycleStartedAt: null, cycleEndsAt: null, error: reason };
+    }
+    return {
+      status: CAPPING_STATUSES[info.capping_status ?? 'NONE'] ?? 'unknown',
+      total: typeof info.total_quota === 'number' ? info.total_quota : null,
+      used: typeof info.used_quota === 'number' ? info.used_quota : null,
+      cycleStartedAt: unixSecondsDate(info.cycle_start_timestamp),
+      cycleEndsAt: unixSecondsDate(info.cycle_end_timestamp),
+      error: null,
+    };
+  }
+
   async downloadAgain(number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {
     const session = this.sessions.get(number.id);
     if (session === undefined) throw new Error(`${number.phone} has no WhatsApp session on this node.`);
@@ -485,4 +510,18 @@ function lookupOn(socket: Pick<SessionSocket, 'onWhatsApp'>, session: Pick<Baile
 /** A JID's user part: the digits, without server or device. */
 function userOf(jid: string): string {
   return jid.split('@')[0]!.split(':')[0]!;
+}
+
+/** WhatsApp's capping statuses as the port names them. */
+const CAPPING_STATUSES: Readonly<Record<string, NewChatQuota['status']>> = {
+  NONE: 'none',
+  FIRST_WARNING: 'first_warning',
+  SECOND_WARNING: 'second_warning',
+  CAPPED: 'capped',
+};
+
+/** A time WhatsApp gives as a string of Unix seconds; null when it gives none, or not a number. */
+function unixSecondsDate(seconds: string | undefined): Date | null {
+  if (seconds === undefined || !/^\d+$/.test(seconds)) return null;
+  return new Date(Number(seconds) * 1000);
 }

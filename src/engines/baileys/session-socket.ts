@@ -5,6 +5,7 @@ import type {
   BaileysEventEmitter,
   GroupMetadata,
   MiscMessageGenerationOptions,
+  NewChatMessageCapInfo,
   proto,
   UserFacingSocketConfig,
   WAMessage,
@@ -71,6 +72,8 @@ export interface SessionSocket {
   rejectCall(callId: string, callFrom: string): Promise<void>;
   /** Asks the sender's phone to upload a file again, when its link on WhatsApp's servers has expired. */
   updateMediaMessage(message: WAMessage): Promise<WAMessage>;
+  /** WhatsApp's new-chat cap of the account: its quota, what is used and the cycle (every field optional). */
+  fetchNewChatMessageCap(): Promise<NewChatMessageCapInfo>;
 }
 
 /** A number check's answer per phone; `lid` where WhatsApp names the phone's LID too. */

@@ -8,6 +8,7 @@ import {
   type ChatPresence,
   type ChatTarget,
   type Engine,
+  type NewChatQuota,
   type IncomingMedia,
   MediaGoneError,
   type MessageAction,
@@ -624,6 +625,16 @@ export class SandboxEngine implements Engine, InboundSimulator {
     this.assertConnected(number);
     clearTimeout(this.ringing.get(call.callId));
     this.ringing.delete(call.callId);
+  }
+
+  /**
+   * The sandbox network caps no number's new chats yet, so it answers as WhatsApp does for a
+   * number far from its cap: status none, with no figures. (Rehearsing a cap, with its 475, is
+   * issue 42's sandbox item; ADR 0058.)
+   */
+  async newChatQuota(number: WhatsAppNumber): Promise<NewChatQuota> {
+    this.assertConnected(number);
+    return { status: 'none', total: null, used: null, cycleStartedAt: null, cycleEndsAt: null, error: null };
   }
 
   async downloadAgain(_number: WhatsAppNumber, retryToken: string): Promise<AsyncIterable<Buffer>> {

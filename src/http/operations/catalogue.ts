@@ -43,6 +43,7 @@ import { subscribePresence } from './subscribe-presence.ts';
 import { getPresence } from './get-presence.ts';
 import { getContactProfile, updateOwnProfile } from './profiles.ts';
 import { blockContact, listBlocklist, unblockContact } from './blocklist.ts';
+import { getNewChatQuota } from './new-chat-quota.ts';
 import { updateAccountSettings } from './update-account-settings.ts';
 import { cancelMessage } from './cancel-message.ts';
 import { clearNumberQueue, getNumberQueue } from './number-queue.ts';
@@ -105,6 +106,7 @@ export const publicOperations: readonly AnyOperation[] = [
   blockContact,
   unblockContact,
   listBlocklist,
+  getNewChatQuota,
   updateAccountSettings,
   listWebhooks,
   createWebhook,

@@ -113,7 +113,8 @@ const unblockWithOwnersNumber: Probe = {
   succeedsWith: 200,
 };
 
-const listOwnersBlocklist: Probe = {
+/** An operation that reads a number's state from WhatsApp, named by from_phone in the query (the blocklist, the new-chat cap). */
+const readWithOwnersNumber: Probe = {
   request: (owner) => ({ method: 'GET', url: `?from_phone=${encodeURIComponent(owner.phones[0]!)}` }),
   refusedWith: { status: 403, error: 'phone_not_owned' },
   succeedsWith: 200,
@@ -514,8 +515,10 @@ const PROBES: Record<string, Probe> = {
   'POST /api/blocklist': blockWithOwnersNumber,
   'DELETE /blocklist/{phone}': unblockWithOwnersNumber,
   'DELETE /api/blocklist/{phone}': unblockWithOwnersNumber,
-  'GET /blocklist': listOwnersBlocklist,
-  'GET /api/blocklist': listOwnersBlocklist,
+  'GET /blocklist': readWithOwnersNumber,
+  'GET /api/blocklist': readWithOwnersNumber,
+  'GET /new_chat_quota': readWithOwnersNumber,
+  'GET /api/new_chat_quota': readWithOwnersNumber,
   'POST /sandbox/call': callOwnersNumber,
   'POST /api/sandbox/call': callOwnersNumber,
   'PATCH /account/settings': readSettings,

@@ -242,6 +242,8 @@ for (const dialect of dialects) {
           'delete /api/blocklist/{phone}',
           'get /blocklist',
           'get /api/blocklist',
+          'get /new_chat_quota',
+          'get /api/new_chat_quota',
           'post /sandbox/poll_vote',
           'post /api/sandbox/poll_vote',
           'patch /account/settings',
