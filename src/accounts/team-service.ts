@@ -48,7 +48,14 @@ export class TeamService {
     private readonly passwords = new PasswordHasher(),
   ) {}
 
-  async createInvite(accountId: string, role: string, createdByUserId: string, now = new Date()): Promise<CreatedInvite> {
+  /** Makes an invite link, with its audit row (never the link's secret). */
+  async createInvite(
+    accountId: string,
+    role: string,
+    createdByUserId: string,
+    now = new Date(),
+    actor: AuditActor = SYSTEM_ACTOR,
+  ): Promise<CreatedInvite> {
     await this.accounts.getAccount(accountId);
     const invite: UserInvite = {
       id: newId('invite'),
@@ -60,7 +67,14 @@ export class TeamService {
       acceptedAt: null,
     };
     const { token, hash } = generateSecretToken();
-    await insertInvite(this.store.db, invite, hash);
+    await this.store.db.transaction().execute(async (trx) => {
+      await insertInvite(trx, invite, hash);
+      await recordAudit(trx, actor, 'invite.created', {
+        accountId,
+        targetId: invite.id,
+        details: { role: invite.role, expires_at: invite.expiresAt.toISOString() },
+      });
+    });
     return { invite, token };
   }
 
@@ -68,10 +82,13 @@ export class TeamService {
     return listOpenInvites(this.store.db, accountId, now);
   }
 
-  async revokeInvite(accountId: string, inviteId: string): Promise<void> {
-    if (!(await deleteInvite(this.store.db, inviteId, accountId))) {
-      throw new AppError('invite_not_found', 'That invite does not exist or was already used.');
-    }
+  async revokeInvite(accountId: string, inviteId: string, actor: AuditActor = SYSTEM_ACTOR): Promise<void> {
+    await this.store.db.transaction().execute(async (trx) => {
+      if (!(await deleteInvite(trx, inviteId, accountId))) {
+        throw new AppError('invite_not_found', 'That invite does not exist or was already used.');
+      }
+      await recordAudit(trx, actor, 'invite.revoked', { accountId, targetId: inviteId });
+    });
   }
 
   /** The invite behind a link, if it can still be used. */

@@ -40,6 +40,8 @@ const auditActions = [
   'webhook.secret_rotated',
   'webhook.test_sent',
   'webhook.delivery_redelivered',
+  'invite.created',
+  'invite.revoked',
   'user.created',
   'user.role_changed',
   'user.password_reset',

@@ -35,7 +35,9 @@ export function registerTeamRoutes(app: FastifyInstance, gateway: Services): voi
 
   app.post('/team/invites', { preHandler: requireOwner }, async (request, reply) => {
     const role = formText(request.body, 'role');
-    const result = await attempt(() => gateway.team.createInvite(accountOf(request).id, role, viewerOf(request).user.id));
+    const result = await attempt(() =>
+      gateway.team.createInvite(accountOf(request).id, role, viewerOf(request).user.id, new Date(), userActor(request)),
+    );
     if (!result.ok) return renderFailure(request, reply, result.error, role);
     // The token is shown once, right here, so this answers with the page rather than a redirect.
     const inviteLink = `${request.protocol}://${request.host}/invite/${result.value.token}`;
@@ -43,7 +45,7 @@ export function registerTeamRoutes(app: FastifyInstance, gateway: Services): voi
   });
 
   app.post<{ Params: InviteParams }>('/team/invites/:inviteId/revoke', { preHandler: requireOwner }, async (request, reply) => {
-    const result = await attempt(() => gateway.team.revokeInvite(accountOf(request).id, request.params.inviteId));
+    const result = await attempt(() => gateway.team.revokeInvite(accountOf(request).id, request.params.inviteId, userActor(request)));
     if (!result.ok) return renderFailure(request, reply, result.error);
     return redirectWithNotice(reply, '/team', 'invite_revoked');
   });

@@ -52,6 +52,9 @@ for (const dialect of dialects) {
       const path = new URL(link).pathname;
       const teamPage = await owner.get('/team');
       assert.match(teamPage.body, /Open invites[\s\S]*<td>admin<\/td>/);
+      const [made] = await test.gateway.audit.list(operatorScope(), { accountId: team.accountId, limit: 1 });
+      assert.deepEqual([made?.action, made?.actor.id, made?.details?.role], ['invite.created', team.owner.id, 'admin']);
+      assert.ok(!JSON.stringify(made).includes(path.split('/').pop()!), 'the audit row holds no part of the link');
 
       // A second tab opened the link too, before the first one joined.
       const secondTab = new DashboardClient(test);
@@ -240,6 +243,8 @@ for (const dialect of dialects) {
       const revoked = await owner.submit('/team', `/team/invites/${invite.id}/revoke`, {});
       assert.equal(revoked.statusCode, 303);
       assert.equal((await test.gateway.team.listOpenInvites(team.accountId)).length, 0);
+      const [revokedRow] = await test.gateway.audit.list(operatorScope(), { accountId: team.accountId, limit: 1 });
+      assert.deepEqual([revokedRow?.action, revokedRow?.targetId, revokedRow?.actor.id], ['invite.revoked', invite.id, team.owner.id]);
     });
 
     it('keeps the last owner: demoting them answers 409, and nobody removes themselves', async () => {

@@ -68,6 +68,13 @@ for (const dialect of dialects) {
       );
       const seen = await test.inject({ method: 'GET', url: '/numbers', headers: { authorization: `Bearer ${account.apiKey}` } });
       assert.ok(seen.body.includes(number.id), "the account's key sees the number");
+      const sent = await test.inject({
+        method: 'POST',
+        url: '/send_message',
+        headers: { authorization: `Bearer ${account.apiKey}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ from_phone: phone, to_phone: account.phones[0], message: 'First words from the new number' }),
+      });
+      assert.equal(sent.statusCode, 200, `the account sends from it at once: ${sent.body}`);
 
       assert.ok(((await call('GET', mine)).json().numbers as NumberBody[]).some((each) => each.id === number.id));
       assert.equal((await call('GET', `${mine}/${number.id}`)).json().phone, phone);
