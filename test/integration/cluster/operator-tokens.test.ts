@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { CLI_ACTOR } from '../../../src/domain/audit.ts';
 import { operatorScope } from '../../../src/domain/tenant-scope.ts';
-import { seedAccount } from '../../support/gateway.ts';
+import { seedAccount, uniquePhone } from '../../support/gateway.ts';
 import { startClusterNode, type ClusterNode } from '../../support/cluster-node.ts';
 import { createTestDatabase, dialects, type TestDatabase } from '../../support/databases.ts';
 import { ignoreCleanupFailure } from '../../support/ignore.ts';
@@ -87,5 +87,29 @@ describe('an operator token across a three-node cluster (postgres)', { skip: !di
     assert.equal(typed.status, 200, JSON.stringify(typed.body));
     assert.equal((await call(asker, 'GET', session, token)).body.status, 'connected');
     assert.equal(owner.gateway.keeper.leaseOf(numberId) !== undefined, true, 'the number stayed with its owner throughout');
+  });
+
+  it('onboards an account over the API alone, each step on another node: account, owner, key, number; the number sends through a node that does not serve it', async () => {
+    const [one, two, three] = nodes as [Node, Node, Node];
+    const { plaintext: token } = await one.gateway.operatorTokens.create('cluster onboarding', CLI_ACTOR);
+    const json = async (node: Node, path: string, body: object) => {
+      const answer = await call(node, 'POST', path, token, body);
+      assert.equal(answer.status, 201, JSON.stringify(answer.body));
+      return answer.body as unknown as { id: string; key?: string; phone?: string };
+    };
+    const account = await json(one, '/admin/accounts', { name: 'Onboarded across nodes', plan: 'pro' });
+    await json(two, `/admin/accounts/${account.id}/users`, { email: `owner.${Date.now()}@cluster.test`, role: 'owner' });
+    const { key } = await json(three, `/admin/accounts/${account.id}/api_keys`, { name: 'onboarded' });
+    const number = await json(one, `/admin/accounts/${account.id}/numbers`, { phone: uniquePhone() });
+    const owner = await holderOf(nodes, number.id);
+    const elsewhere = nodes.find((node) => node !== owner)!;
+    const sent = await call(elsewhere, 'POST', '/send_message', key!, {
+      from_phone: number.phone,
+      to_phone: '+14155550100',
+      message: 'hi',
+    });
+    assert.equal(sent.status, 200, JSON.stringify(sent.body));
+    const listed = await fetch(`${two.url}/admin/accounts/${account.id}/numbers`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(((await listed.json()) as { numbers: { id: string }[] }).numbers[0]?.id, number.id, 'every node sees it');
   });
 });
